@@ -1,0 +1,32 @@
+# Every target creates its own virtual environment and installs from this project's files.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench conformance clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python -m setpoint.demo
+
+test: $(STAMP) lint
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+conformance: $(STAMP)
+	$(BIN)/pytest -q tests/cluster/test_conformance.py
+
+bench: $(STAMP)
+	$(BIN)/python bench/apiserver.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,103 @@
+"""``setpoint.client``: an asyncio client for any Kubernetes API server.
+
+    async with Client() as client:                      # kubeconfig or in-cluster
+        cm = await client.get(Kind("v1", "ConfigMap"), "settings", namespace="default")
+        async for event_type, obj in client.watch(Kind("v1", "ConfigMap"), namespace="default"):
+            ...
+
+Errors are exceptions named after the Status reason (``NotFoundError``, ``ConflictError``,
+``GoneError`` …), all subclasses of :class:`ApiError`.
+"""
+
+from setpoint.client.auth import (
+    Authenticator,
+    BasicAuth,
+    Credentials,
+    ExecAuth,
+    TokenAuth,
+    TokenFileAuth,
+)
+from setpoint.client.client import Client
+from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
+from setpoint.client.errors import (
+    AlreadyExistsError,
+    ApiError,
+    AuthError,
+    BadRequestError,
+    ClientError,
+    ConfigError,
+    ConflictError,
+    ExpiredError,
+    ForbiddenError,
+    GatewayTimeoutError,
+    GoneError,
+    InternalServerError,
+    InvalidError,
+    MethodNotAllowedError,
+    NotAcceptableError,
+    NotFoundError,
+    RequestEntityTooLargeError,
+    ServerTimeoutError,
+    ServiceUnavailableError,
+    TooManyRequestsError,
+    TransportError,
+    UnauthorizedError,
+    UnknownResourceError,
+    UnsupportedMediaTypeError,
+)
+from setpoint.client.options import ObjectList, PatchType, PropagationPolicy
+from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, ResourceRef
+from setpoint.client.transport import RequestRecord, RetryPolicy
+from setpoint.client.typed import TypedResource
+from setpoint.client.watch import Watch, WatchEvent
+
+__all__ = [
+    "GVR",
+    "AlreadyExistsError",
+    "ApiError",
+    "AuthError",
+    "Authenticator",
+    "BadRequestError",
+    "BasicAuth",
+    "Client",
+    "ClientError",
+    "ClusterConfig",
+    "ConfigError",
+    "ConflictError",
+    "Credentials",
+    "Discovery",
+    "ExecAuth",
+    "ExpiredError",
+    "ForbiddenError",
+    "GatewayTimeoutError",
+    "GoneError",
+    "InternalServerError",
+    "InvalidError",
+    "Kind",
+    "MethodNotAllowedError",
+    "NotAcceptableError",
+    "NotFoundError",
+    "ObjectList",
+    "PatchType",
+    "PropagationPolicy",
+    "RequestEntityTooLargeError",
+    "RequestRecord",
+    "ResourceInfo",
+    "ResourceRef",
+    "RetryPolicy",
+    "ServerTimeoutError",
+    "ServiceUnavailableError",
+    "TokenAuth",
+    "TokenFileAuth",
+    "TooManyRequestsError",
+    "TransportError",
+    "TypedResource",
+    "UnauthorizedError",
+    "UnknownResourceError",
+    "UnsupportedMediaTypeError",
+    "Watch",
+    "WatchEvent",
+    "load_config",
+    "load_incluster",
+    "load_kubeconfig",
+]

@@ -1,0 +1,556 @@
+"""The Kubernetes API client: CRUD, patch, apply, list, watch and subresources.
+
+Every method takes the resource the way it is most natural at the call site: an object (dict
+or typed) for create/update/apply, and for the others a resource reference (a typed class,
+:class:`~setpoint.client.resources.Kind`, :class:`~setpoint.client.resources.GVR` or
+:class:`~setpoint.client.resources.ResourceInfo`) plus a name. Typed classes come back as
+typed instances, everything else as plain dicts.
+
+Namespaces: for one object, the ``namespace`` argument wins, then the object's own
+``metadata.namespace``, then the client's default namespace. For ``list`` and ``watch``,
+``namespace=None`` means all namespaces, as in controller-runtime.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from types import TracebackType
+from typing import Any, TypeVar, cast, overload
+
+import aiohttp
+import orjson
+
+from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
+from setpoint.client.errors import GoneError
+from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
+from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, ResourceRef
+from setpoint.client.transport import USER_AGENT, RequestHook, RetryPolicy, Transport
+from setpoint.client.typed import from_body, is_typed_class, to_body
+from setpoint.client.watch import Watch
+
+T = TypeVar("T")
+O = TypeVar("O")  # noqa: E741 - an object passed in and handed back, dict or typed
+
+Obj = dict[str, Any]
+DictRef = ResourceInfo | Kind | GVR
+
+
+class Client:
+    """An asyncio client for one Kubernetes API server.
+
+    ``config`` defaults to :func:`~setpoint.client.config.load_config` (kubeconfig or
+    in-cluster). ``on_request`` is called after every HTTP attempt with a
+    :class:`~setpoint.client.transport.RequestRecord` (for ``rest_client_requests_total``).
+    ``field_manager`` names this client in managedFields for writes and server-side apply.
+    Use as ``async with Client() as client:`` or call :meth:`close`.
+    """
+
+    def __init__(
+        self, config: ClusterConfig | None = None, *, retry: RetryPolicy | None = None,
+        on_request: RequestHook | None = None, timeout: float = 30.0,
+        max_connections: int = 100, field_manager: str = "setpoint",
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        self.config = config if config is not None else load_config()
+        self.field_manager = field_manager
+        self.transport = Transport(
+            self.config, retry=retry, on_request=on_request, timeout=timeout,
+            max_connections=max_connections, user_agent=user_agent,
+        )
+        self.discovery = Discovery(self.transport)
+
+    @classmethod
+    def from_kubeconfig(
+        cls, path: str | os.PathLike[str] | None = None, context: str | None = None,
+        **options: Any,
+    ) -> Client:
+        """A client for a kubeconfig context (``path`` None: ``KUBECONFIG`` or the default)."""
+        return cls(load_kubeconfig(path, context=context), **options)
+
+    @classmethod
+    def in_cluster(cls, **options: Any) -> Client:
+        """A client for the pod's service account."""
+        return cls(load_incluster(), **options)
+
+    @property
+    def namespace(self) -> str:
+        """The default namespace (of the kubeconfig context or the service account)."""
+        return self.config.namespace
+
+    def __repr__(self) -> str:
+        return f"Client(server={self.config.server!r}, namespace={self.namespace!r})"
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Release the connection pool."""
+        await self.transport.close()
+
+    async def resolve(self, resource: ResourceRef) -> ResourceInfo:
+        """The :class:`ResourceInfo` a reference names (through discovery if needed)."""
+        return await self.discovery.resolve(resource)
+
+    async def request(
+        self, method: str, path: str, *, params: Mapping[str, str | int | bool | None] | None
+        = None, body: Any = None, content_type: str = "application/json",
+    ) -> Any:
+        """Any other API call (``/version``, a proxy, a custom subresource): the decoded JSON
+        answer, or the text when it is not JSON."""
+        data = None if body is None else orjson.dumps(body)
+        resp = await self.transport.request(method, path, params=params, body=data,
+                                            content_type=content_type)
+        try:
+            return orjson.loads(resp.body) if resp.body else None
+        except orjson.JSONDecodeError:
+            return resp.body.decode("utf-8", "replace")
+
+    # -- reads -----------------------------------------------------------------------------
+
+    @overload
+    async def get(self, resource: type[T], name: str, *, namespace: str | None = None) -> T: ...
+    @overload
+    async def get(self, resource: DictRef, name: str, *, namespace: str | None = None) -> Obj: ...
+    async def get(self, resource: ResourceRef, name: str, *, namespace: str | None = None) -> Any:
+        """The object ``name``; raises ``NotFoundError`` when it does not exist."""
+        return await self._object_call("GET", resource, name, namespace)
+
+    @overload
+    async def list(
+        self, resource: type[T], *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        limit: int | None = None, continue_token: str | None = None,
+        resource_version: str | None = None, resource_version_match: str | None = None,
+    ) -> ObjectList[T]: ...
+    @overload
+    async def list(
+        self, resource: DictRef, *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        limit: int | None = None, continue_token: str | None = None,
+        resource_version: str | None = None, resource_version_match: str | None = None,
+    ) -> ObjectList[Obj]: ...
+    async def list(
+        self, resource: ResourceRef, *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        limit: int | None = None, continue_token: str | None = None,
+        resource_version: str | None = None, resource_version_match: str | None = None,
+    ) -> ObjectList[Any]:
+        """One page of objects (all of them when ``limit`` is None).
+
+        ``namespace=None`` lists across all namespaces. Pass the answer's
+        ``continue_token`` back to get the next page of the same snapshot.
+        """
+        info = await self.resolve(resource)
+        params = {
+            "labelSelector": label_selector, "fieldSelector": field_selector, "limit": limit,
+            "continue": continue_token, "resourceVersion": resource_version,
+            "resourceVersionMatch": resource_version_match,
+        }
+        return await self._list_page(info, namespace, params, self._decoder(resource))
+
+    async def _list_page(
+        self, info: ResourceInfo, namespace: str | None,
+        params: Mapping[str, str | int | bool | None], decode: Callable[[Obj], Any],
+    ) -> ObjectList[Any]:
+        resp = await self.transport.request(
+            "GET", info.path(namespace), params=params,
+            template=info.template(bool(namespace) and info.namespaced, False),
+        )
+        doc = orjson.loads(resp.body)
+        meta = doc.get("metadata") or {}
+        kind = info.kind
+        items = []
+        for item in doc.get("items") or []:
+            # The server leaves apiVersion/kind off list items; put them back so every
+            # object is self-describing, as client-go's decoder does.
+            item.setdefault("apiVersion", info.api_version)
+            item.setdefault("kind", kind)
+            items.append(decode(item))
+        return ObjectList(
+            items=items, resource_version=meta.get("resourceVersion", ""),
+            continue_token=meta.get("continue") or None,
+            remaining_item_count=meta.get("remainingItemCount"), metadata=meta,
+        )
+
+    @overload
+    async def list_all(
+        self, resource: type[T], *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        page_size: int = 500,
+    ) -> ObjectList[T]: ...
+    @overload
+    async def list_all(
+        self, resource: DictRef, *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        page_size: int = 500,
+    ) -> ObjectList[Obj]: ...
+    async def list_all(
+        self, resource: ResourceRef, *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        page_size: int = 500,
+    ) -> ObjectList[Any]:
+        """Every object, fetched ``page_size`` at a time from one consistent snapshot.
+
+        The result's ``resource_version`` is the snapshot's, ready to watch from. When a
+        continue token expires mid-way (410), the list is taken again in one request, as
+        client-go's pager does.
+        """
+        info = await self.resolve(resource)
+        decode = self._decoder(resource)
+        params: dict[str, str | int | bool | None] = {
+            "labelSelector": label_selector, "fieldSelector": field_selector,
+            "limit": page_size,
+        }
+        page = first = await self._list_page(info, namespace, params, decode)
+        items = list(page.items)
+        while page.continue_token:
+            try:
+                page = await self._list_page(
+                    info, namespace, {**params, "continue": page.continue_token}, decode,
+                )
+            except GoneError:
+                return await self._list_page(info, namespace, {**params, "limit": None}, decode)
+            items.extend(page.items)
+        return ObjectList(items=items, resource_version=first.resource_version,
+                          metadata=first.metadata)
+
+    @overload
+    def watch(
+        self, resource: type[T], *, namespace: str | None = None, name: str | None = None,
+        resource_version: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None, timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True, send_initial_events: bool = False,
+        read_timeout: float | None = None,
+    ) -> Watch[T]: ...
+    @overload
+    def watch(
+        self, resource: DictRef, *, namespace: str | None = None, name: str | None = None,
+        resource_version: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None, timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True, send_initial_events: bool = False,
+        read_timeout: float | None = None,
+    ) -> Watch[Obj]: ...
+    def watch(
+        self, resource: ResourceRef, *, namespace: str | None = None, name: str | None = None,
+        resource_version: str | None = None, label_selector: str | None = None,
+        field_selector: str | None = None, timeout_seconds: int | None = None,
+        allow_bookmarks: bool = True, send_initial_events: bool = False,
+        read_timeout: float | None = None,
+    ) -> Watch[Any]:
+        """A watch of changes after ``resource_version`` (None: from the current state,
+        starting with synthetic ADDED events for what exists).
+
+        ``name`` watches one object. ``send_initial_events`` asks for the initial state as
+        events closed by a bookmark (a streaming list). The request is sent on the first
+        iteration; an expired ``resource_version`` raises ``GoneError`` from it.
+        ``read_timeout`` bounds the silence between two events (default: the server's
+        ``timeout_seconds`` plus a margin, or unbounded).
+        """
+        if name:
+            by_name = f"metadata.name={name}"
+            field_selector = f"{field_selector},{by_name}" if field_selector else by_name
+        params: dict[str, str | int | bool | None] = {
+            "watch": True, "resourceVersion": resource_version,
+            "labelSelector": label_selector, "fieldSelector": field_selector,
+            "timeoutSeconds": timeout_seconds,
+            "allowWatchBookmarks": True if allow_bookmarks or send_initial_events else None,
+        }
+        if send_initial_events:
+            params["sendInitialEvents"] = True
+            params["resourceVersionMatch"] = "NotOlderThan"
+        if read_timeout is None and timeout_seconds is not None:
+            read_timeout = timeout_seconds + 30.0
+
+        @asynccontextmanager
+        async def open_stream() -> AsyncIterator[aiohttp.ClientResponse]:
+            info = await self.resolve(resource)
+            params["resourceVersion"] = watch.resource_version
+            async with self.transport.stream(
+                "GET", info.path(namespace), params=params, read_timeout=read_timeout,
+                template=info.template(bool(namespace) and info.namespaced, False),
+            ) as resp:
+                yield resp
+
+        watch: Watch[Any] = Watch(open_stream, self._decoder(resource), resource_version,
+                                  description=_describe(resource, namespace))
+        return watch
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def create(
+        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, field_validation: str | None = None,
+    ) -> O:
+        """Create ``obj``; returns the stored object (same type as ``obj``).
+        Raises ``AlreadyExistsError`` when the name is taken."""
+        body = to_body(obj)
+        info = await self._info_for(obj, body)
+        ns = self._namespace(info, namespace, body)
+        params = self._write_params(dry_run, field_manager, field_validation)
+        resp = await self.transport.request(
+            "POST", info.path(ns), params=params, body=orjson.dumps(body),
+            template=info.template(info.namespaced, False),
+        )
+        return cast(O, self._decode_like(obj, resp.body))
+
+    async def update(
+        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, field_validation: str | None = None,
+    ) -> O:
+        """Replace ``obj`` (PUT). With ``metadata.resourceVersion`` set, a concurrent change
+        makes it fail with ``ConflictError``."""
+        return await self._put(obj, None, namespace, dry_run, field_manager, field_validation)
+
+    async def update_status(
+        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, field_validation: str | None = None,
+    ) -> O:
+        """Replace the status of ``obj`` through the status subresource."""
+        return await self._put(obj, "status", namespace, dry_run, field_manager,
+                               field_validation)
+
+    @overload
+    async def patch(
+        self, resource: type[T], name: str, patch: Any, *, patch_type: PatchType = ...,
+        namespace: str | None = None, subresource: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, force: bool | None = None,
+        field_validation: str | None = None,
+    ) -> T: ...
+    @overload
+    async def patch(
+        self, resource: DictRef, name: str, patch: Any, *, patch_type: PatchType = ...,
+        namespace: str | None = None, subresource: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, force: bool | None = None,
+        field_validation: str | None = None,
+    ) -> Obj: ...
+    async def patch(
+        self, resource: ResourceRef, name: str, patch: Any, *,
+        patch_type: PatchType = PatchType.MERGE, namespace: str | None = None,
+        subresource: str | None = None, dry_run: bool = False,
+        field_manager: str | None = None, force: bool | None = None,
+        field_validation: str | None = None,
+    ) -> Any:
+        """Patch the object ``name``: a list of operations for ``PatchType.JSON``, a (partial)
+        object — dict or typed — for the others. ``force`` is for apply patches only."""
+        info = await self.resolve(resource)
+        body = patch if isinstance(patch, list) else to_body(patch)
+        params = self._write_params(dry_run, field_manager, field_validation)
+        if patch_type is PatchType.APPLY:
+            params["fieldManager"] = field_manager or self.field_manager
+            if force is not None:
+                params["force"] = force
+        ns = self._namespace(info, namespace, body if isinstance(body, dict) else None)
+        resp = await self.transport.request(
+            "PATCH", info.path(ns, name, subresource), params=params, body=orjson.dumps(body),
+            content_type=str(patch_type), idempotent=patch_type is not PatchType.JSON,
+            template=info.template(info.namespaced, True, subresource),
+        )
+        return self._decoder(resource)(orjson.loads(resp.body))
+
+    async def apply(
+        self, obj: O, *, field_manager: str | None = None, force: bool = False,
+        namespace: str | None = None, subresource: str | None = None, dry_run: bool = False,
+        field_validation: str | None = None,
+    ) -> O:
+        """Server-side apply ``obj`` (the fields this manager wants to own) and return the
+        result. ``force`` takes over fields other managers own instead of failing with
+        ``ConflictError``; ``subresource="status"`` applies the status."""
+        body = to_body(obj)
+        info = await self._info_for(obj, body)
+        name = (body.get("metadata") or {}).get("name")
+        if not name:
+            raise ValueError("apply needs metadata.name")
+        ns = self._namespace(info, namespace, body)
+        params = self._write_params(dry_run, field_manager or self.field_manager,
+                                    field_validation)
+        params["force"] = force
+        resp = await self.transport.request(
+            "PATCH", info.path(ns, name, subresource), params=params, body=orjson.dumps(body),
+            content_type=str(PatchType.APPLY), idempotent=True,
+            template=info.template(info.namespaced, True, subresource),
+        )
+        return cast(O, self._decode_like(obj, resp.body))
+
+    async def delete(
+        self, resource: ResourceRef, name: str, *, namespace: str | None = None,
+        propagation_policy: PropagationPolicy | str | None = None,
+        grace_period_seconds: int | None = None, uid: str | None = None,
+        resource_version: str | None = None, dry_run: bool = False,
+    ) -> Obj:
+        """Delete the object ``name``. ``uid``/``resource_version`` are preconditions (a
+        mismatch fails with ``ConflictError``). Returns what the server answered: the
+        object while finalizers or a grace period hold it, otherwise a Success Status."""
+        info = await self.resolve(resource)
+        preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version))
+                         if v is not None}
+        body = delete_options(propagation_policy, grace_period_seconds, dry_run, preconditions)
+        resp = await self.transport.request(
+            "DELETE", info.path(self._namespace(info, namespace, None), name),
+            body=orjson.dumps(body), template=info.template(info.namespaced, True),
+        )
+        return cast(Obj, orjson.loads(resp.body))
+
+    async def delete_collection(
+        self, resource: ResourceRef, *, namespace: str | None = None,
+        label_selector: str | None = None, field_selector: str | None = None,
+        propagation_policy: PropagationPolicy | str | None = None,
+        grace_period_seconds: int | None = None, dry_run: bool = False,
+    ) -> Obj:
+        """Delete every matching object of a namespace (the client's default namespace when
+        ``namespace`` is None) or of a cluster-scoped resource; returns the server's list
+        of what was deleted."""
+        info = await self.resolve(resource)
+        params = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        body = delete_options(propagation_policy, grace_period_seconds, dry_run, {})
+        resp = await self.transport.request(
+            "DELETE", info.path(self._namespace(info, namespace, None)), params=params,
+            body=orjson.dumps(body), template=info.template(info.namespaced, False),
+        )
+        return cast(Obj, orjson.loads(resp.body))
+
+    # -- subresources ----------------------------------------------------------------------
+
+    @overload
+    async def get_status(
+        self, resource: type[T], name: str, *, namespace: str | None = None,
+    ) -> T: ...
+    @overload
+    async def get_status(
+        self, resource: DictRef, name: str, *, namespace: str | None = None,
+    ) -> Obj: ...
+    async def get_status(
+        self, resource: ResourceRef, name: str, *, namespace: str | None = None,
+    ) -> Any:
+        """The object read through its status subresource."""
+        return await self._object_call("GET", resource, name, namespace, "status")
+
+    async def patch_status(
+        self, resource: ResourceRef, name: str, patch: Any, *,
+        patch_type: PatchType = PatchType.MERGE, namespace: str | None = None,
+        dry_run: bool = False, field_manager: str | None = None, force: bool | None = None,
+    ) -> Any:
+        """Patch the status subresource (see :meth:`patch`)."""
+        return await self.patch(  # type: ignore[call-overload]
+            resource, name, patch, patch_type=patch_type, namespace=namespace,
+            subresource="status", dry_run=dry_run, field_manager=field_manager, force=force,
+        )
+
+    async def get_scale(self, resource: ResourceRef, name: str, *,
+                        namespace: str | None = None) -> Obj:
+        """The ``autoscaling/v1`` Scale of the object."""
+        info = await self.resolve(resource)  # a Scale is never the typed class: use the info
+        return cast(Obj, await self._object_call("GET", info, name, namespace, "scale"))
+
+    async def update_scale(
+        self, resource: ResourceRef, name: str, scale: Mapping[str, Any], *,
+        namespace: str | None = None, dry_run: bool = False,
+    ) -> Obj:
+        """Replace the Scale (``spec.replicas``); ``metadata.resourceVersion`` in ``scale``
+        makes it conditional."""
+        info = await self.resolve(resource)
+        resp = await self.transport.request(
+            "PUT", info.path(self._namespace(info, namespace, None), name, "scale"),
+            params=self._write_params(dry_run, None, None), body=orjson.dumps(dict(scale)),
+            template=info.template(info.namespaced, True, "scale"),
+        )
+        return cast(Obj, orjson.loads(resp.body))
+
+    async def patch_scale(
+        self, resource: ResourceRef, name: str, patch: Any, *,
+        patch_type: PatchType = PatchType.MERGE, namespace: str | None = None,
+        dry_run: bool = False,
+    ) -> Obj:
+        """Patch the Scale, e.g. ``{"spec": {"replicas": 3}}``."""
+        info = await self.resolve(resource)
+        return cast(Obj, await self.patch(
+            info, name, patch, patch_type=patch_type, namespace=namespace,
+            subresource="scale", dry_run=dry_run,
+        ))
+
+    # -- helpers ---------------------------------------------------------------------------
+
+    async def _object_call(
+        self, method: str, resource: ResourceRef, name: str, namespace: str | None,
+        subresource: str | None = None,
+    ) -> Any:
+        info = await self.resolve(resource)
+        resp = await self.transport.request(
+            method, info.path(self._namespace(info, namespace, None), name, subresource),
+            template=info.template(info.namespaced, True, subresource),
+        )
+        return self._decoder(resource)(orjson.loads(resp.body))
+
+    async def _put(
+        self, obj: O, subresource: str | None, namespace: str | None, dry_run: bool,
+        field_manager: str | None, field_validation: str | None,
+    ) -> O:
+        body = to_body(obj)
+        info = await self._info_for(obj, body)
+        name = (body.get("metadata") or {}).get("name")
+        if not name:
+            raise ValueError("update needs metadata.name")
+        resp = await self.transport.request(
+            "PUT", info.path(self._namespace(info, namespace, body), name, subresource),
+            params=self._write_params(dry_run, field_manager, field_validation),
+            body=orjson.dumps(body), template=info.template(info.namespaced, True, subresource),
+        )
+        return cast(O, self._decode_like(obj, resp.body))
+
+    async def _info_for(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo:
+        if is_typed_class(type(obj)):
+            return await self.resolve(type(obj))
+        return await self.discovery.for_object(body)
+
+    def _namespace(
+        self, info: ResourceInfo, namespace: str | None, body: Mapping[str, Any] | None,
+    ) -> str | None:
+        if not info.namespaced:
+            return None
+        if namespace:
+            return namespace
+        if body is not None:
+            ns = (body.get("metadata") or {}).get("namespace")
+            if ns:
+                return str(ns)
+        return self.namespace
+
+    def _write_params(
+        self, dry_run: bool, field_manager: str | None, field_validation: str | None,
+    ) -> dict[str, str | int | bool | None]:
+        return {
+            "dryRun": "All" if dry_run else None,
+            "fieldManager": field_manager or self.field_manager,
+            "fieldValidation": field_validation,
+        }
+
+    @staticmethod
+    def _decoder(resource: ResourceRef) -> Callable[[dict[str, Any]], Any]:
+        if is_typed_class(resource):
+            cls = cast(type[Any], resource)
+            return lambda data: from_body(cls, data)
+        return _identity
+
+    @staticmethod
+    def _decode_like(obj: object, body: bytes) -> Any:
+        data = orjson.loads(body)
+        cls = type(obj)
+        return from_body(cls, data) if is_typed_class(cls) else data
+
+
+def _identity(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def _describe(resource: ResourceRef, namespace: str | None) -> str:
+    name = resource.__name__ if isinstance(resource, type) else repr(resource)
+    return f"{name} in {namespace!r}" if namespace else f"{name} in all namespaces"
+
+

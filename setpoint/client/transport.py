@@ -1,0 +1,378 @@
+"""HTTP to one API server: a pooled aiohttp session, TLS, credentials, retries, metrics.
+
+:class:`Transport` knows nothing of Kubernetes resources; it sends a method, a path and a
+body, and either returns a 2xx :class:`Response` or raises the :mod:`setpoint.client.errors`
+exception for the answer. Retries follow :class:`RetryPolicy`:
+
+- 429 is retried for every verb (the server refused the request before doing anything),
+  waiting at least the ``Retry-After`` the server asked for;
+- other 5xx (not 501/505, which will not change) are retried for idempotent requests, and for
+  non-idempotent ones only when the server sent ``Retry-After``;
+- a connection that could not be opened is retried for every verb (nothing was sent);
+  a connection dropped or timed out mid-request only for idempotent requests;
+- any other 4xx is the caller's mistake and is raised at once. A 401 is retried once after
+  the authenticator forgot its cached credentials, which picks up rotated tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import ssl
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from multidict import CIMultiDictProxy
+from yarl import URL
+
+from setpoint.client.auth import Credentials
+from setpoint.client.config import ClusterConfig
+from setpoint.client.errors import (
+    ApiError,
+    ConfigError,
+    TransportError,
+    api_error_from_response,
+)
+
+log = logging.getLogger(__name__)
+
+USER_AGENT = "setpoint/0.1.0 (python; asyncio)"
+_NOT_RETRIED_5XX = frozenset({501, 505})
+
+Params = Mapping[str, str | int | bool | None] | None
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently failed requests are retried.
+
+    The n-th retry waits a random time up to ``min(backoff_max, backoff_initial *
+    backoff_factor**n)`` ("full jitter", so many clients do not retry in step), but never
+    less than a ``Retry-After`` the server asked for (capped at ``max_retry_after``).
+    """
+
+    max_retries: int = 5
+    backoff_initial: float = 0.1
+    backoff_factor: float = 2.0
+    backoff_max: float = 10.0
+    max_retry_after: float = 60.0
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float:
+        """Seconds to wait before retry number ``retry`` (0-based)."""
+        ceiling = min(self.backoff_max, self.backoff_initial * self.backoff_factor ** retry)
+        wait = random.uniform(0, ceiling)
+        if retry_after is not None:
+            wait = max(wait, min(float(retry_after), self.max_retry_after))
+        return wait
+
+
+NO_RETRIES = RetryPolicy(max_retries=0)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One HTTP attempt, as handed to the ``on_request`` hook.
+
+    ``template`` is the path with names replaced by placeholders
+    (``/api/v1/namespaces/{namespace}/configmaps/{name}``) so metrics stay low-cardinality;
+    ``code`` is None when no answer came (connection error, timeout); ``attempt`` counts
+    from 0.
+    """
+
+    method: str
+    host: str
+    path: str
+    template: str
+    code: int | None
+    duration: float
+    attempt: int
+    error: str | None = None
+
+
+RequestHook = Callable[[RequestRecord], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Response:
+    """A 2xx answer, read in full."""
+
+    status: int
+    headers: CIMultiDictProxy[str]
+    body: bytes
+
+    def __repr__(self) -> str:
+        return f"Response(status={self.status}, body=<{len(self.body)} bytes>)"
+
+
+class Transport:
+    """One connection pool to one API server, with its credentials and retry policy.
+
+    The aiohttp session is created on first use inside the running event loop; call
+    :meth:`close` (or use the owning client as an async context manager) to release it.
+    """
+
+    def __init__(
+        self, config: ClusterConfig, *, retry: RetryPolicy | None = None,
+        on_request: RequestHook | None = None, timeout: float = 30.0,
+        connect_timeout: float = 10.0, max_connections: int = 100,
+        user_agent: str = USER_AGENT,
+    ) -> None:
+        self.config = config
+        self.retry = retry or RetryPolicy()
+        self.on_request = on_request
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.max_connections = max_connections
+        self.user_agent = user_agent
+        self._base = URL(config.server)
+        if self._base.scheme not in ("http", "https"):
+            raise ConfigError(f"server {config.server!r}: only http and https are supported")
+        if config.proxy_url and not config.proxy_url.startswith(("http://", "https://")):
+            raise ConfigError(f"proxy-url {config.proxy_url!r}: only http(s) proxies are supported")
+        self._session: aiohttp.ClientSession | None = None
+        self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
+        self._warned: set[str] = set()
+
+    def __repr__(self) -> str:
+        return f"Transport(server={self.config.server!r}, retry={self.retry!r})"
+
+    @property
+    def host(self) -> str:
+        """``host:port`` of the server, the ``host`` label of request metrics."""
+        port = self._base.explicit_port
+        return f"{self._base.host}:{port}" if port else str(self._base.host)
+
+    async def close(self) -> None:
+        """Close the connection pool; the transport may be used again afterwards."""
+        if self._session is not None:
+            session, self._session = self._session, None
+            await session.close()
+
+    async def request(
+        self, method: str, path: str, *, params: Params = None, body: bytes | None = None,
+        content_type: str = "application/json", idempotent: bool | None = None,
+        template: str | None = None, timeout: float | None = None,
+    ) -> Response:
+        """Send one request, retrying as the policy allows, and return the 2xx answer.
+
+        ``idempotent`` defaults to True for GET, HEAD, PUT and DELETE. Raises an
+        :class:`ApiError` subclass for a non-2xx answer, :class:`TransportError` when the
+        server could not be reached.
+        """
+        client_timeout = aiohttp.ClientTimeout(
+            total=timeout or self.timeout, sock_connect=self.connect_timeout,
+        )
+        async with self._attempts(
+            method, path, params, body, content_type, idempotent, template, client_timeout,
+        ) as resp:
+            data = await resp.read()
+            return Response(resp.status, resp.headers, data)
+
+    @asynccontextmanager
+    async def stream(
+        self, method: str, path: str, *, params: Params = None, template: str | None = None,
+        read_timeout: float | None = None,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Open a streaming request (a watch) and yield the 2xx response, unread.
+
+        Opening the stream is retried like any idempotent GET; once it is open, reading it
+        is the caller's business. ``read_timeout`` bounds the silence between two chunks.
+        """
+        client_timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.connect_timeout, sock_read=read_timeout,
+        )
+        async with self._attempts(
+            method, path, params, None, "application/json", True, template, client_timeout,
+        ) as resp:
+            yield resp
+
+    # -------------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _attempts(
+        self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
+        idempotent: bool | None, template: str | None, timeout: aiohttp.ClientTimeout,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        if idempotent is None:
+            idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
+        template = template or path
+        attempt = 0
+        reauthenticated = False
+        while True:
+            retry_after: float | None = None
+            started = time.perf_counter()
+            resp: aiohttp.ClientResponse | None = None
+            try:
+                resp = await self._send(method, path, params, body, content_type, timeout)
+            except aiohttp.ClientSSLError as exc:
+                self._record(method, path, template, None, started, attempt, exc)
+                raise TransportError(f"TLS error talking to {self.host}: {exc}") from exc
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                self._record(method, path, template, None, started, attempt, exc)
+                # Only a refused connection guarantees the request never reached the server.
+                sent = not isinstance(exc, aiohttp.ClientConnectorError)
+                if (sent and not idempotent) or attempt >= self.retry.max_retries:
+                    raise TransportError(
+                        f"{method} {path} to {self.host} failed: {type(exc).__name__}: {exc}"
+                    ) from exc
+                failure: BaseException = exc
+            else:
+                self._record(method, path, template, resp.status, started, attempt, None)
+                self._log_warnings(resp)
+                if 200 <= resp.status < 300:
+                    try:
+                        yield resp
+                    finally:
+                        resp.release()
+                    return
+                error = await self._error(method, resp)
+                if (
+                    resp.status == 401 and not reauthenticated
+                    and self.config.auth is not None and self.config.auth.invalidate()
+                ):
+                    reauthenticated = True
+                    continue
+                if not self._retryable(resp, idempotent) or attempt >= self.retry.max_retries:
+                    raise error
+                retry_after = error.retry_after if "Retry-After" in resp.headers else None
+                failure = error
+            wait = self.retry.delay(attempt, retry_after)
+            log.debug(
+                "request_retry method=%s path=%s attempt=%d wait=%.3f error=%s",
+                method, path, attempt, wait, failure,
+            )
+            await asyncio.sleep(wait)
+            attempt += 1
+
+    async def _send(
+        self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
+        timeout: aiohttp.ClientTimeout,
+    ) -> aiohttp.ClientResponse:
+        session = self._get_session()
+        creds = await self.config.auth.credentials() if self.config.auth else Credentials()
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        if creds.authorization:
+            headers["Authorization"] = creds.authorization
+        if body is not None:
+            headers["Content-Type"] = content_type
+        kwargs: dict[str, Any] = {}
+        if self._base.scheme == "https":
+            kwargs["ssl"] = self._ssl_context(creds)
+            if self.config.tls_server_name:
+                kwargs["server_hostname"] = self.config.tls_server_name
+        if self.config.proxy_url:
+            kwargs["proxy"] = self.config.proxy_url
+        url = self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
+        return await session.request(
+            method, url, params=_encode_params(params), data=body, headers=headers,
+            timeout=timeout, allow_redirects=False, **kwargs,
+        )
+
+    @staticmethod
+    async def _error(method: str, resp: aiohttp.ClientResponse) -> ApiError:
+        try:
+            body = await resp.read()
+        except (aiohttp.ClientError, TimeoutError):
+            body = b""
+        finally:
+            resp.release()
+        return api_error_from_response(resp.status, body, resp.headers, method)
+
+    @staticmethod
+    def _retryable(resp: aiohttp.ClientResponse, idempotent: bool) -> bool:
+        if resp.status == 429:
+            return True
+        if resp.status >= 500 and resp.status not in _NOT_RETRIED_5XX:
+            return idempotent or "Retry-After" in resp.headers
+        return False
+
+    def _get_session(self) -> aiohttp.ClientSession:
+        if self._session is None or self._session.closed:
+            connector = aiohttp.TCPConnector(limit=self.max_connections)
+            self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=())
+        return self._session
+
+    def _ssl_context(self, creds: Credentials) -> ssl.SSLContext:
+        cert = creds.client_certificate_data or self.config.client_certificate_data
+        key = creds.client_key_data or self.config.client_key_data
+        ctx = self._ssl_contexts.get((cert, key))
+        if ctx is None:
+            if len(self._ssl_contexts) >= 4:  # exec plugins rotate certificates; keep few
+                self._ssl_contexts.clear()
+            ctx = build_ssl_context(
+                self.config.certificate_authority_data, self.config.insecure_skip_tls_verify,
+                cert, key,
+            )
+            self._ssl_contexts[(cert, key)] = ctx
+        return ctx
+
+    def _record(
+        self, method: str, path: str, template: str, code: int | None, started: float,
+        attempt: int, error: BaseException | None,
+    ) -> None:
+        if self.on_request is None:
+            return
+        record = RequestRecord(
+            method=method, host=self.host, path=path, template=template, code=code,
+            duration=time.perf_counter() - started, attempt=attempt,
+            error=type(error).__name__ if error is not None else None,
+        )
+        try:
+            self.on_request(record)
+        except Exception:  # a metrics bug must never fail the request it measures
+            log.exception("on_request hook failed")
+
+    def _log_warnings(self, resp: aiohttp.ClientResponse) -> None:
+        for value in resp.headers.getall("Warning", ()):
+            if value not in self._warned and len(self._warned) < 1000:
+                self._warned.add(value)
+                log.warning("api_server_warning warning=%s", value)
+
+
+def build_ssl_context(
+    ca_data: bytes | None, insecure: bool = False, cert_data: bytes | None = None,
+    key_data: bytes | None = None,
+) -> ssl.SSLContext:
+    """A client TLS context: trust ``ca_data`` only (or the system roots when None), and
+    present the PEM client certificate and key when given."""
+    try:
+        if insecure:
+            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        elif ca_data:
+            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=ca_data.decode())
+        else:
+            ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+        if cert_data and key_data:
+            # The ssl module loads certificates only from files; keep them in a private
+            # directory just long enough to load.
+            with tempfile.TemporaryDirectory(prefix="setpoint-tls-") as tmp:
+                cert_path, key_path = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
+                for p, data in ((cert_path, cert_data), (key_path, key_data)):
+                    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                    with os.fdopen(fd, "wb") as f:
+                        f.write(data)
+                ctx.load_cert_chain(cert_path, key_path)
+    except (ssl.SSLError, ValueError) as exc:
+        raise ConfigError(f"invalid TLS material: {exc}") from exc
+    return ctx
+
+
+def _encode_params(params: Params) -> dict[str, str] | None:
+    if not params:
+        return None
+    out: dict[str, str] = {}
+    for k, v in params.items():
+        if v is None:
+            continue
+        out[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
+    return out

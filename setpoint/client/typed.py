@@ -1,0 +1,81 @@
+"""Typed resources: the small contract a Python class meets to be used with the client.
+
+The client works on plain dicts first. A class becomes usable in their place when it says
+which API resource it is (class-level ``api_version``, ``kind``, ``plural``, ``namespaced``)
+and how to turn an instance into a JSON-compatible dict and back: either
+``to_dict()``/``from_dict()`` or pydantic's ``model_dump()``/``model_validate()``. The
+``setpoint.resources`` models meet it; so can any hand-written class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
+
+
+@runtime_checkable
+class TypedResource(Protocol):
+    """A class that names its API resource.
+
+    ``api_version`` is ``group/version`` (``v1`` for the core group), ``kind`` the Kind,
+    ``plural`` the resource name in URLs and ``namespaced`` its scope. When ``plural`` or
+    ``namespaced`` is missing, the client asks discovery instead. Instances also provide
+    ``to_dict()`` or ``model_dump()``, and the class ``from_dict()`` or ``model_validate()``.
+    """
+
+    api_version: ClassVar[str]
+    kind: ClassVar[str]
+    plural: ClassVar[str]
+    namespaced: ClassVar[bool]
+
+
+T = TypeVar("T")
+
+
+def is_typed_class(value: object) -> bool:
+    """True when ``value`` is a class that names an API resource (not a dict)."""
+    return isinstance(value, type) and isinstance(getattr(value, "api_version", None), str) \
+        and isinstance(getattr(value, "kind", None), str)
+
+
+def to_body(obj: object) -> dict[str, Any]:
+    """The JSON-compatible dict of a dict or typed object, with ``apiVersion`` and ``kind``.
+
+    Dicts are returned as they are (not copied); typed objects are serialized with
+    ``to_dict()`` or, for pydantic models, ``model_dump(mode="json", by_alias=True,
+    exclude_none=True)``, and get ``apiVersion``/``kind`` from their class when the
+    serialization lacks them.
+    """
+    if isinstance(obj, dict):
+        return obj
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        body = to_dict()
+    else:
+        dump = getattr(obj, "model_dump", None)
+        if not callable(dump):
+            raise TypeError(
+                f"{type(obj).__name__} is neither a dict nor a typed resource "
+                "(to_dict() or model_dump())"
+            )
+        body = dump(mode="json", by_alias=True, exclude_none=True)
+    if not isinstance(body, dict):
+        raise TypeError(f"{type(obj).__name__} serialized to {type(body).__name__}, not a dict")
+    cls = type(obj)
+    if is_typed_class(cls):
+        body.setdefault("apiVersion", cls.api_version)  # type: ignore[attr-defined]
+        body.setdefault("kind", cls.kind)  # type: ignore[attr-defined]
+    return cast(dict[str, Any], body)
+
+
+def from_body(cls: type[T], data: dict[str, Any]) -> T:
+    """An instance of the typed class ``cls`` built from a server's JSON object."""
+    from_dict = getattr(cls, "from_dict", None)
+    if callable(from_dict):
+        return cast(T, from_dict(data))
+    validate = getattr(cls, "model_validate", None)
+    if callable(validate):
+        return cast(T, validate(data))
+    raise TypeError(f"{cls.__name__} has neither from_dict() nor model_validate()")

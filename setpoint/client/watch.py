@@ -1,0 +1,138 @@
+"""Watch streams: newline-delimited JSON events, read as an async iterator.
+
+A :class:`Watch` opens its request on first iteration and yields :class:`WatchEvent`
+``(type, object)`` pairs: ``ADDED``, ``MODIFIED``, ``DELETED`` and, when asked for,
+``BOOKMARK``. It remembers the last ``resourceVersion`` it saw (bookmarks included) so a
+caller can resume from there. An ``ERROR`` event is raised as the exception for its Status,
+so an expired resourceVersion surfaces as :class:`~setpoint.client.errors.GoneError`
+(``ExpiredError``) and an informer knows to relist.
+
+The stream ends quietly when the server closes it (``timeoutSeconds``) or the connection
+drops, as client-go's watcher does: the caller watches again from :attr:`resource_version`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncGenerator, Callable
+from contextlib import AbstractAsyncContextManager
+from types import TracebackType
+from typing import Any, Generic, NamedTuple, TypeVar
+
+import aiohttp
+import orjson
+
+from setpoint.client.errors import ClientError, api_error_from_status
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+ADDED, MODIFIED, DELETED, BOOKMARK, ERROR = "ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"
+
+
+class WatchEvent(NamedTuple, Generic[T]):
+    """One watch event; unpacks as ``(type, object)``.
+
+    ``object`` is decoded to the typed class the watch was opened with, except for
+    ``BOOKMARK`` events, whose object is the bare dict the server sent (it carries only
+    ``metadata.resourceVersion``).
+    """
+
+    type: str
+    object: T | dict[str, Any]
+
+
+class WatchDecodeError(ClientError):
+    """The server sent a line that is not a watch event."""
+
+
+StreamOpener = Callable[[], AbstractAsyncContextManager[aiohttp.ClientResponse]]
+
+
+class Watch(Generic[T]):
+    """An async iterator of :class:`WatchEvent`, and an async context manager that closes
+    the stream.
+
+    ``open_stream`` opens the HTTP response (resolving the resource first if need be);
+    ``decode`` turns each object dict into ``T``.
+    """
+
+    def __init__(
+        self, open_stream: StreamOpener, decode: Callable[[dict[str, Any]], T],
+        resource_version: str | None = None, description: str = "",
+    ) -> None:
+        self._open_stream = open_stream
+        self._decode = decode
+        self._events: AsyncGenerator[WatchEvent[T], None] | None = None
+        self._closed = False
+        self.resource_version = resource_version
+        """The last resourceVersion seen (from the request, events or bookmarks)."""
+        self.description = description
+
+    def __repr__(self) -> str:
+        return f"Watch({self.description}, resource_version={self.resource_version!r})"
+
+    def __aiter__(self) -> Watch[T]:
+        return self
+
+    async def __anext__(self) -> WatchEvent[T]:
+        if self._closed:
+            raise StopAsyncIteration
+        if self._events is None:
+            self._events = self._run()
+        try:
+            return await self._events.__anext__()
+        except StopAsyncIteration:
+            self._closed = True
+            raise
+
+    async def __aenter__(self) -> Watch[T]:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Stop watching and release the connection; iteration ends."""
+        self._closed = True
+        if self._events is not None:
+            await self._events.aclose()
+
+    async def _run(self) -> AsyncGenerator[WatchEvent[T], None]:
+        async with self._open_stream() as resp:
+            buffer = bytearray()
+            try:
+                async for chunk in resp.content.iter_any():
+                    buffer += chunk
+                    start = 0
+                    while (end := buffer.find(b"\n", start)) >= 0:
+                        line = bytes(buffer[start:end])
+                        start = end + 1
+                        if line.strip():
+                            yield self._event(line)
+                    del buffer[:start]
+            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
+                    TimeoutError) as exc:
+                log.debug("watch_stream_dropped watch=%r error=%s", self, exc)
+                return
+            if buffer.strip():
+                yield self._event(bytes(buffer))
+
+    def _event(self, line: bytes) -> WatchEvent[T]:
+        try:
+            doc = orjson.loads(line)
+            type_, obj = doc["type"], doc["object"]
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise WatchDecodeError(f"invalid watch event {line[:200]!r}: {exc}") from exc
+        if type_ == ERROR:
+            raise api_error_from_status(obj)
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if rv:
+            self.resource_version = rv
+        if type_ == BOOKMARK:
+            return WatchEvent(type_, obj)
+        return WatchEvent(type_, self._decode(obj))

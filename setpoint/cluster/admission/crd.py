@@ -1,0 +1,19 @@
+"""CustomResourceDefinition validation, run as admission so that 422s carry its causes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+
+def validate_definition(operation: str, rt: ResourceType, obj: dict[str, Any],
+                        old: dict[str, Any] | None) -> None:
+    if rt.group != "apiextensions.k8s.io" or rt.kind != "CustomResourceDefinition":
+        return
+    from setpoint.cluster.crds import validate_crd
+
+    causes = validate_crd(obj, old)
+    if causes:
+        raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)

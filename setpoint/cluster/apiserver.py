@@ -1,0 +1,147 @@
+"""The API server assembled: store, registry, REST storage, discovery, CRDs, controllers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.rest import REST, WriteResult
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage import Store
+from setpoint.cluster.watch import WatchStream
+from setpoint.machinery import errors
+
+log = logging.getLogger("setpoint.cluster")
+
+Obj = dict[str, Any]
+
+SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class APIServer:
+    """Everything behind the HTTP front. Runs on one event loop; no locks needed."""
+
+    def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"") -> None:
+        from setpoint.cluster.customresources import CustomResources
+        from setpoint.cluster.discovery_service import DiscoveryService
+
+        self.store = Store(data / "state.db" if data is not None else None)
+        self.registry = Registry()
+        self.custom = CustomResources(self)
+        self.rest = REST(self.store, self.registry, self.custom.schema_for)
+        self.discovery = DiscoveryService(self.registry)
+        from setpoint.cluster.openapi import OpenAPIService
+
+        self.openapi = OpenAPIService(self.registry)
+        self.ca_pem = ca_pem
+        self.ready = False
+        self._watches: set[WatchStream] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._background: list[Callable[[], None]] = []
+        from setpoint.cluster import admission
+
+        admission.install(self)
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        """Bootstrap system objects and start the in-process controllers."""
+        from setpoint.cluster import controllers
+
+        self.custom.restore()
+        controllers.start_all(self)
+        for ns in SYSTEM_NAMESPACES:
+            self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
+        self.store.compact()
+        self.ready = True
+
+    async def stop(self) -> None:
+        self.ready = False
+        for stream in list(self._watches):
+            stream.close()
+        for stop in self._background:
+            stop()
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.store.close()
+
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
+        """Run a background coroutine owned by the server (cancelled on stop)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background task failed", exc_info=task.exception())
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        self._background.append(callback)
+
+    def track_watch(self, stream: WatchStream) -> None:
+        self._watches.add(stream)
+
+    def untrack_watch(self, stream: WatchStream) -> None:
+        self._watches.discard(stream)
+
+    # -- in-process writes (controllers, bootstrap) -------------------------------------
+    def resource(self, group: str, version: str, resource: str) -> ResourceType:
+        rt = self.registry.get(group, version, resource)
+        if rt is None:
+            raise KeyError(f"{group}/{version}/{resource} is not served")
+        return rt
+
+    def ensure(self, group: str, version: str, resource: str, ns: str | None, obj: Obj,
+               manager: str = "kube-apiserver") -> Obj:
+        """Create ``obj`` unless it exists; return the stored object."""
+        from setpoint.cluster.decode import Decoded
+        from setpoint.cluster.options import WriteOptions
+
+        rt = self.resource(group, version, resource)
+        existing = self.store.get(rt.storage_key, ns or "", obj["metadata"]["name"])
+        if existing is not None:
+            return existing
+        opts = WriteOptions(field_manager=manager, field_validation="Ignore")
+        return self.rest.create(rt, ns, Decoded(obj), opts).obj
+
+    # -- subresources with their own semantics ------------------------------------------
+    def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+        from setpoint.cluster.podsubresources import bind
+
+        return bind(self, rt, ns, name, body)
+
+    def evict_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+        from setpoint.cluster.podsubresources import evict
+
+        return evict(self, rt, ns, name, body)
+
+    def finalize_namespace(self, rt: ResourceType, name: str, body: Any,
+                           opts: Any) -> WriteResult:
+        from setpoint.cluster.decode import Decoded
+
+        if rt.kind != "Namespace" or rt.group:
+            raise errors.path_not_found()
+        obj = body.obj if isinstance(body, Decoded) else body
+        live = self.store.get(rt.storage_key, "", name)
+        if live is None:
+            raise errors.not_found("namespaces", name)
+        if not isinstance(obj, dict):
+            raise errors.bad_request("the body of a finalize request must be a Namespace")
+        finalizers = (obj.get("spec") or {}).get("finalizers") or []
+        new = {**live, "spec": {**(live.get("spec") or {}), "finalizers": finalizers}}
+        if not finalizers:
+            new["spec"].pop("finalizers")
+        if new == live:
+            return WriteResult(live)
+        if live["metadata"].get("deletionTimestamp") and not finalizers and not live[
+                "metadata"].get("finalizers"):
+            self.store.delete(rt.storage_key, "", name)
+            return WriteResult(new)
+        return WriteResult(self.store.put(rt.storage_key, new))

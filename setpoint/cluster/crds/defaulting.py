@@ -1,0 +1,60 @@
+"""Schema defaults (``apiextensions-apiserver/pkg/apiserver/schema/defaulting``).
+
+A property that is absent, or null while not nullable, gets a deep copy of its ``default``;
+defaulting then continues inside it, so defaults nest. The same runs on write and on read
+(objects stored before a default was added show it without a new resourceVersion).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+
+def _non_nullable_null(x: Any, s: Mapping[str, Any] | None) -> bool:
+    return x is None and s is not None and not s.get("nullable")
+
+
+def apply_defaults(x: Any, s: Mapping[str, Any] | None) -> None:
+    """Fill defaults into ``x`` in place."""
+    if s is None:
+        return
+    if isinstance(x, dict):
+        props: Mapping[str, Any] = s.get("properties") or {}
+        for k, prop in props.items():
+            if not isinstance(prop, Mapping) or prop.get("default") is None:
+                continue
+            if k not in x or _non_nullable_null(x[k], prop):
+                x[k] = copy.deepcopy(prop["default"])
+        additional = s.get("additionalProperties")
+        for k in list(x):
+            if k in props:
+                apply_defaults(x[k], props[k])
+            elif isinstance(additional, Mapping):
+                if _non_nullable_null(x[k], additional) and additional.get("default") is not None:
+                    x[k] = copy.deepcopy(additional["default"])
+                apply_defaults(x[k], additional)
+    elif isinstance(x, list):
+        items = s.get("items")
+        if not isinstance(items, Mapping):
+            return
+        for i in range(len(x)):
+            if _non_nullable_null(x[i], items) and items.get("default") is not None:
+                x[i] = copy.deepcopy(items["default"])
+            apply_defaults(x[i], items)
+
+
+def has_defaults(s: Any) -> bool:
+    """Whether any node of the schema declares a default."""
+    if not isinstance(s, Mapping):
+        return False
+    if s.get("default") is not None:
+        return True
+    for k in ("items", "additionalProperties", "not"):
+        if has_defaults(s.get(k)):
+            return True
+    for sub in (s.get("properties") or {}).values():
+        if has_defaults(sub):
+            return True
+    return any(has_defaults(sub) for k in ("allOf", "anyOf", "oneOf") for sub in s.get(k) or [])

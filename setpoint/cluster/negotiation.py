@@ -1,0 +1,67 @@
+"""Content negotiation: which representation a request's Accept header asks for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from setpoint.machinery import errors
+
+SUPPORTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+
+@dataclass(frozen=True, slots=True)
+class MediaType:
+    type: str = "application/json"
+    as_kind: str = ""  # Table, PartialObjectMetadata(List), APIGroupDiscoveryList
+    group: str = ""
+    version: str = ""
+    include_object: str = ""
+
+    @property
+    def is_yaml(self) -> bool:
+        return self.type == "application/yaml"
+
+    @property
+    def content_type(self) -> str:
+        if self.as_kind:
+            return f"{self.type};g={self.group};v={self.version};as={self.as_kind}"
+        return self.type
+
+
+JSON = MediaType()
+
+
+def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
+    parts = [p.strip() for p in entry.split(";")]
+    params = {}
+    for p in parts[1:]:
+        if "=" in p:
+            k, v = p.split("=", 1)
+            params[k.strip()] = v.strip()
+    return parts[0].lower(), params
+
+
+def negotiate(accept: str | None, *, discovery: bool = False) -> MediaType:
+    """Pick the first acceptable representation, or raise 406."""
+    if not accept:
+        return JSON
+    for entry in accept.split(","):
+        mtype, params = _parse_one(entry)
+        if mtype in ("*/*", "application/*"):
+            return JSON
+        if mtype not in ("application/json", "application/yaml"):
+            continue
+        as_kind = params.get("as", "")
+        if not as_kind:
+            return MediaType(mtype)
+        g, v = params.get("g", ""), params.get("v", "")
+        if as_kind == "APIGroupDiscoveryList":
+            if discovery and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
+                return MediaType(mtype, as_kind, g, v)
+            continue
+        if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
+                "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
+            return MediaType(mtype, as_kind, g, v, params.get("includeObject", ""))
+    if discovery:
+        return JSON
+    raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")

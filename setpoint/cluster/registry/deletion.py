@@ -1,0 +1,115 @@
+"""DELETE: preconditions, graceful deletion, finalizers and propagation policies.
+
+An object with finalizers (its own, or the ``orphan``/``foregroundDeletion`` finalizer a
+propagation policy adds) only gets a deletionTimestamp; the garbage collector and other
+controllers remove the finalizers, and the update that removes the last one deletes it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.rest import REST
+
+Obj = dict[str, Any]
+
+ORPHAN = "orphan"
+FOREGROUND = "foregroundDeletion"
+
+
+def success_status(rt: ResourceType, obj: Obj) -> Obj:
+    meta = obj["metadata"]
+    details: Obj = {"name": meta["name"]}
+    if rt.group:
+        details["group"] = rt.group
+    details["kind"] = rt.resource
+    details["uid"] = meta.get("uid", "")
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}
+
+
+def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> None:
+    meta = obj["metadata"]
+    name = meta["name"]
+    if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
+        raise errors.conflict(
+            rt.resource, name,
+            f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object "
+            f"meta: {meta.get('uid')}", rt.group)
+    if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
+        raise errors.conflict(
+            rt.resource, name,
+            "Precondition failed: ResourceVersion in precondition: "
+            f"{opts.precondition_rv}, ResourceVersion in object meta: "
+            f"{meta.get('resourceVersion')}", rt.group)
+
+
+def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
+    """Seconds the object lingers with a deletionTimestamp before it goes (pods only)."""
+    if rt.group or rt.kind != "Pod":
+        return 0
+    spec = obj.get("spec") or {}
+    if not spec.get("nodeName"):
+        return 0  # never scheduled: nothing runs that must stop
+    phase = (obj.get("status") or {}).get("phase")
+    if phase in ("Succeeded", "Failed"):
+        return 0
+    if opts.grace_period_seconds is not None:
+        return max(opts.grace_period_seconds, 0)
+    grace = spec.get("terminationGracePeriodSeconds")
+    return int(grace) if grace is not None else 30
+
+
+def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
+                  opts: DeleteOptions) -> tuple[int, Obj]:
+    from setpoint.cluster.registry.rest import _ordered, grace_deadline
+
+    store = rest.store
+    live = store.get(rt.storage_key, ns or "", name)
+    if live is None:
+        raise errors.not_found(rt.resource, name, rt.group)
+    _check_preconditions(rt, live, opts)
+    meta = live["metadata"]
+    finalizers = list(meta.get("finalizers") or [])
+    policy = opts.propagation_policy
+    if policy == "Orphan" and ORPHAN not in finalizers:
+        finalizers.append(ORPHAN)
+    elif policy == "Foreground" and FOREGROUND not in finalizers:
+        finalizers.append(FOREGROUND)
+    elif policy == "Background" and meta.get("deletionTimestamp"):
+        finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    namespace_pending = rt.kind == "Namespace" and not rt.group and bool(
+        (live.get("spec") or {}).get("finalizers"))
+    grace = _grace_period(rt, live, opts)
+    if not finalizers and not namespace_pending and grace == 0:
+        if not opts.dry_run:
+            store.delete(rt.storage_key, ns or "", name)
+        return 200, success_status(rt, live)
+    new_meta = dict(meta)
+    now = rest.clock()
+    if not meta.get("deletionTimestamp"):
+        new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
+        new_meta["deletionGracePeriodSeconds"] = grace
+    elif grace and grace < (meta.get("deletionGracePeriodSeconds") or 0):
+        new_meta["deletionTimestamp"] = grace_deadline(now, grace)
+        new_meta["deletionGracePeriodSeconds"] = grace
+    if finalizers:
+        new_meta["finalizers"] = finalizers
+    obj = {**live, "metadata": new_meta}
+    if namespace_pending:
+        obj["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
+    obj = _ordered(obj)
+    if obj == live:
+        return 200, rest.present(rt, live)
+    if opts.dry_run:
+        return 200, rest.present(rt, obj)
+    if not finalizers and not namespace_pending and grace == 0:
+        store.delete(rt.storage_key, ns or "", name)
+        return 200, success_status(rt, live)
+    store.put(rt.storage_key, obj)
+    return 200, rest.present(rt, obj)

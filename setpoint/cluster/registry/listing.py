@@ -1,0 +1,147 @@
+"""LIST: snapshots at a resourceVersion, selectors, and pagination with continue tokens."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.options import ListOptions
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.rest import REST
+
+Obj = dict[str, Any]
+
+EXPIRED_CONTINUE = (
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this "
+    "response to retrieve the remainder of the results. Continuing with the provided token "
+    "results in an inconsistent list - objects that were created, modified, or deleted between "
+    "the time the first chunk was returned and now may show up in the list."
+)
+
+
+class Filter:
+    """Label and field selectors of a list or watch, compiled once."""
+
+    def __init__(self, rest: REST, rt: ResourceType, opts: ListOptions) -> None:
+        from setpoint.cluster.registry import fieldlabels
+        from setpoint.machinery import fields, labels
+
+        self._rt = rt
+        self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
+        self._fields = None
+        if opts.field_selector:
+            self._fields = fields.parse(opts.field_selector)
+            fields.check_supported(self._fields, fieldlabels.supported(rt), rt.api_version,
+                                   rt.kind)
+        self.empty = self._labels is None and self._fields is None
+
+    def matches(self, obj: Obj) -> bool:
+        if self._labels is not None and not self._labels.matches(
+                obj["metadata"].get("labels") or {}):
+            return False
+        if self._fields is not None:
+            return bool(self._fields.matches(self._rt.strategy.field_labels(self._rt, obj)))
+        return True
+
+
+def parse_rv(value: str) -> int:
+    try:
+        rv = int(value)
+        if rv < 0:
+            raise ValueError
+        return rv
+    except ValueError:
+        raise errors.bad_request(f'invalid resource version: "{value}"') from None
+
+
+def list_objects(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+    from setpoint.cluster.registry.rest import decode_continue, encode_continue
+
+    store = rest.store
+    flt = Filter(rest, rt, opts)
+    start = ""
+    if opts.continue_token:
+        if opts.resource_version not in ("", "0") and opts.resource_version:
+            raise errors.bad_request(
+                "specifying resource version is not allowed when using continue")
+        revision, start = decode_continue(opts.continue_token)
+        snap = store.snapshot(rt.storage_key, revision)
+        if snap is None:
+            raise errors.resource_expired(EXPIRED_CONTINUE)
+        objects = snap
+    else:
+        revision = store.revision
+        rv = opts.resource_version
+        match = opts.resource_version_match
+        if match and match not in ("Exact", "NotOlderThan"):
+            raise errors.bad_request(f'unknown resourceVersionMatch value: "{match}"')
+        if match and not rv:
+            raise errors.bad_request(
+                "resourceVersionMatch is forbidden unless resourceVersion is provided")
+        objects = None
+        if rv and rv != "0":
+            wanted = parse_rv(rv)
+            if wanted > store.revision:
+                raise errors.StatusError(
+                    504, "Timeout",
+                    f"Too large resource version: {wanted}, current: {store.revision}",
+                    retry_after=1)
+            if match == "Exact":
+                snap = store.snapshot(rt.storage_key, wanted)
+                if snap is None:
+                    raise errors.resource_expired(
+                        f"too old resource version: {wanted} ({store.compacted_revision + 1})")
+                objects, revision = snap, wanted
+        if objects is None:
+            items_all = store.list(rt.storage_key, ns)
+            return _page(rest, rt, ns, flt, items_all, revision, opts.limit, start,
+                         encode_continue, presorted=True)
+    keys = sorted(k for k in objects if ns is None or k[0] == ns)
+    return _page(rest, rt, ns, flt, [objects[k] for k in keys], revision, opts.limit, start,
+                 encode_continue, presorted=True)
+
+
+def _key_of(rt: ResourceType, ns: str | None, obj: Obj) -> str:
+    meta = obj["metadata"]
+    if rt.namespaced and ns is None:
+        return f"{meta.get('namespace', '')}/{meta['name']}"
+    return str(meta["name"])
+
+
+def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list[Obj],
+          revision: int, limit: int, start: str, encode: Any, presorted: bool) -> Obj:
+    out: list[Obj] = []
+    cont = ""
+    remaining: int | None = None
+    begin = 0
+    if start:
+        # start is the key after which the previous chunk ended ("<key>\x00")
+        after = start.rstrip("\x00")
+        begin = next((i for i, o in enumerate(items) if _key_of(rt, ns, o) > after),
+                     len(items))
+    for i in range(begin, len(items)):
+        obj = items[i]
+        if not flt.empty and not flt.matches(obj):
+            continue
+        if limit and len(out) == limit:
+            last_key = _key_of(rt, ns, items[i - 1])
+            cont = encode(revision, last_key + "\x00")
+            if flt.empty:
+                remaining = len(items) - i
+            break
+        out.append(_list_item(rest, rt, obj))
+    meta: Obj = {"resourceVersion": str(revision)}
+    if cont:
+        meta["continue"] = cont
+        if remaining is not None:
+            meta["remainingItemCount"] = remaining
+    return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": out}
+
+
+def _list_item(rest: REST, rt: ResourceType, obj: Obj) -> Obj:
+    if rt.is_custom:
+        return rest.present(rt, obj)
+    return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}

@@ -1,0 +1,125 @@
+"""PATCH: the four patch types applied to the live object, then the update pipeline."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.decode import parse_body
+from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.rest import REST, WriteResult
+
+Obj = dict[str, Any]
+
+
+def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+                 content_type: str, opts: WriteOptions, subresource: str) -> WriteResult:
+    from setpoint.cluster.registry.rest import (
+        APPLY_PATCH,
+        JSON_PATCH,
+        MERGE_PATCH,
+        STRATEGIC_PATCH,
+    )
+    from setpoint.machinery import patch as patches
+
+    if content_type == STRATEGIC_PATCH and rt.is_custom:
+        raise errors.unsupported_media_type(
+            "application/json-patch+json, application/merge-patch+json, "
+            "application/apply-patch+yaml")
+    if subresource == "scale":
+        from setpoint.cluster.registry.scale import patch_scale
+
+        return patch_scale(rest, rt, ns, name, raw, content_type, opts)
+    decoded = parse_body(raw, content_type, kind=rt.kind,
+                         track_duplicates=opts.field_validation != "Ignore")
+    live = rest.store.get(rt.storage_key, ns or "", name)
+    if content_type == APPLY_PATCH:
+        return _apply(rest, rt, ns, name, decoded.obj, live, opts, subresource,
+                      decoded.duplicates)
+    if live is None:
+        resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
+        raise errors.not_found(resource, name, rt.group)
+    current = rest.present(rt, live)
+    if content_type == JSON_PATCH:
+        patched = patches.json_patch(current, decoded.obj)
+    elif content_type == MERGE_PATCH:
+        if not isinstance(decoded.obj, dict):
+            raise errors.bad_request("json: cannot unmarshal array into Go value of type "
+                                     "map[string]interface {}")
+        patched = patches.merge_patch(current, decoded.obj)
+    elif content_type == STRATEGIC_PATCH:
+        if not isinstance(decoded.obj, dict):
+            raise errors.bad_request("json: cannot unmarshal array into Go value of type "
+                                     "map[string]interface {}")
+        patched = patches.strategic_merge_patch(current, decoded.obj, rest.registry.schema(rt))
+    else:
+        raise errors.unsupported_media_type(
+            "application/json-patch+json, application/merge-patch+json, "
+            "application/apply-patch+yaml, application/strategic-merge-patch+json")
+    if not isinstance(patched, dict):
+        raise errors.bad_request("the patched object is not a JSON object")
+    from setpoint.cluster.decode import Decoded
+
+    obj, warnings = rest._decode(rt, Decoded(patched, decoded.duplicates), opts)
+    meta = obj["metadata"]
+    if meta.get("name") != name:
+        raise errors.bad_request(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+            f"({name})")
+    if rt.namespaced:
+        meta["namespace"] = ns
+    precondition = meta.get("resourceVersion")
+    result = rest._update(rt, obj, live, opts, subresource, precondition_rv=precondition)
+    result.warnings[:0] = warnings
+    return result
+
+
+def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
+           live: Obj | None, opts: WriteOptions, subresource: str,
+           duplicates: list[str]) -> WriteResult:
+    """Server-side apply: create when absent, else merge by managed fields."""
+    from setpoint.cluster.decode import Decoded
+    from setpoint.machinery.apply import apply
+
+    if not isinstance(config, dict):
+        raise errors.bad_request("error decoding YAML: the applied object is not a map")
+    kind, api_version = config.get("kind"), config.get("apiVersion")
+    if not kind or not api_version:
+        raise errors.bad_request(
+            "Object 'Kind' is missing in '" + _short(config) + "'" if not kind else
+            "Object 'apiVersion' is missing")
+    meta = config.get("metadata") or {}
+    if isinstance(meta, dict) and meta.get("name") not in (None, name):
+        raise errors.bad_request(
+            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
+            f"({name})")
+    cfg, warnings = rest._decode(rt, Decoded(config, duplicates), opts)
+    cfg["metadata"].setdefault("name", name)
+    if rt.namespaced:
+        cfg["metadata"]["namespace"] = ns
+    if live is None:
+        if subresource:
+            raise errors.not_found(f"{rt.resource}/{subresource}", name, rt.group)
+        applied = apply(rest._schema(rt), None, cfg, manager=opts.field_manager,
+                        force=opts.force, api_version=rt.api_version, now=rest.clock())
+        applied.setdefault("metadata", {})
+        return rest.finish_create(rt, ns, applied, opts, warnings, tracked=True)
+    current = copy.deepcopy(rest.present(rt, live))
+    applied = apply(rest._schema(rt), current, cfg, manager=opts.field_manager,
+                    force=opts.force, api_version=rt.api_version, now=rest.clock(),
+                    subresource=subresource)
+    precondition = cfg["metadata"].get("resourceVersion")
+    result = rest._update(rt, applied, live, opts, subresource, precondition_rv=precondition,
+                          tracked=True)
+    result.warnings[:0] = warnings
+    return result
+
+
+def _short(obj: Obj) -> str:
+    import orjson
+
+    return orjson.dumps(obj).decode()[:200]

@@ -1,0 +1,468 @@
+"""Generic REST storage: the create, update, patch, delete, get and list of every resource.
+
+One implementation serves all kinds; what differs per kind is in the ``Strategy`` and in
+the tables it consults. The steps run in the apiserver's order: decode and default, track
+managed fields, prepare (generation, status), admit, validate, store.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import orjson
+
+from setpoint.cluster.decode import Decoded, decode_builtin
+from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage import Store
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.schema import Schema
+
+Obj = dict[str, Any]
+
+# The built-in kinds whose PUT may create the object (AllowCreateOnUpdate).
+CREATE_ON_UPDATE = {("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"),
+                    ("", "Service"), ("apps", "ControllerRevision")}
+
+# Metadata the server owns: clients cannot set or change it.
+SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
+                   "deletionGracePeriodSeconds", "selfLink")
+
+JSON_PATCH = "application/json-patch+json"
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class CustomSchema(Protocol):
+    """What the storage needs of a custom resource version's schema."""
+
+    schema: Schema
+
+    def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
+    def prune(self, obj: Obj) -> tuple[Obj, list[str]]: ...
+    def default(self, obj: Obj) -> Obj: ...
+
+
+Admission = Callable[[str, ResourceType, Obj, Obj | None], None]
+
+
+@dataclass
+class WriteResult:
+    obj: Obj
+    status: int = 200
+    warnings: list[str] = field(default_factory=list)
+
+
+class REST:
+    """The storage operations, independent of HTTP."""
+
+    def __init__(self, store: Store, registry: Registry,
+                 custom_schema: Callable[[ResourceType], CustomSchema | None]) -> None:
+        self.store = store
+        self.registry = registry
+        self.custom_schema = custom_schema
+        self.admission: list[Admission] = []
+        self.clock: Callable[[], str] = now_rfc3339
+
+    # -- reads -------------------------------------------------------------------------
+    def get(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
+        obj = self._live(rt, ns, name, subresource)
+        if subresource == "scale":
+            return self.scale_of(rt, obj)
+        return self.present(rt, obj)
+
+    def _live(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
+        obj = self.store.get(rt.storage_key, ns or "", name)
+        if obj is None:
+            resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
+            raise errors.not_found(resource, name, rt.group)
+        return obj
+
+    def present(self, rt: ResourceType, obj: Obj) -> Obj:
+        """The object as served at ``rt``'s version (custom resources: version and defaults)."""
+        if not rt.is_custom:
+            return obj
+        out = obj
+        if obj.get("apiVersion") != rt.api_version:
+            out = {**obj, "apiVersion": rt.api_version}
+        cs = self.custom_schema(rt)
+        if cs is not None:
+            out = cs.default(copy.deepcopy(out))
+        return out
+
+    def list(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+        from setpoint.cluster.registry.listing import list_objects
+
+        return list_objects(self, rt, ns, opts)
+
+    # -- create ------------------------------------------------------------------------
+    def create(self, rt: ResourceType, ns: str | None, body: Decoded,
+               opts: WriteOptions) -> WriteResult:
+        obj, warnings = self._decode(rt, body, opts)
+        meta = obj["metadata"]
+        if rt.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request")
+            meta["namespace"] = ns
+        else:
+            meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            raise errors.bad_request("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and meta.get("generateName"):
+            from setpoint.machinery.names import generate_name
+
+            meta["name"] = generate_name(meta["generateName"])
+        return self.finish_create(rt, ns, obj, opts, warnings)
+
+    def finish_create(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
+                      warnings: list[str], *, tracked: bool = False) -> WriteResult:
+        """Everything after decoding a new object: system fields, defaults, checks, store."""
+        meta = obj["metadata"]
+        for key in SYSTEM_METADATA:
+            meta.pop(key, None)
+        meta.pop("resourceVersion", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self.clock()
+        self._default(rt, obj)
+        if not tracked:
+            self._track_fields(rt, None, obj, opts)
+        rt.strategy.prepare_for_create(rt, obj)
+        self._admit("CREATE", rt, obj, None)
+        self._validate(rt, obj, None)
+        name = meta.get("name", "")
+        if self.store.get(rt.storage_key, ns or "", name) is not None:
+            raise errors.already_exists(rt.resource, name, rt.group)
+        obj = _ordered(obj)
+        if not opts.dry_run:
+            self.store.put(rt.storage_key, obj)
+        return WriteResult(self.present(rt, obj), 201, warnings)
+
+    # -- update ------------------------------------------------------------------------
+    def update(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
+               opts: WriteOptions, subresource: str = "") -> WriteResult:
+        if subresource == "scale":
+            return self._update_scale(rt, ns, name, body.obj, opts)
+        obj, warnings = self._decode(rt, body, opts)
+        meta = obj["metadata"]
+        if meta.get("name") != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the "
+                f"URL ({name})")
+        if rt.namespaced:
+            if meta.get("namespace") and meta["namespace"] != ns:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent "
+                    "on the request")
+            meta["namespace"] = ns
+        old = self.store.get(rt.storage_key, ns or "", name)
+        if old is None:
+            if (rt.group, rt.kind) in CREATE_ON_UPDATE and not subresource:
+                meta.pop("resourceVersion", None)
+                return self.create(rt, ns, Decoded(obj), opts)
+            resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
+            raise errors.not_found(resource, name, rt.group)
+        rv = meta.get("resourceVersion")
+        if not rv and rt.is_custom:
+            raise errors.invalid(rt.kind, name, [Cause(
+                "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
+                "metadata.resourceVersion")], rt.group)
+        result = self._update(rt, obj, old, opts, subresource, precondition_rv=rv)
+        result.warnings[:0] = warnings
+        return result
+
+    def _update(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
+                subresource: str, *, precondition_rv: str | None,
+                tracked: bool = False) -> WriteResult:
+        """Everything after decoding: ``obj`` is the complete new object."""
+        meta = obj["metadata"]
+        old_meta = old["metadata"]
+        name = old_meta["name"]
+        if precondition_rv and precondition_rv != old_meta.get("resourceVersion"):
+            raise errors.stale_conflict(rt.resource, name, rt.group)
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise errors.conflict(
+                rt.resource, name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{old_meta.get('uid')}", rt.group)
+        for key in SYSTEM_METADATA:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if "generation" in old_meta:
+            meta["generation"] = old_meta["generation"]
+        self._default(rt, obj)
+        self._reset_fields(rt, obj, old, subresource)
+        if not tracked:
+            self._track_fields(rt, old, obj, opts, subresource)
+        if subresource == "status":
+            obj = rt.strategy.prepare_for_status_update(rt, obj, old)
+            obj["metadata"]["managedFields"] = meta.get("managedFields", [])
+            if not obj["metadata"]["managedFields"]:
+                obj["metadata"].pop("managedFields")
+            meta = obj["metadata"]
+        else:
+            rt.strategy.prepare_for_update(rt, obj, old)
+        if old_meta.get("deletionTimestamp"):
+            added = [f for f in meta.get("finalizers") or []
+                     if f not in (old_meta.get("finalizers") or [])]
+            if added:
+                quoted = ", ".join(f'"{f}"' for f in added)
+                raise errors.invalid(rt.kind, name, [Cause(
+                    "FieldValueForbidden",
+                    "Forbidden: no new finalizers can be added if the object is being deleted, "
+                    f"found new finalizers []string{{{quoted}}}", "metadata.finalizers")],
+                    rt.group)
+        self._admit("UPDATE", rt, obj, old)
+        self._validate(rt, obj, old)
+        obj = _ordered(obj)
+        if _same(obj, old):
+            return WriteResult(self.present(rt, old))
+        if opts.dry_run:
+            return WriteResult(self.present(rt, obj))
+        if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                and not _pending_spec_finalizers(rt, obj):
+            self.store.delete(rt.storage_key, old_meta.get("namespace", ""), name)
+            return WriteResult(self.present(rt, obj))
+        self.store.put(rt.storage_key, obj)
+        return WriteResult(self.present(rt, obj))
+
+    def _reset_fields(self, rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> None:
+        """Fields this endpoint may not change take their old values before tracking."""
+        if not rt.has_status:
+            return
+        if subresource == "status":
+            for k in list(obj):
+                if k not in ("metadata", "status", "apiVersion", "kind"):
+                    del obj[k]
+            for k, v in old.items():
+                if k not in ("metadata", "status"):
+                    obj[k] = v
+        elif "status" in old:
+            obj["status"] = old["status"]
+        else:
+            obj.pop("status", None)
+
+    # -- patch -------------------------------------------------------------------------
+    def patch(self, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+              content_type: str, opts: WriteOptions, subresource: str = "") -> WriteResult:
+        from setpoint.cluster.registry.patching import patch_object
+
+        return patch_object(self, rt, ns, name, raw, content_type, opts, subresource)
+
+    # -- delete ------------------------------------------------------------------------
+    def delete(self, rt: ResourceType, ns: str | None, name: str,
+               opts: DeleteOptions) -> tuple[int, Obj]:
+        from setpoint.cluster.registry.deletion import delete_object
+
+        return delete_object(self, rt, ns, name, opts)
+
+    def delete_collection(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
+                          dopts: DeleteOptions) -> Obj:
+        listed = self.list(rt, ns, lopts)
+        deleted = []
+        for item in listed["items"]:
+            meta = item["metadata"]
+            try:
+                _, out = self.delete(rt, meta.get("namespace"), meta["name"], dopts)
+            except StatusError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            if out.get("kind") != "Status":
+                deleted.append(out)
+            else:
+                deleted.append(item)
+        listed["items"] = deleted
+        return listed
+
+    # -- scale -------------------------------------------------------------------------
+    def scale_of(self, rt: ResourceType, obj: Obj) -> Obj:
+        from setpoint.cluster.registry.scale import scale_of
+
+        return scale_of(rt, obj)
+
+    def _update_scale(self, rt: ResourceType, ns: str | None, name: str, scale: Any,
+                      opts: WriteOptions) -> WriteResult:
+        from setpoint.cluster.registry.scale import update_scale
+
+        return update_scale(self, rt, ns, name, scale, opts)
+
+    # -- steps -------------------------------------------------------------------------
+    def _decode(self, rt: ResourceType, body: Decoded, opts: WriteOptions) -> tuple[Obj,
+                                                                                   list[str]]:
+        """Kind checks, typed decoding, unknown and duplicate fields, by fieldValidation."""
+        obj = body.obj
+        if not isinstance(obj, dict):
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {rt.kind}): couldn't get "
+                "version/kind; json parse error: cannot unmarshal into Go value of type "
+                "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
+                "\"json:\\\"kind,omitempty\\\"\" }")
+        self._check_kind(rt, obj)
+        obj = {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+        meta = obj.get("metadata")
+        if meta is None:
+            obj["metadata"] = {}
+        elif not isinstance(meta, dict):
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"json: cannot unmarshal {type(meta).__name__} into Go struct field "
+                f"{rt.kind}.metadata of type v1.ObjectMeta")
+        else:
+            obj["metadata"] = dict(meta)
+        unknown: list[str]
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            unknown = []
+            if cs is not None:
+                obj, unknown = cs.prune(obj)
+        else:
+            schema = self.registry.schema(rt)
+            unknown = []
+            if schema is not None:
+                obj, unknown = decode_builtin(obj, schema, rt.kind)
+            obj.setdefault("metadata", {})
+        return obj, self._field_validation(rt, obj, body.duplicates, unknown, opts)
+
+    def _field_validation(self, rt: ResourceType, obj: Obj, duplicates: list[str],
+                          unknown: list[str], opts: WriteOptions) -> list[str]:
+        problems = [f'duplicate field "{d}"' for d in duplicates]
+        problems += [f'unknown field "{u}"' for u in unknown]
+        if not problems or opts.field_validation == "Ignore":
+            return []
+        if opts.field_validation == "Strict":
+            if rt.is_custom:
+                name = obj.get("metadata", {}).get("name", "")
+                raise errors.StatusError(
+                    400, "BadRequest",
+                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                    f"strict decoding error: {', '.join(problems)}", name=name)
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"strict decoding error: {', '.join(problems)}")
+        return problems
+
+    def _check_kind(self, rt: ResourceType, obj: Obj) -> None:
+        kind = obj.get("kind")
+        api_version = obj.get("apiVersion")
+        if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
+            got_version = str(api_version or rt.api_version).rsplit("/", 1)[-1]
+            if rt.is_custom:
+                raise errors.bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected "
+                    f"API version ({rt.api_version})") if kind == rt.kind else errors.invalid(
+                    rt.kind, obj.get("metadata", {}).get("name", "") if isinstance(
+                        obj.get("metadata"), dict) else "",
+                    [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {rt.kind}',
+                           "kind")], rt.group)
+            raise errors.bad_request(
+                f'{kind or rt.kind} in version "{got_version}" cannot be handled as a '
+                f"{rt.kind}: converting ({got_version}.{kind}) to ({rt.group or 'core'}."
+                f"{rt.kind}): unknown conversion")
+
+    def _default(self, rt: ResourceType, obj: Obj) -> None:
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            if cs is not None:
+                obj.update(cs.default(obj))
+        else:
+            rt.strategy.default(rt, obj)
+
+    def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
+                      subresource: str = "") -> None:
+        from setpoint.machinery.managedfields import update_managed_fields
+
+        update_managed_fields(
+            self._schema(rt), old, new, manager=opts.field_manager,
+            api_version=rt.api_version, now=self.clock(), subresource=subresource)
+
+    def _schema(self, rt: ResourceType) -> Schema | None:
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            return cs.schema if cs is not None else None
+        return self.registry.schema(rt)
+
+    def _admit(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        for plugin in self.admission:
+            plugin(operation, rt, obj, old)
+
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        causes = (rt.strategy.validate(rt, obj) if old is None
+                  else rt.strategy.validate_update(rt, obj, old))
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            if cs is not None:
+                causes = causes + cs.validate(obj, old)
+        if causes:
+            raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+
+
+def _same(new: Obj, old: Obj) -> bool:
+    """Whether an update changes nothing (the resourceVersion aside)."""
+    return new == old
+
+
+def _pending_spec_finalizers(rt: ResourceType, obj: Obj) -> bool:
+    return rt.kind == "Namespace" and not rt.group and bool(
+        (obj.get("spec") or {}).get("finalizers"))
+
+
+_TOP_ORDER = ("apiVersion", "kind", "metadata")
+_META_ORDER = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+               "annotations", "ownerReferences", "finalizers", "managedFields")
+
+
+def _ordered(obj: Obj) -> Obj:
+    """Fields in the order Kubernetes serializes them (kind, apiVersion, metadata first)."""
+    meta = obj.get("metadata") or {}
+    ordered_meta = {k: meta[k] for k in _META_ORDER if k in meta}
+    if len(ordered_meta) != len(meta):
+        ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
+    out: Obj = {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
+                "metadata": ordered_meta}
+    for k, v in obj.items():
+        if k not in _TOP_ORDER:
+            out[k] = v
+    return out
+
+
+def encode_continue(revision: int, start: str) -> str:
+    data = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(padded))
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
+        return int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version "
+            "meta.k8s.io/v1)") from None
+
+
+def grace_deadline(now: str, seconds: int) -> str:
+    start = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return (start + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

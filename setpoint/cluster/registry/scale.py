@@ -1,0 +1,156 @@
+"""The ``scale`` subresource: an autoscaling/v1 Scale view of a resource's replica counts."""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.decode import parse_body
+from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.types import ResourceType, ScalePaths
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.rest import REST, WriteResult
+
+Obj = dict[str, Any]
+
+
+def _get_path(obj: Obj, path: str) -> Any:
+    cur: Any = obj
+    for part in path.lstrip(".").split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _set_path(obj: Obj, path: str, value: Any) -> None:
+    parts = path.lstrip(".").split(".")
+    cur = obj
+    for part in parts[:-1]:
+        nxt = cur.get(part)
+        nxt = dict(nxt) if isinstance(nxt, dict) else {}
+        cur[part] = nxt
+        cur = nxt
+    cur[parts[-1]] = value
+
+
+def _paths(rt: ResourceType) -> ScalePaths:
+    if rt.scale is None:
+        raise errors.path_not_found()
+    return rt.scale
+
+
+def _selector_string(rt: ResourceType, obj: Obj, paths: ScalePaths) -> str | None:
+    if paths.label_selector is None:
+        return None
+    value = _get_path(obj, paths.label_selector)
+    if rt.is_custom:
+        return value if isinstance(value, str) else None
+    # built-ins keep a LabelSelector object in spec.selector
+    selector = (obj.get("spec") or {}).get("selector")
+    if isinstance(selector, dict):
+        from setpoint.machinery.labels import selector_from_label_selector
+
+        return str(selector_from_label_selector(selector))
+    return value if isinstance(value, str) else None
+
+
+def scale_of(rt: ResourceType, obj: Obj) -> Obj:
+    paths = _paths(rt)
+    meta = obj["metadata"]
+    spec_replicas = _get_path(obj, paths.spec_replicas)
+    if rt.is_custom and spec_replicas is None:
+        raise errors.bad_request(
+            f"the spec replicas field {paths.spec_replicas!r} does not exist")
+    status: Obj = {"replicas": _get_path(obj, paths.status_replicas) or 0}
+    selector = _selector_string(rt, obj, paths)
+    if selector is not None:
+        status["selector"] = selector
+    scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                       "creationTimestamp") if k in meta}
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta,
+            "spec": {"replicas": spec_replicas or 0} if spec_replicas is not None else {},
+            "status": status}
+
+
+def _validate_scale(name: str, scale: Any) -> int:
+    if not isinstance(scale, dict):
+        raise errors.bad_request("the body of a Scale must be a JSON object")
+    replicas = (scale.get("spec") or {}).get("replicas", 0)
+    if isinstance(replicas, bool) or not isinstance(replicas, int):
+        raise errors.bad_request(
+            "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal "
+            f"{type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
+    if replicas < 0:
+        raise errors.invalid("Scale", name, [Cause(
+            "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",
+            "spec.replicas")], group="autoscaling")
+    return replicas
+
+
+def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale: Any,
+                 opts: WriteOptions) -> WriteResult:
+    paths = _paths(rt)
+    live = rest.store.get(rt.storage_key, ns or "", name)
+    if live is None:
+        raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
+    replicas = _validate_scale(name, scale)
+    rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
+    return _write_replicas(rest, rt, live, paths, replicas, rv, opts)
+
+
+def _write_replicas(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, replicas: int,
+                    rv: str | None, opts: WriteOptions) -> WriteResult:
+    new = copy.deepcopy(rest.present(rt, live))
+    _set_path(new, paths.spec_replicas, replicas)
+    result = rest._update(rt, new, live, opts, "scale", precondition_rv=rv)
+    result.obj = scale_of(rt, result.obj)
+    return result
+
+
+def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+                content_type: str, opts: WriteOptions) -> WriteResult:
+    from setpoint.cluster.registry.rest import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
+    from setpoint.machinery import patch as patches
+
+    paths = _paths(rt)
+    live = rest.store.get(rt.storage_key, ns or "", name)
+    if live is None:
+        raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
+    current = scale_of(rt, rest.present(rt, live))
+    decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
+    if content_type == APPLY_PATCH:
+        return _apply_scale(rest, rt, live, paths, decoded.obj, opts)
+    if content_type == JSON_PATCH:
+        patched = patches.json_patch(current, decoded.obj)
+    elif content_type == MERGE_PATCH:
+        patched = patches.merge_patch(current, decoded.obj)
+    else:
+        from setpoint.machinery.schema import definitions
+
+        patched = patches.strategic_merge_patch(
+            current, decoded.obj, definitions().for_kind("autoscaling", "v1", "Scale"))
+    replicas = _validate_scale(name, patched)
+    rv = (patched.get("metadata") or {}).get("resourceVersion") or None
+    return _write_replicas(rest, rt, live, paths, replicas, rv, opts)
+
+
+def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, config: Any,
+                 opts: WriteOptions) -> WriteResult:
+    from setpoint.machinery.apply import apply
+
+    name = live["metadata"]["name"]
+    replicas = _validate_scale(name, config)
+    partial: Obj = {"apiVersion": rt.api_version, "kind": rt.kind,
+                    "metadata": {"name": name}}
+    _set_path(partial, paths.spec_replicas, replicas)
+    current = copy.deepcopy(rest.present(rt, live))
+    applied = apply(rest._schema(rt), current, partial, manager=opts.field_manager,
+                    force=opts.force, api_version="autoscaling/v1", now=rest.clock(),
+                    subresource="scale")
+    result = rest._update(rt, applied, live, opts, "scale", precondition_rv=None, tracked=True)
+    result.obj = scale_of(rt, result.obj)
+    return result

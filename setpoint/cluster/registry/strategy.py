@@ -1,0 +1,121 @@
+"""Per-kind rules of the generic REST storage: generation, status, defaults, validation.
+
+``Strategy`` is the generic behaviour; the per-kind tables it consults (defaulters,
+validators, field selector attributes) live in their own modules so that each concern reads
+in one place, as the Kubernetes registry's strategies do.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from setpoint.machinery.errors import Cause
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.types import ResourceType
+
+Obj = dict[str, Any]
+
+# Kinds whose metadata.generation the server maintains, and the top-level fields whose change
+# increments it (None: every field but metadata and status).
+GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
+    ("apps", "Deployment"): ("spec",),
+    ("apps", "ReplicaSet"): ("spec",),
+    ("apps", "StatefulSet"): ("spec",),
+    ("apps", "DaemonSet"): ("spec",),
+    ("batch", "Job"): ("spec",),
+    ("batch", "CronJob"): ("spec",),
+    ("policy", "PodDisruptionBudget"): ("spec",),
+    ("networking.k8s.io", "Ingress"): ("spec",),
+    ("networking.k8s.io", "NetworkPolicy"): ("spec",),
+    ("networking.k8s.io", "IngressClass"): ("spec",),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): ("spec",),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
+    ("autoscaling", "HorizontalPodAutoscaler"): ("spec",),
+}
+
+# Kinds whose generation also moves when annotations change (apps/v1 Deployment does).
+GENERATION_ON_ANNOTATIONS = {("apps", "Deployment")}
+
+
+class Strategy:
+    """Generic create/update rules; correct for custom resources and most built-in kinds."""
+
+    def tracks_generation(self, rt: ResourceType) -> bool:
+        return rt.is_custom or (rt.group, rt.kind) in GENERATION_FIELDS
+
+    def spec_changed(self, rt: ResourceType, new: Obj, old: Obj) -> bool:
+        fields = None if rt.is_custom else GENERATION_FIELDS.get((rt.group, rt.kind))
+        if fields is None:
+            skip = {"metadata", "status", "apiVersion", "kind"} if rt.has_status else {
+                "metadata", "apiVersion", "kind"}
+            keys = (set(new) | set(old)) - skip
+        else:
+            keys = set(fields)
+        if any(new.get(k) != old.get(k) for k in keys):
+            return True
+        if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS:
+            return new["metadata"].get("annotations") != old["metadata"].get("annotations")
+        return False
+
+    # -- create ------------------------------------------------------------------------
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        if self.tracks_generation(rt):
+            obj["metadata"]["generation"] = 1
+        else:
+            obj["metadata"].pop("generation", None)
+        from setpoint.cluster.registry import defaults
+
+        defaults.reset_status_on_create(rt, obj)
+
+    # -- update ------------------------------------------------------------------------
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        """An update through the main resource: status is kept if it has its own endpoint."""
+        if rt.has_status:
+            if "status" in old:
+                new["status"] = old["status"]
+            else:
+                new.pop("status", None)
+        meta = new["metadata"]
+        if self.tracks_generation(rt):
+            gen = old["metadata"].get("generation", 1)
+            meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
+        else:
+            meta.pop("generation", None)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        """An update through ``/status``: only status (and some metadata) may change."""
+        out = {k: v for k, v in old.items() if k != "status"}
+        if "status" in new:
+            out["status"] = new["status"]
+        meta = dict(old["metadata"])
+        # Kubernetes lets a status writer change labels, annotations, finalizers and owners
+        # only through the main resource; metadata here follows the old object.
+        new_meta = new.get("metadata") or {}
+        for k in ("resourceVersion",):
+            if k in new_meta:
+                meta[k] = new_meta[k]
+        out["metadata"] = meta
+        return out
+
+    # -- defaults and validation --------------------------------------------------------
+    def default(self, rt: ResourceType, obj: Obj) -> None:
+        from setpoint.cluster.registry import defaults
+
+        defaults.apply_defaults(rt, obj)
+
+    def validate(self, rt: ResourceType, obj: Obj) -> list[Cause]:
+        from setpoint.cluster.registry import validation
+
+        return validation.validate(rt, obj)
+
+    def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        from setpoint.cluster.registry import validation
+
+        return validation.validate_update(rt, new, old)
+
+    def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]:
+        from setpoint.cluster.registry import fieldlabels
+
+        return fieldlabels.field_labels(rt, obj)

@@ -1,0 +1,84 @@
+"""What the server knows about one resource: names, scope, subresources, schema, strategy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from setpoint.machinery.schema import Schema
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry.strategy import Strategy
+
+STANDARD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update",
+                  "watch")
+
+
+@dataclass(frozen=True, slots=True)
+class ScalePaths:
+    """Where a resource keeps the numbers its ``scale`` subresource exposes."""
+
+    spec_replicas: str = ".spec.replicas"
+    status_replicas: str = ".status.replicas"
+    label_selector: str | None = ".status.selector"
+
+
+@dataclass(eq=False)
+class ResourceType:
+    """One served resource at one group/version (``apps/v1 deployments``)."""
+
+    group: str
+    version: str
+    resource: str
+    kind: str
+    namespaced: bool = True
+    singular: str = ""
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    verbs: tuple[str, ...] = STANDARD_VERBS
+    subresources: tuple[str, ...] = ()
+    scale: ScalePaths | None = None
+    schema: Schema | None = None
+    strategy: Strategy = field(default=None)  # type: ignore[assignment]
+    # custom resources: the CRD that defines this version, and whether it is the storage one
+    crd: dict[str, Any] | None = None
+    served: bool = True
+    storage_version: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.singular:
+            self.singular = self.kind.lower()
+        if self.strategy is None:
+            from setpoint.cluster.registry.strategy import Strategy
+
+            self.strategy = Strategy()
+
+    def __repr__(self) -> str:
+        return f"ResourceType({self.group_version}, {self.resource})"
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    group_version = api_version
+
+    @property
+    def storage_key(self) -> str:
+        """Objects of every version of a group/resource share one storage key."""
+        return f"{self.group}/{self.resource}"
+
+    @property
+    def list_kind(self) -> str:
+        return f"{self.kind}List"
+
+    @property
+    def is_custom(self) -> bool:
+        return self.crd is not None
+
+    @property
+    def has_status(self) -> bool:
+        return "status" in self.subresources
+
+    @property
+    def qualified_resource(self) -> str:
+        return f"{self.resource}.{self.group}" if self.group else self.resource

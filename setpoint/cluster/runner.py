@@ -1,0 +1,95 @@
+"""Starting and stopping the embedded cluster: TLS, token, socket, kubeconfig."""
+
+from __future__ import annotations
+
+import secrets
+import socket
+import tempfile
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from setpoint.cluster import kubeconfig as kubeconfig_file
+from setpoint.cluster.apiserver import APIServer
+from setpoint.cluster.server import create_app
+from setpoint.cluster.tls import ensure_certs
+
+
+@dataclass
+class RunningCluster:
+    """A started cluster: where it listens and how to reach it."""
+
+    url: str
+    kubeconfig: Path
+    token: str
+    ca_file: Path
+    api: APIServer = field(repr=False)
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+
+def _token_for(directory: Path) -> str:
+    path = directory / "token"
+    if path.exists():
+        return path.read_text().strip()
+    token = secrets.token_urlsafe(32)
+    path.write_text(token + "\n")
+    path.chmod(0o600)
+    return token
+
+
+@asynccontextmanager
+async def serve(
+    data: Path | None = None,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    kubeconfig: Path | None = None,
+    state_dir: Path | None = None,
+) -> AsyncIterator[RunningCluster]:
+    """Run an API server until the block exits.
+
+    ``data`` keeps the state (SQLite), the CA and the token across restarts; without it the
+    state lives in memory and the credentials in a temporary directory.
+    """
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if data is not None:
+        data.mkdir(parents=True, exist_ok=True)
+        secrets_dir = data
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="setpoint-")
+        secrets_dir = state_dir or Path(tmp.name)
+    hosts = [host, "localhost", "127.0.0.1", "kubernetes", "kubernetes.default",
+             "kubernetes.default.svc"]
+    certs = ensure_certs(secrets_dir, sorted(set(hosts)))
+    token = _token_for(secrets_dir)
+    api = APIServer(data, ca_pem=certs.ca_pem)
+    api.start()
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(512)
+    sock.setblocking(False)
+    bound_port = sock.getsockname()[1]
+    runner = web.AppRunner(create_app(api, token), access_log=None, handle_signals=False,
+                           shutdown_timeout=1.0)
+    await runner.setup()
+    site = web.SockSite(runner, sock, ssl_context=certs.ssl_context(secrets_dir),
+                        shutdown_timeout=1.0)
+    await site.start()
+    url_host = f"[{host}]" if ":" in host else host
+    url = f"https://{url_host}:{bound_port}"
+    config_path = kubeconfig or secrets_dir / "kubeconfig"
+    kubeconfig_file.write(config_path, url, certs.ca_pem, token)
+    try:
+        yield RunningCluster(url, config_path, token, secrets_dir / "ca.crt", api)
+    finally:
+        await api.stop()
+        await runner.cleanup()
+        if tmp is not None:
+            tmp.cleanup()

@@ -1,0 +1,391 @@
+"""The HTTP front of the embedded API server: routing, authentication, limits, encoding."""
+
+from __future__ import annotations
+
+import hmac
+import logging
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
+
+import orjson
+import yaml
+from aiohttp import web
+
+from setpoint.cluster.decode import parse_body
+from setpoint.cluster.negotiation import MediaType, negotiate
+from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.request import ResourcePath, parse_resource_path
+from setpoint.cluster.watch import WatchStream, validate_watch_options
+from setpoint.machinery import errors
+from setpoint.machinery.errors import StatusError
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+
+log = logging.getLogger("setpoint.cluster")
+
+MAX_BODY = 3 * 1024 * 1024
+BODY_TYPES = ("application/json", "application/yaml")
+PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
+Obj = dict[str, Any]
+
+
+def _dumps(obj: Any, media: MediaType) -> bytes:
+    if media.is_yaml:
+        return yaml.safe_dump(obj, sort_keys=False).encode()
+    return orjson.dumps(obj)
+
+
+def _json(obj: Any, status: int = 200, media: MediaType | None = None,
+          warnings: list[str] | None = None) -> web.Response:
+    media = media or MediaType()
+    resp = web.Response(body=_dumps(obj, media), status=status,
+                        content_type=media.type if not media.as_kind else None)
+    if media.as_kind:
+        resp.headers["Content-Type"] = media.content_type
+    if warnings:
+        for w in warnings:
+            resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+    return resp
+
+
+def _status(err: StatusError) -> web.Response:
+    resp = _json(err.to_status(), err.code)
+    if err.retry_after is not None and err.code in (429, 503, 504):
+        resp.headers["Retry-After"] = str(err.retry_after)
+    return resp
+
+
+def _text(body: str, status: int = 200) -> web.Response:
+    return web.Response(text=body, status=status, content_type="text/plain", charset="utf-8")
+
+
+class Handler:
+    """One aiohttp handler for every path: the Kubernetes path grammar is not a route table."""
+
+    def __init__(self, api: APIServer, token: str | None) -> None:
+        self.api = api
+        self.token = token.encode() if token else None
+
+    async def __call__(self, request: web.Request) -> web.StreamResponse:
+        try:
+            self._authenticate(request)
+            return await self._dispatch(request)
+        except StatusError as err:
+            return _status(err)
+        except web.HTTPException:
+            raise
+        except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return _status(errors.internal("an unexpected error occurred; see the server log"))
+
+    def _authenticate(self, request: web.Request) -> None:
+        if self.token is None or request.path in PUBLIC_PATHS:
+            return
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Bearer ") and hmac.compare_digest(
+                header[7:].strip().encode(), self.token):
+            return
+        raise errors.unauthorized()
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        path = request.path
+        if path in ("/healthz", "/livez", "/readyz"):
+            return _text("ok") if self.api.ready else _text("not ready", 500)
+        if path.startswith("/healthz/") or path.startswith("/livez/") or path.startswith(
+                "/readyz/"):
+            return _text("ok")
+        segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+        if not segments:
+            return _json(self.api.discovery.root_paths())
+        head = segments[0]
+        if head == "version" and len(segments) == 1:
+            return _json(self.api.discovery.version())
+        if head == "openapi":
+            return self._openapi(request, segments)
+        if head == "api":
+            if len(segments) == 1:
+                return self._discovery_root(request, legacy=True)
+            if segments[1] != "v1":
+                return _text("404 page not found\n", 404)
+            if len(segments) == 2:
+                return _json(self.api.discovery.core_resources())
+            return await self._resource(request, ["", *segments[1:]])
+        if head == "apis":
+            if len(segments) == 1:
+                return self._discovery_root(request, legacy=False)
+            group = segments[1]
+            versions = self.api.registry.groups().get(group)
+            if not versions:
+                return _text("404 page not found\n", 404)
+            if len(segments) == 2:
+                return _json(self.api.discovery.group(group))
+            if segments[2] not in versions:
+                return _text("404 page not found\n", 404)
+            if len(segments) == 3:
+                return _json(self.api.discovery.resources(group, segments[2]))
+            return await self._resource(request, segments[1:])
+        return _text("404 page not found\n", 404)
+
+    # -- discovery -----------------------------------------------------------------------
+    def _discovery_root(self, request: web.Request, *, legacy: bool) -> web.Response:
+        media = negotiate(request.headers.get("Accept"), discovery=True)
+        disc = self.api.discovery
+        if media.as_kind == "APIGroupDiscoveryList":
+            body, etag = disc.aggregated(legacy=legacy, version=media.version)
+            if request.headers.get("If-None-Match") == etag:
+                return web.Response(status=304, headers={"ETag": etag})
+            resp = web.Response(body=body, status=200)
+            resp.headers["Content-Type"] = media.content_type
+            resp.headers["ETag"] = etag
+            resp.headers["Vary"] = "Accept"
+            return resp
+        resp = _json(disc.versions() if legacy else disc.groups())
+        resp.headers["Vary"] = "Accept"
+        return resp
+
+    def _openapi(self, request: web.Request, segments: list[str]) -> web.Response:
+        if len(segments) < 2 or segments[1] != "v3":
+            return _text("404 page not found\n", 404)
+        service = self.api.openapi
+        if len(segments) == 2:
+            resp = web.Response(body=service.index(), content_type="application/json")
+            return resp
+        body = service.document("/".join(segments[2:]))
+        if body is None:
+            return _text("404 page not found\n", 404)
+        resp = web.Response(body=body, content_type="application/json")
+        resp.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") \
+            else "no-cache, private"
+        return resp
+
+    # -- resources -----------------------------------------------------------------------
+    async def _resource(self, request: web.Request, segments: list[str]) -> web.StreamResponse:
+        rp = parse_resource_path(segments)
+        if rp is None:
+            raise errors.path_not_found()
+        rt = self.api.registry.get(rp.group, rp.version, rp.resource)
+        if rt is None:
+            raise errors.path_not_found()
+        if rp.namespace is not None and not rt.namespaced:
+            raise errors.path_not_found()
+        if rp.subresource and rp.subresource not in rt.subresources:
+            raise errors.path_not_found()
+        method = request.method
+        query = request.query
+        if method == "GET":
+            watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
+            if rp.name is None or (watch and not rp.subresource):
+                return await self._get_collection(request, rt, rp, watch)
+            media = negotiate(request.headers.get("Accept"))
+            obj = self.api.rest.get(rt, rp.namespace, rp.name, rp.subresource)
+            return self._render_object(rt, obj, media)
+        if rp.legacy_watch:
+            raise errors.method_not_supported(rt.resource, method.lower(), rt.group)
+        if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
+                and rp.name is None:
+            raise errors.StatusError(405, "MethodNotAllowed",
+                                     "the server does not allow this method on the requested "
+                                     "resource")
+        ua = request.headers.get("User-Agent", "")
+        if method == "POST":
+            media = negotiate(request.headers.get("Accept"))
+            if rp.name is not None:
+                return await self._create_subresource(request, rt, rp, media)
+            opts = WriteOptions.parse(query, "CreateOptions", ua)
+            body = await self._body(request, rt, opts)
+            result = self.api.rest.create(rt, rp.namespace, body, opts)
+            return self._render_write(rt, result, media)
+        if method == "PUT":
+            if rp.name is None:
+                raise errors.method_not_supported(rt.resource, "update", rt.group)
+            media = negotiate(request.headers.get("Accept"))
+            opts = WriteOptions.parse(query, "UpdateOptions", ua)
+            if rp.subresource == "finalize":
+                body = await self._body(request, rt, opts)
+                result = self.api.finalize_namespace(rt, rp.name, body, opts)
+                return self._render_write(rt, result, media)
+            body = await self._body(request, rt, opts)
+            result = self.api.rest.update(rt, rp.namespace, rp.name, body, opts, rp.subresource)
+            return self._render_write(rt, result, media)
+        if method == "PATCH":
+            if rp.name is None:
+                raise errors.method_not_supported(rt.resource, "patch", rt.group)
+            media = negotiate(request.headers.get("Accept"))
+            ctype = request.content_type
+            if ctype not in PATCH_TYPES:
+                raise errors.unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml"
+                    + ("" if rt.is_custom else ", application/strategic-merge-patch+json"))
+            opts = WriteOptions.parse(query, "PatchOptions", ua,
+                                      apply=ctype == "application/apply-patch+yaml")
+            raw = await self._raw(request)
+            result = self.api.rest.patch(rt, rp.namespace, rp.name, raw, ctype, opts,
+                                         rp.subresource)
+            return self._render_write(rt, result, media)
+        if method == "DELETE":
+            media = negotiate(request.headers.get("Accept"))
+            raw = await self._raw(request)
+            body = None
+            if raw.strip():
+                parsed = parse_body(raw, request.content_type if request.content_type in
+                                    BODY_TYPES else "application/json",
+                                    kind="DeleteOptions", track_duplicates=False).obj
+                body = parsed if isinstance(parsed, dict) else None
+            dopts = DeleteOptions.parse(query, body)
+            if rp.name is None:
+                lopts = ListOptions.parse(query)
+                out = self.api.rest.delete_collection(rt, rp.namespace, lopts, dopts)
+                return _json(out, 200, media)
+            if rp.subresource:
+                raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
+                                                  rt.group)
+            code, out = self.api.rest.delete(rt, rp.namespace, rp.name, dopts)
+            return _json(out, code, media)
+        raise errors.StatusError(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested "
+                                 "resource")
+
+    async def _create_subresource(self, request: web.Request, rt: ResourceType,
+                                  rp: ResourcePath, media: MediaType) -> web.Response:
+        assert rp.name is not None
+        raw = await self._raw(request)
+        ctype = request.content_type if request.content_type in BODY_TYPES else \
+            "application/json"
+        body = parse_body(raw, ctype, kind=rt.kind, track_duplicates=False).obj
+        if rp.subresource == "binding":
+            out = self.api.bind_pod(rt, rp.namespace or "", rp.name, body)
+            return _json(out, 201, media)
+        if rp.subresource == "eviction":
+            out = self.api.evict_pod(rt, rp.namespace or "", rp.name, body)
+            return _json(out, 201, media)
+        raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "create", rt.group)
+
+    async def _raw(self, request: web.Request) -> bytes:
+        length = request.content_length
+        if length is not None and length > MAX_BODY:
+            raise errors.request_entity_too_large("limit is 3145728")
+        data = bytearray()
+        async for chunk in request.content.iter_any():
+            data.extend(chunk)
+            if len(data) > MAX_BODY:
+                raise errors.request_entity_too_large("limit is 3145728")
+        return bytes(data)
+
+    async def _body(self, request: web.Request, rt: ResourceType, opts: WriteOptions) -> Any:
+        ctype = request.content_type
+        if ctype not in BODY_TYPES:
+            if ctype == "application/octet-stream" and not request.headers.get("Content-Type"):
+                ctype = "application/json"
+            else:
+                raise errors.unsupported_media_type(
+                    "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+        raw = await self._raw(request)
+        return parse_body(raw, ctype, kind=rt.kind,
+                          track_duplicates=opts.field_validation != "Ignore")
+
+    # -- rendering -----------------------------------------------------------------------
+    def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,
+                       status: int = 200, warnings: list[str] | None = None) -> web.Response:
+        if media.as_kind == "Table":
+            from setpoint.cluster.tables import to_table
+
+            table = to_table(rt, [obj], list_meta=None,
+                             include_object=media.include_object or "Metadata",
+                             now=datetime.now(UTC))
+            return _json(table, status, media, warnings)
+        if media.as_kind == "PartialObjectMetadata":
+            return _json(_partial(obj, media.version), status, media, warnings)
+        return _json(obj, status, media, warnings)
+
+    def _render_write(self, rt: ResourceType, result: WriteResult,
+                      media: MediaType) -> web.Response:
+        if result.obj.get("kind") == "Scale":
+            return _json(result.obj, result.status, MediaType(media.type), result.warnings)
+        return self._render_object(rt, result.obj, media, result.status, result.warnings)
+
+    async def _get_collection(self, request: web.Request, rt: ResourceType, rp: ResourcePath,
+                              watch: bool) -> web.StreamResponse:
+        media = negotiate(request.headers.get("Accept"))
+        opts = ListOptions.parse(request.query)
+        if rp.name is not None:
+            opts.field_selector = f"metadata.name={rp.name}" + (
+                f",{opts.field_selector}" if opts.field_selector else "")
+        validate_watch_options(opts, watch)
+        ns = rp.namespace
+        if not watch:
+            listed = self.api.rest.list(rt, ns, opts)
+            if media.as_kind == "Table":
+                from setpoint.cluster.tables import to_table
+
+                table = to_table(rt, listed["items"], list_meta=listed["metadata"],
+                                 include_object=media.include_object or "Metadata",
+                                 now=datetime.now(UTC))
+                return _json(table, 200, media)
+            if media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                return _json({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": f"meta.k8s.io/{media.version}",
+                    "metadata": listed["metadata"],
+                    "items": [_partial(i, media.version) for i in listed["items"]],
+                }, 200, media)
+            return _json(listed, 200, media)
+        return await self._watch(request, rt, ns, opts, media)
+
+    async def _watch(self, request: web.Request, rt: ResourceType, ns: str | None,
+                     opts: ListOptions, media: MediaType) -> web.StreamResponse:
+        present = self._watch_presenter(rt, media)
+        stream = WatchStream(self.api.rest, rt, ns, opts, present)
+        resp = web.StreamResponse(status=200)
+        resp.content_type = "application/json"
+        if media.as_kind:
+            resp.headers["Content-Type"] = media.content_type
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        if stream.error is not None:
+            await resp.write(orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n")
+            return resp
+        self.api.track_watch(stream)
+        try:
+            async for batch in stream:
+                payload = b"".join(
+                    orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
+                await resp.write(payload)
+        except (ConnectionResetError, RuntimeError):
+            pass  # the client went away
+        finally:
+            stream.close()
+            self.api.untrack_watch(stream)
+        return resp
+
+    def _watch_presenter(self, rt: ResourceType, media: MediaType) -> Any:
+        rest = self.api.rest
+        if media.as_kind == "Table":
+            from setpoint.cluster.tables import to_table
+
+            def as_table(obj: Obj) -> Obj:
+                if "name" not in obj.get("metadata", {}):
+                    return obj  # bookmark
+                return to_table(rt, [rest.present(rt, obj)], list_meta=None,
+                                include_object=media.include_object or "Metadata",
+                                now=datetime.now(UTC))
+            return as_table
+        if media.as_kind.startswith("PartialObjectMetadata"):
+            return lambda obj: _partial(obj, media.version)
+        return lambda obj: rest.present(rt, obj)
+
+
+def _partial(obj: Obj, version: str) -> Obj:
+    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": obj.get("metadata", {})}
+
+
+def create_app(api: APIServer, token: str | None) -> web.Application:
+    app = web.Application(client_max_size=MAX_BODY + 1024)
+    handler = Handler(api, token)
+    app.router.add_route("*", "/{tail:.*}", handler)
+    return app

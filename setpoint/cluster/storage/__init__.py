@@ -1,0 +1,5 @@
+"""Object storage: an in-memory index with one global revision, persisted to SQLite."""
+
+from setpoint.cluster.storage.store import Event, Store, Watcher
+
+__all__ = ["Event", "Store", "Watcher"]
