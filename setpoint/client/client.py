@@ -31,7 +31,7 @@ from setpoint.client.typed import from_body, is_typed_class, to_body
 from setpoint.client.watch import Watch
 
 T = TypeVar("T")
-O = TypeVar("O")  # noqa: E741 - an object passed in and handed back, dict or typed
+ObjT = TypeVar("ObjT")  # an object passed in and handed back: dict or typed
 
 Obj = dict[str, Any]
 DictRef = ResourceInfo | Kind | GVR
@@ -286,9 +286,9 @@ class Client:
     # -- writes ----------------------------------------------------------------------------
 
     async def create(
-        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        self, obj: ObjT, *, namespace: str | None = None, dry_run: bool = False,
         field_manager: str | None = None, field_validation: str | None = None,
-    ) -> O:
+    ) -> ObjT:
         """Create ``obj``; returns the stored object (same type as ``obj``).
         Raises ``AlreadyExistsError`` when the name is taken."""
         body = to_body(obj)
@@ -299,20 +299,20 @@ class Client:
             "POST", info.path(ns), params=params, body=orjson.dumps(body),
             template=info.template(info.namespaced, False),
         )
-        return cast(O, self._decode_like(obj, resp.body))
+        return cast(ObjT, self._decode_like(obj, resp.body))
 
     async def update(
-        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        self, obj: ObjT, *, namespace: str | None = None, dry_run: bool = False,
         field_manager: str | None = None, field_validation: str | None = None,
-    ) -> O:
+    ) -> ObjT:
         """Replace ``obj`` (PUT). With ``metadata.resourceVersion`` set, a concurrent change
         makes it fail with ``ConflictError``."""
         return await self._put(obj, None, namespace, dry_run, field_manager, field_validation)
 
     async def update_status(
-        self, obj: O, *, namespace: str | None = None, dry_run: bool = False,
+        self, obj: ObjT, *, namespace: str | None = None, dry_run: bool = False,
         field_manager: str | None = None, field_validation: str | None = None,
-    ) -> O:
+    ) -> ObjT:
         """Replace the status of ``obj`` through the status subresource."""
         return await self._put(obj, "status", namespace, dry_run, field_manager,
                                field_validation)
@@ -356,10 +356,10 @@ class Client:
         return self._decoder(resource)(orjson.loads(resp.body))
 
     async def apply(
-        self, obj: O, *, field_manager: str | None = None, force: bool = False,
+        self, obj: ObjT, *, field_manager: str | None = None, force: bool = False,
         namespace: str | None = None, subresource: str | None = None, dry_run: bool = False,
         field_validation: str | None = None,
-    ) -> O:
+    ) -> ObjT:
         """Server-side apply ``obj`` (the fields this manager wants to own) and return the
         result. ``force`` takes over fields other managers own instead of failing with
         ``ConflictError``; ``subresource="status"`` applies the status."""
@@ -377,7 +377,7 @@ class Client:
             content_type=str(PatchType.APPLY), idempotent=True,
             template=info.template(info.namespaced, True, subresource),
         )
-        return cast(O, self._decode_like(obj, resp.body))
+        return cast(ObjT, self._decode_like(obj, resp.body))
 
     async def delete(
         self, resource: ResourceRef, name: str, *, namespace: str | None = None,
@@ -432,13 +432,25 @@ class Client:
         """The object read through its status subresource."""
         return await self._object_call("GET", resource, name, namespace, "status")
 
+    @overload
+    async def patch_status(
+        self, resource: type[T], name: str, patch: Any, *, patch_type: PatchType = ...,
+        namespace: str | None = None, dry_run: bool = False, field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> T: ...
+    @overload
+    async def patch_status(
+        self, resource: DictRef, name: str, patch: Any, *, patch_type: PatchType = ...,
+        namespace: str | None = None, dry_run: bool = False, field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> Obj: ...
     async def patch_status(
         self, resource: ResourceRef, name: str, patch: Any, *,
         patch_type: PatchType = PatchType.MERGE, namespace: str | None = None,
         dry_run: bool = False, field_manager: str | None = None, force: bool | None = None,
     ) -> Any:
         """Patch the status subresource (see :meth:`patch`)."""
-        return await self.patch(  # type: ignore[call-overload]
+        return await self.patch(
             resource, name, patch, patch_type=patch_type, namespace=namespace,
             subresource="status", dry_run=dry_run, field_manager=field_manager, force=force,
         )
@@ -470,10 +482,10 @@ class Client:
     ) -> Obj:
         """Patch the Scale, e.g. ``{"spec": {"replicas": 3}}``."""
         info = await self.resolve(resource)
-        return cast(Obj, await self.patch(
+        return await self.patch(
             info, name, patch, patch_type=patch_type, namespace=namespace,
             subresource="scale", dry_run=dry_run,
-        ))
+        )
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -489,9 +501,9 @@ class Client:
         return self._decoder(resource)(orjson.loads(resp.body))
 
     async def _put(
-        self, obj: O, subresource: str | None, namespace: str | None, dry_run: bool,
+        self, obj: ObjT, subresource: str | None, namespace: str | None, dry_run: bool,
         field_manager: str | None, field_validation: str | None,
-    ) -> O:
+    ) -> ObjT:
         body = to_body(obj)
         info = await self._info_for(obj, body)
         name = (body.get("metadata") or {}).get("name")
@@ -502,7 +514,7 @@ class Client:
             params=self._write_params(dry_run, field_manager, field_validation),
             body=orjson.dumps(body), template=info.template(info.namespaced, True, subresource),
         )
-        return cast(O, self._decode_like(obj, resp.body))
+        return cast(ObjT, self._decode_like(obj, resp.body))
 
     async def _info_for(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo:
         if is_typed_class(type(obj)):

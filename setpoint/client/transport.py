@@ -23,7 +23,7 @@ import random
 import ssl
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +140,8 @@ class Transport:
         self._session: aiohttp.ClientSession | None = None
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._warned: set[str] = set()
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+        """How backoff waits are awaited (a test seam: replace it to observe the waits)."""
 
     def __repr__(self) -> str:
         return f"Transport(server={self.config.server!r}, retry={self.retry!r})"
@@ -192,7 +194,12 @@ class Transport:
         async with self._attempts(
             method, path, params, None, "application/json", True, template, client_timeout,
         ) as resp:
-            yield resp
+            try:
+                yield resp
+            finally:
+                # A stream left mid-way cannot go back to the pool: its connection is closed.
+                if not resp.content.at_eof():
+                    resp.close()
 
     # -------------------------------------------------------------------------------------
 
@@ -249,7 +256,7 @@ class Transport:
                 "request_retry method=%s path=%s attempt=%d wait=%.3f error=%s",
                 method, path, attempt, wait, failure,
             )
-            await asyncio.sleep(wait)
+            await self.sleep(wait)
             attempt += 1
 
     async def _send(

@@ -8,6 +8,7 @@ set, and on deletion every object of the resource is removed before the CRD goes
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
@@ -161,10 +162,8 @@ class CustomResources:
             meta = obj["metadata"]
             if meta.get("deletionTimestamp") or rt is None:
                 continue
-            try:
+            with contextlib.suppress(errors.StatusError):
                 self.api.rest.delete(rt, meta.get("namespace"), meta["name"], DeleteOptions())
-            except errors.StatusError:
-                pass
         if self.api.store.count(storage_key):
             self._terminating[storage_key] = crd["metadata"]["name"]
             self._set_terminating(crd)

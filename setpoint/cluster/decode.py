@@ -197,7 +197,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                     out[k] = decoded
             return {k: v for k, v in out.items() if v is not None}
         el = schema.additional_properties
-        if el is None or el.type is None and not el.int_or_string:
+        if el is None or (el.type is None and not el.int_or_string):
             return value
         return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
                 for k, v in value.items()}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 import orjson
@@ -59,6 +58,5 @@ class DiscoveryService:
     def aggregated(self, *, legacy: bool, version: str) -> tuple[bytes, str]:
         def make() -> tuple[bytes, str]:
             doc = discovery.aggregated_discovery(self._registry, legacy=legacy, version=version)
-            body = orjson.dumps(doc)
-            return body, '"' + hashlib.sha512(body).hexdigest()[:64].upper() + '"'
+            return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

@@ -6,14 +6,13 @@ from dataclasses import dataclass
 
 from setpoint.machinery import errors
 
-
 # /api/v1/namespaces/<name>/<these> address the namespace itself, not a resource in it
 _NAMESPACE_SUBRESOURCES = {"status", "finalize"}
 
 
 @dataclass(slots=True)
 class ResourcePath:
-    """A request for objects: ``/apis/<group>/<version>/namespaces/<ns>/<resource>/<name>/<sub>``."""
+    """A request for objects: ``/apis/<g>/<v>/namespaces/<ns>/<resource>/<name>/<sub>``."""
 
     group: str
     version: str

@@ -12,6 +12,7 @@ import orjson
 import yaml
 from aiohttp import web
 
+from setpoint.cluster import reviews
 from setpoint.cluster.decode import parse_body
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
@@ -29,6 +30,8 @@ log = logging.getLogger("setpoint.cluster")
 
 MAX_BODY = 3 * 1024 * 1024
 BODY_TYPES = ("application/json", "application/yaml")
+# Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
+SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 Obj = dict[str, Any]
 
@@ -152,12 +155,18 @@ class Handler:
             return _text("404 page not found\n", 404)
         service = self.api.openapi
         if len(segments) == 2:
-            resp = web.Response(body=service.index(), content_type="application/json")
-            return resp
-        body = service.document("/".join(segments[2:]))
+            return web.Response(body=service.index(), content_type="text/plain",
+                                charset="utf-8")
+        path = "/".join(segments[2:])
+        body = service.document(path)
         if body is None:
             return _text("404 page not found\n", 404)
+        etag = service.etag(path)
+        if etag and request.headers.get("If-None-Match") == etag:
+            return web.Response(status=304, headers={"ETag": etag})
         resp = web.Response(body=body, content_type="application/json")
+        if etag:
+            resp.headers["ETag"] = etag
         resp.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") \
             else "no-cache, private"
         return resp
@@ -172,9 +181,13 @@ class Handler:
             raise errors.path_not_found()
         if rp.namespace is not None and not rt.namespaced:
             raise errors.path_not_found()
-        if rp.subresource and rp.subresource not in rt.subresources:
+        if rp.subresource and (rp.subresource not in rt.subresources
+                               or rp.subresource not in SERVED_SUBRESOURCES):
             raise errors.path_not_found()
         method = request.method
+        self._check_verb(rt, rp, method, request.query)
+        if reviews.is_virtual(rt):
+            return await self._virtual(request, rt, rp)
         query = request.query
         if method == "GET":
             watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
@@ -250,6 +263,40 @@ class Handler:
                                  "the server does not allow this method on the requested "
                                  "resource")
 
+    async def _virtual(self, request: web.Request, rt: ResourceType,
+                       rp: ResourcePath) -> web.Response:
+        media = negotiate(request.headers.get("Accept"))
+        if request.method == "GET":
+            if rt.kind != "ComponentStatus":
+                raise errors.method_not_supported(rt.resource, "get", rt.group)
+            listed = reviews.component_statuses()
+            if rp.name is None:
+                return _json(listed, 200, media)
+            for item in listed["items"]:
+                if item["metadata"]["name"] == rp.name:
+                    return _json({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
+            raise errors.not_found(rt.resource, rp.name)
+        raw = await self._raw(request)
+        body = parse_body(raw, request.content_type if request.content_type in BODY_TYPES
+                          else "application/json", kind=rt.kind, track_duplicates=False).obj
+        token = self.token.decode() if self.token else None
+        return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
+
+    def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
+                    query: Any) -> None:
+        """Verbs a resource does not offer are a 405, as discovery advertises."""
+        if rp.subresource:
+            return
+        if method == "GET":
+            watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
+            verb = "watch" if watch else ("get" if rp.name is not None else "list")
+        elif method == "DELETE":
+            verb = "delete" if rp.name is not None else "deletecollection"
+        else:
+            verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, "")
+        if verb not in rt.verbs:
+            raise errors.method_not_supported(rt.resource, verb or method.lower(), rt.group)
+
     async def _create_subresource(self, request: web.Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> web.Response:
         assert rp.name is not None
@@ -296,7 +343,7 @@ class Handler:
 
             table = to_table(rt, [obj], list_meta=None,
                              include_object=media.include_object or "Metadata",
-                             now=datetime.now(UTC))
+                             now=datetime.now(UTC), table_version=media.version)
             return _json(table, status, media, warnings)
         if media.as_kind == "PartialObjectMetadata":
             return _json(_partial(obj, media.version), status, media, warnings)
@@ -324,7 +371,7 @@ class Handler:
 
                 table = to_table(rt, listed["items"], list_meta=listed["metadata"],
                                  include_object=media.include_object or "Metadata",
-                                 now=datetime.now(UTC))
+                                 now=datetime.now(UTC), table_version=media.version)
                 return _json(table, 200, media)
             if media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
                 return _json({
@@ -365,15 +412,11 @@ class Handler:
     def _watch_presenter(self, rt: ResourceType, media: MediaType) -> Any:
         rest = self.api.rest
         if media.as_kind == "Table":
-            from setpoint.cluster.tables import to_table
+            from setpoint.cluster.tables import WatchTables
 
-            def as_table(obj: Obj) -> Obj:
-                if "name" not in obj.get("metadata", {}):
-                    return obj  # bookmark
-                return to_table(rt, [rest.present(rt, obj)], list_meta=None,
-                                include_object=media.include_object or "Metadata",
-                                now=datetime.now(UTC))
-            return as_table
+            tables = WatchTables(rt, include_object=media.include_object or "Metadata",
+                                 table_version=media.version)
+            return lambda obj: tables(rest.present(rt, obj))
         if media.as_kind.startswith("PartialObjectMetadata"):
             return lambda obj: _partial(obj, media.version)
         return lambda obj: rest.present(rt, obj)

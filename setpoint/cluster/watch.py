@@ -8,7 +8,6 @@ one that starts matching as ADDED.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -40,12 +39,12 @@ def validate_watch_options(opts: ListOptions, watch: bool) -> None:
             "FieldValueForbidden",
             "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents "
             "is provided", "resourceVersionMatch"))
-    if watch and opts.send_initial_events is not None:
-        if opts.resource_version_match != "NotOlderThan":
-            causes.append(Cause(
-                "FieldValueInvalid",
-                f'Invalid value: "{opts.resource_version_match}": sendInitialEvents requires '
-                'setting resourceVersionMatch to NotOlderThan', "resourceVersionMatch"))
+    if watch and opts.send_initial_events is not None \
+            and opts.resource_version_match != "NotOlderThan":
+        causes.append(Cause(
+            "FieldValueInvalid",
+            f'Invalid value: "{opts.resource_version_match}": sendInitialEvents requires '
+            'setting resourceVersionMatch to NotOlderThan', "resourceVersionMatch"))
     if causes:
         raise errors.invalid("ListOptions", "", causes, group="meta.k8s.io")
 

@@ -40,6 +40,8 @@ class StatusError(Exception):
     causes: list[Cause] = field(default_factory=list)
     retry_after: int | None = None
     uid: str = ""
+    # some answers carry an empty details object ({}), which the apiserver still sends
+    keep_empty_details: bool = False
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
@@ -73,7 +75,7 @@ class StatusError(Exception):
             status["details"] = details
         if not self.reason:
             del status["reason"]
-        if not details:
+        if not details and not self.keep_empty_details:
             status.pop("details", None)
         status["code"] = self.code
         return status

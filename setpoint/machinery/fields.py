@@ -167,9 +167,11 @@ def parse(text: str | None) -> Selector:
         raise bad_request(str(err)) from None
 
 
-def check_supported(selector: Selector, supported: Collection[str]) -> None:
+def check_supported(selector: Selector, supported: Collection[str], api_version: str = "",
+                    kind: str = "") -> None:
     """Raise the apiserver's 400 for the first field the resource cannot be selected by
-    (terms are checked in their sorted order, as the apiserver converts them)."""
+    (terms are checked in their sorted order, as the apiserver converts them). The
+    version and kind are accepted for callers' convenience; the message names neither."""
     for r in selector.requirements:
         if r.field not in supported:
             raise unsupported_field(r.field)

@@ -18,8 +18,9 @@ from setpoint.machinery.errors import Cause, StatusError, bad_request
 from setpoint.machinery.names import is_qualified_name, is_valid_label_value, validate_labels
 
 __all__ = [
-    "EVERYTHING", "NOTHING", "Requirement", "Selector", "from_label_selector",
-    "is_qualified_name", "is_valid_label_value", "parse", "selector_from_set",
+    "EVERYTHING", "NOTHING", "Requirement", "Selector", "SelectorError", "from_label_selector",
+    "is_qualified_name", "is_valid_label_value", "new_requirement", "parse",
+    "parse_requirements", "selector_from_label_selector", "selector_from_set",
     "validate_label_selector", "validate_labels",
 ]
 
@@ -436,6 +437,9 @@ def from_label_selector(selector: Mapping[str, Any] | None) -> Selector:
                 "operator")
         reqs.append(new_requirement(expr.get("key", ""), op, list(expr.get("values") or [])))
     return EVERYTHING.add(*reqs)
+
+
+selector_from_label_selector = from_label_selector
 
 
 def to_label_selector_string(selector: Mapping[str, Any] | None) -> str:

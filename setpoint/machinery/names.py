@@ -394,12 +394,14 @@ def validate_object_meta(meta: Mapping[str, Any] | None, namespaced: bool,
 
 
 def validate_object_meta_update(new: Mapping[str, Any] | None, old: Mapping[str, Any] | None,
-                                path: str = "metadata") -> list[Cause]:
+                                path: str = "metadata",
+                                require_resource_version: bool = False) -> list[Cause]:
     """``ValidateObjectMetaUpdate``: no new finalizers once deleting, identity fields
     immutable, and the new labels, annotations and owners valid.
 
-    The caller is expected to have carried over what the server resets silently
-    (uid when omitted, creationTimestamp, deletionTimestamp, generation)."""
+    What the server fills in or resets silently before validating (an omitted uid or
+    generation, creationTimestamp, deletionTimestamp) is not reported; the resourceVersion
+    check is left to the storage layer unless asked for."""
     new, old = new or {}, old or {}
     causes: list[Cause] = []
     if old.get("deletionTimestamp"):
@@ -409,13 +411,15 @@ def validate_object_meta_update(new: Mapping[str, Any] | None, old: Mapping[str,
                 f"{path}.finalizers",
                 "no new finalizers can be added if the object is being deleted, found new "
                 f"finalizers {fe.go_string_slice(added)}"))
-    if not new.get("resourceVersion"):
+    if require_resource_version and not new.get("resourceVersion"):
         causes.append(fe.invalid(f"{path}.resourceVersion", new.get("resourceVersion") or "",
                                  "must be specified for an update"))
-    if (new.get("generation") or 0) < (old.get("generation") or 0):
-        causes.append(fe.invalid(f"{path}.generation", new.get("generation") or 0,
-                                 "must not be decremented"))
+    generation = new.get("generation")
+    if isinstance(generation, int) and generation < (old.get("generation") or 0):
+        causes.append(fe.invalid(f"{path}.generation", generation, "must not be decremented"))
     for key in ("name", "namespace", "uid"):
+        if key == "uid" and not new.get(key):
+            continue
         if (new.get(key) or "") != (old.get(key) or ""):
             causes.append(fe.invalid(f"{path}.{key}", new.get(key) or "", "field is immutable"))
     causes.extend(validate_labels(new.get("labels"), f"{path}.labels"))

@@ -30,7 +30,7 @@ class Schema:
         self.raw = _deref(raw, resolve)
         self._resolve = resolve
         self._properties: dict[str, Schema] | None = None
-        self._element: Schema | None | bool = False
+        self._element: Schema | bool | None = False
 
     def __repr__(self) -> str:
         return f"Schema(type={self.type!r}, properties={len(self.raw.get('properties', {}))})"
@@ -160,11 +160,12 @@ def _deref(raw: Mapping[str, Any], resolve: Resolver | None) -> Mapping[str, Any
         return {**target, **extra} if extra else target
     one_of = raw.get("oneOf")
     if isinstance(one_of, list) and {_type_name(o) for o in one_of} == {"string", "integer"}:
-        return {**{k: v for k, v in raw.items() if k != "oneOf"}, "x-kubernetes-int-or-string": True}
+        rest = {k: v for k, v in raw.items() if k != "oneOf"}
+        return {**rest, "x-kubernetes-int-or-string": True}
     if isinstance(one_of, list) and {_type_name(o) for o in one_of} == {"string", "number"}:
         # resource.Quantity: a string on the wire; numbers are accepted on input
-        return {**{k: v for k, v in raw.items() if k != "oneOf"}, "x-kubernetes-int-or-string": True,
-                "format": "quantity"}
+        rest = {k: v for k, v in raw.items() if k != "oneOf"}
+        return {**rest, "x-kubernetes-int-or-string": True, "format": "quantity"}
     return raw
 
 

@@ -83,8 +83,17 @@ def go_sharp(value: Any) -> str:
     return repr(value)
 
 
+class Rendered:
+    """A bad value already rendered as Go prints it (e.g. a struct), shown verbatim."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
 def go_value(value: Any) -> str:
     """The value part of ``field.Error.ErrorBody``."""
+    if isinstance(value, Rendered):
+        return value.text
     if value is None:
         return "null"
     if isinstance(value, bool):

@@ -115,22 +115,18 @@ def _json(v: Any) -> str:
 
 
 def _string(schema: Mapping[str, Any], value: str, path: str) -> list[Cause]:
+    # like go-openapi's string validator: the first failing bound wins; format is separate
     errs: list[Cause] = []
     max_length = schema.get("maxLength")
+    min_length = schema.get("minLength")
+    pattern = schema.get("pattern")
     if isinstance(max_length, int) and len(value) > max_length:
         errs.append(fe.too_long(path, max_length))
-    min_length = schema.get("minLength")
-    if isinstance(min_length, int) and len(value) < min_length:
+    elif isinstance(min_length, int) and len(value) < min_length:
         errs.append(fe.invalid(path, value,
                                _in_body(path, f"should be at least {min_length} chars long")))
-    pattern = schema.get("pattern")
-    if isinstance(pattern, str) and pattern:
-        try:
-            matched = re.search(pattern, value) is not None
-        except re.error:
-            matched = True
-        if not matched:
-            errs.append(fe.invalid(path, value, _in_body(path, f"should match '{pattern}'")))
+    elif isinstance(pattern, str) and pattern and not _matches(pattern, value):
+        errs.append(fe.invalid(path, value, _in_body(path, f"should match '{pattern}'")))
     fmt = schema.get("format")
     if isinstance(fmt, str) and fmt and schema.get("type") == "string" \
             and not format_ok(fmt, value):
@@ -139,31 +135,36 @@ def _string(schema: Mapping[str, Any], value: str, path: str) -> list[Cause]:
     return errs
 
 
+def _matches(pattern: str, value: str) -> bool:
+    try:
+        return re.search(pattern, value) is not None
+    except re.error:
+        return True
+
+
 def _number(schema: Mapping[str, Any], value: float, path: str) -> list[Cause]:
-    errs: list[Cause] = []
+    # like go-openapi's number validator: multipleOf, maximum, minimum; the first failure wins
+    multiple = schema.get("multipleOf")
+    if isinstance(multiple, int | float) and multiple > 0 \
+            and not float(value / multiple).is_integer():
+        return [fe.invalid(path, value, _in_body(
+            path, f"should be a multiple of {_num(multiple)}"))]
     maximum = schema.get("maximum")
     if isinstance(maximum, int | float):
         if schema.get("exclusiveMaximum") and value >= maximum:
-            errs.append(fe.invalid(path, value, _in_body(
-                path, f"should be less than {_num(maximum)}")))
-        elif value > maximum:
-            errs.append(fe.invalid(path, value, _in_body(
-                path, f"should be less than or equal to {_num(maximum)}")))
+            return [fe.invalid(path, value, _in_body(path, f"should be less than {_num(maximum)}"))]
+        if value > maximum:
+            return [fe.invalid(path, value, _in_body(
+                path, f"should be less than or equal to {_num(maximum)}"))]
     minimum = schema.get("minimum")
     if isinstance(minimum, int | float):
         if schema.get("exclusiveMinimum") and value <= minimum:
-            errs.append(fe.invalid(path, value, _in_body(
-                path, f"should be greater than {_num(minimum)}")))
-        elif value < minimum:
-            errs.append(fe.invalid(path, value, _in_body(
-                path, f"should be greater than or equal to {_num(minimum)}")))
-    multiple = schema.get("multipleOf")
-    if isinstance(multiple, int | float) and multiple > 0:
-        quotient = value / multiple
-        if not float(quotient).is_integer():
-            errs.append(fe.invalid(path, value, _in_body(
-                path, f"should be a multiple of {_num(multiple)}")))
-    return errs
+            return [fe.invalid(path, value, _in_body(
+                path, f"should be greater than {_num(minimum)}"))]
+        if value < minimum:
+            return [fe.invalid(path, value, _in_body(
+                path, f"should be greater than or equal to {_num(minimum)}"))]
+    return []
 
 
 def _array(schema: Mapping[str, Any], value: list[Any], path: str, old: Any) -> list[Cause]:

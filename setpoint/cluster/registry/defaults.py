@@ -1,9 +1,28 @@
-"""Built-in defaults that clients rely on (the apiserver's SetDefaults_* functions)."""
+"""Built-in defaults that clients rely on (the apiserver's ``SetDefaults_*`` functions).
+
+Kubernetes applies these when it decodes a request body into its Go types. Go also writes
+struct fields that have no ``omitempty`` even when they are empty, so a created Deployment
+shows ``template.metadata.creationTimestamp: null`` and every container ``resources: {}``;
+the server keeps plain dicts, so those empty fields are defaulted here too, to answer with
+the same bytes. ``reset_status_on_create`` holds the strategies' create-time rules
+(``PrepareForCreate``): the status a new object starts with, and the Namespace finalizer.
+"""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.registry.podspec_defaults import (
+    canonical_resource_list,
+    default_pod,
+    default_pod_template,
+    pod_qos_class,
+)
+from setpoint.machinery.errors import bad_request
+from setpoint.machinery.quantity import QuantityError
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
@@ -11,24 +30,516 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
 
-DEFAULTERS: dict[tuple[str, str], Defaulter] = {}
 
-# Kinds whose strategy replaces status with an empty one on create.
-STATUS_RESET_ON_CREATE: set[tuple[str, str]] = {
-    ("apps", "Deployment"), ("apps", "ReplicaSet"), ("apps", "StatefulSet"),
-    ("apps", "DaemonSet"), ("batch", "Job"), ("policy", "PodDisruptionBudget"),
+def _set(d: Obj, key: str, value: Any) -> None:
+    """Default a field Go would consider unset (absent, null or the empty string)."""
+    if d.get(key) is None or d.get(key) == "":
+        d[key] = value
+
+
+def _dict(d: Obj, key: str) -> Obj:
+    """The dict at ``key``, created when absent (a non-pointer struct in Go)."""
+    value = d.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        d[key] = value
+    return value
+
+
+def _spec(obj: Obj) -> Obj:
+    return _dict(obj, "spec")
+
+
+# -- core/v1 -------------------------------------------------------------------------------
+
+def _pod(obj: Obj) -> None:
+    default_pod(obj)
+
+
+def _pod_template(obj: Obj) -> None:
+    default_pod_template(_dict(obj, "template"))
+
+
+def _replication_controller(obj: Obj) -> None:
+    spec = _spec(obj)
+    template = spec.get("template")
+    labels = ((template or {}).get("metadata") or {}).get("labels")
+    if labels is not None:
+        if not spec.get("selector"):
+            spec["selector"] = dict(labels)
+        meta = _dict(obj, "metadata")
+        if not meta.get("labels"):
+            meta["labels"] = dict(labels)
+    _set(spec, "replicas", 1)
+    if isinstance(template, dict):
+        default_pod_template(template)
+
+
+def _service(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "sessionAffinity", "None")
+    if spec["sessionAffinity"] == "None":
+        spec.pop("sessionAffinityConfig", None)
+    elif spec["sessionAffinity"] == "ClientIP":
+        client_ip = _dict(_dict(spec, "sessionAffinityConfig"), "clientIP")
+        _set(client_ip, "timeoutSeconds", 10800)
+    _set(spec, "type", "ClusterIP")
+    for port in spec.get("ports") or []:
+        _set(port, "protocol", "TCP")
+        if port.get("targetPort") in (None, 0, ""):
+            port["targetPort"] = port.get("port")
+    kind = spec["type"]
+    externally = kind in ("LoadBalancer", "NodePort") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs")))
+    if externally:
+        _set(spec, "externalTrafficPolicy", "Cluster")
+    if kind in ("NodePort", "LoadBalancer", "ClusterIP"):
+        _set(spec, "internalTrafficPolicy", "Cluster")
+    if kind == "LoadBalancer":
+        _set(spec, "allocateLoadBalancerNodePorts", True)
+    # IP families are the REST allocator's in Kubernetes; a single-stack IPv4 cluster
+    # answers with these (headless services without a selector ask for both families).
+    if kind != "ExternalName":
+        headless_no_selector = spec.get("clusterIP") == "None" and not spec.get("selector")
+        _set(spec, "ipFamilyPolicy",
+             "RequireDualStack" if headless_no_selector else "SingleStack")
+        if not spec.get("ipFamilies"):
+            spec["ipFamilies"] = ["IPv4"]
+    _dict(_dict(obj, "status"), "loadBalancer")
+
+
+def _secret(obj: Obj) -> None:
+    _set(obj, "type", "Opaque")
+    # v1 stringData is write-only: it is merged into data (winning over it) on decode.
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = _dict(obj, "data")
+        for key, value in string_data.items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
+
+
+def _namespace(obj: Obj) -> None:
+    meta = _dict(obj, "metadata")
+    if meta.get("name"):
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = meta["name"]
+    _set(_dict(obj, "status"), "phase", "Active")
+
+
+def _pvc_spec(spec: Obj) -> None:
+    _set(spec, "volumeMode", "Filesystem")
+    resources = spec.get("resources")
+    if isinstance(resources, dict):
+        for key in ("requests", "limits"):
+            if isinstance(resources.get(key), dict):
+                resources[key] = canonical_resource_list(resources[key])
+
+
+def _pvc(obj: Obj) -> None:
+    _pvc_spec(_spec(obj))
+    _set(_dict(obj, "status"), "phase", "Pending")
+
+
+def _pv(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "persistentVolumeReclaimPolicy", "Retain")
+    _set(spec, "volumeMode", "Filesystem")
+    if isinstance(spec.get("capacity"), dict):
+        spec["capacity"] = canonical_resource_list(spec["capacity"])
+    _set(_dict(obj, "status"), "phase", "Pending")
+
+
+def _endpoints(obj: Obj) -> None:
+    for subset in obj.get("subsets") or []:
+        for port in subset.get("ports") or []:
+            _set(port, "protocol", "TCP")
+
+
+_NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osImage",
+                     "containerRuntimeVersion", "kubeletVersion", "kubeProxyVersion",
+                     "operatingSystem", "architecture")
+
+
+def _node(obj: Obj) -> None:
+    status = _dict(obj, "status")
+    for key in ("capacity", "allocatable"):
+        if isinstance(status.get(key), dict):
+            status[key] = canonical_resource_list(status[key])
+    if status.get("allocatable") is None and status.get("capacity") is not None:
+        status["allocatable"] = dict(status["capacity"])
+    _set(_dict(_dict(status, "daemonEndpoints"), "kubeletEndpoint"), "Port", 0)
+    info = _dict(status, "nodeInfo")
+    for key in _NODE_INFO_FIELDS:
+        info.setdefault(key, "")
+
+
+def _limit_range(obj: Obj) -> None:
+    for item in _spec(obj).get("limits") or []:
+        for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
+            if isinstance(item.get(key), dict):
+                item[key] = canonical_resource_list(item[key])
+        if item.get("type") != "Container":
+            continue
+        default = _dict(item, "default")
+        request = _dict(item, "defaultRequest")
+        for key, value in (item.get("max") or {}).items():
+            default.setdefault(key, value)
+        for key, value in default.items():
+            request.setdefault(key, value)
+        for key, value in (item.get("min") or {}).items():
+            request.setdefault(key, value)
+
+
+def _resource_quota(obj: Obj) -> None:
+    spec = _spec(obj)
+    if isinstance(spec.get("hard"), dict):
+        spec["hard"] = canonical_resource_list(spec["hard"])
+
+
+def _core_event(obj: Obj) -> None:
+    # Struct and non-omitempty fields of core/v1 Event, always written by Go.
+    _dict(obj, "involvedObject")
+    _dict(obj, "source")
+    for key in ("firstTimestamp", "lastTimestamp", "eventTime"):
+        obj.setdefault(key, None)
+    obj.setdefault("reportingComponent", "")
+    obj.setdefault("reportingInstance", "")
+
+
+def _events_v1_event(obj: Obj) -> None:
+    obj.setdefault("eventTime", None)
+    _dict(obj, "regarding")
+    _dict(obj, "deprecatedSource")
+    obj.setdefault("deprecatedFirstTimestamp", None)
+    obj.setdefault("deprecatedLastTimestamp", None)
+
+
+# -- apps/v1 -------------------------------------------------------------------------------
+
+def _template_of(spec: Obj) -> None:
+    default_pod_template(_dict(spec, "template"))
+
+
+def _deployment(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "replicas", 1)
+    strategy = _dict(spec, "strategy")
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _dict(strategy, "rollingUpdate")
+        _set(rolling, "maxUnavailable", "25%")
+        _set(rolling, "maxSurge", "25%")
+    _set(spec, "revisionHistoryLimit", 10)
+    _set(spec, "progressDeadlineSeconds", 600)
+    _template_of(spec)
+
+
+def _replica_set(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "replicas", 1)
+    _template_of(spec)
+
+
+def _daemon_set(obj: Obj) -> None:
+    spec = _spec(obj)
+    strategy = _dict(spec, "updateStrategy")
+    _set(strategy, "type", "RollingUpdate")
+    if strategy["type"] == "RollingUpdate":
+        rolling = _dict(strategy, "rollingUpdate")
+        _set(rolling, "maxUnavailable", 1)
+        _set(rolling, "maxSurge", 0)
+    _set(spec, "revisionHistoryLimit", 10)
+    _template_of(spec)
+
+
+def _stateful_set(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "podManagementPolicy", "OrderedReady")
+    strategy = _dict(spec, "updateStrategy")
+    if not strategy.get("type"):
+        strategy["type"] = "RollingUpdate"
+        _dict(strategy, "rollingUpdate")
+    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
+        _set(strategy["rollingUpdate"], "partition", 0)
+    retention = _dict(spec, "persistentVolumeClaimRetentionPolicy")
+    _set(retention, "whenDeleted", "Retain")
+    _set(retention, "whenScaled", "Retain")
+    _set(spec, "replicas", 1)
+    _set(spec, "revisionHistoryLimit", 10)
+    _template_of(spec)
+    for claim in spec.get("volumeClaimTemplates") or []:
+        _dict(claim, "metadata").setdefault("creationTimestamp", None)
+        _pvc(claim)
+
+
+# -- batch/v1 ------------------------------------------------------------------------------
+
+def _job_spec(spec: Obj) -> None:
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    _set(spec, "parallelism", 1)
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
+    _set(spec, "completionMode", "NonIndexed")
+    _set(spec, "suspend", False)
+    failure_policy = spec.get("podFailurePolicy")
+    if isinstance(failure_policy, dict):
+        for rule in failure_policy.get("rules") or []:
+            for pattern in rule.get("onPodConditions") or []:
+                _set(pattern, "status", "True")
+    _set(spec, "podReplacementPolicy",
+         "Failed" if failure_policy is not None else "TerminatingOrFailed")
+
+
+def _job(obj: Obj) -> None:
+    spec = _spec(obj)
+    _job_spec(spec)
+    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+    meta = _dict(obj, "metadata")
+    if labels is not None and not meta.get("labels"):
+        meta["labels"] = dict(labels)
+    _template_of(spec)
+
+
+def _cron_job(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "concurrencyPolicy", "Allow")
+    _set(spec, "suspend", False)
+    _set(spec, "successfulJobsHistoryLimit", 3)
+    _set(spec, "failedJobsHistoryLimit", 1)
+    job_template = _dict(spec, "jobTemplate")
+    _dict(job_template, "metadata").setdefault("creationTimestamp", None)
+    _template_of(_dict(job_template, "spec"))
+
+
+# -- other groups --------------------------------------------------------------------------
+
+def _network_policy(obj: Obj) -> None:
+    spec = _spec(obj)
+    for direction in ("ingress", "egress"):
+        for rule in spec.get(direction) or []:
+            for port in rule.get("ports") or []:
+                _set(port, "protocol", "TCP")
+    if not spec.get("policyTypes"):
+        types = ["Ingress"]
+        if spec.get("egress"):
+            types.append("Egress")
+        spec["policyTypes"] = types
+
+
+def _endpoint_slice(obj: Obj) -> None:
+    for port in obj.get("ports") or []:
+        if port.get("name") is None:
+            port["name"] = ""
+        _set(port, "protocol", "TCP")
+
+
+def _rbac_binding(obj: Obj) -> None:
+    _set(_dict(obj, "roleRef"), "apiGroup", "rbac.authorization.k8s.io")
+    for subject in obj.get("subjects") or []:
+        if not subject.get("apiGroup"):
+            kind = subject.get("kind")
+            if kind == "ServiceAccount":
+                subject["apiGroup"] = ""
+            elif kind in ("User", "Group"):
+                subject["apiGroup"] = "rbac.authorization.k8s.io"
+
+
+def _webhook_common(hook: Obj) -> None:
+    _set(hook, "failurePolicy", "Fail")
+    _set(hook, "matchPolicy", "Equivalent")
+    if hook.get("namespaceSelector") is None:
+        hook["namespaceSelector"] = {}
+    if hook.get("objectSelector") is None:
+        hook["objectSelector"] = {}
+    _set(hook, "timeoutSeconds", 10)
+    for rule in hook.get("rules") or []:
+        _set(rule, "scope", "*")
+    service = (hook.get("clientConfig") or {}).get("service")
+    if isinstance(service, dict):
+        _set(service, "port", 443)
+
+
+def _validating_webhooks(obj: Obj) -> None:
+    for hook in obj.get("webhooks") or []:
+        _webhook_common(hook)
+
+
+def _mutating_webhooks(obj: Obj) -> None:
+    for hook in obj.get("webhooks") or []:
+        _webhook_common(hook)
+        _set(hook, "reinvocationPolicy", "Never")
+
+
+def _crd(obj: Obj) -> None:
+    spec = _spec(obj)
+    names = _dict(spec, "names")
+    if not names.get("singular") and names.get("kind"):
+        names["singular"] = str(names["kind"]).lower()
+    if not names.get("listKind") and names.get("kind"):
+        names["listKind"] = f"{names['kind']}List"
+    conversion = spec.get("conversion")
+    if conversion is None:
+        spec["conversion"] = {"strategy": "None"}
+    elif conversion.get("strategy") == "Webhook":
+        service = ((conversion.get("webhook") or {}).get("clientConfig") or {}).get("service")
+        if isinstance(service, dict):
+            _set(service, "port", 443)
+    status = _dict(obj, "status")
+    if not status.get("storedVersions"):
+        for version in spec.get("versions") or []:
+            if version.get("storage"):
+                status["storedVersions"] = [version.get("name")]
+                break
+
+
+def _storage_class(obj: Obj) -> None:
+    _set(obj, "reclaimPolicy", "Delete")
+    _set(obj, "volumeBindingMode", "Immediate")
+
+
+def _priority_class(obj: Obj) -> None:
+    _set(obj, "preemptionPolicy", "PreemptLowerPriority")
+
+
+def _hpa_rules(rules: Obj, window: int, policies: list[Obj]) -> None:
+    _set(rules, "stabilizationWindowSeconds", window)
+    _set(rules, "selectPolicy", "Max")
+    if not rules.get("policies"):
+        rules["policies"] = policies
+
+
+def _hpa(obj: Obj) -> None:
+    spec = _spec(obj)
+    _set(spec, "minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        _hpa_rules(_dict(behavior, "scaleUp"), 0, [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}])
+        _hpa_rules(_dict(behavior, "scaleDown"), 300, [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}])
+
+
+DEFAULTERS: dict[tuple[str, str], Defaulter] = {
+    ("", "Pod"): _pod,
+    ("", "PodTemplate"): _pod_template,
+    ("", "ReplicationController"): _replication_controller,
+    ("", "Service"): _service,
+    ("", "Secret"): _secret,
+    ("", "Namespace"): _namespace,
+    ("", "PersistentVolumeClaim"): _pvc,
+    ("", "PersistentVolume"): _pv,
+    ("", "Endpoints"): _endpoints,
+    ("", "Node"): _node,
+    ("", "LimitRange"): _limit_range,
+    ("", "ResourceQuota"): _resource_quota,
+    ("", "Event"): _core_event,
+    ("events.k8s.io", "Event"): _events_v1_event,
+    ("apps", "Deployment"): _deployment,
+    ("apps", "ReplicaSet"): _replica_set,
+    ("apps", "DaemonSet"): _daemon_set,
+    ("apps", "StatefulSet"): _stateful_set,
+    ("batch", "Job"): _job,
+    ("batch", "CronJob"): _cron_job,
+    ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _rbac_binding,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _validating_webhooks,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _mutating_webhooks,
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
+    ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("scheduling.k8s.io", "PriorityClass"): _priority_class,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
 }
 
 
+def apply_defaults(rt: ResourceType, obj: Obj) -> None:
+    """Fill in what the apiserver defaults for this built-in kind (in place).
+
+    A resource quantity that does not parse is the decoder's 400 in Kubernetes, raised
+    here with the decoder's wording."""
+    fn = DEFAULTERS.get((rt.group, rt.kind))
+    if fn is None:
+        return
+    try:
+        fn(obj)
+    except QuantityError as err:
+        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a '
+                          f"{rt.kind}: {err}") from None
+
+
+# -- create-time status (the strategies' PrepareForCreate) ---------------------------------
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _pod_status(obj: Obj) -> Obj:
+    status: Obj = {"phase": "Pending"}
+    if (obj.get("spec") or {}).get("schedulingGates"):
+        status["conditions"] = [{
+            "type": "PodScheduled", "status": "False", "lastProbeTime": None,
+            "lastTransitionTime": _now(), "reason": "SchedulingGated",
+            "message": "Scheduling is blocked due to non-empty scheduling gates"}]
+    status["qosClass"] = pod_qos_class(obj.get("spec") or {})
+    return status
+
+
+def _crd_status(obj: Obj) -> Obj:
+    stored = [v.get("name") for v in (obj.get("spec") or {}).get("versions") or []
+              if v.get("storage")][:1]
+    return {"conditions": None, "acceptedNames": {"plural": "", "kind": ""},
+            "storedVersions": stored}
+
+
+# The status each kind starts with; Go writes its non-omitempty counters even when zero.
+_STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
+    ("apps", "Deployment"): lambda o: {},
+    ("apps", "ReplicaSet"): lambda o: {"replicas": 0},
+    ("apps", "StatefulSet"): lambda o: {"replicas": 0, "availableReplicas": 0},
+    ("apps", "DaemonSet"): lambda o: {"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                                      "desiredNumberScheduled": 0, "numberReady": 0},
+    ("batch", "Job"): lambda o: {},
+    ("batch", "CronJob"): lambda o: {},
+    ("policy", "PodDisruptionBudget"): lambda o: {"disruptionsAllowed": 0, "currentHealthy": 0,
+                                                  "desiredHealthy": 0, "expectedPods": 0},
+    ("", "ReplicationController"): lambda o: {"replicas": 0},
+    ("", "Service"): lambda o: {"loadBalancer": {}},
+    ("networking.k8s.io", "Ingress"): lambda o: {"loadBalancer": {}},
+    ("", "Namespace"): lambda o: {"phase": "Active"},
+    ("", "Pod"): _pod_status,
+    ("", "PersistentVolumeClaim"): lambda o: {"phase": "Pending"},
+    ("", "PersistentVolume"): lambda o: {"phase": "Pending", "lastPhaseTransitionTime": _now()},
+    ("autoscaling", "HorizontalPodAutoscaler"): lambda o: {"desiredReplicas": 0},
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd_status,
+}
+
+# Kinds whose strategy replaces status on create (kept for callers that ask).
+STATUS_RESET_ON_CREATE: set[tuple[str, str]] = set(_STATUS_ON_CREATE)
+
+
 def reset_status_on_create(rt: ResourceType, obj: Obj) -> None:
+    """Apply the create-time rules of the kind's strategy: a fresh status, and for
+    Namespaces the ``kubernetes`` finalizer."""
     if rt.is_custom:
         if rt.has_status:
             obj.pop("status", None)
-    elif (rt.group, rt.kind) in STATUS_RESET_ON_CREATE:
-        obj["status"] = {}
-
-
-def apply_defaults(rt: ResourceType, obj: Obj) -> None:
-    fn = DEFAULTERS.get((rt.group, rt.kind))
+        return
+    key = (rt.group, rt.kind)
+    fn = _STATUS_ON_CREATE.get(key)
     if fn is not None:
-        fn(obj)
+        obj["status"] = fn(obj)
+    if key == ("", "Namespace"):
+        spec = _spec(obj)
+        finalizers = list(spec.get("finalizers") or [])
+        if "kubernetes" not in finalizers:
+            finalizers.append("kubernetes")
+        spec["finalizers"] = finalizers

@@ -93,7 +93,7 @@ def list_objects(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions
                 snap = store.snapshot(rt.storage_key, wanted)
                 if snap is None:
                     raise errors.resource_expired(
-                        f"too old resource version: {wanted} ({store.compacted_revision + 1})")
+                        "The resourceVersion for the provided list is too old.")
                 objects, revision = snap, wanted
         if objects is None:
             items_all = store.list(rt.storage_key, ns)

@@ -1,27 +1,440 @@
-"""Validation of built-in kinds beyond the schema (the apiserver's ValidateX functions)."""
+"""Validation of objects beyond the schema (the apiserver's ``ValidateX`` functions).
+
+Causes come out in Kubernetes' order and wording, duplicates included: on an update the
+generic REST layer validates metadata once itself (``validateCommonFields``) and the kind's
+``ValidateXUpdate`` validates it again, so a bad label on an update is reported more than
+once in ``details.causes`` exactly as the real apiserver does (its summary message drops the
+repeats). Every kind, built-in or custom, gets ObjectMeta validation with its own name rule.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_workloads as workloads
+from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
 
 Obj = dict[str, Any]
+Validator = Callable[[Obj], list[Cause]]
+UpdateValidator = Callable[[Obj, Obj], list[Cause]]
 
-VALIDATORS: dict[tuple[str, str], Callable[[Obj], list[Cause]]] = {}
-UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {}
+MAX_SECRET_SIZE = 1024 * 1024
+IMMUTABLE_WHEN_SET = "field is immutable when `immutable` is set"
+_STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
+
+# The name rule of each built-in kind that is not a DNS subdomain.
+NAME_RULES: dict[tuple[str, str], names.NameValidator] = {
+    ("", "Namespace"): names.name_is_dns_label,
+    ("", "Service"): names.name_is_dns1035_label,
+    ("rbac.authorization.k8s.io", "Role"): names.validate_path_segment_name,
+    ("rbac.authorization.k8s.io", "ClusterRole"): names.validate_path_segment_name,
+    ("rbac.authorization.k8s.io", "RoleBinding"): names.validate_path_segment_name,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): names.validate_path_segment_name,
+}
+
+# Kinds whose strategy does not validate metadata at all (only the generic layer does).
+_NO_META_VALIDATION = {("", "Event")}
+
+
+def _meta(rt: ResourceType, obj: Obj) -> list[Cause]:
+    """``ValidateObjectMeta`` with the kind's name rule; built-in kinds also require
+    finalizers without a domain to be one of Kubernetes' own."""
+    meta = obj.get("metadata") or {}
+    rule = NAME_RULES.get((rt.group, rt.kind), names.name_is_dns_subdomain)
+    causes = names.validate_object_meta(meta, rt.namespaced, rule)
+    if not rt.is_custom:
+        for finalizer in meta.get("finalizers") or []:
+            if "/" not in str(finalizer) and finalizer not in _STANDARD_FINALIZERS:
+                causes.append(fe.invalid(
+                    "metadata.finalizers", finalizer,
+                    "name is neither a standard finalizer name nor is it fully qualified"))
+    return causes
+
+
+def _common(rt: ResourceType, obj: Obj) -> list[Cause]:
+    """What the generic REST layer checks for every kind (``ValidateObjectMetaAccessor``
+    with path-segment names)."""
+    return names.validate_object_meta(obj.get("metadata"), rt.namespaced,
+                                      names.validate_path_segment_name)
+
+
+# -- core/v1 -------------------------------------------------------------------------------
+
+def _decoded_len(value: Any) -> int:
+    if not isinstance(value, str):
+        return 0
+    try:
+        return len(base64.b64decode(value, validate=True))
+    except (binascii.Error, ValueError):
+        return len(value)
+
+
+def _config_map(obj: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    data = obj.get("data") or {}
+    binary = obj.get("binaryData") or {}
+    total = 0
+    for key, value in data.items():
+        causes.extend(fe.invalid(f"data[{key}]", key, m) for m in names.is_config_map_key(key))
+        if key in binary:
+            causes.append(fe.invalid(f"data[{key}]", key,
+                                     "duplicate of key present in binaryData"))
+        total += len(str(value).encode())
+    for key, value in binary.items():
+        causes.extend(fe.invalid(f"binaryData[{key}]", key, m)
+                      for m in names.is_config_map_key(key))
+        total += _decoded_len(value)
+    if total > MAX_SECRET_SIZE:
+        causes.append(fe.too_long("[]", MAX_SECRET_SIZE))
+    return causes
+
+
+def _immutable_data(new: Obj, old: Obj, keys: tuple[str, ...]) -> list[Cause]:
+    if not old.get("immutable"):
+        return []
+    causes = []
+    if not new.get("immutable"):
+        causes.append(fe.forbidden("immutable", IMMUTABLE_WHEN_SET))
+    for key in keys:
+        if (new.get(key) or None) != (old.get(key) or None):
+            causes.append(fe.forbidden(key, IMMUTABLE_WHEN_SET))
+    return causes
+
+
+def _config_map_update(new: Obj, old: Obj) -> list[Cause]:
+    return _immutable_data(new, old, ("data", "binaryData"))
+
+
+def go_json_error(raw: bytes) -> str | None:
+    """Why Go's ``json.Unmarshal`` into a ``map[string]interface{}`` rejects ``raw``,
+    in Go's words (the common cases), or None when it is accepted."""
+    text = raw.decode("utf-8", errors="replace")
+    stripped = text.strip(" \t\r\n")
+    if not stripped:
+        return "unexpected end of JSON input"
+    for literal in ("null", "true", "false"):
+        if stripped[0] == literal[0]:
+            for i, ch in enumerate(stripped[1:len(literal)], start=1):
+                if ch != literal[i]:
+                    return (f"invalid character '{ch}' in literal {literal} "
+                            f"(expecting '{literal[i]}')")
+            if len(stripped) < len(literal):
+                return "unexpected end of JSON input"
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        if err.pos >= len(text):
+            return "unexpected end of JSON input"
+        ch = text[err.pos]
+        if err.msg.startswith("Extra data"):
+            return f"invalid character '{ch}' after top-level value"
+        if err.msg.startswith("Expecting property name"):
+            return f"invalid character '{ch}' looking for beginning of object key string"
+        if err.msg.startswith("Expecting ':'"):
+            return f"invalid character '{ch}' after object key"
+        if err.msg.startswith("Expecting ',' delimiter"):
+            after = "object key:value pair" if "{" in text[:err.pos] else "array element"
+            return f"invalid character '{ch}' after {after}"
+        return f"invalid character '{ch}' looking for beginning of value"
+    if value is None or isinstance(value, dict):
+        return None
+    kind = {bool: "bool", str: "string", list: "array"}.get(type(value), "number")
+    return f"json: cannot unmarshal {kind} into Go value of type map[string]interface {{}}"
+
+
+def _secret(obj: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    data = obj.get("data") or {}
+    total = 0
+    for key, value in data.items():
+        causes.extend(fe.invalid(f"data[{key}]", key, m) for m in names.is_config_map_key(key))
+        total += _decoded_len(value)
+    if total > MAX_SECRET_SIZE:
+        causes.append(fe.too_long("data", MAX_SECRET_SIZE))
+    kind = obj.get("type") or ""
+    if kind == "kubernetes.io/service-account-token":
+        annotations = (obj.get("metadata") or {}).get("annotations") or {}
+        if not annotations.get("kubernetes.io/service-account.name"):
+            causes.append(fe.required(
+                "metadata.annotations[kubernetes.io/service-account.name]"))
+    elif kind in ("kubernetes.io/dockercfg", "kubernetes.io/dockerconfigjson"):
+        key = ".dockercfg" if kind == "kubernetes.io/dockercfg" else ".dockerconfigjson"
+        if key not in data:
+            causes.append(fe.required(f"data[{key}]"))
+        else:
+            try:
+                raw = base64.b64decode(data[key] or "")
+            except (binascii.Error, ValueError):
+                raw = b""
+            err = go_json_error(raw)
+            if err:
+                causes.append(fe.invalid(f"data[{key}]", "<secret contents redacted>", err))
+    elif kind == "kubernetes.io/basic-auth":
+        if "username" not in data and "password" not in data:
+            causes.append(fe.required("data[username]"))
+            causes.append(fe.required("data[password]"))
+    elif kind == "kubernetes.io/ssh-auth":
+        if not data.get("ssh-privatekey"):
+            causes.append(fe.required("data[ssh-privatekey]"))
+    elif kind == "kubernetes.io/tls":
+        for key in ("tls.crt", "tls.key"):
+            if key not in data:
+                causes.append(fe.required(f"data[{key}]"))
+    return causes
+
+
+def _secret_update(new: Obj, old: Obj) -> list[Cause]:
+    causes = []
+    if (new.get("type") or "") != (old.get("type") or ""):
+        causes.append(fe.invalid("type", new.get("type") or "", "field is immutable"))
+    return causes + _immutable_data(new, old, ("data",))
+
+
+def _namespace(obj: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    for finalizer in (obj.get("spec") or {}).get("finalizers") or []:
+        path = "spec.finalizers"
+        causes.extend(fe.invalid(path, finalizer, m) for m in names.is_qualified_name(finalizer))
+        if "/" not in finalizer and finalizer not in _STANDARD_FINALIZERS:
+            causes.append(fe.invalid(
+                path, finalizer,
+                "name is neither a standard finalizer name nor is it fully qualified"))
+    return causes
+
+
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+
+
+def _service(obj: Obj) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    causes: list[Cause] = []
+    kind = spec.get("type") or ""
+    if kind not in _SERVICE_TYPES:
+        causes.append(fe.not_supported("spec.type", kind, _SERVICE_TYPES))
+    ports = spec.get("ports") or []
+    headless = spec.get("clusterIP") == "None"
+    if not ports and not headless and kind != "ExternalName":
+        causes.append(fe.required("spec.ports"))
+    if kind == "ExternalName" and not spec.get("externalName"):
+        causes.append(fe.required("spec.externalName"))
+    seen_names: set[str] = set()
+    seen_ports: set[tuple[Any, Any]] = set()
+    for i, port in enumerate(ports):
+        p = f"spec.ports[{i}]"
+        name = port.get("name") or ""
+        if len(ports) > 1 and not name:
+            causes.append(fe.required(f"{p}.name"))
+        elif name:
+            causes.extend(fe.invalid(f"{p}.name", name, m) for m in names.is_dns1123_label(name))
+            if name in seen_names:
+                causes.append(fe.duplicate(f"{p}.name", name))
+            seen_names.add(name)
+        number = port.get("port")
+        if not isinstance(number, int) or not 1 <= number <= 65535:
+            causes.append(fe.invalid(f"{p}.port", number if number is not None else 0,
+                                     names.inclusive_range_error(1, 65535)))
+        protocol = port.get("protocol") or ""
+        if protocol not in pods.PROTOCOLS:
+            causes.append(fe.not_supported(f"{p}.protocol", protocol, pods.PROTOCOLS))
+        key = (number, protocol)
+        if key in seen_ports:
+            causes.append(fe.duplicate(p, fe.GoValue(
+                f"core.ServicePort{{Name:{fe.go_quote(name)}, Protocol:{fe.go_quote(protocol)}, "
+                f"Port:{number}}}")))
+        seen_ports.add(key)
+        target = port.get("targetPort")
+        if isinstance(target, int) and not 1 <= target <= 65535:
+            causes.append(fe.invalid(f"{p}.targetPort", target,
+                                     names.inclusive_range_error(1, 65535)))
+    return causes
+
+
+def _service_update(new: Obj, old: Obj) -> list[Cause]:
+    new_ip = (new.get("spec") or {}).get("clusterIP")
+    old_ip = (old.get("spec") or {}).get("clusterIP")
+    if old_ip and new_ip and new_ip != old_ip and (new.get("spec") or {}).get(
+            "type") != "ExternalName":
+        return [fe.invalid("spec.clusterIPs[0]", new_ip,
+                           "may not change once set")]
+    return []
+
+
+def _lease(obj: Obj) -> list[Cause]:
+    spec = obj.get("spec") or {}
+    causes: list[Cause] = []
+    duration = spec.get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        causes.append(fe.invalid("spec.leaseDurationSeconds", duration, "must be greater than 0"))
+    transitions = spec.get("leaseTransitions")
+    if isinstance(transitions, int) and transitions < 0:
+        causes.append(fe.invalid("spec.leaseTransitions", transitions,
+                                 "must be greater than or equal to 0"))
+    if spec.get("preferredHolder") and not spec.get("strategy"):
+        causes.append(fe.forbidden("spec.preferredHolder",
+                                   "may only be specified if `strategy` is defined"))
+    return causes
+
+
+def _event_legacy(rt: ResourceType, obj: Obj) -> list[Cause]:
+    """``legacyValidateEvent``; field paths use the internal (core) names, as Kubernetes
+    reports them, except the reporting controller, named as the request's version names it."""
+    v1 = rt.group == "events.k8s.io"
+    involved = obj.get("regarding" if v1 else "involvedObject") or {}
+    controller = obj.get("reportingController" if v1 else "reportingComponent") or ""
+    controller_path = "reportingController" if v1 else "reportingComponent"
+    namespace = (obj.get("metadata") or {}).get("namespace") or ""
+    causes: list[Cause] = []
+    involved_ns = involved.get("namespace") or ""
+    if not obj.get("eventTime"):
+        if (not involved_ns and namespace not in ("", "default")) or (
+                involved_ns and namespace != involved_ns):
+            causes.append(fe.invalid("involvedObject.namespace", involved_ns,
+                                     "does not match event.namespace"))
+    else:
+        if not involved_ns and namespace not in ("default", "kube-system"):
+            causes.append(fe.invalid("involvedObject.namespace", involved_ns,
+                                     "does not match event.namespace"))
+        if not controller:
+            causes.append(fe.required(controller_path))
+        causes.extend(fe.invalid(controller_path, controller, m)
+                      for m in names.is_qualified_name(controller))
+        for key, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
+            value = obj.get(key) or ""
+            if not value:
+                causes.append(fe.required(key))
+            if len(value) > limit:
+                causes.append(fe.invalid(key, "", f"can have at most {limit} characters"))
+        message = obj.get("note" if v1 else "message") or ""
+        if len(message) > 1024:
+            causes.append(fe.invalid("message", "", "can have at most 1024 characters"))
+    causes.extend(fe.invalid("namespace", namespace, m)
+                  for m in names.is_dns1123_subdomain(namespace))
+    return causes
+
+
+def _event_strict(obj: Obj) -> list[Cause]:
+    """What events.k8s.io/v1 adds on create (``ValidateEventCreate``)."""
+    causes = names.validate_object_meta(obj.get("metadata"), True)
+    if not obj.get("eventTime"):
+        causes.append(fe.required("eventTime"))
+    if obj.get("type") not in ("Normal", "Warning"):
+        causes.append(fe.invalid("type", "", f"has invalid value: {obj.get('type') or ''}"))
+    for key, path in (("deprecatedFirstTimestamp", "firstTimestamp"),
+                      ("deprecatedLastTimestamp", "lastTimestamp")):
+        if obj.get(key):
+            causes.append(fe.invalid(path, "", "needs to be unset"))
+    if obj.get("deprecatedCount"):
+        causes.append(fe.invalid("count", "", "needs to be unset"))
+    source = obj.get("deprecatedSource") or {}
+    if source.get("component") or source.get("host"):
+        causes.append(fe.invalid("source", "", "needs to be unset"))
+    return causes
+
+
+def _event(rt: ResourceType, obj: Obj) -> list[Cause]:
+    causes = _event_legacy(rt, obj)
+    if rt.group == "events.k8s.io":
+        causes.extend(_event_strict(obj))
+    return causes
+
+
+_EVENT_IMMUTABLE = (("regarding", "involvedObject"), ("reason", "reason"), ("note", "note"),
+                    ("deprecatedSource", "source"),
+                    ("deprecatedFirstTimestamp", "firstTimestamp"),
+                    ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedCount", "count"),
+                    ("type", "type"), ("eventTime", "eventTime"), ("action", "action"),
+                    ("related", "related"), ("reportingController", "reportingController"),
+                    ("reportingInstance", "reportingInstance"))
+
+
+def _event_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateEventUpdate``: core/v1 updates only pass the legacy checks; events.k8s.io
+    also keeps everything but the series immutable."""
+    causes = _event_legacy(rt, new)
+    if rt.group != "events.k8s.io":
+        return causes
+    causes.extend(names.validate_object_meta_update(new.get("metadata"), old.get("metadata")))
+    for key, path in _EVENT_IMMUTABLE:
+        if new.get(key) != old.get(key):
+            value = new.get(key)
+            shown = value if isinstance(value, str | int) else fe.GoValue(repr(value))
+            causes.append(fe.invalid(path, shown, "field is immutable"))
+    return causes
+
+
+# -- tables and entry points ---------------------------------------------------------------
+
+VALIDATORS: dict[tuple[str, str], Validator] = {
+    ("", "ConfigMap"): _config_map,
+    ("", "Secret"): _secret,
+    ("", "Namespace"): _namespace,
+    ("", "Service"): _service,
+    ("", "Pod"): pods.validate_pod,
+    ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
+    ("coordination.k8s.io", "Lease"): _lease,
+    ("apps", "Deployment"): workloads.validate_deployment,
+    ("apps", "ReplicaSet"): workloads.validate_replica_set,
+    ("apps", "StatefulSet"): workloads.validate_stateful_set,
+    ("apps", "DaemonSet"): workloads.validate_daemon_set,
+    ("batch", "Job"): workloads.validate_job,
+    ("batch", "CronJob"): workloads.validate_cron_job,
+}
+
+UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
+    ("", "ConfigMap"): _config_map_update,
+    ("", "Secret"): _secret_update,
+    ("", "Service"): _service_update,
+    ("", "Pod"): pods.validate_pod_update,
+    ("apps", "Deployment"): workloads.validate_selector_update,
+    ("apps", "ReplicaSet"): workloads.validate_selector_update,
+    ("apps", "DaemonSet"): workloads.validate_selector_update,
+    ("apps", "StatefulSet"): lambda n, o: (workloads.validate_selector_update(n, o)
+                                           + workloads.validate_stateful_set_update(n, o)),
+    ("batch", "Job"): workloads.validate_job_update,
+}
+
+
+def _kind_create(rt: ResourceType, obj: Obj) -> list[Cause]:
+    key = (rt.group, rt.kind)
+    if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
+        return _event(rt, obj)
+    causes = [] if key in _NO_META_VALIDATION else _meta(rt, obj)
+    if not rt.is_custom:
+        fn = VALIDATORS.get(key)
+        if fn is not None:
+            causes.extend(fn(obj))
+    return causes
 
 
 def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
-    fn = VALIDATORS.get((rt.group, rt.kind))
-    return fn(obj) if fn is not None else []
+    """The causes a create of ``obj`` is rejected for (empty when valid): the kind's own
+    validation, then, only if that passed, the generic metadata check every kind gets."""
+    causes = _kind_create(rt, obj)
+    return causes or _common(rt, obj)
 
 
 def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
-    fn = UPDATE_VALIDATORS.get((rt.group, rt.kind))
-    causes = fn(new, old) if fn is not None else []
-    return causes + validate(rt, new)
+    """The causes an update from ``old`` to ``new`` is rejected for: the generic metadata
+    checks, then the kind's ``ValidateXUpdate`` (metadata update rules, immutable fields,
+    and the full validation of the new object)."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
+    if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
+        return causes + _event_update(rt, new, old)
+    causes.extend(names.validate_object_meta_update(new_meta, old_meta))
+    fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
+    if fn is not None:
+        causes.extend(fn(new, old))
+    if not rt.is_custom:
+        causes.extend(_kind_create(rt, new))
+    return causes

@@ -9,8 +9,8 @@ needs these three pieces of Go behaviour.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from collections.abc import Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
 

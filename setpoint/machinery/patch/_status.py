@@ -10,9 +10,10 @@ GENERIC_422_MESSAGE = "the server rejected our request due to an error in our re
 
 def unprocessable() -> StatusError:
     """422 Invalid with the generic message: a patch that cannot be applied to the object."""
-    return StatusError(422, "Invalid", GENERIC_422_MESSAGE)
+    return StatusError(422, "Invalid", GENERIC_422_MESSAGE, keep_empty_details=True)
 
 
 def unexplained(message: str) -> StatusError:
-    """500 without a reason: a plain Go error that reached the handler unconverted."""
-    return StatusError(500, "", message)
+    """A malformed patch the real server answers with a bare 500 (a Go error that reached its
+    handler unconverted). It is the client's mistake, so we answer 400 with the same words."""
+    return StatusError(400, "BadRequest", message)

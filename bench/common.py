@@ -1,0 +1,92 @@
+"""Shared pieces of the benchmarks: a server process, an HTTP client, timing helpers."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import signal
+import ssl
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Server:
+    """``setpoint cluster up --memory --port 0`` in its own process."""
+
+    def __init__(self, *extra: str) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix="setpoint-bench-")
+        self.kubeconfig = Path(self._tmp.name) / "kubeconfig"
+        self.extra = extra
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.startup_seconds = 0.0
+
+    def start(self) -> Server:
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port",
+             "0", "--kubeconfig", str(self.kubeconfig), *self.extra],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(b"Press Ctrl+C"):
+                break
+        else:
+            raise RuntimeError("server did not start")
+        self.startup_seconds = time.perf_counter() - started
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        cluster = config["clusters"][0]["cluster"]
+        self.url = cluster["server"]
+        self.token = config["users"][0]["user"]["token"]
+        self.ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
+        return self
+
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(timeout=10)
+        self._tmp.cleanup()
+
+    def session(self, limit: int = 64) -> aiohttp.ClientSession:
+        ctx = ssl.create_default_context(cadata=self.ca)
+        return aiohttp.ClientSession(
+            base_url=self.url,
+            headers={"Authorization": f"Bearer {self.token}",
+                     "Content-Type": "application/json"},
+            connector=aiohttp.TCPConnector(ssl=ctx, limit=limit),
+            json_serialize=lambda o: orjson.dumps(o).decode())
+
+
+async def run_concurrently(n: int, concurrency: int,
+                           work: Callable[[int], Awaitable[Any]]) -> float:
+    """Run work(0..n-1) with ``concurrency`` workers; return the elapsed seconds."""
+    counter = iter(range(n))
+
+    async def worker() -> None:
+        for i in counter:
+            await work(i)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - started
+
+
+def median_min_max(values: list[float]) -> tuple[float, float, float]:
+    return statistics.median(values), min(values), max(values)

@@ -1,0 +1,291 @@
+"""x-kubernetes-validations: compiling rules and evaluating them on custom resources.
+
+``compile_rule`` parses a rule (and its ``messageExpression``) with ``celpy``, checks it
+against the schema of the node it sits on and estimates its cost. ``validate_rules`` walks an
+object along the schema and evaluates every rule, with ``oldSelf`` bound to the correlated old
+value on update: transition rules run only when that old value exists (or with
+``optionalOldSelf``), and rules that do not use ``oldSelf`` are skipped for unchanged values
+(ratcheting), as in Kubernetes 1.32.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+from setpoint.machinery.errors import Cause
+
+from . import fielderrors as fe
+from .celcheck import CheckError, T, check, type_of_schema
+from .cellib import FUNCTIONS, error_text, to_cel
+from .fieldpath import valid_field_path
+from .openapi import MISSING
+
+PER_CALL_LIMIT = 1_000_000
+STATIC_ESTIMATED_COST_LIMIT = 10_000_000
+STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
+
+_ENV = celpy.Environment()
+
+
+class OptionalValue:
+    """``oldSelf`` under ``optionalOldSelf``: ``hasValue()``, ``value()``, ``orValue(x)``."""
+
+    def __init__(self, value: Any = MISSING) -> None:
+        self._value = value
+
+    def has_value(self) -> bool:
+        return self._value is not MISSING
+
+    def get(self) -> Any:
+        if self._value is MISSING:
+            raise ValueError("optional.none() dereference")
+        return self._value
+
+    def or_value(self, default: Any) -> Any:
+        return default if self._value is MISSING else self._value
+
+
+_RUNTIME_FUNCTIONS: dict[str, Any] = {
+    **FUNCTIONS,
+    "dyn": lambda v: v,
+    "hasValue": lambda o: celtypes.BoolType(o.has_value()),
+    "value": lambda o: o.get(),
+    "orValue": lambda o, d: o.or_value(d),
+}
+
+
+@dataclass
+class CompiledRule:
+    """One compiled entry of x-kubernetes-validations."""
+
+    rule: Mapping[str, Any]
+    program: Any = None
+    message_program: Any = None
+    uses_old_self: bool = False
+    cost: float = 0.0
+    message_cost: float = 0.0
+    error: str = ""
+    message_error: str = ""
+    field_path: str = ""
+
+
+def _parse(text: str) -> lark.Tree:
+    try:
+        return _ENV.compile(text)
+    except Exception as exc:  # celpy raises CELParseError with the caret drawing
+        line = getattr(exc, "line", None) or 1
+        column = getattr(exc, "column", None) or 1
+        src = text.splitlines()[line - 1] if text.splitlines() else text
+        raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
+                         f" | {src}\n | {'.' * (column - 1)}^") from exc
+
+
+def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False
+                 ) -> CompiledRule:
+    """Compile ``rule`` for a node of ``schema``; failures land in ``.error``."""
+    out = CompiledRule(rule)
+    self_type = type_of_schema(schema, root=root)
+    old_type = T("dyn") if rule.get("optionalOldSelf") else self_type
+    variables = {"self": self_type, "oldSelf": old_type}
+    text = str(rule.get("rule") or "")
+    try:
+        tree = _parse(text)
+        result, uses = check(text, tree, variables, "bool")
+        out.program = _ENV.program(tree, functions=_RUNTIME_FUNCTIONS)
+        out.uses_old_self = "oldSelf" in uses
+        out.cost = result.cost
+    except CheckError as exc:
+        out.error = exc.detail if exc.detail.startswith("cel expression") \
+            else f"compilation failed: {exc.detail}"
+    expr = str(rule.get("messageExpression") or "").strip()
+    if expr:
+        try:
+            tree = _parse(expr)
+            result, _ = check(expr, tree, variables, "string")
+            out.message_program = _ENV.program(tree, functions=_RUNTIME_FUNCTIONS)
+            out.message_cost = result.cost
+        except CheckError as exc:
+            out.message_error = ("messageExpression must evaluate to a string"
+                                 if exc.detail.startswith("cel expression")
+                                 else f"messageExpression compilation failed: {exc.detail}")
+    fp = rule.get("fieldPath")
+    if fp:
+        found = valid_field_path(str(fp), schema)
+        out.field_path = found[0] if found else ""
+    return out
+
+
+def cost_error_message(name: str, cost: float, limit: int) -> str:
+    """``getCostErrorMessage`` of the apiextensions validation."""
+    factor = cost / limit
+    if factor > 100.0:
+        shown = "more than 100x"
+    elif factor < 1.5:
+        shown = f"{factor:f}x"
+    else:
+        shown = f"{factor:.1f}x"
+    return (f"{name} exceeds budget by factor of {shown} (try simplifying the rule, or adding "
+            "maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)")
+
+
+# -- evaluation ---------------------------------------------------------------------------------
+
+def _rule_error_string(rule: Mapping[str, Any]) -> str:
+    msg = str(rule.get("message") or "").strip()
+    return msg or str(rule.get("rule") or "").strip()
+
+
+def _message_or_default(rule: Mapping[str, Any]) -> str:
+    msg = str(rule.get("message") or "").strip()
+    return msg or f"failed rule: {_rule_error_string(rule)}"
+
+
+def _error_for_reason(path: str, stype: str, detail: str, reason: Any) -> Cause:
+    if reason == "FieldValueForbidden":
+        return fe.forbidden(path, detail)
+    if reason == "FieldValueRequired":
+        return fe.required(path, detail)
+    if reason == "FieldValueDuplicate":
+        return fe.duplicate(path, stype)
+    return fe.invalid(path, stype, detail)
+
+
+def _root_self(value: Any) -> Any:
+    """At a resource root CEL sees only name and generateName of metadata."""
+    if isinstance(value, dict) and isinstance(value.get("metadata"), dict):
+        meta = {k: v for k, v in value["metadata"].items() if k in ("name", "generateName")}
+        return {**value, "metadata": meta}
+    return value
+
+
+def _evaluate(program: Any, activation: dict[str, Any]) -> Any:
+    result = program.evaluate(activation)
+    if isinstance(result, CELEvalError):
+        raise result
+    return result
+
+
+class RuleSet:
+    """The compiled rules of one schema, keyed by the identity of their schema node."""
+
+    def __init__(self, schema: Mapping[str, Any]) -> None:
+        self.schema = schema
+        self.compiled: dict[int, list[CompiledRule]] = {}
+        self._compile(schema, root=True)
+
+    def _compile(self, s: Any, root: bool = False) -> None:
+        if not isinstance(s, Mapping):
+            return
+        rules = s.get("x-kubernetes-validations")
+        if rules:
+            self.compiled[id(s)] = [compile_rule(r, s, root=root) for r in rules]
+        for sub in (s.get("properties") or {}).values():
+            self._compile(sub)
+        self._compile(s.get("items"))
+        self._compile(s.get("additionalProperties"))
+
+    def __bool__(self) -> bool:
+        return bool(self.compiled)
+
+    def validate(self, obj: Any, old: Any = MISSING, path: str = "") -> list[Cause]:
+        """Evaluate every rule on ``obj`` (``old``: the stored object on update)."""
+        return self._walk(self.schema, obj, old, path, root=True)
+
+    def _walk(self, s: Mapping[str, Any], value: Any, old: Any, path: str,
+              root: bool = False) -> list[Cause]:
+        if value is None:
+            return []
+        errs = self._node(s, value, old, path, root)
+        correlatable = s.get("x-kubernetes-map-type") != "atomic"
+        if isinstance(value, dict):
+            props = s.get("properties") or {}
+            additional = s.get("additionalProperties")
+            old_map = old if isinstance(old, dict) and correlatable else {}
+            for k, v in value.items():
+                sub = props.get(k)
+                if sub is None and isinstance(additional, Mapping):
+                    sub = additional
+                if isinstance(sub, Mapping):
+                    errs += self._walk(sub, v, old_map.get(k, MISSING), fe.child(path, k))
+        elif isinstance(value, list) and isinstance(s.get("items"), Mapping):
+            keys = list(s.get("x-kubernetes-list-map-keys") or [])
+            is_map = s.get("x-kubernetes-list-type") == "map" and keys
+            old_list = old if isinstance(old, list) and is_map else []
+            for i, item in enumerate(value):
+                old_item = MISSING
+                if is_map and isinstance(item, dict):
+                    for o in old_list:
+                        if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys):
+                            old_item = o
+                            break
+                errs += self._walk(s["items"], item, old_item, fe.index(path, i))
+        return errs
+
+    def _node(self, s: Mapping[str, Any], value: Any, old: Any, path: str,
+              root: bool) -> list[Cause]:
+        compiled = self.compiled.get(id(s))
+        if not compiled:
+            return []
+        errs: list[Cause] = []
+        stype = s.get("type") if isinstance(s.get("type"), str) else ""
+        self_value = to_cel(_root_self(value) if root else value, s)
+        unchanged = old is not MISSING and old == value
+        for cr in compiled:
+            if cr.program is None:
+                continue
+            activation: dict[str, Any] = {"self": self_value}
+            if cr.uses_old_self:
+                if cr.rule.get("optionalOldSelf"):
+                    activation["oldSelf"] = OptionalValue(
+                        MISSING if old is MISSING else to_cel(_root_self(old) if root else old, s))
+                elif old is MISSING:
+                    continue
+                else:
+                    activation["oldSelf"] = to_cel(_root_self(old) if root else old, s)
+            elif unchanged:
+                continue
+            try:
+                result = _evaluate(cr.program, activation)
+            except Exception as exc:  # evaluation errors are rule failures, worded by cel-go
+                text = error_text(exc)
+                if text == "no such overload":
+                    detail = (f"'{text}': call arguments did not match a supported operator, "
+                              f"function or macro signature for rule: {_rule_error_string(cr.rule)}")
+                else:
+                    detail = f"{text} evaluating rule: {_rule_error_string(cr.rule)}"
+                errs.append(fe.invalid(path, stype, detail))
+                continue
+            if not isinstance(result, bool | celtypes.BoolType):
+                errs.append(fe.invalid(path, stype, "rule did not evaluate to a bool"))
+                continue
+            if result:
+                continue
+            field_path = fe.child(path, cr.field_path) if cr.field_path else path
+            detail = _message_or_default(cr.rule)
+            if cr.message_program is not None:
+                try:
+                    message = _evaluate(cr.message_program, activation)
+                    if isinstance(message, str) and message.strip() and "\n" not in message:
+                        detail = str(message).strip()
+                except Exception:  # a failing messageExpression falls back to the message
+                    pass
+            errs.append(_error_for_reason(field_path, stype, detail, cr.rule.get("reason")))
+        return errs
+
+
+def cardinality(ancestors: list[Mapping[str, Any]]) -> float:
+    """How many times a rule can run per object: the product of enclosing list/map bounds."""
+    from .celcheck import max_elements
+
+    total = 1.0
+    for s in ancestors:
+        total *= max_elements(s)
+    return total

@@ -1,0 +1,399 @@
+"""Static checking and cost estimation of CEL rules against a structural schema.
+
+cel-go type-checks every rule against the schema and estimates its worst-case cost from the
+declared sizes (``maxLength``, ``maxItems``, ``maxProperties``; unbounded sizes are bounded by
+the 3 MiB request limit). This is a smaller checker over the ``celpy`` parse tree: it resolves
+``self``/``oldSelf`` field selections and comprehension variables through the schema, reports
+undefined fields and undeclared references, checks that the rule is boolean, and estimates the
+cost the same way in spirit (per-element cost times the bound of the iterated size).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import lark
+
+from .cellib import FUNCTIONS
+
+MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
+_MACROS = {"all", "exists", "exists_one", "map", "filter"}
+_GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
+            "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
+            "ip", "isIP", "cidr", "isCIDR"}
+_BUILTIN_METHODS = {"contains", "startsWith", "endsWith", "matches", "size", "min",
+                    "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
+                    "getMonth", "getHours", "getMilliseconds", "getMinutes", "getSeconds"}
+_TYPE_NAMES = {"int", "uint", "double", "string", "bytes", "bool", "list", "map", "null_type",
+               "type", "duration", "timestamp"}
+_BOOL_METHODS = {"contains", "startsWith", "endsWith", "matches", "isSorted", "isURL", "isIP",
+                 "isCIDR", "isQuantity", "isLessThan", "isGreaterThan", "isInteger",
+                 "isLoopback", "isUnspecified", "isGlobalUnicast", "containsIP",
+                 "containsCIDR", "all", "exists", "exists_one"}
+_STRING_SCAN = {"contains", "startsWith", "endsWith", "matches", "find", "findAll", "split",
+                "replace", "lowerAscii", "upperAscii", "trim", "indexOf", "lastIndexOf",
+                "substring", "charAt", "reverse"}
+
+
+class CheckError(Exception):
+    """A rule that does not compile; ``detail`` is worded like cel-go's ``ERROR: ...``."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass
+class T:
+    """The checked type of an expression with its estimated size and cost."""
+
+    kind: str  # bool int uint double string bytes list map object dyn null timestamp ...
+    schema: Mapping[str, Any] | None = None
+    elem: T | None = None
+    size: float = 1.0
+    cost: float = 0.0
+    fields: dict[str, T] = field(default_factory=dict)
+
+
+def min_size_json(s: Mapping[str, Any] | None) -> int:
+    """The smallest JSON text a value of this schema can take (``estimateMinSizeJSON``)."""
+    if not s:
+        return 1
+    t = s.get("type")
+    if t == "boolean":
+        return 4
+    if t in ("number", "integer"):
+        return 1
+    if t in ("string", "array"):
+        return 2
+    if t == "object":
+        size = 2
+        props = s.get("properties") or {}
+        for name in s.get("required") or []:
+            prop = props.get(name)
+            if isinstance(prop, Mapping) and prop.get("default") is None:
+                size += len(name) + min_size_json(prop) + 4
+        return size
+    return 1
+
+
+def max_elements(s: Mapping[str, Any]) -> float:
+    """The bound of a list's items or a map's entries."""
+    if s.get("type") == "array":
+        if isinstance(s.get("maxItems"), int):
+            return float(s["maxItems"])
+        items = s.get("items") if isinstance(s.get("items"), Mapping) else None
+        return float((MAX_REQUEST_SIZE_BYTES - 2) // (min_size_json(items) + 1))
+    if isinstance(s.get("maxProperties"), int):
+        return float(s["maxProperties"])
+    ap = s.get("additionalProperties")
+    value = ap if isinstance(ap, Mapping) else None
+    return float((MAX_REQUEST_SIZE_BYTES - 2) // (min_size_json(value) + 5))
+
+
+def _max_string(s: Mapping[str, Any]) -> float:
+    if isinstance(s.get("maxLength"), int):
+        return float(s["maxLength"])
+    fmt = s.get("format")
+    if fmt in ("date-time", "datetime"):
+        return 35.0
+    if fmt == "date":
+        return 12.0
+    if fmt == "duration":
+        return 70.0
+    return float(MAX_REQUEST_SIZE_BYTES - 2)
+
+
+def type_of_schema(s: Mapping[str, Any] | None, root: bool = False) -> T:
+    """The CEL type the Kubernetes environment gives values of schema ``s``."""
+    if not s or s.get("x-kubernetes-int-or-string"):
+        return T("dyn", s)
+    t = s.get("type")
+    if t == "object":
+        props = s.get("properties") or {}
+        if isinstance(s.get("additionalProperties"), Mapping) and not props:
+            return T("map", s, type_of_schema(s["additionalProperties"]), max_elements(s))
+        if s.get("x-kubernetes-preserve-unknown-fields") and not props:
+            return T("dyn", s)
+        fields = {k: type_of_schema(v) for k, v in props.items() if isinstance(v, Mapping)}
+        if root or s.get("x-kubernetes-embedded-resource"):
+            fields.setdefault("apiVersion", T("string", {"type": "string"}, size=256))
+            fields.setdefault("kind", T("string", {"type": "string"}, size=256))
+            fields["metadata"] = T("object", {"type": "object"}, fields={
+                "name": T("string", size=253), "generateName": T("string", size=253)})
+        return T("object", s, fields=fields,
+                 size=float(len(fields)) if not s.get("x-kubernetes-preserve-unknown-fields")
+                 else max_elements(s))
+    if t == "array":
+        items = s.get("items") if isinstance(s.get("items"), Mapping) else None
+        return T("list", s, type_of_schema(items), max_elements(s))
+    if t == "string":
+        fmt = s.get("format")
+        if fmt in ("date-time", "datetime", "date"):
+            return T("timestamp", s)
+        if fmt == "duration":
+            return T("duration", s)
+        if fmt == "byte":
+            return T("bytes", s, size=_max_string(s))
+        return T("string", s, size=_max_string(s))
+    return T({"integer": "int", "number": "double", "boolean": "bool"}.get(str(t), "dyn"), s)
+
+
+def _format_error(text: str, token: Any, message: str) -> str:
+    line = getattr(token, "line", 1) or 1
+    col = getattr(token, "column", 1) or 1
+    src = text.splitlines()[line - 1] if text.splitlines() else text
+    return (f"ERROR: <input>:{line}:{col}: {message}\n | {src}\n | "
+            f"{'.' * (col - 1)}^")
+
+
+class Checker(lark.visitors.Interpreter[T]):
+    """Checks one parsed rule; ``variables`` maps names to their types."""
+
+    def __init__(self, text: str, variables: dict[str, T]) -> None:
+        self.text = text
+        self.scopes: list[dict[str, T]] = [variables]
+        self.uses: set[str] = set()
+
+    def fail(self, token: Any, message: str) -> CheckError:
+        return CheckError(_format_error(self.text, token, message))
+
+    def _kids(self, tree: lark.Tree) -> list[Any]:
+        return [c for c in tree.children if c is not None]
+
+    def _sum(self, parts: list[T]) -> float:
+        return sum(p.cost for p in parts)
+
+    # structure ---------------------------------------------------------------------------
+    def expr(self, tree: lark.Tree) -> T:
+        kids = [self.visit(c) for c in self._kids(tree)]
+        if len(kids) == 3:
+            return T(kids[1].kind, kids[1].schema, kids[1].elem, max(kids[1].size, kids[2].size),
+                     self._sum(kids), kids[1].fields)
+        return kids[0]
+
+    def _logical(self, tree: lark.Tree) -> T:
+        kids = [self.visit(c) for c in self._kids(tree)]
+        if len(kids) == 1:
+            return kids[0]
+        return T("bool", cost=self._sum(kids))
+
+    conditionalor = _logical
+    conditionaland = _logical
+
+    def relation(self, tree: lark.Tree) -> T:
+        kids = self._kids(tree)
+        if len(kids) == 1:
+            return self.visit(kids[0])
+        op_tree, right_tree = kids
+        left = self.visit(op_tree.children[0])
+        right = self.visit(right_tree)
+        cost = left.cost + right.cost + 1
+        if op_tree.data in ("relation_eq", "relation_ne") and left.kind in ("string", "list",
+                                                                           "bytes"):
+            cost += math.ceil(0.1 * min(left.size, right.size))
+        if op_tree.data == "relation_in":
+            cost += right.size if right.kind == "list" else 1
+        return T("bool", cost=cost)
+
+    def _arith(self, tree: lark.Tree) -> T:
+        kids = self._kids(tree)
+        if len(kids) == 1:
+            return self.visit(kids[0])
+        op_tree, right_tree = kids
+        left = self.visit(op_tree.children[0])
+        right = self.visit(right_tree)
+        kind = left.kind if left.kind == right.kind else "dyn"
+        size = left.size + right.size if kind in ("string", "list", "bytes") else 1.0
+        extra = math.ceil(0.1 * size) if kind in ("string", "bytes") else 1
+        return T(kind, None, left.elem, size, left.cost + right.cost + extra)
+
+    addition = _arith
+    multiplication = _arith
+
+    def unary(self, tree: lark.Tree) -> T:
+        kids = self._kids(tree)
+        if len(kids) == 1:
+            return self.visit(kids[0])
+        inner = self.visit(kids[1])
+        if kids[0].data == "unary_not":
+            return T("bool", cost=inner.cost + 1)
+        return T(inner.kind, cost=inner.cost + 1)
+
+    def member(self, tree: lark.Tree) -> T:
+        return self.visit(self._kids(tree)[0])
+
+    primary = member
+    paren_expr = member
+
+    # leaves ------------------------------------------------------------------------------
+    def literal(self, tree: lark.Tree) -> T:
+        token = tree.children[0]
+        kind = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
+                "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
+                "BOOL_LIT": "bool", "NULL_LIT": "null"}.get(token.type, "dyn")
+        size = float(len(str(token))) if kind in ("string", "bytes") else 1.0
+        return T(kind, size=size)
+
+    def ident(self, tree: lark.Tree) -> T:
+        token = tree.children[0]
+        name = str(token)
+        for scope in reversed(self.scopes):
+            if name in scope:
+                if name in ("self", "oldSelf"):
+                    self.uses.add(name)
+                return scope[name]
+        if name in _TYPE_NAMES:
+            return T("type")
+        raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
+
+    def list_lit(self, tree: lark.Tree) -> T:
+        kids = self._kids(tree)
+        elems = [self.visit(e) for e in kids[0].children] if kids else []
+        elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
+        return T("list", None, elem, float(len(elems)), self._sum(elems) + 1)
+
+    def map_lit(self, tree: lark.Tree) -> T:
+        kids = self._kids(tree)
+        parts = [self.visit(e) for e in kids[0].children] if kids else []
+        return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
+                 float(len(parts) // 2), self._sum(parts) + 1)
+
+    def member_object(self, tree: lark.Tree) -> T:
+        raise self.fail(tree.children[0], "message construction is not supported")
+
+    def dot_ident(self, tree: lark.Tree) -> T:
+        raise self.fail(tree.children[0], f"undeclared reference to '{tree.children[0]}'")
+
+    dot_ident_arg = dot_ident
+
+    # selection ---------------------------------------------------------------------------
+    def member_dot(self, tree: lark.Tree) -> T:
+        target_tree, name_token = tree.children
+        target = self.visit(target_tree)
+        return self._select(target, name_token, target.cost + 1)
+
+    def _select(self, target: T, name_token: Any, cost: float) -> T:
+        name = str(name_token)
+        if target.kind == "object":
+            if name not in target.fields:
+                if target.schema and target.schema.get("x-kubernetes-preserve-unknown-fields"):
+                    return T("dyn", cost=cost)
+                raise self.fail(name_token, f"undefined field '{name}'")
+            f = target.fields[name]
+            return T(f.kind, f.schema, f.elem, f.size, cost, f.fields)
+        if target.kind == "map":
+            e = target.elem or T("dyn")
+            return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
+        if target.kind in ("dyn", "type"):
+            return T("dyn", cost=cost)
+        raise self.fail(name_token, f"type '{target.kind}' does not support field selection")
+
+    def member_index(self, tree: lark.Tree) -> T:
+        target = self.visit(tree.children[0])
+        index = self.visit(tree.children[1])
+        e = target.elem if target.kind in ("list", "map") and target.elem else T("dyn")
+        return T(e.kind, e.schema, e.elem, e.size, target.cost + index.cost + 1, e.fields)
+
+    # calls -------------------------------------------------------------------------------
+    def _args(self, tree: lark.Tree | None) -> list[Any]:
+        return [c for c in tree.children if c is not None] if tree is not None else []
+
+    def ident_arg(self, tree: lark.Tree) -> T:
+        name_token = tree.children[0]
+        name = str(name_token)
+        arg_trees = self._args(tree.children[1] if len(tree.children) > 1 else None)
+        if name == "has":
+            if len(arg_trees) != 1:
+                raise self.fail(name_token, "invalid argument to has() macro")
+            inner = self.visit(arg_trees[0])
+            return T("bool", cost=inner.cost)
+        if name not in _GLOBALS:
+            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
+        args = [self.visit(a) for a in arg_trees]
+        cost = self._sum(args) + 1
+        kind = {"size": "int", "int": "int", "uint": "uint", "double": "double",
+                "string": "string", "bytes": "bytes", "bool": "bool", "duration": "duration",
+                "timestamp": "timestamp", "type": "type", "matches": "bool",
+                "isQuantity": "bool", "isURL": "bool", "isIP": "bool", "isCIDR": "bool",
+                "quantity": "quantity", "url": "url", "ip": "ip", "cidr": "cidr"}.get(name, "dyn")
+        if name == "dyn" and args:
+            return T("dyn", args[0].schema, args[0].elem, args[0].size, cost, args[0].fields)
+        if name in ("matches",) and args:
+            cost += math.ceil(0.1 * args[0].size)
+        return T(kind, cost=cost, size=args[0].size if kind == "string" and args else 1.0)
+
+    def member_dot_arg(self, tree: lark.Tree) -> T:
+        target_tree, name_token = tree.children[0], tree.children[1]
+        name = str(name_token)
+        arg_trees = self._args(tree.children[2] if len(tree.children) > 2 else None)
+        target = self.visit(target_tree)
+        if name in _MACROS:
+            return self._macro(target, name_token, arg_trees)
+        if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
+            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
+        args = [self.visit(a) for a in arg_trees]
+        cost = target.cost + self._sum(args) + 1
+        if name in _STRING_SCAN and target.kind in ("string", "dyn"):
+            cost += math.ceil(0.1 * target.size) * (max(1, math.ceil(0.25 * args[0].size))
+                                                   if name in ("matches", "find", "findAll")
+                                                   and args else 1)
+        if name in ("indexOf", "lastIndexOf", "sum", "max", "min", "isSorted", "join") \
+                and target.kind == "list":
+            cost += target.size
+        if name in _BOOL_METHODS:
+            return T("bool", cost=cost)
+        if name in ("size", "indexOf", "lastIndexOf", "compareTo", "sign", "asInteger",
+                    "family", "prefixLength") or name.startswith("get"):
+            return T("int", cost=cost)
+        if name in ("min", "max", "sum") and target.elem is not None:
+            e = target.elem
+            return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
+        if name in ("lowerAscii", "upperAscii", "trim", "replace", "substring", "charAt",
+                    "join", "find", "reverse"):
+            return T("string", cost=cost, size=target.size)
+        if name in ("split", "findAll"):
+            return T("list", elem=T("string", size=target.size), size=target.size, cost=cost)
+        return T("dyn", cost=cost)
+
+    def _macro(self, target: T, name_token: Any, arg_trees: list[Any]) -> T:
+        name = str(name_token)
+        if len(arg_trees) not in (2, 3):
+            raise self.fail(name_token, f"invalid argument to {name}() macro")
+        var_tree = arg_trees[0]
+        var_name = str(var_tree.scan_values(lambda v: isinstance(v, lark.Token)).__next__())
+        if target.kind == "list":
+            var_type = target.elem or T("dyn")
+        elif target.kind == "map":
+            var_type = T("string", size=256)
+        elif target.kind == "dyn":
+            var_type = T("dyn")
+        else:
+            raise self.fail(name_token, f"expression of type '{target.kind}' cannot be the "
+                                        f"range of a comprehension")
+        self.scopes.append({var_name: T(var_type.kind, var_type.schema, var_type.elem,
+                                        var_type.size, 0, var_type.fields)})
+        try:
+            bodies = [self.visit(b) for b in arg_trees[1:]]
+        finally:
+            self.scopes.pop()
+        per_item = self._sum(bodies) + 1
+        cost = target.cost + target.size * per_item
+        if name in ("all", "exists", "exists_one"):
+            return T("bool", cost=cost)
+        body = bodies[-1]
+        return T("list", elem=T(body.kind, body.schema, body.elem, body.size, 0, body.fields),
+                 size=target.size, cost=cost)
+
+
+def check(text: str, tree: lark.Tree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
+    """Check ``tree``; raise CheckError when it does not compile or is not of kind ``want``."""
+    checker = Checker(text, variables)
+    result = checker.visit(tree)
+    if result.kind not in (want, "dyn"):
+        noun = "a bool" if want == "bool" else "a string"
+        raise CheckError(f"cel expression must evaluate to {noun}")
+    return result, checker.uses

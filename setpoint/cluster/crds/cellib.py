@@ -1,0 +1,420 @@
+"""The CEL environment of CRD validation rules, on top of ``celpy``.
+
+Kubernetes evaluates ``x-kubernetes-validations`` with cel-go plus its own libraries. Here:
+schema-directed conversion of JSON values (numbers are doubles, ``date-time`` strings are
+timestamps, ``duration`` strings durations, ``byte`` strings bytes), heterogeneous numeric
+comparison and equality (as cel-go enables for Kubernetes), and the extension functions rules
+commonly use: the strings extension, the Kubernetes lists, regex, URL, IP/CIDR and quantity
+libraries.
+"""
+
+from __future__ import annotations
+
+import base64
+import ipaddress
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any
+from urllib.parse import urlsplit
+
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+from .quantity import Quantity, QuantityError, parse_quantity
+
+CelValue = Any
+
+
+# -- values ----------------------------------------------------------------------------------
+
+def to_cel(value: Any, schema: Mapping[str, Any] | None) -> CelValue:
+    """A decoded JSON value as a CEL value typed by its schema."""
+    s = schema or {}
+    if value is None:
+        return None
+    stype = s.get("type")
+    if isinstance(value, bool):
+        return celtypes.BoolType(value)
+    if isinstance(value, int | float):
+        if stype == "number" or isinstance(value, float) and stype != "integer":
+            return celtypes.DoubleType(float(value))
+        return celtypes.IntType(int(value))
+    if isinstance(value, str):
+        fmt = s.get("format") if stype == "string" else None
+        try:
+            if fmt in ("date-time", "datetime", "date"):
+                text = value if fmt != "date" else value + "T00:00:00Z"
+                return celtypes.TimestampType(text)
+            if fmt == "duration":
+                return celtypes.DurationType(value)
+            if fmt == "byte":
+                return celtypes.BytesType(base64.b64decode(value))
+        except (ValueError, TypeError):
+            pass
+        return celtypes.StringType(value)
+    if isinstance(value, list):
+        items = s.get("items") if isinstance(s.get("items"), Mapping) else None
+        return celtypes.ListType([to_cel(v, items) for v in value])
+    if isinstance(value, dict):
+        props = s.get("properties") or {}
+        additional = s.get("additionalProperties")
+        out = {}
+        for k, v in value.items():
+            sub = props.get(k)
+            if sub is None and isinstance(additional, Mapping):
+                sub = additional
+            out[celtypes.StringType(k)] = to_cel(v, sub)
+        return celtypes.MapType(out)
+    return value
+
+
+# -- operators -------------------------------------------------------------------------------
+
+def _numeric(v: Any) -> bool:
+    return isinstance(v, celtypes.IntType | celtypes.UintType | celtypes.DoubleType) \
+        and not isinstance(v, celtypes.BoolType)
+
+
+def _promote(a: Any, b: Any) -> tuple[Any, Any]:
+    if _numeric(a) and _numeric(b) and type(a) is not type(b):
+        return float(a), float(b)
+    return a, b
+
+
+def _relation(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
+    def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, Quantity) or isinstance(b, Quantity):
+            raise TypeError("no such overload")
+        x, y = _promote(a, b)
+        if type(x) is not type(y) and not (isinstance(x, float) and isinstance(y, float)):
+            if not (isinstance(x, str) and isinstance(y, str)):
+                raise TypeError(f"no such overload: {type(a).__name__} {type(b).__name__}")
+        return celtypes.BoolType(op(x, y))
+    return apply
+
+
+def _eq(a: Any, b: Any) -> Any:
+    x, y = _promote(a, b)
+    if _numeric(x) or isinstance(x, float):
+        return celtypes.BoolType(x == y and (_numeric(y) or isinstance(y, float)))
+    if isinstance(x, celtypes.BoolType) != isinstance(y, celtypes.BoolType):
+        return celtypes.BoolType(False)
+    try:
+        return celtypes.BoolType(x == y)
+    except TypeError:
+        return celtypes.BoolType(False)
+
+
+def _ne(a: Any, b: Any) -> Any:
+    return celtypes.BoolType(not _eq(a, b))
+
+
+# -- strings extension -----------------------------------------------------------------------
+
+def _s(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError("no such overload")
+    return str(v)
+
+
+def _index_of(target: Any, needle: Any, start: Any = 0) -> Any:
+    if isinstance(target, list):
+        for i, v in enumerate(target):
+            if bool(_eq(v, needle)):
+                return celtypes.IntType(i)
+        return celtypes.IntType(-1)
+    text = _s(target)
+    if int(start) < 0 or int(start) > len(text):
+        raise ValueError("index out of range")
+    return celtypes.IntType(text.find(_s(needle), int(start)))
+
+
+def _last_index_of(target: Any, needle: Any, end: Any = None) -> Any:
+    if isinstance(target, list):
+        for i in range(len(target) - 1, -1, -1):
+            if bool(_eq(target[i], needle)):
+                return celtypes.IntType(i)
+        return celtypes.IntType(-1)
+    text = _s(target)
+    stop = len(text) if end is None else int(end) + len(_s(needle))
+    return celtypes.IntType(text.rfind(_s(needle), 0, stop))
+
+
+def _replace(text: Any, old: Any, new: Any, n: Any = -1) -> Any:
+    count = int(n)
+    return celtypes.StringType(_s(text).replace(_s(old), _s(new), count if count >= 0 else -1))
+
+
+def _split(text: Any, sep: Any, n: Any = -1) -> Any:
+    count = int(n)
+    if count == 0:
+        return celtypes.ListType([])
+    parts = _s(text).split(_s(sep), count - 1) if count > 0 else _s(text).split(_s(sep))
+    return celtypes.ListType([celtypes.StringType(p) for p in parts])
+
+
+def _substring(text: Any, start: Any, end: Any = None) -> Any:
+    t = _s(text)
+    b, e = int(start), len(t) if end is None else int(end)
+    if b < 0 or e > len(t) or b > e:
+        raise ValueError(f"index out of range: {b}")
+    return celtypes.StringType(t[b:e])
+
+
+def _join(items: Any, sep: Any = "") -> Any:
+    return celtypes.StringType(_s(sep).join(_s(i) for i in items))
+
+
+def _char_at(text: Any, i: Any) -> Any:
+    t = _s(text)
+    idx = int(i)
+    if idx < 0 or idx > len(t):
+        raise ValueError(f"index out of range: {idx}")
+    return celtypes.StringType(t[idx:idx + 1])
+
+
+# -- lists (k8s) -------------------------------------------------------------------------------
+
+def _is_sorted(items: Any) -> Any:
+    return celtypes.BoolType(all(items[i] <= items[i + 1] for i in range(len(items) - 1)))
+
+
+def _sum(items: Any) -> Any:
+    if not items:
+        return celtypes.IntType(0)
+    total = items[0]
+    for v in items[1:]:
+        total = total + v
+    return total
+
+
+def _max(items: Any) -> Any:
+    if not items:
+        raise ValueError("max called on empty list")
+    return max(items)
+
+
+# -- regex (k8s) ------------------------------------------------------------------------------
+
+def _find(text: Any, pattern: Any) -> Any:
+    m = re.search(_s(pattern), _s(text))
+    return celtypes.StringType(m.group(0) if m else "")
+
+
+def _find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
+    found = [m.group(0) for m in re.finditer(_s(pattern), _s(text))]
+    if int(limit) >= 0:
+        found = found[: int(limit)]
+    return celtypes.ListType([celtypes.StringType(f) for f in found])
+
+
+# -- URLs (k8s) -------------------------------------------------------------------------------
+
+class URL:
+    """A parsed URL (``url("https://...")``)."""
+
+    def __init__(self, text: str) -> None:
+        parts = urlsplit(text)
+        if not parts.scheme and not text.startswith("/"):
+            raise ValueError(f"URL is not absolute: {text}")
+        self.text = text
+        self.parts = parts
+
+
+def _url(text: Any) -> Any:
+    return URL(_s(text))
+
+
+def _is_url(text: Any) -> Any:
+    try:
+        URL(_s(text))
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+# -- IP / CIDR (k8s) --------------------------------------------------------------------------
+
+def _ip(text: Any) -> Any:
+    return ipaddress.ip_address(_s(text))
+
+
+def _cidr(text: Any) -> Any:
+    return ipaddress.ip_network(_s(text), strict=False)
+
+
+def _is_ip(text: Any) -> Any:
+    try:
+        ipaddress.ip_address(_s(text))
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _is_cidr(text: Any) -> Any:
+    try:
+        ipaddress.ip_network(_s(text), strict=False)
+    except ValueError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType("/" in _s(text))
+
+
+def _contains_ip(net: Any, ip: Any) -> Any:
+    addr = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
+    return celtypes.BoolType(addr in net)
+
+
+def _contains_cidr(net: Any, other: Any) -> Any:
+    sub = ipaddress.ip_network(other, strict=False) if isinstance(other, str) else other
+    return celtypes.BoolType(sub.version == net.version and sub.subnet_of(net))
+
+
+# -- quantity (k8s) ---------------------------------------------------------------------------
+
+def _quantity(text: Any) -> Any:
+    try:
+        return parse_quantity(_s(text))
+    except QuantityError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _is_quantity(text: Any) -> Any:
+    try:
+        parse_quantity(_s(text))
+    except QuantityError:
+        return celtypes.BoolType(False)
+    return celtypes.BoolType(True)
+
+
+def _as_quantity(v: Any) -> Quantity:
+    if isinstance(v, Quantity):
+        return v
+    if isinstance(v, int):
+        return Quantity(Decimal(int(v)), "DecimalSI")
+    raise TypeError("no such overload")
+
+
+def _add(a: Any, b: Any) -> Any:
+    return _as_quantity(a).add(_as_quantity(b))
+
+
+def _sub(a: Any, b: Any) -> Any:
+    return _as_quantity(a).add(_as_quantity(b).negate())
+
+
+def _compare_to(a: Any, b: Any) -> Any:
+    x, y = _as_quantity(a).value, _as_quantity(b).value
+    return celtypes.IntType((x > y) - (x < y))
+
+
+def _is_less_than(a: Any, b: Any) -> Any:
+    if isinstance(a, Quantity):
+        return celtypes.BoolType(a.value < _as_quantity(b).value)
+    raise TypeError("no such overload")
+
+
+def _is_greater_than(a: Any, b: Any) -> Any:
+    if isinstance(a, Quantity):
+        return celtypes.BoolType(a.value > _as_quantity(b).value)
+    raise TypeError("no such overload")
+
+
+def _as_integer(q: Any) -> Any:
+    v = _as_quantity(q).value
+    if v != v.to_integral_value() or abs(v) > 2**63 - 1:
+        raise ValueError("cannot convert value to integer")
+    return celtypes.IntType(int(v))
+
+
+def _sign(q: Any) -> Any:
+    v = _as_quantity(q).value
+    return celtypes.IntType((v > 0) - (v < 0))
+
+
+def _is_integer(q: Any) -> Any:
+    v = _as_quantity(q).value
+    return celtypes.BoolType(v == v.to_integral_value() and abs(v) <= 2**63 - 1)
+
+
+def _family(v: Any) -> Any:
+    return celtypes.IntType(v.version)
+
+
+def _str_method(name: str) -> Callable[..., Any]:
+    def call(v: Any, *args: Any) -> Any:
+        if isinstance(v, URL):
+            p = v.parts
+            values = {"getScheme": p.scheme, "getHost": p.netloc.rsplit("@", 1)[-1],
+                      "getHostname": p.hostname or "", "getPort": str(p.port or ""),
+                      "getEscapedPath": p.path}
+            return celtypes.StringType(values[name])
+        raise TypeError("no such overload")
+    return call
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "_<_": _relation(lambda a, b: a < b),
+    "_<=_": _relation(lambda a, b: a <= b),
+    "_>_": _relation(lambda a, b: a > b),
+    "_>=_": _relation(lambda a, b: a >= b),
+    "_==_": _eq,
+    "_!=_": _ne,
+    "charAt": _char_at,
+    "indexOf": _index_of,
+    "lastIndexOf": _last_index_of,
+    "lowerAscii": lambda t: celtypes.StringType(_s(t).lower()),
+    "upperAscii": lambda t: celtypes.StringType(_s(t).upper()),
+    "replace": _replace,
+    "split": _split,
+    "substring": _substring,
+    "trim": lambda t: celtypes.StringType(_s(t).strip()),
+    "join": _join,
+    "reverse": lambda t: celtypes.StringType(_s(t)[::-1]),
+    "isSorted": _is_sorted,
+    "sum": _sum,
+    "max": _max,
+    "find": _find,
+    "findAll": _find_all,
+    "url": _url,
+    "isURL": _is_url,
+    "getScheme": _str_method("getScheme"),
+    "getHost": _str_method("getHost"),
+    "getHostname": _str_method("getHostname"),
+    "getPort": _str_method("getPort"),
+    "getEscapedPath": _str_method("getEscapedPath"),
+    "ip": _ip,
+    "isIP": _is_ip,
+    "cidr": _cidr,
+    "isCIDR": _is_cidr,
+    "family": _family,
+    "isLoopback": lambda v: celtypes.BoolType(v.is_loopback),
+    "isUnspecified": lambda v: celtypes.BoolType(v.is_unspecified),
+    "isGlobalUnicast": lambda v: celtypes.BoolType(v.is_global and not v.is_multicast),
+    "containsIP": _contains_ip,
+    "containsCIDR": _contains_cidr,
+    "prefixLength": lambda n: celtypes.IntType(n.prefixlen),
+    "quantity": _quantity,
+    "isQuantity": _is_quantity,
+    "add": _add,
+    "sub": _sub,
+    "compareTo": _compare_to,
+    "isLessThan": _is_less_than,
+    "isGreaterThan": _is_greater_than,
+    "asInteger": _as_integer,
+    "asApproximateFloat": lambda q: celtypes.DoubleType(float(_as_quantity(q).value)),
+    "sign": _sign,
+    "isInteger": _is_integer,
+}
+
+
+def error_text(exc: BaseException) -> str:
+    """The short text of a celpy evaluation error."""
+    if isinstance(exc, CELEvalError) and exc.args:
+        text = str(exc.args[0])
+        if text.startswith("no such member in mapping"):
+            return "no such key: " + text.split(":", 1)[1].strip().strip("'")
+        if text.startswith("found no matching overload") or text.startswith("no such overload"):
+            return "no such overload"
+        return text
+    return str(exc)

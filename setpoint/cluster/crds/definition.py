@@ -1,0 +1,453 @@
+"""CustomResourceDefinition defaulting and validation (``apis/apiextensions/validation``).
+
+The real apiserver validates the *internal* form of a v1 CRD, in which schemas,
+subresources and printer columns that are identical in every version are lifted to the
+spec (``spec.validation``, ``spec.subresources``, ``spec.additionalPrinterColumns``) and
+``spec.version`` is the first version's name. Error paths follow that form, so a single
+version's schema errors read ``spec.validation.openAPIV3Schema...``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from setpoint.machinery.errors import Cause
+
+from . import fielderrors as fe
+from .defaulting import has_defaults
+from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
+from .schemacheck import validate_schema
+from .structural import NodeContext
+
+PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
+PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64",
+                          "password"]
+API_APPROVAL_ANNOTATION = "api-approved.kubernetes.io"
+_EXTENSION_KEYS = ("x-kubernetes-embedded-resource", "x-kubernetes-preserve-unknown-fields",
+                   "x-kubernetes-int-or-string", "x-kubernetes-list-map-keys",
+                   "x-kubernetes-list-type", "x-kubernetes-validations")
+
+
+def default_crd(crd: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``crd`` with the v1 defaults (singular, listKind, conversion strategy)."""
+    out = copy.deepcopy(dict(crd))
+    spec = out.setdefault("spec", {})
+    names = spec.setdefault("names", {})
+    kind = names.get("kind") or ""
+    if not names.get("singular") and kind:
+        names["singular"] = kind.lower()
+    if not names.get("listKind") and kind:
+        names["listKind"] = kind + "List"
+    conversion = spec.setdefault("conversion", {})
+    if not conversion.get("strategy"):
+        conversion["strategy"] = "None"
+    if conversion.get("strategy") == "Webhook":
+        webhook = conversion.get("webhook") or {}
+        service = (webhook.get("clientConfig") or {}).get("service")
+        if isinstance(service, dict) and service.get("port") is None:
+            service["port"] = 443
+    return out
+
+
+def storage_version(crd: Mapping[str, Any]) -> str | None:
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if v.get("storage"):
+            return str(v.get("name"))
+    return None
+
+
+def _identical(versions: list[Mapping[str, Any]], key: str) -> bool:
+    """Whether every version sets ``key`` to the same value (then it is lifted to the spec)."""
+    if not versions:
+        return False
+    first = versions[0].get(key)
+    for v in versions:
+        value = v.get(key)
+        if value is None or (key == "additionalPrinterColumns" and not value) or value != first:
+            return False
+    return True
+
+
+def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -> list[Cause]:
+    """Every cause the apiserver gives for creating (or updating from ``old``) this CRD."""
+    new = default_crd(crd)
+    old_d = default_crd(old) if old is not None else None
+    spec = new.get("spec") or {}
+    errs = _validate_meta(new)
+    errs += _validate_spec(spec, old_d)
+    status = new.get("status") or {}
+    errs += validate_names(status.get("acceptedNames") or {}, "status.acceptedNames")
+    if old_d is not None:
+        errs += _validate_update(spec, old_d)
+        errs += _validate_stored_versions(status.get("storedVersions") or [],
+                                          spec.get("versions") or [])
+    errs += _validate_api_approval(new, old_d)
+    old_preserve = bool(((old_d or {}).get("spec") or {}).get("preserveUnknownFields"))
+    if spec.get("preserveUnknownFields") and not old_preserve:
+        errs.append(fe.invalid("spec.preserveUnknownFields", True, "cannot set to true, set "
+                               "x-kubernetes-preserve-unknown-fields to true in "
+                               "spec.versions[*].schema instead"))
+    return errs
+
+
+def _validate_meta(crd: Mapping[str, Any]) -> list[Cause]:
+    meta = crd.get("metadata") or {}
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    name = meta.get("name") or ""
+    generate = meta.get("generateName") or ""
+    required = f"{names.get('plural', '')}.{spec.get('group', '')}"
+    errs: list[Cause] = []
+    if not name and not generate:
+        errs.append(fe.required("metadata.name", "name or generateName is required"))
+    if name:
+        for msg in name_is_dns_subdomain(name, False):
+            errs.append(fe.invalid("metadata.name", name, msg))
+        if name != required:
+            errs.append(fe.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
+    if generate:
+        for msg in name_is_dns_subdomain(generate, True):
+            errs.append(fe.invalid("metadata.generateName", generate, msg))
+        if generate != required:
+            errs.append(fe.invalid("metadata.generateName", generate,
+                                   'must be spec.names.plural+"."+spec.group'))
+    return errs
+
+
+def validate_names(names: Mapping[str, Any], path: str) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionNames``."""
+    errs: list[Cause] = []
+    for key in ("plural", "singular"):
+        value = names.get(key) or ""
+        if value and (msgs := is_dns1035_label(value)):
+            errs.append(fe.invalid(fe.child(path, key), value, ",".join(msgs)))
+    for key in ("kind", "listKind"):
+        value = names.get(key) or ""
+        if value and (msgs := is_dns1035_label(value.lower())):
+            errs.append(fe.invalid(fe.child(path, key), value,
+                                   "may have mixed case, but should otherwise match: "
+                                   + ",".join(msgs)))
+    for i, short in enumerate(names.get("shortNames") or []):
+        if msgs := is_dns1035_label(short):
+            errs.append(fe.invalid(fe.index(fe.child(path, "shortNames"), i), short,
+                                   ",".join(msgs)))
+    if names.get("kind") and names.get("kind") == names.get("listKind"):
+        errs.append(fe.invalid(fe.child(path, "listKind"), names.get("listKind"),
+                               "kind and listKind may not be the same"))
+    for i, category in enumerate(names.get("categories") or []):
+        if msgs := is_dns1035_label(category):
+            errs.append(fe.invalid(fe.index(fe.child(path, "categories"), i), category,
+                                   ",".join(msgs)))
+    return errs
+
+
+def _schema_of(version: Mapping[str, Any]) -> Any:
+    return (version.get("schema") or {}).get("openAPIV3Schema")
+
+
+def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+    errs: list[Cause] = []
+    group = spec.get("group") or ""
+    if not group:
+        errs.append(fe.required("spec.group"))
+    elif msgs := is_dns1123_subdomain(group):
+        errs.append(fe.invalid("spec.group", group, ",".join(msgs)))
+    elif len(group.split(".")) < 2:
+        errs.append(fe.invalid("spec.group", group, "should be a domain with at least one dot"))
+    scope = spec.get("scope") or ""
+    if not scope:
+        errs.append(fe.required("spec.scope"))
+    elif scope not in ("Cluster", "Namespaced"):
+        errs.append(fe.not_supported("spec.scope", scope, ["Cluster", "Namespaced"]))
+
+    versions: list[Mapping[str, Any]] = list(spec.get("versions") or [])
+    old_spec = (old or {}).get("spec") or {}
+    old_versions = old_spec.get("versions") or []
+    require_schema = old is None or all(_schema_of(v) for v in old_versions)
+    for i, v in enumerate(versions):
+        if require_schema and not _schema_of(v):
+            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema"))
+        elif not require_schema and v.get("served") and not _schema_of(v) \
+                and not spec.get("preserveUnknownFields"):
+            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema",
+                                    "because otherwise all fields are pruned"))
+    if any(has_defaults(_schema_of(v)) for v in versions) and spec.get("preserveUnknownFields"):
+        errs.append(fe.invalid("spec.preserveUnknownFields", True,
+                               "must be false in order to use defaults in the schema"))
+
+    hoist_schema = _identical(versions, "schema")
+    hoist_sub = _identical(versions, "subresources")
+    hoist_cols = _identical(versions, "additionalPrinterColumns")
+    any_status = any("status" in (v.get("subresources") or {}) for v in versions)
+    ctx = NodeContext(
+        require_atomic_set_type=old is None or not _has_non_atomic_set(old_versions),
+        require_map_list_keys_validation=True)
+    names_seen: set[str] = set()
+    unique = True
+    storage_count = 0
+    for i, v in enumerate(versions):
+        vp = f"spec.versions[{i}]"
+        name = str(v.get("name") or "")
+        storage_count += bool(v.get("storage"))
+        if name in names_seen:
+            unique = False
+        names_seen.add(name)
+        if msgs := is_dns1035_label(name):
+            errs.append(fe.invalid(fe.child(vp, "name"), name, ",".join(msgs)))
+        warning = v.get("deprecationWarning")
+        if warning is not None:
+            if not v.get("deprecated"):
+                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
+                                       "can only be set for deprecated versions"))
+            elif len(warning) > 256:
+                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
+                                       "must be <= 256 characters long"))
+            elif not warning:
+                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
+                                       "must not be an empty string"))
+        if not hoist_schema and _schema_of(v):
+            status_enabled = "status" in (v.get("subresources") or {})
+            errs += validate_schema(_schema_of(v), fe.child(vp, "schema"), status_enabled, ctx)
+        if not hoist_sub:
+            errs += validate_subresources(v.get("subresources"), fe.child(vp, "subresources"))
+        if not hoist_cols:
+            for j, col in enumerate(v.get("additionalPrinterColumns") or []):
+                errs += validate_column(col, f"{vp}.additionalPrinterColumns[{j}]")
+        errs += _validate_selectable_fields(v, vp)
+    if not unique:
+        errs.append(fe.invalid("spec.versions", "", "must contain unique version names"))
+    if storage_count != 1:
+        errs.append(fe.invalid("spec.versions", "",
+                               "must have exactly one version marked as storage version"))
+    if versions:
+        first = str(versions[0].get("name") or "")
+        if msgs := is_dns1035_label(first):
+            errs.append(fe.invalid("spec.version", first, ",".join(msgs)))
+    names = spec.get("names") or {}
+    for key in ("plural", "singular", "kind", "listKind"):
+        if not names.get(key):
+            errs.append(fe.required(f"spec.names.{key}"))
+    errs += validate_names(names, "spec.names")
+    if hoist_schema:
+        errs += validate_schema(_schema_of(versions[0]), "spec.validation", any_status, ctx)
+    if hoist_sub:
+        errs += validate_subresources(versions[0].get("subresources"), "spec.subresources")
+    if hoist_cols:
+        for j, col in enumerate(versions[0].get("additionalPrinterColumns") or []):
+            errs += validate_column(col, f"spec.additionalPrinterColumns[{j}]")
+    errs += _validate_conversion(spec)
+    return errs
+
+
+def _has_non_atomic_set(versions: list[Mapping[str, Any]]) -> bool:
+    def walk(s: Any) -> bool:
+        if not isinstance(s, Mapping):
+            return False
+        items = s.get("items")
+        if s.get("x-kubernetes-list-type") == "set" and isinstance(items, Mapping):
+            if items.get("type") == "array" and items.get("x-kubernetes-list-type") not in (
+                    None, "atomic"):
+                return True
+            if items.get("type") == "object" and items.get("x-kubernetes-map-type") != "atomic":
+                return True
+        subs = [items, s.get("additionalProperties"), *(s.get("properties") or {}).values()]
+        return any(walk(x) for x in subs)
+    return any(walk(_schema_of(v)) for v in versions)
+
+
+def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
+    from .fieldpath import valid_field_path
+
+    fields = v.get("selectableFields") or []
+    if not fields:
+        return []
+    errs: list[Cause] = []
+    schema = _schema_of(v)
+    path = fe.child(vp, "selectableFields")
+    if not schema:
+        return [fe.invalid(path, "", "may only be set when `version.schema.openAPIV3Schema` is "
+                                     "not included")]
+    seen: set[str] = set()
+    for i, f in enumerate(fields):
+        jp = fe.child(fe.index(path, i), "jsonPath")
+        json_path = f.get("jsonPath") or ""
+        if not json_path:
+            errs.append(fe.required(jp))
+            continue
+        found = valid_field_path(json_path, schema)
+        if found is None or "[" in found[0]:
+            errs.append(fe.invalid(jp, json_path, "is an invalid path"))
+            continue
+        normalized, sub = found
+        if normalized.split(".")[0] == "metadata":
+            errs.append(fe.invalid(jp, json_path, "must not point to fields in metadata"))
+        if sub.get("type") not in ("string", "boolean", "integer"):
+            errs.append(fe.invalid(jp, json_path, "must point to a field of type string, "
+                                   "boolean or integer. Enum string fields and strings with "
+                                   "formats are allowed."))
+        if normalized in seen:
+            errs.append(fe.duplicate(jp, json_path))
+        seen.add(normalized)
+    if len(seen) > 8:
+        errs.append(fe.too_many(path, len(seen), 8))
+    return errs
+
+
+def validate_subresources(sub: Any, path: str) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionSubresources``: the scale paths."""
+    if not isinstance(sub, Mapping) or not isinstance(sub.get("scale"), Mapping):
+        return []
+    scale = sub["scale"]
+    errs: list[Cause] = []
+    for key, prefixes, where in (("specReplicasPath", (".spec.",), ".spec"),
+                                 ("statusReplicasPath", (".status.",), ".status")):
+        p = f"{path}.scale.{key}"
+        value = scale.get(key) or ""
+        if not value:
+            errs.append(fe.required(p))
+        elif simple := _simple_json_path(value, p):
+            errs += simple
+        elif not value.startswith(prefixes):
+            errs.append(fe.invalid(p, value, f"should be a json path under {where}"))
+    selector = scale.get("labelSelectorPath")
+    if selector:
+        p = f"{path}.scale.labelSelectorPath"
+        if simple := _simple_json_path(selector, p):
+            errs += simple
+        elif not selector.startswith((".spec.", ".status.")):
+            errs.append(fe.invalid(p, selector, "should be a json path under either .spec or "
+                                                ".status"))
+    return errs
+
+
+def _simple_json_path(s: str, path: str) -> list[Cause]:
+    if not s:
+        return [fe.invalid(path, s, "must not be empty")]
+    if s[0] != ".":
+        return [fe.invalid(path, s, "must be a simple json path starting with .")]
+    return []
+
+
+def validate_column(col: Mapping[str, Any], path: str) -> list[Cause]:
+    """``ValidateCustomResourceColumnDefinition`` (the Go field name ``JSONPath`` included)."""
+    errs: list[Cause] = []
+    if not col.get("name"):
+        errs.append(fe.required(fe.child(path, "name")))
+    ctype = col.get("type") or ""
+    detail = "must be one of " + ",".join(PRINTER_COLUMN_TYPES)
+    if not ctype:
+        errs.append(fe.required(fe.child(path, "type"), detail))
+    elif ctype not in PRINTER_COLUMN_TYPES:
+        errs.append(fe.invalid(fe.child(path, "type"), ctype, detail))
+    fmt = col.get("format") or ""
+    if fmt and fmt not in PRINTER_COLUMN_FORMATS:
+        errs.append(fe.invalid(fe.child(path, "format"), fmt,
+                               "must be one of " + ",".join(PRINTER_COLUMN_FORMATS)))
+    json_path = col.get("jsonPath") or ""
+    if not json_path:
+        errs.append(fe.required(fe.child(path, "JSONPath")))
+    else:
+        errs += _simple_json_path(json_path, fe.child(path, "JSONPath"))
+    return errs
+
+
+def _validate_conversion(spec: Mapping[str, Any]) -> list[Cause]:
+    conversion = spec.get("conversion") or {}
+    strategy = conversion.get("strategy") or ""
+    path = "spec.conversion"
+    errs: list[Cause] = []
+    if strategy not in ("None", "Webhook"):
+        errs.append(fe.not_supported(f"{path}.strategy", strategy, ["None", "Webhook"]))
+    webhook = conversion.get("webhook")
+    if strategy == "Webhook":
+        config = (webhook or {}).get("clientConfig")
+        if not config:
+            errs.append(fe.required(f"{path}.webhookClientConfig",
+                                    "required when strategy is set to Webhook"))
+        elif bool(config.get("url")) == bool(config.get("service")):
+            errs.append(fe.required(f"{path}.webhookClientConfig",
+                                    "exactly one of url or service is required"))
+        review = (webhook or {}).get("conversionReviewVersions") or []
+        if not review:
+            errs.append(fe.required(f"{path}.conversionReviewVersions"))
+        elif not set(review) & {"v1", "v1beta1"}:
+            errs.append(fe.invalid(f"{path}.conversionReviewVersions", review,
+                                   "must include at least one of v1, v1beta1"))
+    elif webhook:
+        errs.append(fe.forbidden(f"{path}.webhookClientConfig",
+                                 "should not be set when strategy is not set to Webhook"))
+    if strategy and strategy != "None" and spec.get("preserveUnknownFields"):
+        errs.append(fe.invalid(f"{path}.strategy", strategy,
+                               "must be None if spec.preserveUnknownFields is true"))
+    return errs
+
+
+def _validate_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Cause]:
+    old_spec = old.get("spec") or {}
+    errs: list[Cause] = []
+    established = any(c.get("type") == "Established" and c.get("status") == "True"
+                      for c in ((old.get("status") or {}).get("conditions") or []))
+    checks = [("spec.group", spec.get("group"), old_spec.get("group")),
+              ("spec.names.plural", (spec.get("names") or {}).get("plural"),
+               (old_spec.get("names") or {}).get("plural"))]
+    if established:
+        checks += [("spec.scope", spec.get("scope"), old_spec.get("scope")),
+                   ("spec.names.kind", (spec.get("names") or {}).get("kind"),
+                    (old_spec.get("names") or {}).get("kind"))]
+    for path, new_value, old_value in checks:
+        if new_value != old_value:
+            errs.append(fe.invalid(path, new_value, "field is immutable"))
+    return errs
+
+
+def _validate_stored_versions(stored: list[str], versions: list[Mapping[str, Any]]
+                              ) -> list[Cause]:
+    path = "status.storedVersions"
+    if not stored:
+        return [fe.invalid(path, stored, "must have at least one stored version")]
+    errs: list[Cause] = []
+    index = {v: i for i, v in enumerate(stored)}
+    for v in versions:
+        if v.get("storage") and v.get("name") not in index:
+            errs.append(fe.invalid(path, stored, f"must have the storage version {v.get('name')}"))
+        index.pop(str(v.get("name")), None)
+    for v, i in index.items():
+        errs.append(fe.invalid(fe.index(path, i), v, f"missing from spec.versions; {v} was "
+                               "previously a storage version, and must remain in spec.versions "
+                               "until a storage migration ensures no data remains persisted in "
+                               f"{v} and removes {v} from status.storedVersions"))
+    return errs
+
+
+def _protected_group(group: str) -> bool:
+    return group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
+
+
+def _validate_api_approval(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+    group = str((crd.get("spec") or {}).get("group") or "")
+    if not _protected_group(group):
+        return []
+
+    def state(obj: Mapping[str, Any] | None) -> str:
+        value = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(
+            API_APPROVAL_ANNOTATION)
+        if value is None:
+            return "missing"
+        if value.startswith("unapproved"):
+            return "bypassed"
+        return "approved" if value.startswith(("https://", "http://")) else "invalid"
+
+    new_state = state(crd)
+    if old is not None and state(old) == new_state:
+        return []
+    path = f"metadata.annotations[{API_APPROVAL_ANNOTATION}]"
+    reason = (f'protected groups must have approval annotation "{API_APPROVAL_ANNOTATION}", '
+              "see https://github.com/kubernetes/enhancements/pull/1111")
+    if new_state == "missing":
+        return [fe.required(path, reason)]
+    if new_state == "invalid":
+        value = crd["metadata"]["annotations"][API_APPROVAL_ANNOTATION]
+        return [fe.invalid(path, value, reason)]
+    return []

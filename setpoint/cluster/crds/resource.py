@@ -1,0 +1,214 @@
+"""``CustomResourceSchema``: what the server does to a custom resource of one served version.
+
+The order the apiserver applies on a write is: prune (while decoding; the pruned paths become
+``unknown field`` warnings or strict errors), default, then validate. On every read the
+stored object is defaulted again, so defaults added to the CRD later show up.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.schema import Schema
+
+from . import fielderrors as fe
+from .cel import RuleSet
+from .defaulting import apply_defaults
+from .names import is_dns1035_label, name_is_dns_subdomain
+from .openapi import MISSING, validate_value
+from .pruning import prune
+
+MAX_INT32 = 2**31 - 1
+
+
+def find_version(crd: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    for v in (crd.get("spec") or {}).get("versions") or []:
+        if v.get("name") == version:
+            return v
+    raise KeyError(f"version {version} not found in {crd.get('metadata', {}).get('name')}")
+
+
+class CustomResourceSchema:
+    """The structural schema of one version of a CRD, with its pruning, defaults and rules."""
+
+    def __init__(self, crd: Mapping[str, Any], version: str) -> None:
+        spec = crd.get("spec") or {}
+        self.group: str = spec.get("group", "")
+        self.version = version
+        self.kind: str = (spec.get("names") or {}).get("kind", "")
+        self.namespaced = spec.get("scope") == "Namespaced"
+        v = find_version(crd, version)
+        raw = ((v.get("schema") or {}).get("openAPIV3Schema")) or {
+            "type": "object", "x-kubernetes-preserve-unknown-fields": True}
+        self.raw: dict[str, Any] = copy.deepcopy(dict(raw))
+        self.scale: Mapping[str, Any] | None = (v.get("subresources") or {}).get("scale")
+        self.has_status = "status" in (v.get("subresources") or {})
+        self.rules = RuleSet(self.raw)
+        self._schema: Schema | None = None
+
+    def __repr__(self) -> str:
+        return f"CustomResourceSchema({self.group}/{self.version}, Kind={self.kind})"
+
+    @property
+    def schema(self) -> Schema:
+        """The navigable schema, for patch and apply."""
+        if self._schema is None:
+            self._schema = Schema(self.raw)
+        return self._schema
+
+    # -- decoding ------------------------------------------------------------------------------
+    def prune(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Drop unknown fields of ``obj`` in place and return it."""
+        prune(obj, self.raw, is_resource_root=True)
+        return obj
+
+    def prune_and_report(self, obj: dict[str, Any]) -> list[str]:
+        """Drop unknown fields of ``obj`` in place; return their paths, sorted."""
+        return prune(obj, self.raw, is_resource_root=True)
+
+    def unknown_fields(self, obj: Mapping[str, Any]) -> list[str]:
+        """The paths pruning would drop from ``obj`` (``obj`` is left alone)."""
+        return prune(copy.deepcopy(dict(obj)), self.raw, is_resource_root=True)
+
+    def default(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """Apply schema defaults to ``obj`` in place and return it."""
+        apply_defaults(obj, self.raw)
+        return obj
+
+    # -- validation ----------------------------------------------------------------------------
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None
+                 ) -> list[Cause]:
+        """Causes of a create (``old`` None) or an update of ``obj``.
+
+        Covers type meta (``kind: must be Widget``), the name, the OpenAPI schema, list
+        set/map uniqueness, embedded resources, the scale replicas paths and the CEL rules.
+        Unchanged parts of an update are ratcheted like Kubernetes does.
+        """
+        errs = self.validate_type_meta(obj)
+        if errs:
+            return errs
+        errs += self.validate_name(obj)
+        previous: Any = MISSING if old is None else old
+        errs += validate_value(self.raw, dict(obj), "", previous)
+        errs += _embedded(self.raw, obj, "", previous)
+        errs += self.validate_scale(obj)
+        if self.rules:
+            errs += self.rules.validate(dict(obj), previous)
+        return errs
+
+    def validate_type_meta(self, obj: Mapping[str, Any]) -> list[Cause]:
+        errs = []
+        kind = obj.get("kind")
+        if kind != self.kind:
+            errs.append(fe.invalid("kind", kind, f"must be {self.kind}"))
+        api_version = f"{self.group}/{self.version}"
+        if obj.get("apiVersion") != api_version:
+            errs.append(fe.invalid("apiVersion", obj.get("apiVersion"), f"must be {api_version}"))
+        return errs
+
+    @staticmethod
+    def validate_name(obj: Mapping[str, Any]) -> list[Cause]:
+        meta = obj.get("metadata") or {}
+        name, generate = meta.get("name") or "", meta.get("generateName") or ""
+        if not name and not generate:
+            return [fe.required("metadata.name", "name or generateName is required")]
+        errs = [fe.invalid("metadata.name", name, m) for m in name_is_dns_subdomain(name, False)] \
+            if name else []
+        if generate:
+            errs += [fe.invalid("metadata.generateName", generate, m)
+                     for m in name_is_dns_subdomain(generate, True)]
+        return errs
+
+    def validate_scale(self, obj: Mapping[str, Any]) -> list[Cause]:
+        if not self.scale:
+            return []
+        errs: list[Cause] = []
+        for key in ("specReplicasPath", "statusReplicasPath"):
+            path = self.scale.get(key)
+            if not path:
+                continue
+            found, value = _lookup(obj, path)
+            if not found:
+                continue
+            if not isinstance(value, int) or isinstance(value, bool):
+                errs.append(fe.invalid(path, 0, f".{path.lstrip('.')} accessor error: {value!r} "
+                                       f"is of the type {type(value).__name__}, expected int64"))
+            elif value < 0:
+                errs.append(fe.invalid(path, value, "should be a non-negative integer"))
+            elif value > MAX_INT32:
+                errs.append(fe.invalid(path, value,
+                                       f"should be less than or equal to {MAX_INT32}"))
+        selector = self.scale.get("labelSelectorPath")
+        if selector:
+            found, value = _lookup(obj, selector)
+            if found and not isinstance(value, str):
+                errs.append(fe.invalid(selector, "", f".{selector.lstrip('.')} accessor error: "
+                                       f"{value!r} is of the type {type(value).__name__}, "
+                                       "expected string"))
+        return errs
+
+
+def _lookup(obj: Mapping[str, Any], path: str) -> tuple[bool, Any]:
+    cur: Any = obj
+    for part in path.lstrip(".").split("."):
+        if not isinstance(cur, Mapping) or part not in cur:
+            return False, None
+        cur = cur[part]
+    return True, cur
+
+
+def _embedded(s: Mapping[str, Any], value: Any, path: str, old: Any) -> list[Cause]:
+    """Embedded resources need apiVersion and kind, and a valid metadata name."""
+    if old is not MISSING and old == value:
+        return []
+    errs: list[Cause] = []
+    if isinstance(value, dict):
+        if s.get("x-kubernetes-embedded-resource") and path:
+            errs += _embedded_resource(value, path)
+        props = s.get("properties") or {}
+        additional = s.get("additionalProperties")
+        old_map = old if isinstance(old, dict) else {}
+        for k, v in value.items():
+            sub = props.get(k) or (additional if isinstance(additional, Mapping) else None)
+            if isinstance(sub, Mapping):
+                errs += _embedded(sub, v, fe.child(path, k), old_map.get(k, MISSING))
+    elif isinstance(value, list) and isinstance(s.get("items"), Mapping):
+        for i, item in enumerate(value):
+            errs += _embedded(s["items"], item, fe.index(path, i), MISSING)
+    return errs
+
+
+def _embedded_resource(x: Mapping[str, Any], path: str) -> list[Cause]:
+    errs: list[Cause] = []
+    for key in ("apiVersion", "kind"):
+        if key not in x:
+            errs.append(fe.required(fe.child(path, key), "must not be empty"))
+        elif not isinstance(x[key], str):
+            errs.append(fe.invalid(fe.child(path, key), x[key], "must be a string"))
+        elif not x[key]:
+            errs.append(fe.invalid(fe.child(path, key), x[key], "must not be empty"))
+        elif key == "kind" and (msgs := is_dns1035_label(x[key].lower())):
+            errs.append(fe.invalid(fe.child(path, key), x[key],
+                                   "may have mixed case, but should otherwise match: "
+                                   + ",".join(msgs)))
+    meta = x.get("metadata")
+    if isinstance(meta, dict):
+        for key in ("name", "generateName"):
+            value = meta.get(key)
+            if isinstance(value, str) and value:
+                errs += [fe.invalid(fe.child(fe.child(path, "metadata"), key), value, m)
+                         for m in name_is_dns_subdomain(value, key == "generateName")]
+    return errs
+
+
+def unknown_field_warnings(paths: list[str]) -> list[str]:
+    """``fieldValidation=Warn`` warnings for pruned paths."""
+    return [f'unknown field "{p}"' for p in paths]
+
+
+def strict_decoding_error(paths: list[str]) -> str:
+    """The ``strict decoding error: ...`` text for pruned paths."""
+    return "strict decoding error: " + ", ".join(f'unknown field "{p}"' for p in paths)

@@ -1,0 +1,210 @@
+"""Validation of one CRD schema (``validateCustomResourceDefinitionValidation``).
+
+Structural rules first; when they hold, the defaults are checked against the schema and the
+x-kubernetes-validations rules are compiled with their estimated costs. The per-node OpenAPI
+checks always run. Paths are under ``<base>.openAPIV3Schema``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from setpoint.machinery.errors import Cause
+
+from . import fielderrors as fe
+from .cel import (
+    STATIC_ESTIMATED_COST_LIMIT,
+    STATIC_ESTIMATED_CRD_COST_LIMIT,
+    RuleSet,
+    compile_rule,
+    cost_error_message,
+)
+from .celcheck import max_elements
+from .openapi import validate_value
+from .pruning import prune
+from .structural import META_FIELDS, NodeContext, node_checks, root_status_restrictions
+from .structural import validate_structural as structural_errors
+
+
+@dataclass
+class _Cost:
+    total: float = 0.0
+    contributors: list[tuple[str, float]] = field(default_factory=list)
+
+    def observe(self, path: str, cost: float) -> None:
+        self.total += cost
+        self.contributors.append((path, cost))
+
+
+def validate_schema(schema: Mapping[str, Any], base: str, status_enabled: bool,
+                    ctx: NodeContext | None = None) -> list[Cause]:
+    """Every cause a CRD's ``openAPIV3Schema`` at ``<base>.openAPIV3Schema`` earns."""
+    ctx = ctx or NodeContext()
+    path = fe.child(base, "openAPIV3Schema")
+    errs: list[Cause] = []
+    if status_enabled:
+        errs += root_status_restrictions(schema, path)
+    if schema.get("nullable"):
+        errs.append(fe.forbidden(fe.child(path, "nullable"), "nullable cannot be true at the root"))
+    cel_enabled = False
+    structural = structural_errors(schema, path)
+    if structural:
+        errs += structural
+    else:
+        defaults = validate_defaults(schema, path)
+        if defaults:
+            errs += defaults
+        else:
+            cel_enabled = True
+    cost = _Cost()
+    schema_errs, cel_errs = _walk(schema, path, ctx, True, cel_enabled, [], cost)
+    errs += schema_errs + cel_errs
+    if cel_enabled and cost.total > STATIC_ESTIMATED_CRD_COST_LIMIT:
+        for p, _ in sorted(cost.contributors, key=lambda c: -c[1])[:4]:
+            errs.append(fe.forbidden(p, "contributed to estimated rule cost total exceeding "
+                                        "cost limit for entire OpenAPIv3 schema"))
+        errs.append(fe.forbidden(path, cost_error_message(
+            "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+            cost.total, STATIC_ESTIMATED_CRD_COST_LIMIT)))
+    return errs
+
+
+def _walk(s: Any, path: str, ctx: NodeContext, is_root: bool, cel: bool,
+          ancestors: list[Mapping[str, Any]], cost: _Cost) -> tuple[list[Cause], list[Cause]]:
+    if not isinstance(s, Mapping):
+        return [], []
+    schema_errs = node_checks(s, path, ctx)
+    cel_errs: list[Cause] = []
+
+    def merge(result: tuple[list[Cause], list[Cause]]) -> None:
+        schema_errs.extend(result[0])
+        cel_errs.extend(result[1])
+
+    ap = s.get("additionalProperties")
+    if isinstance(ap, Mapping):
+        sub_ctx = ctx
+        if ctx.inside_resource_meta:
+            sub_ctx = ctx.forbid_defaults("inside additionalProperties applying to object metadata")
+        merge(_walk(ap, fe.child(path, "additionalProperties"), sub_ctx, False, cel,
+                    [*ancestors, s], cost))
+    for name, prop in (s.get("properties") or {}).items():
+        sub_ctx = ctx
+        if s.get("x-kubernetes-map-type") == "atomic":
+            sub_ctx = sub_ctx.forbid_old_self(path)
+        if (is_root or s.get("x-kubernetes-embedded-resource")) and name in META_FIELDS:
+            sub_ctx = replace_meta(sub_ctx)
+            if is_root:
+                sub_ctx = sub_ctx.forbid_defaults(f"in top-level {name}")
+        merge(_walk(prop, fe.key(fe.child(path, "properties"), name), sub_ctx, False, cel,
+                    ancestors, cost))
+    if isinstance(s.get("not"), Mapping):
+        merge(_walk(s["not"], fe.child(path, "not"), ctx, False, False, ancestors, cost))
+    for junctor in ("allOf", "oneOf", "anyOf"):
+        for i, sub in enumerate(s.get(junctor) or []):
+            merge(_walk(sub, fe.index(fe.child(path, junctor), i), ctx, False, False, ancestors,
+                        cost))
+    for name, sub in (s.get("definitions") or {}).items():
+        merge(_walk(sub, fe.key(fe.child(path, "definitions"), name), ctx, False, False,
+                    ancestors, cost))
+    items = s.get("items")
+    if isinstance(items, Mapping):
+        sub_ctx = ctx if s.get("x-kubernetes-list-type") == "map" else ctx.forbid_old_self(path)
+        merge(_walk(items, fe.child(path, "items"), sub_ctx, False, cel, [*ancestors, s], cost))
+    if s.get("x-kubernetes-validations") and not schema_errs and cel:
+        cel_errs += _compile_rules(s, path, ctx, is_root, ancestors, cost)
+    return schema_errs, cel_errs
+
+
+def replace_meta(ctx: NodeContext) -> NodeContext:
+    from dataclasses import replace
+    return replace(ctx, inside_resource_meta=True)
+
+
+def _compile_rules(s: Mapping[str, Any], path: str, ctx: NodeContext, is_root: bool,
+                   ancestors: list[Mapping[str, Any]], cost: _Cost) -> list[Cause]:
+    errs: list[Cause] = []
+    card = 1.0
+    for a in ancestors:
+        card *= max_elements(a)
+    for i, rule in enumerate(s.get("x-kubernetes-validations") or []):
+        rp = fe.index(fe.child(path, "x-kubernetes-validations"), i)
+        cr = compile_rule(rule, s, root=is_root)
+        expression_cost = cr.cost * card
+        if expression_cost > STATIC_ESTIMATED_COST_LIMIT:
+            errs.append(fe.forbidden(fe.child(rp, "rule"), cost_error_message(
+                "estimated rule cost", expression_cost, STATIC_ESTIMATED_COST_LIMIT)))
+        cost.observe(fe.child(rp, "rule"), expression_cost)
+        if cr.error:
+            errs.append(fe.invalid(fe.child(rp, "rule"), _rule_struct(rule), cr.error))
+        if cr.message_error:
+            errs.append(fe.invalid(fe.child(rp, "messageExpression"), _rule_struct(rule),
+                                   cr.message_error))
+        elif cr.message_program is not None:
+            message_cost = cr.message_cost * card
+            if message_cost > STATIC_ESTIMATED_COST_LIMIT:
+                errs.append(fe.forbidden(fe.child(rp, "messageExpression"), cost_error_message(
+                    "estimated messageExpression cost", message_cost,
+                    STATIC_ESTIMATED_COST_LIMIT)))
+            cost.observe(fe.child(rp, "messageExpression"), message_cost)
+        if cr.uses_old_self:
+            if ctx.uncorrelatable_path is not None:
+                errs.append(fe.invalid(fe.child(rp, "rule"), rule.get("rule"),
+                                       "oldSelf cannot be used on the uncorrelatable portion of "
+                                       f"the schema within {ctx.uncorrelatable_path}"))
+        elif rule.get("optionalOldSelf") is not None and not cr.error:
+            errs.append(fe.invalid(fe.child(rp, "optionalOldSelf"), rule.get("optionalOldSelf"),
+                                   "may not be set if oldSelf is not used in rule"))
+    return errs
+
+
+def _rule_struct(rule: Mapping[str, Any]) -> Any:
+    """The ValidationRule as Go prints it in the message of a compile error."""
+    def q(v: Any) -> str:
+        return fe.go_quote(str(v or ""))
+    reason = rule.get("reason")
+    opt = rule.get("optionalOldSelf")
+    text = (f"apiextensions.ValidationRule{{Rule:{q(rule.get('rule'))}, "
+            f"Message:{q(rule.get('message'))}, "
+            f"MessageExpression:{q(rule.get('messageExpression'))}, "
+            f"Reason:{'(*apiextensions.FieldValueErrorReason)(nil)' if reason is None else q(reason)}, "
+            f"FieldPath:{q(rule.get('fieldPath'))}, "
+            f"OptionalOldSelf:{'(*bool)(nil)' if opt is None else str(bool(opt)).lower()}}}")
+    return fe.Rendered(text)
+
+
+def validate_defaults(schema: Mapping[str, Any], path: str) -> list[Cause]:
+    """``ValidateDefaults``: every default is pruned and valid against its schema."""
+    root = {**schema, "x-kubernetes-embedded-resource": True}
+    return _defaults(root, path, inside_meta=False)
+
+
+def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool) -> list[Cause]:
+    errs: list[Cause] = []
+    default = s.get("default")
+    if default is not None:
+        dpath = fe.child(path, "default")
+        if not inside_meta:
+            pruned = copy.deepcopy(default)
+            prune(pruned, s, bool(s.get("x-kubernetes-embedded-resource")))
+            if pruned != default:
+                errs.append(fe.invalid(dpath, default, "must not have unknown fields"))
+        value_errs = validate_value(s, default, dpath)
+        if value_errs:
+            errs += value_errs
+        else:
+            rules = RuleSet(s)
+            if rules:
+                errs += rules.validate(copy.deepcopy(default), path=dpath)
+    items = s.get("items")
+    if isinstance(items, Mapping):
+        errs += _defaults(items, fe.child(path, "items"), inside_meta)
+    for name, prop in (s.get("properties") or {}).items():
+        if not isinstance(prop, Mapping):
+            continue
+        sub_meta = inside_meta or (bool(s.get("x-kubernetes-embedded-resource"))
+                                   and name in META_FIELDS)
+        errs += _defaults(prop, fe.key(fe.child(path, "properties"), name), sub_meta)
+    return errs

@@ -1,0 +1,603 @@
+"""Field paths and field sets, as in structured-merge-diff's ``fieldpath`` package.
+
+A path element is kept as its ``fieldsV1`` spelling (``f:name``, ``k:{"name":"app"}``,
+``v:"x"``, ``i:0``): it is hashable, needs no parsing on the hot path and is already what
+goes on the wire. A field set is a tree of plain dicts, ``{element: child}``, where the key
+``"."`` in a child marks that child's path as a member of the set; that is the ``fieldsV1``
+shape except that leaf members are ``{".": {}}`` instead of ``{}``. Every operation is one
+walk over the trees involved.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from setpoint.machinery import errors
+
+PathElement = str
+Path = tuple[PathElement, ...]
+Node = dict[str, "Node"]
+
+MEMBER = "."
+
+# -- path elements ------------------------------------------------------------------------
+
+
+def _json(value: Any) -> str:
+    """JSON as Go's encoder writes it: compact, HTML-escaped, integral floats as ints."""
+    text = json.dumps(_normalize_number(value), separators=(",", ":"), ensure_ascii=False)
+    if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
+        text = (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+                .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+    return text
+
+
+def _normalize_number(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _normalize_number(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalize_number(v) for v in value]
+    return value
+
+
+def field(name: str) -> PathElement:
+    return "f:" + name
+
+
+def key(fields: Iterable[tuple[str, Any]]) -> PathElement:
+    """The element of an associative-list item; key fields are sorted by name."""
+    body = ",".join(f"{json.dumps(n, ensure_ascii=False)}:{_json(v)}" for n, v in sorted(fields))
+    return "k:{" + body + "}"
+
+
+def value(v: Any) -> PathElement:
+    return "v:" + _json(v)
+
+
+def index(i: int) -> PathElement:
+    return f"i:{i}"
+
+
+def field_name(pe: PathElement) -> str | None:
+    return pe[2:] if pe.startswith("f:") else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _sort_key(pe: PathElement) -> tuple[Any, ...]:
+    kind, body = pe[0], pe[2:]
+    if kind == "f":
+        return (0, body)
+    if kind == "k":
+        return (1, tuple((n, _value_key(v)) for n, v in json.loads(body).items()))
+    if kind == "v":
+        return (2, _value_key(json.loads(body)))
+    if kind == "i":
+        return (3, int(body))
+    return (4, body)
+
+
+def _value_key(v: Any) -> tuple[Any, ...]:
+    """structured-merge-diff's total order of values: numbers, strings, bools, lists, maps, null."""
+    if isinstance(v, bool):
+        return (2, v)
+    if isinstance(v, int | float):
+        return (0, v)
+    if isinstance(v, str):
+        return (1, v)
+    if isinstance(v, list):
+        return (3, tuple(_value_key(x) for x in v))
+    if isinstance(v, dict):
+        return (4, tuple((k, _value_key(v[k])) for k in sorted(v)))
+    return (5,)
+
+
+def sort_elements(elements: Iterable[PathElement]) -> list[PathElement]:
+    return sorted(elements, key=_sort_key)
+
+
+def _go_value(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ",".join(_go_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "".join(f"{k}={_go_value(x)}" for k, x in v.items())
+    return str(_normalize_number(v))
+
+
+def element_string(pe: PathElement) -> str:
+    """The element as structured-merge-diff prints it in conflicts: ``.name``, ``[k="v"]``."""
+    kind, body = pe[0], pe[2:]
+    if kind == "f":
+        return "." + body
+    if kind == "k":
+        return "[" + ",".join(f"{n}={_go_value(v)}" for n, v in json.loads(body).items()) + "]"
+    if kind == "v":
+        return f"[={_go_value(json.loads(body))}]"
+    if kind == "i":
+        return f"[{body}]"
+    return "{{invalid path element}}"
+
+
+def path_string(path: Path) -> str:
+    """A path as Kubernetes prints it in apply conflicts, e.g. ``.spec.replicas``."""
+    return "".join(element_string(pe) for pe in path)
+
+
+# -- sets ---------------------------------------------------------------------------------
+
+
+class FieldSet:
+    """A set of field paths (structured-merge-diff's ``fieldpath.Set``)."""
+
+    __slots__ = ("root",)
+
+    def __init__(self, root: Node | None = None) -> None:
+        self.root: Node = root if root is not None else {}
+
+    def __repr__(self) -> str:
+        return f"FieldSet({[path_string(p) for p in self]!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, FieldSet) and _normal(self.root) == _normal(other.root)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @classmethod
+    def of(cls, *paths: Iterable[PathElement]) -> FieldSet:
+        s = cls()
+        for p in paths:
+            s.insert(tuple(p))
+        return s
+
+    def insert(self, path: Path) -> None:
+        """Add ``path`` (not its parents); the empty path, the whole object, is never owned."""
+        if not path:
+            return
+        node = self.root
+        for pe in path:
+            node = node.setdefault(pe, {})
+        node[MEMBER] = {}
+
+    def has(self, path: Path) -> bool:
+        node: Node | None = self.root
+        for pe in path:
+            node = node.get(pe) if node is not None else None
+            if node is None:
+                return False
+        return bool(path) and node is not None and MEMBER in node
+
+    def empty(self) -> bool:
+        return _empty(self.root)
+
+    def __iter__(self) -> Iterator[Path]:
+        """Member paths, in structured-merge-diff's order: members, then children, sorted."""
+        yield from _iterate(self.root, ())
+
+    def with_prefix(self, pe: PathElement) -> FieldSet:
+        child = self.root.get(pe)
+        return FieldSet({k: v for k, v in child.items() if k != MEMBER} if child else {})
+
+    def union(self, other: FieldSet) -> FieldSet:
+        return FieldSet(_union(self.root, other.root))
+
+    def intersection(self, other: FieldSet) -> FieldSet:
+        return FieldSet(_intersection(self.root, other.root))
+
+    def difference(self, other: FieldSet) -> FieldSet:
+        """Members of self not members of other; a parent never removes its children."""
+        return FieldSet(_difference(self.root, other.root))
+
+    def recursive_difference(self, other: FieldSet) -> FieldSet:
+        """Like difference, but a member of other also removes everything beneath it."""
+        return FieldSet(_recursive_difference(self.root, other.root))
+
+    def to_fields_v1(self) -> dict[str, Any]:
+        return encode(self)
+
+
+def _empty(node: Node) -> bool:
+    return all(k != MEMBER and _empty(child) for k, child in node.items())
+
+
+def _normal(node: Node) -> Node:
+    out: Node = {}
+    for k, child in node.items():
+        if k == MEMBER:
+            out[k] = {}
+            continue
+        c = _normal(child)
+        if c:
+            out[k] = c
+    return out
+
+
+def _iterate(node: Node, prefix: Path) -> Iterator[Path]:
+    children = sort_elements(k for k in node if k != MEMBER)
+    for pe in children:
+        if MEMBER in node[pe]:
+            yield (*prefix, pe)
+    for pe in children:
+        yield from _iterate(node[pe], (*prefix, pe))
+
+
+def _copy(node: Node) -> Node:
+    return {k: _copy(v) for k, v in node.items()}
+
+
+def _union(a: Node, b: Node) -> Node:
+    out = _copy(a)
+    for k, child in b.items():
+        if k in out:
+            out[k] = _union(out[k], child) if k != MEMBER else {}
+        else:
+            out[k] = _copy(child)
+    return out
+
+
+def _intersection(a: Node, b: Node) -> Node:
+    out: Node = {}
+    for k, child in a.items():
+        other = b.get(k)
+        if other is None:
+            continue
+        if k == MEMBER:
+            out[k] = {}
+            continue
+        c = _intersection(child, other)
+        if c:
+            out[k] = c
+    return out
+
+
+def _difference(a: Node, b: Node) -> Node:
+    out: Node = {}
+    for k, child in a.items():
+        other = b.get(k)
+        if k == MEMBER:
+            if other is None:
+                out[k] = {}
+            continue
+        c = _difference(child, other) if other is not None else _copy(child)
+        if c:
+            out[k] = c
+    return out
+
+
+def _recursive_difference(a: Node, b: Node) -> Node:
+    out: Node = {}
+    for k, child in a.items():
+        other = b.get(k)
+        if k == MEMBER:
+            if other is None:
+                out[k] = {}
+            continue
+        if other is not None and MEMBER in other:
+            continue
+        c = _recursive_difference(child, other) if other is not None else _copy(child)
+        if c:
+            out[k] = c
+    return out
+
+
+# -- fieldsV1 -----------------------------------------------------------------------------
+
+
+def encode(s: FieldSet) -> dict[str, Any]:
+    """The ``fieldsV1`` object of a set, keys in structured-merge-diff's order."""
+    return _encode(s.root)
+
+
+def _encode(node: Node) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pe in sort_elements(k for k in node if k != MEMBER):
+        child = node[pe]
+        has_children = any(k != MEMBER and not _empty(v) for k, v in child.items())
+        if has_children:
+            body = _encode(child)
+            out[pe] = {MEMBER: {}, **body} if MEMBER in child else body
+        elif MEMBER in child:
+            out[pe] = {}
+    return out
+
+
+_PREFIXES = ("f:", "k:", "v:", "i:")
+
+
+def decode(fields_v1: Any) -> FieldSet:
+    """Parse a ``fieldsV1`` object; raises ``ValueError`` on anything malformed."""
+    if fields_v1 is None:
+        return FieldSet()
+    if not isinstance(fields_v1, dict):
+        raise ValueError("fieldsV1 must be an object")
+    return FieldSet(_decode(fields_v1))
+
+
+def _decode(obj: dict[str, Any]) -> Node:
+    out: Node = {}
+    for k, child in obj.items():
+        if not isinstance(child, dict):
+            raise ValueError(f"fieldsV1 entry {k!r} must be an object")
+        if k == MEMBER:
+            out[MEMBER] = {}
+            continue
+        if not k.startswith(_PREFIXES):
+            raise ValueError(f"unknown path element {k!r}")
+        pe = _canonical(k)
+        node = _decode(child) if child else {MEMBER: {}}
+        out[pe] = _union(out[pe], node) if pe in out else node
+    return out
+
+
+def _canonical(pe: str) -> PathElement:
+    """Re-spell k:/v: elements the way this module builds them, so lookups match."""
+    kind, body = pe[0], pe[2:]
+    try:
+        if kind == "k":
+            keys = json.loads(body)
+            if not isinstance(keys, dict):
+                raise ValueError(f"key element {pe!r} must hold an object")
+            return key(keys.items())
+        if kind == "v":
+            return value(json.loads(body))
+        if kind == "i":
+            return index(int(body))
+    except json.JSONDecodeError as e:
+        raise ValueError(f"invalid path element {pe!r}: {e}") from e
+    return pe
+
+
+def decode_or_raise(fields_v1: Any) -> FieldSet:
+    """``decode`` for request validation: malformed input is a 400 BadRequest."""
+    try:
+        return decode(fields_v1)
+    except ValueError as e:
+        raise errors.bad_request(f"invalid fieldsV1: {e}") from e
+
+
+# -- typed values: how a schema shapes an object into paths -------------------------------
+#
+# A type reference is a ``Schema`` or ``None``; ``None`` is structured-merge-diff's "deduced"
+# type, used for kinds without a schema and under x-kubernetes-preserve-unknown-fields: maps
+# are granular with every key an element, lists are atomic.
+
+TypeRef = Any  # Schema | None; Any keeps this module free of a schema import cycle
+
+SCALAR, MAP, LIST = "scalar", "map", "list"
+_NO_ELEMENT: Any = object()
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+class SchemaError(Exception):
+    """An object does not fit its schema; ``path`` says where."""
+
+    def __init__(self, path: Path, message: str) -> None:
+        super().__init__(f"{path_string(path)}: {message}" if path else message)
+        self.path = path
+        self.message = message
+
+
+class Shape:
+    """What structured-merge-diff's schema atom says about one node."""
+
+    __slots__ = ("atomic", "element", "fields", "key_defaults", "keys", "kind")
+
+    def __init__(self, kind: str, *, fields: dict[str, TypeRef] | None = None,
+                 element: TypeRef = None, atomic: bool = False, keys: tuple[str, ...] = (),
+                 key_defaults: dict[str, Any] | None = None) -> None:
+        self.kind = kind
+        self.fields = fields or {}
+        self.element = element
+        self.atomic = atomic
+        self.keys = keys
+        self.key_defaults = key_defaults or {}
+
+
+_DEDUCED_MAP = Shape(MAP, element=None)
+_ATOMIC_LIST = Shape(LIST, element=None, atomic=True)
+_SCALAR = Shape(SCALAR)
+_shape_cache: dict[tuple[int, bool], tuple[Any, Shape | None]] = {}
+
+
+def resolve(tr: TypeRef, v: Any = None, *, resource: bool = False) -> Shape:
+    """The shape of a value of type ``tr``; deduced types take their shape from ``v``."""
+    shape = _schema_shape(tr, resource) if tr is not None else None
+    if shape is not None:
+        return shape
+    if isinstance(v, dict):
+        return _DEDUCED_MAP
+    if isinstance(v, list):
+        return _ATOMIC_LIST
+    return _SCALAR
+
+
+def _schema_shape(schema: Any, resource: bool) -> Shape | None:
+    raw = schema.raw
+    cache_key = (id(raw), resource)
+    hit = _shape_cache.get(cache_key)
+    if hit is not None and hit[0] is raw:
+        return hit[1]
+    shape = _build_shape(schema, resource or schema.embedded_resource)
+    _shape_cache[cache_key] = (raw, shape)  # holding raw keeps its id from being reused
+    return shape
+
+
+def _build_shape(schema: Any, resource: bool) -> Shape | None:
+    t = schema.type
+    if schema.int_or_string or t in ("string", "integer", "number", "boolean"):
+        return _SCALAR
+    if t == "array":
+        lt = schema.list_type
+        element = schema.element()
+        if lt not in ("set", "map"):
+            return Shape(LIST, element=element, atomic=True)
+        keys = schema.list_map_keys if lt == "map" else ()
+        return Shape(LIST, element=element, keys=keys, key_defaults=_key_defaults(element, keys))
+    if t == "object" or resource:
+        fields: dict[str, TypeRef] = dict(schema.properties)
+        if resource:
+            _add_resource_fields(fields)
+        extra = schema.additional_properties
+        if extra is not None:
+            element = extra
+        elif schema.preserve_unknown_fields or not fields:
+            element = None
+        else:
+            element = _NO_ELEMENT
+        return Shape(MAP, fields=fields, element=element, atomic=schema.map_type == "atomic")
+    return None
+
+
+def _add_resource_fields(fields: dict[str, TypeRef]) -> None:
+    """Custom resources and embedded resources always carry typed apiVersion/kind/metadata."""
+    from setpoint.machinery.schema import Schema, definitions
+
+    for name in ("apiVersion", "kind"):
+        fields.setdefault(name, Schema({"type": "string"}))
+    meta = fields.get("metadata")
+    if meta is None or not meta.properties:
+        fields["metadata"] = definitions().get(_OBJECT_META)
+
+
+def _key_defaults(element: TypeRef, keys: tuple[str, ...]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if element is None:
+        return out
+    for k in keys:
+        prop = element.field(k)
+        if prop is None:
+            continue
+        if "default" in prop.raw:
+            out[k] = prop.raw["default"]
+        elif k == "protocol" and 'Defaults to "TCP"' in prop.description:
+            # the built-in definitions we load lost their defaults; this is the one list key
+            # that has one (container and service ports)
+            out[k] = "TCP"
+    return out
+
+
+def child_type(shape: Shape, pe: PathElement) -> TypeRef:
+    """The type of the child ``pe`` of a node of ``shape`` (``None`` when deduced)."""
+    if shape.kind == MAP:
+        name = field_name(pe)
+        if name is not None and name in shape.fields:
+            return shape.fields[name]
+        return None if shape.element is _NO_ELEMENT else shape.element
+    if shape.kind == LIST:
+        return shape.element
+    return None
+
+
+def item_element(shape: Shape, item: Any, path: Path = ()) -> PathElement:
+    """The path element of an item of an associative list (``k:`` or ``v:``)."""
+    if shape.keys:
+        if not isinstance(item, dict):
+            raise SchemaError(path, "associative list with keys may not have non-map elements")
+        parts = []
+        for k in shape.keys:
+            if k in item:
+                parts.append((k, item[k]))
+            elif k in shape.key_defaults:
+                parts.append((k, shape.key_defaults[k]))
+            else:
+                raise SchemaError(path, f"associative list with keys has an element that omits "
+                                        f"key field {k!r} (and doesn't have default value)")
+        return key(parts)
+    if isinstance(item, dict):
+        raise SchemaError(path, "associative list without keys has an element that's a map type")
+    if isinstance(item, list):
+        raise SchemaError(path, "not supported: associative list with lists as elements")
+    if item is None:
+        raise SchemaError(path, "associative list without keys has an element that's an "
+                                "explicit null")
+    return value(item)
+
+
+def fieldset_of(schema: TypeRef, obj: Any, *, strict: bool = False) -> FieldSet:
+    """Every leaf field and list/map item of ``obj`` (structured-merge-diff's ``ToFieldSet``).
+
+    With ``strict``, fields the schema does not declare and duplicate list keys raise
+    ``SchemaError`` (what apply demands of a configuration); otherwise they are tracked as
+    deduced fields and the first duplicate wins.
+    """
+    root: Node = {}
+    _fill(schema, obj, root, (), strict, resource=True)
+    return FieldSet(root)
+
+
+def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
+          resource: bool = False) -> bool:
+    """Adds the paths beneath ``v`` to ``node``; True when ``v`` itself is a leaf."""
+    shape = resolve(tr, v, resource=resource)
+    if shape.kind == SCALAR or shape.atomic:
+        return True
+    if shape.kind == MAP:
+        if not isinstance(v, dict):
+            return v is not None
+        for k, cv in v.items():
+            declared = k in shape.fields
+            pe = field(k)
+            if declared:
+                ctr = shape.fields[k]
+            elif shape.element is _NO_ELEMENT:
+                if strict:
+                    raise SchemaError((*path, pe), "field not declared in schema")
+                ctr = None
+            else:
+                ctr = shape.element
+            child = node.get(pe) or {}
+            leaf = _fill(ctr, cv, child, (*path, pe), strict)
+            if leaf or not declared or cv is None or (isinstance(cv, dict) and not cv):
+                child[MEMBER] = {}
+            if child:
+                node[pe] = child
+        return False
+    if not isinstance(v, list):
+        return v is not None
+    seen: set[str] = set()
+    for item in v:
+        try:
+            pe = item_element(shape, item, path)
+        except SchemaError:
+            if strict:
+                raise
+            continue
+        if pe in seen:
+            if strict:
+                raise SchemaError(path, f"duplicate entries for key {element_string(pe)}")
+            continue
+        seen.add(pe)
+        child = {}
+        _fill(shape.element, item, child, (*path, pe), strict)
+        child[MEMBER] = {}
+        node[pe] = child
+    return False
+
+
+def ensure_named_fields_are_members(s: FieldSet, schema: TypeRef) -> FieldSet:
+    """``s`` plus every declared struct field that has descendants in ``s``."""
+    return FieldSet(_ensure(s.root, schema, True))
+
+
+def _ensure(node: Node, tr: TypeRef, resource: bool = False) -> Node:
+    shape = resolve(tr, {} if tr is None else None, resource=resource)
+    out: Node = {}
+    for pe, child in node.items():
+        if pe == MEMBER:
+            out[MEMBER] = {}
+            continue
+        c = _ensure(child, child_type(shape, pe))
+        name = field_name(pe)
+        if shape.kind == MAP and name is not None and name in shape.fields:
+            c[MEMBER] = {}
+        out[pe] = c
+    return out

@@ -1,0 +1,536 @@
+"""Managed fields: who owns which field, tracked on every write as the kube-apiserver does.
+
+This is the apiserver's field manager (k8s.io/apimachinery/pkg/util/managedfields) for the
+non-apply writes (create, update, patch: operation ``Update``), over structured-merge-diff's
+``Updater.Update``: the manager gains the fields its write added or changed, every other
+manager loses the fields that were changed or removed, empty entries disappear, the entries
+of one manager, operation, apiVersion and subresource merge, the oldest update entries are
+folded into ``ancient-changes`` buckets past ten. The codec of ``metadata.managedFields`` and
+the scale subresource's translation of entries live here too; apply builds on all of it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from setpoint.machinery import fieldpath as fp
+from setpoint.machinery.fieldpath import MAP, FieldSet, Path, SchemaError, TypeRef
+
+APPLY, UPDATE = "Apply", "Update"
+MAX_UPDATE_MANAGERS = 10
+ANCIENT_CHANGES = "ancient-changes"
+
+# (manager, operation, apiVersion, subresource); appliers are keyed without their apiVersion,
+# so that applying through another version still finds the same entry
+ManagerKey = tuple[str, str, str, str]
+
+# what metadata and type fields an entry may never own (stripMetaManager)
+_STRIP = FieldSet.of(("f:apiVersion",), ("f:kind",), ("f:metadata",), *(
+    ("f:metadata", "f:" + name) for name in (
+        "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
+        "generation", "managedFields", "resourceVersion")))
+
+
+@dataclass
+class VersionedSet:
+    """The fields of one manager, at the API version it last wrote them."""
+
+    fields: FieldSet
+    api_version: str
+    applied: bool
+
+
+@dataclass
+class Managed:
+    """Decoded ``managedFields``: the sets and the times, by manager key."""
+
+    sets: dict[ManagerKey, VersionedSet] = field(default_factory=dict)
+    times: dict[ManagerKey, str | None] = field(default_factory=dict)
+
+
+def manager_key(manager: str, operation: str, api_version: str,
+                subresource: str = "") -> ManagerKey:
+    return (manager, operation, "" if operation == APPLY else api_version, subresource)
+
+
+def describe_manager(key: ManagerKey) -> str:
+    """A manager as conflict messages name it: ``"carol" using v1``."""
+    manager, operation, api_version, subresource = key
+    text = f'"{manager}"'
+    if subresource:
+        text += f' with subresource "{subresource}"'
+    if operation == UPDATE:
+        text += f" using {api_version}"
+    return text
+
+
+# -- the metadata.managedFields codec ----------------------------------------------------
+
+
+def decode(entries: Any) -> Managed:
+    """Parse ``metadata.managedFields``; raises ``ValueError`` as the apiserver's decoder does."""
+    managed = Managed()
+    if entries is None:
+        return managed
+    if not isinstance(entries, list):
+        raise ValueError("managedFields must be a list")
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"managed fields entry {i} must be an object")
+        operation = entry.get("operation") or ""
+        if operation not in (APPLY, UPDATE):
+            raise ValueError("operation must be `Apply` or `Update`")
+        api_version = entry.get("apiVersion") or ""
+        if not api_version:
+            raise ValueError("apiVersion must not be empty")
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type != "FieldsV1":
+            raise ValueError(f"missing fieldsType in managed fields entry {i}" if not fields_type
+                             else f"invalid fieldsType {fields_type!r} in managed fields entry {i}")
+        key = manager_key(str(entry.get("manager") or ""), operation, api_version,
+                          str(entry.get("subresource") or ""))
+        managed.sets[key] = VersionedSet(fp.decode(entry.get("fieldsV1")), api_version,
+                                         operation == APPLY)
+        managed.times[key] = entry.get("time")
+    return managed
+
+
+def decode_or_empty(entries: Any) -> Managed:
+    try:
+        return decode(entries)
+    except ValueError:
+        return Managed()
+
+
+def encode(managed: Managed) -> list[dict[str, Any]]:
+    """The ``managedFields`` list, in the apiserver's order (Apply first, then by time)."""
+    out = []
+    for key, vs in managed.sets.items():
+        manager, operation, _, subresource = key
+        entry: dict[str, Any] = {
+            "manager": manager,
+            "operation": APPLY if vs.applied else operation,
+            "apiVersion": vs.api_version,
+        }
+        time = managed.times.get(key)
+        if time is not None:
+            entry["time"] = time
+        entry["fieldsType"] = "FieldsV1"
+        entry["fieldsV1"] = fp.encode(vs.fields)
+        if subresource:
+            entry["subresource"] = subresource
+        out.append(entry)
+    out.sort(key=lambda e: (e["operation"], _seconds(e.get("time")), e["manager"],
+                            e["apiVersion"], e.get("subresource", "")))
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _seconds(time: str | None) -> int:
+    if not time:
+        return 0
+    try:
+        return int(datetime.fromisoformat(time.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return 0
+
+
+def _is_reset(sent: Any) -> bool:
+    """A client resets managedFields by sending ``[]`` or ``[{}]``."""
+    if not isinstance(sent, list):
+        return False
+    if not sent:
+        return True
+    return len(sent) == 1 and isinstance(sent[0], dict) and all(
+        v is None or v == "" for v in sent[0].values())
+
+
+# -- comparing two objects -----------------------------------------------------------------
+
+_MISSING: Any = object()
+
+
+@dataclass
+class Comparison:
+    """What changed from one object to the next (structured-merge-diff's ``Comparison``)."""
+
+    added: FieldSet = field(default_factory=FieldSet)
+    modified: FieldSet = field(default_factory=FieldSet)
+    removed: FieldSet = field(default_factory=FieldSet)
+
+    def exclude(self, ignored: FieldSet) -> Comparison:
+        return Comparison(self.added.recursive_difference(ignored),
+                          self.modified.recursive_difference(ignored),
+                          self.removed.recursive_difference(ignored))
+
+    def is_same(self) -> bool:
+        return self.added.empty() and self.modified.empty() and self.removed.empty()
+
+
+def compare(schema: TypeRef, old: Any, new: Any) -> Comparison:
+    """Fields added, modified and removed from ``old`` to ``new`` (either may be ``None``)."""
+    c = Comparison()
+    _compare(schema, _MISSING if old is None else old, _MISSING if new is None else new,
+             (), c, True)
+    return c
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values where ``true`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(json_equal(v, b[k]) for k, v in a.items()))
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
+    if isinstance(b, dict | list):
+        return False
+    return bool(a == b)
+
+
+def _container(shape: fp.Shape) -> type:
+    return dict if shape.kind == MAP else list
+
+
+def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
+             resource: bool = False) -> None:
+    shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
+    if shape.kind != fp.SCALAR and not shape.atomic:
+        kind = _container(shape)
+        if tr is None and lhs is not _MISSING and rhs is not _MISSING and (
+                type(lhs) is not type(rhs) and (isinstance(lhs, dict | list)
+                                                or isinstance(rhs, dict | list))):
+            # a deduced value changed kind: the old subtree goes, the new one comes
+            c.modified.insert(path)
+            if isinstance(lhs, dict):
+                _compare_maps(fp.resolve(None, lhs), lhs, {}, path, c)
+            if isinstance(rhs, dict):
+                _compare_maps(fp.resolve(None, rhs), {}, rhs, path, c)
+            return
+        lv = lhs if isinstance(lhs, kind) else None
+        rv = rhs if isinstance(rhs, kind) else None
+        if lv or rv:
+            if kind is dict:
+                _compare_maps(shape, lv or {}, rv or {}, path, c)
+            else:
+                _compare_lists(shape, lv or [], rv or [], path, c)
+            if lhs is _MISSING:
+                c.added.insert(path)
+            elif rhs is _MISSING:
+                c.removed.insert(path)
+            return
+    if lhs is _MISSING:
+        c.added.insert(path)
+    elif rhs is _MISSING:
+        c.removed.insert(path)
+    elif not json_equal(lhs, rhs):
+        c.modified.insert(path)
+
+
+def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
+                  c: Comparison) -> None:
+    for k, lv in lhs.items():
+        pe = fp.field(k)
+        _compare(fp.child_type(shape, pe), lv, rhs.get(k, _MISSING), (*path, pe), c)
+    for k, rv in rhs.items():
+        if k not in lhs:
+            pe = fp.field(k)
+            _compare(fp.child_type(shape, pe), _MISSING, rv, (*path, pe), c)
+
+
+def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
+    """Items of an associative list by path element; the first of duplicates wins."""
+    out: dict[str, Any] = {}
+    for item in items:
+        out.setdefault(fp.item_element(shape, item, path), item)
+    return out
+
+
+def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
+                   c: Comparison) -> None:
+    lidx = index_items(shape, lhs, path)
+    ridx = index_items(shape, rhs, path)
+    for pe, item in lidx.items():
+        _compare(shape.element, item, ridx.get(pe, _MISSING), (*path, pe), c)
+    for pe, item in ridx.items():
+        if pe not in lidx:
+            _compare(shape.element, _MISSING, item, (*path, pe), c)
+
+
+# -- tracking an update ---------------------------------------------------------------------
+
+
+def reset_set(paths: Iterable[str | Sequence[str]]) -> FieldSet:
+    """Reset fields (``"status"``, ``"metadata.labels"``) as a set of field paths."""
+    out = FieldSet()
+    for p in paths:
+        names = p.split(".") if isinstance(p, str) else list(p)
+        out.insert(tuple(fp.field(n) for n in names))
+    return out
+
+
+def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict[str, Any], *,
+                          manager: str, api_version: str, now: str, subresource: str = "",
+                          reset_fields: Iterable[str | Sequence[str]] = (),
+                          zero: dict[str, Any] | None = None) -> None:
+    """Set ``new["metadata"]["managedFields"]`` for a create (``old`` None), update or patch.
+
+    ``new`` is the object about to be stored, ``old`` the stored one. ``reset_fields`` are
+    the paths the strategy resets on this endpoint (``["status"]`` on the main resource of a
+    kind with a status subresource, ``["spec"]``... on ``/status``): nobody gains or loses
+    them here. ``zero`` overrides the empty object a create is compared with (by default the
+    Go zero value of a built-in kind, or just apiVersion/kind for custom resources).
+    Managed fields the client sent replace the stored ones (``[]`` or ``[{}]`` clear them)
+    unless they cannot be decoded, and writes to a subresource never replace them.
+    """
+    meta = new.get("metadata")
+    if not isinstance(meta, dict):
+        return
+    sent = meta.pop("managedFields", None)
+    old_meta = (old or {}).get("metadata") or {}
+    live_entries = old_meta.get("managedFields")
+    if subresource:
+        managed = decode_or_empty(live_entries)
+    elif _is_reset(sent):
+        managed = Managed()
+    else:
+        managed = decode_or_empty(sent)
+        if not managed.sets:
+            managed = decode_or_empty(live_entries)
+    if not managed.sets and old is not None:
+        # an object nobody tracks stays untracked until someone applies to it
+        return
+    if old is None:
+        base = zero if zero is not None else zero_object(schema, new)
+    else:
+        base = {**old, "metadata": {k: v for k, v in old_meta.items() if k != "managedFields"}}
+    try:
+        c = compare(schema, base, new)
+    except SchemaError:
+        return  # the apiserver drops managedFields when it cannot type the object
+    ignored = reset_set(reset_fields)
+    changed_by_others = c.exclude(ignored) if not ignored.empty() else c
+    lost = changed_by_others.modified.union(changed_by_others.added).union(
+        changed_by_others.removed)
+    sets = {}
+    for key, vs in managed.sets.items():
+        rest = vs.fields.difference(lost)
+        if not rest.empty():
+            sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
+    mine = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
+    mine = mine.difference(_STRIP)
+    if not mine.empty():
+        key = manager_key(manager or "unknown", UPDATE, api_version, subresource)
+        previous = sets.get(key)
+        if previous is not None:
+            mine = mine.union(previous.fields)
+        sets[key] = VersionedSet(mine, api_version, False)
+        managed.times[key] = now
+    managed.sets = sets
+    cap_update_managers(managed)
+    entries = encode(managed)
+    if entries:
+        meta["managedFields"] = entries
+
+
+def cap_update_managers(managed: Managed, limit: int = MAX_UPDATE_MANAGERS) -> None:
+    """Fold the oldest update entries into per-version ``ancient-changes`` buckets."""
+    updaters = [k for k, vs in managed.sets.items() if not vs.applied]
+    if len(updaters) <= limit:
+        return
+    updaters.sort(key=lambda k: (_seconds(managed.times.get(k)), _go_key(k)))
+    first_of_version: dict[str, ManagerKey] = {}
+    length = len(updaters)
+    for key in updaters:
+        if length <= limit:
+            break
+        vs = managed.sets[key]
+        bucket = manager_key(ANCIENT_CHANGES, UPDATE, vs.api_version)
+        first = first_of_version.get(vs.api_version)
+        if first is None:
+            first_of_version[vs.api_version] = key
+            continue
+        if bucket not in managed.sets:
+            managed.sets[bucket] = managed.sets.pop(first)
+        managed.sets[bucket] = VersionedSet(vs.fields.union(managed.sets[bucket].fields),
+                                            vs.api_version, vs.applied)
+        del managed.sets[key]
+        managed.times[bucket] = managed.times.get(key)
+        length -= 1
+
+
+def _go_key(key: ManagerKey) -> str:
+    """The manager identifier as Go spells it (JSON), for its tie-breaking sort."""
+    manager, operation, api_version, subresource = key
+    parts = [f'"manager":{fp._json(manager)}', f'"operation":"{operation}"']
+    if api_version:
+        parts.append(f'"apiVersion":{fp._json(api_version)}')
+    if subresource:
+        parts.append(f'"subresource":{fp._json(subresource)}')
+    return "{" + ",".join(parts) + "}"
+
+
+# -- the empty object a create starts from ---------------------------------------------------
+
+_STRUCT: Any = object()  # "the zero value of this field's own struct type"
+_API, _META = "io.k8s.api.", "io.k8s.apimachinery.pkg.apis.meta.v1."
+_APIEXT = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1."
+_TEMPLATE = {"template": _STRUCT}
+# Fields present in the JSON of a Go zero value besides required ones: non-pointer structs and
+# times, and non-omitempty scalars, of the built-in kinds whose structs a create starts from.
+_ZERO_FIELDS: dict[str, dict[str, Any]] = {
+    _META + "ObjectMeta": {"creationTimestamp": None},
+    _API + "core.v1.PodTemplateSpec": {"metadata": _STRUCT, "spec": _STRUCT},
+    _API + "core.v1.PodTemplate": _TEMPLATE,
+    _API + "apps.v1.DeploymentSpec": {"template": _STRUCT, "strategy": _STRUCT},
+    _API + "apps.v1.StatefulSetSpec": {"template": _STRUCT, "updateStrategy": _STRUCT},
+    _API + "apps.v1.DaemonSetSpec": {"template": _STRUCT, "updateStrategy": _STRUCT},
+    _API + "apps.v1.ReplicaSetSpec": _TEMPLATE,
+    _API + "batch.v1.JobSpec": _TEMPLATE,
+    _API + "batch.v1.CronJobSpec": {"jobTemplate": _STRUCT},
+    _API + "batch.v1.JobTemplateSpec": {"metadata": _STRUCT, "spec": _STRUCT},
+    _API + "core.v1.ServiceStatus": {"loadBalancer": _STRUCT},
+    _API + "core.v1.PersistentVolumeClaimSpec": {"resources": _STRUCT},
+    _API + "core.v1.NodeStatus": {"daemonEndpoints": _STRUCT, "nodeInfo": _STRUCT},
+    _API + "core.v1.NodeDaemonEndpoints": {"kubeletEndpoint": _STRUCT},
+    _API + "core.v1.Event": {
+        "involvedObject": _STRUCT, "source": _STRUCT, "firstTimestamp": None,
+        "lastTimestamp": None, "eventTime": None, "reportingComponent": "",
+        "reportingInstance": ""},
+    _API + "events.v1.Event": {
+        "eventTime": None, "deprecatedSource": _STRUCT, "deprecatedFirstTimestamp": None,
+        "deprecatedLastTimestamp": None},
+    _API + "rbac.v1.RoleBinding": {"roleRef": _STRUCT},
+    _API + "rbac.v1.ClusterRoleBinding": {"roleRef": _STRUCT},
+    _APIEXT + "CustomResourceDefinitionSpec": {"names": _STRUCT},
+    _APIEXT + "CustomResourceDefinitionStatus": {"acceptedNames": _STRUCT},
+}
+
+
+@functools.cache
+def _definition_names() -> dict[int, str]:
+    from setpoint.machinery.schema import definitions
+
+    return {id(d["properties"]): name for name, d in definitions().raw.items()
+            if isinstance(d.get("properties"), dict)}
+
+
+def _definition_name(schema: Any) -> str | None:
+    props = schema.raw.get("properties") if schema is not None else None
+    return _definition_names().get(id(props)) if props is not None else None
+
+
+def zero_object(schema: TypeRef, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """The object a create is compared with: what ``scheme.New(kind)`` serializes to.
+
+    Built-in kinds are Go structs whose zero value already holds value-typed sub-structs and
+    non-omitempty fields (a Deployment has ``spec.template.spec.containers: null``), so those
+    never count as added; custom resources start from just their apiVersion and kind.
+    """
+    name = _definition_name(schema)
+    if name is None:
+        return {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    out = _zero_struct(schema, name)
+    for part in ("metadata", "spec", "status"):
+        prop = schema.field(part)
+        if prop is not None and part not in out:
+            out[part] = _zero_struct(prop, _definition_name(prop))
+    return out
+
+
+def _zero_struct(schema: Any, name: str | None) -> dict[str, Any]:
+    table = _ZERO_FIELDS.get(name or "", {})
+    out: dict[str, Any] = {}
+    for prop_name, prop in schema.properties.items():
+        if prop_name in table:
+            zero = table[prop_name]
+            out[prop_name] = (_zero_struct(prop, _definition_name(prop)) if zero is _STRUCT
+                              else zero)
+        elif prop_name in schema.required:
+            out[prop_name] = _zero_scalar(prop)
+    return out
+
+
+def _zero_scalar(schema: Any) -> Any:
+    t = schema.type
+    if t == "string" and schema.raw.get("format") not in ("date-time", "date"):
+        return ""
+    if t in ("integer", "number"):
+        return 0
+    if t == "boolean":
+        return False
+    return None
+
+
+# -- the scale subresource --------------------------------------------------------------------
+
+REPLICAS_IN_SCALE: Path = ("f:spec", "f:replicas")
+
+
+def _replicas_path(mappings: Mapping[str, Sequence[str] | None], api_version: str
+                   ) -> tuple[bool, Path | None]:
+    if api_version not in mappings:
+        return False, None
+    names = mappings[api_version]
+    return True, (tuple(fp.field(n) for n in names) if names else None)
+
+
+def scale_to_subresource(parent_entries: Any, *, mappings: Mapping[str, Sequence[str] | None],
+                         scale_api_version: str = "autoscaling/v1") -> list[dict[str, Any]]:
+    """The managedFields of a Scale: the parent's entries that own its replicas field.
+
+    ``mappings`` gives, per API version of the parent, the replicas field
+    (``{"apps/v1": ["spec", "replicas"]}``); entries of other versions are dropped.
+    """
+    parent = decode_or_empty(parent_entries)
+    out = Managed()
+    for key, vs in parent.sets.items():
+        known, path = _replicas_path(mappings, vs.api_version)
+        if known and path is not None and vs.fields.has(path):
+            out.sets[key] = VersionedSet(FieldSet.of(REPLICAS_IN_SCALE), scale_api_version,
+                                         vs.applied)
+            out.times[key] = parent.times.get(key)
+    return encode(out)
+
+
+def scale_to_parent(parent_entries: Any, scale_entries: Any, *,
+                    mappings: Mapping[str, Sequence[str] | None],
+                    parent_api_version: str) -> list[dict[str, Any]]:
+    """The parent's managedFields after a write through /scale changed the Scale's entries.
+
+    Parent entries that owned the replicas field lose it unless their manager still owns it
+    in the Scale; the Scale's owners of ``spec.replicas`` become parent entries at
+    ``parent_api_version`` (without a time unless the parent had one for that manager).
+    """
+    parent = decode_or_empty(parent_entries)
+    scale = decode_or_empty(scale_entries)
+    scale_sets = dict(scale.sets)
+    out = Managed()
+    for key, vs in parent.sets.items():
+        known, path = _replicas_path(mappings, vs.api_version)
+        if not known:
+            continue
+        if path is None or not vs.fields.has(path):
+            out.sets[key], out.times[key] = vs, parent.times.get(key)
+            continue
+        if key not in scale_sets:
+            rest = vs.fields.difference(FieldSet.of(path))
+            if not rest.empty():
+                out.sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
+                out.times[key] = parent.times.get(key)
+            continue
+        out.sets[key], out.times[key] = vs, parent.times.get(key)
+        del scale_sets[key]
+    _, own_path = _replicas_path(mappings, parent_api_version)
+    for key, vs in scale_sets.items():
+        if own_path is None or not vs.fields.has(REPLICAS_IN_SCALE):
+            continue
+        out.sets[key] = VersionedSet(FieldSet.of(own_path), parent_api_version, vs.applied)
+        out.times[key] = parent.times.get(key)
+    return encode(out)

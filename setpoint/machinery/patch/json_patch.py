@@ -1,0 +1,198 @@
+"""JSON patch (RFC 6902, ``application/json-patch+json``) with the kube-apiserver's answers.
+
+The operations themselves run through the ``jsonpatch`` library. Around it sits what the
+apiserver adds: the strict decoding of the body into ``[]jsonPatchOp`` (400), the limit of
+10000 operations (413), the generic 422 for any operation that cannot apply, and the
+behaviours of the Go library it uses (``evanphx/json-patch`` v4) where RFC 6902 leaves room:
+negative array indices, a missing ``value`` meaning ``null``, no whole-document pointer ``""``.
+
+Instead of deep-copying the document, each operation first copies the containers on its
+path (once per container), so the result shares every untouched subtree with the input.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import jsonpatch
+import jsonpointer
+
+from setpoint.machinery.errors import StatusError, bad_request, request_entity_too_large
+from setpoint.machinery.patch._status import unprocessable
+
+MAX_OPERATIONS = 10000
+
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+_MUTATING = frozenset({"add", "remove", "replace", "move", "copy"})
+_INSERTING = frozenset({"add", "move", "copy"})
+_WITH_VALUE = frozenset({"add", "replace", "test"})
+_APPLY_ERRORS = (
+    jsonpatch.JsonPatchException,
+    jsonpointer.JsonPointerException,
+    KeyError,
+    IndexError,
+    TypeError,
+    ValueError,
+)
+
+
+def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
+    """Apply the JSON patch ``ops`` (a decoded JSON body) to ``doc``; return the result.
+
+    Raises ``StatusError``: 400 when the body does not decode into a list of operations
+    (worded as Go's decoder words it), 413 above 10000 operations, and 422 Invalid with the
+    generic message for an operation that cannot apply (a failed ``test``, a missing path,
+    an unknown ``op``). ``doc`` and ``ops`` are never modified; the result shares the
+    subtrees the patch does not touch with ``doc`` and inserted values with ``ops``.
+    """
+    operations = _decode(ops)
+    if len(operations) > MAX_OPERATIONS:
+        raise request_entity_too_large(
+            f"The allowed maximum operations in a JSON patch is {MAX_OPERATIONS}, "
+            f"got {len(operations)}"
+        )
+    result = dict(doc)
+    # the copies made so far, kept alive so that their ids stay unique
+    owned: dict[int, Any] = {id(result): result}
+    for op in operations:
+        result = _apply_one(result, op, owned)
+    return result
+
+
+def _decode(ops: Any) -> list[Any]:
+    """Check ``ops`` as ``json.Unmarshal`` into ``[]jsonPatchOp`` would, first error first."""
+    if ops is None:
+        return []
+    if not isinstance(ops, list):
+        raise _decode_error(f"cannot unmarshal {_json_kind(ops)} into Go value of type "
+                            "[]handlers.jsonPatchOp")
+    for op in ops:
+        if op is None:
+            continue
+        if not isinstance(op, dict):
+            raise _decode_error(f"cannot unmarshal {_json_kind(op)} into Go value of type "
+                                "handlers.jsonPatchOp")
+        for name, value in op.items():
+            if name in ("op", "path", "from") and value is not None and not isinstance(value, str):
+                raise _decode_error(f"cannot unmarshal {_json_kind(value)} into Go struct field "
+                                    f"jsonPatchOp.{name} of type string")
+    return ops
+
+
+def _decode_error(detail: str) -> StatusError:
+    return bad_request(f"error decoding patch: json: {detail}")
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "string"
+
+
+def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any]) -> dict[str, Any]:
+    if not isinstance(op, dict):
+        raise unprocessable()
+    kind = op.get("op")
+    operation = dict(op)
+    if kind in _WITH_VALUE and "value" not in operation:
+        operation["value"] = None
+    try:
+        if kind in _MUTATING:
+            operation["path"] = _prepare(result, op.get("path"), owned, kind in _INSERTING)
+        elif kind == "test":
+            path, missing = _resolve(result, op.get("path"))
+            if missing and operation["value"] is None:
+                # Go's library passes a test for null against a missing member
+                return result
+            operation["path"] = path
+        if kind == "move":
+            operation["from"] = _prepare(result, op.get("from"), owned, False)
+        elif kind == "copy":
+            operation["from"] = _resolve(result, op.get("from"))[0]
+        patched = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
+    except _APPLY_ERRORS as e:
+        raise unprocessable() from e
+    return patched  # type: ignore[no-any-return]
+
+
+# -- pointers ----------------------------------------------------------------------------------
+
+def _tokens(pointer: Any) -> list[str]:
+    """The unescaped tokens of a JSON pointer; Go rejects ``""`` and relative pointers."""
+    if not isinstance(pointer, str) or not pointer.startswith("/"):
+        raise unprocessable()
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+
+
+def _pointer(tokens: list[str]) -> str:
+    return "/" + "/".join(t.replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def _array_token(token: str, size: int, inserting: bool) -> str:
+    """An array index as Go's ``strconv.Atoi`` reads it, negatives counted from the end."""
+    if not _GO_INT.fullmatch(token):
+        return token
+    index = int(token)
+    if index < 0:
+        # an insertion position ranges over len+1 slots, a lookup over len
+        bound = size + 1 if inserting else size
+        if index < -bound:
+            return token
+        index += bound
+    return str(index)
+
+
+def _prepare(root: Any, pointer: Any, owned: dict[int, Any], inserting: bool) -> str:
+    """Copy every container on ``pointer``'s way that is not yet ours; return the pointer
+    with array indices normalised for the ``jsonpatch`` library."""
+    tokens = _tokens(pointer)
+    container = root
+    out: list[str] = []
+    for i, token in enumerate(tokens):
+        last = i == len(tokens) - 1
+        if isinstance(container, list):
+            token = _array_token(token, len(container), inserting and last)
+        out.append(token)
+        if last:
+            break
+        child, ok = _child(container, token)
+        if not ok or not isinstance(child, (dict, list)):
+            return _pointer(out + tokens[i + 1 :])
+        if id(child) not in owned:
+            child = dict(child) if isinstance(child, dict) else list(child)
+            owned[id(child)] = child
+            container[int(token) if isinstance(container, list) else token] = child
+        container = child
+    return _pointer(out)
+
+
+def _resolve(root: Any, pointer: Any) -> tuple[str, bool]:
+    """Normalise ``pointer`` without copying; also say whether its object member is missing."""
+    tokens = _tokens(pointer)
+    container = root
+    out: list[str] = []
+    for i, token in enumerate(tokens):
+        if isinstance(container, list):
+            token = _array_token(token, len(container), False)
+        out.append(token)
+        child, ok = _child(container, token)
+        if not ok:
+            missing = i == len(tokens) - 1 and isinstance(container, dict)
+            return _pointer(out + tokens[i + 1 :]), missing
+        container = child
+    return _pointer(out), False
+
+
+def _child(container: Any, token: str) -> tuple[Any, bool]:
+    if isinstance(container, dict):
+        return container.get(token), token in container
+    if isinstance(container, list) and token.isdigit() and int(token) < len(container):
+        return container[int(token)], True
+    return None, False

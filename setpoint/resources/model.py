@@ -1,0 +1,164 @@
+"""The base of every typed model: camelCase on the wire, snake_case in Python, lossless.
+
+Kubernetes objects travel as JSON with camelCase field names; Python code reads better with
+snake_case attributes. :class:`Model` bridges the two with an alias generator, keeps every
+field the class does not declare (``extra="allow"``) so that an object read from a newer
+server is written back unchanged, and omits ``None`` fields the caller never set, so a model
+built in Python serializes to what a person would write in YAML.
+
+The wire types below (:data:`Time`, :data:`MicroTime`, :data:`IntOrString`,
+:data:`Quantity`) carry the exact serialization Kubernetes uses for them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Annotated, Any, Self
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    PlainSerializer,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    WithJsonSchema,
+    model_serializer,
+)
+from pydantic.alias_generators import to_camel
+from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic_core import core_schema as cs
+
+__all__ = ["IntOrString", "MicroTime", "Model", "Quantity", "Time"]
+
+
+class Model(BaseModel):
+    """A pydantic model that reads and writes Kubernetes JSON.
+
+    Fields are snake_case in Python and camelCase on the wire (``ready_replicas`` ⇄
+    ``readyReplicas``); both spellings are accepted on input. Fields the class does not
+    declare are kept and written back as they came. ``model_dump()`` uses the wire names and
+    leaves out ``None`` fields that were never set, while a ``null`` the server sent is kept.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+        extra="allow",
+        protected_namespaces=(),
+        defer_build=True,
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_unset_none(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        data = handler(self)
+        if isinstance(data, dict):
+            fields_set = self.__pydantic_fields_set__
+            for name, key in _optional_keys(type(self)):
+                if name not in fields_set and data.get(key, 0) is None:
+                    del data[key]
+            header = self._wire_header()
+            if header:
+                data = {**header, **data}
+        return data
+
+    def _wire_header(self) -> dict[str, Any]:
+        """Keys written before the fields (``apiVersion`` and ``kind`` of whole objects)."""
+        return {}
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, core_schema: cs.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        schema = handler(core_schema)
+        # extra="allow" is for lossless round trips, not a promise that any field is valid
+        handler.resolve_ref_schema(schema).pop("additionalProperties", None)
+        return schema
+
+    def __repr_args__(self) -> Any:
+        fields_set = self.__pydantic_fields_set__
+        for name, value in super().__repr_args__():
+            if value is None and name not in fields_set:
+                continue
+            yield name, value
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-compatible dict with wire names, as the API server would see it."""
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        """The model of a JSON object read from the API server (or written as YAML)."""
+        return cls.model_validate(data)
+
+
+_OPTIONAL_KEYS: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+
+
+def _optional_keys(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
+    """(python name, wire name) of the fields whose default is ``None``, per class."""
+    keys = _OPTIONAL_KEYS.get(cls)
+    if keys is None:
+        keys = tuple(
+            (name, field.serialization_alias or field.alias or name)
+            for name, field in cls.model_fields.items()
+            if field.default is None and field.default_factory is None
+        )
+        _OPTIONAL_KEYS[cls] = keys
+    return keys
+
+
+def _utc(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with whole seconds, as ``metav1.Time`` marshals."""
+    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(value: datetime) -> str:
+    """RFC 3339 in UTC with six fractional digits, as ``metav1.MicroTime`` marshals."""
+    return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+Time = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]
+"""A ``metav1.Time``: a datetime on the Python side, whole seconds in UTC on the wire."""
+
+MicroTime = Annotated[
+    datetime, PlainSerializer(format_micro_time, return_type=str, when_used="json")
+]
+"""A ``metav1.MicroTime``: like :data:`Time` with microseconds."""
+
+IntOrString = Annotated[
+    int | str,
+    WithJsonSchema({"x-kubernetes-int-or-string": True}),
+]
+"""An ``intstr.IntOrString``: a port number or name, a count or a percentage."""
+
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|"
+    r"([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+_FLOAT_TAIL = re.compile(r"\.?0+$")
+
+
+def _quantity_input(value: Any) -> Any:
+    # a float is not an int-or-string; its decimal spelling is a valid quantity
+    if isinstance(value, float):
+        text = f"{value:.9f}"
+        return _FLOAT_TAIL.sub("", text) if "." in text else text
+    return value
+
+
+Quantity = Annotated[
+    int | str,
+    BeforeValidator(_quantity_input),
+    WithJsonSchema({"x-kubernetes-int-or-string": True, "pattern": QUANTITY_PATTERN}),
+]
+"""A ``resource.Quantity`` such as ``"500m"``, ``"1Gi"`` or ``2``, kept as written."""

@@ -1,0 +1,202 @@
+"""Kubeconfig and in-cluster configuration loading."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from setpoint.client import (
+    BasicAuth,
+    ConfigError,
+    ExecAuth,
+    TokenAuth,
+    TokenFileAuth,
+    load_config,
+    load_incluster,
+    load_kubeconfig,
+)
+from tests.client.conftest import b64
+
+
+def kubeconfig(
+    current: str = "dev", clusters: dict[str, dict[str, Any]] | None = None,
+    users: dict[str, dict[str, Any]] | None = None,
+    contexts: dict[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Config", "current-context": current,
+        "clusters": [{"name": n, "cluster": c} for n, c in (clusters or {}).items()],
+        "users": [{"name": n, "user": u} for n, u in (users or {}).items()],
+        "contexts": [{"name": n, "context": c} for n, c in (contexts or {}).items()],
+    }
+
+
+def write(path: Path, doc: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+TWO_CONTEXTS = kubeconfig(
+    clusters={"c1": {"server": "https://one:6443/"}, "c2": {"server": "https://two:6443"}},
+    users={"u1": {"token": "t1"}, "u2": {"username": "admin", "password": "pw"}},
+    contexts={"dev": {"cluster": "c1", "user": "u1", "namespace": "apps"},
+              "prod": {"cluster": "c2", "user": "u2"}},
+)
+
+
+def test_current_context_picks_cluster_user_and_namespace(tmp_path: Path) -> None:
+    config = load_kubeconfig(write(tmp_path / "kc", TWO_CONTEXTS))
+    assert config.server == "https://one:6443"
+    assert config.namespace == "apps"
+    assert config.context == "dev"
+    assert isinstance(config.auth, TokenAuth)
+    assert "t1" not in repr(config)  # secrets stay out of reprs
+
+
+def test_an_explicit_context_overrides_current_context(tmp_path: Path) -> None:
+    config = load_kubeconfig(write(tmp_path / "kc", TWO_CONTEXTS), context="prod")
+    assert config.server == "https://two:6443"
+    assert config.namespace == "default"
+    assert isinstance(config.auth, BasicAuth)
+
+
+def test_an_unknown_context_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match='context "nope" does not exist'):
+        load_kubeconfig(write(tmp_path / "kc", TWO_CONTEXTS), context="nope")
+
+
+def test_relative_files_resolve_against_the_kubeconfig_directory(tmp_path: Path) -> None:
+    (tmp_path / "conf" / "pki").mkdir(parents=True)
+    (tmp_path / "conf" / "pki" / "ca.crt").write_bytes(b"CA")
+    (tmp_path / "conf" / "pki" / "me.crt").write_bytes(b"CERT")
+    (tmp_path / "conf" / "pki" / "me.key").write_bytes(b"KEY")
+    (tmp_path / "conf" / "token").write_text("file-token")
+    doc = kubeconfig(
+        clusters={"c": {"server": "https://k", "certificate-authority": "pki/ca.crt"}},
+        users={"u": {"client-certificate": "pki/me.crt", "client-key": "pki/me.key",
+                     "tokenFile": "token", "token": "inline"}},
+        contexts={"dev": {"cluster": "c", "user": "u"}},
+    )
+    config = load_kubeconfig(write(tmp_path / "conf" / "kc", doc))
+    assert config.certificate_authority_data == b"CA"
+    assert (config.client_certificate_data, config.client_key_data) == (b"CERT", b"KEY")
+    # client-go: a tokenFile wins over an inline token
+    assert isinstance(config.auth, TokenFileAuth)
+    assert config.auth.path == tmp_path / "conf" / "token"
+
+
+def test_inline_data_wins_over_file_paths(tmp_path: Path) -> None:
+    doc = kubeconfig(
+        clusters={"c": {"server": "https://k", "certificate-authority": "/missing",
+                        "certificate-authority-data": b64(b"INLINE"),
+                        "insecure-skip-tls-verify": False, "tls-server-name": "api.local"}},
+        users={"u": {}}, contexts={"dev": {"cluster": "c", "user": "u"}},
+    )
+    config = load_kubeconfig(write(tmp_path / "kc", doc))
+    assert config.certificate_authority_data == b"INLINE"
+    assert config.tls_server_name == "api.local"
+    assert config.auth is None
+
+
+def test_kubeconfig_variable_merges_files_first_one_wins(tmp_path: Path) -> None:
+    first = write(tmp_path / "a", kubeconfig(
+        current="", clusters={"shared": {"server": "https://first"}},
+        users={"u": {"token": "first"}}, contexts={"ctx": {"cluster": "shared", "user": "u"}},
+    ))
+    second = write(tmp_path / "b", kubeconfig(
+        current="ctx", clusters={"shared": {"server": "https://second"}},
+        users={"u": {"token": "second"}},
+    ))
+    env = {"KUBECONFIG": os.pathsep.join([str(first), str(tmp_path / "missing"), str(second)])}
+    config = load_kubeconfig(None, environ=env)
+    assert config.server == "https://first"
+    assert config.context == "ctx"  # from the second file: the first had none
+
+
+def test_exec_stanza_resolves_relative_commands_against_the_kubeconfig(tmp_path: Path) -> None:
+    doc = kubeconfig(
+        clusters={"c": {"server": "https://k"}},
+        users={"u": {"exec": {"apiVersion": "client.authentication.k8s.io/v1beta1",
+                              "command": "./bin/plugin", "args": ["get-token"],
+                              "env": [{"name": "A", "value": "b"}]}}},
+        contexts={"dev": {"cluster": "c", "user": "u"}},
+    )
+    config = load_kubeconfig(write(tmp_path / "kc", doc))
+    assert isinstance(config.auth, ExecAuth)
+    assert config.auth.config.command == str(tmp_path / "bin" / "plugin")
+    assert config.auth.config.args == ["get-token"]
+    assert config.auth.config.env == {"A": "b"}
+
+
+def test_an_unsupported_exec_api_version_is_a_config_error(tmp_path: Path) -> None:
+    doc = kubeconfig(
+        clusters={"c": {"server": "https://k"}},
+        users={"u": {"exec": {"apiVersion": "client.authentication.k8s.io/v1alpha1",
+                              "command": "x"}}},
+        contexts={"dev": {"cluster": "c", "user": "u"}},
+    )
+    with pytest.raises(ConfigError, match="invalid apiVersion"):
+        load_kubeconfig(write(tmp_path / "kc", doc))
+
+
+def test_legacy_auth_providers_are_refused_with_a_pointer_to_exec(tmp_path: Path) -> None:
+    doc = kubeconfig(clusters={"c": {"server": "https://k"}},
+                     users={"u": {"auth-provider": {"name": "gcp"}}},
+                     contexts={"dev": {"cluster": "c", "user": "u"}})
+    with pytest.raises(ConfigError, match='auth-provider "gcp" is not supported'):
+        load_kubeconfig(write(tmp_path / "kc", doc))
+
+
+def service_account(tmp_path: Path, token: str = "sa-token") -> Path:
+    sa = tmp_path / "sa"
+    sa.mkdir()
+    (sa / "token").write_text(token)
+    (sa / "ca.crt").write_bytes(b"CLUSTER-CA")
+    (sa / "namespace").write_text("operators")
+    return sa
+
+
+async def test_in_cluster_uses_the_service_account_and_rereads_its_token(
+    tmp_path: Path,
+) -> None:
+    sa = service_account(tmp_path)
+    env = {"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBERNETES_SERVICE_PORT": "443"}
+    config = load_incluster(sa, environ=env, token_refresh_interval=0)
+    assert config.server == "https://10.0.0.1:443"
+    assert config.namespace == "operators"
+    assert config.certificate_authority_data == b"CLUSTER-CA"
+    assert config.auth is not None
+    assert (await config.auth.credentials()).authorization == "Bearer sa-token"
+    (sa / "token").write_text("rotated")
+    assert (await config.auth.credentials()).authorization == "Bearer rotated"
+
+
+def test_in_cluster_brackets_an_ipv6_service_host(tmp_path: Path) -> None:
+    env = {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}
+    assert load_incluster(service_account(tmp_path), environ=env).server == "https://[fd00::1]:443"
+
+
+def test_in_cluster_without_the_service_variables_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="KUBERNETES_SERVICE_HOST"):
+        load_incluster(service_account(tmp_path), environ={})
+
+
+def test_load_config_prefers_kubeconfig_variable_then_home(tmp_path: Path) -> None:
+    home_config = write(tmp_path / "home" / ".kube" / "config", kubeconfig(
+        clusters={"c": {"server": "https://home"}}, users={"u": {}},
+        contexts={"dev": {"cluster": "c", "user": "u"}}))
+    env_config = write(tmp_path / "env-kc", kubeconfig(
+        clusters={"c": {"server": "https://env"}}, users={"u": {}},
+        contexts={"dev": {"cluster": "c", "user": "u"}}))
+    home = str(tmp_path / "home")
+    assert load_config(environ={"HOME": home, "KUBECONFIG": str(env_config)}).server \
+        == "https://env"
+    assert load_config(environ={"HOME": home}).server == "https://home"
+    assert load_config(home_config).server == "https://home"
+    with pytest.raises(ConfigError, match="no Kubernetes configuration found"):
+        load_config(environ={"HOME": str(tmp_path / "nobody")})

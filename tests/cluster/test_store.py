@@ -1,0 +1,74 @@
+"""The store: one global revision, snapshots, event history and persistence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from setpoint.cluster.storage import Store
+
+
+def cm(name: str, ns: str = "default", **data: str) -> dict:
+    return {"metadata": {"name": name, "namespace": ns}, "data": data}
+
+
+def test_every_write_takes_the_next_global_revision() -> None:
+    store = Store()
+    a = store.put("/configmaps", cm("a"))
+    b = store.put("/secrets", cm("b"))
+    assert (a["metadata"]["resourceVersion"], b["metadata"]["resourceVersion"]) == ("1", "2")
+    gone = store.delete("/configmaps", "default", "a")
+    assert gone is not None and gone["metadata"]["resourceVersion"] == "3"
+
+
+def test_put_never_changes_a_dict_another_object_shares() -> None:
+    store = Store()
+    first = store.put("/configmaps", cm("a"))
+    second = store.put("/configmaps", {**first, "data": {"x": "1"}})
+    assert first["metadata"]["resourceVersion"] == "1"
+    assert second["metadata"]["resourceVersion"] == "2"
+
+
+def test_snapshot_shows_the_objects_as_they_were() -> None:
+    store = Store()
+    store.put("/configmaps", cm("a", v="1"))
+    store.put("/configmaps", cm("b", v="1"))
+    at = store.revision
+    store.put("/configmaps", cm("a", v="2"))
+    store.delete("/configmaps", "default", "b")
+    store.put("/configmaps", cm("c", v="1"))
+    snap = store.snapshot("/configmaps", at)
+    assert snap is not None
+    assert {k[1]: v["data"]["v"] for k, v in snap.items()} == {"a": "1", "b": "1"}
+
+
+def test_compacted_history_answers_none() -> None:
+    store = Store()
+    store.put("/configmaps", cm("a"))
+    store.compact()
+    store.put("/configmaps", cm("b"))
+    assert store.events_since("/configmaps", 0) is None
+    events = store.events_since("/configmaps", 1)
+    assert events is not None and [e.name for e in events] == ["b"]
+
+
+def test_bounded_history_forgets_the_oldest_events() -> None:
+    store = Store(history=3)
+    for i in range(5):
+        store.put("/configmaps", cm(f"c{i}"))
+    assert store.compacted_revision == 2
+    assert store.events_since("/configmaps", 1) is None
+    assert [e.name for e in store.events_since("/configmaps", 2) or []] == ["c2", "c3", "c4"]
+
+
+def test_state_survives_a_restart(tmp_path: Path) -> None:
+    store = Store(tmp_path / "state.db")
+    store.put("/configmaps", cm("a", v="1"))
+    store.put("/configmaps", cm("b"))
+    store.delete("/configmaps", "default", "b")
+    store.close()
+    again = Store(tmp_path / "state.db")
+    assert again.revision == 3
+    obj = again.get("/configmaps", "default", "a")
+    assert obj is not None and obj["data"] == {"v": "1"}
+    assert again.get("/configmaps", "default", "b") is None
+    assert again.put("/configmaps", cm("c"))["metadata"]["resourceVersion"] == "4"
