@@ -141,6 +141,7 @@ async def list_seconds(session: aiohttp.ClientSession, namespace: str) -> float:
 
 
 async def watch_latency(server: Server, watchers: int, events: int = 200) -> float:
+    offset = 900_000 + 1000 * watchers
     """Median seconds from a write's acknowledgement start to its event on every watcher."""
     sent: dict[str, float] = {}
     latencies: list[float] = []
@@ -170,7 +171,7 @@ async def watch_latency(server: Server, watchers: int, events: int = 200) -> flo
         tasks = [asyncio.create_task(watcher()) for _ in range(watchers)]
         await asyncio.wait_for(ready.wait(), 30)
         for i in range(events):
-            body = configmap(900_000 + i)
+            body = configmap(offset + i)
             body["metadata"]["labels"]["watch"] = "yes"
             sent[body["metadata"]["name"]] = time.perf_counter()
             async with session.post(f"/api/v1/namespaces/{NS}/configmaps",

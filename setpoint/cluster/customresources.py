@@ -11,6 +11,8 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
+from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
@@ -22,7 +24,6 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
-CLEANUP_FINALIZER = "customresourcecleanup.apiextensions.k8s.io"
 
 
 def _served_types(crd: Obj) -> list[ResourceType]:
@@ -62,6 +63,27 @@ def _served_types(crd: Obj) -> list[ResourceType]:
     return out
 
 
+class CRDStrategy(Strategy):
+    """CustomResourceDefinition: v1 defaults, the status its controllers own."""
+
+    def default(self, rt: ResourceType, obj: Obj) -> None:
+        from setpoint.cluster.crds import default_crd
+
+        obj.update(default_crd(obj))
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        from setpoint.cluster.crds import initial_status
+
+        super().prepare_for_create(rt, obj)
+        obj["status"] = initial_status(obj)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        from setpoint.cluster.crds import prepare_update_status
+
+        super().prepare_for_update(rt, new, old)
+        new["status"] = prepare_update_status(new, old)
+
+
 class CustomResources:
     """Keeps the registry in step with the stored CRDs."""
 
@@ -71,6 +93,9 @@ class CustomResources:
         self._pending: set[str] = set()
         self._terminating: dict[str, str] = {}  # storage key -> CRD being deleted
         api.store.add_listener(self._on_event)
+        crds = api.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert crds is not None
+        crds.strategy = CRDStrategy()
 
     # -- schemas -----------------------------------------------------------------------
     def schema_for(self, rt: ResourceType) -> CustomResourceSchema | None:
@@ -83,13 +108,7 @@ class CustomResources:
         if cached is None:
             from setpoint.cluster.crds import CustomResourceSchema
 
-            raw = None
-            for version in crd["spec"].get("versions") or []:
-                if version.get("name") == rt.version:
-                    raw = (version.get("schema") or {}).get("openAPIV3Schema")
-            if raw is None:
-                return None
-            cached = CustomResourceSchema(raw)
+            cached = CustomResourceSchema(crd, rt.version)
             self._schemas[key] = cached
         return cached
 
@@ -128,20 +147,25 @@ class CustomResources:
             return
         from setpoint.cluster.crds import crd_status
 
-        meta = crd["metadata"]
-        finalizers = list(meta.get("finalizers") or [])
-        status = crd_status(crd)
-        changed = False
-        new = dict(crd)
-        if CLEANUP_FINALIZER not in finalizers:
-            new["metadata"] = {**meta, "finalizers": [*finalizers, CLEANUP_FINALIZER]}
-            changed = True
+        spec = crd.get("spec") or {}
+        others = [c for c in store.list(CRD_KEY)
+                  if c["metadata"]["name"] != name and (c.get("spec") or {}).get("group")
+                  == spec.get("group")]
+        status = crd_status(crd, self.api.rest.clock(), others)
         if status != crd.get("status"):
-            new["status"] = status
-            changed = True
-        if changed:
-            crd = store.put(CRD_KEY, new)
+            crd = self._write_status(crd, status)
         self._serve(crd)
+
+    def _write_status(self, crd: Obj, status: Obj) -> Obj:
+        """Write status through ``/status`` as kube-apiserver's own controllers do."""
+        from setpoint.cluster.decode import Decoded
+        from setpoint.cluster.options import WriteOptions
+
+        rt = self.api.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")
+        body = {**crd, "status": status}
+        return self.api.rest.update(rt, None, crd["metadata"]["name"], Decoded(body), opts,
+                                    "status").obj
 
     def _forget(self, name: str) -> None:
         group = name.split(".", 1)[1] if "." in name else ""

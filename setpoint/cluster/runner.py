@@ -79,8 +79,7 @@ async def serve(
     runner = web.AppRunner(create_app(api, token), access_log=None, handle_signals=False,
                            shutdown_timeout=1.0)
     await runner.setup()
-    site = web.SockSite(runner, sock, ssl_context=certs.ssl_context(secrets_dir),
-                        shutdown_timeout=1.0)
+    site = web.SockSite(runner, sock, ssl_context=certs.ssl_context(secrets_dir))
     await site.start()
     url_host = f"[{host}]" if ":" in host else host
     url = f"https://{url_host}:{bound_port}"

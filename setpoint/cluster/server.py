@@ -430,5 +430,5 @@ def _partial(obj: Obj, version: str) -> Obj:
 def create_app(api: APIServer, token: str | None) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY + 1024)
     handler = Handler(api, token)
-    app.router.add_route("*", "/{tail:.*}", handler)
+    app.router.add_route("*", "/{tail:.*}", handler.__call__)
     return app

@@ -26,7 +26,7 @@ MEMBER = "."
 # -- path elements ------------------------------------------------------------------------
 
 
-def _json(value: Any) -> str:
+def go_json(value: Any) -> str:
     """JSON as Go's encoder writes it: compact, HTML-escaped, integral floats as ints."""
     text = json.dumps(_normalize_number(value), separators=(",", ":"), ensure_ascii=False)
     if "<" in text or ">" in text or "&" in text or "\u2028" in text or "\u2029" in text:
@@ -51,12 +51,12 @@ def field(name: str) -> PathElement:
 
 def key(fields: Iterable[tuple[str, Any]]) -> PathElement:
     """The element of an associative-list item; key fields are sorted by name."""
-    body = ",".join(f"{json.dumps(n, ensure_ascii=False)}:{_json(v)}" for n, v in sorted(fields))
+    body = ",".join(f"{json.dumps(n, ensure_ascii=False)}:{go_json(v)}" for n, v in sorted(fields))
     return "k:{" + body + "}"
 
 
 def value(v: Any) -> PathElement:
-    return "v:" + _json(v)
+    return "v:" + go_json(v)
 
 
 def index(i: int) -> PathElement:
@@ -160,7 +160,10 @@ class FieldSet:
         return s
 
     def insert(self, path: Path) -> None:
-        """Add ``path`` (not its parents); the empty path, the whole object, is never owned."""
+        """Add ``path`` (not its parents); the empty path, the whole object, is never owned.
+
+        Only for a set being built: the results of set operations share nodes.
+        """
         if not path:
             return
         node = self.root
@@ -230,17 +233,17 @@ def _iterate(node: Node, prefix: Path) -> Iterator[Path]:
         yield from _iterate(node[pe], (*prefix, pe))
 
 
-def _copy(node: Node) -> Node:
-    return {k: _copy(v) for k, v in node.items()}
-
-
 def _union(a: Node, b: Node) -> Node:
-    out = _copy(a)
+    # set operations share unchanged subtrees with their operands: sets are values, only
+    # ever mutated (insert) while being built
+    if not b:
+        return a
+    if not a:
+        return b
+    out = dict(a)
     for k, child in b.items():
-        if k in out:
-            out[k] = _union(out[k], child) if k != MEMBER else {}
-        else:
-            out[k] = _copy(child)
+        mine = out.get(k)
+        out[k] = child if mine is None or k == MEMBER else _union(mine, child)
     return out
 
 
@@ -267,7 +270,7 @@ def _difference(a: Node, b: Node) -> Node:
             if other is None:
                 out[k] = {}
             continue
-        c = _difference(child, other) if other is not None else _copy(child)
+        c = _difference(child, other) if other is not None else child
         if c:
             out[k] = c
     return out
@@ -283,7 +286,7 @@ def _recursive_difference(a: Node, b: Node) -> Node:
             continue
         if other is not None and MEMBER in other:
             continue
-        c = _recursive_difference(child, other) if other is not None else _copy(child)
+        c = _recursive_difference(child, other) if other is not None else child
         if c:
             out[k] = c
     return out

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from setpoint.machinery import fielderrors
 from setpoint.machinery import fieldpath as fp
+from setpoint.machinery.errors import Cause
 from setpoint.machinery.fieldpath import MAP, FieldSet, Path, SchemaError, TypeRef
 
 APPLY, UPDATE = "Apply", "Update"
@@ -28,8 +30,8 @@ ANCIENT_CHANGES = "ancient-changes"
 # so that applying through another version still finds the same entry
 ManagerKey = tuple[str, str, str, str]
 
-# what metadata and type fields an entry may never own (stripMetaManager)
-_STRIP = FieldSet.of(("f:apiVersion",), ("f:kind",), ("f:metadata",), *(
+# the type and metadata fields no entry ever owns (the apiserver's stripMetaManager)
+STRIPPED_FIELDS = FieldSet.of(("f:apiVersion",), ("f:kind",), ("f:metadata",), *(
     ("f:metadata", "f:" + name) for name in (
         "name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName",
         "generation", "managedFields", "resourceVersion")))
@@ -147,6 +149,44 @@ def _is_reset(sent: Any) -> bool:
         return True
     return len(sent) == 1 and isinstance(sent[0], dict) and all(
         v is None or v == "" for v in sent[0].values())
+
+
+FIELD_MANAGER_MAX_LENGTH = 128
+MAX_SUBRESOURCE_NAME_LENGTH = 256
+
+
+def validate_field_manager(name: str, path: str = "fieldManager") -> list[Cause]:
+    """The apiserver's check of a manager name: at most 128 bytes, printable characters."""
+    causes = []
+    if len(name.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        causes.append(fielderrors.too_long(path, FIELD_MANAGER_MAX_LENGTH))
+    for i, ch in enumerate(name):
+        if not ch.isprintable() and ch != " ":
+            at = len(name[:i].encode())
+            causes.append(fielderrors.invalid(
+                path, name, f"invalid character U+{ord(ch):04X} (at position {at})"))
+    return causes
+
+
+def validate_managed_fields(entries: Any, path: str = "metadata.managedFields") -> list[Cause]:
+    """ObjectMeta validation of the stored entries (what a 422 says about them)."""
+    causes: list[Cause] = []
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        at = f"{path}[{i}]"
+        entry = entry if isinstance(entry, dict) else {}
+        operation = entry.get("operation") or ""
+        if operation not in (APPLY, UPDATE):
+            causes.append(fielderrors.invalid(f"{at}.operation", operation,
+                                              "must be `Apply` or `Update`"))
+        fields_type = entry.get("fieldsType") or ""
+        if fields_type and fields_type != "FieldsV1":
+            causes.append(fielderrors.invalid(f"{at}.fieldsType", fields_type,
+                                              "must be `FieldsV1`"))
+        causes.extend(validate_field_manager(str(entry.get("manager") or ""), f"{at}.manager"))
+        if len(str(entry.get("subresource") or "")) > MAX_SUBRESOURCE_NAME_LENGTH:
+            causes.append(fielderrors.too_long(f"{at}.subresource",
+                                               MAX_SUBRESOURCE_NAME_LENGTH))
+    return causes
 
 
 # -- comparing two objects -----------------------------------------------------------------
@@ -324,7 +364,7 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
         if not rest.empty():
             sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
     mine = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
-    mine = mine.difference(_STRIP)
+    mine = mine.difference(STRIPPED_FIELDS)
     if not mine.empty():
         key = manager_key(manager or "unknown", UPDATE, api_version, subresource)
         previous = sets.get(key)
@@ -344,7 +384,7 @@ def cap_update_managers(managed: Managed, limit: int = MAX_UPDATE_MANAGERS) -> N
     updaters = [k for k, vs in managed.sets.items() if not vs.applied]
     if len(updaters) <= limit:
         return
-    updaters.sort(key=lambda k: (_seconds(managed.times.get(k)), _go_key(k)))
+    updaters.sort(key=lambda k: (_seconds(managed.times.get(k)), manager_identifier(k)))
     first_of_version: dict[str, ManagerKey] = {}
     length = len(updaters)
     for key in updaters:
@@ -365,14 +405,14 @@ def cap_update_managers(managed: Managed, limit: int = MAX_UPDATE_MANAGERS) -> N
         length -= 1
 
 
-def _go_key(key: ManagerKey) -> str:
-    """The manager identifier as Go spells it (JSON), for its tie-breaking sort."""
+def manager_identifier(key: ManagerKey) -> str:
+    """The manager identifier as the apiserver spells it (JSON); it sorts managers by it."""
     manager, operation, api_version, subresource = key
-    parts = [f'"manager":{fp._json(manager)}', f'"operation":"{operation}"']
+    parts = [f'"manager":{fp.go_json(manager)}', f'"operation":"{operation}"']
     if api_version:
-        parts.append(f'"apiVersion":{fp._json(api_version)}')
+        parts.append(f'"apiVersion":{fp.go_json(api_version)}')
     if subresource:
-        parts.append(f'"subresource":{fp._json(subresource)}')
+        parts.append(f'"subresource":{fp.go_json(subresource)}')
     return "{" + ",".join(parts) + "}"
 
 

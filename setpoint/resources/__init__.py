@@ -1,0 +1,88 @@
+"""``setpoint.resources``: typed Kubernetes objects and the manifests made from them.
+
+- :class:`CustomResource` declares a custom resource as a Python class; :func:`crd_for`,
+  :func:`generate_crds` and :func:`dump_yaml` turn such classes into CRDs.
+- :mod:`setpoint.resources.models` holds the built-in kinds (``Pod``, ``Deployment`` …),
+  generated from the Kubernetes OpenAPI definitions.
+- :class:`Model` is the base for spec and status models: snake_case in Python, camelCase
+  on the wire, unknown fields kept.
+- :class:`Permissions` and :func:`generate_rbac` give an operator least-privilege RBAC;
+  :func:`generate_manifests` adds what runs it in a cluster.
+"""
+
+from setpoint.resources.conditions import (
+    Condition,
+    ConditionedStatus,
+    find_condition,
+    is_condition_true,
+    remove_condition,
+    set_condition,
+)
+from setpoint.resources.crd import (
+    CRDError,
+    crd_for,
+    discover_resources,
+    dump_yaml,
+    generate_crds,
+    openapi_schema,
+)
+from setpoint.resources.custom import CustomResource, PrinterColumn, Scale
+from setpoint.resources.manifests import generate_manifests
+from setpoint.resources.markers import (
+    EmbeddedResource,
+    Format,
+    Int32,
+    Int64,
+    ListType,
+    MapType,
+    Nullable,
+    PreserveUnknownFields,
+    Rule,
+    rules,
+)
+from setpoint.resources.model import IntOrString, MicroTime, Model, Quantity, Time
+from setpoint.resources.models.meta_v1 import ObjectMeta, OwnerReference
+from setpoint.resources.rbac import Permissions, generate_rbac
+from setpoint.resources.resource import Resource
+from setpoint.resources.schema import SchemaError, structural_schema
+
+__all__ = [
+    "CRDError",
+    "Condition",
+    "ConditionedStatus",
+    "CustomResource",
+    "EmbeddedResource",
+    "Format",
+    "Int32",
+    "Int64",
+    "IntOrString",
+    "ListType",
+    "MapType",
+    "MicroTime",
+    "Model",
+    "Nullable",
+    "ObjectMeta",
+    "OwnerReference",
+    "Permissions",
+    "PreserveUnknownFields",
+    "PrinterColumn",
+    "Quantity",
+    "Resource",
+    "Rule",
+    "Scale",
+    "SchemaError",
+    "Time",
+    "crd_for",
+    "discover_resources",
+    "dump_yaml",
+    "find_condition",
+    "generate_crds",
+    "generate_manifests",
+    "generate_rbac",
+    "is_condition_true",
+    "openapi_schema",
+    "remove_condition",
+    "rules",
+    "set_condition",
+    "structural_schema",
+]

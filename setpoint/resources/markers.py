@@ -159,7 +159,10 @@ class EmbeddedResource(_Marker):
     """The value is a whole Kubernetes object (apiVersion, kind, metadata are validated)."""
 
     def extension(self) -> dict[str, Any]:
-        return {"x-kubernetes-embedded-resource": True, "x-kubernetes-preserve-unknown-fields": True}
+        return {
+            "x-kubernetes-embedded-resource": True,
+            "x-kubernetes-preserve-unknown-fields": True,
+        }
 
 
 @dataclass(frozen=True)

@@ -27,10 +27,15 @@ from pydantic import (
     model_serializer,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
 from pydantic_core import core_schema as cs
 
 __all__ = ["IntOrString", "MicroTime", "Model", "Quantity", "Time"]
+
+
+GENERATED_PREFIX = "setpoint.resources.models."
+DEFINITION_KEY = "x-setpoint-model"
 
 
 class Model(BaseModel):
@@ -39,7 +44,8 @@ class Model(BaseModel):
     Fields are snake_case in Python and camelCase on the wire (``ready_replicas`` ⇄
     ``readyReplicas``); both spellings are accepted on input. Fields the class does not
     declare are kept and written back as they came. ``model_dump()`` uses the wire names and
-    leaves out ``None`` fields that were never set, while a ``null`` the server sent is kept.
+    leaves out fields that were never set and hold ``None`` or an untouched default model
+    (a ``null`` the server sent is kept), so a server object reads back exactly as it was.
     """
 
     model_config = ConfigDict(
@@ -53,14 +59,17 @@ class Model(BaseModel):
     )
 
     @model_serializer(mode="wrap")
-    def _omit_unset_none(
+    def _omit_untouched(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> Any:
         data = handler(self)
         if isinstance(data, dict):
             fields_set = self.__pydantic_fields_set__
-            for name, key in _optional_keys(type(self)):
-                if name not in fields_set and data.get(key, 0) is None:
+            for name, key, is_model in _omissible(type(self)):
+                if name in fields_set or key not in data:
+                    continue
+                value = getattr(self, name)
+                if value is None or (is_model and _pristine(value)):
                     del data[key]
             header = self._wire_header()
             if header:
@@ -75,6 +84,10 @@ class Model(BaseModel):
     def __get_pydantic_json_schema__(
         cls, core_schema: cs.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
+        if cls.__module__.startswith(GENERATED_PREFIX):
+            # a built-in type: the CRD generator takes its schema from the Kubernetes
+            # definitions, which know list types and formats pydantic does not
+            return {DEFINITION_KEY: f"{cls.__module__}.{cls.__name__}"}
         schema = handler(core_schema)
         # extra="allow" is for lossless round trips, not a promise that any field is valid
         handler.resolve_ref_schema(schema).pop("additionalProperties", None)
@@ -97,20 +110,45 @@ class Model(BaseModel):
         return cls.model_validate(data)
 
 
-_OPTIONAL_KEYS: dict[type[BaseModel], tuple[tuple[str, str], ...]] = {}
+_OMISSIBLE: dict[type[BaseModel], tuple[tuple[str, str, bool], ...]] = {}
 
 
-def _optional_keys(cls: type[BaseModel]) -> tuple[tuple[str, str], ...]:
-    """(python name, wire name) of the fields whose default is ``None``, per class."""
-    keys = _OPTIONAL_KEYS.get(cls)
+def _omissible(cls: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
+    """(python name, wire name, default is a model) of fields left out while untouched.
+
+    Those are the fields defaulting to None and those defaulting to a model instance
+    (``status: Status = Status()``): a server object without them reads back as it was.
+    """
+    keys = _OMISSIBLE.get(cls)
     if keys is None:
         keys = tuple(
-            (name, field.serialization_alias or field.alias or name)
+            (name, _wire_name(cls, name, field), isinstance(field.default, BaseModel))
             for name, field in cls.model_fields.items()
-            if field.default is None and field.default_factory is None
+            if field.default_factory is None
+            and (field.default is None or isinstance(field.default, BaseModel))
         )
-        _OPTIONAL_KEYS[cls] = keys
+        _OMISSIBLE[cls] = keys
     return keys
+
+
+def _pristine(value: Any) -> bool:
+    """True for a model nobody set a field of, at any depth."""
+    if not isinstance(value, BaseModel):
+        return False
+    if value.__pydantic_fields_set__ or value.__pydantic_extra__:
+        return False
+    return all(
+        not isinstance(v, BaseModel) or _pristine(v) for v in value.__dict__.values()
+    )
+
+
+def _wire_name(cls: type[BaseModel], name: str, field: FieldInfo) -> str:
+    # FieldInfo of a model built only as part of another one may not have its generated
+    # alias applied yet, so apply the generator here rather than trust field.alias
+    if field.alias_priority == 2 and (field.serialization_alias or field.alias):
+        return str(field.serialization_alias or field.alias)
+    generate = cls.model_config.get("alias_generator")
+    return generate(name) if callable(generate) else name
 
 
 def _utc(value: datetime) -> datetime:

@@ -19,7 +19,10 @@ from tests.support import ServerProcess
 CONFORMANCE = SHARED / "conformance"
 SCENARIOS = sorted(p.stem for p in (CONFORMANCE / "scenarios").glob("*.yaml"))
 
-pytestmark = pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo")
+pytestmark = [
+    pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo"),
+    pytest.mark.timeout(900),  # the recording runs every scenario, watch timeouts included
+]
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,11 @@
-"""NamespaceLifecycle: no new objects in a namespace that does not exist or is terminating."""
+"""NamespaceLifecycle: no content in missing or terminating namespaces; immortal namespaces.
+
+As the apiserver's ``NamespaceLifecycle`` admission plugin: writes to namespaces themselves
+are always admitted (except deleting ``default``, ``kube-system`` or ``kube-public``); a
+namespaced object cannot be written into a namespace that does not exist (404) nor created in
+one that is terminating (403 with the ``NamespaceTerminating`` cause). Cluster-scoped objects
+and deletions of namespaced objects are not its business.
+"""
 
 from __future__ import annotations
 
@@ -10,33 +17,55 @@ from setpoint.machinery import errors
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
-IMMORTAL = {"default", "kube-system", "kube-public"}
+IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+NAMESPACES_KEY = "/namespaces"
+
+
+def _is_namespace(rt: ResourceType) -> bool:
+    return rt.kind == "Namespace" and not rt.group
+
+
+def terminating(namespace: dict[str, Any]) -> bool:
+    """A namespace being deleted (phase Terminating; the deletion sets both together)."""
+    return ((namespace.get("status") or {}).get("phase") == "Terminating"
+            or bool(namespace["metadata"].get("deletionTimestamp")))
 
 
 class NamespaceLifecycle:
+    """The admission step for creates and updates (see :func:`check_namespace_delete`)."""
+
     def __init__(self, api: APIServer) -> None:
         self._api = api
 
+    def __repr__(self) -> str:
+        return "NamespaceLifecycle()"
+
     def __call__(self, operation: str, rt: ResourceType, obj: dict[str, Any],
                  old: dict[str, Any] | None) -> None:
-        if operation != "CREATE" or not rt.namespaced:
+        if operation not in ("CREATE", "UPDATE") or _is_namespace(rt) or not rt.namespaced:
             return
-        ns = obj["metadata"].get("namespace", "")
-        namespace = self._api.store.get("/namespaces", "", ns)
+        ns = obj["metadata"].get("namespace") or ""
+        namespace = self._api.store.get(NAMESPACES_KEY, "", ns)
         if namespace is None:
             raise errors.not_found("namespaces", ns)
-        if namespace["metadata"].get("deletionTimestamp"):
+        if operation == "CREATE" and terminating(namespace):
+            name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or ""
             raise errors.StatusError(
                 403, "Forbidden",
-                f'{rt.qualified_resource} "{obj["metadata"].get("name", "")}" is forbidden: '
-                f"unable to create new content in namespace {ns} because it is being terminated",
-                name=obj["metadata"].get("name", ""), group=rt.group, kind=rt.resource,
-                causes=[errors.Cause("NamespaceTerminating",
-                                     f"namespace {ns} is being terminated", "metadata.namespace")])
+                f'{rt.qualified_resource} "{name}" is forbidden: unable to create new content '
+                f"in namespace {ns} because it is being terminated",
+                name=name, group=rt.group, kind=rt.resource,
+                causes=[errors.Cause(NAMESPACE_TERMINATING_CAUSE,
+                                     f"namespace {ns} is being terminated",
+                                     "metadata.namespace")])
 
 
-def check_namespace_delete(rt: ResourceType, name: str) -> None:
-    """The system namespaces cannot be deleted."""
-    if rt.kind == "Namespace" and not rt.group and name in IMMORTAL:
-        raise errors.forbidden("namespaces", name,
-                               "this namespace may not be deleted")
+def check_namespace_delete(rt: ResourceType, namespace: str | None, name: str) -> None:
+    """The DELETE admission step: the immortal namespaces cannot be deleted (403).
+
+    Runs before the object is read, as mutating admission does for a DELETE request.
+    """
+    del namespace  # namespaces are cluster-scoped; the signature is the delete hook's
+    if _is_namespace(rt) and name in IMMORTAL_NAMESPACES:
+        raise errors.forbidden(rt.resource, name, "this namespace may not be deleted")

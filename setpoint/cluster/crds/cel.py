@@ -257,8 +257,9 @@ class RuleSet:
             except Exception as exc:  # evaluation errors are rule failures, worded by cel-go
                 text = error_text(exc)
                 if text == "no such overload":
-                    detail = (f"'{text}': call arguments did not match a supported operator, "
-                              f"function or macro signature for rule: {_rule_error_string(cr.rule)}")
+                    detail = ("'no such overload': call arguments did not match a supported "
+                              "operator, function or macro signature for rule: "
+                              + _rule_error_string(cr.rule))
                 else:
                     detail = f"{text} evaluating rule: {_rule_error_string(cr.rule)}"
                 errs.append(fe.invalid(path, stype, detail))

@@ -24,7 +24,8 @@ _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
             "ip", "isIP", "cidr", "isCIDR"}
-_BUILTIN_METHODS = {"contains", "startsWith", "endsWith", "matches", "size", "min",
+_BUILTIN_METHODS = {"hasValue", "value", "orValue",
+                    "contains", "startsWith", "endsWith", "matches", "size", "min",
                     "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
                     "getMonth", "getHours", "getMilliseconds", "getMinutes", "getSeconds"}
 _TYPE_NAMES = {"int", "uint", "double", "string", "bytes", "bool", "list", "map", "null_type",

@@ -37,7 +37,7 @@ def to_cel(value: Any, schema: Mapping[str, Any] | None) -> CelValue:
     if isinstance(value, bool):
         return celtypes.BoolType(value)
     if isinstance(value, int | float):
-        if stype == "number" or isinstance(value, float) and stype != "integer":
+        if stype == "number" or (isinstance(value, float) and stype != "integer"):
             return celtypes.DoubleType(float(value))
         return celtypes.IntType(int(value))
     if isinstance(value, str):
@@ -84,17 +84,26 @@ def _promote(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _relation(op: Callable[[Any, Any], bool]) -> Callable[[Any, Any], Any]:
     def apply(a: Any, b: Any) -> Any:
+        if isinstance(a, CELEvalError):
+            return a
+        if isinstance(b, CELEvalError):
+            return b
         if isinstance(a, Quantity) or isinstance(b, Quantity):
             raise TypeError("no such overload")
         x, y = _promote(a, b)
-        if type(x) is not type(y) and not (isinstance(x, float) and isinstance(y, float)):
-            if not (isinstance(x, str) and isinstance(y, str)):
-                raise TypeError(f"no such overload: {type(a).__name__} {type(b).__name__}")
+        same = type(x) is type(y) or all(isinstance(v, float) for v in (x, y)) \
+            or all(isinstance(v, str) for v in (x, y))
+        if not same:
+            raise TypeError(f"no such overload: {type(a).__name__} {type(b).__name__}")
         return celtypes.BoolType(op(x, y))
     return apply
 
 
 def _eq(a: Any, b: Any) -> Any:
+    if isinstance(a, CELEvalError):
+        return a
+    if isinstance(b, CELEvalError):
+        return b
     x, y = _promote(a, b)
     if _numeric(x) or isinstance(x, float):
         return celtypes.BoolType(x == y and (_numeric(y) or isinstance(y, float)))
@@ -107,7 +116,8 @@ def _eq(a: Any, b: Any) -> Any:
 
 
 def _ne(a: Any, b: Any) -> Any:
-    return celtypes.BoolType(not _eq(a, b))
+    result = _eq(a, b)
+    return result if isinstance(result, CELEvalError) else celtypes.BoolType(not result)
 
 
 # -- strings extension -----------------------------------------------------------------------

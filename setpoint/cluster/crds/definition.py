@@ -106,7 +106,8 @@ def _validate_meta(crd: Mapping[str, Any]) -> list[Cause]:
         for msg in name_is_dns_subdomain(name, False):
             errs.append(fe.invalid("metadata.name", name, msg))
         if name != required:
-            errs.append(fe.invalid("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
+            errs.append(fe.invalid("metadata.name", name,
+                                   'must be spec.names.plural+"."+spec.group'))
     if generate:
         for msg in name_is_dns_subdomain(generate, True):
             errs.append(fe.invalid("metadata.generateName", generate, msg))

@@ -44,7 +44,7 @@ def go_float(f: float) -> str:
         return "+Inf" if f > 0 else "-Inf"
     if f == 0:
         return "0"
-    sign, digit_tuple, exponent = Decimal(repr(abs(f))).normalize().as_tuple()
+    _, digit_tuple, exponent = Decimal(repr(abs(f))).normalize().as_tuple()
     digits = "".join(str(d) for d in digit_tuple)
     exp = len(digits) + int(exponent) - 1
     prefix = "-" if f < 0 else ""

@@ -48,6 +48,7 @@ class CustomResourceSchema:
         self.has_status = "status" in (v.get("subresources") or {})
         self.rules = RuleSet(self.raw)
         self._schema: Schema | None = None
+        self.has_defaults = _declares_defaults(self.raw)
 
     def __repr__(self) -> str:
         return f"CustomResourceSchema({self.group}/{self.version}, Kind={self.kind})"
@@ -149,6 +150,17 @@ class CustomResourceSchema:
                                        f"{value!r} is of the type {type(value).__name__}, "
                                        "expected string"))
         return errs
+
+
+def _declares_defaults(node: Any) -> bool:
+    """Whether any node of a schema has a ``default`` (reads then need defaulting)."""
+    if isinstance(node, Mapping):
+        if "default" in node:
+            return True
+        return any(_declares_defaults(v) for k, v in node.items() if k != "enum")
+    if isinstance(node, list):
+        return any(_declares_defaults(v) for v in node)
+    return False
 
 
 def _lookup(obj: Mapping[str, Any], path: str) -> tuple[bool, Any]:

@@ -165,11 +165,12 @@ def _rule_struct(rule: Mapping[str, Any]) -> Any:
     def q(v: Any) -> str:
         return fe.go_quote(str(v or ""))
     reason = rule.get("reason")
+    reason_text = "(*apiextensions.FieldValueErrorReason)(nil)" if reason is None else q(reason)
     opt = rule.get("optionalOldSelf")
     text = (f"apiextensions.ValidationRule{{Rule:{q(rule.get('rule'))}, "
             f"Message:{q(rule.get('message'))}, "
             f"MessageExpression:{q(rule.get('messageExpression'))}, "
-            f"Reason:{'(*apiextensions.FieldValueErrorReason)(nil)' if reason is None else q(reason)}, "
+            f"Reason:{reason_text}, "
             f"FieldPath:{q(rule.get('fieldPath'))}, "
             f"OptionalOldSelf:{'(*bool)(nil)' if opt is None else str(bool(opt)).lower()}}}")
     return fe.Rendered(text)

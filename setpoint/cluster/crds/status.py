@@ -82,9 +82,10 @@ def crd_status(crd: Mapping[str, Any], now: str,
     old_status = crd.get("status") or {}
     previous = old_status.get("conditions") or []
     group = spec.get("group")
+    own_name = (crd.get("metadata") or {}).get("name")
     same_group = [o for o in others
                   if (o.get("spec") or {}).get("group") == group
-                  and (o.get("metadata") or {}).get("name") != (crd.get("metadata") or {}).get("name")]
+                  and (o.get("metadata") or {}).get("name") != own_name]
     conflict = _conflict(names, same_group)
     if conflict is None:
         accepted = _accepted(names)

@@ -1,7 +1,8 @@
 """Structural schema rules for a CRD's ``openAPIV3Schema``.
 
 Mirrors ``apiextensions-apiserver/pkg/apiserver/schema`` (``ValidateStructural``: invariants
-and completeness) and the per-node OpenAPI checks of ``ValidateCustomResourceDefinitionOpenAPISchema``
+and completeness) and the per-node OpenAPI checks of
+``ValidateCustomResourceDefinitionOpenAPISchema``
 (forbidden keywords, list/map types, metadata restrictions, x-kubernetes-validations fields).
 Every function returns the causes under the schema path it was given, e.g.
 ``spec.validation.openAPIV3Schema.properties[spec].type``.
@@ -374,11 +375,11 @@ def _map_and_list_type_checks(s: Mapping[str, Any], path: str, ctx: NodeContext)
         if item_type == "array" and items.get("x-kubernetes-list-type") not in (None, "atomic"):
             errs.append(fe.invalid(fe.child(fe.child(path, "items"), "x-kubernetes-list-type"),
                                    items.get("x-kubernetes-list-type"),
-                                   "must be atomic as item of a list with x-kubernetes-list-type=set"))
+                                   _SET_ITEMS_ATOMIC))
         if item_type == "object" and items.get("x-kubernetes-map-type") != "atomic":
             errs.append(fe.invalid(fe.child(fe.child(path, "items"), "x-kubernetes-map-type"),
                                    items.get("x-kubernetes-list-type"),
-                                   "must be atomic as item of a list with x-kubernetes-list-type=set"))
+                                   _SET_ITEMS_ATOMIC))
     if list_type is not None and list_type not in ("atomic", "set", "map"):
         errs.append(fe.not_supported(fe.child(path, "x-kubernetes-list-type"), list_type,
                                      ["atomic", "set", "map"]))
@@ -397,10 +398,10 @@ def _map_and_list_type_checks(s: Mapping[str, Any], path: str, ctx: NodeContext)
                                     "must have a schema if x-kubernetes-list-type is map"))
         elif items is None:
             errs.append(fe.invalid(fe.child(path, "items"), s.get("items"),
-                                   "must only have a single schema if x-kubernetes-list-type is map"))
+                                   _MAP_ONE_SCHEMA))
         elif _stype(items) != "object":
             errs.append(fe.invalid(fe.child(fe.child(path, "items"), "type"), _stype(items),
-                                   "must be object if parent array's x-kubernetes-list-type is map"))
+                                   _MAP_ITEMS_OBJECT))
         else:
             seen: set[str] = set()
             item_props = _schema_children(items)
@@ -410,7 +411,7 @@ def _map_and_list_type_checks(s: Mapping[str, Any], path: str, ctx: NodeContext)
                         errs.append(fe.invalid(
                             fe.child(fe.key(fe.child(fe.child(path, "items"), "properties"), k),
                                      "type"), _stype(items),
-                            "must be a scalar type if parent array's x-kubernetes-list-type is map"))
+                            _MAP_KEY_SCALAR))
                 else:
                     errs.append(fe.invalid(fe.child(path, "x-kubernetes-list-map-keys"), map_keys,
                                            "entries must all be names of item properties"))
@@ -421,7 +422,7 @@ def _map_and_list_type_checks(s: Mapping[str, Any], path: str, ctx: NodeContext)
     if ctx.require_map_list_keys_validation and items is not None and list_type in ("set", "map"):
         if items.get("nullable"):
             errs.append(fe.forbidden(fe.child(fe.child(path, "items"), "nullable"),
-                                     f"cannot be nullable when x-kubernetes-list-type is {list_type}"))
+                                     _NOT_NULLABLE + list_type))
         if list_type == "map":
             required = set(items.get("required") or [])
             item_props = _schema_children(items)
@@ -435,11 +436,16 @@ def _map_and_list_type_checks(s: Mapping[str, Any], path: str, ctx: NodeContext)
                                             "this property is in x-kubernetes-list-map-keys, so "
                                             "it must have a default or be a required property"))
                 if prop.get("nullable"):
-                    errs.append(fe.forbidden(fe.child(kp, "nullable"), "this property is in "
-                                             "x-kubernetes-list-map-keys, so it cannot be nullable"))
+                    errs.append(fe.forbidden(fe.child(kp, "nullable"), _KEY_NOT_NULLABLE))
     return errs
 
 
+_SET_ITEMS_ATOMIC = "must be atomic as item of a list with x-kubernetes-list-type=set"
+_MAP_KEY_SCALAR = "must be a scalar type if parent array's x-kubernetes-list-type is map"
+_MAP_ONE_SCHEMA = "must only have a single schema if x-kubernetes-list-type is map"
+_MAP_ITEMS_OBJECT = "must be object if parent array's x-kubernetes-list-type is map"
+_NOT_NULLABLE = "cannot be nullable when x-kubernetes-list-type is "
+_KEY_NOT_NULLABLE = "this property is in x-kubernetes-list-map-keys, so it cannot be nullable"
 _NEWLINES = re.compile(r"[\n\r]+")
 
 

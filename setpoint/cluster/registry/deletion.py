@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 Obj = dict[str, Any]
 
 ORPHAN = "orphan"
+CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
 FOREGROUND = "foregroundDeletion"
 
 
@@ -83,6 +84,10 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
         finalizers.append(FOREGROUND)
     elif policy == "Background" and meta.get("deletionTimestamp"):
         finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    if rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io" \
+            and CRD_CLEANUP not in finalizers:
+        # its objects go first: the CRD controller removes this finalizer when they are gone
+        finalizers.append(CRD_CLEANUP)
     namespace_pending = rt.kind == "Namespace" and not rt.group and bool(
         (live.get("spec") or {}).get("finalizers"))
     grace = _grace_period(rt, live, opts)

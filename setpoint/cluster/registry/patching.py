@@ -105,18 +105,27 @@ def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
         if subresource:
             raise errors.not_found(f"{rt.resource}/{subresource}", name, rt.group)
         applied = apply(rest._schema(rt), None, cfg, manager=opts.field_manager,
-                        force=opts.force, api_version=rt.api_version, now=rest.clock())
+                        force=opts.force, api_version=rt.api_version, now=rest.clock(),
+                        kind=rt.kind, reset_fields=reset_fields(rt, ""))
         applied.setdefault("metadata", {})
         return rest.finish_create(rt, ns, applied, opts, warnings, tracked=True)
     current = copy.deepcopy(rest.present(rt, live))
     applied = apply(rest._schema(rt), current, cfg, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=rest.clock(),
-                    subresource=subresource)
+                    subresource=subresource, kind=rt.kind,
+                    reset_fields=reset_fields(rt, subresource))
     precondition = cfg["metadata"].get("resourceVersion")
     result = rest._update(rt, applied, live, opts, subresource, precondition_rv=precondition,
                           tracked=True)
     result.warnings[:0] = warnings
     return result
+
+
+def reset_fields(rt: ResourceType, subresource: str) -> list[str]:
+    """The fields an endpoint's strategy resets, which no writer through it owns."""
+    if not rt.has_status:
+        return []
+    return ["spec"] if subresource == "status" else ["status"]
 
 
 def _short(obj: Obj) -> str:

@@ -51,9 +51,10 @@ class CustomSchema(Protocol):
     """What the storage needs of a custom resource version's schema."""
 
     schema: Schema
+    has_defaults: bool
 
     def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
-    def prune(self, obj: Obj) -> tuple[Obj, list[str]]: ...
+    def prune_and_report(self, obj: Obj) -> list[str]: ...
     def default(self, obj: Obj) -> Obj: ...
 
 
@@ -100,8 +101,9 @@ class REST:
         if obj.get("apiVersion") != rt.api_version:
             out = {**obj, "apiVersion": rt.api_version}
         cs = self.custom_schema(rt)
-        if cs is not None:
-            out = cs.default(copy.deepcopy(out))
+        if cs is not None and cs.has_defaults:
+            out = copy.deepcopy(out)
+            cs.default(out)
         return out
 
     def list(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
@@ -333,7 +335,9 @@ class REST:
             cs = self.custom_schema(rt)
             unknown = []
             if cs is not None:
-                obj, unknown = cs.prune(obj)
+                # pruning works in place; a patched object shares parts with the stored one
+                obj = copy.deepcopy(obj)
+                unknown = cs.prune_and_report(obj)
         else:
             schema = self.registry.schema(rt)
             unknown = []
@@ -382,7 +386,7 @@ class REST:
         if rt.is_custom:
             cs = self.custom_schema(rt)
             if cs is not None:
-                obj.update(cs.default(obj))
+                cs.default(obj)
         else:
             rt.strategy.default(rt, obj)
 

@@ -91,22 +91,60 @@ def _validate_scale(name: str, scale: Any) -> int:
     return replicas
 
 
+def _mappings(rt: ResourceType, paths: ScalePaths) -> dict[str, list[str]]:
+    return {rt.api_version: paths.spec_replicas.lstrip(".").split(".")}
+
+
+def _scale_view(rt: ResourceType, live: Obj, paths: ScalePaths) -> Obj:
+    """The Scale with the managedFields of its replicas field (as the apiserver shows it)."""
+    from setpoint.machinery.managedfields import scale_to_subresource
+
+    view = scale_of(rt, live)
+    entries = scale_to_subresource(live["metadata"].get("managedFields"),
+                                   mappings=_mappings(rt, paths))
+    if entries:
+        view["metadata"]["managedFields"] = entries
+    return view
+
+
+def _scale_schema() -> Any:
+    from setpoint.machinery.schema import definitions
+
+    return definitions().for_kind("autoscaling", "v1", "Scale")
+
+
 def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale: Any,
                  opts: WriteOptions) -> WriteResult:
+    from setpoint.machinery.managedfields import update_managed_fields
+
     paths = _paths(rt)
     live = rest.store.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
     replicas = _validate_scale(name, scale)
     rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
-    return _write_replicas(rest, rt, live, paths, replicas, rv, opts)
+    old_view = _scale_view(rt, live, paths)
+    new_view = copy.deepcopy(old_view)
+    new_view["spec"] = {"replicas": replicas}
+    update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
+                          api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
+    return _write_back(rest, rt, live, paths, new_view, rv, opts)
 
 
-def _write_replicas(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, replicas: int,
-                    rv: str | None, opts: WriteOptions) -> WriteResult:
+def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, view: Obj,
+                rv: str | None, opts: WriteOptions) -> WriteResult:
+    """Set the parent's replicas from the Scale and carry its ownership over."""
+    from setpoint.machinery.managedfields import scale_to_parent
+
     new = copy.deepcopy(rest.present(rt, live))
-    _set_path(new, paths.spec_replicas, replicas)
-    result = rest._update(rt, new, live, opts, "scale", precondition_rv=rv)
+    _set_path(new, paths.spec_replicas, view["spec"]["replicas"])
+    entries = scale_to_parent(live["metadata"].get("managedFields"),
+                              view["metadata"].get("managedFields"),
+                              mappings=_mappings(rt, paths), parent_api_version=rt.api_version)
+    new["metadata"]["managedFields"] = entries
+    if not entries:
+        del new["metadata"]["managedFields"]
+    result = rest._update(rt, new, live, opts, "scale", precondition_rv=rv, tracked=True)
     result.obj = scale_of(rt, result.obj)
     return result
 
@@ -115,42 +153,39 @@ def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
                 content_type: str, opts: WriteOptions) -> WriteResult:
     from setpoint.cluster.registry.rest import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
     from setpoint.machinery import patch as patches
+    from setpoint.machinery.managedfields import update_managed_fields
 
     paths = _paths(rt)
     live = rest.store.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
-    current = scale_of(rt, rest.present(rt, live))
+    old_view = _scale_view(rt, rest.present(rt, live), paths)
     decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
     if content_type == APPLY_PATCH:
-        return _apply_scale(rest, rt, live, paths, decoded.obj, opts)
+        return _apply_scale(rest, rt, live, paths, old_view, decoded.obj, opts)
     if content_type == JSON_PATCH:
-        patched = patches.json_patch(current, decoded.obj)
+        patched = patches.json_patch(old_view, decoded.obj)
     elif content_type == MERGE_PATCH:
-        patched = patches.merge_patch(current, decoded.obj)
+        patched = patches.merge_patch(old_view, decoded.obj)
     else:
-        from setpoint.machinery.schema import definitions
-
-        patched = patches.strategic_merge_patch(
-            current, decoded.obj, definitions().for_kind("autoscaling", "v1", "Scale"))
+        patched = patches.strategic_merge_patch(old_view, decoded.obj, _scale_schema())
     replicas = _validate_scale(name, patched)
     rv = (patched.get("metadata") or {}).get("resourceVersion") or None
-    return _write_replicas(rest, rt, live, paths, replicas, rv, opts)
+    new_view = copy.deepcopy(old_view)
+    new_view["spec"] = {"replicas": replicas}
+    update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
+                          api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
+    return _write_back(rest, rt, live, paths, new_view, rv, opts)
 
 
-def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, config: Any,
-                 opts: WriteOptions) -> WriteResult:
+def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
+                 config: Any, opts: WriteOptions) -> WriteResult:
     from setpoint.machinery.apply import apply
 
     name = live["metadata"]["name"]
-    replicas = _validate_scale(name, config)
-    partial: Obj = {"apiVersion": rt.api_version, "kind": rt.kind,
-                    "metadata": {"name": name}}
-    _set_path(partial, paths.spec_replicas, replicas)
-    current = copy.deepcopy(rest.present(rt, live))
-    applied = apply(rest._schema(rt), current, partial, manager=opts.field_manager,
+    _validate_scale(name, config)
+    applied = apply(_scale_schema(), old_view, config, manager=opts.field_manager,
                     force=opts.force, api_version="autoscaling/v1", now=rest.clock(),
-                    subresource="scale")
-    result = rest._update(rt, applied, live, opts, "scale", precondition_rv=None, tracked=True)
-    result.obj = scale_of(rt, result.obj)
-    return result
+                    subresource="scale", kind="Scale")
+    _validate_scale(name, applied)
+    return _write_back(rest, rt, live, paths, applied, None, opts)

@@ -1,0 +1,115 @@
+"""The work queue of the in-process controllers: keys handled on a later turn of the loop.
+
+Store listeners run inside a write and must not write themselves, so a controller's listener
+only adds keys here; the queue calls the controller's ``sync`` for each key soon after, once
+however many times the key was added meanwhile (client-go's workqueue dedup). A failing sync
+is retried with exponential backoff (5 ms doubling up to 60 s, the controller-manager's
+default item rate limiter); a sync may also ask to be called again after some seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from setpoint.machinery.errors import StatusError
+
+log = logging.getLogger("setpoint.cluster.controllers")
+
+K = TypeVar("K", bound=Hashable)
+
+BASE_DELAY = 0.005
+MAX_DELAY = 60.0
+
+
+class Retry(Exception):
+    """Raised by a sync that cannot finish now for an expected reason: retry with backoff."""
+
+
+class WorkQueue(Generic[K]):
+    """Deduplicated keys processed by ``sync`` on the running event loop.
+
+    ``sync(key)`` returns None when done, or a number of seconds after which it wants to
+    see the key again (a controller waiting on time, such as a grace period).
+    """
+
+    def __init__(self, name: str, sync: Callable[[K], float | None]) -> None:
+        self.name = name
+        self._sync = sync
+        self._loop = asyncio.get_running_loop()
+        self._pending: dict[K, None] = {}  # insertion-ordered set
+        self._scheduled = False
+        self._timers: dict[K, tuple[float, asyncio.TimerHandle]] = {}
+        self._failures: dict[K, int] = {}
+        self._stopped = False
+
+    def __repr__(self) -> str:
+        return f"WorkQueue({self.name!r}, pending={len(self._pending)})"
+
+    def __len__(self) -> int:
+        return len(self._pending)
+
+    def add(self, key: K) -> None:
+        """Process ``key`` soon (at most once per turn of the loop)."""
+        if self._stopped:
+            return
+        self._pending[key] = None
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self._drain)
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Process ``key`` after ``delay`` seconds, unless an earlier wake-up is due."""
+        if self._stopped:
+            return
+        when = self._loop.time() + delay
+        current = self._timers.get(key)
+        if current is not None:
+            if current[0] <= when:
+                return
+            current[1].cancel()
+        self._timers[key] = (when, self._loop.call_at(when, self._fire, key))
+
+    def shutdown(self) -> None:
+        """Forget every key and timer; later adds are ignored."""
+        self._stopped = True
+        self._pending.clear()
+        for _, handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+
+    def _fire(self, key: K) -> None:
+        self._timers.pop(key, None)
+        self.add(key)
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        batch = list(self._pending)
+        self._pending.clear()
+        for key in batch:
+            if self._stopped:
+                return
+            try:
+                again = self._sync(key)
+            except (Retry, StatusError) as err:
+                self._retry(key, err, quiet=True)
+                continue
+            except Exception as err:
+                self._retry(key, err, quiet=False)
+                continue
+            self._failures.pop(key, None)
+            if again is not None:
+                self.add_after(key, again)
+
+    def _retry(self, key: K, err: Exception, *, quiet: bool) -> None:
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        delay = min(BASE_DELAY * 2 ** failures, MAX_DELAY)
+        if quiet:
+            log.debug("controller=%s key=%s retry_in=%.3f error=%s", self.name, key, delay, err)
+        else:
+            log.error("controller=%s key=%s retry_in=%.3f sync failed", self.name, key, delay,
+                      exc_info=err)
+        self.add_after(key, delay)

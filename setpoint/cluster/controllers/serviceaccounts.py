@@ -1,0 +1,77 @@
+"""The ServiceAccounts controller: every active namespace has the ``default`` ServiceAccount.
+
+As kube-controller-manager's ``serviceaccount-controller``: a namespace that is added or
+updated, or whose ``default`` ServiceAccount is deleted, is synced; the account is created
+unless the namespace is terminating (a create refused because the namespace terminates or is
+gone is not an error).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.controllers.queue import WorkQueue
+from setpoint.cluster.controllers.resources import NAMESPACES, SERVICEACCOUNTS, controller_write
+from setpoint.cluster.decode import Decoded
+from setpoint.cluster.storage import Event
+from setpoint.machinery.errors import StatusError
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+
+Obj = dict[str, Any]
+
+DEFAULT_SERVICE_ACCOUNT = "default"
+NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
+
+
+def namespace_active(namespace: Obj) -> bool:
+    """Whether a namespace accepts new content (phase Active, not being deleted)."""
+    status = namespace.get("status") or {}
+    return (not namespace["metadata"].get("deletionTimestamp")
+            and status.get("phase", "Active") == "Active")
+
+
+def refused_by_namespace(err: StatusError) -> bool:
+    """A create that failed only because its namespace is terminating or gone."""
+    if err.code == 404 and err.kind == "namespaces":
+        return True
+    return any(c.reason == NAMESPACE_TERMINATING_CAUSE for c in err.causes)
+
+
+class ServiceAccountsController:
+    """Creates the ``default`` ServiceAccount in every active namespace."""
+
+    def __init__(self, api: APIServer) -> None:
+        self._api = api
+        self._rt = api.resource("", "v1", "serviceaccounts")
+        self.queue: WorkQueue[str] = WorkQueue("serviceaccount", self._sync)
+        api.store.add_listener(self._on_event)
+        api.on_stop(self.queue.shutdown)
+
+    def start(self) -> None:
+        for namespace in self._api.store.list(NAMESPACES):
+            self.queue.add(namespace["metadata"]["name"])
+
+    def _on_event(self, event: Event) -> None:
+        if event.resource == NAMESPACES:
+            if event.type != "DELETED":
+                self.queue.add(event.name)
+        elif (event.resource == SERVICEACCOUNTS and event.type == "DELETED"
+              and event.name == DEFAULT_SERVICE_ACCOUNT):
+            self.queue.add(event.namespace)
+
+    def _sync(self, namespace_name: str) -> None:
+        store = self._api.store
+        namespace = store.get(NAMESPACES, "", namespace_name)
+        if namespace is None or not namespace_active(namespace):
+            return
+        if store.get(SERVICEACCOUNTS, namespace_name, DEFAULT_SERVICE_ACCOUNT) is not None:
+            return
+        body = {"metadata": {"name": DEFAULT_SERVICE_ACCOUNT}}
+        try:
+            self._api.rest.create(self._rt, namespace_name, Decoded(body), controller_write())
+        except StatusError as err:
+            if err.reason == "AlreadyExists" or refused_by_namespace(err):
+                return
+            raise

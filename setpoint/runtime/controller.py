@@ -1,0 +1,310 @@
+"""Controllers: the builder that wires one, and the workers that run it.
+
+    widgets = (Controller.for_(Widget)
+               .owns(ConfigMap)
+               .watches(Pod, map_to_owner_by_label="app.kubernetes.io/instance"))
+
+    @widgets.reconcile
+    async def reconcile(ctx: Context[Widget], widget: Widget) -> Result: ...
+
+A :class:`Controller` is only a definition (module-level, reusable by several managers, as
+in tests with two replicas); a manager turns it into a :class:`RunningController` with its
+own queue and workers. Events of the primary kind enqueue the object; events of owned kinds
+enqueue their controller owner; watched kinds enqueue what their map function returns.
+Workers take requests from the queue (one worker per request at a time) and call the
+reconciler: an exception retries it with per-item backoff, :class:`TerminalError` does not,
+``Result(requeue_after=...)`` comes back after that delay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from setpoint.runtime.context import Context
+from setpoint.runtime.handlers import (
+    Binding,
+    EnqueueForObject,
+    EnqueueForOwner,
+    EnqueueMapped,
+    Handler,
+    MapFunc,
+    map_to_owner_by_label,
+)
+from setpoint.runtime.informer import in_own_write
+from setpoint.runtime.logs import BoundLogger
+from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_key
+from setpoint.runtime.predicates import Predicate
+from setpoint.runtime.ratelimit import RateLimiter
+from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime.workqueue import ShutDown, WorkQueue
+
+if TYPE_CHECKING:
+    from setpoint.runtime.manager import Manager
+
+log = logging.getLogger("setpoint.runtime.controller")
+
+T = TypeVar("T")
+
+ReconcileFunc = Callable[[Context[T], T], Awaitable[Result | None]]
+
+_current: contextvars.ContextVar[tuple[RunningController, Request] | None] = \
+    contextvars.ContextVar("setpoint_reconciling", default=None)
+
+
+@dataclass(frozen=True)
+class WatchSpec:
+    """One source of requests: a kind, how its events map to requests, and filters."""
+
+    kind: Any
+    handler: Handler
+    predicates: tuple[Predicate, ...] = ()
+    role: str = "watches"
+    """``for``, ``owns`` or ``watches`` (read by RBAC generation)."""
+
+
+@dataclass
+class Options:
+    """Per-controller settings; None means "the manager's default"."""
+
+    max_concurrent_reconciles: int | None = None
+    rate_limiter: Callable[[], RateLimiter] | None = None
+    reconcile_timeout: float | None = None
+
+
+@dataclass
+class Controller(Generic[T]):
+    """A controller definition: what it is for, what it owns and watches, how it
+    reconciles. Build it with :meth:`for_` and the chained methods."""
+
+    for_kind: Any
+    name: str = ""
+    watch_specs: list[WatchSpec] = field(default_factory=list)
+    read_kinds: list[Any] = field(default_factory=list)
+    options: Options = field(default_factory=Options)
+    reconcile_func: ReconcileFunc[T] | None = None
+    reconciler_obj: Reconciler | None = None
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            self.name = kind_key(self.for_kind).kind.lower()
+
+    def __repr__(self) -> str:
+        return f"Controller({self.name!r}, for={kind_key(self.for_kind)})"
+
+    # -- the builder -----------------------------------------------------------------------
+
+    @classmethod
+    def for_(cls, kind: type[T] | Any, *, predicates: Sequence[Predicate] = (),
+             name: str | None = None) -> Controller[T]:
+        """A controller that reconciles objects of ``kind`` (a typed class or ``Kind``)."""
+        ctrl: Controller[T] = cls(for_kind=kind, name=name or "")
+        ctrl.watch_specs.append(WatchSpec(kind, EnqueueForObject(), tuple(predicates), "for"))
+        return ctrl
+
+    def owns(self, *kinds: Any, predicates: Sequence[Predicate] = (),
+             only_controller: bool = True) -> Controller[T]:
+        """Reconcile the owner when an object of these kinds changes (found through the
+        controller ``ownerReference``)."""
+        for kind in kinds:
+            handler = EnqueueForOwner(self.for_kind, only_controller=only_controller)
+            self.watch_specs.append(WatchSpec(kind, handler, tuple(predicates), "owns"))
+        return self
+
+    def watches(self, kind: Any, *, map_func: MapFunc | None = None,
+                map_to_owner_by_label: str | None = None, handler: Handler | None = None,
+                predicates: Sequence[Predicate] = ()) -> Controller[T]:
+        """Reconcile what ``map_func`` (or the object named by a label, or ``handler``)
+        says when an object of ``kind`` changes."""
+        chosen = [h for h in (map_func, map_to_owner_by_label, handler) if h is not None]
+        if len(chosen) != 1:
+            raise ValueError("watches() needs exactly one of map_func, "
+                             "map_to_owner_by_label or handler")
+        if handler is None:
+            handler = EnqueueMapped(map_func if map_func is not None else
+                                    map_to_owner_by_label_func(map_to_owner_by_label or ""))
+        self.watch_specs.append(WatchSpec(kind, handler, tuple(predicates), "watches"))
+        return self
+
+    def reads(self, *kinds: Any) -> Controller[T]:
+        """Cache these kinds for reads without reconciling on their changes."""
+        self.read_kinds.extend(kinds)
+        return self
+
+    def with_options(self, *, max_concurrent_reconciles: int | None = None,
+                     rate_limiter: Callable[[], RateLimiter] | None = None,
+                     reconcile_timeout: float | None = None) -> Controller[T]:
+        """Set workers, the retry rate limiter (a factory) or a timeout per reconcile."""
+        if max_concurrent_reconciles is not None:
+            if max_concurrent_reconciles < 1:
+                raise ValueError("max_concurrent_reconciles must be at least 1")
+            self.options.max_concurrent_reconciles = max_concurrent_reconciles
+        if rate_limiter is not None:
+            self.options.rate_limiter = rate_limiter
+        if reconcile_timeout is not None:
+            self.options.reconcile_timeout = reconcile_timeout
+        return self
+
+    def reconcile(self, func: ReconcileFunc[T]) -> ReconcileFunc[T]:
+        """Decorator: ``async def reconcile(ctx, obj) -> Result | None``. It is called with
+        the object from the cache; not when the object is gone (use a finalizer to act on
+        deletion)."""
+        if self.reconciler_obj is not None or self.reconcile_func is not None:
+            raise ValueError(f"controller {self.name!r} already has a reconciler")
+        self.reconcile_func = func
+        return func
+
+    def reconciler(self, reconciler: Reconciler) -> Controller[T]:
+        """Use a low-level :class:`Reconciler` (``reconcile(request) -> Result``)."""
+        if self.reconciler_obj is not None or self.reconcile_func is not None:
+            raise ValueError(f"controller {self.name!r} already has a reconciler")
+        self.reconciler_obj = reconciler
+        return self
+
+    def kinds(self) -> list[Any]:
+        """Every kind the controller needs cached."""
+        return [spec.kind for spec in self.watch_specs] + list(self.read_kinds)
+
+
+def map_to_owner_by_label_func(label: str) -> MapFunc:
+    if not label:
+        raise ValueError("map_to_owner_by_label needs a label key")
+    return map_to_owner_by_label(label)
+
+
+class RunningController:
+    """A controller running in one manager: its queue, bindings and workers."""
+
+    def __init__(self, definition: Controller[Any], manager: Manager) -> None:
+        if definition.reconcile_func is None and definition.reconciler_obj is None:
+            raise ValueError(f"controller {definition.name!r} has no reconciler")
+        self.definition = definition
+        self.name = definition.name
+        self.manager = manager
+        settings = manager.settings
+        opts = definition.options
+        self.workers = opts.max_concurrent_reconciles or settings.max_concurrent_reconciles
+        limiter = opts.rate_limiter() if opts.rate_limiter is not None else None
+        self.queue: WorkQueue[Request] = WorkQueue(
+            self.name, rate_limiter=limiter, metrics=manager.metrics.queue(self.name))
+        self.for_key: KindKey = kind_key(definition.for_kind)
+        self._tasks: list[asyncio.Task[None]] = []
+        self._log = BoundLogger(log, controller=self.name)
+        self._timeout = opts.reconcile_timeout
+        m = manager.metrics
+        self._m_total = {r: m.reconcile_total.labels(self.name, r)
+                         for r in ("success", "error", "requeue", "requeue_after")}
+        self._m_errors = m.reconcile_errors.labels(self.name)
+        self._m_terminal = m.terminal_errors.labels(self.name)
+        self._m_time = m.reconcile_time.labels(self.name)
+        self._m_active = m.active_workers.labels(self.name)
+        m.max_concurrent.labels(self.name).set(self.workers)
+        for spec in definition.watch_specs:
+            informer = manager.informer_for(spec.kind)
+            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue))
+        for kind in definition.read_kinds:
+            manager.informer_for(kind)
+
+    def __repr__(self) -> str:
+        return f"RunningController({self.name!r}, workers={self.workers}, queue={self.queue!r})"
+
+    def enqueue(self, request: Request) -> None:
+        """Queue a request, except the echo of this very reconcile's own write."""
+        if in_own_write.get() and _current.get() == (self, request):
+            return
+        self.queue.add(request)
+
+    def start(self) -> None:
+        """Start the workers (the caches must have synced)."""
+        for i in range(self.workers):
+            self._tasks.append(asyncio.create_task(self._worker(), name=f"{self.name}-{i}"))
+
+    async def stop(self, timeout: float) -> bool:
+        """Stop taking requests and let in-flight reconciles finish within ``timeout``
+        (then they are cancelled); returns whether they all finished."""
+        drained = await self.queue.shutdown_with_drain(timeout)
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        return drained
+
+    async def _worker(self) -> None:
+        while True:
+            try:
+                request = await self.queue.get()
+            except ShutDown:
+                return
+            token = _current.set((self, request))
+            self._m_active.inc()
+            try:
+                await self._process(request)
+            finally:
+                self._m_active.dec()
+                _current.reset(token)
+                self.queue.done(request)
+
+    async def _process(self, request: Request) -> None:
+        reconcile_id = uuid.uuid4().hex[:12]
+        logger = self._log.bind(namespace=request.namespace or None, name=request.name,
+                                reconcile_id=reconcile_id)
+        started = time.perf_counter()
+        try:
+            call = self._reconcile(request, logger)
+            result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)
+        except asyncio.CancelledError:
+            raise
+        except TerminalError as exc:
+            self._m_errors.inc()
+            self._m_terminal.inc()
+            self._m_total["error"].inc()
+            self.queue.forget(request)
+            logger.error("reconcile_failed_terminal", error=str(exc))
+            return
+        except Exception as exc:
+            self._m_errors.inc()
+            self._m_total["error"].inc()
+            self.queue.add_rate_limited(request)
+            logger.log(logging.ERROR, "reconcile_failed", error=repr(exc),
+                       retries=self.queue.num_requeues(request), exc_info=exc)
+            return
+        finally:
+            self._m_time.observe(time.perf_counter() - started)
+        if result.requeue_after:
+            self.queue.forget(request)
+            self.queue.add_after(request, result.requeue_after)
+            self._m_total["requeue_after"].inc()
+        elif result.requeue:
+            self.queue.add_rate_limited(request)
+            self._m_total["requeue"].inc()
+        else:
+            self.queue.forget(request)
+            self._m_total["success"].inc()
+        logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
+
+    async def _reconcile(self, request: Request, logger: BoundLogger) -> Result:
+        definition = self.definition
+        if definition.reconciler_obj is not None:
+            result = await definition.reconciler_obj.reconcile(request)
+            return result if result is not None else Result()
+        assert definition.reconcile_func is not None
+        store = self.manager.cache.store_for(self.for_key)
+        raw = store.get(object_key(request.namespace or None, request.name))
+        if raw is None:
+            logger.debug("reconcile_skipped_object_gone")
+            return Result()
+        raw = clone(raw)
+        obj = decode(definition.for_kind, clone(raw)) if isinstance(definition.for_kind, type) \
+            else raw
+        ctx: Context[Any] = Context(
+            request=request, obj=obj, raw=raw, writer=self.manager.writer,
+            recorder=self.manager.recorder, log=logger, controller=self.name,
+        )
+        result = await definition.reconcile_func(ctx, obj)
+        return result if result is not None else Result()

@@ -1,0 +1,126 @@
+"""Prometheus metrics with the names controller-runtime and client-go users know.
+
+Each manager has its own :class:`Metrics` (and registry), so several managers in one
+process, as in tests, never mix their numbers. Served on ``/metrics`` by the manager.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+from setpoint.client import RequestRecord
+
+# controller-runtime's buckets: reconcile times from 5 ms to a minute
+RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
+                     0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0,
+                     4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60)
+# client-go's workqueue buckets: 10 ns to 10 s, by powers of ten
+QUEUE_BUCKETS = tuple(10.0 ** exp for exp in range(-8, 2))
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class Metrics:
+    """The runtime's metrics in one registry."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        r = self.registry
+        self.reconcile_total = Counter(
+            "controller_runtime_reconcile_total",
+            "Total number of reconciliations per controller", ["controller", "result"],
+            registry=r)
+        self.reconcile_errors = Counter(
+            "controller_runtime_reconcile_errors_total",
+            "Total number of reconciliation errors per controller", ["controller"], registry=r)
+        self.terminal_errors = Counter(
+            "controller_runtime_terminal_reconcile_errors_total",
+            "Total number of terminal reconciliation errors per controller", ["controller"],
+            registry=r)
+        self.reconcile_time = Histogram(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller", ["controller"],
+            buckets=RECONCILE_BUCKETS, registry=r)
+        self.max_concurrent = Gauge(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller", ["controller"],
+            registry=r)
+        self.active_workers = Gauge(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller", ["controller"], registry=r)
+        queue_labels = ["name", "controller"]
+        self.queue_depth = Gauge(
+            "workqueue_depth", "Current depth of workqueue", queue_labels, registry=r)
+        self.queue_adds = Counter(
+            "workqueue_adds_total", "Total number of adds handled by workqueue",
+            queue_labels, registry=r)
+        self.queue_latency = Histogram(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            queue_labels, buckets=QUEUE_BUCKETS, registry=r)
+        self.work_duration = Histogram(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes", queue_labels,
+            buckets=QUEUE_BUCKETS, registry=r)
+        self.queue_retries = Counter(
+            "workqueue_retries_total", "Total number of retries handled by workqueue",
+            queue_labels, registry=r)
+        self.leader = Gauge(
+            "leader_election_master_status",
+            "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
+            "backup, 1 indicates master. 'name' is the string used to identify the lease.",
+            ["name"], registry=r)
+        self.rest_requests = Counter(
+            "rest_client_requests_total",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            ["code", "method", "host"], registry=r)
+        self.rest_latency = Histogram(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.", ["verb", "host"],
+            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
+            registry=r)
+
+    def __repr__(self) -> str:
+        return "Metrics()"
+
+    def on_request(self, record: RequestRecord) -> None:
+        """The client's per-request hook: counts every HTTP attempt as client-go does
+        (``<error>`` when no answer came)."""
+        code = str(record.code) if record.code is not None else "<error>"
+        self.rest_requests.labels(code, record.method, record.host).inc()
+        self.rest_latency.labels(record.method, record.host).observe(record.duration)
+
+    def queue(self, controller: str) -> QueueMetrics:
+        """The metrics of one controller's workqueue."""
+        return QueueMetrics(self, controller)
+
+    def exposition(self) -> bytes:
+        """The registry in the Prometheus text format."""
+        return generate_latest(self.registry)
+
+
+class QueueMetrics:
+    """``workqueue_*`` for one queue (implements :class:`setpoint.runtime.workqueue.QueueMetrics`)."""
+
+    def __init__(self, metrics: Metrics, name: str) -> None:
+        labels = (name, name)
+        self._depth = metrics.queue_depth.labels(*labels)
+        self._adds = metrics.queue_adds.labels(*labels)
+        self._latency = metrics.queue_latency.labels(*labels)
+        self._work = metrics.work_duration.labels(*labels)
+        self._retries = metrics.queue_retries.labels(*labels)
+
+    def added(self) -> None:
+        self._adds.inc()
+
+    def depth(self, depth: int) -> None:
+        self._depth.set(depth)
+
+    def got(self, queued_for: float) -> None:
+        self._latency.observe(queued_for)
+
+    def finished(self, worked_for: float) -> None:
+        self._work.observe(worked_for)
+
+    def retried(self) -> None:
+        self._retries.inc()

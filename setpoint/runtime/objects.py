@@ -1,0 +1,120 @@
+"""Reading Kubernetes objects the same way whether they are dicts or typed models.
+
+The runtime keeps every object as the JSON dict the server sent (cheap to store, cheap to
+compare) and turns it into the user's typed class only at the edge, when a reconciler or a
+cache read asks for that class. These helpers are the few accessors the machinery needs on
+those dicts, plus the conversions at the edge.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TypeVar, cast
+
+import orjson
+
+from setpoint.client import GVR, Kind, ResourceInfo
+from setpoint.client.typed import from_body, is_typed_class, to_body
+
+T = TypeVar("T")
+
+Obj = dict[str, Any]
+
+
+class KindKey(NamedTuple):
+    """What identifies a kind inside the runtime: ``apiVersion`` and ``kind``."""
+
+    api_version: str
+    kind: str
+
+    @property
+    def group(self) -> str:
+        return self.api_version.rpartition("/")[0]
+
+    def __str__(self) -> str:
+        return f"{self.kind}.{self.api_version}"
+
+
+def kind_key(ref: object) -> KindKey:
+    """The :class:`KindKey` of a typed class, a :class:`Kind`, a :class:`ResourceInfo`,
+    a :class:`KindKey` or an object (dict or typed instance)."""
+    if isinstance(ref, KindKey):
+        return ref
+    if isinstance(ref, Kind | ResourceInfo):
+        return KindKey(ref.api_version, ref.kind)
+    if is_typed_class(ref):
+        return KindKey(ref.api_version, ref.kind)  # type: ignore[attr-defined]
+    if isinstance(ref, Mapping):
+        api_version, kind = ref.get("apiVersion"), ref.get("kind")
+        if isinstance(api_version, str) and isinstance(kind, str):
+            return KindKey(api_version, kind)
+        raise ValueError("object has no apiVersion and kind")
+    if isinstance(ref, GVR):
+        raise TypeError(f"{ref!r}: name the kind (a typed class or Kind), not the resource")
+    if is_typed_class(type(ref)):
+        return kind_key(type(ref))
+    raise TypeError(f"cannot tell the kind of {ref!r}")
+
+
+def as_ref(ref: object) -> Any:
+    """A reference the client can resolve: typed classes and Kinds as they are."""
+    if isinstance(ref, KindKey):
+        return Kind(ref.api_version, ref.kind)
+    return ref
+
+
+def as_dict(obj: object) -> Obj:
+    """The wire dict of a dict or typed object (dicts are returned as they are)."""
+    return to_body(obj)
+
+
+def decode(cls: object, data: Obj) -> Any:
+    """``data`` as an instance of ``cls`` when it is a typed class, else the dict itself."""
+    if is_typed_class(cls):
+        return from_body(cast(type[Any], cls), data)
+    return data
+
+
+def clone(data: Obj) -> Obj:
+    """A deep copy of a JSON-compatible dict (a JSON round trip is faster than deepcopy)."""
+    return cast(Obj, orjson.loads(orjson.dumps(data)))
+
+
+def meta(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``metadata`` of a dict object (an empty mapping when missing)."""
+    return obj.get("metadata") or {}
+
+
+def name_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("name") or "")
+
+
+def namespace_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("namespace") or "")
+
+
+def resource_version_of(obj: Mapping[str, Any]) -> str:
+    return str(meta(obj).get("resourceVersion") or "")
+
+
+def object_key(namespace: str | None, name: str) -> str:
+    """The store key: ``namespace/name``, or ``name`` for cluster-scoped objects."""
+    return f"{namespace}/{name}" if namespace else name
+
+
+def key_of(obj: Mapping[str, Any]) -> str:
+    return object_key(namespace_of(obj), name_of(obj))
+
+
+def field_value(obj: Mapping[str, Any], path: str) -> str | None:
+    """The value at a dotted path (``status.phase``) as a field selector sees it."""
+    node: Any = obj
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    if node is None or isinstance(node, dict | list):
+        return None
+    if isinstance(node, bool):
+        return "true" if node else "false"
+    return str(node)

@@ -1,0 +1,50 @@
+"""The contract at the centre: a reconciler turns a :class:`Request` into a :class:`Result`.
+
+A request names an object (namespace and name), never an event: the reconciler reads the
+world as it is now and makes it converge, so it is level-triggered and idempotent by
+construction. Raising an exception retries the request with backoff; raising
+:class:`TerminalError` logs it without retrying.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol
+
+
+class Request(NamedTuple):
+    """The object to reconcile: ``namespace`` is ``""`` for cluster-scoped kinds."""
+
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.namespace}/{self.name}" if self.namespace else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """What to do after a successful reconcile.
+
+    ``requeue_after`` reconciles again after that many seconds (for polling something the
+    cluster does not announce); ``requeue`` reconciles again with the rate limiter's
+    backoff. Neither: wait for the next change.
+    """
+
+    requeue: bool = False
+    requeue_after: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.requeue_after is not None and self.requeue_after < 0:
+            raise ValueError("requeue_after must not be negative")
+
+
+class Reconciler(Protocol):
+    """The low-level contract: anything with ``async reconcile(request) -> Result``."""
+
+    async def reconcile(self, request: Request) -> Result: ...
+
+
+class TerminalError(Exception):
+    """A failure retrying cannot fix (invalid user input): logged and counted, not retried.
+    The object is reconciled again at its next change."""
