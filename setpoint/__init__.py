@@ -1,0 +1,77 @@
+"""Setpoint: write, test and run Kubernetes operators in Python.
+
+The names operator authors use most are importable from here::
+
+    from setpoint import Context, Controller, Manager, Result
+
+They are loaded on first use, so that importing a part of Setpoint (the embedded server,
+say) does not load the whole SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from setpoint.client import Client, Kind
+    from setpoint.resources import CustomResource, Model
+    from setpoint.runtime import (
+        Context,
+        Controller,
+        GenerationChanged,
+        Manager,
+        ManagerSettings,
+        Reconciler,
+        Request,
+        Result,
+        TerminalError,
+    )
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    "Client": "setpoint.client",
+    "Kind": "setpoint.client",
+    "CustomResource": "setpoint.resources",
+    "Model": "setpoint.resources",
+    "Context": "setpoint.runtime",
+    "Controller": "setpoint.runtime",
+    "GenerationChanged": "setpoint.runtime",
+    "Manager": "setpoint.runtime",
+    "ManagerSettings": "setpoint.runtime",
+    "Reconciler": "setpoint.runtime",
+    "Request": "setpoint.runtime",
+    "Result": "setpoint.runtime",
+    "TerminalError": "setpoint.runtime",
+}
+
+__all__ = [
+    "Client",
+    "Context",
+    "Controller",
+    "CustomResource",
+    "GenerationChanged",
+    "Kind",
+    "Manager",
+    "ManagerSettings",
+    "Model",
+    "Reconciler",
+    "Request",
+    "Result",
+    "TerminalError",
+    "__version__",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'setpoint' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -52,7 +52,7 @@ class APIServer:
         from setpoint.cluster import controllers
 
         self.custom.restore()
-        controllers.start_all(self)
+        self.controllers = controllers.start_all(self)
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.store.compact()

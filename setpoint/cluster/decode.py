@@ -9,6 +9,7 @@ the kind's OpenAPI schema.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +43,10 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     for k, v in pairs:
         if k in d:
             dupes.append(k)
+            prev = d[k]
+            if isinstance(prev, dict) and isinstance(v, dict):
+                # Go decodes a repeated object key into the same map or struct: they merge
+                v = {**prev, **v}
         d[k] = v
     if dupes:
         out = _Dupes(d)
@@ -193,9 +198,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                     unknown.append(child)
                     continue
                 decoded = _decode(v, sub, child, unknown, kind)
-                if decoded is not None or v is None:
-                    out[k] = decoded
-            return {k: v for k, v in out.items() if v is not None}
+                if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
+                    continue
+                out[k] = decoded
+            return out
         el = schema.additional_properties
         if el is None or (el.type is None and not el.int_or_string):
             return value
@@ -211,6 +217,11 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
     if t == "string":
         if not isinstance(value, str):
             raise _TypeMismatch(_mismatch(value, path, kind, "string"))
+        fmt = schema.raw.get("format")
+        if fmt == "byte":
+            _check_base64(value)
+        elif fmt == "date-time":
+            _check_time(value, schema)
         return value
     if t == "boolean":
         if not isinstance(value, bool):
@@ -229,6 +240,44 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
         return value
     return value
+
+
+def _omitted_when_empty(schema: Schema, value: Any) -> bool:
+    """Go's ``omitempty`` drops empty maps and slices; structs (even empty ones) stay."""
+    if isinstance(value, list):
+        return schema.type == "array"
+    if isinstance(value, dict):
+        return schema.additional_properties is not None and not schema.properties
+    return False
+
+
+def _check_base64(value: str) -> None:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        bad = next((i for i, ch in enumerate(value) if not (ch.isalnum() or ch in "+/=")),
+                   len(value) - 1)
+        raise _TypeMismatch(f"illegal base64 data at input byte {bad}") from None
+
+
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+_MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
+
+
+def _check_time(value: str, schema: Schema) -> None:
+    # metav1.MicroTime insists on exactly six fraction digits; metav1.Time takes RFC 3339
+    micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    if micro and not _MICRO_TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
+            f'"{value[19:]}" as ".000000"')
+    if not micro and value and not _TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
+            '"2006"')
 
 
 def _mismatch(value: Any, path: str, kind: str, go_type: str) -> str:

@@ -45,6 +45,7 @@ def negotiate(accept: str | None, *, discovery: bool = False) -> MediaType:
     """Pick the first acceptable representation, or raise 406."""
     if not accept:
         return JSON
+    wanted_aggregated = False
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
         if mtype in ("*/*", "application/*"):
@@ -56,12 +57,13 @@ def negotiate(accept: str | None, *, discovery: bool = False) -> MediaType:
             return MediaType(mtype)
         g, v = params.get("g", ""), params.get("v", "")
         if as_kind == "APIGroupDiscoveryList":
+            wanted_aggregated = True
             if discovery and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
                 return MediaType(mtype, as_kind, g, v)
             continue
         if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
                 "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
             return MediaType(mtype, as_kind, g, v, params.get("includeObject", ""))
-    if discovery:
+    if discovery and not wanted_aggregated:
         return JSON
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")

@@ -57,9 +57,8 @@ class WriteOptions:
         force_raw = query.get("force")
         force = force_raw in ("true", "1", "True")
         if force_raw is not None and force and not apply:
-            causes.append(Cause("FieldValueNotSupported",
-                                "Unsupported value: true: may not be specified for non-apply patch",
-                                "force"))
+            causes.append(Cause("FieldValueForbidden",
+                                "Forbidden: may not be specified for non-apply patch", "force"))
         if causes:
             raise _options_invalid(kind, causes)
         return cls(

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import copy
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.decode import Decoded
 from setpoint.cluster.options import DeleteOptions, WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
@@ -38,10 +38,6 @@ APISERVER_MANAGER = "kube-apiserver"
 def _success() -> Obj:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "code": 201}
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _check_body(body: Any, kind: str, api_versions: tuple[str, ...], ns: str,
@@ -242,9 +238,7 @@ def _check_and_decrement(api: APIServer, pod_name: str, pdb: Obj, dry_run: bool)
         _disruption_allowed_condition(status, now)
     if dry_run:
         return
-    status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: _now()}
-    from setpoint.cluster.decode import Decoded
-
+    status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: now}
     rt = api.resource("policy", "v1", "poddisruptionbudgets")
     api.rest.update(rt, meta.get("namespace"), name, Decoded({**pdb, "status": status}),
                     WriteOptions(field_manager=APISERVER_MANAGER, field_validation="Ignore"),

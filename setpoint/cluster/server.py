@@ -45,10 +45,8 @@ def _dumps(obj: Any, media: MediaType) -> bytes:
 def _json(obj: Any, status: int = 200, media: MediaType | None = None,
           warnings: list[str] | None = None) -> web.Response:
     media = media or MediaType()
-    resp = web.Response(body=_dumps(obj, media), status=status,
-                        content_type=media.type if not media.as_kind else None)
-    if media.as_kind:
-        resp.headers["Content-Type"] = media.content_type
+    # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
+    resp = web.Response(body=_dumps(obj, media), status=status, content_type=media.type)
     if warnings:
         for w in warnings:
             resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
@@ -113,7 +111,7 @@ class Handler:
             if len(segments) == 1:
                 return self._discovery_root(request, legacy=True)
             if segments[1] != "v1":
-                return _text("404 page not found\n", 404)
+                raise errors.path_not_found()
             if len(segments) == 2:
                 return _json(self.api.discovery.core_resources())
             return await self._resource(request, ["", *segments[1:]])
@@ -160,7 +158,7 @@ class Handler:
         path = "/".join(segments[2:])
         body = service.document(path)
         if body is None:
-            return _text("404 page not found\n", 404)
+            return web.Response(status=404)
         etag = service.etag(path)
         if etag and request.headers.get("If-None-Match") == etag:
             return web.Response(status=304, headers={"ETag": etag})
@@ -193,7 +191,7 @@ class Handler:
             watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
             if rp.name is None or (watch and not rp.subresource):
                 return await self._get_collection(request, rt, rp, watch)
-            media = negotiate(request.headers.get("Accept"))
+            media = self._media(request)
             obj = self.api.rest.get(rt, rp.namespace, rp.name, rp.subresource)
             return self._render_object(rt, obj, media)
         if rp.legacy_watch:
@@ -282,6 +280,17 @@ class Handler:
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
 
+    @staticmethod
+    def _media(request: web.Request) -> MediaType:
+        """The negotiated representation; Table's includeObject comes from the query."""
+        media = negotiate(request.headers.get("Accept"))
+        include = request.query.get("includeObject")
+        if include and media.as_kind == "Table":
+            if include not in ("None", "Metadata", "Object"):
+                raise errors.bad_request(f'invalid value "{include}" for includeObject')
+            return MediaType(media.type, media.as_kind, media.group, media.version, include)
+        return media
+
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:
         """Verbs a resource does not offer are a 405, as discovery advertises."""
@@ -357,7 +366,7 @@ class Handler:
 
     async def _get_collection(self, request: web.Request, rt: ResourceType, rp: ResourcePath,
                               watch: bool) -> web.StreamResponse:
-        media = negotiate(request.headers.get("Accept"))
+        media = self._media(request)
         opts = ListOptions.parse(request.query)
         if rp.name is not None:
             opts.field_selector = f"metadata.name={rp.name}" + (
@@ -389,8 +398,6 @@ class Handler:
         stream = WatchStream(self.api.rest, rt, ns, opts, present)
         resp = web.StreamResponse(status=200)
         resp.content_type = "application/json"
-        if media.as_kind:
-            resp.headers["Content-Type"] = media.content_type
         resp.enable_chunked_encoding()
         await resp.prepare(request)
         if stream.error is not None:

@@ -8,9 +8,12 @@ one that starts matching as ADDED.
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
+
+import orjson
 
 from setpoint.cluster.options import ListOptions
 from setpoint.cluster.registry.listing import Filter, parse_rv
@@ -80,7 +83,7 @@ class WatchStream:
             for obj in store.list(self._rt.storage_key, self._ns):
                 if self._filter.empty or self._filter.matches(obj):
                     self._initial.append(("ADDED", self._present(obj)))
-            if self._opts.send_initial_events and self._opts.allow_bookmarks:
+            if self._opts.allow_bookmarks:
                 self._initial.append(("BOOKMARK", self._bookmark(initial_end=True)))
             return
         if rv in ("", "0"):
@@ -103,7 +106,15 @@ class WatchStream:
     def _bookmark(self, initial_end: bool = False) -> Obj:
         meta: Obj = {"resourceVersion": str(self._revision), "creationTimestamp": None}
         if initial_end:
-            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+            # the blueprint is an empty list of the kind, for clients that build one
+            blueprint = orjson.dumps({"kind": self._rt.list_kind,
+                                      "apiVersion": self._rt.api_version,
+                                      "metadata": {}, "items": None}) + b"\n"
+            meta["annotations"] = {
+                "k8s.io/initial-events-end": "true",
+                "kubernetes.io/initial-events-list-blueprint":
+                    base64.b64encode(blueprint).decode(),
+            }
         return {"kind": self._rt.kind, "apiVersion": self._rt.api_version, "metadata": meta}
 
     def _translate(self, ev: Event) -> WatchEvent | None:

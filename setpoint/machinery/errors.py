@@ -137,9 +137,11 @@ def stale_conflict(resource: str, name: str, group: str = "") -> StatusError:
 def invalid(kind: str, name: str, causes: Iterable[Cause], group: str = "") -> StatusError:
     """422 Invalid; ``kind`` is the Kind (``ConfigMap``), as Kubernetes reports it."""
     causes = list(causes)
-    parts = []
+    parts: list[str] = []
     for c in causes:
-        parts.append(f"{c.field}: {c.message}" if c.field else c.message)
+        part = f"{c.field}: {c.message}"
+        if part not in parts:  # the message names each problem once; causes keep repeats
+            parts.append(part)
     if len(parts) == 1:
         summary = parts[0]
     else:

@@ -24,9 +24,10 @@ _SCALAR_TYPES = {"string", "integer", "number", "boolean"}
 class Schema:
     """A node of an OpenAPI v3 schema; children are resolved on first access."""
 
-    __slots__ = ("_element", "_properties", "_resolve", "raw")
+    __slots__ = ("_element", "_properties", "_resolve", "raw", "ref")
 
     def __init__(self, raw: Mapping[str, Any], resolve: Resolver | None = None) -> None:
+        self.ref = _ref_name(raw)  # the definition this node names, if it is a $ref
         self.raw = _deref(raw, resolve)
         self._resolve = resolve
         self._properties: dict[str, Schema] | None = None
@@ -145,6 +146,15 @@ class Schema:
     @property
     def description(self) -> str:
         return str(self.raw.get("description") or "")
+
+
+def _ref_name(raw: Mapping[str, Any]) -> str | None:
+    ref = raw.get("$ref")
+    if ref is None:
+        all_of = raw.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping):
+            ref = all_of[0].get("$ref")
+    return ref.rsplit("/", 1)[-1] if isinstance(ref, str) else None
 
 
 def _deref(raw: Mapping[str, Any], resolve: Resolver | None) -> Mapping[str, Any]:

@@ -20,8 +20,8 @@ from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
 from setpoint.runtime.objects import (
     KindKey,
-    as_dict,
     Obj,
+    as_dict,
     clone,
     decode,
     field_value,
@@ -257,7 +257,7 @@ class Cache:
             if label_sel is not None and not label_sel.matches(meta(obj).get("labels") or {}):
                 continue
             if field_sel is not None and not field_sel.matches(
-                    {f: field_value(obj, f) or "" for f in field_sel.fields()}):
+                    {f: field_value(obj, f) or "" for f in field_sel.fields}):
                 continue
             out.append(obj)
         out.sort(key=lambda o: (meta(o).get("namespace") or "", meta(o).get("name") or ""))

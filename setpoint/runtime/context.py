@@ -251,7 +251,7 @@ class Context(Generic[T]):
 
 def _retyped(obj: U, body: Obj) -> U:
     """``body`` as an instance of ``obj``'s class."""
-    validate = getattr(type(obj), "model_validate", None) or getattr(type(obj), "from_dict")
+    validate = getattr(type(obj), "model_validate", None) or type(obj).from_dict
     return validate(body)  # type: ignore[no-any-return]
 
 
@@ -276,6 +276,6 @@ def _conditions_of(obj: Any) -> tuple[list[dict[str, Any]], Callable[[list[Any]]
             if hasattr(type(status), "model_fields") else None
         if field is not None:
             value = _adapter(field.annotation).validate_python(value)
-        setattr(status, "conditions", value)
+        status.conditions = value
 
     return items, store

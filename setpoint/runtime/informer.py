@@ -133,6 +133,8 @@ class Informer:
         self._synced = asyncio.Event()
         self.lists = 0
         """How many times the informer listed (1 unless it had to relist)."""
+        self.watches = 0
+        """How many watch requests it opened (resumes included)."""
 
     def __repr__(self) -> str:
         scope = f"namespace={self.namespace!r}" if self.namespace else "all namespaces"
@@ -205,6 +207,7 @@ class Informer:
         timeout = int(self.min_watch_timeout * (1.0 + random.random()))
         started = time.monotonic()
         events = 0
+        self.watches += 1
         watch = self.client.watch(
             self.info, namespace=self.namespace, resource_version=self.resource_version,
             label_selector=self.label_selector, field_selector=self.field_selector,
@@ -280,7 +283,7 @@ class Informer:
         if self._labels is not None and not self._labels.matches(meta(obj).get("labels") or {}):
             return False
         if self._fields is not None:
-            values = {f: field_value(obj, f) or "" for f in self._fields.fields()}
+            values = {f: field_value(obj, f) or "" for f in self._fields.fields}
             if not self._fields.matches(values):
                 return False
         return True

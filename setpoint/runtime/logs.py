@@ -1,7 +1,7 @@
 """Structured logs: one event name and ``key=value`` fields, bound to what is reconciled.
 
     ctx.log.info("configmap_applied", name=cm_name)
-    # -> configmap_applied controller=widget namespace=default name=w1 reconcile_id=3f2a... 
+    # -> configmap_applied controller=widget namespace=default name=w1 reconcile_id=3f2a...
 
 Fields also travel in the record's ``extra`` (``record.fields``), so a JSON formatter can
 emit them as they are.

@@ -100,7 +100,7 @@ class Metrics:
 
 
 class QueueMetrics:
-    """``workqueue_*`` for one queue (implements :class:`setpoint.runtime.workqueue.QueueMetrics`)."""
+    """``workqueue_*`` for one queue (the workqueue's ``QueueMetrics`` protocol)."""
 
     def __init__(self, metrics: Metrics, name: str) -> None:
         labels = (name, name)

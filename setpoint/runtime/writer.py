@@ -160,11 +160,14 @@ class Writer:
 
     async def update_status(self, obj: T) -> T:
         """Make the server's status equal ``obj``'s status: a merge patch of the difference
-        from the cached status, not sent when there is none."""
+        from the cached status, not sent when there is none (nor when ``obj`` carries no
+        status at all, as a typed object whose status was never touched)."""
         body = as_dict(obj)
         key = kind_key(body)
         m = meta(body)
         namespace = m.get("namespace") if await self.namespaced(key) else None
+        if "status" not in body:
+            return self._like(obj, self.cached(key, namespace, str(m.get("name"))) or body)
         live = self.cached(key, namespace, str(m.get("name")))
         wanted = body.get("status") or {}
         if live is None:

@@ -199,3 +199,21 @@ def test_content_failures_are_sorted_into_one_condition() -> None:
                        "lastTransitionTime": "now", "reason": "ContentDeletionFailed",
                        "message": "Failed to delete all resource types, 2 remaining: a failed, "
                                   "z failed"}
+
+
+async def test_a_terminating_namespace_is_finished_after_a_restart(tmp_path: Any) -> None:
+    first = APIServer(tmp_path, ca_pem=b"CA")
+    first.start()
+    create(first, "namespaces", None, {"metadata": {"name": "doomed"}})
+    create(first, "configmaps", "doomed",
+           {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}})
+    delete_namespace(first, "doomed")
+    await until(lambda: conditions(namespace(first, "doomed") or {}))
+    await first.stop()
+    second = APIServer(tmp_path, ca_pem=b"CA")
+    second.start()
+    try:
+        release(second, "configmaps", "doomed", "held")
+        await until(lambda: namespace(second, "doomed") is None)
+    finally:
+        await second.stop()

@@ -65,7 +65,8 @@ def test_pod_defaults_match_the_apiserver_apart_from_admission() -> None:
     _, obj = create(("", "Pod"), {"metadata": {"name": "p1", "labels": {"app": "x"}}, "spec": {
         "containers": [{"name": "c", "image": "busybox:1.36"}]}})
     want = golden_body("field-selectors-pods", "create-p1")
-    admitted = {"volumes", "serviceAccountName", "serviceAccount", "tolerations"}
+    admitted = {"volumes", "serviceAccountName", "serviceAccount", "tolerations", "priority",
+                "preemptionPolicy"}
     assert obj["spec"] == {k: v for k, v in want["spec"].items() if k not in admitted} | {
         "containers": obj["spec"]["containers"]}
     container = {k: v for k, v in want["spec"]["containers"][0].items() if k != "volumeMounts"}

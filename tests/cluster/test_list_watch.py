@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 from typing import Any
 
 import orjson
@@ -142,7 +143,11 @@ async def test_send_initial_events_ends_with_a_bookmark(cluster: RunningCluster,
         cluster, api, "labelSelector=i%3Dy&sendInitialEvents=true&resourceVersionMatch=NotOlderThan"
         "&allowWatchBookmarks=true", 2)
     assert [e["type"] for e in events] == ["ADDED", "BOOKMARK"]
-    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+    annotations = events[1]["object"]["metadata"]["annotations"]
+    assert annotations["k8s.io/initial-events-end"] == "true"
+    blueprint = base64.b64decode(annotations["kubernetes.io/initial-events-list-blueprint"])
+    assert orjson.loads(blueprint) == {"kind": "ConfigMapList", "apiVersion": "v1",
+                                       "metadata": {}, "items": None}
 
 
 async def test_watch_ends_at_its_timeout(cluster: RunningCluster, api: API) -> None:

@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import json
 import os
+import ssl
 import subprocess
 import threading
 import time
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx
 import pytest
 import yaml
 
@@ -179,3 +181,10 @@ def threaded_cluster() -> Iterator[ThreadedCluster]:
     tc.start()
     yield tc
     tc.stop()
+
+
+def http_client(cluster: RunningCluster) -> httpx.Client:
+    """A plain HTTPS client to the server, authenticated with its bearer token."""
+    return httpx.Client(base_url=cluster.url, timeout=30,
+                        verify=ssl.create_default_context(cafile=str(cluster.ca_file)),
+                        headers={"Authorization": f"Bearer {cluster.token}"})

@@ -114,10 +114,21 @@ def table_rows(output: str) -> list[list[str]]:
 
 # -- create and get ------------------------------------------------------------------------
 
-def test_create_configmap_then_get_in_every_output_format(kubectl: Kubectl,
-                                                          namespace: str) -> None:
-    out = kubectl.run("create", "configmap", "cm1", "--from-literal=color=blue", "-n", namespace)
-    assert out.stdout.strip() == "configmap/cm1 created"
+def test_create_configmap_subcommand(kubectl: Kubectl, namespace: str) -> None:
+    # kubectl's typed client sends this body as protobuf
+    out = kubectl.run("create", "configmap", "made", "--from-literal=color=blue",
+                      "--from-literal=size=2", "-n", namespace)
+    assert out.stdout.strip() == "configmap/made created"
+    got = kubectl.json("get", "configmap", "made", "-n", namespace)
+    assert got["data"] == {"color": "blue", "size": "2"}
+    managers = [m["manager"] for m in kubectl.json(
+        "get", "configmap", "made", "-n", namespace, "--show-managed-fields")[
+        "metadata"]["managedFields"]]
+    assert managers == ["kubectl-create"]
+
+
+def test_get_in_every_output_format(kubectl: Kubectl, namespace: str) -> None:
+    configmap(kubectl, namespace, "cm1", color="blue")
 
     assert kubectl.run("get", "configmap", "cm1", "-n", namespace,
                        "-o", "name").stdout.strip() == "configmap/cm1"

@@ -111,3 +111,13 @@ def test_quantities_keep_their_spelling() -> None:
 ])
 def test_generated_attribute_names(wire: str, python: str) -> None:
     assert snake_name(wire) == python
+
+
+def test_models_meet_the_clients_typed_resource_contract() -> None:
+    from setpoint.client.typed import from_body, is_typed_class, to_body
+
+    assert is_typed_class(Thing) and is_typed_class(Deployment)
+    body = to_body(Thing(name="t", spec=ThingSpec(replica_count=2)))
+    assert body == {"apiVersion": "example.setpoint.dev/v1", "kind": "Thing",
+                    "metadata": {"name": "t"}, "spec": {"replicaCount": 2}}
+    assert from_body(Thing, body).spec.replica_count == 2

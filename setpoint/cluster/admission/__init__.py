@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 def install(api: APIServer) -> None:
     from setpoint.cluster.admission import crd, lifecycle, pods
 
+    api.rest.delete_admission.append(lifecycle.check_namespace_delete)
     api.rest.admission.extend([
         lifecycle.NamespaceLifecycle(api),
         pods.PodDefaults(api),

@@ -18,6 +18,7 @@ cluster-scoped object cannot have a namespaced owner: such an object is left alo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from setpoint.cluster.controllers.ownergraph import (
@@ -241,7 +242,7 @@ class GarbageCollector:
             if err.code not in (404, 409):
                 raise
 
-    def _update(self, location: Location, uid: str, change: Any) -> None:
+    def _update(self, location: Location, uid: str, change: Callable[[Obj], bool]) -> None:
         """Apply ``change(metadata) -> bool`` to the live object and write it if it did
         anything (the collector's merge patches carry the read resourceVersion)."""
         store = self._api.store

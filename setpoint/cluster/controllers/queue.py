@@ -93,23 +93,23 @@ class WorkQueue(Generic[K]):
                 return
             try:
                 again = self._sync(key)
-            except (Retry, StatusError) as err:
-                self._retry(key, err, quiet=True)
+            except Retry as err:
+                self._retry(key, err, level=logging.DEBUG)
+                continue
+            except StatusError as err:  # the API refused: worth a line, not a traceback
+                self._retry(key, err, level=logging.WARNING)
                 continue
             except Exception as err:
-                self._retry(key, err, quiet=False)
+                self._retry(key, err, level=logging.ERROR)
                 continue
             self._failures.pop(key, None)
             if again is not None:
                 self.add_after(key, again)
 
-    def _retry(self, key: K, err: Exception, *, quiet: bool) -> None:
+    def _retry(self, key: K, err: Exception, *, level: int) -> None:
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
         delay = min(BASE_DELAY * 2 ** failures, MAX_DELAY)
-        if quiet:
-            log.debug("controller=%s key=%s retry_in=%.3f error=%s", self.name, key, delay, err)
-        else:
-            log.error("controller=%s key=%s retry_in=%.3f sync failed", self.name, key, delay,
-                      exc_info=err)
+        log.log(level, "controller=%s key=%s retry_in=%.3f error=%s", self.name, key, delay,
+                err, exc_info=err if level >= logging.ERROR else None)
         self.add_after(key, delay)

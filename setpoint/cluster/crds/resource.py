@@ -91,7 +91,7 @@ class CustomResourceSchema:
         errs = self.validate_type_meta(obj)
         if errs:
             return errs
-        errs += self.validate_name(obj)
+        # the name is checked with the rest of metadata by the generic validation
         previous: Any = MISSING if old is None else old
         errs += validate_value(self.raw, dict(obj), "", previous)
         errs += _embedded(self.raw, obj, "", previous)

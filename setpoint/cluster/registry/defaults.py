@@ -5,7 +5,9 @@ struct fields that have no ``omitempty`` even when they are empty, so a created 
 shows ``template.metadata.creationTimestamp: null`` and every container ``resources: {}``;
 the server keeps plain dicts, so those empty fields are defaulted here too, to answer with
 the same bytes. ``reset_status_on_create`` holds the strategies' create-time rules
-(``PrepareForCreate``): the status a new object starts with, and the Namespace finalizer.
+(``PrepareForCreate``): the status a new object starts with (Namespace phase, Service
+loadBalancer, claim phases...) and the Namespace finalizer; it runs after the creating
+manager's fields are recorded, so none of it shows in managedFields.
 """
 
 from __future__ import annotations
@@ -105,7 +107,6 @@ def _service(obj: Obj) -> None:
              "RequireDualStack" if headless_no_selector else "SingleStack")
         if not spec.get("ipFamilies"):
             spec["ipFamilies"] = ["IPv4"]
-    _dict(_dict(obj, "status"), "loadBalancer")
 
 
 def _secret(obj: Obj) -> None:
@@ -125,7 +126,6 @@ def _namespace(obj: Obj) -> None:
         if not isinstance(labels, dict):
             labels = meta["labels"] = {}
         labels["kubernetes.io/metadata.name"] = meta["name"]
-    _set(_dict(obj, "status"), "phase", "Active")
 
 
 def _pvc_spec(spec: Obj) -> None:
@@ -139,7 +139,13 @@ def _pvc_spec(spec: Obj) -> None:
 
 def _pvc(obj: Obj) -> None:
     _pvc_spec(_spec(obj))
-    _set(_dict(obj, "status"), "phase", "Pending")
+
+
+def _pvc_template(claim: Obj) -> None:
+    # A claim template is serialized whole, status included (Go writes its defaults).
+    _dict(claim, "metadata").setdefault("creationTimestamp", None)
+    _pvc_spec(_spec(claim))
+    _set(_dict(claim, "status"), "phase", "Pending")
 
 
 def _pv(obj: Obj) -> None:
@@ -148,7 +154,6 @@ def _pv(obj: Obj) -> None:
     _set(spec, "volumeMode", "Filesystem")
     if isinstance(spec.get("capacity"), dict):
         spec["capacity"] = canonical_resource_list(spec["capacity"])
-    _set(_dict(obj, "status"), "phase", "Pending")
 
 
 def _endpoints(obj: Obj) -> None:
@@ -270,8 +275,7 @@ def _stateful_set(obj: Obj) -> None:
     _set(spec, "revisionHistoryLimit", 10)
     _template_of(spec)
     for claim in spec.get("volumeClaimTemplates") or []:
-        _dict(claim, "metadata").setdefault("creationTimestamp", None)
-        _pvc(claim)
+        _pvc_template(claim)
 
 
 # -- batch/v1 ------------------------------------------------------------------------------

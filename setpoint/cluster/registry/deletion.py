@@ -34,6 +34,22 @@ def success_status(rt: ResourceType, obj: Obj) -> Obj:
             "details": details}
 
 
+# Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject).
+RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service")}
+
+
+def _deleted_answer(rest: REST, rt: ResourceType, live: Obj) -> Obj:
+    if (rt.group, rt.kind) in RETURNS_DELETED_OBJECT:
+        obj = rest.present(rt, live)
+        if rt.kind == "Pod" and not obj["metadata"].get("deletionTimestamp"):
+            # an immediate pod deletion is a graceful one with a zero grace period
+            meta = {**obj["metadata"], "deletionTimestamp": rest.clock(),
+                    "deletionGracePeriodSeconds": 0}
+            obj = {**obj, "metadata": meta}
+        return obj
+    return success_status(rt, live)
+
+
 def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> None:
     meta = obj["metadata"]
     name = meta["name"]
@@ -70,6 +86,8 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
                   opts: DeleteOptions) -> tuple[int, Obj]:
     from setpoint.cluster.registry.rest import _ordered, grace_deadline
 
+    for check in rest.delete_admission:
+        check(rt, ns, name)
     store = rest.store
     live = store.get(rt.storage_key, ns or "", name)
     if live is None:
@@ -94,12 +112,13 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
     if not finalizers and not namespace_pending and grace == 0:
         if not opts.dry_run:
             store.delete(rt.storage_key, ns or "", name)
-        return 200, success_status(rt, live)
+        return 200, _deleted_answer(rest, rt, live)
     new_meta = dict(meta)
     now = rest.clock()
     if not meta.get("deletionTimestamp"):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
-        new_meta["deletionGracePeriodSeconds"] = grace
+        if not namespace_pending:  # the namespace registry sets only the timestamp
+            new_meta["deletionGracePeriodSeconds"] = grace
     elif grace and grace < (meta.get("deletionGracePeriodSeconds") or 0):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace)
         new_meta["deletionGracePeriodSeconds"] = grace
@@ -115,6 +134,6 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
         return 200, rest.present(rt, obj)
     if not finalizers and not namespace_pending and grace == 0:
         store.delete(rt.storage_key, ns or "", name)
-        return 200, success_status(rt, live)
+        return 200, _deleted_answer(rest, rt, live)
     store.put(rt.storage_key, obj)
     return 200, rest.present(rt, obj)

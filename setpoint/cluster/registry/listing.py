@@ -30,6 +30,7 @@ class Filter:
         from setpoint.machinery import fields, labels
 
         self._rt = rt
+        self._view = rest.from_storage
         self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
         self._fields = None
         if opts.field_selector:
@@ -43,7 +44,8 @@ class Filter:
                 obj["metadata"].get("labels") or {}):
             return False
         if self._fields is not None:
-            return bool(self._fields.matches(self._rt.strategy.field_labels(self._rt, obj)))
+            view = self._view(self._rt, obj)
+            return bool(self._fields.matches(self._rt.strategy.field_labels(self._rt, view)))
         return True
 
 
@@ -133,7 +135,9 @@ def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list
                 remaining = len(items) - i
             break
         out.append(_list_item(rest, rt, obj))
-    meta: Obj = {"resourceVersion": str(revision)}
+    # custom resource lists are unstructured: they always carry the continue key
+    meta: Obj = {"continue": "", "resourceVersion": str(revision)} if rt.is_custom else {
+        "resourceVersion": str(revision)}
     if cont:
         meta["continue"] = cont
         if remaining is not None:
@@ -142,6 +146,8 @@ def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list
 
 
 def _list_item(rest: REST, rt: ResourceType, obj: Obj) -> Obj:
+    obj = rest.present(rt, obj)
     if rt.is_custom:
-        return rest.present(rt, obj)
+        return obj
+    # items of built-in lists carry no kind/apiVersion (the list says them)
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}

@@ -64,6 +64,8 @@ def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: b
         raise errors.bad_request("the patched object is not a JSON object")
     from setpoint.cluster.decode import Decoded
 
+    if rt.is_custom and opts.field_validation == "Strict":
+        _reject_unknown_in_patch(rest, rt, patched)
     obj, warnings = rest._decode(rt, Decoded(patched, decoded.duplicates), opts)
     meta = obj["metadata"]
     if meta.get("name") != name:
@@ -119,6 +121,25 @@ def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
                           tracked=True)
     result.warnings[:0] = warnings
     return result
+
+
+def _reject_unknown_in_patch(rest: REST, rt: ResourceType, patched: Obj) -> None:
+    """A strict patch of a custom resource naming unknown fields: the apiserver's 422."""
+    import orjson
+
+    from setpoint.machinery.errors import Cause
+
+    cs = rest.custom_schema(rt)
+    unknown = cs.unknown_fields(patched) if cs is not None else []
+    if not unknown:
+        return
+    text = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+    detail = ", ".join(f'unknown field "{u}"' for u in unknown)
+    quoted = orjson.dumps(text).decode()
+    cause = Cause("FieldValueInvalid",
+                  f"Invalid value: {quoted}: strict decoding error: {detail}", "patch")
+    raise errors.StatusError(
+        422, "Invalid", f' "" is invalid: patch: {cause.message}', causes=[cause])
 
 
 def reset_fields(rt: ResourceType, subresource: str) -> list[str]:

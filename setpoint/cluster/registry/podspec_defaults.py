@@ -2,8 +2,7 @@
 
 Shared by Pods and by every kind that embeds a pod template (Deployment, ReplicaSet,
 StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate). Only Pods get
-``SetDefaults_Pod`` on top (requests from limits, enableServiceLinks, host ports, and the
-priority the Priority admission plugin would resolve for a pod without a class).
+``SetDefaults_Pod`` on top (requests from limits, enableServiceLinks, host ports).
 """
 
 from __future__ import annotations
@@ -185,7 +184,9 @@ def default_pod_template(template: Obj) -> None:
 
 
 def default_pod(pod: Obj) -> None:
-    """``SetDefaults_Pod`` on top of the PodSpec defaults."""
+    """``SetDefaults_Pod`` on top of the PodSpec defaults. (``priority`` and
+    ``preemptionPolicy`` are the Priority admission plugin's, not defaults: what admission
+    sets stays out of the creating manager's managedFields.)"""
     spec = _dict(pod, "spec")
     default_pod_spec(spec)
     for key in ("containers", "initContainers"):
@@ -203,11 +204,6 @@ def default_pod(pod: Obj) -> None:
                 for port in c.get("ports") or []:
                     if not port.get("hostPort"):
                         port["hostPort"] = port.get("containerPort")
-    # What the Priority admission plugin resolves when no class is named and no
-    # globalDefault PriorityClass exists.
-    if not spec.get("priorityClassName"):
-        _set(spec, "priority", 0)
-        _set(spec, "preemptionPolicy", "PreemptLowerPriority")
 
 
 # -- QoS -----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import orjson
 from setpoint.cluster.decode import Decoded, decode_builtin
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.conversion import CONVERSIONS
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
@@ -55,6 +56,7 @@ class CustomSchema(Protocol):
 
     def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
     def prune_and_report(self, obj: Obj) -> list[str]: ...
+    def unknown_fields(self, obj: Obj) -> list[str]: ...
     def default(self, obj: Obj) -> Obj: ...
 
 
@@ -77,6 +79,8 @@ class REST:
         self.registry = registry
         self.custom_schema = custom_schema
         self.admission: list[Admission] = []
+        # checks a DELETE passes before the object is read (namespace, resource, name)
+        self.delete_admission: list[Callable[[ResourceType, str | None, str], None]] = []
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- reads -------------------------------------------------------------------------
@@ -93,10 +97,19 @@ class REST:
             raise errors.not_found(resource, name, rt.group)
         return obj
 
+    def from_storage(self, rt: ResourceType, stored: Obj) -> Obj:
+        """A stored object in the shape ``rt`` serves (only shared storage differs)."""
+        conversion = CONVERSIONS.get((rt.group, rt.version, rt.kind))
+        return conversion[1](stored) if conversion is not None else stored
+
+    def to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
+        conversion = CONVERSIONS.get((rt.group, rt.version, rt.kind))
+        return conversion[0](obj) if conversion is not None else obj
+
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
-        """The object as served at ``rt``'s version (custom resources: version and defaults)."""
+        """A stored object as served at ``rt``'s version (conversion, CR version, defaults)."""
         if not rt.is_custom:
-            return obj
+            return self.from_storage(rt, obj)
         out = obj
         if obj.get("apiVersion") != rt.api_version:
             out = {**obj, "apiVersion": rt.api_version}
@@ -150,10 +163,10 @@ class REST:
         name = meta.get("name", "")
         if self.store.get(rt.storage_key, ns or "", name) is not None:
             raise errors.already_exists(rt.resource, name, rt.group)
-        obj = _ordered(obj)
+        stored = self.to_storage(rt, _ordered(obj))
         if not opts.dry_run:
-            self.store.put(rt.storage_key, obj)
-        return WriteResult(self.present(rt, obj), 201, warnings)
+            stored = self.store.put(rt.storage_key, stored)
+        return WriteResult(self.present(rt, stored), 201, warnings)
 
     # -- update ------------------------------------------------------------------------
     def update(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
@@ -191,7 +204,9 @@ class REST:
     def _update(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
                 subresource: str, *, precondition_rv: str | None,
                 tracked: bool = False) -> WriteResult:
-        """Everything after decoding: ``obj`` is the complete new object."""
+        """Everything after decoding: ``obj`` is the complete new object, ``old`` the stored."""
+        stored_old = old
+        old = self.from_storage(rt, old)
         meta = obj["metadata"]
         old_meta = old["metadata"]
         name = old_meta["name"]
@@ -222,29 +237,20 @@ class REST:
             meta = obj["metadata"]
         else:
             rt.strategy.prepare_for_update(rt, obj, old)
-        if old_meta.get("deletionTimestamp"):
-            added = [f for f in meta.get("finalizers") or []
-                     if f not in (old_meta.get("finalizers") or [])]
-            if added:
-                quoted = ", ".join(f'"{f}"' for f in added)
-                raise errors.invalid(rt.kind, name, [Cause(
-                    "FieldValueForbidden",
-                    "Forbidden: no new finalizers can be added if the object is being deleted, "
-                    f"found new finalizers []string{{{quoted}}}", "metadata.finalizers")],
-                    rt.group)
         self._admit("UPDATE", rt, obj, old)
         self._validate(rt, obj, old)
         obj = _ordered(obj)
         if _same(obj, old):
-            return WriteResult(self.present(rt, old))
+            return WriteResult(self.present(rt, stored_old))
+        stored = self.to_storage(rt, obj)
         if opts.dry_run:
-            return WriteResult(self.present(rt, obj))
+            return WriteResult(self.present(rt, stored))
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
                 and not _pending_spec_finalizers(rt, obj):
             self.store.delete(rt.storage_key, old_meta.get("namespace", ""), name)
-            return WriteResult(self.present(rt, obj))
-        self.store.put(rt.storage_key, obj)
-        return WriteResult(self.present(rt, obj))
+            return WriteResult(self.present(rt, stored))
+        stored = self.store.put(rt.storage_key, stored)
+        return WriteResult(self.present(rt, stored))
 
     def _reset_fields(self, rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> None:
         """Fields this endpoint may not change take their old values before tracking."""
@@ -353,12 +359,6 @@ class REST:
         if not problems or opts.field_validation == "Ignore":
             return []
         if opts.field_validation == "Strict":
-            if rt.is_custom:
-                name = obj.get("metadata", {}).get("name", "")
-                raise errors.StatusError(
-                    400, "BadRequest",
-                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                    f"strict decoding error: {', '.join(problems)}", name=name)
             raise errors.bad_request(
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                 f"strict decoding error: {', '.join(problems)}")
@@ -373,7 +373,7 @@ class REST:
                 raise errors.bad_request(
                     f"the API version in the data ({api_version}) does not match the expected "
                     f"API version ({rt.api_version})") if kind == rt.kind else errors.invalid(
-                    rt.kind, obj.get("metadata", {}).get("name", "") if isinstance(
+                    str(kind), obj.get("metadata", {}).get("name", "") if isinstance(
                         obj.get("metadata"), dict) else "",
                     [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {rt.kind}',
                            "kind")], rt.group)
@@ -392,11 +392,13 @@ class REST:
 
     def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
                       subresource: str = "") -> None:
+        from setpoint.cluster.registry.patching import reset_fields
         from setpoint.machinery.managedfields import update_managed_fields
 
         update_managed_fields(
             self._schema(rt), old, new, manager=opts.field_manager,
-            api_version=rt.api_version, now=self.clock(), subresource=subresource)
+            api_version=rt.api_version, now=self.clock(), subresource=subresource,
+            reset_fields=reset_fields(rt, subresource))
 
     def _schema(self, rt: ResourceType) -> Schema | None:
         if rt.is_custom:
@@ -416,7 +418,9 @@ class REST:
             if cs is not None:
                 causes = causes + cs.validate(obj, old)
         if causes:
-            raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, rt.group)
+            # events.k8s.io Events are validated as the internal core Event: no group
+            group = "" if rt.group == "events.k8s.io" else rt.group
+            raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
 
 
 def _same(new: Obj, old: Obj) -> bool:

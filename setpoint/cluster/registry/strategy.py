@@ -119,3 +119,23 @@ class Strategy:
         from setpoint.cluster.registry import fieldlabels
 
         return fieldlabels.field_labels(rt, obj)
+
+
+class NamespaceStrategy(Strategy):
+    """Namespaces: spec.finalizers change only through ``/finalize``."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        old_finalizers = (old.get("spec") or {}).get("finalizers")
+        spec = dict(new.get("spec") or {})
+        if old_finalizers is None:
+            spec.pop("finalizers", None)
+        else:
+            spec["finalizers"] = old_finalizers
+        new["spec"] = spec
+
+
+# Kinds whose rules differ from the generic ones.
+STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
+    ("", "Namespace"): NamespaceStrategy,
+}

@@ -65,7 +65,9 @@ class ResourceType:
     @property
     def storage_key(self) -> str:
         """Objects of every version of a group/resource share one storage key."""
-        return f"{self.group}/{self.resource}"
+        from setpoint.cluster.registry.conversion import SHARED_STORAGE
+
+        return SHARED_STORAGE.get((self.group, self.resource), f"{self.group}/{self.resource}")
 
     @property
     def list_kind(self) -> str:

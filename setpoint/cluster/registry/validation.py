@@ -418,7 +418,12 @@ def _kind_create(rt: ResourceType, obj: Obj) -> list[Cause]:
 
 def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
     """The causes a create of ``obj`` is rejected for (empty when valid): the kind's own
-    validation, then, only if that passed, the generic metadata check every kind gets."""
+    validation, then, only if that passed, the generic metadata check every kind gets.
+
+    Like the Job strategy's ``Validate``, this generates a Job's selector and template
+    labels from its uid first (unless ``manualSelector``)."""
+    if not rt.is_custom and (rt.group, rt.kind) == ("batch", "Job"):
+        workloads.generate_job_selector(obj)
     causes = _kind_create(rt, obj)
     return causes or _common(rt, obj)
 

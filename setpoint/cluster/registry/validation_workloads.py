@@ -172,7 +172,6 @@ def generate_job_selector(obj: Obj) -> None:
 
 
 def validate_job(obj: Obj) -> list[Cause]:
-    generate_job_selector(obj)
     spec, path = obj.get("spec") or {}, "spec"
     causes: list[Cause] = []
     for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",

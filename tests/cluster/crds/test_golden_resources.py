@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.crds import CustomResourceSchema, unknown_field_warnings, validate_crd
+from setpoint.machinery.names import name_is_dns_subdomain, validate_object_meta
 
 from .conformance import causes_of, merge_patch, multiset, scenario
 
@@ -55,7 +56,11 @@ def _replay(name: str) -> list[tuple[str, Any, Any]]:
                 obj["status"] = old["status"]
         pruned = schema.prune_and_report(obj)
         schema.default(obj)
-        causes = schema.validate(obj, old)
+        # the server adds the generic metadata checks (names) to the schema's own
+        meta = {**(obj.get("metadata") or {}), "namespace": "ns"} if schema.namespaced \
+            else obj.get("metadata")
+        causes = validate_object_meta(meta, schema.namespaced,
+                                      name_is_dns_subdomain) + schema.validate(obj, old)
         if not causes:
             stored[obj["metadata"]["name"]] = obj
         out.append((step["name"], (obj, pruned, causes), golden[i]))

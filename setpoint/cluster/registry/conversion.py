@@ -1,0 +1,74 @@
+"""Resources served in one shape and stored in another.
+
+events.k8s.io/v1 Events share their storage with core/v1 Events, as in Kubernetes: the
+stored form is the core one, and the events.k8s.io view is converted on the way in and out
+(pkg/apis/events/v1 conversion). Managed fields are left as they are: each entry keeps the
+API version it was written at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+Obj = dict[str, Any]
+
+# events.k8s.io/v1 field -> core/v1 field
+_RENAMED = (
+    ("regarding", "involvedObject"),
+    ("note", "message"),
+    ("reportingController", "reportingComponent"),
+    ("deprecatedSource", "source"),
+    ("deprecatedFirstTimestamp", "firstTimestamp"),
+    ("deprecatedLastTimestamp", "lastTimestamp"),
+    ("deprecatedCount", "count"),
+)
+_SAME = ("eventTime", "series", "reportingInstance", "action", "reason", "related", "type")
+
+
+def event_to_core(obj: Obj) -> Obj:
+    """An events.k8s.io/v1 Event in the stored core/v1 shape."""
+    out: Obj = {"kind": "Event", "apiVersion": "v1", "metadata": obj.get("metadata", {})}
+    for v1_name, core_name in _RENAMED:
+        if v1_name in obj:
+            out[core_name] = obj[v1_name]
+    for name in _SAME:
+        if name in obj:
+            out[name] = obj[name]
+    # core/v1 serializes these without omitempty
+    out.setdefault("source", {})
+    out.setdefault("firstTimestamp", None)
+    out.setdefault("lastTimestamp", None)
+    out.setdefault("eventTime", None)
+    out.setdefault("reportingComponent", "")
+    out.setdefault("reportingInstance", "")
+    return out
+
+
+def core_to_event(obj: Obj) -> Obj:
+    """A stored core/v1 Event seen as events.k8s.io/v1."""
+    out: Obj = {"kind": "Event", "apiVersion": "events.k8s.io/v1",
+                "metadata": obj.get("metadata", {}), "eventTime": obj.get("eventTime")}
+    for name in _SAME:
+        value = obj.get(name)
+        if name != "eventTime" and value not in (None, ""):
+            out[name] = value
+    for v1_name, core_name in _RENAMED:
+        value = obj.get(core_name)
+        if v1_name in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp"):
+            out[v1_name] = value
+        elif v1_name == "deprecatedSource":
+            out[v1_name] = value or {}
+        elif value not in (None, "", 0):
+            out[v1_name] = value
+    return out
+
+
+Converter = tuple[Callable[[Obj], Obj], Callable[[Obj], Obj]]  # (to storage, from storage)
+
+CONVERSIONS: dict[tuple[str, str, str], Converter] = {
+    ("events.k8s.io", "v1", "Event"): (event_to_core, core_to_event),
+}
+
+# The storage key of resources stored with another group's objects.
+SHARED_STORAGE = {("events.k8s.io", "events"): "/events"}

@@ -1,0 +1,310 @@
+"""The manager: one client, one shared cache, many controllers, one lifecycle.
+
+Start order, as controller-runtime's: the probe/metrics server, then the informers of every
+kind any controller needs (each kind is listed and watched once, whoever needs it), then,
+once they have synced, the controllers' workers, and with leader election only after this
+process holds the lease (standby replicas keep a warm cache and report ready).
+
+Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
+(``graceful_shutdown_timeout``), then release the lease, flush events, stop the informers
+and the server. ``stop(graceful=False)`` is a crash: everything is cancelled and the lease
+is left to expire (for fault-injection tests).
+
+    async with manager.running():        # in tests
+        ...
+    await manager.run()                  # in a process: until SIGTERM/SIGINT
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
+
+from setpoint.client import Client, ClusterConfig, load_config
+from setpoint.runtime.cache import Cache
+from setpoint.runtime.controller import Controller, RunningController
+from setpoint.runtime.events import EventRecorder
+from setpoint.runtime.informer import Informer, drop_managed_fields
+from setpoint.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from setpoint.runtime.metrics import Metrics
+from setpoint.runtime.objects import KindKey, kind_key
+from setpoint.runtime.probes import ProbeServer
+from setpoint.runtime.settings import CacheScope, ManagerSettings
+from setpoint.runtime.writer import Writer
+
+log = logging.getLogger(__name__)
+
+
+class Manager:
+    """Runs controllers over one shared cache (see the module docstring)."""
+
+    def __init__(
+        self, controllers: Sequence[Controller[Any]] = (), *,
+        settings: ManagerSettings | None = None, client: Client | None = None,
+        config: ClusterConfig | None = None,
+    ) -> None:
+        self.settings = settings or ManagerSettings()
+        self.controllers: list[Controller[Any]] = []
+        for ctrl in controllers:
+            self.add(ctrl)
+        self.metrics = Metrics()
+        self.cache = Cache()
+        self.informers: dict[KindKey, Informer] = {}
+        self._client = client
+        self._own_client = client is None
+        self._config = config
+        self._writer: Writer | None = None
+        self.recorder: EventRecorder | None = None
+        self.elector: LeaderElector | None = None
+        self.running_controllers: list[RunningController] = []
+        self._informer_tasks: list[asyncio.Task[None]] = []
+        self._elector_task: asyncio.Task[None] | None = None
+        self._workers_task: asyncio.Task[None] | None = None
+        self._probes: ProbeServer | None = None
+        self._stop_task: asyncio.Task[None] | None = None
+        self._started = False
+        self._ready = False
+        self._stopping = False
+        self._done = asyncio.Event()
+        self.error: BaseException | None = None
+        """Why the manager stopped on its own (lost leadership), if it did."""
+
+    def __repr__(self) -> str:
+        names = [c.name for c in self.controllers]
+        return f"Manager({self.settings.name!r}, controllers={names}, ready={self._ready})"
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def add(self, controller: Controller[Any]) -> None:
+        """Add a controller (before :meth:`start`)."""
+        if any(c.name == controller.name for c in self.controllers):
+            raise ValueError(f"a controller named {controller.name!r} is already added")
+        self.controllers.append(controller)
+
+    @property
+    def client(self) -> Client:
+        """The API client (created at start from the settings' kubeconfig, or the
+        environment, when none was given)."""
+        if self._client is None:
+            config = self._config or load_config(self.settings.kubeconfig,
+                                                 context=self.settings.context)
+            self._client = Client(config, field_manager=self.settings.name)
+        return self._client
+
+    @property
+    def writer(self) -> Writer:
+        """Cache-aware writes (what ``ctx.apply`` and friends use)."""
+        if self._writer is None:
+            self._writer = Writer(self.client, self.cache, self.informers, self.settings.name)
+        return self._writer
+
+    def informer_for(self, kind: object) -> Informer:
+        """The shared informer of ``kind``, created on first request."""
+        key = kind_key(kind)
+        informer = self.informers.get(key)
+        if informer is None:
+            scope = self._scope_for(key)
+            transform = scope.transform or (
+                drop_managed_fields if self.settings.drop_managed_fields else None)
+            informer = Informer(
+                self.client, kind, store=self.cache.store_for(key, create=True),
+                namespace=self.settings.namespace, label_selector=scope.label_selector,
+                field_selector=scope.field_selector, transform=transform,
+            )
+            self.informers[key] = informer
+            if self._started:
+                self._informer_tasks.append(asyncio.create_task(
+                    informer.run(), name=f"informer-{key}"))
+        return informer
+
+    def _scope_for(self, key: KindKey) -> CacheScope:
+        for ref, scope in self.settings.cache_scopes.items():
+            if kind_key(ref) == key:
+                return scope
+        return CacheScope()
+
+    @property
+    def http_port(self) -> int | None:
+        """The port of ``/healthz``, ``/readyz`` and ``/metrics`` once started."""
+        return self._probes.port if self._probes is not None else None
+
+    @property
+    def ready(self) -> bool:
+        """Caches synced and not shutting down (what ``/readyz`` answers)."""
+        return self._ready and not self._stopping
+
+    @property
+    def leader(self) -> bool:
+        """Whether this manager's controllers run (always, without leader election)."""
+        return self.elector.leader if self.elector is not None else self._started
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start everything and return once the caches have synced (and, without leader
+        election, the workers run). Raises ``TimeoutError`` when the caches do not sync
+        within ``cache_sync_timeout``."""
+        if self._started:
+            raise RuntimeError("the manager is already started")
+        self._started = True
+        settings = self.settings
+        client = self.client
+        hook = client.transport.on_request
+        if hook is None:
+            client.transport.on_request = self.metrics.on_request
+        else:
+            def both(record: Any, first: Any = hook) -> None:
+                first(record)
+                self.metrics.on_request(record)
+            client.transport.on_request = both
+        if settings.record_events:
+            self.recorder = EventRecorder(client, reporting_controller=settings.name)
+            await self.recorder.start()
+        self.running_controllers = [RunningController(c, self) for c in self.controllers]
+        if settings.http_port is not None:
+            self._probes = ProbeServer(self.metrics, healthz=self._healthz,
+                                       readyz=self._readyz)
+            await self._probes.start(settings.http_host, settings.http_port)
+        for key, informer in self.informers.items():
+            self._informer_tasks.append(asyncio.create_task(informer.run(),
+                                                            name=f"informer-{key}"))
+        try:
+            await asyncio.wait_for(
+                asyncio.gather(*(i.wait_synced() for i in self.informers.values())),
+                settings.cache_sync_timeout)
+        except TimeoutError:
+            pending = [str(k) for k, i in self.informers.items() if not i.has_synced]
+            await self.stop(graceful=False)
+            raise TimeoutError(f"caches did not sync in {settings.cache_sync_timeout}s: "
+                               f"{pending}") from None
+        self._ready = True
+        if settings.leader_election:
+            self.elector = LeaderElector(client, LeaderElectionConfig(
+                name=settings.leader_election_id or f"{settings.name}-leader",
+                namespace=settings.leader_election_namespace or client.namespace,
+                **({"identity": settings.identity} if settings.identity else {}),
+                lease_duration=settings.lease_duration,
+                renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
+            ), on_change=self._on_leader_change)
+            self.metrics.leader.labels(self.elector.config.name).set(0)
+            self._elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
+            self._elector_task.add_done_callback(self._elector_done)
+            self._workers_task = asyncio.create_task(self._start_when_elected())
+        else:
+            self._start_workers()
+        log.info("manager_started name=%s controllers=%d kinds=%d", settings.name,
+                 len(self.running_controllers), len(self.informers))
+
+    def _start_workers(self) -> None:
+        for rc in self.running_controllers:
+            rc.start()
+
+    async def _start_when_elected(self) -> None:
+        assert self.elector is not None
+        await self.elector.elected.wait()
+        if not self._stopping:
+            self._start_workers()
+
+    def _on_leader_change(self, leader: bool) -> None:
+        if self.elector is not None:
+            self.metrics.leader.labels(self.elector.config.name).set(1 if leader else 0)
+
+    def _elector_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self._stopping:
+            return
+        self.error = task.exception()
+        log.error("manager_stopping_leadership_lost error=%r", self.error)
+        self._stop_task = asyncio.get_running_loop().create_task(self.stop(graceful=False))
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """Stop: finish in-flight reconciles (within ``graceful_shutdown_timeout``), then
+        release the lease, flush events, stop informers and the server. With
+        ``graceful=False``, cancel everything at once and keep the lease (a crash)."""
+        if self._stopping:
+            await self._done.wait()
+            return
+        self._stopping = True
+        timeout = self.settings.graceful_shutdown_timeout if graceful else 0.0
+        try:
+            if self._workers_task is not None:
+                self._workers_task.cancel()
+            results = await asyncio.gather(*(rc.stop(timeout)
+                                             for rc in self.running_controllers))
+            if not all(results):
+                log.warning("manager_shutdown_timeout in_flight_cancelled=true")
+            if self._elector_task is not None:
+                if self.elector is not None and not graceful:
+                    self.elector.config.release_on_cancel = False
+                self._elector_task.cancel()
+                await asyncio.gather(self._elector_task, return_exceptions=True)
+            if self.recorder is not None:
+                if graceful:
+                    await self.recorder.stop()
+                else:
+                    await self.recorder.stop(timeout=0.0)
+            for task in self._informer_tasks:
+                task.cancel()
+            await asyncio.gather(*self._informer_tasks, return_exceptions=True)
+            self._informer_tasks = []
+            if self._probes is not None:
+                await self._probes.stop()
+            if self._own_client and self._client is not None:
+                await self._client.close()
+        finally:
+            self._ready = False
+            self._done.set()
+            log.info("manager_stopped name=%s graceful=%s", self.settings.name, graceful)
+
+    async def wait(self) -> None:
+        """Wait until the manager has stopped (by :meth:`stop` or lost leadership)."""
+        await self._done.wait()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Manager]:
+        """``async with manager.running():`` started inside, stopped gracefully after."""
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    async def run(self) -> None:
+        """Run until SIGTERM or SIGINT (then stop gracefully) or until leadership is lost
+        (then raise :class:`~setpoint.runtime.leaderelection.LeaderElectionLost`)."""
+        loop = asyncio.get_running_loop()
+        stop_requested = asyncio.Event()
+        installed = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop_requested.set)
+                installed.append(sig)
+        try:
+            await self.start()
+            waiter = asyncio.create_task(stop_requested.wait())
+            done_waiter = asyncio.create_task(self._done.wait())
+            await asyncio.wait({waiter, done_waiter}, return_when=asyncio.FIRST_COMPLETED)
+            waiter.cancel()
+            done_waiter.cancel()
+            await self.stop()
+        finally:
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+        if self.error is not None:
+            raise self.error
+
+    # -- probes ----------------------------------------------------------------------------
+
+    def _healthz(self) -> str | None:
+        return "shutting down" if self._stopping else None
+
+    def _readyz(self) -> str | None:
+        if self._stopping:
+            return "shutting down"
+        if not self._ready:
+            unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
+            return "caches not synced: " + ", ".join(unsynced)
+        return None

@@ -1,0 +1,81 @@
+"""The in-process controllers' work queue: dedup, delayed keys, retries with backoff."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+from setpoint.cluster.controllers.queue import Retry, WorkQueue
+
+
+async def test_a_key_added_many_times_in_one_turn_is_synced_once() -> None:
+    seen: list[str] = []
+    queue: WorkQueue[str] = WorkQueue("t", lambda k: seen.append(k))
+    for key in ("a", "b", "a", "a"):
+        queue.add(key)
+    assert seen == []
+    await asyncio.sleep(0)
+    assert seen == ["a", "b"]
+
+
+async def test_keys_added_while_syncing_wait_for_the_next_turn() -> None:
+    seen: list[str] = []
+
+    def sync(key: str) -> None:
+        seen.append(key)
+        if key == "a":
+            queue.add("a2")
+
+    queue: WorkQueue[str] = WorkQueue("t", sync)
+    queue.add("a")
+    await asyncio.sleep(0)
+    assert seen == ["a"]
+    await asyncio.sleep(0)
+    assert seen == ["a", "a2"]
+
+
+async def test_a_failing_sync_is_retried_until_it_succeeds() -> None:
+    attempts: list[float] = []
+    loop = asyncio.get_running_loop()
+    done = asyncio.Event()
+
+    def sync(key: str) -> None:
+        attempts.append(loop.time())
+        if len(attempts) < 3:
+            raise Retry("not yet")
+        done.set()
+
+    queue: WorkQueue[str] = WorkQueue("t", sync)
+    queue.add("k")
+    await asyncio.wait_for(done.wait(), 2)
+    gaps = [b - a for a, b in itertools.pairwise(attempts)]
+    # backoff doubles from 5 ms (timers never fire much early; they may fire late)
+    assert len(attempts) == 3 and gaps[0] >= 0.004 and gaps[1] >= 0.009
+
+
+async def test_a_sync_can_ask_to_see_its_key_again_later() -> None:
+    seen: list[str] = []
+    done = asyncio.Event()
+
+    def sync(key: str) -> float | None:
+        seen.append(key)
+        if len(seen) == 2:
+            done.set()
+            return None
+        return 0.01
+
+    queue: WorkQueue[str] = WorkQueue("t", sync)
+    queue.add("k")
+    await asyncio.wait_for(done.wait(), 2)
+    assert seen == ["k", "k"]
+
+
+async def test_nothing_runs_after_shutdown() -> None:
+    seen: list[str] = []
+    queue: WorkQueue[str] = WorkQueue("t", lambda k: seen.append(k))
+    queue.add("a")
+    queue.add_after("b", 0.001)
+    queue.shutdown()
+    queue.add("c")
+    await asyncio.sleep(0.01)
+    assert seen == []

@@ -1,0 +1,233 @@
+"""Controllers end to end on the embedded server: the Widget operator of the benchmark."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from setpoint.client import Client, Kind
+from setpoint.cluster import RunningCluster
+from setpoint.runtime import Context, Controller, Request, Result, TerminalError
+from tests.runtime.conftest import (
+    CONFIGMAP,
+    WIDGET,
+    RequestLog,
+    make_manager,
+    wait_for,
+    widget,
+)
+from tests.runtime.widgets import widget_controller
+
+pytestmark = pytest.mark.usefixtures("widgets_crd")
+
+N = 20
+
+
+async def all_ready(client: Client, n: int) -> bool:
+    items = (await client.list(WIDGET, namespace="default")).items
+    return len(items) == n and all((w.get("status") or {}).get("ready") for w in items)
+
+
+def writes_by_verb(requests: RequestLog) -> Counter[str]:
+    return Counter(r.method for r in requests.writes())
+
+
+async def test_widget_operator_converges_with_two_writes_per_change(
+        cluster: RunningCluster, client: Client) -> None:
+    requests = RequestLog()
+    manager = make_manager(cluster, [widget_controller()], requests)
+    async with manager.running():
+        await asyncio.gather(*(client.create(widget(f"w{i}")) for i in range(N)))
+        await wait_for(lambda: all_ready(client, N), timeout=10)
+
+        cms = (await client.list(CONFIGMAP, namespace="default",
+                                 label_selector=None)).items
+        by_name = {c["metadata"]["name"]: c for c in cms}
+        w0 = await client.get(WIDGET, "w0", namespace="default")
+        ref = by_name["w0-cfg"]["metadata"]["ownerReferences"][0]
+        assert ref == {"apiVersion": "bench.setpoint.dev/v1", "kind": "Widget", "name": "w0",
+                       "uid": w0["metadata"]["uid"], "controller": True,
+                       "blockOwnerDeletion": True}
+        assert by_name["w0-cfg"]["data"] == {"message": "hello", "size": "1"}
+        assert w0["status"]["observedGeneration"] == w0["metadata"]["generation"]
+        await asyncio.sleep(0.2)  # late echoes of our own writes must not cause writes
+        assert len(requests.writes()) == 2 * N, writes_by_verb(requests)
+
+        requests.records.clear()
+        await asyncio.gather(*(client.patch(WIDGET, f"w{i}", {"spec": {"message": "bye"}},
+                                            namespace="default") for i in range(N)))
+
+        async def all_updated() -> bool:
+            cms = (await client.list(CONFIGMAP, namespace="default")).items
+            done = [c for c in cms if c["metadata"]["name"].endswith("-cfg")
+                    and c["data"]["message"] == "bye"]
+            return len(done) == N
+
+        await wait_for(all_updated, timeout=10)
+        await wait_for(lambda: len(requests.writes()) >= 2 * N, timeout=5)
+        await asyncio.sleep(0.2)
+        assert len(requests.writes()) == 2 * N, writes_by_verb(requests)
+
+        requests.records.clear()
+        await asyncio.sleep(0.5)  # idle: proving an absence needs a quiet period
+        assert requests.non_watch() == []
+
+
+async def test_deleting_an_owned_object_brings_it_back(
+        cluster: RunningCluster, client: Client) -> None:
+    manager = make_manager(cluster, [widget_controller()])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: all_ready(client, 1))
+        await client.delete(CONFIGMAP, "w-cfg", namespace="default")
+
+        async def recreated() -> bool:
+            try:
+                await client.get(CONFIGMAP, "w-cfg", namespace="default")
+            except Exception:
+                return False
+            return True
+
+        await wait_for(recreated)
+
+
+async def test_errors_are_retried_with_backoff_and_counted(
+        cluster: RunningCluster, client: Client) -> None:
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="flaky")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["name"])
+        if len(attempts) < 3:
+            raise RuntimeError("not yet")
+        return Result()
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: len(attempts) == 3)
+        text = manager.metrics.exposition().decode()
+        assert 'controller_runtime_reconcile_errors_total{controller="flaky"} 2.0' in text
+        assert 'controller_runtime_reconcile_total{controller="flaky",result="success"} 1.0' \
+            in text
+        assert 'workqueue_retries_total{controller="flaky",name="flaky"} 2.0' in text
+
+
+async def test_terminal_errors_are_not_retried(
+        cluster: RunningCluster, client: Client) -> None:
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="terminal")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["name"])
+        raise TerminalError("spec is invalid")
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: attempts)
+        await asyncio.sleep(0.1)
+        assert attempts == ["w"]
+
+
+async def test_requeue_after_reconciles_again_later(
+        cluster: RunningCluster, client: Client) -> None:
+    times: list[float] = []
+    ctrl = Controller.for_(WIDGET, name="poller")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        times.append(asyncio.get_running_loop().time())
+        return Result(requeue_after=0.1)
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: len(times) >= 3)
+        assert times[2] - times[1] >= 0.09
+
+
+async def test_pods_mapped_by_label_enqueue_their_instance(
+        cluster: RunningCluster, client: Client) -> None:
+    seen: list[Request] = []
+    ctrl = Controller.for_(WIDGET, name="by-label").watches(
+        CONFIGMAP, map_to_owner_by_label="app.kubernetes.io/instance")
+
+    class Recorder:
+        async def reconcile(self, request: Request) -> Result:
+            seen.append(request)
+            return Result()
+
+    ctrl.reconciler(Recorder())
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": "anything", "namespace": "default",
+            "labels": {"app.kubernetes.io/instance": "target"}}})
+        await wait_for(lambda: Request("default", "target") in seen)
+
+
+async def test_finalizers_and_conditions_through_the_context(
+        cluster: RunningCluster, client: Client) -> None:
+    ctrl = Controller.for_(WIDGET, name="finalizing")
+    cleaned: list[str] = []
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        if ctx.deleting:
+            cleaned.append(obj["metadata"]["name"])
+            await ctx.remove_finalizer("bench.setpoint.dev/cleanup")
+            return Result()
+        await ctx.add_finalizer("bench.setpoint.dev/cleanup")
+        ctx.set_condition("Ready", True, reason="Configured", message="all good")
+        await ctx.update_status(obj)
+        return Result()
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+
+        async def has_condition() -> dict[str, Any] | None:
+            w = await client.get(WIDGET, "w", namespace="default")
+            conditions = (w.get("status") or {}).get("conditions") or []
+            return w if conditions else None
+
+        w = await wait_for(has_condition)
+        assert w["metadata"]["finalizers"] == ["bench.setpoint.dev/cleanup"]
+        condition = w["status"]["conditions"][0]
+        assert condition["type"] == "Ready" and condition["status"] == "True"
+        assert condition["observedGeneration"] == w["metadata"]["generation"]
+        assert condition["lastTransitionTime"]
+        await client.delete(WIDGET, "w", namespace="default")
+
+        async def gone() -> bool:
+            return not (await client.list(WIDGET, namespace="default")).items
+
+        await wait_for(gone)
+        assert cleaned == ["w"]
+
+
+async def test_dict_and_typed_objects_reach_the_reconciler(
+        cluster: RunningCluster, client: Client) -> None:
+    from tests.runtime.widgets import Widget
+
+    got: list[Any] = []
+    ctrl = Controller.for_(Widget, name="typed")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[Widget], obj: Widget) -> None:
+        got.append(obj)
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w", message="typed!"))
+        await wait_for(lambda: got)
+        assert isinstance(got[0], Widget) and got[0].spec.message == "typed!"
+        assert manager.cache.get(Widget, "w", "default").spec.message == "typed!"
+        assert manager.cache.get(Kind("bench.setpoint.dev/v1", "Widget"), "w",
+                                 "default")["spec"]["message"] == "typed!"

@@ -1,0 +1,219 @@
+"""The manager: probes and metrics on one port, graceful shutdown, leader election."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import pytest
+
+from setpoint.client import Client, Kind
+from setpoint.cluster import RunningCluster
+from setpoint.runtime import Context, Controller, Manager, Result
+from tests.runtime.conftest import WIDGET, make_manager, wait_for, widget
+from tests.runtime.widgets import widget_controller
+
+pytestmark = pytest.mark.usefixtures("widgets_crd")
+
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
+
+
+async def fetch(port: int, path: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, \
+            session.get(f"http://127.0.0.1:{port}{path}") as resp:
+        return resp.status, await resp.text()
+
+
+async def test_probes_and_metrics_share_one_port(
+        cluster: RunningCluster, client: Client) -> None:
+    manager = make_manager(cluster, [widget_controller()], http_port=0,
+                           http_host="127.0.0.1")
+    async with manager.running():
+        port = manager.http_port
+        assert port
+        assert await fetch(port, "/healthz") == (200, "ok")
+        assert await fetch(port, "/readyz") == (200, "ok")
+        await client.create(widget("w"))
+        await wait_for(lambda: manager.metrics.reconcile_total.labels("widget", "success")
+                       ._value.get() >= 1)
+        status, text = await fetch(port, "/metrics")
+        assert status == 200
+        for name in ("controller_runtime_reconcile_total", "controller_runtime_reconcile_time_"
+                     "seconds_bucket", "controller_runtime_reconcile_errors_total",
+                     "workqueue_depth", "workqueue_adds_total",
+                     "workqueue_queue_duration_seconds_bucket",
+                     "workqueue_work_duration_seconds_bucket", "workqueue_retries_total",
+                     "rest_client_requests_total"):
+            assert name in text, name
+        assert 'rest_client_requests_total{code="200",host=' in text
+        assert 'method="PATCH"' in text
+
+
+async def test_graceful_shutdown_finishes_the_reconcile_in_flight(
+        cluster: RunningCluster, client: Client) -> None:
+    started = asyncio.Event()
+    release = asyncio.Event()
+    finished: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="slow")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        started.set()
+        await release.wait()
+        await ctx.patch_status({"ready": True})
+        finished.append(obj["metadata"]["name"])
+        return Result()
+
+    manager = make_manager(cluster, [ctrl])
+    await manager.start()
+    await client.create(widget("w"))
+    await asyncio.wait_for(started.wait(), 5)
+    stopping = asyncio.create_task(manager.stop())
+    await asyncio.sleep(0.05)
+    assert not stopping.done()           # waits for the reconcile
+    assert not manager.ready
+    release.set()
+    await asyncio.wait_for(stopping, 5)
+    assert finished == ["w"]
+    w = await client.get(WIDGET, "w", namespace="default")
+    assert w["status"]["ready"] is True  # its write went out before the client closed
+
+
+async def test_shutdown_cancels_a_reconcile_that_outlives_the_timeout(
+        cluster: RunningCluster, client: Client) -> None:
+    started = asyncio.Event()
+    cancelled: list[bool] = []
+    ctrl = Controller.for_(WIDGET, name="stuck")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> None:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    manager = make_manager(cluster, [ctrl], graceful_shutdown_timeout=0.1)
+    await manager.start()
+    await client.create(widget("w"))
+    await asyncio.wait_for(started.wait(), 5)
+    await asyncio.wait_for(manager.stop(), 5)
+    assert cancelled == [True]
+
+
+def counting_controller(counts: dict[str, int], who: str) -> Controller[Any]:
+    ctrl = Controller.for_(WIDGET, name="elected")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> None:
+        counts[who] = counts.get(who, 0) + 1
+
+    return ctrl
+
+
+def elected_manager(cluster: RunningCluster, counts: dict[str, int], who: str) -> Manager:
+    return make_manager(
+        cluster, [counting_controller(counts, who)], leader_election=True,
+        leader_election_id="widgets-leader", identity=who, lease_duration=1.0,
+        renew_deadline=0.8, retry_period=0.1)
+
+
+async def test_only_the_leader_reconciles_and_a_successor_takes_over_on_release(
+        cluster: RunningCluster, client: Client) -> None:
+    counts: dict[str, int] = {}
+    first = elected_manager(cluster, counts, "first")
+    second = elected_manager(cluster, counts, "second")
+    await first.start()
+    await wait_for(lambda: first.leader)
+    await second.start()
+    try:
+        await client.create(widget("w1"))
+        await wait_for(lambda: counts.get("first") == 1)
+        assert second.ready and not second.leader
+        assert "second" not in counts
+        lease = await client.get(LEASE, "widgets-leader", namespace="default")
+        assert lease["spec"]["holderIdentity"] == "first"
+        text = first.metrics.exposition().decode()
+        assert 'leader_election_master_status{name="widgets-leader"} 1.0' in text
+
+        await first.stop()
+        lease = await client.get(LEASE, "widgets-leader", namespace="default")
+        # released as client-go does: the holder cleared (or already the successor)
+        assert lease["spec"].get("holderIdentity") in ("", None, "second")
+        await wait_for(lambda: second.leader, timeout=3)
+        assert counts.get("second") == 1  # its warm queue held w1
+        await client.create(widget("w2"))
+        await wait_for(lambda: counts.get("second") == 2)
+        assert counts["first"] == 1
+    finally:
+        await second.stop()
+        await first.stop()
+
+
+async def test_a_successor_takes_over_when_the_leader_dies(
+        cluster: RunningCluster, client: Client) -> None:
+    counts: dict[str, int] = {}
+    first = elected_manager(cluster, counts, "first")
+    second = elected_manager(cluster, counts, "second")
+    await first.start()
+    await wait_for(lambda: first.leader)
+    await second.start()
+    try:
+        await first.stop(graceful=False)     # a crash: the lease is not released
+        lease = await client.get(LEASE, "widgets-leader", namespace="default")
+        assert lease["spec"]["holderIdentity"] == "first"
+        loop = asyncio.get_running_loop()
+        died = loop.time()
+        await wait_for(lambda: second.leader, timeout=5)
+        assert loop.time() - died >= 0.5     # it waited for the lease to expire
+        await client.create(widget("w"))
+        await wait_for(lambda: counts.get("second") == 1)
+    finally:
+        await second.stop()
+
+
+async def test_events_are_recorded_and_aggregated(
+        cluster: RunningCluster, client: Client) -> None:
+    ctrl = Controller.for_(WIDGET, name="noisy")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> None:
+        for _ in range(3):
+            ctx.events.normal("Configured", "widget configured")
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+
+        async def event() -> dict[str, Any] | None:
+            items = (await client.list(Kind("events.k8s.io/v1", "Event"),
+                                       namespace="default")).items
+            mine = [e for e in items if e.get("reportingController") == "setpoint"]
+            return mine[0] if mine and (mine[0].get("series") or {}).get("count") else None
+
+        e = await wait_for(event)
+        assert e["regarding"]["name"] == "w" and e["regarding"]["kind"] == "Widget"
+        assert e["reason"] == "Configured" and e["type"] == "Normal"
+        assert e["action"] == "Configured" and e["note"] == "widget configured"
+        assert e["series"]["count"] >= 2
+    # the final flush wrote the whole count
+    items = (await client.list(Kind("events.k8s.io/v1", "Event"), namespace="default")).items
+    mine = [e for e in items if e.get("reportingController") == "setpoint"]
+    assert len(mine) == 1 and mine[0]["series"]["count"] == 3
+
+
+async def test_readyz_fails_until_caches_sync(cluster: RunningCluster) -> None:
+    ctrl = Controller.for_(Kind("example.com/v1", "Missing"), name="missing")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[Any], obj: Any) -> None:
+        pass
+
+    manager = make_manager(cluster, [ctrl], http_port=0, http_host="127.0.0.1",
+                           cache_sync_timeout=0.3)
+    with pytest.raises(TimeoutError):
+        await manager.start()
+    assert not manager.ready
+
