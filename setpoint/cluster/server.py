@@ -383,10 +383,11 @@ class Handler:
                                  now=datetime.now(UTC), table_version=media.version)
                 return _json(table, 200, media)
             if media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
                 return _json({
                     "kind": "PartialObjectMetadataList",
                     "apiVersion": f"meta.k8s.io/{media.version}",
-                    "metadata": listed["metadata"],
+                    "metadata": list_meta,
                     "items": [_partial(i, media.version) for i in listed["items"]],
                 }, 200, media)
             return _json(listed, 200, media)

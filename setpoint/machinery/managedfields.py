@@ -448,6 +448,7 @@ _ZERO_FIELDS: dict[str, dict[str, Any]] = {
         "deprecatedLastTimestamp": None},
     _API + "rbac.v1.RoleBinding": {"roleRef": _STRUCT},
     _API + "rbac.v1.ClusterRoleBinding": {"roleRef": _STRUCT},
+    _APIEXT + "CustomResourceDefinition": {"spec": _STRUCT},
     _APIEXT + "CustomResourceDefinitionSpec": {"names": _STRUCT},
     _APIEXT + "CustomResourceDefinitionStatus": {"acceptedNames": _STRUCT},
 }

@@ -1,8 +1,53 @@
-"""The Setpoint pytest plugin (registered through the ``pytest11`` entry point)."""
+"""The Setpoint pytest plugin (registered through the ``pytest11`` entry point).
+
+Fixtures, for tests of operators::
+
+    async def test_widget_gets_its_config_map(setpoint_cluster, k8s, run_manager, wait_for):
+        await setpoint_cluster.install(Widget)
+        await run_manager(manager)
+        await k8s.create(Widget(name="w", spec=WidgetSpec(message="hi")))
+        await wait_for(Widget, "w", lambda w: w.status.ready)
+
+- ``setpoint_cluster``: a fresh embedded cluster for the test (a few milliseconds to
+  start); with ``@pytest.mark.setpoint_cluster(scope="module")`` one embedded cluster
+  shared by the module, a namespace per test; with ``pytest --kubeconfig FILE`` the
+  cluster of that file, a namespace per test (deleted afterwards).
+- ``setpoint_client`` (alias ``k8s``): a :class:`~setpoint.client.Client` in the test's
+  namespace.
+- ``run_manager``: ``await run_manager(manager_or_controllers, **settings)`` starts the
+  operator in the background and returns its :class:`OperatorRunner` (``crash()``,
+  ``restart()``, ``stop()``); every operator still running is stopped gracefully when
+  the test ends.
+- ``wait_for``: ``await wait_for(Kind, name, condition)`` (or ``gone=True``) follows one
+  object; ``await wait_for(predicate)`` polls any sync or async predicate.
+- ``faults``: puts a fault-injection proxy between the operators started afterwards and
+  the server (:class:`~setpoint.testing.faults.Faults`).
+"""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import pytest
+import pytest_asyncio
+
+from setpoint.client import GVR, Client, Kind, ResourceInfo
+from setpoint.testing.clusters import (
+    SetpointCluster,
+    ThreadedCluster,
+    fresh_cluster,
+    namespaced_cluster,
+)
+from setpoint.testing.faults import Faults
+from setpoint.testing.waiting import wait_for as wait_for_condition
+from setpoint.testing.waiting import wait_for_object
+
+if TYPE_CHECKING:
+    from setpoint.testing.runner import OperatorRunner
+
+MARKER = "setpoint_cluster"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -12,3 +57,139 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run Setpoint tests against the cluster of this kubeconfig instead of a fresh "
              "embedded cluster per test",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(scope='module'): share one embedded cluster across the "
+        "module's tests (each test gets its own namespace)")
+
+
+def _external(config: pytest.Config) -> Path | None:
+    value = config.getoption("kubeconfig", default=None)
+    return Path(value).expanduser() if value else None
+
+
+@pytest.fixture(scope="module")
+def setpoint_cluster_module(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """The kubeconfig of a cluster shared by the module's tests: an embedded cluster in a
+    background thread, or the ``--kubeconfig`` cluster."""
+    external = _external(request.config)
+    if external is not None:
+        yield external
+        return
+    shared = ThreadedCluster().start()
+    try:
+        yield shared.kubeconfig
+    finally:
+        shared.stop()
+
+
+def _wants_shared(request: pytest.FixtureRequest) -> bool:
+    marker = request.node.get_closest_marker(MARKER)
+    if marker is None:
+        return False
+    scope = marker.kwargs.get("scope", marker.args[0] if marker.args else "function")
+    if scope not in ("function", "module"):
+        raise pytest.UsageError(f"@pytest.mark.{MARKER}(scope=...) takes 'function' or "
+                                f"'module', not {scope!r}")
+    return bool(scope == "module")
+
+
+@pytest_asyncio.fixture
+async def setpoint_cluster(request: pytest.FixtureRequest) -> AsyncIterator[SetpointCluster]:
+    """The test's cluster (see the module docstring)."""
+    if _external(request.config) is not None or _wants_shared(request):
+        kubeconfig = request.getfixturevalue("setpoint_cluster_module")
+        async with namespaced_cluster(kubeconfig, request.node.name) as cluster:
+            yield cluster
+    else:
+        async with fresh_cluster() as cluster:
+            yield cluster
+
+
+@pytest_asyncio.fixture
+async def setpoint_client(setpoint_cluster: SetpointCluster) -> Client:
+    """A client of the test's cluster, in the test's namespace."""
+    return setpoint_cluster.client()
+
+
+@pytest_asyncio.fixture
+async def k8s(setpoint_client: Client) -> Client:
+    """Short for ``setpoint_client``."""
+    return setpoint_client
+
+
+@pytest_asyncio.fixture
+async def faults(setpoint_cluster: SetpointCluster) -> Faults:
+    """Fault injection for the operators this test runs (request it before starting them:
+    they then reach the server through a proxy that applies these rules)."""
+    return (await setpoint_cluster.proxy()).faults
+
+
+class ManagerLauncher:
+    """What the ``run_manager`` fixture is: a callable starting operators, which it stops
+    when the test ends."""
+
+    def __init__(self, cluster: SetpointCluster) -> None:
+        self.cluster = cluster
+        self.runners: list[OperatorRunner] = []
+
+    def __repr__(self) -> str:
+        return f"ManagerLauncher({self.runners!r})"
+
+    async def __call__(self, target: Any, **settings: Any) -> OperatorRunner:
+        """Start ``target`` (a Manager, a Controller or a list of controllers) against the
+        test's cluster; ``settings`` override ManagerSettings fields."""
+        from setpoint.testing.runner import OperatorRunner  # the runtime, only when used
+
+        namespace = self.cluster.namespace if self.cluster.embedded is None else None
+        runner = OperatorRunner.of(target, self.cluster.operator_config,
+                                   namespace=namespace, **settings)
+        self.runners.append(runner)
+        await runner.start()
+        return runner
+
+    async def stop_all(self) -> None:
+        for runner in reversed(self.runners):
+            await runner.stop()
+
+
+@pytest_asyncio.fixture
+async def run_manager(setpoint_cluster: SetpointCluster) -> AsyncIterator[ManagerLauncher]:
+    """``await run_manager(manager)``: the operator runs until the test ends."""
+    launcher = ManagerLauncher(setpoint_cluster)
+    try:
+        yield launcher
+    finally:
+        await launcher.stop_all()
+
+
+class Waiter:
+    """What the ``wait_for`` fixture is (see :mod:`setpoint.testing.waiting`)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"Waiter({self.client!r})"
+
+    async def __call__(self, target: Any, name: str | None = None, condition: Any = None, *,
+                       namespace: str | None = None, gone: bool = False,
+                       timeout: float = 10.0) -> Any:
+        """``(kind, name, condition=None, *, namespace, gone)`` waits for one object;
+        ``(predicate)`` for any sync or async predicate to become truthy."""
+        if isinstance(target, type | Kind | GVR | ResourceInfo):
+            if name is None:
+                raise TypeError("wait_for(kind, name, condition): name is missing")
+            return await wait_for_object(self.client, target, name, condition,
+                                         namespace=namespace, gone=gone, timeout=timeout)
+        if name is not None or condition is not None:
+            raise TypeError("wait_for(predicate) takes only the predicate and a timeout")
+        return await wait_for_condition(target, timeout=timeout)
+
+
+@pytest_asyncio.fixture
+async def wait_for(setpoint_client: Client) -> Waiter:
+    """Wait for an object's condition, or any predicate, with a timeout."""
+    return Waiter(setpoint_client)

@@ -158,7 +158,8 @@ async def test_custom_resources_in_the_namespace_are_deleted(server: APIServer) 
     create(server, "customresourcedefinitions", None, crd, "apiextensions.k8s.io")
     await until(lambda: server.registry.get("example.com", "v1", "widgets"))
     create(server, "namespaces", None, {"metadata": {"name": "doomed"}})
-    create(server, "widgets", "doomed", {"metadata": {"name": "w"}}, "example.com")
+    create(server, "widgets", "doomed", {"apiVersion": "example.com/v1", "kind": "Widget",
+                                         "metadata": {"name": "w"}}, "example.com")
     delete_namespace(server, "doomed")
     await until(lambda: namespace(server, "doomed") is None)
     assert server.store.list("example.com/widgets", "doomed") == []

@@ -431,7 +431,14 @@ def _hpa(obj: Obj) -> None:
             {"type": "Percent", "value": 100, "periodSeconds": 15}])
 
 
+def _lease(obj: Obj) -> None:
+    # LeaseSpec is a value field: Go always writes it, if only as {}
+    if not isinstance(obj.get("spec"), dict):
+        obj["spec"] = {}
+
+
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
+    ("coordination.k8s.io", "Lease"): _lease,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,
     ("", "ReplicationController"): _replication_controller,

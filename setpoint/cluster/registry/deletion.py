@@ -40,14 +40,31 @@ RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service")}
 
 def _deleted_answer(rest: REST, rt: ResourceType, live: Obj) -> Obj:
     if (rt.group, rt.kind) in RETURNS_DELETED_OBJECT:
-        obj = rest.present(rt, live)
-        if rt.kind == "Pod" and not obj["metadata"].get("deletionTimestamp"):
-            # an immediate pod deletion is a graceful one with a zero grace period
-            meta = {**obj["metadata"], "deletionTimestamp": rest.clock(),
-                    "deletionGracePeriodSeconds": 0}
-            obj = {**obj, "metadata": meta}
-        return obj
+        return rest.present(rt, live)
     return success_status(rt, live)
+
+
+def _mark_pod_deleted(rest: REST, rt: ResourceType, live: Obj, dry_run: bool) -> Obj:
+    """A pod deletion with no grace left is still graceful: the pod is first written with its
+    deletionTimestamp (a MODIFIED event, a new resourceVersion), then removed."""
+    if rt.kind != "Pod" or rt.group or live["metadata"].get("deletionTimestamp"):
+        return live
+    meta = {**live["metadata"], "deletionTimestamp": rest.clock(),
+            "deletionGracePeriodSeconds": 0}
+    marked = {**live, "metadata": meta}
+    return marked if dry_run else rest.store.put(rt.storage_key, marked)
+
+
+def _crd_terminating(status: Obj, now: str) -> Obj:
+    """The condition the CRD registry sets when it marks a definition for deletion."""
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Terminating"]
+    conditions.append({
+        "type": "Terminating", "status": "True", "lastTransitionTime": now,
+        "reason": "InstanceDeletionPending",
+        "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                   "begin soon",
+    })
+    return {**status, "conditions": conditions}
 
 
 def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> None:
@@ -108,8 +125,10 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
         finalizers.append(CRD_CLEANUP)
     namespace_pending = rt.kind == "Namespace" and not rt.group and bool(
         (live.get("spec") or {}).get("finalizers"))
+    is_crd = rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io"
     grace = _grace_period(rt, live, opts)
     if not finalizers and not namespace_pending and grace == 0:
+        live = _mark_pod_deleted(rest, rt, live, opts.dry_run)
         if not opts.dry_run:
             store.delete(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(rest, rt, live)
@@ -117,7 +136,7 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
     now = rest.clock()
     if not meta.get("deletionTimestamp"):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
-        if not namespace_pending:  # the namespace registry sets only the timestamp
+        if not namespace_pending and not is_crd:  # those registries set only the timestamp
             new_meta["deletionGracePeriodSeconds"] = grace
     elif grace and grace < (meta.get("deletionGracePeriodSeconds") or 0):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace)
@@ -127,6 +146,8 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
     obj = {**live, "metadata": new_meta}
     if namespace_pending:
         obj["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
+    if is_crd and not meta.get("deletionTimestamp"):
+        obj["status"] = _crd_terminating(live.get("status") or {}, now)
     obj = _ordered(obj)
     if obj == live:
         return 200, rest.present(rt, live)

@@ -230,13 +230,15 @@ class REST:
         if not tracked:
             self._track_fields(rt, old, obj, opts, subresource)
         if subresource == "status":
+            tracked_fields = obj["metadata"].get("managedFields")
             obj = rt.strategy.prepare_for_status_update(rt, obj, old)
-            obj["metadata"]["managedFields"] = meta.get("managedFields", [])
-            if not obj["metadata"]["managedFields"]:
-                obj["metadata"].pop("managedFields")
-            meta = obj["metadata"]
+            if tracked_fields:
+                obj["metadata"]["managedFields"] = tracked_fields
+            else:
+                obj["metadata"].pop("managedFields", None)
         else:
             rt.strategy.prepare_for_update(rt, obj, old)
+        meta = obj["metadata"]  # defaulting and the strategy may have replaced it
         self._admit("UPDATE", rt, obj, old)
         self._validate(rt, obj, old)
         obj = _ordered(obj)
@@ -367,6 +369,10 @@ class REST:
     def _check_kind(self, rt: ResourceType, obj: Obj) -> None:
         kind = obj.get("kind")
         api_version = obj.get("apiVersion")
+        if rt.is_custom and not api_version:
+            raise errors.bad_request(
+                f"the API version in the data () does not match the expected API version "
+                f"({rt.api_version})")
         if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
             got_version = str(api_version or rt.api_version).rsplit("/", 1)[-1]
             if rt.is_custom:

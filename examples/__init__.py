@@ -1,0 +1,1 @@
+"""Example operators written with Setpoint (each runs as ``setpoint run examples.<name>...``)."""

@@ -1,0 +1,94 @@
+"""Running an operator in the background of a test: start, crash, restart, stop.
+
+    runner = await run_manager(manager)      # the plugin's fixture builds one of these
+    ...
+    await runner.crash()                      # stop(graceful=False): in-flight work is lost
+    await runner.restart()                    # a new process, as after a pod restart
+
+A :class:`~setpoint.runtime.Manager` runs once; a restart is a new manager built from the
+same controllers and settings (controllers are definitions, reusable by any number of
+managers), with an empty cache, as a restarted operator pod has. The runner always builds
+its managers itself, pointed at the test's cluster (or its fault proxy).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from setpoint.client import ClusterConfig
+from setpoint.runtime import Controller, Manager, ManagerSettings
+
+
+class OperatorRunner:
+    """One operator under test (see the module docstring).
+
+    ``manager`` is the manager running now (or the last one, once stopped); ``starts``
+    counts how many have been started.
+    """
+
+    def __init__(self, controllers: Sequence[Controller[Any]], settings: ManagerSettings,
+                 config: Callable[[], ClusterConfig]) -> None:
+        self.controllers = list(controllers)
+        self.settings = settings
+        self._config = config
+        self.manager: Manager | None = None
+        self.starts = 0
+
+    @classmethod
+    def of(cls, target: Manager | Controller[Any] | Sequence[Controller[Any]],
+           config: Callable[[], ClusterConfig], *, namespace: str | None = None,
+           **settings: Any) -> OperatorRunner:
+        """A runner for a manager's controllers and settings, or for controllers with
+        default settings; ``settings`` override fields of :class:`ManagerSettings`.
+        ``namespace`` (when given) limits the operator to the test's namespace."""
+        if isinstance(target, Manager):
+            controllers, base = target.controllers, target.settings
+        elif isinstance(target, Controller):
+            controllers, base = [target], ManagerSettings()
+        else:
+            controllers, base = list(target), ManagerSettings()
+        overrides: dict[str, Any] = {"graceful_shutdown_timeout": min(
+            base.graceful_shutdown_timeout, 10.0), "kubeconfig": None}
+        if base.http_port is not None:
+            overrides["http_port"] = 0  # never a fixed port in tests
+        if namespace is not None:
+            overrides["namespace"] = namespace
+        overrides.update(settings)
+        return cls(controllers, dataclasses.replace(base, **overrides), config)
+
+    def __repr__(self) -> str:
+        names = [c.name for c in self.controllers]
+        return f"OperatorRunner({names}, running={self.running}, starts={self.starts})"
+
+    @property
+    def running(self) -> bool:
+        return self.manager is not None and self.manager.ready
+
+    async def start(self) -> Manager:
+        """Start a new manager and return it once its caches have synced."""
+        if self.running:
+            raise RuntimeError("the operator is already running")
+        manager = Manager(self.controllers, settings=dataclasses.replace(self.settings),
+                          config=self._config())
+        self.manager = manager
+        await manager.start()
+        self.starts += 1
+        return manager
+
+    async def stop(self) -> None:
+        """Stop gracefully: in-flight reconciles finish, the lease is released."""
+        if self.manager is not None:
+            await self.manager.stop()
+
+    async def crash(self) -> None:
+        """Stop as a killed process would: everything cancelled at once, in-flight
+        reconciles cut wherever they were, the lease kept until it expires."""
+        if self.manager is not None:
+            await self.manager.stop(graceful=False)
+
+    async def restart(self, *, crash: bool = False) -> Manager:
+        """Stop (gracefully, or as a crash) and start a fresh manager."""
+        await (self.crash() if crash else self.stop())
+        return await self.start()

@@ -1,0 +1,367 @@
+"""Generate setpoint/machinery/protobuf/descriptors.json from a kubectl binary.
+
+Kubernetes' generated Go code registers the gzipped ``FileDescriptorProto`` of every
+``k8s.io/.../generated.proto`` it links (gogo protobuf's ``proto.RegisterFile``), so a kubectl
+binary carries the exact field numbers, names and types of every built-in message. This script
+finds those gzip streams, parses them with the ``protobuf`` package (needed here only, not at
+run time) and writes a compact table that ``setpoint.machinery.protobuf`` reads.
+
+Two facts the descriptors do not state are taken from the Kubernetes OpenAPI definitions that
+``kubernetes-validate`` ships (``setpoint.machinery.schema``):
+
+- which message fields are Go embedded structs inlined into their parent's JSON
+  (``json:",inline"``, such as ``Probe.handler`` or ``Volume.volumeSource``), and
+- which fields are required: openapi-gen marks a field required exactly when its JSON tag has
+  no ``omitempty`` (and no ``+optional``), which tells the decoder whether a zero scalar that
+  gogo always writes would appear in the JSON form.
+
+Usage: ``.venv/bin/python tools/protobuf_descriptors.py [--kubectl PATH] [--out PATH]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import descriptor_pb2
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from setpoint.machinery.schema import definitions  # noqa: E402
+
+OUT = REPO / "setpoint" / "machinery" / "protobuf" / "descriptors.json"
+PACKAGES = ("k8s.io.api.", "k8s.io.apimachinery.", "k8s.io.apiextensions-apiserver.")
+META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+GOGO_NULLABLE = 65001  # (gogoproto.nullable): false means a Go value, not a pointer
+GOGO_CUSTOMNAME = 65004  # (gogoproto.customname): the Go field name
+
+FD = descriptor_pb2.FieldDescriptorProto
+SCALARS = {
+    FD.TYPE_DOUBLE: "double", FD.TYPE_FLOAT: "float", FD.TYPE_INT64: "int64",
+    FD.TYPE_UINT64: "uint64", FD.TYPE_INT32: "int32", FD.TYPE_FIXED64: "fixed64",
+    FD.TYPE_FIXED32: "fixed32", FD.TYPE_BOOL: "bool", FD.TYPE_STRING: "string",
+    FD.TYPE_BYTES: "bytes", FD.TYPE_UINT32: "uint32", FD.TYPE_ENUM: "int32",
+    FD.TYPE_SFIXED32: "sfixed32", FD.TYPE_SFIXED64: "sfixed64", FD.TYPE_SINT32: "sint32",
+    FD.TYPE_SINT64: "sint64",
+}
+
+
+def default_kubectl() -> Path:
+    """The kubectl 1.32 binary: ``kubectl.1.32`` beside the real kubectl, else kubectl itself."""
+    found = shutil.which("kubectl")
+    if not found:
+        raise SystemExit("kubectl not found on PATH; pass --kubectl")
+    real = Path(found).resolve()
+    pinned = real.with_name("kubectl.1.32")
+    return pinned if pinned.exists() else real
+
+
+def file_descriptors(binary: bytes) -> list[descriptor_pb2.FileDescriptorProto]:
+    """Every gzipped FileDescriptorProto embedded in ``binary`` whose package we keep."""
+    out: dict[str, descriptor_pb2.FileDescriptorProto] = {}
+    i = binary.find(b"\x1f\x8b\x08")
+    while i >= 0:
+        d = zlib.decompressobj(31)
+        try:
+            raw = d.decompress(binary[i:i + 4_000_000])
+        except zlib.error:
+            raw = b""
+        if d.eof and raw:
+            try:
+                fd = descriptor_pb2.FileDescriptorProto.FromString(raw)
+            except Exception:  # a gzip stream that is not a descriptor
+                fd = None
+            if fd is not None and fd.name.endswith(".proto") and fd.package.startswith(PACKAGES):
+                out[fd.name] = fd
+        i = binary.find(b"\x1f\x8b\x08", i + 1)
+    return [out[k] for k in sorted(out)]
+
+
+def _varint_option(options: bytes, number: int) -> int | None:
+    """The value of varint extension ``number`` in serialized options, if present."""
+    value: int | None = None
+    pos = 0
+    while pos < len(options):
+        key, pos = _read_varint(options, pos)
+        wt = key & 7
+        if wt == 0:
+            v, pos = _read_varint(options, pos)
+            if key >> 3 == number:
+                value = v
+        elif wt == 2:
+            n, pos = _read_varint(options, pos)
+            pos += n
+        elif wt == 5:
+            pos += 4
+        elif wt == 1:
+            pos += 8
+        else:
+            raise ValueError(f"unexpected wire type {wt} in options")
+    return value
+
+
+def _string_option(options: bytes, number: int) -> str | None:
+    pos = 0
+    while pos < len(options):
+        key, pos = _read_varint(options, pos)
+        wt = key & 7
+        if wt == 0:
+            _, pos = _read_varint(options, pos)
+        elif wt == 2:
+            n, pos = _read_varint(options, pos)
+            if key >> 3 == number:
+                return options[pos:pos + n].decode()
+            pos += n
+        elif wt == 5:
+            pos += 4
+        elif wt == 1:
+            pos += 8
+    return None
+
+
+def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if b < 0x80:
+            return result, pos
+        shift += 7
+
+
+def openapi_name(proto_name: str) -> str:
+    """``k8s.io.api.core.v1.Pod`` -> ``io.k8s.api.core.v1.Pod`` (the OpenAPI definition name)."""
+    return "io.k8s." + proto_name.removeprefix("k8s.io.")
+
+
+# Messages the runtime codec maps itself: their JSON form is not their protobuf structure.
+SPECIAL = {
+    META + "Time", META + "MicroTime", META + "Duration", META + "FieldsV1",
+    "k8s.io.apimachinery.pkg.api.resource.Quantity",
+    "k8s.io.apimachinery.pkg.api.resource.QuantityValue",
+    "k8s.io.apimachinery.pkg.util.intstr.IntOrString",
+    "k8s.io.apimachinery.pkg.runtime.RawExtension", "k8s.io.apimachinery.pkg.runtime.Unknown",
+}
+
+
+class Collector:
+    """Walks the descriptors and builds the table."""
+
+    def __init__(self, fds: list[descriptor_pb2.FileDescriptorProto]) -> None:
+        self.defs: dict[str, Any] = definitions().raw
+        self.messages: dict[str, descriptor_pb2.DescriptorProto] = {}
+        for fd in fds:
+            for m in fd.message_type:
+                self._index(fd.package + "." + m.name, m)
+        self.warnings: list[str] = []
+        # inline targets without a definition of their own read their parent's
+        self._inline_parent: dict[str, str] = {}
+        for name in self.messages:
+            if self.is_map_entry(name):
+                continue
+            for f in self.messages[name].field:
+                if f.type == FD.TYPE_MESSAGE and self._is_inline(name, f):
+                    self._inline_parent.setdefault(f.type_name.lstrip("."), name)
+
+    def _index(self, name: str, m: descriptor_pb2.DescriptorProto) -> None:
+        self.messages[name] = m
+        for n in m.nested_type:
+            self._index(name + "." + n.name, n)
+
+    def is_map_entry(self, name: str) -> bool:
+        return self.messages[name].options.map_entry
+
+    def definition(self, name: str, seen: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The OpenAPI definition describing message ``name``'s JSON form ({} if none).
+
+        A message of a version the 1.32 OpenAPI no longer serves (``apps/v1beta1``) reads the
+        definition of the same type in another version, preferably of the same group; a type
+        inlined into its parent (``ProbeHandler``) reads the parent's.
+        """
+        own = self.defs.get(openapi_name(name))
+        if own is not None:
+            return dict(own)
+        twin = self._own_or_twin(name)
+        if twin:
+            return twin
+        parent = self._inline_parent.get(name)
+        if parent and parent not in seen:
+            return self.definition(parent, seen | {name})
+        return {}
+
+    def _is_inline(self, owner: str, f: descriptor_pb2.FieldDescriptorProto) -> bool:
+        """Whether ``f`` is a Go embedded struct inlined into ``owner``'s JSON."""
+        target = f.type_name.lstrip(".")
+        if target in SPECIAL or self.is_map_entry(target):
+            return False
+        embedded = _string_option(f.options.SerializeToString(), GOGO_CUSTOMNAME)
+        if embedded != target.rsplit(".", 1)[1]:
+            return False
+        props = set(self._own_or_twin(owner).get("properties") or ())
+        if not props or f.name in props:
+            return False
+        sub = {g.name.lower() for g in self.messages[target].field}
+        return sub <= {p.lower() for p in props} | _inline_names(self, target)
+
+    def _own_or_twin(self, name: str) -> dict[str, Any]:
+        own = self.defs.get(openapi_name(name))
+        if own is not None:
+            return dict(own)
+        short = name.rsplit(".", 1)[1]
+        group = openapi_name(name.rsplit(".", 2)[0])  # io.k8s.api.apps
+        # extensions/v1beta1 types moved to apps, networking and policy
+        prefix = "io.k8s.api." if group == "io.k8s.api.extensions" else group + "."
+        twins = sorted(d for d in self.defs if d.rsplit(".", 1)[1] == short
+                       and d.startswith(prefix) and "properties" in self.defs[d])
+        return dict(self.defs[twins[0]]) if twins else {}
+
+    def wrappers(self) -> list[str]:
+        """Messages standing for a Go slice type (``Verbs``, ``ExtraValue``): JSON arrays."""
+        out = []
+        for name, m in self.messages.items():
+            if (len(m.field) == 1 and m.field[0].name == "items"
+                    and m.field[0].label == FD.LABEL_REPEATED
+                    and m.field[0].type != FD.TYPE_MESSAGE
+                    and openapi_name(name) not in self.defs):
+                out.append(name)
+        return sorted(out)
+
+    def fields(self, name: str) -> list[list[Any]]:
+        """The field rows of message ``name``, numbered, named by their JSON names."""
+        m = self.messages[name]
+        d = self.definition(name) if name not in SPECIAL else {}
+        props: dict[str, Any] = d.get("properties") or {}
+        by_lower = {p.lower(): p for p in props}
+        required = set(d.get("required") or ())
+        rows: list[list[Any]] = []
+        # declaration order is the Go struct's, hence the order of the JSON form's keys
+        for f in m.field:
+            flags = ""
+            ref: Any = None
+            json_name = f.name
+            if f.label == FD.LABEL_REPEATED:
+                flags += "r"
+            if _varint_option(f.options.SerializeToString(), GOGO_NULLABLE) != 0:
+                flags += "n"
+            if f.type == FD.TYPE_MESSAGE and self.is_map_entry(f.type_name.lstrip(".")):
+                entry = self.messages[f.type_name.lstrip(".")]
+                key, value = sorted(entry.field, key=lambda x: x.number)
+                kind = "map"
+                ref = [SCALARS[key.type], self._type(value), self._ref(value)]
+                flags = flags.replace("r", "")
+            elif f.type == FD.TYPE_MESSAGE:
+                kind = "message"
+                ref = f.type_name.lstrip(".")
+                if self._is_inline(name, f):
+                    flags += "i"
+            else:
+                kind = SCALARS[f.type]
+            if props and "i" not in flags and f.name not in props:
+                # a protobuf name taken from the Go name (Webhooks, uID): JSON spells it
+                json_name = by_lower.get(f.name.lower(), f.name)
+                if json_name not in props:
+                    self.warnings.append(f"{name}.{f.name}: not in the OpenAPI definition")
+            if json_name in required:
+                flags += "q"
+            row: list[Any] = [f.number, json_name, kind, flags]
+            if ref is not None:
+                row.append(ref)
+            rows.append(row)
+        return rows
+
+    def _type(self, f: descriptor_pb2.FieldDescriptorProto) -> str:
+        return "message" if f.type == FD.TYPE_MESSAGE else SCALARS[f.type]
+
+    def _ref(self, f: descriptor_pb2.FieldDescriptorProto) -> str | None:
+        return f.type_name.lstrip(".") if f.type == FD.TYPE_MESSAGE else None
+
+    def kinds(self) -> dict[str, str]:
+        """``group/version/Kind`` -> message, for every built-in kind outside meta/v1."""
+        out: dict[str, str] = {}
+        for dname, d in self.defs.items():
+            for gvk in d.get("x-kubernetes-group-version-kind") or ():
+                proto = "k8s.io." + dname.removeprefix("io.k8s.")
+                if proto not in self.messages or proto.startswith(META):
+                    continue
+                key = f"{gvk.get('group', '')}/{gvk['version']}/{gvk['kind']}"
+                out.setdefault(key, proto)
+        return dict(sorted(out.items()))
+
+
+def _inline_names(c: Collector, name: str) -> set[str]:
+    """Lower-cased field names a message brings through its own inline members."""
+    out: set[str] = set()
+    for f in c.messages[name].field:
+        if f.type == FD.TYPE_MESSAGE and f.type_name.lstrip(".") in c.messages:
+            out.add(f.name.lower())
+    return out
+
+
+def kubectl_version(path: Path) -> str:
+    """The ``gitVersion`` kubectl reports for itself."""
+    out = subprocess.run([str(path), "version", "--client", "-o", "json"], check=True,
+                         capture_output=True, text=True).stdout
+    return str(json.loads(out)["clientVersion"]["gitVersion"])
+
+
+def build(kubectl: Path) -> dict[str, Any]:
+    """The table: source, messages (name -> field rows), slice wrappers and kinds."""
+    binary = kubectl.read_bytes()
+    fds = file_descriptors(binary)
+    c = Collector(fds)
+    messages = {name: c.fields(name) for name in sorted(c.messages)
+                if not c.is_map_entry(name)}
+    if c.warnings:
+        # fields of versions the 1.32 OpenAPI no longer serves: they keep their protobuf names
+        print(f"{len(c.warnings)} fields without an OpenAPI property, e.g. {c.warnings[0]}",
+              file=sys.stderr)
+    return {
+        "source": {
+            "kubectl": kubectl_version(kubectl),
+            "sha256": hashlib.sha256(binary).hexdigest(),
+            "files": [fd.name for fd in fds],
+        },
+        "format": "field row: [number, name, type, flags (r repeated, n nullable, "
+                  "q required, i inline), message name | [key type, value type, value message]]",
+        "wrappers": c.wrappers(),
+        "kinds": c.kinds(),
+        "messages": messages,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kubectl", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args()
+    table = build(args.kubectl or default_kubectl())
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(render(table))
+    print(f"{args.out}: {len(table['messages'])} messages, {len(table['kinds'])} kinds, "
+          f"from kubectl {table['source']['kubectl']}")
+
+
+def render(table: dict[str, Any]) -> str:
+    """Compact JSON with one message per line, so that a regenerated table diffs readably."""
+    def dump(v: Any) -> str:
+        return json.dumps(v, separators=(",", ":"))
+
+    head = {k: v for k, v in table.items() if k != "messages"}
+    lines = [dump(head)[:-1] + ',"messages":{']
+    items = list(table["messages"].items())
+    for i, (name, rows) in enumerate(items):
+        lines.append(f"{dump(name)}:{dump(rows)}" + ("," if i < len(items) - 1 else ""))
+    lines.append("}}")
+    return "\n".join(lines) + "\n"
+
+if __name__ == "__main__":
+    main()
