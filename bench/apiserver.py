@@ -24,7 +24,7 @@ import aiohttp
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import Server, median_min_max, run_concurrently  # noqa: E402
+from bench.common import Server, median_min_max, run_concurrently
 
 CONCURRENCY = 16
 NS = "bench"

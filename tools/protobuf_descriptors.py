@@ -145,7 +145,7 @@ def openapi_name(proto_name: str) -> str:
 
 # Messages the runtime codec maps itself: their JSON form is not their protobuf structure.
 SPECIAL = {
-    META + "Time", META + "MicroTime", META + "Duration", META + "FieldsV1",
+    META + "Time", META + "MicroTime", META + "FieldsV1",
     "k8s.io.apimachinery.pkg.api.resource.Quantity",
     "k8s.io.apimachinery.pkg.api.resource.QuantityValue",
     "k8s.io.apimachinery.pkg.util.intstr.IntOrString",

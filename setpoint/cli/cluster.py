@@ -39,7 +39,14 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     if not memory and data is None:
         data = default_data_dir()
     try:
-        asyncio.run(_serve(data, host, port, kubeconfig))
+        import uvloop  # a faster event loop where the platform has it
+    except ImportError:
+        uvloop = None
+    try:
+        if uvloop is not None:
+            uvloop.run(_serve(data, host, port, kubeconfig))
+        else:
+            asyncio.run(_serve(data, host, port, kubeconfig))
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)

@@ -1,19 +1,43 @@
-"""The ``setpoint`` command line."""
+"""The ``setpoint`` command line.
+
+Subcommands are imported only when they run: ``setpoint cluster up`` must not pay for the
+SDK's imports (pydantic, the runtime) in its start-up time, and vice versa.
+"""
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
-from setpoint.cli.cluster import cluster
+# command name -> "module:attribute" of its click command
+COMMANDS = {
+    "cluster": "setpoint.cli.cluster:cluster",
+    "generate": "setpoint.cli.generate:generate",
+    "run": "setpoint.cli.run:run",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose subcommands are loaded on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | set(COMMANDS))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module, attribute = target.split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="setpoint")
 def cli() -> None:
     """Setpoint: write, test and run Kubernetes operators in Python."""
-
-
-cli.add_command(cluster)
 
 
 def main() -> None:

@@ -24,7 +24,7 @@ _SCALAR_TYPES = {"string", "integer", "number", "boolean"}
 class Schema:
     """A node of an OpenAPI v3 schema; children are resolved on first access."""
 
-    __slots__ = ("_element", "_properties", "_resolve", "raw", "ref")
+    __slots__ = ("_element", "_properties", "_resolve", "_type", "raw", "ref")
 
     def __init__(self, raw: Mapping[str, Any], resolve: Resolver | None = None) -> None:
         self.ref = _ref_name(raw)  # the definition this node names, if it is a $ref
@@ -32,6 +32,7 @@ class Schema:
         self._resolve = resolve
         self._properties: dict[str, Schema] | None = None
         self._element: Schema | bool | None = False
+        self._type: str | bool | None = False
 
     def __repr__(self) -> str:
         return f"Schema(type={self.type!r}, properties={len(self.raw.get('properties', {}))})"
@@ -40,6 +41,11 @@ class Schema:
     @property
     def type(self) -> str | None:
         """The JSON type, with the ``["string", "null"]`` spelling folded to ``"string"``."""
+        if self._type is False:
+            self._type = self._compute_type()
+        return self._type  # type: ignore[return-value]
+
+    def _compute_type(self) -> str | None:
         t = self.raw.get("type")
         if isinstance(t, list):
             t = next((x for x in t if x != "null"), None)
@@ -222,9 +228,13 @@ class Definitions:
 @functools.cache
 def definitions() -> Definitions:
     """The definitions of Kubernetes ``KUBERNETES_SCHEMA_VERSION``, loaded once."""
-    import kubernetes_validate
+    import importlib.util
 
-    root = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+    # locate the package's data without importing it (its import pulls in jsonschema)
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the kubernetes-validate package is not installed")
+    root = Path(next(iter(spec.submodule_search_locations))) / "kubernetes-json-schema"
     path = root / f"{KUBERNETES_SCHEMA_VERSION}-local" / "_definitions.json"
     data = orjson.loads(path.read_bytes())
     return Definitions(data.get("$defs") or data.get("definitions") or {})

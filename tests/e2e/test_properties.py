@@ -406,8 +406,57 @@ def list_every_resource(http: httpx.Client) -> list[str]:
     return failures
 
 
+# Requests the random search found to break the server, kept so that every run checks them,
+# with what kube-apiserver answers: (id, method, path, query, body, content type, status).
+W1 = f"/apis/{GROUP}/v1/namespaces/{NS}/widgets/w1"
+WEB = f"/apis/apps/v1/namespaces/{NS}/deployments/web"
+MERGE = "application/merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+KNOWN_BAD: list[tuple[str, str, str, dict[str, str], bytes | None, str, int | None]] = [
+    # a patched Scale that no longer decodes is 422 Invalid with a "patch" cause
+    # (apiserver endpoints/handlers/patch.go, jsonPatcher.applyPatchToCurrentObject)
+    ("scale-spec-not-an-object", "PATCH", f"{WEB}/scale", {}, b'{"spec": true}', MERGE, 422),
+    ("scale-metadata-not-an-object", "PATCH", f"{WEB}/scale", {}, b'{"metadata": 5}', MERGE,
+     422),
+    ("cr-scale-spec-not-an-object", "PATCH", f"{W1}/scale", {}, b'{"spec": "x"}', MERGE, 422),
+    # an integer field given a number beyond int64: schema validation, 422 on spec.replicas
+    ("cr-integer-overflow", "PATCH", W1, {}, b'{"spec": {"replicas": 1.08e+58}}', MERGE, 422),
+    # YAML numbers beyond 64 bits decode as they do in JSON: a 400 for a string field
+    ("yaml-big-integer", "POST", f"/api/v1/namespaces/{NS}/configmaps", {},
+     b"metadata: {name: big}\ndata: {a: 123456789012345678901234567890}\n",
+     "application/yaml", 400),
+    ("apply-yaml-big-integer", "PATCH", W1, {"fieldManager": "m"},
+     b"metadata:\n  labels:\n    a: 123456789012345678901234567890\n", APPLY, None),
+    # a lone UTF-16 surrogate escape in YAML is not a server error
+    ("apply-yaml-lone-surrogate", "PATCH", f"/api/v1/namespaces/{NS}/configmaps/cm1",
+     {"fieldManager": "m"}, b'data: {"a": "\\ud983x"}\n', APPLY, None),
+    # unknown fields with control characters end up in a Warning header: still a 200
+    ("warning-with-control-character", "PATCH", WEB, {"fieldValidation": "Warn"},
+     b'{"spec": {"a\\nb": 1}}', MERGE, 200),
+    # names with an encoded newline reach the API: a NotFound Status, not aiohttp's text
+    ("newline-in-name", "GET", f"/api/v1/namespaces/{NS}/configmaps/a%0Ab", {}, None, "", 404),
+    ("newline-in-resource", "GET", f"/api/v1/namespaces/{NS}/a%0Ab/binding", {}, None, "", 404),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body", "content_type", "expected"),
+                         [pytest.param(*case[1:], id=case[0]) for case in KNOWN_BAD])
+def test_known_malformed_request_is_answered_with_a_status(
+        target: Target, method: str, path: str, query: dict[str, str], body: bytes | None,
+        content_type: str, expected: int | None) -> None:
+    target.ensure_objects()
+    status, ctype, raw = send(target.http, method, path, query, body, content_type, None)
+    check_answer(method, status, ctype, raw)
+    if expected is not None:
+        assert status == expected, raw[:1000]
+    if status == 404:
+        assert json.loads(raw)["reason"] == "NotFound"
+    assert not target.cluster.call(lambda: store_problems(target.store()))
+
+
 def test_random_requests_never_fail_the_server(target: Target) -> None:
-    @settings(max_examples=300, deadline=None, database=None,
+    # derandomized: the same examples on every run, so a failure never comes and goes
+    @settings(max_examples=300, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(request=REQUESTS, accept=ACCEPTS)
     def one_request(request: tuple[str, str, dict[str, str], bytes | None, str],

@@ -1,0 +1,360 @@
+"""The operator benchmark: the Widget operator with Setpoint, with kopf, and the floor.
+
+    .venv/bin/python bench/operator.py                 # N = 100, 1000, 3000; 3 runs each
+    .venv/bin/python bench/operator.py --quick         # N = 100, one run
+
+For each N, run and contender, in this order so that drift hits all alike:
+
+1. a fresh ``setpoint cluster up --memory`` in its own process, the Widget CRD installed;
+2. the counting proxy (``bench/counting_proxy.py``) in its own process in front of it;
+3. the contender in its own process, given the proxy's kubeconfig:
+   - ``setpoint``: ``setpoint run examples.widget.operator:manager``;
+   - ``kopf``: ``kopf run bench/kopf_widget.py --all-namespaces`` (kopf's defaults);
+   - ``floor``: ``bench/floor_widget.py`` (one watch, 16 workers, plain aiohttp);
+4. once it watches Widgets: create N Widgets straight on the server, 16 at a time, and
+   time until all show ``status.ready`` (followed by a watch of this driver); then change
+   ``spec.message`` on all N and time until every ConfigMap holds the new message;
+5. the requests the contender made, by verb (from the proxy), per phase, counted once the
+   contender has gone quiet; then the requests it makes in ``--idle`` seconds of nothing
+   happening (open watches excluded); its peak RSS and the CPU seconds of both phases.
+
+Results go to ``--json`` (default ``bench/results/operator.json``) and a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import ROOT, Server, run_concurrently
+from bench.operator_report import report
+from bench.procstats import usage
+
+CONCURRENCY = 16
+NAMESPACE = "default"
+WIDGETS = f"/apis/bench.setpoint.dev/v1/namespaces/{NAMESPACE}/widgets"
+CONFIGMAPS = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+PHASE_TIMEOUT = 900.0
+
+WIDGET_CRD: dict[str, Any] = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.bench.setpoint.dev"},
+    "spec": {
+        "group": "bench.setpoint.dev", "scope": "Namespaced",
+        "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                  "listKind": "WidgetList"},
+        "versions": [{
+            "name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {
+                    "size": {"type": "integer", "minimum": 1},
+                    "message": {"type": "string"}}},
+                "status": {"type": "object",
+                           "x-kubernetes-preserve-unknown-fields": True,
+                           "properties": {"ready": {"type": "boolean"},
+                                          "observedGeneration": {"type": "integer"}}},
+            }}},
+        }],
+    },
+}
+
+
+def contender_command(name: str, kubeconfig: Path) -> list[str]:
+    if name == "setpoint":
+        return [sys.executable, "-m", "setpoint.cli.main", "run",
+                "examples.widget.operator:manager", "--kubeconfig", str(kubeconfig)]
+    if name == "kopf":
+        return [sys.executable, "-m", "kopf", "run", "bench/kopf_widget.py",
+                "--all-namespaces"]
+    if name == "floor":
+        return [sys.executable, "bench/floor_widget.py", str(kubeconfig)]
+    raise ValueError(f"unknown contender {name!r}")
+
+
+# kopf reads status subfields it does not know from x-kubernetes-preserve-unknown-fields;
+# the CRD keeps them so kopf's own status bookkeeping (if any) is not pruned
+
+
+@dataclass
+class RunResult:
+    contender: str
+    n: int
+    run: int
+    ready_seconds: float = 0.0
+    update_seconds: float = 0.0
+    create_requests: dict[str, int] = field(default_factory=dict)
+    update_requests: dict[str, int] = field(default_factory=dict)
+    create_by_resource: dict[str, int] = field(default_factory=dict)
+    update_by_resource: dict[str, int] = field(default_factory=dict)
+    idle_requests: dict[str, int] = field(default_factory=dict)
+    peak_rss_mib: float = 0.0
+    cpu_seconds: float = 0.0
+    error: str = ""
+
+
+class Tracker:
+    """Follows Widgets and ConfigMaps with watches straight on the server."""
+
+    def __init__(self, api: aiohttp.ClientSession) -> None:
+        self.api = api
+        self.ready: set[str] = set()
+        self.observed: dict[str, int] = {}
+        self.generation: dict[str, int] = {}
+        self.messages: dict[str, str] = {}
+        self.changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        for path, handle in ((WIDGETS, self._widget), (CONFIGMAPS, self._config_map)):
+            async with self.api.get(path) as resp:
+                rv = (await resp.json(loads=orjson.loads))["metadata"]["resourceVersion"]
+            self._tasks.append(asyncio.create_task(self._follow(path, rv, handle)))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    async def _follow(self, path: str, rv: str, handle: Callable[[dict[str, Any]], None],
+                      ) -> None:
+        while True:
+            params = {"watch": "true", "resourceVersion": rv, "allowWatchBookmarks": "true"}
+            async with self.api.get(path, params=params,
+                                    timeout=aiohttp.ClientTimeout(total=None)) as resp:
+                async for line in resp.content:
+                    event = orjson.loads(line)
+                    obj = event["object"]
+                    rv = obj["metadata"]["resourceVersion"]
+                    if event["type"] in ("ADDED", "MODIFIED"):
+                        handle(obj)
+                        self.changed.set()
+
+    def _widget(self, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        status = obj.get("status") or {}
+        self.generation[name] = obj["metadata"]["generation"]
+        if status.get("ready"):
+            self.ready.add(name)
+        if status.get("observedGeneration") is not None:
+            self.observed[name] = status["observedGeneration"]
+
+    def _config_map(self, obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        if name.endswith("-cfg"):
+            self.messages[name] = (obj.get("data") or {}).get("message", "")
+
+    async def until(self, condition: Callable[[], bool], timeout: float) -> None:
+        deadline = time.perf_counter() + timeout
+        while not condition():
+            self.changed.clear()
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise TimeoutError("the operator did not converge in time")
+            try:
+                await asyncio.wait_for(self.changed.wait(), min(remaining, 1.0))
+            except TimeoutError:
+                pass
+
+
+class Control:
+    """The counting proxy's control endpoint."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.session = aiohttp.ClientSession()
+
+    async def counts(self) -> dict[str, Any]:
+        async with self.session.get(self.url + "/counts") as resp:
+            return dict(await resp.json())
+
+    async def reset(self) -> None:
+        async with self.session.post(self.url + "/reset") as resp:
+            await resp.read()
+
+    async def quiet(self, period: float = 1.0, timeout: float = 60.0) -> dict[str, Any]:
+        """The counts once no request (watches aside) arrived for ``period`` seconds."""
+        deadline = time.perf_counter() + timeout
+        last = await self.counts()
+        while time.perf_counter() < deadline:
+            await asyncio.sleep(period)
+            now = await self.counts()
+            if _non_watch(now) == _non_watch(last):
+                return now
+            last = now
+        return last
+
+    async def close(self) -> None:
+        await self.session.close()
+
+
+def _non_watch(counts: dict[str, Any]) -> dict[str, int]:
+    return {v: n for v, n in counts["by_verb"].items() if v != "watch"}
+
+
+def _start_proxy(upstream: Path, out: Path) -> tuple[subprocess.Popen[bytes], str]:
+    proc = subprocess.Popen([sys.executable, "bench/counting_proxy.py", str(upstream),
+                             str(out)], stdout=subprocess.PIPE, cwd=ROOT)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().decode().split()
+    if not line or line[0] != "ready":
+        raise RuntimeError("the counting proxy did not start")
+    return proc, line[1]
+
+
+def _stop(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is None or proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+async def _watching_widgets(control: Control, proc: subprocess.Popen[bytes],
+                            timeout: float = 60.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the operator exited with {proc.returncode}")
+        counts = await control.counts()
+        if any(w.startswith("watch widgets") for w in counts["open_watches"]):
+            await control.quiet(0.5)  # let it finish starting (kopf checks peering, …)
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("the operator never watched Widgets")
+
+
+def _widget(i: int) -> dict[str, Any]:
+    return {"apiVersion": "bench.setpoint.dev/v1", "kind": "Widget",
+            "metadata": {"name": f"w{i:05d}"}, "spec": {"size": 1 + i % 5, "message": "one"}}
+
+
+async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
+    result = RunResult(contender, n, run)
+    server = Server().start()
+    proxy: subprocess.Popen[bytes] | None = None
+    operator: subprocess.Popen[bytes] | None = None
+    control: Control | None = None
+    workdir = Path(tempfile.mkdtemp(prefix="setpoint-bench-op-"))
+    try:
+        async with server.session(limit=CONCURRENCY * 2) as api:
+            async with api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                                data=orjson.dumps(WIDGET_CRD)) as resp:
+                assert resp.status == 201, await resp.text()
+            await _served(api)
+            proxy, control_url = _start_proxy(server.kubeconfig, workdir / "kubeconfig")
+            control = Control(control_url)
+            log = (workdir / "operator.log").open("wb")
+            operator = subprocess.Popen(
+                contender_command(contender, workdir / "kubeconfig"), cwd=ROOT,
+                stdout=log, stderr=subprocess.STDOUT,
+                env={**os.environ, "KUBECONFIG": str(workdir / "kubeconfig"),
+                     "PYTHONPATH": str(ROOT)})
+            await _watching_widgets(control, operator)
+            tracker = Tracker(api)
+            await tracker.start()
+            before = usage(operator.pid)
+            await control.reset()
+
+            async def create(i: int) -> None:
+                async with api.post(WIDGETS, data=orjson.dumps(_widget(i))) as resp:
+                    assert resp.status == 201, await resp.text()
+
+            started = time.perf_counter()
+            await run_concurrently(n, CONCURRENCY, create)
+            await tracker.until(lambda: len(tracker.ready) >= n, PHASE_TIMEOUT)
+            result.ready_seconds = time.perf_counter() - started
+            counts = await control.quiet()
+            result.create_requests = _non_watch(counts)
+            result.create_by_resource = counts["by_resource"]
+            await control.reset()
+
+            async def change(i: int) -> None:
+                async with api.patch(f"{WIDGETS}/w{i:05d}",
+                                     data=orjson.dumps({"spec": {"message": "two"}}),
+                                     headers={"Content-Type": "application/merge-patch+json"},
+                                     ) as resp:
+                    assert resp.status == 200, await resp.text()
+
+            started = time.perf_counter()
+            await run_concurrently(n, CONCURRENCY, change)
+            await tracker.until(lambda: sum(m == "two" for m in tracker.messages.values())
+                                >= n, PHASE_TIMEOUT)
+            result.update_seconds = time.perf_counter() - started
+            await tracker.until(lambda: sum(g >= 2 for g in tracker.observed.values()) >= n,
+                                PHASE_TIMEOUT)
+            counts = await control.quiet()
+            result.update_requests = _non_watch(counts)
+            result.update_by_resource = counts["by_resource"]
+            after = usage(operator.pid)
+            result.cpu_seconds = after.cpu_seconds - before.cpu_seconds
+            await control.reset()
+            await asyncio.sleep(idle)  # measuring that nothing happens takes waiting
+            result.idle_requests = _non_watch(await control.counts())
+            result.peak_rss_mib = usage(operator.pid).peak_rss_mib
+            await tracker.stop()
+    except (TimeoutError, RuntimeError, AssertionError) as exc:
+        result.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        if control is not None:
+            await control.close()
+        _stop(operator)
+        _stop(proxy)
+        server.stop()
+    return result
+
+
+async def _served(api: aiohttp.ClientSession) -> None:
+    for _ in range(200):
+        async with api.get(WIDGETS) as resp:
+            if resp.status == 200:
+                return
+        await asyncio.sleep(0.02)
+    raise RuntimeError("the Widget CRD was never served")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="N=100, one run")
+    parser.add_argument("--sizes", default="100,1000,3000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--contenders", default="setpoint,kopf,floor")
+    parser.add_argument("--idle", type=float, default=5.0,
+                        help="seconds of nothing happening in which requests are counted")
+    parser.add_argument("--json", type=Path, default=ROOT / "bench/results/operator.json")
+    args = parser.parse_args()
+    sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
+    runs = 1 if args.quick else args.runs
+    contenders = args.contenders.split(",")
+    results: list[RunResult] = []
+    for n in sizes:
+        for run in range(runs):
+            for contender in contenders:
+                result = asyncio.run(run_one(contender, n, run, args.idle))
+                results.append(result)
+                print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    command = " ".join(["bench/operator.py", *sys.argv[1:]])
+    print(report([asdict(r) for r in results], command))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""``setpoint generate``: CRDs, RBAC and deployment manifests from an operator's code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import click
+
+from setpoint.cli.targets import TargetError, permissions_of, split_target
+
+
+@click.group()
+def generate() -> None:
+    """Write the YAML an operator needs in a cluster."""
+
+
+def _output(documents: list[dict[str, Any]], output: Path | None) -> None:
+    from setpoint.resources import dump_yaml
+
+    if output is None:
+        click.echo(dump_yaml(documents), nl=False)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(dump_yaml(documents))
+    click.echo(f"wrote {output}", err=True)
+
+
+@generate.command("crds")
+@click.argument("module")
+@click.option("-o", "--output", type=click.Path(),
+              help="A file for all CRDs, or a directory (ending in / or existing) for one "
+                   "file per CRD, named <group>_<plural>.yaml. Default: standard output.")
+def crds(module: str, output: str | None) -> None:
+    """The CRDs of the CustomResource classes in MODULE (a module, a package with its
+    submodules, or a .py file)."""
+    from setpoint.resources import CRDError, SchemaError, discover_resources, generate_crds
+
+    target: str | Path = module
+    if module.endswith(".py"):
+        target = Path(module)
+        if not target.exists():
+            raise TargetError(f"file {module!r} not found")
+    else:
+        from setpoint.cli.targets import import_module
+
+        import_module(split_target(module)[0])  # a missing module as a one-line error
+    try:
+        documents = generate_crds(discover_resources(target))
+    except (CRDError, SchemaError) as exc:
+        raise TargetError(f"cannot generate CRDs: {exc}") from None
+    if not documents:
+        raise TargetError(f"{module!r} defines no CustomResource classes")
+    if output is not None and (output.endswith("/") or Path(output).is_dir()):
+        directory = Path(output)
+        directory.mkdir(parents=True, exist_ok=True)
+        for crd in documents:
+            spec = crd["spec"]
+            _output([crd], directory / f"{spec['group']}_{spec['names']['plural']}.yaml")
+        return
+    _output(documents, Path(output) if output is not None else None)
+
+
+def _name(default: str) -> str:
+    name = re.sub(r"[^a-z0-9-]+", "-", default.lower()).strip("-")
+    return name or "operator"
+
+
+@generate.command("rbac")
+@click.argument("target", metavar="MODULE[:ATTRIBUTE]")
+@click.option("--name", help="Name of the roles and the ServiceAccount. Default: the "
+                             "Manager's name.")
+@click.option("--namespace", "-n", default="default", show_default=True,
+              help="Namespace of the operator's ServiceAccount.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
+def rbac(target: str, name: str | None, namespace: str, output: Path | None) -> None:
+    """Least-privilege Roles and bindings from what the controllers in TARGET declare they
+    watch, own and write (or from its `permissions`)."""
+    from setpoint.resources import generate_rbac
+
+    permissions, manager = permissions_of(target)
+    name = name or _default_name(target, manager)
+    _output(generate_rbac(permissions, name=name, namespace=namespace), output)
+
+
+@generate.command("manifests")
+@click.argument("target", metavar="MODULE[:ATTRIBUTE]")
+@click.option("--image", required=True, help="The operator's container image.")
+@click.option("--name", help="Name of the Deployment, ServiceAccount and roles. Default: "
+                             "the Manager's name.")
+@click.option("--namespace", "-n", default="default", show_default=True,
+              help="Namespace to run the operator in.")
+@click.option("--run", "run_target", metavar="MODULE:ATTRIBUTE",
+              help="What the container runs. Default: the Manager found in TARGET.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
+def manifests(target: str, image: str, name: str | None, namespace: str,
+              run_target: str | None, output: Path | None) -> None:
+    """The Namespace, ServiceAccount, RBAC and Deployment that run the operator in TARGET
+    with `setpoint run`."""
+    from setpoint.resources import generate_manifests
+
+    permissions, manager = permissions_of(target)
+    run_target = run_target or manager
+    if run_target is None:
+        raise TargetError(f"{target!r} holds no Manager: pass --run MODULE:ATTRIBUTE")
+    name = name or _default_name(target, manager)
+    _output(generate_manifests(name, image, namespace, permissions, run=run_target), output)
+
+
+def _default_name(target: str, manager: str | None) -> str:
+    if manager is not None:
+        from setpoint.cli.targets import resolve
+
+        settings_name = resolve(manager)[2].settings.name
+        if settings_name and settings_name != "setpoint":
+            return _name(settings_name)
+    return _name(split_target(target)[0].rpartition(".")[2] + "-operator")

@@ -1,0 +1,219 @@
+"""Finding what the user points the CLI at: ``module:attribute`` or a module's contents.
+
+Mistakes (a module that is not importable, a missing attribute, an object of the wrong
+kind) raise :class:`TargetError` with one line that says what to fix; the commands print
+it without a traceback. An exception raised by the user's own module while importing is
+theirs to see, and is left alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import click
+
+from setpoint.resources import Permissions
+from setpoint.resources.custom import plural_of
+
+
+class TargetError(click.ClickException):
+    """A one-line user mistake about the target (exit status 2)."""
+
+    exit_code = 2
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def import_module(name: str) -> ModuleType:
+    """Import ``name`` with the working directory on the path (as ``python -m`` has)."""
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or name
+        if name == missing or name.startswith(missing + "."):
+            raise TargetError(
+                f"module {name!r} not found: run from the directory that contains it, or "
+                f"install its package (pip install -e .)") from None
+        raise
+
+
+def split_target(target: str) -> tuple[str, str | None]:
+    module, _, attribute = target.partition(":")
+    if not module or (":" in target and not attribute):
+        raise TargetError(f"{target!r} is not module:attribute (e.g. my_operator:manager)")
+    return module, attribute or None
+
+
+def resolve(target: str) -> tuple[ModuleType, str, Any]:
+    """(module, attribute name, object) of ``module:attribute``; a zero-argument callable
+    that is not a class is called (a factory)."""
+    module_name, attribute = split_target(target)
+    if attribute is None:
+        raise TargetError(f"{target!r} names no attribute: write {target}:manager (the "
+                          f"variable that holds your Manager)")
+    module = import_module(module_name)
+    obj: Any = module
+    for part in attribute.split("."):
+        if not hasattr(obj, part):
+            found = ", ".join(sorted(n for n, _ in runnables(module))) or "none"
+            raise TargetError(f"module {module_name!r} has no attribute {attribute!r} "
+                              f"(Managers and controllers it defines: {found})")
+        obj = getattr(obj, part)
+    if callable(obj) and not isinstance(obj, type) and not _is_runnable(obj):
+        obj = obj()
+    return module, attribute, obj
+
+
+def _is_runnable(obj: Any) -> bool:
+    from setpoint.runtime import Controller, Manager
+
+    if isinstance(obj, Manager | Controller):
+        return True
+    return isinstance(obj, list | tuple) and bool(obj) and all(
+        isinstance(c, Controller) for c in obj)
+
+
+def runnables(module: ModuleType) -> Iterator[tuple[str, Any]]:
+    """The module's attributes that are Managers, Controllers or lists of controllers."""
+    for name, value in vars(module).items():
+        if not name.startswith("_") and _is_runnable(value):
+            yield name, value
+
+
+def as_manager(obj: Any, where: str) -> Any:
+    """A Manager for ``obj``: itself, or a new one running the controller(s)."""
+    from setpoint.runtime import Controller, Manager
+
+    if isinstance(obj, Manager):
+        return obj
+    if isinstance(obj, Controller):
+        return Manager([obj])
+    if _is_runnable(obj):
+        return Manager(list(obj))
+    what = f"the class {obj.__name__}" if isinstance(obj, type) else \
+        f"a {type(obj).__name__}"
+    raise TargetError(f"{where} is {what}, not a Manager, a Controller or a "
+                      f"list of controllers: point at the variable that holds your Manager")
+
+
+# -- permissions -------------------------------------------------------------------------
+
+
+def _resource(kind: Any) -> Any:
+    """A Permissions target for a kind: typed classes as they are, others by name."""
+    from setpoint.runtime.objects import kind_key
+
+    if isinstance(kind, type) and hasattr(kind, "plural"):
+        return kind
+    key = kind_key(kind)
+    return (key.group, plural_of(key.kind))
+
+
+def _has_status(kind: Any) -> bool:
+    """Whether a controller of ``kind`` writes a status: a typed class says so (a status
+    subresource, or at least a status field); an untyped kind is assumed to."""
+    if not isinstance(kind, type):
+        return True
+    declaration = getattr(kind, "declaration", None)
+    declared = getattr(declaration(), "status_subresource", None) if callable(declaration) \
+        else None
+    if declared is not None:
+        return bool(declared)
+    return "status" in getattr(kind, "model_fields", {})
+
+
+def controller_permissions(controller: Any) -> Permissions:
+    """What a controller's declarations imply: reads of every kind it watches or reads,
+    writes of the kinds it owns (and ``<for>/finalizers`` to set ``blockOwnerDeletion``),
+    status writes of its own kind; plus a ``permissions`` attribute if it has one."""
+    watches, owns, status, owners = [], [], [], []
+    for spec in controller.watch_specs:
+        target = _resource(spec.kind)
+        if spec.role == "owns":
+            owns.append(target)
+        else:
+            watches.append(target)
+        if spec.role == "for" and _has_status(spec.kind):
+            status.append(target)
+    if owns:
+        owners.append(_resource(controller.for_kind))
+    watches += [_resource(k) for k in controller.read_kinds]
+    derived = Permissions(watches=watches, owns=owns, writes_status=status, owners=owners,
+                          events=True)
+    declared = getattr(controller, "permissions", None)
+    declared = declared() if callable(declared) else declared
+    return derived | declared if isinstance(declared, Permissions) else derived
+
+
+def manager_permissions(manager: Any) -> Permissions:
+    """The controllers' permissions, in the manager's namespace (if it is limited to one),
+    with events and leader election as its settings say."""
+    settings = manager.settings
+    merged = Permissions()
+    for controller in manager.controllers:
+        merged = merged | controller_permissions(controller)
+    return dataclasses.replace(
+        merged, events=settings.record_events, leader_election=settings.leader_election,
+        namespaces=(settings.namespace,) if settings.namespace else None)
+
+
+def permissions_of(target: str) -> tuple[Permissions, str | None]:
+    """The Permissions ``target`` declares, and the ``module:attribute`` of its Manager
+    when there is one. ``target`` is ``module:attribute`` (Permissions, a Manager, a
+    Controller, controllers) or a module: its ``permissions`` attribute, else its
+    Managers, else its controllers."""
+    from setpoint.runtime import Controller, Manager
+
+    module_name, attribute = split_target(target)
+    if attribute is not None:
+        _, _, obj = resolve(target)
+        candidates = [(attribute, obj)]
+    else:
+        module = import_module(module_name)
+        declared = getattr(module, "permissions", None)
+        if isinstance(declared, Permissions):
+            return declared, _first_manager(module)
+        found = list(runnables(module))
+        managers = [(n, v) for n, v in found if isinstance(v, Manager)]
+        candidates = managers or found
+        if not candidates:
+            raise TargetError(f"module {module_name!r} defines no Manager, controllers or "
+                              f"`permissions`: name one as {module_name}:attribute")
+    merged: Permissions | None = None
+    manager_ref: str | None = None
+    for name, obj in candidates:
+        if isinstance(obj, Permissions):
+            perms = obj
+        elif isinstance(obj, Manager):
+            perms = manager_permissions(obj)
+            manager_ref = manager_ref or f"{module_name}:{name}"
+        elif isinstance(obj, Controller):
+            perms = controller_permissions(obj)
+        elif _is_runnable(obj):
+            perms = Permissions()
+            for controller in obj:
+                perms = perms | controller_permissions(controller)
+        else:
+            raise TargetError(f"{module_name}:{name} is a {type(obj).__name__}: point at "
+                              f"Permissions, a Manager or controllers")
+        merged = perms if merged is None else merged | perms
+    assert merged is not None
+    return merged, manager_ref
+
+
+def _first_manager(module: ModuleType) -> str | None:
+    from setpoint.runtime import Manager
+
+    for name, value in runnables(module):
+        if isinstance(value, Manager):
+            return f"{module.__name__}:{name}"
+    return None
