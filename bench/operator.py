@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -64,6 +65,8 @@ WIDGET_CRD: dict[str, Any] = {
                 "spec": {"type": "object", "properties": {
                     "size": {"type": "integer", "minimum": 1},
                     "message": {"type": "string"}}},
+                # kopf's documentation asks for unknown status fields to be kept (it may
+                # keep its progress there); the same CRD serves every contender
                 "status": {"type": "object",
                            "x-kubernetes-preserve-unknown-fields": True,
                            "properties": {"ready": {"type": "boolean"},
@@ -84,10 +87,6 @@ def contender_command(name: str, kubeconfig: Path) -> list[str]:
     if name == "floor":
         return [sys.executable, "bench/floor_widget.py", str(kubeconfig)]
     raise ValueError(f"unknown contender {name!r}")
-
-
-# kopf reads status subfields it does not know from x-kubernetes-preserve-unknown-fields;
-# the CRD keeps them so kopf's own status bookkeeping (if any) is not pruned
 
 
 @dataclass
@@ -165,10 +164,8 @@ class Tracker:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 raise TimeoutError("the operator did not converge in time")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), min(remaining, 1.0))
-            except TimeoutError:
-                pass
 
 
 class Control:

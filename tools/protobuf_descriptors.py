@@ -6,14 +6,16 @@ binary carries the exact field numbers, names and types of every built-in messag
 finds those gzip streams, parses them with the ``protobuf`` package (needed here only, not at
 run time) and writes a compact table that ``setpoint.machinery.protobuf`` reads.
 
-Two facts the descriptors do not state are taken from the Kubernetes OpenAPI definitions that
-``kubernetes-validate`` ships (``setpoint.machinery.schema``):
-
-- which message fields are Go embedded structs inlined into their parent's JSON
-  (``json:",inline"``, such as ``Probe.handler`` or ``Volume.volumeSource``), and
-- which fields are required: openapi-gen marks a field required exactly when its JSON tag has
-  no ``omitempty`` (and no ``+optional``), which tells the decoder whether a zero scalar that
-  gogo always writes would appear in the JSON form.
+Three facts of the JSON form are not in the descriptors: a field's JSON name (usually, but
+not always, its protobuf name: ``Webhooks`` is ``webhooks``), whether its JSON tag has
+``omitempty`` (gogo writes every non-pointer scalar, so a decoder must know whether JSON would
+show a zero value), and whether it is a Go embedded struct inlined into its parent's JSON
+(``json:",inline"``, such as ``Probe.handler``). They are read from the Go struct tags the same
+binary keeps for reflection (``json:"name,omitempty" protobuf:"bytes,1,opt,name=name"``, stored
+beside the Go field name). Where the same Go field name, number and protobuf name carry
+different JSON tags in different structs, the Kubernetes OpenAPI definitions that
+``kubernetes-validate`` ships decide: openapi-gen marks a field required exactly when its tag
+has no ``omitempty`` (unless it says ``+optional``), and lists inlined fields' members.
 
 Usage: ``.venv/bin/python tools/protobuf_descriptors.py [--kubectl PATH] [--out PATH]``
 """
@@ -21,12 +23,16 @@ Usage: ``.venv/bin/python tools/protobuf_descriptors.py [--kubectl PATH] [--out 
 from __future__ import annotations
 
 import argparse
+import array
 import hashlib
 import json
+import re
 import shutil
+import struct
 import subprocess
 import sys
 import zlib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -153,10 +159,139 @@ SPECIAL = {
 }
 
 
+class Tags:
+    """The Go struct tags in a Go binary: by Go field name, and by struct.
+
+    Go keeps each struct field's name and tag together (``abi.Name``: a flags byte, a varint
+    length and the name, then a varint length and the tag), so every tag can be paired with
+    its Go field name. A struct type's field array (``abi.StructField``: name pointer, type
+    pointer, offset; 24 bytes each) points at those names, which groups the tags by struct.
+    """
+
+    def __init__(self, binary: bytes) -> None:
+        self.by_go_name: dict[str, set[Tag]] = {}
+        self.structs: dict[frozenset[tuple[int, str]], list[dict[tuple[int, str], Tag]]] = {}
+        sections = _elf_sections(binary)
+        names: dict[int, Tag] = {}  # virtual address of a field name -> its tag
+        for m in re.finditer(rb'json:"', binary):
+            found = self._read(binary, m.start())
+            if found is not None:
+                offset, tag = found
+                self.by_go_name.setdefault(tag.go_name, set()).add(tag)
+                address = _address(sections, offset)
+                if address is not None:
+                    names[address] = tag
+        self._group(binary, sections, names)
+
+    def _read(self, b: bytes, start: int) -> tuple[int, Tag] | None:
+        for size in (1, 2):
+            if size == 1 and b[start - 1] < 0x80:
+                length = b[start - 1]
+            elif size == 2 and b[start - 1] < 0x80 <= b[start - 2]:
+                length = (b[start - 2] & 0x7F) | b[start - 1] << 7
+            else:
+                continue
+            raw = b[start:start + length]
+            proto = re.search(rb'protobuf:"([^"]*)"', raw)
+            json_tag = re.match(rb'json:"([^"]*)"', raw)
+            if not raw.endswith(b'"') or proto is None or json_tag is None:
+                return None
+            end = start - size
+            for n in range(1, 100):
+                name = b[end - n:end]
+                if b[end - n - 1] == n and b[end - n - 2] & 2 and _IDENT.fullmatch(name):
+                    return end - n - 2, Tag.parse(name.decode(), json_tag.group(1).decode(),
+                                                  proto.group(1).decode())
+            return None
+        return None
+
+    def _group(self, b: bytes, sections: list[tuple[int, int, int]],
+               names: dict[int, Tag]) -> None:
+        hits: list[tuple[int, Tag]] = []
+        for address, offset, size in sections:
+            words = array.array("Q")
+            words.frombytes(b[offset:offset + size - size % 8])
+            hits.extend((address + i * 8, names[w]) for i, w in enumerate(words) if w in names)
+        hits.sort(key=lambda h: h[0])
+        run: list[tuple[int, Tag]] = []
+        for hit in [*hits, (-1, None)]:
+            if run and hit[0] - run[-1][0] == 24:
+                run.append(hit)  # type: ignore[arg-type]
+                continue
+            if run:
+                fields = {(t.number, t.proto_name): t for _, t in run}
+                self.structs.setdefault(frozenset(fields), []).append(fields)
+            run = [hit] if hit[1] is not None else []  # type: ignore[list-item]
+
+    def lookup(self, keys: frozenset[tuple[int, str]], go_name: str, number: int,
+               proto_name: str) -> Tag | None:
+        """The tag of a field of the message whose fields are ``keys``, if it is certain.
+
+        First the structs with exactly those protobuf fields; then any field with that Go
+        name, number and protobuf name. None when the candidates disagree.
+        """
+        structs = self.structs.get(keys, [])
+        candidates = {s[(number, proto_name)] for s in structs}
+        if len(candidates) == 1:
+            return candidates.pop()
+        by_name = {t for t in self.by_go_name.get(go_name, ())
+                   if t.number == number and t.proto_name == proto_name}
+        if len(by_name) == 1:
+            return by_name.pop()
+        return None
+
+
+@dataclass(frozen=True)
+class Tag:
+    """What a Go struct tag says of a field's JSON and protobuf forms."""
+
+    go_name: str
+    json_name: str
+    omitempty: bool
+    inline: bool
+    number: int
+    proto_name: str
+
+    @classmethod
+    def parse(cls, go_name: str, json_tag: str, proto_tag: str) -> Tag:
+        parts = proto_tag.split(",")
+        opts = dict(p.split("=", 1) for p in parts if "=" in p)
+        name, _, flags = json_tag.partition(",")
+        return cls(go_name, name, "omitempty" in flags.split(","), "inline" in flags.split(","),
+                   int(parts[1]), opts.get("name", ""))
+
+
+def _elf_sections(b: bytes) -> list[tuple[int, int, int]]:
+    """(address, file offset, size) of the loaded sections of an ELF64 binary."""
+    if b[:4] != b"\x7fELF" or b[4] != 2:
+        raise SystemExit("kubectl is not an ELF64 binary")
+    shoff = struct.unpack_from("<Q", b, 0x28)[0]
+    entsize, count = struct.unpack_from("<HH", b, 0x3A)
+    out = []
+    for i in range(count):
+        _, kind, flags, address, offset, size = struct.unpack_from("<IIQQQQ", b,
+                                                                    shoff + i * entsize)
+        if flags & 2 and kind != 8:  # SHF_ALLOC, not SHT_NOBITS
+            out.append((address, offset, size))
+    return out
+
+
+def _address(sections: list[tuple[int, int, int]], offset: int) -> int | None:
+    for address, start, size in sections:
+        if start <= offset < start + size:
+            return address + offset - start
+    return None
+
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
 class Collector:
     """Walks the descriptors and builds the table."""
 
-    def __init__(self, fds: list[descriptor_pb2.FileDescriptorProto]) -> None:
+    def __init__(self, fds: list[descriptor_pb2.FileDescriptorProto], tags: Tags) -> None:
+        self.tags = tags
+        self.stats = {"tags": 0, "openapi": 0}
         self.defs: dict[str, Any] = definitions().raw
         self.messages: dict[str, descriptor_pb2.DescriptorProto] = {}
         for fd in fds:
@@ -169,7 +304,7 @@ class Collector:
             if self.is_map_entry(name):
                 continue
             for f in self.messages[name].field:
-                if f.type == FD.TYPE_MESSAGE and self._is_inline(name, f):
+                if f.type == FD.TYPE_MESSAGE and self.inline(name, f):
                     self._inline_parent.setdefault(f.type_name.lstrip("."), name)
 
     def _index(self, name: str, m: descriptor_pb2.DescriptorProto) -> None:
@@ -198,8 +333,24 @@ class Collector:
             return self.definition(parent, seen | {name})
         return {}
 
-    def _is_inline(self, owner: str, f: descriptor_pb2.FieldDescriptorProto) -> bool:
+    def tag(self, owner: str, f: descriptor_pb2.FieldDescriptorProto) -> Tag | None:
+        """What the Go struct tags say of field ``f`` of message ``owner``, if certain."""
+        if owner in SPECIAL:
+            return None
+        go_name = _string_option(f.options.SerializeToString(), GOGO_CUSTOMNAME)
+        keys = frozenset((g.number, g.name) for g in self.messages[owner].field)
+        return self.tags.lookup(keys, go_name or f.name[:1].upper() + f.name[1:], f.number,
+                                f.name)
+
+    def inline(self, owner: str, f: descriptor_pb2.FieldDescriptorProto) -> bool:
         """Whether ``f`` is a Go embedded struct inlined into ``owner``'s JSON."""
+        if f.type_name.lstrip(".") in SPECIAL:
+            return False
+        tag = self.tag(owner, f)
+        return tag.inline if tag is not None else self._is_inline(owner, f)
+
+    def _is_inline(self, owner: str, f: descriptor_pb2.FieldDescriptorProto) -> bool:
+        """The OpenAPI answer: a field that is no property, while its type's fields are."""
         target = f.type_name.lstrip(".")
         if target in SPECIAL or self.is_map_entry(target):
             return False
@@ -236,18 +387,16 @@ class Collector:
         return sorted(out)
 
     def fields(self, name: str) -> list[list[Any]]:
-        """The field rows of message ``name``, numbered, named by their JSON names."""
+        """The field rows of message ``name``, in declaration (Go struct) order."""
         m = self.messages[name]
         d = self.definition(name) if name not in SPECIAL else {}
         props: dict[str, Any] = d.get("properties") or {}
         by_lower = {p.lower(): p for p in props}
         required = set(d.get("required") or ())
         rows: list[list[Any]] = []
-        # declaration order is the Go struct's, hence the order of the JSON form's keys
         for f in m.field:
             flags = ""
             ref: Any = None
-            json_name = f.name
             if f.label == FD.LABEL_REPEATED:
                 flags += "r"
             if _varint_option(f.options.SerializeToString(), GOGO_NULLABLE) != 0:
@@ -261,17 +410,26 @@ class Collector:
             elif f.type == FD.TYPE_MESSAGE:
                 kind = "message"
                 ref = f.type_name.lstrip(".")
-                if self._is_inline(name, f):
+                if self.inline(name, f):
                     flags += "i"
             else:
                 kind = SCALARS[f.type]
-            if props and "i" not in flags and f.name not in props:
+            tag = self.tag(name, f)
+            json_name = tag.json_name if tag is not None and not tag.inline else None
+            omitempty = tag.omitempty if tag is not None else None
+            if json_name is None:
                 # a protobuf name taken from the Go name (Webhooks, uID): JSON spells it
-                json_name = by_lower.get(f.name.lower(), f.name)
-                if json_name not in props:
-                    self.warnings.append(f"{name}.{f.name}: not in the OpenAPI definition")
-            if json_name in required:
-                flags += "q"
+                json_name = f.name if f.name in props or not props else by_lower.get(
+                    f.name.lower(), f.name)
+                if props and "i" not in flags and json_name not in props:
+                    self.warnings.append(f"{name}.{f.name}: no JSON name known")
+            if omitempty is None:
+                self.stats["openapi"] += 1
+                omitempty = json_name not in required
+            else:
+                self.stats["tags"] += 1
+            if not omitempty and "i" not in flags:
+                flags += "e"
             row: list[Any] = [f.number, json_name, kind, flags]
             if ref is not None:
                 row.append(ref)
@@ -317,9 +475,11 @@ def build(kubectl: Path) -> dict[str, Any]:
     """The table: source, messages (name -> field rows), slice wrappers and kinds."""
     binary = kubectl.read_bytes()
     fds = file_descriptors(binary)
-    c = Collector(fds)
+    c = Collector(fds, Tags(binary))
     messages = {name: c.fields(name) for name in sorted(c.messages)
                 if not c.is_map_entry(name)}
+    print(f"omitempty from struct tags for {c.stats['tags']} fields, from OpenAPI for "
+          f"{c.stats['openapi']}", file=sys.stderr)
     if c.warnings:
         # fields of versions the 1.32 OpenAPI no longer serves: they keep their protobuf names
         print(f"{len(c.warnings)} fields without an OpenAPI property, e.g. {c.warnings[0]}",
@@ -330,8 +490,9 @@ def build(kubectl: Path) -> dict[str, Any]:
             "sha256": hashlib.sha256(binary).hexdigest(),
             "files": [fd.name for fd in fds],
         },
-        "format": "field row: [number, name, type, flags (r repeated, n nullable, "
-                  "q required, i inline), message name | [key type, value type, value message]]",
+        "format": "field row: [number, JSON name, type, flags (r repeated, n nullable, "
+                  "e JSON shows zero values: no omitempty, i inline), "
+                  "message name | [key type, value type, value message]]",
         "wrappers": c.wrappers(),
         "kinds": c.kinds(),
         "messages": messages,

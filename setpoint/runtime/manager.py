@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from setpoint.client import Client, ClusterConfig, load_config
@@ -38,6 +38,8 @@ from setpoint.runtime.writer import Writer
 
 log = logging.getLogger(__name__)
 
+
+Runnable = Callable[["Manager"], Awaitable[None]]
 
 class Manager:
     """Runs controllers over one shared cache (see the module docstring)."""
@@ -72,6 +74,8 @@ class Manager:
         self._done = asyncio.Event()
         self.error: BaseException | None = None
         """Why the manager stopped on its own (lost leadership), if it did."""
+        self.runnables: list[Runnable] = []
+        self._runnable_tasks: list[asyncio.Task[None]] = []
 
     def __repr__(self) -> str:
         names = [c.name for c in self.controllers]
@@ -84,6 +88,12 @@ class Manager:
         if any(c.name == controller.name for c in self.controllers):
             raise ValueError(f"a controller named {controller.name!r} is already added")
         self.controllers.append(controller)
+
+    def add_runnable(self, runnable: Runnable) -> None:
+        """Run ``runnable(manager)`` alongside the controllers, once the caches have synced
+        (and this manager leads): background loops such as heartbeats. It is cancelled at
+        stop; it should return only when its work is done."""
+        self.runnables.append(runnable)
 
     @property
     def client(self) -> Client:
@@ -202,6 +212,14 @@ class Manager:
     def _start_workers(self) -> None:
         for rc in self.running_controllers:
             rc.start()
+        for runnable in self.runnables:
+            task = asyncio.create_task(runnable(self), name=f"runnable-{runnable!r}")
+            task.add_done_callback(self._runnable_done)
+            self._runnable_tasks.append(task)
+
+    def _runnable_done(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("runnable_failed name=%s error=%r", task.get_name(), task.exception())
 
     async def _start_when_elected(self) -> None:
         assert self.elector is not None
@@ -232,6 +250,10 @@ class Manager:
         try:
             if self._workers_task is not None:
                 self._workers_task.cancel()
+            for task in self._runnable_tasks:
+                task.cancel()
+            await asyncio.gather(*self._runnable_tasks, return_exceptions=True)
+            self._runnable_tasks = []
             results = await asyncio.gather(*(rc.stop(timeout)
                                              for rc in self.running_controllers))
             if not all(results):

@@ -3,7 +3,8 @@
 Decoding gives exactly what the same Go object would marshal to as JSON:
 
 - gogo writes every non-pointer scalar, so a zero scalar on the wire is dropped unless the
-  field is required (its JSON tag has no ``omitempty``) or a pointer (present means set);
+  field's JSON tag has no ``omitempty`` or it is a pointer (present means set);
+- an absent repeated field without ``omitempty`` (a list's ``items``) is ``[]``;
 - non-pointer structs are always written and always appear in JSON (``omitempty`` does not
   omit structs): ``spec: {}``, ``creationTimestamp: null``;
 - the types with their own JSON form (``Time``, ``MicroTime``, ``Quantity``, ``IntOrString``,
@@ -196,6 +197,9 @@ def decode_message(name: str, buf: bytes) -> Any:
     for f in msg.fields:
         values = raw.get(f.number)
         if values is None:
+            if f.repeated and f.emits_zero:
+                # Go decodes a nil slice; the non-omitempty lists Kubernetes builds are empty
+                out[f.name] = []
             continue
         if f.type == "message":
             assert f.message is not None
@@ -217,7 +221,7 @@ def decode_message(name: str, buf: bytes) -> Any:
         else:
             value = SCALAR_DECODERS[f.type](values[-1])
             # gogo writes Go's zero values; encoding/json omits them under omitempty
-            if value or f.nullable or f.required:
+            if value or f.nullable or f.emits_zero:
                 out[f.name] = value
     return out
 

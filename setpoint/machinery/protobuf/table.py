@@ -4,8 +4,8 @@
 the descriptors that kubectl 1.32 embeds (the ``source`` entry says which binary). Each field
 row is ``[number, json name, type, flags, reference]``: the type is a scalar type, ``message``
 or ``map``; the flags are ``r`` (repeated), ``n`` (nullable: a Go pointer, so a zero value
-on the wire is still a value), ``q`` (required: the Go JSON tag has no ``omitempty``) and
-``i`` (a Go embedded struct whose fields are inlined into the parent's JSON).
+on the wire is still a value), ``e`` (the Go JSON tag has no ``omitempty``: JSON shows the
+zero value) and ``i`` (a Go embedded struct whose fields are inlined into the parent's JSON).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Field:
     type: str  # a scalar type ("string", "int32", ...), "message" or "map"
     repeated: bool = False
     nullable: bool = False
-    required: bool = False
+    emits_zero: bool = False  # no omitempty: the JSON form shows zero values
     inline: bool = False
     message: str | None = None  # the message type, or the map's value message type
     key_type: str | None = None  # map fields only
@@ -59,7 +59,7 @@ class Message:
 def _field(row: list[Any]) -> Field:
     number, name, type_, flags = row[:4]
     ref = row[4] if len(row) > 4 else None
-    common = dict(repeated="r" in flags, nullable="n" in flags, required="q" in flags,
+    common = dict(repeated="r" in flags, nullable="n" in flags, emits_zero="e" in flags,
                   inline="i" in flags)
     if type_ == "map":
         key_type, value_type, value_message = ref
@@ -106,7 +106,7 @@ class Table:
         package = self._packages.get(group)
         if package is not None and f"{package}.{version}.{kind}" in self.messages:
             return f"{package}.{version}.{kind}"
-        if kind in META_KINDS:
+        if kind in META_KINDS and META + kind in self.messages:  # Table has no protobuf form
             return META + kind
         return None
 

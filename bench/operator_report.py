@@ -1,0 +1,94 @@
+"""The Markdown table of the operator benchmark: medians of the runs, min and max, and
+ratios to the floor and to kopf."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from typing import Any
+
+Result = dict[str, Any]
+
+
+def _stat(values: list[float]) -> tuple[float, float, float]:
+    return statistics.median(values), min(values), max(values)
+
+
+def _fmt(values: list[float], digits: int = 2) -> str:
+    med, lo, hi = _stat(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
+
+
+def _ratio(mine: list[float], theirs: list[float]) -> str:
+    if not mine or not theirs:
+        return "-"
+    return f"{statistics.median(mine) / statistics.median(theirs):.2f}x"
+
+
+def report(results: list[Result], command: str) -> str:
+    """One table per N; failed runs are listed and left out of the numbers."""
+    lines = [f"Reproduce: `.venv/bin/python {command}`", ""]
+    failed = [r for r in results if r["error"]]
+    ok = [r for r in results if not r["error"]]
+    for n in sorted({r["n"] for r in results}):
+        of_n = [r for r in ok if r["n"] == n]
+
+        def values(contender: str, get: Callable[[Result], float],
+                   of_n: list[Result] = of_n) -> list[float]:
+            return [get(r) for r in of_n if r["contender"] == contender]
+
+        runs = max((len(values(c, lambda r: 0)) for c in {r["contender"] for r in of_n}),
+                   default=0)
+        lines += [f"**N = {n}** ({runs} run{'s' * (runs != 1)}; median (min-max))", "",
+                  "| | all ready, s | xfloor | xkopf | all updated, s | xfloor | xkopf "
+                  "| requests/Widget create | requests/Widget update | idle requests "
+                  "| peak RSS, MiB | CPU, s |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        for contender in ("setpoint", "kopf", "floor"):
+            ready = values(contender, lambda r: r["ready_seconds"])
+            if not ready:
+                continue
+            update = values(contender, lambda r: r["update_seconds"])
+            create_req = values(contender, lambda r: sum(r["create_requests"].values()) / r["n"])
+            update_req = values(contender, lambda r: sum(r["update_requests"].values()) / r["n"])
+            idle = values(contender, lambda r: sum(r["idle_requests"].values()))
+            rss = values(contender, lambda r: r["peak_rss_mib"])
+            cpu = values(contender, lambda r: r["cpu_seconds"])
+            lines.append(
+                f"| {contender} | {_fmt(ready)} "
+                f"| {_ratio(ready, values('floor', lambda r: r['ready_seconds']))} "
+                f"| {_ratio(ready, values('kopf', lambda r: r['ready_seconds']))} "
+                f"| {_fmt(update)} "
+                f"| {_ratio(update, values('floor', lambda r: r['update_seconds']))} "
+                f"| {_ratio(update, values('kopf', lambda r: r['update_seconds']))} "
+                f"| {_fmt(create_req)} | {_fmt(update_req)} | {_fmt(idle, 0)} "
+                f"| {_fmt(rss, 0)} | {_fmt(cpu, 1)} |")
+        verbs = _verbs(of_n, n)
+        if verbs:
+            lines += ["", "Requests by verb and resource, per Widget (median run):", ""]
+            lines += [f"- {c}: create {v[0]}; update {v[1]}" for c, v in verbs.items()]
+        lines.append("")
+    for r in failed:
+        lines.append(f"- failed: {r['contender']} N={r['n']} run {r['run']}: {r['error']}")
+    return "\n".join(lines)
+
+
+def _verbs(results: list[Result], n: int) -> dict[str, tuple[str, str]]:
+    out: dict[str, tuple[str, str]] = {}
+    for contender in ("setpoint", "kopf", "floor"):
+        mine = sorted((r for r in results if r["contender"] == contender),
+                      key=lambda r: r["ready_seconds"])
+        if not mine:
+            continue
+        median = mine[len(mine) // 2]
+        out[contender] = (_per_widget(median["create_by_resource"], n),
+                          _per_widget(median["update_by_resource"], n))
+    return out
+
+
+def _per_widget(counts: dict[str, int], n: int) -> str:
+    shown = [f"{k} {v / n:.2f}" for k, v in sorted(counts.items())
+             if not k.startswith("watch") and v]
+    return ", ".join(shown) or "none"

@@ -1,0 +1,42 @@
+"""One Manager that runs the embedded cluster's nodes, scheduler, kubelets and controllers.
+
+Every part is an ordinary client of the API server over HTTP, built with the SDK's runtime,
+exactly as kube-scheduler, kube-controller-manager and kubelets are clients of a real one.
+Each area module offers ``install(manager, settings)``, which adds its controllers and
+background runnables to the manager.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from setpoint.client import Client
+from setpoint.runtime import Manager, ManagerSettings
+from setpoint.workloads.settings import WorkloadSettings
+
+# area module -> the setting that turns it on
+AREAS: tuple[tuple[str, str], ...] = (
+    ("setpoint.workloads.nodes", "kubelet"),
+    ("setpoint.workloads.scheduler", "scheduler"),
+    ("setpoint.workloads.kubelet", "kubelet"),
+    ("setpoint.workloads.controllers.deployment", "controllers"),
+    ("setpoint.workloads.controllers.replicaset", "controllers"),
+    ("setpoint.workloads.controllers.statefulset", "controllers"),
+    ("setpoint.workloads.controllers.daemonset", "controllers"),
+    ("setpoint.workloads.controllers.job", "controllers"),
+    ("setpoint.workloads.controllers.endpoints", "controllers"),
+    ("setpoint.workloads.controllers.volumes", "controllers"),
+    ("setpoint.workloads.controllers.disruption", "controllers"),
+)
+
+
+def build_manager(client: Client, settings: WorkloadSettings | None = None) -> Manager:
+    """A manager with every enabled area installed (start it with ``await m.start()``)."""
+    settings = settings or WorkloadSettings()
+    manager = Manager(client=client, settings=ManagerSettings(
+        name="kube-controller-manager", max_concurrent_reconciles=16, record_events=True))
+    for module_name, switch in AREAS:
+        if getattr(settings, switch):
+            module = importlib.import_module(module_name)
+            module.install(manager, settings)
+    return manager

@@ -1,0 +1,27 @@
+"""What the simulated part of the embedded cluster looks like: nodes, zones, capacities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class WorkloadSettings:
+    """Settings of the nodes, scheduler, kubelets and controllers of the embedded cluster.
+
+    ``nodes`` simulated nodes are created at start, named ``node-1`` … ``node-N`` and spread
+    over ``zones`` round-robin, each with the given capacity (allocatable equals capacity).
+    """
+
+    nodes: int = 3
+    node_cpu: str = "4"
+    node_memory: str = "16Gi"
+    node_pods: int = 110
+    zones: tuple[str, ...] = ("zone-a", "zone-b", "zone-c")
+    name_prefix: str = "node-"
+    scheduler: bool = True
+    kubelet: bool = True
+    controllers: bool = True
+    runtime: str = "simulated"
+    heartbeat_seconds: float = 10.0
+    extra: dict[str, str] = field(default_factory=dict)
