@@ -213,15 +213,18 @@ class Tags:
             words.frombytes(b[offset:offset + size - size % 8])
             hits.extend((address + i * 8, names[w]) for i, w in enumerate(words) if w in names)
         hits.sort(key=lambda h: h[0])
-        run: list[tuple[int, Tag]] = []
-        for hit in [*hits, (-1, None)]:
-            if run and hit[0] - run[-1][0] == 24:
-                run.append(hit)  # type: ignore[arg-type]
-                continue
-            if run:
-                fields = {(t.number, t.proto_name): t for _, t in run}
-                self.structs.setdefault(frozenset(fields), []).append(fields)
-            run = [hit] if hit[1] is not None else []  # type: ignore[list-item]
+        # consecutive StructField entries (24 bytes apart) are the fields of one struct
+        runs: list[list[Tag]] = []
+        previous = None
+        for address, tag in hits:
+            if previous is not None and address - previous == 24:
+                runs[-1].append(tag)
+            else:
+                runs.append([tag])
+            previous = address
+        for run in runs:
+            fields = {(t.number, t.proto_name): t for t in run}
+            self.structs.setdefault(frozenset(fields), []).append(fields)
 
     def lookup(self, keys: frozenset[tuple[int, str]], go_name: str, number: int,
                proto_name: str) -> Tag | None:

@@ -6,6 +6,7 @@ every scenario; each scenario then passes or fails on its own.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -41,10 +42,35 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield out
 
 
+# Steps whose recorded answer depends on wall-clock time rather than on server behaviour:
+# managedFields are sorted by their time in whole seconds, then by manager name. In
+# crd-defaulting the real server's establishing controller wrote its status entry in an
+# earlier second than the recorder's later PATCH; a server that runs the scenario within one
+# second ties the times, and the tie-break (manager name) orders the same entries the other
+# way. Only the order of those entries is relaxed; their content is still compared.
+TIME_ORDERED = {("crd-defaulting", "add-default-to-crd"): ["metadata.managedFields"]}
+
+
+def golden_dir(tmp: Path) -> Path:
+    """The golden recordings, with the order of time-sorted entries relaxed where needed."""
+    out = tmp / "golden"
+    out.mkdir(exist_ok=True)
+    for path in (CONFORMANCE / "golden").glob("*.json"):
+        data = json.loads(path.read_text())
+        for step in data["steps"]:
+            unordered = TIME_ORDERED.get((data["scenario"], step["name"]))
+            if unordered:
+                compare = step.setdefault("compare", {})
+                compare["unordered"] = [*compare.get("unordered", []), *unordered]
+        (out / path.name).write_text(json.dumps(data))
+    return out
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_scenario_matches_real_apiserver(recording: Path, scenario: str) -> None:
+def test_scenario_matches_real_apiserver(recording: Path, scenario: str,
+                                         tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, str(CONFORMANCE / "compare.py"), "-v", str(CONFORMANCE / "golden"),
+        [sys.executable, str(CONFORMANCE / "compare.py"), "-v", str(golden_dir(tmp_path)),
          str(recording), "--only", scenario],
         capture_output=True, text=True, timeout=120, check=False,
     )

@@ -147,6 +147,16 @@ def http(threaded_cluster: ThreadedCluster) -> Iterator[httpx.Client]:
 
 
 @pytest.fixture
+def kopf_logs_info() -> Iterator[None]:
+    """kopf posts as Events only the records its loggers let through: let INFO through."""
+    logger = logging.getLogger("kopf")
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    yield
+    logger.setLevel(level)
+
+
+@pytest.fixture
 def kopf_namespace(http: httpx.Client) -> str:
     """A namespace with the kopf example CRD established."""
     name = unique("kopf")
@@ -173,9 +183,8 @@ def example_path(ns: str, name: str = "") -> str:
 
 def test_minimal_example_operator_handles_and_patches_its_resource(
         threaded_cluster: ThreadedCluster, http: httpx.Client, kopf_namespace: str,
-        caplog: pytest.LogCaptureFixture) -> None:
+        kopf_logs_info: None) -> None:
     assert threaded_cluster.cluster is not None
-    caplog.set_level(logging.INFO, logger="kopf")  # kopf posts only the records it logs
     ns = kopf_namespace
     calls = Calls()
     registry = build_registry(threaded_cluster.cluster, calls, with_update_and_delete=False)

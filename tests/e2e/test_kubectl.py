@@ -22,7 +22,7 @@ metadata:
 spec:
   group: {group}
   scope: Namespaced
-  names: {{plural: gizmos, singular: gizmo, kind: Gizmo, shortNames: [gz]}}
+  names: {{plural: gizmos, singular: gizmo, kind: Gizmo, shortNames: [{short}]}}
   versions:
   - name: v1
     served: true
@@ -83,10 +83,15 @@ spec:
 def gizmos(kubectl: Kubectl, namespace: str) -> Iterator[str]:
     """A Gizmo CRD in a group of its own, Established; yields the resource name."""
     group = f"{namespace}.example.com"
-    kubectl.run("apply", "-f", "-", stdin=GIZMO_CRD.format(group=group))
+    kubectl.run("apply", "-f", "-", stdin=GIZMO_CRD.format(group=group, short=short_name(group)))
     kubectl.run("wait", "--for=condition=Established", f"crd/gizmos.{group}", "--timeout=30s")
     yield f"gizmos.{group}"
     kubectl.run("delete", "crd", f"gizmos.{group}", "--wait=false", ok=None)
+
+
+def short_name(group: str) -> str:
+    """A short name of the test's own: every test's CRD lives in the one shared server."""
+    return "gz" + group.split(".", 1)[0].rsplit("-", 1)[-1]
 
 
 def apply_gizmo(kubectl: Kubectl, ns: str, resource: str, name: str = "g1",
@@ -154,10 +159,9 @@ def test_get_in_every_output_format(kubectl: Kubectl, namespace: str) -> None:
 
 
 def test_get_lists_the_namespace_defaults(kubectl: Kubectl, namespace: str) -> None:
-    names = wait_until(lambda: set(kubectl.run(
+    wait_until(lambda: set(kubectl.run(
         "get", "serviceaccounts,configmaps", "-n", namespace, "-o", "name").stdout.split())
         >= {"serviceaccount/default", "configmap/kube-root-ca.crt"})
-    assert names
 
 
 def test_create_deployment_subcommand(kubectl: Kubectl, namespace: str) -> None:
@@ -193,7 +197,8 @@ def test_get_custom_resource_wide_shows_printer_columns(kubectl: Kubectl, namesp
     assert rows == [["NAME", "REPLICAS", "COLOR"], ["g1", "1", "blue"]]
     wide = table_rows(kubectl.run("get", gizmos, "-n", namespace, "-o", "wide").stdout)
     assert wide == [["NAME", "REPLICAS", "COLOR", "NOTE"], ["g1", "1", "blue", "hello"]]
-    short = kubectl.run("get", "gz", "-n", namespace, "-o", "name").stdout.split()
+    short = kubectl.run("get", short_name(gizmos.split(".", 1)[1]), "-n", namespace,
+                        "-o", "name").stdout.split()
     assert short == [f"gizmo.{gizmos.split('.', 1)[1]}/g1"]
 
 
@@ -529,7 +534,7 @@ def test_api_resources_lists_builtins_and_custom_resources(kubectl: Kubectl,
     assert ["customresourcedefinitions", "crd,crds", "apiextensions.k8s.io/v1", "false",
             "CustomResourceDefinition"] in rows
     # the CRD shows up as soon as discovery serves it
-    wait_until(lambda: ["gizmos", "gz", f"{group}/v1", "true", "Gizmo"] in table_rows(
+    wait_until(lambda: ["gizmos", short_name(group), f"{group}/v1", "true", "Gizmo"] in table_rows(
         kubectl.run("api-resources", f"--api-group={group}").stdout))
     names = kubectl.run("api-resources", "--api-group=apps", "-o", "name").stdout.split()
     assert {"deployments.apps", "replicasets.apps", "statefulsets.apps",
@@ -719,3 +724,104 @@ def test_smoke_delete(other_kubectl: Kubectl, kubectl: Kubectl, namespace: str) 
     assert out.stdout.strip() == 'configmap "smoke" deleted'
     out = other_kubectl.run("get", "configmap", "smoke", "-n", namespace, ok=False)
     assert 'configmaps "smoke" not found' in out.stderr
+
+
+# -- more of what users type ---------------------------------------------------------------
+
+def test_get_in_chunks_follows_continue_tokens(kubectl: Kubectl, namespace: str) -> None:
+    for i in range(5):
+        configmap(kubectl, namespace, f"chunk-{i}")
+    names = kubectl.run("get", "configmaps", "-n", namespace, "--chunk-size=2",
+                        "-o", "name").stdout.split()
+    assert names == ["configmap/chunk-0", "configmap/chunk-1", "configmap/chunk-2",
+                     "configmap/chunk-3", "configmap/chunk-4", "configmap/kube-root-ca.crt"]
+    rows = table_rows(kubectl.run("get", "configmaps", "-n", namespace,
+                                  "--chunk-size=2").stdout)
+    assert rows[0] == ["NAME", "DATA", "AGE"]
+    assert [r[0] for r in rows[1:]] == [n.split("/")[1] for n in names]
+
+
+def test_get_across_all_namespaces(kubectl: Kubectl, namespace: str) -> None:
+    configmap(kubectl, namespace, "everywhere")
+    rows = table_rows(kubectl.run("get", "configmaps", "-A").stdout)
+    assert rows[0] == ["NAMESPACE", "NAME", "DATA", "AGE"]
+    assert [namespace, "everywhere", "0"] in [r[:3] for r in rows]
+    assert ["kube-system", "kube-root-ca.crt", "1"] in [r[:3] for r in rows]
+
+
+def test_create_from_file_and_replace(kubectl: Kubectl, namespace: str) -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: rep}\ndata: {a: '1'}\n"
+    out = kubectl.run("create", "-n", namespace, "-f", "-", stdin=manifest)
+    assert out.stdout.strip() == "configmap/rep created"
+    out = kubectl.run("create", "-n", namespace, "-f", "-", stdin=manifest, ok=False)
+    assert 'Error from server (AlreadyExists): error when creating "STDIN": configmaps "rep" ' \
+           "already exists" in out.stderr
+    out = kubectl.run("replace", "-n", namespace, "-f", "-", stdin=manifest.replace("'1'", "'2'"))
+    assert out.stdout.strip() == "configmap/rep replaced"
+    assert kubectl.json("get", "configmap", "rep", "-n", namespace)["data"] == {"a": "2"}
+
+
+def test_set_image_and_rollout_restart_patch_the_template(kubectl: Kubectl,
+                                                          namespace: str) -> None:
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=DEPLOYMENT)
+    out = kubectl.run("set", "image", "deployment/web", "web=nginx:1.29", "-n", namespace)
+    assert out.stdout.strip() == "deployment.apps/web image updated"
+    kubectl.run("rollout", "restart", "deployment/web", "-n", namespace)
+    got = kubectl.json("get", "deployment", "web", "-n", namespace)
+    template = got["spec"]["template"]
+    assert [c["image"] for c in template["spec"]["containers"]] == ["nginx:1.29", "busybox:1.36"]
+    assert "kubectl.kubernetes.io/restartedAt" in template["metadata"]["annotations"]
+    assert got["metadata"]["generation"] == 3
+
+
+def test_diff_shows_changes_through_a_server_dry_run(kubectl: Kubectl, namespace: str) -> None:
+    manifest = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: diffed}\ndata: {a: '1'}\n"
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=manifest)
+    same = kubectl.run("diff", "-n", namespace, "-f", "-", stdin=manifest)
+    assert same.stdout == ""
+    changed = kubectl.run("diff", "-n", namespace, "-f", "-", ok=None,
+                          stdin=manifest.replace("'1'", "'2'"))
+    assert changed.returncode == 1, changed.stderr
+    assert '-  a: "1"' in changed.stdout and '+  a: "2"' in changed.stdout
+    assert kubectl.json("get", "configmap", "diffed", "-n", namespace)["data"] == {"a": "1"}
+
+
+def test_delete_all_in_namespace(kubectl: Kubectl, namespace: str) -> None:
+    for name in ("x1", "x2"):
+        configmap(kubectl, namespace, name)
+    out = kubectl.run("delete", "configmaps", "--all", "-n", namespace)
+    assert sorted(out.stdout.strip().splitlines()) == [
+        'configmap "kube-root-ca.crt" deleted', 'configmap "x1" deleted',
+        'configmap "x2" deleted']
+
+
+def test_version_and_cluster_info(kubectl: Kubectl) -> None:
+    version = json.loads(kubectl.run("version", "-o", "json").stdout)
+    assert version["serverVersion"]["major"] == "1"
+    assert version["serverVersion"]["minor"].startswith("32")
+    info = kubectl.run("cluster-info").stdout
+    assert "Kubernetes control plane is running at https://127.0.0.1:" in info
+
+
+def test_auth_whoami(kubectl: Kubectl) -> None:
+    who = kubectl.run("auth", "whoami", "-o", "json")
+    assert json.loads(who.stdout)["kind"] == "SelfSubjectReview"
+
+
+def test_auth_can_i(kubectl: Kubectl) -> None:
+    # kubectl sends this SelfSubjectAccessReview as protobuf
+    assert kubectl.run("auth", "can-i", "create", "deployments").stdout.strip() == "yes"
+
+
+def test_events_of_an_object(kubectl: Kubectl, namespace: str) -> None:
+    configmap(kubectl, namespace, "target")
+    kubectl.run("apply", "-n", namespace, "-f", "-", stdin=yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Event", "metadata": {"name": "target.1"},
+        "involvedObject": {"apiVersion": "v1", "kind": "ConfigMap", "name": "target",
+                           "namespace": namespace},
+        "reason": "Tested", "message": "hello from the test", "type": "Normal",
+        "firstTimestamp": "2024-01-01T00:00:00Z", "lastTimestamp": "2024-01-01T00:00:00Z",
+        "count": 1, "source": {"component": "e2e"}}))
+    rows = table_rows(kubectl.run("events", "-n", namespace, "--for", "configmap/target").stdout)
+    assert rows[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert " ".join(rows[1]).endswith("Normal Tested ConfigMap/target hello from the test")
