@@ -13,14 +13,17 @@ which Go type it had.
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from setpoint.machinery.errors import Cause
 
 REQUIRED = "FieldValueRequired"
 INVALID = "FieldValueInvalid"
+TYPE_INVALID = "FieldValueTypeInvalid"
 NOT_SUPPORTED = "FieldValueNotSupported"
 DUPLICATE = "FieldValueDuplicate"
 FORBIDDEN = "FieldValueForbidden"
@@ -111,6 +114,81 @@ def format_value(value: Any) -> str:
     return repr(value)
 
 
+# -- decoded JSON values (custom resources): Go prints them as interface{} values ----------
+
+def go_float(f: float) -> str:
+    """``fmt.Sprint(float64)``: shortest digits; exponent form below 1e-4 and from 1e6 on."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if f == 0:
+        return "0"
+    _, digit_tuple, exponent = Decimal(repr(abs(f))).normalize().as_tuple()
+    digits = "".join(str(d) for d in digit_tuple)
+    exp = len(digits) + int(exponent) - 1
+    prefix = "-" if f < 0 else ""
+    if exp < -4 or exp >= 6:
+        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{prefix}{body}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{prefix}0.{'0' * (-exp - 1)}{digits}"
+    if len(digits) <= exp + 1:
+        return f"{prefix}{digits}{'0' * (exp + 1 - len(digits))}"
+    return f"{prefix}{digits[:exp + 1]}.{digits[exp + 1:]}"
+
+
+def go_interface(value: Any) -> str:
+    """``%#v`` of a decoded JSON value (``map[string]interface {}{...}``)."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, dict):
+        inner = ", ".join(f"{go_quote(k)}:{go_interface(v)}" for k, v in sorted(value.items()))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_interface(v) for v in value) + "}"
+    return repr(value)
+
+
+def json_value(value: Any) -> GoValue:
+    """A decoded JSON value as ``field.Error`` prints it: scalars plainly, the rest ``%#v``."""
+    if isinstance(value, GoValue):
+        return value
+    if value is None:
+        return GoValue("null")
+    if isinstance(value, float) and not isinstance(value, bool):
+        return GoValue(go_float(value))
+    if isinstance(value, dict | list):
+        return GoValue(go_interface(value))
+    return GoValue(format_value(value))
+
+
+# -- paths -----------------------------------------------------------------------------------
+
+def child(path: str, name: str) -> str:
+    """``path.name`` (``name`` alone at the root)."""
+    return f"{path}.{name}" if path else name
+
+
+def key(path: str, k: str) -> str:
+    """``path[k]``, the way field.Path renders a map key."""
+    return f"{path}[{k}]"
+
+
+def index(path: str, i: int) -> str:
+    return f"{path}[{i}]"
+
+
+# -- constructors ----------------------------------------------------------------------------
+
 def _with_detail(head: str, detail: str) -> str:
     return f"{head}: {detail}" if detail else head
 
@@ -123,6 +201,12 @@ def required(path: str, detail: str = "") -> Cause:
 def invalid(path: str, value: Any, detail: str = "") -> Cause:
     """``field.Invalid``."""
     return Cause(INVALID, _with_detail(f"Invalid value: {format_value(value)}", detail), path)
+
+
+def type_invalid(path: str, value: Any, detail: str = "") -> Cause:
+    """``field.TypeInvalid``."""
+    return Cause(TYPE_INVALID, _with_detail(f"Invalid value: {format_value(value)}", detail),
+                 path)
 
 
 def not_supported(path: str, value: Any, valid: Iterable[str] = ()) -> Cause:
@@ -138,7 +222,7 @@ def duplicate(path: str, value: Any) -> Cause:
     return Cause(DUPLICATE, f"Duplicate value: {format_value(value)}", path)
 
 
-def forbidden(path: str, detail: str) -> Cause:
+def forbidden(path: str, detail: str = "") -> Cause:
     """``field.Forbidden``."""
     return Cause(FORBIDDEN, _with_detail("Forbidden", detail), path)
 

@@ -825,3 +825,42 @@ def test_events_of_an_object(kubectl: Kubectl, namespace: str) -> None:
     rows = table_rows(kubectl.run("events", "-n", namespace, "--for", "configmap/target").stdout)
     assert rows[0] == ["LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
     assert " ".join(rows[1]).endswith("Normal Tested ConfigMap/target hello from the test")
+
+
+def test_get_watch_in_table_form(kubectl: Kubectl, namespace: str) -> None:
+    """Plain ``get -w`` asks for Table watch events (as=Table)."""
+    configmap(kubectl, namespace, "first", a="1")
+    proc = kubectl.popen("get", "configmaps", "first", "second", "-n", namespace, "-w",
+                         "--ignore-not-found")
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stdout is not None
+    stdout = proc.stdout
+    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+    rows: list[list[str]] = []
+
+    def saw(name: str) -> bool:
+        while not lines.empty():
+            rows.append(lines.get_nowait().split())
+        return any(r and r[0] == name for r in rows)
+
+    try:
+        wait_until(lambda: saw("first"), timeout=20)
+        configmap(kubectl, namespace, "first", a="1", b="2")
+        wait_until(lambda: [r[:2] for r in rows].count(["first", "2"]) == 1, timeout=20)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert rows[0] == ["NAME", "DATA", "AGE"]
+    assert rows[1][:2] == ["first", "1"]
+
+
+def test_get_sorted_and_jsonpath(kubectl: Kubectl, namespace: str) -> None:
+    configmap(kubectl, namespace, "b-second", x="1", y="2")
+    configmap(kubectl, namespace, "a-first", x="1")
+    out = kubectl.run("get", "configmaps", "-n", namespace, "-l", "!missing",
+                      "--sort-by=.metadata.name", "-o",
+                      'jsonpath={range .items[*]}{.metadata.name}{" "}{end}').stdout
+    assert out.split() == ["a-first", "b-second", "kube-root-ca.crt"]
+    out = kubectl.run("get", "configmap", "b-second", "-n", namespace,
+                      "-o", "jsonpath={.data.y}").stdout
+    assert out == "2"

@@ -85,7 +85,9 @@ async def _capture(kubectl: str, tmp: Path) -> dict[str, tuple[bytes, Any]]:
     }))
     base = [kubectl, "--kubeconfig", str(kubeconfig), "--cache-dir", str(tmp / "cache")]
     try:
-        sends = [_run(*base, *args, "--validate=false", *(["--", *tail] if tail else []))
+        # --validate=false spares kubectl the OpenAPI look-up field validation would make
+        sends = [_run(*base, *args, *(["--validate=false"] if args[1] != "token" else []),
+                      *(["--", *tail] if tail else []))
                  for args, tail in KUBECTL_COMMANDS.values()]
         dry_runs = [_run(*base, *args, "--dry-run=client", "-o", "json",
                          *(["--", *tail] if tail else []))
@@ -116,7 +118,7 @@ def kubectl_bodies(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[
 
 
 TOKEN_REQUEST = {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1",
-                 "metadata": {"creationTimestamp": None}, "spec": {},
+                 "metadata": {"creationTimestamp": None}, "spec": {"audiences": None},
                  "status": {"token": "", "expirationTimestamp": None}}
 
 
@@ -169,6 +171,8 @@ def _golden_bodies() -> list[Any]:
                 continue
             if not all(isinstance(i, dict) for i in body.get("items", ())):
                 continue  # a list the recorder summarised as names
+            if body["kind"] == "APIGroupList" and "groups" not in body:
+                continue  # the recorder dropped the server's groups
             out.append(pytest.param(_times(body), id=f"{path.stem}:{step['name']}"))
     return out
 
@@ -176,6 +180,8 @@ def _golden_bodies() -> list[Any]:
 @pytest.mark.parametrize("body", _golden_bodies())
 def test_apiserver_answers_round_trip_through_protobuf(body: dict[str, Any]) -> None:
     expected = body
+    if body.get("items") == []:
+        expected = {**body, "items": None}  # Go reads an empty repeated field back as nil
     if body["kind"] == "PartialObjectMetadataList":
         # protobuf has no TypeMeta for list items; the apiserver fills it in JSON only
         expected = {**body, "items": [{k: v for k, v in i.items()
@@ -303,7 +309,8 @@ def test_inline_structs_merge_into_their_parent() -> None:
 
 def test_fields_whose_protobuf_name_is_the_go_name_use_the_json_name() -> None:
     config = {"kind": "ValidatingWebhookConfiguration",
-              "apiVersion": "admissionregistration.k8s.io/v1", "metadata": {"name": "w"},
+              "apiVersion": "admissionregistration.k8s.io/v1",
+              "metadata": {"name": "w", "creationTimestamp": None},
               "webhooks": [{"name": "a.example.com", "sideEffects": "None",
                             "admissionReviewVersions": ["v1"],
                             "clientConfig": {"url": "https://x"}}]}
@@ -318,18 +325,20 @@ def test_slice_wrappers_are_json_arrays() -> None:
 
 
 def test_packed_repeated_scalars_are_accepted() -> None:
-    packed = wire.length_delimited(1, wire.varint(1) + wire.varint(2) + wire.varint(300))
-    status = "k8s.io.api.core.v1.NodeDaemonEndpoints"
-    assert pb.decode_message(status, b"") == {}
-    rule = pb.decode_message("k8s.io.api.core.v1.PodFailurePolicyOnExitCodesRequirement",
-                             wire.length_delimited(2, b"In") + packed.replace(b"\x0a", b"\x1a", 1))
-    assert rule["values"] == [1, 2, 300]
+    # gogo writes proto2 repeated scalars unpacked, but a decoder must take both forms
+    packed = wire.length_delimited(3, wire.varint(1) + wire.varint(2) + wire.varint(300))
+    unpacked = wire.tag(3, wire.VARINT) + wire.varint(4)
+    rule = pb.decode_message("k8s.io.api.batch.v1.PodFailurePolicyOnExitCodesRequirement",
+                             wire.length_delimited(2, b"In") + packed + unpacked)
+    assert rule == {"operator": "In", "values": [1, 2, 300, 4]}
 
 
-def test_an_empty_list_keeps_its_items() -> None:
+def test_empty_slices_without_omitempty_read_back_as_null() -> None:
     empty = {"kind": "ConfigMapList", "apiVersion": "v1", "metadata": {"resourceVersion": "5"},
              "items": []}
-    assert pb.decode(pb.encode(empty)) == empty
+    assert pb.decode(pb.encode(empty)) == {**empty, "items": None}
+    spec = pb.decode_message("k8s.io.api.authentication.v1.TokenRequestSpec", b"")
+    assert spec == {"audiences": None}
 
 
 # -- the envelope and the apiserver's errors ---------------------------------------------------
@@ -404,7 +413,8 @@ def test_subresource_and_delete_bodies_decode() -> None:
     scale = {"kind": "Scale", "apiVersion": "autoscaling/v1",
              "metadata": {"name": "d", "creationTimestamp": None}, "spec": {"replicas": 0},
              "status": {"replicas": 0}}
-    assert pb.decode(pb.encode(scale)) == scale
+    # ScaleSpec.replicas is omitempty, ScaleStatus.replicas is not: as the apiserver's JSON
+    assert pb.decode(pb.encode(scale)) == {**scale, "spec": {}}
 
 
 # -- watch streams -------------------------------------------------------------------------------

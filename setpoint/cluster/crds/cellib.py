@@ -14,14 +14,13 @@ import base64
 import ipaddress
 import re
 from collections.abc import Callable, Mapping
-from decimal import Decimal
 from typing import Any
 from urllib.parse import urlsplit
 
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
-from .quantity import Quantity, QuantityError, parse_quantity
+from setpoint.machinery.quantity import Quantity, QuantityError
 
 CelValue = Any
 
@@ -284,14 +283,14 @@ def _contains_cidr(net: Any, other: Any) -> Any:
 
 def _quantity(text: Any) -> Any:
     try:
-        return parse_quantity(_s(text))
+        return Quantity.parse(_s(text))
     except QuantityError as exc:
         raise ValueError(str(exc)) from exc
 
 
 def _is_quantity(text: Any) -> Any:
     try:
-        parse_quantity(_s(text))
+        Quantity.parse(_s(text))
     except QuantityError:
         return celtypes.BoolType(False)
     return celtypes.BoolType(True)
@@ -301,50 +300,55 @@ def _as_quantity(v: Any) -> Quantity:
     if isinstance(v, Quantity):
         return v
     if isinstance(v, int):
-        return Quantity(Decimal(int(v)), "DecimalSI")
+        return Quantity.from_int(int(v))
     raise TypeError("no such overload")
 
 
 def _add(a: Any, b: Any) -> Any:
-    return _as_quantity(a).add(_as_quantity(b))
+    return _as_quantity(a) + _as_quantity(b)
 
 
 def _sub(a: Any, b: Any) -> Any:
-    return _as_quantity(a).add(_as_quantity(b).negate())
+    return _as_quantity(a) - _as_quantity(b)
 
 
 def _compare_to(a: Any, b: Any) -> Any:
-    x, y = _as_quantity(a).value, _as_quantity(b).value
-    return celtypes.IntType((x > y) - (x < y))
+    return celtypes.IntType(_as_quantity(a).cmp(_as_quantity(b)))
 
 
 def _is_less_than(a: Any, b: Any) -> Any:
     if isinstance(a, Quantity):
-        return celtypes.BoolType(a.value < _as_quantity(b).value)
+        return celtypes.BoolType(a.cmp(_as_quantity(b)) < 0)
     raise TypeError("no such overload")
 
 
 def _is_greater_than(a: Any, b: Any) -> Any:
     if isinstance(a, Quantity):
-        return celtypes.BoolType(a.value > _as_quantity(b).value)
+        return celtypes.BoolType(a.cmp(_as_quantity(b)) > 0)
     raise TypeError("no such overload")
 
 
+_NANO = 10**9
+_INT64_MAX = 2**63 - 1
+
+
+def _integral(q: Quantity) -> bool:
+    return q.nanos % _NANO == 0 and abs(q.nanos // _NANO) <= _INT64_MAX
+
+
 def _as_integer(q: Any) -> Any:
-    v = _as_quantity(q).value
-    if v != v.to_integral_value() or abs(v) > 2**63 - 1:
+    quantity = _as_quantity(q)
+    if not _integral(quantity):
         raise ValueError("cannot convert value to integer")
-    return celtypes.IntType(int(v))
+    return celtypes.IntType(quantity.nanos // _NANO)
 
 
 def _sign(q: Any) -> Any:
-    v = _as_quantity(q).value
-    return celtypes.IntType((v > 0) - (v < 0))
+    return celtypes.IntType(_as_quantity(q).sign())
 
 
 def _is_integer(q: Any) -> Any:
-    v = _as_quantity(q).value
-    return celtypes.BoolType(v == v.to_integral_value() and abs(v) <= 2**63 - 1)
+    return celtypes.BoolType(_integral(_as_quantity(q)))
 
 
 def _family(v: Any) -> Any:
@@ -412,7 +416,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isLessThan": _is_less_than,
     "isGreaterThan": _is_greater_than,
     "asInteger": _as_integer,
-    "asApproximateFloat": lambda q: celtypes.DoubleType(float(_as_quantity(q).value)),
+    "asApproximateFloat": lambda q: celtypes.DoubleType(_as_quantity(q).as_float()),
     "sign": _sign,
     "isInteger": _is_integer,
 }

@@ -4,7 +4,8 @@ Decoding gives exactly what the same Go object would marshal to as JSON:
 
 - gogo writes every non-pointer scalar, so a zero scalar on the wire is dropped unless the
   field's JSON tag has no ``omitempty`` or it is a pointer (present means set);
-- an absent repeated field without ``omitempty`` (a list's ``items``) is ``[]``;
+- an absent slice, map or bytes field without ``omitempty`` is ``null``, as Go reads it back
+  as nil (a list's ``items``, ``TokenRequest.spec.audiences``);
 - non-pointer structs are always written and always appear in JSON (``omitempty`` does not
   omit structs): ``spec: {}``, ``creationTimestamp: null``;
 - the types with their own JSON form (``Time``, ``MicroTime``, ``Quantity``, ``IntOrString``,
@@ -197,9 +198,10 @@ def decode_message(name: str, buf: bytes) -> Any:
     for f in msg.fields:
         values = raw.get(f.number)
         if values is None:
-            if f.repeated and f.emits_zero:
-                # Go decodes a nil slice; the non-omitempty lists Kubernetes builds are empty
-                out[f.name] = []
+            if f.emits_zero and (f.repeated or f.type in ("map", "bytes")):
+                # gogo writes nothing for an empty slice or map; Go reads it back as nil,
+                # which JSON shows as null without omitempty
+                out[f.name] = None
             continue
         if f.type == "message":
             assert f.message is not None

@@ -1,0 +1,1 @@
+"""Reference operators built with the Setpoint SDK, one package each."""
