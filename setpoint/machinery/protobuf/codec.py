@@ -234,18 +234,20 @@ def _decode_map(f: Field, entries: list[Raw]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for entry in entries:
         e = scan(_need_bytes(entry))
-        key = key_decode(e[1][-1]) if 1 in e else key_decode(b"" if f.key_type in (
-            "string", "bytes") else 0)
+        # an entry may leave out its key or value: they are then the zero value
+        key = key_decode(e[1][-1]) if 1 in e else _zero_scalar(f.key_type)
         if f.value_type == "message":
             assert f.message is not None
             data = b"".join(_need_bytes(v) for v in e.get(2, ()))
             out[str(key)] = decode_message(f.message, data)
-        elif 2 in e:
-            out[str(key)] = SCALAR_DECODERS[f.value_type](e[2][-1])
         else:
-            out[str(key)] = SCALAR_DECODERS[f.value_type](
-                b"" if f.value_type in ("string", "bytes") else 0)
+            out[str(key)] = (SCALAR_DECODERS[f.value_type](e[2][-1]) if 2 in e
+                             else _zero_scalar(f.value_type))
     return out
+
+
+def _zero_scalar(type_: str) -> Any:
+    return {"string": "", "bytes": "", "bool": False, "double": 0.0, "float": 0.0}.get(type_, 0)
 
 
 # -- encoding --------------------------------------------------------------------------------
