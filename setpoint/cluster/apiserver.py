@@ -8,10 +8,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from cryptography.hazmat.primitives.asymmetric import ec
+
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.rest import REST, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
+from setpoint.cluster.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.watch import WatchStream
 from setpoint.machinery import errors
 
@@ -25,7 +28,8 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 class APIServer:
     """Everything behind the HTTP front. Runs on one event loop; no locks needed."""
 
-    def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"") -> None:
+    def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
+                 tokens: TokenIssuer | None = None) -> None:
         from setpoint.cluster.customresources import CustomResources
         from setpoint.cluster.discovery_service import DiscoveryService
 
@@ -38,6 +42,7 @@ class APIServer:
 
         self.openapi = OpenAPIService(self.registry)
         self.ca_pem = ca_pem
+        self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.ready = False
         self._watches: set[WatchStream] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -111,7 +116,27 @@ class APIServer:
         opts = WriteOptions(field_manager=manager, field_validation="Ignore")
         return self.rest.create(rt, ns, Decoded(obj), opts).obj
 
+    # -- authentication ------------------------------------------------------------------
+    def service_account_identity(self, token: str) -> Identity | None:
+        """The identity of a service account token we issued, while its account exists."""
+        claims = self.tokens.verify(token)
+        if claims is None:
+            return None
+        identity = identity_of(claims)
+        info = claims.get("kubernetes.io") or {}
+        sa = self.store.get("/serviceaccounts", info.get("namespace", ""),
+                            (info.get("serviceaccount") or {}).get("name", ""))
+        if sa is None or sa["metadata"].get("uid") != identity.uid:
+            return None
+        return identity
+
     # -- subresources with their own semantics ------------------------------------------
+    def request_token(self, ns: str, name: str, body: Any) -> Obj:
+        from setpoint.cluster.tokens import token_request
+
+        return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
+                             name, body)
+
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
         from setpoint.cluster.podsubresources import bind
 

@@ -50,9 +50,15 @@ def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: s
         return api.bind_pod(pods, ns or "", name, body)
     if kind == "TokenReview":
         presented = (body.get("spec") or {}).get("token", "")
-        authenticated = bool(token) and presented == token
-        out["status"] = {"authenticated": authenticated, "user": ADMIN_USER} if authenticated \
-            else {"authenticated": False, "user": {}, "error": "invalid bearer token"}
+        sa = api.service_account_identity(presented) if presented.count(".") == 2 else None
+        if token and presented == token:
+            out["status"] = {"authenticated": True, "user": ADMIN_USER}
+        elif sa is not None:
+            out["status"] = {"authenticated": True, "user": {
+                "username": sa.username, "uid": sa.uid, "groups": list(sa.groups)}}
+        else:
+            out["status"] = {"authenticated": False, "user": {},
+                             "error": "invalid bearer token"}
     elif kind == "SelfSubjectReview":
         out["status"] = {"userInfo": ADMIN_USER}
     elif kind == "SelfSubjectRulesReview":

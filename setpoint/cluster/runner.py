@@ -16,6 +16,7 @@ from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.server import create_app
 from setpoint.cluster.tls import ensure_certs
+from setpoint.cluster.tokens import TokenIssuer
 
 
 @dataclass
@@ -68,7 +69,8 @@ async def serve(
              "kubernetes.default.svc"]
     certs = ensure_certs(secrets_dir, sorted(set(hosts)))
     token = _token_for(secrets_dir)
-    api = APIServer(data, ca_pem=certs.ca_pem)
+    api = APIServer(data, ca_pem=certs.ca_pem,
+                    tokens=TokenIssuer.load_or_create(secrets_dir))
     api.start()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

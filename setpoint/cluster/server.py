@@ -31,7 +31,7 @@ log = logging.getLogger("setpoint.cluster")
 MAX_BODY = 3 * 1024 * 1024
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
-SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize"}
+SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 Obj = dict[str, Any]
 
@@ -87,9 +87,12 @@ class Handler:
         if self.token is None or request.path in PUBLIC_PATHS:
             return
         header = request.headers.get("Authorization", "")
-        if header.startswith("Bearer ") and hmac.compare_digest(
-                header[7:].strip().encode(), self.token):
-            return
+        if header.startswith("Bearer "):
+            presented = header[7:].strip()
+            if hmac.compare_digest(presented.encode(), self.token):
+                return
+            if presented.count(".") == 2 and self.api.service_account_identity(presented):
+                return
         raise errors.unauthorized()
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
@@ -302,7 +305,8 @@ class Handler:
     async def _create_subresource(self, request: web.Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> web.Response:
         assert rp.name is not None
-        kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction")}
+        kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction"),
+                 "token": ("authentication.k8s.io/v1", "TokenRequest")}
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
         body = (await self._decode(request, api_version, kind)).obj
         if rp.subresource == "binding":
@@ -311,6 +315,8 @@ class Handler:
         if rp.subresource == "eviction":
             out = self.api.evict_pod(rt, rp.namespace or "", rp.name, body)
             return _json(out, 201, media)
+        if rp.subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:
+            return _json(self.api.request_token(rp.namespace or "", rp.name, body), 201, media)
         raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "create", rt.group)
 
     async def _raw(self, request: web.Request) -> bytes:

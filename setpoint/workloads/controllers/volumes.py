@@ -27,8 +27,9 @@ from typing import Any
 from setpoint.client import AlreadyExistsError, Kind, NotFoundError
 from setpoint.machinery.labels import from_label_selector
 from setpoint.machinery.quantity import Quantity
-from setpoint.runtime import Controller, Manager, Request, Result
+from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
+from setpoint.workloads.controllers.podcontrol import component_recorder
 from setpoint.workloads.settings import WorkloadSettings
 
 PVC = Kind("v1", "PersistentVolumeClaim")
@@ -63,7 +64,7 @@ def default_class(classes: list[Obj]) -> Obj | None:
 
 def requested_storage(claim: Obj) -> Quantity:
     requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
-    return Quantity(str(requests.get("storage") or "0"))
+    return Quantity.parse(str(requests.get("storage") or "0"))
 
 
 def volume_matches(pv: Obj, claim: Obj) -> bool:
@@ -87,12 +88,12 @@ def volume_matches(pv: Obj, claim: Obj) -> bool:
     selector = cspec.get("selector")
     if selector and not from_label_selector(selector).matches(meta(pv).get("labels") or {}):
         return False
-    capacity = Quantity(str((spec.get("capacity") or {}).get("storage") or "0"))
+    capacity = Quantity.parse(str((spec.get("capacity") or {}).get("storage") or "0"))
     return capacity >= requested_storage(claim)
 
 
 def _capacity(pv: Obj) -> Quantity:
-    return Quantity(str(((pv.get("spec") or {}).get("capacity") or {}).get("storage") or "0"))
+    return Quantity.parse(str(((pv.get("spec") or {}).get("capacity") or {}).get("storage") or "0"))
 
 
 def _claim_ref(claim: Obj) -> Obj:
@@ -105,15 +106,16 @@ def _claim_ref(claim: Obj) -> Obj:
 class ClaimBinder:
     """Reconciles PersistentVolumeClaims: default class, matching, provisioning, binding."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Manager, events: EventRecorder | None = None) -> None:
         self.manager = manager
+        self.events = events
 
     def __repr__(self) -> str:
         return "ClaimBinder()"
 
     def _event(self, obj: Obj, type_: str, reason: str, note: str) -> None:
-        if self.manager.recorder is not None:
-            self.manager.recorder.event(obj, type_, reason, note)
+        if self.events is not None:
+            self.events.event(obj, type_, reason, note)
 
     async def reconcile(self, request: Request) -> Result:
         claim = self.manager.cache.get(PVC, request.name, request.namespace)
@@ -221,8 +223,6 @@ class ClaimBinder:
         claim = await client.update(body)
         self.manager.writer.record(claim)
         await self._set_claim_bound(claim, pv)
-        self._event(claim, "Normal", "Bound", f"Bound to volume {name_of(pv)}") \
-            if False else None  # the PV controller records no event on a successful bind
 
     async def _complete_binding(self, claim: Obj) -> None:
         """A claim that names its volume: finish whatever part of the binding is missing."""
@@ -359,7 +359,7 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
     manager.add(Controller.for_(PVC, name="persistentvolume-binder")
                 .watches(PV, map_func=claims_of_volume)
                 .watches(STORAGE_CLASS, map_func=claims_without_class)
-                .reconciler(ClaimBinder(manager)))
+                .reconciler(ClaimBinder(manager, component_recorder(manager, 'persistentvolume-controller'))))
     manager.add(Controller.for_(PV, name="persistentvolume")
                 .watches(PVC, map_func=volume_of_claim)
                 .reconciler(VolumeReconciler(manager)))

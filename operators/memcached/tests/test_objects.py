@@ -1,0 +1,86 @@
+"""The objects a Memcached owns, built from its spec."""
+
+from __future__ import annotations
+
+from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
+
+from operators.memcached import objects
+from operators.memcached.resource import Memcached, MemcachedSpec, ProxySpec
+
+
+def memcached(**spec: object) -> Memcached:
+    return Memcached(name="m", spec=MemcachedSpec.model_validate(spec))
+
+
+def test_scheduling_intent_reaches_every_pod_and_container() -> None:
+    resources = ResourceRequirements(requests={"cpu": "250m", "memory": "256Mi"},
+                                     limits={"cpu": "250m", "memory": "256Mi"})
+    toleration = Toleration(key="dedicated", operator="Equal", value="cache",
+                            effect="NoSchedule")
+    mc = memcached(resources=resources, node_selector={"pool": "cache"},
+                   tolerations=[toleration])
+
+    templates = [objects.statefulset(mc).spec.template,
+                 objects.proxy_deployment(mc, "m-mcrouter-x").spec.template]
+    for template in templates:
+        pod = template.spec
+        assert pod.node_selector == {"pool": "cache"}
+        assert pod.tolerations == [toleration]
+        for container in pod.containers:
+            assert container.resources == resources
+
+
+def test_backends_run_the_requested_memcached_version_sized_by_the_memory_limit() -> None:
+    mc = memcached(version="1.6.21", replicas=5,
+                   resources={"limits": {"memory": "1Gi"}})
+
+    sts = objects.statefulset(mc)
+    (container,) = sts.spec.template.spec.containers
+    assert container.image == "memcached:1.6.21"
+    assert "--memory-limit=870" in container.args
+    assert sts.spec.replicas == 5
+    assert sts.spec.service_name == objects.headless_service(mc).metadata.name
+    assert sts.spec.selector.match_labels.items() <= sts.spec.template.metadata.labels.items()
+
+
+def test_memcached_keeps_its_default_cache_size_without_a_memory_limit() -> None:
+    assert objects.cache_megabytes(None) == 64
+    assert objects.cache_megabytes(ResourceRequirements(limits={"cpu": "1"})) == 64
+    assert objects.cache_megabytes(ResourceRequirements(limits={"memory": "64Mi"})) == 54
+
+
+def test_the_proxy_mounts_the_named_configuration_so_a_new_one_rolls_it() -> None:
+    mc = memcached(proxy=ProxySpec(replicas=3))
+
+    one = objects.proxy_deployment(mc, "m-mcrouter-aaaa")
+    two = objects.proxy_deployment(mc, "m-mcrouter-bbbb")
+    assert one.spec.replicas == 3
+    assert one.spec.template.spec.volumes[0].config_map.name == "m-mcrouter-aaaa"
+    assert one.spec.template != two.spec.template
+    (container,) = one.spec.template.spec.containers
+    assert container.command == ["mcrouter"]
+    assert "--config-file=/etc/mcrouter/config.json" in container.args
+    assert container.image == "jphalip/mcrouter:0.36.0"
+    assert one.spec.strategy.rolling_update.max_unavailable == 0
+
+
+def test_configurations_are_immutable_and_named_after_their_content() -> None:
+    mc = memcached()
+
+    one = objects.config_map(mc, '{"a": 1}\n')
+    again = objects.config_map(mc, '{"a": 1}\n')
+    other = objects.config_map(mc, '{"a": 2}\n')
+    assert one.immutable is True
+    assert one.data == {"config.json": '{"a": 1}\n'}
+    assert one.metadata.name == again.metadata.name != other.metadata.name
+    assert one.metadata.name.startswith("m-mcrouter-")
+
+
+def test_clients_reach_the_proxies_through_the_service_named_like_the_memcached() -> None:
+    mc = memcached()
+
+    service = objects.proxy_service(mc)
+    assert service.metadata.name == "m"
+    assert service.spec.selector == objects.proxy_selector(mc)
+    assert service.spec.ports[0].port == 11211
+    assert objects.headless_service(mc).spec.cluster_ip == "None"

@@ -1,0 +1,161 @@
+"""Required inter-pod affinity and anti-affinity (the InterPodAffinity filter).
+
+Before filtering, three counts are made over every pod already on a node, keyed by
+(topology key, value of that label on the pod's node):
+
+- existing anti-affinity: existing pods whose required anti-affinity terms match the
+  incoming pod (the incoming pod must stay out of those topologies);
+- affinity: existing pods that match *all* the incoming pod's affinity terms;
+- anti-affinity: existing pods that match one of the incoming pod's anti-affinity terms.
+
+A node then passes when, for its own label values, every affinity term has a match (or no
+pod anywhere matches and the pod matches its own terms: the first of a group that wants to
+be together), no anti-affinity term has one, and no existing pod's anti-affinity forbids it.
+A node lacking a term's topology label fails affinity and is ignored by anti-affinity.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from setpoint.machinery.labels import NOTHING, Selector, SelectorError, from_label_selector
+from setpoint.workloads.scheduler.cache import NodeInfo, PodInfo
+from setpoint.workloads.scheduler.predicates import Code, Status
+
+Obj = dict[str, Any]
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+ERR_AFFINITY = "node(s) didn't match pod affinity rules"
+ERR_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
+ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
+
+
+@dataclass(frozen=True)
+class AffinityTerm:
+    """A ``PodAffinityTerm`` resolved against the pod that declares it."""
+
+    namespaces: frozenset[str]
+    selector: Selector
+    namespace_selector: Selector
+    topology_key: str
+
+    @classmethod
+    def of(cls, owner_namespace: str, term: Mapping[str, Any]) -> AffinityTerm:
+        namespaces = frozenset(term.get("namespaces") or ())
+        raw_ns_selector = term.get("namespaceSelector")
+        if not namespaces and raw_ns_selector is None:
+            namespaces = frozenset((owner_namespace,))
+        try:
+            selector = from_label_selector(term.get("labelSelector"))
+            ns_selector = NOTHING if raw_ns_selector is None \
+                else from_label_selector(raw_ns_selector)
+        except SelectorError:
+            selector, ns_selector = NOTHING, NOTHING
+        return cls(namespaces, selector, ns_selector, str(term.get("topologyKey") or ""))
+
+    def matches(self, namespace: str, labels: Mapping[str, str],
+                namespace_labels: NamespaceLabels) -> bool:
+        """Whether a pod in ``namespace`` with ``labels`` is selected by the term."""
+        if namespace in self.namespaces or (
+                not self.namespace_selector.nothing
+                and self.namespace_selector.matches(namespace_labels(namespace))):
+            return self.selector.matches(labels)
+        return False
+
+
+def required_terms(pod: Mapping[str, Any], kind: str) -> list[AffinityTerm]:
+    """The required terms of ``podAffinity`` or ``podAntiAffinity`` (``kind``)."""
+    namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+    section = (((pod.get("spec") or {}).get("affinity") or {}).get(kind) or {})
+    return [AffinityTerm.of(namespace, t)
+            for t in section.get("requiredDuringSchedulingIgnoredDuringExecution") or ()]
+
+
+def _matches_all(terms: Sequence[AffinityTerm], namespace: str, labels: Mapping[str, str],
+                 namespace_labels: NamespaceLabels) -> bool:
+    return bool(terms) and all(t.matches(namespace, labels, namespace_labels) for t in terms)
+
+
+class AffinityState:
+    """The pre-filter counts for one incoming pod over one snapshot of nodes."""
+
+    def __init__(self, pod: Mapping[str, Any], nodes: Iterable[NodeInfo],
+                 namespace_labels: NamespaceLabels) -> None:
+        metadata = pod.get("metadata") or {}
+        self.namespace = str(metadata.get("namespace") or "")
+        self.labels: Mapping[str, str] = metadata.get("labels") or {}
+        self.affinity = required_terms(pod, "podAffinity")
+        self.anti_affinity = required_terms(pod, "podAntiAffinity")
+        self.existing_anti: Counter[tuple[str, str]] = Counter()
+        self.affinity_counts: Counter[tuple[str, str]] = Counter()
+        self.anti_counts: Counter[tuple[str, str]] = Counter()
+        self._namespace_labels = namespace_labels
+        for node in nodes:
+            self._count(node)
+
+    @property
+    def active(self) -> bool:
+        """False when no term anywhere concerns this pod (the filter can be skipped)."""
+        return bool(self.affinity or self.anti_affinity or self.existing_anti)
+
+    def _count(self, node: NodeInfo) -> None:
+        labels = node.labels
+        for existing in node.pods.values():
+            self._count_existing_anti(existing, labels)
+            if not (self.affinity or self.anti_affinity):
+                continue
+            if _matches_all(self.affinity, existing.namespace, existing.labels,
+                            self._namespace_labels):
+                for term in self.affinity:
+                    if term.topology_key in labels:
+                        self.affinity_counts[(term.topology_key, labels[term.topology_key])] += 1
+            for term in self.anti_affinity:
+                if term.topology_key in labels and term.matches(
+                        existing.namespace, existing.labels, self._namespace_labels):
+                    self.anti_counts[(term.topology_key, labels[term.topology_key])] += 1
+
+    def _count_existing_anti(self, existing: PodInfo, node_labels: Mapping[str, str]) -> None:
+        for term in required_terms(existing.pod, "podAntiAffinity"):
+            if term.topology_key in node_labels and term.matches(
+                    self.namespace, self.labels, self._namespace_labels):
+                self.existing_anti[(term.topology_key, node_labels[term.topology_key])] += 1
+
+    def _satisfies_affinity(self, labels: Mapping[str, str]) -> bool:
+        pods_exist = True
+        for term in self.affinity:
+            value = labels.get(term.topology_key)
+            if value is None:
+                return False
+            if self.affinity_counts[(term.topology_key, value)] <= 0:
+                pods_exist = False
+        if pods_exist:
+            return True
+        # the first pod of a group with affinity to itself must not wait forever
+        return not +self.affinity_counts and _matches_all(
+            self.affinity, self.namespace, self.labels, self._namespace_labels)
+
+    def _satisfies_anti_affinity(self, labels: Mapping[str, str]) -> bool:
+        for term in self.anti_affinity:
+            value = labels.get(term.topology_key)
+            if value is not None and self.anti_counts[(term.topology_key, value)] > 0:
+                return False
+        return True
+
+    def _satisfies_existing_anti_affinity(self, labels: Mapping[str, str]) -> bool:
+        if not self.existing_anti:
+            return True
+        return not any(self.existing_anti[(k, v)] > 0 for k, v in labels.items())
+
+    def filter(self, node: NodeInfo) -> Status | None:
+        """The InterPodAffinity filter for ``node``."""
+        labels = node.labels
+        if not self._satisfies_affinity(labels):
+            return Status(Code.UNRESOLVABLE, (ERR_AFFINITY,), "InterPodAffinity")
+        if not self._satisfies_anti_affinity(labels):
+            return Status(Code.UNSCHEDULABLE, (ERR_ANTI_AFFINITY,), "InterPodAffinity")
+        if not self._satisfies_existing_anti_affinity(labels):
+            return Status(Code.UNSCHEDULABLE, (ERR_EXISTING_ANTI_AFFINITY,), "InterPodAffinity")
+        return None

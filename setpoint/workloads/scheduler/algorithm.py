@@ -1,0 +1,110 @@
+"""One scheduling decision: filter every node, score the feasible ones, or explain why none.
+
+This is ``schedulePod`` plus the DefaultPreemption PostFilter's diagnosis, as a pure
+function of the pod and a snapshot of the scheduler cache, so it can be tested without a
+server. Preemption itself (evicting lower-priority pods) is not performed: when no node
+fits, the explanation says where it could not help.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from setpoint.workloads.scheduler import messages
+from setpoint.workloads.scheduler.affinity import AffinityState
+from setpoint.workloads.scheduler.cache import NodeInfo
+from setpoint.workloads.scheduler.predicates import (
+    Code,
+    Status,
+    node_affinity,
+    node_ports,
+    node_resources_fit,
+    node_unschedulable,
+    taint_toleration,
+)
+from setpoint.workloads.scheduler.resources import (
+    host_ports,
+    pod_non_zero_requests,
+    pod_requests,
+)
+from setpoint.workloads.scheduler.scoring import select_node
+
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+
+@dataclass
+class Decision:
+    """Where the pod goes (``node``), or why it cannot go anywhere (``message``)."""
+
+    node: NodeInfo | None = None
+    message: str = ""
+    statuses: dict[str, Status] = field(default_factory=dict)
+    """Per node, why it was filtered out."""
+
+    @property
+    def rejectors(self) -> set[str]:
+        """The plugins that rejected the pod somewhere (for requeueing on the right events)."""
+        return {s.plugin for s in self.statuses.values()}
+
+
+def _no_namespace_labels(_: str) -> Mapping[str, str]:
+    return {}
+
+
+def _priority(pod: Mapping[str, Any]) -> int:
+    return int((pod.get("spec") or {}).get("priority") or 0)
+
+
+def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: Any,
+                affinity: AffinityState) -> Status | None:
+    """Run the filters in the default profile's order; the first failure wins."""
+    status = (node_unschedulable(pod, node) or taint_toleration(pod, node)
+              or node_affinity(pod, node) or node_ports(ports, node)
+              or node_resources_fit(request, node))
+    if status is None and affinity.active:
+        status = affinity.filter(node)
+    return status
+
+
+def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
+                statuses: Mapping[str, Status]) -> str:
+    """What DefaultPreemption says when it cannot make room."""
+    if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
+        return "preemption: " + messages.NOT_ELIGIBLE_NEVER
+    priority = _priority(pod)
+    per_node: dict[str, tuple[str, ...]] = {}
+    for node in nodes:
+        status = statuses[node.name]
+        if status.code is Code.UNRESOLVABLE:
+            per_node[node.name] = (messages.PREEMPTION_NOT_HELPFUL,)
+        elif not any(_priority(p.pod) < priority for p in node.pods.values()):
+            per_node[node.name] = (messages.NO_VICTIMS,)
+        else:
+            # evicting every lower-priority pod would still be needed and is not done here
+            per_node[node.name] = status.reasons
+    return messages.preemption_message(len(nodes), per_node)
+
+
+def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
+             namespace_labels: NamespaceLabels = _no_namespace_labels) -> Decision:
+    """Decide where ``pod`` goes among ``nodes`` (the snapshot of existing nodes)."""
+    if not nodes:
+        return Decision(message=messages.NO_NODES_AVAILABLE)
+    request = pod_requests(pod)
+    ports = host_ports(pod)
+    affinity = AffinityState(pod, nodes, namespace_labels)
+    feasible = []
+    statuses: dict[str, Status] = {}
+    for node in nodes:
+        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity)
+        if status is None:
+            feasible.append(node)
+        else:
+            statuses[node.name] = status
+    if feasible:
+        return Decision(node=select_node(pod, request, pod_non_zero_requests(pod), feasible))
+    message = messages.fit_error(len(nodes), (s.reasons for s in statuses.values()),
+                                 _preemption(pod, nodes, statuses))
+    return Decision(message=message, statuses=statuses)

@@ -1,0 +1,118 @@
+"""Which pending pods to try again when the cluster changes (kube-scheduler's queueing hints).
+
+A pod that fits nowhere waits here with the plugins that rejected it. Cluster events that
+could make it fit move it back to the scheduling queue: any node added or changed in what
+the scheduler reads (not a mere heartbeat); an assigned pod deleted or finished for pods
+rejected for lack of room, ports or by anti-affinity; an assigned pod added or relabelled
+for pods rejected by inter-pod affinity. Nothing polls; as a safety net, as kube-scheduler
+flushes its unschedulable pods after five minutes, the scheduler retries each of them after
+:data:`FLUSH_AFTER` seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from setpoint.runtime import Handler, Request
+
+Obj = dict[str, Any]
+
+FLUSH_AFTER = 300.0
+
+FREED_BY_POD_REMOVAL = frozenset({"NodeResourcesFit", "NodePorts", "InterPodAffinity"})
+HELPED_BY_POD_ARRIVAL = frozenset({"InterPodAffinity"})
+ALL_PLUGINS: frozenset[str] = frozenset()  # empty set means "any plugin"
+
+
+class UnschedulablePods:
+    """Pods that fit nowhere, by ``namespace/name``, with the plugins that rejected them."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, tuple[frozenset[str], float]] = {}
+
+    def __repr__(self) -> str:
+        return f"UnschedulablePods({len(self._pods)})"
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._pods
+
+    def add(self, key: str, plugins: Iterable[str]) -> None:
+        self._pods[key] = (frozenset(plugins), time.monotonic())
+
+    def remove(self, key: str) -> None:
+        self._pods.pop(key, None)
+
+    def affected(self, plugins: frozenset[str]) -> list[Request]:
+        """Requests for the pods rejected by one of ``plugins`` (all pods when empty)."""
+        out = []
+        for key, (rejectors, _) in self._pods.items():
+            if not plugins or not rejectors or rejectors & plugins:
+                namespace, _, name = key.partition("/")
+                out.append(Request(namespace, name))
+        return out
+
+
+class RequeueUnschedulable(Handler):
+    """An event handler that requeues the unschedulable pods an event may help."""
+
+    def __init__(self, pods: UnschedulablePods, plugins: frozenset[str] = ALL_PLUGINS) -> None:
+        self.pods = pods
+        self.plugins = plugins
+
+    def __repr__(self) -> str:
+        return f"RequeueUnschedulable(plugins={sorted(self.plugins) or 'all'})"
+
+    def requests(self, obj: Obj) -> Iterable[Request]:
+        return self.pods.affected(self.plugins)
+
+    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
+        return self.pods.affected(self.plugins)
+
+
+# -- which events matter -------------------------------------------------------------------
+
+def _node_view(node: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the scheduler reads of a node (heartbeats excluded)."""
+    metadata = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    conditions = tuple((c.get("type"), c.get("status"))
+                       for c in status.get("conditions") or ())
+    return (metadata.get("labels"), spec.get("unschedulable"), spec.get("taints"),
+            status.get("allocatable"), conditions)
+
+
+def node_changed(old: Obj, new: Obj) -> bool:
+    return _node_view(old) != _node_view(new)
+
+
+def assigned(pod: Mapping[str, Any]) -> bool:
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
+def _terminal(pod: Mapping[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def assigned_pod_freed(old: Obj, new: Obj) -> bool:
+    """An assigned pod stopped counting (finished), or its requests shrank."""
+    if not assigned(old):
+        return False
+    if _terminal(new) and not _terminal(old):
+        return True
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    return old_spec.get("containers") != new_spec.get("containers")
+
+
+def assigned_pod_arrived(old: Obj, new: Obj) -> bool:
+    """A pod got bound, or an assigned pod's labels changed."""
+    if not assigned(new):
+        return False
+    if not assigned(old):
+        return True
+    return (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels")

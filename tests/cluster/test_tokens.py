@@ -1,0 +1,82 @@
+"""Service account tokens: issued by serviceaccounts/<name>/token, accepted as bearer tokens."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import aiohttp
+
+from setpoint.cluster import RunningCluster
+from setpoint.cluster.tokens import TokenIssuer
+from tests.cluster.conftest import API
+
+SA = "/api/v1/namespaces/default/serviceaccounts"
+
+
+async def request_token(api: API, name: str = "default", **spec: object) -> tuple[int, dict]:
+    return await api.post(f"{SA}/{name}/token", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
+
+
+async def get_with(cluster: RunningCluster, api: API, token: str) -> int:
+    async with aiohttp.ClientSession() as s, s.get(
+            cluster.url + "/api/v1/namespaces/default/configmaps",
+            headers={"Authorization": f"Bearer {token}"}, ssl=api.ssl) as resp:
+        return resp.status
+
+
+async def test_a_requested_token_authenticates(cluster: RunningCluster, api: API) -> None:
+    await api.post(SA, {"metadata": {"name": "robot"}})
+    status, body = await request_token(api, "robot", expirationSeconds=3600)
+    assert status == 201, body
+    assert body["kind"] == "TokenRequest"
+    token = body["status"]["token"]
+    assert body["status"]["expirationTimestamp"].endswith("Z")
+    assert await get_with(cluster, api, token) == 200
+    status, review = await api.post("/apis/authentication.k8s.io/v1/tokenreviews", {
+        "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+        "spec": {"token": token}})
+    assert status == 201
+    assert review["status"]["authenticated"] is True
+    assert review["status"]["user"]["username"] == "system:serviceaccount:default:robot"
+
+
+async def test_deleting_the_account_revokes_its_tokens(cluster: RunningCluster,
+                                                      api: API) -> None:
+    await api.post(SA, {"metadata": {"name": "temp"}})
+    _, body = await request_token(api, "temp")
+    token = body["status"]["token"]
+    assert await get_with(cluster, api, token) == 200
+    await api.delete(f"{SA}/temp")
+    assert await get_with(cluster, api, token) == 401
+
+
+async def test_forged_tokens_are_refused(cluster: RunningCluster, api: API) -> None:
+    _, body = await request_token(api)
+    header, payload, _ = body["status"]["token"].split(".")
+    assert await get_with(cluster, api, f"{header}.{payload}.AAAA") == 401
+
+
+async def test_short_expirations_are_invalid(api: API) -> None:
+    status, body = await request_token(api, expirationSeconds=10)
+    assert status == 422
+    assert body["details"]["causes"][0]["field"] == "spec.expirationSeconds"
+
+
+async def test_token_for_a_missing_account_is_404(api: API) -> None:
+    status, body = await request_token(api, "nobody")
+    assert status == 404 and body["details"]["kind"] == "serviceaccounts"
+
+
+def test_tokens_expire_and_need_the_signing_key(tmp_path: Path) -> None:
+    issuer = TokenIssuer.load_or_create(tmp_path)
+    token, expires = issuer.issue("ns", "sa", "uid-1", audiences=["a"], expiration_seconds=600,
+                                  now=time.time() - 1000)
+    assert expires < time.time()
+    assert issuer.verify(token) is None
+    fresh, _ = issuer.issue("ns", "sa", "uid-1", audiences=["a"], expiration_seconds=600)
+    claims = issuer.verify(fresh)
+    assert claims is not None and claims["sub"] == "system:serviceaccount:ns:sa"
+    (tmp_path / "other").mkdir()
+    assert TokenIssuer.load_or_create(tmp_path / "other").verify(fresh) is None
