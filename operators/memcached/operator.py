@@ -14,7 +14,7 @@ from setpoint.runtime import CacheScope, Manager, ManagerSettings
 settings = ManagerSettings(
     name=OPERATOR,
     leader_election=True,
-    http_port=8080,
+    http_port=8081,  # where `setpoint generate manifests` points the probes
     cache_scopes={Pod: CacheScope(label_selector=f"{MANAGED_BY}={OPERATOR}")},
 )
 

@@ -109,7 +109,11 @@ class Memcached(CustomResource, group="cache.setpoint.dev", version="v1", short_
                                   priority=1),
                     PrinterColumn.age(),
                 ],
-                scale=Scale(".spec.replicas", ".status.replicas", ".status.selector")):
+                scale=Scale(".spec.replicas", ".status.replicas", ".status.selector"),
+                rules=[Rule("self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') "
+                            "&& size(self.metadata.name) <= 40",
+                            message="the name must be a DNS label of at most 40 characters "
+                            "(it names a Service, and the pods' names add to it)")]):
     """A memcached pool behind an mcrouter proxy: clients talk to the Service named like the
     Memcached on port 11211, and never change when backends come and go."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -78,7 +79,7 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         try:
             return Decoded(orjson.loads(raw))
         except orjson.JSONDecodeError:
-            pass  # fall through to json for the error text
+            pass  # fall through to json: big integers, and the error text
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
     except (ValueError, RecursionError) as exc:
@@ -88,7 +89,7 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         ) from None
     dupes: list[str] = []
     obj = _collect_dupes(obj, "", dupes)
-    return Decoded(obj, dupes)
+    return Decoded(_json_compatible(obj), dupes)
 
 
 def _parse_yaml(raw: bytes, kind: str) -> Decoded:
@@ -99,8 +100,32 @@ def _parse_yaml(raw: bytes, kind: str) -> Decoded:
             f"the object provided is unrecognized (must be of type {kind}): "
             f"error converting YAML to JSON: {str(exc).splitlines()[0]}"
         ) from None
-    # YAML timestamps and the like must travel as the JSON strings they were written as
-    return Decoded(orjson.loads(orjson.dumps(obj, default=str)))
+    return Decoded(_json_compatible(obj))
+
+
+_INT64 = 2**63 - 1
+
+
+def _json_compatible(value: Any) -> Any:
+    """What Go's decoder would make of a parsed value: integers beyond int64 become floats,
+    lone surrogates become U+FFFD, YAML timestamps and other scalars become their text."""
+    if isinstance(value, dict):
+        return {str(k): _json_compatible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_compatible(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return float(value) if abs(value) > _INT64 else value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return str(value)
 
 
 def _json_error(exc: Exception) -> str:
@@ -221,7 +246,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         if fmt == "byte":
             _check_base64(value)
         elif fmt == "date-time":
-            _check_time(value, schema)
+            return _normalized_time(value, schema)
         return value
     if t == "boolean":
         if not isinstance(value, bool):
@@ -267,17 +292,26 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d
 _MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
 
 
-def _check_time(value: str, schema: Schema) -> None:
-    # metav1.MicroTime insists on exactly six fraction digits; metav1.Time takes RFC 3339
+def _normalized_time(value: str, schema: Schema) -> str:
+    """A timestamp as Go writes it back: metav1.Time in UTC whole seconds, metav1.MicroTime
+    in UTC with six fraction digits. MicroTime insists on exactly six digits on input."""
     micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
     if micro and not _MICRO_TIME.match(value):
         raise _TypeMismatch(
             f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
             f'"{value[19:]}" as ".000000"')
-    if not micro and value and not _TIME.match(value):
+    if not value:
+        return value
+    if not micro and not _TIME.match(value):
         raise _TypeMismatch(
             f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
             '"2006"')
+    if value.endswith("Z") and (micro or "." not in value):
+        return value  # already canonical
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _mismatch(value: Any, path: str, kind: str, go_type: str) -> str:

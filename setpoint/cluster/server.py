@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("setpoint.cluster")
 
 MAX_BODY = 3 * 1024 * 1024
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token"}
@@ -49,7 +51,8 @@ def _json(obj: Any, status: int = 200, media: MediaType | None = None,
     resp = web.Response(body=_dumps(obj, media), status=status, content_type=media.type)
     if warnings:
         for w in warnings:
-            resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+            text = _CONTROL.sub(" ", w).replace('"', '\\"')  # headers carry no control bytes
+            resp.headers.add("Warning", f'299 - "{text}"')
     return resp
 
 
@@ -445,5 +448,6 @@ def _partial(obj: Obj, version: str) -> Obj:
 def create_app(api: APIServer, token: str | None) -> web.Application:
     app = web.Application(client_max_size=MAX_BODY + 1024)
     handler = Handler(api, token)
-    app.router.add_route("*", "/{tail:.*}", handler.__call__)
+    # (?s): object names in paths may hold any character, newlines included
+    app.router.add_route("*", "/{tail:(?s:.*)}", handler.__call__)
     return app

@@ -19,13 +19,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from operators.memcached.operator import manager
+from operators.memcached.resource import Memcached
 from setpoint.client import Client
 from setpoint.runtime import Manager
 from setpoint.testing import OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher
-
-from operators.memcached.operator import manager
-from operators.memcached.resource import Memcached
 
 KUBECTL = "kubectl"
 

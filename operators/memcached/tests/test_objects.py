@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
-
 from operators.memcached import objects
 from operators.memcached.resource import Memcached, MemcachedSpec, ProxySpec
+from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
 
 
 def memcached(**spec: object) -> Memcached:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.resources.models.core_v1 import Pod
-
 from operators.memcached.mcrouter import Backend
 from operators.memcached.pods import ordinal_of, pod_problems, read_backends
+from setpoint.resources.models.core_v1 import Pod
 
 
 def pod(name: str, ip: str | None = None, ready: bool = False, **status: Any) -> Pod:

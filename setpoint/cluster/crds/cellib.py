@@ -36,7 +36,8 @@ def to_cel(value: Any, schema: Mapping[str, Any] | None) -> CelValue:
     if isinstance(value, bool):
         return celtypes.BoolType(value)
     if isinstance(value, int | float):
-        if stype == "number" or (isinstance(value, float) and stype != "integer"):
+        if stype == "number" or (isinstance(value, float) and stype != "integer") \
+                or abs(value) > 2**63 - 1:
             return celtypes.DoubleType(float(value))
         return celtypes.IntType(int(value))
     if isinstance(value, str):

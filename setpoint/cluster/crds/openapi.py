@@ -59,7 +59,9 @@ def _type_matches(expected: str, value: Any) -> bool:
         return True
     if expected == "number" and actual == "integer":
         return True
-    return expected == "integer" and actual == "number" and float(value).is_integer()
+    # kube-openapi's IsFloat64AJSONInteger: whole and exactly representable (|x| <= 2^53)
+    return expected == "integer" and actual == "number" and float(value).is_integer() \
+        and abs(float(value)) <= 2**53
 
 
 def validate_value(schema: Mapping[str, Any], value: Any, path: str = "",

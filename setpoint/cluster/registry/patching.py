@@ -66,7 +66,10 @@ def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: b
 
     if rt.is_custom and opts.field_validation == "Strict":
         _reject_unknown_in_patch(rest, rt, patched)
-    obj, warnings = rest._decode(rt, Decoded(patched, decoded.duplicates), opts)
+    try:
+        obj, warnings = rest._decode(rt, Decoded(patched, decoded.duplicates), opts)
+    except errors.StatusError as err:
+        raise patch_decode_error(patched, err) from None
     meta = obj["metadata"]
     if meta.get("name") != name:
         raise errors.bad_request(
@@ -125,21 +128,34 @@ def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
 
 def _reject_unknown_in_patch(rest: REST, rt: ResourceType, patched: Obj) -> None:
     """A strict patch of a custom resource naming unknown fields: the apiserver's 422."""
+    cs = rest.custom_schema(rt)
+    unknown = cs.unknown_fields(patched) if cs is not None else []
+    if unknown:
+        detail = ", ".join(f'unknown field "{u}"' for u in unknown)
+        raise invalid_patch(patched, f"strict decoding error: {detail}")
+
+
+def invalid_patch(patched: Any, detail: str) -> errors.StatusError:
+    """The 422 the apiserver answers when a patched object cannot be decoded: the cause is on
+    field ``patch`` and shows the patched object."""
     import orjson
 
     from setpoint.machinery.errors import Cause
 
-    cs = rest.custom_schema(rt)
-    unknown = cs.unknown_fields(patched) if cs is not None else []
-    if not unknown:
-        return
     text = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
-    detail = ", ".join(f'unknown field "{u}"' for u in unknown)
-    quoted = orjson.dumps(text).decode()
     cause = Cause("FieldValueInvalid",
-                  f"Invalid value: {quoted}: strict decoding error: {detail}", "patch")
-    raise errors.StatusError(
-        422, "Invalid", f' "" is invalid: patch: {cause.message}', causes=[cause])
+                  f"Invalid value: {orjson.dumps(text).decode()}: {detail}", "patch")
+    return errors.StatusError(422, "Invalid", f' "" is invalid: patch: {cause.message}',
+                              causes=[cause])
+
+
+def patch_decode_error(patched: Any, err: errors.StatusError) -> errors.StatusError:
+    """Turn a decoding failure (wrong types, strict unknown fields) of a patched object into
+    the apiserver's 422; other errors pass through."""
+    if err.code != 400 or "cannot be handled as a" not in err.message:
+        return err
+    detail = err.message.split(": ", 1)[1] if ": " in err.message else err.message
+    return invalid_patch(patched, detail)
 
 
 def reset_fields(rt: ResourceType, subresource: str) -> list[str]:

@@ -76,14 +76,19 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
             "status": status}
 
 
-def _validate_scale(name: str, scale: Any) -> int:
+def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
+    """The replicas of a Scale body; a body of the wrong shape is a 400 (a 422 on ``patch``
+    when it is the result of a patch, as the apiserver reports those)."""
+    from setpoint.cluster.decode import decode_builtin
+    from setpoint.cluster.registry.patching import patch_decode_error
+
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be a JSON object")
-    replicas = (scale.get("spec") or {}).get("replicas", 0)
-    if isinstance(replicas, bool) or not isinstance(replicas, int):
-        raise errors.bad_request(
-            "Scale in version \"v1\" cannot be handled as a Scale: json: cannot unmarshal "
-            f"{type(replicas).__name__} into Go struct field ScaleSpec.spec.replicas of type int32")
+    try:
+        decoded, _ = decode_builtin(scale, _scale_schema(), "Scale")
+    except errors.StatusError as err:
+        raise patch_decode_error(scale, err) if patched else err from None
+    replicas = (decoded.get("spec") or {}).get("replicas", 0)
     if replicas < 0:
         raise errors.invalid("Scale", name, [Cause(
             "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",
@@ -169,7 +174,7 @@ def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
         patched = patches.merge_patch(old_view, decoded.obj)
     else:
         patched = patches.strategic_merge_patch(old_view, decoded.obj, _scale_schema())
-    replicas = _validate_scale(name, patched)
+    replicas = _validate_scale(name, patched, patched=True)
     rv = (patched.get("metadata") or {}).get("resourceVersion") or None
     new_view = copy.deepcopy(old_view)
     new_view["spec"] = {"replicas": replicas}

@@ -263,9 +263,10 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
         return [Request(namespace_of(p), name_of(p))
                 for p in manager.cache.list_raw(PDB, namespace=namespace_of(obj))]
 
+    events = component_recorder(manager, "controllermanager")
     manager.add(Controller.for_(PDB, name="disruption")
                 .watches(POD, map_func=budgets_of_pod)
                 .watches(REPLICA_SET, map_func=budgets_in_namespace)
                 .watches(DEPLOYMENT, map_func=budgets_in_namespace)
                 .watches(STATEFUL_SET, map_func=budgets_in_namespace)
-                .reconciler(DisruptionReconciler(manager, component_recorder(manager, 'controllermanager'))))
+                .reconciler(DisruptionReconciler(manager, events)))

@@ -19,6 +19,7 @@ have an IP become endpoints; each service port is resolved against the pod (a nu
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -155,9 +156,8 @@ def desired_subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
         address["targetRef"] = target_ref(pod)
         ready = publish or is_pod_ready(pod)
         entries: list[list[Obj]] = []
-        if not ports:
-            if spec.get("clusterIP") == "None":
-                entries.append([])
+        if not ports and spec.get("clusterIP") == "None":
+            entries.append([])
         for sp in ports:
             number = find_port(pod, sp)
             if number is None:
@@ -234,10 +234,8 @@ class EndpointsReconciler:
         client = self.manager.client
         if service is None:
             if cache.get(ENDPOINTS, request.name, request.namespace) is not None:
-                try:
+                with contextlib.suppress(NotFoundError):
                     await client.delete(ENDPOINTS, request.name, namespace=request.namespace)
-                except NotFoundError:
-                    pass
             return Result()
         if not wants_endpoints(service):
             return Result()
@@ -413,11 +411,9 @@ class EndpointSliceReconciler:
         for slice_, ports, endpoints in writes:
             await self._write(service, slice_, labels, ports, endpoints, changed_at)
         for slice_ in empties:
-            try:
+            with contextlib.suppress(NotFoundError):
                 await self.manager.client.delete(ENDPOINT_SLICE, name_of(slice_),
                                                   namespace=namespace_of(slice_))
-            except NotFoundError:
-                pass
 
     async def _write(self, service: Obj, current: Obj, labels: dict[str, str],
                      ports: list[Obj], endpoints: list[Obj], changed_at: str) -> None:

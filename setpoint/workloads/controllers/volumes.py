@@ -93,7 +93,8 @@ def volume_matches(pv: Obj, claim: Obj) -> bool:
 
 
 def _capacity(pv: Obj) -> Quantity:
-    return Quantity.parse(str(((pv.get("spec") or {}).get("capacity") or {}).get("storage") or "0"))
+    capacity = ((pv.get("spec") or {}).get("capacity") or {}).get("storage")
+    return Quantity.parse(str(capacity or "0"))
 
 
 def _claim_ref(claim: Obj) -> Obj:
@@ -184,7 +185,9 @@ class ClaimBinder:
             "metadata": {"name": name, "annotations": {PROVISIONED_BY: PROVISIONER}},
             "spec": {
                 "accessModes": list(cspec.get("accessModes") or ["ReadWriteOnce"]),
-                "capacity": {"storage": str(requested_storage(claim))},
+                "capacity": {"storage": str(
+                    ((cspec.get("resources") or {}).get("requests") or {}).get("storage")
+                    or requested_storage(claim))},
                 "claimRef": _claim_ref(claim),
                 "hostPath": {"path": f"{VOLUME_ROOT}/{name}", "type": "DirectoryOrCreate"},
                 "persistentVolumeReclaimPolicy": storage_class.get("reclaimPolicy") or "Delete",
@@ -356,10 +359,11 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
                 out.append(Request("", name_of(pv)))
         return out
 
+    events = component_recorder(manager, "persistentvolume-controller")
     manager.add(Controller.for_(PVC, name="persistentvolume-binder")
                 .watches(PV, map_func=claims_of_volume)
                 .watches(STORAGE_CLASS, map_func=claims_without_class)
-                .reconciler(ClaimBinder(manager, component_recorder(manager, 'persistentvolume-controller'))))
+                .reconciler(ClaimBinder(manager, events)))
     manager.add(Controller.for_(PV, name="persistentvolume")
                 .watches(PVC, map_func=volume_of_claim)
                 .reconciler(VolumeReconciler(manager)))

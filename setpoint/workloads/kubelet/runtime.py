@@ -58,8 +58,9 @@ class Behaviour:
     exit_code: int = 0
     """The exit code of that exit."""
     stop_after: float | None = None
-    """Seconds to exit after SIGTERM (None: at once). Exits 0, unless the stop timeout
-    comes first: then it is killed (137)."""
+    """Seconds to exit after SIGTERM, with code 0, unless the stop timeout comes first:
+    then it is killed (137). None: it drains until the timeout and then exits 0 (so a
+    deleted pod lives for its grace period)."""
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,11 @@ class _Container:
             candidates.append((self.started_at + behaviour.run_for, code,
                                "Completed" if code == 0 else "Error"))
         if self.stop_requested_at is not None:
-            after = behaviour.stop_after or 0.0
-            if after < self.stop_timeout:
+            after = behaviour.stop_after
+            if after is None:
+                # drains until told to go: a clean exit as the grace period ends
+                candidates.append((self.stop_requested_at + self.stop_timeout, 0, "Completed"))
+            elif after < self.stop_timeout:
                 candidates.append((self.stop_requested_at + after, 0, "Completed"))
             else:
                 candidates.append((self.stop_requested_at + self.stop_timeout,

@@ -1,0 +1,393 @@
+"""The ReplicaSet controller: keep ``spec.replicas`` pods matching the selector.
+
+A port of ``pkg/controller/replicaset``. Each sync claims the pods of its namespace
+(adopting matching orphans, releasing owned pods that stopped matching), then, when its
+expectations are met, creates the missing pods from the template in slow-start batches or
+deletes the surplus in the order :func:`~.podcontrol.rank_pods_for_deletion` gives
+(unscheduled, pending, not ready, doubled-up, recently ready, restarted, newer first), and
+writes ``status``: ``replicas`` (active pods), ``fullyLabeledReplicas``, ``readyReplicas``,
+``availableReplicas`` (ready for ``minReadySeconds``), ``observedGeneration`` and the
+``ReplicaFailure`` condition when creating or deleting failed.
+
+Expectations count the creations and deletions in flight, so a cache that lags the writes
+never makes it create or delete twice. Pods it creates are recorded in the cache at once,
+which lets the same sync report them in ``status``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
+from setpoint.machinery.labels import SelectorError
+from setpoint.runtime import Controller, Manager, Request, Result
+from setpoint.runtime.handlers import Handler
+from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of, object_key
+from setpoint.runtime.ownership import controller_of
+from setpoint.workloads.controllers.podcontrol import (
+    POD,
+    Expectations,
+    claim,
+    component_recorder,
+    create_pod,
+    delete_pod,
+    error_text,
+    filter_active_pods,
+    format_time,
+    index_orphans,
+    is_pod_active,
+    is_pod_available,
+    is_pod_ready,
+    labels_of,
+    orphans,
+    pod_from_template,
+    pod_key,
+    pod_ready_time,
+    rank_pods_for_deletion,
+    recheck_owner,
+    selector_of,
+    slow_start_batch,
+)
+from setpoint.workloads.settings import WorkloadSettings
+
+log = logging.getLogger(__name__)
+
+REPLICA_SET = Kind("apps/v1", "ReplicaSet")
+BURST_REPLICAS = 500
+"""At most this many pods are created or deleted in one sync (``--replicaset-burst``)."""
+NAMESPACE_TERMINATING = "NamespaceTerminating"
+REPLICA_FAILURE = "ReplicaFailure"
+
+
+def _spec_replicas(rs: Mapping[str, Any]) -> int:
+    value = (rs.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+def _owned_by_replica_set(obj: Mapping[str, Any]) -> str | None:
+    """The name of the ReplicaSet that controls ``obj``, if one does."""
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != "ReplicaSet" or \
+            not str(ref.get("apiVersion", "")).startswith("apps/"):
+        return None
+    return str(ref.get("name") or "") or None
+
+
+class _PodRequests(Handler):
+    """Which ReplicaSets hear about a pod: its controller, or, for an orphan, every
+    ReplicaSet of its namespace whose selector matches it (one may adopt it)."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+
+    def __repr__(self) -> str:
+        return "ReplicaSetPodRequests()"
+
+    def requests(self, obj: Obj) -> Iterable[Request]:
+        owner = _owned_by_replica_set(obj)
+        if owner is not None:
+            return (Request(namespace_of(obj), owner),)
+        if controller_of(obj) is not None:
+            return ()
+        return self._matching(obj)
+
+    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
+        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
+            return ()
+        out: set[Request] = set()
+        old_owner, new_owner = _owned_by_replica_set(old), _owned_by_replica_set(new)
+        if old_owner is not None and old_owner != new_owner:
+            out.add(Request(namespace_of(old), old_owner))
+        if new_owner is not None:
+            out.add(Request(namespace_of(new), new_owner))
+        elif controller_of(new) is None and (
+                labels_of(old) != labels_of(new) or controller_of(old) is not None):
+            out.update(self._matching(new))
+        return out
+
+    def _matching(self, pod: Obj) -> list[Request]:
+        out = []
+        labels = labels_of(pod)
+        if not labels:
+            return out
+        for rs in self.manager.cache.list_raw(REPLICA_SET, namespace=namespace_of(pod)):
+            try:
+                selector = selector_of((rs.get("spec") or {}).get("selector"))
+            except SelectorError:
+                continue
+            if not selector.empty and selector.matches(labels):
+                out.append(Request(namespace_of(rs), name_of(rs)))
+        return out
+
+
+class _ExpectationObserver:
+    """Counts the pod creations and deletions the controller waits for, as they appear in
+    the cache (an informer handler: synchronous, never awaits)."""
+
+    def __init__(self, manager: Manager, expectations: Expectations) -> None:
+        self.manager = manager
+        self.expectations = expectations
+
+    def _owner_key(self, pod: Obj) -> str | None:
+        owner = _owned_by_replica_set(pod)
+        if owner is None:
+            return None
+        rs = self.manager.cache.store_for(REPLICA_SET).get(object_key(namespace_of(pod), owner))
+        ref = controller_of(pod)
+        if rs is None or ref is None or meta(rs).get("uid") != ref.get("uid"):
+            return None
+        return f"{namespace_of(pod)}/{owner}"
+
+    def on_add(self, obj: Obj) -> None:
+        if meta(obj).get("deletionTimestamp"):
+            # seen for the first time already terminating: not one of our creations
+            self.on_delete(obj)
+            return
+        key = self._owner_key(obj)
+        if key is not None:
+            self.expectations.creation_observed(key)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        if meta(new).get("deletionTimestamp") and not meta(old).get("deletionTimestamp"):
+            self.on_delete(new)
+
+    def on_delete(self, obj: Obj) -> None:
+        key = self._owner_key(obj)
+        if key is not None:
+            self.expectations.deletion_observed(key, pod_key(obj))
+
+
+def _has_cause(error: BaseException, reason: str) -> bool:
+    return any(getattr(c, "reason", None) == reason for c in getattr(error, "causes", ()) or ())
+
+
+class ReplicaSetReconciler:
+    """Syncs one ReplicaSet per request (``syncReplicaSet``)."""
+
+    def __init__(self, manager: Manager, events: Any = None) -> None:
+        self.manager = manager
+        self.expectations = Expectations()
+        self.events = events
+        self.burst = BURST_REPLICAS
+
+    def __repr__(self) -> str:
+        return f"ReplicaSetReconciler({self.expectations!r})"
+
+    @property
+    def client(self) -> Client:
+        return self.manager.client
+
+    def record(self, obj: Obj) -> None:
+        self.manager.writer.record(obj)
+
+    # -- the sync --------------------------------------------------------------------------
+
+    async def reconcile(self, request: Request) -> Result:
+        key = f"{request.namespace}/{request.name}"
+        cached = self.manager.cache.store_for(REPLICA_SET).get(
+            object_key(request.namespace, request.name))
+        if cached is None:
+            self.expectations.forget(key)
+            return Result()
+        rs = clone(cached)
+        needs_sync = self.expectations.satisfied(key)
+        try:
+            selector = selector_of((rs.get("spec") or {}).get("selector"))
+        except SelectorError as exc:
+            log.error("replicaset_invalid_selector key=%s error=%s", key, exc)
+            return Result()
+        pods = await claim(
+            self.client, rs, POD, self._candidates(rs), selector,
+            can_adopt=recheck_owner(self.client, rs, REPLICA_SET), record=self.record)
+        pods = filter_active_pods(pods)
+        manage_error: Exception | None = None
+        if needs_sync and not meta(rs).get("deletionTimestamp"):
+            manage_error = await self._manage_replicas(pods, rs)
+            # pods created above are in the cache already: count them now
+            pods = filter_active_pods(p for p in self._owned(rs) if selector.matches(labels_of(p)))
+        status = calculate_status(rs, pods, manage_error)
+        await self._update_status(rs, status)
+        if manage_error is not None:
+            raise manage_error
+        return Result(requeue_after=_next_availability(rs, pods))
+
+    def _owned(self, rs: Obj) -> list[Obj]:
+        uid = str(meta(rs).get("uid") or "")
+        return self.manager.cache.list_raw(POD, index=("owner", uid))
+
+    def _candidates(self, rs: Obj) -> list[Obj]:
+        """Active pods this ReplicaSet may claim: those it controls and the orphans of its
+        namespace (pods controlled by others are never claimed)."""
+        seen: dict[str, Obj] = {}
+        for pod in self._owned(rs) + orphans(self.manager, POD, namespace_of(rs)):
+            if is_pod_active(pod):
+                seen[pod_key(pod)] = pod
+        return list(seen.values())
+
+    async def _manage_replicas(self, pods: list[Obj], rs: Obj) -> Exception | None:
+        """``manageReplicas``: create or delete pods towards ``spec.replicas``; returns the
+        first failure."""
+        key = f"{namespace_of(rs)}/{name_of(rs)}"
+        diff = len(pods) - _spec_replicas(rs)
+        if diff < 0:
+            count = min(-diff, self.burst)
+            self.expectations.expect_creations(key, count)
+            template = (rs.get("spec") or {}).get("template") or {}
+
+            async def create() -> None:
+                try:
+                    await create_pod(self.client, rs, pod_from_template(template, rs),
+                                     record=self.record, events=self.events)
+                except ApiError as exc:
+                    if _has_cause(exc, NAMESPACE_TERMINATING):
+                        self.expectations.creation_observed(key)
+                        return
+                    raise
+
+            created, error = await slow_start_batch(count, 1, create)
+            for _ in range(count - created):
+                self.expectations.creation_observed(key)
+            return error
+        if diff > 0:
+            count = min(diff, self.burst)
+            doomed = rank_pods_for_deletion(pods, self._related_pods(rs))[:count]
+            self.expectations.expect_deletions(key, [pod_key(p) for p in doomed])
+            results = await asyncio.gather(
+                *(delete_pod(self.client, rs, pod, events=self.events) for pod in doomed),
+                return_exceptions=True)
+            first: Exception | None = None
+            for pod, result in zip(doomed, results, strict=True):
+                if isinstance(result, BaseException):
+                    self.expectations.deletion_observed(key, pod_key(pod))
+                    if not isinstance(result, Exception):
+                        raise result
+                    if not isinstance(result, NotFoundError) and first is None:
+                        first = result
+            return first
+        return None
+
+    def _related_pods(self, rs: Obj) -> list[Obj]:
+        """``getIndirectlyRelatedPods``: the pods of every ReplicaSet with the same
+        controller (a Deployment's old and new ones), to spread deletions over nodes."""
+        ref = controller_of(rs)
+        siblings = [rs] if ref is None else [
+            other for other in self.manager.cache.list_raw(REPLICA_SET,
+                                                           namespace=namespace_of(rs))
+            if (controller_of(other) or {}).get("uid") == ref.get("uid")]
+        seen: dict[str, Obj] = {}
+        for sibling in siblings:
+            for pod in self._owned(sibling):
+                seen.setdefault(str(meta(pod).get("uid")), pod)
+        return list(seen.values())
+
+    async def _update_status(self, rs: Obj, status: Obj) -> None:
+        """``updateReplicaSetStatus``: PUT the status unless nothing changed; one retry
+        with a fresh read after a conflict."""
+        current = rs.get("status") or {}
+        generation = meta(rs).get("generation")
+        if _counts(current) == _counts(status) and \
+                current.get("observedGeneration") == generation and \
+                (current.get("conditions") or []) == (status.get("conditions") or []):
+            return
+        status["observedGeneration"] = generation
+        body = rs
+        for attempt in range(2):
+            body = {**body, "status": _omit_zero(status)}
+            try:
+                updated: Obj = await self.client.update_status(body)
+            except ConflictError:
+                if attempt:
+                    raise
+                body = await self.client.get(REPLICA_SET, name_of(rs), namespace=namespace_of(rs))
+                continue
+            self.record(updated)
+            return
+
+
+_COUNTS = ("replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas")
+
+
+def _counts(status: Mapping[str, Any]) -> tuple[int, ...]:
+    return tuple(int(status.get(k) or 0) for k in _COUNTS)
+
+
+def _omit_zero(status: Obj) -> Obj:
+    """The status as the API serializes it (zero counts other than replicas omitted)."""
+    return {k: v for k, v in status.items()
+            if k == "replicas" or v not in (0, None, [])}
+
+
+def calculate_status(rs: Obj, pods: list[Obj], manage_error: Exception | None) -> Obj:
+    """``calculateStatus``: counts from the active pods, and ``ReplicaFailure`` set when
+    managing replicas failed (``FailedCreate``/``FailedDelete``), removed when it worked."""
+    status = clone(rs.get("status") or {})
+    template_labels = ((rs.get("spec") or {}).get("template") or {}).get("metadata") or {}
+    wanted = template_labels.get("labels") or {}
+    min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+    now = time.time()
+    fully_labeled = ready = available = 0
+    for pod in pods:
+        labels = labels_of(pod)
+        if all(labels.get(k) == v for k, v in wanted.items()):
+            fully_labeled += 1
+        if is_pod_ready(pod):
+            ready += 1
+            if is_pod_available(pod, min_ready, now):
+                available += 1
+    conditions = [c for c in status.get("conditions") or [] if c.get("type") != REPLICA_FAILURE]
+    failure = next((c for c in status.get("conditions") or []
+                    if c.get("type") == REPLICA_FAILURE), None)
+    if manage_error is not None and failure is None:
+        diff = len(pods) - _spec_replicas(rs)
+        reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
+        conditions.append({"type": REPLICA_FAILURE, "status": "True",
+                           "lastTransitionTime": format_time(), "reason": reason,
+                           "message": error_text(manage_error)})
+    elif manage_error is not None and failure is not None:
+        conditions.append(failure)
+    status["conditions"] = conditions
+    if not conditions:
+        status.pop("conditions")
+    status.update(replicas=len(pods), fullyLabeledReplicas=fully_labeled,
+                  readyReplicas=ready, availableReplicas=available)
+    return status
+
+
+def _next_availability(rs: Obj, pods: list[Obj]) -> float | None:
+    """Seconds until the next ready pod passes ``minReadySeconds`` (the real controller
+    requeues after ``minReadySeconds`` for the same reason), or None."""
+    min_ready = int((rs.get("spec") or {}).get("minReadySeconds") or 0)
+    if min_ready <= 0:
+        return None
+    now = time.time()
+    waits = []
+    for pod in pods:
+        since = pod_ready_time(pod)
+        if since is not None and not is_pod_available(pod, min_ready, now):
+            waits.append(max(since + min_ready - now, 0.0) + 0.1)
+    return min(waits) if waits else None
+
+
+def replicaset_controller(manager: Manager) -> tuple[Controller[Any], ReplicaSetReconciler]:
+    """The ReplicaSet controller definition and its reconciler, wired to ``manager``."""
+    reconciler = ReplicaSetReconciler(manager)
+    manager.informer_for(REPLICA_SET)
+    index_orphans(manager, POD)
+    manager.informer_for(POD).add_handler(
+        _ExpectationObserver(manager, reconciler.expectations))
+    controller: Controller[Any] = (
+        Controller.for_(REPLICA_SET, name="replicaset")
+        .watches(POD, handler=_PodRequests(manager))
+        .reconciler(reconciler))
+    return controller, reconciler
+
+
+def install(manager: Manager, settings: WorkloadSettings) -> None:
+    """Add the ReplicaSet controller (events from ``replicaset-controller``)."""
+    controller, reconciler = replicaset_controller(manager)
+    reconciler.events = component_recorder(manager, "replicaset-controller")
+    manager.add(controller)

@@ -1,0 +1,84 @@
+"""What the kubelet remembers of each pod it runs, between two syncs of that pod."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from setpoint.workloads.kubelet.runtime import ContainerState, ContainerStatus
+
+
+@dataclass
+class ContainerRecord:
+    """One container of the pod spec, across its restarts."""
+
+    name: str
+    spec: dict[str, Any]
+    init: bool = False
+    container_id: str | None = None
+    status: ContainerStatus | None = None
+    restart_count: int = 0
+    last_terminated: dict[str, Any] | None = None
+    """The API ``terminated`` state of the previous instance (``lastState``)."""
+    exit_published: bool = False
+    """The current instance's exit has been written to the API (a restart may follow)."""
+    restart_at: float | None = None
+    """When the exited instance is due for a restart (CrashLoopBackOff until then)."""
+    backoff: float = 0.0
+    """The back-off the next natural crash will wait."""
+    restart_now: bool = False
+    """The current instance was killed by the restart fault: restart it without back-off."""
+    waiting_message: str | None = None
+
+    @property
+    def sidecar(self) -> bool:
+        """A restartable init container (``restartPolicy: Always``)."""
+        return self.init and self.spec.get("restartPolicy") == "Always"
+
+    @property
+    def running(self) -> bool:
+        return self.status is not None and self.status.state is ContainerState.RUNNING
+
+    @property
+    def exited(self) -> bool:
+        return self.status is not None and self.status.state is ContainerState.EXITED
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exited and self.status is not None and self.status.exit_code == 0
+
+
+@dataclass
+class PodRecord:
+    """A pod this kubelet has accepted: its sandbox, address and containers."""
+
+    uid: str
+    namespace: str
+    name: str
+    node: str
+    start_time: float
+    host_ip: str = ""
+    ip: str = ""
+    sandbox_id: str | None = None
+    init: list[ContainerRecord] = field(default_factory=list)
+    containers: list[ContainerRecord] = field(default_factory=list)
+    terminating: bool = False
+    """Its containers were asked to stop (the pod is being deleted)."""
+    terminal: bool = False
+    """Every container has stopped for good: the pod's phase is terminal."""
+    failure: tuple[str, str] | None = None
+    """Why the kubelet failed the pod (reason, message), if it did."""
+    restart_handled: bool = False
+    """A restart request was carried out; its annotation is still to be removed."""
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.namespace, self.name
+
+    def all_containers(self) -> list[ContainerRecord]:
+        return [*self.init, *self.containers]
+
+    def regular_done(self) -> bool:
+        """Every regular container has exited for good (nothing will restart it)."""
+        return bool(self.containers) and all(
+            c.exited and c.restart_at is None for c in self.containers)

@@ -1,0 +1,275 @@
+"""The node lifecycle controller: what kube-controller-manager does about node health.
+
+- When a node's kubelet stops posting (the ``sim.setpoint.dev/ready: unknown`` fault), its
+  kubelet-owned conditions become ``Unknown``, reason ``NodeStatusUnknown``, message
+  ``Kubelet stopped posting node status.`` (the monitor grace period is not waited for).
+- Conditions become taints (TaintNodesByCondition and the NoExecute tainting pass):
+  ``not-ready`` / ``unreachable`` with NoSchedule and NoExecute for Ready False / Unknown,
+  ``memory-pressure``, ``disk-pressure``, ``pid-pressure``, ``network-unavailable`` with
+  NoSchedule, and ``unschedulable`` for a cordoned node. Other taints are left alone.
+- When a node stops being Ready, its pods get ``Ready=False`` and a ``NodeNotReady`` event
+  (``MarkPodsNotReady``).
+- Taint-based eviction (the taint eviction controller): a pod on a node with NoExecute
+  taints it does not tolerate is deleted at once; one that tolerates them for
+  ``tolerationSeconds`` (300 by default, from admission) is deleted when that time has
+  passed since the taint was added, after a ``DisruptionTarget`` condition is written.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
+from setpoint.runtime.objects import clone
+from setpoint.workloads.nodes import GONE, NODE, now_rfc3339, parse_time, ready_mode
+from setpoint.workloads.scheduler.predicates import tolerates
+from setpoint.workloads.settings import WorkloadSettings
+
+POD = Kind("v1", "Pod")
+NODE_NAME_INDEX = "setpoint.workloads/spec.nodeName"
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
+UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
+CONDITION_TAINTS = {
+    "MemoryPressure": "node.kubernetes.io/memory-pressure",
+    "DiskPressure": "node.kubernetes.io/disk-pressure",
+    "PIDPressure": "node.kubernetes.io/pid-pressure",
+    "NetworkUnavailable": "node.kubernetes.io/network-unavailable",
+}
+MANAGED_NO_SCHEDULE = {NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT,
+                       *CONDITION_TAINTS.values()}
+MANAGED_NO_EXECUTE = {NOT_READY_TAINT, UNREACHABLE_TAINT}
+KUBELET_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+STOPPED_POSTING = "Kubelet stopped posting node status."
+
+Obj = dict[str, Any]
+
+
+def _condition(node: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    for c in (node.get("status") or {}).get("conditions") or ():
+        if c.get("type") == type_:
+            return c  # type: ignore[no-any-return]
+    return None
+
+
+def ready_status(node: Mapping[str, Any]) -> str:
+    """``True``, ``False`` or ``Unknown`` (a node that never reported counts Unknown)."""
+    ready = _condition(node, "Ready")
+    return str(ready.get("status")) if ready is not None else "Unknown"
+
+
+def wanted_taints(node: Mapping[str, Any]) -> set[tuple[str, str]]:
+    """The (key, effect) pairs the node's conditions and cordon call for."""
+    out: set[tuple[str, str]] = set()
+    ready = ready_status(node)
+    if ready == "False":
+        out |= {(NOT_READY_TAINT, "NoSchedule"), (NOT_READY_TAINT, "NoExecute")}
+    elif ready == "Unknown":
+        out |= {(UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")}
+    for type_, key in CONDITION_TAINTS.items():
+        condition = _condition(node, type_)
+        if condition is not None and condition.get("status") == "True":
+            out.add((key, "NoSchedule"))
+    if (node.get("spec") or {}).get("unschedulable"):
+        out.add((UNSCHEDULABLE_TAINT, "NoSchedule"))
+    return out
+
+
+def _managed(taint: Mapping[str, Any]) -> bool:
+    effect, key = taint.get("effect"), taint.get("key")
+    return (effect == "NoSchedule" and key in MANAGED_NO_SCHEDULE) or \
+        (effect == "NoExecute" and key in MANAGED_NO_EXECUTE)
+
+
+def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
+    """The node's taints with the managed ones made to match its state, or None when they
+    already do (existing taints keep their ``timeAdded``)."""
+    current = [dict(t) for t in (node.get("spec") or {}).get("taints") or ()]
+    wanted = wanted_taints(node)
+    kept = [t for t in current if not _managed(t) or (t.get("key"), t.get("effect")) in wanted]
+    have = {(t.get("key"), t.get("effect")) for t in kept}
+    stamp = now_rfc3339()
+    for key, effect in sorted(wanted - have):
+        kept.append({"key": key, "effect": effect, "timeAdded": stamp})
+    return None if kept == current else kept
+
+
+def unknown_conditions(node: Mapping[str, Any]) -> list[Obj] | None:
+    """The conditions after the kubelet stopped posting, or None if already so."""
+    conditions = [dict(c) for c in (node.get("status") or {}).get("conditions") or ()]
+    stamp = now_rfc3339()
+    changed = False
+    seen = set()
+    for c in conditions:
+        seen.add(c.get("type"))
+        if c.get("type") in KUBELET_CONDITIONS and c.get("status") != "Unknown":
+            c.update(status="Unknown", reason="NodeStatusUnknown", message=STOPPED_POSTING,
+                     lastTransitionTime=stamp)
+            changed = True
+    for type_ in KUBELET_CONDITIONS:
+        if type_ not in seen:
+            conditions.append({"type": type_, "status": "Unknown", "lastHeartbeatTime": stamp,
+                               "lastTransitionTime": stamp, "reason": "NodeStatusNeverUpdated",
+                               "message": "Kubelet never posted node status."})
+            changed = True
+    return conditions if changed else None
+
+
+def index_by_node(pod: Obj) -> Iterable[str]:
+    node = (pod.get("spec") or {}).get("nodeName")
+    return (node,) if node else ()
+
+
+class NodeLifecycle:
+    """Node health → conditions, taints and pod readiness (one controller over Nodes)."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+        self._marked: set[tuple[str, str]] = set()
+        self.controller: Controller[Obj] = Controller.for_(NODE, name="node-lifecycle")
+        self.controller.reads(POD)
+        self.controller.reconcile(self.reconcile)
+
+    def __repr__(self) -> str:
+        return "NodeLifecycle()"
+
+    async def reconcile(self, ctx: Context[Obj], node: Obj) -> Result:
+        name = str(node["metadata"]["name"])
+        if ready_mode(node) == GONE:
+            conditions = unknown_conditions(node)
+            if conditions is not None:
+                await ctx.client.patch_status(NODE, name, {"status": {"conditions": conditions}},
+                                              patch_type=PatchType.MERGE)
+                return Result()  # the write comes back as an event
+        taints = reconcile_taints(node)
+        if taints is not None:
+            body = clone(node)
+            body.setdefault("spec", {})["taints"] = taints or None
+            await ctx.client.update(body)  # resourceVersion set: a conflict retries
+        await self._mark_pods(ctx, node, name)
+        return Result()
+
+    async def _mark_pods(self, ctx: Context[Obj], node: Obj, name: str) -> None:
+        """Once per transition out of Ready: pods Ready=False, event NodeNotReady."""
+        ready = _condition(node, "Ready")
+        if ready_status(node) == "True" or ready is None:
+            return
+        marker = (name, str(ready.get("lastTransitionTime")))
+        if marker in self._marked:
+            return
+        recorder = self.manager.recorder
+        if recorder is not None:
+            recorder.normal(node, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
+        stamp = now_rfc3339()
+        for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
+            ready_condition = _condition(pod, "Ready")
+            if ready_condition is None or ready_condition.get("status") == "False":
+                continue
+            condition = {**ready_condition, "status": "False", "lastTransitionTime": stamp}
+            metadata = pod["metadata"]
+            try:
+                await ctx.client.patch_status(
+                    POD, metadata["name"], {"status": {"conditions": [condition]}},
+                    patch_type=PatchType.STRATEGIC, namespace=metadata["namespace"])
+            except NotFoundError:
+                continue
+            if recorder is not None:
+                recorder.warning(pod, "NodeNotReady", "Node is not ready")
+        self._marked.add(marker)
+
+
+# -- taint-based eviction ------------------------------------------------------------------
+
+def no_execute_taints(node: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    return [t for t in ((node or {}).get("spec") or {}).get("taints") or ()
+            if t.get("effect") == "NoExecute"]
+
+
+def eviction_delay(pod: Mapping[str, Any], taints: Sequence[Mapping[str, Any]],
+                   now: float) -> float | None:
+    """Seconds until the pod must be evicted for ``taints`` (0: now), None: never."""
+    if not taints:
+        return None
+    tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or ()
+                   if (t.get("effect") or "NoExecute") == "NoExecute"]
+    used = []
+    for taint in taints:
+        matching = [t for t in tolerations if tolerates(t, taint)]
+        if not matching:
+            return 0.0
+        used.extend(matching)
+    seconds = [t["tolerationSeconds"] for t in used if t.get("tolerationSeconds") is not None]
+    if not seconds:
+        return None
+    shortest = max(0, min(int(s) for s in seconds))
+    added = [parse_time(t.get("timeAdded")) for t in taints]
+    start = min((a for a in added if a is not None), default=now)
+    return max(0.0, start + shortest - now)
+
+
+class TaintEviction:
+    """Deletes pods from nodes whose NoExecute taints they do not (or no longer) tolerate."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+
+        def on_tainted_node(pod: Obj) -> bool:
+            node_name = (pod.get("spec") or {}).get("nodeName")
+            if not node_name:
+                return False
+            return bool(no_execute_taints(manager.cache.store_for(NODE).get(node_name)))
+
+        def pods_of(node: Obj) -> Iterable[Request]:
+            if not no_execute_taints(node):
+                return ()
+            name = node["metadata"]["name"]
+            return [Request(p["metadata"]["namespace"], p["metadata"]["name"])
+                    for p in manager.cache.list_raw(POD, index=(NODE_NAME_INDEX, name))]
+
+        self.controller: Controller[Obj] = (
+            Controller.for_(POD, name="taint-eviction", predicates=[Funcs(
+                create=on_tainted_node, update=lambda _, new: on_tainted_node(new),
+                delete=lambda _: False)])
+            .watches(NODE, map_func=pods_of, predicates=[Funcs(
+                update=lambda old, new: no_execute_taints(old) != no_execute_taints(new),
+                delete=lambda _: False)]))
+        self.controller.reconcile(self.reconcile)
+
+    def __repr__(self) -> str:
+        return "TaintEviction()"
+
+    async def reconcile(self, ctx: Context[Obj], pod: Obj) -> Result:
+        metadata = pod["metadata"]
+        if metadata.get("deletionTimestamp") or \
+                (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            return Result()
+        node = ctx.cache.get(NODE, (pod.get("spec") or {}).get("nodeName") or "")
+        delay = eviction_delay(pod, no_execute_taints(node), time.time())
+        if delay is None:
+            return Result()
+        if delay > 0:
+            return Result(requeue_after=delay)
+        namespace, name = metadata["namespace"], metadata["name"]
+        ctx.events.normal("TaintManagerEviction", f"Marking for deletion Pod {namespace}/{name}")
+        condition = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
+                     "lastTransitionTime": now_rfc3339(), "reason": "DeletionByTaintManager",
+                     "message": "Taint manager: deleting due to NoExecute taint"}
+        try:
+            await ctx.client.patch_status(POD, name, {"status": {"conditions": [condition]}},
+                                          patch_type=PatchType.STRATEGIC, namespace=namespace)
+            await ctx.client.delete(POD, name, namespace=namespace, uid=metadata.get("uid"))
+        except NotFoundError:
+            pass
+        return Result()
+
+
+def install(manager: Manager, settings: WorkloadSettings) -> None:
+    """Add the node lifecycle and taint eviction controllers to ``manager``."""
+    store = manager.cache.store_for(POD, create=True)
+    store.add_indexer(NODE_NAME_INDEX, index_by_node)
+    manager.add(NodeLifecycle(manager).controller)
+    manager.add(TaintEviction(manager).controller)

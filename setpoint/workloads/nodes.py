@@ -1,0 +1,272 @@
+"""Simulated nodes: their registration, and the kubelet's side of their health.
+
+At start, ``settings.nodes`` Nodes named ``node-1`` … ``node-N`` are registered (existing
+ones are kept), spread over ``settings.zones`` round-robin, with the capacity, labels,
+addresses and ``nodeInfo`` a kubelet reports. Then, as a kubelet does for its node, the
+``node-heartbeat`` controller posts the node's conditions every ``heartbeat_seconds``
+(``lastHeartbeatTime``) and renews its Lease in ``kube-node-lease`` every 10 s (duration
+40 s). The node lifecycle controller (:mod:`setpoint.workloads.nodelifecycle`) does the
+controller-manager's side.
+
+Faults are asked for on the Node itself, so that the CLI, tests and any client can drive
+them over the API (see :mod:`setpoint.workloads.nodeops`): the annotation
+``sim.setpoint.dev/ready`` set to ``"false"`` makes the kubelet report ``Ready=False``
+(``KubeletNotReady``); set to ``"unknown"`` it stops the kubelet altogether (no status, no
+lease), and the node lifecycle controller marks the node ``Unknown``. Removing it (or
+``"true"``) brings the node back.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from setpoint.client import AlreadyExistsError, Client, ConflictError, Kind, PatchType
+from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.workloads.settings import WorkloadSettings
+
+log = logging.getLogger(__name__)
+
+NODE = Kind("v1", "Node")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
+LEASE_NAMESPACE = "kube-node-lease"
+LEASE_DURATION_SECONDS = 40
+LEASE_RENEW_SECONDS = 10.0  # the kubelet renews at a quarter of the duration
+
+READY_ANNOTATION = "sim.setpoint.dev/ready"
+"""``"false"``: the kubelet reports NotReady; ``"unknown"``: the kubelet is gone."""
+READY, NOT_READY, GONE = "true", "false", "unknown"
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+REGION_LABEL = "topology.kubernetes.io/region"
+DEFAULT_REGION = "local"
+KUBELET_VERSION = "v1.32.0"
+DEFAULT_EPHEMERAL_STORAGE = "100Gi"
+
+Obj = dict[str, Any]
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def micro_time() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_time(value: str | None) -> float | None:
+    """Seconds since the epoch of an RFC 3339 time (None when absent or malformed)."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def node_name(settings: WorkloadSettings, index: int) -> str:
+    return f"{settings.name_prefix}{index}"
+
+
+def node_address(index: int) -> str:
+    """A loopback address per node: node addresses are data only, and nothing must ever
+    route outside the machine."""
+    return f"127.0.1.{(index - 1) % 254 + 1}"
+
+
+def kubelet_conditions(mode: str, heartbeat: str,
+                       previous: Sequence[Mapping[str, Any]] = ()) -> list[Obj]:
+    """The conditions a kubelet posts: pressures False, Ready per ``mode``; transition
+    times kept from ``previous`` where the status did not change."""
+    if mode == NOT_READY:
+        ready = ("False", "KubeletNotReady", "container runtime is down")
+    else:
+        ready = ("True", "KubeletReady", "kubelet is posting ready status")
+    wanted = [
+        ("MemoryPressure", "False", "KubeletHasSufficientMemory",
+         "kubelet has sufficient memory available"),
+        ("DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
+        ("PIDPressure", "False", "KubeletHasSufficientPID",
+         "kubelet has sufficient PID available"),
+        ("Ready", *ready),
+    ]
+    old = {c.get("type"): c for c in previous}
+    out = []
+    for type_, status, reason, message in wanted:
+        before = old.get(type_)
+        transition = before.get("lastTransitionTime") if before is not None and \
+            before.get("status") == status else heartbeat
+        out.append({"type": type_, "status": status, "lastHeartbeatTime": heartbeat,
+                    "lastTransitionTime": transition or heartbeat, "reason": reason,
+                    "message": message})
+    return out
+
+
+def node_status(name: str, address: str, *, cpu: str, memory: str, pods: int | str,
+                ephemeral_storage: str = DEFAULT_EPHEMERAL_STORAGE) -> Obj:
+    """The status a kubelet registers its node with."""
+    resources = {"cpu": str(cpu), "memory": str(memory), "pods": str(pods),
+                 "ephemeral-storage": ephemeral_storage, "hugepages-1Gi": "0",
+                 "hugepages-2Mi": "0"}
+    machine = uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.nodes.setpoint.dev")
+    return {
+        "capacity": dict(resources), "allocatable": dict(resources),
+        "conditions": kubelet_conditions(READY, now_rfc3339()),
+        "addresses": [{"type": "InternalIP", "address": address},
+                      {"type": "Hostname", "address": name}],
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+        "nodeInfo": {
+            "machineID": machine.hex, "systemUUID": str(machine),
+            "bootID": str(uuid.uuid4()), "kernelVersion": "simulated",
+            "osImage": "Setpoint simulated node", "containerRuntimeVersion": "simulated://1.0",
+            "kubeletVersion": KUBELET_VERSION, "kubeProxyVersion": "",
+            "operatingSystem": "linux", "architecture": "amd64",
+        },
+    }
+
+
+def node_object(name: str, *, address: str, cpu: str, memory: str, pods: int | str,
+                zone: str | None = None, region: str = DEFAULT_REGION,
+                labels: Mapping[str, str] | None = None,
+                taints: Sequence[Mapping[str, Any]] = (),
+                ephemeral_storage: str = DEFAULT_EPHEMERAL_STORAGE) -> Obj:
+    """A Node as a kubelet registers it (labels, annotations, status)."""
+    node_labels = {
+        "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64", "kubernetes.io/hostname": name,
+        "kubernetes.io/os": "linux",
+    }
+    if zone:
+        node_labels[ZONE_LABEL] = zone
+        node_labels[REGION_LABEL] = region
+    node_labels.update(labels or {})
+    spec: Obj = {}
+    if taints:
+        spec["taints"] = [dict(t) for t in taints]
+    return {
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": node_labels, "annotations": {
+            "node.alpha.kubernetes.io/ttl": "0",
+            "volumes.kubernetes.io/controller-managed-attach-detach": "true"}},
+        "spec": spec,
+        "status": node_status(name, address, cpu=cpu, memory=memory, pods=pods,
+                              ephemeral_storage=ephemeral_storage),
+    }
+
+
+def default_node(settings: WorkloadSettings, index: int) -> Obj:
+    """Node ``index`` (1-based) of the settings."""
+    zones = settings.zones
+    zone = zones[(index - 1) % len(zones)] if zones else None
+    return node_object(node_name(settings, index), address=node_address(index),
+                       cpu=settings.node_cpu, memory=settings.node_memory,
+                       pods=settings.node_pods, zone=zone,
+                       region=settings.extra.get("region", DEFAULT_REGION))
+
+
+async def register_nodes(client: Client, settings: WorkloadSettings) -> list[str]:
+    """Create the settings' nodes that do not exist yet; returns the names created."""
+    created = []
+    for index in range(1, settings.nodes + 1):
+        try:
+            await client.create(default_node(settings, index))
+            created.append(node_name(settings, index))
+        except AlreadyExistsError:
+            continue
+    return created
+
+
+def ready_mode(node: Mapping[str, Any]) -> str:
+    """What the fault annotation asks of the node's kubelet."""
+    value = ((node.get("metadata") or {}).get("annotations") or {}).get(READY_ANNOTATION)
+    value = (value or READY).lower()
+    return value if value in (NOT_READY, GONE) else READY
+
+
+class NodeHeartbeat:
+    """The kubelet's node status and lease loop, for every node, as one controller."""
+
+    def __init__(self, settings: WorkloadSettings) -> None:
+        self.settings = settings
+        self.controller: Controller[Obj] = Controller.for_(
+            NODE, name="node-heartbeat").reads(LEASE)
+        self.controller.reconcile(self.reconcile)
+
+    def __repr__(self) -> str:
+        return f"NodeHeartbeat(every={self.settings.heartbeat_seconds}s)"
+
+    async def reconcile(self, ctx: Context[Obj], node: Obj) -> Result:
+        if ready_mode(node) == GONE:
+            return Result()  # a stopped kubelet posts nothing
+        next_status = await self._post_status(ctx, node)
+        next_lease = await self._renew_lease(ctx, node)
+        return Result(requeue_after=max(0.05, min(next_status, next_lease)))
+
+    async def _post_status(self, ctx: Context[Obj], node: Obj) -> float:
+        """Post conditions when they change or a heartbeat is due; seconds to the next."""
+        status = node.get("status") or {}
+        conditions = status.get("conditions") or []
+        ready = next((c for c in conditions if c.get("type") == "Ready"), None)
+        period = self.settings.heartbeat_seconds
+        last = parse_time((ready or {}).get("lastHeartbeatTime"))
+        age = time.time() - last if last is not None else period
+        mode = ready_mode(node)
+        wanted = kubelet_conditions(mode, "", conditions)
+        same = [(c["type"], c["status"], c["reason"]) for c in wanted] == \
+            [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions]
+        if same and age < period - 0.5:
+            return period - age
+        patch: Obj = {"conditions": kubelet_conditions(mode, now_rfc3339(), conditions)}
+        if not status.get("capacity"):
+            name = str(node["metadata"]["name"])
+            patch.update({k: v for k, v in node_status(
+                name, "127.0.1.254", cpu=self.settings.node_cpu,
+                memory=self.settings.node_memory, pods=self.settings.node_pods).items()
+                if k != "conditions" and not status.get(k)})
+        await ctx.client.patch_status(NODE, str(node["metadata"]["name"]), {"status": patch},
+                                      patch_type=PatchType.MERGE)
+        return period
+
+    async def _renew_lease(self, ctx: Context[Obj], node: Obj) -> float:
+        """Create or renew the node's Lease; seconds to the next renewal."""
+        metadata = node["metadata"]
+        name = str(metadata["name"])
+        lease = ctx.cache.get(LEASE, name, LEASE_NAMESPACE)
+        renewed = parse_time((lease or {}).get("spec", {}).get("renewTime"))
+        if renewed is not None and time.time() - renewed < LEASE_RENEW_SECONDS - 0.5:
+            return LEASE_RENEW_SECONDS - (time.time() - renewed)
+        spec = {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+                "renewTime": micro_time()}
+        try:
+            if lease is None:
+                await ctx.client.create({
+                    "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                    "metadata": {"name": name, "namespace": LEASE_NAMESPACE,
+                                 "ownerReferences": [{
+                                     "apiVersion": "v1", "kind": "Node", "name": name,
+                                     "uid": metadata.get("uid")}]},
+                    "spec": spec})
+            else:
+                lease["spec"] = {**(lease.get("spec") or {}), **spec}
+                await ctx.client.update(lease)
+        except (AlreadyExistsError, ConflictError):
+            return 0.2  # the cache is behind: look again shortly
+        return LEASE_RENEW_SECONDS
+
+
+def install(manager: Manager, settings: WorkloadSettings) -> None:
+    """Register the nodes at start and run their kubelets' heartbeats and the node
+    lifecycle controller (NotReady handling, condition taints, taint-based eviction)."""
+    from setpoint.workloads import nodelifecycle
+
+    async def register(manager: Manager) -> None:
+        created = await register_nodes(manager.client, settings)
+        log.info("nodes_registered created=%s", ",".join(created) or "-")
+
+    manager.add_runnable(register)
+    manager.add(NodeHeartbeat(settings).controller)
+    nodelifecycle.install(manager, settings)

@@ -1,0 +1,224 @@
+"""The default scheduler: binds pending pods to nodes through ``pods/binding``.
+
+A controller over Pods that have no node yet and ask for ``default-scheduler``. Each
+reconcile is one scheduling cycle: read the scheduler cache, decide (see
+:mod:`.algorithm`), and either assume the pod on the chosen node and bind it (event
+``Scheduled``), or record ``FailedScheduling`` and write ``PodScheduled=False``, reason
+``Unschedulable``, through ``pods/status``, parking the pod until a cluster event may help
+(see :mod:`.queue`). Deciding and assuming happen without awaiting, so concurrent cycles see
+each other's choices.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
+from setpoint.runtime import Context, Controller, EventRecorder, Funcs, Manager, Result
+from setpoint.workloads.scheduler.algorithm import schedule
+from setpoint.workloads.scheduler.cache import SchedulerCache, is_terminal, pod_key
+from setpoint.workloads.scheduler.queue import (
+    FLUSH_AFTER,
+    FREED_BY_POD_REMOVAL,
+    HELPED_BY_POD_ARRIVAL,
+    RequeueUnschedulable,
+    UnschedulablePods,
+    assigned,
+    assigned_pod_arrived,
+    assigned_pod_freed,
+    node_changed,
+)
+
+log = logging.getLogger(__name__)
+
+POD = Kind("v1", "Pod")
+NODE = Kind("v1", "Node")
+NAMESPACE = Kind("v1", "Namespace")
+SCHEDULER_NAME = "default-scheduler"
+
+Obj = dict[str, Any]
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def wants_scheduling(pod: Mapping[str, Any]) -> bool:
+    """A pod this scheduler must place: unassigned, alive, ungated, and asking for it."""
+    spec = pod.get("spec") or {}
+    return (not spec.get("nodeName")
+            and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
+            and not spec.get("schedulingGates")
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and not is_terminal(pod))
+
+
+def _scheduling_input_changed(old: Obj, new: Obj) -> bool:
+    """Status writes (ours included) do not call for a new scheduling cycle."""
+    if not wants_scheduling(new):
+        return False
+    if not wants_scheduling(old):
+        return True
+    return old.get("spec") != new.get("spec") or \
+        (old.get("metadata") or {}).get("labels") != (new.get("metadata") or {}).get("labels")
+
+
+class PodFeeder:
+    """Keeps the :class:`SchedulerCache` in step with the Pod informer."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def on_add(self, obj: Obj) -> None:
+        self.on_update(obj, obj)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        self.scheduler.cache.observe_pod(new)
+        if assigned(new) or not wants_scheduling(new):
+            self.scheduler.unschedulable.remove(pod_key(new))
+
+    def on_delete(self, obj: Obj) -> None:
+        key = pod_key(obj)
+        self.scheduler.cache.remove_pod(key)
+        self.scheduler.unschedulable.remove(key)
+
+
+class NodeFeeder:
+    """Keeps the :class:`SchedulerCache` in step with the Node informer."""
+
+    def __init__(self, scheduler: Scheduler) -> None:
+        self.scheduler = scheduler
+
+    def on_add(self, obj: Obj) -> None:
+        self.scheduler.cache.set_node(obj)
+
+    def on_update(self, old: Obj, new: Obj) -> None:
+        self.scheduler.cache.set_node(new)
+
+    def on_delete(self, obj: Obj) -> None:
+        self.scheduler.cache.remove_node(str((obj.get("metadata") or {}).get("name")))
+
+
+class Scheduler:
+    """kube-scheduler's default profile, as a controller in a :class:`Manager`."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+        self.cache = SchedulerCache()
+        self.unschedulable = UnschedulablePods()
+        self.recorder: EventRecorder | None = None
+        self.controller = self._controller()
+
+    def __repr__(self) -> str:
+        return f"Scheduler({self.cache!r}, {self.unschedulable!r})"
+
+    def _controller(self) -> Controller[Obj]:
+        pods = self.unschedulable
+        ctrl: Controller[Obj] = (
+            Controller.for_(POD, name="scheduler", predicates=[Funcs(
+                create=wants_scheduling, update=_scheduling_input_changed,
+                delete=lambda _: False)])
+            .watches(NODE, handler=RequeueUnschedulable(pods), predicates=[Funcs(
+                update=node_changed, delete=lambda _: False)])
+            .watches(POD, handler=RequeueUnschedulable(pods, FREED_BY_POD_REMOVAL),
+                     predicates=[Funcs(create=lambda _: False, update=assigned_pod_freed,
+                                       delete=assigned)])
+            .watches(POD, handler=RequeueUnschedulable(pods, HELPED_BY_POD_ARRIVAL),
+                     predicates=[Funcs(create=assigned, update=assigned_pod_arrived,
+                                       delete=lambda _: False)])
+            .reads(NAMESPACE)
+        )
+        ctrl.reconcile(self.reconcile)
+        return ctrl
+
+    def install(self, manager: Manager) -> None:
+        """Add the controller, the cache feeds and the event recorder to ``manager``."""
+        manager.informer_for(NODE).add_handler(NodeFeeder(self))
+        manager.informer_for(POD).add_handler(PodFeeder(self))
+        manager.add(self.controller)
+        manager.add_runnable(self._run_recorder)
+
+    async def _run_recorder(self, manager: Manager) -> None:
+        recorder = self._recorder()
+        await recorder.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await recorder.stop(timeout=2.0)
+
+    def _recorder(self) -> EventRecorder:
+        if self.recorder is None:
+            self.recorder = EventRecorder(self.manager.client,
+                                          reporting_controller=SCHEDULER_NAME)
+        return self.recorder
+
+    def namespace_labels(self, name: str) -> Mapping[str, str]:
+        namespace = self.manager.cache.store_for(NAMESPACE).get(name)
+        return ((namespace or {}).get("metadata") or {}).get("labels") or {}
+
+    # -- one scheduling cycle --------------------------------------------------------------
+
+    async def reconcile(self, ctx: Context[Obj], pod: Obj) -> Result:
+        key = pod_key(pod)
+        if not wants_scheduling(pod):
+            self.unschedulable.remove(key)
+            return Result()
+        if self.cache.node_of(key) is not None:
+            return Result()  # assumed: its binding is in flight or not yet seen
+        decision = schedule(pod, self.cache.node_infos(), self.namespace_labels)
+        if decision.node is None:
+            self.unschedulable.add(key, decision.rejectors)
+            self._recorder().warning(pod, "FailedScheduling", decision.message,
+                                     action="Scheduling")
+            await self._mark_unschedulable(ctx, pod, decision.message)
+            return Result(requeue_after=FLUSH_AFTER)
+        node_name = decision.node.name
+        self.cache.assume(pod, node_name)
+        self.unschedulable.remove(key)
+        try:
+            await self._bind(ctx, pod, node_name)
+        except (NotFoundError, ConflictError) as exc:
+            # deleted, or bound meanwhile: nothing left to do for this pod
+            self.cache.forget(key)
+            ctx.log.info("binding_rejected", node=node_name, error=str(exc))
+            return Result()
+        except Exception:
+            self.cache.forget(key)
+            raise
+        metadata = pod.get("metadata") or {}
+        self._recorder().normal(
+            pod, "Scheduled", f"Successfully assigned {metadata.get('namespace')}/"
+            f"{metadata.get('name')} to {node_name}", action="Binding")
+        return Result()
+
+    async def _bind(self, ctx: Context[Obj], pod: Obj, node_name: str) -> None:
+        metadata = pod.get("metadata") or {}
+        namespace, name = metadata.get("namespace"), metadata.get("name")
+        body = {"apiVersion": "v1", "kind": "Binding",
+                "metadata": {"name": name, "namespace": namespace, "uid": metadata.get("uid")},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
+        await ctx.client.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding",
+                                 body=body)
+
+    async def _mark_unschedulable(self, ctx: Context[Obj], pod: Obj, message: str) -> None:
+        """``PodScheduled=False, reason Unschedulable`` unless it already says so."""
+        conditions = (pod.get("status") or {}).get("conditions") or ()
+        current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if current is not None and current.get("status") == "False" and \
+                current.get("reason") == "Unschedulable" and current.get("message") == message:
+            return
+        transition = current.get("lastTransitionTime") if current is not None and \
+            current.get("status") == "False" else _now()
+        condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
+                     "lastTransitionTime": transition, "reason": "Unschedulable",
+                     "message": message}
+        metadata = pod.get("metadata") or {}
+        with contextlib.suppress(NotFoundError):
+            await ctx.client.patch_status(
+                POD, str(metadata.get("name")), {"status": {"conditions": [condition]}},
+                patch_type=PatchType.STRATEGIC, namespace=metadata.get("namespace"))
