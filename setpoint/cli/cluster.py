@@ -6,9 +6,32 @@ import asyncio
 import os
 import signal
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import click
+
+
+@dataclass(frozen=True)
+class WorkloadOptions:
+    """What ``cluster up`` runs beside the API server (None: a bare API server)."""
+
+    nodes: int
+    node_cpu: str
+    node_memory: str
+    node_pods: int
+
+
+def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from setpoint.machinery.quantity import Quantity, QuantityError
+
+    try:
+        if Quantity.parse(value).sign() < 0:
+            raise QuantityError("negative")
+    except (QuantityError, ValueError):
+        raise click.BadParameter(f"{value!r} is not a quantity") from None
+    return value
 
 
 def default_data_dir() -> Path:
@@ -32,27 +55,63 @@ def cluster() -> None:
               help="Address to listen on. Anything but loopback opens the API to the network.")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path),
               help="Where to write the kubeconfig. Default: DIR/kubeconfig.")
-def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None) -> None:
-    """Serve the API until interrupted (SIGINT or SIGTERM)."""
+@click.option("--nodes", type=click.IntRange(0), default=3, show_default=True,
+              help="Simulated nodes to register (node-1 … node-N).")
+@click.option("--node-cpu", default="4", show_default=True, callback=_quantity,
+              help="CPU capacity of each node.")
+@click.option("--node-memory", default="16Gi", show_default=True, callback=_quantity,
+              help="Memory capacity of each node.")
+@click.option("--node-pods", type=click.IntRange(0), default=110, show_default=True,
+              help="Pod capacity of each node.")
+@click.option("--no-workloads", is_flag=True,
+              help="Serve a bare API server: no nodes, scheduler, kubelets or controllers.")
+def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
+       nodes: int, node_cpu: str, node_memory: str, node_pods: int,
+       no_workloads: bool) -> None:
+    """Serve the API until interrupted (SIGINT or SIGTERM).
+
+    Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
+    controllers run beside it, as clients of its API, so that workloads become Ready."""
     if data is not None and memory:
         raise click.UsageError("--data and --memory exclude each other: choose one.")
     if not memory and data is None:
         data = default_data_dir()
+    workloads = None if no_workloads else WorkloadOptions(nodes, node_cpu, node_memory,
+                                                           node_pods)
     try:
         import uvloop  # a faster event loop where the platform has it
     except ImportError:
         uvloop = None
     try:
         if uvloop is not None:
-            uvloop.run(_serve(data, host, port, kubeconfig))
+            uvloop.run(_serve(data, host, port, kubeconfig, workloads))
         else:
-            asyncio.run(_serve(data, host, port, kubeconfig))
+            asyncio.run(_serve(data, host, port, kubeconfig, workloads))
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)
 
 
-async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None) -> None:
+async def _start_workloads(kubeconfig: Path, options: WorkloadOptions) -> tuple[Any, Any]:
+    """Start the workloads manager against the served API; (manager, client)."""
+    from setpoint.client import Client, load_kubeconfig
+    from setpoint.workloads.manager import build_manager
+    from setpoint.workloads.settings import WorkloadSettings
+
+    client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
+    settings = WorkloadSettings(nodes=options.nodes, node_cpu=options.node_cpu,
+                                node_memory=options.node_memory, node_pods=options.node_pods)
+    manager = build_manager(client, settings)
+    try:
+        await manager.start()
+    except BaseException:
+        await client.close()
+        raise
+    return manager, client
+
+
+async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
+                 workloads: WorkloadOptions | None = None) -> None:
     from setpoint.cluster import serve
 
     stop = asyncio.Event()
@@ -67,5 +126,21 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
         click.echo("  kubectl get namespaces")
         click.echo("Press Ctrl+C to stop.", nl=True)
         sys.stdout.flush()
-        await stop.wait()
+        manager = client = None
+        if workloads is not None:
+            try:
+                manager, client = await _start_workloads(running.kubeconfig, workloads)
+                click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
+                           "kubelets, controllers")
+            except Exception as exc:
+                click.echo(f"error: workloads did not start: {exc}", err=True)
+            sys.stdout.flush()
+        try:
+            await stop.wait()
+        finally:
+            # the controllers stop first, while the API server still answers them
+            if manager is not None:
+                await manager.stop()
+            if client is not None:
+                await client.close()
     click.echo("stopped")

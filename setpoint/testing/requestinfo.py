@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+_NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
@@ -53,12 +54,16 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
     elif parts[:1] == ["apis"] and len(parts) >= 3:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
+        rest = []
+    if not rest:  # discovery and other non-resource paths
         return RequestInfo(method, method.lower(), path)
     namespace = ""
-    # /namespaces/{ns}/{resource}... addresses a namespaced resource; /namespaces/{ns} alone
-    # (and its status/finalize subresources) is the Namespace object itself
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        namespace, rest = rest[1], rest[2:]
+    if rest[:1] == ["namespaces"] and len(rest) >= 2:
+        # as the apiserver: /namespaces/{ns} is also "in" ns; what follows is a resource,
+        # except the Namespace's own subresources
+        namespace = rest[1]
+        if len(rest) >= 3 and rest[2] not in _NAMESPACE_SUBRESOURCES:
+            rest = rest[2:]
     resource = rest[0] if rest else ""
     name = rest[1] if len(rest) >= 2 else ""
     subresource = "/".join(rest[2:])

@@ -1,6 +1,6 @@
 """The node lifecycle controller: what kube-controller-manager does about node health.
 
-- When a node's kubelet stops posting (the ``sim.setpoint.dev/ready: unknown`` fault), its
+- When a node's kubelet stops posting (the ``sim.setpoint.dev/node-ready: unknown`` fault), its
   kubelet-owned conditions become ``Unknown``, reason ``NodeStatusUnknown``, message
   ``Kubelet stopped posting node status.`` (the monitor grace period is not waited for).
 - Conditions become taints (TaintNodesByCondition and the NoExecute tainting pass):

@@ -3,7 +3,7 @@
 Everything here is an ordinary write to a Node, so it works from any client: adding a node
 (as a kubelet registers one), cordoning (``spec.unschedulable``), tainting (``spec.taints``,
 with kubectl's rule that a taint is identified by key and effect), and the readiness faults
-the simulated kubelet and node lifecycle controller act on (the ``sim.setpoint.dev/ready``
+the simulated kubelet and node lifecycle controller act on (the ``sim.setpoint.dev/node-ready``
 annotation, see :mod:`setpoint.workloads.nodes`).
 
     await nodeops.add_node(client, cpu="2", zone="zone-b")

@@ -10,7 +10,7 @@ controller-manager's side.
 
 Faults are asked for on the Node itself, so that the CLI, tests and any client can drive
 them over the API (see :mod:`setpoint.workloads.nodeops`): the annotation
-``sim.setpoint.dev/ready`` set to ``"false"`` makes the kubelet report ``Ready=False``
+``sim.setpoint.dev/node-ready`` set to ``"false"`` makes the kubelet report ``Ready=False``
 (``KubeletNotReady``); set to ``"unknown"`` it stops the kubelet altogether (no status, no
 lease), and the node lifecycle controller marks the node ``Unknown``. Removing it (or
 ``"true"``) brings the node back.
@@ -37,7 +37,7 @@ LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_SECONDS = 40
 LEASE_RENEW_SECONDS = 10.0  # the kubelet renews at a quarter of the duration
 
-READY_ANNOTATION = "sim.setpoint.dev/ready"
+READY_ANNOTATION = "sim.setpoint.dev/node-ready"
 """``"false"``: the kubelet reports NotReady; ``"unknown"``: the kubelet is gone."""
 READY, NOT_READY, GONE = "true", "false", "unknown"
 

@@ -100,7 +100,7 @@ async def test_ready_and_not_ready_pods_fill_addresses_and_not_ready_addresses(
     async def settled() -> Any:
         ep = await endpoints_of(client)
         return ep if ep and ep.get("subsets") and len(
-            (ep["subsets"][0].get("addresses") or [])) == 1 and ep["subsets"][0].get(
+            ep["subsets"][0].get("addresses") or []) == 1 and ep["subsets"][0].get(
             "notReadyAddresses") else None
 
     ep = await wait_for(settled)

@@ -83,3 +83,12 @@ def test_clients_reach_the_proxies_through_the_service_named_like_the_memcached(
     assert service.spec.selector == objects.proxy_selector(mc)
     assert service.spec.ports[0].port == 11211
     assert objects.headless_service(mc).spec.cluster_ip == "None"
+
+
+def test_quantities_are_written_as_the_server_stores_them() -> None:
+    mc = memcached(resources={"requests": {"cpu": "0.5", "memory": "0.5Gi"},
+                              "limits": {"cpu": "0.5"}})
+
+    (container,) = objects.statefulset(mc).spec.template.spec.containers
+    assert container.resources.requests == {"cpu": "500m", "memory": "512Mi"}
+    assert container.resources.limits == {"cpu": "500m"}

@@ -100,19 +100,26 @@ class REST:
     def from_storage(self, rt: ResourceType, stored: Obj) -> Obj:
         """A stored object in the shape ``rt`` serves (only shared storage differs)."""
         conversion = CONVERSIONS.get((rt.group, rt.version, rt.kind))
-        return conversion[1](stored) if conversion is not None else stored
+        if conversion is not None:
+            return conversion[1](stored)
+        if rt.is_custom and stored.get("apiVersion") != rt.api_version:
+            return {**stored, "apiVersion": rt.api_version}
+        return stored
 
     def to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
         conversion = CONVERSIONS.get((rt.group, rt.version, rt.kind))
-        return conversion[0](obj) if conversion is not None else obj
+        if conversion is not None:
+            return conversion[0](obj)
+        if rt.is_custom and not rt.storage_version:
+            # conversion strategy None: only the apiVersion changes between versions
+            return {**obj, "apiVersion": f"{rt.group}/{storage_version_of(rt)}"}
+        return obj
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
         """A stored object as served at ``rt``'s version (conversion, CR version, defaults)."""
+        out = self.from_storage(rt, obj)
         if not rt.is_custom:
-            return self.from_storage(rt, obj)
-        out = obj
-        if obj.get("apiVersion") != rt.api_version:
-            out = {**obj, "apiVersion": rt.api_version}
+            return out
         cs = self.custom_schema(rt)
         if cs is not None and cs.has_defaults:
             out = copy.deepcopy(out)
@@ -427,6 +434,13 @@ class REST:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group
             raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
+
+
+def storage_version_of(rt: ResourceType) -> str:
+    for version in ((rt.crd or {}).get("spec") or {}).get("versions") or []:
+        if version.get("storage"):
+            return str(version["name"])
+    return rt.version
 
 
 def _same(new: Obj, old: Obj) -> bool:

@@ -144,7 +144,7 @@ def normalize_image(image: str) -> str:
     """The fully qualified reference containerd reports for ``image``
     (``nginx`` -> ``docker.io/library/nginx:latest``)."""
     name, _, digest = image.partition("@")
-    first, slash, rest = name.partition("/")
+    first, slash, _rest = name.partition("/")
     if not slash:
         name = f"docker.io/library/{name}"
     elif "." not in first and ":" not in first and first != "localhost":

@@ -1,0 +1,90 @@
+"""The simulated kubelet: runs the pods bound to the embedded cluster's nodes.
+
+Like kwok, and like a real kubelet seen from the API server, it takes each bound pod from
+Pending to Running with the status a real kubelet writes (conditions, IPs, complete
+container statuses), runs init containers first, completes the pods of Jobs, honours
+graceful deletion, carries out faults asked for by annotation (restart a container, fail a
+pod, delay or withhold readiness: see :mod:`~setpoint.workloads.kubelet.annotations`) and
+publishes simulated resource usage as ``metrics.k8s.io`` so that ``kubectl top`` works.
+
+The containers run in a :class:`~setpoint.workloads.kubelet.runtime.ContainerRuntime`;
+the simulated one is the default (``WorkloadSettings.runtime``), and :data:`RUNTIMES` is
+where another one registers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from setpoint.runtime import Controller, Funcs, Manager
+from setpoint.runtime.objects import Obj
+from setpoint.workloads.kubelet.events import KubeletEvents
+from setpoint.workloads.kubelet.metrics import MetricsPublisher, metrics_crds, register
+from setpoint.workloads.kubelet.options import KubeletOptions
+from setpoint.workloads.kubelet.podworker import (
+    CONTROLLER_NAME,
+    NODE,
+    NODE_INDEX,
+    POD,
+    PodWorkers,
+    index_by_node,
+    internal_ip,
+    node_alive,
+)
+from setpoint.workloads.kubelet.runtime import ContainerRuntime, SimulatedRuntime
+from setpoint.workloads.settings import WorkloadSettings
+
+__all__ = [
+    "RUNTIMES",
+    "ContainerRuntime",
+    "KubeletOptions",
+    "MetricsPublisher",
+    "PodWorkers",
+    "SimulatedRuntime",
+    "install",
+    "metrics_crds",
+    "register",
+]
+
+RUNTIMES: dict[str, Callable[[], ContainerRuntime]] = {"simulated": SimulatedRuntime}
+"""Container runtimes by the name ``WorkloadSettings.runtime`` gives."""
+
+
+def _node_matters(old: Obj, new: Obj) -> bool:
+    """A node change its pods must hear of: its kubelet came or went, or its addresses."""
+    return (node_alive(old) != node_alive(new) or internal_ip(old) != internal_ip(new)
+            or (old.get("spec") or {}).get("podCIDR") != (new.get("spec") or {}).get("podCIDR"))
+
+
+def install(manager: Manager, settings: WorkloadSettings,
+            options: KubeletOptions | None = None) -> PodWorkers:
+    """Add the kubelets of every simulated node to ``manager``: the pod workers (a
+    controller named ``kubelet``), the metrics publication and the event recorders.
+    Returns the pod workers (tests look at them)."""
+    factory = RUNTIMES.get(settings.runtime)
+    if factory is None:
+        raise ValueError(f"unknown container runtime {settings.runtime!r} "
+                         f"(known: {', '.join(sorted(RUNTIMES))})")
+    opts = options or KubeletOptions.from_extra(settings.extra)
+    events = KubeletEvents(manager.client)
+    workers = PodWorkers(manager, factory(), opts, events)
+    manager.cache.store_for(POD, create=True).add_indexer(NODE_INDEX, index_by_node)
+    controller = (Controller.for_(POD, name=CONTROLLER_NAME)
+                  .watches(NODE, map_func=workers.pods_on_node,
+                           predicates=[Funcs(update=_node_matters)])
+                  .reconciler(workers))
+    manager.add(controller)
+    if opts.metrics:
+        publisher = MetricsPublisher(workers, opts)
+        manager.add_runnable(publisher.run)
+
+    async def flush_events(_: Manager) -> None:
+        import asyncio
+
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await events.stop()
+
+    manager.add_runnable(flush_events)
+    return workers

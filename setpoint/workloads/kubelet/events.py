@@ -1,0 +1,50 @@
+"""Events from the simulated kubelets, one recorder per node as each kubelet has its own.
+
+They are ``events.k8s.io/v1`` events with ``reportingController: kubelet`` and the node's
+name as ``reportingInstance`` (what ``kubectl events`` shows as the source), written in the
+background by the SDK's recorder so that recording never delays a pod's sync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from setpoint.client import Client
+from setpoint.runtime import EventRecorder
+
+
+class KubeletEvents:
+    """Records events about pods on behalf of the kubelet of the pod's node."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self._recorders: dict[str, EventRecorder] = {}
+        self._starting: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return f"KubeletEvents(nodes={sorted(self._recorders)})"
+
+    def _recorder(self, pod: dict[str, Any]) -> EventRecorder:
+        node = str((pod.get("spec") or {}).get("nodeName") or "unknown")
+        recorder = self._recorders.get(node)
+        if recorder is None:
+            recorder = self._recorders[node] = EventRecorder(
+                self._client, reporting_controller="kubelet", reporting_instance=node)
+            task = asyncio.get_running_loop().create_task(recorder.start())
+            self._starting.add(task)
+            task.add_done_callback(self._starting.discard)
+        return recorder
+
+    def normal(self, pod: dict[str, Any], reason: str, note: str) -> None:
+        self._recorder(pod).normal(pod, reason, note)
+
+    def warning(self, pod: dict[str, Any], reason: str, note: str) -> None:
+        self._recorder(pod).warning(pod, reason, note)
+
+    async def stop(self) -> None:
+        """Write what is queued and stop every recorder."""
+        await asyncio.gather(*self._starting, return_exceptions=True)
+        await asyncio.gather(*(r.stop(timeout=2.0) for r in self._recorders.values()),
+                             return_exceptions=True)
+        self._recorders.clear()

@@ -1,0 +1,262 @@
+"""Simulated nodes: registration, heartbeats and leases, NotReady, taints and eviction."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from setpoint.client import Client, Kind, NotFoundError, PatchType, load_kubeconfig
+from setpoint.cluster import serve
+from setpoint.runtime import Manager, ManagerSettings
+from setpoint.workloads import nodeops, nodes
+from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
+from setpoint.workloads.settings import WorkloadSettings
+
+NODE = Kind("v1", "Node")
+POD = Kind("v1", "Pod")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
+Obj = dict[str, Any]
+
+
+async def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        value = condition()
+        if isinstance(value, Awaitable):
+            value = await value
+        if value:
+            return value
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s")
+        await asyncio.sleep(0.02)
+
+
+def condition(obj: Obj, type_: str) -> Obj:
+    return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
+
+
+def taint_keys(node: Obj) -> set[tuple[str, str]]:
+    return {(t["key"], t["effect"]) for t in node["spec"].get("taints") or ()}
+
+
+# -- without a server ----------------------------------------------------------------------
+
+def test_node_objects_look_like_a_registered_kubelet() -> None:
+    settings = WorkloadSettings(nodes=4)
+    node = nodes.default_node(settings, 4)
+    labels = node["metadata"]["labels"]
+    assert labels["kubernetes.io/hostname"] == "node-4"
+    assert labels["topology.kubernetes.io/zone"] == "zone-a"  # round-robin over 3 zones
+    assert labels["kubernetes.io/os"] == "linux" and labels["kubernetes.io/arch"] == "amd64"
+    status = node["status"]
+    assert status["capacity"]["cpu"] == "4" and status["allocatable"]["memory"] == "16Gi"
+    assert status["capacity"]["pods"] == "110"
+    assert status["addresses"][0] == {"type": "InternalIP", "address": "127.0.1.4"}
+    ready = condition(node, "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == \
+        ("True", "KubeletReady", "kubelet is posting ready status")
+    assert {c["type"] for c in status["conditions"]} == \
+        {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}
+
+
+def test_condition_taints_keep_user_taints_and_their_times() -> None:
+    node = nodes.default_node(WorkloadSettings(), 1)
+    node["spec"]["taints"] = [{"key": "team", "value": "a", "effect": "NoSchedule"}]
+    node["spec"]["unschedulable"] = True
+    condition(node, "Ready")["status"] = "Unknown"
+    taints = reconcile_taints(node)
+    assert taints is not None
+    assert {(t["key"], t["effect"]) for t in taints} == {
+        ("team", "NoSchedule"), ("node.kubernetes.io/unschedulable", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoSchedule"),
+        ("node.kubernetes.io/unreachable", "NoExecute")}
+    node["spec"]["taints"] = taints
+    assert reconcile_taints(node) is None
+
+
+def test_eviction_waits_for_the_shortest_toleration_since_the_taint() -> None:
+    taint = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute",
+             "timeAdded": "2030-01-01T00:00:00Z"}
+    added = 1893456000.0
+    pod = {"spec": {"tolerations": [
+        {"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+         "effect": "NoExecute", "tolerationSeconds": 300},
+        {"operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}]}}
+    assert eviction_delay(pod, [taint], added + 10) == 50
+    assert eviction_delay({"spec": {}}, [taint], added) == 0  # not tolerated: at once
+    forever = {"spec": {"tolerations": [{"operator": "Exists"}]}}
+    assert eviction_delay(forever, [taint], added) is None
+
+
+def test_taint_specs_parse_like_kubectl() -> None:
+    assert nodeops.parse_taint("dedicated=db:NoSchedule") == \
+        nodeops.Taint("dedicated", "NoSchedule", "db")
+    assert nodeops.parse_taint("example.com/gpu:NoExecute").value == ""
+    with pytest.raises(ValueError, match="invalid taint effect: Sometimes"):
+        nodeops.parse_taint("k=v:Sometimes")
+    with pytest.raises(ValueError, match="invalid taint spec"):
+        nodeops.parse_taint("novalue")
+
+
+# -- over HTTP ------------------------------------------------------------------------------
+
+@pytest.fixture
+async def client() -> AsyncIterator[Client]:
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as c:
+        yield c
+
+
+@pytest.fixture
+async def running(client: Client, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Manager]:
+    monkeypatch.setattr(nodes, "LEASE_RENEW_SECONDS", 1.0)
+    settings = WorkloadSettings(nodes=3, heartbeat_seconds=1.0)
+    manager = Manager(client=client, settings=ManagerSettings(
+        name="kube-controller-manager", graceful_shutdown_timeout=2.0))
+    nodes.install(manager, settings)
+    async with manager.running():
+        await wait_for(lambda: len(manager.cache.store_for(NODE)) == 3)
+        yield manager
+
+
+async def bound_pod(client: Client, name: str, node: str, **spec: Any) -> Obj:
+    """A pod on ``node`` that a kubelet has made Ready."""
+    await client.create({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": name, "namespace": "default"},
+                         "spec": {"nodeName": node, "containers": [
+                             {"name": "app", "image": "nginx"}], **spec}})
+    ready = {"type": "Ready", "status": "True", "lastProbeTime": None,
+             "lastTransitionTime": nodes.now_rfc3339()}
+    result: Obj = await client.patch_status(
+        POD, name, {"status": {"phase": "Running", "conditions": [ready]}},
+        patch_type=PatchType.STRATEGIC, namespace="default")
+    return result
+
+
+async def test_nodes_are_registered_once_with_zones_spread(client: Client) -> None:
+    await client.create(nodes.node_object("node-1", address="127.0.1.1", cpu="1",
+                                          memory="1Gi", pods=10))
+    settings = WorkloadSettings(nodes=3)
+    assert await nodes.register_nodes(client, settings) == ["node-2", "node-3"]
+    assert await nodes.register_nodes(client, settings) == []
+    listed = {n["metadata"]["name"]: n for n in (await client.list(NODE)).items}
+    assert listed["node-1"]["status"]["capacity"]["cpu"] == "1"  # kept as it was
+    assert [listed[f"node-{i}"]["metadata"]["labels"]["topology.kubernetes.io/zone"]
+            for i in (2, 3)] == ["zone-b", "zone-c"]
+
+
+async def test_kubelets_heartbeat_and_renew_their_leases(client: Client,
+                                                         running: Manager) -> None:
+    lease = await wait_for(lambda: running.cache.get(LEASE, "node-2", "kube-node-lease"))
+    assert lease["spec"]["holderIdentity"] == "node-2"
+    assert lease["spec"]["leaseDurationSeconds"] == 40
+    assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
+    first_renewal = lease["spec"]["renewTime"]
+    beat = condition(await client.get(NODE, "node-2"), "Ready")["lastHeartbeatTime"]
+
+    async def advanced() -> bool:
+        node = await client.get(NODE, "node-2")
+        renewed = (await client.get(LEASE, "node-2", namespace="kube-node-lease"))
+        return condition(node, "Ready")["lastHeartbeatTime"] > beat and \
+            renewed["spec"]["renewTime"] > first_renewal
+    await wait_for(advanced, timeout=5)
+
+
+async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(
+        client: Client, running: Manager) -> None:
+    await bound_pod(client, "patient", "node-1")  # default 300 s toleration from admission
+    await bound_pod(client, "hasty", "node-1", tolerations=[{
+        "key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
+        "tolerationSeconds": 1}])
+    await nodeops.set_not_ready(client, "node-1")
+
+    async def unknown() -> Obj | None:
+        node = await client.get(NODE, "node-1")
+        wanted = {("node.kubernetes.io/unreachable", "NoSchedule"),
+                  ("node.kubernetes.io/unreachable", "NoExecute")}
+        return node if wanted <= taint_keys(node) else None
+    node = await wait_for(unknown)
+    ready = condition(node, "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == \
+        ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.")
+    assert condition(node, "MemoryPressure")["status"] == "Unknown"
+
+    async def marked() -> bool:
+        pod = await client.get(POD, "patient", namespace="default")
+        return condition(pod, "Ready")["status"] == "False"
+    await wait_for(marked)
+
+    async def evicted() -> Obj | None:
+        try:
+            pod = await client.get(POD, "hasty", namespace="default")
+        except NotFoundError:
+            return {"gone": True}
+        return pod if pod["metadata"].get("deletionTimestamp") else None
+    pod = await wait_for(evicted, timeout=5)
+    if "gone" not in pod:
+        target = condition(pod, "DisruptionTarget")
+        assert target["reason"] == "DeletionByTaintManager"
+    patient = await client.get(POD, "patient", namespace="default")
+    assert not patient["metadata"].get("deletionTimestamp")
+
+    await nodeops.set_ready(client, "node-1")
+
+    async def recovered() -> bool:
+        node = await client.get(NODE, "node-1")
+        return condition(node, "Ready")["status"] == "True" and not taint_keys(node)
+    await wait_for(recovered)
+
+
+async def test_kubelet_reporting_not_ready_gets_not_ready_taints(
+        client: Client, running: Manager) -> None:
+    await nodeops.set_not_ready(client, "node-2", unreachable=False)
+
+    async def tainted() -> Obj | None:
+        node = await client.get(NODE, "node-2")
+        return node if ("node.kubernetes.io/not-ready", "NoExecute") in taint_keys(node) \
+            else None
+    node = await wait_for(tainted)
+    ready = condition(node, "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "KubeletNotReady")
+
+
+async def test_cordon_adds_the_unschedulable_taint_and_user_no_execute_evicts(
+        client: Client, running: Manager) -> None:
+    await nodeops.cordon(client, "node-3")
+
+    async def cordoned() -> bool:
+        node = await client.get(NODE, "node-3")
+        return ("node.kubernetes.io/unschedulable", "NoSchedule") in taint_keys(node)
+    await wait_for(cordoned)
+    await nodeops.uncordon(client, "node-3")
+
+    async def uncordoned() -> bool:
+        return not taint_keys(await client.get(NODE, "node-3"))
+    await wait_for(uncordoned)
+
+    await bound_pod(client, "victim", "node-3")
+    await nodeops.taint(client, "node-3", "maintenance", "now", "NoExecute")
+
+    async def evicted() -> bool:
+        try:
+            pod = await client.get(POD, "victim", namespace="default")
+        except NotFoundError:
+            return True
+        return bool(pod["metadata"].get("deletionTimestamp"))
+    await wait_for(evicted)
+    await nodeops.untaint(client, "node-3", "maintenance")
+    assert not taint_keys(await client.get(NODE, "node-3"))
+
+
+async def test_add_node_picks_the_next_name_zone_and_address(client: Client) -> None:
+    await nodes.register_nodes(client, WorkloadSettings(nodes=2))
+    added = await nodeops.add_node(client, cpu="8", labels={"disk": "ssd"},
+                                   taints=[nodeops.parse_taint("gpu=yes:NoSchedule")])
+    assert added["metadata"]["name"] == "node-3"
+    assert added["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-c"
+    assert added["metadata"]["labels"]["disk"] == "ssd"
+    assert added["status"]["capacity"]["cpu"] == "8"
+    assert added["spec"]["taints"] == [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]
+    assert added["status"]["addresses"][0]["address"] == "127.0.1.3"
