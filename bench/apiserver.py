@@ -184,7 +184,7 @@ async def watch_latency(server: Server, watchers: int, events: int = 200) -> flo
 
 
 async def bench_setpoint(n_create: int, list_sizes: list[int]) -> dict[str, float]:
-    server = Server().start()
+    server = Server("--no-workloads").start()  # the API server alone
     out: dict[str, float] = {"startup_s": server.startup_seconds}
     try:
         async with server.session() as s:
