@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from setpoint.cluster.storage import Store
 
 
@@ -72,3 +74,18 @@ def test_state_survives_a_restart(tmp_path: Path) -> None:
     assert obj is not None and obj["data"] == {"v": "1"}
     assert again.get("/configmaps", "default", "b") is None
     assert again.put("/configmaps", cm("c"))["metadata"]["resourceVersion"] == "4"
+
+
+async def test_a_watcher_that_falls_too_far_behind_is_closed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from setpoint.cluster.storage import store as store_module
+
+    monkeypatch.setattr(store_module, "WATCHER_BACKLOG", 3)
+    store = Store()
+    watcher = store.watch("/configmaps")
+    for i in range(3):
+        store.put("/configmaps", cm(f"c{i}"))
+    assert not watcher.closed
+    store.put("/configmaps", cm("one-too-many"))
+    assert watcher.closed
+    assert await watcher.next_batch(0.01) == []

@@ -19,6 +19,9 @@ from setpoint.cluster.storage.sqlite import SqliteBackend
 Key = tuple[str, str]  # (namespace, name)
 
 DEFAULT_HISTORY = 100_000
+# A watcher that falls this many events behind is closed, as the apiserver's watch cache
+# closes watchers whose buffer fills: the client resumes from its last resourceVersion.
+WATCHER_BACKLOG = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,17 +49,24 @@ class Watcher:
         self.closed = False
 
     def push(self, event: Event) -> None:
+        if len(self._queue) >= WATCHER_BACKLOG:
+            self.close()
+            return
         self._queue.append(event)
         self._wakeup.set()
 
     async def next_batch(self, timeout: float | None = None) -> list[Event]:
-        """Wait for events and return all that are queued; [] on timeout or close."""
+        """Wait for events and return all that are queued; [] on timeout or close (a closed
+        watcher that fell behind returns nothing more: its client must resume)."""
         if not self._queue and not self.closed:
             self._wakeup.clear()
             try:
                 await asyncio.wait_for(self._wakeup.wait(), timeout)
             except TimeoutError:
                 return []
+        if self.closed:
+            self._queue.clear()
+            return []
         batch = list(self._queue)
         self._queue.clear()
         return batch
@@ -204,7 +214,7 @@ class Store:
 
     def _emit(self, event: Event) -> None:
         self._history.append(event)
-        for w in self._watchers.get(event.resource, ()):
+        for w in tuple(self._watchers.get(event.resource, ())):  # push may close (remove) one
             if w.namespace is None or w.namespace == event.namespace:
                 w.push(event)
         for listener in self._listeners:
