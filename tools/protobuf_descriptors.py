@@ -18,6 +18,7 @@ OpenAPI definitions that ``kubernetes-validate`` ships decide: openapi-gen marks
 required exactly when its tag has no ``omitempty`` (unless it says ``+optional``).
 
 Usage: ``.venv/bin/python tools/protobuf_descriptors.py [--kubectl PATH] [--out PATH]``
+also writes the gnostic OpenAPI v2 table (``tools/gnostic_descriptors.py``, ``--gnostic-out``).
 """
 
 from __future__ import annotations
@@ -506,12 +507,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubectl", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--gnostic-out", type=Path, default=OUT.with_name("openapi_v2.json"),
+                        help="where the gnostic OpenAPI v2 table goes (see gnostic_descriptors)")
     args = parser.parse_args()
-    table = build(args.kubectl or default_kubectl())
+    kubectl = args.kubectl or default_kubectl()
+    table = build(kubectl)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(render(table))
     print(f"{args.out}: {len(table['messages'])} messages, {len(table['kinds'])} kinds, "
           f"from kubectl {table['source']['kubectl']}")
+    if args.gnostic_out is not None:
+        # gnostic's OpenAPI v2 messages (the /openapi/v2 protobuf form), from the same binary
+        import gnostic_descriptors
+
+        gnostic_descriptors.write(kubectl, table["source"]["kubectl"], args.gnostic_out)
 
 
 def render(table: dict[str, Any]) -> str:

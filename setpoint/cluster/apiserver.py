@@ -41,6 +41,9 @@ class APIServer:
         from setpoint.cluster.openapi import OpenAPIService
 
         self.openapi = OpenAPIService(self.registry)
+        from setpoint.cluster.openapi_v2 import OpenAPIV2Service
+
+        self.openapi_v2 = OpenAPIV2Service(self.registry)
         self.ca_pem = ca_pem
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.ready = False

@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from setpoint.cluster import reviews
+from setpoint.cluster import openapi_v2, reviews
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
@@ -154,7 +154,25 @@ class Handler:
         resp.headers["Vary"] = "Accept"
         return resp
 
+    def _openapi_v2(self, request: web.Request) -> web.Response:
+        # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
+        service = self.api.openapi_v2
+        content_type = openapi_v2.negotiate(request.headers.get("Accept"))
+        headers = {"Vary": "Accept"}
+        if content_type is None:
+            return web.Response(status=406, headers=headers)
+        headers["ETag"] = service.etag
+        if service.not_modified(request.headers.get("If-None-Match"),
+                                request.headers.get("If-Modified-Since")):
+            return web.Response(status=304, headers=headers)
+        body = service.json() if content_type == openapi_v2.JSON else service.protobuf()
+        headers["Last-Modified"] = service.last_modified
+        headers["Content-Type"] = content_type
+        return web.Response(body=body, headers=headers)
+
     def _openapi(self, request: web.Request, segments: list[str]) -> web.Response:
+        if request.path == "/openapi/v2":
+            return self._openapi_v2(request)
         if len(segments) < 2 or segments[1] != "v3":
             return _text("404 page not found\n", 404)
         service = self.api.openapi
