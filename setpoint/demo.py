@@ -226,11 +226,12 @@ class Demo:
             mc = self.get("memcached", NAME)
             status = mc.get("status") or {}
             conditions = {c["type"]: c for c in status.get("conditions") or ()}
-            progressing = conditions.get("Progressing", {})
+            progressing = conditions.get("Progressing", {
+                "reason": "Pending", "message": "waiting for the operator's first status"})
             line = (f"ready {status.get('readyReplicas', 0)}/{mc['spec']['replicas']}  "
                     f"proxies {status.get('proxyReadyReplicas', 0)}/"
                     f"{mc['spec']['proxy']['replicas']}  "
-                    f"{progressing.get('reason', 'Pending')}: {progressing.get('message', '')}")
+                    f"{progressing['reason']}: {progressing['message']}")
             if line != last:
                 say(f"[{time.monotonic() - started:4.1f}s] {line}")
                 last = line

@@ -19,9 +19,11 @@ owner references (the garbage collector); no finalizer is needed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from operators.memcached import health, objects
 from operators.memcached.mcrouter import build_config, render, servers_of
-from operators.memcached.pods import pod_problems, read_backends
+from operators.memcached.pods import BackendPods, pod_problems, read_backends
 from operators.memcached.resource import Memcached
 from setpoint.resources.models.apps_v1 import Deployment, StatefulSet
 from setpoint.resources.models.core_v1 import ConfigMap, Pod, Service
@@ -62,8 +64,18 @@ async def reconcile(ctx: Context[Memcached], mc: Memcached) -> Result:
             action="RollOutProxy")
 
     proxy_pods = ctx.list(Pod, labels=objects.proxy_selector(mc))
+    record_status(mc, backends, statefulset, deployment, proxy_pods, config, configuration)
+    await ctx.update_status(mc)
+    return Result()
+
+
+def record_status(mc: Memcached, backends: BackendPods, statefulset: StatefulSet,
+                  deployment: Deployment, proxy_pods: list[Pod], config: dict[str, Any],
+                  configuration: str) -> None:
+    """Set ``mc.status`` (in memory) from what this reconcile saw and wrote."""
     status = mc.status
-    status.observed_generation = mc.metadata.generation
+    generation = mc.metadata.generation
+    status.observed_generation = generation
     status.replicas = backends.existing
     status.ready_replicas = backends.ready_count
     status.selector = objects.selector_string(objects.backend_selector(mc))
@@ -71,7 +83,6 @@ async def reconcile(ctx: Context[Memcached], mc: Memcached) -> Result:
     status.configuration = configuration
     status.proxy_ready_replicas = (deployment.status.ready_replicas or 0) \
         if deployment.status is not None else 0
-    generation = mc.metadata.generation
     for type_, verdict in (
             ("Available", health.available(mc, backends, deployment)),
             ("Progressing", health.progressing(mc, backends, statefulset, deployment,
@@ -79,8 +90,6 @@ async def reconcile(ctx: Context[Memcached], mc: Memcached) -> Result:
             ("Degraded", health.degraded(backends, pod_problems(proxy_pods)))):
         status.set_condition(type_, verdict.status, reason=verdict.reason,
                              message=verdict.message, observed_generation=generation)
-    await ctx.update_status(mc)
-    return Result()
 
 
 async def ensure_configuration(ctx: Context[Memcached], mc: Memcached, text: str) -> str:

@@ -23,6 +23,7 @@ log = logging.getLogger("setpoint.cluster")
 Obj = dict[str, Any]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+KUBERNETES_SERVICE_IP = "10.96.0.1"
 
 
 class APIServer:
@@ -55,14 +56,16 @@ class APIServer:
         admission.install(self)
 
     # -- lifecycle -----------------------------------------------------------------------
-    def start(self) -> None:
-        """Bootstrap system objects and start the in-process controllers."""
+    def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:
+        """Bootstrap system objects and start the in-process controllers. The
+        ``default/kubernetes`` Service points at ``advertise_address:port``."""
         from setpoint.cluster import controllers
 
         self.custom.restore()
         self.controllers = controllers.start_all(self)
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
+        self._publish_self(advertise_address, port)
         self.store.compact()
         self.ready = True
 
@@ -118,6 +121,44 @@ class APIServer:
             return existing
         opts = WriteOptions(field_manager=manager, field_validation="Ignore")
         return self.rest.create(rt, ns, Decoded(obj), opts).obj
+
+    def _publish_self(self, address: str, port: int) -> None:
+        """The ``kubernetes`` Service and its endpoints, as the apiserver's endpoint reconciler
+        keeps them: in-cluster clients find the API through them."""
+        labels = {"component": "apiserver", "provider": "kubernetes"}
+        self.ensure("", "v1", "services", "default", {
+            "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
+            "spec": {"type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP,
+                     "clusterIPs": [KUBERNETES_SERVICE_IP], "sessionAffinity": "None",
+                     "ports": [{"name": "https", "protocol": "TCP", "port": 443,
+                                "targetPort": port}]}})
+        endpoints = {
+            "metadata": {"name": "kubernetes", "namespace": "default",
+                         "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+            "subsets": [{"addresses": [{"ip": address}],
+                         "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
+        self._replace("", "v1", "endpoints", "default", endpoints)
+        self._replace("discovery.k8s.io", "v1", "endpointslices", "default", {
+            "metadata": {"name": "kubernetes", "namespace": "default", "labels": {
+                "kubernetes.io/service-name": "kubernetes"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})
+
+    def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
+        """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""
+        from setpoint.cluster.decode import Decoded
+        from setpoint.cluster.options import WriteOptions
+
+        rt = self.resource(group, version, resource)
+        live = self.store.get(rt.storage_key, ns, obj["metadata"]["name"])
+        if live is None:
+            self.ensure(group, version, resource, ns, obj)
+            return
+        opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")
+        body = {**obj, "metadata": {**obj["metadata"],
+                                    "resourceVersion": live["metadata"]["resourceVersion"]}}
+        self.rest.update(rt, ns, obj["metadata"]["name"], Decoded(body), opts)
 
     # -- authentication ------------------------------------------------------------------
     def service_account_identity(self, token: str) -> Identity | None:

@@ -71,13 +71,14 @@ async def serve(
     token = _token_for(secrets_dir)
     api = APIServer(data, ca_pem=certs.ca_pem,
                     tokens=TokenIssuer.load_or_create(secrets_dir))
-    api.start()
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(512)
     sock.setblocking(False)
     bound_port = sock.getsockname()[1]
+    api.start(advertise_address=host if host not in ("0.0.0.0", "::") else "127.0.0.1",
+              port=bound_port)
     runner = web.AppRunner(create_app(api, token), access_log=None, handle_signals=False,
                            shutdown_timeout=1.0)
     await runner.setup()

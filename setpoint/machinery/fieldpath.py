@@ -481,7 +481,8 @@ def _key_defaults(element: TypeRef, keys: tuple[str, ...]) -> dict[str, Any]:
             continue
         if "default" in prop.raw:
             out[k] = prop.raw["default"]
-        elif k == "protocol" and 'Defaults to "TCP"' in prop.description:
+        elif k == "protocol" and ('Defaults to "TCP"' in prop.description
+                                  or "Default is TCP" in prop.description):
             # the built-in definitions we load lost their defaults; this is the one list key
             # that has one (container and service ports)
             out[k] = "TCP"

@@ -23,7 +23,7 @@ def generate_manifests(
     *,
     run: str = "operator:manager",
     create_namespace: bool = True,
-    metrics_port: int = 8080,
+    metrics_port: int = 8081,
     health_port: int = 8081,
     args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
@@ -32,7 +32,8 @@ def generate_manifests(
 
     ``permissions`` is what :func:`generate_rbac` takes (Permissions or controllers);
     ``run`` is the ``module:attribute`` of the Manager; ``args`` are appended to the
-    command and ``env`` added to the container's environment.
+    command and ``env`` added to the container's environment. A Manager serves
+    ``/healthz``, ``/readyz`` and ``/metrics`` on one port, so both ports default to it.
     """
     perms = permissions if isinstance(permissions, Permissions) else None
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "setpoint"}

@@ -173,3 +173,14 @@ def test_the_dynamic_choice_falls_back_to_the_lower_band() -> None:
     assert band.next_free(random.Random(1)) in range(16)
     band.used |= set(range(16))
     assert band.next_free(random.Random(1)) is None
+
+
+async def test_changing_the_cluster_ip_is_refused_by_validation(
+        api: API, allocator: ServiceAllocation) -> None:
+    _, svc = await api.post(SVC, service("fixed"))
+    svc["spec"]["clusterIP"] = "10.96.0.50"
+    svc["spec"]["clusterIPs"] = ["10.96.0.50"]
+    status, err = await api.put(f"{SVC}/fixed", svc)
+    assert status == 422
+    assert "may not change once set" in err["message"]
+    assert not allocator.ip_in_use("10.96.0.50")

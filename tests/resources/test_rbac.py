@@ -98,7 +98,9 @@ def test_manifests_run_the_operator_with_probes_and_its_service_account() -> Non
     assert container["command"] == ["setpoint", "run", "widget.operator:manager"]
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
-    assert {p["name"] for p in container["ports"]} == {"metrics", "health"}
+    # the manager serves probes and metrics on one port, and the probes point at it
+    assert [p["name"] for p in container["ports"]] == ["metrics"]
+    assert container["livenessProbe"]["httpGet"]["port"] == "metrics"
     assert deploy["spec"]["selector"]["matchLabels"].items() <= (
         deploy["spec"]["template"]["metadata"]["labels"].items())
 

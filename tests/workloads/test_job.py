@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -10,7 +12,7 @@ from setpoint.client import Client, Kind, NotFoundError
 from setpoint.runtime import Manager
 from setpoint.workloads.controllers import job as job_controller
 from setpoint.workloads.settings import WorkloadSettings
-from tests.workloads.podsim import WorkloadEnv, wait_for, workload_cluster
+from tests.workloads.podsim import WorkloadEnv, running_status, wait_for, workload_cluster
 
 JOB = Kind("batch/v1", "Job")
 POD = Kind("v1", "Pod")
@@ -24,8 +26,26 @@ def install_fast(manager: Manager, settings: Any) -> None:
 
 @contextlib.asynccontextmanager
 async def env_() -> AsyncIterator[WorkloadEnv]:
-    async with workload_cluster([install_fast]) as env:
-        yield env
+    """The Job controller and a stand-in kubelet that starts every new pod (Running, Ready)
+    and leaves finished pods alone, so that tests decide when pods succeed or fail."""
+    async with workload_cluster([install_fast], simulate=False) as env:
+        task = asyncio.create_task(_start_pods(env.client))
+        try:
+            yield env
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+
+async def _start_pods(client: Client) -> None:
+    ips = (f"10.244.1.{i}" for i in itertools.count(1))
+    async with client.watch(POD, namespace=NS) as watch:
+        async for event_type, pod in watch:
+            status = pod.get("status") or {}
+            if event_type == "ADDED" and status.get("phase") == "Pending":
+                with contextlib.suppress(NotFoundError):
+                    await client.patch_status(POD, pod["metadata"]["name"], {
+                        "status": running_status(pod, next(ips))}, namespace=NS)
 
 
 def job(name: str = "pi", **spec: Any) -> dict[str, Any]:
@@ -71,8 +91,8 @@ async def test_completions_with_parallelism_complete_the_job() -> None:
         assert "batch.kubernetes.io/job-tracking" in pod["metadata"]["finalizers"]
         assert pod["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "pi"
         assert pod["metadata"]["generateName"] == "pi-"
-        status = await wait_for(lambda: _status_has(env.client, "active", 2))
-        assert status["ready"] == 2 and status["startTime"]
+        status = await wait_for(lambda: _status_is(env.client, active=2, ready=2))
+        assert status["startTime"]
         for p in pods:
             await finish(env.client, p)
         last = await wait_for(lambda: running(env.client, 1))
@@ -144,6 +164,11 @@ async def _status_has(client: Client, key: str, value: Any = None) -> dict[str, 
     if key not in status or (value is not None and status[key] != value):
         return None
     return status
+
+
+async def _status_is(client: Client, **wanted: Any) -> dict[str, Any] | None:
+    status = await job_status(client)
+    return status if all(status.get(k) == v for k, v in wanted.items()) else None
 
 
 async def _condition(client: Client, type_: str) -> dict[str, Any] | None:

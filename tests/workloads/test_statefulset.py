@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from setpoint.client import Client, Kind
 from setpoint.workloads.controllers import statefulset
+from tests.conftest import kubectl_path
 from tests.workloads.podsim import workload_cluster
 
 STS = Kind("apps/v1", "StatefulSet")
@@ -62,8 +64,8 @@ async def test_ordered_ready_creates_pods_one_by_one_in_ordinal_order() -> None:
         gate.update({"web-0", "web-1", "web-2"})
         await env.pods.make_ready(pods["web-0"])
         await wait_for(lambda: _count(env.client, 3))
-        assert order[:3] == ["web-0", "web-1", "web-2"]
         await wait_for(lambda: _status_is(env.client, readyReplicas=3, availableReplicas=3))
+        assert order[:3] == ["web-0", "web-1", "web-2"]
 
         pod = (await pods_of(env.client))["web-1"]
         labels = pod["metadata"]["labels"]
@@ -120,7 +122,8 @@ async def test_rolling_update_goes_from_the_highest_ordinal_and_honours_the_part
 
 
 async def test_parallel_pods_are_created_at_once_and_failed_pods_recreated() -> None:
-    async with workload_cluster([statefulset.install], ready=lambda p: False) as env:
+    # no kubelet: pods stay Pending, which Parallel management does not wait for
+    async with workload_cluster([statefulset.install], simulate=False) as env:
         from tests.workloads.podsim import wait_for
 
         await env.client.create(stateful_set(replicas=3, podManagementPolicy="Parallel"))
@@ -150,3 +153,68 @@ async def _count(client: Client, n: int) -> bool:
 async def _status_is(client: Client, **wanted: Any) -> bool:
     status = await status_of(client)
     return all(status.get(k) == v for k, v in wanted.items())
+
+
+async def test_scale_down_removes_the_highest_ordinals_and_retention_policy_deletes_claims(
+        ) -> None:
+    async with workload_cluster([statefulset.install]) as env:
+        from tests.workloads.podsim import wait_for
+
+        await env.client.create(stateful_set(
+            replicas=3, persistentVolumeClaimRetentionPolicy={
+                "whenDeleted": "Retain", "whenScaled": "Delete"},
+            volumeClaimTemplates=[{"metadata": {"name": "data"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}]))
+        await wait_for(lambda: _status_is(env.client, readyReplicas=3))
+        gone: list[str] = []
+
+        async def watch_deletions() -> None:
+            async with env.client.watch(POD, namespace=NS) as watch:
+                async for event_type, pod in watch:
+                    if event_type == "DELETED":
+                        gone.append(pod["metadata"]["name"])
+
+        import asyncio
+
+        watcher = asyncio.create_task(watch_deletions())
+        await asyncio.sleep(0.05)
+        await env.client.patch(STS, "web", {"spec": {"replicas": 1}}, namespace=NS)
+        await wait_for(lambda: _count(env.client, 1))
+        watcher.cancel()
+        assert gone == ["web-2", "web-1"]
+
+        async def condemned_claims_owned_by_pods() -> bool:
+            claims = {c["metadata"]["name"]: c for c in
+                      (await env.client.list(PVC, namespace=NS)).items}
+            refs = {n: [r["kind"] for r in c["metadata"].get("ownerReferences") or []]
+                    for n, c in claims.items()}
+            return refs == {"data-web-0": [], "data-web-1": ["Pod"], "data-web-2": ["Pod"]} \
+                or sorted(refs) == ["data-web-0"]
+
+        await wait_for(condemned_claims_owned_by_pods)
+
+
+async def test_kubectl_rollout_status_history_and_scale(tmp_path: Path) -> None:
+    from tests.workloads.podsim import wait_for
+    from tests.workloads.test_deployment_kubectl import Kubectl
+
+    kubectl_path()
+    async with workload_cluster([statefulset.install], ready_after=0.05) as env:
+        kubectl = Kubectl(env, tmp_path)
+        await env.client.create(stateful_set(replicas=2))
+        out = await kubectl.ok("rollout", "status", "statefulset/web", "--timeout=30s")
+        assert "partitioned roll out complete: 2 new pods have been updated" in out
+        await env.client.patch(STS, "web", {"spec": {"template": {"spec": {
+            "containers": [{"name": "c", "image": "nginx:2"}]}}}}, namespace=NS)
+        out = await kubectl.ok("rollout", "status", "statefulset/web", "--timeout=30s")
+        assert "partitioned roll out complete: 2 new pods have been updated" in out
+        history = await kubectl.ok("rollout", "history", "statefulset/web")
+        assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == \
+            ["1", "2"]
+        await kubectl.ok("rollout", "undo", "statefulset/web")
+        await kubectl.ok("rollout", "status", "statefulset/web", "--timeout=30s")
+        pods = await pods_of(env.client)
+        assert {p["spec"]["containers"][0]["image"] for p in pods.values()} == {"nginx:1"}
+        await kubectl.ok("scale", "statefulset/web", "--replicas=3")
+        await wait_for(lambda: _status_is(env.client, readyReplicas=3))

@@ -9,7 +9,7 @@ from typing import Any
 from operators.memcached import objects
 from operators.memcached.operator import manager
 from operators.memcached.resource import Memcached, MemcachedSpec
-from operators.memcached.tests.conftest import Kubectl
+from operators.memcached.tests.kubectl import Kubectl
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment, StatefulSet
 from setpoint.resources.models.core_v1 import ConfigMap, Pod, Service
@@ -102,8 +102,8 @@ async def test_scaling_through_the_spec_rewrites_the_configuration_and_keeps_two
     assert await proxy_mounts(k8s) == down.status.configuration
     assert len(await backend_pods(k8s)) == 1
     # only the current configuration and the one before it are kept
-    assert await wait_for(lambda: _exactly(config_maps(k8s), sorted(
-        {down.status.configuration, down.status.previous_configuration})))
+    kept = sorted(n for n in {down.status.configuration, down.status.previous_configuration} if n)
+    assert await wait_for(lambda: _exactly(config_maps(k8s), kept))
     assert first.status.configuration not in await config_maps(k8s)
 
 
@@ -178,22 +178,29 @@ async def test_a_container_restart_verifies_the_configuration_without_duplicatin
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
     await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
     before = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
-    names_before = await config_maps(k8s)
+    kept = await k8s.get(ConfigMap, before.status.configuration)
     pod = await k8s.get(Pod, "m-memcached-0")
     restarts = _restarts(pod)
 
     await restart_container(k8s, pod, "memcached")
     await wait_for(Pod, "m-memcached-0", lambda p: _restarts(p) > restarts, timeout=TIMEOUT)
-    after = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
 
-    # same pod, same address: the same configuration, verified and reused, not copied
-    assert after.status.backends == before.status.backends
-    assert after.status.configuration == before.status.configuration
+    async def settled() -> Memcached:
+        mc = await k8s.get(Memcached, "m")
+        assert serving(2)(mc)
+        # same pod, same address: the same configuration, the one ConfigMap kept for it
+        assert mc.status.configuration == before.status.configuration
+        names = await config_maps(k8s)
+        assert names == sorted(n for n in {mc.status.configuration,
+                                             mc.status.previous_configuration} if n)
+        return mc
+
+    await wait_for(settled, timeout=TIMEOUT)
+    assert (await k8s.get(ConfigMap, before.status.configuration)).metadata.uid == \
+        kept.metadata.uid
     contents = [(await k8s.get(ConfigMap, n)).data["config.json"]
                 for n in await config_maps(k8s)]
     assert len(contents) == len(set(contents))
-    assert set(await config_maps(k8s)) <= set(names_before) | {
-        after.status.previous_configuration}
 
 
 def _restarts(pod: Pod) -> int:
@@ -289,3 +296,23 @@ def _has(runner: OperatorRunner, kind: Any) -> bool:
     assert runner.manager is not None
     return any(o.metadata.labels and o.metadata.labels.get(objects.INSTANCE) == "m"
                for o in runner.manager.cache.list(kind))
+
+
+async def test_a_configuration_changed_behind_its_back_is_written_again(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
+    mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
+    name = str(mc.status.configuration)
+    good = (await k8s.get(ConfigMap, name)).data
+    await operator.stop()
+    await k8s.delete(ConfigMap, name)
+    await wait_for(ConfigMap, name, gone=True)
+    # immutable too: only deleting it and writing it again can fix it
+    impostor = await k8s.create(ConfigMap(name=name, immutable=True,
+                                          data={"config.json": '{"route": "NullRoute"}'}))
+
+    await operator.start()
+    fixed = await wait_for(ConfigMap, name, lambda cm: cm.data == good, timeout=TIMEOUT)
+    assert fixed.immutable is True
+    assert fixed.metadata.uid != impostor.metadata.uid
+    assert fixed.metadata.owner_references[0].name == "m"

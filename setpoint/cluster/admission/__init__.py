@@ -14,11 +14,12 @@ if TYPE_CHECKING:
 
 
 def install(api: APIServer) -> None:
-    from setpoint.cluster.admission import crd, lifecycle, pods
+    from setpoint.cluster.admission import crd, lifecycle, pods, services
 
     api.rest.delete_admission.append(lifecycle.check_namespace_delete)
     api.rest.admission.extend([
         lifecycle.NamespaceLifecycle(api),
         pods.PodDefaults(api),
+        services.ServiceAllocation(api),
         crd.validate_definition,
     ])

@@ -165,6 +165,9 @@ class ServiceAllocation:
         name = str((obj.get("metadata") or {}).get("name") or "")
         if operation == "UPDATE":
             _keep_allocated_values(spec, old_spec)
+            if old_spec.get("clusterIP") and spec.get("clusterIP") not in (
+                    None, "", old_spec["clusterIP"]) and spec.get("type") != "ExternalName":
+                return  # validation refuses the change ("may not change once set")
         own = self._held.get(_key(obj), (frozenset(), frozenset()))
         self._cluster_ips(name, spec, own[0])
         self._node_ports(name, spec, own[1])

@@ -427,7 +427,10 @@ class EndpointSliceReconciler:
             body = clone(current)
             body["metadata"]["labels"] = labels
             body["endpoints"] = endpoints
-            body["ports"] = ports
+            if ports:
+                body["ports"] = ports
+            else:
+                body.pop("ports", None)
             if changed_at:
                 body["metadata"].setdefault("annotations", {})[TRIGGER_TIME] = changed_at
             self.manager.writer.record(await client.update(body,
@@ -437,7 +440,9 @@ class EndpointSliceReconciler:
                 "metadata": {"generateName": f"{name_of(service)}-",
                              "namespace": namespace_of(service), "labels": labels,
                              "ownerReferences": [owner_reference(service)]},
-                "addressType": "IPv4", "endpoints": endpoints, "ports": ports}
+                "addressType": "IPv4", "endpoints": endpoints}
+        if ports:
+            body["ports"] = ports
         if changed_at:
             body["metadata"]["annotations"] = {TRIGGER_TIME: changed_at}
         self.manager.writer.record(await client.create(body, namespace=namespace_of(service)))

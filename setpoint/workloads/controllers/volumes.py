@@ -129,10 +129,12 @@ class ClaimBinder:
         classes = self.manager.cache.list_raw(STORAGE_CLASS)
         if spec.get("storageClassName") is None:
             chosen = default_class(classes)
-            if chosen is not None:
-                claim["spec"]["storageClassName"] = name_of(chosen)
-                self.manager.writer.record(await self.manager.client.update(claim))
-            return Result()
+            if chosen is None:
+                return Result()
+            claim["spec"]["storageClassName"] = name_of(chosen)
+            claim = await self.manager.client.update(claim)
+            self.manager.writer.record(claim)
+            spec = claim.get("spec") or {}
         class_name = spec["storageClassName"]
         candidates = [pv for pv in self.manager.cache.list_raw(PV) if volume_matches(pv, claim)]
         if candidates:
