@@ -8,7 +8,6 @@ from setpoint.client import Client, Kind
 from setpoint.workloads.controllers import replicaset
 from tests.workloads.podsim import POD, REPLICA_SET, wait_for, workload_cluster
 
-
 EVENT = Kind("v1", "Event")
 
 
@@ -153,3 +152,25 @@ async def test_replicaset_records_events_as_replicaset_controller() -> None:
         assert event["message"].startswith("Created pod: ev-")
         assert event["involvedObject"]["kind"] == "ReplicaSet"
         assert event.get("reportingComponent") == "replicaset-controller"
+
+
+async def test_failed_pod_creation_sets_replica_failure_and_clears_it_after() -> None:
+    async with workload_cluster([replicaset.install]) as env:
+        body = replica_set("sa", replicas=2)
+        body["spec"]["template"]["spec"]["serviceAccountName"] = "robot"
+        await env.client.create(body)
+
+        async def failure() -> dict[str, Any] | None:
+            status = await rs_status(env.client, "sa")
+            return next((c for c in status.get("conditions", [])
+                         if c["type"] == "ReplicaFailure"), None)
+        condition = await wait_for(failure)
+        assert condition["status"] == "True" and condition["reason"] == "FailedCreate"
+        assert 'serviceaccount "robot" not found' in condition["message"]
+        await env.client.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                                 "metadata": {"name": "robot", "namespace": "default"}})
+
+        async def recovered() -> bool:
+            status = await rs_status(env.client, "sa")
+            return status.get("readyReplicas") == 2 and not status.get("conditions")
+        await wait_for(recovered, timeout=20)

@@ -35,6 +35,12 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("autoscaling", "HorizontalPodAutoscaler"): ("spec",),
 }
 
+# Metadata a built-in kind's status strategy takes from the stored object (its spec always).
+STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("labels",),
+    ("", "Pod"): ("deletionTimestamp", "ownerReferences"),
+}
+
 # Kinds whose generation also moves when annotations change (apps/v1 Deployment does).
 GENERATION_ON_ANNOTATIONS = {("apps", "Deployment")}
 
@@ -85,17 +91,28 @@ class Strategy:
             meta.pop("generation", None)
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
-        """An update through ``/status``: only status (and some metadata) may change."""
-        out = {k: v for k, v in old.items() if k != "status"}
-        if "status" in new:
-            out["status"] = new["status"]
-        meta = dict(old["metadata"])
-        # Kubernetes lets a status writer change labels, annotations, finalizers and owners
-        # only through the main resource; metadata here follows the old object.
-        new_meta = new.get("metadata") or {}
-        for k in ("resourceVersion",):
-            if k in new_meta:
-                meta[k] = new_meta[k]
+        """An update through ``/status``. A custom resource keeps everything but its status
+        (apiextensions' status strategy); a built-in kind keeps the new object except its
+        spec and the metadata its status strategy resets (``STATUS_RESETS_METADATA``)."""
+        if rt.is_custom:
+            out = {k: v for k, v in old.items() if k != "status"}
+            if "status" in new:
+                out["status"] = new["status"]
+            meta = dict(old["metadata"])
+            if "resourceVersion" in (new.get("metadata") or {}):
+                meta["resourceVersion"] = new["metadata"]["resourceVersion"]
+            out["metadata"] = meta
+            return out
+        out = {k: v for k, v in new.items() if k != "spec"}
+        if "spec" in old:
+            out["spec"] = old["spec"]
+        meta = dict(new.get("metadata") or {})
+        old_meta = old["metadata"]
+        for key in STATUS_RESETS_METADATA.get((rt.group, rt.kind), ()):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
         out["metadata"] = meta
         return out
 

@@ -46,6 +46,8 @@ from setpoint.workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
 
+ECHO_DELAY = 0.001
+
 
 def _controlled_by(obj: Obj, kind: str) -> str | None:
     """The name of the apps/v1 ``kind`` controlling ``obj``, if any."""
@@ -193,6 +195,10 @@ class DeploymentReconciler:
             await rollout_rolling(s)
         else:
             await rollout_recreate(s, self._pod_map(d, s.replica_sets))
+        if s.wrote_status:
+            # the real controller hears its own status write and syncs again (and only
+            # then cleans up a completed rollout); a recorded write has no such echo
+            s.requeue(ECHO_DELAY)
         return Result(requeue_after=s.requeue_after)
 
     def _candidates(self, d: Obj) -> list[Obj]:

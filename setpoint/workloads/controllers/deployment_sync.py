@@ -15,7 +15,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from setpoint.client import AlreadyExistsError, ApiError, Client, Kind, NotFoundError, PatchType
+from setpoint.client import (
+    AlreadyExistsError,
+    ApiError,
+    Client,
+    ConflictError,
+    Kind,
+    NotFoundError,
+    PatchType,
+)
 from setpoint.runtime import EventRecorder
 from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
 from setpoint.runtime.ownership import controller_of, owner_reference
@@ -43,6 +51,8 @@ class DeploymentSync:
     events: EventRecorder | None = None
     now: Callable[[], float] = time.time
     requeue_after: float | None = None
+    wrote_status: bool = False
+    """Whether this sync wrote the Deployment (whose echo re-syncs it, as a watch would)."""
     written_annotations: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -102,13 +112,26 @@ class DeploymentSync:
         body = {**self.d, "status": _wire_status(self.d.get("status") or {})}
         updated: Obj = await self.client.update_status(body, namespace=self.namespace)
         self.record(updated)
+        self.wrote_status = True
         self.written_annotations = dict(du.annotations(updated))
         self.d["metadata"]["resourceVersion"] = meta(updated).get("resourceVersion")
 
     # -- ReplicaSets ------------------------------------------------------------------------
 
     async def update_replica_set(self, rs: Obj) -> Obj:
-        updated: Obj = await self.client.update(rs, namespace=self.namespace)
+        """Update a ReplicaSet from this sync's copy. A conflict caused only by a status
+        write (the ReplicaSet controller reporting pods) is retried once on the fresh
+        object; any other change of the ReplicaSet fails the sync, as in Kubernetes."""
+        try:
+            updated: Obj = await self.client.update(rs, namespace=self.namespace)
+        except ConflictError:
+            fresh: Obj = await self.client.get(REPLICA_SET, name_of(rs), namespace=self.namespace)
+            original = self.cached_replica_set(self.namespace, name_of(rs))
+            if original is None or not _same_but_status(fresh, original):
+                raise
+            retry = {**rs, "metadata": {**rs["metadata"],
+                                        "resourceVersion": meta(fresh).get("resourceVersion")}}
+            updated = await self.client.update(retry, namespace=self.namespace)
         self.record(updated)
         self._remember(updated)
         return updated
@@ -408,6 +431,15 @@ def _wire_status(status: Obj) -> Obj:
 def same_status(a: Obj, b: Obj) -> bool:
     """Whether two statuses say the same (zero counts equal absent ones)."""
     return _wire_status(a) == _wire_status(b)
+
+
+def _same_but_status(a: Obj, b: Obj) -> bool:
+    """Whether two versions of an object differ at most in status and resourceVersion."""
+    def strip(obj: Obj) -> Obj:
+        m = {k: v for k, v in meta(obj).items()
+             if k not in ("resourceVersion", "managedFields")}
+        return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": m}
+    return strip(a) == strip(b)
 
 
 def _quote(text: str) -> str:

@@ -287,6 +287,32 @@ def equal_ignore_hash(t1: Mapping[str, Any], t2: Mapping[str, Any]) -> bool:
     return bool(_semantic(template_without_hash(t1)) == _semantic(template_without_hash(t2)))
 
 
+_SEMANTIC_MEMO: dict[tuple[str, str], Any] = {}
+_MEMO_LIMIT = 8192
+
+
+def _semantic_template(obj: Mapping[str, Any]) -> Any:
+    """The semantic form of an object's template, memoized per object version (every
+    sync compares the same templates many times)."""
+    m = meta(obj)
+    uid, version = m.get("uid"), m.get("resourceVersion")
+    if not uid or not version:
+        return _semantic(template_without_hash(template_of(obj)))
+    key = (str(uid), str(version))
+    found = _SEMANTIC_MEMO.get(key)
+    if found is None:
+        if len(_SEMANTIC_MEMO) >= _MEMO_LIMIT:
+            _SEMANTIC_MEMO.clear()
+        found = _SEMANTIC_MEMO[key] = _semantic(template_without_hash(template_of(obj)))
+    return found
+
+
+def same_template(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two objects (Deployment, ReplicaSet) have equal templates, ignoring the
+    hash label."""
+    return bool(_semantic_template(a) == _semantic_template(b))
+
+
 def template_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     return (obj.get("spec") or {}).get("template") or {}
 
@@ -328,9 +354,8 @@ def by_revision(rss: Sequence[Obj]) -> list[Obj]:
 
 def find_new_replica_set(d: Mapping[str, Any], rss: Iterable[Obj]) -> Obj | None:
     """The oldest ReplicaSet whose template equals the Deployment's (ignoring the hash)."""
-    template = template_of(d)
     for rs in by_creation(rss):
-        if equal_ignore_hash(template_of(rs), template):
+        if same_template(rs, d):
             return rs
     return None
 
@@ -365,6 +390,19 @@ def available_count(rss: Iterable[Obj | None]) -> int:
     return sum(status_int(rs, "availableReplicas") for rs in rss if rs is not None)
 
 
+def pods_in_flight(rss: Iterable[Obj | None]) -> int:
+    """Pods the ReplicaSets want or still run: a scale-down counts until its pods are
+    gone (``status.replicas``), so surge bounds running pods, not only the wanted ones."""
+    return sum(max(spec_replicas(rs), status_int(rs, "replicas")) for rs in rss if rs is not None)
+
+
+def settled_available(rss: Iterable[Obj | None]) -> int:
+    """Available pods, each ReplicaSet counting at most what it wants (pods of a
+    scale-down still reported available are going)."""
+    return sum(min(spec_replicas(rs), status_int(rs, "availableReplicas"))
+               for rs in rss if rs is not None)
+
+
 def find_active_or_latest(new: Obj | None, olds: list[Obj]) -> Obj | None:
     """The only active ReplicaSet, or the newest when none is active (None: several)."""
     if new is None and not olds:
@@ -376,13 +414,16 @@ def find_active_or_latest(new: Obj | None, olds: list[Obj]) -> Obj | None:
     return actives[0] if len(actives) == 1 else None
 
 
-def new_rs_new_replicas(d: Mapping[str, Any], all_rss: Iterable[Obj | None], new: Obj) -> int:
-    """``NewRSNewReplicas``: how far the new ReplicaSet may grow now."""
+def new_rs_new_replicas(d: Mapping[str, Any], all_rss: Iterable[Obj | None], new: Obj,
+                        current: int | None = None) -> int:
+    """``NewRSNewReplicas``: how far the new ReplicaSet may grow now, given ``current``
+    pods (default: the ReplicaSets' ``spec.replicas``)."""
     replicas = spec_replicas(d)
     if not is_rolling_update(d):
         return replicas
     surge = scaled_value(_rolling(d).get("maxSurge", 0), replicas, True)
-    current = replica_count(all_rss)
+    if current is None:
+        current = replica_count(all_rss)
     max_total = replicas + surge
     if current >= max_total:
         return spec_replicas(new)

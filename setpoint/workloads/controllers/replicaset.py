@@ -206,9 +206,12 @@ class ReplicaSetReconciler:
         pods = filter_active_pods(pods)
         manage_error: Exception | None = None
         if needs_sync and not meta(rs).get("deletionTimestamp"):
-            manage_error = await self._manage_replicas(pods, rs)
-            # pods created above are in the cache already: count them now
-            pods = filter_active_pods(p for p in self._owned(rs) if selector.matches(labels_of(p)))
+            deleted: set[str] = set()
+            manage_error = await self._manage_replicas(pods, rs, deleted)
+            # count what this sync did: pods it created are in the cache already, pods it
+            # deleted are terminating (no longer active) whether or not the cache knows yet
+            pods = [p for p in filter_active_pods(self._owned(rs))
+                    if selector.matches(labels_of(p)) and pod_key(p) not in deleted]
         status = calculate_status(rs, pods, manage_error)
         await self._update_status(rs, status)
         if manage_error is not None:
@@ -228,9 +231,10 @@ class ReplicaSetReconciler:
                 seen[pod_key(pod)] = pod
         return list(seen.values())
 
-    async def _manage_replicas(self, pods: list[Obj], rs: Obj) -> Exception | None:
-        """``manageReplicas``: create or delete pods towards ``spec.replicas``; returns the
-        first failure."""
+    async def _manage_replicas(self, pods: list[Obj], rs: Obj,
+                               deleted: set[str]) -> Exception | None:
+        """``manageReplicas``: create or delete pods towards ``spec.replicas`` (adding the
+        keys of the pods it deleted to ``deleted``); returns the first failure."""
         key = f"{namespace_of(rs)}/{name_of(rs)}"
         diff = len(pods) - _spec_replicas(rs)
         if diff < 0:
@@ -261,12 +265,14 @@ class ReplicaSetReconciler:
                 return_exceptions=True)
             first: Exception | None = None
             for pod, result in zip(doomed, results, strict=True):
-                if isinstance(result, BaseException):
-                    self.expectations.deletion_observed(key, pod_key(pod))
-                    if not isinstance(result, Exception):
-                        raise result
-                    if not isinstance(result, NotFoundError) and first is None:
-                        first = result
+                if not isinstance(result, BaseException):
+                    deleted.add(pod_key(pod))
+                    continue
+                self.expectations.deletion_observed(key, pod_key(pod))
+                if not isinstance(result, Exception):
+                    raise result
+                if not isinstance(result, NotFoundError) and first is None:
+                    first = result
             return first
         return None
 

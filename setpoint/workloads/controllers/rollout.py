@@ -44,7 +44,9 @@ async def _reconcile_new_replica_set(s: DeploymentSync, all_rss: list[Obj],
     if current > replicas:
         scaled, _ = await s.scale_replica_set_and_record_event(new_rs, replicas)
         return scaled
-    wanted = du.new_rs_new_replicas(s.d, all_rss, new_rs)
+    # Kubernetes bounds the surge by the ReplicaSets' replicas alone; old pods whose
+    # deletion is still in flight count here too, so no moment sees more running pods
+    wanted = du.new_rs_new_replicas(s.d, all_rss, new_rs, current=du.pods_in_flight(all_rss))
     scaled, _ = await s.scale_replica_set_and_record_event(new_rs, wanted)
     return scaled
 
@@ -62,15 +64,19 @@ async def _reconcile_old_replica_sets(s: DeploymentSync, all_rss: list[Obj],
     max_scaled_down = all_pods - min_available - new_unavailable
     if max_scaled_down <= 0:
         return False
-    old_rss, cleaned = await _cleanup_unhealthy_replicas(s, old_rss, max_scaled_down)
+    cleanup = await _cleanup_unhealthy_replicas(s, old_rss, max_scaled_down)
+    if cleanup is None:
+        return False
+    old_rss, cleaned = cleanup
     scaled = await _scale_down_old_for_rolling_update(s, [*old_rss, new_rs], old_rss)
     return cleaned + scaled > 0
 
 
 async def _cleanup_unhealthy_replicas(s: DeploymentSync, old_rss: list[Obj],
-                                      max_cleanup: int) -> tuple[list[Obj], int]:
+                                      max_cleanup: int) -> tuple[list[Obj], int] | None:
     """Scale old ReplicaSets down by their unavailable pods first (oldest first), so
-    unhealthy replicas never block a rollout."""
+    unhealthy replicas never block a rollout. None when a ReplicaSet reports more
+    available pods than it wants (its pods are still going): nothing to clean up yet."""
     old_rss = du.by_creation(old_rss)
     total = 0
     for i, rs in enumerate(old_rss):
@@ -81,6 +87,8 @@ async def _cleanup_unhealthy_replicas(s: DeploymentSync, old_rss: list[Obj],
         if replicas == 0 or replicas == available:
             continue
         count = min(max_cleanup - total, replicas - available)
+        if count < 0:
+            return None  # Kubernetes: "got invalid request to scale down"
         _, updated = await s.scale_replica_set_and_record_event(rs, replicas - count)
         total += count
         old_rss[i] = updated
@@ -91,7 +99,8 @@ async def _scale_down_old_for_rolling_update(s: DeploymentSync, all_rss: list[Ob
                                              old_rss: list[Obj]) -> int:
     d = s.d
     min_available = du.spec_replicas(d) - du.max_unavailable(d)
-    available = du.available_count(all_rss)
+    # pods of an earlier scale-down may still be reported available: they are going
+    available = du.settled_available(all_rss)
     if available <= min_available:
         return 0
     total = 0
