@@ -223,8 +223,10 @@ class NodeHeartbeat:
         patch: Obj = {"conditions": kubelet_conditions(mode, now_rfc3339(), conditions)}
         if not status.get("capacity"):
             name = str(node["metadata"]["name"])
+            digits = "".join(ch for ch in name[-3:] if ch.isdigit())
+            address = node_address(int(digits)) if digits else node_address(254)
             patch.update({k: v for k, v in node_status(
-                name, "127.0.1.254", cpu=self.settings.node_cpu,
+                name, address, cpu=self.settings.node_cpu,
                 memory=self.settings.node_memory, pods=self.settings.node_pods).items()
                 if k != "conditions" and not status.get(k)})
         await ctx.client.patch_status(NODE, str(node["metadata"]["name"]), {"status": patch},

@@ -102,9 +102,11 @@ def fail(name: str, namespace: str, reason: str, message: str | None, wait: bool
 
     result = _run(kubeconfig, lambda c: faults.fail_pod(
         c, name, namespace, reason=reason, message=message, wait=wait, timeout=timeout))
-    phase = (result.get("status") or {}).get("phase")
-    click.echo(f"pod/{name} failed" if wait else f"pod/{name} failure requested"
-               + ("" if wait else f" (phase {phase})"))
+    if wait:
+        reason_now = (result.get("status") or {}).get("reason") or reason
+        click.echo(f"pod/{name} failed ({reason_now})")
+    else:
+        click.echo(f"pod/{name} failure requested")
 
 
 @pod.command("delay-readiness")

@@ -358,6 +358,7 @@ async def test_pods_are_bound_through_the_binding_subresource_with_an_event(
     await cluster.client.create(make_pod("web", cpu="500m"))
     pod = (await cluster.bound(1))["web"]
     assert pod["spec"]["nodeName"] in ("node-1", "node-2")
+    assert pod["status"]["qosClass"] == "Burstable"  # set by the API server on create
     scheduled = [c for c in pod["status"]["conditions"] if c["type"] == "PodScheduled"]
     assert scheduled[0]["status"] == "True"
     events = await wait_for(lambda: cluster.events("Scheduled"))

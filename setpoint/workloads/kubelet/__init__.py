@@ -14,6 +14,7 @@ where another one registers.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 from setpoint.runtime import Controller, Funcs, Manager
@@ -79,8 +80,7 @@ def install(manager: Manager, settings: WorkloadSettings,
         manager.add_runnable(publisher.run)
 
     async def flush_events(_: Manager) -> None:
-        import asyncio
-
+        """Hold the event recorders open while the manager runs; flush them at stop."""
         try:
             await asyncio.Event().wait()
         finally:

@@ -92,6 +92,8 @@ class AddressAllocator:
         if address in rng.network:
             rng.used[ip] = pod_uid
             self._by_pod[pod_uid] = (node, ip)
+            # continue after the highest address seen, as host-local resumes after its last
+            rng.cursor = max(rng.cursor, int(address) - int(rng.network.network_address))
 
     def release(self, pod_uid: str) -> None:
         """Free the pod's address (its sandbox is gone)."""

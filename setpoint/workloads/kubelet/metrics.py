@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import AlreadyExistsError, ApiError, Client, Kind, NotFoundError
@@ -100,6 +100,17 @@ async def register(client: Client, timeout: float = 30.0) -> None:
     client.discovery.invalidate(f"{GROUP}/{VERSION}")
 
 
+def _metadata(name: str, namespace: str | None, source: Mapping[str, Any]) -> dict[str, Any]:
+    """metrics-server's metadata: the name, and the labels of the pod or node."""
+    out: dict[str, Any] = {"name": name}
+    if namespace:
+        out["namespace"] = namespace
+    labels = source.get("labels")
+    if labels:
+        out["labels"] = dict(labels)
+    return out
+
+
 class MetricsPublisher:
     """Keeps PodMetrics and NodeMetrics in step with the pods the kubelets run."""
 
@@ -124,8 +135,11 @@ class MetricsPublisher:
         await self._load(client)
         self._dirty.set()
         while True:
+            # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that
+            # arrives as the event is set, and the manager could then never stop this loop
             try:
-                await asyncio.wait_for(self._dirty.wait(), self.opts.metrics_resync)
+                async with asyncio.timeout(self.opts.metrics_resync):
+                    await self._dirty.wait()
                 fresh = False
             except TimeoutError:
                 fresh = True
@@ -162,8 +176,7 @@ class MetricsPublisher:
                 continue
             usages = container_usage(pod, running, self.opts)
             out[("PodMetrics", record.namespace, record.name)] = {
-                "metadata": {"name": record.name, "namespace": record.namespace,
-                             "labels": dict(meta(pod).get("labels") or {})},
+                "metadata": _metadata(record.name, record.namespace, meta(pod)),
                 "containers": [{"name": name, "usage": u.as_resource_list()}
                                for name, u in usages]}
             per_node.setdefault(record.node, []).extend(u for _, u in usages)
@@ -172,7 +185,7 @@ class MetricsPublisher:
                 continue
             name = str(meta(node).get("name"))
             out[("NodeMetrics", "", name)] = {
-                "metadata": {"name": name, "labels": dict(meta(node).get("labels") or {})},
+                "metadata": _metadata(name, None, meta(node)),
                 "usage": node_usage(per_node.get(name, [])).as_resource_list()}
         return out
 

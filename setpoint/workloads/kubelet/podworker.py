@@ -43,6 +43,8 @@ from setpoint.workloads.kubelet.runtime import (
     ContainerStatus,
     SandboxConfig,
 )
+from setpoint.workloads.nodes import GONE as NODE_GONE
+from setpoint.workloads.nodes import READY_ANNOTATION as NODE_READY_ANNOTATION
 
 if TYPE_CHECKING:
     from setpoint.runtime import Manager
@@ -62,7 +64,10 @@ def index_by_node(pod: Obj) -> Iterable[str]:
 
 
 def node_alive(node: Obj) -> bool:
-    """Whether the node's kubelet is up: its Ready condition, if any, is True."""
+    """Whether the node's kubelet is up: not stopped by the node fault
+    (``sim.setpoint.dev/ready: unknown``), and its Ready condition, if any, is True."""
+    if (meta(node).get("annotations") or {}).get(NODE_READY_ANNOTATION) == NODE_GONE:
+        return False
     for cond in (node.get("status") or {}).get("conditions") or ():
         if cond.get("type") == "Ready":
             return bool(cond.get("status") == "True")
@@ -176,6 +181,7 @@ class PodWorkers:
                 self.events.warning(pod, "BackOff", note.replace("back-off", "Back-off", 1))
             self._started_events(pod, record, before)
         await lifecycle.finish_if_done(runtime, pod, record)
+        now = self.clock()  # what just started must count as started
         status, changes_at = pod_status(pod, record, now=now, opts=opts)
         body = {"apiVersion": "v1", "kind": "Pod",
                 "metadata": {"name": record.name, "namespace": record.namespace},
@@ -185,9 +191,12 @@ class PodWorkers:
         except NotFoundError:
             await self._forget(record)
             return Result()
+        backing_off = False
         for cr in record.all_containers():
-            if cr.exited:
+            if cr.exited and not cr.exit_published:
                 cr.exit_published = True
+                # the written status shows the exit; a back-off is then shown as waiting
+                backing_off |= cr.restart_at is not None and cr.restart_at > now
         self._changed()
         if record.restart_handled:
             await self._ack_restart(pod, record)
@@ -197,6 +206,8 @@ class PodWorkers:
                 await self._delete(pod)
                 await self._forget(record)
             return Result()
+        if backing_off:
+            return Result(requeue_after=EPSILON)
         return Result(requeue_after=self._next_due(record, changes_at, now))
 
     def _next_due(self, record: PodRecord, changes_at: float | None,

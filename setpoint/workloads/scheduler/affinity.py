@@ -17,61 +17,18 @@ A node lacking a term's topology label fails affinity and is ignored by anti-aff
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from setpoint.machinery.labels import NOTHING, Selector, SelectorError, from_label_selector
 from setpoint.workloads.scheduler.cache import NodeInfo, PodInfo
 from setpoint.workloads.scheduler.predicates import Code, Status
+from setpoint.workloads.scheduler.terms import AffinityTerm, NamespaceLabels, required_terms
 
 Obj = dict[str, Any]
-NamespaceLabels = Callable[[str], Mapping[str, str]]
 
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
-
-
-@dataclass(frozen=True)
-class AffinityTerm:
-    """A ``PodAffinityTerm`` resolved against the pod that declares it."""
-
-    namespaces: frozenset[str]
-    selector: Selector
-    namespace_selector: Selector
-    topology_key: str
-
-    @classmethod
-    def of(cls, owner_namespace: str, term: Mapping[str, Any]) -> AffinityTerm:
-        namespaces = frozenset(term.get("namespaces") or ())
-        raw_ns_selector = term.get("namespaceSelector")
-        if not namespaces and raw_ns_selector is None:
-            namespaces = frozenset((owner_namespace,))
-        try:
-            selector = from_label_selector(term.get("labelSelector"))
-            ns_selector = NOTHING if raw_ns_selector is None \
-                else from_label_selector(raw_ns_selector)
-        except SelectorError:
-            selector, ns_selector = NOTHING, NOTHING
-        return cls(namespaces, selector, ns_selector, str(term.get("topologyKey") or ""))
-
-    def matches(self, namespace: str, labels: Mapping[str, str],
-                namespace_labels: NamespaceLabels) -> bool:
-        """Whether a pod in ``namespace`` with ``labels`` is selected by the term."""
-        if namespace in self.namespaces or (
-                not self.namespace_selector.nothing
-                and self.namespace_selector.matches(namespace_labels(namespace))):
-            return self.selector.matches(labels)
-        return False
-
-
-def required_terms(pod: Mapping[str, Any], kind: str) -> list[AffinityTerm]:
-    """The required terms of ``podAffinity`` or ``podAntiAffinity`` (``kind``)."""
-    namespace = str((pod.get("metadata") or {}).get("namespace") or "")
-    section = (((pod.get("spec") or {}).get("affinity") or {}).get(kind) or {})
-    return [AffinityTerm.of(namespace, t)
-            for t in section.get("requiredDuringSchedulingIgnoredDuringExecution") or ()]
 
 
 def _matches_all(terms: Sequence[AffinityTerm], namespace: str, labels: Mapping[str, str],
@@ -103,10 +60,11 @@ class AffinityState:
 
     def _count(self, node: NodeInfo) -> None:
         labels = node.labels
-        for existing in node.pods.values():
+        for existing in node.pods_with_required_anti_affinity.values():
             self._count_existing_anti(existing, labels)
-            if not (self.affinity or self.anti_affinity):
-                continue
+        if not (self.affinity or self.anti_affinity):
+            return
+        for existing in node.pods.values():
             if _matches_all(self.affinity, existing.namespace, existing.labels,
                             self._namespace_labels):
                 for term in self.affinity:
@@ -118,7 +76,7 @@ class AffinityState:
                     self.anti_counts[(term.topology_key, labels[term.topology_key])] += 1
 
     def _count_existing_anti(self, existing: PodInfo, node_labels: Mapping[str, str]) -> None:
-        for term in required_terms(existing.pod, "podAntiAffinity"):
+        for term in existing.anti_affinity:
             if term.topology_key in node_labels and term.matches(
                     self.namespace, self.labels, self._namespace_labels):
                 self.existing_anti[(term.topology_key, node_labels[term.topology_key])] += 1

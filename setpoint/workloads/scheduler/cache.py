@@ -10,6 +10,7 @@ can never both take the last slot of a node.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,7 @@ from setpoint.workloads.scheduler.resources import (
     pod_non_zero_requests,
     pod_requests,
 )
+from setpoint.workloads.scheduler.terms import AffinityTerm, required_terms
 
 Obj = dict[str, Any]
 
@@ -33,9 +35,12 @@ def is_terminal(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def _has_affinity(pod: Mapping[str, Any]) -> bool:
-    affinity = (pod.get("spec") or {}).get("affinity") or {}
-    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+def controller_uid(pod: Mapping[str, Any]) -> str | None:
+    """The uid of the pod's controller owner (ReplicaSet, StatefulSet, Job …)."""
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
 
 
 @dataclass
@@ -47,12 +52,16 @@ class PodInfo:
     requests: Resources
     non_zero: Resources
     ports: list[tuple[str, str, int]]
+    anti_affinity: list[AffinityTerm]
+    """Its required anti-affinity terms (other pods must keep out of their topology)."""
+    owner: str | None
     assumed: bool = False
 
     @classmethod
     def of(cls, pod: Obj, *, assumed: bool = False) -> PodInfo:
         return cls(pod, pod_key(pod), pod_requests(pod), pod_non_zero_requests(pod),
-                   host_ports(pod), assumed)
+                   host_ports(pod), required_terms(pod, "podAntiAffinity"),
+                   controller_uid(pod), assumed)
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -73,6 +82,9 @@ class NodeInfo:
     pods: dict[str, PodInfo] = field(default_factory=dict)
     requested: Resources = field(default_factory=Resources)
     non_zero_requested: Resources = field(default_factory=Resources)
+    pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
+    owners: Counter[str] = field(default_factory=Counter)
+    """Pods on the node per controller uid (for spreading)."""
 
     def set_node(self, node: Obj | None) -> None:
         self.node = node
@@ -91,20 +103,26 @@ class NodeInfo:
         self.pods[info.key] = info
         self.requested.add(info.requests)
         self.non_zero_requested.add(info.non_zero)
+        if info.anti_affinity:
+            self.pods_with_required_anti_affinity[info.key] = info
+        if info.owner:
+            self.owners[info.owner] += 1
 
     def remove_pod(self, key: str) -> PodInfo | None:
         info = self.pods.pop(key, None)
         if info is not None:
             self.requested.subtract(info.requests)
             self.non_zero_requested.subtract(info.non_zero)
+            self.pods_with_required_anti_affinity.pop(key, None)
+            if info.owner:
+                self.owners[info.owner] -= 1
+                if self.owners[info.owner] <= 0:
+                    del self.owners[info.owner]
         return info
 
     def used_ports(self) -> Iterator[tuple[str, str, int]]:
         for info in self.pods.values():
             yield from info.ports
-
-    def pods_with_affinity(self) -> Iterator[PodInfo]:
-        return (p for p in self.pods.values() if _has_affinity(p.pod))
 
 
 class SchedulerCache:

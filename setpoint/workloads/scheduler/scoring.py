@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from setpoint.workloads.scheduler.cache import NodeInfo
+from setpoint.workloads.scheduler.cache import NodeInfo, controller_uid
 from setpoint.workloads.scheduler.predicates import pod_tolerations, term_matches, tolerated
 from setpoint.workloads.scheduler.resources import Resources
 
@@ -76,20 +76,13 @@ def _intolerable_prefer_no_schedule(pod: Mapping[str, Any], node: NodeInfo) -> f
                      if t.get("effect") == "PreferNoSchedule" and not tolerated(tolerations, t)))
 
 
-def _owner_uid(pod: Mapping[str, Any]) -> str | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
-
-
 def _spread_counts(pod: Mapping[str, Any], nodes: Sequence[NodeInfo]) -> list[float]:
     """Pods of the same controller on each node, plus in its zone (weighted as the system
     default constraints: hostname skew 3, zone skew 5)."""
-    owner = _owner_uid(pod)
+    owner = controller_uid(pod)
     if owner is None:
         return [0.0] * len(nodes)
-    per_node = [sum(1 for p in n.pods.values() if _owner_uid(p.pod) == owner) for n in nodes]
+    per_node = [n.owners.get(owner, 0) for n in nodes]
     per_zone: dict[str, int] = {}
     for node, count in zip(nodes, per_node, strict=True):
         zone = node.labels.get(ZONE_LABEL)

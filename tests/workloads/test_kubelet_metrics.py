@@ -1,0 +1,122 @@
+"""Simulated resource usage, served as metrics.k8s.io v1beta1 and read by kubectl top."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from setpoint.client import Client
+from tests.conftest import kubectl_path
+from tests.workloads.test_kubelet_support import POD, Env, kubelet_env, pod, ready, wait_for
+
+Obj = dict[str, Any]
+PODS = "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"
+NODES = "/apis/metrics.k8s.io/v1beta1/nodes"
+
+
+def with_requests(name: str, cpu: str, memory: str, **labels: str) -> Obj:
+    body = pod(name)
+    body["metadata"]["labels"] = labels
+    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu, "memory": memory}}
+    return body
+
+
+async def _listed(client: Client, path: str, count: int) -> list[list[Obj]] | None:
+    """``[items]`` once there are ``count`` items (wrapped: true even when empty)."""
+    items = (await client.request("GET", path)).get("items") or []
+    return [items] if len(items) == count else None
+
+
+async def test_discovery_serves_pod_and_node_metrics_with_get_and_list() -> None:
+    async with kubelet_env() as env:
+        async def served() -> Obj | None:
+            groups = (await env.client.request("GET", "/apis"))["groups"]
+            return next((g for g in groups if g["name"] == "metrics.k8s.io"), None)
+
+        metrics = await wait_for(served)
+        assert metrics["preferredVersion"]["version"] == "v1beta1"
+        listed = await env.client.request("GET", "/apis/metrics.k8s.io/v1beta1")
+        by_name = {r["name"]: r for r in listed["resources"]}
+        assert by_name["pods"]["kind"] == "PodMetrics" and by_name["pods"]["namespaced"]
+        assert by_name["nodes"]["kind"] == "NodeMetrics"
+        assert not by_name["nodes"]["namespaced"]
+        assert {"get", "list"} <= set(by_name["pods"]["verbs"])
+
+
+async def test_pod_metrics_have_metrics_server_shape_and_default_usage() -> None:
+    async with kubelet_env() as env:
+        await env.run(with_requests("web", "200m", "256Mi", app="web"))
+        await env.until("web", ready)
+        [items] = await wait_for(lambda: _listed(env.client, PODS, 1))
+        metrics = items[0]
+        assert metrics["kind"] == "PodMetrics"
+        assert metrics["metadata"]["labels"] == {"app": "web"}
+        assert metrics["window"] == "15s"
+        assert metrics["timestamp"].endswith("Z")
+        # 10% of the CPU request, 50% of the memory request
+        assert metrics["containers"] == [{"name": "app", "usage": {"cpu": "20000000n",
+                                                                   "memory": "131072Ki"}}]
+        one = await env.client.request("GET", f"{PODS}/web")
+        assert one["containers"] == metrics["containers"]
+
+
+async def test_node_metrics_add_up_the_pods_on_the_node() -> None:
+    async with kubelet_env() as env:
+        await env.run(with_requests("a", "1", "1Gi"))
+        await env.run(with_requests("b", "1", "1Gi"))
+        await env.until("a", ready)
+        await env.until("b", ready)
+
+        async def node_a() -> Obj | None:
+            got = await env.client.request("GET", f"{NODES}/node-a")
+            return got if got["usage"]["cpu"] == "250000000n" else None  # 2x100m + 50m
+
+        got = await wait_for(node_a)
+        assert got["usage"]["memory"] == f"{(1024 + 256) * 1024}Ki"
+        assert got["metadata"]["labels"] == {"kubernetes.io/hostname": "node-a"}
+
+
+async def test_metrics_of_a_deleted_pod_go_away() -> None:
+    async with kubelet_env() as env:
+        await env.run(pod("short"))
+        await env.until("short", ready)
+        await wait_for(lambda: _listed(env.client, PODS, 1))
+        await env.client.delete(POD, "short", namespace="default",
+                                grace_period_seconds=0)
+        assert await wait_for(lambda: _listed(env.client, PODS, 0)) == [[]]
+
+
+def _kubectl(env: Env, tmp: Path, *args: str) -> str:
+    home = tmp / "home"
+    home.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [kubectl_path(), "--kubeconfig", str(env.cluster.kubeconfig),
+         "--cache-dir", str(tmp / "cache"), *args],
+        capture_output=True, text=True, timeout=60, check=False,
+        env={"HOME": str(home), "PATH": os.environ.get("PATH", "")})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+async def test_kubectl_top_pods_and_nodes(tmp_path: Path) -> None:
+    async with kubelet_env() as env:
+        await env.run(with_requests("web", "500m", "512Mi"))
+        await env.run(pod("idle", annotations={"sim.setpoint.dev/usage-cpu": "3m",
+                                               "sim.setpoint.dev/usage-memory": "20Mi"}),
+                      "node-b")
+        await env.until("web", ready)
+        await env.until("idle", ready)
+        await wait_for(lambda: _listed(env.client, PODS, 2))
+        top_pods = await asyncio.to_thread(_kubectl, env, tmp_path, "top", "pods")
+        lines = [line.split() for line in top_pods.strip().splitlines()]
+        assert lines[0] == ["NAME", "CPU(cores)", "MEMORY(bytes)"]
+        assert sorted(lines[1:]) == [["idle", "3m", "20Mi"], ["web", "50m", "256Mi"]]
+        top_nodes = await asyncio.to_thread(_kubectl, env, tmp_path, "top", "nodes")
+        lines = [line.split() for line in top_nodes.strip().splitlines()]
+        assert lines[0] == ["NAME", "CPU(cores)", "CPU(%)", "MEMORY(bytes)", "MEMORY(%)"]
+        by_node = {line[0]: line[1:] for line in lines[1:]}
+        assert by_node["node-a"] == ["100m", "2%", "512Mi", "3%"]  # 50m+50m of 4 CPUs
+        assert by_node["node-b"] == ["53m", "1%", "276Mi", "1%"]
