@@ -24,14 +24,22 @@ _SCALAR_TYPES = {"string", "integer", "number", "boolean"}
 class Schema:
     """A node of an OpenAPI v3 schema; children are resolved on first access."""
 
-    __slots__ = ("_element", "_properties", "_resolve", "_type", "raw", "ref")
+    __slots__ = ("_additional", "_element", "_items", "_properties", "_resolve", "_shared",
+                 "_type", "raw", "ref")
 
     def __init__(self, raw: Mapping[str, Any], resolve: Resolver | None = None) -> None:
         self.ref = _ref_name(raw)  # the definition this node names, if it is a $ref
-        self.raw = _deref(raw, resolve)
+        # a $ref node shares its children with the (cached) definition it names, so walking
+        # the same kind twice builds its tree once
+        self._shared = resolve(self.ref) if self.ref is not None and resolve is not None \
+            else None
+        self.raw = self._shared.raw if self._shared is not None and len(raw) == 1 \
+            else _deref(raw, resolve)
         self._resolve = resolve
         self._properties: dict[str, Schema] | None = None
         self._element: Schema | bool | None = False
+        self._items: Schema | bool | None = False
+        self._additional: Schema | bool | None = False
         self._type: str | bool | None = False
 
     def __repr__(self) -> str:
@@ -66,6 +74,8 @@ class Schema:
 
     @property
     def properties(self) -> dict[str, Schema]:
+        if self._shared is not None:
+            return self._shared.properties
         if self._properties is None:
             self._properties = {
                 k: Schema(v, self._resolve) for k, v in (self.raw.get("properties") or {}).items()
@@ -77,17 +87,26 @@ class Schema:
 
     @property
     def items(self) -> Schema | None:
-        raw = self.raw.get("items")
-        return Schema(raw, self._resolve) if isinstance(raw, Mapping) else None
+        if self._shared is not None:
+            return self._shared.items
+        if self._items is False:
+            raw = self.raw.get("items")
+            self._items = Schema(raw, self._resolve) if isinstance(raw, Mapping) else None
+        return self._items  # type: ignore[return-value]
 
     @property
     def additional_properties(self) -> Schema | None:
-        raw = self.raw.get("additionalProperties")
-        if isinstance(raw, Mapping):
-            return Schema(raw, self._resolve)
-        if raw is True:
-            return Schema({}, self._resolve)
-        return None
+        if self._shared is not None:
+            return self._shared.additional_properties
+        if self._additional is False:
+            raw = self.raw.get("additionalProperties")
+            if isinstance(raw, Mapping):
+                self._additional = Schema(raw, self._resolve)
+            elif raw is True:
+                self._additional = Schema({}, self._resolve)
+            else:
+                self._additional = None
+        return self._additional  # type: ignore[return-value]
 
     def element(self) -> Schema | None:
         """The schema of list items or map values."""

@@ -165,6 +165,8 @@ def validate_pod(pod: Obj) -> list[Cause]:
 def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidatePodUpdate``'s immutability rule for the pod spec."""
     new_spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    if new_spec == old_spec:
+        return []  # the common case (status and metadata writes): nothing to munge
     munged = copy.deepcopy(new_spec)
     for key in ("containers", "initContainers"):
         old_list = old_spec.get(key) or []
