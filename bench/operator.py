@@ -50,7 +50,6 @@ CONCURRENCY = 16
 NAMESPACE = "default"
 WIDGETS = f"/apis/bench.setpoint.dev/v1/namespaces/{NAMESPACE}/widgets"
 CONFIGMAPS = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
-PHASE_TIMEOUT = 900.0
 
 WIDGET_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
@@ -276,7 +275,7 @@ async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
 
             started = time.perf_counter()
             await run_concurrently(n, CONCURRENCY, create)
-            await tracker.until(lambda: len(tracker.ready) >= n, PHASE_TIMEOUT)
+            await tracker.until(lambda: len(tracker.ready) >= n, 60.0 + 0.3 * n)
             result.ready_seconds = time.perf_counter() - started
             counts = await control.quiet()
             result.create_requests = _non_watch(counts)
@@ -293,10 +292,10 @@ async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
             started = time.perf_counter()
             await run_concurrently(n, CONCURRENCY, change)
             await tracker.until(lambda: sum(m == "two" for m in tracker.messages.values())
-                                >= n, PHASE_TIMEOUT)
+                                >= n, 60.0 + 0.3 * n)
             result.update_seconds = time.perf_counter() - started
             await tracker.until(lambda: sum(g >= 2 for g in tracker.observed.values()) >= n,
-                                PHASE_TIMEOUT)
+                                60.0 + 0.3 * n)
             counts = await control.quiet()
             result.update_requests = _non_watch(counts)
             result.update_by_resource = counts["by_resource"]

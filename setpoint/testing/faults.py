@@ -5,8 +5,9 @@
     faults.latency(0.2, verb="GET")
     faults.drop_watches(resource="configmaps")
 
-A rule matches requests by verb (a Kubernetes verb such as ``create`` or ``watch``, or an
-HTTP method such as ``POST``; case-insensitive), resource (``plural`` or
+A rule matches requests by verb (a Kubernetes verb in lower case, such as ``create``,
+``list`` or ``watch``, or an HTTP method in upper case, such as ``POST``, or ``GET`` for
+get, list and watch alike), resource (``plural`` or
 ``plural/subresource``; a bare plural never matches its subresources), namespace and name;
 an omitted filter matches anything. ``times`` bounds how many requests a rule affects
 (None: every matching request until the rule is removed). Errors are answered the way the
@@ -32,7 +33,6 @@ _REASONS = {
     415: "UnsupportedMediaType", 422: "Invalid", 429: "TooManyRequests",
     500: "InternalError", 503: "ServiceUnavailable", 504: "Timeout",
 }
-_HTTP_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
 
 
 @dataclass
@@ -74,9 +74,8 @@ class Rule:
 
 
 def _verb_matches(verb: str, info: RequestInfo) -> bool:
-    wanted = verb.lower()
-    return wanted in (info.verb, info.method.lower()) or \
-        _HTTP_VERBS.get(verb.upper()) == info.verb
+    # upper case is an HTTP method (GET: get, list and watch), lower case a Kubernetes verb
+    return info.method == verb if verb.isupper() else info.verb == verb
 
 
 WatchDropper = Callable[[Callable[[RequestInfo], bool]], int]

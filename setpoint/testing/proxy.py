@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import secrets
 import socket
 from collections import Counter
@@ -24,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 
 import aiohttp
+import orjson
 import yaml
 from aiohttp import web
 from multidict import CIMultiDict
@@ -177,6 +179,9 @@ class ApiProxy:
             return web.json_response({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
                 "message": "Unauthorized", "reason": "Unauthorized", "code": 401}, status=401)
+        body = await request.read() if request.body_exists else None
+        if info.verb == "create" and body and self.faults.rules:
+            info = dataclasses.replace(info, name=_name_in(body))  # for rules on names
         injected = await self.faults.intercept(info)
         if injected is not None:
             self._observe(info, injected.status)
@@ -187,11 +192,13 @@ class ApiProxy:
         creds = await self.upstream.auth.credentials() if self.upstream.auth else Credentials()
         if creds.authorization:
             headers["Authorization"] = creds.authorization
-        body = await request.read() if request.body_exists else None
         try:
+            # a body sent without a Content-Type must reach the server without one (aiohttp
+            # would add application/octet-stream, which the apiserver refuses)
             upstream = await self._session.request(
                 request.method, self._base + request.rel_url.raw_path_qs, headers=headers,
-                data=body, allow_redirects=False)
+                data=body, allow_redirects=False,
+                skip_auto_headers=() if "Content-Type" in headers else ("Content-Type",))
         except (aiohttp.ClientError, OSError) as exc:
             self._observe(info, None)
             return web.Response(status=502, text=f"proxy: upstream unreachable: {exc}")
@@ -244,3 +251,14 @@ class ApiProxy:
     def _observe(self, info: RequestInfo, status: int | None) -> None:
         for observer in self.observers:
             observer(info, status)
+
+
+def _name_in(body: bytes) -> str:
+    """``metadata.name`` of a JSON object being created ("" when there is none)."""
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return ""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else None
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    return name if isinstance(name, str) else ""

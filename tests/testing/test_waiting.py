@@ -69,7 +69,7 @@ async def test_an_object_wait_times_out_showing_the_object_as_last_seen(
 
 async def test_waiting_for_a_missing_object_says_it_was_never_there(
         wait_for: Waiter) -> None:
-    with pytest.raises(WaitTimeout, match="ConfigMap default/nope: waited 0.1s to exist; "
+    with pytest.raises(WaitTimeout, match=r"ConfigMap default/nope: waited 0.1s to exist; "
                                           "it does not exist"):
         await wait_for(CONFIGMAP, "nope", timeout=0.1)
 

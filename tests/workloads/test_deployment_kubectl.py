@@ -57,7 +57,8 @@ def kubectl_available() -> None:
 
 async def test_kubectl_rollout_status_returns_when_the_rollout_is_done(
         tmp_path: Path, kubectl_available: None) -> None:
-    async with workload_cluster(CONTROLLERS, ready_after=0.1) as env:
+    # pods turn ready slowly enough that kubectl, however slowly it starts, sees the wait
+    async with workload_cluster(CONTROLLERS, ready_after=3.0) as env:
         kubectl = Kubectl(env, tmp_path)
         await env.client.create(make_deployment("web", replicas=4))
         out = await kubectl.ok("rollout", "status", "deployment/web", "--timeout=30s")

@@ -8,8 +8,6 @@ import time
 from datetime import datetime
 from typing import Any
 
-import pytest
-
 from setpoint.client import NotFoundError
 from tests.workloads.test_kubelet_support import (
     NODE,
@@ -258,10 +256,6 @@ async def test_graceful_deletion_waits_for_the_grace_period_then_deletes() -> No
         assert seen[0]["metadata"]["deletionGracePeriodSeconds"] == 1
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the embedded server deletes a pod that is being deleted gracefully on its first status "
-    "update (registry/rest.py update: kube-apiserver's shouldDeleteDuringUpdate only does so "
-    "when deletionGracePeriodSeconds is unset or 0)"))
 async def test_terminal_status_is_written_before_the_final_delete() -> None:
     async with kubelet_env() as env:
         await env.run(pod("bye", terminationGracePeriodSeconds=30))

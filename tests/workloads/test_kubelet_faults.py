@@ -133,3 +133,22 @@ async def test_pod_cli_restarts_and_fails_pods() -> None:
         result = await asyncio.to_thread(_cli, "restart", "missing", "--kubeconfig", kubeconfig)
         assert result.exit_code == 1
         assert 'pods "missing" not found' in result.output
+
+
+async def test_kubelet_events_come_from_the_pods_node() -> None:
+    async with kubelet_env() as env:
+        await env.run(pod("noisy"), "node-b")
+        await env.until("noisy", ready)
+        await faults.restart_container(env.client, "noisy")
+
+        async def killing() -> Obj | None:
+            listed = await env.client.request(
+                "GET", "/apis/events.k8s.io/v1/namespaces/default/events")
+            return next((e for e in listed["items"] if e["reason"] == "Killing"), None)
+
+        event = await wait_for(killing)
+        assert event["reportingController"] == "kubelet"
+        assert event["reportingInstance"] == "node-b"
+        assert event["regarding"]["name"] == "noisy"
+        assert event["note"] == ("Container app was killed by a simulated fault, will be "
+                                 "restarted")

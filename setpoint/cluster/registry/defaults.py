@@ -56,6 +56,11 @@ def _spec(obj: Obj) -> Obj:
 
 def _pod(obj: Obj) -> None:
     default_pod(obj)
+    # PodCondition's times are value fields: Go writes them even when unset (as null)
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if isinstance(condition, dict):
+            condition.setdefault("lastProbeTime", None)
+            condition.setdefault("lastTransitionTime", None)
 
 
 def _pod_template(obj: Obj) -> None:

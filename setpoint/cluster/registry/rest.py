@@ -255,7 +255,9 @@ class REST:
         if opts.dry_run:
             return WriteResult(self.present(rt, stored))
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                and not old_meta.get("deletionGracePeriodSeconds") \
                 and not _pending_spec_finalizers(rt, obj):
+            # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
             self.store.delete(rt.storage_key, old_meta.get("namespace", ""), name)
             return WriteResult(self.present(rt, stored))
         stored = self.store.put(rt.storage_key, stored)

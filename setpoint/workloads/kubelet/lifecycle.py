@@ -132,14 +132,14 @@ def _go_seconds(delay: float) -> str:
 async def _restart_due(runtime: ContainerRuntime, pod: Mapping[str, Any], record: PodRecord,
                        cr: ContainerRecord, now: float,
                        opts: KubeletOptions) -> tuple[bool, str | None]:
-    """Restart ``cr`` if its time has come; returns (restarted, back-off message to
-    record as an event when a back-off just began)."""
+    """Restart ``cr`` if its time has come; returns (restarted, the container's name when
+    a back-off just began)."""
     backoff_began = None
     if cr.restart_at is None:
         delay = _plan_restart(pod, cr, now, opts, cr.restart_now)
         cr.restart_now = False
         if delay > 0:
-            backoff_began = cr.waiting_message
+            backoff_began = cr.name
     if not cr.exit_published or cr.restart_at is None or cr.restart_at > now:
         return False, backoff_began
     cr.last_terminated = terminated_state(cr)
@@ -152,8 +152,8 @@ async def _restart_due(runtime: ContainerRuntime, pod: Mapping[str, Any], record
 
 async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
                           record: PodRecord, now: float, opts: KubeletOptions) -> list[str]:
-    """Start what should run and restart what should restart; returns back-off notes
-    (one per container that just entered CrashLoopBackOff)."""
+    """Start what should run and restart what should restart; returns the names of the
+    containers that just entered CrashLoopBackOff."""
     policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
     notes: list[str] = []
     initialized = True

@@ -177,8 +177,10 @@ class PodWorkers:
             if not await self._ensure_sandbox(pod, record):
                 return Result(requeue_after=5.0)
             before = {cr.name: cr.container_id for cr in record.all_containers()}
-            for note in await lifecycle.sync_containers(runtime, pod, record, now, opts):
-                self.events.warning(pod, "BackOff", note.replace("back-off", "Back-off", 1))
+            for name in await lifecycle.sync_containers(runtime, pod, record, now, opts):
+                self.events.warning(pod, "BackOff", f"Back-off restarting failed container "
+                                    f"{name} in pod {record.name}_{record.namespace}"
+                                    f"({record.uid})")
             self._started_events(pod, record, before)
         await lifecycle.finish_if_done(runtime, pod, record)
         now = self.clock()  # what just started must count as started
@@ -344,8 +346,8 @@ class PodWorkers:
         if names is not None and not record.restart_handled:
             for name in await lifecycle.kill_for_restart(self.runtime, record, names):
                 self.events.normal(pod, "Killing",
-                                   f"Container {name} was restarted by a simulated fault, "
-                                   "it will be restarted")
+                                   f"Container {name} was killed by a simulated fault, "
+                                   "will be restarted")
             record.restart_handled = True
 
     async def _ack_restart(self, pod: Obj, record: PodRecord) -> None:

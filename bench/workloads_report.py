@@ -1,0 +1,103 @@
+"""The Markdown of the workloads benchmark, and its place in ``docs/benchmarks.md``."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+Result = dict[str, Any]
+
+SECTION = "## Workloads"
+BEGIN = "<!-- bench/workloads.py results: begin -->"
+END = "<!-- bench/workloads.py results: end -->"
+
+
+def _fmt(values: list[float], digits: int = 2) -> str:
+    if not values:
+        return "-"
+    med = statistics.median(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+
+
+def _ratio(mine: list[float], floor: list[float]) -> str:
+    if not mine or not floor:
+        return "-"
+    return f"{statistics.median(mine) / statistics.median(floor):.1f}x"
+
+
+def report(results: list[Result], command: str, cores: int) -> str:
+    """One table per size: medians (min-max) of the runs that succeeded, ratios of the
+    medians to the floor's; failed runs are listed below it."""
+    lines = [f"Reproduce: `.venv/bin/python {command}`", ""]
+    ok = [r for r in results if not r["error"]]
+    for deployments in sorted({r["deployments"] for r in results}):
+        mine = [r for r in ok if r["deployments"] == deployments]
+        loads = [r[k] for r in mine for k in ("load_before", "load_after")]
+        runs = max((sum(1 for r in mine if _key(r) == key) for key in {_key(r) for r in mine}),
+                   default=0)
+        lines += [
+            f"**{deployments} Deployments x 10 replicas = {deployments * 10} pods on 10 nodes**"
+            f" ({runs} run{'s' * (runs != 1)}, median (min-max); {cores} cores; load average "
+            f"(1 min) {_fmt(loads, 1)} around the runs)", "",
+            "| | grace, s | all available, s | xfloor | last pod Ready, s "
+            "| rollout, s | xfloor | server CPU, s: ready + rollout | peak RSS, MiB "
+            "| rollout peak: pods / terminating / unschedulable |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+        floor = [r for r in mine if r["contender"] == "floor"]
+        for key in sorted({_key(r) for r in mine}, key=_order):
+            rows = [r for r in mine if _key(r) == key]
+
+            def col(get: Callable[[Result], float], rows: list[Result] = rows) -> list[float]:
+                return [get(r) for r in rows]
+
+            ready, rollout = col(lambda r: r["ready_s"]), col(lambda r: r["rollout_s"])
+            peaks = "-"
+            if key[0] == "setpoint":
+                peaks = " / ".join(_fmt(col(lambda r, k=k: r["rollout_peaks"][k]), 0)
+                                   for k in ("pods", "terminating", "unschedulable"))
+            lines.append(
+                f"| {key[0]} | {'-' if key[1] is None else key[1]} | {_fmt(ready)} "
+                f"| {_ratio(ready, col(lambda r: r['ready_s'], floor))} "
+                f"| {_fmt(col(lambda r: r['pods_ready_s']))} "
+                f"| {_fmt(rollout)} | {_ratio(rollout, col(lambda r: r['rollout_s'], floor))} "
+                f"| {_fmt(col(lambda r: r['ready_cpu_s']), 1)} + "
+                f"{_fmt(col(lambda r: r['rollout_cpu_s']), 1)} "
+                f"| {_fmt(col(lambda r: r['peak_rss_mib']), 0)} | {peaks} |")
+        lines.append("")
+    for r in results:
+        if r["error"]:
+            lines.append(f"- failed: {r['contender']} grace={r['grace']} run {r['run']}: "
+                         f"{r['error']}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _key(r: Result) -> tuple[str, int | None]:
+    return r["contender"], r["grace"]
+
+
+def _order(key: tuple[str, int | None]) -> tuple[int, int]:
+    return (key[0] == "floor", -(key[1] or 0))
+
+
+def write_docs_section(path: Path, text: str) -> None:
+    """Put ``text`` between the result markers of the Workloads section of ``path``, keeping
+    every other section and the section's own prose; create what is missing."""
+    block = f"{BEGIN}\n{text.rstrip()}\n{END}"
+    doc = path.read_text() if path.exists() else "# Benchmarks\n"
+    if BEGIN in doc and END in doc:
+        start, end = doc.index(BEGIN), doc.index(END) + len(END)
+        doc = doc[:start] + block + doc[end:]
+    else:
+        match = re.search(rf"^{re.escape(SECTION)}\s*$", doc, flags=re.MULTILINE)
+        if match is None:
+            doc = doc.rstrip() + f"\n\n{SECTION}\n\n{block}\n"
+        else:
+            following = re.search(r"^## ", doc[match.end():], flags=re.MULTILINE)
+            at = match.end() + following.start() if following else len(doc)
+            doc = doc[:at].rstrip() + f"\n\n{block}\n" + ("\n" + doc[at:] if following else "")
+    path.write_text(doc)

@@ -1,0 +1,77 @@
+"""``setpoint generate``: CRDs, RBAC and manifests from an operator's code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+
+from setpoint.cli.main import cli
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_crds_are_written_for_the_custom_resources_of_a_module() -> None:
+    code, out = invoke("generate", "crds", "examples.widget.api")
+    assert code == 0, out
+    (crd,) = list(yaml.safe_load_all(out))
+    assert crd["metadata"]["name"] == "widgets.bench.setpoint.dev"
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert schema["properties"]["spec"]["properties"]["size"]["minimum"] == 1
+    assert crd["spec"]["versions"][0]["subresources"] == {"status": {}}
+
+
+def test_crds_go_one_file_each_into_a_directory(tmp_path: Path) -> None:
+    code, out = invoke("generate", "crds", "examples.widget", "-o", f"{tmp_path}/crds/")
+    assert code == 0, out
+    assert [p.name for p in (tmp_path / "crds").iterdir()] == \
+        ["bench.setpoint.dev_widgets.yaml"]
+
+
+def test_rbac_grants_what_the_controllers_declare_and_nothing_more() -> None:
+    code, out = invoke("generate", "rbac", "examples.widget.operator", "-n", "ops")
+    assert code == 0, out
+    role, binding = yaml.safe_load_all(out)
+    rules = {(r["apiGroups"][0], res): r["verbs"] for r in role["rules"]
+             for res in r["resources"]}
+    assert rules == {
+        ("", "configmaps"): ["get", "list", "watch", "create", "update", "patch", "delete"],
+        ("bench.setpoint.dev", "widgets"): ["get", "list", "watch"],
+        ("bench.setpoint.dev", "widgets/status"): ["get", "update", "patch"],
+        ("bench.setpoint.dev", "widgets/finalizers"): ["update"],
+        ("events.k8s.io", "events"): ["create", "patch"],
+    }
+    assert (role["kind"], role["metadata"]["name"]) == ("ClusterRole", "widget-operator")
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "widget-operator",
+                                    "namespace": "ops"}]
+
+
+def test_manifests_run_the_modules_manager_with_the_image() -> None:
+    code, out = invoke("generate", "manifests", "examples.widget.operator", "--image",
+                       "example/widget:1", "--namespace", "ops")
+    assert code == 0, out
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out)}
+    deployment = docs[("Deployment", "widget-operator")]
+    container = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "example/widget:1"
+    assert container["command"] == ["setpoint", "run", "examples.widget.operator:manager"]
+    assert ("ServiceAccount", "widget-operator") in docs
+    assert ("ClusterRole", "widget-operator") in docs
+
+
+def test_a_missing_module_is_one_line_naming_the_fix() -> None:
+    code, out = invoke("generate", "rbac", "no_such_operator")
+    assert code == 2
+    assert out.strip().splitlines() == [
+        "Error: module 'no_such_operator' not found: run from the directory that contains "
+        "it, or install its package (pip install -e .)"]
+
+
+def test_a_module_without_resources_says_so() -> None:
+    code, out = invoke("generate", "crds", "json")
+    assert code == 2
+    assert "defines no CustomResource classes" in out

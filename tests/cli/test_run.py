@@ -1,0 +1,67 @@
+"""``setpoint run``: an operator's Manager as a process, stopped cleanly by a signal."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from examples.widget.api import Widget, WidgetSpec
+from setpoint.cli.main import cli
+from setpoint.client import Client
+from setpoint.testing import SetpointCluster
+from setpoint.testing.plugin import Waiter
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("no_such_module:manager", "Error: module 'no_such_module' not found: run from the "
+                               "directory that contains it, or install its package"),
+    ("examples.widget.operator:nope", "Error: module 'examples.widget.operator' has no "
+                                      "attribute 'nope' (Managers and controllers it "
+                                      "defines: manager, widgets)"),
+    ("examples.widget.api:Widget", "Error: examples.widget.api:Widget is the class Widget, "
+                                   "not a Manager, a Controller or a list of controllers"),
+    ("examples.widget.operator", "Error: 'examples.widget.operator' names no attribute: "
+                                 "write examples.widget.operator:manager"),
+])
+def test_mistakes_are_one_line_errors_naming_the_fix(target: str, message: str) -> None:
+    result = CliRunner().invoke(cli, ["run", target])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), result.output
+
+
+def test_no_cluster_configuration_is_a_one_line_error(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = CliRunner().invoke(cli, ["run", "examples.widget.operator:manager"])
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: no Kubernetes configuration found")
+    assert "--kubeconfig FILE" in result.output
+
+
+async def test_run_reconciles_and_stops_cleanly_on_sigterm(
+        setpoint_cluster: SetpointCluster, k8s: Client, wait_for: Waiter) -> None:
+    await setpoint_cluster.install(Widget)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "setpoint.cli.main", "run", "examples.widget.operator:manager",
+        "--kubeconfig", str(setpoint_cluster.kubeconfig), "--namespace", "default",
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        await k8s.create(Widget(name="w", spec=WidgetSpec(message="from a process")))
+        await wait_for(Widget, "w", lambda w: w.status.ready, timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, output.decode()
+    assert b"manager_stopped" in output and b"Traceback" not in output

@@ -1,0 +1,138 @@
+"""The pytest plugin as its users meet it: fresh, shared and external clusters."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+
+from setpoint.client import Client, Kind, NotFoundError, load_kubeconfig
+from setpoint.runtime import Context, Controller, Result
+from setpoint.testing import SetpointCluster, ThreadedCluster, fresh_cluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
+
+pytest_plugins = ["pytester"]
+
+CONFIGMAP = Kind("v1", "ConfigMap")
+
+INNER_CONFTEST = """
+import pytest
+pytest_plugins = []
+"""
+
+INNER_TESTS = """
+from pathlib import Path
+import pytest
+
+SEEN = Path(__file__).parent / "seen.txt"
+
+async def test_one(setpoint_cluster, k8s):
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    with SEEN.open("a") as f:
+        f.write(f"{setpoint_cluster.server} {setpoint_cluster.namespace} {k8s.namespace}\\n")
+
+async def test_two(setpoint_cluster, k8s):
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    with SEEN.open("a") as f:
+        f.write(f"{setpoint_cluster.server} {setpoint_cluster.namespace} {k8s.namespace}\\n")
+"""
+
+
+def run_inner(pytester: pytest.Pytester, tests: str, *args: str) -> list[list[str]]:
+    pytester.makeini("[pytest]\nasyncio_mode = auto\n"
+                     "asyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_inner=tests)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+                                          f"--rootdir={pytester.path}", *args)
+    result.assert_outcomes(passed=2)
+    return [line.split() for line in (pytester.path / "seen.txt").read_text().splitlines()]
+
+
+def test_each_test_gets_a_fresh_cluster_by_default(pytester: pytest.Pytester) -> None:
+    (first, second) = run_inner(pytester, INNER_TESTS)
+    assert first[0] != second[0]  # two servers, so "x" could be created twice
+    assert first[1:] == second[1:] == ["default", "default"]
+
+
+def test_the_module_marker_shares_one_cluster_with_a_namespace_per_test(
+        pytester: pytest.Pytester) -> None:
+    tests = "import pytest\npytestmark = pytest.mark.setpoint_cluster(scope='module')\n" + \
+        INNER_TESTS
+    (first, second) = run_inner(pytester, tests)
+    assert first[0] == second[0]
+    assert first[1] != second[1] and first[1] != "default"
+    assert first[1] == first[2] and second[1] == second[2]
+
+
+def test_kubeconfig_option_runs_tests_in_namespaces_of_that_cluster_then_deletes_them(
+        pytester: pytest.Pytester) -> None:
+    shared = ThreadedCluster().start()
+    try:
+        (first, second) = run_inner(pytester, INNER_TESTS,
+                                    f"--kubeconfig={shared.kubeconfig}")
+        assert first[0] == second[0] == load_kubeconfig(shared.kubeconfig).server
+
+        async def namespaces_deleted() -> None:
+            async with Client(load_kubeconfig(shared.kubeconfig)) as client:
+                for namespace in (first[1], second[1]):
+                    try:
+                        ns = await client.get(Kind("v1", "Namespace"), namespace)
+                    except NotFoundError:
+                        continue  # already gone
+                    assert ns["metadata"].get("deletionTimestamp"), ns
+
+        asyncio.run(namespaces_deleted())
+    finally:
+        shared.stop()
+
+
+async def test_a_fresh_cluster_starts_well_under_a_second() -> None:
+    async with fresh_cluster():
+        pass  # the first one in a process makes the CA
+    started = time.perf_counter()
+    async with fresh_cluster() as cluster:
+        elapsed = time.perf_counter() - started
+        assert cluster.embedded is not None
+    assert elapsed < 0.5
+
+
+def counting_controller(calls: list[str]) -> Controller[dict[str, object]]:
+    ctrl: Controller[dict[str, object]] = Controller.for_(CONFIGMAP, name="counting")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, object]], obj: dict[str, object]) -> Result:
+        calls.append(ctx.request.name)
+        return Result()
+
+    return ctrl
+
+
+async def test_run_manager_restarts_with_an_empty_cache_and_stops_at_teardown(
+        setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
+        wait_for: Waiter) -> None:
+    calls: list[str] = []
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})
+    runner = await run_manager(counting_controller(calls))
+    await wait_for(lambda: "c" in calls)
+    first = runner.manager
+
+    await runner.crash()
+    assert first is not None and not first.ready
+    await runner.restart()
+    assert runner.manager is not first and runner.starts == 2
+    await wait_for(lambda: calls.count("c") == 2)  # a new process reconciles everything
+
+    await run_manager.stop_all()
+    assert not runner.running
+
+
+async def test_install_makes_a_custom_resource_servable(
+        setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
+    from examples.widget.api import Widget, WidgetSpec
+
+    await setpoint_cluster.install(Widget)
+    await setpoint_cluster.install(Widget)  # again: replaced, not an error
+    created = await k8s.create(Widget(name="w", spec=WidgetSpec(message="m")))
+    assert created.spec.message == "m"
