@@ -19,10 +19,13 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.option("--context", help="The kubeconfig context. Default: its current context.")
 @click.option("--namespace", "-n", help="Watch and act in this namespace only. "
                                         "Default: the Manager's setting (all namespaces).")
+@click.option("--http-address", metavar="HOST:PORT",
+              help="Serve /healthz, /readyz and /metrics here (e.g. 0.0.0.0:8081 in a pod). "
+                   "Default: the Manager's setting (off unless it sets a port; loopback).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
-        log_level: str) -> None:
+        http_address: str | None, log_level: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
@@ -43,6 +46,12 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     manager.settings.context = context
     if namespace is not None:
         manager.settings.namespace = namespace
+    if http_address is not None:
+        host, _, port = http_address.rpartition(":")
+        if not port.isdigit() or not host:
+            raise TargetError(f"--http-address {http_address!r} is not HOST:PORT "
+                              "(for example 0.0.0.0:8081)")
+        manager.settings.http_host, manager.settings.http_port = host.strip("[]"), int(port)
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:

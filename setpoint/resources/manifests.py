@@ -68,7 +68,8 @@ def _deployment(name: str, image: str, namespace: str, labels: dict[str, str], r
     container: dict[str, Any] = {
         "name": "operator",
         "image": image,
-        "command": ["setpoint", "run", run, *args],
+        "command": ["setpoint", "run", run, "--http-address", f"0.0.0.0:{metrics_port}",
+                    *args],
         "env": container_env,
         "ports": ports,
         "livenessProbe": {"httpGet": {"path": "/healthz", "port": probe_port},

@@ -41,7 +41,7 @@ class ManagerSettings:
     renew_deadline: float = 10.0
     retry_period: float = 2.0
     identity: str | None = None
-    http_host: str = "0.0.0.0"
+    http_host: str = "127.0.0.1"  # a pod needs 0.0.0.0: `setpoint run --http-address`
     http_port: int | None = None
     graceful_shutdown_timeout: float = 30.0
     cache_sync_timeout: float = 120.0

@@ -58,7 +58,8 @@ def test_manifests_run_the_modules_manager_with_the_image() -> None:
     deployment = docs[("Deployment", "widget-operator")]
     container = deployment["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "example/widget:1"
-    assert container["command"] == ["setpoint", "run", "examples.widget.operator:manager"]
+    assert container["command"] == ["setpoint", "run", "examples.widget.operator:manager",
+                                    "--http-address", "0.0.0.0:8081"]
     assert ("ServiceAccount", "widget-operator") in docs
     assert ("ClusterRole", "widget-operator") in docs
 

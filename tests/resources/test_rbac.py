@@ -95,7 +95,8 @@ def test_manifests_run_the_operator_with_probes_and_its_service_account() -> Non
     pod = deploy["spec"]["template"]["spec"]
     assert pod["serviceAccountName"] == "widget-operator"
     [container] = pod["containers"]
-    assert container["command"] == ["setpoint", "run", "widget.operator:manager"]
+    assert container["command"] == ["setpoint", "run", "widget.operator:manager",
+                                    "--http-address", "0.0.0.0:8081"]
     assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
     assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
     # the manager serves probes and metrics on one port, and the probes point at it

@@ -47,6 +47,7 @@ def test_the_generated_manifests_grant_only_what_the_controller_declares() -> No
     assert all("*" not in verbs for verbs in granted.values())
     (deployment,) = [d for d in documents if d["kind"] == "Deployment"]
     (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    assert container["command"] == ["setpoint", "run", "operators.memcached.operator:manager"]
+    assert container["command"] == ["setpoint", "run", "operators.memcached.operator:manager",
+                                    "--http-address", "0.0.0.0:8081"]
     assert any(r["kind"] == "Role" and r["metadata"]["name"].endswith("leader-election")
                for r in documents)
