@@ -89,7 +89,7 @@ async def test_a_failed_config_map_create_is_retried(
         setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
         wait_for: Waiter, faults: Faults) -> None:
     await setpoint_cluster.install(Widget)
-    failure = faults.fail(verb="patch", resource="configmaps", status=500, times=2)
+    failure = faults.fail(verb="create", resource="configmaps", status=500, times=2)
     await run_manager(manager)
     await k8s.create(Widget(name="w", spec=WidgetSpec(message="again")))
 

@@ -222,7 +222,11 @@ class ApiProxy:
         try:
             async for chunk in upstream.content.iter_any():
                 await reply.write(chunk)
-        except (aiohttp.ClientError, ConnectionError, asyncio.CancelledError):
+        except (aiohttp.ClientError, ConnectionError):
+            # the client went away, or the server (or a drop) cut the stream: either way
+            # there is no one left to tell
+            watch.dropped = True
+        except asyncio.CancelledError:
             if not watch.dropped:
                 raise
         finally:
