@@ -13,17 +13,22 @@ REPLICAS = 10
 IMAGE = "registry.k8s.io/pause:3.9"
 # small enough that 110 pods fit a default node (4 CPU, 16Gi): the pod count binds first
 REQUESTS = {"cpu": "10m", "memory": "16Mi"}
+EXACT_TIMING = "sim.setpoint.dev/exact-timing"
 
 
 def deployment_name(i: int) -> str:
     return f"d-{i:03d}"
 
 
-def pod_template(app: str, grace: int, version: str) -> Obj:
+def pod_template(app: str, grace: int, version: str, exact_timing: bool = False) -> Obj:
     """The pod template of every Deployment (and the floor's pods): one container whose
-    ``VERSION`` variable the rollout changes."""
+    ``VERSION`` variable the rollout changes. With ``exact_timing`` the simulated kubelet
+    holds a deleted pod for its whole grace period instead of its cap (2 s by default)."""
+    metadata: Obj = {"labels": {"app": app}}
+    if exact_timing:
+        metadata["annotations"] = {EXACT_TIMING: "true"}
     return {
-        "metadata": {"labels": {"app": app}},
+        "metadata": metadata,
         "spec": {
             "terminationGracePeriodSeconds": grace,
             "containers": [{"name": "app", "image": IMAGE,
@@ -33,14 +38,14 @@ def pod_template(app: str, grace: int, version: str) -> Obj:
     }
 
 
-def deployment(i: int, grace: int) -> Obj:
+def deployment(i: int, grace: int, exact_timing: bool = False) -> Obj:
     """Deployment ``i``: 10 replicas, the default RollingUpdate strategy (25% surge and
     unavailable: 3 and 2 of 10)."""
     name = deployment_name(i)
     return {"apiVersion": "apps/v1", "kind": "Deployment",
             "metadata": {"name": name, "namespace": NS},
             "spec": {"replicas": REPLICAS, "selector": {"matchLabels": {"app": name}},
-                     "template": pod_template(name, grace, "1")}}
+                     "template": pod_template(name, grace, "1", exact_timing)}}
 
 
 def template_patch(version: str) -> Obj:

@@ -14,8 +14,10 @@ a pod Ready (create it, bind it through ``pods/binding``, write Running and Read
 replacement pod and a delete with ``gracePeriodSeconds=0`` of the pod it replaces. That is the
 work a perfect controller, scheduler and kubelet could not avoid.
 
-    .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0]
-        [--json FILE] [--docs docs/benchmarks.md]
+    .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0] [--exact-timing]
+        [--node-pods 110] [--json FILE] [--docs docs/benchmarks.md]
+
+Results and what they mean: docs/benchmarks.md, section Workloads.
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ from bench.watching import Mirror
 from bench.workload_census import Converged, PodCensus, rolled_out
 from bench.workload_objects import NS, REPLICAS
 from bench.workloads_report import report, write_docs_section
+from setpoint.workloads.kubelet.options import KubeletOptions
 
 CONCURRENCY = 16
 NODES = 10
+NODE_PODS = 110  # the default of `cluster up`: 1,100 slots for 1,000 pods
 READY_TIMEOUT = 900.0
 ROLLOUT_TIMEOUT = 1800.0
 
@@ -114,14 +118,16 @@ async def _nodes_ready(session: aiohttp.ClientSession, count: int) -> None:
         await nodes.stop()
 
 
-def _base(contender: str, grace: int | None, run: int, deployments: int) -> Result:
-    return {"contender": contender, "grace": grace, "run": run,
+def _base(contender: str, grace: int | None, run: int, deployments: int,
+          held: float | None = None) -> Result:
+    return {"contender": contender, "grace": grace, "held_s": held, "run": run,
             "deployments": deployments, "pods": deployments * REPLICAS,
             "load_before": os.getloadavg()[0], "error": ""}
 
 
 # -- the simulation ----------------------------------------------------------------------------
-async def simulate(server: Server, deployments: int, grace: int, out: Result) -> None:
+async def simulate(server: Server, deployments: int, grace: int, out: Result,
+                   exact_timing: bool = False) -> None:
     """Create the Deployments, wait for them to be available, roll them all out; fill
     ``out`` with the timings, the server's CPU and memory, and the pod census peaks."""
     pid = server.pid()
@@ -143,7 +149,8 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result) ->
 
             async def create(i: int) -> None:
                 async with session.post(f"/apis/apps/v1/namespaces/{NS}/deployments",
-                                        data=orjson.dumps(objects.deployment(i, grace))) as r:
+                                        data=orjson.dumps(
+                                            objects.deployment(i, grace, exact_timing))) as r:
                     await _expect(r, 201)
 
             await run_concurrently(deployments, CONCURRENCY, create)
@@ -184,12 +191,17 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result) ->
             await watch_pods.stop()
 
 
-async def bench_simulation(deployments: int, grace: int, run: int) -> Result:
-    out = _base("setpoint", grace, run, deployments)
-    server = Server("--nodes", str(NODES)).start()
+async def bench_simulation(deployments: int, grace: int, run: int,
+                           exact_timing: bool = False, node_pods: int = NODE_PODS) -> Result:
+    """One simulation on a fresh ``cluster up``; a failure is recorded in ``error``."""
+    # how long the simulated kubelet keeps a deleted pod's containers (and its node slot)
+    held = grace if exact_timing else min(grace, KubeletOptions().grace_cap)
+    out = _base("setpoint", grace, run, deployments, held)
+    out["node_pods"] = node_pods
+    server = Server("--nodes", str(NODES), "--node-pods", str(node_pods)).start()
     log = ServerLog(server)
     try:
-        await simulate(server, deployments, grace, out)
+        await simulate(server, deployments, grace, out, exact_timing)
     except Exception as exc:  # one failed run is reported, the others still count
         out["error"] = f"{type(exc).__name__}: {exc}"
         print(traceback.format_exc(), "\n--- server output ---\n", log.tail(), file=sys.stderr)
@@ -252,7 +264,8 @@ async def floor(server: Server, deployments: int, out: Result) -> None:
 
 
 async def bench_floor(deployments: int, run: int) -> Result:
-    out = _base("floor", None, run, deployments)
+    """One floor run on a fresh bare API server; a failure is recorded in ``error``."""
+    out = _base("floor", 0, run, deployments, 0.0)  # old pods deleted with grace 0
     server = Server("--no-workloads").start()
     log = ServerLog(server)
     try:
@@ -287,6 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--grace", type=_graces, default=[5, 0],
                         help="terminationGracePeriodSeconds of the pods, one simulation "
                              "each (default 5,0)")
+    parser.add_argument("--exact-timing", action="store_true",
+                        help="annotate the pods so that the simulated kubelet holds them for "
+                             "their whole grace period instead of its cap")
+    parser.add_argument("--node-pods", type=int, default=NODE_PODS,
+                        help="pod capacity of each simulated node (default 110)")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--docs", type=Path,
                         help="replace the results block of the Workloads section of this "
@@ -296,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     for run in range(runs):
         for grace in args.grace:
-            results.append(asyncio.run(bench_simulation(deployments, grace, run)))
+            results.append(asyncio.run(
+                bench_simulation(deployments, grace, run, args.exact_timing, args.node_pods)))
             _progress(results[-1])
         results.append(asyncio.run(bench_floor(deployments, run)))
         _progress(results[-1])

@@ -40,11 +40,14 @@ def report(results: list[Result], command: str, cores: int) -> str:
         loads = [r[k] for r in mine for k in ("load_before", "load_after")]
         runs = max((sum(1 for r in mine if _key(r) == key) for key in {_key(r) for r in mine}),
                    default=0)
+        slots = "/".join(str(n) for n in sorted({r["node_pods"] for r in mine
+                                                   if "node_pods" in r})) or "110"
         lines += [
-            f"**{deployments} Deployments x 10 replicas = {deployments * 10} pods on 10 nodes**"
+            f"**{deployments} Deployments x 10 replicas = {deployments * 10} pods on 10 nodes "
+            f"of {slots} pod slots**"
             f" ({runs} run{'s' * (runs != 1)}, median (min-max); {cores} cores; load average "
             f"(1 min) {_fmt(loads, 1)} around the runs)", "",
-            "| | grace, s | all available, s | xfloor | last pod Ready, s "
+            "| | grace (held), s | all available, s | xfloor | last pod Ready, s "
             "| rollout, s | xfloor | server CPU, s: ready + rollout | peak RSS, MiB "
             "| rollout peak: pods / terminating / unschedulable |",
             "|---|---|---|---|---|---|---|---|---|---|"]
@@ -61,7 +64,7 @@ def report(results: list[Result], command: str, cores: int) -> str:
                 peaks = " / ".join(_fmt(col(lambda r, k=k: r["rollout_peaks"][k]), 0)
                                    for k in ("pods", "terminating", "unschedulable"))
             lines.append(
-                f"| {key[0]} | {'-' if key[1] is None else key[1]} | {_fmt(ready)} "
+                f"| {key[0]} | {_grace(key)} | {_fmt(ready)} "
                 f"| {_ratio(ready, col(lambda r: r['ready_s'], floor))} "
                 f"| {_fmt(col(lambda r: r['pods_ready_s']))} "
                 f"| {_fmt(rollout)} | {_ratio(rollout, col(lambda r: r['rollout_s'], floor))} "
@@ -76,12 +79,21 @@ def report(results: list[Result], command: str, cores: int) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _key(r: Result) -> tuple[str, int | None]:
-    return r["contender"], r["grace"]
+Key = tuple[str, int | None, float | None]
 
 
-def _order(key: tuple[str, int | None]) -> tuple[int, int]:
-    return (key[0] == "floor", -(key[1] or 0))
+def _key(r: Result) -> Key:
+    return r["contender"], r["grace"], r.get("held_s")
+
+
+def _grace(key: Key) -> str:
+    """The grace period asked for, and (when different) how long pods were held."""
+    held = key[2]
+    return f"{key[1]} ({held:g})" if held is not None else str(key[1])
+
+
+def _order(key: Key) -> tuple[int, float, int]:
+    return (key[0] == "floor", -(key[2] or 0), -(key[1] or 0))
 
 
 def write_docs_section(path: Path, text: str) -> None:
