@@ -79,7 +79,7 @@ def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
         status = statuses[node.name]
         if status.code is Code.UNRESOLVABLE:
             per_node[node.name] = (messages.PREEMPTION_NOT_HELPFUL,)
-        elif not any(_priority(p.pod) < priority for p in node.pods.values()):
+        elif node.lowest_priority() >= priority:
             per_node[node.name] = (messages.NO_VICTIMS,)
         else:
             # evicting every lower-priority pod would still be needed and is not done here

@@ -85,6 +85,7 @@ class NodeInfo:
     pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
     owners: Counter[str] = field(default_factory=Counter)
     """Pods on the node per controller uid (for spreading)."""
+    _lowest: float | None = field(default=None, repr=False, compare=False)
 
     def set_node(self, node: Obj | None) -> None:
         self.node = node
@@ -99,7 +100,16 @@ class NodeInfo:
     def spec(self) -> Mapping[str, Any]:
         return (self.node or {}).get("spec") or {}
 
+    def lowest_priority(self) -> float:
+        """The lowest priority among the node's pods (infinite when it has none): preemption
+        asks this for every node of every failed attempt, so it is kept, not recomputed."""
+        if self._lowest is None:
+            self._lowest = min((int((p.pod.get("spec") or {}).get("priority") or 0)
+                                for p in self.pods.values()), default=float("inf"))
+        return self._lowest
+
     def add_pod(self, info: PodInfo) -> None:
+        self._lowest = None
         self.pods[info.key] = info
         self.requested.add(info.requests)
         self.non_zero_requested.add(info.non_zero)
@@ -109,6 +119,7 @@ class NodeInfo:
             self.owners[info.owner] += 1
 
     def remove_pod(self, key: str) -> PodInfo | None:
+        self._lowest = None
         info = self.pods.pop(key, None)
         if info is not None:
             self.requested.subtract(info.requests)

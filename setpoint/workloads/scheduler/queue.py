@@ -26,11 +26,21 @@ HELPED_BY_POD_ARRIVAL = frozenset({"InterPodAffinity"})
 ALL_PLUGINS: frozenset[str] = frozenset()  # empty set means "any plugin"
 
 
+INITIAL_BACKOFF = 1.0
+MAX_BACKOFF = 10.0
+
+
 class UnschedulablePods:
-    """Pods that fit nowhere, by ``namespace/name``, with the plugins that rejected them."""
+    """Pods that fit nowhere, by ``namespace/name``, with the plugins that rejected them.
+
+    Like kube-scheduler's backoff queue, a pod that failed ``n`` times in a row is not tried
+    again for ``min(1 s * 2^(n-1), 10 s)``, whatever events arrive meanwhile: one freed
+    slot must not wake every waiting pod at once.
+    """
 
     def __init__(self) -> None:
         self._pods: dict[str, tuple[frozenset[str], float]] = {}
+        self._attempts: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"UnschedulablePods({len(self._pods)})"
@@ -43,9 +53,20 @@ class UnschedulablePods:
 
     def add(self, key: str, plugins: Iterable[str]) -> None:
         self._pods[key] = (frozenset(plugins), time.monotonic())
+        self._attempts[key] = self._attempts.get(key, 0) + 1
 
     def remove(self, key: str) -> None:
         self._pods.pop(key, None)
+        self._attempts.pop(key, None)
+
+    def backoff_left(self, key: str) -> float:
+        """Seconds until ``key`` may be tried again (0: now)."""
+        entry = self._pods.get(key)
+        if entry is None:
+            return 0.0
+        attempts = self._attempts.get(key, 1)
+        backoff = min(INITIAL_BACKOFF * 2 ** (attempts - 1), MAX_BACKOFF)
+        return max(0.0, entry[1] + backoff - time.monotonic())
 
     def affected(self, plugins: frozenset[str]) -> list[Request]:
         """Requests for the pods rejected by one of ``plugins`` (all pods when empty)."""

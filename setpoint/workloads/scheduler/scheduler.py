@@ -170,6 +170,9 @@ class Scheduler:
             return Result()
         if self.cache.node_of(key) is not None:
             return Result()  # assumed: its binding is in flight or not yet seen
+        wait = self.unschedulable.backoff_left(key)
+        if wait > 0:
+            return Result(requeue_after=wait)  # woken during its backoff: try when it ends
         decision = schedule(pod, self.cache.node_infos(), self.namespace_labels)
         if decision.node is None:
             self.unschedulable.add(key, decision.rejectors)
