@@ -6,47 +6,12 @@ Every command is a write through the API server named by ``--kubeconfig`` (defau
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import click
 
-T = TypeVar("T")
-
-kubeconfig_option = click.option(
-    "--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), envvar="KUBECONFIG",
-    help="The kubeconfig of the cluster. Default: $KUBECONFIG.")
-
-
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
-
-
-def _run(kubeconfig: Path | None, action: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``action(client)`` against the cluster, turning API errors into one line."""
-    from setpoint.client import ApiError, Client, ClientError, ConfigError, load_kubeconfig
-
-    if kubeconfig is None:
-        _fail("no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG")
-    if not kubeconfig.exists():
-        _fail(f"kubeconfig {kubeconfig} does not exist")
-
-    async def main() -> T:
-        async with Client(load_kubeconfig(kubeconfig), field_manager="setpoint") as client:
-            return await action(client)
-
-    try:
-        return asyncio.run(main())
-    except ConfigError as exc:
-        _fail(f"invalid kubeconfig {kubeconfig}: {exc}")
-    except ApiError as exc:
-        _fail(getattr(exc, "message", None) or str(exc))
-    except (ClientError, OSError) as exc:
-        _fail(f"cannot reach the cluster: {exc}")
+from setpoint.workloads.clitools import kubeconfig_option, run_against
 
 
 def _taints(values: tuple[str, ...]) -> list[Any]:
@@ -101,7 +66,7 @@ def add(name: str | None, cpu: str | None, memory: str | None, pods: int | None,
                 raise click.BadParameter(f"{value!r} is not a quantity",
                                          param_hint=option) from None
     parsed_taints, parsed_labels = _taints(taints), _labels(labels)
-    created = _run(kubeconfig, lambda client: nodeops.add_node(
+    created = run_against(kubeconfig, lambda client: nodeops.add_node(
         client, name, cpu=cpu, memory=memory, pods=pods, zone=zone, labels=parsed_labels,
         taints=parsed_taints))
     click.echo(f"node/{created['metadata']['name']} added")
@@ -114,7 +79,7 @@ def _simple(verb: str, past: str, operation: str, help_text: str) -> None:
     def command(name: str, kubeconfig: Path | None) -> None:
         from setpoint.workloads import nodeops
 
-        _run(kubeconfig, lambda client: getattr(nodeops, operation)(client, name))
+        run_against(kubeconfig, lambda client: getattr(nodeops, operation)(client, name))
         click.echo(f"node/{name} {past}")
 
 
@@ -134,7 +99,7 @@ def notready(name: str, mode: str, kubeconfig: Path | None) -> None:
     """Make NAME NotReady; its pods are evicted after their toleration time."""
     from setpoint.workloads import nodeops
 
-    _run(kubeconfig, lambda client: nodeops.set_not_ready(
+    run_against(kubeconfig, lambda client: nodeops.set_not_ready(
         client, name, unreachable=mode == "unreachable"))
     click.echo(f"node/{name} not ready ({mode})")
 
@@ -167,5 +132,5 @@ def taint(name: str, taint_specs: tuple[str, ...], kubeconfig: Path | None) -> N
             else:
                 await nodeops.taint(client, name, change.key, change.value, change.effect)
 
-    _run(kubeconfig, apply)
+    run_against(kubeconfig, apply)
     click.echo(f"node/{name} tainted")

@@ -11,52 +11,25 @@ Every command is a write through the API server named by ``--kubeconfig`` (defau
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import click
 
-T = TypeVar("T")
+from setpoint.workloads import clitools
+from setpoint.workloads.clitools import kubeconfig_option
 
-kubeconfig_option = click.option(
-    "--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), envvar="KUBECONFIG",
-    help="The kubeconfig of the cluster. Default: $KUBECONFIG.")
 namespace_option = click.option("-n", "--namespace", default="default", show_default=True,
                                 help="The pod's namespace.")
 
 
-def _fail(message: str) -> NoReturn:
-    click.echo(f"error: {message}", err=True)
-    sys.exit(1)
-
-
-def _run(kubeconfig: Path | None, action: Callable[[Any], Awaitable[T]]) -> T:
-    """Run ``action(client)`` against the cluster, turning failures into one line."""
-    from setpoint.client import ApiError, Client, ClientError, ConfigError, load_kubeconfig
-
-    if kubeconfig is None:
-        _fail("no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG")
-    if not kubeconfig.exists():
-        _fail(f"kubeconfig {kubeconfig} does not exist")
-
-    async def main() -> T:
-        async with Client(load_kubeconfig(kubeconfig), field_manager="setpoint") as client:
-            return await action(client)
-
-    try:
-        return asyncio.run(main())
-    except ConfigError as exc:
-        _fail(f"invalid kubeconfig {kubeconfig}: {exc}")
-    except ApiError as exc:
-        _fail(getattr(exc, "message", None) or str(exc))
-    except TimeoutError:
-        _fail("the kubelet did not carry the fault out in time (is the pod on a simulated "
+_TIMEOUT = ("the kubelet did not carry the fault out in time (is the pod on a simulated "
               "node whose kubelet runs?)")
-    except (ClientError, OSError, ValueError) as exc:
-        _fail(str(exc))
+
+
+
+def _run(kubeconfig: Path | None, action: Any) -> Any:
+    return clitools.run_against(kubeconfig, action, on_timeout=_TIMEOUT)
 
 
 @click.group()
