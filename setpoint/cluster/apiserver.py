@@ -6,7 +6,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -16,6 +16,10 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.watch import WatchStream
+
+if TYPE_CHECKING:
+    from setpoint.cluster.openapi import OpenAPIService
+    from setpoint.cluster.openapi_v2 import OpenAPIV2Service
 from setpoint.machinery import errors
 
 log = logging.getLogger("setpoint.cluster")
@@ -39,12 +43,8 @@ class APIServer:
         self.custom = CustomResources(self)
         self.rest = REST(self.store, self.registry, self.custom.schema_for)
         self.discovery = DiscoveryService(self.registry)
-        from setpoint.cluster.openapi import OpenAPIService
-
-        self.openapi = OpenAPIService(self.registry)
-        from setpoint.cluster.openapi_v2 import OpenAPIV2Service
-
-        self.openapi_v2 = OpenAPIV2Service(self.registry)
+        self._openapi: OpenAPIService | None = None
+        self._openapi_v2: OpenAPIV2Service | None = None
         self.ca_pem = ca_pem
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.ready = False
@@ -54,6 +54,23 @@ class APIServer:
         from setpoint.cluster import admission
 
         admission.install(self)
+
+    # OpenAPI documents are built on first request: importing their builders costs start-up
+    @property
+    def openapi(self) -> OpenAPIService:
+        if self._openapi is None:
+            from setpoint.cluster.openapi import OpenAPIService
+
+            self._openapi = OpenAPIService(self.registry)
+        return self._openapi
+
+    @property
+    def openapi_v2(self) -> OpenAPIV2Service:
+        if self._openapi_v2 is None:
+            from setpoint.cluster.openapi_v2 import OpenAPIV2Service
+
+            self._openapi_v2 = OpenAPIV2Service(self.registry)
+        return self._openapi_v2
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:

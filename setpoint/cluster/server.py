@@ -13,7 +13,7 @@ import orjson
 import yaml
 from aiohttp import web
 
-from setpoint.cluster import openapi_v2, reviews
+from setpoint.cluster import reviews
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
@@ -21,7 +21,7 @@ from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.request import ResourcePath, parse_resource_path
 from setpoint.cluster.watch import WatchStream, validate_watch_options
-from setpoint.machinery import errors, protobuf
+from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("setpoint.cluster")
 
 MAX_BODY = 3 * 1024 * 1024
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
@@ -156,6 +157,8 @@ class Handler:
 
     def _openapi_v2(self, request: web.Request) -> web.Response:
         # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
+        from setpoint.cluster import openapi_v2
+
         service = self.api.openapi_v2
         content_type = openapi_v2.negotiate(request.headers.get("Accept"))
         headers = {"Vary": "Accept"}
@@ -363,7 +366,9 @@ class Handler:
         raw = await self._raw(request)
         if optional and not raw.strip():
             return Decoded(None)
-        if ctype == protobuf.CONTENT_TYPE:
+        if ctype == PROTOBUF:
+            from setpoint.machinery import protobuf
+
             if not protobuf.supports(api_version, kind):
                 raise errors.unsupported_media_type("application/json, application/yaml")
             return Decoded(protobuf.decode_body(raw, api_version=api_version, kind=kind))
