@@ -36,6 +36,7 @@ from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
     delete_pod,
+    is_controlled_by,
     is_pod_available,
     is_pod_ready,
     parse_time,
@@ -167,7 +168,7 @@ class DaemonSetReconciler:
             by_node.setdefault(node_of(pod), []).append(pod)
         requeue = await self._sync_nodes(ds, nodes, by_node, hash_)
         pods = [p for p in self.manager.cache.list_raw(POD, namespace=request.namespace)
-                if _controlled_by(p, ds)]
+                if is_controlled_by(p, ds)]
         await self._write_status(ds, nodes, pods, hash_, collision)
         live = {name_of(revision)} | {f"{name_of(ds)}-{_hash_of(p)}" for p in pods}
         limit = spec.get("revisionHistoryLimit")
@@ -214,7 +215,7 @@ class DaemonSetReconciler:
     async def _rolling_update(self, ds: Obj, nodes: list[Obj], template_pod: Obj,
                               hash_: str, min_ready: int) -> float | None:
         pods = [p for p in self.manager.cache.list_raw(POD, namespace=namespace_of(ds))
-                if _controlled_by(p, ds)]
+                if is_controlled_by(p, ds)]
         by_node: dict[str, list[Obj]] = {}
         for pod in pods:
             by_node.setdefault(node_of(pod), []).append(pod)
@@ -337,12 +338,6 @@ def _hash_of(pod: Obj) -> str:
 
 def _created(pod: Obj) -> tuple[float, str]:
     return parse_time(meta(pod).get("creationTimestamp")) or 0.0, name_of(pod)
-
-
-def _controlled_by(pod: Obj, owner: Obj) -> bool:
-    uid = meta(owner).get("uid")
-    return any(r.get("uid") == uid and r.get("controller")
-               for r in meta(pod).get("ownerReferences") or [])
 
 
 def _extra_pods(pods: list[Obj], hash_: str) -> list[Obj]:

@@ -33,8 +33,10 @@ from setpoint.workloads.controllers import deployment_util as du
 from setpoint.workloads.controllers.deployment_sync import DEPLOYMENT, REPLICA_SET, DeploymentSync
 from setpoint.workloads.controllers.podcontrol import (
     POD,
+    ControllerOrAdopters,
     claim,
     component_recorder,
+    controller_name,
     index_orphans,
     labels_of,
     orphans,
@@ -47,62 +49,6 @@ from setpoint.workloads.settings import WorkloadSettings
 log = logging.getLogger(__name__)
 
 ECHO_DELAY = 0.001
-
-
-def _controlled_by(obj: Obj, kind: str) -> str | None:
-    """The name of the apps/v1 ``kind`` controlling ``obj``, if any."""
-    ref = controller_of(obj)
-    if ref is None or ref.get("kind") != kind or \
-            not str(ref.get("apiVersion", "")).startswith("apps/"):
-        return None
-    return str(ref.get("name") or "") or None
-
-
-class _ReplicaSetRequests(Handler):
-    """Which Deployments hear about a ReplicaSet: its controller, or, for an orphan,
-    every Deployment of its namespace whose selector matches it."""
-
-    def __init__(self, manager: Manager) -> None:
-        self.manager = manager
-
-    def __repr__(self) -> str:
-        return "DeploymentReplicaSetRequests()"
-
-    def requests(self, obj: Obj) -> Iterable[Request]:
-        owner = _controlled_by(obj, "Deployment")
-        if owner is not None:
-            return (Request(namespace_of(obj), owner),)
-        if controller_of(obj) is not None or meta(obj).get("deletionTimestamp"):
-            return ()
-        return self._matching(obj)
-
-    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
-        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
-            return ()
-        out: set[Request] = set()
-        old_owner, new_owner = _controlled_by(old, "Deployment"), _controlled_by(new, "Deployment")
-        if old_owner is not None and old_owner != new_owner:
-            out.add(Request(namespace_of(old), old_owner))
-        if new_owner is not None:
-            out.add(Request(namespace_of(new), new_owner))
-        elif controller_of(new) is None and (
-                labels_of(old) != labels_of(new) or controller_of(old) is not None):
-            out.update(self._matching(new))
-        return out
-
-    def _matching(self, rs: Obj) -> list[Request]:
-        out = []
-        labels = labels_of(rs)
-        if not labels:
-            return out
-        for d in self.manager.cache.list_raw(DEPLOYMENT, namespace=namespace_of(rs)):
-            try:
-                selector = selector_of((d.get("spec") or {}).get("selector"))
-            except SelectorError:
-                continue
-            if not selector.empty and selector.matches(labels):
-                out.append(Request(namespace_of(d), name_of(d)))
-        return out
 
 
 class _PodDeletions(Handler):
@@ -120,11 +66,11 @@ class _PodDeletions(Handler):
         namespace = namespace_of(obj)
         if cache.store_for(POD).get(object_key(namespace, name_of(obj))) is not None:
             return ()  # an addition, not a deletion
-        rs_name = _controlled_by(obj, "ReplicaSet")
+        rs_name = controller_name(obj, "ReplicaSet")
         if rs_name is None:
             return ()
         rs = cache.store_for(REPLICA_SET).get(object_key(namespace, rs_name))
-        d_name = _controlled_by(rs, "Deployment") if rs is not None else None
+        d_name = controller_name(rs, "Deployment") if rs is not None else None
         if d_name is None:
             return ()
         d = cache.store_for(DEPLOYMENT).get(object_key(namespace, d_name))
@@ -228,7 +174,8 @@ def deployment_controller(manager: Manager) -> tuple[Controller[Any], Deployment
     index_orphans(manager, REPLICA_SET)
     controller: Controller[Any] = (
         Controller.for_(DEPLOYMENT, name="deployment")
-        .watches(REPLICA_SET, handler=_ReplicaSetRequests(manager))
+        .watches(REPLICA_SET, handler=ControllerOrAdopters(manager, DEPLOYMENT, "Deployment",
+                                                                skip_deleting_orphans=True))
         .watches(POD, handler=_PodDeletions(manager))
         .reconciler(reconciler))
     return controller, reconciler

@@ -37,6 +37,7 @@ from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
     format_time,
+    is_controlled_by,
     is_pod_ready,
     parse_time,
     pod_from_template,
@@ -170,7 +171,7 @@ class JobReconciler:
         selector = selector_of((job.get("spec") or {}).get("selector"))
         candidates = self.manager.cache.list_raw(POD, namespace=request.namespace)
         if is_finished(job) or meta(job).get("deletionTimestamp"):
-            owned = [p for p in candidates if _controlled_by(p, job)]
+            owned = [p for p in candidates if is_controlled_by(p, job)]
             await self._count_finished(job, owned, clone(job.get("status") or {}))
             return Result()
         pods = await claim(self.manager.client, job, POD, candidates, selector,
@@ -414,12 +415,6 @@ def _terminal(pod: Obj) -> bool:
 
 def _terminal_or_deleting(pod: Obj) -> bool:
     return _terminal(pod) or bool(meta(pod).get("deletionTimestamp"))
-
-
-def _controlled_by(pod: Obj, owner: Obj) -> bool:
-    uid = meta(owner).get("uid")
-    return any(r.get("uid") == uid and r.get("controller")
-               for r in meta(pod).get("ownerReferences") or [])
 
 
 def _deletion_order(pods: list[Obj]) -> list[Obj]:

@@ -30,8 +30,10 @@ import orjson
 
 from setpoint.client import Client, Kind, NotFoundError, PatchType
 from setpoint.machinery import labels as label_selectors
-from setpoint.runtime import EventRecorder, Manager
+from setpoint.machinery.labels import SelectorError
+from setpoint.runtime import EventRecorder, Manager, Request
 from setpoint.runtime.cache import Store
+from setpoint.runtime.handlers import Handler
 from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
 from setpoint.runtime.ownership import controller_of, owner_reference
 
@@ -529,3 +531,74 @@ def component_recorder(manager: Manager, component: str) -> EventRecorder:
 
     manager.add_runnable(run)
     return recorder
+
+
+# -- ownership ---------------------------------------------------------------------------
+
+def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    """Whether ``owner`` is ``obj``'s controller (by uid)."""
+    uid = meta(owner).get("uid")
+    return any(r.get("uid") == uid and r.get("controller")
+               for r in meta(obj).get("ownerReferences") or [])
+
+
+def controller_name(obj: Mapping[str, Any], kind: str) -> str | None:
+    """The name of the apps/v1 ``kind`` controlling ``obj``, if one does."""
+    ref = controller_of(obj)
+    if ref is None or ref.get("kind") != kind or \
+            not str(ref.get("apiVersion", "")).startswith("apps/"):
+        return None
+    return str(ref.get("name") or "") or None
+
+
+class ControllerOrAdopters(Handler):
+    """Which owners hear about an object: its controller of kind ``owner_kind``, or, for an
+    orphan, every owner of its namespace whose selector matches it (one may adopt it)."""
+
+    def __init__(self, manager: Manager, owners: Kind, owner_kind: str, *,
+                 skip_deleting_orphans: bool = False) -> None:
+        self.manager = manager
+        self.owners = owners
+        self.owner_kind = owner_kind
+        self.skip_deleting_orphans = skip_deleting_orphans
+
+    def __repr__(self) -> str:
+        return f"ControllerOrAdopters({self.owner_kind})"
+
+    def requests(self, obj: Obj) -> Iterable[Request]:
+        owner = controller_name(obj, self.owner_kind)
+        if owner is not None:
+            return (Request(namespace_of(obj), owner),)
+        if controller_of(obj) is not None or (
+                self.skip_deleting_orphans and meta(obj).get("deletionTimestamp")):
+            return ()
+        return self._matching(obj)
+
+    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
+        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
+            return ()
+        out: set[Request] = set()
+        old_owner = controller_name(old, self.owner_kind)
+        new_owner = controller_name(new, self.owner_kind)
+        if old_owner is not None and old_owner != new_owner:
+            out.add(Request(namespace_of(old), old_owner))
+        if new_owner is not None:
+            out.add(Request(namespace_of(new), new_owner))
+        elif controller_of(new) is None and (
+                labels_of(old) != labels_of(new) or controller_of(old) is not None):
+            out.update(self._matching(new))
+        return out
+
+    def _matching(self, obj: Obj) -> list[Request]:
+        out: list[Request] = []
+        labels = labels_of(obj)
+        if not labels:
+            return out
+        for owner in self.manager.cache.list_raw(self.owners, namespace=namespace_of(obj)):
+            try:
+                selector = selector_of((owner.get("spec") or {}).get("selector"))
+            except SelectorError:
+                continue
+            if not selector.empty and selector.matches(labels):
+                out.append(Request(namespace_of(owner), name_of(owner)))
+        return out

@@ -19,20 +19,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
 from setpoint.machinery.labels import SelectorError
 from setpoint.runtime import Controller, Manager, Request, Result
-from setpoint.runtime.handlers import Handler
 from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of, object_key
 from setpoint.runtime.ownership import controller_of
 from setpoint.workloads.controllers.podcontrol import (
     POD,
+    ControllerOrAdopters,
     Expectations,
     claim,
     component_recorder,
+    controller_name,
     create_pod,
     delete_pod,
     error_text,
@@ -69,59 +70,7 @@ def _spec_replicas(rs: Mapping[str, Any]) -> int:
 
 
 def _owned_by_replica_set(obj: Mapping[str, Any]) -> str | None:
-    """The name of the ReplicaSet that controls ``obj``, if one does."""
-    ref = controller_of(obj)
-    if ref is None or ref.get("kind") != "ReplicaSet" or \
-            not str(ref.get("apiVersion", "")).startswith("apps/"):
-        return None
-    return str(ref.get("name") or "") or None
-
-
-class _PodRequests(Handler):
-    """Which ReplicaSets hear about a pod: its controller, or, for an orphan, every
-    ReplicaSet of its namespace whose selector matches it (one may adopt it)."""
-
-    def __init__(self, manager: Manager) -> None:
-        self.manager = manager
-
-    def __repr__(self) -> str:
-        return "ReplicaSetPodRequests()"
-
-    def requests(self, obj: Obj) -> Iterable[Request]:
-        owner = _owned_by_replica_set(obj)
-        if owner is not None:
-            return (Request(namespace_of(obj), owner),)
-        if controller_of(obj) is not None:
-            return ()
-        return self._matching(obj)
-
-    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
-        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
-            return ()
-        out: set[Request] = set()
-        old_owner, new_owner = _owned_by_replica_set(old), _owned_by_replica_set(new)
-        if old_owner is not None and old_owner != new_owner:
-            out.add(Request(namespace_of(old), old_owner))
-        if new_owner is not None:
-            out.add(Request(namespace_of(new), new_owner))
-        elif controller_of(new) is None and (
-                labels_of(old) != labels_of(new) or controller_of(old) is not None):
-            out.update(self._matching(new))
-        return out
-
-    def _matching(self, pod: Obj) -> list[Request]:
-        out = []
-        labels = labels_of(pod)
-        if not labels:
-            return out
-        for rs in self.manager.cache.list_raw(REPLICA_SET, namespace=namespace_of(pod)):
-            try:
-                selector = selector_of((rs.get("spec") or {}).get("selector"))
-            except SelectorError:
-                continue
-            if not selector.empty and selector.matches(labels):
-                out.append(Request(namespace_of(rs), name_of(rs)))
-        return out
+    return controller_name(obj, "ReplicaSet")
 
 
 class _ExpectationObserver:
@@ -387,7 +336,7 @@ def replicaset_controller(manager: Manager) -> tuple[Controller[Any], ReplicaSet
         _ExpectationObserver(manager, reconciler.expectations))
     controller: Controller[Any] = (
         Controller.for_(REPLICA_SET, name="replicaset")
-        .watches(POD, handler=_PodRequests(manager))
+        .watches(POD, handler=ControllerOrAdopters(manager, REPLICA_SET, "ReplicaSet"))
         .reconciler(reconciler))
     return controller, reconciler
 

@@ -36,6 +36,7 @@ from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
     error_text,
+    is_controlled_by,
     is_pod_available,
     is_pod_ready,
     pod_from_template,
@@ -186,7 +187,7 @@ class StatefulSetReconciler:
                             if name_of(r) == status.get("currentRevision")), update_rev)
         requeue = await self._sync_pods(sts, pods, current_rev, update_rev)
         pods = [p for p in self.manager.cache.list_raw(POD, namespace=request.namespace)
-                if ordinal_of(sts, p) is not None and _controlled_by(p, sts)]
+                if ordinal_of(sts, p) is not None and is_controlled_by(p, sts)]
         await self._write_status(sts, pods, current_rev, update_rev, collision)
         live = {revision_of(p) for p in pods} | {name_of(current_rev), name_of(update_rev)}
         limit = (sts.get("spec") or {}).get("revisionHistoryLimit")
@@ -407,12 +408,6 @@ class StatefulSetReconciler:
         body = clone(sts)
         body["status"] = status
         await self.manager.writer.update_status(body)
-
-
-def _controlled_by(pod: Obj, owner: Obj) -> bool:
-    uid = meta(owner).get("uid")
-    return any(r.get("uid") == uid and r.get("controller")
-               for r in meta(pod).get("ownerReferences") or [])
 
 
 def _plain_ref(owner: Obj) -> Obj:
