@@ -14,7 +14,7 @@ group-version-kind extension, and a ``<Kind>List`` type.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from setpoint.machinery.schema import definitions
@@ -108,37 +108,41 @@ def _convert(node: Any, prop: str | None = None) -> Any:
     return out
 
 
-def refs_in(schema: Any) -> Iterable[str]:
-    """The names of every schema ``schema`` references, directly."""
+def refs_in(schema: Any, prefix: str = REF_PREFIX) -> Iterable[str]:
+    """The names of every schema ``schema`` references (``$ref``s under ``prefix``)."""
     stack = [schema]
     while stack:
         node = stack.pop()
         if isinstance(node, Mapping):
             target = node.get("$ref")
-            if isinstance(target, str) and target.startswith(REF_PREFIX):
-                yield target[len(REF_PREFIX):]
+            if isinstance(target, str) and target.startswith(prefix):
+                yield target[len(prefix):]
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
 
 
-def closure(roots: Iterable[str], extra: Mapping[str, Obj] | None = None) -> dict[str, Obj]:
+def closure(roots: Iterable[str], extra: Mapping[str, Obj] | None = None, *,
+            builtin: Callable[[str], Obj] | None = None,
+            prefix: str = REF_PREFIX) -> dict[str, Obj]:
     """``roots`` and every built-in schema they reach, sorted by name.
 
     ``extra`` holds schemas that are not built-in (a custom resource's); they are included
-    and their references followed too.
+    and their references followed too. ``builtin`` renders a built-in schema (OpenAPI v3 by
+    default) and ``prefix`` is where its references point.
     """
+    render = builtin or builtin_schema
     out: dict[str, Obj] = dict(extra or {})
     pending = list(roots)
     for schema in list(out.values()):
-        pending.extend(refs_in(schema))
+        pending.extend(refs_in(schema, prefix))
     known = definitions().raw
     while pending:
         name = pending.pop()
         if name in out or (name not in known and name not in _SPECIAL):
             continue
-        out[name] = builtin_schema(name)
-        pending.extend(refs_in(out[name]))
+        out[name] = render(name)
+        pending.extend(refs_in(out[name], prefix))
     return dict(sorted(out.items()))
 
 

@@ -19,6 +19,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from setpoint.cluster import openapi_schemas as v3
 from setpoint.cluster.openapi_schemas import (
     API_VERSION_DOC,
     INT_OR_STRING,
@@ -92,33 +93,13 @@ def _convert(node: Any, prop: str | None = None) -> Any:
 
 def refs_in(schema: Any) -> Iterable[str]:
     """The names of every definition ``schema`` references, directly."""
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, Mapping):
-            target = node.get("$ref")
-            if isinstance(target, str) and target.startswith(DEF_PREFIX):
-                yield target[len(DEF_PREFIX):]
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
+    return v3.refs_in(schema, DEF_PREFIX)
 
 
 def closure(roots: Iterable[str], extra: Mapping[str, Obj]) -> dict[str, Obj]:
     """``extra`` (custom resources' definitions), ``roots`` and every built-in definition
     they reach, sorted by name."""
-    out: dict[str, Obj] = dict(extra)
-    pending = list(roots)
-    for schema in extra.values():
-        pending.extend(refs_in(schema))
-    known = definitions().raw
-    while pending:
-        name = pending.pop()
-        if name in out or (name not in known and name not in _SPECIAL):
-            continue
-        out[name] = builtin_definition(name)
-        pending.extend(refs_in(out[name]))
-    return dict(sorted(out.items()))
+    return v3.closure(roots, extra, builtin=builtin_definition, prefix=DEF_PREFIX)
 
 
 # -- custom resources ---------------------------------------------------------------------
