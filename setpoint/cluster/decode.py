@@ -93,6 +93,12 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
 
 
 def _parse_yaml(raw: bytes, kind: str) -> Decoded:
+    if raw.lstrip()[:1] == b"{":
+        # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster
+        try:
+            return Decoded(_json_compatible(orjson.loads(raw)))
+        except orjson.JSONDecodeError:
+            pass  # YAML flow syntax that is not JSON
     try:
         obj = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
