@@ -22,6 +22,11 @@ Fixtures, for tests of operators::
   object; ``await wait_for(predicate)`` polls any sync or async predicate.
 - ``faults``: puts a fault-injection proxy between the operators started afterwards and
   the server (:class:`~setpoint.testing.faults.Faults`).
+- ``setpoint_workloads``: runs the embedded cluster's simulated nodes, scheduler, kubelets
+  and workload controllers beside it for the test, so pods get scheduled and become Ready
+  (on an external cluster: nothing, it has its own). Nodes and pods are then changed with
+  :mod:`setpoint.workloads.nodeops` (add, cordon, taint, make NotReady) and
+  :mod:`setpoint.workloads.faults` (restart a container, fail a pod) over ``k8s``.
 """
 
 from __future__ import annotations
@@ -118,6 +123,26 @@ async def setpoint_client(setpoint_cluster: SetpointCluster) -> Client:
 async def k8s(setpoint_client: Client) -> Client:
     """Short for ``setpoint_client``."""
     return setpoint_client
+
+
+@pytest_asyncio.fixture
+async def setpoint_workloads(setpoint_cluster: SetpointCluster) -> AsyncIterator[Any]:
+    """The simulated nodes, scheduler, kubelets and controllers of the embedded cluster,
+    running until the test ends: their Manager, or None on an external cluster."""
+    if setpoint_cluster.embedded is None:
+        yield None
+        return
+    from setpoint.workloads.manager import build_manager
+    from setpoint.workloads.settings import WorkloadSettings
+
+    client = Client(setpoint_cluster.config())
+    running = build_manager(client, WorkloadSettings())
+    await running.start()
+    try:
+        yield running
+    finally:
+        await running.stop()
+        await client.close()
 
 
 @pytest_asyncio.fixture

@@ -1,15 +1,15 @@
 """Fixtures for the memcached operator's tests: a whole cluster, the operator, kubectl.
 
 Each test gets a fresh embedded cluster (the ``setpoint_cluster`` fixture) with its
-workloads running beside it (nodes, scheduler, simulated kubelets, the StatefulSet,
-Deployment and ReplicaSet controllers), so pods really get scheduled and become Ready.
+workloads running beside it (``setpoint_workloads``: nodes, scheduler, simulated kubelets,
+the StatefulSet, Deployment and ReplicaSet controllers), so pods really get scheduled and
+become Ready.
 Against an existing cluster (``pytest --kubeconfig FILE``) the workloads are that
 cluster's own.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,34 +18,13 @@ import pytest_asyncio
 from operators.memcached.operator import manager
 from operators.memcached.resource import Memcached
 from operators.memcached.tests.kubectl import Kubectl
-from setpoint.client import Client
 from setpoint.runtime import Manager
 from setpoint.testing import OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher
 
 
 @pytest_asyncio.fixture
-async def workloads(setpoint_cluster: SetpointCluster) -> AsyncIterator[Manager | None]:
-    """The embedded cluster's nodes, scheduler, kubelets and controllers, running until
-    the test ends (None on an external cluster, which has its own)."""
-    if setpoint_cluster.embedded is None:
-        yield None
-        return
-    from setpoint.workloads.manager import build_manager
-    from setpoint.workloads.settings import WorkloadSettings
-
-    client = Client(setpoint_cluster.config())
-    running = build_manager(client, WorkloadSettings())
-    await running.start()
-    try:
-        yield running
-    finally:
-        await running.stop()
-        await client.close()
-
-
-@pytest_asyncio.fixture
-async def cluster(setpoint_cluster: SetpointCluster, workloads: Manager | None
+async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager | None
                   ) -> SetpointCluster:
     """A cluster with workloads and the Memcached CRD installed."""
     await setpoint_cluster.install(Memcached)

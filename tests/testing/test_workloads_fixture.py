@@ -1,0 +1,53 @@
+"""The testing kit's ``setpoint_workloads``: pods get scheduled and Ready, nodes change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.client import Client, Kind
+from setpoint.testing.plugin import Waiter
+from setpoint.workloads import nodeops
+
+POD = Kind("v1", "Pod")
+NODE = Kind("v1", "Node")
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+            "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
+
+
+def is_ready(obj: dict[str, Any]) -> bool:
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (obj.get("status") or {}).get("conditions") or [])
+
+
+async def test_pods_become_ready_with_the_workloads_running(
+        setpoint_workloads: Any, k8s: Client, wait_for: Waiter) -> None:
+    assert setpoint_workloads is not None
+    await k8s.create(pod("web"))
+    ready = await wait_for(POD, "web", is_ready)
+    assert ready["spec"]["nodeName"].startswith("node-")
+    assert ready["status"]["phase"] == "Running"
+
+
+async def test_a_cordoned_cluster_leaves_new_pods_pending(
+        setpoint_workloads: Any, k8s: Client, wait_for: Waiter) -> None:
+    async def three_nodes() -> list[dict[str, Any]]:
+        listed = (await k8s.list(NODE, namespace=None)).items
+        assert len(listed) == 3
+        return listed
+
+    nodes = await wait_for(three_nodes)
+    for node in nodes:
+        await nodeops.cordon(k8s, node["metadata"]["name"])
+    await k8s.create(pod("stuck"))
+
+    def unschedulable(obj: dict[str, Any]) -> bool:
+        return any(c.get("type") == "PodScheduled" and c.get("reason") == "Unschedulable"
+                   for c in (obj.get("status") or {}).get("conditions") or [])
+
+    stuck = await wait_for(POD, "stuck", unschedulable)
+    assert not stuck["spec"].get("nodeName")
+    await nodeops.uncordon(k8s, nodes[0]["metadata"]["name"])
+    await wait_for(POD, "stuck", is_ready)
