@@ -246,7 +246,11 @@ def _load_file(path: Path) -> ModuleType:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, multi-line strings as ``|`` blocks, keys in the order given."""
+    """Block style, multi-line strings as ``|`` blocks, keys in the order given, and no
+    anchors: a schema part used twice is written out twice, as Kubernetes tools expect."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
