@@ -188,10 +188,6 @@ def unsupported_media_type(content_type: str) -> StatusError:
     )
 
 
-def gone(message: str) -> StatusError:
-    return StatusError(410, "Expired", message)
-
-
 def resource_expired(message: str) -> StatusError:
     return StatusError(410, "Expired", message)
 

@@ -87,10 +87,8 @@ def list_objects(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions
         if rv and rv != "0":
             wanted = parse_rv(rv)
             if wanted > store.revision:
-                raise errors.StatusError(
-                    504, "Timeout",
-                    f"Too large resource version: {wanted}, current: {store.revision}",
-                    retry_after=1)
+                raise errors.timeout(
+                    f"Too large resource version: {wanted}, current: {store.revision}")
             if match == "Exact":
                 snap = store.snapshot(rt.storage_key, wanted)
                 if snap is None:

@@ -168,9 +168,6 @@ class Store:
         return out
 
     # -- writes ------------------------------------------------------------------------
-    def next_revision(self) -> int:
-        return self.revision + 1
-
     def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Create or replace ``obj``; stamps the new resourceVersion into its metadata."""
         meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
