@@ -23,6 +23,10 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from setpoint.machinery.protobuf.wire import read_varint, varint  # noqa: E402
+
 OUT = REPO / "setpoint" / "machinery" / "protobuf" / "openapi_v2.json"
 FILES = ("google/protobuf/any.proto", "openapiv2/OpenAPIv2.proto")
 
@@ -37,26 +41,6 @@ SCALARS = {
 _FILE_FIELDS = range(1, 15)
 
 
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-
-
-def _varint(v: int) -> bytes:
-    out = bytearray()
-    while v >= 0x80:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-    return bytes(out)
-
-
 def raw_descriptor(binary: bytes, name: str) -> descriptor_pb2.FileDescriptorProto:
     """The raw ``FileDescriptorProto`` of file ``name`` embedded in ``binary``.
 
@@ -64,19 +48,19 @@ def raw_descriptor(binary: bytes, name: str) -> descriptor_pb2.FileDescriptorPro
     one could not belong to a FileDescriptorProto; the result must re-serialize to exactly the
     bytes read, or the candidate is rejected.
     """
-    needle = b"\n" + _varint(len(name)) + name.encode()
+    needle = b"\n" + varint(len(name)) + name.encode()
     start = binary.find(needle)
     while start >= 0:
         pos = start
         try:
             while pos < len(binary):
-                key, after = _read_varint(binary, pos)
+                key, after = read_varint(binary, pos)
                 if key >> 3 not in _FILE_FIELDS or key & 7 not in (0, 2):
                     break
                 if key & 7 == 0:
-                    _, after = _read_varint(binary, after)
+                    _, after = read_varint(binary, after)
                 else:
-                    length, after = _read_varint(binary, after)
+                    length, after = read_varint(binary, after)
                     after += length
                 pos = after
             raw = binary[start:pos]

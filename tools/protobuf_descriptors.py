@@ -42,6 +42,7 @@ from google.protobuf import descriptor_pb2
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from setpoint.machinery.protobuf.wire import read_varint  # noqa: E402
 from setpoint.machinery.schema import definitions  # noqa: E402
 
 OUT = REPO / "setpoint" / "machinery" / "protobuf" / "descriptors.json"
@@ -97,14 +98,14 @@ def _varint_option(options: bytes, number: int) -> int | None:
     value: int | None = None
     pos = 0
     while pos < len(options):
-        key, pos = _read_varint(options, pos)
+        key, pos = read_varint(options, pos)
         wt = key & 7
         if wt == 0:
-            v, pos = _read_varint(options, pos)
+            v, pos = read_varint(options, pos)
             if key >> 3 == number:
                 value = v
         elif wt == 2:
-            n, pos = _read_varint(options, pos)
+            n, pos = read_varint(options, pos)
             pos += n
         elif wt == 5:
             pos += 4
@@ -118,12 +119,12 @@ def _varint_option(options: bytes, number: int) -> int | None:
 def _string_option(options: bytes, number: int) -> str | None:
     pos = 0
     while pos < len(options):
-        key, pos = _read_varint(options, pos)
+        key, pos = read_varint(options, pos)
         wt = key & 7
         if wt == 0:
-            _, pos = _read_varint(options, pos)
+            _, pos = read_varint(options, pos)
         elif wt == 2:
-            n, pos = _read_varint(options, pos)
+            n, pos = read_varint(options, pos)
             if key >> 3 == number:
                 return options[pos:pos + n].decode()
             pos += n
@@ -132,17 +133,6 @@ def _string_option(options: bytes, number: int) -> str | None:
         elif wt == 1:
             pos += 8
     return None
-
-
-def _read_varint(buf: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
 
 
 def openapi_name(proto_name: str) -> str:
