@@ -1,8 +1,8 @@
 """Benchmark of the embedded API server, side by side with its floor.
 
-The floor is the same HTTP stack with no API machinery: an aiohttp server over the same TLS
-and token check that keeps request bodies in a dict. Ratios to it show what Kubernetes
-semantics (validation, managed fields, storage, watch fan-out) cost on top of HTTP.
+The floor is the same HTTP stack with no API machinery: the server's own HTTP layer (uvicorn)
+over the same TLS and token check, keeping request bodies in a dict. Ratios to it show what
+Kubernetes semantics (validation, managed fields, storage, watch fan-out) cost on top of HTTP.
 
     .venv/bin/python bench/apiserver.py [--quick] [--runs 3]
 """
@@ -32,8 +32,11 @@ NS = "bench"
 
 # -- the floor: the same HTTP and TLS, no API machinery --------------------------------------
 def _floor_main(port_queue: Any, cert_dir: str) -> None:
-    from aiohttp import web
+    import socket
 
+    import uvloop
+
+    from setpoint.cluster.http import HTTPServer, Request, Response
     from setpoint.cluster.tls import ensure_certs
 
     token = "floor-token"
@@ -41,41 +44,37 @@ def _floor_main(port_queue: Any, cert_dir: str) -> None:
     objects: dict[str, bytes] = {}
     revision = 0
 
-    async def handle(request: web.Request) -> web.Response:
+    async def handle(request: Request) -> Response:
         nonlocal revision
-        if request.headers.get("Authorization") != f"Bearer {token}":
-            return web.Response(status=401)
+        if request.headers.get("authorization") != f"Bearer {token}":
+            return Response(status=401)
         if request.method == "POST":
-            body = orjson.loads(await request.read())
+            body = orjson.loads(await request.body(4 * 1024 * 1024))
             revision += 1
             body["metadata"]["resourceVersion"] = str(revision)
             data = orjson.dumps(body)
             objects[request.path + "/" + body["metadata"]["name"]] = data
-            return web.Response(body=data, status=201, content_type="application/json")
+            return Response(data, 201, "application/json")
         if request.method == "GET":
             data = objects.get(request.path)
             if data is None:
                 prefix = request.path + "/"
                 items = [orjson.loads(v) for k, v in objects.items() if k.startswith(prefix)]
-                return web.Response(body=orjson.dumps({"items": items}),
-                                    content_type="application/json")
-            return web.Response(body=data, content_type="application/json")
-        return web.Response(status=405)
+                return Response(orjson.dumps({"items": items}), 200, "application/json")
+            return Response(data, 200, "application/json")
+        return Response(status=405)
 
     async def main() -> None:
-        app = web.Application(client_max_size=4 * 1024 * 1024)
-        app.router.add_route("*", "/{tail:.*}", handle)
-        runner = web.AppRunner(app, access_log=None)
-        await runner.setup()
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(Path(cert_dir) / "serving.crt", Path(cert_dir) / "serving.key")
-        site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ctx)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        port_queue.put((port, certs.ca_pem.decode(), token))
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(512)
+        sock.setblocking(False)
+        server = HTTPServer(handle)
+        await server.start(sock, certs.ssl_context(Path(cert_dir)))
+        port_queue.put((sock.getsockname()[1], certs.ca_pem.decode(), token))
         await asyncio.Event().wait()
 
-    asyncio.run(main())
+    uvloop.run(main())  # as `setpoint cluster up` runs
 
 
 class Floor:

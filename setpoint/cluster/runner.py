@@ -10,11 +10,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from aiohttp import web
-
 from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.server import create_app
+from setpoint.cluster.http import HTTPServer
+from setpoint.cluster.server import Handler
 from setpoint.cluster.tls import ensure_certs
 from setpoint.cluster.tokens import TokenIssuer
 
@@ -71,7 +70,10 @@ async def serve(
     token = _token_for(secrets_dir)
     api = APIServer(data, ca_pem=certs.ca_pem,
                     tokens=TokenIssuer.load_or_create(secrets_dir))
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,
+    # and without it each answer waits for the client's delayed ACK
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM,
+                         socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
     sock.listen(512)
@@ -79,11 +81,8 @@ async def serve(
     bound_port = sock.getsockname()[1]
     api.start(advertise_address=host if host not in ("0.0.0.0", "::") else "127.0.0.1",
               port=bound_port)
-    runner = web.AppRunner(create_app(api, token), access_log=None, handle_signals=False,
-                           shutdown_timeout=1.0)
-    await runner.setup()
-    site = web.SockSite(runner, sock, ssl_context=certs.ssl_context(secrets_dir))
-    await site.start()
+    http = HTTPServer(Handler(api, token))
+    await http.start(sock, certs.ssl_context(secrets_dir))
     url_host = f"[{host}]" if ":" in host else host
     url = f"https://{url_host}:{bound_port}"
     config_path = kubeconfig or secrets_dir / "kubeconfig"
@@ -92,6 +91,6 @@ async def serve(
         yield RunningCluster(url, config_path, token, secrets_dir / "ca.crt", api)
     finally:
         await api.stop()
-        await runner.cleanup()
+        await http.stop()
         if tmp is not None:
             tmp.cleanup()

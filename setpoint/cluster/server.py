@@ -5,16 +5,16 @@ from __future__ import annotations
 import hmac
 import logging
 import re
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
 import orjson
 import yaml
-from aiohttp import web
 
 from setpoint.cluster import reviews
 from setpoint.cluster.decode import Decoded, parse_body
+from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
@@ -46,51 +46,51 @@ def _dumps(obj: Any, media: MediaType) -> bytes:
 
 
 def _json(obj: Any, status: int = 200, media: MediaType | None = None,
-          warnings: list[str] | None = None) -> web.Response:
+          warnings: list[str] | None = None) -> Response:
     media = media or MediaType()
     # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
-    resp = web.Response(body=_dumps(obj, media), status=status, content_type=media.type)
+    resp = Response(_dumps(obj, media), status, media.type)
     if warnings:
         for w in warnings:
             text = _CONTROL.sub(" ", w).replace('"', '\\"')  # headers carry no control bytes
-            resp.headers.add("Warning", f'299 - "{text}"')
+            resp.add_header("Warning", f'299 - "{text}"')
     return resp
 
 
-def _status(err: StatusError) -> web.Response:
+def _status(err: StatusError) -> Response:
     resp = _json(err.to_status(), err.code)
     if err.retry_after is not None and err.code in (429, 503, 504):
-        resp.headers["Retry-After"] = str(err.retry_after)
+        resp.set_header("Retry-After", str(err.retry_after))
+    if err.code == 413:
+        resp.set_header("Connection", "close")  # the unread rest of the body is not wanted
     return resp
 
 
-def _text(body: str, status: int = 200) -> web.Response:
-    return web.Response(text=body, status=status, content_type="text/plain", charset="utf-8")
+def _text(body: str, status: int = 200) -> Response:
+    return Response(body.encode(), status, "text/plain; charset=utf-8")
 
 
 class Handler:
-    """One aiohttp handler for every path: the Kubernetes path grammar is not a route table."""
+    """One handler for every path: the Kubernetes path grammar is not a route table."""
 
     def __init__(self, api: APIServer, token: str | None) -> None:
         self.api = api
         self.token = token.encode() if token else None
 
-    async def __call__(self, request: web.Request) -> web.StreamResponse:
+    async def __call__(self, request: Request) -> Response:
         try:
             self._authenticate(request)
             return await self._dispatch(request)
         except StatusError as err:
             return _status(err)
-        except web.HTTPException:
-            raise
         except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
             return _status(errors.internal("an unexpected error occurred; see the server log"))
 
-    def _authenticate(self, request: web.Request) -> None:
+    def _authenticate(self, request: Request) -> None:
         if self.token is None or request.path in PUBLIC_PATHS:
             return
-        header = request.headers.get("Authorization", "")
+        header = request.headers.get("authorization", "")
         if header.startswith("Bearer "):
             presented = header[7:].strip()
             if hmac.compare_digest(presented.encode(), self.token):
@@ -99,14 +99,15 @@ class Handler:
                 return
         raise errors.unauthorized()
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def _dispatch(self, request: Request) -> Response:
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
             return _text("ok") if self.api.ready else _text("not ready", 500)
         if path.startswith("/healthz/") or path.startswith("/livez/") or path.startswith(
                 "/readyz/"):
             return _text("ok")
-        segments = [unquote(s) for s in path.strip("/").split("/")] if path.strip("/") else []
+        # split after percent-decoding, as Go's router does: "%2F" separates segments too
+        segments = path.strip("/").split("/") if path.strip("/") else []
         if not segments:
             return _json(self.api.discovery.root_paths())
         head = segments[0]
@@ -139,65 +140,59 @@ class Handler:
         return _text("404 page not found\n", 404)
 
     # -- discovery -----------------------------------------------------------------------
-    def _discovery_root(self, request: web.Request, *, legacy: bool) -> web.Response:
-        media = negotiate(request.headers.get("Accept"), discovery=True)
+    def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
+        media = negotiate(request.headers.get("accept"), discovery=True)
         disc = self.api.discovery
         if media.as_kind == "APIGroupDiscoveryList":
             body, etag = disc.aggregated(legacy=legacy, version=media.version)
-            if request.headers.get("If-None-Match") == etag:
-                return web.Response(status=304, headers={"ETag": etag})
-            resp = web.Response(body=body, status=200)
-            resp.headers["Content-Type"] = media.content_type
-            resp.headers["ETag"] = etag
-            resp.headers["Vary"] = "Accept"
-            return resp
+            if request.headers.get("if-none-match") == etag:
+                return Response(status=304, headers={"ETag": etag})
+            return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
         resp = _json(disc.versions() if legacy else disc.groups())
-        resp.headers["Vary"] = "Accept"
+        resp.add_header("Vary", "Accept")
         return resp
 
-    def _openapi_v2(self, request: web.Request) -> web.Response:
+    def _openapi_v2(self, request: Request) -> Response:
         # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
         from setpoint.cluster import openapi_v2
 
         service = self.api.openapi_v2
-        content_type = openapi_v2.negotiate(request.headers.get("Accept"))
+        content_type = openapi_v2.negotiate(request.headers.get("accept"))
         headers = {"Vary": "Accept"}
         if content_type is None:
-            return web.Response(status=406, headers=headers)
+            return Response(status=406, headers=headers)
         headers["ETag"] = service.etag
-        if service.not_modified(request.headers.get("If-None-Match"),
-                                request.headers.get("If-Modified-Since")):
-            return web.Response(status=304, headers=headers)
+        if service.not_modified(request.headers.get("if-none-match"),
+                                request.headers.get("if-modified-since")):
+            return Response(status=304, headers=headers)
         body = service.json() if content_type == openapi_v2.JSON else service.protobuf()
         headers["Last-Modified"] = service.last_modified
-        headers["Content-Type"] = content_type
-        return web.Response(body=body, headers=headers)
+        return Response(body, 200, content_type, headers)
 
-    def _openapi(self, request: web.Request, segments: list[str]) -> web.Response:
+    def _openapi(self, request: Request, segments: list[str]) -> Response:
         if request.path == "/openapi/v2":
             return self._openapi_v2(request)
         if len(segments) < 2 or segments[1] != "v3":
             return _text("404 page not found\n", 404)
         service = self.api.openapi
         if len(segments) == 2:
-            return web.Response(body=service.index(), content_type="text/plain",
-                                charset="utf-8")
+            return Response(service.index(), 200, "text/plain; charset=utf-8")
         path = "/".join(segments[2:])
         body = service.document(path)
         if body is None:
-            return web.Response(status=404)
+            return Response(status=404)
         etag = service.etag(path)
-        if etag and request.headers.get("If-None-Match") == etag:
-            return web.Response(status=304, headers={"ETag": etag})
-        resp = web.Response(body=body, content_type="application/json")
+        if etag and request.headers.get("if-none-match") == etag:
+            return Response(status=304, headers={"ETag": etag})
+        resp = Response(body, 200, "application/json")
         if etag:
-            resp.headers["ETag"] = etag
-        resp.headers["Cache-Control"] = "public, immutable" if request.query.get("hash") \
-            else "no-cache, private"
+            resp.add_header("ETag", etag)
+        resp.add_header("Cache-Control", "public, immutable" if request.query.get("hash")
+                        else "no-cache, private")
         return resp
 
     # -- resources -----------------------------------------------------------------------
-    async def _resource(self, request: web.Request, segments: list[str]) -> web.StreamResponse:
+    async def _resource(self, request: Request, segments: list[str]) -> Response:
         rp = parse_resource_path(segments)
         if rp is None:
             raise errors.path_not_found()
@@ -228,9 +223,9 @@ class Handler:
             raise errors.StatusError(405, "MethodNotAllowed",
                                      "the server does not allow this method on the requested "
                                      "resource")
-        ua = request.headers.get("User-Agent", "")
+        ua = request.headers.get("user-agent", "")
         if method == "POST":
-            media = negotiate(request.headers.get("Accept"))
+            media = negotiate(request.headers.get("accept"))
             if rp.name is not None:
                 return await self._create_subresource(request, rt, rp, media)
             opts = WriteOptions.parse(query, "CreateOptions", ua)
@@ -240,7 +235,7 @@ class Handler:
         if method == "PUT":
             if rp.name is None:
                 raise errors.method_not_supported(rt.resource, "update", rt.group)
-            media = negotiate(request.headers.get("Accept"))
+            media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua)
             if rp.subresource == "finalize":
                 body = await self._body(request, rt, opts)
@@ -252,7 +247,7 @@ class Handler:
         if method == "PATCH":
             if rp.name is None:
                 raise errors.method_not_supported(rt.resource, "patch", rt.group)
-            media = negotiate(request.headers.get("Accept"))
+            media = negotiate(request.headers.get("accept"))
             ctype = request.content_type
             if ctype not in PATCH_TYPES:
                 raise errors.unsupported_media_type(
@@ -266,7 +261,7 @@ class Handler:
                                          rp.subresource)
             return self._render_write(rt, result, media)
         if method == "DELETE":
-            media = negotiate(request.headers.get("Accept"))
+            media = negotiate(request.headers.get("accept"))
             parsed = (await self._decode(request, rt.api_version, "DeleteOptions",
                                          optional=True)).obj
             dopts = DeleteOptions.parse(query, parsed if isinstance(parsed, dict) else None)
@@ -283,9 +278,9 @@ class Handler:
                                  "the server does not allow this method on the requested "
                                  "resource")
 
-    async def _virtual(self, request: web.Request, rt: ResourceType,
-                       rp: ResourcePath) -> web.Response:
-        media = negotiate(request.headers.get("Accept"))
+    async def _virtual(self, request: Request, rt: ResourceType,
+                       rp: ResourcePath) -> Response:
+        media = negotiate(request.headers.get("accept"))
         if request.method == "GET":
             if rt.kind != "ComponentStatus":
                 raise errors.method_not_supported(rt.resource, "get", rt.group)
@@ -301,9 +296,9 @@ class Handler:
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
 
     @staticmethod
-    def _media(request: web.Request) -> MediaType:
+    def _media(request: Request) -> MediaType:
         """The negotiated representation; Table's includeObject comes from the query."""
-        media = negotiate(request.headers.get("Accept"))
+        media = negotiate(request.headers.get("accept"))
         include = request.query.get("includeObject")
         if include and media.as_kind == "Table":
             if include not in ("None", "Metadata", "Object"):
@@ -326,8 +321,8 @@ class Handler:
         if verb not in rt.verbs:
             raise errors.method_not_supported(rt.resource, verb or method.lower(), rt.group)
 
-    async def _create_subresource(self, request: web.Request, rt: ResourceType,
-                                  rp: ResourcePath, media: MediaType) -> web.Response:
+    async def _create_subresource(self, request: Request, rt: ResourceType,
+                                  rp: ResourcePath, media: MediaType) -> Response:
         assert rp.name is not None
         kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction"),
                  "token": ("authentication.k8s.io/v1", "TokenRequest")}
@@ -343,26 +338,20 @@ class Handler:
             return _json(self.api.request_token(rp.namespace or "", rp.name, body), 201, media)
         raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "create", rt.group)
 
-    async def _raw(self, request: web.Request) -> bytes:
-        length = request.content_length
-        if length is not None and length > MAX_BODY:
-            raise errors.request_entity_too_large("limit is 3145728")
-        data = bytearray()
-        async for chunk in request.content.iter_any():
-            data.extend(chunk)
-            if len(data) > MAX_BODY:
-                raise errors.request_entity_too_large("limit is 3145728")
-        return bytes(data)
+    async def _raw(self, request: Request) -> bytes:
+        try:
+            return await request.body(MAX_BODY)
+        except BodyTooLarge:
+            raise errors.request_entity_too_large(f"limit is {MAX_BODY}") from None
 
-    async def _body(self, request: web.Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
+    async def _body(self, request: Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
         return await self._decode(request, rt.api_version, rt.kind,
                                   track_duplicates=opts.field_validation != "Ignore")
 
-    async def _decode(self, request: web.Request, api_version: str, kind: str, *,
+    async def _decode(self, request: Request, api_version: str, kind: str, *,
                       track_duplicates: bool = False, optional: bool = False) -> Decoded:
         """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
-        ctype = request.content_type if request.headers.get("Content-Type") else \
-            "application/json"
+        ctype = request.content_type or "application/json"
         raw = await self._raw(request)
         if optional and not raw.strip():
             return Decoded(None)
@@ -379,7 +368,7 @@ class Handler:
 
     # -- rendering -----------------------------------------------------------------------
     def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,
-                       status: int = 200, warnings: list[str] | None = None) -> web.Response:
+                       status: int = 200, warnings: list[str] | None = None) -> Response:
         if media.as_kind == "Table":
             from setpoint.cluster.tables import to_table
 
@@ -392,13 +381,13 @@ class Handler:
         return _json(obj, status, media, warnings)
 
     def _render_write(self, rt: ResourceType, result: WriteResult,
-                      media: MediaType) -> web.Response:
+                      media: MediaType) -> Response:
         if result.obj.get("kind") == "Scale":
             return _json(result.obj, result.status, MediaType(media.type), result.warnings)
         return self._render_object(rt, result.obj, media, result.status, result.warnings)
 
-    async def _get_collection(self, request: web.Request, rt: ResourceType, rp: ResourcePath,
-                              watch: bool) -> web.StreamResponse:
+    async def _get_collection(self, request: Request, rt: ResourceType, rp: ResourcePath,
+                              watch: bool) -> Response:
         media = self._media(request)
         opts = ListOptions.parse(request.query)
         if rp.name is not None:
@@ -426,29 +415,24 @@ class Handler:
             return _json(listed, 200, media)
         return await self._watch(request, rt, ns, opts, media)
 
-    async def _watch(self, request: web.Request, rt: ResourceType, ns: str | None,
-                     opts: ListOptions, media: MediaType) -> web.StreamResponse:
+    async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
+                     opts: ListOptions, media: MediaType) -> Response:
         present = self._watch_presenter(rt, media)
         stream = WatchStream(self.api.rest, rt, ns, opts, present)
-        resp = web.StreamResponse(status=200)
-        resp.content_type = "application/json"
-        resp.enable_chunked_encoding()
-        await resp.prepare(request)
         if stream.error is not None:
-            await resp.write(orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n")
-            return resp
+            error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
+            return Response(error, 200, "application/json")
+        return StreamResponse(self._watch_events(stream), stream.close,
+                              content_type="application/json")
+
+    async def _watch_events(self, stream: WatchStream) -> AsyncIterator[bytes]:
         self.api.track_watch(stream)
         try:
             async for batch in stream:
-                payload = b"".join(
-                    orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
-                await resp.write(payload)
-        except (ConnectionResetError, RuntimeError):
-            pass  # the client went away
+                yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
         finally:
             stream.close()
             self.api.untrack_watch(stream)
-        return resp
 
     def _watch_presenter(self, rt: ResourceType, media: MediaType) -> Any:
         rest = self.api.rest
@@ -466,11 +450,3 @@ class Handler:
 def _partial(obj: Obj, version: str) -> Obj:
     return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
             "metadata": obj.get("metadata", {})}
-
-
-def create_app(api: APIServer, token: str | None) -> web.Application:
-    app = web.Application(client_max_size=MAX_BODY + 1024)
-    handler = Handler(api, token)
-    # (?s): object names in paths may hold any character, newlines included
-    app.router.add_route("*", "/{tail:(?s:.*)}", handler.__call__)
-    return app
