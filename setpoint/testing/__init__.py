@@ -12,17 +12,42 @@ The pytest plugin (:mod:`setpoint.testing.plugin`, loaded automatically) gives t
   errors, throttling, latency and dropped watches, and counts requests.
 """
 
-from setpoint.testing.clusters import (
-    SetpointCluster,
-    ThreadedCluster,
-    fresh_cluster,
-    namespaced_cluster,
-)
-from setpoint.testing.faults import Faults, Rule
-from setpoint.testing.proxy import ApiProxy, RequestCounts
-from setpoint.testing.requestinfo import RequestInfo, request_info
-from setpoint.testing.runner import OperatorRunner
-from setpoint.testing.waiting import WaitTimeout, wait_for, wait_for_object
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from setpoint.testing.clusters import (
+        SetpointCluster,
+        ThreadedCluster,
+        fresh_cluster,
+        namespaced_cluster,
+    )
+    from setpoint.testing.faults import Faults, Rule
+    from setpoint.testing.proxy import ApiProxy, RequestCounts
+    from setpoint.testing.requestinfo import RequestInfo, request_info
+    from setpoint.testing.runner import OperatorRunner
+    from setpoint.testing.waiting import WaitTimeout, wait_for, wait_for_object
+
+# Loaded on first use: pytest loads the plugin in every run of every project that has
+# Setpoint installed, and most of those runs never touch a cluster.
+_EXPORTS = {
+    "SetpointCluster": "setpoint.testing.clusters",
+    "ThreadedCluster": "setpoint.testing.clusters",
+    "fresh_cluster": "setpoint.testing.clusters",
+    "namespaced_cluster": "setpoint.testing.clusters",
+    "Faults": "setpoint.testing.faults",
+    "Rule": "setpoint.testing.faults",
+    "ApiProxy": "setpoint.testing.proxy",
+    "RequestCounts": "setpoint.testing.proxy",
+    "RequestInfo": "setpoint.testing.requestinfo",
+    "request_info": "setpoint.testing.requestinfo",
+    "OperatorRunner": "setpoint.testing.runner",
+    "WaitTimeout": "setpoint.testing.waiting",
+    "wait_for": "setpoint.testing.waiting",
+    "wait_for_object": "setpoint.testing.waiting",
+}
 
 __all__ = [
     "ApiProxy",
@@ -40,3 +65,16 @@ __all__ = [
     "wait_for",
     "wait_for_object",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'setpoint.testing' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -38,18 +38,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_asyncio
 
-from setpoint.client import GVR, Client, Kind, ResourceInfo
-from setpoint.testing.clusters import (
-    SetpointCluster,
-    ThreadedCluster,
-    fresh_cluster,
-    namespaced_cluster,
-)
-from setpoint.testing.faults import Faults
-from setpoint.testing.waiting import wait_for as wait_for_condition
-from setpoint.testing.waiting import wait_for_object
-
+# Only pytest is imported here: the plugin loads in every pytest run where Setpoint is
+# installed, so the SDK and the embedded server are imported by the fixtures that use them.
 if TYPE_CHECKING:
+    from setpoint.client import Client
+    from setpoint.testing.clusters import SetpointCluster
+    from setpoint.testing.faults import Faults
     from setpoint.testing.runner import OperatorRunner
 
 MARKER = "setpoint_cluster"
@@ -83,6 +77,8 @@ def setpoint_cluster_module(request: pytest.FixtureRequest) -> Iterator[Path]:
     if external is not None:
         yield external
         return
+    from setpoint.testing.clusters import ThreadedCluster
+
     shared = ThreadedCluster().start()
     try:
         yield shared.kubeconfig
@@ -104,6 +100,8 @@ def _wants_shared(request: pytest.FixtureRequest) -> bool:
 @pytest_asyncio.fixture
 async def setpoint_cluster(request: pytest.FixtureRequest) -> AsyncIterator[SetpointCluster]:
     """The test's cluster (see the module docstring)."""
+    from setpoint.testing.clusters import fresh_cluster, namespaced_cluster
+
     if _external(request.config) is not None or _wants_shared(request):
         kubeconfig = request.getfixturevalue("setpoint_cluster_module")
         async with namespaced_cluster(kubeconfig, request.node.name) as cluster:
@@ -132,6 +130,7 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster) -> AsyncIterator
     if setpoint_cluster.embedded is None:
         yield None
         return
+    from setpoint.client import Client
     from setpoint.workloads.manager import build_manager
     from setpoint.workloads.settings import WorkloadSettings
 
@@ -166,7 +165,7 @@ class ManagerLauncher:
     async def __call__(self, target: Any, **settings: Any) -> OperatorRunner:
         """Start ``target`` (a Manager, a Controller or a list of controllers) against the
         test's cluster; ``settings`` override ManagerSettings fields."""
-        from setpoint.testing.runner import OperatorRunner  # the runtime, only when used
+        from setpoint.testing.runner import OperatorRunner
 
         namespace = self.cluster.namespace if self.cluster.embedded is None else None
         runner = OperatorRunner.of(target, self.cluster.operator_config,
@@ -204,6 +203,10 @@ class Waiter:
                        timeout: float = 10.0) -> Any:
         """``(kind, name, condition=None, *, namespace, gone)`` waits for one object;
         ``(predicate)`` for any sync or async predicate to become truthy."""
+        from setpoint.client import GVR, Kind, ResourceInfo
+        from setpoint.testing.waiting import wait_for as wait_for_condition
+        from setpoint.testing.waiting import wait_for_object
+
         if isinstance(target, type | Kind | GVR | ResourceInfo):
             if name is None:
                 raise TypeError("wait_for(kind, name, condition): name is missing")

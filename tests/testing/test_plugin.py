@@ -136,3 +136,16 @@ async def test_install_makes_a_custom_resource_servable(
     await setpoint_cluster.install(Widget)  # again: replaced, not an error
     created = await k8s.create(Widget(name="w", spec=WidgetSpec(message="m")))
     assert created.spec.message == "m"
+
+
+def test_loading_the_plugin_imports_neither_the_sdk_nor_the_server() -> None:
+    """pytest loads the plugin in every run where Setpoint is installed."""
+    import subprocess
+    import sys
+
+    heavy = ["setpoint.client", "setpoint.runtime", "setpoint.cluster", "aiohttp", "uvicorn"]
+    code = ("import sys, setpoint.testing.plugin; "
+            f"print([m for m in {heavy!r} if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
