@@ -81,7 +81,7 @@ class EventRecorder:
         self, client: Client, *, reporting_controller: str,
         reporting_instance: str | None = None, burst: int = 25, refill_every: float = 300.0,
         flush_interval: float = 30.0, series_idle: float = 360.0, max_pending: int = 1000,
-        clock: Callable[[], float] = time.time,
+        senders: int = 4, clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.reporting_controller = reporting_controller
@@ -89,6 +89,8 @@ class EventRecorder:
             f"{reporting_controller}-{socket.gethostname()}"
         self.burst, self.refill_every = burst, refill_every
         self.flush_interval, self.series_idle = flush_interval, series_idle
+        # a few writes in flight: one at a time falls behind a busy controller's events
+        self.senders = max(1, senders)
         self._clock = clock
         self._series: dict[tuple[Any, ...], _Series] = {}
         self._buckets: dict[str, _Bucket] = {}
@@ -175,8 +177,9 @@ class EventRecorder:
     async def start(self) -> None:
         """Start writing queued events in the background."""
         if not self._tasks:
-            self._tasks = [asyncio.create_task(self._send_loop(), name="event-recorder"),
-                           asyncio.create_task(self._flush_loop(), name="event-flush")]
+            self._tasks = [asyncio.create_task(self._send_loop(), name=f"event-sender-{i}")
+                           for i in range(self.senders)]
+            self._tasks.append(asyncio.create_task(self._flush_loop(), name="event-flush"))
 
     async def stop(self, timeout: float = 5.0) -> None:
         """Write what is queued and the pending series counts (within ``timeout``), then
@@ -191,8 +194,11 @@ class EventRecorder:
         self._tasks = []
 
     async def _drain(self) -> None:
-        while not self._queue.empty():
-            await self._send(self._queue.get_nowait())
+        async def drain_one() -> None:
+            while not self._queue.empty():
+                await self._send(self._queue.get_nowait())
+
+        await asyncio.gather(*(drain_one() for _ in range(self.senders)))
         await self.flush()
 
     async def _send_loop(self) -> None:

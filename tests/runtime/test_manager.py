@@ -204,6 +204,23 @@ async def test_events_are_recorded_and_aggregated(
     assert len(mine) == 1 and mine[0]["series"]["count"] == 3
 
 
+async def test_events_queued_at_shutdown_are_all_written(client: Client) -> None:
+    from setpoint.runtime.events import EventRecorder
+
+    recorder = EventRecorder(client, reporting_controller="burst", senders=4)
+    await recorder.start()
+    for i in range(60):
+        regarding = {"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": f"cm-{i}", "namespace": "default", "uid": f"u-{i}"}}
+        recorder.normal(regarding, "Seen", f"object {i}")
+    await recorder.stop()
+    items = (await client.list(Kind("events.k8s.io/v1", "Event"), namespace="default")).items
+    mine = sorted(e["regarding"]["name"] for e in items
+                  if e.get("reportingController") == "burst")
+    assert mine == sorted(f"cm-{i}" for i in range(60))
+    assert recorder.dropped == 0
+
+
 async def test_readyz_fails_until_caches_sync(cluster: RunningCluster) -> None:
     ctrl = Controller.for_(Kind("example.com/v1", "Missing"), name="missing")
 
