@@ -68,6 +68,15 @@ class WriteOptions:
             force=force,
         )
 
+    def options_object(self, kind: str) -> dict[str, object]:
+        """These options as the meta.k8s.io/v1 object admission webhooks are sent."""
+        out: dict[str, object] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        if self.dry_run:
+            out["dryRun"] = ["All"]
+        if self.field_manager:
+            out["fieldManager"] = self.field_manager
+        return out
+
 
 @dataclass(slots=True)
 class ListOptions:
@@ -165,3 +174,18 @@ class DeleteOptions:
             precondition_uid=pre.get("uid") if isinstance(pre, dict) else None,
             precondition_rv=pre.get("resourceVersion") if isinstance(pre, dict) else None,
         )
+
+    def options_object(self) -> dict[str, object]:
+        """These options as the meta.k8s.io/v1 DeleteOptions admission webhooks are sent."""
+        out: dict[str, object] = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+        if self.grace_period_seconds is not None:
+            out["gracePeriodSeconds"] = self.grace_period_seconds
+        preconditions = {k: v for k, v in (("uid", self.precondition_uid),
+                                           ("resourceVersion", self.precondition_rv)) if v}
+        if preconditions:
+            out["preconditions"] = preconditions
+        if self.propagation_policy:
+            out["propagationPolicy"] = self.propagation_policy
+        if self.dry_run:
+            out["dryRun"] = ["All"]
+        return out

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.admission.points import (
+    MUTATING,
+    VALIDATING,
+    AdmissionPoint,
+    Changed,
+    Steps,
+)
 from setpoint.cluster.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
@@ -99,8 +106,9 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
-def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
-                  opts: DeleteOptions) -> tuple[int, Obj]:
+def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
+                 opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
+    """A DELETE, stopping at its admission points; (status code, answer)."""
     from setpoint.cluster.registry.rest import _ordered, grace_deadline
 
     for check in rest.delete_admission:
@@ -110,6 +118,17 @@ def delete_object(rest: REST, rt: ResourceType, ns: str | None, name: str,
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
     _check_preconditions(rt, live, opts)
+    # webhooks see the object as served; a mutating one may not change it (obj is None)
+    served = rest.present(rt, live)
+    point = AdmissionPoint(MUTATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
+                           options=opts.options_object())
+    yield point
+    yield AdmissionPoint(VALIDATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
+                         options=point.options)
+    current = store.get(rt.storage_key, ns or "", name)
+    if current is None or current["metadata"].get("resourceVersion") != \
+            live["metadata"].get("resourceVersion"):
+        raise Changed  # written or deleted by another request while webhooks answered
     meta = live["metadata"]
     finalizers = list(meta.get("finalizers") or [])
     policy = opts.propagation_policy

@@ -11,13 +11,15 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
 
 Obj = dict[str, Any]
 
 
-def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
-                 content_type: str, opts: WriteOptions, subresource: str) -> WriteResult:
+def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+                content_type: str, opts: WriteOptions, subresource: str) -> Steps[WriteResult]:
+    """A PATCH, stopping at its admission points (an UPDATE, or a CREATE for an apply)."""
     from setpoint.cluster.registry.rest import (
         APPLY_PATCH,
         JSON_PATCH,
@@ -38,8 +40,8 @@ def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: b
                          track_duplicates=opts.field_validation != "Ignore")
     live = rest.store.get(rt.storage_key, ns or "", name)
     if content_type == APPLY_PATCH:
-        return _apply(rest, rt, ns, name, decoded.obj, live, opts, subresource,
-                      decoded.duplicates)
+        return (yield from _apply_steps(rest, rt, ns, name, decoded.obj, live, opts,
+                                        subresource, decoded.duplicates))
     if live is None:
         resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
         raise errors.not_found(resource, name, rt.group)
@@ -78,14 +80,15 @@ def patch_object(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: b
     if rt.namespaced:
         meta["namespace"] = ns
     precondition = meta.get("resourceVersion")
-    result = rest._update(rt, obj, live, opts, subresource, precondition_rv=precondition)
+    result = yield from rest.update_stored_steps(rt, obj, live, opts, subresource,
+                                                 precondition_rv=precondition)
     result.warnings[:0] = warnings
     return result
 
 
-def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
-           live: Obj | None, opts: WriteOptions, subresource: str,
-           duplicates: list[str]) -> WriteResult:
+def _apply_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
+                 live: Obj | None, opts: WriteOptions, subresource: str,
+                 duplicates: list[str]) -> Steps[WriteResult]:
     """Server-side apply: create when absent, else merge by managed fields."""
     from setpoint.cluster.decode import Decoded
     from setpoint.machinery.apply import apply
@@ -113,15 +116,16 @@ def _apply(rest: REST, rt: ResourceType, ns: str | None, name: str, config: Any,
                         force=opts.force, api_version=rt.api_version, now=rest.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))
         applied.setdefault("metadata", {})
-        return rest.finish_create(rt, ns, applied, opts, warnings, tracked=True)
+        return (yield from rest.finish_create_steps(rt, ns, applied, opts, warnings,
+                                                    tracked=True))
     current = copy.deepcopy(rest.present(rt, live))
     applied = apply(rest._schema(rt), current, cfg, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=rest.clock(),
                     subresource=subresource, kind=rt.kind,
                     reset_fields=reset_fields(rt, subresource))
     precondition = cfg["metadata"].get("resourceVersion")
-    result = rest._update(rt, applied, live, opts, subresource, precondition_rv=precondition,
-                          tracked=True)
+    result = yield from rest.update_stored_steps(rt, applied, live, opts, subresource,
+                                                 precondition_rv=precondition, tracked=True)
     result.warnings[:0] = warnings
     return result
 

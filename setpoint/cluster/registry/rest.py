@@ -17,6 +17,14 @@ from typing import Any, Protocol
 
 import orjson
 
+from setpoint.cluster.admission.points import (
+    MUTATING,
+    VALIDATING,
+    AdmissionPoint,
+    Changed,
+    Steps,
+    run_sync,
+)
 from setpoint.cluster.decode import Decoded, decode_builtin
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry import Registry
@@ -134,6 +142,11 @@ class REST:
     # -- create ------------------------------------------------------------------------
     def create(self, rt: ResourceType, ns: str | None, body: Decoded,
                opts: WriteOptions) -> WriteResult:
+        return run_sync(self.create_steps(rt, ns, body, opts))
+
+    def create_steps(self, rt: ResourceType, ns: str | None, body: Decoded,
+                     opts: WriteOptions) -> Steps[WriteResult]:
+        """``create``, stopping at its admission points (see ``admission.points``)."""
         obj, warnings = self._decode(rt, body, opts)
         meta = obj["metadata"]
         if rt.namespaced:
@@ -150,10 +163,15 @@ class REST:
             from setpoint.machinery.names import generate_name
 
             meta["name"] = generate_name(meta["generateName"])
-        return self.finish_create(rt, ns, obj, opts, warnings)
+        return (yield from self.finish_create_steps(rt, ns, obj, opts, warnings))
 
     def finish_create(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
                       warnings: list[str], *, tracked: bool = False) -> WriteResult:
+        return run_sync(self.finish_create_steps(rt, ns, obj, opts, warnings, tracked=tracked))
+
+    def finish_create_steps(self, rt: ResourceType, ns: str | None, obj: Obj,
+                            opts: WriteOptions, warnings: list[str], *,
+                            tracked: bool = False) -> Steps[WriteResult]:
         """Everything after decoding a new object: system fields, defaults, checks, store."""
         meta = obj["metadata"]
         for key in SYSTEM_METADATA:
@@ -166,8 +184,13 @@ class REST:
             self._track_fields(rt, None, obj, opts)
         rt.strategy.prepare_for_create(rt, obj)
         self._admit("CREATE", rt, obj, None)
-        self._validate(rt, obj, None)
         name = meta.get("name", "")
+        point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", name, obj, None, opts.dry_run,
+                               options=opts.options_object("CreateOptions"))
+        obj = yield from self._mutate(point)
+        self._validate(rt, obj, None)
+        yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", name, obj, None, opts.dry_run,
+                             options=point.options)
         if self.store.get(rt.storage_key, ns or "", name) is not None:
             raise errors.already_exists(rt.resource, name, rt.group)
         stored = self.to_storage(rt, _ordered(obj))
@@ -178,6 +201,11 @@ class REST:
     # -- update ------------------------------------------------------------------------
     def update(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
                opts: WriteOptions, subresource: str = "") -> WriteResult:
+        return run_sync(self.update_steps(rt, ns, name, body, opts, subresource))
+
+    def update_steps(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
+                     opts: WriteOptions, subresource: str = "") -> Steps[WriteResult]:
+        """``update``, stopping at its admission points."""
         if subresource == "scale":
             return self._update_scale(rt, ns, name, body.obj, opts)
         obj, warnings = self._decode(rt, body, opts)
@@ -196,7 +224,7 @@ class REST:
         if old is None:
             if (rt.group, rt.kind) in CREATE_ON_UPDATE and not subresource:
                 meta.pop("resourceVersion", None)
-                return self.create(rt, ns, Decoded(obj), opts)
+                return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
             resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
             raise errors.not_found(resource, name, rt.group)
         rv = meta.get("resourceVersion")
@@ -204,13 +232,21 @@ class REST:
             raise errors.invalid(rt.kind, name, [Cause(
                 "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
                 "metadata.resourceVersion")], rt.group)
-        result = self._update(rt, obj, old, opts, subresource, precondition_rv=rv)
+        result = yield from self.update_stored_steps(rt, obj, old, opts, subresource,
+                                                     precondition_rv=rv)
         result.warnings[:0] = warnings
         return result
 
     def _update(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
                 subresource: str, *, precondition_rv: str | None,
                 tracked: bool = False) -> WriteResult:
+        return run_sync(self.update_stored_steps(rt, obj, old, opts, subresource,
+                                                 precondition_rv=precondition_rv,
+                                                 tracked=tracked))
+
+    def update_stored_steps(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
+                            subresource: str, *, precondition_rv: str | None,
+                            tracked: bool = False) -> Steps[WriteResult]:
         """Everything after decoding: ``obj`` is the complete new object, ``old`` the stored."""
         stored_old = old
         old = self.from_storage(rt, old)
@@ -245,9 +281,19 @@ class REST:
                 obj["metadata"].pop("managedFields", None)
         else:
             rt.strategy.prepare_for_update(rt, obj, old)
-        meta = obj["metadata"]  # defaulting and the strategy may have replaced it
         self._admit("UPDATE", rt, obj, old)
+        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
+                               old, opts.dry_run, subresource,
+                               opts.options_object("UpdateOptions"))
+        obj = yield from self._mutate(point)
+        meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
         self._validate(rt, obj, old)
+        yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
+                             opts.dry_run, subresource, point.options)
+        current = self.store.get(rt.storage_key, point.namespace, name)
+        if current is None or current["metadata"].get("resourceVersion") != \
+                old_meta.get("resourceVersion"):
+            raise Changed  # written (or deleted) by another request while webhooks answered
         obj = _ordered(obj)
         if _same(obj, old):
             return WriteResult(self.present(rt, stored_old))
@@ -282,16 +328,25 @@ class REST:
     # -- patch -------------------------------------------------------------------------
     def patch(self, rt: ResourceType, ns: str | None, name: str, raw: bytes,
               content_type: str, opts: WriteOptions, subresource: str = "") -> WriteResult:
-        from setpoint.cluster.registry.patching import patch_object
+        return run_sync(self.patch_steps(rt, ns, name, raw, content_type, opts, subresource))
 
-        return patch_object(self, rt, ns, name, raw, content_type, opts, subresource)
+    def patch_steps(self, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+                    content_type: str, opts: WriteOptions,
+                    subresource: str = "") -> Steps[WriteResult]:
+        from setpoint.cluster.registry.patching import patch_steps
+
+        return patch_steps(self, rt, ns, name, raw, content_type, opts, subresource)
 
     # -- delete ------------------------------------------------------------------------
     def delete(self, rt: ResourceType, ns: str | None, name: str,
                opts: DeleteOptions) -> tuple[int, Obj]:
-        from setpoint.cluster.registry.deletion import delete_object
+        return run_sync(self.delete_steps(rt, ns, name, opts))
 
-        return delete_object(self, rt, ns, name, opts)
+    def delete_steps(self, rt: ResourceType, ns: str | None, name: str,
+                     opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
+        from setpoint.cluster.registry.deletion import delete_steps
+
+        return delete_steps(self, rt, ns, name, opts)
 
     def delete_collection(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
                           dopts: DeleteOptions) -> Obj:
@@ -424,6 +479,16 @@ class REST:
     def _admit(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         for plugin in self.admission:
             plugin(operation, rt, obj, old)
+
+    def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
+        """The object after the mutating webhooks: defaulted again when one changed it, as
+        the apiserver decodes a patched object with defaults."""
+        assert point.obj is not None
+        mutated = yield point
+        if mutated is None:
+            return point.obj
+        self._default(point.rt, mutated)
+        return mutated
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
         causes = (rt.strategy.validate(rt, obj) if old is None

@@ -1,0 +1,79 @@
+"""Where a write stops to ask admission webhooks, without the write path doing I/O.
+
+The REST storage runs a write as a generator of :class:`AdmissionPoint`: after the built-in
+admission it yields a ``mutating`` point (the answer is the object the webhooks made of it, or
+None when they changed nothing), after validation a ``validating`` one (answered with None or
+an exception). Whoever drives the generator decides how the points are answered:
+:func:`run_sync` answers every point at once with "no change", for the server's own
+controllers and for requests when no webhook is configured; the HTTP front awaits the
+configured webhooks (:mod:`setpoint.cluster.admission.webhooks`).
+
+Everything before a point runs without awaiting, so nothing else writes in between; across a
+point other requests may run, so a write re-reads what it depends on after its points and
+raises :class:`Changed` when the stored object moved on, and the driver runs it again from
+the start, as the apiserver retries its guaranteed update.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from setpoint.cluster.registry.types import ResourceType
+
+Obj = dict[str, Any]
+T = TypeVar("T")
+
+MUTATING: Literal["mutating"] = "mutating"
+VALIDATING: Literal["validating"] = "validating"
+
+
+@dataclass
+class AdmissionPoint:
+    """One request's state at a point of admission, as the webhooks are told it."""
+
+    phase: Literal["mutating", "validating"]
+    operation: str  # CREATE, UPDATE or DELETE
+    rt: ResourceType
+    namespace: str
+    name: str
+    obj: Obj | None
+    old: Obj | None
+    dry_run: bool
+    subresource: str = ""
+    options: Obj = field(default_factory=dict)
+
+
+Steps = Generator[AdmissionPoint, Obj | None, T]
+"""A write that yields its admission points and returns its result."""
+
+
+class Changed(Exception):
+    """The stored object changed while webhooks were consulted: run the write again."""
+
+
+def run_sync(steps: Steps[T]) -> T:
+    """Run a write answering every admission point with "no change"."""
+    try:
+        while True:
+            steps.send(None)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def run_async(steps: Steps[T],
+                    answer: Callable[[AdmissionPoint], Awaitable[Obj | None]]) -> T:
+    """Run a write awaiting ``answer`` at each admission point; an exception raised by
+    ``answer`` is thrown into the write, so that its clean-up runs, and propagates."""
+    try:
+        point = next(steps)
+        while True:
+            try:
+                reply = await answer(point)
+            except BaseException as exc:
+                point = steps.throw(exc)
+            else:
+                point = steps.send(reply)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
