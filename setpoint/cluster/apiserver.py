@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from setpoint.cluster.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.watch import WatchStream
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.webhooks import WebhookAdmission
     from setpoint.cluster.openapi import OpenAPIService
     from setpoint.cluster.openapi_v2 import OpenAPIV2Service
 from setpoint.machinery import errors
@@ -63,6 +65,13 @@ class APIServer:
 
             self._openapi = OpenAPIService(self.registry)
         return self._openapi
+
+    @cached_property
+    def webhooks(self) -> WebhookAdmission:
+        """The admission webhooks configured in this cluster."""
+        from setpoint.cluster.admission.webhooks import WebhookAdmission
+
+        return WebhookAdmission(self)
 
     @property
     def openapi_v2(self) -> OpenAPIV2Service:

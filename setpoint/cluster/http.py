@@ -36,7 +36,7 @@ class BodyTooLarge(Exception):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_receive", "headers", "method", "path", "query")
+    __slots__ = ("_receive", "headers", "method", "path", "query", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -53,6 +53,7 @@ class Request:
                 query.setdefault(key, value)
         self.query = query
         self._receive = receive
+        self.user: dict[str, Any] | None = None  # who sent it, once authenticated
 
     @property
     def content_type(self) -> str:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import hmac
 import logging
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +14,7 @@ import orjson
 import yaml
 
 from setpoint.cluster import reviews
+from setpoint.cluster.admission.points import Steps, run_sync
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
@@ -88,14 +90,21 @@ class Handler:
             return _status(errors.internal("an unexpected error occurred; see the server log"))
 
     def _authenticate(self, request: Request) -> None:
+        """Who sends the request (``request.user``, as admission webhooks are told), or 401."""
         if self.token is None or request.path in PUBLIC_PATHS:
+            request.user = reviews.ADMIN_USER
             return
         header = request.headers.get("authorization", "")
         if header.startswith("Bearer "):
             presented = header[7:].strip()
             if hmac.compare_digest(presented.encode(), self.token):
+                request.user = reviews.ADMIN_USER
                 return
-            if presented.count(".") == 2 and self.api.service_account_identity(presented):
+            identity = self.api.service_account_identity(presented) \
+                if presented.count(".") == 2 else None
+            if identity is not None:
+                request.user = {"username": identity.username, "uid": identity.uid,
+                                "groups": list(identity.groups)}
                 return
         raise errors.unauthorized()
 
@@ -224,13 +233,15 @@ class Handler:
                                      "the server does not allow this method on the requested "
                                      "resource")
         ua = request.headers.get("user-agent", "")
+        rest = self.api.rest
         if method == "POST":
             media = negotiate(request.headers.get("accept"))
             if rp.name is not None:
                 return await self._create_subresource(request, rt, rp, media)
             opts = WriteOptions.parse(query, "CreateOptions", ua)
             body = await self._body(request, rt, opts)
-            result = self.api.rest.create(rt, rp.namespace, body, opts)
+            result = await self._admitted(request, body, lambda sent: rest.create_steps(
+                rt, rp.namespace, sent, opts))
             return self._render_write(rt, result, media)
         if method == "PUT":
             if rp.name is None:
@@ -242,7 +253,9 @@ class Handler:
                 result = self.api.finalize_namespace(rt, rp.name, body, opts)
                 return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
-            result = self.api.rest.update(rt, rp.namespace, rp.name, body, opts, rp.subresource)
+            name = rp.name
+            result = await self._admitted(request, body, lambda sent: rest.update_steps(
+                rt, rp.namespace, name, sent, opts, rp.subresource))
             return self._render_write(rt, result, media)
         if method == "PATCH":
             if rp.name is None:
@@ -257,8 +270,9 @@ class Handler:
             opts = WriteOptions.parse(query, "PatchOptions", ua,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
-            result = self.api.rest.patch(rt, rp.namespace, rp.name, raw, ctype, opts,
-                                         rp.subresource)
+            name = rp.name
+            result = await self._admitted(request, Decoded(raw), lambda _: rest.patch_steps(
+                rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
@@ -272,7 +286,13 @@ class Handler:
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)
-            code, out = self.api.rest.delete(rt, rp.namespace, rp.name, dopts)
+            name = rp.name
+            webhooks = self.api.webhooks
+            if webhooks.configured():
+                (code, out), warnings = await webhooks.run(
+                    lambda: rest.delete_steps(rt, rp.namespace, name, dopts), _user(request))
+                return _json(out, code, media, warnings)
+            code, out = rest.delete(rt, rp.namespace, name, dopts)
             return _json(out, code, media)
         raise errors.StatusError(405, "MethodNotAllowed",
                                  "the server does not allow this method on the requested "
@@ -294,6 +314,16 @@ class Handler:
         body = (await self._decode(request, rt.api_version, rt.kind)).obj
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
+
+    async def _admitted(self, request: Request, body: Decoded,
+                        steps: Callable[[Decoded], Steps[WriteResult]]) -> WriteResult:
+        """Run a write of ``body``, through the admission webhooks when any are configured."""
+        webhooks = self.api.webhooks
+        if not webhooks.configured():
+            return run_sync(steps(body))
+        result, warnings = await webhooks.run(lambda: steps(_fresh(body)), _user(request))
+        result.warnings.extend(warnings)
+        return result
 
     @staticmethod
     def _media(request: Request) -> MediaType:
@@ -445,6 +475,16 @@ class Handler:
         if media.as_kind.startswith("PartialObjectMetadata"):
             return lambda obj: _partial(obj, media.version)
         return lambda obj: rest.present(rt, obj)
+
+
+def _user(request: Request) -> Obj:
+    return request.user or reviews.ADMIN_USER
+
+
+def _fresh(body: Decoded) -> Decoded:
+    """A body for one run of a write: a run changes its object, and a write whose object
+    moved on while webhooks answered runs again from the body as it was sent."""
+    return Decoded(copy.deepcopy(body.obj), body.duplicates, body.unknown)
 
 
 def _partial(obj: Obj, version: str) -> Obj:

@@ -1,0 +1,312 @@
+"""Admission webhooks: the embedded server calls them over HTTPS as kube-apiserver does."""
+
+from __future__ import annotations
+
+import base64
+import socket
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from setpoint.cluster import RunningCluster
+from tests.cluster.conftest import API
+from tests.hookserver import Hooks
+
+Obj = dict[str, Any]
+
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.fixture
+async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
+    server = Hooks(tmp_path)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+def webhook(name: str, client_config: Obj, **extra: Any) -> Obj:
+    spec: Obj = {"name": name, "clientConfig": client_config, "sideEffects": "None",
+                 "admissionReviewVersions": ["v1"],
+                 "rules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                            "operations": ["CREATE", "UPDATE"], "resources": ["configmaps"]}]}
+    spec.update(extra)
+    return spec
+
+
+async def configure(api: API, kind: str, name: str, *hooks_: Obj) -> None:
+    resource = "mutatingwebhookconfigurations" if kind == "Mutating" \
+        else "validatingwebhookconfigurations"
+    status, body = await api.post(f"/apis/admissionregistration.k8s.io/v1/{resource}", {
+        "apiVersion": "admissionregistration.k8s.io/v1", "kind": f"{kind}WebhookConfiguration",
+        "metadata": {"name": name}, "webhooks": list(hooks_)})
+    assert status == 201, body
+
+
+def cm(name: str, labels: dict[str, str] | None = None) -> Obj:
+    meta: Obj = {"name": name}
+    if labels:
+        meta["labels"] = labels
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"k": "v"}}
+
+
+def patch_response(operations: list[Obj]) -> Obj:
+    return {"allowed": True, "patchType": "JSONPatch",
+            "patch": base64.b64encode(orjson.dumps(operations)).decode()}
+
+
+async def test_a_mutating_webhook_changes_the_created_object_and_is_told_the_request(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/mutate", lambda r: patch_response(
+        [{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}]))
+    await configure(api, "Mutating", "labeller", webhook(
+        "labeller.example.com", {"url": hooks.url("/mutate"), "caBundle": hooks.ca_bundle}))
+
+    status, created = await api.post(CMS, cm("a"))
+    assert status == 201, created
+    assert created["metadata"]["labels"] == {"mutated": "yes"}
+    _, stored = await api.get(f"{CMS}/a")
+    assert stored["metadata"]["labels"] == {"mutated": "yes"}
+
+    [call] = hooks.calls["/mutate"]
+    assert call["query"] == {"timeout": "10s"}
+    review = call["review"]
+    assert (review["apiVersion"], review["kind"]) == ("admission.k8s.io/v1", "AdmissionReview")
+    request = review["request"]
+    assert request["kind"] == {"group": "", "version": "v1", "kind": "ConfigMap"}
+    assert request["resource"] == {"group": "", "version": "v1", "resource": "configmaps"}
+    assert request["operation"] == "CREATE" and request["namespace"] == "default"
+    assert request["name"] == "a" and request["dryRun"] is False
+    assert request["object"]["data"] == {"k": "v"} and request["oldObject"] is None
+    assert request["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1",
+                                  "fieldManager": "setpoint-tests"}
+    assert request["userInfo"]["username"] == "setpoint-admin"
+    assert "system:masters" in request["userInfo"]["groups"]
+
+
+async def test_a_denial_carries_the_webhooks_status_and_stores_nothing(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": False, "status": {
+        "code": 403, "reason": "Forbidden", "message": "names must start with ok-"}})
+    await configure(api, "Validating", "names", webhook(
+        "names.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle}))
+
+    status, body = await api.post(CMS, cm("bad"))
+    assert status == 403
+    assert body["reason"] == "Forbidden"
+    assert body["message"] == ('admission webhook "names.example.com" denied the request: '
+                               "names must start with ok-")
+    assert (await api.get(f"{CMS}/bad"))[0] == 404
+
+
+async def test_a_denial_without_a_status_is_a_400_without_explanation(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": False})
+    await configure(api, "Validating", "mute", webhook(
+        "mute.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle}))
+    status, body = await api.post(CMS, cm("x"))
+    assert status == 400
+    assert body["message"] == ('admission webhook "mute.example.com" denied the request '
+                               "without explanation")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_an_unreachable_webhook_fails_closed_unless_its_policy_is_ignore(
+        api: API) -> None:
+    url = f"https://127.0.0.1:{_free_port()}/validate"
+    await configure(api, "Validating", "down", webhook("down.example.com", {"url": url}))
+    status, body = await api.post(CMS, cm("x"))
+    assert status == 500 and body["reason"] == "InternalError"
+    assert body["message"].startswith(
+        'Internal error occurred: failed calling webhook "down.example.com": failed to call '
+        f'webhook: Post "{url}?timeout=10s": dial tcp 127.0.0.1:')
+    assert body["message"].endswith("connect: connection refused")
+
+    status, _ = await api.patch(
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/down",
+        [{"op": "add", "path": "/webhooks/0/failurePolicy", "value": "Ignore"}],
+        "application/json-patch+json")
+    assert status == 200
+    assert (await api.post(CMS, cm("x")))[0] == 201
+
+
+async def test_an_answer_for_another_request_is_refused(api: API, hooks: Hooks) -> None:
+    async def wrong_uid(request: Obj) -> Obj:
+        return {"allowed": True, "uid": "not-" + request["uid"]}
+
+    hooks.on("/validate", wrong_uid)
+    await configure(api, "Validating", "confused", webhook(
+        "confused.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle}))
+    status, body = await api.post(CMS, cm("x"))
+    assert status == 500
+    assert "received invalid webhook response: expected response.uid=" in body["message"]
+
+
+async def test_selectors_and_match_conditions_decide_who_is_asked(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "picky", webhook(
+        "picky.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        objectSelector={"matchLabels": {"checked": "yes"}},
+        namespaceSelector={"matchExpressions": [
+            {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["default"]}]},
+        matchConditions=[{"name": "not-skipped",
+                          "expression": "object.metadata.name != 'skipped'"}]))
+
+    assert (await api.post(CMS, cm("unlabelled")))[0] == 201
+    assert (await api.post(CMS, cm("skipped", {"checked": "yes"})))[0] == 201
+    assert (await api.post("/api/v1/namespaces/kube-public/configmaps",
+                           cm("elsewhere", {"checked": "yes"})))[0] == 201
+    assert hooks.calls["/validate"] == []
+    assert (await api.post(CMS, cm("asked", {"checked": "yes"})))[0] == 201
+    assert [c["review"]["request"]["name"] for c in hooks.calls["/validate"]] == ["asked"]
+
+
+async def test_updates_send_the_old_object_and_deletes_can_be_refused(
+        api: API, hooks: Hooks) -> None:
+    def keep_protected(request: Obj) -> Obj:
+        if request["operation"] == "DELETE":
+            return {"allowed": False, "status": {"message": "protected"}}
+        return {"allowed": True, "warnings": [f"{request['operation']} seen"]}
+
+    hooks.on("/validate", keep_protected)
+    rule = {"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+            "operations": ["*"]}
+    await configure(api, "Validating", "guard", webhook(
+        "guard.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        rules=[rule]))
+    assert (await api.post(CMS, cm("p")))[0] == 201
+    async with api.session.patch(f"{api.cluster.url}{CMS}/p", data=orjson.dumps(
+            {"data": {"k": "w"}}), headers={"Content-Type": "application/merge-patch+json"},
+            ssl=api.ssl) as resp:
+        assert resp.status == 200
+        assert resp.headers.getall("Warning") == ['299 - "UPDATE seen"']
+    update = hooks.calls["/validate"][-1]["review"]["request"]
+    assert update["operation"] == "UPDATE"
+    assert update["oldObject"]["data"] == {"k": "v"} and update["object"]["data"] == {"k": "w"}
+    assert update["options"]["kind"] == "UpdateOptions"
+
+    status, body = await api.delete(f"{CMS}/p")
+    assert status == 400
+    assert body["message"] == 'admission webhook "guard.example.com" denied the request: ' \
+                              "protected"
+    delete = hooks.calls["/validate"][-1]["review"]["request"]
+    assert delete["object"] is None and delete["oldObject"]["metadata"]["name"] == "p"
+    assert delete["options"]["kind"] == "DeleteOptions"
+    assert (await api.get(f"{CMS}/p"))[0] == 200
+
+
+async def test_dry_run_reaches_only_webhooks_without_side_effects(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "effects", webhook(
+        "effects.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        sideEffects="NoneOnDryRun"))
+    assert (await api.post(f"{CMS}?dryRun=All", cm("dry")))[0] == 201
+    assert hooks.calls["/validate"][-1]["review"]["request"]["dryRun"] is True
+    assert (await api.get(f"{CMS}/dry"))[0] == 404
+
+    await configure(api, "Validating", "more-effects", webhook(
+        "some.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        sideEffects="Some"))
+    status, body = await api.post(f"{CMS}?dryRun=All", cm("dry"))
+    assert status == 400
+    assert body["message"] == 'admission webhook "some.example.com" does not support dry run'
+
+
+async def test_an_if_needed_webhook_runs_again_after_a_later_one_changed_the_object(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/first", lambda r: patch_response(
+        [{"op": "add", "path": "/metadata/annotations",
+          "value": {"first-saw": ",".join(sorted(r["object"]["metadata"].get("labels")
+                                                  or {}))}}]))
+    hooks.on("/second", lambda r: patch_response(
+        [{"op": "add", "path": "/metadata/labels", "value": {"second": "yes"}}]))
+    tls = {"caBundle": hooks.ca_bundle}
+    await configure(api, "Mutating", "a-first", webhook(
+        "first.example.com", {"url": hooks.url("/first"), **tls},
+        reinvocationPolicy="IfNeeded"))
+    await configure(api, "Mutating", "b-second", webhook(
+        "second.example.com", {"url": hooks.url("/second"), **tls}))
+
+    status, created = await api.post(CMS, cm("r"))
+    assert status == 201, created
+    assert len(hooks.calls["/first"]) == 2 and len(hooks.calls["/second"]) == 1
+    assert created["metadata"]["annotations"] == {"first-saw": "second"}
+
+
+async def test_webhook_configurations_are_never_sent_to_webhooks(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": False})
+    everything = {"apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"],
+                  "resources": ["*/*"]}
+    await configure(api, "Validating", "lockout", webhook(
+        "lockout.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        rules=[everything]))
+    assert (await api.post(CMS, cm("x")))[0] == 400
+    status, _ = await api.delete(
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/lockout")
+    assert status == 200
+    assert (await api.post(CMS, cm("x")))[0] == 201
+
+
+async def test_a_service_reference_reaches_the_webhook_through_its_endpoints(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/svc", lambda r: {"allowed": False, "status": {"message": "via service"}})
+    status, body = await api.post("/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "hooks"},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 9443}]}})
+    assert status == 201, body
+    status, body = await api.post("/api/v1/namespaces/default/endpoints", {
+        "apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "hooks"},
+        "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                     "ports": [{"name": "https", "port": hooks.port}]}]})
+    assert status == 201, body
+    await configure(api, "Validating", "in-cluster", webhook(
+        "svc.example.com", {"service": {"namespace": "default", "name": "hooks",
+                                        "path": "/svc"}, "caBundle": hooks.ca_bundle}))
+    status, body = await api.post(CMS, cm("x"))
+    assert status == 400, body
+    assert body["message"].endswith("denied the request: via service")
+
+
+async def test_a_write_that_raced_while_webhooks_answered_runs_again(
+        api: API, hooks: Hooks, cluster: RunningCluster) -> None:
+    meddled = 0
+
+    async def meddle(request: Obj) -> Obj:
+        nonlocal meddled
+        labels = request["object"]["metadata"].get("labels") or {}
+        if request["operation"] == "UPDATE" and "meddled" not in labels \
+                and "meddling" not in labels:
+            # another client changes the object while this update waits for the webhook
+            meddled += 1
+            status, body = await api.patch(f"{CMS}/race", {"metadata": {"labels": {
+                "meddling": "1", "meddled": "yes"}, "annotations": {"times": str(meddled)}}},
+                "application/merge-patch+json")
+            assert status == 200, body
+        return {"allowed": True}
+
+    hooks.on("/validate", meddle)
+    assert (await api.post(CMS, cm("race")))[0] == 201
+    await configure(api, "Validating", "meddler", webhook(
+        "meddler.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle}))
+
+    status, body = await api.patch(f"{CMS}/race", {"data": {"k": "patched"}},
+                                   "application/merge-patch+json")
+    assert status == 200, body
+    assert body["data"] == {"k": "patched"} and body["metadata"]["labels"]["meddled"] == "yes"
+
+    _, live = await api.get(f"{CMS}/race")
+    stale = {**live, "data": {"k": "stale"}}
+    stale["metadata"] = {**live["metadata"], "labels": {}}
+    status, body = await api.put(f"{CMS}/race", stale)
+    assert status == 409, body  # a PUT of a given resourceVersion is not re-run
