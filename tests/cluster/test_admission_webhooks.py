@@ -204,7 +204,7 @@ async def test_updates_send_the_old_object_and_deletes_can_be_refused(
     assert (await api.get(f"{CMS}/p"))[0] == 200
 
 
-async def test_dry_run_reaches_only_webhooks_without_side_effects(
+async def test_a_dry_run_is_sent_as_one_and_stores_nothing(
         api: API, hooks: Hooks) -> None:
     hooks.on("/validate", lambda r: {"allowed": True})
     await configure(api, "Validating", "effects", webhook(
@@ -213,13 +213,7 @@ async def test_dry_run_reaches_only_webhooks_without_side_effects(
     assert (await api.post(f"{CMS}?dryRun=All", cm("dry")))[0] == 201
     assert hooks.calls["/validate"][-1]["review"]["request"]["dryRun"] is True
     assert (await api.get(f"{CMS}/dry"))[0] == 404
-
-    await configure(api, "Validating", "more-effects", webhook(
-        "some.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
-        sideEffects="Some"))
-    status, body = await api.post(f"{CMS}?dryRun=All", cm("dry"))
-    assert status == 400
-    assert body["message"] == 'admission webhook "some.example.com" does not support dry run'
+    # (webhooks with side effects, which dry runs refuse, can no longer be stored in v1)
 
 
 async def test_an_if_needed_webhook_runs_again_after_a_later_one_changed_the_object(
@@ -310,3 +304,45 @@ async def test_a_write_that_raced_while_webhooks_answered_runs_again(
     stale["metadata"] = {**live["metadata"], "labels": {}}
     status, body = await api.put(f"{CMS}/race", stale)
     assert status == 409, body  # a PUT of a given resourceVersion is not re-run
+
+
+async def test_an_invalid_configuration_is_refused_with_each_field_named(api: API) -> None:
+    status, body = await api.post(
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations", {
+            "apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration", "metadata": {"name": "broken"},
+            "webhooks": [
+                {"name": "short", "clientConfig": {"url": "http://127.0.0.1/x?y=1"},
+                 "admissionReviewVersions": ["v1"], "sideEffects": "Some",
+                 "timeoutSeconds": 31,
+                 "rules": [{"apiGroups": ["*", "apps"], "apiVersions": ["v1"],
+                            "operations": ["CREATE", "PATCH"], "resources": ["*/*", "pods"]}]},
+                {"name": "a.b.c", "sideEffects": "None", "admissionReviewVersions": ["v9"],
+                 "clientConfig": {"service": {"namespace": "d", "name": "s",
+                                              "path": "/ok/not_ok"}}},
+                {"name": "a.b.c", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+                 "clientConfig": {"url": "https://127.0.0.1/x"},
+                 "matchConditions": [{"name": "c", "expression": "object.("}]},
+            ]})
+    assert status == 422 and body["reason"] == "Invalid"
+    fields = [c["field"] for c in body["details"]["causes"]]
+    assert fields == [
+        "webhooks[0].name",
+        "webhooks[0].rules[0].operations[1]",
+        "webhooks[0].rules[0].apiGroups",
+        "webhooks[0].rules[0].resources",
+        "webhooks[0].sideEffects",
+        "webhooks[0].timeoutSeconds",
+        "webhooks[0].clientConfig.url",
+        "webhooks[0].clientConfig.url",
+        "webhooks[1].clientConfig.service.path",
+        "webhooks[1].admissionReviewVersions",
+        "webhooks[2].matchConditions[0].expression",
+        "webhooks[2].name",
+    ]
+    messages = {c["field"]: c["message"] for c in body["details"]["causes"]}
+    assert messages["webhooks[0].sideEffects"] == \
+        'Unsupported value: "Some": supported values: "None", "NoneOnDryRun"'
+    assert messages["webhooks[0].clientConfig.url"] == \
+        'Invalid value: "y=1": query parameters are not permitted in the URL'
+    assert messages["webhooks[2].name"] == 'Duplicate value: "a.b.c"'

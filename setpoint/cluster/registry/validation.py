@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_workloads as workloads
 from setpoint.machinery import fielderrors as fe
@@ -388,6 +389,10 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("apps", "DaemonSet"): workloads.validate_daemon_set,
     ("batch", "Job"): workloads.validate_job,
     ("batch", "CronJob"): workloads.validate_cron_job,
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
+        admission.validate_mutating_configuration,
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
+        admission.validate_validating_configuration,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {

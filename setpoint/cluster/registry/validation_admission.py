@@ -1,0 +1,279 @@
+"""Validation of Mutating/ValidatingWebhookConfigurations
+(``pkg/apis/admissionregistration/validation``): fully qualified unique webhook names,
+rules, policies, side effects, timeouts, selectors, the client config and match conditions.
+
+Updates are held to the same rules (the apiserver relaxes a few of them for objects stored
+before they applied, which this server never holds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import labels, names
+from setpoint.machinery.errors import Cause
+
+Obj = dict[str, Any]
+
+REVIEW_VERSIONS = ("v1", "v1beta1")
+FAILURE_POLICIES = ("Fail", "Ignore")
+MATCH_POLICIES = ("Equivalent", "Exact")
+NO_SIDE_EFFECTS = ("None", "NoneOnDryRun")
+OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
+REINVOCATION_POLICIES = ("IfNeeded", "Never")
+SCOPES = ("*", "Cluster", "Namespaced")
+MAX_MATCH_CONDITIONS = 64
+URL_FORM = "; desired format: https://host[/path]"
+
+
+def _fully_qualified(path: str, name: str) -> list[Cause]:
+    if not name:
+        return [fe.required(path)]
+    errs = names.is_dns1123_subdomain(name)
+    if errs:
+        return [fe.invalid(path, name, ",".join(errs))]
+    if len(name.split(".")) < 3:
+        return [fe.invalid(path, name, "should be a domain with at least three segments "
+                                       "separated by dots")]
+    return []
+
+
+def _wildcard_with_others(items: list[str]) -> bool:
+    return len(items) > 1 and "*" in items
+
+
+def _resources(resources: list[str], path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if not resources:
+        causes.append(fe.required(path))
+    wildcard_subresources: set[str] = set()  # x/*
+    wildcard_resources: set[str] = set()  # */x
+    double = single = plain = False
+    for i, entry in enumerate(resources):
+        if entry == "":
+            causes.append(fe.required(fe.index(path, i)))
+            continue
+        double = double or entry == "*/*"
+        single = single or entry == "*"
+        if "/" not in entry:
+            plain = entry != "*"
+            continue
+        res, sub = entry.split("/", 1)
+        if res in wildcard_subresources:
+            causes.append(fe.invalid(fe.index(path, i), entry,
+                                     f"if '{res}/*' is present, must not specify {entry}"))
+        if sub in wildcard_resources:
+            causes.append(fe.invalid(fe.index(path, i), entry,
+                                     f"if '*/{sub}' is present, must not specify {entry}"))
+        if sub == "*":
+            wildcard_subresources.add(res)
+        if res == "*":
+            wildcard_resources.add(sub)
+    shown = fe.go_string_slice(resources)
+    if len(resources) > 1 and double:
+        causes.append(fe.invalid(path, shown, "if '*/*' is present, must not specify other "
+                                              "resources"))
+    if single and plain:
+        causes.append(fe.invalid(path, shown, "if '*' is present, must not specify other "
+                                              "resources without subresources"))
+    return causes
+
+
+def _rule(rule: Obj, path: str) -> list[Cause]:
+    causes: list[Cause] = []
+    operations = list(rule.get("operations") or [])
+    if not operations:
+        causes.append(fe.required(f"{path}.operations"))
+    if _wildcard_with_others(operations):
+        causes.append(fe.invalid(f"{path}.operations", fe.go_string_slice(operations),
+                                 "if '*' is present, must not specify other operations"))
+    for i, op in enumerate(operations):
+        if op not in OPERATIONS:
+            causes.append(fe.not_supported(fe.index(f"{path}.operations", i), op, OPERATIONS))
+    groups = list(rule.get("apiGroups") or [])
+    if not groups:
+        causes.append(fe.required(f"{path}.apiGroups"))
+    if _wildcard_with_others(groups):
+        causes.append(fe.invalid(f"{path}.apiGroups", fe.go_string_slice(groups),
+                                 "if '*' is present, must not specify other API groups"))
+    versions = list(rule.get("apiVersions") or [])
+    if not versions:
+        causes.append(fe.required(f"{path}.apiVersions"))
+    if _wildcard_with_others(versions):
+        causes.append(fe.invalid(f"{path}.apiVersions", fe.go_string_slice(versions),
+                                 "if '*' is present, must not specify other API versions"))
+    causes.extend(fe.required(fe.index(f"{path}.apiVersions", i))
+                  for i, v in enumerate(versions) if v == "")
+    causes.extend(_resources(list(rule.get("resources") or []), f"{path}.resources"))
+    scope = rule.get("scope")
+    if scope is not None and scope not in SCOPES:
+        causes.append(fe.not_supported(f"{path}.scope", scope, SCOPES))
+    return causes
+
+
+def _url(path: str, url: str) -> list[Cause]:
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:
+        return [fe.required(path, f"url must be a valid URL: {exc}{URL_FORM}")]
+    causes: list[Cause] = []
+    if parts.scheme != "https":
+        causes.append(fe.invalid(path, parts.scheme,
+                                 f"'https' is the only allowed URL scheme{URL_FORM}"))
+    if not parts.netloc:
+        causes.append(fe.invalid(path, "", f"host must be specified{URL_FORM}"))
+    if "@" in parts.netloc:
+        user = parts.netloc.rsplit("@", 1)[0]
+        causes.append(fe.invalid(path, user, "user information is not permitted in the URL"))
+    if parts.fragment:
+        causes.append(fe.invalid(path, parts.fragment,
+                                 "fragments are not permitted in the URL"))
+    if parts.query:
+        causes.append(fe.invalid(path, parts.query,
+                                 "query parameters are not permitted in the URL"))
+    return causes
+
+
+def _service(path: str, service: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    if not service.get("name"):
+        causes.append(fe.required(f"{path}.name", "service name is required"))
+    if not service.get("namespace"):
+        causes.append(fe.required(f"{path}.namespace", "service namespace is required"))
+    port = service.get("port", 443)
+    if not isinstance(port, int) or not 1 <= port <= 65535:
+        causes.append(fe.invalid(f"{path}.port", port,
+                                 "port is not valid: must be between 1 and 65535, inclusive"))
+    url_path = service.get("path")
+    if url_path in (None, "", "/"):
+        return causes
+    if url_path == "//":
+        return [*causes, fe.invalid(f"{path}.path", url_path, "segment[0] may not be empty")]
+    if not url_path.startswith("/"):
+        causes.append(fe.invalid(f"{path}.path", url_path, "must start with a '/'"))
+    check = url_path[1:]
+    if check.endswith("/"):
+        check = check[:-1]
+    for i, step in enumerate(check.split("/")):
+        if not step:
+            causes.append(fe.invalid(f"{path}.path", url_path,
+                                     f"segment[{i}] may not be empty"))
+            continue
+        causes.extend(fe.invalid(f"{path}.path", url_path, f"segment[{i}]: {failure}")
+                      for failure in names.is_dns1123_subdomain(step))
+    return causes
+
+
+def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
+    import celpy
+
+    causes: list[Cause] = []
+    if len(conditions) > MAX_MATCH_CONDITIONS:
+        causes.append(fe.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
+    seen: set[str] = set()
+    env = celpy.Environment()
+    for i, condition in enumerate(conditions):
+        p = fe.index(path, i)
+        name = str(condition.get("name") or "")
+        if not name:
+            causes.append(fe.required(f"{p}.name"))
+        else:
+            causes.extend(fe.invalid(f"{p}.name", name, m)
+                          for m in names.is_qualified_name(name))
+            if name in seen:
+                causes.append(fe.duplicate(f"{p}.name", name))
+            seen.add(name)
+        expression = str(condition.get("expression") or "")
+        if not expression.strip():
+            causes.append(fe.required(f"{p}.expression"))
+            continue
+        try:
+            env.compile(expression)
+        except Exception as exc:  # celpy's parse errors carry the caret drawing
+            first = str(exc).splitlines()[0] if str(exc) else "invalid syntax"
+            causes.append(fe.invalid(f"{p}.expression", expression,
+                                     f"compilation failed: ERROR: <input>: {first}"))
+    return causes
+
+
+def _review_versions(versions: list[str], path: str) -> list[Cause]:
+    if not versions:
+        return [fe.required(path, f"must specify one of {', '.join(REVIEW_VERSIONS)}")]
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, version in enumerate(versions):
+        if version in seen:
+            causes.append(fe.invalid(fe.index(path, i), version, "duplicate version"))
+            continue
+        seen.add(version)
+        causes.extend(fe.invalid(fe.index(path, i), version, m)
+                      for m in names.is_dns1035_label(version))
+    if not any(v in REVIEW_VERSIONS for v in versions):
+        causes.append(fe.invalid(path, fe.go_string_slice(versions),
+                                 f"must include at least one of {', '.join(REVIEW_VERSIONS)}"))
+    return causes
+
+
+def _webhook(hook: Obj, path: str, *, mutating: bool) -> list[Cause]:
+    causes = _fully_qualified(f"{path}.name", str(hook.get("name") or ""))
+    for i, rule in enumerate(hook.get("rules") or []):
+        causes.extend(_rule(rule, fe.index(f"{path}.rules", i)))
+    policy = hook.get("failurePolicy")
+    if policy is not None and policy not in FAILURE_POLICIES:
+        causes.append(fe.not_supported(f"{path}.failurePolicy", policy, FAILURE_POLICIES))
+    match_policy = hook.get("matchPolicy")
+    if match_policy is not None and match_policy not in MATCH_POLICIES:
+        causes.append(fe.not_supported(f"{path}.matchPolicy", match_policy, MATCH_POLICIES))
+    effects = hook.get("sideEffects")
+    if effects is None:
+        causes.append(fe.required(f"{path}.sideEffects",
+                                  f"must specify one of {', '.join(NO_SIDE_EFFECTS)}"))
+    elif effects not in NO_SIDE_EFFECTS:
+        causes.append(fe.not_supported(f"{path}.sideEffects", effects, NO_SIDE_EFFECTS))
+    timeout = hook.get("timeoutSeconds")
+    if timeout is not None and not 1 <= timeout <= 30:
+        causes.append(fe.invalid(f"{path}.timeoutSeconds", timeout,
+                                 "the timeout value must be between 1 and 30 seconds"))
+    for field in ("namespaceSelector", "objectSelector"):
+        causes.extend(labels.validate_label_selector(hook.get(field), f"{path}.{field}"))
+    reinvocation = hook.get("reinvocationPolicy")
+    if mutating and reinvocation is not None and reinvocation not in REINVOCATION_POLICIES:
+        causes.append(fe.not_supported(f"{path}.reinvocationPolicy", reinvocation,
+                                       REINVOCATION_POLICIES))
+    client = hook.get("clientConfig") or {}
+    if ("url" in client) == ("service" in client):
+        causes.append(fe.required(f"{path}.clientConfig",
+                                  "exactly one of url or service is required"))
+    elif "url" in client:
+        causes.extend(_url(f"{path}.clientConfig.url", str(client["url"])))
+    else:
+        causes.extend(_service(f"{path}.clientConfig.service", client["service"] or {}))
+    causes.extend(_match_conditions(list(hook.get("matchConditions") or []),
+                                    f"{path}.matchConditions"))
+    return causes
+
+
+def _configuration(obj: Obj, *, mutating: bool) -> list[Cause]:
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, hook in enumerate(obj.get("webhooks") or []):
+        path = fe.index("webhooks", i)
+        causes.extend(_webhook(hook, path, mutating=mutating))
+        causes.extend(_review_versions(list(hook.get("admissionReviewVersions") or []),
+                                       f"{path}.admissionReviewVersions"))
+        name = hook.get("name")
+        if name:
+            if name in seen:
+                causes.append(fe.duplicate(f"{path}.name", name))
+            seen.add(name)
+    return causes
+
+
+def validate_mutating_configuration(obj: Obj) -> list[Cause]:
+    return _configuration(obj, mutating=True)
+
+
+def validate_validating_configuration(obj: Obj) -> list[Cause]:
+    return _configuration(obj, mutating=False)
