@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 import yaml
@@ -39,6 +39,7 @@ BODY_TYPES = ("application/json", "application/yaml")
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 Obj = dict[str, Any]
+T = TypeVar("T")
 
 
 def _dumps(obj: Any, media: MediaType) -> bytes:
@@ -240,8 +241,9 @@ class Handler:
                 return await self._create_subresource(request, rt, rp, media)
             opts = WriteOptions.parse(query, "CreateOptions", ua)
             body = await self._body(request, rt, opts)
-            result = await self._admitted(request, body, lambda sent: rest.create_steps(
-                rt, rp.namespace, sent, opts))
+            result, warnings = await self._admitted(request, lambda sent: rest.create_steps(
+                rt, rp.namespace, sent, opts), body)
+            result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
         if method == "PUT":
             if rp.name is None:
@@ -254,8 +256,9 @@ class Handler:
                 return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
             name = rp.name
-            result = await self._admitted(request, body, lambda sent: rest.update_steps(
-                rt, rp.namespace, name, sent, opts, rp.subresource))
+            result, warnings = await self._admitted(request, lambda sent: rest.update_steps(
+                rt, rp.namespace, name, sent, opts, rp.subresource), body)
+            result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
         if method == "PATCH":
             if rp.name is None:
@@ -271,8 +274,9 @@ class Handler:
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
             name = rp.name
-            result = await self._admitted(request, Decoded(raw), lambda _: rest.patch_steps(
+            result, warnings = await self._admitted(request, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
+            result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
@@ -281,19 +285,16 @@ class Handler:
             dopts = DeleteOptions.parse(query, parsed if isinstance(parsed, dict) else None)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
-                out = self.api.rest.delete_collection(rt, rp.namespace, lopts, dopts)
-                return _json(out, 200, media)
+                out, warnings = await self._admitted(request, lambda _: (
+                    rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
+                return _json(out, 200, media, warnings)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)
             name = rp.name
-            webhooks = self.api.webhooks
-            if webhooks.configured():
-                (code, out), warnings = await webhooks.run(
-                    lambda: rest.delete_steps(rt, rp.namespace, name, dopts), _user(request))
-                return _json(out, code, media, warnings)
-            code, out = rest.delete(rt, rp.namespace, name, dopts)
-            return _json(out, code, media)
+            (code, out), warnings = await self._admitted(
+                request, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
+            return _json(out, code, media, warnings)
         raise errors.StatusError(405, "MethodNotAllowed",
                                  "the server does not allow this method on the requested "
                                  "resource")
@@ -315,15 +316,15 @@ class Handler:
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
 
-    async def _admitted(self, request: Request, body: Decoded,
-                        steps: Callable[[Decoded], Steps[WriteResult]]) -> WriteResult:
-        """Run a write of ``body``, through the admission webhooks when any are configured."""
+    async def _admitted(self, request: Request, steps: Callable[[Decoded], Steps[T]],
+                        body: Decoded | None = None) -> tuple[T, list[str]]:
+        """Run a write (of ``body``, if it has one), through the admission webhooks when any
+        are configured; (its result, the webhooks' warnings)."""
+        sent = body if body is not None else Decoded(None)
         webhooks = self.api.webhooks
         if not webhooks.configured():
-            return run_sync(steps(body))
-        result, warnings = await webhooks.run(lambda: steps(_fresh(body)), _user(request))
-        result.warnings.extend(warnings)
-        return result
+            return run_sync(steps(sent)), []
+        return await webhooks.run(lambda: steps(_fresh(sent)), _user(request))
 
     @staticmethod
     def _media(request: Request) -> MediaType:

@@ -346,3 +346,26 @@ async def test_an_invalid_configuration_is_refused_with_each_field_named(api: AP
     assert messages["webhooks[0].clientConfig.url"] == \
         'Invalid value: "y=1": query parameters are not permitted in the URL'
     assert messages["webhooks[2].name"] == 'Duplicate value: "a.b.c"'
+
+
+async def test_deleting_a_collection_asks_the_webhooks_about_each_object(
+        api: API, hooks: Hooks) -> None:
+    def keep(request: Obj) -> Obj:
+        if request["oldObject"]["metadata"]["name"] == "keep":
+            return {"allowed": False, "status": {"message": "kept"}}
+        return {"allowed": True}
+
+    hooks.on("/validate", keep)
+    assert (await api.post(CMS, cm("gone", {"batch": "1"})))[0] == 201
+    assert (await api.post(CMS, cm("keep", {"batch": "1"})))[0] == 201
+    await configure(api, "Validating", "keeper", webhook(
+        "keeper.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                "operations": ["DELETE"]}]))
+    status, body = await api.delete(f"{CMS}?labelSelector=batch%3D1")
+    assert status == 400
+    assert body["message"].endswith("denied the request: kept")
+    assert (await api.get(f"{CMS}/gone"))[0] == 404
+    assert (await api.get(f"{CMS}/keep"))[0] == 200
+    assert [c["review"]["request"]["operation"] for c in hooks.calls["/validate"]] == \
+        ["DELETE", "DELETE"]

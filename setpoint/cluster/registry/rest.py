@@ -350,12 +350,18 @@ class REST:
 
     def delete_collection(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
                           dopts: DeleteOptions) -> Obj:
+        return run_sync(self.delete_collection_steps(rt, ns, lopts, dopts))
+
+    def delete_collection_steps(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
+                                dopts: DeleteOptions) -> Steps[Obj]:
+        """Each listed object deleted as by its own DELETE (admission points included)."""
         listed = self.list(rt, ns, lopts)
         deleted = []
         for item in listed["items"]:
             meta = item["metadata"]
             try:
-                _, out = self.delete(rt, meta.get("namespace"), meta["name"], dopts)
+                _, out = yield from self.delete_steps(rt, meta.get("namespace"), meta["name"],
+                                                      dopts)
             except StatusError as exc:
                 if exc.code == 404:
                     continue
