@@ -8,13 +8,14 @@ import logging
 import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 import yaml
 
 from setpoint.cluster import reviews
-from setpoint.cluster.admission.points import Steps, run_sync
+from setpoint.cluster.admission.points import Steps, run_sync, subresource_create_steps
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
@@ -358,16 +359,24 @@ class Handler:
         kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction"),
                  "token": ("authentication.k8s.io/v1", "TokenRequest")}
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
-        body = (await self._decode(request, api_version, kind)).obj
-        if rp.subresource == "binding":
-            out = self.api.bind_pod(rt, rp.namespace or "", rp.name, body)
-            return _json(out, 201, media)
-        if rp.subresource == "eviction":
-            out = self.api.evict_pod(rt, rp.namespace or "", rp.name, body)
-            return _json(out, 201, media)
-        if rp.subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:
-            return _json(self.api.request_token(rp.namespace or "", rp.name, body), 201, media)
-        raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "create", rt.group)
+        decoded = await self._decode(request, api_version, kind)
+        ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
+        act: Callable[[Any], Obj]
+        if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:
+            act = partial(self.api.request_token, ns, name)
+        elif subresource == "binding":
+            act = partial(self.api.bind_pod, rt, ns, name)
+        elif subresource == "eviction":
+            act = partial(self.api.evict_pod, rt, ns, name)
+        else:
+            raise errors.method_not_supported(f"{rt.resource}/{subresource}", "create",
+                                              rt.group)
+        opts = WriteOptions.parse(request.query, "CreateOptions",
+                                  request.headers.get("user-agent", ""))
+        group, _, version = api_version.rpartition("/")
+        out, warnings = await self._admitted(request, lambda sent: subresource_create_steps(
+            rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
+        return _json(out, 201, media, warnings)
 
     async def _raw(self, request: Request) -> bytes:
         try:

@@ -369,3 +369,35 @@ async def test_deleting_a_collection_asks_the_webhooks_about_each_object(
     assert (await api.get(f"{CMS}/keep"))[0] == 200
     assert [c["review"]["request"]["operation"] for c in hooks.calls["/validate"]] == \
         ["DELETE", "DELETE"]
+
+
+async def test_an_eviction_is_admitted_as_an_eviction_of_the_pod(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/validate", lambda r: {"allowed": False, "status": {
+        "code": 429, "reason": "TooManyRequests", "message": "quorum would be lost"}})
+    pods = "/api/v1/namespaces/default/pods"
+    status, body = await api.post(pods, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "member-0"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert status == 201, body
+    await configure(api, "Validating", "quorum", webhook(
+        "quorum.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods/eviction"],
+                "operations": ["CREATE"]}]))
+
+    status, body = await api.post(f"{pods}/member-0/eviction", {
+        "apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "member-0"}})
+    assert status == 429, body
+    assert body["message"].endswith("denied the request: quorum would be lost")
+    assert (await api.get(f"{pods}/member-0"))[0] == 200
+    [call] = hooks.calls["/validate"]
+    request = call["review"]["request"]
+    assert request["kind"] == {"group": "policy", "version": "v1", "kind": "Eviction"}
+    assert request["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+    assert request["subResource"] == "eviction" and request["name"] == "member-0"
+    assert request["object"]["kind"] == "Eviction"
+    # the pod itself, created before, was not sent: the rule names only the subresource
+    assert (await api.post(pods, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "member-1"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))[0] == 201
+    assert len(hooks.calls["/validate"]) == 1

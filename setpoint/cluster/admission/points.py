@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 
 Obj = dict[str, Any]
@@ -43,6 +44,9 @@ class AdmissionPoint:
     dry_run: bool
     subresource: str = ""
     options: Obj = field(default_factory=dict)
+    # (group, version, kind) of the object, when it is not the resource's own kind: the
+    # Binding or Eviction posted to a pod's subresource
+    kind: tuple[str, str, str] | None = None
 
 
 Steps = Generator[AdmissionPoint, Obj | None, T]
@@ -51,6 +55,24 @@ Steps = Generator[AdmissionPoint, Obj | None, T]
 
 class Changed(Exception):
     """The stored object changed while webhooks were consulted: run the write again."""
+
+
+def subresource_create_steps(rt: ResourceType, namespace: str, name: str, subresource: str,
+                             kind: tuple[str, str, str], body: Any, opts: WriteOptions,
+                             act: Callable[[Any], T]) -> Steps[T]:
+    """A POST to a subresource that acts rather than stores (``pods/binding``,
+    ``pods/eviction``, ``serviceaccounts/token``): the body passes admission as its own kind,
+    then ``act`` runs on it."""
+    options = opts.options_object("CreateOptions")
+    obj = body if isinstance(body, dict) else None
+    mutated = yield AdmissionPoint(MUTATING, "CREATE", rt, namespace, name, obj, None,
+                                   opts.dry_run, subresource, options, kind)
+    if mutated is not None:
+        body = mutated
+    yield AdmissionPoint(VALIDATING, "CREATE", rt, namespace, name,
+                         body if isinstance(body, dict) else None, None, opts.dry_run,
+                         subresource, options, kind)
+    return act(body)
 
 
 def run_sync(steps: Steps[T]) -> T:

@@ -197,7 +197,7 @@ class WebhookAdmission:
                             "which is not supported for this operation")
         from setpoint.machinery.patch import json_patch
 
-        sent = self._versioned(obj, invocation.version)
+        sent = self._versioned(obj, invocation.version, point)
         try:
             patched = json_patch(sent, operations)
         except StatusError as exc:
@@ -205,7 +205,7 @@ class WebhookAdmission:
         if not isinstance(patched, dict):
             raise _internal(f'admission webhook "{hook.name}" patched the object into a '
                             "non-object")
-        return self._versioned(patched, point.rt.version)
+        return self._versioned(patched, point.rt.version, point)
 
     async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
                         request: _Request) -> None:
@@ -260,18 +260,23 @@ class WebhookAdmission:
         rt = point.rt
         version = invocation.version
         namespace = point.namespace
+        group_version_kind = {"group": rt.group, "version": version, "kind": rt.kind}
+        if point.kind is not None:
+            group_version_kind = dict(zip(("group", "version", "kind"), point.kind,
+                                          strict=True))
         request: Obj = {
             "uid": uid,
-            "kind": {"group": rt.group, "version": version, "kind": rt.kind},
+            "kind": group_version_kind,
             "resource": {"group": rt.group, "version": version, "resource": rt.resource},
-            "requestKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+            "requestKind": {**group_version_kind, "version": rt.version}
+            if point.kind is None else group_version_kind,
             "requestResource": {"group": rt.group, "version": rt.version,
                                 "resource": rt.resource},
             "name": point.name,
             "operation": point.operation,
             "userInfo": user,
-            "object": self._versioned(obj, version) if obj is not None else None,
-            "oldObject": self._versioned(point.old, version) if point.old is not None
+            "object": self._versioned(obj, version, point) if obj is not None else None,
+            "oldObject": self._versioned(point.old, version, point) if point.old is not None
             else None,
             "dryRun": point.dry_run,
             "options": point.options,
@@ -283,10 +288,13 @@ class WebhookAdmission:
             request["requestSubResource"] = point.subresource
         return request
 
-    def _versioned(self, obj: Obj | None, version: str) -> Obj:
+    def _versioned(self, obj: Obj | None, version: str,
+                   point: AdmissionPoint | None = None) -> Obj:
         """``obj`` at another version of its resource (custom resources convert by
-        apiVersion alone: conversion strategy None)."""
+        apiVersion alone: conversion strategy None); a subresource's own kind as it is."""
         assert obj is not None
+        if point is not None and point.kind is not None:
+            return obj
         group = obj.get("apiVersion", "").rpartition("/")[0]
         api_version = f"{group}/{version}" if group else version
         return obj if obj.get("apiVersion") == api_version else {**obj,
