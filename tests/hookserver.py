@@ -1,4 +1,7 @@
-"""A webhook server for tests: HTTPS on loopback, a function per path, every call kept."""
+"""A webhook server for tests: HTTPS on loopback, a function per path, every call kept.
+
+A function gets the review's ``request`` and returns its ``response`` (without the uid).
+"""
 
 from __future__ import annotations
 
@@ -46,7 +49,8 @@ class Hooks:
         response = self.handlers[request.path](review["request"])
         if not isinstance(response, dict):
             response = await response
-        body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        # the review comes back as it went (AdmissionReview or ConversionReview)
+        body = {"apiVersion": review["apiVersion"], "kind": review["kind"],
                 "response": {"uid": review["request"]["uid"], **response}}
         return web.Response(body=orjson.dumps(body), content_type="application/json")
 

@@ -15,7 +15,12 @@ import orjson
 import yaml
 
 from setpoint.cluster import reviews
-from setpoint.cluster.admission.points import Steps, run_sync, subresource_create_steps
+from setpoint.cluster.admission.points import (
+    ConversionPoint,
+    Steps,
+    run_sync,
+    subresource_create_steps,
+)
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
@@ -225,7 +230,9 @@ class Handler:
             if rp.name is None or (watch and not rp.subresource):
                 return await self._get_collection(request, rt, rp, watch)
             media = self._media(request)
-            obj = self.api.rest.get(rt, rp.namespace, rp.name, rp.subresource)
+            name = rp.name
+            obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
+                rt, rp.namespace, name, rp.subresource))
             return self._render_object(rt, obj, media)
         if rp.legacy_watch:
             raise errors.method_not_supported(rt.resource, method.lower(), rt.group)
@@ -242,7 +249,7 @@ class Handler:
                 return await self._create_subresource(request, rt, rp, media)
             opts = WriteOptions.parse(query, "CreateOptions", ua)
             body = await self._body(request, rt, opts)
-            result, warnings = await self._admitted(request, lambda sent: rest.create_steps(
+            result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
             result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
@@ -257,7 +264,7 @@ class Handler:
                 return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
             name = rp.name
-            result, warnings = await self._admitted(request, lambda sent: rest.update_steps(
+            result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
                 rt, rp.namespace, name, sent, opts, rp.subresource), body)
             result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
@@ -275,7 +282,7 @@ class Handler:
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
             name = rp.name
-            result, warnings = await self._admitted(request, lambda _: rest.patch_steps(
+            result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
             result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
@@ -286,7 +293,7 @@ class Handler:
             dopts = DeleteOptions.parse(query, parsed if isinstance(parsed, dict) else None)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
-                out, warnings = await self._admitted(request, lambda _: (
+                out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
             if rp.subresource:
@@ -294,7 +301,7 @@ class Handler:
                                                   rt.group)
             name = rp.name
             (code, out), warnings = await self._admitted(
-                request, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
+                request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
             return _json(out, code, media, warnings)
         raise errors.StatusError(405, "MethodNotAllowed",
                                  "the server does not allow this method on the requested "
@@ -317,13 +324,15 @@ class Handler:
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token), 201, media)
 
-    async def _admitted(self, request: Request, steps: Callable[[Decoded], Steps[T]],
+    async def _admitted(self, request: Request, rt: ResourceType,
+                        steps: Callable[[Decoded], Steps[T]],
                         body: Decoded | None = None) -> tuple[T, list[str]]:
-        """Run a write (of ``body``, if it has one), through the admission webhooks when any
-        are configured; (its result, the webhooks' warnings)."""
+        """Run a request (with ``body``, if it has one), calling webhooks where it needs
+        them: the admission webhooks when any are configured, the conversion webhook of a
+        custom resource whose CRD has one; (its result, the webhooks' warnings)."""
         sent = body if body is not None else Decoded(None)
         webhooks = self.api.webhooks
-        if not webhooks.configured():
+        if rt.conversion_webhook is None and not webhooks.configured():
             return run_sync(steps(sent)), []
         return await webhooks.run(lambda: steps(_fresh(sent)), _user(request))
 
@@ -374,7 +383,7 @@ class Handler:
         opts = WriteOptions.parse(request.query, "CreateOptions",
                                   request.headers.get("user-agent", ""))
         group, _, version = api_version.rpartition("/")
-        out, warnings = await self._admitted(request, lambda sent: subresource_create_steps(
+        out, warnings = await self._admitted(request, rt, lambda sent: subresource_create_steps(
             rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
         return _json(out, 201, media, warnings)
 
@@ -436,7 +445,7 @@ class Handler:
         validate_watch_options(opts, watch)
         ns = rp.namespace
         if not watch:
-            listed = self.api.rest.list(rt, ns, opts)
+            listed = await self._read(request, rt, lambda: self.api.rest.list_steps(rt, ns, opts))
             if media.as_kind == "Table":
                 from setpoint.cluster.tables import to_table
 
@@ -455,36 +464,71 @@ class Handler:
             return _json(listed, 200, media)
         return await self._watch(request, rt, ns, opts, media)
 
+    async def _read(self, request: Request, rt: ResourceType,
+                    steps: Callable[[], Steps[T]]) -> T:
+        """Run a read, through the CRD's conversion webhook when it has one."""
+        if rt.conversion_webhook is None:
+            return run_sync(steps())
+        result, _ = await self.api.webhooks.run(steps, _user(request))
+        return result
+
     async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
                      opts: ListOptions, media: MediaType) -> Response:
-        present = self._watch_presenter(rt, media)
-        stream = WatchStream(self.api.rest, rt, ns, opts, present)
+        rest = self.api.rest
+        convert = rt.conversion_webhook is not None
+        # objects converted by webhook are converted a batch at a time, outside the stream
+        present = self._watch_presenter(rt, media, rest.present if not convert
+                                        else rest._with_defaults)
+        stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored)
         if stream.error is not None:
             error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
             return Response(error, 200, "application/json")
-        return StreamResponse(self._watch_events(stream), stream.close,
-                              content_type="application/json")
+        return StreamResponse(self._watch_events(stream, rt, present if convert else None),
+                              stream.close, content_type="application/json")
 
-    async def _watch_events(self, stream: WatchStream) -> AsyncIterator[bytes]:
+    async def _watch_events(self, stream: WatchStream, rt: ResourceType,
+                            present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:
         self.api.track_watch(stream)
         try:
             async for batch in stream:
+                if present is not None:
+                    batch = await self._converted(rt, batch, present)
                 yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
         finally:
             stream.close()
             self.api.untrack_watch(stream)
 
-    def _watch_presenter(self, rt: ResourceType, media: MediaType) -> Any:
-        rest = self.api.rest
+    async def _converted(self, rt: ResourceType, batch: list[tuple[str, Obj]],
+                         present: Callable[[Obj], Obj]) -> list[tuple[str, Obj]]:
+        """A batch of watch events with their objects converted by the CRD's webhook."""
+        from setpoint.cluster.crds import conversionwebhook
+
+        objects = [(i, o) for i, (t, o) in enumerate(batch) if t not in ("BOOKMARK", "ERROR")]
+        try:
+            converted = await conversionwebhook.convert(
+                self.api, ConversionPoint(rt, [o for _, o in objects], rt.api_version))
+        except StatusError as err:
+            return [("ERROR", err.to_status())]
+        out = list(batch)
+        for (i, _), obj in zip(objects, converted, strict=True):
+            out[i] = (batch[i][0], present(obj))
+        return out
+
+    def _watch_presenter(self, rt: ResourceType, media: MediaType,
+                         present: Callable[[ResourceType, Obj], Obj]) -> Callable[[Obj], Obj]:
         if media.as_kind == "Table":
             from setpoint.cluster.tables import WatchTables
 
             tables = WatchTables(rt, include_object=media.include_object or "Metadata",
                                  table_version=media.version)
-            return lambda obj: tables(rest.present(rt, obj))
+            return lambda obj: tables(present(rt, obj))
         if media.as_kind.startswith("PartialObjectMetadata"):
             return lambda obj: _partial(obj, media.version)
-        return lambda obj: rest.present(rt, obj)
+        return lambda obj: present(rt, obj)
+
+
+def _as_stored(obj: Obj) -> Obj:
+    return obj
 
 
 def _user(request: Request) -> Obj:

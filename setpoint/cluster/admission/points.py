@@ -8,6 +8,9 @@ an exception). Whoever drives the generator decides how the points are answered:
 controllers and for requests when no webhook is configured; the HTTP front awaits the
 configured webhooks (:mod:`setpoint.cluster.admission.webhooks`).
 
+Reads and writes of a custom resource whose CRD converts by webhook also stop at a
+:class:`ConversionPoint` wherever an object changes version.
+
 Everything before a point runs without awaiting, so nothing else writes in between; across a
 point other requests may run, so a write re-reads what it depends on after its points and
 raises :class:`Changed` when the stored object moved on, and the driver runs it again from
@@ -49,8 +52,19 @@ class AdmissionPoint:
     kind: tuple[str, str, str] | None = None
 
 
-Steps = Generator[AdmissionPoint, Obj | None, T]
-"""A write that yields its admission points and returns its result."""
+@dataclass
+class ConversionPoint:
+    """Objects of a custom resource that only its CRD's conversion webhook can bring to
+    ``api_version``; the answer is the converted objects, in order."""
+
+    rt: ResourceType
+    objects: list[Obj]
+    api_version: str
+
+
+Point = AdmissionPoint | ConversionPoint
+Steps = Generator[Point, Any, T]
+"""A request that yields the points where it needs a webhook and returns its result."""
 
 
 class Changed(Exception):
@@ -76,16 +90,24 @@ def subresource_create_steps(rt: ResourceType, namespace: str, name: str, subres
 
 
 def run_sync(steps: Steps[T]) -> T:
-    """Run a write answering every admission point with "no change"."""
+    """Run a request answering every admission point with "no change".
+
+    Only the server's own controllers (garbage collector, namespace cleanup) meet a
+    conversion point here: they read and change metadata alone, which every version of a
+    resource shares, so their objects are relabelled rather than sent to the webhook."""
     try:
+        point = next(steps)
         while True:
-            steps.send(None)
+            if isinstance(point, ConversionPoint):
+                point = steps.send([{**o, "apiVersion": point.api_version}
+                                    for o in point.objects])
+            else:
+                point = steps.send(None)
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
 
-async def run_async(steps: Steps[T],
-                    answer: Callable[[AdmissionPoint], Awaitable[Obj | None]]) -> T:
+async def run_async(steps: Steps[T], answer: Callable[[Point], Awaitable[Any]]) -> T:
     """Run a write awaiting ``answer`` at each admission point; an exception raised by
     ``answer`` is thrown into the write, so that its clean-up runs, and propagates."""
     try:

@@ -28,14 +28,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
-from setpoint.cluster.admission import webhookclient
+from setpoint.cluster import webhookclient
 from setpoint.cluster.admission.points import (
     MUTATING,
     AdmissionPoint,
     Changed,
+    ConversionPoint,
+    Point,
     Steps,
     run_async,
-    run_sync,
 )
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
@@ -105,9 +106,8 @@ class WebhookAdmission:
         return any(store.count(key) for key in CONFIGURATIONS.values())
 
     async def run(self, steps: Callable[[], Steps[T]], user: Obj) -> tuple[T, list[str]]:
-        """Run a write, calling webhooks at its admission points; (result, warnings)."""
-        if not self.configured():
-            return run_sync(steps()), []
+        """Run a request, calling webhooks at its points (admission, and conversion of
+        custom resources whose CRD converts by webhook); (result, warnings)."""
         last: AdmissionPoint | None = None
         for _ in range(MAX_RETRIES):
             request = _Request(user)
@@ -122,7 +122,11 @@ class WebhookAdmission:
 
     # -- answering a point ---------------------------------------------------------------
 
-    async def _answer(self, point: AdmissionPoint, request: _Request) -> Obj | None:
+    async def _answer(self, point: Point, request: _Request) -> Any:
+        if isinstance(point, ConversionPoint):
+            from setpoint.cluster.crds import conversionwebhook
+
+            return await conversionwebhook.convert(self.api, point)
         request.last = point
         if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
             return None
@@ -333,8 +337,8 @@ class _Request:
         self.warnings: list[str] = []
         self.last: AdmissionPoint | None = None
 
-    def answering(self, answer: Callable[[AdmissionPoint, _Request], Awaitable[Obj | None]]
-                  ) -> Callable[[AdmissionPoint], Awaitable[Obj | None]]:
+    def answering(self, answer: Callable[[Point, _Request], Awaitable[Any]]
+                  ) -> Callable[[Point], Awaitable[Any]]:
         """``answer`` bound to this request."""
         return lambda point: answer(point, self)
 

@@ -119,7 +119,7 @@ def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
         raise errors.not_found(rt.resource, name, rt.group)
     _check_preconditions(rt, live, opts)
     # webhooks see the object as served; a mutating one may not change it (obj is None)
-    served = rest.present(rt, live)
+    served = yield from rest.present_steps(rt, live)
     point = AdmissionPoint(MUTATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
                            options=opts.options_object())
     yield point
@@ -169,11 +169,11 @@ def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
         obj["status"] = _crd_terminating(live.get("status") or {}, now)
     obj = _ordered(obj)
     if obj == live:
-        return 200, rest.present(rt, live)
+        return 200, (yield from rest.present_steps(rt, live))
     if opts.dry_run:
-        return 200, rest.present(rt, obj)
+        return 200, (yield from rest.present_steps(rt, obj))
     if not finalizers and not namespace_pending and grace == 0:
         store.delete(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(rest, rt, live)
     store.put(rt.storage_key, obj)
-    return 200, rest.present(rt, obj)
+    return 200, (yield from rest.present_steps(rt, obj))

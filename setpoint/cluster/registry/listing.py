@@ -9,6 +9,7 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST
 
 Obj = dict[str, Any]
@@ -30,7 +31,8 @@ class Filter:
         from setpoint.machinery import fields, labels
 
         self._rt = rt
-        self._view = rest.from_storage
+        # a CR converted by webhook is filtered as stored: its field labels are metadata only
+        self._view = rest.from_storage if rt.conversion_webhook is None else _as_stored
         self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
         self._fields = None
         if opts.field_selector:
@@ -59,7 +61,19 @@ def parse_rv(value: str) -> int:
         raise errors.bad_request(f'invalid resource version: "{value}"') from None
 
 
-def list_objects(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+def _as_stored(rt: ResourceType, obj: Obj) -> Obj:
+    return obj
+
+
+def list_steps(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Steps[Obj]:
+    """A LIST: one page of the matching objects, converted together when they must be."""
+    listed = _list_stored(rest, rt, ns, opts)
+    items = yield from rest.present_all_steps(rt, listed["items"])
+    listed["items"] = [_list_item(rt, obj) for obj in items]
+    return listed
+
+
+def _list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
     from setpoint.cluster.registry.rest import decode_continue, encode_continue
 
     store = rest.store
@@ -132,7 +146,7 @@ def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list
             if flt.empty:
                 remaining = len(items) - i
             break
-        out.append(_list_item(rest, rt, obj))
+        out.append(obj)
     # custom resource lists are unstructured: they always carry the continue key
     meta: Obj = {"continue": "", "resourceVersion": str(revision)} if rt.is_custom else {
         "resourceVersion": str(revision)}
@@ -143,8 +157,7 @@ def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list
     return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": out}
 
 
-def _list_item(rest: REST, rt: ResourceType, obj: Obj) -> Obj:
-    obj = rest.present(rt, obj)
+def _list_item(rt: ResourceType, obj: Obj) -> Obj:
     if rt.is_custom:
         return obj
     # items of built-in lists carry no kind/apiVersion (the list says them)

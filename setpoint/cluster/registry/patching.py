@@ -45,7 +45,7 @@ def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
     if live is None:
         resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
         raise errors.not_found(resource, name, rt.group)
-    current = rest.present(rt, live)
+    current = yield from rest.present_steps(rt, live)
     if content_type == JSON_PATCH:
         patched = patches.json_patch(current, decoded.obj)
     elif content_type == MERGE_PATCH:
@@ -118,7 +118,7 @@ def _apply_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, config
         applied.setdefault("metadata", {})
         return (yield from rest.finish_create_steps(rt, ns, applied, opts, warnings,
                                                     tracked=True))
-    current = copy.deepcopy(rest.present(rt, live))
+    current = copy.deepcopy((yield from rest.present_steps(rt, live)))
     applied = apply(rest._schema(rt), current, cfg, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=rest.clock(),
                     subresource=subresource, kind=rt.kind,

@@ -22,6 +22,7 @@ from setpoint.cluster.admission.points import (
     VALIDATING,
     AdmissionPoint,
     Changed,
+    ConversionPoint,
     Steps,
     run_sync,
 )
@@ -93,10 +94,14 @@ class REST:
 
     # -- reads -------------------------------------------------------------------------
     def get(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
+        return run_sync(self.get_steps(rt, ns, name, subresource))
+
+    def get_steps(self, rt: ResourceType, ns: str | None, name: str,
+                  subresource: str = "") -> Steps[Obj]:
         obj = self._live(rt, ns, name, subresource)
         if subresource == "scale":
             return self.scale_of(rt, obj)
-        return self.present(rt, obj)
+        return (yield from self.present_steps(rt, obj))
 
     def _live(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
         obj = self.store.get(rt.storage_key, ns or "", name)
@@ -111,6 +116,9 @@ class REST:
         if conversion is not None:
             return conversion[1](stored)
         if rt.is_custom and stored.get("apiVersion") != rt.api_version:
+            if rt.conversion_webhook is not None:
+                raise errors.internal(f"{rt.resource}.{rt.group} at {rt.version} needs its "
+                                      "conversion webhook here")
             return {**stored, "apiVersion": rt.api_version}
         return stored
 
@@ -125,7 +133,35 @@ class REST:
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
         """A stored object as served at ``rt``'s version (conversion, CR version, defaults)."""
-        out = self.from_storage(rt, obj)
+        return self._with_defaults(rt, self.from_storage(rt, obj))
+
+    def present_steps(self, rt: ResourceType, stored: Obj) -> Steps[Obj]:
+        """``present``, through the CRD's conversion webhook when it has one."""
+        [out] = yield from self.present_all_steps(rt, [stored])
+        return out
+
+    def present_all_steps(self, rt: ResourceType, stored: list[Obj], *,
+                          defaults: bool = True) -> Steps[list[Obj]]:
+        """Stored objects as served at ``rt``'s version, converted together (and defaulted,
+        unless ``defaults`` is False: ``from_storage``)."""
+        if rt.conversion_webhook is None or all(
+                o.get("apiVersion") == rt.api_version for o in stored):
+            view = self.present if defaults else self.from_storage
+            return [view(rt, o) for o in stored]
+        converted = yield ConversionPoint(rt, stored, rt.api_version)
+        return [self._with_defaults(rt, o) for o in converted] if defaults else converted
+
+    def to_storage_steps(self, rt: ResourceType, obj: Obj) -> Steps[Obj]:
+        """``to_storage``, through the CRD's conversion webhook when it has one."""
+        if rt.conversion_webhook is None:
+            return self.to_storage(rt, obj)
+        target = f"{rt.group}/{storage_version_of(rt)}"
+        if obj.get("apiVersion") == target:
+            return obj
+        [converted] = yield ConversionPoint(rt, [obj], target)
+        return converted  # type: ignore[no-any-return]
+
+    def _with_defaults(self, rt: ResourceType, out: Obj) -> Obj:
         if not rt.is_custom:
             return out
         cs = self.custom_schema(rt)
@@ -135,9 +171,12 @@ class REST:
         return out
 
     def list(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
-        from setpoint.cluster.registry.listing import list_objects
+        return run_sync(self.list_steps(rt, ns, opts))
 
-        return list_objects(self, rt, ns, opts)
+    def list_steps(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Steps[Obj]:
+        from setpoint.cluster.registry.listing import list_steps
+
+        return list_steps(self, rt, ns, opts)
 
     # -- create ------------------------------------------------------------------------
     def create(self, rt: ResourceType, ns: str | None, body: Decoded,
@@ -193,10 +232,12 @@ class REST:
                              options=point.options)
         if self.store.get(rt.storage_key, ns or "", name) is not None:
             raise errors.already_exists(rt.resource, name, rt.group)
-        stored = self.to_storage(rt, _ordered(obj))
+        stored = yield from self.to_storage_steps(rt, _ordered(obj))
+        if self.store.get(rt.storage_key, ns or "", name) is not None:
+            raise errors.already_exists(rt.resource, name, rt.group)  # while it converted
         if not opts.dry_run:
             stored = self.store.put(rt.storage_key, stored)
-        return WriteResult(self.present(rt, stored), 201, warnings)
+        return WriteResult((yield from self.present_steps(rt, stored)), 201, warnings)
 
     # -- update ------------------------------------------------------------------------
     def update(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
@@ -249,7 +290,7 @@ class REST:
                             tracked: bool = False) -> Steps[WriteResult]:
         """Everything after decoding: ``obj`` is the complete new object, ``old`` the stored."""
         stored_old = old
-        old = self.from_storage(rt, old)
+        [old] = yield from self.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
         old_meta = old["metadata"]
         name = old_meta["name"]
@@ -296,18 +337,21 @@ class REST:
             raise Changed  # written (or deleted) by another request while webhooks answered
         obj = _ordered(obj)
         if _same(obj, old):
-            return WriteResult(self.present(rt, stored_old))
-        stored = self.to_storage(rt, obj)
+            return WriteResult((yield from self.present_steps(rt, stored_old)))
+        stored = yield from self.to_storage_steps(rt, obj)
+        if rt.conversion_webhook is not None and self.store.get(
+                rt.storage_key, point.namespace, name) is not current:
+            raise Changed  # written while it converted
         if opts.dry_run:
-            return WriteResult(self.present(rt, stored))
+            return WriteResult((yield from self.present_steps(rt, stored)))
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
                 and not old_meta.get("deletionGracePeriodSeconds") \
                 and not _pending_spec_finalizers(rt, obj):
             # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
             self.store.delete(rt.storage_key, old_meta.get("namespace", ""), name)
-            return WriteResult(self.present(rt, stored))
+            return WriteResult((yield from self.present_steps(rt, stored)))
         stored = self.store.put(rt.storage_key, stored)
-        return WriteResult(self.present(rt, stored))
+        return WriteResult((yield from self.present_steps(rt, stored)))
 
     def _reset_fields(self, rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> None:
         """Fields this endpoint may not change take their old values before tracking."""

@@ -63,6 +63,15 @@ class ResourceType:
     group_version = api_version
 
     @property
+    def conversion_webhook(self) -> dict[str, Any] | None:
+        """The CRD's conversion webhook (``spec.conversion.webhook``) when its strategy is
+        Webhook: objects then change version only through it."""
+        conversion = ((self.crd or {}).get("spec") or {}).get("conversion") or {}
+        if conversion.get("strategy") != "Webhook":
+            return None
+        return dict(conversion.get("webhook") or {})
+
+    @property
     def storage_key(self) -> str:
         """Objects of every version of a group/resource share one storage key."""
         from setpoint.cluster.registry.conversion import SHARED_STORAGE

@@ -1,4 +1,4 @@
-"""Calling an admission (or conversion) webhook: where it is, how to trust it, one POST.
+"""Calling an admission or conversion webhook: where it is, how to trust it, one POST.
 
 A webhook's ``clientConfig`` names either a ``url`` or a Service. The embedded cluster has no
 service network, so a Service reference is resolved through its Endpoints to an address (as

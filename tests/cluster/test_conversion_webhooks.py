@@ -1,0 +1,169 @@
+"""CRD conversion webhooks: objects change version only through the webhook, on every path."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from setpoint.cluster import RunningCluster
+from tests.cluster.conftest import API
+from tests.hookserver import Hooks
+
+Obj = dict[str, Any]
+
+V1 = "/apis/example.com/v1/namespaces/default/widgets"
+V2 = "/apis/example.com/v2/namespaces/default/widgets"
+
+
+def convert(request: Obj) -> Obj:
+    """v1 keeps ``spec.size``, v2 calls it ``spec.replicas``."""
+    desired = request["desiredAPIVersion"]
+    out = []
+    for obj in request["objects"]:
+        spec = dict(obj.get("spec") or {})
+        if desired == "example.com/v2" and "size" in spec:
+            spec["replicas"] = spec.pop("size")
+        if desired == "example.com/v1" and "replicas" in spec:
+            spec["size"] = spec.pop("replicas")
+        metadata = {**obj["metadata"], "labels": {**(obj["metadata"].get("labels") or {}),
+                                                   "converted-to": desired.split("/")[1]},
+                    "name": "renamed-by-webhook"}
+        out.append({**obj, "apiVersion": desired, "spec": spec, "metadata": metadata})
+    return {"convertedObjects": out, "result": {"status": "Success"}}
+
+
+def version(name: str, field: str, *, storage: bool) -> Obj:
+    return {"name": name, "served": True, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": {field: {"type": "integer"}}}}}}}
+
+
+@pytest.fixture
+async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
+    server = Hooks(tmp_path)
+    server.on("/convert", convert)
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture
+async def widgets(api: API, hooks: Hooks, cluster: RunningCluster) -> None:
+    status, body = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                           "listKind": "WidgetList"},
+                 "versions": [version("v1", "size", storage=True),
+                              version("v2", "replicas", storage=False)],
+                 "conversion": {"strategy": "Webhook", "webhook": {
+                     "conversionReviewVersions": ["v1"],
+                     "clientConfig": {"url": hooks.url("/convert"),
+                                      "caBundle": hooks.ca_bundle}}}}})
+    assert status == 201, body
+    for _ in range(200):
+        if (await api.get(V2))[0] == 200:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("widgets were not served")
+
+
+def widget(name: str, replicas: int) -> Obj:
+    return {"apiVersion": "example.com/v2", "kind": "Widget", "metadata": {"name": name},
+            "spec": {"replicas": replicas}}
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_objects_are_stored_and_served_through_the_webhook(
+        api: API, hooks: Hooks, cluster: RunningCluster) -> None:
+    status, created = await api.post(V2, widget("w", 3))
+    assert status == 201, created
+    assert created["apiVersion"] == "example.com/v2" and created["spec"] == {"replicas": 3}
+    # only labels and annotations may change: the name comes from the object sent
+    assert created["metadata"]["name"] == "w"
+    assert created["metadata"]["labels"] == {"converted-to": "v2"}
+    stored = cluster.api.store.get("example.com/widgets", "default", "w")
+    assert stored is not None
+    assert stored["apiVersion"] == "example.com/v1" and stored["spec"] == {"size": 3}
+
+    assert (await api.get(f"{V1}/w"))[1]["spec"] == {"size": 3}
+    assert (await api.get(f"{V2}/w"))[1]["spec"] == {"replicas": 3}
+
+    status, patched = await api.patch(f"{V2}/w", {"spec": {"replicas": 5}},
+                                      "application/merge-patch+json")
+    assert status == 200, patched
+    assert patched["spec"] == {"replicas": 5}
+    stored = cluster.api.store.get("example.com/widgets", "default", "w")
+    assert stored is not None and stored["spec"] == {"size": 5}
+    reviews = [c["review"] for c in hooks.calls["/convert"]]
+    assert all(r["kind"] == "ConversionReview" and r["apiVersion"] == "apiextensions.k8s.io/v1"
+               for r in reviews)
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_a_list_converts_its_page_in_one_review(api: API, hooks: Hooks) -> None:
+    for i in range(3):
+        assert (await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                    "metadata": {"name": f"w{i}"}, "spec": {"size": i}}))[0] \
+            == 201
+    assert hooks.calls["/convert"] == []  # created at the storage version: nothing to convert
+    status, listed = await api.get(V2)
+    assert status == 200
+    assert [i["spec"] for i in listed["items"]] == [{"replicas": 0}, {"replicas": 1},
+                                                    {"replicas": 2}]
+    assert [i["apiVersion"] for i in listed["items"]] == ["example.com/v2"] * 3
+    [call] = hooks.calls["/convert"]
+    assert len(call["review"]["request"]["objects"]) == 3
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_a_watch_sends_converted_objects(api: API) -> None:
+    url = f"{api.cluster.url}{V2}?watch=true&timeoutSeconds=5"
+    async with api.session.get(url, ssl=api.ssl) as resp:
+        assert resp.status == 200
+        assert (await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                    "metadata": {"name": "seen"}, "spec": {"size": 7}}))[0] \
+            == 201
+        event = orjson.loads(await resp.content.readline())
+    assert event["type"] == "ADDED"
+    assert event["object"]["apiVersion"] == "example.com/v2"
+    assert event["object"]["spec"] == {"replicas": 7}
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_a_failing_webhook_fails_only_what_needs_it(api: API, hooks: Hooks) -> None:
+    assert (await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                "metadata": {"name": "w"}, "spec": {"size": 1}}))[0] == 201
+    hooks.on("/convert", lambda r: {"result": {"status": "Failure", "message": "v2 is closed"}})
+    status, body = await api.get(f"{V2}/w")
+    assert status == 500 and body["reason"] == "InternalError"
+    assert body["message"] == ("Internal error occurred: conversion webhook for example.com/v2, "
+                               "Kind=Widget failed: conversion webhook returned failure: "
+                               "v2 is closed")
+    assert (await api.get(f"{V1}/w"))[0] == 200
+    status, body = await api.post(V2, widget("new", 1))
+    assert status == 500
+    assert (await api.get(f"{V1}/new"))[0] == 404  # nothing stored
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_the_namespace_controller_deletes_converted_objects_without_the_webhook(
+        api: API, hooks: Hooks) -> None:
+    status, _ = await api.post("/api/v1/namespaces", {
+        "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "doomed"}})
+    assert status == 201
+    doomed = "/apis/example.com/v2/namespaces/doomed/widgets"
+    assert (await api.post(doomed, widget("w", 1)))[0] == 201
+    hooks.on("/convert", lambda r: {"result": {"status": "Failure", "message": "down"}})
+    assert (await api.delete("/api/v1/namespaces/doomed"))[0] == 200
+    for _ in range(500):
+        if (await api.get("/api/v1/namespaces/doomed"))[0] == 404:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the namespace was not removed")
