@@ -7,11 +7,19 @@
         await ctx.apply(config_map_for(widget))
         ...
 
-    manager = Manager([widgets])
+    hooks = Webhook.for_(Widget)
+
+    @hooks.validate
+    async def validate(ctx: AdmissionContext[Widget], widget: Widget, old, operation):
+        if widget.spec.size < 1:
+            raise Denied("must be at least 1", field="spec.size", value=widget.spec.size)
+
+    manager = Manager([widgets], webhooks=[hooks])
     await manager.run()
 
 The names here are the public API; the modules hold the parts (informer, cache, workqueue,
-handlers, predicates, events, leader election, metrics) for those who need them alone.
+handlers, predicates, events, leader election, metrics, webhooks) for those who need them
+alone.
 """
 
 from setpoint.runtime.cache import Cache, NotWatchedError, Store
@@ -49,10 +57,12 @@ from setpoint.runtime.ratelimit import (
 )
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
 from setpoint.runtime.settings import CacheScope, ManagerSettings
+from setpoint.runtime.webhook import AdmissionContext, Conversion, Denied, Webhook, WebhookServer
 from setpoint.runtime.workqueue import ShutDown, WorkQueue
 from setpoint.runtime.writer import OperationResult
 
 __all__ = [
+    "AdmissionContext",
     "AlreadyOwnedError",
     "AnnotationsChanged",
     "BucketRateLimiter",
@@ -60,6 +70,8 @@ __all__ = [
     "CacheScope",
     "Context",
     "Controller",
+    "Conversion",
+    "Denied",
     "EnqueueForObject",
     "EnqueueForOwner",
     "EnqueueMapped",
@@ -87,6 +99,8 @@ __all__ = [
     "ShutDown",
     "Store",
     "TerminalError",
+    "Webhook",
+    "WebhookServer",
     "WorkQueue",
     "and_",
     "controller_of",

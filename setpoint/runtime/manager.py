@@ -1,14 +1,16 @@
 """The manager: one client, one shared cache, many controllers, one lifecycle.
 
-Start order, as controller-runtime's: the probe/metrics server, then the informers of every
+Start order, as controller-runtime's: the webhook server (when there are webhooks: it
+serves on every replica, leader or not, and conversions must answer before any cache
+lists a converted kind), the probe/metrics server, then the informers of every
 kind any controller needs (each kind is listed and watched once, whoever needs it), then,
 once they have synced, the controllers' workers, and with leader election only after this
 process holds the lease (standby replicas keep a warm cache and report ready).
 
 Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
 (``graceful_shutdown_timeout``), then release the lease, flush events, stop the informers
-and the server. ``stop(graceful=False)`` is a crash: everything is cancelled and the lease
-is left to expire (for fault-injection tests).
+and the probe server, and last the webhook server. ``stop(graceful=False)`` is a crash:
+everything is cancelled and the lease is left to expire (for fault-injection tests).
 
     async with manager.running():        # in tests
         ...
@@ -34,6 +36,7 @@ from setpoint.runtime.metrics import Metrics
 from setpoint.runtime.objects import KindKey, kind_key
 from setpoint.runtime.probes import ProbeServer
 from setpoint.runtime.settings import CacheScope, ManagerSettings
+from setpoint.runtime.webhook.server import WebhookServer
 from setpoint.runtime.writer import Writer
 
 log = logging.getLogger(__name__)
@@ -47,12 +50,17 @@ class Manager:
     def __init__(
         self, controllers: Sequence[Controller[Any]] = (), *,
         settings: ManagerSettings | None = None, client: Client | None = None,
-        config: ClusterConfig | None = None,
+        config: ClusterConfig | None = None, webhooks: Sequence[Any] = (),
     ) -> None:
         self.settings = settings or ManagerSettings()
         self.controllers: list[Controller[Any]] = []
         for ctrl in controllers:
             self.add(ctrl)
+        self.webhook_server: WebhookServer | None = None
+        """The HTTPS server of the webhooks, once started (its ``url`` and ``ca_pem``)."""
+        self.webhooks: list[Any] = []
+        for hook in webhooks:
+            self.add_webhook(hook)
         self.metrics = Metrics()
         self.cache = Cache()
         self.informers: dict[KindKey, Informer] = {}
@@ -88,6 +96,15 @@ class Manager:
         if any(c.name == controller.name for c in self.controllers):
             raise ValueError(f"a controller named {controller.name!r} is already added")
         self.controllers.append(controller)
+
+    def add_webhook(self, hook: Any) -> None:
+        """Serve an admission ``Webhook`` or a ``Conversion`` (anything with
+        ``endpoints(client)``); added after :meth:`start`, it is served at once."""
+        if not callable(getattr(hook, "endpoints", None)):
+            raise TypeError(f"{hook!r} is not a webhook (it has no endpoints())")
+        self.webhooks.append(hook)
+        if self.webhook_server is not None:
+            self.webhook_server.register(hook)
 
     def add_runnable(self, runnable: Runnable) -> None:
         """Run ``runnable(manager)`` alongside the controllers, once the caches have synced
@@ -143,6 +160,11 @@ class Manager:
         return self._probes.port if self._probes is not None else None
 
     @property
+    def webhook_port(self) -> int | None:
+        """The HTTPS port of the webhooks once started (None without webhooks)."""
+        return self.webhook_server.port if self.webhook_server is not None else None
+
+    @property
     def ready(self) -> bool:
         """Caches synced and not shutting down (what ``/readyz`` answers)."""
         return self._ready and not self._stopping
@@ -175,6 +197,8 @@ class Manager:
             self.recorder = EventRecorder(client, reporting_controller=settings.name)
             await self.recorder.start()
         self.running_controllers = [RunningController(c, self) for c in self.controllers]
+        if self.webhooks:
+            await self._start_webhooks()
         if settings.http_port is not None:
             self._probes = ProbeServer(self.metrics, healthz=self._healthz,
                                        readyz=self._readyz)
@@ -208,6 +232,20 @@ class Manager:
             self._start_workers()
         log.info("manager_started name=%s controllers=%d kinds=%d", settings.name,
                  len(self.running_controllers), len(self.informers))
+
+    async def _start_webhooks(self) -> None:
+        settings = self.settings
+        self.webhook_server = WebhookServer(
+            host=settings.webhook_host, port=settings.webhook_port,
+            cert_dir=settings.webhook_cert_dir, generate_certs=settings.webhook_generate_certs,
+            client=self.client, metrics=self.metrics)
+        try:
+            for hook in self.webhooks:
+                self.webhook_server.register(hook)
+            await self.webhook_server.start()
+        except BaseException:
+            await self.stop(graceful=False)
+            raise
 
     def _start_workers(self) -> None:
         for rc in self.running_controllers:
@@ -274,6 +312,8 @@ class Manager:
             self._informer_tasks = []
             if self._probes is not None:
                 await self._probes.stop()
+            if self.webhook_server is not None:
+                await self.webhook_server.stop()
             if self._own_client and self._client is not None:
                 await self._client.close()
         finally:
@@ -326,6 +366,8 @@ class Manager:
     def _readyz(self) -> str | None:
         if self._stopping:
             return "shutting down"
+        if self.webhook_server is not None and (problem := self.webhook_server.check()):
+            return problem
         if not self._ready:
             unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
             return "caches not synced: " + ", ".join(unsynced)

@@ -1,7 +1,8 @@
 """Prometheus metrics with the names controller-runtime and client-go users know.
 
 Each manager has its own :class:`Metrics` (and registry), so several managers in one
-process, as in tests, never mix their numbers. Served on ``/metrics`` by the manager.
+process, as in tests, never mix their numbers. Served on ``/metrics`` by the manager; the
+webhook server counts its requests here too.
 """
 
 from __future__ import annotations
@@ -79,6 +80,18 @@ class Metrics:
             "Request latency in seconds. Broken down by verb, and host.", ["verb", "host"],
             buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
             registry=r)
+        # the webhook server's, labelled by path as controller-runtime labels them
+        self.webhook_latency = Histogram(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests", ["webhook"],
+            registry=r)
+        self.webhook_requests = Counter(
+            "controller_runtime_webhook_requests_total",
+            "Total number of admission requests by HTTP status code.", ["webhook", "code"],
+            registry=r)
+        self.webhook_in_flight = Gauge(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served.", ["webhook"], registry=r)
 
     def __repr__(self) -> str:
         return "Metrics()"

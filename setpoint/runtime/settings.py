@@ -29,6 +29,12 @@ class ManagerSettings:
     free port, None: no server). Leader election is off unless ``leader_election``;
     the lease is ``leader_election_id`` (default ``<name>-leader``) in
     ``leader_election_namespace`` (default: the client's namespace).
+
+    Webhooks, when the manager has any, are served over HTTPS on ``webhook_host`` and
+    ``webhook_port`` (0: any free port) with ``tls.crt``/``tls.key`` from
+    ``webhook_cert_dir`` (default ``<tmp>/k8s-webhook-server/serving-certs``, as
+    controller-runtime); ``webhook_generate_certs`` makes a self-signed certificate when
+    those files are missing (for tests and local runs).
     """
 
     name: str = "setpoint"
@@ -50,3 +56,7 @@ class ManagerSettings:
     record_events: bool = True
     kubeconfig: str | None = None
     context: str | None = None
+    webhook_host: str = "127.0.0.1"  # a pod needs 0.0.0.0, as for http_host
+    webhook_port: int = 9443
+    webhook_cert_dir: str | None = None
+    webhook_generate_certs: bool = False
