@@ -168,6 +168,8 @@ class ManagerLauncher:
         from setpoint.testing.runner import OperatorRunner
 
         namespace = self.cluster.namespace if self.cluster.embedded is None else None
+        # an external cluster cannot call webhooks on this machine's loopback
+        settings.setdefault("register_webhooks", self.cluster.embedded is not None)
         runner = OperatorRunner.of(target, self.cluster.operator_config,
                                    namespace=namespace, **settings)
         self.runners.append(runner)

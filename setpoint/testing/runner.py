@@ -19,6 +19,7 @@ from typing import Any
 
 from setpoint.client import ClusterConfig
 from setpoint.runtime import Controller, Manager, ManagerSettings
+from setpoint.testing.webhooks import Registration, register, unregister
 
 
 class OperatorRunner:
@@ -29,22 +30,29 @@ class OperatorRunner:
     """
 
     def __init__(self, controllers: Sequence[Controller[Any]], settings: ManagerSettings,
-                 config: Callable[[], ClusterConfig]) -> None:
+                 config: Callable[[], ClusterConfig], *, webhooks: Sequence[Any] = (),
+                 register_webhooks: bool = True) -> None:
         self.controllers = list(controllers)
         self.settings = settings
+        self.webhooks = list(webhooks)
+        self.register_webhooks = register_webhooks
         self._config = config
+        self._registration: Registration | None = None
         self.manager: Manager | None = None
         self.starts = 0
 
     @classmethod
     def of(cls, target: Manager | Controller[Any] | Sequence[Controller[Any]],
            config: Callable[[], ClusterConfig], *, namespace: str | None = None,
-           **settings: Any) -> OperatorRunner:
-        """A runner for a manager's controllers and settings, or for controllers with
-        default settings; ``settings`` override fields of :class:`ManagerSettings`.
-        ``namespace`` (when given) limits the operator to the test's namespace."""
+           register_webhooks: bool = True, **settings: Any) -> OperatorRunner:
+        """A runner for a manager's controllers, webhooks and settings, or for controllers
+        with default settings; ``settings`` override fields of :class:`ManagerSettings`.
+        ``namespace`` (when given) limits the operator to the test's namespace. The
+        webhooks serve on a free loopback port with a certificate of their own, and unless
+        ``register_webhooks`` is False the cluster is pointed at them while they run."""
+        webhooks: list[Any] = []
         if isinstance(target, Manager):
-            controllers, base = target.controllers, target.settings
+            controllers, base, webhooks = target.controllers, target.settings, target.webhooks
         elif isinstance(target, Controller):
             controllers, base = [target], ManagerSettings()
         else:
@@ -53,10 +61,14 @@ class OperatorRunner:
             base.graceful_shutdown_timeout, 10.0), "kubeconfig": None}
         if base.http_port is not None:
             overrides["http_port"] = 0  # never a fixed port in tests
+        if webhooks:
+            overrides.update(webhook_host="127.0.0.1", webhook_port=0,
+                             webhook_generate_certs=True)
         if namespace is not None:
             overrides["namespace"] = namespace
         overrides.update(settings)
-        return cls(controllers, dataclasses.replace(base, **overrides), config)
+        return cls(controllers, dataclasses.replace(base, **overrides), config,
+                   webhooks=webhooks, register_webhooks=register_webhooks)
 
     def __repr__(self) -> str:
         names = [c.name for c in self.controllers]
@@ -71,16 +83,24 @@ class OperatorRunner:
         if self.running:
             raise RuntimeError("the operator is already running")
         manager = Manager(self.controllers, settings=dataclasses.replace(self.settings),
-                          config=self._config())
+                          config=self._config(), webhooks=self.webhooks)
         self.manager = manager
         await manager.start()
         self.starts += 1
+        if self.webhooks and self.register_webhooks:
+            self._registration = await register(manager, self.settings.name)
         return manager
 
     async def stop(self) -> None:
-        """Stop gracefully: in-flight reconciles finish, the lease is released."""
-        if self.manager is not None:
-            await self.manager.stop()
+        """Stop gracefully: in-flight reconciles finish, the lease is released, and the
+        webhook configurations go first (a crash leaves them, pointing at nothing, as a
+        crashed operator's do: writes they cover then fail until it is back)."""
+        if self.manager is None:
+            return
+        if self._registration is not None and self.manager.ready:
+            await unregister(self.manager.client, self._registration)
+            self._registration = None
+        await self.manager.stop()
 
     async def crash(self) -> None:
         """Stop as a killed process would: everything cancelled at once, in-flight
