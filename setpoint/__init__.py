@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         Result,
         TerminalError,
     )
+    from setpoint.runtime.webhook import Conversion, Denied, Webhook
 
 __version__ = "0.1.0"
 
@@ -44,13 +45,18 @@ _EXPORTS = {
     "Request": "setpoint.runtime",
     "Result": "setpoint.runtime",
     "TerminalError": "setpoint.runtime",
+    "Webhook": "setpoint.runtime",
+    "Denied": "setpoint.runtime",
+    "Conversion": "setpoint.runtime",
 }
 
 __all__ = [
     "Client",
     "Context",
     "Controller",
+    "Conversion",
     "CustomResource",
+    "Denied",
     "GenerationChanged",
     "Kind",
     "Manager",
@@ -60,6 +66,7 @@ __all__ = [
     "Request",
     "Result",
     "TerminalError",
+    "Webhook",
     "__version__",
 ]
 

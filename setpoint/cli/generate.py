@@ -108,6 +108,57 @@ def manifests(target: str, image: str, name: str | None, namespace: str,
     _output(generate_manifests(name, image, namespace, permissions, run=run_target), output)
 
 
+@generate.command("webhooks")
+@click.argument("target", metavar="MODULE[:ATTRIBUTE]")
+@click.option("--name", default="setpoint-operator", show_default=True,
+              help="Prefix of the configurations: NAME-mutating, NAME-validating.")
+@click.option("--namespace", "-n", default="default", show_default=True,
+              help="Namespace of the operator's webhook Service.")
+@click.option("--service", default="webhook-service", show_default=True,
+              help="The Service in front of the operator's webhook port (443 -> 9443).")
+@click.option("--selector", default=None, metavar="KEY=VALUE",
+              help="Pod selector of the Service. Default: app.kubernetes.io/name=NAME.")
+@click.option("--url", default=None,
+              help="Call this https:// base URL instead of a Service (no Service written).")
+@click.option("--ca-bundle", "ca_bundle", type=click.Path(exists=True, dir_okay=False,
+                                                          path_type=Path),
+              help="PEM file of the CA that signed the webhook server's certificate.")
+@click.option("--crds", "crds_module", default=None, metavar="MODULE",
+              help="Also write the CRDs of MODULE, with spec.conversion set for the kinds "
+                   "the Conversion webhooks convert.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
+def webhooks(target: str, name: str, namespace: str, service: str, selector: str | None,
+             url: str | None, ca_bundle: Path | None, crds_module: str | None,
+             output: Path | None) -> None:
+    """The Mutating/ValidatingWebhookConfigurations (and the Service they call) for the
+    webhooks in TARGET."""
+    from setpoint.cli.targets import webhooks_of
+    from setpoint.resources.webhooks import (
+        ClientConfig,
+        generate_webhook_configurations,
+        set_conversion_webhooks,
+        webhook_service,
+    )
+
+    found = webhooks_of(target)
+    if url is not None and not url.startswith("https://"):
+        raise click.BadParameter("the API server calls webhooks over https://", param_hint="--url")
+    bundle = ca_bundle.read_bytes() if ca_bundle is not None else None
+    client = ClientConfig(namespace=namespace, service=service, url=url, ca_bundle=bundle)
+    documents = generate_webhook_configurations(found, name=name, client=client)
+    if crds_module is not None:
+        from setpoint.resources import discover_resources, generate_crds
+
+        documents += set_conversion_webhooks(generate_crds(discover_resources(crds_module)),
+                                             found, client=client)
+    if url is None:
+        key, _, value = (selector or f"app.kubernetes.io/name={name}").partition("=")
+        if not key or not value:
+            raise click.BadParameter("write KEY=VALUE", param_hint="--selector")
+        documents.append(webhook_service(service, namespace, {key: value}))
+    _output(documents, output)
+
+
 def _default_name(target: str, manager: str | None) -> str:
     if manager is not None:
         from setpoint.cli.targets import resolve

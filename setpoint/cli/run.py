@@ -22,10 +22,17 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.option("--http-address", metavar="HOST:PORT",
               help="Serve /healthz, /readyz and /metrics here (e.g. 0.0.0.0:8081 in a pod). "
                    "Default: the Manager's setting (off unless it sets a port; loopback).")
+@click.option("--webhook-address", metavar="HOST:PORT",
+              help="Serve the webhooks here (e.g. 0.0.0.0:9443 in a pod). Default: the "
+                   "Manager's setting (127.0.0.1:9443).")
+@click.option("--webhook-cert-dir", type=click.Path(file_okay=False),
+              help="Directory of the webhook server's tls.crt and tls.key (a mounted "
+                   "Secret). Default: the Manager's setting.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
-        http_address: str | None, log_level: str) -> None:
+        http_address: str | None, webhook_address: str | None, webhook_cert_dir: str | None,
+        log_level: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
@@ -47,11 +54,13 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     if namespace is not None:
         manager.settings.namespace = namespace
     if http_address is not None:
-        host, _, port = http_address.rpartition(":")
-        if not port.isdigit() or not host:
-            raise TargetError(f"--http-address {http_address!r} is not HOST:PORT "
-                              "(for example 0.0.0.0:8081)")
-        manager.settings.http_host, manager.settings.http_port = host.strip("[]"), int(port)
+        manager.settings.http_host, manager.settings.http_port = _address(
+            "--http-address", http_address, "0.0.0.0:8081")
+    if webhook_address is not None:
+        manager.settings.webhook_host, manager.settings.webhook_port = _address(
+            "--webhook-address", webhook_address, "0.0.0.0:9443")
+    if webhook_cert_dir is not None:
+        manager.settings.webhook_cert_dir = webhook_cert_dir
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
@@ -65,3 +74,10 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         raise
+
+
+def _address(option: str, value: str, example: str) -> tuple[str, int]:
+    host, _, port = value.rpartition(":")
+    if not port.isdigit() or not host:
+        raise TargetError(f"{option} {value!r} is not HOST:PORT (for example {example})")
+    return host.strip("[]"), int(port)

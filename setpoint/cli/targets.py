@@ -217,3 +217,38 @@ def _first_manager(module: ModuleType) -> str | None:
         if isinstance(value, Manager):
             return f"{module.__name__}:{name}"
     return None
+
+
+# -- webhooks ----------------------------------------------------------------------------
+
+
+def _is_webhook(obj: Any) -> bool:
+    from setpoint.runtime import Conversion, Webhook
+
+    return isinstance(obj, Webhook | Conversion)
+
+
+def webhooks_of(target: str) -> list[Any]:
+    """The admission Webhooks and Conversions ``target`` holds: ``module:attribute`` (a
+    Manager, a Webhook or Conversion, or a list of them) or a module (its Managers'
+    webhooks, else every Webhook and Conversion it defines)."""
+    from setpoint.runtime import Manager
+
+    module_name, attribute = split_target(target)
+    if attribute is not None:
+        obj = resolve(target)[2]
+        found = obj.webhooks if isinstance(obj, Manager) else \
+            list(obj) if isinstance(obj, list | tuple) else [obj]
+        if not all(_is_webhook(o) for o in found):
+            raise TargetError(f"{target!r} is not a Manager, a Webhook, a Conversion or a "
+                              "list of them")
+    else:
+        module = import_module(module_name)
+        values = [v for n, v in vars(module).items() if not n.startswith("_")]
+        managers = [v for v in values if isinstance(v, Manager)]
+        found = [w for m in managers for w in m.webhooks] or \
+            [v for v in values if _is_webhook(v)]
+    if not found:
+        raise TargetError(f"{target!r} holds no webhooks: build them with Webhook.for_(Kind) "
+                          "or Conversion() and pass them to Manager(webhooks=[...])")
+    return list(found)

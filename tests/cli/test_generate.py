@@ -76,3 +76,46 @@ def test_a_module_without_resources_says_so() -> None:
     code, out = invoke("generate", "crds", "json")
     assert code == 2
     assert "defines no CustomResource classes" in out
+
+
+def test_webhook_configurations_and_their_service_come_from_the_managers_webhooks(
+        tmp_path: Path) -> None:
+    from setpoint.cluster.registry.validation_admission import (
+        validate_mutating_configuration,
+        validate_validating_configuration,
+    )
+
+    ca = tmp_path / "ca.crt"
+    ca.write_text("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n")
+    code, out = invoke("generate", "webhooks", "tests.cli.webhook_target:manager",
+                       "--name", "cms", "-n", "ops", "--ca-bundle", str(ca))
+    assert code == 0, out
+    mutating, validating, service = yaml.safe_load_all(out)
+    assert (mutating["kind"], mutating["metadata"]["name"]) == \
+        ("MutatingWebhookConfiguration", "cms-mutating")
+    assert (validating["kind"], validating["metadata"]["name"]) == \
+        ("ValidatingWebhookConfiguration", "cms-validating")
+    [hook] = mutating["webhooks"]
+    assert hook["clientConfig"]["service"] == {"namespace": "ops", "name": "webhook-service",
+                                               "path": "/mutate--v1-configmap", "port": 443}
+    assert hook["clientConfig"]["caBundle"]
+    assert validate_mutating_configuration(mutating) == []
+    assert validate_validating_configuration(validating) == []
+    assert service["kind"] == "Service" and service["metadata"]["namespace"] == "ops"
+    assert service["spec"]["selector"] == {"app.kubernetes.io/name": "cms"}
+
+
+def test_webhooks_called_by_url_need_https_and_no_service() -> None:
+    code, out = invoke("generate", "webhooks", "tests.cli.webhook_target",
+                       "--url", "https://127.0.0.1:9443")
+    assert code == 0, out
+    documents = list(yaml.safe_load_all(out))
+    assert [d["kind"] for d in documents] == ["MutatingWebhookConfiguration",
+                                              "ValidatingWebhookConfiguration"]
+    assert documents[0]["webhooks"][0]["clientConfig"] == {
+        "url": "https://127.0.0.1:9443/mutate--v1-configmap"}
+    code, out = invoke("generate", "webhooks", "tests.cli.webhook_target",
+                       "--url", "http://127.0.0.1:9443")
+    assert code == 2 and "https://" in out
+    code, out = invoke("generate", "webhooks", "examples.widget.operator")
+    assert code == 2 and "holds no webhooks" in out

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from examples.widget.api import Widget, WidgetSpec
@@ -65,3 +66,19 @@ async def test_run_reconciles_and_stops_cleanly_on_sigterm(
         output, _ = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 0, output.decode()
     assert b"manager_stopped" in output and b"Traceback" not in output
+
+
+@pytest.mark.parametrize("option", ["--webhook-address", "--http-address"])
+def test_an_address_that_is_not_host_port_is_a_one_line_error(
+        option: str, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    result = CliRunner().invoke(cli, ["run", "tests.cli.webhook_target:manager",
+                                      "--kubeconfig", str(kubeconfig), option, "9443"])
+    assert result.exit_code == 2
+    assert f"{option} '9443' is not HOST:PORT" in result.output
+    assert "Traceback" not in result.output
