@@ -93,11 +93,16 @@ def rbac(target: str, name: str | None, namespace: str, output: Path | None) -> 
               help="Namespace to run the operator in.")
 @click.option("--run", "run_target", metavar="MODULE:ATTRIBUTE",
               help="What the container runs. Default: the Manager found in TARGET.")
+@click.option("--cert-manager", is_flag=True,
+              help="Have cert-manager issue the webhook server's certificate and inject "
+                   "its CA (only for a Manager with webhooks).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
 def manifests(target: str, image: str, name: str | None, namespace: str,
-              run_target: str | None, output: Path | None) -> None:
+              run_target: str | None, cert_manager: bool, output: Path | None) -> None:
     """The Namespace, ServiceAccount, RBAC and Deployment that run the operator in TARGET
-    with `setpoint run`."""
+    with `setpoint run`; for a Manager with webhooks also their Service, certificate mount
+    and configurations."""
+    from setpoint.cli.targets import resolve
     from setpoint.resources import generate_manifests
 
     permissions, manager = permissions_of(target)
@@ -105,7 +110,9 @@ def manifests(target: str, image: str, name: str | None, namespace: str,
     if run_target is None:
         raise TargetError(f"{target!r} holds no Manager: pass --run MODULE:ATTRIBUTE")
     name = name or _default_name(target, manager)
-    _output(generate_manifests(name, image, namespace, permissions, run=run_target), output)
+    webhooks = getattr(resolve(run_target)[2], "webhooks", [])
+    _output(generate_manifests(name, image, namespace, permissions, run=run_target,
+                               webhooks=webhooks, cert_manager=cert_manager), output)
 
 
 @generate.command("webhooks")

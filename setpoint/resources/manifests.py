@@ -4,6 +4,12 @@ A Namespace (optional), the ServiceAccount, the RBAC from :func:`generate_rbac`,
 one-replica Deployment running ``setpoint run module:attribute`` with liveness and
 readiness probes on ``/healthz`` and ``/readyz``, a metrics port, and the restricted pod
 security settings (non-root, no privilege escalation, no capabilities, read-only root).
+
+An operator with webhooks also gets their port, the Secret of its serving certificate
+mounted where the webhook server reads it, the Service the API server calls, and the
+webhook configurations; with ``cert_manager`` a cert-manager Issuer and Certificate make
+that Secret and the CA is injected into the configurations (and the CRDs that convert), as
+kubebuilder's scaffolding does.
 """
 
 from __future__ import annotations
@@ -13,6 +19,8 @@ from typing import Any
 from setpoint.resources.rbac import Permissions, generate_rbac
 
 __all__ = ["generate_manifests"]
+
+CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # the webhook server's default (tmp)
 
 
 def generate_manifests(
@@ -27,6 +35,8 @@ def generate_manifests(
     health_port: int = 8081,
     args: tuple[str, ...] = (),
     env: dict[str, str] | None = None,
+    webhooks: Any = (),
+    cert_manager: bool = False,
 ) -> list[dict[str, Any]]:
     """Everything ``kubectl apply -f`` needs to run the operator ``run`` from ``image``.
 
@@ -47,9 +57,57 @@ def generate_manifests(
     leader_election = perms.leader_election if perms is not None else any(
         r["metadata"]["name"].endswith("-leader-election") for r in out
     )
-    out.append(_deployment(name, image, namespace, labels, run, metrics_port, health_port,
-                           args, env or {}, leader_election))
+    deployment = _deployment(name, image, namespace, labels, run, metrics_port, health_port,
+                             args, env or {}, leader_election)
+    out.append(deployment)
+    if webhooks:
+        out += _webhook_manifests(name, namespace, labels, deployment, webhooks, cert_manager)
     return out
+
+
+def _webhook_manifests(name: str, namespace: str, labels: dict[str, str],
+                       deployment: dict[str, Any], webhooks: Any,
+                       cert_manager: bool) -> list[dict[str, Any]]:
+    from setpoint.resources.webhooks import (
+        WEBHOOK_PORT,
+        ClientConfig,
+        generate_webhook_configurations,
+        webhook_service,
+    )
+
+    service, secret = f"{name}-webhook-service", f"{name}-webhook-server-cert"
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    container["command"] += ["--webhook-address", f"0.0.0.0:{WEBHOOK_PORT}",
+                             "--webhook-cert-dir", CERT_DIR]
+    container["ports"].append({"name": "webhook-server", "containerPort": WEBHOOK_PORT,
+                               "protocol": "TCP"})
+    container["volumeMounts"] = [{"name": "webhook-cert", "mountPath": CERT_DIR,
+                                  "readOnly": True}]
+    pod["volumes"] = [{"name": "webhook-cert", "secret": {"secretName": secret}}]
+    out = [webhook_service(service, namespace, {"app.kubernetes.io/name": name})]
+    configurations = generate_webhook_configurations(
+        webhooks, name=name, client=ClientConfig(namespace=namespace, service=service),
+        labels=labels)
+    if cert_manager:
+        certificate = f"{name}-serving-cert"
+        for configuration in configurations:
+            configuration["metadata"]["annotations"] = {
+                "cert-manager.io/inject-ca-from": f"{namespace}/{certificate}"}
+        issuer = f"{name}-selfsigned-issuer"
+        out += [
+            {"apiVersion": "cert-manager.io/v1", "kind": "Issuer",
+             "metadata": {"name": issuer, "namespace": namespace, "labels": dict(labels)},
+             "spec": {"selfSigned": {}}},
+            {"apiVersion": "cert-manager.io/v1", "kind": "Certificate",
+             "metadata": {"name": certificate, "namespace": namespace,
+                          "labels": dict(labels)},
+             "spec": {"dnsNames": [f"{service}.{namespace}.svc",
+                                   f"{service}.{namespace}.svc.cluster.local"],
+                      "issuerRef": {"kind": "Issuer", "name": issuer},
+                      "secretName": secret}},
+        ]
+    return out + configurations
 
 
 def _deployment(name: str, image: str, namespace: str, labels: dict[str, str], run: str,

@@ -119,3 +119,28 @@ def test_webhooks_called_by_url_need_https_and_no_service() -> None:
     assert code == 2 and "https://" in out
     code, out = invoke("generate", "webhooks", "examples.widget.operator")
     assert code == 2 and "holds no webhooks" in out
+
+
+def test_manifests_of_a_manager_with_webhooks_serve_them_with_a_mounted_certificate() -> None:
+    code, out = invoke("generate", "manifests", "tests.cli.webhook_target:manager",
+                       "--image", "example/cms:1", "--name", "cms", "-n", "ops",
+                       "--cert-manager")
+    assert code == 0, out
+    documents = list(yaml.safe_load_all(out))
+    by_kind = {d["kind"]: d for d in documents}
+    container = by_kind["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"][-4:] == ["--webhook-address", "0.0.0.0:9443",
+                                         "--webhook-cert-dir",
+                                         "/tmp/k8s-webhook-server/serving-certs"]
+    assert {"name": "webhook-server", "containerPort": 9443, "protocol": "TCP"} in \
+        container["ports"]
+    volumes = by_kind["Deployment"]["spec"]["template"]["spec"]["volumes"]
+    assert volumes == [{"name": "webhook-cert",
+                        "secret": {"secretName": "cms-webhook-server-cert"}}]
+    assert by_kind["Certificate"]["spec"]["secretName"] == "cms-webhook-server-cert"
+    assert by_kind["Certificate"]["spec"]["dnsNames"][0] == "cms-webhook-service.ops.svc"
+    mutating = by_kind["MutatingWebhookConfiguration"]
+    assert mutating["metadata"]["annotations"] == {
+        "cert-manager.io/inject-ca-from": "ops/cms-serving-cert"}
+    assert mutating["webhooks"][0]["clientConfig"]["service"]["name"] == "cms-webhook-service"
+    assert by_kind["Service"]["spec"]["ports"][0]["targetPort"] == 9443
