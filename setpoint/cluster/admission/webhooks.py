@@ -151,10 +151,9 @@ class WebhookAdmission:
         reinvocable: list[Hook] = []
         changed_after: dict[str, bool] = {}
         for hook in hooks:
-            invocation = self._invocation(hook, point, obj)
-            if invocation is None:
+            invoked, patched = await self._mutate_with(hook, point, obj, request)
+            if not invoked:
                 continue
-            patched = await self._call_mutating(invocation, point, obj, request)
             if patched is not None:
                 obj, changed = patched, True
                 for name in changed_after:
@@ -164,15 +163,19 @@ class WebhookAdmission:
                 changed_after[hook.name] = False
         # reinvocation: once, for IfNeeded webhooks whose output a later webhook changed
         for hook in reinvocable:
-            if not changed_after[hook.name]:
-                continue
-            invocation = self._invocation(hook, point, obj)
-            if invocation is None:
-                continue
-            patched = await self._call_mutating(invocation, point, obj, request)
-            if patched is not None:
-                obj, changed = patched, True
+            if changed_after[hook.name]:
+                _, patched = await self._mutate_with(hook, point, obj, request)
+                if patched is not None:
+                    obj, changed = patched, True
         return obj if changed else None
+
+    async def _mutate_with(self, hook: Hook, point: AdmissionPoint, obj: Obj | None,
+                           request: _Request) -> tuple[bool, Obj | None]:
+        """(whether ``hook`` applies and was called, the object it patched or None)."""
+        invocation = self._invocation(hook, point, obj)
+        if invocation is None:
+            return False, None
+        return True, await self._call_mutating(invocation, point, obj, request)
 
     async def _call_mutating(self, invocation: Invocation, point: AdmissionPoint,
                              obj: Obj | None, request: _Request) -> Obj | None:

@@ -33,12 +33,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from setpoint.resources.webhooks import ConversionRegistration
 from setpoint.runtime.objects import KindKey, as_dict, clone, decode, kind_key
 from setpoint.runtime.webhook.endpoint import Answer, Endpoint
-from setpoint.runtime.webhook.review import JSON_MEDIA_TYPE
+from setpoint.runtime.webhook.review import ReviewError, read_review
 
 if TYPE_CHECKING:
     from setpoint.client import Client
@@ -208,25 +206,11 @@ class Conversion:
 
 
 def _decode_review(body: bytes, content_type: str) -> tuple[str, Obj]:
-    if not body:
-        raise ConversionError("request body is empty")
-    if content_type != JSON_MEDIA_TYPE:
-        raise ConversionError(f"contentType={content_type}, expected {JSON_MEDIA_TYPE}")
     try:
-        review = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise ConversionError(f"couldn't decode the ConversionReview: {exc}") from None
-    if not isinstance(review, dict):
-        raise ConversionError("couldn't decode the ConversionReview: not a JSON object")
-    api_version, kind = review.get("apiVersion"), review.get("kind")
-    if kind != "ConversionReview" or api_version not in CONVERSION_VERSIONS:
-        raise ConversionError(
-            f"no kind \"{kind or ''}\" is registered for version \"{api_version or ''}\": "
-            f"expected a ConversionReview of {' or '.join(CONVERSION_VERSIONS)}")
-    request = review.get("request")
-    if not isinstance(request, dict):
-        raise ConversionError("conversion request is nil")
-    return str(api_version), request
+        return read_review(body, content_type, "ConversionReview", CONVERSION_VERSIONS,
+                           "conversion request is nil")
+    except ReviewError as exc:
+        raise ConversionError(str(exc)) from None
 
 
 def _restore_metadata(original: Obj, converted: Obj, desired: str) -> Obj:

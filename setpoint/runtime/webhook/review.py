@@ -179,8 +179,11 @@ def json_patch(original: Obj, mutated: Obj) -> list[Obj]:
     return ops
 
 
-def decode_review(body: bytes, content_type: str) -> tuple[str, AdmissionRequest]:
-    """The review's ``apiVersion`` and request, or :class:`ReviewError` saying why not."""
+def read_review(body: bytes, content_type: str, kind: str, versions: tuple[str, ...],
+                missing_request: str) -> tuple[str, Obj]:
+    """The ``apiVersion`` and ``request`` of a review of ``kind`` in one of ``versions``, or
+    :class:`ReviewError` saying why the body is not one (``missing_request`` when it lacks
+    the request)."""
     if not body:
         raise ReviewError("request body is empty")
     if content_type != JSON_MEDIA_TYPE:
@@ -188,18 +191,27 @@ def decode_review(body: bytes, content_type: str) -> tuple[str, AdmissionRequest
     try:
         review = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        raise ReviewError(f"couldn't decode the AdmissionReview: {exc}") from None
+        raise ReviewError(f"couldn't decode the {kind}: {exc}") from None
     if not isinstance(review, dict):
-        raise ReviewError("couldn't decode the AdmissionReview: not a JSON object")
-    api_version, kind = review.get("apiVersion"), review.get("kind")
-    if kind != "AdmissionReview" or api_version not in ADMISSION_VERSIONS:
+        raise ReviewError(f"couldn't decode the {kind}: not a JSON object")
+    api_version, got = review.get("apiVersion"), review.get("kind")
+    if got != kind or api_version not in versions:
+        article = "an" if kind[0] in "AEIOU" else "a"
         raise ReviewError(
-            f"no kind \"{kind or ''}\" is registered for version \"{api_version or ''}\": "
-            f"expected an AdmissionReview of {' or '.join(ADMISSION_VERSIONS)}")
+            f"no kind \"{got or ''}\" is registered for version \"{api_version or ''}\": "
+            f"expected {article} {kind} of {' or '.join(versions)}")
     request = review.get("request")
     if not isinstance(request, dict):
-        raise ReviewError("got an empty AdmissionReview request")
-    return str(api_version), AdmissionRequest.from_dict(request)
+        raise ReviewError(missing_request)
+    return str(api_version), request
+
+
+def decode_review(body: bytes, content_type: str) -> tuple[str, AdmissionRequest]:
+    """The review's ``apiVersion`` and request, or :class:`ReviewError` saying why not."""
+    api_version, request = read_review(body, content_type, "AdmissionReview",
+                                       ADMISSION_VERSIONS,
+                                       "got an empty AdmissionReview request")
+    return api_version, AdmissionRequest.from_dict(request)
 
 
 def encode_review(api_version: str, response: AdmissionResponse) -> Obj:
