@@ -54,8 +54,10 @@ class APIServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
         from setpoint.cluster import admission
+        from setpoint.cluster.rbac import Authorizer
 
         admission.install(self)
+        self.authorizer = Authorizer(self)
 
     # OpenAPI documents are built on first request: importing their builders costs start-up
     @property
@@ -91,6 +93,7 @@ class APIServer:
         self.controllers = controllers.start_all(self)
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
+        self.authorizer.bootstrap()
         self._publish_self(advertise_address, port)
         self.store.compact()
         self.ready = True

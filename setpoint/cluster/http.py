@@ -36,7 +36,7 @@ class BodyTooLarge(Exception):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_receive", "headers", "method", "path", "query", "user")
+    __slots__ = ("_raw_headers", "_receive", "headers", "method", "path", "query", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -46,6 +46,7 @@ class Request:
         for name, value in scope["headers"]:
             headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
         self.headers = headers  # names in lower case
+        self._raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
         query: dict[str, str] = {}
         raw_query = scope["query_string"]
         if raw_query:
@@ -54,6 +55,11 @@ class Request:
         self.query = query
         self._receive = receive
         self.user: dict[str, Any] | None = None  # who sent it, once authenticated
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of a header sent more than once (``name`` in lower case)."""
+        wanted = name.encode("latin-1")
+        return [v.decode("latin-1") for n, v in self._raw_headers if n == wanted]
 
     @property
     def content_type(self) -> str:

@@ -1,7 +1,7 @@
 """Resources that are answered, not stored: reviews, bindings, component statuses.
 
-The embedded server authenticates one bearer token (the cluster administrator's) and
-authorizes every authenticated request, so access reviews say so truthfully.
+Access reviews ask the server's RBAC authorizer (:mod:`setpoint.cluster.rbac`) about the
+requester (self reviews) or about the user the review names.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ Obj = dict[str, Any]
 
 ADMIN_USER = {"username": "setpoint-admin",
               "groups": ["system:masters", "system:authenticated"]}
-ALLOWED_REASON = "the embedded cluster authorizes every authenticated request"
 
 # kind -> whether it is answered without storage
 VIRTUAL_KINDS = {
@@ -35,8 +34,11 @@ def is_virtual(rt: ResourceType) -> bool:
     return (rt.group, rt.kind) in VIRTUAL_KINDS
 
 
-def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: str | None) -> Obj:
-    """Answer a POST of a virtual kind (201 with the completed object)."""
+def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: str | None,
+           user: Obj | None = None) -> Obj:
+    """Answer a POST of a virtual kind (201 with the completed object); ``user`` is who
+    sends it (default: the administrator)."""
+    user = user or ADMIN_USER
     if not isinstance(body, dict):
         raise errors.bad_request(f"the body of a {rt.kind} must be a JSON object")
     kind = rt.kind
@@ -60,15 +62,14 @@ def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: s
             out["status"] = {"authenticated": False, "user": {},
                              "error": "invalid bearer token"}
     elif kind == "SelfSubjectReview":
-        out["status"] = {"userInfo": ADMIN_USER}
+        out["status"] = {"userInfo": user}
     elif kind == "SelfSubjectRulesReview":
-        out["status"] = {
-            "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-            "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-            "incomplete": False,
-        }
+        namespace = str((body.get("spec") or {}).get("namespace") or "")
+        resource_rules, non_resource_rules = api.authorizer.rules(user, namespace)
+        out["status"] = {"resourceRules": resource_rules,
+                         "nonResourceRules": non_resource_rules, "incomplete": False}
     elif kind.endswith("AccessReview"):
-        out["status"] = {"allowed": True, "reason": ALLOWED_REASON}
+        out["status"] = _access_review(api, kind, ns, body.get("spec") or {}, user)
     else:
         raise errors.method_not_supported(rt.resource, "create", rt.group)
     return out
@@ -79,3 +80,39 @@ def component_statuses() -> Obj:
     items = [{"metadata": {"name": n, "creationTimestamp": None}, "conditions": healthy}
              for n in ("controller-manager", "etcd-0", "scheduler")]
     return {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
+
+
+def _access_review(api: APIServer, kind: str, ns: str | None, spec: Obj, requester: Obj
+                   ) -> Obj:
+    """``status`` of a (Self/Local)SubjectAccessReview, from the RBAC authorizer."""
+    from setpoint.cluster.rbac import Attributes
+
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if (resource is None) == (non_resource is None):
+        raise errors.invalid(kind, "", [errors.Cause(
+            "FieldValueRequired", "Required value: exactly one of nonResourceAttributes or "
+            "resourceAttributes must be specified", "spec.resourceAttributes")],
+            "authorization.k8s.io")
+    if kind == "SelfSubjectAccessReview":
+        user = requester
+    else:
+        user = {"username": spec.get("user", ""), "groups": list(spec.get("groups") or [])}
+    if resource is not None:
+        namespace = str(resource.get("namespace") or "")
+        if kind == "LocalSubjectAccessReview" and namespace != (ns or ""):
+            raise errors.bad_request(f"spec.resourceAttributes.namespace must match "
+                                     f"metadata.namespace: {namespace!r} != {ns!r}")
+        attrs = Attributes(str(resource.get("verb") or ""),
+                           resource=str(resource.get("resource") or ""),
+                           subresource=str(resource.get("subresource") or ""),
+                           group=str(resource.get("group") or ""),
+                           version=str(resource.get("version") or ""), namespace=namespace,
+                           name=str(resource.get("name") or ""))
+    else:
+        attrs = Attributes(str(non_resource.get("verb") or ""),
+                           path=str(non_resource.get("path") or ""))
+    allowed, reason = api.authorizer.decide(user, attrs)
+    status: Obj = {"allowed": allowed}
+    if reason:
+        status["reason"] = reason
+    return status

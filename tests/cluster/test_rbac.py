@@ -1,0 +1,165 @@
+"""RBAC: service account tokens and impersonated users get exactly what bindings grant."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import orjson
+
+from setpoint.cluster import RunningCluster
+from tests.cluster.conftest import API
+
+Obj = dict[str, Any]
+ROBOT = "system:serviceaccount:default:robot"
+RBAC = "/apis/rbac.authorization.k8s.io/v1"
+
+
+class As:
+    """Requests sent with another identity: a token, or the admin impersonating."""
+
+    def __init__(self, api: API, headers: dict[str, str]) -> None:
+        self.api, self.headers = api, headers
+
+    async def request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        async with aiohttp.ClientSession() as session, session.request(
+                method, self.api.cluster.url + path, headers={
+                    **self.headers, "Content-Type": "application/json"},
+                data=orjson.dumps(body) if body is not None else None,
+                ssl=self.api.ssl) as resp:
+            text = await resp.read()
+            try:
+                return resp.status, orjson.loads(text)
+            except orjson.JSONDecodeError:
+                return resp.status, text.decode()
+
+
+async def robot(api: API) -> As:
+    assert (await api.post("/api/v1/namespaces/default/serviceaccounts",
+                           {"metadata": {"name": "robot"}}))[0] == 201
+    status, body = await api.post(
+        "/api/v1/namespaces/default/serviceaccounts/robot/token",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}})
+    assert status == 201, body
+    return As(api, {"Authorization": f"Bearer {body['status']['token']}"})
+
+
+async def grant(api: API, namespace: str, rules: list[Obj], name: str = "reader") -> None:
+    status, body = await api.post(f"{RBAC}/namespaces/{namespace}/roles", {
+        "metadata": {"name": name}, "rules": rules})
+    assert status == 201, body
+    status, body = await api.post(f"{RBAC}/namespaces/{namespace}/rolebindings", {
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]})
+    assert status == 201, body
+
+
+async def test_a_service_account_without_bindings_may_only_discover(api: API) -> None:
+    me = await robot(api)
+    status, body = await me.request("GET", "/api/v1/namespaces/default/configmaps")
+    assert status == 403
+    assert body["reason"] == "Forbidden"
+    assert body["message"] == (f'configmaps is forbidden: User "{ROBOT}" cannot list resource '
+                               '"configmaps" in API group "" in the namespace "default"')
+    assert body["details"] == {"kind": "configmaps"}
+    status, body = await me.request("GET", "/api/v1/namespaces/default/configmaps/x")
+    assert body["message"] == (f'configmaps "x" is forbidden: User "{ROBOT}" cannot get '
+                               'resource "configmaps" in API group "" in the namespace '
+                               '"default"')
+    status, body = await me.request("GET", "/apis/apps/v1/deployments?watch=true")
+    assert body["message"] == (f'deployments.apps is forbidden: User "{ROBOT}" cannot watch '
+                               'resource "deployments" in API group "apps" at the cluster '
+                               "scope")
+    status, body = await me.request("GET", "/metrics")
+    assert (status, body["message"]) == (
+        403, f'forbidden: User "{ROBOT}" cannot get path "/metrics"')
+    assert (await me.request("GET", "/api"))[0] == 200
+    assert (await me.request("GET", "/apis/apps/v1"))[0] == 200
+    assert (await me.request("GET", "/version"))[0] == 200
+
+
+async def test_a_role_binding_grants_its_rules_in_its_namespace_only(api: API) -> None:
+    me = await robot(api)
+    await grant(api, "default", [
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list"]},
+        {"apiGroups": [""], "resources": ["secrets"], "resourceNames": ["mine"],
+         "verbs": ["get"]},
+        {"apiGroups": ["apps"], "resources": ["*/scale"], "verbs": ["get"]}])
+    assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 200
+    assert (await me.request("GET", "/api/v1/namespaces/kube-system/configmaps"))[0] == 403
+    assert (await me.request("POST", "/api/v1/namespaces/default/configmaps",
+                             {"metadata": {"name": "x"}}))[0] == 403
+    assert (await me.request("GET", "/api/v1/namespaces/default/secrets/mine"))[0] == 404
+    assert (await me.request("GET", "/api/v1/namespaces/default/secrets/other"))[0] == 403
+    assert (await me.request("GET", "/api/v1/namespaces/default/secrets"))[0] == 403
+    assert (await me.request("GET",
+                             "/apis/apps/v1/namespaces/default/deployments/d/scale"))[0] == 404
+    assert (await me.request("GET", "/apis/apps/v1/namespaces/default/deployments/d"))[0] \
+        == 403
+
+    # a binding removed takes effect at once
+    assert (await api.delete(f"{RBAC}/namespaces/default/rolebindings/reader"))[0] == 200
+    assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 403
+
+
+async def test_access_reviews_answer_with_the_authorizer(api: API) -> None:
+    me = await robot(api)
+    await grant(api, "default", [{"apiGroups": [""], "resources": ["pods"],
+                                  "verbs": ["list"]}])
+
+    async def can(resource: str, verb: str, namespace: str = "default") -> Obj:
+        status, body = await me.request(
+            "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+             "spec": {"resourceAttributes": {"namespace": namespace, "verb": verb,
+                                             "resource": resource}}})
+        assert status == 201, body
+        return dict(body["status"])
+
+    assert await can("pods", "list") == {
+        "allowed": True, "reason": 'RBAC: allowed by RoleBinding "reader" in namespace '
+                                   '"default" of Role "reader" to ServiceAccount "robot"'}
+    assert await can("pods", "delete") == {"allowed": False}
+    assert await can("pods", "list", "kube-system") == {"allowed": False}
+
+    status, body = await api.post("/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        "apiVersion": "authorization.k8s.io/v1", "kind": "SubjectAccessReview",
+        "spec": {"user": ROBOT, "groups": ["system:authenticated"],
+                 "nonResourceAttributes": {"path": "/apis/apps", "verb": "get"}}})
+    assert status == 201 and body["status"]["allowed"] is True
+
+    status, body = await me.request(
+        "POST", "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+        {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectRulesReview",
+         "spec": {"namespace": "default"}})
+    assert status == 201
+    assert {"verbs": ["list"], "apiGroups": [""], "resources": ["pods"]} in \
+        body["status"]["resourceRules"]
+    status, body = await me.request(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert body["status"]["userInfo"]["username"] == ROBOT
+
+
+async def test_the_administrator_impersonates_and_a_service_account_may_not(
+        api: API, cluster: RunningCluster) -> None:
+    me = await robot(api)
+    impersonating = As(api, {"Authorization": f"Bearer {cluster.token}",
+                             "Impersonate-User": ROBOT})
+    status, body = await impersonating.request("GET", "/api/v1/namespaces/default/pods")
+    assert status == 403 and f'User "{ROBOT}" cannot list' in body["message"]
+    status, body = await impersonating.request(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    assert body["status"]["userInfo"] == {
+        "username": ROBOT, "groups": ["system:serviceaccounts",
+                                      "system:serviceaccounts:default",
+                                      "system:authenticated"]}
+
+    status, body = await As(api, {**me.headers, "Impersonate-User": "alice"}).request(
+        "GET", "/api")
+    assert status == 403
+    assert body["message"] == (f'users "alice" is forbidden: User "{ROBOT}" cannot '
+                               'impersonate resource "users" in API group "" at the cluster '
+                               "scope")
