@@ -96,3 +96,13 @@ async def test_a_failed_config_map_create_is_retried(
     await wait_for(Widget, "w", lambda w: w.status.ready)
     assert failure.hits == 2
     assert (await k8s.get(ConfigMap, "w-cfg")).data["message"] == "again"
+
+
+async def test_the_operator_works_with_exactly_the_rbac_generated_for_it(
+        setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
+        wait_for: Waiter) -> None:
+    await setpoint_cluster.install(Widget)
+    await run_manager(manager, rbac=True)  # its own service account, its generated roles
+    await k8s.create(Widget(name="w", spec=WidgetSpec(message="least privilege")))
+    await wait_for(Widget, "w", lambda w: w.status.ready)
+    assert (await k8s.get(ConfigMap, "w-cfg")).data["message"] == "least privilege"

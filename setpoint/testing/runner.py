@@ -17,8 +17,9 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from setpoint.client import ClusterConfig
+from setpoint.client import Client, ClusterConfig
 from setpoint.runtime import Controller, Manager, ManagerSettings
+from setpoint.testing.serviceaccounts import run_as_service_account
 from setpoint.testing.webhooks import Registration, register, unregister
 
 
@@ -31,11 +32,12 @@ class OperatorRunner:
 
     def __init__(self, controllers: Sequence[Controller[Any]], settings: ManagerSettings,
                  config: Callable[[], ClusterConfig], *, webhooks: Sequence[Any] = (),
-                 register_webhooks: bool = True) -> None:
+                 register_webhooks: bool = True, rbac: bool = False) -> None:
         self.controllers = list(controllers)
         self.settings = settings
         self.webhooks = list(webhooks)
         self.register_webhooks = register_webhooks
+        self.rbac = rbac
         self._config = config
         self._registration: Registration | None = None
         self.manager: Manager | None = None
@@ -44,12 +46,15 @@ class OperatorRunner:
     @classmethod
     def of(cls, target: Manager | Controller[Any] | Sequence[Controller[Any]],
            config: Callable[[], ClusterConfig], *, namespace: str | None = None,
-           register_webhooks: bool = True, **settings: Any) -> OperatorRunner:
+           register_webhooks: bool = True, rbac: bool = False,
+           **settings: Any) -> OperatorRunner:
         """A runner for a manager's controllers, webhooks and settings, or for controllers
         with default settings; ``settings`` override fields of :class:`ManagerSettings`.
         ``namespace`` (when given) limits the operator to the test's namespace. The
         webhooks serve on a free loopback port with a certificate of their own, and unless
-        ``register_webhooks`` is False the cluster is pointed at them while they run."""
+        ``register_webhooks`` is False the cluster is pointed at them while they run.
+        With ``rbac`` the operator runs as its own service account, bound to exactly the
+        roles ``setpoint generate rbac`` writes for it, as it would in a cluster."""
         webhooks: list[Any] = []
         if isinstance(target, Manager):
             controllers, base, webhooks = target.controllers, target.settings, target.webhooks
@@ -68,7 +73,7 @@ class OperatorRunner:
             overrides["namespace"] = namespace
         overrides.update(settings)
         return cls(controllers, dataclasses.replace(base, **overrides), config,
-                   webhooks=webhooks, register_webhooks=register_webhooks)
+                   webhooks=webhooks, register_webhooks=register_webhooks, rbac=rbac)
 
     def __repr__(self) -> str:
         names = [c.name for c in self.controllers]
@@ -82,13 +87,19 @@ class OperatorRunner:
         """Start a new manager and return it once its caches have synced."""
         if self.running:
             raise RuntimeError("the operator is already running")
-        manager = Manager(self.controllers, settings=dataclasses.replace(self.settings),
-                          config=self._config(), webhooks=self.webhooks)
+        settings = dataclasses.replace(self.settings)
+        config = self._config()
+        if self.rbac:
+            config = await run_as_service_account(config, self.controllers, settings)
+        manager = Manager(self.controllers, settings=settings, config=config,
+                          webhooks=self.webhooks)
         self.manager = manager
         await manager.start()
         self.starts += 1
         if self.webhooks and self.register_webhooks:
-            self._registration = await register(manager, self.settings.name)
+            # the administrator registers them: the operator's own RBAC need not allow it
+            async with Client(self._config()) as admin:
+                self._registration = await register(manager, self.settings.name, admin)
         return manager
 
     async def stop(self) -> None:
@@ -98,7 +109,8 @@ class OperatorRunner:
         if self.manager is None:
             return
         if self._registration is not None and self.manager.ready:
-            await unregister(self.manager.client, self._registration)
+            async with Client(self._config()) as admin:
+                await unregister(admin, self._registration)
             self._registration = None
         await self.manager.stop()
 

@@ -22,6 +22,7 @@ from setpoint.resources.webhooks import (
 from setpoint.runtime import Manager
 
 CRDS = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+FIELD_MANAGER = "setpoint-testing"
 
 
 @dataclass
@@ -31,18 +32,18 @@ class Registration:
     configurations: list[dict[str, Any]] = field(default_factory=list)
 
 
-async def register(manager: Manager, name: str) -> Registration:
+async def register(manager: Manager, name: str, client: Client) -> Registration:
     """Point the cluster at ``manager``'s running webhook server: its admission webhooks
-    (``<name>-mutating``, ``<name>-validating``) and the conversion of its CRDs."""
+    (``<name>-mutating``, ``<name>-validating``) and the conversion of its CRDs, written
+    with ``client``."""
     server = manager.webhook_server
     if server is None or not manager.webhooks:
         return Registration()
-    client = manager.client
     config = ClientConfig(url=server.url, ca_bundle=server.ca_pem)
     registration = Registration(generate_webhook_configurations(manager.webhooks, name=name,
                                                                 client=config))
     for configuration in registration.configurations:
-        await _create_or_replace(client, configuration)
+        await client.apply(configuration, field_manager=FIELD_MANAGER, force=True)
     installed = (await client.list(CRDS)).items
     for before, after in zip(installed, set_conversion_webhooks(installed, manager.webhooks,
                                                                 client=config), strict=True):
@@ -59,15 +60,3 @@ async def unregister(client: Client, registration: Registration) -> None:
         kind = Kind(configuration["apiVersion"], configuration["kind"])
         with contextlib.suppress(NotFoundError):
             await client.delete(kind, configuration["metadata"]["name"])
-
-
-async def _create_or_replace(client: Client, obj: dict[str, Any]) -> None:
-    kind = Kind(obj["apiVersion"], obj["kind"])
-    try:
-        live = await client.get(kind, obj["metadata"]["name"])
-    except NotFoundError:
-        await client.create(obj)
-        return
-    replacement = {**obj, "metadata": {**obj["metadata"],
-                                       "resourceVersion": live["metadata"]["resourceVersion"]}}
-    await client.update(replacement)

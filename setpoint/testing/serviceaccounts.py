@@ -1,0 +1,52 @@
+"""An operator under test running as its own service account, with its generated RBAC.
+
+In a cluster an operator runs as a ServiceAccount bound to the roles ``setpoint generate
+rbac`` (or ``generate manifests``) writes from its controllers' declarations. Here the same
+roles and bindings are applied to the test's cluster, a token is requested for the account,
+and the operator connects with it: a controller that touches what it never declared gets the
+Forbidden error it would get in production, in the test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from setpoint.client import Client, ClusterConfig
+from setpoint.client.auth import TokenAuth
+from setpoint.resources import generate_rbac
+from setpoint.runtime import Controller, Manager, ManagerSettings
+
+FIELD_MANAGER = "setpoint-testing"
+
+
+async def run_as_service_account(admin_config: ClusterConfig,
+                                 controllers: Sequence[Controller[Any]],
+                                 settings: ManagerSettings) -> ClusterConfig:
+    """``admin_config`` turned into the operator's own identity: the ServiceAccount
+    ``settings.name`` in the test's namespace, bound to the RBAC generated for
+    ``controllers`` and ``settings`` (written with ``admin_config``)."""
+    from setpoint.cli.targets import manager_permissions
+
+    namespace = admin_config.namespace
+    name = settings.name
+    permissions = manager_permissions(Manager(list(controllers), settings=settings))
+    async with Client(admin_config) as admin:
+        await _apply(admin, {"apiVersion": "v1", "kind": "ServiceAccount",
+                             "metadata": {"name": name, "namespace": namespace}})
+        for document in generate_rbac(permissions, name=name, namespace=namespace,
+                                      service_account=name):
+            await _apply(admin, document)
+        answer = await admin.request(
+            "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
+            body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                  "spec": {"expirationSeconds": 3600}})
+    return dataclasses.replace(admin_config, auth=TokenAuth(answer["status"]["token"]),
+                               client_certificate_data=None, client_key_data=None)
+
+
+async def _apply(client: Client, obj: dict[str, Any]) -> None:
+    """Create ``obj``, or take over what a previous run of the test left under its name."""
+    await client.apply(obj, field_manager=FIELD_MANAGER, force=True,
+                       namespace=obj["metadata"].get("namespace"))
