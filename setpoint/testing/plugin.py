@@ -17,7 +17,8 @@ Fixtures, for tests of operators::
 - ``run_manager``: ``await run_manager(manager_or_controllers, **settings)`` starts the
   operator in the background and returns its :class:`OperatorRunner` (``crash()``,
   ``restart()``, ``stop()``); every operator still running is stopped gracefully when
-  the test ends.
+  the test ends. Its webhooks are registered with the embedded cluster while it runs;
+  ``rbac=True`` runs it as its own service account with exactly its generated RBAC.
 - ``wait_for``: ``await wait_for(Kind, name, condition)`` (or ``gone=True``) follows one
   object; ``await wait_for(predicate)`` polls any sync or async predicate.
 - ``faults``: puts a fault-injection proxy between the operators started afterwards and
