@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import aiohttp
@@ -163,3 +164,44 @@ async def test_the_administrator_impersonates_and_a_service_account_may_not(
     assert body["message"] == (f'users "alice" is forbidden: User "{ROBOT}" cannot '
                                'impersonate resource "users" in API group "" at the cluster '
                                "scope")
+
+
+async def test_an_aggregated_cluster_role_gathers_the_rules_it_selects(api: API) -> None:
+    roles = f"{RBAC}/clusterroles"
+    status, body = await api.post(roles, {
+        "metadata": {"name": "widget-viewer"},
+        "aggregationRule": {"clusterRoleSelectors": [
+            {"matchLabels": {"example.com/aggregate-to-viewer": "true"}}]},
+        "rules": []})
+    assert status == 201, body
+    me = await robot(api)
+    assert (await api.post(f"{RBAC}/clusterrolebindings", {
+        "metadata": {"name": "robot-views"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "widget-viewer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot",
+                      "namespace": "default"}]}))[0] == 201
+    assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 403
+
+    status, body = await api.post(roles, {
+        "metadata": {"name": "configmap-reader",
+                     "labels": {"example.com/aggregate-to-viewer": "true"}},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["list"]}]})
+    assert status == 201, body
+
+    async def aggregated() -> Any:
+        return (await api.get(f"{roles}/widget-viewer"))[1].get("rules")
+
+    for _ in range(200):
+        if await aggregated():
+            break
+        await asyncio.sleep(0.01)
+    assert await aggregated() == [{"apiGroups": [""], "resources": ["configmaps"],
+                                   "verbs": ["list"]}]
+    assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 200
+    assert (await api.delete(f"{roles}/configmap-reader"))[0] == 200
+    for _ in range(200):
+        if not await aggregated():
+            break
+        await asyncio.sleep(0.01)
+    assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 403

@@ -1,0 +1,81 @@
+"""ClusterRole aggregation: a ClusterRole with an ``aggregationRule`` holds the rules of the
+ClusterRoles its selectors match.
+
+As kube-controller-manager's ``clusterrole-aggregation`` controller: whenever a ClusterRole
+changes, every aggregating ClusterRole is synced; its rules become those of the matching
+ClusterRoles (itself excluded), in the order of their names, each rule once, written by
+``clusterrole-aggregation-controller`` only when they differ. Operators use it to extend the
+``view``/``edit``/``admin`` roles: a ClusterRole labelled
+``rbac.authorization.k8s.io/aggregate-to-view: "true"`` adds its rules to every aggregate
+that selects that label.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.controllers.queue import WorkQueue
+from setpoint.cluster.decode import Decoded
+from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.storage import Event
+from setpoint.machinery import labels
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+
+Obj = dict[str, Any]
+
+CLUSTER_ROLES = "rbac.authorization.k8s.io/clusterroles"
+MANAGER = "clusterrole-aggregation-controller"
+
+
+class ClusterRoleAggregation:
+    """Keeps aggregated ClusterRoles equal to the union of what they select."""
+
+    def __init__(self, api: APIServer) -> None:
+        self._api = api
+        self._rt = api.resource("rbac.authorization.k8s.io", "v1", "clusterroles")
+        self.queue: WorkQueue[str] = WorkQueue("clusterrole-aggregation", self._sync)
+        api.store.add_listener(self._on_event)
+        api.on_stop(self.queue.shutdown)
+
+    def start(self) -> None:
+        self._enqueue_aggregates()
+
+    def _on_event(self, event: Event) -> None:
+        if event.resource == CLUSTER_ROLES:
+            self._enqueue_aggregates()
+
+    def _enqueue_aggregates(self) -> None:
+        for role in self._api.store.list(CLUSTER_ROLES):
+            if role.get("aggregationRule"):
+                self.queue.add(role["metadata"]["name"])
+
+    def _sync(self, name: str) -> None:
+        store = self._api.store
+        role = store.get(CLUSTER_ROLES, "", name)
+        if role is None or not role.get("aggregationRule"):
+            return
+        selected: dict[str, Obj] = {}
+        for raw in (role["aggregationRule"].get("clusterRoleSelectors") or []):
+            try:
+                selector = labels.from_label_selector(raw)
+            except labels.SelectorError:
+                continue
+            for other in store.list(CLUSTER_ROLES):
+                other_name = other["metadata"]["name"]
+                if other_name != name and selector.matches(
+                        other["metadata"].get("labels") or {}):
+                    selected[other_name] = other
+        rules: list[Obj] = []
+        for other_name in sorted(selected):
+            for rule in selected[other_name].get("rules") or []:
+                if rule not in rules:
+                    rules.append(rule)
+        if rules == (role.get("rules") or []):
+            return
+        updated = copy.deepcopy(role)
+        updated["rules"] = rules
+        self._api.rest.update(self._rt, None, name, Decoded(updated),
+                              WriteOptions(field_manager=MANAGER, field_validation="Ignore"))
