@@ -172,7 +172,7 @@ class Authorizer:
         """(allowed, why) — the reason names the binding that allows, as RBAC's does."""
         if MASTERS in (user.get("groups") or []):
             return True, ""
-        for rule, source in self._grants(user).rules_in(attrs.namespace):
+        for rule, source in self.grants(user).rules_in(attrs.namespace):
             if rule_allows(rule, attrs):
                 return True, f"RBAC: allowed by {source}"
         return False, ""
@@ -190,7 +190,7 @@ class Authorizer:
                     [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
         resource: list[Obj] = []
         non_resource: list[Obj] = []
-        for rule, _ in self._grants(user).rules_in(namespace):
+        for rule, _ in self.grants(user).rules_in(namespace):
             if rule.get("nonResourceURLs"):
                 non_resource.append({"verbs": rule.get("verbs") or [],
                                      "nonResourceURLs": rule["nonResourceURLs"]})
@@ -200,7 +200,8 @@ class Authorizer:
                 resource.append(entry)
         return resource, non_resource
 
-    def _grants(self, user: Obj) -> _Grants:
+    def grants(self, user: Obj) -> _Grants:
+        """The rules ``user`` holds (collected once per RBAC state)."""
         key = (str(user.get("username", "")), tuple(user.get("groups") or ()))
         grants = self._cache.get(key)
         if grants is None:
@@ -223,14 +224,15 @@ class Authorizer:
                 source = (f'{kind} "{binding["metadata"]["name"]}"{where} of '
                           f'{ref.get("kind", "")} "{ref.get("name", "")}" to '
                           f'{subject.get("kind", "")} "{subject.get("name", "")}"')
-                rules = [(r, source) for r in self._role_rules(ref, namespace)]
+                rules = [(r, source) for r in self.role_rules(ref, namespace)]
                 if namespace:
                     grants.namespaced.setdefault(namespace, []).extend(rules)
                 else:
                     grants.cluster.extend(rules)
         return grants
 
-    def _role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
+    def role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
+        """The rules of the role ``ref`` names (a Role of ``namespace``, or a ClusterRole)."""
         store = self.api.store
         if ref.get("kind") == "ClusterRole":
             role = store.get(f"{GROUP}/clusterroles", "", ref.get("name", ""))

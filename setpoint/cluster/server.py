@@ -21,6 +21,7 @@ from setpoint.cluster.admission.points import (
     run_sync,
     subresource_create_steps,
 )
+from setpoint.cluster.admission.rbacescalation import requesting_user
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
@@ -90,6 +91,7 @@ class Handler:
     async def __call__(self, request: Request) -> Response:
         try:
             self._authenticate(request)
+            requesting_user.set(request.user)  # for admission steps that judge the requester
             return await self._dispatch(request)
         except StatusError as err:
             return _status(err)

@@ -205,3 +205,42 @@ async def test_an_aggregated_cluster_role_gathers_the_rules_it_selects(api: API)
             break
         await asyncio.sleep(0.01)
     assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 403
+
+
+async def test_nobody_grants_what_they_do_not_hold(api: API) -> None:
+    me = await robot(api)
+    await grant(api, "default", [
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+         "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]}], name="admin")
+    roles = f"{RBAC}/namespaces/default/roles"
+    status, body = await me.request("POST", roles, {
+        "metadata": {"name": "lesser"},
+        "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}]})
+    assert status == 201, body
+    status, body = await me.request("POST", roles, {
+        "metadata": {"name": "greater"},
+        "rules": [{"apiGroups": [""], "resources": ["pods", "secrets"],
+                   "verbs": ["list", "delete"]}]})
+    assert status == 403
+    groups = '"system:serviceaccounts" "system:serviceaccounts:default" "system:authenticated"'
+    assert body["message"] == (
+        f'roles.rbac.authorization.k8s.io "greater" is forbidden: user "{ROBOT}" '
+        f"(groups=[{groups}]) is attempting to grant RBAC permissions not currently held:\n"
+        '{APIGroups:[""], Resources:["pods"], Verbs:["delete"]}\n'
+        '{APIGroups:[""], Resources:["secrets"], Verbs:["list" "delete"]}')
+
+    bind = {"roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "cluster-admin"},
+            "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]}
+    status, body = await me.request("POST", f"{RBAC}/namespaces/default/rolebindings",
+                                    {"metadata": {"name": "up"}, **bind})
+    assert status == 403 and "is attempting to grant RBAC permissions" in body["message"]
+    status, body = await me.request("POST", f"{RBAC}/namespaces/default/rolebindings", {
+        "metadata": {"name": "fine"}, **bind,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "lesser"}})
+    assert status == 201, body
+    # the administrator (system:masters) may grant anything
+    assert (await api.post(f"{RBAC}/namespaces/default/rolebindings",
+                           {"metadata": {"name": "up"}, **bind}))[0] == 201

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 
 def install(api: APIServer) -> None:
-    from setpoint.cluster.admission import crd, lifecycle, pods, services
+    from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
 
     api.rest.delete_admission.append(lifecycle.check_namespace_delete)
     api.rest.admission.extend([
@@ -22,4 +22,5 @@ def install(api: APIServer) -> None:
         pods.PodDefaults(api),
         services.ServiceAllocation(api),
         crd.validate_definition,
+        rbacescalation.EscalationCheck(api),
     ])

@@ -1,0 +1,150 @@
+"""RBAC escalation prevention: nobody grants permissions they do not hold.
+
+As the apiserver's RBAC storage: a Role or ClusterRole may be created or updated only by a
+user who holds every permission it grants (in its namespace; cluster-wide for a ClusterRole)
+or may ``escalate`` it; a RoleBinding or ClusterRoleBinding only by a user who holds every
+permission of the role it binds or may ``bind`` that role. Members of ``system:masters`` and
+the server's own controllers are exempt. The refusal lists the missing permissions one rule
+per line, as ``rbacv1helpers.CompactString`` writes them.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.rbac import GROUP, MASTERS, Attributes
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+
+Obj = dict[str, Any]
+
+requesting_user: ContextVar[Obj | None] = ContextVar("requesting_user", default=None)
+"""Who sent the request being served (unset for the server's own writes)."""
+
+ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}
+BINDING_KINDS = {"RoleBinding": "rolebindings", "ClusterRoleBinding": "clusterrolebindings"}
+
+
+def _has(items: list[str], wanted: str) -> bool:
+    return wanted in items
+
+
+def _has_all(items: list[str], wanted: list[str]) -> bool:
+    return all(w in items for w in wanted)
+
+
+def _resources_cover(owned: list[str], wanted: list[str]) -> bool:
+    if "*" in owned or _has_all(owned, wanted):
+        return True
+    for path in wanted:
+        if path in owned:
+            continue
+        if "/" not in path or f"*/{path.split('/', 1)[1]}" not in owned:
+            return False
+    return True
+
+
+def _urls_cover(owned: list[str], wanted: list[str]) -> bool:
+    return all(any(o == w or (o.endswith("*") and w.startswith(o.rstrip("*"))) for o in owned)
+               for w in wanted)
+
+
+def rule_covers(owner: Obj, sub: Obj) -> bool:
+    """``ruleCovers``: whether ``owner`` grants everything the atomic rule ``sub`` does."""
+    verbs, groups = owner.get("verbs") or [], owner.get("apiGroups") or []
+    names, sub_names = owner.get("resourceNames") or [], sub.get("resourceNames") or []
+    return (("*" in verbs or _has_all(verbs, sub.get("verbs") or []))
+            and ("*" in groups or _has_all(groups, sub.get("apiGroups") or []))
+            and _resources_cover(owner.get("resources") or [], sub.get("resources") or [])
+            and _urls_cover(owner.get("nonResourceURLs") or [], sub.get("nonResourceURLs") or [])
+            and (not names or (bool(sub_names) and _has_all(names, sub_names))))
+
+
+def breakdown(rule: Obj) -> list[Obj]:
+    """``BreakdownRule``: one rule per verb and group/resource/name, or per verb and URL."""
+    out: list[Obj] = []
+    verbs = rule.get("verbs") or []
+    for group in rule.get("apiGroups") or []:
+        for resource in rule.get("resources") or []:
+            for verb in verbs:
+                names = rule.get("resourceNames") or []
+                if names:
+                    out += [{"apiGroups": [group], "resources": [resource],
+                             "resourceNames": [n], "verbs": [verb]} for n in names]
+                else:
+                    out.append({"apiGroups": [group], "resources": [resource],
+                                "verbs": [verb]})
+    for url in rule.get("nonResourceURLs") or []:
+        out += [{"nonResourceURLs": [url], "verbs": [verb]} for verb in verbs]
+    return out
+
+
+def _go_strings(items: list[str]) -> str:
+    return "[" + " ".join(f'"{i}"' for i in items) + "]"
+
+
+def compact_string(rule: Obj) -> str:
+    """``CompactString``: ``{APIGroups:["apps"], Resources:["deployments"], Verbs:[...]}``."""
+    parts = [f"{label}:{_go_strings(rule[key])}" for label, key in (
+        ("APIGroups", "apiGroups"), ("Resources", "resources"),
+        ("NonResourceURLs", "nonResourceURLs"), ("ResourceNames", "resourceNames"),
+        ("Verbs", "verbs")) if rule.get(key)]
+    return "{" + ", ".join(parts) + "}"
+
+
+def _compact(missing: list[Obj]) -> list[Obj]:
+    """``CompactRules``: atomic rules that differ only in their verb, merged."""
+    merged: dict[tuple[Any, ...], Obj] = {}
+    for rule in missing:
+        key = tuple(tuple(rule.get(k) or ()) for k in ("apiGroups", "resources",
+                                                        "resourceNames", "nonResourceURLs"))
+        if key in merged:
+            merged[key]["verbs"] = [*merged[key]["verbs"], *rule["verbs"]]
+        else:
+            merged[key] = {**rule, "verbs": list(rule["verbs"])}
+    return list(merged.values())
+
+
+class EscalationCheck:
+    """The admission step (see the module docstring)."""
+
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+
+    def __call__(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        if rt.group != GROUP or (rt.kind not in ROLE_KINDS and rt.kind not in BINDING_KINDS):
+            return
+        user = requesting_user.get()
+        if user is None or MASTERS in (user.get("groups") or []):
+            return
+        meta = obj.get("metadata") or {}
+        namespace = meta.get("namespace", "") if rt.namespaced else ""
+        authorizer = self.api.authorizer
+        if rt.kind in ROLE_KINDS:
+            if authorizer.decide(user, Attributes("escalate", resource=rt.resource, group=GROUP,
+                                                  namespace=namespace,
+                                                  name=meta.get("name", "")))[0]:
+                return
+            granted = list(obj.get("rules") or [])
+        else:
+            ref = obj.get("roleRef") or {}
+            resource = ROLE_KINDS.get(ref.get("kind", ""), "")
+            if authorizer.decide(user, Attributes("bind", resource=resource, group=GROUP,
+                                                  namespace=namespace,
+                                                  name=ref.get("name", "")))[0]:
+                return
+            granted = authorizer.role_rules(ref, namespace)
+        owned = [rule for rule, _ in authorizer.grants(user).rules_in(namespace)]
+        missing = [sub for rule in granted for sub in breakdown(rule)
+                   if not any(rule_covers(o, sub) for o in owned)]
+        if missing:
+            groups = " ".join(f'"{g}"' for g in user.get("groups") or [])
+            lines = sorted({compact_string(r) for r in _compact(missing)})
+            raise errors.forbidden(
+                rt.resource, meta.get("name", ""),
+                f'user "{user.get("username", "")}" (groups=[{groups}]) is attempting to grant '
+                "RBAC permissions not currently held:\n" + "\n".join(lines), GROUP)
