@@ -495,7 +495,7 @@ class Handler:
         convert = rt.conversion_webhook is not None
         # objects converted by webhook are converted a batch at a time, outside the stream
         present = self._watch_presenter(rt, media, rest.present if not convert
-                                        else rest._with_defaults)
+                                        else rest.with_defaults)
         stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored)
         if stream.error is not None:
             error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"

@@ -167,3 +167,19 @@ async def test_the_namespace_controller_deletes_converted_objects_without_the_we
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the namespace was not removed")
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_tables_of_a_converted_resource_show_the_served_version(api: API) -> None:
+    assert (await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                "metadata": {"name": "t"}, "spec": {"size": 2}}))[0] == 201
+    table = "application/json;as=Table;g=meta.k8s.io;v=v1"
+    status, body = await api.get(V2, headers={"Accept": table})
+    assert status == 200 and body["kind"] == "Table"
+    [row] = body["rows"]
+    assert row["object"]["metadata"]["name"] == "t"
+    url = f"{api.cluster.url}{V2}?watch=true&timeoutSeconds=5"
+    async with api.session.get(url, ssl=api.ssl, headers={"Accept": table}) as resp:
+        event = orjson.loads(await resp.content.readline())
+    assert event["type"] == "ADDED" and event["object"]["kind"] == "Table"
+    assert event["object"]["rows"][0]["object"]["metadata"]["name"] == "t"

@@ -133,7 +133,7 @@ class REST:
 
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
         """A stored object as served at ``rt``'s version (conversion, CR version, defaults)."""
-        return self._with_defaults(rt, self.from_storage(rt, obj))
+        return self.with_defaults(rt, self.from_storage(rt, obj))
 
     def present_steps(self, rt: ResourceType, stored: Obj) -> Steps[Obj]:
         """``present``, through the CRD's conversion webhook when it has one."""
@@ -149,7 +149,7 @@ class REST:
             view = self.present if defaults else self.from_storage
             return [view(rt, o) for o in stored]
         converted = yield ConversionPoint(rt, stored, rt.api_version)
-        return [self._with_defaults(rt, o) for o in converted] if defaults else converted
+        return [self.with_defaults(rt, o) for o in converted] if defaults else converted
 
     def to_storage_steps(self, rt: ResourceType, obj: Obj) -> Steps[Obj]:
         """``to_storage``, through the CRD's conversion webhook when it has one."""
@@ -161,7 +161,8 @@ class REST:
         [converted] = yield ConversionPoint(rt, [obj], target)
         return converted  # type: ignore[no-any-return]
 
-    def _with_defaults(self, rt: ResourceType, out: Obj) -> Obj:
+    def with_defaults(self, rt: ResourceType, out: Obj) -> Obj:
+        """A served custom resource with its schema's defaults applied (on read)."""
         if not rt.is_custom:
             return out
         cs = self.custom_schema(rt)
