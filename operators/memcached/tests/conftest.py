@@ -33,9 +33,10 @@ async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager
 
 @pytest_asyncio.fixture
 async def operator(cluster: SetpointCluster, run_manager: ManagerLauncher) -> OperatorRunner:
-    """The memcached operator, running (a single replica: no leader election to wait for
-    after a crash, no probe port)."""
-    return await run_manager(manager, leader_election=False, http_port=None)
+    """The memcached operator, running as its own service account with exactly the RBAC
+    `setpoint generate manifests` gives it (a single replica: no leader election to wait
+    for after a crash, no probe port)."""
+    return await run_manager(manager, leader_election=False, http_port=None, rbac=True)
 
 
 @pytest.fixture
