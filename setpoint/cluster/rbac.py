@@ -80,7 +80,7 @@ Grant = tuple[Obj, str]
 
 
 @dataclass
-class _Grants:
+class Grants:
     """The rules a user holds: everywhere, and per namespace."""
 
     cluster: list[Grant] = field(default_factory=list)
@@ -143,7 +143,7 @@ class Authorizer:
 
     def __init__(self, api: APIServer) -> None:
         self.api = api
-        self._cache: dict[tuple[str, tuple[str, ...]], _Grants] = {}
+        self._cache: dict[tuple[str, tuple[str, ...]], Grants] = {}
         api.store.add_listener(self._on_change)
 
     def __repr__(self) -> str:
@@ -200,7 +200,7 @@ class Authorizer:
                 resource.append(entry)
         return resource, non_resource
 
-    def grants(self, user: Obj) -> _Grants:
+    def grants(self, user: Obj) -> Grants:
         """The rules ``user`` holds (collected once per RBAC state)."""
         key = (str(user.get("username", "")), tuple(user.get("groups") or ()))
         grants = self._cache.get(key)
@@ -208,9 +208,9 @@ class Authorizer:
             grants = self._cache[key] = self._collect(user)
         return grants
 
-    def _collect(self, user: Obj) -> _Grants:
+    def _collect(self, user: Obj) -> Grants:
         store = self.api.store
-        grants = _Grants()
+        grants = Grants()
         for kind, key in (("ClusterRoleBinding", "clusterrolebindings"),
                           ("RoleBinding", "rolebindings")):
             for binding in store.list(f"{GROUP}/{key}"):
