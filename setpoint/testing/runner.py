@@ -19,6 +19,7 @@ from typing import Any
 
 from setpoint.client import Client, ClusterConfig
 from setpoint.runtime import Controller, Manager, ManagerSettings
+from setpoint.testing.serviceaccounts import remove as remove_service_account
 from setpoint.testing.serviceaccounts import run_as_service_account
 from setpoint.testing.webhooks import Registration, register, unregister
 
@@ -40,6 +41,7 @@ class OperatorRunner:
         self.rbac = rbac
         self._config = config
         self._registration: Registration | None = None
+        self._rbac_objects: list[dict[str, Any]] = []
         self.manager: Manager | None = None
         self.starts = 0
 
@@ -90,7 +92,8 @@ class OperatorRunner:
         settings = dataclasses.replace(self.settings)
         config = self._config()
         if self.rbac:
-            config = await run_as_service_account(config, self.controllers, settings)
+            config, self._rbac_objects = await run_as_service_account(
+                config, self.controllers, settings)
         manager = Manager(self.controllers, settings=settings, config=config,
                           webhooks=self.webhooks)
         self.manager = manager
@@ -113,6 +116,9 @@ class OperatorRunner:
                 await unregister(admin, self._registration)
             self._registration = None
         await self.manager.stop()
+        if self._rbac_objects:
+            await remove_service_account(self._config(), self._rbac_objects)
+            self._rbac_objects = []
 
     async def crash(self) -> None:
         """Stop as a killed process would: everything cancelled at once, in-flight

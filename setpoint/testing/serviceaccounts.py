@@ -9,11 +9,12 @@ Forbidden error it would get in production, in the test.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from setpoint.client import Client, ClusterConfig
+from setpoint.client import Client, ClusterConfig, Kind, NotFoundError
 from setpoint.client.auth import TokenAuth
 from setpoint.resources import generate_rbac
 from setpoint.runtime import Controller, Manager, ManagerSettings
@@ -23,27 +24,42 @@ FIELD_MANAGER = "setpoint-testing"
 
 async def run_as_service_account(admin_config: ClusterConfig,
                                  controllers: Sequence[Controller[Any]],
-                                 settings: ManagerSettings) -> ClusterConfig:
+                                 settings: ManagerSettings
+                                 ) -> tuple[ClusterConfig, list[dict[str, Any]]]:
     """``admin_config`` turned into the operator's own identity: the ServiceAccount
     ``settings.name`` in the test's namespace, bound to the RBAC generated for
-    ``controllers`` and ``settings`` (written with ``admin_config``)."""
+    ``controllers`` and ``settings`` (written with ``admin_config``); and the objects
+    written, for :func:`remove`."""
     from setpoint.cli.targets import manager_permissions
 
     namespace = admin_config.namespace
     name = settings.name
     permissions = manager_permissions(Manager(list(controllers), settings=settings))
+    written: list[dict[str, Any]] = [
+        {"apiVersion": "v1", "kind": "ServiceAccount",
+         "metadata": {"name": name, "namespace": namespace}},
+        *generate_rbac(permissions, name=name, namespace=namespace, service_account=name)]
     async with Client(admin_config) as admin:
-        await _apply(admin, {"apiVersion": "v1", "kind": "ServiceAccount",
-                             "metadata": {"name": name, "namespace": namespace}})
-        for document in generate_rbac(permissions, name=name, namespace=namespace,
-                                      service_account=name):
+        for document in written:
             await _apply(admin, document)
         answer = await admin.request(
             "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
             body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                   "spec": {"expirationSeconds": 3600}})
-    return dataclasses.replace(admin_config, auth=TokenAuth(answer["status"]["token"]),
-                               client_certificate_data=None, client_key_data=None)
+    config = dataclasses.replace(admin_config, auth=TokenAuth(answer["status"]["token"]),
+                                 client_certificate_data=None, client_key_data=None)
+    return config, written
+
+
+async def remove(admin_config: ClusterConfig, written: list[dict[str, Any]]) -> None:
+    """Delete what :func:`run_as_service_account` wrote (cluster roles outlive a test's
+    namespace on a shared cluster)."""
+    async with Client(admin_config) as admin:
+        for obj in reversed(written):
+            meta = obj["metadata"]
+            with contextlib.suppress(NotFoundError):
+                await admin.delete(Kind(obj["apiVersion"], obj["kind"]), meta["name"],
+                                   namespace=meta.get("namespace"))
 
 
 async def _apply(client: Client, obj: dict[str, Any]) -> None:

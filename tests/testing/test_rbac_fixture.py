@@ -34,7 +34,15 @@ async def test_an_undeclared_read_is_forbidden_as_it_would_be_in_a_cluster(
         f'secrets is forbidden: User "system:serviceaccount:{namespace}:setpoint" cannot list '
         f'resource "secrets" in API group "" in the namespace "{namespace}"')
 
+    roles = Kind("rbac.authorization.k8s.io/v1", "ClusterRole")
+
+    async def its_roles() -> list[str]:
+        return [r["metadata"]["name"] for r in (await k8s.list(roles)).items
+                if r["metadata"]["name"] == "setpoint"]
+
+    assert await its_roles() == ["setpoint"]
     await runner.stop()
+    assert await its_roles() == []  # what it was given goes with it
     outcomes.clear()
     await run_manager(sneaky)  # as the administrator: allowed
     await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}})
