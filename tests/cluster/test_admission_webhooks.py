@@ -401,3 +401,42 @@ async def test_an_eviction_is_admitted_as_an_eviction_of_the_pod(
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "member-1"},
         "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))[0] == 201
     assert len(hooks.calls["/validate"]) == 1
+
+
+async def test_a_scale_is_admitted_as_a_scale(api: API, hooks: Hooks) -> None:
+    def at_most_five(request: Obj) -> Obj:
+        if request["object"]["spec"]["replicas"] > 5:
+            return {"allowed": False, "status": {"message": "at most 5 replicas"}}
+        return {"allowed": True}
+
+    hooks.on("/validate", at_most_five)
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    status, body = await api.post(deployments, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+    assert status == 201, body
+    await configure(api, "Validating", "scale-limit", webhook(
+        "scale.example.com", {"url": hooks.url("/validate"), "caBundle": hooks.ca_bundle},
+        rules=[{"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"],
+                "resources": ["deployments/scale"]}]))
+
+    status, body = await api.patch(f"{deployments}/web/scale", {"spec": {"replicas": 10}},
+                                   "application/merge-patch+json")
+    assert status == 400, body
+    assert body["message"].endswith("denied the request: at most 5 replicas")
+    [call] = hooks.calls["/validate"]
+    request = call["review"]["request"]
+    assert request["kind"] == {"group": "autoscaling", "version": "v1", "kind": "Scale"}
+    assert request["resource"]["resource"] == "deployments"
+    assert request["subResource"] == "scale"
+    assert request["oldObject"]["spec"]["replicas"] == 1
+
+    status, body = await api.patch(f"{deployments}/web/scale", {"spec": {"replicas": 3}},
+                                   "application/merge-patch+json")
+    assert status == 200 and body["spec"]["replicas"] == 3
+    # the deployment itself is not its scale subresource: the rule does not cover it
+    status, _ = await api.patch(f"{deployments}/web", {"spec": {"replicas": 9}},
+                                "application/merge-patch+json")
+    assert status == 200 and len(hooks.calls["/validate"]) == 2

@@ -35,7 +35,7 @@ def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
     if subresource == "scale":
         from setpoint.cluster.registry.scale import patch_scale
 
-        return patch_scale(rest, rt, ns, name, raw, content_type, opts)
+        return (yield from patch_scale(rest, rt, ns, name, raw, content_type, opts))
     decoded = parse_body(raw, content_type, kind=rt.kind,
                          track_duplicates=opts.field_validation != "Ignore")
     live = rest.store.get(rt.storage_key, ns or "", name)

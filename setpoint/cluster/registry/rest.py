@@ -249,7 +249,9 @@ class REST:
                      opts: WriteOptions, subresource: str = "") -> Steps[WriteResult]:
         """``update``, stopping at its admission points."""
         if subresource == "scale":
-            return self._update_scale(rt, ns, name, body.obj, opts)
+            from setpoint.cluster.registry.scale import update_scale
+
+            return (yield from update_scale(self, rt, ns, name, body.obj, opts))
         obj, warnings = self._decode(rt, body, opts)
         meta = obj["metadata"]
         if meta.get("name") != name:
@@ -423,12 +425,6 @@ class REST:
         from setpoint.cluster.registry.scale import scale_of
 
         return scale_of(rt, obj)
-
-    def _update_scale(self, rt: ResourceType, ns: str | None, name: str, scale: Any,
-                      opts: WriteOptions) -> WriteResult:
-        from setpoint.cluster.registry.scale import update_scale
-
-        return update_scale(self, rt, ns, name, scale, opts)
 
     # -- steps -------------------------------------------------------------------------
     def _decode(self, rt: ResourceType, body: Decoded, opts: WriteOptions) -> tuple[Obj,

@@ -12,9 +12,12 @@ from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
 
 Obj = dict[str, Any]
+
+SCALE_KIND = ("autoscaling", "v1", "Scale")
 
 
 def _get_path(obj: Obj, path: str) -> Any:
@@ -119,7 +122,8 @@ def _scale_schema() -> Any:
 
 
 def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale: Any,
-                 opts: WriteOptions) -> WriteResult:
+                 opts: WriteOptions) -> Steps[WriteResult]:
+    """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
     from setpoint.machinery.managedfields import update_managed_fields
 
     paths = _paths(rt)
@@ -133,14 +137,36 @@ def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale:
     new_view["spec"] = {"replicas": replicas}
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
-    return _write_back(rest, rt, live, paths, new_view, rv, opts)
+    return (yield from _write_back(rest, rt, live, paths, old_view, new_view, rv, opts))
 
 
-def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, view: Obj,
-                rv: str | None, opts: WriteOptions) -> WriteResult:
-    """Set the parent's replicas from the Scale and carry its ownership over."""
+def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
+                view: Obj, rv: str | None, opts: WriteOptions) -> Steps[WriteResult]:
+    """Admit the new Scale, then set the parent's replicas from it and carry its ownership
+    over (the parent's own update passes no admission again, as in the apiserver)."""
+    from setpoint.cluster.admission.points import (
+        MUTATING,
+        VALIDATING,
+        AdmissionPoint,
+        Changed,
+        run_sync,
+    )
     from setpoint.machinery.managedfields import scale_to_parent
 
+    meta = live["metadata"]
+    point = AdmissionPoint(MUTATING, "UPDATE", rt, meta.get("namespace", ""), meta["name"],
+                           view, old_view, opts.dry_run, "scale",
+                           opts.options_object("UpdateOptions"), SCALE_KIND)
+    mutated = yield point
+    if mutated is not None:
+        _validate_scale(meta["name"], mutated)
+        view = mutated
+    yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, point.name, view, old_view,
+                         opts.dry_run, "scale", point.options, SCALE_KIND)
+    current = rest.store.get(rt.storage_key, point.namespace, point.name)
+    if current is None or current["metadata"].get("resourceVersion") != \
+            meta.get("resourceVersion"):
+        raise Changed  # written while webhooks answered
     new = copy.deepcopy(rest.present(rt, live))
     _set_path(new, paths.spec_replicas, view["spec"]["replicas"])
     entries = scale_to_parent(live["metadata"].get("managedFields"),
@@ -149,13 +175,15 @@ def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, view
     new["metadata"]["managedFields"] = entries
     if not entries:
         del new["metadata"]["managedFields"]
-    result = rest._update(rt, new, live, opts, "scale", precondition_rv=rv, tracked=True)
+    result = run_sync(rest.update_stored_steps(rt, new, live, opts, "scale",
+                                               precondition_rv=rv, tracked=True))
     result.obj = scale_of(rt, result.obj)
     return result
 
 
 def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
-                content_type: str, opts: WriteOptions) -> WriteResult:
+                content_type: str, opts: WriteOptions) -> Steps[WriteResult]:
+    """PATCH of ``<resource>/scale``, stopping at its admission points."""
     from setpoint.cluster.registry.rest import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
     from setpoint.machinery import patch as patches
     from setpoint.machinery.managedfields import update_managed_fields
@@ -167,7 +195,7 @@ def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
     old_view = _scale_view(rt, rest.present(rt, live), paths)
     decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
     if content_type == APPLY_PATCH:
-        return _apply_scale(rest, rt, live, paths, old_view, decoded.obj, opts)
+        return (yield from _apply_scale(rest, rt, live, paths, old_view, decoded.obj, opts))
     if content_type == JSON_PATCH:
         patched = patches.json_patch(old_view, decoded.obj)
     elif content_type == MERGE_PATCH:
@@ -180,11 +208,11 @@ def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
     new_view["spec"] = {"replicas": replicas}
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
-    return _write_back(rest, rt, live, paths, new_view, rv, opts)
+    return (yield from _write_back(rest, rt, live, paths, old_view, new_view, rv, opts))
 
 
 def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
-                 config: Any, opts: WriteOptions) -> WriteResult:
+                 config: Any, opts: WriteOptions) -> Steps[WriteResult]:
     from setpoint.machinery.apply import apply
 
     name = live["metadata"]["name"]
@@ -193,4 +221,4 @@ def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old
                     force=opts.force, api_version="autoscaling/v1", now=rest.clock(),
                     subresource="scale", kind="Scale")
     _validate_scale(name, applied)
-    return _write_back(rest, rt, live, paths, applied, None, opts)
+    return (yield from _write_back(rest, rt, live, paths, old_view, applied, None, opts))
