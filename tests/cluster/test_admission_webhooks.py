@@ -440,3 +440,22 @@ async def test_a_scale_is_admitted_as_a_scale(api: API, hooks: Hooks) -> None:
     status, _ = await api.patch(f"{deployments}/web", {"spec": {"replicas": 9}},
                                 "application/merge-patch+json")
     assert status == 200 and len(hooks.calls["/validate"]) == 2
+
+
+async def test_a_generated_name_is_made_after_the_mutating_webhooks(
+        api: API, hooks: Hooks) -> None:
+    hooks.on("/mutate", lambda r: {"allowed": True})
+    hooks.on("/validate", lambda r: {"allowed": True})
+    tls = {"caBundle": hooks.ca_bundle}
+    await configure(api, "Mutating", "m", webhook("m.example.com",
+                                                  {"url": hooks.url("/mutate"), **tls}))
+    await configure(api, "Validating", "v", webhook("v.example.com",
+                                                    {"url": hooks.url("/validate"), **tls}))
+    status, created = await api.post(CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                           "metadata": {"generateName": "gen-"}})
+    assert status == 201 and created["metadata"]["name"].startswith("gen-")
+    mutating = hooks.calls["/mutate"][0]["review"]["request"]
+    validating = hooks.calls["/validate"][0]["review"]["request"]
+    assert mutating["name"] == "" and "name" not in mutating["object"]["metadata"]
+    assert validating["name"] == ""
+    assert validating["object"]["metadata"]["name"] == created["metadata"]["name"]

@@ -199,10 +199,6 @@ class REST:
             meta.pop("namespace", None)
         if meta.get("resourceVersion"):
             raise errors.bad_request("resourceVersion should not be set on objects to be created")
-        if not meta.get("name") and meta.get("generateName"):
-            from setpoint.machinery.names import generate_name
-
-            meta["name"] = generate_name(meta["generateName"])
         return (yield from self.finish_create_steps(rt, ns, obj, opts, warnings))
 
     def finish_create(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
@@ -224,13 +220,19 @@ class REST:
             self._track_fields(rt, None, obj, opts)
         rt.strategy.prepare_for_create(rt, obj)
         self._admit("CREATE", rt, obj, None)
-        name = meta.get("name", "")
-        point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", name, obj, None, opts.dry_run,
-                               options=opts.options_object("CreateOptions"))
+        # webhooks are told the name as sent: "" for a generated one (generated after them)
+        point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
+                               None, opts.dry_run, options=opts.options_object("CreateOptions"))
         obj = yield from self._mutate(point)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            from setpoint.machinery.names import generate_name
+
+            meta["name"] = generate_name(meta["generateName"])
+        name = meta.get("name", "")
         self._validate(rt, obj, None)
-        yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", name, obj, None, opts.dry_run,
-                             options=point.options)
+        yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
+                             opts.dry_run, options=point.options)
         if self.store.get(rt.storage_key, ns or "", name) is not None:
             raise errors.already_exists(rt.resource, name, rt.group)
         stored = yield from self.to_storage_steps(rt, _ordered(obj))
