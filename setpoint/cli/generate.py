@@ -117,8 +117,8 @@ def manifests(target: str, image: str, name: str | None, namespace: str,
 
 @generate.command("webhooks")
 @click.argument("target", metavar="MODULE[:ATTRIBUTE]")
-@click.option("--name", default="setpoint-operator", show_default=True,
-              help="Prefix of the configurations: NAME-mutating, NAME-validating.")
+@click.option("--name", help="Prefix of the configurations: NAME-mutating, NAME-validating. "
+                             "Default: the Manager's name.")
 @click.option("--namespace", "-n", default="default", show_default=True,
               help="Namespace of the operator's webhook Service.")
 @click.option("--service", default="webhook-service", show_default=True,
@@ -134,7 +134,7 @@ def manifests(target: str, image: str, name: str | None, namespace: str,
               help="Also write the CRDs of MODULE, with spec.conversion set for the kinds "
                    "the Conversion webhooks convert.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
-def webhooks(target: str, name: str, namespace: str, service: str, selector: str | None,
+def webhooks(target: str, name: str | None, namespace: str, service: str, selector: str | None,
              url: str | None, ca_bundle: Path | None, crds_module: str | None,
              output: Path | None) -> None:
     """The Mutating/ValidatingWebhookConfigurations (and the Service they call) for the
@@ -148,6 +148,7 @@ def webhooks(target: str, name: str, namespace: str, service: str, selector: str
     )
 
     found = webhooks_of(target)
+    name = name or _default_name(target, target if ":" in target else None)
     if url is not None and not url.startswith("https://"):
         raise click.BadParameter("the API server calls webhooks over https://", param_hint="--url")
     bundle = ca_bundle.read_bytes() if ca_bundle is not None else None
@@ -170,7 +171,8 @@ def _default_name(target: str, manager: str | None) -> str:
     if manager is not None:
         from setpoint.cli.targets import resolve
 
-        settings_name = resolve(manager)[2].settings.name
+        settings = getattr(resolve(manager)[2], "settings", None)
+        settings_name = getattr(settings, "name", None)
         if settings_name and settings_name != "setpoint":
             return _name(settings_name)
     return _name(split_target(target)[0].rpartition(".")[2] + "-operator")
