@@ -8,7 +8,6 @@ theirs to see, and is left alone.
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import os
 import sys
@@ -19,7 +18,7 @@ from typing import Any
 import click
 
 from setpoint.resources import Permissions
-from setpoint.resources.custom import plural_of
+from setpoint.runtime.permissions import controller_permissions, manager_permissions
 
 
 class TargetError(click.ClickException):
@@ -106,64 +105,6 @@ def as_manager(obj: Any, where: str) -> Any:
 
 
 # -- permissions -------------------------------------------------------------------------
-
-
-def _resource(kind: Any) -> Any:
-    """A Permissions target for a kind: typed classes as they are, others by name."""
-    from setpoint.runtime.objects import kind_key
-
-    if isinstance(kind, type) and hasattr(kind, "plural"):
-        return kind
-    key = kind_key(kind)
-    return (key.group, plural_of(key.kind))
-
-
-def _has_status(kind: Any) -> bool:
-    """Whether a controller of ``kind`` writes a status: a typed class says so (a status
-    subresource, or at least a status field); an untyped kind is assumed to."""
-    if not isinstance(kind, type):
-        return True
-    declaration = getattr(kind, "declaration", None)
-    declared = getattr(declaration(), "status_subresource", None) if callable(declaration) \
-        else None
-    if declared is not None:
-        return bool(declared)
-    return "status" in getattr(kind, "model_fields", {})
-
-
-def controller_permissions(controller: Any) -> Permissions:
-    """What a controller's declarations imply: reads of every kind it watches or reads,
-    writes of the kinds it owns (and ``<for>/finalizers`` to set ``blockOwnerDeletion``),
-    status writes of its own kind; plus a ``permissions`` attribute if it has one."""
-    watches, owns, status, owners = [], [], [], []
-    for spec in controller.watch_specs:
-        target = _resource(spec.kind)
-        if spec.role == "owns":
-            owns.append(target)
-        else:
-            watches.append(target)
-        if spec.role == "for" and _has_status(spec.kind):
-            status.append(target)
-    if owns:
-        owners.append(_resource(controller.for_kind))
-    watches += [_resource(k) for k in controller.read_kinds]
-    derived = Permissions(watches=watches, owns=owns, writes_status=status, owners=owners,
-                          events=True)
-    declared = getattr(controller, "permissions", None)
-    declared = declared() if callable(declared) else declared
-    return derived | declared if isinstance(declared, Permissions) else derived
-
-
-def manager_permissions(manager: Any) -> Permissions:
-    """The controllers' permissions, in the manager's namespace (if it is limited to one),
-    with events and leader election as its settings say."""
-    settings = manager.settings
-    merged = Permissions()
-    for controller in manager.controllers:
-        merged = merged | controller_permissions(controller)
-    return dataclasses.replace(
-        merged, events=settings.record_events, leader_election=settings.leader_election,
-        namespaces=(settings.namespace,) if settings.namespace else None)
 
 
 def permissions_of(target: str) -> tuple[Permissions, str | None]:

@@ -18,6 +18,7 @@ from setpoint.client import Client, ClusterConfig, Kind, NotFoundError
 from setpoint.client.auth import TokenAuth
 from setpoint.resources import generate_rbac
 from setpoint.runtime import Controller, Manager, ManagerSettings
+from setpoint.runtime.permissions import manager_permissions
 
 FIELD_MANAGER = "setpoint-testing"
 
@@ -30,8 +31,6 @@ async def run_as_service_account(admin_config: ClusterConfig,
     ``settings.name`` in the test's namespace, bound to the RBAC generated for
     ``controllers`` and ``settings`` (written with ``admin_config``); and the objects
     written, for :func:`remove`."""
-    from setpoint.cli.targets import manager_permissions
-
     namespace = admin_config.namespace
     name = settings.name
     permissions = manager_permissions(Manager(list(controllers), settings=settings))

@@ -9,9 +9,9 @@ import yaml
 
 from operators.memcached.operator import manager
 from operators.memcached.resource import Memcached
-from setpoint.cli.targets import manager_permissions
 from setpoint.client import Client
 from setpoint.resources import generate_manifests
+from setpoint.runtime.permissions import manager_permissions
 from setpoint.testing import SetpointCluster
 
 README = Path(__file__).parents[1] / "README.md"
