@@ -81,29 +81,24 @@ def _resources(resources: list[str], path: str) -> list[Cause]:
     return causes
 
 
+def _listed(rule: Obj, key: str, path: str, what: str) -> tuple[list[str], list[Cause]]:
+    """A rule's list field: required, and ``*`` only alone."""
+    items = list(rule.get(key) or [])
+    causes = [] if items else [fe.required(f"{path}.{key}")]
+    if _wildcard_with_others(items):
+        causes.append(fe.invalid(f"{path}.{key}", fe.go_string_slice(items),
+                                 f"if '*' is present, must not specify other {what}"))
+    return items, causes
+
+
 def _rule(rule: Obj, path: str) -> list[Cause]:
-    causes: list[Cause] = []
-    operations = list(rule.get("operations") or [])
-    if not operations:
-        causes.append(fe.required(f"{path}.operations"))
-    if _wildcard_with_others(operations):
-        causes.append(fe.invalid(f"{path}.operations", fe.go_string_slice(operations),
-                                 "if '*' is present, must not specify other operations"))
+    operations, causes = _listed(rule, "operations", path, "operations")
     for i, op in enumerate(operations):
         if op not in OPERATIONS:
             causes.append(fe.not_supported(fe.index(f"{path}.operations", i), op, OPERATIONS))
-    groups = list(rule.get("apiGroups") or [])
-    if not groups:
-        causes.append(fe.required(f"{path}.apiGroups"))
-    if _wildcard_with_others(groups):
-        causes.append(fe.invalid(f"{path}.apiGroups", fe.go_string_slice(groups),
-                                 "if '*' is present, must not specify other API groups"))
-    versions = list(rule.get("apiVersions") or [])
-    if not versions:
-        causes.append(fe.required(f"{path}.apiVersions"))
-    if _wildcard_with_others(versions):
-        causes.append(fe.invalid(f"{path}.apiVersions", fe.go_string_slice(versions),
-                                 "if '*' is present, must not specify other API versions"))
+    causes += _listed(rule, "apiGroups", path, "API groups")[1]
+    versions, version_causes = _listed(rule, "apiVersions", path, "API versions")
+    causes += version_causes
     causes.extend(fe.required(fe.index(f"{path}.apiVersions", i))
                   for i, v in enumerate(versions) if v == "")
     causes.extend(_resources(list(rule.get("resources") or []), f"{path}.resources"))
