@@ -22,11 +22,12 @@ from setpoint.cluster.admission.points import (
     subresource_create_steps,
 )
 from setpoint.cluster.admission.rbacescalation import requesting_user
+from setpoint.cluster.authorization import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.negotiation import MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
-from setpoint.cluster.rbac import AUTHENTICATED, MASTERS, UNAUTHENTICATED, Attributes
+from setpoint.cluster.rbac import MASTERS, Attributes
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.request import ResourcePath, parse_resource_path
@@ -132,7 +133,7 @@ class Handler:
             return _text("ok")
         # split after percent-decoding, as Go's router does: "%2F" separates segments too
         segments = path.strip("/").split("/") if path.strip("/") else []
-        if not _is_resource_path(segments):
+        if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if not segments:
             return _json(self.api.discovery.root_paths())
@@ -222,7 +223,7 @@ class Handler:
         rp = parse_resource_path(segments)
         if rp is None:
             raise errors.path_not_found()
-        self._authorize(request, _attributes(request, rp))
+        self._authorize(request, attributes_of(request, rp))
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
             raise errors.path_not_found()
@@ -542,57 +543,6 @@ class Handler:
         if media.as_kind.startswith("PartialObjectMetadata"):
             return lambda obj: _partial(obj, media.version)
         return lambda obj: present(rt, obj)
-
-
-_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
-
-
-def _is_resource_path(segments: list[str]) -> bool:
-    """Whether the path names resources (``/api/v1/<...>``, ``/apis/<g>/<v>/<...>``)."""
-    return (len(segments) > 2 and segments[0] == "api") or \
-        (len(segments) > 3 and segments[0] == "apis")
-
-
-def _attributes(request: Request, rp: ResourcePath) -> Attributes:
-    """The request as the authorizer sees it (the apiserver's RequestInfo)."""
-    method = request.method
-    if method == "GET":
-        watch = rp.legacy_watch or request.query.get("watch", "").lower() in ("true", "1")
-        verb = "watch" if watch else ("get" if rp.name is not None else "list")
-    elif method == "DELETE":
-        verb = "delete" if rp.name is not None else "deletecollection"
-    else:
-        verb = _VERBS.get(method, method.lower())
-    namespace = rp.namespace or ""
-    if not rp.group and rp.resource == "namespaces" and rp.name:
-        namespace = rp.name  # a namespace is authorized as the namespace it is
-    return Attributes(verb, resource=rp.resource, subresource=rp.subresource, group=rp.group,
-                      version=rp.version, namespace=namespace, name=rp.name or "")
-
-
-def impersonate(authorizer: Any, requester: Obj, username: str, groups: list[str]) -> Obj:
-    """The user a request impersonates (``Impersonate-User``/``-Group``), once the
-    requester is allowed to impersonate each of them; as the apiserver's filter, a
-    non-anonymous user also belongs to ``system:authenticated``, and a service account
-    without groups given to its own."""
-    if not username:
-        raise errors.bad_request("requested impersonation of groups without a user: "
-                                 "impersonating a user is required")
-    if username.startswith("system:serviceaccount:") and username.count(":") == 3:
-        namespace, name = username.split(":")[2:]
-        authorizer.authorize(requester, Attributes("impersonate", resource="serviceaccounts",
-                                                   namespace=namespace, name=name))
-        if not groups:
-            groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
-    else:
-        authorizer.authorize(requester, Attributes("impersonate", resource="users",
-                                                   name=username))
-    for group in groups:
-        authorizer.authorize(requester, Attributes("impersonate", resource="groups",
-                                                   name=group))
-    if username != "system:anonymous" and not {AUTHENTICATED, UNAUTHENTICATED} & set(groups):
-        groups = [*groups, AUTHENTICATED]
-    return {"username": username, "groups": groups}
 
 
 def _as_stored(obj: Obj) -> Obj:

@@ -7,6 +7,7 @@ controllers remove the finalizers, and the update that removes the last one dele
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.admission.points import (
@@ -109,7 +110,7 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
 def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
                  opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
     """A DELETE, stopping at its admission points; (status code, answer)."""
-    from setpoint.cluster.registry.rest import _ordered, grace_deadline
+    from setpoint.cluster.registry.rest import _ordered
 
     for check in rest.delete_admission:
         check(rt, ns, name)
@@ -177,3 +178,8 @@ def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
         return 200, _deleted_answer(rest, rt, live)
     store.put(rt.storage_key, obj)
     return 200, (yield from rest.present_steps(rt, obj))
+
+
+def grace_deadline(now: str, seconds: int) -> str:
+    start = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    return (start + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import base64
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from setpoint.cluster.options import ListOptions
 from setpoint.cluster.registry.types import ResourceType
@@ -74,8 +77,6 @@ def list_steps(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) 
 
 
 def _list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
-    from setpoint.cluster.registry.rest import decode_continue, encode_continue
-
     store = rest.store
     flt = Filter(rest, rt, opts)
     start = ""
@@ -162,3 +163,21 @@ def _list_item(rt: ResourceType, obj: Obj) -> Obj:
         return obj
     # items of built-in lists carry no kind/apiVersion (the list says them)
     return {k: v for k, v in obj.items() if k != "kind" and k != "apiVersion"}
+
+
+def encode_continue(revision: int, start: str) -> str:
+    data = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def decode_continue(token: str) -> tuple[int, str]:
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        data = orjson.loads(base64.urlsafe_b64decode(padded))
+        if data.get("v") != "meta.k8s.io/v1":
+            raise ValueError
+        return int(data["rv"]), str(data["start"])
+    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
+        raise errors.bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version "
+            "meta.k8s.io/v1)") from None

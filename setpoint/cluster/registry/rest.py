@@ -7,15 +7,12 @@ managed fields, prepare (generation, status), admit, validate, store.
 
 from __future__ import annotations
 
-import base64
 import copy
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Protocol
-
-import orjson
 
 from setpoint.cluster.admission.points import (
     MUTATING,
@@ -587,26 +584,3 @@ def _ordered(obj: Obj) -> Obj:
         if k not in _TOP_ORDER:
             out[k] = v
     return out
-
-
-def encode_continue(revision: int, start: str) -> str:
-    data = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def decode_continue(token: str) -> tuple[int, str]:
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        data = orjson.loads(base64.urlsafe_b64decode(padded))
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError
-        return int(data["rv"]), str(data["start"])
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version "
-            "meta.k8s.io/v1)") from None
-
-
-def grace_deadline(now: str, seconds: int) -> str:
-    start = datetime.strptime(now, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    return (start + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
