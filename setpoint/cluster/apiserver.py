@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from setpoint.cluster.admission.webhooks import WebhookAdmission
     from setpoint.cluster.openapi import OpenAPIService
     from setpoint.cluster.openapi_v2 import OpenAPIV2Service
+    from setpoint.cluster.webhookclient import WebhookClient
 from setpoint.machinery import errors
 
 log = logging.getLogger("setpoint.cluster")
@@ -69,6 +70,13 @@ class APIServer:
         return self._openapi
 
     @cached_property
+    def webhook_client(self) -> WebhookClient:
+        """The pooled HTTP client of admission and conversion webhook calls."""
+        from setpoint.cluster.webhookclient import WebhookClient
+
+        return WebhookClient(self)
+
+    @cached_property
     def webhooks(self) -> WebhookAdmission:
         """The admission webhooks configured in this cluster."""
         from setpoint.cluster.admission.webhooks import WebhookAdmission
@@ -108,6 +116,8 @@ class APIServer:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        if "webhook_client" in self.__dict__:  # (only once a webhook was called)
+            await self.webhook_client.close()
         self.store.close()
 
     def spawn(self, coro: Any) -> asyncio.Task[Any]:

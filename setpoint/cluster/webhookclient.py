@@ -74,54 +74,76 @@ def _endpoint(api: APIServer, namespace: str, name: str,
     return None
 
 
-def _ssl_context(client_config: Obj) -> ssl.SSLContext:
-    bundle = client_config.get("caBundle")
-    if not bundle:
-        return ssl.create_default_context()
-    try:
-        pem = base64.b64decode(bundle).decode()
-        return ssl.create_default_context(cadata=pem)
-    except (ValueError, ssl.SSLError) as exc:
-        raise CallError(f"unable to load root certificates: {exc}") from None
+class WebhookClient:
+    """Calls webhooks over one pooled HTTP session, trusting each ``caBundle`` through one
+    TLS context (so that connections to a webhook are kept and reused between calls)."""
 
+    def __init__(self, api: APIServer) -> None:
+        self.api = api
+        self._session: Any = None
+        self._contexts: dict[str, ssl.SSLContext] = {}
 
-async def post(api: APIServer, client_config: Obj, body: Obj, timeout_s: int) -> Obj:
-    """POST ``body`` to the webhook; its decoded JSON answer, or CallError."""
-    import aiohttp  # only clusters that configure webhooks pay for the HTTP client
+    def __repr__(self) -> str:
+        return f"WebhookClient(open={self._session is not None})"
 
-    target = resolve(api, client_config)
-    ctx = _ssl_context(client_config) if target.url.startswith("https:") else None
-    separator = "&" if urlsplit(target.url).query else "?"
-    url = f"{target.url}{separator}timeout={timeout_s}s"
-    shown = f'Post "{url}"'
-    try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout_s)) \
-                as session, session.post(
+    def _ssl_context(self, client_config: Obj) -> ssl.SSLContext:
+        bundle = str(client_config.get("caBundle") or "")
+        ctx = self._contexts.get(bundle)
+        if ctx is None:
+            if not bundle:
+                ctx = ssl.create_default_context()
+            else:
+                try:
+                    ctx = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
+                except (ValueError, ssl.SSLError) as exc:
+                    raise CallError(f"unable to load root certificates: {exc}") from None
+            self._contexts[bundle] = ctx
+        return ctx
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def post(self, client_config: Obj, body: Obj, timeout_s: int) -> Obj:
+        """POST ``body`` to the webhook; its decoded JSON answer, or CallError."""
+        import aiohttp  # only clusters that configure webhooks pay for the HTTP client
+
+        target = resolve(self.api, client_config)
+        ctx = self._ssl_context(client_config) if target.url.startswith("https:") else None
+        separator = "&" if urlsplit(target.url).query else "?"
+        url = f"{target.url}{separator}timeout={timeout_s}s"
+        shown = f'Post "{url}"'
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        try:
+            async with self._session.post(
                     url, data=orjson.dumps(body), ssl=ctx if ctx is not None else False,
                     server_hostname=target.server_hostname,
+                    timeout=aiohttp.ClientTimeout(total=timeout_s),
                     headers={"Content-Type": "application/json",
                              "Accept": "application/json"}) as resp:
-            raw = await resp.read()
-            status = resp.status
-    except TimeoutError:
-        raise CallError(f"{shown}: context deadline exceeded") from None
-    except aiohttp.ClientConnectorCertificateError as exc:
-        raise CallError(f"{shown}: tls: failed to verify certificate: "
-                        f"{exc.certificate_error}") from None
-    except aiohttp.ClientConnectorError as exc:
-        host = urlsplit(target.url).netloc
-        reason = "connection refused" if isinstance(exc.os_error, ConnectionRefusedError) \
-            else (exc.os_error.strerror or str(exc.os_error))
-        raise CallError(f"{shown}: dial tcp {host}: connect: {reason}") from None
-    except aiohttp.ClientError as exc:
-        raise CallError(f"{shown}: {exc}") from None
-    if not 200 <= status < 300:
-        raise CallError(f"the server responded with the status code {status} but did not "
-                        "return more information")
-    try:
-        answer = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise CallError(f"couldn't get version/kind; json parse error: {exc}") from None
-    if not isinstance(answer, dict):
-        raise CallError("couldn't get version/kind; json parse error: not an object")
-    return answer
+                raw = await resp.read()
+                status = resp.status
+        except TimeoutError:
+            raise CallError(f"{shown}: context deadline exceeded") from None
+        except aiohttp.ClientConnectorCertificateError as exc:
+            raise CallError(f"{shown}: tls: failed to verify certificate: "
+                            f"{exc.certificate_error}") from None
+        except aiohttp.ClientConnectorError as exc:
+            host = urlsplit(target.url).netloc
+            reason = "connection refused" if isinstance(exc.os_error, ConnectionRefusedError) \
+                else (exc.os_error.strerror or str(exc.os_error))
+            raise CallError(f"{shown}: dial tcp {host}: connect: {reason}") from None
+        except aiohttp.ClientError as exc:
+            raise CallError(f"{shown}: {exc}") from None
+        if not 200 <= status < 300:
+            raise CallError(f"the server responded with the status code {status} but did "
+                            "not return more information")
+        try:
+            answer = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise CallError(f"couldn't get version/kind; json parse error: {exc}") from None
+        if not isinstance(answer, dict):
+            raise CallError("couldn't get version/kind; json parse error: not an object")
+        return answer

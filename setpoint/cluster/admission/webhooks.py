@@ -252,8 +252,8 @@ class WebhookAdmission:
         review = {"kind": "AdmissionReview", "apiVersion": REVIEW_VERSION,
                   "request": self._request(uid, invocation, point, obj, request.user)}
         try:
-            answer = await webhookclient.post(self.api, hook.spec.get("clientConfig") or {},
-                                              review, hook.timeout_s)
+            answer = await self.api.webhook_client.post(hook.spec.get("clientConfig") or {},
+                                                        review, hook.timeout_s)
         except webhookclient.CallError as exc:
             raise _Failed(f"failed to call webhook: {exc}") from None
         response = _verify(answer, uid, mutating=point.phase == MUTATING)

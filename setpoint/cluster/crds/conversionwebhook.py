@@ -60,8 +60,8 @@ async def _call(api: APIServer, webhook: Obj, objects: list[Obj],
     review = {"kind": "ConversionReview", "apiVersion": REVIEW_VERSION,
               "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects}}
     try:
-        answer = await webhookclient.post(api, webhook.get("clientConfig") or {}, review,
-                                          TIMEOUT_S)
+        answer = await api.webhook_client.post(webhook.get("clientConfig") or {}, review,
+                                               TIMEOUT_S)
     except webhookclient.CallError as exc:
         raise ConversionFailed(str(exc)) from None
     if (answer.get("kind"), answer.get("apiVersion")) != ("ConversionReview", REVIEW_VERSION):
