@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.cluster.http import Request
-from setpoint.cluster.rbac import AUTHENTICATED, UNAUTHENTICATED, Attributes, Authorizer
+from setpoint.cluster.rbac import Attributes, Authorizer
+from setpoint.cluster.rbacpolicy import AUTHENTICATED, UNAUTHENTICATED
 from setpoint.cluster.request import ResourcePath
 from setpoint.machinery import errors
 

@@ -10,8 +10,8 @@ namespace. Rules match as ``rbac/v1`` says: ``*`` for any verb, group or resourc
 request names an object, ``/path/*`` as a prefix of non-resource URLs.
 
 The applicable rules of a user are computed once and kept until an RBAC object changes.
-The bootstrap roles every cluster has (``cluster-admin``, discovery, the self-reviews and
-public information) are created with their bindings when the server starts.
+The bootstrap roles every cluster has (:mod:`setpoint.cluster.rbacpolicy`) are created with
+their bindings when the server starts.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.rbacpolicy import MASTERS
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 
@@ -32,29 +33,6 @@ Obj = dict[str, Any]
 GROUP = "rbac.authorization.k8s.io"
 KEYS = {f"{GROUP}/{r}": r for r in ("roles", "rolebindings", "clusterroles",
                                     "clusterrolebindings")}
-MASTERS = "system:masters"
-AUTHENTICATED = "system:authenticated"
-UNAUTHENTICATED = "system:unauthenticated"
-
-DISCOVERY_PATHS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi",
-                   "/openapi/*", "/readyz", "/version", "/version/"]
-PUBLIC_INFO_PATHS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-SELF_REVIEWS = ["selfsubjectaccessreviews", "selfsubjectrulesreviews", "selfsubjectreviews"]
-
-# name -> (rules, groups bound to it), as the apiserver's bootstrap policy creates them
-BOOTSTRAP: dict[str, tuple[list[Obj], list[str]]] = {
-    "cluster-admin": ([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
-                       {"nonResourceURLs": ["*"], "verbs": ["*"]}], [MASTERS]),
-    "system:discovery": ([{"nonResourceURLs": DISCOVERY_PATHS, "verbs": ["get"]}],
-                         [AUTHENTICATED]),
-    "system:public-info-viewer": ([{"nonResourceURLs": PUBLIC_INFO_PATHS, "verbs": ["get"]}],
-                                  [AUTHENTICATED, UNAUTHENTICATED]),
-    "system:basic-user": ([
-        {"apiGroups": ["authorization.k8s.io"], "resources": SELF_REVIEWS[:2],
-         "verbs": ["create"]},
-        {"apiGroups": ["authentication.k8s.io"], "resources": SELF_REVIEWS[2:],
-         "verbs": ["create"]}], [AUTHENTICATED]),
-}
 
 
 @dataclass(frozen=True)
@@ -155,12 +133,13 @@ class Authorizer:
 
     def bootstrap(self) -> None:
         """Create the bootstrap cluster roles and their bindings (if absent)."""
-        for name, (rules, groups) in BOOTSTRAP.items():
+        from setpoint.cluster.rbacpolicy import BINDINGS, cluster_roles
+
+        for role in cluster_roles():
+            self.api.ensure(GROUP, "v1", "clusterroles", None, role)
+        for name, groups in BINDINGS.items():
             meta = {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
                     "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
-            self.api.ensure(GROUP, "v1", "clusterroles", None, {
-                "apiVersion": f"{GROUP}/v1", "kind": "ClusterRole", "metadata": meta,
-                "rules": rules})
             self.api.ensure(GROUP, "v1", "clusterrolebindings", None, {
                 "apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": meta,
                 "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},

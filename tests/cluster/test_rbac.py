@@ -244,3 +244,32 @@ async def test_nobody_grants_what_they_do_not_hold(api: API) -> None:
     # the administrator (system:masters) may grant anything
     assert (await api.post(f"{RBAC}/namespaces/default/rolebindings",
                            {"metadata": {"name": "up"}, **bind}))[0] == 201
+
+
+async def test_the_view_and_edit_roles_are_there_to_bind(api: API) -> None:
+    me = await robot(api)
+
+    async def aggregated(name: str) -> list[Any]:
+        for _ in range(300):
+            rules = (await api.get(f"{RBAC}/clusterroles/{name}"))[1].get("rules") or []
+            if rules:
+                return list(rules)
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"{name} was not aggregated")
+
+    view = await aggregated("view")
+    assert {"apiGroups": [""], "resources": ["namespaces"],
+            "verbs": ["get", "list", "watch"]} in view
+    assert len(await aggregated("edit")) > len(view)
+    assert len(await aggregated("admin")) > len(await aggregated("edit"))
+
+    status, body = await api.post(f"{RBAC}/namespaces/default/rolebindings", {
+        "metadata": {"name": "robot-views"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "view"},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]})
+    assert status == 201, body
+    assert (await me.request("GET", "/apis/apps/v1/namespaces/default/deployments"))[0] == 200
+    assert (await me.request("GET", "/api/v1/namespaces/default/secrets"))[0] == 403
+    assert (await me.request("POST", "/api/v1/namespaces/default/configmaps",
+                             {"metadata": {"name": "x"}}))[0] == 403
