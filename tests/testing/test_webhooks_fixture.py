@@ -56,3 +56,34 @@ async def test_the_operators_webhooks_serve_the_test_cluster_while_it_runs(
     await runner.stop()
     assert (await k8s.list(VALIDATING)).items == []
     assert "labels" not in (await k8s.create(cm("d")))["metadata"]
+
+
+async def test_pods_made_by_the_workload_controllers_pass_the_operators_webhook(
+        run_manager: ManagerLauncher, k8s: Client, setpoint_workloads: Any,
+        wait_for: Any) -> None:
+    """A sidecar injector, as operators write them: the ReplicaSet controller's pods (API
+    clients like the real ones) are mutated on their way in."""
+    pods = Webhook.for_(Kind("v1", "Pod"))
+
+    @pods.default
+    async def inject(ctx: AdmissionContext[dict[str, Any]], pod: dict[str, Any]) -> None:
+        containers = pod["spec"]["containers"]
+        if not any(c["name"] == "sidecar" for c in containers):
+            containers.append({"name": "sidecar", "image": "example/sidecar:1"})
+
+    await run_manager(Manager(webhooks=[pods]))
+    await k8s.create({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "app", "image": "nginx"}]}}}})
+
+    async def containers() -> list[list[str]]:
+        listed = (await k8s.list(Kind("v1", "Pod"), label_selector="app=web")).items
+        return [[c["name"] for c in p["spec"]["containers"]] for p in listed]
+
+    async def both_created() -> bool:
+        return len(await containers()) == 2
+
+    await wait_for(both_created)
+    assert await containers() == [["app", "sidecar"], ["app", "sidecar"]]
