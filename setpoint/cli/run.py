@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from typing import Any
 
 import click
 
@@ -28,11 +29,15 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.option("--webhook-cert-dir", type=click.Path(file_okay=False),
               help="Directory of the webhook server's tls.crt and tls.key (a mounted "
                    "Secret). Default: the Manager's setting.")
+@click.option("--register-webhooks", is_flag=True,
+              help="Point the cluster at this process's webhooks while it runs (a cluster "
+                   "on this machine, such as `setpoint cluster up`): a self-signed "
+                   "certificate is made when --webhook-cert-dir holds none.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
         http_address: str | None, webhook_address: str | None, webhook_cert_dir: str | None,
-        log_level: str) -> None:
+        register_webhooks: bool, log_level: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
@@ -61,6 +66,11 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             "--webhook-address", webhook_address, "0.0.0.0:9443")
     if webhook_cert_dir is not None:
         manager.settings.webhook_cert_dir = webhook_cert_dir
+    if register_webhooks:
+        if not manager.webhooks:
+            raise TargetError(f"{target} has no webhooks to register")
+        manager.settings.webhook_generate_certs = True
+        manager.add_runnable(_keep_webhooks_registered)
     logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     try:
@@ -81,3 +91,15 @@ def _address(option: str, value: str, example: str) -> tuple[str, int]:
     if not port.isdigit() or not host:
         raise TargetError(f"{option} {value!r} is not HOST:PORT (for example {example})")
     return host.strip("[]"), int(port)
+
+
+async def _keep_webhooks_registered(manager: Any) -> None:
+    """Register the manager's webhooks while it runs; take them back when it stops."""
+    from setpoint.runtime.webhook.registration import register, unregister
+
+    registration = await register(manager, manager.settings.name, manager.client)
+    click.echo(f"webhooks registered at {manager.webhook_server.url}", err=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await unregister(manager.client, registration)

@@ -19,9 +19,9 @@ from typing import Any
 
 from setpoint.client import Client, ClusterConfig
 from setpoint.runtime import Controller, Manager, ManagerSettings
+from setpoint.runtime.webhook.registration import Registration, register, unregister
 from setpoint.testing.serviceaccounts import remove as remove_service_account
 from setpoint.testing.serviceaccounts import run_as_service_account
-from setpoint.testing.webhooks import Registration, register, unregister
 
 
 class OperatorRunner:

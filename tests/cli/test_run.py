@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from examples.widget.api import Widget, WidgetSpec
 from setpoint.cli.main import cli
-from setpoint.client import Client
+from setpoint.client import Client, Kind
 from setpoint.testing import SetpointCluster
 from setpoint.testing.plugin import Waiter
 
@@ -82,3 +82,28 @@ def test_an_address_that_is_not_host_port_is_a_one_line_error(
     assert result.exit_code == 2
     assert f"{option} '9443' is not HOST:PORT" in result.output
     assert "Traceback" not in result.output
+
+
+async def test_run_registers_its_webhooks_with_a_local_cluster_while_it_runs(
+        setpoint_cluster: SetpointCluster, k8s: Client, wait_for: Waiter) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "setpoint.cli.main", "run", "tests.cli.webhook_target:manager",
+        "--kubeconfig", str(setpoint_cluster.kubeconfig), "--register-webhooks",
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    mutating = Kind("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration")
+
+    async def registered() -> bool:
+        return bool((await k8s.list(mutating)).items)
+
+    try:
+        await wait_for(registered, timeout=30)
+        created = await k8s.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                    "metadata": {"name": "seen"}})
+        assert created["metadata"]["labels"] == {"defaulted-by": "webhook-target"}
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = await asyncio.wait_for(proc.communicate(), 30)
+    assert proc.returncode == 0, output.decode()
+    assert b"webhooks registered at https://127.0.0.1:" in output
+    assert (await k8s.list(mutating)).items == []  # taken back on the way out

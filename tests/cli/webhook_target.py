@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.client import Kind
-from setpoint.runtime import AdmissionContext, Manager, Webhook
+from setpoint.runtime import AdmissionContext, Manager, ManagerSettings, Webhook
 
 config_maps = Webhook.for_(Kind("v1", "ConfigMap"))
 
 
 @config_maps.default
 async def default(ctx: AdmissionContext[dict[str, Any]], cm: dict[str, Any]) -> None:
-    cm.setdefault("data", {})
+    cm["metadata"].setdefault("labels", {})["defaulted-by"] = "webhook-target"
 
 
 @config_maps.validate
@@ -21,4 +21,4 @@ async def validate(ctx: AdmissionContext[dict[str, Any]], cm: dict[str, Any], ol
     return None
 
 
-manager = Manager(webhooks=[config_maps])
+manager = Manager(webhooks=[config_maps], settings=ManagerSettings(webhook_port=0))

@@ -1,17 +1,17 @@
-"""An operator's webhooks, registered with the test's cluster as its deployment would be.
+"""A running operator's webhooks, registered with the cluster it runs against.
 
-In a cluster the webhook configurations and the CRDs' ``spec.conversion`` point at the
-operator's Service and trust the CA that signed its certificate. In a test the operator runs
-in the test process: the configurations point at its webhook server on loopback and trust the
-certificate that server made for itself, so the embedded API server calls the operator's
-webhooks on every write, as a real one would.
+Deployed, an operator's webhook configurations and CRDs' ``spec.conversion`` point at its
+Service and trust the CA of its certificate (``setpoint generate manifests``). Run on this
+machine (``setpoint run --register-webhooks``, or ``run_manager`` in a test), they point at
+its webhook server on loopback and trust the certificate that server made for itself, so a
+cluster on the same machine (``setpoint cluster up``) calls them on every write they cover.
 """
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from setpoint.client import Client, Kind, NotFoundError
 from setpoint.resources.webhooks import (
@@ -19,10 +19,12 @@ from setpoint.resources.webhooks import (
     generate_webhook_configurations,
     set_conversion_webhooks,
 )
-from setpoint.runtime import Manager
+
+if TYPE_CHECKING:
+    from setpoint.runtime.manager import Manager
 
 CRDS = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
-FIELD_MANAGER = "setpoint-testing"
+FIELD_MANAGER = "setpoint-webhooks"
 
 
 @dataclass
