@@ -88,6 +88,16 @@ def kubectl(server_process: ServerProcess, tmp_path: Path) -> Kubectl:
     return Kubectl(kubectl_path(), server_process.kubeconfig, tmp_path)
 
 
+@pytest.fixture(params=["1.32", "1.27", "1.33"])
+def any_kubectl(request: pytest.FixtureRequest, kubectl: Kubectl,
+                tmp_path_factory: pytest.TempPathFactory) -> Kubectl:
+    """The kubectl on the PATH (1.32), and 1.27 and 1.33 from beside it."""
+    if request.param == "1.32":
+        return kubectl
+    return Kubectl(kubectl_path(request.param), kubectl.kubeconfig,
+                   tmp_path_factory.mktemp(f"kubectl-{request.param}"))
+
+
 def make_kubectl(version: str, server: ServerProcess, workdir: Path) -> Kubectl:
     return Kubectl(kubectl_path(version), server.kubeconfig, workdir)
 

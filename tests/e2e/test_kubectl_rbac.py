@@ -6,7 +6,8 @@ from tests.e2e.conftest import Kubectl
 
 
 def test_kubectl_impersonates_a_service_account_and_sees_its_bindings(
-        kubectl: Kubectl, namespace: str) -> None:
+        any_kubectl: Kubectl, namespace: str) -> None:
+    kubectl = any_kubectl
     who = f"system:serviceaccount:{namespace}:robot"
     kubectl.run("create", "serviceaccount", "robot", "-n", namespace)
     can = kubectl.run("auth", "can-i", "list", "pods", "-n", namespace, "--as", who, ok=None)

@@ -44,7 +44,8 @@ def configuration(kind: str, name: str, hooks: Hooks, path: str, namespace: str)
 
 
 def test_kubectl_shows_a_webhooks_denial_and_its_mutations(
-        kubectl: Kubectl, namespace: str, hooks: Hooks) -> None:
+        any_kubectl: Kubectl, namespace: str, hooks: Hooks) -> None:
+    kubectl = any_kubectl
     def validate(request: Obj) -> Obj:
         data = request["object"].get("data") or {}
         if data.get("size") == "huge":
