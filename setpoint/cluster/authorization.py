@@ -14,6 +14,7 @@ from setpoint.cluster.http import Request
 from setpoint.cluster.rbac import Attributes, Authorizer
 from setpoint.cluster.rbacpolicy import AUTHENTICATED, UNAUTHENTICATED
 from setpoint.cluster.request import ResourcePath
+from setpoint.cluster.tokens import service_account_groups
 from setpoint.machinery import errors
 
 Obj = dict[str, Any]
@@ -57,7 +58,7 @@ def impersonate(authorizer: Authorizer, requester: Obj, username: str, groups: l
         authorizer.authorize(requester, Attributes("impersonate", resource="serviceaccounts",
                                                    namespace=namespace, name=name))
         if not groups:
-            groups = ["system:serviceaccounts", f"system:serviceaccounts:{namespace}"]
+            groups = list(service_account_groups(namespace))
     else:
         authorizer.authorize(requester, Attributes("impersonate", resource="users",
                                                    name=username))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.rbacpolicy import MASTERS
+from setpoint.cluster.tokens import service_account_username
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 
@@ -112,7 +113,7 @@ def _subject_matches(subject: Obj, user: Obj) -> bool:
         return name in (user.get("groups") or [])
     if kind == "ServiceAccount":
         return bool(user.get("username") ==
-                    f"system:serviceaccount:{subject.get('namespace', '')}:{name}")
+                    service_account_username(subject.get("namespace", ""), name))
     return False
 
 

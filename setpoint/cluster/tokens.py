@@ -107,15 +107,25 @@ class TokenIssuer:
         return claims
 
 
+def service_account_username(namespace: str, name: str) -> str:
+    """The user name a service account authenticates as."""
+    return f"system:serviceaccount:{namespace}:{name}"
+
+
+def service_account_groups(namespace: str) -> tuple[str, str]:
+    """The groups every service account of ``namespace`` is in (besides
+    ``system:authenticated``)."""
+    return ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
+
+
 def identity_of(claims: dict[str, Any]) -> Identity:
     info = claims.get("kubernetes.io") or {}
     sa = info.get("serviceaccount") or {}
     namespace = info.get("namespace", "")
     return Identity(
-        username=f"system:serviceaccount:{namespace}:{sa.get('name', '')}",
+        username=service_account_username(namespace, sa.get("name", "")),
         uid=sa.get("uid", ""),
-        groups=("system:serviceaccounts", f"system:serviceaccounts:{namespace}",
-                "system:authenticated"),
+        groups=(*service_account_groups(namespace), "system:authenticated"),
     )
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from setpoint.cluster.rbac import GROUP, MASTERS, Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
+from setpoint.machinery import fielderrors as fe
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
@@ -84,7 +85,8 @@ def breakdown(rule: Obj) -> list[Obj]:
 
 
 def _go_strings(items: list[str]) -> str:
-    return "[" + " ".join(f'"{i}"' for i in items) + "]"
+    """``%q`` of a ``[]string``: ``["a" "b"]``."""
+    return "[" + " ".join(fe.go_quote(i) for i in items) + "]"
 
 
 def compact_string(rule: Obj) -> str:
@@ -142,9 +144,10 @@ class EscalationCheck:
         missing = [sub for rule in granted for sub in breakdown(rule)
                    if not any(rule_covers(o, sub) for o in owned)]
         if missing:
-            groups = " ".join(f'"{g}"' for g in user.get("groups") or [])
+            groups = _go_strings(list(user.get("groups") or []))
             lines = sorted({compact_string(r) for r in _compact(missing)})
             raise errors.forbidden(
                 rt.resource, meta.get("name", ""),
-                f'user "{user.get("username", "")}" (groups=[{groups}]) is attempting to grant '
-                "RBAC permissions not currently held:\n" + "\n".join(lines), GROUP)
+                f'user {fe.go_quote(str(user.get("username", "")))} (groups={groups}) is '
+                "attempting to grant RBAC permissions not currently held:\n" + "\n".join(lines),
+                GROUP)
