@@ -114,9 +114,9 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
     webhook's failurePolicy is Ignore, which skips the webhook."""
     import celpy
 
-    from setpoint.cluster.crds.cellib import FUNCTIONS, error_text
+    from setpoint.cluster.crds.cel import compile_expression
+    from setpoint.cluster.crds.cellib import error_text
 
-    env = celpy.Environment()
     activation = {
         "object": celpy.json_to_cel(obj),
         "oldObject": celpy.json_to_cel(point.old),
@@ -132,8 +132,7 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
     for condition in match_conditions:
         expression = str(condition.get("expression", ""))
         try:
-            program = env.program(env.compile(expression), functions=FUNCTIONS)
-            result = program.evaluate(activation)
+            result = compile_expression(expression).evaluate(activation)
             if isinstance(result, Exception):
                 raise result
         except Exception as exc:  # CEL reports its errors in many types

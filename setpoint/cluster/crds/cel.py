@@ -10,6 +10,7 @@ value on update: transition rules run only when that old value exists (or with
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -86,6 +87,13 @@ def _parse(text: str) -> lark.Tree:
         raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
                          f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
                          f" | {src}\n | {'.' * (column - 1)}^") from exc
+
+
+@functools.lru_cache(maxsize=512)
+def compile_expression(text: str) -> Any:
+    """A CEL program for ``text`` (compiled once per distinct expression), with the
+    Kubernetes CEL libraries; CheckError worded as cel-go's when it does not parse."""
+    return _ENV.program(_parse(text), functions=_RUNTIME_FUNCTIONS)
 
 
 def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False

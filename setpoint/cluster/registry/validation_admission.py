@@ -162,13 +162,12 @@ def _service(path: str, service: Obj) -> list[Cause]:
 
 
 def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
-    import celpy
+    from setpoint.cluster.crds.cel import CheckError, compile_expression
 
     causes: list[Cause] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         causes.append(fe.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
     seen: set[str] = set()
-    env = celpy.Environment()
     for i, condition in enumerate(conditions):
         p = fe.index(path, i)
         name = str(condition.get("name") or "")
@@ -185,11 +184,10 @@ def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
             causes.append(fe.required(f"{p}.expression"))
             continue
         try:
-            env.compile(expression)
-        except Exception as exc:  # celpy's parse errors carry the caret drawing
-            first = str(exc).splitlines()[0] if str(exc) else "invalid syntax"
+            compile_expression(expression)
+        except CheckError as exc:
             causes.append(fe.invalid(f"{p}.expression", expression,
-                                     f"compilation failed: ERROR: <input>: {first}"))
+                                     f"compilation failed: {exc.detail}"))
     return causes
 
 
