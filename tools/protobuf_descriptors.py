@@ -503,6 +503,8 @@ def main() -> None:
     kubectl = args.kubectl or default_kubectl()
     table = build(kubectl)
     args.out.parent.mkdir(parents=True, exist_ok=True)
+    from gnostic_descriptors import render  # (one compact-JSON writer for both tables)
+
     args.out.write_text(render(table))
     print(f"{args.out}: {len(table['messages'])} messages, {len(table['kinds'])} kinds, "
           f"from kubectl {table['source']['kubectl']}")
@@ -512,19 +514,6 @@ def main() -> None:
 
         gnostic_descriptors.write(kubectl, table["source"]["kubectl"], args.gnostic_out)
 
-
-def render(table: dict[str, Any]) -> str:
-    """Compact JSON with one message per line, so that a regenerated table diffs readably."""
-    def dump(v: Any) -> str:
-        return json.dumps(v, separators=(",", ":"))
-
-    head = {k: v for k, v in table.items() if k != "messages"}
-    lines = [dump(head)[:-1] + ',"messages":{']
-    items = list(table["messages"].items())
-    for i, (name, rows) in enumerate(items):
-        lines.append(f"{dump(name)}:{dump(rows)}" + ("," if i < len(items) - 1 else ""))
-    lines.append("}}")
-    return "\n".join(lines) + "\n"
 
 if __name__ == "__main__":
     main()
