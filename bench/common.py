@@ -99,3 +99,20 @@ async def run_concurrently(n: int, concurrency: int,
 
 def median_min_max(values: list[float]) -> tuple[float, float, float]:
     return statistics.median(values), min(values), max(values)
+
+
+def spread(values: list[float], digits: int = 2) -> str:
+    """``median (min-max)`` of a measure's runs (just the value for one run, ``-`` for none)."""
+    if not values:
+        return "-"
+    med, lo, hi = median_min_max(values)
+    if len(values) == 1:
+        return f"{med:.{digits}f}"
+    return f"{med:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
+
+
+def ratio(mine: list[float], theirs: list[float], digits: int = 2) -> str:
+    """The ratio of two measures' medians, as ``1.23x`` (``-`` when one is missing)."""
+    if not mine or not theirs:
+        return "-"
+    return f"{statistics.median(mine) / statistics.median(theirs):.{digits}f}x"

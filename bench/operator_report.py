@@ -3,28 +3,19 @@ ratios to the floor and to kopf."""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable
 from typing import Any
+
+from bench.common import ratio, spread
 
 Result = dict[str, Any]
 
 
-def _stat(values: list[float]) -> tuple[float, float, float]:
-    return statistics.median(values), min(values), max(values)
-
-
-def _fmt(values: list[float], digits: int = 2) -> str:
-    med, lo, hi = _stat(values)
-    if len(values) == 1:
-        return f"{med:.{digits}f}"
-    return f"{med:.{digits}f} ({lo:.{digits}f}-{hi:.{digits}f})"
+_fmt = spread
 
 
 def _ratio(mine: list[float], theirs: list[float]) -> str:
-    if not mine or not theirs:
-        return "-"
-    return f"{statistics.median(mine) / statistics.median(theirs):.2f}x"
+    return ratio(mine, theirs, digits=2)
 
 
 def report(results: list[Result], command: str) -> str:

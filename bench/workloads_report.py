@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from bench.common import ratio, spread
 
 Result = dict[str, Any]
 
@@ -15,19 +16,11 @@ BEGIN = "<!-- bench/workloads.py results: begin -->"
 END = "<!-- bench/workloads.py results: end -->"
 
 
-def _fmt(values: list[float], digits: int = 2) -> str:
-    if not values:
-        return "-"
-    med = statistics.median(values)
-    if len(values) == 1:
-        return f"{med:.{digits}f}"
-    return f"{med:.{digits}f} ({min(values):.{digits}f}-{max(values):.{digits}f})"
+_fmt = spread
 
 
 def _ratio(mine: list[float], floor: list[float]) -> str:
-    if not mine or not floor:
-        return "-"
-    return f"{statistics.median(mine) / statistics.median(floor):.1f}x"
+    return ratio(mine, floor, digits=1)
 
 
 def report(results: list[Result], command: str, cores: int) -> str:
