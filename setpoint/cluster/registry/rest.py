@@ -230,11 +230,9 @@ class REST:
         self._validate(rt, obj, None)
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options)
-        if self.store.get(rt.storage_key, ns or "", name) is not None:
-            raise errors.already_exists(rt.resource, name, rt.group)
         stored = yield from self.to_storage_steps(rt, _ordered(obj))
         if self.store.get(rt.storage_key, ns or "", name) is not None:
-            raise errors.already_exists(rt.resource, name, rt.group)  # while it converted
+            raise errors.already_exists(rt.resource, name, rt.group)
         if not opts.dry_run:
             stored = self.store.put(rt.storage_key, stored)
         return WriteResult((yield from self.present_steps(rt, stored)), 201, warnings)
