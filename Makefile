@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench conformance clean
+.PHONY: demo test lint bench conformance hunt clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,12 @@ lint: $(STAMP)
 
 conformance: $(STAMP)
 	$(BIN)/pytest -q tests/cluster/test_conformance.py
+
+# The flaky-test hunt: RUNS full runs, every other one with both cores loaded and the
+# tests in a random order (tools/hunt_flaky.py); lists every test that failed even once.
+RUNS ?= 10
+hunt: $(STAMP)
+	$(BIN)/python tools/hunt_flaky.py --runs $(RUNS)
 
 bench: $(STAMP)
 	$(BIN)/python bench/apiserver.py

@@ -63,11 +63,13 @@ async def _evaluate(condition: Callable[..., Any], *args: Any) -> tuple[Any, str
 
 
 async def wait_for(condition: Callable[[], Any | Awaitable[Any]], *, timeout: float = 10.0,
-                   message: str = "") -> Any:
+                   message: str = "", max_interval: float = 0.1) -> Any:
     """Wait until ``condition()`` (sync or async) returns something truthy; return it.
 
-    Raises :class:`WaitTimeout` after ``timeout`` seconds, showing the last value the
-    condition returned (or the last assertion it failed).
+    The condition is checked at once, then at intervals growing from 5 ms to
+    ``max_interval`` (raise it for conditions that are costly to evaluate). Raises
+    :class:`WaitTimeout` after ``timeout`` seconds, showing the last value the condition
+    returned (or the last assertion it failed).
     """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
@@ -86,7 +88,7 @@ async def wait_for(condition: Callable[[], Any | Awaitable[Any]], *, timeout: fl
             raise WaitTimeout(f"{message or describe(condition)} not met within {timeout}s; "
                               f"{seen}")
         await asyncio.sleep(min(interval, remaining))
-        interval = min(interval * 2, 0.1)
+        interval = min(interval * 2, max_interval)
 
 
 async def wait_for_object(

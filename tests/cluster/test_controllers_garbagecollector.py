@@ -12,18 +12,15 @@ from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.controllers.ownergraph import Location, OwnerGraph
 from setpoint.cluster.decode import Decoded
 from setpoint.cluster.options import DeleteOptions, WriteOptions
+from tests.waiting import wait_for
 
 USER = WriteOptions(field_manager="tests")
 GHOST = "00000000-0000-0000-0000-0000000000aa"
 
 
-async def until(check: Callable[[], Any], timeout: float = 2.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0)
-    return value
+async def until(check: Callable[[], Any]) -> Any:
+    """Let the loop run until ``check()`` is truthy; return its value."""
+    return await wait_for(check)
 
 
 async def turns(n: int = 20) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -17,18 +16,15 @@ from setpoint.cluster.controllers.namespaceconditions import (
 from setpoint.cluster.decode import Decoded
 from setpoint.cluster.options import DeleteOptions, WriteOptions
 from tests.conftest import SHARED
+from tests.waiting import wait_for
 
 USER = WriteOptions(field_manager="tests")
 GOLDEN = SHARED / "conformance" / "golden" / "namespace-deletion.json"
 
 
-async def until(check: Callable[[], Any], timeout: float = 2.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0)
-    return value
+async def until(check: Callable[[], Any]) -> Any:
+    """Let the loop run until ``check()`` is truthy; return its value."""
+    return await wait_for(check)
 
 
 @pytest.fixture

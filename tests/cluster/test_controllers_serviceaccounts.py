@@ -12,6 +12,7 @@ import pytest
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.decode import Decoded
 from setpoint.cluster.options import DeleteOptions, WriteOptions
+from tests.waiting import wait_for
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 DESCRIPTION = (
@@ -21,14 +22,9 @@ DESCRIPTION = (
 USER = WriteOptions(field_manager="tests")
 
 
-async def until(check: Callable[[], Any], timeout: float = 2.0) -> Any:
+async def until(check: Callable[[], Any]) -> Any:
     """Let the loop run until ``check()`` is truthy; return its value."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        assert loop.time() < deadline, "condition not reached"
-        await asyncio.sleep(0)
-    return value
+    return await wait_for(check)
 
 
 @pytest.fixture

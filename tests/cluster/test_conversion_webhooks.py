@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
 from tests.hookserver import Hooks
+from tests.waiting import wait_for
 
 Obj = dict[str, Any]
 
@@ -67,11 +67,10 @@ async def widgets(api: API, hooks: Hooks, cluster: RunningCluster) -> None:
                      "clientConfig": {"url": hooks.url("/convert"),
                                       "caBundle": hooks.ca_bundle}}}}})
     assert status == 201, body
-    for _ in range(200):
-        if (await api.get(V2))[0] == 200:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("widgets were not served")
+    async def served() -> bool:
+        return (await api.get(V2))[0] == 200
+
+    await wait_for(served)
 
 
 def widget(name: str, replicas: int) -> Obj:
@@ -162,11 +161,10 @@ async def test_the_namespace_controller_deletes_converted_objects_without_the_we
     assert (await api.post(doomed, widget("w", 1)))[0] == 201
     hooks.on("/convert", lambda r: {"result": {"status": "Failure", "message": "down"}})
     assert (await api.delete("/api/v1/namespaces/doomed"))[0] == 200
-    for _ in range(500):
-        if (await api.get("/api/v1/namespaces/doomed"))[0] == 404:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the namespace was not removed")
+    async def removed() -> bool:
+        return (await api.get("/api/v1/namespaces/doomed"))[0] == 404
+
+    await wait_for(removed)
 
 
 @pytest.mark.usefixtures("widgets")

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 SCHEMA = {"openAPIV3Schema": {"type": "object", "properties": {
     "spec": {"type": "object", "properties": {"size": {"type": "integer"}}}}}}
@@ -21,12 +20,10 @@ CRD = {
 
 
 async def established(api: API) -> None:
-    for _ in range(200):
-        status, _ = await api.get("/apis/multi.example.com/v1beta1")
-        if status == 200:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("the CRD's versions were never served")
+    async def served() -> bool:
+        return (await api.get("/apis/multi.example.com/v1beta1"))[0] == 200
+
+    await wait_for(served)
 
 
 async def test_objects_are_stored_once_and_served_at_every_version(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import aiohttp
@@ -10,6 +9,7 @@ import orjson
 
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 Obj = dict[str, Any]
 ROBOT = "system:serviceaccount:default:robot"
@@ -192,18 +192,14 @@ async def test_an_aggregated_cluster_role_gathers_the_rules_it_selects(api: API)
     async def aggregated() -> Any:
         return (await api.get(f"{roles}/widget-viewer"))[1].get("rules")
 
-    for _ in range(200):
-        if await aggregated():
-            break
-        await asyncio.sleep(0.01)
-    assert await aggregated() == [{"apiGroups": [""], "resources": ["configmaps"],
+    assert await wait_for(aggregated) == [{"apiGroups": [""], "resources": ["configmaps"],
                                    "verbs": ["list"]}]
     assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 200
     assert (await api.delete(f"{roles}/configmap-reader"))[0] == 200
-    for _ in range(200):
-        if not await aggregated():
-            break
-        await asyncio.sleep(0.01)
+    async def no_longer_aggregated() -> bool:
+        return not await aggregated()
+
+    await wait_for(no_longer_aggregated)
     assert (await me.request("GET", "/api/v1/namespaces/default/configmaps"))[0] == 403
 
 
@@ -250,12 +246,10 @@ async def test_the_view_and_edit_roles_are_there_to_bind(api: API) -> None:
     me = await robot(api)
 
     async def aggregated(name: str) -> list[Any]:
-        for _ in range(300):
-            rules = (await api.get(f"{RBAC}/clusterroles/{name}"))[1].get("rules") or []
-            if rules:
-                return list(rules)
-            await asyncio.sleep(0.01)
-        raise AssertionError(f"{name} was not aggregated")
+        async def rules() -> list[Any]:
+            return list((await api.get(f"{RBAC}/clusterroles/{name}"))[1].get("rules") or [])
+
+        return list(await wait_for(rules))
 
     view = await aggregated("view")
     assert {"apiGroups": [""], "resources": ["namespaces"],

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 from collections.abc import AsyncIterator
 from typing import Any
@@ -12,6 +11,7 @@ import orjson
 import pytest
 
 from setpoint.cluster import RunningCluster, serve
+from tests.waiting import wait_for
 
 
 class API:
@@ -41,12 +41,11 @@ class API:
         group = crd["spec"]["group"]
         version = next(v["name"] for v in crd["spec"]["versions"] if v["storage"])
         plural = crd["spec"]["names"]["plural"]
-        for _ in range(200):
+        async def served() -> bool:
             status, body = await self.request("GET", f"/apis/{group}/{version}")
-            if status == 200 and any(r["name"] == plural for r in body["resources"]):
-                return
-            await asyncio.sleep(0.01)
-        raise TimeoutError(f"{crd['metadata']['name']} was not established")
+            return status == 200 and any(r["name"] == plural for r in body["resources"])
+
+        await wait_for(served)
 
 
 @pytest.fixture

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from setpoint.client import Client, Kind, RequestRecord, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
+from tests.waiting import wait_for
 
 WIDGET = Kind("bench.setpoint.dev/v1", "Widget")
 CONFIGMAP = Kind("v1", "ConfigMap")
@@ -37,21 +37,6 @@ WIDGET_CRD: dict[str, Any] = {
         }],
     },
 }
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 5.0,
-                   interval: float = 0.01) -> Any:
-    """Poll ``condition`` (sync or async) until it is truthy; its value."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = condition()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 def widget(name: str, message: str = "hello", size: int = 1,

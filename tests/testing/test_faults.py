@@ -10,6 +10,7 @@ import pytest
 
 from setpoint.client import Client, InternalServerError, Kind, RetryPolicy, TooManyRequestsError
 from setpoint.testing import ApiProxy, Faults, SetpointCluster
+from tests.waiting import wait_for
 
 CONFIGMAP = Kind("v1", "ConfigMap")
 NO_RETRIES = RetryPolicy(max_retries=0)
@@ -107,8 +108,7 @@ async def test_dropped_watches_end_and_can_be_resumed_without_losing_events(
 
     task = asyncio.create_task(follow())
     await k8s.create(config_map("before"))
-    while seen != ["before"] or not proxy.open_watches:
-        await asyncio.sleep(0.01)
+    await wait_for(lambda: seen == ["before"] and proxy.open_watches)
     assert faults.drop_watches(resource="configmaps") == 1
     await asyncio.wait_for(task, 5)  # the stream ended
     await k8s.create(config_map("after"))

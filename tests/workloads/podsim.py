@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -28,6 +28,7 @@ from typing import Any
 from setpoint.client import Client, ConflictError, Kind, NotFoundError, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
+from tests.waiting import wait_for  # noqa: F401  (re-exported to the tests)
 
 POD = Kind("v1", "Pod")
 DEPLOYMENT = Kind("apps/v1", "Deployment")
@@ -153,21 +154,6 @@ class PodSimulator:
         await self.client.patch_status(POD, m["name"], {"status": running_status(
             pod, (pod.get("status") or {}).get("podIP") or next(self._ips), ready=ready)},
             namespace=m["namespace"])
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 10.0,
-                   interval: float = 0.02) -> Any:
-    """Poll ``condition`` (sync or async) until it is truthy; returns its value."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = condition()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(interval)
 
 
 @dataclass

@@ -3,8 +3,7 @@ Unschedulable with kube-scheduler's message; a new node takes the fifth."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -15,6 +14,7 @@ from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.manager import build_manager
 from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
 
 POD = Kind("v1", "Pod")
 DEPLOYMENT = Kind("apps/v1", "Deployment")
@@ -28,19 +28,6 @@ TEMPLATE: Obj = {
     "spec": {"containers": [{"name": "web", "image": "nginx",
                              "resources": {"requests": {"cpu": "1", "memory": "64Mi"}}}]},
 }
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 15.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = condition()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.05)
 
 
 def unschedulable(pod: Obj) -> Obj | None:

@@ -19,6 +19,7 @@ from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
 from setpoint.workloads import nodes
 from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
 
@@ -144,10 +145,9 @@ async def test_cluster_up_runs_the_nodes_and_stops_them_cleanly(tmp_path: Path) 
         assert lines[-1] == "workloads running: 2 node(s), scheduler, kubelets, controllers\n"
         async with Client(load_kubeconfig(tmp_path / "kubeconfig")) as client:
             async def registered() -> list[Any]:
-                while len(items := (await client.list(NODE)).items) < 2:
-                    await asyncio.sleep(0.05)
-                return items
-            listed = await asyncio.wait_for(registered(), 10)
+                items = (await client.list(NODE)).items
+                return items if len(items) >= 2 else []
+            listed = await wait_for(registered)
         assert sorted(n["metadata"]["name"] for n in listed) == ["node-1", "node-2"]
         assert listed[0]["status"]["capacity"]["memory"] == "8Gi"
     finally:

@@ -336,9 +336,9 @@ async def test_hundred_deployments_of_ten_become_ready_and_roll_out() -> None:
         async def all_rolled_out() -> bool:
             items = (await env.client.list(DEPLOYMENT, namespace="default")).items
             return len(items) == 100 and all(rolled_out(d) for d in items)
-        await wait_for(all_rolled_out, timeout=120, interval=0.2)
+        await wait_for(all_rolled_out, timeout=120, max_interval=0.2)
         await asyncio.gather(*(env.client.patch(DEPLOYMENT, n, image_patch("nginx:2"),
                                                 namespace="default") for n in names))
-        await wait_for(all_rolled_out, timeout=240, interval=0.2)
+        await wait_for(all_rolled_out, timeout=240, max_interval=0.2)
         pods = (await env.client.list(POD, namespace="default")).items
         assert len([p for p in pods if not p["metadata"].get("deletionTimestamp")]) == 1000

@@ -6,9 +6,8 @@ created here, not by the node area, so that only the kubelet is under test.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +17,7 @@ from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import kubelet
 from setpoint.workloads.kubelet import KubeletOptions, PodWorkers
 from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
@@ -47,19 +47,6 @@ def pod(name: str, *containers: str, annotations: dict[str, str] | None = None,
                          "annotations": dict(annotations or {})},
             "spec": {"containers": [{"name": c, "image": "nginx"}
                                     for c in containers or ("app",)], **spec}}
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 10.0,
-                   interval: float = 0.02) -> Any:
-    """Poll ``condition`` (sync or async) until it returns something truthy."""
-    async with asyncio.timeout(timeout):
-        while True:
-            value = condition()
-            if isinstance(value, Awaitable):
-                value = await value
-            if value:
-                return value
-            await asyncio.sleep(interval)
 
 
 @dataclass

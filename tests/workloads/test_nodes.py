@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -14,24 +13,12 @@ from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes
 from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
 from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
 POD = Kind("v1", "Pod")
 LEASE = Kind("coordination.k8s.io/v1", "Lease")
 Obj = dict[str, Any]
-
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = condition()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.02)
 
 
 def condition(obj: Obj, type_: str) -> Obj:

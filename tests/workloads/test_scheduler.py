@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -23,6 +23,7 @@ from setpoint.workloads.scheduler.predicates import (
 )
 from setpoint.workloads.scheduler.resources import pod_requests
 from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
 
 POD = Kind("v1", "Pod")
 EVENT = Kind("events.k8s.io/v1", "Event")
@@ -292,18 +293,6 @@ def test_affinity_namespaces_and_namespace_selector() -> None:
 
 
 # -- over HTTP ------------------------------------------------------------------------------
-
-async def wait_for(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        value = condition()
-        if isinstance(value, Awaitable):
-            value = await value
-        if value:
-            return value
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        await asyncio.sleep(0.02)
 
 
 class Cluster:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from setpoint.client import Client, Kind
 from setpoint.workloads.controllers import statefulset
 from tests.conftest import kubectl_path
+from tests.waiting import wait_for
 from tests.workloads.podsim import workload_cluster
 
 STS = Kind("apps/v1", "StatefulSet")
@@ -52,8 +54,6 @@ async def test_ordered_ready_creates_pods_one_by_one_in_ordinal_order() -> None:
         return pod["metadata"]["name"] in gate
 
     async with workload_cluster([statefulset.install], ready=may_be_ready) as env:
-        from tests.workloads.podsim import wait_for
-
         await env.client.create(stateful_set(volumeClaimTemplates=[{
             "metadata": {"name": "data"},
             "spec": {"accessModes": ["ReadWriteOnce"],
@@ -98,8 +98,6 @@ async def test_ordered_ready_creates_pods_one_by_one_in_ordinal_order() -> None:
 async def test_rolling_update_goes_from_the_highest_ordinal_and_honours_the_partition(
         ) -> None:
     async with workload_cluster([statefulset.install]) as env:
-        from tests.workloads.podsim import wait_for
-
         await env.client.create(stateful_set(replicas=3))
         await wait_for(lambda: _status_is(env.client, readyReplicas=3))
         first = (await status_of(env.client))["updateRevision"]
@@ -124,8 +122,6 @@ async def test_rolling_update_goes_from_the_highest_ordinal_and_honours_the_part
 async def test_parallel_pods_are_created_at_once_and_failed_pods_recreated() -> None:
     # no kubelet: pods stay Pending, which Parallel management does not wait for
     async with workload_cluster([statefulset.install], simulate=False) as env:
-        from tests.workloads.podsim import wait_for
-
         await env.client.create(stateful_set(replicas=3, podManagementPolicy="Parallel"))
         await wait_for(lambda: _count(env.client, 3))
         pod = (await pods_of(env.client))["web-2"]
@@ -158,8 +154,6 @@ async def _status_is(client: Client, **wanted: Any) -> bool:
 async def test_scale_down_removes_the_highest_ordinals_and_retention_policy_deletes_claims(
         ) -> None:
     async with workload_cluster([statefulset.install]) as env:
-        from tests.workloads.podsim import wait_for
-
         await env.client.create(stateful_set(
             replicas=3, persistentVolumeClaimRetentionPolicy={
                 "whenDeleted": "Retain", "whenScaled": "Delete"},
@@ -167,22 +161,25 @@ async def test_scale_down_removes_the_highest_ordinals_and_retention_policy_dele
                 "accessModes": ["ReadWriteOnce"],
                 "resources": {"requests": {"storage": "1Gi"}}}}]))
         await wait_for(lambda: _status_is(env.client, readyReplicas=3))
+        # The watch starts from the resourceVersion of a list taken before the scale-down,
+        # so no deletion can fall before it opens; it ends when both deletions are seen.
+        before = await env.client.list(POD, namespace=NS)
         gone: list[str] = []
 
         async def watch_deletions() -> None:
-            async with env.client.watch(POD, namespace=NS) as watch:
+            async with env.client.watch(POD, namespace=NS,
+                                        resource_version=before.resource_version) as watch:
                 async for event_type, pod in watch:
                     if event_type == "DELETED":
                         gone.append(pod["metadata"]["name"])
-
-        import asyncio
+                        if len(gone) == 2:
+                            return
 
         watcher = asyncio.create_task(watch_deletions())
-        await asyncio.sleep(0.05)
         await env.client.patch(STS, "web", {"spec": {"replicas": 1}}, namespace=NS)
-        await wait_for(lambda: _count(env.client, 1))
-        watcher.cancel()
+        await asyncio.wait_for(watcher, 30)
         assert gone == ["web-2", "web-1"]
+        await wait_for(lambda: _count(env.client, 1))
 
         async def condemned_claims_owned_by_pods() -> bool:
             claims = {c["metadata"]["name"]: c for c in
@@ -196,7 +193,6 @@ async def test_scale_down_removes_the_highest_ordinals_and_retention_policy_dele
 
 
 async def test_kubectl_rollout_status_history_and_scale(tmp_path: Path) -> None:
-    from tests.workloads.podsim import wait_for
     from tests.workloads.test_deployment_kubectl import Kubectl
 
     kubectl_path()
