@@ -44,9 +44,9 @@ async def test_watch_sees_changes_made_after_it_opened(client: Client, api: Fake
     watch = client.watch(CM, namespace="team-a", resource_version=start, allow_bookmarks=False,
                          timeout_seconds=5)
     first = asyncio.ensure_future(watch.__anext__())
-    await asyncio.wait_for(api.watch_started.wait(), 5)
+    await asyncio.wait_for(api.watch_started.wait(), 30)
     await client.create({"apiVersion": "v1", "kind": "ConfigMap", **cm("late")})
-    event = await asyncio.wait_for(first, 5)
+    event = await asyncio.wait_for(first, 30)
     assert event == WatchEvent("ADDED", event.object)
     assert event.object["metadata"]["name"] == "late"
     await watch.close()
@@ -148,5 +148,5 @@ async def test_leaving_a_watch_early_frees_its_connection(
         async with client.watch(CM, namespace="team-a", timeout_seconds=30) as watch:
             await watch.__anext__()
         # with one connection in the pool, this would wait forever on a leaked stream
-        got = await asyncio.wait_for(client.get(CM, "a", namespace="team-a"), 5)
+        got = await asyncio.wait_for(client.get(CM, "a", namespace="team-a"), 30)
     assert got["metadata"]["name"] == "a"

@@ -153,5 +153,5 @@ async def test_send_initial_events_ends_with_a_bookmark(cluster: RunningCluster,
 async def test_watch_ends_at_its_timeout(cluster: RunningCluster, api: API) -> None:
     async with api.session.get(cluster.url + NS + "?watch=true&timeoutSeconds=1",
                                ssl=api.ssl) as resp:
-        body = await asyncio.wait_for(resp.read(), 5)
+        body = await asyncio.wait_for(resp.read(), 30)
     assert resp.status == 200 and isinstance(body, bytes)

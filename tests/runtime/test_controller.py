@@ -41,7 +41,7 @@ async def test_widget_operator_converges_with_two_writes_per_change(
     manager = make_manager(cluster, [widget_controller()], requests)
     async with manager.running():
         await asyncio.gather(*(client.create(widget(f"w{i}")) for i in range(N)))
-        await wait_for(lambda: all_ready(client, N), timeout=10)
+        await wait_for(lambda: all_ready(client, N))
 
         cms = (await client.list(CONFIGMAP, namespace="default",
                                  label_selector=None)).items
@@ -66,8 +66,8 @@ async def test_widget_operator_converges_with_two_writes_per_change(
                     and c["data"]["message"] == "bye"]
             return len(done) == N
 
-        await wait_for(all_updated, timeout=10)
-        await wait_for(lambda: len(requests.writes()) >= 2 * N, timeout=5)
+        await wait_for(all_updated)
+        await wait_for(lambda: len(requests.writes()) >= 2 * N)
         await asyncio.sleep(0.2)
         assert len(requests.writes()) == 2 * N, writes_by_verb(requests)
 

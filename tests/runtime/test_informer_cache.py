@@ -36,7 +36,7 @@ class Recorder:
 
 async def run_informer(informer: Informer) -> asyncio.Task[None]:
     task = asyncio.create_task(informer.run())
-    await asyncio.wait_for(informer.wait_synced(), 5)
+    await asyncio.wait_for(informer.wait_synced(), 30)
     return task
 
 
@@ -79,7 +79,7 @@ async def test_informer_resumes_a_closed_watch_without_listing_again(client: Cli
     task = await run_informer(informer)
     try:
         # the server ends each 1-2 s watch; the informer opens the next from where it was
-        await wait_for(lambda: informer.watches >= 2, timeout=5)
+        await wait_for(lambda: informer.watches >= 2)
         await client.create(cm("later"))
         await wait_for(lambda: ("add", "later") in seen.events)
         assert informer.lists == 1
@@ -139,7 +139,7 @@ async def test_informer_retries_until_a_kind_is_served(client: Client) -> None:
         await asyncio.sleep(0.1)
         assert not informer.has_synced
         await client.create(WIDGET_CRD)
-        await asyncio.wait_for(informer.wait_synced(), 10)
+        await asyncio.wait_for(informer.wait_synced(), 30)
     finally:
         task.cancel()
 

@@ -288,7 +288,7 @@ async def test_progress_deadline_exceeded_when_new_pods_never_become_ready() -> 
             progressing = conditions.get("Progressing")
             return d if progressing and progressing["reason"] == "ProgressDeadlineExceeded" \
                 else None
-        d = await wait_for(timed_out, timeout=10)
+        d = await wait_for(timed_out)
         [rs] = await replica_sets(env.client, "stuck")
         progressing = condition(d, "Progressing")
         assert progressing["status"] == "False"

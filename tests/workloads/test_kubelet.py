@@ -163,7 +163,7 @@ async def test_readiness_probe_initial_delay_is_honoured_but_capped() -> None:
         await env.run(body)
         running = await env.until("probed", lambda p: phase(p) == "Running")
         assert not ready(running)
-        await env.until("probed", ready, timeout=5.0)
+        await env.until("probed", ready)
 
 
 async def test_withheld_readiness_drops_ready_until_released() -> None:
@@ -221,7 +221,7 @@ async def test_crashing_container_restarts_with_back_off() -> None:
         await env.run(pod("crashy", annotations={"sim.setpoint.dev/run-for": "100ms",
                                                  "sim.setpoint.dev/exit-code": "1"}))
         backing = await env.until("crashy", lambda p: "waiting" in statuses(p).get(
-            "app", {}).get("state", {}), timeout=10)
+            "app", {}).get("state", {}))
         cs = statuses(backing)["app"]
         assert cs["state"]["waiting"]["reason"] == "CrashLoopBackOff"
         assert cs["state"]["waiting"]["message"].startswith("back-off 0s restarting failed "
@@ -272,7 +272,7 @@ async def test_long_grace_periods_are_capped_unless_exact_timing_is_asked() -> N
         await env.until("capped", ready)
         start = _now()
         await env.client.delete(POD, "capped", namespace="default")
-        await wait_for(lambda: _gone(env, "capped"), timeout=5.0)
+        await wait_for(lambda: _gone(env, "capped"))
         assert _now() - start < 3.0
 
 
@@ -291,7 +291,7 @@ async def test_terminal_pod_is_deleted_at_once() -> None:
         await env.until("finished", lambda p: phase(p) == "Succeeded")
         start = _now()
         await env.client.delete(POD, "finished", namespace="default")
-        await wait_for(lambda: _gone(env, "finished"), timeout=5.0)
+        await wait_for(lambda: _gone(env, "finished"))
         assert _now() - start < 1.0
 
 
@@ -303,13 +303,13 @@ async def test_pending_pod_being_deleted_is_deleted() -> None:
         live = await env.client.get_status(NODE, "node-a")
         live["status"]["conditions"][0]["status"] = "True"
         await env.client.update_status(live)
-        await wait_for(lambda: _gone(env, "never"), timeout=5.0)
+        await wait_for(lambda: _gone(env, "never"))
 
 
 async def test_active_deadline_fails_the_pod() -> None:
     async with kubelet_env() as env:
         await env.run(pod("deadline", activeDeadlineSeconds=1))
-        failed = await env.until("deadline", lambda p: phase(p) == "Failed", timeout=5.0)
+        failed = await env.until("deadline", lambda p: phase(p) == "Failed")
         assert failed["status"]["reason"] == "DeadlineExceeded"
         assert failed["status"]["message"] == \
             "Pod was active on the node longer than the specified deadline"
@@ -327,7 +327,7 @@ async def test_restarted_kubelet_takes_running_pods_back_unchanged() -> None:
         assert now["status"]["podIP"] != (await env.get("after"))["status"]["podIP"]
         await env.client.delete(POD, "steady", namespace="default",
                                 grace_period_seconds=1)
-        await wait_for(lambda: _gone(env, "steady"), timeout=5.0)
+        await wait_for(lambda: _gone(env, "steady"))
 
 
 async def test_deleted_pod_frees_its_address() -> None:

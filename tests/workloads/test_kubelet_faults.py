@@ -46,7 +46,7 @@ async def test_restart_fault_restarts_the_container_and_ready_drops_then_returns
         watcher = asyncio.create_task(_collect(
             env, "web", lambda p: statuses(p)["web"]["restartCount"] == 1 and ready(p), seen))
         after = await faults.restart_container(env.client, "web", container="web")
-        await asyncio.wait_for(watcher, 10)
+        await asyncio.wait_for(watcher, 30)
         web = statuses(after)["web"]
         assert web["restartCount"] == 1
         assert web["containerID"] != old_id

@@ -75,7 +75,7 @@ class Env:
     async def get(self, name: str, namespace: str = "default") -> Obj:
         return await self.client.get(POD, name, namespace=namespace)
 
-    async def until(self, name: str, check: Callable[[Obj], bool], timeout: float = 10.0,
+    async def until(self, name: str, check: Callable[[Obj], bool], timeout: float = 30.0,
                     namespace: str = "default") -> Obj:
         async def probe() -> Obj | None:
             current = await self.get(name, namespace)

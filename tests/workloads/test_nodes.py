@@ -148,7 +148,7 @@ async def test_kubelets_heartbeat_and_renew_their_leases(client: Client,
         renewed = (await client.get(LEASE, "node-2", namespace="kube-node-lease"))
         return condition(node, "Ready")["lastHeartbeatTime"] > beat and \
             renewed["spec"]["renewTime"] > first_renewal
-    await wait_for(advanced, timeout=5)
+    await wait_for(advanced)
 
 
 async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(
@@ -181,7 +181,7 @@ async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(
         except NotFoundError:
             return {"gone": True}
         return pod if pod["metadata"].get("deletionTimestamp") else None
-    pod = await wait_for(evicted, timeout=5)
+    pod = await wait_for(evicted)
     if "gone" not in pod:
         target = condition(pod, "DisruptionTarget")
         assert target["reason"] == "DeletionByTaintManager"
