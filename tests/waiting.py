@@ -7,6 +7,7 @@ shows the last value it returned.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,3 +20,13 @@ async def wait_for(condition: Callable[[], Any | Awaitable[Any]], timeout: float
                    *, max_interval: float = 0.1) -> Any:
     """Wait until ``condition()`` (sync or async) is truthy; return its value."""
     return await waiting.wait_for(condition, timeout=timeout, max_interval=max_interval)
+
+
+# How long a test lets time pass to show that something does NOT happen (a write, a
+# restart, an event). Generous, since on a loaded machine the wrong thing may come late.
+QUIET_PERIOD = 0.5
+
+
+async def quiet_period(seconds: float = QUIET_PERIOD) -> None:
+    """Let the system run for ``seconds`` before a test asserts that nothing happened."""
+    await asyncio.sleep(seconds)

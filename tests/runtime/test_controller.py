@@ -20,6 +20,7 @@ from tests.runtime.conftest import (
     widget,
 )
 from tests.runtime.widgets import widget_controller
+from tests.waiting import quiet_period
 
 pytestmark = pytest.mark.usefixtures("widgets_crd")
 
@@ -53,7 +54,7 @@ async def test_widget_operator_converges_with_two_writes_per_change(
                        "blockOwnerDeletion": True}
         assert by_name["w0-cfg"]["data"] == {"message": "hello", "size": "1"}
         assert w0["status"]["observedGeneration"] == w0["metadata"]["generation"]
-        await asyncio.sleep(0.2)  # late echoes of our own writes must not cause writes
+        await quiet_period()  # late echoes of our own writes must not cause writes
         assert len(requests.writes()) == 2 * N, writes_by_verb(requests)
 
         requests.records.clear()
@@ -68,11 +69,11 @@ async def test_widget_operator_converges_with_two_writes_per_change(
 
         await wait_for(all_updated)
         await wait_for(lambda: len(requests.writes()) >= 2 * N)
-        await asyncio.sleep(0.2)
+        await quiet_period()
         assert len(requests.writes()) == 2 * N, writes_by_verb(requests)
 
         requests.records.clear()
-        await asyncio.sleep(0.5)  # idle: proving an absence needs a quiet period
+        await quiet_period()  # idle: no request but watches
         assert requests.non_watch() == []
 
 
@@ -131,7 +132,7 @@ async def test_terminal_errors_are_not_retried(
     async with manager.running():
         await client.create(widget("w"))
         await wait_for(lambda: attempts)
-        await asyncio.sleep(0.1)
+        await quiet_period()
         assert attempts == ["w"]
 
 

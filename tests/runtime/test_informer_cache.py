@@ -11,6 +11,7 @@ from setpoint.client import Client, GoneError, Kind
 from setpoint.runtime.cache import Cache, NotWatchedError, Store
 from setpoint.runtime.informer import Informer
 from tests.runtime.conftest import CONFIGMAP, wait_for
+from tests.waiting import quiet_period
 
 
 def cm(name: str, namespace: str = "default", labels: dict[str, str] | None = None,
@@ -136,7 +137,7 @@ async def test_informer_retries_until_a_kind_is_served(client: Client) -> None:
     informer.backoff.initial = 0.05
     task = asyncio.create_task(informer.run())
     try:
-        await asyncio.sleep(0.1)
+        await quiet_period()
         assert not informer.has_synced
         await client.create(WIDGET_CRD)
         await asyncio.wait_for(informer.wait_synced(), 30)

@@ -13,6 +13,7 @@ from setpoint.cluster import RunningCluster
 from setpoint.runtime import Context, Controller, Manager, Result
 from tests.runtime.conftest import WIDGET, make_manager, wait_for, widget
 from tests.runtime.widgets import widget_controller
+from tests.waiting import quiet_period
 
 pytestmark = pytest.mark.usefixtures("widgets_crd")
 
@@ -70,7 +71,7 @@ async def test_graceful_shutdown_finishes_the_reconcile_in_flight(
     await client.create(widget("w"))
     await asyncio.wait_for(started.wait(), 30)
     stopping = asyncio.create_task(manager.stop())
-    await asyncio.sleep(0.05)
+    await quiet_period()
     assert not stopping.done()           # waits for the reconcile
     assert not manager.ready
     release.set()

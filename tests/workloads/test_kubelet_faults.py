@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from setpoint.workloads import faults
 from setpoint.workloads.podcli import pod as pod_cli
+from tests.waiting import quiet_period
 from tests.workloads.test_kubelet_support import (
     POD,
     condition,
@@ -21,9 +22,6 @@ from tests.workloads.test_kubelet_support import (
 )
 
 Obj = dict[str, Any]
-
-# How long a test waits to show that something does NOT happen (a restart of a failed pod).
-QUIET_PERIOD = 0.5
 
 
 async def _collect(env: Any, name: str, until: Any, into: list[Obj]) -> None:
@@ -86,7 +84,7 @@ async def test_fail_fault_fails_the_pod_with_the_reason_given() -> None:
         assert condition(failed, "PodReadyToStartContainers")["status"] == "False"
         # a failed pod stays failed: a later restart request changes nothing
         await faults.restart_container(env.client, "doomed", wait=False)
-        await asyncio.sleep(QUIET_PERIOD)  # proving an absence: a (wrong) restart had time
+        await quiet_period()  # a (wrong) restart had time to happen
         assert statuses(await env.get("doomed"))["app"]["restartCount"] == 0
 
 
