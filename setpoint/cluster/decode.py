@@ -172,7 +172,9 @@ def _go_type(schema: Schema) -> str:
         return "[]" + (_go_type(item) if item is not None else "interface {}")
     if t == "object":
         if schema.properties:
-            return "struct"
+            # Go names a struct type by its package and name: v1.ObjectMeta
+            parts = (schema.ref or "").split(".")
+            return f"{parts[-2]}.{parts[-1]}" if len(parts) >= 2 else "struct"
         el = schema.additional_properties
         return "map[string]" + (_go_type(el) if el is not None else "interface {}")
     return _GO_TYPES.get(t or "", "interface {}")
@@ -180,6 +182,11 @@ def _go_type(schema: Schema) -> str:
 
 class _TypeMismatch(Exception):
     pass
+
+
+# What Go's decoder stores in an int32 or int64 field: a number literal strconv.ParseInt takes
+# and the field does not overflow (encoding/json decode.go literalStore, "number " + literal)
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict[str, Any],
@@ -228,7 +235,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 if sub is None:
                     unknown.append(child)
                     continue
-                decoded = _decode(v, sub, child, unknown, kind)
+                decoded = _decode(v, sub, child, unknown, _struct_name(schema, kind))
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
                     continue
                 out[k] = decoded
@@ -244,7 +251,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         item = schema.items
         if item is None:
             return value
-        return [_decode(v, item, path, unknown, kind) for v in value]
+        return [_decode(v, item, path, unknown, kind) if v is not None else _zero(item)
+                for v in value]
     if t == "string":
         if not isinstance(value, str):
             raise _TypeMismatch(_mismatch(value, path, kind, "string"))
@@ -261,10 +269,14 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
     if t == "integer":
         if isinstance(value, bool) or not isinstance(value, int | float):
             raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        go_type = _go_type(schema)
+        low, high = _INT_RANGES[go_type]
         if isinstance(value, float):
-            if not value.is_integer():
-                raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+            if not value.is_integer() or not low <= value <= high:
+                raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
             return int(value)
+        if not low <= value <= high:
+            raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
         return value
     if t == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -320,10 +332,30 @@ def _normalized_time(value: str, schema: Schema) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _mismatch(value: Any, path: str, kind: str, go_type: str) -> str:
+def _struct_name(schema: Schema, outer: str) -> str:
+    """The Go struct a field belongs to, as encoding/json names it in errors: the innermost
+    struct type (DeploymentSpec for spec.replicas), the kind at the top."""
+    return schema.ref.rsplit(".", 1)[-1] if schema.ref else outer
+
+
+def _zero(schema: Schema) -> Any:
+    """What a JSON null becomes as an element of a Go slice: the element type's zero value."""
+    if schema.type == "object" and schema.properties:
+        return {}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(schema.type or "")
+
+
+def _number_literal(value: int | float) -> str:
+    """A number as the literal Go's error quotes (the parsed value stands in for it)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
+
+
+def _mismatch(value: Any, path: str, kind: str, go_type: str, *, literal: bool = False) -> str:
     jt = _json_type(value)
-    if jt == "number":
-        jt = f"number {value}" if isinstance(value, float) and not value.is_integer() else jt
+    if jt == "number" and (literal or (isinstance(value, float) and not value.is_integer())):
+        jt = f"number {_number_literal(value)}"
     return f"json: cannot unmarshal {jt} into Go struct field {kind}.{path} of type {go_type}"
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import hmac
 import logging
-import re
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -31,6 +30,8 @@ from setpoint.cluster.rbac import MASTERS, Attributes
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.request import ResourcePath, parse_resource_path
+from setpoint.cluster.typedbodies import decode_delete_options, decode_kind
+from setpoint.cluster.warningheaders import warning_headers
 from setpoint.cluster.watch import WatchStream, validate_watch_options
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
@@ -42,7 +43,6 @@ log = logging.getLogger("setpoint.cluster")
 
 MAX_BODY = 3 * 1024 * 1024
 PROTOBUF = "application/vnd.kubernetes.protobuf"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token"}
@@ -53,8 +53,23 @@ T = TypeVar("T")
 
 def _dumps(obj: Any, media: MediaType) -> bytes:
     if media.is_yaml:
-        return yaml.safe_dump(obj, sort_keys=False).encode()
-    return orjson.dumps(obj)
+        return yaml.safe_dump(_valid_text(obj), sort_keys=False).encode()
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
+        # U+FFFD for what is not UTF-8 (encoding/json's encoder)
+        return orjson.dumps(_valid_text(obj))
+
+
+def _valid_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_text(v) for v in value]
+    return value
 
 
 def _json(obj: Any, status: int = 200, media: MediaType | None = None,
@@ -62,10 +77,8 @@ def _json(obj: Any, status: int = 200, media: MediaType | None = None,
     media = media or MediaType()
     # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
     resp = Response(_dumps(obj, media), status, media.type)
-    if warnings:
-        for w in warnings:
-            text = _CONTROL.sub(" ", w).replace('"', '\\"')  # headers carry no control bytes
-            resp.add_header("Warning", f'299 - "{text}"')
+    for header in warning_headers(warnings or ()):
+        resp.add_header("Warning", header)
     return resp
 
 
@@ -300,9 +313,9 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
-            parsed = (await self._decode(request, rt.api_version, "DeleteOptions",
-                                         optional=True)).obj
-            dopts = DeleteOptions.parse(query, parsed if isinstance(parsed, dict) else None)
+            parsed = decode_delete_options((await self._decode(
+                request, rt.api_version, "DeleteOptions", optional=True)).obj)
+            dopts = DeleteOptions.parse(query, parsed)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
                 out, warnings = await self._admitted(request, rt, lambda _: (
@@ -332,7 +345,8 @@ class Handler:
                 if item["metadata"]["name"] == rp.name:
                     return _json({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
             raise errors.not_found(rt.resource, rp.name)
-        body = (await self._decode(request, rt.api_version, rt.kind)).obj
+        body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
+                           rt.api_version, rt.kind)
         token = self.token.decode() if self.token else None
         return _json(reviews.create(self.api, rt, rp.namespace, body, token, _user(request)),
                      201, media)
@@ -387,6 +401,7 @@ class Handler:
                  "token": ("authentication.k8s.io/v1", "TokenRequest")}
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
         decoded = await self._decode(request, api_version, kind)
+        decoded.obj = decode_kind(decoded.obj, api_version, kind)
         ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
         act: Callable[[Any], Obj]
         if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:

@@ -146,11 +146,15 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
     seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
     if not isinstance(seconds, int) or isinstance(seconds, bool):
         raise errors.bad_request("spec.expirationSeconds must be an integer")
-    if seconds < MIN_EXPIRATION:
-        raise errors.invalid("TokenRequest", name, [Cause(
-            "FieldValueInvalid",
-            f"Invalid value: {seconds}: may not specify a duration less than 10 minutes",
-            "spec.expirationSeconds")], group="authentication.k8s.io")
+    # pkg/apis/authentication/validation/validation.go, ValidateTokenRequest
+    causes = [Cause("FieldValueInvalid", f"Invalid value: {seconds}: {message}",
+                    "spec.expirationSeconds")
+              for message, failed in (
+                  ("may not specify a duration less than 10 minutes", seconds < MIN_EXPIRATION),
+                  ("may not specify a duration larger than 2^32 seconds", seconds > 2**32))
+              if failed]
+    if causes:
+        raise errors.invalid("TokenRequest", "", causes, group="authentication.k8s.io")
     token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
                                   audiences=list(audiences), expiration_seconds=seconds)
     stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -14,7 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from setpoint.cluster.storage.sqlite import SqliteBackend
+from setpoint.machinery import errors
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -169,7 +172,16 @@ class Store:
 
     # -- writes ------------------------------------------------------------------------
     def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
-        """Create or replace ``obj``; stamps the new resourceVersion into its metadata."""
+        """Create or replace ``obj``; stamps the new resourceVersion into its metadata.
+
+        An object that cannot be encoded is refused before anything changes: stored, it would
+        fail every later GET, LIST and WATCH of its resource (etcd3's store encodes before it
+        writes, and answers an encoding failure with an internal error)."""
+        try:
+            orjson.dumps(obj)
+        except TypeError as exc:
+            raise errors.internal(f"unable to encode {resource[1:] or resource} "
+                                  f"{obj['metadata'].get('name')!r}: {exc}") from None
         meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
         obj["metadata"] = meta
         ns, name = meta.get("namespace", ""), meta["name"]
