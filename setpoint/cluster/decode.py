@@ -116,7 +116,7 @@ def _json_compatible(value: Any) -> Any:
     """What Go's decoder would make of a parsed value: integers beyond int64 become floats,
     lone surrogates become U+FFFD, YAML timestamps and other scalars become their text."""
     if isinstance(value, dict):
-        return {str(k): _json_compatible(v) for k, v in value.items()}
+        return {_json_compatible(str(k)): _json_compatible(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_json_compatible(v) for v in value]
     if isinstance(value, bool) or value is None:

@@ -8,6 +8,7 @@ satisfy its invariants.
 
 from __future__ import annotations
 
+import collections
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 
 from setpoint.cluster.storage.store import Store
 from tests.e2e.conftest import ThreadedCluster, http_client, wait_until
+from tests.e2e.requestfuzz import Endpoint, Request, RequestFuzzer
 
 NS = "prop"
 GROUP = "prop.example.com"
@@ -79,6 +81,33 @@ TARGETS: dict[str, tuple[str, dict[str, Any]]] = {
         {"apiVersion": f"{GROUP}/v1", "kind": "Widget", "metadata": {"name": "w1"},
          "spec": {"replicas": 2, "tags": ["a"], "ports": [{"name": "http", "port": 80}]}}),
 }
+# more kinds, for the volume fuzzer: workloads with /scale, a pod, a service, a secret
+TARGETS.update({
+    f"/apis/apps/v1/namespaces/{NS}/statefulsets/db": (
+        f"/apis/apps/v1/namespaces/{NS}/statefulsets",
+        {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db"},
+         "spec": {"replicas": 1, "serviceName": "db", "selector": {"matchLabels": {"app": "db"}},
+                  "template": {"metadata": {"labels": {"app": "db"}}, "spec": {
+                      "containers": [{"name": "db", "image": "postgres"}]}}}}),
+    f"/api/v1/namespaces/{NS}/replicationcontrollers/rc": (
+        f"/api/v1/namespaces/{NS}/replicationcontrollers",
+        {"apiVersion": "v1", "kind": "ReplicationController", "metadata": {"name": "rc"},
+         "spec": {"replicas": 1, "selector": {"app": "rc"},
+                  "template": {"metadata": {"labels": {"app": "rc"}}, "spec": {
+                      "containers": [{"name": "rc", "image": "nginx"}]}}}}),
+    f"/api/v1/namespaces/{NS}/pods/p1": (
+        f"/api/v1/namespaces/{NS}/pods",
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p1"},
+         "spec": {"containers": [{"name": "c", "image": "nginx"}]}}),
+    f"/api/v1/namespaces/{NS}/services/svc": (
+        f"/api/v1/namespaces/{NS}/services",
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+         "spec": {"ports": [{"port": 80}], "selector": {"app": "web"}}}),
+    f"/api/v1/namespaces/{NS}/secrets/s1": (
+        f"/api/v1/namespaces/{NS}/secrets",
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"},
+         "data": {"a": "YQ=="}}),
+})
 PATCH_PATHS = [*TARGETS,
                f"/apis/apps/v1/namespaces/{NS}/deployments/web/scale",
                f"/apis/apps/v1/namespaces/{NS}/deployments/web/status",
@@ -472,3 +501,115 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 
     one_request()
     assert not list_every_resource(target.http)
+
+
+# -- volume: a seeded generator of malformed requests over every endpoint ------------------
+
+# kube-apiserver itself answers these with a 5xx, so the server does too:
+# - pods/binding whose Binding fails ValidatePodBinding: BindingREST.Create returns the
+#   field.ErrorList's aggregate, not a Status (pkg/registry/core/pod/storage/storage.go)
+# - pods/eviction of a pod covered by several budgets: a plain error
+#   (pkg/registry/core/pod/storage/eviction.go, "more than one PodDisruptionBudget")
+# - a read at a resourceVersion the store has not reached: 504 Timeout
+#   (k8s.io/apiserver/pkg/storage/errors.go, NewTooLargeResourceVersionError)
+def kube_apiserver_answers_5xx(path: str, status: int, raw: bytes) -> bool:
+    text = raw.decode("utf-8", "replace")
+    binding = path.endswith("/binding") or "/bindings" in path
+    if status == 504:
+        return "Too large resource version" in text
+    return (binding and "target." in text) or (
+        path.endswith("/eviction") and "more than one PodDisruptionBudget" in text)
+
+
+def check_fuzzed_answer(req: Request, status: int, ctype: str, raw: bytes) -> None:
+    """Below 500 (but for kube-apiserver's own 500s); an error is a Status; a success that
+    has a body is a JSON or YAML object."""
+    if status >= 500 and kube_apiserver_answers_5xx(req.path, status, raw):
+        return
+    check_answer(req.method, status, ctype, raw)
+    if status < 300 and raw and req.method not in ("HEAD",) and not is_watch(
+            req.path, req.query):
+        if ctype.startswith("application/json"):
+            body = json.loads(raw)
+            assert isinstance(body, dict) and (body.get("kind") or "paths" in body), raw[:500]
+        elif ctype.startswith("application/yaml"):
+            assert isinstance(yaml.safe_load(raw), dict), raw[:500]
+
+
+def discovered_endpoints(http: httpx.Client) -> list[Endpoint]:
+    """Every resource of every served group version, with its subresources' kinds."""
+    bases = ["/api/v1"] + [f"/apis/{v['groupVersion']}" for g in http.get("/apis").json()[
+        "groups"] for v in g["versions"]]
+    endpoints = []
+    for base in bases:
+        listed = http.get(base).json()["resources"]
+        subresources: dict[str, dict[str, str]] = {}
+        for res in listed:
+            if "/" in res["name"]:
+                parent, sub = res["name"].split("/", 1)
+                subresources.setdefault(parent, {})[sub] = res["kind"]
+        endpoints += [Endpoint(base, res["name"], res["kind"], res["namespaced"], res["verbs"],
+                               subresources.get(res["name"], {}))
+                      for res in listed if "/" not in res["name"]]
+    return endpoints
+
+
+def read_every_object(http: httpx.Client) -> list[str]:
+    """LIST every type (list_every_resource), then GET every object each list returned."""
+    failures = list_every_resource(http)
+    for ep in discovered_endpoints(http):
+        if "list" not in ep.verbs or "get" not in ep.verbs:
+            continue
+        for item in http.get(f"{ep.base}/{ep.resource}").json().get("items", []):
+            meta = item["metadata"]
+            ns = f"/namespaces/{meta['namespace']}" if meta.get("namespace") else ""
+            got = http.get(f"{ep.base}{ns}/{ep.resource}/{quote(meta['name'], safe='')}")
+            if got.status_code != 200:
+                failures.append(f"GET {ep.resource} {meta['name']}: {got.status_code}")
+    return failures
+
+
+def fuzz(target: Target, seed: int, budget: int) -> collections.Counter[str]:
+    """Send ``budget`` generated requests; every answer checked, the store every 500."""
+    http = target.http
+    names = {"configmaps": ["cm1"], "deployments": ["web"], "widgets": ["w1"],
+             "statefulsets": ["db"], "replicationcontrollers": ["rc"], "pods": ["p1"],
+             "services": ["svc"], "secrets": ["s1"], "serviceaccounts": ["default"]}
+    fuzzer = RequestFuzzer(seed, discovered_endpoints(http), NS, names,
+                           {"widgets": WIDGET_CRD["spec"]["versions"][0]["schema"][
+                               "openAPIV3Schema"]})
+    seen: collections.Counter[str] = collections.Counter()
+    for i in range(budget):
+        if i % 250 == 0:
+            target.ensure_objects()
+        req = fuzzer.request()
+        status, ctype, raw = send(http, req.method, req.path, req.query, req.body,
+                                  req.content_type, req.accept)
+        seen[f"{req.method} {status}"] += 1
+        try:
+            check_fuzzed_answer(req, status, ctype, raw)
+        except AssertionError as exc:
+            raise AssertionError(f"request {i} of seed {seed}: {req}") from exc
+        if i % 500 == 499:
+            problems = target.cluster.call(lambda: store_problems(target.store()))
+            assert not problems, (i, req, problems)
+    return seen
+
+
+FUZZ_BUDGET = 20_000
+SLOW_FUZZ_BUDGET = 200_000
+
+
+def test_generated_malformed_requests_never_fail_the_server(target: Target) -> None:
+    seen = fuzz(target, seed=1, budget=FUZZ_BUDGET)
+    assert sum(seen.values()) == FUZZ_BUDGET
+    assert not target.cluster.call(lambda: store_problems(target.store()))
+    assert not read_every_object(target.http)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+def test_more_generated_malformed_requests(target: Target, seed: int) -> None:
+    fuzz(target, seed=seed, budget=SLOW_FUZZ_BUDGET // 10)
+    assert not target.cluster.call(lambda: store_problems(target.store()))
+    assert not read_every_object(target.http)
