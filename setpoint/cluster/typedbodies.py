@@ -49,7 +49,7 @@ def decode_kind(obj: Any, api_version: str, kind: str) -> Any:
         return obj
     if not isinstance(obj, dict):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind}): "
-                                 + _NOT_AN_OBJECT.format(_json_kind(obj)))
+                                 + _NOT_AN_OBJECT.replace("{}", _json_kind(obj), 1))
     problem = _type_meta_error(obj)
     if problem is not None:
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind}): "
@@ -74,7 +74,7 @@ def decode_delete_options(obj: Any) -> dict[str, Any] | None:
     if obj is None:
         return None
     if not isinstance(obj, dict):
-        raise errors.bad_request(_NOT_AN_OBJECT.format(_json_kind(obj)))
+        raise errors.bad_request(_NOT_AN_OBJECT.replace("{}", _json_kind(obj), 1))
     problem = _type_meta_error(obj)
     if problem is not None:
         raise errors.bad_request(problem)
