@@ -34,7 +34,8 @@ BAD_VALUES: list[Any] = [
     "\x00\n\"", "ü" * 3, "1e308", "-1", "true", "null", [], [None], [1, "a"], {}, {"a": None},
     {"": 1}, {"\ud800": "x"}, DEEP_LIST, DEEP_DICT, "x" * 300,
 ]
-QUERY_VALUES: list[str | bytes] = ["", "x", "0", "-1", "1", "true", "false", "All", "Strict", "Warn", "Ignore",
+QUERY_VALUES: list[str | bytes] = [
+                "", "x", "0", "-1", "1", "true", "false", "All", "Strict", "Warn", "Ignore",
                 "2147483648", "99999999999999999999", "1e308", "a=b", "a in (b)", "!a",
                 "metadata.name=x", "metadata.name!=", "Foreground", "Orphan", "Background",
                 "NotOlderThan", "Exact", "%", "Object", "Metadata", "None",

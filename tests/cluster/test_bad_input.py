@@ -1,0 +1,270 @@
+"""Bad input found by fuzzing: each answered with the Status kube-apiserver gives, never a 500,
+and never an object stored that later reads cannot serve."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.cluster.conftest import API
+
+NS = "/api/v1/namespaces/default"
+APPS = "/apis/apps/v1/namespaces/default"
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+TEMPLATE = {"metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+WORKLOADS = {
+    "statefulsets": (APPS, {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                            "metadata": {"name": "w"},
+                            "spec": {"selector": {"matchLabels": {"a": "b"}},
+                                     "serviceName": "w", "template": TEMPLATE}}),
+    "deployments": (APPS, {"apiVersion": "apps/v1", "kind": "Deployment",
+                           "metadata": {"name": "w"},
+                           "spec": {"selector": {"matchLabels": {"a": "b"}},
+                                    "template": TEMPLATE}}),
+    "replicationcontrollers": (NS, {"apiVersion": "v1", "kind": "ReplicationController",
+                                    "metadata": {"name": "w"},
+                                    "spec": {"selector": {"a": "b"}, "template": TEMPLATE}}),
+}
+STRUCTS = {"statefulsets": "StatefulSetSpec", "deployments": "DeploymentSpec",
+           "replicationcontrollers": "ReplicationControllerSpec"}
+# number literals that no int32 field takes: beyond int32, beyond int64, a float64
+OVERFLOWING = [("2147483648", "2147483648"), ("18446744073709551616", "18446744073709551616"),
+               ("1e308", "1e+308")]
+
+
+@pytest.mark.parametrize("resource", sorted(WORKLOADS))
+@pytest.mark.parametrize(("literal", "quoted"), OVERFLOWING)
+async def test_replicas_beyond_int32_are_refused_on_every_write_path(
+        api: API, resource: str, literal: str, quoted: str) -> None:
+    """Built-in kinds decode into Go structs: a number a Go int32 cannot hold fails
+    encoding/json's literalStore ("json: cannot unmarshal number <literal> into Go struct field
+    <Struct>.<path> of type int32"). On create and update that is transformDecodeError's 400
+    (apiserver endpoints/handlers/rest.go); on a patch, the patched object failing to decode is
+    a 422 on field "patch" (handlers/patch.go, applyPatchToCurrentObject); and /scale decodes
+    an autoscaling/v1 Scale the same way. Nothing is stored, so the type stays readable."""
+    base, obj = WORKLOADS[resource]
+    coll = f"{base}/{resource}"
+    status, _ = await api.post(coll, obj)
+    assert status == 201
+    path = f"{coll}/w"
+    body = f'{{"spec":{{"replicas":{literal}}}}}'.encode()
+
+    status, out = await api.request("PATCH", f"{path}/scale", raw=body, content_type=MERGE)
+    assert status == 422, out
+    assert out["details"]["causes"][0]["field"] == "patch"
+    assert (f"json: cannot unmarshal number {quoted} into Go struct field ScaleSpec.spec."
+            "replicas of type int32") in out["message"]
+
+    status, out = await api.request(
+        "PATCH", f"{path}/scale", content_type=JSON_PATCH,
+        raw=f'[{{"op":"replace","path":"/spec/replicas","value":{literal}}}]'.encode())
+    assert status == 422, out
+
+    status, out = await api.request("PATCH", path, raw=body, content_type=MERGE)
+    assert status == 422, out
+    assert (f"cannot unmarshal number {quoted} into Go struct field {STRUCTS[resource]}.spec."
+            "replicas of type int32") in out["message"]
+
+    status, scale = await api.get(f"{path}/scale")
+    assert status == 200
+    scale["spec"]["replicas"] = 2**31
+    status, out = await api.put(f"{path}/scale", scale)
+    assert status == 400, out
+    assert out["message"] == ('Scale in version "v1" cannot be handled as a Scale: json: cannot '
+                              "unmarshal number 2147483648 into Go struct field ScaleSpec.spec."
+                              "replicas of type int32")
+
+    status, current = await api.get(path)
+    current["spec"]["replicas"] = 2**31
+    status, out = await api.put(path, current)
+    assert status == 400, out
+    assert out["reason"] == "BadRequest"
+    assert f"{STRUCTS[resource]}.spec.replicas of type int32" in out["message"]
+
+    status, out = await api.request(
+        "PATCH", f"{path}?fieldManager=m&force=true", content_type="application/apply-patch+yaml",
+        raw=f"apiVersion: {obj['apiVersion']}\nkind: {obj['kind']}\nmetadata: {{name: w}}\n"
+            f"spec: {{replicas: {literal}}}\n".encode())
+    assert status == 400, out
+
+    # nothing was stored: every read of the type still answers
+    for read in (coll, path, f"{path}/scale", f"{coll}?watch=false"):
+        status, out = await api.get(read)
+        assert status == 200, (read, out)
+    status, out = await api.get(path)
+    assert out["spec"].get("replicas", 1) == 1
+
+
+async def test_integer_fields_keep_their_int64_range(api: API) -> None:
+    """An int64 field takes what int64 holds and no more (encoding/json literalStore)."""
+    pod = {"metadata": {"name": "p"}, "spec": {"activeDeadlineSeconds": 2**63 - 1,
+                                               "containers": [{"name": "c", "image": "i"}]}}
+    status, out = await api.post(f"{NS}/pods?dryRun=All", pod)
+    assert status == 201, out
+    pod["spec"]["activeDeadlineSeconds"] = 2**63
+    status, out = await api.post(f"{NS}/pods", pod)
+    assert status == 400
+    assert out["message"].endswith("json: cannot unmarshal number 9223372036854775808 into Go "
+                                   "struct field PodSpec.spec.activeDeadlineSeconds of type int64")
+
+
+async def test_the_store_refuses_an_object_it_cannot_encode(api: API) -> None:
+    """What cannot be encoded is never stored (etcd3's store encodes before it writes): the
+    write fails whole, and later reads of the type still work."""
+    from setpoint.machinery.errors import StatusError
+
+    store = api.cluster.api.store
+    with pytest.raises(StatusError) as caught:
+        store.put("/configmaps", {"metadata": {"name": "x", "namespace": "default"},
+                                  "data": {"a": 2**64}})
+    assert caught.value.code == 500
+    assert store.get("/configmaps", "default", "x") is None
+    status, _ = await api.get(f"{NS}/configmaps")
+    assert status == 200
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    (b'{"spec": 5}', 'TokenRequest in version "v1" cannot be handled as a TokenRequest: json: '
+     "cannot unmarshal number into Go struct field TokenRequest.spec of type "
+     "v1.TokenRequestSpec"),
+    (b'{"spec": {"audiences": true}}', "json: cannot unmarshal bool into Go struct field "
+     "TokenRequestSpec.spec.audiences of type []string"),
+    # (Go quotes the literal as sent; the parsed number stands in for it here)
+    (b'{"spec": {"expirationSeconds": 1e30}}', "json: cannot unmarshal number 1e+30 into Go "
+     "struct field TokenRequestSpec.spec.expirationSeconds of type int64"),
+    (b"[1]", "the object provided is unrecognized (must be of type TokenRequest): couldn't get "
+     "version/kind; json parse error: json: cannot unmarshal array into Go value of type "
+     'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string '
+     '"json:\\"kind,omitempty\\"" }'),
+])
+async def test_token_request_of_the_wrong_shape_is_a_bad_request(api: API, body: bytes,
+                                                                 message: str) -> None:
+    """The create handler decodes a TokenRequest into its Go type first (handlers/create.go)."""
+    status, out = await api.request("POST", f"{NS}/serviceaccounts/default/token", raw=body)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert out["message"].endswith(message), out["message"]
+
+
+async def test_token_request_longer_than_2_to_the_32_seconds_is_invalid(api: API) -> None:
+    """pkg/apis/authentication/validation/validation.go, ValidateTokenRequest."""
+    status, out = await api.post(f"{NS}/serviceaccounts/default/token",
+                                 {"spec": {"expirationSeconds": 2**40}})
+    assert status == 422, out
+    assert out["details"]["causes"] == [{
+        "reason": "FieldValueInvalid", "field": "spec.expirationSeconds",
+        "message": "Invalid value: 1099511627776: may not specify a duration larger than 2^32 "
+                   "seconds"}]
+
+
+@pytest.mark.parametrize(("grace", "json_type"), [('"5"', "string"), ("[1]", "array"),
+                                                  ('{"a": 1}', "object")])
+async def test_delete_options_of_the_wrong_type_are_a_bad_request(api: API, grace: str,
+                                                                  json_type: str) -> None:
+    """The delete handler answers a DeleteOptions that does not decode with a 400 carrying the
+    decoder's error (handlers/delete.go: errors.NewBadRequest(err.Error()))."""
+    await api.post(f"{NS}/configmaps", {"metadata": {"name": "cm"}})
+    status, out = await api.request("DELETE", f"{NS}/configmaps/cm",
+                                    raw=f'{{"gracePeriodSeconds": {grace}}}'.encode())
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert out["message"] == (f"json: cannot unmarshal {json_type} into Go struct field "
+                              "DeleteOptions.gracePeriodSeconds of type int64")
+    status, _ = await api.get(f"{NS}/configmaps/cm")
+    assert status == 200
+
+
+@pytest.mark.parametrize(("body", "kind", "version"), [
+    (b'{"kind": "Pod", "apiVersion": "v1"}', "Pod", "v1"),
+    (b'{"kind": "DeleteOptions", "apiVersion": "apps/v9"}', "DeleteOptions", "apps/v9"),
+])
+async def test_delete_body_of_another_kind_is_a_bad_request(api: API, body: bytes, kind: str,
+                                                            version: str) -> None:
+    """The body is decoded before the object is looked up: a kind the meta scheme does not
+    know is the decoder's "no kind is registered" as a 400, even for a missing object."""
+    status, out = await api.request("DELETE", f"{NS}/configmaps/nothere", raw=body)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert out["message"] == (
+        f'no kind "{kind}" is registered for version "{version}" in scheme '
+        '"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:26"')
+
+
+async def test_delete_options_of_any_group_version_are_still_taken(api: API) -> None:
+    """Per-group DeleteOptions stay accepted (the compatibility handlers/delete.go keeps)."""
+    for version in ("v1", "apps/v1", "meta.k8s.io/v1"):
+        await api.post(f"{NS}/configmaps", {"metadata": {"name": "cm"}})
+        status, out = await api.delete(f"{NS}/configmaps/cm", {
+            "kind": "DeleteOptions", "apiVersion": version, "gracePeriodSeconds": 0})
+        assert status == 200, (version, out)
+
+
+async def test_access_review_with_a_string_spec_is_a_bad_request(api: API) -> None:
+    status, out = await api.request(
+        "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", raw=b'{"spec": "x"}')
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert out["message"] == (
+        'SelfSubjectAccessReview in version "v1" cannot be handled as a SelfSubjectAccessReview:'
+        " json: cannot unmarshal string into Go struct field SelfSubjectAccessReview.spec of "
+        "type v1.SelfSubjectAccessReviewSpec")
+
+
+async def test_null_in_a_list_of_structs_decodes_as_the_zero_struct(api: API) -> None:
+    """encoding/json leaves a null slice element at the element's zero value: env: [null] is
+    an EnvVar with no name, which validation then judges (never a server error)."""
+    pod = {"metadata": {"name": "p"},
+           "spec": {"containers": [{"name": "c", "image": "i", "env": [None]}]}}
+    status, out = await api.post(f"{NS}/pods", pod)
+    assert status < 500, out
+    status, _ = await api.get(f"{NS}/pods")
+    assert status == 200
+
+
+async def test_lone_surrogates_never_reach_a_header_or_break_an_answer(api: API) -> None:
+    """Go's decoder turns an unpaired surrogate escape into U+FFFD, in keys as in values; a
+    warning naming such a field is quoted as strconv.Quote does."""
+    status, out = await api.request(
+        "POST", f"{NS}/configmaps?fieldValidation=Warn",
+        raw=b'{"metadata": {"name": "s"}, "bogus\\ud800": 1, "data": {"\\udfff": "\\ud800"}}')
+    assert status in (201, 422), out
+    status, out = await api.request(
+        "PATCH", f"{NS}/configmaps/s", content_type=MERGE,
+        raw=b'{"metadata": {"labels": {"\\ud800": "x"}}}')
+    assert status < 500, out
+
+
+async def test_apply_with_warn_reports_unknown_fields(api: API) -> None:
+    raw = (b'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, '
+           b'"bogus": 1, "data": {"x": "y"}}')
+    async with api.session.request(
+            "PATCH", api.cluster.url + f"{NS}/configmaps/a?fieldManager=m&fieldValidation=Warn",
+            data=raw, ssl=api.ssl,
+            headers={"Content-Type": "application/apply-patch+yaml"}) as resp:
+        assert resp.status == 201
+        assert resp.headers.getall("Warning") == ['299 - "unknown field \\"bogus\\""']
+
+
+async def test_warnings_are_deduplicated_and_bounded(api: API) -> None:
+    """50,000 duplicate keys of a created object make one warning (the recorder dedupes by
+    text); 5,000 distinct unknown fields stay within the recorder's 4096 runes, cut to 256
+    runes each (k8s.io/apiserver/pkg/endpoints/filters/warning.go)."""
+    dupes = b",".join(b'"a": "%d"' % i for i in range(50_000))
+    raw = (b'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d"}, "data": {'
+           + dupes + b"}}")
+    async with api.session.request(
+            "POST", api.cluster.url + f"{NS}/configmaps?fieldValidation=Warn",
+            data=raw, ssl=api.ssl,
+            headers={"Content-Type": "application/json"}) as resp:
+        assert resp.status == 201
+        assert resp.headers.getall("Warning") == ['299 - "duplicate field \\"data.a\\""']
+    unknown = b",".join(b'"field%05d": 1' % i for i in range(5_000))
+    raw = b'{"metadata": {"name": "u"}, ' + unknown + b"}"
+    # (aiohttp refuses answers with more than 128 headers; the recorder allows about 160)
+    async with httpx.AsyncClient(verify=api.ssl, headers=dict(api.session.headers)) as http:
+        resp = await http.post(api.cluster.url + f"{NS}/configmaps", content=raw,
+                               headers={"Content-Type": "application/json"})
+    assert resp.status_code == 201
+    warnings = resp.headers.get_list("Warning")
+    # every warning cut to 256 runes once 4096 were written; none after that
+    assert warnings[0] == '299 - "unknown field \\"field00000\\""'
+    assert 100 < len(warnings) < 200
+    assert sum(len(w) for w in warnings) < 4096 + 256 + len(warnings) * 12
