@@ -55,6 +55,12 @@ def private_file(path: Path, *, create: bool = False) -> None:
         pass
 
 
+def read_private(path: Path) -> bytes:
+    """Read a key or token, first tightening a file an older version left readable."""
+    private_file(path)
+    return path.read_bytes()
+
+
 def write_private(path: Path, data: bytes | str) -> None:
     """Replace ``path`` with ``data``, 0600 from the first byte (a temporary file renamed
     into place, so a reader never sees half a key either)."""

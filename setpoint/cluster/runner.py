@@ -13,7 +13,7 @@ from pathlib import Path
 from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.http import HTTPServer
-from setpoint.cluster.privatefiles import private_directory, write_private
+from setpoint.cluster.privatefiles import private_directory, read_private, write_private
 from setpoint.cluster.server import Handler
 from setpoint.cluster.tls import ensure_certs
 from setpoint.cluster.tokens import TokenIssuer
@@ -37,7 +37,7 @@ class RunningCluster:
 def _token_for(directory: Path) -> str:
     path = directory / "token"
     if path.exists():
-        return path.read_text().strip()
+        return read_private(path).decode().strip()
     token = secrets.token_urlsafe(32)
     write_private(path, token + "\n")
     return token

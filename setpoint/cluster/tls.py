@@ -7,7 +7,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from setpoint.cluster.privatefiles import private_directory, write_private
+from setpoint.cluster.privatefiles import private_directory, read_private, write_private
 from setpoint.machinery.certificates import issue
 
 VALIDITY = datetime.timedelta(days=3650)
@@ -36,7 +36,7 @@ def ensure_certs(directory: Path, hosts: list[str]) -> ServingCerts:
     private_directory(directory)
     files = {n: directory / n for n in ("ca.crt", "serving.crt", "serving.key")}
     if all(p.exists() for p in files.values()):
-        return ServingCerts(*(files[n].read_bytes() for n in ("ca.crt", "serving.crt",
+        return ServingCerts(*(read_private(files[n]) for n in ("ca.crt", "serving.crt",
                                                               "serving.key")))
     certs = _generate(hosts)
     write_private(files["ca.crt"], certs.ca_pem)

@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
-from setpoint.cluster.privatefiles import write_private
+from setpoint.cluster.privatefiles import read_private, write_private
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = [ISSUER]
@@ -59,7 +59,7 @@ class TokenIssuer:
     def load_or_create(cls, directory: Path) -> TokenIssuer:
         path = directory / "sa.key"
         if path.exists():
-            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+            key = serialization.load_pem_private_key(read_private(path), password=None)
             assert isinstance(key, ec.EllipticCurvePrivateKey)
             return cls(key)
         key = ec.generate_private_key(ec.SECP256R1())
