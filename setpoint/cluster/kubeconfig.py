@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import yaml
+
+from setpoint.cluster.privatefiles import private_directory, write_private
 
 CONTEXT = "setpoint"
 
@@ -29,9 +30,7 @@ def render(server: str, ca_pem: bytes, token: str, namespace: str = "default") -
 
 
 def write(path: Path, server: str, ca_pem: bytes, token: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(render(server, ca_pem, token))
-    os.replace(tmp, path)
+    """Write a kubeconfig 0600 (it carries the admin token); a missing directory is made
+    0700, an existing one (``~/.kube``) is left as it is."""
+    private_directory(path.parent, tighten=False)
+    write_private(path, render(server, ca_pem, token))

@@ -13,6 +13,7 @@ from pathlib import Path
 from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.http import HTTPServer
+from setpoint.cluster.privatefiles import private_directory, read_private, write_private
 from setpoint.cluster.server import Handler
 from setpoint.cluster.tls import ensure_certs
 from setpoint.cluster.tokens import TokenIssuer
@@ -36,10 +37,9 @@ class RunningCluster:
 def _token_for(directory: Path) -> str:
     path = directory / "token"
     if path.exists():
-        return path.read_text().strip()
+        return read_private(path).decode().strip()
     token = secrets.token_urlsafe(32)
-    path.write_text(token + "\n")
-    path.chmod(0o600)
+    write_private(path, token + "\n")
     return token
 
 
@@ -59,11 +59,10 @@ async def serve(
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
-        data.mkdir(parents=True, exist_ok=True)
-        secrets_dir = data
+        secrets_dir = private_directory(data)  # before anything is written into it
     else:
         tmp = tempfile.TemporaryDirectory(prefix="setpoint-")
-        secrets_dir = state_dir or Path(tmp.name)
+        secrets_dir = private_directory(state_dir) if state_dir else Path(tmp.name)
     hosts = [host, "localhost", "127.0.0.1", "kubernetes", "kubernetes.default",
              "kubernetes.default.svc"]
     certs = ensure_certs(secrets_dir, sorted(set(hosts)))

@@ -7,6 +7,7 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
+from setpoint.cluster.privatefiles import private_directory, read_private, write_private
 from setpoint.machinery.certificates import issue
 
 VALIDITY = datetime.timedelta(days=3650)
@@ -32,14 +33,13 @@ def _generate(hosts: list[str]) -> ServingCerts:
 
 def ensure_certs(directory: Path, hosts: list[str]) -> ServingCerts:
     """Load the certificates kept in ``directory``, generating them on first use."""
-    directory.mkdir(parents=True, exist_ok=True)
+    private_directory(directory)
     files = {n: directory / n for n in ("ca.crt", "serving.crt", "serving.key")}
     if all(p.exists() for p in files.values()):
-        return ServingCerts(*(files[n].read_bytes() for n in ("ca.crt", "serving.crt",
+        return ServingCerts(*(read_private(files[n]) for n in ("ca.crt", "serving.crt",
                                                               "serving.key")))
     certs = _generate(hosts)
-    files["ca.crt"].write_bytes(certs.ca_pem)
-    files["serving.crt"].write_bytes(certs.cert_pem)
-    files["serving.key"].write_bytes(certs.key_pem)
-    files["serving.key"].chmod(0o600)
+    write_private(files["ca.crt"], certs.ca_pem)
+    write_private(files["serving.crt"], certs.cert_pem)
+    write_private(files["serving.key"], certs.key_pem)
     return certs

@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
+from setpoint.cluster.privatefiles import read_private, write_private
+
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
@@ -57,14 +59,13 @@ class TokenIssuer:
     def load_or_create(cls, directory: Path) -> TokenIssuer:
         path = directory / "sa.key"
         if path.exists():
-            key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+            key = serialization.load_pem_private_key(read_private(path), password=None)
             assert isinstance(key, ec.EllipticCurvePrivateKey)
             return cls(key)
         key = ec.generate_private_key(ec.SECP256R1())
-        path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-        path.chmod(0o600)
+        write_private(path, key.private_bytes(serialization.Encoding.PEM,
+                                              serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()))
         return cls(key)
 
     def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],

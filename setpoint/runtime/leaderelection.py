@@ -73,6 +73,7 @@ class LeaderElector:
         self._renewed_at = 0.0
         self.elected = asyncio.Event()
         self.leader = False
+        self._checking = asyncio.Lock()
 
     def __repr__(self) -> str:
         return (f"LeaderElector({self.config.namespace}/{self.config.name}, "
@@ -87,13 +88,20 @@ class LeaderElector:
     async def run(self) -> None:
         """Acquire the lease, then keep renewing it; raises :class:`LeaderElectionLost`
         when a renewal misses the deadline. Cancelling releases the lease (when held and
-        ``release_on_cancel``)."""
+        ``release_on_cancel``) within ``renew_deadline``, as client-go's ``release`` bounds
+        its request: an API that does not answer must not hold up the shutdown. A second
+        cancellation abandons the release (the lease then expires on its own)."""
         try:
             await self._acquire()
             await self._renew()
         except asyncio.CancelledError:
             if self.leader and self.config.release_on_cancel:
-                await asyncio.shield(self.release())
+                try:
+                    await asyncio.wait_for(self.release(), self.config.renew_deadline)
+                except TimeoutError:
+                    log.warning("lease_release_timeout lease=%s/%s identity=%s",
+                                self.config.namespace, self.config.name,
+                                self.config.identity)
             raise
         finally:
             self._set_leader(False)
@@ -119,6 +127,28 @@ class LeaderElector:
                           self.config.namespace, self.config.name, self.config.identity)
                 raise LeaderElectionLost(
                     f"failed to renew lease {self.config.namespace}/{self.config.name}")
+
+    async def check_leading(self) -> None:
+        """Before a write: raise :class:`LeaderElectionLost` unless this process still
+        leads. Within ``renew_deadline`` of the last renewal that is certain without a
+        request (a successor waits ``lease_duration``, which is longer, from the renewal it
+        saw). Past it (the process was paused, or renewals fail) the lease is renewed
+        first, and a leader that cannot renew stops leading, as client-go's elector stops
+        once ``renewDeadline`` passes: a paused leader does not act on stale leadership."""
+        if self.leader and self._clock() - self._renewed_at < self.config.renew_deadline:
+            return
+        async with self._checking:  # one lease request for every write waiting on it
+            if self.leader and self._clock() - self._renewed_at < self.config.renew_deadline:
+                return
+            if self.leader and await self.try_acquire_or_renew():
+                self._renewed_at = self._clock()
+                return
+            if self.leader:
+                log.error("leader_election_lost lease=%s/%s identity=%s reason=stale",
+                          self.config.namespace, self.config.name, self.config.identity)
+                self._set_leader(False)
+        raise LeaderElectionLost(f"not the holder of lease {self.config.namespace}/"
+                                 f"{self.config.name}: refusing to write")
 
     async def try_acquire_or_renew(self) -> bool:
         """One attempt; True when this identity holds the lease afterwards."""

@@ -44,6 +44,23 @@ log = logging.getLogger(__name__)
 
 Runnable = Callable[["Manager"], Awaitable[None]]
 
+# what a step that only cancels or closes local things gets even past the deadline
+_CANCELLATION = 1.0
+
+
+async def _within(seconds: float, step: str, work: Awaitable[Any]) -> None:
+    """Await one shutdown step for at most ``seconds``, then abandon (cancel) it."""
+    try:
+        await asyncio.wait_for(work, seconds)
+    except TimeoutError:
+        log.warning("manager_shutdown_step_abandoned step=%r after=%.1fs", step, seconds)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the stop itself is cancelled, not only this step
+    except Exception as exc:
+        log.warning("manager_shutdown_step_failed step=%r error=%r", step, exc)
+
 class Manager:
     """Runs controllers over one shared cache (see the module docstring)."""
 
@@ -224,6 +241,7 @@ class Manager:
                 lease_duration=settings.lease_duration,
                 renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
             ), on_change=self._on_leader_change)
+            self.writer.leading = self.elector.check_leading
             self.metrics.leader.labels(self.elector.config.name).set(0)
             self._elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
             self._elector_task.add_done_callback(self._elector_done)
@@ -277,14 +295,23 @@ class Manager:
         self._stop_task = asyncio.get_running_loop().create_task(self.stop(graceful=False))
 
     async def stop(self, *, graceful: bool = True) -> None:
-        """Stop: finish in-flight reconciles (within ``graceful_shutdown_timeout``), then
-        release the lease, flush events, stop informers and the server. With
-        ``graceful=False``, cancel everything at once and keep the lease (a crash)."""
+        """Stop: finish in-flight reconciles, then release the lease, flush events, stop
+        informers and the server, all within ``graceful_shutdown_timeout`` (the pod's
+        grace period should be at least that): each step gets what the earlier ones left,
+        and a step that does not finish in time (an API that no longer answers) is
+        abandoned. With ``graceful=False``, cancel everything at once and keep the lease
+        (a crash)."""
         if self._stopping:
             await self._done.wait()
             return
         self._stopping = True
         timeout = self.settings.graceful_shutdown_timeout if graceful else 0.0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+
+        def left() -> float:
+            return max(deadline - loop.time(), 0.0)
+
         try:
             if self._workers_task is not None:
                 self._workers_task.cancel()
@@ -299,23 +326,25 @@ class Manager:
             if self._elector_task is not None:
                 if self.elector is not None and not graceful:
                     self.elector.config.release_on_cancel = False
-                self._elector_task.cancel()
-                await asyncio.gather(self._elector_task, return_exceptions=True)
+                self._elector_task.cancel()  # releases the lease, if there is time left
+                await _within(left() + _CANCELLATION, "release the lease",
+                              asyncio.gather(self._elector_task, return_exceptions=True))
             if self.recorder is not None:
-                if graceful:
-                    await self.recorder.stop()
-                else:
-                    await self.recorder.stop(timeout=0.0)
+                await _within(left() + _CANCELLATION, "flush events",
+                              self.recorder.stop(timeout=min(left(), 5.0)))
             for task in self._informer_tasks:
                 task.cancel()
             await asyncio.gather(*self._informer_tasks, return_exceptions=True)
             self._informer_tasks = []
             if self._probes is not None:
-                await self._probes.stop()
+                await _within(left() + _CANCELLATION, "stop the probe server",
+                              self._probes.stop())
             if self.webhook_server is not None:
-                await self.webhook_server.stop()
+                await _within(left() + _CANCELLATION, "stop the webhook server",
+                              self.webhook_server.stop())
             if self._own_client and self._client is not None:
-                await self._client.close()
+                await _within(left() + _CANCELLATION, "close the client",
+                              self._client.close())
         finally:
             self._ready = False
             self._done.set()
@@ -340,19 +369,27 @@ class Manager:
         loop = asyncio.get_running_loop()
         stop_requested = asyncio.Event()
         installed = []
+        waiter = asyncio.create_task(stop_requested.wait())
+        done_waiter = asyncio.create_task(self._done.wait())
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(sig, stop_requested.set)
                 installed.append(sig)
         try:
-            await self.start()
-            waiter = asyncio.create_task(stop_requested.wait())
-            done_waiter = asyncio.create_task(self._done.wait())
-            await asyncio.wait({waiter, done_waiter}, return_when=asyncio.FIRST_COMPLETED)
-            waiter.cancel()
-            done_waiter.cancel()
+            starting = asyncio.create_task(self.start())
+            await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if not starting.done():
+                # a signal while the caches sync (an API that does not answer): stop now
+                starting.cancel()
+                await asyncio.gather(starting, return_exceptions=True)
+            else:
+                await starting  # raises what start raised (caches that never synced)
+                await asyncio.wait({waiter, done_waiter},
+                                   return_when=asyncio.FIRST_COMPLETED)
             await self.stop()
         finally:
+            waiter.cancel()
+            done_waiter.cancel()
             for sig in installed:
                 loop.remove_signal_handler(sig)
         if self.error is not None:

@@ -10,7 +10,7 @@ one request per real change.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -52,6 +52,9 @@ class Writer:
         self.informers = informers
         self.field_manager = field_manager
         self._applied: dict[tuple[KindKey, str], int] = {}
+        self.leading: Callable[[], Awaitable[None]] | None = None
+        """Called before each write; raises when this process may not write (a leader
+        elector's ``check_leading``)."""
         self.skipped = 0
         """Writes not sent because the cache showed nothing would change."""
 
@@ -107,6 +110,7 @@ class Writer:
             if contains(live, wanted):
                 self.skipped += 1
                 return self._like(obj, live)
+        await self._check_leading()
         result = await self.client.apply(
             body, field_manager=manager, force=force, namespace=namespace,
             subresource="status" if status else None,
@@ -141,6 +145,7 @@ class Writer:
             desired = clone(as_dict(obj))
             if prepare is not None:
                 prepare(desired)
+            await self._check_leading()
             created = await self.client.create(desired, namespace=namespace)
             self.record(created)
             return self._like(obj, created), OperationResult.CREATED
@@ -154,6 +159,7 @@ class Writer:
         if _without_status(desired) == _without_status(existing):
             self.skipped += 1
             return self._like(obj, existing), OperationResult.UNCHANGED
+        await self._check_leading()
         updated = await self.client.update(desired, namespace=namespace)
         self.record(updated)
         return self._like(obj, updated), OperationResult.UPDATED
@@ -196,6 +202,7 @@ class Writer:
 
     async def _patch_status(self, obj: T, key: KindKey, namespace: str | None,
                             patch: Obj) -> T:
+        await self._check_leading()
         result = await self.client.patch_status(
             as_ref(key), str(meta(as_dict(obj)).get("name")), patch,
             patch_type=PatchType.MERGE, namespace=namespace,
@@ -211,6 +218,7 @@ class Writer:
         m = meta(body)
         namespace = m.get("namespace") if await self.namespaced(key) else None
         patch = {"metadata": {**metadata, "resourceVersion": m.get("resourceVersion")}}
+        await self._check_leading()
         result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
                                          patch_type=PatchType.MERGE, namespace=namespace)
         self.record(result)
@@ -229,12 +237,17 @@ class Writer:
             if live is None or meta(live).get("deletionTimestamp"):
                 self.skipped += 1
                 return live is not None
+        await self._check_leading()
         try:
             await self.client.delete(as_ref(key), name, namespace=namespace,
                                      propagation_policy=propagation_policy)
         except NotFoundError:
             return False
         return True
+
+    async def _check_leading(self) -> None:
+        if self.leading is not None:
+            await self.leading()
 
     @staticmethod
     def _like(obj: T, data: Obj) -> T:

@@ -14,8 +14,10 @@ client factory, CRD installation, and an optional fault-injection proxy for oper
 from __future__ import annotations
 
 import asyncio
+import atexit
 import re
 import secrets
+import shutil
 import tempfile
 import threading
 from collections.abc import AsyncIterator
@@ -205,8 +207,22 @@ def _shared_secrets() -> Path:
     global _secrets_dir
     with _secrets_lock:
         if _secrets_dir is None:
+            # mkdtemp makes it 0700; the server writes every file in it 0600
             _secrets_dir = Path(tempfile.mkdtemp(prefix="setpoint-secrets-"))
+            # at exit, not at a session's end: pytester runs sessions inside this process,
+            # and a running cluster's clients still read its ca.crt
+            atexit.register(remove_shared_secrets)
         return _secrets_dir
+
+
+def remove_shared_secrets() -> None:
+    """Delete the CA key, service-account key and admin token of this process's embedded
+    clusters (when the pytest run's process exits)."""
+    global _secrets_dir
+    with _secrets_lock:
+        if _secrets_dir is not None:
+            shutil.rmtree(_secrets_dir, ignore_errors=True)
+            _secrets_dir = None
 
 
 class ThreadedCluster:

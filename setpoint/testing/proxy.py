@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import os
 import secrets
 import socket
 from collections import Counter
@@ -167,7 +168,11 @@ class ApiProxy:
                 "cluster": name, "user": name,
                 "namespace": namespace or self.upstream.namespace}}],
         }
-        path.write_text(yaml.safe_dump(doc, sort_keys=False))
+        # it carries the token: 0600 from the first byte, not written and tightened after
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(yaml.safe_dump(doc, sort_keys=False))
         return path
 
     # -- forwarding ------------------------------------------------------------------------

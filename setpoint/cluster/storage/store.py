@@ -8,6 +8,7 @@ out (serialize them) without copying.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -16,8 +17,11 @@ from typing import Any
 
 import orjson
 
-from setpoint.cluster.storage.sqlite import SqliteBackend
+from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
 from setpoint.machinery import errors
+from setpoint.machinery.errors import StatusError
+
+log = logging.getLogger(__name__)
 
 Key = tuple[str, str]  # (namespace, name)
 
@@ -25,6 +29,15 @@ DEFAULT_HISTORY = 100_000
 # A watcher that falls this many events behind is closed, as the apiserver's watch cache
 # closes watchers whose buffer fills: the client resumes from its last resourceVersion.
 WATCHER_BACKLOG = 50_000
+
+
+def storage_error(exc: StorageFailure) -> StatusError:
+    """How kube-apiserver answers a write its storage refused: the backend's error is no
+    ``StorageError`` the registry interprets (k8s.io/apiserver/pkg/storage/errors/storage.go
+    passes it through), so responsewriters' ``convertStorageErrorOrNot`` (status.go) makes it
+    a 500 Failure with reason Unknown (omitted) and the error's text as message, as etcd's
+    "etcdserver: mvcc: database space exceeded" reaches clients."""
+    return StatusError(500, "", f"storage: write failed: {exc}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +189,11 @@ class Store:
 
         An object that cannot be encoded is refused before anything changes: stored, it would
         fail every later GET, LIST and WATCH of its resource (etcd3's store encodes before it
-        writes, and answers an encoding failure with an internal error)."""
+        writes, and answers an encoding failure with an internal error).
+
+        The database commits first: when it refuses (a full disk), memory, the revision and
+        the watchers are untouched and the write fails as a storage error (see
+        :func:`storage_error`), so nothing is served that a restart would take back."""
         try:
             orjson.dumps(obj)
         except TypeError as exc:
@@ -185,29 +202,33 @@ class Store:
         meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
         obj["metadata"] = meta
         ns, name = meta.get("namespace", ""), meta["name"]
-        self.revision += 1
-        meta["resourceVersion"] = str(self.revision)
+        revision = self.revision + 1
+        meta["resourceVersion"] = str(revision)
+        self._persist(resource, ns, name, obj, revision)
+        self.revision = revision
         objs = self._objects.setdefault(resource, {})
         prev = objs.get((ns, name))
         if prev is None:
             self._sorted[resource] = None
         objs[(ns, name)] = obj
-        self._persist(resource, ns, name, obj)
-        self._emit(Event(self.revision, "ADDED" if prev is None else "MODIFIED",
+        self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
                          resource, ns, name, obj, prev))
         return obj
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
-        """Remove an object; the DELETED event carries a new resourceVersion."""
+        """Remove an object; the DELETED event carries a new resourceVersion. As with
+        :meth:`put`, nothing changes unless the database commits."""
         objs = self._objects.get(resource)
-        prev = objs.pop((namespace, name), None) if objs else None
-        if prev is None:
+        prev = objs.get((namespace, name)) if objs else None
+        if objs is None or prev is None:
             return None
+        revision = self.revision + 1
+        self._persist(resource, namespace, name, None, revision)
+        self.revision = revision
+        del objs[(namespace, name)]
         self._sorted[resource] = None
-        self.revision += 1
-        gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(self.revision)}}
-        self._persist(resource, namespace, name, None)
-        self._emit(Event(self.revision, "DELETED", resource, namespace, name, gone, prev))
+        gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
+        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev))
         return gone
 
     def drop_resource(self, resource: str) -> None:
@@ -217,9 +238,16 @@ class Store:
         self._objects.pop(resource, None)
         self._sorted.pop(resource, None)
 
-    def _persist(self, resource: str, ns: str, name: str, obj: dict[str, Any] | None) -> None:
-        if self._backend is not None:
-            self._backend.put(resource, ns, name, obj, self.revision)
+    def _persist(self, resource: str, ns: str, name: str, obj: dict[str, Any] | None,
+                 revision: int) -> None:
+        if self._backend is None:
+            return
+        try:
+            self._backend.put(resource, ns, name, obj, revision)
+        except StorageFailure as exc:
+            log.error("storage_write_failed resource=%s namespace=%s name=%s error=%s",
+                      resource, ns, name, exc)
+            raise storage_error(exc) from exc
 
     def _emit(self, event: Event) -> None:
         self._history.append(event)
