@@ -17,6 +17,12 @@ from typing import Any
 import orjson
 import yaml
 
+from setpoint.cluster.decodelimits import (
+    ExcessiveAliasing,
+    TooDeep,
+    check_json_depth,
+    check_yaml,
+)
 from setpoint.machinery import errors
 from setpoint.machinery.schema import Schema
 
@@ -75,6 +81,10 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors."""
     if content_type in ("application/yaml", "application/apply-patch+yaml"):
         return _parse_yaml(raw, kind)
+    try:
+        check_json_depth(raw)
+    except TooDeep as exc:
+        raise _json_parse_error(kind, str(exc), raw) from None
     if not track_duplicates:
         try:
             return Decoded(orjson.loads(raw))
@@ -82,31 +92,44 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
             pass  # fall through to json: big integers, and the error text
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
-    except (ValueError, RecursionError) as exc:
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: {_json_error(exc)} ({_excerpt(raw)})"
-        ) from None
+    except ValueError as exc:
+        raise _json_parse_error(kind, _json_error(exc), raw) from None
     dupes: list[str] = []
     obj = _collect_dupes(obj, "", dupes)
     return Decoded(_json_compatible(obj), dupes)
 
 
+def _json_parse_error(kind: str, detail: str, raw: bytes) -> errors.StatusError:
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; json parse error: {detail} ({_excerpt(raw)})")
+
+
 def _parse_yaml(raw: bytes, kind: str) -> Decoded:
-    if raw.lstrip()[:1] == b"{":
-        # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster
-        try:
-            return Decoded(_json_compatible(orjson.loads(raw)))
-        except orjson.JSONDecodeError:
-            pass  # YAML flow syntax that is not JSON
     try:
+        if raw.lstrip()[:1] == b"{":
+            # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster
+            try:
+                check_json_depth(raw)
+                return Decoded(_json_compatible(orjson.loads(raw)))
+            except (orjson.JSONDecodeError, TooDeep):
+                pass  # YAML flow syntax that is not JSON, or go-yaml's own depth error
+        # the events are counted before the document is built: composing a deep document
+        # recurses, and an aliased one is expanded by everything that walks it afterwards
+        check_yaml(raw)
         obj = yaml.safe_load(raw)
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, TooDeep, ExcessiveAliasing) as exc:
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type {kind}): "
-            f"error converting YAML to JSON: {str(exc).splitlines()[0]}"
+            f"error converting YAML to JSON: {_yaml_error(exc)}"
         ) from None
     return Decoded(_json_compatible(obj))
+
+
+def _yaml_error(exc: Exception) -> str:
+    if isinstance(exc, TooDeep | ExcessiveAliasing):
+        return f"yaml: {exc}"  # go-yaml's failf prefix
+    return str(exc).splitlines()[0]
 
 
 _INT64 = 2**63 - 1

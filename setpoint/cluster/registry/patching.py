@@ -6,6 +6,7 @@ import copy
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.decode import parse_body
+from setpoint.cluster.decodelimits import nested_too_deep
 from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
@@ -64,6 +65,12 @@ def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
             "application/apply-patch+yaml, application/strategic-merge-patch+json")
     if not isinstance(patched, dict):
         raise errors.bad_request("the patched object is not a JSON object")
+    if nested_too_deep(patched):
+        # what Go's decoder of the patched JSON refuses ("exceeded max depth"), answered as
+        # a patch that cannot apply; the object is not echoed as it cannot be encoded
+        from setpoint.machinery.patch._status import unprocessable
+
+        raise unprocessable()
     from setpoint.cluster.decode import Decoded
 
     if rt.is_custom and opts.field_validation == "Strict":

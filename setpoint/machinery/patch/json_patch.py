@@ -17,11 +17,16 @@ from typing import Any
 
 import jsonpatch
 import jsonpointer
+import orjson
 
 from setpoint.machinery.errors import StatusError, bad_request, request_entity_too_large
 from setpoint.machinery.patch._status import unprocessable
 
 MAX_OPERATIONS = 10000
+# evanphx/json-patch's AccumulatedCopySizeLimit as kube-apiserver sets it
+# (k8s.io/apiserver/pkg/server/config.go: JSONPatchMaxCopyBytes, 3 MiB): the bytes that all
+# ``copy`` operations of one patch may add, measured as the JSON of each copied value
+ACCUMULATED_COPY_SIZE_LIMIT = 3 * 1024 * 1024
 
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 _MUTATING = frozenset({"add", "remove", "replace", "move", "copy"})
@@ -55,8 +60,9 @@ def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
     result = dict(doc)
     # the copies made so far, kept alive so that their ids stay unique
     owned: dict[int, Any] = {id(result): result}
+    copied = [0]
     for op in operations:
-        result = _apply_one(result, op, owned)
+        result = _apply_one(result, op, owned, copied)
     return result
 
 
@@ -96,7 +102,8 @@ def _json_kind(value: Any) -> str:
     return "string"
 
 
-def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any]) -> dict[str, Any]:
+def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
+               copied: list[int]) -> dict[str, Any]:
     if not isinstance(op, dict):
         raise unprocessable()
     kind = op.get("op")
@@ -116,10 +123,27 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any]) -> dict[s
             operation["from"] = _prepare(result, op.get("from"), owned, False)
         elif kind == "copy":
             operation["from"] = _resolve(result, op.get("from"))[0]
+            copied[0] += _copy_size(result, operation["from"])
+            if copied[0] > ACCUMULATED_COPY_SIZE_LIMIT:
+                # "Unable to complete the copy, the accumulated size increase of copy is
+                # ..., exceeding the limit ...": the apiserver answers it as any failed op
+                raise unprocessable()
         patched = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
     except _APPLY_ERRORS as e:
         raise unprocessable() from e
     return patched  # type: ignore[no-any-return]
+
+
+def _copy_size(root: Any, pointer: str) -> int:
+    """The JSON size of the value a copy duplicates (0 when missing: the copy then fails)."""
+    try:
+        value = jsonpointer.resolve_pointer(root, pointer)
+    except jsonpointer.JsonPointerException:
+        return 0
+    try:
+        return len(orjson.dumps(value))
+    except TypeError:  # nested beyond what JSON encoding allows: copying it cannot succeed
+        return ACCUMULATED_COPY_SIZE_LIMIT + 1
 
 
 # -- pointers ----------------------------------------------------------------------------------

@@ -1,0 +1,136 @@
+"""Limits on what a request body may decode into: nesting depth and YAML alias expansion.
+
+A small body must not decode into a large or deep value. The apiserver's decoders carry two
+such limits:
+
+- nesting depth: Go's ``encoding/json`` scanner (``maxNestingDepth``, vendored by
+  sigs.k8s.io/json) fails with ``invalid character '{' exceeded max depth``, and go-yaml
+  (sigs.k8s.io/yaml/goyaml.v2, ``scannerc.go``: ``max_flow_level``/``max_indents``) with
+  ``exceeded max depth of 10000``. Go's limit is 10000; this server's objects pass through
+  recursive Python code (decoding, validation, managed fields) and orjson, which refuses to
+  encode beyond 254 levels, so the limit here is ``MAX_DEPTH``, low enough that a list, a
+  Table or a watch event wrapping the deepest accepted object still encodes. The wording is
+  Go's, with this limit.
+- alias expansion ("billion laughs"): go-yaml v2's ``decode.go`` counts every node it
+  decodes and those decoded through an alias, and fails with ``document contains excessive
+  aliasing`` once more than 100 aliased and 1000 total decodes have happened and the aliased
+  share passes ``allowedAliasRatio`` (99% up to 400,000 decodes, falling to 10% at
+  4,000,000). The same count runs here over the YAML event stream, without expanding
+  anything, before the document is composed.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import accumulate
+from typing import Any
+
+import yaml
+
+MAX_DEPTH = 200
+
+_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+# the JSON strings of a body (which may hold brackets), unrolled so that a long string
+# costs one pass of the regex engine
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = b"{}[]"
+_NOT_BRACKETS = bytes(c for c in range(256) if c not in _BRACKETS)
+_STEP = [0] * 256
+_STEP[ord("{")] = _STEP[ord("[")] = 1
+_STEP[ord("}")] = _STEP[ord("]")] = -1
+
+
+class TooDeep(Exception):
+    """A body nested beyond ``MAX_DEPTH``; the message is Go's scanner's."""
+
+
+class ExcessiveAliasing(Exception):
+    """A YAML document whose aliases expand beyond go-yaml's allowed ratio."""
+
+
+def check_json_depth(raw: bytes) -> None:
+    """Raise TooDeep when the JSON text ``raw`` nests arrays and objects beyond MAX_DEPTH.
+
+    Runs in C-speed passes: a body with fewer brackets than the limit cannot be too deep,
+    which is nearly every body, and others are scanned with their strings removed.
+    """
+    if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
+        return
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    for i, depth in enumerate(accumulate(map(_STEP.__getitem__, brackets))):
+        if depth > MAX_DEPTH:
+            raise TooDeep(f"invalid character '{chr(brackets[i])}' exceeded max depth")
+
+
+def nested_too_deep(value: Any) -> bool:
+    """Whether a decoded value nests beyond MAX_DEPTH (a patch can deepen what it patches)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+    return False
+
+
+def _allowed_alias_ratio(decodes: int) -> float:
+    # go-yaml v2 decode.go allowedAliasRatio, verbatim
+    if decodes <= 400_000:
+        return 0.99
+    if decodes >= 4_000_000:
+        return 0.10
+    return 0.99 - 0.89 * ((decodes - 400_000) / 3_600_000)
+
+
+def check_yaml(raw: bytes) -> None:
+    """Walk the YAML events of ``raw``: TooDeep past MAX_DEPTH, ExcessiveAliasing when aliases
+    expand as go-yaml refuses. Syntax errors surface as ``yaml.YAMLError``, as from loading.
+
+    Counting follows go-yaml's decoder: one decode per document, collection, scalar and alias
+    node, and an alias decodes the whole anchored node again (all of it counted as aliased).
+    The ratio only grows during an expansion, so checking at its end finds what go-yaml's
+    per-node check finds.
+    """
+    try:
+        _count_yaml(raw)
+    except yaml.MarkedYAMLError as exc:
+        if exc.problem != "exceeded maximum nesting depth" or exc.problem_mark is None:
+            raise
+        # libyaml's own limit (1000), met first when its scanner reads ahead of the events
+        raise TooDeep(f"line {exc.problem_mark.line + 1}: exceeded max depth of "
+                      f"{MAX_DEPTH}") from None
+
+
+def _count_yaml(raw: bytes) -> None:
+    decodes = 0
+    aliased = 0
+    anchors: dict[str, int] = {}  # anchor -> decodes of its node, expansions included
+    open_nodes: list[tuple[str | None, int]] = []  # (anchor, decodes when it opened)
+    for event in yaml.parse(raw, Loader=_YAML_LOADER):
+        if isinstance(event, yaml.CollectionStartEvent):
+            decodes += 1
+            open_nodes.append((event.anchor, decodes - 1))
+            if len(open_nodes) > MAX_DEPTH:
+                raise TooDeep(f"line {event.start_mark.line + 1}: exceeded max depth of "
+                              f"{MAX_DEPTH}")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            anchor, opened = open_nodes.pop()
+            if anchor is not None:
+                anchors[anchor] = decodes - opened
+        elif isinstance(event, yaml.ScalarEvent):
+            decodes += 1
+            if event.anchor is not None:
+                anchors[event.anchor] = 1
+        elif isinstance(event, yaml.AliasEvent):
+            size = anchors.get(event.anchor or "", 0)  # an unknown anchor fails on loading
+            decodes += 1 + size
+            aliased += size
+            if (aliased > 100 and decodes > 1000
+                    and aliased / decodes > _allowed_alias_ratio(decodes)):
+                raise ExcessiveAliasing("document contains excessive aliasing")
+        elif isinstance(event, yaml.DocumentStartEvent):
+            decodes += 1
