@@ -9,6 +9,7 @@ import orjson
 
 from setpoint.cluster.options import ListOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage.store import Scan
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
@@ -79,16 +80,14 @@ def list_steps(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) 
 def _list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
     store = rest.store
     flt = Filter(rest, rt, opts)
-    start = ""
+    after = ""
+    at: int | None = None  # the revision to list at; None: now
     if opts.continue_token:
         if opts.resource_version not in ("", "0") and opts.resource_version:
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue")
         revision, start = decode_continue(opts.continue_token)
-        snap = store.snapshot(rt.storage_key, revision)
-        if snap is None:
-            raise errors.resource_expired(EXPIRED_CONTINUE)
-        objects = snap
+        after, at = start.rstrip("\x00"), revision
     else:
         revision = store.revision
         rv = opts.resource_version
@@ -98,56 +97,41 @@ def _list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions
         if match and not rv:
             raise errors.bad_request(
                 "resourceVersionMatch is forbidden unless resourceVersion is provided")
-        objects = None
         if rv and rv != "0":
             wanted = parse_rv(rv)
             if wanted > store.revision:
                 raise errors.timeout(
                     f"Too large resource version: {wanted}, current: {store.revision}")
             if match == "Exact":
-                snap = store.snapshot(rt.storage_key, wanted)
-                if snap is None:
-                    raise errors.resource_expired(
-                        "The resourceVersion for the provided list is too old.")
-                objects, revision = snap, wanted
-        if objects is None:
-            items_all = store.list(rt.storage_key, ns)
-            return _page(rest, rt, ns, flt, items_all, revision, opts.limit, start,
-                         encode_continue, presorted=True)
-    keys = sorted(k for k in objects if ns is None or k[0] == ns)
-    return _page(rest, rt, ns, flt, [objects[k] for k in keys], revision, opts.limit, start,
-                 encode_continue, presorted=True)
+                at = revision = wanted
+    # etcd keys: /<resource>/<namespace>/<name>; a continue key is relative to the prefix
+    # listed (k8s.io/apiserver/pkg/storage/etcd3/store.go GetList)
+    prefix = "" if rt.namespaced and ns is None else f"{ns or ''}/"
+    scan = store.scan(rt.storage_key, prefix, prefix + after if after else "", at)
+    if scan is None:
+        raise errors.resource_expired(
+            EXPIRED_CONTINUE if opts.continue_token else
+            "The resourceVersion for the provided list is too old.")
+    return _page(rt, flt, scan, prefix, revision, opts.limit)
 
 
-def _key_of(rt: ResourceType, ns: str | None, obj: Obj) -> str:
-    meta = obj["metadata"]
-    if rt.namespaced and ns is None:
-        return f"{meta.get('namespace', '')}/{meta['name']}"
-    return str(meta["name"])
-
-
-def _page(rest: REST, rt: ResourceType, ns: str | None, flt: Filter, items: list[Obj],
-          revision: int, limit: int, start: str, encode: Any, presorted: bool) -> Obj:
+def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
+          revision: int, limit: int) -> Obj:
     out: list[Obj] = []
     cont = ""
     remaining: int | None = None
-    begin = 0
-    if start:
-        # start is the key after which the previous chunk ended ("<key>\x00")
-        after = start.rstrip("\x00")
-        begin = next((i for i, o in enumerate(items) if _key_of(rt, ns, o) > after),
-                     len(items))
-    for i in range(begin, len(items)):
-        obj = items[i]
+    last = ""
+    for key, obj in scan:
         if not flt.empty and not flt.matches(obj):
             continue
         if limit and len(out) == limit:
-            last_key = _key_of(rt, ns, items[i - 1])
-            cont = encode(revision, last_key + "\x00")
+            # one more match exists: the next page starts after the last one returned
+            cont = encode_continue(revision, last[len(prefix):] + "\x00")
             if flt.empty:
-                remaining = len(items) - i
+                remaining = scan.count_after(last)
             break
         out.append(obj)
+        last = key
     # custom resource lists are unstructured: they always carry the continue key
     meta: Obj = {"continue": "", "resourceVersion": str(revision)} if rt.is_custom else {
         "resourceVersion": str(revision)}

@@ -3,14 +3,22 @@
 Everything runs on the event loop thread and no method awaits, so each write is atomic
 without locks. Stored dicts are never mutated after they are stored: readers may hand them
 out (serialize them) without copying.
+
+Each resource keeps its keys sorted as etcd orders them (``<namespace>/<name>``, bytewise),
+updated on create and delete, so that a page of a list starts by bisection and costs what it
+returns. The event history is bounded by count, bytes and age, as etcd's compaction bounds
+the revisions a watch or a continued list may start from.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import heapq
 import logging
+import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +34,12 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str]  # (namespace, name)
 
 DEFAULT_HISTORY = 100_000
+# the bytes (as JSON) of the objects the history holds: past versions of large objects would
+# otherwise stay in memory for as long as their events do
+DEFAULT_HISTORY_BYTES = 64 * 1024 * 1024
+# kube-apiserver compacts etcd every 5 minutes (--etcd-compaction-interval): older revisions
+# are gone for watches and continued lists (410)
+DEFAULT_HISTORY_AGE_S = 300.0
 # A watcher that falls this many events behind is closed, as the apiserver's watch cache
 # closes watchers whose buffer fills: the client resumes from its last resourceVersion.
 WATCHER_BACKLOG = 50_000
@@ -99,8 +113,14 @@ class Store:
 
     def __init__(self, path: Path | None = None, history: int = DEFAULT_HISTORY) -> None:
         self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
-        self._sorted: dict[str, list[Key] | None] = {}
-        self._history: deque[Event] = deque(maxlen=history)
+        self._sorted: dict[str, list[str]] = {}  # "<ns>/<name>" in etcd's order
+        self._history: deque[Event] = deque()
+        self._history_sizes: deque[tuple[int, float]] = deque()  # (bytes, time) per event
+        self._history_bytes = 0
+        self.max_history = history
+        self.max_history_bytes = DEFAULT_HISTORY_BYTES
+        self.max_history_age_s = DEFAULT_HISTORY_AGE_S
+        self.keys_scanned = 0  # keys read by list scans: what a page of a list costs
         self._watchers: dict[str, set[Watcher]] = {}
         self._listeners: list[Callable[[Event], None]] = []
         self.revision = 0
@@ -110,6 +130,8 @@ class Store:
             revision, rows = self._backend.load()
             for resource, ns, name, obj in rows:
                 self._objects.setdefault(resource, {})[(ns, name)] = obj
+            for resource, objs in self._objects.items():
+                self._sorted[resource] = sorted(f"{ns}/{name}" for ns, name in objs)
             self.revision = revision
             self._compacted = revision
 
@@ -119,21 +141,31 @@ class Store:
         return objs.get((namespace, name)) if objs else None
 
     def keys(self, resource: str) -> list[Key]:
-        """All keys of a resource in storage order (namespace, then name)."""
-        keys = self._sorted.get(resource)
-        if keys is None:
-            keys = sorted(self._objects.get(resource, {}))
-            self._sorted[resource] = keys
-        return keys
+        """All keys of a resource in storage order (etcd's: "<namespace>/<name>" as bytes)."""
+        return [_split(k) for k in self._sorted.get(resource, [])]
 
     def list(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        objs = self._objects.get(resource)
-        if not objs:
-            return []
-        keys = self.keys(resource)
-        if namespace is None:
-            return [objs[k] for k in keys]
-        return [objs[k] for k in keys if k[0] == namespace]
+        """The objects of a resource (in one namespace) in etcd's key order."""
+        scan = self.scan(resource, "" if namespace is None else f"{namespace}/", "", None)
+        return [obj for _, obj in scan] if scan is not None else []
+
+    def scan(self, resource: str, prefix: str, after: str, revision: int | None) -> Scan | None:
+        """The keys that start with ``prefix`` and sort after ``after`` (all when ""), in
+        order, as they were at ``revision`` (now when None); None when it is compacted.
+
+        Starting costs a bisection plus the events since ``revision``; each step one key.
+        """
+        then: dict[str, dict[str, Any] | None] = {}  # keys changed since: value at revision
+        if revision is not None and revision < self.revision:
+            if revision < self.compacted_revision:
+                return None
+            for ev in reversed(self._history):  # newest first: the oldest change wins
+                if ev.revision <= revision:
+                    break
+                if ev.resource == resource:
+                    then[f"{ev.namespace}/{ev.name}"] = ev.prev
+        return Scan(self, resource, prefix, max(prefix, after + "\x00") if after else prefix,
+                    then)
 
     def count(self, resource: str) -> int:
         return len(self._objects.get(resource, ()))
@@ -142,16 +174,32 @@ class Store:
         return list(self._objects)
 
     @property
+    def history_bytes(self) -> int:
+        """The JSON bytes of the objects the event history holds."""
+        return self._history_bytes
+
+    @property
     def compacted_revision(self) -> int:
         """The newest revision whose events are no longer in the history."""
-        if len(self._history) == self._history.maxlen:
-            return max(self._compacted, self._history[0].revision - 1)
+        self._trim(time.monotonic())
         return self._compacted
 
     def compact(self) -> None:
         """Forget the event history up to now (as etcd's periodic compaction does)."""
         self._history.clear()
+        self._history_sizes.clear()
+        self._history_bytes = 0
         self._compacted = self.revision
+
+    def _trim(self, now: float) -> None:
+        """Drop the oldest events beyond the count, bytes or age the history may hold."""
+        history, sizes = self._history, self._history_sizes
+        oldest = now - self.max_history_age_s
+        while history and (len(history) > self.max_history
+                           or self._history_bytes > self.max_history_bytes
+                           or sizes[0][1] < oldest):
+            self._compacted = history.popleft().revision
+            self._history_bytes -= sizes.popleft()[0]
 
     def snapshot(self, resource: str, revision: int) -> dict[Key, dict[str, Any]] | None:
         """The objects of ``resource`` as they were at ``revision``; None if compacted."""
@@ -195,7 +243,7 @@ class Store:
         the watchers are untouched and the write fails as a storage error (see
         :func:`storage_error`), so nothing is served that a restart would take back."""
         try:
-            orjson.dumps(obj)
+            size = len(orjson.dumps(obj))
         except TypeError as exc:
             raise errors.internal(f"unable to encode {resource[1:] or resource} "
                                   f"{obj['metadata'].get('name')!r}: {exc}") from None
@@ -209,10 +257,10 @@ class Store:
         objs = self._objects.setdefault(resource, {})
         prev = objs.get((ns, name))
         if prev is None:
-            self._sorted[resource] = None
+            bisect.insort(self._sorted.setdefault(resource, []), f"{ns}/{name}")
         objs[(ns, name)] = obj
         self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
-                         resource, ns, name, obj, prev))
+                         resource, ns, name, obj, prev), size)
         return obj
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -226,7 +274,8 @@ class Store:
         self._persist(resource, namespace, name, None, revision)
         self.revision = revision
         del objs[(namespace, name)]
-        self._sorted[resource] = None
+        index = self._sorted[resource]
+        del index[bisect.bisect_left(index, f"{namespace}/{name}")]
         gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
         self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev))
         return gone
@@ -249,8 +298,15 @@ class Store:
                       resource, ns, name, exc)
             raise storage_error(exc) from exc
 
-    def _emit(self, event: Event) -> None:
+    def _emit(self, event: Event, size: int | None = None) -> None:
+        """Record and deliver ``event``; ``size`` is its object's JSON length, if known."""
         self._history.append(event)
+        if size is None:  # what this event keeps alive once its object is replaced
+            size = len(orjson.dumps(event.obj))
+        now = time.monotonic()
+        self._history_sizes.append((size, now))
+        self._history_bytes += size
+        self._trim(now)
         for w in tuple(self._watchers.get(event.resource, ())):  # push may close (remove) one
             if w.namespace is None or w.namespace == event.namespace:
                 w.push(event)
@@ -278,3 +334,63 @@ class Store:
                 w.close()
         if self._backend is not None:
             self._backend.close()
+
+
+class Scan:
+    """``(key, object)`` pairs of one resource in key order from a start key, at a revision
+    given by ``then`` (the value at that revision of each key changed since)."""
+
+    def __init__(self, store: Store, resource: str, prefix: str, start: str,
+                 then: dict[str, dict[str, Any] | None]) -> None:
+        self._store = store
+        self._index = store._sorted.get(resource, [])
+        self._objs = store._objects.get(resource, {})
+        self._prefix, self._start, self._then = prefix, start, then
+
+    def _in_range(self, key: str, start: str) -> bool:
+        return key >= start and key.startswith(self._prefix)
+
+    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
+        index, objs, then = self._index, self._objs, self._then
+        # keys deleted since the revision are no longer in the index: merged back in order
+        gone = sorted(k for k, v in then.items()
+                      if v is not None and self._in_range(k, self._start)
+                      and _split(k) not in objs)
+        keys = heapq.merge(_range(index, bisect.bisect_left(index, self._start), self._prefix),
+                           gone)
+        for key in keys:
+            self._store.keys_scanned += 1
+            if key in then:
+                obj = then[key]
+                if obj is None:
+                    continue  # created since the revision
+            else:
+                obj = objs[_split(key)]
+            yield key, obj
+
+    def count_after(self, key: str) -> int:
+        """How many keys of the range sort after ``key``, by bisection."""
+        index, prefix = self._index, self._prefix
+        start = key + "\x00"
+        end = (bisect.bisect_left(index, prefix[:-1] + chr(ord(prefix[-1]) + 1)) if prefix
+               else len(index))
+        count = max(0, end - bisect.bisect_left(index, start))
+        for k, v in self._then.items():
+            if self._in_range(k, start):
+                present = _split(k) in self._objs
+                count += (v is not None) - present
+        return count
+
+
+def _split(key: str) -> Key:
+    ns, _, name = key.partition("/")
+    return ns, name
+
+
+def _range(index: list[str], lo: int, prefix: str) -> Iterator[str]:
+    """The keys of ``index`` from position ``lo`` while they start with ``prefix``."""
+    for i in range(lo, len(index)):
+        key = index[i]
+        if not key.startswith(prefix):
+            return
+        yield key
