@@ -22,6 +22,8 @@ from urllib.parse import parse_qsl
 import uvicorn
 from uvicorn.server import ServerState
 
+from setpoint.cluster.connections import ConnectionGuard, ConnectionLimits
+
 log = logging.getLogger("setpoint.cluster")
 
 Message = MutableMapping[str, Any]
@@ -36,7 +38,8 @@ class BodyTooLarge(Exception):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_raw_headers", "_receive", "headers", "method", "path", "query", "user")
+    __slots__ = ("_raw_headers", "_receive", "authenticated", "headers", "method", "path",
+                 "query", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -55,6 +58,7 @@ class Request:
         self.query = query
         self._receive = receive
         self.user: dict[str, Any] | None = None  # who sent it, once authenticated
+        self.authenticated = False  # it carried credentials the server accepted
 
     def header_values(self, name: str) -> list[str]:
         """Every value of a header sent more than once (``name`` in lower case)."""
@@ -169,14 +173,18 @@ def _http_date() -> bytes:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def asgi(handler: Handler) -> Callable[[Message, Receive, Send], Awaitable[None]]:
-    """The ASGI application that serves every request with ``handler``."""
+def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda client: None,
+         ) -> Callable[[Message, Receive, Send], Awaitable[None]]:
+    """The ASGI application that serves every request with ``handler``;
+    ``on_authenticated(client address)`` learns of connections that proved who they are."""
 
     async def app(scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # lifespan is off and websockets are not served
         request = Request(scope, receive)
         response = await handler(request)
+        if request.authenticated:
+            on_authenticated(scope.get("client"))
         await response.send(send, request)
 
     return app
@@ -187,13 +195,18 @@ class HTTPServer:
 
     uvicorn's ``Server`` installs signal handlers and sleeps before it shuts down; an
     embedded server must do neither, so this runs the listener and its shutdown itself.
+    Connections are held to the limits of ``connections.py``.
     """
 
-    def __init__(self, handler: Handler, *, keep_alive_s: int = 75) -> None:
+    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
+        self.limits = limits or ConnectionLimits()
+        self.guard = ConnectionGuard(self.limits)
         self._config = uvicorn.Config(
-            asgi(handler), http="httptools", ws="none", lifespan="off", interface="asgi3",
-            log_config=None, access_log=False, server_header=False, date_header=False,
-            proxy_headers=False, timeout_keep_alive=keep_alive_s)
+            asgi(handler, self.guard.authenticated), http="httptools", ws="none",
+            lifespan="off", interface="asgi3", log_config=None, access_log=False,
+            server_header=False, date_header=False, proxy_headers=False,
+            timeout_keep_alive=int(self.limits.idle_timeout_s))
+        self._config.timeout_keep_alive = self.limits.idle_timeout_s  # type: ignore[assignment]
         self._state = ServerState()
         self._listener: asyncio.Server | None = None
 
@@ -201,14 +214,11 @@ class HTTPServer:
         config, state = self._config, self._state
         if not config.loaded:
             config.load()
-        protocol = config.http_protocol_class
-
-        def connection() -> asyncio.Protocol:
-            return protocol(config=config, server_state=state, app_state={})  # type: ignore[call-arg]
-
         loop = asyncio.get_running_loop()
-        self._listener = await loop.create_server(connection, sock=sock, ssl=ssl_context,
-                                                  backlog=config.backlog)
+        factory = self.guard.protocol_factory(loop, config, state, ssl_context)
+        # TLS is set up by the factory, so that a connection still in its handshake can be
+        # told apart and closed: asyncio's own ssl= would hide it until the handshake ends
+        self._listener = await loop.create_server(factory, sock=sock, backlog=config.backlog)
 
     async def stop(self, grace_s: float = 1.0) -> None:
         """Stop listening, let requests in flight finish for ``grace_s``, then cancel them."""

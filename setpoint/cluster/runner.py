@@ -12,6 +12,7 @@ from pathlib import Path
 
 from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
+from setpoint.cluster.connections import ConnectionLimits
 from setpoint.cluster.http import HTTPServer
 from setpoint.cluster.privatefiles import private_directory, read_private, write_private
 from setpoint.cluster.server import Handler
@@ -51,6 +52,7 @@ async def serve(
     port: int = 0,
     kubeconfig: Path | None = None,
     state_dir: Path | None = None,
+    limits: ConnectionLimits | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
@@ -80,7 +82,7 @@ async def serve(
     bound_port = sock.getsockname()[1]
     api.start(advertise_address=host if host not in ("0.0.0.0", "::") else "127.0.0.1",
               port=bound_port)
-    http = HTTPServer(Handler(api, token))
+    http = HTTPServer(Handler(api, token), limits)
     await http.start(sock, certs.ssl_context(secrets_dir))
     url_host = f"[{host}]" if ":" in host else host
     url = f"https://{url_host}:{bound_port}"

@@ -124,12 +124,14 @@ class Handler:
             presented = header[7:].strip()
             if hmac.compare_digest(presented.encode(), self.token):
                 request.user = reviews.ADMIN_USER
+                request.authenticated = True
             else:
                 identity = self.api.service_account_identity(presented) \
                     if presented.count(".") == 2 else None
                 if identity is not None:
                     request.user = {"username": identity.username, "uid": identity.uid,
                                     "groups": list(identity.groups)}
+                    request.authenticated = True
         if request.user is None:
             raise errors.unauthorized()
         if "impersonate-user" in request.headers or "impersonate-group" in request.headers:

@@ -1,0 +1,183 @@
+"""Connections: kube-apiserver's timeouts, and no lock-out by clients that never authenticate.
+
+k8s.io/apiserver/pkg/server/secure_serving.go serves with Go's ``http.Server`` configured
+``ReadHeaderTimeout: 32s`` (which also bounds the TLS handshake: net/http's
+``tlsHandshakeTimeout`` is the least of its read timeouts) and ``IdleTimeout: 90s``. The same
+timeouts hold here: a connection must finish its handshake and each request's headers within
+``read_header_timeout_s``, and may wait ``idle_timeout_s`` between requests.
+
+Timeouts alone let anyone without a token hold every file descriptor for that long, locking
+out everyone else. So connections are also counted against ``max_connections`` (by default
+three quarters of the descriptors left under ``RLIMIT_NOFILE``): when a new one would pass
+it, the oldest connection that has not yet sent an authenticated request is closed — during
+its handshake too, which is why TLS is set up here rather than by asyncio's ``ssl=`` — and
+if every connection has authenticated, the new one is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+from asyncio.sslproto import SSLProtocol
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+MAX_CONNECTIONS_CAP = 4096
+
+
+@dataclass
+class ConnectionLimits:
+    read_header_timeout_s: float = 32.0
+    idle_timeout_s: float = 90.0
+    max_connections: int | None = None  # None: from RLIMIT_NOFILE
+
+
+class _Connection:
+    """What the guard knows of one accepted connection."""
+
+    __slots__ = ("authenticated", "client", "closed", "raw")
+
+    def __init__(self) -> None:
+        self.raw: asyncio.BaseTransport | None = None  # the socket's transport
+        self.client: Any = None  # (host, port), once the protocol has it
+        self.authenticated = False
+        self.closed = False
+
+    def abort(self) -> None:
+        self.closed = True
+        if self.raw is not None and not self.raw.is_closing():
+            self.raw.abort()  # type: ignore[attr-defined]
+
+
+def _default_max_connections() -> int:
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    except (ImportError, ValueError, OSError):
+        return MAX_CONNECTIONS_CAP
+    if soft == resource.RLIM_INFINITY:
+        return MAX_CONNECTIONS_CAP
+    try:
+        in_use = len(os.listdir("/proc/self/fd"))
+    except OSError:
+        in_use = 64
+    return max(8, min(MAX_CONNECTIONS_CAP, (soft - in_use) * 3 // 4))
+
+
+class ConnectionGuard:
+    """Counts connections, closes the oldest unauthenticated one when there are too many."""
+
+    def __init__(self, limits: ConnectionLimits) -> None:
+        self.limits = limits
+        self.max_connections = limits.max_connections or 0
+        self._open: dict[_Connection, None] = {}  # insertion order: oldest first
+        self._by_client: dict[Any, _Connection] = {}
+        self.evicted = 0  # connections closed to make room
+        self.refused = 0  # connections refused with every slot authenticated
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def authenticated(self, client: Any) -> None:
+        """The connection from ``client`` sent a request with credentials that held."""
+        conn = self._by_client.get(client)
+        if conn is not None:
+            conn.authenticated = True
+
+    def _admit(self, conn: _Connection) -> None:
+        if not self.max_connections:
+            self.max_connections = _default_max_connections()
+        if len(self._open) >= self.max_connections:
+            victim = next((c for c in self._open if not c.authenticated and c.raw is not None),
+                          None)
+            if victim is None:
+                conn.closed = True  # aborted as soon as its socket is known
+                self.refused += 1
+                return
+            self._forget(victim)
+            victim.abort()
+            self.evicted += 1
+        self._open[conn] = None
+
+    def _forget(self, conn: _Connection) -> None:
+        self._open.pop(conn, None)
+        if conn.client is not None and self._by_client.get(conn.client) is conn:
+            del self._by_client[conn.client]
+
+    def _connected(self, conn: _Connection, raw: asyncio.BaseTransport) -> None:
+        conn.raw = raw
+        if conn.closed:
+            conn.abort()
+
+    def protocol_factory(self, loop: asyncio.AbstractEventLoop, config: Any, state: Any,
+                         ssl_context: ssl.SSLContext | None) -> Callable[[], asyncio.BaseProtocol]:
+        guard, limits = self, self.limits
+        protocol_class: type[HttpToolsProtocol] = config.http_protocol_class
+
+        class GuardedHTTP(protocol_class):  # type: ignore[valid-type,misc]
+            """uvicorn's protocol with Go's read-header timeout, reporting to the guard."""
+
+            def __init__(self, conn: _Connection) -> None:
+                super().__init__(config=config, server_state=state, app_state={})
+                self._conn = conn
+                self._header_timer: asyncio.TimerHandle | None = None
+
+            def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+                super().connection_made(transport)
+                if ssl_context is None:
+                    guard._connected(self._conn, transport)
+                self._conn.client = self.client
+                guard._by_client[self.client] = self._conn
+                self._arm_header_timer()
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                self._disarm_header_timer()
+                guard._forget(self._conn)
+                super().connection_lost(exc)
+
+            def on_message_begin(self) -> None:
+                super().on_message_begin()
+                self._arm_header_timer()
+
+            def on_headers_complete(self) -> None:
+                self._disarm_header_timer()
+                super().on_headers_complete()
+
+            def _arm_header_timer(self) -> None:
+                if self._header_timer is None:
+                    self._header_timer = loop.call_later(limits.read_header_timeout_s,
+                                                         self._conn.abort)
+
+            def _disarm_header_timer(self) -> None:
+                if self._header_timer is not None:
+                    self._header_timer.cancel()
+                    self._header_timer = None
+
+        class GuardedTLS(SSLProtocol):
+            """TLS whose socket the guard can close, handshake bounded as Go bounds it."""
+
+            def __init__(self, conn: _Connection, app: asyncio.BaseProtocol) -> None:
+                super().__init__(loop, app, ssl_context, None, server_side=True,
+                                 ssl_handshake_timeout=limits.read_header_timeout_s)
+                self._conn = conn
+
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                super().connection_made(transport)
+                guard._connected(self._conn, transport)
+
+            def connection_lost(self, exc: Exception | None) -> None:
+                guard._forget(self._conn)
+                super().connection_lost(exc)
+
+        def factory() -> asyncio.BaseProtocol:
+            conn = _Connection()
+            guard._admit(conn)
+            app = GuardedHTTP(conn)
+            return app if ssl_context is None else GuardedTLS(conn, app)
+
+        return factory
