@@ -24,9 +24,11 @@ from setpoint.cluster.admission.rbacescalation import requesting_user
 from setpoint.cluster.authorization import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.decode import Decoded, parse_body
 from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamResponse
-from setpoint.cluster.negotiation import MediaType, negotiate
+from setpoint.cluster.listencoding import encode_list
+from setpoint.cluster.negotiation import JSON, MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.rbac import MASTERS, Attributes
+from setpoint.cluster.registry.listing import list_item, list_stored
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.request import ResourcePath, parse_resource_path
@@ -480,6 +482,8 @@ class Handler:
         validate_watch_options(opts, watch)
         ns = rp.namespace
         if not watch:
+            if rt.conversion_webhook is None and media == JSON:
+                return await self._list_json(rt, ns, opts)
             listed = await self._read(request, rt, lambda: self.api.rest.list_steps(rt, ns, opts))
             if media.as_kind == "Table":
                 from setpoint.cluster.tables import to_table
@@ -498,6 +502,13 @@ class Handler:
                 }, 200, media)
             return _json(listed, 200, media)
         return await self._watch(request, rt, ns, opts, media)
+
+    async def _list_json(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Response:
+        """A plain JSON LIST, presented and encoded a chunk at a time (``listencoding``)."""
+        rest = self.api.rest
+        listed = list_stored(rest, rt, ns, opts)
+        body = await encode_list(listed, lambda obj: list_item(rt, rest.present(rt, obj)))
+        return Response(body, 200, JSON.type)
 
     async def _read(self, request: Request, rt: ResourceType,
                     steps: Callable[[], Steps[T]]) -> T:

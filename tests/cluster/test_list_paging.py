@@ -8,6 +8,7 @@ finds it by its ordered index, so a page's work is proportional to the page. Key
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -118,3 +119,39 @@ async def test_walking_100000_objects_in_pages_reads_each_key_about_once(
     assert sum(len(p["items"]) for p in pages) == 100_000
     assert len(pages) == 200
     assert store.keys_scanned - before <= 100_000 + len(pages)
+
+
+async def test_readyz_is_answered_while_a_large_list_is_served(
+        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A /readyz sent once a large LIST has started presenting its items is answered before
+    that LIST completes: the list leaves the loop free between chunks (kube-apiserver serves
+    each request on its own goroutine, and health checks never wait for a list)."""
+    store = cluster.api.store
+    for i in range(20_000):
+        store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
+            "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
+    rest = cluster.api.rest
+    presenting = asyncio.Event()
+    present = rest.present
+
+    def observed(rt: Any, obj: Obj) -> Obj:
+        presenting.set()
+        return present(rt, obj)
+
+    monkeypatch.setattr(rest, "present", observed)
+    answered: list[str] = []
+
+    async def big_list() -> int:
+        async with api.session.get(api.cluster.url + "/api/v1/configmaps", ssl=api.ssl) as resp:
+            answered.append("list")  # its status line and headers are here
+            listed = await resp.json()
+            return len(listed["items"])
+
+    listing = asyncio.create_task(big_list())
+    await presenting.wait()
+    status, body = await api.get("/readyz")
+    answered.append("readyz")
+    assert (status, body) == (200, "ok")
+    assert await listing >= 20_000
+    assert answered == ["readyz", "list"]

@@ -71,13 +71,14 @@ def _as_stored(rt: ResourceType, obj: Obj) -> Obj:
 
 def list_steps(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Steps[Obj]:
     """A LIST: one page of the matching objects, converted together when they must be."""
-    listed = _list_stored(rest, rt, ns, opts)
+    listed = list_stored(rest, rt, ns, opts)
     items = yield from rest.present_all_steps(rt, listed["items"])
-    listed["items"] = [_list_item(rt, obj) for obj in items]
+    listed["items"] = [list_item(rt, obj) for obj in items]
     return listed
 
 
-def _list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+def list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+    """A LIST's answer with its page of objects as stored (to present with ``list_item``)."""
     store = rest.store
     flt = Filter(rest, rt, opts)
     after = ""
@@ -142,7 +143,7 @@ def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
     return {"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": meta, "items": out}
 
 
-def _list_item(rt: ResourceType, obj: Obj) -> Obj:
+def list_item(rt: ResourceType, obj: Obj) -> Obj:
     if rt.is_custom:
         return obj
     # items of built-in lists carry no kind/apiVersion (the list says them)
