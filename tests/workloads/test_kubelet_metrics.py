@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from setpoint.client import Client
+from setpoint.client import Client, NotFoundError
 from tests.conftest import kubectl_path
 from tests.workloads.test_kubelet_support import POD, Env, kubelet_env, pod, ready, wait_for
 
@@ -71,7 +71,10 @@ async def test_node_metrics_add_up_the_pods_on_the_node() -> None:
         await env.until("b", ready)
 
         async def node_a() -> Obj | None:
-            got = await env.client.request("GET", f"{NODES}/node-a")
+            try:
+                got = await env.client.request("GET", f"{NODES}/node-a")
+            except NotFoundError:  # the kubelets publish node metrics a moment later
+                return None
             return got if got["usage"]["cpu"] == "250000000n" else None  # 2x100m + 50m
 
         got = await wait_for(node_a)
