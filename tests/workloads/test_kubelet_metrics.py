@@ -36,10 +36,15 @@ async def test_discovery_serves_pod_and_node_metrics_with_get_and_list() -> None
             groups = (await env.client.request("GET", "/apis"))["groups"]
             return next((g for g in groups if g["name"] == "metrics.k8s.io"), None)
 
+        async def both_resources_served() -> dict[str, Obj] | None:
+            # the two resources are registered one after the other
+            listed = await env.client.request("GET", "/apis/metrics.k8s.io/v1beta1")
+            by_name = {r["name"]: r for r in listed["resources"]}
+            return by_name if {"pods", "nodes"} <= by_name.keys() else None
+
         metrics = await wait_for(served)
         assert metrics["preferredVersion"]["version"] == "v1beta1"
-        listed = await env.client.request("GET", "/apis/metrics.k8s.io/v1beta1")
-        by_name = {r["name"]: r for r in listed["resources"]}
+        by_name = await wait_for(both_resources_served)
         assert by_name["pods"]["kind"] == "PodMetrics" and by_name["pods"]["namespaced"]
         assert by_name["nodes"]["kind"] == "NodeMetrics"
         assert not by_name["nodes"]["namespaced"]
