@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from setpoint.resources.rbac import Permissions, PolicyRule
 from setpoint.runtime.context import Context
 from setpoint.runtime.handlers import (
     Binding,
@@ -90,6 +91,8 @@ class Controller(Generic[T]):
     options: Options = field(default_factory=Options)
     reconcile_func: ReconcileFunc[T] | None = None
     reconciler_obj: Reconciler | None = None
+    permissions: Permissions | None = None
+    """Rules added with :meth:`permits` to those the declarations imply."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -135,6 +138,15 @@ class Controller(Generic[T]):
     def reads(self, *kinds: Any) -> Controller[T]:
         """Cache these kinds for reads without reconciling on their changes."""
         self.read_kinds.extend(kinds)
+        return self
+
+    def permits(self, *rules: PolicyRule, permissions: Permissions | None = None,
+                ) -> Controller[T]:
+        """Allow more than the declarations imply (``generate rbac``, ``rbac=True``):
+        PolicyRules as dicts (``{"apiGroups": [""], "resources": ["secrets"], "verbs":
+        ["list"]}``) and/or :class:`Permissions`, for calls made with ``ctx.client``."""
+        added = Permissions(rules=tuple(rules)) | (permissions or Permissions())
+        self.permissions = added if self.permissions is None else self.permissions | added
         return self
 
     def with_options(self, *, max_concurrent_reconciles: int | None = None,

@@ -40,7 +40,9 @@ def test_rbac_grants_what_the_controllers_declare_and_nothing_more() -> None:
              for res in r["resources"]}
     assert rules == {
         ("", "configmaps"): ["get", "list", "watch", "create", "update", "patch", "delete"],
-        ("bench.setpoint.dev", "widgets"): ["get", "list", "watch"],
+        # the primary kind: every call of the Context (kubebuilder's scaffold)
+        ("bench.setpoint.dev", "widgets"): [
+            "get", "list", "watch", "create", "update", "patch", "delete"],
         ("bench.setpoint.dev", "widgets/status"): ["get", "update", "patch"],
         ("bench.setpoint.dev", "widgets/finalizers"): ["update"],
         ("events.k8s.io", "events"): ["create", "patch"],
