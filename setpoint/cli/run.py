@@ -16,7 +16,8 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.argument("target", metavar="MODULE:ATTRIBUTE")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False),
               help="The cluster to run against. Default: $KUBECONFIG, else the pod's "
-                   "service account (in-cluster), else ~/.kube/config.")
+                   "service account (in-cluster), else ~/.kube/config, else the "
+                   "cluster `setpoint cluster up` started.")
 @click.option("--context", help="The kubeconfig context. Default: its current context.")
 @click.option("--namespace", "-n", help="Watch and act in this namespace only. "
                                         "Default: the Manager's setting (all namespaces).")
@@ -49,11 +50,14 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     manager = as_manager(obj, target)
     if manager.ready or manager.leader:
         raise TargetError(f"{target} is already running: point at a Manager not started")
+    kubeconfig = kubeconfig or _local_cluster_fallback()
     try:
         # resolve the configuration now, so a mistake is one line, not a failed start
         load_config(kubeconfig, context=context)
     except ConfigError as exc:
-        raise TargetError(f"{exc} (or pass --kubeconfig FILE)") from None
+        hint = "" if kubeconfig is not None else (
+            " (or pass --kubeconfig FILE, or start a cluster with `setpoint cluster up`)")
+        raise TargetError(f"{exc}{hint}") from None
     manager.settings.kubeconfig = kubeconfig
     manager.settings.context = context
     if namespace is not None:
@@ -103,3 +107,16 @@ async def _keep_webhooks_registered(manager: Any) -> None:
         await asyncio.Event().wait()
     finally:
         await unregister(manager.client, registration)
+
+
+def _local_cluster_fallback() -> str | None:
+    """The kubeconfig of ``setpoint cluster up``'s default cluster, when nothing else
+    names a cluster (no KUBECONFIG, not in a pod, no ~/.kube/config)."""
+    from setpoint.client import ConfigError, load_config, local_cluster_kubeconfig
+
+    try:
+        load_config()
+    except ConfigError:
+        local = local_cluster_kubeconfig()
+        return str(local) if local.exists() else None
+    return None

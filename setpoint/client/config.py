@@ -65,6 +65,20 @@ class ClusterConfig:
         return f"ClusterConfig({', '.join(parts)})"
 
 
+def local_cluster_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where ``setpoint cluster up`` keeps its state and writes its kubeconfig by default:
+    ``$XDG_DATA_HOME/setpoint/cluster`` (``~/.local/share/setpoint/cluster``)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local"
+                                           / "share")
+    return Path(base) / "setpoint" / "cluster"
+
+
+def local_cluster_kubeconfig(environ: Mapping[str, str] | None = None) -> Path:
+    """The kubeconfig ``setpoint cluster up`` writes when not told where."""
+    return local_cluster_dir(environ) / "kubeconfig"
+
+
 def load_config(
     kubeconfig: str | os.PathLike[str] | None = None, context: str | None = None,
     environ: Mapping[str, str] | None = None,
