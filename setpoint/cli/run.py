@@ -83,8 +83,9 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         sys.exit(130)
     except Exception as exc:
         from setpoint.runtime import LeaderElectionLost
+        from setpoint.runtime.startup import StartupRefused
 
-        if isinstance(exc, LeaderElectionLost | TimeoutError):
+        if isinstance(exc, LeaderElectionLost | TimeoutError | StartupRefused):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         raise

@@ -50,6 +50,8 @@ class ClusterConfig:
     auth: Authenticator | None = None
     proxy_url: str | None = None
     context: str | None = None
+    user: str | None = None
+    """The kubeconfig's name of the user (for messages: a 401 has no user to name)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
@@ -248,6 +250,7 @@ def _resolve(merged: _Merged, context: str | None) -> ClusterConfig:
         client_key_data=_data_or_file(user, "client-key", user_path),
         proxy_url=cluster.get("proxy-url") or None,
         context=name,
+        user=ctx.get("user") or None,
     )
     if bool(config.client_certificate_data) != bool(config.client_key_data):
         raise ConfigError(f'user of context "{name}" has a client certificate without a key '
