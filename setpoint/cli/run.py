@@ -84,6 +84,19 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     except Exception as exc:
         from setpoint.runtime import LeaderElectionLost
         from setpoint.runtime.startup import StartupRefused
+        from setpoint.runtime.webhook.certs import CertificateNotFound
+        from setpoint.runtime.webhook.server import ListenError
+
+        if isinstance(exc, CertificateNotFound):
+            click.echo(f"error: the webhook server has no certificate: {exc.cert_file} and "
+                       f"{exc.key_file} do not exist: pass --webhook-cert-dir DIR (with "
+                       "tls.crt and tls.key), or --register-webhooks to serve a self-signed "
+                       "one to a local cluster", err=True)
+            sys.exit(1)
+        if isinstance(exc, ListenError):
+            click.echo(f"error: {exc}: pass another --webhook-address (--webhook-address "
+                       "127.0.0.1:0 takes a free port)", err=True)
+            sys.exit(1)
 
         if isinstance(exc, LeaderElectionLost | TimeoutError | StartupRefused):
             click.echo(f"error: {exc}", err=True)

@@ -187,7 +187,8 @@ class EventRecorder:
         try:
             await asyncio.wait_for(self._drain(), timeout)
         except TimeoutError:
-            log.warning("event_recorder_stop_timeout pending=%d", self._queue.qsize())
+            if self._queue.qsize():  # a crash stop has no time: say so only if events are lost
+                log.warning("event_recorder_stop_timeout pending=%d", self._queue.qsize())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

@@ -203,3 +203,50 @@ async def test_a_signal_stops_a_manager_whose_caches_never_sync(
     _, err = await _finish(proc)
     assert proc.returncode == 0, err
     assert "manager_stopped" in err and "Traceback" not in err
+
+
+def _unreachable_kubeconfig(tmp_path: Path) -> Path:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    return kubeconfig
+
+
+def _run_webhooks(tmp_path: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "setpoint.cli.main", "run", "tests.cli.webhook_target:manager",
+         "--kubeconfig", str(_unreachable_kubeconfig(tmp_path)), *args],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=60, check=False)
+    return proc.returncode, proc.stderr
+
+
+def test_webhooks_without_a_certificate_are_one_line_naming_the_flags(tmp_path: Path) -> None:
+    code, err = _run_webhooks(tmp_path, "--webhook-cert-dir", str(tmp_path / "certs"))
+    assert code == 1 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: the webhook server has no certificate: {tmp_path}/certs/tls.crt and "
+        f"{tmp_path}/certs/tls.key do not exist: pass --webhook-cert-dir DIR (with tls.crt "
+        "and tls.key), or --register-webhooks to serve a self-signed one to a local cluster")
+
+
+def test_a_busy_webhook_port_is_one_line_naming_the_flag(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, err = _run_webhooks(tmp_path, "--register-webhooks",
+                                  "--webhook-address", f"127.0.0.1:{port}")
+    assert code == 1 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: cannot serve webhooks on 127.0.0.1:{port}: Address already in use: pass "
+        "another --webhook-address (--webhook-address 127.0.0.1:0 takes a free port)")

@@ -31,7 +31,7 @@ from setpoint.runtime.webhook.endpoint import Endpoint
 if TYPE_CHECKING:
     from setpoint.client import Client
 
-__all__ = ["MAX_REQUEST_SIZE", "WebhookServer"]
+__all__ = ["MAX_REQUEST_SIZE", "ListenError", "WebhookServer"]
 
 log = logging.getLogger("setpoint.runtime.webhook")
 
@@ -39,6 +39,19 @@ log = logging.getLogger("setpoint.runtime.webhook")
 # oldObject), plus the review around them
 MAX_REQUEST_SIZE = 7 * 1024 * 1024
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+
+
+class ListenError(OSError):
+    """The webhook server could not listen on its address (in use, not this host's)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        # asyncio's own text quotes the address as a Python tuple: say it as the OS does
+        reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))
+        super().__init__(cause.errno, f"cannot serve webhooks on {host}:{port}: {reason}")
+        self.host, self.port, self.reason = host, port, reason
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class WebhookServer:
@@ -138,6 +151,9 @@ class WebhookServer:
                            ssl_context=context)
         try:
             await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ListenError(self.host, self.requested_port, exc) from exc
         except BaseException:
             await runner.cleanup()
             raise
