@@ -44,6 +44,7 @@ from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_ke
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.ratelimit import RateLimiter
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime.retries import FailureLog
 from setpoint.runtime.workqueue import ShutDown, WorkQueue
 
 if TYPE_CHECKING:
@@ -208,6 +209,7 @@ class RunningController:
         self.for_key: KindKey = kind_key(definition.for_kind)
         self._tasks: list[asyncio.Task[None]] = []
         self._log = BoundLogger(log, controller=self.name)
+        self._failures = FailureLog()
         self._timeout = opts.reconcile_timeout
         m = manager.metrics
         self._m_total = {r: m.reconcile_total.labels(self.name, r)
@@ -277,14 +279,15 @@ class RunningController:
             self._m_terminal.inc()
             self._m_total["error"].inc()
             self.queue.forget(request)
+            self._failures.forget(request)
             logger.error("reconcile_failed_terminal", error=str(exc))
             return
         except Exception as exc:
             self._m_errors.inc()
             self._m_total["error"].inc()
-            self.queue.add_rate_limited(request)
-            logger.log(logging.ERROR, "reconcile_failed", error=repr(exc),
-                       retries=self.queue.num_requeues(request), exc_info=exc)
+            retry_in = self.queue.add_rate_limited(request)
+            self._failures.report(logger, request, exc, retry_in,
+                                  self.queue.num_requeues(request))
             return
         finally:
             self._m_time.observe(time.perf_counter() - started)
@@ -298,6 +301,7 @@ class RunningController:
         else:
             self.queue.forget(request)
             self._m_total["success"].inc()
+        self._failures.forget(request)
         logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
 
     async def _reconcile(self, request: Request, logger: BoundLogger) -> Result:

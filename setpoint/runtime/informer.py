@@ -43,6 +43,7 @@ from setpoint.client import (
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
 from setpoint.runtime.cache import Store
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.objects import (
     KindKey,
     Obj,
@@ -54,6 +55,7 @@ from setpoint.runtime.objects import (
     namespace_of,
     resource_version_of,
 )
+from setpoint.runtime.retries import error_text
 
 log = logging.getLogger(__name__)
 
@@ -191,13 +193,14 @@ class Informer:
                 self.refusal = (verb, exc)
                 self.refused.set()
                 wait = self.backoff.next()
-                log.warning("informer_refused kind=%s verb=%s code=%d message=%r retry_in=%.2f",
-                            self.kind, verb, exc.code, exc.message, wait)
+                log.warning("informer_refused kind=%s verb=%s code=%d %s retry_in=%.2f",
+                            self.kind, verb, exc.code, format_fields({"message": exc.message}),
+                            wait)
                 await asyncio.sleep(wait)
             except Exception as exc:
                 wait = self.backoff.next()
-                log.warning("informer_error kind=%s error=%r retry_in=%.2f",
-                            self.kind, exc, wait)
+                log.warning("informer_error kind=%s %s retry_in=%.2f", self.kind,
+                            format_fields({"error": error_text(exc)}), wait)
                 await asyncio.sleep(wait)
 
     async def _list(self) -> None:
@@ -330,5 +333,6 @@ class Informer:
             fn(*args)
         except Exception:
             # one broken handler must not stop the others or the informer
-            log.exception("informer_handler_failed kind=%s handler=%r", self.kind, fn)
+            log.exception("informer_handler_failed kind=%s handler=%s", self.kind,
+                          getattr(fn, "__qualname__", type(fn).__qualname__))
 

@@ -32,10 +32,12 @@ from setpoint.runtime.controller import Controller, RunningController
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.informer import Informer, drop_managed_fields
 from setpoint.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.metrics import Metrics
 from setpoint.runtime.objects import KindKey, kind_key
 from setpoint.runtime.permissions import manager_permissions
 from setpoint.runtime.probes import ProbeServer
+from setpoint.runtime.retries import error_text
 from setpoint.runtime.settings import CacheScope, ManagerSettings
 from setpoint.runtime.startup import wait_for_caches
 from setpoint.runtime.webhook.server import WebhookServer
@@ -274,7 +276,8 @@ class Manager:
 
     def _runnable_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            log.error("runnable_failed name=%s error=%r", task.get_name(), task.exception())
+            log.error("runnable_failed name=%s %s", task.get_name(),
+                      format_fields({"error": error_text(task.exception())}))
 
     async def _start_when_elected(self) -> None:
         assert self.elector is not None

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.metrics import Metrics
+from setpoint.runtime.retries import error_text
 from setpoint.runtime.webhook.certs import CertificateSource
 from setpoint.runtime.webhook.endpoint import Endpoint
 
@@ -186,7 +188,8 @@ class WebhookServer:
                     log.info("webhook_certificate_reloaded dir=%s", self.certs.cert_dir)
             except (OSError, ValueError) as exc:
                 # a rotation caught half-written: keep serving the old one, try again later
-                log.warning("webhook_certificate_reload_failed error=%r", exc)
+                log.warning("webhook_certificate_reload_failed %s",
+                            format_fields({"error": error_text(exc)}))
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -211,8 +214,10 @@ class WebhookServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.error("webhook_request_failed path=%s error=%r", path, exc, exc_info=exc)
-            status, payload = 500, _status(500, "InternalError", f"webhook failed: {exc!r}")
+            log.error("webhook_request_failed path=%s %s", path,
+                      format_fields({"error": error_text(exc)}), exc_info=exc)
+            status, payload = 500, _status(500, "InternalError",
+                                           f"webhook failed: {error_text(exc)}")
         finally:
             in_flight.dec()
             self.metrics.webhook_latency.labels(path).observe(time.perf_counter() - started)
