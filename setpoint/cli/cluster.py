@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -35,8 +34,9 @@ def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
 
 
 def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "setpoint" / "cluster"
+    from setpoint.client.config import local_cluster_dir
+
+    return local_cluster_dir()
 
 
 @click.group()

@@ -16,7 +16,8 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.argument("target", metavar="MODULE:ATTRIBUTE")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False),
               help="The cluster to run against. Default: $KUBECONFIG, else the pod's "
-                   "service account (in-cluster), else ~/.kube/config.")
+                   "service account (in-cluster), else ~/.kube/config, else the "
+                   "cluster `setpoint cluster up` started.")
 @click.option("--context", help="The kubeconfig context. Default: its current context.")
 @click.option("--namespace", "-n", help="Watch and act in this namespace only. "
                                         "Default: the Manager's setting (all namespaces).")
@@ -49,11 +50,14 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
     manager = as_manager(obj, target)
     if manager.ready or manager.leader:
         raise TargetError(f"{target} is already running: point at a Manager not started")
+    kubeconfig = kubeconfig or _local_cluster_fallback()
     try:
         # resolve the configuration now, so a mistake is one line, not a failed start
         load_config(kubeconfig, context=context)
     except ConfigError as exc:
-        raise TargetError(f"{exc} (or pass --kubeconfig FILE)") from None
+        hint = "" if kubeconfig is not None else (
+            " (or pass --kubeconfig FILE, or start a cluster with `setpoint cluster up`)")
+        raise TargetError(f"{exc}{hint}") from None
     manager.settings.kubeconfig = kubeconfig
     manager.settings.context = context
     if namespace is not None:
@@ -79,8 +83,22 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         sys.exit(130)
     except Exception as exc:
         from setpoint.runtime import LeaderElectionLost
+        from setpoint.runtime.startup import StartupRefused
+        from setpoint.runtime.webhook.certs import CertificateNotFound
+        from setpoint.runtime.webhook.server import ListenError
 
-        if isinstance(exc, LeaderElectionLost | TimeoutError):
+        if isinstance(exc, CertificateNotFound):
+            click.echo(f"error: the webhook server has no certificate: {exc.cert_file} and "
+                       f"{exc.key_file} do not exist: pass --webhook-cert-dir DIR (with "
+                       "tls.crt and tls.key), or --register-webhooks to serve a self-signed "
+                       "one to a local cluster", err=True)
+            sys.exit(1)
+        if isinstance(exc, ListenError):
+            click.echo(f"error: {exc}: pass another --webhook-address (--webhook-address "
+                       "127.0.0.1:0 takes a free port)", err=True)
+            sys.exit(1)
+
+        if isinstance(exc, LeaderElectionLost | TimeoutError | StartupRefused):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         raise
@@ -103,3 +121,16 @@ async def _keep_webhooks_registered(manager: Any) -> None:
         await asyncio.Event().wait()
     finally:
         await unregister(manager.client, registration)
+
+
+def _local_cluster_fallback() -> str | None:
+    """The kubeconfig of ``setpoint cluster up``'s default cluster, when nothing else
+    names a cluster (no KUBECONFIG, not in a pod, no ~/.kube/config)."""
+    from setpoint.client import ConfigError, load_config, local_cluster_kubeconfig
+
+    try:
+        load_config()
+    except ConfigError:
+        local = local_cluster_kubeconfig()
+        return str(local) if local.exists() else None
+    return None

@@ -18,7 +18,13 @@ from setpoint.client.auth import (
     TokenFileAuth,
 )
 from setpoint.client.client import Client
-from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
+from setpoint.client.config import (
+    ClusterConfig,
+    load_config,
+    load_incluster,
+    load_kubeconfig,
+    local_cluster_kubeconfig,
+)
 from setpoint.client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -100,4 +106,5 @@ __all__ = [
     "load_config",
     "load_incluster",
     "load_kubeconfig",
+    "local_cluster_kubeconfig",
 ]

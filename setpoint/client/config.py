@@ -50,6 +50,8 @@ class ClusterConfig:
     auth: Authenticator | None = None
     proxy_url: str | None = None
     context: str | None = None
+    user: str | None = None
+    """The kubeconfig's name of the user (for messages: a 401 has no user to name)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
@@ -63,6 +65,20 @@ class ClusterConfig:
         if self.insecure_skip_tls_verify:
             parts.append("insecure_skip_tls_verify=True")
         return f"ClusterConfig({', '.join(parts)})"
+
+
+def local_cluster_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where ``setpoint cluster up`` keeps its state and writes its kubeconfig by default:
+    ``$XDG_DATA_HOME/setpoint/cluster`` (``~/.local/share/setpoint/cluster``)."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME") or Path.home()) / ".local"
+                                           / "share")
+    return Path(base) / "setpoint" / "cluster"
+
+
+def local_cluster_kubeconfig(environ: Mapping[str, str] | None = None) -> Path:
+    """The kubeconfig ``setpoint cluster up`` writes when not told where."""
+    return local_cluster_dir(environ) / "kubeconfig"
 
 
 def load_config(
@@ -234,6 +250,7 @@ def _resolve(merged: _Merged, context: str | None) -> ClusterConfig:
         client_key_data=_data_or_file(user, "client-key", user_path),
         proxy_url=cluster.get("proxy-url") or None,
         context=name,
+        user=ctx.get("user") or None,
     )
     if bool(config.client_certificate_data) != bool(config.client_key_data):
         raise ConfigError(f'user of context "{name}" has a client certificate without a key '

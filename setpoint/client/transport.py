@@ -221,14 +221,15 @@ class Transport:
                 resp = await self._send(method, path, params, body, content_type, timeout)
             except aiohttp.ClientSSLError as exc:
                 self._record(method, path, template, None, started, attempt, exc)
-                raise TransportError(f"TLS error talking to {self.host}: {exc}") from exc
+                raise TransportError(
+                    f"TLS error talking to {self.host}: {_failure_text(exc)}") from exc
             except (aiohttp.ClientError, TimeoutError) as exc:
                 self._record(method, path, template, None, started, attempt, exc)
                 # Only a refused connection guarantees the request never reached the server.
                 sent = not isinstance(exc, aiohttp.ClientConnectorError)
                 if (sent and not idempotent) or attempt >= self.retry.max_retries:
                     raise TransportError(
-                        f"{method} {path} to {self.host} failed: {type(exc).__name__}: {exc}"
+                        f"{method} {path} to {self.host} failed: {_failure_text(exc)}"
                     ) from exc
                 failure: BaseException = exc
             else:
@@ -383,3 +384,19 @@ def _encode_params(params: Params) -> dict[str, str] | None:
             continue
         out[k] = ("true" if v else "false") if isinstance(v, bool) else str(v)
     return out
+
+
+def _failure_text(exc: BaseException) -> str:
+    """Why a request failed, for people: aiohttp's own text of a failed connection shows
+    the SSLContext's repr (``ssl:<ssl.SSLContext object at 0x...>``)."""
+    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+        return f"certificate not accepted: {exc.certificate_error}"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        # asyncio's text quotes the address as a Python tuple: the OS's words instead
+        cause = exc.os_error
+        reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))
+        return f"cannot connect to {exc.host}:{exc.port}: {reason}"
+    if isinstance(exc, TimeoutError):
+        return "timed out"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -190,6 +190,19 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
     return app
 
 
+def _quiet_upgrades(protocol: type) -> type:
+    """uvicorn's protocol without its warning on upgrade requests: kubectl's exec, attach
+    and port-forward ask for SPDY or WebSocket, and are answered as plain HTTP on purpose
+    (a Status, as a real apiserver answers when it cannot reach the kubelet), so its
+    advice to install a WebSocket library would only mislead."""
+
+    class Protocol(protocol):  # type: ignore[valid-type,misc]
+        def _unsupported_upgrade_warning(self) -> None:
+            pass
+
+    return Protocol
+
+
 class HTTPServer:
     """uvicorn's HTTP protocol on a socket we bound, inside the caller's event loop.
 
@@ -214,6 +227,7 @@ class HTTPServer:
         config, state = self._config, self._state
         if not config.loaded:
             config.load()
+            config.http_protocol_class = _quiet_upgrades(config.http_protocol_class)
         loop = asyncio.get_running_loop()
         factory = self.guard.protocol_factory(loop, config, state, ssl_context)
         # TLS is set up by the factory, so that a connection still in its handshake can be

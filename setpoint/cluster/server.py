@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 import yaml
 
-from setpoint.cluster import reviews
+from setpoint.cluster import podstreams, reviews
 from setpoint.cluster.admission.points import (
     ConversionPoint,
     Steps,
@@ -27,6 +27,7 @@ from setpoint.cluster.http import BodyTooLarge, Request, Response, StreamRespons
 from setpoint.cluster.listencoding import encode_list
 from setpoint.cluster.negotiation import JSON, MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.podstreams import STREAMS
 from setpoint.cluster.rbac import MASTERS, Attributes
 from setpoint.cluster.registry.listing import list_item, list_stored
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
@@ -47,7 +48,8 @@ MAX_BODY = 3 * 1024 * 1024
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
-SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token"}
+SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
+                       "exec", "attach", "portforward"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 Obj = dict[str, Any]
 T = TypeVar("T")
@@ -250,6 +252,10 @@ class Handler:
                                or rp.subresource not in SERVED_SUBRESOURCES):
             raise errors.path_not_found()
         method = request.method
+        if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
+            body = podstreams.connect(self.api, rt, rp.namespace or "", rp.name,
+                                      rp.subresource, method, request.query)
+            return Response(body, 200, "text/plain")
         self._check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
             return await self._virtual(request, rt, rp)

@@ -48,7 +48,7 @@ def to_table(rt: ResourceType, objects: list[Obj], *, list_meta: Mapping[str, An
         row: Obj = {"cells": cells}
         if conditions:
             row["conditions"] = conditions
-        row["object"] = _row_object(obj, include_object, table_version)
+        row["object"] = _row_object(rt, obj, include_object, table_version)
         rows.append(row)
     metadata: Obj = {}
     if list_meta is not None:
@@ -87,11 +87,14 @@ class WatchTables:
         return table
 
 
-def _row_object(obj: Obj, include: str, version: str) -> Obj | None:
+def _row_object(rt: ResourceType, obj: Obj, include: str, version: str) -> Obj | None:
     if include == "None":
         return None
     if include == "Object":
-        return obj
+        # asTable (k8s.io/apiserver/pkg/endpoints/handlers/response.go) converts each row's
+        # object to the request's version, which sets its kind and apiVersion: list items
+        # carry neither, and kubectl decodes rows by them (``get --sort-by``)
+        return {"kind": rt.kind, "apiVersion": rt.api_version, **obj}
     return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
             "metadata": obj.get("metadata", {})}
 

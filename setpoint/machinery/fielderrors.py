@@ -138,6 +138,20 @@ def go_float(f: float) -> str:
     return f"{prefix}{digits[:exp + 1]}.{digits[exp + 1:]}"
 
 
+def unmarshal_kind(value: Any) -> str:
+    """How encoding/json's UnmarshalTypeError names a JSON value (``cannot unmarshal
+    string into ...``): object, array, bool, number or string, never a Python type."""
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "string"
+
+
 def go_interface(value: Any) -> str:
     """``%#v`` of a decoded JSON value (``map[string]interface {}{...}``)."""
     if value is None:

@@ -197,18 +197,22 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
 
 
 def discover_resources(target: ModuleType | str | Path) -> list[type[CustomResource]]:
-    """The custom resource classes of a module, a package and its submodules, or a file.
+    """The custom resource classes defined in a module, a package and its submodules, or a
+    file (not those it only imports).
 
     ``target`` is a module, a dotted module name, or the path of a ``.py`` file or of a
     directory of them. Abstract bases (no group) are skipped; the result is ordered by
     CRD name and version priority.
     """
     modules = list(_load(target))
+    # only the classes defined there: one the module imports is its own module's CRD
+    # (controller-gen's ``crd paths=./api/...`` likewise writes the types of those packages)
+    names = {module.__name__ for module in modules}
     found: dict[type[CustomResource], None] = {}
     for module in modules:
         for value in vars(module).values():
             if (inspect.isclass(value) and issubclass(value, CustomResource)
-                    and value.__declaration__ is not None):
+                    and value.__declaration__ is not None and value.__module__ in names):
                 found[value] = None
     return sorted(found, key=lambda c: (c.declaration().name,
                                         version_priority(c.declaration().version)))

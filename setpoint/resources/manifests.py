@@ -1,9 +1,10 @@
 """The manifests that run an operator in a cluster (``setpoint generate manifests``).
 
-A Namespace (optional), the ServiceAccount, the RBAC from :func:`generate_rbac`, and a
-one-replica Deployment running ``setpoint run module:attribute`` with liveness and
-readiness probes on ``/healthz`` and ``/readyz``, a metrics port, and the restricted pod
-security settings (non-root, no privilege escalation, no capabilities, read-only root).
+A Namespace (optional, and never one the cluster owns, such as ``default``), the
+ServiceAccount, the RBAC from :func:`generate_rbac`, and a one-replica Deployment running
+``setpoint run module:attribute`` with liveness and readiness probes on ``/healthz`` and
+``/readyz``, a metrics port, and the restricted pod security settings (non-root, no
+privilege escalation, no capabilities, read-only root).
 
 An operator with webhooks also gets their port, the Secret of its serving certificate
 mounted where the webhook server reads it, the Service the API server calls, and the
@@ -19,6 +20,10 @@ from typing import Any
 from setpoint.resources.rbac import Permissions, generate_rbac
 
 __all__ = ["generate_manifests"]
+
+# made and kept by the cluster itself (kube-apiserver's systemnamespaces controller, the
+# NamespaceLifecycle plugin's immortal namespaces): never applied, relabelled or deleted
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
 
 CERT_DIR = "/tmp/k8s-webhook-server/serving-certs"  # the webhook server's default (tmp)
 
@@ -48,7 +53,7 @@ def generate_manifests(
     perms = permissions if isinstance(permissions, Permissions) else None
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/managed-by": "setpoint"}
     out: list[dict[str, Any]] = []
-    if create_namespace:
+    if create_namespace and namespace not in SYSTEM_NAMESPACES:
         out.append({"apiVersion": "v1", "kind": "Namespace",
                     "metadata": {"name": namespace, "labels": dict(labels)}})
     out.append({"apiVersion": "v1", "kind": "ServiceAccount",

@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from setpoint.resources.rbac import Permissions, PolicyRule
 from setpoint.runtime.context import Context
 from setpoint.runtime.handlers import (
     Binding,
@@ -43,6 +44,7 @@ from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_ke
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.ratelimit import RateLimiter
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime.retries import FailureLog
 from setpoint.runtime.workqueue import ShutDown, WorkQueue
 
 if TYPE_CHECKING:
@@ -90,6 +92,8 @@ class Controller(Generic[T]):
     options: Options = field(default_factory=Options)
     reconcile_func: ReconcileFunc[T] | None = None
     reconciler_obj: Reconciler | None = None
+    permissions: Permissions | None = None
+    """Rules added with :meth:`permits` to those the declarations imply."""
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -135,6 +139,15 @@ class Controller(Generic[T]):
     def reads(self, *kinds: Any) -> Controller[T]:
         """Cache these kinds for reads without reconciling on their changes."""
         self.read_kinds.extend(kinds)
+        return self
+
+    def permits(self, *rules: PolicyRule, permissions: Permissions | None = None,
+                ) -> Controller[T]:
+        """Allow more than the declarations imply (``generate rbac``, ``rbac=True``):
+        PolicyRules as dicts (``{"apiGroups": [""], "resources": ["secrets"], "verbs":
+        ["list"]}``) and/or :class:`Permissions`, for calls made with ``ctx.client``."""
+        added = Permissions(rules=tuple(rules)) | (permissions or Permissions())
+        self.permissions = added if self.permissions is None else self.permissions | added
         return self
 
     def with_options(self, *, max_concurrent_reconciles: int | None = None,
@@ -196,6 +209,7 @@ class RunningController:
         self.for_key: KindKey = kind_key(definition.for_kind)
         self._tasks: list[asyncio.Task[None]] = []
         self._log = BoundLogger(log, controller=self.name)
+        self._failures = FailureLog()
         self._timeout = opts.reconcile_timeout
         m = manager.metrics
         self._m_total = {r: m.reconcile_total.labels(self.name, r)
@@ -265,14 +279,15 @@ class RunningController:
             self._m_terminal.inc()
             self._m_total["error"].inc()
             self.queue.forget(request)
+            self._failures.forget(request)
             logger.error("reconcile_failed_terminal", error=str(exc))
             return
         except Exception as exc:
             self._m_errors.inc()
             self._m_total["error"].inc()
-            self.queue.add_rate_limited(request)
-            logger.log(logging.ERROR, "reconcile_failed", error=repr(exc),
-                       retries=self.queue.num_requeues(request), exc_info=exc)
+            retry_in = self.queue.add_rate_limited(request)
+            self._failures.report(logger, request, exc, retry_in,
+                                  self.queue.num_requeues(request))
             return
         finally:
             self._m_time.observe(time.perf_counter() - started)
@@ -286,6 +301,7 @@ class RunningController:
         else:
             self.queue.forget(request)
             self._m_total["success"].inc()
+        self._failures.forget(request)
         logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
 
     async def _reconcile(self, request: Request, logger: BoundLogger) -> Result:

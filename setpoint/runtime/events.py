@@ -21,7 +21,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.objects import as_dict, meta
+from setpoint.runtime.retries import error_text
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +189,8 @@ class EventRecorder:
         try:
             await asyncio.wait_for(self._drain(), timeout)
         except TimeoutError:
-            log.warning("event_recorder_stop_timeout pending=%d", self._queue.qsize())
+            if self._queue.qsize():  # a crash stop has no time: say so only if events are lost
+                log.warning("event_recorder_stop_timeout pending=%d", self._queue.qsize())
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -223,8 +226,9 @@ class EventRecorder:
             elif series is not None:
                 await self._patch_series(series)
         except Exception as exc:
-            log.warning("event_write_failed reason=%s error=%r",
-                        pending.body.get("reason") if pending.body else "series", exc)
+            log.warning("event_write_failed reason=%s %s",
+                        pending.body.get("reason") if pending.body else "series",
+                        format_fields({"error": error_text(exc)}))
 
     async def _patch_series(self, series: _Series) -> None:
         count = series.count
@@ -243,7 +247,8 @@ class EventRecorder:
                 try:
                     await self._patch_series(series)
                 except Exception as exc:
-                    log.warning("event_series_write_failed name=%s error=%r", series.name, exc)
+                    log.warning("event_series_write_failed name=%s %s", series.name,
+                                format_fields({"error": error_text(exc)}))
             if now - series.last_observed > self.series_idle:
                 self._series.pop(key, None)
         for subject, bucket in list(self._buckets.items()):

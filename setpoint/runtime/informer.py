@@ -32,10 +32,18 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from setpoint.client import Client, GoneError, ResourceInfo
+from setpoint.client import (
+    ApiError,
+    Client,
+    ForbiddenError,
+    GoneError,
+    ResourceInfo,
+    UnauthorizedError,
+)
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
 from setpoint.runtime.cache import Store
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.objects import (
     KindKey,
     Obj,
@@ -47,6 +55,7 @@ from setpoint.runtime.objects import (
     namespace_of,
     resource_version_of,
 )
+from setpoint.runtime.retries import error_text
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +144,10 @@ class Informer:
         """How many times the informer listed (1 unless it had to relist)."""
         self.watches = 0
         """How many watch requests it opened (resumes included)."""
+        self.refusal: tuple[str, ApiError] | None = None
+        """The last 401 or 403 the server answered, with the verb refused (the informer
+        retries them, as client-go's reflector does; a starting manager gives up on them)."""
+        self.refused = asyncio.Event()
 
     def __repr__(self) -> str:
         scope = f"namespace={self.namespace!r}" if self.namespace else "all namespaces"
@@ -174,10 +187,20 @@ class Informer:
             except GoneError as exc:
                 log.info("informer_relist kind=%s reason=%s", self.kind, exc.message)
                 self.resource_version = None
+            except (UnauthorizedError, ForbiddenError) as exc:
+                verb = "discover" if self.info is None else (
+                    "list" if self.resource_version is None else "watch")
+                self.refusal = (verb, exc)
+                self.refused.set()
+                wait = self.backoff.next()
+                log.warning("informer_refused kind=%s verb=%s code=%d %s retry_in=%.2f",
+                            self.kind, verb, exc.code, format_fields({"message": exc.message}),
+                            wait)
+                await asyncio.sleep(wait)
             except Exception as exc:
                 wait = self.backoff.next()
-                log.warning("informer_error kind=%s error=%r retry_in=%.2f",
-                            self.kind, exc, wait)
+                log.warning("informer_error kind=%s %s retry_in=%.2f", self.kind,
+                            format_fields({"error": error_text(exc)}), wait)
                 await asyncio.sleep(wait)
 
     async def _list(self) -> None:
@@ -310,5 +333,6 @@ class Informer:
             fn(*args)
         except Exception:
             # one broken handler must not stop the others or the informer
-            log.exception("informer_handler_failed kind=%s handler=%r", self.kind, fn)
+            log.exception("informer_handler_failed kind=%s handler=%s", self.kind,
+                          getattr(fn, "__qualname__", type(fn).__qualname__))
 

@@ -32,10 +32,14 @@ from setpoint.runtime.controller import Controller, RunningController
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.informer import Informer, drop_managed_fields
 from setpoint.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.metrics import Metrics
 from setpoint.runtime.objects import KindKey, kind_key
+from setpoint.runtime.permissions import manager_permissions
 from setpoint.runtime.probes import ProbeServer
+from setpoint.runtime.retries import error_text
 from setpoint.runtime.settings import CacheScope, ManagerSettings
+from setpoint.runtime.startup import wait_for_caches
 from setpoint.runtime.webhook.server import WebhookServer
 from setpoint.runtime.writer import Writer
 
@@ -224,14 +228,11 @@ class Manager:
             self._informer_tasks.append(asyncio.create_task(informer.run(),
                                                             name=f"informer-{key}"))
         try:
-            await asyncio.wait_for(
-                asyncio.gather(*(i.wait_synced() for i in self.informers.values())),
-                settings.cache_sync_timeout)
-        except TimeoutError:
-            pending = [str(k) for k, i in self.informers.items() if not i.has_synced]
+            await wait_for_caches(self.informers, settings.cache_sync_timeout, client.config,
+                                  lambda: manager_permissions(self))
+        except BaseException:  # refused, timed out, or cancelled by a signal: stop at once
             await self.stop(graceful=False)
-            raise TimeoutError(f"caches did not sync in {settings.cache_sync_timeout}s: "
-                               f"{pending}") from None
+            raise
         self._ready = True
         if settings.leader_election:
             self.elector = LeaderElector(client, LeaderElectionConfig(
@@ -275,7 +276,8 @@ class Manager:
 
     def _runnable_done(self, task: asyncio.Task[None]) -> None:
         if not task.cancelled() and task.exception() is not None:
-            log.error("runnable_failed name=%s error=%r", task.get_name(), task.exception())
+            log.error("runnable_failed name=%s %s", task.get_name(),
+                      format_fields({"error": error_text(task.exception())}))
 
     async def _start_when_elected(self) -> None:
         assert self.elector is not None

@@ -39,20 +39,24 @@ def _has_status(kind: Any) -> bool:
 
 
 def controller_permissions(controller: Any) -> Permissions:
-    """What a controller's declarations imply: reads of every kind it watches or reads,
-    writes of the kinds it owns (and ``<for>/finalizers`` to set ``blockOwnerDeletion``),
-    status writes of its own kind; plus a ``permissions`` attribute if it has one."""
+    """What a controller's declarations imply, so that every call its Context offers is
+    allowed: its primary kind in full (get/list/watch/create/update/patch/delete, update of
+    ``<plural>/finalizers``, and get/update/patch of ``<plural>/status`` when it has a
+    status), as kubebuilder's scaffold grants it; writes of the kinds it owns; reads of the
+    kinds it watches or reads; events; plus what it adds with ``Controller.permits``."""
     watches, owns, status, owners = [], [], [], []
     for spec in controller.watch_specs:
         target = _resource(spec.kind)
-        if spec.role == "owns":
+        if spec.role in ("for", "owns"):
+            # for: ctx.add_finalizer patches the object, ctx.apply/create_or_update/delete
+            # may write it (controller-gen's scaffold: the seven verbs on the primary kind)
             owns.append(target)
         else:
             watches.append(target)
-        if spec.role == "for" and _has_status(spec.kind):
-            status.append(target)
-    if owns:
-        owners.append(_resource(controller.for_kind))
+        if spec.role == "for":
+            owners.append(target)
+            if _has_status(spec.kind):
+                status.append(target)
     watches += [_resource(k) for k in controller.read_kinds]
     derived = Permissions(watches=watches, owns=owns, writes_status=status, owners=owners,
                           events=True)

@@ -136,10 +136,13 @@ class WorkQueue(Generic[K]):
         handle = loop.call_at(ready_at, self._ready, item)
         self._waiting[item] = (ready_at, handle)
 
-    def add_rate_limited(self, item: K) -> None:
-        """Queue ``item`` after the rate limiter's delay (a retry: counts one failure)."""
+    def add_rate_limited(self, item: K) -> float:
+        """Queue ``item`` after the rate limiter's delay (a retry: counts one failure);
+        returns the delay."""
         self._metrics.retried()
-        self.add_after(item, self.rate_limiter.when(item))
+        delay = self.rate_limiter.when(item)
+        self.add_after(item, delay)
+        return delay
 
     def forget(self, item: K) -> None:
         """``item`` succeeded: reset its backoff."""

@@ -15,7 +15,8 @@ T = TypeVar("T")
 
 kubeconfig_option = click.option(
     "--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), envvar="KUBECONFIG",
-    help="The kubeconfig of the cluster. Default: $KUBECONFIG.")
+    help="The kubeconfig of the cluster. Default: $KUBECONFIG, else the one `setpoint "
+         "cluster up` wrote ($XDG_DATA_HOME/setpoint/cluster/kubeconfig).")
 
 
 def fail(message: str) -> NoReturn:
@@ -26,11 +27,22 @@ def fail(message: str) -> NoReturn:
 def run_against(kubeconfig: Path | None, action: Callable[[Any], Awaitable[T]], *,
                 on_timeout: str | None = None) -> T:
     """Run ``action(client)`` against the cluster, turning failures into one line."""
-    from setpoint.client import ApiError, Client, ClientError, ConfigError, load_kubeconfig
+    from setpoint.client import (
+        ApiError,
+        Client,
+        ClientError,
+        ConfigError,
+        load_kubeconfig,
+        local_cluster_kubeconfig,
+    )
 
     if kubeconfig is None:
-        fail("no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG")
-    if not kubeconfig.exists():
+        # these commands drive Setpoint's simulated workloads: the local cluster is the one
+        kubeconfig = local_cluster_kubeconfig()
+        if not kubeconfig.exists():
+            fail(f"no cluster: no kubeconfig at {kubeconfig} (start one with `setpoint "
+                 f"cluster up`), pass --kubeconfig FILE or set KUBECONFIG")
+    elif not kubeconfig.exists():
         fail(f"kubeconfig {kubeconfig} does not exist")
 
     async def main() -> T:

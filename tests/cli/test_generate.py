@@ -40,7 +40,9 @@ def test_rbac_grants_what_the_controllers_declare_and_nothing_more() -> None:
              for res in r["resources"]}
     assert rules == {
         ("", "configmaps"): ["get", "list", "watch", "create", "update", "patch", "delete"],
-        ("bench.setpoint.dev", "widgets"): ["get", "list", "watch"],
+        # the primary kind: every call of the Context (kubebuilder's scaffold)
+        ("bench.setpoint.dev", "widgets"): [
+            "get", "list", "watch", "create", "update", "patch", "delete"],
         ("bench.setpoint.dev", "widgets/status"): ["get", "update", "patch"],
         ("bench.setpoint.dev", "widgets/finalizers"): ["update"],
         ("events.k8s.io", "events"): ["create", "patch"],
@@ -144,3 +146,42 @@ def test_manifests_of_a_manager_with_webhooks_serve_them_with_a_mounted_certific
         "cert-manager.io/inject-ca-from": "ops/cms-serving-cert"}
     assert mutating["webhooks"][0]["clientConfig"]["service"]["name"] == "cms-webhook-service"
     assert by_kind["Service"]["spec"]["ports"][0]["targetPort"] == 9443
+
+
+GADGET_MODULE = '''
+from examples.widget.api import Widget  # imported, not defined here: not this module's CRD
+from setpoint.resources import CustomResource
+
+
+class Gadget(CustomResource, group="gadgets.example.com", version="v1", kind="Gadget"):
+    size: int = 1
+'''
+
+
+def test_crds_are_written_only_for_the_classes_the_module_defines(tmp_path: Path) -> None:
+    """controller-gen's ``crd paths=./api/...`` writes the types of those packages only;
+    a class a module merely imports belongs to the module that defines it."""
+    (tmp_path / "gadgets.py").write_text(GADGET_MODULE)
+    code, out = invoke("generate", "crds", str(tmp_path / "gadgets.py"))
+    assert code == 0, out
+    assert [crd["metadata"]["name"] for crd in yaml.safe_load_all(out)] == [
+        "gadgets.gadgets.example.com"]
+    code, out = invoke("generate", "crds", "examples.widget.operator")
+    assert code != 0
+    assert out.strip() == "Error: 'examples.widget.operator' defines no CustomResource classes"
+
+
+def test_manifests_never_include_a_namespace_the_cluster_owns() -> None:
+    """``default``, ``kube-system``, ``kube-public`` (and ``kube-node-lease``) are made and
+    kept by the cluster itself (pkg/controlplane/controller/systemnamespaces and the
+    NamespaceLifecycle admission plugin's immortal namespaces): applying the output must
+    not relabel them, and deleting it must not try to delete them."""
+    for system in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        code, out = invoke("generate", "manifests", "examples.widget.operator", "--image",
+                           "example/widget:1", "--namespace", system)
+        assert code == 0, out
+        assert [d for d in yaml.safe_load_all(out) if d["kind"] == "Namespace"] == []
+    code, out = invoke("generate", "manifests", "examples.widget.operator", "--image",
+                       "example/widget:1", "--namespace", "ops")
+    assert [d["metadata"]["name"] for d in yaml.safe_load_all(out)
+            if d["kind"] == "Namespace"] == ["ops"]

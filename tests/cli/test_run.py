@@ -107,3 +107,146 @@ async def test_run_registers_its_webhooks_with_a_local_cluster_while_it_runs(
     assert proc.returncode == 0, output.decode()
     assert b"webhooks registered at https://127.0.0.1:" in output
     assert (await k8s.list(mutating)).items == []  # taken back on the way out
+
+
+# -- refused by the server, and signals while starting ---------------------------------------
+# client-go's reflector retries 401 and 403 for ever (tools/cache/reflector.go) and the
+# manager only gives up when CacheSyncTimeout runs out; a starting `setpoint run` gives up
+# at once with one line instead, and a signal stops it whatever state it is in. The
+# subprocesses' 30 s limits only keep a broken run from hanging the suite: the sync timeout
+# they would otherwise wait for is 120 s.
+
+def _kubeconfig_with_token(source: Path, token: str, target: Path) -> Path:
+    config = yaml.safe_load(source.read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token}
+    target.write_text(yaml.safe_dump(config))
+    return target
+
+
+async def _run_operator(kubeconfig: Path, *args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "setpoint.cli.main", "run", "examples.widget.operator:manager",
+        "--kubeconfig", str(kubeconfig), "--http-address", "127.0.0.1:0", *args,
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+
+async def _finish(proc: asyncio.subprocess.Process) -> tuple[str, str]:
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 30)
+    except TimeoutError:
+        proc.kill()
+        raise
+    return out.decode(), err.decode()
+
+
+async def test_rejected_credentials_fail_at_once_with_one_line(
+        setpoint_cluster: SetpointCluster, tmp_path: Path) -> None:
+    await setpoint_cluster.install(Widget)
+    bad = _kubeconfig_with_token(setpoint_cluster.kubeconfig, "not-a-token",
+                                 tmp_path / "kubeconfig")
+    proc = await _run_operator(bad)
+    _, err = await _finish(proc)
+    assert proc.returncode == 1
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line.startswith("error: 401 Unauthorized: the API server at https://127.0.0.1:")
+    assert "refused to list" in line and "Traceback" not in err
+
+
+async def test_forbidden_watches_fail_at_once_naming_user_verb_resource_and_declared_rbac(
+        setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
+    await setpoint_cluster.install(Widget)
+    namespace = k8s.namespace
+    await k8s.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                      "metadata": {"name": "nobody", "namespace": namespace}})
+    answer = await k8s.request(
+        "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/nobody/token",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+              "spec": {"expirationSeconds": 3600}})
+    # allowed its ConfigMaps, so that only the watch of Widgets is refused
+    rbac = "rbac.authorization.k8s.io"
+    await k8s.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRole",
+                      "metadata": {"name": "nobody-configmaps"},
+                      "rules": [{"apiGroups": [""], "resources": ["configmaps"],
+                                 "verbs": ["get", "list", "watch"]}]})
+    await k8s.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding",
+                      "metadata": {"name": "nobody-configmaps"},
+                      "roleRef": {"apiGroup": rbac, "kind": "ClusterRole",
+                                  "name": "nobody-configmaps"},
+                      "subjects": [{"kind": "ServiceAccount", "name": "nobody",
+                                    "namespace": namespace}]})
+    config = _kubeconfig_with_token(setpoint_cluster.kubeconfig, answer["status"]["token"],
+                                    tmp_path / "kubeconfig")
+    proc = await _run_operator(config)
+    _, err = await _finish(proc)
+    assert proc.returncode == 1
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        "error: 403 Forbidden: widgets.bench.setpoint.dev is forbidden: User "
+        f'"system:serviceaccount:{namespace}:nobody" cannot list resource "widgets" in API '
+        'group "bench.setpoint.dev" at the cluster scope; its controllers declare get, list, '
+        "watch, create, update, patch, delete on widgets.bench.setpoint.dev: bind this user "
+        "to the roles `setpoint generate rbac` writes for them")
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+async def test_a_signal_stops_a_manager_whose_caches_never_sync(
+        setpoint_cluster: SetpointCluster, sig: signal.Signals) -> None:
+    # Widget's CRD is not installed: its informer retries discovery, the caches never sync
+    proc = await _run_operator(setpoint_cluster.kubeconfig, "--log-level", "info")
+    assert proc.stderr is not None
+    while b"informer_error" not in await proc.stderr.readline():
+        assert proc.returncode is None
+    proc.send_signal(sig)
+    _, err = await _finish(proc)
+    assert proc.returncode == 0, err
+    assert "manager_stopped" in err and "Traceback" not in err
+
+
+def _unreachable_kubeconfig(tmp_path: Path) -> Path:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    return kubeconfig
+
+
+def _run_webhooks(tmp_path: Path, *args: str) -> tuple[int, str]:
+    import subprocess
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "setpoint.cli.main", "run", "tests.cli.webhook_target:manager",
+         "--kubeconfig", str(_unreachable_kubeconfig(tmp_path)), *args],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=60, check=False)
+    return proc.returncode, proc.stderr
+
+
+def test_webhooks_without_a_certificate_are_one_line_naming_the_flags(tmp_path: Path) -> None:
+    code, err = _run_webhooks(tmp_path, "--webhook-cert-dir", str(tmp_path / "certs"))
+    assert code == 1 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: the webhook server has no certificate: {tmp_path}/certs/tls.crt and "
+        f"{tmp_path}/certs/tls.key do not exist: pass --webhook-cert-dir DIR (with tls.crt "
+        "and tls.key), or --register-webhooks to serve a self-signed one to a local cluster")
+
+
+def test_a_busy_webhook_port_is_one_line_naming_the_flag(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, err = _run_webhooks(tmp_path, "--register-webhooks",
+                                  "--webhook-address", f"127.0.0.1:{port}")
+    assert code == 1 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: cannot serve webhooks on 127.0.0.1:{port}: Address already in use: pass "
+        "another --webhook-address (--webhook-address 127.0.0.1:0 takes a free port)")

@@ -131,6 +131,20 @@ async def test_a_refused_connection_is_retried_even_for_create(recorder: Recorde
     assert all(r.error == "ClientConnectorError" for r in recorder.records)
 
 
+async def test_a_refused_https_connection_is_told_in_words_not_python_reprs() -> None:
+    """aiohttp's own text shows ``ssl:<ssl.SSLContext object at 0x...>`` and asyncio's the
+    address as a tuple; people read the OS's words."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens
+    config = ClusterConfig(server=f"https://127.0.0.1:{port}")
+    async with Client(config, retry=RetryPolicy(max_retries=0)) as client:
+        with pytest.raises(TransportError) as info:
+            await client.get(CM, "a", namespace="x")
+    assert str(info.value).endswith(
+        f"to 127.0.0.1:{port} failed: cannot connect to 127.0.0.1:{port}: Connection refused")
+
+
 @pytest.mark.usefixtures("stored")
 async def test_a_401_rereads_a_rotated_token_file_and_retries_once(
     client: Client, api: FakeApi, tmp_path: Path,

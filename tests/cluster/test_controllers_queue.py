@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
+
+import pytest
 
 from setpoint.cluster.controllers.queue import Retry, WorkQueue
+from setpoint.machinery.errors import StatusError
 
 
 async def test_a_key_added_many_times_in_one_turn_is_synced_once() -> None:
@@ -79,3 +83,25 @@ async def test_nothing_runs_after_shutdown() -> None:
     queue.add("c")
     await asyncio.sleep(0.01)
     assert seen == []
+
+
+async def test_an_unexpected_error_has_one_traceback_per_key_and_distinct_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 or a Retry is one line; a bug's traceback once, not on every retry; the key is
+    written plainly (the garbage collector's keys are tuples)."""
+    errors = [RuntimeError("bug"), RuntimeError("bug"), KeyError("other"),
+              StatusError(409, "Conflict", "the object has been modified")]
+    done = asyncio.Event()
+
+    def sync(key: tuple[str, str]) -> None:
+        if errors:
+            raise errors.pop(0)
+        done.set()
+
+    caplog.set_level(logging.DEBUG, logger="setpoint")
+    queue: WorkQueue[tuple[str, str]] = WorkQueue("gc", sync)
+    queue.add(("delete", "uid-1"))
+    await asyncio.wait_for(done.wait(), 30)
+    lines = [r for r in caplog.records if "controller=gc" in r.getMessage()]
+    assert [r.exc_info is not None for r in lines] == [True, False, True, False]
+    assert all("key=delete/uid-1 " in r.getMessage() for r in lines)

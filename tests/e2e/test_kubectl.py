@@ -423,6 +423,23 @@ def test_scale_custom_resource_through_its_scale_subresource(kubectl: Kubectl, n
                 "--timeout=20s")
 
 
+def test_wrong_type_is_worded_with_json_type_names(kubectl: Kubectl, namespace: str,
+                                                   gizmos: str) -> None:
+    """A string where the schema and the scale subresource want an integer: the OpenAPI
+    error (apiextensions-apiserver's schema validation: ``must be of type integer``) and the
+    scale accessor's (validator.go ValidateScaleSpec through unstructured.NestedInt64:
+    ``%v accessor error: %v is of the type %T, expected int64``, Go's type names)."""
+    group = gizmos.split(".", 1)[1]
+    out = kubectl.run("apply", "-n", namespace, "-f", "-", ok=False, stdin=yaml.safe_dump({
+        "apiVersion": f"{group}/v1", "kind": "Gizmo", "metadata": {"name": "typed"},
+        "spec": {"replicas": "two"}}))
+    assert 'spec.replicas: Invalid value: "string": spec.replicas in body must be of type ' \
+           'integer: "string"' in out.stderr
+    assert ".spec.replicas accessor error: two is of the type string, expected int64" \
+        in out.stderr
+    assert "str," not in out.stderr and "'two'" not in out.stderr
+
+
 # -- wait ----------------------------------------------------------------------------------
 
 def test_wait_for_condition_set_later_through_status(kubectl: Kubectl, namespace: str,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import Counter
 from typing import Any
 
@@ -116,6 +117,62 @@ async def test_errors_are_retried_with_backoff_and_counted(
         assert 'controller_runtime_reconcile_total{controller="flaky",result="success"} 1.0' \
             in text
         assert 'workqueue_retries_total{controller="flaky",name="flaky"} 2.0' in text
+
+
+async def test_a_conflict_is_one_line_with_the_object_reason_and_next_retry(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """A 409 is routine (controller-runtime requeues it with backoff): one line, no
+    traceback, naming the object, the reason and when it is tried again."""
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="stale")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["name"])
+        if len(attempts) < 3:  # a write from a stale read: the server answers 409 Conflict
+            stale = {**obj, "metadata": {**obj["metadata"], "resourceVersion": "1"}}
+            await ctx.client.update(stale)
+        return Result()
+
+    caplog.set_level(logging.INFO, logger="setpoint")
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: len(attempts) == 3)
+    retries = [r for r in caplog.records if "reconcile_retry" in r.getMessage()]
+    assert len(retries) == 2
+    for record in retries:
+        line = record.getMessage()
+        assert record.exc_info is None and record.levelno == logging.WARNING
+        assert "namespace=default name=w" in line and "reason=Conflict" in line
+        assert "retry_in=" in line and "Operation cannot be fulfilled" in line
+        assert " at 0x" not in line and "Error(" not in line
+    assert not [r for r in caplog.records if r.exc_info]
+
+
+async def test_an_unexpected_error_has_one_traceback_per_object_per_distinct_error(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="buggy")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["name"])
+        if len(attempts) <= 3:
+            raise RuntimeError("the same bug")
+        if len(attempts) == 4:
+            raise KeyError("another bug")
+        return Result()
+
+    caplog.set_level(logging.INFO, logger="setpoint")
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: len(attempts) == 5)
+    failed = [r for r in caplog.records if "reconcile_failed" in r.getMessage()]
+    assert len(failed) == 4
+    assert [r.exc_info is not None for r in failed] == [True, False, False, True]
+    assert all("retry_in=" in r.getMessage() for r in failed)
 
 
 async def test_terminal_errors_are_not_retried(

@@ -47,3 +47,62 @@ async def test_an_undeclared_read_is_forbidden_as_it_would_be_in_a_cluster(
     await run_manager(sneaky)  # as the administrator: allowed
     await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "y"}})
     await wait_for(lambda: "listed" in outcomes)
+
+
+async def test_the_generated_roles_allow_every_context_call_on_the_primary_kind(
+        run_manager: ManagerLauncher, k8s: Client, wait_for: Waiter) -> None:
+    """A controller adding and removing a finalizer and writing its object runs under its own
+    generated roles. The scaffold of kubebuilder (controller-gen's ``+kubebuilder:rbac``
+    markers in ``internal/controller/*_controller.go``) grants get/list/watch/create/update/
+    patch/delete on the primary kind, update on ``<plural>/finalizers`` and get/update/patch
+    on ``<plural>/status``: every call the Context offers on it."""
+    outcomes: list[str] = []
+    finalizing = Controller.for_(CONFIGMAP, name="finalizing")
+
+    @finalizing.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], cm: dict[str, Any]) -> Result:
+        if cm["metadata"]["name"] != "x":  # (not the cluster's own kube-root-ca.crt)
+            return Result()
+        try:
+            if ctx.deleting:
+                await ctx.remove_finalizer("example.com/cleanup")
+                outcomes.append("removed")
+            elif await ctx.add_finalizer("example.com/cleanup"):
+                await ctx.create_or_update(
+                    cm, lambda current: current.__setitem__("data", {"seen": "yes"}))
+                outcomes.append("added")
+        except ForbiddenError as exc:
+            outcomes.append(exc.message)
+        return Result()
+
+    await run_manager(finalizing, rbac=True)
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    await wait_for(lambda: outcomes)
+    assert outcomes == ["added"]
+    assert (await k8s.get(CONFIGMAP, "x"))["data"] == {"seen": "yes"}
+    await k8s.delete(CONFIGMAP, "x")
+    await wait_for(lambda: len(outcomes) > 1)
+    assert outcomes == ["added", "removed"]
+
+
+async def test_a_controller_adds_rules_with_permits(
+        run_manager: ManagerLauncher, k8s: Client, wait_for: Waiter) -> None:
+    outcomes: list[str] = []
+    reader = Controller.for_(CONFIGMAP, name="reader").permits(
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]})
+
+    @reader.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], cm: dict[str, Any]) -> Result:
+        if cm["metadata"]["name"] != "x":  # (not the cluster's own kube-root-ca.crt)
+            return Result()
+        try:
+            await ctx.client.list(SECRET, namespace=cm["metadata"]["namespace"])
+            outcomes.append("listed")
+        except ForbiddenError as exc:
+            outcomes.append(exc.message)
+        return Result()
+
+    await run_manager(reader, rbac=True)
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    await wait_for(lambda: outcomes)
+    assert outcomes == ["listed"]

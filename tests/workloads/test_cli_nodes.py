@@ -99,9 +99,6 @@ async def test_user_mistakes_get_one_clean_line(cluster: RunningCluster,
     assert "invalid taint effect: Sometimes" in bad_taint.output
     bad_cpu = await invoke("node", "add", "--cpu", "lots", "--kubeconfig", kubeconfig)
     assert bad_cpu.exit_code == 2 and "'lots' is not a quantity" in bad_cpu.output
-    no_config = await invoke("node", "cordon", "node-1", env={"KUBECONFIG": ""})
-    assert no_config.exit_code == 1
-    assert no_config.output == "error: no kubeconfig: pass --kubeconfig FILE or set KUBECONFIG\n"
     absent = await invoke("node", "cordon", "node-1", "--kubeconfig",
                           str(tmp_path / "none.yaml"))
     assert absent.output == f"error: kubeconfig {tmp_path / 'none.yaml'} does not exist\n"
@@ -164,3 +161,36 @@ async def test_cluster_up_without_workloads_is_a_bare_api_server(tmp_path: Path)
     finally:
         out = await _stop(process)
     assert "workloads" not in out
+
+
+async def test_node_and_pod_commands_find_the_cluster_that_cluster_up_started(
+        tmp_path: Path) -> None:
+    """Without --kubeconfig or KUBECONFIG, the commands use the kubeconfig `setpoint cluster
+    up` writes by default ($XDG_DATA_HOME/setpoint/cluster/kubeconfig)."""
+    env = {"XDG_DATA_HOME": str(tmp_path), "KUBECONFIG": None}
+    result = await invoke("node", "cordon", "node-1", env=env)  # type: ignore[arg-type]
+    assert result.exit_code == 1
+    assert result.output.startswith(
+        f"error: no cluster: no kubeconfig at {tmp_path}/setpoint/cluster/kubeconfig (start "
+        "one with `setpoint cluster up`)")
+    async with serve(tmp_path / "setpoint" / "cluster") as running:  # as `cluster up` does
+        async with Client(load_kubeconfig(running.kubeconfig)) as client:
+            await nodes.register_nodes(client, WorkloadSettings(nodes=1))
+        result = await invoke("node", "cordon", "node-1", env=env)  # type: ignore[arg-type]
+        assert result.exit_code == 0, result.output
+        assert (await get_node(running, "node-1"))["spec"]["unschedulable"] is True
+        result = await invoke("pod", "fail", "nope", env=env)  # type: ignore[arg-type]
+        assert result.output == 'error: pods "nope" not found\n'
+
+
+async def test_a_missing_kubeconfig_passed_is_named_without_advice_to_pass_one(
+        tmp_path: Path) -> None:
+    missing = tmp_path / "nonexistent"
+    for args in (["node", "cordon", "node-1"], ["pod", "fail", "web-0"]):
+        result = await invoke(*args, "--kubeconfig", str(missing))
+        assert result.output == f"error: kubeconfig {missing} does not exist\n"
+    result = await invoke("run", "examples.widget.operator:manager", "--kubeconfig",
+                          str(missing))
+    assert result.exit_code == 2
+    assert "--kubeconfig FILE" not in result.output and str(missing) in result.output
+    assert len(result.output.strip().splitlines()) == 1, result.output

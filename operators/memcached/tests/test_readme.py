@@ -42,7 +42,10 @@ def test_the_generated_manifests_grant_only_what_the_controller_declares() -> No
                for group in rule["apiGroups"] for resource in rule["resources"]}
     assert granted[("", "pods")] == {"get", "list", "watch"}
     assert "delete" in granted[("", "configmaps")]
-    assert granted[("cache.setpoint.dev", "memcacheds")] == {"get", "list", "watch"}
+    # the primary kind as kubebuilder's scaffold grants it: every call of the Context
+    assert granted[("cache.setpoint.dev", "memcacheds")] == {
+        "get", "list", "watch", "create", "update", "patch", "delete"}
+    assert granted[("cache.setpoint.dev", "memcacheds/finalizers")] == {"update"}
     assert "patch" in granted[("cache.setpoint.dev", "memcacheds/status")]
     assert all("*" not in verbs for verbs in granted.values())
     (deployment,) = [d for d in documents if d["kind"] == "Deployment"]

@@ -43,6 +43,7 @@ class WorkQueue(Generic[K]):
         self._scheduled = False
         self._timers: dict[K, tuple[float, asyncio.TimerHandle]] = {}
         self._failures: dict[K, int] = {}
+        self._last_error: dict[K, tuple[str, str]] = {}  # a traceback once per distinct error
         self._stopped = False
 
     def __repr__(self) -> str:
@@ -103,6 +104,7 @@ class WorkQueue(Generic[K]):
                 self._retry(key, err, level=logging.ERROR)
                 continue
             self._failures.pop(key, None)
+            self._last_error.pop(key, None)
             if again is not None:
                 self.add_after(key, again)
 
@@ -110,6 +112,14 @@ class WorkQueue(Generic[K]):
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
         delay = min(BASE_DELAY * 2 ** failures, MAX_DELAY)
-        log.log(level, "controller=%s key=%s retry_in=%.3f error=%s", self.name, key, delay,
-                err, exc_info=err if level >= logging.ERROR else None)
+        traceback = None
+        if level >= logging.ERROR:
+            signature = (type(err).__qualname__, str(err))
+            if self._last_error.get(key) != signature:
+                self._last_error[key] = signature
+                traceback = err
+        # keys are strings or tuples (the garbage collector's (action, uid)): never a repr
+        shown = "/".join(map(str, key)) if isinstance(key, tuple) else key
+        log.log(level, "controller=%s key=%s retry_in=%.3f error=%s", self.name, shown, delay,
+                err, exc_info=traceback)
         self.add_after(key, delay)

@@ -31,6 +31,7 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema
 
 Obj = dict[str, Any]
@@ -442,7 +443,7 @@ class REST:
         elif not isinstance(meta, dict):
             raise errors.bad_request(
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                f"json: cannot unmarshal {type(meta).__name__} into Go struct field "
+                f"json: cannot unmarshal {unmarshal_kind(meta)} into Go struct field "
                 f"{rt.kind}.metadata of type v1.ObjectMeta")
         else:
             obj["metadata"] = dict(meta)

@@ -19,9 +19,20 @@ from pathlib import Path
 
 from setpoint.machinery.certificates import Certificates, issue
 
-__all__ = ["CertificateSource", "default_cert_dir", "generate_serving_certificate"]
+__all__ = ["CertificateNotFound", "CertificateSource", "default_cert_dir",
+           "generate_serving_certificate"]
 
 VALIDITY = datetime.timedelta(days=365)
+
+
+class CertificateNotFound(FileNotFoundError):
+    """The serving certificate's files are missing and generating one is not allowed."""
+
+    def __init__(self, cert_file: Path, key_file: Path) -> None:
+        super().__init__(f"webhook serving certificate not found: {cert_file} and {key_file} "
+                         "(mount them, or allow generating a self-signed one)")
+        self.cert_file = cert_file
+        self.key_file = key_file
 
 
 def default_cert_dir() -> Path:
@@ -68,9 +79,7 @@ class CertificateSource:
         elif self.generate:
             self._load_generated()
         else:
-            raise FileNotFoundError(
-                f"webhook serving certificate not found: {self.cert_file} and "
-                f"{self.key_file} (mount them, or allow generating a self-signed one)")
+            raise CertificateNotFound(self.cert_file, self.key_file)
         return self.context
 
     def reload_if_changed(self) -> bool:

@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.metrics import Metrics
+from setpoint.runtime.retries import error_text
 from setpoint.runtime.webhook.certs import CertificateSource
 from setpoint.runtime.webhook.endpoint import Endpoint
 
 if TYPE_CHECKING:
     from setpoint.client import Client
 
-__all__ = ["MAX_REQUEST_SIZE", "WebhookServer"]
+__all__ = ["MAX_REQUEST_SIZE", "ListenError", "WebhookServer"]
 
 log = logging.getLogger("setpoint.runtime.webhook")
 
@@ -39,6 +41,19 @@ log = logging.getLogger("setpoint.runtime.webhook")
 # oldObject), plus the review around them
 MAX_REQUEST_SIZE = 7 * 1024 * 1024
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
+
+
+class ListenError(OSError):
+    """The webhook server could not listen on its address (in use, not this host's)."""
+
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        # asyncio's own text quotes the address as a Python tuple: say it as the OS does
+        reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))
+        super().__init__(cause.errno, f"cannot serve webhooks on {host}:{port}: {reason}")
+        self.host, self.port, self.reason = host, port, reason
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 class WebhookServer:
@@ -138,6 +153,9 @@ class WebhookServer:
                            ssl_context=context)
         try:
             await site.start()
+        except OSError as exc:
+            await runner.cleanup()
+            raise ListenError(self.host, self.requested_port, exc) from exc
         except BaseException:
             await runner.cleanup()
             raise
@@ -170,7 +188,8 @@ class WebhookServer:
                     log.info("webhook_certificate_reloaded dir=%s", self.certs.cert_dir)
             except (OSError, ValueError) as exc:
                 # a rotation caught half-written: keep serving the old one, try again later
-                log.warning("webhook_certificate_reload_failed error=%r", exc)
+                log.warning("webhook_certificate_reload_failed %s",
+                            format_fields({"error": error_text(exc)}))
 
     # -- serving ---------------------------------------------------------------------------
 
@@ -195,8 +214,10 @@ class WebhookServer:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.error("webhook_request_failed path=%s error=%r", path, exc, exc_info=exc)
-            status, payload = 500, _status(500, "InternalError", f"webhook failed: {exc!r}")
+            log.error("webhook_request_failed path=%s %s", path,
+                      format_fields({"error": error_text(exc)}), exc_info=exc)
+            status, payload = 500, _status(500, "InternalError",
+                                           f"webhook failed: {error_text(exc)}")
         finally:
             in_flight.dec()
             self.metrics.webhook_latency.labels(path).observe(time.perf_counter() - started)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import AlreadyExistsError, ApiError, Client, Kind, NotFoundError
+from setpoint.runtime.logs import format_fields
 from setpoint.runtime.objects import meta, object_key
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.podstatus import rfc3339
@@ -147,7 +148,7 @@ class MetricsPublisher:
             try:
                 await self.publish(client, manager, refresh=fresh)
             except ApiError as exc:
-                log.warning("metrics_publish_failed error=%r", exc)
+                log.warning("metrics_publish_failed %s", format_fields({"error": exc.message}))
                 self._dirty.set()
             await asyncio.sleep(self.opts.metrics_debounce)
 

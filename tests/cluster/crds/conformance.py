@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import json
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import yaml
 
 from setpoint.machinery.errors import Cause
+from tests.conftest import SHARED
 
-CORPUS = Path(__file__).resolve().parents[4] / "shared" / "conformance"
+CORPUS = SHARED / "conformance"
 NS = "ns1"
 GROUP = f"{NS}.example.com"
 
