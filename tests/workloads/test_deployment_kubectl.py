@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import kubectl_path
-from tests.workloads.podsim import DEPLOYMENT, WorkloadEnv, wait_for, workload_cluster
+from tests.workloads.podsim import DEPLOYMENT, POD, WorkloadEnv, wait_for, workload_cluster
 from tests.workloads.test_deployment import (
     CONTROLLERS,
     get_deployment,
@@ -125,7 +127,10 @@ async def test_kubectl_scale_deployment(tmp_path: Path, kubectl_available: None)
 
 async def test_kubectl_get_watch_shows_the_deployment_becoming_ready(
         tmp_path: Path, kubectl_available: None) -> None:
-    async with workload_cluster(CONTROLLERS, ready_after=0.05) as env:
+    # Pods stay unready until the test has seen kubectl print the 0/3 row, however late
+    # kubectl starts; then they become ready and the 3/3 row must follow.
+    may_be_ready = False
+    async with workload_cluster(CONTROLLERS, ready=lambda pod: may_be_ready) as env:
         kubectl = Kubectl(env, tmp_path)
         proc = await asyncio.create_subprocess_exec(
             *kubectl.argv("get", "deployments", "-w"), stdout=asyncio.subprocess.PIPE,
@@ -135,15 +140,27 @@ async def test_kubectl_get_watch_shows_the_deployment_becoming_ready(
             assert proc.stdout is not None
             seen: list[str] = []
 
-            async def ready_row() -> bool:
-                assert proc.stdout is not None
-                line = (await proc.stdout.readline()).decode()
-                seen.append(line)
-                fields = line.split()
-                return fields[:2] == ["watched", "3/3"]
-            await wait_for(ready_row, timeout=20)
+            def row_reads(ready: str) -> Callable[[], Awaitable[bool]]:
+                async def next_row() -> bool:
+                    assert proc.stdout is not None
+                    line = (await proc.stdout.readline()).decode()
+                    seen.append(line)
+                    return line.split()[:2] == ["watched", ready]
+                return next_row
+
+            await wait_for(row_reads("0/3"))
+
+            async def all_running_unready() -> list[dict[str, Any]]:
+                pods = (await env.client.list(POD, namespace="default")).items
+                running = [p for p in pods if (p.get("status") or {}).get("phase") == "Running"]
+                return running if len(running) == 3 else []
+
+            pods = await wait_for(all_running_unready)
+            may_be_ready = True
+            for pod in pods:
+                await env.pods.make_ready(pod)
+            await wait_for(row_reads("3/3"))
             assert seen[0].split()[:4] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE"]
-            assert any(row.split()[:2] == ["watched", "0/3"] for row in seen[1:])
         finally:
             proc.kill()
             await proc.wait()

@@ -7,6 +7,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+from setpoint.client import NotFoundError
 from setpoint.workloads import faults
 from setpoint.workloads.podcli import pod as pod_cli
 from tests.waiting import quiet_period
@@ -106,8 +107,11 @@ async def test_usage_fault_sets_the_pods_metrics() -> None:
         await faults.set_usage(env.client, "busy", cpu="250m", memory="128Mi")
 
         async def usage() -> Obj | None:
-            got = await env.client.request(
-                "GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/busy")
+            try:
+                got = await env.client.request(
+                    "GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/busy")
+            except NotFoundError:  # the kubelets publish pod metrics a moment later
+                return None
             used = got["containers"][0]["usage"]
             return used if used == {"cpu": "250000000n", "memory": "131072Ki"} else None
 

@@ -59,6 +59,7 @@ async def test_ordered_ready_creates_pods_one_by_one_in_ordinal_order() -> None:
             "spec": {"accessModes": ["ReadWriteOnce"],
                      "resources": {"requests": {"storage": "1Gi"}}}}]))
         await wait_for(lambda: _has(env.client, "web-0"))
+        await wait_for(lambda: "web-0" in order)  # running, and refused readiness
         pods = await pods_of(env.client)
         assert list(pods) == ["web-0"]  # web-1 waits for web-0 to be Running and Ready
         gate.update({"web-0", "web-1", "web-2"})
