@@ -29,11 +29,11 @@ from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, Resour
 from setpoint.client.transport import USER_AGENT, RequestHook, RetryPolicy, Transport
 from setpoint.client.typed import from_body, is_typed_class, to_body
 from setpoint.client.watch import Watch
+from setpoint.machinery.objects import Obj
 
 T = TypeVar("T")
 ObjT = TypeVar("ObjT")  # an object passed in and handed back: dict or typed
 
-Obj = dict[str, Any]
 DictRef = ResourceInfo | Kind | GVR
 
 

@@ -24,10 +24,9 @@ if TYPE_CHECKING:
     from setpoint.cluster.openapi_v2 import OpenAPIV2Service
     from setpoint.cluster.webhookclient import WebhookClient
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 log = logging.getLogger("setpoint.cluster")
-
-Obj = dict[str, Any]
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"

@@ -8,16 +8,13 @@ namespace, name, or a non-resource path) and applies ``Impersonate-User`` and
 
 from __future__ import annotations
 
-from typing import Any
-
 from setpoint.cluster.http import Request
 from setpoint.cluster.rbac import Attributes, Authorizer
 from setpoint.cluster.rbacpolicy import AUTHENTICATED, UNAUTHENTICATED
 from setpoint.cluster.request import ResourcePath
 from setpoint.cluster.tokens import service_account_groups
 from setpoint.machinery import errors
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 

@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
     from setpoint.cluster.crds import CustomResourceSchema
-
-Obj = dict[str, Any]
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 

@@ -11,14 +11,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from typing import Any
 
 import orjson
 
 from setpoint.cluster.registry import Registry, ResourceType
 from setpoint.cluster.registry.builtin import STORAGE_VERSIONS
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 # The order in which kube-apiserver v1.32 lists its groups (aggregator priorities).
 GROUP_ORDER = (

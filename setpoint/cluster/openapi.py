@@ -36,8 +36,7 @@ from setpoint.cluster.openapi_schemas import (
     ref,
 )
 from setpoint.cluster.registry import Registry, ResourceType
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 INFO = {"title": "Kubernetes", "version": "1.32.0"}
 CRD_INFO = {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}

@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.cluster.openapi_schemas import META, ref
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 STATUS = META + "Status"
 DELETE_OPTIONS = META + "DeleteOptions"

@@ -17,9 +17,8 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
-
-Obj = dict[str, Any]
 
 REF_PREFIX = "#/components/schemas/"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."

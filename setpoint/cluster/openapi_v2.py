@@ -29,9 +29,8 @@ from setpoint.cluster.openapi import INFO, openapi_document, openapi_index_paths
 from setpoint.cluster.openapi_schemas import REF_PREFIX
 from setpoint.cluster.openapi_v2_schemas import DEF_PREFIX, closure, crd_definitions, refs_in
 from setpoint.cluster.registry import Registry
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.protobuf.openapiv2 import encode_document
-
-Obj = dict[str, Any]
 
 JSON = "application/json"
 PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"

@@ -32,9 +32,8 @@ from setpoint.cluster.openapi_schemas import (
     crd_version,
     custom_schema_name,
 )
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
-
-Obj = dict[str, Any]
 
 DEF_PREFIX = "#/definitions/"
 _KV_PREFIX = "#/$defs/"  # how kubernetes-validate spells its references

@@ -23,11 +23,10 @@ from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.labels import SelectorError, from_label_selector
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 PDB_KEY = "policy/poddisruptionbudgets"
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"

@@ -13,9 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from setpoint.cluster.durations import age, human_duration, parse_time, rfc3339
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
 
-Obj = dict[str, Any]
 Cells = tuple[list[Any], list[Obj]]
 
 NONE = "<none>"

@@ -18,18 +18,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.rbacpolicy import MASTERS
 from setpoint.cluster.tokens import service_account_username
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
     from setpoint.cluster.storage import Event
-
-Obj = dict[str, Any]
 
 GROUP = "rbac.authorization.k8s.io"
 KEYS = {f"{GROUP}/{r}": r for r in ("roles", "rolebindings", "clusterroles",

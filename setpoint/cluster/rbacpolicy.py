@@ -11,9 +11,7 @@ bootstrappolicy``), as data.
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 MASTERS = "system:masters"
 AUTHENTICATED = "system:authenticated"

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 ADMIN_USER = {"username": "setpoint-admin",
               "groups": ["system:masters", "system:authenticated"]}

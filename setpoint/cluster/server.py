@@ -38,6 +38,7 @@ from setpoint.cluster.warningheaders import warning_headers
 from setpoint.cluster.watch import WatchStream, validate_watch_options
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
@@ -51,7 +52,6 @@ BODY_TYPES = ("application/json", "application/yaml")
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
                        "exec", "attach", "portforward"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
-Obj = dict[str, Any]
 T = TypeVar("T")
 
 

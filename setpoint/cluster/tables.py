@@ -22,9 +22,8 @@ from setpoint.cluster.durations import human_duration, parse_time, rfc3339
 from setpoint.cluster.printer_table import PRINTERS
 from setpoint.cluster.printers import Column, name_column
 from setpoint.cluster.registry import ResourceType
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
-
-Obj = dict[str, Any]
 
 INCLUDE_OBJECT = ("None", "Metadata", "Object")
 

@@ -17,10 +17,10 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from setpoint.machinery.objects import Obj
+
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 
 class CallError(Exception):

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from setpoint.client import Client, Kind, NotFoundError
+from setpoint.machinery.objects import Obj
 from setpoint.workloads.kubelet import annotations as ann
 
 POD = Kind("v1", "Pod")
-Obj = dict[str, Any]
 Check = Callable[[Obj], bool]
 
 

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
 from setpoint.runtime.objects import clone
 from setpoint.workloads.nodes import GONE, NODE, now_rfc3339, parse_time, ready_mode
@@ -45,8 +46,6 @@ MANAGED_NO_SCHEDULE = {NOT_READY_TAINT, UNREACHABLE_TAINT, UNSCHEDULABLE_TAINT,
 MANAGED_NO_EXECUTE = {NOT_READY_TAINT, UNREACHABLE_TAINT}
 KUBELET_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
 STOPPED_POSTING = "Kubelet stopped posting node status."
-
-Obj = dict[str, Any]
 
 
 def _condition(node: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from setpoint.client import Client, ConflictError, PatchType
+from setpoint.machinery.objects import Obj
 from setpoint.workloads.nodes import (
     DEFAULT_EPHEMERAL_STORAGE,
     GONE,
@@ -29,8 +30,6 @@ from setpoint.workloads.nodes import (
     node_object,
 )
 from setpoint.workloads.settings import WorkloadSettings
-
-Obj = dict[str, Any]
 
 EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _CONFLICT_RETRIES = 5

@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.client import AlreadyExistsError, Client, ConflictError, Kind, PatchType
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Manager, Result
 from setpoint.workloads.settings import WorkloadSettings
 
@@ -46,8 +47,6 @@ REGION_LABEL = "topology.kubernetes.io/region"
 DEFAULT_REGION = "local"
 KUBELET_VERSION = "v1.32.0"
 DEFAULT_EPHEMERAL_STORAGE = "100Gi"
-
-Obj = dict[str, Any]
 
 
 def now_rfc3339() -> str:

@@ -20,16 +20,15 @@ Admission runs after the registry's defaults, so fields added here are not recor
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.names import generate_name
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 DEFAULT_SERVICE_ACCOUNT = "default"

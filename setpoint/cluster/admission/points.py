@@ -25,8 +25,8 @@ from typing import Any, Literal, TypeVar
 
 from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery.objects import Obj
 
-Obj = dict[str, Any]
 T = TypeVar("T")
 
 MUTATING: Literal["mutating"] = "mutating"

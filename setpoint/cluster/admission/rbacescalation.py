@@ -17,11 +17,10 @@ from setpoint.cluster.rbac import GROUP, MASTERS, Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 requesting_user: ContextVar[Obj | None] = ContextVar("requesting_user", default=None)
 """Who sent the request being served (unset for the server's own writes)."""

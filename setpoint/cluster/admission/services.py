@@ -31,11 +31,10 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 SERVICES = "/services"
 DEFAULT_SERVICE_CIDR = "10.96.0.0/12"

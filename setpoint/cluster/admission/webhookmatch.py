@@ -10,16 +10,15 @@ matches when the new or the old object's labels match.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.points import AdmissionPoint
 from setpoint.machinery import errors, labels
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.webhooks import Hook
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 
 def _is_namespace(point: AdmissionPoint) -> bool:

@@ -40,13 +40,13 @@ from setpoint.cluster.admission.points import (
 )
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
 log = logging.getLogger("setpoint.cluster.webhooks")
 
-Obj = dict[str, Any]
 T = TypeVar("T")
 
 GROUP = "admissionregistration.k8s.io"

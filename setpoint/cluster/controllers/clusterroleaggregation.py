@@ -13,18 +13,17 @@ that selects that label.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.decode import Decoded
 from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.storage import Event
 from setpoint.machinery import labels
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 CLUSTER_ROLES = "rbac.authorization.k8s.io/clusterroles"
 MANAGER = "clusterrole-aggregation-controller"

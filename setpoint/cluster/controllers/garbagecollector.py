@@ -19,7 +19,7 @@ cluster-scoped object cannot have a namespaced owner: such an object is left alo
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from setpoint.cluster.controllers.ownergraph import (
     FINALIZER_FOREGROUND,
@@ -36,11 +36,11 @@ from setpoint.cluster.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
-Obj = dict[str, Any]
 Action = Literal["delete", "orphan"]
 Verdict = Literal["solid", "dangling", "waiting"]
 

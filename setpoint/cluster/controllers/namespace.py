@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.namespaceconditions import (
     ContentTotals,
@@ -28,11 +28,10 @@ from setpoint.cluster.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 FINALIZER_KUBERNETES = "kubernetes"
 # what the controller waits for objects that still have finalizers (finalizerEstimateSeconds)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 DISCOVERY_FAILURE = "NamespaceDeletionDiscoveryFailure"
 GROUP_VERSION_PARSING_FAILURE = "NamespaceDeletionGroupVersionParsingFailure"

@@ -12,9 +12,8 @@ needs to find them again by uid.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 FINALIZER_ORPHAN = "orphan"
 FINALIZER_FOREGROUND = "foregroundDeletion"

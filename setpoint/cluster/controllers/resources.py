@@ -7,13 +7,10 @@ same view of the embedded server's registry.
 
 from __future__ import annotations
 
-from typing import Any
-
 from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.types import ResourceType
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 CONTROLLER_MANAGER = "kube-controller-manager"
 

@@ -9,7 +9,7 @@ missing. Pods mount it through their ``kube-api-access-*`` projected volume.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import CONFIGMAPS, NAMESPACES, controller_write
@@ -20,8 +20,6 @@ from setpoint.machinery.errors import StatusError
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
 DESCRIPTION_ANNOTATION = "kubernetes.io/description"

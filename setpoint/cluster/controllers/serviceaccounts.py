@@ -8,18 +8,17 @@ gone is not an error).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, SERVICEACCOUNTS, controller_write
 from setpoint.cluster.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"

@@ -14,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster import webhookclient
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.points import ConversionPoint
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 REVIEW_VERSION = "apiextensions.k8s.io/v1"
 TIMEOUT_S = 30  # what the apiserver allows a conversion webhook

@@ -24,8 +24,9 @@ from setpoint.client import (
     NotFoundError,
     PatchType,
 )
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import EventRecorder
-from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
+from setpoint.runtime.objects import clone, meta, name_of, namespace_of
 from setpoint.runtime.ownership import controller_of, owner_reference
 from setpoint.workloads.controllers import deployment_util as du
 from setpoint.workloads.controllers.podcontrol import error_text

@@ -18,8 +18,9 @@ from typing import Any
 import orjson
 
 from setpoint.client import AlreadyExistsError, Kind, NotFoundError
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Manager
-from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
+from setpoint.runtime.objects import clone, meta, name_of, namespace_of
 from setpoint.runtime.ownership import owner_reference
 
 CONTROLLER_REVISION = Kind("apps/v1", "ControllerRevision")

@@ -24,8 +24,9 @@ from typing import Any
 
 from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
 from setpoint.machinery.labels import SelectorError
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
-from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of, object_key
+from setpoint.runtime.objects import clone, meta, name_of, namespace_of, object_key
 from setpoint.runtime.ownership import controller_of
 from setpoint.workloads.controllers.podcontrol import (
     POD,

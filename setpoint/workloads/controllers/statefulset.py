@@ -27,8 +27,9 @@ import re
 import time
 
 from setpoint.client import AlreadyExistsError, Kind, NotFoundError, PatchType
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.objects import Obj, clone, meta, name_of, namespace_of
+from setpoint.runtime.objects import clone, meta, name_of, namespace_of
 from setpoint.runtime.ownership import owner_reference
 from setpoint.workloads.controllers import history
 from setpoint.workloads.controllers.podcontrol import (

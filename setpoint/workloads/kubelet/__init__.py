@@ -17,8 +17,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Funcs, Manager
-from setpoint.runtime.objects import Obj
 from setpoint.workloads.kubelet.events import KubeletEvents
 from setpoint.workloads.kubelet.metrics import MetricsPublisher, metrics_crds, register
 from setpoint.workloads.kubelet.options import KubeletOptions

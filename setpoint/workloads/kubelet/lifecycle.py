@@ -27,8 +27,6 @@ from setpoint.workloads.kubelet.runtime import (
     ContainerStatus,
 )
 
-Obj = dict[str, Any]
-
 
 def is_job_pod(pod: Mapping[str, Any]) -> bool:
     """A pod a Job controls (kwok's pod-complete stage selects the same pods)."""

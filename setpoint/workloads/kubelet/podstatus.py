@@ -15,12 +15,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.workloads.kubelet import probes
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.record import ContainerRecord, PodRecord
 from setpoint.workloads.kubelet.runtime import ContainerState, normalize_image
-
-Obj = dict[str, Any]
 
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                       "PodScheduled")

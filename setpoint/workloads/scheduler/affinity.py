@@ -24,8 +24,6 @@ from setpoint.workloads.scheduler.cache import NodeInfo, PodInfo
 from setpoint.workloads.scheduler.predicates import Code, Status
 from setpoint.workloads.scheduler.terms import AffinityTerm, NamespaceLabels, required_terms
 
-Obj = dict[str, Any]
-
 ERR_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
 ERR_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"

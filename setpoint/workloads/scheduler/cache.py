@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.workloads.scheduler.resources import (
     Resources,
     host_ports,
@@ -22,8 +23,6 @@ from setpoint.workloads.scheduler.resources import (
     pod_requests,
 )
 from setpoint.workloads.scheduler.terms import AffinityTerm, required_terms
-
-Obj = dict[str, Any]
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:

@@ -18,8 +18,6 @@ from typing import Any
 from setpoint.workloads.scheduler.cache import NodeInfo
 from setpoint.workloads.scheduler.resources import Resources
 
-Obj = dict[str, Any]
-
 TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
 
 ERR_UNSCHEDULABLE = "node(s) were unschedulable"

@@ -15,9 +15,8 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Handler, Request
-
-Obj = dict[str, Any]
 
 FLUSH_AFTER = 300.0
 

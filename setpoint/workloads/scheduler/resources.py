@@ -16,8 +16,6 @@ from typing import Any
 
 from setpoint.machinery.quantity import Quantity, QuantityError
 
-Obj = dict[str, Any]
-
 CPU, MEMORY, EPHEMERAL_STORAGE, PODS = "cpu", "memory", "ephemeral-storage", "pods"
 DEFAULT_MILLI_CPU_REQUEST = 100  # schedutil.DefaultMilliCPURequest
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # schedutil.DefaultMemoryRequest

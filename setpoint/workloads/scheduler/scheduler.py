@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, EventRecorder, Funcs, Manager, Result
 from setpoint.workloads.scheduler.algorithm import schedule
 from setpoint.workloads.scheduler.cache import SchedulerCache, is_terminal, pod_key
@@ -40,8 +41,6 @@ POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
 NAMESPACE = Kind("v1", "Namespace")
 SCHEDULER_NAME = "default-scheduler"
-
-Obj = dict[str, Any]
 
 
 def _now() -> str:
