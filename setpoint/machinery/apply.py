@@ -86,6 +86,7 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
         else:
             sets[key] = mf.VersionedSet(stripped, own.api_version, True)
     managed.sets = sets
+    result: dict[str, Any]
     if mf.json_equal(base, merged):
         result = _copy(base)
     else:
@@ -166,13 +167,11 @@ def _merge(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False) -> Any:
     winner = rhs if rhs is not _MISSING else lhs
     if shape.kind == fp.SCALAR or shape.atomic:
         return _copy(winner)
-    kind = dict if shape.kind == MAP else list
-    lv = lhs if isinstance(lhs, kind) else None
-    rv = rhs if isinstance(rhs, kind) else None
-    if not lv and not rv:
-        return _copy(winner)
-    if kind is dict:
-        lm, rm = lv or {}, rv or {}
+    if shape.kind == MAP:
+        lm: dict[str, Any] = lhs if isinstance(lhs, dict) else {}
+        rm: dict[str, Any] = rhs if isinstance(rhs, dict) else {}
+        if not lm and not rm:
+            return _copy(winner)
         out = {}
         for k, v in lm.items():
             out[k] = _merge(fp.child_type(shape, fp.field(k)), v, rm.get(k, _MISSING))
@@ -180,7 +179,11 @@ def _merge(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False) -> Any:
             if k not in lm:
                 out[k] = _merge(fp.child_type(shape, fp.field(k)), _MISSING, v)
         return out
-    return _merge_list(shape, lv or [], rv or [])
+    ll: list[Any] = lhs if isinstance(lhs, list) else []
+    rl: list[Any] = rhs if isinstance(rhs, list) else []
+    if not ll and not rl:
+        return _copy(winner)
+    return _merge_list(shape, ll, rl)
 
 
 def _index(shape: fp.Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]]:

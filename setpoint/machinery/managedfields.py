@@ -256,10 +256,12 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
         lv = lhs if isinstance(lhs, kind) else None
         rv = rhs if isinstance(rhs, kind) else None
         if lv or rv:
-            if kind is dict:
-                _compare_maps(shape, lv or {}, rv or {}, path, c)
+            if shape.kind == MAP:
+                _compare_maps(shape, lhs if isinstance(lhs, dict) else {},
+                              rhs if isinstance(rhs, dict) else {}, path, c)
             else:
-                _compare_lists(shape, lv or [], rv or [], path, c)
+                _compare_lists(shape, lhs if isinstance(lhs, list) else [],
+                               rhs if isinstance(rhs, list) else [], path, c)
             if lhs is _MISSING:
                 c.added.insert(path)
             elif rhs is _MISSING:

@@ -109,7 +109,8 @@ class Quantity:
     def scaled_value(self, scale: int) -> int:
         """ceil(q / 10^scale), away from zero (``Quantity.ScaledValue``)."""
         if scale <= -9:
-            return self._nanos * 10 ** (-9 - scale)
+            # a non-negative exponent: int ** int is an int here, though not in general
+            return self._nanos * int(10 ** (-9 - scale))
         return _div_away(self._nanos, 10 ** (scale + 9))
 
     def as_float(self) -> float:

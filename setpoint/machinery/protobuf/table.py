@@ -58,14 +58,14 @@ class Message:
 
 def _field(row: list[Any]) -> Field:
     number, name, type_, flags = row[:4]
-    ref = row[4] if len(row) > 4 else None
-    common = dict(repeated="r" in flags, nullable="n" in flags, emits_zero="e" in flags,
-                  inline="i" in flags)
+    # the fifth column is the message name, or for a map [key type, value type, message]
+    ref: Any = row[4] if len(row) > 4 else None
+    message, key_type, value_type = ref, None, None
     if type_ == "map":
-        key_type, value_type, value_message = ref
-        return Field(number, name, "map", message=value_message, key_type=key_type,
-                     value_type=value_type, **common)
-    return Field(number, name, type_, message=ref, **common)
+        key_type, value_type, message = ref
+    return Field(number, name, type_, repeated="r" in flags, nullable="n" in flags,
+                 emits_zero="e" in flags, inline="i" in flags, message=message,
+                 key_type=key_type, value_type=value_type)
 
 
 class Table:
