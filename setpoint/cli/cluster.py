@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,14 +80,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     workloads = None if no_workloads else WorkloadOptions(nodes, node_cpu, node_memory,
                                                            node_pods)
     try:
-        import uvloop  # a faster event loop where the platform has it
-    except ImportError:
-        uvloop = None
-    try:
-        if uvloop is not None:
-            uvloop.run(_serve(data, host, port, kubeconfig, workloads))
-        else:
-            asyncio.run(_serve(data, host, port, kubeconfig, workloads))
+        _run(_serve(data, host, port, kubeconfig, workloads))
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)
@@ -108,6 +102,15 @@ async def _start_workloads(kubeconfig: Path, options: WorkloadOptions) -> tuple[
         await client.close()
         raise
     return manager, client
+
+
+def _run(main: Coroutine[Any, Any, None]) -> None:
+    try:
+        import uvloop  # a faster event loop where the platform has it
+    except ImportError:
+        asyncio.run(main)
+    else:
+        uvloop.run(main)
 
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,

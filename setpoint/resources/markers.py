@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel
-from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic import BaseModel, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema as cs
 
 __all__ = [
@@ -190,12 +190,13 @@ def rules(*validations: Rule) -> Callable[[M], M]:
         if extra is not None and not isinstance(extra, dict):
             raise TypeError(f"{cls.__name__}: json_schema_extra is not a dict; add rules there")
         merged = dict(extra or {})
-        merged["x-kubernetes-validations"] = [
-            *merged.get("x-kubernetes-validations", []),
-            *(r.to_json() for r in validations),
-        ]
+        earlier = merged.get("x-kubernetes-validations", [])
+        if not isinstance(earlier, list):
+            raise TypeError(f"{cls.__name__}: x-kubernetes-validations in json_schema_extra "
+                            "is not a list")
+        merged["x-kubernetes-validations"] = [*earlier, *(r.to_json() for r in validations)]
         # own copy: the config dict may be shared with a base class
-        cls.model_config = {**cls.model_config, "json_schema_extra": merged}  # type: ignore[assignment]
+        cls.model_config = {**cls.model_config, "json_schema_extra": merged}
         cls.model_rebuild(force=True)
         return cls
 

@@ -20,6 +20,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    GetJsonSchemaHandler,
     PlainSerializer,
     SerializationInfo,
     SerializerFunctionWrapHandler,
@@ -28,7 +29,7 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
-from pydantic.json_schema import GetJsonSchemaHandler, JsonSchemaValue
+from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema as cs
 
 __all__ = ["IntOrString", "MicroTime", "Model", "Quantity", "Time"]

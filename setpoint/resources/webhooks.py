@@ -180,8 +180,10 @@ def set_conversion_webhooks(
     ``spec.conversion`` with ``strategy: Webhook`` pointing at the conversion path
     (``conversionReviewVersions: ["v1"]``); the other CRDs come back unchanged."""
     client = client or ClientConfig()
-    wanted = {(r.group, r.kind): r for r in _registrations(sources)
-              if isinstance(r, ConversionRegistration)}
+    # keyed like the CRD's fields are read, which may be missing
+    wanted: dict[tuple[str | None, str | None], ConversionRegistration] = {
+        (r.group, r.kind): r for r in _registrations(sources)
+        if isinstance(r, ConversionRegistration)}
     out: list[dict[str, Any]] = []
     for crd in crds:
         copied = copy.deepcopy(dict(crd))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import re
 import secrets
 import shutil
@@ -116,8 +117,8 @@ class SetpointCluster:
         for crd in crds:
             spec = crd["spec"]
             storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
-            await wait_for(lambda spec=spec, version=storage: _served(
-                client, f"{spec['group']}/{version}", spec["names"]["kind"]),
+            await wait_for(functools.partial(
+                _served, client, f"{spec['group']}/{storage}", spec["names"]["kind"]),
                 timeout=timeout, message=f"CRD {crd['metadata']['name']} to be served")
 
     async def close(self) -> None:
