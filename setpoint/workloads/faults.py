@@ -16,9 +16,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 
+# not ``from ... import annotations``: the package's own ``from __future__ import
+# annotations`` binds that name, so the submodule must be imported by its full path
+import setpoint.workloads.kubelet.annotations as ann
 from setpoint.client import Client, Kind, NotFoundError
 from setpoint.machinery.objects import Obj
-from setpoint.workloads.kubelet import annotations as ann
 
 POD = Kind("v1", "Pod")
 Check = Callable[[Obj], bool]
@@ -44,7 +46,9 @@ async def wait_for_pod(client: Client, name: str, namespace: str, check: Check,
                                     resource_version=rv, timeout_seconds=60) as events:
                 async for event_type, obj in events:
                     if event_type == "DELETED":
-                        raise NotFoundError(f'pods "{name}" not found')
+                        # the Status the apiserver answers a read of a deleted pod with
+                        raise NotFoundError(404, "NotFound", f'pods "{name}" not found',
+                                            name=name, kind="pods")
                     if event_type in ("ADDED", "MODIFIED") and check(obj):
                         return obj
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from setpoint.client import NotFoundError
@@ -157,3 +158,24 @@ async def test_kubelet_events_come_from_the_pods_node() -> None:
         assert event["regarding"]["name"] == "noisy"
         assert event["note"] == ("Container app was killed by a simulated fault, will be "
                                  "restarted")
+
+
+async def test_waiting_on_a_pod_that_is_deleted_raises_not_found() -> None:
+    """A pod deleted while a fault helper waits on it ends the wait with the 404 a read of it
+    would get (``apierrors.NewNotFound``, k8s.io/apimachinery/pkg/api/errors/errors.go)."""
+    async with kubelet_env() as env:
+        await env.client.create(pod("gone"))
+        read = asyncio.Event()
+
+        def never(p: Obj) -> bool:
+            read.set()  # the helper has read the pod: it watches from that version
+            return False
+
+        waiting = asyncio.create_task(
+            faults.wait_for_pod(env.client, "gone", "default", never, timeout=30))
+        await asyncio.wait_for(read.wait(), 30)
+        await env.client.delete(POD, "gone", namespace="default", grace_period_seconds=0)
+        with pytest.raises(NotFoundError) as caught:
+            await waiting
+        assert (caught.value.code, caught.value.reason) == (404, "NotFound")
+        assert str(caught.value) == 'pods "gone" not found'
