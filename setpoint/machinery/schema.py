@@ -33,8 +33,8 @@ class Schema:
         # the same kind twice builds its tree once
         self._shared = resolve(self.ref) if self.ref is not None and resolve is not None \
             else None
-        self.raw: Mapping[str, Any] = self._shared.raw if self._shared is not None and len(raw) == 1 \
-            else _deref(raw, resolve)
+        self.raw: Mapping[str, Any] = self._shared.raw \
+            if self._shared is not None and len(raw) == 1 else _deref(raw, resolve)
         self._resolve = resolve
         self._properties: dict[str, Schema] | None = None
         self._element: Schema | bool | None = False

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,7 +57,7 @@ class DeploymentSync:
     written_annotations: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.written_annotations = dict(du.annotations(self.d))
+        self.written_annotations = dict(du.annotations_of(self.d))
 
     @property
     def name(self) -> str:
@@ -90,7 +90,7 @@ class DeploymentSync:
         generation. A server that drops them gets the annotation through the object
         itself (which bumps the generation), then the status again."""
         await self._put_status()
-        revision = du.annotations(self.d).get(du.REVISION)
+        revision = du.annotations_of(self.d).get(du.REVISION)
         if revision is None or self.written_annotations.get(du.REVISION) == revision:
             return
         observed = (self.d.get("status") or {}).get("observedGeneration")
@@ -100,7 +100,7 @@ class DeploymentSync:
                                                patch_type=PatchType.MERGE,
                                                namespace=self.namespace)
         self.record(patched)
-        self.written_annotations = dict(du.annotations(patched))
+        self.written_annotations = dict(du.annotations_of(patched))
         before = meta(self.d).get("generation")
         self.d["metadata"]["resourceVersion"] = meta(patched).get("resourceVersion")
         self.d["metadata"]["generation"] = meta(patched).get("generation")
@@ -114,7 +114,7 @@ class DeploymentSync:
         updated: Obj = await self.client.update_status(body, namespace=self.namespace)
         self.record(updated)
         self.wrote_status = True
-        self.written_annotations = dict(du.annotations(updated))
+        self.written_annotations = dict(du.annotations_of(updated))
         self.d["metadata"]["resourceVersion"] = meta(updated).get("resourceVersion")
 
     # -- ReplicaSets ------------------------------------------------------------------------
@@ -166,7 +166,7 @@ class DeploymentSync:
                     rs["spec"].pop("minReadySeconds")
                 return await self.update_replica_set(rs)
             needs_update = du.set_deployment_revision(
-                d, du.annotations(rs).get(du.REVISION, ""))
+                d, du.annotations_of(rs).get(du.REVISION, ""))
             status = d.setdefault("status", {})
             if du.has_progress_deadline(d) and du.get_condition(status, du.PROGRESSING) is None:
                 du.set_condition(status, du.new_condition(
@@ -337,7 +337,7 @@ class DeploymentSync:
 
     # -- status -----------------------------------------------------------------------------
 
-    def calculate_status(self, all_rss: list[Obj | None], new_rs: Obj | None) -> Obj:
+    def calculate_status(self, all_rss: Sequence[Obj | None], new_rs: Obj | None) -> Obj:
         """``calculateStatus``: counts summed over the ReplicaSets and the Available
         condition (at least replicas - maxUnavailable available)."""
         d = self.d

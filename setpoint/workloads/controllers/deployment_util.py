@@ -91,7 +91,7 @@ def status_int(obj: Mapping[str, Any], field: str) -> int:
     return int((obj.get("status") or {}).get(field) or 0)
 
 
-def annotations(obj: Mapping[str, Any]) -> Mapping[str, str]:
+def annotations_of(obj: Mapping[str, Any]) -> Mapping[str, str]:
     return meta(obj).get("annotations") or {}
 
 
@@ -166,7 +166,7 @@ def has_revision_history_limit(d: Mapping[str, Any]) -> bool:
 
 def revision(obj: Mapping[str, Any]) -> int | None:
     """The revision annotation (0 when absent, None when it is no integer)."""
-    value = annotations(obj).get(REVISION)
+    value = annotations_of(obj).get(REVISION)
     if value is None:
         return 0
     try:
@@ -192,7 +192,7 @@ def copy_deployment_annotations(d: Mapping[str, Any], rs: Obj) -> bool:
     """Copy the Deployment's annotations (but the skipped ones) onto ``rs``."""
     changed = False
     notes = rs.setdefault("metadata", {}).setdefault("annotations", {})
-    for key, value in annotations(d).items():
+    for key, value in annotations_of(d).items():
         if key in ANNOTATIONS_TO_SKIP or notes.get(key) == value:
             continue
         notes[key] = value
@@ -211,7 +211,7 @@ def set_replicas_annotations(rs: Obj, desired: int, maximum: int) -> bool:
 
 
 def replicas_annotations_need_update(rs: Mapping[str, Any], desired: int, maximum: int) -> bool:
-    notes = annotations(rs)
+    notes = annotations_of(rs)
     return notes.get(DESIRED_REPLICAS) != str(desired) or notes.get(MAX_REPLICAS) != str(maximum)
 
 
@@ -251,7 +251,7 @@ def set_new_replica_set_annotations(d: Mapping[str, Any], rs: Obj, new_revision:
 
 
 def _int_annotation(rs: Mapping[str, Any], key: str) -> int | None:
-    value = annotations(rs).get(key)
+    value = annotations_of(rs).get(key)
     try:
         return int(value) if value is not None else None
     except ValueError:

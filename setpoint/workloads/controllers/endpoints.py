@@ -409,8 +409,8 @@ class EndpointSliceReconciler:
                 placeholder = empties[0]
             writes = [(placeholder or {}, [], [])]
             empties = [s for s in empties if s is not placeholder]
-        for slice_, ports, endpoints in writes:
-            await self._write(service, slice_, labels, ports, endpoints, changed_at)
+        for slice_, slice_ports, slice_endpoints in writes:
+            await self._write(service, slice_, labels, slice_ports, slice_endpoints, changed_at)
         for slice_ in empties:
             with contextlib.suppress(NotFoundError):
                 await self.manager.client.delete(ENDPOINT_SLICE, name_of(slice_),

@@ -293,7 +293,7 @@ class JobReconciler:
 
     def _succeeded(self, job: Obj, active: list[Obj]) -> bool:
         spec, status = job.get("spec") or {}, job.get("status") or {}
-        completions = spec.get("completions")
+        completions: int | None = spec.get("completions")
         if is_indexed(job):
             return completions is not None and \
                 len(parse_indexes(status.get("completedIndexes"))) >= completions
@@ -305,8 +305,8 @@ class JobReconciler:
     async def _manage(self, job: Obj, pods: list[Obj], active: list[Obj]) -> float | None:
         """``manageJob``: create or delete pods towards the wanted number of active ones."""
         spec, status = job.get("spec") or {}, job.get("status") or {}
-        parallelism = int(spec.get("parallelism") if spec.get("parallelism") is not None
-                          else 1)
+        wanted = spec.get("parallelism")
+        parallelism = int(wanted) if wanted is not None else 1
         completions = spec.get("completions")
         succeeded = int(status.get("succeeded") or 0)
         if is_indexed(job):
@@ -345,7 +345,7 @@ class JobReconciler:
         last = self._last_failure.get(_key(job))
         if not failed or last is None:
             return 0.0
-        delay = min(MAX_POD_BACKOFF, self.pod_backoff * 2 ** (max(1, last[0]) - 1))
+        delay: float = min(MAX_POD_BACKOFF, self.pod_backoff * 2 ** (max(1, last[0]) - 1))
         return max(0.0, last[1] + delay - time.monotonic())
 
     def _new_pod(self, job: Obj, index: int | None) -> Obj:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from setpoint.client import Client, Kind, NotFoundError, PatchType
+from setpoint.client import Client, Kind, NotFoundError, PatchType, ResourceRef
 from setpoint.machinery import labels as label_selectors
 from setpoint.machinery.labels import SelectorError
 from setpoint.machinery.objects import Obj
@@ -423,14 +423,14 @@ def _orphans_by_namespace(obj: Obj) -> Iterable[str]:
     return (namespace,) if namespace else ()
 
 
-def index_orphans(manager: Manager, kind: object) -> None:
+def index_orphans(manager: Manager, kind: ResourceRef) -> None:
     """Index the cached objects of ``kind`` that have no controller, by namespace (what
     :func:`orphans` reads); safe to call from several controllers."""
     store: Store = manager.cache.store_for(kind, create=True)
     store.add_indexer(ORPHAN_INDEX, _orphans_by_namespace)
 
 
-def orphans(manager: Manager, kind: object, namespace: str) -> list[Obj]:
+def orphans(manager: Manager, kind: ResourceRef, namespace: str) -> list[Obj]:
     """The cached objects of ``kind`` in ``namespace`` without a controller owner."""
     return manager.cache.list_raw(kind, index=(ORPHAN_INDEX, namespace))
 
@@ -438,7 +438,7 @@ def orphans(manager: Manager, kind: object, namespace: str) -> list[Obj]:
 CanAdopt = Callable[[], Awaitable[None]]
 
 
-def recheck_owner(client: Client, owner: Mapping[str, Any], kind: object) -> CanAdopt:
+def recheck_owner(client: Client, owner: Mapping[str, Any], kind: ResourceRef) -> CanAdopt:
     """``RecheckDeletionTimestamp``: before the first adoption, read the owner afresh and
     refuse (raise) when it was replaced or is being deleted; checked once."""
     done: list[bool] = []
@@ -460,7 +460,7 @@ def recheck_owner(client: Client, owner: Mapping[str, Any], kind: object) -> Can
     return check
 
 
-async def claim(client: Client, owner: Mapping[str, Any], kind: object,
+async def claim(client: Client, owner: Mapping[str, Any], kind: ResourceRef,
                 candidates: Iterable[Obj], selector: label_selectors.Selector, *,
                 can_adopt: CanAdopt, record: Record | None = None,
                 match: Callable[[Obj], bool] | None = None) -> list[Obj]:
@@ -503,7 +503,7 @@ async def claim(client: Client, owner: Mapping[str, Any], kind: object,
     return claimed
 
 
-async def _patch_owner(client: Client, kind: object, obj: Obj, patch: Obj,
+async def _patch_owner(client: Client, kind: ResourceRef, obj: Obj, patch: Obj,
                        record: Record | None) -> Obj | None:
     try:
         result: Obj = await client.patch(kind, name_of(obj), patch,

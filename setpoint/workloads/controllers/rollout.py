@@ -9,7 +9,7 @@ to zero, waits until none of their pods runs, then scales the new one up.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from setpoint.machinery.objects import Obj
 from setpoint.runtime.objects import meta, name_of
@@ -165,7 +165,7 @@ def _old_pods_running(new_rs: Obj | None, old_rss: list[Obj],
 # -- Progressing -------------------------------------------------------------------------------
 
 
-async def sync_rollout_status(s: DeploymentSync, all_rss: list[Obj | None],
+async def sync_rollout_status(s: DeploymentSync, all_rss: Sequence[Obj | None],
                               new_rs: Obj | None) -> None:
     """``syncRolloutStatus``: the status with the Progressing condition (progressed,
     progressing, or past ``progressDeadlineSeconds``) and the new ReplicaSet's (else an
@@ -208,7 +208,7 @@ async def sync_rollout_status(s: DeploymentSync, all_rss: list[Obj | None],
     _requeue_stuck(s, status)
 
 
-def _replica_failure(all_rss: list[Obj | None], new_rs: Obj | None) -> Obj | None:
+def _replica_failure(all_rss: Sequence[Obj | None], new_rs: Obj | None) -> Obj | None:
     """The ReplicaFailure condition of the new ReplicaSet, else of any old one, as a
     Deployment condition."""
     for rs in ([new_rs] if new_rs is not None else []) + [r for r in all_rss if r is not None]:

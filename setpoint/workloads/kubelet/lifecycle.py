@@ -55,7 +55,7 @@ def container_config(pod: Mapping[str, Any], record: ContainerRecord,
     spec = record.spec
     env = tuple((str(e.get("name")), str(e.get("value", ""))) for e in spec.get("env") or ()
                 if isinstance(e, Mapping))
-    ports = tuple(int(p.get("containerPort")) for p in spec.get("ports") or ()
+    ports = tuple(int(p["containerPort"]) for p in spec.get("ports") or ()
                   if isinstance(p, Mapping) and p.get("containerPort"))
     return ContainerConfig(
         name=record.name, image=str(spec.get("image", "")),

@@ -64,7 +64,7 @@ class UnschedulablePods:
         if entry is None:
             return 0.0
         attempts = self._attempts.get(key, 1)
-        backoff = min(INITIAL_BACKOFF * 2 ** (attempts - 1), MAX_BACKOFF)
+        backoff: float = min(INITIAL_BACKOFF * 2 ** (attempts - 1), MAX_BACKOFF)
         return max(0.0, entry[1] + backoff - time.monotonic())
 
     def affected(self, plugins: frozenset[str]) -> list[Request]:
