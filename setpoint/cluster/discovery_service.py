@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import orjson
 
 from setpoint.cluster import discovery
 from setpoint.cluster.registry import Registry
+
+R = TypeVar("R")
 
 
 class DiscoveryService:
@@ -18,13 +21,14 @@ class DiscoveryService:
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._generation = -1
 
-    def _cached(self, key: tuple[Any, ...], make: Any) -> Any:
+    def _cached(self, key: tuple[Any, ...], make: Callable[[], R]) -> R:
         if self._generation != self._registry.generation:
             self._cache.clear()
             self._generation = self._registry.generation
         if key not in self._cache:
             self._cache[key] = make()
-        return self._cache[key]
+        # a key is only ever filled by the one ``make`` that asks for it
+        return cast(R, self._cache[key])
 
     def root_paths(self) -> dict[str, Any]:
         paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz",
@@ -47,11 +51,13 @@ class DiscoveryService:
     def groups(self) -> dict[str, Any]:
         return self._cached(("groups",), lambda: discovery.api_group_list(self._registry))
 
-    def group(self, group: str) -> dict[str, Any]:
+    def group(self, group: str) -> dict[str, Any] | None:
+        """The APIGroup, or None when the group is not served."""
         return self._cached(("group", group),
                             lambda: discovery.api_group(self._registry, group))
 
-    def resources(self, group: str, version: str) -> dict[str, Any]:
+    def resources(self, group: str, version: str) -> dict[str, Any] | None:
+        """The APIResourceList, or None when the group-version is not served."""
         return self._cached(("resources", group, version),
                             lambda: discovery.api_resource_list(self._registry, group, version))
 

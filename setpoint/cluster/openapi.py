@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -80,7 +80,8 @@ def openapi_document(registry: Registry, path: str) -> Obj | None:
 
 def openapi_index(registry: Registry) -> Obj:
     """The /openapi/v3 index, with each document's hash (builds every document)."""
-    return orjson.loads(OpenAPIService(registry).index())
+    # the index is JSON this module built, read back
+    return cast(Obj, orjson.loads(OpenAPIService(registry).index()))
 
 
 # -- group-version documents --------------------------------------------------------------
@@ -92,6 +93,7 @@ def group_version_document(group: str, version: str, rts: list[ResourceType]) ->
     extra: dict[str, Obj] = {}
     roots = {STATUS, DELETE_OPTIONS, PATCH, WATCH_EVENT, META + "APIResourceList"}
     custom = bool(rts) and all(rt.is_custom for rt in rts)
+    list_ref: str | None
     for rt in rts:
         if rt.is_custom and rt.crd is not None:
             schemas = crd_schemas(rt.crd, rt.version)
@@ -274,6 +276,7 @@ class OpenAPIService:
 def document_schema(document: Mapping[str, Any], group: str, version: str,
                     kind: str) -> Obj | None:
     """The component schema of ``kind`` in a document (what ``kubectl explain`` looks up)."""
+    schema: Obj
     for schema in document.get("components", {}).get("schemas", {}).values():
         for gvk in schema.get("x-kubernetes-group-version-kind") or ():
             if (gvk.get("group", ""), gvk.get("version"), gvk.get("kind")) == (

@@ -79,12 +79,14 @@ def builtin_schema(name: str) -> Obj:
     special = _SPECIAL.get(name)
     if special is not None:
         return copy.deepcopy(special)
-    return _convert(definitions().raw[name])
+    return _convert_schema(definitions().raw[name])
 
 
 def _convert(node: Any, prop: str | None = None) -> Any:
-    if not isinstance(node, Mapping):
-        return node
+    return _convert_schema(node, prop) if isinstance(node, Mapping) else node
+
+
+def _convert_schema(node: Mapping[str, Any], prop: str | None = None) -> Obj:
     out: Obj = {}
     target = node.get("$ref")
     for key, value in node.items():
@@ -160,6 +162,7 @@ def custom_schema_name(group: str, version: str, kind: str) -> str:
 
 
 def crd_version(crd: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    v: Mapping[str, Any]
     for v in crd.get("spec", {}).get("versions") or ():
         if v.get("name") == version:
             return v

@@ -88,9 +88,10 @@ def _operation(op: Mapping[str, Any]) -> Obj:
     params = [_parameter(p) for p in op.get("parameters", ())]
     body = op.get("requestBody")
     if body is not None:
-        content = body.get("content") or {}
+        content: Mapping[str, Any] = body.get("content") or {}
         consumes = _ordered(set(content))
-        schema = next(iter(content.values()), {}).get("schema", {})
+        first: Mapping[str, Any] = next(iter(content.values()), {})
+        schema = first.get("schema", {})
         param: Obj = {"in": "body", "name": "body", "schema": _schema(schema)}
         if body.get("required"):
             param["required"] = True

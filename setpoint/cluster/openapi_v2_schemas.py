@@ -67,12 +67,14 @@ def builtin_definition(name: str) -> Obj:
     special = _SPECIAL.get(name)
     if special is not None:
         return copy.deepcopy(special)
-    return _convert(definitions().raw[name])
+    return _convert_schema(definitions().raw[name])
 
 
 def _convert(node: Any, prop: str | None = None) -> Any:
-    if not isinstance(node, Mapping):
-        return node
+    return _convert_schema(node, prop) if isinstance(node, Mapping) else node
+
+
+def _convert_schema(node: Mapping[str, Any], prop: str | None = None) -> Obj:
     out: Obj = {}
     for key, value in node.items():
         if key == "$ref":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
@@ -170,7 +171,8 @@ class DeleteOptions:
         return cls(
             dry_run=dry_run,
             propagation_policy=str(policy) if policy else None,
-            grace_period_seconds=int(grace) if grace is not None else None,  # type: ignore[arg-type]
+            # a JSON number from the body (the decoder checked it is an int64) or the query's
+            grace_period_seconds=int(cast("int | float", grace)) if grace is not None else None,
             precondition_uid=pre.get("uid") if isinstance(pre, dict) else None,
             precondition_rv=pre.get("resourceVersion") if isinstance(pre, dict) else None,
         )

@@ -275,7 +275,7 @@ class _Printers(dict[tuple[str, str], Printer]):
             self.update(_build())
             self._built = True
 
-    def get(self, key: tuple[str, str], default: Any = None) -> Any:  # type: ignore[override]
+    def get(self, key: tuple[str, str], default: Any = None) -> Any:
         self._ensure()
         return super().get(key, default)
 

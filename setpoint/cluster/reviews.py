@@ -108,6 +108,7 @@ def _access_review(api: APIServer, kind: str, ns: str | None, spec: Obj, request
                            version=str(resource.get("version") or ""), namespace=namespace,
                            name=str(resource.get("name") or ""))
     else:
+        assert non_resource is not None  # exactly one of the two is set, checked above
         attrs = Attributes(str(non_resource.get("verb") or ""),
                            path=str(non_resource.get("path") or ""))
     allowed, reason = api.authorizer.decide(user, attrs)

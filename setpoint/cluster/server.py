@@ -28,7 +28,8 @@ from setpoint.cluster.listencoding import encode_list
 from setpoint.cluster.negotiation import JSON, MediaType, negotiate
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.podstreams import STREAMS
-from setpoint.cluster.rbac import MASTERS, Attributes
+from setpoint.cluster.rbac import Attributes
+from setpoint.cluster.rbacpolicy import MASTERS
 from setpoint.cluster.registry.listing import list_item, list_stored
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType

@@ -141,7 +141,7 @@ def _crd_columns(rt: ResourceType) -> list[Mapping[str, Any]]:
 def _custom_converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
     specs = _crd_columns(rt)
     columns = [name_column()]
-    paths = []
+    paths: list[list[tuple[str, Any]] | None] = []  # None: a path that does not parse
     for spec in specs:
         path = spec.get("jsonPath", "")
         columns.append(Column(

@@ -13,7 +13,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.rbac import GROUP, MASTERS, Attributes
+from setpoint.cluster.rbac import GROUP, Attributes
+from setpoint.cluster.rbacpolicy import MASTERS
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe

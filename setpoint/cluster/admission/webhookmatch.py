@@ -111,15 +111,15 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
                obj: Obj | None, version: str) -> bool:
     """Whether every match condition holds; an error fails closed (403) unless the
     webhook's failurePolicy is Ignore, which skips the webhook."""
-    import celpy
+    from celpy.adapter import json_to_cel
 
     from setpoint.cluster.crds.cel import compile_expression
     from setpoint.cluster.crds.cellib import error_text
 
     activation = {
-        "object": celpy.json_to_cel(obj),
-        "oldObject": celpy.json_to_cel(point.old),
-        "request": celpy.json_to_cel({
+        "object": json_to_cel(obj),
+        "oldObject": json_to_cel(point.old),
+        "request": json_to_cel({
             "operation": point.operation, "name": point.name, "namespace": point.namespace,
             "subResource": point.subresource, "dryRun": point.dry_run,
             "kind": {"group": point.rt.group, "version": version, "kind": point.rt.kind},

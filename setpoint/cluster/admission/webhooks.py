@@ -72,7 +72,7 @@ class Hook:
 
     @property
     def ignore_failures(self) -> bool:
-        return self.spec.get("failurePolicy", "Fail") == "Ignore"
+        return bool(self.spec.get("failurePolicy", "Fail") == "Ignore")
 
     @property
     def timeout_s(self) -> int:
@@ -80,7 +80,7 @@ class Hook:
 
     @property
     def reinvocable(self) -> bool:
-        return self.spec.get("reinvocationPolicy", "Never") == "IfNeeded"
+        return bool(self.spec.get("reinvocationPolicy", "Never") == "IfNeeded")
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import celpy
-import lark
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
-from .celcheck import CheckError, T, check, type_of_schema
+from .celcheck import CheckError, ParseTree, T, check, type_of_schema
 from .cellib import FUNCTIONS, error_text, to_cel
 from .fieldpath import valid_field_path
 from .openapi import MISSING
@@ -77,7 +76,7 @@ class CompiledRule:
     field_path: str = ""
 
 
-def _parse(text: str) -> lark.Tree:
+def _parse(text: str) -> ParseTree:
     try:
         return _ENV.compile(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
@@ -243,7 +242,8 @@ class RuleSet:
         if not compiled:
             return []
         errs: list[Cause] = []
-        stype = s.get("type") if isinstance(s.get("type"), str) else ""
+        declared = s.get("type")
+        stype = declared if isinstance(declared, str) else ""
         self_value = to_cel(_root_self(value) if root else value, s)
         unchanged = old is not MISSING and old == value
         for cr in compiled:

@@ -19,6 +19,23 @@ import lark
 
 from .cellib import FUNCTIONS
 
+# what celpy's parser produces: branches of rules, leaves of tokens
+ParseTree = lark.Tree[lark.Token]
+
+
+def _rule(child: ParseTree | lark.Token) -> ParseTree:
+    """A child the grammar makes a rule, not a token."""
+    if isinstance(child, lark.Token):
+        raise TypeError(f"expected a rule, not the token {child!r}")
+    return child
+
+
+def _token(child: ParseTree | lark.Token) -> lark.Token:
+    """A child the grammar makes a token, not a rule."""
+    if not isinstance(child, lark.Token):
+        raise TypeError(f"expected a token, not the rule {child.data!r}")
+    return child
+
 MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
@@ -151,7 +168,7 @@ def _format_error(text: str, token: Any, message: str) -> str:
             f"{'.' * (col - 1)}^")
 
 
-class Checker(lark.visitors.Interpreter[T]):
+class Checker(lark.visitors.Interpreter[lark.Token, T]):
     """Checks one parsed rule; ``variables`` maps names to their types."""
 
     def __init__(self, text: str, variables: dict[str, T]) -> None:
@@ -162,21 +179,21 @@ class Checker(lark.visitors.Interpreter[T]):
     def fail(self, token: Any, message: str) -> CheckError:
         return CheckError(_format_error(self.text, token, message))
 
-    def _kids(self, tree: lark.Tree) -> list[Any]:
+    def _kids(self, tree: ParseTree) -> list[Any]:
         return [c for c in tree.children if c is not None]
 
     def _sum(self, parts: list[T]) -> float:
         return sum(p.cost for p in parts)
 
     # structure ---------------------------------------------------------------------------
-    def expr(self, tree: lark.Tree) -> T:
+    def expr(self, tree: ParseTree) -> T:
         kids = [self.visit(c) for c in self._kids(tree)]
         if len(kids) == 3:
             return T(kids[1].kind, kids[1].schema, kids[1].elem, max(kids[1].size, kids[2].size),
                      self._sum(kids), kids[1].fields)
         return kids[0]
 
-    def _logical(self, tree: lark.Tree) -> T:
+    def _logical(self, tree: ParseTree) -> T:
         kids = [self.visit(c) for c in self._kids(tree)]
         if len(kids) == 1:
             return kids[0]
@@ -185,7 +202,7 @@ class Checker(lark.visitors.Interpreter[T]):
     conditionalor = _logical
     conditionaland = _logical
 
-    def relation(self, tree: lark.Tree) -> T:
+    def relation(self, tree: ParseTree) -> T:
         kids = self._kids(tree)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -200,7 +217,7 @@ class Checker(lark.visitors.Interpreter[T]):
             cost += right.size if right.kind == "list" else 1
         return T("bool", cost=cost)
 
-    def _arith(self, tree: lark.Tree) -> T:
+    def _arith(self, tree: ParseTree) -> T:
         kids = self._kids(tree)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -215,7 +232,7 @@ class Checker(lark.visitors.Interpreter[T]):
     addition = _arith
     multiplication = _arith
 
-    def unary(self, tree: lark.Tree) -> T:
+    def unary(self, tree: ParseTree) -> T:
         kids = self._kids(tree)
         if len(kids) == 1:
             return self.visit(kids[0])
@@ -224,22 +241,22 @@ class Checker(lark.visitors.Interpreter[T]):
             return T("bool", cost=inner.cost + 1)
         return T(inner.kind, cost=inner.cost + 1)
 
-    def member(self, tree: lark.Tree) -> T:
+    def member(self, tree: ParseTree) -> T:
         return self.visit(self._kids(tree)[0])
 
     primary = member
     paren_expr = member
 
     # leaves ------------------------------------------------------------------------------
-    def literal(self, tree: lark.Tree) -> T:
-        token = tree.children[0]
+    def literal(self, tree: ParseTree) -> T:
+        token = _token(tree.children[0])
         kind = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
                 "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
                 "BOOL_LIT": "bool", "NULL_LIT": "null"}.get(token.type, "dyn")
         size = float(len(str(token))) if kind in ("string", "bytes") else 1.0
         return T(kind, size=size)
 
-    def ident(self, tree: lark.Tree) -> T:
+    def ident(self, tree: ParseTree) -> T:
         token = tree.children[0]
         name = str(token)
         for scope in reversed(self.scopes):
@@ -251,30 +268,30 @@ class Checker(lark.visitors.Interpreter[T]):
             return T("type")
         raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
 
-    def list_lit(self, tree: lark.Tree) -> T:
+    def list_lit(self, tree: ParseTree) -> T:
         kids = self._kids(tree)
         elems = [self.visit(e) for e in kids[0].children] if kids else []
         elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
         return T("list", None, elem, float(len(elems)), self._sum(elems) + 1)
 
-    def map_lit(self, tree: lark.Tree) -> T:
+    def map_lit(self, tree: ParseTree) -> T:
         kids = self._kids(tree)
         parts = [self.visit(e) for e in kids[0].children] if kids else []
         return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
                  float(len(parts) // 2), self._sum(parts) + 1)
 
-    def member_object(self, tree: lark.Tree) -> T:
+    def member_object(self, tree: ParseTree) -> T:
         raise self.fail(tree.children[0], "message construction is not supported")
 
-    def dot_ident(self, tree: lark.Tree) -> T:
+    def dot_ident(self, tree: ParseTree) -> T:
         raise self.fail(tree.children[0], f"undeclared reference to '{tree.children[0]}'")
 
     dot_ident_arg = dot_ident
 
     # selection ---------------------------------------------------------------------------
-    def member_dot(self, tree: lark.Tree) -> T:
+    def member_dot(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
-        target = self.visit(target_tree)
+        target = self.visit(_rule(target_tree))
         return self._select(target, name_token, target.cost + 1)
 
     def _select(self, target: T, name_token: Any, cost: float) -> T:
@@ -293,17 +310,17 @@ class Checker(lark.visitors.Interpreter[T]):
             return T("dyn", cost=cost)
         raise self.fail(name_token, f"type '{target.kind}' does not support field selection")
 
-    def member_index(self, tree: lark.Tree) -> T:
-        target = self.visit(tree.children[0])
-        index = self.visit(tree.children[1])
+    def member_index(self, tree: ParseTree) -> T:
+        target = self.visit(_rule(tree.children[0]))
+        index = self.visit(_rule(tree.children[1]))
         e = target.elem if target.kind in ("list", "map") and target.elem else T("dyn")
         return T(e.kind, e.schema, e.elem, e.size, target.cost + index.cost + 1, e.fields)
 
     # calls -------------------------------------------------------------------------------
-    def _args(self, tree: lark.Tree | None) -> list[Any]:
-        return [c for c in tree.children if c is not None] if tree is not None else []
+    def _args(self, tree: ParseTree | lark.Token | None) -> list[Any]:
+        return [c for c in _rule(tree).children if c is not None] if tree is not None else []
 
-    def ident_arg(self, tree: lark.Tree) -> T:
+    def ident_arg(self, tree: ParseTree) -> T:
         name_token = tree.children[0]
         name = str(name_token)
         arg_trees = self._args(tree.children[1] if len(tree.children) > 1 else None)
@@ -327,11 +344,11 @@ class Checker(lark.visitors.Interpreter[T]):
             cost += math.ceil(0.1 * args[0].size)
         return T(kind, cost=cost, size=args[0].size if kind == "string" and args else 1.0)
 
-    def member_dot_arg(self, tree: lark.Tree) -> T:
+    def member_dot_arg(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children[0], tree.children[1]
         name = str(name_token)
         arg_trees = self._args(tree.children[2] if len(tree.children) > 2 else None)
-        target = self.visit(target_tree)
+        target = self.visit(_rule(target_tree))
         if name in _MACROS:
             return self._macro(target, name_token, arg_trees)
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
@@ -390,7 +407,7 @@ class Checker(lark.visitors.Interpreter[T]):
                  size=target.size, cost=cost)
 
 
-def check(text: str, tree: lark.Tree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
+def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
     """Check ``tree``; raise CheckError when it does not compile or is not of kind ``want``."""
     checker = Checker(text, variables)
     result = checker.visit(tree)

@@ -120,8 +120,8 @@ def _literal(text: str) -> Any:
 
 def _compare(left: Any, op: str, right: Any) -> bool:
     try:
-        return {"==": left == right, "!=": left != right}[op] if op in ("==", "!=") else {
-            "<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[op]
+        return bool({"==": left == right, "!=": left != right}[op] if op in ("==", "!=") else {
+            "<": left < right, ">": left > right, "<=": left <= right, ">=": left >= right}[op])
     except TypeError:
         return False
 

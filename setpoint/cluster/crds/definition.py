@@ -414,11 +414,12 @@ def _validate_stored_versions(stored: list[str], versions: list[Mapping[str, Any
         if v.get("storage") and v.get("name") not in index:
             errs.append(fe.invalid(path, stored, f"must have the storage version {v.get('name')}"))
         index.pop(str(v.get("name")), None)
-    for v, i in index.items():
-        errs.append(fe.invalid(fe.index(path, i), v, f"missing from spec.versions; {v} was "
-                               "previously a storage version, and must remain in spec.versions "
-                               "until a storage migration ensures no data remains persisted in "
-                               f"{v} and removes {v} from status.storedVersions"))
+    for name, i in index.items():
+        errs.append(fe.invalid(fe.index(path, i), name, f"missing from spec.versions; {name} "
+                               "was previously a storage version, and must remain in "
+                               "spec.versions until a storage migration ensures no data remains "
+                               f"persisted in {name} and removes {name} from "
+                               "status.storedVersions"))
     return errs
 
 

@@ -270,7 +270,8 @@ def _junctors(schema: Mapping[str, Any], value: Any, path: str) -> list[Cause]:
         if all(results):
             errs.append(fe.invalid(path, "", _in_body(
                 path, "must validate at least one schema (anyOf)")))
-            errs += min(results, key=len)
+            fewest: list[Cause] = min(results, key=len)
+            errs += fewest
     one_of = schema.get("oneOf")
     if isinstance(one_of, list) and one_of:
         results = [validate_value(s, value, path) for s in one_of if isinstance(s, Mapping)]

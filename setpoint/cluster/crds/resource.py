@@ -25,6 +25,7 @@ MAX_INT32 = 2**31 - 1
 
 
 def find_version(crd: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+    v: Mapping[str, Any]
     for v in (crd.get("spec") or {}).get("versions") or []:
         if v.get("name") == version:
             return v
