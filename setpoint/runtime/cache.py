@@ -13,6 +13,7 @@ because nothing awaits while a store changes.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar, overload
 
@@ -197,7 +198,7 @@ class Cache:
         return kind_key(kind) in self._stores
 
     @property
-    def kinds(self) -> list[KindKey]:
+    def kinds(self) -> builtins.list[KindKey]:
         return list(self._stores)
 
     @overload
@@ -216,16 +217,16 @@ class Cache:
     def list(
         self, kind: type[T], *, namespace: str | None = None, labels: Selector = None,
         fields: str | Mapping[str, str] | None = None, index: tuple[str, str] | None = None,
-    ) -> list[T]: ...
+    ) -> builtins.list[T]: ...
     @overload
     def list(
         self, kind: object, *, namespace: str | None = None, labels: Selector = None,
         fields: str | Mapping[str, str] | None = None, index: tuple[str, str] | None = None,
-    ) -> list[Any]: ...
+    ) -> builtins.list[Any]: ...
     def list(
         self, kind: object, *, namespace: str | None = None, labels: Selector = None,
         fields: str | Mapping[str, str] | None = None, index: tuple[str, str] | None = None,
-    ) -> list[Any]:
+    ) -> builtins.list[Any]:
         """The objects of ``kind``, filtered, sorted by namespace and name.
 
         ``labels`` is a selector string (``app=web,tier!=db``), a dict of required labels
@@ -239,7 +240,7 @@ class Cache:
     def list_raw(
         self, kind: object, *, namespace: str | None = None, labels: Selector = None,
         fields: str | Mapping[str, str] | None = None, index: tuple[str, str] | None = None,
-    ) -> list[Obj]:
+    ) -> builtins.list[Obj]:
         """Like :meth:`list`, but the stored dicts themselves: read them, never change them."""
         store = self.store_for(kind)
         if index is not None:
@@ -263,7 +264,7 @@ class Cache:
         out.sort(key=lambda o: (meta(o).get("namespace") or "", meta(o).get("name") or ""))
         return out
 
-    def owned_by(self, kind: object, owner: object) -> list[Any]:
+    def owned_by(self, kind: object, owner: object) -> builtins.list[Any]:
         """The objects of ``kind`` that have ``owner`` (an object or a uid) among their
         ownerReferences."""
         uid = owner if isinstance(owner, str) else _uid_of(owner)

@@ -14,15 +14,16 @@ cache first, recorded in it after. ``ctx.client`` is the plain client for anythi
 
 from __future__ import annotations
 
+import builtins
 import functools
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast, overload
 
 from pydantic import TypeAdapter
 
 from setpoint.client import Client, PropagationPolicy
 from setpoint.runtime import conditions as cond
-from setpoint.runtime.cache import Cache
+from setpoint.runtime.cache import Cache, Selector
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.logs import BoundLogger
 from setpoint.runtime.objects import Obj, as_dict, kind_key, meta, name_of, namespace_of
@@ -91,19 +92,39 @@ class Context(Generic[T]):
 
     # -- reads -----------------------------------------------------------------------------
 
-    def get(self, kind: type[U] | Any, name: str, namespace: str | None = None) -> Any:
+    # the reads are typed like the cache's: a typed class gives its instances, any other
+    # reference (a Kind, a GVR) copies of the dicts
+
+    @overload
+    def get(self, kind: type[U], name: str, namespace: str | None = None) -> U | None: ...
+    @overload
+    def get(self, kind: object, name: str, namespace: str | None = None) -> Any: ...
+    def get(self, kind: object, name: str, namespace: str | None = None) -> Any:
         """An object of a watched kind from the cache (``namespace`` defaults to the
         request's), or None."""
         return self.cache.get(kind, name, self.request.namespace if namespace is None
                               else namespace)
 
-    def list(self, kind: type[U] | Any, *, labels: Any = None, fields: Any = None,
-             all_namespaces: bool = False) -> list[Any]:
+    @overload
+    def list(self, kind: type[U], *, labels: Selector = None,
+             fields: str | Mapping[str, str] | None = None,
+             all_namespaces: bool = False) -> builtins.list[U]: ...
+    @overload
+    def list(self, kind: object, *, labels: Selector = None,
+             fields: str | Mapping[str, str] | None = None,
+             all_namespaces: bool = False) -> builtins.list[Any]: ...
+    def list(self, kind: object, *, labels: Selector = None,
+             fields: str | Mapping[str, str] | None = None,
+             all_namespaces: bool = False) -> builtins.list[Any]:
         """Objects of a watched kind in the request's namespace (or everywhere)."""
         namespace = None if all_namespaces else (self.request.namespace or None)
         return self.cache.list(kind, namespace=namespace, labels=labels, fields=fields)
 
-    def owned(self, kind: type[U] | Any) -> list[Any]:
+    @overload
+    def owned(self, kind: type[U]) -> builtins.list[U]: ...
+    @overload
+    def owned(self, kind: object) -> builtins.list[Any]: ...
+    def owned(self, kind: object) -> builtins.list[Any]:
         """Objects of ``kind`` that name the reconciled object as an owner."""
         return self.cache.owned_by(kind, str(meta(self.raw).get("uid")))
 
@@ -118,13 +139,17 @@ class Context(Generic[T]):
         """Make the reconciled object the controller owner of the dict ``obj``."""
         return set_owner_reference(self.raw, obj, controller=True)
 
+    def _own(self, obj: Obj) -> None:
+        self.set_owner(obj)
+
     async def apply(self, obj: U, *, owner: bool = True, force: bool = True) -> U:
         """Server-side apply ``obj`` with the controller's field manager, taking ownership
         of conflicting fields (``force``), with the reconciled object as controller owner
         (``owner``); namespace defaults to the request's. Skipped when the cache shows the
         object already as wanted."""
         result = await self._writer.apply(self._prepare(obj, owner), force=force)
-        return result if isinstance(obj, dict) else _retyped(obj, result)  # type: ignore[return-value]
+        # a dict given, a dict returned: U is a dict type there
+        return cast(U, result) if isinstance(obj, dict) else _retyped(obj, result)
 
     async def apply_status(self, obj: U | None = None, *, force: bool = True) -> U:
         """Server-side apply the status of ``obj`` (default: the reconciled object)."""
@@ -135,7 +160,8 @@ class Context(Generic[T]):
                        "metadata": {"name": m.get("name"), "namespace": m.get("namespace")},
                        "status": body.get("status") or {}}
         result = await self._writer.apply(status_only, force=force, status=True)
-        return result if isinstance(target, dict) else _retyped(target, result)
+        # a dict given, a dict returned: U is a dict type there
+        return cast(U, result) if isinstance(target, dict) else _retyped(target, result)
 
     async def create_or_update(self, obj: U, mutate: Callable[[U], None] | None = None, *,
                                owner: bool = True) -> tuple[U, OperationResult]:
@@ -147,7 +173,7 @@ class Context(Generic[T]):
             metadata["namespace"] = self.request.namespace
         if not isinstance(obj, dict) and not meta(body).get("namespace"):
             obj = _retyped(obj, self._with_namespace(body))
-        prepare = self.set_owner if owner and not self._is_self(body) else None
+        prepare = self._own if owner and not self._is_self(body) else None
         return await self._writer.create_or_update(obj, mutate, prepare)
 
     async def delete(self, obj_or_kind: Any, name: str | None = None,
@@ -170,12 +196,12 @@ class Context(Generic[T]):
         """Make the server's status equal ``obj``'s (default: the reconciled object); only
         the difference from the cached status is sent, and nothing when there is none."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.update_status(target)  # type: ignore[no-any-return]
+        return await self._writer.update_status(target)
 
     async def patch_status(self, patch: Mapping[str, Any], obj: U | None = None) -> U:
         """Merge-patch the status (``{"ready": True}``), unless it already reads so."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.patch_status(target, patch)  # type: ignore[no-any-return]
+        return await self._writer.patch_status(target, patch)
 
     # -- finalizers ------------------------------------------------------------------------
 
@@ -251,8 +277,12 @@ class Context(Generic[T]):
 
 def _retyped(obj: U, body: Obj) -> U:
     """``body`` as an instance of ``obj``'s class."""
-    validate = getattr(type(obj), "model_validate", None) or type(obj).from_dict
-    return validate(body)  # type: ignore[no-any-return]
+    cls = type(obj)
+    validate = getattr(cls, "model_validate", None) or getattr(cls, "from_dict", None)
+    if validate is None:
+        raise TypeError(f"{cls.__name__} has neither model_validate() nor from_dict()")
+    # the class's own constructor from JSON: an instance of that class
+    return cast(U, validate(body))
 
 
 @functools.lru_cache(maxsize=256)
