@@ -11,7 +11,6 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import orjson
 
@@ -22,8 +21,8 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 
-Obj = dict[str, Any]
 WatchEvent = tuple[str, Obj]
 
 DEFAULT_TIMEOUT = 1800  # the apiserver picks 30-60 min for watches without timeoutSeconds

@@ -19,9 +19,9 @@ from typing import Any, TypeVar, overload
 
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
+from setpoint.machinery.objects import Obj
 from setpoint.runtime.objects import (
     KindKey,
-    Obj,
     as_dict,
     clone,
     decode,

@@ -22,11 +22,12 @@ from typing import Any, Generic, TypeVar, cast, overload
 from pydantic import TypeAdapter
 
 from setpoint.client import Client, PropagationPolicy
+from setpoint.machinery.objects import Obj
 from setpoint.runtime import conditions as cond
 from setpoint.runtime.cache import Cache, Selector
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.logs import BoundLogger
-from setpoint.runtime.objects import Obj, as_dict, kind_key, meta, name_of, namespace_of
+from setpoint.runtime.objects import as_dict, kind_key, meta, name_of, namespace_of
 from setpoint.runtime.ownership import has_finalizer, is_being_deleted, set_owner_reference
 from setpoint.runtime.reconcile import Request
 from setpoint.runtime.writer import OperationResult, Writer

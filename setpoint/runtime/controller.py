@@ -25,8 +25,10 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from setpoint.client import Kind, ResourceInfo
+from setpoint.machinery.objects import Obj
 from setpoint.resources.rbac import Permissions, PolicyRule
 from setpoint.runtime.context import Context
 from setpoint.runtime.handlers import (
@@ -104,11 +106,20 @@ class Controller(Generic[T]):
 
     # -- the builder -----------------------------------------------------------------------
 
+    # a typed class reconciles its instances; a Kind (or ResourceInfo, KindKey) the dicts
+    @overload
     @classmethod
-    def for_(cls, kind: type[T] | Any, *, predicates: Sequence[Predicate] = (),
-             name: str | None = None) -> Controller[T]:
+    def for_(cls, kind: type[T], *, predicates: Sequence[Predicate] = (),
+             name: str | None = None) -> Controller[T]: ...
+    @overload
+    @classmethod
+    def for_(cls, kind: Kind | ResourceInfo | KindKey, *, predicates: Sequence[Predicate] = (),
+             name: str | None = None) -> Controller[Obj]: ...
+    @classmethod
+    def for_(cls, kind: Any, *, predicates: Sequence[Predicate] = (),
+             name: str | None = None) -> Controller[Any]:
         """A controller that reconciles objects of ``kind`` (a typed class or ``Kind``)."""
-        ctrl: Controller[T] = cls(for_kind=kind, name=name or "")
+        ctrl: Controller[Any] = cls(for_kind=kind, name=name or "")
         ctrl.watch_specs.append(WatchSpec(kind, EnqueueForObject(), tuple(predicates), "for"))
         return ctrl
 
@@ -322,5 +333,5 @@ class RunningController:
             request=request, obj=obj, raw=raw, writer=self.manager.writer,
             recorder=self.manager.recorder, log=logger, controller=self.name,
         )
-        result = await definition.reconcile_func(ctx, obj)
-        return result if result is not None else Result()
+        outcome = await definition.reconcile_func(ctx, obj)
+        return outcome if outcome is not None else Result()

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from setpoint.runtime.objects import KindKey, Obj, kind_key, meta, name_of, namespace_of
+from setpoint.machinery.objects import Obj
+from setpoint.runtime.objects import KindKey, kind_key, meta, name_of, namespace_of
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.reconcile import Request
 

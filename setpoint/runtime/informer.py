@@ -42,11 +42,11 @@ from setpoint.client import (
 )
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
+from setpoint.machinery.objects import Obj
 from setpoint.runtime.cache import Store
 from setpoint.runtime.logs import format_fields
 from setpoint.runtime.objects import (
     KindKey,
-    Obj,
     as_ref,
     field_value,
     key_of,

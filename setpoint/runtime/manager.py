@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 from setpoint.client import Client, ClusterConfig, load_config
@@ -31,7 +31,11 @@ from setpoint.runtime.cache import Cache
 from setpoint.runtime.controller import Controller, RunningController
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.informer import Informer, drop_managed_fields
-from setpoint.runtime.leaderelection import LeaderElectionConfig, LeaderElector
+from setpoint.runtime.leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    default_identity,
+)
 from setpoint.runtime.logs import format_fields
 from setpoint.runtime.metrics import Metrics
 from setpoint.runtime.objects import KindKey, kind_key
@@ -46,7 +50,8 @@ from setpoint.runtime.writer import Writer
 log = logging.getLogger(__name__)
 
 
-Runnable = Callable[["Manager"], Awaitable[None]]
+# a coroutine function: it becomes a task of its own (asyncio.create_task takes coroutines)
+Runnable = Callable[["Manager"], Coroutine[Any, Any, None]]
 
 # what a step that only cancels or closes local things gets even past the deadline
 _CANCELLATION = 1.0
@@ -238,7 +243,7 @@ class Manager:
             self.elector = LeaderElector(client, LeaderElectionConfig(
                 name=settings.leader_election_id or f"{settings.name}-leader",
                 namespace=settings.leader_election_namespace or client.namespace,
-                **({"identity": settings.identity} if settings.identity else {}),
+                identity=settings.identity or default_identity(),
                 lease_duration=settings.lease_duration,
                 renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
             ), on_change=self._on_leader_change)

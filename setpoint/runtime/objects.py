@@ -15,10 +15,9 @@ import orjson
 
 from setpoint.client import GVR, Kind, ResourceInfo
 from setpoint.client.typed import from_body, is_typed_class, to_body
+from setpoint.machinery.objects import Obj
 
 T = TypeVar("T")
-
-Obj = dict[str, Any]
 
 
 class KindKey(NamedTuple):

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.runtime.objects import Obj, as_dict, meta
+from setpoint.machinery.objects import Obj
+from setpoint.runtime.objects import as_dict, meta
 
 
 class AlreadyOwnedError(ValueError):

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from setpoint.runtime.objects import Obj, meta, resource_version_of
+from setpoint.machinery.objects import Obj
+from setpoint.runtime.objects import meta, resource_version_of
 
 __all__ = [
     "AnnotationsChanged",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
@@ -47,7 +47,7 @@ class ProbeServer:
             self._runner = None
 
     @staticmethod
-    def _probe(check: Check) -> Callable[[web.Request], object]:
+    def _probe(check: Check) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handler(request: web.Request) -> web.Response:
             problem = check()
             if problem is None:

@@ -46,7 +46,8 @@ class ItemExponentialRateLimiter:
         # 2**failures overflows a float long after the cap matters; stop computing there
         if failures > 62:
             return self.max_delay
-        return min(self.base * 2**failures, self.max_delay)
+        delay: float = min(self.base * 2**failures, self.max_delay)
+        return delay
 
     def forget(self, item: Hashable) -> None:
         self._failures.pop(item, None)

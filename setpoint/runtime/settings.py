@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from setpoint.runtime.objects import Obj
+from setpoint.machinery.objects import Obj
 
 
 @dataclass(frozen=True)

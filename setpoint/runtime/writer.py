@@ -16,12 +16,12 @@ from typing import Any, TypeVar
 import orjson
 
 from setpoint.client import Client, NotFoundError, PatchType, PropagationPolicy
+from setpoint.machinery.objects import Obj
 from setpoint.runtime.cache import Cache
 from setpoint.runtime.diff import apply_merge_patch, contains, merge_patch
 from setpoint.runtime.informer import Informer
 from setpoint.runtime.objects import (
     KindKey,
-    Obj,
     as_dict,
     as_ref,
     clone,

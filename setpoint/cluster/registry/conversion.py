@@ -9,9 +9,8 @@ API version it was written at.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 # events.k8s.io/v1 field -> core/v1 field
 _RENAMED = (

@@ -24,12 +24,12 @@ from setpoint.cluster.registry.podspec_defaults import (
     pod_qos_class,
 )
 from setpoint.machinery.errors import bad_request
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import QuantityError
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
 
-Obj = dict[str, Any]
 Defaulter = Callable[[Obj], None]
 
 

@@ -8,7 +8,7 @@ controllers remove the finalizers, and the update that removes the last one dele
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.points import (
     MUTATING,
@@ -20,11 +20,10 @@ from setpoint.cluster.admission.points import (
 from setpoint.cluster.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.rest import REST
-
-Obj = dict[str, Any]
 
 ORPHAN = "orphan"
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.machinery.objects import Obj
+
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
-
-Obj = dict[str, Any]
 
 
 def _get(obj: Obj, *path: str) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import orjson
 
@@ -11,12 +11,11 @@ from setpoint.cluster.options import ListOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage.store import Scan
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST
-
-Obj = dict[str, Any]
 
 EXPIRED_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can "

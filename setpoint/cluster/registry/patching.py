@@ -10,12 +10,11 @@ from setpoint.cluster.decodelimits import nested_too_deep
 from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
-
-Obj = dict[str, Any]
 
 
 def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,

@@ -10,9 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity
-
-Obj = dict[str, Any]
 
 _DEFAULT_MODE = 0o644  # 420: secret, configMap, downwardAPI and projected volumes
 

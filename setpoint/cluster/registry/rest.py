@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from setpoint.cluster.admission.points import (
     MUTATING,
@@ -32,9 +32,8 @@ from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import Schema
-
-Obj = dict[str, Any]
 
 # The built-in kinds whose PUT may create the object (AllowCreateOnUpdate).
 CREATE_ON_UPDATE = {("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"),

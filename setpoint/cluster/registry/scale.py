@@ -10,12 +10,11 @@ from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.points import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
-
-Obj = dict[str, Any]
 
 SCALE_KIND = ("autoscaling", "v1", "Scale")
 

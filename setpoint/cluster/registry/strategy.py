@@ -7,14 +7,13 @@ in one place, as the Kubernetes registry's strategies do.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
-
-Obj = dict[str, Any]
 
 # Kinds whose metadata.generation the server maintains, and the top-level fields whose change
 # increments it (None: every field but metadata and status).

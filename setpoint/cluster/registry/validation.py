@@ -21,11 +21,11 @@ from setpoint.cluster.registry import validation_workloads as workloads
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
 
-Obj = dict[str, Any]
 Validator = Callable[[Obj], list[Cause]]
 UpdateValidator = Callable[[Obj, Obj], list[Cause]]
 

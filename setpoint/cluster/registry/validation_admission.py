@@ -8,14 +8,12 @@ before they applied, which this server never holds).
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlsplit
 
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 REVIEW_VERSIONS = ("v1", "v1beta1")
 FAILURE_POLICIES = ("Fail", "Ignore")

@@ -14,8 +14,7 @@ from typing import Any
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")

@@ -10,8 +10,7 @@ from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels
 from setpoint.machinery.errors import Cause
-
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 

@@ -213,7 +213,7 @@ class Webhook(Generic[T]):
     def default(self, func: DefaultFunc[T], /) -> DefaultFunc[T]: ...
 
     @overload
-    def default(self, *, operations: Sequence[str] = DEFAULT_OPERATIONS
+    def default(self, func: None = None, /, *, operations: Sequence[str] = DEFAULT_OPERATIONS
                 ) -> Callable[[DefaultFunc[T]], DefaultFunc[T]]: ...
 
     def default(self, func: DefaultFunc[T] | None = None, /, *,
@@ -234,7 +234,7 @@ class Webhook(Generic[T]):
     def validate(self, func: ValidateFunc[T], /) -> ValidateFunc[T]: ...
 
     @overload
-    def validate(self, *, operations: Sequence[str] = DEFAULT_OPERATIONS
+    def validate(self, func: None = None, /, *, operations: Sequence[str] = DEFAULT_OPERATIONS
                  ) -> Callable[[ValidateFunc[T]], ValidateFunc[T]]: ...
 
     def validate(self, func: ValidateFunc[T] | None = None, /, *,
@@ -324,18 +324,19 @@ class Webhook(Generic[T]):
             return allowed(uid)
         needed = {"CREATE": (request.object,), "UPDATE": (request.object, request.old_object),
                   "DELETE": (request.old_object,)}[op]
-        if any(raw is None for raw in needed):
+        present = [raw for raw in needed if raw is not None]
+        if len(present) != len(needed):
             return errored(uid, 400, "there is no content to decode")
         ctx = self._context(request, self.validate_path, client)
         validator = self.validator
 
         async def run() -> AdmissionResponse:
             if op == "DELETE":
-                obj, old = self._decode(needed[0]), self._decode(needed[0])
+                obj, old = self._decode(present[0]), self._decode(present[0])
             elif op == "UPDATE":
-                obj, old = self._decode(needed[0]), self._decode(needed[1])
+                obj, old = self._decode(present[0]), self._decode(present[1])
             else:
-                obj, old = self._decode(needed[0]), None
+                obj, old = self._decode(present[0]), None
             warnings = await _call(validator, ctx, obj, old, op)
             if isinstance(warnings, str):
                 warnings = [warnings]

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from setpoint.machinery.objects import Obj
 from setpoint.resources.webhooks import ConversionRegistration
 from setpoint.runtime.objects import KindKey, as_dict, clone, decode, kind_key
 from setpoint.runtime.webhook.endpoint import Answer, Endpoint
@@ -47,7 +48,6 @@ log = logging.getLogger("setpoint.runtime.webhook")
 
 CONVERSION_VERSIONS = ("apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1")
 
-Obj = dict[str, Any]
 ConvertFunc = Callable[[Any], Any]
 
 
@@ -140,9 +140,9 @@ class Conversion:
                                   f"{desired} is registered")
         steps: list[_Step] = []
         version = desired
-        while (step := came_from[version]) is not None:
-            steps.append(step)
-            version = kind_key(step.source).api_version
+        while (back := came_from[version]) is not None:
+            steps.append(back)
+            version = kind_key(back.source).api_version
         return steps[::-1]
 
     @staticmethod

@@ -19,11 +19,11 @@ from typing import Any
 import jsonpatch
 import orjson
 
+from setpoint.machinery.objects import Obj
+
 ADMISSION_VERSIONS = ("admission.k8s.io/v1", "admission.k8s.io/v1beta1")
 OPERATIONS = ("CREATE", "UPDATE", "DELETE", "CONNECT")
 JSON_MEDIA_TYPE = "application/json"
-
-Obj = dict[str, Any]
 
 
 class ReviewError(ValueError):
