@@ -21,6 +21,7 @@ test: $(STAMP) lint
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 conformance: $(STAMP)
 	$(BIN)/pytest -q tests/cluster/test_conformance.py

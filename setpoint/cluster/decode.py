@@ -38,10 +38,11 @@ class Decoded:
     unknown: list[str] = field(default_factory=list)
 
 
-class _Dupes(dict):  # type: ignore[type-arg]
+class _Dupes(dict[str, Any]):
     """A dict that remembers which of its keys appeared more than once."""
 
     __slots__ = ("dupes",)
+    dupes: list[str]
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

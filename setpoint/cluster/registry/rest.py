@@ -7,6 +7,7 @@ managed fields, prepare (generation, status), admit, validate, store.
 
 from __future__ import annotations
 
+import builtins
 import copy
 import uuid
 from collections.abc import Callable
@@ -57,8 +58,10 @@ def now_rfc3339() -> str:
 class CustomSchema(Protocol):
     """What the storage needs of a custom resource version's schema."""
 
-    schema: Schema
     has_defaults: bool
+
+    @property
+    def schema(self) -> Schema: ...
 
     def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
     def prune_and_report(self, obj: Obj) -> list[str]: ...
@@ -199,11 +202,11 @@ class REST:
         return (yield from self.finish_create_steps(rt, ns, obj, opts, warnings))
 
     def finish_create(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
-                      warnings: list[str], *, tracked: bool = False) -> WriteResult:
+                      warnings: builtins.list[str], *, tracked: bool = False) -> WriteResult:
         return run_sync(self.finish_create_steps(rt, ns, obj, opts, warnings, tracked=tracked))
 
     def finish_create_steps(self, rt: ResourceType, ns: str | None, obj: Obj,
-                            opts: WriteOptions, warnings: list[str], *,
+                            opts: WriteOptions, warnings: builtins.list[str], *,
                             tracked: bool = False) -> Steps[WriteResult]:
         """Everything after decoding a new object: system fields, defaults, checks, store."""
         meta = obj["metadata"]
@@ -425,7 +428,7 @@ class REST:
 
     # -- steps -------------------------------------------------------------------------
     def _decode(self, rt: ResourceType, body: Decoded, opts: WriteOptions) -> tuple[Obj,
-                                                                                   list[str]]:
+                                                                                   builtins.list[str]]:
         """Kind checks, typed decoding, unknown and duplicate fields, by fieldValidation."""
         obj = body.obj
         if not isinstance(obj, dict):
@@ -446,7 +449,7 @@ class REST:
                 f"{rt.kind}.metadata of type v1.ObjectMeta")
         else:
             obj["metadata"] = dict(meta)
-        unknown: list[str]
+        unknown: builtins.list[str]
         if rt.is_custom:
             cs = self.custom_schema(rt)
             unknown = []
@@ -462,8 +465,8 @@ class REST:
             obj.setdefault("metadata", {})
         return obj, self._field_validation(rt, obj, body.duplicates, unknown, opts)
 
-    def _field_validation(self, rt: ResourceType, obj: Obj, duplicates: list[str],
-                          unknown: list[str], opts: WriteOptions) -> list[str]:
+    def _field_validation(self, rt: ResourceType, obj: Obj, duplicates: builtins.list[str],
+                          unknown: builtins.list[str], opts: WriteOptions) -> builtins.list[str]:
         problems = [f'duplicate field "{d}"' for d in duplicates]
         problems += [f'unknown field "{u}"' for u in unknown]
         if not problems or opts.field_validation == "Ignore":
@@ -528,7 +531,7 @@ class REST:
         """The object after the mutating webhooks: defaulted again when one changed it, as
         the apiserver decodes a patched object with defaults."""
         assert point.obj is not None
-        mutated = yield point
+        mutated: Obj | None = yield point
         if mutated is None:
             return point.obj
         self._default(point.rt, mutated)

@@ -90,7 +90,8 @@ def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
         decoded, _ = decode_builtin(scale, _scale_schema(), "Scale")
     except errors.StatusError as err:
         raise patch_decode_error(scale, err) if patched else err from None
-    replicas = (decoded.get("spec") or {}).get("replicas", 0)
+    # decoded against the Scale schema: an int32 when present
+    replicas: int = (decoded.get("spec") or {}).get("replicas", 0)
     if replicas < 0:
         raise errors.invalid("Scale", name, [Cause(
             "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",

@@ -61,7 +61,7 @@ class Strategy:
         if any(new.get(k) != old.get(k) for k in keys):
             return True
         if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS:
-            return new["metadata"].get("annotations") != old["metadata"].get("annotations")
+            return bool(new["metadata"].get("annotations") != old["metadata"].get("annotations"))
         return False
 
     # -- create ------------------------------------------------------------------------

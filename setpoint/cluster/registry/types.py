@@ -39,7 +39,7 @@ class ResourceType:
     subresources: tuple[str, ...] = ()
     scale: ScalePaths | None = None
     schema: Schema | None = None
-    strategy: Strategy = field(default=None)  # type: ignore[assignment]
+    strategy: Strategy = field(default_factory=lambda: _default_strategy())
     # custom resources: the CRD that defines this version, and whether it is the storage one
     crd: dict[str, Any] | None = None
     served: bool = True
@@ -48,10 +48,6 @@ class ResourceType:
     def __post_init__(self) -> None:
         if not self.singular:
             self.singular = self.kind.lower()
-        if self.strategy is None:
-            from setpoint.cluster.registry.strategy import Strategy
-
-            self.strategy = Strategy()
 
     def __repr__(self) -> str:
         return f"ResourceType({self.group_version}, {self.resource})"
@@ -93,3 +89,10 @@ class ResourceType:
     @property
     def qualified_resource(self) -> str:
         return f"{self.resource}.{self.group}" if self.group else self.resource
+
+
+def _default_strategy() -> Strategy:
+    # imported on use: the strategy module imports this one
+    from setpoint.cluster.registry.strategy import Strategy
+
+    return Strategy()

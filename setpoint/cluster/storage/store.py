@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import bisect
+import builtins
 import heapq
 import logging
 import time
@@ -218,11 +219,11 @@ class Store:
                 current[key] = ev.prev
         return current
 
-    def events_since(self, resource: str, revision: int) -> list[Event] | None:
+    def events_since(self, resource: str, revision: int) -> builtins.list[Event] | None:
         """Events of ``resource`` after ``revision``; None if the history no longer has them."""
         if revision < self.compacted_revision:
             return None
-        out: list[Event] = []
+        out: builtins.list[Event] = []
         for ev in reversed(self._history):
             if ev.revision <= revision:
                 break
