@@ -65,6 +65,7 @@ def to_body(obj: object) -> dict[str, Any]:
         raise TypeError(f"{type(obj).__name__} serialized to {type(body).__name__}, not a dict")
     cls = type(obj)
     if is_typed_class(cls):
+        # a typed class (is_typed_class) carries api_version and kind
         body.setdefault("apiVersion", cls.api_version)  # type: ignore[attr-defined]
         body.setdefault("kind", cls.kind)  # type: ignore[attr-defined]
     return cast(dict[str, Any], body)

@@ -150,6 +150,7 @@ class FieldSet:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FieldSet) and _normal(self.root) == _normal(other.root)
 
+    # mutable, so unhashable; typeshed types __hash__ as a method, not as None
     __hash__ = None  # type: ignore[assignment]
 
     @classmethod

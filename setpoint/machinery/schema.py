@@ -51,6 +51,7 @@ class Schema:
         """The JSON type, with the ``["string", "null"]`` spelling folded to ``"string"``."""
         if self._type is False:
             self._type = self._compute_type()
+        # False marks "not computed yet" and was replaced just above
         return self._type  # type: ignore[return-value]
 
     def _compute_type(self) -> str | None:
@@ -92,6 +93,7 @@ class Schema:
         if self._items is False:
             raw = self.raw.get("items")
             self._items = Schema(raw, self._resolve) if isinstance(raw, Mapping) else None
+        # False marks "not computed yet" and was replaced just above
         return self._items  # type: ignore[return-value]
 
     @property
@@ -106,12 +108,14 @@ class Schema:
                 self._additional = Schema({}, self._resolve)
             else:
                 self._additional = None
+        # False marks "not computed yet" and was replaced just above
         return self._additional  # type: ignore[return-value]
 
     def element(self) -> Schema | None:
         """The schema of list items or map values."""
         if self._element is False:
             self._element = self.items if self.type == "array" else self.additional_properties
+        # False marks "not computed yet" and was replaced just above
         return self._element  # type: ignore[return-value]
 
     def child(self, key: str) -> Schema | None:

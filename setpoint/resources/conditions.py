@@ -41,6 +41,7 @@ def _status_text(status: bool | str | None) -> ConditionStatus:
         return "True" if status else "False"
     if status not in ("True", "False", "Unknown"):
         raise ValueError(f"condition status must be True, False or Unknown, not {status!r}")
+    # checked just above to be one of the three literals
     return status  # type: ignore[return-value]
 
 

@@ -42,6 +42,7 @@ def kind_key(ref: object) -> KindKey:
     if isinstance(ref, Kind | ResourceInfo):
         return KindKey(ref.api_version, ref.kind)
     if is_typed_class(ref):
+        # is_typed_class checked both are str class attributes
         return KindKey(ref.api_version, ref.kind)  # type: ignore[attr-defined]
     if isinstance(ref, Mapping):
         api_version, kind = ref.get("apiVersion"), ref.get("kind")

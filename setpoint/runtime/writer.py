@@ -253,7 +253,9 @@ class Writer:
     def _like(obj: T, data: Obj) -> T:
         """``data`` in the form of ``obj``: the typed class, or a private dict copy."""
         if isinstance(obj, dict):
+            # T is a dict type when obj is a dict; mypy cannot narrow a TypeVar by isinstance
             return clone(data)  # type: ignore[return-value]
+        # decode builds an instance of the class it is given: type(obj), a T
         return decode(type(obj), clone(data))  # type: ignore[no-any-return]
 
 

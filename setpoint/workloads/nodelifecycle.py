@@ -49,9 +49,10 @@ STOPPED_POSTING = "Kubelet stopped posting node status."
 
 
 def _condition(node: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    c: Mapping[str, Any]
     for c in (node.get("status") or {}).get("conditions") or ():
         if c.get("type") == type_:
-            return c  # type: ignore[no-any-return]
+            return c
     return None
 
 

@@ -158,8 +158,9 @@ class REST:
         target = f"{rt.group}/{storage_version_of(rt)}"
         if obj.get("apiVersion") == target:
             return obj
+        converted: Obj
         [converted] = yield ConversionPoint(rt, [obj], target)
-        return converted  # type: ignore[no-any-return]
+        return converted
 
     def with_defaults(self, rt: ResourceType, out: Obj) -> Obj:
         """A served custom resource with its schema's defaults applied (on read)."""

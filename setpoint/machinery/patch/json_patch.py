@@ -131,6 +131,7 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
         patched = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
     except _APPLY_ERRORS as e:
         raise unprocessable() from e
+    # jsonpatch is untyped; applied to a dict, a patch gives a dict
     return patched  # type: ignore[no-any-return]
 
 

@@ -365,6 +365,7 @@ class Webhook(Generic[T]):
 
     def _decode(self, data: dict[str, Any]) -> T:
         try:
+            # decode builds an instance of the webhook's kind, a T (or the dict for a Kind)
             return decode(self.kind, clone(data))  # type: ignore[no-any-return]
         except Exception as exc:
             raise _DecodeError(str(exc)) from exc

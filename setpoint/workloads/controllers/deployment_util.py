@@ -478,9 +478,10 @@ def new_condition(type_: str, status: str, reason: str, message: str) -> Obj:
 
 
 def get_condition(status: Mapping[str, Any], type_: str) -> Obj | None:
+    condition: Obj
     for condition in status.get("conditions") or ():
         if condition.get("type") == type_:
-            return condition  # type: ignore[no-any-return]
+            return condition
     return None
 
 

@@ -70,9 +70,10 @@ def format_time(ts: float | None = None) -> str:
 
 
 def pod_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
+    condition: Mapping[str, Any]
     for condition in (pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == type_:
-            return condition  # type: ignore[no-any-return]
+            return condition
     return None
 
 

@@ -60,4 +60,5 @@ class KubeletOptions:
                 values[f.name] = raw.strip().lower() in ("1", "true", "yes", "on")
             else:
                 values[f.name] = parse_duration(raw)
+        # each value was parsed to its field's type above; a dict of them cannot say so
         return cls(**values)  # type: ignore[arg-type]
