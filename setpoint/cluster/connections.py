@@ -119,6 +119,7 @@ class ConnectionGuard:
         guard, limits = self, self.limits
         protocol_class: type[HttpToolsProtocol] = config.http_protocol_class
 
+        # a class chosen at run time (uvicorn's config) as a base: mypy wants a static one
         class GuardedHTTP(protocol_class):  # type: ignore[valid-type,misc]
             """uvicorn's protocol with Go's read-header timeout, reporting to the guard."""
 
@@ -127,7 +128,7 @@ class ConnectionGuard:
                 self._conn = conn
                 self._header_timer: asyncio.TimerHandle | None = None
 
-            def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            def connection_made(self, transport: asyncio.Transport) -> None:
                 super().connection_made(transport)
                 if ssl_context is None:
                     guard._connected(self._conn, transport)
@@ -162,15 +163,19 @@ class ConnectionGuard:
             """TLS whose socket the guard can close, handshake bounded as Go bounds it."""
 
             def __init__(self, conn: _Connection, app: asyncio.BaseProtocol) -> None:
-                super().__init__(loop, app, ssl_context, None, server_side=True,
-                                 ssl_handshake_timeout=limits.read_header_timeout_s)
+                assert ssl_context is not None  # made only for a TLS listener
+                # typeshed wants a waiter future and an int timeout; asyncio takes None (no
+                # waiter) and a float, as loop.create_server passes them
+                super().__init__(loop, app, ssl_context, None,  # type: ignore[arg-type]
+                                 server_side=True,
+                                 ssl_handshake_timeout=limits.read_header_timeout_s)  # type: ignore[arg-type]
                 self._conn = conn
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
                 super().connection_made(transport)
                 guard._connected(self._conn, transport)
 
-            def connection_lost(self, exc: Exception | None) -> None:
+            def connection_lost(self, exc: BaseException | None) -> None:
                 guard._forget(self._conn)
                 super().connection_lost(exc)
 

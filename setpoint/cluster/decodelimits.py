@@ -115,7 +115,9 @@ def _count_yaml(raw: bytes) -> None:
             decodes += 1
             open_nodes.append((event.anchor, decodes - 1))
             if len(open_nodes) > MAX_DEPTH:
-                raise TooDeep(f"line {event.start_mark.line + 1}: exceeded max depth of "
+                # the parser marks every event it makes; a mark is optional only in the stubs
+                line = event.start_mark.line + 1 if event.start_mark is not None else 0
+                raise TooDeep(f"line {line}: exceeded max depth of "
                               f"{MAX_DEPTH}")
         elif isinstance(event, yaml.CollectionEndEvent):
             anchor, opened = open_nodes.pop()

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
 
 import orjson
 
-Obj = dict[str, Any]
+from setpoint.machinery.objects import Obj
 
 LIST_CHUNK_ITEMS = 500
 
