@@ -196,7 +196,8 @@ def _quiet_upgrades(protocol: type) -> type:
     (a Status, as a real apiserver answers when it cannot reach the kubelet), so its
     advice to install a WebSocket library would only mislead."""
 
-    class Protocol(protocol):  # type: ignore[valid-type,misc]
+    # a base class known only at run time (uvicorn's config): mypy wants a static one
+    class Protocol(protocol):  # type: ignore[misc]
         def _unsupported_upgrade_warning(self) -> None:
             pass
 

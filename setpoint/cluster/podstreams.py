@@ -16,16 +16,15 @@ streams, from apimachinery's upgradeaware proxy), with the reason spelled out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-
-Obj = dict[str, Any]
 
 # subresource -> (the kubelet's path, whether it names a container, the methods it serves)
 STREAMS: dict[str, tuple[str, bool, tuple[str, ...]]] = {
@@ -75,9 +74,9 @@ def connect(api: APIServer, rt: ResourceType, ns: str, name: str, subresource: s
 def _container(pod: Obj, name: str, container: str) -> str:
     """strategy.go's validateContainer: the container named, or the pod's only one."""
     spec = pod.get("spec") or {}
-    containers = [c.get("name", "") for c in spec.get("containers") or ()]
-    init = [c.get("name", "") for c in spec.get("initContainers") or ()]
-    ephemeral = [c.get("name", "") for c in spec.get("ephemeralContainers") or ()]
+    containers: list[str] = [c.get("name", "") for c in spec.get("containers") or ()]
+    init: list[str] = [c.get("name", "") for c in spec.get("initContainers") or ()]
+    ephemeral: list[str] = [c.get("name", "") for c in spec.get("ephemeralContainers") or ()]
     # (the message lists containers and init containers only, as strategy.go's does)
     if not container:
         if len(containers) == 1:

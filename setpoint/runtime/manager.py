@@ -280,9 +280,10 @@ class Manager:
             self._runnable_tasks.append(task)
 
     def _runnable_done(self, task: asyncio.Task[None]) -> None:
-        if not task.cancelled() and task.exception() is not None:
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
             log.error("runnable_failed name=%s %s", task.get_name(),
-                      format_fields({"error": error_text(task.exception())}))
+                      format_fields({"error": error_text(failure)}))
 
     async def _start_when_elected(self) -> None:
         assert self.elector is not None

@@ -37,11 +37,12 @@ async def wait_for_caches(informers: Mapping[KindKey, Informer], timeout: float,
     synced = asyncio.ensure_future(
         asyncio.gather(*(i.wait_synced() for i in informers.values())))
     refused = [asyncio.ensure_future(i.refused.wait()) for i in informers.values()]
+    waiters: list[asyncio.Future[Any]] = [synced, *refused]
     try:
-        done, _ = await asyncio.wait({synced, *refused}, timeout=timeout,
+        done, _ = await asyncio.wait(waiters, timeout=timeout,
                                      return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for waiter in (synced, *refused):
+        for waiter in waiters:
             waiter.cancel()
         await asyncio.gather(synced, *refused, return_exceptions=True)
     if synced in done:
