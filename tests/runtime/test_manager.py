@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from typing import Any
 
 import aiohttp
@@ -114,11 +115,21 @@ def counting_controller(counts: dict[str, int], who: str) -> Controller[Any]:
     return ctrl
 
 
+# Long enough that a loaded machine does not make a leader miss its renew deadline (or its
+# release, which client-go bounds by the renew deadline) and short enough for a test that
+# waits for a lease to expire.
+LEASE_DURATION = 3.0
+
+
 def elected_manager(cluster: RunningCluster, counts: dict[str, int], who: str) -> Manager:
     return make_manager(
         cluster, [counting_controller(counts, who)], leader_election=True,
-        leader_election_id="widgets-leader", identity=who, lease_duration=1.0,
-        renew_deadline=0.8, retry_period=0.1)
+        leader_election_id="widgets-leader", identity=who, lease_duration=LEASE_DURATION,
+        renew_deadline=LEASE_DURATION * 0.8, retry_period=0.1)
+
+
+def micro_time(value: str) -> datetime:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 async def test_only_the_leader_reconciles_and_a_successor_takes_over_on_release(
@@ -166,10 +177,13 @@ async def test_a_successor_takes_over_when_the_leader_dies(
         await first.stop(graceful=False)     # a crash: the lease is not released
         lease = await client.get(LEASE, "widgets-leader", namespace="default")
         assert lease["spec"]["holderIdentity"] == "first"
-        loop = asyncio.get_running_loop()
-        died = loop.time()
         await wait_for(lambda: second.leader)
-        assert loop.time() - died >= 0.5     # it waited for the lease to expire
+        taken = await client.get(LEASE, "widgets-leader", namespace="default")
+        assert taken["spec"]["holderIdentity"] == "second"
+        # it waited for the lease to expire: a whole lease duration after the last renewal
+        waited = (micro_time(taken["spec"]["acquireTime"])
+                  - micro_time(lease["spec"]["renewTime"])).total_seconds()
+        assert waited >= LEASE_DURATION - 0.001  # MicroTime keeps microseconds
         await client.create(widget("w"))
         await wait_for(lambda: counts.get("second") == 1)
     finally:
