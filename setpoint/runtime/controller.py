@@ -19,7 +19,6 @@ reconciler: an exception retries it with per-item backoff, :class:`TerminalError
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 import uuid
@@ -38,7 +37,6 @@ from setpoint.runtime.handlers import (
     MapFunc,
     map_to_owner_by_label,
 )
-from setpoint.runtime.informer import in_own_write
 from setpoint.runtime.logs import BoundLogger
 from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_key
 from setpoint.runtime.predicates import Predicate
@@ -55,10 +53,6 @@ log = logging.getLogger("setpoint.runtime.controller")
 T = TypeVar("T")
 
 ReconcileFunc = Callable[[Context[T], T], Awaitable[Result | None]]
-
-_current: contextvars.ContextVar[tuple[RunningController, Request] | None] = \
-    contextvars.ContextVar("setpoint_reconciling", default=None)
-
 
 @dataclass(frozen=True)
 class WatchSpec:
@@ -221,7 +215,8 @@ class RunningController:
         m.max_concurrent.labels(self.name).set(self.workers)
         for spec in definition.watch_specs:
             informer = manager.informer_for(spec.kind)
-            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue))
+            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue,
+                                         controller=self.name))
         for kind in definition.read_kinds:
             manager.informer_for(kind)
 
@@ -229,9 +224,8 @@ class RunningController:
         return f"RunningController({self.name!r}, workers={self.workers}, queue={self.queue!r})"
 
     def enqueue(self, request: Request) -> None:
-        """Queue a request, except the echo of this very reconcile's own write."""
-        if in_own_write.get() and _current.get() == (self, request):
-            return
+        """Queue a request (the echo of a reconcile's own write is filtered before, by
+        :meth:`Binding.on_own_write`)."""
         self.queue.add(request)
 
     def start(self) -> None:
@@ -255,13 +249,11 @@ class RunningController:
                 request = await self.queue.get()
             except ShutDown:
                 return
-            token = _current.set((self, request))
             self._m_active.inc()
             try:
                 await self._process(request)
             finally:
                 self._m_active.dec()
-                _current.reset(token)
                 self.queue.done(request)
 
     async def _process(self, request: Request) -> None:
