@@ -68,7 +68,8 @@ class Context(Generic[T]):
     """
 
     def __init__(self, *, request: Request, obj: T, raw: Obj, writer: Writer,
-                 recorder: EventRecorder | None, log: BoundLogger, controller: str) -> None:
+                 recorder: EventRecorder | None, log: BoundLogger, controller: str,
+                 origin: Origin | None = None) -> None:
         self.request = request
         self.obj = obj
         self.raw = raw
@@ -76,8 +77,9 @@ class Context(Generic[T]):
         self.log = log
         self.events = ObjectEvents(recorder, raw)
         self._writer = writer
-        self._origin = Origin.of(controller, request, raw)
-        """Whose writes these are: their echoes do not queue this request again."""
+        self._origin = origin if origin is not None else Origin.of(controller, request, raw)
+        """Whose writes these are (passed along, so that writes from tasks the reconcile
+        starts count too): their echoes do not queue this request again."""
 
     def __repr__(self) -> str:
         return f"Context({self.controller}, {self.request})"

@@ -38,7 +38,8 @@ from setpoint.runtime.handlers import (
     map_to_owner_by_label,
 )
 from setpoint.runtime.logs import BoundLogger
-from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_key
+from setpoint.runtime.objects import KindKey, clone, decode, kind_key, meta, object_key
+from setpoint.runtime.ownwrites import Origin
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.ratelimit import RateLimiter
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
@@ -250,19 +251,29 @@ class RunningController:
             except ShutDown:
                 return
             self._m_active.inc()
+            origin = self._origin(request)
             try:
-                await self._process(request)
+                with self.manager.writer.reconciling(origin):
+                    await self._process(request, origin)
             finally:
                 self._m_active.dec()
                 self.queue.done(request)
 
-    async def _process(self, request: Request) -> None:
+    def _origin(self, request: Request) -> Origin:
+        """Who the writes of this reconcile are by, and the generation it starts from."""
+        cached = self.manager.cache.store_for(self.for_key).get(
+            object_key(request.namespace or None, request.name))
+        generation = meta(cached).get("generation") if cached is not None else None
+        return Origin(self.name, request, self.for_key,
+                      generation if isinstance(generation, int) else None)
+
+    async def _process(self, request: Request, origin: Origin) -> None:
         reconcile_id = uuid.uuid4().hex[:12]
         logger = self._log.bind(namespace=request.namespace or None, name=request.name,
                                 reconcile_id=reconcile_id)
         started = time.perf_counter()
         try:
-            call = self._reconcile(request, logger)
+            call = self._reconcile(request, origin, logger)
             result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)
         except asyncio.CancelledError:
             raise
@@ -296,7 +307,8 @@ class RunningController:
         self._failures.forget(request)
         logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
 
-    async def _reconcile(self, request: Request, logger: BoundLogger) -> Result:
+    async def _reconcile(self, request: Request, origin: Origin,
+                         logger: BoundLogger) -> Result:
         definition = self.definition
         if definition.reconciler_obj is not None:
             result = await definition.reconciler_obj.reconcile(request)
@@ -312,7 +324,7 @@ class RunningController:
             else raw
         ctx: Context[Any] = Context(
             request=request, obj=obj, raw=raw, writer=self.manager.writer,
-            recorder=self.manager.recorder, log=logger, controller=self.name,
+            recorder=self.manager.recorder, log=logger, controller=self.name, origin=origin,
         )
         result = await definition.reconcile_func(ctx, obj)
         return result if result is not None else Result()

@@ -6,7 +6,8 @@ write it records the server's answer in the informer's store, so the next read, 
 reconcile, sees it without waiting for the watch event. This is what keeps an operator at
 one request per real change.
 
-A write made for a reconcile (``origin``) is recorded with what it sent, as an
+A write made for a reconcile (``origin``, or the one :meth:`Writer.reconciling` declares
+for the calling task) is recorded with what it sent, as an
 :class:`~setpoint.runtime.ownwrites.OwnWrite`: when the answer is exactly that write, that
 reconcile is not queued again for it; when it also holds someone else's change (a merge
 patch or an apply has no resourceVersion precondition), it is an ordinary change.
@@ -14,8 +15,10 @@ patch or an apply has no resourceVersion precondition), it is an ordinary change
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import enum
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -61,6 +64,7 @@ class Writer:
         self.leading: Callable[[], Awaitable[None]] | None = None
         """Called before each write; raises when this process may not write (a leader
         elector's ``check_leading``)."""
+        self._reconciling: dict[asyncio.Task[Any], Origin] = {}
         self.skipped = 0
         """Writes not sent because the cache showed nothing would change."""
 
@@ -79,18 +83,46 @@ class Writer:
     def is_cached_kind(self, kind: object) -> bool:
         return self.cache.watches(kind_key(kind))
 
+    @contextlib.contextmanager
+    def reconciling(self, origin: Origin) -> Iterator[None]:
+        """Declare that the calling task runs the reconcile ``origin`` until the block ends:
+        the writes it makes without naming an origin are that reconcile's."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self._reconciling[task] = origin
+        try:
+            yield
+        finally:
+            del self._reconciling[task]
+
     def record(self, obj: Any, write: OwnWrite | None = None) -> None:
         """Put a write's answer into the store of its kind (when watched); ``write`` says
-        what the write sent, for whom (without it, the handlers hear of it as of any
-        change)."""
+        what the write sent, for whom. Without it, a write of a declared reconcile
+        (:meth:`reconciling`) is taken as wholly its own, except when it shows the
+        reconciled object at a newer generation than the reconcile saw; any other write
+        is heard of as any change."""
         if not isinstance(obj, dict):
             return
         informer = self.informers.get(kind_key(obj))
-        if informer is not None:
-            informer.record_write(obj, write)
+        if informer is None:
+            return
+        if write is None:
+            origin = self._origin(None)
+            if origin is not None:
+                write = OwnWrite.of(origin, obj, EVERYTHING)
+        informer.record_write(obj, write)
+
+    def _origin(self, origin: Origin | None) -> Origin | None:
+        if origin is not None:
+            return origin
+        task = asyncio.current_task()
+        return self._reconciling.get(task) if task is not None else None
 
     def _record(self, answer: Any, origin: Origin | None, sent: Any, *,
                 status: bool = False) -> None:
+        origin = self._origin(origin)
         if origin is None or not isinstance(answer, dict):
             self.record(answer)
         else:
