@@ -29,6 +29,7 @@ from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.logs import BoundLogger
 from setpoint.runtime.objects import as_dict, kind_key, meta, name_of, namespace_of
 from setpoint.runtime.ownership import has_finalizer, is_being_deleted, set_owner_reference
+from setpoint.runtime.ownwrites import Origin
 from setpoint.runtime.reconcile import Request
 from setpoint.runtime.writer import OperationResult, Writer
 
@@ -69,7 +70,8 @@ class Context(Generic[T]):
     """
 
     def __init__(self, *, request: Request, obj: T, raw: Obj, writer: Writer,
-                 recorder: EventRecorder | None, log: BoundLogger, controller: str) -> None:
+                 recorder: EventRecorder | None, log: BoundLogger, controller: str,
+                 origin: Origin | None = None) -> None:
         self.request = request
         self.obj = obj
         self.raw = raw
@@ -77,6 +79,9 @@ class Context(Generic[T]):
         self.log = log
         self.events = ObjectEvents(recorder, raw)
         self._writer = writer
+        self._origin = origin if origin is not None else Origin.of(controller, request, raw)
+        """Whose writes these are (passed along, so that writes from tasks the reconcile
+        starts count too): their echoes do not queue this request again."""
 
     def __repr__(self) -> str:
         return f"Context({self.controller}, {self.request})"
@@ -148,7 +153,8 @@ class Context(Generic[T]):
         of conflicting fields (``force``), with the reconciled object as controller owner
         (``owner``); namespace defaults to the request's. Skipped when the cache shows the
         object already as wanted."""
-        result = await self._writer.apply(self._prepare(obj, owner), force=force)
+        result = await self._writer.apply(self._prepare(obj, owner), force=force,
+                                          origin=self._origin)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(obj, dict) else _retyped(obj, result)
 
@@ -160,7 +166,8 @@ class Context(Generic[T]):
         status_only = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
                        "metadata": {"name": m.get("name"), "namespace": m.get("namespace")},
                        "status": body.get("status") or {}}
-        result = await self._writer.apply(status_only, force=force, status=True)
+        result = await self._writer.apply(status_only, force=force, status=True,
+                                          origin=self._origin)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(target, dict) else _retyped(target, result)
 
@@ -175,7 +182,7 @@ class Context(Generic[T]):
         if not isinstance(obj, dict) and not meta(body).get("namespace"):
             obj = _retyped(obj, self._with_namespace(body))
         prepare = self._own if owner and not self._is_self(body) else None
-        return await self._writer.create_or_update(obj, mutate, prepare)
+        return await self._writer.create_or_update(obj, mutate, prepare, origin=self._origin)
 
     async def delete(self, obj_or_kind: Any, name: str | None = None,
                      namespace: str | None = None, *,
@@ -197,12 +204,12 @@ class Context(Generic[T]):
         """Make the server's status equal ``obj``'s (default: the reconciled object); only
         the difference from the cached status is sent, and nothing when there is none."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.update_status(target)
+        return await self._writer.update_status(target, origin=self._origin)
 
     async def patch_status(self, patch: Mapping[str, Any], obj: U | None = None) -> U:
         """Merge-patch the status (``{"ready": True}``), unless it already reads so."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.patch_status(target, patch)
+        return await self._writer.patch_status(target, patch, origin=self._origin)
 
     # -- finalizers ------------------------------------------------------------------------
 
@@ -216,7 +223,7 @@ class Context(Generic[T]):
         if finalizer in current:
             return False
         self.raw = as_dict(await self._writer.patch_metadata(
-            dict(latest), {"finalizers": [*current, finalizer]}))
+            dict(latest), {"finalizers": [*current, finalizer]}, origin=self._origin))
         return True
 
     async def remove_finalizer(self, finalizer: str) -> bool:
@@ -228,7 +235,7 @@ class Context(Generic[T]):
             return False
         remaining = [f for f in current if f != finalizer]
         self.raw = as_dict(await self._writer.patch_metadata(
-            dict(latest), {"finalizers": remaining or None}))
+            dict(latest), {"finalizers": remaining or None}, origin=self._origin))
         return True
 
     # -- conditions ------------------------------------------------------------------------

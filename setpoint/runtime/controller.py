@@ -19,7 +19,6 @@ reconciler: an exception retries it with per-item backoff, :class:`TerminalError
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 import uuid
@@ -40,9 +39,9 @@ from setpoint.runtime.handlers import (
     MapFunc,
     map_to_owner_by_label,
 )
-from setpoint.runtime.informer import in_own_write
 from setpoint.runtime.logs import BoundLogger
-from setpoint.runtime.objects import KindKey, clone, decode, kind_key, object_key
+from setpoint.runtime.objects import KindKey, clone, decode, kind_key, meta, object_key
+from setpoint.runtime.ownwrites import Origin
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.ratelimit import RateLimiter
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
@@ -57,10 +56,6 @@ log = logging.getLogger("setpoint.runtime.controller")
 T = TypeVar("T")
 
 ReconcileFunc = Callable[[Context[T], T], Awaitable[Result | None]]
-
-_current: contextvars.ContextVar[tuple[RunningController, Request] | None] = \
-    contextvars.ContextVar("setpoint_reconciling", default=None)
-
 
 @dataclass(frozen=True)
 class WatchSpec:
@@ -232,7 +227,8 @@ class RunningController:
         m.max_concurrent.labels(self.name).set(self.workers)
         for spec in definition.watch_specs:
             informer = manager.informer_for(spec.kind)
-            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue))
+            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue,
+                                         controller=self.name))
         for kind in definition.read_kinds:
             manager.informer_for(kind)
 
@@ -240,9 +236,8 @@ class RunningController:
         return f"RunningController({self.name!r}, workers={self.workers}, queue={self.queue!r})"
 
     def enqueue(self, request: Request) -> None:
-        """Queue a request, except the echo of this very reconcile's own write."""
-        if in_own_write.get() and _current.get() == (self, request):
-            return
+        """Queue a request (the echo of a reconcile's own write is filtered before, by
+        :meth:`Binding.on_own_write`)."""
         self.queue.add(request)
 
     def start(self) -> None:
@@ -266,22 +261,30 @@ class RunningController:
                 request = await self.queue.get()
             except ShutDown:
                 return
-            token = _current.set((self, request))
             self._m_active.inc()
+            origin = self._origin(request)
             try:
-                await self._process(request)
+                with self.manager.writer.reconciling(origin):
+                    await self._process(request, origin)
             finally:
                 self._m_active.dec()
-                _current.reset(token)
                 self.queue.done(request)
 
-    async def _process(self, request: Request) -> None:
+    def _origin(self, request: Request) -> Origin:
+        """Who the writes of this reconcile are by, and the generation it starts from."""
+        cached = self.manager.cache.store_for(self.for_key).get(
+            object_key(request.namespace or None, request.name))
+        generation = meta(cached).get("generation") if cached is not None else None
+        return Origin(self.name, request, self.for_key,
+                      generation if isinstance(generation, int) else None)
+
+    async def _process(self, request: Request, origin: Origin) -> None:
         reconcile_id = uuid.uuid4().hex[:12]
         logger = self._log.bind(namespace=request.namespace or None, name=request.name,
                                 reconcile_id=reconcile_id)
         started = time.perf_counter()
         try:
-            call = self._reconcile(request, logger)
+            call = self._reconcile(request, origin, logger)
             result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)
         except asyncio.CancelledError:
             raise
@@ -315,7 +318,8 @@ class RunningController:
         self._failures.forget(request)
         logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
 
-    async def _reconcile(self, request: Request, logger: BoundLogger) -> Result:
+    async def _reconcile(self, request: Request, origin: Origin,
+                         logger: BoundLogger) -> Result:
         definition = self.definition
         if definition.reconciler_obj is not None:
             result = await definition.reconciler_obj.reconcile(request)
@@ -331,7 +335,7 @@ class RunningController:
             else raw
         ctx: Context[Any] = Context(
             request=request, obj=obj, raw=raw, writer=self.manager.writer,
-            recorder=self.manager.recorder, log=logger, controller=self.name,
+            recorder=self.manager.recorder, log=logger, controller=self.name, origin=origin,
         )
         outcome = await definition.reconcile_func(ctx, obj)
         return outcome if outcome is not None else Result()

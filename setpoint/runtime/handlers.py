@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from setpoint.machinery.objects import Obj
 from setpoint.runtime.objects import KindKey, kind_key, meta, name_of, namespace_of
+from setpoint.runtime.ownwrites import OwnWrite
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.reconcile import Request
 
@@ -113,13 +114,18 @@ def map_to_owner_by_label(label: str) -> MapFunc:
 
 class Binding:
     """An informer's event handler: filters with predicates, maps with ``handler`` and
-    passes each request to ``enqueue``."""
+    passes each request to ``enqueue``.
+
+    ``controller`` names the controller the requests are for: the echo of a write one of
+    its reconciles made does not queue that reconcile's own request again.
+    """
 
     def __init__(self, handler: Handler, predicates: Sequence[Predicate],
-                 enqueue: Enqueue) -> None:
+                 enqueue: Enqueue, controller: str | None = None) -> None:
         self.handler = handler
         self.predicates = tuple(predicates)
         self.enqueue = enqueue
+        self.controller = controller
 
     def __repr__(self) -> str:
         return f"Binding({self.handler!r}, predicates={list(self.predicates)!r})"
@@ -137,4 +143,19 @@ class Binding:
     def on_delete(self, obj: Obj) -> None:
         if all(p.delete(obj) for p in self.predicates):
             for request in self.handler.requests(obj):
+                self.enqueue(request)
+
+    def on_own_write(self, old: Obj | None, new: Obj, write: OwnWrite) -> None:
+        """An add or update that is exactly ``write``: the same requests, except the one of
+        the reconcile that made it, when that reconcile is this controller's."""
+        if old is None:
+            if not all(p.create(new) for p in self.predicates):
+                return
+            requests = self.handler.requests(new)
+        else:
+            if not all(p.update(old, new) for p in self.predicates):
+                return
+            requests = self.handler.update_requests(old, new)
+        for request in requests:
+            if not write.echoes(self.controller, request):
                 self.enqueue(request)

@@ -19,13 +19,15 @@ controller.
 
 Writes a controller makes can be recorded with :meth:`Informer.record_write`, so its next
 read sees them at once; the watch event that follows for the same version is then known
-and not handed out a second time.
+and not handed out a second time. A write described by an
+:class:`~setpoint.runtime.ownwrites.OwnWrite` whose answer is exactly its echo reaches the
+handlers that know about own writes (``on_own_write``), so the reconcile that made it is
+not queued again for it; any other answer is an ordinary add or update.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import random
 import time
@@ -55,17 +57,12 @@ from setpoint.runtime.objects import (
     namespace_of,
     resource_version_of,
 )
+from setpoint.runtime.ownwrites import OwnWrite
 from setpoint.runtime.retries import error_text
 
 log = logging.getLogger(__name__)
 
 Transform = Callable[[Obj], Obj]
-
-in_own_write: contextvars.ContextVar[bool] = contextvars.ContextVar(
-    "setpoint_in_own_write", default=False)
-"""True while handlers hear about a write recorded with :meth:`Informer.record_write`: the
-writer's own controller uses it to skip reconciling the object it is reconciling."""
-
 
 def drop_managed_fields(obj: Obj) -> Obj:
     """The default transform: forget ``metadata.managedFields`` to save memory."""
@@ -76,7 +73,13 @@ def drop_managed_fields(obj: Obj) -> Obj:
 
 
 class EventHandler(Protocol):
-    """Hears about changes to an informer's objects; must not block or await."""
+    """Hears about changes to an informer's objects; must not block or await.
+
+    A handler may also define ``on_own_write(old, new, write)`` (``old`` None for a new
+    object): it then hears of a recorded write whose answer is exactly the
+    :class:`~setpoint.runtime.ownwrites.OwnWrite` ``write`` through it, instead of
+    ``on_add``/``on_update``.
+    """
 
     def on_add(self, obj: Obj) -> None: ...
     def on_update(self, old: Obj, new: Obj) -> None: ...
@@ -269,9 +272,10 @@ class Informer:
 
     # -- writes made by this process -------------------------------------------------------
 
-    def record_write(self, obj: Obj) -> bool:
+    def record_write(self, obj: Obj, write: OwnWrite | None = None) -> bool:
         """Put an object the server just returned from a write into the store, ahead of its
-        watch event, and tell the handlers (with :data:`in_own_write` set).
+        watch event, and tell the handlers: as an own write when ``write`` says the answer
+        is exactly its echo (compared with what the store held), else as any change.
 
         Only done when the object is in this informer's scope and its resourceVersion is
         numeric and newer than the stored one (so a later change is never overwritten);
@@ -290,14 +294,12 @@ class Informer:
                 return False
         obj = self._transform(obj)
         self.store.put(obj)
-        token = in_own_write.set(True)
-        try:
-            if old is None:
-                self._dispatch_add(obj)
-            else:
-                self._dispatch_update(old, obj)
-        finally:
-            in_own_write.reset(token)
+        if write is not None and write.is_echo(old, obj):
+            self._dispatch_own_write(old, obj, write)
+        elif old is None:
+            self._dispatch_add(obj)
+        else:
+            self._dispatch_update(old, obj)
         return True
 
     def _in_scope(self, obj: Obj) -> bool:
@@ -323,6 +325,16 @@ class Informer:
     def _dispatch_update(self, old: Obj, new: Obj) -> None:
         for handler in self._handlers:
             self._call(handler.on_update, old, new)
+
+    def _dispatch_own_write(self, old: Obj | None, new: Obj, write: OwnWrite) -> None:
+        for handler in self._handlers:
+            on_own_write = getattr(handler, "on_own_write", None)
+            if on_own_write is not None:
+                self._call(on_own_write, old, new, write)
+            elif old is None:
+                self._call(handler.on_add, new)
+            else:
+                self._call(handler.on_update, old, new)
 
     def _dispatch_delete(self, obj: Obj) -> None:
         for handler in self._handlers:

@@ -5,12 +5,20 @@ what is wanted with what the cache holds and sends nothing when they agree; afte
 write it records the server's answer in the informer's store, so the next read, by any
 reconcile, sees it without waiting for the watch event. This is what keeps an operator at
 one request per real change.
+
+A write made for a reconcile (``origin``, or the one :meth:`Writer.reconciling` declares
+for the calling task) is recorded with what it sent, as an
+:class:`~setpoint.runtime.ownwrites.OwnWrite`: when the answer is exactly that write, that
+reconcile is not queued again for it; when it also holds someone else's change (a merge
+patch or an apply has no resourceVersion precondition), it is an ordinary change.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import enum
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import orjson
@@ -30,6 +38,7 @@ from setpoint.runtime.objects import (
     meta,
     object_key,
 )
+from setpoint.runtime.ownwrites import EVERYTHING, Origin, OwnWrite
 
 T = TypeVar("T")
 
@@ -55,6 +64,7 @@ class Writer:
         self.leading: Callable[[], Awaitable[None]] | None = None
         """Called before each write; raises when this process may not write (a leader
         elector's ``check_leading``)."""
+        self._reconciling: dict[asyncio.Task[Any], Origin] = {}
         self.skipped = 0
         """Writes not sent because the cache showed nothing would change."""
 
@@ -73,13 +83,50 @@ class Writer:
     def is_cached_kind(self, kind: object) -> bool:
         return self.cache.watches(kind_key(kind))
 
-    def record(self, obj: Any) -> None:
-        """Put a write's answer into the store of its kind (when watched)."""
+    @contextlib.contextmanager
+    def reconciling(self, origin: Origin) -> Iterator[None]:
+        """Declare that the calling task runs the reconcile ``origin`` until the block ends:
+        the writes it makes without naming an origin are that reconcile's."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self._reconciling[task] = origin
+        try:
+            yield
+        finally:
+            del self._reconciling[task]
+
+    def record(self, obj: Any, write: OwnWrite | None = None) -> None:
+        """Put a write's answer into the store of its kind (when watched); ``write`` says
+        what the write sent, for whom. Without it, a write of a declared reconcile
+        (:meth:`reconciling`) is taken as wholly its own, except when it shows the
+        reconciled object at a newer generation than the reconcile saw; any other write
+        is heard of as any change."""
         if not isinstance(obj, dict):
             return
         informer = self.informers.get(kind_key(obj))
-        if informer is not None:
-            informer.record_write(obj)
+        if informer is None:
+            return
+        if write is None:
+            origin = self._origin(None)
+            if origin is not None:
+                write = OwnWrite.of(origin, obj, EVERYTHING)
+        informer.record_write(obj, write)
+
+    def _origin(self, origin: Origin | None) -> Origin | None:
+        if origin is not None:
+            return origin
+        task = asyncio.current_task()
+        return self._reconciling.get(task) if task is not None else None
+
+    def _record(self, answer: Any, origin: Origin | None, sent: Any, *,
+                status: bool = False) -> None:
+        origin = self._origin(origin)
+        if origin is None or not isinstance(answer, dict):
+            self.record(answer)
+        else:
+            self.record(answer, OwnWrite.of(origin, answer, sent, status=status))
 
     async def namespaced(self, kind: object) -> bool:
         info = await self.client.resolve(as_ref(kind_key(kind)))
@@ -88,10 +135,10 @@ class Writer:
     # -- writes ----------------------------------------------------------------------------
 
     async def apply(self, obj: T, *, force: bool = True, status: bool = False,
-                    field_manager: str | None = None) -> T:
+                    field_manager: str | None = None, origin: Origin | None = None) -> T:
         """Server-side apply ``obj``, unless the cache shows every field already as wanted
         (and this process last applied exactly this). Returns the object, typed like
-        ``obj``."""
+        ``obj``. ``origin``: the reconcile this write is for."""
         body = as_dict(obj)
         key = kind_key(body)
         m = meta(body)
@@ -116,12 +163,13 @@ class Writer:
             subresource="status" if status else None,
         )
         self._applied[memo] = fingerprint
-        self.record(result)
+        self._record(result, origin, {"status": body.get("status")} if status else body,
+                     status=status)
         return self._like(obj, result)
 
     async def create_or_update(
         self, obj: T, mutate: Callable[[T], None] | None = None,
-        prepare: Callable[[Obj], None] | None = None,
+        prepare: Callable[[Obj], None] | None = None, *, origin: Origin | None = None,
     ) -> tuple[T, OperationResult]:
         """controller-runtime's ``CreateOrUpdate``: read the object (cache first), let
         ``mutate`` set what it wants, then create it, update it (optimistic concurrency:
@@ -147,7 +195,7 @@ class Writer:
                 prepare(desired)
             await self._check_leading()
             created = await self.client.create(desired, namespace=namespace)
-            self.record(created)
+            self._record(created, origin, EVERYTHING)
             return self._like(obj, created), OperationResult.CREATED
         current: Any = decode(type(obj), clone(existing)) if not isinstance(obj, dict) \
             else clone(existing)
@@ -161,10 +209,13 @@ class Writer:
             return self._like(obj, existing), OperationResult.UNCHANGED
         await self._check_leading()
         updated = await self.client.update(desired, namespace=namespace)
-        self.record(updated)
+        # with the cached resourceVersion as precondition, nothing else can be in the answer
+        precondition = meta(desired).get("resourceVersion") == meta(existing).get(
+            "resourceVersion")
+        self._record(updated, origin, EVERYTHING if precondition else desired)
         return self._like(obj, updated), OperationResult.UPDATED
 
-    async def update_status(self, obj: T) -> T:
+    async def update_status(self, obj: T, *, origin: Origin | None = None) -> T:
         """Make the server's status equal ``obj``'s status: a merge patch of the difference
         from the cached status, not sent when there is none (nor when ``obj`` carries no
         status at all, as a typed object whose status was never touched)."""
@@ -183,9 +234,10 @@ class Writer:
             if patch == {}:
                 self.skipped += 1
                 return self._like(obj, live)
-        return await self._patch_status(obj, key, namespace, {"status": patch})
+        return await self._patch_status(obj, key, namespace, {"status": patch}, origin)
 
-    async def patch_status(self, obj: T, patch: Mapping[str, Any]) -> T:
+    async def patch_status(self, obj: T, patch: Mapping[str, Any], *,
+                           origin: Origin | None = None) -> T:
         """Merge-patch the status with ``patch`` (``{"ready": True}``), unless the cached
         status already reads that way."""
         body = as_dict(obj)
@@ -198,19 +250,20 @@ class Writer:
             if apply_merge_patch(before, patch) == before:
                 self.skipped += 1
                 return self._like(obj, live)
-        return await self._patch_status(obj, key, namespace, {"status": dict(patch)})
+        return await self._patch_status(obj, key, namespace, {"status": dict(patch)}, origin)
 
     async def _patch_status(self, obj: T, key: KindKey, namespace: str | None,
-                            patch: Obj) -> T:
+                            patch: Obj, origin: Origin | None) -> T:
         await self._check_leading()
         result = await self.client.patch_status(
             as_ref(key), str(meta(as_dict(obj)).get("name")), patch,
             patch_type=PatchType.MERGE, namespace=namespace,
         )
-        self.record(result)
+        self._record(result, origin, patch, status=True)
         return self._like(obj, result)
 
-    async def patch_metadata(self, obj: T, metadata: Obj) -> T:
+    async def patch_metadata(self, obj: T, metadata: Obj, *,
+                             origin: Origin | None = None) -> T:
         """Merge-patch ``metadata`` with the object's resourceVersion as a precondition (a
         concurrent change fails with a conflict rather than being overwritten)."""
         body = as_dict(obj)
@@ -221,7 +274,7 @@ class Writer:
         await self._check_leading()
         result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
                                          patch_type=PatchType.MERGE, namespace=namespace)
-        self.record(result)
+        self._record(result, origin, patch)
         return self._like(obj, result)
 
     async def delete(self, kind: object, name: str, namespace: str | None = None, *,
