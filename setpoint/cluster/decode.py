@@ -24,7 +24,7 @@ from setpoint.cluster.decodelimits import (
     check_yaml,
 )
 from setpoint.machinery import errors
-from setpoint.machinery.schema import Schema
+from setpoint.machinery.schema import Schema, definitions
 
 FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
 
@@ -228,6 +228,27 @@ def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict
             f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {exc}'
         ) from None
     return out, unknown
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def check_object_meta(meta: dict[str, Any], kind: str, version: str) -> None:
+    """Refuse a custom resource's metadata whose values are of the wrong JSON type.
+
+    The CRD handler's decoder round-trips ``metadata`` through a Go ``ObjectMeta``
+    (apiextensions-apiserver pkg/apiserver/schema/objectmeta/coerce.go,
+    GetObjectMetaWithOptions, malformed fields not dropped for request bodies); its
+    encoding/json error reaches the client as transformDecodeError's 400
+    (k8s.io/apiserver/pkg/endpoints/handlers/rest.go)."""
+    schema = definitions().get(_OBJECT_META)
+    if schema is None:
+        return
+    try:
+        _decode(meta, schema, "", [], "ObjectMeta")
+    except _TypeMismatch as exc:
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
 
 
 def _version_of(obj: dict[str, Any]) -> str:

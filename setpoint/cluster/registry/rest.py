@@ -24,7 +24,7 @@ from setpoint.cluster.admission.points import (
     Steps,
     run_sync,
 )
-from setpoint.cluster.decode import Decoded, decode_builtin
+from setpoint.cluster.decode import Decoded, check_object_meta, decode_builtin
 from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.conversion import CONVERSIONS
@@ -452,6 +452,7 @@ class REST:
             obj["metadata"] = dict(meta)
         unknown: builtins.list[str]
         if rt.is_custom:
+            check_object_meta(obj["metadata"], rt.kind, rt.version)
             cs = self.custom_schema(rt)
             unknown = []
             if cs is not None:
