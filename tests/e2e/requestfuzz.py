@@ -54,6 +54,8 @@ KINDS = [("v1", "ConfigMap"), ("v1", "Pod"), ("apps/v1", "Deployment"), ("v1", "
          ("meta.k8s.io/v1", "DeleteOptions"), ("v1", "DeleteOptions"), ("apps/v9", "Scale"),
          ("autoscaling/v1", "Scale"), ("", ""), (5, None), ("v1", ["List"])]
 
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
 
 @dataclass
 class Endpoint:
@@ -153,6 +155,15 @@ class RequestFuzzer:
         api_version, sent_kind = (ep.api_version, kind) if rng.random() < 0.85 \
             else rng.choice(KINDS)
         out["apiVersion"], out["kind"] = api_version, sent_kind
+        if ep.resource in self.custom_schemas and kind == ep.kind and rng.random() < 0.5:
+            # a CRD's schema leaves metadata out, but the server reads it as an ObjectMeta:
+            # one of its fields of a wrong type
+            meta_schema = definitions().get(OBJECT_META)
+            meta = self.value(meta_schema)
+            meta = dict(meta) if isinstance(meta, dict) else {}  # never a shared BAD_VALUES dict
+            meta[rng.choice(sorted(meta_schema.properties))] = self.bad()
+            out["metadata"] = meta
+            return out
         meta = out.get("metadata")
         if not isinstance(meta, dict) or rng.random() < 0.7:
             meta = {} if not isinstance(meta, dict) else meta
@@ -196,7 +207,10 @@ class RequestFuzzer:
 
     def request(self) -> Request:
         rng = self.rng
-        ep = rng.choice(self.endpoints)
+        # custom resources go through a decoder of their own (schema-driven, untyped
+        # metadata): sent to as often as ten built-in resources together
+        ep = rng.choices(self.endpoints, weights=[
+            10 if e.resource in self.custom_schemas else 1 for e in self.endpoints])[0]
         ns = self.namespace if ep.namespaced and rng.random() < 0.9 else None
         collection = ep.base + (f"/namespaces/{ns}" if ns else "") + f"/{ep.resource}"
         name = self.name(ep)
