@@ -242,8 +242,6 @@ def check_object_meta(meta: dict[str, Any], kind: str, version: str) -> None:
     encoding/json error reaches the client as transformDecodeError's 400
     (k8s.io/apiserver/pkg/endpoints/handlers/rest.go)."""
     schema = definitions().get(_OBJECT_META)
-    if schema is None:
-        return
     try:
         _decode(meta, schema, "", [], "ObjectMeta")
     except _TypeMismatch as exc:
