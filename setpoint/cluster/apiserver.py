@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
+from setpoint.cluster.endpoints.watch import WatchStream
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.rest import REST, WriteResult
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
-from setpoint.cluster.tokens import Identity, TokenIssuer, identity_of
-from setpoint.cluster.watch import WatchStream
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.webhooks import WebhookAdmission
-    from setpoint.cluster.openapi import OpenAPIService
-    from setpoint.cluster.openapi_v2 import OpenAPIV2Service
-    from setpoint.cluster.webhookclient import WebhookClient
+    from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
+    from setpoint.cluster.openapi.v2 import OpenAPIV2Service
+    from setpoint.cluster.openapi.v3 import OpenAPIService
+    from setpoint.cluster.webhook.client import WebhookClient
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -37,8 +37,8 @@ class APIServer:
 
     def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
                  tokens: TokenIssuer | None = None) -> None:
-        from setpoint.cluster.customresources import CustomResources
-        from setpoint.cluster.discovery_service import DiscoveryService
+        from setpoint.cluster.apiextensions.customresources import CustomResources
+        from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 
         self.store = Store(data / "state.db" if data is not None else None)
         self.registry = Registry()
@@ -54,7 +54,7 @@ class APIServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
         from setpoint.cluster import admission
-        from setpoint.cluster.rbac import Authorizer
+        from setpoint.cluster.authorization.rbac import Authorizer
 
         admission.install(self)
         self.authorizer = Authorizer(self)
@@ -63,7 +63,7 @@ class APIServer:
     @property
     def openapi(self) -> OpenAPIService:
         if self._openapi is None:
-            from setpoint.cluster.openapi import OpenAPIService
+            from setpoint.cluster.openapi.v3 import OpenAPIService
 
             self._openapi = OpenAPIService(self.registry)
         return self._openapi
@@ -71,21 +71,21 @@ class APIServer:
     @cached_property
     def webhook_client(self) -> WebhookClient:
         """The pooled HTTP client of admission and conversion webhook calls."""
-        from setpoint.cluster.webhookclient import WebhookClient
+        from setpoint.cluster.webhook.client import WebhookClient
 
         return WebhookClient(self)
 
     @cached_property
     def webhooks(self) -> WebhookAdmission:
         """The admission webhooks configured in this cluster."""
-        from setpoint.cluster.admission.webhooks import WebhookAdmission
+        from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
 
         return WebhookAdmission(self)
 
     @property
     def openapi_v2(self) -> OpenAPIV2Service:
         if self._openapi_v2 is None:
-            from setpoint.cluster.openapi_v2 import OpenAPIV2Service
+            from setpoint.cluster.openapi.v2 import OpenAPIV2Service
 
             self._openapi_v2 = OpenAPIV2Service(self.registry)
         return self._openapi_v2
@@ -150,8 +150,8 @@ class APIServer:
     def ensure(self, group: str, version: str, resource: str, ns: str | None, obj: Obj,
                manager: str = "kube-apiserver") -> Obj:
         """Create ``obj`` unless it exists; return the stored object."""
-        from setpoint.cluster.decode import Decoded
-        from setpoint.cluster.options import WriteOptions
+        from setpoint.cluster.registry.options import WriteOptions
+        from setpoint.cluster.serializer.decode import Decoded
 
         rt = self.resource(group, version, resource)
         existing = self.store.get(rt.storage_key, ns or "", obj["metadata"]["name"])
@@ -185,8 +185,8 @@ class APIServer:
 
     def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
         """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""
-        from setpoint.cluster.decode import Decoded
-        from setpoint.cluster.options import WriteOptions
+        from setpoint.cluster.registry.options import WriteOptions
+        from setpoint.cluster.serializer.decode import Decoded
 
         rt = self.resource(group, version, resource)
         live = self.store.get(rt.storage_key, ns, obj["metadata"]["name"])
@@ -214,24 +214,24 @@ class APIServer:
 
     # -- subresources with their own semantics ------------------------------------------
     def request_token(self, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.tokens import token_request
+        from setpoint.cluster.authentication.tokens import token_request
 
         return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
                              name, body)
 
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.podsubresources import bind
+        from setpoint.cluster.registry.podsubresources import bind
 
         return bind(self, rt, ns, name, body)
 
     def evict_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.podsubresources import evict
+        from setpoint.cluster.registry.podsubresources import evict
 
         return evict(self, rt, ns, name, body)
 
     def finalize_namespace(self, rt: ResourceType, name: str, body: Any,
                            opts: Any) -> WriteResult:
-        from setpoint.cluster.decode import Decoded
+        from setpoint.cluster.serializer.decode import Decoded
 
         if rt.kind != "Namespace" or rt.group:
             raise errors.path_not_found()

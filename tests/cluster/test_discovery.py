@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from setpoint.cluster import discovery
+from setpoint.cluster.endpoints import discovery
 from setpoint.cluster.registry import Registry
 from tests.cluster.golden import crd_resource_type, golden_body, golden_steps
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import WriteOptions
-from setpoint.cluster.podsubresources import bind, evict
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.podsubresources import bind, evict
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery.errors import StatusError
 
 USER = WriteOptions(field_manager="tests")

@@ -12,7 +12,7 @@ def validate_definition(operation: str, rt: ResourceType, obj: dict[str, Any],
                         old: dict[str, Any] | None) -> None:
     if rt.group != "apiextensions.k8s.io" or rt.kind != "CustomResourceDefinition":
         return
-    from setpoint.cluster.crds import validate_crd
+    from setpoint.cluster.apiextensions.schema import validate_crd
 
     causes = validate_crd(obj, old)
     if causes:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.rbac import GROUP, Attributes
-from setpoint.cluster.rbacpolicy import MASTERS
+from setpoint.cluster.authorization.bootstrappolicy import MASTERS
+from setpoint.cluster.authorization.rbac import GROUP, Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe

@@ -16,8 +16,8 @@ import copy
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery import labels
 from setpoint.machinery.objects import Obj

@@ -31,9 +31,9 @@ from setpoint.cluster.controllers.ownergraph import (
 )
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import ServedTypes, controller_write, split_api_version
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj

@@ -23,9 +23,9 @@ from setpoint.cluster.controllers.namespaceconditions import (
 )
 from setpoint.cluster.controllers.queue import Retry, WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, ServedTypes, controller_write
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import CONFIGMAPS, NAMESPACES, controller_write
 from setpoint.cluster.controllers.serviceaccounts import namespace_active, refused_by_namespace
-from setpoint.cluster.decode import Decoded
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 

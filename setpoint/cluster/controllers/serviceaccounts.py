@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, SERVICEACCOUNTS, controller_write
-from setpoint.cluster.decode import Decoded
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from setpoint.cluster.admission.points import (
+from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     VALIDATING,
     AdmissionPoint,
@@ -24,11 +25,10 @@ from setpoint.cluster.admission.points import (
     Steps,
     run_sync,
 )
-from setpoint.cluster.decode import Decoded, check_object_meta, decode_builtin
-from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
-from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.conversion import CONVERSIONS
+from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded, check_object_meta, decode_builtin
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
