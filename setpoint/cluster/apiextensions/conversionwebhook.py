@@ -17,8 +17,8 @@ from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
     from setpoint.cluster.registry.admissionpoints import ConversionPoint
+    from setpoint.cluster.webhook.client import WebhookClient
 
 REVIEW_VERSION = "apiextensions.k8s.io/v1"
 TIMEOUT_S = 30  # what the apiserver allows a conversion webhook
@@ -33,7 +33,7 @@ def _gvk(api_version: str, kind: str) -> str:
     return f"{group}/{version}, Kind={kind}"
 
 
-async def convert(api: APIServer, point: ConversionPoint) -> list[Obj]:
+async def convert(client: WebhookClient, point: ConversionPoint) -> list[Obj]:
     """``point.objects`` at ``point.api_version``, or a 500 naming the webhook's failure."""
     pending = [i for i, o in enumerate(point.objects) if o.get("apiVersion") != point.api_version]
     if not pending:
@@ -41,7 +41,7 @@ async def convert(api: APIServer, point: ConversionPoint) -> list[Obj]:
     webhook = point.rt.conversion_webhook or {}
     sent = [point.objects[i] for i in pending]
     try:
-        converted = await _call(api, webhook, sent, point.api_version)
+        converted = await _call(client, webhook, sent, point.api_version)
     except ConversionFailed as exc:
         message = f"conversion webhook for {_gvk(point.api_version, point.rt.kind)} " \
                   f"failed: {exc}"
@@ -53,13 +53,13 @@ async def convert(api: APIServer, point: ConversionPoint) -> list[Obj]:
     return out
 
 
-async def _call(api: APIServer, webhook: Obj, objects: list[Obj],
+async def _call(client: WebhookClient, webhook: Obj, objects: list[Obj],
                 api_version: str) -> list[Obj]:
     uid = str(uuid.uuid4())
     review = {"kind": "ConversionReview", "apiVersion": REVIEW_VERSION,
               "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects}}
     try:
-        answer = await api.webhook_client.post(webhook.get("clientConfig") or {}, review,
+        answer = await client.post(webhook.get("clientConfig") or {}, review,
                                                TIMEOUT_S)
     except webhookclient.CallError as exc:
         raise ConversionFailed(str(exc)) from None

@@ -20,7 +20,9 @@ from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiextensions.schema import CustomResourceSchema
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
@@ -86,13 +88,15 @@ class CRDStrategy(Strategy):
 class CustomResources:
     """Keeps the registry in step with the stored CRDs."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, store: Store, registry: Registry, rest: REST) -> None:
+        self.store = store
+        self.registry = registry
+        self.rest = rest
         self._schemas: dict[tuple[str, str, str], CustomResourceSchema] = {}
         self._pending: set[str] = set()
         self._terminating: dict[str, str] = {}  # storage key -> CRD being deleted
-        api.store.add_listener(self._on_event)
-        crds = api.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        store.add_listener(self._on_event)
+        crds = registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crds is not None
         crds.strategy = CRDStrategy()
 
@@ -114,7 +118,7 @@ class CustomResources:
     # -- reconciliation ----------------------------------------------------------------
     def restore(self) -> None:
         """Serve the CRDs found in storage at startup."""
-        for crd in self.api.store.list(CRD_KEY):
+        for crd in self.store.list(CRD_KEY):
             self._serve(crd)
 
     def _on_event(self, event: Event) -> None:
@@ -132,11 +136,11 @@ class CustomResources:
     def _serve(self, crd: Obj) -> None:
         spec = crd.get("spec") or {}
         group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
-        self.api.registry.replace_custom(group, plural, _served_types(crd))
+        self.registry.replace_custom(group, plural, _served_types(crd))
 
     def _reconcile(self, name: str) -> None:
         self._pending.discard(name)
-        store = self.api.store
+        store = self.store
         crd = store.get(CRD_KEY, "", name)
         if crd is None:
             self._forget(name)
@@ -150,7 +154,7 @@ class CustomResources:
         others = [c for c in store.list(CRD_KEY)
                   if c["metadata"]["name"] != name and (c.get("spec") or {}).get("group")
                   == spec.get("group")]
-        status = crd_status(crd, self.api.rest.clock(), others)
+        status = crd_status(crd, self.rest.clock(), others)
         if status != crd.get("status"):
             crd = self._write_status(crd, status)
         self._serve(crd)
@@ -160,16 +164,16 @@ class CustomResources:
         from setpoint.cluster.registry.options import WriteOptions
         from setpoint.cluster.serializer.decode import Decoded
 
-        rt = self.api.resource("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        rt = self.registry.require("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")
         body = {**crd, "status": status}
-        return self.api.rest.update(rt, None, crd["metadata"]["name"], Decoded(body), opts,
+        return self.rest.update(rt, None, crd["metadata"]["name"], Decoded(body), opts,
                                     "status").obj
 
     def _forget(self, name: str) -> None:
         group = name.split(".", 1)[1] if "." in name else ""
         plural = name.split(".", 1)[0]
-        self.api.registry.remove_custom(group, plural)
+        self.registry.remove_custom(group, plural)
 
     def _clean_up(self, crd: Obj) -> None:
         """Delete every object of the resource, then drop the cleanup finalizer."""
@@ -178,16 +182,16 @@ class CustomResources:
         spec = crd.get("spec") or {}
         group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
         storage_key = f"{group}/{plural}"
-        types = self.api.registry.versions_of(group, plural)
+        types = self.registry.versions_of(group, plural)
         rt = next((t for t in types if t.storage_version), types[0] if types else None)
-        remaining = self.api.store.list(storage_key)
+        remaining = self.store.list(storage_key)
         for obj in remaining:
             meta = obj["metadata"]
             if meta.get("deletionTimestamp") or rt is None:
                 continue
             with contextlib.suppress(errors.StatusError):
-                self.api.rest.delete(rt, meta.get("namespace"), meta["name"], DeleteOptions())
-        if self.api.store.count(storage_key):
+                self.rest.delete(rt, meta.get("namespace"), meta["name"], DeleteOptions())
+        if self.store.count(storage_key):
             self._terminating[storage_key] = crd["metadata"]["name"]
             self._set_terminating(crd)
             return  # objects with finalizers remain: we come back when they go
@@ -196,21 +200,21 @@ class CustomResources:
         finalizers = [f for f in meta.get("finalizers") or [] if f != CLEANUP_FINALIZER]
         if finalizers:
             if finalizers != meta.get("finalizers"):
-                self.api.store.put(CRD_KEY, {**crd, "metadata": {**meta,
+                self.store.put(CRD_KEY, {**crd, "metadata": {**meta,
                                                                  "finalizers": finalizers}})
             return
-        self.api.store.delete(CRD_KEY, "", meta["name"])
-        self.api.store.drop_resource(storage_key)
+        self.store.delete(CRD_KEY, "", meta["name"])
+        self.store.drop_resource(storage_key)
 
     def _set_terminating(self, crd: Obj) -> None:
         status = dict(crd.get("status") or {})
         conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Terminating"]
         conditions.append({
             "type": "Terminating", "status": "True",
-            "lastTransitionTime": self.api.rest.clock(),
+            "lastTransitionTime": self.rest.clock(),
             "reason": "InstanceDeletionInProgress",
             "message": "CustomResource deletion is in progress",
         })
         status["conditions"] = conditions
         if status != crd.get("status"):
-            self.api.store.put(CRD_KEY, {**crd, "status": status})
+            self.store.put(CRD_KEY, {**crd, "status": status})

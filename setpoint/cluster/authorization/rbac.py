@@ -17,7 +17,7 @@ their bindings when the server starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -28,8 +28,7 @@ from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
-    from setpoint.cluster.storage import Event
+    from setpoint.cluster.storage import Event, Informer
 
 GROUP = "rbac.authorization.k8s.io"
 KEYS = {f"{GROUP}/{r}": r for r in ("roles", "rolebindings", "clusterroles",
@@ -120,10 +119,10 @@ def _subject_matches(subject: Obj, user: Obj) -> bool:
 class Authorizer:
     """RBAC over the cluster's stored roles and bindings (see the module docstring)."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, store: Informer) -> None:
+        self.store = store
         self._cache: dict[tuple[str, tuple[str, ...]], Grants] = {}
-        api.store.add_listener(self._on_change)
+        store.add_listener(self._on_change)
 
     def __repr__(self) -> str:
         return f"Authorizer(users cached={len(self._cache)})"
@@ -132,16 +131,17 @@ class Authorizer:
         if event.resource in KEYS:
             self._cache.clear()
 
-    def bootstrap(self) -> None:
-        """Create the bootstrap cluster roles and their bindings (if absent)."""
+    def bootstrap(self, ensure: Callable[[str, str, str, str | None, Obj], Obj]) -> None:
+        """Create the bootstrap cluster roles and their bindings (if absent) through
+        ``ensure(group, version, resource, namespace, object)``."""
         from setpoint.cluster.authorization.bootstrappolicy import BINDINGS, cluster_roles
 
         for role in cluster_roles():
-            self.api.ensure(GROUP, "v1", "clusterroles", None, role)
+            ensure(GROUP, "v1", "clusterroles", None, role)
         for name, groups in BINDINGS.items():
             meta = {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
                     "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
-            self.api.ensure(GROUP, "v1", "clusterrolebindings", None, {
+            ensure(GROUP, "v1", "clusterrolebindings", None, {
                 "apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": meta,
                 "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},
                 "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]})
@@ -189,7 +189,7 @@ class Authorizer:
         return grants
 
     def _collect(self, user: Obj) -> Grants:
-        store = self.api.store
+        store = self.store
         grants = Grants()
         for kind, key in (("ClusterRoleBinding", "clusterrolebindings"),
                           ("RoleBinding", "rolebindings")):
@@ -213,7 +213,7 @@ class Authorizer:
 
     def role_rules(self, ref: Obj, namespace: str) -> list[Obj]:
         """The rules of the role ``ref`` names (a Role of ``namespace``, or a ClusterRole)."""
-        store = self.api.store
+        store = self.store
         if ref.get("kind") == "ClusterRole":
             role = store.get(f"{GROUP}/clusterroles", "", ref.get("name", ""))
         elif ref.get("kind") == "Role" and namespace:

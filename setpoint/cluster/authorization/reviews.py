@@ -7,6 +7,7 @@ requester (self reviews) or about the user the review names.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry.types import ResourceType
@@ -14,7 +15,8 @@ from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.authentication.tokens import Identity
+    from setpoint.cluster.authorization.rbac import Authorizer
 
 ADMIN_USER = {"username": "setpoint-admin",
               "groups": ["system:masters", "system:authenticated"]}
@@ -34,10 +36,13 @@ def is_virtual(rt: ResourceType) -> bool:
     return (rt.group, rt.kind) in VIRTUAL_KINDS
 
 
-def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: str | None,
+def create(authorizer: Authorizer, authenticate: Callable[[str], Identity | None],
+           rt: ResourceType, ns: str | None, body: Any, token: str | None,
            user: Obj | None = None) -> Obj:
-    """Answer a POST of a virtual kind (201 with the completed object); ``user`` is who
-    sends it (default: the administrator)."""
+    """Answer a POST of a review (201 with the completed object): the RBAC ``authorizer``
+    answers access and rules reviews, ``authenticate`` a token review of a service account
+    token; ``user`` is who sends it (default: the administrator). A Binding is the pod
+    storage's (:func:`setpoint.cluster.registry.podsubresources.bind`)."""
     user = user or ADMIN_USER
     if not isinstance(body, dict):
         raise errors.bad_request(f"the body of a {rt.kind} must be a JSON object")
@@ -46,13 +51,9 @@ def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: s
                 "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None}}
     if "spec" in body:
         out["spec"] = body["spec"]
-    if kind == "Binding":
-        name = (body.get("metadata") or {}).get("name", "")
-        pods = api.resource("", "v1", "pods")
-        return api.bind_pod(pods, ns or "", name, body)
     if kind == "TokenReview":
         presented = (body.get("spec") or {}).get("token", "")
-        sa = api.service_account_identity(presented) if presented.count(".") == 2 else None
+        sa = authenticate(presented) if presented.count(".") == 2 else None
         if token and presented == token:
             out["status"] = {"authenticated": True, "user": ADMIN_USER}
         elif sa is not None:
@@ -65,11 +66,11 @@ def create(api: APIServer, rt: ResourceType, ns: str | None, body: Any, token: s
         out["status"] = {"userInfo": user}
     elif kind == "SelfSubjectRulesReview":
         namespace = str((body.get("spec") or {}).get("namespace") or "")
-        resource_rules, non_resource_rules = api.authorizer.rules(user, namespace)
+        resource_rules, non_resource_rules = authorizer.rules(user, namespace)
         out["status"] = {"resourceRules": resource_rules,
                          "nonResourceRules": non_resource_rules, "incomplete": False}
     elif kind.endswith("AccessReview"):
-        out["status"] = _access_review(api, kind, ns, body.get("spec") or {}, user)
+        out["status"] = _access_review(authorizer, kind, ns, body.get("spec") or {}, user)
     else:
         raise errors.method_not_supported(rt.resource, "create", rt.group)
     return out
@@ -82,7 +83,7 @@ def component_statuses() -> Obj:
     return {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
 
 
-def _access_review(api: APIServer, kind: str, ns: str | None, spec: Obj, requester: Obj
+def _access_review(authorizer: Authorizer, kind: str, ns: str | None, spec: Obj, requester: Obj
                    ) -> Obj:
     """``status`` of a (Self/Local)SubjectAccessReview, from the RBAC authorizer."""
     from setpoint.cluster.authorization.rbac import Attributes
@@ -112,7 +113,7 @@ def _access_review(api: APIServer, kind: str, ns: str | None, spec: Obj, request
         assert non_resource is not None  # exactly one of the two is set, checked above
         attrs = Attributes(str(non_resource.get("verb") or ""),
                            path=str(non_resource.get("path") or ""))
-    allowed, reason = api.authorizer.decide(user, attrs)
+    allowed, reason = authorizer.decide(user, attrs)
     status: Obj = {"allowed": allowed}
     if reason:
         status["reason"] = reason

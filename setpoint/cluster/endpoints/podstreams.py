@@ -24,7 +24,8 @@ from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.storage import Reader
 
 # subresource -> (the kubelet's path, whether it names a container, the methods it serves)
 STREAMS: dict[str, tuple[str, bool, tuple[str, ...]]] = {
@@ -41,8 +42,8 @@ UNREACHABLE = ("the kubelet of node {node} is simulated and runs no containers, 
                "no logs, exec, attach or port-forward")
 
 
-def connect(api: APIServer, rt: ResourceType, ns: str, name: str, subresource: str,
-            method: str, query: Mapping[str, str]) -> bytes:
+def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, name: str,
+            subresource: str, method: str, query: Mapping[str, str]) -> bytes:
     """The answer to a stream request, or the StatusError kube-apiserver would give.
 
     Only a log of a pod not yet on a node has an answer: empty, as the apiserver's
@@ -52,7 +53,7 @@ def connect(api: APIServer, rt: ResourceType, ns: str, name: str, subresource: s
         verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
         raise errors.method_not_supported(f"{rt.resource}/{subresource}",
                                           verb.get(method, method.lower()), rt.group)
-    pod = api.store.get(rt.storage_key, ns, name)
+    pod = store.get(rt.storage_key, ns, name)
     if pod is None:
         raise errors.not_found(rt.resource, name, rt.group)
     spec = pod.get("spec") or {}
@@ -62,7 +63,7 @@ def connect(api: APIServer, rt: ResourceType, ns: str, name: str, subresource: s
         if subresource == "log":
             return b""
         raise errors.bad_request(f"pod {name} does not have a host assigned")
-    host, port = _kubelet_address(api, node)
+    host, port = _kubelet_address(store, registry, node)
     target = f"{host}:{port}"
     why = f"dial tcp {target}: " + UNREACHABLE.format(node=f'"{node}"')
     if subresource == "log":
@@ -93,11 +94,11 @@ def _container(pod: Obj, name: str, container: str) -> str:
     return container
 
 
-def _kubelet_address(api: APIServer, node_name: str) -> tuple[str, int]:
+def _kubelet_address(store: Reader, registry: Registry, node_name: str) -> tuple[str, int]:
     """pkg/kubelet/client's NodeConnectionInfoGetter: the node's preferred address and
     its kubelet's port."""
-    nodes = api.registry.get("", "v1", "nodes")
-    node = api.store.get(nodes.storage_key, "", node_name) if nodes is not None else None
+    nodes = registry.get("", "v1", "nodes")
+    node = store.get(nodes.storage_key, "", node_name) if nodes is not None else None
     if node is None:
         raise errors.not_found("nodes", node_name)
     status = node.get("status") or {}

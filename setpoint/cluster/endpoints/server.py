@@ -7,17 +7,17 @@ import hmac
 import logging
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 import yaml
 
-from setpoint.cluster.admission.rbacescalation import requesting_user
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints import podstreams
+from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.endpoints.listencoding import encode_list
@@ -34,6 +34,7 @@ from setpoint.cluster.registry.admissionpoints import (
     subresource_create_steps,
 )
 from setpoint.cluster.registry.listing import list_item, list_stored
+from setpoint.cluster.registry.namespacefinalize import finalize_namespace
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
 from setpoint.cluster.registry.types import ResourceType
@@ -44,6 +45,8 @@ from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.openapi.v2 import OpenAPIV2Service
+    from setpoint.cluster.openapi.v3 import OpenAPIService
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -107,11 +110,24 @@ class Handler:
     def __init__(self, api: APIServer, token: str | None) -> None:
         self.api = api
         self.token = token.encode() if token else None
+        self.discovery = DiscoveryService(api.registry)
+
+    # OpenAPI documents are built on first request: importing their builders costs start-up
+    @cached_property
+    def openapi(self) -> OpenAPIService:
+        from setpoint.cluster.openapi.v3 import OpenAPIService
+
+        return OpenAPIService(self.api.registry)
+
+    @cached_property
+    def openapi_v2(self) -> OpenAPIV2Service:
+        from setpoint.cluster.openapi.v2 import OpenAPIV2Service
+
+        return OpenAPIV2Service(self.api.registry)
 
     async def __call__(self, request: Request) -> Response:
         try:
             self._authenticate(request)
-            requesting_user.set(request.user)  # for admission steps that judge the requester
             return await self._dispatch(request)
         except StatusError as err:
             return _status(err)
@@ -157,10 +173,10 @@ class Handler:
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if not segments:
-            return _json(self.api.discovery.root_paths())
+            return _json(self.discovery.root_paths())
         head = segments[0]
         if head == "version" and len(segments) == 1:
-            return _json(self.api.discovery.version())
+            return _json(self.discovery.version())
         if head == "openapi":
             return self._openapi(request, segments)
         if head == "api":
@@ -169,7 +185,7 @@ class Handler:
             if segments[1] != "v1":
                 raise errors.path_not_found()
             if len(segments) == 2:
-                return _json(self.api.discovery.core_resources())
+                return _json(self.discovery.core_resources())
             return await self._resource(request, ["", *segments[1:]])
         if head == "apis":
             if len(segments) == 1:
@@ -179,18 +195,18 @@ class Handler:
             if not versions:
                 return _text("404 page not found\n", 404)
             if len(segments) == 2:
-                return _json(self.api.discovery.group(group))
+                return _json(self.discovery.group(group))
             if segments[2] not in versions:
                 return _text("404 page not found\n", 404)
             if len(segments) == 3:
-                return _json(self.api.discovery.resources(group, segments[2]))
+                return _json(self.discovery.resources(group, segments[2]))
             return await self._resource(request, segments[1:])
         return _text("404 page not found\n", 404)
 
     # -- discovery -----------------------------------------------------------------------
     def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
         media = negotiate(request.headers.get("accept"), discovery=True)
-        disc = self.api.discovery
+        disc = self.discovery
         if media.as_kind == "APIGroupDiscoveryList":
             body, etag = disc.aggregated(legacy=legacy, version=media.version)
             if request.headers.get("if-none-match") == etag:
@@ -204,7 +220,7 @@ class Handler:
         # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
         from setpoint.cluster.openapi import v2 as openapi_v2
 
-        service = self.api.openapi_v2
+        service = self.openapi_v2
         content_type = openapi_v2.negotiate(request.headers.get("accept"))
         headers = {"Vary": "Accept"}
         if content_type is None:
@@ -222,7 +238,7 @@ class Handler:
             return self._openapi_v2(request)
         if len(segments) < 2 or segments[1] != "v3":
             return _text("404 page not found\n", 404)
-        service = self.api.openapi
+        service = self.openapi
         if len(segments) == 2:
             return Response(service.index(), 200, "text/plain; charset=utf-8")
         path = "/".join(segments[2:])
@@ -255,8 +271,9 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
-            streamed = podstreams.connect(self.api, rt, rp.namespace or "", rp.name,
-                                          rp.subresource, method, request.query)
+            streamed = podstreams.connect(self.api.store, self.api.registry, rt,
+                                          rp.namespace or "", rp.name, rp.subresource, method,
+                                          request.query)
             return Response(streamed, 200, "text/plain")
         self._check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
@@ -284,7 +301,7 @@ class Handler:
             media = negotiate(request.headers.get("accept"))
             if rp.name is not None:
                 return await self._create_subresource(request, rt, rp, media)
-            opts = WriteOptions.parse(query, "CreateOptions", ua)
+            opts = WriteOptions.parse(query, "CreateOptions", ua, user=request.user)
             body = await self._body(request, rt, opts)
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
@@ -294,10 +311,10 @@ class Handler:
             if rp.name is None:
                 raise errors.method_not_supported(rt.resource, "update", rt.group)
             media = negotiate(request.headers.get("accept"))
-            opts = WriteOptions.parse(query, "UpdateOptions", ua)
+            opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             if rp.subresource == "finalize":
                 body = await self._body(request, rt, opts)
-                result = self.api.finalize_namespace(rt, rp.name, body, opts)
+                result = finalize_namespace(self.api.store, rt, rp.name, body, opts)
                 return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
             name = rp.name
@@ -315,7 +332,7 @@ class Handler:
                     "application/json-patch+json, application/merge-patch+json, "
                     "application/apply-patch+yaml"
                     + ("" if rt.is_custom else ", application/strategic-merge-patch+json"))
-            opts = WriteOptions.parse(query, "PatchOptions", ua,
+            opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
             name = rp.name
@@ -359,9 +376,13 @@ class Handler:
             raise errors.not_found(rt.resource, rp.name)
         body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
                            rt.api_version, rt.kind)
+        if rt.kind == "Binding":
+            name = (body.get("metadata") or {}).get("name", "")
+            pods = self.api.registry.require("", "v1", "pods")
+            return _json(self.api.bind_pod(pods, rp.namespace or "", name, body), 201, media)
         token = self.token.decode() if self.token else None
-        return _json(reviews.create(self.api, rt, rp.namespace, body, token, _user(request)),
-                     201, media)
+        return _json(reviews.create(self.api.authorizer, self.api.service_account_identity, rt,
+                                    rp.namespace, body, token, _user(request)), 201, media)
 
     async def _admitted(self, request: Request, rt: ResourceType,
                         steps: Callable[[Decoded], Steps[T]],
@@ -426,7 +447,7 @@ class Handler:
             raise errors.method_not_supported(f"{rt.resource}/{subresource}", "create",
                                               rt.group)
         opts = WriteOptions.parse(request.query, "CreateOptions",
-                                  request.headers.get("user-agent", ""))
+                                  request.headers.get("user-agent", ""), user=request.user)
         group, _, version = api_version.rpartition("/")
         out, warnings = await self._admitted(request, rt, lambda sent: subresource_create_steps(
             rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
@@ -560,7 +581,8 @@ class Handler:
         objects = [(i, o) for i, (t, o) in enumerate(batch) if t not in ("BOOKMARK", "ERROR")]
         try:
             converted = await conversionwebhook.convert(
-                self.api, ConversionPoint(rt, [o for _, o in objects], rt.api_version))
+                self.api.webhook_client,
+                ConversionPoint(rt, [o for _, o in objects], rt.api_version))
         except StatusError as err:
             return [("ERROR", err.to_status())]
         out = list(batch)

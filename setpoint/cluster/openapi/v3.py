@@ -16,7 +16,6 @@ from typing import Any, cast
 
 import orjson
 
-from setpoint.cluster.endpoints.discovery import served_groups, subresource_meta
 from setpoint.cluster.openapi.schemas import (
     META,
     builtin_name,
@@ -36,6 +35,7 @@ from setpoint.cluster.openapi.v3_paths import (
     resource_paths,
 )
 from setpoint.cluster.registry import Registry, ResourceType
+from setpoint.cluster.registry.served import served_groups, subresource_meta
 from setpoint.machinery.objects import Obj
 
 INFO = {"title": "Kubernetes", "version": "1.32.0"}

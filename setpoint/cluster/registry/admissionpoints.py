@@ -62,6 +62,19 @@ class ConversionPoint:
     api_version: str
 
 
+@dataclass(frozen=True, slots=True)
+class Attributes:
+    """What a built-in admission plugin is told of a write (k8s.io/apiserver/pkg/admission
+    ``Attributes``): the operation, the resource, the object and the stored one, and the
+    requesting user (``GetUserInfo``; None for the server's own writes)."""
+
+    operation: str  # CREATE or UPDATE
+    rt: ResourceType
+    obj: Obj
+    old: Obj | None
+    user: Obj | None = None
+
+
 Point = AdmissionPoint | ConversionPoint
 Steps = Generator[Point, Any, T]
 """A request that yields the points where it needs a webhook and returns its result."""

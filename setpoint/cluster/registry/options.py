@@ -8,6 +8,7 @@ from typing import cast
 
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 
 _VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
 
@@ -29,10 +30,12 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: str = "Warn"
     force: bool = False
+    # who sent the request, for the admission attributes (None: the server's own write)
+    user: Obj | None = None
 
     @classmethod
     def parse(cls, query: Mapping[str, str], kind: str, user_agent: str,
-              *, apply: bool = False) -> WriteOptions:
+              *, apply: bool = False, user: Obj | None = None) -> WriteOptions:
         causes: list[Cause] = []
         dry = query.get("dryRun")
         dry_run = False
@@ -67,6 +70,7 @@ class WriteOptions:
             field_manager=manager or manager_from_user_agent(user_agent),
             field_validation=fv or "Warn",
             force=force,
+            user=user,
         )
 
     def options_object(self, kind: str) -> dict[str, object]:

@@ -26,7 +26,7 @@ from setpoint.machinery.labels import SelectorError, from_label_selector
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry.rest import REST
 
 PDB_KEY = "policy/poddisruptionbudgets"
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
@@ -105,11 +105,11 @@ def set_pod_scheduled(status: Obj, now: str) -> None:
     status["conditions"] = conditions
 
 
-def bind(api: APIServer, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+def bind(rest: REST, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
     """POST pods/<name>/binding: assign the pod to ``target.name``."""
     meta = _check_body(body, "Binding", ("v1",), ns, name)
     _validate_binding(body)
-    pod = api.store.get(rt.storage_key, ns, name)
+    pod = rest.store.get(rt.storage_key, ns, name)
     if pod is None:
         raise errors.not_found(rt.resource, name, rt.group)
     pod_meta = pod["metadata"]
@@ -140,8 +140,8 @@ def bind(api: APIServer, rt: ResourceType, ns: str, name: str, body: Any) -> Obj
     if annotations:
         new["metadata"]["annotations"] = {**(pod_meta.get("annotations") or {}), **annotations}
     status = new.setdefault("status", {})
-    set_pod_scheduled(status, api.rest.clock())
-    api.store.put(rt.storage_key, new)
+    set_pod_scheduled(status, rest.clock())
+    rest.store.put(rt.storage_key, new)
     return _success()
 
 
@@ -173,11 +173,11 @@ def _too_many_requests(pdb_name: str) -> StatusError:
     return err
 
 
-def _matching_budgets(api: APIServer, pod: Obj) -> list[Obj]:
+def _matching_budgets(rest: REST, pod: Obj) -> list[Obj]:
     """The budgets in the pod's namespace whose non-empty selector matches its labels."""
     labels = pod["metadata"].get("labels") or {}
     found = []
-    for pdb in api.store.list(PDB_KEY, pod["metadata"].get("namespace", "")):
+    for pdb in rest.store.list(PDB_KEY, pod["metadata"].get("namespace", "")):
         try:
             selector = from_label_selector((pdb.get("spec") or {}).get("selector"))
         except SelectorError:
@@ -209,7 +209,7 @@ def _disruption_allowed_condition(status: Obj, now: str) -> None:
     status["conditions"] = conditions
 
 
-def _check_and_decrement(api: APIServer, pod_name: str, pdb: Obj, dry_run: bool) -> None:
+def _check_and_decrement(rest: REST, pod_name: str, pdb: Obj, dry_run: bool) -> None:
     status = dict(pdb.get("status") or {})
     meta = pdb["metadata"]
     name = meta["name"]
@@ -232,33 +232,33 @@ def _check_and_decrement(api: APIServer, pod_name: str, pdb: Obj, dry_run: bool)
             f"pods and has {status.get('currentHealthy') or 0} currently"))
         raise err
     status["disruptionsAllowed"] = allowed - 1
-    now = api.rest.clock()
+    now = rest.clock()
     if status["disruptionsAllowed"] == 0:
         _disruption_allowed_condition(status, now)
     if dry_run:
         return
     status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: now}
-    rt = api.resource("policy", "v1", "poddisruptionbudgets")
-    api.rest.update(rt, meta.get("namespace"), name, Decoded({**pdb, "status": status}),
+    rt = rest.registry.require("policy", "v1", "poddisruptionbudgets")
+    rest.update(rt, meta.get("namespace"), name, Decoded({**pdb, "status": status}),
                     WriteOptions(field_manager=APISERVER_MANAGER, field_validation="Ignore"),
                     "status")
 
 
-def evict(api: APIServer, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+def evict(rest: REST, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
     """POST pods/<name>/eviction: delete the pod unless its disruption budget forbids it."""
     _check_body(body, "Eviction", ("policy/v1", "policy/v1beta1"), ns, name)
     raw_options = body.get("deleteOptions")
     options = DeleteOptions.parse({}, raw_options if isinstance(raw_options, dict) else None)
-    pod = api.store.get(rt.storage_key, ns, name)
+    pod = rest.store.get(rt.storage_key, ns, name)
     if pod is None:
         raise errors.not_found(rt.resource, name, rt.group)
     if _can_ignore_pdb(pod):
         direct = options
         if _should_enforce_resource_version(pod) and options.precondition_rv is None:
             direct = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
-        api.rest.delete(rt, ns, name, direct)
+        rest.delete(rt, ns, name, direct)
         return _success()
-    budgets = _matching_budgets(api, pod)
+    budgets = _matching_budgets(rest, pod)
     if len(budgets) > 1:
         raise StatusError(500, "", "This pod has more than one PodDisruptionBudget, which the "
                                    "eviction subresource does not support.")
@@ -275,12 +275,12 @@ def evict(api: APIServer, rt: ResourceType, ns: str, name: str, body: Any) -> Ob
             # an unhealthy pod does not count towards the budget: delete it, but only as seen
             pin_version = True
         else:
-            _check_and_decrement(api, name, pdb, options.dry_run)
+            _check_and_decrement(rest, name, pdb, options.dry_run)
     final = options
     if pin_version:
         final = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
     try:
-        api.rest.delete(rt, ns, name, final)
+        rest.delete(rt, ns, name, final)
     except StatusError as err:
         if err.code == 409 and pin_version and options.precondition_rv is None:
             raise _too_many_requests(pdb_name) from None

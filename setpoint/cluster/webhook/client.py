@@ -20,7 +20,7 @@ import orjson
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.storage import Reader
 
 
 class CallError(Exception):
@@ -35,7 +35,7 @@ class Target:
     server_hostname: str | None = None
 
 
-def resolve(api: APIServer, client_config: Obj) -> Target:
+def resolve(store: Reader, client_config: Obj) -> Target:
     """The address a ``clientConfig`` designates."""
     url = client_config.get("url")
     if url:
@@ -44,23 +44,23 @@ def resolve(api: APIServer, client_config: Obj) -> Target:
     namespace, name = service.get("namespace", ""), service.get("name", "")
     port = int(service.get("port") or 443)
     path = service.get("path") or ""
-    svc = api.store.get("/services", namespace, name)
+    svc = store.get("/services", namespace, name)
     if svc is None:
         raise CallError(f'service "{name}" not found')
     spec_ports = (svc.get("spec") or {}).get("ports") or []
     service_port = next((p for p in spec_ports if p.get("port") == port), None)
     if service_port is None:
         raise CallError(f'service "{name}" does not expose port {port}')
-    address = _endpoint(api, namespace, name, service_port)
+    address = _endpoint(store, namespace, name, service_port)
     if address is None:
         raise CallError(f'no endpoints available for service "{name}"')
     host, target_port = address
     return Target(f"https://{host}:{target_port}{path}", f"{name}.{namespace}.svc")
 
 
-def _endpoint(api: APIServer, namespace: str, name: str,
+def _endpoint(store: Reader, namespace: str, name: str,
               service_port: Obj) -> tuple[str, int] | None:
-    endpoints = api.store.get("/endpoints", namespace, name)
+    endpoints = store.get("/endpoints", namespace, name)
     for subset in (endpoints or {}).get("subsets") or []:
         addresses = subset.get("addresses") or []
         ports = subset.get("ports") or []
@@ -78,8 +78,8 @@ class WebhookClient:
     """Calls webhooks over one pooled HTTP session, trusting each ``caBundle`` through one
     TLS context (so that connections to a webhook are kept and reused between calls)."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, store: Reader) -> None:
+        self.store = store  # Services and Endpoints, to find a webhook's address
         self._session: Any = None
         self._contexts: dict[str, ssl.SSLContext] = {}
 
@@ -109,7 +109,7 @@ class WebhookClient:
         """POST ``body`` to the webhook; its decoded JSON answer, or CallError."""
         import aiohttp  # only clusters that configure webhooks pay for the HTTP client
 
-        target = resolve(self.api, client_config)
+        target = resolve(self.store, client_config)
         ctx = self._ssl_context(client_config) if target.url.startswith("https:") else None
         separator = "&" if urlsplit(target.url).query else "?"
         url = f"{target.url}{separator}timeout={timeout_s}s"

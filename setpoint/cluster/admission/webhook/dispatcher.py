@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from setpoint.cluster.admission.webhook.matching import Hook
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     AdmissionPoint,
@@ -43,7 +44,9 @@ from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.storage import Reader
+    from setpoint.cluster.webhook.client import WebhookClient
 
 log = logging.getLogger("setpoint.cluster.webhooks")
 
@@ -60,30 +63,6 @@ MAX_RETRIES = 10  # of a write whose object changed while webhooks were consulte
 
 
 @dataclass(frozen=True)
-class Hook:
-    """One webhook of a configuration, with the defaults the API gives its fields."""
-
-    configuration: str
-    spec: Obj
-
-    @property
-    def name(self) -> str:
-        return str(self.spec.get("name", ""))
-
-    @property
-    def ignore_failures(self) -> bool:
-        return bool(self.spec.get("failurePolicy", "Fail") == "Ignore")
-
-    @property
-    def timeout_s(self) -> int:
-        return int(self.spec.get("timeoutSeconds") or 10)
-
-    @property
-    def reinvocable(self) -> bool:
-        return bool(self.spec.get("reinvocationPolicy", "Never") == "IfNeeded")
-
-
-@dataclass(frozen=True)
 class Invocation:
     """A hook to call, and the version of the resource it asked for."""
 
@@ -94,15 +73,17 @@ class Invocation:
 class WebhookAdmission:
     """Answers admission points by calling the configured webhooks."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, store: Reader, registry: Registry, client: WebhookClient) -> None:
+        self.store = store
+        self.registry = registry
+        self.client = client
 
     def __repr__(self) -> str:
         return f"WebhookAdmission(configured={self.configured()})"
 
     def configured(self) -> bool:
         """Whether any webhook configuration exists (otherwise writes need not stop)."""
-        store = self.api.store
+        store = self.store
         return any(store.count(key) for key in CONFIGURATIONS.values())
 
     async def run(self, steps: Callable[[], Steps[T]], user: Obj) -> tuple[T, list[str]]:
@@ -126,7 +107,7 @@ class WebhookAdmission:
         if isinstance(point, ConversionPoint):
             from setpoint.cluster.apiextensions import conversionwebhook
 
-            return await conversionwebhook.convert(self.api, point)
+            return await conversionwebhook.convert(self.client, point)
         request.last = point
         if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
             return None
@@ -139,7 +120,7 @@ class WebhookAdmission:
         return None
 
     def _hooks(self, phase: str) -> list[Hook]:
-        configs = sorted(self.api.store.list(CONFIGURATIONS[phase]),
+        configs = sorted(self.store.list(CONFIGURATIONS[phase]),
                          key=lambda c: c["metadata"]["name"])
         return [Hook(c["metadata"]["name"], spec) for c in configs
                 for spec in c.get("webhooks") or []]
@@ -252,7 +233,7 @@ class WebhookAdmission:
         review = {"kind": "AdmissionReview", "apiVersion": REVIEW_VERSION,
                   "request": self._request(uid, invocation, point, obj, request.user)}
         try:
-            answer = await self.api.webhook_client.post(hook.spec.get("clientConfig") or {},
+            answer = await self.client.post(hook.spec.get("clientConfig") or {},
                                                         review, hook.timeout_s)
         except webhookclient.CallError as exc:
             raise _Failed(f"failed to call webhook: {exc}") from None
@@ -315,7 +296,7 @@ class WebhookAdmission:
         from setpoint.cluster.admission.webhook import matching as match
 
         rt = point.rt
-        if not match.namespace_selector(self.api, hook.spec, point, obj):
+        if not match.namespace_selector(self.store, hook.spec, point, obj):
             return None
         if not match.object_selector(hook.spec, obj, point.old):
             return None
@@ -328,8 +309,8 @@ class WebhookAdmission:
         return Invocation(hook, version)
 
     def _served_versions(self, group: str, resource: str) -> list[str]:
-        return [v for v in self.api.registry.groups().get(group) or []
-                if self.api.registry.get(group, v, resource) is not None]
+        return [v for v in self.registry.groups().get(group) or []
+                if self.registry.get(group, v, resource) is not None]
 
 
 class _Request:

@@ -10,6 +10,7 @@ matches when the new or the old object's labels match.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry.admissionpoints import AdmissionPoint
@@ -17,8 +18,31 @@ from setpoint.machinery import errors, labels
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.webhook.dispatcher import Hook
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.storage import Reader
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One webhook of a configuration, with the defaults the API gives its fields."""
+
+    configuration: str
+    spec: Obj
+
+    @property
+    def name(self) -> str:
+        return str(self.spec.get("name", ""))
+
+    @property
+    def ignore_failures(self) -> bool:
+        return bool(self.spec.get("failurePolicy", "Fail") == "Ignore")
+
+    @property
+    def timeout_s(self) -> int:
+        return int(self.spec.get("timeoutSeconds") or 10)
+
+    @property
+    def reinvocable(self) -> bool:
+        return bool(self.spec.get("reinvocationPolicy", "Never") == "IfNeeded")
 
 
 def _is_namespace(point: AdmissionPoint) -> bool:
@@ -40,7 +64,7 @@ def _labels(obj: Obj | None) -> dict[str, str]:
     return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
 
 
-def namespace_selector(api: APIServer, spec: Obj, point: AdmissionPoint,
+def namespace_selector(store: Reader, spec: Obj, point: AdmissionPoint,
                        obj: Obj | None) -> bool:
     if not point.namespace and not _is_namespace(point):
         return True  # other cluster-scoped kinds are never exempted by namespace
@@ -50,7 +74,7 @@ def namespace_selector(api: APIServer, spec: Obj, point: AdmissionPoint,
     if _is_namespace(point):
         namespace_labels = _labels(obj if obj is not None else point.old)
     else:
-        namespace = api.store.get("/namespaces", "", point.namespace)
+        namespace = store.get("/namespaces", "", point.namespace)
         if namespace is None:
             raise errors.not_found("namespaces", point.namespace)
         namespace_labels = _labels(namespace)
