@@ -36,8 +36,8 @@ def _floor_main(port_queue: Any, cert_dir: str) -> None:
 
     import uvloop
 
-    from setpoint.cluster.http import HTTPServer, Request, Response
-    from setpoint.cluster.tls import ensure_certs
+    from setpoint.cluster.authentication.tls import ensure_certs
+    from setpoint.cluster.endpoints.http import HTTPServer, Request, Response
 
     token = "floor-token"
     certs = ensure_certs(Path(cert_dir), ["127.0.0.1"])

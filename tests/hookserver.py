@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from setpoint.cluster.tls import ensure_certs
+from setpoint.cluster.authentication.tls import ensure_certs
 
 Obj = dict[str, Any]
 Review = Callable[[Obj], Awaitable[Obj] | Obj]

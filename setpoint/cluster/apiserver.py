@@ -1,4 +1,11 @@
-"""The API server assembled: store, registry, REST storage, discovery, CRDs, controllers."""
+"""The API server assembled: each part is built here and handed exactly what it uses.
+
+Storage, the registry and the REST storage come first; the CRD machinery, the RBAC
+authorizer, the admission plugins, the webhook client and the in-server controllers are then
+given the narrow faces of them they declare (a store reader, the REST verbs, a resource
+type), as kube-apiserver's admission initializers hand each plugin only what it asks for
+(k8s.io/apiserver/pkg/admission/initializer). No part is given this object.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +14,23 @@ import logging
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
+from setpoint.cluster.apiextensions.customresources import CustomResources
+from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
+from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
-from setpoint.cluster.registry.rest import REST, WriteResult
+from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
-from setpoint.cluster.tokens import Identity, TokenIssuer, identity_of
-from setpoint.cluster.watch import WatchStream
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.webhooks import WebhookAdmission
-    from setpoint.cluster.openapi import OpenAPIService
-    from setpoint.cluster.openapi_v2 import OpenAPIV2Service
-    from setpoint.cluster.webhookclient import WebhookClient
-from setpoint.machinery import errors
+    from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
+    from setpoint.cluster.controllers import BuiltinControllers
+    from setpoint.cluster.webhook.client import WebhookClient
 from setpoint.machinery.objects import Obj
 
 log = logging.getLogger("setpoint.cluster")
@@ -32,63 +39,55 @@ SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
 
 
+class Closeable(Protocol):
+    """An open stream the server closes when it stops (a WATCH)."""
+
+    def close(self) -> None: ...
+
+
 class APIServer:
     """Everything behind the HTTP front. Runs on one event loop; no locks needed."""
 
+    controllers: BuiltinControllers  # once started
+
     def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
                  tokens: TokenIssuer | None = None) -> None:
-        from setpoint.cluster.customresources import CustomResources
-        from setpoint.cluster.discovery_service import DiscoveryService
-
         self.store = Store(data / "state.db" if data is not None else None)
         self.registry = Registry()
-        self.custom = CustomResources(self)
-        self.rest = REST(self.store, self.registry, self.custom.schema_for)
-        self.discovery = DiscoveryService(self.registry)
-        self._openapi: OpenAPIService | None = None
-        self._openapi_v2: OpenAPIV2Service | None = None
+        # the CRD machinery serves custom resources through the REST storage it is given,
+        # and the REST storage asks it for their schemas: bound late, at call time
+        self.rest = REST(self.store, self.registry, lambda rt: self.custom.schema_for(rt))
+        self.custom = CustomResources(self.store, self.registry, self.rest)
         self.ca_pem = ca_pem
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.ready = False
-        self._watches: set[WatchStream] = set()
+        self._watches: set[Closeable] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
-        from setpoint.cluster import admission
-        from setpoint.cluster.rbac import Authorizer
-
-        admission.install(self)
-        self.authorizer = Authorizer(self)
-
-    # OpenAPI documents are built on first request: importing their builders costs start-up
-    @property
-    def openapi(self) -> OpenAPIService:
-        if self._openapi is None:
-            from setpoint.cluster.openapi import OpenAPIService
-
-            self._openapi = OpenAPIService(self.registry)
-        return self._openapi
+        self.authorizer = Authorizer(self.store)
+        # the built-in admission plugins, in the apiserver's order
+        self.rest.delete_admission.append(lifecycle.check_namespace_delete)
+        self.rest.admission.extend([
+            lifecycle.NamespaceLifecycle(self.store),
+            pods.PodDefaults(self.store),
+            services.ServiceAllocation(self.store),
+            crd.validate_definition,
+            rbacescalation.EscalationCheck(self.authorizer),
+        ])
 
     @cached_property
     def webhook_client(self) -> WebhookClient:
         """The pooled HTTP client of admission and conversion webhook calls."""
-        from setpoint.cluster.webhookclient import WebhookClient
+        from setpoint.cluster.webhook.client import WebhookClient
 
-        return WebhookClient(self)
+        return WebhookClient(self.store)
 
     @cached_property
     def webhooks(self) -> WebhookAdmission:
         """The admission webhooks configured in this cluster."""
-        from setpoint.cluster.admission.webhooks import WebhookAdmission
+        from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
 
-        return WebhookAdmission(self)
-
-    @property
-    def openapi_v2(self) -> OpenAPIV2Service:
-        if self._openapi_v2 is None:
-            from setpoint.cluster.openapi_v2 import OpenAPIV2Service
-
-            self._openapi_v2 = OpenAPIV2Service(self.registry)
-        return self._openapi_v2
+        return WebhookAdmission(self.store, self.registry, self.webhook_client)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:
@@ -97,10 +96,12 @@ class APIServer:
         from setpoint.cluster import controllers
 
         self.custom.restore()
-        self.controllers = controllers.start_all(self)
+        self.controllers = controllers.start_all(self.store, self.rest, self.registry,
+                                                 ca_pem=self.ca_pem)
+        self.on_stop(self.controllers.shutdown)
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
-        self.authorizer.bootstrap()
+        self.authorizer.bootstrap(self.ensure)
         self._publish_self(advertise_address, port)
         self.store.compact()
         self.ready = True
@@ -134,24 +135,21 @@ class APIServer:
     def on_stop(self, callback: Callable[[], None]) -> None:
         self._background.append(callback)
 
-    def track_watch(self, stream: WatchStream) -> None:
+    def track_watch(self, stream: Closeable) -> None:
         self._watches.add(stream)
 
-    def untrack_watch(self, stream: WatchStream) -> None:
+    def untrack_watch(self, stream: Closeable) -> None:
         self._watches.discard(stream)
 
     # -- in-process writes (controllers, bootstrap) -------------------------------------
     def resource(self, group: str, version: str, resource: str) -> ResourceType:
-        rt = self.registry.get(group, version, resource)
-        if rt is None:
-            raise KeyError(f"{group}/{version}/{resource} is not served")
-        return rt
+        return self.registry.require(group, version, resource)
 
     def ensure(self, group: str, version: str, resource: str, ns: str | None, obj: Obj,
                manager: str = "kube-apiserver") -> Obj:
         """Create ``obj`` unless it exists; return the stored object."""
-        from setpoint.cluster.decode import Decoded
-        from setpoint.cluster.options import WriteOptions
+        from setpoint.cluster.registry.options import WriteOptions
+        from setpoint.cluster.serializer.decode import Decoded
 
         rt = self.resource(group, version, resource)
         existing = self.store.get(rt.storage_key, ns or "", obj["metadata"]["name"])
@@ -185,8 +183,8 @@ class APIServer:
 
     def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
         """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""
-        from setpoint.cluster.decode import Decoded
-        from setpoint.cluster.options import WriteOptions
+        from setpoint.cluster.registry.options import WriteOptions
+        from setpoint.cluster.serializer.decode import Decoded
 
         rt = self.resource(group, version, resource)
         live = self.store.get(rt.storage_key, ns, obj["metadata"]["name"])
@@ -214,41 +212,17 @@ class APIServer:
 
     # -- subresources with their own semantics ------------------------------------------
     def request_token(self, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.tokens import token_request
+        from setpoint.cluster.authentication.tokens import token_request
 
         return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
                              name, body)
 
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.podsubresources import bind
+        from setpoint.cluster.registry.podsubresources import bind
 
-        return bind(self, rt, ns, name, body)
+        return bind(self.rest, rt, ns, name, body)
 
     def evict_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.podsubresources import evict
+        from setpoint.cluster.registry.podsubresources import evict
 
-        return evict(self, rt, ns, name, body)
-
-    def finalize_namespace(self, rt: ResourceType, name: str, body: Any,
-                           opts: Any) -> WriteResult:
-        from setpoint.cluster.decode import Decoded
-
-        if rt.kind != "Namespace" or rt.group:
-            raise errors.path_not_found()
-        obj = body.obj if isinstance(body, Decoded) else body
-        live = self.store.get(rt.storage_key, "", name)
-        if live is None:
-            raise errors.not_found("namespaces", name)
-        if not isinstance(obj, dict):
-            raise errors.bad_request("the body of a finalize request must be a Namespace")
-        finalizers = (obj.get("spec") or {}).get("finalizers") or []
-        new = {**live, "spec": {**(live.get("spec") or {}), "finalizers": finalizers}}
-        if not finalizers:
-            new["spec"].pop("finalizers")
-        if new == live:
-            return WriteResult(live)
-        if live["metadata"].get("deletionTimestamp") and not finalizers and not live[
-                "metadata"].get("finalizers"):
-            self.store.delete(rt.storage_key, "", name)
-            return WriteResult(new)
-        return WriteResult(self.store.put(rt.storage_key, new))
+        return evict(self.rest, rt, ns, name, body)

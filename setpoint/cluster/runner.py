@@ -10,14 +10,14 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from setpoint.cluster import kubeconfig as kubeconfig_file
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.connections import ConnectionLimits
-from setpoint.cluster.http import HTTPServer
-from setpoint.cluster.privatefiles import private_directory, read_private, write_private
-from setpoint.cluster.server import Handler
-from setpoint.cluster.tls import ensure_certs
-from setpoint.cluster.tokens import TokenIssuer
+from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
+from setpoint.cluster.authentication.tls import ensure_certs
+from setpoint.cluster.authentication.tokens import TokenIssuer
+from setpoint.cluster.endpoints.connections import ConnectionLimits
+from setpoint.cluster.endpoints.http import HTTPServer
+from setpoint.cluster.endpoints.server import Handler
+from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 
 
 @dataclass

@@ -12,7 +12,7 @@ import resource
 import sys
 
 from setpoint.cluster import serve
-from setpoint.cluster.connections import ConnectionLimits
+from setpoint.cluster.endpoints.connections import ConnectionLimits
 
 
 async def main(nofile: int, read_header_timeout_s: float) -> None:

@@ -10,8 +10,8 @@ import pytest
 
 from setpoint.cluster.admission.lifecycle import check_namespace_delete
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions, WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery.errors import StatusError
 from tests.conftest import SHARED
 

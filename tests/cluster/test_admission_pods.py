@@ -11,8 +11,8 @@ import pytest
 
 from setpoint.cluster.admission.pods import add_default_tolerations, mount_service_account_token
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery.errors import StatusError
 from tests.conftest import SHARED
 

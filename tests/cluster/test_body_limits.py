@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from setpoint.cluster.decodelimits import MAX_DEPTH
+from setpoint.cluster.serializer.decodelimits import MAX_DEPTH
 from setpoint.machinery.patch._status import GENERIC_422_MESSAGE
 from tests.cluster.conftest import API
 from tests.cluster.test_rbac import robot

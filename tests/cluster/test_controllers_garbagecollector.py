@@ -10,8 +10,8 @@ import pytest
 
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.controllers.ownergraph import Location, OwnerGraph
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions, WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from tests.waiting import wait_for
 
 USER = WriteOptions(field_manager="tests")

@@ -13,8 +13,8 @@ from setpoint.cluster.controllers.namespaceconditions import (
     ContentTotals,
     NamespaceConditionUpdater,
 )
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions, WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from tests.conftest import SHARED
 from tests.waiting import wait_for
 

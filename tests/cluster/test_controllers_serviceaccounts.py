@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions, WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from tests.waiting import wait_for
 
 CA = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from setpoint.cluster import discovery
-from setpoint.cluster.registry import Registry
+from setpoint.cluster.endpoints import discovery
+from setpoint.cluster.registry import Registry, served
 from tests.cluster.golden import crd_resource_type, golden_body, golden_steps
 
 
@@ -174,5 +174,5 @@ def test_crd_in_aggregated_discovery_fills_response_kind() -> None:
 
 def test_custom_groups_prefer_the_highest_kube_version() -> None:
     ordered = sorted(["v1alpha1", "v2", "v1beta2", "v1", "foo", "v10", "v1beta1"],
-                     key=discovery.version_priority)
+                     key=served.version_priority)
     assert ordered == ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]

@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from setpoint.cluster.openapi import (
+from setpoint.cluster.openapi.v3 import (
     OpenAPIService,
     document_schema,
     openapi_document,

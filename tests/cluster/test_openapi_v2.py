@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from setpoint.cluster import RunningCluster
-from setpoint.cluster.openapi_v2 import (
+from setpoint.cluster.openapi.v2 import (
     JSON,
     PROTOBUF,
     OpenAPIV2Service,

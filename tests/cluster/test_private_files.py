@@ -76,7 +76,7 @@ async def test_a_kubeconfig_in_a_new_directory_is_private(tmp_path: Path) -> Non
 
 def test_a_private_file_is_never_readable_by_others(tmp_path: Path) -> None:
     """Even when a temporary file of an interrupted write was left with a wider mode."""
-    from setpoint.cluster.privatefiles import write_private
+    from setpoint.cluster.storage.privatefiles import write_private
 
     target = tmp_path / "token"
     leftover = tmp_path / ".token.tmp"

@@ -22,7 +22,7 @@ def installed(cluster: RunningCluster) -> ServiceAllocation:
     for plugin in cluster.api.rest.admission:
         if isinstance(plugin, ServiceAllocation):
             return plugin
-    plugin = ServiceAllocation(cluster.api)
+    plugin = ServiceAllocation(cluster.api.store)
     cluster.api.rest.admission.append(plugin)
     return plugin
 

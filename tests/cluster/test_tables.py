@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from setpoint.cluster import jsonpath
-from setpoint.cluster.durations import human_duration
+from setpoint.cluster.endpoints import jsonpath
+from setpoint.cluster.endpoints.durations import human_duration
+from setpoint.cluster.endpoints.tables import WatchTables, go_float, to_table
 from setpoint.cluster.registry import Registry
-from setpoint.cluster.tables import WatchTables, go_float, to_table
 from tests.cluster.golden import crd_resource_type, golden_steps
 
 CREATED = "2024-01-01T00:00:00Z"

@@ -8,7 +8,7 @@ from pathlib import Path
 import aiohttp
 
 from setpoint.cluster import RunningCluster
-from setpoint.cluster.tokens import TokenIssuer
+from setpoint.cluster.authentication.tokens import TokenIssuer
 from tests.cluster.conftest import API
 
 SA = "/api/v1/namespaces/default/serviceaccounts"

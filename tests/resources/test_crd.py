@@ -34,9 +34,9 @@ from setpoint.resources.models import PodTemplateSpec, ResourceRequirements
 from .conftest import API
 
 try:
-    from setpoint.cluster.crds import validate_crd
+    from setpoint.cluster.apiextensions.schema import validate_crd
 except ImportError:  # pragma: no cover - the CRD package may not export it yet
-    from setpoint.cluster.crds.definition import validate_crd
+    from setpoint.cluster.apiextensions.schema.definition import validate_crd
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

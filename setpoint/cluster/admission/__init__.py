@@ -1,26 +1,9 @@
-"""The built-in admission chain: steps every write passes after defaulting, before validation.
+"""The built-in admission plugins: steps every write passes after defaulting, before validation.
 
-Each plugin is a callable ``(operation, resource type, object, old object)`` that may mutate
-the object or raise a StatusError, as the apiserver's mutating and validating admission
-plugins do.
+Each plugin is a callable given the admission attributes
+(:class:`setpoint.cluster.registry.admissionpoints.Attributes`: operation, resource type,
+object, old object, requesting user) that may mutate the object or raise a StatusError, as
+the apiserver's mutating and validating admission plugins do. Each is built with only what
+it reads (``setpoint.cluster.apiserver`` wires them); ``webhook/`` holds the admission
+webhooks.
 """
-
-from __future__ import annotations
-
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
-
-
-def install(api: APIServer) -> None:
-    from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
-
-    api.rest.delete_admission.append(lifecycle.check_namespace_delete)
-    api.rest.admission.extend([
-        lifecycle.NamespaceLifecycle(api),
-        pods.PodDefaults(api),
-        services.ServiceAllocation(api),
-        crd.validate_definition,
-        rbacescalation.EscalationCheck(api),
-    ])

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.machinery import errors
 
 
-def validate_definition(operation: str, rt: ResourceType, obj: dict[str, Any],
-                        old: dict[str, Any] | None) -> None:
+def validate_definition(attributes: Attributes) -> None:
+    rt, obj, old = attributes.rt, attributes.obj, attributes.old
     if rt.group != "apiextensions.k8s.io" or rt.kind != "CustomResourceDefinition":
         return
-    from setpoint.cluster.crds import validate_crd
+    from setpoint.cluster.apiextensions.schema import validate_crd
 
     causes = validate_crd(obj, old)
     if causes:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.storage import Reader
 
 IMMORTAL_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
@@ -35,18 +36,18 @@ def terminating(namespace: dict[str, Any]) -> bool:
 class NamespaceLifecycle:
     """The admission step for creates and updates (see :func:`check_namespace_delete`)."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
+    def __init__(self, store: Reader) -> None:
+        self._store = store
 
     def __repr__(self) -> str:
         return "NamespaceLifecycle()"
 
-    def __call__(self, operation: str, rt: ResourceType, obj: dict[str, Any],
-                 old: dict[str, Any] | None) -> None:
+    def __call__(self, attributes: Attributes) -> None:
+        operation, rt, obj = attributes.operation, attributes.rt, attributes.obj
         if operation not in ("CREATE", "UPDATE") or _is_namespace(rt) or not rt.namespaced:
             return
         ns = obj["metadata"].get("namespace") or ""
-        namespace = self._api.store.get(NAMESPACES_KEY, "", ns)
+        namespace = self._store.get(NAMESPACES_KEY, "", ns)
         if namespace is None:
             raise errors.not_found("namespaces", ns)
         if operation == "CREATE" and terminating(namespace):

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.names import generate_name
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.storage import Reader
 
 MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
 DEFAULT_SERVICE_ACCOUNT = "default"
@@ -87,13 +88,15 @@ def _forbidden(rt: ResourceType, pod: Obj, reason: str) -> errors.StatusError:
 class PodDefaults:
     """The pod admission steps, in the apiserver's plugin order."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
+    def __init__(self, store: Reader) -> None:
+        self._store = store
 
     def __repr__(self) -> str:
         return "PodDefaults(ServiceAccount, Priority, DefaultTolerationSeconds)"
 
-    def __call__(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def __call__(self, attributes: Attributes) -> None:
+        operation, rt, obj, old = (attributes.operation, attributes.rt, attributes.obj,
+                                   attributes.old)
         if rt.group or rt.kind != "Pod" or operation not in ("CREATE", "UPDATE"):
             return
         spec = obj.get("spec")
@@ -124,7 +127,7 @@ class PodDefaults:
         spec["serviceAccount"] = spec["serviceAccountName"]
         namespace = meta.get("namespace") or ""
         name = spec["serviceAccountName"]
-        account = self._api.store.get(SERVICE_ACCOUNTS, namespace, name)
+        account = self._store.get(SERVICE_ACCOUNTS, namespace, name)
         if account is None:
             raise _forbidden(rt, pod, f"error looking up service account {namespace}/{name}: "
                                       f'serviceaccount "{name}" not found')
@@ -165,7 +168,7 @@ class PodDefaults:
         spec["preemptionPolicy"] = policy
 
     def _priority_class(self, name: str) -> tuple[int, str] | None:
-        pc = self._api.store.get(PRIORITY_CLASSES, "", name)
+        pc = self._store.get(PRIORITY_CLASSES, "", name)
         if pc is not None:
             return (int(pc.get("value") or 0),
                     pc.get("preemptionPolicy") or DEFAULT_PREEMPTION_POLICY)
@@ -176,7 +179,7 @@ class PodDefaults:
     def _default_priority_class(self) -> Obj | None:
         """The global default PriorityClass; the lowest value wins if several claim it."""
         chosen: Obj | None = None
-        for pc in self._api.store.list(PRIORITY_CLASSES):
+        for pc in self._store.list(PRIORITY_CLASSES):
             if pc.get("globalDefault") is True and (
                     chosen is None or int(pc.get("value") or 0) < int(chosen.get("value") or 0)):
                 chosen = pc

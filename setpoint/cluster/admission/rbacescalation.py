@@ -10,21 +10,18 @@ per line, as ``rbacv1helpers.CompactString`` writes them.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.rbac import GROUP, Attributes
-from setpoint.cluster.rbacpolicy import MASTERS
-from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.authorization.bootstrappolicy import MASTERS
+from setpoint.cluster.authorization.rbac import GROUP
+from setpoint.cluster.authorization.rbac import Attributes as AuthorizationAttributes
+from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
-
-requesting_user: ContextVar[Obj | None] = ContextVar("requesting_user", default=None)
-"""Who sent the request being served (unset for the server's own writes)."""
+    from setpoint.cluster.authorization.rbac import Authorizer
 
 ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}
 BINDING_KINDS = {"RoleBinding": "rolebindings", "ClusterRoleBinding": "clusterrolebindings"}
@@ -114,30 +111,31 @@ def _compact(missing: list[Obj]) -> list[Obj]:
 class EscalationCheck:
     """The admission step (see the module docstring)."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, authorizer: Authorizer) -> None:
+        self.authorizer = authorizer
 
-    def __call__(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def __call__(self, attributes: Attributes) -> None:
+        rt, obj = attributes.rt, attributes.obj
         if rt.group != GROUP or (rt.kind not in ROLE_KINDS and rt.kind not in BINDING_KINDS):
             return
-        user = requesting_user.get()
+        user = attributes.user
         if user is None or MASTERS in (user.get("groups") or []):
             return
         meta = obj.get("metadata") or {}
         namespace = meta.get("namespace", "") if rt.namespaced else ""
-        authorizer = self.api.authorizer
+        authorizer = self.authorizer
         if rt.kind in ROLE_KINDS:
-            if authorizer.decide(user, Attributes("escalate", resource=rt.resource, group=GROUP,
-                                                  namespace=namespace,
-                                                  name=meta.get("name", "")))[0]:
+            if authorizer.decide(user, AuthorizationAttributes(
+                    "escalate", resource=rt.resource, group=GROUP, namespace=namespace,
+                    name=meta.get("name", "")))[0]:
                 return
             granted = list(obj.get("rules") or [])
         else:
             ref = obj.get("roleRef") or {}
             resource = ROLE_KINDS.get(ref.get("kind", ""), "")
-            if authorizer.decide(user, Attributes("bind", resource=resource, group=GROUP,
-                                                  namespace=namespace,
-                                                  name=ref.get("name", "")))[0]:
+            if authorizer.decide(user, AuthorizationAttributes(
+                    "bind", resource=resource, group=GROUP, namespace=namespace,
+                    name=ref.get("name", "")))[0]:
                 return
             granted = authorizer.role_rules(ref, namespace)
         owned = [rule for rule, _ in authorizer.grants(user).rules_in(namespace)]

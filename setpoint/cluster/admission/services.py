@@ -27,14 +27,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.storage import Informer
 
 SERVICES = "/services"
 DEFAULT_SERVICE_CIDR = "10.96.0.0/12"
@@ -78,7 +78,7 @@ class ServiceAllocation:
     ``services`` only.
     """
 
-    def __init__(self, api: APIServer, *, service_cidr: str = DEFAULT_SERVICE_CIDR,
+    def __init__(self, store: Informer, *, service_cidr: str = DEFAULT_SERVICE_CIDR,
                  node_ports: tuple[int, int] = DEFAULT_NODE_PORTS,
                  rng: random.Random | None = None) -> None:
         self.network = ipaddress.IPv4Network(service_cidr)
@@ -92,10 +92,10 @@ class ServiceAllocation:
         self._rng = rng or random.Random()
         # what each stored Service holds: key -> (ip offsets, node port offsets)
         self._held: dict[tuple[str, str], tuple[frozenset[int], frozenset[int]]] = {}
-        for svc in api.store.list(SERVICES):
+        for svc in store.list(SERVICES):
             meta = svc.get("metadata") or {}
             self._hold((meta.get("namespace", ""), meta.get("name", "")), svc)
-        api.store.add_listener(self._on_event)
+        store.add_listener(self._on_event)
 
     def __repr__(self) -> str:
         return (f"ServiceAllocation({self.network}, ports={self.port_range[0]}-"
@@ -154,7 +154,9 @@ class ServiceAllocation:
         return offset if 0 <= offset < self._ports.size else None
 
     # -- admission -------------------------------------------------------------------------
-    def __call__(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def __call__(self, attributes: Attributes) -> None:
+        operation, rt, obj, old = (attributes.operation, attributes.rt, attributes.obj,
+                                   attributes.old)
         if rt.group or rt.kind != "Service" or operation not in ("CREATE", "UPDATE"):
             return
         spec = obj.get("spec")

@@ -19,7 +19,9 @@ from setpoint.cluster.controllers.rootca import RootCAPublisher
 from setpoint.cluster.controllers.serviceaccounts import ServiceAccountsController
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
 
 __all__ = ["BuiltinControllers", "ClusterRoleAggregation", "GarbageCollector",
            "NamespaceController", "RootCAPublisher", "ServiceAccountsController", "start_all"]
@@ -35,18 +37,31 @@ class BuiltinControllers:
     garbage_collector: GarbageCollector
     cluster_role_aggregation: ClusterRoleAggregation
 
+    def shutdown(self) -> None:
+        """Stop every controller's work queue."""
+        for controller in (self.service_accounts, self.root_ca, self.namespaces,
+                           self.garbage_collector, self.cluster_role_aggregation):
+            controller.queue.shutdown()
 
-def start_all(api: APIServer) -> BuiltinControllers:
+
+def start_all(store: Store, rest: REST, registry: Registry, *,
+              ca_pem: bytes) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
-    They see every later write through store listeners and sync what is already stored.
+    Each is handed what it uses: the store to read and follow, the REST storage to write
+    through, and the resource types it writes. They see every later write through store
+    listeners and sync what is already stored; :meth:`BuiltinControllers.shutdown` stops them.
     """
+    resource = registry.require
     controllers = BuiltinControllers(
-        service_accounts=ServiceAccountsController(api),
-        root_ca=RootCAPublisher(api),
-        namespaces=NamespaceController(api),
-        garbage_collector=GarbageCollector(api),
-        cluster_role_aggregation=ClusterRoleAggregation(api),
+        service_accounts=ServiceAccountsController(
+            store, rest, resource("", "v1", "serviceaccounts")),
+        root_ca=RootCAPublisher(store, rest, resource("", "v1", "configmaps"), ca_pem),
+        namespaces=NamespaceController(store, rest, resource("", "v1", "namespaces"),
+                                       registry),
+        garbage_collector=GarbageCollector(store, rest, registry),
+        cluster_role_aggregation=ClusterRoleAggregation(
+            store, rest, resource("rbac.authorization.k8s.io", "v1", "clusterroles")),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()

@@ -16,14 +16,16 @@ import copy
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery import labels
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.registry.types import ResourceType
+    from setpoint.cluster.storage import Informer
 
 CLUSTER_ROLES = "rbac.authorization.k8s.io/clusterroles"
 MANAGER = "clusterrole-aggregation-controller"
@@ -32,12 +34,12 @@ MANAGER = "clusterrole-aggregation-controller"
 class ClusterRoleAggregation:
     """Keeps aggregated ClusterRoles equal to the union of what they select."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
-        self._rt = api.resource("rbac.authorization.k8s.io", "v1", "clusterroles")
+    def __init__(self, store: Informer, rest: REST, rt: ResourceType) -> None:
+        self._store = store
+        self._rest = rest
+        self._rt = rt
         self.queue: WorkQueue[str] = WorkQueue("clusterrole-aggregation", self._sync)
-        api.store.add_listener(self._on_event)
-        api.on_stop(self.queue.shutdown)
+        store.add_listener(self._on_event)
 
     def start(self) -> None:
         self._enqueue_aggregates()
@@ -47,12 +49,12 @@ class ClusterRoleAggregation:
             self._enqueue_aggregates()
 
     def _enqueue_aggregates(self) -> None:
-        for role in self._api.store.list(CLUSTER_ROLES):
+        for role in self._store.list(CLUSTER_ROLES):
             if role.get("aggregationRule"):
                 self.queue.add(role["metadata"]["name"])
 
     def _sync(self, name: str) -> None:
-        store = self._api.store
+        store = self._store
         role = store.get(CLUSTER_ROLES, "", name)
         if role is None or not role.get("aggregationRule"):
             return
@@ -76,5 +78,5 @@ class ClusterRoleAggregation:
             return
         updated = copy.deepcopy(role)
         updated["rules"] = rules
-        self._api.rest.update(self._rt, None, name, Decoded(updated),
+        self._rest.update(self._rt, None, name, Decoded(updated),
                               WriteOptions(field_manager=MANAGER, field_validation="Ignore"))

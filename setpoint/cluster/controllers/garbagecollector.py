@@ -31,15 +31,17 @@ from setpoint.cluster.controllers.ownergraph import (
 )
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import ServedTypes, controller_write, split_api_version
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
 
 Action = Literal["delete", "orphan"]
 Verdict = Literal["solid", "dangling", "waiting"]
@@ -59,19 +61,20 @@ class _NamespacedOwnerOfClusterScopedObject(Exception):
 class GarbageCollector:
     """Deletes and orphans dependents as their owners are deleted."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
-        self._types = ServedTypes(api.registry)
+    def __init__(self, store: Store, rest: REST, registry: Registry) -> None:
+        self._store = store
+        self._rest = rest
+        self._registry = registry
+        self._types = ServedTypes(registry)
         self.graph = OwnerGraph()
         self._unresolved: set[str] = set()
         self.queue: WorkQueue[tuple[Action, str]] = WorkQueue("garbagecollector", self._sync)
-        api.store.add_listener(self._on_event)
-        api.registry.on_change(self._on_registry_change)
-        api.on_stop(self.queue.shutdown)
+        store.add_listener(self._on_event)
+        registry.on_change(self._on_registry_change)
 
     def start(self) -> None:
         """Build the graph from what is stored (the informers' initial list)."""
-        store = self._api.store
+        store = self._store
         for key in list(store.resources()):
             if key in IGNORED_RESOURCES:
                 continue
@@ -136,7 +139,7 @@ class GarbageCollector:
         location = self.graph.location(uid)
         if location is None:
             return None
-        obj = self._api.store.get(location.storage_key, location.namespace, location.name)
+        obj = self._store.get(location.storage_key, location.namespace, location.name)
         if obj is None or obj["metadata"].get("uid") != uid:
             return None
         rt = self._types.for_object(location.storage_key, obj)
@@ -195,12 +198,12 @@ class GarbageCollector:
         """Whether the owner a reference names exists (solid), exists but waits for its
         dependents (waiting), or is gone (dangling), as the API would tell."""
         group, version = split_api_version(str(ref.get("apiVersion", "")))
-        owner_rt = self._api.registry.by_kind(group, version, str(ref.get("kind", "")))
+        owner_rt = self._registry.by_kind(group, version, str(ref.get("kind", "")))
         if owner_rt is None or not owner_rt.served:
             raise _Unresolvable(ref)
         if owner_rt.namespaced and not namespace:
             raise _NamespacedOwnerOfClusterScopedObject(ref)
-        owner = self._api.store.get(owner_rt.storage_key,
+        owner = self._store.get(owner_rt.storage_key,
                                     namespace if owner_rt.namespaced else "",
                                     str(ref.get("name", "")))
         if owner is None or owner["metadata"].get("uid") != ref.get("uid"):
@@ -237,7 +240,7 @@ class GarbageCollector:
     def _delete(self, rt: ResourceType, location: Location, uid: str, policy: str) -> None:
         options = DeleteOptions(propagation_policy=policy, precondition_uid=uid)
         try:
-            self._api.rest.delete(rt, location.namespace or None, location.name, options)
+            self._rest.delete(rt, location.namespace or None, location.name, options)
         except StatusError as err:
             if err.code not in (404, 409):
                 raise
@@ -245,7 +248,7 @@ class GarbageCollector:
     def _update(self, location: Location, uid: str, change: Callable[[Obj], bool]) -> None:
         """Apply ``change(metadata) -> bool`` to the live object and write it if it did
         anything (the collector's merge patches carry the read resourceVersion)."""
-        store = self._api.store
+        store = self._store
         live = store.get(location.storage_key, location.namespace, location.name)
         if live is None or live["metadata"].get("uid") != uid:
             return
@@ -257,7 +260,7 @@ class GarbageCollector:
             return
         new = {**live, "apiVersion": rt.api_version, "metadata": meta}
         try:
-            self._api.rest.update(rt, location.namespace or None, location.name, Decoded(new),
+            self._rest.update(rt, location.namespace or None, location.name, Decoded(new),
                                   controller_write())
         except StatusError as err:
             if err.code != 404:

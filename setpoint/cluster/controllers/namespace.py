@@ -23,15 +23,18 @@ from setpoint.cluster.controllers.namespaceconditions import (
 )
 from setpoint.cluster.controllers.queue import Retry, WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, ServedTypes, controller_write
-from setpoint.cluster.decode import Decoded
-from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.namespacefinalize import finalize_namespace
+from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
 
 FINALIZER_KUBERNETES = "kubernetes"
 # what the controller waits for objects that still have finalizers (finalizerEstimateSeconds)
@@ -60,17 +63,18 @@ def _gvr_string(rt: ResourceType) -> str:
 class NamespaceController:
     """Deletes the content of terminating namespaces and then finalizes them."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
-        self._rt = api.resource("", "v1", "namespaces")
-        self._types = ServedTypes(api.registry)
+    def __init__(self, store: Store, rest: REST, rt: ResourceType, registry: Registry) -> None:
+        self._store = store
+        self._rest = rest
+        self._rt = rt
+        self._registry = registry
+        self._types = ServedTypes(registry)
         self._terminating: set[str] = set()
         self.queue: WorkQueue[str] = WorkQueue("namespace", self._sync)
-        api.store.add_listener(self._on_event)
-        api.on_stop(self.queue.shutdown)
+        store.add_listener(self._on_event)
 
     def start(self) -> None:
-        for namespace in self._api.store.list(NAMESPACES):
+        for namespace in self._store.list(NAMESPACES):
             if namespace["metadata"].get("deletionTimestamp"):
                 name = namespace["metadata"]["name"]
                 self._terminating.add(name)
@@ -88,7 +92,7 @@ class NamespaceController:
 
     # -- one pass ----------------------------------------------------------------------
     def _sync(self, name: str) -> float | None:
-        namespace = self._api.store.get(NAMESPACES, "", name)
+        namespace = self._store.get(NAMESPACES, "", name)
         if namespace is None or not namespace["metadata"].get("deletionTimestamp"):
             return None
         namespace = self._ensure_terminating(namespace)
@@ -109,7 +113,7 @@ class NamespaceController:
 
     def _write_status(self, namespace: Obj) -> Obj:
         name = namespace["metadata"]["name"]
-        return self._api.rest.update(self._rt, None, name, Decoded(namespace),
+        return self._rest.update(self._rt, None, name, Decoded(namespace),
                                      controller_write(), "status").obj
 
     def _finalize(self, namespace: Obj) -> None:
@@ -117,7 +121,7 @@ class NamespaceController:
         kept = sorted({f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES})
         body = {**namespace, "spec": {**spec, "finalizers": kept}}
         try:
-            self._api.finalize_namespace(self._rt, namespace["metadata"]["name"], body,
+            finalize_namespace(self._store, self._rt, namespace["metadata"]["name"], body,
                                          controller_write())
         except StatusError as err:
             if err.code != 404:
@@ -129,7 +133,7 @@ class NamespaceController:
         (seconds) the remaining content is expected to take. Raises Retry on failures."""
         name = namespace["metadata"]["name"]
         deleted_at = namespace["metadata"]["deletionTimestamp"]
-        updater = NamespaceConditionUpdater(self._api.rest.clock)
+        updater = NamespaceConditionUpdater(self._rest.clock)
         totals = ContentTotals()
         estimate = 0
         errors: list[str] = []
@@ -145,7 +149,7 @@ class NamespaceController:
                     if count:
                         totals.finalizers[finalizer] = totals.finalizers.get(finalizer, 0) + count
         updater.process_content_totals(totals)
-        live = self._api.store.get(NAMESPACES, "", name)
+        live = self._store.get(NAMESPACES, "", name)
         if live is not None:
             status = dict(live.get("status") or {})
             if updater.update(status):
@@ -156,12 +160,12 @@ class NamespaceController:
 
     def _delete_resource_content(self, rt: ResourceType, namespace: str,
                                  deleted_at: str) -> tuple[_ResourceOutcome, str | None]:
-        store = self._api.store
+        store = self._store
         estimate = self._estimate_graceful_termination(rt, namespace, deleted_at)
         options = DeleteOptions(propagation_policy="Background")
         for obj in store.list(rt.storage_key, namespace):
             try:
-                self._api.rest.delete(rt, namespace, obj["metadata"]["name"], options)
+                self._rest.delete(rt, namespace, obj["metadata"]["name"], options)
             except StatusError as err:
                 if err.code in (404, 405):
                     continue
@@ -187,7 +191,7 @@ class NamespaceController:
         if rt.group or rt.resource != "pods":
             return 0
         estimate = 0
-        for pod in self._api.store.list(rt.storage_key, namespace):
+        for pod in self._store.list(rt.storage_key, namespace):
             if (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 continue
             grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")

@@ -7,8 +7,8 @@ same view of the embedded server's registry.
 
 from __future__ import annotations
 
-from setpoint.cluster.options import WriteOptions
 from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery.objects import Obj
 

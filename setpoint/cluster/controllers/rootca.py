@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import CONFIGMAPS, NAMESPACES, controller_write
 from setpoint.cluster.controllers.serviceaccounts import namespace_active, refused_by_namespace
-from setpoint.cluster.decode import Decoded
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.registry.types import ResourceType
+    from setpoint.cluster.storage import Informer
 
 ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
 DESCRIPTION_ANNOTATION = "kubernetes.io/description"
@@ -33,19 +35,20 @@ DESCRIPTION = (
 class RootCAPublisher:
     """Keeps ``kube-root-ca.crt`` in every namespace equal to the server's CA bundle."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
-        self._rt = api.resource("", "v1", "configmaps")
+    def __init__(self, store: Informer, rest: REST, rt: ResourceType, ca_pem: bytes) -> None:
+        self._store = store
+        self._rest = rest
+        self._rt = rt
+        self._ca_pem = ca_pem
         self.queue: WorkQueue[str] = WorkQueue("root-ca-certificate-publisher", self._sync)
-        api.store.add_listener(self._on_event)
-        api.on_stop(self.queue.shutdown)
+        store.add_listener(self._on_event)
 
     @property
     def data(self) -> dict[str, str]:
-        return {"ca.crt": self._api.ca_pem.decode()}
+        return {"ca.crt": self._ca_pem.decode()}
 
     def start(self) -> None:
-        for namespace in self._api.store.list(NAMESPACES):
+        for namespace in self._store.list(NAMESPACES):
             self.queue.add(namespace["metadata"]["name"])
 
     def _on_event(self, event: Event) -> None:
@@ -58,9 +61,9 @@ class RootCAPublisher:
             self.queue.add(event.namespace)
 
     def _sync(self, namespace: str) -> None:
-        rest = self._api.rest
+        rest = self._rest
         data = self.data
-        live = self._api.store.get(CONFIGMAPS, namespace, ROOT_CA_CONFIGMAP)
+        live = self._store.get(CONFIGMAPS, namespace, ROOT_CA_CONFIGMAP)
         if live is None:
             body = {"metadata": {"name": ROOT_CA_CONFIGMAP,
                                  "annotations": {DESCRIPTION_ANNOTATION: DESCRIPTION}},

@@ -12,13 +12,15 @@ from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, SERVICEACCOUNTS, controller_write
-from setpoint.cluster.decode import Decoded
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.registry.types import ResourceType
+    from setpoint.cluster.storage import Informer
 
 DEFAULT_SERVICE_ACCOUNT = "default"
 NAMESPACE_TERMINATING_CAUSE = "NamespaceTerminating"
@@ -41,15 +43,15 @@ def refused_by_namespace(err: StatusError) -> bool:
 class ServiceAccountsController:
     """Creates the ``default`` ServiceAccount in every active namespace."""
 
-    def __init__(self, api: APIServer) -> None:
-        self._api = api
-        self._rt = api.resource("", "v1", "serviceaccounts")
+    def __init__(self, store: Informer, rest: REST, rt: ResourceType) -> None:
+        self._store = store
+        self._rest = rest
+        self._rt = rt
         self.queue: WorkQueue[str] = WorkQueue("serviceaccount", self._sync)
-        api.store.add_listener(self._on_event)
-        api.on_stop(self.queue.shutdown)
+        store.add_listener(self._on_event)
 
     def start(self) -> None:
-        for namespace in self._api.store.list(NAMESPACES):
+        for namespace in self._store.list(NAMESPACES):
             self.queue.add(namespace["metadata"]["name"])
 
     def _on_event(self, event: Event) -> None:
@@ -61,7 +63,7 @@ class ServiceAccountsController:
             self.queue.add(event.namespace)
 
     def _sync(self, namespace_name: str) -> None:
-        store = self._api.store
+        store = self._store
         namespace = store.get(NAMESPACES, "", namespace_name)
         if namespace is None or not namespace_active(namespace):
             return
@@ -69,7 +71,7 @@ class ServiceAccountsController:
             return
         body = {"metadata": {"name": DEFAULT_SERVICE_ACCOUNT}}
         try:
-            self._api.rest.create(self._rt, namespace_name, Decoded(body), controller_write())
+            self._rest.create(self._rt, namespace_name, Decoded(body), controller_write())
         except StatusError as err:
             if err.reason == "AlreadyExists" or refused_by_namespace(err):
                 return

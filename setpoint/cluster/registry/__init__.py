@@ -30,6 +30,13 @@ class Registry:
     def get(self, group: str, version: str, resource: str) -> ResourceType | None:
         return self._by_gvr.get((group, version, resource))
 
+    def require(self, group: str, version: str, resource: str) -> ResourceType:
+        """The served type, or KeyError: for the server's own writes to built-in types."""
+        rt = self.get(group, version, resource)
+        if rt is None:
+            raise KeyError(f"{group}/{version}/{resource} is not served")
+        return rt
+
     def by_kind(self, group: str, version: str, kind: str) -> ResourceType | None:
         for rt in self._by_gvr.values():
             if rt.group == group and rt.version == version and rt.kind == kind:

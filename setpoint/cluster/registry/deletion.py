@@ -10,14 +10,14 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from setpoint.cluster.admission.points import (
+from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     VALIDATING,
     AdmissionPoint,
     Changed,
     Steps,
 )
-from setpoint.cluster.options import DeleteOptions
+from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from setpoint.cluster.options import ListOptions
+from setpoint.cluster.registry.options import ListOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage.store import Scan
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.points import Steps
+    from setpoint.cluster.registry.admissionpoints import Steps
     from setpoint.cluster.registry.rest import REST
 
 EXPIRED_CONTINUE = (

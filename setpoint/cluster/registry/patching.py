@@ -5,15 +5,15 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.decode import parse_body
-from setpoint.cluster.decodelimits import nested_too_deep
-from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import parse_body
+from setpoint.cluster.serializer.decodelimits import nested_too_deep
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.points import Steps
+    from setpoint.cluster.registry.admissionpoints import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
 
 
@@ -70,7 +70,7 @@ def patch_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
         from setpoint.machinery.patch._status import unprocessable
 
         raise unprocessable()
-    from setpoint.cluster.decode import Decoded
+    from setpoint.cluster.serializer.decode import Decoded
 
     if rt.is_custom and opts.field_validation == "Strict":
         _reject_unknown_in_patch(rest, rt, patched)
@@ -96,7 +96,7 @@ def _apply_steps(rest: REST, rt: ResourceType, ns: str | None, name: str, config
                  live: Obj | None, opts: WriteOptions, subresource: str,
                  duplicates: list[str]) -> Steps[WriteResult]:
     """Server-side apply: create when absent, else merge by managed fields."""
-    from setpoint.cluster.decode import Decoded
+    from setpoint.cluster.serializer.decode import Decoded
     from setpoint.machinery.apply import apply
 
     if not isinstance(config, dict):

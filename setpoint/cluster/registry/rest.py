@@ -15,20 +15,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from setpoint.cluster.admission.points import (
+from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     VALIDATING,
     AdmissionPoint,
+    Attributes,
     Changed,
     ConversionPoint,
     Steps,
     run_sync,
 )
-from setpoint.cluster.decode import Decoded, check_object_meta, decode_builtin
-from setpoint.cluster.options import DeleteOptions, ListOptions, WriteOptions
-from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.conversion import CONVERSIONS
+from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded, check_object_meta, decode_builtin
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
@@ -69,7 +70,8 @@ class CustomSchema(Protocol):
     def default(self, obj: Obj) -> Obj: ...
 
 
-Admission = Callable[[str, ResourceType, Obj, Obj | None], None]
+Admission = Callable[[Attributes], None]
+"""A built-in admission plugin: may mutate ``attributes.obj`` or raise a StatusError."""
 
 
 @dataclass
@@ -220,7 +222,7 @@ class REST:
         if not tracked:
             self._track_fields(rt, None, obj, opts)
         rt.strategy.prepare_for_create(rt, obj)
-        self._admit("CREATE", rt, obj, None)
+        self._admit(Attributes("CREATE", rt, obj, None, opts.user))
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
                                None, opts.dry_run, options=opts.options_object("CreateOptions"))
@@ -326,7 +328,7 @@ class REST:
                 obj["metadata"].pop("managedFields", None)
         else:
             rt.strategy.prepare_for_update(rt, obj, old)
-        self._admit("UPDATE", rt, obj, old)
+        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
                                old, opts.dry_run, subresource,
                                opts.options_object("UpdateOptions"))
@@ -525,9 +527,9 @@ class REST:
             return cs.schema if cs is not None else None
         return self.registry.schema(rt)
 
-    def _admit(self, operation: str, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def _admit(self, attributes: Attributes) -> None:
         for plugin in self.admission:
-            plugin(operation, rt, obj, old)
+            plugin(attributes)
 
     def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
         """The object after the mutating webhooks: defaulted again when one changed it, as

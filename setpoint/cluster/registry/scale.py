@@ -5,15 +5,15 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.decode import parse_body
-from setpoint.cluster.options import WriteOptions
+from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
+from setpoint.cluster.serializer.decode import parse_body
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.admission.points import Steps
+    from setpoint.cluster.registry.admissionpoints import Steps
     from setpoint.cluster.registry.rest import REST, WriteResult
 
 SCALE_KIND = ("autoscaling", "v1", "Scale")
@@ -81,8 +81,8 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
 def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
     """The replicas of a Scale body; a body of the wrong shape is a 400 (a 422 on ``patch``
     when it is the result of a patch, as the apiserver reports those)."""
-    from setpoint.cluster.decode import decode_builtin
     from setpoint.cluster.registry.patching import patch_decode_error
+    from setpoint.cluster.serializer.decode import decode_builtin
 
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be a JSON object")
@@ -144,7 +144,7 @@ def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_
                 view: Obj, rv: str | None, opts: WriteOptions) -> Steps[WriteResult]:
     """Admit the new Scale, then set the parent's replicas from it and carry its ownership
     over (the parent's own update passes no admission again, as in the apiserver)."""
-    from setpoint.cluster.admission.points import (
+    from setpoint.cluster.registry.admissionpoints import (
         MUTATING,
         VALIDATING,
         AdmissionPoint,

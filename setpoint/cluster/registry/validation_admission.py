@@ -160,8 +160,8 @@ def _service(path: str, service: Obj) -> list[Cause]:
 
 
 def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
-    from setpoint.cluster.crds.cel import compile_expression
-    from setpoint.cluster.crds.celcheck import CheckError
+    from setpoint.cluster.apiextensions.schema.cel import compile_expression
+    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
 
     causes: list[Cause] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:

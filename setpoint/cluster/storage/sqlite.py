@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from setpoint.cluster.privatefiles import private_directory, private_file
+from setpoint.cluster.storage.privatefiles import private_directory, private_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS objects (

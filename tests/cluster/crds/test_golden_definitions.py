@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import yaml
 
-from setpoint.cluster.crds import (
+from setpoint.cluster.apiextensions.schema import (
     CustomResourceSchema,
     column_definitions,
     crd_status,

@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from setpoint.cluster.crds import CustomResourceSchema, unknown_field_warnings, validate_crd
+from setpoint.cluster.apiextensions.schema import (
+    CustomResourceSchema,
+    unknown_field_warnings,
+    validate_crd,
+)
 from setpoint.machinery.names import name_is_dns_subdomain, validate_object_meta
 
 from .conformance import causes_of, merge_patch, multiset, scenario

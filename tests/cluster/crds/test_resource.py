@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.cluster.crds import CustomResourceSchema, validate_crd
+from setpoint.cluster.apiextensions.schema import CustomResourceSchema, validate_crd
 
 
 def _crd(spec_schema: dict[str, Any], **version: Any) -> dict[str, Any]:

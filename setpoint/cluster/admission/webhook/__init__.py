@@ -1,0 +1,1 @@
+"""Admission webhooks: which ones a request matches, and calling them."""

@@ -1,0 +1,383 @@
+"""The MutatingAdmissionWebhook and ValidatingAdmissionWebhook admission plugins.
+
+A write's admission points (:mod:`setpoint.cluster.registry.admissionpoints`) are answered here from
+the stored Mutating/ValidatingWebhookConfigurations, as the apiserver's webhook dispatchers
+do: webhooks in the order of their configurations' names; a webhook is called when a rule
+matches the request (operation, group, version, resource/subresource, scope, or with
+``matchPolicy: Equivalent`` another version of the same resource), its namespace and object
+selectors match and its ``matchConditions`` hold. Mutating webhooks run one after another,
+each on the previous one's result, those with ``reinvocationPolicy: IfNeeded`` once more when
+a later one changed the object; validating webhooks run concurrently. A webhook that cannot
+be called fails the request unless its ``failurePolicy`` is Ignore; a denial answers with the
+webhook's status, worded ``admission webhook "name" denied the request: ...``.
+
+The configurations themselves are never sent to webhooks, so that a bad webhook cannot lock
+its own configuration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+
+from setpoint.cluster.admission.webhook.matching import Hook
+from setpoint.cluster.registry.admissionpoints import (
+    MUTATING,
+    AdmissionPoint,
+    Changed,
+    ConversionPoint,
+    Point,
+    Steps,
+    run_async,
+)
+from setpoint.cluster.webhook import client as webhookclient
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.storage import Reader
+    from setpoint.cluster.webhook.client import WebhookClient
+
+log = logging.getLogger("setpoint.cluster.webhooks")
+
+T = TypeVar("T")
+
+GROUP = "admissionregistration.k8s.io"
+CONFIGURATIONS = {MUTATING: f"{GROUP}/mutatingwebhookconfigurations",
+                  "validating": f"{GROUP}/validatingwebhookconfigurations"}
+EXEMPT_RESOURCES = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+                    "validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                    "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
+REVIEW_VERSION = "admission.k8s.io/v1"
+MAX_RETRIES = 10  # of a write whose object changed while webhooks were consulted
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """A hook to call, and the version of the resource it asked for."""
+
+    hook: Hook
+    version: str
+
+
+class WebhookAdmission:
+    """Answers admission points by calling the configured webhooks."""
+
+    def __init__(self, store: Reader, registry: Registry, client: WebhookClient) -> None:
+        self.store = store
+        self.registry = registry
+        self.client = client
+
+    def __repr__(self) -> str:
+        return f"WebhookAdmission(configured={self.configured()})"
+
+    def configured(self) -> bool:
+        """Whether any webhook configuration exists (otherwise writes need not stop)."""
+        store = self.store
+        return any(store.count(key) for key in CONFIGURATIONS.values())
+
+    async def run(self, steps: Callable[[], Steps[T]], user: Obj) -> tuple[T, list[str]]:
+        """Run a request, calling webhooks at its points (admission, and conversion of
+        custom resources whose CRD converts by webhook); (result, warnings)."""
+        last: AdmissionPoint | None = None
+        for _ in range(MAX_RETRIES):
+            request = _Request(user)
+            try:
+                result = await run_async(steps(), request.answering(self._answer))
+            except Changed:
+                last = request.last
+                continue
+            return result, request.warnings
+        assert last is not None
+        raise errors.stale_conflict(last.rt.resource, last.name, last.rt.group)
+
+    # -- answering a point ---------------------------------------------------------------
+
+    async def _answer(self, point: Point, request: _Request) -> Any:
+        if isinstance(point, ConversionPoint):
+            from setpoint.cluster.apiextensions import conversionwebhook
+
+            return await conversionwebhook.convert(self.client, point)
+        request.last = point
+        if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
+            return None
+        hooks = self._hooks(point.phase)
+        if not hooks:
+            return None
+        if point.phase == MUTATING:
+            return await self._mutate(point, hooks, request)
+        await self._validate(point, hooks, request)
+        return None
+
+    def _hooks(self, phase: str) -> list[Hook]:
+        configs = sorted(self.store.list(CONFIGURATIONS[phase]),
+                         key=lambda c: c["metadata"]["name"])
+        return [Hook(c["metadata"]["name"], spec) for c in configs
+                for spec in c.get("webhooks") or []]
+
+    async def _mutate(self, point: AdmissionPoint, hooks: list[Hook],
+                      request: _Request) -> Obj | None:
+        obj = point.obj
+        changed = False
+        reinvocable: list[Hook] = []
+        changed_after: dict[str, bool] = {}
+        for hook in hooks:
+            invoked, patched = await self._mutate_with(hook, point, obj, request)
+            if not invoked:
+                continue
+            if patched is not None:
+                obj, changed = patched, True
+                for name in changed_after:
+                    changed_after[name] = True
+            if hook.reinvocable:
+                reinvocable.append(hook)
+                changed_after[hook.name] = False
+        # reinvocation: once, for IfNeeded webhooks whose output a later webhook changed
+        for hook in reinvocable:
+            if changed_after[hook.name]:
+                _, patched = await self._mutate_with(hook, point, obj, request)
+                if patched is not None:
+                    obj, changed = patched, True
+        return obj if changed else None
+
+    async def _mutate_with(self, hook: Hook, point: AdmissionPoint, obj: Obj | None,
+                           request: _Request) -> tuple[bool, Obj | None]:
+        """(whether ``hook`` applies and was called, the object it patched or None)."""
+        invocation = self._invocation(hook, point, obj)
+        if invocation is None:
+            return False, None
+        return True, await self._call_mutating(invocation, point, obj, request)
+
+    async def _call_mutating(self, invocation: Invocation, point: AdmissionPoint,
+                             obj: Obj | None, request: _Request) -> Obj | None:
+        hook = invocation.hook
+        try:
+            response = await self._call(invocation, point, obj, request)
+        except _Failed as failure:
+            if hook.ignore_failures:
+                log.warning("webhook_failed_open webhook=%s reason=%s", hook.name, failure)
+                return None
+            raise _internal(f'failed calling webhook "{hook.name}": {failure}') from None
+        patch_b64 = response.get("patch")
+        if not patch_b64:
+            return None
+        try:
+            operations = orjson.loads(base64.b64decode(patch_b64, validate=True))
+        except (binascii.Error, ValueError, orjson.JSONDecodeError) as exc:
+            reason = f"received undecodable patch in webhook response: {exc}"
+            if hook.ignore_failures:
+                return None
+            raise _internal(f'failed calling webhook "{hook.name}": {reason}') from None
+        if not operations:
+            return None
+        if obj is None:
+            raise _internal(f'admission webhook "{hook.name}" attempted to modify the object, '
+                            "which is not supported for this operation")
+        from setpoint.machinery.patch import json_patch
+
+        sent = self._versioned(obj, invocation.version, point)
+        try:
+            patched = json_patch(sent, operations)
+        except StatusError as exc:
+            raise _internal(exc.message) from None
+        if not isinstance(patched, dict):
+            raise _internal(f'admission webhook "{hook.name}" patched the object into a '
+                            "non-object")
+        return self._versioned(patched, point.rt.version, point)
+
+    async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
+                        request: _Request) -> None:
+        obj = point.obj
+        invocations = [inv for hook in hooks
+                       if (inv := self._invocation(hook, point, obj)) is not None]
+        if not invocations:
+            return
+        outcomes = await asyncio.gather(
+            *(self._call(inv, point, obj, request) for inv in invocations),
+            return_exceptions=True)
+        for inv, outcome in zip(invocations, outcomes, strict=True):
+            if isinstance(outcome, _Failed):
+                if inv.hook.ignore_failures:
+                    log.warning("webhook_failed_open webhook=%s reason=%s", inv.hook.name,
+                                outcome)
+                    continue
+                raise _internal(f'failed calling webhook "{inv.hook.name}": {outcome}')
+            if isinstance(outcome, BaseException):
+                raise outcome
+            if outcome.get("patch") or outcome.get("patchType"):
+                reason = "received invalid webhook response: validating webhook may not " \
+                         "return response.patch"
+                if not inv.hook.ignore_failures:
+                    raise _internal(f'failed calling webhook "{inv.hook.name}": {reason}')
+
+    # -- one call ------------------------------------------------------------------------
+
+    async def _call(self, invocation: Invocation, point: AdmissionPoint, obj: Obj | None,
+                    request: _Request) -> Obj:
+        """The webhook's response (allowed), or a StatusError (denied), or _Failed."""
+        hook = invocation.hook
+        if point.dry_run and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
+            raise StatusError(400, "BadRequest",
+                              f'admission webhook "{hook.name}" does not support dry run')
+        uid = str(uuid.uuid4())
+        review = {"kind": "AdmissionReview", "apiVersion": REVIEW_VERSION,
+                  "request": self._request(uid, invocation, point, obj, request.user)}
+        try:
+            answer = await self.client.post(hook.spec.get("clientConfig") or {},
+                                                        review, hook.timeout_s)
+        except webhookclient.CallError as exc:
+            raise _Failed(f"failed to call webhook: {exc}") from None
+        response = _verify(answer, uid, mutating=point.phase == MUTATING)
+        request.warnings.extend(str(w) for w in response.get("warnings") or [])
+        if not response.get("allowed"):
+            raise _denial(hook.name, response.get("status"))
+        return response
+
+    def _request(self, uid: str, invocation: Invocation, point: AdmissionPoint,
+                 obj: Obj | None, user: Obj) -> Obj:
+        rt = point.rt
+        version = invocation.version
+        namespace = point.namespace
+        group_version_kind = {"group": rt.group, "version": version, "kind": rt.kind}
+        if point.kind is not None:
+            group_version_kind = dict(zip(("group", "version", "kind"), point.kind,
+                                          strict=True))
+        request: Obj = {
+            "uid": uid,
+            "kind": group_version_kind,
+            "resource": {"group": rt.group, "version": version, "resource": rt.resource},
+            "requestKind": {**group_version_kind, "version": rt.version}
+            if point.kind is None else group_version_kind,
+            "requestResource": {"group": rt.group, "version": rt.version,
+                                "resource": rt.resource},
+            "name": point.name,
+            "operation": point.operation,
+            "userInfo": user,
+            "object": self._versioned(obj, version, point) if obj is not None else None,
+            "oldObject": self._versioned(point.old, version, point) if point.old is not None
+            else None,
+            "dryRun": point.dry_run,
+            "options": point.options,
+        }
+        if namespace:
+            request["namespace"] = namespace
+        if point.subresource:
+            request["subResource"] = point.subresource
+            request["requestSubResource"] = point.subresource
+        return request
+
+    def _versioned(self, obj: Obj | None, version: str,
+                   point: AdmissionPoint | None = None) -> Obj:
+        """``obj`` at another version of its resource (custom resources convert by
+        apiVersion alone: conversion strategy None); a subresource's own kind as it is."""
+        assert obj is not None
+        if point is not None and point.kind is not None:
+            return obj
+        group = obj.get("apiVersion", "").rpartition("/")[0]
+        api_version = f"{group}/{version}" if group else version
+        return obj if obj.get("apiVersion") == api_version else {**obj,
+                                                                  "apiVersion": api_version}
+
+    # -- matching ------------------------------------------------------------------------
+
+    def _invocation(self, hook: Hook, point: AdmissionPoint, obj: Obj | None
+                    ) -> Invocation | None:
+        """Whether (and at which version) ``hook`` is called for this point."""
+        from setpoint.cluster.admission.webhook import matching as match
+
+        rt = point.rt
+        if not match.namespace_selector(self.store, hook.spec, point, obj):
+            return None
+        if not match.object_selector(hook.spec, obj, point.old):
+            return None
+        version = match.rules(hook.spec, point, self._served_versions(rt.group, rt.resource))
+        if version is None:
+            return None
+        conditions = hook.spec.get("matchConditions") or []
+        if conditions and not match.conditions(hook, conditions, point, obj, version):
+            return None
+        return Invocation(hook, version)
+
+    def _served_versions(self, group: str, resource: str) -> list[str]:
+        return [v for v in self.registry.groups().get(group) or []
+                if self.registry.get(group, v, resource) is not None]
+
+
+class _Request:
+    """What one request's webhook calls share: who asks, and the warnings they returned."""
+
+    def __init__(self, user: Obj) -> None:
+        self.user = user
+        self.warnings: list[str] = []
+        self.last: AdmissionPoint | None = None
+
+    def answering(self, answer: Callable[[Point, _Request], Awaitable[Any]]
+                  ) -> Callable[[Point], Awaitable[Any]]:
+        """``answer`` bound to this request."""
+        return lambda point: answer(point, self)
+
+
+class _Failed(Exception):  # kept apart from denials: the failurePolicy applies to it
+    """A webhook that could not be called, or answered something unusable."""
+
+
+def _internal(message: str) -> StatusError:
+    return StatusError(500, "InternalError", f"Internal error occurred: {message}",
+                       causes=[Cause("", message, "")])
+
+
+def _denial(name: str, status: Any) -> StatusError:
+    """``ToStatusErr``: the webhook's status, at least a 400, naming the webhook."""
+    status = dict(status) if isinstance(status, dict) else {}
+    denied = f'admission webhook "{name}" denied the request'
+    code = int(status.get("code") or 0)
+    message, reason = str(status.get("message") or ""), str(status.get("reason") or "")
+    if message:
+        text = f"{denied}: {message}"
+    elif reason:
+        text = f"{denied}: {reason}"
+    else:
+        text = f"{denied} without explanation"
+    err = StatusError.from_status({**status, "message": text}, max(code, 400))
+    err.code = max(code, 400)
+    return err
+
+
+def _verify(answer: Obj, uid: str, *, mutating: bool) -> Obj:
+    """``VerifyAdmissionResponse`` for admission.k8s.io/v1."""
+    kind, api_version = answer.get("kind", ""), answer.get("apiVersion", "")
+    if (kind, api_version) != ("AdmissionReview", REVIEW_VERSION):
+        group, _, version = api_version.rpartition("/")
+        raise _Failed("received invalid webhook response: expected webhook response of "
+                      f"admission.k8s.io/v1, Kind=AdmissionReview, got {group}/{version}, "
+                      f"Kind={kind}")
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise _Failed("received invalid webhook response: webhook response was absent")
+    if response.get("uid") != uid:
+        raise _Failed(f'received invalid webhook response: expected response.uid="{uid}", '
+                      f'got "{response.get("uid", "")}"')
+    patch, patch_type = response.get("patch"), response.get("patchType")
+    if patch and not patch_type:
+        raise _Failed("received invalid webhook response: webhook returned response.patch "
+                      "but not response.patchType")
+    if patch_type:
+        if not mutating:
+            raise _Failed("received invalid webhook response: validating webhook may not "
+                          "return response.patchType")
+        if not patch:
+            raise _Failed("received invalid webhook response: webhook returned "
+                          "response.patchType but not response.patch")
+        if patch_type != "JSONPatch":
+            raise _Failed(f'unsupported patch type "{patch_type}"')
+    return response

@@ -1,0 +1,172 @@
+"""Which requests a webhook is called for: rules, selectors and match conditions.
+
+The rules follow the apiserver's ``rules.Matcher``: ``*`` matches every resource but no
+subresource, ``*/*`` both, ``pods/*`` every subresource of pods, ``*/status`` the status of
+every resource; scope ``Namespaced`` never matches a Namespace (cluster-scoped), ``Cluster``
+always does. The namespace selector applies to namespaced objects and to Namespaces
+themselves (their own labels), never to other cluster-scoped kinds; the object selector
+matches when the new or the old object's labels match.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.registry.admissionpoints import AdmissionPoint
+from setpoint.machinery import errors, labels
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.storage import Reader
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One webhook of a configuration, with the defaults the API gives its fields."""
+
+    configuration: str
+    spec: Obj
+
+    @property
+    def name(self) -> str:
+        return str(self.spec.get("name", ""))
+
+    @property
+    def ignore_failures(self) -> bool:
+        return bool(self.spec.get("failurePolicy", "Fail") == "Ignore")
+
+    @property
+    def timeout_s(self) -> int:
+        return int(self.spec.get("timeoutSeconds") or 10)
+
+    @property
+    def reinvocable(self) -> bool:
+        return bool(self.spec.get("reinvocationPolicy", "Never") == "IfNeeded")
+
+
+def _is_namespace(point: AdmissionPoint) -> bool:
+    return point.rt.group == "" and point.rt.resource == "namespaces"
+
+
+def _selector(spec: Obj, field: str) -> labels.Selector | None:
+    """The parsed selector, None when it selects everything."""
+    raw = spec.get(field)
+    if not raw or not (raw.get("matchLabels") or raw.get("matchExpressions")):
+        return None
+    try:
+        return labels.from_label_selector(raw)
+    except labels.SelectorError as exc:
+        raise errors.internal(str(exc)) from None
+
+
+def _labels(obj: Obj | None) -> dict[str, str]:
+    return dict(((obj or {}).get("metadata") or {}).get("labels") or {})
+
+
+def namespace_selector(store: Reader, spec: Obj, point: AdmissionPoint,
+                       obj: Obj | None) -> bool:
+    if not point.namespace and not _is_namespace(point):
+        return True  # other cluster-scoped kinds are never exempted by namespace
+    selector = _selector(spec, "namespaceSelector")
+    if selector is None:
+        return True
+    if _is_namespace(point):
+        namespace_labels = _labels(obj if obj is not None else point.old)
+    else:
+        namespace = store.get("/namespaces", "", point.namespace)
+        if namespace is None:
+            raise errors.not_found("namespaces", point.namespace)
+        namespace_labels = _labels(namespace)
+    return selector.matches(namespace_labels)
+
+
+def object_selector(spec: Obj, obj: Obj | None, old: Obj | None) -> bool:
+    selector = _selector(spec, "objectSelector")
+    if selector is None:
+        return True
+    return any(selector.matches(_labels(o)) for o in (obj, old) if o is not None)
+
+
+def _one_of(items: list[str], wanted: str) -> bool:
+    return "*" in items or wanted in items
+
+
+def _rule_matches(rule: Obj, point: AdmissionPoint, version: str) -> bool:
+    rt = point.rt
+    scope = rule.get("scope") or "*"
+    if scope == "Namespaced" and (_is_namespace(point) or not point.namespace):
+        return False
+    if scope == "Cluster" and not (_is_namespace(point) or not point.namespace):
+        return False
+    if scope not in ("*", "Namespaced", "Cluster"):
+        return False
+    if not _one_of(rule.get("operations") or [], point.operation):
+        return False
+    if not _one_of(rule.get("apiGroups") or [], rt.group):
+        return False
+    if not _one_of(rule.get("apiVersions") or [], version):
+        return False
+    for entry in rule.get("resources") or []:
+        resource, _, sub = str(entry).partition("/")
+        if resource in ("*", rt.resource) and sub in ("*", point.subresource):
+            return True
+    return False
+
+
+def rules(spec: Obj, point: AdmissionPoint, served_versions: list[str]) -> str | None:
+    """The version the webhook is called at: the request's when a rule matches it, else
+    (``matchPolicy: Equivalent``, the default) the first other served version of the same
+    resource a rule matches, earlier rules first; None when no rule matches."""
+    all_rules = spec.get("rules") or []
+    requested = point.rt.version
+    if any(_rule_matches(r, point, requested) for r in all_rules):
+        return requested
+    if spec.get("matchPolicy", "Equivalent") != "Equivalent":
+        return None
+    for rule in all_rules:
+        for version in served_versions:
+            if version != requested and _rule_matches(rule, point, version):
+                return version
+    return None
+
+
+def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
+               obj: Obj | None, version: str) -> bool:
+    """Whether every match condition holds; an error fails closed (403) unless the
+    webhook's failurePolicy is Ignore, which skips the webhook."""
+    from celpy.adapter import json_to_cel
+
+    from setpoint.cluster.apiextensions.schema.cel import compile_expression
+    from setpoint.cluster.apiextensions.schema.cellib import error_text
+
+    activation = {
+        "object": json_to_cel(obj),
+        "oldObject": json_to_cel(point.old),
+        "request": json_to_cel({
+            "operation": point.operation, "name": point.name, "namespace": point.namespace,
+            "subResource": point.subresource, "dryRun": point.dry_run,
+            "kind": {"group": point.rt.group, "version": version, "kind": point.rt.kind},
+            "resource": {"group": point.rt.group, "version": version,
+                         "resource": point.rt.resource},
+            "options": point.options,
+        }),
+    }
+    for condition in match_conditions:
+        expression = str(condition.get("expression", ""))
+        try:
+            result = compile_expression(expression).evaluate(activation)
+            if isinstance(result, Exception):
+                raise result
+        except Exception as exc:  # CEL reports its errors in many types
+            if hook.ignore_failures:
+                return False
+            detail = error_text(exc)
+            rt = point.rt
+            raise errors.forbidden(rt.resource, point.name,
+                                   f"expression '{expression}' resulted in error: {detail}",
+                                   rt.group) from None
+        if not bool(result):
+            return False
+    return True
+

@@ -1,0 +1,220 @@
+"""CustomResourceDefinitions come alive: served types, schemas, status, and cleanup.
+
+A CRD write is validated by admission; then, as in apiextensions-apiserver's controllers,
+the definition is reconciled: its versions are served, NamesAccepted and Established are
+set, and on deletion every object of the resource is removed before the CRD goes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
+from setpoint.cluster.registry.strategy import Strategy
+from setpoint.cluster.registry.types import ResourceType, ScalePaths
+from setpoint.cluster.storage import Event
+from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiextensions.schema import CustomResourceSchema
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
+
+CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
+
+
+def _served_types(crd: Obj) -> list[ResourceType]:
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    out = []
+    for version in spec.get("versions") or []:
+        if not version.get("served", True):
+            continue
+        subs = version.get("subresources") or {}
+        subresources: tuple[str, ...] = ()
+        scale = None
+        if "status" in subs:
+            subresources += ("status",)
+        if "scale" in subs:
+            subresources += ("scale",)
+            sc = subs["scale"] or {}
+            scale = ScalePaths(
+                spec_replicas=sc.get("specReplicasPath", ".spec.replicas"),
+                status_replicas=sc.get("statusReplicasPath", ".status.replicas"),
+                label_selector=sc.get("labelSelectorPath"),
+            )
+        out.append(ResourceType(
+            group=spec.get("group", ""),
+            version=version["name"],
+            resource=names.get("plural", ""),
+            kind=names.get("kind", ""),
+            namespaced=spec.get("scope") == "Namespaced",
+            singular=names.get("singular") or names.get("kind", "").lower(),
+            short_names=tuple(names.get("shortNames") or ()),
+            categories=tuple(names.get("categories") or ()),
+            subresources=subresources,
+            scale=scale,
+            crd=crd,
+            storage_version=bool(version.get("storage")),
+        ))
+    return out
+
+
+class CRDStrategy(Strategy):
+    """CustomResourceDefinition: v1 defaults, the status its controllers own."""
+
+    def default(self, rt: ResourceType, obj: Obj) -> None:
+        from setpoint.cluster.apiextensions.schema import default_crd
+
+        obj.update(default_crd(obj))
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        from setpoint.cluster.apiextensions.schema import initial_status
+
+        super().prepare_for_create(rt, obj)
+        obj["status"] = initial_status(obj)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        from setpoint.cluster.apiextensions.schema import prepare_update_status
+
+        super().prepare_for_update(rt, new, old)
+        new["status"] = prepare_update_status(new, old)
+
+
+class CustomResources:
+    """Keeps the registry in step with the stored CRDs."""
+
+    def __init__(self, store: Store, registry: Registry, rest: REST) -> None:
+        self.store = store
+        self.registry = registry
+        self.rest = rest
+        self._schemas: dict[tuple[str, str, str], CustomResourceSchema] = {}
+        self._pending: set[str] = set()
+        self._terminating: dict[str, str] = {}  # storage key -> CRD being deleted
+        store.add_listener(self._on_event)
+        crds = registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        assert crds is not None
+        crds.strategy = CRDStrategy()
+
+    # -- schemas -----------------------------------------------------------------------
+    def schema_for(self, rt: ResourceType) -> CustomResourceSchema | None:
+        crd = rt.crd
+        if crd is None:
+            return None
+        meta = crd["metadata"]
+        key = (meta.get("uid", ""), meta.get("resourceVersion", ""), rt.version)
+        cached = self._schemas.get(key)
+        if cached is None:
+            from setpoint.cluster.apiextensions.schema import CustomResourceSchema
+
+            cached = CustomResourceSchema(crd, rt.version)
+            self._schemas[key] = cached
+        return cached
+
+    # -- reconciliation ----------------------------------------------------------------
+    def restore(self) -> None:
+        """Serve the CRDs found in storage at startup."""
+        for crd in self.store.list(CRD_KEY):
+            self._serve(crd)
+
+    def _on_event(self, event: Event) -> None:
+        if event.resource == CRD_KEY:
+            self._schedule(event.name)
+        elif event.type == "DELETED" and event.resource in self._terminating:
+            # a terminating CRD waits for its last objects to go
+            self._schedule(self._terminating[event.resource])
+
+    def _schedule(self, name: str) -> None:
+        if name not in self._pending:
+            self._pending.add(name)
+            asyncio.get_running_loop().call_soon(self._reconcile, name)
+
+    def _serve(self, crd: Obj) -> None:
+        spec = crd.get("spec") or {}
+        group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+        self.registry.replace_custom(group, plural, _served_types(crd))
+
+    def _reconcile(self, name: str) -> None:
+        self._pending.discard(name)
+        store = self.store
+        crd = store.get(CRD_KEY, "", name)
+        if crd is None:
+            self._forget(name)
+            return
+        if crd["metadata"].get("deletionTimestamp"):
+            self._clean_up(crd)
+            return
+        from setpoint.cluster.apiextensions.schema import crd_status
+
+        spec = crd.get("spec") or {}
+        others = [c for c in store.list(CRD_KEY)
+                  if c["metadata"]["name"] != name and (c.get("spec") or {}).get("group")
+                  == spec.get("group")]
+        status = crd_status(crd, self.rest.clock(), others)
+        if status != crd.get("status"):
+            crd = self._write_status(crd, status)
+        self._serve(crd)
+
+    def _write_status(self, crd: Obj, status: Obj) -> Obj:
+        """Write status through ``/status`` as kube-apiserver's own controllers do."""
+        from setpoint.cluster.registry.options import WriteOptions
+        from setpoint.cluster.serializer.decode import Decoded
+
+        rt = self.registry.require("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+        opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")
+        body = {**crd, "status": status}
+        return self.rest.update(rt, None, crd["metadata"]["name"], Decoded(body), opts,
+                                    "status").obj
+
+    def _forget(self, name: str) -> None:
+        group = name.split(".", 1)[1] if "." in name else ""
+        plural = name.split(".", 1)[0]
+        self.registry.remove_custom(group, plural)
+
+    def _clean_up(self, crd: Obj) -> None:
+        """Delete every object of the resource, then drop the cleanup finalizer."""
+        from setpoint.cluster.registry.options import DeleteOptions
+
+        spec = crd.get("spec") or {}
+        group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
+        storage_key = f"{group}/{plural}"
+        types = self.registry.versions_of(group, plural)
+        rt = next((t for t in types if t.storage_version), types[0] if types else None)
+        remaining = self.store.list(storage_key)
+        for obj in remaining:
+            meta = obj["metadata"]
+            if meta.get("deletionTimestamp") or rt is None:
+                continue
+            with contextlib.suppress(errors.StatusError):
+                self.rest.delete(rt, meta.get("namespace"), meta["name"], DeleteOptions())
+        if self.store.count(storage_key):
+            self._terminating[storage_key] = crd["metadata"]["name"]
+            self._set_terminating(crd)
+            return  # objects with finalizers remain: we come back when they go
+        self._terminating.pop(storage_key, None)
+        meta = crd["metadata"]
+        finalizers = [f for f in meta.get("finalizers") or [] if f != CLEANUP_FINALIZER]
+        if finalizers:
+            if finalizers != meta.get("finalizers"):
+                self.store.put(CRD_KEY, {**crd, "metadata": {**meta,
+                                                                 "finalizers": finalizers}})
+            return
+        self.store.delete(CRD_KEY, "", meta["name"])
+        self.store.drop_resource(storage_key)
+
+    def _set_terminating(self, crd: Obj) -> None:
+        status = dict(crd.get("status") or {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Terminating"]
+        conditions.append({
+            "type": "Terminating", "status": "True",
+            "lastTransitionTime": self.rest.clock(),
+            "reason": "InstanceDeletionInProgress",
+            "message": "CustomResource deletion is in progress",
+        })
+        status["conditions"] = conditions
+        if status != crd.get("status"):
+            self.store.put(CRD_KEY, {**crd, "status": status})

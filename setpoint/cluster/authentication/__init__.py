@@ -1,0 +1,1 @@
+"""Who a request comes from: service account tokens, TLS material, kubeconfig."""

@@ -1,0 +1,45 @@
+"""The cluster's certificate authority and serving certificate, generated once per data dir."""
+
+from __future__ import annotations
+
+import datetime
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
+from setpoint.machinery.certificates import issue
+
+VALIDITY = datetime.timedelta(days=3650)
+
+
+@dataclass(frozen=True)
+class ServingCerts:
+    ca_pem: bytes
+    cert_pem: bytes
+    key_pem: bytes
+
+    def ssl_context(self, directory: Path) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        ctx.load_cert_chain(directory / "serving.crt", directory / "serving.key")
+        return ctx
+
+
+def _generate(hosts: list[str]) -> ServingCerts:
+    made = issue(hosts, ca_name="setpoint-ca", common_name="kube-apiserver", validity=VALIDITY)
+    return ServingCerts(made.ca_pem, made.cert_pem, made.key_pem)
+
+
+def ensure_certs(directory: Path, hosts: list[str]) -> ServingCerts:
+    """Load the certificates kept in ``directory``, generating them on first use."""
+    private_directory(directory)
+    files = {n: directory / n for n in ("ca.crt", "serving.crt", "serving.key")}
+    if all(p.exists() for p in files.values()):
+        return ServingCerts(*(read_private(files[n]) for n in ("ca.crt", "serving.crt",
+                                                              "serving.key")))
+    certs = _generate(hosts)
+    write_private(files["ca.crt"], certs.ca_pem)
+    write_private(files["serving.crt"], certs.cert_pem)
+    write_private(files["serving.key"], certs.key_pem)
+    return certs

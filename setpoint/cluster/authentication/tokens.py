@@ -1,0 +1,167 @@
+"""Service account tokens: what ``serviceaccounts/<name>/token`` issues and the server accepts.
+
+Tokens are ES256-signed JWTs with the claims the kube-apiserver puts in bound service account
+tokens (issuer, subject ``system:serviceaccount:<ns>:<name>``, audiences, expiry, and the
+``kubernetes.io`` claim naming the namespace and service account). The signing key is kept
+with the cluster's CA, so tokens stay valid across restarts of a ``--data`` cluster.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import (
+    decode_dss_signature,
+    encode_dss_signature,
+)
+
+from setpoint.cluster.storage.privatefiles import read_private, write_private
+
+ISSUER = "https://kubernetes.default.svc.cluster.local"
+DEFAULT_AUDIENCES = [ISSUER]
+DEFAULT_EXPIRATION = 3600
+MIN_EXPIRATION = 600
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who a token speaks for."""
+
+    username: str
+    uid: str
+    groups: tuple[str, ...]
+
+
+class TokenIssuer:
+    """Signs and verifies service account tokens with one EC P-256 key."""
+
+    def __init__(self, key: ec.EllipticCurvePrivateKey) -> None:
+        self._key = key
+        self._public = key.public_key()
+
+    @classmethod
+    def load_or_create(cls, directory: Path) -> TokenIssuer:
+        path = directory / "sa.key"
+        if path.exists():
+            key = serialization.load_pem_private_key(read_private(path), password=None)
+            assert isinstance(key, ec.EllipticCurvePrivateKey)
+            return cls(key)
+        key = ec.generate_private_key(ec.SECP256R1())
+        write_private(path, key.private_bytes(serialization.Encoding.PEM,
+                                              serialization.PrivateFormat.PKCS8,
+                                              serialization.NoEncryption()))
+        return cls(key)
+
+    def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],
+              expiration_seconds: int, now: float | None = None) -> tuple[str, int]:
+        """A signed token and its expiry (Unix seconds)."""
+        issued = int(now if now is not None else time.time())
+        expires = issued + expiration_seconds
+        claims = {
+            "aud": audiences, "exp": expires, "iat": issued, "nbf": issued, "iss": ISSUER,
+            "sub": f"system:serviceaccount:{namespace}:{name}",
+            "kubernetes.io": {"namespace": namespace,
+                              "serviceaccount": {"name": name, "uid": uid}},
+        }
+        header = _b64(orjson.dumps({"alg": "ES256", "typ": "JWT"}))
+        payload = _b64(orjson.dumps(claims))
+        r, s = decode_dss_signature(self._key.sign(f"{header}.{payload}".encode(),
+                                                   ec.ECDSA(hashes.SHA256())))
+        signature = _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+        return f"{header}.{payload}.{signature}", expires
+
+    def verify(self, token: str, now: float | None = None) -> dict[str, Any] | None:
+        """The claims of a valid, unexpired token we issued; None otherwise."""
+        parts = token.split(".")
+        if len(parts) != 3:
+            return None
+        try:
+            raw_sig = _unb64(parts[2])
+            if len(raw_sig) != 64:
+                return None
+            signature = encode_dss_signature(int.from_bytes(raw_sig[:32], "big"),
+                                             int.from_bytes(raw_sig[32:], "big"))
+            self._public.verify(signature, f"{parts[0]}.{parts[1]}".encode(),
+                                ec.ECDSA(hashes.SHA256()))
+            claims = orjson.loads(_unb64(parts[1]))
+        except (InvalidSignature, ValueError, orjson.JSONDecodeError):
+            return None
+        moment = now if now is not None else time.time()
+        if not isinstance(claims, dict) or claims.get("exp", 0) <= moment:
+            return None
+        return claims
+
+
+def service_account_username(namespace: str, name: str) -> str:
+    """The user name a service account authenticates as."""
+    return f"system:serviceaccount:{namespace}:{name}"
+
+
+def service_account_groups(namespace: str) -> tuple[str, str]:
+    """The groups every service account of ``namespace`` is in (besides
+    ``system:authenticated``)."""
+    return ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
+
+
+def identity_of(claims: dict[str, Any]) -> Identity:
+    info = claims.get("kubernetes.io") or {}
+    sa = info.get("serviceaccount") or {}
+    namespace = info.get("namespace", "")
+    return Identity(
+        username=service_account_username(namespace, sa.get("name", "")),
+        uid=sa.get("uid", ""),
+        groups=(*service_account_groups(namespace), "system:authenticated"),
+    )
+
+
+def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, namespace: str,
+                  name: str, body: Any) -> dict[str, Any]:
+    """Answer ``POST serviceaccounts/<name>/token`` (a TokenRequest) as the apiserver does."""
+    from datetime import UTC, datetime
+
+    from setpoint.machinery import errors
+    from setpoint.machinery.errors import Cause
+
+    if service_account is None:
+        raise errors.not_found("serviceaccounts", name)
+    if not isinstance(body, dict):
+        raise errors.bad_request("the body of a token request must be a TokenRequest object")
+    spec = body.get("spec") or {}
+    audiences = spec.get("audiences") or DEFAULT_AUDIENCES
+    seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
+    if not isinstance(seconds, int) or isinstance(seconds, bool):
+        raise errors.bad_request("spec.expirationSeconds must be an integer")
+    # pkg/apis/authentication/validation/validation.go, ValidateTokenRequest
+    causes = [Cause("FieldValueInvalid", f"Invalid value: {seconds}: {message}",
+                    "spec.expirationSeconds")
+              for message, failed in (
+                  ("may not specify a duration less than 10 minutes", seconds < MIN_EXPIRATION),
+                  ("may not specify a duration larger than 2^32 seconds", seconds > 2**32))
+              if failed]
+    if causes:
+        raise errors.invalid("TokenRequest", "", causes, group="authentication.k8s.io")
+    token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
+                                  audiences=list(audiences), expiration_seconds=seconds)
+    stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
+            "creationTimestamp": None}
+    return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
+            "spec": {**spec, "audiences": list(audiences), "expirationSeconds": seconds,
+                     "boundObjectRef": spec.get("boundObjectRef")},
+            "status": {"token": token, "expirationTimestamp": stamp}}

@@ -1,0 +1,1 @@
+"""RBAC: the authorizer, the bootstrap policy, and the access reviews."""

@@ -1,0 +1,120 @@
+"""Resources that are answered, not stored: reviews, bindings, component statuses.
+
+Access reviews ask the server's RBAC authorizer
+(:mod:`setpoint.cluster.authorization.rbac`) about the
+requester (self reviews) or about the user the review names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.authentication.tokens import Identity
+    from setpoint.cluster.authorization.rbac import Authorizer
+
+ADMIN_USER = {"username": "setpoint-admin",
+              "groups": ["system:masters", "system:authenticated"]}
+
+# kind -> whether it is answered without storage
+VIRTUAL_KINDS = {
+    ("", "Binding"), ("", "ComponentStatus"),
+    ("authentication.k8s.io", "TokenReview"), ("authentication.k8s.io", "SelfSubjectReview"),
+    ("authorization.k8s.io", "SubjectAccessReview"),
+    ("authorization.k8s.io", "LocalSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectAccessReview"),
+    ("authorization.k8s.io", "SelfSubjectRulesReview"),
+}
+
+
+def is_virtual(rt: ResourceType) -> bool:
+    return (rt.group, rt.kind) in VIRTUAL_KINDS
+
+
+def create(authorizer: Authorizer, authenticate: Callable[[str], Identity | None],
+           rt: ResourceType, ns: str | None, body: Any, token: str | None,
+           user: Obj | None = None) -> Obj:
+    """Answer a POST of a review (201 with the completed object): the RBAC ``authorizer``
+    answers access and rules reviews, ``authenticate`` a token review of a service account
+    token; ``user`` is who sends it (default: the administrator). A Binding is the pod
+    storage's (:func:`setpoint.cluster.registry.podsubresources.bind`)."""
+    user = user or ADMIN_USER
+    if not isinstance(body, dict):
+        raise errors.bad_request(f"the body of a {rt.kind} must be a JSON object")
+    kind = rt.kind
+    out: Obj = {"kind": kind, "apiVersion": rt.api_version,
+                "metadata": {**(body.get("metadata") or {}), "creationTimestamp": None}}
+    if "spec" in body:
+        out["spec"] = body["spec"]
+    if kind == "TokenReview":
+        presented = (body.get("spec") or {}).get("token", "")
+        sa = authenticate(presented) if presented.count(".") == 2 else None
+        if token and presented == token:
+            out["status"] = {"authenticated": True, "user": ADMIN_USER}
+        elif sa is not None:
+            out["status"] = {"authenticated": True, "user": {
+                "username": sa.username, "uid": sa.uid, "groups": list(sa.groups)}}
+        else:
+            out["status"] = {"authenticated": False, "user": {},
+                             "error": "invalid bearer token"}
+    elif kind == "SelfSubjectReview":
+        out["status"] = {"userInfo": user}
+    elif kind == "SelfSubjectRulesReview":
+        namespace = str((body.get("spec") or {}).get("namespace") or "")
+        resource_rules, non_resource_rules = authorizer.rules(user, namespace)
+        out["status"] = {"resourceRules": resource_rules,
+                         "nonResourceRules": non_resource_rules, "incomplete": False}
+    elif kind.endswith("AccessReview"):
+        out["status"] = _access_review(authorizer, kind, ns, body.get("spec") or {}, user)
+    else:
+        raise errors.method_not_supported(rt.resource, "create", rt.group)
+    return out
+
+
+def component_statuses() -> Obj:
+    healthy = [{"type": "Healthy", "status": "True", "message": "ok"}]
+    items = [{"metadata": {"name": n, "creationTimestamp": None}, "conditions": healthy}
+             for n in ("controller-manager", "etcd-0", "scheduler")]
+    return {"kind": "ComponentStatusList", "apiVersion": "v1", "metadata": {}, "items": items}
+
+
+def _access_review(authorizer: Authorizer, kind: str, ns: str | None, spec: Obj, requester: Obj
+                   ) -> Obj:
+    """``status`` of a (Self/Local)SubjectAccessReview, from the RBAC authorizer."""
+    from setpoint.cluster.authorization.rbac import Attributes
+
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if (resource is None) == (non_resource is None):
+        raise errors.invalid(kind, "", [errors.Cause(
+            "FieldValueRequired", "Required value: exactly one of nonResourceAttributes or "
+            "resourceAttributes must be specified", "spec.resourceAttributes")],
+            "authorization.k8s.io")
+    if kind == "SelfSubjectAccessReview":
+        user = requester
+    else:
+        user = {"username": spec.get("user", ""), "groups": list(spec.get("groups") or [])}
+    if resource is not None:
+        namespace = str(resource.get("namespace") or "")
+        if kind == "LocalSubjectAccessReview" and namespace != (ns or ""):
+            raise errors.bad_request(f"spec.resourceAttributes.namespace must match "
+                                     f"metadata.namespace: {namespace!r} != {ns!r}")
+        attrs = Attributes(str(resource.get("verb") or ""),
+                           resource=str(resource.get("resource") or ""),
+                           subresource=str(resource.get("subresource") or ""),
+                           group=str(resource.get("group") or ""),
+                           version=str(resource.get("version") or ""), namespace=namespace,
+                           name=str(resource.get("name") or ""))
+    else:
+        assert non_resource is not None  # exactly one of the two is set, checked above
+        attrs = Attributes(str(non_resource.get("verb") or ""),
+                           path=str(non_resource.get("path") or ""))
+    allowed, reason = authorizer.decide(user, attrs)
+    status: Obj = {"allowed": allowed}
+    if reason:
+        status["reason"] = reason
+    return status

@@ -1,0 +1,68 @@
+"""Discovery documents served from a cache that follows the registry's generation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+import orjson
+
+from setpoint.cluster.endpoints import discovery
+from setpoint.cluster.registry import Registry
+
+R = TypeVar("R")
+
+
+class DiscoveryService:
+    """/version, /api, /apis and aggregated discovery, recomputed when types change."""
+
+    def __init__(self, registry: Registry) -> None:
+        self._registry = registry
+        self._cache: dict[tuple[Any, ...], Any] = {}
+        self._generation = -1
+
+    def _cached(self, key: tuple[Any, ...], make: Callable[[], R]) -> R:
+        if self._generation != self._registry.generation:
+            self._cache.clear()
+            self._generation = self._registry.generation
+        if key not in self._cache:
+            self._cache[key] = make()
+        # a key is only ever filled by the one ``make`` that asks for it
+        return cast(R, self._cache[key])
+
+    def root_paths(self) -> dict[str, Any]:
+        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz",
+                 "/version"]
+        for group, versions in self._registry.groups().items():
+            if group:
+                paths.append(f"/apis/{group}")
+                paths.extend(f"/apis/{group}/{v}" for v in versions)
+        return {"paths": sorted(paths)}
+
+    def version(self) -> dict[str, Any]:
+        return discovery.version_info()
+
+    def versions(self) -> dict[str, Any]:
+        return discovery.api_versions()
+
+    def core_resources(self) -> dict[str, Any]:
+        return self._cached(("core",), lambda: discovery.core_resource_list(self._registry))
+
+    def groups(self) -> dict[str, Any]:
+        return self._cached(("groups",), lambda: discovery.api_group_list(self._registry))
+
+    def group(self, group: str) -> dict[str, Any] | None:
+        """The APIGroup, or None when the group is not served."""
+        return self._cached(("group", group),
+                            lambda: discovery.api_group(self._registry, group))
+
+    def resources(self, group: str, version: str) -> dict[str, Any] | None:
+        """The APIResourceList, or None when the group-version is not served."""
+        return self._cached(("resources", group, version),
+                            lambda: discovery.api_resource_list(self._registry, group, version))
+
+    def aggregated(self, *, legacy: bool, version: str) -> tuple[bytes, str]:
+        def make() -> tuple[bytes, str]:
+            doc = discovery.aggregated_discovery(self._registry, legacy=legacy, version=version)
+            return orjson.dumps(doc), discovery.discovery_etag(doc)
+        return self._cached(("aggregated", legacy, version), make)

@@ -1,0 +1,254 @@
+"""HTTP for the embedded server: uvicorn parses and writes, the handler sees a small request.
+
+uvicorn (with httptools) carries HTTP/1.1, TLS, keep-alive, pipelining and back-pressure; it
+loads in a fraction of aiohttp's time, which is most of what ``setpoint cluster up`` pays to
+start. The ASGI surface it offers is wrapped here into the few things the API handler needs:
+a request with its method, decoded path, query, headers and a bounded body, and a response
+that is either whole or a stream of chunks (a watch) that ends when the client goes away.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+import ssl
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, MutableMapping
+from email.utils import formatdate
+from typing import Any
+from urllib.parse import parse_qsl
+
+import uvicorn
+from uvicorn.server import ServerState
+
+from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
+
+log = logging.getLogger("setpoint.cluster")
+
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+
+class BodyTooLarge(Exception):
+    """The request body exceeds the limit the caller set."""
+
+
+class Request:
+    """One HTTP request as the API handler reads it."""
+
+    __slots__ = ("_raw_headers", "_receive", "authenticated", "headers", "method", "path",
+                 "query", "user")
+
+    def __init__(self, scope: Message, receive: Receive) -> None:
+        self.method: str = scope["method"]
+        self.path: str = scope["path"]  # percent-decoded, as Go's URL.Path
+        # Go's Header.Get and Values.Get answer the first of repeated names
+        headers: dict[str, str] = {}
+        for name, value in scope["headers"]:
+            headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+        self.headers = headers  # names in lower case
+        self._raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        query: dict[str, str] = {}
+        raw_query = scope["query_string"]
+        if raw_query:
+            for key, value in parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True):
+                query.setdefault(key, value)
+        self.query = query
+        self._receive = receive
+        self.user: dict[str, Any] | None = None  # who sent it, once authenticated
+        self.authenticated = False  # it carried credentials the server accepted
+
+    def header_values(self, name: str) -> list[str]:
+        """Every value of a header sent more than once (``name`` in lower case)."""
+        wanted = name.encode("latin-1")
+        return [v.decode("latin-1") for n, v in self._raw_headers if n == wanted]
+
+    @property
+    def content_type(self) -> str:
+        """The media type of the body without parameters, lower case; "" when absent."""
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def content_length(self) -> int | None:
+        raw = self.headers.get("content-length")
+        return int(raw) if raw is not None and raw.isdigit() else None
+
+    async def body(self, limit: int) -> bytes:
+        """The whole body; BodyTooLarge as soon as it passes ``limit`` bytes."""
+        length = self.content_length
+        if length is not None and length > limit:
+            raise BodyTooLarge
+        data = bytearray()
+        while True:
+            message = await self._receive()
+            if message["type"] != "http.request":
+                return bytes(data)  # the client went away mid-body
+            data += message.get("body", b"")
+            if len(data) > limit:
+                raise BodyTooLarge
+            if not message.get("more_body", False):
+                return bytes(data)
+
+    async def disconnected(self) -> None:
+        """Return once the client has closed the connection."""
+        while (await self._receive())["type"] != "http.disconnect":
+            pass
+
+
+class Response:
+    """A whole answer: status, headers and body."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(self, body: bytes = b"", status: int = 200, content_type: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = body
+        self.headers: list[tuple[str, str]] = []
+        if content_type is not None:
+            self.headers.append(("content-type", content_type))
+        if headers:
+            self.headers.extend(headers.items())
+
+    def set_header(self, name: str, value: str) -> None:
+        name = name.lower()
+        self.headers = [(n, v) for n, v in self.headers if n != name]
+        self.headers.append((name, value))
+
+    def add_header(self, name: str, value: str) -> None:
+        self.headers.append((name.lower(), value))
+
+    def _start(self, extra: list[tuple[bytes, bytes]]) -> Message:
+        # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
+        headers = [(n.encode(), v.encode()) for n, v in self.headers]
+        return {"type": "http.response.start", "status": self.status,
+                "headers": [*extra, *headers]}
+
+    async def send(self, send: Send, request: Request) -> None:
+        extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
+        await send(self._start(extra))
+        await send({"type": "http.response.body", "body": self.body})
+
+
+class StreamResponse(Response):
+    """A chunked answer written as ``chunks`` yields; ``on_disconnect`` runs if the client
+    leaves first, so that the producer can end."""
+
+    __slots__ = ("chunks", "on_disconnect")
+
+    def __init__(self, chunks: AsyncIterator[bytes], on_disconnect: Callable[[], None],
+                 status: int = 200, content_type: str | None = None) -> None:
+        super().__init__(b"", status, content_type)
+        self.chunks = chunks
+        self.on_disconnect = on_disconnect
+
+    async def send(self, send: Send, request: Request) -> None:
+        await send(self._start([(b"date", _http_date())]))
+        # a Go client never writes after its request: the next message is the disconnect
+        watcher = asyncio.ensure_future(request.disconnected())
+        watcher.add_done_callback(lambda done: done.cancelled() or self.on_disconnect())
+        try:
+            async for chunk in self.chunks:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            watcher.cancel()
+            if isinstance(self.chunks, AsyncGenerator):
+                await self.chunks.aclose()  # its clean-up runs now, not at collection
+
+
+_date_cache: tuple[int, bytes] = (0, b"")
+
+
+def _http_date() -> bytes:
+    global _date_cache
+    now = int(time.time())
+    if _date_cache[0] != now:
+        _date_cache = (now, formatdate(now, usegmt=True).encode())
+    return _date_cache[1]
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda client: None,
+         ) -> Callable[[Message, Receive, Send], Awaitable[None]]:
+    """The ASGI application that serves every request with ``handler``;
+    ``on_authenticated(client address)`` learns of connections that proved who they are."""
+
+    async def app(scope: Message, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return  # lifespan is off and websockets are not served
+        request = Request(scope, receive)
+        response = await handler(request)
+        if request.authenticated:
+            on_authenticated(scope.get("client"))
+        await response.send(send, request)
+
+    return app
+
+
+def _quiet_upgrades(protocol: type) -> type:
+    """uvicorn's protocol without its warning on upgrade requests: kubectl's exec, attach
+    and port-forward ask for SPDY or WebSocket, and are answered as plain HTTP on purpose
+    (a Status, as a real apiserver answers when it cannot reach the kubelet), so its
+    advice to install a WebSocket library would only mislead."""
+
+    # a base class known only at run time (uvicorn's config): mypy wants a static one
+    class Protocol(protocol):  # type: ignore[misc]
+        def _unsupported_upgrade_warning(self) -> None:
+            pass
+
+    return Protocol
+
+
+class HTTPServer:
+    """uvicorn's HTTP protocol on a socket we bound, inside the caller's event loop.
+
+    uvicorn's ``Server`` installs signal handlers and sleeps before it shuts down; an
+    embedded server must do neither, so this runs the listener and its shutdown itself.
+    Connections are held to the limits of ``connections.py``.
+    """
+
+    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
+        self.limits = limits or ConnectionLimits()
+        self.guard = ConnectionGuard(self.limits)
+        self._config = uvicorn.Config(
+            asgi(handler, self.guard.authenticated), http="httptools", ws="none",
+            lifespan="off", interface="asgi3", log_config=None, access_log=False,
+            server_header=False, date_header=False, proxy_headers=False,
+            timeout_keep_alive=int(self.limits.idle_timeout_s))
+        self._config.timeout_keep_alive = self.limits.idle_timeout_s  # type: ignore[assignment]
+        self._state = ServerState()
+        self._listener: asyncio.Server | None = None
+
+    async def start(self, sock: socket.socket, ssl_context: ssl.SSLContext | None) -> None:
+        config, state = self._config, self._state
+        if not config.loaded:
+            config.load()
+            config.http_protocol_class = _quiet_upgrades(config.http_protocol_class)
+        loop = asyncio.get_running_loop()
+        factory = self.guard.protocol_factory(loop, config, state, ssl_context)
+        # TLS is set up by the factory, so that a connection still in its handshake can be
+        # told apart and closed: asyncio's own ssl= would hide it until the handshake ends
+        self._listener = await loop.create_server(factory, sock=sock, backlog=config.backlog)
+
+    async def stop(self, grace_s: float = 1.0) -> None:
+        """Stop listening, let requests in flight finish for ``grace_s``, then cancel them."""
+        listener, self._listener = self._listener, None
+        if listener is None:
+            return
+        listener.close()
+        state = self._state
+        for connection in list(state.connections):
+            connection.shutdown()  # idle ones close now, busy ones after their answer
+        if state.tasks:
+            _, pending = await asyncio.wait(set(state.tasks), timeout=grace_s)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending)
+        for connection in list(state.connections):
+            connection.transport.close()

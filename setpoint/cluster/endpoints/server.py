@@ -1,0 +1,622 @@
+"""The HTTP front of the embedded API server: routing, authentication, limits, encoding."""
+
+from __future__ import annotations
+
+import copy
+import hmac
+import logging
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
+from functools import cached_property, partial
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import orjson
+import yaml
+
+from setpoint.cluster.authorization import reviews
+from setpoint.cluster.authorization.bootstrappolicy import MASTERS
+from setpoint.cluster.authorization.rbac import Attributes
+from setpoint.cluster.endpoints import podstreams
+from setpoint.cluster.endpoints.discovery_service import DiscoveryService
+from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
+from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
+from setpoint.cluster.endpoints.listencoding import encode_list
+from setpoint.cluster.endpoints.negotiation import JSON, MediaType, negotiate
+from setpoint.cluster.endpoints.podstreams import STREAMS
+from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
+from setpoint.cluster.endpoints.typedbodies import decode_delete_options, decode_kind
+from setpoint.cluster.endpoints.warningheaders import warning_headers
+from setpoint.cluster.endpoints.watch import WatchStream, validate_watch_options
+from setpoint.cluster.registry.admissionpoints import (
+    ConversionPoint,
+    Steps,
+    run_sync,
+    subresource_create_steps,
+)
+from setpoint.cluster.registry.listing import list_item, list_stored
+from setpoint.cluster.registry.namespacefinalize import finalize_namespace
+from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded, parse_body
+from setpoint.machinery import errors
+from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.openapi.v2 import OpenAPIV2Service
+    from setpoint.cluster.openapi.v3 import OpenAPIService
+
+log = logging.getLogger("setpoint.cluster")
+
+MAX_BODY = 3 * 1024 * 1024
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+BODY_TYPES = ("application/json", "application/yaml")
+# Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
+SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
+                       "exec", "attach", "portforward"}
+PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
+T = TypeVar("T")
+
+
+def _dumps(obj: Any, media: MediaType) -> bytes:
+    if media.is_yaml:
+        return yaml.safe_dump(_valid_text(obj), sort_keys=False).encode()
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
+        # U+FFFD for what is not UTF-8 (encoding/json's encoder)
+        return orjson.dumps(_valid_text(obj))
+
+
+def _valid_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_valid_text(v) for v in value]
+    return value
+
+
+def _json(obj: Any, status: int = 200, media: MediaType | None = None,
+          warnings: list[str] | None = None) -> Response:
+    media = media or MediaType()
+    # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
+    resp = Response(_dumps(obj, media), status, media.type)
+    for header in warning_headers(warnings or ()):
+        resp.add_header("Warning", header)
+    return resp
+
+
+def _status(err: StatusError) -> Response:
+    resp = _json(err.to_status(), err.code)
+    if err.retry_after is not None and err.code in (429, 503, 504):
+        resp.set_header("Retry-After", str(err.retry_after))
+    if err.code == 413:
+        resp.set_header("Connection", "close")  # the unread rest of the body is not wanted
+    return resp
+
+
+def _text(body: str, status: int = 200) -> Response:
+    return Response(body.encode(), status, "text/plain; charset=utf-8")
+
+
+class Handler:
+    """One handler for every path: the Kubernetes path grammar is not a route table."""
+
+    def __init__(self, api: APIServer, token: str | None) -> None:
+        self.api = api
+        self.token = token.encode() if token else None
+        self.discovery = DiscoveryService(api.registry)
+
+    # OpenAPI documents are built on first request: importing their builders costs start-up
+    @cached_property
+    def openapi(self) -> OpenAPIService:
+        from setpoint.cluster.openapi.v3 import OpenAPIService
+
+        return OpenAPIService(self.api.registry)
+
+    @cached_property
+    def openapi_v2(self) -> OpenAPIV2Service:
+        from setpoint.cluster.openapi.v2 import OpenAPIV2Service
+
+        return OpenAPIV2Service(self.api.registry)
+
+    async def __call__(self, request: Request) -> Response:
+        try:
+            self._authenticate(request)
+            return await self._dispatch(request)
+        except StatusError as err:
+            return _status(err)
+        except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
+            log.exception("internal error serving %s %s", request.method, request.path)
+            return _status(errors.internal("an unexpected error occurred; see the server log"))
+
+    def _authenticate(self, request: Request) -> None:
+        """Who sends the request (``request.user``: what authorization judges and admission
+        webhooks are told), or 401; then whom it impersonates, if it may."""
+        if self.token is None or request.path in PUBLIC_PATHS:
+            request.user = reviews.ADMIN_USER
+            return
+        header = request.headers.get("authorization", "")
+        if header.startswith("Bearer "):
+            presented = header[7:].strip()
+            if hmac.compare_digest(presented.encode(), self.token):
+                request.user = reviews.ADMIN_USER
+                request.authenticated = True
+            else:
+                identity = self.api.service_account_identity(presented) \
+                    if presented.count(".") == 2 else None
+                if identity is not None:
+                    request.user = {"username": identity.username, "uid": identity.uid,
+                                    "groups": list(identity.groups)}
+                    request.authenticated = True
+        if request.user is None:
+            raise errors.unauthorized()
+        if "impersonate-user" in request.headers or "impersonate-group" in request.headers:
+            request.user = impersonate(self.api.authorizer, request.user,
+                                       request.headers.get("impersonate-user", ""),
+                                       request.header_values("impersonate-group"))
+
+    async def _dispatch(self, request: Request) -> Response:
+        path = request.path
+        if path in ("/healthz", "/livez", "/readyz"):
+            return _text("ok") if self.api.ready else _text("not ready", 500)
+        if path.startswith("/healthz/") or path.startswith("/livez/") or path.startswith(
+                "/readyz/"):
+            return _text("ok")
+        # split after percent-decoding, as Go's router does: "%2F" separates segments too
+        segments = path.strip("/").split("/") if path.strip("/") else []
+        if not is_resource_path(segments):
+            self._authorize(request, Attributes(request.method.lower(), path=path))
+        if not segments:
+            return _json(self.discovery.root_paths())
+        head = segments[0]
+        if head == "version" and len(segments) == 1:
+            return _json(self.discovery.version())
+        if head == "openapi":
+            return self._openapi(request, segments)
+        if head == "api":
+            if len(segments) == 1:
+                return self._discovery_root(request, legacy=True)
+            if segments[1] != "v1":
+                raise errors.path_not_found()
+            if len(segments) == 2:
+                return _json(self.discovery.core_resources())
+            return await self._resource(request, ["", *segments[1:]])
+        if head == "apis":
+            if len(segments) == 1:
+                return self._discovery_root(request, legacy=False)
+            group = segments[1]
+            versions = self.api.registry.groups().get(group)
+            if not versions:
+                return _text("404 page not found\n", 404)
+            if len(segments) == 2:
+                return _json(self.discovery.group(group))
+            if segments[2] not in versions:
+                return _text("404 page not found\n", 404)
+            if len(segments) == 3:
+                return _json(self.discovery.resources(group, segments[2]))
+            return await self._resource(request, segments[1:])
+        return _text("404 page not found\n", 404)
+
+    # -- discovery -----------------------------------------------------------------------
+    def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
+        media = negotiate(request.headers.get("accept"), discovery=True)
+        disc = self.discovery
+        if media.as_kind == "APIGroupDiscoveryList":
+            body, etag = disc.aggregated(legacy=legacy, version=media.version)
+            if request.headers.get("if-none-match") == etag:
+                return Response(status=304, headers={"ETag": etag})
+            return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
+        resp = _json(disc.versions() if legacy else disc.groups())
+        resp.add_header("Vary", "Accept")
+        return resp
+
+    def _openapi_v2(self, request: Request) -> Response:
+        # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
+        from setpoint.cluster.openapi import v2 as openapi_v2
+
+        service = self.openapi_v2
+        content_type = openapi_v2.negotiate(request.headers.get("accept"))
+        headers = {"Vary": "Accept"}
+        if content_type is None:
+            return Response(status=406, headers=headers)
+        headers["ETag"] = service.etag
+        if service.not_modified(request.headers.get("if-none-match"),
+                                request.headers.get("if-modified-since")):
+            return Response(status=304, headers=headers)
+        body = service.json() if content_type == openapi_v2.JSON else service.protobuf()
+        headers["Last-Modified"] = service.last_modified
+        return Response(body, 200, content_type, headers)
+
+    def _openapi(self, request: Request, segments: list[str]) -> Response:
+        if request.path == "/openapi/v2":
+            return self._openapi_v2(request)
+        if len(segments) < 2 or segments[1] != "v3":
+            return _text("404 page not found\n", 404)
+        service = self.openapi
+        if len(segments) == 2:
+            return Response(service.index(), 200, "text/plain; charset=utf-8")
+        path = "/".join(segments[2:])
+        body = service.document(path)
+        if body is None:
+            return Response(status=404)
+        etag = service.etag(path)
+        if etag and request.headers.get("if-none-match") == etag:
+            return Response(status=304, headers={"ETag": etag})
+        resp = Response(body, 200, "application/json")
+        if etag:
+            resp.add_header("ETag", etag)
+        resp.add_header("Cache-Control", "public, immutable" if request.query.get("hash")
+                        else "no-cache, private")
+        return resp
+
+    # -- resources -----------------------------------------------------------------------
+    async def _resource(self, request: Request, segments: list[str]) -> Response:
+        rp = parse_resource_path(segments)
+        if rp is None:
+            raise errors.path_not_found()
+        self._authorize(request, attributes_of(request, rp))
+        rt = self.api.registry.get(rp.group, rp.version, rp.resource)
+        if rt is None:
+            raise errors.path_not_found()
+        if rp.namespace is not None and not rt.namespaced:
+            raise errors.path_not_found()
+        if rp.subresource and (rp.subresource not in rt.subresources
+                               or rp.subresource not in SERVED_SUBRESOURCES):
+            raise errors.path_not_found()
+        method = request.method
+        if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
+            streamed = podstreams.connect(self.api.store, self.api.registry, rt,
+                                          rp.namespace or "", rp.name, rp.subresource, method,
+                                          request.query)
+            return Response(streamed, 200, "text/plain")
+        self._check_verb(rt, rp, method, request.query)
+        if reviews.is_virtual(rt):
+            return await self._virtual(request, rt, rp)
+        query = request.query
+        if method == "GET":
+            watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
+            if rp.name is None or (watch and not rp.subresource):
+                return await self._get_collection(request, rt, rp, watch)
+            media = self._media(request)
+            name = rp.name
+            obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
+                rt, rp.namespace, name, rp.subresource))
+            return self._render_object(rt, obj, media)
+        if rp.legacy_watch:
+            raise errors.method_not_supported(rt.resource, method.lower(), rt.group)
+        if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
+                and rp.name is None:
+            raise errors.StatusError(405, "MethodNotAllowed",
+                                     "the server does not allow this method on the requested "
+                                     "resource")
+        ua = request.headers.get("user-agent", "")
+        rest = self.api.rest
+        if method == "POST":
+            media = negotiate(request.headers.get("accept"))
+            if rp.name is not None:
+                return await self._create_subresource(request, rt, rp, media)
+            opts = WriteOptions.parse(query, "CreateOptions", ua, user=request.user)
+            body = await self._body(request, rt, opts)
+            result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
+                rt, rp.namespace, sent, opts), body)
+            result.warnings.extend(warnings)
+            return self._render_write(rt, result, media)
+        if method == "PUT":
+            if rp.name is None:
+                raise errors.method_not_supported(rt.resource, "update", rt.group)
+            media = negotiate(request.headers.get("accept"))
+            opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
+            if rp.subresource == "finalize":
+                body = await self._body(request, rt, opts)
+                result = finalize_namespace(self.api.store, rt, rp.name, body, opts)
+                return self._render_write(rt, result, media)
+            body = await self._body(request, rt, opts)
+            name = rp.name
+            result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
+                rt, rp.namespace, name, sent, opts, rp.subresource), body)
+            result.warnings.extend(warnings)
+            return self._render_write(rt, result, media)
+        if method == "PATCH":
+            if rp.name is None:
+                raise errors.method_not_supported(rt.resource, "patch", rt.group)
+            media = negotiate(request.headers.get("accept"))
+            ctype = request.content_type
+            if ctype not in PATCH_TYPES:
+                raise errors.unsupported_media_type(
+                    "application/json-patch+json, application/merge-patch+json, "
+                    "application/apply-patch+yaml"
+                    + ("" if rt.is_custom else ", application/strategic-merge-patch+json"))
+            opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
+                                      apply=ctype == "application/apply-patch+yaml")
+            raw = await self._raw(request)
+            name = rp.name
+            result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
+                rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
+            result.warnings.extend(warnings)
+            return self._render_write(rt, result, media)
+        if method == "DELETE":
+            media = negotiate(request.headers.get("accept"))
+            parsed = decode_delete_options((await self._decode(
+                request, rt.api_version, "DeleteOptions", optional=True)).obj)
+            dopts = DeleteOptions.parse(query, parsed)
+            if rp.name is None:
+                lopts = ListOptions.parse(query)
+                out, warnings = await self._admitted(request, rt, lambda _: (
+                    rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
+                return _json(out, 200, media, warnings)
+            if rp.subresource:
+                raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
+                                                  rt.group)
+            name = rp.name
+            (code, out), warnings = await self._admitted(
+                request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
+            return _json(out, code, media, warnings)
+        raise errors.StatusError(405, "MethodNotAllowed",
+                                 "the server does not allow this method on the requested "
+                                 "resource")
+
+    async def _virtual(self, request: Request, rt: ResourceType,
+                       rp: ResourcePath) -> Response:
+        media = negotiate(request.headers.get("accept"))
+        if request.method == "GET":
+            if rt.kind != "ComponentStatus":
+                raise errors.method_not_supported(rt.resource, "get", rt.group)
+            listed = reviews.component_statuses()
+            if rp.name is None:
+                return _json(listed, 200, media)
+            for item in listed["items"]:
+                if item["metadata"]["name"] == rp.name:
+                    return _json({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
+            raise errors.not_found(rt.resource, rp.name)
+        body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
+                           rt.api_version, rt.kind)
+        if rt.kind == "Binding":
+            name = (body.get("metadata") or {}).get("name", "")
+            pods = self.api.registry.require("", "v1", "pods")
+            return _json(self.api.bind_pod(pods, rp.namespace or "", name, body), 201, media)
+        token = self.token.decode() if self.token else None
+        return _json(reviews.create(self.api.authorizer, self.api.service_account_identity, rt,
+                                    rp.namespace, body, token, _user(request)), 201, media)
+
+    async def _admitted(self, request: Request, rt: ResourceType,
+                        steps: Callable[[Decoded], Steps[T]],
+                        body: Decoded | None = None) -> tuple[T, list[str]]:
+        """Run a request (with ``body``, if it has one), calling webhooks where it needs
+        them: the admission webhooks when any are configured, the conversion webhook of a
+        custom resource whose CRD has one; (its result, the webhooks' warnings)."""
+        sent = body if body is not None else Decoded(None)
+        webhooks = self.api.webhooks
+        if rt.conversion_webhook is None and not webhooks.configured():
+            return run_sync(steps(sent)), []
+        return await webhooks.run(lambda: steps(_fresh(sent)), _user(request))
+
+    def _authorize(self, request: Request, attrs: Attributes) -> None:
+        user = request.user or reviews.ADMIN_USER
+        if MASTERS not in user.get("groups", ()):  # (the privileged group: no lookup)
+            self.api.authorizer.authorize(user, attrs)
+
+    @staticmethod
+    def _media(request: Request) -> MediaType:
+        """The negotiated representation; Table's includeObject comes from the query."""
+        media = negotiate(request.headers.get("accept"))
+        include = request.query.get("includeObject")
+        if include and media.as_kind == "Table":
+            if include not in ("None", "Metadata", "Object"):
+                raise errors.bad_request(f'invalid value "{include}" for includeObject')
+            return MediaType(media.type, media.as_kind, media.group, media.version, include)
+        return media
+
+    def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
+                    query: Any) -> None:
+        """Verbs a resource does not offer are a 405, as discovery advertises."""
+        if rp.subresource:
+            return
+        if method == "GET":
+            watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
+            verb = "watch" if watch else ("get" if rp.name is not None else "list")
+        elif method == "DELETE":
+            verb = "delete" if rp.name is not None else "deletecollection"
+        else:
+            verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, "")
+        if verb not in rt.verbs:
+            raise errors.method_not_supported(rt.resource, verb or method.lower(), rt.group)
+
+    async def _create_subresource(self, request: Request, rt: ResourceType,
+                                  rp: ResourcePath, media: MediaType) -> Response:
+        assert rp.name is not None
+        kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction"),
+                 "token": ("authentication.k8s.io/v1", "TokenRequest")}
+        api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
+        decoded = await self._decode(request, api_version, kind)
+        decoded.obj = decode_kind(decoded.obj, api_version, kind)
+        ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
+        act: Callable[[Any], Obj]
+        if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:
+            act = partial(self.api.request_token, ns, name)
+        elif subresource == "binding":
+            act = partial(self.api.bind_pod, rt, ns, name)
+        elif subresource == "eviction":
+            act = partial(self.api.evict_pod, rt, ns, name)
+        else:
+            raise errors.method_not_supported(f"{rt.resource}/{subresource}", "create",
+                                              rt.group)
+        opts = WriteOptions.parse(request.query, "CreateOptions",
+                                  request.headers.get("user-agent", ""), user=request.user)
+        group, _, version = api_version.rpartition("/")
+        out, warnings = await self._admitted(request, rt, lambda sent: subresource_create_steps(
+            rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
+        return _json(out, 201, media, warnings)
+
+    async def _raw(self, request: Request) -> bytes:
+        try:
+            return await request.body(MAX_BODY)
+        except BodyTooLarge:
+            raise errors.request_entity_too_large(f"limit is {MAX_BODY}") from None
+
+    async def _body(self, request: Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
+        return await self._decode(request, rt.api_version, rt.kind,
+                                  track_duplicates=opts.field_validation != "Ignore")
+
+    async def _decode(self, request: Request, api_version: str, kind: str, *,
+                      track_duplicates: bool = False, optional: bool = False) -> Decoded:
+        """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
+        ctype = request.content_type or "application/json"
+        raw = await self._raw(request)
+        if optional and not raw.strip():
+            return Decoded(None)
+        if ctype == PROTOBUF:
+            from setpoint.machinery import protobuf
+
+            if not protobuf.supports(api_version, kind):
+                raise errors.unsupported_media_type("application/json, application/yaml")
+            return Decoded(protobuf.decode_body(raw, api_version=api_version, kind=kind))
+        if ctype not in BODY_TYPES:
+            raise errors.unsupported_media_type(
+                "application/json, application/yaml, application/vnd.kubernetes.protobuf")
+        return parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
+
+    # -- rendering -----------------------------------------------------------------------
+    def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,
+                       status: int = 200, warnings: list[str] | None = None) -> Response:
+        if media.as_kind == "Table":
+            from setpoint.cluster.endpoints.tables import to_table
+
+            table = to_table(rt, [obj], list_meta=None,
+                             include_object=media.include_object or "Metadata",
+                             now=datetime.now(UTC), table_version=media.version)
+            return _json(table, status, media, warnings)
+        if media.as_kind == "PartialObjectMetadata":
+            return _json(_partial(obj, media.version), status, media, warnings)
+        return _json(obj, status, media, warnings)
+
+    def _render_write(self, rt: ResourceType, result: WriteResult,
+                      media: MediaType) -> Response:
+        if result.obj.get("kind") == "Scale":
+            return _json(result.obj, result.status, MediaType(media.type), result.warnings)
+        return self._render_object(rt, result.obj, media, result.status, result.warnings)
+
+    async def _get_collection(self, request: Request, rt: ResourceType, rp: ResourcePath,
+                              watch: bool) -> Response:
+        media = self._media(request)
+        opts = ListOptions.parse(request.query)
+        if rp.name is not None:
+            opts.field_selector = f"metadata.name={rp.name}" + (
+                f",{opts.field_selector}" if opts.field_selector else "")
+        validate_watch_options(opts, watch)
+        ns = rp.namespace
+        if not watch:
+            if rt.conversion_webhook is None and media == JSON:
+                return await self._list_json(rt, ns, opts)
+            listed = await self._read(request, rt, lambda: self.api.rest.list_steps(rt, ns, opts))
+            if media.as_kind == "Table":
+                from setpoint.cluster.endpoints.tables import to_table
+
+                table = to_table(rt, listed["items"], list_meta=listed["metadata"],
+                                 include_object=media.include_object or "Metadata",
+                                 now=datetime.now(UTC), table_version=media.version)
+                return _json(table, 200, media)
+            if media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+                list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
+                return _json({
+                    "kind": "PartialObjectMetadataList",
+                    "apiVersion": f"meta.k8s.io/{media.version}",
+                    "metadata": list_meta,
+                    "items": [_partial(i, media.version) for i in listed["items"]],
+                }, 200, media)
+            return _json(listed, 200, media)
+        return await self._watch(request, rt, ns, opts, media)
+
+    async def _list_json(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Response:
+        """A plain JSON LIST, presented and encoded a chunk at a time (``listencoding``)."""
+        rest = self.api.rest
+        listed = list_stored(rest, rt, ns, opts)
+        body = await encode_list(listed, lambda obj: list_item(rt, rest.present(rt, obj)))
+        return Response(body, 200, JSON.type)
+
+    async def _read(self, request: Request, rt: ResourceType,
+                    steps: Callable[[], Steps[T]]) -> T:
+        """Run a read, through the CRD's conversion webhook when it has one."""
+        if rt.conversion_webhook is None:
+            return run_sync(steps())
+        result, _ = await self.api.webhooks.run(steps, _user(request))
+        return result
+
+    async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
+                     opts: ListOptions, media: MediaType) -> Response:
+        rest = self.api.rest
+        convert = rt.conversion_webhook is not None
+        # objects converted by webhook are converted a batch at a time, outside the stream
+        present = self._watch_presenter(rt, media, rest.present if not convert
+                                        else rest.with_defaults)
+        stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored)
+        if stream.error is not None:
+            error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
+            return Response(error, 200, "application/json")
+        return StreamResponse(self._watch_events(stream, rt, present if convert else None),
+                              stream.close, content_type="application/json")
+
+    async def _watch_events(self, stream: WatchStream, rt: ResourceType,
+                            present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:
+        self.api.track_watch(stream)
+        try:
+            async for batch in stream:
+                if present is not None:
+                    batch = await self._converted(rt, batch, present)
+                yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
+        finally:
+            stream.close()
+            self.api.untrack_watch(stream)
+
+    async def _converted(self, rt: ResourceType, batch: list[tuple[str, Obj]],
+                         present: Callable[[Obj], Obj]) -> list[tuple[str, Obj]]:
+        """A batch of watch events with their objects converted by the CRD's webhook."""
+        from setpoint.cluster.apiextensions import conversionwebhook
+
+        objects = [(i, o) for i, (t, o) in enumerate(batch) if t not in ("BOOKMARK", "ERROR")]
+        try:
+            converted = await conversionwebhook.convert(
+                self.api.webhook_client,
+                ConversionPoint(rt, [o for _, o in objects], rt.api_version))
+        except StatusError as err:
+            return [("ERROR", err.to_status())]
+        out = list(batch)
+        for (i, _), obj in zip(objects, converted, strict=True):
+            out[i] = (batch[i][0], present(obj))
+        return out
+
+    def _watch_presenter(self, rt: ResourceType, media: MediaType,
+                         present: Callable[[ResourceType, Obj], Obj]) -> Callable[[Obj], Obj]:
+        if media.as_kind == "Table":
+            from setpoint.cluster.endpoints.tables import WatchTables
+
+            tables = WatchTables(rt, include_object=media.include_object or "Metadata",
+                                 table_version=media.version)
+            return lambda obj: tables(present(rt, obj))
+        if media.as_kind.startswith("PartialObjectMetadata"):
+            return lambda obj: _partial(obj, media.version)
+        return lambda obj: present(rt, obj)
+
+
+def _as_stored(obj: Obj) -> Obj:
+    return obj
+
+
+def _user(request: Request) -> Obj:
+    return request.user or reviews.ADMIN_USER
+
+
+def _fresh(body: Decoded) -> Decoded:
+    """A body for one run of a write: a run changes its object, and a write whose object
+    moved on while webhooks answered runs again from the body as it was sent."""
+    return Decoded(copy.deepcopy(body.obj), body.duplicates, body.unknown)
+
+
+def _partial(obj: Obj, version: str) -> Obj:
+    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": obj.get("metadata", {})}

@@ -1,0 +1,250 @@
+"""Table output (``Accept: application/json;as=Table;g=meta.k8s.io;v=v1``), as kubectl gets it.
+
+``to_table`` turns objects into a meta.k8s.io Table: the built-in kinds get the columns of
+the apiserver's printers (``printers.py``), custom resources the columns of their CRD
+version (``additionalPrinterColumns``, or a single Age column), and every other kind the
+default Name / Created At. Rows carry the object as PartialObjectMetadata, in full, or not
+at all, per ``includeObject``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from setpoint.cluster.endpoints import jsonpath
+from setpoint.cluster.endpoints.durations import human_duration, parse_time, rfc3339
+from setpoint.cluster.endpoints.printer_table import PRINTERS
+from setpoint.cluster.endpoints.printers import Column, name_column
+from setpoint.cluster.registry import ResourceType
+from setpoint.machinery.objects import Obj
+from setpoint.machinery.schema import definitions
+
+INCLUDE_OBJECT = ("None", "Metadata", "Object")
+
+
+def to_table(rt: ResourceType, objects: list[Obj], *, list_meta: Mapping[str, Any] | None,
+             include_object: str = "Metadata", now: datetime | None = None,
+             table_version: str = "v1", no_headers: bool = False) -> Obj:
+    """The Table for ``objects`` of type ``rt``.
+
+    ``list_meta`` is the list's metadata (resourceVersion, continue, remainingItemCount);
+    for a single object pass None and the object's resourceVersion is used. ``no_headers``
+    leaves out the column definitions (watch events after the first).
+    """
+    if include_object not in INCLUDE_OBJECT:
+        raise ValueError(f"includeObject must be one of {INCLUDE_OBJECT}")
+    now = now or datetime.now(UTC)
+    columns, cells_of = _converter(rt)
+    rows = []
+    for obj in objects:
+        cells, conditions = cells_of(obj, now)
+        row: Obj = {"cells": cells}
+        if conditions:
+            row["conditions"] = conditions
+        row["object"] = _row_object(rt, obj, include_object, table_version)
+        rows.append(row)
+    metadata: Obj = {}
+    if list_meta is not None:
+        for key in ("resourceVersion", "continue", "remainingItemCount"):
+            value = list_meta.get(key)
+            if value not in (None, ""):
+                metadata[key] = value
+    elif len(objects) == 1:
+        rv = objects[0].get("metadata", {}).get("resourceVersion")
+        if rv:
+            metadata["resourceVersion"] = rv
+    return {"kind": "Table", "apiVersion": f"meta.k8s.io/{table_version}",
+            "metadata": metadata,
+            "columnDefinitions": None if no_headers else [c.definition() for c in columns],
+            "rows": rows}
+
+
+class WatchTables:
+    """Turns watch event objects into Tables; only the first carries column definitions.
+
+    The apiserver omits the headers after the first event of a watch, since the client
+    printed them already.
+    """
+
+    def __init__(self, rt: ResourceType, *, include_object: str = "Metadata",
+                 table_version: str = "v1") -> None:
+        self._rt = rt
+        self._include = include_object
+        self._version = table_version
+        self._sent_headers = False
+
+    def __call__(self, obj: Obj, now: datetime | None = None) -> Obj:
+        table = to_table(self._rt, [obj], list_meta=None, include_object=self._include,
+                         now=now, table_version=self._version, no_headers=self._sent_headers)
+        self._sent_headers = True
+        return table
+
+
+def _row_object(rt: ResourceType, obj: Obj, include: str, version: str) -> Obj | None:
+    if include == "None":
+        return None
+    if include == "Object":
+        # asTable (k8s.io/apiserver/pkg/endpoints/handlers/response.go) converts each row's
+        # object to the request's version, which sets its kind and apiVersion: list items
+        # carry neither, and kubectl decodes rows by them (``get --sort-by``)
+        return {"kind": rt.kind, "apiVersion": rt.api_version, **obj}
+    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": obj.get("metadata", {})}
+
+
+CellsOf = Callable[[Obj, datetime], tuple[list[Any], list[Obj]]]
+
+
+def _converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
+    if rt.is_custom and rt.crd is not None:
+        return _custom_converter(rt)
+    printer = PRINTERS.get((rt.group, rt.kind))
+    if printer is not None:
+        return printer.columns, printer.cells
+    return _default_converter()
+
+
+# -- the default: Name, Created At --------------------------------------------------------
+
+def _default_converter() -> tuple[list[Column], CellsOf]:
+    columns = [name_column(), Column("Created At", "date", meta_doc("creationTimestamp"))]
+
+    def cells(obj: Obj, now: datetime) -> tuple[list[Any], list[Obj]]:
+        meta = obj.get("metadata", {})
+        return [meta.get("name", ""), rfc3339(meta.get("creationTimestamp"))], []
+    return columns, cells
+
+
+# -- custom resources ---------------------------------------------------------------------
+
+def _crd_columns(rt: ResourceType) -> list[Mapping[str, Any]]:
+    spec = (rt.crd or {}).get("spec", {})
+    for version in spec.get("versions") or ():
+        if version.get("name") == rt.version:
+            columns = version.get("additionalPrinterColumns")
+            if columns:
+                return list(columns)
+            break
+    else:
+        if spec.get("additionalPrinterColumns"):  # v1beta1-style top-level columns
+            return list(spec["additionalPrinterColumns"])
+    return [{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+             "description": meta_doc("creationTimestamp")}]
+
+
+def _custom_converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
+    specs = _crd_columns(rt)
+    columns = [name_column()]
+    paths: list[list[tuple[str, Any]] | None] = []  # None: a path that does not parse
+    for spec in specs:
+        path = spec.get("jsonPath", "")
+        columns.append(Column(
+            spec.get("name", ""), spec.get("type", "string"),
+            spec.get("description") or
+            f"Custom resource definition column (in JSONPath format): {path}",
+            priority=int(spec.get("priority") or 0), format=spec.get("format") or ""))
+        try:
+            paths.append(jsonpath.parse(path))
+        except jsonpath.JSONPathError:
+            paths.append(None)
+
+    def cells(obj: Obj, now: datetime) -> tuple[list[Any], list[Obj]]:
+        out: list[Any] = [obj.get("metadata", {}).get("name", "")]
+        for column, steps in zip(columns[1:], paths, strict=True):
+            found = jsonpath.find(obj, steps) if steps is not None else []
+            out.append(cell_for_json_value(column.type, found[0], now) if found else None)
+        return out, []
+    return columns, cells
+
+
+def cell_for_json_value(column_type: str, value: Any, now: datetime) -> Any:
+    """A custom column's cell: the value coerced to the column type, or None when it is not."""
+    if value is None:
+        return None
+    if column_type == "string":
+        return go_text(value)
+    if column_type == "integer":
+        if isinstance(value, bool):
+            return None
+        if isinstance(value, int):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return int(value)
+        return None
+    if column_type == "number":
+        if isinstance(value, bool):
+            return None
+        return float(value) if isinstance(value, int | float) else None
+    if column_type == "boolean":
+        return value if isinstance(value, bool) else None
+    if column_type == "date":
+        if not isinstance(value, str):
+            return None
+        ts = parse_time(value)
+        if ts is None:
+            return "<invalid>"
+        return human_duration((now - ts).total_seconds())
+    return None
+
+
+def go_text(value: Any) -> str:
+    """How kubectl's jsonpath prints one value: strings raw, numbers as Go's %v, else JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    return go_json(value)
+
+
+def go_json(value: Any) -> str:
+    """Compact JSON as Go's encoding/json writes it: sorted keys, floats without ``.0``."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{go_json(v)}"
+                              for k, v in sorted(value.items())) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(go_json(v) for v in value) + "]"
+    if isinstance(value, float) and math.isfinite(value):
+        if value.is_integer() and abs(value) < 1e21:
+            return str(int(value))
+        text = repr(value)
+        # Go spells exponents without padding (1e-07 -> 1e-7) and uses them below 1e-6 only
+        return re.sub(r"e([+-])0*(\d)", r"e\1\2", text) if "e" in text else text
+    return json.dumps(value, ensure_ascii=False)
+
+
+def go_float(value: float) -> str:
+    """Go's ``%v`` of a float64: shortest digits, exponent form from 1e+06 and below 1e-04."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    # repr is the shortest decimal that round-trips, as Go's shortest formatting is
+    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    exp = len(digits) + int(exponent) - 1
+    if exp < -4 or exp >= 6:
+        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if exp < 0:
+        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
+    whole, frac = digits[:exp + 1].ljust(exp + 1, "0"), digits[exp + 1:]
+    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
+
+
+def meta_doc(field: str) -> str:
+    """The ObjectMeta description of ``field`` (column descriptions quote it)."""
+    schema = definitions().get("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta").field(field)
+    return schema.description if schema else ""

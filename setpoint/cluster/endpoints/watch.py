@@ -1,0 +1,178 @@
+"""WATCH: initial events, replay from a resourceVersion, live events, bookmarks, timeouts.
+
+A watch is a ``Watcher`` on the store plus the rules of the apiserver's watch cache: events
+from the history after the requested revision (410 Expired when it is older than the
+history), filtered by selectors, with an object that stops matching reported as DELETED and
+one that starts matching as ADDED.
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import AsyncIterator, Callable
+
+import orjson
+
+from setpoint.cluster.registry.listing import Filter, parse_rv
+from setpoint.cluster.registry.options import ListOptions
+from setpoint.cluster.registry.rest import REST
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage import Event
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
+
+WatchEvent = tuple[str, Obj]
+
+DEFAULT_TIMEOUT = 1800  # the apiserver picks 30-60 min for watches without timeoutSeconds
+BOOKMARK_EVERY = 60.0
+BOOKMARK_BEFORE_DEADLINE = 2.0
+
+
+def validate_watch_options(opts: ListOptions, watch: bool) -> None:
+    causes: list[Cause] = []
+    if not watch and opts.send_initial_events is not None:
+        causes.append(Cause("FieldValueForbidden",
+                            "Forbidden: sendInitialEvents is forbidden for list",
+                            "sendInitialEvents"))
+    if watch and opts.resource_version_match and opts.send_initial_events is None:
+        causes.append(Cause(
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents "
+            "is provided", "resourceVersionMatch"))
+    if watch and opts.send_initial_events is not None \
+            and opts.resource_version_match != "NotOlderThan":
+        causes.append(Cause(
+            "FieldValueInvalid",
+            f'Invalid value: "{opts.resource_version_match}": sendInitialEvents requires '
+            'setting resourceVersionMatch to NotOlderThan', "resourceVersionMatch"))
+    if causes:
+        raise errors.invalid("ListOptions", "", causes, group="meta.k8s.io")
+
+
+class WatchStream:
+    """The events of one watch request, as an async iterator of (type, object)."""
+
+    def __init__(self, rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions,
+                 present: Callable[[Obj], Obj]) -> None:
+        self._rest = rest
+        self._rt = rt
+        self._ns = ns
+        self._opts = opts
+        self._present = present
+        self._filter = Filter(rest, rt, opts)
+        store = rest.store
+        # subscribe before reading the state so that nothing falls between the two
+        self._watcher = store.watch(rt.storage_key, ns)
+        timeout = opts.timeout_seconds if opts.timeout_seconds else DEFAULT_TIMEOUT
+        self._deadline = time.monotonic() + timeout
+        self._initial: list[WatchEvent] = []
+        self._revision = store.revision
+        self.error: Obj | None = None
+        self._start()
+
+    def _start(self) -> None:
+        store = self._rest.store
+        rv = self._opts.resource_version
+        send_initial = self._opts.send_initial_events
+        if send_initial is None:
+            send_initial = rv in ("", "0")
+        if send_initial:
+            for obj in store.list(self._rt.storage_key, self._ns):
+                if self._filter.empty or self._filter.matches(obj):
+                    self._initial.append(("ADDED", self._present(obj)))
+            if self._opts.allow_bookmarks:
+                self._initial.append(("BOOKMARK", self._bookmark(initial_end=True)))
+            return
+        if rv in ("", "0"):
+            return
+        since = parse_rv(rv)
+        events = store.events_since(self._rt.storage_key, since)
+        if events is None:
+            self.error = errors.resource_expired(
+                f"too old resource version: {since} ({store.compacted_revision + 1})"
+            ).to_status()
+            self._watcher.close()
+            return
+        self._revision = since
+        for ev in events:
+            if self._ns is None or ev.namespace == self._ns:
+                translated = self._translate(ev)
+                if translated is not None:
+                    self._initial.append(translated)
+
+    def _bookmark(self, initial_end: bool = False) -> Obj:
+        meta: Obj = {"resourceVersion": str(self._revision), "creationTimestamp": None}
+        if initial_end:
+            # the blueprint is an empty list of the kind, for clients that build one
+            blueprint = orjson.dumps({"kind": self._rt.list_kind,
+                                      "apiVersion": self._rt.api_version,
+                                      "metadata": {}, "items": None}) + b"\n"
+            meta["annotations"] = {
+                "k8s.io/initial-events-end": "true",
+                "kubernetes.io/initial-events-list-blueprint":
+                    base64.b64encode(blueprint).decode(),
+            }
+        return {"kind": self._rt.kind, "apiVersion": self._rt.api_version, "metadata": meta}
+
+    def _translate(self, ev: Event) -> WatchEvent | None:
+        self._revision = max(self._revision, ev.revision)
+        flt = self._filter
+        if flt.empty:
+            return ev.type, self._present(ev.obj)
+        now_matches = ev.type != "DELETED" and flt.matches(ev.obj)
+        was_matching = ev.prev is not None and flt.matches(ev.prev)
+        if ev.type == "DELETED":
+            return ("DELETED", self._present(ev.obj)) if was_matching else None
+        if now_matches and was_matching:
+            return "MODIFIED", self._present(ev.obj)
+        if now_matches:
+            return "ADDED", self._present(ev.obj)
+        if was_matching:
+            assert ev.prev is not None
+            gone = {**ev.prev, "metadata": {**ev.prev["metadata"],
+                                            "resourceVersion": str(ev.revision)}}
+            return "DELETED", self._present(gone)
+        return None
+
+    async def __aiter__(self) -> AsyncIterator[list[WatchEvent]]:
+        """Batches of events; ends at the deadline or when the store closes."""
+        if self.error is not None:
+            return
+        try:
+            if self._initial:
+                yield self._initial
+                self._initial = []
+            next_bookmark = self._next_bookmark(time.monotonic())
+            while True:
+                now = time.monotonic()
+                if now >= self._deadline:
+                    return
+                wait = self._deadline - now
+                if next_bookmark is not None:
+                    wait = min(wait, max(next_bookmark - now, 0))
+                batch = await self._watcher.next_batch(wait)
+                if self._watcher.closed and not batch:
+                    return
+                out = [t for t in (self._translate(ev) for ev in batch) if t is not None]
+                now = time.monotonic()
+                if next_bookmark is not None and now >= next_bookmark:
+                    out.append(("BOOKMARK", self._bookmark()))
+                    next_bookmark = self._next_bookmark(now)
+                if out:
+                    yield out
+        finally:
+            self._watcher.close()
+
+    def _next_bookmark(self, now: float) -> float | None:
+        if not self._opts.allow_bookmarks:
+            return None
+        before_deadline = self._deadline - BOOKMARK_BEFORE_DEADLINE
+        candidate = min(now + BOOKMARK_EVERY, before_deadline)
+        return candidate if candidate > now else None
+
+    def close(self) -> None:
+        self._watcher.close()
+
+

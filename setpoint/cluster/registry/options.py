@@ -1,0 +1,197 @@
+"""Query parameters of writes and reads, validated as the apiserver validates them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import cast
+
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
+
+_VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
+
+
+def _options_invalid(kind: str, causes: list[Cause]) -> errors.StatusError:
+    return errors.invalid(kind, "", causes, group="meta.k8s.io")
+
+
+def manager_from_user_agent(user_agent: str) -> str:
+    """The default field manager: the User-Agent up to its first slash (at most 128 chars)."""
+    return user_agent.split("/", 1)[0][:128] if user_agent else "unknown"
+
+
+@dataclass(slots=True)
+class WriteOptions:
+    """CreateOptions / UpdateOptions / PatchOptions."""
+
+    dry_run: bool = False
+    field_manager: str = ""
+    field_validation: str = "Warn"
+    force: bool = False
+    # who sent the request, for the admission attributes (None: the server's own write)
+    user: Obj | None = None
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str], kind: str, user_agent: str,
+              *, apply: bool = False, user: Obj | None = None) -> WriteOptions:
+        causes: list[Cause] = []
+        dry = query.get("dryRun")
+        dry_run = False
+        if dry is not None and dry != "":
+            if dry != "All":
+                causes.append(Cause(
+                    "FieldValueNotSupported",
+                    f'Unsupported value: []string{{"{dry}"}}: supported values: "All"', "dryRun"))
+            dry_run = True
+        fv = query.get("fieldValidation", "")
+        if fv not in _VALIDATION_VALUES:
+            causes.append(Cause(
+                "FieldValueNotSupported",
+                f'Unsupported value: "{fv}": supported values: "", "Ignore", "Strict", "Warn"',
+                "fieldValidation"))
+        manager = query.get("fieldManager", "")
+        if apply and not manager:
+            causes.append(Cause("FieldValueRequired",
+                                "Required value: is required for apply patch", "fieldManager"))
+        if len(manager) > 128:
+            causes.append(Cause("FieldValueTooLong",
+                                "Too long: may not be longer than 128", "fieldManager"))
+        force_raw = query.get("force")
+        force = force_raw in ("true", "1", "True")
+        if force_raw is not None and force and not apply:
+            causes.append(Cause("FieldValueForbidden",
+                                "Forbidden: may not be specified for non-apply patch", "force"))
+        if causes:
+            raise _options_invalid(kind, causes)
+        return cls(
+            dry_run=dry_run,
+            field_manager=manager or manager_from_user_agent(user_agent),
+            field_validation=fv or "Warn",
+            force=force,
+            user=user,
+        )
+
+    def options_object(self, kind: str) -> dict[str, object]:
+        """These options as the meta.k8s.io/v1 object admission webhooks are sent."""
+        out: dict[str, object] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        if self.dry_run:
+            out["dryRun"] = ["All"]
+        if self.field_manager:
+            out["fieldManager"] = self.field_manager
+        return out
+
+
+@dataclass(slots=True)
+class ListOptions:
+    label_selector: str = ""
+    field_selector: str = ""
+    resource_version: str = ""
+    resource_version_match: str = ""
+    limit: int = 0
+    continue_token: str = ""
+    watch: bool = False
+    allow_bookmarks: bool = False
+    send_initial_events: bool | None = None
+    timeout_seconds: int | None = None
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str]) -> ListOptions:
+        def flag(name: str) -> bool:
+            return query.get(name, "").lower() in ("true", "1")
+
+        limit_raw = query.get("limit", "")
+        try:
+            limit = int(limit_raw) if limit_raw else 0
+        except ValueError:
+            raise errors.bad_request(f'invalid value "{limit_raw}" for limit') from None
+        timeout_raw = query.get("timeoutSeconds", "")
+        try:
+            timeout = int(timeout_raw) if timeout_raw else None
+        except ValueError:
+            raise errors.bad_request(
+                f'invalid value "{timeout_raw}" for timeoutSeconds') from None
+        sie = query.get("sendInitialEvents")
+        return cls(
+            label_selector=query.get("labelSelector", ""),
+            field_selector=query.get("fieldSelector", ""),
+            resource_version=query.get("resourceVersion", ""),
+            resource_version_match=query.get("resourceVersionMatch", ""),
+            limit=max(limit, 0),
+            continue_token=query.get("continue", ""),
+            watch=flag("watch"),
+            allow_bookmarks=flag("allowWatchBookmarks"),
+            send_initial_events=None if sie is None else sie.lower() in ("true", "1"),
+            timeout_seconds=timeout,
+        )
+
+
+@dataclass(slots=True)
+class DeleteOptions:
+    dry_run: bool = False
+    propagation_policy: str | None = None
+    grace_period_seconds: int | None = None
+    precondition_uid: str | None = None
+    precondition_rv: str | None = None
+
+    @classmethod
+    def parse(cls, query: Mapping[str, str], body: dict[str, object] | None) -> DeleteOptions:
+        body = body or {}
+        causes: list[Cause] = []
+        dry_values = body.get("dryRun") or ([query["dryRun"]] if query.get("dryRun") else [])
+        dry_run = False
+        if dry_values:
+            if not isinstance(dry_values, list) or any(v != "All" for v in dry_values):
+                causes.append(Cause(
+                    "FieldValueNotSupported",
+                    f'Unsupported value: []string{{"{dry_values}"}}: supported values: "All"',
+                    "dryRun"))
+            dry_run = True
+        policy = body.get("propagationPolicy") or query.get("propagationPolicy")
+        orphan = body.get("orphanDependents")
+        if orphan is None and "orphanDependents" in query:
+            orphan = query["orphanDependents"] in ("true", "1")
+        if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
+            causes.append(Cause(
+                "FieldValueNotSupported",
+                f'Unsupported value: "{policy}": supported values: "Foreground", "Background", '
+                '"Orphan"', "propagationPolicy"))
+        if orphan is not None and policy is not None:
+            causes.append(Cause("FieldValueInvalid",
+                                "Invalid value: \"null\": orphanDependents and deletionPropagation "
+                                "cannot be both set", "propagationPolicy"))
+        if orphan is not None and policy is None:
+            policy = "Orphan" if orphan else "Background"
+        grace = body.get("gracePeriodSeconds")
+        if grace is None and query.get("gracePeriodSeconds"):
+            try:
+                grace = int(query["gracePeriodSeconds"])
+            except ValueError:
+                raise errors.bad_request("invalid value for gracePeriodSeconds") from None
+        pre = body.get("preconditions") or {}
+        if causes:
+            raise _options_invalid("DeleteOptions", causes)
+        return cls(
+            dry_run=dry_run,
+            propagation_policy=str(policy) if policy else None,
+            # a JSON number from the body (the decoder checked it is an int64) or the query's
+            grace_period_seconds=int(cast("int | float", grace)) if grace is not None else None,
+            precondition_uid=pre.get("uid") if isinstance(pre, dict) else None,
+            precondition_rv=pre.get("resourceVersion") if isinstance(pre, dict) else None,
+        )
+
+    def options_object(self) -> dict[str, object]:
+        """These options as the meta.k8s.io/v1 DeleteOptions admission webhooks are sent."""
+        out: dict[str, object] = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+        if self.grace_period_seconds is not None:
+            out["gracePeriodSeconds"] = self.grace_period_seconds
+        preconditions = {k: v for k, v in (("uid", self.precondition_uid),
+                                           ("resourceVersion", self.precondition_rv)) if v}
+        if preconditions:
+            out["preconditions"] = preconditions
+        if self.propagation_policy:
+            out["propagationPolicy"] = self.propagation_policy
+        if self.dry_run:
+            out["dryRun"] = ["All"]
+        return out

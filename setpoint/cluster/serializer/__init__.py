@@ -1,0 +1,1 @@
+"""Request bodies decoded as the apiserver's serializers decode them."""

@@ -1,0 +1,408 @@
+"""Request bodies: JSON/YAML parsing, duplicate and unknown fields, and built-in types.
+
+The real apiserver decodes built-in kinds into Go structs: a value of the wrong JSON type is a
+400, an unknown field is dropped (and reported according to ``fieldValidation``), and a
+duplicate key is reported the same way. This module reproduces that on plain dicts, guided by
+the kind's OpenAPI schema.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import yaml
+
+from setpoint.cluster.serializer.decodelimits import (
+    ExcessiveAliasing,
+    TooDeep,
+    check_json_depth,
+    check_yaml,
+)
+from setpoint.machinery import errors
+from setpoint.machinery.schema import Schema, definitions
+
+FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
+
+
+@dataclass
+class Decoded:
+    """A parsed body with what strict decoding found in it."""
+
+    obj: Any
+    duplicates: list[str] = field(default_factory=list)
+    unknown: list[str] = field(default_factory=list)
+
+
+class _Dupes(dict[str, Any]):
+    """A dict that remembers which of its keys appeared more than once."""
+
+    __slots__ = ("dupes",)
+    dupes: list[str]
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d: dict[str, Any] = {}
+    dupes: list[str] = []
+    for k, v in pairs:
+        if k in d:
+            dupes.append(k)
+            prev = d[k]
+            if isinstance(prev, dict) and isinstance(v, dict):
+                # Go decodes a repeated object key into the same map or struct: they merge
+                v = {**prev, **v}
+        d[k] = v
+    if dupes:
+        out = _Dupes(d)
+        out.dupes = dupes
+        return out
+    return d
+
+
+def _collect_dupes(obj: Any, path: str, out: list[str]) -> Any:
+    """Replace _Dupes by plain dicts, recording the paths of duplicated keys."""
+    if isinstance(obj, dict):
+        if isinstance(obj, _Dupes):
+            out.extend(f"{path}.{k}" if path else k for k in obj.dupes)
+            obj = dict(obj)
+        for k, v in obj.items():
+            if isinstance(v, dict | list):
+                obj[k] = _collect_dupes(v, f"{path}.{k}" if path else k, out)
+        return obj
+    if isinstance(obj, list):
+        return [_collect_dupes(v, f"{path}[{i}]", out) for i, v in enumerate(obj)]
+    return obj
+
+
+def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bool) -> Decoded:
+    """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors."""
+    if content_type in ("application/yaml", "application/apply-patch+yaml"):
+        return _parse_yaml(raw, kind)
+    try:
+        check_json_depth(raw)
+    except TooDeep as exc:
+        raise _json_parse_error(kind, str(exc), raw) from None
+    if not track_duplicates:
+        try:
+            return Decoded(orjson.loads(raw))
+        except orjson.JSONDecodeError:
+            pass  # fall through to json: big integers, and the error text
+    try:
+        obj = json.loads(raw, object_pairs_hook=_pairs_hook)
+    except ValueError as exc:
+        raise _json_parse_error(kind, _json_error(exc), raw) from None
+    dupes: list[str] = []
+    obj = _collect_dupes(obj, "", dupes)
+    return Decoded(_json_compatible(obj), dupes)
+
+
+def _json_parse_error(kind: str, detail: str, raw: bytes) -> errors.StatusError:
+    return errors.bad_request(
+        f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+        f"version/kind; json parse error: {detail} ({_excerpt(raw)})")
+
+
+def _parse_yaml(raw: bytes, kind: str) -> Decoded:
+    try:
+        if raw.lstrip()[:1] == b"{":
+            # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster
+            try:
+                check_json_depth(raw)
+                return Decoded(_json_compatible(orjson.loads(raw)))
+            except (orjson.JSONDecodeError, TooDeep):
+                pass  # YAML flow syntax that is not JSON, or go-yaml's own depth error
+        # the events are counted before the document is built: composing a deep document
+        # recurses, and an aliased one is expanded by everything that walks it afterwards
+        check_yaml(raw)
+        obj = yaml.safe_load(raw)
+    except (yaml.YAMLError, TooDeep, ExcessiveAliasing) as exc:
+        raise errors.bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): "
+            f"error converting YAML to JSON: {_yaml_error(exc)}"
+        ) from None
+    return Decoded(_json_compatible(obj))
+
+
+def _yaml_error(exc: Exception) -> str:
+    if isinstance(exc, TooDeep | ExcessiveAliasing):
+        return f"yaml: {exc}"  # go-yaml's failf prefix
+    return str(exc).splitlines()[0]
+
+
+_INT64 = 2**63 - 1
+
+
+def _json_compatible(value: Any) -> Any:
+    """What Go's decoder would make of a parsed value: integers beyond int64 become floats,
+    lone surrogates become U+FFFD, YAML timestamps and other scalars become their text."""
+    if isinstance(value, dict):
+        return {_json_compatible(str(k)): _json_compatible(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_compatible(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        return float(value) if abs(value) > _INT64 else value
+    if isinstance(value, float):
+        return value
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return str(value)
+
+
+def _json_error(exc: Exception) -> str:
+    msg = str(exc)
+    if "Expecting" in msg and ("delimiter" in msg or "value" in msg):
+        return "unexpected end of JSON input" if "char" in msg else msg
+    return msg.split(":")[0]
+
+
+def _excerpt(raw: bytes) -> str:
+    text = raw.decode("utf-8", "replace")
+    return text if len(text) <= 100 else text[:100] + "..."
+
+
+# -- typed decoding of built-in kinds ------------------------------------------------------
+
+_GO_TYPES = {"string": "string", "boolean": "bool", "number": "float64", "integer": "int64"}
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _go_type(schema: Schema) -> str:
+    t = schema.type
+    if t == "integer":
+        return "int32" if schema.raw.get("format") == "int32" else "int64"
+    if t == "array":
+        item = schema.items
+        return "[]" + (_go_type(item) if item is not None else "interface {}")
+    if t == "object":
+        if schema.properties:
+            # Go names a struct type by its package and name: v1.ObjectMeta
+            parts = (schema.ref or "").split(".")
+            return f"{parts[-2]}.{parts[-1]}" if len(parts) >= 2 else "struct"
+        el = schema.additional_properties
+        return "map[string]" + (_go_type(el) if el is not None else "interface {}")
+    return _GO_TYPES.get(t or "", "interface {}")
+
+
+class _TypeMismatch(Exception):
+    pass
+
+
+# What Go's decoder stores in an int32 or int64 field: a number literal strconv.ParseInt takes
+# and the field does not overflow (encoding/json decode.go literalStore, "number " + literal)
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict[str, Any],
+                                                                              list[str]]:
+    """Check value types against ``schema`` and drop unknown fields.
+
+    Returns the cleaned object and the paths of the unknown fields; a value of the wrong type
+    raises the 400 the apiserver's JSON decoder gives.
+    """
+    unknown: list[str] = []
+    try:
+        out = _decode(obj, schema, "", unknown, kind)
+    except _TypeMismatch as exc:
+        raise errors.bad_request(
+            f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {exc}'
+        ) from None
+    return out, unknown
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def check_object_meta(meta: dict[str, Any], kind: str, version: str) -> None:
+    """Refuse a custom resource's metadata whose values are of the wrong JSON type.
+
+    The CRD handler's decoder round-trips ``metadata`` through a Go ``ObjectMeta``
+    (apiextensions-apiserver pkg/apiserver/schema/objectmeta/coerce.go,
+    GetObjectMetaWithOptions, malformed fields not dropped for request bodies); its
+    encoding/json error reaches the client as transformDecodeError's 400
+    (k8s.io/apiserver/pkg/endpoints/handlers/rest.go)."""
+    schema = definitions().get(_OBJECT_META)
+    try:
+        _decode(meta, schema, "", [], "ObjectMeta")
+    except _TypeMismatch as exc:
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
+
+
+def _version_of(obj: dict[str, Any]) -> str:
+    api_version = str(obj.get("apiVersion") or "v1")
+    return api_version.rsplit("/", 1)[-1]
+
+
+def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str) -> Any:
+    if value is None:
+        return None
+    if schema.int_or_string:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"))
+        if schema.raw.get("format") == "quantity" and isinstance(value, int | float):
+            return _number_to_quantity(value)
+        return value
+    t = schema.type
+    if t is None:
+        return value  # free-form (RawExtension, JSON)
+    if t == "object":
+        if not isinstance(value, dict):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        props = schema.properties
+        if props:
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                sub = props.get(k)
+                child = f"{path}.{k}" if path else k
+                if sub is None:
+                    unknown.append(child)
+                    continue
+                decoded = _decode(v, sub, child, unknown, _struct_name(schema, kind))
+                if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
+                    continue
+                out[k] = decoded
+            return out
+        el = schema.additional_properties
+        if el is None or (el.type is None and not el.int_or_string):
+            return value
+        return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
+                for k, v in value.items()}
+    if t == "array":
+        if not isinstance(value, list):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        item = schema.items
+        if item is None:
+            return value
+        return [_decode(v, item, path, unknown, kind) if v is not None else _zero(item)
+                for v in value]
+    if t == "string":
+        if not isinstance(value, str):
+            raise _TypeMismatch(_mismatch(value, path, kind, "string"))
+        fmt = schema.raw.get("format")
+        if fmt == "byte":
+            _check_base64(value)
+        elif fmt == "date-time":
+            return _normalized_time(value, schema)
+        return value
+    if t == "boolean":
+        if not isinstance(value, bool):
+            raise _TypeMismatch(_mismatch(value, path, kind, "bool"))
+        return value
+    if t == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        go_type = _go_type(schema)
+        low, high = _INT_RANGES[go_type]
+        if isinstance(value, float):
+            if not value.is_integer() or not low <= value <= high:
+                raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
+            return int(value)
+        if not low <= value <= high:
+            raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
+        return value
+    if t == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
+        return value
+    return value
+
+
+def _omitted_when_empty(schema: Schema, value: Any) -> bool:
+    """Go's ``omitempty`` drops empty maps and slices; structs (even empty ones) stay."""
+    if isinstance(value, list):
+        return schema.type == "array"
+    if isinstance(value, dict):
+        return schema.additional_properties is not None and not schema.properties
+    return False
+
+
+def _check_base64(value: str) -> None:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        bad = next((i for i, ch in enumerate(value) if not (ch.isalnum() or ch in "+/=")),
+                   len(value) - 1)
+        raise _TypeMismatch(f"illegal base64 data at input byte {bad}") from None
+
+
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+_MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
+
+
+def _normalized_time(value: str, schema: Schema) -> str:
+    """A timestamp as Go writes it back: metav1.Time in UTC whole seconds, metav1.MicroTime
+    in UTC with six fraction digits. MicroTime insists on exactly six digits on input."""
+    micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    if micro and not _MICRO_TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
+            f'"{value[19:]}" as ".000000"')
+    if not value:
+        return value
+    if not micro and not _TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
+            '"2006"')
+    if value.endswith("Z") and (micro or "." not in value):
+        return value  # already canonical
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _struct_name(schema: Schema, outer: str) -> str:
+    """The Go struct a field belongs to, as encoding/json names it in errors: the innermost
+    struct type (DeploymentSpec for spec.replicas), the kind at the top."""
+    return schema.ref.rsplit(".", 1)[-1] if schema.ref else outer
+
+
+def _zero(schema: Schema) -> Any:
+    """What a JSON null becomes as an element of a Go slice: the element type's zero value."""
+    if schema.type == "object" and schema.properties:
+        return {}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(schema.type or "")
+
+
+def _number_literal(value: int | float) -> str:
+    """A number as the literal Go's error quotes (the parsed value stands in for it)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
+
+
+def _mismatch(value: Any, path: str, kind: str, go_type: str, *, literal: bool = False) -> str:
+    jt = _json_type(value)
+    if jt == "number" and (literal or (isinstance(value, float) and not value.is_integer())):
+        jt = f"number {_number_literal(value)}"
+    return f"json: cannot unmarshal {jt} into Go struct field {kind}.{path} of type {go_type}"
+
+
+def _number_to_quantity(value: float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
