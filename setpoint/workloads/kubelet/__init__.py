@@ -47,7 +47,16 @@ __all__ = [
     "register",
 ]
 
-RUNTIMES: dict[str, Callable[[], ContainerRuntime]] = {"simulated": SimulatedRuntime}
+def _process_runtime(settings: WorkloadSettings) -> ContainerRuntime:
+    from setpoint.workloads.kubelet.process import from_settings
+
+    return from_settings(settings)
+
+
+RUNTIMES: dict[str, Callable[[WorkloadSettings], ContainerRuntime]] = {
+    "simulated": lambda _settings: SimulatedRuntime(),
+    "process": _process_runtime,
+}
 """Container runtimes by the name ``WorkloadSettings.runtime`` gives."""
 
 
@@ -68,7 +77,13 @@ def install(manager: Manager, settings: WorkloadSettings,
                          f"(known: {', '.join(sorted(RUNTIMES))})")
     opts = options or KubeletOptions.from_extra(settings.extra)
     events = KubeletEvents(manager.client)
-    workers = PodWorkers(manager, factory(), opts, events)
+    runtime = factory(settings)
+    workers = PodWorkers(manager, runtime, opts, events)
+    if runtime.runs_processes:
+        from setpoint.workloads.kubelet.process import ProcessRuntime, attach
+
+        assert isinstance(runtime, ProcessRuntime)
+        attach(manager, runtime, settings)
     manager.cache.store_for(POD, create=True).add_indexer(NODE_INDEX, index_by_node)
     controller = (Controller.for_(POD, name=CONTROLLER_NAME)
                   .watches(NODE, map_func=workers.pods_on_node,

@@ -60,7 +60,7 @@ def container_config(pod: Mapping[str, Any], record: ContainerRecord,
     return ContainerConfig(
         name=record.name, image=str(spec.get("image", "")),
         command=tuple(spec.get("command") or ()), args=tuple(spec.get("args") or ()),
-        env=env, ports=ports, behaviour=behaviour_for(pod, record, opts))
+        env=env, ports=ports, behaviour=behaviour_for(pod, record, opts), spec=spec)
 
 
 async def refresh(runtime: ContainerRuntime, record: PodRecord) -> None:
@@ -217,15 +217,16 @@ async def finish_if_done(runtime: ContainerRuntime, pod: Mapping[str, Any],
             record.terminal = True
 
 
-def grace_period(pod: Mapping[str, Any], opts: KubeletOptions) -> float:
-    """The simulated stop timeout: the pod's grace period, capped unless the pod asks for
-    exact timing or says how long its containers take to stop."""
+def grace_period(pod: Mapping[str, Any], opts: KubeletOptions, exact: bool = False) -> float:
+    """The stop timeout: the pod's grace period, capped unless the pod asks for exact
+    timing, says how long its containers take to stop, or runs real programs (``exact``)."""
     m = pod.get("metadata") or {}
     grace = m.get("deletionGracePeriodSeconds")
     if grace is None:
         grace = (pod.get("spec") or {}).get("terminationGracePeriodSeconds", 30)
     seconds = float(grace or 0)
-    if ann.flag(pod, ann.EXACT_TIMING) is True or ann.duration(pod, ann.STOP_AFTER) is not None:
+    if exact or ann.flag(pod, ann.EXACT_TIMING) is True or \
+            ann.duration(pod, ann.STOP_AFTER) is not None:
         return seconds
     return min(seconds, opts.grace_cap)
 
@@ -235,7 +236,7 @@ async def begin_termination(runtime: ContainerRuntime, pod: Mapping[str, Any],
     """Ask every running container to stop (SIGTERM, SIGKILL at the grace period);
     returns the names of the containers asked."""
     record.terminating = True
-    timeout = grace_period(pod, opts)
+    timeout = grace_period(pod, opts, exact=runtime.runs_processes)
     stopped = []
     for cr in record.all_containers():
         if cr.container_id is not None and not cr.exited:

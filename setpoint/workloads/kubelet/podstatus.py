@@ -24,6 +24,9 @@ from setpoint.workloads.kubelet.runtime import ContainerState, normalize_image
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                       "PodScheduled")
 TERMINAL_PHASES = ("Succeeded", "Failed")
+FALLBACK_CONDITION = "sim.setpoint.dev/ProcessRuntime"
+"""False, with the reason, on a pod the process runtime runs simulated (an image it cannot
+run); a condition type the kubelet does not own, so it is kept as written."""
 
 
 def rfc3339(ts: float) -> str:
@@ -84,10 +87,11 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
         out["state"] = {"running": {"startedAt": rfc3339(st.started_at)}}
         started_at = st.started_at + probes.startup_delay(pod, spec, opts)
         ready_at = st.started_at + probes.readiness_delay(pod, spec, opts)
-        out["started"] = now >= started_at
+        out["started"] = now >= started_at if st.started is None else st.started
         regular_init = record.init and not record.sidecar
-        out["ready"] = (not regular_init and now >= ready_at and not probes.held_unready(pod))
-        pending = [t for t in (started_at, ready_at) if t > now]
+        ready_now = now >= ready_at if st.ready is None else st.ready
+        out["ready"] = bool(not regular_init and ready_now and not probes.held_unready(pod))
+        pending = [t for t in (started_at, ready_at) if t > now and st.ready is None]
         if pending and not regular_init:
             changes_at = min(pending)
     elif st.state is ContainerState.EXITED:
@@ -333,6 +337,12 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
         and phase not in TERMINAL_PHASES
     status["conditions"] = conditions_of(spec, list(old.get("conditions") or []), by_name,
                                          phase, sandbox_ready, now)
+    if record.fallback is not None and not any(
+            c.get("type") == FALLBACK_CONDITION for c in status["conditions"]):
+        reason, message = record.fallback
+        status["conditions"].insert(0, {"type": FALLBACK_CONDITION, "status": "False",
+                                        "reason": reason, "message": message,
+                                        "lastTransitionTime": rfc3339(now)})
     if record.host_ip:
         status["hostIP"] = record.host_ip
         status["hostIPs"] = [{"ip": record.host_ip}]

@@ -107,6 +107,7 @@ class PodWorkers:
         self._by_uid: dict[str, tuple[str, str]] = {}
         self._listeners: list[Callable[[], None]] = []
         runtime.on_exit(self._on_exit)
+        runtime.on_event(self._on_runtime_event)
 
     def __repr__(self) -> str:
         return f"PodWorkers(pods={len(self.records)}, runtime={self.runtime.name})"
@@ -132,6 +133,16 @@ class PodWorkers:
             if rc.name == CONTROLLER_NAME:
                 rc.enqueue(Request(*key))
 
+    def _on_runtime_event(self, pod_uid: str, type_: str, reason: str, message: str) -> None:
+        key = self._by_uid.get(pod_uid)
+        pod = self.manager.cache.store_for(POD).get(object_key(*key)) if key else None
+        if pod is None:
+            return
+        if type_ == "Warning":
+            self.events.warning(pod, reason, message)
+        else:
+            self.events.normal(pod, reason, message)
+
     def _changed(self) -> None:
         for listener in self._listeners:
             listener()
@@ -153,6 +164,10 @@ class PodWorkers:
             return Result()
         node = cache.store_for(NODE).get(str(node_name))
         if node is None or not node_alive(node):
+            if record is not None and self.runtime.runs_processes and \
+                    record.sandbox_id is not None:
+                # a node that stops takes its processes with it
+                await self.runtime.stop_pod_sandbox(record.sandbox_id)
             return Result()
         phase = (pod.get("status") or {}).get("phase")
         deleting = bool(meta(pod).get("deletionTimestamp"))
@@ -301,7 +316,7 @@ class PodWorkers:
         host_network = bool((pod.get("spec") or {}).get("hostNetwork"))
         return SandboxConfig(pod_uid=record.uid, namespace=record.namespace,
                              name=record.name, node=record.node, ip=record.ip,
-                             host_network=host_network)
+                             host_network=host_network, pod=pod)
 
     async def _ensure_sandbox(self, pod: Obj, record: PodRecord) -> bool:
         if record.sandbox_id is not None:
@@ -318,6 +333,9 @@ class PodWorkers:
                                     f"Failed to create pod sandbox: {exc}")
                 return False
         record.sandbox_id = await self.runtime.run_pod_sandbox(self._sandbox(pod, record))
+        record.fallback = self.runtime.fallback_reason(record.sandbox_id)
+        if record.fallback is not None:
+            self.events.warning(pod, record.fallback[0], record.fallback[1])
         return True
 
     # -- faults and deadlines ----------------------------------------------------------

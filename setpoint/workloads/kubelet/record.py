@@ -70,6 +70,8 @@ class PodRecord:
     """Why the kubelet failed the pod (reason, message), if it did."""
     restart_handled: bool = False
     """A restart request was carried out; its annotation is still to be removed."""
+    fallback: tuple[str, str] | None = None
+    """(reason, message) when a process runtime runs this pod simulated."""
 
     @property
     def key(self) -> tuple[str, str]:

@@ -5,8 +5,8 @@ containers created, started and stopped inside them), reduced to what the kubele
 needs. Every call returns promptly: stopping a container only asks it to stop; the exit is
 reported later through :meth:`ContainerRuntime.on_exit` and :meth:`container_status`, as the
 kubelet's PLEG learns of it. A runtime that runs real processes for known images (each pod on
-its own loopback address) implements the same :class:`ContainerRuntime`; the simulated one
-stays the default.
+its own loopback address, :mod:`setpoint.workloads.kubelet.process`) implements the same
+:class:`ContainerRuntime`; the simulated one stays the default.
 
 The simulated runtime keeps containers in memory and computes their state from the clock:
 a container told (by :class:`Behaviour`) to run for two seconds *is* exited once two seconds
@@ -20,12 +20,15 @@ import enum
 import hashlib
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 ExitListener = Callable[[str], None]
-"""Called with a pod's uid when one of its containers exited on its own."""
+"""Called with a pod's uid when one of its containers exited on its own (or, for a runtime
+that probes, when a probe result changed): the pod is due a sync."""
+EventListener = Callable[[str, str, str, str], None]
+"""Called with (pod uid, event type, reason, message) for what the runtime saw (probes)."""
 
 SIGKILL_EXIT_CODE = 137
 
@@ -47,6 +50,9 @@ class SandboxConfig:
     node: str
     ip: str
     host_network: bool = False
+    pod: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """The pod as the kubelet saw it (volumes, service account, fields for the downward
+    API); a runtime that runs nothing ignores it."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,8 @@ class ContainerConfig:
     env: tuple[tuple[str, str], ...] = ()
     ports: tuple[int, ...] = ()
     behaviour: Behaviour = Behaviour()
+    spec: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    """The container as the pod spec has it (env, mounts, probes, hooks)."""
 
 
 @dataclass(frozen=True)
@@ -91,16 +99,31 @@ class ContainerStatus:
     exit_code: int | None = None
     reason: str = ""
     message: str = ""
+    started: bool | None = None
+    """The startup probe's verdict, for a runtime that probes; None: the kubelet derives
+    it from the probe delays (the simulation)."""
+    ready: bool | None = None
+    """The readiness probe's verdict, likewise."""
 
 
 class ContainerRuntime(Protocol):
     """What the kubelet asks of a container runtime (a reduced CRI)."""
 
     name: str
+    runs_processes: bool
+    """Containers are real programs: grace periods are honoured rather than capped, and
+    probes are the runtime's (``ContainerStatus.started``/``ready``)."""
 
     def on_exit(self, listener: ExitListener) -> None:
         """Call ``listener(pod_uid)`` whenever a container exits without being asked to
         stop by the kubelet at that instant (crashes, completions, delayed stops)."""
+
+    def on_event(self, listener: EventListener) -> None:
+        """Call ``listener`` with the events the runtime sees (probe failures)."""
+
+    def fallback_reason(self, sandbox_id: str) -> tuple[str, str] | None:
+        """(reason, message) when the sandbox's pod runs simulated in a runtime that runs
+        programs (an image it cannot run); None otherwise."""
 
     async def pull_image(self, image: str) -> str:
         """Make ``image`` present; returns its digested reference (the ``imageID``)."""
@@ -214,6 +237,7 @@ class SimulatedRuntime:
     follows from their :class:`Behaviour` and the clock."""
 
     name = "containerd"
+    runs_processes = False
 
     def __init__(self, clock: Callable[[], float] = time.time) -> None:
         self._clock = clock
@@ -227,6 +251,12 @@ class SimulatedRuntime:
 
     def on_exit(self, listener: ExitListener) -> None:
         self._listeners.append(listener)
+
+    def on_event(self, listener: EventListener) -> None:
+        """The simulation sees nothing of its own to report."""
+
+    def fallback_reason(self, sandbox_id: str) -> tuple[str, str] | None:
+        return None
 
     async def pull_image(self, image: str) -> str:
         return image_ref(image)

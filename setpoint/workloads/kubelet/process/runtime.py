@@ -1,0 +1,627 @@
+"""The process runtime: containers of known images run as real local processes.
+
+A pod's sandbox is its loopback address (``status.podIP``, allocated by the kubelet) and a
+directory (``<root>/pods/<uid>``) holding its volumes, its containers' working directories
+and logs. A container is a process started as :mod:`.spawn` describes, with the argument
+vector the :mod:`.catalog` entry of its image makes, the environment the kubelet builds
+(:mod:`.environment`) and its volumes at their ``mountPath`` (:mod:`.volumes`). Probes run
+for real (:mod:`.prober`); their results are reported through
+:attr:`ContainerStatus.ready`/``started``.
+
+A pod with an image the catalog does not know, or whose program is not installed, runs in
+the simulated runtime instead, whole: :meth:`ProcessRuntime.fallback_reason` says why, and
+the kubelet reports it as an event and a pod condition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import secrets
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from setpoint.workloads.kubelet.process import spawn
+from setpoint.workloads.kubelet.process.catalog import (
+    ImageCatalog,
+    ImageEntry,
+    LaunchContext,
+    busybox_bin,
+)
+from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
+from setpoint.workloads.kubelet.process.logs import copy_stream
+from setpoint.workloads.kubelet.process.prober import Prober
+from setpoint.workloads.kubelet.process.volumes import (
+    VolumeError,
+    VolumeSources,
+    volume_files,
+    write_atomic,
+)
+from setpoint.workloads.kubelet.runtime import (
+    ContainerConfig,
+    ContainerState,
+    ContainerStatus,
+    EventListener,
+    ExitListener,
+    SandboxConfig,
+    SimulatedRuntime,
+    image_ref,
+)
+
+log = logging.getLogger("setpoint.workloads.kubelet.process")
+
+NOT_IN_CATALOG = "ImageNotInCatalog"
+NOT_INSTALLED = "ProgramNotInstalled"
+
+
+@dataclass
+class ProcessContainer:
+    id: str
+    sandbox_id: str
+    config: ContainerConfig
+    created_at: float
+    dir: Path
+    log_path: Path
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str = ""
+    binds: list[tuple[str, str, bool]] = field(default_factory=list)
+    proc: asyncio.subprocess.Process | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    exit_code: int | None = None
+    reason: str = ""
+    message: str = ""
+    stopping: asyncio.Task[None] | None = None
+    prober: Prober | None = None
+    running: asyncio.Event = field(default_factory=asyncio.Event)
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+
+@dataclass
+class ProcessSandbox:
+    id: str
+    config: SandboxConfig
+    dir: Path
+    volumes: dict[str, Path] = field(default_factory=dict)
+    containers: set[str] = field(default_factory=set)
+    created_points: list[Path] = field(default_factory=list)
+    instances: dict[str, int] = field(default_factory=dict)  # container name -> next log no.
+
+
+class ProcessRuntime:
+    """Runs containers of cataloged images as processes (see the module docstring)."""
+
+    name = "containerd"
+    runs_processes = True
+
+    def __init__(self, root: Path | None = None, catalog: ImageCatalog | None = None,
+                 clock: Callable[[], float] = time.time) -> None:
+        self._own_root = root is None
+        self.root = root or Path(tempfile.mkdtemp(prefix="setpoint-kubelet-"))
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.catalog = catalog or ImageCatalog()
+        self.clock = clock
+        self.simulated = SimulatedRuntime(clock)
+        self.isolate = spawn.mount_namespaces_available()
+        self.sources: VolumeSources | None = None
+        self.api_host, self.api_port = "", ""
+        self._sandboxes: dict[str, ProcessSandbox] = {}
+        self._containers: dict[str, ProcessContainer] = {}
+        self._fallbacks: dict[str, tuple[str, str]] = {}
+        self._listeners: list[ExitListener] = []
+        self._event_listeners: list[EventListener] = []
+        self._reaper: spawn.Reaper | None = None
+
+    def __repr__(self) -> str:
+        return (f"ProcessRuntime(root={self.root}, sandboxes={len(self._sandboxes)}, "
+                f"containers={len(self._containers)})")
+
+    # -- wiring ------------------------------------------------------------------------
+
+    def bind(self, fetch: Fetch, request_token: Any, server: str) -> None:
+        """Give the runtime its reads of the API (ConfigMaps, Secrets, tokens) and the API
+        server's address (what ``KUBERNETES_SERVICE_HOST``/``PORT`` point at)."""
+        self.sources = VolumeSources(fetch, request_token, self.root / "volumes")
+        hostport = server.split("://", 1)[-1].rstrip("/")
+        self.api_host, _, self.api_port = hostport.rpartition(":")
+
+    def on_exit(self, listener: ExitListener) -> None:
+        self._listeners.append(listener)
+        self.simulated.on_exit(listener)
+
+    def on_event(self, listener: EventListener) -> None:
+        self._event_listeners.append(listener)
+
+    def fallback_reason(self, sandbox_id: str) -> tuple[str, str] | None:
+        return self._fallbacks.get(sandbox_id)
+
+    def entry_for(self, image: str) -> tuple[ImageEntry | None, tuple[str, str] | None]:
+        entry = self.catalog.lookup(image)
+        if entry is None:
+            return None, (NOT_IN_CATALOG, f"image {image} has no entry in the process "
+                          "runtime's image catalog; its containers are simulated")
+        if entry.executable() is None:
+            return None, (NOT_INSTALLED, f"image {image} runs {entry.program}, which is not "
+                          f"installed (install it with: {entry.install}); its containers "
+                          "are simulated")
+        return entry, None
+
+    def _notify(self, sandbox: ProcessSandbox) -> None:
+        for listener in self._listeners:
+            listener(sandbox.config.pod_uid)
+
+    def _event(self, sandbox: ProcessSandbox, type_: str, reason: str, message: str) -> None:
+        for listener in self._event_listeners:
+            listener(sandbox.config.pod_uid, type_, reason, message)
+
+    # -- sandboxes ---------------------------------------------------------------------
+
+    async def pull_image(self, image: str) -> str:
+        return image_ref(image)
+
+    async def run_pod_sandbox(self, config: SandboxConfig) -> str:
+        sandbox_id = hashlib.sha256(config.pod_uid.encode()).hexdigest()
+        if sandbox_id in self._sandboxes or sandbox_id in self._fallbacks:
+            return sandbox_id
+        spec = config.pod.get("spec") or {}
+        for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
+            _, why = self.entry_for(str(c.get("image", "")))
+            if why is not None:
+                self._fallbacks[sandbox_id] = why
+                return await self.simulated.run_pod_sandbox(config)
+        if self._reaper is None:
+            self._reaper = spawn.Reaper()
+        directory = self.root / "pods" / config.pod_uid
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._sandboxes[sandbox_id] = ProcessSandbox(sandbox_id, config, directory)
+        return sandbox_id
+
+    async def restore_pod_sandbox(self, config: SandboxConfig) -> str | None:
+        # a restarted kubelet is a new process: the old one's containers died with it
+        return None
+
+    async def stop_pod_sandbox(self, sandbox_id: str) -> None:
+        sandbox = self._sandboxes.get(sandbox_id)
+        if sandbox is None:
+            await self.simulated.stop_pod_sandbox(sandbox_id)
+            return
+        for container_id in list(sandbox.containers):
+            await self.kill_container(container_id)
+
+    async def remove_pod_sandbox(self, sandbox_id: str) -> None:
+        sandbox = self._sandboxes.pop(sandbox_id, None)
+        if sandbox is None:
+            self._fallbacks.pop(sandbox_id, None)
+            await self.simulated.remove_pod_sandbox(sandbox_id)
+            return
+        for container_id in list(sandbox.containers):
+            await self._wait_gone(container_id)
+            await self.remove_container(container_id)
+        for point in sandbox.created_points:
+            with contextlib.suppress(OSError):
+                (point.rmdir() if point.is_dir() else point.unlink())
+        shutil.rmtree(sandbox.dir, ignore_errors=True)
+
+    async def _wait_gone(self, container_id: str) -> None:
+        container = self._containers.get(container_id)
+        if container is None or container.proc is None:
+            return
+        await self.kill_container(container_id)
+        with contextlib.suppress(ProcessLookupError):
+            await container.proc.wait()
+
+    # -- containers --------------------------------------------------------------------
+
+    async def create_container(self, sandbox_id: str, config: ContainerConfig) -> str:
+        sandbox = self._sandboxes.get(sandbox_id)
+        if sandbox is None:
+            return await self.simulated.create_container(sandbox_id, config)
+        container_id = f"{self.name}://{secrets.token_hex(32)}"
+        directory = sandbox.dir / "containers" / config.name
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        instance = sandbox.instances.get(config.name, 0)
+        sandbox.instances[config.name] = instance + 1
+        log_dir = sandbox.dir / "logs" / config.name
+        log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        for old in log_dir.glob("*.log"):
+            if old.stem.isdigit() and int(old.stem) < instance - 1:
+                old.unlink()  # the kubelet keeps the current and the previous instance
+        container = ProcessContainer(container_id, sandbox_id, config, self.clock(),
+                                     directory, log_dir / f"{instance}.log")
+        container.log_path.touch(mode=0o600)
+        self._containers[container_id] = container
+        sandbox.containers.add(container_id)
+        try:
+            await self._prepare(sandbox, container)
+        except (EnvError, VolumeError, OSError) as exc:
+            reason = "CreateContainerConfigError" if isinstance(exc, EnvError) else \
+                "CreateContainerError"
+            now = self.clock()
+            container.started_at = container.finished_at = now
+            container.exit_code, container.reason, container.message = 1, reason, str(exc)
+        return container_id
+
+    async def _prepare(self, sandbox: ProcessSandbox, container: ProcessContainer) -> None:
+        """Environment, volumes and the argument vector of a container about to start."""
+        assert self.sources is not None, "bind() the runtime before running pods"
+        pod, spec = sandbox.config.pod, container.config.spec
+        entry, why = self.entry_for(container.config.image)
+        if entry is None:
+            raise OSError(why[1] if why else "no catalog entry")
+        env = dict(await environment(pod, spec, self.sources.fetch))
+        base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                "HOSTNAME": sandbox.config.name, "HOME": str(container.dir)}
+        if self.api_host:
+            base.update(KUBERNETES_SERVICE_HOST=self.api_host,
+                        KUBERNETES_SERVICE_PORT=self.api_port,
+                        KUBERNETES_SERVICE_PORT_HTTPS=self.api_port)
+        helpers = busybox_bin(self.root / "busybox-bin")
+        if helpers is not None:
+            base["PATH"] += os.pathsep + str(helpers)
+        container.env = {**base, **env}
+        await self._mount(sandbox, container)
+        command = [expand(str(a), container.env) for a in spec.get("command") or ()]
+        args = [expand(str(a), container.env) for a in spec.get("args") or ()]
+        ctx = LaunchContext(pod_ip=sandbox.config.ip, root=container.dir)
+        argv = entry.argv(command, args, ctx)
+        if not self.isolate:
+            # no mount namespace: mount paths are reached through the pod's root directory
+            rootfs = str(sandbox.dir / "rootfs")
+            for _, target, _ in container.binds:
+                argv = [a.replace(target, rootfs + target) for a in argv]
+        container.argv = argv
+        working = spec.get("workingDir")
+        container.cwd = str(working) if working and os.path.isdir(str(working)) else \
+            str(container.dir)
+
+    async def _mount(self, sandbox: ProcessSandbox, container: ProcessContainer) -> None:
+        assert self.sources is not None
+        pod = sandbox.config.pod
+        volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
+        for mount in container.config.spec.get("volumeMounts") or ():
+            name = str(mount.get("name"))
+            volume = volumes.get(name)
+            if volume is None:
+                continue
+            source = sandbox.volumes.get(name)
+            if source is None:
+                source = await self.materialize(sandbox, name, volume)
+            sub = str(mount.get("subPath") or "")
+            if sub:
+                source = source / sub
+                if not source.exists():
+                    source.mkdir(parents=True, mode=0o755)
+            target = str(mount.get("mountPath"))
+            container.binds.append((str(source), target, bool(mount.get("readOnly"))))
+            if self.isolate:
+                created = spawn.ensure_mount_point(Path(target), source.is_dir())
+                if created is not None:
+                    sandbox.created_points.append(created)
+            else:
+                link = sandbox.dir / "rootfs" / target.lstrip("/")
+                link.parent.mkdir(parents=True, exist_ok=True)
+                if not link.is_symlink():
+                    link.symlink_to(source)
+
+    async def materialize(self, sandbox: ProcessSandbox, name: str,
+                          volume: Mapping[str, Any]) -> Path:
+        """The directory of one of the pod's volumes, written now."""
+        assert self.sources is not None
+        if "persistentVolumeClaim" in volume:
+            path = await self._claim_dir(sandbox, volume["persistentVolumeClaim"])
+        elif "hostPath" in volume:
+            path = Path(str(volume["hostPath"].get("path")))
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path = sandbox.dir / "volumes" / name
+            path.mkdir(parents=True, exist_ok=True, mode=0o777 if "emptyDir" in volume
+                       else 0o700)
+            files = await volume_files(sandbox.config.pod, volume, self.sources)
+            if files is not None:
+                write_atomic(path, files)
+        sandbox.volumes[name] = path
+        return path
+
+    async def _claim_dir(self, sandbox: ProcessSandbox, source: Mapping[str, Any]) -> Path:
+        assert self.sources is not None
+        ns = str(sandbox.config.namespace)
+        claim = await self.sources.fetch("PersistentVolumeClaim", ns,
+                                         str(source.get("claimName")))
+        volume_name = ((claim or {}).get("spec") or {}).get("volumeName")
+        if not volume_name:
+            raise VolumeError(f'persistentvolumeclaim "{source.get("claimName")}" is not '
+                              "bound")
+        path = self.sources.volumes_root / str(volume_name)
+        path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        return path
+
+    async def refresh_volumes(self) -> None:
+        """Rewrite the API-backed volumes of every running pod whose sources changed (the
+        kubelet's periodic sync of ConfigMap and Secret volumes)."""
+        assert self.sources is not None
+        for sandbox in list(self._sandboxes.values()):
+            volumes = {v.get("name"): v for v in
+                       (sandbox.config.pod.get("spec") or {}).get("volumes") or ()}
+            for name, path in list(sandbox.volumes.items()):
+                volume = volumes.get(name) or {}
+                if not any(k in volume for k in ("configMap", "secret", "projected",
+                                                 "downwardAPI")):
+                    continue
+                try:
+                    files = await volume_files(sandbox.config.pod, volume, self.sources)
+                except VolumeError as exc:
+                    log.debug("volume %s of %s not refreshed: %s", name, sandbox.id, exc)
+                    continue
+                if files is not None:
+                    write_atomic(path, files)
+
+    def update_pod(self, pod_uid: str, pod: Mapping[str, Any]) -> None:
+        """The kubelet's latest view of the pod (labels, annotations for downward API)."""
+        for sandbox in self._sandboxes.values():
+            if sandbox.config.pod_uid == pod_uid:
+                object.__setattr__(sandbox.config, "pod", pod)
+
+    async def restore_container(self, sandbox_id: str, config: ContainerConfig,
+                                container_id: str, started_at: float) -> bool:
+        if sandbox_id not in self._sandboxes:
+            return await self.simulated.restore_container(sandbox_id, config, container_id,
+                                                          started_at)
+        return False
+
+    async def start_container(self, container_id: str) -> None:
+        container = self._containers.get(container_id)
+        if container is None:
+            await self.simulated.start_container(container_id)
+            return
+        if container.started_at is not None:
+            return
+        sandbox = self._sandboxes[container.sandbox_id]
+        container.started_at = self.clock()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *container.argv, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=container.env, cwd=container.cwd,
+                preexec_fn=spawn.preexec(container.binds, self.isolate), limit=1 << 20)
+        except OSError as exc:
+            container.finished_at = self.clock()
+            container.exit_code, container.reason = 128, "StartError"
+            container.message = f"failed to start {container.argv[0]}: {exc.strerror or exc}"
+            return
+        container.proc = proc
+        container.running.set()
+        if self._reaper is not None:
+            self._reaper.register(proc.pid)
+        lock = asyncio.Lock()
+        assert proc.stdout is not None and proc.stderr is not None
+        loop = asyncio.get_running_loop()
+        copies = [loop.create_task(copy_stream(proc.stdout, container.log_path, "stdout",
+                                               lock)),
+                  loop.create_task(copy_stream(proc.stderr, container.log_path, "stderr",
+                                               lock))]
+        container.tasks = [*copies, loop.create_task(self._watch(sandbox, container,
+                                                                 copies))]
+        container.prober = Prober(
+            container.config.name, container.config.spec, sandbox.config.ip,
+            lambda cmd, timeout: self.exec_sync(container_id, cmd, timeout),
+            lambda t, r, m: self._event(sandbox, t, r, m), lambda: self._notify(sandbox),
+            lambda kind: self._probe_kill(container, kind))
+        container.prober.start()
+
+    async def _probe_kill(self, container: ProcessContainer, kind: str) -> None:
+        spec = container.config.spec.get(f"{kind}Probe") or {}
+        grace = spec.get("terminationGracePeriodSeconds")
+        pod_spec = self._sandboxes[container.sandbox_id].config.pod.get("spec") or {}
+        timeout = float(grace if grace is not None else
+                        pod_spec.get("terminationGracePeriodSeconds", 30))
+        await self.stop_container(container.id, timeout)
+
+    async def _watch(self, sandbox: ProcessSandbox, container: ProcessContainer,
+                     copies: list[asyncio.Task[None]]) -> None:
+        assert container.proc is not None
+        code = await container.proc.wait()
+        if self._reaper is not None:
+            self._reaper.unregister(container.proc.pid)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(container.proc.pid, signal.SIGKILL)  # what it left behind
+        await asyncio.gather(*copies, return_exceptions=True)
+        if container.prober is not None:
+            container.prober.stop()
+        container.finished_at = self.clock()
+        container.exit_code = 128 - code if code < 0 else code
+        container.reason = "Completed" if code == 0 else "Error"
+        container.running.clear()
+        self._notify(sandbox)
+
+    async def stop_container(self, container_id: str, timeout: float) -> None:
+        container = self._containers.get(container_id)
+        if container is None:
+            await self.simulated.stop_container(container_id, timeout)
+            return
+        if container.proc is None or container.finished_at is not None \
+                or container.stopping is not None:
+            if container.proc is None and container.finished_at is None:
+                container.started_at = container.started_at or self.clock()
+                container.finished_at = self.clock()
+                container.exit_code, container.reason = 137, "Error"
+            return
+        container.stopping = asyncio.get_running_loop().create_task(
+            self._terminate(container, timeout))
+
+    async def _terminate(self, container: ProcessContainer, timeout: float) -> None:
+        """preStop, then SIGTERM, then SIGKILL when the grace period is over (the
+        kubelet's killContainer: the hook's time counts against the grace period)."""
+        assert container.proc is not None
+        deadline = time.monotonic() + timeout
+        hook = (container.config.spec.get("lifecycle") or {}).get("preStop")
+        if hook:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(max(0.0, timeout)):
+                    await self._run_hook(container, hook)
+        self._signal(container, signal.SIGTERM)
+        try:
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                await container.proc.wait()
+        except TimeoutError:
+            self._signal(container, signal.SIGKILL)
+
+    async def _run_hook(self, container: ProcessContainer, hook: Mapping[str, Any]) -> None:
+        if "exec" in hook:
+            command = [str(c) for c in (hook["exec"] or {}).get("command") or ()]
+            await self.exec_sync(container.id, command, 3600.0)
+        elif "sleep" in hook:
+            await asyncio.sleep(float((hook["sleep"] or {}).get("seconds") or 0))
+        elif "httpGet" in hook and container.prober is not None:
+            await container.prober.check({"httpGet": hook["httpGet"], "timeoutSeconds": 3600})
+
+    def _signal(self, container: ProcessContainer, sig: signal.Signals) -> None:
+        if container.proc is None or container.proc.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(container.proc.pid, sig)
+
+    async def kill_container(self, container_id: str) -> None:
+        container = self._containers.get(container_id)
+        if container is None:
+            await self.simulated.kill_container(container_id)
+            return
+        if container.proc is None and container.finished_at is None:
+            container.started_at = container.started_at or self.clock()
+            container.finished_at = self.clock()
+            container.exit_code, container.reason = 137, "Error"
+        self._signal(container, signal.SIGKILL)
+
+    def pause_container(self, container_id: str, paused: bool) -> bool:
+        """SIGSTOP (or SIGCONT) the container's processes: a hang, for fault tests."""
+        container = self._containers.get(container_id)
+        if container is None or container.proc is None:
+            return False
+        self._signal(container, signal.SIGSTOP if paused else signal.SIGCONT)
+        return True
+
+    async def container_status(self, container_id: str) -> ContainerStatus | None:
+        container = self._containers.get(container_id)
+        if container is None:
+            return await self.simulated.container_status(container_id)
+        config = container.config
+        base = ContainerStatus(id=container.id, name=config.name, image=config.image,
+                               image_ref=image_ref(config.image),
+                               state=ContainerState.CREATED, created_at=container.created_at,
+                               started_at=container.started_at)
+        if container.finished_at is not None:
+            return ContainerStatus(**{**base.__dict__, "state": ContainerState.EXITED,
+                                      "finished_at": container.finished_at,
+                                      "exit_code": container.exit_code,
+                                      "reason": container.reason,
+                                      "message": container.message,
+                                      "ready": False, "started": False})
+        if container.proc is not None:
+            probes = container.prober.state if container.prober else None
+            return ContainerStatus(**{**base.__dict__, "state": ContainerState.RUNNING,
+                                      "ready": bool(probes and probes.ready),
+                                      "started": bool(probes and probes.started)})
+        return base
+
+    async def remove_container(self, container_id: str) -> None:
+        container = self._containers.pop(container_id, None)
+        if container is None:
+            await self.simulated.remove_container(container_id)
+            return
+        if container.prober is not None:
+            container.prober.stop()
+        self._signal(container, signal.SIGKILL)
+        sandbox = self._sandboxes.get(container.sandbox_id)
+        if sandbox is not None:
+            sandbox.containers.discard(container_id)
+
+    # -- exec, logs, usage ---------------------------------------------------------------
+
+    def find(self, namespace: str, pod: str, container: str) -> list[ProcessContainer]:
+        """The instances of a container, oldest first."""
+        found = [c for c in self._containers.values()
+                 if c.config.name == container
+                 and (s := self._sandboxes.get(c.sandbox_id)) is not None
+                 and s.config.namespace == namespace and s.config.name == pod]
+        return sorted(found, key=lambda c: c.created_at)
+
+    def log_paths(self, namespace: str, pod: str, container: str) -> list[Path]:
+        """Log files of the container's instances, oldest first (current last)."""
+        for sandbox in self._sandboxes.values():
+            if sandbox.config.namespace == namespace and sandbox.config.name == pod:
+                directory = sandbox.dir / "logs" / container
+                return sorted(directory.glob("*.log"), key=lambda p: int(p.stem))
+        return []
+
+    async def exec_process(self, container_id: str, command: list[str],
+                           **kwargs: Any) -> asyncio.subprocess.Process:
+        """Start ``command`` in the container's environment (its mounts, variables and
+        working directory); the caller owns the process."""
+        container = self._containers.get(container_id)
+        if container is None or container.proc is None or container.finished_at is not None:
+            raise LookupError(f"container {container_id} is not running")
+        entry = self.catalog.lookup(container.config.image)
+        argv = command
+        if entry is not None and command and shutil.which(command[0],
+                                                          path=container.env["PATH"]) is None:
+            argv = [shutil.which("busybox") or command[0], *command] if shutil.which(
+                "busybox") else command
+        join = container.proc.pid if self.isolate else None
+        return await asyncio.create_subprocess_exec(
+            *argv, env=container.env, cwd=container.cwd,
+            preexec_fn=spawn.preexec([], False, join_namespace_of=join), **kwargs)
+
+    async def exec_sync(self, container_id: str, command: list[str],
+                        timeout: float) -> tuple[int, bytes]:
+        """Run ``command`` to completion: (exit code, combined output)."""
+        try:
+            proc = await self.exec_process(container_id, command,
+                                           stdin=asyncio.subprocess.DEVNULL,
+                                           stdout=asyncio.subprocess.PIPE,
+                                           stderr=asyncio.subprocess.STDOUT)
+        except (LookupError, OSError) as exc:
+            return 126, str(exc).encode()
+        try:
+            async with asyncio.timeout(timeout):
+                out, _ = await proc.communicate()
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            return 1, f"command timed out after {timeout:g}s".encode()
+        code = proc.returncode if proc.returncode is not None else 1
+        return (128 - code if code < 0 else code), out
+
+    def pids(self, pod_uid: str) -> dict[str, int]:
+        """The running containers of a pod: name -> process (group) id."""
+        return {c.config.name: c.proc.pid for c in self._containers.values()
+                if c.proc is not None and c.finished_at is None
+                and self._sandboxes.get(c.sandbox_id) is not None
+                and self._sandboxes[c.sandbox_id].config.pod_uid == pod_uid}
+
+    async def close(self) -> None:
+        """Kill every process and remove what this runtime created."""
+        for container in list(self._containers.values()):
+            self._signal(container, signal.SIGKILL)
+        for container in list(self._containers.values()):
+            if container.proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    await container.proc.wait()
+            for task in container.tasks:
+                task.cancel()
+        for sandbox_id in list(self._sandboxes):
+            await self.remove_pod_sandbox(sandbox_id)
+        if self._reaper is not None:
+            self._reaper.close()
+            self._reaper = None
+        if self._own_root:
+            shutil.rmtree(self.root, ignore_errors=True)
