@@ -219,6 +219,7 @@ http {{
 }}
 """)
     path = shutil.which("nginx") or "nginx"
+    argv = _strip_entrypoint_script(argv, "nginx")
     rest = [a for a in argv[1:] if a not in ("-g", "daemon off;")]
     return [path, "-c", str(conf), "-e", "stderr", *rest]
 
