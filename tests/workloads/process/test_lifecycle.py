@@ -1,0 +1,178 @@
+"""Container lifecycle on the process runtime, with real programs: back-off, probes,
+volumes, termination (pkg/kubelet/kuberuntime/kuberuntime_container.go, prober/, volume/)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from setpoint.client import Kind
+from setpoint.workloads.kubelet import KubeletOptions
+from setpoint.workloads.kubelet.podstatus import FALLBACK_CONDITION
+from tests.waiting import wait_for
+from tests.workloads.process.support import FAST, need, process_env, runtime_of
+from tests.workloads.test_kubelet_support import Env, condition, pod, ready, statuses
+
+CONFIGMAP = Kind("v1", "ConfigMap")
+Obj = dict[str, Any]
+
+
+def shell_pod(name: str, script: str, **container: Any) -> Obj:
+    body = pod(name)
+    body["spec"]["containers"] = [{"name": "app", "image": "busybox:1.36",
+                                   "command": ["sh", "-c", script], **container}]
+    return body
+
+
+async def exec_in(env: Env, name: str, *command: str) -> tuple[int, str]:
+    runtime = runtime_of(env)
+    [container] = [c for c in runtime.find("default", name, "app") if c.finished_at is None]
+    code, out = await runtime.exec_sync(container.id, list(command), 10.0)
+    return code, out.decode()
+
+
+async def test_configmap_update_reaches_the_mounted_file_through_the_data_symlink(
+        tmp_path: Path) -> None:
+    """The kubelet's AtomicWriter swap (pkg/volume/util/atomic_writer.go): ``..data``."""
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        await env.client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "cfg", "namespace": "default"},
+                                 "data": {"greeting": "hello"}})
+        body = shell_pod("reader", "sleep 3600",
+                         volumeMounts=[{"name": "cfg", "mountPath": "/etc/setpoint-test-cfg"}])
+        body["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "cfg"}}]
+        await env.run(body)
+        await env.until("reader", ready)
+        assert await exec_in(env, "reader", "cat", "/etc/setpoint-test-cfg/greeting") == \
+            (0, "hello")
+        await env.client.patch(CONFIGMAP, "cfg", {"data": {"greeting": "bonjour"}},
+                               namespace="default")
+
+        async def updated() -> bool:
+            return await exec_in(env, "reader", "cat", "/etc/setpoint-test-cfg/greeting") \
+                == (0, "bonjour")
+        await wait_for(updated)
+        code, link = await exec_in(env, "reader", "readlink",
+                                   "/etc/setpoint-test-cfg/greeting")
+        assert (code, link.strip()) == (0, "..data/greeting")
+
+
+async def test_crashing_container_enters_crashloopbackoff_with_doubling_delays(
+        tmp_path: Path) -> None:
+    """kuberuntime's back-off: the first restart at once, then base, 2x base, 4x base."""
+    need("sh", "busybox")
+    options = KubeletOptions(grace_cap=1.0, backoff_base=1.0, backoff_cap=8.0)
+    async with process_env(tmp_path, options) as env:
+        await env.run(shell_pod("crash", "echo dying; exit 3"))
+        seen: list[str] = []
+
+        async def crashed_often() -> bool:
+            cs = statuses(await env.get("crash")).get("app") or {}
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") == "CrashLoopBackOff":
+                message = waiting["message"].split(" restarting")[0]
+                if message not in seen:
+                    seen.append(message)
+                assert cs["lastState"]["terminated"]["exitCode"] == 3
+                assert cs["lastState"]["terminated"]["reason"] == "Error"
+            return int(cs.get("restartCount") or 0) >= 4 and len(seen) >= 3
+        await wait_for(crashed_often, timeout=60)
+        assert seen[:3] == ["back-off 1s", "back-off 2s", "back-off 4s"]
+
+
+async def test_failing_liveness_probe_restarts_the_container(tmp_path: Path) -> None:
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        body = shell_pod("sick", "sleep 3600", livenessProbe={
+            "exec": {"command": ["test", "!", "-e", "sick"]}, "periodSeconds": 1,
+            "failureThreshold": 1})
+        body["spec"]["terminationGracePeriodSeconds"] = 1
+        await env.run(body)
+        await env.until("sick", ready)
+        assert await exec_in(env, "sick", "touch", "sick") == (0, "")
+        live = await env.until("sick", lambda p: statuses(p)["app"]["restartCount"] >= 1)
+        assert statuses(live)["app"]["lastState"]["terminated"]["exitCode"] in (137, 143)
+        events = await env.client.list(Kind("v1", "Event"), namespace="default")
+        reasons = {e.get("reason") for e in events.items}
+        assert {"Unhealthy", "Killing"} <= reasons
+
+
+async def test_exec_readiness_probe_decides_readiness(tmp_path: Path) -> None:
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        await env.run(shell_pod("gate", "sleep 3600", readinessProbe={
+            "exec": {"command": ["test", "-e", "ready-now"]}, "periodSeconds": 1}))
+        await env.until("gate", lambda p: statuses(p).get("app", {}).get("started") is True)
+        assert not ready(await env.get("gate"))
+        assert await exec_in(env, "gate", "touch", "ready-now") == (0, "")
+        await env.until("gate", ready)
+
+
+async def test_pvc_data_survives_pod_deletion(tmp_path: Path) -> None:
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        await env.client.create({
+            "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-data"},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "hostPath": {"path": "/unused"}, "storageClassName": "manual"}})
+        await env.client.create({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+                     "volumeName": "pv-data", "resources": {"requests": {"storage": "1Gi"}}}})
+        for name, script in (("writer", "echo kept > /data/file; sleep 3600"),
+                             ("reader", "sleep 3600")):
+            body = shell_pod(name, script,
+                             volumeMounts=[{"name": "data", "mountPath": "/data"}])
+            body["spec"]["volumes"] = [{"name": "data",
+                                        "persistentVolumeClaim": {"claimName": "data"}}]
+            body["spec"]["terminationGracePeriodSeconds"] = 0
+            await env.run(body)
+            await env.until(name, ready)
+            if name == "writer":
+                await wait_for(lambda: exec_in(env, "writer", "test", "-e", "/data/file"))
+                await env.client.delete(Kind("v1", "Pod"), "writer", namespace="default")
+                await wait_for(lambda: "writer" not in str(runtime_of(env)._sandboxes))
+        assert await exec_in(env, "reader", "cat", "/data/file") == (0, "kept\n")
+
+
+async def test_graceful_termination_runs_prestop_then_sigterm(tmp_path: Path) -> None:
+    """killContainer: the preStop hook, then SIGTERM; SIGKILL only after the grace period."""
+    need("sh", "busybox")
+    log = tmp_path / "order.log"
+    async with process_env(tmp_path, extra={}) as env:
+        script = f"trap 'echo term >> {log}; exit 0' TERM; while true; do sleep 0.1; done"
+        body = shell_pod("stopper", script, lifecycle={"preStop": {"exec": {
+            "command": ["sh", "-c", f"echo prestop >> {log}"]}}})
+        body["spec"]["terminationGracePeriodSeconds"] = 20
+        await env.run(body)
+        await env.until("stopper", ready)
+        await env.client.delete(Kind("v1", "Pod"), "stopper", namespace="default")
+        await wait_for(lambda: log.exists() and log.read_text().count("\n") >= 2)
+        assert log.read_text().split() == ["prestop", "term"]
+
+
+async def test_image_without_catalog_entry_runs_simulated_and_says_so(
+        tmp_path: Path) -> None:
+    async with process_env(tmp_path) as env:
+        body = pod("odd")
+        body["spec"]["containers"] = [{"name": "app", "image": "example.com/unknown:1"}]
+        await env.run(body)
+        live = await env.until("odd", ready)
+        cond = condition(live, FALLBACK_CONDITION)
+        assert cond["status"] == "False" and cond["reason"] == "ImageNotInCatalog"
+        assert "example.com/unknown:1" in cond["message"]
+
+
+async def test_container_logs_are_written_in_the_cri_format(tmp_path: Path) -> None:
+    need("sh", "busybox")
+    async with process_env(tmp_path, FAST) as env:
+        await env.run(shell_pod("talker", "echo out; echo err >&2; sleep 3600"))
+        await env.until("talker", ready)
+        [path] = runtime_of(env).log_paths("default", "talker", "app")
+        await wait_for(lambda: path.read_text().count("\n") >= 2)
+        lines = sorted(line.split(" ", 1)[1] for line in path.read_text().splitlines())
+        assert lines == ["stderr F err", "stdout F out"]
+        await asyncio.sleep(0)
