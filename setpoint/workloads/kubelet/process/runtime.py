@@ -23,6 +23,7 @@ import os
 import secrets
 import shutil
 import signal
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -578,7 +579,8 @@ class ProcessRuntime:
         join = container.proc.pid if self.isolate else None
         return await asyncio.create_subprocess_exec(
             *argv, env=container.env, cwd=container.cwd,
-            preexec_fn=spawn.preexec([], False, join_namespace_of=join), **kwargs)
+            preexec_fn=spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd),
+            **kwargs)
 
     async def exec_sync(self, container_id: str, command: list[str],
                         timeout: float) -> tuple[int, bytes]:
@@ -588,7 +590,8 @@ class ProcessRuntime:
                                            stdin=asyncio.subprocess.DEVNULL,
                                            stdout=asyncio.subprocess.PIPE,
                                            stderr=asyncio.subprocess.STDOUT)
-        except (LookupError, OSError) as exc:
+        except (LookupError, OSError, subprocess.SubprocessError) as exc:
+            # the container exited meanwhile, or the command cannot start (as runc: 126)
             return 126, str(exc).encode()
         try:
             async with asyncio.timeout(timeout):

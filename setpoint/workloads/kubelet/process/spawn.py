@@ -45,7 +45,7 @@ def _check(result: int, what: str) -> None:
 
 
 def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
-            join_namespace_of: int | None = None) -> Callable[[], None]:
+            join_namespace_of: int | None = None, cwd: str = "") -> Callable[[], None]:
     """The function run in the child between fork and exec (no Python threads there)."""
     def setup() -> None:
         os.setsid()
@@ -54,6 +54,8 @@ def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
             fd = os.open(f"/proc/{join_namespace_of}/ns/mnt", os.O_RDONLY)
             _check(_libc.setns(fd, CLONE_NEWNS), "setns")
             os.close(fd)
+            if cwd:
+                os.chdir(cwd)  # joining a mount namespace moves to its root directory
             return
         if not isolate:
             return
