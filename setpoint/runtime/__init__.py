@@ -57,6 +57,7 @@ from setpoint.runtime.ratelimit import (
 )
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
 from setpoint.runtime.settings import CacheScope, ManagerSettings
+from setpoint.runtime.source import EventSource
 from setpoint.runtime.webhook import AdmissionContext, Conversion, Denied, Webhook, WebhookServer
 from setpoint.runtime.workqueue import ShutDown, WorkQueue
 from setpoint.runtime.writer import OperationResult
@@ -76,6 +77,7 @@ __all__ = [
     "EnqueueForOwner",
     "EnqueueMapped",
     "EventRecorder",
+    "EventSource",
     "Funcs",
     "GenerationChanged",
     "Handler",

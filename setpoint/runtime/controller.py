@@ -24,14 +24,15 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import Any, Generic, TypeVar, overload
 
 from setpoint.client import Kind, ResourceInfo
 from setpoint.machinery.objects import Obj
 from setpoint.resources.rbac import Permissions, PolicyRule
+from setpoint.runtime.cache import Cache
 from setpoint.runtime.context import Context
+from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.handlers import (
-    Binding,
     EnqueueForObject,
     EnqueueForOwner,
     EnqueueMapped,
@@ -39,17 +40,18 @@ from setpoint.runtime.handlers import (
     MapFunc,
     map_to_owner_by_label,
 )
+from setpoint.runtime.informer import Informer
 from setpoint.runtime.logs import BoundLogger
+from setpoint.runtime.metrics import Metrics
 from setpoint.runtime.objects import KindKey, clone, decode, kind_key, meta, object_key
 from setpoint.runtime.ownwrites import Origin
 from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.ratelimit import RateLimiter
 from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
 from setpoint.runtime.retries import FailureLog
+from setpoint.runtime.source import EventSource
 from setpoint.runtime.workqueue import ShutDown, WorkQueue
-
-if TYPE_CHECKING:
-    from setpoint.runtime.manager import Manager
+from setpoint.runtime.writer import Writer
 
 log = logging.getLogger("setpoint.runtime.controller")
 
@@ -200,44 +202,51 @@ def map_to_owner_by_label_func(label: str) -> MapFunc:
 class RunningController:
     """A controller running in one manager: its queue, bindings and workers."""
 
-    def __init__(self, definition: Controller[Any], manager: Manager) -> None:
+    def __init__(self, definition: Controller[Any], *, cache: Cache, writer: Writer,
+                 recorder: EventRecorder | None, metrics: Metrics,
+                 informer_for: Callable[[object], Informer], default_workers: int = 1,
+                 ) -> None:
+        """Wire ``definition`` to what it runs on: the shared ``cache`` it reads, the
+        ``writer`` its reconciles write through, the event ``recorder``, ``metrics``, and
+        ``informer_for``, the shared informer of a kind (each watched kind's informer
+        queues this controller's requests). ``default_workers`` is used when the
+        definition does not set ``max_concurrent_reconciles``."""
         if definition.reconcile_func is None and definition.reconciler_obj is None:
             raise ValueError(f"controller {definition.name!r} has no reconciler")
         self.definition = definition
         self.name = definition.name
-        self.manager = manager
-        settings = manager.settings
+        self.cache = cache
+        self.writer = writer
+        self.recorder = recorder
         opts = definition.options
-        self.workers = opts.max_concurrent_reconciles or settings.max_concurrent_reconciles
+        self.workers = opts.max_concurrent_reconciles or default_workers
         limiter = opts.rate_limiter() if opts.rate_limiter is not None else None
         self.queue: WorkQueue[Request] = WorkQueue(
-            self.name, rate_limiter=limiter, metrics=manager.metrics.queue(self.name))
+            self.name, rate_limiter=limiter, metrics=metrics.queue(self.name))
         self.for_key: KindKey = kind_key(definition.for_kind)
         self._tasks: list[asyncio.Task[None]] = []
         self._log = BoundLogger(log, controller=self.name)
         self._failures = FailureLog()
         self._timeout = opts.reconcile_timeout
-        m = manager.metrics
-        self._m_total = {r: m.reconcile_total.labels(self.name, r)
+        self._m_total = {r: metrics.reconcile_total.labels(self.name, r)
                          for r in ("success", "error", "requeue", "requeue_after")}
-        self._m_errors = m.reconcile_errors.labels(self.name)
-        self._m_terminal = m.terminal_errors.labels(self.name)
-        self._m_time = m.reconcile_time.labels(self.name)
-        self._m_active = m.active_workers.labels(self.name)
-        m.max_concurrent.labels(self.name).set(self.workers)
+        self._m_errors = metrics.reconcile_errors.labels(self.name)
+        self._m_terminal = metrics.terminal_errors.labels(self.name)
+        self._m_time = metrics.reconcile_time.labels(self.name)
+        self._m_active = metrics.active_workers.labels(self.name)
+        metrics.max_concurrent.labels(self.name).set(self.workers)
         for spec in definition.watch_specs:
-            informer = manager.informer_for(spec.kind)
-            informer.add_handler(Binding(spec.handler, spec.predicates, self.enqueue,
-                                         controller=self.name))
+            informer_for(spec.kind).add_handler(EventSource(
+                spec.handler, spec.predicates, self.enqueue, controller=self.name))
         for kind in definition.read_kinds:
-            manager.informer_for(kind)
+            informer_for(kind)
 
     def __repr__(self) -> str:
         return f"RunningController({self.name!r}, workers={self.workers}, queue={self.queue!r})"
 
     def enqueue(self, request: Request) -> None:
         """Queue a request (the echo of a reconcile's own write is filtered before, by
-        :meth:`Binding.on_own_write`)."""
+        :meth:`EventSource.on_own_write`)."""
         self.queue.add(request)
 
     def start(self) -> None:
@@ -264,7 +273,7 @@ class RunningController:
             self._m_active.inc()
             origin = self._origin(request)
             try:
-                with self.manager.writer.reconciling(origin):
+                with self.writer.reconciling(origin):
                     await self._process(request, origin)
             finally:
                 self._m_active.dec()
@@ -272,7 +281,7 @@ class RunningController:
 
     def _origin(self, request: Request) -> Origin:
         """Who the writes of this reconcile are by, and the generation it starts from."""
-        cached = self.manager.cache.store_for(self.for_key).get(
+        cached = self.cache.store_for(self.for_key).get(
             object_key(request.namespace or None, request.name))
         generation = meta(cached).get("generation") if cached is not None else None
         return Origin(self.name, request, self.for_key,
@@ -325,7 +334,7 @@ class RunningController:
             result = await definition.reconciler_obj.reconcile(request)
             return result if result is not None else Result()
         assert definition.reconcile_func is not None
-        store = self.manager.cache.store_for(self.for_key)
+        store = self.cache.store_for(self.for_key)
         raw = store.get(object_key(request.namespace or None, request.name))
         if raw is None:
             logger.debug("reconcile_skipped_object_gone")
@@ -334,8 +343,8 @@ class RunningController:
         obj = decode(definition.for_kind, clone(raw)) if isinstance(definition.for_kind, type) \
             else raw
         ctx: Context[Any] = Context(
-            request=request, obj=obj, raw=raw, writer=self.manager.writer,
-            recorder=self.manager.recorder, log=logger, controller=self.name, origin=origin,
+            request=request, obj=obj, raw=raw, writer=self.writer,
+            recorder=self.recorder, log=logger, controller=self.name, origin=origin,
         )
         outcome = await definition.reconcile_func(ctx, obj)
         return outcome if outcome is not None else Result()

@@ -10,21 +10,19 @@ controller-runtime's ``handler`` package are here:
 - :class:`EnqueueMapped`: whatever a function returns, e.g.
   :func:`map_to_owner_by_label` for Pods that name their instance in a label.
 
-:class:`Binding` connects a handler and its predicates to an informer and a queue.
+:class:`~setpoint.runtime.source.EventSource` connects a handler and its predicates to an
+informer and a queue.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 
 from setpoint.machinery.objects import Obj
 from setpoint.runtime.objects import KindKey, kind_key, meta, name_of, namespace_of
-from setpoint.runtime.ownwrites import OwnWrite
-from setpoint.runtime.predicates import Predicate
 from setpoint.runtime.reconcile import Request
 
 MapFunc = Callable[[Obj], Iterable[Request]]
-Enqueue = Callable[[Request], None]
 
 
 class Handler:
@@ -110,52 +108,3 @@ def map_to_owner_by_label(label: str) -> MapFunc:
 
     map_func.__qualname__ = f"map_to_owner_by_label({label!r})"
     return map_func
-
-
-class Binding:
-    """An informer's event handler: filters with predicates, maps with ``handler`` and
-    passes each request to ``enqueue``.
-
-    ``controller`` names the controller the requests are for: the echo of a write one of
-    its reconciles made does not queue that reconcile's own request again.
-    """
-
-    def __init__(self, handler: Handler, predicates: Sequence[Predicate],
-                 enqueue: Enqueue, controller: str | None = None) -> None:
-        self.handler = handler
-        self.predicates = tuple(predicates)
-        self.enqueue = enqueue
-        self.controller = controller
-
-    def __repr__(self) -> str:
-        return f"Binding({self.handler!r}, predicates={list(self.predicates)!r})"
-
-    def on_add(self, obj: Obj) -> None:
-        if all(p.create(obj) for p in self.predicates):
-            for request in self.handler.requests(obj):
-                self.enqueue(request)
-
-    def on_update(self, old: Obj, new: Obj) -> None:
-        if all(p.update(old, new) for p in self.predicates):
-            for request in self.handler.update_requests(old, new):
-                self.enqueue(request)
-
-    def on_delete(self, obj: Obj) -> None:
-        if all(p.delete(obj) for p in self.predicates):
-            for request in self.handler.requests(obj):
-                self.enqueue(request)
-
-    def on_own_write(self, old: Obj | None, new: Obj, write: OwnWrite) -> None:
-        """An add or update that is exactly ``write``: the same requests, except the one of
-        the reconcile that made it, when that reconcile is this controller's."""
-        if old is None:
-            if not all(p.create(new) for p in self.predicates):
-                return
-            requests = self.handler.requests(new)
-        else:
-            if not all(p.update(old, new) for p in self.predicates):
-                return
-            requests = self.handler.update_requests(old, new)
-        for request in requests:
-            if not write.echoes(self.controller, request):
-                self.enqueue(request)

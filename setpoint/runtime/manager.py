@@ -222,7 +222,11 @@ class Manager:
         if settings.record_events:
             self.recorder = EventRecorder(client, reporting_controller=settings.name)
             await self.recorder.start()
-        self.running_controllers = [RunningController(c, self) for c in self.controllers]
+        self.running_controllers = [
+            RunningController(c, cache=self.cache, writer=self.writer, recorder=self.recorder,
+                              metrics=self.metrics, informer_for=self.informer_for,
+                              default_workers=settings.max_concurrent_reconciles)
+            for c in self.controllers]
         if self.webhooks:
             await self._start_webhooks()
         if settings.http_port is not None:

@@ -18,8 +18,7 @@ from examples.widget.operator import manager
 from setpoint.client import Client
 from setpoint.machinery.objects import Obj
 from setpoint.resources.models.core_v1 import ConfigMap
-from setpoint.runtime import Request
-from setpoint.runtime.handlers import Binding, EnqueueForObject
+from setpoint.runtime import EnqueueForObject, EventSource, Request
 from setpoint.runtime.objects import KindKey
 from setpoint.runtime.ownwrites import EVERYTHING, Origin, OwnWrite
 from setpoint.testing import Faults, SetpointCluster
@@ -121,6 +120,6 @@ def test_only_the_writing_controllers_own_request_is_left_out() -> None:
     write = status_write(answer, {"ready": True})
     queued: list[Request] = []
     for controller in ("widget", "other"):
-        Binding(EnqueueForObject(), [], queued.append, controller=controller).on_own_write(
+        EventSource(EnqueueForObject(), [], queued.append, controller=controller).on_own_write(
             widget_at(10), answer, write)
     assert queued == [Request("default", "w")]

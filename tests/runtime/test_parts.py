@@ -9,6 +9,7 @@ import pytest
 from setpoint import Controller, Result
 from setpoint.runtime import (
     AnnotationsChanged,
+    EventSource,
     GenerationChanged,
     LabelsChanged,
     Request,
@@ -17,7 +18,6 @@ from setpoint.runtime import (
 from setpoint.runtime.conditions import find_condition, remove_condition, set_condition
 from setpoint.runtime.diff import apply_merge_patch, contains, merge_patch
 from setpoint.runtime.handlers import (
-    Binding,
     EnqueueForObject,
     EnqueueForOwner,
     map_to_owner_by_label,
@@ -71,14 +71,14 @@ def test_owner_handler_maps_only_the_controller_owner_of_the_right_kind() -> Non
 
 def test_binding_applies_predicates_and_maps_updates_of_both_versions() -> None:
     seen: list[Request] = []
-    binding = Binding(EnqueueForObject(), [GenerationChanged()], seen.append)
+    binding = EventSource(EnqueueForObject(), [GenerationChanged()], seen.append)
     binding.on_update(obj(generation=1), obj(generation=1))
     assert seen == []
     binding.on_update(obj(generation=1), obj(generation=2))
     assert seen == [Request("ns", "o")]
 
     moved: list[Request] = []
-    by_label = Binding(_mapped("app"), [], moved.append)
+    by_label = EventSource(_mapped("app"), [], moved.append)
     by_label.on_update(obj(labels={"app": "a"}), obj(labels={"app": "b"}))
     assert set(moved) == {Request("ns", "a"), Request("ns", "b")}
 
