@@ -27,7 +27,7 @@ from setpoint.runtime import conditions as cond
 from setpoint.runtime.cache import Cache, Selector
 from setpoint.runtime.events import EventRecorder
 from setpoint.runtime.logs import BoundLogger
-from setpoint.runtime.objects import as_dict, kind_key, meta, name_of, namespace_of
+from setpoint.runtime.objects import as_dict, clone, identity, kind_key, meta, name_of, namespace_of
 from setpoint.runtime.ownership import has_finalizer, is_being_deleted, set_owner_reference
 from setpoint.runtime.ownwrites import Origin
 from setpoint.runtime.reconcile import Request
@@ -71,10 +71,13 @@ class Context(Generic[T]):
 
     def __init__(self, *, request: Request, obj: T, raw: Obj, writer: Writer,
                  recorder: EventRecorder | None, log: BoundLogger, controller: str,
-                 origin: Origin | None = None) -> None:
+                 origin: Origin | None = None, raw_is_shared: bool = False) -> None:
+        """``raw_is_shared``: ``raw`` is the cache's own dict, read here but copied before
+        :attr:`raw` hands it out (a typed reconcile rarely asks for it)."""
         self.request = request
         self.obj = obj
-        self.raw = raw
+        self._raw = raw
+        self._raw_is_shared = raw_is_shared
         self.controller = controller
         self.log = log
         self.events = ObjectEvents(recorder, raw)
@@ -82,6 +85,14 @@ class Context(Generic[T]):
         self._origin = origin if origin is not None else Origin.of(controller, request, raw)
         """Whose writes these are (passed along, so that writes from tasks the reconcile
         starts count too): their echoes do not queue this request again."""
+
+    @property
+    def raw(self) -> Obj:
+        """The reconciled object's dict as the reconcile started with it (or as a
+        finalizer change left it): the reconcile's own copy."""
+        if self._raw_is_shared:
+            self._raw, self._raw_is_shared = clone(self._raw), False
+        return self._raw
 
     def __repr__(self) -> str:
         return f"Context({self.controller}, {self.request})"
@@ -132,7 +143,7 @@ class Context(Generic[T]):
     def owned(self, kind: object) -> builtins.list[Any]: ...
     def owned(self, kind: object) -> builtins.list[Any]:
         """Objects of ``kind`` that name the reconciled object as an owner."""
-        return self.cache.owned_by(kind, str(meta(self.raw).get("uid")))
+        return self.cache.owned_by(kind, str(meta(self._raw).get("uid")))
 
     @property
     def deleting(self) -> bool:
@@ -143,7 +154,7 @@ class Context(Generic[T]):
 
     def set_owner(self, obj: Obj) -> Obj:
         """Make the reconciled object the controller owner of the dict ``obj``."""
-        return set_owner_reference(self.raw, obj, controller=True)
+        return set_owner_reference(self._raw, obj, controller=True)
 
     def _own(self, obj: Obj) -> None:
         self.set_owner(obj)
@@ -175,14 +186,12 @@ class Context(Generic[T]):
                                owner: bool = True) -> tuple[U, OperationResult]:
         """Create ``obj`` or update the existing object with ``mutate`` (called on the
         current state, or on ``obj`` when creating); nothing is sent when unchanged."""
-        body = as_dict(obj)
-        metadata = body.setdefault("metadata", {}) if isinstance(obj, dict) else None
-        if metadata is not None and not metadata.get("namespace") and self.request.namespace:
-            metadata["namespace"] = self.request.namespace
-        if not isinstance(obj, dict) and not meta(body).get("namespace"):
-            obj = _retyped(obj, self._with_namespace(body))
-        prepare = self._own if owner and not self._is_self(body) else None
-        return await self._writer.create_or_update(obj, mutate, prepare, origin=self._origin)
+        key, namespace, name = identity(obj)
+        is_self = key == kind_key(self._raw) and name == self.request.name \
+            and (namespace or self.request.namespace) == self.request.namespace
+        prepare = self._own if owner and not is_self else None
+        return await self._writer.create_or_update(obj, mutate, prepare, origin=self._origin,
+                                                   namespace=self.request.namespace or None)
 
     async def delete(self, obj_or_kind: Any, name: str | None = None,
                      namespace: str | None = None, *,
@@ -222,8 +231,8 @@ class Context(Generic[T]):
         current = list(meta(latest).get("finalizers") or [])
         if finalizer in current:
             return False
-        self.raw = as_dict(await self._writer.patch_metadata(
-            dict(latest), {"finalizers": [*current, finalizer]}, origin=self._origin))
+        self._raw, self._raw_is_shared = as_dict(await self._writer.patch_metadata(
+            dict(latest), {"finalizers": [*current, finalizer]}, origin=self._origin)), False
         return True
 
     async def remove_finalizer(self, finalizer: str) -> bool:
@@ -234,8 +243,8 @@ class Context(Generic[T]):
         if finalizer not in current:
             return False
         remaining = [f for f in current if f != finalizer]
-        self.raw = as_dict(await self._writer.patch_metadata(
-            dict(latest), {"finalizers": remaining or None}, origin=self._origin))
+        self._raw, self._raw_is_shared = as_dict(await self._writer.patch_metadata(
+            dict(latest), {"finalizers": remaining or None}, origin=self._origin)), False
         return True
 
     # -- conditions ------------------------------------------------------------------------
@@ -262,12 +271,12 @@ class Context(Generic[T]):
 
     def _latest(self) -> Obj:
         """The freshest known dict of the reconciled object (cache, else what we hold)."""
-        cached = self._writer.cached(kind_key(self.raw), self.request.namespace or None,
+        cached = self._writer.cached(kind_key(self._raw), self.request.namespace or None,
                                      self.request.name)
-        return cached if cached is not None else self.raw
+        return cached if cached is not None else self._raw
 
     def _is_self(self, body: Obj) -> bool:
-        return kind_key(body) == kind_key(self.raw) and name_of(body) == self.request.name \
+        return kind_key(body) == kind_key(self._raw) and name_of(body) == self.request.name \
             and (namespace_of(body) or self.request.namespace) == self.request.namespace
 
     def _with_namespace(self, body: Obj) -> Obj:
@@ -279,7 +288,7 @@ class Context(Generic[T]):
         body = self._with_namespace(dict(as_dict(obj)))
         if owner and not self._is_self(body):
             body = {**body, "metadata": dict(meta(body))}
-            set_owner_reference(self.raw, body, controller=True)
+            set_owner_reference(self._raw, body, controller=True)
         return body
 
 

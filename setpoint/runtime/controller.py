@@ -339,12 +339,13 @@ class RunningController:
         if raw is None:
             logger.debug("reconcile_skipped_object_gone")
             return Result()
-        raw = clone(raw)
-        obj = decode(definition.for_kind, clone(raw)) if isinstance(definition.for_kind, type) \
-            else raw
+        # the reconcile gets its own copy: typed, or the dict (then ctx.raw is that too)
+        typed = isinstance(definition.for_kind, type)
+        obj = decode(definition.for_kind, clone(raw)) if typed else clone(raw)
         ctx: Context[Any] = Context(
-            request=request, obj=obj, raw=raw, writer=self.writer,
-            recorder=self.recorder, log=logger, controller=self.name, origin=origin,
+            request=request, obj=obj, raw=raw if typed else obj, raw_is_shared=typed,
+            writer=self.writer, recorder=self.recorder, log=logger, controller=self.name,
+            origin=origin,
         )
         outcome = await definition.reconcile_func(ctx, obj)
         return outcome if outcome is not None else Result()

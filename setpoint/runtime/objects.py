@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple, TypeVar, cast
 
 import orjson
+from pydantic import BaseModel
 
 from setpoint.client import GVR, Kind, ResourceInfo
 from setpoint.client.typed import from_body, is_typed_class, to_body
@@ -66,6 +67,35 @@ def as_ref(ref: object) -> Any:
 def as_dict(obj: object) -> Obj:
     """The wire dict of a dict or typed object (dicts are returned as they are)."""
     return to_body(obj)
+
+
+def owned_dict(obj: object) -> Obj:
+    """A wire dict of ``obj`` that the caller may change: a pydantic model's dump is new
+    already; a dict (or another class's ``to_dict()``, which may hand out its own) is
+    copied."""
+    if isinstance(obj, BaseModel):
+        return as_dict(obj)
+    return clone(as_dict(obj))
+
+
+def with_status_only(obj: object) -> Obj:
+    """The wire dict of ``obj`` as far as a status write needs it: a pydantic model's
+    ``apiVersion``, ``kind`` and ``status`` alone (its ``status`` is absent when never
+    set, as in a whole dump), anything else whole. Dicts are returned as they are."""
+    if isinstance(obj, BaseModel) and "status" in type(obj).model_fields:
+        return obj.model_dump(mode="json", by_alias=True, include={"status"})
+    return as_dict(obj)
+
+
+def identity(obj: object) -> tuple[KindKey, str, str]:
+    """The kind, namespace and name of a dict or typed object; a typed object's are read
+    from its ``metadata`` without encoding the whole object."""
+    metadata = None if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
+    if metadata is None or isinstance(metadata, Mapping):
+        body = as_dict(obj)
+        return kind_key(body), namespace_of(body), name_of(body)
+    return (kind_key(obj), str(getattr(metadata, "namespace", None) or ""),
+            str(getattr(metadata, "name", None) or ""))
 
 
 def decode(cls: object, data: Obj) -> Any:

@@ -34,9 +34,12 @@ from setpoint.runtime.objects import (
     as_ref,
     clone,
     decode,
+    identity,
     kind_key,
     meta,
     object_key,
+    owned_dict,
+    with_status_only,
 )
 from setpoint.runtime.ownwrites import EVERYTHING, Origin, OwnWrite
 
@@ -170,16 +173,15 @@ class Writer:
     async def create_or_update(
         self, obj: T, mutate: Callable[[T], None] | None = None,
         prepare: Callable[[Obj], None] | None = None, *, origin: Origin | None = None,
+        namespace: str | None = None,
     ) -> tuple[T, OperationResult]:
         """controller-runtime's ``CreateOrUpdate``: read the object (cache first), let
         ``mutate`` set what it wants, then create it, update it (optimistic concurrency:
         a conflict raises and the reconcile is retried) or do nothing when unchanged.
-        ``prepare`` adjusts the wire dict before the write (owner references)."""
-        body = as_dict(obj)
-        key = kind_key(body)
-        m = meta(body)
-        namespace = m.get("namespace") if await self.namespaced(key) else None
-        name = str(m.get("name") or "")
+        ``prepare`` adjusts the wire dict before the write (owner references);
+        ``namespace`` is the one to use when ``obj`` names none."""
+        key, own_namespace, name = identity(obj)
+        namespace = (own_namespace or namespace) if await self.namespaced(key) else None
         existing = self.cached(key, namespace, name)
         if existing is None and not self.is_cached_kind(key):
             try:
@@ -190,23 +192,28 @@ class Writer:
         if existing is None:
             if mutate is not None:
                 mutate(obj)
-            desired = clone(as_dict(obj))
+            desired = owned_dict(obj)
+            if namespace and not meta(desired).get("namespace"):
+                desired["metadata"] = {**meta(desired), "namespace": namespace}
             if prepare is not None:
                 prepare(desired)
             await self._check_leading()
             created = await self.client.create(desired, namespace=namespace)
             self._record(created, origin, EVERYTHING)
             return self._like(obj, created), OperationResult.CREATED
-        current: Any = decode(type(obj), clone(existing)) if not isinstance(obj, dict) \
-            else clone(existing)
+        # a private copy for mutate, typed like obj; its dump (or itself) is what is sent
+        typed = not isinstance(obj, dict)
+        current: Any = decode(type(obj), clone(existing)) if typed else clone(existing)
         if mutate is not None:
             mutate(current)
-        desired = clone(as_dict(current))
+        desired = as_dict(current) if typed else current
         if prepare is not None:
             prepare(desired)
         if _without_status(desired) == _without_status(existing):
             self.skipped += 1
-            return self._like(obj, existing), OperationResult.UNCHANGED
+            unchanged = current if desired.get("status") == existing.get("status") \
+                else self._like(obj, existing)
+            return unchanged, OperationResult.UNCHANGED
         await self._check_leading()
         updated = await self.client.update(desired, namespace=namespace)
         # with the cached resourceVersion as precondition, nothing else can be in the answer
@@ -219,13 +226,12 @@ class Writer:
         """Make the server's status equal ``obj``'s status: a merge patch of the difference
         from the cached status, not sent when there is none (nor when ``obj`` carries no
         status at all, as a typed object whose status was never touched)."""
-        body = as_dict(obj)
-        key = kind_key(body)
-        m = meta(body)
-        namespace = m.get("namespace") if await self.namespaced(key) else None
+        key, own_namespace, name = identity(obj)
+        namespace = own_namespace or None if await self.namespaced(key) else None
+        body = with_status_only(obj)
         if "status" not in body:
-            return self._like(obj, self.cached(key, namespace, str(m.get("name"))) or body)
-        live = self.cached(key, namespace, str(m.get("name")))
+            return self._like(obj, self.cached(key, namespace, name) or as_dict(obj))
+        live = self.cached(key, namespace, name)
         wanted = body.get("status") or {}
         if live is None:
             patch: Any = wanted
@@ -234,29 +240,28 @@ class Writer:
             if patch == {}:
                 self.skipped += 1
                 return self._like(obj, live)
-        return await self._patch_status(obj, key, namespace, {"status": patch}, origin)
+        return await self._patch_status(obj, key, namespace, name, {"status": patch}, origin)
 
     async def patch_status(self, obj: T, patch: Mapping[str, Any], *,
                            origin: Origin | None = None) -> T:
         """Merge-patch the status with ``patch`` (``{"ready": True}``), unless the cached
         status already reads that way."""
-        body = as_dict(obj)
-        key = kind_key(body)
-        m = meta(body)
-        namespace = m.get("namespace") if await self.namespaced(key) else None
-        live = self.cached(key, namespace, str(m.get("name")))
+        key, own_namespace, name = identity(obj)
+        namespace = own_namespace or None if await self.namespaced(key) else None
+        live = self.cached(key, namespace, name)
         if live is not None:
             before = live.get("status") or {}
             if apply_merge_patch(before, patch) == before:
                 self.skipped += 1
                 return self._like(obj, live)
-        return await self._patch_status(obj, key, namespace, {"status": dict(patch)}, origin)
+        return await self._patch_status(obj, key, namespace, name, {"status": dict(patch)},
+                                        origin)
 
-    async def _patch_status(self, obj: T, key: KindKey, namespace: str | None,
+    async def _patch_status(self, obj: T, key: KindKey, namespace: str | None, name: str,
                             patch: Obj, origin: Origin | None) -> T:
         await self._check_leading()
         result = await self.client.patch_status(
-            as_ref(key), str(meta(as_dict(obj)).get("name")), patch,
+            as_ref(key), name, patch,
             patch_type=PatchType.MERGE, namespace=namespace,
         )
         self._record(result, origin, patch, status=True)
