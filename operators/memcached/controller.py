@@ -64,14 +64,14 @@ async def reconcile(ctx: Context[Memcached], mc: Memcached) -> Result:
             action="RollOutProxy")
 
     proxy_pods = ctx.list(Pod, labels=objects.proxy_selector(mc))
-    record_status(mc, backends, statefulset, deployment, proxy_pods, config, configuration)
+    record_status(ctx, mc, backends, statefulset, deployment, proxy_pods, config, configuration)
     await ctx.update_status(mc)
     return Result()
 
 
-def record_status(mc: Memcached, backends: BackendPods, statefulset: StatefulSet,
-                  deployment: Deployment, proxy_pods: list[Pod], config: dict[str, Any],
-                  configuration: str) -> None:
+def record_status(ctx: Context[Memcached], mc: Memcached, backends: BackendPods,
+                  statefulset: StatefulSet, deployment: Deployment, proxy_pods: list[Pod],
+                  config: dict[str, Any], configuration: str) -> None:
     """Set ``mc.status`` (in memory) from what this reconcile saw and wrote."""
     status = mc.status
     generation = mc.metadata.generation
@@ -88,8 +88,8 @@ def record_status(mc: Memcached, backends: BackendPods, statefulset: StatefulSet
             ("Progressing", health.progressing(mc, backends, statefulset, deployment,
                                                configuration)),
             ("Degraded", health.degraded(backends, pod_problems(proxy_pods)))):
-        status.set_condition(type_, verdict.status, reason=verdict.reason,
-                             message=verdict.message, observed_generation=generation)
+        ctx.set_condition(type_, verdict.status, reason=verdict.reason,
+                          message=verdict.message, obj=mc)
 
 
 async def ensure_configuration(ctx: Context[Memcached], mc: Memcached, text: str) -> str:

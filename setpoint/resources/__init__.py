@@ -10,14 +10,7 @@
   :func:`generate_manifests` adds what runs it in a cluster.
 """
 
-from setpoint.resources.conditions import (
-    Condition,
-    ConditionedStatus,
-    find_condition,
-    is_condition_true,
-    remove_condition,
-    set_condition,
-)
+from setpoint.resources.conditions import Condition, ConditionedStatus
 from setpoint.resources.crd import (
     CRDError,
     crd_for,
@@ -75,14 +68,10 @@ __all__ = [
     "crd_for",
     "discover_resources",
     "dump_yaml",
-    "find_condition",
     "generate_crds",
     "generate_manifests",
     "generate_rbac",
-    "is_condition_true",
     "openapi_schema",
-    "remove_condition",
     "rules",
-    "set_condition",
     "structural_schema",
 ]

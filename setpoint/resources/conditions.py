@@ -1,20 +1,25 @@
 """Status conditions with ``metav1.Condition`` semantics.
 
-``set_condition`` behaves like apimachinery's ``meta.SetStatusCondition``: the transition
-time moves only when the status changes, while reason, message and observedGeneration are
-always brought up to date. :class:`ConditionedStatus` gives a status model a ``conditions``
-list (a map keyed by ``type``, as apply expects) and ``observed_generation``, with the
-helpers as methods::
+:class:`ConditionedStatus` gives a status model a ``conditions`` list (a map keyed by
+``type``, as apply expects) and ``observed_generation``, with read helpers::
 
     class MemcachedStatus(ConditionedStatus):
         ready_replicas: int = 0
 
-    mc.status.set_condition("Available", True, reason="MinimumReplicasAvailable",
-                            observed_generation=mc.metadata.generation)
+A reconcile sets a condition one way, ``ctx.set_condition`` (it fills
+``observedGeneration``)::
+
+    ctx.set_condition("Available", True, reason="MinimumReplicasAvailable")
+
+``ConditionedStatus.set_condition`` and ``remove_condition`` are deprecated aliases. The
+functions here behave like apimachinery's ``meta.SetStatusCondition``: the transition
+time moves only when the status changes, while reason, message and observedGeneration are
+always brought up to date.
 """
 
 from __future__ import annotations
 
+import warnings
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
@@ -22,14 +27,7 @@ from setpoint.resources.markers import ListType
 from setpoint.resources.model import Model
 from setpoint.resources.models.meta_v1 import Condition
 
-__all__ = [
-    "Condition",
-    "ConditionedStatus",
-    "find_condition",
-    "is_condition_true",
-    "remove_condition",
-    "set_condition",
-]
+__all__ = ["Condition", "ConditionedStatus"]
 
 ConditionStatus = Literal["True", "False", "Unknown"]
 
@@ -123,17 +121,25 @@ class ConditionedStatus(Model):
         message: str = "",
         observed_generation: int | None = None,
     ) -> bool:
-        """Add or update a condition (see :func:`set_condition`); True when it changed."""
+        """Deprecated: ``ctx.set_condition(type, status, reason=...)`` is the one way."""
+        warnings.warn("ConditionedStatus.set_condition is deprecated: use "
+                      "ctx.set_condition(type, status, reason=...)", DeprecationWarning,
+                      stacklevel=2)
         if self.conditions is None:
             self.conditions = []
         return set_condition(self.conditions, type, status, reason=reason, message=message,
                              observed_generation=observed_generation)
 
     def get_condition(self, type: str) -> Condition | None:
+        """The condition of ``type``, or None."""
         return find_condition(self.conditions, type)
 
     def is_true(self, type: str) -> bool:
+        """True when the condition of ``type`` exists with status ``"True"``."""
         return is_condition_true(self.conditions, type)
 
     def remove_condition(self, type: str) -> bool:
+        """Deprecated: ``ctx.remove_condition(type)`` is the one way."""
+        warnings.warn("ConditionedStatus.remove_condition is deprecated: use "
+                      "ctx.remove_condition(type)", DeprecationWarning, stacklevel=2)
         return remove_condition(self.conditions, type) if self.conditions else False

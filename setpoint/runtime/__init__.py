@@ -23,7 +23,6 @@ alone.
 """
 
 from setpoint.runtime.cache import Cache, NotWatchedError, Store
-from setpoint.runtime.conditions import find_condition, is_true, remove_condition, set_condition
 from setpoint.runtime.context import Context
 from setpoint.runtime.controller import Controller
 from setpoint.runtime.events import EventRecorder
@@ -106,12 +105,8 @@ __all__ = [
     "WorkQueue",
     "and_",
     "controller_of",
-    "find_condition",
-    "is_true",
     "map_to_owner_by_label",
     "not_",
     "or_",
     "owner_reference",
-    "remove_condition",
-    "set_condition",
 ]

@@ -23,7 +23,10 @@ def now_rfc3339() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def status_string(status: bool | str) -> str:
+def status_string(status: bool | str | None) -> str:
+    """The wire form of a condition status: a bool, the text itself, or None (Unknown)."""
+    if status is None:
+        return UNKNOWN
     if isinstance(status, bool):
         return TRUE if status else FALSE
     if status not in (TRUE, FALSE, UNKNOWN):
@@ -44,7 +47,7 @@ def is_true(conditions: Sequence[Condition] | None, type_: str) -> bool:
 
 
 def set_condition(
-    conditions: MutableSequence[Condition], type_: str, status: bool | str, *,
+    conditions: MutableSequence[Condition], type_: str, status: bool | str | None, *,
     reason: str, message: str = "", observed_generation: int | None = None,
     clock: Callable[[], str] = now_rfc3339,
 ) -> bool:

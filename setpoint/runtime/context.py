@@ -249,21 +249,32 @@ class Context(Generic[T]):
 
     # -- conditions ------------------------------------------------------------------------
 
-    def set_condition(self, type_: str, status: bool | str, *, reason: str, message: str = "",
-                      obj: Any = None) -> bool:
+    def set_condition(self, type_: str, status: bool | str | None, *, reason: str,
+                      message: str = "", obj: Any = None) -> bool:
         """Set a ``metav1.Condition`` in ``status.conditions`` of ``obj`` (default: the
-        reconciled object), in memory, with ``observedGeneration`` from its generation;
-        returns whether it changed. Write it with :meth:`update_status`."""
+        reconciled object), in memory, with ``observedGeneration`` from its generation, as
+        apimachinery's ``meta.SetStatusCondition`` does (``lastTransitionTime`` moves only
+        when ``status`` does; None is ``Unknown``); returns whether it changed. Write it
+        with :meth:`update_status`. This is the one way to set a condition."""
         target = self.obj if obj is None else obj
-        generation = meta(as_dict(target)).get("generation")
         conditions, store = _conditions_of(target)
         changed = cond.set_condition(conditions, type_, status, reason=reason, message=message,
-                                     observed_generation=generation)
+                                     observed_generation=_generation_of(target))
         if changed:
             store(conditions)
         return changed
 
+    def remove_condition(self, type_: str, obj: Any = None) -> bool:
+        """Remove the condition ``type_`` from ``obj`` (default: the reconciled object), in
+        memory; returns whether it was there."""
+        conditions, store = _conditions_of(self.obj if obj is None else obj)
+        removed = cond.remove_condition(conditions, type_)
+        if removed:
+            store(conditions)
+        return removed
+
     def get_condition(self, type_: str, obj: Any = None) -> dict[str, Any] | None:
+        """The condition ``type_`` of ``obj`` (default: the reconciled object) as a dict."""
         conditions, _ = _conditions_of(self.obj if obj is None else obj)
         return cond.find_condition(conditions, type_)
 
@@ -305,6 +316,16 @@ def _retyped(obj: U, body: Obj) -> U:
 @functools.lru_cache(maxsize=256)
 def _adapter(annotation: Any) -> TypeAdapter[Any]:
     return TypeAdapter(annotation)
+
+
+def _generation_of(obj: Any) -> int | None:
+    """``metadata.generation`` of a dict or typed object, without encoding the latter."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
+    if metadata is None:
+        return None
+    generation = metadata.get("generation") if isinstance(metadata, dict) \
+        else getattr(metadata, "generation", None)
+    return generation if isinstance(generation, int) else None
 
 
 def _conditions_of(obj: Any) -> tuple[list[dict[str, Any]], Callable[[list[Any]], None]]:

@@ -8,6 +8,7 @@ construction. Raising an exception retries the request with backoff; raising
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -27,8 +28,12 @@ class Result:
     """What to do after a successful reconcile.
 
     ``requeue_after`` reconciles again after that many seconds (for polling something the
-    cluster does not announce); ``requeue`` reconciles again with the rate limiter's
-    backoff. Neither: wait for the next change.
+    cluster does not announce). Without it: wait for the next change.
+
+    ``requeue`` (reconcile again with the rate limiter's backoff) is deprecated, as
+    controller-runtime's ``Result.Requeue`` is (pkg/reconcile/reconcile.go: "Deprecated:
+    Use `RequeueAfter` instead"): a backoff is for retrying errors, so raise to retry, and
+    give ``requeue_after`` to poll. It still works, with a ``DeprecationWarning``.
     """
 
     requeue: bool = False
@@ -37,6 +42,9 @@ class Result:
     def __post_init__(self) -> None:
         if self.requeue_after is not None and self.requeue_after < 0:
             raise ValueError("requeue_after must not be negative")
+        if self.requeue:
+            warnings.warn("Result(requeue=True) is deprecated: raise to retry with backoff, "
+                          "or give requeue_after to poll", DeprecationWarning, stacklevel=3)
 
 
 class Reconciler(Protocol):

@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from setpoint.resources import Condition, ConditionedStatus, set_condition
+from setpoint.resources import Condition, ConditionedStatus
+from setpoint.resources.conditions import set_condition
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 1, 2, tzinfo=UTC)
@@ -44,13 +45,17 @@ def test_a_condition_needs_a_reason_and_a_known_status() -> None:
 
 
 def test_conditioned_status_methods_and_wire_form() -> None:
+    """Setting and removing through the status are deprecated aliases of ctx.set_condition
+    and ctx.remove_condition (one way to set a condition); they still work."""
     status = ConditionedStatus()
-    status.set_condition("Available", True, reason="MinimumReplicasAvailable",
-                         observed_generation=3)
-    status.set_condition("Degraded", None, reason="Unknown")
+    with pytest.warns(DeprecationWarning, match="ctx.set_condition"):
+        status.set_condition("Available", True, reason="MinimumReplicasAvailable",
+                             observed_generation=3)
+        status.set_condition("Degraded", None, reason="Unknown")
     assert status.is_true("Available") and not status.is_true("Degraded")
     assert status.get_condition("Degraded").status == "Unknown"
-    assert status.remove_condition("Degraded") and not status.remove_condition("Degraded")
+    with pytest.warns(DeprecationWarning, match="ctx.remove_condition"):
+        assert status.remove_condition("Degraded") and not status.remove_condition("Degraded")
     [wire] = status.to_dict()["conditions"]
     assert set(wire) == {"type", "status", "reason", "message", "observedGeneration",
                          "lastTransitionTime"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import pytest
@@ -163,3 +164,13 @@ def test_builder_reads_like_the_sentence() -> None:
         ctrl.reconcile(reconcile)
     with pytest.raises(ValueError):
         ctrl.watches(pod)
+
+
+def test_result_requeue_is_deprecated_as_in_controller_runtime() -> None:
+    """controller-runtime pkg/reconcile/reconcile.go: ``Result.Requeue`` is "Deprecated: Use
+    `RequeueAfter` instead"; Setpoint's ``Result(requeue=True)`` warns the same way."""
+    with pytest.warns(DeprecationWarning, match="requeue_after"):
+        assert Result(requeue=True).requeue
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Result(requeue_after=1.5).requeue_after == 1.5
