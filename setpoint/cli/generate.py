@@ -140,7 +140,7 @@ def webhooks(target: str, name: str | None, namespace: str, service: str, select
     """The Mutating/ValidatingWebhookConfigurations (and the Service they call) for the
     webhooks in TARGET."""
     from setpoint.cli.targets import webhooks_of
-    from setpoint.resources.webhooks import (
+    from setpoint.resources._webhooks import (
         ClientConfig,
         generate_webhook_configurations,
         set_conversion_webhooks,

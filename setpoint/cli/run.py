@@ -83,9 +83,9 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         sys.exit(130)
     except Exception as exc:
         from setpoint.runtime import LeaderElectionLost
-        from setpoint.runtime.startup import StartupRefused
-        from setpoint.runtime.webhook.certs import CertificateNotFound
-        from setpoint.runtime.webhook.server import ListenError
+        from setpoint.runtime._startup import StartupRefused
+        from setpoint.runtime._webhook.certs import CertificateNotFound
+        from setpoint.runtime._webhook.server import ListenError
 
         if isinstance(exc, CertificateNotFound):
             click.echo(f"error: the webhook server has no certificate: {exc.cert_file} and "
@@ -113,9 +113,10 @@ def _address(option: str, value: str, example: str) -> tuple[str, int]:
 
 async def _keep_webhooks_registered(manager: Any) -> None:
     """Register the manager's webhooks while it runs; take them back when it stops."""
-    from setpoint.runtime.webhook.registration import register, unregister
+    from setpoint.runtime._webhook.registration import register, unregister
 
-    registration = await register(manager, manager.settings.name, manager.client)
+    registration = await register(manager.webhook_server, manager.webhooks,
+                                  manager.settings.name, manager.client)
     click.echo(f"webhooks registered at {manager.webhook_server.url}", err=True)
     try:
         await asyncio.Event().wait()

@@ -18,7 +18,7 @@ from typing import Any
 import click
 
 from setpoint.resources import Permissions
-from setpoint.runtime.permissions import controller_permissions, manager_permissions
+from setpoint.runtime._permissions import controller_permissions, manager_permissions
 
 
 class TargetError(click.ClickException):

@@ -10,8 +10,8 @@
   :func:`generate_manifests` adds what runs it in a cluster.
 """
 
-from setpoint.resources.conditions import Condition, ConditionedStatus
-from setpoint.resources.crd import (
+from setpoint.resources._conditions import Condition, ConditionedStatus
+from setpoint.resources._crd import (
     CRDError,
     crd_for,
     discover_resources,
@@ -19,9 +19,9 @@ from setpoint.resources.crd import (
     generate_crds,
     openapi_schema,
 )
-from setpoint.resources.custom import CustomResource, PrinterColumn, Scale
-from setpoint.resources.manifests import generate_manifests
-from setpoint.resources.markers import (
+from setpoint.resources._custom import CustomResource, PrinterColumn, Scale
+from setpoint.resources._manifests import generate_manifests
+from setpoint.resources._markers import (
     EmbeddedResource,
     Format,
     Int32,
@@ -33,11 +33,11 @@ from setpoint.resources.markers import (
     Rule,
     rules,
 )
-from setpoint.resources.model import IntOrString, MicroTime, Model, Quantity, Time
+from setpoint.resources._model import IntOrString, MicroTime, Model, Quantity, Time
+from setpoint.resources._rbac import Permissions, generate_rbac
+from setpoint.resources._resource import Resource
+from setpoint.resources._schema import SchemaError, structural_schema
 from setpoint.resources.models.meta_v1 import ObjectMeta, OwnerReference
-from setpoint.resources.rbac import Permissions, generate_rbac
-from setpoint.resources.resource import Resource
-from setpoint.resources.schema import SchemaError, structural_schema
 
 __all__ = [
     "CRDError",

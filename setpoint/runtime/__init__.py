@@ -17,27 +17,27 @@
     manager = Manager([widgets], webhooks=[hooks])
     await manager.run()
 
-The names here are the public API; the modules hold the parts (informer, cache, workqueue,
-handlers, predicates, events, leader election, metrics, webhooks) for those who need them
-alone.
+The names here are the public API. The modules behind them (``_informer``, ``_cache``,
+``_workqueue``, ...) are private: their names and contents may change.
 """
 
-from setpoint.runtime.cache import Cache, NotWatchedError, Store
-from setpoint.runtime.context import Context
-from setpoint.runtime.controller import Controller
-from setpoint.runtime.events import EventRecorder
-from setpoint.runtime.handlers import (
+from setpoint.runtime._cache import Cache, NotWatchedError, Store
+from setpoint.runtime._context import Context
+from setpoint.runtime._controller import Controller
+from setpoint.runtime._events import EventRecorder
+from setpoint.runtime._handlers import (
     EnqueueForObject,
     EnqueueForOwner,
     EnqueueMapped,
     Handler,
     map_to_owner_by_label,
 )
-from setpoint.runtime.informer import Informer
-from setpoint.runtime.leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
-from setpoint.runtime.manager import Manager
-from setpoint.runtime.ownership import AlreadyOwnedError, controller_of, owner_reference
-from setpoint.runtime.predicates import (
+from setpoint.runtime._informer import Informer
+from setpoint.runtime._leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
+from setpoint.runtime._manager import Manager
+from setpoint.runtime._ownership import AlreadyOwnedError, controller_of, owner_reference
+from setpoint.runtime._permissions import controller_permissions, manager_permissions
+from setpoint.runtime._predicates import (
     AnnotationsChanged,
     Funcs,
     GenerationChanged,
@@ -48,21 +48,34 @@ from setpoint.runtime.predicates import (
     not_,
     or_,
 )
-from setpoint.runtime.ratelimit import (
+from setpoint.runtime._ratelimit import (
     BucketRateLimiter,
     ItemExponentialRateLimiter,
     MaxOfRateLimiter,
     RateLimiter,
 )
-from setpoint.runtime.reconcile import Reconciler, Request, Result, TerminalError
-from setpoint.runtime.settings import CacheScope, ManagerSettings
-from setpoint.runtime.source import EventSource
-from setpoint.runtime.webhook import AdmissionContext, Conversion, Denied, Webhook, WebhookServer
-from setpoint.runtime.workqueue import ShutDown, WorkQueue
-from setpoint.runtime.writer import OperationResult
+from setpoint.runtime._reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime._settings import CacheScope, ManagerSettings
+from setpoint.runtime._source import EventSource
+from setpoint.runtime._webhook import (
+    AdmissionContext,
+    AdmissionRequest,
+    AdmissionResponse,
+    Conversion,
+    ConversionError,
+    Denied,
+    HookOptions,
+    UserInfo,
+    Webhook,
+    WebhookServer,
+)
+from setpoint.runtime._workqueue import ShutDown, WorkQueue
+from setpoint.runtime._writer import OperationResult
 
 __all__ = [
     "AdmissionContext",
+    "AdmissionRequest",
+    "AdmissionResponse",
     "AlreadyOwnedError",
     "AnnotationsChanged",
     "BucketRateLimiter",
@@ -71,6 +84,7 @@ __all__ = [
     "Context",
     "Controller",
     "Conversion",
+    "ConversionError",
     "Denied",
     "EnqueueForObject",
     "EnqueueForOwner",
@@ -80,6 +94,7 @@ __all__ = [
     "Funcs",
     "GenerationChanged",
     "Handler",
+    "HookOptions",
     "Informer",
     "ItemExponentialRateLimiter",
     "LabelsChanged",
@@ -100,11 +115,14 @@ __all__ = [
     "ShutDown",
     "Store",
     "TerminalError",
+    "UserInfo",
     "Webhook",
     "WebhookServer",
     "WorkQueue",
     "and_",
     "controller_of",
+    "controller_permissions",
+    "manager_permissions",
     "map_to_owner_by_label",
     "not_",
     "or_",

@@ -19,7 +19,7 @@ from typing import Any
 
 from setpoint.client import Client, ClusterConfig
 from setpoint.runtime import Controller, Manager, ManagerSettings
-from setpoint.runtime.webhook.registration import Registration, register, unregister
+from setpoint.runtime._webhook.registration import Registration, register, unregister
 from setpoint.testing.serviceaccounts import remove as remove_service_account
 from setpoint.testing.serviceaccounts import run_as_service_account
 
@@ -102,7 +102,8 @@ class OperatorRunner:
         if self.webhooks and self.register_webhooks:
             # the administrator registers them: the operator's own RBAC need not allow it
             async with Client(self._config()) as admin:
-                self._registration = await register(manager, self.settings.name, admin)
+                self._registration = await register(manager.webhook_server, manager.webhooks,
+                                                     self.settings.name, admin)
         return manager
 
     async def stop(self) -> None:

@@ -18,7 +18,7 @@ from setpoint.client import Client, ClusterConfig, Kind, NotFoundError
 from setpoint.client.auth import TokenAuth
 from setpoint.resources import generate_rbac
 from setpoint.runtime import Controller, Manager, ManagerSettings
-from setpoint.runtime.permissions import manager_permissions
+from setpoint.runtime._permissions import manager_permissions
 
 FIELD_MANAGER = "setpoint-testing"
 

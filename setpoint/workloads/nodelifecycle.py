@@ -24,7 +24,7 @@ from typing import Any
 from setpoint.client import Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
-from setpoint.runtime.objects import clone
+from setpoint.runtime._objects import clone
 from setpoint.workloads.nodes import GONE, NODE, now_rfc3339, parse_time, ready_mode
 from setpoint.workloads.scheduler.predicates import tolerates
 from setpoint.workloads.settings import WorkloadSettings

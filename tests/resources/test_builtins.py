@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.registry.builtin import _BUILTINS
-from setpoint.resources.codegen import RESOURCES
+from setpoint.resources._codegen import RESOURCES
+from setpoint.resources._resource import Resource
 from setpoint.resources.models import (
     ClusterRole,
     ClusterRoleBinding,
@@ -33,7 +34,6 @@ from setpoint.resources.models import (
     StatefulSet,
     events_v1,
 )
-from setpoint.resources.resource import Resource
 
 from .conftest import API
 
@@ -132,7 +132,7 @@ def test_typed_fields_reach_nested_values() -> None:
 def test_committed_models_match_what_the_generator_builds() -> None:
     import importlib
 
-    from setpoint.resources.codegen import build_modules
+    from setpoint.resources._codegen import build_modules
 
     for name, module in build_modules().items():
         generated = importlib.import_module(f"setpoint.resources.models.{name}")

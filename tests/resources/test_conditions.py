@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from setpoint.resources import Condition, ConditionedStatus
-from setpoint.resources.conditions import set_condition
+from setpoint.resources._conditions import set_condition
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 1, 2, tzinfo=UTC)

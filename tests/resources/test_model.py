@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from setpoint.resources import ConditionedStatus, CustomResource, Model, Quantity, Time
-from setpoint.resources.codegen import snake_name
+from setpoint.resources._codegen import snake_name
 from setpoint.resources.models import ConfigMap, Container, Deployment, ObjectMeta, Pod
 
 

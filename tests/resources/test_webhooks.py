@@ -10,7 +10,7 @@ import pytest
 
 from setpoint.client import Kind
 from setpoint.resources import CustomResource, Model
-from setpoint.resources.webhooks import (
+from setpoint.resources._webhooks import (
     AdmissionRegistration,
     ClientConfig,
     ConversionRegistration,

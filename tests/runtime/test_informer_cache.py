@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client, GoneError, Kind
-from setpoint.runtime.cache import Cache, NotWatchedError, Store
-from setpoint.runtime.informer import Informer
+from setpoint.runtime._cache import Cache, NotWatchedError, Store
+from setpoint.runtime._informer import Informer
 from tests.runtime.conftest import CONFIGMAP, wait_for
 from tests.waiting import quiet_period
 

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client, NotFoundError, RequestRecord
-from setpoint.runtime.cache import Cache
-from setpoint.runtime.leaderelection import (
+from setpoint.runtime._cache import Cache
+from setpoint.runtime._leaderelection import (
     LEASE,
     LeaderElectionConfig,
     LeaderElectionLost,
     LeaderElector,
 )
-from setpoint.runtime.writer import Writer
+from setpoint.runtime._writer import Writer
 from tests.runtime.conftest import CONFIGMAP
 
 # real sleeps of the renew loop never end during a test: only the injected clocks move

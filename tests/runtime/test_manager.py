@@ -221,7 +221,7 @@ async def test_events_are_recorded_and_aggregated(
 
 
 async def test_events_queued_at_shutdown_are_all_written(client: Client) -> None:
-    from setpoint.runtime.events import EventRecorder
+    from setpoint.runtime._events import EventRecorder
 
     recorder = EventRecorder(client, reporting_controller="burst", senders=4)
     await recorder.start()

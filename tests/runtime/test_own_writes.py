@@ -19,8 +19,8 @@ from setpoint.client import Client
 from setpoint.machinery.objects import Obj
 from setpoint.resources.models.core_v1 import ConfigMap
 from setpoint.runtime import EnqueueForObject, EventSource, Request
-from setpoint.runtime.objects import KindKey
-from setpoint.runtime.ownwrites import EVERYTHING, Origin, OwnWrite
+from setpoint.runtime._objects import KindKey
+from setpoint.runtime._ownwrites import EVERYTHING, Origin, OwnWrite
 from setpoint.testing import Faults, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until

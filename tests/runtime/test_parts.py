@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import warnings
 from typing import Any
 
@@ -16,14 +17,14 @@ from setpoint.runtime import (
     Request,
     ResourceVersionChanged,
 )
-from setpoint.runtime.conditions import find_condition, remove_condition, set_condition
-from setpoint.runtime.diff import apply_merge_patch, contains, merge_patch
-from setpoint.runtime.handlers import (
+from setpoint.runtime._conditions import find_condition, remove_condition, set_condition
+from setpoint.runtime._diff import apply_merge_patch, contains, merge_patch
+from setpoint.runtime._handlers import (
     EnqueueForObject,
     EnqueueForOwner,
     map_to_owner_by_label,
 )
-from setpoint.runtime.ownership import AlreadyOwnedError, set_owner_reference
+from setpoint.runtime._ownership import AlreadyOwnedError, set_owner_reference
 
 
 def obj(name: str = "o", **metadata: Any) -> dict[str, Any]:
@@ -85,7 +86,7 @@ def test_binding_applies_predicates_and_maps_updates_of_both_versions() -> None:
 
 
 def _mapped(label: str) -> Any:
-    from setpoint.runtime.handlers import EnqueueMapped
+    from setpoint.runtime._handlers import EnqueueMapped
 
     return EnqueueMapped(map_to_owner_by_label(label))
 
@@ -174,3 +175,22 @@ def test_result_requeue_is_deprecated_as_in_controller_runtime() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert Result(requeue_after=1.5).requeue_after == 1.5
+
+
+def test_the_top_level_names_are_one_list() -> None:
+    """``setpoint.__all__`` is made from its one list; the imports type checkers read name
+    the same names, and each resolves to the public package's own object."""
+    import ast
+    import inspect
+
+    import setpoint
+
+    tree = ast.parse(inspect.getsource(setpoint))
+    typed = {alias.asname or alias.name for node in ast.walk(tree)
+             if isinstance(node, ast.ImportFrom) and node.module != "__future__"
+             and node.module != "typing" and node.module != "setpoint._lazy"
+             for alias in node.names}
+    assert typed == set(setpoint.__all__) - {"__version__"}
+    for name in typed:
+        assert getattr(setpoint, name) is getattr(
+            importlib.import_module(setpoint._EXPORTS[name]), name)

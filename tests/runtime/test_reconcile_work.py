@@ -1,7 +1,7 @@
 """How much typed decoding, encoding and copying one reconcile of the Widget example costs.
 
 A reconcile's objects are dicts in the cache and typed models only at the edge
-(``setpoint/runtime/objects.py``): every ``model_validate`` is a decode, every
+(``setpoint/runtime/_objects.py``): every ``model_validate`` is a decode, every
 ``model_dump`` an encode (whole or in part) and every ``clone`` a deep copy. The counts
 are of the whole operator process, from the change to the Widget until it is reconciled
 and quiet, so a copy made outside the reconcile (informer, cache, writer) counts too.
@@ -22,7 +22,7 @@ import pytest
 from examples.widget.api import Widget
 from examples.widget.operator import widgets
 from setpoint.client import Client, Kind
-from setpoint.resources.model import Model
+from setpoint.resources._model import Model
 from setpoint.testing import SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 

@@ -11,9 +11,8 @@ from pydantic import Field
 
 from setpoint.client import Kind
 from setpoint.resources import CustomResource, Model
-from setpoint.resources.webhooks import ConversionRegistration
-from setpoint.runtime import Conversion
-from setpoint.runtime.webhook import ConversionError
+from setpoint.resources._webhooks import ConversionRegistration
+from setpoint.runtime import Conversion, ConversionError
 from tests.runtime.test_webhook_support import post, running
 
 

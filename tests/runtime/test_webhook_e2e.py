@@ -1,5 +1,5 @@
 """End to end: the embedded API server calls the SDK's webhooks, registered with the
-configurations and CRDs that ``setpoint.resources.webhooks`` generates, as a real cluster
+configurations and CRDs that ``setpoint.resources._webhooks`` generates, as a real cluster
 would call an operator's webhook server."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pydantic import Field
 from setpoint.client import Client, ForbiddenError, InvalidError, load_kubeconfig
 from setpoint.cluster import RunningCluster
 from setpoint.resources import CustomResource, Model, crd_for, generate_crds
-from setpoint.resources.webhooks import (
+from setpoint.resources._webhooks import (
     ClientConfig,
     generate_webhook_configurations,
     set_conversion_webhooks,

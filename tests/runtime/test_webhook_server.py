@@ -13,7 +13,7 @@ import aiohttp
 import pytest
 
 from setpoint.runtime import Webhook, WebhookServer
-from setpoint.runtime.webhook.certs import generate_serving_certificate
+from setpoint.runtime._webhook.certs import generate_serving_certificate
 from tests.runtime.test_webhook_support import Memcached, admit, memcached, post, review, running
 
 VALIDATE = "/validate-cache-example-com-v1-memcached"

@@ -16,7 +16,7 @@ import orjson
 from pydantic import Field
 
 from setpoint.resources import CustomResource, Model
-from setpoint.runtime.webhook import WebhookServer
+from setpoint.runtime import WebhookServer
 
 
 class MemcachedSpec(Model):

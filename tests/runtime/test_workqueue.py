@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-from setpoint.runtime.ratelimit import (
+from setpoint.runtime._ratelimit import (
     BucketRateLimiter,
     ItemExponentialRateLimiter,
     MaxOfRateLimiter,
 )
-from setpoint.runtime.workqueue import ShutDown, WorkQueue
+from setpoint.runtime._workqueue import ShutDown, WorkQueue
 
 
 async def test_adding_a_queued_item_again_does_not_queue_it_twice() -> None:

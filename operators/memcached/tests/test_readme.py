@@ -11,7 +11,7 @@ from operators.memcached.operator import manager
 from operators.memcached.resource import Memcached
 from setpoint.client import Client
 from setpoint.resources import generate_manifests
-from setpoint.runtime.permissions import manager_permissions
+from setpoint.runtime import manager_permissions
 from setpoint.testing import SetpointCluster
 
 README = Path(__file__).parents[1] / "README.md"

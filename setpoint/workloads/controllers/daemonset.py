@@ -30,7 +30,7 @@ from typing import Any
 from setpoint.client import Kind, NotFoundError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.workloads.controllers import history
 from setpoint.workloads.controllers.podcontrol import (
     claim,

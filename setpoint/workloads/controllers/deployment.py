@@ -27,9 +27,9 @@ from typing import Any
 from setpoint.machinery.labels import SelectorError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.handlers import Handler
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of, object_key
-from setpoint.runtime.ownership import controller_of
+from setpoint.runtime._handlers import Handler
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
+from setpoint.runtime._ownership import controller_of
 from setpoint.workloads.controllers import deployment_util as du
 from setpoint.workloads.controllers.deployment_sync import DEPLOYMENT, REPLICA_SET, DeploymentSync
 from setpoint.workloads.controllers.podcontrol import (

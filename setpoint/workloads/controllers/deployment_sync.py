@@ -26,8 +26,8 @@ from setpoint.client import (
 )
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import EventRecorder
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import controller_of, owner_reference
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import controller_of, owner_reference
 from setpoint.workloads.controllers import deployment_util as du
 from setpoint.workloads.controllers.podcontrol import error_text
 

@@ -16,7 +16,7 @@ from typing import Any
 import orjson
 
 from setpoint.machinery.objects import Obj
-from setpoint.runtime.objects import clone, meta, name_of
+from setpoint.runtime._objects import clone, meta, name_of
 from setpoint.workloads.controllers.podcontrol import format_time, parse_time
 
 REVISION = "deployment.kubernetes.io/revision"

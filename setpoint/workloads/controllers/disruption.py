@@ -28,9 +28,9 @@ from setpoint.client import ApiError, Kind
 from setpoint.machinery.labels import SelectorError, from_label_selector
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.conditions import set_condition
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import controller_of
+from setpoint.runtime._conditions import set_condition
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import controller_of
 from setpoint.workloads.controllers.podcontrol import component_recorder, is_pod_ready
 from setpoint.workloads.settings import WorkloadSettings
 

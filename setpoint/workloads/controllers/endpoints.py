@@ -27,8 +27,8 @@ from setpoint.client import Kind, NotFoundError
 from setpoint.machinery.labels import selector_from_set
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import owner_reference
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import owner_reference
 from setpoint.workloads.controllers.podcontrol import is_pod_ready
 from setpoint.workloads.settings import WorkloadSettings
 

@@ -20,8 +20,8 @@ import orjson
 from setpoint.client import AlreadyExistsError, Kind, NotFoundError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Manager
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import owner_reference
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import owner_reference
 
 CONTROLLER_REVISION = Kind("apps/v1", "ControllerRevision")
 HASH_LABEL = "controller.kubernetes.io/hash"

@@ -33,10 +33,10 @@ from setpoint.machinery import labels as label_selectors
 from setpoint.machinery.labels import SelectorError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import EventRecorder, Manager, Request
-from setpoint.runtime.cache import Store
-from setpoint.runtime.handlers import Handler
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import controller_of, owner_reference
+from setpoint.runtime._cache import Store
+from setpoint.runtime._handlers import Handler
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import controller_of, owner_reference
 
 POD = Kind("v1", "Pod")
 

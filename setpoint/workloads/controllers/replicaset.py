@@ -26,8 +26,8 @@ from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
 from setpoint.machinery.labels import SelectorError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of, object_key
-from setpoint.runtime.ownership import controller_of
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
+from setpoint.runtime._ownership import controller_of
 from setpoint.workloads.controllers.podcontrol import (
     POD,
     ControllerOrAdopters,

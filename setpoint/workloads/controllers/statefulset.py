@@ -29,8 +29,8 @@ import time
 from setpoint.client import AlreadyExistsError, Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
-from setpoint.runtime.ownership import owner_reference
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._ownership import owner_reference
 from setpoint.workloads.controllers import history
 from setpoint.workloads.controllers.podcontrol import (
     claim,

@@ -29,7 +29,7 @@ from setpoint.machinery.labels import from_label_selector
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
-from setpoint.runtime.objects import clone, meta, name_of, namespace_of
+from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.workloads.controllers.podcontrol import component_recorder
 from setpoint.workloads.settings import WorkloadSettings
 

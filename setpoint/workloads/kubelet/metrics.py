@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import AlreadyExistsError, ApiError, Client, Kind, NotFoundError
-from setpoint.runtime.logs import format_fields
-from setpoint.runtime.objects import meta, object_key
+from setpoint.runtime._logs import format_fields
+from setpoint.runtime._objects import meta, object_key
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.podstatus import rfc3339
 from setpoint.workloads.kubelet.podworker import NODE, POD, PodWorkers, node_alive

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from setpoint.client import ConflictError, Kind, NotFoundError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Request, Result
-from setpoint.runtime.objects import meta, object_key
+from setpoint.runtime._objects import meta, object_key
 from setpoint.workloads.kubelet import annotations as ann
 from setpoint.workloads.kubelet import lifecycle
 from setpoint.workloads.kubelet.addresses import AddressAllocator, AddressesExhausted

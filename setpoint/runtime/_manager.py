@@ -1,0 +1,423 @@
+"""The manager: one client, one shared cache, many controllers, one lifecycle.
+
+Start order, as controller-runtime's: the webhook server (when there are webhooks: it
+serves on every replica, leader or not, and conversions must answer before any cache
+lists a converted kind), the probe/metrics server, then the informers of every
+kind any controller needs (each kind is listed and watched once, whoever needs it), then,
+once they have synced, the controllers' workers, and with leader election only after this
+process holds the lease (standby replicas keep a warm cache and report ready).
+
+Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
+(``graceful_shutdown_timeout``), then release the lease, flush events, stop the informers
+and the probe server, and last the webhook server. ``stop(graceful=False)`` is a crash:
+everything is cancelled and the lease is left to expire (for fault-injection tests).
+
+    async with manager.running():        # in tests
+        ...
+    await manager.run()                  # in a process: until SIGTERM/SIGINT
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
+from typing import Any
+
+from setpoint.client import Client, ClusterConfig, load_config
+from setpoint.runtime._cache import Cache
+from setpoint.runtime._controller import Controller, RunningController
+from setpoint.runtime._events import EventRecorder
+from setpoint.runtime._informer import Informer, drop_managed_fields
+from setpoint.runtime._leaderelection import (
+    LeaderElectionConfig,
+    LeaderElector,
+    default_identity,
+)
+from setpoint.runtime._logs import format_fields
+from setpoint.runtime._metrics import Metrics
+from setpoint.runtime._objects import KindKey, kind_key
+from setpoint.runtime._permissions import manager_permissions
+from setpoint.runtime._probes import ProbeServer
+from setpoint.runtime._retries import error_text
+from setpoint.runtime._settings import CacheScope, ManagerSettings
+from setpoint.runtime._startup import wait_for_caches
+from setpoint.runtime._webhook.server import WebhookServer
+from setpoint.runtime._writer import Writer
+
+log = logging.getLogger(__name__)
+
+
+# a coroutine function: it becomes a task of its own (asyncio.create_task takes coroutines)
+Runnable = Callable[["Manager"], Coroutine[Any, Any, None]]
+
+# what a step that only cancels or closes local things gets even past the deadline
+_CANCELLATION = 1.0
+
+
+async def _within(seconds: float, step: str, work: Awaitable[Any]) -> None:
+    """Await one shutdown step for at most ``seconds``, then abandon (cancel) it."""
+    try:
+        await asyncio.wait_for(work, seconds)
+    except TimeoutError:
+        log.warning("manager_shutdown_step_abandoned step=%r after=%.1fs", step, seconds)
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the stop itself is cancelled, not only this step
+    except Exception as exc:
+        log.warning("manager_shutdown_step_failed step=%r error=%r", step, exc)
+
+class Manager:
+    """Runs controllers over one shared cache (see the module docstring)."""
+
+    def __init__(
+        self, controllers: Sequence[Controller[Any]] = (), *,
+        settings: ManagerSettings | None = None, client: Client | None = None,
+        config: ClusterConfig | None = None, webhooks: Sequence[Any] = (),
+    ) -> None:
+        self.settings = settings or ManagerSettings()
+        self.controllers: list[Controller[Any]] = []
+        for ctrl in controllers:
+            self.add(ctrl)
+        self.webhook_server: WebhookServer | None = None
+        """The HTTPS server of the webhooks, once started (its ``url`` and ``ca_pem``)."""
+        self.webhooks: list[Any] = []
+        for hook in webhooks:
+            self.add_webhook(hook)
+        self.metrics = Metrics()
+        self.cache = Cache()
+        self.informers: dict[KindKey, Informer] = {}
+        self._client = client
+        self._own_client = client is None
+        self._config = config
+        self._writer: Writer | None = None
+        self.recorder: EventRecorder | None = None
+        self.elector: LeaderElector | None = None
+        self.running_controllers: list[RunningController] = []
+        self._informer_tasks: list[asyncio.Task[None]] = []
+        self._elector_task: asyncio.Task[None] | None = None
+        self._workers_task: asyncio.Task[None] | None = None
+        self._probes: ProbeServer | None = None
+        self._stop_task: asyncio.Task[None] | None = None
+        self._started = False
+        self._ready = False
+        self._stopping = False
+        self._done = asyncio.Event()
+        self.error: BaseException | None = None
+        """Why the manager stopped on its own (lost leadership), if it did."""
+        self.runnables: list[Runnable] = []
+        self._runnable_tasks: list[asyncio.Task[None]] = []
+
+    def __repr__(self) -> str:
+        names = [c.name for c in self.controllers]
+        return f"Manager({self.settings.name!r}, controllers={names}, ready={self._ready})"
+
+    # -- wiring ----------------------------------------------------------------------------
+
+    def add(self, controller: Controller[Any]) -> None:
+        """Add a controller (before :meth:`start`)."""
+        if any(c.name == controller.name for c in self.controllers):
+            raise ValueError(f"a controller named {controller.name!r} is already added")
+        self.controllers.append(controller)
+
+    def add_webhook(self, hook: Any) -> None:
+        """Serve an admission ``Webhook`` or a ``Conversion`` (anything with
+        ``endpoints(client)``); added after :meth:`start`, it is served at once."""
+        if not callable(getattr(hook, "endpoints", None)):
+            raise TypeError(f"{hook!r} is not a webhook (it has no endpoints())")
+        self.webhooks.append(hook)
+        if self.webhook_server is not None:
+            self.webhook_server.register(hook)
+
+    def add_runnable(self, runnable: Runnable) -> None:
+        """Run ``runnable(manager)`` alongside the controllers, once the caches have synced
+        (and this manager leads): background loops such as heartbeats. It is cancelled at
+        stop; it should return only when its work is done."""
+        self.runnables.append(runnable)
+
+    @property
+    def client(self) -> Client:
+        """The API client (created at start from the settings' kubeconfig, or the
+        environment, when none was given)."""
+        if self._client is None:
+            config = self._config or load_config(self.settings.kubeconfig,
+                                                 context=self.settings.context)
+            self._client = Client(config, field_manager=self.settings.name)
+        return self._client
+
+    @property
+    def writer(self) -> Writer:
+        """Cache-aware writes (what ``ctx.apply`` and friends use)."""
+        if self._writer is None:
+            self._writer = Writer(self.client, self.cache, self.informers, self.settings.name)
+        return self._writer
+
+    def informer_for(self, kind: object) -> Informer:
+        """The shared informer of ``kind``, created on first request."""
+        key = kind_key(kind)
+        informer = self.informers.get(key)
+        if informer is None:
+            scope = self._scope_for(key)
+            transform = scope.transform or (
+                drop_managed_fields if self.settings.drop_managed_fields else None)
+            informer = Informer(
+                self.client, kind, store=self.cache.store_for(key, create=True),
+                namespace=self.settings.namespace, label_selector=scope.label_selector,
+                field_selector=scope.field_selector, transform=transform,
+            )
+            self.informers[key] = informer
+            if self._started:
+                self._informer_tasks.append(asyncio.create_task(
+                    informer.run(), name=f"informer-{key}"))
+        return informer
+
+    def _scope_for(self, key: KindKey) -> CacheScope:
+        for ref, scope in self.settings.cache_scopes.items():
+            if kind_key(ref) == key:
+                return scope
+        return CacheScope()
+
+    @property
+    def http_port(self) -> int | None:
+        """The port of ``/healthz``, ``/readyz`` and ``/metrics`` once started."""
+        return self._probes.port if self._probes is not None else None
+
+    @property
+    def webhook_port(self) -> int | None:
+        """The HTTPS port of the webhooks once started (None without webhooks)."""
+        return self.webhook_server.port if self.webhook_server is not None else None
+
+    @property
+    def ready(self) -> bool:
+        """Caches synced and not shutting down (what ``/readyz`` answers)."""
+        return self._ready and not self._stopping
+
+    @property
+    def leader(self) -> bool:
+        """Whether this manager's controllers run (always, without leader election)."""
+        return self.elector.leader if self.elector is not None else self._started
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start everything and return once the caches have synced (and, without leader
+        election, the workers run). Raises ``TimeoutError`` when the caches do not sync
+        within ``cache_sync_timeout``."""
+        if self._started:
+            raise RuntimeError("the manager is already started")
+        self._started = True
+        settings = self.settings
+        client = self.client
+        hook = client.transport.on_request
+        if hook is None:
+            client.transport.on_request = self.metrics.on_request
+        else:
+            def both(record: Any, first: Any = hook) -> None:
+                first(record)
+                self.metrics.on_request(record)
+            client.transport.on_request = both
+        if settings.record_events:
+            self.recorder = EventRecorder(client, reporting_controller=settings.name)
+            await self.recorder.start()
+        self.running_controllers = [
+            RunningController(c, cache=self.cache, writer=self.writer, recorder=self.recorder,
+                              metrics=self.metrics, informer_for=self.informer_for,
+                              default_workers=settings.max_concurrent_reconciles)
+            for c in self.controllers]
+        if self.webhooks:
+            await self._start_webhooks()
+        if settings.http_port is not None:
+            self._probes = ProbeServer(self.metrics, healthz=self._healthz,
+                                       readyz=self._readyz)
+            await self._probes.start(settings.http_host, settings.http_port)
+        for key, informer in self.informers.items():
+            self._informer_tasks.append(asyncio.create_task(informer.run(),
+                                                            name=f"informer-{key}"))
+        try:
+            await wait_for_caches(self.informers, settings.cache_sync_timeout, client.config,
+                                  lambda: manager_permissions(self))
+        except BaseException:  # refused, timed out, or cancelled by a signal: stop at once
+            await self.stop(graceful=False)
+            raise
+        self._ready = True
+        if settings.leader_election:
+            self.elector = LeaderElector(client, LeaderElectionConfig(
+                name=settings.leader_election_id or f"{settings.name}-leader",
+                namespace=settings.leader_election_namespace or client.namespace,
+                identity=settings.identity or default_identity(),
+                lease_duration=settings.lease_duration,
+                renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
+            ), on_change=self._on_leader_change)
+            self.writer.leading = self.elector.check_leading
+            self.metrics.leader.labels(self.elector.config.name).set(0)
+            self._elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
+            self._elector_task.add_done_callback(self._elector_done)
+            self._workers_task = asyncio.create_task(self._start_when_elected())
+        else:
+            self._start_workers()
+        log.info("manager_started name=%s controllers=%d kinds=%d", settings.name,
+                 len(self.running_controllers), len(self.informers))
+
+    async def _start_webhooks(self) -> None:
+        settings = self.settings
+        self.webhook_server = WebhookServer(
+            host=settings.webhook_host, port=settings.webhook_port,
+            cert_dir=settings.webhook_cert_dir, generate_certs=settings.webhook_generate_certs,
+            client=self.client, metrics=self.metrics)
+        try:
+            for hook in self.webhooks:
+                self.webhook_server.register(hook)
+            await self.webhook_server.start()
+        except BaseException:
+            await self.stop(graceful=False)
+            raise
+
+    def _start_workers(self) -> None:
+        for rc in self.running_controllers:
+            rc.start()
+        for runnable in self.runnables:
+            task = asyncio.create_task(runnable(self), name=f"runnable-{runnable!r}")
+            task.add_done_callback(self._runnable_done)
+            self._runnable_tasks.append(task)
+
+    def _runnable_done(self, task: asyncio.Task[None]) -> None:
+        failure = None if task.cancelled() else task.exception()
+        if failure is not None:
+            log.error("runnable_failed name=%s %s", task.get_name(),
+                      format_fields({"error": error_text(failure)}))
+
+    async def _start_when_elected(self) -> None:
+        assert self.elector is not None
+        await self.elector.elected.wait()
+        if not self._stopping:
+            self._start_workers()
+
+    def _on_leader_change(self, leader: bool) -> None:
+        if self.elector is not None:
+            self.metrics.leader.labels(self.elector.config.name).set(1 if leader else 0)
+
+    def _elector_done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self._stopping:
+            return
+        self.error = task.exception()
+        log.error("manager_stopping_leadership_lost error=%r", self.error)
+        self._stop_task = asyncio.get_running_loop().create_task(self.stop(graceful=False))
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """Stop: finish in-flight reconciles, then release the lease, flush events, stop
+        informers and the server, all within ``graceful_shutdown_timeout`` (the pod's
+        grace period should be at least that): each step gets what the earlier ones left,
+        and a step that does not finish in time (an API that no longer answers) is
+        abandoned. With ``graceful=False``, cancel everything at once and keep the lease
+        (a crash)."""
+        if self._stopping:
+            await self._done.wait()
+            return
+        self._stopping = True
+        timeout = self.settings.graceful_shutdown_timeout if graceful else 0.0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+
+        def left() -> float:
+            return max(deadline - loop.time(), 0.0)
+
+        try:
+            if self._workers_task is not None:
+                self._workers_task.cancel()
+            for task in self._runnable_tasks:
+                task.cancel()
+            await asyncio.gather(*self._runnable_tasks, return_exceptions=True)
+            self._runnable_tasks = []
+            results = await asyncio.gather(*(rc.stop(timeout)
+                                             for rc in self.running_controllers))
+            if not all(results):
+                log.warning("manager_shutdown_timeout in_flight_cancelled=true")
+            if self._elector_task is not None:
+                if self.elector is not None and not graceful:
+                    self.elector.config.release_on_cancel = False
+                self._elector_task.cancel()  # releases the lease, if there is time left
+                await _within(left() + _CANCELLATION, "release the lease",
+                              asyncio.gather(self._elector_task, return_exceptions=True))
+            if self.recorder is not None:
+                await _within(left() + _CANCELLATION, "flush events",
+                              self.recorder.stop(timeout=min(left(), 5.0)))
+            for task in self._informer_tasks:
+                task.cancel()
+            await asyncio.gather(*self._informer_tasks, return_exceptions=True)
+            self._informer_tasks = []
+            if self._probes is not None:
+                await _within(left() + _CANCELLATION, "stop the probe server",
+                              self._probes.stop())
+            if self.webhook_server is not None:
+                await _within(left() + _CANCELLATION, "stop the webhook server",
+                              self.webhook_server.stop())
+            if self._own_client and self._client is not None:
+                await _within(left() + _CANCELLATION, "close the client",
+                              self._client.close())
+        finally:
+            self._ready = False
+            self._done.set()
+            log.info("manager_stopped name=%s graceful=%s", self.settings.name, graceful)
+
+    async def wait(self) -> None:
+        """Wait until the manager has stopped (by :meth:`stop` or lost leadership)."""
+        await self._done.wait()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Manager]:
+        """``async with manager.running():`` started inside, stopped gracefully after."""
+        await self.start()
+        try:
+            yield self
+        finally:
+            await self.stop()
+
+    async def run(self) -> None:
+        """Run until SIGTERM or SIGINT (then stop gracefully) or until leadership is lost
+        (then raise :class:`~setpoint.runtime._leaderelection.LeaderElectionLost`)."""
+        loop = asyncio.get_running_loop()
+        stop_requested = asyncio.Event()
+        installed = []
+        waiter = asyncio.create_task(stop_requested.wait())
+        done_waiter = asyncio.create_task(self._done.wait())
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, stop_requested.set)
+                installed.append(sig)
+        try:
+            starting = asyncio.create_task(self.start())
+            await asyncio.wait({starting, waiter}, return_when=asyncio.FIRST_COMPLETED)
+            if not starting.done():
+                # a signal while the caches sync (an API that does not answer): stop now
+                starting.cancel()
+                await asyncio.gather(starting, return_exceptions=True)
+            else:
+                await starting  # raises what start raised (caches that never synced)
+                await asyncio.wait({waiter, done_waiter},
+                                   return_when=asyncio.FIRST_COMPLETED)
+            await self.stop()
+        finally:
+            waiter.cancel()
+            done_waiter.cancel()
+            for sig in installed:
+                loop.remove_signal_handler(sig)
+        if self.error is not None:
+            raise self.error
+
+    # -- probes ----------------------------------------------------------------------------
+
+    def _healthz(self) -> str | None:
+        return "shutting down" if self._stopping else None
+
+    def _readyz(self) -> str | None:
+        if self._stopping:
+            return "shutting down"
+        if self.webhook_server is not None and (problem := self.webhook_server.check()):
+            return problem
+        if not self._ready:
+            unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
+            return "caches not synced: " + ", ".join(unsynced)
+        return None

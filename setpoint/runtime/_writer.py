@@ -1,0 +1,327 @@
+"""Writes that consult the cache first: skipped when they would change nothing.
+
+A :class:`Writer` is the manager's write path for reconcilers. Before each write it compares
+what is wanted with what the cache holds and sends nothing when they agree; after each
+write it records the server's answer in the informer's store, so the next read, by any
+reconcile, sees it without waiting for the watch event. This is what keeps an operator at
+one request per real change.
+
+A write made for a reconcile (``origin``, or the one :meth:`Writer.reconciling` declares
+for the calling task) is recorded with what it sent, as an
+:class:`~setpoint.runtime._ownwrites.OwnWrite`: when the answer is exactly that write, that
+reconcile is not queued again for it; when it also holds someone else's change (a merge
+patch or an apply has no resourceVersion precondition), it is an ordinary change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import orjson
+
+from setpoint.client import Client, NotFoundError, PatchType, PropagationPolicy
+from setpoint.machinery.objects import Obj
+from setpoint.runtime._cache import Cache
+from setpoint.runtime._diff import apply_merge_patch, contains, merge_patch
+from setpoint.runtime._informer import Informer
+from setpoint.runtime._objects import (
+    KindKey,
+    as_dict,
+    as_ref,
+    clone,
+    decode,
+    identity,
+    kind_key,
+    meta,
+    object_key,
+    owned_dict,
+    with_status_only,
+)
+from setpoint.runtime._ownwrites import EVERYTHING, Origin, OwnWrite
+
+T = TypeVar("T")
+
+
+class OperationResult(enum.StrEnum):
+    """What :meth:`Writer.create_or_update` did."""
+
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+class Writer:
+    """The client, the cache and the informers, for cache-aware writes."""
+
+    def __init__(self, client: Client, cache: Cache, informers: Mapping[KindKey, Informer],
+                 field_manager: str) -> None:
+        self.client = client
+        self.cache = cache
+        self.informers = informers
+        self.field_manager = field_manager
+        self._applied: dict[tuple[KindKey, str], int] = {}
+        self.leading: Callable[[], Awaitable[None]] | None = None
+        """Called before each write; raises when this process may not write (a leader
+        elector's ``check_leading``)."""
+        self._reconciling: dict[asyncio.Task[Any], Origin] = {}
+        self.skipped = 0
+        """Writes not sent because the cache showed nothing would change."""
+
+    def __repr__(self) -> str:
+        return f"Writer(field_manager={self.field_manager!r}, skipped={self.skipped})"
+
+    # -- cache access ----------------------------------------------------------------------
+
+    def cached(self, kind: object, namespace: str | None, name: str) -> Obj | None:
+        """The stored dict of an object of a watched kind (None: absent or not watched)."""
+        key = kind_key(kind)
+        if not self.cache.watches(key):
+            return None
+        return self.cache.store_for(key).get(object_key(namespace, name))
+
+    def is_cached_kind(self, kind: object) -> bool:
+        return self.cache.watches(kind_key(kind))
+
+    @contextlib.contextmanager
+    def reconciling(self, origin: Origin) -> Iterator[None]:
+        """Declare that the calling task runs the reconcile ``origin`` until the block ends:
+        the writes it makes without naming an origin are that reconcile's."""
+        task = asyncio.current_task()
+        if task is None:
+            yield
+            return
+        self._reconciling[task] = origin
+        try:
+            yield
+        finally:
+            del self._reconciling[task]
+
+    def record(self, obj: Any, write: OwnWrite | None = None) -> None:
+        """Put a write's answer into the store of its kind (when watched); ``write`` says
+        what the write sent, for whom. Without it, a write of a declared reconcile
+        (:meth:`reconciling`) is taken as wholly its own, except when it shows the
+        reconciled object at a newer generation than the reconcile saw; any other write
+        is heard of as any change."""
+        if not isinstance(obj, dict):
+            return
+        informer = self.informers.get(kind_key(obj))
+        if informer is None:
+            return
+        if write is None:
+            origin = self._origin(None)
+            if origin is not None:
+                write = OwnWrite.of(origin, obj, EVERYTHING)
+        informer.record_write(obj, write)
+
+    def _origin(self, origin: Origin | None) -> Origin | None:
+        if origin is not None:
+            return origin
+        task = asyncio.current_task()
+        return self._reconciling.get(task) if task is not None else None
+
+    def _record(self, answer: Any, origin: Origin | None, sent: Any, *,
+                status: bool = False) -> None:
+        origin = self._origin(origin)
+        if origin is None or not isinstance(answer, dict):
+            self.record(answer)
+        else:
+            self.record(answer, OwnWrite.of(origin, answer, sent, status=status))
+
+    async def namespaced(self, kind: object) -> bool:
+        info = await self.client.resolve(as_ref(kind_key(kind)))
+        return info.namespaced
+
+    # -- writes ----------------------------------------------------------------------------
+
+    async def apply(self, obj: T, *, force: bool = True, status: bool = False,
+                    field_manager: str | None = None, origin: Origin | None = None) -> T:
+        """Server-side apply ``obj``, unless the cache shows every field already as wanted
+        (and this process last applied exactly this). Returns the object, typed like
+        ``obj``. ``origin``: the reconcile this write is for."""
+        body = as_dict(obj)
+        key = kind_key(body)
+        m = meta(body)
+        name = m.get("name")
+        if not name:
+            raise ValueError("apply needs metadata.name")
+        namespace = m.get("namespace") if await self.namespaced(key) else None
+        manager = field_manager or self.field_manager
+        fingerprint = hash(orjson.dumps(body, option=orjson.OPT_SORT_KEYS)) ^ hash(
+            (manager, status))
+        memo = (key, f"{object_key(namespace, name)}|{manager}|{status}")
+        live = self.cached(key, namespace, name)
+        if live is not None and self._applied.get(memo, fingerprint) == fingerprint:
+            wanted = {"status": body.get("status")} if status else \
+                {k: v for k, v in body.items() if k != "status"}
+            if contains(live, wanted):
+                self.skipped += 1
+                return self._like(obj, live)
+        await self._check_leading()
+        result = await self.client.apply(
+            body, field_manager=manager, force=force, namespace=namespace,
+            subresource="status" if status else None,
+        )
+        self._applied[memo] = fingerprint
+        self._record(result, origin, {"status": body.get("status")} if status else body,
+                     status=status)
+        return self._like(obj, result)
+
+    async def create_or_update(
+        self, obj: T, mutate: Callable[[T], None] | None = None,
+        prepare: Callable[[Obj], None] | None = None, *, origin: Origin | None = None,
+        namespace: str | None = None,
+    ) -> tuple[T, OperationResult]:
+        """controller-runtime's ``CreateOrUpdate``: read the object (cache first), let
+        ``mutate`` set what it wants, then create it, update it (optimistic concurrency:
+        a conflict raises and the reconcile is retried) or do nothing when unchanged.
+        ``prepare`` adjusts the wire dict before the write (owner references);
+        ``namespace`` is the one to use when ``obj`` names none."""
+        key, own_namespace, name = identity(obj)
+        namespace = (own_namespace or namespace) if await self.namespaced(key) else None
+        existing = self.cached(key, namespace, name)
+        if existing is None and not self.is_cached_kind(key):
+            try:
+                existing = as_dict(await self.client.get(as_ref(key), name,
+                                                         namespace=namespace))
+            except NotFoundError:
+                existing = None
+        if existing is None:
+            if mutate is not None:
+                mutate(obj)
+            desired = owned_dict(obj)
+            if namespace and not meta(desired).get("namespace"):
+                desired["metadata"] = {**meta(desired), "namespace": namespace}
+            if prepare is not None:
+                prepare(desired)
+            await self._check_leading()
+            created = await self.client.create(desired, namespace=namespace)
+            self._record(created, origin, EVERYTHING)
+            return self._like(obj, created), OperationResult.CREATED
+        # a private copy for mutate, typed like obj; its dump (or itself) is what is sent
+        typed = not isinstance(obj, dict)
+        current: Any = decode(type(obj), clone(existing)) if typed else clone(existing)
+        if mutate is not None:
+            mutate(current)
+        desired = as_dict(current) if typed else current
+        if prepare is not None:
+            prepare(desired)
+        if _without_status(desired) == _without_status(existing):
+            self.skipped += 1
+            unchanged = current if desired.get("status") == existing.get("status") \
+                else self._like(obj, existing)
+            return unchanged, OperationResult.UNCHANGED
+        await self._check_leading()
+        updated = await self.client.update(desired, namespace=namespace)
+        # with the cached resourceVersion as precondition, nothing else can be in the answer
+        precondition = meta(desired).get("resourceVersion") == meta(existing).get(
+            "resourceVersion")
+        self._record(updated, origin, EVERYTHING if precondition else desired)
+        return self._like(obj, updated), OperationResult.UPDATED
+
+    async def update_status(self, obj: T, *, origin: Origin | None = None) -> T:
+        """Make the server's status equal ``obj``'s status: a merge patch of the difference
+        from the cached status, not sent when there is none (nor when ``obj`` carries no
+        status at all, as a typed object whose status was never touched)."""
+        key, own_namespace, name = identity(obj)
+        namespace = own_namespace or None if await self.namespaced(key) else None
+        body = with_status_only(obj)
+        if "status" not in body:
+            return self._like(obj, self.cached(key, namespace, name) or as_dict(obj))
+        live = self.cached(key, namespace, name)
+        wanted = body.get("status") or {}
+        if live is None:
+            patch: Any = wanted
+        else:
+            patch = merge_patch(live.get("status") or {}, wanted)
+            if patch == {}:
+                self.skipped += 1
+                return self._like(obj, live)
+        return await self._patch_status(obj, key, namespace, name, {"status": patch}, origin)
+
+    async def patch_status(self, obj: T, patch: Mapping[str, Any], *,
+                           origin: Origin | None = None) -> T:
+        """Merge-patch the status with ``patch`` (``{"ready": True}``), unless the cached
+        status already reads that way."""
+        key, own_namespace, name = identity(obj)
+        namespace = own_namespace or None if await self.namespaced(key) else None
+        live = self.cached(key, namespace, name)
+        if live is not None:
+            before = live.get("status") or {}
+            if apply_merge_patch(before, patch) == before:
+                self.skipped += 1
+                return self._like(obj, live)
+        return await self._patch_status(obj, key, namespace, name, {"status": dict(patch)},
+                                        origin)
+
+    async def _patch_status(self, obj: T, key: KindKey, namespace: str | None, name: str,
+                            patch: Obj, origin: Origin | None) -> T:
+        await self._check_leading()
+        result = await self.client.patch_status(
+            as_ref(key), name, patch,
+            patch_type=PatchType.MERGE, namespace=namespace,
+        )
+        self._record(result, origin, patch, status=True)
+        return self._like(obj, result)
+
+    async def patch_metadata(self, obj: T, metadata: Obj, *,
+                             origin: Origin | None = None) -> T:
+        """Merge-patch ``metadata`` with the object's resourceVersion as a precondition (a
+        concurrent change fails with a conflict rather than being overwritten)."""
+        body = as_dict(obj)
+        key = kind_key(body)
+        m = meta(body)
+        namespace = m.get("namespace") if await self.namespaced(key) else None
+        patch = {"metadata": {**metadata, "resourceVersion": m.get("resourceVersion")}}
+        await self._check_leading()
+        result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
+                                         patch_type=PatchType.MERGE, namespace=namespace)
+        self._record(result, origin, patch)
+        return self._like(obj, result)
+
+    async def delete(self, kind: object, name: str, namespace: str | None = None, *,
+                     propagation_policy: PropagationPolicy | str | None = "Background",
+                     ) -> bool:
+        """Delete an object; False when it is already gone (per the cache for watched
+        kinds, without a request)."""
+        key = kind_key(kind)
+        if not await self.namespaced(key):
+            namespace = None
+        if self.is_cached_kind(key):
+            live = self.cached(key, namespace, name)
+            if live is None or meta(live).get("deletionTimestamp"):
+                self.skipped += 1
+                return live is not None
+        await self._check_leading()
+        try:
+            await self.client.delete(as_ref(key), name, namespace=namespace,
+                                     propagation_policy=propagation_policy)
+        except NotFoundError:
+            return False
+        return True
+
+    async def _check_leading(self) -> None:
+        if self.leading is not None:
+            await self.leading()
+
+    @staticmethod
+    def _like(obj: T, data: Obj) -> T:
+        """``data`` in the form of ``obj``: the typed class, or a private dict copy."""
+        if isinstance(obj, dict):
+            # T is a dict type when obj is a dict; mypy cannot narrow a TypeVar by isinstance
+            return clone(data)  # type: ignore[return-value]
+        # decode builds an instance of the class it is given: type(obj), a T
+        return decode(type(obj), clone(data))  # type: ignore[no-any-return]
+
+
+def _without_status(obj: Mapping[str, Any]) -> Obj:
+    out = {k: v for k, v in obj.items() if k != "status"}
+    m = dict(out.get("metadata") or {})
+    for volatile in ("managedFields", "resourceVersion", "generation", "creationTimestamp",
+                     "uid"):
+        m.pop(volatile, None)
+    out["metadata"] = m
+    return out
