@@ -38,8 +38,14 @@ from setpoint.resources._rbac import Permissions, generate_rbac
 from setpoint.resources._resource import Resource
 from setpoint.resources._schema import SchemaError, structural_schema
 from setpoint.resources.models.meta_v1 import ObjectMeta, OwnerReference
+from setpoint.resources.relationships import (
+    AnnotationRelationship,
+    LabelRelationship,
+    SpecPropertyRelationship,
+)
 
 __all__ = [
+    "AnnotationRelationship",
     "CRDError",
     "Condition",
     "ConditionedStatus",
@@ -49,6 +55,7 @@ __all__ = [
     "Int32",
     "Int64",
     "IntOrString",
+    "LabelRelationship",
     "ListType",
     "MapType",
     "MicroTime",
@@ -64,6 +71,7 @@ __all__ = [
     "Rule",
     "Scale",
     "SchemaError",
+    "SpecPropertyRelationship",
     "Time",
     "crd_for",
     "discover_resources",

@@ -155,10 +155,14 @@ def _crd(name: str, members: list[type[CustomResource]]) -> dict[str, Any]:
         names["shortNames"] = list(first.short_names)
     if first.categories:
         names["categories"] = list(first.categories)
+    metadata: dict[str, Any] = {"name": name}
+    annotations = dict(a for d in decls for a in d.annotations)
+    if annotations:
+        metadata["annotations"] = annotations
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": name},
+        "metadata": metadata,
         "spec": {
             "group": first.group,
             "names": names,

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 
 from setpoint.resources._markers import Rule
 from setpoint.resources._resource import Resource
+from setpoint.resources.relationships import Relationship, crd_annotations
 
 __all__ = ["CustomResource", "Declaration", "PrinterColumn", "Scale", "plural_of"]
 
@@ -103,6 +104,8 @@ class Declaration:
     deprecation_warning: str | None = None
     rules: tuple[Rule, ...] = ()
     list_kind: str = field(default="")
+    annotations: tuple[tuple[str, str], ...] = ()
+    """The CRD's annotations: KubePlus's relationship annotations (``relationships.py``)."""
 
     @property
     def name(self) -> str:
@@ -131,7 +134,9 @@ class CustomResource(Resource):
     ``short_names``, ``categories``; ``printer_columns`` (a list of :class:`PrinterColumn`);
     ``scale`` (a :class:`Scale` or the spec replicas path); ``status_subresource`` (default:
     on when the class has a ``status`` field); ``storage``, ``served``, ``deprecated``,
-    ``deprecation_warning`` for multi-version kinds; ``rules``: CEL rules on the object.
+    ``deprecation_warning`` for multi-version kinds; ``rules``: CEL rules on the object;
+    ``composition``, ``relationships``, ``usage``: KubePlus's relationship annotations on the
+    CRD (``setpoint.resources.relationships``).
     A subclass without ``group`` is an abstract base that others may extend.
     """
 
@@ -156,6 +161,9 @@ class CustomResource(Resource):
         deprecated: bool = False,
         deprecation_warning: str | None = None,
         rules: Sequence[Rule] = (),
+        composition: Sequence[str] = (),
+        relationships: Sequence[Relationship] = (),
+        usage: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
@@ -180,6 +188,7 @@ class CustomResource(Resource):
             storage=storage, served=served, deprecated=deprecated,
             deprecation_warning=deprecation_warning, rules=tuple(rules),
             list_kind=f"{kind}List",
+            annotations=tuple(crd_annotations(composition, relationships, usage).items()),
         )
         cls.api_version = f"{group}/{version}"
         cls.kind = kind
