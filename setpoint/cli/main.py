@@ -14,6 +14,7 @@ import click
 COMMANDS = {
     "cluster": "setpoint.cli.cluster:cluster",
     "generate": "setpoint.cli.generate:generate",
+    "graph": "setpoint.cli.graph:graph",
     "pod": "setpoint.workloads.podcli:pod",
     "node": "setpoint.workloads.cli:node",
     "run": "setpoint.cli.run:run",
