@@ -15,6 +15,7 @@ COMMANDS = {
     "cluster": "setpoint.cli.cluster:cluster",
     "generate": "setpoint.cli.generate:generate",
     "graph": "setpoint.cli.graph:graph",
+    "metrics": "setpoint.cli.metrics:metrics",
     "pod": "setpoint.workloads.podcli:pod",
     "node": "setpoint.workloads.cli:node",
     "run": "setpoint.cli.run:run",

@@ -173,6 +173,13 @@ class StackGraph:
         obj = store.get(ref.store_key)
         return None if obj is None else (ref, obj)
 
+    def objects(self) -> Iterator[tuple[ObjectRef, Obj]]:
+        """Every object the cache holds, with its reference."""
+        self._refresh()
+        for gk, store in list(self._stores.items()):
+            for obj in store:
+                yield self._ref(gk, obj), obj
+
     # -- resolving what the user typed -------------------------------------------------------
 
     def resolve(self, kind: str, name: str, namespace: str = "default") -> ObjectRef:
