@@ -25,12 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import median_min_max, ratio, spread  # noqa: E402
-from setpoint.client import Client  # noqa: E402
-from setpoint.platform import ObjectRef, StackGraph, load_cache  # noqa: E402
-from setpoint.platform.edges import owner_targets, pod_selector, reference_targets  # noqa: E402
-from setpoint.platform.kinds import builtin_kinds  # noqa: E402
-from setpoint.testing.clusters import fresh_cluster  # noqa: E402
+from bench.common import median_min_max, ratio, spread
+from setpoint.client import Client
+from setpoint.platform import ObjectRef, StackGraph, load_cache
+from setpoint.platform.edges import owner_targets, pod_selector, reference_targets
+from setpoint.platform.kinds import builtin_kinds
+from setpoint.testing.clusters import fresh_cluster
 
 ROOT = ObjectRef("", "Service", "default", "web")
 
