@@ -82,7 +82,7 @@ async def test_a_missing_object_is_an_error_naming_it(setpoint_cluster: Any) -> 
 async def test_png_is_drawn_by_graphviz(setpoint_cluster: Any, k8s: Client,
                                         tmp_path: Path) -> None:
     if shutil.which("dot") is None:
-        pytest.skip("Graphviz is not installed")
+        pytest.skip("Graphviz is not installed: apt-get install graphviz")
     await _stack(k8s)
     png = await _graph(setpoint_cluster, "Service", "web", "-o", "png")
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
@@ -100,7 +100,7 @@ async def test_html_is_self_contained_and_its_script_draws_every_object(
         setpoint_cluster: Any, k8s: Client, tmp_path: Path) -> None:
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed")
+        pytest.skip("node is not installed: apt-get install nodejs")
     await _stack(k8s)
     page = tmp_path / "stack.html"
     await _graph(setpoint_cluster, "Service", "web", "-o", "html", "-f", str(page))
