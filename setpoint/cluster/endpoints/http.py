@@ -27,6 +27,7 @@ from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLi
 log = logging.getLogger("setpoint.cluster")
 
 Message = MutableMapping[str, Any]
+CONNECTION_KEY = "setpoint.connection"  # the scope's uvicorn protocol, for hijacking
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
@@ -38,8 +39,8 @@ class BodyTooLarge(Exception):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_raw_headers", "_receive", "authenticated", "headers", "method", "path",
-                 "query", "user")
+    __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "headers", "method",
+                 "path", "query", "raw_query", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -56,6 +57,8 @@ class Request:
             for key, value in parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True):
                 query.setdefault(key, value)
         self.query = query
+        self.raw_query: bytes = raw_query
+        self._scope = scope
         self._receive = receive
         self.user: dict[str, Any] | None = None  # who sent it, once authenticated
         self.authenticated = False  # it carried credentials the server accepted
@@ -64,6 +67,22 @@ class Request:
         """Every value of a header sent more than once (``name`` in lower case)."""
         wanted = name.encode("latin-1")
         return [v.decode("latin-1") for n, v in self._raw_headers if n == wanted]
+
+    def query_values(self, name: str) -> list[str]:
+        """Every value of a query parameter given more than once (``command`` of exec)."""
+        return [v for k, v in parse_qsl(self.raw_query.decode("latin-1"),
+                                        keep_blank_values=True) if k == name]
+
+    def hijack(self) -> Hijacked:
+        """Take the connection from the HTTP layer, as Go's ``http.Hijacker`` does for the
+        apiserver's upgrade-aware proxy: uvicorn writes nothing more on it, and what the
+        client sends from now on is read from the answer."""
+        connection = self._scope[CONNECTION_KEY]
+        cycle = connection.cycle
+        # the answer is ours to write: uvicorn must neither add a 500 nor keep it alive
+        cycle.response_started = cycle.response_complete = True
+        cycle.keep_alive = False
+        return Hijacked(connection)
 
     @property
     def content_type(self) -> str:
@@ -95,6 +114,39 @@ class Request:
         """Return once the client has closed the connection."""
         while (await self._receive())["type"] != "http.disconnect":
             pass
+
+
+class Hijacked(asyncio.Protocol):
+    """A connection taken over after an upgrade: bytes in through :meth:`read`, out
+    through :meth:`write`; its loss still reaches uvicorn's protocol, which forgets it."""
+
+    def __init__(self, http_protocol: Any) -> None:
+        self._http = http_protocol
+        self.transport: asyncio.Transport = http_protocol.transport
+        self._incoming: asyncio.Queue[bytes] = asyncio.Queue()
+        self.transport.set_protocol(self)
+
+    def data_received(self, data: bytes) -> None:
+        self._incoming.put_nowait(data)
+
+    def eof_received(self) -> bool:
+        self._incoming.put_nowait(b"")
+        return True  # keep writing: the other side may still answer
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._incoming.put_nowait(b"")
+        self._http.connection_lost(exc)
+
+    async def read(self) -> bytes:
+        """The next bytes from the client; b"" at its end."""
+        return await self._incoming.get()
+
+    def write(self, data: bytes) -> None:
+        if not self.transport.is_closing():
+            self.transport.write(data)
+
+    def close(self) -> None:
+        self.transport.close()
 
 
 class Response:
@@ -191,15 +243,20 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
 
 
 def _quiet_upgrades(protocol: type) -> type:
-    """uvicorn's protocol without its warning on upgrade requests: kubectl's exec, attach
-    and port-forward ask for SPDY or WebSocket, and are answered as plain HTTP on purpose
-    (a Status, as a real apiserver answers when it cannot reach the kubelet), so its
-    advice to install a WebSocket library would only mislead."""
+    """uvicorn's protocol without its warning on upgrade requests, and with its own face in
+    the scope: kubectl's exec, attach and port-forward ask for SPDY or WebSocket, which the
+    pod streams proxy byte for byte to the kubelet after hijacking the connection
+    (:meth:`Request.hijack`), so uvicorn's advice to install a WebSocket library would only
+    mislead."""
 
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
         def _unsupported_upgrade_warning(self) -> None:
             pass
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self.scope[CONNECTION_KEY] = self  # Request.hijack takes the connection
 
     return Protocol
 

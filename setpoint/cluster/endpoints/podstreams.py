@@ -2,24 +2,44 @@
 
 kube-apiserver answers these by proxying to the kubelet of the pod's node
 (k8s.io/kubernetes pkg/registry/core/pod/rest/log.go and subresources.go, with the locations
-of pkg/registry/core/pod/strategy.go). It checks what it can itself first: the pod exists,
-the container is one of its own (or the pod has exactly one), the pod is on a node, the node
-exists and has an address. Then it dials ``https://<node address>:<kubelet port>``.
+of pkg/registry/core/pod/strategy.go). It checks what it can itself first: the log options
+(pkg/apis/core/validation ValidatePodLogOptions), the pod exists, the container is one of its
+own (or the pod has exactly one), the pod is on a node, the node exists and has an address.
+Then it reaches ``<node address>:<status.daemonEndpoints.kubeletEndpoint.Port>``:
 
-No process runtime serves these streams yet: the simulated kubelets run no containers. So
-the answer is the one a real cluster gives when the node's kubelet cannot be reached: a 500
-Status whose message is Go's dial error (``Get "<url>": dial tcp ...`` for logs, through
-genericrest.LocationStreamer; ``error dialing backend: dial tcp ...`` for the upgraded
-streams, from apimachinery's upgradeaware proxy), with the reason spelled out.
+- a log is a GET whose body is streamed back (genericrest.LocationStreamer; a kubelet's
+  error answer becomes a Status with its code and body, NewGenericHttpResponseChecker);
+- exec, attach and port-forward go through apimachinery's upgrade-aware proxy: the request
+  is sent on with its ``Upgrade`` headers, and once the kubelet answers 101 the two
+  connections are joined byte for byte, so WebSocket (``v5``/``v4.channel.k8s.io``, port
+  forwarding's SPDY tunnel) and SPDY/3.1 all pass unchanged; an answer other than 101 is
+  handed back as it is.
+
+The node addresses are tried in kubeadm's ``--kubelet-preferred-address-types``
+(InternalIP, ExternalIP, Hostname: cmd/kubeadm/app/phases/controlplane/manifests.go), since
+a node's InternalIP is where its kubelet listens here. The process runtime's kubelets serve
+plain HTTP on loopback addresses.
+
+A pod that runs in the simulation (on a node whose runtime is ``simulated://``, or with the
+process runtime's ``sim.setpoint.dev/ProcessRuntime=False`` condition) has no kubelet
+stream: the answer is the one a real cluster gives when the kubelet cannot be reached, a
+500 Status with Go's dial error (``Get "<url>": ...`` for logs, ``error dialing backend:
+...`` for the upgraded streams), with the reason spelled out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import asyncio
+import contextlib
+import re
+from collections.abc import AsyncIterator, Mapping
+from datetime import datetime
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlencode
 
+from setpoint.cluster.endpoints.http import Request, Response, Send, StreamResponse
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.machinery import errors
+from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -34,42 +54,271 @@ STREAMS: dict[str, tuple[str, bool, tuple[str, ...]]] = {
     "attach": ("attach", True, ("GET", "POST")),
     "portforward": ("portForward", False, ("GET", "POST")),
 }
-# kube-apiserver's --kubelet-preferred-address-types default, and the kubelet's port
-PREFERRED_ADDRESS_TYPES = ("Hostname", "InternalDNS", "InternalIP", "ExternalDNS",
-                           "ExternalIP")
+PREFERRED_ADDRESS_TYPES = ("InternalIP", "ExternalIP", "Hostname")
 DEFAULT_KUBELET_PORT = 10250
+SIMULATED_RUNTIME = "simulated://"
+FALLBACK_CONDITION = "sim.setpoint.dev/ProcessRuntime"
 UNREACHABLE = ("the kubelet of node {node} is simulated and runs no containers, so it serves "
                "no logs, exec, attach or port-forward")
+POD_SIMULATED = ("pod {pod} runs in the simulated runtime ({why}), so its kubelet serves no "
+                 "logs, exec, attach or port-forward for it")
+MAX_ERROR_BODY = 50_000  # NewGenericHttpResponseChecker's maxReadLength
+MAX_RESPONSE_HEAD = 64 * 1024
+_HOP_HEADERS = {"authorization", "host", "content-length", "transfer-encoding",
+                "impersonate-user", "impersonate-group", "impersonate-uid"}
+# exec/attach query parameters and their names on the kubelet's side (streamParams)
+_EXEC_PARAMS = (("stdin", "input"), ("stdout", "output"), ("stderr", "error"), ("tty", "tty"))
 
 
-def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, name: str,
-            subresource: str, method: str, query: Mapping[str, str]) -> bytes:
-    """The answer to a stream request, or the StatusError kube-apiserver would give.
-
-    Only a log of a pod not yet on a node has an answer: empty, as the apiserver's
-    LocationStreamer without a location gives it."""
+async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, name: str,
+                  subresource: str, request: Request) -> Response:
+    """The answer to a stream request, or the StatusError kube-apiserver would give."""
     path, has_container, methods = STREAMS[subresource]
+    method = request.method
     if method not in methods:
         verb = {"POST": "create", "PUT": "update", "PATCH": "patch", "DELETE": "delete"}
         raise errors.method_not_supported(f"{rt.resource}/{subresource}",
                                           verb.get(method, method.lower()), rt.group)
+    query = request.query
+    params: list[tuple[str, str]] = []
+    if subresource == "log":
+        params = _log_params(query, name)
     pod = store.get(rt.storage_key, ns, name)
     if pod is None:
         raise errors.not_found(rt.resource, name, rt.group)
     spec = pod.get("spec") or {}
     container = _container(pod, name, query.get("container", "")) if has_container else ""
-    node = spec.get("nodeName") or ""
-    if not node:
+    node_name = spec.get("nodeName") or ""
+    if not node_name:
         if subresource == "log":
-            return b""
+            return Response(b"", 200, "text/plain")  # LocationStreamer without a location
         raise errors.bad_request(f"pod {name} does not have a host assigned")
-    host, port = _kubelet_address(store, registry, node)
+    node, host, port = _kubelet_address(store, registry, node_name)
     target = f"{host}:{port}"
-    why = f"dial tcp {target}: " + UNREACHABLE.format(node=f'"{node}"')
+    location = f"/{path}/{quote(ns)}/{quote(name)}" + (f"/{quote(container)}"
+                                                       if has_container else "")
+    if subresource != "log":
+        params = _stream_params(subresource, request)
+    location += f"?{urlencode(params)}" if params else ""
+    why = _simulated(node, pod, node_name, name)
+    if why is not None:
+        if subresource == "log":
+            raise StatusError(500, "", f'Get "https://{target}{location.split("?")[0]}": '
+                                       f"dial tcp {target}: {why}")
+        raise StatusError(500, "", f"error dialing backend: dial tcp {target}: {why}")
     if subresource == "log":
-        url = f"https://{target}/{path}/{ns}/{name}/{container}"
-        raise StatusError(500, "", f'Get "{url}": {why}')
-    raise StatusError(500, "", f"error dialing backend: {why}")
+        return await _stream_log(host, port, location, name)
+    return await _upgrade_proxy(host, port, location, request)
+
+
+# -- the log -------------------------------------------------------------------------------
+
+def _go_bool(raw: str) -> bool:
+    """runtime.Convert_Slice_string_To_bool: only "0" and "false" (any case) are false."""
+    return not (raw == "0" or raw.lower() == "false")
+
+
+def _go_int64(raw: str) -> int:
+    """strconv.ParseInt(s, 10, 64), with its error as the parameter codec reports it."""
+    if re.fullmatch(r"[+-]?[0-9]+", raw):
+        value = int(raw)
+        if -(1 << 63) <= value < (1 << 63):
+            return value
+        raise errors.bad_request(f'strconv.ParseInt: parsing "{raw}": value out of range')
+    raise errors.bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax')
+
+
+def _go_time(raw: str) -> datetime | None:
+    """metav1.Time's query form: RFC 3339 (time.RFC3339), empty or "null" for none."""
+    if raw in ("", "null"):
+        return None
+    try:
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})",
+                            raw):
+            raise ValueError
+        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise errors.bad_request(f'parsing time "{raw}" as "2006-01-02T15:04:05Z07:00": '
+                                 f"cannot parse \"{raw}\" as \"2006\"") from None
+
+
+def _log_params(query: Mapping[str, str], name: str) -> list[tuple[str, str]]:
+    """Decode and validate PodLogOptions (log.go: ValidatePodLogOptions before the pod is
+    read), and the kubelet's query as LogLocation builds it."""
+    ints = {k: _go_int64(query[k]) for k in ("sinceSeconds", "tailLines", "limitBytes")
+            if k in query}
+    since_time = _go_time(query["sinceTime"]) if "sinceTime" in query else None
+    causes = []
+    if ints.get("tailLines", 0) < 0:
+        causes.append(fielderrors.invalid("tailLines", ints["tailLines"],
+                                          "must be greater than or equal to 0"))
+    if ints.get("limitBytes", 1) < 1:
+        causes.append(fielderrors.invalid("limitBytes", ints["limitBytes"],
+                                          "must be greater than 0"))
+    if "sinceSeconds" in ints and since_time is not None:
+        causes.append(fielderrors.forbidden(
+            "", "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+    elif ints.get("sinceSeconds", 1) < 1:
+        causes.append(fielderrors.invalid("sinceSeconds", ints["sinceSeconds"],
+                                          "must be greater than 0"))
+    if causes:
+        raise errors.invalid("PodLogOptions", name, causes)
+    params = [(k, "true") for k in ("follow", "previous", "timestamps")
+              if k in query and _go_bool(query[k])]
+    if "sinceSeconds" in ints:
+        params.append(("sinceSeconds", str(ints["sinceSeconds"])))
+    if since_time is not None:
+        params.append(("sinceTime", since_time.isoformat().replace("+00:00", "Z")))
+    params += [(k, str(ints[k])) for k in ("tailLines", "limitBytes") if k in ints]
+    return sorted(params)  # url.Values.Encode sorts by key
+
+
+async def _stream_log(host: str, port: int, location: str, name: str) -> Response:
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+    except OSError as exc:
+        raise StatusError(500, "", f'Get "http://{host}:{port}{location}": dial tcp '
+                                   f"{host}:{port}: connect: {_reason(exc)}") from None
+    # HTTP/1.0: the body is whatever comes until the kubelet closes
+    writer.write(f"GET {location} HTTP/1.0\r\nHost: {host}:{port}\r\n\r\n".encode())
+    try:
+        status, _, _ = _parse_head(await reader.readuntil(b"\r\n\r\n"))
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
+        writer.close()
+        raise StatusError(500, "InternalError", "the kubelet's answer could not be read") \
+            from None
+    if not 200 <= status < 300:
+        body = await reader.read(MAX_ERROR_BODY)
+        writer.close()
+        raise _kubelet_error(status, body.decode("utf-8", "replace").strip(), name)
+
+    async def chunks() -> AsyncIterator[bytes]:
+        try:
+            while chunk := await reader.read(32 * 1024):
+                yield chunk
+        finally:
+            writer.close()
+
+    return StreamResponse(chunks(), writer.close, 200, "text/plain")
+
+
+def _kubelet_error(status: int, body: str, name: str) -> StatusError:
+    """apierrors.NewGenericServerResponse for pods/log, as the response checker makes it."""
+    reasons = {400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
+               409: "Conflict", 422: "Invalid", 429: "TooManyRequests", 500: "InternalError",
+               503: "ServiceUnavailable", 504: "Timeout"}
+    return StatusError(status, reasons.get(status, "Unknown"), body or "unknown",
+                       name=name, kind="pods/log")
+
+
+# -- exec, attach, port-forward ------------------------------------------------------------
+
+def _stream_params(subresource: str, request: Request) -> list[tuple[str, str]]:
+    """strategy.go streamParams: PodExecOptions/PodAttachOptions/PodPortForwardOptions as
+    the kubelet reads them."""
+    query = request.query
+    params: list[tuple[str, str]] = []
+    if subresource in ("exec", "attach"):
+        params = [(kubelet, "1") for ours, kubelet in _EXEC_PARAMS
+                  if ours in query and _go_bool(query[ours])]
+        if subresource == "exec":
+            params += [("command", c) for c in request.query_values("command")]
+    elif subresource == "portforward":
+        ports = request.query_values("ports")
+        if ports:
+            params.append(("port", ",".join(ports)))
+    return sorted(params, key=lambda kv: kv[0])
+
+
+async def _upgrade_proxy(host: str, port: int, location: str, request: Request) -> Response:
+    """upgradeaware.go tryUpgrade: dial, send the request on, then join the connections."""
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+    except OSError as exc:
+        raise StatusError(500, "", f"error dialing backend: dial tcp {host}:{port}: connect: "
+                                   f"{_reason(exc)}") from None
+    lines = [f"{request.method} {location} HTTP/1.1", f"Host: {host}:{port}"]
+    for header in request.headers:
+        if header not in _HOP_HEADERS:
+            lines += [f"{header}: {v}" for v in request.header_values(header)]
+    writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+        status, headers, content_type = _parse_head(head)
+    except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
+        writer.close()
+        raise StatusError(500, "", "error dialing backend: the kubelet closed the connection"
+                          ) from None
+    if status != 101:
+        length = int(headers.get("content-length", "0") or 0)
+        body = await reader.readexactly(min(length, MAX_ERROR_BODY)) if length else b""
+        writer.close()
+        return Response(body, status, content_type or "text/plain; charset=utf-8")
+    return TunnelResponse(head, reader, writer)
+
+
+class TunnelResponse(Response):
+    """The kubelet's 101 and then both directions copied until either side ends."""
+
+    __slots__ = ("_head", "_reader", "_writer")
+
+    def __init__(self, head: bytes, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+        super().__init__(b"", 101)
+        self._head, self._reader, self._writer = head, reader, writer
+
+    async def send(self, send: Send, request: Request) -> None:
+        client = request.hijack()
+        client.write(self._head)
+        reader, writer = self._reader, self._writer
+
+        async def upstream() -> None:
+            with contextlib.suppress(OSError):
+                while data := await client.read():
+                    writer.write(data)
+                    await writer.drain()
+                if writer.can_write_eof():
+                    writer.write_eof()
+
+        forward = asyncio.get_running_loop().create_task(upstream())
+        try:
+            with contextlib.suppress(OSError):
+                while data := await reader.read(64 * 1024):
+                    client.write(data)
+        finally:
+            forward.cancel()
+            writer.close()
+            client.close()
+
+
+# -- locations -----------------------------------------------------------------------------
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str], str]:
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    status = int(status_line.split(" ", 2)[1])
+    headers: dict[str, str] = {}
+    for line in header_lines:
+        if ":" in line:
+            key, value = line.split(":", 1)
+            headers.setdefault(key.strip().lower(), value.strip())
+    return status, headers, headers.get("content-type", "")
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
+def _simulated(node: Obj, pod: Obj, node_name: str, name: str) -> str | None:
+    """Why the pod's streams have no kubelet to come from, or None when they do."""
+    runtime = ((node.get("status") or {}).get("nodeInfo") or {}).get(
+        "containerRuntimeVersion") or ""
+    if runtime.startswith(SIMULATED_RUNTIME):
+        return UNREACHABLE.format(node=f'"{node_name}"')
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == FALLBACK_CONDITION and condition.get("status") == "False":
+            why = condition.get("message") or condition.get("reason") or "no process runtime"
+            return POD_SIMULATED.format(pod=name, why=why)
+    return None
 
 
 def _container(pod: Obj, name: str, container: str) -> str:
@@ -94,8 +343,9 @@ def _container(pod: Obj, name: str, container: str) -> str:
     return container
 
 
-def _kubelet_address(store: Reader, registry: Registry, node_name: str) -> tuple[str, int]:
-    """pkg/kubelet/client's NodeConnectionInfoGetter: the node's preferred address and
+def _kubelet_address(store: Reader, registry: Registry, node_name: str,
+                     ) -> tuple[Obj, str, int]:
+    """pkg/kubelet/client's NodeConnectionInfoGetter: the node, its preferred address and
     its kubelet's port."""
     nodes = registry.get("", "v1", "nodes")
     node = store.get(nodes.storage_key, "", node_name) if nodes is not None else None
@@ -108,6 +358,8 @@ def _kubelet_address(store: Reader, registry: Registry, node_name: str) -> tuple
             if address.get("type") == kind and address.get("address"):
                 port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}
                         ).get("Port") or DEFAULT_KUBELET_PORT
-                return address["address"], int(port)
+                return node, address["address"], int(port)
     known = " ".join(f"{{{a.get('type', '')} {a.get('address', '')}}}" for a in addresses)
     raise StatusError(500, "", f"no preferred addresses found; known addresses: [{known}]")
+
+

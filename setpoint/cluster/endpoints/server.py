@@ -271,10 +271,9 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
-            streamed = podstreams.connect(self.api.store, self.api.registry, rt,
-                                          rp.namespace or "", rp.name, rp.subresource, method,
-                                          request.query)
-            return Response(streamed, 200, "text/plain")
+            return await podstreams.connect(self.api.store, self.api.registry, rt,
+                                            rp.namespace or "", rp.name, rp.subresource,
+                                            request)
         self._check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
             return await self._virtual(request, rt, rp)

@@ -39,6 +39,7 @@ __all__ = ["ImageCatalog", "ImageEntry", "KubeletServer", "LaunchContext", "Proc
 log = logging.getLogger("setpoint.workloads.kubelet.process")
 NODE = Kind("v1", "Node")
 PV = Kind("v1", "PersistentVolume")
+RUNTIME_VERSION = "setpoint-process://1.0"
 
 
 def from_settings(settings: WorkloadSettings) -> ProcessRuntime:
@@ -109,8 +110,10 @@ async def _serve_nodes(manager: Manager, runtime: ProcessRuntime,
             log.warning("kubelet endpoint of node %s not served: %s", name, exc)
             continue
         servers[name] = server
-        await manager.client.patch_status(NODE, name, {"status": {"daemonEndpoints": {
-            "kubeletEndpoint": {"Port": port}}}})
+        # the runtime is reported too: the API server proxies streams only to real ones
+        await manager.client.patch_status(NODE, name, {"status": {
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
+            "nodeInfo": {"containerRuntimeVersion": RUNTIME_VERSION}}})
 
 
 async def _reclaim(manager: Manager, runtime: ProcessRuntime) -> None:

@@ -124,3 +124,24 @@ async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None =
             # a log file has no change notification we can await portably: look again
             # shortly (the kubelet uses fsnotify with a one-second fallback poll)
             await asyncio.sleep(0.1)
+
+
+async def follow_records(path: Path, running: asyncio.Event) -> AsyncIterator[tuple[str, bytes]]:
+    """(stream, text) of each line written to the log from now on, while ``running``:
+    what ``kubectl attach`` shows."""
+    pending = b""
+    with path.open("rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        while True:
+            chunk = fh.read()
+            if chunk:
+                pending += chunk
+                *whole, pending = pending.split(b"\n")
+                for line in whole:
+                    parts = line.split(b" ", 3)
+                    if len(parts) == 4:
+                        yield parts[1].decode(), parts[3] + (b"\n" if parts[2] == b"F" else b"")
+                continue
+            if not running.is_set():
+                return
+            await asyncio.sleep(0.1)  # as read_log's follow: no portable change notification

@@ -77,6 +77,7 @@ class ProcessContainer:
     cwd: str = ""
     binds: list[tuple[str, str, bool]] = field(default_factory=list)
     proc: asyncio.subprocess.Process | None = None
+    stdin: asyncio.StreamWriter | None = None  # open for `stdin: true`, for attach
     started_at: float | None = None
     finished_at: float | None = None
     exit_code: int | None = None
@@ -390,7 +391,9 @@ class ProcessRuntime:
         container.started_at = self.clock()
         try:
             proc = await asyncio.create_subprocess_exec(
-                *container.argv, stdin=asyncio.subprocess.DEVNULL,
+                *container.argv,
+                stdin=asyncio.subprocess.PIPE if container.config.spec.get("stdin")
+                else asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 env=container.env, cwd=container.cwd,
                 preexec_fn=spawn.preexec(container.binds, self.isolate), limit=1 << 20)
@@ -400,6 +403,7 @@ class ProcessRuntime:
             container.message = f"failed to start {container.argv[0]}: {exc.strerror or exc}"
             return
         container.proc = proc
+        container.stdin = proc.stdin
         container.running.set()
         if self._reaper is not None:
             self._reaper.register(proc.pid)
@@ -563,10 +567,17 @@ class ProcessRuntime:
                 return sorted(directory.glob("*.log"), key=lambda p: int(p.stem))
         return []
 
+    def sandbox_of(self, namespace: str, pod: str) -> ProcessSandbox | None:
+        """The process sandbox of a pod (its address is ``config.ip``)."""
+        return next((s for s in self._sandboxes.values() if s.config.namespace == namespace
+                     and s.config.name == pod), None)
+
     async def exec_process(self, container_id: str, command: list[str],
+                           tty: int | None = None,
                            **kwargs: Any) -> asyncio.subprocess.Process:
         """Start ``command`` in the container's environment (its mounts, variables and
-        working directory); the caller owns the process."""
+        working directory); the caller owns the process. ``tty``: a terminal's fd that
+        becomes the command's controlling terminal."""
         container = self._containers.get(container_id)
         if container is None or container.proc is None or container.finished_at is not None:
             raise LookupError(f"container {container_id} is not running")
@@ -579,7 +590,8 @@ class ProcessRuntime:
         join = container.proc.pid if self.isolate else None
         return await asyncio.create_subprocess_exec(
             *argv, env=container.env, cwd=container.cwd,
-            preexec_fn=spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd),
+            preexec_fn=spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd,
+                                     tty=tty),
             **kwargs)
 
     async def exec_sync(self, container_id: str, command: list[str],

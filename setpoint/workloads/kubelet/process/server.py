@@ -11,26 +11,48 @@ several clusters on one machine never collide, and the node reports that port.
 with ``command=`` query parameters, as the kubelet's path takes them) and upgrades to the
 ``v4.channel.k8s.io`` WebSocket protocol when asked (channel byte 1 stdout, 2 stderr, 3 the
 final Status), which is what the API server proxies ``kubectl exec`` to.
-``/portForward`` is reserved for the streaming work that follows (501 until then).
+With ``Connection: Upgrade`` the streams of :mod:`.remotecommand` serve ``/exec`` and
+``/attach`` (WebSocket ``v5``/``v4.channel.k8s.io`` or SPDY/3.1), and :mod:`.portforward`
+serves ``/portForward`` (SPDY/3.1, or SPDY tunneled in WebSocket as kubectl 1.31+ sends it).
+The API server reaches these through its upgrade-aware proxy (pods/exec, attach,
+portforward), so kubectl meets them unchanged.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from typing import TYPE_CHECKING
+import time
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import WSMsgType, web
 
 from setpoint.workloads.kubelet.process.logs import LogOptions, read_log
+from setpoint.workloads.kubelet.process.portforward import (
+    PROTOCOL,
+    TUNNELING_PREFIX,
+    PortForwarder,
+)
+from setpoint.workloads.kubelet.process.remotecommand import (
+    SPDY_PROTOCOLS,
+    WEBSOCKET_PROTOCOLS,
+    Channels,
+    SpdyChannels,
+    StreamOptions,
+    WebSocketChannels,
+    run_attach,
+    run_exec,
+)
+from setpoint.workloads.kubelet.process.spdy import ProtocolError, SpdySession, SpdyStream
 
 if TYPE_CHECKING:
     from setpoint.workloads.kubelet.process.runtime import ProcessRuntime
 
 log = logging.getLogger("setpoint.workloads.kubelet.server")
 
-EXEC_PROTOCOLS = ("v4.channel.k8s.io", "channel.k8s.io")
+PROTOCOL_HEADER = "X-Stream-Protocol-Version"
 
 
 def _flag(request: web.Request, name: str) -> bool:
@@ -57,6 +79,7 @@ class KubeletServer:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/containerLogs/{ns}/{pod}/{container}", self._logs)
         app.router.add_route("*", "/exec/{ns}/{pod}/{container}", self._exec)
+        app.router.add_route("*", "/attach/{ns}/{pod}/{container}", self._attach)
         app.router.add_route("*", "/portForward/{ns}/{pod}", self._port_forward)
         self._runner = web.AppRunner(app, access_log=None)
 
@@ -88,58 +111,190 @@ class KubeletServer:
         path = paths[-2] if previous else paths[-1]
         instances = self.runtime.find(ns, pod, name)
         current = instances[-1] if instances and not previous else None
+        since = _number(request, "sinceSeconds")
+        if since is None and request.query.get("sinceTime"):
+            try:
+                since_time = datetime.fromisoformat(request.query["sinceTime"].replace(
+                    "Z", "+00:00"))
+            except ValueError:
+                raise web.HTTPBadRequest(text="invalid sinceTime") from None
+            since = max(0.0, time.time() - since_time.timestamp()) or 1e-9
         opts = LogOptions(follow=_flag(request, "follow") and not previous,
                           tail_lines=_number(request, "tailLines"),
-                          since_seconds=_number(request, "sinceSeconds"),
-                          timestamps=_flag(request, "timestamps"))
+                          since_seconds=since, timestamps=_flag(request, "timestamps"))
+        limit = _number(request, "limitBytes")
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
         async for chunk in read_log(path, opts, current.running if current else None):
+            if limit is not None:
+                chunk, limit = chunk[:limit], limit - len(chunk)
             await response.write(chunk)
+            if limit is not None and limit <= 0:
+                break  # limitBytes: the kubelet stops once that much is written
         await response.write_eof()
         return response
 
-    async def _exec(self, request: web.Request) -> web.StreamResponse:
+    def _running(self, request: web.Request) -> Any:
         ns, pod, name = (request.match_info[k] for k in ("ns", "pod", "container"))
-        command = request.query.getall("command", [])
         instances = [c for c in self.runtime.find(ns, pod, name) if c.finished_at is None]
-        if not command or not instances:
-            raise web.HTTPBadRequest(text="no command" if not command else
-                                     f'container "{name}" in pod "{pod}" is not running')
-        container = instances[-1]
-        ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS)
-        if not ws.can_prepare(request).ok:
+        if not instances:
+            raise web.HTTPBadRequest(text=f'container "{name}" in pod "{pod}" is not running')
+        return instances[-1]
+
+    async def _exec(self, request: web.Request) -> web.StreamResponse:
+        command = request.query.getall("command", [])
+        container = self._running(request)
+        if not command:
+            raise web.HTTPBadRequest(text="you must specify at least 1 command")
+        if not _is_upgrade(request):
+            # the plain answer this endpoint gave before the streams: output, exit code
             code, out = await self.runtime.exec_sync(container.id, command, 3600.0)
             return web.Response(body=out, headers={"X-Exit-Code": str(code)})
-        await ws.prepare(request)
-        proc = await self.runtime.exec_process(container.id, command,
-                                               stdin=asyncio.subprocess.PIPE,
-                                               stdout=asyncio.subprocess.PIPE,
-                                               stderr=asyncio.subprocess.PIPE)
+        opts = StreamOptions.from_query(request.query)
 
-        async def pump(stream: asyncio.StreamReader | None, channel: int) -> None:
-            while stream is not None and (chunk := await stream.read(32 * 1024)):
-                await ws.send_bytes(bytes([channel]) + chunk)
+        async def start(argv: list[str], **kwargs: Any) -> asyncio.subprocess.Process:
+            return await self.runtime.exec_process(container.id, argv, **kwargs)
 
-        async def feed() -> None:
-            async for msg in ws:
-                if msg.type is WSMsgType.BINARY and msg.data[:1] == b"\x00" and proc.stdin:
-                    proc.stdin.write(msg.data[1:])
-                    await proc.stdin.drain()
-                elif msg.type is WSMsgType.BINARY and msg.data[:1] == b"\xff" and proc.stdin:
-                    proc.stdin.close()  # v5: the client closed stdin
-        feeder = asyncio.get_running_loop().create_task(feed())
-        await asyncio.gather(pump(proc.stdout, 1), pump(proc.stderr, 2))
-        code = await proc.wait()
-        feeder.cancel()
-        status = {"metadata": {}, "status": "Success"} if code == 0 else {
-            "metadata": {}, "status": "Failure", "reason": "NonZeroExitCode",
-            "message": f"command terminated with non-zero exit code: error executing command "
-                       f"{command}: exit status {code}",
-            "details": {"causes": [{"reason": "ExitCode", "message": str(code)}]}}
-        await ws.send_bytes(b"\x03" + json.dumps(status).encode())
-        await ws.close()
-        return ws
+        return await self._remote_command(
+            request, opts, lambda channels: run_exec(start, command, opts, channels))
 
-    async def _port_forward(self, request: web.Request) -> web.Response:
-        raise web.HTTPNotImplemented(text="port forwarding is not served by this kubelet yet")
+    async def _attach(self, request: web.Request) -> web.StreamResponse:
+        container = self._running(request)
+        opts = StreamOptions.from_query(request.query)
+        return await self._remote_command(request, opts, lambda channels: run_attach(
+            container.log_path, container.running, container.stdin, opts, channels))
+
+    async def _remote_command(self, request: web.Request, opts: StreamOptions,
+                              run: Callable[[Channels], Awaitable[None]],
+                              ) -> web.StreamResponse:
+        """Upgrade to WebSocket or SPDY (remotecommand's createStreams) and run."""
+        if not (opts.stdin or opts.stdout or opts.stderr):
+            raise web.HTTPBadRequest(text="you must specify at least 1 of stdin, stdout, "
+                                          "stderr")
+        ws = web.WebSocketResponse(protocols=WEBSOCKET_PROTOCOLS, heartbeat=None)
+        if ws.can_prepare(request).ok:
+            await ws.prepare(request)
+            channels = WebSocketChannels(ws)
+            receiver = asyncio.get_running_loop().create_task(channels.receive())
+            try:
+                await run(channels)
+            finally:
+                receiver.cancel()
+            return ws
+        protocol = _negotiate(request, SPDY_PROTOCOLS)
+        spdy_channels: SpdyChannels | None = None
+
+        def on_stream(stream: SpdyStream) -> None:
+            assert spdy_channels is not None
+            spdy_channels.on_stream(stream)
+
+        response, session = await _upgrade_spdy(request, protocol, on_stream)
+        spdy_channels = SpdyChannels(session)
+        spdy_channels.expected = opts.expected_spdy_streams()
+        try:
+            async with asyncio.timeout(STREAM_CREATION_TIMEOUT):
+                await spdy_channels.ready.wait()
+            await run(spdy_channels)
+        except TimeoutError:
+            log.info("exec/attach: the client opened too few streams in time")
+        finally:
+            request.transport.close() if request.transport else None
+        return response
+
+    async def _port_forward(self, request: web.Request) -> web.StreamResponse:
+        ns, pod = request.match_info["ns"], request.match_info["pod"]
+        sandbox = self.runtime.sandbox_of(ns, pod)
+        if sandbox is None:
+            raise web.HTTPNotFound(text=f'pod "{pod}" in namespace "{ns}" not found')
+        forwarder = PortForwarder(sandbox.config.ip, pod, sandbox.config.pod_uid)
+        tunneling = [TUNNELING_PREFIX + PROTOCOL]
+        ws = web.WebSocketResponse(protocols=tunneling, heartbeat=None)
+        if ws.can_prepare(request).ok:
+            # kubectl >= 1.31: the SPDY session inside binary WebSocket messages
+            await ws.prepare(request)
+            outgoing: asyncio.Queue[bytes] = asyncio.Queue()
+            session = SpdySession(outgoing.put_nowait, forwarder.on_stream)
+
+            async def send() -> None:
+                while True:
+                    await ws.send_bytes(await outgoing.get())
+
+            sender = asyncio.get_running_loop().create_task(send())
+            try:
+                async for msg in ws:
+                    if msg.type is WSMsgType.BINARY:
+                        session.feed(msg.data)
+            except ProtocolError as exc:
+                log.info("port-forward: %s", exc)
+            finally:
+                session.feed_eof()
+                forwarder.close()
+                sender.cancel()
+            return ws
+        protocol = _negotiate(request, (PROTOCOL,))
+        response, session = await _upgrade_spdy(request, protocol, forwarder.on_stream)
+        try:
+            await session.closed.wait()
+        finally:
+            forwarder.close()
+            request.transport.close() if request.transport else None
+        return response
+
+
+STREAM_CREATION_TIMEOUT = 30.0  # the kubelet's streaming server default
+
+
+def _is_upgrade(request: web.Request) -> bool:
+    return "upgrade" in request.headers.get("Connection", "").lower()
+
+
+def _negotiate(request: web.Request, supported: tuple[str, ...]) -> str:
+    """httpstream.Handshake: the first protocol the client offers that we serve."""
+    if request.headers.get("Upgrade", "").lower() != "spdy/3.1":
+        raise web.HTTPBadRequest(text="unable to upgrade: missing upgrade headers in request")
+    offered = [p.strip() for v in request.headers.getall(PROTOCOL_HEADER, [])
+               for p in v.split(",") if p.strip()]
+    if not offered:
+        raise web.HTTPBadRequest(text=f"unable to upgrade: {PROTOCOL_HEADER} is required")
+    for protocol in offered:
+        if protocol in supported:
+            return protocol
+    raise web.HTTPForbidden(
+        text=f"unable to upgrade: unable to negotiate protocol: client supports "
+             f"[{' '.join(offered)}], server accepts [{' '.join(supported)}]",
+        headers={"X-Accepted-Stream-Protocol-Versions": ", ".join(supported)})
+
+
+class _SpdyFeeder:
+    """aiohttp's payload-parser seat (as its WebSocket reader uses it) for a SPDY session."""
+
+    def __init__(self, session: SpdySession) -> None:
+        self.session = session
+
+    def feed_data(self, data: bytes) -> tuple[bool, bytes]:
+        try:
+            self.session.feed(data)
+        except ProtocolError as exc:
+            log.info("SPDY: %s", exc)
+            self.session.feed_eof()
+            return True, b""
+        return False, b""
+
+    def feed_eof(self) -> None:
+        self.session.feed_eof()
+
+
+async def _upgrade_spdy(request: web.Request, protocol: str,
+                        on_stream: Callable[[SpdyStream], None],
+                        ) -> tuple[web.StreamResponse, SpdySession]:
+    """Answer 101 Switching Protocols to SPDY/3.1 and take the connection's bytes."""
+    transport = request.transport
+    if transport is None or request.protocol is None:
+        raise web.HTTPBadRequest(text="connection closed")
+    session = SpdySession(transport.write, on_stream)
+    # the parser goes in before the answer: the client's first frame follows the 101
+    request.protocol.set_parser(_SpdyFeeder(session))  # type: ignore[arg-type]
+    response = web.StreamResponse(status=101, headers={
+        "Connection": "Upgrade", "Upgrade": "SPDY/3.1", PROTOCOL_HEADER: protocol})
+    await response.prepare(request)
+    return response, session

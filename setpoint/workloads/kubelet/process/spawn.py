@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import termios
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -45,10 +47,14 @@ def _check(result: int, what: str) -> None:
 
 
 def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
-            join_namespace_of: int | None = None, cwd: str = "") -> Callable[[], None]:
-    """The function run in the child between fork and exec (no Python threads there)."""
+            join_namespace_of: int | None = None, cwd: str = "",
+            tty: int | None = None) -> Callable[[], None]:
+    """The function run in the child between fork and exec (no Python threads there);
+    ``tty`` becomes the new session's controlling terminal (``exec -t``)."""
     def setup() -> None:
         os.setsid()
+        if tty is not None:
+            fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if join_namespace_of is not None:
             fd = os.open(f"/proc/{join_namespace_of}/ns/mnt", os.O_RDONLY)

@@ -1,0 +1,191 @@
+"""Real kubectl (1.27, 1.32, 1.33) against process pods: ``logs``, ``exec``,
+``port-forward`` and ``attach`` through the API server's proxy to the node's kubelet.
+
+kube-apiserver proxies these subresources to the kubelet (pkg/registry/core/pod/rest/log.go,
+subresources.go, locations from pkg/registry/core/pod/strategy.go, the upgrade-aware proxy
+of apimachinery). kubectl 1.27 speaks SPDY/3.1 for exec, attach and port-forward; 1.32 and
+1.33 use WebSocket ``v5.channel.k8s.io`` for exec and attach, and tunnel SPDY through a
+WebSocket (``SPDY/3.1+portforward.k8s.io``) for port-forward.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.conftest import kubectl_path
+from tests.workloads.process.support import need, process_env
+from tests.workloads.test_kubelet_support import Env, condition, pod, ready
+
+VERSIONS = ["1.27", None, "1.33"]  # None: the kubectl on PATH (1.32)
+
+
+class Kubectl:
+    """A kubectl of one version with a kubeconfig this test wrote and a fresh cache."""
+
+    def __init__(self, env: Env, tmp: Path, version: str | None) -> None:
+        self.binary = kubectl_path(version)
+        self.kubeconfig = tmp / "kubeconfig"
+        shutil.copyfile(env.cluster.kubeconfig, self.kubeconfig)
+        self.kubeconfig.chmod(0o600)
+        self.cache = tmp / f"cache-{version}"
+        self.env = {**os.environ, "HOME": str(tmp)}
+
+    async def start(self, *args: str, stdin: bool = False) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache),
+            "-n", "default", *args, env=self.env,
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def run(self, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+        proc = await self.start(*args, stdin=stdin is not None)
+        out, err = await asyncio.wait_for(proc.communicate(stdin), 60)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+    async def ok(self, *args: str, stdin: bytes | None = None) -> str:
+        code, out, err = await self.run(*args, stdin=stdin)
+        assert code == 0, err
+        return out
+
+
+def busybox(name: str, script: str, **extra: Any) -> dict[str, Any]:
+    body = pod(name)
+    body["spec"]["containers"] = [{"name": "main", "image": "busybox:1.36",
+                                   "command": ["sh", "-c", script], **extra}]
+    return body
+
+
+async def read_until(stream: asyncio.StreamReader | None, needle: bytes) -> bytes:
+    assert stream is not None
+    seen = b""
+    async with asyncio.timeout(30):
+        while needle not in seen:
+            chunk = await stream.read(4096)
+            assert chunk, seen
+            seen += chunk
+    return seen
+
+
+async def stop(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.kill()
+    await proc.wait()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_kubectl_logs_tail_since_container_follow_and_previous(
+        tmp_path: Path, version: str | None) -> None:
+    need("busybox", "busybox")
+    gate = tmp_path / "gate"
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, version)
+        two = busybox("two", "echo one; echo two >&2; echo three; sleep 3600")
+        two["spec"]["containers"].append({"name": "side", "image": "busybox:1.36",
+                                          "command": ["sh", "-c", "echo side; sleep 3600"]})
+        await env.run(two)
+        await env.until("two", ready)
+        assert (await kubectl.ok("logs", "two", "-c", "main")).split() == ["one", "two",
+                                                                         "three"]
+        assert await kubectl.ok("logs", "two", "-c", "main", "--tail=1") == "three\n"
+        assert await kubectl.ok("logs", "two", "-c", "side", "--since=1h") == "side\n"
+        # strategy.go validateContainer: a pod of two containers needs one named
+        code, _, err = await kubectl.run("get", "--raw", "/api/v1/namespaces/default/pods/"
+                                         "two/log")
+        assert code != 0 and "a container name must be specified for pod two, choose " \
+            "one of: [main side]" in err
+        # -f follows the running container until it exits
+        await env.run(busybox("follow", f"echo first; until [ -e {gate} ]; do sleep 0.1; "
+                                        "done; echo second",
+                              ), node_name="node-b")
+        await env.until("follow", ready)
+        follower = await kubectl.start("logs", "-f", "follow")
+        try:
+            await read_until(follower.stdout, b"first\n")
+            gate.touch()
+            assert follower.stdout is not None
+            rest = await asyncio.wait_for(follower.stdout.read(), 30)
+            assert rest == b"second\n"
+            assert await asyncio.wait_for(follower.wait(), 30) == 0
+        finally:
+            await stop(follower)
+        # --previous: the instance before the last restart
+        await env.run(busybox("crash", "echo run; sleep 0.3; exit 1"))
+        await env.until("crash", lambda p: any(
+            (s.get("restartCount") or 0) >= 1
+            for s in (p.get("status") or {}).get("containerStatuses") or ()))
+        assert await kubectl.ok("logs", "crash", "--previous") == "run\n"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_kubectl_exec_runs_in_the_container_with_stdin_and_exit_code(
+        tmp_path: Path, version: str | None) -> None:
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, version)
+        await env.run(busybox("box", "sleep 3600", env=[{"name": "GREETING",
+                                                         "value": "hi"}]))
+        await env.until("box", ready)
+        out = await kubectl.ok("exec", "box", "--", "sh", "-c", 'echo "$GREETING" out')
+        assert out == "hi out\n"
+        code, out, err = await kubectl.run("exec", "box", "--", "sh", "-c",
+                                           "echo partial; echo oops >&2; exit 3")
+        assert (code, out) == (3, "partial\n")
+        assert "oops" in err and "command terminated with exit code 3" in err
+        out = await kubectl.ok("exec", "-i", "box", "--", "sh", "-c", "tr a-z A-Z",
+                               stdin=b"from stdin\n")
+        assert out == "FROM STDIN\n"
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_kubectl_port_forward_to_nginx_carries_a_real_request(
+        tmp_path: Path, version: str | None) -> None:
+    need("nginx", "nginx-light")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, version)
+        body = pod("web")
+        body["spec"]["containers"] = [{
+            "name": "nginx", "image": "nginx:1.27",
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1}}]
+        await env.run(body)
+        await env.until("web", ready)
+        forward = await kubectl.start("port-forward", "--address", "127.0.0.1", "pod/web",
+                                      ":80")
+        try:
+            seen = await read_until(forward.stdout, b"-> 80")
+            match = re.search(rb"Forwarding from 127\.0\.0\.1:(\d+) -> 80", seen)
+            assert match, seen
+            url = f"http://127.0.0.1:{int(match.group(1))}/"
+            for _ in range(2):  # two connections: each one a stream pair of its own
+                async with aiohttp.ClientSession() as session, session.get(url) as resp:
+                    assert resp.status == 200
+                    assert "Welcome to nginx" in await resp.text()
+        finally:
+            await stop(forward)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+async def test_kubectl_attach_shows_output_and_feeds_stdin(
+        tmp_path: Path, version: str | None) -> None:
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, version)
+        await env.run(busybox("echoer", "while read line; do echo got $line; done",
+                              stdin=True))
+        await env.until("echoer", lambda p: condition(p, "Ready").get("status") == "True")
+        attach = await kubectl.start("attach", "-i", "echoer", stdin=True)
+        try:
+            assert attach.stdin is not None
+            attach.stdin.write(b"ping\n")
+            await attach.stdin.drain()
+            await read_until(attach.stdout, b"got ping\n")
+        finally:
+            await stop(attach)
