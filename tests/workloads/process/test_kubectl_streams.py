@@ -88,7 +88,7 @@ async def test_kubectl_logs_tail_since_container_follow_and_previous(
     gate = tmp_path / "gate"
     async with process_env(tmp_path) as env:
         kubectl = Kubectl(env, tmp_path, version)
-        two = busybox("two", "echo one; echo two >&2; echo three; sleep 3600")
+        two = busybox("two", "echo one; echo two; echo three; sleep 3600")
         two["spec"]["containers"].append({"name": "side", "image": "busybox:1.36",
                                           "command": ["sh", "-c", "echo side; sleep 3600"]})
         await env.run(two)
