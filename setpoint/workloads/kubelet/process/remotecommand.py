@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import signal
 import struct
 import termios
 from collections.abc import Awaitable, Callable
@@ -245,6 +246,9 @@ async def run_exec(start: StartProcess, command: list[str], opts: StreamOptions,
     finally:
         for helper in helpers:
             helper.cancel()
+        if proc.returncode is None:  # the client left: so does its command
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
     code = 128 - code if code < 0 else code
     await channels.finish(exit_status(code, command))
 

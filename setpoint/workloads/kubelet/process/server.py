@@ -175,11 +175,7 @@ class KubeletServer:
         if ws.can_prepare(request).ok:
             await ws.prepare(request)
             channels = WebSocketChannels(ws)
-            receiver = asyncio.get_running_loop().create_task(channels.receive())
-            try:
-                await run(channels)
-            finally:
-                receiver.cancel()
+            await _until_gone(run(channels), channels.receive())
             return ws
         protocol = _negotiate(request, SPDY_PROTOCOLS)
         spdy_channels: SpdyChannels | None = None
@@ -194,7 +190,7 @@ class KubeletServer:
         try:
             async with asyncio.timeout(STREAM_CREATION_TIMEOUT):
                 await spdy_channels.ready.wait()
-            await run(spdy_channels)
+            await _until_gone(run(spdy_channels), session.closed.wait())
         except TimeoutError:
             log.info("exec/attach: the client opened too few streams in time")
         finally:
@@ -242,6 +238,19 @@ class KubeletServer:
 
 
 STREAM_CREATION_TIMEOUT = 30.0  # the kubelet's streaming server default
+
+
+async def _until_gone(session: Awaitable[None], client_gone: Awaitable[Any]) -> None:
+    """Run ``session`` until it ends or the client leaves, whichever comes first: an
+    attach (or a command) has no reason to outlive the one who asked for it."""
+    loop = asyncio.get_running_loop()
+    work, gone = loop.create_task(session), loop.create_task(client_gone)  # type: ignore[arg-type]
+    try:
+        await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (work, gone):
+            task.cancel()
+        await asyncio.gather(work, gone, return_exceptions=True)
 
 
 def _is_upgrade(request: web.Request) -> bool:
