@@ -1,9 +1,10 @@
-"""``kubectl logs|exec|attach|port-forward`` before a process runtime serves them.
+"""``kubectl logs|exec|attach|port-forward`` of pods the simulated runtime runs.
 
 kube-apiserver proxies these to the kubelet of the pod's node (k8s.io/kubernetes
 pkg/registry/core/pod/rest/log.go and subresources.go, locations from
 pkg/registry/core/pod/strategy.go). The simulated kubelets run no containers, so the server
-answers as a real one whose node's kubelet cannot be reached: a 500 Status with Go's dial
+answers as a real one whose node's kubelet cannot be reached (the process runtime's pods
+are served: tests/workloads/process/test_kubectl_streams.py): a 500 Status with Go's dial
 error (``Get "<url>": dial tcp ...`` for logs; ``error dialing backend: dial tcp ...`` from
 apimachinery's upgradeaware proxy for the upgraded streams), saying why. Checks the apiserver
 makes itself come first: the container (strategy.go validateContainer), the pod's node.
@@ -16,7 +17,7 @@ import yaml
 from tests.e2e.conftest import Kubectl, unique
 from tests.support import ServerProcess
 
-WHY = ('dial tcp node-{n}:10250: the kubelet of node "node-{n}" is simulated and runs no '
+WHY = ('dial tcp {ip}:10250: the kubelet of node "{node}" is simulated and runs no '
        "containers, so it serves no logs, exec, attach or port-forward")
 
 
@@ -33,10 +34,13 @@ def test_streams_of_a_running_pod_answer_as_an_unreachable_kubelet(
     kubectl.run("wait", "--for=condition=Ready", f"pod/{name}", "-n", namespace,
                 "--timeout=60s")
     node = kubectl.json("get", "pod", name, "-n", namespace)["spec"]["nodeName"]
-    why = WHY.format(n=node.removeprefix("node-"))
+    # the node's InternalIP first: kubeadm's --kubelet-preferred-address-types
+    ip = next(a["address"] for a in kubectl.json("get", "node", node)["status"]["addresses"]
+              if a["type"] == "InternalIP")
+    why = WHY.format(ip=ip, node=node)
     ns = ["-n", namespace]
     logs = kubectl.run("logs", name, *ns, ok=False)
-    assert logs.stderr.strip() == (f'Error from server: Get "https://{node}:10250/'
+    assert logs.stderr.strip() == (f'Error from server: Get "https://{ip}:10250/'
                                    f'containerLogs/{namespace}/{name}/web": {why}')
     for args in (["exec", name, *ns, "--", "ls"], ["attach", name, *ns]):
         out = kubectl.run(*args, ok=False)
