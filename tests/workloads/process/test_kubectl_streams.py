@@ -20,6 +20,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from setpoint.client import ApiError
 from tests.conftest import kubectl_path
 from tests.workloads.process.support import need, process_env
 from tests.workloads.test_kubelet_support import Env, condition, pod, ready
@@ -189,3 +190,32 @@ async def test_kubectl_attach_shows_output_and_feeds_stdin(
             await read_until(attach.stdout, b"got ping\n")
         finally:
             await stop(attach)
+
+
+async def test_pod_log_options_are_validated_before_the_pod_is_read(tmp_path: Path) -> None:
+    """log.go validates PodLogOptions first (pkg/apis/core/validation ValidatePodLogOptions:
+    422 PodLogOptions with field causes); a query value that is no int64 is a 400 from the
+    parameter codec (strconv.ParseInt's message)."""
+    async with process_env(tmp_path) as env:
+        base = "/api/v1/namespaces/default/pods/absent/log"
+        cases = {
+            "tailLines=-1": (422, "Invalid", 'PodLogOptions "absent" is invalid: tailLines: '
+                             "Invalid value: -1: must be greater than or equal to 0"),
+            "limitBytes=0": (422, "Invalid", 'PodLogOptions "absent" is invalid: limitBytes: '
+                             "Invalid value: 0: must be greater than 0"),
+            "sinceSeconds=0": (422, "Invalid", 'PodLogOptions "absent" is invalid: '
+                               "sinceSeconds: Invalid value: 0: must be greater than 0"),
+            "sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z": (
+                422, "Invalid", 'PodLogOptions "absent" is invalid: : Forbidden: at most one '
+                "of `sinceTime` or `sinceSeconds` may be specified"),
+            "tailLines=ten": (400, "BadRequest",
+                              'strconv.ParseInt: parsing "ten": invalid syntax'),
+            "tailLines=5": (404, "NotFound", 'pods "absent" not found'),
+        }
+        for query, (code, reason, message) in cases.items():
+            with pytest.raises(ApiError) as caught:
+                await env.client.request("GET", base, params=dict(
+                    pair.split("=") for pair in query.split("&")))
+            status = caught.value.status
+            assert (status["code"], status["reason"], status["message"]) == \
+                (code, reason, message), query
