@@ -9,6 +9,7 @@ runs Setpoint's kubelets.
     await faults.restart_container(client, "web-0", container="web")  # restartCount + 1
     await faults.fail_pod(client, "web-1", reason="Evicted")           # phase Failed
     await faults.delay_readiness(client, "web-2", "5s")
+    await faults.pause_container(client, "web-3")                       # SIGSTOP: a hang
 """
 
 from __future__ import annotations
@@ -91,6 +92,16 @@ async def restart_container(client: Client, name: str, namespace: str = "default
                    and "running" in ((now.get(n) or {}).get("state") or {}) for n in names)
 
     return await wait_for_pod(client, name, namespace, restarted, timeout)
+
+
+async def pause_container(client: Client, name: str, namespace: str = "default",
+                          container: str | None = None, *, paused: bool = True) -> Obj:
+    """Hang a container (all of them when ``container`` is None): on the process runtime
+    its processes are stopped with SIGSTOP, so probes time out and clients wait, as with a
+    real hang; ``paused=False`` continues them (SIGCONT). The simulated runtime has no
+    process to stop and ignores it."""
+    return await _annotate(client, name, namespace,
+                           {ann.PAUSE: (container or "*") if paused else None})
 
 
 async def fail_pod(client: Client, name: str, namespace: str = "default", *,

@@ -18,6 +18,10 @@ as soon as it starts (a Job's pod: one that finishes successfully after ``run-fo
                                        second instead of capping them
 ``sim.setpoint.dev/restart``           a request: restart these containers (comma-separated,
                                        ``*`` or empty: all); the kubelet removes it when done
+``sim.setpoint.dev/pause``             hang these containers (comma-separated, ``*`` or
+                                       empty: all) while it is there: the process runtime
+                                       stops their processes (SIGSTOP) and continues them
+                                       (SIGCONT) once it goes
 ``sim.setpoint.dev/fail``              fail the pod: phase Failed with this reason
 ``sim.setpoint.dev/fail-message``      the message that goes with it
 ``sim.setpoint.dev/usage-cpu``         simulated CPU usage of the pod (default 10% of requests)
@@ -43,6 +47,7 @@ STOP_AFTER = PREFIX + "stop-after"
 EXACT_TIMING = PREFIX + "exact-timing"
 RESTART = PREFIX + "restart"
 FAIL = PREFIX + "fail"
+PAUSE = PREFIX + "pause"
 FAIL_MESSAGE = PREFIX + "fail-message"
 USAGE_CPU = PREFIX + "usage-cpu"
 USAGE_MEMORY = PREFIX + "usage-memory"
@@ -110,3 +115,11 @@ def restart_request(pod: Mapping[str, Any]) -> set[str] | None:
         return None
     names = {part.strip() for part in raw.split(",") if part.strip()}
     return names or {"*"}
+
+
+def pause_request(pod: Mapping[str, Any]) -> set[str]:
+    """The containers the pause fault names (``{"*"}`` for all); empty when none."""
+    raw = annotations_of(pod).get(PAUSE)
+    if raw is None:
+        return set()
+    return {part.strip() for part in raw.split(",") if part.strip()} or {"*"}

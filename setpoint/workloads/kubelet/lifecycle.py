@@ -276,6 +276,28 @@ async def kill_for_restart(runtime: ContainerRuntime, record: PodRecord,
     return killed
 
 
+def apply_pause(runtime: ContainerRuntime, record: PodRecord, names: set[str],
+                paused: set[str]) -> list[str]:
+    """The pause fault: stop the running containers named (``*``: all) and continue those
+    no longer named. ``paused`` holds the container ids stopped so far (updated); returns
+    the names newly stopped. Only a runtime with processes (``pause_container``) can."""
+    pause = getattr(runtime, "pause_container", None)
+    if pause is None:
+        return []
+    stopped = []
+    for cr in [*record.init, *record.containers]:
+        if cr.container_id is None or not cr.running:
+            continue
+        wanted = "*" in names or cr.name in names
+        if wanted and cr.container_id not in paused and pause(cr.container_id, True):
+            paused.add(cr.container_id)
+            stopped.append(cr.name)
+        elif not wanted and cr.container_id in paused:
+            pause(cr.container_id, False)
+            paused.discard(cr.container_id)
+    return stopped
+
+
 def unknown_status(cr: ContainerRecord, now: float) -> ContainerStatus:
     """The status of a container the runtime lost (a kubelet restart with a runtime whose
     processes died): exited, 137, as the kubelet reports a container it cannot locate."""

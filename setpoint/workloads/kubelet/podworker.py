@@ -368,6 +368,10 @@ class PodWorkers:
                                    f"Container {name} was killed by a simulated fault, "
                                    "will be restarted")
             record.restart_handled = True
+        for name in lifecycle.apply_pause(self.runtime, record, ann.pause_request(pod),
+                                          record.paused):
+            self.events.warning(pod, "Paused", f"Container {name} was stopped (SIGSTOP) by "
+                                               "a simulated hang")
 
     async def _ack_restart(self, pod: Obj, record: PodRecord) -> None:
         """Remove the carried-out restart request (once its effect is written)."""

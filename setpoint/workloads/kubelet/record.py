@@ -62,6 +62,7 @@ class PodRecord:
     sandbox_id: str | None = None
     init: list[ContainerRecord] = field(default_factory=list)
     containers: list[ContainerRecord] = field(default_factory=list)
+    paused: set[str] = field(default_factory=set)  # container ids the pause fault stopped
     terminating: bool = False
     """Its containers were asked to stop (the pod is being deleted)."""
     terminal: bool = False

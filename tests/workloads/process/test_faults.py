@@ -1,0 +1,42 @@
+"""The testing kit's faults on real processes: a paused (SIGSTOP) server hangs, so its
+liveness probe fails and the kubelet restarts it (pkg/kubelet/prober: a probe that times
+out is a failure; a failed liveness probe kills the container)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from setpoint.client import Kind
+from setpoint.workloads import faults
+from tests.workloads.process.support import need, process_env, runtime_of
+from tests.workloads.test_kubelet_support import pod, ready
+
+
+def restarts(p: dict) -> int:  # type: ignore[type-arg]
+    return sum(int(s.get("restartCount") or 0)
+               for s in (p.get("status") or {}).get("containerStatuses") or ())
+
+
+async def test_pausing_a_process_fails_its_liveness_probe_and_the_kubelet_restarts_it(
+        tmp_path: Path) -> None:
+    need("nginx", "nginx-light")
+    async with process_env(tmp_path) as env:
+        body = pod("web")
+        body["spec"]["containers"] = [{
+            "name": "nginx", "image": "nginx:1.27",
+            "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
+            "livenessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1,
+                              "timeoutSeconds": 1, "failureThreshold": 2}}]
+        await env.run(body)
+        live = await env.until("web", ready)
+        assert restarts(live) == 0
+        first = runtime_of(env).pids(live["metadata"]["uid"])["nginx"]
+        await faults.pause_container(env.client, "web")
+        await env.until("web", lambda p: restarts(p) >= 1, timeout=60)
+        await faults.pause_container(env.client, "web", paused=False)
+        again = await env.until("web", ready, timeout=60)
+        assert runtime_of(env).pids(again["metadata"]["uid"])["nginx"] != first
+        events = await env.client.list(Kind("v1", "Event"), namespace="default")
+        messages = [e.get("message", "") for e in events.items
+                    if e.get("reason") == "Unhealthy"]
+        assert any(m.startswith("Liveness probe failed") for m in messages), messages
