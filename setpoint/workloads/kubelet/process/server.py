@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -111,7 +111,7 @@ class KubeletServer:
         path = paths[-2] if previous else paths[-1]
         instances = self.runtime.find(ns, pod, name)
         current = instances[-1] if instances and not previous else None
-        since = _number(request, "sinceSeconds")
+        since: float | None = _number(request, "sinceSeconds")
         if since is None and request.query.get("sinceTime"):
             try:
                 since_time = datetime.fromisoformat(request.query["sinceTime"].replace(
@@ -165,7 +165,7 @@ class KubeletServer:
             container.log_path, container.running, container.stdin, opts, channels))
 
     async def _remote_command(self, request: web.Request, opts: StreamOptions,
-                              run: Callable[[Channels], Awaitable[None]],
+                              run: Callable[[Channels], Coroutine[Any, Any, None]],
                               ) -> web.StreamResponse:
         """Upgrade to WebSocket or SPDY (remotecommand's createStreams) and run."""
         if not (opts.stdin or opts.stdout or opts.stderr):
@@ -240,11 +240,13 @@ class KubeletServer:
 STREAM_CREATION_TIMEOUT = 30.0  # the kubelet's streaming server default
 
 
-async def _until_gone(session: Awaitable[None], client_gone: Awaitable[Any]) -> None:
+async def _until_gone(session: Coroutine[Any, Any, None],
+                      client_gone: Coroutine[Any, Any, Any]) -> None:
     """Run ``session`` until it ends or the client leaves, whichever comes first: an
     attach (or a command) has no reason to outlive the one who asked for it."""
     loop = asyncio.get_running_loop()
-    work, gone = loop.create_task(session), loop.create_task(client_gone)  # type: ignore[arg-type]
+    work: asyncio.Task[None] = loop.create_task(session)
+    gone: asyncio.Task[Any] = loop.create_task(client_gone)
     try:
         await asyncio.wait((work, gone), return_when=asyncio.FIRST_COMPLETED)
     finally:

@@ -162,9 +162,10 @@ class SpdySession:
             self._on_stream(stream)
         elif kind == RST_STREAM:
             stream_id = struct.unpack_from("!I", payload)[0] & 0x7FFFFFFF
-            if (stream := self.streams.get(stream_id)) is not None:
-                stream.local_closed = True
-                stream._receive(b"", True)
+            reset = self.streams.get(stream_id)
+            if reset is not None:
+                reset.local_closed = True
+                reset._receive(b"", True)
         elif kind == PING:
             self._send_control(PING, 0, payload)  # section 2.6.5: echo the client's id
         elif kind == GOAWAY:
