@@ -36,9 +36,13 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
                    "certificate is made when --webhook-cert-dir holds none.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
+@click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True,
+              help="json: one JSON object a line (time, level, logger, message and the "
+                   "fields: controller, namespace, name, reconcileID ...).")
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
         http_address: str | None, webhook_address: str | None, webhook_cert_dir: str | None,
-        register_webhooks: bool, log_level: str) -> None:
+        register_webhooks: bool, log_level: str, log_format: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
@@ -75,8 +79,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             raise TargetError(f"{target} has no webhooks to register")
         manager.settings.webhook_generate_certs = True
         manager.add_runnable(_keep_webhooks_registered)
-    logging.basicConfig(level=log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    _configure_logging(log_level, log_format)
     try:
         asyncio.run(manager.run())
     except KeyboardInterrupt:  # a second Ctrl+C while stopping
@@ -102,6 +105,17 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         raise
+
+
+def _configure_logging(level: str, log_format: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format == "json":
+        from setpoint.runtime import JsonFormatter
+
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    logging.basicConfig(level=level.upper(), handlers=[handler])
 
 
 def _address(option: str, value: str, example: str) -> tuple[str, int]:

@@ -34,6 +34,7 @@ from setpoint.runtime._handlers import (
 )
 from setpoint.runtime._informer import Informer
 from setpoint.runtime._leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
+from setpoint.runtime._logs import JsonFormatter
 from setpoint.runtime._manager import Manager
 from setpoint.runtime._ownership import AlreadyOwnedError, controller_of, owner_reference
 from setpoint.runtime._permissions import controller_permissions, manager_permissions
@@ -97,6 +98,7 @@ __all__ = [
     "HookOptions",
     "Informer",
     "ItemExponentialRateLimiter",
+    "JsonFormatter",
     "LabelsChanged",
     "LeaderElectionConfig",
     "LeaderElectionLost",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar, cast, overload
 
@@ -48,9 +49,11 @@ U = TypeVar("U")
 class ObjectEvents:
     """The event recorder, aimed at the object being reconciled."""
 
-    def __init__(self, recorder: EventRecorder | None, regarding: Obj) -> None:
+    def __init__(self, recorder: EventRecorder | None, regarding: Obj,
+                 log: BoundLogger | None = None) -> None:
         self._recorder = recorder
         self._regarding = regarding
+        self._log = log
 
     def __repr__(self) -> str:
         return f"ObjectEvents({self._regarding.get('kind')} {name_of(self._regarding)})"
@@ -58,6 +61,7 @@ class ObjectEvents:
     def normal(self, reason: str, note: str, *, action: str | None = None,
                related: object | None = None) -> None:
         """Record a ``Normal`` event about the reconciled object."""
+        self._logged("Normal", reason, note)
         if self._recorder is not None:
             self._recorder.normal(self._regarding, reason, note, action=action,
                                   related=related)
@@ -65,9 +69,14 @@ class ObjectEvents:
     def warning(self, reason: str, note: str, *, action: str | None = None,
                 related: object | None = None) -> None:
         """Record a ``Warning`` event about the reconciled object."""
+        self._logged("Warning", reason, note)
         if self._recorder is not None:
             self._recorder.warning(self._regarding, reason, note, action=action,
                                    related=related)
+
+    def _logged(self, type_: str, reason: str, note: str) -> None:
+        if self._log is not None:
+            self._log.info("event_recorded", type=type_, reason=reason, note=note)
 
 
 class Context(Generic[T]):
@@ -88,7 +97,7 @@ class Context(Generic[T]):
         self._raw_is_shared = raw_is_shared
         self.controller = controller
         self.log = log
-        self.events = ObjectEvents(recorder, raw)
+        self.events = ObjectEvents(recorder, raw, log)
         self._writer = writer
         self._origin = origin if origin is not None else Origin.of(controller, request, raw)
         """Whose writes these are (passed along, so that writes from tasks the reconcile
@@ -172,8 +181,10 @@ class Context(Generic[T]):
         of conflicting fields (``force``), with the reconciled object as controller owner
         (``owner``); namespace defaults to the request's. Skipped when the cache shows the
         object already as wanted."""
-        result = await self._writer.apply(self._prepare(obj, owner), force=force,
-                                          origin=self._origin)
+        body = self._prepare(obj, owner)
+        before = self._version_of(body)
+        result = await self._writer.apply(body, force=force, origin=self._origin)
+        self._log_write("apply", body, before, result)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(obj, dict) else _retyped(obj, result)
 
@@ -185,8 +196,10 @@ class Context(Generic[T]):
         status_only = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
                        "metadata": {"name": m.get("name"), "namespace": m.get("namespace")},
                        "status": body.get("status") or {}}
+        before = self._version_of(status_only)
         result = await self._writer.apply(status_only, force=force, status=True,
                                           origin=self._origin)
+        self._log_write("apply_status", status_only, before, result)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(target, dict) else _retyped(target, result)
 
@@ -198,8 +211,13 @@ class Context(Generic[T]):
         is_self = key == kind_key(self._raw) and name == self.request.name \
             and (namespace or self.request.namespace) == self.request.namespace
         prepare = self._own if owner and not is_self else None
-        return await self._writer.create_or_update(obj, mutate, prepare, origin=self._origin,
-                                                   namespace=self.request.namespace or None)
+        result, operation = await self._writer.create_or_update(
+            obj, mutate, prepare, origin=self._origin, namespace=self.request.namespace or None)
+        if operation is not OperationResult.UNCHANGED:
+            self._log_written("create" if operation is OperationResult.CREATED else "update",
+                              key.kind,
+                              namespace or self.request.namespace, name)
+        return result, operation
 
     async def delete(self, obj_or_kind: Any, name: str | None = None,
                      namespace: str | None = None, *,
@@ -214,19 +232,32 @@ class Context(Generic[T]):
             kind = kind_key(obj_or_kind)
         if namespace is None:
             namespace = self.request.namespace or None
-        return await self._writer.delete(kind, name, namespace,
-                                         propagation_policy=propagation_policy)
+        key = kind_key(kind)
+        cached = self._writer.cached(key, namespace, name) or \
+            self._writer.cached(key, None, name)
+        pending = cached is not None and bool(meta(cached).get("deletionTimestamp"))
+        deleted = await self._writer.delete(kind, name, namespace,
+                                            propagation_policy=propagation_policy)
+        if deleted and not pending:
+            self._log_written("delete", key.kind, namespace or "", name)
+        return deleted
 
     async def update_status(self, obj: U | None = None) -> U:
         """Make the server's status equal ``obj``'s (default: the reconciled object); only
         the difference from the cached status is sent, and nothing when there is none."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.update_status(target, origin=self._origin)
+        before = self._version_of(target)
+        result: U = await self._writer.update_status(target, origin=self._origin)
+        self._log_write("update_status", target, before, result)
+        return result
 
     async def patch_status(self, patch: Mapping[str, Any], obj: U | None = None) -> U:
         """Merge-patch the status (``{"ready": True}``), unless it already reads so."""
         target: Any = self.obj if obj is None else obj
-        return await self._writer.patch_status(target, patch, origin=self._origin)
+        before = self._version_of(target)
+        result: U = await self._writer.patch_status(target, patch, origin=self._origin)
+        self._log_write("patch_status", target, before, result)
+        return result
 
     # -- finalizers ------------------------------------------------------------------------
 
@@ -241,6 +272,7 @@ class Context(Generic[T]):
             return False
         self._raw, self._raw_is_shared = as_dict(await self._writer.patch_metadata(
             dict(latest), {"finalizers": [*current, finalizer]}, origin=self._origin)), False
+        self.log.info("finalizer_added", finalizer=finalizer)
         return True
 
     async def remove_finalizer(self, finalizer: str) -> bool:
@@ -253,6 +285,7 @@ class Context(Generic[T]):
         remaining = [f for f in current if f != finalizer]
         self._raw, self._raw_is_shared = as_dict(await self._writer.patch_metadata(
             dict(latest), {"finalizers": remaining or None}, origin=self._origin)), False
+        self.log.info("finalizer_removed", finalizer=finalizer)
         return True
 
     # -- conditions ------------------------------------------------------------------------
@@ -270,6 +303,7 @@ class Context(Generic[T]):
                                      observed_generation=_generation_of(target))
         if changed:
             store(conditions)
+            self._log_condition(target, type_, cond.status_string(status), reason, message)
         return changed
 
     def remove_condition(self, type_: str, obj: Any = None) -> bool:
@@ -285,6 +319,45 @@ class Context(Generic[T]):
         """The condition ``type_`` of ``obj`` (default: the reconciled object) as a dict."""
         conditions, _ = _conditions_of(self.obj if obj is None else obj)
         return cond.find_condition(conditions, type_)
+
+    # -- logs ------------------------------------------------------------------------------
+    # A write, an event and a condition change are INFO, with what was written: the
+    # reconciled object's namespace/name are bound to self.log, the written one's added.
+
+    def _version_of(self, obj: object) -> str | None:
+        """The cached resourceVersion of the object ``obj`` names (None when not cached
+        or when INFO is off, since only the write log needs it)."""
+        if not self.log.logger.isEnabledFor(logging.INFO):
+            return None
+        key, namespace, name = identity(obj)
+        cached = self._writer.cached(key, namespace or self.request.namespace or None, name) \
+            or self._writer.cached(key, None, name)
+        return str(meta(cached).get("resourceVersion")) if cached is not None else None
+
+    def _log_write(self, verb: str, sent: object, before: str | None, result: object) -> None:
+        """Log a write unless the writer skipped it (the answer is the cached version)."""
+        if not self.log.logger.isEnabledFor(logging.INFO):
+            return
+        after = _resource_version_of(result)
+        if before is not None and after == before:
+            return
+        key, namespace, name = identity(sent)
+        self._log_written(verb, key.kind, namespace, name)
+
+    def _log_written(self, verb: str, kind: str, namespace: str, name: str) -> None:
+        self.log.info("object_written", verb=verb, kind=kind,
+                      object=f"{namespace}/{name}" if namespace else name)
+
+    def _log_condition(self, target: object, type_: str, status: str, reason: str,
+                       message: str) -> None:
+        if not self.log.logger.isEnabledFor(logging.INFO):
+            return
+        fields: dict[str, Any] = {}
+        if target is not self.obj:
+            key, namespace, name = identity(target)
+            fields = {"kind": key.kind, "object": f"{namespace}/{name}" if namespace else name}
+        self.log.info("condition_changed", type=type_, status=status, reason=reason,
+                      message=message or None, **fields)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -334,6 +407,16 @@ def _generation_of(obj: Any) -> int | None:
     generation = metadata.get("generation") if isinstance(metadata, dict) \
         else getattr(metadata, "generation", None)
     return generation if isinstance(generation, int) else None
+
+
+def _resource_version_of(obj: Any) -> str | None:
+    """``metadata.resourceVersion`` of a dict or typed object, without encoding it."""
+    metadata = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
+    if metadata is None:
+        return None
+    version = metadata.get("resourceVersion") if isinstance(metadata, dict) \
+        else getattr(metadata, "resource_version", None)
+    return str(version) if version is not None else None
 
 
 def _conditions_of(obj: Any) -> tuple[list[dict[str, Any]], Callable[[list[Any]], None]]:

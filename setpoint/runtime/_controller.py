@@ -289,9 +289,11 @@ class RunningController:
 
     async def _process(self, request: Request, origin: Origin) -> None:
         reconcile_id = uuid.uuid4().hex[:12]
+        # controller-runtime's field names: controller, namespace, name, reconcileID
         logger = self._log.bind(namespace=request.namespace or None, name=request.name,
-                                reconcile_id=reconcile_id)
+                                reconcileID=reconcile_id)
         started = time.perf_counter()
+        logger.debug("reconciling")
         try:
             call = self._reconcile(request, origin, logger)
             result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)

@@ -1,7 +1,7 @@
 """Structured logs: one event name and ``key=value`` fields, bound to what is reconciled.
 
     ctx.log.info("configmap_applied", name=cm_name)
-    # -> configmap_applied controller=widget namespace=default name=w1 reconcile_id=3f2a...
+    # -> configmap_applied controller=widget namespace=default name=w1 reconcileID=3f2a...
 
 Fields also travel in the record's ``extra`` (``record.fields``), so a JSON formatter can
 emit them as they are.
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 
 def _format_value(value: Any) -> str:
@@ -44,7 +47,7 @@ class BoundLogger:
             return
         merged = {**self.fields, **fields}
         self.logger.log(level, "%s %s", event, format_fields(merged), exc_info=exc_info,
-                        extra={"fields": merged}, stacklevel=3)
+                        extra={"fields": merged, "event": event}, stacklevel=3)
 
     def debug(self, event: str, /, **fields: Any) -> None:
         self.log(logging.DEBUG, event, **fields)
@@ -60,3 +63,33 @@ class BoundLogger:
 
     def exception(self, event: str, /, **fields: Any) -> None:
         self.log(logging.ERROR, event, exc_info=True, **fields)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line: ``time`` (RFC 3339, UTC), ``level``, ``logger``,
+    ``message`` and the record's ``key=value`` fields as keys of their own (``controller``,
+    ``namespace``, ``name``, ``reconcileID`` ...), as a log stack indexes them; a
+    traceback goes in ``error``.
+
+        handler.setFormatter(JsonFormatter())     # what ``setpoint run --log-format json`` uses
+    """
+
+    _RESERVED = frozenset({"time", "level", "logger", "message"})
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = getattr(record, "fields", None)
+        event = getattr(record, "event", None)
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds").replace("+00:00", "Z"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": event if isinstance(event, str) else record.getMessage(),
+        }
+        if isinstance(fields, Mapping):
+            for key, value in fields.items():
+                if value is not None:
+                    line[f"field.{key}" if key in self._RESERVED else key] = value
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return orjson.dumps(line, default=str).decode()

@@ -1,0 +1,67 @@
+"""What an operator logs: each reconcile at DEBUG, each write, event and condition change
+at INFO, with the reconciled object's namespace/name and controller-runtime's field names
+(controller, namespace, name, reconcileID: sigs.k8s.io/controller-runtime
+pkg/internal/controller/controller.go, reconcileHandler); nothing for a reconcile that
+finds everything as wanted."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+
+from setpoint.client import Client
+from setpoint.testing import SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
+from tests.cli.logging_target import Gadget, GadgetSpec, manager
+
+
+def _records(caplog: pytest.LogCaptureFixture, name: str) -> list[tuple[int, str, Any]]:
+    return [(r.levelno, getattr(r, "event", ""), r.fields) for r in caplog.records
+            if r.name.startswith("setpoint.runtime") and getattr(r, "fields", None) is not None
+            and r.fields.get("name") == name]
+
+
+async def test_writes_events_and_condition_changes_are_info_reconciles_debug(
+        setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
+        wait_for: Waiter, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="setpoint.runtime")
+    await setpoint_cluster.install(Gadget)
+    await run_manager(manager)
+    await k8s.create(Gadget(name="g", spec=GadgetSpec(message="hi")))
+    await wait_for(Gadget, "g", lambda g: g.status.conditions)
+    await wait_for(lambda: any(e == "reconciled" for _, e, _ in _records(caplog, "g")))
+
+    records = _records(caplog, "g")
+    info = [(event, fields) for level, event, fields in records if level == logging.INFO]
+    namespace = setpoint_cluster.namespace
+    for _, fields in info:
+        assert fields["controller"] == "gadget" and fields["namespace"] == namespace
+        assert fields["reconcileID"]
+    assert [(e, f.get("verb"), f.get("kind"), f.get("object")) for e, f in info
+            if e == "object_written"] == [
+        ("object_written", "create", "ConfigMap", f"{namespace}/g-cfg"),
+        ("object_written", "update_status", "Gadget", f"{namespace}/g")]
+    assert [(f["type"], f["reason"]) for e, f in info if e == "event_recorded"] == \
+        [("Normal", "ConfigMapWritten")]
+    assert [(f["type"], f["status"], f["reason"]) for e, f in info
+            if e == "condition_changed"] == [("Ready", "True", "ConfigMapWritten")]
+    debug = [e for level, e, _ in records if level == logging.DEBUG]
+    assert "reconciling" in debug and "reconciled" in debug
+
+
+async def test_a_reconcile_that_changes_nothing_logs_nothing_at_info(
+        setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
+        wait_for: Waiter, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="setpoint.runtime")
+    await setpoint_cluster.install(Gadget)
+    runner = await run_manager(manager)
+    await k8s.create(Gadget(name="g", spec=GadgetSpec(message="hi")))
+    await wait_for(Gadget, "g", lambda g: g.status.conditions)
+    await runner.crash()
+    caplog.clear()
+
+    await runner.restart()  # reconciles g again: everything already as wanted
+    await wait_for(lambda: any(e == "reconciled" for _, e, _ in _records(caplog, "g")))
+    assert [e for level, e, _ in _records(caplog, "g") if level >= logging.INFO] == []
