@@ -122,35 +122,110 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                  workloads: WorkloadOptions | None = None) -> None:
+    """Serve until a signal. The kubeconfig is written and "ready" printed only once the
+    cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
+    node), so ``kubectl get nodes`` right after shows them Ready. Until then the workloads
+    reach the server through a private kubeconfig of their own."""
+    import tempfile
+
     from setpoint.cluster import serve
+    from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with serve(data, host=host, port=port, kubeconfig=kubeconfig) as running:
-        where = f"data in {data}" if data is not None else "state in memory"
-        click.echo(f"setpoint cluster serving at {running.url} ({where})")
-        click.echo(f"kubeconfig: {running.kubeconfig}")
-        click.echo(f"  export KUBECONFIG={running.kubeconfig}")
-        click.echo("  kubectl get namespaces")
-        click.echo("Press Ctrl+C to stop.", nl=True)
-        sys.stdout.flush()
-        manager = client = None
-        if workloads is not None:
-            try:
-                manager, client = await _start_workloads(running.kubeconfig, workloads)
-                click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
-                           f"kubelets ({workloads.runtime} runtime), controllers")
-            except Exception as exc:
-                click.echo(f"error: workloads did not start: {exc}", err=True)
+    with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
+        internal = Path(private) / "kubeconfig"
+        async with serve(data, host=host, port=port, kubeconfig=internal) as running:
+            where = f"data in {data}" if data is not None else "state in memory"
+            click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()
-        try:
-            await stop.wait()
-        finally:
-            # the controllers stop first, while the API server still answers them
-            if manager is not None:
-                await manager.stop()
-            if client is not None:
-                await client.close()
+            manager = client = None
+            try:
+                if workloads is not None:
+                    try:
+                        manager, client = await _start_workloads(internal, workloads)
+                        click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
+                                   f"kubelets ({workloads.runtime} runtime), controllers")
+                        sys.stdout.flush()
+                        await _wait_nodes_ready(client, workloads.nodes, stop)
+                    except Exception as exc:
+                        click.echo(f"error: workloads did not start: {exc}", err=True)
+                if not stop.is_set():
+                    target = kubeconfig or (data / "kubeconfig" if data is not None
+                                            else internal)
+                    kubeconfig_file.write(target, running.url, running.ca_file.read_bytes(),
+                                          running.token)
+                    click.echo(f"kubeconfig: {target}")
+                    click.echo(f"  export KUBECONFIG={target}")
+                    click.echo("  kubectl get nodes" if workloads is not None
+                               else "  kubectl get namespaces")
+                    click.echo("ready")
+                    click.echo("Press Ctrl+C to stop.")
+                    sys.stdout.flush()
+                await stop.wait()
+            finally:
+                # the controllers stop first, while the API server still answers them
+                if manager is not None:
+                    await manager.stop()
+                if client is not None:
+                    await client.close()
     click.echo("stopped")
+
+
+NODE_READY_TIMEOUT = 60.0
+"""How long ``cluster up`` waits for its nodes before it says ready anyway (with a
+warning): a node kept NotReady on purpose in a persisted cluster must not block it."""
+
+
+async def _wait_nodes_ready(client: Any, count: int, stop: asyncio.Event) -> None:
+    """Wait until node-1 … node-COUNT report ``Ready=True``, by list and watch (or a
+    signal, or the timeout)."""
+    from setpoint.client import Kind
+
+    node = Kind("v1", "Node")
+    wanted = {f"node-{i}" for i in range(1, count + 1)}
+    ready: set[str] = set()
+
+    def observe(obj: Any) -> None:
+        name = (obj.get("metadata") or {}).get("name")
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            ready.add(name)
+        else:
+            ready.discard(name)
+
+    async def watch() -> None:
+        listed = await client.list(node)
+        for item in listed.items:
+            observe(item)
+        version = listed.resource_version
+        while not wanted <= ready:
+            async with client.watch(node, resource_version=version) as events:
+                async for event_type, obj in events:
+                    if event_type == "BOOKMARK":
+                        version = obj["metadata"]["resourceVersion"]
+                        continue
+                    version = obj["metadata"]["resourceVersion"]
+                    if event_type == "DELETED":
+                        ready.discard(obj["metadata"]["name"])
+                    else:
+                        observe(obj)
+                    if wanted <= ready:
+                        return
+
+    waiter = asyncio.ensure_future(watch())
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        done, _ = await asyncio.wait({waiter, stopper}, timeout=NODE_READY_TIMEOUT,
+                                     return_when=asyncio.FIRST_COMPLETED)
+        if not done:
+            missing = ", ".join(sorted(wanted - ready))
+            click.echo(f"warning: nodes not Ready after {NODE_READY_TIMEOUT:.0f} s: {missing}",
+                       err=True)
+        elif waiter in done:
+            waiter.result()
+    finally:
+        for task in (waiter, stopper):
+            task.cancel()
