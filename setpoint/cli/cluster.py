@@ -189,7 +189,7 @@ async def _wait_nodes_ready(client: Any, count: int, stop: asyncio.Event) -> Non
     ready: set[str] = set()
 
     def observe(obj: Any) -> None:
-        name = (obj.get("metadata") or {}).get("name")
+        name = str((obj.get("metadata") or {}).get("name"))
         conditions = (obj.get("status") or {}).get("conditions") or []
         if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
             ready.add(name)
