@@ -55,6 +55,7 @@ from setpoint.runtime._ratelimit import (
     MaxOfRateLimiter,
     RateLimiter,
 )
+from setpoint.runtime._readiness import Readiness, object_readiness, readiness
 from setpoint.runtime._reconcile import Reconciler, Request, Result, TerminalError
 from setpoint.runtime._settings import CacheScope, ManagerSettings
 from setpoint.runtime._source import EventSource
@@ -110,6 +111,7 @@ __all__ = [
     "OperationResult",
     "Predicate",
     "RateLimiter",
+    "Readiness",
     "Reconciler",
     "Request",
     "ResourceVersionChanged",
@@ -127,6 +129,8 @@ __all__ = [
     "manager_permissions",
     "map_to_owner_by_label",
     "not_",
+    "object_readiness",
     "or_",
     "owner_reference",
+    "readiness",
 ]
