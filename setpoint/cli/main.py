@@ -15,6 +15,7 @@ COMMANDS = {
     "cluster": "setpoint.cli.cluster:cluster",
     "generate": "setpoint.cli.generate:generate",
     "graph": "setpoint.cli.graph:graph",
+    "init": "setpoint.cli.init:init",
     "metrics": "setpoint.cli.metrics:metrics",
     "pod": "setpoint.workloads.podcli:pod",
     "node": "setpoint.workloads.cli:node",

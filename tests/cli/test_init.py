@@ -1,0 +1,85 @@
+"""``setpoint init``: a project that works out of the box, as ``kubebuilder init && kubebuilder
+create api`` scaffolds one (sigs.k8s.io/kubebuilder pkg/plugins/golang/v4/scaffolds: an
+API type, a controller, tests, a Dockerfile, a Makefile with test/run/manifests/deploy)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from setpoint.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+# pip's downloads, kept between runs (build/ is ignored by git): the registry is asked
+# once, later runs install from here
+PIP_CACHE = ROOT / "build" / "pip-cache"
+
+
+def test_init_writes_a_complete_project(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["init", str(tmp_path / "shop-operator"), "--group",
+                                      "shop.example.com", "--kind", "Order"])
+    assert result.exit_code == 0, result.output
+    project = tmp_path / "shop-operator"
+    assert sorted(str(p.relative_to(project)) for p in project.rglob("*") if p.is_file()) == [
+        ".dockerignore", ".gitignore", "Dockerfile", "Makefile", "README.md",
+        "pyproject.toml", "shop_operator/__init__.py", "shop_operator/api.py",
+        "shop_operator/controller.py", "tests/__init__.py", "tests/test_controller.py"]
+    makefile = (project / "Makefile").read_text()
+    for target in ("test:", "run:", "manifests:", "deploy:", "docker-build:"):
+        assert f"\n{target}" in makefile
+    assert "setpoint run shop_operator.controller:manager" in makefile
+    pyproject = (project / "pyproject.toml").read_text()
+    assert 'dependencies = ["setpoint>=0.1"]' in pyproject and 'asyncio_mode = "auto"' in pyproject
+    for path in project.rglob("*.py"):
+        compile(path.read_text(), str(path), "exec")
+
+
+def test_the_generated_crd_is_the_kind_asked_for(tmp_path: Path) -> None:
+    assert CliRunner().invoke(cli, ["init", str(tmp_path / "shop"), "--group",
+                                    "shop.example.com", "--kind", "Policy"]).exit_code == 0
+    out = subprocess.run(
+        [sys.executable, "-m", "setpoint.cli.main", "generate", "crds", "shop.api"],
+        cwd=tmp_path / "shop", env={**os.environ, "PYTHONPATH": str(tmp_path / "shop")},
+        capture_output=True, text=True, check=True, timeout=60).stdout
+    (crd,) = yaml.safe_load_all(out)
+    assert crd["metadata"]["name"] == "policies.shop.example.com"
+    assert crd["spec"]["names"]["kind"] == "Policy"
+
+
+def test_bad_names_and_a_non_empty_directory_are_one_line_errors(tmp_path: Path) -> None:
+    bad_kind = CliRunner().invoke(cli, ["init", str(tmp_path / "a"), "--kind", "my_kind"])
+    assert bad_kind.exit_code == 2 and "is not a CamelCase kind" in bad_kind.output
+    bad_group = CliRunner().invoke(cli, ["init", str(tmp_path / "a"), "--group", "Bad_Group"])
+    assert bad_group.exit_code == 2 and "is not a DNS subdomain" in bad_group.output
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    taken = CliRunner().invoke(cli, ["init", str(tmp_path / "full")])
+    assert taken.exit_code == 2 and "is not empty" in taken.output
+    assert [p.name for p in (tmp_path / "full").iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.timeout(900)  # the first run downloads Setpoint's dependencies once
+def test_a_generated_project_passes_its_own_tests_in_a_fresh_venv(tmp_path: Path) -> None:
+    """The acceptance of issue 13: installed from this checkout into a new virtualenv (the
+    other packages from the registry, through pip's cache), its tests pass as generated."""
+    project = tmp_path / "guestbook-operator"
+    assert CliRunner().invoke(cli, ["init", str(project)]).exit_code == 0
+    env_dir = tmp_path / "venv"
+    venv.create(env_dir, with_pip=True)
+    pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "--quiet",
+           "--cache-dir", str(PIP_CACHE)]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("PYTHONPATH", "VIRTUAL_ENV", "KUBECONFIG")}
+    subprocess.run([*pip, "-e", str(ROOT)], env=env, check=True, timeout=900)
+    subprocess.run([*pip, "-e", f"{project}[test]"], env=env, check=True, timeout=300)
+    tests = subprocess.run([str(env_dir / "bin" / "pytest"), "-q", "-p", "no:cacheprovider"],
+                           cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-2000:]
+    assert "4 passed" in tests.stdout
