@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench conformance hunt clean process-runtime-deps
+.PHONY: demo test lint docs bench conformance hunt clean process-runtime-deps
 
 # What the process runtime runs (docs/process-runtime.md): the distribution's packages,
 # installed only when we are root and one is missing (quiet, idempotent; skipped otherwise:
@@ -36,8 +36,13 @@ process-runtime-deps: $(STAMP)
 demo: $(STAMP) process-runtime-deps
 	$(BIN)/python -m setpoint.demo
 
-test: $(STAMP) lint process-runtime-deps
+test: $(STAMP) lint docs process-runtime-deps
 	$(BIN)/pytest -q
+
+# The API reference from the public modules' docstrings (build/api/index.html); any pdoc
+# warning fails it
+docs: $(STAMP)
+	$(BIN)/python tools/api_reference.py build/api
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
