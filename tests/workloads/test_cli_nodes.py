@@ -137,10 +137,10 @@ async def _stop(process: subprocess.Popen[str]) -> str:
 async def test_cluster_up_runs_the_nodes_and_stops_them_cleanly(tmp_path: Path) -> None:
     process = _start(tmp_path, "--nodes", "2", "--node-cpu", "2", "--node-memory", "8Gi")
     try:
-        lines = await _read_until(process, "workloads running")
+        lines = await _read_until(process, "ready\n")
         assert lines[0].startswith("setpoint cluster serving at https://127.0.0.1:")
-        assert lines[-1] == ("workloads running: 2 node(s), scheduler, kubelets (simulated "
-                             "runtime), controllers\n")
+        assert lines[1] == ("workloads running: 2 node(s), scheduler, kubelets (simulated "
+                            "runtime), controllers\n")
         async with Client(load_kubeconfig(tmp_path / "kubeconfig")) as client:
             async def registered() -> list[Any]:
                 items = (await client.list(NODE)).items
