@@ -57,16 +57,6 @@ class StorageCodec:
         [out] = yield from self.present_all_steps(rt, [stored])
         return out
 
-    def present_written_steps(self, rt: ResourceType, written: Obj, stored: Obj) -> Steps[Obj]:
-        """The answer to a write: ``written`` was defaulted at ``rt``'s version and became
-        ``stored``; stored unconverted (no shared storage, no other storage version), it is
-        served as it is, else as any stored object is."""
-        if stored.get("apiVersion") == rt.api_version and \
-                (rt.group, rt.version, rt.kind) not in CONVERSIONS and \
-                written.get("apiVersion") == rt.api_version:
-            return stored
-        return (yield from self.present_steps(rt, stored))
-
     def present_all_steps(self, rt: ResourceType, stored: list[Obj], *,
                           defaults: bool = True) -> Steps[list[Obj]]:
         """Stored objects as served at ``rt``'s version, converted together (and defaulted,
