@@ -23,6 +23,7 @@ from setpoint.cluster.apiextensions.customresources import CustomResources
 from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
@@ -65,6 +66,10 @@ class APIServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
         self.authorizer = Authorizer(self.store)
+        self.pod_binding = PodBinding(self.store, self.rest.clock)
+        self.pod_eviction = PodEviction(
+            self.store, self.registry.require("policy", "v1", "poddisruptionbudgets"),
+            self.rest.update, self.rest.delete, self.rest.clock)
         # the built-in admission plugins, in the apiserver's order
         self.rest.delete_admission.append(lifecycle.check_namespace_delete)
         self.rest.admission.extend([
@@ -218,11 +223,7 @@ class APIServer:
                              name, body)
 
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.registry.podsubresources import bind
-
-        return bind(self.rest, rt, ns, name, body)
+        return self.pod_binding.bind(rt, ns, name, body)
 
     def evict_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.registry.podsubresources import evict
-
-        return evict(self.rest, rt, ns, name, body)
+        return self.pod_eviction.evict(rt, ns, name, body)

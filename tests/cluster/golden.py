@@ -27,6 +27,7 @@ def golden_body(scenario: str, step: str) -> Any:
 def crd_resource_type(crd: dict[str, Any], version: str = "v1") -> Any:
     """The ResourceType a CRD version is served as (what the CRD registry builds)."""
     from setpoint.cluster.registry import ResourceType, ScalePaths
+    from setpoint.cluster.registry.strategy import Strategy
 
     spec = crd["spec"]
     names = spec["names"]
@@ -41,4 +42,4 @@ def crd_resource_type(crd: dict[str, Any], version: str = "v1") -> Any:
         subresources=tuple(s for s in ("status", "scale") if s in subs),
         scale=ScalePaths(scale["specReplicasPath"], scale["statusReplicasPath"],
                          scale.get("labelSelectorPath")) if scale else None,
-        crd=crd, storage_version=bool(served.get("storage")))
+        crd=crd, storage_version=bool(served.get("storage")), strategy=Strategy())

@@ -12,6 +12,7 @@ import pytest
 
 from setpoint.cluster.registry import defaults, validation
 from setpoint.cluster.registry.builtin import builtin_resources
+from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
@@ -275,7 +276,7 @@ def test_job_template_must_not_restart_always_and_gets_a_selector() -> None:
 
 def test_custom_resources_get_metadata_validation() -> None:
     rt = ResourceType(group="example.com", version="v1", resource="widgets", kind="Widget",
-                      crd={"spec": {}})
+                      crd={"spec": {}}, strategy=Strategy())
     causes = validation.validate(rt, {"metadata": {"name": "Bad_Name", "namespace": "n"}})
     assert [c.field for c in causes] == ["metadata.name"]
     assert validation.validate(rt, {"metadata": {"name": "ok", "namespace": "n"}}) == []

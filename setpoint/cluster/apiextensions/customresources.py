@@ -60,6 +60,7 @@ def _served_types(crd: Obj) -> list[ResourceType]:
             scale=scale,
             crd=crd,
             storage_version=bool(version.get("storage")),
+            strategy=Strategy(),
         ))
     return out
 

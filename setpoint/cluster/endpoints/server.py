@@ -33,10 +33,11 @@ from setpoint.cluster.registry.admissionpoints import (
     run_sync,
     subresource_create_steps,
 )
-from setpoint.cluster.registry.listing import list_item, list_stored
+from setpoint.cluster.registry.genericstore import WriteResult
+from setpoint.cluster.registry.listing import list_item
 from setpoint.cluster.registry.namespacefinalize import finalize_namespace
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
-from setpoint.cluster.registry.rest import PATCH_TYPES, WriteResult
+from setpoint.cluster.registry.patching import PATCH_TYPES
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.machinery import errors
@@ -534,7 +535,7 @@ class Handler:
     async def _list_json(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Response:
         """A plain JSON LIST, presented and encoded a chunk at a time (``listencoding``)."""
         rest = self.api.rest
-        listed = list_stored(rest, rt, ns, opts)
+        listed = rest.list_stored(rt, ns, opts)
         body = await encode_list(listed, lambda obj: list_item(rt, rest.present(rt, obj)))
         return Response(body, 200, JSON.type)
 

@@ -61,7 +61,7 @@ class WatchStream:
         self._ns = ns
         self._opts = opts
         self._present = present
-        self._filter = Filter(rest, rt, opts)
+        self._filter = Filter(rest.codec, rt, opts)
         store = rest.store
         # subscribe before reading the state so that nothing falls between the two
         self._watcher = store.watch(rt.storage_key, ns)

@@ -18,12 +18,7 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._listeners: list[Callable[[], None]] = []
         self.generation = 0  # bumps whenever the set of served types changes
-        from setpoint.cluster.registry.strategy import STRATEGIES
-
         for rt in builtin_resources():
-            special = STRATEGIES.get((rt.group, rt.kind))
-            if special is not None:
-                rt.strategy = special()
             self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
 
     # -- lookups -----------------------------------------------------------------------

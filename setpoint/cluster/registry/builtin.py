@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from setpoint.cluster.registry.strategy import strategy_for
 from setpoint.cluster.registry.types import STANDARD_VERBS, ResourceType, ScalePaths
 
 CREATE_ONLY = ("create",)
@@ -169,5 +170,6 @@ def builtin_resources() -> list[ResourceType]:
             scale=_SCALE.get(row.resource) if "scale" in row.subresources else None,
             storage_version=(row.group, row.version) == STORAGE_VERSIONS.get(
                 (row.group, row.resource), (row.group, row.version)),
+            strategy=strategy_for(row.group, row.kind),
         ))
     return out

@@ -7,8 +7,8 @@ controllers remove the finalizers, and the update that removes the last one dele
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
@@ -17,13 +17,14 @@ from setpoint.cluster.registry.admissionpoints import (
     Changed,
     Steps,
 )
+from setpoint.cluster.registry.genericstore import GenericStore, serialization_order
 from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
-if TYPE_CHECKING:
-    from setpoint.cluster.registry.rest import REST
+DeleteAdmission = Callable[[ResourceType, str | None, str], None]
+"""A check a DELETE passes before the object is read (type, namespace, name)."""
 
 ORPHAN = "orphan"
 CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
@@ -45,21 +46,21 @@ def success_status(rt: ResourceType, obj: Obj) -> Obj:
 RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service")}
 
 
-def _deleted_answer(rest: REST, rt: ResourceType, live: Obj) -> Obj:
+def _deleted_answer(store: GenericStore, rt: ResourceType, live: Obj) -> Obj:
     if (rt.group, rt.kind) in RETURNS_DELETED_OBJECT:
-        return rest.present(rt, live)
+        return store.codec.present(rt, live)
     return success_status(rt, live)
 
 
-def _mark_pod_deleted(rest: REST, rt: ResourceType, live: Obj, dry_run: bool) -> Obj:
+def _mark_pod_deleted(store: GenericStore, rt: ResourceType, live: Obj, dry_run: bool) -> Obj:
     """A pod deletion with no grace left is still graceful: the pod is first written with its
     deletionTimestamp (a MODIFIED event, a new resourceVersion), then removed."""
     if rt.kind != "Pod" or rt.group or live["metadata"].get("deletionTimestamp"):
         return live
-    meta = {**live["metadata"], "deletionTimestamp": rest.clock(),
+    meta = {**live["metadata"], "deletionTimestamp": store.clock(),
             "deletionGracePeriodSeconds": 0}
     marked = {**live, "metadata": meta}
-    return marked if dry_run else rest.store.put(rt.storage_key, marked)
+    return marked if dry_run else store.storage.put(rt.storage_key, marked)
 
 
 def _crd_terminating(status: Obj, now: str) -> Obj:
@@ -106,20 +107,18 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
-def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
-                 opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
+def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: ResourceType,
+                 ns: str | None, name: str, opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
     """A DELETE, stopping at its admission points; (status code, answer)."""
-    from setpoint.cluster.registry.rest import _ordered
-
-    for check in rest.delete_admission:
+    for check in checks:
         check(rt, ns, name)
-    store = rest.store
+    store = generic.storage
     live = store.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
     _check_preconditions(rt, live, opts)
     # webhooks see the object as served; a mutating one may not change it (obj is None)
-    served = yield from rest.present_steps(rt, live)
+    served = yield from generic.codec.present_steps(rt, live)
     point = AdmissionPoint(MUTATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
                            options=opts.options_object())
     yield point
@@ -147,12 +146,12 @@ def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
     is_crd = rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io"
     grace = _grace_period(rt, live, opts)
     if not finalizers and not namespace_pending and grace == 0:
-        live = _mark_pod_deleted(rest, rt, live, opts.dry_run)
+        live = _mark_pod_deleted(generic, rt, live, opts.dry_run)
         if not opts.dry_run:
             store.delete(rt.storage_key, ns or "", name)
-        return 200, _deleted_answer(rest, rt, live)
+        return 200, _deleted_answer(generic, rt, live)
     new_meta = dict(meta)
-    now = rest.clock()
+    now = generic.clock()
     if not meta.get("deletionTimestamp"):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
         if not namespace_pending and not is_crd:  # those registries set only the timestamp
@@ -167,16 +166,16 @@ def delete_steps(rest: REST, rt: ResourceType, ns: str | None, name: str,
         obj["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
     if is_crd and not meta.get("deletionTimestamp"):
         obj["status"] = _crd_terminating(live.get("status") or {}, now)
-    obj = _ordered(obj)
+    obj = serialization_order(obj)
     if obj == live:
-        return 200, (yield from rest.present_steps(rt, live))
+        return 200, (yield from generic.codec.present_steps(rt, live))
     if opts.dry_run:
-        return 200, (yield from rest.present_steps(rt, obj))
+        return 200, (yield from generic.codec.present_steps(rt, obj))
     if not finalizers and not namespace_pending and grace == 0:
         store.delete(rt.storage_key, ns or "", name)
-        return 200, _deleted_answer(rest, rt, live)
+        return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
-    return 200, (yield from rest.present_steps(rt, obj))
+    return 200, (yield from generic.codec.present_steps(rt, obj))
 
 
 def grace_deadline(now: str, seconds: int) -> str:

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING
 
 import orjson
 
+from setpoint.cluster.registry import fieldlabels
+from setpoint.cluster.registry.admissionpoints import Steps
 from setpoint.cluster.registry.options import ListOptions
+from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.store import Scan
-from setpoint.machinery import errors
+from setpoint.machinery import errors, fields, labels
 from setpoint.machinery.objects import Obj
-
-if TYPE_CHECKING:
-    from setpoint.cluster.registry.admissionpoints import Steps
-    from setpoint.cluster.registry.rest import REST
 
 EXPIRED_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can "
@@ -29,13 +28,10 @@ EXPIRED_CONTINUE = (
 class Filter:
     """Label and field selectors of a list or watch, compiled once."""
 
-    def __init__(self, rest: REST, rt: ResourceType, opts: ListOptions) -> None:
-        from setpoint.cluster.registry import fieldlabels
-        from setpoint.machinery import fields, labels
-
+    def __init__(self, codec: StorageCodec, rt: ResourceType, opts: ListOptions) -> None:
         self._rt = rt
         # a CR converted by webhook is filtered as stored: its field labels are metadata only
-        self._view = rest.from_storage if rt.conversion_webhook is None else _as_stored
+        self._view = codec.from_storage if rt.conversion_webhook is None else _as_stored
         self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
         self._fields = None
         if opts.field_selector:
@@ -68,18 +64,19 @@ def _as_stored(rt: ResourceType, obj: Obj) -> Obj:
     return obj
 
 
-def list_steps(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Steps[Obj]:
+def list_steps(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | None,
+               opts: ListOptions) -> Steps[Obj]:
     """A LIST: one page of the matching objects, converted together when they must be."""
-    listed = list_stored(rest, rt, ns, opts)
-    items = yield from rest.present_all_steps(rt, listed["items"])
+    listed = list_stored(store, codec, rt, ns, opts)
+    items = yield from codec.present_all_steps(rt, listed["items"])
     listed["items"] = [list_item(rt, obj) for obj in items]
     return listed
 
 
-def list_stored(rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
+def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | None,
+                opts: ListOptions) -> Obj:
     """A LIST's answer with its page of objects as stored (to present with ``list_item``)."""
-    store = rest.store
-    flt = Filter(rest, rt, opts)
+    flt = Filter(codec, rt, opts)
     after = ""
     at: int | None = None  # the revision to list at; None: now
     if opts.continue_token:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.registry.rest import WriteResult
+from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery import errors
 

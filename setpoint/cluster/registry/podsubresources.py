@@ -7,28 +7,31 @@ already being deleted is deleted at once; otherwise the PodDisruptionBudget that
 must allow a disruption, which the eviction consumes (recording the pod in the budget's
 ``disruptedPods``) before deleting the pod with the eviction's DeleteOptions.
 
+Each is given what it uses: binding the store it writes in one step and the clock; eviction a
+reader of pods and budgets, the REST ``update`` of a budget's status, the REST ``delete`` of
+a pod, the budgets' resource type and the clock.
+
 Both answer ``Status Success`` with code 201, as the real create handler does.
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
+from setpoint.cluster.storage import Reader, Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.labels import SelectorError, from_label_selector
 from setpoint.machinery.objects import Obj
 
-if TYPE_CHECKING:
-    from setpoint.cluster.registry.rest import REST
-
-PDB_KEY = "policy/poddisruptionbudgets"
 DISRUPTION_BUDGET_CAUSE = "DisruptionBudget"
 MAX_DISRUPTED_POD_SIZE = 2000
 APISERVER_MANAGER = "kube-apiserver"
@@ -105,44 +108,51 @@ def set_pod_scheduled(status: Obj, now: str) -> None:
     status["conditions"] = conditions
 
 
-def bind(rest: REST, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-    """POST pods/<name>/binding: assign the pod to ``target.name``."""
-    meta = _check_body(body, "Binding", ("v1",), ns, name)
-    _validate_binding(body)
-    pod = rest.store.get(rt.storage_key, ns, name)
-    if pod is None:
-        raise errors.not_found(rt.resource, name, rt.group)
-    pod_meta = pod["metadata"]
-    if meta.get("uid") and meta["uid"] != pod_meta.get("uid"):
-        raise _storage_conflict(rt, ns, name, "Precondition failed: UID in precondition: "
-                                f"{meta['uid']}, UID in object meta: {pod_meta.get('uid')}")
-    if meta.get("resourceVersion") and meta["resourceVersion"] != pod_meta.get(
-            "resourceVersion"):
-        raise _storage_conflict(
-            rt, ns, name, "Precondition failed: ResourceVersion in precondition: "
-            f"{meta['resourceVersion']}, ResourceVersion in object meta: "
-            f"{pod_meta.get('resourceVersion')}")
-    binding_resource = f"{rt.resource}/binding"
-    spec = pod.get("spec") or {}
-    if pod_meta.get("deletionTimestamp"):
-        raise errors.conflict(binding_resource, name,
-                              f"pod {name} is being deleted, cannot be assigned to a host",
-                              rt.group)
-    if spec.get("nodeName"):
-        raise errors.conflict(binding_resource, name, f"pod {name} is already assigned to node "
-                              f"{go_quote(spec['nodeName'])}", rt.group)
-    if spec.get("schedulingGates"):
-        raise errors.conflict(binding_resource, name,
-                              f"pod {name} has non-empty .spec.schedulingGates", rt.group)
-    new = copy.deepcopy(pod)
-    new["spec"]["nodeName"] = body["target"]["name"]
-    annotations = meta.get("annotations") or {}
-    if annotations:
-        new["metadata"]["annotations"] = {**(pod_meta.get("annotations") or {}), **annotations}
-    status = new.setdefault("status", {})
-    set_pod_scheduled(status, rest.clock())
-    rest.store.put(rt.storage_key, new)
-    return _success()
+class PodBinding:
+    """BindingREST (pkg/registry/core/pod/storage/storage.go): one storage update of a pod."""
+
+    def __init__(self, store: Store, clock: Callable[[], str]) -> None:
+        self._store = store
+        self._clock = clock
+
+    def bind(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+        """POST pods/<name>/binding: assign the pod to ``target.name``."""
+        meta = _check_body(body, "Binding", ("v1",), ns, name)
+        _validate_binding(body)
+        pod = self._store.get(rt.storage_key, ns, name)
+        if pod is None:
+            raise errors.not_found(rt.resource, name, rt.group)
+        pod_meta = pod["metadata"]
+        if meta.get("uid") and meta["uid"] != pod_meta.get("uid"):
+            raise _storage_conflict(rt, ns, name, "Precondition failed: UID in precondition: "
+                                    f"{meta['uid']}, UID in object meta: {pod_meta.get('uid')}")
+        if meta.get("resourceVersion") and meta["resourceVersion"] != pod_meta.get(
+                "resourceVersion"):
+            raise _storage_conflict(
+                rt, ns, name, "Precondition failed: ResourceVersion in precondition: "
+                f"{meta['resourceVersion']}, ResourceVersion in object meta: "
+                f"{pod_meta.get('resourceVersion')}")
+        binding_resource = f"{rt.resource}/binding"
+        spec = pod.get("spec") or {}
+        if pod_meta.get("deletionTimestamp"):
+            raise errors.conflict(binding_resource, name,
+                                  f"pod {name} is being deleted, cannot be assigned to a host",
+                                  rt.group)
+        if spec.get("nodeName"):
+            raise errors.conflict(binding_resource, name, f"pod {name} is already assigned to node "
+                                  f"{go_quote(spec['nodeName'])}", rt.group)
+        if spec.get("schedulingGates"):
+            raise errors.conflict(binding_resource, name,
+                                  f"pod {name} has non-empty .spec.schedulingGates", rt.group)
+        new = copy.deepcopy(pod)
+        new["spec"]["nodeName"] = body["target"]["name"]
+        annotations = meta.get("annotations") or {}
+        if annotations:
+            new["metadata"]["annotations"] = {**(pod_meta.get("annotations") or {}), **annotations}
+        status = new.setdefault("status", {})
+        set_pod_scheduled(status, self._clock())
+        self._store.put(rt.storage_key, new)
+        return _success()
 
 
 # -- eviction ------------------------------------------------------------------------------
@@ -173,11 +183,11 @@ def _too_many_requests(pdb_name: str) -> StatusError:
     return err
 
 
-def _matching_budgets(rest: REST, pod: Obj) -> list[Obj]:
+def _matching_budgets(reader: Reader, budgets: ResourceType, pod: Obj) -> list[Obj]:
     """The budgets in the pod's namespace whose non-empty selector matches its labels."""
     labels = pod["metadata"].get("labels") or {}
     found = []
-    for pdb in rest.store.list(PDB_KEY, pod["metadata"].get("namespace", "")):
+    for pdb in reader.list(budgets.storage_key, pod["metadata"].get("namespace", "")):
         try:
             selector = from_label_selector((pdb.get("spec") or {}).get("selector"))
         except SelectorError:
@@ -209,80 +219,102 @@ def _disruption_allowed_condition(status: Obj, now: str) -> None:
     status["conditions"] = conditions
 
 
-def _check_and_decrement(rest: REST, pod_name: str, pdb: Obj, dry_run: bool) -> None:
-    status = dict(pdb.get("status") or {})
-    meta = pdb["metadata"]
-    name = meta["name"]
-    if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
-        raise _too_many_requests(name)
-    allowed = status.get("disruptionsAllowed") or 0
-    if allowed < 0:
-        raise errors.forbidden("poddisruptionbudget", name,
-                               "pdb disruptions allowed is negative", "policy")
-    if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_POD_SIZE:
-        raise errors.forbidden("poddisruptionbudget", name, "DisruptedPods map too big - too "
-                               "many evictions not confirmed by PDB controller", "policy")
-    if allowed == 0:
-        err = errors.too_many_requests(
-            "Cannot evict pod as it would violate the pod's disruption budget.")
-        err.retry_after = None
-        err.causes.append(Cause(
-            DISRUPTION_BUDGET_CAUSE,
-            f"The disruption budget {name} needs {status.get('desiredHealthy') or 0} healthy "
-            f"pods and has {status.get('currentHealthy') or 0} currently"))
-        raise err
-    status["disruptionsAllowed"] = allowed - 1
-    now = rest.clock()
-    if status["disruptionsAllowed"] == 0:
-        _disruption_allowed_condition(status, now)
-    if dry_run:
-        return
-    status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: now}
-    rt = rest.registry.require("policy", "v1", "poddisruptionbudgets")
-    rest.update(rt, meta.get("namespace"), name, Decoded({**pdb, "status": status}),
-                    WriteOptions(field_manager=APISERVER_MANAGER, field_validation="Ignore"),
-                    "status")
+class UpdateVerb(Protocol):
+    """REST ``update``: what an eviction writes a budget's status with."""
+
+    def __call__(self, rt: ResourceType, ns: str | None, name: str, body: Decoded,
+                 opts: WriteOptions, subresource: str = "") -> WriteResult: ...
 
 
-def evict(rest: REST, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-    """POST pods/<name>/eviction: delete the pod unless its disruption budget forbids it."""
-    _check_body(body, "Eviction", ("policy/v1", "policy/v1beta1"), ns, name)
-    raw_options = body.get("deleteOptions")
-    options = DeleteOptions.parse({}, raw_options if isinstance(raw_options, dict) else None)
-    pod = rest.store.get(rt.storage_key, ns, name)
-    if pod is None:
-        raise errors.not_found(rt.resource, name, rt.group)
-    if _can_ignore_pdb(pod):
-        direct = options
-        if _should_enforce_resource_version(pod) and options.precondition_rv is None:
-            direct = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
-        rest.delete(rt, ns, name, direct)
+DeleteVerb = Callable[[ResourceType, str | None, str, DeleteOptions], tuple[int, Obj]]
+"""REST ``delete``: what an eviction deletes the pod with."""
+
+
+class PodEviction:
+    """EvictionREST (pkg/registry/core/pod/storage/eviction.go)."""
+
+    def __init__(self, reader: Reader, budgets: ResourceType, update: UpdateVerb,
+                 delete: DeleteVerb, clock: Callable[[], str]) -> None:
+        self._reader = reader
+        self._budgets = budgets
+        self._update = update
+        self._delete = delete
+        self._clock = clock
+
+    def evict(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
+        """POST pods/<name>/eviction: delete the pod unless its disruption budget forbids it."""
+        _check_body(body, "Eviction", ("policy/v1", "policy/v1beta1"), ns, name)
+        raw_options = body.get("deleteOptions")
+        options = DeleteOptions.parse({}, raw_options if isinstance(raw_options, dict) else None)
+        pod = self._reader.get(rt.storage_key, ns, name)
+        if pod is None:
+            raise errors.not_found(rt.resource, name, rt.group)
+        if _can_ignore_pdb(pod):
+            direct = options
+            if _should_enforce_resource_version(pod) and options.precondition_rv is None:
+                direct = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
+            self._delete(rt, ns, name, direct)
+            return _success()
+        budgets = _matching_budgets(self._reader, self._budgets, pod)
+        if len(budgets) > 1:
+            raise StatusError(500, "", "This pod has more than one PodDisruptionBudget, which the "
+                                       "eviction subresource does not support.")
+        pin_version = False
+        pdb_name = ""
+        if budgets:
+            pdb = budgets[0]
+            pdb_name = pdb["metadata"]["name"]
+            status = pdb.get("status") or {}
+            unhealthy_policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy")
+            if not _pod_ready(pod) and (
+                    unhealthy_policy == "AlwaysAllow"
+                    or (status.get("currentHealthy") or 0)
+                    >= (status.get("desiredHealthy") or 0) > 0):
+                # an unhealthy pod does not count towards the budget: delete it, but only as seen
+                pin_version = True
+            else:
+                self._check_and_decrement(name, pdb, options.dry_run)
+        final = options
+        if pin_version:
+            final = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
+        try:
+            self._delete(rt, ns, name, final)
+        except StatusError as err:
+            if err.code == 409 and pin_version and options.precondition_rv is None:
+                raise _too_many_requests(pdb_name) from None
+            raise
         return _success()
-    budgets = _matching_budgets(rest, pod)
-    if len(budgets) > 1:
-        raise StatusError(500, "", "This pod has more than one PodDisruptionBudget, which the "
-                                   "eviction subresource does not support.")
-    pin_version = False
-    pdb_name = ""
-    if budgets:
-        pdb = budgets[0]
-        pdb_name = pdb["metadata"]["name"]
-        status = pdb.get("status") or {}
-        unhealthy_policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy")
-        if not _pod_ready(pod) and (
-                unhealthy_policy == "AlwaysAllow"
-                or (status.get("currentHealthy") or 0) >= (status.get("desiredHealthy") or 0) > 0):
-            # an unhealthy pod does not count towards the budget: delete it, but only as seen
-            pin_version = True
-        else:
-            _check_and_decrement(rest, name, pdb, options.dry_run)
-    final = options
-    if pin_version:
-        final = replace(options, precondition_rv=pod["metadata"].get("resourceVersion"))
-    try:
-        rest.delete(rt, ns, name, final)
-    except StatusError as err:
-        if err.code == 409 and pin_version and options.precondition_rv is None:
-            raise _too_many_requests(pdb_name) from None
-        raise
-    return _success()
+
+    def _check_and_decrement(self, pod_name: str, pdb: Obj, dry_run: bool) -> None:
+        status = dict(pdb.get("status") or {})
+        meta = pdb["metadata"]
+        name = meta["name"]
+        if (status.get("observedGeneration") or 0) < (meta.get("generation") or 0):
+            raise _too_many_requests(name)
+        allowed = status.get("disruptionsAllowed") or 0
+        if allowed < 0:
+            raise errors.forbidden("poddisruptionbudget", name,
+                                   "pdb disruptions allowed is negative", "policy")
+        if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_POD_SIZE:
+            raise errors.forbidden("poddisruptionbudget", name, "DisruptedPods map too big - too "
+                                   "many evictions not confirmed by PDB controller", "policy")
+        if allowed == 0:
+            err = errors.too_many_requests(
+                "Cannot evict pod as it would violate the pod's disruption budget.")
+            err.retry_after = None
+            err.causes.append(Cause(
+                DISRUPTION_BUDGET_CAUSE,
+                f"The disruption budget {name} needs {status.get('desiredHealthy') or 0} healthy "
+                f"pods and has {status.get('currentHealthy') or 0} currently"))
+            raise err
+        status["disruptionsAllowed"] = allowed - 1
+        now = self._clock()
+        if status["disruptionsAllowed"] == 0:
+            _disruption_allowed_condition(status, now)
+        if dry_run:
+            return
+        status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: now}
+        self._update(self._budgets, meta.get("namespace"), name,
+                     Decoded({**pdb, "status": status}),
+                     WriteOptions(field_manager=APISERVER_MANAGER, field_validation="Ignore"),
+                     "status")

@@ -3,18 +3,39 @@
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from setpoint.cluster.registry.admissionpoints import (
+    MUTATING,
+    VALIDATING,
+    AdmissionPoint,
+    Changed,
+    Steps,
+    run_sync,
+)
+from setpoint.cluster.registry.genericstore import GenericStore, WriteResult
 from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.patching import (
+    APPLY_PATCH,
+    JSON_PATCH,
+    MERGE_PATCH,
+    check_patch_type,
+    patch_decode_error,
+)
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
-from setpoint.cluster.serializer.decode import parse_body
+from setpoint.cluster.serializer.decode import decode_builtin, parse_body
 from setpoint.machinery import errors
+from setpoint.machinery import patch as patches
+from setpoint.machinery.apply import apply
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.labels import selector_from_label_selector
+from setpoint.machinery.managedfields import (
+    scale_to_parent,
+    scale_to_subresource,
+    update_managed_fields,
+)
 from setpoint.machinery.objects import Obj
-
-if TYPE_CHECKING:
-    from setpoint.cluster.registry.admissionpoints import Steps
-    from setpoint.cluster.registry.rest import REST, WriteResult
+from setpoint.machinery.schema import Schema, definitions
 
 SCALE_KIND = ("autoscaling", "v1", "Scale")
 
@@ -54,8 +75,6 @@ def _selector_string(rt: ResourceType, obj: Obj, paths: ScalePaths) -> str | Non
     # built-ins keep a LabelSelector object in spec.selector
     selector = (obj.get("spec") or {}).get("selector")
     if isinstance(selector, dict):
-        from setpoint.machinery.labels import selector_from_label_selector
-
         return str(selector_from_label_selector(selector))
     return value if isinstance(value, str) else None
 
@@ -81,9 +100,6 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
 def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
     """The replicas of a Scale body; a body of the wrong shape is a 400 (a 422 on ``patch``
     when it is the result of a patch, as the apiserver reports those)."""
-    from setpoint.cluster.registry.patching import patch_decode_error
-    from setpoint.cluster.serializer.decode import decode_builtin
-
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be a JSON object")
     try:
@@ -105,8 +121,6 @@ def _mappings(rt: ResourceType, paths: ScalePaths) -> dict[str, list[str]]:
 
 def _scale_view(rt: ResourceType, live: Obj, paths: ScalePaths) -> Obj:
     """The Scale with the managedFields of its replicas field (as the apiserver shows it)."""
-    from setpoint.machinery.managedfields import scale_to_subresource
-
     view = scale_of(rt, live)
     entries = scale_to_subresource(live["metadata"].get("managedFields"),
                                    mappings=_mappings(rt, paths))
@@ -115,19 +129,17 @@ def _scale_view(rt: ResourceType, live: Obj, paths: ScalePaths) -> Obj:
     return view
 
 
-def _scale_schema() -> Any:
-    from setpoint.machinery.schema import definitions
+def _scale_schema() -> Schema:
+    schema = definitions().for_kind("autoscaling", "v1", "Scale")
+    assert schema is not None  # autoscaling/v1 is among the built-in definitions
+    return schema
 
-    return definitions().for_kind("autoscaling", "v1", "Scale")
 
-
-def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale: Any,
+def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str, scale: Any,
                  opts: WriteOptions) -> Steps[WriteResult]:
     """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
-    from setpoint.machinery.managedfields import update_managed_fields
-
     paths = _paths(rt)
-    live = rest.store.get(rt.storage_key, ns or "", name)
+    live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
     replicas = _validate_scale(name, scale)
@@ -136,23 +148,14 @@ def update_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, scale:
     new_view = copy.deepcopy(old_view)
     new_view["spec"] = {"replicas": replicas}
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
-                          api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
-    return (yield from _write_back(rest, rt, live, paths, old_view, new_view, rv, opts))
+                          api_version="autoscaling/v1", now=store.clock(), subresource="scale")
+    return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
 
 
-def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
+def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
                 view: Obj, rv: str | None, opts: WriteOptions) -> Steps[WriteResult]:
     """Admit the new Scale, then set the parent's replicas from it and carry its ownership
     over (the parent's own update passes no admission again, as in the apiserver)."""
-    from setpoint.cluster.registry.admissionpoints import (
-        MUTATING,
-        VALIDATING,
-        AdmissionPoint,
-        Changed,
-        run_sync,
-    )
-    from setpoint.machinery.managedfields import scale_to_parent
-
     meta = live["metadata"]
     point = AdmissionPoint(MUTATING, "UPDATE", rt, meta.get("namespace", ""), meta["name"],
                            view, old_view, opts.dry_run, "scale",
@@ -163,11 +166,11 @@ def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_
         view = mutated
     yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, point.name, view, old_view,
                          opts.dry_run, "scale", point.options, SCALE_KIND)
-    current = rest.store.get(rt.storage_key, point.namespace, point.name)
+    current = store.storage.get(rt.storage_key, point.namespace, point.name)
     if current is None or current["metadata"].get("resourceVersion") != \
             meta.get("resourceVersion"):
         raise Changed  # written while webhooks answered
-    new = copy.deepcopy(rest.present(rt, live))
+    new = copy.deepcopy(store.codec.present(rt, live))
     _set_path(new, paths.spec_replicas, view["spec"]["replicas"])
     entries = scale_to_parent(live["metadata"].get("managedFields"),
                               view["metadata"].get("managedFields"),
@@ -175,27 +178,24 @@ def _write_back(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_
     new["metadata"]["managedFields"] = entries
     if not entries:
         del new["metadata"]["managedFields"]
-    result = run_sync(rest.update_stored_steps(rt, new, live, opts, "scale",
-                                               precondition_rv=rv, tracked=True))
+    result = run_sync(store.update_steps(rt, new, live, opts, "scale",
+                                         precondition_rv=rv, tracked=True))
     result.obj = scale_of(rt, result.obj)
     return result
 
 
-def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: bytes,
+def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str, raw: bytes,
                 content_type: str, opts: WriteOptions) -> Steps[WriteResult]:
     """PATCH of ``<resource>/scale``, stopping at its admission points."""
-    from setpoint.cluster.registry.rest import APPLY_PATCH, JSON_PATCH, MERGE_PATCH
-    from setpoint.machinery import patch as patches
-    from setpoint.machinery.managedfields import update_managed_fields
-
+    check_patch_type(rt, content_type)
     paths = _paths(rt)
-    live = rest.store.get(rt.storage_key, ns or "", name)
+    live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
-    old_view = _scale_view(rt, rest.present(rt, live), paths)
+    old_view = _scale_view(rt, store.codec.present(rt, live), paths)
     decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
     if content_type == APPLY_PATCH:
-        return (yield from _apply_scale(rest, rt, live, paths, old_view, decoded.obj, opts))
+        return (yield from _apply_scale(store, rt, live, paths, old_view, decoded.obj, opts))
     if content_type == JSON_PATCH:
         patched = patches.json_patch(old_view, decoded.obj)
     elif content_type == MERGE_PATCH:
@@ -207,18 +207,16 @@ def patch_scale(rest: REST, rt: ResourceType, ns: str | None, name: str, raw: by
     new_view = copy.deepcopy(old_view)
     new_view["spec"] = {"replicas": replicas}
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
-                          api_version="autoscaling/v1", now=rest.clock(), subresource="scale")
-    return (yield from _write_back(rest, rt, live, paths, old_view, new_view, rv, opts))
+                          api_version="autoscaling/v1", now=store.clock(), subresource="scale")
+    return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
 
 
-def _apply_scale(rest: REST, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
+def _apply_scale(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
                  config: Any, opts: WriteOptions) -> Steps[WriteResult]:
-    from setpoint.machinery.apply import apply
-
     name = live["metadata"]["name"]
     _validate_scale(name, config)
     applied = apply(_scale_schema(), old_view, config, manager=opts.field_manager,
-                    force=opts.force, api_version="autoscaling/v1", now=rest.clock(),
+                    force=opts.force, api_version="autoscaling/v1", now=store.clock(),
                     subresource="scale", kind="Scale")
     _validate_scale(name, applied)
-    return (yield from _write_back(rest, rt, live, paths, old_view, applied, None, opts))
+    return (yield from _write_back(store, rt, live, paths, old_view, applied, None, opts))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry import defaults, fieldlabels, validation
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -70,8 +71,6 @@ class Strategy:
             obj["metadata"]["generation"] = 1
         else:
             obj["metadata"].pop("generation", None)
-        from setpoint.cluster.registry import defaults
-
         defaults.reset_status_on_create(rt, obj)
 
     # -- update ------------------------------------------------------------------------
@@ -117,23 +116,15 @@ class Strategy:
 
     # -- defaults and validation --------------------------------------------------------
     def default(self, rt: ResourceType, obj: Obj) -> None:
-        from setpoint.cluster.registry import defaults
-
         defaults.apply_defaults(rt, obj)
 
     def validate(self, rt: ResourceType, obj: Obj) -> list[Cause]:
-        from setpoint.cluster.registry import validation
-
         return validation.validate(rt, obj)
 
     def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
-        from setpoint.cluster.registry import validation
-
         return validation.validate_update(rt, new, old)
 
     def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]:
-        from setpoint.cluster.registry import fieldlabels
-
         return fieldlabels.field_labels(rt, obj)
 
 
@@ -155,3 +146,8 @@ class NamespaceStrategy(Strategy):
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
 }
+
+
+def strategy_for(group: str, kind: str) -> Strategy:
+    """The rules of a built-in kind."""
+    return STRATEGIES.get((group, kind), Strategy)()

@@ -1,14 +1,20 @@
-"""What the server knows about one resource: names, scope, subresources, schema, strategy."""
+"""What the server knows about one resource: names, scope, subresources, schema, strategy.
+
+The strategy is named here only by the face the generic store calls (``RESTStrategy``, the
+apiserver's ``rest.RESTCreateStrategy``/``RESTUpdateStrategy`` of pkg/registry/rest): the
+strategies themselves stand above this module, and whoever builds a ``ResourceType`` hands
+it its strategy.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from setpoint.cluster.registry.conversion import SHARED_STORAGE
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import Schema
-
-if TYPE_CHECKING:
-    from setpoint.cluster.registry.strategy import Strategy
 
 STANDARD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update",
                   "watch")
@@ -21,6 +27,18 @@ class ScalePaths:
     spec_replicas: str = ".spec.replicas"
     status_replicas: str = ".status.replicas"
     label_selector: str | None = ".status.selector"
+
+
+class RESTStrategy(Protocol):
+    """The per-kind rules the generic store applies to a write."""
+
+    def default(self, rt: ResourceType, obj: Obj) -> None: ...
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None: ...
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None: ...
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj: ...
+    def validate(self, rt: ResourceType, obj: Obj) -> list[Cause]: ...
+    def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]: ...
+    def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]: ...
 
 
 @dataclass(eq=False)
@@ -39,11 +57,12 @@ class ResourceType:
     subresources: tuple[str, ...] = ()
     scale: ScalePaths | None = None
     schema: Schema | None = None
-    strategy: Strategy = field(default_factory=lambda: _default_strategy())
     # custom resources: the CRD that defines this version, and whether it is the storage one
     crd: dict[str, Any] | None = None
     served: bool = True
     storage_version: bool = True
+    # no default: whoever builds a type names its rules (builtin.py, the CRD registry)
+    strategy: RESTStrategy = field(kw_only=True)
 
     def __post_init__(self) -> None:
         if not self.singular:
@@ -70,8 +89,6 @@ class ResourceType:
     @property
     def storage_key(self) -> str:
         """Objects of every version of a group/resource share one storage key."""
-        from setpoint.cluster.registry.conversion import SHARED_STORAGE
-
         return SHARED_STORAGE.get((self.group, self.resource), f"{self.group}/{self.resource}")
 
     @property
@@ -90,9 +107,3 @@ class ResourceType:
     def qualified_resource(self) -> str:
         return f"{self.resource}.{self.group}" if self.group else self.resource
 
-
-def _default_strategy() -> Strategy:
-    # imported on use: the strategy module imports this one
-    from setpoint.cluster.registry.strategy import Strategy
-
-    return Strategy()

@@ -1,0 +1,148 @@
+"""A written object decoded as its resource type, as the apiserver's request scope decodes it.
+
+Kind and apiVersion checks, typed decoding of built-ins (wrong JSON types are the decoder's
+400), pruning of custom resources, and unknown and duplicate fields answered by
+``fieldValidation`` (k8s.io/apiserver/pkg/endpoints/handlers/create.go, update.go and
+patch.go decode through the same codec). The decoder also knows each type's schemas: the
+OpenAPI schema managed fields and strategic merge follow, and a custom resource version's
+structural schema.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Protocol
+
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.serializer.decode import Decoded, check_object_meta, decode_builtin
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.objects import Obj
+from setpoint.machinery.schema import Schema
+
+
+class CustomSchema(Protocol):
+    """What the storage needs of a custom resource version's schema."""
+
+    has_defaults: bool
+
+    @property
+    def schema(self) -> Schema: ...
+
+    def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
+    def prune_and_report(self, obj: Obj) -> list[str]: ...
+    def unknown_fields(self, obj: Obj) -> list[str]: ...
+    def default(self, obj: Obj) -> Obj: ...
+
+
+class ObjectDecoder:
+    """Bodies decoded for a resource type; given where built-in and custom schemas come from."""
+
+    def __init__(self, builtin_schema: Callable[[ResourceType], Schema | None],
+                 custom_schema: Callable[[ResourceType], CustomSchema | None]) -> None:
+        self.builtin_schema = builtin_schema
+        self.custom_schema = custom_schema
+
+    def schema(self, rt: ResourceType) -> Schema | None:
+        """The OpenAPI schema of ``rt``'s objects (managed fields and apply follow it)."""
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            return cs.schema if cs is not None else None
+        return self.builtin_schema(rt)
+
+    def decode(self, rt: ResourceType, body: Decoded,
+               opts: WriteOptions) -> tuple[Obj, list[str]]:
+        """Kind checks, typed decoding, unknown and duplicate fields, by fieldValidation:
+        the object and the warnings to answer with."""
+        obj = body.obj
+        if not isinstance(obj, dict):
+            raise errors.bad_request(
+                f"the object provided is unrecognized (must be of type {rt.kind}): couldn't get "
+                "version/kind; json parse error: cannot unmarshal into Go value of type "
+                "struct { APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string "
+                "\"json:\\\"kind,omitempty\\\"\" }")
+        _check_kind(rt, obj)
+        obj = {**obj, "apiVersion": rt.api_version, "kind": rt.kind}
+        meta = obj.get("metadata")
+        if meta is None:
+            obj["metadata"] = {}
+        elif not isinstance(meta, dict):
+            raise errors.bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"json: cannot unmarshal {unmarshal_kind(meta)} into Go struct field "
+                f"{rt.kind}.metadata of type v1.ObjectMeta")
+        else:
+            obj["metadata"] = dict(meta)
+        unknown: list[str] = []
+        if rt.is_custom:
+            check_object_meta(obj["metadata"], rt.kind, rt.version)
+            cs = self.custom_schema(rt)
+            if cs is not None:
+                # pruning works in place; a patched object shares parts with the stored one
+                obj = copy.deepcopy(obj)
+                unknown = cs.prune_and_report(obj)
+        else:
+            schema = self.builtin_schema(rt)
+            if schema is not None:
+                obj, unknown = decode_builtin(obj, schema, rt.kind)
+            obj.setdefault("metadata", {})
+        return obj, _field_validation(rt, body.duplicates, unknown, opts)
+
+    def unknown_fields(self, rt: ResourceType, obj: Obj) -> list[str]:
+        """The fields of a custom resource its schema does not know (none for built-ins)."""
+        cs = self.custom_schema(rt) if rt.is_custom else None
+        return cs.unknown_fields(obj) if cs is not None else []
+
+    def default(self, rt: ResourceType, obj: Obj) -> None:
+        """The type's defaults, in place: its schema's for a custom resource, else its
+        strategy's (the ``SetDefaults_*`` functions)."""
+        if rt.is_custom:
+            cs = self.custom_schema(rt)
+            if cs is not None:
+                cs.default(obj)
+        else:
+            rt.strategy.default(rt, obj)
+
+    def validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
+        """What a custom resource version's schema says of ``obj`` (nothing for built-ins)."""
+        cs = self.custom_schema(rt) if rt.is_custom else None
+        return cs.validate(obj, old) if cs is not None else []
+
+
+def _field_validation(rt: ResourceType, duplicates: list[str], unknown: list[str],
+                      opts: WriteOptions) -> list[str]:
+    problems = [f'duplicate field "{d}"' for d in duplicates]
+    problems += [f'unknown field "{u}"' for u in unknown]
+    if not problems or opts.field_validation == "Ignore":
+        return []
+    if opts.field_validation == "Strict":
+        raise errors.bad_request(
+            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+            f"strict decoding error: {', '.join(problems)}")
+    return problems
+
+
+def _check_kind(rt: ResourceType, obj: Obj) -> None:
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    if rt.is_custom and not api_version:
+        raise errors.bad_request(
+            f"the API version in the data () does not match the expected API version "
+            f"({rt.api_version})")
+    if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
+        got_version = str(api_version or rt.api_version).rsplit("/", 1)[-1]
+        if rt.is_custom:
+            raise errors.bad_request(
+                f"the API version in the data ({api_version}) does not match the expected "
+                f"API version ({rt.api_version})") if kind == rt.kind else errors.invalid(
+                str(kind), obj.get("metadata", {}).get("name", "") if isinstance(
+                    obj.get("metadata"), dict) else "",
+                [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {rt.kind}',
+                       "kind")], rt.group)
+        raise errors.bad_request(
+            f'{kind or rt.kind} in version "{got_version}" cannot be handled as a '
+            f"{rt.kind}: converting ({got_version}.{kind}) to ({rt.group or 'core'}."
+            f"{rt.kind}): unknown conversion")

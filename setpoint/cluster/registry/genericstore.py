@@ -1,0 +1,259 @@
+"""The generic store: create, get and update of every resource over storage, by its strategy.
+
+As k8s.io/apiserver's pkg/registry/generic/registry/store.go: one implementation serves all
+kinds; what differs per kind is the type's ``RESTStrategy``. The steps of a write run in the
+apiserver's order: system fields, defaults, managed fields, prepare (generation, status),
+built-in admission, mutating webhooks, validate, validating webhooks, store. The verbs built
+on it (patch, delete, list, scale) and the REST face above them use only what is public here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from setpoint.cluster.registry.admissionpoints import (
+    MUTATING,
+    VALIDATING,
+    AdmissionPoint,
+    Attributes,
+    Changed,
+    Steps,
+)
+from setpoint.cluster.registry.decoder import ObjectDecoder
+from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.storagecodec import StorageCodec
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.storage import Store
+from setpoint.machinery import errors
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.managedfields import update_managed_fields
+from setpoint.machinery.names import generate_name
+from setpoint.machinery.objects import Obj
+
+# Metadata the server owns: clients cannot set or change it.
+SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
+                   "deletionGracePeriodSeconds", "selfLink")
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+Admission = Callable[[Attributes], None]
+"""A built-in admission plugin: may mutate ``attributes.obj`` or raise a StatusError."""
+
+
+@dataclass
+class WriteResult:
+    obj: Obj
+    status: int = 200
+    warnings: list[str] = field(default_factory=list)
+
+
+class GenericStore:
+    """Create, get and update over ``storage``; objects decoded, defaulted and validated by
+    ``decoder``, converted between served and stored versions by ``codec``."""
+
+    def __init__(self, storage: Store, decoder: ObjectDecoder, codec: StorageCodec) -> None:
+        self.storage = storage
+        self.decoder = decoder
+        self.codec = codec
+        self.admission: list[Admission] = []
+        self.clock: Callable[[], str] = now_rfc3339
+
+    # -- read ---------------------------------------------------------------------------
+    def live(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
+        """The stored object, or the 404 a GET of it answers."""
+        obj = self.storage.get(rt.storage_key, ns or "", name)
+        if obj is None:
+            resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
+            raise errors.not_found(resource, name, rt.group)
+        return obj
+
+    # -- create ------------------------------------------------------------------------
+    def create_steps(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
+                     warnings: list[str], *, tracked: bool = False) -> Steps[WriteResult]:
+        """A decoded new object created: system fields, defaults, checks, store. ``tracked``:
+        its managed fields are already set (an apply)."""
+        meta = obj["metadata"]
+        for key in SYSTEM_METADATA:
+            meta.pop(key, None)
+        meta.pop("resourceVersion", None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = self.clock()
+        self.decoder.default(rt, obj)
+        if not tracked:
+            self._track_fields(rt, None, obj, opts)
+        rt.strategy.prepare_for_create(rt, obj)
+        self._admit(Attributes("CREATE", rt, obj, None, opts.user))
+        # webhooks are told the name as sent: "" for a generated one (generated after them)
+        point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
+                               None, opts.dry_run, options=opts.options_object("CreateOptions"))
+        obj = yield from self._mutate(point)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = generate_name(meta["generateName"])
+        name = meta.get("name", "")
+        self._validate(rt, obj, None)
+        yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
+                             opts.dry_run, options=point.options)
+        stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
+        if self.storage.get(rt.storage_key, ns or "", name) is not None:
+            raise errors.already_exists(rt.resource, name, rt.group)
+        if not opts.dry_run:
+            stored = self.storage.put(rt.storage_key, stored)
+        return WriteResult((yield from self.codec.present_steps(rt, stored)), 201, warnings)
+
+    # -- update ------------------------------------------------------------------------
+    def update_steps(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
+                     subresource: str, *, precondition_rv: str | None,
+                     tracked: bool = False) -> Steps[WriteResult]:
+        """``obj``, the complete new object (decoded, or built by a patch), replaces ``old``,
+        the stored one, unless ``precondition_rv`` is no longer ``old``'s. ``tracked``: its
+        managed fields are already set (an apply, a scale)."""
+        stored_old = old
+        [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
+        meta = obj["metadata"]
+        old_meta = old["metadata"]
+        name = old_meta["name"]
+        if precondition_rv and precondition_rv != old_meta.get("resourceVersion"):
+            raise errors.stale_conflict(rt.resource, name, rt.group)
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise errors.conflict(
+                rt.resource, name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{old_meta.get('uid')}", rt.group)
+        for key in SYSTEM_METADATA:
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        if "generation" in old_meta:
+            meta["generation"] = old_meta["generation"]
+        self.decoder.default(rt, obj)
+        _keep_reset_fields(rt, obj, old, subresource)
+        if not tracked:
+            self._track_fields(rt, old, obj, opts, subresource)
+        if subresource == "status":
+            tracked_fields = obj["metadata"].get("managedFields")
+            obj = rt.strategy.prepare_for_status_update(rt, obj, old)
+            if tracked_fields:
+                obj["metadata"]["managedFields"] = tracked_fields
+            else:
+                obj["metadata"].pop("managedFields", None)
+        else:
+            rt.strategy.prepare_for_update(rt, obj, old)
+        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
+        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
+                               old, opts.dry_run, subresource,
+                               opts.options_object("UpdateOptions"))
+        obj = yield from self._mutate(point)
+        meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
+        self._validate(rt, obj, old)
+        yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
+                             opts.dry_run, subresource, point.options)
+        current = self.storage.get(rt.storage_key, point.namespace, name)
+        if current is None or current["metadata"].get("resourceVersion") != \
+                old_meta.get("resourceVersion"):
+            raise Changed  # written (or deleted) by another request while webhooks answered
+        obj = serialization_order(obj)
+        if obj == old:  # nothing changes (the resourceVersion aside)
+            return WriteResult((yield from self.codec.present_steps(rt, stored_old)))
+        stored = yield from self.codec.to_storage_steps(rt, obj)
+        if rt.conversion_webhook is not None and self.storage.get(
+                rt.storage_key, point.namespace, name) is not current:
+            raise Changed  # written while it converted
+        if opts.dry_run:
+            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+        if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
+                and not old_meta.get("deletionGracePeriodSeconds") \
+                and not _pending_spec_finalizers(rt, obj):
+            # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
+            self.storage.delete(rt.storage_key, old_meta.get("namespace", ""), name)
+            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+        stored = self.storage.put(rt.storage_key, stored)
+        return WriteResult((yield from self.codec.present_steps(rt, stored)))
+
+    # -- the steps of a write ----------------------------------------------------------
+    def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
+                      subresource: str = "") -> None:
+        update_managed_fields(
+            self.decoder.schema(rt), old, new, manager=opts.field_manager,
+            api_version=rt.api_version, now=self.clock(), subresource=subresource,
+            reset_fields=reset_fields(rt, subresource))
+
+    def _admit(self, attributes: Attributes) -> None:
+        for plugin in self.admission:
+            plugin(attributes)
+
+    def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
+        """The object after the mutating webhooks: defaulted again when one changed it, as
+        the apiserver decodes a patched object with defaults."""
+        assert point.obj is not None
+        mutated: Obj | None = yield point
+        if mutated is None:
+            return point.obj
+        self.decoder.default(point.rt, mutated)
+        return mutated
+
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+        causes: list[Cause] = (rt.strategy.validate(rt, obj) if old is None
+                               else rt.strategy.validate_update(rt, obj, old))
+        causes = causes + self.decoder.validate(rt, obj, old)
+        if causes:
+            # events.k8s.io Events are validated as the internal core Event: no group
+            group = "" if rt.group == "events.k8s.io" else rt.group
+            raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
+
+
+def reset_fields(rt: ResourceType, subresource: str) -> list[str]:
+    """The fields an endpoint's strategy resets, which no writer through it owns."""
+    if not rt.has_status:
+        return []
+    return ["spec"] if subresource == "status" else ["status"]
+
+
+def _keep_reset_fields(rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> None:
+    """Fields this endpoint may not change take their old values before tracking."""
+    if not rt.has_status:
+        return
+    if subresource == "status":
+        for k in list(obj):
+            if k not in ("metadata", "status", "apiVersion", "kind"):
+                del obj[k]
+        for k, v in old.items():
+            if k not in ("metadata", "status"):
+                obj[k] = v
+    elif "status" in old:
+        obj["status"] = old["status"]
+    else:
+        obj.pop("status", None)
+
+
+def _pending_spec_finalizers(rt: ResourceType, obj: Obj) -> bool:
+    return rt.kind == "Namespace" and not rt.group and bool(
+        (obj.get("spec") or {}).get("finalizers"))
+
+
+_TOP_ORDER = ("apiVersion", "kind", "metadata")
+_META_ORDER = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+               "annotations", "ownerReferences", "finalizers", "managedFields")
+
+
+def serialization_order(obj: Obj) -> Obj:
+    """Fields in the order Kubernetes serializes them (kind, apiVersion, metadata first)."""
+    meta = obj.get("metadata") or {}
+    ordered_meta = {k: meta[k] for k in _META_ORDER if k in meta}
+    if len(ordered_meta) != len(meta):
+        ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
+    out: Obj = {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
+                "metadata": ordered_meta}
+    for k, v in obj.items():
+        if k not in _TOP_ORDER:
+            out[k] = v
+    return out
