@@ -3,8 +3,10 @@ counted, without touching the server or the operator under test.
 
 The operator is given the proxy's kubeconfig (plain HTTP on 127.0.0.1, a bearer token of
 the proxy's own); the proxy forwards every request to the real server with the real
-credentials and TLS, streaming watches through chunk by chunk. This works the same for the
-embedded cluster and for any real cluster, and for any client (Setpoint, kopf, kubectl).
+credentials and TLS (a request bearing another token, such as an operator's service account
+token, is forwarded with that token: the server decides what it may do), streaming
+watches through chunk by chunk. This works the same for the embedded cluster and for any
+real cluster, and for any client (Setpoint, kopf, kubectl).
 
     async with ApiProxy(load_kubeconfig(path)) as proxy:
         proxy.faults.fail(verb="create", resource="configmaps", status=500)
@@ -179,7 +181,8 @@ class ApiProxy:
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         info = request_info(request.method, request.path, request.query)
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        authorization = request.headers.get("Authorization", "")
+        if not authorization.startswith("Bearer "):
             self._observe(info, 401)
             return web.json_response({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -194,9 +197,15 @@ class ApiProxy:
         assert self._session is not None
         headers = CIMultiDict((k, v) for k, v in request.headers.items()
                               if k.lower() not in _HOP_BY_HOP)
-        creds = await self.upstream.auth.credentials() if self.upstream.auth else Credentials()
-        if creds.authorization:
-            headers["Authorization"] = creds.authorization
+        if authorization == f"Bearer {self.token}":
+            creds = await self.upstream.auth.credentials() if self.upstream.auth \
+                else Credentials()
+            if creds.authorization:
+                headers["Authorization"] = creds.authorization
+        else:
+            # a client with a token of its own (an operator run as its service account):
+            # forwarded as it came, for the server to judge, as it would be in a cluster
+            headers["Authorization"] = authorization
         try:
             # a body sent without a Content-Type must reach the server without one (aiohttp
             # would add application/octet-stream, which the apiserver refuses)

@@ -6,6 +6,7 @@ from typing import Any
 
 from setpoint.client import Client, ForbiddenError, Kind
 from setpoint.runtime import Context, Controller, Result
+from setpoint.testing import Faults
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 
 CONFIGMAP = Kind("v1", "ConfigMap")
@@ -106,3 +107,23 @@ async def test_a_controller_adds_rules_with_permits(
     await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
     await wait_for(lambda: outcomes)
     assert outcomes == ["listed"]
+
+
+async def test_faults_apply_to_an_operator_run_with_its_own_rbac(
+        faults: Faults, run_manager: ManagerLauncher, k8s: Client, wait_for: Waiter) -> None:
+    """The fault proxy forwards the operator's own service-account token (it was refused
+    with 401 before: the proxy only took its own token), so the server judges it by the
+    operator's RBAC and the proxy's faults still apply."""
+    seen: list[str] = []
+    watcher = Controller.for_(CONFIGMAP, name="watcher")
+
+    @watcher.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], cm: dict[str, Any]) -> Result:
+        seen.append(cm["metadata"]["name"])
+        return Result()
+
+    rule = faults.fail(verb="list", resource="configmaps", status=500, times=1)
+    await run_manager(watcher, rbac=True)
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+    await wait_for(lambda: "x" in seen)
+    assert rule.hits == 1  # the informer's first list failed and was retried
