@@ -128,7 +128,13 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with serve(data, host=host, port=port, kubeconfig=kubeconfig) as running:
+    from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE
+
+    # real processes need ClusterIPs a local proxy can listen on: a loopback service CIDR
+    ip_range = PROCESS_RUNTIME_SERVICE_RANGE if workloads is not None \
+        and workloads.runtime == "process" else None
+    async with serve(data, host=host, port=port, kubeconfig=kubeconfig,
+                     service_cluster_ip_range=ip_range) as running:
         where = f"data in {data}" if data is not None else "state in memory"
         click.echo(f"setpoint cluster serving at {running.url} ({where})")
         click.echo(f"kubeconfig: {running.kubeconfig}")

@@ -38,6 +38,7 @@ from setpoint.workloads.kubelet.process.catalog import (
     LaunchContext,
     busybox_bin,
 )
+from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
 from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
@@ -184,8 +185,23 @@ class ProcessRuntime:
             self._reaper = spawn.Reaper()
         directory = self.root / "pods" / config.pod_uid
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._sandboxes[sandbox_id] = ProcessSandbox(sandbox_id, config, directory)
+        sandbox = ProcessSandbox(sandbox_id, config, directory)
+        self._write_dns_files(sandbox)
+        self._sandboxes[sandbox_id] = sandbox
         return sandbox_id
+
+    def _write_dns_files(self, sandbox: ProcessSandbox) -> None:
+        """The pod's resolv.conf and hosts (see :mod:`.dnsfiles`), bind-mounted over the
+        machine's in each of its containers."""
+        etc = sandbox.dir / "etc"
+        etc.mkdir(mode=0o755, exist_ok=True)
+        (etc / "hosts").write_text(hosts_file(sandbox.config.pod, sandbox.config.ip))
+        resolv = resolv_conf(sandbox.config.pod)
+        if resolv is not None:
+            (etc / "resolv.conf").write_text(resolv)
+        for name in ("hosts", "resolv.conf"):
+            with contextlib.suppress(FileNotFoundError):
+                (etc / name).chmod(0o644)  # read by programs that drop root (memcached)
 
     async def restore_pod_sandbox(self, config: SandboxConfig) -> str | None:
         # a restarted kubelet is a new process: the old one's containers died with it
@@ -270,6 +286,12 @@ class ProcessRuntime:
         if helpers is not None:
             base["PATH"] += os.pathsep + str(helpers)
         container.env = {**base, **env}
+        if self.isolate:
+            # a bind needs an existing target (a dangling symlink is not one)
+            container.binds += [(str(sandbox.dir / "etc" / name), f"/etc/{name}", True)
+                                for name in ("hosts", "resolv.conf")
+                                if (sandbox.dir / "etc" / name).exists()
+                                and os.path.exists(f"/etc/{name}")]
         await self._mount(sandbox, container)
         command = [expand(str(a), container.env) for a in spec.get("command") or ()]
         args = [expand(str(a), container.env) for a in spec.get("args") or ()]
