@@ -275,7 +275,11 @@ class ProcessRuntime:
         entry, why = self.entry_for(container.config.image)
         if entry is None:
             raise OSError(why[1] if why else "no catalog entry")
-        env = dict(await environment(pod, spec, self.sources.fetch))
+        # the sandbox's address is the pod's IP before any status says so (the kubelet's
+        # podFieldSelectorRuntimeValue reads it from the sandbox, kubelet_pods.go)
+        status = {**(pod.get("status") or {}), "podIP": sandbox.config.ip,
+                  "podIPs": [{"ip": sandbox.config.ip}]}
+        env = dict(await environment({**pod, "status": status}, spec, self.sources.fetch))
         base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                 "HOSTNAME": sandbox.config.name, "HOME": str(container.dir)}
         if self.api_host:
