@@ -19,7 +19,6 @@ from setpoint.cluster.endpoints.http import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 
-
 PROCESS_RUNTIME_SERVICE_RANGE = "127.96.0.0/16"
 """The service CIDR of clusters on the process runtime: loopback, apart from the pods'
 127.16.0.0/12, so that a ClusterIP is an address a local proxy can listen on."""

@@ -24,13 +24,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import struct
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from dnslib import AAAA, CNAME, QTYPE, RCODE, RR, SRV, A, DNSRecord
+from dnslib import (  # type: ignore[import-untyped]
+    AAAA,
+    CNAME,
+    QTYPE,
+    RCODE,
+    RR,
+    SRV,
+    A,
+    DNSRecord,
+)
 
 from setpoint.client import Kind
 from setpoint.runtime import Manager
@@ -156,7 +166,7 @@ class ClusterDNS:
         """The reply to one DNS message (None: drop it)."""
         try:
             request = DNSRecord.parse(data)
-        except Exception:  # noqa: BLE001 - dnslib raises several types for bad packets
+        except Exception:
             return None
         question = request.q
         found = self.resolve(str(question.qname), int(question.qtype))
@@ -178,15 +188,9 @@ class ClusterDNS:
         loop = asyncio.get_running_loop()
         for server in self.upstreams:
             reply: asyncio.Future[bytes] = loop.create_future()
-
-            class Client(asyncio.DatagramProtocol):
-                def datagram_received(self, answer: bytes, _: Any) -> None:
-                    if not reply.done():
-                        reply.set_result(answer)
-
             try:
                 transport, _ = await loop.create_datagram_endpoint(
-                    Client, remote_addr=(server, 53))
+                    functools.partial(_Upstream, reply), remote_addr=(server, 53))
             except OSError:
                 continue
             try:
@@ -198,6 +202,15 @@ class ClusterDNS:
             finally:
                 transport.close()
         return None
+
+
+class _Upstream(asyncio.DatagramProtocol):
+    def __init__(self, reply: asyncio.Future[bytes]) -> None:
+        self.reply = reply
+
+    def datagram_received(self, answer: bytes, _: Any) -> None:
+        if not self.reply.done():
+            self.reply.set_result(answer)
 
 
 def _host_nameservers(path: Path = Path("/etc/resolv.conf")) -> list[str]:

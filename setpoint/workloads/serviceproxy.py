@@ -28,7 +28,7 @@ import ipaddress
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -56,7 +56,7 @@ def is_loopback(ip: str) -> bool:
         return False
 
 
-def service_backends(service: Mapping[str, Any], slices: list[Mapping[str, Any]]
+def service_backends(service: Mapping[str, Any], slices: Sequence[Mapping[str, Any]]
                      ) -> dict[PortKey, list[Backend]]:
     """Each proxied ``(clusterIP, port, protocol)`` of ``service`` and its ready endpoints."""
     spec = service.get("spec") or {}
@@ -274,7 +274,7 @@ def install(manager: Manager, settings: WorkloadSettings) -> ServiceProxy | None
     def slice_to_service(obj: Any) -> list[Request]:
         metadata = obj.get("metadata") or {}
         name = (metadata.get("labels") or {}).get(LABEL_SERVICE_NAME)
-        return [Request(metadata.get("namespace"), name)] if name else []
+        return [Request(str(metadata.get("namespace") or ""), str(name))] if name else []
 
     manager.add(Controller.for_(SERVICE, name="service-proxy")
                 .watches(ENDPOINT_SLICE, map_func=slice_to_service)

@@ -5,6 +5,7 @@ generated configuration says, reached through the proxy Service's ClusterIP."""
 from __future__ import annotations
 
 import shutil
+
 import pytest
 
 from operators.memcached import objects

@@ -85,9 +85,8 @@ def _read_host_resolv(path: Path) -> tuple[list[str], list[str], list[str]]:
 
 def _merge_options(base: list[str], extra: list[Mapping[str, Any]]) -> list[str]:
     merged: dict[str, str] = {}
-    for option in base:
-        name, _, value = option.partition(":")
-        merged[name] = option
+    for text in base:
+        merged[text.partition(":")[0]] = text
     for option in extra:
         name = str(option.get("name") or "")
         if name:

@@ -263,15 +263,15 @@ def host_id() -> int:
 def build_route(spec: Any, pools: dict[str, list[str]]) -> Route:
     """A route tree from the configuration's ``route`` (a string or an object)."""
     if isinstance(spec, str):
-        kind, _, rest = spec.partition("|")
-        if kind == "ErrorRoute":
+        head, _, rest = spec.partition("|")
+        if head == "ErrorRoute":
             return ErrorRoute(rest)
-        if kind in ("AllSyncRoute", "LatestRoute", "PoolRoute") and rest.startswith("Pool|"):
+        if head in ("AllSyncRoute", "LatestRoute", "PoolRoute") and rest.startswith("Pool|"):
             servers = pools[rest.split("|", 1)[1]]
             children: list[Route] = [ServerRoute(s) for s in servers]
-            if kind == "AllSyncRoute":
+            if head == "AllSyncRoute":
                 return AllSyncRoute(children)
-            if kind == "LatestRoute":
+            if head == "LatestRoute":
                 start = host_id() % len(children) if children else 0
                 ordered = children[start:] + children[:start]
                 return FailoverRoute(ordered[:FAILOVER_COUNT])
