@@ -63,6 +63,7 @@ log = logging.getLogger("setpoint.workloads.kubelet.process")
 
 NOT_IN_CATALOG = "ImageNotInCatalog"
 NOT_INSTALLED = "ProgramNotInstalled"
+LIMITS_NOT_ENFORCED = "ResourceLimitsNotEnforced"
 
 
 @dataclass
@@ -414,6 +415,13 @@ class ProcessRuntime:
             return
         sandbox = self._sandboxes[container.sandbox_id]
         container.started_at = self.clock()
+        limits = (container.config.spec.get("resources") or {}).get("limits") or {}
+        if limits:
+            # no cgroup v2 hierarchy delegated to us: say so rather than pretend
+            self._event(sandbox, "Warning", LIMITS_NOT_ENFORCED,
+                        f"container {container.config.name}: resource limits "
+                        f"({', '.join(sorted(limits))}) are not enforced by the process "
+                        "runtime (no cgroup v2 delegation); no OOMKilled")
         try:
             proc = await asyncio.create_subprocess_exec(
                 *container.argv, stdin=asyncio.subprocess.DEVNULL,
