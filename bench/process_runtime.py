@@ -34,33 +34,33 @@ from setpoint.workloads.settings import WorkloadSettings
 PODS = 3
 STATEFULSET = Kind("apps/v1", "StatefulSet")
 _TICKS = os.sysconf("SC_CLK_TCK")
-MANIFEST = """
+MANIFEST = f"""
 apiVersion: v1
 kind: Service
-metadata: {name: cache}
+metadata: {{name: cache}}
 spec:
   clusterIP: None
-  selector: {app: cache}
-  ports: [{name: memcache, port: 11211}]
+  selector: {{app: cache}}
+  ports: [{{name: memcache, port: 11211}}]
 ---
 apiVersion: apps/v1
 kind: StatefulSet
-metadata: {name: cache}
+metadata: {{name: cache}}
 spec:
-  replicas: %d
+  replicas: {PODS}
   serviceName: cache
   podManagementPolicy: Parallel
-  selector: {matchLabels: {app: cache}}
+  selector: {{matchLabels: {{app: cache}}}}
   template:
-    metadata: {labels: {app: cache}}
+    metadata: {{labels: {{app: cache}}}}
     spec:
       containers:
       - name: memcached
         image: memcached:1.6
         args: ["-m", "16"]
-        ports: [{name: memcache, containerPort: 11211}]
-        readinessProbe: {tcpSocket: {port: memcache}, periodSeconds: 1}
-""" % PODS
+        ports: [{{name: memcache, containerPort: 11211}}]
+        readinessProbe: {{tcpSocket: {{port: memcache}}, periodSeconds: 1}}
+"""
 
 
 def rss_mib(pid: int) -> float:
