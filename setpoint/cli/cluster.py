@@ -128,16 +128,20 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     reach the server through a private kubeconfig of their own."""
     import tempfile
 
-    from setpoint.cluster import serve
+    from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE, serve
     from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    # real processes need ClusterIPs a local proxy can listen on: a loopback service CIDR
+    ip_range = PROCESS_RUNTIME_SERVICE_RANGE if workloads is not None \
+        and workloads.runtime == "process" else None
     with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"
-        async with serve(data, host=host, port=port, kubeconfig=internal) as running:
+        async with serve(data, host=host, port=port, kubeconfig=internal,
+                         service_cluster_ip_range=ip_range) as running:
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()

@@ -10,6 +10,7 @@ type), as kube-apiserver's admission initializers hand each plugin only what it 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from collections.abc import Callable
 from functools import cached_property
@@ -38,6 +39,18 @@ log = logging.getLogger("setpoint.cluster")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
+"""The ``kubernetes`` Service's address in the default service CIDR."""
+
+
+def kubernetes_service_ip(service_cluster_ip_range: str) -> str:
+    """The first address of the service CIDR: the ``kubernetes`` Service's ClusterIP
+    (kube-apiserver's ``ServiceIPRange``, pkg/controlplane/services.go), which refuses a
+    range of fewer than 8 addresses."""
+    network = ipaddress.ip_network(service_cluster_ip_range)
+    if network.num_addresses < 8:
+        raise ValueError(f"the service cluster IP range must be at least 8 IP addresses, "
+                         f"not {service_cluster_ip_range}")
+    return str(network.network_address + 1)
 
 
 class Closeable(Protocol):
@@ -52,7 +65,12 @@ class APIServer:
     controllers: BuiltinControllers  # once started
 
     def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
-                 tokens: TokenIssuer | None = None) -> None:
+                 tokens: TokenIssuer | None = None,
+                 service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR) -> None:
+        # kube-apiserver's --service-cluster-ip-range: where ClusterIPs come from (a
+        # loopback range when the kubelets run real processes, see docs/process-runtime.md)
+        self.service_cluster_ip_range = service_cluster_ip_range
+        self.kubernetes_service_ip = kubernetes_service_ip(service_cluster_ip_range)
         self.store = Store(data / "state.db" if data is not None else None)
         self.registry = Registry()
         # the CRD machinery serves custom resources through the REST storage it is given,
@@ -75,7 +93,8 @@ class APIServer:
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             pods.PodDefaults(self.store),
-            services.ServiceAllocation(self.store),
+            services.ServiceAllocation(self.store,
+                                       service_cidr=service_cluster_ip_range),
             crd.validate_definition,
             rbacescalation.EscalationCheck(self.authorizer),
         ])
@@ -169,8 +188,8 @@ class APIServer:
         labels = {"component": "apiserver", "provider": "kubernetes"}
         self.ensure("", "v1", "services", "default", {
             "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
-            "spec": {"type": "ClusterIP", "clusterIP": KUBERNETES_SERVICE_IP,
-                     "clusterIPs": [KUBERNETES_SERVICE_IP], "sessionAffinity": "None",
+            "spec": {"type": "ClusterIP", "clusterIP": self.kubernetes_service_ip,
+                     "clusterIPs": [self.kubernetes_service_ip], "sessionAffinity": "None",
                      "ports": [{"name": "https", "protocol": "TCP", "port": 443,
                                 "targetPort": port}]}})
         endpoints = {

@@ -19,6 +19,10 @@ from setpoint.cluster.endpoints.http import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 
+PROCESS_RUNTIME_SERVICE_RANGE = "127.96.0.0/16"
+"""The service CIDR of clusters on the process runtime: loopback, apart from the pods'
+127.16.0.0/12, so that a ClusterIP is an address a local proxy can listen on."""
+
 
 @dataclass
 class RunningCluster:
@@ -53,11 +57,15 @@ async def serve(
     kubeconfig: Path | None = None,
     state_dir: Path | None = None,
     limits: ConnectionLimits | None = None,
+    service_cluster_ip_range: str | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
     ``data`` keeps the state (SQLite), the CA and the token across restarts; without it the
     state lives in memory and the credentials in a temporary directory.
+    ``service_cluster_ip_range`` is kube-apiserver's ``--service-cluster-ip-range``
+    (10.96.0.0/12 unless given; :data:`PROCESS_RUNTIME_SERVICE_RANGE` for clusters whose
+    kubelets run real processes, so that ClusterIPs are loopback addresses).
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
@@ -70,7 +78,9 @@ async def serve(
     certs = ensure_certs(secrets_dir, sorted(set(hosts)))
     token = _token_for(secrets_dir)
     api = APIServer(data, ca_pem=certs.ca_pem,
-                    tokens=TokenIssuer.load_or_create(secrets_dir))
+                    tokens=TokenIssuer.load_or_create(secrets_dir),
+                    **({"service_cluster_ip_range": service_cluster_ip_range}
+                       if service_cluster_ip_range else {}))
     # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,
     # and without it each answer waits for the client's delayed ACK
     sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM,

@@ -160,8 +160,11 @@ def namespace_name(test_name: str) -> str:
 
 
 @asynccontextmanager
-async def fresh_cluster(workdir: Path | None = None) -> AsyncIterator[SetpointCluster]:
-    """An embedded cluster in the running event loop, for one test."""
+async def fresh_cluster(workdir: Path | None = None, *,
+                        service_cluster_ip_range: str | None = None
+                        ) -> AsyncIterator[SetpointCluster]:
+    """An embedded cluster in the running event loop, for one test (``--service-cluster-
+    ip-range`` as given, the process runtime's loopback range for its tests)."""
     from setpoint.cluster import serve
 
     async with AsyncExitStack() as stack:
@@ -169,7 +172,8 @@ async def fresh_cluster(workdir: Path | None = None) -> AsyncIterator[SetpointCl
             workdir = Path(stack.enter_context(tempfile.TemporaryDirectory(
                 prefix="setpoint-test-")))
         running = await stack.enter_async_context(
-            serve(state_dir=_shared_secrets(), kubeconfig=workdir / "kubeconfig"))
+            serve(state_dir=_shared_secrets(), kubeconfig=workdir / "kubeconfig",
+                  service_cluster_ip_range=service_cluster_ip_range))
         cluster = SetpointCluster(running.kubeconfig, "default", embedded=running)
         try:
             yield cluster

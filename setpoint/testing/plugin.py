@@ -107,6 +107,14 @@ def _wants_shared(request: pytest.FixtureRequest) -> bool:
     return bool(scope == "module")
 
 
+def _runtime(request: pytest.FixtureRequest) -> str:
+    """The container runtime the test's kubelets use (marker, option, ini)."""
+    marker = request.node.get_closest_marker("setpoint_runtime")
+    return (str(marker.args[0]) if marker and marker.args else
+            request.config.getoption("setpoint_runtime", default=None) or
+            request.config.getini("setpoint_runtime") or "simulated")
+
+
 @pytest_asyncio.fixture
 async def setpoint_cluster(request: pytest.FixtureRequest) -> AsyncIterator[SetpointCluster]:
     """The test's cluster (see the module docstring)."""
@@ -117,7 +125,10 @@ async def setpoint_cluster(request: pytest.FixtureRequest) -> AsyncIterator[Setp
         async with namespaced_cluster(kubeconfig, request.node.name) as cluster:
             yield cluster
     else:
-        async with fresh_cluster() as cluster:
+        from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE
+
+        ip_range = PROCESS_RUNTIME_SERVICE_RANGE if _runtime(request) == "process" else None
+        async with fresh_cluster(service_cluster_ip_range=ip_range) as cluster:
             yield cluster
 
 
@@ -148,11 +159,7 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster,
     from setpoint.workloads.settings import WorkloadSettings
 
     client = Client(setpoint_cluster.config())
-    marker = request.node.get_closest_marker("setpoint_runtime")
-    runtime = (str(marker.args[0]) if marker and marker.args else
-               request.config.getoption("setpoint_runtime", default=None) or
-               request.config.getini("setpoint_runtime") or "simulated")
-    running = build_manager(client, WorkloadSettings(runtime=runtime))
+    running = build_manager(client, WorkloadSettings(runtime=_runtime(request)))
     await running.start()
     try:
         yield running

@@ -176,3 +176,23 @@ async def test_container_logs_are_written_in_the_cri_format(tmp_path: Path) -> N
         lines = sorted(line.split(" ", 1)[1] for line in path.read_text().splitlines())
         assert lines == ["stderr F err", "stdout F out"]
         await asyncio.sleep(0)
+
+
+async def test_resource_limits_not_enforced_are_reported_in_an_event(tmp_path: Path) -> None:
+    """Without a delegated cgroup v2 hierarchy the limits are not enforced: a Warning
+    event says so for the container instead of a silent no-op."""
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        body = shell_pod("limited", "sleep 3600")
+        body["spec"]["containers"][0]["resources"] = {"limits": {"memory": "64Mi",
+                                                                 "cpu": "100m"}}
+        await env.run(body)
+        await env.until("limited", ready)
+
+        async def reported() -> bool:
+            events = await env.client.list(Kind("v1", "Event"), namespace="default")
+            return any(e.get("reason") == "ResourceLimitsNotEnforced"
+                       and "cpu, memory" in str(e.get("message") or e.get("note"))
+                       for e in events.items)
+
+        await wait_for(reported, timeout=30)

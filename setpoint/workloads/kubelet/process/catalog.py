@@ -29,6 +29,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import shutil
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,8 +345,19 @@ def builtin_entries() -> list[ImageEntry]:
                    _mariadb, f"{APT} mariadb-server"),
         ImageEntry("*/postgres:*", "postgres", ("docker-entrypoint.sh",), ("postgres",),
                    _postgres, f"{APT} postgresql"),
+        # mcrouter is packaged nowhere reachable: a Python stand-in speaks its protocol
+        # and routes as its configuration says (see .mcrouter for the subset)
+        ImageEntry("*/mcrouter:*", sys.executable, ("mcrouter",), (), _mcrouter,
+                   "(built in: the setpoint package)"),
     ]
     return entries
+
+
+def _mcrouter(argv: list[str], ctx: LaunchContext) -> list[str]:
+    """mcrouter's flags to the stand-in (:mod:`.mcrouter`), listening on the pod's address."""
+    args = argv[1:] if argv and not argv[0].startswith("-") else argv
+    return [sys.executable, "-m", "setpoint.workloads.kubelet.process.mcrouter", *args,
+            "--listen", ctx.pod_ip]
 
 
 def _rename(program: str, inner: Translate) -> Translate:

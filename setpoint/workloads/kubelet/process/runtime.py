@@ -38,6 +38,7 @@ from setpoint.workloads.kubelet.process.catalog import (
     LaunchContext,
     busybox_bin,
 )
+from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
 from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
@@ -62,6 +63,7 @@ log = logging.getLogger("setpoint.workloads.kubelet.process")
 
 NOT_IN_CATALOG = "ImageNotInCatalog"
 NOT_INSTALLED = "ProgramNotInstalled"
+LIMITS_NOT_ENFORCED = "ResourceLimitsNotEnforced"
 
 
 @dataclass
@@ -185,8 +187,23 @@ class ProcessRuntime:
             self._reaper = spawn.Reaper()
         directory = self.root / "pods" / config.pod_uid
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self._sandboxes[sandbox_id] = ProcessSandbox(sandbox_id, config, directory)
+        sandbox = ProcessSandbox(sandbox_id, config, directory)
+        self._write_dns_files(sandbox)
+        self._sandboxes[sandbox_id] = sandbox
         return sandbox_id
+
+    def _write_dns_files(self, sandbox: ProcessSandbox) -> None:
+        """The pod's resolv.conf and hosts (see :mod:`.dnsfiles`), bind-mounted over the
+        machine's in each of its containers."""
+        etc = sandbox.dir / "etc"
+        etc.mkdir(mode=0o755, exist_ok=True)
+        (etc / "hosts").write_text(hosts_file(sandbox.config.pod, sandbox.config.ip))
+        resolv = resolv_conf(sandbox.config.pod)
+        if resolv is not None:
+            (etc / "resolv.conf").write_text(resolv)
+        for name in ("hosts", "resolv.conf"):
+            with contextlib.suppress(FileNotFoundError):
+                (etc / name).chmod(0o644)  # read by programs that drop root (memcached)
 
     async def restore_pod_sandbox(self, config: SandboxConfig) -> str | None:
         # a restarted kubelet is a new process: the old one's containers died with it
@@ -260,7 +277,11 @@ class ProcessRuntime:
         entry, why = self.entry_for(container.config.image)
         if entry is None:
             raise OSError(why[1] if why else "no catalog entry")
-        env = dict(await environment(pod, spec, self.sources.fetch))
+        # the sandbox's address is the pod's IP before any status says so (the kubelet's
+        # podFieldSelectorRuntimeValue reads it from the sandbox, kubelet_pods.go)
+        status = {**(pod.get("status") or {}), "podIP": sandbox.config.ip,
+                  "podIPs": [{"ip": sandbox.config.ip}]}
+        env = dict(await environment({**pod, "status": status}, spec, self.sources.fetch))
         base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
                 "HOSTNAME": sandbox.config.name, "HOME": str(container.dir)}
         if self.api_host:
@@ -271,6 +292,12 @@ class ProcessRuntime:
         if helpers is not None:
             base["PATH"] += os.pathsep + str(helpers)
         container.env = {**base, **env}
+        if self.isolate:
+            # a bind needs an existing target (a dangling symlink is not one)
+            container.binds += [(str(sandbox.dir / "etc" / name), f"/etc/{name}", True)
+                                for name in ("hosts", "resolv.conf")
+                                if (sandbox.dir / "etc" / name).exists()
+                                and os.path.exists(f"/etc/{name}")]
         await self._mount(sandbox, container)
         command = [expand(str(a), container.env) for a in spec.get("command") or ()]
         args = [expand(str(a), container.env) for a in spec.get("args") or ()]
@@ -389,6 +416,13 @@ class ProcessRuntime:
             return
         sandbox = self._sandboxes[container.sandbox_id]
         container.started_at = self.clock()
+        limits = (container.config.spec.get("resources") or {}).get("limits") or {}
+        if limits:
+            # no cgroup v2 hierarchy delegated to us: say so rather than pretend
+            self._event(sandbox, "Warning", LIMITS_NOT_ENFORCED,
+                        f"container {container.config.name}: resource limits "
+                        f"({', '.join(sorted(limits))}) are not enforced by the process "
+                        "runtime (no cgroup v2 delegation); no OOMKilled")
         try:
             proc = await asyncio.create_subprocess_exec(
                 *container.argv,
