@@ -125,6 +125,7 @@ class ProcessRuntime:
         self._listeners: list[ExitListener] = []
         self._event_listeners: list[EventListener] = []
         self._reaper: spawn.Reaper | None = None
+        self._closed = False  # once closing, nothing new starts (it would outlive us)
 
     def __repr__(self) -> str:
         return (f"ProcessRuntime(root={self.root}, sandboxes={len(self._sandboxes)}, "
@@ -183,6 +184,8 @@ class ProcessRuntime:
             if why is not None:
                 self._fallbacks[sandbox_id] = why
                 return await self.simulated.run_pod_sandbox(config)
+        if self._closed:
+            raise RuntimeError("the process runtime is stopping: no new pod starts")
         if self._reaper is None:
             self._reaper = spawn.Reaper()
         directory = self.root / "pods" / config.pod_uid
@@ -436,6 +439,13 @@ class ProcessRuntime:
             container.exit_code, container.reason = 128, "StartError"
             container.message = f"failed to start {container.argv[0]}: {exc.strerror or exc}"
             return
+        if self._closed:
+            # the runtime began closing while this process was being created: it must not
+            # outlive the runtime, and close() has already killed the ones it knew of
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            await proc.wait()
+            return
         container.proc = proc
         container.stdin = proc.stdin
         container.running.set()
@@ -659,6 +669,7 @@ class ProcessRuntime:
 
     async def close(self) -> None:
         """Kill every process and remove what this runtime created."""
+        self._closed = True
         for container in list(self._containers.values()):
             self._signal(container, signal.SIGKILL)
         for container in list(self._containers.values()):
