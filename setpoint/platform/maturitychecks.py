@@ -176,7 +176,7 @@ def scale_subresource(facts: OperatorFacts) -> Verdict:
 
 
 def relationship_annotations(facts: OperatorFacts) -> Verdict:
-    creates = [k for k in facts.creatable_kinds() if k != "Pod" or not facts.deployment]
+    creates = facts.creatable_kinds()
     created: dict[str, set[str]] = {}
     for instance in facts.instances:
         kinds = {str(o.get("kind")) for o in facts.owned_by(str(meta(instance).get("uid")))}
@@ -198,9 +198,10 @@ def relationship_annotations(facts: OperatorFacts) -> Verdict:
                                 f"{COMPOSITION} does not name")
         else:
             ok = False
-            seen = sorted(created.get(kind, set())) or creates
-            evidence.append(f"{kind}: no {COMPOSITION} annotation; the operator creates "
-                            f"{', '.join(seen)}")
+            seen = sorted(created.get(kind, set()))
+            evidence.append(f"{kind}: no {COMPOSITION} annotation; " + (
+                f"its instances own {', '.join(seen)}" if seen else
+                f"the operator may create {', '.join(creates)}"))
         declared = [k for k in (ANNOTATION_RELATIONSHIP, LABEL_RELATIONSHIP,
                                 SPECPROPERTY_RELATIONSHIP, USAGE) if annotations.get(k)]
         evidence.append(f"{kind}: " + ("; ".join(f"{k}: {annotations[k]}" for k in declared)

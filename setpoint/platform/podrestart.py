@@ -50,14 +50,34 @@ async def _status_rewritten(client: Client, kind: Kind, instance: Obj,
     return []
 
 
+def _depth(facts: OperatorFacts, instance: Obj, pod: Obj) -> int:
+    """Owner hops from ``pod`` up to ``instance`` (a pod of an unowned object: one more).
+    The closest pod is the instance's most directly: a StatefulSet's before a
+    Deployment's, whose pods hang below a ReplicaSet."""
+    uid, hops, current = meta(instance).get("uid"), 0, pod
+    by_uid = {meta(o).get("uid"): o for o in facts.objects}
+    while hops < 10:
+        refs = meta(current).get("ownerReferences") or []
+        if not refs:
+            return hops + 1
+        hops += 1
+        if any(r.get("uid") == uid for r in refs):
+            return hops
+        parent = by_uid.get(refs[0].get("uid"))
+        if parent is None:
+            return hops + 1
+        current = parent
+    return hops
+
+
 async def pod_restart(client: Client, facts: OperatorFacts, instance: Obj,
                       reaction_period: float) -> Verdict:
-    """Delete the first pod of ``instance`` and wait up to ``reaction_period`` seconds
+    """Delete the pod closest to ``instance`` and wait up to ``reaction_period`` seconds
     for the operator to rewrite the instance's status or record an event about it."""
     pods = facts.pods_of(instance)
     if not pods:
         return verdict("pod-restarts", "skip", [f"{ref(instance)} has no pods to restart"])
-    pod = pods[0]
+    pod = min(pods, key=lambda p: (_depth(facts, instance, p), str(meta(p).get("name"))))
     m = meta(instance)
     kind = Kind(str(instance.get("apiVersion")), str(instance.get("kind")))
     current = await client.get(kind, str(m.get("name")), namespace=m.get("namespace"))
