@@ -12,6 +12,7 @@ import click
 
 # command name -> "module:attribute" of its click command
 COMMANDS = {
+    "check": "setpoint.cli.check:check",
     "cluster": "setpoint.cli.cluster:cluster",
     "generate": "setpoint.cli.generate:generate",
     "graph": "setpoint.cli.graph:graph",
