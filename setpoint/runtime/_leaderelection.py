@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from setpoint.client import ApiError, Client, Kind, NotFoundError
+from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
 from setpoint.runtime._events import micro_time
 
 log = logging.getLogger(__name__)
@@ -229,20 +229,32 @@ class LeaderElector:
         returns whether it was released."""
         if not self.leader or self._lease is None:
             return False
-        spec = dict(self._lease.get("spec") or {})
-        wall = micro_time(time.time())
-        spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall,
-                    acquireTime=wall)
         try:
-            self._store(await self.client.update({**self._lease, "spec": spec}), self._clock())
+            try:
+                await self._clear_holder(self._lease)
+            except ConflictError:
+                # our own renewal, cut short by the stop, landed after we last read the
+                # lease: read it again, and release it only if it is still ours
+                current = await self.client.get(LEASE, self.config.name,
+                                                namespace=self.config.namespace)
+                if (current.get("spec") or {}).get("holderIdentity") != self.config.identity:
+                    return False
+                await self._clear_holder(current)
         except Exception as exc:
-            log.warning("lease_release_failed error=%r", exc)
+            log.warning("lease_release_failed error=%s", exc)
             return False
         finally:
             self._set_leader(False)
         log.info("leader_released lease=%s/%s identity=%s", self.config.namespace,
                  self.config.name, self.config.identity)
         return True
+
+    async def _clear_holder(self, lease: dict[str, Any]) -> None:
+        spec = dict(lease.get("spec") or {})
+        wall = micro_time(time.time())
+        spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall,
+                    acquireTime=wall)
+        self._store(await self.client.update({**lease, "spec": spec}), self._clock())
 
     def _set_leader(self, leader: bool) -> None:
         if leader == self.leader:

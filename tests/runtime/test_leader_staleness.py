@@ -98,3 +98,28 @@ async def test_a_leader_checks_the_lease_only_once_its_renew_deadline_passed(
     await asyncio.gather(*(writer.create_or_update(configmap(f"late-{i}")) for i in range(3)))
     assert requests == ["PUT"]  # one renewal for every write that waited on it
     assert a.leader
+
+
+async def test_a_release_racing_the_leaders_own_late_renewal_still_releases(
+        leader_a: tuple[LeaderElector, Clock], client: Client) -> None:
+    """A renewal cut short by the stop can land after the leader last read the lease, so
+    its release (an update at the resourceVersion it knew) conflicts. The lease is still
+    its own: it reads it again and releases it, rather than leave it held for a whole
+    lease duration (seen as a 409 ``lease_release_failed`` under load)."""
+    elector, _ = leader_a
+    lease = await client.get(LEASE, "stale", namespace="default")
+    renewed = {**lease, "spec": {**lease["spec"], "renewTime": "2030-01-01T00:00:00.000000Z"}}
+    await client.update(renewed)  # the late renewal: still "a", a newer resourceVersion
+    assert await elector.release()
+    released = await client.get(LEASE, "stale", namespace="default")
+    assert released["spec"]["holderIdentity"] == ""
+
+
+async def test_a_release_leaves_a_lease_someone_else_took(
+        leader_a: tuple[LeaderElector, Clock], client: Client) -> None:
+    elector, _ = leader_a
+    lease = await client.get(LEASE, "stale", namespace="default")
+    await client.update({**lease, "spec": {**lease["spec"], "holderIdentity": "b"}})
+    assert not await elector.release()
+    taken = await client.get(LEASE, "stale", namespace="default")
+    assert taken["spec"]["holderIdentity"] == "b"
