@@ -132,7 +132,10 @@ async def test_pvc_data_survives_pod_deletion(tmp_path: Path) -> None:
             await env.run(body)
             await env.until(name, ready)
             if name == "writer":
-                await wait_for(lambda: exec_in(env, "writer", "test", "-e", "/data/file"))
+                async def written() -> bool:
+                    return (await exec_in(env, "writer", "test", "-e", "/data/file"))[0] == 0
+
+                await wait_for(written)
                 await env.client.delete(Kind("v1", "Pod"), "writer", namespace="default")
                 await wait_for(lambda: "writer" not in str(runtime_of(env)._sandboxes))
         assert await exec_in(env, "reader", "cat", "/data/file") == (0, "kept\n")
