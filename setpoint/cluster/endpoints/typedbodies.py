@@ -13,6 +13,7 @@ from typing import Any
 
 from setpoint.cluster.serializer.decode import decode_builtin
 from setpoint.machinery import errors
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import definitions
 
 _NOT_AN_OBJECT = ("couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go "
@@ -23,15 +24,6 @@ _META_SCHEME = "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/registe
 _DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
 
 def _type_meta_error(obj: dict[str, Any]) -> str | None:
     """The json serializer reads apiVersion and kind first: either of the wrong type fails."""
@@ -39,7 +31,7 @@ def _type_meta_error(obj: dict[str, Any]) -> str | None:
         value = obj.get(key)
         if value is not None and not isinstance(value, str):
             return (f"couldn't get version/kind; json parse error: json: cannot unmarshal "
-                    f"{_json_kind(value)} into Go struct field .{key} of type string")
+                    f"{unmarshal_kind(value)} into Go struct field .{key} of type string")
     return None
 
 
@@ -49,7 +41,7 @@ def decode_kind(obj: Any, api_version: str, kind: str) -> Any:
         return obj
     if not isinstance(obj, dict):
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind}): "
-                                 + _NOT_AN_OBJECT.replace("{}", _json_kind(obj), 1))
+                                 + _NOT_AN_OBJECT.replace("{}", unmarshal_kind(obj), 1))
     problem = _type_meta_error(obj)
     if problem is not None:
         raise errors.bad_request(f"the object provided is unrecognized (must be of type {kind}): "
@@ -74,7 +66,7 @@ def decode_delete_options(obj: Any) -> dict[str, Any] | None:
     if obj is None:
         return None
     if not isinstance(obj, dict):
-        raise errors.bad_request(_NOT_AN_OBJECT.replace("{}", _json_kind(obj), 1))
+        raise errors.bad_request(_NOT_AN_OBJECT.replace("{}", unmarshal_kind(obj), 1))
     problem = _type_meta_error(obj)
     if problem is not None:
         raise errors.bad_request(problem)

@@ -24,6 +24,7 @@ from setpoint.cluster.serializer.decodelimits import (
     check_yaml,
 )
 from setpoint.machinery import errors
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
 
 FIELD_VALIDATION = ("", "Ignore", "Strict", "Warn")
@@ -174,17 +175,6 @@ def _excerpt(raw: bytes) -> str:
 
 _GO_TYPES = {"string": "string", "boolean": "bool", "number": "float64", "integer": "int64"}
 
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _go_type(schema: Schema) -> str:
@@ -396,7 +386,7 @@ def _number_literal(value: int | float) -> str:
 
 
 def _mismatch(value: Any, path: str, kind: str, go_type: str, *, literal: bool = False) -> str:
-    jt = _json_type(value)
+    jt = unmarshal_kind(value)
     if jt == "number" and (literal or (isinstance(value, float) and not value.is_integer())):
         jt = f"number {_number_literal(value)}"
     return f"json: cannot unmarshal {jt} into Go struct field {kind}.{path} of type {go_type}"

@@ -20,6 +20,7 @@ import jsonpointer
 import orjson
 
 from setpoint.machinery.errors import StatusError, bad_request, request_entity_too_large
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.patch._status import unprocessable
 
 MAX_OPERATIONS = 10000
@@ -71,35 +72,24 @@ def _decode(ops: Any) -> list[Any]:
     if ops is None:
         return []
     if not isinstance(ops, list):
-        raise _decode_error(f"cannot unmarshal {_json_kind(ops)} into Go value of type "
+        raise _decode_error(f"cannot unmarshal {unmarshal_kind(ops)} into Go value of type "
                             "[]handlers.jsonPatchOp")
     for op in ops:
         if op is None:
             continue
         if not isinstance(op, dict):
-            raise _decode_error(f"cannot unmarshal {_json_kind(op)} into Go value of type "
+            raise _decode_error(f"cannot unmarshal {unmarshal_kind(op)} into Go value of type "
                                 "handlers.jsonPatchOp")
         for name, value in op.items():
             if name in ("op", "path", "from") and value is not None and not isinstance(value, str):
-                raise _decode_error(f"cannot unmarshal {_json_kind(value)} into Go struct field "
-                                    f"jsonPatchOp.{name} of type string")
+                raise _decode_error(f"cannot unmarshal {unmarshal_kind(value)} into Go struct "
+                                    f"field jsonPatchOp.{name} of type string")
     return ops
 
 
 def _decode_error(detail: str) -> StatusError:
     return bad_request(f"error decoding patch: json: {detail}")
 
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string"
 
 
 def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],

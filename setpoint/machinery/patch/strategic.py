@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.patch._go import format_v, go_equal
 from setpoint.machinery.patch._lists import (
     DELETE,
@@ -68,20 +69,11 @@ def strategic_merge_patch(doc: dict[str, Any], patch: Any, schema: Schema | None
         return dict(doc)
     if not isinstance(patch, dict):
         raise bad_format(
-            f"json: cannot unmarshal {_json_kind(patch)} into Go value of type "
+            f"json: cannot unmarshal {unmarshal_kind(patch)} into Go value of type "
             "map[string]interface {}"
         )
     return _merge_map(doc, patch, schema)
 
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "string"
 
 
 # -- field metadata ----------------------------------------------------------------------------
