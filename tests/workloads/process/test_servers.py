@@ -9,8 +9,11 @@ from pathlib import Path
 
 import aiohttp
 
+from setpoint.client import Kind
 from tests.workloads.process.support import need, process_env
 from tests.workloads.test_kubelet_support import pod, ready
+
+NODE = Kind("v1", "Node")
 
 
 async def memcached_roundtrip(ip: str) -> bytes:
@@ -53,3 +56,24 @@ async def test_nginx_pod_answers_http_on_its_pod_ip_after_an_http_probe(
         async with aiohttp.ClientSession() as session, session.get(f"http://{ip}/") as resp:
             assert resp.status == 200
             assert "Welcome to nginx" in await resp.text()
+
+
+async def test_a_pod_runs_only_once_its_nodes_kubelet_endpoint_is_reported(
+        tmp_path: Path) -> None:
+    """The API server reaches a pod's logs, exec and port-forward at the port its Node
+    reports (``status.daemonEndpoints.kubeletEndpoint.Port``); a pod that ran before the
+    node reported its endpoint's port could be Ready while `kubectl logs` dialed the
+    registration default and failed (seen under load)."""
+    need("sh", "busybox")
+    async with process_env(tmp_path) as env:
+        body = pod("early")
+        body["spec"]["containers"] = [{"name": "app", "image": "busybox:1.36",
+                                       "command": ["sh", "-c", "sleep 3600"]}]
+        await env.run(body)
+        live = await env.until("early", ready)
+        node = await env.client.get(NODE, live["spec"]["nodeName"])
+        port = node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"]
+        address = next(a["address"] for a in node["status"]["addresses"]
+                       if a["type"] == "InternalIP")
+        _, writer = await asyncio.open_connection(address, port)  # listening there
+        writer.close()

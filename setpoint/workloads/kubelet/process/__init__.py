@@ -114,6 +114,7 @@ async def _serve_nodes(manager: Manager, runtime: ProcessRuntime,
         await manager.client.patch_status(NODE, name, {"status": {
             "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
             "nodeInfo": {"containerRuntimeVersion": RUNTIME_VERSION}}})
+        runtime.node_served(name)
 
 
 async def _reclaim(manager: Manager, runtime: ProcessRuntime) -> None:

@@ -102,6 +102,9 @@ class ProcessSandbox:
     instances: dict[str, int] = field(default_factory=dict)  # container name -> next log no.
 
 
+# how long a pod waits for its node's kubelet endpoint to be reported before it starts
+NODE_SERVED_TIMEOUT = 10.0
+
 class ProcessRuntime:
     """Runs containers of cataloged images as processes (see the module docstring)."""
 
@@ -126,6 +129,9 @@ class ProcessRuntime:
         self._event_listeners: list[EventListener] = []
         self._reaper: spawn.Reaper | None = None
         self._closed = False  # once closing, nothing new starts (it would outlive us)
+        # nodes whose kubelet endpoint is up and reported on the Node: a pod runs only then,
+        # so that once it is Ready `kubectl logs/exec` reach the endpoint the node names
+        self._nodes_served: dict[str, asyncio.Event] = {}
 
     def __repr__(self) -> str:
         return (f"ProcessRuntime(root={self.root}, sandboxes={len(self._sandboxes)}, "
@@ -174,10 +180,26 @@ class ProcessRuntime:
     async def pull_image(self, image: str) -> str:
         return image_ref(image)
 
+    def node_served(self, node: str) -> None:
+        """The kubelet endpoint of ``node`` is listening and reported on its Node."""
+        self._nodes_served.setdefault(node, asyncio.Event()).set()
+
+    async def _wait_node_served(self, node: str) -> None:
+        served = self._nodes_served.setdefault(node, asyncio.Event())
+        try:
+            await asyncio.wait_for(served.wait(), NODE_SERVED_TIMEOUT)
+        except TimeoutError:
+            log.warning("kubelet endpoint of node %s not reported after %.0f s; starting pods "
+                        "anyway (logs and exec will not reach them)", node, NODE_SERVED_TIMEOUT)
+            served.set()
+
     async def run_pod_sandbox(self, config: SandboxConfig) -> str:
         sandbox_id = hashlib.sha256(config.pod_uid.encode()).hexdigest()
         if sandbox_id in self._sandboxes or sandbox_id in self._fallbacks:
             return sandbox_id
+        node = (config.pod.get("spec") or {}).get("nodeName")
+        if node:
+            await self._wait_node_served(str(node))
         spec = config.pod.get("spec") or {}
         for c in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
             _, why = self.entry_for(str(c.get("image", "")))
