@@ -317,3 +317,30 @@ async def test_custom_resource_metadata_of_the_wrong_type_is_a_bad_request(
         assert status == 400, out
         assert problem in out["message"]
     assert (await api.get(WIDGETS))[0] == 200
+
+
+async def test_apply_to_a_stored_object_missing_a_list_key_is_kube_apiservers_500(
+        api: API) -> None:
+    """ValidateServiceAccount (pkg/apis/core/validation/validation.go) checks only metadata,
+    so a ServiceAccount whose ``secrets`` (a map list keyed by name) has an item without
+    ``name`` is stored. Server-side apply then cannot make it a typed value:
+    structuredMergeManager.Apply (k8s.io/apimachinery
+    pkg/util/managedfields/internal/structuredmerge.go) returns "failed to create typed live
+    object", with structured-merge-diff's words (typed/validate.go, typed/helpers.go), as a
+    plain error: ErrorToAPIStatus makes it a 500 with no reason. The object stays readable."""
+    status, _ = await api.post(f"{NS}/serviceaccounts", {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nameless"},
+        "secrets": [{"namespace": "default"}]})
+    assert status == 201
+    status, body = await api.patch(
+        f"{NS}/serviceaccounts/nameless?fieldManager=m",
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nameless"}},
+        "application/apply-patch+yaml")
+    assert (status, body) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "failed to create typed live object (default/nameless; /v1, "
+                   "Kind=ServiceAccount): .secrets: element 0: associative list with keys has "
+                   "an element that omits key field \"name\" (and doesn't have default value)",
+        "code": 500})
+    status, body = await api.get(f"{NS}/serviceaccounts/nameless")
+    assert status == 200 and body["secrets"] == [{"namespace": "default"}]
