@@ -344,3 +344,26 @@ async def test_apply_to_a_stored_object_missing_a_list_key_is_kube_apiservers_50
         "code": 500})
     status, body = await api.get(f"{NS}/serviceaccounts/nameless")
     assert status == 200 and body["secrets"] == [{"namespace": "default"}]
+
+
+async def test_apply_to_a_service_with_a_condition_without_type_is_kube_apiservers_500(
+        api: API) -> None:
+    """ValidateServiceStatusUpdate (pkg/apis/core/validation/validation.go) checks metadata
+    and status.loadBalancer only, so a condition without ``type`` (the key of the
+    conditions map list) is stored through /status; a later server-side apply answers
+    structuredmerge.go's "failed to create typed live object" 500, as kube-apiserver does."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+           "spec": {"ports": [{"port": 80}]}}
+    status, _ = await api.post(f"{NS}/services", svc)
+    assert status == 201
+    status, _ = await api.patch(f"{NS}/services/svc/status",
+                                {"status": {"conditions": [{"status": "True"}]}},
+                                "application/merge-patch+json")
+    assert status == 200
+    status, body = await api.patch(f"{NS}/services/svc?fieldManager=m", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}},
+        "application/apply-patch+yaml")
+    assert (status, body["message"]) == (
+        500, "failed to create typed live object (default/svc; /v1, Kind=Service): "
+             ".status.conditions: element 0: associative list with keys has an element that "
+             "omits key field \"type\" (and doesn't have default value)")

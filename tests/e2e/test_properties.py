@@ -519,6 +519,8 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 TYPED_LIVE_500 = [
     # ValidateServiceAccount checks metadata only (pkg/apis/core/validation/validation.go)
     ("serviceaccounts", "ServiceAccount", ".secrets"),
+    # ValidateServiceStatusUpdate checks metadata and status.loadBalancer only (same file)
+    ("services", "Service", ".status.conditions"),
 ]
 
 
