@@ -367,3 +367,16 @@ async def test_apply_to_a_service_with_a_condition_without_type_is_kube_apiserve
         500, "failed to create typed live object (default/svc; /v1, Kind=Service): "
              ".status.conditions: element 0: associative list with keys has an element that "
              "omits key field \"type\" (and doesn't have default value)")
+
+
+@pytest.mark.parametrize("path", [f"{NS}/bindings", f"{NS}/pods/p/binding"])
+async def test_a_null_binding_is_the_same_bad_request_on_both_binding_endpoints(
+        api: API, path: str) -> None:
+    """/bindings and pods/binding are the same storage (LegacyBindingREST hands its create to
+    BindingREST, pkg/registry/core/pod/storage/storage.go) behind the same create handler's
+    decoder (k8s.io/apiserver/pkg/endpoints/handlers/create.go): a body of JSON null, with
+    or without a Content-Type, is the same 400 on both."""
+    for content_type in ("application/json", ""):
+        status, body = await api.request("POST", path, raw=b"null", content_type=content_type)
+        assert (status, body["reason"], body["message"]) == (
+            400, "BadRequest", "the object provided is unrecognized (must be of type Binding)")
