@@ -521,6 +521,8 @@ TYPED_LIVE_500 = [
     ("serviceaccounts", "ServiceAccount", ".secrets"),
     # ValidateServiceStatusUpdate checks metadata and status.loadBalancer only (same file)
     ("services", "Service", ".status.conditions"),
+    # ValidateReplicationControllerStatusUpdate checks metadata and the replica counts only
+    ("replicationcontrollers", "ReplicationController", ".status.conditions"),
 ]
 
 
