@@ -58,6 +58,8 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     except ValueError as e:
         raise errors.internal(f"failed to decode managed fields: {e}") from e
     base = _without_managed_fields(live) if live is not None else {}
+    if live is not None:
+        _check_live(schema, base)
     key = mf.manager_key(manager or "unknown", mf.APPLY, api_version, subresource)
     ignored = mf.reset_set(reset_fields)
 
@@ -97,6 +99,19 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
         result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(config)
     _store_managed_fields(result, live_meta, mf.encode(managed))
     return result
+
+
+def _check_live(schema: TypeRef, live: dict[str, Any]) -> None:
+    """A stored object that does not fit the schema as a typed value (an associative list
+    item without its key, which validation of some kinds lets through): structured-merge-diff
+    cannot apply to it, and kube-apiserver answers with its plain error, a 500 with no reason
+    (``structuredMergeManager.Apply`` in k8s.io/apimachinery
+    pkg/util/managedfields/internal/structuredmerge.go, then ``ErrorToAPIStatus``)."""
+    try:
+        fp.fieldset_of(schema, live, typed=True)
+    except SchemaError as e:
+        raise StatusError(500, "", f"failed to create typed live object ({_gvknn(live)}): {e}"
+                          ) from e
 
 
 def _check_type(config: dict[str, Any], api_version: str, kind: str | None) -> None:

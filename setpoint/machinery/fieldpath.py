@@ -505,6 +505,9 @@ def child_type(shape: Shape, pe: PathElement) -> TypeRef:
 def item_element(shape: Shape, item: Any, path: Path = ()) -> PathElement:
     """The path element of an item of an associative list (``k:`` or ``v:``)."""
     if shape.keys:
+        # structured-merge-diff's wording (typed/helpers.go), Go's %q included
+        if item is None:
+            raise SchemaError(path, "associative list with keys may not have a null element")
         if not isinstance(item, dict):
             raise SchemaError(path, "associative list with keys may not have non-map elements")
         parts = []
@@ -515,7 +518,8 @@ def item_element(shape: Shape, item: Any, path: Path = ()) -> PathElement:
                 parts.append((k, shape.key_defaults[k]))
             else:
                 raise SchemaError(path, f"associative list with keys has an element that omits "
-                                        f"key field {k!r} (and doesn't have default value)")
+                                        f"key field {json.dumps(k)} (and doesn't have default "
+                                        f"value)")
         return key(parts)
     if isinstance(item, dict):
         raise SchemaError(path, "associative list without keys has an element that's a map type")
@@ -527,20 +531,23 @@ def item_element(shape: Shape, item: Any, path: Path = ()) -> PathElement:
     return value(item)
 
 
-def fieldset_of(schema: TypeRef, obj: Any, *, strict: bool = False) -> FieldSet:
+def fieldset_of(schema: TypeRef, obj: Any, *, strict: bool = False,
+                typed: bool = False) -> FieldSet:
     """Every leaf field and list/map item of ``obj`` (structured-merge-diff's ``ToFieldSet``).
 
     With ``strict``, fields the schema does not declare and duplicate list keys raise
     ``SchemaError`` (what apply demands of a configuration); otherwise they are tracked as
-    deduced fields and the first duplicate wins.
+    deduced fields and the first duplicate wins. With ``typed``, an associative list item
+    without its keys raises (what ``ObjectToTyped`` with ``AllowDuplicates`` demands of a
+    live object); otherwise, and unless ``strict``, it is skipped.
     """
     root: Node = {}
-    _fill(schema, obj, root, (), strict, resource=True)
+    _fill(schema, obj, root, (), strict, resource=True, typed=typed)
     return FieldSet(root)
 
 
 def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
-          resource: bool = False) -> bool:
+          resource: bool = False, typed: bool = False) -> bool:
     """Adds the paths beneath ``v`` to ``node``; True when ``v`` itself is a leaf."""
     shape = resolve(tr, v, resource=resource)
     if shape.kind == SCALAR or shape.atomic:
@@ -560,7 +567,7 @@ def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
             else:
                 ctr = shape.element
             child = node.get(pe) or {}
-            leaf = _fill(ctr, cv, child, (*path, pe), strict)
+            leaf = _fill(ctr, cv, child, (*path, pe), strict, typed=typed)
             if leaf or not declared or cv is None or (isinstance(cv, dict) and not cv):
                 child[MEMBER] = {}
             if child:
@@ -569,12 +576,12 @@ def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
     if not isinstance(v, list):
         return v is not None
     seen: set[str] = set()
-    for item in v:
+    for i, item in enumerate(v):
         try:
             pe = item_element(shape, item, path)
-        except SchemaError:
-            if strict:
-                raise
+        except SchemaError as e:
+            if strict or typed:  # typed/validate.go's visitListItems wording
+                raise SchemaError(path, f"element {i}: {e.message}") from None
             continue
         if pe in seen:
             if strict:
@@ -582,7 +589,7 @@ def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
             continue
         seen.add(pe)
         child = {}
-        _fill(shape.element, item, child, (*path, pe), strict)
+        _fill(shape.element, item, child, (*path, pe), strict, typed=typed)
         child[MEMBER] = {}
         node[pe] = child
     return False

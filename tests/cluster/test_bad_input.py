@@ -317,3 +317,66 @@ async def test_custom_resource_metadata_of_the_wrong_type_is_a_bad_request(
         assert status == 400, out
         assert problem in out["message"]
     assert (await api.get(WIDGETS))[0] == 200
+
+
+async def test_apply_to_a_stored_object_missing_a_list_key_is_kube_apiservers_500(
+        api: API) -> None:
+    """ValidateServiceAccount (pkg/apis/core/validation/validation.go) checks only metadata,
+    so a ServiceAccount whose ``secrets`` (a map list keyed by name) has an item without
+    ``name`` is stored. Server-side apply then cannot make it a typed value:
+    structuredMergeManager.Apply (k8s.io/apimachinery
+    pkg/util/managedfields/internal/structuredmerge.go) returns "failed to create typed live
+    object", with structured-merge-diff's words (typed/validate.go, typed/helpers.go), as a
+    plain error: ErrorToAPIStatus makes it a 500 with no reason. The object stays readable."""
+    status, _ = await api.post(f"{NS}/serviceaccounts", {
+        "apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nameless"},
+        "secrets": [{"namespace": "default"}]})
+    assert status == 201
+    status, body = await api.patch(
+        f"{NS}/serviceaccounts/nameless?fieldManager=m",
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "nameless"}},
+        "application/apply-patch+yaml")
+    assert (status, body) == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "failed to create typed live object (default/nameless; /v1, "
+                   "Kind=ServiceAccount): .secrets: element 0: associative list with keys has "
+                   "an element that omits key field \"name\" (and doesn't have default value)",
+        "code": 500})
+    status, body = await api.get(f"{NS}/serviceaccounts/nameless")
+    assert status == 200 and body["secrets"] == [{"namespace": "default"}]
+
+
+async def test_apply_to_a_service_with_a_condition_without_type_is_kube_apiservers_500(
+        api: API) -> None:
+    """ValidateServiceStatusUpdate (pkg/apis/core/validation/validation.go) checks metadata
+    and status.loadBalancer only, so a condition without ``type`` (the key of the
+    conditions map list) is stored through /status; a later server-side apply answers
+    structuredmerge.go's "failed to create typed live object" 500, as kube-apiserver does."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"},
+           "spec": {"ports": [{"port": 80}]}}
+    status, _ = await api.post(f"{NS}/services", svc)
+    assert status == 201
+    status, _ = await api.patch(f"{NS}/services/svc/status",
+                                {"status": {"conditions": [{"status": "True"}]}},
+                                "application/merge-patch+json")
+    assert status == 200
+    status, body = await api.patch(f"{NS}/services/svc?fieldManager=m", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc"}},
+        "application/apply-patch+yaml")
+    assert (status, body["message"]) == (
+        500, "failed to create typed live object (default/svc; /v1, Kind=Service): "
+             ".status.conditions: element 0: associative list with keys has an element that "
+             "omits key field \"type\" (and doesn't have default value)")
+
+
+@pytest.mark.parametrize("path", [f"{NS}/bindings", f"{NS}/pods/p/binding"])
+async def test_a_null_binding_is_the_same_bad_request_on_both_binding_endpoints(
+        api: API, path: str) -> None:
+    """/bindings and pods/binding are the same storage (LegacyBindingREST hands its create to
+    BindingREST, pkg/registry/core/pod/storage/storage.go) behind the same create handler's
+    decoder (k8s.io/apiserver/pkg/endpoints/handlers/create.go): a body of JSON null, with
+    or without a Content-Type, is the same 400 on both."""
+    for content_type in ("application/json", ""):
+        status, body = await api.request("POST", path, raw=b"null", content_type=content_type)
+        assert (status, body["reason"], body["message"]) == (
+            400, "BadRequest", "the object provided is unrecognized (must be of type Binding)")

@@ -150,8 +150,7 @@ class RequestFuzzer:
         if rng.random() < 0.05:
             return self.bad()
         out = self.value(self.schema_for(ep, kind))
-        if not isinstance(out, dict):
-            out = {}
+        out = dict(out) if isinstance(out, dict) else {}  # never a shared BAD_VALUES dict
         api_version, sent_kind = (ep.api_version, kind) if rng.random() < 0.85 \
             else rng.choice(KINDS)
         out["apiVersion"], out["kind"] = api_version, sent_kind
@@ -166,7 +165,7 @@ class RequestFuzzer:
             return out
         meta = out.get("metadata")
         if not isinstance(meta, dict) or rng.random() < 0.7:
-            meta = {} if not isinstance(meta, dict) else meta
+            meta = dict(meta) if isinstance(meta, dict) else {}  # as above
             if name is not None and rng.random() < 0.9:
                 meta["name"] = name
             out["metadata"] = meta

@@ -512,11 +512,28 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 #   (pkg/registry/core/pod/storage/eviction.go, "more than one PodDisruptionBudget")
 # - a read at a resourceVersion the store has not reached: 504 Timeout
 #   (k8s.io/apiserver/pkg/storage/errors.go, NewTooLargeResourceVersionError)
+# - server-side apply to a stored object that is not a valid typed value (an associative list
+#   item without its key): a plain error from structuredMergeManager.Apply (k8s.io/apimachinery
+#   pkg/util/managedfields/internal/structuredmerge.go, "failed to create typed live object"),
+#   only for the fields whose kind's validation lets such an item be stored (TYPED_LIVE_500)
+TYPED_LIVE_500 = [
+    # ValidateServiceAccount checks metadata only (pkg/apis/core/validation/validation.go)
+    ("serviceaccounts", "ServiceAccount", ".secrets"),
+    # ValidateServiceStatusUpdate checks metadata and status.loadBalancer only (same file)
+    ("services", "Service", ".status.conditions"),
+    # ValidateReplicationControllerStatusUpdate checks metadata and the replica counts only
+    ("replicationcontrollers", "ReplicationController", ".status.conditions"),
+]
+
+
 def kube_apiserver_answers_5xx(path: str, status: int, raw: bytes) -> bool:
     text = raw.decode("utf-8", "replace")
     binding = path.endswith("/binding") or "/bindings" in path
     if status == 504:
         return "Too large resource version" in text
+    if status == 500 and '"message":"failed to create typed live object (' in text:
+        return any(f"/{resource}/" in path and f"Kind={kind}): {field}: element " in text
+                   for resource, kind, field in TYPED_LIVE_500)
     return (binding and "target." in text) or (
         path.endswith("/eviction") and "more than one PodDisruptionBudget" in text)
 

@@ -377,7 +377,9 @@ class Handler:
         body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
                            rt.api_version, rt.kind)
         if rt.kind == "Binding":
-            name = (body.get("metadata") or {}).get("name", "")
+            # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
+            meta = body.get("metadata") if isinstance(body, dict) else None
+            name = meta.get("name", "") if isinstance(meta, dict) else ""
             pods = self.api.registry.require("", "v1", "pods")
             return _json(self.api.bind_pod(pods, rp.namespace or "", name, body), 201, media)
         token = self.token.decode() if self.token else None

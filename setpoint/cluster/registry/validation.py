@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
@@ -393,6 +394,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
         admission.validate_mutating_configuration,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
         admission.validate_validating_configuration,
+    ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
@@ -441,6 +443,11 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
         return causes + _event_update(rt, new, old)
+    if (rt.group, rt.kind) == ("storage.k8s.io", "CSINode"):
+        # the strategy's ValidateCSINode, then ValidateCSINodeUpdate, which validates the
+        # node again and leaves metadata updates to the generic layer
+        return (causes + _kind_create(rt, new) + _meta(rt, new)
+                + storage.validate_csi_node_update(new, old))
     causes.extend(names.validate_object_meta_update(new_meta, old_meta))
     fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
     if fn is not None:

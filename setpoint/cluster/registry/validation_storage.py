@@ -1,0 +1,105 @@
+"""Validation of storage.k8s.io kinds (``pkg/apis/storage/validation/validation.go``) as
+their 1.32 strategies call it (``pkg/registry/storage/<kind>/strategy.go``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import names
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
+
+NON_NEGATIVE = "must be greater than or equal to 0"
+# the csinode strategy validates with AllowLongNodeID: true
+CSI_NODE_ID_MAX_LENGTH = 256
+CSI_DRIVER_NAME_MAX_LENGTH = 63
+
+
+def _bytes(value: str) -> int:
+    """Go's ``len`` of a string: its UTF-8 bytes."""
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
+def validate_csi_driver_name(name: str, path: str) -> list[Cause]:
+    """``ValidateCSIDriverName`` of ``pkg/apis/core/validation`` (not the storage package's
+    variable of the same name, which is NameIsDNSSubdomain for CSIDriver objects)."""
+    causes: list[Cause] = []
+    if not name:
+        causes.append(fe.required(path))
+    if _bytes(name) > CSI_DRIVER_NAME_MAX_LENGTH:
+        causes.append(fe.too_long(path, CSI_DRIVER_NAME_MAX_LENGTH))
+    causes.extend(fe.invalid(path, name, m) for m in names.is_dns1123_subdomain(name.lower()))
+    return causes
+
+
+def _csi_node_driver(driver: Obj, seen: set[str], path: str) -> list[Cause]:
+    """``validateCSINodeDriver``: name, node id, allocatable count, then the duplicate name
+    and the topology keys, whose errors are all reported on the driver itself."""
+    name = driver.get("name") or ""
+    causes = validate_csi_driver_name(name, f"{path}.name")
+    node_id = driver.get("nodeID") or ""
+    if not node_id:
+        causes.append(fe.required(f"{path}.nodeID"))
+    if _bytes(node_id) > CSI_NODE_ID_MAX_LENGTH:
+        causes.append(fe.invalid(f"{path}.nodeID", node_id,
+                                 f"must be {CSI_NODE_ID_MAX_LENGTH} characters or less"))
+    count = (driver.get("allocatable") or {}).get("count")
+    if isinstance(count, int) and count < 0:
+        causes.append(fe.invalid(f"{path}.allocatable.count", count, NON_NEGATIVE))
+    if name in seen:
+        causes.append(fe.duplicate(f"{path}.name", name))
+    seen.add(name)
+    keys: set[str] = set()
+    for key in driver.get("topologyKeys") or []:
+        if not key:
+            causes.append(fe.required(path))
+        if key in keys:
+            causes.append(fe.duplicate(path, key))
+        keys.add(key)
+        causes.extend(fe.invalid(path, key, m) for m in names.is_qualified_name(key))
+    return causes
+
+
+def validate_csi_node(obj: Obj) -> list[Cause]:
+    """``ValidateCSINode`` beyond metadata (node names are DNS subdomains, the default)."""
+    seen: set[str] = set()
+    causes: list[Cause] = []
+    for i, driver in enumerate((obj.get("spec") or {}).get("drivers") or []):
+        causes.extend(_csi_node_driver(driver or {}, seen, f"spec.drivers[{i}]"))
+    return causes
+
+
+def _semantic_driver(driver: Obj) -> tuple[Any, ...]:
+    """A CSINodeDriver as ``apiequality.Semantic.DeepEqual`` compares it: an empty list or
+    a missing one are the same."""
+    allocatable = driver.get("allocatable")
+    return (driver.get("name") or "", driver.get("nodeID") or "",
+            tuple(driver.get("topologyKeys") or ()),
+            None if allocatable is None else (allocatable.get("count"),))
+
+
+def _go_driver(driver: Obj) -> fe.GoValue:
+    """``%#v`` of an internal ``storage.CSINodeDriver``."""
+    keys = fe.go_string_slice(driver.get("topologyKeys")).text
+    allocatable = fe.go_pointer("storage.VolumeNodeResources",
+                                driver.get("allocatable") is not None)
+    return fe.GoValue(
+        f"storage.CSINodeDriver{{Name:{fe.go_quote(driver.get('name') or '')}, "
+        f"NodeID:{fe.go_quote(driver.get('nodeID') or '')}, TopologyKeys:{keys}, "
+        f"Allocatable:{allocatable}}}")
+
+
+def validate_csi_node_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateCSINodeUpdate`` after the strategy's own ``ValidateCSINode``: the new node
+    validated a second time, then every driver kept by name must be unchanged."""
+    causes = validate_csi_node(new)
+    new_drivers = [d or {} for d in (new.get("spec") or {}).get("drivers") or []]
+    for old_driver in (old.get("spec") or {}).get("drivers") or []:
+        old_driver = old_driver or {}
+        for new_driver in new_drivers:
+            if (old_driver.get("name") or "") == (new_driver.get("name") or "") and \
+                    _semantic_driver(old_driver) != _semantic_driver(new_driver):
+                causes.append(fe.invalid("spec.drivers", _go_driver(new_driver),
+                                         "field is immutable"))
+    return causes
