@@ -14,10 +14,11 @@ from typing import Any
 from setpoint.client import Client, Kind, RequestRecord, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
+from setpoint.testing.waiting import wait_for_object
 from setpoint.workloads import kubelet
 from setpoint.workloads.kubelet import KubeletOptions, PodWorkers
 from setpoint.workloads.settings import WorkloadSettings
-from tests.waiting import wait_for
+from tests.waiting import wait_for  # noqa: F401  (re-exported to the kubelet tests)
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
@@ -77,10 +78,10 @@ class Env:
 
     async def until(self, name: str, check: Callable[[Obj], bool], timeout: float = 30.0,
                     namespace: str = "default") -> Obj:
-        async def probe() -> Obj | None:
-            current = await self.get(name, namespace)
-            return current if check(current) else None
-        return await wait_for(probe, timeout)
+        """The pod once ``check`` holds; on timeout the failure shows the pod as last seen."""
+        pod: Obj = await wait_for_object(self.client, POD, name, check, namespace=namespace,
+                                         timeout=timeout)
+        return pod
 
     def status_writes(self, name: str) -> int:
         """PATCHes of ``name``'s status the kubelet sent."""
