@@ -155,3 +155,42 @@ async def test_readyz_is_answered_while_a_large_list_is_served(
     assert (status, body) == (200, "ok")
     assert await listing >= 20_000
     assert answered == ["readyz", "list"]
+
+
+async def test_readyz_is_answered_while_a_large_table_list_is_served(
+        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for the Table that ``kubectl get`` asks for: its rows are made a chunk at a
+    time with the loop free in between."""
+    store = cluster.api.store
+    for i in range(20_000):
+        store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
+            "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
+    rest = cluster.api.rest
+    presenting = asyncio.Event()
+    present = rest.present
+
+    def observed(rt: Any, obj: Obj) -> Obj:
+        presenting.set()
+        return present(rt, obj)
+
+    monkeypatch.setattr(rest, "present", observed)
+    answered: list[str] = []
+    accept = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+    async def big_table() -> int:
+        async with api.session.get(api.cluster.url + "/api/v1/configmaps", ssl=api.ssl,
+                                   headers={"Accept": accept}) as resp:
+            answered.append("list")
+            table = await resp.json()
+            assert table["kind"] == "Table"
+            assert [c["name"] for c in table["columnDefinitions"]][:1] == ["Name"]
+            return len(table["rows"])
+
+    listing = asyncio.create_task(big_table())
+    await presenting.wait()
+    status, body = await api.get("/readyz")
+    answered.append("readyz")
+    assert (status, body) == (200, "ok")
+    assert await listing >= 20_000
+    assert answered == ["readyz", "list"]

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import TypeVar
 
 import orjson
 
 from setpoint.machinery.objects import Obj
 
 LIST_CHUNK_ITEMS = 500
+
+T = TypeVar("T")
 
 
 async def encode_list(listed: Obj, view: Callable[[Obj], Obj]) -> bytes:
@@ -33,3 +36,14 @@ async def encode_list(listed: Obj, view: Callable[[Obj], Obj]) -> bytes:
         parts.append(orjson.dumps(chunk)[1:-1])
     parts.append(b"]}")
     return b"".join(parts)
+
+
+async def in_chunks(items: list[Obj], convert: Callable[[list[Obj]], list[T]]) -> list[T]:
+    """``convert`` applied to ``items`` a chunk at a time, the loop free in between (a Table's
+    rows, for instance)."""
+    out: list[T] = []
+    for start in range(0, len(items), LIST_CHUNK_ITEMS):
+        if start:
+            await asyncio.sleep(0)  # other requests run between chunks
+        out.extend(convert(items[start:start + LIST_CHUNK_ITEMS]))
+    return out

@@ -20,7 +20,7 @@ from setpoint.cluster.endpoints import podstreams
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
-from setpoint.cluster.endpoints.listencoding import encode_list
+from setpoint.cluster.endpoints.listencoding import encode_list, in_chunks
 from setpoint.cluster.endpoints.negotiation import JSON, MediaType, negotiate
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
@@ -515,6 +515,8 @@ class Handler:
         if not watch:
             if rt.conversion_webhook is None and media == JSON:
                 return await self._list_json(rt, ns, opts)
+            if rt.conversion_webhook is None and media.as_kind == "Table":
+                return await self._list_table(rt, ns, opts, media)
             listed = await self._read(request, rt, lambda: self.api.rest.list_steps(rt, ns, opts))
             if media.as_kind == "Table":
                 from setpoint.cluster.endpoints.tables import to_table
@@ -540,6 +542,28 @@ class Handler:
         listed = rest.list_stored(rt, ns, opts)
         body = await encode_list(listed, lambda obj: list_item(rt, rest.present(rt, obj)))
         return Response(body, 200, JSON.type)
+
+    async def _list_table(self, rt: ResourceType, ns: str | None, opts: ListOptions,
+                          media: MediaType) -> Response:
+        """A LIST as a Table (what ``kubectl get`` asks for), its items presented and turned
+        into rows a chunk at a time, the loop free in between (``listencoding``)."""
+        from setpoint.cluster.endpoints.tables import to_table
+
+        rest = self.api.rest
+        listed = rest.list_stored(rt, ns, opts)
+        include_object = media.include_object or "Metadata"
+        now = datetime.now(UTC)
+        table = to_table(rt, [], list_meta=listed["metadata"], include_object=include_object,
+                         now=now, table_version=media.version)
+
+        def rows(chunk: list[Obj]) -> list[Obj]:
+            presented = [list_item(rt, rest.present(rt, obj)) for obj in chunk]
+            return list(to_table(rt, presented, list_meta=None, include_object=include_object,
+                                 now=now, table_version=media.version,
+                                 no_headers=True)["rows"])
+
+        table["rows"] = await in_chunks(listed["items"], rows)
+        return _json(table, 200, media)
 
     async def _read(self, request: Request, rt: ResourceType,
                     steps: Callable[[], Steps[T]]) -> T:
