@@ -456,10 +456,13 @@ class ProcessRuntime:
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 env=container.env, cwd=container.cwd,
                 preexec_fn=spawn.preexec(container.binds, self.isolate), limit=1 << 20)
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
+            # a failed exec, or a failed mount-namespace setup in the child (preexec_fn):
+            # the container ends StartError rather than stay a record that never ran
             container.finished_at = self.clock()
             container.exit_code, container.reason = 128, "StartError"
-            container.message = f"failed to start {container.argv[0]}: {exc.strerror or exc}"
+            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            container.message = f"failed to start {container.argv[0]}: {detail}"
             return
         if self._closed:
             # the runtime began closing while this process was being created: it must not
