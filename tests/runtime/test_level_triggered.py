@@ -73,7 +73,9 @@ ACTIONS: list[tuple[Action, int]] = [
 
 async def at(offset: float, action: Action, rng: random.Random, k8s: Client,
              faults: Faults) -> None:
-    await asyncio.sleep(offset)  # the schedule: when this action happens in its round
+    # not a wait for a condition: the randomized schedule itself (when this action happens in
+    # its round); convergence is then awaited with wait_for
+    await asyncio.sleep(offset)
     await action(rng, k8s, faults)
 
 

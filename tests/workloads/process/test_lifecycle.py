@@ -3,7 +3,6 @@ volumes, termination (pkg/kubelet/kuberuntime/kuberuntime_container.go, prober/,
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -178,7 +177,6 @@ async def test_container_logs_are_written_in_the_cri_format(tmp_path: Path) -> N
         await wait_for(lambda: path.read_text().count("\n") >= 2)
         lines = sorted(line.split(" ", 1)[1] for line in path.read_text().splitlines())
         assert lines == ["stderr F err", "stdout F out"]
-        await asyncio.sleep(0)
 
 
 async def test_resource_limits_not_enforced_are_reported_in_an_event(tmp_path: Path) -> None:
