@@ -135,11 +135,15 @@ class MetricsPublisher:
         await register(client)
         await self._load(client)
         self._dirty.set()
+        # measured usage changes by itself: measure again every window, as metrics-server
+        # scrapes the kubelets every 15 s (its --metric-resolution)
+        resync = (min(self.opts.metrics_window, self.opts.metrics_resync)
+                  if self.workers.runtime.runs_processes else self.opts.metrics_resync)
         while True:
             # asyncio.timeout, not wait_for: 3.11's wait_for can swallow a cancellation that
             # arrives as the event is set, and the manager could then never stop this loop
             try:
-                async with asyncio.timeout(self.opts.metrics_resync):
+                async with asyncio.timeout(resync):
                     await self._dirty.wait()
                 fresh = False
             except TimeoutError:
@@ -175,7 +179,9 @@ class MetricsPublisher:
             pod = pods.get(object_key(record.namespace, record.name))
             if not running or pod is None:
                 continue
-            usages = container_usage(pod, running, self.opts)
+            measured = self.workers.runtime.measured_usage(record.uid)
+            usages = ([(name, measured.get(name, Usage())) for name in running]
+                      if measured is not None else container_usage(pod, running, self.opts))
             out[("PodMetrics", record.namespace, record.name)] = {
                 "metadata": _metadata(record.name, record.namespace, meta(pod)),
                 "containers": [{"name": name, "usage": u.as_resource_list()}

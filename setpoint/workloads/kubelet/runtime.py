@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from setpoint.workloads.kubelet.usage import Usage
+
 ExitListener = Callable[[str], None]
 """Called with a pod's uid when one of its containers exited on its own (or, for a runtime
 that probes, when a probe result changed): the pod is due a sync."""
@@ -162,6 +164,10 @@ class ContainerRuntime(Protocol):
     async def remove_container(self, container_id: str) -> None:
         """Forget an exited container."""
 
+    def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
+        """What the pod's running containers use, by name, measured from what runs; None
+        when the pod's usage is simulated (:mod:`setpoint.workloads.kubelet.usage`)."""
+
 
 def normalize_image(image: str) -> str:
     """The fully qualified reference containerd reports for ``image``
@@ -257,6 +263,9 @@ class SimulatedRuntime:
 
     def fallback_reason(self, sandbox_id: str) -> tuple[str, str] | None:
         return None
+
+    def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
+        return None  # nothing runs: usage.py simulates it
 
     async def pull_image(self, image: str) -> str:
         return image_ref(image)

@@ -6,7 +6,9 @@ loopback addresses, as the node area registers them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
 import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -20,6 +22,7 @@ from setpoint.workloads import kubelet
 from setpoint.workloads.kubelet import KubeletOptions
 from setpoint.workloads.kubelet.process import ProcessRuntime
 from setpoint.workloads.settings import WorkloadSettings
+from tests.conftest import kubectl_path
 from tests.workloads.test_kubelet_support import Env, node
 
 FAST = KubeletOptions(grace_cap=1.0, probe_delay_cap=0.5, backoff_base=0.5, backoff_cap=4.0,
@@ -61,3 +64,33 @@ def runtime_of(env: Env) -> ProcessRuntime:
     runtime = env.workers.runtime
     assert isinstance(runtime, ProcessRuntime)
     return runtime
+
+
+class Kubectl:
+    """A kubectl of one version with a kubeconfig this test wrote and a fresh cache."""
+
+    def __init__(self, env: Env, tmp: Path, version: str | None) -> None:
+        self.binary = kubectl_path(version)
+        self.kubeconfig = tmp / "kubeconfig"
+        shutil.copyfile(env.cluster.kubeconfig, self.kubeconfig)
+        self.kubeconfig.chmod(0o600)
+        self.cache = tmp / f"cache-{version}"
+        self.env = {**os.environ, "HOME": str(tmp)}
+
+    async def start(self, *args: str, stdin: bool = False) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache),
+            "-n", "default", *args, env=self.env,
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+
+    async def run(self, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
+        proc = await self.start(*args, stdin=stdin is not None)
+        out, err = await asyncio.wait_for(proc.communicate(stdin), 60)
+        assert proc.returncode is not None
+        return proc.returncode, out.decode(), err.decode()
+
+    async def ok(self, *args: str, stdin: bytes | None = None) -> str:
+        code, out, err = await self.run(*args, stdin=stdin)
+        assert code == 0, err
+        return out

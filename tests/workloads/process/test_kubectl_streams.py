@@ -11,9 +11,7 @@ WebSocket (``SPDY/3.1+portforward.k8s.io``) for port-forward.
 from __future__ import annotations
 
 import asyncio
-import os
 import re
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,41 +19,10 @@ import aiohttp
 import pytest
 
 from setpoint.client import ApiError
-from tests.conftest import kubectl_path
-from tests.workloads.process.support import need, process_env
-from tests.workloads.test_kubelet_support import Env, condition, pod, ready
+from tests.workloads.process.support import Kubectl, need, process_env
+from tests.workloads.test_kubelet_support import condition, pod, ready
 
 VERSIONS = ["1.27", None, "1.33"]  # None: the kubectl on PATH (1.32)
-
-
-class Kubectl:
-    """A kubectl of one version with a kubeconfig this test wrote and a fresh cache."""
-
-    def __init__(self, env: Env, tmp: Path, version: str | None) -> None:
-        self.binary = kubectl_path(version)
-        self.kubeconfig = tmp / "kubeconfig"
-        shutil.copyfile(env.cluster.kubeconfig, self.kubeconfig)
-        self.kubeconfig.chmod(0o600)
-        self.cache = tmp / f"cache-{version}"
-        self.env = {**os.environ, "HOME": str(tmp)}
-
-    async def start(self, *args: str, stdin: bool = False) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            self.binary, "--kubeconfig", str(self.kubeconfig), "--cache-dir", str(self.cache),
-            "-n", "default", *args, env=self.env,
-            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-
-    async def run(self, *args: str, stdin: bytes | None = None) -> tuple[int, str, str]:
-        proc = await self.start(*args, stdin=stdin is not None)
-        out, err = await asyncio.wait_for(proc.communicate(stdin), 60)
-        assert proc.returncode is not None
-        return proc.returncode, out.decode(), err.decode()
-
-    async def ok(self, *args: str, stdin: bytes | None = None) -> str:
-        code, out, err = await self.run(*args, stdin=stdin)
-        assert code == 0, err
-        return out
 
 
 def busybox(name: str, script: str, **extra: Any) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
 from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
+from setpoint.workloads.kubelet.process.procusage import UsageMeter
 from setpoint.workloads.kubelet.process.volumes import (
     VolumeError,
     VolumeSources,
@@ -58,6 +59,7 @@ from setpoint.workloads.kubelet.runtime import (
     SimulatedRuntime,
     image_ref,
 )
+from setpoint.workloads.kubelet.usage import Usage
 
 log = logging.getLogger("setpoint.workloads.kubelet.process")
 
@@ -132,6 +134,7 @@ class ProcessRuntime:
         # nodes whose kubelet endpoint is up and reported on the Node: a pod runs only then,
         # so that once it is Ready `kubectl logs/exec` reach the endpoint the node names
         self._nodes_served: dict[str, asyncio.Event] = {}
+        self._meter = UsageMeter()
 
     def __repr__(self) -> str:
         return (f"ProcessRuntime(root={self.root}, sandboxes={len(self._sandboxes)}, "
@@ -684,6 +687,16 @@ class ProcessRuntime:
             return 1, f"command timed out after {timeout:g}s".encode()
         code = proc.returncode if proc.returncode is not None else 1
         return (128 - code if code < 0 else code), out
+
+    def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
+        """Each running container's process group, measured (procusage.py); None for a
+        pod this runtime simulates (an image it cannot run)."""
+        sandbox_id = hashlib.sha256(pod_uid.encode()).hexdigest()
+        if sandbox_id not in self._sandboxes:
+            return None
+        groups = self.pids(pod_uid)
+        measured = self._meter.measure(groups.values())
+        return {name: measured.get(group, Usage()) for name, group in groups.items()}
 
     def pids(self, pod_uid: str) -> dict[str, int]:
         """The running containers of a pod: name -> process (group) id."""
