@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench conformance hunt clean process-runtime-deps
+.PHONY: demo demo-real test lint docs bench conformance hunt clean process-runtime-deps
 
 # What the process runtime runs (docs/process-runtime.md): the distribution's packages,
 # installed only when we are root and one is missing (quiet, idempotent; skipped otherwise:
@@ -35,6 +35,10 @@ process-runtime-deps: $(STAMP)
 
 demo: $(STAMP) process-runtime-deps
 	$(BIN)/python -m setpoint.demo
+
+# the same operator on the process runtime: real memcached behind the mcrouter stand-in
+demo-real: $(STAMP) process-runtime-deps
+	$(BIN)/python -m setpoint.demo_real
 
 test: $(STAMP) lint docs process-runtime-deps
 	$(BIN)/pytest -q

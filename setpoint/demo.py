@@ -28,6 +28,7 @@ import tempfile
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -121,9 +122,10 @@ class OperatorThread:
 class Demo:
     """The cluster, the operator and kubectl, all inside ``work``."""
 
-    def __init__(self, work: Path, kubectl: str) -> None:
+    def __init__(self, work: Path, kubectl: str, runtime: str = "simulated") -> None:
         self.work = work
         self.kubectl_binary = kubectl
+        self.runtime = runtime
         self.kubeconfig = work / "kubeconfig"
         self.env = {**os.environ, "HOME": str(work), "KUBECONFIG": str(self.kubeconfig),
                     "PYTHONPATH": os.pathsep.join(
@@ -138,7 +140,7 @@ class Demo:
         started = time.monotonic()
         self.cluster = subprocess.Popen(
             [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory",
-             "--port", "0", "--kubeconfig", str(self.kubeconfig)],
+             "--port", "0", "--runtime", self.runtime, "--kubeconfig", str(self.kubeconfig)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
             cwd=REPOSITORY)
         assert self.cluster.stdout is not None
@@ -215,7 +217,7 @@ class Demo:
 
     # -- the Memcached ---------------------------------------------------------------------
 
-    def follow(self, replicas: int) -> dict[str, Any]:
+    def follow(self, replicas: int, name: str = NAME) -> dict[str, Any]:
         """Print the Memcached's progress as its status changes, until ``replicas`` backends
         serve and the proxies run the configuration that lists them."""
         last = ""
@@ -223,7 +225,7 @@ class Demo:
 
         def settled() -> dict[str, Any] | None:
             nonlocal last
-            mc = self.get("memcached", NAME)
+            mc = self.get("memcached", name)
             status = mc.get("status") or {}
             conditions = {c["type"]: c for c in status.get("conditions") or ()}
             progressing = conditions.get("Progressing", {
@@ -254,10 +256,8 @@ class Demo:
         say(json.dumps(config, indent=2))
 
 
-def run(demo: Demo) -> None:
-    step("Starting the embedded cluster: setpoint cluster up --memory --port 0")
-    demo.start_cluster()
-
+def install_operator(demo: Demo) -> None:
+    """The Memcached CRD, generated from its Python class, and the operator, running."""
     step("Installing the Memcached CRD, generated from its Python class")
     crds = subprocess.run(
         [sys.executable, "-m", "setpoint.cli.main", "generate", "crds",
@@ -270,6 +270,12 @@ def run(demo: Demo) -> None:
 
     step("Running the memcached operator")
     demo.start_operator()
+
+
+def run(demo: Demo) -> None:
+    step("Starting the embedded cluster: setpoint cluster up --memory --port 0")
+    demo.start_cluster()
+    install_operator(demo)
 
     step("Applying a Memcached: 3 sharded backends behind 2 mcrouter proxies")
     say(SAMPLE)
@@ -297,7 +303,8 @@ def run(demo: Demo) -> None:
                  f"app.kubernetes.io/instance={NAME}")
 
 
-def main() -> int:
+def main(scenario: Callable[[Demo], None] = run, runtime: str = "simulated") -> int:
+    """Run ``scenario`` on a fresh cluster of ``runtime`` in a temporary directory."""
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         print("kubectl is not on the PATH; the demo drives the cluster with it.",
@@ -309,9 +316,9 @@ def main() -> int:
         return 1
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="setpoint-demo-") as tmp:
-        demo = Demo(Path(tmp), kubectl)
+        demo = Demo(Path(tmp), kubectl, runtime)
         try:
-            run(demo)
+            scenario(demo)
         except DemoError as exc:
             print(f"\ndemo failed: {exc}", file=sys.stderr)
             return 1
