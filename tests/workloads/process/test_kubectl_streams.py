@@ -19,6 +19,7 @@ import aiohttp
 import pytest
 
 from setpoint.client import ApiError
+from tests.waiting import wait_for
 from tests.workloads.process.support import Kubectl, need, process_env
 from tests.workloads.test_kubelet_support import condition, pod, ready
 
@@ -155,6 +156,34 @@ async def test_kubectl_attach_shows_output_and_feeds_stdin(
             attach.stdin.write(b"ping\n")
             await attach.stdin.drain()
             await read_until(attach.stdout, b"got ping\n")
+        finally:
+            await stop(attach)
+
+
+async def test_a_tty_container_runs_on_a_terminal_that_attach_drives(tmp_path: Path) -> None:
+    """``tty: true``: the program's stdin, stdout and stderr are one terminal (a shell on it
+    is interactive), what it writes is logged, and attach's input reaches it as typed keys
+    (the CRI ContainerConfig's ``tty``, pkg/kubelet/kuberuntime/kuberuntime_container.go)."""
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, None)
+        await env.run(busybox(
+            "term", 'for fd in 0 1 2; do [ -t $fd ] && echo "fd $fd is a terminal"; done; '
+            "exec sh", stdin=True, tty=True))
+        await env.until("term", ready)
+
+        async def logged() -> str | None:
+            out = await kubectl.ok("logs", "term")
+            return out if "fd 2 is a terminal" in out else None
+
+        out = await wait_for(logged)
+        assert "fd 0 is a terminal" in out and "fd 1 is a terminal" in out, out
+        attach = await kubectl.start("attach", "-i", "term", stdin=True)
+        try:
+            assert attach.stdin is not None
+            attach.stdin.write(b"echo marker-$((40+2))\n")
+            await attach.stdin.drain()
+            await read_until(attach.stdout, b"marker-42")
         finally:
             await stop(attach)
 

@@ -254,9 +254,11 @@ async def run_exec(start: StartProcess, command: list[str], opts: StreamOptions,
 
 
 async def run_attach(log_path: Any, running: asyncio.Event, stdin: asyncio.StreamWriter | None,
-                     opts: StreamOptions, channels: Channels) -> None:
+                     opts: StreamOptions, channels: Channels,
+                     resize: Callable[[int, int], None] | None = None) -> None:
     """Attach to a running container: what it writes from now on (read from its log, by
-    stream) and, when it keeps its stdin open (``stdin: true``), the client's input."""
+    stream) and, when it keeps its stdin open (``stdin: true``), the client's input; the
+    client's resizes reach the container's terminal (``tty: true``) through ``resize``."""
     async def feed() -> None:
         while data := await channels.stdin.get():
             if stdin is not None and not stdin.is_closing():
@@ -264,7 +266,15 @@ async def run_attach(log_path: Any, running: asyncio.Event, stdin: asyncio.Strea
                 with contextlib.suppress(ConnectionError):
                     await stdin.drain()
 
-    feeder = asyncio.get_running_loop().create_task(feed())
+    async def follow_size() -> None:
+        while True:
+            width, height = await channels.resize.get()
+            if resize is not None:
+                resize(width, height)
+
+    loop = asyncio.get_running_loop()
+    feeder = loop.create_task(feed())
+    sizer = loop.create_task(follow_size())
     try:
         async for stream, data in follow_records(log_path, running):
             if stream == "stdout" and opts.stdout:
@@ -273,4 +283,5 @@ async def run_attach(log_path: Any, running: asyncio.Event, stdin: asyncio.Strea
                 await channels.write(STDERR if opts.stderr else STDOUT, data)
     finally:
         feeder.cancel()
+        sizer.cancel()
     await channels.finish(exit_status(0, []))

@@ -43,6 +43,7 @@ from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, envi
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
 from setpoint.workloads.kubelet.process.procusage import UsageMeter
+from setpoint.workloads.kubelet.process.terminal import Terminal
 from setpoint.workloads.kubelet.process.volumes import (
     VolumeError,
     VolumeSources,
@@ -82,6 +83,7 @@ class ProcessContainer:
     binds: list[tuple[str, str, bool]] = field(default_factory=list)
     proc: asyncio.subprocess.Process | None = None
     stdin: asyncio.StreamWriter | None = None  # open for `stdin: true`, for attach
+    terminal: Terminal | None = None  # for `tty: true`
     started_at: float | None = None
     finished_at: float | None = None
     exit_code: int | None = None
@@ -104,6 +106,7 @@ class ProcessSandbox:
     instances: dict[str, int] = field(default_factory=dict)  # container name -> next log no.
 
 
+LOG_READ_LIMIT = 1 << 20  # bytes a container's output stream buffers before the log takes it
 # how long a pod waits for its node's kubelet endpoint to be reported before it starts
 NODE_SERVED_TIMEOUT = 10.0
 
@@ -451,15 +454,23 @@ class ProcessRuntime:
                         f"container {container.config.name}: resource limits "
                         f"({', '.join(sorted(limits))}) are not enforced by the process "
                         "runtime (no cgroup v2 delegation); no OOMKilled")
+        spec = container.config.spec
+        terminal = Terminal() if spec.get("tty") else None
+        stdio: dict[str, Any] = (
+            {"stdin": terminal.slave, "stdout": terminal.slave, "stderr": terminal.slave}
+            if terminal is not None else
+            {"stdin": asyncio.subprocess.PIPE if spec.get("stdin")
+             else asyncio.subprocess.DEVNULL,
+             "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE})
         try:
             proc = await asyncio.create_subprocess_exec(
-                *container.argv,
-                stdin=asyncio.subprocess.PIPE if container.config.spec.get("stdin")
-                else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=container.env, cwd=container.cwd,
-                preexec_fn=spawn.preexec(container.binds, self.isolate), limit=1 << 20)
+                *container.argv, **stdio, env=container.env, cwd=container.cwd,
+                preexec_fn=spawn.preexec(container.binds, self.isolate,
+                                         tty=terminal.slave if terminal else None),
+                limit=LOG_READ_LIMIT)
         except (OSError, subprocess.SubprocessError) as exc:
+            if terminal is not None:
+                terminal.close()
             # a failed exec, or a failed mount-namespace setup in the child (preexec_fn):
             # the container ends StartError rather than stay a record that never ran
             container.finished_at = self.clock()
@@ -467,25 +478,37 @@ class ProcessRuntime:
             detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             container.message = f"failed to start {container.argv[0]}: {detail}"
             return
+        if terminal is not None:
+            terminal.release_slave()
         if self._closed:
             # the runtime began closing while this process was being created: it must not
             # outlive the runtime, and close() has already killed the ones it knew of
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
             await proc.wait()
+            if terminal is not None:
+                terminal.close()
             return
         container.proc = proc
-        container.stdin = proc.stdin
         container.running.set()
         if self._reaper is not None:
             self._reaper.register(proc.pid)
         lock = asyncio.Lock()
-        assert proc.stdout is not None and proc.stderr is not None
         loop = asyncio.get_running_loop()
-        copies = [loop.create_task(copy_stream(proc.stdout, container.log_path, "stdout",
-                                               lock)),
-                  loop.create_task(copy_stream(proc.stderr, container.log_path, "stderr",
-                                               lock))]
+        if terminal is not None:
+            # one stream out of a terminal, logged as stdout
+            output = await terminal.open_streams(LOG_READ_LIMIT)
+            container.terminal = terminal
+            container.stdin = terminal.input if spec.get("stdin") else None
+            copies = [loop.create_task(copy_stream(output, container.log_path, "stdout",
+                                                   lock))]
+        else:
+            assert proc.stdout is not None and proc.stderr is not None
+            container.stdin = proc.stdin
+            copies = [loop.create_task(copy_stream(proc.stdout, container.log_path,
+                                                   "stdout", lock)),
+                      loop.create_task(copy_stream(proc.stderr, container.log_path,
+                                                   "stderr", lock))]
         container.tasks = [*copies, loop.create_task(self._watch(sandbox, container,
                                                                  copies))]
         container.prober = Prober(
@@ -512,6 +535,8 @@ class ProcessRuntime:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(container.proc.pid, signal.SIGKILL)  # what it left behind
         await asyncio.gather(*copies, return_exceptions=True)
+        if container.terminal is not None:
+            container.terminal.close()
         if container.prober is not None:
             container.prober.stop()
         container.finished_at = self.clock()

@@ -161,8 +161,10 @@ class KubeletServer:
     async def _attach(self, request: web.Request) -> web.StreamResponse:
         container = self._running(request)
         opts = StreamOptions.from_query(request.query)
+        terminal = container.terminal
         return await self._remote_command(request, opts, lambda channels: run_attach(
-            container.log_path, container.running, container.stdin, opts, channels))
+            container.log_path, container.running, container.stdin, opts, channels,
+            terminal.resize if terminal is not None else None))
 
     async def _remote_command(self, request: web.Request, opts: StreamOptions,
                               run: Callable[[Channels], Coroutine[Any, Any, None]],
