@@ -27,10 +27,11 @@ built-ins.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import os
 import shutil
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,10 @@ class LaunchContext:
     root: Path
     """The container's private directory (configuration we build goes here)."""
     as_root: bool = os.geteuid() == 0
+    env: Mapping[str, str] = field(default_factory=dict)
+    """The container's environment."""
+    mounts: tuple[str, ...] = ()
+    """Where the container's volumes are mounted."""
 
 
 Translate = Callable[[list[str], LaunchContext], list[str]]
@@ -236,29 +241,74 @@ def _web_listen(flag: str, port: int) -> Translate:
     return translate
 
 
+def _flag_value(argv: list[str], flag: str) -> str | None:
+    for i, arg in enumerate(argv):
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+        if arg == flag and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def _image_data_dir(ctx: LaunchContext, image_path: str, private: str) -> str:
+    """The image's data directory when a volume is mounted at it (or above it), as on
+    Kubernetes; else a directory of the container's own (the image's filesystem)."""
+    if any(image_path == m or image_path.startswith(m.rstrip("/") + "/") for m in ctx.mounts):
+        return image_path
+    return str(ctx.root / private)
+
+
+def _short_socket(ctx: LaunchContext, name: str) -> str:
+    """A unix socket path within the 107 bytes ``sun_path`` holds, however deep the
+    container's directory is: unique to the container, in /tmp."""
+    digest = hashlib.sha256(str(ctx.root).encode()).hexdigest()[:16]
+    return f"/tmp/setpoint-{digest}-{name}.sock"
+
+
+def _entrypoint(kind: str, data: str, sockets: str, argv: list[str]) -> list[str]:
+    """Run the image's initialization of an empty data directory before the server
+    (:mod:`.entrypoints`)."""
+    return [sys.executable, "-m", "setpoint.workloads.kubelet.process.entrypoints", kind,
+            data, sockets, "--", *argv]
+
+
 def _mariadb(argv: list[str], ctx: LaunchContext) -> list[str]:
     argv = _strip_entrypoint_script(argv, "mariadbd")
     if os.path.basename(argv[0]) in ("mysqld", "mariadbd"):
         argv = ["mariadbd", *argv[1:]]
     out = _replace_program(argv, "mariadbd")
-    datadir = ctx.root / "mysql"
-    defaults = {"--bind-address": ctx.pod_ip, "--datadir": str(datadir),
-                "--socket": str(ctx.root / "mysqld.sock"),
+    datadir = _flag_value(out, "--datadir") or _image_data_dir(ctx, "/var/lib/mysql", "mysql")
+    defaults = {"--bind-address": ctx.pod_ip, "--datadir": datadir,
+                "--socket": _short_socket(ctx, "mysqld"),
                 "--pid-file": str(ctx.root / "mysqld.pid")}
     out += [f"{k}={v}" for k, v in defaults.items() if not _has_flag(out, k)]
     if ctx.as_root and not _has_flag(out, "--user"):
         out.append("--user=root")
-    return out
+    return _entrypoint("mariadb", datadir, _short_socket(ctx, "init"), out)
+
+
+def postgres_path() -> str | None:
+    """postgres is not on PATH: Debian installs it under /usr/lib/postgresql/VERSION/bin."""
+    found = shutil.which("postgres")
+    if found:
+        return found
+    candidates = sorted(Path("/usr/lib/postgresql").glob("*/bin/postgres"),
+                        key=lambda p: int(p.parts[-3]) if p.parts[-3].isdigit() else 0)
+    return str(candidates[-1]) if candidates else None
 
 
 def _postgres(argv: list[str], ctx: LaunchContext) -> list[str]:
     argv = _strip_entrypoint_script(argv, "postgres")
-    out = _replace_program(argv, "postgres")
+    out = [postgres_path() or "postgres", *argv[1:]]
+    data = _flag_value(out, "-D") or _image_data_dir(
+        ctx, ctx.env.get("PGDATA") or "/var/lib/postgresql/data", "pgdata")
     if not _has_flag(out, "-D"):
-        out += ["-D", str(ctx.root / "pgdata")]
+        out += ["-D", data]
     if not _has_flag(out, "-h"):
         out += ["-h", ctx.pod_ip]
-    return [*out, "-k", str(ctx.root)]
+    # the socket beside the data: the server runs as the postgres account, which can
+    # reach a mounted volume but not the container's private directory
+    return _entrypoint("postgres", data, data, [*out, "-k", data])
 
 
 def _shell(argv: list[str], ctx: LaunchContext) -> list[str]:
@@ -343,8 +393,8 @@ def builtin_entries() -> list[ImageEntry]:
                    _mariadb, f"{APT} mariadb-server"),
         ImageEntry("*/mysql:*", "mariadbd", ("docker-entrypoint.sh",), ("mysqld",),
                    _mariadb, f"{APT} mariadb-server"),
-        ImageEntry("*/postgres:*", "postgres", ("docker-entrypoint.sh",), ("postgres",),
-                   _postgres, f"{APT} postgresql"),
+        ImageEntry("*/postgres:*", postgres_path() or "postgres", ("docker-entrypoint.sh",),
+                   ("postgres",), _postgres, f"{APT} postgresql"),
         # mcrouter is packaged nowhere reachable: a Python stand-in speaks its protocol
         # and routes as its configuration says (see .mcrouter for the subset)
         ImageEntry("*/mcrouter:*", sys.executable, ("mcrouter",), (), _mcrouter,

@@ -332,7 +332,8 @@ class ProcessRuntime:
         await self._mount(sandbox, container)
         command = [expand(str(a), container.env) for a in spec.get("command") or ()]
         args = [expand(str(a), container.env) for a in spec.get("args") or ()]
-        ctx = LaunchContext(pod_ip=sandbox.config.ip, root=container.dir)
+        ctx = LaunchContext(pod_ip=sandbox.config.ip, root=container.dir, env=container.env,
+                            mounts=tuple(target for _, target, _ in container.binds))
         argv = entry.argv(command, args, ctx)
         if not self.isolate:
             # no mount namespace: mount paths are reached through the pod's root directory
