@@ -26,7 +26,7 @@ from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.typedbodies import decode_delete_options, decode_kind
 from setpoint.cluster.endpoints.warningheaders import warning_headers
-from setpoint.cluster.endpoints.watch import WatchStream, validate_watch_options
+from setpoint.cluster.endpoints.watch import WatchStream
 from setpoint.cluster.registry.admissionpoints import (
     ConversionPoint,
     Steps,
@@ -34,9 +34,20 @@ from setpoint.cluster.registry.admissionpoints import (
     subresource_create_steps,
 )
 from setpoint.cluster.registry.genericstore import WriteResult
-from setpoint.cluster.registry.listing import list_item
+from setpoint.cluster.registry.listing import (
+    BLOCK_TIMEOUT_SECONDS,
+    list_item,
+    minimum_revision,
+    parse_rv,
+    too_large,
+)
 from setpoint.cluster.registry.namespacefinalize import finalize_namespace
-from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.registry.options import (
+    DeleteOptions,
+    ListOptions,
+    WriteOptions,
+    validate_list_options,
+)
 from setpoint.cluster.registry.patching import PATCH_TYPES
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
@@ -285,6 +296,8 @@ class Handler:
                 return await self._get_collection(request, rt, rp, watch)
             media = self._media(request)
             name = rp.name
+            if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
+                await self._wait_fresh(parse_rv(query["resourceVersion"]))
             obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
                 rt, rp.namespace, name, rp.subresource))
             return self._render_object(rt, obj, media)
@@ -347,6 +360,7 @@ class Handler:
             dopts = DeleteOptions.parse(query, parsed)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
+                validate_list_options(lopts)
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
@@ -510,9 +524,11 @@ class Handler:
         if rp.name is not None:
             opts.field_selector = f"metadata.name={rp.name}" + (
                 f",{opts.field_selector}" if opts.field_selector else "")
-        validate_watch_options(opts, watch)
+        opts.watch = watch
+        validate_list_options(opts)
         ns = rp.namespace
         if not watch:
+            await self._wait_fresh(minimum_revision(opts))
             if rt.conversion_webhook is None and media == JSON:
                 return await self._list_json(rt, ns, opts)
             if rt.conversion_webhook is None and media.as_kind == "Table":
@@ -564,6 +580,14 @@ class Handler:
 
         table["rows"] = await in_chunks(listed["items"], rows)
         return _json(table, 200, media)
+
+    async def _wait_fresh(self, revision: int) -> None:
+        """A read the watch cache serves waits (up to its block timeout) for the revision it
+        asks for; then it is a Timeout (watch_cache.go waitUntilFreshAndBlock)."""
+        store = self.api.store
+        if revision > store.revision and not await store.wait_for_revision(
+                revision, BLOCK_TIMEOUT_SECONDS):
+            raise too_large(revision, store.revision)
 
     async def _read(self, request: Request, rt: ResourceType,
                     steps: Callable[[], Steps[T]]) -> T:
