@@ -17,9 +17,7 @@ from setpoint.cluster.storage.store import Scan
 from setpoint.machinery import errors, fielderrors, fields, labels
 from setpoint.machinery.objects import Obj
 
-# watch_cache.go: how long a read waits for the cache to reach its resourceVersion, and the
-# retry it then suggests
-BLOCK_TIMEOUT_SECONDS = 3.0
+# watch_cache.go resourceVersionTooHighRetrySeconds: the retry a too new read is told
 RV_TOO_HIGH_RETRY_SECONDS = 1
 
 EXPIRED_CONTINUE = (
@@ -96,15 +94,9 @@ def served_from_etcd(opts: ListOptions) -> bool:
     return bool(opts.continue_token) or (match not in ("", NOT_OLDER_THAN)) or legacy_exact
 
 
-def minimum_revision(opts: ListOptions) -> int:
-    """The revision the watch cache must reach before it answers this LIST (0: any), or the
-    error its resourceVersion is; 0 for reads etcd serves."""
-    return 0 if served_from_etcd(opts) else parse_rv(opts.resource_version)
-
-
 def too_large(wanted: int, current: int) -> errors.StatusError:
-    """The watch cache's answer when it has not reached ``wanted`` after its wait
-    (watch_cache.go waitUntilFreshAndBlock: retry after resourceVersionTooHighRetrySeconds)."""
+    """The watch cache's answer when it has not reached ``wanted`` (watch_cache.go
+    waitUntilFreshAndBlock)."""
     return errors.too_large_resource_version(wanted, current, RV_TOO_HIGH_RETRY_SECONDS)
 
 
@@ -143,9 +135,8 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
                 raise errors.StatusError(500, "", FUTURE_REVISION)
             at = revision = wanted
     else:
-        # the watch cache: at least the resourceVersion asked for (waited for by the
-        # caller, see ``minimum_revision``); it ignores the limit of a read at "0"
-        # (cacher.go computeListLimit)
+        # the watch cache: at least the resourceVersion asked for; it ignores the limit of
+        # a read at "0" (cacher.go computeListLimit)
         revision = store.revision
         wanted = parse_rv(opts.resource_version)
         if wanted > store.revision:

@@ -124,7 +124,6 @@ class Store:
         self.keys_scanned = 0  # keys read by list scans: what a page of a list costs
         self._watchers: dict[str, set[Watcher]] = {}
         self._listeners: list[Callable[[Event], None]] = []
-        self._revision_waiters: list[tuple[int, asyncio.Future[None]]] = []
         self.revision = 0
         self._compacted = 0
         self._backend = SqliteBackend(path) if path is not None else None
@@ -233,23 +232,6 @@ class Store:
         out.reverse()
         return out
 
-    async def wait_for_revision(self, revision: int, timeout: float) -> bool:
-        """Whether the store reaches ``revision`` within ``timeout`` seconds (as the watch
-        cache waits for a resourceVersion a read asks for)."""
-        if self.revision >= revision:
-            return True
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        entry = (revision, waiter)
-        self._revision_waiters.append(entry)
-        try:
-            await asyncio.wait_for(waiter, timeout)
-            return True
-        except TimeoutError:
-            return False
-        finally:
-            if entry in self._revision_waiters:
-                self._revision_waiters.remove(entry)
-
     # -- writes ------------------------------------------------------------------------
     def put(self, resource: str, obj: dict[str, Any]) -> dict[str, Any]:
         """Create or replace ``obj``; stamps the new resourceVersion into its metadata.
@@ -331,12 +313,6 @@ class Store:
                 w.push(event)
         for listener in self._listeners:
             listener(event)
-        if self._revision_waiters:
-            for revision, waiter in [w for w in self._revision_waiters
-                                     if w[0] <= event.revision]:
-                self._revision_waiters.remove((revision, waiter))
-                if not waiter.done():
-                    waiter.set_result(None)
 
     # -- watch -------------------------------------------------------------------------
     def watch(self, resource: str, namespace: str | None = None) -> Watcher:
