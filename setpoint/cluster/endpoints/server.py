@@ -39,7 +39,6 @@ from setpoint.cluster.registry.listing import (
     parse_rv,
     too_large,
 )
-from setpoint.cluster.registry.namespacefinalize import finalize_namespace
 from setpoint.cluster.registry.options import (
     DeleteOptions,
     ListOptions,
@@ -47,6 +46,7 @@ from setpoint.cluster.registry.options import (
     validate_list_options,
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES
+from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.machinery import errors
@@ -323,10 +323,6 @@ class Handler:
                 raise errors.method_not_supported(rt.resource, "update", rt.group)
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
-            if rp.subresource == "finalize":
-                body = await self._body(request, rt, opts)
-                result = finalize_namespace(self.api.store, rt, rp.name, body, opts)
-                return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
@@ -428,8 +424,16 @@ class Handler:
 
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:
-        """Verbs a resource does not offer are a 405, as discovery advertises."""
+        """Verbs a resource does not offer are a 405, as discovery advertises. A subresource
+        has a route for its verbs only: another method is go-restful's 405, which the
+        apiserver's ServiceErrorHandler writes as NewGenericServerResponse's Status."""
         if rp.subresource:
+            verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
+                    "DELETE": "delete"}.get(method, "")
+            if verb not in subresource_meta(rt, rp.subresource)[3]:
+                raise errors.StatusError(405, "MethodNotAllowed", "the server does not allow "
+                                         "this method on the requested resource",
+                                         keep_empty_details=True)
             return
         if method == "GET":
             watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
