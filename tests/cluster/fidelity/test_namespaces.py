@@ -37,7 +37,7 @@ async def _terminating(api: API, name: str) -> dict[str, Any]:
 async def _conditions(api: API, name: str) -> list[dict[str, Any]]:
     """The namespace's conditions once the controller has reported all five."""
     for _ in range(200):
-        status, ns = await api.get(f"{NS}/{name}")
+        _, ns = await api.get(f"{NS}/{name}")
         conditions = ns["status"].get("conditions") or []
         if len(conditions) == 5:
             return conditions
