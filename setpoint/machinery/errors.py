@@ -201,7 +201,16 @@ def too_many_requests(message: str, retry_after: int = 1) -> StatusError:
 
 
 def timeout(message: str, retry_after: int = 1) -> StatusError:
-    return StatusError(504, "Timeout", message, retry_after=retry_after)
+    """``NewTimeoutError``: the message is prefixed with "Timeout: "; a retry of 0 is omitted."""
+    return StatusError(504, "Timeout", f"Timeout: {message}", retry_after=retry_after or None)
+
+
+def too_large_resource_version(wanted: int, current: int, retry_after: int) -> StatusError:
+    """k8s.io/apiserver/pkg/storage/errors.go ``NewTooLargeResourceVersionError``: a Timeout
+    with the ``ResourceVersionTooLarge`` cause."""
+    err = timeout(f"Too large resource version: {wanted}, current: {current}", retry_after)
+    err.causes = [Cause("ResourceVersionTooLarge", "Too large resource version")]
+    return err
 
 
 def internal(message: str) -> StatusError:

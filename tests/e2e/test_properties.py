@@ -511,7 +511,10 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 # - pods/eviction of a pod covered by several budgets: a plain error
 #   (pkg/registry/core/pod/storage/eviction.go, "more than one PodDisruptionBudget")
 # - a read at a resourceVersion the store has not reached: 504 Timeout
-#   (k8s.io/apiserver/pkg/storage/errors.go, NewTooLargeResourceVersionError)
+#   (k8s.io/apiserver/pkg/storage/errors.go, NewTooLargeResourceVersionError), or etcd's
+#   ErrFutureRev for an Exact read (etcd3/errors.go interpretListError passes it through)
+# - a read the watch cache serves at a resourceVersion that is no uint64: the versioner's
+#   storage InvalidError, no Status (storage/api_object_versioner.go ParseResourceVersion)
 # - server-side apply to a stored object that is not a valid typed value (an associative list
 #   item without its key): a plain error from structuredMergeManager.Apply (k8s.io/apimachinery
 #   pkg/util/managedfields/internal/structuredmerge.go, "failed to create typed live object"),
@@ -531,6 +534,9 @@ def kube_apiserver_answers_5xx(path: str, status: int, raw: bytes) -> bool:
     binding = path.endswith("/binding") or "/bindings" in path
     if status == 504:
         return "Too large resource version" in text
+    if status == 500 and ('"message":"resourceVersion: Invalid value: ' in text
+                          or "required revision is a future revision" in text):
+        return True
     if status == 500 and '"message":"failed to create typed live object (' in text:
         return any(f"/{resource}/" in path and f"Kind={kind}): {field}: element " in text
                    for resource, kind, field in TYPED_LIVE_500)

@@ -23,7 +23,6 @@ from setpoint.cluster.controllers.namespaceconditions import (
 )
 from setpoint.cluster.controllers.queue import Retry, WorkQueue
 from setpoint.cluster.controllers.resources import NAMESPACES, ServedTypes, controller_write
-from setpoint.cluster.registry.namespacefinalize import finalize_namespace
 from setpoint.cluster.registry.options import DeleteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
@@ -121,8 +120,8 @@ class NamespaceController:
         kept = sorted({f for f in spec.get("finalizers") or [] if f != FINALIZER_KUBERNETES})
         body = {**namespace, "spec": {**spec, "finalizers": kept}}
         try:
-            finalize_namespace(self._store, self._rt, namespace["metadata"]["name"], body,
-                                         controller_write())
+            self._rest.update(self._rt, None, namespace["metadata"]["name"], Decoded(body),
+                              controller_write(), "finalize")
         except StatusError as err:
             if err.code != 404:
                 raise

@@ -26,7 +26,7 @@ from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.typedbodies import decode_delete_options, decode_kind
 from setpoint.cluster.endpoints.warningheaders import warning_headers
-from setpoint.cluster.endpoints.watch import WatchStream, validate_watch_options
+from setpoint.cluster.endpoints.watch import WatchStream
 from setpoint.cluster.registry.admissionpoints import (
     ConversionPoint,
     Steps,
@@ -34,10 +34,19 @@ from setpoint.cluster.registry.admissionpoints import (
     subresource_create_steps,
 )
 from setpoint.cluster.registry.genericstore import WriteResult
-from setpoint.cluster.registry.listing import list_item
-from setpoint.cluster.registry.namespacefinalize import finalize_namespace
-from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
+from setpoint.cluster.registry.listing import (
+    list_item,
+    parse_rv,
+    too_large,
+)
+from setpoint.cluster.registry.options import (
+    DeleteOptions,
+    ListOptions,
+    WriteOptions,
+    validate_list_options,
+)
 from setpoint.cluster.registry.patching import PATCH_TYPES
+from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.machinery import errors
@@ -285,6 +294,8 @@ class Handler:
                 return await self._get_collection(request, rt, rp, watch)
             media = self._media(request)
             name = rp.name
+            if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
+                self._check_fresh(parse_rv(query["resourceVersion"]))
             obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
                 rt, rp.namespace, name, rp.subresource))
             return self._render_object(rt, obj, media)
@@ -312,10 +323,6 @@ class Handler:
                 raise errors.method_not_supported(rt.resource, "update", rt.group)
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
-            if rp.subresource == "finalize":
-                body = await self._body(request, rt, opts)
-                result = finalize_namespace(self.api.store, rt, rp.name, body, opts)
-                return self._render_write(rt, result, media)
             body = await self._body(request, rt, opts)
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
@@ -347,6 +354,7 @@ class Handler:
             dopts = DeleteOptions.parse(query, parsed)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
+                validate_list_options(lopts)
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
@@ -416,8 +424,16 @@ class Handler:
 
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:
-        """Verbs a resource does not offer are a 405, as discovery advertises."""
+        """Verbs a resource does not offer are a 405, as discovery advertises. A subresource
+        has a route for its verbs only: another method is go-restful's 405, which the
+        apiserver's ServiceErrorHandler writes as NewGenericServerResponse's Status."""
         if rp.subresource:
+            verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
+                    "DELETE": "delete"}.get(method, "")
+            if verb not in subresource_meta(rt, rp.subresource)[3]:
+                raise errors.StatusError(405, "MethodNotAllowed", "the server does not allow "
+                                         "this method on the requested resource",
+                                         keep_empty_details=True)
             return
         if method == "GET":
             watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
@@ -510,7 +526,8 @@ class Handler:
         if rp.name is not None:
             opts.field_selector = f"metadata.name={rp.name}" + (
                 f",{opts.field_selector}" if opts.field_selector else "")
-        validate_watch_options(opts, watch)
+        opts.watch = watch
+        validate_list_options(opts)
         ns = rp.namespace
         if not watch:
             if rt.conversion_webhook is None and media == JSON:
@@ -564,6 +581,14 @@ class Handler:
 
         table["rows"] = await in_chunks(listed["items"], rows)
         return _json(table, 200, media)
+
+    def _check_fresh(self, revision: int) -> None:
+        """A read the watch cache serves must see at least the revision it asks for. The
+        cache waits up to 3 s for it (watch_cache.go waitUntilFreshAndBlock); this store is
+        the only writer and has reached every revision it ever handed out, so waiting could
+        only delay the same Timeout: it is answered at once."""
+        if revision > self.api.store.revision:
+            raise too_large(revision, self.api.store.revision)
 
     async def _read(self, request: Request, rt: ResourceType,
                     steps: Callable[[], Steps[T]]) -> T:

@@ -20,7 +20,6 @@ from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
-from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
 WatchEvent = tuple[str, Obj]
@@ -28,27 +27,6 @@ WatchEvent = tuple[str, Obj]
 DEFAULT_TIMEOUT = 1800  # the apiserver picks 30-60 min for watches without timeoutSeconds
 BOOKMARK_EVERY = 60.0
 BOOKMARK_BEFORE_DEADLINE = 2.0
-
-
-def validate_watch_options(opts: ListOptions, watch: bool) -> None:
-    causes: list[Cause] = []
-    if not watch and opts.send_initial_events is not None:
-        causes.append(Cause("FieldValueForbidden",
-                            "Forbidden: sendInitialEvents is forbidden for list",
-                            "sendInitialEvents"))
-    if watch and opts.resource_version_match and opts.send_initial_events is None:
-        causes.append(Cause(
-            "FieldValueForbidden",
-            "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents "
-            "is provided", "resourceVersionMatch"))
-    if watch and opts.send_initial_events is not None \
-            and opts.resource_version_match != "NotOlderThan":
-        causes.append(Cause(
-            "FieldValueInvalid",
-            f'Invalid value: "{opts.resource_version_match}": sendInitialEvents requires '
-            'setting resourceVersionMatch to NotOlderThan', "resourceVersionMatch"))
-    if causes:
-        raise errors.invalid("ListOptions", "", causes, group="meta.k8s.io")
 
 
 class WatchStream:

@@ -129,6 +129,11 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
             live["metadata"].get("resourceVersion"):
         raise Changed  # written or deleted by another request while webhooks answered
     meta = live["metadata"]
+    if rt.kind == "Namespace" and not rt.group and meta.get("deletionTimestamp") and (
+            live.get("spec") or {}).get("finalizers"):
+        # a terminating namespace is answered as it is, whatever the options
+        # (pkg/registry/core/namespace/storage/storage.go Delete)
+        return 200, (yield from generic.codec.present_steps(rt, live))
     finalizers = list(meta.get("finalizers") or [])
     policy = opts.propagation_policy
     if policy == "Orphan" and ORPHAN not in finalizers:

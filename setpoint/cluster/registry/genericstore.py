@@ -145,7 +145,9 @@ class GenericStore:
                 obj["metadata"]["managedFields"] = tracked_fields
             else:
                 obj["metadata"].pop("managedFields", None)
-        else:
+        elif subresource != "finalize":
+            # (namespaceFinalizeStrategy resets only the status, kept above: spec and
+            # metadata are the new object's)
             rt.strategy.prepare_for_update(rt, obj, old)
         self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import base64
+import re
 
 import orjson
 
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import Steps
-from setpoint.cluster.registry.options import ListOptions
+from setpoint.cluster.registry.options import NOT_OLDER_THAN, ListOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.store import Scan
-from setpoint.machinery import errors, fields, labels
+from setpoint.machinery import errors, fielderrors, fields, labels
 from setpoint.machinery.objects import Obj
+
+# watch_cache.go resourceVersionTooHighRetrySeconds: the retry a too new read is told
+RV_TOO_HIGH_RETRY_SECONDS = 1
 
 EXPIRED_CONTINUE = (
     "The provided continue parameter is too old to display a consistent list result. You can "
@@ -50,14 +54,50 @@ class Filter:
         return True
 
 
+# etcd's answer to a read at a revision it has not reached (mvcc.ErrFutureRev), which
+# etcd3's interpretListError passes through: a 500 with no reason
+FUTURE_REVISION = "etcdserver: mvcc: required revision is a future revision"
+_UINT64 = re.compile(r"[0-9]+")
+
+
 def parse_rv(value: str) -> int:
+    """``APIObjectVersioner.ParseResourceVersion`` (k8s.io/apiserver/pkg/storage/
+    api_object_versioner.go): "" and "0" are 0; anything else must be a uint64, or it is a
+    storage ``InvalidError``, which no layer above turns into a Status: a 500 with no reason
+    worded as the field error (see :func:`invalid_rv_bad_request` for etcd's reads)."""
+    if value in ("", "0"):
+        return 0
+    if _UINT64.fullmatch(value) is None or int(value) >= 1 << 64:
+        why = "invalid syntax" if _UINT64.fullmatch(value) is None else "value out of range"
+        raise errors.StatusError(500, "", fielderrors.error_text(fielderrors.invalid(
+            "resourceVersion", value,
+            f"strconv.ParseUint: parsing {fielderrors.go_quote(value)}: {why}")))
+    return int(value)
+
+
+def invalid_rv_bad_request(value: str) -> int:
+    """As :func:`parse_rv` for reads served by etcd3's store, which wraps the error in a
+    400 (``resolveGetListRev``: "invalid resource version: ...")."""
     try:
-        rv = int(value)
-        if rv < 0:
-            raise ValueError
-        return rv
-    except ValueError:
-        raise errors.bad_request(f'invalid resource version: "{value}"') from None
+        return parse_rv(value)
+    except errors.StatusError as err:
+        raise errors.bad_request(f"invalid resource version: {err.message}") from None
+
+
+def served_from_etcd(opts: ListOptions) -> bool:
+    """Whether the watch cache hands a LIST to etcd (``shouldDelegateList`` in
+    k8s.io/apiserver/pkg/storage/cacher/cacher.go, 1.32 with ConsistentListFromCache):
+    continuations, Exact, and the legacy exact read (a limit with a resourceVersion but no
+    match)."""
+    rv, match = opts.resource_version, opts.resource_version_match
+    legacy_exact = opts.limit > 0 and not match and rv not in ("", "0")
+    return bool(opts.continue_token) or (match not in ("", NOT_OLDER_THAN)) or legacy_exact
+
+
+def too_large(wanted: int, current: int) -> errors.StatusError:
+    """The watch cache's answer when it has not reached ``wanted`` (watch_cache.go
+    waitUntilFreshAndBlock)."""
+    return errors.too_large_resource_version(wanted, current, RV_TOO_HIGH_RETRY_SECONDS)
 
 
 def _as_stored(rt: ResourceType, obj: Obj) -> Obj:
@@ -79,28 +119,30 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
     flt = Filter(codec, rt, opts)
     after = ""
     at: int | None = None  # the revision to list at; None: now
+    limit = opts.limit
     if opts.continue_token:
-        if opts.resource_version not in ("", "0") and opts.resource_version:
+        # etcd3 store.go GetList: the token is decoded first, then resolveGetListRev
+        revision, start = decode_continue(opts.continue_token)
+        if opts.resource_version not in ("", "0"):
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue")
-        revision, start = decode_continue(opts.continue_token)
         after, at = start.rstrip("\x00"), revision
-    else:
+    elif served_from_etcd(opts):
         revision = store.revision
-        rv = opts.resource_version
-        match = opts.resource_version_match
-        if match and match not in ("Exact", "NotOlderThan"):
-            raise errors.bad_request(f'unknown resourceVersionMatch value: "{match}"')
-        if match and not rv:
-            raise errors.bad_request(
-                "resourceVersionMatch is forbidden unless resourceVersion is provided")
-        if rv and rv != "0":
-            wanted = parse_rv(rv)
+        wanted = invalid_rv_bad_request(opts.resource_version)
+        if wanted:  # Exact, or the legacy exact read of a page
             if wanted > store.revision:
-                raise errors.timeout(
-                    f"Too large resource version: {wanted}, current: {store.revision}")
-            if match == "Exact":
-                at = revision = wanted
+                raise errors.StatusError(500, "", FUTURE_REVISION)
+            at = revision = wanted
+    else:
+        # the watch cache: at least the resourceVersion asked for; it ignores the limit of
+        # a read at "0" (cacher.go computeListLimit)
+        revision = store.revision
+        wanted = parse_rv(opts.resource_version)
+        if wanted > store.revision:
+            raise too_large(wanted, store.revision)
+        if opts.resource_version == "0":
+            limit = 0
     # etcd keys: /<resource>/<namespace>/<name>; a continue key is relative to the prefix
     # listed (k8s.io/apiserver/pkg/storage/etcd3/store.go GetList)
     prefix = "" if rt.namespaced and ns is None else f"{ns or ''}/"
@@ -109,7 +151,7 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
         raise errors.resource_expired(
             EXPIRED_CONTINUE if opts.continue_token else
             "The resourceVersion for the provided list is too old.")
-    return _page(rt, flt, scan, prefix, revision, opts.limit)
+    return _page(rt, flt, scan, prefix, revision, limit)
 
 
 def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,

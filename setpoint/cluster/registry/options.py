@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
-from setpoint.machinery import errors
+from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -125,6 +125,59 @@ class ListOptions:
             send_initial_events=None if sie is None else sie.lower() in ("true", "1"),
             timeout_seconds=timeout,
         )
+
+
+EXACT = "Exact"
+NOT_OLDER_THAN = "NotOlderThan"
+
+
+def validate_list_options(opts: ListOptions) -> None:
+    """The checks of ``ValidateListOptions`` (apimachinery's
+    pkg/apis/meta/internalversion/validation/validation.go) for a LIST, WATCH or
+    DELETECOLLECTION: a 422 on ListOptions.meta.k8s.io with every cause in its order. The
+    WatchList feature gate is on in 1.32 (beta), so ``sendInitialEvents`` is allowed on
+    watches."""
+    causes: list[Cause] = []
+    match = opts.resource_version_match
+    if opts.watch:
+        if opts.send_initial_events is not None and match != NOT_OLDER_THAN:
+            causes.append(fielderrors.forbidden(
+                "resourceVersionMatch",
+                f"sendInitialEvents requires setting resourceVersionMatch to {NOT_OLDER_THAN}"))
+        if match:
+            if opts.send_initial_events is None:
+                causes.append(fielderrors.forbidden(
+                    "resourceVersionMatch", "resourceVersionMatch is forbidden for watch "
+                    "unless sendInitialEvents is provided"))
+            if match != NOT_OLDER_THAN:
+                causes.append(fielderrors.not_supported("resourceVersionMatch", match,
+                                                        [NOT_OLDER_THAN]))
+            if opts.continue_token:
+                causes.append(fielderrors.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided"))
+    else:
+        if match:
+            if not opts.resource_version:
+                causes.append(fielderrors.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+            if opts.continue_token:
+                causes.append(fielderrors.forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided"))
+            if match not in (EXACT, NOT_OLDER_THAN):
+                causes.append(fielderrors.not_supported("resourceVersionMatch", match,
+                                                        [EXACT, NOT_OLDER_THAN, ""]))
+            if match == EXACT and opts.resource_version == "0":
+                causes.append(fielderrors.forbidden(
+                    "resourceVersionMatch",
+                    'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'))
+        if opts.send_initial_events is not None:
+            causes.append(fielderrors.forbidden("sendInitialEvents",
+                                                "sendInitialEvents is forbidden for list"))
+    if causes:
+        raise _options_invalid("ListOptions", causes)
 
 
 @dataclass(slots=True)
