@@ -207,7 +207,7 @@ def _expr_pos(text: str, tree: Any) -> int:
             isinstance(node.children[0], lark.Tree):
         node = node.children[0]
     if isinstance(node, lark.Tree) and node.data == "member_dot":
-        return text.rfind(".", node.meta.start_pos, node.children[1].start_pos)
+        return text.rfind(".", node.meta.start_pos, _token(node.children[1]).start_pos or 0)
     return int(tree.meta.start_pos)
 
 
@@ -466,7 +466,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
         if name == "size" and len(args) == 1 and args[0].kind not in _SIZED:
-            self._no_overload(self.text.find("(", name_token.end_pos), name, args)
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              args)
         cost = self._sum(args) + 1
         kind = {"size": "int", "int": "int", "uint": "uint", "double": "double",
                 "string": "string", "bytes": "bytes", "bool": "bool", "duration": "duration",
@@ -491,8 +492,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         args = [self.visit(a) for a in arg_trees]
         if (name == "size" and target.kind not in _SIZED) or (
                 name in _STRING_METHODS and target.kind not in ("string", "dyn")):
-            self._no_overload(self.text.find("(", name_token.end_pos), name, [target, *args],
-                              instance=True)
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              [target, *args], instance=True)
         cost = target.cost + self._sum(args) + 1
         if name in _STRING_SCAN and target.kind in ("string", "dyn"):
             cost += math.ceil(0.1 * target.size) * (max(1, math.ceil(0.25 * args[0].size))
