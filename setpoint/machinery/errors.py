@@ -218,4 +218,7 @@ def internal(message: str) -> StatusError:
 
 
 def path_not_found() -> StatusError:
-    return StatusError(404, "NotFound", "the server could not find the requested resource")
+    """A path no route serves: go-restful's 404 as the apiserver's ``serviceErrorHandler``
+    writes it, a generic response with empty ``details`` (``NewGenericServerResponse``)."""
+    return StatusError(404, "NotFound", "the server could not find the requested resource",
+                       keep_empty_details=True)

@@ -168,6 +168,106 @@ def _format_error(text: str, token: Any, message: str) -> str:
             f"{'.' * (col - 1)}^")
 
 
+@dataclass
+class _At:
+    """A position in the rule text, as cel-go reports it (line, 1-based column)."""
+
+    line: int
+    column: int
+
+
+def _at(text: str, pos: int) -> _At:
+    before = text[:pos]
+    return _At(before.count("\n") + 1, pos - (before.rfind("\n") + 1) + 1)
+
+
+_CEL_NAMES = {"null": "null_type", "timestamp": "google.protobuf.Timestamp",
+              "duration": "google.protobuf.Duration"}
+_PLAIN = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null", "timestamp",
+                    "duration", "list", "map"})
+_NUMBERS = frozenset({"int", "uint", "double"})
+_SIZED = frozenset({"string", "bytes", "list", "map", "dyn"})
+_STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches", "lowerAscii",
+                             "upperAscii", "trim"})
+_ORDERED = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp",
+                      "duration"})
+# the operator of each parse-tree node and the overload name cel-go reports for it
+_OPERATORS = {"relation_eq": ("==", "_==_"), "relation_ne": ("!=", "_!=_"),
+              "relation_lt": ("<", "_<_"), "relation_le": ("<=", "_<=_"),
+              "relation_gt": (">", "_>_"), "relation_ge": (">=", "_>=_"),
+              "relation_in": ("in", "@in"), "addition_add": ("+", "_+_"),
+              "addition_sub": ("-", "_-_"), "multiplication_mul": ("*", "_*_"),
+              "multiplication_div": ("/", "_/_"), "multiplication_mod": ("%", "_%_")}
+
+
+def _expr_pos(text: str, tree: Any) -> int:
+    """Where cel-go places an expression: a field selection at its dot, else its start."""
+    node = tree
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and \
+            isinstance(node.children[0], lark.Tree):
+        node = node.children[0]
+    if isinstance(node, lark.Tree) and node.data == "member_dot":
+        return text.rfind(".", node.meta.start_pos, _token(node.children[1]).start_pos or 0)
+    return int(tree.meta.start_pos)
+
+
+def cel_type_name(t: T) -> str | None:
+    """``FormatCELType`` of ``t``; None where cel-go's name is not knowable here (object
+    types are named after a per-compilation random type name by the apiserver)."""
+    if t.kind == "dyn":
+        return "dyn"
+    if t.kind not in _PLAIN:
+        return None
+    if t.kind == "list":
+        elem = cel_type_name(t.elem or T("dyn"))
+        return None if elem is None else f"list({elem})"
+    if t.kind == "map":
+        elem = cel_type_name(t.elem or T("dyn"))
+        return None if elem is None else f"map(string, {elem})"
+    return _CEL_NAMES.get(t.kind, t.kind)
+
+
+def _unifies(a: T, b: T) -> bool:
+    """Whether one type parameter can stand for both (``_==_`` is ``(A, A) -> bool``)."""
+    if "dyn" in (a.kind, b.kind) or "null" in (a.kind, b.kind):
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("list", "map"):
+        return _unifies(a.elem or T("dyn"), b.elem or T("dyn"))
+    return True
+
+
+def _has_overload(op: str, left: T, right: T) -> bool:
+    """Whether the CEL standard library declares ``op`` for these argument types."""
+    if "dyn" in (left.kind, right.kind):
+        return True
+    if op in ("_==_", "_!=_"):
+        return _unifies(left, right)
+    if op in ("_<_", "_<=_", "_>_", "_>=_"):
+        return (left.kind == right.kind and left.kind in _ORDERED) or \
+            (left.kind in _NUMBERS and right.kind in _NUMBERS)
+    if op == "@in":
+        return right.kind in ("list", "map") and _unifies(
+            left, (right.elem or T("dyn")) if right.kind == "list" else T("string"))
+    if op == "_+_":
+        return (left.kind == right.kind and left.kind in (
+            "int", "uint", "double", "string", "bytes", "duration")) or \
+            (left.kind == right.kind == "list" and _unifies(left, right)) or \
+            {left.kind, right.kind} == {"timestamp", "duration"}
+    if op == "_-_":
+        return (left.kind == right.kind and left.kind in (
+            "int", "uint", "double", "duration", "timestamp")) or \
+            (left.kind, right.kind) == ("timestamp", "duration")
+    if op in ("_*_", "_/_"):
+        return left.kind == right.kind and left.kind in _NUMBERS
+    if op == "_%_":
+        return left.kind == right.kind and left.kind in ("int", "uint")
+    if op in ("_&&_", "_||_"):
+        return left.kind == right.kind == "bool"
+    return True
+
+
 class Checker(lark.visitors.Interpreter[lark.Token, T]):
     """Checks one parsed rule; ``variables`` maps names to their types."""
 
@@ -178,6 +278,24 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
 
     def fail(self, token: Any, message: str) -> CheckError:
         return CheckError(_format_error(self.text, token, message))
+
+    def _no_overload(self, pos: int, name: str, args: list[T], instance: bool = False
+                     ) -> None:
+        """cel-go's ``found no matching overload`` at ``pos``, when the types are nameable."""
+        names = [cel_type_name(a) for a in args]
+        if any(n is None for n in names):
+            return
+        if instance:
+            signature = f"{names[0]}.({', '.join(str(n) for n in names[1:])})"
+        else:
+            signature = f"({', '.join(str(n) for n in names)})"
+        raise self.fail(_at(self.text, pos),
+                        f"found no matching overload for '{name}' applied to '{signature}'")
+
+    def _binary(self, op_tree: ParseTree, left: T, right: T) -> None:
+        symbol, name = _OPERATORS.get(op_tree.data, ("", ""))
+        if name and not _has_overload(name, left, right):
+            self._no_overload(op_tree.meta.end_pos - len(symbol), name, [left, right])
 
     def _kids(self, tree: ParseTree) -> list[Any]:
         return [c for c in tree.children if c is not None]
@@ -194,9 +312,14 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         return kids[0]
 
     def _logical(self, tree: ParseTree) -> T:
-        kids = [self.visit(c) for c in self._kids(tree)]
+        trees = self._kids(tree)
+        kids = [self.visit(c) for c in trees]
         if len(kids) == 1:
             return kids[0]
+        name, symbol = ("_&&_", "&&") if tree.data == "conditionaland" else ("_||_", "||")
+        if not _has_overload(name, kids[0], kids[1]):
+            pos = self.text.find(symbol, trees[0].meta.end_pos, trees[1].meta.start_pos)
+            self._no_overload(pos, name, kids[:2])
         return T("bool", cost=self._sum(kids))
 
     conditionalor = _logical
@@ -209,6 +332,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         op_tree, right_tree = kids
         left = self.visit(op_tree.children[0])
         right = self.visit(right_tree)
+        self._binary(op_tree, left, right)
         cost = left.cost + right.cost + 1
         if op_tree.data in ("relation_eq", "relation_ne") and left.kind in ("string", "list",
                                                                            "bytes"):
@@ -224,7 +348,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         op_tree, right_tree = kids
         left = self.visit(op_tree.children[0])
         right = self.visit(right_tree)
+        self._binary(op_tree, left, right)
         kind = left.kind if left.kind == right.kind else "dyn"
+        if {left.kind, right.kind} == {"timestamp", "duration"}:
+            kind = "timestamp"
+        elif left.kind == right.kind == "timestamp" and op_tree.data == "addition_sub":
+            kind = "duration"
         size = left.size + right.size if kind in ("string", "list", "bytes") else 1.0
         extra = math.ceil(0.1 * size) if kind in ("string", "bytes") else 1
         return T(kind, None, left.elem, size, left.cost + right.cost + extra)
@@ -238,7 +367,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return self.visit(kids[0])
         inner = self.visit(kids[1])
         if kids[0].data == "unary_not":
+            if inner.kind not in ("bool", "dyn"):
+                self._no_overload(tree.meta.start_pos, "!_", [inner])
             return T("bool", cost=inner.cost + 1)
+        if inner.kind not in ("int", "double", "dyn"):
+            self._no_overload(tree.meta.start_pos, "-_", [inner])
         return T(inner.kind, cost=inner.cost + 1)
 
     def member(self, tree: ParseTree) -> T:
@@ -332,6 +465,9 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name not in _GLOBALS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if name == "size" and len(args) == 1 and args[0].kind not in _SIZED:
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              args)
         cost = self._sum(args) + 1
         kind = {"size": "int", "int": "int", "uint": "uint", "double": "double",
                 "string": "string", "bytes": "bytes", "bool": "bool", "duration": "duration",
@@ -350,10 +486,14 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         arg_trees = self._args(tree.children[2] if len(tree.children) > 2 else None)
         target = self.visit(_rule(target_tree))
         if name in _MACROS:
-            return self._macro(target, name_token, arg_trees)
+            return self._macro(target, name_token, arg_trees, _expr_pos(self.text, target_tree))
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if (name == "size" and target.kind not in _SIZED) or (
+                name in _STRING_METHODS and target.kind not in ("string", "dyn")):
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              [target, *args], instance=True)
         cost = target.cost + self._sum(args) + 1
         if name in _STRING_SCAN and target.kind in ("string", "dyn"):
             cost += math.ceil(0.1 * target.size) * (max(1, math.ceil(0.25 * args[0].size))
@@ -365,8 +505,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name in _BOOL_METHODS:
             return T("bool", cost=cost)
         if name in ("size", "indexOf", "lastIndexOf", "compareTo", "sign", "asInteger",
-                    "family", "prefixLength") or name.startswith("get"):
+                    "family", "prefixLength") or (name.startswith("get")
+                                                  and name in _BUILTIN_METHODS):
             return T("int", cost=cost)
+        if name in ("getScheme", "getHost", "getHostname", "getPort", "getEscapedPath"):
+            return T("string", cost=cost)
         if name in ("min", "max", "sum") and target.elem is not None:
             e = target.elem
             return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
@@ -377,7 +520,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T("list", elem=T("string", size=target.size), size=target.size, cost=cost)
         return T("dyn", cost=cost)
 
-    def _macro(self, target: T, name_token: Any, arg_trees: list[Any]) -> T:
+    def _macro(self, target: T, name_token: Any, arg_trees: list[Any], target_pos: int
+               ) -> T:
         name = str(name_token)
         if len(arg_trees) not in (2, 3):
             raise self.fail(name_token, f"invalid argument to {name}() macro")
@@ -390,8 +534,10 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         elif target.kind == "dyn":
             var_type = T("dyn")
         else:
-            raise self.fail(name_token, f"expression of type '{target.kind}' cannot be the "
-                                        f"range of a comprehension")
+            raise self.fail(_at(self.text, target_pos),
+                            f"expression of type '{cel_type_name(target) or target.kind}' "
+                            "cannot be range of a comprehension (must be list, map, or "
+                            "dynamic)")
         self.scopes.append({var_name: T(var_type.kind, var_type.schema, var_type.elem,
                                         var_type.size, 0, var_type.fields)})
         try:

@@ -16,6 +16,39 @@ def _non_nullable_null(x: Any, s: Mapping[str, Any] | None) -> bool:
     return x is None and s is not None and not s.get("nullable")
 
 
+def _schema_for_field(k: str, s: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    if s is None:
+        return None
+    props = s.get("properties") or {}
+    if k in props:
+        sub: Mapping[str, Any] = props[k]
+        return sub
+    additional = s.get("additionalProperties")
+    return additional if isinstance(additional, Mapping) else None
+
+
+def prune_non_nullable_nulls_without_defaults(x: Any, s: Mapping[str, Any] | None) -> None:
+    """Drop nulls the schema does not allow and cannot default (``prunenulls.go``).
+
+    Runs right after pruning, before validation: a null that is not ``nullable`` and has no
+    ``default`` vanishes instead of failing ``must be of type``; one with a default is left
+    for ``apply_defaults`` to replace; a ``nullable`` null is kept as null.
+    """
+    if isinstance(x, dict):
+        for k in list(x):
+            sub = _schema_for_field(k, s)
+            if x[k] is None and sub is not None and not sub.get("nullable") \
+                    and sub.get("default") is None:
+                del x[k]
+            else:
+                prune_non_nullable_nulls_without_defaults(x[k], sub)
+    elif isinstance(x, list):
+        items = s.get("items") if s is not None else None
+        for v in x:
+            prune_non_nullable_nulls_without_defaults(
+                v, items if isinstance(items, Mapping) else None)
+
+
 def apply_defaults(x: Any, s: Mapping[str, Any] | None) -> None:
     """Fill defaults into ``x`` in place."""
     if s is None:

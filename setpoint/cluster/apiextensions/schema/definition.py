@@ -81,7 +81,7 @@ def validate_crd(crd: Mapping[str, Any], old: Mapping[str, Any] | None = None) -
     errs += validate_names(status.get("acceptedNames") or {}, "status.acceptedNames")
     if old_d is not None:
         errs += _validate_update(spec, old_d)
-        errs += _validate_stored_versions(status.get("storedVersions") or [],
+        errs += _validate_stored_versions(status.get("storedVersions"),
                                           spec.get("versions") or [])
     errs += _validate_api_approval(new, old_d)
     old_preserve = bool(((old_d or {}).get("spec") or {}).get("preserveUnknownFields"))
@@ -403,23 +403,25 @@ def _validate_update(spec: Mapping[str, Any], old: Mapping[str, Any]) -> list[Ca
     return errs
 
 
-def _validate_stored_versions(stored: list[str], versions: list[Mapping[str, Any]]
+def _validate_stored_versions(stored: list[str] | None, versions: list[Mapping[str, Any]]
                               ) -> list[Cause]:
+    """``ValidateCustomResourceDefinitionStoredVersions`` of apiextensions v0.32
+    (pkg/apis/apiextensions/validation/validation.go): the list is printed as Go's ``%#v`` of
+    a ``[]string``; a stored version no longer in spec.versions "must appear" there (the
+    longer storage-migration wording came with 1.33)."""
     path = "status.storedVersions"
+    as_go = fe.Rendered("[]string(nil)" if stored is None else
+                        "[]string{" + ", ".join(fe.go_quote(v) for v in stored) + "}")
     if not stored:
-        return [fe.invalid(path, stored, "must have at least one stored version")]
+        return [fe.invalid(path, as_go, "must have at least one stored version")]
     errs: list[Cause] = []
     index = {v: i for i, v in enumerate(stored)}
     for v in versions:
         if v.get("storage") and v.get("name") not in index:
-            errs.append(fe.invalid(path, stored, f"must have the storage version {v.get('name')}"))
+            errs.append(fe.invalid(path, as_go, f"must have the storage version {v.get('name')}"))
         index.pop(str(v.get("name")), None)
     for name, i in index.items():
-        errs.append(fe.invalid(fe.index(path, i), name, f"missing from spec.versions; {name} "
-                               "was previously a storage version, and must remain in "
-                               "spec.versions until a storage migration ensures no data remains "
-                               f"persisted in {name} and removes {name} from "
-                               "status.storedVersions"))
+        errs.append(fe.invalid(fe.index(path, i), name, "must appear in spec.versions"))
     return errs
 
 

@@ -25,12 +25,23 @@ def _child(path: str, k: str) -> str:
 
 def prune(obj: Any, schema: Mapping[str, Any] | None, is_resource_root: bool = True
           ) -> list[str]:
-    """Drop unknown fields of ``obj`` in place; return the dropped paths, sorted."""
+    """Drop unknown fields of ``obj`` in place; return the dropped paths in the apiserver's
+    order: the root's ``metadata`` first (its schema coercer reads ObjectMeta before pruning,
+    ``customresource_handler.go``), then the pruned paths sorted (``pruning/algorithm.go``),
+    then the ``metadata`` of embedded resources (``objectmeta/coerce.go`` runs last)."""
     pruned: list[str] = []
     if schema is not None and is_resource_root:
         schema = {**schema, "x-kubernetes-embedded-resource": True}
     _prune(obj, schema, "", pruned)
-    return sorted(pruned)
+    root_meta = sorted(p for p in pruned if p.startswith(_META_MARK + "metadata."))
+    embedded_meta = sorted(p for p in pruned if p.startswith(_META_MARK)
+                           and p not in root_meta)
+    rest = sorted(p for p in pruned if not p.startswith(_META_MARK))
+    return [p.removeprefix(_META_MARK) for p in root_meta + rest + embedded_meta]
+
+
+# marks a path found by the ObjectMeta coercion rather than by pruning proper
+_META_MARK = "\0"
 
 
 def _coerce_metadata(meta: Any, path: str, pruned: list[str]) -> None:
@@ -38,7 +49,7 @@ def _coerce_metadata(meta: Any, path: str, pruned: list[str]) -> None:
         return
     for k in list(meta):
         if k not in OBJECT_META_FIELDS:
-            pruned.append(_child(path, k))
+            pruned.append(_META_MARK + _child(path, k))
             del meta[k]
 
 

@@ -16,7 +16,7 @@ from setpoint.machinery.schema import Schema
 
 from . import fielderrors as fe
 from .cel import RuleSet
-from .defaulting import apply_defaults
+from .defaulting import apply_defaults, prune_non_nullable_nulls_without_defaults
 from .names import is_dns1035_label, name_is_dns_subdomain
 from .openapi import MISSING, validate_value
 from .pruning import prune
@@ -64,12 +64,18 @@ class CustomResourceSchema:
     # -- decoding ------------------------------------------------------------------------------
     def prune(self, obj: dict[str, Any]) -> dict[str, Any]:
         """Drop unknown fields of ``obj`` in place and return it."""
-        prune(obj, self.raw, is_resource_root=True)
+        self.prune_and_report(obj)
         return obj
 
     def prune_and_report(self, obj: dict[str, Any]) -> list[str]:
-        """Drop unknown fields of ``obj`` in place; return their paths, sorted."""
-        return prune(obj, self.raw, is_resource_root=True)
+        """Drop unknown fields of ``obj`` in place; return their paths, sorted.
+
+        Then the nulls the schema neither allows nor defaults go too, as the apiserver's
+        schema coercer does right after pruning (``customresource_handler.go``).
+        """
+        paths = prune(obj, self.raw, is_resource_root=True)
+        prune_non_nullable_nulls_without_defaults(obj, self.raw)
+        return paths
 
     def unknown_fields(self, obj: Mapping[str, Any]) -> list[str]:
         """The paths pruning would drop from ``obj`` (``obj`` is left alone)."""

@@ -72,10 +72,12 @@ def _additional(raw: Mapping[str, Any]) -> Mapping[str, Any] | None:
 # -- ValidateStructural -------------------------------------------------------------------------
 
 def validate_structural(raw: Mapping[str, Any], path: str) -> list[Cause]:
-    """The invariants and completeness of a structural schema (``ValidateStructural``)."""
+    """The invariants and completeness of a structural schema (``ValidateStructural``),
+    sorted by their ``field: message`` text as ``ValidateStructuralWithOptions`` sorts them
+    (apiextensions v0.32 pkg/apiserver/schema/validation.go)."""
     errs = _invariants(raw, _ROOT_LEVEL, path)
     errs += _completeness_of(raw, raw, path, path)
-    return errs
+    return sorted(errs, key=lambda c: f"{c.field}: {c.message}")
 
 
 def _invariants(s: Mapping[str, Any] | None, lvl: int, path: str) -> list[Cause]:
