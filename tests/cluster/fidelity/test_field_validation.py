@@ -143,5 +143,118 @@ async def test_strict_apply_with_repeated_keys_is_a_400_listing_every_line(api: 
     assert (await api.get(f"{CM}/dup"))[0] == 404
 
 
+INVALID_DEPLOYMENT_JSON = b"""
+{
+\t"apiVersion": "apps/v1",
+\t"kind": "Deployment",
+\t"metadata": {
+\t\t"name": "dupename",
+\t\t"name": "NAME",
+\t\t"labels": {"app": "nginx"},
+\t\t"unknownMeta": "metaVal"
+\t},
+\t"spec": {
+\t\t"unknown1": "val1",
+\t\t"unknownDupe": "valDupe",
+\t\t"unknownDupe": "valDupe2",
+\t\t"paused": true,
+\t\t"paused": false,
+\t\t"selector": {"matchLabels": {"app": "nginx"}},
+\t\t"template": {
+\t\t\t"metadata": {"labels": {"app": "nginx"}},
+\t\t\t"spec": {"containers": [{
+\t\t\t\t"name": "nginx",
+\t\t\t\t"image": "nginx:latest",
+\t\t\t\t"unknownNested": "val1",
+\t\t\t\t"imagePullPolicy": "Always",
+\t\t\t\t"imagePullPolicy": "Never"
+\t\t\t}]}
+\t\t}
+\t}
+}"""
+
+INVALID_DEPLOYMENT_YAML = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: dupename
+  name: NAME
+  unknownMeta: metaVal
+  labels:
+    app: nginx
+spec:
+  unknown1: val1
+  unknownDupe: valDupe
+  unknownDupe: valDupe2
+  paused: true
+  paused: false
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:latest
+        unknownNested: val1
+        imagePullPolicy: Always
+        imagePullPolicy: Never"""
+
+JSON_PROBLEMS = [
+    'duplicate field "metadata.name"', 'unknown field "metadata.unknownMeta"',
+    'unknown field "spec.unknown1"', 'unknown field "spec.unknownDupe"',
+    'duplicate field "spec.paused"',
+    'unknown field "spec.template.spec.containers[0].unknownNested"',
+    'duplicate field "spec.template.spec.containers[0].imagePullPolicy"']
+YAML_LINES = ['line 5: key "name" already set in map',
+              'line 12: key "unknownDupe" already set in map',
+              'line 14: key "paused" already set in map',
+              'line 28: key "imagePullPolicy" already set in map']
+YAML_UNKNOWN = ['unknown field "metadata.unknownMeta"',
+                'unknown field "spec.template.spec.containers[0].unknownNested"',
+                'unknown field "spec.unknown1"', 'unknown field "spec.unknownDupe"']
+
+
+async def test_typed_json_body_problems_are_listed_in_document_order(api: API) -> None:
+    """Rule: a built-in kind's JSON body is decoded into its Go type by sigs.k8s.io/json,
+    which reports unknown and repeated fields as it meets them, with full paths and list
+    indices ("spec.template.spec.containers[0].unknownNested"); a field both unknown and
+    repeated is reported once, as unknown. Strict: one 400 listing them; Warn: one warning each.
+    Source: test/integration/apiserver/field_validation_test.go (testFieldValidationPost),
+    staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (strict decoding)."""
+    status, body, _ = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Strict",
+                                 INVALID_DEPLOYMENT_JSON.replace(b"NAME", b"strict"))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: '
+                               "strict decoding error: " + ", ".join(JSON_PROBLEMS))
+    status, body, warnings = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Warn",
+                                        INVALID_DEPLOYMENT_JSON.replace(b"NAME", b"warn"))
+    assert (status, warnings) == (201, JSON_PROBLEMS)
+    assert (body["metadata"]["name"], body["spec"]["paused"]) == ("warn", False)
+
+
+async def test_typed_yaml_body_lists_go_yaml_lines_then_unknown_fields(api: API) -> None:
+    """Rule: a YAML body is converted to JSON strictly first: repeated keys are go-yaml's
+    "yaml: unmarshal errors:" list (one warning per line under Warn), then the unknown fields
+    of the converted JSON, whose keys are sorted.
+    Source: test/integration/apiserver/field_validation_test.go (post-*-validation-yaml),
+    staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (YAML strict path),
+    handlers/rest.go (addStrictDecodingWarnings splits the yaml list)."""
+    status, body, _ = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Strict",
+                                 INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"strict"),
+                                 content_type="application/yaml")
+    assert status == 400
+    assert body["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        "yaml: unmarshal errors:\n" + "\n".join(f"  {line}" for line in YAML_LINES) + ", "
+        + ", ".join(YAML_UNKNOWN))
+    status, body, warnings = await send(api, "POST", DEPLOYMENTS,
+                                        INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"warn"),
+                                        content_type="application/yaml")
+    assert (status, warnings) == (201, YAML_LINES + YAML_UNKNOWN), body
+
+
 # keep the patch content types imported for the per-patch-type tests below
 _PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC)
