@@ -13,9 +13,6 @@ import pytest
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.writes import (
     APPLY,
-    JSON_PATCH,
-    MERGE,
-    STRATEGIC,
     WIDGETS,
     create_widget_crd,
     send,
@@ -254,7 +251,3 @@ async def test_typed_yaml_body_lists_go_yaml_lines_then_unknown_fields(api: API)
                                         INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"warn"),
                                         content_type="application/yaml")
     assert (status, warnings) == (201, YAML_LINES + YAML_UNKNOWN), body
-
-
-# keep the patch content types imported for the per-patch-type tests below
-_PATCH_TYPES = (JSON_PATCH, MERGE, STRATEGIC)
