@@ -37,8 +37,8 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     endpoint serves; ``reset_fields`` are the paths the endpoint's strategy resets (see
     ``update_managed_fields``). A no-op apply returns the live object unchanged apart from
     ownership. Raises ``StatusError``: 400 for a configuration of another kind or version, one
-    carrying managedFields, or one with a field the schema does not declare (the real server
-    answers 500 there; the message contains ``field not declared in schema``), and 409
+    carrying managedFields; 500 for one with a field the schema does not declare (see
+    ``typed_config_fields``); and 409
     ``Conflict`` with ``FieldManagerConflict`` causes when ``force`` is false and another
     manager owns a field this apply changes.
     """
@@ -46,11 +46,7 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     cfg_meta = config.get("metadata")
     if isinstance(cfg_meta, dict) and cfg_meta.get("managedFields") is not None:
         raise errors.bad_request("metadata.managedFields must be nil")
-    try:
-        config_set = fp.fieldset_of(schema, config, strict=True)
-    except SchemaError as e:
-        raise errors.bad_request(
-            f"failed to create typed patch object ({_gvknn(config)}): {e}") from e
+    config_set = typed_config_fields(schema, config)
 
     live_meta = (live or {}).get("metadata") or {}
     try:
@@ -99,6 +95,22 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
         result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(config)
     _store_managed_fields(result, live_meta, mf.encode(managed))
     return result
+
+
+def typed_config_fields(schema: TypeRef, config: dict[str, Any]) -> FieldSet:
+    """The fields of an apply configuration, which must fit the schema as a typed value.
+
+    A field the schema does not declare, an associative list item without its keys or a
+    repeated key fails ``ObjectToTyped`` of the patch object in structured-merge-diff, whose
+    plain error kube-apiserver answers as a 500 with no reason, whatever ``fieldValidation``
+    says (``structuredMergeManager.Apply`` in k8s.io/apimachinery
+    pkg/util/managedfields/internal/structuredmerge.go, then ``ErrorToAPIStatus``).
+    """
+    try:
+        return fp.fieldset_of(schema, config, strict=True)
+    except SchemaError as e:
+        raise StatusError(500, "", f"failed to create typed patch object ({_gvknn(config)}): "
+                          f"{e}") from e
 
 
 def _check_live(schema: TypeRef, live: dict[str, Any]) -> None:

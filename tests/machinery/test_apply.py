@@ -181,11 +181,11 @@ def test_without_a_schema_maps_merge_key_by_key() -> None:
     assert live["spec"] == {"a": 1, "b": {"d": 2}}
 
 
-def test_undeclared_fields_are_a_bad_request_naming_the_field() -> None:
+def test_undeclared_fields_are_the_typed_conversion_500_naming_the_field() -> None:
     config = _deployment([{"name": "a", "bogus": 1}])
     with pytest.raises(StatusError) as info:
         _apply_d(None, config)
-    assert info.value.code == 400
+    assert (info.value.code, info.value.reason) == (500, "")
     assert "field not declared in schema" in info.value.message
     assert '.spec.template.spec.containers[name="a"].bogus' in info.value.message
 

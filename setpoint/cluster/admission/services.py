@@ -169,6 +169,7 @@ class ServiceAllocation:
             if old_spec.get("clusterIP") and spec.get("clusterIP") not in (
                     None, "", old_spec["clusterIP"]) and spec.get("type") != "ExternalName":
                 return  # validation refuses the change ("may not change once set")
+        _ip_families(spec, old_spec if operation == "UPDATE" else {})
         own = self._held.get(_key(obj), (frozenset(), frozenset()))
         self._cluster_ips(name, spec, own[0])
         self._node_ports(name, spec, own[1])
@@ -298,6 +299,24 @@ def _requested_for(number: Any, ports: list[Obj]) -> int | None:
 
 def _needs_cluster_ip(spec: Obj) -> bool:
     return spec.get("type") != "ExternalName"
+
+
+def _ip_families(spec: Obj, old: Obj) -> None:
+    """``initIPFamilyFields`` of the service REST allocator (pkg/registry/core/service/
+    storage/alloc.go): a single-stack IPv4 cluster answers with these (a headless service
+    without a selector asks for both families); an update that leaves them out keeps the
+    stored ones. Being the registry's, they are set after managed fields are tracked, so the
+    writer does not own them."""
+    if spec.get("type") == "ExternalName":
+        return
+    for key in ("ipFamilyPolicy", "ipFamilies"):
+        if not spec.get(key) and old.get(key) and _needs_cluster_ip(old):
+            spec[key] = old[key]
+    if not spec.get("ipFamilyPolicy"):
+        headless_no_selector = spec.get("clusterIP") == "None" and not spec.get("selector")
+        spec["ipFamilyPolicy"] = "RequireDualStack" if headless_no_selector else "SingleStack"
+    if not spec.get("ipFamilies"):
+        spec["ipFamilies"] = ["IPv4"]
 
 
 def _needs_node_port(spec: Obj) -> bool:

@@ -16,7 +16,13 @@ from typing import Protocol
 
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.serializer.decode import Decoded, check_object_meta, decode_builtin
+from setpoint.cluster.serializer.decode import (
+    Decoded,
+    check_object_meta,
+    decode_builtin,
+    strict_decoding_order,
+)
+from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.fielderrors import unmarshal_kind
@@ -89,7 +95,16 @@ class ObjectDecoder:
             if schema is not None:
                 obj, unknown = decode_builtin(obj, schema, rt.kind)
             obj.setdefault("metadata", {})
-        return obj, _field_validation(rt, body.duplicates, unknown, opts)
+        if rt.is_custom:
+            # unstructured decoding: the JSON decoder's repeats, then what pruning dropped
+            problems = [f'duplicate field "{d}"' for d in body.duplicates]
+            problems += [f'unknown field "{u}"' for u in unknown]
+        else:
+            problems = strict_decoding_order(body, unknown)
+        if body.yaml_duplicates:
+            problems[:0] = [YAML_ERRORS_PREFIX + "\n".join(
+                f"  {line}" for line in body.yaml_duplicates)]
+        return obj, _field_validation(rt, problems, opts)
 
     def unknown_fields(self, rt: ResourceType, obj: Obj) -> list[str]:
         """The fields of a custom resource its schema does not know (none for built-ins)."""
@@ -112,17 +127,23 @@ class ObjectDecoder:
         return cs.validate(obj, old) if cs is not None else []
 
 
-def _field_validation(rt: ResourceType, duplicates: list[str], unknown: list[str],
-                      opts: WriteOptions) -> list[str]:
-    problems = [f'duplicate field "{d}"' for d in duplicates]
-    problems += [f'unknown field "{u}"' for u in unknown]
+def _field_validation(rt: ResourceType, problems: list[str], opts: WriteOptions) -> list[str]:
+    """Strict: one 400 listing every problem; Warn: one warning each, go-yaml's list split
+    into its lines (handlers/rest.go and patch.go ``addStrictDecodingWarnings``)."""
     if not problems or opts.field_validation == "Ignore":
         return []
     if opts.field_validation == "Strict":
         raise errors.bad_request(
             f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
             f"strict decoding error: {', '.join(problems)}")
-    return problems
+    warnings: list[str] = []
+    for problem in problems:
+        if problem.startswith(YAML_ERRORS_PREFIX):
+            warnings += [line.strip() for line in
+                         problem.removeprefix(YAML_ERRORS_PREFIX).split("\n")]
+        else:
+            warnings.append(problem)
+    return warnings
 
 
 def _check_kind(rt: ResourceType, obj: Obj) -> None:

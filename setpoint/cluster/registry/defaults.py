@@ -104,14 +104,8 @@ def _service(obj: Obj) -> None:
         _set(spec, "internalTrafficPolicy", "Cluster")
     if kind == "LoadBalancer":
         _set(spec, "allocateLoadBalancerNodePorts", True)
-    # IP families are the REST allocator's in Kubernetes; a single-stack IPv4 cluster
-    # answers with these (headless services without a selector ask for both families).
-    if kind != "ExternalName":
-        headless_no_selector = spec.get("clusterIP") == "None" and not spec.get("selector")
-        _set(spec, "ipFamilyPolicy",
-             "RequireDualStack" if headless_no_selector else "SingleStack")
-        if not spec.get("ipFamilies"):
-            spec["ipFamilies"] = ["IPv4"]
+    # IP families are the REST allocator's (admission/services.py), set after the field
+    # manager has tracked the write, as pkg/registry/core/service/storage does
 
 
 def _secret(obj: Obj) -> None:

@@ -25,6 +25,7 @@ from setpoint.cluster.registry.admissionpoints import (
 from setpoint.cluster.registry.decoder import ObjectDecoder
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
+from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
@@ -216,7 +217,12 @@ def reset_fields(rt: ResourceType, subresource: str) -> list[str]:
     """The fields an endpoint's strategy resets, which no writer through it owns."""
     if not rt.has_status:
         return []
-    return ["spec"] if subresource == "status" else ["status"]
+    if subresource != "status":
+        return ["status"]
+    # a built-in status strategy's GetResetFields also names the metadata it takes from the
+    # stored object (apps deployment: labels; core pod: deletionTimestamp, ownerReferences)
+    kept = () if rt.is_custom else STATUS_RESETS_METADATA.get((rt.group, rt.kind), ())
+    return ["spec", *(f"metadata.{key}" for key in kept)]
 
 
 def _keep_reset_fields(rt: ResourceType, obj: Obj, old: Obj, subresource: str) -> None:

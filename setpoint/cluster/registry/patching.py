@@ -10,6 +10,7 @@ patcher hands ``store.Update`` its ``UpdatedObjectInfo``.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -20,9 +21,10 @@ from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
+from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
-from setpoint.machinery.apply import apply
+from setpoint.machinery.apply import apply, typed_config_fields
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.patch._status import unprocessable
@@ -68,7 +70,7 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     live = store.storage.get(rt.storage_key, ns or "", name)
     if content_type == APPLY_PATCH:
         return (yield from _apply_steps(store, rt, ns, name, decoded.obj, live, opts,
-                                        subresource, decoded.duplicates))
+                                        subresource, raw))
     if live is None:
         resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
         raise errors.not_found(resource, name, rt.group)
@@ -105,7 +107,7 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
 
 def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str,
                  config: Any, live: Obj | None, opts: WriteOptions, subresource: str,
-                 duplicates: list[str]) -> Steps[WriteResult]:
+                 raw: bytes) -> Steps[WriteResult]:
     """Server-side apply: create when absent, else merge by managed fields. The field
     manager works on the live object as served (defaulted as it is decoded from storage);
     the merged object is defaulted once, by the store's create or update."""
@@ -121,11 +123,15 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
         raise errors.bad_request(
             f"the name of the object ({meta.get('name')}) does not match the name on the URL "
             f"({name})")
-    cfg, warnings = store.decoder.decode(rt, Decoded(config, duplicates), opts)
+    schema = store.decoder.schema(rt)
+    if schema is not None and config.get("apiVersion") == rt.api_version:
+        typed_config_fields(schema, config)  # undeclared fields: the typed conversion's 500
+    # what is left to report are repeated keys, after the merge (``applyPatcher``)
+    check_duplicates = _apply_duplicates(raw, opts)
+    cfg, warnings = store.decoder.decode(rt, Decoded(config), opts)
     cfg["metadata"].setdefault("name", name)
     if rt.namespaced:
         cfg["metadata"]["namespace"] = ns
-    schema = store.decoder.schema(rt)
     if live is None:
         if subresource:
             raise errors.not_found(f"{rt.resource}/{subresource}", name, rt.group)
@@ -133,17 +139,34 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))
         applied.setdefault("metadata", {})
+        warnings += check_duplicates()
         return (yield from store.create_steps(rt, ns, applied, opts, warnings, tracked=True))
     current = copy.deepcopy((yield from store.codec.present_steps(rt, live)))
     applied = apply(schema, current, cfg, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=store.clock(),
                     subresource=subresource, kind=rt.kind,
                     reset_fields=reset_fields(rt, subresource))
+    warnings += check_duplicates()
     precondition = cfg["metadata"].get("resourceVersion")
     result = yield from store.update_steps(rt, applied, live, opts, subresource,
                                            precondition_rv=precondition, tracked=True)
     result.warnings[:0] = warnings
     return result
+
+
+def _apply_duplicates(raw: bytes, opts: WriteOptions) -> Callable[[], list[str]]:
+    """What ``applyPatcher`` does with repeated keys once the configuration is merged: go-yaml's
+    strict decoding errors are a 400 under Strict, one warning each under Warn."""
+    def check() -> list[str]:
+        if opts.field_validation not in ("Strict", "Warn"):
+            return []
+        problems = duplicate_key_errors(raw)
+        if problems and opts.field_validation == "Strict":
+            raise errors.bad_request(
+                "error strict decoding YAML: error converting YAML to JSON: "
+                f"{YAML_ERRORS_PREFIX}" + "\n".join(f"  {p}" for p in problems))
+        return problems
+    return check
 
 
 def invalid_patch(patched: Any, detail: str) -> errors.StatusError:

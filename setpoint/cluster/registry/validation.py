@@ -19,6 +19,7 @@ from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
+from setpoint.cluster.registry.validation_status import validate_status
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -454,4 +455,5 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         causes.extend(fn(new, old))
     if not rt.is_custom:
         causes.extend(_kind_create(rt, new))
+        causes.extend(validate_status(rt.group, rt.kind, new))
     return causes

@@ -23,6 +23,7 @@ from setpoint.cluster.serializer.decodelimits import (
     check_json_depth,
     check_yaml,
 )
+from setpoint.cluster.serializer.yamlstrict import duplicate_key_errors
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -37,6 +38,9 @@ class Decoded:
     obj: Any
     duplicates: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
+    # go-yaml's strict-mode errors for repeated keys of a YAML body ("line N: key ...")
+    yaml_duplicates: list[str] = field(default_factory=list)
+    yaml: bool = False
 
 
 class _Dupes(dict[str, Any]):
@@ -82,7 +86,10 @@ def _collect_dupes(obj: Any, path: str, out: list[str]) -> Any:
 def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bool) -> Decoded:
     """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors."""
     if content_type in ("application/yaml", "application/apply-patch+yaml"):
-        return _parse_yaml(raw, kind)
+        decoded = _parse_yaml(raw, kind)
+        if track_duplicates and content_type == "application/yaml":
+            decoded.yaml_duplicates = duplicate_key_errors(raw)
+        return decoded
     try:
         check_json_depth(raw)
     except TooDeep as exc:
@@ -125,7 +132,33 @@ def _parse_yaml(raw: bytes, kind: str) -> Decoded:
             f"the object provided is unrecognized (must be of type {kind}): "
             f"error converting YAML to JSON: {_yaml_error(exc)}"
         ) from None
-    return Decoded(_json_compatible(obj))
+    return Decoded(_json_compatible(obj), yaml=True)
+
+
+def strict_decoding_order(body: Decoded, unknown: list[str]) -> list[str]:
+    """The strict decoding problems of a built-in kind's body in the order the apiserver
+    lists them (k8s.io/apimachinery's json serializer over sigs.k8s.io/json): as the decoder
+    meets them in the document (a YAML body is met as the JSON it converts to, keys sorted),
+    and a repeated unknown field, or anything beneath one, only as unknown."""
+    positions: dict[str, int] = {}
+    _number_paths(body.obj, "", positions, sort_keys=body.yaml)
+    unknown_set = set(unknown)
+    events = [(p, f'unknown field "{p}"') for p in unknown]
+    events += [(p, f'duplicate field "{p}"') for p in body.duplicates
+               if not any(p == u or p.startswith((u + ".", u + "[")) for u in unknown_set)]
+    events.sort(key=lambda e: positions.get(e[0], len(positions)))
+    return [text for _, text in events]
+
+
+def _number_paths(value: Any, path: str, out: dict[str, int], *, sort_keys: bool) -> None:
+    if isinstance(value, dict):
+        for k in sorted(value) if sort_keys else value:
+            child = f"{path}.{k}" if path else str(k)
+            out.setdefault(child, len(out))
+            _number_paths(value[k], child, out, sort_keys=sort_keys)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _number_paths(item, f"{path}[{i}]", out, sort_keys=sort_keys)
 
 
 def _yaml_error(exc: Exception) -> str:
@@ -284,8 +317,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         item = schema.items
         if item is None:
             return value
-        return [_decode(v, item, path, unknown, kind) if v is not None else _zero(item)
-                for v in value]
+        return [_decode(v, item, f"{path}[{i}]", unknown, kind) if v is not None
+                else _zero(item) for i, v in enumerate(value)]
     if t == "string":
         if not isinstance(value, str):
             raise _TypeMismatch(_mismatch(value, path, kind, "string"))

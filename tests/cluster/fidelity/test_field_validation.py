@@ -1,0 +1,253 @@
+"""fieldValidation (Strict, Warn, Ignore, and the default Warn) for every kind of write.
+
+Sources: k8s.io/apiserver pkg/endpoints/handlers/rest.go (the directive), create.go,
+update.go and patch.go (strict decoding per verb and patch type), k8s.io/apimachinery
+pkg/util/managedfields/internal/structuredmerge.go (apply's typed conversion), and the
+apiserver's own integration test test/integration/apiserver/field_validation_test.go.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cluster.conftest import API
+from tests.cluster.fidelity.writes import (
+    APPLY,
+    WIDGETS,
+    create_widget_crd,
+    send,
+    widget,
+)
+
+CM = "/api/v1/namespaces/default/configmaps"
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+DEPLOYMENT_WITH_UNKNOWN = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: d
+  namespace: default
+spec:
+  selector:
+    matchLabels: {app: x}
+  template:
+    metadata:
+      labels: {app: x}
+    spec:
+      containers:
+      - name: c
+        image: nginx
+        bogus: 2
+"""
+
+
+@pytest.mark.parametrize("directive", ["Strict", "Warn", "Ignore", ""])
+async def test_apply_with_an_undeclared_field_is_the_typed_conversion_500(
+        api: API, directive: str) -> None:
+    """Rule: an apply configuration must convert to a typed value before anything else, so
+    a field the schema does not declare is structured-merge-diff's plain error, which the
+    apiserver answers as a 500 without a reason, whatever fieldValidation says (it does not
+    become a warning under Warn). Nothing is created.
+    Source: staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/structuredmerge.go
+    (Apply: "failed to create typed patch object (%v): %v" with objectGVKNN), and
+    handlers/responsewriters/status.go ErrorToAPIStatus for a non-Status error."""
+    query = f"?fieldManager=m&fieldValidation={directive}" if directive else "?fieldManager=m"
+    status, body, warnings = await send(api, "PATCH", f"{DEPLOYMENTS}/d{query}",
+                                        DEPLOYMENT_WITH_UNKNOWN, content_type=APPLY)
+    assert (status, warnings) == (500, [])
+    assert body == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "failed to create typed patch object (default/d; apps/v1, Kind=Deployment): "
+                   '.spec.template.spec.containers[name="c"].bogus: field not declared in '
+                   "schema",
+        "code": 500}
+    assert (await api.get(f"{DEPLOYMENTS}/d"))[0] == 404
+
+
+async def test_apply_of_a_custom_resource_with_an_undeclared_field_is_the_same_500(
+        api: API) -> None:
+    """Rule: the custom resource's structural schema is its apply type, so an undeclared field
+    (outside x-kubernetes-preserve-unknown-fields) fails the same way under Warn; a field
+    below a preserve-unknown-fields object is declared enough.
+    Source: staging/src/k8s.io/apimachinery/pkg/util/managedfields/internal/structuredmerge.go;
+    apiextensions-apiserver pkg/apiserver/customresource_handler.go (the CR type converter)."""
+    await create_widget_crd(api)
+    cfg = widget("w", spec={"size": 1, "extra": True})
+    status, body, _ = await send(api, "PATCH", f"{WIDGETS}/w?fieldManager=m&fieldValidation=Warn",
+                                 cfg, content_type=APPLY)
+    assert (status, body["message"], body.get("reason")) == (
+        500, "failed to create typed patch object (/w; fidelity.example.com/v1, Kind=Widget): "
+             ".spec.extra: field not declared in schema", None)
+    cfg = widget("w", spec={"size": 1, "free": {"anything": {"goes": 1}}})
+    status, body, warnings = await send(
+        api, "PATCH", f"{WIDGETS}/w?fieldManager=m&fieldValidation=Strict", cfg,
+        content_type=APPLY)
+    assert (status, warnings) == (201, []), body
+    assert body["spec"] == {"size": 1, "free": {"anything": {"goes": 1}}}
+
+
+APPLY_WITH_DUPLICATES = b"""{
+\t"apiVersion": "v1",
+\t"kind": "ConfigMap",
+\t"metadata": {"name": "dup"},
+\t"data": {
+\t\t"a": "1",
+\t\t"a": "2",
+\t\t"b": "3"
+\t},
+\t"data": {"c": "4", "c": "5"}
+}"""
+
+
+REPEATED_KEYS = ['line 7: key "a" already set in map', 'line 10: key "c" already set in map',
+                 'line 10: key "data" already set in map']
+
+
+@pytest.mark.parametrize(("directive", "expected"), [
+    ("Warn", REPEATED_KEYS), ("", REPEATED_KEYS), ("Ignore", [])])
+async def test_apply_reports_repeated_keys_as_go_yaml_does(
+        api: API, directive: str, expected: list[str]) -> None:
+    """Rule: after the merge, an apply body (YAML, or JSON which is YAML) is decoded again with
+    go-yaml's strict mode; each repeated key becomes a warning "line N: key "k" already set
+    in map" (N: the line of the repeated key's value; a value's own repeats come before its
+    key's) under Warn and by default, nothing under Ignore; the last value wins.
+    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go
+    (applyPatcher.applyPatchToCurrentObject, addStrictDecodingWarnings, parseYAMLWarnings),
+    test/integration/apiserver/field_validation_test.go (testFieldValidationApplyCreate)."""
+    query = f"&fieldValidation={directive}" if directive else ""
+    status, body, warnings = await send(api, "PATCH", f"{CM}/dup?fieldManager=m{query}",
+                                        APPLY_WITH_DUPLICATES, content_type=APPLY)
+    assert (status, warnings) == (201, expected), body
+    assert body["data"] == {"c": "5"}
+
+
+async def test_strict_apply_with_repeated_keys_is_a_400_listing_every_line(api: API) -> None:
+    """Rule: under Strict the same go-yaml errors are a 400 BadRequest "error strict decoding
+    YAML: error converting YAML to JSON: yaml: unmarshal errors:" followed by one indented
+    line per repeated key; nothing is written.
+    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go
+    (applyPatcher.applyPatchToCurrentObject)."""
+    status, body, warnings = await send(api, "PATCH",
+                                        f"{CM}/dup?fieldManager=m&fieldValidation=Strict",
+                                        APPLY_WITH_DUPLICATES, content_type=APPLY)
+    assert (status, warnings) == (400, [])
+    assert body == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
+                   'errors:\n  line 7: key "a" already set in map\n  line 10: key "c" already '
+                   'set in map\n  line 10: key "data" already set in map',
+        "reason": "BadRequest", "code": 400}
+    assert (await api.get(f"{CM}/dup"))[0] == 404
+
+
+INVALID_DEPLOYMENT_JSON = b"""
+{
+\t"apiVersion": "apps/v1",
+\t"kind": "Deployment",
+\t"metadata": {
+\t\t"name": "dupename",
+\t\t"name": "NAME",
+\t\t"labels": {"app": "nginx"},
+\t\t"unknownMeta": "metaVal"
+\t},
+\t"spec": {
+\t\t"unknown1": "val1",
+\t\t"unknownDupe": "valDupe",
+\t\t"unknownDupe": "valDupe2",
+\t\t"paused": true,
+\t\t"paused": false,
+\t\t"selector": {"matchLabels": {"app": "nginx"}},
+\t\t"template": {
+\t\t\t"metadata": {"labels": {"app": "nginx"}},
+\t\t\t"spec": {"containers": [{
+\t\t\t\t"name": "nginx",
+\t\t\t\t"image": "nginx:latest",
+\t\t\t\t"unknownNested": "val1",
+\t\t\t\t"imagePullPolicy": "Always",
+\t\t\t\t"imagePullPolicy": "Never"
+\t\t\t}]}
+\t\t}
+\t}
+}"""
+
+INVALID_DEPLOYMENT_YAML = b"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: dupename
+  name: NAME
+  unknownMeta: metaVal
+  labels:
+    app: nginx
+spec:
+  unknown1: val1
+  unknownDupe: valDupe
+  unknownDupe: valDupe2
+  paused: true
+  paused: false
+  selector:
+    matchLabels:
+      app: nginx
+  template:
+    metadata:
+      labels:
+        app: nginx
+    spec:
+      containers:
+      - name: nginx
+        image: nginx:latest
+        unknownNested: val1
+        imagePullPolicy: Always
+        imagePullPolicy: Never"""
+
+JSON_PROBLEMS = [
+    'duplicate field "metadata.name"', 'unknown field "metadata.unknownMeta"',
+    'unknown field "spec.unknown1"', 'unknown field "spec.unknownDupe"',
+    'duplicate field "spec.paused"',
+    'unknown field "spec.template.spec.containers[0].unknownNested"',
+    'duplicate field "spec.template.spec.containers[0].imagePullPolicy"']
+YAML_LINES = ['line 5: key "name" already set in map',
+              'line 12: key "unknownDupe" already set in map',
+              'line 14: key "paused" already set in map',
+              'line 28: key "imagePullPolicy" already set in map']
+YAML_UNKNOWN = ['unknown field "metadata.unknownMeta"',
+                'unknown field "spec.template.spec.containers[0].unknownNested"',
+                'unknown field "spec.unknown1"', 'unknown field "spec.unknownDupe"']
+
+
+async def test_typed_json_body_problems_are_listed_in_document_order(api: API) -> None:
+    """Rule: a built-in kind's JSON body is decoded into its Go type by sigs.k8s.io/json,
+    which reports unknown and repeated fields as it meets them, with full paths and list
+    indices ("spec.template.spec.containers[0].unknownNested"); a field both unknown and
+    repeated is reported once, as unknown. Strict: one 400 listing them; Warn: one warning each.
+    Source: test/integration/apiserver/field_validation_test.go (testFieldValidationPost),
+    staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (strict decoding)."""
+    status, body, _ = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Strict",
+                                 INVALID_DEPLOYMENT_JSON.replace(b"NAME", b"strict"))
+    assert (status, body["reason"]) == (400, "BadRequest")
+    assert body["message"] == ('Deployment in version "v1" cannot be handled as a Deployment: '
+                               "strict decoding error: " + ", ".join(JSON_PROBLEMS))
+    status, body, warnings = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Warn",
+                                        INVALID_DEPLOYMENT_JSON.replace(b"NAME", b"warn"))
+    assert (status, warnings) == (201, JSON_PROBLEMS)
+    assert (body["metadata"]["name"], body["spec"]["paused"]) == ("warn", False)
+
+
+async def test_typed_yaml_body_lists_go_yaml_lines_then_unknown_fields(api: API) -> None:
+    """Rule: a YAML body is converted to JSON strictly first: repeated keys are go-yaml's
+    "yaml: unmarshal errors:" list (one warning per line under Warn), then the unknown fields
+    of the converted JSON, whose keys are sorted.
+    Source: test/integration/apiserver/field_validation_test.go (post-*-validation-yaml),
+    staging/src/k8s.io/apimachinery/pkg/runtime/serializer/json/json.go (YAML strict path),
+    handlers/rest.go (addStrictDecodingWarnings splits the yaml list)."""
+    status, body, _ = await send(api, "POST", f"{DEPLOYMENTS}?fieldValidation=Strict",
+                                 INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"strict"),
+                                 content_type="application/yaml")
+    assert status == 400
+    assert body["message"] == (
+        'Deployment in version "v1" cannot be handled as a Deployment: strict decoding error: '
+        "yaml: unmarshal errors:\n" + "\n".join(f"  {line}" for line in YAML_LINES) + ", "
+        + ", ".join(YAML_UNKNOWN))
+    status, body, warnings = await send(api, "POST", DEPLOYMENTS,
+                                        INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"warn"),
+                                        content_type="application/yaml")
+    assert (status, warnings) == (201, YAML_LINES + YAML_UNKNOWN), body
