@@ -213,6 +213,8 @@ class DeleteOptions:
             causes.append(Cause("FieldValueNotSupported",
                                 f'Unsupported value: []string{{{listed}}}: supported values: '
                                 '"All"', "dryRun"))
+        if orphan is not None and policy is None:
+            policy = "Orphan" if orphan else "Background"
         grace = body.get("gracePeriodSeconds")
         if grace is None and query.get("gracePeriodSeconds"):
             try:
