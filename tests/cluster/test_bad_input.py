@@ -159,37 +159,6 @@ async def test_token_request_longer_than_2_to_the_32_seconds_is_invalid(api: API
                    "seconds"}]
 
 
-@pytest.mark.parametrize(("grace", "json_type"), [('"5"', "string"), ("[1]", "array"),
-                                                  ('{"a": 1}', "object")])
-async def test_delete_options_of_the_wrong_type_are_a_bad_request(api: API, grace: str,
-                                                                  json_type: str) -> None:
-    """The delete handler answers a DeleteOptions that does not decode with a 400 carrying the
-    decoder's error (handlers/delete.go: errors.NewBadRequest(err.Error()))."""
-    await api.post(f"{NS}/configmaps", {"metadata": {"name": "cm"}})
-    status, out = await api.request("DELETE", f"{NS}/configmaps/cm",
-                                    raw=f'{{"gracePeriodSeconds": {grace}}}'.encode())
-    assert (status, out["reason"]) == (400, "BadRequest"), out
-    assert out["message"] == (f"json: cannot unmarshal {json_type} into Go struct field "
-                              "DeleteOptions.gracePeriodSeconds of type int64")
-    status, _ = await api.get(f"{NS}/configmaps/cm")
-    assert status == 200
-
-
-@pytest.mark.parametrize(("body", "kind", "version"), [
-    (b'{"kind": "Pod", "apiVersion": "v1"}', "Pod", "v1"),
-    (b'{"kind": "DeleteOptions", "apiVersion": "apps/v9"}', "DeleteOptions", "apps/v9"),
-])
-async def test_delete_body_of_another_kind_is_a_bad_request(api: API, body: bytes, kind: str,
-                                                            version: str) -> None:
-    """The body is decoded before the object is looked up: a kind the meta scheme does not
-    know is the decoder's "no kind is registered" as a 400, even for a missing object."""
-    status, out = await api.request("DELETE", f"{NS}/configmaps/nothere", raw=body)
-    assert (status, out["reason"]) == (400, "BadRequest"), out
-    assert out["message"] == (
-        f'no kind "{kind}" is registered for version "{version}" in scheme '
-        '"k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:26"')
-
-
 async def test_delete_options_of_any_group_version_are_still_taken(api: API) -> None:
     """Per-group DeleteOptions stay accepted (the compatibility handlers/delete.go keeps)."""
     for version in ("v1", "apps/v1", "meta.k8s.io/v1"):

@@ -25,7 +25,11 @@ from setpoint.cluster.endpoints.listencoding import encode_list, in_chunks
 from setpoint.cluster.endpoints.negotiation import JSON, MediaType, negotiate
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
-from setpoint.cluster.endpoints.typedbodies import decode_delete_options, decode_kind
+from setpoint.cluster.endpoints.typedbodies import (
+    decode_delete_options,
+    decode_kind,
+    undecodable_delete_options,
+)
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.endpoints.watch import WatchStream
 from setpoint.cluster.registry.admissionpoints import (
@@ -387,9 +391,7 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
-            parsed = decode_delete_options((await self._decode(
-                request, rt.api_version, "DeleteOptions", optional=True)).obj)
-            dopts = DeleteOptions.parse(query, parsed)
+            dopts = await self._delete_options(request, rt, query)
             if rp.name is None:
                 lopts = ListOptions.parse(query)
                 validate_list_options(lopts)
@@ -519,11 +521,25 @@ class Handler:
         return await self._decode(request, rt.api_version, rt.kind,
                                   track_duplicates=opts.field_validation != "Ignore")
 
+    async def _delete_options(self, request: Request, rt: ResourceType,
+                              query: dict[str, str]) -> DeleteOptions:
+        """handlers/delete.go: the body, when there is one, is all of the options."""
+        raw = await self._raw(request)
+        if not raw:
+            return DeleteOptions.parse(query, None)
+        try:
+            decoded = await self._decode(request, rt.api_version, "DeleteOptions", raw=raw)
+        except StatusError as exc:
+            raise undecodable_delete_options(exc) from None
+        return DeleteOptions.parse({}, decode_delete_options(decoded.obj))
+
     async def _decode(self, request: Request, api_version: str, kind: str, *,
-                      track_duplicates: bool = False, optional: bool = False) -> Decoded:
+                      track_duplicates: bool = False, optional: bool = False,
+                      raw: bytes | None = None) -> Decoded:
         """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
         ctype = request.content_type or "application/json"
-        raw = await self._raw(request)
+        if raw is None:
+            raw = await self._raw(request)
         if optional and not raw.strip():
             return Decoded(None)
         if ctype == PROTOBUF:

@@ -76,19 +76,24 @@ def _crd_terminating(status: Obj, now: str) -> Obj:
 
 
 def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> None:
+    """rest.BeforeDelete checks the preconditions against the object it read, before the
+    storage would: its Conflict names the object's Kind (not the resource) and its group."""
     meta = obj["metadata"]
     name = meta["name"]
+    # the registry's object is the internal type: events.k8s.io Events are core Events
+    group = "" if rt.group == "events.k8s.io" else rt.group
     if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
         raise errors.conflict(
-            rt.resource, name,
-            f"Precondition failed: UID in precondition: {opts.precondition_uid}, UID in object "
-            f"meta: {meta.get('uid')}", rt.group)
+            rt.kind, name,
+            f"the UID in the precondition ({opts.precondition_uid}) does not match the UID in "
+            f"record ({meta.get('uid', '')}). The object might have been deleted and then "
+            "recreated", group)
     if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
         raise errors.conflict(
-            rt.resource, name,
-            "Precondition failed: ResourceVersion in precondition: "
-            f"{opts.precondition_rv}, ResourceVersion in object meta: "
-            f"{meta.get('resourceVersion')}", rt.group)
+            rt.kind, name,
+            f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match "
+            f"the ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
+            "might have been modified", group)
 
 
 def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
@@ -102,7 +107,8 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     if phase in ("Succeeded", "Failed"):
         return 0
     if opts.grace_period_seconds is not None:
-        return max(opts.grace_period_seconds, 0)
+        # rest.BeforeDelete: a negative grace period is taken as one second
+        return 1 if opts.grace_period_seconds < 0 else opts.grace_period_seconds
     grace = spec.get("terminationGracePeriodSeconds")
     return int(grace) if grace is not None else 30
 

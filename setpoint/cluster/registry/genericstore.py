@@ -66,12 +66,12 @@ class GenericStore:
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- read ---------------------------------------------------------------------------
-    def live(self, rt: ResourceType, ns: str | None, name: str, subresource: str = "") -> Obj:
-        """The stored object, or the 404 a GET of it answers."""
+    def live(self, rt: ResourceType, ns: str | None, name: str) -> Obj:
+        """The stored object, or the 404 a GET of it answers: the store names the resource
+        of the request without its subresource (store.go, qualifiedResourceFromContext)."""
         obj = self.storage.get(rt.storage_key, ns or "", name)
         if obj is None:
-            resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
-            raise errors.not_found(resource, name, rt.group)
+            raise errors.not_found(rt.resource, name, rt.group)
         return obj
 
     # -- create ------------------------------------------------------------------------
@@ -120,13 +120,15 @@ class GenericStore:
         meta = obj["metadata"]
         old_meta = old["metadata"]
         name = old_meta["name"]
+        # the storage checks the body's uid (a precondition) before the update function
+        # compares resourceVersions (etcd3 store.go GuaranteedUpdate, then store.go Update)
+        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+            raise storage_precondition_conflict(
+                rt, old_meta.get("namespace", ""), name,
+                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
+                f"{old_meta.get('uid')}")
         if precondition_rv and precondition_rv != old_meta.get("resourceVersion"):
             raise errors.stale_conflict(rt.resource, name, rt.group)
-        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
-            raise errors.conflict(
-                rt.resource, name,
-                f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
-                f"{old_meta.get('uid')}", rt.group)
         for key in SYSTEM_METADATA:
             if key in old_meta:
                 meta[key] = old_meta[key]
@@ -211,6 +213,36 @@ class GenericStore:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group
             raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
+
+
+def etcd_key(rt: ResourceType, ns: str, name: str) -> str:
+    """The object's key in etcd: /registry, the resource prefix (a CR's is its group and
+    plural; a few built-ins keep historical prefixes), the namespace, the name."""
+    prefix = _RESOURCE_PREFIXES.get((rt.group, rt.resource), rt.resource)
+    if rt.is_custom:
+        prefix = f"{rt.group}/{rt.resource}"
+    return f"/registry/{prefix}/{ns}/{name}" if ns else f"/registry/{prefix}/{name}"
+
+
+# pkg/kubeapiserver/default_storage_factory_builder.go (SpecialDefaultResourcePrefixes); the
+# apiextensions server stores under group/resource (SimpleRestOptionsFactory)
+_RESOURCE_PREFIXES = {
+    ("", "replicationcontrollers"): "controllers", ("", "endpoints"): "services/endpoints",
+    ("", "nodes"): "minions", ("", "services"): "services/specs",
+    ("networking.k8s.io", "ingresses"): "ingress",
+    ("apiextensions.k8s.io", "customresourcedefinitions"):
+        "apiextensions.k8s.io/customresourcedefinitions",
+}
+
+
+def storage_precondition_conflict(rt: ResourceType, ns: str, name: str,
+                                  detail: str) -> errors.StatusError:
+    """A failed storage precondition (storage.NewInvalidObjError) as
+    ``storeerr.InterpretUpdateError`` reports it: a 409 quoting the StorageError."""
+    return errors.conflict(
+        rt.resource, name,
+        f"StorageError: invalid object, Code: 4, Key: {etcd_key(rt, ns, name)}, "
+        f"ResourceVersion: 0, AdditionalErrorMsg: {detail}", rt.group)
 
 
 def reset_fields(rt: ResourceType, subresource: str) -> list[str]:

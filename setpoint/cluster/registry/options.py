@@ -193,27 +193,26 @@ class DeleteOptions:
         body = body or {}
         causes: list[Cause] = []
         dry_values = body.get("dryRun") or ([query["dryRun"]] if query.get("dryRun") else [])
-        dry_run = False
-        if dry_values:
-            if not isinstance(dry_values, list) or any(v != "All" for v in dry_values):
-                causes.append(Cause(
-                    "FieldValueNotSupported",
-                    f'Unsupported value: []string{{"{dry_values}"}}: supported values: "All"',
-                    "dryRun"))
-            dry_run = True
+        dry_run = bool(dry_values)
         policy = body.get("propagationPolicy") or query.get("propagationPolicy")
         orphan = body.get("orphanDependents")
         if orphan is None and "orphanDependents" in query:
             orphan = query["orphanDependents"] in ("true", "1")
+        # metav1 validation.ValidateDeleteOptions, its errors in its order
+        if orphan is not None and policy is not None:
+            causes.append(Cause("FieldValueInvalid",
+                                f'Invalid value: "{policy}": orphanDependents and '
+                                "deletionPropagation cannot be both set", "propagationPolicy"))
         if policy is not None and policy not in ("Orphan", "Background", "Foreground"):
             causes.append(Cause(
                 "FieldValueNotSupported",
                 f'Unsupported value: "{policy}": supported values: "Foreground", "Background", '
-                '"Orphan"', "propagationPolicy"))
-        if orphan is not None and policy is not None:
-            causes.append(Cause("FieldValueInvalid",
-                                "Invalid value: \"null\": orphanDependents and deletionPropagation "
-                                "cannot be both set", "propagationPolicy"))
+                '"Orphan", "nil"', "propagationPolicy"))
+        if isinstance(dry_values, list) and any(v != "All" for v in dry_values):
+            listed = ", ".join(f'"{v}"' for v in dry_values)
+            causes.append(Cause("FieldValueNotSupported",
+                                f'Unsupported value: []string{{{listed}}}: supported values: '
+                                '"All"', "dryRun"))
         if orphan is not None and policy is None:
             policy = "Orphan" if orphan else "Background"
         grace = body.get("gracePeriodSeconds")

@@ -72,8 +72,8 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         return (yield from _apply_steps(store, rt, ns, name, decoded.obj, live, opts,
                                         subresource, raw))
     if live is None:
-        resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
-        raise errors.not_found(resource, name, rt.group)
+        # the store's update answers NotFound for the resource of the request (store.go)
+        raise errors.not_found(rt.resource, name, rt.group)
     current = yield from store.codec.present_steps(rt, live)
     patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt))
     if not isinstance(patched, dict):
@@ -134,7 +134,7 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
         cfg["metadata"]["namespace"] = ns
     if live is None:
         if subresource:
-            raise errors.not_found(f"{rt.resource}/{subresource}", name, rt.group)
+            raise errors.not_found(rt.resource, name, rt.group)
         applied = apply(schema, None, cfg, manager=opts.field_manager,
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))

@@ -10,7 +10,6 @@ stand on its public methods; nothing below imports this module.
 
 from __future__ import annotations
 
-import builtins
 from collections.abc import Callable
 
 from setpoint.cluster.registry import Registry
@@ -21,7 +20,7 @@ from setpoint.cluster.registry.genericstore import Admission, GenericStore, Writ
 from setpoint.cluster.registry.listing import list_steps, list_stored
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.patching import patch_steps
-from setpoint.cluster.registry.scale import patch_scale, scale_of, update_scale
+from setpoint.cluster.registry.scale import get_scale, patch_scale, update_scale
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
@@ -57,9 +56,9 @@ class REST:
 
     def get_steps(self, rt: ResourceType, ns: str | None, name: str,
                   subresource: str = "") -> Steps[Obj]:
-        live = self.generic.live(rt, ns, name, subresource)
         if subresource == "scale":
-            return scale_of(rt, live)
+            return get_scale(self.generic, rt, ns, name)
+        live = self.generic.live(rt, ns, name)
         return (yield from self.codec.present_steps(rt, live))
 
     def list(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
@@ -121,8 +120,8 @@ class REST:
             if (rt.group, rt.kind) in CREATE_ON_UPDATE and not subresource:
                 meta.pop("resourceVersion", None)
                 return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
-            resource = f"{rt.resource}/{subresource}" if subresource else rt.resource
-            raise errors.not_found(resource, name, rt.group)
+            # the store's NotFound names the resource of the request, not its subresource
+            raise errors.not_found(rt.resource, name, rt.group)
         rv = meta.get("resourceVersion")
         if not rv and rt.is_custom:
             raise errors.invalid(rt.kind, name, [Cause(
@@ -160,21 +159,16 @@ class REST:
 
     def delete_collection_steps(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
                                 dopts: DeleteOptions) -> Steps[Obj]:
-        """Each listed object deleted as by its own DELETE (admission points included)."""
+        """Each listed object deleted as by its own DELETE (admission points included). The
+        answer is the list as read before the deletions, every listed item in it, even one
+        another request deleted first (store.go DeleteCollection); the first other error
+        stops the deletions and is the answer."""
         listed = self.list(rt, ns, lopts)
-        deleted: builtins.list[Obj] = []
         for item in listed["items"]:
             meta = item["metadata"]
             try:
-                _, out = yield from self.delete_steps(rt, meta.get("namespace"), meta["name"],
-                                                      dopts)
+                yield from self.delete_steps(rt, meta.get("namespace"), meta["name"], dopts)
             except StatusError as exc:
-                if exc.code == 404:
-                    continue
-                raise
-            if out.get("kind") != "Status":
-                deleted.append(out)
-            else:
-                deleted.append(item)
-        listed["items"] = deleted
+                if exc.code != 404:
+                    raise
         return listed

@@ -135,13 +135,35 @@ def _scale_schema() -> Schema:
     return schema
 
 
+# The ScaleREST.Get of these registries answers its own NotFound for a missing parent
+# (pkg/registry/apps/{deployment,replicaset}/storage/storage.go,
+# pkg/registry/core/replicationcontroller/storage/storage.go); the others (statefulsets,
+# custom resources) pass on the store's, which names the resource of the request. Updates
+# and patches all go through the store's Update, whose NotFound is the store's.
+_GET_NOT_FOUND = {
+    ("apps", "deployments"): ("deployments/scale", "apps"),
+    ("apps", "replicasets"): ("replicasets/scale", "apps"),
+    ("", "replicationcontrollers"): ("replicationcontrollers/scale", "autoscaling"),
+}
+
+
+def get_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str) -> Obj:
+    """GET of ``<resource>/scale``."""
+    _paths(rt)
+    live = store.storage.get(rt.storage_key, ns or "", name)
+    if live is None:
+        resource, group = _GET_NOT_FOUND.get((rt.group, rt.resource), (rt.resource, rt.group))
+        raise errors.not_found(resource, name, group)
+    return scale_of(rt, live)
+
+
 def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str, scale: Any,
                  opts: WriteOptions) -> Steps[WriteResult]:
     """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
     paths = _paths(rt)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
-        raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
+        raise errors.not_found(rt.resource, name, rt.group)
     replicas = _validate_scale(name, scale)
     rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
     old_view = _scale_view(rt, live, paths)
@@ -191,7 +213,7 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     paths = _paths(rt)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
-        raise errors.not_found(f"{rt.resource}/scale", name, rt.group)
+        raise errors.not_found(rt.resource, name, rt.group)
     old_view = _scale_view(rt, store.codec.present(rt, live), paths)
     decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
     if content_type == APPLY_PATCH:
