@@ -6,6 +6,8 @@ runs them (k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/validation.go
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
@@ -32,8 +34,8 @@ def test_the_crd_has_printer_columns_and_the_scale_subresource() -> None:
 async def test_an_empty_spec_is_defaulted(setpoint_cluster: SetpointCluster,
                                           k8s: Client) -> None:
     await setpoint_cluster.install(EtcdCluster)
-    created = await k8s.create({"apiVersion": API, "kind": "EtcdCluster",
-                                "metadata": {"name": "e"}, "spec": {}})
+    created: dict[str, Any] = await k8s.create({"apiVersion": API, "kind": "EtcdCluster",
+                                                "metadata": {"name": "e"}, "spec": {}})
     assert (created["spec"]["size"], created["spec"]["version"]) == (3, "3.5.1")
 
 
