@@ -121,9 +121,10 @@ class EtcdClient:
         return dict(answer)
 
     # cluster membership (rpc Cluster)
-    async def member_list(self) -> list[Member]:
-        """The membership, linearizable (asked of the leader through this member)."""
-        answer = await self.call("cluster/member/list", {"linearizable": True})
+    async def member_list(self, *, linearizable: bool = True) -> list[Member]:
+        """The membership, asked of the leader through this member (``linearizable``), or
+        this member's own view of it, which it has even without a quorum."""
+        answer = await self.call("cluster/member/list", {"linearizable": linearizable})
         return [_member(m) for m in answer.get("members") or ()]
 
     async def member_add_learner(self, peer_url: str) -> Member:
@@ -182,11 +183,13 @@ class EtcdClient:
         return base64.b64decode(kvs[0]["value"]).decode() if kvs and "value" in kvs[0] \
             else ("" if kvs else None)
 
-    async def get_prefix(self, prefix: str) -> dict[str, str]:
-        """Every key under ``prefix`` with its value."""
+    async def get_prefix(self, prefix: str, *, serializable: bool = False) -> dict[str, str]:
+        """Every key under ``prefix`` with its value; ``serializable`` reads this member's
+        own copy instead of going through the leader."""
         raw = prefix.encode()
         end = raw[:-1] + bytes([raw[-1] + 1]) if raw else b"\0"
-        answer = await self.call("kv/range", {"key": _b64(raw), "range_end": _b64(end)})
+        answer = await self.call("kv/range", {"key": _b64(raw), "range_end": _b64(end),
+                                              "serializable": serializable})
         return {base64.b64decode(kv["key"]).decode():
                 base64.b64decode(kv.get("value", "")).decode()
                 for kv in answer.get("kvs") or ()}

@@ -19,7 +19,6 @@ from operators.etcd.resource import EtcdCluster, MemberStatus, Phase
 
 SCALING = {"ScalingUp", "ScalingDown", "LearnerCaughtUp", "LearnerStarting", "MemberStarting",
            "ClaimTerminating"}
-RECOVERING = {"MemberDataLost", "MemberPodMissing", "RemovingLeftovers", "MembersUnhealthy"}
 UPGRADING = {"UpgradingMember"}
 
 

@@ -31,6 +31,8 @@ Action = Literal[
     "TransferLeader",   # before removing the leader
     "DeleteMemberObjects",  # the pod and claim of something that is not (or no longer) a member
     "UpgradeMember",    # delete a member's pod to start it again on the new version
+    "ForceNewCluster",  # quorum lost for good: restart the newest survivor alone on its data
+    "FinishForceNewCluster",  # the survivor leads alone: restart it without the flag
     "Wait",             # nothing safe to do now: look again soon
     "Done",
 ]
@@ -54,6 +56,8 @@ class ClaimView:
     member_id: str | None
     """The hex id annotation (``"bootstrap"`` for the founder before its id is known)."""
     terminating: bool = False
+    forced: bool = False
+    """Its member is to start with ``--force-new-cluster`` (quorum-loss recovery)."""
 
 
 @dataclass
@@ -67,6 +71,10 @@ class Observed:
     """The membership as etcd gave it, or None when no member could say."""
     member_ordinals: dict[int, int] = field(default_factory=dict)
     """Member id -> ordinal (by peer URL); members not of ours are absent."""
+    local_members: list[Member] | None = None
+    """Without a quorum: the membership as a surviving member last knew it."""
+    raft_index: dict[int, int] = field(default_factory=dict)
+    """Ordinal -> the raft index its member has applied, for the members that answered."""
     healthy: set[int] = field(default_factory=set)
     """Ids of the members that answered a status request."""
     leader: int | None = None
@@ -110,6 +118,14 @@ def plan(obs: Observed) -> Step:
     members = _by_ordinal(obs)
     voters = [m for m in obs.members if not m.is_learner]
     healthy_voters = [m for m in voters if m.id in obs.healthy]
+
+    for ordinal, view in sorted(obs.claims.items()):
+        if view.forced and ordinal in members and len(obs.members) == 1 \
+                and members[ordinal].id in obs.healthy:
+            return Step("FinishForceNewCluster", "QuorumRecovered",
+                        f"member {members[ordinal].name} leads alone on its data: restarting "
+                        "it without --force-new-cluster before adding members back",
+                        ordinal, members[ordinal])
 
     for ordinal, member in sorted(members.items()):
         claim = obs.claims.get(ordinal)
@@ -208,8 +224,37 @@ def _plan_without_membership(obs: Observed) -> Step:
             return Step("CreatePod", "MemberPodMissing",
                         f"ordinal {ordinal} has its data but no pod: starting it again",
                         ordinal)
+    if obs.local_members is not None:
+        step = _quorum_loss(obs, live_claims)
+        if step is not None:
+            return step
     if obs.healthy:
         return Step("Wait", "QuorumLost",
                     f"{len(obs.healthy)} member(s) answer but none can reach a quorum")
     return Step("Wait", "MembersStarting", "waiting for a member to answer")
+
+
+def _quorum_loss(obs: Observed, live_claims: dict[int, ClaimView]) -> Step | None:
+    """When a majority of the voters lost their data, no restart brings the quorum back:
+    recover from the survivor that has applied the most (etcd's disaster-recovery guide,
+    ``--force-new-cluster``), and count what is lost. None while a quorum could still come
+    back."""
+    voters = [m for m in obs.local_members or () if not m.is_learner]
+    with_data = {obs.member_ordinals[m.id]: m for m in voters
+                 if m.id in obs.member_ordinals
+                 and _has_data_of(live_claims.get(obs.member_ordinals[m.id]), m)}
+    if len(with_data) >= quorum(len(voters)):
+        return None
+    survivors = [o for o, m in with_data.items() if m.id in obs.healthy]
+    lost = len(voters) - len(with_data)
+    if not survivors:
+        return Step("Wait", "QuorumLost",
+                    f"{lost} of {len(voters)} voting members lost their data and no survivor "
+                    "answers: restore the cluster from a backup")
+    newest = max(survivors, key=lambda o: (obs.raft_index.get(o, 0), -o))
+    return Step("ForceNewCluster", "QuorumLost",
+                f"{lost} of {len(voters)} voting members lost their data: recovering from "
+                f"member {with_data[newest].name} (raft index "
+                f"{obs.raft_index.get(newest, 0)}), the newest of {len(survivors)} "
+                "survivor(s)", newest, with_data[newest])
 

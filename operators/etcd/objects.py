@@ -50,6 +50,9 @@ MEMBER_ID = f"{GROUP}/member-id"
 """On a claim: the hex id of the member whose data it holds (``BOOTSTRAP`` before the
 founding member's id is known)."""
 BOOTSTRAP = "bootstrap"
+FORCE_NEW_CLUSTER = f"{GROUP}/force-new-cluster"
+"""On a claim: its member's next pod starts with ``--force-new-cluster`` (quorum-loss
+recovery from this member's data)."""
 VERSION = f"{GROUP}/version"
 
 CLIENT_PORT = 2379
@@ -160,11 +163,14 @@ def _resources(resources: ResourceRequirements | None) -> ResourceRequirements |
 
 
 def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
-               state: str, version: str | None = None) -> Pod:
+               state: str, version: str | None = None, *,
+               force_new_cluster: bool = False) -> Pod:
     """The pod of member ``ordinal``. ``initial_cluster`` (name -> peer URL) and ``state``
     (``new`` for the founding member, ``existing`` for one joining) matter only on the
     member's first start: etcd ignores them once its data directory exists, so a pod made
-    again for a member with data restarts that member as it was."""
+    again for a member with data restarts that member as it was. ``force_new_cluster``
+    makes the member drop every other member and lead alone on its data (etcd's
+    disaster-recovery path when a quorum is lost for good)."""
     name = member_name(cluster, ordinal)
     token = f"{cluster.metadata.name}-{cluster.metadata.uid}"
     args = [
@@ -179,6 +185,8 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
         f"--initial-cluster-state={state}",
         f"--initial-cluster-token={token}",
     ]
+    if force_new_cluster:
+        args.append("--force-new-cluster")
     container = Container(
         name="etcd", image=image(cluster, version), command=["/usr/local/bin/etcd"], args=args,
         ports=[ContainerPort(name="client", container_port=CLIENT_PORT, protocol="TCP"),

@@ -70,13 +70,14 @@ def _by_ordinal(cluster: EtcdCluster, items: list[T]) -> dict[int, T]:
     return out
 
 
-async def member_list(urls: list[str]) -> tuple[list[Member] | None, list[str]]:
+async def member_list(urls: list[str], *, linearizable: bool = True
+                      ) -> tuple[list[Member] | None, list[str]]:
     """The membership from the first of ``urls`` that gives it, with the errors met."""
     errors: list[str] = []
     for url in urls:
         try:
             async with EtcdClient(url) as etcd:
-                return await etcd.member_list(), errors
+                return await etcd.member_list(linearizable=linearizable), errors
         except EtcdError as exc:
             errors.append(str(exc))
     return None, errors
@@ -104,14 +105,16 @@ async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVol
     for ordinal, pvc in claim_map.items():
         obs.claims[ordinal] = ClaimView(
             member_id=(pvc.metadata.annotations or {}).get(objects.MEMBER_ID),
-            terminating=pvc.metadata.deletion_timestamp is not None)
+            terminating=pvc.metadata.deletion_timestamp is not None,
+            forced=(pvc.metadata.annotations or {}).get(objects.FORCE_NEW_CLUSTER) == "true")
 
     urls = {o: v.client_url for o, v in sorted(obs.pods.items())
             if v.client_url and not v.terminating}
     answers = await asyncio.gather(*(_status(u) for u in urls.values()))
-    for answer in answers:
+    for ordinal, answer in zip(urls, answers, strict=True):
         if answer is not None:
             reading.statuses[answer.id] = answer
+            obs.raft_index[ordinal] = answer.raft_index
             obs.healthy.add(answer.id)
             if answer.leader and not answer.is_learner:
                 obs.leader = answer.leader
@@ -119,7 +122,10 @@ async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVol
     voters = [urls[o] for o, a in zip(urls, answers, strict=True)
               if a is not None and not a.is_learner]
     obs.members, reading.errors = await member_list(voters)
-    for member in obs.members or ():
+    if obs.members is None and voters:
+        # no quorum to ask: what the survivors last knew tells how many members are lost
+        obs.local_members, _ = await member_list(voters, linearizable=False)
+    for member in [*(obs.members or ()), *(obs.local_members or ())]:
         found = ordinal_of_peer(cluster, member)
         if found is not None:
             obs.member_ordinals[member.id] = found

@@ -66,13 +66,22 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
                                            initial_cluster(cluster, reading, ordinal), "new"))
     elif step.action == "RecordMemberId":
         assert member is not None
-        await _annotate_claim(ctx, reading.claims[ordinal], member.hex_id)
+        await _annotate_claim(ctx, reading.claims[ordinal], objects.MEMBER_ID, member.hex_id)
     elif step.action == "CreatePod":
         claim = reading.observed.claims.get(ordinal)
         state = "new" if claim is not None and claim.member_id == BOOTSTRAP \
             and reading.observed.members is None else "existing"
         await ctx.apply(objects.member_pod(
-            cluster, ordinal, initial_cluster(cluster, reading, ordinal), state))
+            cluster, ordinal, initial_cluster(cluster, reading, ordinal), state,
+            force_new_cluster=claim is not None and claim.forced))
+    elif step.action == "ForceNewCluster":
+        await _annotate_claim(ctx, reading.claims[ordinal], objects.FORCE_NEW_CLUSTER, "true")
+        await _delete_pod(ctx, reading, ordinal)
+        events.warning(step.reason, step.message, action=step.action)
+        return step
+    elif step.action == "FinishForceNewCluster":
+        await _annotate_claim(ctx, reading.claims[ordinal], objects.FORCE_NEW_CLUSTER, None)
+        await _delete_pod(ctx, reading, ordinal)
     elif step.action == "AddMember":
         async with _membership_call(reading, step) as etcd:
             added = await etcd.member_add_learner(objects.peer_url(cluster, ordinal))
@@ -112,9 +121,7 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
     elif step.action == "DeleteMemberObjects":
         await _delete_member_objects(ctx, reading, ordinal)
     elif step.action == "UpgradeMember":
-        pod = reading.pods.get(ordinal)
-        if pod is not None:
-            await ctx.delete(pod)
+        await _delete_pod(ctx, reading, ordinal)
     else:  # pragma: no cover - every action is handled above
         raise AssertionError(step.action)
     events.normal(step.reason, step.message, action=step.action)
@@ -130,10 +137,22 @@ async def _delete_member_objects(ctx: Context[EtcdCluster], reading: Reading,
         await ctx.delete(claim)
 
 
+async def _delete_pod(ctx: Context[EtcdCluster], reading: Reading, ordinal: int) -> None:
+    pod = reading.pods.get(ordinal)
+    if pod is not None:
+        await ctx.delete(pod)
+
+
 async def _annotate_claim(ctx: Context[EtcdCluster], claim: PersistentVolumeClaim,
-                          member_id: str) -> None:
+                          key: str, value: str | None) -> None:
+    """Set (or, with None, remove) one annotation of a member's claim; nothing else of the
+    claim is written (its spec is the storage's, mostly immutable)."""
     def mutate(current: PersistentVolumeClaim) -> None:
-        current.metadata.annotations = {**(current.metadata.annotations or {}),
-                                        objects.MEMBER_ID: member_id}
+        annotations = dict(current.metadata.annotations or {})
+        if value is None:
+            annotations.pop(key, None)
+        else:
+            annotations[key] = value
+        current.metadata.annotations = annotations
 
     await ctx.create_or_update(claim, mutate)

@@ -113,3 +113,48 @@ def test_without_a_membership_claims_get_their_pods_back_and_quorum_loss_is_said
     obs.pods.update({1: PodView(), 2: PodView()})
     obs.healthy = {100}
     assert plan(obs).reason == "QuorumLost"
+
+
+def test_a_quorum_lost_for_good_is_recovered_from_the_newest_survivor() -> None:
+    """Two of three voters lost their data (claims gone): no restart brings a quorum back,
+    so the survivor that applied the most starts alone with --force-new-cluster (etcd's
+    Documentation/op-guide/recovery.md), then again without it, then members are added."""
+    members = [member(o) for o in range(3)]
+    obs = Observed(size=3, claims={0: ClaimView(f"{100:x}"), 1: ClaimView(f"{101:x}")},
+                   pods={0: PodView(client_url="http://127.0.0.1:2379"),
+                         1: PodView(client_url="http://127.0.0.2:2379")},
+                   local_members=members, member_ordinals={100: 0, 101: 1, 102: 2},
+                   healthy={100, 101}, raft_index={0: 10, 1: 12})
+    # two of three still have data: a quorum can come back, so this is not yet a loss
+    assert plan(obs).action == "Wait"
+    del obs.claims[1]
+    obs.pods.pop(1)
+    obs.healthy = {100}
+    step = plan(obs)
+    assert (step.action, step.ordinal, step.reason) == ("ForceNewCluster", 0, "QuorumLost")
+    assert "2 of 3 voting members lost their data" in step.message
+    # the newest survivor wins when several answer
+    obs.claims[2] = ClaimView(f"{102:x}")
+    obs.pods[2] = PodView(client_url="http://127.0.0.3:2379")
+    obs.healthy, obs.raft_index = {100, 102}, {0: 10, 2: 15}
+    del obs.claims[0]
+    obs.pods.pop(0)
+    obs.claims[1] = ClaimView("ffff")  # made again by hand: not member 1's data
+    obs.pods[1] = PodView()
+    assert (plan(obs).action, plan(obs).ordinal) == ("ForceNewCluster", 2)
+
+    alone = world(3, [2], claims={2: f"{102:x}"})
+    alone.claims[2] = ClaimView(f"{102:x}", forced=True)
+    alone.leader = 102
+    assert plan(alone).action == "FinishForceNewCluster"
+    alone.claims[2] = ClaimView(f"{102:x}")
+    assert (plan(alone).action, plan(alone).ordinal) == ("AddMember", 0)
+
+
+def test_no_survivor_with_data_means_waiting_for_a_restore() -> None:
+    obs = Observed(size=3, claims={}, pods={0: PodView(client_url="http://127.0.0.1:2379")},
+                   local_members=[member(o) for o in range(3)],
+                   member_ordinals={100: 0, 101: 1, 102: 2}, healthy={100})
+    step = plan(obs)
+    assert (step.action, step.reason) == ("Wait", "QuorumLost")
+    assert "restore the cluster from a backup" in step.message
