@@ -20,6 +20,11 @@ from setpoint.runtime import Context
 
 FAILED_PRECONDITION = 9
 """gRPC code etcd gives a promotion of a learner not yet in sync with the leader."""
+UNAVAILABLE = 14
+"""gRPC code of etcd's ``unhealthy cluster``: with ``--strict-reconfig-check`` (the
+default) a member is added only once every voter has been connected for 5 s
+(etcdserver/server.go ``mayAddMember``, ``HealthInterval``), so just after a start or a
+change, an add is refused for a moment."""
 
 
 def initial_cluster(cluster: EtcdCluster, reading: Reading, *extra: int) -> dict[str, str]:
@@ -83,8 +88,14 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
         await _annotate_claim(ctx, reading.claims[ordinal], objects.FORCE_NEW_CLUSTER, None)
         await _delete_pod(ctx, reading, ordinal)
     elif step.action == "AddMember":
-        async with _membership_call(reading, step) as etcd:
-            added = await etcd.member_add_learner(objects.peer_url(cluster, ordinal))
+        try:
+            async with _membership_call(reading, step) as etcd:
+                added = await etcd.member_add_learner(objects.peer_url(cluster, ordinal))
+        except EtcdError as exc:
+            if exc.code != UNAVAILABLE:
+                raise
+            return replace(step, action="Wait", message=f"etcd refuses to add {name} yet: "
+                           f"{exc}")
         events.normal("MemberAdded", f"added {name} ({added.hex_id}) as a learner",
                       action="AddMember")
         await ctx.apply(objects.claim(cluster, ordinal, added.hex_id))
