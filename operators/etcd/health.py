@@ -49,13 +49,14 @@ def members_status(reading: Reading) -> list[MemberStatus]:
 
 
 def phase(cluster: EtcdCluster, reading: Reading, step: Step) -> Phase:
+    """The lifecycle state (the README's diagram): the step taken says it."""
     if step.reason == "QuorumLost":
         return "QuorumLost"
     if step.action == "Done":
         return "Running"
-    if cluster.status.phase in (None, "Creating") and not available(reading).status:
-        return "Creating"
-    if step.reason in UPGRADING:
+    if cluster.status.phase in (None, "Creating"):
+        return "Creating"  # until the cluster first reaches its size
+    if step.reason in UPGRADING or upgrading(cluster, reading).status:
         return "Upgrading"
     if step.reason in SCALING:
         return "Scaling"

@@ -55,7 +55,7 @@ Version = Annotated[str, Rule(
             "version first")]
 
 Phase = Literal["Creating", "Running", "Scaling", "Recovering", "Upgrading",
-                "QuorumLost", "Failed"]
+                "QuorumLost"]
 
 
 class StorageSpec(Model):
