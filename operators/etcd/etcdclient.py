@@ -13,7 +13,6 @@ promote, remove), a member's status, and a few KV calls and the snapshot stream.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -194,7 +193,3 @@ class EtcdClient:
                 base64.b64decode(kv.get("value", "")).decode()
                 for kv in answer.get("kvs") or ()}
 
-
-def checksum(data: bytes) -> str:
-    """The sha256 a backup records of its snapshot file."""
-    return hashlib.sha256(data).hexdigest()

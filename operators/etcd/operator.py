@@ -7,6 +7,7 @@ it manages.
 
 from __future__ import annotations
 
+from operators.etcd.backup import backup
 from operators.etcd.controller import etcd
 from operators.etcd.objects import MANAGED_BY, OPERATOR
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod
@@ -21,4 +22,4 @@ settings = ManagerSettings(
     cache_scopes={Pod: _MANAGED, PersistentVolumeClaim: _MANAGED},
 )
 
-manager = Manager([etcd], settings=settings)
+manager = Manager([etcd, backup], settings=settings)

@@ -136,3 +136,42 @@ class EtcdCluster(CustomResource, group=GROUP, version="v1alpha1", short_names=[
 
     spec: EtcdClusterSpec = Field(default_factory=EtcdClusterSpec)
     status: EtcdClusterStatus = EtcdClusterStatus()
+
+
+class EtcdBackupSpec(Model):
+    """A one-off snapshot of an EtcdCluster in the same namespace."""
+
+    cluster_name: str = Field(min_length=1, description="The EtcdCluster to snapshot.")
+    directory: str = Field(
+        pattern=r"^/", description="An absolute directory where the operator runs (the "
+        "embedded cluster's machine, or a volume mounted into the operator's pod): the "
+        "snapshot is written there as `<namespace>-<backup name>.db`, mode 0600.")
+
+
+class EtcdBackupStatus(ConditionedStatus):
+    """The snapshot taken (condition: Complete)."""
+
+    phase: Literal["Pending", "Complete", "Failed"] | None = Field(None)
+    path: str | None = Field(None, description="The snapshot file.")
+    member: str | None = Field(None, description="The member the snapshot was taken from.")
+    revision: int | None = Field(None, description="The member's revision just before the "
+                                 "snapshot (the snapshot holds at least this).")
+    size: int | None = Field(None, description="The snapshot's size in bytes.")
+    sha256: str | None = Field(None, description="The snapshot's sha256 checksum.")
+    etcd_version: str | None = Field(None, description="The member's etcd version.")
+
+
+class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["all"],
+                 printer_columns=[
+                     PrinterColumn("Cluster", "string", ".spec.clusterName"),
+                     PrinterColumn("Phase", "string", ".status.phase"),
+                     PrinterColumn("Revision", "integer", ".status.revision"),
+                     PrinterColumn("Size", "integer", ".status.size"),
+                     PrinterColumn.age(),
+                 ],
+                 rules=[Rule("self.spec == oldSelf.spec",
+                             message="an EtcdBackup is one snapshot: its spec cannot change")]):
+    """A snapshot of an etcd cluster's keyspace, taken once (etcd's Maintenance.Snapshot)."""
+
+    spec: EtcdBackupSpec
+    status: EtcdBackupStatus = EtcdBackupStatus()

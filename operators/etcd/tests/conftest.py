@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest_asyncio
 
 from operators.etcd.operator import manager
-from operators.etcd.resource import EtcdCluster
+from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.runtime import Manager
 from setpoint.testing import OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher
@@ -23,6 +23,7 @@ async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager
                   ) -> SetpointCluster:
     """A cluster with workloads and the EtcdCluster CRD installed."""
     await setpoint_cluster.install(EtcdCluster)
+    await setpoint_cluster.install(EtcdBackup)
     return setpoint_cluster
 
 
