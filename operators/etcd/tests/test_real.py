@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from operators.etcd import objects
-from operators.etcd.etcdclient import EtcdClient
+from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
@@ -56,7 +56,20 @@ async def client_endpoint(k8s: Client, name: str) -> str:
 
 
 async def write(k8s: Client, name: str, keys: dict[str, str]) -> None:
-    async with EtcdClient(await client_endpoint(k8s, name), timeout=10.0) as etcd:
+    """Write ``keys`` through the client Service (once a member behind it is ready: the
+    Service proxy closes connections while it has no ready endpoint)."""
+    endpoint = await client_endpoint(k8s, name)
+
+    async def reachable() -> bool:
+        try:
+            async with EtcdClient(endpoint) as etcd:
+                await etcd.status()
+        except EtcdError:
+            return False
+        return True
+
+    await wait_until(reachable, timeout=30.0, message=f"{endpoint} answers")
+    async with EtcdClient(endpoint, timeout=10.0) as etcd:
         for key, value in keys.items():
             await etcd.put(key, value)
 
