@@ -87,8 +87,11 @@ async def assert_every_member_has(k8s: Client, name: str, keys: dict[str, str]) 
         assert url is not None, pod_name
 
         async def has_keys(url: str = url) -> bool:
-            async with EtcdClient(url) as etcd:
-                found = await etcd.get_prefix("/test/", serializable=True)
+            try:
+                async with EtcdClient(url) as etcd:
+                    found = await etcd.get_prefix("/test/", serializable=True)
+            except EtcdError:
+                return False
             return all(found.get(k) == v for k, v in keys.items())
 
         await wait_until(has_keys, timeout=30.0, message=f"{pod_name} has every key")
