@@ -1,0 +1,76 @@
+"""The EtcdCluster controller: for EtcdCluster, owns its pods, claims and Services.
+
+Every reconcile:
+
+1. applies the two Services;
+2. reads the member pods and claims from the cache, and the membership and each member's
+   health from etcd (:mod:`.observe`);
+3. plans the one next step (:mod:`.members`, or :mod:`.upgrade` once the membership is as
+   wanted) and carries it out (:mod:`.steps`);
+4. writes the status: phase, members, conditions, and the step in progress.
+
+Membership changes are not Kubernetes events, so while a step is in progress the
+reconcile looks again after a second; once the cluster is as wanted, every few seconds
+(a member can stop answering without any object changing). Deleting the EtcdCluster
+deletes its pods, claims and Services through owner references.
+"""
+
+from __future__ import annotations
+
+from operators.etcd import health, objects, observe, steps, upgrade
+from operators.etcd.members import Step, plan
+from operators.etcd.resource import EtcdCluster
+from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
+from setpoint.runtime import Context, Controller, Result
+
+STEP_INTERVAL = 1.0
+"""Seconds between looks while a membership step is in progress."""
+HEALTH_INTERVAL = 5.0
+"""Seconds between health checks of a cluster that is as wanted."""
+
+etcd = (Controller.for_(EtcdCluster, name="etcdcluster")
+        .owns(Pod, PersistentVolumeClaim, Service))
+
+
+@etcd.reconcile
+async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
+    if ctx.deleting:
+        return Result()  # the garbage collector removes what it owns
+    await ctx.apply(objects.peer_service(cluster))
+    await ctx.apply(objects.client_service(cluster))
+
+    selector = objects.selector(cluster)
+    reading = await observe.read(cluster, ctx.list(Pod, labels=selector),
+                                 ctx.list(PersistentVolumeClaim, labels=selector))
+    step = plan(reading.observed)
+    if step.action == "Done":
+        step = upgrade.plan(cluster, reading)
+    outcome = await steps.carry_out(ctx, cluster, reading, step)
+    record_status(ctx, cluster, reading, outcome)
+    await ctx.update_status(cluster)
+    return Result(requeue_after=HEALTH_INTERVAL if outcome.action == "Done"
+                  else STEP_INTERVAL)
+
+
+def record_status(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: observe.Reading,
+                  step: Step) -> None:
+    """Set ``cluster.status`` (in memory) from this reconcile's reading and step."""
+    status = cluster.status
+    status.observed_generation = cluster.metadata.generation
+    status.phase = health.phase(cluster, reading, step)
+    status.members = health.members_status(reading) if reading.observed.members is not None \
+        else status.members
+    voters = [m for m in reading.observed.members or () if not m.is_learner]
+    status.size = len(reading.observed.members) if reading.observed.members is not None \
+        else status.size
+    status.ready_members = sum(1 for m in voters if m.id in reading.observed.healthy)
+    status.current_version = health.current_version(reading) or status.current_version
+    status.leader = next((m.name for m in status.members or () if m.leader), None)
+    status.selector = objects.selector_string(cluster)
+    status.step = None if step.action == "Done" else f"{step.action}: {step.message}"
+    for type_, verdict in (("Available", health.available(reading)),
+                           ("Progressing", health.progressing(step)),
+                           ("Degraded", health.degraded(reading, step)),
+                           ("UpgradeInProgress", health.upgrading(cluster, reading))):
+        ctx.set_condition(type_, verdict.status, reason=verdict.reason,
+                          message=verdict.message, obj=cluster)

@@ -1,0 +1,206 @@
+"""The objects an EtcdCluster owns, as functions of its spec and of the membership.
+
+For an EtcdCluster ``e`` in namespace ``ns``, member ``e-<i>`` is:
+
+- the ``PersistentVolumeClaim e-<i>``: its data directory, which outlives its pod; the
+  annotation ``etcd.setpoint.dev/member-id`` names the etcd member whose data it holds, so
+  a claim made anew (its data lost) is told apart from the member's own;
+- the ``Pod e-<i>`` (hostname ``e-<i>``, subdomain ``e``): etcd, its peer URL the stable
+  DNS name ``http://e-<i>.e.ns.svc.cluster.local:2380``, so a recreated pod (with a new
+  address) keeps its identity.
+
+Two Services: ``e`` (headless, publishing not-ready addresses: the peers' DNS names exist
+before the members are ready, as etcd needs to join) and ``e-client`` (port 2379).
+
+No StatefulSet: the operator adds and removes members one at a time through etcd's own
+membership API, and a StatefulSet's controller would start and stop pods on its own
+schedule. The namespace and the owner reference are added by ``ctx.apply``.
+"""
+
+from __future__ import annotations
+
+from operators.etcd.resource import GROUP, EtcdCluster
+from setpoint.machinery.quantity import canonical
+from setpoint.resources.models.core_v1 import (
+    Container,
+    ContainerPort,
+    HTTPGetAction,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource,
+    Pod,
+    PodSpec,
+    Probe,
+    ResourceRequirements,
+    Service,
+    ServicePort,
+    ServiceSpec,
+    Volume,
+    VolumeMount,
+    VolumeResourceRequirements,
+)
+from setpoint.resources.models.meta_v1 import ObjectMeta
+
+INSTANCE = "app.kubernetes.io/instance"
+NAME = "app.kubernetes.io/name"
+MANAGED_BY = "app.kubernetes.io/managed-by"
+OPERATOR = "etcd-operator"
+MEMBER = f"{GROUP}/member"
+MEMBER_ID = f"{GROUP}/member-id"
+"""On a claim: the hex id of the member whose data it holds (``BOOTSTRAP`` before the
+founding member's id is known)."""
+BOOTSTRAP = "bootstrap"
+FORCE_NEW_CLUSTER = f"{GROUP}/force-new-cluster"
+"""On a claim: its member's next pod starts with ``--force-new-cluster`` (quorum-loss
+recovery from this member's data)."""
+VERSION = f"{GROUP}/version"
+
+CLIENT_PORT = 2379
+PEER_PORT = 2380
+CLUSTER_DOMAIN = "cluster.local"
+DATA_MOUNT = "/var/lib/etcd"
+DATA_DIR = f"{DATA_MOUNT}/data"
+
+
+def member_name(cluster: EtcdCluster, ordinal: int) -> str:
+    return f"{cluster.metadata.name}-{ordinal}"
+
+
+def ordinal_of(name: str, cluster: EtcdCluster) -> int | None:
+    """The ordinal in a member's name, or None for a name not of this cluster."""
+    prefix, _, suffix = name.rpartition("-")
+    if prefix != cluster.metadata.name or not suffix.isdigit():
+        return None
+    return int(suffix)
+
+
+def peer_service_name(cluster: EtcdCluster) -> str:
+    return str(cluster.metadata.name)
+
+
+def client_service_name(cluster: EtcdCluster) -> str:
+    return f"{cluster.metadata.name}-client"
+
+
+def peer_url(cluster: EtcdCluster, ordinal: int) -> str:
+    """The member's stable peer URL: its DNS name under the headless Service."""
+    host = (f"{member_name(cluster, ordinal)}.{peer_service_name(cluster)}."
+            f"{cluster.metadata.namespace}.svc.{CLUSTER_DOMAIN}")
+    return f"http://{host}:{PEER_PORT}"
+
+
+def client_url(pod: Pod) -> str | None:
+    """Where the operator reaches a member: its pod's address (known only once it runs)."""
+    ip = pod.status.pod_ip if pod.status is not None else None
+    return f"http://{ip}:{CLIENT_PORT}" if ip else None
+
+
+def selector(cluster: EtcdCluster) -> dict[str, str]:
+    return {NAME: "etcd", INSTANCE: str(cluster.metadata.name)}
+
+
+def selector_string(cluster: EtcdCluster) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(selector(cluster).items()))
+
+
+def labels(cluster: EtcdCluster, member: str | None = None) -> dict[str, str]:
+    out = {**selector(cluster), MANAGED_BY: OPERATOR}
+    if member is not None:
+        out[MEMBER] = member
+    return out
+
+
+def image(cluster: EtcdCluster, version: str | None = None) -> str:
+    return f"{cluster.spec.repository}:v{version or cluster.spec.version}"
+
+
+def version_of_image(ref: str) -> str | None:
+    """``quay.io/coreos/etcd:v3.5.1`` -> ``3.5.1``."""
+    _, _, tag = ref.rpartition(":")
+    return tag.lstrip("v") or None
+
+
+def peer_service(cluster: EtcdCluster) -> Service:
+    """Gives each member pod its DNS name (``<pod>.<service>``), ready or not: a joining
+    member must be reachable by its peers before it can become ready."""
+    return Service(
+        metadata=ObjectMeta(name=peer_service_name(cluster), labels=labels(cluster)),
+        spec=ServiceSpec(cluster_ip="None", selector=selector(cluster),
+                         publish_not_ready_addresses=True,
+                         ports=[ServicePort(name="peer", port=PEER_PORT, protocol="TCP"),
+                                ServicePort(name="client", port=CLIENT_PORT, protocol="TCP")]))
+
+
+def client_service(cluster: EtcdCluster) -> Service:
+    """What clients use: ``<name>-client:2379``, spread over the ready members."""
+    return Service(
+        metadata=ObjectMeta(name=client_service_name(cluster), labels=labels(cluster)),
+        spec=ServiceSpec(selector=selector(cluster),
+                         ports=[ServicePort(name="client", port=CLIENT_PORT, protocol="TCP",
+                                            target_port="client")]))
+
+
+def claim(cluster: EtcdCluster, ordinal: int, member_id: str) -> PersistentVolumeClaim:
+    """A member's data volume, recording whose data it holds."""
+    name = member_name(cluster, ordinal)
+    return PersistentVolumeClaim(
+        metadata=ObjectMeta(name=name, labels=labels(cluster, name),
+                            annotations={MEMBER_ID: member_id}),
+        spec=PersistentVolumeClaimSpec(
+            access_modes=["ReadWriteOnce"],
+            storage_class_name=cluster.spec.storage.storage_class_name,
+            resources=VolumeResourceRequirements(
+                requests={"storage": canonical(cluster.spec.storage.size)})))
+
+
+def _resources(resources: ResourceRequirements | None) -> ResourceRequirements | None:
+    # canonical quantities, as the server stores them, so the cache shows what was sent
+    if resources is None:
+        return None
+    return resources.model_copy(update={
+        "requests": {k: canonical(v) for k, v in (resources.requests or {}).items()} or None,
+        "limits": {k: canonical(v) for k, v in (resources.limits or {}).items()} or None})
+
+
+def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
+               state: str, version: str | None = None, *,
+               force_new_cluster: bool = False) -> Pod:
+    """The pod of member ``ordinal``. ``initial_cluster`` (name -> peer URL) and ``state``
+    (``new`` for the founding member, ``existing`` for one joining) matter only on the
+    member's first start: etcd ignores them once its data directory exists, so a pod made
+    again for a member with data restarts that member as it was. ``force_new_cluster``
+    makes the member drop every other member and lead alone on its data (etcd's
+    disaster-recovery path when a quorum is lost for good)."""
+    name = member_name(cluster, ordinal)
+    token = f"{cluster.metadata.name}-{cluster.metadata.uid}"
+    args = [
+        f"--name={name}",
+        f"--data-dir={DATA_DIR}",
+        f"--listen-peer-urls=http://0.0.0.0:{PEER_PORT}",
+        f"--listen-client-urls=http://0.0.0.0:{CLIENT_PORT}",
+        f"--initial-advertise-peer-urls={peer_url(cluster, ordinal)}",
+        f"--advertise-client-urls=http://{name}.{peer_service_name(cluster)}."
+        f"{cluster.metadata.namespace}.svc.{CLUSTER_DOMAIN}:{CLIENT_PORT}",
+        "--initial-cluster=" + ",".join(f"{n}={u}" for n, u in sorted(initial_cluster.items())),
+        f"--initial-cluster-state={state}",
+        f"--initial-cluster-token={token}",
+    ]
+    if force_new_cluster:
+        args.append("--force-new-cluster")
+    container = Container(
+        name="etcd", image=image(cluster, version), command=["/usr/local/bin/etcd"], args=args,
+        ports=[ContainerPort(name="client", container_port=CLIENT_PORT, protocol="TCP"),
+               ContainerPort(name="peer", container_port=PEER_PORT, protocol="TCP")],
+        resources=_resources(cluster.spec.resources),
+        volume_mounts=[VolumeMount(name="data", mount_path=DATA_MOUNT)],
+        readiness_probe=Probe(http_get=HTTPGetAction(path="/health", port="client"),
+                              period_seconds=2, failure_threshold=3))
+    return Pod(
+        metadata=ObjectMeta(name=name, labels=labels(cluster, name),
+                            annotations={VERSION: version or cluster.spec.version}),
+        spec=PodSpec(
+            hostname=name, subdomain=peer_service_name(cluster), restart_policy="Always",
+            containers=[container], node_selector=cluster.spec.node_selector,
+            tolerations=cluster.spec.tolerations,
+            volumes=[Volume(name="data", persistent_volume_claim=(
+                PersistentVolumeClaimVolumeSource(claim_name=name)))]))

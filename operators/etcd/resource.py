@@ -1,0 +1,177 @@
+"""The ``EtcdCluster`` custom resource (``setpoint generate crds operators.etcd.resource``).
+
+::
+
+    apiVersion: etcd.setpoint.dev/v1alpha1
+    kind: EtcdCluster
+    metadata: {name: config-store}
+    spec:
+      size: 3                     # 1, 3, 5 or 7
+      version: "3.5.1"            # 3.4.x or 3.5.x; upgrades one minor version at a time
+      storage: {size: 1Gi}
+      resources: {requests: {cpu: 100m, memory: 256Mi}}
+
+The API server refuses what an etcd expert would refuse: an even size (it tolerates no
+more failures than one member fewer, and needs a larger quorum), a version outside 3.4 and
+3.5, and a version change that goes down a minor version or skips one (etcd supports
+upgrading one minor version at a time, and no minor downgrade before 3.6).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from setpoint.resources import (
+    ConditionedStatus,
+    CustomResource,
+    Model,
+    PrinterColumn,
+    Rule,
+    Scale,
+)
+from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
+
+GROUP = "etcd.setpoint.dev"
+DEFAULT_VERSION = "3.5.1"
+DEFAULT_REPOSITORY = "quay.io/coreos/etcd"
+"""Where the etcd project publishes its images (``quay.io/coreos/etcd:v3.5.1``)."""
+SIZES = (1, 3, 5, 7)
+
+# the minor version of a "3.M.P" string, in CEL (the pattern below guarantees the shape)
+_MINOR = "int({}.split('.')[1])"
+
+Size = Annotated[int, Rule(
+    "self in [1, 3, 5, 7]",
+    message="size must be 1, 3, 5 or 7: an even number of members tolerates no more "
+            "failures than one member fewer, and needs a larger quorum")]
+
+Version = Annotated[str, Rule(
+    f"{_MINOR.format('self')} >= {_MINOR.format('oldSelf')}",
+    message="downgrading etcd to an older minor version is not supported"), Rule(
+    f"{_MINOR.format('self')} <= {_MINOR.format('oldSelf')} + 1",
+    message="etcd upgrades one minor version at a time: upgrade to the next minor "
+            "version first")]
+
+Phase = Literal["Creating", "Running", "Scaling", "Recovering", "Upgrading",
+                "QuorumLost"]
+
+
+class StorageSpec(Model):
+    """The PersistentVolumeClaim each member keeps its data on."""
+
+    size: str = Field("1Gi", description="The claim's requested storage (a quantity).")
+    storage_class_name: str | None = Field(
+        None, description="The claim's StorageClass; the cluster's default when unset.")
+
+
+class EtcdClusterSpec(Model):
+    """What an etcd cluster should look like."""
+
+    size: Size = Field(3, description="Number of voting members: 1, 3, 5 or 7.")
+    version: Version = Field(
+        DEFAULT_VERSION, pattern=r"^3\.[45]\.(0|[1-9][0-9]{0,2})$", max_length=8,
+        description="The etcd version, 3.4.x or 3.5.x. A change upgrades the members one at "
+        "a time, the leader last; downgrades and skipped minor versions are refused.")
+    repository: str = Field(DEFAULT_REPOSITORY, min_length=1,
+                            description="The image repository; the tag is `v<version>`.")
+    storage: StorageSpec = Field(default_factory=StorageSpec,
+                                 description="Each member's data volume.")
+    resources: ResourceRequirements | None = Field(
+        None, description="Requests and limits of every etcd container.")
+    node_selector: dict[str, str] | None = Field(
+        None, description="Node labels every member pod must match.")
+    tolerations: list[Toleration] | None = Field(
+        None, description="Tolerations of every member pod.")
+
+
+class MemberStatus(Model):
+    """One member as etcd and its pod report it."""
+
+    name: str = Field(description="The member's name (its pod's and its claim's).")
+    id: str | None = Field(None, description="The member id, in hex as etcdctl prints it.")
+    peer_url: str | None = Field(None, description="The URL other members reach it on.")
+    version: str | None = Field(None, description="The etcd version it runs.")
+    healthy: bool = Field(False, description="It answered a status request.")
+    learner: bool = Field(False, description="A learner (not yet voting).")
+    leader: bool = Field(False, description="The current raft leader.")
+
+
+class EtcdClusterStatus(ConditionedStatus):
+    """What the operator last saw and did (conditions: Available, Progressing, Degraded,
+    UpgradeInProgress)."""
+
+    phase: Phase | None = Field(None, description="Where the cluster is in its lifecycle "
+                                "(see the operator's README for the state diagram).")
+    size: int = Field(0, description="Members in the etcd membership (for the scale "
+                      "subresource).")
+    ready_members: int = Field(0, description="Voting members that answer.")
+    current_version: str | None = Field(None, description="The lowest version any member "
+                                        "runs (the cluster version).")
+    members: list[MemberStatus] | None = Field(None, description="Every member, by name.")
+    leader: str | None = Field(None, description="The name of the leader.")
+    step: str | None = Field(None, description="The membership change in progress, resumed "
+                             "after an operator restart.")
+    selector: str | None = Field(None, description="The member pods' label selector.")
+
+
+class EtcdCluster(CustomResource, group=GROUP, version="v1alpha1", short_names=["etcd"],
+                  categories=["all"],
+                  printer_columns=[
+                      PrinterColumn("Size", "integer", ".spec.size"),
+                      PrinterColumn("Ready", "integer", ".status.readyMembers"),
+                      PrinterColumn("Version", "string", ".status.currentVersion"),
+                      PrinterColumn("Phase", "string", ".status.phase"),
+                      PrinterColumn("Leader", "string", ".status.leader", priority=1),
+                      PrinterColumn.age(),
+                  ],
+                  scale=Scale(".spec.size", ".status.size", ".status.selector"),
+                  rules=[Rule("self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') "
+                              "&& size(self.metadata.name) <= 40",
+                              message="the name must be a DNS label of at most 40 characters "
+                              "(it names the Services, and the members' names add to it)")]):
+    """An etcd cluster: members ``<name>-0`` … on their own claims, peers found through the
+    headless Service ``<name>``, clients served by the Service ``<name>-client:2379``."""
+
+    spec: EtcdClusterSpec = Field(default_factory=EtcdClusterSpec)
+    status: EtcdClusterStatus = EtcdClusterStatus()
+
+
+class EtcdBackupSpec(Model):
+    """A one-off snapshot of an EtcdCluster in the same namespace."""
+
+    cluster_name: str = Field(min_length=1, description="The EtcdCluster to snapshot.")
+    directory: str = Field(
+        pattern=r"^/", description="An absolute directory where the operator runs (the "
+        "embedded cluster's machine, or a volume mounted into the operator's pod): the "
+        "snapshot is written there as `<namespace>-<backup name>.db`, mode 0600.")
+
+
+class EtcdBackupStatus(ConditionedStatus):
+    """The snapshot taken (condition: Complete)."""
+
+    phase: Literal["Pending", "Complete", "Failed"] | None = Field(None)
+    path: str | None = Field(None, description="The snapshot file.")
+    member: str | None = Field(None, description="The member the snapshot was taken from.")
+    revision: int | None = Field(None, description="The member's revision just before the "
+                                 "snapshot (the snapshot holds at least this).")
+    size: int | None = Field(None, description="The snapshot's size in bytes.")
+    sha256: str | None = Field(None, description="The snapshot's sha256 checksum.")
+    etcd_version: str | None = Field(None, description="The member's etcd version.")
+
+
+class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["all"],
+                 printer_columns=[
+                     PrinterColumn("Cluster", "string", ".spec.clusterName"),
+                     PrinterColumn("Phase", "string", ".status.phase"),
+                     PrinterColumn("Revision", "integer", ".status.revision"),
+                     PrinterColumn("Size", "integer", ".status.size"),
+                     PrinterColumn.age(),
+                 ],
+                 rules=[Rule("self.spec == oldSelf.spec",
+                             message="an EtcdBackup is one snapshot: its spec cannot change")]):
+    """A snapshot of an etcd cluster's keyspace, taken once (etcd's Maintenance.Snapshot)."""
+
+    spec: EtcdBackupSpec
+    status: EtcdBackupStatus = EtcdBackupStatus()

