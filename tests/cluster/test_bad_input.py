@@ -357,3 +357,21 @@ async def test_a_null_binding_is_the_same_bad_request_on_both_binding_endpoints(
         status, body = await api.request("POST", path, raw=b"null", content_type=content_type)
         assert (status, body["reason"], body["message"]) == (
             400, "BadRequest", "the object provided is unrecognized (must be of type Binding)")
+
+
+async def test_a_finalize_body_of_the_wrong_shape_is_a_bad_request(api: API) -> None:
+    """namespaces/finalize decodes its body as a Namespace like any update
+    (pkg/registry/core/namespace/storage/storage.go FinalizeREST, served by the generic
+    UpdateResource handler): a spec that is no object is a 400, not a 500 (found by the
+    request fuzzer, seed 5)."""
+    status, _ = await api.post("/api/v1/namespaces", {"metadata": {"name": "fin"}})
+    assert status == 201
+    status, answer = await api.put("/api/v1/namespaces/fin/finalize",
+                                   {"apiVersion": "v1", "kind": "Namespace",
+                                    "metadata": {"name": "fin"}, "spec": True})
+    assert status == 400, answer
+    assert answer == {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": 'Namespace in version "v1" cannot be handled as a Namespace: json: cannot '
+                   "unmarshal bool into Go struct field Namespace.spec of type v1.NamespaceSpec",
+        "reason": "BadRequest", "code": 400}

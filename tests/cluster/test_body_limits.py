@@ -146,3 +146,19 @@ async def test_patches_cannot_nest_an_object_beyond_the_limit(api: API) -> None:
     assert answer["message"] == GENERIC_422_MESSAGE
     status, answer = await api.get(path)
     assert "x" not in answer and "annotations" not in answer["metadata"]
+
+
+async def test_an_alias_inside_its_own_anchor_is_refused(api: API) -> None:
+    """An alias inside the node its anchor names would make a value that contains itself:
+    go-yaml v2 (sigs.k8s.io/yaml/goyaml.v2 decode.go, ``decoder.alias``) refuses it, for a
+    create as for a server-side apply (found by the request fuzzer)."""
+    message = ("the object provided is unrecognized (must be of type ConfigMap): error "
+               "converting YAML to JSON: yaml: anchor 'a' value contains itself")
+    for body in (b"&a [*a]", b"apiVersion: v1\nkind: ConfigMap\nmetadata: &a {name: x, y: *a}\n"):
+        status, answer = await api.post(CONFIGMAPS, None, raw=body,
+                                        content_type="application/yaml")
+        assert (status, answer["reason"], answer["message"]) == (400, "BadRequest", message)
+    status, answer = await api.patch(f"{CONFIGMAPS}/x?fieldManager=m", None, raw=b"&a [*a]",
+                                     content_type="application/apply-patch+yaml")
+    assert (status, answer["reason"]) == (400, "BadRequest"), answer
+    assert answer["message"].endswith("yaml: anchor 'a' value contains itself"), answer

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry import validation_admission as admission
+from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
@@ -288,93 +289,6 @@ def _lease(obj: Obj) -> list[Cause]:
     return causes
 
 
-def _event_legacy(rt: ResourceType, obj: Obj) -> list[Cause]:
-    """``legacyValidateEvent``; field paths use the internal (core) names, as Kubernetes
-    reports them, except the reporting controller, named as the request's version names it."""
-    v1 = rt.group == "events.k8s.io"
-    involved = obj.get("regarding" if v1 else "involvedObject") or {}
-    controller = obj.get("reportingController" if v1 else "reportingComponent") or ""
-    controller_path = "reportingController" if v1 else "reportingComponent"
-    namespace = (obj.get("metadata") or {}).get("namespace") or ""
-    causes: list[Cause] = []
-    involved_ns = involved.get("namespace") or ""
-    if not obj.get("eventTime"):
-        if (not involved_ns and namespace not in ("", "default")) or (
-                involved_ns and namespace != involved_ns):
-            causes.append(fe.invalid("involvedObject.namespace", involved_ns,
-                                     "does not match event.namespace"))
-    else:
-        if not involved_ns and namespace not in ("default", "kube-system"):
-            causes.append(fe.invalid("involvedObject.namespace", involved_ns,
-                                     "does not match event.namespace"))
-        if not controller:
-            causes.append(fe.required(controller_path))
-        causes.extend(fe.invalid(controller_path, controller, m)
-                      for m in names.is_qualified_name(controller))
-        for key, limit in (("reportingInstance", 128), ("action", 128), ("reason", 128)):
-            value = obj.get(key) or ""
-            if not value:
-                causes.append(fe.required(key))
-            if len(value) > limit:
-                causes.append(fe.invalid(key, "", f"can have at most {limit} characters"))
-        message = obj.get("note" if v1 else "message") or ""
-        if len(message) > 1024:
-            causes.append(fe.invalid("message", "", "can have at most 1024 characters"))
-    causes.extend(fe.invalid("namespace", namespace, m)
-                  for m in names.is_dns1123_subdomain(namespace))
-    return causes
-
-
-def _event_strict(obj: Obj) -> list[Cause]:
-    """What events.k8s.io/v1 adds on create (``ValidateEventCreate``)."""
-    causes = names.validate_object_meta(obj.get("metadata"), True)
-    if not obj.get("eventTime"):
-        causes.append(fe.required("eventTime"))
-    if obj.get("type") not in ("Normal", "Warning"):
-        causes.append(fe.invalid("type", "", f"has invalid value: {obj.get('type') or ''}"))
-    for key, path in (("deprecatedFirstTimestamp", "firstTimestamp"),
-                      ("deprecatedLastTimestamp", "lastTimestamp")):
-        if obj.get(key):
-            causes.append(fe.invalid(path, "", "needs to be unset"))
-    if obj.get("deprecatedCount"):
-        causes.append(fe.invalid("count", "", "needs to be unset"))
-    source = obj.get("deprecatedSource") or {}
-    if source.get("component") or source.get("host"):
-        causes.append(fe.invalid("source", "", "needs to be unset"))
-    return causes
-
-
-def _event(rt: ResourceType, obj: Obj) -> list[Cause]:
-    causes = _event_legacy(rt, obj)
-    if rt.group == "events.k8s.io":
-        causes.extend(_event_strict(obj))
-    return causes
-
-
-_EVENT_IMMUTABLE = (("regarding", "involvedObject"), ("reason", "reason"), ("note", "note"),
-                    ("deprecatedSource", "source"),
-                    ("deprecatedFirstTimestamp", "firstTimestamp"),
-                    ("deprecatedLastTimestamp", "lastTimestamp"), ("deprecatedCount", "count"),
-                    ("type", "type"), ("eventTime", "eventTime"), ("action", "action"),
-                    ("related", "related"), ("reportingController", "reportingController"),
-                    ("reportingInstance", "reportingInstance"))
-
-
-def _event_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
-    """``ValidateEventUpdate``: core/v1 updates only pass the legacy checks; events.k8s.io
-    also keeps everything but the series immutable."""
-    causes = _event_legacy(rt, new)
-    if rt.group != "events.k8s.io":
-        return causes
-    causes.extend(names.validate_object_meta_update(new.get("metadata"), old.get("metadata")))
-    for key, path in _EVENT_IMMUTABLE:
-        if new.get(key) != old.get(key):
-            value = new.get(key)
-            shown = value if isinstance(value, str | int) else fe.GoValue(repr(value))
-            causes.append(fe.invalid(path, shown, "field is immutable"))
-    return causes
-
-
 # -- tables and entry points ---------------------------------------------------------------
 
 VALIDATORS: dict[tuple[str, str], Validator] = {
@@ -415,7 +329,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
 def _kind_create(rt: ResourceType, obj: Obj) -> list[Cause]:
     key = (rt.group, rt.kind)
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
-        return _event(rt, obj)
+        return events.validate_event(rt, obj)
     causes = [] if key in _NO_META_VALIDATION else _meta(rt, obj)
     if not rt.is_custom:
         fn = VALIDATORS.get(key)
@@ -443,7 +357,7 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
     causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
-        return causes + _event_update(rt, new, old)
+        return causes + events.validate_event_update(rt, new, old)
     if (rt.group, rt.kind) == ("storage.k8s.io", "CSINode"):
         # the strategy's ValidateCSINode, then ValidateCSINodeUpdate, which validates the
         # node again and leaves metadata updates to the generic layer

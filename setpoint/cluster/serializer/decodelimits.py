@@ -17,6 +17,9 @@ such limits:
   share passes ``allowedAliasRatio`` (99% up to 400,000 decodes, falling to 10% at
   4,000,000). The same count runs here over the YAML event stream, without expanding
   anything, before the document is composed.
+- an alias inside the node its anchor names (``&a [*a]``), which PyYAML would compose into a
+  value that contains itself: go-yaml v2's ``decoder.alias`` fails with ``anchor 'a' value
+  contains itself``.
 """
 
 from __future__ import annotations
@@ -47,6 +50,10 @@ class TooDeep(Exception):
 
 class ExcessiveAliasing(Exception):
     """A YAML document whose aliases expand beyond go-yaml's allowed ratio."""
+
+
+class SelfContainingAlias(ExcessiveAliasing):
+    """A YAML alias to an anchor whose node is still open around it."""
 
 
 def check_json_depth(raw: bytes) -> None:
@@ -128,6 +135,8 @@ def _count_yaml(raw: bytes) -> None:
             if event.anchor is not None:
                 anchors[event.anchor] = 1
         elif isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for anchor, _ in open_nodes):
+                raise SelfContainingAlias(f"anchor '{event.anchor}' value contains itself")
             size = anchors.get(event.anchor or "", 0)  # an unknown anchor fails on loading
             decodes += 1 + size
             aliased += size
