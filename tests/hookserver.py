@@ -55,7 +55,8 @@ class Hooks:
         return web.Response(body=orjson.dumps(body), content_type="application/json")
 
     async def start(self) -> None:
-        app = web.Application()
+        # a conversion review of a large list is megabytes (a real webhook sets no limit)
+        app = web.Application(client_max_size=64 << 20)
         app.router.add_post("/{tail:.*}", self._serve)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()

@@ -13,8 +13,9 @@ Namespaces: for one object, the ``namespace`` argument wins, then the object's o
 
 from __future__ import annotations
 
+import copy
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, TypeVar, cast, overload
@@ -26,7 +27,13 @@ from setpoint.client.config import ClusterConfig, load_config, load_incluster, l
 from setpoint.client.errors import GoneError
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
 from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, ResourceRef
-from setpoint.client.transport import USER_AGENT, RequestHook, RetryPolicy, Transport
+from setpoint.client.transport import (
+    USER_AGENT,
+    RequestHook,
+    Response,
+    RetryPolicy,
+    Transport,
+)
 from setpoint.client.typed import from_body, is_typed_class, to_body
 from setpoint.client.watch import Watch
 from setpoint.machinery.objects import Obj
@@ -60,6 +67,7 @@ class Client:
             max_connections=max_connections, user_agent=user_agent,
         )
         self.discovery = Discovery(self.transport)
+        self._write_check: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
     def from_kubeconfig(
@@ -106,7 +114,7 @@ class Client:
         """Any other API call (``/version``, a proxy, a custom subresource): the decoded JSON
         answer, or the text when it is not JSON."""
         data = None if body is None else orjson.dumps(body)
-        resp = await self.transport.request(method, path, params=params, body=data,
+        resp = await self._send(method, path, params=params, body=data,
                                             content_type=content_type)
         try:
             return orjson.loads(resp.body) if resp.body else None
@@ -160,7 +168,7 @@ class Client:
         self, info: ResourceInfo, namespace: str | None,
         params: Mapping[str, str | int | bool | None], decode: Callable[[Obj], Any],
     ) -> ObjectList[Any]:
-        resp = await self.transport.request(
+        resp = await self._send(
             "GET", info.path(namespace), params=params,
             template=info.template(bool(namespace) and info.namespaced, False),
         )
@@ -295,7 +303,7 @@ class Client:
         info = await self._info_for(obj, body)
         ns = self._namespace(info, namespace, body)
         params = self._write_params(dry_run, field_manager, field_validation)
-        resp = await self.transport.request(
+        resp = await self._send(
             "POST", info.path(ns), params=params, body=orjson.dumps(body),
             template=info.template(info.namespaced, False),
         )
@@ -348,7 +356,7 @@ class Client:
             if force is not None:
                 params["force"] = force
         ns = self._namespace(info, namespace, body if isinstance(body, dict) else None)
-        resp = await self.transport.request(
+        resp = await self._send(
             "PATCH", info.path(ns, name, subresource), params=params, body=orjson.dumps(body),
             content_type=str(patch_type), idempotent=patch_type is not PatchType.JSON,
             template=info.template(info.namespaced, True, subresource),
@@ -372,7 +380,7 @@ class Client:
         params = self._write_params(dry_run, field_manager or self.field_manager,
                                     field_validation)
         params["force"] = force
-        resp = await self.transport.request(
+        resp = await self._send(
             "PATCH", info.path(ns, name, subresource), params=params, body=orjson.dumps(body),
             content_type=str(PatchType.APPLY), idempotent=True,
             template=info.template(info.namespaced, True, subresource),
@@ -392,7 +400,7 @@ class Client:
         preconditions = {k: v for k, v in (("uid", uid), ("resourceVersion", resource_version))
                          if v is not None}
         body = delete_options(propagation_policy, grace_period_seconds, dry_run, preconditions)
-        resp = await self.transport.request(
+        resp = await self._send(
             "DELETE", info.path(self._namespace(info, namespace, None), name),
             body=orjson.dumps(body), template=info.template(info.namespaced, True),
         )
@@ -410,7 +418,7 @@ class Client:
         info = await self.resolve(resource)
         params = {"labelSelector": label_selector, "fieldSelector": field_selector}
         body = delete_options(propagation_policy, grace_period_seconds, dry_run, {})
-        resp = await self.transport.request(
+        resp = await self._send(
             "DELETE", info.path(self._namespace(info, namespace, None)), params=params,
             body=orjson.dumps(body), template=info.template(info.namespaced, False),
         )
@@ -468,7 +476,7 @@ class Client:
         """Replace the Scale (``spec.replicas``); ``metadata.resourceVersion`` in ``scale``
         makes it conditional."""
         info = await self.resolve(resource)
-        resp = await self.transport.request(
+        resp = await self._send(
             "PUT", info.path(self._namespace(info, namespace, None), name, "scale"),
             params=self._write_params(dry_run, None, None), body=orjson.dumps(dict(scale)),
             template=info.template(info.namespaced, True, "scale"),
@@ -489,12 +497,26 @@ class Client:
 
     # -- helpers ---------------------------------------------------------------------------
 
+    def with_write_check(self, check: Callable[[], Awaitable[None]]) -> Client:
+        """This client, on the same connections, with ``check`` awaited before every write
+        (every request but GET and HEAD); ``check`` raises to refuse it. Given a leader
+        elector's ``check_leading``, every write through it is a current leader's. Closing
+        either client closes the shared connections."""
+        checked = copy.copy(self)
+        checked._write_check = check
+        return checked
+
+    async def _send(self, method: str, path: str, **kw: Any) -> Response:
+        if self._write_check is not None and method not in ("GET", "HEAD"):
+            await self._write_check()
+        return await self.transport.request(method, path, **kw)
+
     async def _object_call(
         self, method: str, resource: ResourceRef, name: str, namespace: str | None,
         subresource: str | None = None,
     ) -> Any:
         info = await self.resolve(resource)
-        resp = await self.transport.request(
+        resp = await self._send(
             method, info.path(self._namespace(info, namespace, None), name, subresource),
             template=info.template(info.namespaced, True, subresource),
         )
@@ -509,7 +531,7 @@ class Client:
         name = (body.get("metadata") or {}).get("name")
         if not name:
             raise ValueError("update needs metadata.name")
-        resp = await self.transport.request(
+        resp = await self._send(
             "PUT", info.path(self._namespace(info, namespace, body), name, subresource),
             params=self._write_params(dry_run, field_manager, field_validation),
             body=orjson.dumps(body), template=info.template(info.namespaced, True, subresource),

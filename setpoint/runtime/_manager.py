@@ -8,7 +8,7 @@ once they have synced, the controllers' workers, and with leader election only a
 process holds the lease (standby replicas keep a warm cache and report ready).
 
 Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
-(``graceful_shutdown_timeout``), then release the lease, flush events, stop the informers
+(``graceful_shutdown_timeout``), then flush events, release the lease, stop the informers
 and the probe server, and last the webhook server. ``stop(graceful=False)`` is a crash:
 everything is cancelled and the lease is left to expire (for fault-injection tests).
 
@@ -252,6 +252,12 @@ class Manager:
                 renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
             ), on_change=self._on_leader_change)
             self.writer.leading = self.elector.check_leading
+            # every write a leader makes is checked alike: the writer's, a reconcile's own
+            # through ctx.client, and its events (the elector renews with the plain client)
+            checked = client.with_write_check(self.elector.check_leading)
+            self.writer.client = checked
+            if self.recorder is not None:
+                self.recorder.client = checked
             self.metrics.leader.labels(self.elector.config.name).set(0)
             self._elector_task = asyncio.create_task(self.elector.run(), name="leader-election")
             self._elector_task.add_done_callback(self._elector_done)
@@ -307,7 +313,7 @@ class Manager:
         self._stop_task = asyncio.get_running_loop().create_task(self.stop(graceful=False))
 
     async def stop(self, *, graceful: bool = True) -> None:
-        """Stop: finish in-flight reconciles, then release the lease, flush events, stop
+        """Stop: finish in-flight reconciles, then flush events, release the lease, stop
         informers and the server, all within ``graceful_shutdown_timeout`` (the pod's
         grace period should be at least that): each step gets what the earlier ones left,
         and a step that does not finish in time (an API that no longer answers) is
@@ -335,15 +341,15 @@ class Manager:
                                              for rc in self.running_controllers))
             if not all(results):
                 log.warning("manager_shutdown_timeout in_flight_cancelled=true")
+            if self.recorder is not None:  # a leader's events are written while it leads
+                await _within(left() + _CANCELLATION, "flush events",
+                              self.recorder.stop(timeout=min(left(), 5.0)))
             if self._elector_task is not None:
                 if self.elector is not None and not graceful:
                     self.elector.config.release_on_cancel = False
                 self._elector_task.cancel()  # releases the lease, if there is time left
                 await _within(left() + _CANCELLATION, "release the lease",
                               asyncio.gather(self._elector_task, return_exceptions=True))
-            if self.recorder is not None:
-                await _within(left() + _CANCELLATION, "flush events",
-                              self.recorder.stop(timeout=min(left(), 5.0)))
             for task in self._informer_tasks:
                 task.cancel()
             await asyncio.gather(*self._informer_tasks, return_exceptions=True)

@@ -11,6 +11,7 @@ import pytest
 
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
+from tests.cluster.test_list_paging import readyz_during_list
 from tests.hookserver import Hooks
 from tests.waiting import wait_for
 
@@ -181,3 +182,26 @@ async def test_tables_of_a_converted_resource_show_the_served_version(api: API) 
         event = orjson.loads(await resp.content.readline())
     assert event["type"] == "ADDED" and event["object"]["kind"] == "Table"
     assert event["object"]["rows"][0]["object"]["metadata"]["name"] == "t"
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_readyz_is_answered_while_a_large_converted_list_is_served(
+        api: API, hooks: Hooks, cluster: RunningCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LIST converted by the webhook leaves the loop free too: the page is converted in
+    one review (apiextensions-apiserver webhook_converter.go converts a list's items
+    together), then defaulted and encoded a chunk at a time like every other list."""
+    for i in range(20_000):
+        cluster.api.store.put("example.com/widgets", {
+            "apiVersion": "example.com/v1", "kind": "Widget", "metadata": {
+                "name": f"w-{i:06d}", "namespace": "default", "uid": f"uid-{i}",
+                "creationTimestamp": "2025-01-01T00:00:00Z"}, "spec": {"size": i}})
+
+    def count(body: bytes) -> int:
+        items = orjson.loads(body)["items"]
+        assert items[-1]["spec"] == {"replicas": 19_999}
+        return len(items)
+
+    assert await readyz_during_list(cluster, api, monkeypatch, V2, "application/json",
+                                    count) == 20_000
+    [call] = hooks.calls["/convert"]
+    assert len(call["review"]["request"]["objects"]) == 20_000

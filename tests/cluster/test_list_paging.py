@@ -12,7 +12,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 import pytest
+import yaml
 
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
@@ -123,53 +125,88 @@ async def test_walking_100000_objects_in_pages_reads_each_key_about_once(
 
 
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+METADATA = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1"
+# what client-go sends for built-in types; this server answers protobuf clients in JSON
+PROTOBUF = "application/vnd.kubernetes.protobuf, application/json"
 
 
-def _count_items(listed: Obj) -> int:
-    return len(listed["items"])
+def _count_items(body: bytes) -> int:
+    return len(orjson.loads(body)["items"])
 
 
-def _count_rows(table: Obj) -> int:
+def _count_rows(body: bytes) -> int:
+    table = orjson.loads(body)
     assert table["kind"] == "Table"
     assert [c["name"] for c in table["columnDefinitions"]][:1] == ["Name"]
     return len(table["rows"])
 
 
-@pytest.mark.parametrize(("accept", "count"), [
-    ("application/json", _count_items), (TABLE, _count_rows)], ids=["json", "table"])
-async def test_readyz_is_answered_while_a_large_list_is_served(
-        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch, accept: str,
-        count: Callable[[Obj], int]) -> None:
-    """A /readyz sent once a large LIST has started presenting its items is answered before
-    that LIST completes: the list leaves the loop free between chunks (kube-apiserver serves
-    each request on its own goroutine, and health checks never wait for a list). The same
-    for the Table that ``kubectl get`` asks for: its rows are made a chunk at a time."""
-    store = cluster.api.store
-    for i in range(20_000):
-        store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
-            "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
-            "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
-    rest = cluster.api.rest
+def _count_yaml_items(body: bytes) -> int:
+    listed = yaml.load(body, Loader=yaml.CSafeLoader)
+    assert listed["kind"] == "ConfigMapList"
+    return len(listed["items"])
+
+
+def _count_metadata(body: bytes) -> int:
+    listed = orjson.loads(body)
+    assert listed["kind"] == "PartialObjectMetadataList"
+    assert {i["kind"] for i in listed["items"]} == {"PartialObjectMetadata"}
+    assert "data" not in listed["items"][0]
+    return len(listed["items"])
+
+
+async def readyz_during_list(cluster: RunningCluster, api: API,
+                             monkeypatch: pytest.MonkeyPatch, path: str, accept: str,
+                             count: Callable[[bytes], int]) -> int:
+    """Send /readyz once the LIST of ``path`` has started presenting its items; assert it is
+    answered first, and return what ``count`` makes of the list's body."""
+    codec = cluster.api.rest.codec
     presenting = asyncio.Event()
-    present = rest.present
+    with_defaults = codec.with_defaults
 
-    def observed(rt: Any, obj: Obj) -> Obj:
+    def observed(rt: Any, obj: Obj) -> Obj:  # every item presented goes through here
         presenting.set()
-        return present(rt, obj)
+        return with_defaults(rt, obj)
 
-    monkeypatch.setattr(rest, "present", observed)
+    monkeypatch.setattr(codec, "with_defaults", observed)
     answered: list[str] = []
 
     async def big_list() -> int:
-        async with api.session.get(api.cluster.url + "/api/v1/configmaps", ssl=api.ssl,
+        async with api.session.get(api.cluster.url + path, ssl=api.ssl,
                                    headers={"Accept": accept}) as resp:
             answered.append("list")  # its status line and headers are here
-            return count(await resp.json())
+            assert resp.status == 200
+            return count(await resp.read())
 
     listing = asyncio.create_task(big_list())
-    await presenting.wait()
+    started = asyncio.create_task(presenting.wait())
+    await asyncio.wait([listing, started], return_when=asyncio.FIRST_COMPLETED)
+    assert presenting.is_set(), await listing  # a list that failed says why
     status, body = await api.get("/readyz")
     answered.append("readyz")
     assert (status, body) == (200, "ok")
-    assert await listing >= 20_000
+    listed = await listing
     assert answered == ["readyz", "list"]
+    return listed
+
+
+@pytest.mark.parametrize(("accept", "count", "objects"), [
+    ("application/json", _count_items, 20_000), (TABLE, _count_rows, 20_000),
+    # YAML is encoded by PyYAML's Python emitter: fewer objects, still 20 chunks
+    ("application/yaml", _count_yaml_items, 10_000), (PROTOBUF, _count_items, 20_000),
+    (METADATA, _count_metadata, 20_000)], ids=["json", "table", "yaml", "protobuf", "metadata"])
+async def test_readyz_is_answered_while_a_large_list_is_served(
+        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch, accept: str,
+        count: Callable[[bytes], int], objects: int) -> None:
+    """A /readyz sent once a large LIST has started presenting its items is answered before
+    that LIST completes: the list leaves the loop free between chunks (kube-apiserver serves
+    each request on its own goroutine, and health checks never wait for a list). The same
+    in every representation: JSON, the Table ``kubectl get`` asks for, YAML, the JSON a
+    protobuf client accepts, and metadata only (PartialObjectMetadataList)."""
+    store = cluster.api.store
+    for i in range(objects):
+        store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
+            "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
+    assert await readyz_during_list(cluster, api, monkeypatch, "/api/v1/configmaps", accept,
+                                    count) >= objects

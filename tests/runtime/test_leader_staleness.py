@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from setpoint.client import Client, NotFoundError, RequestRecord
+from setpoint.client import Client, Kind, NotFoundError, RequestRecord
+from setpoint.cluster import RunningCluster
+from setpoint.runtime import Context, Controller
 from setpoint.runtime._cache import Cache
 from setpoint.runtime._leaderelection import (
     LEASE,
@@ -20,7 +22,8 @@ from setpoint.runtime._leaderelection import (
     LeaderElector,
 )
 from setpoint.runtime._writer import Writer
-from tests.runtime.conftest import CONFIGMAP
+from tests.runtime.conftest import CONFIGMAP, WIDGET, RequestLog, make_manager, widget
+from tests.waiting import quiet_period, wait_for
 
 # real sleeps of the renew loop never end during a test: only the injected clocks move
 PATIENT = {"name": "stale", "namespace": "default", "lease_duration": 1500.0,
@@ -123,3 +126,70 @@ async def test_a_release_leaves_a_lease_someone_else_took(
     assert not await elector.release()
     taken = await client.get(LEASE, "stale", namespace="default")
     assert taken["spec"]["holderIdentity"] == "b"
+
+
+EVENT = Kind("events.k8s.io/v1", "Event")
+
+
+@pytest.mark.usefixtures("widgets_crd")
+async def test_a_stale_leaders_raw_client_writes_and_events_are_refused_too(
+        cluster: RunningCluster, client: Client) -> None:
+    """A reconcile's own writes through ``ctx.client`` and the events it records go through
+    the lease check the writer's writes go through: a leader paused past its renew deadline
+    whose lease another took sends none of them (client-go's elector stops a leader that
+    cannot renew within RenewDeadline; its writes stop with it)."""
+    refused: list[BaseException] = []
+    ctrl = Controller.for_(WIDGET, name="raw-writer")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> None:
+        name = obj["metadata"]["name"]
+        ctx.events.normal("Seen", f"saw {name}")
+        try:
+            await ctx.client.create(configmap(f"raw-{name}"))
+        except LeaderElectionLost as exc:
+            refused.append(exc)
+            raise
+
+    requests = RequestLog()
+    manager = make_manager(cluster, [ctrl], requests, leader_election=True,
+                           leader_election_id="stale", identity="a",
+                           lease_duration=PATIENT["lease_duration"],
+                           renew_deadline=PATIENT["renew_deadline"],
+                           retry_period=PATIENT["retry_period"])
+    async with manager.running():
+        await wait_for(lambda: manager.leader)
+        await client.create(widget("before"))
+
+        async def written() -> bool:
+            events = await client.list(EVENT, namespace="default")
+            return (await configmap_exists(client, "raw-before")) and any(
+                e["regarding"].get("name") == "before" for e in events)
+
+        await wait_for(written)
+
+        # a is paused past its renew deadline (its renew loop asleep) while b takes over
+        elector = manager.elector
+        assert elector is not None
+        elector._renewed_at -= PATIENT["renew_deadline"] + 1
+        lease = await client.get(LEASE, "stale", namespace="default")
+        await client.update({**lease, "spec": {**lease["spec"], "holderIdentity": "b"}})
+        writes_before = len(requests.writes())
+
+        await client.create(widget("after"))
+        await wait_for(lambda: len(refused) >= 1)
+        await quiet_period()
+        assert not await configmap_exists(client, "raw-after")
+        events = await client.list(EVENT, namespace="default")
+        assert not [e for e in events if e["regarding"].get("name") == "after"]
+        # nothing but lease reads and renewals was sent
+        assert {r.path.split("/")[-2] for r in requests.writes()[writes_before:]} <= {"leases"}
+        assert not manager.leader
+
+
+async def configmap_exists(client: Client, name: str) -> bool:
+    try:
+        await client.get(CONFIGMAP, name, namespace="default")
+    except NotFoundError:
+        return False
+    return True

@@ -6,15 +6,19 @@ go would hold back every other request, health checks included, for as long as i
 taken at once (one revision, one consistent page); presenting each object at the served
 version and encoding it, which cost the most, run a chunk at a time with the loop free in
 between. Stored objects are never mutated, so the page stays what it was while others write.
+
+One mechanism for every representation of a list: JSON or YAML, the full objects, their
+metadata only (``PartialObjectMetadataList``) or a Table's rows. A list encodes as its other
+fields with the list (``items``, a Table's ``rows``) spliced in, chunk by chunk: in JSON the
+list's elements are joined with commas, in YAML a block sequence is the concatenation of the
+sequences of its chunks.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import TypeVar
-
-import orjson
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from setpoint.machinery.objects import Obj
 
@@ -23,27 +27,51 @@ LIST_CHUNK_ITEMS = 500
 T = TypeVar("T")
 
 
-async def encode_list(listed: Obj, view: Callable[[Obj], Obj]) -> bytes:
-    """The JSON of ``listed`` with ``view`` applied to each of its items (``items`` last)."""
-    items = listed["items"]
-    head = orjson.dumps({k: v for k, v in listed.items() if k != "items"})
-    parts = [head[:-1], b',"items":[' if len(head) > 2 else b'"items":[']
+async def chunks(items: list[T]) -> AsyncIterator[list[T]]:
+    """``items`` a chunk at a time, other requests running between chunks."""
     for start in range(0, len(items), LIST_CHUNK_ITEMS):
         if start:
-            parts.append(b",")
             await asyncio.sleep(0)  # other requests run between chunks
-        chunk = [view(obj) for obj in items[start:start + LIST_CHUNK_ITEMS]]
-        parts.append(orjson.dumps(chunk)[1:-1])
-    parts.append(b"]}")
-    return b"".join(parts)
+        yield items[start:start + LIST_CHUNK_ITEMS]
 
 
 async def in_chunks(items: list[Obj], convert: Callable[[list[Obj]], list[T]]) -> list[T]:
     """``convert`` applied to ``items`` a chunk at a time, the loop free in between (a Table's
     rows, for instance)."""
     out: list[T] = []
-    for start in range(0, len(items), LIST_CHUNK_ITEMS):
-        if start:
-            await asyncio.sleep(0)  # other requests run between chunks
-        out.extend(convert(items[start:start + LIST_CHUNK_ITEMS]))
+    async for chunk in chunks(items):
+        out.extend(convert(chunk))
     return out
+
+
+async def encode_list(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],
+                      *, yaml: bool = False, key: str = "items") -> bytes:
+    """``listed`` encoded by ``dumps`` (JSON, or block-style YAML when ``yaml``), with ``view``
+    applied to each element of its list ``key`` a chunk at a time."""
+    if not listed[key]:
+        return dumps({k: v if k != key else [] for k, v in listed.items()})
+    if yaml:
+        return await _encode_yaml(listed, view, dumps, key)
+    head = dumps({k: v for k, v in listed.items() if k != key})
+    parts = [head[:-1], f',"{key}":['.encode() if len(head) > 2 else f'"{key}":['.encode()]
+    async for chunk in chunks(listed[key]):
+        if len(parts) > 2:
+            parts.append(b",")
+        parts.append(dumps([view(obj) for obj in chunk])[1:-1])
+    parts.append(b"]}")
+    return b"".join(parts)
+
+
+async def _encode_yaml(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],
+                       key: str) -> bytes:
+    """The fields before ``key``, then ``key`` and its sequence in chunks, then the fields
+    after it: the document the whole mapping dumps to, in its key order."""
+    names = list(listed)
+    at = names.index(key)
+    before = {k: listed[k] for k in names[:at]}
+    after = {k: listed[k] for k in names[at + 1:]}
+    parts = [dumps(before) if before else b"", f"{key}:\n".encode()]
+    async for chunk in chunks(listed[key]):
+        parts.append(dumps([view(obj) for obj in chunk]))
+    parts.append(dumps(after) if after else b"")
+    return b"".join(parts)

@@ -22,7 +22,7 @@ from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.endpoints.listencoding import encode_list, in_chunks
-from setpoint.cluster.endpoints.negotiation import JSON, MediaType, negotiate
+from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.typedbodies import (
@@ -584,57 +584,58 @@ class Handler:
         validate_list_options(opts)
         ns = rp.namespace
         if not watch:
-            if rt.conversion_webhook is None and media == JSON:
-                return await self._list_json(rt, ns, opts)
-            if rt.conversion_webhook is None and media.as_kind == "Table":
-                return await self._list_table(rt, ns, opts, media)
-            listed = await self._read(request, rt, lambda: self.api.rest.list_steps(rt, ns, opts))
-            if media.as_kind == "Table":
-                from setpoint.cluster.endpoints.tables import to_table
-
-                table = to_table(rt, listed["items"], list_meta=listed["metadata"],
-                                 include_object=media.include_object or "Metadata",
-                                 now=datetime.now(UTC), table_version=media.version)
-                return _json(table, 200, media)
-            if media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-                list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
-                return _json({
-                    "kind": "PartialObjectMetadataList",
-                    "apiVersion": f"meta.k8s.io/{media.version}",
-                    "metadata": list_meta,
-                    "items": [_partial(i, media.version) for i in listed["items"]],
-                }, 200, media)
-            return _json(listed, 200, media)
+            return await self._list(request, rt, ns, opts, media)
         return await self._watch(request, rt, ns, opts, media)
 
-    async def _list_json(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Response:
-        """A plain JSON LIST, presented and encoded a chunk at a time (``listencoding``)."""
+    async def _list(self, request: Request, rt: ResourceType, ns: str | None,
+                    opts: ListOptions, media: MediaType) -> Response:
+        """A LIST in any representation (JSON or YAML; full objects, metadata only or a
+        Table), its items presented and encoded a chunk at a time (``listencoding``)."""
         rest = self.api.rest
         listed = rest.list_stored(rt, ns, opts)
-        body = await encode_list(listed, lambda obj: list_item(rt, rest.present(rt, obj)))
-        return Response(body, 200, JSON.type)
+        codec = rest.codec
+        present: Callable[[Obj], Obj] = partial(codec.present, rt)
+        if rt.conversion_webhook is not None:
+            # the page is converted in one review (webhook_converter.go converts a list's
+            # items together); defaults and encoding then go a chunk at a time
+            stored = listed["items"]
+            listed["items"] = await self._read(request, rt, lambda: codec.present_all_steps(
+                rt, stored, defaults=False))
+            present = partial(codec.with_defaults, rt)
+        dumps = partial(_dumps, media=media)
+        if media.as_kind == "Table":
+            table = await self._table(rt, listed, media, present)
+            body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")
+        elif media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
+            body = await encode_list({
+                "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
+                "metadata": list_meta, "items": listed["items"],
+            }, lambda obj: _partial(present(obj), media.version), dumps, yaml=media.is_yaml)
+        else:
+            body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
+                                     yaml=media.is_yaml)
+        return Response(body, 200, media.type)
 
-    async def _list_table(self, rt: ResourceType, ns: str | None, opts: ListOptions,
-                          media: MediaType) -> Response:
-        """A LIST as a Table (what ``kubectl get`` asks for), its items presented and turned
-        into rows a chunk at a time, the loop free in between (``listencoding``)."""
+    async def _table(self, rt: ResourceType, listed: Obj, media: MediaType,
+                     present: Callable[[Obj], Obj]) -> Obj:
+        """A LIST as a Table (what ``kubectl get`` asks for), its rows made a chunk at a
+        time."""
         from setpoint.cluster.endpoints.tables import to_table
 
-        rest = self.api.rest
-        listed = rest.list_stored(rt, ns, opts)
         include_object = media.include_object or "Metadata"
         now = datetime.now(UTC)
         table = to_table(rt, [], list_meta=listed["metadata"], include_object=include_object,
                          now=now, table_version=media.version)
 
         def rows(chunk: list[Obj]) -> list[Obj]:
-            presented = [list_item(rt, rest.present(rt, obj)) for obj in chunk]
+            presented = [list_item(rt, present(obj)) for obj in chunk]
             return list(to_table(rt, presented, list_meta=None, include_object=include_object,
                                  now=now, table_version=media.version,
                                  no_headers=True)["rows"])
 
         table["rows"] = await in_chunks(listed["items"], rows)
-        return _json(table, 200, media)
+        return table
 
     def _check_fresh(self, revision: int) -> None:
         """A read the watch cache serves must see at least the revision it asks for. The

@@ -19,11 +19,13 @@ import yaml
 
 from setpoint.cluster.serializer.decodelimits import (
     ExcessiveAliasing,
+    ExpandsTooLarge,
     TooDeep,
     check_json_depth,
     check_yaml,
 )
 from setpoint.cluster.serializer.yamlstrict import duplicate_key_errors
+from setpoint.cluster.storage.store import request_too_large
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -127,6 +129,9 @@ def _parse_yaml(raw: bytes, kind: str) -> Decoded:
         # recurses, and an aliased one is expanded by everything that walks it afterwards
         check_yaml(raw)
         obj = yaml.safe_load(raw)
+    except ExpandsTooLarge as exc:
+        # kube-apiserver expands it (sigs.k8s.io/yaml) and etcd refuses what it stores
+        raise request_too_large(exc.size) or errors.internal(str(exc)) from None
     except (yaml.YAMLError, TooDeep, ExcessiveAliasing) as exc:
         raise errors.bad_request(
             f"the object provided is unrecognized (must be of type {kind}): "

@@ -20,6 +20,12 @@ such limits:
 - an alias inside the node its anchor names (``&a [*a]``), which PyYAML would compose into a
   value that contains itself: go-yaml v2's ``decoder.alias`` fails with ``anchor 'a' value
   contains itself``.
+- alias expansion in bytes: the ratio counts nodes, so a few aliases of one large scalar
+  pass it and still make a document far larger than its body (999 aliases of a 3 KiB string
+  are 3 MiB; of a 1 MiB string, 1 GiB once encoded). The text the aliases expand to is
+  counted on the same events: beyond ``MAX_EXPANDED_BYTES`` (the body limit, which a
+  document without aliases cannot pass) the document could never be stored, and is refused
+  as the store refuses it, before anything expands it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ from typing import Any
 import yaml
 
 MAX_DEPTH = 200
+# kube-apiserver's maxRequestBodyBytes (k8s.io/apiserver/pkg/server/config.go)
+MAX_EXPANDED_BYTES = 3 * 1024 * 1024
 
 _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -54,6 +62,14 @@ class ExcessiveAliasing(Exception):
 
 class SelfContainingAlias(ExcessiveAliasing):
     """A YAML alias to an anchor whose node is still open around it."""
+
+
+class ExpandsTooLarge(Exception):
+    """A YAML document whose aliases expand its text beyond ``MAX_EXPANDED_BYTES``."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"aliases expand the document to {size} bytes of text")
+        self.size = size
 
 
 def check_json_depth(raw: bytes) -> None:
@@ -95,7 +111,8 @@ def _allowed_alias_ratio(decodes: int) -> float:
 
 def check_yaml(raw: bytes) -> None:
     """Walk the YAML events of ``raw``: TooDeep past MAX_DEPTH, ExcessiveAliasing when aliases
-    expand as go-yaml refuses. Syntax errors surface as ``yaml.YAMLError``, as from loading.
+    expand as go-yaml refuses, ExpandsTooLarge when they expand its text beyond
+    MAX_EXPANDED_BYTES. Syntax errors surface as ``yaml.YAMLError``, as from loading.
 
     Counting follows go-yaml's decoder: one decode per document, collection, scalar and alias
     node, and an alias decodes the whole anchored node again (all of it counted as aliased).
@@ -115,31 +132,38 @@ def check_yaml(raw: bytes) -> None:
 def _count_yaml(raw: bytes) -> None:
     decodes = 0
     aliased = 0
-    anchors: dict[str, int] = {}  # anchor -> decodes of its node, expansions included
-    open_nodes: list[tuple[str | None, int]] = []  # (anchor, decodes when it opened)
+    text = 0  # characters of scalar text the document expands to
+    # anchor -> (decodes, text) of its node, expansions included
+    anchors: dict[str, tuple[int, int]] = {}
+    open_nodes: list[tuple[str | None, int, int]] = []  # (anchor, decodes, text when opened)
     for event in yaml.parse(raw, Loader=_YAML_LOADER):
         if isinstance(event, yaml.CollectionStartEvent):
             decodes += 1
-            open_nodes.append((event.anchor, decodes - 1))
+            open_nodes.append((event.anchor, decodes - 1, text))
             if len(open_nodes) > MAX_DEPTH:
                 # the parser marks every event it makes; a mark is optional only in the stubs
                 line = event.start_mark.line + 1 if event.start_mark is not None else 0
                 raise TooDeep(f"line {line}: exceeded max depth of "
                               f"{MAX_DEPTH}")
         elif isinstance(event, yaml.CollectionEndEvent):
-            anchor, opened = open_nodes.pop()
+            anchor, opened, text_opened = open_nodes.pop()
             if anchor is not None:
-                anchors[anchor] = decodes - opened
+                anchors[anchor] = (decodes - opened, text - text_opened)
         elif isinstance(event, yaml.ScalarEvent):
             decodes += 1
+            text += len(event.value)
             if event.anchor is not None:
-                anchors[event.anchor] = 1
+                anchors[event.anchor] = (1, len(event.value))
         elif isinstance(event, yaml.AliasEvent):
-            if any(anchor == event.anchor for anchor, _ in open_nodes):
+            if any(anchor == event.anchor for anchor, *_ in open_nodes):
                 raise SelfContainingAlias(f"anchor '{event.anchor}' value contains itself")
-            size = anchors.get(event.anchor or "", 0)  # an unknown anchor fails on loading
+            # an unknown anchor fails on loading
+            size, size_text = anchors.get(event.anchor or "", (0, 0))
             decodes += 1 + size
             aliased += size
+            text += size_text
+            if text > MAX_EXPANDED_BYTES:
+                raise ExpandsTooLarge(text)
             if (aliased > 100 and decodes > 1000
                     and aliased / decodes > _allowed_alias_ratio(decodes)):
                 raise ExcessiveAliasing("document contains excessive aliasing")

@@ -46,6 +46,28 @@ DEFAULT_HISTORY_AGE_S = 300.0
 WATCHER_BACKLOG = 50_000
 
 
+# etcd refuses a request larger than --max-request-bytes (1.5 MiB by default, server/embed/
+# config.go DefaultMaxRequestBytes; etcdserver/v3_server.go: ErrRequestTooLarge), and
+# kube-apiserver's etcd client refuses to send one beyond its default MaxCallSendMsgSize
+# (2 MiB, client/v3 options.go; storagebackend/factory/etcd3.go sets none). A write is one
+# request carrying the object's key and its encoding (etcd3/store.go OptimisticPut).
+MAX_REQUEST_BYTES = 1572864
+MAX_CALL_SEND_MSG_SIZE = 2 * 1024 * 1024
+
+
+def request_too_large(size: int) -> StatusError | None:
+    """What kube-apiserver answers a write whose etcd request is ``size`` bytes, or None when
+    etcd takes it: etcd3/store.go returns etcd's error as it is, no ``StorageError``, so it
+    reaches the client as a 500 with reason Unknown (omitted) and the error's text
+    (responsewriters/status.go convertStorageErrorOrNot; kubernetes/kubernetes#112152)."""
+    if size > MAX_CALL_SEND_MSG_SIZE:
+        return StatusError(500, "", "rpc error: code = ResourceExhausted desc = trying to "
+                           f"send message larger than max ({size} vs. {MAX_CALL_SEND_MSG_SIZE})")
+    if size > MAX_REQUEST_BYTES:
+        return StatusError(500, "", "etcdserver: request is too large")
+    return None
+
+
 def storage_error(exc: StorageFailure) -> StatusError:
     """How kube-apiserver answers a write its storage refused: the backend's error is no
     ``StorageError`` the registry interprets (k8s.io/apiserver/pkg/storage/errors/storage.go
@@ -238,7 +260,8 @@ class Store:
 
         An object that cannot be encoded is refused before anything changes: stored, it would
         fail every later GET, LIST and WATCH of its resource (etcd3's store encodes before it
-        writes, and answers an encoding failure with an internal error).
+        writes, and answers an encoding failure with an internal error). So is one whose
+        encoding etcd would refuse as too large (:func:`request_too_large`).
 
         The database commits first: when it refuses (a full disk), memory, the revision and
         the watchers are untouched and the write fails as a storage error (see
@@ -248,9 +271,12 @@ class Store:
         except TypeError as exc:
             raise errors.internal(f"unable to encode {resource[1:] or resource} "
                                   f"{obj['metadata'].get('name')!r}: {exc}") from None
+        ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+        too_large = request_too_large(size + len(f"/registry/{resource.lstrip('/')}/{ns}/{name}"))
+        if too_large is not None:
+            raise too_large
         meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
         obj["metadata"] = meta
-        ns, name = meta.get("namespace", ""), meta["name"]
         revision = self.revision + 1
         meta["resourceVersion"] = str(revision)
         self._persist(resource, ns, name, obj, revision)
