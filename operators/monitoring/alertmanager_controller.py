@@ -18,8 +18,8 @@ import binascii
 from operators.monitoring import alertmanager_objects as objects
 from operators.monitoring import podparts, serverapi
 from operators.monitoring.known import Known
-from operators.monitoring.prometheus_controller import ready_pods
 from operators.monitoring.promconfig import digest
+from operators.monitoring.prometheus_controller import ready_pods
 from operators.monitoring.resources.alertmanager import Alertmanager, Peer
 from operators.monitoring.validation import alertmanager_errors
 from setpoint.resources.models.apps_v1 import StatefulSet

@@ -18,13 +18,14 @@ from __future__ import annotations
 from pydantic import Field
 
 from operators.monitoring.resources.common import DURATION, GROUP, VERSION
-from setpoint.resources import CustomResource, IntOrString, Model, Rule, rules
+from setpoint.resources import CustomResource, IntOrString, Model
 
 
-@rules(Rule("has(self.record) != has(self.alert)",
-            message="a rule is either a recording rule (record) or an alerting rule (alert)"))
 class PrometheusRuleItem(Model):
-    """One rule: ``record`` or ``alert``, with its PromQL ``expr``."""
+    """One rule: ``record`` or ``alert``, with its PromQL ``expr``. (That it is exactly
+    one of them is checked when the configuration is validated, not by a CEL rule: one
+    per rule of every group exceeds the API server's CEL cost budget for unbounded
+    lists, and the prometheus-operator's CRD has no such rule either.)"""
 
     record: str | None = Field(None, description="The name of the recorded series.")
     alert: str | None = Field(None, description="The alert's name.")
