@@ -19,7 +19,6 @@ from operators.monitoring import alertmanager_objects as objects
 from operators.monitoring import podparts, serverapi
 from operators.monitoring.known import Known
 from operators.monitoring.promconfig import digest
-from operators.monitoring.prometheus_controller import ready_pods
 from operators.monitoring.resources.alertmanager import Alertmanager, Peer
 from operators.monitoring.validation import alertmanager_errors
 from setpoint.resources.models.apps_v1 import StatefulSet
@@ -87,9 +86,9 @@ async def record_status(ctx: Context[Alertmanager], am: Alertmanager,
     status.replicas = (sts.replicas or 0) if sts else 0
     status.available_replicas = (sts.available_replicas or sts.ready_replicas or 0) \
         if sts else 0
-    pods = ready_pods(ctx, objects.selector(am))
-    for pod in pods[:1]:
-        cluster = await serverapi.alertmanager_cluster(f"{pod.status.pod_ip}:{objects.PORT}")
+    pods = podparts.ready_ips(ctx.list(Pod, labels=objects.selector(am)))
+    for ip in pods[:1]:
+        cluster = await serverapi.alertmanager_cluster(f"{ip}:{objects.PORT}")
         if cluster is not None:
             status.cluster_status = str(cluster.get("status"))
             status.peers = sorted((Peer(name=str(p.get("name")), address=str(p.get("address")))

@@ -93,8 +93,8 @@ def _port_matches(endpoint: Endpoint, port: Any, service: Service) -> bool:
         return bool(port.port == wanted)
     if wanted is not None:
         # a named targetPort: the Service port whose targetPort is that name
-        return any(sp.target_port == wanted and sp.name == port.name
-                   for sp in (service.spec.ports or ()) if service.spec is not None)
+        ports = (service.spec.ports if service.spec is not None else None) or ()
+        return any(sp.target_port == wanted and sp.name == port.name for sp in ports)
     return True
 
 

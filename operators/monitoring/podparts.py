@@ -9,7 +9,7 @@ it select our pods and Services; ``app.kubernetes.io/managed-by`` says who made 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from setpoint.machinery.quantity import canonical
 from setpoint.resources.models.core_v1 import (
@@ -18,6 +18,7 @@ from setpoint.resources.models.core_v1 import (
     EnvVarSource,
     HTTPGetAction,
     ObjectFieldSelector,
+    Pod,
     Probe,
     ResourceRequirements,
     VolumeMount,
@@ -94,3 +95,15 @@ def reloader(port: int, watched: Sequence[str], mounts: list[VolumeMount],
                      volume_mounts=[m.model_copy(update={"read_only": True}) for m in mounts],
                      resources=ResourceRequirements(
                          requests={"cpu": "10m", "memory": "16Mi"}))
+
+
+def ready_ips(pods: Iterable[Pod]) -> list[str]:
+    """The addresses of the Ready pods not being deleted, by pod name."""
+    found = []
+    for pod in pods:
+        status = pod.status
+        if status is None or not status.pod_ip or pod.metadata.deletion_timestamp:
+            continue
+        if any(c.type == "Ready" and c.status == "True" for c in status.conditions or ()):
+            found.append((str(pod.metadata.name), status.pod_ip))
+    return [ip for _, ip in sorted(found)]

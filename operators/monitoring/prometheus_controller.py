@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any
 
 from operators.monitoring import discovery, podparts, prometheus_objects, serverapi, storage
 from operators.monitoring.known import Known
@@ -146,14 +145,6 @@ async def prune_rule_config_maps(ctx: Context[Prometheus], prom: Prometheus,
             await ctx.delete(config_map)
 
 
-def ready_pods(ctx: Context[Any], labels: dict[str, str]) -> list[Pod]:
-    pods = [p for p in ctx.list(Pod, labels=labels) if p.status and p.status.pod_ip
-            and not p.metadata.deletion_timestamp
-            and any(c.type == "Ready" and c.status == "True"
-                    for c in p.status.conditions or ())]
-    return sorted(pods, key=lambda p: str(p.metadata.name))
-
-
 async def record_status(ctx: Context[Prometheus], prom: Prometheus,
                         statefulset: StatefulSet, key: str) -> None:
     status = prom.status
@@ -164,10 +155,9 @@ async def record_status(ctx: Context[Prometheus], prom: Prometheus,
     status.replicas = (sts.replicas or 0) if sts else 0
     status.available_replicas = (sts.available_replicas or sts.ready_replicas or 0) \
         if sts else 0
-    pods = ready_pods(ctx, prometheus_objects.selector(prom))
-    for pod in pods[:1]:
-        targets = await serverapi.prometheus_targets(
-            f"{pod.status.pod_ip}:{prometheus_objects.PORT}")
+    pods = podparts.ready_ips(ctx.list(Pod, labels=prometheus_objects.selector(prom)))
+    for ip in pods[:1]:
+        targets = await serverapi.prometheus_targets(f"{ip}:{prometheus_objects.PORT}")
         if targets is not None:
             status.targets = [ScrapeTarget.model_validate(t) for t in targets]
             status.targets_up = sum(t["health"] == "up" for t in targets)

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from operators.monitoring import blackbox, serverapi
-from operators.monitoring.prometheus_controller import ready_pods
+from operators.monitoring import blackbox, podparts, serverapi
 from operators.monitoring.resources.prometheusrule import PrometheusRule
 from operators.monitoring.resources.routemonitor import RouteMonitor
 from operators.monitoring.resources.servicemonitor import ServiceMonitor
@@ -36,7 +35,7 @@ def target_url(ctx: Context[RouteMonitor], rm: RouteMonitor) -> tuple[str | None
         return target.url.rstrip("/") + path, ""
     namespace = str(rm.metadata.namespace)
     if target.service is not None:
-        port = target.service.port
+        port: int | str | None = target.service.port
         if isinstance(port, str):
             service = ctx.get(Service, target.service.name)
             if service is None:
@@ -83,12 +82,12 @@ async def reconcile(ctx: Context[RouteMonitor], rm: RouteMonitor) -> Result:
     status.prometheus_rule = str(rule.metadata.name)
     ctx.set_condition("Reconciled", True, reason="ObjectsWritten",
                       message=f"exporter, ServiceMonitor and PrometheusRule for {url}", obj=rm)
-    pods = ready_pods(ctx, blackbox.selector(rm))
+    pods = podparts.ready_ips(ctx.list(Pod, labels=blackbox.selector(rm)))
     if not pods:
         ctx.set_condition("Available", False, reason="ExporterNotReady",
                           message="the blackbox exporter is not ready", obj=rm)
-    for pod in pods[:1]:
-        success = await serverapi.probe_success(f"{pod.status.pod_ip}:{blackbox.PORT}",
+    for ip in pods[:1]:
+        success = await serverapi.probe_success(f"{ip}:{blackbox.PORT}",
                                                 blackbox.module(rm), url)
         if success is not None:
             status.last_probe_success = success
