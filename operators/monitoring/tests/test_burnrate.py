@@ -44,7 +44,8 @@ def run_promtool(tmp_path: Path, values: list[int], checks: list[tuple[str, list
                  ) -> None:
     rules = tmp_path / "rules.yaml"
     rules.write_text(yaml.safe_dump({"groups": [rule_group("shop", LABELS, "99.5", URL)]}))
-    test = {"rule_files": [str(rules)], "evaluation_interval": "5m",
+    # evaluated every minute, as often as a page must be decided (the "for" of 2m)
+    test = {"rule_files": [str(rules)], "evaluation_interval": "1m",
             "tests": [{"interval": "30s",
                        "input_series": [{"series": "probe_success{job=\"shop-blackbox-"
                                                    "exporter\",namespace=\"web\"}",
@@ -80,12 +81,21 @@ def test_a_fast_burn_pages_through_the_1h_5m_window(tmp_path: Path) -> None:
     ])
 
 
+def test_a_new_monitor_pages_only_once_half_the_window_is_probed(tmp_path: Path) -> None:
+    """Failing from its first probe: 20 minutes are 40 probes, fewer than half the 120 of
+    an hour, so nothing is said yet; from 30 minutes on, the hour holds 60 and it pages."""
+    run_promtool(tmp_path, [0] * (PER_HOUR * 1), [
+        ("20m", []),
+        ("40m", [alert("critical", "1h", "5m", "14.4")]),
+    ])
+
+
 def test_a_slow_burn_only_warns(tmp_path: Path) -> None:
     """One probe in 50 fails (2 %: 4x the budget of a 99.5 % objective) for two days:
     the 1d/2h and 3d/6h warnings fire, never a page (a single failed probe makes a 5 m
     window burn fast, but never the hour around it)."""
     values = [0 if i % 50 == 49 else 1 for i in range(PER_HOUR * 48)]
-    run_promtool(tmp_path, values, [
-        ("1h30m", []),
-        ("2d", [alert("warning", "1d", "2h", "3"), alert("warning", "3d", "6h", "1")]),
-    ])
+    # 47h57m: three minutes after a failed probe (sample 5749), which is still in every
+    # short window, the 5m one included
+    warnings = [alert("warning", "1d", "2h", "3"), alert("warning", "3d", "6h", "1")]
+    run_promtool(tmp_path, values, [("1h30m", []), ("47h57m", warnings), ("2d", warnings)])
