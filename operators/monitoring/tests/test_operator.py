@@ -1,0 +1,187 @@
+"""The monitoring operator on a whole embedded cluster (simulated pods): what it writes
+for a Prometheus, an Alertmanager and a RouteMonitor, and what it refuses to roll out."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import pytest
+import yaml
+
+from operators.monitoring.resources import (
+    Alertmanager,
+    Prometheus,
+    PrometheusRule,
+    RouteMonitor,
+    ServiceMonitor,
+)
+from setpoint.client import ApiError, Client
+from setpoint.resources.models.apps_v1 import Deployment, StatefulSet
+from setpoint.resources.models.core_v1 import ConfigMap, Secret, Service
+from setpoint.testing import OperatorRunner
+from setpoint.testing.plugin import Waiter
+
+TIMEOUT = 30.0
+TEAM = {"team": "web"}
+
+
+def nginx(replicas: int = 1) -> list[dict[str, Any]]:
+    labels = {"app": "nginx"}
+    return [
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "nginx", "labels": labels},
+         "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels}, "spec": {"containers": [
+                      {"name": "nginx", "image": "nginx:1.27",
+                       "ports": [{"name": "http", "containerPort": 80}]}]}}}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "nginx",
+                                                             "labels": labels},
+         "spec": {"selector": labels, "ports": [{"name": "http", "port": 80,
+                                                 "targetPort": "http"}]}},
+    ]
+
+
+def reconciled(reason: str) -> Any:
+    def check(obj: Any) -> bool:
+        condition = obj.status.get_condition("Reconciled")
+        return (obj.status.observed_generation == obj.metadata.generation
+                and condition is not None and condition.reason == reason)
+    check.__qualname__ = f"reconciled({reason})"
+    return check
+
+
+async def prometheus_config(k8s: Client, name: str = "main") -> dict[str, Any]:
+    secret = await k8s.get(Secret, f"prometheus-{name}")
+    return dict(yaml.safe_load(base64.b64decode(secret.data["prometheus.yaml"])))
+
+
+def service_monitor() -> ServiceMonitor:
+    return ServiceMonitor.model_validate({
+        "metadata": {"name": "nginx", "labels": TEAM},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                 "endpoints": [{"port": "http", "path": "/", "interval": "5s"}]}})
+
+
+def prometheus(**spec: Any) -> Prometheus:
+    return Prometheus.model_validate({"metadata": {"name": "main"}, "spec": {
+        "serviceMonitorSelector": {"matchLabels": TEAM},
+        "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": "5s",
+        "evaluationInterval": "5s", **spec}})
+
+
+async def test_a_prometheus_scrapes_what_its_service_monitors_select(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(service_monitor())
+    await k8s.create(prometheus(resources={"limits": {"memory": "512Mi"}},
+                                externalLabels={"cluster": "eu-1"}))
+
+    async def scraped() -> Any:
+        try:
+            config = await prometheus_config(k8s)
+        except Exception:  # not written yet
+            return None
+        jobs = config["scrape_configs"]
+        return jobs if jobs and jobs[0]["static_configs"] else None
+
+    jobs = await wait_for(scraped, timeout=TIMEOUT)
+    assert jobs[0]["job_name"] == f"serviceMonitor/{k8s.namespace}/nginx/0"
+    assert jobs[0]["metrics_path"] == "/" and jobs[0]["scrape_interval"] == "5s"
+    group = jobs[0]["static_configs"][0]
+    assert group["targets"][0].endswith(":80")
+    assert group["labels"]["service"] == "nginx" and group["labels"]["endpoint"] == "http"
+    assert group["labels"]["pod"].startswith("nginx-")
+    config = await prometheus_config(k8s)
+    assert config["global"]["external_labels"] == {
+        "prometheus": f"{k8s.namespace}/main", "cluster": "eu-1"}
+
+    sts = await k8s.get(StatefulSet, "prometheus-main")
+    pod = sts.spec.template
+    assert pod.metadata.labels["app.kubernetes.io/name"] == "prometheus"
+    server, reloader = pod.spec.containers
+    assert server.ports[0].name == "web" and reloader.name == "config-reloader"
+    # the storage rule: 8 x the memory limit, 80 % of it kept
+    assert "--storage.tsdb.retention.size=3276MB" in server.args
+    assert "--web.enable-lifecycle" in server.args
+    db = next(v for v in pod.spec.volumes if v.name == "prometheus-db")
+    assert db.empty_dir.size_limit == "4Gi"
+    service = await k8s.get(Service, "prometheus-main")
+    assert service.spec.ports[0].name == "web"
+
+
+async def test_a_rule_that_does_not_parse_is_not_rolled_out(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "good", "labels": TEAM},
+        "spec": {"groups": [{"name": "g", "rules": [{"alert": "Down", "expr": "up == 0",
+                                                     "for": "1m"}]}]}}))
+    await k8s.create(prometheus())
+    prom = await wait_for(Prometheus, "main", reconciled("ConfigurationAccepted"),
+                          timeout=TIMEOUT)
+    good = prom.status.configuration_hash
+    await k8s.patch(PrometheusRule, "good", {"spec": {"groups": [
+        {"name": "g", "rules": [{"alert": "Down", "expr": "up ==", "for": "1m"}]}]}})
+    prom = await wait_for(Prometheus, "main", reconciled("InvalidConfiguration"),
+                          timeout=TIMEOUT)
+    message = prom.status.get_condition("Reconciled").message
+    assert "parse error" in message or "expr" in message, message
+    assert prom.status.configuration_hash == good
+    rules = await k8s.get(ConfigMap, "prometheus-main-rulefiles-0")
+    assert "up == 0" in rules.data[f"{k8s.namespace}-good.yaml"]
+
+
+async def test_alertmanager_replicas_name_every_peer(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
+                                                  "spec": {"replicas": 3}}))
+    await wait_for(Alertmanager, "main", reconciled("ConfigurationAccepted"), timeout=TIMEOUT)
+    sts = await k8s.get(StatefulSet, "alertmanager-main")
+    args = sts.spec.template.spec.containers[0].args
+    peers = [a.split("=", 1)[1] for a in args if a.startswith("--cluster.peer=")]
+    assert peers == [f"alertmanager-main-{i}.alertmanager-main.{k8s.namespace}.svc:9094"
+                     for i in range(3)]
+    service = await k8s.get(Service, "alertmanager-main")
+    assert service.spec.cluster_ip == "None" and service.spec.publish_not_ready_addresses
+    assert [p.name for p in service.spec.ports] == ["web", "tcp-mesh", "udp-mesh"]
+    generated = await k8s.get(Secret, "alertmanager-main-generated")
+    assert b"null" in base64.b64decode(generated.data["alertmanager.yaml"])
+
+
+async def test_a_route_monitor_deploys_an_exporter_a_monitor_and_burn_rate_rules(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(RouteMonitor.model_validate({
+        "metadata": {"name": "shop"},
+        "spec": {"target": {"service": {"name": "nginx", "port": "http"}},
+                 "path": "/healthz", "slo": {"targetAvailabilityPercent": "99.5"},
+                 "labels": TEAM}}))
+    rm = await wait_for(RouteMonitor, "shop", reconciled("ObjectsWritten"), timeout=TIMEOUT)
+    url = f"http://nginx.{k8s.namespace}.svc:80/healthz"
+    assert rm.status.url == url
+    monitor = await k8s.get(ServiceMonitor, "shop")
+    endpoint = monitor.spec.endpoints[0]
+    assert endpoint.interval == "30s" and endpoint.params == {"module": ["http_2xx"],
+                                                              "target": [url]}
+    assert monitor.metadata.labels["team"] == "web"
+    rule = await k8s.get(PrometheusRule, "shop")
+    alerts = [(r.labels["severity"], r.labels["long_window"], r.labels["short_window"],
+               r.for_) for r in rule.spec.groups[0].rules]
+    assert alerts == [("critical", "1h", "5m", "2m"), ("critical", "6h", "30m", "15m"),
+                      ("warning", "1d", "2h", "1h"), ("warning", "3d", "6h", "3h")]
+    await k8s.get(Deployment, "shop-blackbox-exporter")
+
+
+async def test_an_slo_outside_90_to_100_is_refused(k8s: Client, cluster: Any) -> None:
+    for value in ("90", "100", "99.999x"):
+        with pytest.raises(ApiError) as caught:
+            # a dict: the server, not the Python model, must refuse it
+            await k8s.create({
+                "apiVersion": RouteMonitor.api_version, "kind": "RouteMonitor",
+                "metadata": {"name": "shop"},
+                "spec": {"target": {"url": "http://example.test"},
+                         "slo": {"targetAvailabilityPercent": value}}})
+        assert caught.value.status["code"] == 422, value
+        assert "targetAvailabilityPercent" in str(caught.value.status), value

@@ -1,0 +1,207 @@
+"""The monitoring operator on the process runtime: real Prometheus, Alertmanager and
+blackbox exporter processes (the Debian packages), nginx as the monitored service.
+
+Each test asks the servers themselves over their HTTP APIs (the pods' loopback
+addresses), not only the operator's status."""
+
+from __future__ import annotations
+
+import shutil
+from typing import Any
+
+import aiohttp
+import pytest
+
+from operators.monitoring.resources import (
+    Alertmanager,
+    Prometheus,
+    PrometheusRule,
+    RouteMonitor,
+    ServiceMonitor,
+)
+from operators.monitoring.serverapi import get_json
+from setpoint.client import Client
+from setpoint.resources.models.apps_v1 import Deployment
+from setpoint.resources.models.core_v1 import Pod
+from setpoint.testing import OperatorRunner
+from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import wait_for as wait_until
+
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+TIMEOUT = 150.0
+TEAM = {"team": "web"}
+METRICS = "# TYPE hello gauge\nhello 1\n"
+
+
+@pytest.fixture(autouse=True)
+def _programs_installed() -> None:
+    for program in ("prometheus", "prometheus-alertmanager", "prometheus-blackbox-exporter",
+                    "nginx"):
+        if shutil.which(program) is None:
+            pytest.skip(f"{program} is not installed: apt-get install -y prometheus "
+                        "prometheus-alertmanager prometheus-blackbox-exporter nginx-light")
+
+
+def nginx() -> list[dict[str, Any]]:
+    """nginx serving a metrics file at /metrics (a ConfigMap over its html root)."""
+    labels = {"app": "nginx"}
+    return [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "html"},
+         "data": {"metrics": METRICS, "index.html": "<html>ok</html>\n"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment",
+         "metadata": {"name": "nginx", "labels": labels},
+         "spec": {"replicas": 1, "selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels}, "spec": {
+                      "containers": [{
+                          "name": "nginx", "image": "nginx:1.27",
+                          "ports": [{"name": "http", "containerPort": 80}],
+                          "readinessProbe": {"httpGet": {"path": "/", "port": "http"},
+                                             "periodSeconds": 2},
+                          "volumeMounts": [{"name": "html",
+                                            "mountPath": "/usr/share/nginx/html"}]}],
+                      "volumes": [{"name": "html", "configMap": {"name": "html"}}]}}}},
+        {"apiVersion": "v1", "kind": "Service",
+         "metadata": {"name": "nginx", "labels": labels},
+         "spec": {"selector": labels, "ports": [{"name": "http", "port": 80,
+                                                 "targetPort": "http"}]}},
+    ]
+
+
+def prometheus(**spec: Any) -> Prometheus:
+    return Prometheus.model_validate({"metadata": {"name": "main"}, "spec": {
+        "serviceMonitorSelector": {"matchLabels": TEAM},
+        "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": "5s",
+        "evaluationInterval": "5s", **spec}})
+
+
+async def ready_ips(k8s: Client, selector: str, count: int) -> list[str]:
+    async def ready() -> list[str] | None:
+        pods = (await k8s.list(Pod, label_selector=selector)).items
+        ips = sorted(str(p.status.pod_ip) for p in pods if p.status and p.status.pod_ip
+                     and not p.metadata.deletion_timestamp
+                     and any(c.type == "Ready" and c.status == "True"
+                             for c in p.status.conditions or ()))
+        return ips if len(ips) == count else None
+
+    ips: list[str] = await wait_until(ready, timeout=TIMEOUT,
+                                      message=f"{count} ready pod(s) {selector}")
+    return ips
+
+
+async def query(ip: str, promql: str) -> list[dict[str, Any]] | None:
+    body = await get_json(f"http://{ip}:9090/api/v1/query", {"query": promql})
+    if not isinstance(body, dict) or body.get("status") != "success":
+        return None
+    return list(body["data"]["result"])
+
+
+async def value_of(ip: str, promql: str, wanted: str) -> None:
+    async def seen() -> bool:
+        result = await query(ip, promql)
+        return bool(result) and result[0]["value"][1] == wanted
+
+    await wait_until(seen, timeout=TIMEOUT, message=f"{promql} == {wanted}")
+
+
+async def test_prometheus_scrapes_the_service_monitors_nginx_and_reports_it_up(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(ServiceMonitor.model_validate({
+        "metadata": {"name": "nginx", "labels": TEAM},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                 "endpoints": [{"port": "http", "interval": "5s"}]}}))
+    await k8s.create(prometheus())
+    job = f"serviceMonitor/{k8s.namespace}/nginx/0"
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    await value_of(ip, f'up{{job="{job}"}}', "1")
+    await value_of(ip, f'hello{{job="{job}",service="nginx",endpoint="http"}}', "1")
+    # and the operator's status says what the server says
+    prom = await wait_for(Prometheus, "main", lambda p: p.status.targets_up == 1,
+                          timeout=TIMEOUT)
+    assert prom.status.targets[0].job == job and prom.status.targets[0].health == "up"
+
+
+async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
+        k8s: Client, operator: OperatorRunner) -> None:
+    def rule(record: str) -> dict[str, Any]:
+        return {"groups": [{"name": "g", "rules": [{"record": record, "expr": "vector(1)"}]}]}
+
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("first")}))
+    await k8s.create(prometheus())
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    await value_of(ip, "first", "1")
+    (before,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")
+                 ).items
+
+    await k8s.patch(PrometheusRule, "r", {"spec": rule("second")})
+    await value_of(ip, "second", "1")
+    (after,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")
+                ).items
+    assert after.metadata.uid == before.metadata.uid
+    assert [c.restart_count for c in after.status.container_statuses] == [0, 0]
+    await value_of(ip, "prometheus_config_last_reload_successful", "1")
+
+
+async def test_three_alertmanagers_form_one_cluster_and_share_silences(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
+                                                  "spec": {"replicas": 3}}))
+    ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3)
+
+    async def clustered() -> bool:
+        for ip in ips:
+            status = await get_json(f"http://{ip}:9093/api/v2/status")
+            if not status or len(status["cluster"].get("peers") or ()) != 3:
+                return False
+        return True
+
+    await wait_until(clustered, timeout=TIMEOUT, message="every replica sees 3 peers")
+    am = await wait_for(Alertmanager, "main", lambda a: len(a.status.peers or ()) == 3,
+                        timeout=TIMEOUT)
+    assert sorted(p.address.rsplit(":", 1)[0] for p in am.status.peers) == ips
+
+    # silences are what the replicas gossip: one made on the first is on every replica
+    silence = {"matchers": [{"name": "alertname", "value": "Test", "isRegex": False}],
+               "startsAt": "2020-01-01T00:00:00Z", "endsAt": "2099-01-01T00:00:00Z",
+               "createdBy": "test", "comment": "gossiped"}
+    async with aiohttp.ClientSession() as session, \
+            session.post(f"http://{ips[0]}:9093/api/v2/silences", json=silence) as response:
+        assert response.status == 200, await response.text()
+        silence_id = (await response.json())["silenceID"]
+
+    async def everywhere() -> bool:
+        for ip in ips:
+            found = await get_json(f"http://{ip}:9093/api/v2/silence/{silence_id}")
+            if not found:
+                return False
+        return True
+
+    await wait_until(everywhere, timeout=TIMEOUT, message="the silence on every replica")
+
+
+async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_gone(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(RouteMonitor.model_validate({
+        "metadata": {"name": "shop"},
+        "spec": {"target": {"service": {"name": "nginx", "port": "http"}},
+                 "slo": {"targetAvailabilityPercent": "99.5"}, "labels": TEAM}}))
+    await k8s.create(prometheus())
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    series = 'probe_success{job="shop-blackbox-exporter"}'
+    await value_of(ip, series, "1")
+    await wait_for(RouteMonitor, "shop", lambda r: r.status.last_probe_success is True,
+                   timeout=TIMEOUT)
+    rules = await get_json(f"http://{ip}:9090/api/v1/rules")
+    assert rules is not None
+    alerts = [r for g in rules["data"]["groups"] for r in g["rules"]
+              if r.get("name") == "ErrorBudgetBurn"]
+    assert len(alerts) == 4
+
+    await k8s.patch(Deployment, "nginx", {"spec": {"replicas": 0}})
+    await value_of(ip, series, "0")
+    await wait_for(RouteMonitor, "shop", lambda r: r.status.last_probe_success is False,
+                   timeout=TIMEOUT)
