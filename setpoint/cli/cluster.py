@@ -22,6 +22,7 @@ class WorkloadOptions:
     node_memory: str
     node_pods: int
     runtime: str = "simulated"
+    loopback_network: int = 0
 
 
 def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -101,7 +102,8 @@ async def _start_workloads(kubeconfig: Path, options: WorkloadOptions) -> tuple[
     client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
     settings = WorkloadSettings(nodes=options.nodes, node_cpu=options.node_cpu,
                                 node_memory=options.node_memory, node_pods=options.node_pods,
-                                runtime=options.runtime)
+                                runtime=options.runtime,
+                                loopback_network=options.loopback_network)
     manager = build_manager(client, settings)
     try:
         await manager.start()
@@ -126,19 +128,33 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node), so ``kubectl get nodes`` right after shows them Ready. Until then the workloads
     reach the server through a private kubeconfig of their own."""
+    import contextlib
+    import dataclasses
     import tempfile
 
-    from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE, serve
+    from setpoint.cluster import serve
     from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    # real processes need ClusterIPs a local proxy can listen on: a loopback service CIDR
-    ip_range = PROCESS_RUNTIME_SERVICE_RANGE if workloads is not None \
-        and workloads.runtime == "process" else None
-    with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
+    ip_range = None
+    claim: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+    if workloads is not None and workloads.runtime == "process":
+        from setpoint.workloads.loopbacknet import NoFreeLoopbackNetwork, claim_loopback_network
+
+        # real processes need addresses of their own: a loopback block no other cluster on
+        # this machine holds; its Services' range is the --service-cluster-ip-range
+        try:
+            claim = claim_loopback_network()
+        except NoFreeLoopbackNetwork as exc:
+            click.echo(f"error: {exc}: stop one of them first", err=True)
+            sys.exit(1)
+        network = claim.network
+        ip_range = network.services
+        workloads = dataclasses.replace(workloads, loopback_network=network.index)
+    with claim, tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"
         async with serve(data, host=host, port=port, kubeconfig=internal,
                          service_cluster_ip_range=ip_range) as running:

@@ -4,6 +4,6 @@
 kubeconfig path and base URL.
 """
 
-from setpoint.cluster.runner import PROCESS_RUNTIME_SERVICE_RANGE, RunningCluster, serve
+from setpoint.cluster.runner import RunningCluster, serve
 
-__all__ = ["PROCESS_RUNTIME_SERVICE_RANGE", "RunningCluster", "serve"]
+__all__ = ["RunningCluster", "serve"]

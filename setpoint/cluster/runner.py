@@ -19,10 +19,6 @@ from setpoint.cluster.endpoints.http import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 
-PROCESS_RUNTIME_SERVICE_RANGE = "127.96.0.0/16"
-"""The service CIDR of clusters on the process runtime: loopback, apart from the pods'
-127.16.0.0/12, so that a ClusterIP is an address a local proxy can listen on."""
-
 
 @dataclass
 class RunningCluster:
@@ -64,8 +60,9 @@ async def serve(
     ``data`` keeps the state (SQLite), the CA and the token across restarts; without it the
     state lives in memory and the credentials in a temporary directory.
     ``service_cluster_ip_range`` is kube-apiserver's ``--service-cluster-ip-range``
-    (10.96.0.0/12 unless given; :data:`PROCESS_RUNTIME_SERVICE_RANGE` for clusters whose
-    kubelets run real processes, so that ClusterIPs are loopback addresses).
+    (10.96.0.0/12 unless given; clusters whose kubelets run real processes give a loopback
+    range, so that ClusterIPs are addresses a local proxy can listen on:
+    ``setpoint.workloads.loopbacknet``).
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:

@@ -59,6 +59,8 @@ class SetpointCluster:
         self._base_config = load_kubeconfig(kubeconfig)
         self._clients: list[Client] = []
         self._proxy: ApiProxy | None = None
+        self.loopback_network = 0
+        """The process runtime's block of loopback addresses this cluster holds."""
 
     def __repr__(self) -> str:
         mode = "fresh" if self.embedded is not None else "shared"

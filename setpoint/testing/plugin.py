@@ -125,11 +125,18 @@ async def setpoint_cluster(request: pytest.FixtureRequest) -> AsyncIterator[Setp
         async with namespaced_cluster(kubeconfig, request.node.name) as cluster:
             yield cluster
     else:
-        from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE
+        if _runtime(request) != "process":
+            async with fresh_cluster() as cluster:
+                yield cluster
+            return
+        from setpoint.workloads.loopbacknet import claim_loopback_network
 
-        ip_range = PROCESS_RUNTIME_SERVICE_RANGE if _runtime(request) == "process" else None
-        async with fresh_cluster(service_cluster_ip_range=ip_range) as cluster:
-            yield cluster
+        # real processes need addresses of their own: a loopback block no other cluster
+        # on this machine holds, its Service range as --service-cluster-ip-range
+        with claim_loopback_network() as network:
+            async with fresh_cluster(service_cluster_ip_range=network.services) as cluster:
+                cluster.loopback_network = network.index
+                yield cluster
 
 
 @pytest_asyncio.fixture
@@ -159,7 +166,8 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster,
     from setpoint.workloads.settings import WorkloadSettings
 
     client = Client(setpoint_cluster.config())
-    running = build_manager(client, WorkloadSettings(runtime=_runtime(request)))
+    running = build_manager(client, WorkloadSettings(
+        runtime=_runtime(request), loopback_network=setpoint_cluster.loopback_network))
     await running.start()
     try:
         yield running

@@ -17,7 +17,8 @@ of Services, EndpointSlices and Pods as the Kubernetes DNS specification says
 Other names in the zone are NXDOMAIN; a name that exists but has no record of the asked
 type answers with no records (so glibc's parallel A/AAAA lookups settle at once). Names
 outside the zone are forwarded to the machine's own nameservers. UDP and TCP, on
-``CLUSTER_DNS:53``; nothing listens beyond loopback.
+the cluster DNS address of its loopback network, port 53
+(:mod:`setpoint.workloads.loopbacknet`); nothing listens beyond loopback.
 """
 
 from __future__ import annotations
@@ -45,8 +46,12 @@ from dnslib import (  # type: ignore[import-untyped]
 from setpoint.client import Kind
 from setpoint.runtime import Manager
 from setpoint.workloads.kubelet.process.dnsfiles import CLUSTER_DNS, CLUSTER_DOMAIN
+from setpoint.workloads.loopbacknet import LoopbackNetwork
 from setpoint.workloads.settings import WorkloadSettings
 
+# every cluster DNS address of the loopback networks (and of older versions): never an
+# upstream of our own
+CLUSTER_DNS_PREFIX = "127.53."
 log = logging.getLogger("setpoint.workloads.clusterdns")
 
 SERVICE = Kind("v1", "Service")
@@ -217,7 +222,7 @@ def _host_nameservers(path: Path = Path("/etc/resolv.conf")) -> list[str]:
     with contextlib.suppress(OSError):
         return [line.split()[1] for line in path.read_text().splitlines()
                 if line.startswith("nameserver") and len(line.split()) > 1
-                and line.split()[1] != CLUSTER_DNS]
+                and not line.split()[1].startswith(CLUSTER_DNS_PREFIX)]
     return []
 
 
@@ -268,18 +273,20 @@ async def serve(dns: ClusterDNS, host: str = CLUSTER_DNS, port: int = 53
 
 
 def install(manager: Manager, settings: WorkloadSettings) -> ClusterDNS | None:
-    """Serve cluster DNS on ``CLUSTER_DNS:53`` when the kubelets run real processes (the
-    Services and EndpointSlices it reads are watched by the service proxy)."""
+    """Serve cluster DNS on the address of the cluster's loopback network (port 53) when the
+    kubelets run real processes (the Services and EndpointSlices it reads are watched by the
+    service proxy)."""
     if settings.runtime != "process":
         return None
     dns = ClusterDNS(manager)
+    address = LoopbackNetwork(settings.loopback_network).cluster_dns
 
     async def run(_: Manager) -> None:
         try:
-            transport, server = await serve(dns)
+            transport, server = await serve(dns, host=address)
         except OSError as exc:
             log.warning("cluster DNS not served on %s:53: %s (pods resolve no cluster "
-                        "names)", CLUSTER_DNS, exc)
+                        "names)", address, exc)
             await asyncio.Event().wait()
             return
         try:

@@ -1,12 +1,13 @@
 """kube-proxy for the process runtime: each Service port's ClusterIP forwards to its endpoints.
 
-On a cluster whose kubelets run real processes the service CIDR is a loopback range
-(``PROCESS_RUNTIME_SERVICE_RANGE``), so a ClusterIP is an address this machine can listen
-on. For every port of every Service with such a ClusterIP, a small asyncio proxy listens on
-``clusterIP:port`` (TCP, or UDP for ``protocol: UDP``) and forwards each connection (each
-client's datagrams) to one of the Service's *ready* endpoints, chosen at random as
-kube-proxy's iptables rules do (pkg/proxy/iptables/proxier.go: one ``statistic --mode
-random`` rule per endpoint; ``sessionAffinity: ClientIP`` keeps a client on its endpoint).
+On a cluster whose kubelets run real processes the service CIDR is a loopback range (its
+loopback network's, :mod:`setpoint.workloads.loopbacknet`), so a ClusterIP is an address
+this machine can listen on. For every port of every Service with such a ClusterIP, a small
+asyncio proxy listens on ``clusterIP:port`` (TCP, or UDP for ``protocol: UDP``) and
+forwards each connection (each client's datagrams) to one of the Service's *ready*
+endpoints, chosen at random as kube-proxy's iptables rules do
+(pkg/proxy/iptables/proxier.go: one ``statistic --mode random`` rule per endpoint;
+``sessionAffinity: ClientIP`` keeps a client on its endpoint).
 
 The endpoints are the Service's EndpointSlices (``kubernetes.io/service-name``), matched
 to the Service port by port name as kube-proxy matches them

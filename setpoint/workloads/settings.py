@@ -24,4 +24,7 @@ class WorkloadSettings:
     controllers: bool = True
     runtime: str = "simulated"
     heartbeat_seconds: float = 10.0
+    loopback_network: int = 0
+    """With the process runtime: the block of loopback addresses the cluster claimed for its
+    pods, Services and DNS (:mod:`setpoint.workloads.loopbacknet`)."""
     extra: dict[str, str] = field(default_factory=dict)

@@ -194,3 +194,32 @@ def test_options_come_from_workload_settings_extra() -> None:
     opts = KubeletOptions.from_extra({"kubelet.grace-cap": "500ms", "kubelet.metrics": "false"})
     assert opts.grace_cap == 0.5 and opts.metrics is False
     assert opts.probe_delay_cap == KubeletOptions().probe_delay_cap
+
+
+def test_each_process_runtime_cluster_claims_its_own_loopback_network() -> None:
+    """Two clusters on one machine get disjoint pod, Service and DNS addresses; a claim
+    ends with its holder (setpoint/workloads/loopbacknet.py)."""
+    from setpoint.workloads.loopbacknet import claim_loopback_network
+
+    with claim_loopback_network() as first, claim_loopback_network() as second:
+        assert first.index != second.index
+        assert not first.pods.overlaps(second.pods)
+        assert not ipaddress.ip_network(first.services).overlaps(
+            ipaddress.ip_network(second.services))
+        assert first.cluster_dns != second.cluster_dns
+        for network in (first, second):
+            # apart from each other's and from the simulated runtime's pod addresses
+            assert not network.pods.overlaps(ipaddress.ip_network("127.16.0.0/12"))
+            assert not network.pods.overlaps(ipaddress.ip_network(network.services))
+        held = first.index
+    with claim_loopback_network() as again:
+        assert again.index == held  # given back when its holder let go
+
+
+def test_a_process_runtime_cluster_gives_pods_addresses_of_its_own_network() -> None:
+    from setpoint.workloads.loopbacknet import LoopbackNetwork
+
+    network = LoopbackNetwork(3)
+    alloc = AddressAllocator(network.pods)
+    assert alloc.allocate("a", "p1") == "127.35.0.2"
+    assert alloc.allocate("b", "p2") == "127.35.1.2"

@@ -80,9 +80,12 @@ def install(manager: Manager, settings: WorkloadSettings,
     runtime = factory(settings)
     workers = PodWorkers(manager, runtime, opts, events)
     if runtime.runs_processes:
+        from setpoint.workloads.kubelet.addresses import AddressAllocator
         from setpoint.workloads.kubelet.process import ProcessRuntime, attach
+        from setpoint.workloads.loopbacknet import LoopbackNetwork
 
         assert isinstance(runtime, ProcessRuntime)
+        workers.addresses = AddressAllocator(LoopbackNetwork(settings.loopback_network).pods)
         attach(manager, runtime, settings)
     manager.cache.store_for(POD, create=True).add_indexer(NODE_INDEX, index_by_node)
     controller = (Controller.for_(POD, name=CONTROLLER_NAME)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-LOOPBACK_BLOCKS = ipaddress.ip_network("127.16.0.0/12")
+LOOPBACK_BLOCKS = ipaddress.IPv4Network("127.16.0.0/12")
 BLOCK_PREFIX = 24
 
 
@@ -36,7 +36,10 @@ class _Range:
 class AddressAllocator:
     """Pod IPs per node (see the module docstring)."""
 
-    def __init__(self) -> None:
+    def __init__(self, blocks: ipaddress.IPv4Network = LOOPBACK_BLOCKS) -> None:
+        self.blocks = blocks
+        """Where nodes without a podCIDR get their /24s (a process-runtime cluster's own
+        loopback network, :mod:`setpoint.workloads.loopbacknet`)."""
         self._ranges: dict[str, _Range] = {}
         self._blocks: dict[int, str] = {}  # loopback block index -> node
         self._by_pod: dict[str, tuple[str, str]] = {}  # pod uid -> (node, ip)
@@ -83,8 +86,8 @@ class AddressAllocator:
             address = ipaddress.ip_address(ip)
         except ValueError:
             return
-        if node not in self._ranges and not pod_cidr and address in LOOPBACK_BLOCKS:
-            index = (int(address) - int(LOOPBACK_BLOCKS.network_address)) >> (32 - BLOCK_PREFIX)
+        if node not in self._ranges and not pod_cidr and address in self.blocks:
+            index = (int(address) - int(self.blocks.network_address)) >> (32 - BLOCK_PREFIX)
             if index not in self._blocks:
                 self._blocks[index] = node
                 self._ranges[node] = _Range(self._block(index))
@@ -122,10 +125,9 @@ class AddressAllocator:
         rng = self._ranges[node] = _Range(network)
         return rng
 
-    @staticmethod
-    def _block(index: int) -> ipaddress.IPv4Network:
-        base = int(LOOPBACK_BLOCKS.network_address) + (index << (32 - BLOCK_PREFIX))
-        if base >= int(LOOPBACK_BLOCKS.broadcast_address):
+    def _block(self, index: int) -> ipaddress.IPv4Network:
+        base = int(self.blocks.network_address) + (index << (32 - BLOCK_PREFIX))
+        if base >= int(self.blocks.broadcast_address):
             raise AddressesExhausted("no loopback block left for another node")
         return ipaddress.IPv4Network((base, BLOCK_PREFIX))
 

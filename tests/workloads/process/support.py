@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from setpoint.client import Client, load_kubeconfig
-from setpoint.cluster import serve
+from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import kubelet
 from setpoint.workloads.kubelet import KubeletOptions
 from setpoint.workloads.kubelet.process import ProcessRuntime
+from setpoint.workloads.loopbacknet import claim_loopback_network
 from setpoint.workloads.settings import WorkloadSettings
 from tests.conftest import kubectl_path
 from tests.workloads.test_kubelet_support import Env, node
@@ -42,11 +43,19 @@ def need(program: str, package: str) -> str:
 async def process_env(tmp_path: Path, options: KubeletOptions = FAST,
                       extra: dict[str, str] | None = None) -> AsyncIterator[Env]:
     """A cluster with nodes ``node-a``/``node-b`` and a kubelet on the process runtime."""
-    settings = WorkloadSettings(runtime="process", extra={
-        "kubelet.root-dir": str(tmp_path / "kubelet"), "kubelet.volume-resync": "0.2s",
-        **(extra or {})})
-    async with serve() as cluster, Client(load_kubeconfig(cluster.kubeconfig),
-                                          field_manager="kubelet") as client:
+    with claim_loopback_network() as network:
+        settings = WorkloadSettings(runtime="process", loopback_network=network.index, extra={
+            "kubelet.root-dir": str(tmp_path / "kubelet"), "kubelet.volume-resync": "0.2s",
+            **(extra or {})})
+        async with serve(service_cluster_ip_range=network.services) as cluster, \
+                _running(cluster, settings, options) as env:
+            yield env
+
+
+@contextlib.asynccontextmanager
+async def _running(cluster: RunningCluster, settings: WorkloadSettings,
+                   options: KubeletOptions) -> AsyncIterator[Env]:
+    async with Client(load_kubeconfig(cluster.kubeconfig), field_manager="kubelet") as client:
         for body in (node("node-a", "127.0.1.1"), node("node-b", "127.0.1.2")):
             await client.create(body)
         manager = Manager(client=client, settings=ManagerSettings(name="kubelet",

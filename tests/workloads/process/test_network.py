@@ -13,6 +13,7 @@ import pytest
 from setpoint.client import Client, Kind
 from setpoint.testing import SetpointCluster
 from setpoint.testing.waiting import wait_for
+from setpoint.workloads.loopbacknet import LoopbackNetwork
 from tests.workloads.process.support import need
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(120)]
@@ -21,7 +22,6 @@ DEPLOYMENT = Kind("apps/v1", "Deployment")
 STATEFULSET = Kind("apps/v1", "StatefulSet")
 SERVICE = Kind("v1", "Service")
 POD = Kind("v1", "Pod")
-SERVICE_RANGE = ipaddress.ip_network("127.96.0.0/16")
 
 
 def need_root_namespaces() -> None:
@@ -58,13 +58,17 @@ async def http_get(url: str) -> str:
 
 async def test_kubernetes_service_and_cluster_ips_come_from_the_loopback_range(
         setpoint_cluster: SetpointCluster, k8s: Client) -> None:
-    """The process runtime's cluster runs with --service-cluster-ip-range 127.96.0.0/16,
-    and the ``kubernetes`` Service takes its first address as kube-apiserver's
+    """The process runtime's cluster runs with its loopback network's Service range as
+    --service-cluster-ip-range (127.(64+N).0.0/16, setpoint/workloads/loopbacknet.py), and
+    the ``kubernetes`` Service takes its first address as kube-apiserver's
     ``ServiceIPRange`` gives it (pkg/controlplane/services.go)."""
+    network = LoopbackNetwork(setpoint_cluster.loopback_network)
+    services = ipaddress.ip_network(network.services)
     kubernetes = await k8s.get(SERVICE, "kubernetes", namespace="default")
-    assert kubernetes["spec"]["clusterIP"] == "127.96.0.1"
+    assert kubernetes["spec"]["clusterIP"] == str(services.network_address + 1)
     created = await k8s.create(web_service())
-    assert ipaddress.ip_address(created["spec"]["clusterIP"]) in SERVICE_RANGE
+    assert ipaddress.ip_address(created["spec"]["clusterIP"]) in services
+    assert not ipaddress.ip_network("127.96.0.0/16").overlaps(services)
 
 
 async def test_nginx_deployment_answers_through_its_cluster_ip_and_its_dns_name(

@@ -28,6 +28,7 @@ from setpoint.workloads.kubelet.annotations import parse_duration
 from setpoint.workloads.kubelet.process.catalog import ImageCatalog, ImageEntry, LaunchContext
 from setpoint.workloads.kubelet.process.runtime import ProcessRuntime
 from setpoint.workloads.kubelet.process.server import KubeletServer
+from setpoint.workloads.loopbacknet import LoopbackNetwork
 
 if TYPE_CHECKING:
     from setpoint.runtime import Manager
@@ -73,6 +74,7 @@ def attach(manager: Manager, runtime: ProcessRuntime, settings: WorkloadSettings
         return str(((answer or {}).get("status") or {}).get("token") or "")
 
     runtime.bind(fetch, request_token, client.config.server)
+    runtime.cluster_dns = LoopbackNetwork(settings.loopback_network).cluster_dns
     resync = parse_duration(settings.extra.get("kubelet.volume-resync", "1s"))
     servers: dict[str, KubeletServer] = {}
 

@@ -20,9 +20,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-CLUSTER_DNS = "127.53.0.10"
-"""Where the cluster DNS server listens (port 53): a loopback address outside the pods'
-127.16.0.0/12 and the services' 127.96.0.0/16."""
+CLUSTER_DNS = "127.53.1.10"
+"""Where the cluster DNS server of the first loopback network listens (port 53); each
+process-runtime cluster has its own (:mod:`setpoint.workloads.loopbacknet`)."""
 CLUSTER_DOMAIN = "cluster.local"
 NDOTS = 5
 

@@ -38,7 +38,7 @@ from setpoint.workloads.kubelet.process.catalog import (
     LaunchContext,
     busybox_bin,
 )
-from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
+from setpoint.workloads.kubelet.process.dnsfiles import CLUSTER_DNS, hosts_file, resolv_conf
 from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
@@ -138,6 +138,8 @@ class ProcessRuntime:
         # so that once it is Ready `kubectl logs/exec` reach the endpoint the node names
         self._nodes_served: dict[str, asyncio.Event] = {}
         self._meter = UsageMeter()
+        self.cluster_dns = CLUSTER_DNS
+        """The nameserver of the pods' resolv.conf (the cluster's loopback network's)."""
 
     def __repr__(self) -> str:
         return (f"ProcessRuntime(root={self.root}, sandboxes={len(self._sandboxes)}, "
@@ -229,7 +231,7 @@ class ProcessRuntime:
         etc = sandbox.dir / "etc"
         etc.mkdir(mode=0o755, exist_ok=True)
         (etc / "hosts").write_text(hosts_file(sandbox.config.pod, sandbox.config.ip))
-        resolv = resolv_conf(sandbox.config.pod)
+        resolv = resolv_conf(sandbox.config.pod, cluster_dns=self.cluster_dns)
         if resolv is not None:
             (etc / "resolv.conf").write_text(resolv)
         for name in ("hosts", "resolv.conf"):
