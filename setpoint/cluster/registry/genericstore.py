@@ -112,10 +112,13 @@ class GenericStore:
     # -- update ------------------------------------------------------------------------
     def update_steps(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
                      subresource: str, *, precondition_rv: str | None,
-                     tracked: bool = False) -> Steps[WriteResult]:
+                     tracked: bool = False,
+                     uid_precondition: bool = True) -> Steps[WriteResult]:
         """``obj``, the complete new object (decoded, or built by a patch), replaces ``old``,
         the stored one, unless ``precondition_rv`` is no longer ``old``'s. ``tracked``: its
-        managed fields are already set (an apply, a scale)."""
+        managed fields are already set (an apply, a scale). ``uid_precondition``: a uid in
+        ``obj`` is a storage precondition (the body of a PUT, rest.DefaultUpdatedObjectInfo);
+        a patch has none, so a uid it changes meets the immutable-field validation."""
         stored_old = old
         [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
@@ -123,7 +126,8 @@ class GenericStore:
         name = old_meta["name"]
         # the storage checks the body's uid (a precondition) before the update function
         # compares resourceVersions (etcd3 store.go GuaranteedUpdate, then store.go Update)
-        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+        changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
+        if changed_uid and uid_precondition:
             raise storage_precondition_conflict(
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
@@ -135,6 +139,8 @@ class GenericStore:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
+        if changed_uid:
+            meta["uid"] = changed_uid  # for validation to refuse (rest.BeforeUpdate)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in old_meta:
             meta["generation"] = old_meta["generation"]
