@@ -22,6 +22,7 @@ from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, SchemaErro
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _KUBECTL = "kubectl"
+BEFORE_FIRST_APPLY = "before-first-apply"
 _MISSING: Any = object()
 _NULL: Any = object()  # what a map or list emptied by removal becomes (dropped by its parent)
 
@@ -56,6 +57,9 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     base = _without_managed_fields(live) if live is not None else {}
     if live is not None:
         _check_live(schema, base)
+        if not managed.sets:
+            managed = _before_first_apply(schema, base, api_version, now, subresource,
+                                          reset_fields)
     key = mf.manager_key(manager or "unknown", mf.APPLY, api_version, subresource)
     ignored = mf.reset_set(reset_fields)
 
@@ -95,6 +99,20 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
         result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(config)
     _store_managed_fields(result, live_meta, mf.encode(managed))
     return result
+
+
+def _before_first_apply(schema: TypeRef, live: dict[str, Any], api_version: str, now: str,
+                        subresource: str, reset_fields: Iterable[str | Sequence[str]]
+                        ) -> mf.Managed:
+    """An object nobody tracks is first given to "before-first-apply", an Update manager
+    owning every field it has, so that the first applier conflicts with what was there
+    (skipNonAppliedManager.Apply in k8s.io/apimachinery
+    pkg/util/managedfields/internal/skipnonapplied.go)."""
+    tracked = _copy(live)
+    mf.update_managed_fields(schema, None, tracked, manager=BEFORE_FIRST_APPLY,
+                             api_version=api_version, now=now, subresource=subresource,
+                             reset_fields=reset_fields)
+    return mf.decode((tracked.get("metadata") or {}).get("managedFields"))
 
 
 def typed_config_fields(schema: TypeRef, config: dict[str, Any]) -> FieldSet:

@@ -104,6 +104,12 @@ def _service(obj: Obj) -> None:
         _set(spec, "internalTrafficPolicy", "Cluster")
     if kind == "LoadBalancer":
         _set(spec, "allocateLoadBalancerNodePorts", True)
+    # LoadBalancerIPMode (on by default since 1.30): an ingress IP without a mode is a VIP
+    status = obj.get("status")
+    for ingress in ((status.get("loadBalancer") or {}).get("ingress") or []
+                    if isinstance(status, dict) else []):
+        if isinstance(ingress, dict) and ingress.get("ip") and ingress.get("ipMode") is None:
+            ingress["ipMode"] = "VIP"
     # IP families are the REST allocator's (admission/services.py), set after the field
     # manager has tracked the write, as pkg/registry/core/service/storage does
 

@@ -135,11 +135,14 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
             live["metadata"].get("resourceVersion"):
         raise Changed  # written or deleted by another request while webhooks answered
     meta = live["metadata"]
+    # handlers/delete.go: an object left in place answers 202 only when orphanDependents
+    # was explicitly false ("we want to do this always ... but that will break clients")
+    kept = 202 if opts.orphan_dependents is False else 200
     if rt.kind == "Namespace" and not rt.group and meta.get("deletionTimestamp") and (
             live.get("spec") or {}).get("finalizers"):
         # a terminating namespace is answered as it is, whatever the options
         # (pkg/registry/core/namespace/storage/storage.go Delete)
-        return 200, (yield from generic.codec.present_steps(rt, live))
+        return kept, (yield from generic.codec.present_steps(rt, live))
     finalizers = list(meta.get("finalizers") or [])
     policy = opts.propagation_policy
     if policy == "Orphan" and ORPHAN not in finalizers:
@@ -167,8 +170,15 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
         if not namespace_pending and not is_crd:  # those registries set only the timestamp
             new_meta["deletionGracePeriodSeconds"] = grace
+            # rest.BeforeDelete (graceful) and the store's markAsDeleting bump a generation
+            # the object has, once, when its deletion starts
+            if (meta.get("generation") or 0) > 0:
+                new_meta["generation"] = meta["generation"] + 1
     elif grace and grace < (meta.get("deletionGracePeriodSeconds") or 0):
-        new_meta["deletionTimestamp"] = grace_deadline(now, grace)
+        # rest.BeforeDelete: only a shorter grace period is taken, and the deadline moves
+        # from the old one (old deadline - old period + new period), not from now
+        new_meta["deletionTimestamp"] = grace_deadline(
+            meta["deletionTimestamp"], grace - meta["deletionGracePeriodSeconds"])
         new_meta["deletionGracePeriodSeconds"] = grace
     if finalizers:
         new_meta["finalizers"] = finalizers
@@ -179,14 +189,14 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         obj["status"] = _crd_terminating(live.get("status") or {}, now)
     obj = serialization_order(obj)
     if obj == live:
-        return 200, (yield from generic.codec.present_steps(rt, live))
+        return kept, (yield from generic.codec.present_steps(rt, live))
     if opts.dry_run:
-        return 200, (yield from generic.codec.present_steps(rt, obj))
+        return kept, (yield from generic.codec.present_steps(rt, obj))
     if not finalizers and not namespace_pending and grace == 0:
         store.delete(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
-    return 200, (yield from generic.codec.present_steps(rt, obj))
+    return kept, (yield from generic.codec.present_steps(rt, obj))
 
 
 def grace_deadline(now: str, seconds: int) -> str:

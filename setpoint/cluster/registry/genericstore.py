@@ -27,6 +27,7 @@ from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.cluster.registry.validation_status import validate_status_update
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
@@ -111,10 +112,13 @@ class GenericStore:
     # -- update ------------------------------------------------------------------------
     def update_steps(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,
                      subresource: str, *, precondition_rv: str | None,
-                     tracked: bool = False) -> Steps[WriteResult]:
+                     tracked: bool = False,
+                     uid_precondition: bool = True) -> Steps[WriteResult]:
         """``obj``, the complete new object (decoded, or built by a patch), replaces ``old``,
         the stored one, unless ``precondition_rv`` is no longer ``old``'s. ``tracked``: its
-        managed fields are already set (an apply, a scale)."""
+        managed fields are already set (an apply, a scale). ``uid_precondition``: a uid in
+        ``obj`` is a storage precondition (the body of a PUT, rest.DefaultUpdatedObjectInfo);
+        a patch has none, so a uid it changes meets the immutable-field validation."""
         stored_old = old
         [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
@@ -122,7 +126,8 @@ class GenericStore:
         name = old_meta["name"]
         # the storage checks the body's uid (a precondition) before the update function
         # compares resourceVersions (etcd3 store.go GuaranteedUpdate, then store.go Update)
-        if meta.get("uid") and meta["uid"] != old_meta.get("uid"):
+        changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
+        if changed_uid and uid_precondition:
             raise storage_precondition_conflict(
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
@@ -134,6 +139,8 @@ class GenericStore:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
+        if changed_uid:
+            meta["uid"] = changed_uid  # for validation to refuse (rest.BeforeUpdate)
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in old_meta:
             meta["generation"] = old_meta["generation"]
@@ -158,7 +165,7 @@ class GenericStore:
                                opts.options_object("UpdateOptions"))
         obj = yield from self._mutate(point)
         meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
-        self._validate(rt, obj, old)
+        self._validate(rt, obj, old, subresource)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options)
         current = self.storage.get(rt.storage_key, point.namespace, name)
@@ -205,10 +212,13 @@ class GenericStore:
         self.decoder.default(point.rt, mutated)
         return mutated
 
-    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> None:
+    def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
+                  subresource: str = "") -> None:
         causes: list[Cause] = (rt.strategy.validate(rt, obj) if old is None
                                else rt.strategy.validate_update(rt, obj, old))
         causes = causes + self.decoder.validate(rt, obj, old)
+        if old is not None and subresource == "status" and not rt.is_custom:
+            causes += validate_status_update(rt.group, rt.kind, obj, old)
         if causes:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group

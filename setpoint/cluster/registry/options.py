@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
 from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
 
 _VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
+
+
+def _parse_int64(value: str) -> int:
+    """``strconv.ParseInt(value, 10, 64)`` as the query parameter conversion calls it
+    (runtime.Convert_Slice_string_To_Pointer_int64); its error is the 400's message."""
+    if not re.fullmatch(r"[+-]?[0-9]+", value):
+        raise errors.bad_request(f"strconv.ParseInt: parsing {go_quote(value)}: invalid syntax")
+    number = int(value)
+    if not -(1 << 63) <= number < (1 << 63):
+        raise errors.bad_request(
+            f"strconv.ParseInt: parsing {go_quote(value)}: value out of range")
+    return number
 
 
 def _options_invalid(kind: str, causes: list[Cause]) -> errors.StatusError:
@@ -184,6 +198,9 @@ def validate_list_options(opts: ListOptions) -> None:
 class DeleteOptions:
     dry_run: bool = False
     propagation_policy: str | None = None
+    # the deprecated orphanDependents as sent: false asks for foreground deletion and, while
+    # the object stays, a 202 (handlers/delete.go)
+    orphan_dependents: bool | None = None
     grace_period_seconds: int | None = None
     precondition_uid: str | None = None
     precondition_rv: str | None = None
@@ -197,7 +214,9 @@ class DeleteOptions:
         policy = body.get("propagationPolicy") or query.get("propagationPolicy")
         orphan = body.get("orphanDependents")
         if orphan is None and "orphanDependents" in query:
-            orphan = query["orphanDependents"] in ("true", "1")
+            # runtime.Convert_Slice_string_To_Pointer_bool: only "0" and "false" are false
+            orphan = not (query["orphanDependents"] == "0"
+                          or query["orphanDependents"].lower() == "false")
         # metav1 validation.ValidateDeleteOptions, its errors in its order
         if orphan is not None and policy is not None:
             causes.append(Cause("FieldValueInvalid",
@@ -214,19 +233,19 @@ class DeleteOptions:
                                 f'Unsupported value: []string{{{listed}}}: supported values: '
                                 '"All"', "dryRun"))
         if orphan is not None and policy is None:
-            policy = "Orphan" if orphan else "Background"
+            # registry/generic/registry/store.go shouldDeleteDependents: an explicit
+            # orphanDependents=false deletes the dependents first
+            policy = "Orphan" if orphan else "Foreground"
         grace = body.get("gracePeriodSeconds")
-        if grace is None and query.get("gracePeriodSeconds"):
-            try:
-                grace = int(query["gracePeriodSeconds"])
-            except ValueError:
-                raise errors.bad_request("invalid value for gracePeriodSeconds") from None
+        if grace is None and "gracePeriodSeconds" in query:
+            grace = _parse_int64(query["gracePeriodSeconds"])
         pre = body.get("preconditions") or {}
         if causes:
             raise _options_invalid("DeleteOptions", causes)
         return cls(
             dry_run=dry_run,
             propagation_policy=str(policy) if policy else None,
+            orphan_dependents=bool(orphan) if orphan is not None else None,
             # a JSON number from the body (the decoder checked it is an int64) or the query's
             grace_period_seconds=int(cast("int | float", grace)) if grace is not None else None,
             precondition_uid=pre.get("uid") if isinstance(pre, dict) else None,
@@ -242,7 +261,9 @@ class DeleteOptions:
                                            ("resourceVersion", self.precondition_rv)) if v}
         if preconditions:
             out["preconditions"] = preconditions
-        if self.propagation_policy:
+        if self.orphan_dependents is not None:
+            out["orphanDependents"] = self.orphan_dependents
+        elif self.propagation_policy:
             out["propagationPolicy"] = self.propagation_policy
         if self.dry_run:
             out["dryRun"] = ["All"]

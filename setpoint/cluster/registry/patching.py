@@ -100,7 +100,7 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         meta["namespace"] = ns
     precondition = meta.get("resourceVersion")
     result = yield from store.update_steps(rt, obj, live, opts, subresource,
-                                           precondition_rv=precondition)
+                                           precondition_rv=precondition, uid_precondition=False)
     result.warnings[:0] = warnings
     return result
 
@@ -139,6 +139,11 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))
         applied.setdefault("metadata", {})
+        if applied["metadata"].get("uid"):
+            # patch.go applyPatch: a uid names an object that should have been there
+            raise errors.conflict(
+                rt.resource, name, "uid mismatch: the provided object specified uid "
+                f"{applied['metadata']['uid']}, and no existing object was found", rt.group)
         warnings += check_duplicates()
         return (yield from store.create_steps(rt, ns, applied, opts, warnings, tracked=True))
     current = copy.deepcopy((yield from store.codec.present_steps(rt, live)))
@@ -149,7 +154,8 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     warnings += check_duplicates()
     precondition = cfg["metadata"].get("resourceVersion")
     result = yield from store.update_steps(rt, applied, live, opts, subresource,
-                                           precondition_rv=precondition, tracked=True)
+                                           precondition_rv=precondition, tracked=True,
+                                           uid_precondition=False)
     result.warnings[:0] = warnings
     return result
 

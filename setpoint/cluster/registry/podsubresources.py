@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
 
-from setpoint.cluster.registry.genericstore import WriteResult
+from setpoint.cluster.registry.genericstore import WriteResult, storage_precondition_conflict
 from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
@@ -83,14 +83,6 @@ def _validate_binding(body: Obj) -> None:
         raise StatusError(500, "", message)
 
 
-def _storage_conflict(rt: ResourceType, ns: str, name: str, detail: str) -> StatusError:
-    """A failed storage precondition, as ``storeerr.InterpretUpdateError`` reports it."""
-    return errors.conflict(
-        rt.resource, name,
-        f"StorageError: invalid object, Code: 4, Key: /registry/{rt.resource}/{ns}/{name}, "
-        f"ResourceVersion: 0, AdditionalErrorMsg: {detail}", rt.group)
-
-
 def set_pod_scheduled(status: Obj, now: str) -> None:
     """``UpdatePodCondition`` with PodScheduled=True (the transition time moves only when the
     status changes)."""
@@ -124,11 +116,12 @@ class PodBinding:
             raise errors.not_found(rt.resource, name, rt.group)
         pod_meta = pod["metadata"]
         if meta.get("uid") and meta["uid"] != pod_meta.get("uid"):
-            raise _storage_conflict(rt, ns, name, "Precondition failed: UID in precondition: "
-                                    f"{meta['uid']}, UID in object meta: {pod_meta.get('uid')}")
+            raise storage_precondition_conflict(
+                rt, ns, name, "Precondition failed: UID in precondition: "
+                f"{meta['uid']}, UID in object meta: {pod_meta.get('uid')}")
         if meta.get("resourceVersion") and meta["resourceVersion"] != pod_meta.get(
                 "resourceVersion"):
-            raise _storage_conflict(
+            raise storage_precondition_conflict(
                 rt, ns, name, "Precondition failed: ResourceVersion in precondition: "
                 f"{meta['resourceVersion']}, ResourceVersion in object meta: "
                 f"{pod_meta.get('resourceVersion')}")

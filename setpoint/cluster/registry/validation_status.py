@@ -5,13 +5,21 @@
 Counts may not be negative, and the counts of a subset of the replicas may not exceed the
 count of the whole. A write through the main resource keeps the stored status, so these only
 ever reject what a ``/status`` write brings.
+
+``validate_status_update`` holds the status rules of the other built-in kinds, run only for a
+``/status`` write as their status strategies' ``ValidateUpdate`` runs them
+(pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
+``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``;
+pkg/apis/batch/validation/validation.go ``validateJobStatus``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Callable
 
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -81,3 +89,107 @@ def validate_status(group: str, kind: str, obj: Obj) -> list[Cause]:
     fn = STATUS_VALIDATORS.get((group, kind))
     status = obj.get("status")
     return fn(status) if fn is not None and isinstance(status, dict) else []
+
+
+# -- status writes of the other built-in kinds (only a ``/status`` write runs these) ---------
+
+_POD_SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
+_LB_IP_MODES = ("Proxy", "VIP")
+
+
+def _ip(value: str) -> bool:
+    """``netutils.ParseIPSloppy``: an IPv4 address may carry leading zeros."""
+    try:
+        ipaddress.ip_address(value)
+        return True
+    except ValueError:
+        parts = value.split(".")
+        return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) < 256
+                                       for p in parts)
+
+
+def _pod_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePodStatusUpdate``: a condition that is not one of the system's must have a
+    qualified name as its type — reported under ``metadata.conditions[i].Type``, the path
+    the real code builds from its metadata field path."""
+    causes: list[Cause] = []
+    status = new.get("status") or {}
+    for i, condition in enumerate(status.get("conditions") or []):
+        ctype = condition.get("type", "") if isinstance(condition, dict) else ""
+        if ctype in _POD_SYSTEM_CONDITIONS:
+            continue
+        causes.extend(fe.invalid(f"metadata.conditions[{i}].Type", ctype, msg)
+                      for msg in names.is_qualified_name(str(ctype)))
+    nominated = status.get("nominatedNodeName") or ""
+    if nominated and nominated != (old.get("status") or {}).get("nominatedNodeName"):
+        causes.extend(fe.invalid("status.nominatedNodeName", nominated, msg)
+                      for msg in names.name_is_dns_subdomain(nominated, False))
+    return causes
+
+
+def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateServiceStatusUpdate`` → ``ValidateLoadBalancerStatus``."""
+    path = "status.loadBalancer.ingress"
+    ingresses = ((new.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    if (new.get("spec") or {}).get("type") != "LoadBalancer" and ingresses:
+        # AllowServiceLBStatusOnNonLB is off by default
+        return [fe.forbidden(path, "may only be used when `spec.type` is 'LoadBalancer'")]
+    causes: list[Cause] = []
+    for i, ingress in enumerate(ingresses):
+        at = f"{path}[{i}]"
+        ip, mode, host = (ingress.get("ip") or "", ingress.get("ipMode"),
+                          ingress.get("hostname") or "")
+        if ip and not _ip(ip):
+            causes.append(fe.invalid(f"{at}.ip", ip, "must be a valid IP address, (e.g. "
+                                                     "10.9.8.7 or 2001:db8::ffff)"))
+        if mode is None:
+            if ip:
+                causes.append(fe.required(f"{at}.ipMode", "must be specified when `ip` is set"))
+        elif not ip:
+            causes.append(fe.forbidden(f"{at}.ipMode",
+                                       "may not be specified when `ip` is not set"))
+        elif mode not in _LB_IP_MODES:
+            causes.append(fe.not_supported(f"{at}.ipMode", mode, _LB_IP_MODES))
+        if host:
+            causes.extend(fe.invalid(f"{at}.hostname", host, msg)
+                          for msg in names.is_dns1123_subdomain(host))
+            if _ip(host):
+                causes.append(fe.invalid(f"{at}.hostname", host,
+                                         "must be a DNS name, not an IP address"))
+    return causes
+
+
+def _namespace_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateNamespaceStatusUpdate``: the phase follows the deletionTimestamp."""
+    phase = (new.get("status") or {}).get("phase") or ""
+    if not new["metadata"].get("deletionTimestamp"):
+        if phase != "Active":
+            return [fe.invalid("status.Phase", phase,
+                               "may only be 'Active' if `deletionTimestamp` is empty")]
+    elif phase != "Terminating":
+        return [fe.invalid("status.Phase", phase,
+                           "may only be 'Terminating' if `deletionTimestamp` is not empty")]
+    return []
+
+
+def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``validateJobStatus``: counts may not be negative (ready and terminating when set)."""
+    status = new.get("status") or {}
+    return [fe.invalid(f"status.{k}", _count(status, k), NON_NEGATIVE)
+            for k in ("active", "succeeded", "failed", "ready", "terminating")
+            if _count(status, k) < 0]
+
+
+STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
+    ("", "Pod"): _pod_status_update,
+    ("", "Service"): _service_status_update,
+    ("", "Namespace"): _namespace_status_update,
+    ("batch", "Job"): _job_status_update,
+}
+
+
+def validate_status_update(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
+    """The causes a ``/status`` write of a built-in kind is rejected for, after the generic
+    update checks (each kind's ``ValidateXStatusUpdate`` past its metadata checks)."""
+    fn = STATUS_UPDATE_VALIDATORS.get((group, kind))
+    return fn(new, old) if fn is not None else []

@@ -6,6 +6,7 @@ Each test is one rule of kube-apiserver 1.32, read from the source it cites.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -287,3 +288,118 @@ async def test_foreground_deletion_of_a_custom_resource_waits_for_its_dependents
 
     await wait_for(lambda: gone("dep"))
     await wait_for(lambda: gone("owner"))
+
+
+# -- what a deletion changes and answers -----------------------------------------------------
+
+def _rfc3339(value: str) -> datetime:
+    return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+async def test_a_shorter_grace_period_moves_the_deadline_from_the_old_one(api: API) -> None:
+    """Rule: a second DELETE of a pod in its grace period may only shorten it; the new
+    deadline is the old deletionTimestamp minus the old period plus the new one (not now
+    plus the new period), and a longer period changes nothing.
+    Source: staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go (BeforeDelete, "only a
+    shorter grace period may be provided"), reached through the generic store's
+    updateForGracefulDeletionAndFinalizers (pkg/registry/generic/registry/store.go) and
+    pkg/registry/core/pod/strategy.go (CheckGracefulDelete)."""
+    await api.post(f"{NS}/pods", _scheduled_pod("p"))
+    status, first = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=30")
+    assert status == 200, first
+    deadline = _rfc3339(first["metadata"]["deletionTimestamp"])
+    # let the wall clock leave the second the deletion started in, so that "now + 10" and
+    # "old deadline - 30 + 10" differ
+    await wait_for(lambda: datetime.now(UTC) >= deadline - timedelta(seconds=28))
+    status, second = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=10")
+    assert status == 200, second
+    assert (second["metadata"]["deletionGracePeriodSeconds"],
+            _rfc3339(second["metadata"]["deletionTimestamp"])) == (
+        10, deadline - timedelta(seconds=20))
+    status, third = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=20")
+    assert (status, third["metadata"]["deletionTimestamp"],
+            third["metadata"]["deletionGracePeriodSeconds"]) == (
+        200, second["metadata"]["deletionTimestamp"], 10)
+
+
+async def test_deletion_of_a_custom_resource_bumps_its_generation_once(api: API) -> None:
+    """Rule: the deletion that first sets a deletionTimestamp on an object with a generation
+    bumps it; metadata changes after that (or a second DELETE) do not, a spec change does.
+    Source: pkg/registry/generic/registry/store.go (markAsDeleting), apiextensions-apiserver
+    pkg/registry/customresource/strategy.go (PrepareForUpdate: only changes outside metadata
+    increment the generation)."""
+    await _widgets(api)
+    status, _ = await api.post(CRS, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                     "metadata": {"name": "w", "finalizers": ["x.io/f"]},
+                                     "spec": {"a": 1}})
+    assert status == 201
+    status, out = await api.delete(f"{CRS}/w")
+    assert (status, out["metadata"]["generation"]) == (200, 2)
+    merge = "application/merge-patch+json"
+    status, out = await api.patch(f"{CRS}/w", {"metadata": {"labels": {"x": "y"}}}, merge)
+    assert (status, out["metadata"]["generation"]) == (200, 2)
+    status, out = await api.delete(f"{CRS}/w")
+    assert (status, out["metadata"]["generation"]) == (200, 2)
+    status, out = await api.patch(f"{CRS}/w", {"spec": {"a": 2}}, merge)
+    assert (status, out["metadata"]["generation"]) == (200, 3)
+
+
+@pytest.mark.parametrize("where", ["body", "query"])
+async def test_orphan_dependents_false_is_foreground_answered_202(api: API, where: str) -> None:
+    """Rule: orphanDependents=false (body or query) asks for the dependents to go first: the
+    object gets the foregroundDeletion finalizer, stays, and the handler answers 202 with it
+    (200 for the same wait asked by propagationPolicy=Foreground).
+    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go ("status =
+    http.StatusAccepted" when !wasDeleted and OrphanDependents is false),
+    pkg/registry/generic/registry/store.go (shouldDeleteDependents)."""
+    await _widgets(api)
+    await _widget(api, "w")
+    if where == "body":
+        status, out = await api.delete(f"{CRS}/w", {"kind": "DeleteOptions", "apiVersion": "v1",
+                                                    "orphanDependents": False})
+    else:
+        status, out = await api.delete(f"{CRS}/w?orphanDependents=false")
+    assert (status, out["kind"], out["metadata"]["finalizers"]) == (
+        202, "Widget", ["foregroundDeletion"])
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("abc", "invalid syntax"), ("1.5", "invalid syntax"), ("", "invalid syntax"),
+    ("99999999999999999999", "value out of range")])
+async def test_a_bad_grace_period_in_the_query_is_the_parsers_400(
+        api: API, value: str, problem: str) -> None:
+    """Rule: query parameters become DeleteOptions through the parameter codec, whose
+    strconv.ParseInt error is the BadRequest's message.
+    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go (DecodeParameters,
+    errors.NewBadRequest(err.Error())), k8s.io/apimachinery pkg/runtime/conversion.go
+    (Convert_Slice_string_To_Pointer_int64)."""
+    await api.post(f"{NS}/configmaps", {"metadata": {"name": "c"}})
+    status, out = await api.delete(f"{NS}/configmaps/c?gracePeriodSeconds={value}")
+    assert (status, out) == (400, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": f'strconv.ParseInt: parsing "{value}": {problem}', "reason": "BadRequest",
+        "code": 400})
+
+
+async def test_a_patch_changing_the_uid_is_invalid(api: API) -> None:
+    """Rule: a PATCH carries no uid precondition, so a uid it changes reaches the common
+    metadata validation of the update (field is immutable, listed by both the common and the
+    kind's checks); an apply naming a uid for an object that does not exist is a Conflict.
+    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/patch.go
+    (DefaultUpdatedObjectInfo(nil, ...), applyPatch: "uid mismatch"),
+    pkg/registry/rest/update.go (BeforeUpdate, validateCommonFields)."""
+    await api.post(f"{NS}/configmaps", {"metadata": {"name": "c"}})
+    status, out = await api.patch(f"{NS}/configmaps/c", {"metadata": {"uid": "other"}},
+                                  "application/merge-patch+json")
+    cause = {"reason": "FieldValueInvalid", "message": 'Invalid value: "other": field is '
+             "immutable", "field": "metadata.uid"}
+    assert (status, out) == (422, _failure(
+        422, "Invalid", 'ConfigMap "c" is invalid: metadata.uid: Invalid value: "other": '
+        "field is immutable", {"name": "c", "kind": "ConfigMap", "causes": [cause, cause]}))
+    status, out = await api.patch(
+        f"{NS}/configmaps/absent?fieldManager=m", None, "application/apply-patch+yaml",
+        raw=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: absent\n  uid: u1\n")
+    assert (status, out) == (409, _failure(
+        409, "Conflict", 'Operation cannot be fulfilled on configmaps "absent": uid '
+        "mismatch: the provided object specified uid u1, and no existing object was found",
+        {"name": "absent", "kind": "configmaps"}))
