@@ -21,6 +21,7 @@ import os
 import pwd
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -67,6 +68,7 @@ def _as_postgres_user(paths: Sequence[Path]) -> None:
     os.setgid(account.pw_gid)
     os.setuid(account.pw_uid)
     os.environ["HOME"] = str(paths[-1])
+    os.chdir(paths[0])  # the container's own directory is the runtime's, closed to it
 
 
 def postgres(data: Path, sockets: Path, argv: list[str], env: Mapping[str, str]) -> None:
@@ -85,17 +87,15 @@ def postgres(data: Path, sockets: Path, argv: list[str], env: Mapping[str, str])
     if not fresh:
         return
     data.chmod(0o700)
-    bindir = Path(argv[0]).parent
-    pwfile = sockets / ".pwfile"
-    pwfile.write_text(password + "\n")
-    pwfile.chmod(0o600)
-    try:
+    bindir = Path(argv[0]).resolve().parent  # initdb, pg_ctl and psql live beside it
+    # not in the data directory: initdb wants it empty. Private to the postgres account.
+    with tempfile.NamedTemporaryFile("w", prefix="setpoint-pw-") as pwfile:
+        pwfile.write(password + "\n")
+        pwfile.flush()
         subprocess.run([str(bindir / "initdb"), "-D", str(data), "--username", user,
-                        "--pwfile", str(pwfile),
+                        "--pwfile", pwfile.name,
                         *env.get("POSTGRES_INITDB_ARGS", "").split()],
                        check=True, stdout=sys.stderr)
-    finally:
-        pwfile.unlink()
     with (data / "pg_hba.conf").open("a") as hba:
         hba.write(f"\nhost all all all {auth}\n")
     database = env.get("POSTGRES_DB") or user
