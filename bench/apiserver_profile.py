@@ -3,9 +3,10 @@
 Starts ``setpoint cluster up --memory --no-workloads``, drives it with the load generator of
 ``bench/apiserver.py`` and profiles the server process while the load runs, in one of two ways:
 
-- ``--sampler cprofile`` (the default): cProfile inside the server, timed by the thread's CPU
-  clock, switched on and off by SIGUSR1 around the load. Shares are of CPU time, which is
-  what the aims are about; cProfile's own overhead inflates small functions called often.
+- ``--sampler cpu`` (the default): a sampler inside the server on the process's CPU clock
+  (``ITIMER_PROF``: a sample per millisecond of CPU, user and system), switched on and off by
+  SIGUSR1 around the load. Time in C (TLS, system calls, orjson) counts for the Python
+  function that called it. Shares are of CPU time, which is what the aims are about.
 - ``--sampler py-spy``: py-spy (``pip install py-spy``; ptrace rights on the server) samples
   the stacks of the running server. On a loaded machine its samples are taken while the
   server is runnable but not running too, and those pile up where it is preempted: right
@@ -23,7 +24,6 @@ import argparse
 import asyncio
 import collections
 import os
-import pstats
 import shutil
 import signal
 import subprocess
@@ -40,15 +40,26 @@ from bench.common import ROOT, Server
 from bench.loadgen import LoadGenerator, Target, get_phase, post_phase
 from bench.procstats import usage
 
-# the server's CLI under cProfile on the thread's CPU clock; SIGUSR1 switches it on and off
-_CPROFILE = """
-import cProfile, signal, sys, time
-profile, on, out = cProfile.Profile(time.thread_time), [False], sys.argv[1]
+# the server's CLI with a CPU-time stack sampler; SIGUSR1 switches it on and, the second
+# time, off, writing the samples in py-spy's raw format ("outer;...;inner count" lines)
+_SAMPLER = """
+import collections, signal, sys
+counts, out = collections.Counter(), sys.argv[1]
+def sample(_, frame):
+    stack = []
+    while frame is not None:
+        code = frame.f_code
+        stack.append(f"{code.co_name} ({code.co_filename}:{frame.f_lineno})")
+        frame = frame.f_back
+    counts[";".join(reversed(stack))] += 1
 def toggle(*_):
-    (profile.disable if on[0] else profile.enable)()
-    on[0] = not on[0]
-    if not on[0]:
-        profile.dump_stats(out)
+    if signal.getitimer(signal.ITIMER_PROF)[0]:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        with open(out, "w") as f:
+            f.writelines(f"{stack} {n}\\n" for stack, n in counts.items())
+    else:
+        signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+signal.signal(signal.SIGPROF, sample)
 signal.signal(signal.SIGUSR1, toggle)
 sys.argv = ["setpoint", *sys.argv[2:]]
 from setpoint.cli.main import main
@@ -68,18 +79,7 @@ def _print_top(title: str, rows: list[tuple[float, str]], total: float, top: int
         print(f"{100 * value / total:5.1f}%  {name.replace(str(ROOT) + '/', '')}")
 
 
-def _cprofile_report(path: Path, top: int) -> None:
-    stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
-    total = sum(tt for _, _, tt, _, _ in stats.values())
-    names = {key: f"{key[2]} ({key[0].rsplit('site-packages/', 1)[-1]}:{key[1]})"
-             for key in stats}
-    print(f"{total:.2f} CPU-s profiled")
-    _print_top("inclusive (cumulative)", [(v[3], names[k]) for k, v in stats.items()], total,
-               top)
-    _print_top("self", [(v[2], names[k]) for k, v in stats.items()], total, top)
-
-
-def _pyspy_report(raw: Path, top: int) -> None:
+def _report(raw: Path, top: int) -> None:
     inclusive: collections.Counter[str] = collections.Counter()
     own: collections.Counter[str] = collections.Counter()
     total = 0
@@ -102,12 +102,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--gets", action="store_true", help="profile gets, not creates")
     parser.add_argument("--top", type=int, default=30)
-    parser.add_argument("--sampler", choices=["cprofile", "py-spy"], default="cprofile")
+    parser.add_argument("--sampler", choices=["cpu", "py-spy"], default="cpu")
     parser.add_argument("--source", type=Path, default=ROOT, help="the tree to run")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="setpoint-profile-")) / "profile"
-    cprofile = args.sampler == "cprofile"
-    launcher = ("-c", _CPROFILE, str(out)) if cprofile else ("-m", "setpoint.cli.main")
+    cpu_sampler = args.sampler == "cpu"
+    launcher = ("-c", _SAMPLER, str(out)) if cpu_sampler else ("-m", "setpoint.cli.main")
     server = Server("--no-workloads", source=args.source.resolve(), launcher=launcher).start()
     try:
         asyncio.run(_namespace(server))
@@ -118,7 +118,7 @@ def main() -> None:
             load.run(post_phase(path, objects))
         phase = (get_phase(path + "/%s", [o["metadata"]["name"] for o in objects])
                  if args.gets else post_phase(path, objects))
-        if cprofile:
+        if cpu_sampler:
             os.kill(server.pid(), signal.SIGUSR1)
         else:
             spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
@@ -127,7 +127,7 @@ def main() -> None:
                  "raw", "--output", str(out), "--nonblocking"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         elapsed, _, cpu = load.run(phase, lambda: usage(server.pid()).cpu_seconds)
-        if cprofile:
+        if cpu_sampler:
             os.kill(server.pid(), signal.SIGUSR1)
             while not out.exists():
                 time.sleep(0.05)
@@ -141,7 +141,7 @@ def main() -> None:
     what = "gets" if args.gets else "creates"
     print(f"{args.requests} {what} in {elapsed:.2f} s, server CPU {cpu:.2f} s "
           f"({1000 * cpu / args.requests:.3f} ms per request, with the profiler on)")
-    (_cprofile_report if cprofile else _pyspy_report)(out, args.top)
+    _report(out, args.top)
 
 
 if __name__ == "__main__":
