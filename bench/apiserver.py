@@ -15,6 +15,7 @@ import json
 import multiprocessing
 import os
 import ssl
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,9 +25,13 @@ import aiohttp
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import Server, median_min_max, run_concurrently
+from bench.common import ROOT, Server, median_min_max, ratio, run_concurrently, spread
+from bench.loadgen import LoadGenerator, Target, get_phase, post_phase
+from bench.procstats import usage
 
-CONCURRENCY = 16
+CONCURRENCY = 16  # aiohttp clients for the LISTs and watches
+CONNECTIONS = 8  # per load generator process
+DEPTH = 4  # requests pipelined on each connection
 NS = "bench"
 
 
@@ -110,25 +115,30 @@ def configmap(i: int) -> dict[str, Any]:
             "data": {"key": "value", "index": str(i)}}
 
 
-async def creates(session: aiohttp.ClientSession, n: int, offset: int = 0) -> float:
-    path = f"/api/v1/namespaces/{NS}/configmaps"
-
-    async def one(i: int) -> None:
-        async with session.post(path, data=orjson.dumps(configmap(offset + i))) as r:
-            assert r.status == 201, await r.text()
-            await r.read()
-
-    return n / await run_concurrently(n, CONCURRENCY, one)
-
-
-async def gets(session: aiohttp.ClientSession, n: int, existing: int) -> float:
-    async def one(i: int) -> None:
-        path = f"/api/v1/namespaces/{NS}/configmaps/cm-{i % existing:06d}"
-        async with session.get(path) as r:
-            assert r.status == 200
-            await r.read()
-
-    return n / await run_concurrently(n, CONCURRENCY, one)
+def loaded_phases(target: Target, pid: int, n_create: int, processes: int,
+                  ) -> dict[str, float]:
+    """Creates then gets from the load generator: throughput, and the server process's CPU
+    per request (user+system from /proc) and how busy it was (CPU seconds per wall second:
+    1.0 is one core, the most a one-process server can give)."""
+    out: dict[str, float] = {}
+    load = LoadGenerator(target, processes=processes, connections=CONNECTIONS, depth=DEPTH)
+    try:
+        path = f"/api/v1/namespaces/{NS}/configmaps"
+        objects = [configmap(i) for i in range(n_create)]
+        names = [o["metadata"]["name"] for o in objects]
+        gets = [names[i % n_create] for i in range(2 * n_create)]
+        for what, phase in (("creates", post_phase(path, objects)),
+                            ("gets", get_phase(path + "/%s", gets))):
+            elapsed, clients_cpu, server_cpu = load.run(
+                phase, lambda: usage(pid).cpu_seconds)
+            n = len(phase.names)
+            out[f"{what}_per_s"] = n / elapsed
+            out[f"{what}_server_cpu_ms"] = 1000 * server_cpu / n
+            out[f"{what}_client_cpu_ms"] = 1000 * clients_cpu / n
+            out[f"{what}_server_busy"] = server_cpu / elapsed
+    finally:
+        load.close()
+    return out
 
 
 async def list_seconds(session: aiohttp.ClientSession, namespace: str) -> float:
@@ -182,16 +192,19 @@ async def watch_latency(server: Server, watchers: int, events: int = 200) -> flo
     return latencies[len(latencies) // 2]
 
 
-async def bench_setpoint(n_create: int, list_sizes: list[int]) -> dict[str, float]:
-    server = Server("--no-workloads").start()  # the API server alone
+
+
+async def bench_setpoint(n_create: int, list_sizes: list[int], processes: int,
+                         source: Path = ROOT) -> dict[str, float]:
+    server = Server("--no-workloads", source=source).start()  # the API server alone
     out: dict[str, float] = {"startup_s": server.startup_seconds}
     try:
+        async with server.session() as s, s.post("/api/v1/namespaces", data=orjson.dumps(
+                {"metadata": {"name": NS}})) as r:
+            assert r.status == 201
+        out.update(loaded_phases(Target(server.url, server.ca, server.token), server.pid(),
+                                 n_create, processes))
         async with server.session() as s:
-            async with s.post("/api/v1/namespaces", data=orjson.dumps(
-                    {"metadata": {"name": NS}})) as r:
-                assert r.status == 201
-            out["creates_per_s"] = await creates(s, n_create)
-            out["gets_per_s"] = await gets(s, n_create * 2, n_create)
             for size in list_sizes:
                 ns = f"list-{size}"
                 async with s.post("/api/v1/namespaces", data=orjson.dumps(
@@ -213,13 +226,15 @@ async def bench_setpoint(n_create: int, list_sizes: list[int]) -> dict[str, floa
     return out
 
 
-async def bench_floor(n_create: int, list_sizes: list[int]) -> dict[str, float]:
+async def bench_floor(n_create: int, list_sizes: list[int], processes: int,
+                      ) -> dict[str, float]:
     floor = Floor().start()
     out: dict[str, float] = {}
     try:
+        assert floor.proc.pid is not None
+        out.update(loaded_phases(Target(floor.url, floor.ca, floor.token), floor.proc.pid,
+                                 n_create, processes))
         async with floor.session() as s:
-            out["creates_per_s"] = await creates(s, n_create)
-            out["gets_per_s"] = await gets(s, n_create * 2, n_create)
             for size in list_sizes:
                 ns = f"list-{size}"
 
@@ -235,25 +250,85 @@ async def bench_floor(n_create: int, list_sizes: list[int]) -> dict[str, float]:
     return out
 
 
+def bare_interpreter_seconds(runs: int = 5) -> float:
+    """The machine's speed as a yardstick: the best start of a bare ``python -S -I -c pass``."""
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run([sys.executable, "-S", "-I", "-c", "pass"], check=True)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+ROWS = [("ConfigMap creates/s", "creates_per_s", 0),
+        ("server CPU per create, ms", "creates_server_cpu_ms", 3),
+        ("server busy during creates, cores", "creates_server_busy", 2),
+        ("load generator CPU per create, ms", "creates_client_cpu_ms", 3),
+        ("ConfigMap gets/s", "gets_per_s", 0),
+        ("server CPU per get, ms", "gets_server_cpu_ms", 3),
+        ("server busy during gets, cores", "gets_server_busy", 2),
+        ("load generator CPU per get, ms", "gets_client_cpu_ms", 3),
+        ("LIST of 1,000 ConfigMaps, ms", "list_1000_s", 1),
+        ("LIST of 10,000 ConfigMaps, ms", "list_10000_s", 1),
+        ("watch delivery, 1 watcher, ms", "watch_latency_1_ms", 2),
+        ("watch delivery, 50 watchers, ms", "watch_latency_50_ms", 2),
+        ("process start to ready, s", "startup_s", 2)]
+
+
+def table(results: dict[str, list[dict[str, float]]]) -> str:
+    """The results as a Markdown table: median (min-max) per contender, and the ratios of
+    the medians to the floor (and to the baseline, when one ran)."""
+    who = list(results)
+    head = ["measure", *who, *(f"{w} / floor" for w in who if w != "floor")]
+    if "baseline" in who:
+        head.append("setpoint / baseline")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for label, key, digits in ROWS:
+        scale = 1000.0 if key.startswith("list_") else 1.0
+        cells = {w: [scale * r[key] for r in rows if key in r] for w, rows in results.items()}
+        if not any(cells.values()):
+            continue
+        row = [label, *(spread(cells[w], digits) for w in who)]
+        row += [ratio(cells[w], cells["floor"]) for w in who if w != "floor"]
+        if "baseline" in who:
+            row.append(ratio(cells["setpoint"], cells["baseline"]))
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, one run")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=2,
+                        help="load generator processes (default 2)")
+    parser.add_argument("--baseline", type=Path,
+                        help="also run the server of this source tree (e.g. an export of "
+                             "main), interleaved with this one, for before/after ratios")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
-    n_create, sizes, runs = (500, [1000], 1) if args.quick else (5000, [1000, 10000], args.runs)
+    n_create, sizes, runs = (1000, [1000], 1) if args.quick else (5000, [1000, 10000], args.runs)
     results: dict[str, list[dict[str, float]]] = {"setpoint": [], "floor": []}
-    for _ in range(runs):
-        results["setpoint"].append(asyncio.run(bench_setpoint(n_create, sizes)))
-        results["floor"].append(asyncio.run(bench_floor(n_create, sizes)))
-    summary: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "runs": runs,
-                               "creates": n_create, "concurrency": CONCURRENCY}
+    if args.baseline:
+        results["baseline"] = []
+    yardstick = bare_interpreter_seconds()
+    for _ in range(runs):  # interleaved, so that drift on the machine hits all alike
+        results["setpoint"].append(asyncio.run(bench_setpoint(n_create, sizes, args.processes)))
+        results["floor"].append(asyncio.run(bench_floor(n_create, sizes, args.processes)))
+        if args.baseline:
+            results["baseline"].append(asyncio.run(bench_setpoint(
+                n_create, sizes, args.processes, args.baseline.resolve())))
+    summary: dict[str, Any] = {
+        "machine": f"{os.cpu_count()} cores", "bare_interpreter_s": round(yardstick, 4),
+        "load_average_1min": os.getloadavg()[0], "runs": runs, "creates": n_create,
+        "load": {"processes": args.processes, "connections": CONNECTIONS, "depth": DEPTH}}
     for who, rows in results.items():
         summary[who] = {k: median_min_max([r[k] for r in rows]) for k in rows[0]}
     print(json.dumps(summary, indent=2))
+    print(table(results))
     if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
+        args.json.write_text(json.dumps({**summary, "table": table(results)}, indent=2))
 
 
 if __name__ == "__main__":

@@ -35,19 +35,22 @@ def child_environment() -> dict[str, str]:
 class Server:
     """``setpoint cluster up --memory --port 0`` in its own process."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, source: Path = ROOT,
+                 launcher: tuple[str, ...] = ("-m", "setpoint.cli.main")) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="setpoint-bench-")
         self.kubeconfig = Path(self._tmp.name) / "kubeconfig"
         self.extra = extra
+        self.source = source  # the tree whose ``setpoint`` runs: it comes first on sys.path
+        self.launcher = launcher  # what python runs: the CLI, or a wrapper (a profiler)
         self.proc: subprocess.Popen[bytes] | None = None
         self.startup_seconds = 0.0
 
     def start(self) -> Server:
         started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port",
+            [sys.executable, *self.launcher, "cluster", "up", "--memory", "--port",
              "0", "--kubeconfig", str(self.kubeconfig), *self.extra],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.source,
             env=child_environment())
         assert self.proc.stdout is not None
         for line in self.proc.stdout:

@@ -97,7 +97,12 @@ def _value_key(v: Any) -> tuple[Any, ...]:
 
 
 def sort_elements(elements: Iterable[PathElement]) -> list[PathElement]:
-    return sorted(elements, key=_sort_key)
+    items = list(elements)
+    if len(items) < 2:
+        return items
+    if all(pe.startswith("f:") for pe in items):
+        return sorted(items)  # fields sort by name, as their spellings do
+    return sorted(items, key=_sort_key)
 
 
 def _go_value(v: Any) -> str:
@@ -248,6 +253,11 @@ def _union(a: Node, b: Node) -> Node:
     return out
 
 
+def union_nodes(a: Node, b: Node) -> Node:
+    """The union of two set trees (for sets built node by node)."""
+    return _union(a, b)
+
+
 def _intersection(a: Node, b: Node) -> Node:
     out: Node = {}
     for k, child in a.items():
@@ -305,9 +315,8 @@ def _encode(node: Node) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for pe in sort_elements(k for k in node if k != MEMBER):
         child = node[pe]
-        has_children = any(k != MEMBER and not _empty(v) for k, v in child.items())
-        if has_children:
-            body = _encode(child)
+        body = _encode(child)  # empty exactly when no member lies beneath
+        if body:
             out[pe] = {MEMBER: {}, **body} if MEMBER in child else body
         elif MEMBER in child:
             out[pe] = {}

@@ -240,6 +240,16 @@ def _container(shape: fp.Shape) -> type:
 
 def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
              resource: bool = False) -> None:
+    if lhs is _MISSING and path:
+        # a new subtree (most of a create): every path in it is added; built in one walk
+        # rather than inserted path by path from the root
+        node = c.added.root
+        for pe in path[:-1]:
+            node = node.setdefault(pe, {})
+        subtree = _added(tr, rhs, path, resource)
+        existing = node.get(path[-1])
+        node[path[-1]] = subtree if existing is None else fp.union_nodes(existing, subtree)
+        return
     shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
     if shape.kind != fp.SCALAR and not shape.atomic:
         kind = _container(shape)
@@ -273,6 +283,22 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
         c.removed.insert(path)
     elif not json_equal(lhs, rhs):
         c.modified.insert(path)
+
+
+def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node:
+    """The paths of ``rhs``, new at ``path``, as ``_compare`` finds them added: the value
+    itself and, unless its type is atomic, every field or item beneath it."""
+    shape = fp.resolve(tr, rhs, resource=resource)
+    node: fp.Node = {fp.MEMBER: {}}
+    if shape.kind == MAP:
+        if not shape.atomic and isinstance(rhs, dict):
+            for k, v in rhs.items():
+                pe = "f:" + k
+                node[pe] = _added(fp.child_type(shape, pe), v, (*path, pe))
+    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
+        for pe, item in index_items(shape, rhs, path).items():
+            node[pe] = _added(shape.element, item, (*path, pe))
+    return node
 
 
 def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
@@ -317,6 +343,11 @@ def reset_set(paths: Iterable[str | Sequence[str]]) -> FieldSet:
     return out
 
 
+@functools.lru_cache(maxsize=256)
+def _reset_set(paths: tuple[str | tuple[str, ...], ...]) -> FieldSet:
+    return reset_set(paths)  # read only: set operations build new sets
+
+
 def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict[str, Any], *,
                           manager: str, api_version: str, now: str, subresource: str = "",
                           reset_fields: Iterable[str | Sequence[str]] = (),
@@ -349,22 +380,23 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
         # an object nobody tracks stays untracked until someone applies to it
         return
     if old is None:
-        base = zero if zero is not None else zero_object(schema, new)
+        base = zero if zero is not None else _zero_for_compare(schema, new)
     else:
         base = {**old, "metadata": {k: v for k, v in old_meta.items() if k != "managedFields"}}
     try:
         c = compare(schema, base, new)
     except SchemaError:
         return  # the apiserver drops managedFields when it cannot type the object
-    ignored = reset_set(reset_fields)
-    changed_by_others = c.exclude(ignored) if not ignored.empty() else c
-    lost = changed_by_others.modified.union(changed_by_others.added).union(
-        changed_by_others.removed)
+    ignored = _reset_set(tuple(p if isinstance(p, str) else tuple(p) for p in reset_fields))
     sets = {}
-    for key, vs in managed.sets.items():
-        rest = vs.fields.difference(lost)
-        if not rest.empty():
-            sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
+    if managed.sets:  # (a create from nothing has no other manager to lose anything)
+        changed_by_others = c.exclude(ignored) if not ignored.empty() else c
+        lost = changed_by_others.modified.union(changed_by_others.added).union(
+            changed_by_others.removed)
+        for key, vs in managed.sets.items():
+            rest = vs.fields.difference(lost)
+            if not rest.empty():
+                sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
     mine = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
     mine = mine.difference(STRIPPED_FIELDS)
     if not mine.empty():
@@ -485,6 +517,21 @@ def zero_object(schema: TypeRef, obj: Mapping[str, Any]) -> dict[str, Any]:
         if prop is not None and part not in out:
             out[part] = _zero_struct(prop, _definition_name(prop))
     return out
+
+
+_zero_cache: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _zero_for_compare(schema: TypeRef, obj: Mapping[str, Any]) -> dict[str, Any]:
+    """``zero_object``, built once per built-in kind: only compared with, never changed."""
+    raw = getattr(schema, "raw", None)
+    if raw is None or _definition_name(schema) is None:
+        return zero_object(schema, obj)  # a custom resource's: its apiVersion and kind
+    hit = _zero_cache.get(id(raw))
+    if hit is None or hit[0] is not raw:
+        hit = (raw, zero_object(schema, obj))  # holding raw keeps its id from being reused
+        _zero_cache[id(raw)] = hit
+    return hit[1]
 
 
 def _zero_struct(schema: Any, name: str | None) -> dict[str, Any]:

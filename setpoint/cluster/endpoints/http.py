@@ -180,8 +180,49 @@ class Response:
 
     async def send(self, send: Send, request: Request) -> None:
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
-        await send(self._start(extra))
-        await send({"type": "http.response.body", "body": self.body})
+        # uvicorn writes each ASGI message as it comes: the head and the body would be two TLS
+        # records and two send(2) calls, which cost more than all the rest of a small answer.
+        # Its writes are collected while it frames the answer, then written once.
+        cycle = getattr(send, "__self__", None)  # uvicorn's RequestResponseCycle
+        transport = getattr(cycle, "transport", None)
+        if transport is None:
+            await send(self._start(extra))
+            await send({"type": "http.response.body", "body": self.body})
+            return
+        once = _OneWrite(transport)
+        cycle.transport = once  # type: ignore[union-attr]
+        try:
+            await send(self._start(extra))
+            await send({"type": "http.response.body", "body": self.body})
+        finally:
+            cycle.transport = transport  # type: ignore[union-attr]
+            once.flush()
+
+
+class _OneWrite:
+    """A transport that holds what is written until :meth:`flush` writes it all at once."""
+
+    __slots__ = ("parts", "transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self.transport = transport
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def flush(self) -> None:
+        if self.parts:
+            data = b"".join(self.parts)
+            self.parts.clear()
+            self.transport.write(data)
+
+    def close(self) -> None:  # an answer with "connection: close": written, then closed
+        self.flush()
+        self.transport.close()
+
+    def is_closing(self) -> bool:
+        return self.transport.is_closing()
 
 
 class StreamResponse(Response):

@@ -9,10 +9,10 @@ on it (patch, delete, list, scale) and the REST face above them use only what is
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
@@ -40,8 +40,16 @@ SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
                    "deletionGracePeriodSeconds", "selfLink")
 
 
+_stamp: tuple[int, str] = (0, "")
+
+
 def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """Now as metav1.Time writes it (whole seconds, UTC); formatted once per second."""
+    global _stamp
+    second = int(time.time())
+    if _stamp[0] != second:
+        _stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _stamp[1]
 
 
 Admission = Callable[[Attributes], None]

@@ -18,6 +18,7 @@ import orjson
 import yaml
 
 from setpoint.cluster.serializer.decodelimits import (
+    JSON_STRING,
     ExcessiveAliasing,
     ExpandsTooLarge,
     TooDeep,
@@ -96,11 +97,15 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         check_json_depth(raw)
     except TooDeep as exc:
         raise _json_parse_error(kind, str(exc), raw) from None
-    if not track_duplicates:
-        try:
-            return Decoded(orjson.loads(raw))
-        except orjson.JSONDecodeError:
-            pass  # fall through to json: big integers, and the error text
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass  # fall through to json: NaN, huge exponents, lone surrogates, and the error text
+    else:
+        if not track_duplicates:
+            return Decoded(obj)
+        if _members_if_plain(obj) == _member_separators(raw):
+            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
     except ValueError as exc:
@@ -108,6 +113,40 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     dupes: list[str] = []
     obj = _collect_dupes(obj, "", dupes)
     return Decoded(_json_compatible(obj), dupes)
+
+
+def _member_separators(raw: bytes) -> int:
+    """The members of every object in the JSON text ``raw``: one colon each, outside strings
+    (JSON has no other colon)."""
+    return JSON_STRING.sub(b"", raw).count(b":")
+
+
+def _members_if_plain(value: Any) -> int:
+    """The members of every object in a value orjson parsed, or -1 when the value holds an
+    integer beyond int64, which Go's decoder makes a float (see ``_json_compatible``).
+
+    orjson keeps the last of repeated keys without a word; a parsed value with fewer members
+    than its text has colons therefore repeated a key, and is parsed again the slow way,
+    which reports each repetition as the apiserver does."""
+    members = 0
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            members += len(node)
+            children = node.values()
+        elif kind is list:
+            children = node
+        else:
+            return -1 if kind is int and node > _INT64 else members
+        for v in children:
+            kind = type(v)
+            if kind is dict or kind is list:
+                stack.append(v)
+            elif kind is int and v > _INT64:
+                return -1
+    return members
 
 
 def _json_parse_error(kind: str, detail: str, raw: bytes) -> errors.StatusError:

@@ -44,7 +44,7 @@ _YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # the JSON strings of a body (which may hold brackets), unrolled so that a long string
 # costs one pass of the regex engine
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _BRACKETS = b"{}[]"
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in _BRACKETS)
 _STEP = [0] * 256
@@ -80,7 +80,7 @@ def check_json_depth(raw: bytes) -> None:
     """
     if raw.count(b"{") + raw.count(b"[") <= MAX_DEPTH:
         return
-    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    brackets = JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
     for i, depth in enumerate(accumulate(map(_STEP.__getitem__, brackets))):
         if depth > MAX_DEPTH:
             raise TooDeep(f"invalid character '{chr(brackets[i])}' exceeded max depth")
