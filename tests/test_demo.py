@@ -43,7 +43,7 @@ def test_make_demo_real_spreads_keys_scales_and_survives_a_killed_replica(
                     "memcached")
     out = run_demo("setpoint.demo_real", tmp_path)
     assert f"got {90} of {90} keys back through the proxy" in out
-    assert "the new backend demo-3 received" in out
+    assert "the new backend demo-memcached-3 received" in out
     assert "the operator routes around it" in out
     assert "got 45 of 45 keys back through the proxy" in out
     assert "cluster stopped (exit 0)" in out
