@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from setpoint.cluster import RunningCluster
+from setpoint.cluster.endpoints import server as server_module
 from tests.cluster.conftest import API
 
 Obj = dict[str, Any]
@@ -169,6 +170,14 @@ async def readyz_during_list(cluster: RunningCluster, api: API,
         return with_defaults(rt, obj)
 
     monkeypatch.setattr(codec, "with_defaults", observed)
+    # a JSON list of a type served as stored splices in the stored JSON, not presented
+    items_json = server_module.list_items_json
+
+    def observed_json(rt: Any, raws: list[bytes]) -> bytes:
+        presenting.set()
+        return items_json(rt, raws)
+
+    monkeypatch.setattr(server_module, "list_items_json", observed_json)
     answered: list[str] = []
 
     async def big_list() -> int:

@@ -3,9 +3,11 @@
 Every request shares one event loop, so a list of many objects presented and encoded in one
 go would hold back every other request, health checks included, for as long as it takes
 (kube-apiserver serves each request on its own goroutine). The page of stored objects is
-taken at once (one revision, one consistent page); presenting each object at the served
-version and encoding it, which cost the most, run a chunk at a time with the loop free in
-between. Stored objects are never mutated, so the page stays what it was while others write.
+taken at once (one revision, one consistent page, as the stored JSON of each object, which
+is never changed in place); decoding, presenting each object at the served version and
+encoding it, which cost the most, run a chunk at a time with the loop free in between, so
+that only a chunk's objects are ever decoded at once. Objects served as stored in JSON are
+not decoded at all: their stored JSON is spliced in (``chunk_json``).
 
 One mechanism for every representation of a list: JSON or YAML, the full objects, their
 metadata only (``PartialObjectMetadataList``) or a Table's rows. A list encodes as its other
@@ -35,7 +37,7 @@ async def chunks(items: list[T]) -> AsyncIterator[list[T]]:
         yield items[start:start + LIST_CHUNK_ITEMS]
 
 
-async def in_chunks(items: list[Obj], convert: Callable[[list[Obj]], list[T]]) -> list[T]:
+async def in_chunks(items: list[Any], convert: Callable[[list[Any]], list[T]]) -> list[T]:
     """``convert`` applied to ``items`` a chunk at a time, the loop free in between (a Table's
     rows, for instance)."""
     out: list[T] = []
@@ -44,10 +46,12 @@ async def in_chunks(items: list[Obj], convert: Callable[[list[Obj]], list[T]]) -
     return out
 
 
-async def encode_list(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],
-                      *, yaml: bool = False, key: str = "items") -> bytes:
+async def encode_list(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[Any], bytes],
+                      *, yaml: bool = False, key: str = "items",
+                      chunk_json: Callable[[list[Any]], bytes] | None = None) -> bytes:
     """``listed`` encoded by ``dumps`` (JSON, or block-style YAML when ``yaml``), with ``view``
-    applied to each element of its list ``key`` a chunk at a time."""
+    applied to each element of its list ``key`` a chunk at a time; in JSON, ``chunk_json``
+    (when given) encodes a chunk's elements, comma-separated, instead."""
     if not listed[key]:
         return dumps({k: v if k != key else [] for k, v in listed.items()})
     if yaml:
@@ -57,7 +61,8 @@ async def encode_list(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[
     async for chunk in chunks(listed[key]):
         if len(parts) > 2:
             parts.append(b",")
-        parts.append(dumps([view(obj) for obj in chunk])[1:-1])
+        parts.append(chunk_json(chunk) if chunk_json is not None
+                     else dumps([view(obj) for obj in chunk])[1:-1])
     parts.append(b"]}")
     return b"".join(parts)
 

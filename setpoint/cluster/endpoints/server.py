@@ -41,6 +41,7 @@ from setpoint.cluster.registry.admissionpoints import (
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.listing import (
     list_item,
+    list_items_json,
     parse_rv,
     too_large,
 )
@@ -594,14 +595,21 @@ class Handler:
         rest = self.api.rest
         listed = rest.list_stored(rt, ns, opts)
         codec = rest.codec
-        present: Callable[[Obj], Obj] = partial(codec.present, rt)
+        # the page is the stored JSON of its objects: each decoded as its chunk is presented
+
+        def present(raw: Any) -> Obj:
+            return codec.present(rt, orjson.loads(raw))
+
+        chunk_json: Callable[[list[Any]], bytes] | None = None
         if rt.conversion_webhook is not None:
             # the page is converted in one review (webhook_converter.go converts a list's
             # items together); defaults and encoding then go a chunk at a time
-            stored = listed["items"]
+            stored = [orjson.loads(raw) for raw in listed["items"]]
             listed["items"] = await self._read(request, rt, lambda: codec.present_all_steps(
                 rt, stored, defaults=False))
             present = partial(codec.with_defaults, rt)
+        elif codec.serves_stored(rt):
+            chunk_json = partial(list_items_json, rt)  # spliced in as stored
         dumps = partial(_dumps, media=media)
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
@@ -614,7 +622,8 @@ class Handler:
             }, lambda obj: _partial(present(obj), media.version), dumps, yaml=media.is_yaml)
         else:
             body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
-                                     yaml=media.is_yaml)
+                                     yaml=media.is_yaml,
+                                     chunk_json=None if media.is_yaml else chunk_json)
         return Response(body, 200, media.type)
 
     async def _table(self, rt: ResourceType, listed: Obj, media: MediaType,
@@ -628,7 +637,7 @@ class Handler:
         table = to_table(rt, [], list_meta=listed["metadata"], include_object=include_object,
                          now=now, table_version=media.version)
 
-        def rows(chunk: list[Obj]) -> list[Obj]:
+        def rows(chunk: list[Any]) -> list[Obj]:
             presented = [list_item(rt, present(obj)) for obj in chunk]
             return list(to_table(rt, presented, list_meta=None, include_object=include_object,
                                  now=now, table_version=media.version,

@@ -184,9 +184,9 @@ class GenericStore:
         if obj == old:  # nothing changes (the resourceVersion aside)
             return WriteResult((yield from self.codec.present_steps(rt, stored_old)))
         stored = yield from self.codec.to_storage_steps(rt, obj)
-        if rt.conversion_webhook is not None and self.storage.get(
-                rt.storage_key, point.namespace, name) is not current:
-            raise Changed  # written while it converted
+        if rt.conversion_webhook is not None and _resource_version(self.storage.get(
+                rt.storage_key, point.namespace, name)) != _resource_version(current):
+            raise Changed  # written while it converted (every write takes a new version)
         if opts.dry_run:
             return WriteResult((yield from self.codec.present_steps(rt, stored)))
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
@@ -315,3 +315,7 @@ def serialization_order(obj: Obj) -> Obj:
         if k not in _TOP_ORDER:
             out[k] = v
     return out
+
+
+def _resource_version(obj: Obj | None) -> str | None:
+    return None if obj is None else obj["metadata"].get("resourceVersion")

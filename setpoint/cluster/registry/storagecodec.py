@@ -48,6 +48,11 @@ class StorageCodec:
             return {**obj, "apiVersion": f"{rt.group}/{storage_version_of(rt)}"}
         return obj
 
+    def serves_stored(self, rt: ResourceType) -> bool:
+        """Whether ``present`` hands back every stored object of ``rt`` unchanged (a built-in
+        type served as it is stored), so that its stored JSON can be served as it is."""
+        return not rt.is_custom and (rt.group, rt.version, rt.kind) not in CONVERSIONS
+
     def present(self, rt: ResourceType, obj: Obj) -> Obj:
         """A stored object as served at ``rt``'s version (conversion, CR version, defaults)."""
         return self.with_defaults(rt, self.from_storage(rt, obj))

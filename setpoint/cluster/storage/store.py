@@ -1,30 +1,32 @@
 """The store: current objects by resource, one global revision, and a bounded event history.
 
 Everything runs on the event loop thread and no method awaits, so each write is atomic
-without locks. Stored dicts are never mutated after they are stored: readers may hand them
-out (serialize them) without copying.
+without locks. Objects are kept as their encoded JSON (what SQLite stores, a fraction of the
+memory of the decoded dicts) and decoded on read: every reader gets its own dict. A LIST
+that serves objects as stored hands out the bytes themselves (``Scan``).
 
-Each resource keeps its keys sorted as etcd orders them (``<namespace>/<name>``, bytewise),
-updated on create and delete, so that a page of a list starts by bisection and costs what it
-returns. The event history is bounded by count, bytes and age, as etcd's compaction bounds
-the revisions a watch or a continued list may start from.
+Each resource keeps its keys sorted as etcd orders them (``<namespace>/<name>``, bytewise)
+in a ``SortedList``, updated on create and delete in logarithmic time, so that a page of a
+list, a namespace's included, starts by bisection and costs what it returns. The event
+history is bounded by count, bytes and age, as etcd's compaction bounds the revisions a
+watch or a continued list may start from.
 """
 
 from __future__ import annotations
 
 import asyncio
-import bisect
 import builtins
 import heapq
 import logging
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
+from sortedcontainers import SortedList
 
 from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
 from setpoint.machinery import errors
@@ -77,17 +79,58 @@ def storage_error(exc: StorageFailure) -> StatusError:
     return StatusError(500, "", f"storage: write failed: {exc}")
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
-    """A change of one object. ``prev`` is the object before the change (None on create)."""
+Raw = bytes  # an object as its JSON, as stored
 
-    revision: int
-    type: str  # ADDED, MODIFIED, DELETED
-    resource: str
-    namespace: str
-    name: str
-    obj: dict[str, Any]
-    prev: dict[str, Any] | None
+
+class Event:
+    """A change of one object. ``prev`` is the object before the change (None on create).
+
+    The objects are decoded from their stored JSON when first asked for, once per event."""
+
+    __slots__ = ("_obj", "_prev", "name", "namespace", "resource", "revision", "type")
+
+    def __init__(self, revision: int, type: str, resource: str, namespace: str, name: str,
+                 obj: dict[str, Any] | Raw, prev: dict[str, Any] | Raw | None) -> None:
+        self.revision = revision
+        self.type = type  # ADDED, MODIFIED, DELETED
+        self.resource = resource
+        self.namespace = namespace
+        self.name = name
+        self._obj = obj
+        self._prev = prev
+
+    @property
+    def obj(self) -> dict[str, Any]:
+        if isinstance(self._obj, bytes):
+            self._obj = _decode(self._obj)
+        return self._obj
+
+    @property
+    def prev(self) -> dict[str, Any] | None:
+        if isinstance(self._prev, bytes):
+            self._prev = _decode(self._prev)
+        return self._prev
+
+    def __repr__(self) -> str:
+        return (f"Event({self.revision}, {self.type}, {self.resource}, "
+                f"{self.namespace}/{self.name})")
+
+
+# One event in the history, compact: (revision, type, resource, namespace, name, object,
+# object before, JSON bytes it keeps, time). Past versions are kept as bytes only.
+_Record = tuple[int, str, str, str, str, Raw, Raw | None, int, float]
+
+
+def _encode(obj: dict[str, Any]) -> Raw:
+    """``obj`` as JSON, in a buffer of its own size: orjson hands back its working buffer,
+    4 KiB or more whatever the object's size, which kept for every object would be most of
+    the store's memory."""
+    return memoryview(orjson.dumps(obj)).tobytes()
+
+
+def _decode(raw: Raw) -> dict[str, Any]:
+    obj: dict[str, Any] = orjson.loads(raw)
+    return obj
 
 
 class Watcher:
@@ -135,10 +178,9 @@ class Store:
     """Objects of every resource, keyed by (namespace, name), with a global revision."""
 
     def __init__(self, path: Path | None = None, history: int = DEFAULT_HISTORY) -> None:
-        self._objects: dict[str, dict[Key, dict[str, Any]]] = {}
-        self._sorted: dict[str, list[str]] = {}  # "<ns>/<name>" in etcd's order
-        self._history: deque[Event] = deque()
-        self._history_sizes: deque[tuple[int, float]] = deque()  # (bytes, time) per event
+        self._objects: dict[str, dict[str, Raw]] = {}  # by "<ns>/<name>"
+        self._sorted: dict[str, SortedList[str]] = {}  # "<ns>/<name>" in etcd's order
+        self._history: deque[_Record] = deque()
         self._history_bytes = 0
         self.max_history = history
         self.max_history_bytes = DEFAULT_HISTORY_BYTES
@@ -151,42 +193,48 @@ class Store:
         self._backend = SqliteBackend(path) if path is not None else None
         if self._backend is not None:
             revision, rows = self._backend.load()
-            for resource, ns, name, obj in rows:
-                self._objects.setdefault(resource, {})[(ns, name)] = obj
+            for resource, ns, name, raw in rows:
+                self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = raw
             for resource, objs in self._objects.items():
-                self._sorted[resource] = sorted(f"{ns}/{name}" for ns, name in objs)
+                self._sorted[resource] = SortedList(objs)
             self.revision = revision
             self._compacted = revision
 
     # -- reads -------------------------------------------------------------------------
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
+        raw = self.get_raw(resource, namespace, name)
+        return None if raw is None else _decode(raw)
+
+    def get_raw(self, resource: str, namespace: str, name: str) -> Raw | None:
+        """An object's stored JSON."""
         objs = self._objects.get(resource)
-        return objs.get((namespace, name)) if objs else None
+        return objs.get(f"{namespace}/{name}") if objs else None
 
     def keys(self, resource: str) -> list[Key]:
         """All keys of a resource in storage order (etcd's: "<namespace>/<name>" as bytes)."""
-        return [_split(k) for k in self._sorted.get(resource, [])]
+        return [_split(k) for k in self._sorted.get(resource, ())]
 
     def list(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
         """The objects of a resource (in one namespace) in etcd's key order."""
         scan = self.scan(resource, "" if namespace is None else f"{namespace}/", "", None)
-        return [obj for _, obj in scan] if scan is not None else []
+        return [_decode(raw) for _, raw in scan] if scan is not None else []
 
     def scan(self, resource: str, prefix: str, after: str, revision: int | None) -> Scan | None:
         """The keys that start with ``prefix`` and sort after ``after`` (all when ""), in
-        order, as they were at ``revision`` (now when None); None when it is compacted.
+        order, with their stored JSON, as they were at ``revision`` (now when None); None
+        when it is compacted.
 
         Starting costs a bisection plus the events since ``revision``; each step one key.
         """
-        then: dict[str, dict[str, Any] | None] = {}  # keys changed since: value at revision
+        then: dict[str, Raw | None] = {}  # keys changed since: value at revision
         if revision is not None and revision < self.revision:
             if revision < self.compacted_revision:
                 return None
-            for ev in reversed(self._history):  # newest first: the oldest change wins
-                if ev.revision <= revision:
+            for rec in reversed(self._history):  # newest first: the oldest change wins
+                if rec[0] <= revision:
                     break
-                if ev.resource == resource:
-                    then[f"{ev.namespace}/{ev.name}"] = ev.prev
+                if rec[2] == resource:
+                    then[f"{rec[3]}/{rec[4]}"] = rec[6]
         return Scan(self, resource, prefix, max(prefix, after + "\x00") if after else prefix,
                     then)
 
@@ -210,47 +258,35 @@ class Store:
     def compact(self) -> None:
         """Forget the event history up to now (as etcd's periodic compaction does)."""
         self._history.clear()
-        self._history_sizes.clear()
         self._history_bytes = 0
         self._compacted = self.revision
 
     def _trim(self, now: float) -> None:
         """Drop the oldest events beyond the count, bytes or age the history may hold."""
-        history, sizes = self._history, self._history_sizes
+        history = self._history
         oldest = now - self.max_history_age_s
         while history and (len(history) > self.max_history
                            or self._history_bytes > self.max_history_bytes
-                           or sizes[0][1] < oldest):
-            self._compacted = history.popleft().revision
-            self._history_bytes -= sizes.popleft()[0]
+                           or history[0][8] < oldest):
+            rec = history.popleft()
+            self._compacted = rec[0]
+            self._history_bytes -= rec[7]
 
     def snapshot(self, resource: str, revision: int) -> dict[Key, dict[str, Any]] | None:
         """The objects of ``resource`` as they were at ``revision``; None if compacted."""
-        if revision < self.compacted_revision:
-            return None
-        current = dict(self._objects.get(resource, {}))
-        for ev in reversed(self._history):
-            if ev.revision <= revision:
-                break
-            if ev.resource != resource:
-                continue
-            key = (ev.namespace, ev.name)
-            if ev.prev is None:
-                current.pop(key, None)
-            else:
-                current[key] = ev.prev
-        return current
+        scan = self.scan(resource, "", "", revision)
+        return None if scan is None else {_split(k): _decode(raw) for k, raw in scan}
 
     def events_since(self, resource: str, revision: int) -> builtins.list[Event] | None:
         """Events of ``resource`` after ``revision``; None if the history no longer has them."""
         if revision < self.compacted_revision:
             return None
         out: builtins.list[Event] = []
-        for ev in reversed(self._history):
-            if ev.revision <= revision:
+        for rec in reversed(self._history):
+            if rec[0] <= revision:
                 break
-            if ev.resource == resource:
-                out.append(ev)
+            if rec[2] == resource:
+                out.append(Event(*rec[:7]))
         out.reverse()
         return out
 
@@ -266,72 +302,77 @@ class Store:
         The database commits first: when it refuses (a full disk), memory, the revision and
         the watchers are untouched and the write fails as a storage error (see
         :func:`storage_error`), so nothing is served that a restart would take back."""
+        meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
+        ns, name = meta.get("namespace", ""), meta["name"]
+        revision = self.revision + 1
+        meta["resourceVersion"] = str(revision)
         try:
-            size = len(orjson.dumps(obj))
+            raw = _encode({**obj, "metadata": meta})
         except TypeError as exc:
             raise errors.internal(f"unable to encode {resource[1:] or resource} "
-                                  f"{obj['metadata'].get('name')!r}: {exc}") from None
-        ns, name = obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+                                  f"{meta.get('name')!r}: {exc}") from None
+        size = len(raw)
+        if size > MAX_REQUEST_BYTES - 64:  # near the limit: the object as given, exactly
+            size = len(orjson.dumps(obj))
         too_large = request_too_large(size + len(f"/registry/{resource.lstrip('/')}/{ns}/{name}"))
         if too_large is not None:
             raise too_large
-        meta = dict(obj["metadata"])  # never stamp a dict another stored object shares
+        self._persist(resource, ns, name, raw, revision)
         obj["metadata"] = meta
-        revision = self.revision + 1
-        meta["resourceVersion"] = str(revision)
-        self._persist(resource, ns, name, obj, revision)
         self.revision = revision
         objs = self._objects.setdefault(resource, {})
-        prev = objs.get((ns, name))
+        key = f"{ns}/{name}"
+        prev = objs.get(key)
         if prev is None:
-            bisect.insort(self._sorted.setdefault(resource, []), f"{ns}/{name}")
-        objs[(ns, name)] = obj
+            self._sorted.setdefault(resource, SortedList()).add(key)
+        objs[key] = raw
         self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
-                         resource, ns, name, obj, prev), size)
+                         resource, ns, name, obj, prev), raw, prev)
         return obj
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         """Remove an object; the DELETED event carries a new resourceVersion. As with
         :meth:`put`, nothing changes unless the database commits."""
         objs = self._objects.get(resource)
-        prev = objs.get((namespace, name)) if objs else None
-        if objs is None or prev is None:
+        key = f"{namespace}/{name}"
+        prev_raw = objs.get(key) if objs else None
+        if objs is None or prev_raw is None:
             return None
         revision = self.revision + 1
         self._persist(resource, namespace, name, None, revision)
         self.revision = revision
-        del objs[(namespace, name)]
-        index = self._sorted[resource]
-        del index[bisect.bisect_left(index, f"{namespace}/{name}")]
+        del objs[key]
+        self._sorted[resource].remove(key)
+        prev = _decode(prev_raw)
         gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
-        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev))
+        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev),
+                   _encode(gone), prev_raw)
         return gone
 
     def drop_resource(self, resource: str) -> None:
         """Forget every object of a resource without events (a CRD's storage removed)."""
-        for ns, name in list(self._objects.get(resource, {})):
+        for ns, name in self.keys(resource):
             self.delete(resource, ns, name)
         self._objects.pop(resource, None)
         self._sorted.pop(resource, None)
 
-    def _persist(self, resource: str, ns: str, name: str, obj: dict[str, Any] | None,
+    def _persist(self, resource: str, ns: str, name: str, raw: Raw | None,
                  revision: int) -> None:
         if self._backend is None:
             return
         try:
-            self._backend.put(resource, ns, name, obj, revision)
+            self._backend.put(resource, ns, name, raw, revision)
         except StorageFailure as exc:
             log.error("storage_write_failed resource=%s namespace=%s name=%s error=%s",
                       resource, ns, name, exc)
             raise storage_error(exc) from exc
 
-    def _emit(self, event: Event, size: int | None = None) -> None:
-        """Record and deliver ``event``; ``size`` is its object's JSON length, if known."""
-        self._history.append(event)
-        if size is None:  # what this event keeps alive once its object is replaced
-            size = len(orjson.dumps(event.obj))
+    def _emit(self, event: Event, raw: Raw, prev: Raw | None) -> None:
+        """Record ``event`` (its objects as the JSON ``raw`` and ``prev``) and deliver it."""
         now = time.monotonic()
-        self._history_sizes.append((size, now))
+        size = len(raw)  # what this event keeps alive once its object is replaced
+        self._history.append((event.revision, event.type, event.resource, event.namespace,
+                              event.name, raw, prev, size, now))
         self._history_bytes += size
         self._trim(now)
         for w in tuple(self._watchers.get(event.resource, ())):  # push may close (remove) one
@@ -364,60 +405,52 @@ class Store:
 
 
 class Scan:
-    """``(key, object)`` pairs of one resource in key order from a start key, at a revision
-    given by ``then`` (the value at that revision of each key changed since)."""
+    """``(key, stored JSON)`` pairs of one resource in key order from a start key, at a
+    revision given by ``then`` (the value at that revision of each key changed since)."""
 
     def __init__(self, store: Store, resource: str, prefix: str, start: str,
-                 then: dict[str, dict[str, Any] | None]) -> None:
+                 then: dict[str, Raw | None]) -> None:
         self._store = store
-        self._index = store._sorted.get(resource, [])
+        self._index: SortedList[str] = store._sorted.get(resource) or SortedList()
         self._objs = store._objects.get(resource, {})
         self._prefix, self._start, self._then = prefix, start, then
 
     def _in_range(self, key: str, start: str) -> bool:
         return key >= start and key.startswith(self._prefix)
 
-    def __iter__(self) -> Iterator[tuple[str, dict[str, Any]]]:
-        index, objs, then = self._index, self._objs, self._then
+    def __iter__(self) -> Iterator[tuple[str, Raw]]:
+        index, objs, then, prefix = self._index, self._objs, self._then, self._prefix
         # keys deleted since the revision are no longer in the index: merged back in order
         gone = sorted(k for k, v in then.items()
-                      if v is not None and self._in_range(k, self._start)
-                      and _split(k) not in objs)
-        keys = heapq.merge(_range(index, bisect.bisect_left(index, self._start), self._prefix),
-                           gone)
+                      if v is not None and self._in_range(k, self._start) and k not in objs)
+        keys = heapq.merge(index.irange(self._start), gone) if gone else index.irange(
+            self._start)
+        store = self._store
         for key in keys:
-            self._store.keys_scanned += 1
+            if not key.startswith(prefix):
+                return
+            store.keys_scanned += 1
             if key in then:
-                obj = then[key]
-                if obj is None:
+                raw = then[key]
+                if raw is None:
                     continue  # created since the revision
             else:
-                obj = objs[_split(key)]
-            yield key, obj
+                raw = objs[key]
+            yield key, raw
 
     def count_after(self, key: str) -> int:
         """How many keys of the range sort after ``key``, by bisection."""
         index, prefix = self._index, self._prefix
         start = key + "\x00"
-        end = (bisect.bisect_left(index, prefix[:-1] + chr(ord(prefix[-1]) + 1)) if prefix
+        end = (index.bisect_left(prefix[:-1] + chr(ord(prefix[-1]) + 1)) if prefix
                else len(index))
-        count = max(0, end - bisect.bisect_left(index, start))
+        count = max(0, end - index.bisect_left(start))
         for k, v in self._then.items():
             if self._in_range(k, start):
-                present = _split(k) in self._objs
-                count += (v is not None) - present
+                count += (v is not None) - (k in self._objs)
         return count
 
 
 def _split(key: str) -> Key:
     ns, _, name = key.partition("/")
     return ns, name
-
-
-def _range(index: list[str], lo: int, prefix: str) -> Iterator[str]:
-    """The keys of ``index`` from position ``lo`` while they start with ``prefix``."""
-    for i in range(lo, len(index)):
-        key = index[i]
-        if not key.startswith(prefix):
-            return
-        yield key
