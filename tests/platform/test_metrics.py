@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import sys
 from typing import Any
 
 import aiohttp
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from setpoint.client import Client, Kind
@@ -152,3 +154,21 @@ async def test_serve_refuses_an_address_that_is_not_loopback(setpoint_cluster: A
 def test_quantities_in_base_units() -> None:
     assert quantity("250m") == 0.25 and quantity("64Mi") == 64 * 2**20
     assert quantity("1G") == 1e9 and quantity(None) == 0 and quantity("bogus") == 0
+
+
+async def test_the_prometheus_output_passes_promtool_check_metrics(
+        setpoint_cluster: Any, setpoint_workloads: Any, k8s: Client, wait_for: Any) -> None:
+    """Prometheus's own linter (``promtool check metrics``: HELP and TYPE on every family,
+    base units in names, counters ending ``_total``) finds nothing in the exposition."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool is not installed: apt-get install -y prometheus")
+    await _web_stack(k8s, wait_for)
+    code, out, err = await _run(setpoint_cluster, "deployment", "web", "-o", "prometheus")
+    assert code == 0, err
+    proc = await asyncio.create_subprocess_exec(
+        promtool, "check", "metrics", stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    lint_out, lint_err = await asyncio.wait_for(proc.communicate(out.encode()), 60)
+    assert proc.returncode == 0, (lint_out + lint_err).decode()
+    assert not (lint_out + lint_err).strip(), (lint_out + lint_err).decode()
