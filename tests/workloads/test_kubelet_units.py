@@ -223,3 +223,20 @@ def test_a_process_runtime_cluster_gives_pods_addresses_of_its_own_network() -> 
     alloc = AddressAllocator(network.pods)
     assert alloc.allocate("a", "p1") == "127.35.0.2"
     assert alloc.allocate("b", "p2") == "127.35.1.2"
+
+
+def test_a_mount_point_another_namespace_still_uses_is_seen(tmp_path: Any) -> None:
+    """A pod's removal keeps a mount point it created while another container's mount
+    namespace has a mount there (proc(5) mountinfo: the mount point is field 5)."""
+    from pathlib import Path
+
+    from setpoint.workloads.kubelet.process.spawn import mounted_anywhere
+
+    for pid, point in (("10", "/etc/mc\\040router"), ("11", "/var/lib/data")):
+        (tmp_path / pid / "ns").mkdir(parents=True)
+        (tmp_path / pid / "ns" / "mnt").write_text(pid)
+        (tmp_path / pid / "mountinfo").write_text(
+            f"36 35 98:0 /vol {point} rw,noatime master:1 - ext3 /dev/root rw\n")
+    assert mounted_anywhere(Path("/etc/mc router"), tmp_path)
+    assert mounted_anywhere(Path("/var/lib"), tmp_path)  # a mount under it
+    assert not mounted_anywhere(Path("/etc/mcrouter"), tmp_path)

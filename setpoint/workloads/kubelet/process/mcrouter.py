@@ -326,6 +326,10 @@ class Session:
             destination.close()
 
 
+CONFIG_WAIT = 30.0
+"""Seconds the stand-in waits for a loadable configuration file before it gives up."""
+
+
 class Proxy:
     def __init__(self, config_file: Path) -> None:
         self.config_file = config_file
@@ -400,7 +404,15 @@ async def main(argv: Sequence[str] | None = None) -> None:
     options, _ = parser.parse_known_args(argv)  # mcrouter's other flags are ignored
     path = options.config_file.removeprefix("file:")
     proxy = Proxy(Path(path))
-    proxy.reload()
+    # mcrouter serves nothing before its configuration is loaded (it fails to start on one
+    # it cannot load): listening earlier would let a readiness probe pass while every
+    # request answers SERVER_ERROR. The file may lag the container's start for a moment.
+    deadline = asyncio.get_running_loop().time() + CONFIG_WAIT
+    while not proxy.reload():
+        if asyncio.get_running_loop().time() > deadline:
+            raise SystemExit(f"mcrouter stand-in: no configuration loaded from {path} in "
+                             f"{CONFIG_WAIT:.0f}s")
+        await asyncio.sleep(0.1)
     server = await asyncio.start_server(proxy.serve, options.listen, options.port,
                                         reuse_address=True)
     print(f"mcrouter stand-in listening on {options.listen}:{options.port}", flush=True)

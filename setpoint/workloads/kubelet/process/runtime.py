@@ -260,6 +260,8 @@ class ProcessRuntime:
             await self._wait_gone(container_id)
             await self.remove_container(container_id)
         for point in sandbox.created_points:
+            if spawn.mounted_anywhere(point):
+                continue  # another pod's container mounts there: it stays (empty) for it
             with contextlib.suppress(OSError):
                 (point.rmdir() if point.is_dir() else point.unlink())
         shutil.rmtree(sandbox.dir, ignore_errors=True)

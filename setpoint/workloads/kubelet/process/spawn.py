@@ -94,6 +94,35 @@ def ensure_mount_point(target: Path, is_dir: bool) -> Path | None:
     return missing
 
 
+def mounted_anywhere(target: Path, proc: Path = Path("/proc")) -> bool:
+    """Whether a mount sits at or under ``target`` in any process's mount namespace: a
+    container of another pod (or of another cluster) still uses the mount point. Removing
+    it would detach that container's mount (Linux detaches mounts in other namespaces
+    whose mount point is deleted), and its files would vanish under it."""
+    needle = str(target)
+    seen: set[int] = set()
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            namespace = os.stat(proc / entry.name / "ns" / "mnt").st_ino
+            if namespace in seen:
+                continue
+            seen.add(namespace)
+            text = (proc / entry.name / "mountinfo").read_text()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        for line in text.splitlines():
+            fields = line.split(" ", 5)
+            if len(fields) < 5:
+                continue
+            # proc(5): the mount point is field 5, with spaces escaped as \040
+            point = fields[4].replace("\\040", " ")
+            if point == needle or point.startswith(needle + "/"):
+                return True
+    return False
+
+
 _REAPER = r"""
 import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
