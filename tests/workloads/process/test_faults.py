@@ -4,10 +4,12 @@ out is a failure; a failed liveness probe kills the container)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from setpoint.client import Kind
-from setpoint.workloads import faults
+from setpoint.workloads import faults, nodeops
+from tests.waiting import wait_for
 from tests.workloads.process.support import need, process_env, runtime_of
 from tests.workloads.test_kubelet_support import pod, ready
 
@@ -40,3 +42,29 @@ async def test_pausing_a_process_fails_its_liveness_probe_and_the_kubelet_restar
         messages = [e.get("message", "") for e in events.items
                     if e.get("reason") == "Unhealthy"]
         assert any(m.startswith("Liveness probe failed") for m in messages), messages
+
+
+async def test_stopping_a_node_stops_its_processes(tmp_path: Path) -> None:
+    """A node whose kubelet stops (the node fault: ``nodeops.set_not_ready``) takes its
+    pods' processes with it, as a machine that goes down does."""
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        body = pod("sleeper")
+        body["spec"]["containers"] = [{"name": "main", "image": "busybox:1.36",
+                                       "command": ["sleep", "3600"]}]
+        await env.run(body)
+        live = await env.until("sleeper", ready)
+        group = runtime_of(env).pids(live["metadata"]["uid"])["main"]
+        assert process_group_alive(group)
+
+        await nodeops.set_not_ready(env.client, "node-a")
+
+        await wait_for(lambda: not process_group_alive(group))
+
+
+def process_group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
