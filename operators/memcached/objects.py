@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from operators.memcached.mcrouter import MEMCACHED_PORT, digest
 from operators.memcached.resource import Memcached
-from setpoint.machinery.quantity import Quantity, QuantityError, canonical
+from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.apps_v1 import (
     Deployment,
     DeploymentSpec,
@@ -105,19 +106,6 @@ def cache_megabytes(resources: ResourceRequirements | None) -> int:
     return max(16, int(mib * 0.85))
 
 
-def container_resources(resources: ResourceRequirements | None
-                        ) -> ResourceRequirements | None:
-    """The spec's resources with quantities in the canonical form the API server stores
-    (``0.5`` is ``500m``), so that the cache shows them as applied and no write repeats."""
-    if resources is None:
-        return None
-    return resources.model_copy(update={
-        "requests": {k: canonical(v) for k, v in resources.requests.items()}
-        if resources.requests is not None else None,
-        "limits": {k: canonical(v) for k, v in resources.limits.items()}
-        if resources.limits is not None else None})
-
-
 def _pod_spec(mc: Memcached, container: Container, volumes: list[Volume] | None = None
               ) -> PodSpec:
     # scheduling intent reaches every pod: the stack is placed as one unit
@@ -148,7 +136,7 @@ def statefulset(mc: Memcached) -> StatefulSet:
               f"--memory-limit={cache_megabytes(mc.spec.resources)}"],
         ports=[ContainerPort(name="memcache", container_port=MEMCACHED_PORT,
                              protocol="TCP")],
-        resources=container_resources(mc.spec.resources),
+        resources=canonical_resources(mc.spec.resources),
         readiness_probe=_tcp_probe("memcache", period=5),
         liveness_probe=_tcp_probe("memcache", period=10))
     return StatefulSet(
@@ -177,7 +165,7 @@ def proxy_deployment(mc: Memcached, configuration: str) -> Deployment:
         name="mcrouter", image=mc.spec.proxy.image, command=["mcrouter"],
         args=[f"--port={PROXY_PORT}", f"--config-file={CONFIG_DIR}/{CONFIG_KEY}"],
         ports=[ContainerPort(name="mcrouter", container_port=PROXY_PORT, protocol="TCP")],
-        resources=container_resources(mc.spec.resources),
+        resources=canonical_resources(mc.spec.resources),
         volume_mounts=[VolumeMount(name="config", mount_path=CONFIG_DIR, read_only=True)],
         readiness_probe=_tcp_probe("mcrouter", period=5),
         liveness_probe=_tcp_probe("mcrouter", period=10))

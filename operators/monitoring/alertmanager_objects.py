@@ -16,6 +16,7 @@ import base64
 
 from operators.monitoring import podparts
 from operators.monitoring.resources.alertmanager import DEFAULT_IMAGE, Alertmanager
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.apps_v1 import StatefulSet, StatefulSetSpec
 from setpoint.resources.models.core_v1 import (
     Container,
@@ -108,7 +109,7 @@ def statefulset(am: Alertmanager) -> StatefulSet:
         ports=[ContainerPort(name="web", container_port=PORT, protocol="TCP"),
                ContainerPort(name="mesh-tcp", container_port=MESH_PORT, protocol="TCP"),
                ContainerPort(name="mesh-udp", container_port=MESH_PORT, protocol="UDP")],
-        resources=podparts.container_resources(spec.resources),
+        resources=canonical_resources(spec.resources),
         volume_mounts=[*mounts, VolumeMount(name="alertmanager-db",
                                             mount_path="/alertmanager")],
         readiness_probe=podparts.http_probe("/-/ready", period=5),

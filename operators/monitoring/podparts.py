@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from setpoint.machinery.quantity import canonical
 from setpoint.resources.models.core_v1 import (
     Container,
     EnvVar,
@@ -44,19 +43,6 @@ def selector(app: str, name: str) -> dict[str, str]:
 
 def selector_string(labels: dict[str, str]) -> str:
     return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
-
-
-def container_resources(resources: ResourceRequirements | None
-                        ) -> ResourceRequirements | None:
-    """Quantities in the canonical form the API server stores, so the cache shows them as
-    applied and no write repeats."""
-    if resources is None:
-        return None
-    return resources.model_copy(update={
-        "requests": {k: canonical(v) for k, v in resources.requests.items()}
-        if resources.requests is not None else None,
-        "limits": {k: canonical(v) for k, v in resources.limits.items()}
-        if resources.limits is not None else None})
 
 
 def http_probe(path: str, *, period: int, failures: int = 3, port: str = "web") -> Probe:

@@ -17,6 +17,7 @@ from operators.monitoring import podparts
 from operators.monitoring.promconfig import CONFIG_DIR, CONFIG_KEY, RULES_DIR
 from operators.monitoring.resources.prometheus import DEFAULT_IMAGE, Prometheus
 from operators.monitoring.storage import Storage
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.apps_v1 import StatefulSet, StatefulSetSpec
 from setpoint.resources.models.core_v1 import (
     ConfigMap,
@@ -114,7 +115,7 @@ def statefulset(prometheus: Prometheus, storage: Storage, rule_config_maps: list
         name="prometheus", image=spec.image or f"{DEFAULT_IMAGE}:{spec.version}",
         args=args(prometheus, storage), env=env,
         ports=[ContainerPort(name="web", container_port=PORT, protocol="TCP")],
-        resources=podparts.container_resources(spec.resources),
+        resources=canonical_resources(spec.resources),
         volume_mounts=[*mounts, VolumeMount(name=DATA_VOLUME, mount_path=DATA_DIR)],
         readiness_probe=podparts.http_probe("/-/ready", period=5),
         liveness_probe=podparts.http_probe("/-/healthy", period=10, failures=6))

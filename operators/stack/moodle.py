@@ -20,8 +20,9 @@ from typing import Any
 
 from operators.stack import mysql
 from operators.stack.labels import labels, selector
-from operators.stack.placement import container_resources, pod_spec
+from operators.stack.placement import pod_spec
 from operators.stack.resources import Moodle, MysqlCluster
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.apps_v1 import Deployment, DeploymentSpec
 from setpoint.resources.models.core_v1 import (
     Container,
@@ -133,7 +134,7 @@ def deployment(moodle: Moodle, db: MysqlCluster) -> Deployment:
              _credential(db, "MOODLE_DATABASE_USER", "user"),
              _credential(db, "MOODLE_DATABASE_PASSWORD", "password")],
         ports=[ContainerPort(name="http", container_port=HTTP_PORT, protocol="TCP")],
-        resources=container_resources(moodle.spec),
+        resources=canonical_resources(moodle.spec.resources),
         volume_mounts=[VolumeMount(name="moodledata", mount_path=DATA_DIR)])
     volume = Volume(name="moodledata", persistent_volume_claim=(
         PersistentVolumeClaimVolumeSource(claim_name=f"{moodle.metadata.name}-moodledata")))

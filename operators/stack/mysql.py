@@ -13,8 +13,9 @@ from __future__ import annotations
 import secrets
 
 from operators.stack.labels import labels, selector
-from operators.stack.placement import container_resources, pod_spec
+from operators.stack.placement import pod_spec
 from operators.stack.resources import MysqlCluster
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.apps_v1 import StatefulSet, StatefulSetSpec
 from setpoint.resources.models.core_v1 import (
     Container,
@@ -68,7 +69,7 @@ def statefulset(db: MysqlCluster) -> StatefulSet:
              EnvVar(name="MARIADB_USER", value=db.spec.user),
              _from_secret(db, "MARIADB_PASSWORD", "password")],
         ports=[ContainerPort(name="mysql", container_port=PORT, protocol="TCP")],
-        resources=container_resources(db.spec),
+        resources=canonical_resources(db.spec.resources),
         volume_mounts=[VolumeMount(name="data", mount_path=DATA_DIR)],
         readiness_probe=Probe(tcp_socket=TCPSocketAction(port="mysql"), period_seconds=2),
         liveness_probe=Probe(tcp_socket=TCPSocketAction(port="mysql"), period_seconds=10,

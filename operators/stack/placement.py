@@ -3,21 +3,7 @@
 from __future__ import annotations
 
 from operators.stack.resources import Placement
-from setpoint.machinery.quantity import canonical
-from setpoint.resources.models.core_v1 import Container, PodSpec, ResourceRequirements, Volume
-
-
-def container_resources(spec: Placement) -> ResourceRequirements | None:
-    """The spec's resources with quantities as the API server stores them (``0.5`` is
-    ``500m``), so that the cache shows them as applied and no write repeats."""
-    resources = spec.resources
-    if resources is None:
-        return None
-    return resources.model_copy(update={
-        "requests": {k: canonical(v) for k, v in resources.requests.items()}
-        if resources.requests is not None else None,
-        "limits": {k: canonical(v) for k, v in resources.limits.items()}
-        if resources.limits is not None else None})
+from setpoint.resources.models.core_v1 import Container, PodSpec, Volume
 
 
 def pod_spec(spec: Placement, container: Container, volumes: list[Volume] | None = None

@@ -34,6 +34,7 @@ from setpoint.resources._markers import (
     rules,
 )
 from setpoint.resources._model import IntOrString, MicroTime, Model, Quantity, Time
+from setpoint.resources._quantities import canonical_resources
 from setpoint.resources._rbac import Permissions, generate_rbac
 from setpoint.resources._resource import Resource
 from setpoint.resources._schema import SchemaError, structural_schema
@@ -73,6 +74,7 @@ __all__ = [
     "SchemaError",
     "SpecPropertyRelationship",
     "Time",
+    "canonical_resources",
     "crd_for",
     "discover_resources",
     "dump_yaml",
