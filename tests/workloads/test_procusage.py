@@ -56,13 +56,13 @@ def test_cpu_is_the_growth_of_cpu_time_over_the_window_between_samples(tmp_path:
     clock = Clock()
     meter = UsageMeter(clock=clock, proc=tmp_path)
 
-    # first sample: the average since the leader started (1 s of CPU in 10 s)
-    assert meter.measure([40])[40].cpu_nanos == NANO // 10
+    # first sample: no rate yet, whatever the group used before
+    assert meter.measure([40])[40].cpu_nanos == 0
 
     # within the minimum window the last measurement stands
     write_stat(tmp_path, 40, 40, utime=2 * CLOCK_TICKS, start=10 * CLOCK_TICKS)
     clock.now += 0.5
-    assert meter.measure([40])[40].cpu_nanos == NANO // 10
+    assert meter.measure([40])[40].cpu_nanos == 0
 
     # half a core: 1 s of CPU time in the 2 s since the last sample
     clock.now += 1.5

@@ -8,8 +8,10 @@ its group's:
 
 - CPU: the growth of the members' user and system time, including the time of children they
   have already reaped (``cutime``/``cstime``, so a process that exits between two samples is
-  not lost), divided by the wall time between the samples; the first sample of a group is
-  its average since the leader started.
+  not lost), divided by the wall time between the samples. A group's first sample has no
+  rate yet (metrics-server, too, reports a container only from its second scrape): its CPU
+  reads 0 until the next window; an average since the start would make a young process
+  look busy.
 - Memory: the sum of the members' resident set sizes. Pages shared between members count
   once per member, which overstates a forking server a little; a cgroup's working set would
   count them once.
@@ -34,23 +36,21 @@ is counted in whole clock ticks, 10 ms)."""
 
 # /proc/PID/stat fields after the command's closing parenthesis, counted from ``state``
 # (proc(5) numbers them from 1 with pid; state is field 3)
-_PGRP, _UTIME, _CSTIME, _STARTTIME, _RSS = 5 - 3, 14 - 3, 17 - 3, 22 - 3, 24 - 3
+_PGRP, _UTIME, _CSTIME, _RSS = 5 - 3, 14 - 3, 17 - 3, 24 - 3
 
 
 @dataclass(frozen=True)
 class GroupSample:
-    """A process group's CPU time in clock ticks, resident memory in bytes, and the start
-    of its leader in clock ticks after boot."""
+    """A process group's CPU time in clock ticks and resident memory in bytes."""
 
     cpu_ticks: int
     rss_bytes: int
-    started_ticks: int | None
 
 
 def sample_groups(groups: Collection[int], proc: Path = PROC) -> dict[int, GroupSample]:
     """One sample of each of ``groups`` that has a live member."""
     wanted = set(groups)
-    totals: dict[int, tuple[int, int, int | None]] = {}
+    totals: dict[int, tuple[int, int]] = {}
     for entry in os.scandir(proc):
         if not entry.name.isdigit():
             continue
@@ -62,17 +62,11 @@ def sample_groups(groups: Collection[int], proc: Path = PROC) -> dict[int, Group
         group = int(fields[_PGRP])
         if group not in wanted:
             continue
-        cpu, rss, started = totals.get(group, (0, 0, None))
+        cpu, rss = totals.get(group, (0, 0))
         cpu += sum(int(f) for f in fields[_UTIME:_CSTIME + 1])
         rss += int(fields[_RSS]) * PAGE_SIZE
-        if int(entry.name) == group:
-            started = int(fields[_STARTTIME])
-        totals[group] = (cpu, rss, started)
+        totals[group] = (cpu, rss)
     return {group: GroupSample(*values) for group, values in totals.items()}
-
-
-def _uptime(proc: Path) -> float:
-    return float((proc / "uptime").read_text().split()[0])
 
 
 class UsageMeter:
@@ -111,13 +105,9 @@ class UsageMeter:
 
     def _cpu_nanos(self, group: int, sample: GroupSample, now: float) -> int:
         last = self._last.get(group)
-        if last is not None:
-            ticks, seconds = sample.cpu_ticks - last[1], now - last[0]
-        elif sample.started_ticks is not None:
-            ticks = sample.cpu_ticks
-            seconds = _uptime(self.proc) - sample.started_ticks / CLOCK_TICKS
-        else:
+        if last is None:
             return 0
+        ticks, seconds = sample.cpu_ticks - last[1], now - last[0]
         if seconds <= 0:
             return 0
         return max(0, round(ticks / CLOCK_TICKS / seconds * NANO))

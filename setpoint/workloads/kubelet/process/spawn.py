@@ -68,12 +68,25 @@ def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
         _check(_libc.unshare(CLONE_NEWNS), "unshare")
         _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make-rprivate")
         for source, target, read_only in binds:
+            # the runtime made the mount point before the fork; make it again if it went
+            # meanwhile (another pod's removal, of this cluster or another one)
+            _make_mount_point(target, os.path.isdir(source))
             _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC,
                                None), f"bind {target}")
             if read_only:
                 _libc.mount(b"none", target.encode(), None,
                             MS_BIND | MS_REC | MS_RDONLY | 32, None)  # 32: MS_REMOUNT
     return setup
+
+
+def _make_mount_point(target: str, is_dir: bool) -> None:
+    if os.path.lexists(target):
+        return
+    if is_dir:
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        os.close(os.open(target, os.O_WRONLY | os.O_CREAT, 0o644))
 
 
 def ensure_mount_point(target: Path, is_dir: bool) -> Path | None:
