@@ -187,3 +187,50 @@ async def test_an_upgrade_from_3_4_to_3_5_goes_one_member_at_a_time_keeping_the_
     assert {m.version for m in cluster.status.members or ()} == {V35}
     assert not cluster.status.is_true("UpgradeInProgress")
     await assert_every_member_has(k8s, "e", data)
+
+
+async def test_two_of_three_member_pods_deleted_lose_the_quorum_until_they_come_back(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Quorum lost while a majority keeps its data: the pods come back on their claims as
+    the same members and the quorum returns by itself (no --force-new-cluster)."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("quorum")
+    await write(k8s, "e", data)
+    victims = {n: p.metadata.uid for n, p in (await member_pods(k8s, "e")).items()
+               if n != "e-0"}
+
+    for name in victims:
+        await k8s.delete(Pod, name)
+    await wait_for(EtcdCluster, "e", lambda c: not c.status.is_true("Available"),
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    pods = await member_pods(k8s, "e")
+    assert all(pods[n].metadata.uid != uid for n, uid in victims.items())
+    assert {m.name: m.id for m in after.status.members or ()} == \
+        {m.name: m.id for m in before.status.members or ()}
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_two_of_three_members_losing_their_data_recover_from_the_survivor(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Quorum lost for good (a majority lost its data): the survivor restarts alone with
+    --force-new-cluster (etcd's disaster-recovery guide), then the two others join again
+    as new members, and every key written before is on all three."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("survived")
+    await write(k8s, "e", data)
+    ids = {m.name: m.id for m in before.status.members or ()}
+
+    for name in ("e-1", "e-2"):
+        await k8s.delete(PersistentVolumeClaim, name)
+        await k8s.delete(Pod, name)
+    await wait_for(EtcdCluster, "e", lambda c: c.status.phase == "QuorumLost",
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", lambda c: running(3)(c) and
+                           {m.id for m in c.status.members or ()}.isdisjoint(
+                               {ids["e-1"], ids["e-2"]}), timeout=TIMEOUT)
+    new_ids = {m.name: m.id for m in after.status.members or ()}
+    assert new_ids["e-0"] == ids["e-0"]
+    await assert_every_member_has(k8s, "e", data)
