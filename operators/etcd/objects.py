@@ -19,11 +19,14 @@ schedule. The namespace and the owner reference are added by ``ctx.apply``.
 
 from __future__ import annotations
 
+import posixpath
+
 from operators.etcd.resource import GROUP, EtcdCluster
 from setpoint.machinery.quantity import canonical
 from setpoint.resources.models.core_v1 import (
     Container,
     ContainerPort,
+    HostPathVolumeSource,
     HTTPGetAction,
     PersistentVolumeClaim,
     PersistentVolumeClaimSpec,
@@ -60,6 +63,7 @@ PEER_PORT = 2380
 CLUSTER_DOMAIN = "cluster.local"
 DATA_MOUNT = "/var/lib/etcd"
 DATA_DIR = f"{DATA_MOUNT}/data"
+BACKUP_MOUNT = "/var/lib/etcd-backup"
 
 
 def member_name(cluster: EtcdCluster, ordinal: int) -> str:
@@ -164,13 +168,17 @@ def _resources(resources: ResourceRequirements | None) -> ResourceRequirements |
 
 def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
                state: str, version: str | None = None, *,
-               force_new_cluster: bool = False) -> Pod:
+               force_new_cluster: bool = False, restore_from: str | None = None) -> Pod:
     """The pod of member ``ordinal``. ``initial_cluster`` (name -> peer URL) and ``state``
     (``new`` for the founding member, ``existing`` for one joining) matter only on the
     member's first start: etcd ignores them once its data directory exists, so a pod made
     again for a member with data restarts that member as it was. ``force_new_cluster``
     makes the member drop every other member and lead alone on its data (etcd's
-    disaster-recovery path when a quorum is lost for good)."""
+    disaster-recovery path when a quorum is lost for good). ``restore_from`` (a snapshot
+    file, for the founding member of a restored cluster) adds an init container that
+    restores it into the empty data directory as a one-member cluster of this member
+    (etcd's disaster-recovery guide: ``snapshot restore`` with the member's name, peer URL,
+    initial cluster and token)."""
     name = member_name(cluster, ordinal)
     token = f"{cluster.metadata.name}-{cluster.metadata.uid}"
     args = [
@@ -187,6 +195,14 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
     ]
     if force_new_cluster:
         args.append("--force-new-cluster")
+    volumes = [Volume(name="data", persistent_volume_claim=(
+        PersistentVolumeClaimVolumeSource(claim_name=name)))]
+    init: list[Container] = []
+    if restore_from is not None:
+        init.append(_restore_container(cluster, ordinal, initial_cluster, token,
+                                       restore_from, version))
+        volumes.append(Volume(name="backup", host_path=HostPathVolumeSource(
+            path=posixpath.dirname(restore_from), type="Directory")))
     container = Container(
         name="etcd", image=image(cluster, version), command=["/usr/local/bin/etcd"], args=args,
         ports=[ContainerPort(name="client", container_port=CLIENT_PORT, protocol="TCP"),
@@ -200,7 +216,24 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
                             annotations={VERSION: version or cluster.spec.version}),
         spec=PodSpec(
             hostname=name, subdomain=peer_service_name(cluster), restart_policy="Always",
-            containers=[container], node_selector=cluster.spec.node_selector,
-            tolerations=cluster.spec.tolerations,
-            volumes=[Volume(name="data", persistent_volume_claim=(
-                PersistentVolumeClaimVolumeSource(claim_name=name)))]))
+            init_containers=init or None, containers=[container],
+            node_selector=cluster.spec.node_selector, tolerations=cluster.spec.tolerations,
+            volumes=volumes))
+
+
+def _restore_container(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
+                       token: str, snapshot: str, version: str | None) -> Container:
+    """``snapshot restore`` into the member's data directory: ``etcdutl`` from 3.5 on
+    (``etcdctl snapshot restore`` is deprecated there), ``etcdctl`` on 3.4."""
+    release = version or cluster.spec.version
+    tool = "etcdctl" if release.startswith("3.4.") else "etcdutl"
+    return Container(
+        name="restore", image=image(cluster, version), command=[tool],
+        args=["snapshot", "restore", f"{BACKUP_MOUNT}/{posixpath.basename(snapshot)}",
+              f"--name={member_name(cluster, ordinal)}", f"--data-dir={DATA_DIR}",
+              f"--initial-advertise-peer-urls={peer_url(cluster, ordinal)}",
+              "--initial-cluster=" + ",".join(f"{n}={u}" for n, u in
+                                              sorted(initial_cluster.items())),
+              f"--initial-cluster-token={token}"],
+        volume_mounts=[VolumeMount(name="data", mount_path=DATA_MOUNT),
+                       VolumeMount(name="backup", mount_path=BACKUP_MOUNT, read_only=True)])

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient, EtcdError, Member, MemberStatus
-from operators.etcd.members import ClaimView, Observed, PodView
+from operators.etcd.members import ClaimView, Observed, PodView, quorum
 from operators.etcd.resource import EtcdCluster
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod
 
@@ -91,6 +91,13 @@ async def _status(url: str) -> MemberStatus | None:
         return None
 
 
+def _has_quorum(obs: Observed) -> bool:
+    """A leader is known and a majority of the listed voters answered."""
+    voters = [m for m in obs.members or () if not m.is_learner]
+    answering = sum(1 for m in voters if m.id in obs.healthy)
+    return bool(obs.leader) and answering >= quorum(len(voters))
+
+
 async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVolumeClaim]
                ) -> Reading:
     pod_map = _by_ordinal(cluster, pods)
@@ -125,6 +132,12 @@ async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVol
     if obs.members is None and voters:
         # no quorum to ask: what the survivors last knew tells how many members are lost
         obs.local_members, _ = await member_list(voters, linearizable=False)
+    if obs.members is not None and not _has_quorum(obs):
+        # etcd 3.4 has no linearizable MemberList (its MemberListRequest is empty; 3.5
+        # added ``linearizable``, api/etcdserverpb/rpc.proto): a member cut off from the
+        # others still lists the membership from its own store. Without a leader or a
+        # majority of voters answering, that list is only what the survivors last knew.
+        obs.local_members, obs.members = obs.members, None
     for member in [*(obs.members or ()), *(obs.local_members or ())]:
         found = ordinal_of_peer(cluster, member)
         if found is not None:

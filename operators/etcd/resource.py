@@ -66,6 +66,15 @@ class StorageSpec(Model):
         None, description="The claim's StorageClass; the cluster's default when unset.")
 
 
+class RestoreSpec(Model):
+    """Seed a new cluster from a snapshot: its founding member starts on the data of a
+    completed EtcdBackup (``etcdutl snapshot restore``, ``etcdctl`` for 3.4)."""
+
+    backup_name: str = Field(min_length=1, description="A Complete EtcdBackup in the same "
+                             "namespace; its file must be readable on the founding member's "
+                             "node (mounted read-only from the same path).")
+
+
 class EtcdClusterSpec(Model):
     """What an etcd cluster should look like."""
 
@@ -84,6 +93,9 @@ class EtcdClusterSpec(Model):
         None, description="Node labels every member pod must match.")
     tolerations: list[Toleration] | None = Field(
         None, description="Tolerations of every member pod.")
+    restore: RestoreSpec | None = Field(
+        None, description="Seed the new cluster from a backup (read only when the "
+        "founding member is made).")
 
 
 class MemberStatus(Model):

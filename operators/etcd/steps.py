@@ -14,7 +14,7 @@ from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.members import BOOTSTRAP, Step
 from operators.etcd.observe import Reading
-from operators.etcd.resource import EtcdCluster
+from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim
 from setpoint.runtime import Context
 
@@ -66,9 +66,21 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
     events = ctx.events
 
     if step.action == "Bootstrap":
+        snapshot = None
+        if cluster.spec.restore is not None:
+            snapshot = _snapshot_of(ctx, cluster.spec.restore.backup_name)
+            if snapshot is None:
+                return replace(step, action="Wait", reason="BackupNotReady",
+                               message=f"EtcdBackup {cluster.spec.restore.backup_name} "
+                               "is not Complete: the cluster starts once it is")
         await ctx.apply(objects.claim(cluster, ordinal, BOOTSTRAP))
         await ctx.apply(objects.member_pod(cluster, ordinal,
-                                           initial_cluster(cluster, reading, ordinal), "new"))
+                                           initial_cluster(cluster, reading, ordinal), "new",
+                                           restore_from=snapshot))
+        if snapshot is not None:
+            events.normal("Restoring", f"founding member {name} restores {snapshot}",
+                          action=step.action)
+            return step
     elif step.action == "RecordMemberId":
         assert member is not None
         await _annotate_claim(ctx, reading.claims[ordinal], objects.MEMBER_ID, member.hex_id)
@@ -137,6 +149,14 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
         raise AssertionError(step.action)
     events.normal(step.reason, step.message, action=step.action)
     return step
+
+
+def _snapshot_of(ctx: Context[EtcdCluster], backup_name: str) -> str | None:
+    """The file of a Complete EtcdBackup, or None while there is none."""
+    backup = ctx.get(EtcdBackup, backup_name)
+    if backup is None or backup.status.phase != "Complete" or not backup.status.path:
+        return None
+    return backup.status.path
 
 
 async def _delete_member_objects(ctx: Context[EtcdCluster], reading: Reading,

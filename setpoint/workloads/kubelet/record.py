@@ -81,7 +81,13 @@ class PodRecord:
     def all_containers(self) -> list[ContainerRecord]:
         return [*self.init, *self.containers]
 
-    def regular_done(self) -> bool:
-        """Every regular container has exited for good (nothing will restart it)."""
-        return bool(self.containers) and all(
-            c.exited and c.restart_at is None for c in self.containers)
+    def regular_done(self, policy: str) -> bool:
+        """Every regular container has exited for good: nothing will restart it under the
+        pod's ``restartPolicy``. Under ``Always`` that never happens, and under
+        ``OnFailure`` only once each has succeeded, even before a restart is planned (a
+        container that fails as it is created is exited before the next sync plans its
+        restart): the kubelet's getPhase (pkg/kubelet/kubelet_pods.go) keeps such a pod
+        Running, and only a terminal phase ends the pod (pod_workers.go)."""
+        return bool(self.containers) and policy != "Always" and all(
+            c.exited and c.restart_at is None and (policy == "Never" or c.succeeded)
+            for c in self.containers)

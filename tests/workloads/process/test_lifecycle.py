@@ -197,3 +197,29 @@ async def test_resource_limits_not_enforced_are_reported_in_an_event(tmp_path: P
                        for e in events.items)
 
         await wait_for(reported, timeout=30)
+
+
+async def test_a_container_that_cannot_be_created_yet_is_retried_under_restart_policy_always(
+        tmp_path: Path) -> None:
+    """A container whose volume is not there yet (its claim not made, as when an operator
+    makes a pod and its claim together) is retried until it can start: under
+    ``restartPolicy: Always`` a pod is never terminal (pkg/kubelet/kubelet_pods.go
+    ``getPhase``; pod_workers.go ends a pod only on a terminal phase)."""
+    need("sh", "busybox")
+    options = KubeletOptions(backoff_base=0.5, backoff_cap=1.0)
+    async with process_env(tmp_path, options) as env:
+        body = shell_pod("early", "sleep 3600",
+                         volumeMounts=[{"name": "data", "mountPath": "/data"}])
+        body["spec"]["volumes"] = [{"name": "data",
+                                    "persistentVolumeClaim": {"claimName": "late"}}]
+        await env.run(body)
+        await env.until("early", lambda p: int(statuses(p).get("app", {})
+                                               .get("restartCount") or 0) >= 1)
+        assert (await env.get("early"))["status"]["phase"] != "Failed"
+        await env.client.create({
+            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "late", "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+                     "volumeName": "pv-late", "resources": {"requests": {"storage": "1Gi"}}}})
+        started = await env.until("early", ready)
+        assert started["status"]["phase"] == "Running"

@@ -167,8 +167,19 @@ def _etcd(argv: list[str], ctx: LaunchContext) -> list[str]:
     return [*out, *flags]
 
 
+ETCD_TOOLS = ("etcdctl", "etcdutl")
+"""Programs the etcd images ship beside etcd (``command: [etcdutl]`` in an init container
+restores a snapshot): run as they are, from beside the image's etcd binary."""
+
+
 def _etcd_at(program: Callable[[], str | None]) -> Translate:
     def translate(argv: list[str], ctx: LaunchContext) -> list[str]:
+        tool = os.path.basename(argv[0]) if argv else ""
+        if tool in ETCD_TOOLS:
+            etcd = program()
+            beside = os.path.join(os.path.dirname(etcd), tool) if etcd else ""
+            return [beside if beside and os.access(beside, os.X_OK)
+                    else shutil.which(tool) or tool, *argv[1:]]
         flags = _etcd(argv, ctx)
         if flags and not flags[0].startswith("-"):
             flags = flags[1:]
