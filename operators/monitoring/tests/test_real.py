@@ -7,6 +7,7 @@ addresses), not only the operator's status."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -25,6 +26,7 @@ from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
 from setpoint.testing import OperatorRunner
 from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import WaitTimeout
 from setpoint.testing.waiting import wait_for as wait_until
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
@@ -40,6 +42,16 @@ def _programs_installed() -> None:
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed: apt-get install -y prometheus "
                         "prometheus-alertmanager prometheus-blackbox-exporter nginx-light")
+
+
+@pytest.fixture(autouse=True)
+async def diagnostics(request: pytest.FixtureRequest, k8s: Client,
+                      operator: OperatorRunner) -> AsyncIterator[None]:
+    """On failure, what the pods and servers said (torn down before the cluster)."""
+    yield
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        print(await diagnose(k8s))  # shown with the failure's captured output
 
 
 def nginx() -> list[dict[str, Any]]:
@@ -72,6 +84,32 @@ def prometheus(**spec: Any) -> Prometheus:
         "serviceMonitorSelector": {"matchLabels": TEAM},
         "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": "5s",
         "evaluationInterval": "5s", **spec}})
+
+
+async def diagnose(k8s: Client) -> str:
+    """What the pods and servers say, shown when a wait fails: each pod's phase and
+    container states, the tail of each container's log, Prometheus' active targets."""
+    lines = []
+    for pod in (await k8s.list(Pod)).items:
+        status = pod.status
+        lines.append(f"pod {pod.metadata.name} {status.phase if status else None} "
+                     f"ip={status.pod_ip if status else None}")
+        for cs in (status.container_statuses or ()) if status else ():
+            lines.append(f"  {cs.name} ready={cs.ready} restarts={cs.restart_count} "
+                         f"state={cs.state.model_dump(exclude_none=True) if cs.state else {}}")
+        for container in pod.spec.containers if pod.spec else ():
+            try:
+                log = await k8s.request(
+                    "GET", f"/api/v1/namespaces/{k8s.namespace}/pods/{pod.metadata.name}/log",
+                    params={"container": container.name, "tailLines": 15})
+            except Exception as error:  # noqa: BLE001 - only a diagnostic
+                log = f"(no log: {error})"
+            lines += [f"  | {container.name}: {line}" for line in str(log).splitlines()]
+        if (pod.metadata.labels or {}).get("app.kubernetes.io/name") == "prometheus" \
+                and status and status.pod_ip:
+            targets = await get_json(f"http://{status.pod_ip}:9090/api/v1/targets")
+            lines.append(f"  targets: {targets}")
+    return "\n".join(lines)
 
 
 async def ready_ips(k8s: Client, selector: str, count: int) -> list[str]:
@@ -112,14 +150,21 @@ async def test_prometheus_scrapes_the_service_monitors_nginx_and_reports_it_up(
         "spec": {"selector": {"matchLabels": {"app": "nginx"}},
                  "endpoints": [{"port": "http", "interval": "5s"}]}}))
     await k8s.create(prometheus())
-    job = f"serviceMonitor/{k8s.namespace}/nginx/0"
+    # the scrape pool is serviceMonitor/<ns>/<name>/<i>, the series' job label the
+    # Service's name, as the prometheus-operator relabels them
+    # (pkg/prometheus/promcfg.go, generateServiceMonitorConfig: job <- service name)
     (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
-    await value_of(ip, f'up{{job="{job}"}}', "1")
-    await value_of(ip, f'hello{{job="{job}",service="nginx",endpoint="http"}}', "1")
+    series = f'job="nginx",namespace="{k8s.namespace}",service="nginx",endpoint="http"'
+    await value_of(ip, f"up{{{series}}}", "1")
+    await value_of(ip, f"hello{{{series}}}", "1")
+    targets = await get_json(f"http://{ip}:9090/api/v1/targets")
+    assert targets is not None
+    assert [t["scrapePool"] for t in targets["data"]["activeTargets"]] == [
+        f"serviceMonitor/{k8s.namespace}/nginx/0"]
     # and the operator's status says what the server says
     prom = await wait_for(Prometheus, "main", lambda p: p.status.targets_up == 1,
                           timeout=TIMEOUT)
-    assert prom.status.targets[0].job == job and prom.status.targets[0].health == "up"
+    assert prom.status.targets[0].job == "nginx" and prom.status.targets[0].health == "up"
 
 
 async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
