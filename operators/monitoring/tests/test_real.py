@@ -24,8 +24,9 @@ from operators.monitoring.serverapi import get_json
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
-from setpoint.testing import OperatorRunner
-from setpoint.testing.plugin import Waiter
+from operators.monitoring.operator import manager
+from setpoint.testing import OperatorRunner, SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import WaitTimeout
 from setpoint.testing.waiting import wait_for as wait_until
 
@@ -46,7 +47,7 @@ def _programs_installed() -> None:
 
 @pytest.fixture(autouse=True)
 async def diagnostics(request: pytest.FixtureRequest, k8s: Client,
-                      operator: OperatorRunner) -> AsyncIterator[None]:
+                      cluster: SetpointCluster) -> AsyncIterator[None]:
     """On failure, what the pods and servers said (torn down before the cluster)."""
     yield
     report = getattr(request.node, "report_call", None)
@@ -253,3 +254,99 @@ async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_
     await value_of(ip, series, "0")
     await wait_for(RouteMonitor, "shop", lambda r: r.status.last_probe_success is False,
                    timeout=TIMEOUT)
+
+
+async def test_prometheus_scrapes_the_operators_own_metrics(
+        k8s: Client, cluster: SetpointCluster, run_manager: ManagerLauncher) -> None:
+    # the operator serves /metrics (as `setpoint run` does in its pod); here it runs in
+    # the test's process, so a selector-less Service and its Endpoints name its address,
+    # as one names any server outside the cluster
+    runner = await run_manager(manager, leader_election=False, http_port=0, rbac=True)
+    assert runner.manager is not None and runner.manager.http_port is not None
+    labels = {"app.kubernetes.io/name": "monitoring-operator"}
+    await k8s.create({"apiVersion": "v1", "kind": "Service",
+                      "metadata": {"name": "monitoring-operator", "labels": labels},
+                      "spec": {"ports": [{"name": "metrics", "port": 8081}]}})
+    await k8s.create({"apiVersion": "v1", "kind": "Endpoints",
+                      "metadata": {"name": "monitoring-operator", "labels": labels},
+                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                   "ports": [{"name": "metrics",
+                                              "port": runner.manager.http_port}]}]})
+    await k8s.create(ServiceMonitor.model_validate({
+        "metadata": {"name": "operator", "labels": TEAM},
+        "spec": {"selector": {"matchLabels": labels},
+                 "endpoints": [{"port": "metrics", "interval": "5s"}]}}))
+    await k8s.create(prometheus())
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    await value_of(ip, 'up{job="monitoring-operator"}', "1")
+    # the Prometheus controller's own reconciles, counted by the operator and read back
+    # from the Prometheus it made
+    # (result "requeue_after": it polls the servers it made)
+    await value_of(ip, 'sum(controller_runtime_reconcile_total{job="monitoring-operator",'
+                   'controller="prometheus"}) > bool 0', "1")
+
+
+async def test_a_prometheus_federates_another_ones_series(k8s: Client,
+                                                          operator: OperatorRunner) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(ServiceMonitor.model_validate({
+        "metadata": {"name": "nginx", "labels": TEAM},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                 "endpoints": [{"port": "http", "interval": "5s"}]}}))
+    leaf = prometheus()
+    leaf.metadata.name = "leaf"
+    await k8s.create(leaf)
+    # the global one selects no ServiceMonitor: what it has, it has from /federate
+    await k8s.create(Prometheus.model_validate({"metadata": {"name": "global"}, "spec": {
+        "scrapeInterval": "5s", "evaluationInterval": "5s",
+        "federation": [{"name": "leaf", "match": ['{job="nginx"}']}]}}))
+    (leaf_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=leaf", 1)
+    (global_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=global", 1)
+    await value_of(leaf_ip, 'hello{job="nginx"}', "1")
+    # honor_labels keeps the series' own labels, and /federate adds the leaf's external
+    # labels (web/federate.go), so the series says where it was scraped
+    await value_of(global_ip, f'hello{{job="nginx",service="nginx",'
+                   f'prometheus="{k8s.namespace}/leaf"}}', "1")
+    await value_of(global_ip, f'up{{job="federate/{k8s.namespace}/leaf"}}', "1")
+
+
+async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_killed(
+        k8s: Client, operator: OperatorRunner) -> None:
+    def rule(*alerts: str) -> dict[str, Any]:
+        return {"groups": [{"name": "g", "rules": [
+            {"alert": alert, "expr": "vector(1)", "labels": {"severity": "none"}}
+            for alert in alerts]}]}
+
+    await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
+                                                  "spec": {"replicas": 3}}))
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
+    await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]}))
+    ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3)
+    await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+
+    async def firing_on(addresses: list[str], alertname: str) -> bool:
+        for address in addresses:
+            alerts = await get_json(f"http://{address}:9093/api/v2/alerts",
+                                    {"filter": f"alertname={alertname}"})
+            if not alerts:
+                return False
+        return True
+
+    # Prometheus sends every alert to every Alertmanager it is configured with
+    # (notifier/notifier.go: sendAll), so each replica has it without gossip
+    await wait_until(lambda: firing_on(ips, "First"), timeout=TIMEOUT,
+                     message="First on all three replicas")
+
+    (killed,) = [p for p in (await k8s.list(
+        Pod, label_selector="app.kubernetes.io/name=alertmanager")).items
+        if p.status and p.status.pod_ip == ips[0]]
+    await k8s.delete(Pod, str(killed.metadata.name), grace_period_seconds=0)
+    survivors = ips[1:]
+    await wait_until(lambda: firing_on(survivors, "First"), timeout=TIMEOUT,
+                     message="First still on the survivors")
+    # a new alert after the kill still reaches the survivors
+    await k8s.patch(PrometheusRule, "r", {"spec": rule("First", "Second")})
+    await wait_until(lambda: firing_on(survivors, "Second"), timeout=TIMEOUT,
+                     message="Second on the survivors")
