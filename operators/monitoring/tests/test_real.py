@@ -13,6 +13,8 @@ from typing import Any
 import aiohttp
 import pytest
 
+from operators.monitoring import selfmonitoring
+from operators.monitoring.operator import manager
 from operators.monitoring.resources import (
     Alertmanager,
     Prometheus,
@@ -24,10 +26,8 @@ from operators.monitoring.serverapi import get_json
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
-from operators.monitoring.operator import manager
 from setpoint.testing import OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
-from setpoint.testing.waiting import WaitTimeout
 from setpoint.testing.waiting import wait_for as wait_until
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
@@ -103,7 +103,7 @@ async def diagnose(k8s: Client) -> str:
                 log = await k8s.request(
                     "GET", f"/api/v1/namespaces/{k8s.namespace}/pods/{pod.metadata.name}/log",
                     params={"container": container.name, "tailLines": 15})
-            except Exception as error:  # noqa: BLE001 - only a diagnostic
+            except Exception as error:
                 log = f"(no log: {error})"
             lines += [f"  | {container.name}: {line}" for line in str(log).splitlines()]
         if (pod.metadata.labels or {}).get("app.kubernetes.io/name") == "prometheus" \
@@ -263,19 +263,21 @@ async def test_prometheus_scrapes_the_operators_own_metrics(
     # as one names any server outside the cluster
     runner = await run_manager(manager, leader_election=False, http_port=0, rbac=True)
     assert runner.manager is not None and runner.manager.http_port is not None
-    labels = {"app.kubernetes.io/name": "monitoring-operator"}
-    await k8s.create({"apiVersion": "v1", "kind": "Service",
-                      "metadata": {"name": "monitoring-operator", "labels": labels},
-                      "spec": {"ports": [{"name": "metrics", "port": 8081}]}})
+    # selfmonitoring's Service without its selector (no operator pod here), and
+    # Endpoints naming the test process' address
+    metrics = selfmonitoring.service().model_dump(by_alias=True, exclude_none=True,
+                                                  mode="json")
+    del metrics["spec"]["selector"]
+    await k8s.create(metrics)
     await k8s.create({"apiVersion": "v1", "kind": "Endpoints",
-                      "metadata": {"name": "monitoring-operator", "labels": labels},
+                      "metadata": {"name": selfmonitoring.JOB},
                       "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
                                    "ports": [{"name": "metrics",
                                               "port": runner.manager.http_port}]}]})
-    await k8s.create(ServiceMonitor.model_validate({
-        "metadata": {"name": "operator", "labels": TEAM},
-        "spec": {"selector": {"matchLabels": labels},
-                 "endpoints": [{"port": "metrics", "interval": "5s"}]}}))
+    monitor = selfmonitoring.service_monitor(TEAM)
+    monitor.spec.endpoints[0].interval = "5s"
+    await k8s.create(monitor)
+    await k8s.create(selfmonitoring.prometheus_rule(TEAM))
     await k8s.create(prometheus())
     (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
     await value_of(ip, 'up{job="monitoring-operator"}', "1")
@@ -284,6 +286,27 @@ async def test_prometheus_scrapes_the_operators_own_metrics(
     # (result "requeue_after": it polls the servers it made)
     await value_of(ip, 'sum(controller_runtime_reconcile_total{job="monitoring-operator",'
                    'controller="prometheus"}) > bool 0', "1")
+
+    # its alerts are loaded and evaluate cleanly over those series, and none fires
+    # (Down is pending only until the first scrape: absent(up) before it)
+    quiet = {"MonitoringOperatorDown": ("ok", "inactive"),
+             "MonitoringOperatorReconcileErrors": ("ok", "inactive"),
+             "MonitoringOperatorWorkqueueBacklog": ("ok", "inactive")}
+
+    async def alerts() -> dict[str, tuple[str, str]]:
+        rules = await get_json(f"http://{ip}:9090/api/v1/rules", {"type": "alert"})
+        return {r["name"]: (r["health"], r["state"])
+                for g in (rules or {}).get("data", {}).get("groups", ())
+                if g["name"] == "monitoring-operator" for r in g["rules"]}
+
+    await wait_until(lambda: _equal(alerts(), quiet), timeout=TIMEOUT,
+                     message=f"the operator's alerts {quiet}")
+
+
+async def _equal(got: Any, wanted: Any) -> bool:
+    value = await got
+    assert value == wanted
+    return True
 
 
 async def test_a_prometheus_federates_another_ones_series(k8s: Client,
