@@ -5,6 +5,9 @@ and the operator itself running as its own service account with the RBAC
 
 from __future__ import annotations
 
+from collections.abc import Generator
+
+import pytest
 import pytest_asyncio
 
 from operators.monitoring.operator import manager
@@ -31,3 +34,13 @@ async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager
 @pytest_asyncio.fixture
 async def operator(cluster: SetpointCluster, run_manager: ManagerLauncher) -> OperatorRunner:
     return await run_manager(manager, leader_election=False, http_port=None, rbac=True)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keep each phase's report on the test item, so a fixture can tell that the test
+    failed and say what the servers said (test_real.py's ``diagnostics``)."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report

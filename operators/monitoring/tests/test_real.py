@@ -7,11 +7,14 @@ addresses), not only the operator's status."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import pytest
 
+from operators.monitoring import selfmonitoring
+from operators.monitoring.operator import manager
 from operators.monitoring.resources import (
     Alertmanager,
     Prometheus,
@@ -23,8 +26,8 @@ from operators.monitoring.serverapi import get_json
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
-from setpoint.testing import OperatorRunner
-from setpoint.testing.plugin import Waiter
+from setpoint.testing import OperatorRunner, SetpointCluster
+from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
@@ -40,6 +43,16 @@ def _programs_installed() -> None:
         if shutil.which(program) is None:
             pytest.skip(f"{program} is not installed: apt-get install -y prometheus "
                         "prometheus-alertmanager prometheus-blackbox-exporter nginx-light")
+
+
+@pytest.fixture(autouse=True)
+async def diagnostics(request: pytest.FixtureRequest, k8s: Client,
+                      cluster: SetpointCluster) -> AsyncIterator[None]:
+    """On failure, what the pods and servers said (torn down before the cluster)."""
+    yield
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        print(await diagnose(k8s))  # shown with the failure's captured output
 
 
 def nginx() -> list[dict[str, Any]]:
@@ -72,6 +85,32 @@ def prometheus(**spec: Any) -> Prometheus:
         "serviceMonitorSelector": {"matchLabels": TEAM},
         "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": "5s",
         "evaluationInterval": "5s", **spec}})
+
+
+async def diagnose(k8s: Client) -> str:
+    """What the pods and servers say, shown when a wait fails: each pod's phase and
+    container states, the tail of each container's log, Prometheus' active targets."""
+    lines = []
+    for pod in (await k8s.list(Pod)).items:
+        status = pod.status
+        lines.append(f"pod {pod.metadata.name} {status.phase if status else None} "
+                     f"ip={status.pod_ip if status else None}")
+        for cs in (status.container_statuses or ()) if status else ():
+            lines.append(f"  {cs.name} ready={cs.ready} restarts={cs.restart_count} "
+                         f"state={cs.state.model_dump(exclude_none=True) if cs.state else {}}")
+        for container in pod.spec.containers if pod.spec else ():
+            try:
+                log = await k8s.request(
+                    "GET", f"/api/v1/namespaces/{k8s.namespace}/pods/{pod.metadata.name}/log",
+                    params={"container": container.name, "tailLines": 15})
+            except Exception as error:
+                log = f"(no log: {error})"
+            lines += [f"  | {container.name}: {line}" for line in str(log).splitlines()]
+        if (pod.metadata.labels or {}).get("app.kubernetes.io/name") == "prometheus" \
+                and status and status.pod_ip:
+            targets = await get_json(f"http://{status.pod_ip}:9090/api/v1/targets")
+            lines.append(f"  targets: {targets}")
+    return "\n".join(lines)
 
 
 async def ready_ips(k8s: Client, selector: str, count: int) -> list[str]:
@@ -112,14 +151,21 @@ async def test_prometheus_scrapes_the_service_monitors_nginx_and_reports_it_up(
         "spec": {"selector": {"matchLabels": {"app": "nginx"}},
                  "endpoints": [{"port": "http", "interval": "5s"}]}}))
     await k8s.create(prometheus())
-    job = f"serviceMonitor/{k8s.namespace}/nginx/0"
+    # the scrape pool is serviceMonitor/<ns>/<name>/<i>, the series' job label the
+    # Service's name, as the prometheus-operator relabels them
+    # (pkg/prometheus/promcfg.go, generateServiceMonitorConfig: job <- service name)
     (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
-    await value_of(ip, f'up{{job="{job}"}}', "1")
-    await value_of(ip, f'hello{{job="{job}",service="nginx",endpoint="http"}}', "1")
+    series = f'job="nginx",namespace="{k8s.namespace}",service="nginx",endpoint="http"'
+    await value_of(ip, f"up{{{series}}}", "1")
+    await value_of(ip, f"hello{{{series}}}", "1")
+    targets = await get_json(f"http://{ip}:9090/api/v1/targets")
+    assert targets is not None
+    assert [t["scrapePool"] for t in targets["data"]["activeTargets"]] == [
+        f"serviceMonitor/{k8s.namespace}/nginx/0"]
     # and the operator's status says what the server says
     prom = await wait_for(Prometheus, "main", lambda p: p.status.targets_up == 1,
                           timeout=TIMEOUT)
-    assert prom.status.targets[0].job == job and prom.status.targets[0].health == "up"
+    assert prom.status.targets[0].job == "nginx" and prom.status.targets[0].health == "up"
 
 
 async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
@@ -141,7 +187,10 @@ async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
                 ).items
     assert after.metadata.uid == before.metadata.uid
     assert [c.restart_count for c in after.status.container_statuses] == [0, 0]
-    await value_of(ip, "prometheus_config_last_reload_successful", "1")
+    # the server's own word that the last reload loaded (it does not scrape itself, so
+    # prometheus_config_last_reload_successful is on its /metrics, not in its TSDB)
+    info = await get_json(f"http://{ip}:9090/api/v1/status/runtimeinfo")
+    assert info is not None and info["data"]["reloadConfigSuccess"] is True
 
 
 async def test_three_alertmanagers_form_one_cluster_and_share_silences(
@@ -205,3 +254,122 @@ async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_
     await value_of(ip, series, "0")
     await wait_for(RouteMonitor, "shop", lambda r: r.status.last_probe_success is False,
                    timeout=TIMEOUT)
+
+
+async def test_prometheus_scrapes_the_operators_own_metrics(
+        k8s: Client, cluster: SetpointCluster, run_manager: ManagerLauncher) -> None:
+    # the operator serves /metrics (as `setpoint run` does in its pod); here it runs in
+    # the test's process, so a selector-less Service and its Endpoints name its address,
+    # as one names any server outside the cluster
+    runner = await run_manager(manager, leader_election=False, http_port=0, rbac=True)
+    assert runner.manager is not None and runner.manager.http_port is not None
+    # selfmonitoring's Service without its selector (no operator pod here), and
+    # Endpoints naming the test process' address
+    metrics = selfmonitoring.service().model_dump(by_alias=True, exclude_none=True,
+                                                  mode="json")
+    del metrics["spec"]["selector"]
+    await k8s.create(metrics)
+    await k8s.create({"apiVersion": "v1", "kind": "Endpoints",
+                      "metadata": {"name": selfmonitoring.JOB},
+                      "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                                   "ports": [{"name": "metrics",
+                                              "port": runner.manager.http_port}]}]})
+    monitor = selfmonitoring.service_monitor(TEAM)
+    monitor.spec.endpoints[0].interval = "5s"
+    await k8s.create(monitor)
+    await k8s.create(selfmonitoring.prometheus_rule(TEAM))
+    await k8s.create(prometheus())
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    await value_of(ip, 'up{job="monitoring-operator"}', "1")
+    # the Prometheus controller's own reconciles, counted by the operator and read back
+    # from the Prometheus it made
+    # (result "requeue_after": it polls the servers it made)
+    await value_of(ip, 'sum(controller_runtime_reconcile_total{job="monitoring-operator",'
+                   'controller="prometheus"}) > bool 0', "1")
+
+    # its alerts are loaded and evaluate cleanly over those series, and none fires
+    # (Down is pending only until the first scrape: absent(up) before it)
+    quiet = {"MonitoringOperatorDown": ("ok", "inactive"),
+             "MonitoringOperatorReconcileErrors": ("ok", "inactive"),
+             "MonitoringOperatorWorkqueueBacklog": ("ok", "inactive")}
+
+    async def alerts() -> dict[str, tuple[str, str]]:
+        rules = await get_json(f"http://{ip}:9090/api/v1/rules", {"type": "alert"})
+        return {r["name"]: (r["health"], r["state"])
+                for g in (rules or {}).get("data", {}).get("groups", ())
+                if g["name"] == "monitoring-operator" for r in g["rules"]}
+
+    await wait_until(lambda: _equal(alerts(), quiet), timeout=TIMEOUT,
+                     message=f"the operator's alerts {quiet}")
+
+
+async def _equal(got: Any, wanted: Any) -> bool:
+    value = await got
+    assert value == wanted
+    return True
+
+
+async def test_a_prometheus_federates_another_ones_series(k8s: Client,
+                                                          operator: OperatorRunner) -> None:
+    for obj in nginx():
+        await k8s.create(obj)
+    await k8s.create(ServiceMonitor.model_validate({
+        "metadata": {"name": "nginx", "labels": TEAM},
+        "spec": {"selector": {"matchLabels": {"app": "nginx"}},
+                 "endpoints": [{"port": "http", "interval": "5s"}]}}))
+    leaf = prometheus()
+    leaf.metadata.name = "leaf"
+    await k8s.create(leaf)
+    # the global one selects no ServiceMonitor: what it has, it has from /federate
+    await k8s.create(Prometheus.model_validate({"metadata": {"name": "global"}, "spec": {
+        "scrapeInterval": "5s", "evaluationInterval": "5s",
+        "federation": [{"name": "leaf", "match": ['{job="nginx"}']}]}}))
+    (leaf_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=leaf", 1)
+    (global_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=global", 1)
+    await value_of(leaf_ip, 'hello{job="nginx"}', "1")
+    # honor_labels keeps the series' own labels, and /federate adds the leaf's external
+    # labels (web/federate.go), so the series says where it was scraped
+    await value_of(global_ip, f'hello{{job="nginx",service="nginx",'
+                   f'prometheus="{k8s.namespace}/leaf"}}', "1")
+    await value_of(global_ip, f'up{{job="federate/{k8s.namespace}/leaf"}}', "1")
+
+
+async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_killed(
+        k8s: Client, operator: OperatorRunner) -> None:
+    def rule(*alerts: str) -> dict[str, Any]:
+        return {"groups": [{"name": "g", "rules": [
+            {"alert": alert, "expr": "vector(1)", "labels": {"severity": "none"}}
+            for alert in alerts]}]}
+
+    await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
+                                                  "spec": {"replicas": 3}}))
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
+    await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]}))
+    ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3)
+    await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+
+    async def firing_on(addresses: list[str], alertname: str) -> bool:
+        for address in addresses:
+            alerts = await get_json(f"http://{address}:9093/api/v2/alerts",
+                                    {"filter": f"alertname={alertname}"})
+            if not alerts:
+                return False
+        return True
+
+    # Prometheus sends every alert to every Alertmanager it is configured with
+    # (notifier/notifier.go: sendAll), so each replica has it without gossip
+    await wait_until(lambda: firing_on(ips, "First"), timeout=TIMEOUT,
+                     message="First on all three replicas")
+
+    (killed,) = [p for p in (await k8s.list(
+        Pod, label_selector="app.kubernetes.io/name=alertmanager")).items
+        if p.status and p.status.pod_ip == ips[0]]
+    await k8s.delete(Pod, str(killed.metadata.name), grace_period_seconds=0)
+    survivors = ips[1:]
+    await wait_until(lambda: firing_on(survivors, "First"), timeout=TIMEOUT,
+                     message="First still on the survivors")
+    # a new alert after the kill still reaches the survivors
+    await k8s.patch(PrometheusRule, "r", {"spec": rule("First", "Second")})
+    await wait_until(lambda: firing_on(survivors, "Second"), timeout=TIMEOUT,
+                     message="Second on the survivors")
