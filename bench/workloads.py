@@ -40,7 +40,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import workload_objects as objects
 from bench.common import Server, run_concurrently
-from bench.procstats import usage
+from bench.procstats import tree_usage as usage
 from bench.watching import Mirror
 from bench.workload_census import Converged, PodCensus, rolled_out
 from bench.workload_objects import NS, REPLICAS
@@ -48,7 +48,7 @@ from bench.workloads_report import report, write_docs_section
 from setpoint.workloads.kubelet.options import KubeletOptions
 
 CONCURRENCY = 16
-NODES = 10
+NODES = 10  # one node per 100 pods unless --nodes says otherwise (main sets it)
 NODE_PODS = 110  # the default of `cluster up`: 1,100 slots for 1,000 pods
 READY_TIMEOUT = 900.0
 ROLLOUT_TIMEOUT = 1800.0
@@ -122,7 +122,7 @@ def _base(contender: str, grace: int | None, run: int, deployments: int,
           held: float | None = None) -> Result:
     return {"contender": contender, "grace": grace, "held_s": held, "run": run,
             "deployments": deployments, "pods": deployments * REPLICAS,
-            "load_before": os.getloadavg()[0], "error": ""}
+            "nodes": NODES, "load_before": os.getloadavg()[0], "error": ""}
 
 
 # -- the simulation ----------------------------------------------------------------------------
@@ -305,12 +305,16 @@ def main(argv: list[str] | None = None) -> int:
                              "their whole grace period instead of its cap")
     parser.add_argument("--node-pods", type=int, default=NODE_PODS,
                         help="pod capacity of each simulated node (default 110)")
+    parser.add_argument("--nodes", type=int,
+                        help="simulated nodes (default: one per 100 pods, 10 for 1,000)")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--docs", type=Path,
                         help="replace the results block of the Workloads section of this "
                              "Markdown file (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     deployments, runs = (10, 1) if args.quick else (args.deployments, args.runs)
+    global NODES
+    NODES = args.nodes or max(10, -(-deployments * REPLICAS // 100))
     results: list[Result] = []
     for run in range(runs):
         for grace in args.grace:
