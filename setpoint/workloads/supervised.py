@@ -46,7 +46,8 @@ def settings_from_json(text: str) -> WorkloadSettings:
     """The settings a parent passed (only WorkloadSettings' own fields; tuples as lists)."""
     given = json.loads(text)
     known = {f.name for f in fields(WorkloadSettings)}
-    values = {k: tuple(v) if isinstance(v, list) else v for k, v in given.items() if k in known}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in given.items() if k in known}
     return WorkloadSettings(**values)
 
 
