@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import workload_objects as objects
 from bench.common import Server, run_concurrently
 from bench.procstats import tree_usage as usage
+from bench.procstats import usage as server_usage
 from bench.watching import Mirror
 from bench.workload_census import Converged, PodCensus, rolled_out
 from bench.workload_objects import NS, REPLICAS
@@ -144,7 +145,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
         watch_pods = await Mirror(session, f"/api/v1/namespaces/{NS}/pods",
                                   census.on_event).start()
         try:
-            before = usage(pid)
+            before, server_before = usage(pid), server_usage(pid)
             started = time.perf_counter()
 
             async def create(i: int) -> None:
@@ -155,7 +156,9 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
 
             await run_concurrently(deployments, CONCURRENCY, create)
             await watch_deployments.wait(converged.done, READY_TIMEOUT)
-            ready = usage(pid)
+            ready, server_ready = usage(pid), server_usage(pid)
+            # the API server's own share (the rest is the workloads' child process)
+            out["ready_server_cpu_s"] = server_ready.cpu_seconds - server_before.cpu_seconds
             out["ready_s"] = converged.done_at - started
             out["pods_ready_s"] = census.reached_at[("ready v1", pods)] - started
             out["ready_cpu_s"] = ready.cpu_seconds - before.cpu_seconds
@@ -179,6 +182,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await watch_deployments.wait(converged.done, ROLLOUT_TIMEOUT)
             await watch_pods.wait(census.gone, ROLLOUT_TIMEOUT)
             done = usage(pid)
+            out["rollout_server_cpu_s"] = server_usage(pid).cpu_seconds - server_ready.cpu_seconds
             out["rollout_s"] = max(converged.done_at, census.gone_at) - started
             out["rollout_pods_ready_s"] = census.reached_at[("ready v2", pods)] - started
             out["rollout_cpu_s"] = done.cpu_seconds - ready.cpu_seconds
