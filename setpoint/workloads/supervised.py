@@ -33,6 +33,7 @@ from typing import Any
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.runtime import Manager
 from setpoint.workloads.manager import AREAS, build_manager
+from setpoint.workloads.nodes import register_nodes
 from setpoint.workloads.settings import WorkloadSettings
 
 NODE_READY_TIMEOUT = 60.0
@@ -126,10 +127,16 @@ async def run(settings: WorkloadSettings, kubeconfig: Path, stop: asyncio.Event,
     client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
     manager: Manager | None = None
     reporter: asyncio.Task[None] | None = None
+    # the kubelets register their nodes (Ready, as a kubelet's first status says) while the
+    # controllers' caches fill, not after: the nodes' own runnable then finds them there
+    registering = asyncio.ensure_future(register_nodes(client, settings)) \
+        if settings.kubelet else None
     try:
         try:
             manager = build_manager(client, settings)
             await manager.start()
+            if registering is not None:
+                await registering
         except Exception as exc:
             say(f"error {exc}".replace("\n", " "))
             return
@@ -137,6 +144,8 @@ async def run(settings: WorkloadSettings, kubeconfig: Path, stop: asyncio.Event,
         reporter = asyncio.ensure_future(_report_nodes(client, settings, say))
         await stop.wait()
     finally:
+        if registering is not None:
+            registering.cancel()
         if reporter is not None:
             reporter.cancel()
         # the controllers stop while the API server still answers them
