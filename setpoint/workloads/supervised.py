@@ -22,6 +22,7 @@ SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process g
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import signal
 import sys
@@ -32,7 +33,7 @@ from typing import Any
 
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.runtime import Manager
-from setpoint.workloads.manager import AREAS, build_manager
+from setpoint.workloads.manager import build_manager, enabled_areas
 from setpoint.workloads.nodes import register_nodes
 from setpoint.workloads.settings import WorkloadSettings
 
@@ -179,8 +180,8 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     settings = settings_from_json(args[0] if args else "{}")
     sys.stdout = sys.stderr
-    for module_name, _ in AREAS:  # import every area now, while the parent starts its server
-        __import__(module_name)
+    for module_name in enabled_areas(settings):  # now, while the parent starts its server
+        importlib.import_module(module_name)
     try:
         import uvloop  # a faster event loop where the platform has it
     except ImportError:
