@@ -68,26 +68,24 @@ def test_the_workloads_run_in_a_child_process(tmp_path: Path) -> None:
 
 
 def test_sigterm_stops_the_workloads_child_with_the_server(tmp_path: Path) -> None:
-    server = ServerProcess(tmp_path).__enter__()
-    assert server.proc is not None
-    child = workloads_child(server.proc.pid)
-    server.proc.send_signal(signal.SIGTERM)
-    assert server.proc.wait(timeout=GONE_TIMEOUT) == 0
-    wait_gone(child)
-    server.stop()
+    with ServerProcess(tmp_path) as server:  # stops the server whatever fails
+        assert server.proc is not None
+        child = workloads_child(server.proc.pid)
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=GONE_TIMEOUT) == 0
+        wait_gone(child)
     assert (tmp_path / "server.log").read_text().endswith("stopped\n")
 
 
 def test_a_killed_server_takes_its_workloads_child_along(tmp_path: Path) -> None:
     """SIGKILL runs no handler: the child learns it from its stdin, a pipe whose only
     writer was the server."""
-    server = ServerProcess(tmp_path).__enter__()
-    assert server.proc is not None
-    child = workloads_child(server.proc.pid)
-    server.proc.kill()
-    server.proc.wait(timeout=GONE_TIMEOUT)
-    wait_gone(child)
-    server.stop()
+    with ServerProcess(tmp_path) as server:  # stops the server whatever fails
+        assert server.proc is not None
+        child = workloads_child(server.proc.pid)
+        server.proc.kill()
+        server.proc.wait(timeout=GONE_TIMEOUT)
+        wait_gone(child)
 
 
 ORPHANS = """
