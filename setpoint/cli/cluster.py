@@ -84,7 +84,8 @@ def cluster() -> None:
               help="Serve a bare API server: no nodes, scheduler, kubelets or controllers.")
 @click.option("--workloads-in-process", is_flag=True,
               help="Run the workloads on the API server's own event loop (one process, one "
-                   "core) instead of in a child process of their own.")
+                   "core) instead of in a child process of their own (the process runtime "
+                   "always does, for now).")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int, runtime: str,
        no_workloads: bool, workloads_in_process: bool) -> None:
@@ -98,8 +99,11 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         raise click.UsageError("--data and --memory exclude each other: choose one.")
     if not memory and data is None:
         data = default_data_dir()
+    # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
+    # container behind: tests/workloads/process/test_cleanup.py) have run with the child
+    in_process = workloads_in_process or runtime == "process"
     workloads = None if no_workloads else WorkloadOptions(
-        nodes, node_cpu, node_memory, node_pods, runtime, in_process=workloads_in_process)
+        nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process)
     try:
         _run(_serve(data, host, port, kubeconfig, workloads))
     except OSError as exc:
