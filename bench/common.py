@@ -73,7 +73,11 @@ class Server:
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=10)
+            try:  # a loaded machine may take a while to stop a thousand pods' controllers
+                self.proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
         self._tmp.cleanup()
 
     def session(self, limit: int = 64) -> aiohttp.ClientSession:

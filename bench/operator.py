@@ -242,8 +242,27 @@ def _widget(i: int) -> dict[str, Any]:
             "metadata": {"name": f"w{i:05d}"}, "spec": {"size": 1 + i % 5, "message": "one"}}
 
 
-async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
+def _start_profile(py_spy: Path | None, out: Path | None, pid: int, name: str
+                   ) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the contender (raw collapsed stacks, idle frames left out)."""
+    if py_spy is None or out is None:
+        return None
+    out.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen([str(py_spy), "record", "--pid", str(pid), "--format", "raw",
+                             "--rate", "200", "-o", str(out / f"{name}.txt")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _stop_profile(proc: subprocess.Popen[bytes] | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+        proc.wait(timeout=60)
+
+
+async def run_one(contender: str, n: int, run: int, idle: float,
+                  py_spy: Path | None = None, profiles: Path | None = None) -> RunResult:
     result = RunResult(contender, n, run)
+    profiler: subprocess.Popen[bytes] | None = None
     server = Server().start()
     proxy: subprocess.Popen[bytes] | None = None
     operator: subprocess.Popen[bytes] | None = None
@@ -267,6 +286,7 @@ async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
             tracker = Tracker(api)
             await tracker.start()
             before = usage(operator.pid)
+            profiler = _start_profile(py_spy, profiles, operator.pid, f"{contender}-{n}-{run}")
             await control.reset()
 
             async def create(i: int) -> None:
@@ -300,6 +320,7 @@ async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
             result.update_requests = _non_watch(counts)
             result.update_by_resource = counts["by_resource"]
             after = usage(operator.pid)
+            _stop_profile(profiler)
             result.cpu_seconds = after.cpu_seconds - before.cpu_seconds
             await control.reset()
             await asyncio.sleep(idle)  # measuring that nothing happens takes waiting
@@ -311,6 +332,7 @@ async def run_one(contender: str, n: int, run: int, idle: float) -> RunResult:
     finally:
         if control is not None:
             await control.close()
+        _stop_profile(profiler)
         _stop(operator)
         _stop(proxy)
         server.stop()
@@ -335,6 +357,10 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=5.0,
                         help="seconds of nothing happening in which requests are counted")
     parser.add_argument("--json", type=Path, default=ROOT / "bench/results/operator.json")
+    parser.add_argument("--py-spy", type=Path,
+                        help="py-spy executable: sample each contender during both phases")
+    parser.add_argument("--profiles", type=Path, default=ROOT / "bench/results/profiles",
+                        help="where --py-spy writes its collapsed stacks")
     args = parser.parse_args()
     sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     runs = 1 if args.quick else args.runs
@@ -343,7 +369,8 @@ def main() -> None:
     for n in sizes:
         for run in range(runs):
             for contender in contenders:
-                result = asyncio.run(run_one(contender, n, run, args.idle))
+                result = asyncio.run(run_one(contender, n, run, args.idle, args.py_spy,
+                                             args.profiles))
                 results.append(result)
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)

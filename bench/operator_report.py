@@ -35,8 +35,8 @@ def report(results: list[Result], command: str) -> str:
         lines += [f"**N = {n}** ({runs} run{'s' * (runs != 1)}; median (min-max))", "",
                   "| | all ready, s | xfloor | xkopf | all updated, s | xfloor | xkopf "
                   "| requests/Widget create | requests/Widget update | idle requests "
-                  "| peak RSS, MiB | CPU, s |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| peak RSS, MiB | CPU, s | CPU per event, ms |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for contender in ("setpoint", "kopf", "floor"):
             ready = values(contender, lambda r: r["ready_seconds"])
             if not ready:
@@ -47,6 +47,8 @@ def report(results: list[Result], command: str) -> str:
             idle = values(contender, lambda r: sum(r["idle_requests"].values()))
             rss = values(contender, lambda r: r["peak_rss_mib"])
             cpu = values(contender, lambda r: r["cpu_seconds"])
+            # an event: one Widget created or changed (N of each)
+            per_event = values(contender, lambda r: 1000 * r["cpu_seconds"] / (2 * r["n"]))
             lines.append(
                 f"| {contender} | {_fmt(ready)} "
                 f"| {_ratio(ready, values('floor', lambda r: r['ready_seconds']))} "
@@ -55,7 +57,7 @@ def report(results: list[Result], command: str) -> str:
                 f"| {_ratio(update, values('floor', lambda r: r['update_seconds']))} "
                 f"| {_ratio(update, values('kopf', lambda r: r['update_seconds']))} "
                 f"| {_fmt(create_req)} | {_fmt(update_req)} | {_fmt(idle, 0)} "
-                f"| {_fmt(rss, 0)} | {_fmt(cpu, 1)} |")
+                f"| {_fmt(rss, 0)} | {_fmt(cpu, 1)} | {_fmt(per_event, 2)} |")
         verbs = _verbs(of_n, n)
         if verbs:
             lines += ["", "Requests by verb and resource, per Widget (median run):", ""]

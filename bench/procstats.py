@@ -14,6 +14,36 @@ class Usage:
     cpu_seconds: float
 
 
+def _children(pid: int) -> list[int]:
+    """The direct children of a process (every thread's children, from /proc)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except FileNotFoundError:
+        return found
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            continue
+    return found
+
+
+def tree_usage(pid: int) -> Usage:
+    """:func:`usage` summed over a process and its descendants (``cluster up`` runs its
+    workloads in a child process): CPU added up, peak RSS added up."""
+    total = usage(pid)
+    for child in _children(pid):
+        try:
+            part = tree_usage(child)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        total = Usage(total.peak_rss_mib + part.peak_rss_mib,
+                      total.cpu_seconds + part.cpu_seconds)
+    return total
+
+
 def usage(pid: int) -> Usage:
     """VmHWM (the peak resident set) and user+system CPU of a running process."""
     peak_kib = 0

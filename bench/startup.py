@@ -1,9 +1,19 @@
-"""Start-up of the embedded API server: in-process ``serve()`` and ``setpoint cluster up``.
+"""Start-up of the embedded cluster: in-process ``serve()`` and ``setpoint cluster up``.
 
-    .venv/bin/python bench/startup.py [--runs 5]
+    .venv/bin/python bench/startup.py [--runs 5] [--root DIR ...]
 
-The command is timed as an installed package runs, from cached bytecode (see
-``child_environment``); an untimed first start writes that cache.
+Measured, each against a bare interpreter's start in the same run (the machine's speed):
+
+- ``serve()`` in this process, to ready;
+- ``cluster up --no-workloads``, process start to ready;
+- ``cluster up`` with its default nodes, process start to "ready" (printed once its nodes
+  are Ready), twice: from cached bytecode, as an installed package runs, and with
+  PYTHONDONTWRITEBYTECODE set and no bytecode of the project's own modules, as an editable
+  install under an image that sets it (this image does) runs.
+
+``--root`` times the ``setpoint`` of other source trees too (a checkout of the code before a
+change, say), interleaved with this one run by run, so that drift on the machine hits all
+alike.
 """
 
 from __future__ import annotations
@@ -11,6 +21,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -19,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import child_environment
+from bench.common import ROOT, child_environment
 
 
 async def in_process() -> float:
@@ -30,42 +42,77 @@ async def in_process() -> float:
         return time.perf_counter() - started
 
 
-def process(no_workloads: bool) -> float:
+def process(root: Path, no_workloads: bool, bytecode: bool = True) -> float:
+    """Seconds from starting ``cluster up`` in ``root`` to its "Press Ctrl+C" line."""
+    env = child_environment()
+    if not bytecode:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     with tempfile.TemporaryDirectory() as tmp:
         args = [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory",
                 "--port", "0", "--kubeconfig", str(Path(tmp) / "kubeconfig")]
         if no_workloads:
             args.append("--no-workloads")
         started = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=child_environment())
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, cwd=root)
         assert proc.stdout is not None
         for line in proc.stdout:
             if line.startswith(b"Press Ctrl+C"):
                 break
+        else:
+            raise RuntimeError(f"cluster up in {root} ended before it was ready")
         elapsed = time.perf_counter() - started
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=30)
         return elapsed
 
 
+def drop_bytecode(root: Path) -> None:
+    """Remove the cached bytecode of the project's own modules under ``root``."""
+    for cache in (root / "setpoint").rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def bare_python() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
-    runs = parser.parse_args().runs
+    parser.add_argument("--root", type=Path, action="append", default=[],
+                        help="another source tree to time beside this one")
+    args = parser.parse_args()
+    roots = [ROOT, *args.root]
     import setpoint.cluster  # noqa: F401  (imports are not part of an in-process start)
 
-    process(no_workloads=True)  # untimed: caches the bytecode
-    results = {
-        "in_process_s": [asyncio.run(in_process()) for _ in range(runs)],
-        "process_s": [process(no_workloads=True) for _ in range(runs)],
-        "bare_python_s": [],
-    }
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        results["bare_python_s"].append(time.perf_counter() - started)
-    print(json.dumps({k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
-                      for k, v in results.items()}, indent=2))
+    results: dict[str, list[float]] = {"bare_python_s": [], "in_process_s": []}
+    for root in roots:
+        for key in ("no_workloads_s", "nodes_ready_s", "nodes_ready_no_bytecode_s"):
+            results[f"{root.name}:{key}"] = []
+    # without bytecode first: every cached run after writes the cache again
+    for root in roots:
+        drop_bytecode(root)
+    for _ in range(args.runs):
+        for root in roots:
+            results[f"{root.name}:nodes_ready_no_bytecode_s"].append(
+                process(root, no_workloads=False, bytecode=False))
+    for root in roots:
+        process(root, no_workloads=False)  # untimed: caches the bytecode
+    for _ in range(args.runs):
+        results["bare_python_s"].append(bare_python())
+        results["in_process_s"].append(asyncio.run(in_process()))
+        for root in roots:
+            results[f"{root.name}:no_workloads_s"].append(process(root, no_workloads=True))
+            results[f"{root.name}:nodes_ready_s"].append(process(root, no_workloads=False))
+    print(json.dumps({"cores": os.cpu_count(), "load_1min": os.getloadavg()[0],
+                      **{k: _summary(v) for k, v in results.items()}}, indent=2))
 
 
 if __name__ == "__main__":

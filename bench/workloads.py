@@ -40,7 +40,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import workload_objects as objects
 from bench.common import Server, run_concurrently
-from bench.procstats import usage
+from bench.procstats import tree_usage as usage
+from bench.procstats import usage as server_usage
 from bench.watching import Mirror
 from bench.workload_census import Converged, PodCensus, rolled_out
 from bench.workload_objects import NS, REPLICAS
@@ -48,7 +49,7 @@ from bench.workloads_report import report, write_docs_section
 from setpoint.workloads.kubelet.options import KubeletOptions
 
 CONCURRENCY = 16
-NODES = 10
+NODES = 10  # one node per 100 pods unless --nodes says otherwise (main sets it)
 NODE_PODS = 110  # the default of `cluster up`: 1,100 slots for 1,000 pods
 READY_TIMEOUT = 900.0
 ROLLOUT_TIMEOUT = 1800.0
@@ -122,7 +123,7 @@ def _base(contender: str, grace: int | None, run: int, deployments: int,
           held: float | None = None) -> Result:
     return {"contender": contender, "grace": grace, "held_s": held, "run": run,
             "deployments": deployments, "pods": deployments * REPLICAS,
-            "load_before": os.getloadavg()[0], "error": ""}
+            "nodes": NODES, "load_before": os.getloadavg()[0], "error": ""}
 
 
 # -- the simulation ----------------------------------------------------------------------------
@@ -144,7 +145,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
         watch_pods = await Mirror(session, f"/api/v1/namespaces/{NS}/pods",
                                   census.on_event).start()
         try:
-            before = usage(pid)
+            before, server_before = usage(pid), server_usage(pid)
             started = time.perf_counter()
 
             async def create(i: int) -> None:
@@ -155,7 +156,9 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
 
             await run_concurrently(deployments, CONCURRENCY, create)
             await watch_deployments.wait(converged.done, READY_TIMEOUT)
-            ready = usage(pid)
+            ready, server_ready = usage(pid), server_usage(pid)
+            # the API server's own share (the rest is the workloads' child process)
+            out["ready_server_cpu_s"] = server_ready.cpu_seconds - server_before.cpu_seconds
             out["ready_s"] = converged.done_at - started
             out["pods_ready_s"] = census.reached_at[("ready v1", pods)] - started
             out["ready_cpu_s"] = ready.cpu_seconds - before.cpu_seconds
@@ -179,6 +182,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await watch_deployments.wait(converged.done, ROLLOUT_TIMEOUT)
             await watch_pods.wait(census.gone, ROLLOUT_TIMEOUT)
             done = usage(pid)
+            out["rollout_server_cpu_s"] = server_usage(pid).cpu_seconds - server_ready.cpu_seconds
             out["rollout_s"] = max(converged.done_at, census.gone_at) - started
             out["rollout_pods_ready_s"] = census.reached_at[("ready v2", pods)] - started
             out["rollout_cpu_s"] = done.cpu_seconds - ready.cpu_seconds
@@ -305,12 +309,16 @@ def main(argv: list[str] | None = None) -> int:
                              "their whole grace period instead of its cap")
     parser.add_argument("--node-pods", type=int, default=NODE_PODS,
                         help="pod capacity of each simulated node (default 110)")
+    parser.add_argument("--nodes", type=int,
+                        help="simulated nodes (default: one per 100 pods, 10 for 1,000)")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--docs", type=Path,
                         help="replace the results block of the Workloads section of this "
                              "Markdown file (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     deployments, runs = (10, 1) if args.quick else (args.deployments, args.runs)
+    global NODES
+    NODES = args.nodes or max(10, -(-deployments * REPLICAS // 100))
     results: list[Result] = []
     for run in range(runs):
         for grace in args.grace:

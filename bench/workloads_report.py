@@ -19,6 +19,10 @@ END = "<!-- bench/workloads.py results: end -->"
 _fmt = spread
 
 
+def _nodes(rows: list[Result]) -> str:
+    return "/".join(str(n) for n in sorted({r.get("nodes", 10) for r in rows})) or "10"
+
+
 def _ratio(mine: list[float], floor: list[float]) -> str:
     return ratio(mine, floor, digits=1)
 
@@ -36,7 +40,8 @@ def report(results: list[Result], command: str, cores: int) -> str:
         slots = "/".join(str(n) for n in sorted({r["node_pods"] for r in mine
                                                    if "node_pods" in r})) or "110"
         lines += [
-            f"**{deployments} Deployments x 10 replicas = {deployments * 10} pods on 10 nodes "
+            f"**{deployments} Deployments x 10 replicas = {deployments * 10} pods on "
+            f"{_nodes(mine)} nodes "
             f"of {slots} pod slots**"
             f" ({runs} run{'s' * (runs != 1)}, median (min-max); {cores} cores; load average "
             f"(1 min) {_fmt(loads, 1)} around the runs)", "",

@@ -23,6 +23,15 @@ class WorkloadOptions:
     node_pods: int
     runtime: str = "simulated"
     loopback_network: int = 0
+    in_process: bool = False
+
+    def settings(self) -> Any:
+        from setpoint.workloads.settings import WorkloadSettings
+
+        return WorkloadSettings(nodes=self.nodes, node_cpu=self.node_cpu,
+                                node_memory=self.node_memory, node_pods=self.node_pods,
+                                runtime=self.runtime,
+                                loopback_network=self.loopback_network)
 
 
 def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -73,19 +82,28 @@ def cluster() -> None:
                    "address; see docs/process-runtime.md).")
 @click.option("--no-workloads", is_flag=True,
               help="Serve a bare API server: no nodes, scheduler, kubelets or controllers.")
+@click.option("--workloads-in-process", is_flag=True,
+              help="Run the workloads on the API server's own event loop (one process, one "
+                   "core) instead of in a child process of their own (the process runtime "
+                   "always does, for now).")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int, runtime: str,
-       no_workloads: bool) -> None:
+       no_workloads: bool, workloads_in_process: bool) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
     Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
-    controllers run beside it, as clients of its API, so that workloads become Ready."""
+    controllers run beside it, as clients of its API, so that workloads become Ready:
+    in a child process of their own (which never outlives this one), so that the server
+    and the simulation each have a core."""
     if data is not None and memory:
         raise click.UsageError("--data and --memory exclude each other: choose one.")
     if not memory and data is None:
         data = default_data_dir()
-    workloads = None if no_workloads else WorkloadOptions(nodes, node_cpu, node_memory,
-                                                           node_pods, runtime)
+    # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
+    # container behind: tests/workloads/process/test_cleanup.py) have run with the child
+    in_process = workloads_in_process or runtime == "process"
+    workloads = None if no_workloads else WorkloadOptions(
+        nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process)
     try:
         _run(_serve(data, host, port, kubeconfig, workloads))
     except OSError as exc:
@@ -93,33 +111,10 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         sys.exit(1)
 
 
-async def _start_workloads(kubeconfig: Path, options: WorkloadOptions) -> tuple[Any, Any]:
-    """Start the workloads manager against the served API; (manager, client)."""
-    from setpoint.client import Client, load_kubeconfig
-    from setpoint.workloads.manager import build_manager
-    from setpoint.workloads.settings import WorkloadSettings
-
-    client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
-    settings = WorkloadSettings(nodes=options.nodes, node_cpu=options.node_cpu,
-                                node_memory=options.node_memory, node_pods=options.node_pods,
-                                runtime=options.runtime,
-                                loopback_network=options.loopback_network)
-    manager = build_manager(client, settings)
-    try:
-        await manager.start()
-    except BaseException:
-        await client.close()
-        raise
-    return manager, client
-
-
 def _run(main: Coroutine[Any, Any, None]) -> None:
-    try:
-        import uvloop  # a faster event loop where the platform has it
-    except ImportError:
-        asyncio.run(main)
-    else:
-        uvloop.run(main)
+    from setpoint.cli.eventloop import run
+
+    run(main)
 
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
@@ -130,15 +125,9 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     reach the server through a private kubeconfig of their own."""
     import contextlib
     import dataclasses
-    import tempfile
 
-    from setpoint.cluster import serve
-    from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
+    from setpoint.cli.supervisor import WorkloadsProcess, WorkloadsTask
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     ip_range = None
     claim: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
     if workloads is not None and workloads.runtime == "process":
@@ -154,24 +143,45 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
         network = claim.network
         ip_range = network.services
         workloads = dataclasses.replace(workloads, loopback_network=network.index)
-    with claim, tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
+    with claim:
+        runner: WorkloadsProcess | WorkloadsTask | None = None
+        if workloads is not None:
+            # first, so that the child's imports overlap with the server's start
+            runner = WorkloadsTask(workloads.settings()) if workloads.in_process \
+                else await WorkloadsProcess.spawn(workloads.settings())
+        try:
+            await _serve_api(data, host, port, kubeconfig, workloads, runner, ip_range)
+        finally:
+            if runner is not None:  # stopped already, unless the server failed to start
+                await runner.stop()
+    click.echo("stopped")
+
+
+async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
+                     workloads: WorkloadOptions | None, runner: Any,
+                     ip_range: str | None) -> None:
+    import tempfile
+
+    from setpoint.cluster import serve
+    from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"
         async with serve(data, host=host, port=port, kubeconfig=internal,
                          service_cluster_ip_range=ip_range) as running:
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()
-            manager = client = None
+            watcher: asyncio.Task[None] | None = None
             try:
                 if workloads is not None:
-                    try:
-                        manager, client = await _start_workloads(internal, workloads)
-                        click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
-                                   f"kubelets ({workloads.runtime} runtime), controllers")
-                        sys.stdout.flush()
-                        await _wait_nodes_ready(client, workloads.nodes, stop)
-                    except Exception as exc:
-                        click.echo(f"error: workloads did not start: {exc}", err=True)
+                    runner.serve(internal)
+                    await _until_workloads_ready(runner.messages, workloads, stop)
+                    watcher = asyncio.ensure_future(_report_exit(runner.messages, stop))
                 if not stop.is_set():
                     target = kubeconfig or (data / "kubeconfig" if data is not None
                                             else internal)
@@ -186,66 +196,67 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
                     sys.stdout.flush()
                 await stop.wait()
             finally:
+                if watcher is not None:
+                    watcher.cancel()
                 # the controllers stop first, while the API server still answers them
-                if manager is not None:
-                    await manager.stop()
-                if client is not None:
-                    await client.close()
-    click.echo("stopped")
+                if runner is not None:
+                    await runner.stop()
 
 
 NODE_READY_TIMEOUT = 60.0
 """How long ``cluster up`` waits for its nodes before it says ready anyway (with a
-warning): a node kept NotReady on purpose in a persisted cluster must not block it."""
+warning): a node kept NotReady on purpose in a persisted cluster must not block it (the
+workloads' side of it: ``setpoint.workloads.supervised.NODE_READY_TIMEOUT``)."""
 
 
-async def _wait_nodes_ready(client: Any, count: int, stop: asyncio.Event) -> None:
-    """Wait until node-1 … node-COUNT report ``Ready=True``, by list and watch (or a
-    signal, or the timeout)."""
-    from setpoint.client import Kind
-
-    node = Kind("v1", "Node")
-    wanted = {f"node-{i}" for i in range(1, count + 1)}
-    ready: set[str] = set()
-
-    def observe(obj: Any) -> None:
-        name = str((obj.get("metadata") or {}).get("name"))
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
-            ready.add(name)
-        else:
-            ready.discard(name)
-
-    async def watch() -> None:
-        listed = await client.list(node)
-        for item in listed.items:
-            observe(item)
-        version = listed.resource_version
-        while not wanted <= ready:
-            async with client.watch(node, resource_version=version) as events:
-                async for event_type, obj in events:
-                    if event_type == "BOOKMARK":
-                        version = obj["metadata"]["resourceVersion"]
-                        continue
-                    version = obj["metadata"]["resourceVersion"]
-                    if event_type == "DELETED":
-                        ready.discard(obj["metadata"]["name"])
-                    else:
-                        observe(obj)
-                    if wanted <= ready:
-                        return
-
-    waiter = asyncio.ensure_future(watch())
-    stopper = asyncio.ensure_future(stop.wait())
+async def _next(messages: asyncio.Queue[str], stop: asyncio.Event) -> str | None:
+    """The workloads' next message, or None on a signal."""
+    got = asyncio.ensure_future(messages.get())
+    stopped = asyncio.ensure_future(stop.wait())
     try:
-        done, _ = await asyncio.wait({waiter, stopper}, timeout=NODE_READY_TIMEOUT,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        if not done:
-            missing = ", ".join(sorted(wanted - ready))
-            click.echo(f"warning: nodes not Ready after {NODE_READY_TIMEOUT:.0f} s: {missing}",
-                       err=True)
-        elif waiter in done:
-            waiter.result()
+        await asyncio.wait({got, stopped}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (waiter, stopper):
-            task.cancel()
+        stopped.cancel()
+    if got.done():
+        return got.result()
+    got.cancel()
+    return None
+
+
+async def _until_workloads_ready(messages: asyncio.Queue[str], workloads: WorkloadOptions,
+                                 stop: asyncio.Event) -> None:
+    """Follow the workloads' start: running, then their nodes Ready (or a warning, or an
+    error: the API server goes on serving either way)."""
+    message = await _next(messages, stop)
+    if message is None:
+        return
+    if message != "started":
+        _workloads_failed(message, "did not start")
+        return
+    click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
+               f"kubelets ({workloads.runtime} runtime), controllers")
+    sys.stdout.flush()
+    message = await _next(messages, stop)
+    if message is None or message == "nodes-ready":
+        return
+    if message.startswith("nodes-not-ready"):
+        missing = message.partition(" ")[2].replace(",", ", ")
+        click.echo(f"warning: nodes not Ready after {NODE_READY_TIMEOUT:.0f} s: {missing}",
+                   err=True)
+        return
+    _workloads_failed(message, "stopped")
+
+
+def _workloads_failed(message: str, what: str) -> None:
+    kind, _, detail = message.partition(" ")
+    detail = f"exit code {detail}" if kind == "exited" else detail
+    click.echo(f"error: workloads {what}: {detail}", err=True)
+
+
+async def _report_exit(messages: asyncio.Queue[str], stop: asyncio.Event) -> None:
+    """Say so if the workloads end while the server serves (the server goes on)."""
+    while (message := await _next(messages, stop)) is not None:
+        if message.startswith("exited"):
+            if not stop.is_set():
+                _workloads_failed(message, "stopped")
+            return

@@ -81,7 +81,9 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         manager.add_runnable(_keep_webhooks_registered)
     _configure_logging(log_level, log_format)
     try:
-        asyncio.run(manager.run())
+        from setpoint.cli.eventloop import run as run_loop
+
+        run_loop(manager.run())
     except KeyboardInterrupt:  # a second Ctrl+C while stopping
         sys.exit(130)
     except Exception as exc:

@@ -21,6 +21,9 @@ The names here are the public API. The modules behind them (``_informer``, ``_ca
 ``_workqueue``, ...) are private: their names and contents may change.
 """
 
+from typing import TYPE_CHECKING
+
+from setpoint._lazy import lazy_exports
 from setpoint.runtime._cache import Cache, NotWatchedError, Store
 from setpoint.runtime._context import Context
 from setpoint.runtime._controller import Controller
@@ -59,20 +62,28 @@ from setpoint.runtime._readiness import Readiness, object_readiness, readiness
 from setpoint.runtime._reconcile import Reconciler, Request, Result, TerminalError
 from setpoint.runtime._settings import CacheScope, ManagerSettings
 from setpoint.runtime._source import EventSource
-from setpoint.runtime._webhook import (
-    AdmissionContext,
-    AdmissionRequest,
-    AdmissionResponse,
-    Conversion,
-    ConversionError,
-    Denied,
-    HookOptions,
-    UserInfo,
-    Webhook,
-    WebhookServer,
-)
 from setpoint.runtime._workqueue import ShutDown, WorkQueue
 from setpoint.runtime._writer import OperationResult
+
+if TYPE_CHECKING:
+    from setpoint.runtime._webhook import (
+        AdmissionContext,
+        AdmissionRequest,
+        AdmissionResponse,
+        Conversion,
+        ConversionError,
+        Denied,
+        HookOptions,
+        UserInfo,
+        Webhook,
+        WebhookServer,
+    )
+
+# the webhooks (aiohttp's server, certificates) load on first use: a manager without them,
+# as the embedded cluster's workloads, starts without paying for them
+__getattr__, __dir__ = lazy_exports(__name__, {name: "setpoint.runtime._webhook" for name in (
+    "AdmissionContext", "AdmissionRequest", "AdmissionResponse", "Conversion",
+    "ConversionError", "Denied", "HookOptions", "UserInfo", "Webhook", "WebhookServer")})
 
 __all__ = [
     "AdmissionContext",

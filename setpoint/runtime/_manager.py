@@ -24,7 +24,7 @@ import contextlib
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from setpoint.client import Client, ClusterConfig, load_config
 from setpoint.runtime._cache import Cache
@@ -40,12 +40,14 @@ from setpoint.runtime._logs import format_fields
 from setpoint.runtime._metrics import Metrics
 from setpoint.runtime._objects import KindKey, kind_key
 from setpoint.runtime._permissions import manager_permissions
-from setpoint.runtime._probes import ProbeServer
 from setpoint.runtime._retries import error_text
 from setpoint.runtime._settings import CacheScope, ManagerSettings
 from setpoint.runtime._startup import wait_for_caches
-from setpoint.runtime._webhook.server import WebhookServer
 from setpoint.runtime._writer import Writer
+
+if TYPE_CHECKING:  # imported when used: aiohttp's server costs a start without webhooks
+    from setpoint.runtime._probes import ProbeServer
+    from setpoint.runtime._webhook.server import WebhookServer
 
 log = logging.getLogger(__name__)
 
@@ -230,6 +232,8 @@ class Manager:
         if self.webhooks:
             await self._start_webhooks()
         if settings.http_port is not None:
+            from setpoint.runtime._probes import ProbeServer
+
             self._probes = ProbeServer(self.metrics, healthz=self._healthz,
                                        readyz=self._readyz)
             await self._probes.start(settings.http_host, settings.http_port)
@@ -269,6 +273,8 @@ class Manager:
 
     async def _start_webhooks(self) -> None:
         settings = self.settings
+        from setpoint.runtime._webhook.server import WebhookServer
+
         self.webhook_server = WebhookServer(
             host=settings.webhook_host, port=settings.webhook_port,
             cert_dir=settings.webhook_cert_dir, generate_certs=settings.webhook_generate_certs,

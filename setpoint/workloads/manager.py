@@ -32,13 +32,23 @@ AREAS: tuple[tuple[str, str], ...] = (
 )
 
 
+PROCESS_RUNTIME_AREAS = frozenset({"setpoint.workloads.serviceproxy",
+                                   "setpoint.workloads.clusterdns"})
+"""Areas that install nothing unless the kubelets run real processes (their modules load
+the process runtime and a DNS library: not imported for the simulated runtime)."""
+
+
+def enabled_areas(settings: WorkloadSettings) -> list[str]:
+    """The area modules these settings install, in order."""
+    return [name for name, switch in AREAS if getattr(settings, switch)
+            and (settings.runtime == "process" or name not in PROCESS_RUNTIME_AREAS)]
+
+
 def build_manager(client: Client, settings: WorkloadSettings | None = None) -> Manager:
     """A manager with every enabled area installed (start it with ``await m.start()``)."""
     settings = settings or WorkloadSettings()
     manager = Manager(client=client, settings=ManagerSettings(
         name="kube-controller-manager", max_concurrent_reconciles=16, record_events=True))
-    for module_name, switch in AREAS:
-        if getattr(settings, switch):
-            module = importlib.import_module(module_name)
-            module.install(manager, settings)
+    for module_name in enabled_areas(settings):
+        importlib.import_module(module_name).install(manager, settings)
     return manager

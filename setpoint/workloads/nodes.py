@@ -18,6 +18,7 @@ lease), and the node lifecycle controller marks the node ``Unknown``. Removing i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -168,15 +169,21 @@ def default_node(settings: WorkloadSettings, index: int) -> Obj:
 
 
 async def register_nodes(client: Client, settings: WorkloadSettings) -> list[str]:
-    """Create the settings' nodes that do not exist yet; returns the names created."""
-    created = []
-    for index in range(1, settings.nodes + 1):
+    """Create the settings' nodes that do not exist yet, all at once (each kubelet
+    registers its own); returns the names created, in order.
+
+    Each is created with its first status, Ready included, as a kubelet's ``initialNode``
+    ends with ``setNodeStatus`` (kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go)."""
+
+    async def register(index: int) -> str | None:
         try:
             await client.create(default_node(settings, index))
-            created.append(node_name(settings, index))
         except AlreadyExistsError:
-            continue
-    return created
+            return None
+        return node_name(settings, index)
+
+    created = await asyncio.gather(*(register(i) for i in range(1, settings.nodes + 1)))
+    return [name for name in created if name is not None]
 
 
 def ready_mode(node: Mapping[str, Any]) -> str:

@@ -1,0 +1,194 @@
+"""The workloads as a program of their own, run and supervised by ``setpoint cluster up``.
+
+    python -m setpoint.workloads.supervised '{"nodes": 3, ...}'   (WorkloadSettings as JSON)
+
+The nodes, scheduler, kubelets and controllers are clients of the API server, as
+kube-controller-manager, kube-scheduler and the kubelets are separate programs beside a
+kube-apiserver; in a process of their own they use the second core instead of the server's.
+
+The program imports the SDK first, while its parent is still starting the server, then talks
+with its parent in lines:
+
+- stdin, from the parent: the path of a kubeconfig once the server serves, and then nothing.
+  End of file is the order to stop: the parent closed it, or the parent is gone (even killed
+  with SIGKILL, its end of the pipe closes), so the workloads never outlive it.
+- stdout, to the parent: ``started`` once the manager runs, then ``nodes-ready`` when every
+  node reports Ready, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
+  ``error MESSAGE`` if the workloads could not start.
+
+SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process group).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from setpoint.client import Client, Kind, load_kubeconfig
+from setpoint.runtime import Manager
+from setpoint.workloads.manager import build_manager, enabled_areas
+from setpoint.workloads.nodes import register_nodes
+from setpoint.workloads.settings import WorkloadSettings
+
+NODE_READY_TIMEOUT = 60.0
+"""How long to wait for the nodes before telling the parent they are not all Ready: a node
+kept NotReady on purpose in a persisted cluster must not block ``cluster up``."""
+
+_NODE = Kind("v1", "Node")
+
+
+def settings_from_json(text: str) -> WorkloadSettings:
+    """The settings a parent passed (only WorkloadSettings' own fields; tuples as lists)."""
+    given = json.loads(text)
+    known = {f.name for f in fields(WorkloadSettings)}
+    values: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v
+                              for k, v in given.items() if k in known}
+    return WorkloadSettings(**values)
+
+
+_PARENT = sys.stdout
+"""The pipe to the parent; ``main`` points ``sys.stdout`` at stderr, so that nothing else
+printed reads as a message."""
+
+
+def _say(line: str) -> None:
+    _PARENT.write(line + "\n")
+    _PARENT.flush()
+
+
+async def wait_nodes_ready(client: Client, names: set[str]) -> None:
+    """Return once every node of ``names`` reports ``Ready=True`` (by list, then watch)."""
+    ready: set[str] = set()
+
+    def observe(obj: Any) -> None:
+        name = str((obj.get("metadata") or {}).get("name"))
+        conditions = (obj.get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            ready.add(name)
+        else:
+            ready.discard(name)
+
+    listed = await client.list(_NODE)
+    for item in listed.items:
+        observe(item)
+    version = listed.resource_version
+    while not names <= ready:
+        async with client.watch(_NODE, resource_version=version) as events:
+            async for event_type, obj in events:
+                version = obj["metadata"]["resourceVersion"]
+                if event_type == "BOOKMARK":
+                    continue
+                if event_type == "DELETED":
+                    ready.discard(obj["metadata"]["name"])
+                else:
+                    observe(obj)
+                if names <= ready:
+                    return
+
+
+async def _report_nodes(client: Client, settings: WorkloadSettings,
+                        say: Callable[[str], None]) -> None:
+    names = {f"{settings.name_prefix}{i}" for i in range(1, settings.nodes + 1)}
+    try:
+        await asyncio.wait_for(wait_nodes_ready(client, names), NODE_READY_TIMEOUT)
+    except TimeoutError:
+        listed = await client.list(_NODE)
+        ready = {str(n["metadata"]["name"]) for n in listed.items
+                 if any(c.get("type") == "Ready" and c.get("status") == "True"
+                        for c in (n.get("status") or {}).get("conditions") or [])}
+        say("nodes-not-ready " + ",".join(sorted(names - ready)))
+    else:
+        say("nodes-ready")
+
+
+async def _parent(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
+    """Our stdin, the pipe from the parent, as a stream the event loop reads."""
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    return reader
+
+
+async def _until_closed(reader: asyncio.StreamReader) -> None:
+    while await reader.read(4096):
+        pass
+
+
+async def run(settings: WorkloadSettings, kubeconfig: Path, stop: asyncio.Event,
+              say: Callable[[str], None] = _say) -> None:
+    """Run the workloads against the API server of ``kubeconfig`` until ``stop``, telling
+    ``say`` how they are (the lines of the module's docstring; ``cluster up
+    --workloads-in-process`` passes its own)."""
+    client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
+    manager: Manager | None = None
+    reporter: asyncio.Task[None] | None = None
+    # the kubelets register their nodes (Ready, as a kubelet's first status says) while the
+    # controllers' caches fill, not after: the nodes' own runnable then finds them there
+    registering = asyncio.ensure_future(register_nodes(client, settings)) \
+        if settings.kubelet else None
+    try:
+        try:
+            manager = build_manager(client, settings)
+            await manager.start()
+            if registering is not None:
+                await registering
+        except Exception as exc:
+            say(f"error {exc}".replace("\n", " "))
+            return
+        say("started")
+        reporter = asyncio.ensure_future(_report_nodes(client, settings, say))
+        await stop.wait()
+    finally:
+        if registering is not None:
+            registering.cancel()
+        if reporter is not None:
+            reporter.cancel()
+        # the controllers stop while the API server still answers them
+        if manager is not None:
+            await manager.stop()
+        await client.close()
+
+
+async def main_async(settings: WorkloadSettings) -> None:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    parent = await _parent(loop)
+    first = asyncio.ensure_future(parent.readline())
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({first, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if stop.is_set() or not first.done() or not first.result().strip():
+        first.cancel()
+        return  # stopped, or the parent went away, before its server served
+    closed = asyncio.ensure_future(_until_closed(parent))
+    closed.add_done_callback(lambda _: stop.set())
+    try:
+        await run(settings, Path(first.result().decode().strip()), stop)
+    finally:
+        closed.cancel()
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    settings = settings_from_json(args[0] if args else "{}")
+    sys.stdout = sys.stderr
+    for module_name in enabled_areas(settings):  # now, while the parent starts its server
+        importlib.import_module(module_name)
+    try:
+        import uvloop  # a faster event loop where the platform has it
+    except ImportError:
+        asyncio.run(main_async(settings))
+    else:
+        uvloop.run(main_async(settings))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""``setpoint cluster up`` runs its workloads in a child process, which never outlives it.
+
+kube-apiserver, kube-scheduler, kube-controller-manager and the kubelets are separate
+programs (cmd/kube-apiserver, cmd/kube-scheduler, cmd/kube-controller-manager, cmd/kubelet in
+kubernetes/kubernetes), each an API client of the server but the server itself; ``cluster up``
+runs the simulated ones in one child, so that they and the server each get a core. Whatever
+ends ``cluster up`` (SIGTERM, SIGKILL, a failure to start) ends that child too: nothing is
+left behind that still writes to a server that is gone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support import ServerProcess
+
+GONE_TIMEOUT = 60.0
+"""Generous: a loaded machine may take a while to stop the workloads' controllers."""
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found += [int(c) for c in f.read().split()]
+    return found
+
+
+def workloads_child(pid: int) -> int:
+    """The pid of ``cluster up``'s workloads process (its only such child)."""
+    found = []
+    for child in children(pid):
+        with open(f"/proc/{child}/cmdline", "rb") as f:
+            if b"setpoint.workloads.supervised" in f.read():
+                found.append(child)
+    assert len(found) == 1, f"workloads children of {pid}: {found}"
+    return found[0]
+
+
+def wait_gone(pid: int) -> None:
+    """Wait (by pidfd, no polling) until the process ``pid`` has ended."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        readable, _, _ = select.select([fd], [], [], GONE_TIMEOUT)
+        assert readable, f"process {pid} still runs after {GONE_TIMEOUT} s"
+    finally:
+        os.close(fd)
+
+
+def test_the_workloads_run_in_a_child_process(tmp_path: Path) -> None:
+    with ServerProcess(tmp_path) as server:
+        assert server.proc is not None
+        child = workloads_child(server.proc.pid)
+        with open(f"/proc/{child}/status") as f:
+            assert f"PPid:\t{server.proc.pid}\n" in f.read()
+
+
+def test_sigterm_stops_the_workloads_child_with_the_server(tmp_path: Path) -> None:
+    with ServerProcess(tmp_path) as server:  # stops the server whatever fails
+        assert server.proc is not None
+        child = workloads_child(server.proc.pid)
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(timeout=GONE_TIMEOUT) == 0
+        wait_gone(child)
+    assert (tmp_path / "server.log").read_text().endswith("stopped\n")
+
+
+def test_a_killed_server_takes_its_workloads_child_along(tmp_path: Path) -> None:
+    """SIGKILL runs no handler: the child learns it from its stdin, a pipe whose only
+    writer was the server."""
+    with ServerProcess(tmp_path) as server:  # stops the server whatever fails
+        assert server.proc is not None
+        child = workloads_child(server.proc.pid)
+        server.proc.kill()
+        server.proc.wait(timeout=GONE_TIMEOUT)
+        wait_gone(child)
+
+
+ORPHANS = """
+import ctypes, json, os, subprocess, sys
+ctypes.CDLL(None, use_errno=True).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: orphans come here
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+left = []
+for task in os.listdir("/proc/self/task"):
+    with open(f"/proc/self/task/{task}/children") as f:
+        left += [int(c) for c in f.read().split()]
+print(json.dumps({"code": done.returncode, "err": done.stderr, "left": left}))
+"""
+"""Runs a command as a child subreaper (prctl(2)): what the command leaves running becomes
+this script's child, listed when the command has ended."""
+
+
+def test_a_server_that_cannot_listen_leaves_no_workloads_child(tmp_path: Path) -> None:
+    """The child is spawned before the server binds its port (to import while the server
+    starts); when binding fails, the child goes too."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        got = subprocess.run(
+            [sys.executable, "-c", ORPHANS, sys.executable, "-m", "setpoint.cli.main",
+             "cluster", "up", "--memory", "--port", str(port),
+             "--kubeconfig", str(tmp_path / "kubeconfig")],
+            capture_output=True, text=True, timeout=GONE_TIMEOUT, check=True)
+    outcome = json.loads(got.stdout)
+    assert outcome["code"] == 1
+    assert "cannot listen" in outcome["err"]
+    assert outcome["left"] == []
+
+
+@pytest.mark.parametrize("extra", [[], ["--workloads-in-process"]])
+def test_nodes_are_ready_in_either_mode(tmp_path: Path, extra: list[str]) -> None:
+    with ServerProcess(tmp_path, "--nodes", "2", *extra) as server:
+        assert server.proc is not None
+        if extra:
+            assert not [c for c in children(server.proc.pid)]
+        log = (tmp_path / "server.log").read_text()
+        assert "workloads running: 2 node(s)" in log and "ready\n" in log
