@@ -303,3 +303,33 @@ async def _established(k8s: Client) -> bool:
                         "poors.poor.example.com")
     return any(c.get("type") == "Established" and c.get("status") == "True"
                for c in (crd.get("status") or {}).get("conditions") or ())
+
+
+async def test_etcd_from_its_generated_manifests(tmp_path: Path) -> None:
+    """The etcd operator (operators/etcd) from its manifests: a structural schema with CEL
+    rules (sizes, version transitions), spec.resources/nodeSelector/tolerations on
+    EtcdCluster (passed to every member pod: verified only on a running instance), generated
+    least-privilege RBAC, conditions with observedGeneration, a metrics port, one served
+    version, printer columns and a scale subresource; it declares none of KubePlus's
+    relationship annotations, so that check fails, as for memcached."""
+    (tmp_path / "crds.yaml").write_text(await generate("crds", "operators.etcd.resource"))
+    (tmp_path / "operator.yaml").write_text(await generate(
+        "manifests", "operators.etcd.operator:manager", "--image", "etcd-op:0.1",
+        "--namespace", "etcd-operator"))
+
+    code, out, err = await run_check(str(tmp_path), "-o", "json")
+
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["operator"] == "etcd-operator"
+    assert statuses(report) == {
+        "crd-schema": "pass", "relationship-annotations": "fail",
+        "resources": "skip", "node-selector": "skip", "tolerations": "skip",
+        "owner-references": "skip", "service-account": "pass",
+        "rbac-least-privilege": "pass", "status-conditions": "pass",
+        "observed-generation": "pass", "events": "skip", "metrics-endpoint": "pass",
+        "pod-restarts": "skip", "crd-versioning": "pass", "printer-columns": "pass",
+        "scale-subresource": "pass"}
+    assert "EtcdCluster: exposed as spec.resources" in evidence(report, "resources")
+    assert report["capabilityLevel"]["level"] == 2
+    assert report["passed"] is True
