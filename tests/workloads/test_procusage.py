@@ -81,3 +81,17 @@ def test_a_group_that_no_longer_runs_is_not_reported_or_remembered(tmp_path: Pat
     clock.now += 5
     assert meter.measure([40]) == {}
     assert "groups=0" in repr(meter)
+
+
+def test_measuring_one_pod_keeps_the_history_of_the_others(tmp_path: Path) -> None:
+    """Each pod's containers are measured on their own: a rate needs the group's previous
+    sample, whichever pod was measured in between."""
+    write_stat(tmp_path, 40, 40, utime=0)
+    write_stat(tmp_path, 50, 50, utime=0)
+    clock = Clock()
+    meter = UsageMeter(clock=clock, proc=tmp_path)
+    meter.measure([40])
+    meter.measure([50])
+    clock.now += 2
+    write_stat(tmp_path, 40, 40, utime=2 * CLOCK_TICKS)
+    assert meter.measure([40])[40].cpu_nanos == NANO  # one core over the 2 s

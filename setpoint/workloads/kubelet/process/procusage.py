@@ -34,6 +34,9 @@ MIN_WINDOW = 1.0
 """Seconds between two samples of a group: a shorter window would report noise (CPU time
 is counted in whole clock ticks, 10 ms)."""
 
+FORGET_AFTER = 300.0
+"""Seconds after which a group not measured again is forgotten."""
+
 # /proc/PID/stat fields after the command's closing parenthesis, counted from ``state``
 # (proc(5) numbers them from 1 with pid; state is field 3)
 _PGRP, _UTIME, _CSTIME, _RSS = 5 - 3, 14 - 3, 17 - 3, 24 - 3
@@ -99,8 +102,10 @@ class UsageMeter:
                 continue
             out[group] = usage = Usage(self._cpu_nanos(group, sample, now), sample.rss_bytes)
             self._last[group] = (now, sample.cpu_ticks, usage)
-        for gone in set(self._last) - set(groups):
-            del self._last[gone]
+        # each pod is measured on its own: forget only groups nobody asked about for long
+        # (their processes are gone), not the other pods' groups
+        for stale in [g for g, (at, _, _) in self._last.items() if now - at > FORGET_AFTER]:
+            del self._last[stale]
         return out
 
     def _cpu_nanos(self, group: int, sample: GroupSample, now: float) -> int:
