@@ -23,6 +23,7 @@ import posixpath
 
 from operators.etcd.resource import GROUP, EtcdCluster
 from setpoint.machinery.quantity import canonical
+from setpoint.resources import canonical_resources
 from setpoint.resources.models.core_v1 import (
     Container,
     ContainerPort,
@@ -34,7 +35,6 @@ from setpoint.resources.models.core_v1 import (
     Pod,
     PodSpec,
     Probe,
-    ResourceRequirements,
     Service,
     ServicePort,
     ServiceSpec,
@@ -157,15 +157,6 @@ def claim(cluster: EtcdCluster, ordinal: int, member_id: str) -> PersistentVolum
                 requests={"storage": canonical(cluster.spec.storage.size)})))
 
 
-def _resources(resources: ResourceRequirements | None) -> ResourceRequirements | None:
-    # canonical quantities, as the server stores them, so the cache shows what was sent
-    if resources is None:
-        return None
-    return resources.model_copy(update={
-        "requests": {k: canonical(v) for k, v in (resources.requests or {}).items()} or None,
-        "limits": {k: canonical(v) for k, v in (resources.limits or {}).items()} or None})
-
-
 def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
                state: str, version: str | None = None, *,
                force_new_cluster: bool = False, restore_from: str | None = None) -> Pod:
@@ -207,7 +198,7 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
         name="etcd", image=image(cluster, version), command=["/usr/local/bin/etcd"], args=args,
         ports=[ContainerPort(name="client", container_port=CLIENT_PORT, protocol="TCP"),
                ContainerPort(name="peer", container_port=PEER_PORT, protocol="TCP")],
-        resources=_resources(cluster.spec.resources),
+        resources=canonical_resources(cluster.spec.resources),
         volume_mounts=[VolumeMount(name="data", mount_path=DATA_MOUNT)],
         readiness_probe=Probe(http_get=HTTPGetAction(path="/health", port="client"),
                               period_seconds=2, failure_threshold=3))
