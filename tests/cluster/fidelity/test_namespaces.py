@@ -10,12 +10,12 @@ Sources (kubernetes/kubernetes, release 1.32):
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
 
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -36,13 +36,13 @@ async def _terminating(api: API, name: str) -> dict[str, Any]:
 
 async def _conditions(api: API, name: str) -> list[dict[str, Any]]:
     """The namespace's conditions once the controller has reported all five."""
-    for _ in range(200):
+    async def all_five() -> list[dict[str, Any]] | None:
         _, ns = await api.get(f"{NS}/{name}")
-        conditions = ns["status"].get("conditions") or []
-        if len(conditions) == 5:
-            return conditions
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"no conditions on {ns}")
+        conditions: list[dict[str, Any]] = ns["status"].get("conditions") or []
+        return conditions if len(conditions) == 5 else None
+
+    found: list[dict[str, Any]] = await wait_for(all_five)
+    return found
 
 
 async def test_terminating_namespace_conditions(api: API) -> None:
