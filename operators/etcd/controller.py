@@ -2,11 +2,12 @@
 
 Every reconcile:
 
-1. applies the two Services;
+1. applies the two Services and, for a TLS cluster, its certificates' Secrets
+   (:mod:`.tlssecrets`);
 2. reads the member pods and claims from the cache, and the membership and each member's
    health from etcd (:mod:`.observe`);
 3. plans the one next step (:mod:`.members`, or :mod:`.upgrade` once the membership is as
-   wanted) and carries it out (:mod:`.steps`);
+   wanted, then :mod:`.certrotation`) and carries it out (:mod:`.steps`);
 4. writes the status: phase, members, conditions, and the step in progress.
 
 Membership changes are not Kubernetes events, so while a step is in progress the
@@ -17,10 +18,11 @@ deletes its pods, claims and Services through owner references.
 
 from __future__ import annotations
 
-from operators.etcd import health, objects, observe, steps, upgrade
+from operators.etcd import certrotation, health, objects, observe, steps, tlssecrets, upgrade
+from operators.etcd.etcdclient import CLIENT_TLS
 from operators.etcd.members import Step, plan
 from operators.etcd.resource import EtcdCluster
-from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
+from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Secret, Service
 from setpoint.runtime import Context, Controller, Result
 
 STEP_INTERVAL = 1.0
@@ -29,7 +31,7 @@ HEALTH_INTERVAL = 5.0
 """Seconds between health checks of a cluster that is as wanted."""
 
 etcd = (Controller.for_(EtcdCluster, name="etcdcluster")
-        .owns(Pod, PersistentVolumeClaim, Service))
+        .owns(Pod, PersistentVolumeClaim, Service, Secret))
 
 
 @etcd.reconcile
@@ -40,12 +42,24 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
     await ctx.apply(objects.client_service(cluster))
 
     selector = objects.selector(cluster)
-    reading = await observe.read(cluster, ctx.list(Pod, labels=selector),
-                                 ctx.list(PersistentVolumeClaim, labels=selector))
-    step = plan(reading.observed)
-    if step.action == "Done":
-        step = upgrade.plan(cluster, reading)
-    outcome = await steps.carry_out(ctx, cluster, reading, step)
+    pods = ctx.list(Pod, labels=selector)
+    claims = ctx.list(PersistentVolumeClaim, labels=selector)
+    tls = await tlssecrets.ensure(ctx, cluster, pods, claims) \
+        if tlssecrets.enabled(cluster) else None
+    token = CLIENT_TLS.set(tls)
+    try:
+        reading = await observe.read(cluster, pods, claims)
+        step = plan(reading.observed)
+        if step.action == "Done":
+            step = upgrade.plan(cluster, reading)
+        if step.action == "Done":
+            step = certrotation.plan(ctx, cluster, reading) or step
+        if step.action in certrotation.ACTIONS:
+            outcome = await certrotation.carry_out(ctx, cluster, reading, step)
+        else:
+            outcome = await steps.carry_out(ctx, cluster, reading, step)
+    finally:
+        CLIENT_TLS.reset(token)
     record_status(ctx, cluster, reading, outcome)
     await ctx.update_status(cluster)
     return Result(requeue_after=HEALTH_INTERVAL if outcome.action == "Done"

@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import base64
 import json
+import ssl
 from collections.abc import AsyncIterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
 
 DEFAULT_TIMEOUT = 3.0
+CLIENT_TLS: ContextVar[ssl.SSLContext | None] = ContextVar("etcd_client_tls", default=None)
+"""The TLS context for ``https`` endpoints of the cluster being reconciled (its CA and the
+operator's client certificate): set once per reconcile, so every client made in it, in
+any module, dials that cluster's members with it."""
 
 
 class EtcdError(Exception):
@@ -84,17 +90,25 @@ class EtcdClient:
     """Calls one etcd endpoint (``http://host:2379``). One aiohttp session per client;
     ``async with EtcdClient(url) as etcd: await etcd.member_list()``."""
 
-    def __init__(self, endpoint: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, endpoint: str, timeout: float = DEFAULT_TIMEOUT,
+                 tls: ssl.SSLContext | None = None, server_hostname: str | None = None
+                 ) -> None:
         self.endpoint = endpoint.rstrip("/")
+        self.server_hostname = server_hostname
+        """The name the server's certificate must carry, when dialing it by address."""
         self.timeout = timeout
+        self.tls = tls if tls is not None else CLIENT_TLS.get()
         self._session: aiohttp.ClientSession | None = None
 
     def __repr__(self) -> str:
         return f"EtcdClient({self.endpoint})"
 
     async def __aenter__(self) -> EtcdClient:
+        if self.endpoint.startswith("https://") and self.tls is None:
+            raise Unreachable(f"{self.endpoint}: https without a client TLS context")
+        connector = aiohttp.TCPConnector(ssl=self.tls) if self.tls is not None else None
         self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self.timeout))
+            connector=connector, timeout=aiohttp.ClientTimeout(total=self.timeout))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -105,8 +119,9 @@ class EtcdClient:
         """POST ``body`` to ``/v3/<path>``; the decoded answer or :class:`EtcdError`."""
         assert self._session is not None, "use EtcdClient in `async with`"
         try:
-            async with self._session.post(f"{self.endpoint}/v3/{path}",
-                                          json=body or {}) as response:
+            async with self._session.post(f"{self.endpoint}/v3/{path}", json=body or {},
+                                          server_hostname=self.server_hostname
+                                          ) as response:
                 text = await response.text()
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             raise Unreachable(f"{self.endpoint}: {exc or type(exc).__name__}") from exc

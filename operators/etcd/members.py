@@ -33,6 +33,7 @@ Action = Literal[
     "UpgradeMember",    # delete a member's pod to start it again on the new version
     "ForceNewCluster",  # quorum lost for good: restart the newest survivor alone on its data
     "FinishForceNewCluster",  # the survivor leads alone: restart it without the flag
+    "RestartMember",    # restart a member on its renewed certificate (certrotation.py)
     "Wait",             # nothing safe to do now: look again soon
     "Done",
 ]

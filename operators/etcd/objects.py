@@ -57,6 +57,8 @@ FORCE_NEW_CLUSTER = f"{GROUP}/force-new-cluster"
 """On a claim: its member's next pod starts with ``--force-new-cluster`` (quorum-loss
 recovery from this member's data)."""
 VERSION = f"{GROUP}/version"
+CLIENT_SCHEME = f"{GROUP}/client-scheme"
+"""On a pod: ``https`` when its member serves clients over TLS."""
 
 CLIENT_PORT = 2379
 PEER_PORT = 2380
@@ -86,17 +88,23 @@ def client_service_name(cluster: EtcdCluster) -> str:
     return f"{cluster.metadata.name}-client"
 
 
+def scheme(cluster: EtcdCluster) -> str:
+    """``https`` for clients and peers of a TLS cluster (``tlssecrets.py``)."""
+    return "https" if cluster.spec.tls is not None and cluster.spec.tls.enabled else "http"
+
+
 def peer_url(cluster: EtcdCluster, ordinal: int) -> str:
     """The member's stable peer URL: its DNS name under the headless Service."""
     host = (f"{member_name(cluster, ordinal)}.{peer_service_name(cluster)}."
             f"{cluster.metadata.namespace}.svc.{CLUSTER_DOMAIN}")
-    return f"http://{host}:{PEER_PORT}"
+    return f"{scheme(cluster)}://{host}:{PEER_PORT}"
 
 
 def client_url(pod: Pod) -> str | None:
     """Where the operator reaches a member: its pod's address (known only once it runs)."""
     ip = pod.status.pod_ip if pod.status is not None else None
-    return f"http://{ip}:{CLIENT_PORT}" if ip else None
+    used = (pod.metadata.annotations or {}).get(CLIENT_SCHEME, "http")
+    return f"{used}://{ip}:{CLIENT_PORT}" if ip else None
 
 
 def selector(cluster: EtcdCluster) -> dict[str, str]:
@@ -172,13 +180,14 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
     initial cluster and token)."""
     name = member_name(cluster, ordinal)
     token = f"{cluster.metadata.name}-{cluster.metadata.uid}"
+    url = scheme(cluster)
     args = [
         f"--name={name}",
         f"--data-dir={DATA_DIR}",
-        f"--listen-peer-urls=http://0.0.0.0:{PEER_PORT}",
-        f"--listen-client-urls=http://0.0.0.0:{CLIENT_PORT}",
+        f"--listen-peer-urls={url}://0.0.0.0:{PEER_PORT}",
+        f"--listen-client-urls={url}://0.0.0.0:{CLIENT_PORT}",
         f"--initial-advertise-peer-urls={peer_url(cluster, ordinal)}",
-        f"--advertise-client-urls=http://{name}.{peer_service_name(cluster)}."
+        f"--advertise-client-urls={url}://{name}.{peer_service_name(cluster)}."
         f"{cluster.metadata.namespace}.svc.{CLUSTER_DOMAIN}:{CLIENT_PORT}",
         "--initial-cluster=" + ",".join(f"{n}={u}" for n, u in sorted(initial_cluster.items())),
         f"--initial-cluster-state={state}",
@@ -204,7 +213,8 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
                               period_seconds=2, failure_threshold=3))
     return Pod(
         metadata=ObjectMeta(name=name, labels=labels(cluster, name),
-                            annotations={VERSION: version or cluster.spec.version}),
+                            annotations={VERSION: version or cluster.spec.version,
+                                         CLIENT_SCHEME: url}),
         spec=PodSpec(
             hostname=name, subdomain=peer_service_name(cluster), restart_policy="Always",
             init_containers=init or None, containers=[container],

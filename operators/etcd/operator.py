@@ -10,7 +10,7 @@ from __future__ import annotations
 from operators.etcd.backup import backup
 from operators.etcd.controller import etcd
 from operators.etcd.objects import MANAGED_BY, OPERATOR
-from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod
+from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Secret
 from setpoint.runtime import CacheScope, Manager, ManagerSettings
 
 _MANAGED = CacheScope(label_selector=f"{MANAGED_BY}={OPERATOR}")
@@ -19,7 +19,7 @@ settings = ManagerSettings(
     name=OPERATOR,
     leader_election=True,
     http_port=8081,  # where `setpoint generate manifests` points the probes
-    cache_scopes={Pod: _MANAGED, PersistentVolumeClaim: _MANAGED},
+    cache_scopes={Pod: _MANAGED, PersistentVolumeClaim: _MANAGED, Secret: _MANAGED},
 )
 
 manager = Manager([etcd, backup], settings=settings)

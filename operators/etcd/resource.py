@@ -23,6 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from operators.etcd.certificates import DURATION_PATTERN
 from setpoint.resources import (
     ConditionedStatus,
     CustomResource,
@@ -75,6 +76,23 @@ class RestoreSpec(Model):
                              "node (mounted read-only from the same path).")
 
 
+class TLSSpec(Model):
+    """TLS for client and peer traffic, with certificates the operator issues and renews
+    (``tlssecrets.py``): a CA per cluster, a certificate per member, a client certificate in
+    the Secret ``<name>-client-tls``; clients must present a certificate."""
+
+    enabled: Annotated[bool, Rule(
+        "self == oldSelf", message="TLS is chosen when the cluster is made: switching a "
+        "running cluster's peer URLs between http and https is not supported")] = Field(
+        False, description="Serve clients and peers over https, with client certificates.")
+    duration: str = Field("8760h", pattern=DURATION_PATTERN, max_length=16,
+                          description="How long a member or client certificate is valid "
+                          "(a duration: 8760h).")
+    renew_before: str = Field("720h", pattern=DURATION_PATTERN, max_length=16,
+                              description="A certificate this close to expiry is issued "
+                              "again and its member restarted, one member at a time.")
+
+
 class EtcdClusterSpec(Model):
     """What an etcd cluster should look like."""
 
@@ -96,6 +114,7 @@ class EtcdClusterSpec(Model):
     restore: RestoreSpec | None = Field(
         None, description="Seed the new cluster from a backup (read only when the "
         "founding member is made).")
+    tls: TLSSpec | None = Field(None, description="TLS for client and peer traffic.")
 
 
 class MemberStatus(Model):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from operators.etcd import objects
+from operators.etcd import objects, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.members import BOOTSTRAP, Step
 from operators.etcd.observe import Reading
@@ -74,9 +74,9 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
                                message=f"EtcdBackup {cluster.spec.restore.backup_name} "
                                "is not Complete: the cluster starts once it is")
         await ctx.apply(objects.claim(cluster, ordinal, BOOTSTRAP))
-        await ctx.apply(objects.member_pod(cluster, ordinal,
-                                           initial_cluster(cluster, reading, ordinal), "new",
-                                           restore_from=snapshot))
+        await ctx.apply(tlssecrets.secured(ctx, cluster, ordinal, objects.member_pod(
+            cluster, ordinal, initial_cluster(cluster, reading, ordinal), "new",
+            restore_from=snapshot)))
         if snapshot is not None:
             events.normal("Restoring", f"founding member {name} restores {snapshot}",
                           action=step.action)
@@ -88,9 +88,9 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
         claim = reading.observed.claims.get(ordinal)
         state = "new" if claim is not None and claim.member_id == BOOTSTRAP \
             and reading.observed.members is None else "existing"
-        await ctx.apply(objects.member_pod(
+        await ctx.apply(tlssecrets.secured(ctx, cluster, ordinal, objects.member_pod(
             cluster, ordinal, initial_cluster(cluster, reading, ordinal), state,
-            force_new_cluster=claim is not None and claim.forced))
+            force_new_cluster=claim is not None and claim.forced)))
     elif step.action == "ForceNewCluster":
         await _annotate_claim(ctx, reading.claims[ordinal], objects.FORCE_NEW_CLUSTER, "true")
         await _delete_pod(ctx, reading, ordinal)
@@ -111,8 +111,8 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
         events.normal("MemberAdded", f"added {name} ({added.hex_id}) as a learner",
                       action="AddMember")
         await ctx.apply(objects.claim(cluster, ordinal, added.hex_id))
-        await ctx.apply(objects.member_pod(
-            cluster, ordinal, initial_cluster(cluster, reading, ordinal), "existing"))
+        await ctx.apply(tlssecrets.secured(ctx, cluster, ordinal, objects.member_pod(
+            cluster, ordinal, initial_cluster(cluster, reading, ordinal), "existing")))
         return step
     elif step.action == "PromoteMember":
         assert member is not None

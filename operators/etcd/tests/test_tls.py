@@ -1,0 +1,155 @@
+"""A TLS etcd cluster on the process runtime: real etcd serving clients and peers over
+https with client certificates required (etcd's ``--client-cert-auth`` and
+``--peer-client-cert-auth``, Documentation/op-guide/security.md), its certificates issued
+by the operator into Secrets and renewed before expiry.
+
+The test's own client checks hostnames (unlike the operator, which dials pods by address):
+the client Service's certificate name and each member's DNS name must be in the member's
+certificate."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import shutil
+import ssl
+
+import pytest
+
+from operators.etcd import certificates, objects, tlssecrets
+from operators.etcd.certificates import KeyPair
+from operators.etcd.etcdclient import EtcdClient, EtcdError
+from operators.etcd.resource import EtcdCluster, EtcdClusterSpec, TLSSpec
+from operators.etcd.tests.test_real import V34, keys, member_pods, running
+from setpoint.client import Client
+from setpoint.resources.models.core_v1 import Secret, Service
+from setpoint.testing import OperatorRunner
+from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import wait_for as wait_until
+
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+TIMEOUT = 120.0
+
+
+@pytest.fixture(autouse=True)
+def _etcd_installed() -> None:
+    if shutil.which("etcd") is None:
+        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
+
+
+async def pair_of(k8s: Client, name: str) -> tuple[KeyPair, bytes]:
+    secret = await k8s.get(Secret, name)
+    data = {k: base64.b64decode(v) for k, v in (secret.data or {}).items()}
+    return KeyPair(data["tls.crt"], data["tls.key"]), data.get("ca.crt", b"")
+
+
+async def user_context(k8s: Client, name: str, *, certificate: bool = True
+                       ) -> ssl.SSLContext:
+    """What a user's client builds from the Secret ``<name>-client-tls``: trust the
+    cluster's CA, check hostnames, present the client certificate."""
+    client, ca = await pair_of(k8s, f"{name}-client-tls")
+    context = ssl.create_default_context(cadata=ca.decode())
+    if certificate:
+        tlssecrets.load_key_pair(context, client)
+    return context
+
+
+def available_since(cluster: EtcdCluster) -> object:
+    return next(c.last_transition_time for c in cluster.status.conditions or ()
+                if c.type == "Available")
+
+
+async def test_a_tls_cluster_serves_over_https_with_client_certificates_and_refuses_http(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    cluster = EtcdCluster(name="s", spec=EtcdClusterSpec(size=3, version=V34,
+                                                         tls=TLSSpec(enabled=True)))
+    await k8s.create(cluster)
+    await wait_for(EtcdCluster, "s", running(3), timeout=TIMEOUT)
+    cluster = await k8s.get(EtcdCluster, "s")
+    assert all(m.peer_url and m.peer_url.startswith("https://")
+               for m in cluster.status.members or ())
+
+    service = await k8s.get(Service, objects.client_service_name(cluster))
+    address = f"{service.spec.cluster_ip}:{objects.CLIENT_PORT}"
+    context = await user_context(k8s, "s")
+    data = keys("tls")
+
+    async def written() -> bool:
+        try:
+            async with EtcdClient(f"https://{address}", timeout=10.0, tls=context,
+                                  server_hostname="s-client.default.svc") as etcd:
+                for key, value in data.items():
+                    await etcd.put(key, value)
+        except EtcdError:
+            return False  # the Service has no ready endpoint yet
+        return True
+    await wait_until(written, timeout=30.0, message="keys written over https")
+
+    with pytest.raises(EtcdError):  # plain http on the client port
+        async with EtcdClient(f"http://{address}") as etcd:
+            await etcd.put("/test/plain", "x")
+    with pytest.raises(EtcdError):  # https without a client certificate
+        async with EtcdClient(f"https://{address}",
+                              tls=await user_context(k8s, "s", certificate=False),
+                              server_hostname="s-client.default.svc") as etcd:
+            await etcd.put("/test/anonymous", "x")
+
+    for name, pod in sorted((await member_pods(k8s, "s")).items()):
+        volume = next(v for v in pod.spec.volumes or () if v.name == "tls")
+        assert volume.secret is not None and volume.secret.default_mode == 0o600
+        assert volume.secret.secret_name == f"{name}-tls"
+        async with EtcdClient(f"https://{pod.status.pod_ip}:{objects.CLIENT_PORT}",
+                              tls=context,
+                              server_hostname=f"{name}.s.default.svc.cluster.local") as etcd:
+            assert await etcd.get_prefix("/test/", serializable=True) == data
+    ca = (await k8s.get(Secret, "s-ca"))
+    assert ca.type == "kubernetes.io/tls"
+
+
+async def test_certificates_near_expiry_are_renewed_and_members_restarted_one_at_a_time(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Each member's Secret is given a certificate expiring within ``renewBefore`` (as if
+    time had passed): the operator issues new ones and restarts the members on them, one
+    at a time, so a quorum answers throughout and no key is lost."""
+    cluster = EtcdCluster(name="r", spec=EtcdClusterSpec(
+        size=3, version=V34, tls=TLSSpec(enabled=True, duration="2h", renew_before="1h")))
+    await k8s.create(cluster)
+    await wait_for(EtcdCluster, "r", running(3), timeout=TIMEOUT)
+    cluster = await k8s.get(EtcdCluster, "r")
+    before = {n: p.metadata.uid for n, p in (await member_pods(k8s, "r")).items()}
+    ca, _ = await pair_of(k8s, "r-ca")
+    soon = datetime.timedelta(minutes=30)
+    for ordinal in range(3):
+        expiring = certificates.issue(ca, f"r-{ordinal}", server=True, validity=soon,
+                                      dns_names=tlssecrets.member_dns_names(cluster, ordinal),
+                                      ips=["127.0.0.1"])
+        secret = await k8s.get(Secret, f"r-{ordinal}-tls")
+        secret.data = {**(secret.data or {}),
+                       "tls.crt": base64.b64encode(expiring.cert).decode(),
+                       "tls.key": base64.b64encode(expiring.key).decode()}
+        await k8s.update(secret)
+
+    async def every_member_restarted() -> bool:
+        pods = await member_pods(k8s, "r")
+        if sorted(pods) != ["r-0", "r-1", "r-2"] or any(
+                pods[n].metadata.uid == before[n] for n in pods):
+            return False
+        for name, pod in pods.items():
+            pair, _ = await pair_of(k8s, f"{name}-tls")
+            if (pod.metadata.annotations or {}).get(tlssecrets.CERTIFICATE_SERIAL) != \
+                    certificates.serial(pair.cert):
+                return False
+        return True
+
+    await wait_until(every_member_restarted, timeout=TIMEOUT,
+                     message="every member restarted on a renewed certificate")
+    after = await wait_for(EtcdCluster, "r", running(3), timeout=TIMEOUT)
+    # Available never went False: its last transition is still the cluster's first one
+    assert available_since(after) == available_since(cluster)
+    assert {m.name: m.id for m in after.status.members or ()} == \
+        {m.name: m.id for m in cluster.status.members or ()}
+    for ordinal in range(3):
+        pair, _ = await pair_of(k8s, f"r-{ordinal}-tls")
+        left = certificates.not_after(pair.cert) - datetime.datetime.now(datetime.UTC)
+        assert left > datetime.timedelta(hours=1), left
+
