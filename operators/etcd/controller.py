@@ -54,6 +54,10 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
             step = upgrade.plan(cluster, reading)
         if step.action == "Done":
             step = certrotation.plan(ctx, cluster, reading) or step
+        if step.action not in ("Done", "Wait"):
+            # recorded before it is carried out: an operator killed half-way leaves the
+            # step it was in for the next run (which plans it again from a fresh reading)
+            await ctx.patch_status({"step": describe(step)})
         if step.action in certrotation.ACTIONS:
             outcome = await certrotation.carry_out(ctx, cluster, reading, step)
         else:
@@ -64,6 +68,10 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
     await ctx.update_status(cluster)
     return Result(requeue_after=HEALTH_INTERVAL if outcome.action == "Done"
                   else STEP_INTERVAL)
+
+
+def describe(step: Step) -> str:
+    return f"{step.action}: {step.message}"
 
 
 def record_status(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: observe.Reading,
@@ -81,7 +89,7 @@ def record_status(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: obse
     status.current_version = health.current_version(reading) or status.current_version
     status.leader = next((m.name for m in status.members or () if m.leader), None)
     status.selector = objects.selector_string(cluster)
-    status.step = None if step.action == "Done" else f"{step.action}: {step.message}"
+    status.step = None if step.action == "Done" else describe(step)
     for type_, verdict in (("Available", health.available(reading)),
                            ("Progressing", health.progressing(step)),
                            ("Degraded", health.degraded(reading, step)),
