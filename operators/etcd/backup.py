@@ -4,7 +4,7 @@ etcd's ``Maintenance.Snapshot`` streams the member's backend database; through t
 gateway it arrives as base64 chunks (:meth:`EtcdClient.snapshot_chunks`). The file is
 written beside its final name and renamed once complete and checksummed, so a reader never
 sees half a snapshot; it is 0600 in a 0700 directory (it holds every key). A backup is
-done once: Complete or Failed, it is not taken again.
+done once: Complete or Failed (its file cannot be written), it is not taken again.
 """
 
 from __future__ import annotations
@@ -71,9 +71,17 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
         path = snapshot_path(wanted)
         try:
             revision, size, digest, version = await take_snapshot(url, path)
-        except (EtcdError, OSError) as exc:
+        except EtcdError as exc:
             errors.append(f"{member}: {exc}")
             continue
+        except OSError as exc:  # the directory, not the member: another member won't help
+            status.phase = "Failed"
+            ctx.set_condition("Complete", False, reason="WriteFailed",
+                              message=f"cannot write {path}: {exc}", obj=wanted)
+            ctx.events.warning("WriteFailed", f"cannot write {path}: {exc}",
+                               action="Snapshot")
+            await ctx.update_status(wanted)
+            return Result()
         status.phase, status.path, status.member = "Complete", str(path), member
         status.revision, status.size, status.sha256 = revision, size, digest
         status.etcd_version = version

@@ -7,7 +7,9 @@ Every reconcile:
 2. reads the member pods and claims from the cache, and the membership and each member's
    health from etcd (:mod:`.observe`);
 3. plans the one next step (:mod:`.members`, or :mod:`.upgrade` once the membership is as
-   wanted, then :mod:`.certrotation`) and carries it out (:mod:`.steps`);
+   wanted, after a backup with a backup policy, :mod:`.backuppolicy`; then
+   :mod:`.certrotation`; a restore from a backup when no member has data,
+   :mod:`.recovery`) and carries it out (:mod:`.steps`);
 4. writes the status: phase, members, conditions, and the step in progress.
 
 Membership changes are not Kubernetes events, so while a step is in progress the
@@ -18,10 +20,20 @@ deletes its pods, claims and Services through owner references.
 
 from __future__ import annotations
 
-from operators.etcd import certrotation, health, objects, observe, steps, tlssecrets, upgrade
+from operators.etcd import (
+    backuppolicy,
+    certrotation,
+    health,
+    objects,
+    observe,
+    recovery,
+    steps,
+    tlssecrets,
+    upgrade,
+)
 from operators.etcd.etcdclient import CLIENT_TLS
 from operators.etcd.members import Step, plan
-from operators.etcd.resource import EtcdCluster
+from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Secret, Service
 from setpoint.runtime import Context, Controller, Result
 
@@ -31,7 +43,7 @@ HEALTH_INTERVAL = 5.0
 """Seconds between health checks of a cluster that is as wanted."""
 
 etcd = (Controller.for_(EtcdCluster, name="etcdcluster")
-        .owns(Pod, PersistentVolumeClaim, Service, Secret))
+        .owns(Pod, PersistentVolumeClaim, Service, Secret, EtcdBackup))
 
 
 @etcd.reconcile
@@ -51,9 +63,11 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
         reading = await observe.read(cluster, pods, claims)
         step = plan(reading.observed)
         if step.action == "Done":
-            step = upgrade.plan(cluster, reading)
+            step = await backuppolicy.before_upgrade(ctx, cluster, reading,
+                                                     upgrade.plan(cluster, reading))
         if step.action == "Done":
             step = certrotation.plan(ctx, cluster, reading) or step
+        step = await recovery.plan(ctx, cluster, reading, step)
         if step.action not in ("Done", "Wait"):
             # recorded before it is carried out: an operator killed half-way leaves the
             # step it was in for the next run (which plans it again from a fresh reading)
@@ -62,6 +76,7 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
             outcome = await certrotation.carry_out(ctx, cluster, reading, step)
         else:
             outcome = await steps.carry_out(ctx, cluster, reading, step)
+        recovery.track_revision(cluster, reading)
     finally:
         CLIENT_TLS.reset(token)
     record_status(ctx, cluster, reading, outcome)

@@ -90,6 +90,8 @@ class Step:
     member: Member | None = None
     target: int | None = None
     """TransferLeader: the member id to hand leadership to."""
+    backup: str | None = None
+    """Bootstrap: the EtcdBackup to restore (quorum-loss recovery, :mod:`.recovery`)."""
 
 
 BOOTSTRAP = "bootstrap"

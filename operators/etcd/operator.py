@@ -8,8 +8,10 @@ it manages.
 from __future__ import annotations
 
 from operators.etcd.backup import backup
+from operators.etcd.backuppolicy import schedule
 from operators.etcd.controller import etcd
 from operators.etcd.objects import MANAGED_BY, OPERATOR
+from operators.etcd.restore import restore
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Secret
 from setpoint.runtime import CacheScope, Manager, ManagerSettings
 
@@ -22,4 +24,4 @@ settings = ManagerSettings(
     cache_scopes={Pod: _MANAGED, PersistentVolumeClaim: _MANAGED, Secret: _MANAGED},
 )
 
-manager = Manager([etcd, backup], settings=settings)
+manager = Manager([etcd, backup, schedule, restore], settings=settings)

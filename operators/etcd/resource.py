@@ -39,6 +39,10 @@ DEFAULT_VERSION = "3.5.1"
 DEFAULT_REPOSITORY = "quay.io/coreos/etcd"
 """Where the etcd project publishes its images (``quay.io/coreos/etcd:v3.5.1``)."""
 SIZES = (1, 3, 5, 7)
+SCHEDULE_PATTERN = (r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)"
+                    r"|[^ ]+( +[^ ]+){4})$")
+"""A cron expression's shape: five fields or a macro (robfig/cron's standard parser, the
+one CronJob uses); what each field may say is checked by croniter (a condition)."""
 
 # the minor version of a "3.M.P" string, in CEL (the pattern below guarantees the shape)
 _MINOR = "int({}.split('.')[1])"
@@ -93,6 +97,20 @@ class TLSSpec(Model):
                               "again and its member restarted, one member at a time.")
 
 
+class BackupPolicy(Model):
+    """Scheduled backups (:mod:`operators.etcd.schedule`): an EtcdBackup at each time of
+    ``schedule``, and one before every upgrade; the ``keep`` newest complete ones stay."""
+
+    schedule: str = Field(
+        pattern=SCHEDULE_PATTERN, max_length=100,
+        description="When to take a backup, a cron expression of five fields (minute hour "
+        "day-of-month month day-of-week) or a macro such as @daily, in UTC.")
+    keep: int = Field(5, ge=1, le=1000, description="How many complete backups the "
+                      "operator keeps; older ones are deleted with their files.")
+    directory: str = Field(pattern=r"^/", description="The backups' directory where the "
+                           "operator runs (see EtcdBackup's spec.directory).")
+
+
 class EtcdClusterSpec(Model):
     """What an etcd cluster should look like."""
 
@@ -115,6 +133,8 @@ class EtcdClusterSpec(Model):
         None, description="Seed the new cluster from a backup (read only when the "
         "founding member is made).")
     tls: TLSSpec | None = Field(None, description="TLS for client and peer traffic.")
+    backup: BackupPolicy | None = Field(
+        None, description="Scheduled backups, and a backup before every upgrade.")
 
 
 class MemberStatus(Model):
@@ -127,6 +147,23 @@ class MemberStatus(Model):
     healthy: bool = Field(False, description="It answered a status request.")
     learner: bool = Field(False, description="A learner (not yet voting).")
     leader: bool = Field(False, description="The current raft leader.")
+
+
+class RecoveryStatus(Model):
+    """A recovery from a lost quorum: where the data came from and what was lost."""
+
+    time: str = Field(description="When the recovery began (RFC 3339).")
+    source: Literal["Survivor", "Backup"] = Field(
+        description="The newest surviving member, or the latest complete EtcdBackup.")
+    member: str | None = Field(None, description="Survivor: the member recovered from.")
+    backup_name: str | None = Field(None, description="Backup: the EtcdBackup restored.")
+    revision: int = Field(description="The source's revision.")
+    last_observed_revision: int | None = Field(
+        None, description="The highest revision the operator had seen before the loss.")
+    revisions_lost: int | None = Field(
+        None, description="Revisions the operator had seen that the source does not have "
+        "(writes lost for good).")
+    members_lost: int | None = Field(None, description="Voting members whose data was lost.")
 
 
 class EtcdClusterStatus(ConditionedStatus):
@@ -145,6 +182,12 @@ class EtcdClusterStatus(ConditionedStatus):
     step: str | None = Field(None, description="The membership change in progress, resumed "
                              "after an operator restart.")
     selector: str | None = Field(None, description="The member pods' label selector.")
+    last_schedule_time: str | None = Field(
+        None, description="The last time of spec.backup.schedule a backup was made for.")
+    revision: int | None = Field(None, description="The highest revision a member "
+                                 "reported (what a recovery is measured against).")
+    recovery: RecoveryStatus | None = Field(None, description="The last recovery from a "
+                                            "quorum loss and what it could not recover.")
 
 
 class EtcdCluster(CustomResource, group=GROUP, version="v1alpha1", short_names=["etcd"],
@@ -206,3 +249,41 @@ class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["a
 
     spec: EtcdBackupSpec
     status: EtcdBackupStatus = EtcdBackupStatus()
+
+
+class EtcdRestoreSpec(Model):
+    """A new EtcdCluster seeded from a Complete EtcdBackup in the same namespace."""
+
+    backup_name: str = Field(min_length=1, description="The Complete EtcdBackup to restore.")
+    cluster_name: str = Field(
+        min_length=1, max_length=40, pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+        description="The EtcdCluster to create; it must not exist yet.")
+    size: Size = Field(3, description="Its number of voting members.")
+    version: str | None = Field(
+        None, pattern=r"^3\.[45]\.(0|[1-9][0-9]{0,2})$", max_length=8,
+        description="Its etcd version; the backup's when unset.")
+
+
+class EtcdRestoreStatus(ConditionedStatus):
+    """The restore's progress (condition: Restored)."""
+
+    phase: Literal["Pending", "Restoring", "Complete", "Failed"] | None = Field(None)
+    cluster_name: str | None = Field(None, description="The EtcdCluster made.")
+    cluster_uid: str | None = Field(None, description="Its uid (a namesake is not it).")
+    revision: int | None = Field(None, description="The backup's revision.")
+
+
+class EtcdRestore(CustomResource, group=GROUP, version="v1alpha1", categories=["all"],
+                  printer_columns=[
+                      PrinterColumn("Backup", "string", ".spec.backupName"),
+                      PrinterColumn("Cluster", "string", ".spec.clusterName"),
+                      PrinterColumn("Phase", "string", ".status.phase"),
+                      PrinterColumn.age(),
+                  ],
+                  rules=[Rule("self.spec == oldSelf.spec",
+                              message="an EtcdRestore is done once: its spec cannot change")]):
+    """Restores an EtcdBackup into a new EtcdCluster (its ``spec.restore``); the cluster
+    outlives the EtcdRestore."""
+
+    spec: EtcdRestoreSpec
+    status: EtcdRestoreStatus = EtcdRestoreStatus()

@@ -67,11 +67,13 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
 
     if step.action == "Bootstrap":
         snapshot = None
-        if cluster.spec.restore is not None:
-            snapshot = _snapshot_of(ctx, cluster.spec.restore.backup_name)
+        backup_name = step.backup or (cluster.spec.restore.backup_name
+                                      if cluster.spec.restore is not None else None)
+        if backup_name is not None:
+            snapshot = _snapshot_of(ctx, backup_name)
             if snapshot is None:
                 return replace(step, action="Wait", reason="BackupNotReady",
-                               message=f"EtcdBackup {cluster.spec.restore.backup_name} "
+                               message=f"EtcdBackup {backup_name} "
                                "is not Complete: the cluster starts once it is")
         await ctx.apply(objects.claim(cluster, ordinal, BOOTSTRAP))
         await ctx.apply(tlssecrets.secured(ctx, cluster, ordinal, objects.member_pod(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest_asyncio
 
 from operators.etcd.operator import manager
-from operators.etcd.resource import EtcdBackup, EtcdCluster
+from operators.etcd.resource import EtcdBackup, EtcdCluster, EtcdRestore
 from setpoint.runtime import Manager
 from setpoint.testing import OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher
@@ -24,6 +24,7 @@ async def cluster(setpoint_cluster: SetpointCluster, setpoint_workloads: Manager
     """A cluster with workloads and the EtcdCluster CRD installed."""
     await setpoint_cluster.install(EtcdCluster)
     await setpoint_cluster.install(EtcdBackup)
+    await setpoint_cluster.install(EtcdRestore)
     return setpoint_cluster
 
 
