@@ -163,9 +163,14 @@ async def before_upgrade(ctx: Context[EtcdCluster], cluster: EtcdCluster, readin
     condition = backup.status.get_condition("Complete")
     why = f"{condition.reason}: {condition.message}" if condition is not None else "not taken yet"
     if backup.status.phase == "Failed":
-        message = (f"the backup before the upgrade to {wanted} failed ({why}); fix that and "
-                   f"delete EtcdBackup {name} to take it again, or remove spec.backup to "
-                   "upgrade without a backup")
+        if backup.spec.directory != cluster.spec.backup.directory:
+            # the policy's directory was changed since: take it again there
+            await ctx.delete(backup)
+            return Step("Wait", "BackupBeforeUpgrade", f"taking EtcdBackup {name} again "
+                        f"in {cluster.spec.backup.directory}")
+        message = (f"the backup before the upgrade to {wanted} failed ({why}); fix that "
+                   f"(a new spec.backup.directory, or delete EtcdBackup {name}) to take it "
+                   "again, or remove spec.backup to upgrade without a backup")
         ctx.events.warning("BackupFailed", message, action="Upgrade")
         return Step("Wait", "BackupFailed", message)
     return Step("Wait", "BackupBeforeUpgrade",
