@@ -249,6 +249,9 @@ async def test_two_of_three_members_losing_their_data_recover_from_the_survivor(
     await write(k8s, "e", data)
     ids = {m.name: m.id for m in before.status.members or ()}
 
+    # the operator has seen every write (one revision each after the first, 1)
+    await wait_for(EtcdCluster, "e", lambda c: (c.status.revision or 0) >= len(data) + 1,
+                   timeout=TIMEOUT)
     for name in ("e-1", "e-2"):
         await k8s.delete(PersistentVolumeClaim, name)
         await k8s.delete(Pod, name)
