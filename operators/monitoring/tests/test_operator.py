@@ -4,6 +4,7 @@ for a Prometheus, an Alertmanager and a RouteMonitor, and what it refuses to rol
 from __future__ import annotations
 
 import base64
+import shutil
 from typing import Any
 
 import pytest
@@ -249,3 +250,48 @@ async def test_service_monitors_and_rules_say_which_prometheus_accepted_them(
                                               True), timeout=TIMEOUT)
     await wait_for(PrometheusRule, "b", bound(main_ok, "Bound", "True", "Accepted", True),
                    timeout=TIMEOUT)
+
+
+async def test_remote_write_and_federation_are_rendered_and_a_bad_one_is_not_rolled_out(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """``remoteWrite`` becomes ``remote_write`` (with its write relabelings) and
+    ``federation`` a ``/federate`` job whose ``match[]`` parameters are the selectors given
+    (Prometheus' web/federate.go reads ``match[]``); a relabeling whose regex does not
+    compile fails ``promtool check config`` and is not written."""
+    await k8s.create(Prometheus.model_validate({"metadata": {"name": "leaf"}}))
+    remote = {"url": "http://127.0.0.1:19291/api/v1/receive", "name": "thanos",
+              "remoteTimeout": "10s",
+              "writeRelabelConfigs": [{"sourceLabels": ["__name__"], "regex": "up",
+                                       "action": "keep"}]}
+    await k8s.create(prometheus(
+        remoteWrite=[remote],
+        federation=[{"name": "leaf", "match": ['{job="nginx"}', '{__name__=~"slo:.*"}']}]))
+
+    async def federating() -> Any:
+        try:
+            config = await prometheus_config(k8s)
+        except ApiError:  # not written yet
+            return None
+        jobs = [j for j in config["scrape_configs"] if j["job_name"].startswith("federate/")]
+        return config if jobs and jobs[0]["static_configs"][0]["targets"] else None
+
+    config = await wait_for(federating, timeout=TIMEOUT)
+    (job,) = config["scrape_configs"]
+    assert job["job_name"] == f"federate/{k8s.namespace}/leaf"
+    assert job["metrics_path"] == "/federate" and job["honor_labels"] is True
+    assert job["params"] == {"match[]": ['{job="nginx"}', '{__name__=~"slo:.*"}']}
+    assert config["remote_write"] == [{
+        "url": remote["url"], "name": "thanos", "remote_timeout": "10s",
+        "write_relabel_configs": [{"source_labels": ["__name__"], "regex": "up",
+                                   "action": "keep"}]}]
+    if shutil.which("promtool") is None:
+        return  # the regex is checked by promtool only
+    await k8s.patch(Prometheus, "main", {"spec": {"remoteWrite": [
+        {**remote, "writeRelabelConfigs": [{"sourceLabels": ["__name__"], "regex": "(",
+                                            "action": "keep"}]}]}})
+    prom = await wait_for(Prometheus, "main", reconciled("InvalidConfiguration"),
+                          timeout=TIMEOUT)
+    message = prom.status.get_condition("Reconciled").message
+    assert "not rolled out" in message and "regex" in message.lower(), message
+    assert (await prometheus_config(k8s))["remote_write"][0]["write_relabel_configs"][0][
+        "regex"] == "up"
