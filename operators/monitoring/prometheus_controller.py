@@ -8,17 +8,27 @@
 3. writes the rule ConfigMaps and the configuration Secret, then the Service and the
    StatefulSet; the reloader in each pod sees the new files and POSTs ``/-/reload``;
 4. reads the targets a ready server reports and writes the status, and polls again
-   after :data:`POLL_SECONDS` (targets come and go without an event of ours).
+   after :data:`POLL_SECONDS` (targets come and go without an event of ours);
+5. in either case, writes the bindings of the ServiceMonitors and PrometheusRules to this
+   Prometheus, with whether it accepted them (:mod:`operators.monitoring.bindings`).
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
-from operators.monitoring import discovery, podparts, prometheus_objects, serverapi, storage
+from operators.monitoring import (
+    bindings,
+    discovery,
+    podparts,
+    prometheus_objects,
+    serverapi,
+    storage,
+)
 from operators.monitoring.known import Known
 from operators.monitoring.promconfig import Selection, build, digest, render
 from operators.monitoring.resources.alertmanager import Alertmanager
+from operators.monitoring.resources.common import GROUP
 from operators.monitoring.resources.prometheus import Prometheus, ScrapeTarget
 from operators.monitoring.resources.prometheusrule import PrometheusRule
 from operators.monitoring.resources.servicemonitor import ServiceMonitor
@@ -46,7 +56,11 @@ prometheus = (Controller.for_(Prometheus, name="prometheus")
               .watches(PrometheusRule, map_func=known.all)
               .watches(Endpoints, map_func=known.all)
               .watches(Namespace, map_func=known.all)
-              .reads(Pod, Alertmanager))
+              .reads(Pod, Alertmanager)
+              # the bindings in the status of what it selects
+              .permits({"apiGroups": [GROUP], "resources": ["servicemonitors/status",
+                                                            "prometheusrules/status"],
+                        "verbs": ["get", "update", "patch"]}))
 
 
 def gather(ctx: Context[Prometheus], prom: Prometheus) -> tuple[Selection,
@@ -99,6 +113,7 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
     known.add(namespace, name)
     if ctx.deleting:
         known.discard(namespace, name)
+        await record_bindings(ctx, prom, [], [], None, None)
         return Result()  # the garbage collector removes what it owns
     selection, rules = gather(ctx, prom)
     rule_data = shards(rules)
@@ -108,6 +123,7 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
     files = {k: v for shard in rule_data for k, v in shard.items()}
     key = digest(config, *(f"{k}\n{v}" for k, v in sorted(files.items())))
     problem = await validated(key, config, files)
+    await record_bindings(ctx, prom, [m for m, _ in selection.monitors], rules, key, problem)
     if problem is not None:
         previous = ctx.get_condition("Reconciled", obj=prom) or {}
         if problem not in str(previous.get("message", "")):
@@ -133,6 +149,21 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
                           action="Reload")
     await record_status(ctx, prom, statefulset, key)
     return Result(requeue_after=POLL_SECONDS)
+
+
+async def record_bindings(ctx: Context[Prometheus], prom: Prometheus,
+                          monitors: list[ServiceMonitor], rules: list[PrometheusRule],
+                          key: str | None, problem: str | None) -> None:
+    workload = (str(prom.metadata.namespace), str(prom.metadata.name))
+    live = {(str(p.metadata.namespace), str(p.metadata.name))
+            for p in ctx.list(Prometheus, all_namespaces=True)
+            if not p.metadata.deletion_timestamp}
+    if ctx.deleting:
+        live.discard(workload)
+    await bindings.record(ctx, workload, ctx.list(ServiceMonitor, all_namespaces=True),
+                          monitors, key, problem, live)
+    await bindings.record(ctx, workload, ctx.list(PrometheusRule, all_namespaces=True),
+                          rules, key, problem, live)
 
 
 async def prune_rule_config_maps(ctx: Context[Prometheus], prom: Prometheus,

@@ -133,10 +133,12 @@ REFERENCE_FROM_MANIFESTS = {
     "scale-subresource": "pass"}
 
 
-async def check_generated(tmp_path: Path, operator: str) -> dict[str, Any]:
-    """``setpoint check`` of an operator in ``operators/`` from its generated CRDs and
-    manifests (exit status 0: it passes)."""
-    (tmp_path / "crds.yaml").write_text(await generate("crds", f"operators.{operator}.resource"))
+async def check_generated(tmp_path: Path, operator: str,
+                          resources: str = "resource") -> dict[str, Any]:
+    """``setpoint check`` of an operator in ``operators/`` from its generated CRDs (module
+    ``operators.<operator>.<resources>``) and manifests (exit status 0: it passes)."""
+    (tmp_path / "crds.yaml").write_text(await generate(
+        "crds", f"operators.{operator}.{resources}"))
     (tmp_path / "operator.yaml").write_text(await generate(
         "manifests", f"operators.{operator}.operator:manager", "--image", f"{operator}:0.1",
         "--namespace", f"{operator}-operator"))
@@ -325,3 +327,22 @@ async def test_etcd_from_its_generated_manifests(tmp_path: Path) -> None:
     assert statuses(report) == REFERENCE_FROM_MANIFESTS
     assert "EtcdCluster: exposed as spec.resources" in evidence(report, "resources")
     assert report["capabilityLevel"]["level"] == 2
+
+
+async def test_monitoring_from_its_generated_manifests(tmp_path: Path) -> None:
+    """The monitoring operator (operators/monitoring) from its manifests: every CRD declares
+    conditions and observedGeneration in its status, ServiceMonitor and PrometheusRule
+    included (their ``bindings`` status, as the prometheus-operator's ConfigResourceStatus),
+    so levels I and II pass; III and IV need a running instance
+    (operators/monitoring/tests/test_check.py). No tolerations field and no printer columns
+    on the configuration kinds: those recommended checks fail."""
+    report = await check_generated(tmp_path, "monitoring", "resources")
+    assert statuses(report) == REFERENCE_FROM_MANIFESTS | {
+        "tolerations": "fail", "printer-columns": "fail"}
+    for kind in ("ServiceMonitor", "PrometheusRule"):
+        assert f"{kind}: conditions declared in the status schema; status subresource on" \
+            in evidence(report, "status-conditions")
+        assert f"{kind}: observedGeneration declared" in evidence(report, "observed-generation")
+    assert report["capabilityLevel"] == {"level": 2, "name": "II Seamless Upgrades",
+                                         "next": "III Full Lifecycle",
+                                         "missing": ["owner-references", "pod-restarts"]}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
-from setpoint.resources import ConditionedStatus, Model
+from setpoint.resources import Condition, ConditionedStatus, ListType, Model
 
 GROUP = "monitoring.setpoint.dev"
 VERSION = "v1"
@@ -29,3 +31,31 @@ class MonitoringStatus(ConditionedStatus):
 
     configuration_hash: str | None = Field(
         None, description="The hash of the configuration last generated and accepted.")
+
+
+class WorkloadBinding(Model):
+    """One Prometheus that selects a configuration object (ServiceMonitor,
+    PrometheusRule), and whether it took the object into its configuration: the
+    prometheus-operator's ``WorkloadBinding`` (pkg/apis/monitoring/v1/types.go), whose only
+    condition type is ``Accepted``."""
+
+    group: str = Field(..., description="The workload's group (monitoring.setpoint.dev).")
+    resource: str = Field(..., description="The workload's resource (prometheuses).")
+    name: str = Field(..., min_length=1, description="The workload's name.")
+    namespace: str = Field(..., min_length=1, description="The workload's namespace.")
+    conditions: Annotated[list[Condition] | None, ListType.map(keys=["type"])] = Field(
+        None, description="Accepted: whether the configuration generated with this object "
+        "passed validation and was rolled out to this workload.")
+
+
+class ConfigResourceStatus(ConditionedStatus):
+    """The status of a configuration object (the prometheus-operator's
+    ``ConfigResourceStatus``), written by the Prometheus controller when it renders a
+    configuration: ``bindings``, one per Prometheus that selects the object, and over them
+    all the conditions ``Reconciled`` (the operator has seen this generation: ``Bound`` to
+    N workloads, or ``NotSelected``) and ``Accepted`` (True when every binding accepted it,
+    False when one rejected it, Unknown when none selects it)."""
+
+    bindings: Annotated[list[WorkloadBinding] | None,
+                        ListType.map(keys=["group", "resource", "name", "namespace"])] = Field(
+        None, description="The workloads that select this object.")

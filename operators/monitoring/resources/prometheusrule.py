@@ -17,7 +17,12 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from operators.monitoring.resources.common import DURATION, GROUP, VERSION
+from operators.monitoring.resources.common import (
+    DURATION,
+    GROUP,
+    VERSION,
+    ConfigResourceStatus,
+)
 from setpoint.resources import CustomResource, IntOrString, Model
 
 
@@ -60,3 +65,4 @@ class PrometheusRule(CustomResource, group=GROUP, version=VERSION, short_names=[
     """Rules loaded by the Prometheus objects whose ruleSelector selects it."""
 
     spec: PrometheusRuleSpec = Field(default_factory=PrometheusRuleSpec)
+    status: ConfigResourceStatus = ConfigResourceStatus()

@@ -15,7 +15,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from operators.monitoring.resources.common import DURATION, GROUP, VERSION, NamespaceSelector
+from operators.monitoring.resources.common import (
+    DURATION,
+    GROUP,
+    VERSION,
+    ConfigResourceStatus,
+    NamespaceSelector,
+)
 from setpoint.resources import CustomResource, IntOrString, Model
 from setpoint.resources.models.meta_v1 import LabelSelector
 
@@ -64,3 +70,4 @@ class ServiceMonitor(CustomResource, group=GROUP, version=VERSION, short_names=[
     """Targets for the Prometheus objects whose serviceMonitorSelector selects it."""
 
     spec: ServiceMonitorSpec = Field(default_factory=ServiceMonitorSpec)
+    status: ConfigResourceStatus = ConfigResourceStatus()

@@ -4,6 +4,7 @@ for a Prometheus, an Alertmanager and a RouteMonitor, and what it refuses to rol
 from __future__ import annotations
 
 import base64
+import shutil
 from typing import Any
 
 import pytest
@@ -185,3 +186,112 @@ async def test_an_slo_outside_90_to_100_is_refused(k8s: Client, cluster: Any) ->
                          "slo": {"targetAvailabilityPercent": value}}})
         assert caught.value.status["code"] == 422, value
         assert "targetAvailabilityPercent" in str(caught.value.status), value
+
+
+def accepted(obj: Any) -> dict[tuple[str, str], tuple[str, str, int | None]]:
+    """Each binding's Accepted condition: (namespace, name) -> (status, reason, generation)."""
+    return {(b.namespace, b.name): (c.status, c.reason, c.observed_generation)
+            for b in obj.status.bindings or () for c in b.conditions or ()
+            if c.type == "Accepted"}
+
+
+def summary(obj: Any) -> tuple[str | None, str | None, str | None, bool]:
+    """(Reconciled reason, Accepted status, Accepted reason, observedGeneration current)."""
+    reconciled, accepted = (obj.status.get_condition(t) for t in ("Reconciled", "Accepted"))
+    return (reconciled.reason if reconciled else None,
+            accepted.status if accepted else None, accepted.reason if accepted else None,
+            obj.status.observed_generation == obj.metadata.generation)
+
+
+async def test_service_monitors_and_rules_say_which_prometheus_accepted_them(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """The configuration objects' status as the prometheus-operator's ``status.bindings``
+    (pkg/apis/monitoring/v1/types.go: ConfigResourceStatus, WorkloadBinding, condition
+    Accepted): one binding per selecting Prometheus; a rule that fails validation is
+    Accepted=False on its binding, another rule unchanged since it was accepted keeps
+    Accepted=True (the servers keep it), and a Prometheus that stops selecting an object
+    drops its binding."""
+    ns = k8s.namespace
+    good_rule = {"groups": [{"name": "g", "rules": [{"record": "one", "expr": "vector(1)"}]}]}
+    await k8s.create(service_monitor())
+    await k8s.create(ServiceMonitor.model_validate({
+        "metadata": {"name": "other", "labels": {"team": "other"}},
+        "spec": {"selector": {"matchLabels": {"app": "other"}}}}))
+    for name in ("a", "b"):
+        await k8s.create(PrometheusRule.model_validate({
+            "metadata": {"name": name, "labels": TEAM}, "spec": good_rule}))
+    await k8s.create(prometheus())
+
+    def bound(wanted: dict[Any, Any], *summarised: Any) -> Any:
+        def check(obj: Any) -> bool:
+            return accepted(obj) == wanted and summary(obj) == summarised
+        return check
+
+    main_ok = {(ns, "main"): ("True", "Accepted", 1)}
+    await wait_for(ServiceMonitor, "nginx", bound(main_ok, "Bound", "True", "Accepted", True),
+                   timeout=TIMEOUT)
+    await wait_for(PrometheusRule, "a", bound(main_ok, "Bound", "True", "Accepted", True),
+                   timeout=TIMEOUT)
+    await wait_for(ServiceMonitor, "other",
+                   bound({}, "NotSelected", "Unknown", "NotSelected", True), timeout=TIMEOUT)
+
+    await k8s.patch(PrometheusRule, "a", {"spec": {"groups": [
+        {"name": "g", "rules": [{"record": "one", "expr": "vector("}]}]}})
+    rule = await wait_for(PrometheusRule, "a", bound(
+        {(ns, "main"): ("False", "InvalidConfiguration", 2)},
+        "Bound", "False", "InvalidConfiguration", True), timeout=TIMEOUT)
+    assert f"{ns}-a.yaml" in rule.status.get_condition("Accepted").message
+    await wait_for(PrometheusRule, "b", bound(main_ok, "Bound", "True", "Accepted", True),
+                   timeout=TIMEOUT)
+
+    # no longer selected by main: its binding goes, and nothing else does
+    await k8s.patch(PrometheusRule, "a", {"metadata": {"labels": {"team": "none"}}})
+    await wait_for(PrometheusRule, "a", bound({}, "NotSelected", "Unknown", "NotSelected",
+                                              True), timeout=TIMEOUT)
+    await wait_for(PrometheusRule, "b", bound(main_ok, "Bound", "True", "Accepted", True),
+                   timeout=TIMEOUT)
+
+
+async def test_remote_write_and_federation_are_rendered_and_a_bad_one_is_not_rolled_out(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """``remoteWrite`` becomes ``remote_write`` (with its write relabelings) and
+    ``federation`` a ``/federate`` job whose ``match[]`` parameters are the selectors given
+    (Prometheus' web/federate.go reads ``match[]``); a relabeling whose regex does not
+    compile fails ``promtool check config`` and is not written."""
+    await k8s.create(Prometheus.model_validate({"metadata": {"name": "leaf"}}))
+    remote = {"url": "http://127.0.0.1:19291/api/v1/receive", "name": "thanos",
+              "remoteTimeout": "10s",
+              "writeRelabelConfigs": [{"sourceLabels": ["__name__"], "regex": "up",
+                                       "action": "keep"}]}
+    await k8s.create(prometheus(
+        remoteWrite=[remote],
+        federation=[{"name": "leaf", "match": ['{job="nginx"}', '{__name__=~"slo:.*"}']}]))
+
+    async def federating() -> Any:
+        try:
+            config = await prometheus_config(k8s)
+        except ApiError:  # not written yet
+            return None
+        jobs = [j for j in config["scrape_configs"] if j["job_name"].startswith("federate/")]
+        return config if jobs and jobs[0]["static_configs"][0]["targets"] else None
+
+    config = await wait_for(federating, timeout=TIMEOUT)
+    (job,) = config["scrape_configs"]
+    assert job["job_name"] == f"federate/{k8s.namespace}/leaf"
+    assert job["metrics_path"] == "/federate" and job["honor_labels"] is True
+    assert job["params"] == {"match[]": ['{job="nginx"}', '{__name__=~"slo:.*"}']}
+    assert config["remote_write"] == [{
+        "url": remote["url"], "name": "thanos", "remote_timeout": "10s",
+        "write_relabel_configs": [{"source_labels": ["__name__"], "regex": "up",
+                                   "action": "keep"}]}]
+    if shutil.which("promtool") is None:
+        return  # the regex is checked by promtool only
+    await k8s.patch(Prometheus, "main", {"spec": {"remoteWrite": [
+        {**remote, "writeRelabelConfigs": [{"sourceLabels": ["__name__"], "regex": "(",
+                                            "action": "keep"}]}]}})
+    prom = await wait_for(Prometheus, "main", reconciled("InvalidConfiguration"),
+                          timeout=TIMEOUT)
+    message = prom.status.get_condition("Reconciled").message
+    assert "not rolled out" in message and "regex" in message.lower(), message
+    assert (await prometheus_config(k8s))["remote_write"][0]["write_relabel_configs"][0][
+        "regex"] == "up"

@@ -343,11 +343,20 @@ async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_kill
 
     await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
                                                   "spec": {"replicas": 3}}))
-    await k8s.create(PrometheusRule.model_validate({
-        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
     await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]}))
     ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3)
-    await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    (prom_ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+
+    async def sends_to_all() -> bool:
+        found = await get_json(f"http://{prom_ip}:9090/api/v1/alertmanagers")
+        active = (found or {}).get("data", {}).get("activeAlertmanagers") or ()
+        return sorted(a["url"].split("//")[1].split(":")[0] for a in active) == ips
+
+    # the rule only once Prometheus knows all three: an alert it sent before then reaches
+    # the others only when resent, a minute later (--rules.alert.resend-delay)
+    await wait_until(sends_to_all, timeout=TIMEOUT, message="Prometheus knows 3 replicas")
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
 
     async def firing_on(addresses: list[str], alertname: str) -> bool:
         for address in addresses:
