@@ -45,8 +45,14 @@ demo: $(STAMP) process-runtime-deps
 demo-real: $(STAMP) process-runtime-deps
 	$(BIN)/python -m setpoint.demo_real
 
+# Two workers, a whole file each (its module fixtures stay shared): most of the suite waits
+# on real servers and programs rather than computing, so two workers on two cores take about
+# half the time of one. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
+PARALLEL := -n $(TEST_WORKERS) --dist loadfile
+
 test: $(STAMP) lint docs process-runtime-deps
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PARALLEL)
 
 # The API reference from the public modules' docstrings (build/api/index.html); any pdoc
 # warning fails it
@@ -61,11 +67,12 @@ lint: $(STAMP)
 conformance: $(STAMP)
 	$(BIN)/pytest -q tests/cluster/test_conformance.py
 
-# The flaky-test hunt: RUNS full runs, every other one with both cores loaded and the
-# tests in a random order (tools/hunt_flaky.py); lists every test that failed even once.
+# The flaky-test hunt: RUNS full runs as `make test` runs them, every other one with both
+# cores loaded and the tests in a random order (tools/hunt_flaky.py); lists every test that
+# failed even once.
 RUNS ?= 10
-hunt: $(STAMP)
-	$(BIN)/python tools/hunt_flaky.py --runs $(RUNS)
+hunt: $(STAMP) process-runtime-deps
+	$(BIN)/python tools/hunt_flaky.py --runs $(RUNS) -- $(PARALLEL)
 
 bench: $(STAMP)
 	$(BIN)/python bench/apiserver.py
