@@ -1,6 +1,7 @@
 """Run an embedded API server under a small file limit (for tests of connection limits).
 
-Usage: python -m tests.cluster.serve_limited NOFILE READ_HEADER_TIMEOUT_S
+Usage: python -m tests.cluster.serve_limited NOFILE READ_HEADER_TIMEOUT_S [asyncio|uvloop]
+(the event loop: the TLS protocol differs, uvloop's compiled one or asyncio's).
 Prints one JSON line (url, token, ca_file) once it listens; stops when stdin closes.
 """
 
@@ -25,4 +26,10 @@ async def main(nofile: int, read_header_timeout_s: float) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]), float(sys.argv[2])))
+    coroutine = main(int(sys.argv[1]), float(sys.argv[2]))
+    if sys.argv[3:] == ["uvloop"]:
+        import uvloop
+
+        uvloop.run(coroutine)
+    else:
+        asyncio.run(coroutine)

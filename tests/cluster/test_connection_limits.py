@@ -21,11 +21,19 @@ import pytest
 NOFILE = 256
 
 
+@pytest.fixture(params=["uvloop", "asyncio"])
+def event_loop_kind(request: pytest.FixtureRequest) -> str:
+    """The server's event loop: each has its own TLS protocol (connections.py)."""
+    return str(request.param)
+
+
 @pytest.fixture
-def limited_server(request: pytest.FixtureRequest) -> Iterator[dict[str, Any]]:
+def limited_server(request: pytest.FixtureRequest,
+                   event_loop_kind: str) -> Iterator[dict[str, Any]]:
     timeout_s = getattr(request, "param", 32.0)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.cluster.serve_limited", str(NOFILE), str(timeout_s)],
+        [sys.executable, "-m", "tests.cluster.serve_limited", str(NOFILE), str(timeout_s),
+         event_loop_kind],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None

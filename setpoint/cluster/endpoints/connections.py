@@ -53,6 +53,21 @@ class _Connection:
             self.raw.abort()  # type: ignore[attr-defined]
 
 
+def _tls_protocol_class(loop: asyncio.AbstractEventLoop) -> type[Any]:
+    """uvloop's TLS protocol on a uvloop loop, asyncio's otherwise.
+
+    Both are the same state machine over ``ssl.MemoryBIO``; uvloop's is compiled, and
+    asyncio's pure-Python one cost a fifth of a create's CPU and two fifths of a get's
+    (docs/benchmarks.md). uvloop's only works over uvloop's own transports.
+    """
+    try:
+        import uvloop
+        from uvloop.loop import SSLProtocol as CompiledSSLProtocol
+    except ImportError:
+        return SSLProtocol
+    return CompiledSSLProtocol if isinstance(loop, uvloop.Loop) else SSLProtocol
+
+
 def _default_max_connections() -> int:
     try:
         import resource
@@ -159,7 +174,7 @@ class ConnectionGuard:
                     self._header_timer.cancel()
                     self._header_timer = None
 
-        class GuardedTLS(SSLProtocol):
+        class GuardedTLS(_tls_protocol_class(loop)):  # type: ignore[misc]
             """TLS whose socket the guard can close, handshake bounded as Go bounds it."""
 
             def __init__(self, conn: _Connection, app: asyncio.BaseProtocol) -> None:
