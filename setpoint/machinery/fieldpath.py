@@ -274,6 +274,8 @@ def _intersection(a: Node, b: Node) -> Node:
 
 
 def _difference(a: Node, b: Node) -> Node:
+    if not b:
+        return a  # shared, as _union shares: sets are values once built
     out: Node = {}
     for k, child in a.items():
         other = b.get(k)
@@ -288,6 +290,8 @@ def _difference(a: Node, b: Node) -> Node:
 
 
 def _recursive_difference(a: Node, b: Node) -> Node:
+    if not b:
+        return a
     out: Node = {}
     for k, child in a.items():
         other = b.get(k)
@@ -313,8 +317,12 @@ def encode(s: FieldSet) -> dict[str, Any]:
 
 def _encode(node: Node) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for pe in sort_elements(k for k in node if k != MEMBER):
+    elements = [k for k in node if k != MEMBER]
+    for pe in sort_elements(elements) if len(elements) > 1 else elements:
         child = node[pe]
+        if len(child) == 1 and MEMBER in child:
+            out[pe] = {}  # a leaf: most of a set
+            continue
         body = _encode(child)  # empty exactly when no member lies beneath
         if body:
             out[pe] = {MEMBER: {}, **body} if MEMBER in child else body
@@ -402,7 +410,7 @@ class SchemaError(Exception):
 class Shape:
     """What structured-merge-diff's schema atom says about one node."""
 
-    __slots__ = ("atomic", "element", "fields", "key_defaults", "keys", "kind")
+    __slots__ = ("atomic", "element", "fields", "key_defaults", "keys", "kind", "other_fields")
 
     def __init__(self, kind: str, *, fields: dict[str, TypeRef] | None = None,
                  element: TypeRef = None, atomic: bool = False, keys: tuple[str, ...] = (),
@@ -413,6 +421,9 @@ class Shape:
         self.atomic = atomic
         self.keys = keys
         self.key_defaults = key_defaults or {}
+        # the type of a map's fields not in ``fields``: ``child_type``, precomputed for the
+        # walks that look it up per field
+        self.other_fields: TypeRef = None if element is _NO_ELEMENT else element
 
 
 _DEDUCED_MAP = Shape(MAP, element=None)
@@ -502,10 +513,9 @@ def _key_defaults(element: TypeRef, keys: tuple[str, ...]) -> dict[str, Any]:
 def child_type(shape: Shape, pe: PathElement) -> TypeRef:
     """The type of the child ``pe`` of a node of ``shape`` (``None`` when deduced)."""
     if shape.kind == MAP:
-        name = field_name(pe)
-        if name is not None and name in shape.fields:
-            return shape.fields[name]
-        return None if shape.element is _NO_ELEMENT else shape.element
+        if pe.startswith("f:"):
+            return shape.fields.get(pe[2:], shape.other_fields)
+        return shape.other_fields
     if shape.kind == LIST:
         return shape.element
     return None

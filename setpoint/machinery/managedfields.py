@@ -288,13 +288,17 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
 def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node:
     """The paths of ``rhs``, new at ``path``, as ``_compare`` finds them added: the value
     itself and, unless its type is atomic, every field or item beneath it."""
+    if not isinstance(rhs, dict | list):
+        return {fp.MEMBER: {}}  # a scalar (or null) is a leaf whatever its type says
     shape = fp.resolve(tr, rhs, resource=resource)
     node: fp.Node = {fp.MEMBER: {}}
     if shape.kind == MAP:
         if not shape.atomic and isinstance(rhs, dict):
+            fields, other = shape.fields, shape.other_fields
             for k, v in rhs.items():
                 pe = "f:" + k
-                node[pe] = _added(fp.child_type(shape, pe), v, (*path, pe))
+                node[pe] = (_added(fields.get(k, other), v, (*path, pe))
+                            if isinstance(v, dict | list) else {fp.MEMBER: {}})
     elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
         for pe, item in index_items(shape, rhs, path).items():
             node[pe] = _added(shape.element, item, (*path, pe))
@@ -303,13 +307,12 @@ def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node
 
 def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
                   c: Comparison) -> None:
+    fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
     for k, lv in lhs.items():
-        pe = fp.field(k)
-        _compare(fp.child_type(shape, pe), lv, rhs.get(k, _MISSING), (*path, pe), c)
+        _compare(fields.get(k, other), lv, rhs.get(k, _MISSING), (*path, "f:" + k), c)
     for k, rv in rhs.items():
         if k not in lhs:
-            pe = fp.field(k)
-            _compare(fp.child_type(shape, pe), _MISSING, rv, (*path, pe), c)
+            _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
 
 
 def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
