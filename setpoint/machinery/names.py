@@ -9,6 +9,7 @@ clients and tests match on them.
 
 from __future__ import annotations
 
+import functools
 import re
 import secrets
 from collections.abc import Callable, Mapping
@@ -65,6 +66,32 @@ _dns1123_subdomain = re.compile(DNS1123_SUBDOMAIN_FMT)
 _dns1035_label = re.compile(DNS1035_LABEL_FMT)
 
 
+_VALID_MEMO_LIMIT = 4096
+
+
+def _remember_valid(check: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
+    """``check``, answering at once for strings it already found valid (label keys and
+    values, namespaces: the same few on every request). Bounded: forgotten all at once when
+    full. Each call gets its own list, as callers may extend it."""
+    valid: set[str] = set()
+
+    @functools.wraps(check)
+    def remembered(value: str) -> list[str]:
+        if type(value) is not str:
+            return check(value)
+        if value in valid:
+            return []
+        errs = check(value)
+        if not errs:
+            if len(valid) >= _VALID_MEMO_LIMIT:
+                valid.clear()
+            valid.add(value)
+        return errs
+
+    return remembered
+
+
+@_remember_valid
 def is_dns1123_label(value: str) -> list[str]:
     """What is wrong with ``value`` as an RFC 1123 label (empty when valid)."""
     errs = []
@@ -78,6 +105,7 @@ def is_dns1123_label(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1123_subdomain(value: str) -> list[str]:
     """What is wrong with ``value`` as an RFC 1123 subdomain (empty when valid)."""
     errs = []
@@ -88,6 +116,7 @@ def is_dns1123_subdomain(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_dns1035_label(value: str) -> list[str]:
     """What is wrong with ``value`` as an RFC 1035 label (empty when valid)."""
     errs = []
@@ -116,6 +145,7 @@ _label_value = re.compile(LABEL_VALUE_FMT)
 _config_key = re.compile(CONFIG_KEY_FMT)
 
 
+@_remember_valid
 def is_qualified_name(value: str) -> list[str]:
     """What is wrong with ``value`` as a qualified name (label keys, annotation keys,
     finalizers): an optional DNS subdomain prefix and ``/``, then a name of at most 63."""
@@ -145,6 +175,7 @@ def is_qualified_name(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_valid_label_value(value: str) -> list[str]:
     """What is wrong with ``value`` as a label value (the empty string is valid)."""
     errs = []
@@ -155,6 +186,7 @@ def is_valid_label_value(value: str) -> list[str]:
     return errs
 
 
+@_remember_valid
 def is_config_map_key(value: str) -> list[str]:
     """What is wrong with ``value`` as a ConfigMap or Secret key."""
     errs = []

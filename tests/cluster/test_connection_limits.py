@@ -116,6 +116,14 @@ def test_a_connection_that_sends_no_request_is_closed(limited_server: dict[str, 
             _tls(info).wrap_socket(raw, server_hostname="127.0.0.1") as conn:
         conn.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")  # headers never finish
         assert _closed_by_server(conn)
+    # on a kept-alive connection, the deadline holds for each request's headers, not only
+    # the first's (the timer is re-armed lazily: connections.py)
+    with socket.create_connection(info["address"], timeout=30) as raw, \
+            _tls(info).wrap_socket(raw, server_hostname="127.0.0.1") as conn:
+        assert _exchange(conn, info["token"]).startswith(b"HTTP/1.1 200")
+        assert _exchange(conn, info["token"]).startswith(b"HTTP/1.1 200")
+        conn.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\n")
+        assert _closed_by_server(conn)
 
 
 def _closed_by_server(conn: socket.socket) -> bool:

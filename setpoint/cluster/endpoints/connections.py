@@ -141,6 +141,9 @@ class ConnectionGuard:
             def __init__(self, conn: _Connection) -> None:
                 super().__init__(config=config, server_state=state, app_state={})
                 self._conn = conn
+                # the read-header deadline (None: not reading a header); one timer checks
+                # it and is re-armed only when it fires early, not per request
+                self._header_deadline: float | None = None
                 self._header_timer: asyncio.TimerHandle | None = None
 
             def connection_made(self, transport: asyncio.Transport) -> None:
@@ -152,7 +155,10 @@ class ConnectionGuard:
                 self._arm_header_timer()
 
             def connection_lost(self, exc: Exception | None) -> None:
-                self._disarm_header_timer()
+                self._header_deadline = None
+                if self._header_timer is not None:
+                    self._header_timer.cancel()
+                    self._header_timer = None
                 guard._forget(self._conn)
                 super().connection_lost(exc)
 
@@ -161,18 +167,26 @@ class ConnectionGuard:
                 self._arm_header_timer()
 
             def on_headers_complete(self) -> None:
-                self._disarm_header_timer()
+                self._header_deadline = None
                 super().on_headers_complete()
 
             def _arm_header_timer(self) -> None:
+                if self._header_deadline is not None:
+                    return  # still reading the same header (a new connection's first)
+                self._header_deadline = loop.time() + limits.read_header_timeout_s
                 if self._header_timer is None:
-                    self._header_timer = loop.call_later(limits.read_header_timeout_s,
-                                                         self._conn.abort)
+                    self._header_timer = loop.call_at(self._header_deadline,
+                                                      self._header_timer_fired)
 
-            def _disarm_header_timer(self) -> None:
-                if self._header_timer is not None:
-                    self._header_timer.cancel()
-                    self._header_timer = None
+            def _header_timer_fired(self) -> None:
+                self._header_timer = None
+                deadline = self._header_deadline
+                if deadline is None:
+                    return  # no header being read: the next one arms a timer again
+                if loop.time() >= deadline:
+                    self._conn.abort()
+                else:  # armed for an earlier header that arrived in time
+                    self._header_timer = loop.call_at(deadline, self._header_timer_fired)
 
         class GuardedTLS(_tls_protocol_class(loop)):  # type: ignore[misc]
             """TLS whose socket the guard can close, handshake bounded as Go bounds it."""

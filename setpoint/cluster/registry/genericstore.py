@@ -9,8 +9,8 @@ on it (patch, delete, list, scale) and the REST face above them use only what is
 
 from __future__ import annotations
 
+import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -38,6 +38,16 @@ from setpoint.machinery.objects import Obj
 # Metadata the server owns: clients cannot set or change it.
 SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
                    "deletionGracePeriodSeconds", "selfLink")
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID as text: ``str(uuid.uuid4())`` without building a
+    ``uuid.UUID``, which cost 4 % of a create's CPU."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    h = b.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 _stamp: tuple[int, str] = (0, "")
@@ -92,7 +102,7 @@ class GenericStore:
         for key in SYSTEM_METADATA:
             meta.pop(key, None)
         meta.pop("resourceVersion", None)
-        meta["uid"] = str(uuid.uuid4())
+        meta["uid"] = new_uid()
         meta["creationTimestamp"] = self.clock()
         self.decoder.default(rt, obj)
         if not tracked:
