@@ -412,6 +412,14 @@ def validate_object_meta(meta: Mapping[str, Any] | None, namespaced: bool,
     """``ValidateObjectMeta`` for a create: name (or generateName), namespace rules, labels,
     annotations, owner references, finalizers. Expects name generation already done."""
     meta = meta or {}
+    return (validate_object_meta_name(meta, name_validator, path)
+            + _validate_meta_common(meta, namespaced, path))
+
+
+def validate_object_meta_name(meta: Mapping[str, Any], name_validator: NameValidator,
+                              path: str = "metadata") -> list[Cause]:
+    """The part of ``validate_object_meta`` that depends on the name rule: generateName and
+    name."""
     causes: list[Cause] = []
     generate = meta.get("generateName") or ""
     if generate:
@@ -422,7 +430,7 @@ def validate_object_meta(meta: Mapping[str, Any] | None, namespaced: bool,
         causes.append(fe.required(f"{path}.name", "name or generateName is required"))
     else:
         causes.extend(fe.invalid(f"{path}.name", name, m) for m in name_validator(name, False))
-    return causes + _validate_meta_common(meta, namespaced, path)
+    return causes
 
 
 def validate_object_meta_update(new: Mapping[str, Any] | None, old: Mapping[str, Any] | None,

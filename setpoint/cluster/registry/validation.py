@@ -347,7 +347,20 @@ def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
     if not rt.is_custom and (rt.group, rt.kind) == ("batch", "Job"):
         workloads.generate_job_selector(obj)
     causes = _kind_create(rt, obj)
-    return causes or _common(rt, obj)
+    if causes:
+        return causes
+    if _meta_validated_by_kind(rt):
+        # _meta passed the same ValidateObjectMeta with the kind's name rule: of the generic
+        # layer's check, only its name rule (path segments) can still find something
+        return names.validate_object_meta_name(obj.get("metadata") or {},
+                                               names.validate_path_segment_name)
+    return _common(rt, obj)
+
+
+def _meta_validated_by_kind(rt: ResourceType) -> bool:
+    """Whether ``_kind_create`` ran ``_meta`` on the object."""
+    return not (rt.kind == "Event" and rt.group in ("", "events.k8s.io")) and (
+        (rt.group, rt.kind) not in _NO_META_VALIDATION)
 
 
 def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
