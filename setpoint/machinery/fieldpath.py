@@ -215,7 +215,12 @@ class FieldSet:
 
 
 def _empty(node: Node) -> bool:
-    return all(k != MEMBER and _empty(child) for k, child in node.items())
+    if MEMBER in node:
+        return False
+    for child in node.values():
+        if not _empty(child):
+            return False
+    return True
 
 
 def _normal(node: Node) -> Node:
