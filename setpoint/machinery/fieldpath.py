@@ -217,7 +217,9 @@ class FieldSet:
 def _empty(node: Node) -> bool:
     if MEMBER in node:
         return False
-    for child in node.values():
+    # a loop, not all() over a generator: this runs for every node of every set a write
+    # compares
+    for child in node.values():  # noqa: SIM110
         if not _empty(child):
             return False
     return True

@@ -338,6 +338,10 @@ class Handler:
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 self._check_fresh(parse_rv(query["resourceVersion"]))
+            if not rp.subresource and not media.as_kind and not media.is_yaml:
+                served = self.api.rest.get_served_json(rt, rp.namespace, name)
+                if served is not None:
+                    return Response(served, 200, media.type)
             obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
                 rt, rp.namespace, name, rp.subresource))
             return self._render_object(rt, obj, media)

@@ -61,6 +61,19 @@ class REST:
         live = self.generic.live(rt, ns, name)
         return (yield from self.codec.present_steps(rt, live))
 
+    def get_served_json(self, rt: ResourceType, ns: str | None, name: str) -> bytes | None:
+        """The JSON answer to a GET of ``rt``'s object, straight from storage, when ``rt`` is
+        served as stored (``StorageCodec.serves_stored``: what ``get_steps`` hands back is
+        the stored object unchanged, and the store keeps it as ``orjson.dumps`` writes it, so
+        decoding and encoding it again would give back the same bytes); ``None`` when the
+        object must be presented. A missing object raises the 404 ``get_steps`` raises."""
+        if not self.codec.serves_stored(rt):
+            return None
+        raw = self.store.get_raw(rt.storage_key, ns or "", name)
+        if raw is None:
+            raise errors.not_found(rt.resource, name, rt.group)
+        return raw
+
     def list(self, rt: ResourceType, ns: str | None, opts: ListOptions) -> Obj:
         return run_sync(self.list_steps(rt, ns, opts))
 

@@ -184,6 +184,8 @@ def strict_decoding_order(body: Decoded, unknown: list[str]) -> list[str]:
     lists them (k8s.io/apimachinery's json serializer over sigs.k8s.io/json): as the decoder
     meets them in the document (a YAML body is met as the JSON it converts to, keys sorted),
     and a repeated unknown field, or anything beneath one, only as unknown."""
+    if not unknown and not body.duplicates:
+        return []  # (most bodies: nothing to order, so no positions to number)
     positions: dict[str, int] = {}
     _number_paths(body.obj, "", positions, sort_keys=body.yaml)
     unknown_set = set(unknown)
@@ -339,13 +341,14 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         props = schema.properties
         if props:
             out: dict[str, Any] = {}
+            struct = _struct_name(schema, kind)
             for k, v in value.items():
                 sub = props.get(k)
                 child = f"{path}.{k}" if path else k
                 if sub is None:
                     unknown.append(child)
                     continue
-                decoded = _decode(v, sub, child, unknown, _struct_name(schema, kind))
+                decoded = _decode(v, sub, child, unknown, struct)
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
                     continue
                 out[k] = decoded

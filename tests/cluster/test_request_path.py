@@ -1,0 +1,93 @@
+"""The request path's shortcuts answer exactly what the long way answers.
+
+A GET of a built-in kind served as stored is answered with the stored JSON itself
+(``REST.get_served_json``), not decoded and encoded again; kube-apiserver answers a GET with
+the object its storage decodes (k8s.io/apiserver/pkg/endpoints/handlers/get.go,
+``transformResponseObject``), so the bytes must be those the object encodes to. Kinds whose
+served shape differs from the stored one (events.k8s.io Events kept as core Events), YAML and
+Table answers still take the long way.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+
+from setpoint.cluster.registry.genericstore import new_uid
+from tests.cluster.conftest import API
+
+NS = "default"
+
+
+async def _raw_get(api: API, path: str, accept: str = "application/json") -> tuple[int, str,
+                                                                                    bytes]:
+    async with api.session.get(api.cluster.url + path, ssl=api.ssl,
+                               headers={"Accept": accept}) as resp:
+        return resp.status, resp.headers.get("Content-Type", ""), await resp.read()
+
+
+async def test_get_of_a_stored_object_is_its_json(api: API) -> None:
+    """Non-ASCII text, escapes, numbers and nesting come back as the create answered them,
+    encoded as the server encodes any object."""
+    cm: dict[str, Any] = {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "stored-json", "labels": {"a": "b"},
+                     "annotations": {"note": "caf\u00e9 \u2603 \"quoted\" \\ </tag>\n\t\u0001"}},
+        "data": {"k": "\U0001f600", "empty": ""}}
+    status, created = await api.post(f"/api/v1/namespaces/{NS}/configmaps", cm)
+    assert status == 201, created
+    status, content_type, body = await _raw_get(api, f"/api/v1/namespaces/{NS}/configmaps/"
+                                                     "stored-json")
+    assert (status, content_type) == (200, "application/json")
+    assert orjson.loads(body) == created
+    assert body == orjson.dumps(orjson.loads(body))  # as the encoder writes it
+
+
+async def test_get_of_a_missing_object_is_the_same_404(api: API) -> None:
+    status, answer = await api.get(f"/api/v1/namespaces/{NS}/configmaps/absent")
+    assert status == 404
+    assert answer["reason"] == "NotFound"
+    assert answer["message"] == 'configmaps "absent" not found'
+    assert answer["details"] == {"name": "absent", "kind": "configmaps"}
+
+
+async def test_get_of_a_converted_kind_still_converts(api: API) -> None:
+    """events.k8s.io/v1 Events are stored as core Events: a GET converts them back."""
+    event = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+             "metadata": {"name": "converted"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+             "reportingController": "example.com/ctl", "reportingInstance": "i",
+             "action": "Act", "reason": "Why", "type": "Normal", "note": "n",
+             "regarding": {"kind": "Pod", "name": "p", "namespace": NS}}
+    status, created = await api.post(f"/apis/events.k8s.io/v1/namespaces/{NS}/events", event)
+    assert status == 201, created
+    status, got = await api.get(f"/apis/events.k8s.io/v1/namespaces/{NS}/events/converted")
+    assert status == 200
+    assert got == created
+    assert got["apiVersion"] == "events.k8s.io/v1" and got["note"] == "n"
+
+
+async def test_get_as_yaml_or_table_is_not_the_stored_json(api: API) -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "other-forms"}}
+    status, _ = await api.post(f"/api/v1/namespaces/{NS}/configmaps", cm)
+    assert status == 201
+    path = f"/api/v1/namespaces/{NS}/configmaps/other-forms"
+    status, content_type, body = await _raw_get(api, path, "application/yaml")
+    assert (status, content_type) == (200, "application/yaml")
+    assert body.startswith(b"kind: ConfigMap\napiVersion: v1\n")
+    status, _, body = await _raw_get(
+        api, path, "application/json;as=Table;v=v1;g=meta.k8s.io")
+    assert status == 200 and orjson.loads(body)["kind"] == "Table"
+
+
+def test_new_uids_are_version_4_uuids() -> None:
+    """``new_uid`` writes what ``str(uuid.uuid4())`` writes, without a ``uuid.UUID``."""
+    seen = set()
+    for _ in range(200):
+        text = new_uid()
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+        seen.add(text)
+    assert len(seen) == 200
