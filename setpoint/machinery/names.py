@@ -207,9 +207,13 @@ def validate_labels(labels: Mapping[str, Any] | None, path: str) -> list[Cause]:
     """``ValidateLabels``: every key a qualified name, every value a label value."""
     causes: list[Cause] = []
     for key, value in (labels or {}).items():
-        causes.extend(fe.invalid(path, key, m) for m in is_qualified_name(key))
+        errs = is_qualified_name(key)
+        if errs:
+            causes.extend(fe.invalid(path, key, m) for m in errs)
         text = value if isinstance(value, str) else str(value)
-        causes.extend(fe.invalid(path, text, m) for m in is_valid_label_value(text))
+        errs = is_valid_label_value(text)
+        if errs:
+            causes.extend(fe.invalid(path, text, m) for m in errs)
     return causes
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from setpoint.machinery import errors
@@ -45,6 +46,20 @@ def negotiate(accept: str | None, *, discovery: bool = False) -> MediaType:
     """Pick the first acceptable representation, or raise 406."""
     if not accept:
         return JSON
+    if len(accept) <= _REMEMBERED_ACCEPT_LENGTH:
+        return _remembered(accept, discovery)  # clients send the same few on every request
+    return _negotiate(accept, discovery)
+
+
+_REMEMBERED_ACCEPT_LENGTH = 256
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered(accept: str, discovery: bool) -> MediaType:
+    return _negotiate(accept, discovery)  # (MediaType is frozen: one answer can be shared)
+
+
+def _negotiate(accept: str, discovery: bool) -> MediaType:
     wanted_aggregated = False
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
