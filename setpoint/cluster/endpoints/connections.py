@@ -62,7 +62,9 @@ def _tls_protocol_class(loop: asyncio.AbstractEventLoop) -> type[Any]:
     """
     try:
         import uvloop
-        from uvloop.loop import SSLProtocol as CompiledSSLProtocol
+        from uvloop.loop import (  # type: ignore[attr-defined]  # (not in uvloop's stubs)
+            SSLProtocol as CompiledSSLProtocol,
+        )
     except ImportError:
         return SSLProtocol
     return CompiledSSLProtocol if isinstance(loop, uvloop.Loop) else SSLProtocol
@@ -193,11 +195,9 @@ class ConnectionGuard:
 
             def __init__(self, conn: _Connection, app: asyncio.BaseProtocol) -> None:
                 assert ssl_context is not None  # made only for a TLS listener
-                # typeshed wants a waiter future and an int timeout; asyncio takes None (no
-                # waiter) and a float, as loop.create_server passes them
-                super().__init__(loop, app, ssl_context, None,  # type: ignore[arg-type]
-                                 server_side=True,
-                                 ssl_handshake_timeout=limits.read_header_timeout_s)  # type: ignore[arg-type]
+                # no waiter future, a float timeout: as loop.create_server passes them
+                super().__init__(loop, app, ssl_context, None, server_side=True,
+                                 ssl_handshake_timeout=limits.read_header_timeout_s)
                 self._conn = conn
 
             def connection_made(self, transport: asyncio.BaseTransport) -> None:
