@@ -18,9 +18,7 @@ import builtins
 import functools
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Generic, TypeVar, cast, overload
-
-from pydantic import TypeAdapter
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
 from setpoint.client import Client, PropagationPolicy
 from setpoint.machinery.objects import Obj
@@ -41,6 +39,9 @@ from setpoint.runtime._ownership import has_finalizer, is_being_deleted, set_own
 from setpoint.runtime._ownwrites import Origin
 from setpoint.runtime._reconcile import Request
 from setpoint.runtime._writer import OperationResult, Writer
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -396,6 +397,9 @@ def _retyped(obj: U, body: Obj) -> U:
 
 @functools.lru_cache(maxsize=256)
 def _adapter(annotation: Any) -> TypeAdapter[Any]:
+    # pydantic is loaded here, on first use: a manager of dicts never needs it
+    from pydantic import TypeAdapter
+
     return TypeAdapter(annotation)
 
 

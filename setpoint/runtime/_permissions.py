@@ -10,8 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from setpoint.resources import Permissions
-from setpoint.resources._custom import plural_of
+from setpoint.resources._rbac import Permissions
 from setpoint.runtime._objects import kind_key
 
 __all__ = ["controller_permissions", "manager_permissions"]
@@ -19,6 +18,10 @@ __all__ = ["controller_permissions", "manager_permissions"]
 
 def _resource(kind: Any) -> Any:
     """A Permissions target for a kind: typed classes as they are, others by name."""
+    # here, not at the top: `_custom` loads pydantic and the models, which a manager that
+    # never asks for its permissions (the cluster's workloads) need not load to start
+    from setpoint.resources._custom import plural_of
+
     if isinstance(kind, type) and hasattr(kind, "plural"):
         return kind
     key = kind_key(kind)
