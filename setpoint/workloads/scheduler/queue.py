@@ -35,14 +35,24 @@ class UnschedulablePods:
     Like kube-scheduler's backoff queue, a pod that failed ``n`` times in a row is not tried
     again for ``min(1 s * 2^(n-1), 10 s)``, whatever events arrive meanwhile: one freed
     slot must not wake every waiting pod at once.
+
+    As kube-scheduler's ``movePodsToActiveOrBackoffQueue`` moves a pod out of
+    ``unschedulablePods`` once (pkg/scheduler/backend/queue/scheduling_queue.go), an event
+    wakes a waiting pod once: until its next scheduling cycle has run (it fails again:
+    :meth:`add`; or it leaves: :meth:`remove`), further events pass it by. Each event then
+    costs what it wakes, not every waiting pod again: with 10,000 pods a rollout deletes
+    thousands of pods while hundreds wait.
     """
 
     def __init__(self) -> None:
         self._pods: dict[str, tuple[frozenset[str], float]] = {}
         self._attempts: dict[str, int] = {}
+        self._waiting: dict[str, frozenset[str]] = {}
+        """The pods no event has woken since their last failed cycle, with their
+        rejectors."""
 
     def __repr__(self) -> str:
-        return f"UnschedulablePods({len(self._pods)})"
+        return f"UnschedulablePods({len(self._pods)}, waiting={len(self._waiting)})"
 
     def __len__(self) -> int:
         return len(self._pods)
@@ -51,12 +61,15 @@ class UnschedulablePods:
         return key in self._pods
 
     def add(self, key: str, plugins: Iterable[str]) -> None:
-        self._pods[key] = (frozenset(plugins), time.monotonic())
+        rejectors = frozenset(plugins)
+        self._pods[key] = (rejectors, time.monotonic())
         self._attempts[key] = self._attempts.get(key, 0) + 1
+        self._waiting[key] = rejectors
 
     def remove(self, key: str) -> None:
         self._pods.pop(key, None)
         self._attempts.pop(key, None)
+        self._waiting.pop(key, None)
 
     def backoff_left(self, key: str) -> float:
         """Seconds until ``key`` may be tried again (0: now)."""
@@ -68,12 +81,15 @@ class UnschedulablePods:
         return max(0.0, entry[1] + backoff - time.monotonic())
 
     def affected(self, plugins: frozenset[str]) -> list[Request]:
-        """Requests for the pods rejected by one of ``plugins`` (all pods when empty)."""
+        """Requests for the waiting pods rejected by one of ``plugins`` (all when empty),
+        each woken once: the scheduler tries it when its backoff ends."""
+        woken = [key for key, rejectors in self._waiting.items()
+                 if not plugins or not rejectors or rejectors & plugins]
         out = []
-        for key, (rejectors, _) in self._pods.items():
-            if not plugins or not rejectors or rejectors & plugins:
-                namespace, _, name = key.partition("/")
-                out.append(Request(namespace, name))
+        for key in woken:
+            del self._waiting[key]
+            namespace, _, name = key.partition("/")
+            out.append(Request(namespace, name))
         return out
 
 
