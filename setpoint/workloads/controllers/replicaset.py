@@ -230,9 +230,11 @@ class ReplicaSetReconciler:
         """``getIndirectlyRelatedPods``: the pods of every ReplicaSet with the same
         controller (a Deployment's old and new ones), to spread deletions over nodes."""
         ref = controller_of(rs)
+        # by the owner index, not a scan of the namespace: a rollout of thousands of
+        # ReplicaSets scales each of them down several times
         siblings = [rs] if ref is None else [
-            other for other in self.manager.cache.list_raw(REPLICA_SET,
-                                                           namespace=namespace_of(rs))
+            other for other in self.manager.cache.list_raw(
+                REPLICA_SET, namespace=namespace_of(rs), index=("owner", str(ref.get("uid"))))
             if (controller_of(other) or {}).get("uid") == ref.get("uid")]
         seen: dict[str, Obj] = {}
         for sibling in siblings:
