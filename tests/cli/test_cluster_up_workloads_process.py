@@ -128,3 +128,20 @@ def test_nodes_are_ready_in_either_mode(tmp_path: Path, extra: list[str]) -> Non
             assert not [c for c in children(server.proc.pid)]
         log = (tmp_path / "server.log").read_text()
         assert "workloads running: 2 node(s)" in log and "ready\n" in log
+
+
+def test_the_workloads_process_imports_neither_pydantic_nor_the_generated_models() -> None:
+    """The workloads manage dicts: importing what their process imports must not load the
+    SDK's typed models (pydantic and `setpoint.resources.models`, 0.25 s of CPU at every
+    `cluster up`), which the runtime once pulled in through `setpoint.resources`' eager
+    `__init__` for its RBAC Permissions (issue 12)."""
+    code = ("import importlib, json, sys\n"
+            "from setpoint.workloads import supervised\n"
+            "from setpoint.workloads.settings import WorkloadSettings\n"
+            "for name in supervised.enabled_areas(WorkloadSettings()):\n"
+            "    importlib.import_module(name)\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m == 'pydantic'\n"
+            "                        or m.startswith('setpoint.resources.models'))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(done.stdout) == []
