@@ -33,13 +33,16 @@ def child_environment() -> dict[str, str]:
 
 
 class Server:
-    """``setpoint cluster up --memory --port 0`` in its own process."""
+    """``setpoint cluster up --memory --port 0`` in its own process; with ``data``, on SQLite
+    in that file instead (``--data``, kept across restarts of servers given it)."""
 
     def __init__(self, *extra: str, source: Path = ROOT,
-                 launcher: tuple[str, ...] = ("-m", "setpoint.cli.main")) -> None:
+                 launcher: tuple[str, ...] = ("-m", "setpoint.cli.main"),
+                 data: Path | None = None) -> None:
         self._tmp = tempfile.TemporaryDirectory(prefix="setpoint-bench-")
         self.kubeconfig = Path(self._tmp.name) / "kubeconfig"
         self.extra = extra
+        self.storage = ("--memory",) if data is None else ("--data", str(data))
         self.source = source  # the tree whose ``setpoint`` runs: it comes first on sys.path
         self.launcher = launcher  # what python runs: the CLI, or a wrapper (a profiler)
         self.proc: subprocess.Popen[bytes] | None = None
@@ -48,7 +51,7 @@ class Server:
     def start(self) -> Server:
         started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, *self.launcher, "cluster", "up", "--memory", "--port",
+            [sys.executable, *self.launcher, "cluster", "up", *self.storage, "--port",
              "0", "--kubeconfig", str(self.kubeconfig), *self.extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=self.source,
             env=child_environment())
@@ -69,6 +72,14 @@ class Server:
     def pid(self) -> int:
         assert self.proc is not None
         return self.proc.pid
+
+    def rss_mib(self) -> float:
+        """The server process's resident memory now (VmRSS)."""
+        with open(f"/proc/{self.pid()}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+        raise RuntimeError("no VmRSS")
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -35,56 +35,17 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.apiserver import Floor, configmap
-from bench.common import ROOT, Server, child_environment, run_concurrently
+from bench.common import ROOT, Server, run_concurrently
 
 CONCURRENCY = 16
 PER_NAMESPACE = 10_000  # the big namespaces hold this many each: a LIST of one is "10,000"
 SEGMENTS = 10
 
 
-class StoreServer(Server):
-    """``setpoint cluster up --no-workloads``, in memory or on ``data`` (kept across
-    restarts)."""
-
-    def __init__(self, data: Path | None) -> None:
-        super().__init__("--no-workloads")
-        self.data = data
-
-    def start(self) -> StoreServer:
-        if self.data is None:
-            super().start()
-            return self
-        started = time.perf_counter()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--data",
-             str(self.data), "--port", "0", "--kubeconfig", str(self.kubeconfig),
-             "--no-workloads"],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT,
-            env=child_environment())
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.startswith(b"Press Ctrl+C"):
-                break
-        else:
-            raise RuntimeError("server did not start")
-        self.startup_seconds = time.perf_counter() - started
-        import base64
-
-        import yaml
-
-        config = yaml.safe_load(self.kubeconfig.read_text())
-        cluster = config["clusters"][0]["cluster"]
-        self.url = cluster["server"]
-        self.token = config["users"][0]["user"]["token"]
-        self.ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
-        return self
-
-    def rss_mib(self) -> float:
-        with open(f"/proc/{self.pid()}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-        raise RuntimeError("no VmRSS")
+def store_server(data: Path | None = None, source: Path = ROOT) -> Server:
+    """``setpoint cluster up --no-workloads`` of the tree ``source``, in memory or on
+    ``data`` (kept across restarts)."""
+    return Server("--no-workloads", data=data, source=source)
 
 
 async def _namespace(s: aiohttp.ClientSession, name: str) -> None:
@@ -123,8 +84,9 @@ async def list_ms(s: aiohttp.ClientSession, path: str) -> float:
 async def small_lists(s: aiohttp.ClientSession, repeats: int = 20) -> tuple[float, float]:
     """Median ms of a LIST of the one-item namespace, alone and right after a write."""
     await _namespace(s, "small")
-    async with s.post("/api/v1/namespaces/small/configmaps",
-                      data=orjson.dumps(configmap(0))) as r:
+    lonely = configmap(0)
+    lonely["metadata"]["labels"]["app"] = "lonely"  # the one object a label selector finds
+    async with s.post("/api/v1/namespaces/small/configmaps", data=orjson.dumps(lonely)) as r:
         assert r.status in (201, 409)
     path = "/api/v1/namespaces/small/configmaps"
     await list_ms(s, path)
@@ -138,8 +100,8 @@ async def small_lists(s: aiohttp.ClientSession, repeats: int = 20) -> tuple[floa
     return statistics.median(alone), statistics.median(after)
 
 
-async def bench_memory(n: int) -> dict[str, Any]:
-    server = StoreServer(None).start()
+async def bench_memory(n: int, source: Path) -> dict[str, Any]:
+    server = store_server(source=source).start()
     out: dict[str, Any] = {}
     try:
         async with server.session() as s:
@@ -148,6 +110,9 @@ async def bench_memory(n: int) -> dict[str, Any]:
             out["creates_per_s"] = await create_all(s, n)
             out["rss_per_object_kb"] = (server.rss_mib() - rss0) * 1024 / n
             out["list_one_ms"], out["list_one_after_write_ms"] = await small_lists(s)
+            selected = "/api/v1/configmaps?labelSelector=app%3Dlonely"
+            out["list_label_one_of_all_ms"] = min([await list_ms(s, selected)
+                                                   for _ in range(5)])
             await list_ms(s, "/api/v1/namespaces/big-0/configmaps")
             out["list_10000_ms"] = min([await list_ms(s, "/api/v1/namespaces/big-0/configmaps")
                                         for _ in range(5)])
@@ -163,17 +128,17 @@ async def bench_memory(n: int) -> dict[str, Any]:
     return out
 
 
-async def bench_sqlite(n: int) -> dict[str, Any]:
+async def bench_sqlite(n: int, source: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="setpoint-bench-data-") as tmp:
         data = Path(tmp) / "cluster"
-        server = StoreServer(data).start()
+        server = store_server(data, source).start()
         try:
             async with server.session() as s:
                 out["creates_per_s"] = await create_all(s, n)
         finally:
             server.stop()
-        server = StoreServer(data).start()
+        server = store_server(data, source).start()
         out["restart_to_ready_s"] = server.startup_seconds
         try:
             async with server.session() as s:
@@ -219,16 +184,19 @@ def main() -> None:
     parser.add_argument("--objects", type=int, default=100_000)
     parser.add_argument("--skip-sqlite", action="store_true")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--source", type=Path, default=ROOT,
+                        help="the source tree whose server to run (an export of main: before)")
     args = parser.parse_args()
     summary: dict[str, Any] = {"machine": f"{os.cpu_count()} cores",
                                "interpreter_start_s": interpreter_start_s(),
-                               "objects": args.objects, "concurrency": CONCURRENCY}
-    summary["memory"] = asyncio.run(bench_memory(args.objects))
+                               "objects": args.objects, "concurrency": CONCURRENCY,
+                               "source": str(args.source)}
+    summary["memory"] = asyncio.run(bench_memory(args.objects, args.source))
     summary["floor"] = asyncio.run(bench_floor())
     summary["list_10000_x_floor"] = (summary["memory"]["list_10000_ms"]
                                      / summary["floor"]["list_10000_ms"])
     if not args.skip_sqlite:
-        summary["sqlite"] = asyncio.run(bench_sqlite(args.objects))
+        summary["sqlite"] = asyncio.run(bench_sqlite(args.objects, args.source))
     print(json.dumps(summary, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))

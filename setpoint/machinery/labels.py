@@ -180,6 +180,12 @@ class Selector:
         """True when the selector does not restrict anything (``Everything``)."""
         return not self.nothing and not self.requirements
 
+    @property
+    def equalities(self) -> tuple[tuple[str, str], ...]:
+        """The (key, value) pairs every selected object's labels hold: what a label index
+        can look up (the selector's ``=``, ``==`` and single-value ``in`` terms)."""
+        return self._equal
+
     def requires_exact_match(self, key: str) -> str | None:
         """The single value ``key`` must have, if the selector pins it (index lookups)."""
         for r in self.requirements:

@@ -45,6 +45,11 @@ class Filter:
                                    rt.kind)
         self.empty = self._labels is None and self._fields is None
 
+    @property
+    def label_pairs(self) -> tuple[tuple[str, str], ...]:
+        """The labels every match carries, for the store's label index."""
+        return self._labels.equalities if self._labels is not None else ()
+
     def matches(self, obj: Obj) -> bool:
         if self._labels is not None and not self._labels.matches(
                 obj["metadata"].get("labels") or {}):
@@ -149,7 +154,8 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
     # etcd keys: /<resource>/<namespace>/<name>; a continue key is relative to the prefix
     # listed (k8s.io/apiserver/pkg/storage/etcd3/store.go GetList)
     prefix = "" if rt.namespaced and ns is None else f"{ns or ''}/"
-    scan = store.scan(rt.storage_key, prefix, prefix + after if after else "", at)
+    scan = store.scan(rt.storage_key, prefix, prefix + after if after else "", at,
+                      flt.label_pairs)
     if scan is None:
         raise errors.resource_expired(
             EXPIRED_CONTINUE if opts.continue_token else

@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 from sortedcontainers import SortedList
 
+from setpoint.cluster.storage.labelindex import LabelIndex, Pair, in_order
 from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
@@ -180,6 +181,7 @@ class Store:
     def __init__(self, path: Path | None = None, history: int = DEFAULT_HISTORY) -> None:
         self._objects: dict[str, dict[str, Raw]] = {}  # by "<ns>/<name>"
         self._sorted: dict[str, SortedList[str]] = {}  # "<ns>/<name>" in etcd's order
+        self._by_label: dict[str, LabelIndex] = {}  # of resources listed by label so far
         self._history: deque[_Record] = deque()
         self._history_bytes = 0
         self.max_history = history
@@ -219,10 +221,13 @@ class Store:
         scan = self.scan(resource, "" if namespace is None else f"{namespace}/", "", None)
         return [_decode(raw) for _, raw in scan] if scan is not None else []
 
-    def scan(self, resource: str, prefix: str, after: str, revision: int | None) -> Scan | None:
+    def scan(self, resource: str, prefix: str, after: str, revision: int | None,
+             labels: tuple[Pair, ...] = ()) -> Scan | None:
         """The keys that start with ``prefix`` and sort after ``after`` (all when ""), in
         order, with their stored JSON, as they were at ``revision`` (now when None); None
-        when it is compacted.
+        when it is compacted. With ``labels``, only keys whose object carries all those
+        labels now or carried them at ``revision`` need be visited (a superset: the caller
+        still checks each object).
 
         Starting costs a bisection plus the events since ``revision``; each step one key.
         """
@@ -235,8 +240,19 @@ class Store:
                     break
                 if rec[2] == resource:
                     then[f"{rec[3]}/{rec[4]}"] = rec[6]
+        candidates = self._label_index(resource).candidates(labels) if labels else None
         return Scan(self, resource, prefix, max(prefix, after + "\x00") if after else prefix,
-                    then)
+                    then, candidates)
+
+    def _label_index(self, resource: str) -> LabelIndex:
+        """The resource's label index, built from its objects the first time it is asked
+        for, then kept by every write."""
+        index = self._by_label.get(resource)
+        if index is None:
+            index = self._by_label[resource] = LabelIndex()
+            for key, raw in self._objects.get(resource, {}).items():
+                index.set(key, _decode(raw)["metadata"].get("labels"))
+        return index
 
     def count(self, resource: str) -> int:
         return len(self._objects.get(resource, ()))
@@ -326,6 +342,9 @@ class Store:
         if prev is None:
             self._sorted.setdefault(resource, SortedList()).add(key)
         objs[key] = raw
+        index = self._by_label.get(resource)
+        if index is not None:
+            index.set(key, meta.get("labels"))
         self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
                          resource, ns, name, obj, prev), raw, prev)
         return obj
@@ -343,6 +362,9 @@ class Store:
         self.revision = revision
         del objs[key]
         self._sorted[resource].remove(key)
+        index = self._by_label.get(resource)
+        if index is not None:
+            index.discard(key)
         prev = _decode(prev_raw)
         gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
         self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev),
@@ -355,6 +377,7 @@ class Store:
             self.delete(resource, ns, name)
         self._objects.pop(resource, None)
         self._sorted.pop(resource, None)
+        self._by_label.pop(resource, None)
 
     def _persist(self, resource: str, ns: str, name: str, raw: Raw | None,
                  revision: int) -> None:
@@ -409,11 +432,12 @@ class Scan:
     revision given by ``then`` (the value at that revision of each key changed since)."""
 
     def __init__(self, store: Store, resource: str, prefix: str, start: str,
-                 then: dict[str, Raw | None]) -> None:
+                 then: dict[str, Raw | None], candidates: set[str] | None = None) -> None:
         self._store = store
         self._index: SortedList[str] = store._sorted.get(resource) or SortedList()
         self._objs = store._objects.get(resource, {})
         self._prefix, self._start, self._then = prefix, start, then
+        self._candidates = candidates  # the only keys worth visiting (a label index's)
 
     def _in_range(self, key: str, start: str) -> bool:
         return key >= start and key.startswith(self._prefix)
@@ -423,8 +447,13 @@ class Scan:
         # keys deleted since the revision are no longer in the index: merged back in order
         gone = sorted(k for k, v in then.items()
                       if v is not None and self._in_range(k, self._start) and k not in objs)
-        keys = heapq.merge(index.irange(self._start), gone) if gone else index.irange(
-            self._start)
+        keys: Iterable[str]
+        if self._candidates is not None:  # and the keys changed since, which may have matched
+            keys = in_order(k for k in self._candidates.union(then)
+                            if self._in_range(k, self._start))
+        else:
+            keys = heapq.merge(index.irange(self._start), gone) if gone else index.irange(
+                self._start)
         store = self._store
         for key in keys:
             if not key.startswith(prefix):
