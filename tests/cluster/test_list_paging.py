@@ -18,6 +18,7 @@ import yaml
 
 from setpoint.cluster import RunningCluster
 from setpoint.cluster.endpoints import server as server_module
+from setpoint.cluster.endpoints.listencoding import LIST_CHUNK_ITEMS
 from tests.cluster.conftest import API
 
 Obj = dict[str, Any]
@@ -183,9 +184,10 @@ async def readyz_during_list(cluster: RunningCluster, api: API,
     async def big_list() -> int:
         async with api.session.get(api.cluster.url + path, ssl=api.ssl,
                                    headers={"Accept": accept}) as resp:
-            answered.append("list")  # its status line and headers are here
             assert resp.status == 200
-            return count(await resp.read())
+            body = await resp.read()
+            answered.append("list")  # all of it is here (a streamed list's head came first)
+            return count(body)
 
     listing = asyncio.create_task(big_list())
     started = asyncio.create_task(presenting.wait())
@@ -219,3 +221,30 @@ async def test_readyz_is_answered_while_a_large_list_is_served(
             "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
     assert await readyz_during_list(cluster, api, monkeypatch, "/api/v1/configmaps", accept,
                                     count) >= objects
+
+
+async def test_a_list_longer_than_a_chunk_is_written_as_it_is_encoded(
+        cluster: RunningCluster, api: API) -> None:
+    """A JSON LIST of more items than one chunk is streamed: chunked transfer encoding, never
+    a whole body held (what a LIST of 100,000 leaves resident otherwise: ~50 MB of body and
+    as much of transport buffers, kept by the allocator). Go's net/http chunks any answer of
+    more than 2 KiB written without a Content-Length (net/http/server.go
+    bufferBeforeChunkingSize), as kube-apiserver's list answers are; a short list keeps its
+    Content-Length. The items are the same, in the same order."""
+    store = cluster.api.store
+    count = LIST_CHUNK_ITEMS * 2 + 7
+    for i in range(count):
+        store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+            "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
+            "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"i": str(i)}})
+    path = api.cluster.url + "/api/v1/namespaces/bulk/configmaps"
+    async with api.session.get(path, ssl=api.ssl) as resp:
+        assert resp.status == 200
+        assert resp.headers.get("Transfer-Encoding") == "chunked"
+        assert "Content-Length" not in resp.headers
+        listed = orjson.loads(await resp.read())
+    assert listed["kind"] == "ConfigMapList" and listed["apiVersion"] == "v1"
+    assert [i["data"]["i"] for i in listed["items"]] == [str(i) for i in range(count)]
+    assert "kind" not in listed["items"][0]
+    async with api.session.get(path + "?limit=10", ssl=api.ssl) as resp:
+        assert resp.headers.get("Content-Length") == str(len(await resp.read()))

@@ -56,15 +56,23 @@ async def encode_list(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[
         return dumps({k: v if k != key else [] for k, v in listed.items()})
     if yaml:
         return await _encode_yaml(listed, view, dumps, key)
+    return b"".join([part async for part in json_parts(listed, view, dumps, key, chunk_json)])
+
+
+async def json_parts(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[Any], bytes],
+                     key: str = "items", chunk_json: Callable[[list[Any]], bytes] | None = None,
+                     ) -> AsyncIterator[bytes]:
+    """``listed`` (its list ``key`` not empty) in JSON, a chunk of its elements at a time: the
+    parts :func:`encode_list` joins, or a streamed answer writes one by one, so that no more
+    than a chunk's encoding need be held at once."""
     head = dumps({k: v for k, v in listed.items() if k != key})
-    parts = [head[:-1], f',"{key}":['.encode() if len(head) > 2 else f'"{key}":['.encode()]
+    opening = head[:-1] + (f',"{key}":[' if len(head) > 2 else f'"{key}":[').encode()
     async for chunk in chunks(listed[key]):
-        if len(parts) > 2:
-            parts.append(b",")
-        parts.append(chunk_json(chunk) if chunk_json is not None
-                     else dumps([view(obj) for obj in chunk])[1:-1])
-    parts.append(b"]}")
-    return b"".join(parts)
+        part = (chunk_json(chunk) if chunk_json is not None
+                else dumps([view(obj) for obj in chunk])[1:-1])
+        yield opening + part if opening else b"," + part
+        opening = b""
+    yield b"]}"
 
 
 async def _encode_yaml(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],

@@ -21,7 +21,12 @@ from setpoint.cluster.endpoints import podstreams
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
-from setpoint.cluster.endpoints.listencoding import encode_list, in_chunks
+from setpoint.cluster.endpoints.listencoding import (
+    LIST_CHUNK_ITEMS,
+    encode_list,
+    in_chunks,
+    json_parts,
+)
 from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
@@ -624,6 +629,15 @@ class Handler:
                 "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
                 "metadata": list_meta, "items": listed["items"],
             }, lambda obj: _partial(present(obj), media.version), dumps, yaml=media.is_yaml)
+        elif chunk_json is not None and not media.is_yaml and len(
+                listed["items"]) > LIST_CHUNK_ITEMS:
+            # written a chunk at a time as the client reads it, never held whole: a LIST of
+            # 100,000 would otherwise take a 50 MB body and as much in transport buffers,
+            # which the allocator keeps once freed. Go's net/http chunks any answer of more
+            # than 2 KiB written without a Content-Length (server.go bufferBeforeChunkingSize),
+            # as kube-apiserver's list answers are (responsewriters/writers.go).
+            return StreamResponse(json_parts(listed, _as_stored, dumps, chunk_json=chunk_json),
+                                  _nothing, content_type=media.type)
         else:
             body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
                                      yaml=media.is_yaml,
@@ -739,3 +753,7 @@ def _fresh(body: Decoded) -> Decoded:
 def _partial(obj: Obj, version: str) -> Obj:
     return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
             "metadata": obj.get("metadata", {})}
+
+
+def _nothing() -> None:
+    """A streamed LIST has nothing to stop when its client leaves: the page is taken."""
