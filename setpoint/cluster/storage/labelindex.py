@@ -31,7 +31,7 @@ class LabelIndex:
         # each labelled key's labels, flat (k1, v1, k2, v2, ...): what to take out on change
         self._labels: dict[str, tuple[str, ...]] = {}
 
-    def set(self, key: str, labels: Mapping[str, str] | None) -> None:
+    def put(self, key: str, labels: Mapping[str, str] | None) -> None:
         """``key`` now carries ``labels`` (None or empty: none)."""
         flat: tuple[str, ...] = ()
         if labels:

@@ -251,7 +251,7 @@ class Store:
         if index is None:
             index = self._by_label[resource] = LabelIndex()
             for key, raw in self._objects.get(resource, {}).items():
-                index.set(key, _decode(raw)["metadata"].get("labels"))
+                index.put(key, _decode(raw)["metadata"].get("labels"))
         return index
 
     def count(self, resource: str) -> int:
@@ -344,7 +344,7 @@ class Store:
         objs[key] = raw
         index = self._by_label.get(resource)
         if index is not None:
-            index.set(key, meta.get("labels"))
+            index.put(key, meta.get("labels"))
         self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
                          resource, ns, name, obj, prev), raw, prev)
         return obj
