@@ -356,10 +356,14 @@ async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_kill
 
     await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
                                                   "spec": {"replicas": 3}}))
-    # a 2 s resend delay (1m by default): Prometheus 2.42 forgets its Alertmanagers for
-    # up to 5 s after each reload until discovery hands them back, and an alert it sends
-    # then reaches none and is sent again only after the delay
-    # (prometheus/prometheus#13064, fixed in 3.0 by #14987); adding the rule reloads
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
+    # the alert fires from the first evaluation, before Prometheus knows every replica
+    # (they get addresses one by one, each a reload): it reaches the others when resent,
+    # after --rules.alert.resend-delay, 2 s here (1m by default). Each reload also makes
+    # Prometheus 2.42 forget its Alertmanagers for up to 5 s, until discovery hands them
+    # back, and what it sends then reaches none (prometheus/prometheus#13064, fixed in 3.0
+    # by #14987): the resend is what delivers it.
     await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]},
                                 rules={"alert": {"resendDelay": "2s"}}))
     ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3, ready=False)
@@ -370,11 +374,7 @@ async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_kill
         active = (found or {}).get("data", {}).get("activeAlertmanagers") or ()
         return sorted(a["url"].split("//")[1].split(":")[0] for a in active) == ips
 
-    # the rule only once Prometheus knows all three: an alert it sent before then reaches
-    # the others only when resent (--rules.alert.resend-delay)
     await wait_until(sends_to_all, timeout=TIMEOUT, message="Prometheus knows 3 replicas")
-    await k8s.create(PrometheusRule.model_validate({
-        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
 
     async def firing_on(addresses: list[str], alertname: str) -> bool:
         for address in addresses:
