@@ -4,7 +4,7 @@
   ``insecure_http_2xx`` (the same probe without TLS verification);
 - ``Deployment r-blackbox-exporter`` and its ``Service`` (port ``http``, 9115);
 - ``ServiceMonitor r``: Prometheus scrapes ``/probe?module=…&target=<url>`` on the
-  exporter every 30 s (the burn-rate rules count probes at that interval);
+  exporter every ``spec.interval`` (30 s; the burn-rate rules count probes at it);
 - ``PrometheusRule r``: the burn-rate alerts (:mod:`operators.monitoring.burnrate`).
 """
 
@@ -66,6 +66,10 @@ def selector(rm: RouteMonitor) -> dict[str, str]:
     return podparts.selector(APP, str(rm.metadata.name))
 
 
+def interval_seconds(rm: RouteMonitor) -> int:
+    return burnrate.seconds(rm.spec.interval)
+
+
 def series_labels(rm: RouteMonitor) -> dict[str, str]:
     """The labels of the probe series: the job is the exporter Service's name."""
     return {"job": name_of(rm), "namespace": str(rm.metadata.namespace)}
@@ -106,14 +110,14 @@ def service_monitor(rm: RouteMonitor, url: str) -> ServiceMonitor:
                             labels={**labels(rm), **(rm.spec.labels or {})}),
         spec=ServiceMonitorSpec(
             selector=LabelSelector(match_labels=selector(rm)),
-            endpoints=[Endpoint(port="http", path="/probe", interval=(
-                f"{burnrate.PROBE_INTERVAL_SECONDS}s"),
+            endpoints=[Endpoint(port="http", path="/probe", interval=rm.spec.interval,
                 params={"module": [module(rm)], "target": [url]})]))
 
 
 def prometheus_rule(rm: RouteMonitor, url: str) -> PrometheusRule:
     group = burnrate.rule_group(str(rm.metadata.name), series_labels(rm),
-                                rm.spec.slo.target_availability_percent, url)
+                                rm.spec.slo.target_availability_percent, url,
+                                interval_seconds(rm))
     return PrometheusRule(
         metadata=ObjectMeta(name=str(rm.metadata.name),
                             labels={**labels(rm), **(rm.spec.labels or {})}),

@@ -6,8 +6,9 @@ For each window the error ratio is ``1 - success/count`` of ``probe_success`` (s
 the exporter's series, so a restarted exporter pod does not split the count); an alert
 fires when both its long and its short window burn the error budget faster than its
 factor (``error ratio > factor x (1 - objective)``), and only when each window holds at
-least half of the probes expected at the probe interval (a monitor that just started, or
-an exporter that was down, says nothing rather than something false):
+least half of the probes expected at the probe interval, the RouteMonitor's ``interval``
+(a monitor that just started, or an exporter that was down, says nothing rather than
+something false):
 
 ==========  =====  ======  ======  =====
 severity    long   short   factor  for
@@ -44,16 +45,16 @@ WINDOWS = (
     BurnWindow("warning", "1d", "2h", "3", "1h"),
     BurnWindow("warning", "3d", "6h", "1", "3h"),
 )
-_SECONDS = {"m": 60, "h": 3600, "d": 86400}
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def seconds(window: str) -> int:
     return int(window[:-1]) * _SECONDS[window[-1]]
 
 
-def min_probes(window: str) -> int:
+def min_probes(window: str, interval_seconds: int = PROBE_INTERVAL_SECONDS) -> int:
     """Half of the probes a window holds at the probe interval."""
-    return seconds(window) // PROBE_INTERVAL_SECONDS // 2
+    return seconds(window) // interval_seconds // 2
 
 
 def selector(labels: dict[str, str]) -> str:
@@ -65,28 +66,32 @@ def budget(objective_percent: str) -> str:
     return str((1 - Decimal(objective_percent) / 100).normalize())
 
 
-def window_expr(series: str, window: str, factor: str, error_budget: str) -> str:
+def window_expr(series: str, window: str, factor: str, error_budget: str,
+                interval_seconds: int) -> str:
     by = "sum by (namespace, job)"
     count = f"{by} (count_over_time(probe_success{series}[{window}]))"
     ratio = f"1 - {by} (sum_over_time(probe_success{series}[{window}])) / {count}"
     return (f"(({ratio}) > ({factor} * {error_budget})"
-            f" and {count} >= {min_probes(window)})")
+            f" and {count} >= {min_probes(window, interval_seconds)})")
 
 
-def alert_expr(series: str, w: BurnWindow, error_budget: str) -> str:
-    return (f"{window_expr(series, w.long, w.factor, error_budget)}\nand\n"
-            f"{window_expr(series, w.short, w.factor, error_budget)}")
+def alert_expr(series: str, w: BurnWindow, error_budget: str, interval_seconds: int) -> str:
+    return (f"{window_expr(series, w.long, w.factor, error_budget, interval_seconds)}"
+            f"\nand\n"
+            f"{window_expr(series, w.short, w.factor, error_budget, interval_seconds)}")
 
 
 def rule_group(name: str, series_labels: dict[str, str], objective_percent: str,
-               url: str) -> dict[str, Any]:
-    """The PrometheusRule group (prometheus-operator field names) for one probed URL."""
+               url: str, interval_seconds: int = PROBE_INTERVAL_SECONDS) -> dict[str, Any]:
+    """The PrometheusRule group (prometheus-operator field names) for one probed URL,
+    probed every ``interval_seconds``."""
     series = selector(series_labels)
     error_budget = budget(objective_percent)
     rules = []
     for w in WINDOWS:
         rules.append({
-            "alert": ALERT, "expr": alert_expr(series, w, error_budget), "for": w.for_,
+            "alert": ALERT, "expr": alert_expr(series, w, error_budget, interval_seconds),
+            "for": w.for_,
             "labels": {"severity": w.severity, "long_window": w.long,
                        "short_window": w.short, "routemonitor": name},
             "annotations": {

@@ -8,7 +8,10 @@
 3. writes the rule ConfigMaps and the configuration Secret, then the Service and the
    StatefulSet; the reloader in each pod sees the new files and POSTs ``/-/reload``;
 4. reads the targets a ready server reports and writes the status, and polls again
-   after :data:`POLL_SECONDS` (targets come and go without an event of ours);
+   after :data:`POLL_SECONDS` (targets come and go without an event of ours), or after
+   the scrape interval when that is shorter and the server has not yet scraped every
+   target it was given (its first scrapes come within an interval: the status says
+   what they found as soon as it can be known);
 5. in either case, writes the bindings of the ServiceMonitors and PrometheusRules to this
    Prometheus, with whether it accepted them (:mod:`operators.monitoring.bindings`).
 """
@@ -16,6 +19,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import Any
 
 from operators.monitoring import (
     bindings,
@@ -28,7 +32,7 @@ from operators.monitoring import (
 from operators.monitoring.known import Known
 from operators.monitoring.promconfig import Selection, build, digest, render
 from operators.monitoring.resources.alertmanager import Alertmanager
-from operators.monitoring.resources.common import GROUP
+from operators.monitoring.resources.common import GROUP, duration_seconds
 from operators.monitoring.resources.prometheus import Prometheus, ScrapeTarget
 from operators.monitoring.resources.prometheusrule import PrometheusRule
 from operators.monitoring.resources.servicemonitor import ServiceMonitor
@@ -119,7 +123,8 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
     rule_data = shards(rules)
     selection.rule_config_maps = [prometheus_objects.rule_config_map_name(prom, i)
                                   for i in range(len(rule_data))]
-    config = render(build(prom, selection))
+    built = build(prom, selection)
+    config = render(built)
     files = {k: v for shard in rule_data for k, v in shard.items()}
     key = digest(config, *(f"{k}\n{v}" for k, v in sorted(files.items())))
     problem = await validated(key, config, files)
@@ -147,8 +152,15 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
         ctx.events.normal("ConfigurationChanged", f"configuration {key}: "
                           f"{len(config.splitlines())} lines, {len(files)} rule file(s)",
                           action="Reload")
-    await record_status(ctx, prom, statefulset, key)
+    if await record_status(ctx, prom, statefulset, key, configured_targets(built)):
+        return Result(requeue_after=min(POLL_SECONDS, max(
+            1.0, duration_seconds(prom.spec.scrape_interval))))
     return Result(requeue_after=POLL_SECONDS)
+
+
+def configured_targets(config: dict[str, Any]) -> int:
+    return sum(len(group.get("targets") or ()) for job in config.get("scrape_configs") or ()
+               for group in job.get("static_configs") or ())
 
 
 async def record_bindings(ctx: Context[Prometheus], prom: Prometheus,
@@ -177,8 +189,11 @@ async def prune_rule_config_maps(ctx: Context[Prometheus], prom: Prometheus,
 
 
 async def record_status(ctx: Context[Prometheus], prom: Prometheus,
-                        statefulset: StatefulSet, key: str) -> None:
+                        statefulset: StatefulSet, key: str, configured: int) -> bool:
+    """Write the status; True when a ready server answers that it has not yet scraped
+    all the ``configured`` targets (it reports fewer, or one whose health is unknown)."""
     status = prom.status
+    pending = False
     status.observed_generation = prom.metadata.generation
     status.configuration_hash = key
     status.selector = podparts.selector_string(prometheus_objects.selector(prom))
@@ -190,6 +205,8 @@ async def record_status(ctx: Context[Prometheus], prom: Prometheus,
     for ip in pods[:1]:
         targets = await serverapi.prometheus_targets(f"{ip}:{prometheus_objects.PORT}")
         if targets is not None:
+            pending = len(targets) < configured or \
+                any(t["health"] == "unknown" for t in targets)
             status.targets = [ScrapeTarget.model_validate(t) for t in targets]
             status.targets_up = sum(t["health"] == "up" for t in targets)
             status.targets_down = sum(t["health"] == "down" for t in targets)
@@ -206,3 +223,4 @@ async def record_status(ctx: Context[Prometheus], prom: Prometheus,
                           else "SomeServersReady",
                           message=f"{len(pods)}/{wanted} Prometheus pods ready", obj=prom)
     await ctx.update_status(prom)
+    return pending

@@ -88,6 +88,12 @@ def args(prometheus: Prometheus, storage: Storage) -> list[str]:
            "--web.route-prefix=/"]
     if storage.retention_size:
         out.append(f"--storage.tsdb.retention.size={storage.retention_size}")
+    alert = prometheus.spec.rules.alert if prometheus.spec.rules else None
+    for flag, value in (("for-outage-tolerance", alert and alert.for_outage_tolerance),
+                        ("for-grace-period", alert and alert.for_grace_period),
+                        ("resend-delay", alert and alert.resend_delay)):
+        if value:
+            out.append(f"--rules.alert.{flag}={value}")
     return out
 
 

@@ -1,7 +1,7 @@
 """The RouteMonitor controller: resolves the URL to probe, deploys the blackbox exporter,
 writes the ServiceMonitor and the burn-rate PrometheusRule, and records in the status the
 URL, the objects and the result of a probe it asks the exporter for (every
-:data:`POLL_SECONDS`, as often as Prometheus probes).
+``spec.interval``, as often as Prometheus probes).
 
 The URL of a Service target is ``http://<service>.<namespace>.svc:<port><path>`` (a named
 port is looked up in the Service); of an Ingress ``https://<host><path>`` when its TLS
@@ -20,8 +20,6 @@ from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import ConfigMap, Pod, Service
 from setpoint.resources.models.networking_v1 import Ingress
 from setpoint.runtime import Context, Controller, Result
-
-POLL_SECONDS = 30.0
 
 routemonitor = (Controller.for_(RouteMonitor, name="routemonitor")
                 .owns(Deployment, Service, ConfigMap, ServiceMonitor, PrometheusRule)
@@ -67,7 +65,7 @@ async def reconcile(ctx: Context[RouteMonitor], rm: RouteMonitor) -> Result:
     if url is None:
         ctx.set_condition("Reconciled", False, reason="TargetNotFound", message=why, obj=rm)
         await ctx.update_status(rm)
-        return Result(requeue_after=POLL_SECONDS)
+        return Result(requeue_after=blackbox.interval_seconds(rm))
     await ctx.apply(blackbox.config_map(rm))
     exporter = await ctx.apply(blackbox.deployment(rm))
     await ctx.apply(blackbox.service(rm))
@@ -96,4 +94,4 @@ async def reconcile(ctx: Context[RouteMonitor], rm: RouteMonitor) -> Result:
                           message=f"the last probe of {url} "
                           f"{'succeeded' if success else 'failed'}", obj=rm)
     await ctx.update_status(rm)
-    return Result(requeue_after=POLL_SECONDS)
+    return Result(requeue_after=blackbox.interval_seconds(rm))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from pydantic import Field
@@ -14,6 +15,14 @@ VERSION = "v1"
 DURATION = r"^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?" \
            r"(([0-9]+)ms)?)$"
 """A Prometheus duration (``30s``, ``1h30m``), as the prometheus-operator's CRDs check it."""
+_UNITS = {"y": 365 * 86400, "w": 7 * 86400, "d": 86400, "h": 3600, "m": 60, "s": 1,
+          "ms": 0.001}
+
+
+def duration_seconds(duration: str) -> float:
+    """The seconds of a :data:`DURATION` (``1m30s`` -> 90)."""
+    return sum(int(number) * _UNITS[unit]
+               for number, unit in re.findall(r"([0-9]+)(ms|[ywdhms])", duration))
 
 
 class NamespaceSelector(Model):

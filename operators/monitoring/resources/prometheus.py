@@ -12,6 +12,7 @@
       serviceMonitorNamespaceSelector: {}          # every namespace
       ruleSelector: {matchLabels: {team: web}}
       alerting: {alertmanagers: [{name: main}]}
+      rules: {alert: {resendDelay: 1m}}           # the --rules.alert.* flags
       externalLabels: {cluster: eu-1}
       remoteWrite: [{url: "http://thanos-receive:19291/api/v1/receive"}]
       federation: [{name: edge, match: ['{job="web"}']}]
@@ -83,6 +84,27 @@ class FederationSource(Model):
     interval: str | None = Field(None, pattern=DURATION, description="Scrape interval.")
 
 
+class RulesAlert(Model):
+    """The ``--rules.alert.*`` flags of the servers (the prometheus-operator's
+    ``RulesAlert``, pkg/apis/monitoring/v1/prometheus_types.go); unset, Prometheus'
+    defaults (1h, 10m, 1m). They are flags: changing one restarts the pods."""
+
+    for_outage_tolerance: str | None = Field(
+        None, pattern=DURATION, description="Max time to tolerate prometheus outage for "
+        "restoring 'for' state of alert.")
+    for_grace_period: str | None = Field(
+        None, pattern=DURATION, description="Minimum duration between alert and restored "
+        "'for' state.")
+    resend_delay: str | None = Field(
+        None, pattern=DURATION, description="Minimum amount of time to wait before "
+        "resending an alert to Alertmanager.")
+
+
+class RulesSpec(Model):
+    alert: RulesAlert = Field(default_factory=RulesAlert,
+                              description="The parameters of the rules' engine.")
+
+
 class VolumeClaimTemplate(Model):
     spec: PersistentVolumeClaimSpec = Field(default_factory=PersistentVolumeClaimSpec)
 
@@ -120,6 +142,7 @@ class PrometheusSpec(Model):
     rule_namespace_selector: LabelSelector | None = Field(
         None, description="Their namespaces' labels (nil: this namespace; {}: all).")
     alerting: AlertingSpec | None = None
+    rules: RulesSpec | None = Field(None, description="The --rules.alert.* flags.")
     external_labels: dict[str, str] | None = None
     remote_write: list[RemoteWriteSpec] | None = None
     federation: list[FederationSource] | None = None

@@ -6,6 +6,7 @@
     spec:
       target: {service: {name: shop, port: 80}}     # or {ingress: {name}} or {url}
       path: /healthz
+      interval: 30s              # how often it is probed (the default)
       slo: {targetAvailabilityPercent: "99.5"}
       labels: {team: web}        # on the ServiceMonitor and PrometheusRule, for selectors
 """
@@ -52,6 +53,10 @@ class RouteMonitorSpec(Model):
     target: RouteTarget
     path: str = Field("/", pattern=r"^/", description="The path probed.")
     slo: SLO
+    interval: str = Field(
+        "30s", pattern=r"^(([1-9][0-9]?|[12][0-9]{2}|300)s|[1-5]m)$",
+        description="How often the URL is probed, 1s to 5m (the burn-rate rules count "
+        "the probes expected at this interval, so the 5m window always holds one).")
     insecure_skip_tls_verify: bool = Field(False, description="Probe with the "
                                            "insecure_http_2xx module (no TLS checks).")
     labels: dict[str, str] | None = Field(None, description="Labels of the generated "

@@ -77,7 +77,9 @@ async def test_a_prometheus_scrapes_what_its_service_monitors_select(
         await k8s.create(obj)
     await k8s.create(service_monitor())
     await k8s.create(prometheus(resources={"limits": {"memory": "512Mi"}},
-                                externalLabels={"cluster": "eu-1"}))
+                                externalLabels={"cluster": "eu-1"},
+                                rules={"alert": {"resendDelay": "2s",
+                                                 "forGracePeriod": "5m"}}))
 
     async def scraped() -> Any:
         try:
@@ -106,6 +108,10 @@ async def test_a_prometheus_scrapes_what_its_service_monitors_select(
     # the storage rule: 8 x the memory limit, 80 % of it kept
     assert "--storage.tsdb.retention.size=3276MB" in server.args
     assert "--web.enable-lifecycle" in server.args
+    # spec.rules.alert as the prometheus-operator renders it (its statefulset.go:
+    # --rules.alert.<flag> for each field set, nothing otherwise)
+    assert [a for a in server.args if a.startswith("--rules.alert.")] == [
+        "--rules.alert.for-grace-period=5m", "--rules.alert.resend-delay=2s"]
     db = next(v for v in pod.spec.volumes if v.name == "prometheus-db")
     assert db.empty_dir.size_limit == "4Gi"
     service = await k8s.get(Service, "prometheus-main")
@@ -186,6 +192,34 @@ async def test_an_slo_outside_90_to_100_is_refused(k8s: Client, cluster: Any) ->
                          "slo": {"targetAvailabilityPercent": value}}})
         assert caught.value.status["code"] == 422, value
         assert "targetAvailabilityPercent" in str(caught.value.status), value
+
+
+async def test_a_route_monitor_probes_at_its_interval_and_counts_probes_at_it(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """``interval`` sets how often Prometheus probes, and the burn-rate rules expect the
+    probes of that interval: at 10 s a 5m window needs 15 (half its 30), an hour 180."""
+    await k8s.create(RouteMonitor.model_validate({
+        "metadata": {"name": "shop"},
+        "spec": {"target": {"url": "http://shop.example.test"}, "interval": "10s",
+                 "slo": {"targetAvailabilityPercent": "99.5"}}}))
+    await wait_for(RouteMonitor, "shop", reconciled("ObjectsWritten"), timeout=TIMEOUT)
+    monitor = await k8s.get(ServiceMonitor, "shop")
+    assert monitor.spec.endpoints[0].interval == "10s"
+    page = (await k8s.get(PrometheusRule, "shop")).spec.groups[0].rules[0]
+    assert "[5m])) >= 15)" in str(page.expr) and "[1h])) >= 180)" in str(page.expr)
+
+
+async def test_a_probe_interval_outside_1s_to_5m_is_refused(k8s: Client, cluster: Any
+                                                            ) -> None:
+    for value in ("0s", "301s", "6m", "1h", "500ms"):
+        with pytest.raises(ApiError) as caught:
+            await k8s.create({
+                "apiVersion": RouteMonitor.api_version, "kind": "RouteMonitor",
+                "metadata": {"name": "shop"},
+                "spec": {"target": {"url": "http://example.test"}, "interval": value,
+                         "slo": {"targetAvailabilityPercent": "99.5"}}})
+        assert caught.value.status["code"] == 422, value
+        assert "spec.interval" in str(caught.value.status), value
 
 
 def accepted(obj: Any) -> dict[tuple[str, str], tuple[str, str, int | None]]:

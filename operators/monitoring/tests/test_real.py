@@ -2,7 +2,13 @@
 blackbox exporter processes (the Debian packages), nginx as the monitored service.
 
 Each test asks the servers themselves over their HTTP APIs (the pods' loopback
-addresses), not only the operator's status."""
+addresses), not only the operator's status.
+
+Time here is what the servers' own intervals make it, so the objects ask for short ones
+through their own fields: scrape, evaluation and probe intervals of 1-2 s, an alert resend
+delay of 2 s. A test that asks a server itself waits for the server to answer at its pod's
+address, not for the pod to be Ready (the kubelet's probe, every 5 s, adds nothing the
+test looks at)."""
 
 from __future__ import annotations
 
@@ -33,6 +39,8 @@ from setpoint.testing.waiting import wait_for as wait_until
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
 TIMEOUT = 150.0
 TEAM = {"team": "web"}
+INTERVAL = "1s"
+"""Scrape and evaluation interval of the test's Prometheus servers (the default is 30s)."""
 METRICS = "# TYPE hello gauge\nhello 1\n"
 
 
@@ -83,8 +91,8 @@ def nginx() -> list[dict[str, Any]]:
 def prometheus(**spec: Any) -> Prometheus:
     return Prometheus.model_validate({"metadata": {"name": "main"}, "spec": {
         "serviceMonitorSelector": {"matchLabels": TEAM},
-        "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": "5s",
-        "evaluationInterval": "5s", **spec}})
+        "ruleSelector": {"matchLabels": TEAM}, "scrapeInterval": INTERVAL,
+        "evaluationInterval": INTERVAL, **spec}})
 
 
 async def diagnose(k8s: Client) -> str:
@@ -113,17 +121,21 @@ async def diagnose(k8s: Client) -> str:
     return "\n".join(lines)
 
 
-async def ready_ips(k8s: Client, selector: str, count: int) -> list[str]:
-    async def ready() -> list[str] | None:
+async def ready_ips(k8s: Client, selector: str, count: int, *, ready: bool = True
+                    ) -> list[str]:
+    """The addresses of ``count`` pods: Ready ones, or with ``ready=False`` running ones
+    (for a test that then waits for the server itself to answer)."""
+    async def found() -> list[str] | None:
         pods = (await k8s.list(Pod, label_selector=selector)).items
         ips = sorted(str(p.status.pod_ip) for p in pods if p.status and p.status.pod_ip
                      and not p.metadata.deletion_timestamp
-                     and any(c.type == "Ready" and c.status == "True"
-                             for c in p.status.conditions or ()))
+                     and (p.status.phase == "Running" if not ready else
+                          any(c.type == "Ready" and c.status == "True"
+                              for c in p.status.conditions or ())))
         return ips if len(ips) == count else None
 
-    ips: list[str] = await wait_until(ready, timeout=TIMEOUT,
-                                      message=f"{count} ready pod(s) {selector}")
+    ips: list[str] = await wait_until(found, timeout=TIMEOUT, message=f"{count} "
+                                      f"{'ready' if ready else 'running'} pod(s) {selector}")
     return ips
 
 
@@ -149,12 +161,12 @@ async def test_prometheus_scrapes_the_service_monitors_nginx_and_reports_it_up(
     await k8s.create(ServiceMonitor.model_validate({
         "metadata": {"name": "nginx", "labels": TEAM},
         "spec": {"selector": {"matchLabels": {"app": "nginx"}},
-                 "endpoints": [{"port": "http", "interval": "5s"}]}}))
+                 "endpoints": [{"port": "http", "interval": INTERVAL}]}}))
     await k8s.create(prometheus())
     # the scrape pool is serviceMonitor/<ns>/<name>/<i>, the series' job label the
     # Service's name, as the prometheus-operator relabels them
     # (pkg/prometheus/promcfg.go, generateServiceMonitorConfig: job <- service name)
-    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1, ready=False)
     series = f'job="nginx",namespace="{k8s.namespace}",service="nginx",endpoint="http"'
     await value_of(ip, f"up{{{series}}}", "1")
     await value_of(ip, f"hello{{{series}}}", "1")
@@ -176,7 +188,7 @@ async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
     await k8s.create(PrometheusRule.model_validate({
         "metadata": {"name": "r", "labels": TEAM}, "spec": rule("first")}))
     await k8s.create(prometheus())
-    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1, ready=False)
     await value_of(ip, "first", "1")
     (before,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")
                  ).items
@@ -237,9 +249,10 @@ async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_
     await k8s.create(RouteMonitor.model_validate({
         "metadata": {"name": "shop"},
         "spec": {"target": {"service": {"name": "nginx", "port": "http"}},
-                 "slo": {"targetAvailabilityPercent": "99.5"}, "labels": TEAM}}))
+                 "slo": {"targetAvailabilityPercent": "99.5"}, "labels": TEAM,
+                 "interval": "2s"}}))
     await k8s.create(prometheus())
-    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1, ready=False)
     series = 'probe_success{job="shop-blackbox-exporter"}'
     await value_of(ip, series, "1")
     await wait_for(RouteMonitor, "shop", lambda r: r.status.last_probe_success is True,
@@ -275,11 +288,11 @@ async def test_prometheus_scrapes_the_operators_own_metrics(
                                    "ports": [{"name": "metrics",
                                               "port": runner.manager.http_port}]}]})
     monitor = selfmonitoring.service_monitor(TEAM)
-    monitor.spec.endpoints[0].interval = "5s"
+    monitor.spec.endpoints[0].interval = INTERVAL
     await k8s.create(monitor)
     await k8s.create(selfmonitoring.prometheus_rule(TEAM))
     await k8s.create(prometheus())
-    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    (ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1, ready=False)
     await value_of(ip, 'up{job="monitoring-operator"}', "1")
     # the Prometheus controller's own reconciles, counted by the operator and read back
     # from the Prometheus it made
@@ -316,16 +329,16 @@ async def test_a_prometheus_federates_another_ones_series(k8s: Client,
     await k8s.create(ServiceMonitor.model_validate({
         "metadata": {"name": "nginx", "labels": TEAM},
         "spec": {"selector": {"matchLabels": {"app": "nginx"}},
-                 "endpoints": [{"port": "http", "interval": "5s"}]}}))
+                 "endpoints": [{"port": "http", "interval": INTERVAL}]}}))
     leaf = prometheus()
     leaf.metadata.name = "leaf"
     await k8s.create(leaf)
     # the global one selects no ServiceMonitor: what it has, it has from /federate
     await k8s.create(Prometheus.model_validate({"metadata": {"name": "global"}, "spec": {
-        "scrapeInterval": "5s", "evaluationInterval": "5s",
+        "scrapeInterval": INTERVAL, "evaluationInterval": INTERVAL,
         "federation": [{"name": "leaf", "match": ['{job="nginx"}']}]}}))
-    (leaf_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=leaf", 1)
-    (global_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=global", 1)
+    (leaf_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=leaf", 1, ready=False)
+    (global_ip,) = await ready_ips(k8s, "app.kubernetes.io/instance=global", 1, ready=False)
     await value_of(leaf_ip, 'hello{job="nginx"}', "1")
     # honor_labels keeps the series' own labels, and /federate adds the leaf's external
     # labels (web/federate.go), so the series says where it was scraped
@@ -343,20 +356,25 @@ async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_kill
 
     await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
                                                   "spec": {"replicas": 3}}))
-    await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]}))
-    ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3)
-    (prom_ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1)
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
+    # the alert fires from the first evaluation, before Prometheus knows every replica
+    # (they get addresses one by one, each a reload): it reaches the others when resent,
+    # after --rules.alert.resend-delay, 2 s here (1m by default). Each reload also makes
+    # Prometheus 2.42 forget its Alertmanagers for up to 5 s, until discovery hands them
+    # back, and what it sends then reaches none (prometheus/prometheus#13064, fixed in 3.0
+    # by #14987): the resend is what delivers it.
+    await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]},
+                                rules={"alert": {"resendDelay": "2s"}}))
+    ips = await ready_ips(k8s, "app.kubernetes.io/name=alertmanager", 3, ready=False)
+    (prom_ip,) = await ready_ips(k8s, "app.kubernetes.io/name=prometheus", 1, ready=False)
 
     async def sends_to_all() -> bool:
         found = await get_json(f"http://{prom_ip}:9090/api/v1/alertmanagers")
         active = (found or {}).get("data", {}).get("activeAlertmanagers") or ()
         return sorted(a["url"].split("//")[1].split(":")[0] for a in active) == ips
 
-    # the rule only once Prometheus knows all three: an alert it sent before then reaches
-    # the others only when resent, a minute later (--rules.alert.resend-delay)
     await wait_until(sends_to_all, timeout=TIMEOUT, message="Prometheus knows 3 replicas")
-    await k8s.create(PrometheusRule.model_validate({
-        "metadata": {"name": "r", "labels": TEAM}, "spec": rule("First")}))
 
     async def firing_on(addresses: list[str], alertname: str) -> bool:
         for address in addresses:
