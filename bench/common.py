@@ -134,3 +134,22 @@ def ratio(mine: list[float], theirs: list[float], digits: int = 2) -> str:
     if not mine or not theirs:
         return "-"
     return f"{statistics.median(mine) / statistics.median(theirs):.{digits}f}x"
+
+
+def bare_interpreter_s() -> float:
+    """The machine's speed: how long a bare interpreter takes to start and exit (every
+    benchmark reports it beside its results, since machines differ by 2x)."""
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.perf_counter() - started
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """A measure's runs as ``{"median", "min", "max"}``."""
+    med, lo, hi = median_min_max(values)
+    return {"median": med, "min": lo, "max": hi}
+
+
+def summarize_runs(runs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Each measure of several runs (dicts with the same keys) as its :func:`summary`."""
+    return {key: summary([run[key] for run in runs]) for key in runs[0]}

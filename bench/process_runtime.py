@@ -24,15 +24,17 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
+from bench.common import summarize_runs
 from setpoint.client import Client, Kind, load_kubeconfig
-from setpoint.cluster import PROCESS_RUNTIME_SERVICE_RANGE, serve
+from setpoint.cluster import serve
+from setpoint.workloads.loopbacknet import claim_loopback_network
 from setpoint.workloads.manager import build_manager
 from setpoint.workloads.settings import WorkloadSettings
 
 PODS = 3
 STATEFULSET = Kind("apps/v1", "StatefulSet")
+NODE = Kind("v1", "Node")
 _TICKS = os.sysconf("SC_CLK_TCK")
 MANIFEST = f"""
 apiVersion: v1
@@ -82,17 +84,30 @@ def memcached_pids() -> list[int]:
     return [int(p) for p in out.stdout.split()]
 
 
+async def nodes_ready(client: Client) -> None:
+    """Until at least one node is registered and every node is Ready."""
+    while True:
+        nodes = (await client.list(NODE)).items
+        if nodes and all(any(c.get("type") == "Ready" and c.get("status") == "True"
+                             for c in (n.get("status") or {}).get("conditions", []))
+                         for n in nodes):
+            return
+        await asyncio.sleep(0.01)
+
+
 async def one_run(idle: float) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="bench-process-") as tmp:
+    # a loopback block of its own, so it runs beside the tests (setpoint.workloads.loopbacknet)
+    with tempfile.TemporaryDirectory(prefix="bench-process-") as tmp, \
+            claim_loopback_network() as network:
         kubeconfig = Path(tmp) / "kubeconfig"
-        async with serve(kubeconfig=kubeconfig,
-                         service_cluster_ip_range=PROCESS_RUNTIME_SERVICE_RANGE):
+        async with serve(kubeconfig=kubeconfig, service_cluster_ip_range=network.services):
             client = Client(load_kubeconfig(kubeconfig))
             manager_client = Client(load_kubeconfig(kubeconfig))
-            manager = build_manager(manager_client, WorkloadSettings(runtime="process"))
+            manager = build_manager(manager_client, WorkloadSettings(
+                runtime="process", loopback_network=network.index))
             await manager.start()
             try:
-                await asyncio.sleep(1.0)  # nodes registered, informers synced
+                await nodes_ready(client)
                 before = memcached_pids()
                 rss_before = rss_mib(os.getpid())
                 manifest = Path(tmp) / "cache.yaml"
@@ -134,12 +149,8 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=10.0)
     options = parser.parse_args()
     results = [asyncio.run(one_run(options.idle)) for _ in range(options.runs)]
-    summary: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "runs": options.runs}
-    for key in results[0]:
-        values = sorted(r[key] for r in results)
-        summary[key] = {"median": statistics.median(values), "min": values[0],
-                        "max": values[-1]}
-    print(json.dumps(summary, indent=2))
+    print(json.dumps({"machine": f"{os.cpu_count()} cores", "runs": options.runs,
+                      **summarize_runs(results)}, indent=2))
 
 
 if __name__ == "__main__":

@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.common import ROOT, child_environment
+from bench.common import ROOT, bare_interpreter_s, child_environment, summary
 
 
 async def in_process() -> float:
@@ -72,16 +71,6 @@ def drop_bytecode(root: Path) -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
 
-def bare_python() -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    return time.perf_counter() - started
-
-
-def _summary(values: list[float]) -> dict[str, float]:
-    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -106,13 +95,13 @@ def main() -> None:
     for root in roots:
         process(root, no_workloads=False)  # untimed: caches the bytecode
     for _ in range(args.runs):
-        results["bare_python_s"].append(bare_python())
+        results["bare_python_s"].append(bare_interpreter_s())
         results["in_process_s"].append(asyncio.run(in_process()))
         for root in roots:
             results[f"{root.name}:no_workloads_s"].append(process(root, no_workloads=True))
             results[f"{root.name}:nodes_ready_s"].append(process(root, no_workloads=False))
     print(json.dumps({"cores": os.cpu_count(), "load_1min": os.getloadavg()[0],
-                      **{k: _summary(v) for k, v in results.items()}}, indent=2))
+                      **{k: summary(v) for k, v in results.items()}}, indent=2))
 
 
 if __name__ == "__main__":

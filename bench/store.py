@@ -23,7 +23,6 @@ import asyncio
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.apiserver import Floor, configmap
-from bench.common import ROOT, Server, run_concurrently
+from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
 from bench.procstats import usage
 
 CONCURRENCY = 16
@@ -176,16 +175,6 @@ async def bench_floor() -> dict[str, Any]:
     return out
 
 
-def interpreter_start_s() -> float:
-    """The machine's speed: a bare interpreter's start, best of 5."""
-    best = float("inf")
-    for _ in range(5):
-        started = time.perf_counter()
-        subprocess.run([sys.executable, "-S", "-c", "pass"], check=True)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -197,7 +186,7 @@ def main() -> None:
                         help="the source tree whose server to run (an export of main: before)")
     args = parser.parse_args()
     summary: dict[str, Any] = {"machine": f"{os.cpu_count()} cores",
-                               "interpreter_start_s": interpreter_start_s(),
+                               "interpreter_start_s": min(bare_interpreter_s() for _ in range(5)),
                                "objects": args.objects, "concurrency": CONCURRENCY,
                                "source": str(args.source)}
     if not args.only_sqlite:
