@@ -76,9 +76,42 @@ WIDGET_CRD: dict[str, Any] = {
 }
 
 
-def contender_command(name: str, kubeconfig: Path) -> list[str]:
+# the Setpoint contender's CLI with a CPU-time stack sampler (as bench/apiserver_profile.py
+# has for the server): SIGUSR1 switches it on and, the second time, off, writing the
+# samples in py-spy's raw format ("outer;...;inner count" lines). A sample is taken per
+# millisecond of the process's CPU (ITIMER_PROF), so waiting and preemption, which py-spy
+# counts on a loaded machine, are not in it.
+_CPU_SAMPLER = """
+import collections, signal, sys
+counts, out = collections.Counter(), sys.argv[1]
+def sample(_, frame):
+    stack = []
+    while frame is not None:
+        code = frame.f_code
+        stack.append(f"{code.co_name} ({code.co_filename}:{frame.f_lineno})")
+        frame = frame.f_back
+    counts[";".join(reversed(stack))] += 1
+def toggle(*_):
+    if signal.getitimer(signal.ITIMER_PROF)[0]:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        with open(out, "w") as f:
+            f.writelines(f"{stack} {n}\\n" for stack, n in counts.items())
+    else:
+        signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
+signal.signal(signal.SIGPROF, sample)
+signal.signal(signal.SIGUSR1, toggle)
+sys.argv = ["setpoint", *sys.argv[2:]]
+from setpoint.cli.main import main
+main()
+"""
+
+
+def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = None,
+                      ) -> list[str]:
     if name == "setpoint":
-        return [sys.executable, "-m", "setpoint.cli.main", "run",
+        launcher = ["-c", _CPU_SAMPLER, str(cpu_profile)] if cpu_profile is not None \
+            else ["-m", "setpoint.cli.main"]
+        return [sys.executable, *launcher, "run",
                 "examples.widget.operator:manager", "--kubeconfig", str(kubeconfig)]
     if name == "kopf":
         return [sys.executable, "-m", "kopf", "run", "bench/kopf_widget.py",
@@ -259,9 +292,27 @@ def _stop_profile(proc: subprocess.Popen[bytes] | None) -> None:
         proc.wait(timeout=60)
 
 
+def _toggle_cpu_profile(operator: subprocess.Popen[bytes], out: Path | None, *,
+                        on: bool) -> None:
+    """Switch the contender's CPU sampler on, or off (then wait for its file)."""
+    if out is None:
+        return
+    operator.send_signal(signal.SIGUSR1)
+    deadline = time.perf_counter() + 30
+    while not on and not out.exists() and time.perf_counter() < deadline \
+            and operator.poll() is None:
+        time.sleep(0.05)
+
+
 async def run_one(contender: str, n: int, run: int, idle: float,
-                  py_spy: Path | None = None, profiles: Path | None = None) -> RunResult:
+                  py_spy: Path | None = None, profiles: Path | None = None,
+                  cpu_profile: bool = False) -> RunResult:
     result = RunResult(contender, n, run)
+    cpu_out: Path | None = None
+    if cpu_profile and contender == "setpoint" and profiles is not None:
+        profiles.mkdir(parents=True, exist_ok=True)
+        cpu_out = profiles / f"{contender}-{n}-{run}.cpu.txt"
+        cpu_out.unlink(missing_ok=True)
     profiler: subprocess.Popen[bytes] | None = None
     server = Server().start()
     proxy: subprocess.Popen[bytes] | None = None
@@ -278,7 +329,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             control = Control(control_url)
             log = (workdir / "operator.log").open("wb")
             operator = subprocess.Popen(
-                contender_command(contender, workdir / "kubeconfig"), cwd=ROOT,
+                contender_command(contender, workdir / "kubeconfig", cpu_out), cwd=ROOT,
                 stdout=log, stderr=subprocess.STDOUT,
                 env={**os.environ, "KUBECONFIG": str(workdir / "kubeconfig"),
                      "PYTHONPATH": str(ROOT)})
@@ -287,6 +338,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             await tracker.start()
             before = usage(operator.pid)
             profiler = _start_profile(py_spy, profiles, operator.pid, f"{contender}-{n}-{run}")
+            _toggle_cpu_profile(operator, cpu_out, on=True)
             await control.reset()
 
             async def create(i: int) -> None:
@@ -321,6 +373,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             result.update_by_resource = counts["by_resource"]
             after = usage(operator.pid)
             _stop_profile(profiler)
+            _toggle_cpu_profile(operator, cpu_out, on=False)
             result.cpu_seconds = after.cpu_seconds - before.cpu_seconds
             await control.reset()
             await asyncio.sleep(idle)  # measuring that nothing happens takes waiting
@@ -360,7 +413,10 @@ def main() -> None:
     parser.add_argument("--py-spy", type=Path,
                         help="py-spy executable: sample each contender during both phases")
     parser.add_argument("--profiles", type=Path, default=ROOT / "bench/results/profiles",
-                        help="where --py-spy writes its collapsed stacks")
+                        help="where --py-spy and --cpu-profile write their collapsed stacks")
+    parser.add_argument("--cpu-profile", action="store_true",
+                        help="sample the setpoint contender's stacks on its CPU clock "
+                             "(in-process, every ms of CPU) during both phases")
     args = parser.parse_args()
     sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     runs = 1 if args.quick else args.runs
@@ -370,7 +426,7 @@ def main() -> None:
         for run in range(runs):
             for contender in contenders:
                 result = asyncio.run(run_one(contender, n, run, args.idle, args.py_spy,
-                                             args.profiles))
+                                             args.profiles, args.cpu_profile))
                 results.append(result)
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -10,16 +10,21 @@ emit them as they are.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
+_NEEDS_QUOTES = re.compile(r'[\s"=]')
+"""A value with whitespace (``str.isspace``'s, which ``\\s`` matches), a quote or an equals
+sign is quoted; one regex search, not a Python loop over the characters of each value."""
+
 
 def _format_value(value: Any) -> str:
-    text = str(value)
-    if not text or any(c.isspace() or c in '"=' for c in text):
+    text = value if type(value) is str else str(value)
+    if not text or _NEEDS_QUOTES.search(text) is not None:
         return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return text
 
@@ -34,6 +39,8 @@ class BoundLogger:
     def __init__(self, logger: logging.Logger, **fields: Any) -> None:
         self.logger = logger
         self.fields = fields
+        self._text: str | None = None
+        """The bound fields formatted, once (a reconcile's logger logs a line per write)."""
 
     def __repr__(self) -> str:
         return f"BoundLogger({self.logger.name!r}, {format_fields(self.fields)})"
@@ -46,7 +53,15 @@ class BoundLogger:
         if not self.logger.isEnabledFor(level):
             return
         merged = {**self.fields, **fields}
-        self.logger.log(level, "%s %s", event, format_fields(merged), exc_info=exc_info,
+        if self.fields.keys().isdisjoint(fields):
+            # the bound fields come first and are formatted once per logger
+            if self._text is None:
+                self._text = format_fields(self.fields)
+            own = format_fields(fields)
+            text = f"{self._text} {own}" if self._text and own else self._text or own
+        else:  # a field given again takes the bound one's place
+            text = format_fields(merged)
+        self.logger.log(level, "%s %s", event, text, exc_info=exc_info,
                         extra={"fields": merged, "event": event}, stacklevel=3)
 
     def debug(self, event: str, /, **fields: Any) -> None:

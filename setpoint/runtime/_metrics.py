@@ -7,6 +7,8 @@ webhook server counts its requests here too.
 
 from __future__ import annotations
 
+from typing import Any
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from setpoint.client import RequestRecord
@@ -92,6 +94,7 @@ class Metrics:
         self.webhook_in_flight = Gauge(
             "controller_runtime_webhook_requests_in_flight",
             "Current number of admission requests being served.", ["webhook"], registry=r)
+        self._request_children: dict[tuple[int | None, str, str], tuple[Any, Any]] = {}
 
     def __repr__(self) -> str:
         return "Metrics()"
@@ -99,9 +102,16 @@ class Metrics:
     def on_request(self, record: RequestRecord) -> None:
         """The client's per-request hook: counts every HTTP attempt as client-go does
         (``<error>`` when no answer came)."""
-        code = str(record.code) if record.code is not None else "<error>"
-        self.rest_requests.labels(code, record.method, record.host).inc()
-        self.rest_latency.labels(record.method, record.host).observe(record.duration)
+        key = (record.code, record.method, record.host)
+        children = self._request_children.get(key)
+        if children is None:
+            # a labelled child is looked up once per (code, verb, host), not per request
+            code = str(record.code) if record.code is not None else "<error>"
+            children = (self.rest_requests.labels(code, record.method, record.host),
+                        self.rest_latency.labels(record.method, record.host))
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(record.duration)
 
     def queue(self, controller: str) -> QueueMetrics:
         """The metrics of one controller's workqueue."""

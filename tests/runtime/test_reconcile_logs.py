@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client
+from setpoint.runtime._logs import BoundLogger
 from setpoint.testing import SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from tests.cli.logging_target import Gadget, GadgetSpec, manager
@@ -65,3 +66,26 @@ async def test_a_reconcile_that_changes_nothing_logs_nothing_at_info(
     await runner.restart()  # reconciles g again: everything already as wanted
     await wait_for(lambda: any(e == "reconciled" for _, e, _ in _records(caplog, "g")))
     assert [e for level, e, _ in _records(caplog, "g") if level >= logging.INFO] == []
+
+
+def test_bound_fields_are_formatted_once_and_a_field_given_again_takes_their_place(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """The line a BoundLogger writes: bound fields first (formatted once per logger, as a
+    reconcile logs a line per write), values with whitespace of any kind (``str.isspace``,
+    here a no-break space), quotes or ``=`` quoted, None left out; a call field with a bound
+    field's name replaces it in its place."""
+    log = BoundLogger(logging.getLogger("test.bound"), controller="widget").bind(
+        namespace="default", name="w\u00a01", reconcileID=None)
+    with caplog.at_level(logging.INFO, logger="test.bound"):
+        log.info("object_written", verb="create", object='a"b=c')
+        log.info("object_written", verb="update", object="")
+        log.info("renamed", name="w2", extra=1)
+    assert [r.getMessage() for r in caplog.records] == [
+        'object_written controller=widget namespace=default name="w\u00a01" verb=create '
+        'object="a\\"b=c"',
+        'object_written controller=widget namespace=default name="w\u00a01" verb=update '
+        'object=""',
+        "renamed controller=widget namespace=default name=w2 extra=1",
+    ]
+    assert caplog.records[2].fields == {"controller": "widget", "namespace": "default",
+                                        "name": "w2", "reconcileID": None, "extra": 1}
