@@ -108,7 +108,7 @@ main()
 
 def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = None,
                       ) -> list[str]:
-    if name == "setpoint":
+    if name in ("setpoint", "baseline"):
         launcher = ["-c", _CPU_SAMPLER, str(cpu_profile)] if cpu_profile is not None \
             else ["-m", "setpoint.cli.main"]
         return [sys.executable, *launcher, "run",
@@ -306,10 +306,10 @@ def _toggle_cpu_profile(operator: subprocess.Popen[bytes], out: Path | None, *,
 
 async def run_one(contender: str, n: int, run: int, idle: float,
                   py_spy: Path | None = None, profiles: Path | None = None,
-                  cpu_profile: bool = False) -> RunResult:
+                  cpu_profile: bool = False, baseline: Path | None = None) -> RunResult:
     result = RunResult(contender, n, run)
     cpu_out: Path | None = None
-    if cpu_profile and contender == "setpoint" and profiles is not None:
+    if cpu_profile and contender in ("setpoint", "baseline") and profiles is not None:
         profiles.mkdir(parents=True, exist_ok=True)
         cpu_out = profiles / f"{contender}-{n}-{run}.cpu.txt"
         cpu_out.unlink(missing_ok=True)
@@ -328,11 +328,13 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             proxy, control_url = _start_proxy(server.kubeconfig, workdir / "kubeconfig")
             control = Control(control_url)
             log = (workdir / "operator.log").open("wb")
+            # "baseline" is the Setpoint contender from another source tree (--baseline)
+            tree = baseline if contender == "baseline" and baseline is not None else ROOT
             operator = subprocess.Popen(
-                contender_command(contender, workdir / "kubeconfig", cpu_out), cwd=ROOT,
+                contender_command(contender, workdir / "kubeconfig", cpu_out), cwd=tree,
                 stdout=log, stderr=subprocess.STDOUT,
                 env={**os.environ, "KUBECONFIG": str(workdir / "kubeconfig"),
-                     "PYTHONPATH": str(ROOT)})
+                     "PYTHONPATH": str(tree)})
             await _watching_widgets(control, operator)
             tracker = Tracker(api)
             await tracker.start()
@@ -414,6 +416,9 @@ def main() -> None:
                         help="py-spy executable: sample each contender during both phases")
     parser.add_argument("--profiles", type=Path, default=ROOT / "bench/results/profiles",
                         help="where --py-spy and --cpu-profile write their collapsed stacks")
+    parser.add_argument("--baseline", type=Path,
+                        help="a source tree (git archive main | tar -x -C DIR) whose Setpoint "
+                             "runs as the contender 'baseline', for before/after in one run")
     parser.add_argument("--cpu-profile", action="store_true",
                         help="sample the setpoint contender's stacks on its CPU clock "
                              "(in-process, every ms of CPU) during both phases")
@@ -421,12 +426,15 @@ def main() -> None:
     sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     runs = 1 if args.quick else args.runs
     contenders = args.contenders.split(",")
+    if args.baseline is not None and "baseline" not in contenders:
+        contenders.insert(0, "baseline")
     results: list[RunResult] = []
     for n in sizes:
         for run in range(runs):
             for contender in contenders:
                 result = asyncio.run(run_one(contender, n, run, args.idle, args.py_spy,
-                                             args.profiles, args.cpu_profile))
+                                             args.profiles, args.cpu_profile,
+                                             args.baseline))
                 results.append(result)
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ def report(results: list[Result], command: str) -> str:
                   "| requests/Widget create | requests/Widget update | idle requests "
                   "| peak RSS, MiB | CPU, s | CPU per event, ms |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for contender in ("setpoint", "kopf", "floor"):
+        for contender in ("baseline", "setpoint", "kopf", "floor"):
             ready = values(contender, lambda r: r["ready_seconds"])
             if not ready:
                 continue
@@ -70,7 +70,7 @@ def report(results: list[Result], command: str) -> str:
 
 def _verbs(results: list[Result], n: int) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    for contender in ("setpoint", "kopf", "floor"):
+    for contender in ("baseline", "setpoint", "kopf", "floor"):
         mine = sorted((r for r in results if r["contender"] == contender),
                       key=lambda r: r["ready_seconds"])
         if not mine:

@@ -41,11 +41,14 @@ from setpoint.client.errors import (
     TransportError,
     api_error_from_response,
 )
+from setpoint.client.http1 import Answer, ConnectFailed, ConnectionPool
 
 log = logging.getLogger(__name__)
 
 USER_AGENT = "setpoint/0.1.0 (python; asyncio)"
 _NOT_RETRIED_5XX = frozenset({501, 505})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 
 Params = Mapping[str, str | int | bool | None] | None
 
@@ -138,6 +141,13 @@ class Transport:
         if config.proxy_url and not config.proxy_url.startswith(("http://", "https://")):
             raise ConfigError(f"proxy-url {config.proxy_url!r}: only http(s) proxies are supported")
         self._session: aiohttp.ClientSession | None = None
+        self._pool: tuple[asyncio.AbstractEventLoop, ConnectionPool] | None = None
+        """The fast path's connections (``http1``), for the loop they were opened on."""
+        host = self._base.raw_host or ""
+        port = self._base.explicit_port
+        self._host_header = (f"[{host}]" if ":" in host else host) + (
+            f":{port}" if port is not None and port != _DEFAULT_PORTS[self._base.scheme]
+            else "")
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._warned: set[str] = set()
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -154,6 +164,9 @@ class Transport:
 
     async def close(self) -> None:
         """Close the connection pool; the transport may be used again afterwards."""
+        if self._pool is not None:
+            self._pool[1].close()
+            self._pool = None
         if self._session is not None:
             session, self._session = self._session, None
             await session.close()
@@ -174,6 +187,7 @@ class Transport:
         )
         async with self._attempts(
             method, path, params, body, content_type, idempotent, template, client_timeout,
+            fast=True,
         ) as resp:
             data = await resp.read()
             return Response(resp.status, resp.headers, data)
@@ -194,6 +208,7 @@ class Transport:
         async with self._attempts(
             method, path, params, None, "application/json", True, template, client_timeout,
         ) as resp:
+            assert isinstance(resp, aiohttp.ClientResponse)  # streams never take the fast path
             try:
                 yield resp
             finally:
@@ -207,7 +222,8 @@ class Transport:
     async def _attempts(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
         idempotent: bool | None, template: str | None, timeout: aiohttp.ClientTimeout,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        fast: bool = False,
+    ) -> AsyncIterator[aiohttp.ClientResponse | Answer]:
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
         template = template or path
@@ -216,9 +232,10 @@ class Transport:
         while True:
             retry_after: float | None = None
             started = time.perf_counter()
-            resp: aiohttp.ClientResponse | None = None
+            resp: aiohttp.ClientResponse | Answer | None = None
             try:
-                resp = await self._send(method, path, params, body, content_type, timeout)
+                resp = await self._send(method, path, params, body, content_type, timeout,
+                                        fast)
             except aiohttp.ClientSSLError as exc:
                 self._record(method, path, template, None, started, attempt, exc)
                 raise TransportError(
@@ -262,9 +279,8 @@ class Transport:
 
     async def _send(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
-        timeout: aiohttp.ClientTimeout,
-    ) -> aiohttp.ClientResponse:
-        session = self._get_session()
+        timeout: aiohttp.ClientTimeout, fast: bool = False,
+    ) -> aiohttp.ClientResponse | Answer:
         creds = await self.config.auth.credentials() if self.config.auth else Credentials()
         headers = {"Accept": "application/json", "User-Agent": self.user_agent}
         if creds.authorization:
@@ -276,16 +292,62 @@ class Transport:
             kwargs["ssl"] = self._ssl_context(creds)
             if self.config.tls_server_name:
                 kwargs["server_hostname"] = self.config.tls_server_name
+        url = self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
+        query = _encode_params(params)
+        if fast and not self.config.proxy_url and method != "HEAD":
+            # the fast path (setpoint.client.http1); a connection it cannot open is left to
+            # aiohttp below, which reports the failure as it always has
+            try:
+                return await self._send_fast(method, url.extend_query(query) if query else url,
+                                             headers, body, timeout, kwargs)
+            except ConnectFailed:
+                pass
         if self.config.proxy_url:
             kwargs["proxy"] = self.config.proxy_url
-        url = self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
-        return await session.request(
-            method, url, params=_encode_params(params), data=body, headers=headers,
+        return await self._get_session().request(
+            method, url, params=query, data=body, headers=headers,
             timeout=timeout, allow_redirects=False, **kwargs,
         )
 
+    async def _send_fast(
+        self, method: str, url: URL, headers: dict[str, str], body: bytes | None,
+        timeout: aiohttp.ClientTimeout, tls: dict[str, Any],
+    ) -> Answer:
+        head = [f"{method} {url.raw_path_qs} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
+        for name, value in headers.items():
+            if "\r" in value or "\n" in value:
+                # aiohttp refuses such a header: leave it to say so
+                raise ConnectFailed(f"header {name} holds a line break")
+            head.append(f"{name}: {value}\r\n")
+        if body is not None:
+            head.append(f"Content-Length: {len(body)}\r\n")
+        head.append("\r\n")
+        request = "".join(head).encode("latin-1")
+        if body:
+            request += body
+        # as aiohttp does (RFC 9112, 9.3.1): an idempotent request whose connection drops
+        # is sent once more on a new one before the drop counts as an attempt
+        resend = method in _IDEMPOTENT_METHODS
+        async with asyncio.timeout(timeout.total):
+            while True:
+                try:
+                    return await self._connection_pool().send(
+                        request, tls.get("ssl"), tls.get("server_hostname"))
+                except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
+                    if not resend:
+                        raise
+                    resend = False
+
+    def _connection_pool(self) -> ConnectionPool:
+        loop = asyncio.get_running_loop()
+        if self._pool is None or self._pool[0] is not loop:
+            self._pool = (loop, ConnectionPool(
+                self._base.raw_host or "", self._base.port or _DEFAULT_PORTS[self._base.scheme],
+                limit=self.max_connections, connect_timeout=self.connect_timeout))
+        return self._pool[1]
+
     @staticmethod
-    async def _error(method: str, resp: aiohttp.ClientResponse) -> ApiError:
+    async def _error(method: str, resp: aiohttp.ClientResponse | Answer) -> ApiError:
         try:
             body = await resp.read()
         except (aiohttp.ClientError, TimeoutError):
@@ -295,7 +357,7 @@ class Transport:
         return api_error_from_response(resp.status, body, resp.headers, method)
 
     @staticmethod
-    def _retryable(resp: aiohttp.ClientResponse, idempotent: bool) -> bool:
+    def _retryable(resp: aiohttp.ClientResponse | Answer, idempotent: bool) -> bool:
         if resp.status == 429:
             return True
         if resp.status >= 500 and resp.status not in _NOT_RETRIED_5XX:
@@ -338,7 +400,7 @@ class Transport:
         except Exception:  # a metrics bug must never fail the request it measures
             log.exception("on_request hook failed")
 
-    def _log_warnings(self, resp: aiohttp.ClientResponse) -> None:
+    def _log_warnings(self, resp: aiohttp.ClientResponse | Answer) -> None:
         for value in resp.headers.getall("Warning", ()):
             if value not in self._warned and len(self._warned) < 1000:
                 self._warned.add(value)
