@@ -31,6 +31,7 @@ from setpoint.resources import (
     PrinterColumn,
     Rule,
     Scale,
+    rules,
 )
 from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
 
@@ -85,10 +86,9 @@ class TLSSpec(Model):
     (``tlssecrets.py``): a CA per cluster, a certificate per member, a client certificate in
     the Secret ``<name>-client-tls``; clients must present a certificate."""
 
-    enabled: Annotated[bool, Rule(
-        "self == oldSelf", message="TLS is chosen when the cluster is made: switching a "
-        "running cluster's peer URLs between http and https is not supported")] = Field(
-        False, description="Serve clients and peers over https, with client certificates.")
+    enabled: bool = Field(
+        False, description="Serve clients and peers over https, with client certificates "
+        "(chosen when the cluster is made).")
     duration: str = Field("8760h", pattern=DURATION_PATTERN, max_length=16,
                           description="How long a member or client certificate is valid "
                           "(a duration: 8760h).")
@@ -111,6 +111,18 @@ class BackupPolicy(Model):
                            "operator runs (see EtcdBackup's spec.directory).")
 
 
+TLS_ON = "(has({0}.tls) && has({0}.tls.enabled) && {0}.tls.enabled)"
+"""Whether a spec (``self`` or ``oldSelf``) asks for TLS, in CEL: ``tls`` absent, or present
+with ``enabled`` false or unset, is plain http."""
+
+
+@rules(Rule(
+    f"{TLS_ON.format('self')} == {TLS_ON.format('oldSelf')}",
+    message="TLS is chosen when the cluster is made: spec.tls.enabled cannot be switched on "
+    "or off (nor spec.tls added or removed with it) on an existing cluster; every member's "
+    "peer and client URLs would change at once. Make a new cluster with the wanted TLS "
+    "setting and restore a backup into it (EtcdBackup, then EtcdRestore)",
+    field_path=".tls"))
 class EtcdClusterSpec(Model):
     """What an etcd cluster should look like."""
 

@@ -90,3 +90,32 @@ async def test_names_that_cannot_name_the_services_are_refused(
         with pytest.raises(InvalidError) as refused:
             await k8s.create(EtcdCluster(name=name))
         assert "must be a DNS label" in str(refused.value)
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    (None, {"enabled": True}),              # TLS added to a plain cluster
+    ({"enabled": False}, {"enabled": True}),  # switched on
+    ({"enabled": True}, {"enabled": False}),  # switched off
+    ({"enabled": True}, None),              # spec.tls removed: off
+])
+async def test_switching_tls_on_or_off_on_an_existing_cluster_is_refused(
+        setpoint_cluster: SetpointCluster, k8s: Client, before: dict[str, Any] | None,
+        after: dict[str, Any] | None) -> None:
+    """A transition rule on the whole spec (``has()`` on ``self`` and ``oldSelf``), so it
+    also holds when ``spec.tls`` appears or goes, where a rule on ``spec.tls.enabled``
+    alone is not evaluated (a transition rule runs only where both the old and the new
+    object have the field: k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/
+    validation.go, ``validateExpressions``, ``correlation``)."""
+    await setpoint_cluster.install(EtcdCluster)
+    spec: dict[str, Any] = {"size": 1} | ({"tls": before} if before is not None else {})
+    await k8s.create({"apiVersion": API, "kind": "EtcdCluster", "metadata": {"name": "e"},
+                      "spec": spec})
+    with pytest.raises(InvalidError) as refused:
+        await k8s.patch(ETCD, "e", {"spec": {"tls": after}})
+    assert "TLS is chosen when the cluster is made" in str(refused.value)
+    assert "spec.tls" in str(refused.value)
+    # what keeps TLS as it was is accepted: another renewal window, or an explicit false
+    if before is not None and before["enabled"]:
+        await k8s.patch(ETCD, "e", {"spec": {"tls": {"renewBefore": "100h"}}})
+    else:
+        await k8s.patch(ETCD, "e", {"spec": {"tls": {"enabled": False}}})
