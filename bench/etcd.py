@@ -31,7 +31,7 @@ from typing import Any
 import yaml
 
 from operators.etcd.operator import manager as etcd_manager
-from operators.etcd.resource import EtcdBackup, EtcdCluster
+from operators.etcd.resource import EtcdBackup, EtcdCluster, EtcdRestore
 from setpoint.client import Client, Kind, NotFoundError, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.resources import generate_crds
@@ -100,7 +100,8 @@ async def one_run() -> dict[str, float]:
                 client=operator_client)
             await workloads.start()
             crds = Path(tmp) / "crds.yaml"
-            crds.write_text(yaml.safe_dump_all(generate_crds([EtcdCluster, EtcdBackup])))
+            crds.write_text(yaml.safe_dump_all(generate_crds(
+                [EtcdCluster, EtcdBackup, EtcdRestore])))
             await kubectl(kubeconfig, cache, "apply", "-f", str(crds))
             await kubectl(kubeconfig, cache, "wait", "--for=condition=Established",
                           "crd/etcdclusters.etcd.setpoint.dev")
