@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import ssl
 from pathlib import Path
 
-from operators.etcd import objects
+from operators.etcd import objects, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import Pod
@@ -29,21 +30,28 @@ def snapshot_path(backup: EtcdBackup) -> Path:
     return Path(backup.spec.directory) / f"{backup.metadata.namespace}-{backup.metadata.name}.db"
 
 
-async def take_snapshot(url: str, path: Path) -> tuple[int, int, str, str]:
+async def take_snapshot(url: str, path: Path, tls: ssl.SSLContext | None = None
+                        ) -> tuple[int, int, str, str]:
     """Stream a snapshot from the member at ``url`` into ``path``: (revision, size,
-    sha256, version)."""
+    sha256, version). ``tls``: the cluster's client context, for an https member. A stream
+    that fails half-way raises :class:`EtcdError` and leaves no file behind, neither
+    ``path`` nor the partial one."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     partial = path.with_name(path.name + ".part")
-    async with EtcdClient(url) as etcd:
-        status = await etcd.status()
-        digest, size = hashlib.sha256(), 0
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            async for chunk in etcd.snapshot_chunks():
-                out.write(chunk)
-                digest.update(chunk)
-                size += len(chunk)
-    os.replace(partial, path)
+    try:
+        async with EtcdClient(url, tls=tls) as etcd:
+            status = await etcd.status()
+            digest, size = hashlib.sha256(), 0
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                async for chunk in etcd.snapshot_chunks():
+                    out.write(chunk)
+                    digest.update(chunk)
+                    size += len(chunk)
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
     return status.revision, size, digest.hexdigest(), status.version
 
 
@@ -66,11 +74,22 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
         not any(m.leader and m.name == p.metadata.name for m in cluster.status.members or ()),
         str(p.metadata.name))) if p.metadata.name in healthy
         and (url := objects.client_url(p)) is not None]
+    tls = None
+    if tlssecrets.enabled(cluster):  # members serve https and want a client certificate
+        tls = tlssecrets.cached_client_context(ctx, cluster)
+        if tls is None:
+            status.phase = "Pending"
+            ctx.set_condition("Complete", False, reason="ClientCertificateMissing",
+                              message=f"the Secret {tlssecrets.client_secret_name(cluster)} "
+                              "(the operator's client certificate) is not there yet",
+                              obj=wanted)
+            await ctx.update_status(wanted)
+            return Result(requeue_after=RETRY_INTERVAL)
     errors: list[str] = []
     for member, url in sources:
         path = snapshot_path(wanted)
         try:
-            revision, size, digest, version = await take_snapshot(url, path)
+            revision, size, digest, version = await take_snapshot(url, path, tls)
         except EtcdError as exc:
             errors.append(f"{member}: {exc}")
             continue

@@ -169,21 +169,42 @@ class EtcdClient:
 
     async def snapshot_chunks(self) -> AsyncIterator[bytes]:
         """The backend database, streamed: grpc-gateway sends one JSON object per line,
-        ``{"result": {"blob": <base64>, "remaining_bytes": n}}``."""
+        ``{"result": {"blob": <base64>, "remaining_bytes": n}}``, the last one with
+        ``remaining_bytes`` 0 (etcd's ``v3rpc/maintenance.go`` ``Snapshot``). A stream
+        cut or ended before that last chunk raises :class:`Unreachable` (whatever was
+        yielded is not a snapshot); an error etcd sends in the stream, :class:`EtcdError`."""
         assert self._session is not None, "use EtcdClient in `async with`"
-        async with self._session.post(f"{self.endpoint}/v3/maintenance/snapshot",
-                                      json={}, timeout=aiohttp.ClientTimeout(total=None,
-                                                                             sock_read=30)
-                                      ) as response:
-            async for line in response.content:
-                if not line.strip():
-                    continue
-                item = json.loads(line)
-                if "error" in item:
-                    raise EtcdError(f"snapshot: {item['error']}")
-                blob = (item.get("result") or {}).get("blob")
-                if blob:
-                    yield base64.b64decode(blob)
+        remaining: int | None = None
+        try:
+            async with self._session.post(
+                    f"{self.endpoint}/v3/maintenance/snapshot", json={},
+                    server_hostname=self.server_hostname,
+                    timeout=aiohttp.ClientTimeout(total=None, sock_read=30)) as response:
+                if response.status != 200:
+                    text = await response.text()
+                    raise EtcdError(f"snapshot: HTTP {response.status}: {text[:200]}")
+                async for line in response.content:
+                    if not line.strip():
+                        continue
+                    item = json.loads(line)
+                    if "error" in item:
+                        error = item["error"]
+                        message = error.get("message") if isinstance(error, dict) else error
+                        raise EtcdError(f"snapshot: {message}")
+                    result = item.get("result") or {}
+                    remaining = int(result.get("remaining_bytes") or 0)
+                    blob = result.get("blob")
+                    if blob:
+                        yield base64.b64decode(blob)
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            raise Unreachable(f"{self.endpoint}: snapshot stream cut: "
+                              f"{exc or type(exc).__name__}") from exc
+        except ValueError as exc:  # a line that is not JSON, or a blob not base64
+            raise Unreachable(f"{self.endpoint}: snapshot stream garbled: {exc}") from exc
+        if remaining != 0:
+            raise Unreachable(f"{self.endpoint}: snapshot stream ended with "
+                              f"{remaining if remaining is not None else 'every'} byte(s) "
+                              "still to come")
 
     # key-value (rpc KV)
     async def put(self, key: str, value: str) -> int:

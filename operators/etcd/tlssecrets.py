@@ -29,6 +29,7 @@ import ssl
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from operators.etcd import certificates, objects
 from operators.etcd.certificates import KeyPair
@@ -229,6 +230,18 @@ def load_key_pair(context: ssl.SSLContext, pair: KeyPair) -> None:
             with os.fdopen(fd, "wb") as out:
                 out.write(content)
         context.load_cert_chain(*paths)
+
+
+def cached_client_context(ctx: Context[Any], cluster: EtcdCluster) -> ssl.SSLContext | None:
+    """The operator's client context for ``cluster`` from the cached Secret
+    ``<name>-client-tls`` (its ``ca.crt`` is the cluster's CA), issuing nothing: for the
+    controllers other than the EtcdCluster one (a backup). None while the Secret is not
+    there yet (the EtcdCluster controller issues it)."""
+    secret = ctx.get(Secret, client_secret_name(cluster), cluster.metadata.namespace)
+    pair, ca = key_pair(secret), _data(secret).get("ca.crt")
+    if pair is None or not ca:
+        return None
+    return client_context(KeyPair(ca, b""), pair)
 
 
 async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod],

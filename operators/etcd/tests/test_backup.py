@@ -1,17 +1,21 @@
 """EtcdBackup: the snapshot stream of a real etcd (started here on 127.0.0.1, outside any
-cluster) written whole, 0600, with its size and checksum; and the resource's rules."""
+cluster) written whole, 0600, with its size and checksum; a stream cut or ended early
+(served here by a stand-in gateway) leaves no file; and the resource's rules."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import shutil
 import socket
 import subprocess
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from operators.etcd.backup import take_snapshot
 from operators.etcd.etcdclient import EtcdClient, EtcdError
@@ -93,3 +97,85 @@ async def test_a_backup_of_a_missing_cluster_waits_and_its_spec_cannot_change(
     with pytest.raises(InvalidError) as refused:
         await k8s.patch(EtcdBackup, "b", {"spec": {"clusterName": "other"}})
     assert "its spec cannot change" in str(refused.value)
+
+
+Chunks = Callable[[web.StreamResponse, web.Request], Awaitable[None]]
+
+
+@pytest_asyncio.fixture
+async def gateway() -> AsyncIterator[Callable[[Chunks], Awaitable[str]]]:
+    """A stand-in for etcd's JSON gateway on a loopback port of its own: ``Status`` as etcd
+    answers it, and ``Snapshot`` as ``chunks`` writes it."""
+    runners: list[web.AppRunner] = []
+
+    async def start(chunks: Chunks) -> str:
+        async def status(_: web.Request) -> web.Response:
+            return web.json_response({"header": {"member_id": "1", "revision": "7"},
+                                      "version": "3.5.1", "leader": "1", "raftIndex": "9"})
+
+        async def snapshot(request: web.Request) -> web.StreamResponse:
+            response = web.StreamResponse()  # chunked, as grpc-gateway streams
+            await response.prepare(request)
+            await chunks(response, request)
+            return response
+
+        app = web.Application()
+        app.router.add_post("/v3/maintenance/status", status)
+        app.router.add_post("/v3/maintenance/snapshot", snapshot)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        runners.append(runner)
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        host, port = runner.addresses[0][:2]
+        return f"http://{host}:{port}"
+
+    yield start
+    for runner in runners:
+        await runner.cleanup()
+
+
+def chunk(data: bytes, remaining: int) -> bytes:
+    return json.dumps({"result": {"blob": base64.b64encode(data).decode(),
+                                  "remaining_bytes": str(remaining)}}).encode() + b"\n"
+
+
+async def cut_mid_way(response: web.StreamResponse, request: web.Request) -> None:
+    """The member goes away half-way: the connection drops inside the chunked body."""
+    await response.write(chunk(b"x" * 1000, 1000))
+    assert request.transport is not None
+    request.transport.close()
+
+
+async def ended_early(response: web.StreamResponse, _: web.Request) -> None:
+    """A body that ends cleanly, but before the chunk that says nothing remains."""
+    await response.write(chunk(b"x" * 1000, 1000))
+    await response.write_eof()
+
+
+async def whole(response: web.StreamResponse, _: web.Request) -> None:
+    await response.write(chunk(b"x" * 1000, 1000))
+    await response.write(chunk(b"y" * 1000, 0))
+    await response.write_eof()
+
+
+@pytest.mark.parametrize("stream", [cut_mid_way, ended_early])
+async def test_a_snapshot_stream_cut_mid_way_leaves_no_file_and_is_an_etcd_error(
+        gateway: Callable[[Chunks], Awaitable[str]], tmp_path: Path, stream: Chunks) -> None:
+    """etcd sends the database in chunks, the last with ``remaining_bytes`` 0
+    (server/etcdserver/api/v3rpc/maintenance.go ``Snapshot``); anything short of that is
+    not a snapshot. The error is an EtcdError, which the EtcdBackup controller answers by
+    trying the next member, then again later (``Pending``)."""
+    url = await gateway(stream)
+    path = tmp_path / "backups" / "ns-b.db"
+    with pytest.raises(EtcdError, match="snapshot stream"):
+        await take_snapshot(url, path)
+    assert list(path.parent.iterdir()) == []  # neither the snapshot nor its .part
+
+
+async def test_a_whole_stream_from_the_stand_in_is_written(
+        gateway: Callable[[Chunks], Awaitable[str]], tmp_path: Path) -> None:
+    """The stand-in is faithful enough that a whole stream passes."""
+    path = tmp_path / "backups" / "ns-b.db"
+    revision, size, _, _ = await take_snapshot(await gateway(whole), path)
+    assert (revision, size, path.read_bytes()) == (7, 2000, b"x" * 1000 + b"y" * 1000)
