@@ -20,6 +20,9 @@ from operators.etcd.resource import EtcdCluster, MemberStatus, Phase
 SCALING = {"ScalingUp", "ScalingDown", "LearnerCaughtUp", "LearnerStarting", "MemberStarting",
            "ClaimTerminating"}
 UPGRADING = {"UpgradingMember"}
+QUORUM_LOST = {"QuorumLost", "RestoreNeeded"}
+"""Step reasons of phase QuorumLost (``RestoreNeeded``: every member lost its data and
+there is no backup, :mod:`.recovery`)."""
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ def members_status(reading: Reading) -> list[MemberStatus]:
 
 def phase(cluster: EtcdCluster, reading: Reading, step: Step) -> Phase:
     """The lifecycle state (the README's diagram): the step taken says it."""
-    if step.reason == "QuorumLost":
+    if step.reason in QUORUM_LOST:
         return "QuorumLost"
     if step.action == "Done":
         return "Running"
@@ -85,8 +88,8 @@ def progressing(step: Step) -> Verdict:
 
 def degraded(reading: Reading, step: Step) -> Verdict:
     obs = reading.observed
-    if step.reason == "QuorumLost":
-        return Verdict(True, "QuorumLost", step.message)
+    if step.reason in QUORUM_LOST:
+        return Verdict(True, step.reason, step.message)
     voters = [m for m in obs.members or () if not m.is_learner]
     sick = sorted(m.name or m.hex_id for m in voters if m.id not in obs.healthy)
     if sick:

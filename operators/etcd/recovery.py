@@ -6,7 +6,10 @@ lost with no claim holding its member's data), this module turns the plan into a
 from the cluster's latest Complete EtcdBackup: the members' leftover pods and claims are
 deleted, then the founding member is made again with the snapshot restored into its
 empty data directory (the ``spec.restore`` path, etcd's disaster-recovery guide), and the
-others join as usual.
+others join as usual. With no backup at all the cluster stops (phase QuorumLost, reason
+``RestoreNeeded``) until a person names a backup in ``spec.restore`` or consents to
+starting it empty (the annotation ``etcd.setpoint.dev/accept-data-loss``): an etcd that
+silently comes back empty looks healthy to every client that had data in it.
 
 Either way ``status.recovery`` records the source, its revision and what is lost: the
 highest revision the operator had observed (``status.revision``, kept from every reading)
@@ -20,8 +23,15 @@ from __future__ import annotations
 from operators.etcd.backuppolicy import clock, rfc3339
 from operators.etcd.members import Step, _has_data_of
 from operators.etcd.observe import Reading
-from operators.etcd.resource import EtcdBackup, EtcdCluster, RecoveryStatus
+from operators.etcd.resource import GROUP, EtcdBackup, EtcdCluster, RecoveryStatus
 from setpoint.runtime import Context
+
+ACCEPT_DATA_LOSS = f"{GROUP}/accept-data-loss"
+"""On an EtcdCluster whose every member lost its data with no backup: a person's consent to
+start it empty (``"true"``); removed by the operator once it has done so."""
+RESTORE_NEEDED = "RestoreNeeded"
+"""The reason while every member lost its data and there is no backup (phase QuorumLost)."""
+STARTING_EMPTY = "StartingEmpty"
 
 
 def latest_backup(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> EtcdBackup | None:
@@ -33,6 +43,18 @@ def latest_backup(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> EtcdBackup
              and b.status.path and str(b.metadata.creation_timestamp or "") >= created]
     return max(found, key=lambda b: (str(b.metadata.creation_timestamp),
                                      b.status.revision or 0), default=None)
+
+
+def source_backup(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> EtcdBackup | None:
+    """What a cluster whose every member lost its data is restored from: its latest backup,
+    else the Complete EtcdBackup ``spec.restore`` names (the one it was seeded from, or one
+    a person named for this recovery)."""
+    found = latest_backup(ctx, cluster)
+    if found is not None or cluster.spec.restore is None:
+        return found
+    named = cluster.spec.restore.backup_name
+    return next((b for b in ctx.list(EtcdBackup) if b.metadata.name == named
+                 and b.status.phase == "Complete" and b.status.path), None)
 
 
 def _no_member_has_data(reading: Reading) -> bool:
@@ -71,25 +93,12 @@ async def plan(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Reading
          and reading.observed.local_members is not None and _no_member_has_data(reading))
     if not lost_all:
         return step
-    backup = latest_backup(ctx, cluster)
+    backup = source_backup(ctx, cluster)
     if backup is None:
-        if step.action == "Bootstrap":
-            ctx.events.warning("DataLost", "every member lost its data and there is no "
-                               "Complete EtcdBackup of this cluster: starting it empty",
-                               action="Bootstrap")
-        return step
+        return _without_backup(ctx, cluster, reading, step)
     name = backup.metadata.name
     if step.action == "Wait":  # clear what is left of the old members, then bootstrap
-        obs = reading.observed
-        left = sorted(o for o in set(obs.pods) | set(obs.claims)
-                      if not (obs.pods.get(o) is None or obs.pods[o].terminating)
-                      or not (obs.claims.get(o) is None or obs.claims[o].terminating))
-        if not left:
-            return Step("Wait", "QuorumLost", "no member has data: waiting for the old "
-                        f"members' pods and claims to go before restoring EtcdBackup {name}")
-        return Step("DeleteMemberObjects", "QuorumLost",
-                    f"no member has data: deleting the pod and claim of ordinal {left[0]} "
-                    f"to restore the cluster from EtcdBackup {name}", left[0])
+        return _clear_leftovers(reading, f"to restore the cluster from EtcdBackup {name}")
     revision = backup.status.revision or 0
     _record(ctx, cluster, RecoveryStatus(
         time=rfc3339(clock()), source="Backup", backup_name=name, revision=revision,
@@ -99,14 +108,55 @@ async def plan(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Reading
                 f"{revision})", 0, backup=name)
 
 
+def _clear_leftovers(reading: Reading, why: str) -> Step:
+    """Delete the old members' pods and claims one at a time; wait for them to go."""
+    obs = reading.observed
+    left = sorted(o for o in set(obs.pods) | set(obs.claims)
+                  if not (obs.pods.get(o) is None or obs.pods[o].terminating)
+                  or not (obs.claims.get(o) is None or obs.claims[o].terminating))
+    if not left:
+        return Step("Wait", "QuorumLost", "no member has data: waiting for the old "
+                    f"members' pods and claims to go {why}")
+    return Step("DeleteMemberObjects", "QuorumLost",
+                f"no member has data: deleting the pod and claim of ordinal {left[0]} {why}",
+                left[0])
+
+
+def _without_backup(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Reading,
+                    step: Step) -> Step:
+    """Every member lost its data and no backup holds it: only a person can choose between
+    finding a backup and losing every key, so the cluster waits (phase QuorumLost) until
+    spec.restore names a Complete EtcdBackup or the EtcdCluster carries the annotation
+    ``etcd.setpoint.dev/accept-data-loss: "true"``, which is removed once the empty
+    cluster is started (consent for this loss, not the next one)."""
+    name = cluster.metadata.name
+    if (cluster.metadata.annotations or {}).get(ACCEPT_DATA_LOSS) != "true":
+        return Step("Wait", RESTORE_NEEDED,
+                    f"every member lost its data and there is no Complete EtcdBackup of "
+                    f"{name}: to restore one, set spec.restore.backupName to a Complete "
+                    "EtcdBackup in this namespace; to start the cluster empty, losing every "
+                    f"key, run: kubectl annotate etcdcluster {name} {ACCEPT_DATA_LOSS}=true")
+    if step.action == "Wait":
+        return _clear_leftovers(reading, f"to start it empty ({ACCEPT_DATA_LOSS})")
+    _record(ctx, cluster, RecoveryStatus(
+        time=rfc3339(clock()), source="Empty", revision=0,
+        members_lost=len(cluster.status.members or ()) or None))
+    ctx.events.warning("DataLost", "every member lost its data and there is no Complete "
+                       f"EtcdBackup of {name}: starting it empty, as {ACCEPT_DATA_LOSS} says",
+                       action="Bootstrap")
+    return Step("Bootstrap", STARTING_EMPTY, "every member lost its data: starting the "
+                f"cluster empty ({ACCEPT_DATA_LOSS})", 0)
+
+
 def _record(ctx: Context[EtcdCluster], cluster: EtcdCluster, recovery: RecoveryStatus) -> None:
     last = cluster.status.revision
     recovery.last_observed_revision = last
     recovery.revisions_lost = max(0, last - recovery.revision) if last is not None else None
     cluster.status.recovery = recovery
     cluster.status.revision = recovery.revision  # what is seen from now on is measured anew
-    source = f"member {recovery.member}" if recovery.source == "Survivor" \
-        else f"EtcdBackup {recovery.backup_name}"
+    source = {"Survivor": f"member {recovery.member}",
+              "Backup": f"EtcdBackup {recovery.backup_name}",
+              "Empty": "nothing (started empty)"}[recovery.source]
     lost = (f"{recovery.revisions_lost} revision(s) the operator had seen (up to "
             f"{last}) are not in it" if recovery.revisions_lost else
             "every revision the operator had seen is in it")

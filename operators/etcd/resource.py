@@ -165,8 +165,9 @@ class RecoveryStatus(Model):
     """A recovery from a lost quorum: where the data came from and what was lost."""
 
     time: str = Field(description="When the recovery began (RFC 3339).")
-    source: Literal["Survivor", "Backup"] = Field(
-        description="The newest surviving member, or the latest complete EtcdBackup.")
+    source: Literal["Survivor", "Backup", "Empty"] = Field(
+        description="The newest surviving member, the latest complete EtcdBackup, or "
+        "nothing: started empty with the accept-data-loss annotation.")
     member: str | None = Field(None, description="Survivor: the member recovered from.")
     backup_name: str | None = Field(None, description="Backup: the EtcdBackup restored.")
     revision: int = Field(description="The source's revision.")

@@ -14,6 +14,7 @@ from operators.etcd import objects, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.members import BOOTSTRAP, Step
 from operators.etcd.observe import Reading
+from operators.etcd.recovery import ACCEPT_DATA_LOSS, STARTING_EMPTY
 from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim
 from setpoint.runtime import Context
@@ -69,6 +70,8 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
         snapshot = None
         backup_name = step.backup or (cluster.spec.restore.backup_name
                                       if cluster.spec.restore is not None else None)
+        if step.reason == STARTING_EMPTY:  # a person chose it over any backup
+            backup_name = None
         if backup_name is not None:
             snapshot = _snapshot_of(ctx, backup_name)
             if snapshot is None:
@@ -83,6 +86,10 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
             events.normal("Restoring", f"founding member {name} restores {snapshot}",
                           action=step.action)
             return step
+        if step.reason == STARTING_EMPTY:  # the consent was for this loss, not the next
+            await ctx.client.patch(EtcdCluster, str(cluster.metadata.name), {
+                "metadata": {"annotations": {ACCEPT_DATA_LOSS: None}}},
+                namespace=cluster.metadata.namespace)
     elif step.action == "RecordMemberId":
         assert member is not None
         await _annotate_claim(ctx, reading.claims[ordinal], objects.MEMBER_ID, member.hex_id)

@@ -371,3 +371,39 @@ async def test_a_member_that_lost_its_data_with_no_survivor_is_restored_from_the
     assert url is not None
     async with EtcdClient(url) as etcd:  # nothing written after the backup
         assert await etcd.get_prefix("/test/", serializable=True) == data
+
+
+async def test_every_member_losing_its_data_with_no_backup_waits_for_consent_to_start_empty(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """No member has data and no backup exists: the cluster stops in phase QuorumLost
+    (reason RestoreNeeded, saying what to do) instead of coming back empty; once a person
+    annotates it ``etcd.setpoint.dev/accept-data-loss=true`` it starts empty, records the
+    revisions lost and removes the annotation (consent for this loss only)."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=1, version=V34)))
+    await wait_for(EtcdCluster, "e", running(1), timeout=TIMEOUT)
+    await write(k8s, "e", keys("gone"))
+    seen = await wait_for(EtcdCluster, "e", lambda c: (c.status.revision or 0) >= 11,
+                          timeout=TIMEOUT)
+
+    await k8s.delete(PersistentVolumeClaim, "e-0")
+    await k8s.delete(Pod, "e-0")
+    def degraded(cluster: EtcdCluster) -> tuple[str, str]:
+        condition = cluster.status.get_condition("Degraded")
+        return (condition.reason or "", condition.message or "") if condition else ("", "")
+
+    stopped = await wait_for(EtcdCluster, "e", lambda c: c.status.phase == "QuorumLost" and
+                             degraded(c)[0] == "RestoreNeeded", timeout=TIMEOUT)
+    assert "accept-data-loss=true" in degraded(stopped)[1]
+    assert stopped.status.recovery is None
+    assert await member_pods(k8s, "e") == {}  # nothing started empty behind its back
+
+    await k8s.patch(EtcdCluster, "e", {"metadata": {"annotations": {
+        "etcd.setpoint.dev/accept-data-loss": "true"}}})
+    started = await wait_for(EtcdCluster, "e", lambda c: running(1)(c) and
+                             c.status.recovery is not None, timeout=TIMEOUT)
+    record = started.status.recovery
+    assert (record.source, record.revision, record.revisions_lost) == \
+        ("Empty", 0, seen.status.revision)
+    assert "etcd.setpoint.dev/accept-data-loss" not in (started.metadata.annotations or {})
+    async with EtcdClient(await client_endpoint(k8s, "e")) as etcd:
+        assert await etcd.get_prefix("/test/") == {}

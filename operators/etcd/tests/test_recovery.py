@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from operators.etcd import recovery
+from operators.etcd import health, recovery
 from operators.etcd.etcdclient import MemberStatus
 from operators.etcd.members import ClaimView, Observed, PodView, Step, plan
 from operators.etcd.observe import Reading
@@ -21,6 +21,7 @@ from operators.etcd.resource import (
     EtcdBackupStatus,
     EtcdCluster,
     EtcdClusterSpec,
+    RestoreSpec,
 )
 from operators.etcd.tests.test_members import member
 
@@ -85,13 +86,45 @@ async def test_a_cluster_whose_every_member_lost_its_data_restores_the_latest_ba
     assert ctx.events.said[0][0] == "QuorumRecovery" and "20 revision(s)" in ctx.events.said[0][1]
 
 
-async def test_a_new_cluster_bootstraps_as_usual_and_without_a_backup_starts_empty() -> None:
+async def test_a_new_cluster_bootstraps_as_usual() -> None:
     step = plan(Observed(size=3))
     assert await recovery.plan(Ctx(BACKUPS), ran(None), Reading(Observed(size=3)),  # type: ignore[arg-type]
                                step) == step
-    ctx = Ctx([])
-    assert await recovery.plan(ctx, ran(), Reading(Observed(size=3)), step) == step  # type: ignore[arg-type]
-    assert ctx.events.said[0][0] == "DataLost"
+
+
+async def test_every_member_lost_with_no_backup_waits_for_a_person() -> None:
+    """No backup holds the data: starting empty would look healthy to every client that
+    had keys in it, so the cluster stops (phase QuorumLost) and says what a person can do."""
+    ctx, cluster = Ctx([]), ran()
+    step = await recovery.plan(ctx, cluster, Reading(Observed(size=3)),  # type: ignore[arg-type]
+                               plan(Observed(size=3)))
+    assert (step.action, step.reason) == ("Wait", "RestoreNeeded")
+    assert "spec.restore.backupName" in step.message
+    assert "kubectl annotate etcdcluster e etcd.setpoint.dev/accept-data-loss=true" \
+        in step.message
+    assert health.phase(cluster, Reading(Observed(size=3)), step) == "QuorumLost"
+    assert health.degraded(Reading(Observed(size=3)), step).reason == "RestoreNeeded"
+    assert ctx.events.said == [] and cluster.status.recovery is None
+
+
+async def test_with_consent_the_cluster_starts_empty_and_counts_every_revision_lost() -> None:
+    ctx, cluster = Ctx([]), ran()
+    cluster.metadata.annotations = {recovery.ACCEPT_DATA_LOSS: "true"}
+    step = await recovery.plan(ctx, cluster, Reading(Observed(size=3)),  # type: ignore[arg-type]
+                               plan(Observed(size=3)))
+    assert (step.action, step.reason, step.backup) == ("Bootstrap", "StartingEmpty", None)
+    record = cluster.status.recovery
+    assert record is not None and (record.source, record.revisions_lost) == ("Empty", 120)
+    assert [reason for reason, _ in ctx.events.said] == ["QuorumRecovery", "DataLost"]
+
+
+async def test_a_backup_named_in_spec_restore_is_restored_when_the_cluster_has_none() -> None:
+    cluster = ran()
+    cluster.spec.restore = RestoreSpec(backup_name="other-cluster")
+    step = await recovery.plan(Ctx(BACKUPS[3:4]), cluster,  # type: ignore[arg-type]
+                               Reading(Observed(size=3)), plan(Observed(size=3)))
+    assert (step.action, step.reason, step.backup) == ("Bootstrap", "RestoringFromBackup",
+                                                       "other-cluster")
 
 
 def quorum_lost(claims: dict[int, str]) -> Reading:
@@ -118,6 +151,18 @@ async def test_a_quorum_lost_with_no_member_holding_data_clears_the_members_for_
 
     assert (step.action, step.ordinal, step.reason) == ("DeleteMemberObjects", 0, "QuorumLost")
     assert "EtcdBackup newest" in step.message
+
+
+async def test_a_quorum_lost_with_no_data_and_no_backup_waits_then_clears_with_consent(
+        ) -> None:
+    reading = quorum_lost({0: "ffff", 1: "eeee"})
+    cluster = ran()
+    step = await recovery.plan(Ctx([]), cluster, reading, plan(reading.observed))  # type: ignore[arg-type]
+    assert (step.action, step.reason) == ("Wait", "RestoreNeeded")
+
+    cluster.metadata.annotations = {recovery.ACCEPT_DATA_LOSS: "true"}
+    step = await recovery.plan(Ctx([]), cluster, reading, plan(reading.observed))  # type: ignore[arg-type]
+    assert (step.action, step.ordinal) == ("DeleteMemberObjects", 0)
 
 
 async def test_a_survivor_recovery_records_its_revision_against_the_last_seen_once() -> None:
