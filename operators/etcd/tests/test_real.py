@@ -405,5 +405,6 @@ async def test_every_member_losing_its_data_with_no_backup_waits_for_consent_to_
     assert (record.source, record.revision, record.revisions_lost) == \
         ("Empty", 0, seen.status.revision)
     assert "etcd.setpoint.dev/accept-data-loss" not in (started.metadata.annotations or {})
+    await write(k8s, "e", keys("new"))  # once the client Service has a ready member again
     async with EtcdClient(await client_endpoint(k8s, "e")) as etcd:
-        assert await etcd.get_prefix("/test/") == {}
+        assert await etcd.get_prefix("/test/") == keys("new")  # nothing of before
