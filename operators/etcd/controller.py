@@ -13,8 +13,9 @@ Every reconcile:
 4. writes the status: phase, members, conditions, and the step in progress.
 
 Membership changes are not Kubernetes events, so while a step is in progress the
-reconcile looks again after a second; once the cluster is as wanted, every few seconds
-(a member can stop answering without any object changing). Deleting the EtcdCluster
+reconcile looks again after a second (a quarter of one while members start, join and catch
+up); once the cluster is as wanted, every few seconds (a member can stop answering
+without any object changing). Deleting the EtcdCluster
 deletes its pods, claims and Services through owner references.
 """
 
@@ -38,7 +39,17 @@ from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Secret
 from setpoint.runtime import Context, Controller, Result
 
 STEP_INTERVAL = 1.0
-"""Seconds between looks while a membership step is in progress."""
+"""Seconds between looks while a step is in progress."""
+JOIN_INTERVAL = 0.25
+"""Seconds between looks while a member starts, joins or catches up: what is waited for
+(a member answering, a learner in sync, etcd accepting the next ``member add``) shows
+only in etcd, never as a Kubernetes event, and each look is a status request per member.
+The next ``member add`` is refused until every voter has been connected for 5 s
+(etcdserver ``mayAddMember``, :data:`steps.UNAVAILABLE`), so looking often is what lets
+it go through as soon as etcd allows it."""
+JOINING = {"Bootstrapping", "Bootstrapped", "MembersStarting", "ScalingUp", "MemberStarting",
+           "LearnerStarting", "LearnerCaughtUp"}
+"""Step reasons looked at again after :data:`JOIN_INTERVAL`."""
 HEALTH_INTERVAL = 5.0
 """Seconds between health checks of a cluster that is as wanted."""
 
@@ -82,7 +93,7 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
     record_status(ctx, cluster, reading, outcome)
     await ctx.update_status(cluster)
     return Result(requeue_after=HEALTH_INTERVAL if outcome.action == "Done"
-                  else STEP_INTERVAL)
+                  else JOIN_INTERVAL if outcome.reason in JOINING else STEP_INTERVAL)
 
 
 def describe(step: Step) -> str:
