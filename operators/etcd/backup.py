@@ -112,8 +112,9 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                           action="Snapshot")
         await ctx.update_status(wanted)
         return Result()
-    status.phase = "Pending"
-    ctx.set_condition("Complete", False, reason="NoHealthyMember",
+    status.phase = "Pending"  # taken again: a member restarting or a stream cut passes
+    ctx.set_condition("Complete", False,
+                      reason="SnapshotFailed" if errors else "NoHealthyMember",
                       message="; ".join(errors) or "no healthy member to take it from",
                       obj=wanted)
     await ctx.update_status(wanted)
