@@ -19,9 +19,6 @@ import asyncio
 import dataclasses
 import json
 import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -30,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from bench.common import bare_interpreter_s, summarize_runs
 from operators.etcd.operator import manager as etcd_manager
 from operators.etcd.resource import EtcdBackup, EtcdCluster, EtcdRestore
 from setpoint.client import Client, Kind, NotFoundError, load_kubeconfig
@@ -50,12 +48,6 @@ kind: EtcdCluster
 metadata: {{name: bench}}
 spec: {{size: 3, version: "{V34}"}}
 """
-
-
-def bare_python() -> float:
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "pass"], check=True)
-    return time.perf_counter() - started
 
 
 def running(version: str) -> Callable[[dict[str, Any]], bool]:
@@ -135,7 +127,7 @@ async def one_run() -> dict[str, float]:
                               "--type=merge", "-p", json.dumps({"spec": {"version": V35}}))
                 await until(client, running(V35))
                 upgraded = time.perf_counter() - start
-                return {"bare_python_s": bare_python(), "available_s": available,
+                return {"bare_python_s": bare_interpreter_s(), "available_s": available,
                         "recover_member_s": recovered, "upgrade_3_members_s": upgraded}
             finally:
                 await operator.stop()
@@ -149,12 +141,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     options = parser.parse_args()
     results = [asyncio.run(one_run()) for _ in range(options.runs)]
-    summary: dict[str, Any] = {"machine": f"{os.cpu_count()} cores", "runs": options.runs}
-    for key in results[0]:
-        values = sorted(r[key] for r in results)
-        summary[key] = {"median": statistics.median(values), "min": values[0],
-                        "max": values[-1]}
-    print(json.dumps(summary, indent=2))
+    print(json.dumps({"machine": f"{os.cpu_count()} cores", "runs": options.runs,
+                      **summarize_runs(results)}, indent=2))
 
 
 if __name__ == "__main__":
