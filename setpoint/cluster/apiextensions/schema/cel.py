@@ -31,7 +31,14 @@ PER_CALL_LIMIT = 1_000_000
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
 
-_ENV = celpy.Environment()
+
+
+@functools.cache
+def _environment() -> celpy.Environment:
+    """The CEL environment, built on first use: building it compiles celpy's grammar
+    (0.1-0.5 s of CPU), which a server whose CRDs declare no rules never needs; it used to
+    be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up)."""
+    return celpy.Environment()
 
 
 class OptionalValue:
@@ -78,7 +85,7 @@ class CompiledRule:
 
 def _parse(text: str) -> ParseTree:
     try:
-        return _ENV.compile(text)
+        return _environment().compile(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
         line = getattr(exc, "line", None) or 1
         column = getattr(exc, "column", None) or 1
@@ -92,7 +99,7 @@ def _parse(text: str) -> ParseTree:
 def compile_expression(text: str) -> Any:
     """A CEL program for ``text`` (compiled once per distinct expression), with the
     Kubernetes CEL libraries; CheckError worded as cel-go's when it does not parse."""
-    return _ENV.program(_parse(text), functions=_RUNTIME_FUNCTIONS)
+    return _environment().program(_parse(text), functions=_RUNTIME_FUNCTIONS)
 
 
 def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False
@@ -106,7 +113,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     try:
         tree = _parse(text)
         result, uses = check(text, tree, variables, "bool")
-        out.program = _ENV.program(tree, functions=_RUNTIME_FUNCTIONS)
+        out.program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
         out.uses_old_self = "oldSelf" in uses
         out.cost = result.cost
     except CheckError as exc:
@@ -117,7 +124,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
         try:
             tree = _parse(expr)
             result, _ = check(expr, tree, variables, "string")
-            out.message_program = _ENV.program(tree, functions=_RUNTIME_FUNCTIONS)
+            out.message_program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
             out.message_cost = result.cost
         except CheckError as exc:
             out.message_error = ("messageExpression must evaluate to a string"

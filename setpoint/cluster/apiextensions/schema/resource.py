@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.schema import Schema
 
 from . import fielderrors as fe
-from .cel import RuleSet
 from .defaulting import apply_defaults, prune_non_nullable_nulls_without_defaults
 from .names import is_dns1035_label, name_is_dns_subdomain
 from .openapi import MISSING, validate_value
 from .pruning import prune
+from .validations import declares_validations
+
+if TYPE_CHECKING:
+    from .cel import RuleSet
 
 MAX_INT32 = 2**31 - 1
 
@@ -47,7 +50,11 @@ class CustomResourceSchema:
         self.raw: dict[str, Any] = copy.deepcopy(dict(raw))
         self.scale: Mapping[str, Any] | None = (v.get("subresources") or {}).get("scale")
         self.has_status = "status" in (v.get("subresources") or {})
-        self.rules = RuleSet(self.raw)
+        self.rules: RuleSet | None = None
+        if declares_validations(self.raw):
+            from .cel import RuleSet
+
+            self.rules = RuleSet(self.raw)
         self._schema: Schema | None = None
         self.has_defaults = _declares_defaults(self.raw)
 

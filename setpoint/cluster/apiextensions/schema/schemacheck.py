@@ -15,18 +15,11 @@ from typing import Any
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
-from .cel import (
-    STATIC_ESTIMATED_COST_LIMIT,
-    STATIC_ESTIMATED_CRD_COST_LIMIT,
-    RuleSet,
-    compile_rule,
-    cost_error_message,
-)
-from .celcheck import max_elements
 from .openapi import validate_value
 from .pruning import prune
 from .structural import META_FIELDS, NodeContext, node_checks, root_status_restrictions
 from .structural import validate_structural as structural_errors
+from .validations import declares_validations
 
 
 @dataclass
@@ -62,7 +55,16 @@ def validate_schema(schema: Mapping[str, Any], base: str, status_enabled: bool,
     cost = _Cost()
     schema_errs, cel_errs = _walk(schema, path, ctx, True, cel_enabled, [], cost)
     errs += schema_errs + cel_errs
-    if cel_enabled and cost.total > STATIC_ESTIMATED_CRD_COST_LIMIT:
+    if cel_enabled and cost.contributors:
+        errs += _total_cost_errors(path, cost)
+    return errs
+
+
+def _total_cost_errors(path: str, cost: _Cost) -> list[Cause]:
+    from .cel import STATIC_ESTIMATED_CRD_COST_LIMIT, cost_error_message
+
+    errs: list[Cause] = []
+    if cost.total > STATIC_ESTIMATED_CRD_COST_LIMIT:
         for p, _ in sorted(cost.contributors, key=lambda c: -c[1])[:4]:
             errs.append(fe.forbidden(p, "contributed to estimated rule cost total exceeding "
                                         "cost limit for entire OpenAPIv3 schema"))
@@ -125,6 +127,9 @@ def replace_meta(ctx: NodeContext) -> NodeContext:
 
 def _compile_rules(s: Mapping[str, Any], path: str, ctx: NodeContext, is_root: bool,
                    ancestors: list[Mapping[str, Any]], cost: _Cost) -> list[Cause]:
+    from .cel import STATIC_ESTIMATED_COST_LIMIT, compile_rule, cost_error_message
+    from .celcheck import max_elements
+
     errs: list[Cause] = []
     card = 1.0
     for a in ancestors:
@@ -195,10 +200,10 @@ def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool) -> list[Cause]
         value_errs = validate_value(s, default, dpath)
         if value_errs:
             errs += value_errs
-        else:
-            rules = RuleSet(s)
-            if rules:
-                errs += rules.validate(copy.deepcopy(default), path=dpath)
+        elif declares_validations(s):
+            from .cel import RuleSet
+
+            errs += RuleSet(s).validate(copy.deepcopy(default), path=dpath)
     items = s.get("items")
     if isinstance(items, Mapping):
         errs += _defaults(items, fe.child(path, "items"), inside_meta)
