@@ -202,6 +202,9 @@ def reset_set(paths: Iterable[str | Sequence[str]]) -> FieldSet:
     return out
 
 
+_NOTHING = FieldSet()  # read only, as _reset_set's sets are
+
+
 @functools.lru_cache(maxsize=256)
 def _reset_set(paths: tuple[str | tuple[str, ...], ...]) -> FieldSet:
     return reset_set(paths)  # read only: set operations build new sets
@@ -227,7 +230,9 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     sent = meta.pop("managedFields", None)
     old_meta = (old or {}).get("metadata") or {}
     live_entries = old_meta.get("managedFields")
-    if subresource:
+    if sent is None and live_entries is None:
+        managed = Managed()  # (most creates: nothing to decode)
+    elif subresource:
         managed = decode_or_empty(live_entries)
     elif _is_reset(sent):
         managed = Managed()
@@ -238,7 +243,8 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     if not managed.sets and old is not None:
         # an object nobody tracks stays untracked until someone applies to it
         return
-    ignored = _reset_set(tuple(p if isinstance(p, str) else tuple(p) for p in reset_fields))
+    ignored = (_reset_set(tuple(p if isinstance(p, str) else tuple(p) for p in reset_fields))
+               if reset_fields else _NOTHING)
     if old is None:
         base = zero if zero is not None else _zero_for_compare(schema, new)
         if not managed.sets:
