@@ -344,6 +344,9 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             struct = _struct_name(schema, kind)
             for k, v in value.items():
                 sub = props.get(k)
+                if type(v) is str and sub is not None and _plain_string(sub):
+                    out[k] = v  # (most fields: no path to spell, no call)
+                    continue
                 child = f"{path}.{k}" if path else k
                 if sub is None:
                     unknown.append(child)
@@ -356,6 +359,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         el = schema.additional_properties
         if el is None or (el.type is None and not el.int_or_string):
             return value
+        if _plain_string(el) and _all_strings(value):
+            return dict(value)  # labels, annotations, a ConfigMap's data
         return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
                 for k, v in value.items()}
     if t == "array":
@@ -396,6 +401,26 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
         return value
     return value
+
+
+_plain: dict[Schema, bool] = {}  # (the built-in kinds' schemas: a bounded set)
+
+
+def _plain_string(schema: Schema) -> bool:
+    """A string field a string value passes through unchanged (no format to check)."""
+    plain = _plain.get(schema)
+    if plain is None:
+        plain = (not schema.int_or_string and schema.type == "string"
+                 and schema.raw.get("format") not in ("byte", "date-time"))
+        _plain[schema] = plain
+    return plain
+
+
+def _all_strings(value: dict[str, Any]) -> bool:
+    for v in value.values():  # noqa: SIM110 (a loop: no generator per map)
+        if type(v) is not str:
+            return False
+    return True
 
 
 def _omitted_when_empty(schema: Schema, value: Any) -> bool:
