@@ -104,7 +104,11 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     else:
         if not track_duplicates:
             return Decoded(obj)
-        if _members_if_plain(obj) == _member_separators(raw):
+        members = _members_if_plain(obj)
+        # every colon of the text separates a member or lies in a string, so as many colons
+        # as members kept means none in strings and no key repeated; a body with colons in
+        # its strings (times, images) has them counted without its strings
+        if members == raw.count(b":") or members == _member_separators(raw):
             return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
