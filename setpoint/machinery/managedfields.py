@@ -161,6 +161,8 @@ def validate_field_manager(name: str, path: str = "fieldManager") -> list[Cause]
     causes = []
     if len(name.encode()) > FIELD_MANAGER_MAX_LENGTH:
         causes.append(fielderrors.too_long(path, FIELD_MANAGER_MAX_LENGTH))
+    if name.isprintable():
+        return causes  # (most names: one check of the whole string)
     for i, ch in enumerate(name):
         if not ch.isprintable() and ch != " ":
             at = len(name[:i].encode())
