@@ -16,6 +16,9 @@ from setpoint.machinery import fieldpath as fp
 from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, Path, TypeRef
 
 _MISSING: Any = object()
+# isinstance() with a tuple: "dict | list" builds a union object at every call, and these
+# checks run for every value of every write
+_CONTAINERS = (dict, list)
 
 
 @dataclass
@@ -53,7 +56,7 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, list):
         return (isinstance(b, list) and len(a) == len(b)
                 and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
-    if isinstance(b, dict | list):
+    if isinstance(b, _CONTAINERS):
         return False
     return bool(a == b)
 
@@ -78,8 +81,8 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
     if shape.kind != fp.SCALAR and not shape.atomic:
         kind = _container(shape)
         if tr is None and lhs is not _MISSING and rhs is not _MISSING and (
-                type(lhs) is not type(rhs) and (isinstance(lhs, dict | list)
-                                                or isinstance(rhs, dict | list))):
+                type(lhs) is not type(rhs) and (isinstance(lhs, _CONTAINERS)
+                                                or isinstance(rhs, _CONTAINERS))):
             # a deduced value changed kind: the old subtree goes, the new one comes
             c.modified.insert(path)
             if isinstance(lhs, dict):
@@ -112,7 +115,7 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
 def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node:
     """The paths of ``rhs``, new at ``path``, as ``_compare`` finds them added: the value
     itself and, unless its type is atomic, every field or item beneath it."""
-    if not isinstance(rhs, dict | list):
+    if not isinstance(rhs, _CONTAINERS):
         return {fp.MEMBER: {}}  # a scalar (or null) is a leaf whatever its type says
     shape = fp.resolve(tr, rhs, resource=resource)
     node: fp.Node = {fp.MEMBER: {}}
@@ -122,7 +125,7 @@ def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node
             for k, v in rhs.items():
                 pe = "f:" + k
                 node[pe] = (_added(fields.get(k, other), v, (*path, pe))
-                            if isinstance(v, dict | list) else {fp.MEMBER: {}})
+                            if isinstance(v, _CONTAINERS) else {fp.MEMBER: {}})
     elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
         for pe, item in index_items(shape, rhs, path).items():
             node[pe] = _added(shape.element, item, (*path, pe))
@@ -184,7 +187,7 @@ def _v1(member: bool, body: dict[str, Any]) -> dict[str, Any] | None:
 
 def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
     """What ``_added`` finds beneath a new value, encoded (the value itself is a member)."""
-    if not isinstance(rhs, dict | list):
+    if not isinstance(rhs, _CONTAINERS):
         return {}
     shape = fp.resolve(tr, rhs)
     out: dict[str, Any] = {}
@@ -194,7 +197,7 @@ def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
         fields, other = shape.fields, shape.other_fields
         for k in sorted(rhs):  # "f:" + name sorts as the name
             v = rhs[k]
-            if isinstance(v, dict | list):
+            if isinstance(v, _CONTAINERS):
                 body = _added_v1(fields.get(k, other), v)
                 out["f:" + k] = {MEMBER: {}, **body} if body else {}
             else:
@@ -214,7 +217,7 @@ def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any,
     shape = fp.resolve(tr, rhs, resource=resource)
     if shape.kind != fp.SCALAR and not shape.atomic:
         if tr is None and type(lhs) is not type(rhs) and (
-                isinstance(lhs, dict | list) or isinstance(rhs, dict | list)):
+                isinstance(lhs, _CONTAINERS) or isinstance(rhs, _CONTAINERS)):
             # a deduced value changed kind: modified, with the new map's fields added (the
             # old subtree's removal owns nothing and, deduced, cannot fail to type)
             return True, (_added_v1(None, rhs) if isinstance(rhs, dict) else {})
@@ -233,7 +236,7 @@ def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any,
 
 def _removed(tr: TypeRef, lhs: Any) -> None:
     """A removed value owns nothing, but typing it may fail as in ``compare``."""
-    if isinstance(lhs, dict | list):
+    if isinstance(lhs, _CONTAINERS):
         _compare(tr, lhs, _MISSING, (), Comparison())
 
 
@@ -246,7 +249,7 @@ def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any]) -> dict[
     for k in sorted(rhs):
         rv, lv = rhs[k], lhs.get(k, _MISSING)
         if lv is _MISSING:
-            if isinstance(rv, dict | list):
+            if isinstance(rv, _CONTAINERS):
                 body = _added_v1(fields.get(k, other), rv)
                 out["f:" + k] = {MEMBER: {}, **body} if body else {}
             else:
