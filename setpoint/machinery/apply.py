@@ -18,6 +18,7 @@ from setpoint.machinery import errors
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery import managedfields as mf
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.fieldcompare import compare, json_equal
 from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, SchemaError, TypeRef
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -89,7 +90,7 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
             sets[key] = mf.VersionedSet(stripped, own.api_version, True)
     managed.sets = sets
     result: dict[str, Any]
-    if mf.json_equal(base, merged):
+    if json_equal(base, merged):
         result = _copy(base)
     else:
         result = merged
@@ -393,7 +394,7 @@ def conflict_error(conflicts: Sequence[tuple[mf.ManagerKey, fp.Path]]) -> Status
 def _update(schema: TypeRef, live: dict[str, Any], merged: dict[str, Any],
             sets: dict[mf.ManagerKey, mf.VersionedSet], key: mf.ManagerKey, force: bool,
             ignored: FieldSet) -> dict[mf.ManagerKey, mf.VersionedSet]:
-    c = mf.compare(schema, live, merged)
+    c = compare(schema, live, merged)
     if not ignored.empty():
         c = c.exclude(ignored)
     changed = c.modified.union(c.added)
@@ -424,7 +425,7 @@ def _last_applied_ownership(schema: TypeRef, live: dict[str, Any]) -> FieldSet |
     try:
         last = json.loads(text)
         owned = fp.fieldset_of(schema, last, strict=True)
-        c = mf.compare(schema, last, live)
+        c = compare(schema, last, live)
     except (ValueError, SchemaError):
         return None
     return owned.difference(c.modified).difference(c.added).difference(c.removed)

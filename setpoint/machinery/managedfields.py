@@ -20,7 +20,8 @@ from typing import Any
 from setpoint.machinery import fielderrors
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.fieldpath import MAP, FieldSet, Path, SchemaError, TypeRef
+from setpoint.machinery.fieldcompare import compare, created_fields_v1
+from setpoint.machinery.fieldpath import FieldSet, Path, SchemaError, TypeRef
 
 APPLY, UPDATE = "Apply", "Update"
 MAX_UPDATE_MANAGERS = 10
@@ -160,6 +161,8 @@ def validate_field_manager(name: str, path: str = "fieldManager") -> list[Cause]
     causes = []
     if len(name.encode()) > FIELD_MANAGER_MAX_LENGTH:
         causes.append(fielderrors.too_long(path, FIELD_MANAGER_MAX_LENGTH))
+    if name.isprintable():
+        return causes  # (most names: one check of the whole string)
     for i, ch in enumerate(name):
         if not ch.isprintable() and ch != " ":
             at = len(name[:i].encode())
@@ -189,151 +192,6 @@ def validate_managed_fields(entries: Any, path: str = "metadata.managedFields") 
     return causes
 
 
-# -- comparing two objects -----------------------------------------------------------------
-
-_MISSING: Any = object()
-
-
-@dataclass
-class Comparison:
-    """What changed from one object to the next (structured-merge-diff's ``Comparison``)."""
-
-    added: FieldSet = field(default_factory=FieldSet)
-    modified: FieldSet = field(default_factory=FieldSet)
-    removed: FieldSet = field(default_factory=FieldSet)
-
-    def exclude(self, ignored: FieldSet) -> Comparison:
-        return Comparison(self.added.recursive_difference(ignored),
-                          self.modified.recursive_difference(ignored),
-                          self.removed.recursive_difference(ignored))
-
-    def is_same(self) -> bool:
-        return self.added.empty() and self.modified.empty() and self.removed.empty()
-
-
-def compare(schema: TypeRef, old: Any, new: Any) -> Comparison:
-    """Fields added, modified and removed from ``old`` to ``new`` (either may be ``None``)."""
-    c = Comparison()
-    _compare(schema, _MISSING if old is None else old, _MISSING if new is None else new,
-             (), c, True)
-    return c
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values where ``true`` is not ``1``."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict):
-        return (isinstance(b, dict) and a.keys() == b.keys()
-                and all(json_equal(v, b[k]) for k, v in a.items()))
-    if isinstance(a, list):
-        return (isinstance(b, list) and len(a) == len(b)
-                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
-    if isinstance(b, dict | list):
-        return False
-    return bool(a == b)
-
-
-def _container(shape: fp.Shape) -> type:
-    return dict if shape.kind == MAP else list
-
-
-def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
-             resource: bool = False) -> None:
-    if lhs is _MISSING and path:
-        # a new subtree (most of a create): every path in it is added; built in one walk
-        # rather than inserted path by path from the root
-        node = c.added.root
-        for pe in path[:-1]:
-            node = node.setdefault(pe, {})
-        subtree = _added(tr, rhs, path, resource)
-        existing = node.get(path[-1])
-        node[path[-1]] = subtree if existing is None else fp.union_nodes(existing, subtree)
-        return
-    shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
-    if shape.kind != fp.SCALAR and not shape.atomic:
-        kind = _container(shape)
-        if tr is None and lhs is not _MISSING and rhs is not _MISSING and (
-                type(lhs) is not type(rhs) and (isinstance(lhs, dict | list)
-                                                or isinstance(rhs, dict | list))):
-            # a deduced value changed kind: the old subtree goes, the new one comes
-            c.modified.insert(path)
-            if isinstance(lhs, dict):
-                _compare_maps(fp.resolve(None, lhs), lhs, {}, path, c)
-            if isinstance(rhs, dict):
-                _compare_maps(fp.resolve(None, rhs), {}, rhs, path, c)
-            return
-        lv = lhs if isinstance(lhs, kind) else None
-        rv = rhs if isinstance(rhs, kind) else None
-        if lv or rv:
-            if shape.kind == MAP:
-                _compare_maps(shape, lhs if isinstance(lhs, dict) else {},
-                              rhs if isinstance(rhs, dict) else {}, path, c)
-            else:
-                _compare_lists(shape, lhs if isinstance(lhs, list) else [],
-                               rhs if isinstance(rhs, list) else [], path, c)
-            if lhs is _MISSING:
-                c.added.insert(path)
-            elif rhs is _MISSING:
-                c.removed.insert(path)
-            return
-    if lhs is _MISSING:
-        c.added.insert(path)
-    elif rhs is _MISSING:
-        c.removed.insert(path)
-    elif not json_equal(lhs, rhs):
-        c.modified.insert(path)
-
-
-def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node:
-    """The paths of ``rhs``, new at ``path``, as ``_compare`` finds them added: the value
-    itself and, unless its type is atomic, every field or item beneath it."""
-    if not isinstance(rhs, dict | list):
-        return {fp.MEMBER: {}}  # a scalar (or null) is a leaf whatever its type says
-    shape = fp.resolve(tr, rhs, resource=resource)
-    node: fp.Node = {fp.MEMBER: {}}
-    if shape.kind == MAP:
-        if not shape.atomic and isinstance(rhs, dict):
-            fields, other = shape.fields, shape.other_fields
-            for k, v in rhs.items():
-                pe = "f:" + k
-                node[pe] = (_added(fields.get(k, other), v, (*path, pe))
-                            if isinstance(v, dict | list) else {fp.MEMBER: {}})
-    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
-        for pe, item in index_items(shape, rhs, path).items():
-            node[pe] = _added(shape.element, item, (*path, pe))
-    return node
-
-
-def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
-                  c: Comparison) -> None:
-    fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
-    for k, lv in lhs.items():
-        _compare(fields.get(k, other), lv, rhs.get(k, _MISSING), (*path, "f:" + k), c)
-    for k, rv in rhs.items():
-        if k not in lhs:
-            _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
-
-
-def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
-    """Items of an associative list by path element; the first of duplicates wins."""
-    out: dict[str, Any] = {}
-    for item in items:
-        out.setdefault(fp.item_element(shape, item, path), item)
-    return out
-
-
-def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
-                   c: Comparison) -> None:
-    lidx = index_items(shape, lhs, path)
-    ridx = index_items(shape, rhs, path)
-    for pe, item in lidx.items():
-        _compare(shape.element, item, ridx.get(pe, _MISSING), (*path, pe), c)
-    for pe, item in ridx.items():
-        if pe not in lidx:
-            _compare(shape.element, _MISSING, item, (*path, pe), c)
-
-
 # -- tracking an update ---------------------------------------------------------------------
 
 
@@ -344,6 +202,9 @@ def reset_set(paths: Iterable[str | Sequence[str]]) -> FieldSet:
         names = p.split(".") if isinstance(p, str) else list(p)
         out.insert(tuple(fp.field(n) for n in names))
     return out
+
+
+_NOTHING = FieldSet()  # read only, as _reset_set's sets are
 
 
 @functools.lru_cache(maxsize=256)
@@ -371,7 +232,9 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     sent = meta.pop("managedFields", None)
     old_meta = (old or {}).get("metadata") or {}
     live_entries = old_meta.get("managedFields")
-    if subresource:
+    if sent is None and live_entries is None:
+        managed = Managed()  # (most creates: nothing to decode)
+    elif subresource:
         managed = decode_or_empty(live_entries)
     elif _is_reset(sent):
         managed = Managed()
@@ -382,15 +245,20 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     if not managed.sets and old is not None:
         # an object nobody tracks stays untracked until someone applies to it
         return
+    ignored = (_reset_set(tuple(p if isinstance(p, str) else tuple(p) for p in reset_fields))
+               if reset_fields else _NOTHING)
     if old is None:
         base = zero if zero is not None else _zero_for_compare(schema, new)
+        if not managed.sets:
+            _track_create(schema, base, new, meta, ignored, manager=manager,
+                          api_version=api_version, now=now, subresource=subresource)
+            return
     else:
         base = {**old, "metadata": {k: v for k, v in old_meta.items() if k != "managedFields"}}
     try:
         c = compare(schema, base, new)
     except SchemaError:
         return  # the apiserver drops managedFields when it cannot type the object
-    ignored = _reset_set(tuple(p if isinstance(p, str) else tuple(p) for p in reset_fields))
     sets = {}
     if managed.sets:  # (a create from nothing has no other manager to lose anything)
         changed_by_others = c.exclude(ignored) if not ignored.empty() else c
@@ -414,6 +282,28 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     entries = encode(managed)
     if entries:
         meta["managedFields"] = entries
+
+
+def _track_create(schema: TypeRef, base: dict[str, Any], new: dict[str, Any],
+                  meta: dict[str, Any], ignored: FieldSet, *, manager: str, api_version: str,
+                  now: str, subresource: str) -> None:
+    """A create with no managers to take fields from (most creates): the one entry of its
+    manager, its ``fieldsV1`` written in one walk; what the general path gives, key for key."""
+    try:
+        fields_v1 = created_fields_v1(schema, base, new, ignored, STRIPPED_FIELDS)
+    except SchemaError:
+        return  # the apiserver drops managedFields when it cannot type the object
+    if not fields_v1:
+        return
+    entry: dict[str, Any] = {"manager": manager or "unknown", "operation": UPDATE,
+                             "apiVersion": api_version}
+    if now is not None:  # (typed str; encode() omits a missing time, so this does too)
+        entry["time"] = now
+    entry["fieldsType"] = "FieldsV1"
+    entry["fieldsV1"] = fields_v1
+    if subresource:
+        entry["subresource"] = subresource
+    meta["managedFields"] = [entry]
 
 
 def cap_update_managers(managed: Managed, limit: int = MAX_UPDATE_MANAGERS) -> None:

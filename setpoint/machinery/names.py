@@ -401,13 +401,19 @@ def _validate_meta_common(meta: Mapping[str, Any], namespaced: bool, path: str) 
     if isinstance(generation, int) and generation < 0:
         causes.append(fe.invalid(f"{path}.generation", generation,
                                  "must be greater than or equal to 0"))
-    causes.extend(validate_labels(meta.get("labels"), f"{path}.labels"))
-    causes.extend(validate_annotations(meta.get("annotations"), f"{path}.annotations"))
-    causes.extend(validate_owner_references(meta.get("ownerReferences"),
-                                            f"{path}.ownerReferences"))
-    causes.extend(validate_finalizers(meta.get("finalizers"), f"{path}.finalizers"))
-    causes.extend(validate_managed_fields(meta.get("managedFields"), f"{path}.managedFields"))
+    # (each check passes an absent field: most objects have few of them, so only the ones
+    # present are checked, and their paths spelled)
+    for key, check in _META_CHECKS:
+        value = meta.get(key)
+        if value is not None:
+            causes.extend(check(value, f"{path}.{key}"))
     return causes
+
+
+_META_CHECKS: tuple[tuple[str, Callable[[Any, str], list[Cause]]], ...] = (
+    ("labels", validate_labels), ("annotations", validate_annotations),
+    ("ownerReferences", validate_owner_references), ("finalizers", validate_finalizers),
+    ("managedFields", validate_managed_fields))
 
 
 def validate_object_meta(meta: Mapping[str, Any] | None, namespaced: bool,

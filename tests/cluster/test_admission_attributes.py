@@ -47,3 +47,26 @@ def test_namespace_lifecycle_reads_only_the_store_it_is_given() -> None:
     assert refused.value.code == 404
     store.put("/namespaces", {"metadata": {"name": "missing"}})
     NamespaceLifecycle(store)(Attributes("CREATE", pods, pod, None))
+
+
+def test_namespace_lifecycle_sees_each_new_version_of_a_namespace() -> None:
+    """The plugin remembers what it read of a namespace (decoding it was a few percent of a
+    create) only while that stored version lasts: a namespace that starts terminating, is
+    deleted or comes back is judged anew (plugin/pkg/admission/namespace/lifecycle)."""
+    store = Store(None)
+    pods = Registry().require("", "v1", "pods")
+    pod = {"metadata": {"name": "p", "namespace": "team"}, "spec": {}}
+    check = NamespaceLifecycle(store)
+    store.put("/namespaces", {"metadata": {"name": "team"}, "status": {"phase": "Active"}})
+    check(Attributes("CREATE", pods, pod, None))
+    store.put("/namespaces", {"metadata": {"name": "team"}, "status": {"phase": "Terminating"}})
+    with pytest.raises(StatusError) as refused:
+        check(Attributes("CREATE", pods, pod, None))
+    assert refused.value.code == 403
+    check(Attributes("UPDATE", pods, pod, pod))  # updates go on while it terminates
+    store.delete("/namespaces", "", "team")
+    with pytest.raises(StatusError) as missing:
+        check(Attributes("CREATE", pods, pod, None))
+    assert missing.value.code == 404
+    store.put("/namespaces", {"metadata": {"name": "team"}, "status": {"phase": "Active"}})
+    check(Attributes("CREATE", pods, pod, None))

@@ -237,6 +237,29 @@ def test_graph_indexes_dependents_by_owner_uid() -> None:
     assert graph.dependents("o1") == [] and graph.location("d") is None and len(graph) == 0
 
 
+async def test_owner_references_added_and_removed_later_are_tracked(server: APIServer) -> None:
+    """An object written without owners is passed over (most writes), but one given owners
+    by a later update joins the graph, and one whose owners are taken away leaves it, as the
+    GraphBuilder's processGraphChanges records every update (garbagecollector/graph_builder.go)."""
+    graph = server.controllers.garbage_collector.graph
+    owner = cm(server, "owner")
+    plain = cm(server, "plain")
+    uid = plain["metadata"]["uid"]
+    assert not graph.knows(uid)
+    cms = server.resource("", "v1", "configmaps")
+    server.rest.update(cms, "default", "plain", Decoded(
+        {**plain, "metadata": {**plain["metadata"], "ownerReferences": [ref(owner)]}}), USER)
+    assert graph.dependents(owner["metadata"]["uid"]) == [uid]
+    live = get(server, "plain")
+    assert live is not None
+    meta = {k: v for k, v in live["metadata"].items() if k != "ownerReferences"}
+    server.rest.update(cms, "default", "plain", Decoded({**live, "metadata": meta}), USER)
+    assert graph.dependents(owner["metadata"]["uid"]) == [] and not graph.knows(uid)
+    delete(server, "owner")
+    await turns()
+    assert get(server, "plain") is not None
+
+
 async def test_dependents_of_owners_gone_while_stopped_are_collected_on_start(
         tmp_path: Any) -> None:
     first = APIServer(tmp_path, ca_pem=b"CA")

@@ -10,6 +10,7 @@ Table answers still take the long way.
 
 from __future__ import annotations
 
+import os
 import uuid
 from typing import Any
 
@@ -91,3 +92,19 @@ def test_new_uids_are_version_4_uuids() -> None:
         assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
         seen.add(text)
     assert len(seen) == 200
+
+
+def test_a_forked_process_does_not_repeat_the_parents_uids() -> None:
+    """uids come from a pool of random bytes drawn a few KiB at a time; a forked child (the
+    process runtime's workloads, a test's worker) must not hand out the parent's next uids."""
+    new_uid()  # the pool is filled
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next uid, to the parent
+        os.write(write, new_uid().encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = os.read(read, 64).decode()
+    os.close(read)
+    assert child and child != new_uid()

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from setpoint.cluster.authentication.tokens import service_account_username
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
@@ -35,9 +35,9 @@ KEYS = {f"{GROUP}/{r}": r for r in ("roles", "rolebindings", "clusterroles",
                                     "clusterrolebindings")}
 
 
-@dataclass(frozen=True)
-class Attributes:
-    """What a request asks to do, as the authorizer sees it."""
+class Attributes(NamedTuple):
+    """What a request asks to do, as the authorizer sees it. (A named tuple: immutable, and
+    built for every request at a fraction of a frozen dataclass's cost.)"""
 
     verb: str
     path: str = ""

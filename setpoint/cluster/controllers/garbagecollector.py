@@ -93,6 +93,11 @@ class GarbageCollector:
     def _observed(self, key: str, old: Obj | None, obj: Obj) -> None:
         meta = obj["metadata"]
         uid = str(meta.get("uid", ""))
+        if not meta.get("ownerReferences") and not meta.get("deletionTimestamp") \
+                and not self.graph.knows(uid):
+            # no owners, not being deleted, nothing recorded: the graph stays as it is and
+            # no work follows (most writes; this runs inside every one)
+            return
         location = Location(key, meta.get("namespace", ""), meta["name"])
         changes = self.graph.observe(location, obj)
         if changes.added:

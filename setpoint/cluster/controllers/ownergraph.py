@@ -78,6 +78,10 @@ class OwnerGraph:
     def __len__(self) -> int:
         return len(self._where)
 
+    def knows(self, uid: str) -> bool:
+        """Whether anything of object ``uid`` is recorded (references, location, deletion)."""
+        return uid in self._links or uid in self._where or uid in self._foreground
+
     def observe(self, location: Location, obj: Obj) -> LinkChanges:
         """Record the current state of an object; return how its owner references changed."""
         uid = str(obj["metadata"].get("uid", ""))

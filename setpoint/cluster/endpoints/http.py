@@ -99,9 +99,14 @@ class Request:
         length = self.content_length
         if length is not None and length > limit:
             raise BodyTooLarge
+        message = await self._receive()
+        if message["type"] == "http.request" and not message.get("more_body", False):
+            body = message.get("body", b"")  # all in one message: most bodies
+            if len(body) > limit:
+                raise BodyTooLarge
+            return body if type(body) is bytes else bytes(body)
         data = bytearray()
         while True:
-            message = await self._receive()
             if message["type"] != "http.request":
                 return bytes(data)  # the client went away mid-body
             data += message.get("body", b"")
@@ -109,6 +114,7 @@ class Request:
                 raise BodyTooLarge
             if not message.get("more_body", False):
                 return bytes(data)
+            message = await self._receive()
 
     async def disconnected(self) -> None:
         """Return once the client has closed the connection."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
@@ -62,11 +62,11 @@ class ConversionPoint:
     api_version: str
 
 
-@dataclass(frozen=True, slots=True)
-class Attributes:
+class Attributes(NamedTuple):
     """What a built-in admission plugin is told of a write (k8s.io/apiserver/pkg/admission
     ``Attributes``): the operation, the resource, the object and the stored one, and the
-    requesting user (``GetUserInfo``; None for the server's own writes)."""
+    requesting user (``GetUserInfo``; None for the server's own writes). (A named tuple:
+    immutable, and built for every write at a fraction of a frozen dataclass's cost.)"""
 
     operation: str  # CREATE or UPDATE
     rt: ResourceType

@@ -40,10 +40,17 @@ SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
                    "deletionGracePeriodSeconds", "selfLink")
 
 
+_random_pool = bytearray()  # os.urandom bytes drawn 4 KiB at a time: a system call each
+os.register_at_fork(after_in_child=_random_pool.clear)  # a child never repeats the parent's
+
+
 def new_uid() -> str:
     """A random (version 4) UUID as text: ``str(uuid.uuid4())`` without building a
-    ``uuid.UUID``, which cost 4 % of a create's CPU."""
-    b = bytearray(os.urandom(16))
+    ``uuid.UUID``, which cost 4 % of a create's CPU, nor a getrandom(2) per uid."""
+    if not _random_pool:
+        _random_pool.extend(os.urandom(4096))
+    b = _random_pool[-16:]
+    del _random_pool[-16:]
     b[6] = (b[6] & 0x0F) | 0x40  # version 4
     b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
     h = b.hex()

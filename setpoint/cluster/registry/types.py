@@ -81,7 +81,9 @@ class ResourceType:
     def conversion_webhook(self) -> dict[str, Any] | None:
         """The CRD's conversion webhook (``spec.conversion.webhook``) when its strategy is
         Webhook: objects then change version only through it."""
-        conversion = ((self.crd or {}).get("spec") or {}).get("conversion") or {}
+        if self.crd is None:
+            return None  # (a built-in kind: asked several times per request)
+        conversion = (self.crd.get("spec") or {}).get("conversion") or {}
         if conversion.get("strategy") != "Webhook":
             return None
         return dict(conversion.get("webhook") or {})

@@ -89,7 +89,9 @@ def _config_map(obj: Obj) -> list[Cause]:
     binary = obj.get("binaryData") or {}
     total = 0
     for key, value in data.items():
-        causes.extend(fe.invalid(f"data[{key}]", key, m) for m in names.is_config_map_key(key))
+        errs = names.is_config_map_key(key)
+        if errs:  # (no generator per valid key)
+            causes.extend(fe.invalid(f"data[{key}]", key, m) for m in errs)
         if key in binary:
             causes.append(fe.invalid(f"data[{key}]", key,
                                      "duplicate of key present in binaryData"))

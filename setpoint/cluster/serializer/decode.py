@@ -104,7 +104,11 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     else:
         if not track_duplicates:
             return Decoded(obj)
-        if _members_if_plain(obj) == _member_separators(raw):
+        members = _members_if_plain(obj)
+        # every colon of the text separates a member or lies in a string, so as many colons
+        # as members kept means none in strings and no key repeated; a body with colons in
+        # its strings (times, images) has them counted without its strings
+        if members == raw.count(b":") or members == _member_separators(raw):
             return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
@@ -344,6 +348,9 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             struct = _struct_name(schema, kind)
             for k, v in value.items():
                 sub = props.get(k)
+                if type(v) is str and sub is not None and _plain_string(sub):
+                    out[k] = v  # (most fields: no path to spell, no call)
+                    continue
                 child = f"{path}.{k}" if path else k
                 if sub is None:
                     unknown.append(child)
@@ -356,6 +363,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         el = schema.additional_properties
         if el is None or (el.type is None and not el.int_or_string):
             return value
+        if _plain_string(el) and _all_strings(value):
+            return dict(value)  # labels, annotations, a ConfigMap's data
         return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
                 for k, v in value.items()}
     if t == "array":
@@ -396,6 +405,26 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
         return value
     return value
+
+
+_plain: dict[Schema, bool] = {}  # (the built-in kinds' schemas: a bounded set)
+
+
+def _plain_string(schema: Schema) -> bool:
+    """A string field a string value passes through unchanged (no format to check)."""
+    plain = _plain.get(schema)
+    if plain is None:
+        plain = (not schema.int_or_string and schema.type == "string"
+                 and schema.raw.get("format") not in ("byte", "date-time"))
+        _plain[schema] = plain
+    return plain
+
+
+def _all_strings(value: dict[str, Any]) -> bool:
+    for v in value.values():  # noqa: SIM110 (a loop: no generator per map)
+        if type(v) is not str:
+            return False
+    return True
 
 
 def _omitted_when_empty(schema: Schema, value: Any) -> bool:

@@ -1,0 +1,312 @@
+"""Comparing two objects field by field, as structured-merge-diff's ``typed`` package does.
+
+``compare`` finds the fields added, modified and removed from one object to the next (its
+``Comparison``), walking both by their schema: the field manager and apply build on it.
+``created_fields_v1`` is the same walk specialised for a create by a sole manager: the
+``fieldsV1`` of what the write owns, written in the walk rather than compared, differenced
+and encoded in turn (the result is the same, key for key).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from setpoint.machinery import fieldpath as fp
+from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, Path, TypeRef
+
+_MISSING: Any = object()
+# isinstance() with a tuple: "dict | list" builds a union object at every call, and these
+# checks run for every value of every write
+_CONTAINERS = (dict, list)
+
+
+@dataclass
+class Comparison:
+    """What changed from one object to the next (structured-merge-diff's ``Comparison``)."""
+
+    added: FieldSet = field(default_factory=FieldSet)
+    modified: FieldSet = field(default_factory=FieldSet)
+    removed: FieldSet = field(default_factory=FieldSet)
+
+    def exclude(self, ignored: FieldSet) -> Comparison:
+        return Comparison(self.added.recursive_difference(ignored),
+                          self.modified.recursive_difference(ignored),
+                          self.removed.recursive_difference(ignored))
+
+    def is_same(self) -> bool:
+        return self.added.empty() and self.modified.empty() and self.removed.empty()
+
+
+def compare(schema: TypeRef, old: Any, new: Any) -> Comparison:
+    """Fields added, modified and removed from ``old`` to ``new`` (either may be ``None``)."""
+    c = Comparison()
+    _compare(schema, _MISSING if old is None else old, _MISSING if new is None else new,
+             (), c, True)
+    return c
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values where ``true`` is not ``1``."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(json_equal(v, b[k]) for k, v in a.items()))
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b, strict=True)))
+    if isinstance(b, _CONTAINERS):
+        return False
+    return bool(a == b)
+
+
+def _container(shape: fp.Shape) -> type:
+    return dict if shape.kind == MAP else list
+
+
+def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
+             resource: bool = False) -> None:
+    if lhs is _MISSING and path:
+        # a new subtree (most of a create): every path in it is added; built in one walk
+        # rather than inserted path by path from the root
+        node = c.added.root
+        for pe in path[:-1]:
+            node = node.setdefault(pe, {})
+        subtree = _added(tr, rhs, path, resource)
+        existing = node.get(path[-1])
+        node[path[-1]] = subtree if existing is None else fp.union_nodes(existing, subtree)
+        return
+    shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
+    if shape.kind != fp.SCALAR and not shape.atomic:
+        kind = _container(shape)
+        if tr is None and lhs is not _MISSING and rhs is not _MISSING and (
+                type(lhs) is not type(rhs) and (isinstance(lhs, _CONTAINERS)
+                                                or isinstance(rhs, _CONTAINERS))):
+            # a deduced value changed kind: the old subtree goes, the new one comes
+            c.modified.insert(path)
+            if isinstance(lhs, dict):
+                _compare_maps(fp.resolve(None, lhs), lhs, {}, path, c)
+            if isinstance(rhs, dict):
+                _compare_maps(fp.resolve(None, rhs), {}, rhs, path, c)
+            return
+        lv = lhs if isinstance(lhs, kind) else None
+        rv = rhs if isinstance(rhs, kind) else None
+        if lv or rv:
+            if shape.kind == MAP:
+                _compare_maps(shape, lhs if isinstance(lhs, dict) else {},
+                              rhs if isinstance(rhs, dict) else {}, path, c)
+            else:
+                _compare_lists(shape, lhs if isinstance(lhs, list) else [],
+                               rhs if isinstance(rhs, list) else [], path, c)
+            if lhs is _MISSING:
+                c.added.insert(path)
+            elif rhs is _MISSING:
+                c.removed.insert(path)
+            return
+    if lhs is _MISSING:
+        c.added.insert(path)
+    elif rhs is _MISSING:
+        c.removed.insert(path)
+    elif not json_equal(lhs, rhs):
+        c.modified.insert(path)
+
+
+def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node:
+    """The paths of ``rhs``, new at ``path``, as ``_compare`` finds them added: the value
+    itself and, unless its type is atomic, every field or item beneath it."""
+    if not isinstance(rhs, _CONTAINERS):
+        return {fp.MEMBER: {}}  # a scalar (or null) is a leaf whatever its type says
+    shape = fp.resolve(tr, rhs, resource=resource)
+    node: fp.Node = {fp.MEMBER: {}}
+    if shape.kind == MAP:
+        if not shape.atomic and isinstance(rhs, dict):
+            fields, other = shape.fields, shape.other_fields
+            for k, v in rhs.items():
+                pe = "f:" + k
+                node[pe] = (_added(fields.get(k, other), v, (*path, pe))
+                            if isinstance(v, _CONTAINERS) else {fp.MEMBER: {}})
+    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
+        for pe, item in index_items(shape, rhs, path).items():
+            node[pe] = _added(shape.element, item, (*path, pe))
+    return node
+
+
+def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
+                  c: Comparison) -> None:
+    fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
+    for k, lv in lhs.items():
+        _compare(fields.get(k, other), lv, rhs.get(k, _MISSING), (*path, "f:" + k), c)
+    for k, rv in rhs.items():
+        if k not in lhs:
+            _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
+
+
+def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
+    """Items of an associative list by path element; the first of duplicates wins."""
+    out: dict[str, Any] = {}
+    for item in items:
+        out.setdefault(fp.item_element(shape, item, path), item)
+    return out
+
+
+def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
+                   c: Comparison) -> None:
+    lidx = index_items(shape, lhs, path)
+    ridx = index_items(shape, rhs, path)
+    for pe, item in lidx.items():
+        _compare(shape.element, item, ridx.get(pe, _MISSING), (*path, pe), c)
+    for pe, item in ridx.items():
+        if pe not in lidx:
+            _compare(shape.element, _MISSING, item, (*path, pe), c)
+
+
+# -- what a create owns ----------------------------------------------------------------------
+
+
+def created_fields_v1(schema: TypeRef, zero: dict[str, Any], new: dict[str, Any],
+                      ignored: FieldSet, stripped: FieldSet) -> dict[str, Any]:
+    """The ``fieldsV1`` a create's manager owns when no other manager owns anything.
+
+    That is ``(added | modified) - removed`` of ``compare(schema, zero, new)``, without the
+    ``ignored`` paths and everything beneath them (``recursive_difference``) and without the
+    ``stripped`` members (``difference``), encoded: in one walk, filtered on the way out.
+    Raises ``SchemaError`` where ``compare`` does. (Removed paths are only ever in ``zero``,
+    so no owned path is one of them.)
+    """
+    _, body = _changed_v1(schema, zero, new, True)
+    return _filtered(body, ignored.root or None, stripped.root or None)
+
+
+def _v1(member: bool, body: dict[str, Any]) -> dict[str, Any] | None:
+    """A child's ``fieldsV1`` value: ``{}`` for a leaf member, None when nothing is owned."""
+    if member:
+        return {MEMBER: {}, **body} if body else {}
+    return body or None
+
+
+def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
+    """What ``_added`` finds beneath a new value, encoded (the value itself is a member)."""
+    if not isinstance(rhs, _CONTAINERS):
+        return {}
+    shape = fp.resolve(tr, rhs)
+    out: dict[str, Any] = {}
+    if shape.kind == MAP:
+        if shape.atomic or not isinstance(rhs, dict):
+            return out
+        fields, other = shape.fields, shape.other_fields
+        for k in sorted(rhs):  # "f:" + name sorts as the name
+            v = rhs[k]
+            if isinstance(v, _CONTAINERS):
+                body = _added_v1(fields.get(k, other), v)
+                out["f:" + k] = {MEMBER: {}, **body} if body else {}
+            else:
+                out["f:" + k] = {}
+    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
+        items = index_items(shape, rhs, ())
+        for pe in fp.sort_elements(items):
+            body = _added_v1(shape.element, items[pe])
+            out[pe] = {MEMBER: {}, **body} if body else {}
+    return out
+
+
+def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any,
+                resource: bool = False) -> tuple[bool, dict[str, Any]]:
+    """``_compare`` of two present values: whether the value itself is added or modified,
+    and the encoded added or modified paths beneath it."""
+    shape = fp.resolve(tr, rhs, resource=resource)
+    if shape.kind != fp.SCALAR and not shape.atomic:
+        if tr is None and type(lhs) is not type(rhs) and (
+                isinstance(lhs, _CONTAINERS) or isinstance(rhs, _CONTAINERS)):
+            # a deduced value changed kind: modified, with the new map's fields added (the
+            # old subtree's removal owns nothing and, deduced, cannot fail to type)
+            return True, (_added_v1(None, rhs) if isinstance(rhs, dict) else {})
+        if shape.kind == MAP:
+            lm = lhs if isinstance(lhs, dict) else None
+            rm = rhs if isinstance(rhs, dict) else None
+            if lm or rm:
+                return False, _maps_v1(shape, lm or {}, rm or {})
+        else:
+            ll = lhs if isinstance(lhs, list) else None
+            rl = rhs if isinstance(rhs, list) else None
+            if ll or rl:
+                return False, _lists_v1(shape, ll or [], rl or [])
+    return not json_equal(lhs, rhs), {}
+
+
+def _removed(tr: TypeRef, lhs: Any) -> None:
+    """A removed value owns nothing, but typing it may fail as in ``compare``."""
+    if isinstance(lhs, _CONTAINERS):
+        _compare(tr, lhs, _MISSING, (), Comparison())
+
+
+def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any]) -> dict[str, Any]:
+    fields, other = shape.fields, shape.other_fields
+    for k, lv in lhs.items():
+        if k not in rhs:
+            _removed(fields.get(k, other), lv)
+    out: dict[str, Any] = {}
+    for k in sorted(rhs):
+        rv, lv = rhs[k], lhs.get(k, _MISSING)
+        if lv is _MISSING:
+            if isinstance(rv, _CONTAINERS):
+                body = _added_v1(fields.get(k, other), rv)
+                out["f:" + k] = {MEMBER: {}, **body} if body else {}
+            else:
+                out["f:" + k] = {}
+            continue
+        v1 = _v1(*_changed_v1(fields.get(k, other), lv, rv))
+        if v1 is not None:
+            out["f:" + k] = v1
+    return out
+
+
+def _lists_v1(shape: fp.Shape, lhs: list[Any], rhs: list[Any]) -> dict[str, Any]:
+    lidx = index_items(shape, lhs, ())
+    ridx = index_items(shape, rhs, ())
+    for pe, item in lidx.items():
+        if pe not in ridx:
+            _removed(shape.element, item)
+    out: dict[str, Any] = {}
+    for pe in fp.sort_elements(ridx):
+        item, li = ridx[pe], lidx.get(pe, _MISSING)
+        if li is _MISSING:
+            body = _added_v1(shape.element, item)
+            out[pe] = {MEMBER: {}, **body} if body else {}
+            continue
+        v1 = _v1(*_changed_v1(shape.element, li, item))
+        if v1 is not None:
+            out[pe] = v1
+    return out
+
+
+def _filtered(body: dict[str, Any], ignored: Node | None,
+              stripped: Node | None) -> dict[str, Any]:
+    """Encoded ``body`` without the ignored members and all beneath them, and without the
+    stripped members (their children stay); only where those sets reach is it walked."""
+    if ignored is None and stripped is None:
+        return body
+    out: dict[str, Any] = {}
+    for pe, child in body.items():
+        ign = ignored.get(pe) if ignored is not None else None
+        if ign is not None and MEMBER in ign:
+            continue
+        strip = stripped.get(pe) if stripped is not None else None
+        if ign is None:
+            if strip is None:
+                out[pe] = child
+                continue
+            if len(strip) == 1 and MEMBER in strip:  # a stripped leaf (metadata.name...)
+                if MEMBER not in child:
+                    if child:
+                        out[pe] = child
+                elif len(child) > 1:
+                    out[pe] = {k: v for k, v in child.items() if k != MEMBER}
+                continue
+        member = not child or MEMBER in child
+        sub = _filtered({k: v for k, v in child.items() if k != MEMBER}, ign or None,
+                        strip or None)
+        v1 = _v1(member and (strip is None or MEMBER not in strip), sub)
+        if v1 is not None:
+            out[pe] = v1
+    return out
