@@ -80,6 +80,7 @@ def _set(binding: WorkloadBinding, status: bool, reason: str, message: str,
                                 current.observed_generation) == (text, reason, message,
                                                                  generation):
         return
+    when: datetime | None
     if current is None or current.status != text:  # the condition moved
         when = datetime.now(UTC).replace(microsecond=0)
     else:
