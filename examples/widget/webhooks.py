@@ -18,7 +18,7 @@ from setpoint.runtime import AdmissionContext, Denied, Manager, ManagerSettings,
 
 MAX_SIZE = 100
 
-widget_hooks: Webhook[Widget] = Webhook.for_(Widget)
+widget_hooks = Webhook.for_(Widget)
 
 
 @widget_hooks.default

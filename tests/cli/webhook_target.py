@@ -7,7 +7,7 @@ from typing import Any
 from setpoint.client import Kind
 from setpoint.runtime import AdmissionContext, Manager, ManagerSettings, Webhook
 
-config_maps: Webhook[dict[str, Any]] = Webhook.for_(Kind("v1", "ConfigMap"))
+config_maps = Webhook.for_(Kind("v1", "ConfigMap"))
 
 
 @config_maps.default

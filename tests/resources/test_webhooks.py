@@ -34,7 +34,7 @@ class BackupV2(CustomResource, group="ops.example.com", version="v2", kind="Back
 
 
 def backup_hooks(*, deletes: bool = False) -> Webhook[Backup]:
-    hooks: Webhook[Backup] = Webhook.for_(Backup).with_options(timeout_seconds=5)
+    hooks = Webhook.for_(Backup).with_options(timeout_seconds=5)
     hooks.default(lambda ctx, b: None)
     ops = ("CREATE", "UPDATE", "DELETE") if deletes else ("CREATE", "UPDATE")
     hooks.validate(operations=ops)(lambda ctx, b, old, op: None)
@@ -42,7 +42,7 @@ def backup_hooks(*, deletes: bool = False) -> Webhook[Backup]:
 
 
 def pod_validator() -> Webhook[Any]:
-    hooks: Webhook[dict[str, Any]] = Webhook.for_(Kind("v1", "Pod"))
+    hooks = Webhook.for_(Kind("v1", "Pod"))
     hooks.validate(lambda ctx, p, old, op: None)
     return hooks
 
@@ -89,8 +89,7 @@ def test_url_client_config_carries_the_ca_bundle() -> None:
 
 
 def test_options_and_names_override_the_defaults() -> None:
-    hooks: Webhook[Backup] = Webhook.for_(Backup, name="backup.ops.example.com",
-                                          validate_path="/check")
+    hooks = Webhook.for_(Backup, name="backup.ops.example.com", validate_path="/check")
     hooks.with_options(failure_policy="Ignore", match_policy="Equivalent",
                        namespace_selector={"matchLabels": {"team": "ops"}},
                        object_selector={"matchExpressions": []})

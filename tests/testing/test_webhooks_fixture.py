@@ -15,7 +15,7 @@ VALIDATING = Kind("admissionregistration.k8s.io/v1", "ValidatingWebhookConfigura
 
 
 def config_map_hooks() -> Webhook[dict[str, Any]]:
-    hooks: Webhook[dict[str, Any]] = Webhook.for_(CONFIGMAP)
+    hooks = Webhook.for_(CONFIGMAP)
 
     @hooks.default
     async def default(ctx: AdmissionContext[dict[str, Any]], cm: dict[str, Any]) -> None:
@@ -63,7 +63,7 @@ async def test_pods_made_by_the_workload_controllers_pass_the_operators_webhook(
         wait_for: Any) -> None:
     """A sidecar injector, as operators write them: the ReplicaSet controller's pods (API
     clients like the real ones) are mutated on their way in."""
-    pods: Webhook[dict[str, Any]] = Webhook.for_(Kind("v1", "Pod"))
+    pods = Webhook.for_(Kind("v1", "Pod"))
 
     @pods.default
     async def inject(ctx: AdmissionContext[dict[str, Any]], pod: dict[str, Any]) -> None:
