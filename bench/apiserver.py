@@ -57,16 +57,16 @@ def _floor_main(port_queue: Any, cert_dir: str) -> None:
             body = orjson.loads(await request.body(4 * 1024 * 1024))
             revision += 1
             body["metadata"]["resourceVersion"] = str(revision)
-            data = orjson.dumps(body)
-            objects[request.path + "/" + body["metadata"]["name"]] = data
-            return Response(data, 201, "application/json")
+            created = orjson.dumps(body)
+            objects[request.path + "/" + body["metadata"]["name"]] = created
+            return Response(created, 201, "application/json")
         if request.method == "GET":
-            data = objects.get(request.path)
-            if data is None:
+            stored = objects.get(request.path)
+            if stored is None:
                 prefix = request.path + "/"
                 items = [orjson.loads(v) for k, v in objects.items() if k.startswith(prefix)]
                 return Response(orjson.dumps({"items": items}), 200, "application/json")
-            return Response(data, 200, "application/json")
+            return Response(stored, 200, "application/json")
         return Response(status=405)
 
     async def main() -> None:

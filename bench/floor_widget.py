@@ -73,24 +73,26 @@ async def main(kubeconfig: Path) -> None:
 
         workers = [asyncio.create_task(worker()) for _ in range(CONCURRENCY)]
         resource_version = ""
-        while True:
-            params = {"watch": "true", "allowWatchBookmarks": "true"}
-            if resource_version:
-                params["resourceVersion"] = resource_version
-            async with session.get(WIDGETS, params=params,
-                                   timeout=aiohttp.ClientTimeout(total=None)) as resp:
-                async for line in resp.content:
-                    event = orjson.loads(line)
-                    obj = event["object"]
-                    resource_version = obj["metadata"]["resourceVersion"]
-                    if event["type"] not in ("ADDED", "MODIFIED"):
-                        continue
-                    uid, generation = obj["metadata"]["uid"], obj["metadata"]["generation"]
-                    if handled.get(uid, 0) < generation:
-                        handled[uid] = generation
-                        queue.put_nowait(obj)
-        for task in workers:
-            task.cancel()
+        try:
+            while True:
+                params = {"watch": "true", "allowWatchBookmarks": "true"}
+                if resource_version:
+                    params["resourceVersion"] = resource_version
+                async with session.get(WIDGETS, params=params,
+                                       timeout=aiohttp.ClientTimeout(total=None)) as resp:
+                    async for line in resp.content:
+                        event = orjson.loads(line)
+                        obj = event["object"]
+                        resource_version = obj["metadata"]["resourceVersion"]
+                        if event["type"] not in ("ADDED", "MODIFIED"):
+                            continue
+                        uid, generation = obj["metadata"]["uid"], obj["metadata"]["generation"]
+                        if handled.get(uid, 0) < generation:
+                            handled[uid] = generation
+                            queue.put_nowait(obj)
+        finally:
+            for task in workers:
+                task.cancel()
 
 
 def run() -> None:

@@ -21,24 +21,30 @@ def configure(**_: Any) -> None:
     kubernetes.config.load_kube_config()
 
 
-def _config_map(name: str, spec: Any) -> dict[str, Any]:
+def _config_map(name: str, spec: kopf.Spec) -> dict[str, Any]:
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"{name}-cfg"},
             "data": {"message": spec.get("message", ""), "size": str(spec.get("size", 1))}}
 
 
 @kopf.on.create("bench.setpoint.dev", "v1", "widgets")
-def create_fn(spec: Any, name: str, namespace: str, meta: Any, patch: kopf.Patch,
-              **_: Any) -> None:
+def create_fn(spec: kopf.Spec, name: str, namespace: str | None, meta: kopf.Meta,
+              patch: kopf.Patch, **_: Any) -> None:
+    if namespace is None:
+        raise kopf.PermanentError("a Widget is namespaced")
     body = _config_map(name, spec)
     kopf.adopt(body)
-    kubernetes.client.CoreV1Api().create_namespaced_config_map(namespace, body)
+    # what the client's call validation would make of the dict anyway
+    kubernetes.client.CoreV1Api().create_namespaced_config_map(
+        namespace, kubernetes.client.V1ConfigMap.model_validate(body))
     patch.status["ready"] = True
     patch.status["observedGeneration"] = meta.get("generation")
 
 
 @kopf.on.update("bench.setpoint.dev", "v1", "widgets", field="spec.message")
-def update_fn(spec: Any, name: str, namespace: str, meta: Any, patch: kopf.Patch,
-              **_: Any) -> None:
+def update_fn(spec: kopf.Spec, name: str, namespace: str | None, meta: kopf.Meta,
+              patch: kopf.Patch, **_: Any) -> None:
+    if namespace is None:
+        raise kopf.PermanentError("a Widget is namespaced")
     kubernetes.client.CoreV1Api().patch_namespaced_config_map(
         f"{name}-cfg", namespace, {"data": {"message": spec.get("message", "")}})
     patch.status["ready"] = True

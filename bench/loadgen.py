@@ -124,8 +124,16 @@ def _requests(target: Target, phase: Phase, share: range) -> Iterator[bytes]:
                    + common + b"\r\n")
 
 
+def _returning(conn: _Connection) -> Callable[[], _Connection]:
+    """The protocol factory of one connection made beforehand."""
+    return lambda: conn
+
+
 async def _run(target: Target, connections: int, depth: int, pipe: Any) -> None:
     split = urlsplit(target.url)
+    host, port = split.hostname, split.port
+    if host is None or port is None:
+        raise ValueError(f"the target's URL names no host and port: {target.url}")
     ctx = ssl.create_default_context(cadata=target.ca_pem)
     loop = asyncio.get_running_loop()
     while True:
@@ -137,8 +145,7 @@ async def _run(target: Target, connections: int, depth: int, pipe: Any) -> None:
         conns: list[_Connection] = []
         for _ in range(connections):
             conn = _Connection(requests, phase.expected_status, depth, loop.create_future())
-            await loop.create_connection(lambda conn=conn: conn, split.hostname, split.port,
-                                         ssl=ctx)
+            await loop.create_connection(_returning(conn), host, port, ssl=ctx)
             conns.append(conn)
         pipe.send("ready")
         pipe.recv()  # go

@@ -71,8 +71,10 @@ async def create_all(s: aiohttp.ClientSession, n: int,
     step = n // SEGMENTS
     for seg in range(SEGMENTS):
         cpu = usage(pid).cpu_seconds
-        seconds = await run_concurrently(
-            step, CONCURRENCY, lambda i, base=seg * step: one(base + i))
+        async def one_of_segment(i: int, base: int = seg * step) -> None:
+            await one(base + i)
+
+        seconds = await run_concurrently(step, CONCURRENCY, one_of_segment)
         rates.append(step / seconds)
         cpu_ms.append(1000 * (usage(pid).cpu_seconds - cpu) / step)
     return rates, cpu_ms

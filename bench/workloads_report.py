@@ -59,7 +59,7 @@ def report(results: list[Result], command: str, cores: int) -> str:
             ready, rollout = col(lambda r: r["ready_s"]), col(lambda r: r["rollout_s"])
             peaks = "-"
             if key[0] == "setpoint":
-                peaks = " / ".join(_fmt(col(lambda r, k=k: r["rollout_peaks"][k]), 0)
+                peaks = " / ".join(_fmt([r["rollout_peaks"][k] for r in rows], 0)
                                    for k in ("pods", "terminating", "unschedulable"))
             lines.append(
                 f"| {key[0]} | {_grace(key)} | {_fmt(ready)} "

@@ -58,7 +58,9 @@ class ServerProcess:
 
     @property
     def config(self) -> dict:  # type: ignore[type-arg]
-        return yaml.safe_load(self.kubeconfig.read_text())
+        config = yaml.safe_load(self.kubeconfig.read_text())
+        assert isinstance(config, dict)
+        return config
 
     @property
     def url(self) -> str:

@@ -64,7 +64,8 @@ def raw_descriptor(binary: bytes, name: str) -> descriptor_pb2.FileDescriptorPro
                     after += length
                 pos = after
             raw = binary[start:pos]
-            fd = descriptor_pb2.FileDescriptorProto.FromString(raw)
+            fd = descriptor_pb2.FileDescriptorProto()
+            fd.ParseFromString(raw)
             if fd.name == name and fd.SerializeToString() == raw:
                 return fd
         except Exception:  # a false match of the file name: try the next one

@@ -8,7 +8,7 @@ from examples.widget.api import Widget, WidgetSpec
 from examples.widget.operator import manager
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import ConfigMap
-from setpoint.testing import Faults, OperatorRunner, SetpointCluster
+from setpoint.testing import Faults, OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 
 
@@ -23,7 +23,7 @@ async def test_a_widget_gets_its_config_map_and_ready_status(
     assert ready.status.observed_generation == created.metadata.generation
     cm = await k8s.get(ConfigMap, "w-cfg")
     assert cm.data == {"message": "hello", "size": "3"}
-    (owner,) = cm.metadata.owner_references
+    (owner,) = present(cm.metadata.owner_references)
     assert (owner.kind, owner.name, owner.uid, owner.controller) == \
         ("Widget", "w", created.metadata.uid, True)
 
@@ -57,8 +57,8 @@ async def test_deleting_a_widget_deletes_its_config_map(
 def config_map_names(runner: OperatorRunner) -> list[str]:
     """The widgets' ConfigMaps in the operator's cache."""
     assert runner.manager is not None
-    return sorted(cm.metadata.name for cm in runner.manager.cache.list(ConfigMap)
-                  if cm.metadata.name.endswith("-cfg"))
+    names = (present(cm.metadata.name) for cm in runner.manager.cache.list(ConfigMap))
+    return sorted(name for name in names if name.endswith("-cfg"))
 
 
 async def test_a_crashed_operator_converges_after_restart_without_duplicates(
@@ -72,7 +72,7 @@ async def test_a_crashed_operator_converges_after_restart_without_duplicates(
                            for i in range(5)))
     await wait_for(lambda: config_map_names(runner) == [f"w{i}-cfg" for i in range(5)])
     before = {cm.metadata.name: cm.metadata.uid for cm in (await k8s.list(ConfigMap)).items
-              if cm.metadata.name.endswith("-cfg")}
+              if present(cm.metadata.name).endswith("-cfg")}
     await runner.crash()
     stuck.remove()
 
@@ -80,7 +80,7 @@ async def test_a_crashed_operator_converges_after_restart_without_duplicates(
     for i in range(5):
         await wait_for(Widget, f"w{i}", lambda w: w.status.ready)
     after = {cm.metadata.name: cm.metadata.uid for cm in (await k8s.list(ConfigMap)).items
-             if cm.metadata.name.endswith("-cfg")}
+             if present(cm.metadata.name).endswith("-cfg")}
     assert after == before  # the same five ConfigMaps, none made again
     assert runner.starts == 2
 
@@ -95,7 +95,7 @@ async def test_a_failed_config_map_create_is_retried(
 
     await wait_for(Widget, "w", lambda w: w.status.ready)
     assert failure.hits == 2
-    assert (await k8s.get(ConfigMap, "w-cfg")).data["message"] == "again"
+    assert present((await k8s.get(ConfigMap, "w-cfg")).data)["message"] == "again"
 
 
 async def test_the_operator_works_with_exactly_the_rbac_generated_for_it(
@@ -105,4 +105,4 @@ async def test_the_operator_works_with_exactly_the_rbac_generated_for_it(
     await run_manager(manager, rbac=True)  # its own service account, its generated roles
     await k8s.create(Widget(name="w", spec=WidgetSpec(message="least privilege")))
     await wait_for(Widget, "w", lambda w: w.status.ready)
-    assert (await k8s.get(ConfigMap, "w-cfg")).data["message"] == "least privilege"
+    assert present((await k8s.get(ConfigMap, "w-cfg")).data)["message"] == "least privilege"

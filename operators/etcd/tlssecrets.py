@@ -33,7 +33,7 @@ from typing import Any
 
 from operators.etcd import certificates, objects
 from operators.etcd.certificates import KeyPair
-from operators.etcd.resource import EtcdCluster
+from operators.etcd.resource import GROUP, EtcdCluster
 from setpoint.resources.models.core_v1 import (
     ContainerPort,
     HTTPGetAction,
@@ -53,7 +53,7 @@ METRICS_PORT = 2381
 """etcd's plain-http ``--listen-metrics-urls`` (``/health`` and ``/metrics``): the readiness
 probe cannot present a client certificate, so it asks here, as kubeadm's etcd pods do."""
 SECRET_MODE = 0o600
-CERTIFICATE_SERIAL = f"{objects.GROUP}/certificate-serial"
+CERTIFICATE_SERIAL = f"{GROUP}/certificate-serial"
 CA_KEYS = ("tls.crt", "tls.key")
 MEMBER_KEYS = ("ca.crt", "tls.crt", "tls.key")
 
@@ -172,7 +172,8 @@ def secured(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int, pod: 
     client certificates required; unchanged when the cluster has no TLS."""
     if not enabled(cluster):
         return pod
-    assert pod.spec is not None
+    # member_pod always builds the spec with the etcd container first
+    assert pod.spec is not None and pod.spec.containers
     container = pod.spec.containers[0]
     files = f"{TLS_MOUNT}/tls.crt", f"{TLS_MOUNT}/tls.key", f"{TLS_MOUNT}/ca.crt"
     container.args = [*(container.args or ()),

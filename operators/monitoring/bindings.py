@@ -80,8 +80,11 @@ def _set(binding: WorkloadBinding, status: bool, reason: str, message: str,
                                 current.observed_generation) == (text, reason, message,
                                                                  generation):
         return
-    moved = current is None or current.status != text
-    when = datetime.now(UTC).replace(microsecond=0) if moved else current.last_transition_time
+    when: datetime | None
+    if current is None or current.status != text:  # the condition moved
+        when = datetime.now(UTC).replace(microsecond=0)
+    else:
+        when = current.last_transition_time
     binding.conditions = [Condition(type=ACCEPTED, status=text, reason=reason,
                                     message=message, observed_generation=generation,
                                     last_transition_time=when)]

@@ -8,6 +8,7 @@ The pytest plugin (:mod:`setpoint.testing.plugin`, loaded automatically) gives t
   :class:`ThreadedCluster`: the cluster a test works with;
 - :class:`OperatorRunner`: an operator in the background (start, crash, restart, stop);
 - :func:`wait_for`, :func:`wait_for_object`, :class:`WaitTimeout`: waiting, not sleeping;
+- :func:`present`: an optional field the test requires set, narrowed for the type checker;
 - :class:`ApiProxy`, :class:`Faults`, :class:`Rule`: a loopback proxy that injects API
   errors, throttling, latency and dropped watches, and counts requests.
 """
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         namespaced_cluster,
     )
     from setpoint.testing.faults import Faults, Rule
+    from setpoint.testing.present import present
     from setpoint.testing.proxy import ApiProxy, RequestCounts
     from setpoint.testing.requestinfo import RequestInfo, request_info
     from setpoint.testing.runner import OperatorRunner
@@ -40,6 +42,7 @@ _EXPORTS = {
     "namespaced_cluster": "setpoint.testing.clusters",
     "Faults": "setpoint.testing.faults",
     "Rule": "setpoint.testing.faults",
+    "present": "setpoint.testing.present",
     "ApiProxy": "setpoint.testing.proxy",
     "RequestCounts": "setpoint.testing.proxy",
     "RequestInfo": "setpoint.testing.requestinfo",
@@ -62,6 +65,7 @@ __all__ = [
     "WaitTimeout",
     "fresh_cluster",
     "namespaced_cluster",
+    "present",
     "request_info",
     "wait_for",
     "wait_for_object",

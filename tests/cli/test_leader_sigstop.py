@@ -73,7 +73,8 @@ async def test_a_sigstopped_leader_sends_no_write_after_another_took_the_lease(
         annotations = obj["metadata"].get("annotations") or {}
         if resource.endswith("configmaps") and "reconciled-by" in annotations:
             stamped_by.append((annotations["reconciled-by"], annotations["reconciled-v"]))
-        return put(resource, obj)
+        stored: dict[str, Any] = put(resource, obj)
+        return stored
 
     monkeypatch.setattr(store, "put", observed)
     kubeconfig = setpoint_cluster.kubeconfig

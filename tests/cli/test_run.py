@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -98,7 +99,7 @@ async def test_run_registers_its_webhooks_with_a_local_cluster_while_it_runs(
 
     try:
         await wait_for(registered, timeout=30)
-        created = await k8s.create({"apiVersion": "v1", "kind": "ConfigMap",
+        created: dict[str, Any] = await k8s.create({"apiVersion": "v1", "kind": "ConfigMap",
                                     "metadata": {"name": "seen"}})
         assert created["metadata"]["labels"] == {"defaulted-by": "webhook-target"}
     finally:

@@ -11,7 +11,8 @@ a ``Connection: close`` answer may end with the connection instead of a length (
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 import pytest
 import uvloop
@@ -25,6 +26,9 @@ CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 LENGTH = b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\nWarning: 299 - \"note\"\r\n\r\n{}"
 UNTIL_CLOSE = (b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/json"
                b"\r\n\r\n{\"until\": \"close\"}")
+
+# asyncio.run or uvloop.run: each takes a coroutine, not any awaitable
+Runner = Callable[[Coroutine[Any, Any, None]], None]
 
 
 class RawServer:
@@ -58,7 +62,7 @@ class RawServer:
             writer.close()
 
 
-def run(runner: Callable[[Awaitable[None]], None], answers: list[bytes],
+def run(runner: Runner, answers: list[bytes],
         exercise: Callable[[Transport], Awaitable[None]]) -> RawServer:
     raw = RawServer(answers)
 
@@ -79,7 +83,7 @@ def run(runner: Callable[[Awaitable[None]], None], answers: list[bytes],
 
 @pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
 def test_answers_framed_by_length_by_chunks_or_by_the_end_are_read_whole(
-        runner: Callable[[Awaitable[None]], None]) -> None:
+        runner: Runner) -> None:
     async def exercise(transport: Transport) -> None:
         created = await transport.request("POST", "/api/v1/namespaces/default/configmaps",
                                           body=b'{"kind": "ConfigMap"}')

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -27,11 +28,13 @@ async def server() -> AsyncIterator[APIServer]:
     await api.stop()
 
 
-def golden_body(step: int) -> dict:
+def golden_body(step: int) -> dict[str, Any]:
     if not GOLDEN.exists():
         pytest.skip("shared conformance corpus not present")
     text = json.loads(GOLDEN.read_text())["steps"][step]["response"]["body"]
-    return json.loads(json.dumps(text).replace("${ns}", "t"))
+    body = json.loads(json.dumps(text).replace("${ns}", "t"))
+    assert isinstance(body, dict)
+    return body
 
 
 def terminating_namespace(api: APIServer, name: str) -> None:

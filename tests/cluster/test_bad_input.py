@@ -3,6 +3,8 @@ and never an object stored that later reads cannot serve."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
@@ -100,7 +102,7 @@ async def test_replicas_beyond_int32_are_refused_on_every_write_path(
 
 async def test_integer_fields_keep_their_int64_range(api: API) -> None:
     """An int64 field takes what int64 holds and no more (encoding/json literalStore)."""
-    pod = {"metadata": {"name": "p"}, "spec": {"activeDeadlineSeconds": 2**63 - 1,
+    pod: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {"activeDeadlineSeconds": 2**63 - 1,
                                                "containers": [{"name": "c", "image": "i"}]}}
     status, out = await api.post(f"{NS}/pods?dryRun=All", pod)
     assert status == 201, out
@@ -238,10 +240,10 @@ async def test_warnings_are_deduplicated_and_bounded(api: API) -> None:
     raw = b'{"metadata": {"name": "u"}, ' + unknown + b"}"
     # (aiohttp refuses answers with more than 128 headers; the recorder allows about 160)
     async with httpx.AsyncClient(verify=api.ssl, headers=dict(api.session.headers)) as http:
-        resp = await http.post(api.cluster.url + f"{NS}/configmaps", content=raw,
-                               headers={"Content-Type": "application/json"})
-    assert resp.status_code == 201
-    warnings = resp.headers.get_list("Warning")
+        created = await http.post(api.cluster.url + f"{NS}/configmaps", content=raw,
+                                  headers={"Content-Type": "application/json"})
+    assert created.status_code == 201
+    warnings = created.headers.get_list("Warning")
     # every warning cut to 256 runes once 4096 were written; none after that
     assert warnings[0] == '299 - "unknown field \\"field00000\\""'
     assert 100 < len(warnings) < 200

@@ -8,11 +8,12 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from tests.support import ServerProcess
 
 
-def request(server: ServerProcess, method: str, path: str, body: dict | None = None
+def request(server: ServerProcess, method: str, path: str, body: dict[str, Any] | None = None
             ) -> tuple[int, dict]:  # type: ignore[type-arg]
     data = json.dumps(body).encode() if body is not None else None
     req = urllib.request.Request(server.url + path, data=data, method=method, headers={

@@ -50,7 +50,10 @@ def default_sa(api: APIServer, ns: str) -> dict[str, Any] | None:
 
 async def test_system_namespaces_get_their_defaults_at_startup(server: APIServer) -> None:
     for ns in ("default", "kube-system", "kube-public", "kube-node-lease"):
-        await until(lambda ns=ns: default_sa(server, ns) and root_ca(server, ns))
+        def defaulted(ns: str = ns) -> object:
+            return default_sa(server, ns) and root_ca(server, ns)
+
+        await until(defaulted)
 
 
 async def test_a_new_namespace_has_both_after_one_turn_of_the_loop(server: APIServer) -> None:

@@ -19,6 +19,7 @@ import yaml
 from setpoint.cluster import RunningCluster
 from setpoint.cluster.endpoints import server as server_module
 from setpoint.cluster.endpoints.listencoding import LIST_CHUNK_ITEMS
+from setpoint.cluster.registry.listing import list_items_json
 from tests.cluster.conftest import API
 
 Obj = dict[str, Any]
@@ -172,7 +173,7 @@ async def readyz_during_list(cluster: RunningCluster, api: API,
 
     monkeypatch.setattr(codec, "with_defaults", observed)
     # a JSON list of a type served as stored splices in the stored JSON, not presented
-    items_json = server_module.list_items_json
+    items_json = list_items_json  # what the server module imported
 
     def observed_json(rt: Any, raws: list[bytes]) -> bytes:
         presenting.set()

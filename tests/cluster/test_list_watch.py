@@ -17,6 +17,7 @@ NS = "/api/v1/namespaces/default/configmaps"
 async def make(api: API, name: str, **labels: str) -> dict[str, Any]:
     status, body = await api.post(NS, {"metadata": {"name": name, "labels": labels}})
     assert status == 201, body
+    assert isinstance(body, dict)
     return body
 
 

@@ -34,7 +34,9 @@ def core(registry: Registry) -> dict[str, Any]:
 def _resolve(doc: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     target = schema.get("$ref") or (schema.get("allOf") or [{}])[0].get("$ref")
     if target:
-        return doc["components"]["schemas"][target.rsplit("/", 1)[-1]]
+        resolved = doc["components"]["schemas"][target.rsplit("/", 1)[-1]]
+        assert isinstance(resolved, dict)
+        return resolved
     return schema
 
 
@@ -133,8 +135,10 @@ def test_group_and_root_documents_exist(registry: Registry) -> None:
 
 
 def _widget_crd() -> dict[str, Any]:
-    return golden_steps("crd-create-established-discovery")["wait-established"]["response"][
+    crd = golden_steps("crd-create-established-discovery")["wait-established"]["response"][
         "body"]
+    assert isinstance(crd, dict)
+    return crd
 
 
 def test_crd_document_is_built_like_apiextensions() -> None:

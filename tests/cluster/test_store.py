@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from setpoint.cluster.storage import Store
 
 
-def cm(name: str, ns: str = "default", **data: str) -> dict:
+def cm(name: str, ns: str = "default", **data: str) -> dict[str, Any]:
     return {"metadata": {"name": name, "namespace": ns}, "data": data}
 
 
@@ -85,7 +86,8 @@ async def test_a_watcher_that_falls_too_far_behind_is_closed(
     watcher = store.watch("/configmaps")
     for i in range(3):
         store.put("/configmaps", cm(f"c{i}"))
-    assert not watcher.closed
+    closed_before = watcher.closed
+    assert not closed_before
     store.put("/configmaps", cm("one-too-many"))
     assert watcher.closed
     assert await watcher.next_batch(0.01) == []

@@ -13,6 +13,7 @@ from setpoint.cluster.endpoints import jsonpath
 from setpoint.cluster.endpoints.durations import human_duration
 from setpoint.cluster.endpoints.tables import WatchTables, go_float, to_table
 from setpoint.cluster.registry import Registry
+from setpoint.testing import present
 from tests.cluster.golden import crd_resource_type, golden_steps
 
 CREATED = "2024-01-01T00:00:00Z"
@@ -22,7 +23,9 @@ NOW = datetime(2024, 1, 1, 0, 5, tzinfo=UTC)
 def _normalize(table: dict[str, Any]) -> dict[str, Any]:
     """Tokens as the recordings write them: ages and timestamps."""
     text = json.dumps(table).replace('"5m"', '"<age>"').replace(CREATED, "<time>")
-    return json.loads(text)
+    table = json.loads(text)
+    assert isinstance(table, dict)
+    return table
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +78,7 @@ def test_configmap_table_matches_the_real_server() -> None:
     obj = {"apiVersion": "v1", "kind": "ConfigMap",
            "metadata": {**recorded, "creationTimestamp": CREATED}, "data": {"ca.crt": "pem"}}
     rt = Registry().get("", "v1", "configmaps")
-    table = to_table(rt, [obj], list_meta={"resourceVersion": "RV5.."}, now=NOW)
+    table = to_table(present(rt), [obj], list_meta={"resourceVersion": "RV5.."}, now=NOW)
     assert _normalize(table) == expected
 
 
@@ -93,7 +96,7 @@ def test_crd_without_printer_columns_gets_an_age_column() -> None:
 def test_kinds_without_printers_get_name_and_created_at() -> None:
     rt = Registry().get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     obj = {"metadata": {"name": "x.example.com", "creationTimestamp": CREATED}}
-    table = to_table(rt, [obj], list_meta=None, now=NOW)
+    table = to_table(present(rt), [obj], list_meta=None, now=NOW)
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Created At"]
     assert table["rows"][0]["cells"] == ["x.example.com", CREATED]
 
@@ -103,7 +106,7 @@ def test_pending_pod_row_and_wide_columns() -> None:
     pod = {"metadata": {"name": "p", "creationTimestamp": CREATED},
            "spec": {"containers": [{"name": "a"}, {"name": "b"}]},
            "status": {"phase": "Pending"}}
-    table = to_table(rt, [pod], list_meta=None, now=NOW)
+    table = to_table(present(rt), [pod], list_meta=None, now=NOW)
     names = [(c["name"], c["priority"]) for c in table["columnDefinitions"]]
     assert names == [("Name", 0), ("Ready", 0), ("Status", 0), ("Restarts", 0), ("Age", 0),
                      ("IP", 1), ("Node", 1), ("Nominated Node", 1), ("Readiness Gates", 1)]
@@ -120,7 +123,7 @@ def test_running_pod_counts_ready_containers_and_restarts() -> None:
                 "lastState": {"terminated": {"finishedAt": "2024-01-01T00:03:00Z"}}},
                {"name": "b", "ready": False, "restartCount": 0,
                 "state": {"waiting": {"reason": "CrashLoopBackOff"}}}]}}
-    cells = to_table(rt, [pod], list_meta=None, now=NOW)["rows"][0]["cells"]
+    cells = to_table(present(rt), [pod], list_meta=None, now=NOW)["rows"][0]["cells"]
     assert cells[:6] == ["p", "1/2", "CrashLoopBackOff", "2 (2m ago)", "5m", "10.0.0.5"]
     assert cells[6] == "n1"
 
@@ -132,7 +135,7 @@ def test_succeeded_pod_row_carries_the_completed_condition() -> None:
            "status": {"phase": "Succeeded", "containerStatuses": [
                {"name": "a", "ready": False, "restartCount": 0,
                 "state": {"terminated": {"reason": "Completed", "exitCode": 0}}}]}}
-    row = to_table(rt, [pod], list_meta=None, now=NOW)["rows"][0]
+    row = to_table(present(rt), [pod], list_meta=None, now=NOW)["rows"][0]
     assert row["cells"][2] == "Completed"
     assert row["conditions"][0]["type"] == "Completed"
 
@@ -143,7 +146,7 @@ def test_deployment_row() -> None:
            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
                     "template": {"spec": {"containers": [{"name": "c", "image": "nginx"}]}}},
            "status": {"readyReplicas": 2, "updatedReplicas": 3, "availableReplicas": 2}}
-    table = to_table(rt, [dep], list_meta=None, now=NOW)
+    table = to_table(present(rt), [dep], list_meta=None, now=NOW)
     assert [c["name"] for c in table["columnDefinitions"]] == [
         "Name", "Ready", "Up-to-date", "Available", "Age", "Containers", "Images", "Selector"]
     assert table["rows"][0]["cells"] == ["d", "2/3", 3, 2, "5m", "c", "nginx", "app=web"]
@@ -162,7 +165,7 @@ def test_builtin_rows(resource: str, group: str, obj: dict[str, Any],
     versions = {"coordination.k8s.io": "v1", "": "v1"}
     rt = Registry().get(group, versions[group], resource)
     full = {"metadata": {"name": "s", "creationTimestamp": CREATED}, **obj}
-    assert to_table(rt, [full], list_meta=None, now=NOW)["rows"][0]["cells"] == cells
+    assert to_table(present(rt), [full], list_meta=None, now=NOW)["rows"][0]["cells"] == cells
 
 
 def test_watch_tables_send_column_definitions_only_first(robots: Any) -> None:

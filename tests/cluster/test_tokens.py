@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -14,7 +15,8 @@ from tests.cluster.conftest import API
 SA = "/api/v1/namespaces/default/serviceaccounts"
 
 
-async def request_token(api: API, name: str = "default", **spec: object) -> tuple[int, dict]:
+async def request_token(api: API, name: str = "default",
+                        **spec: object) -> tuple[int, dict[str, Any]]:
     return await api.post(f"{SA}/{name}/token", {
         "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": spec})
 

@@ -249,7 +249,9 @@ class RequestFuzzer:
         finally:
             self.wrong = 0.12
         out = {k: v for k, v in out.items() if v is not None} if isinstance(out, dict) else {}
-        meta = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
+        meta = out.get("metadata")
+        if not isinstance(meta, dict):
+            meta = {}
         out["metadata"] = {**meta, **({"name": name} if name is not None else {})}
         out["apiVersion"], out["kind"] = ep.api_version, kind
         if rng.random() < unknown:
@@ -270,6 +272,8 @@ class RequestFuzzer:
         wrong with it (the kind of any served resource, an options kind, another version)."""
         rng = self.rng
         options: dict[str, Any] = {}
+        api_version: str | None
+        kind: str | None
         for key in rng.sample(sorted(DELETE_OPTION_VALUES), rng.randint(0, 2)):
             options[key] = rng.choice(DELETE_OPTION_VALUES[key]) if rng.random() < 0.8 \
                 else self.bad()

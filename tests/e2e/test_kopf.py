@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from setpoint.cluster import RunningCluster
+from setpoint.testing import present
 from tests.e2e.conftest import ThreadedCluster, http_client, unique, wait_until
 
 # kopf's examples/crd.yaml (apiextensions.k8s.io/v1 edition)
@@ -209,7 +210,7 @@ def test_minimal_example_operator_handles_and_patches_its_resource(
                                 for e in items) else []
 
         posted = wait_until(events, timeout=15)
-        assert all(e["involvedObject"]["uid"] == obj["metadata"]["uid"] for e in posted)
+        assert all(e["involvedObject"]["uid"] == present(obj)["metadata"]["uid"] for e in posted)
         # kopf sends Python isoformat times; the server answers in Kubernetes' own formats:
         # metav1.Time as RFC 3339 seconds in UTC, metav1.MicroTime with 6 fraction digits
         event = posted[0]
@@ -218,13 +219,14 @@ def test_minimal_example_operator_handles_and_patches_its_resource(
         assert operator.error is None
     assert calls.created == [{"duration": "1m", "field": "value", "items": ["item1", "item2"]}]
     # kopf's own bookkeeping landed through merge patches
-    assert yaml.safe_load(obj["metadata"]["annotations"][LAST_HANDLED])["spec"] == \
+    assert yaml.safe_load(present(obj)["metadata"]["annotations"][LAST_HANDLED])["spec"] == \
         KOPF_EXAMPLE_OBJ["spec"]
-    assert obj["metadata"]["annotations"]["someannotation"] == "somevalue"
-    assert obj["spec"] == KOPF_EXAMPLE_OBJ["spec"]
+    assert present(obj)["metadata"]["annotations"]["someannotation"] == "somevalue"
+    assert present(obj)["spec"] == KOPF_EXAMPLE_OBJ["spec"]
     # the status came through the status subresource and did not bump the generation
-    assert obj["metadata"]["generation"] == 1
-    managers = {(m["manager"], m.get("subresource", "")) for m in obj["metadata"]["managedFields"]}
+    assert present(obj)["metadata"]["generation"] == 1
+    managers = {(m["manager"], m.get("subresource", ""))
+                for m in present(obj)["metadata"]["managedFields"]}
     assert any(sub == "status" for _, sub in managers), managers
 
 

@@ -14,6 +14,12 @@ import yaml
 
 from tests.e2e.conftest import Kubectl, unique, wait_until
 
+
+def _pump(stdout: Iterator[str], lines: queue.Queue[str]) -> None:
+    """Hand a watching kubectl's output lines to the test as they come."""
+    for line in stdout:
+        lines.put(line)
+
 GIZMO_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -209,7 +215,7 @@ def test_get_watch_prints_changes_as_they_happen(kubectl: Kubectl, namespace: st
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+    threading.Thread(target=_pump, args=(stdout, lines), daemon=True).start()
     seen: list[str] = []
 
     def saw(text: str) -> bool:
@@ -851,7 +857,7 @@ def test_get_watch_in_table_form(kubectl: Kubectl, namespace: str) -> None:
     lines: queue.Queue[str] = queue.Queue()
     assert proc.stdout is not None
     stdout = proc.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+    threading.Thread(target=_pump, args=(stdout, lines), daemon=True).start()
     rows: list[list[str]] = []
 
     def saw(name: str) -> bool:

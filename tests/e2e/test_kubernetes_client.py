@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import urllib3
 from kubernetes import client, config, dynamic, watch
-from kubernetes.client.rest import ApiException
+from kubernetes.client.exceptions import ApiException
 from kubernetes.dynamic.exceptions import ResourceNotFoundError
 
+from setpoint.testing import present
 from tests.e2e.conftest import ThreadedCluster, unique, wait_until
 
 
@@ -36,7 +38,7 @@ def ns(api_client: client.ApiClient) -> str:
 
 
 def status_of(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
+    body: dict[str, Any] = json.loads(present(exc.body))
     return body
 
 
@@ -46,16 +48,17 @@ def test_core_v1_configmap_lifecycle(api_client: client.ApiClient, ns: str) -> N
     core = client.CoreV1Api(api_client)
     created = core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="cm1", labels={"app": "demo"}), data={"a": "1"}))
-    assert created.metadata.uid and created.metadata.resource_version
-    assert created.metadata.creation_timestamp is not None
+    assert present(created.metadata).uid and present(created.metadata).resource_version
+    assert present(created.metadata).creation_timestamp is not None
 
     read = core.read_namespaced_config_map("cm1", ns)
     assert read.data == {"a": "1"}
-    assert read.metadata.resource_version == created.metadata.resource_version
+    assert present(read.metadata).resource_version == present(created.metadata).resource_version
 
     listed = core.list_namespaced_config_map(ns, label_selector="app=demo")
-    assert [item.metadata.name for item in listed.items] == ["cm1"]
-    assert int(listed.metadata.resource_version) >= int(created.metadata.resource_version)
+    assert [present(item.metadata).name for item in listed.items] == ["cm1"]
+    listed_rv = present(present(listed.metadata).resource_version)
+    assert int(listed_rv) >= int(present(present(created.metadata).resource_version))
 
     patched = core.patch_namespaced_config_map("cm1", ns, {"data": {"b": "2"}})  # strategic
     assert patched.data == {"a": "1", "b": "2"}
@@ -76,7 +79,8 @@ def test_core_v1_configmap_lifecycle(api_client: client.ApiClient, ns: str) -> N
     deleted = core.delete_namespaced_config_map("cm1", ns)  # this client returns a plain dict
     assert deleted == {"kind": "Status", "apiVersion": "v1", "metadata": {},
                        "status": "Success", "details": {
-                           "name": "cm1", "kind": "configmaps", "uid": created.metadata.uid}}
+                           "name": "cm1", "kind": "configmaps",
+                           "uid": present(created.metadata).uid}}
     with pytest.raises(ApiException) as missing:
         core.read_namespaced_config_map("cm1", ns)
     assert missing.value.status == 404
@@ -106,15 +110,15 @@ def test_core_v1_pod_gets_admission_defaults(api_client: client.ApiClient, ns: s
     pod = core.create_namespaced_pod(ns, client.V1Pod(
         metadata=client.V1ObjectMeta(name="p1"),
         spec=client.V1PodSpec(containers=[client.V1Container(name="c", image="nginx")])))
-    assert pod.spec.service_account_name == "default"
-    assert pod.spec.restart_policy == "Always"
-    assert pod.status.phase == "Pending"
-    assert any(v.name.startswith("kube-api-access-") for v in pod.spec.volumes)
-    keys = {(t.key, t.effect) for t in pod.spec.tolerations}
+    assert present(pod.spec).service_account_name == "default"
+    assert present(pod.spec).restart_policy == "Always"
+    assert present(pod.status).phase == "Pending"
+    assert any(v.name.startswith("kube-api-access-") for v in present(present(pod.spec).volumes))
+    keys = {(t.key, t.effect) for t in present(present(pod.spec).tolerations)}
     assert {("node.kubernetes.io/not-ready", "NoExecute"),
             ("node.kubernetes.io/unreachable", "NoExecute")} <= keys
     pending = core.list_namespaced_pod(ns, field_selector="status.phase=Pending")
-    assert [p.metadata.name for p in pending.items] == ["p1"]
+    assert [present(p.metadata).name for p in pending.items] == ["p1"]
 
 
 def test_apps_v1_deployment_lifecycle(api_client: client.ApiClient, ns: str) -> None:
@@ -128,33 +132,34 @@ def test_apps_v1_deployment_lifecycle(api_client: client.ApiClient, ns: str) -> 
                 metadata=client.V1ObjectMeta(labels=labels),
                 spec=client.V1PodSpec(containers=[
                     client.V1Container(name="web", image="nginx:1.27")])))))
-    assert created.metadata.generation == 1
-    assert created.spec.strategy.type == "RollingUpdate"
+    assert present(created.metadata).generation == 1
+    assert present(created.spec.strategy).type == "RollingUpdate"
     assert created.spec.revision_history_limit == 10
-    assert created.spec.template.spec.containers[0].image_pull_policy == "IfNotPresent"
+    assert present(created.spec.template.spec).containers[0].image_pull_policy == "IfNotPresent"
 
     read = apps.read_namespaced_deployment("web", ns)
     assert read.spec.replicas == 2
 
     everywhere = apps.list_deployment_for_all_namespaces(label_selector="!missing")
-    assert ("web", ns) in {(d.metadata.name, d.metadata.namespace) for d in everywhere.items}
+    metas = [present(d.metadata) for d in everywhere.items]
+    assert ("web", ns) in {(meta.name, meta.namespace) for meta in metas}
 
     patched = apps.patch_namespaced_deployment("web", ns, {"spec": {"template": {"spec": {
         "containers": [{"name": "web", "image": "nginx:1.28"}]}}}})
-    assert patched.spec.template.spec.containers[0].image == "nginx:1.28"
-    assert patched.metadata.generation == 2
+    assert present(patched.spec.template.spec).containers[0].image == "nginx:1.28"
+    assert present(patched.metadata).generation == 2
 
     scale = apps.read_namespaced_deployment_scale("web", ns)
-    assert scale.spec.replicas == 2
-    assert scale.status.selector == "app=web"
+    assert present(scale.spec).replicas == 2
+    assert present(scale.status).selector == "app=web"
     scaled = apps.patch_namespaced_deployment_scale("web", ns, {"spec": {"replicas": 5}})
-    assert scaled.spec.replicas == 5
+    assert present(scaled.spec).replicas == 5
     assert apps.read_namespaced_deployment("web", ns).spec.replicas == 5
 
     status = apps.read_namespaced_deployment_status("web", ns)
     status.status = client.V1DeploymentStatus(replicas=5, observed_generation=3)
     written = apps.replace_namespaced_deployment_status("web", ns, status)
-    assert written.status.observed_generation == 3
+    assert present(written.status).observed_generation == 3
     assert written.spec.replicas == 5
 
     apps.delete_namespaced_deployment("web", ns, propagation_policy="Foreground")
@@ -168,7 +173,8 @@ def test_apply_with_typed_client(api_client: client.ApiClient, ns: str) -> None:
     applied = core.patch_namespaced_config_map(
         "applied", ns, body, field_manager="py", _content_type="application/apply-patch+yaml")
     assert applied.data == {"k": "v"}
-    assert [(m.manager, m.operation) for m in applied.metadata.managed_fields] == [
+    managed = present(present(applied.metadata).managed_fields)
+    assert [(m.manager, m.operation) for m in managed] == [
         ("py", "Apply")]
     with pytest.raises(ApiException) as conflict:
         core.patch_namespaced_config_map(
@@ -296,7 +302,7 @@ def test_watch_stream_from_list_resource_version(api_client: client.ApiClient, n
     core = client.CoreV1Api(api_client)
     core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="before")))
-    rv = core.list_namespaced_config_map(ns).metadata.resource_version
+    rv = present(core.list_namespaced_config_map(ns).metadata).resource_version
 
     def writer() -> None:
         core.create_namespaced_config_map(ns, client.V1ConfigMap(
@@ -315,7 +321,7 @@ def test_watch_stream_from_list_resource_version(api_client: client.ApiClient, n
             w.stop()
     assert seen == [("ADDED", "after", {"x": "1"}), ("MODIFIED", "after", {"x": "2"}),
                     ("DELETED", "after", {"x": "2"})]
-    assert int(w.resource_version) > int(rv)
+    assert int(present(w.resource_version)) > int(present(rv))
 
 
 def test_watch_without_resource_version_starts_with_current_objects(
@@ -334,14 +340,16 @@ def test_watch_without_resource_version_starts_with_current_objects(
 def test_watch_from_compacted_version_gets_410_error_event(
         api_client: client.ApiClient, threaded_cluster: ThreadedCluster, ns: str) -> None:
     core = client.CoreV1Api(api_client)
-    old = core.create_namespaced_config_map(ns, client.V1ConfigMap(
-        metadata=client.V1ObjectMeta(name="old"))).metadata.resource_version
+    old = present(core.create_namespaced_config_map(ns, client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="old"))).metadata).resource_version
     core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="new")))
     threaded_cluster.call(lambda: threaded_cluster.cluster.api.store.compact())  # type: ignore[union-attr]
 
-    resp = core.list_namespaced_config_map(ns, watch=True, resource_version=old,
-                                           _preload_content=False, _request_timeout=10)
+    # unread (_preload_content=False), the call answers the urllib3 response, not the list
+    resp: object = core.list_namespaced_config_map(ns, watch=True, resource_version=old,
+                                                   _preload_content=False, _request_timeout=10)
+    assert isinstance(resp, urllib3.HTTPResponse)
     try:
         assert resp.status == 200  # the error comes as an event, as kube-apiserver sends it
         first = json.loads(resp.readline())
@@ -359,8 +367,8 @@ def test_watch_stream_restarts_once_after_410_then_client_relists(
     """The client's Watch retries once after a 410, raises on the second, and an informer's
     list-then-watch from the new list resourceVersion resumes delivery."""
     core = client.CoreV1Api(api_client)
-    old = core.create_namespaced_config_map(ns, client.V1ConfigMap(
-        metadata=client.V1ObjectMeta(name="old"))).metadata.resource_version
+    old = present(core.create_namespaced_config_map(ns, client.V1ConfigMap(
+        metadata=client.V1ObjectMeta(name="old"))).metadata).resource_version
     core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="newer")))
     threaded_cluster.call(lambda: threaded_cluster.cluster.api.store.compact())  # type: ignore[union-attr]
@@ -374,12 +382,12 @@ def test_watch_stream_restarts_once_after_410_then_client_relists(
     assert expired.value.reason.startswith("Expired: too old resource version")
 
     listing = core.list_namespaced_config_map(ns)
-    assert {"old", "newer"} <= {i.metadata.name for i in listing.items}
+    assert {"old", "newer"} <= {present(i.metadata).name for i in listing.items}
     threading.Thread(target=lambda: core.create_namespaced_config_map(ns, client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name="latest")))).start()
     w = watch.Watch()
     for event in w.stream(core.list_namespaced_config_map, ns,
-                          resource_version=listing.metadata.resource_version,
+                          resource_version=present(listing.metadata).resource_version,
                           _request_timeout=10):
         assert (event["type"], event["object"].metadata.name) == ("ADDED", "latest")
         w.stop()

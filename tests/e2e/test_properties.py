@@ -28,7 +28,7 @@ from tests.e2e.requestfuzz import Endpoint, Request, RequestFuzzer
 NS = "prop"
 GROUP = "prop.example.com"
 
-WIDGET_CRD = {
+WIDGET_CRD: dict[str, Any] = {
     "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
     "metadata": {"name": f"widgets.{GROUP}"},
     "spec": {
@@ -116,7 +116,7 @@ PATCH_PATHS = [*TARGETS,
 
 # -- strategies ----------------------------------------------------------------------------
 
-printable = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+printable = st.text(st.characters(blacklist_categories=["Cs"]), max_size=12)
 SEGMENTS = st.one_of(
     st.sampled_from([
         "v1", "v2", "namespaces", "default", "kube-system", NS, "configmaps", "secrets", "pods",

@@ -113,7 +113,9 @@ def _apply_d(live: dict[str, Any] | None, config: dict[str, Any], manager: str =
 
 
 def _containers(obj: dict[str, Any]) -> list[dict[str, Any]]:
-    return obj["spec"]["template"]["spec"]["containers"]
+    containers = obj["spec"]["template"]["spec"]["containers"]
+    assert isinstance(containers, list)
+    return containers
 
 
 def test_keyed_lists_merge_by_key_keeping_others_items_in_place() -> None:

@@ -1,6 +1,7 @@
 import glob
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,7 +39,7 @@ def test_every_recorded_fields_v1_decodes_and_reencodes_identically_in_order() -
         assert json.dumps(again) == text
 
 
-def _unescape(node: dict[str, dict]) -> dict[str, dict]:
+def _unescape(node: dict[str, Any]) -> dict[str, Any]:
     return {k.replace("\\u003c", "<").replace("\\u003e", ">"): _unescape(v)
             for k, v in node.items()}
 

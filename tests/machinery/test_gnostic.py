@@ -66,7 +66,9 @@ def tree() -> dict[str, Any]:
 def _path(tree: dict[str, Any]) -> dict[str, Any]:
     (pair,) = tree["paths"]["path"]
     assert pair["name"] == "/api/v1/namespaces/{namespace}/configmaps/{name}"
-    return pair["value"]
+    value = pair["value"]
+    assert isinstance(value, dict)
+    return value
 
 
 def _definition(tree: dict[str, Any], name: str) -> dict[str, Any]:

@@ -144,7 +144,8 @@ def test_status_writes_track_a_status_entry_and_the_reset_spec_stays_with_its_ow
     raw = _crd_schemas(scenario)["Gadget", "v1"][0]
     schema = Schema(raw)
 
-    def write(stored: dict[str, Any] | None, new: dict[str, Any], subresource: str) -> dict:
+    def write(stored: dict[str, Any] | None, new: dict[str, Any],
+              subresource: str) -> dict[str, Any]:
         reset = ["spec"] if subresource else ["status"]
         update_managed_fields(schema, stored, new, manager="conformance-recorder",
                               api_version=new["apiVersion"], now=NOW,
@@ -163,6 +164,7 @@ def test_status_writes_track_a_status_entry_and_the_reset_spec_stays_with_its_ow
     def request(step: str) -> dict[str, Any]:
         body = copy.deepcopy(request_body(scenario, step))
         body["apiVersion"] = "example.com/v1"
+        assert isinstance(body, dict)
         return body
 
     def expect(obj: dict[str, Any], step: str) -> None:
@@ -188,7 +190,7 @@ def test_status_writes_track_a_status_entry_and_the_reset_spec_stays_with_its_ow
     expect(obj, "metadata-only-change")
 
 
-def _configmap(data: dict[str, str], entries: list[dict[str, Any]] | None = None) -> dict:
+def _configmap(data: dict[str, str], entries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     obj: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
                            "metadata": {"name": "cm", "uid": "u"}, "data": data}
     if entries is not None:
@@ -267,11 +269,14 @@ def test_subresource_writes_ignore_sent_managed_fields_and_record_the_subresourc
 
 
 def test_decoding_rejects_what_the_apiserver_rejects() -> None:
-    base = {"manager": "m", "operation": "Update", "apiVersion": "v1", "fieldsType": "FieldsV1"}
+    base: dict[str, Any] = {"manager": "m", "operation": "Update", "apiVersion": "v1",
+                            "fieldsType": "FieldsV1"}
     mf.decode([base])
-    for broken, message in [({"operation": "Patch"}, "operation"), ({"apiVersion": ""},
-                            "apiVersion"), ({"fieldsType": ""}, "missing fieldsType"),
-                            ({"fieldsV1": {"q:x": {}}}, "unknown path element")]:
+    cases: list[tuple[dict[str, Any], str]] = [
+        ({"operation": "Patch"}, "operation"), ({"apiVersion": ""}, "apiVersion"),
+        ({"fieldsType": ""}, "missing fieldsType"),
+        ({"fieldsV1": {"q:x": {}}}, "unknown path element")]
+    for broken, message in cases:
         with pytest.raises(ValueError, match=message):
             mf.decode([{**base, **broken}])
 
@@ -317,7 +322,7 @@ def test_scale_writes_move_replicas_to_a_scale_entry_without_time() -> None:
     entries = mf.scale_to_subresource(parent, mappings=mappings)
     assert [(e["manager"], e["apiVersion"], e["fieldsV1"]) for e in entries] == [
         ("conformance-recorder", "autoscaling/v1", {"f:spec": {"f:replicas": {}}})]
-    old = {"apiVersion": "autoscaling/v1", "kind": "Scale",
+    old: dict[str, Any] = {"apiVersion": "autoscaling/v1", "kind": "Scale",
            "metadata": {"name": "web", "uid": "u", "managedFields": entries},
            "spec": {"replicas": 1}, "status": {"replicas": 0, "selector": "app=web"}}
     new = copy.deepcopy(old)

@@ -642,7 +642,7 @@ def test_strategic_patch_rejects_malformed_patches_as_the_apiserver(
 
 
 def test_strategic_patch_refuses_a_list_of_lists_with_the_generic_422() -> None:
-    doc = {"metadata": {"finalizers": []}}
+    doc: dict[str, Any] = {"metadata": {"finalizers": []}}
     with pytest.raises(StatusError) as caught:
         strategic_merge_patch(doc, {"metadata": {"finalizers": [["x"]]}}, _deployment_schema())
     assert caught.value.to_status() == {
@@ -671,8 +671,8 @@ def _cm() -> dict[str, Any]:
 
 def test_json_patch_copies_only_the_containers_it_changes() -> None:
     doc = _cm()
-    ops = [{"op": "add", "path": "/data/x", "value": {"deep": 1}},
-           {"op": "add", "path": "/data/x/more", "value": 2}]
+    ops: list[dict[str, Any]] = [{"op": "add", "path": "/data/x", "value": {"deep": 1}},
+                                 {"op": "add", "path": "/data/x/more", "value": 2}]
     result = json_patch(doc, ops)
     assert result["metadata"] is doc["metadata"]
     assert result["data"] == {"k": "v", "x": {"deep": 1, "more": 2}}

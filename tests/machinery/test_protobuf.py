@@ -190,7 +190,7 @@ def test_apiserver_answers_round_trip_through_protobuf(body: dict[str, Any]) -> 
 
 
 def test_golden_corpus_covers_the_common_kinds() -> None:
-    kinds = {p.values[0]["kind"] for p in _golden_bodies()}  # type: ignore[index]
+    kinds = {p.values[0]["kind"] for p in _golden_bodies()}
     assert {"Namespace", "ConfigMap", "Secret", "Deployment", "Pod", "Lease", "Event",
             "Status", "Scale"} <= kinds
 
@@ -218,6 +218,7 @@ def _sample(node: dict[str, Any]) -> Any:
         node = defs[name]
     kind = node.get("type")
     kind = next(t for t in kind if t != "null") if isinstance(kind, list) else kind
+    assert isinstance(kind, str), node
     if "properties" in node:
         typed = "x-kubernetes-group-version-kind" in node
         return {k: _sample(v) for k, v in node["properties"].items()

@@ -239,11 +239,11 @@ async def test_kubeplus_annotations_each_form(k8s: Client) -> None:
 
     graph = StackGraph(await load_cache(k8s))
 
-    issuer = graph.stack(ObjectRef("cert-manager.io", "ClusterIssuer", "", "issuer1"))
-    assert {str(r) for r in issuer.objects if r.kind == "Ingress"} == {
+    issuer_stack = graph.stack(ObjectRef("cert-manager.io", "ClusterIssuer", "", "issuer1"))
+    assert {str(r) for r in issuer_stack.objects if r.kind == "Ingress"} == {
         "Ingress.networking.k8s.io/default/a", "Ingress.networking.k8s.io/team-b/b"}
     assert ("ClusterIssuer.cert-manager.io/issuer1", "annotation:cert-manager.io/cluster-issuer",
-            "Ingress.networking.k8s.io/team-b/b") in edges(issuer)
+            "Ingress.networking.k8s.io/team-b/b") in edges(issuer_stack)
     from_ingress = graph.stack(ObjectRef("networking.k8s.io", "Ingress", "team-b", "b"))
     assert "ClusterIssuer.cert-manager.io/issuer1" in names(from_ingress)
     # the issuer is shared: the other namespace's Ingress is not in team-b's stack

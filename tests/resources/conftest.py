@@ -33,6 +33,7 @@ class API:
     async def create(self, path: str, body: Any) -> dict[str, Any]:
         status, out = await self.request("POST", path, body)
         assert status == 201, out
+        assert isinstance(out, dict)
         return out
 
     async def establish(self, crd: dict[str, Any]) -> None:

@@ -34,6 +34,7 @@ from setpoint.resources.models import (
     StatefulSet,
     events_v1,
 )
+from setpoint.testing import present
 
 from .conftest import API
 
@@ -122,11 +123,12 @@ def test_generated_plurals_and_scopes_match_the_servers_discovery() -> None:
 
 def test_typed_fields_reach_nested_values() -> None:
     deploy = Deployment.model_validate({"spec": {"template": TEMPLATE, "selector": SELECTOR}})
-    container = deploy.spec.template.spec.containers[0]
-    assert container.ports[0].container_port == 80
-    assert container.resources.limits == {"cpu": "500m", "memory": "128Mi"}
+    container = present(present(present(present(deploy.spec).template).spec).containers)[0]
+    assert present(container.ports)[0].container_port == 80
+    assert present(container.resources).limits == {"cpu": "500m", "memory": "128Mi"}
     policy = NetworkPolicy.model_validate(BODIES[20][1])
-    assert policy.spec.ingress[0].from_[0].ip_block.except_ == ["10.1.0.0/16"]
+    peer = present(present(present(policy.spec).ingress)[0].from_)[0]
+    assert present(peer.ip_block).except_ == ["10.1.0.0/16"]
 
 
 def test_committed_models_match_what_the_generator_builds() -> None:

@@ -8,6 +8,7 @@ import pytest
 
 from setpoint.resources import Condition, ConditionedStatus
 from setpoint.resources._conditions import set_condition
+from setpoint.testing import present
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 T1 = datetime(2024, 1, 2, tzinfo=UTC)
@@ -53,7 +54,7 @@ def test_conditioned_status_methods_and_wire_form() -> None:
                              observed_generation=3)
         status.set_condition("Degraded", None, reason="Unknown")
     assert status.is_true("Available") and not status.is_true("Degraded")
-    assert status.get_condition("Degraded").status == "Unknown"
+    assert present(status.get_condition("Degraded")).status == "Unknown"
     with pytest.warns(DeprecationWarning, match="ctx.remove_condition"):
         assert status.remove_condition("Degraded") and not status.remove_condition("Degraded")
     [wire] = status.to_dict()["conditions"]

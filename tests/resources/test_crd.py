@@ -108,7 +108,9 @@ class Memcached(
 
 
 def _schema(crd: dict[str, Any], version: int = 0) -> dict[str, Any]:
-    return crd["spec"]["versions"][version]["schema"]["openAPIV3Schema"]
+    schema = crd["spec"]["versions"][version]["schema"]["openAPIV3Schema"]
+    assert isinstance(schema, dict)
+    return schema
 
 
 def test_widget_crd_is_the_golden_one() -> None:

@@ -12,16 +12,16 @@ import pytest
 from setpoint.client import Client, Kind
 from setpoint.cluster import RunningCluster
 from setpoint.runtime import Context, Controller, Request, Result, TerminalError
+from setpoint.testing import present
 from tests.runtime.conftest import (
     CONFIGMAP,
     WIDGET,
     RequestLog,
     make_manager,
-    wait_for,
     widget,
 )
 from tests.runtime.widgets import widget_controller
-from tests.waiting import quiet_period
+from tests.waiting import quiet_period, wait_for
 
 pytestmark = pytest.mark.usefixtures("widgets_crd")
 
@@ -286,6 +286,6 @@ async def test_dict_and_typed_objects_reach_the_reconciler(
         await client.create(widget("w", message="typed!"))
         await wait_for(lambda: got)
         assert isinstance(got[0], Widget) and got[0].spec.message == "typed!"
-        assert manager.cache.get(Widget, "w", "default").spec.message == "typed!"
+        assert present(manager.cache.get(Widget, "w", "default")).spec.message == "typed!"
         assert manager.cache.get(Kind("bench.setpoint.dev/v1", "Widget"), "w",
                                  "default")["spec"]["message"] == "typed!"

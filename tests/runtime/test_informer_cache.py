@@ -10,8 +10,8 @@ import pytest
 from setpoint.client import Client, GoneError, Kind
 from setpoint.runtime._cache import Cache, NotWatchedError, Store
 from setpoint.runtime._informer import Informer
-from tests.runtime.conftest import CONFIGMAP, wait_for
-from tests.waiting import quiet_period
+from tests.runtime.conftest import CONFIGMAP
+from tests.waiting import quiet_period, wait_for
 
 
 def cm(name: str, namespace: str = "default", labels: dict[str, str] | None = None,

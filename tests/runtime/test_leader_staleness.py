@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -26,8 +27,9 @@ from tests.runtime.conftest import CONFIGMAP, WIDGET, RequestLog, make_manager, 
 from tests.waiting import quiet_period, wait_for
 
 # real sleeps of the renew loop never end during a test: only the injected clocks move
-PATIENT = {"name": "stale", "namespace": "default", "lease_duration": 1500.0,
-           "renew_deadline": 1000.0, "retry_period": 500.0, "release_on_cancel": False}
+PATIENT = LeaderElectionConfig(name="stale", namespace="default", lease_duration=1500.0,
+                               renew_deadline=1000.0, retry_period=500.0,
+                               release_on_cancel=False)
 
 
 class Clock:
@@ -46,7 +48,7 @@ def configmap(name: str) -> dict[str, Any]:
 @pytest.fixture
 async def leader_a(client: Client) -> AsyncIterator[tuple[LeaderElector, Clock]]:
     clock = Clock()
-    elector = LeaderElector(client, LeaderElectionConfig(identity="a", **PATIENT),
+    elector = LeaderElector(client, replace(PATIENT, identity="a"),
                             clock=clock)
     task = asyncio.create_task(elector.run())
     await asyncio.wait_for(elector.elected.wait(), 10)
@@ -72,13 +74,16 @@ async def test_a_paused_leader_that_lost_the_lease_does_not_write(
     writer.leading = a.check_leading
     # b sees a's lease, then (on its own clock) waits it out and takes over while a sleeps
     b_clock = Clock()
-    b = LeaderElector(client, LeaderElectionConfig(identity="b", **PATIENT), clock=b_clock)
+    b = LeaderElector(client, replace(PATIENT, identity="b"), clock=b_clock)
     assert not await b.try_acquire_or_renew()
-    b_clock.now += PATIENT["lease_duration"] + 1
+    b_clock.now += PATIENT.lease_duration + 1
     assert await b.try_acquire_or_renew()
 
-    a_clock.now += PATIENT["renew_deadline"] + 1  # a wakes up past its renew deadline
-    assert a.leader  # its renew loop has not run yet: it still believes it leads
+    a_clock.now += PATIENT.renew_deadline + 1  # a wakes up past its renew deadline
+    # its renew loop has not run yet: it still believes it leads (read into a local, or
+    # mypy would take a.leader as True for good and the `not a.leader` below as unreachable)
+    believed = a.leader
+    assert believed
     with pytest.raises(LeaderElectionLost):
         await writer.create_or_update(configmap("stale-write"))
     assert not a.leader
@@ -97,7 +102,7 @@ async def test_a_leader_checks_the_lease_only_once_its_renew_deadline_passed(
     await writer.create_or_update(configmap("fresh"))
     assert requests == []  # within the deadline: leadership is certain without asking
 
-    a_clock.now += PATIENT["renew_deadline"] + 1  # paused, but nobody took over
+    a_clock.now += PATIENT.renew_deadline + 1  # paused, but nobody took over
     await asyncio.gather(*(writer.create_or_update(configmap(f"late-{i}")) for i in range(3)))
     assert requests == ["PUT"]  # one renewal for every write that waited on it
     assert a.leader
@@ -154,9 +159,9 @@ async def test_a_stale_leaders_raw_client_writes_and_events_are_refused_too(
     requests = RequestLog()
     manager = make_manager(cluster, [ctrl], requests, leader_election=True,
                            leader_election_id="stale", identity="a",
-                           lease_duration=PATIENT["lease_duration"],
-                           renew_deadline=PATIENT["renew_deadline"],
-                           retry_period=PATIENT["retry_period"])
+                           lease_duration=PATIENT.lease_duration,
+                           renew_deadline=PATIENT.renew_deadline,
+                           retry_period=PATIENT.retry_period)
     async with manager.running():
         await wait_for(lambda: manager.leader)
         await client.create(widget("before"))
@@ -171,7 +176,7 @@ async def test_a_stale_leaders_raw_client_writes_and_events_are_refused_too(
         # a is paused past its renew deadline (its renew loop asleep) while b takes over
         elector = manager.elector
         assert elector is not None
-        elector._renewed_at -= PATIENT["renew_deadline"] + 1
+        elector._renewed_at -= PATIENT.renew_deadline + 1
         lease = await client.get(LEASE, "stale", namespace="default")
         await client.update({**lease, "spec": {**lease["spec"], "holderIdentity": "b"}})
         writes_before = len(requests.writes())

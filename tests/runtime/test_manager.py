@@ -12,9 +12,9 @@ import pytest
 from setpoint.client import Client, Kind
 from setpoint.cluster import RunningCluster
 from setpoint.runtime import Context, Controller, Manager, Result
-from tests.runtime.conftest import WIDGET, make_manager, wait_for, widget
+from tests.runtime.conftest import WIDGET, make_manager, widget
 from tests.runtime.widgets import widget_controller
-from tests.waiting import quiet_period
+from tests.waiting import quiet_period, wait_for
 
 pytestmark = pytest.mark.usefixtures("widgets_crd")
 

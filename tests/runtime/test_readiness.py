@@ -150,7 +150,7 @@ async def test_real_children_on_the_embedded_cluster(
     labels = {"app": "web"}
     template = {"metadata": {"labels": labels},
                 "spec": {"containers": [{"name": "app", "image": "nginx"}]}}
-    created = [
+    created: list[dict[str, Any]] = [
         await k8s.create({"apiVersion": "apps/v1", "kind": "Deployment",
                           "metadata": {"name": "web"}, "spec": {
                               "replicas": 2, "selector": {"matchLabels": labels},

@@ -18,10 +18,16 @@ from setpoint.testing.plugin import ManagerLauncher, Waiter
 from tests.cli.logging_target import Gadget, GadgetSpec, manager
 
 
+def _fields(record: logging.LogRecord) -> dict[str, Any] | None:
+    """The structured fields a BoundLogger put in the record's ``extra`` (None elsewhere)."""
+    fields: dict[str, Any] | None = getattr(record, "fields", None)
+    return fields
+
+
 def _records(caplog: pytest.LogCaptureFixture, name: str) -> list[tuple[int, str, Any]]:
-    return [(r.levelno, getattr(r, "event", ""), r.fields) for r in caplog.records
-            if r.name.startswith("setpoint.runtime") and getattr(r, "fields", None) is not None
-            and r.fields.get("name") == name]
+    return [(r.levelno, getattr(r, "event", ""), fields) for r in caplog.records
+            if r.name.startswith("setpoint.runtime") and (fields := _fields(r)) is not None
+            and fields.get("name") == name]
 
 
 async def test_writes_events_and_condition_changes_are_info_reconciles_debug(
@@ -87,5 +93,5 @@ def test_bound_fields_are_formatted_once_and_a_field_given_again_takes_their_pla
         'object=""',
         "renamed controller=widget namespace=default name=w2 extra=1",
     ]
-    assert caplog.records[2].fields == {"controller": "widget", "namespace": "default",
-                                        "name": "w2", "reconcileID": None, "extra": 1}
+    assert _fields(caplog.records[2]) == {"controller": "widget", "namespace": "default",
+                                          "name": "w2", "reconcileID": None, "extra": 1}

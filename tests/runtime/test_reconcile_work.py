@@ -12,6 +12,7 @@ and quiet, so a copy made outside the reconcile (informer, cache, writer) counts
 from __future__ import annotations
 
 import contextlib
+import inspect
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -38,15 +39,17 @@ def counting() -> Iterator[Counter[str]]:
 
 def _patched(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     counts: Counter[str] = Counter()
-    dump, validate = Model.model_dump, Model.model_validate.__func__  # type: ignore[attr-defined]
+    dump = Model.model_dump
+    # the classmethod's function, to call with the class the patched one is called with
+    validate: Callable[..., Model] = inspect.getattr_static(Model, "model_validate").__func__
 
     def counted_dump(self: Model, **options: Any) -> dict[str, Any]:
         counts["encode"] += 1
         return dump(self, **options)
 
-    def counted_validate(cls: type[Model], data: Any, **options: Any) -> Model:
+    def counted_validate(cls: type[Model], /, data: Any, **options: Any) -> Model:
         counts["decode"] += 1
-        return validate(cls, data, **options)  # type: ignore[no-any-return]
+        return validate(cls, data, **options)
 
     monkeypatch.setattr(Model, "model_dump", counted_dump)
     monkeypatch.setattr(Model, "model_validate", classmethod(counted_validate))

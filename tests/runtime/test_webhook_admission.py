@@ -30,7 +30,8 @@ POD = Kind("v1", "Pod")
 
 
 def apply(obj: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
-    return jsonpatch.apply_patch(copy.deepcopy(obj), patch_of(response))
+    patched: dict[str, Any] = jsonpatch.apply_patch(copy.deepcopy(obj), patch_of(response))
+    return patched
 
 
 # -- defaulting --------------------------------------------------------------------------

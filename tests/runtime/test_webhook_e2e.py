@@ -26,8 +26,8 @@ from setpoint.runtime import (
     ManagerSettings,
     Webhook,
 )
-from tests.runtime.conftest import wait_for
 from tests.runtime.test_webhook_support import Memcached
+from tests.waiting import wait_for
 
 
 async def install(client: Client, crd: dict[str, Any], kind: Any) -> None:
@@ -87,7 +87,7 @@ async def test_api_server_defaults_validates_and_warns_through_the_sdk_webhooks(
             await client.create(config)
 
         with caplog.at_level(logging.WARNING, logger="setpoint.client"):
-            created = await client.create({
+            created: dict[str, Any] = await client.create({
                 "apiVersion": "cache.example.com/v1", "kind": "Memcached",
                 "metadata": {"name": "m", "namespace": "default",
                              "labels": {"protected": "true"}},

@@ -13,9 +13,9 @@ import pytest
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import RunningCluster
 from setpoint.runtime import AdmissionContext, Denied, Manager, ManagerSettings, Webhook
-from tests.runtime.conftest import wait_for
 from tests.runtime.test_webhook_support import Memcached, admit, memcached, review
 from tests.runtime.widgets import widget_controller
+from tests.waiting import wait_for
 
 CONFIGMAP = Kind("v1", "ConfigMap")
 VALIDATE = "/validate-cache-example-com-v1-memcached"

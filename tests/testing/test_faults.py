@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -26,7 +27,8 @@ async def proxy(setpoint_cluster: SetpointCluster) -> ApiProxy:
 
 
 @pytest.fixture
-async def proxied(setpoint_cluster: SetpointCluster, proxy: ApiProxy) -> Client:
+async def proxied(setpoint_cluster: SetpointCluster,
+                  proxy: ApiProxy) -> AsyncIterator[Client]:
     """A client that goes through the proxy and never retries on its own."""
     client = Client(setpoint_cluster.operator_config(), retry=NO_RETRIES)
     yield client

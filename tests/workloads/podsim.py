@@ -28,7 +28,7 @@ from typing import Any
 from setpoint.client import Client, ConflictError, Kind, NotFoundError, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
-from tests.waiting import wait_for  # noqa: F401  (re-exported to the tests)
+from tests.waiting import wait_for as wait_for  # re-exported to the tests
 
 POD = Kind("v1", "Pod")
 DEPLOYMENT = Kind("apps/v1", "Deployment")
@@ -102,7 +102,8 @@ class PodSimulator:
             watch = self.client.watch(POD, resource_version=version, timeout_seconds=300)
             async with watch:
                 async for event_type, pod in watch:
-                    version = watch.resource_version
+                    if watch.resource_version is not None:
+                        version = watch.resource_version
                     if event_type in ("ADDED", "MODIFIED"):
                         self._handle(pod)
 

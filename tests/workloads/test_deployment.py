@@ -47,9 +47,10 @@ def rolled_out(d: Obj) -> bool:
     """What ``kubectl rollout status`` waits for."""
     status = d.get("status") or {}
     replicas = d["spec"]["replicas"]
-    return d["metadata"]["generation"] <= status.get("observedGeneration", 0) and \
-        status.get("updatedReplicas", 0) == replicas and \
-        status.get("replicas", 0) == replicas and status.get("availableReplicas", 0) == replicas
+    return bool(d["metadata"]["generation"] <= status.get("observedGeneration", 0)
+                and status.get("updatedReplicas", 0) == replicas
+                and status.get("replicas", 0) == replicas
+                and status.get("availableReplicas", 0) == replicas)
 
 
 async def wait_rolled_out(client: Client, name: str, timeout: float = 20.0) -> Obj:

@@ -13,7 +13,7 @@ from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads.controllers import endpoints
 from setpoint.workloads.settings import WorkloadSettings
 from tests.cluster.test_service_ips import installed
-from tests.runtime.conftest import wait_for
+from tests.waiting import wait_for
 
 POD = Kind("v1", "Pod")
 SERVICE = Kind("v1", "Service")

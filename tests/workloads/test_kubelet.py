@@ -180,7 +180,7 @@ async def test_withheld_readiness_drops_ready_until_released() -> None:
 
 async def job_pod(env: Env, name: str, **annotations: str) -> dict[str, object]:
     """A pod owned by a Job (created too, or the garbage collector takes the pod)."""
-    job = await env.client.create({
+    job: dict[str, Any] = await env.client.create({
         "apiVersion": "batch/v1", "kind": "Job",
         "metadata": {"name": f"{name}-job", "namespace": "default"},
         "spec": {"template": {"spec": {"restartPolicy": "Never",

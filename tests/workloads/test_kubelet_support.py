@@ -18,7 +18,7 @@ from setpoint.testing.waiting import wait_for_object
 from setpoint.workloads import kubelet
 from setpoint.workloads.kubelet import KubeletOptions, PodWorkers
 from setpoint.workloads.settings import WorkloadSettings
-from tests.waiting import wait_for  # noqa: F401  (re-exported to the kubelet tests)
+from tests.waiting import wait_for as wait_for  # re-exported to the kubelet tests
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")

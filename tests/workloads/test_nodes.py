@@ -146,8 +146,8 @@ async def test_kubelets_heartbeat_and_renew_their_leases(client: Client,
     async def advanced() -> bool:
         node = await client.get(NODE, "node-2")
         renewed = (await client.get(LEASE, "node-2", namespace="kube-node-lease"))
-        return condition(node, "Ready")["lastHeartbeatTime"] > beat and \
-            renewed["spec"]["renewTime"] > first_renewal
+        return bool(condition(node, "Ready")["lastHeartbeatTime"] > beat
+                    and renewed["spec"]["renewTime"] > first_renewal)
     await wait_for(advanced)
 
 
@@ -172,7 +172,7 @@ async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(
 
     async def marked() -> bool:
         pod = await client.get(POD, "patient", namespace="default")
-        return condition(pod, "Ready")["status"] == "False"
+        return bool(condition(pod, "Ready")["status"] == "False")
     await wait_for(marked)
 
     async def evicted() -> Obj | None:

@@ -111,7 +111,7 @@ slow: set[str] = set()
 
 async def test_replicaset_adopts_matching_orphans_and_releases_relabelled_pods() -> None:
     async with workload_cluster([replicaset.install]) as env:
-        orphan = await env.client.create({
+        orphan: dict[str, Any] = await env.client.create({
             "apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": "stray", "namespace": "default", "labels": {"app": "cache"}},
             "spec": {"containers": [{"name": "c", "image": "redis"}]}})

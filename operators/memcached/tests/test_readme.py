@@ -12,7 +12,7 @@ from operators.memcached.resource import Memcached
 from setpoint.client import Client
 from setpoint.resources import generate_manifests
 from setpoint.runtime import manager_permissions
-from setpoint.testing import SetpointCluster
+from setpoint.testing import SetpointCluster, present
 
 README = Path(__file__).parents[1] / "README.md"
 
@@ -29,7 +29,7 @@ async def test_the_readme_memcached_is_accepted_as_written(
     created = await k8s.create(yaml.safe_load(example))
     mc = Memcached.model_validate(created)
     assert (mc.spec.replicas, mc.spec.replicas_per_shard, mc.spec.shard_count()) == (4, 2, 2)
-    assert mc.spec.tolerations[0].key == "dedicated"
+    assert present(mc.spec.tolerations)[0].key == "dedicated"
 
 
 def test_the_generated_manifests_grant_only_what_the_controller_declares() -> None:

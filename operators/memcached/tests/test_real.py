@@ -14,7 +14,7 @@ from operators.memcached.resource import Memcached, MemcachedSpec
 from operators.memcached.tests.test_operator import backend_pods, serving
 from setpoint.client import Client, Kind
 from setpoint.resources.models.core_v1 import Pod, Service
-from setpoint.testing import OperatorRunner
+from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.mcrouter import furc_hash
@@ -50,13 +50,13 @@ async def proxy_address(k8s: Client, mc: Memcached) -> str:
         return bool(ready) and ready <= pods
 
     await wait_until(rolled, timeout=TIMEOUT, message="the proxy rolled out")
-    return str(service.spec.cluster_ip)
+    return str(present(service.spec).cluster_ip)
 
 
 async def items_per_backend(k8s: Client) -> list[int]:
     counts = []
     for pod in await backend_pods(k8s):
-        async with MemcacheClient(str(pod.status.pod_ip)) as backend:
+        async with MemcacheClient(str(present(pod.status).pod_ip)) as backend:
             counts.append(await backend.items())
     return counts
 
@@ -76,7 +76,7 @@ async def test_sharded_keys_spread_over_the_shards_by_ch3_and_a_new_shard_gets_k
     for key in keys[:10]:
         owner = furc_hash(key.encode(), 2)
         for index, pod in enumerate(pods):
-            async with MemcacheClient(str(pod.status.pod_ip)) as backend:
+            async with MemcacheClient(str(present(pod.status).pod_ip)) as backend:
                 found = await backend.get(key)
             assert (found is not None) == (index == owner), (key, index)
     assert all(count > 0 for count in await items_per_backend(k8s))
@@ -106,12 +106,12 @@ async def test_replicated_keys_survive_a_killed_replica(
     assert await items_per_backend(k8s) == [30, 30]
 
     victim, survivor = await backend_pods(k8s)
-    await k8s.patch(Pod, victim.metadata.name, {"metadata": {"finalizers": [HOLD]}})
-    await k8s.delete(Pod, victim.metadata.name)
+    await k8s.patch(Pod, present(victim.metadata.name), {"metadata": {"finalizers": [HOLD]}})
+    await k8s.delete(Pod, present(victim.metadata.name))
 
     async def gone() -> bool:
         try:
-            async with MemcacheClient(str(victim.status.pod_ip), timeout=1.0) as dead:
+            async with MemcacheClient(str(present(victim.status).pod_ip), timeout=1.0) as dead:
                 await dead.items()
         except (OSError, TimeoutError, EOFError):
             return True
@@ -121,9 +121,9 @@ async def test_replicated_keys_survive_a_killed_replica(
     try:
         # the operator drops the dead replica from the routes and the proxies roll
         mc = await wait_for(Memcached, "m", lambda m: m.status.backends == [
-            f"{survivor.status.pod_ip}:11211"], timeout=TIMEOUT)
+            f"{present(survivor.status).pod_ip}:11211"], timeout=TIMEOUT)
         async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
             for key in keys:
                 assert await proxy.get(key) == key
     finally:
-        await k8s.patch(Pod, victim.metadata.name, {"metadata": {"finalizers": None}})
+        await k8s.patch(Pod, present(victim.metadata.name), {"metadata": {"finalizers": None}})

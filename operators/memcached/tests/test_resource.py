@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from operators.memcached.resource import Memcached, MemcachedSpec
@@ -27,8 +29,9 @@ async def test_the_server_defaults_an_empty_spec(setpoint_cluster: SetpointClust
                                                   k8s: Client) -> None:
     await setpoint_cluster.install(Memcached)
 
-    created = await k8s.create({"apiVersion": "cache.setpoint.dev/v1", "kind": "Memcached",
-                                "metadata": {"name": "m"}, "spec": {}})
+    created: dict[str, Any] = await k8s.create({
+        "apiVersion": "cache.setpoint.dev/v1", "kind": "Memcached", "metadata": {"name": "m"},
+        "spec": {}})
     spec = created["spec"]
     assert (spec["replicas"], spec["topology"], spec["replicasPerShard"]) == (3, "sharded", 1)
     assert spec["version"] == MemcachedSpec().version

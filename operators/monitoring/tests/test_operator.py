@@ -20,7 +20,7 @@ from operators.monitoring.resources import (
 from setpoint.client import ApiError, Client
 from setpoint.resources.models.apps_v1 import Deployment, StatefulSet
 from setpoint.resources.models.core_v1 import ConfigMap, Secret, Service
-from setpoint.testing import OperatorRunner
+from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 
 TIMEOUT = 30.0
@@ -54,7 +54,7 @@ def reconciled(reason: str) -> Any:
 
 async def prometheus_config(k8s: Client, name: str = "main") -> dict[str, Any]:
     secret = await k8s.get(Secret, f"prometheus-{name}")
-    return dict(yaml.safe_load(base64.b64decode(secret.data["prometheus.yaml"])))
+    return dict(yaml.safe_load(base64.b64decode(present(secret.data)["prometheus.yaml"])))
 
 
 def service_monitor() -> ServiceMonitor:
@@ -101,21 +101,21 @@ async def test_a_prometheus_scrapes_what_its_service_monitors_select(
         "prometheus": f"{k8s.namespace}/main", "cluster": "eu-1"}
 
     sts = await k8s.get(StatefulSet, "prometheus-main")
-    pod = sts.spec.template
-    assert pod.metadata.labels["app.kubernetes.io/name"] == "prometheus"
-    server, reloader = pod.spec.containers
-    assert server.ports[0].name == "web" and reloader.name == "config-reloader"
+    pod = present(sts.spec).template
+    assert present(present(present(pod).metadata).labels)["app.kubernetes.io/name"] == "prometheus"
+    server, reloader = present(present(present(pod).spec).containers)
+    assert present(server.ports)[0].name == "web" and reloader.name == "config-reloader"
     # the storage rule: 8 x the memory limit, 80 % of it kept
-    assert "--storage.tsdb.retention.size=3276MB" in server.args
-    assert "--web.enable-lifecycle" in server.args
+    assert "--storage.tsdb.retention.size=3276MB" in present(server.args)
+    assert "--web.enable-lifecycle" in present(server.args)
     # spec.rules.alert as the prometheus-operator renders it (its statefulset.go:
     # --rules.alert.<flag> for each field set, nothing otherwise)
-    assert [a for a in server.args if a.startswith("--rules.alert.")] == [
+    assert [a for a in present(server.args) if a.startswith("--rules.alert.")] == [
         "--rules.alert.for-grace-period=5m", "--rules.alert.resend-delay=2s"]
-    db = next(v for v in pod.spec.volumes if v.name == "prometheus-db")
-    assert db.empty_dir.size_limit == "4Gi"
+    db = next(v for v in present(present(present(pod).spec).volumes) if v.name == "prometheus-db")
+    assert present(db.empty_dir).size_limit == "4Gi"
     service = await k8s.get(Service, "prometheus-main")
-    assert service.spec.ports[0].name == "web"
+    assert present(present(service.spec).ports)[0].name == "web"
 
 
 async def test_a_rule_that_does_not_parse_is_not_rolled_out(
@@ -136,7 +136,7 @@ async def test_a_rule_that_does_not_parse_is_not_rolled_out(
     assert "parse error" in message or "expr" in message, message
     assert prom.status.configuration_hash == good
     rules = await k8s.get(ConfigMap, "prometheus-main-rulefiles-0")
-    assert "up == 0" in rules.data[f"{k8s.namespace}-good.yaml"]
+    assert "up == 0" in present(rules.data)[f"{k8s.namespace}-good.yaml"]
 
 
 async def test_alertmanager_replicas_name_every_peer(
@@ -145,15 +145,16 @@ async def test_alertmanager_replicas_name_every_peer(
                                                   "spec": {"replicas": 3}}))
     await wait_for(Alertmanager, "main", reconciled("ConfigurationAccepted"), timeout=TIMEOUT)
     sts = await k8s.get(StatefulSet, "alertmanager-main")
-    args = sts.spec.template.spec.containers[0].args
-    peers = [a.split("=", 1)[1] for a in args if a.startswith("--cluster.peer=")]
+    args = present(present(present(present(sts.spec).template).spec).containers)[0].args
+    peers = [a.split("=", 1)[1] for a in present(args) if a.startswith("--cluster.peer=")]
     assert peers == [f"alertmanager-main-{i}.alertmanager-main.{k8s.namespace}.svc:9094"
                      for i in range(3)]
     service = await k8s.get(Service, "alertmanager-main")
-    assert service.spec.cluster_ip == "None" and service.spec.publish_not_ready_addresses
-    assert [p.name for p in service.spec.ports] == ["web", "tcp-mesh", "udp-mesh"]
+    service_spec = present(service.spec)
+    assert service_spec.cluster_ip == "None" and service_spec.publish_not_ready_addresses
+    assert [p.name for p in present(present(service.spec).ports)] == ["web", "tcp-mesh", "udp-mesh"]
     generated = await k8s.get(Secret, "alertmanager-main-generated")
-    assert b"null" in base64.b64decode(generated.data["alertmanager.yaml"])
+    assert b"null" in base64.b64decode(present(generated.data)["alertmanager.yaml"])
 
 
 async def test_a_route_monitor_deploys_an_exporter_a_monitor_and_burn_rate_rules(
@@ -172,10 +173,11 @@ async def test_a_route_monitor_deploys_an_exporter_a_monitor_and_burn_rate_rules
     endpoint = monitor.spec.endpoints[0]
     assert endpoint.interval == "30s" and endpoint.params == {"module": ["http_2xx"],
                                                               "target": [url]}
-    assert monitor.metadata.labels["team"] == "web"
+    assert present(monitor.metadata.labels)["team"] == "web"
     rule = await k8s.get(PrometheusRule, "shop")
-    alerts = [(r.labels["severity"], r.labels["long_window"], r.labels["short_window"],
-               r.for_) for r in rule.spec.groups[0].rules]
+    labels = [(present(r.labels), r.for_) for r in rule.spec.groups[0].rules]
+    alerts = [(lb["severity"], lb["long_window"], lb["short_window"], for_)
+              for lb, for_ in labels]
     assert alerts == [("critical", "1h", "5m", "2m"), ("critical", "6h", "30m", "15m"),
                       ("warning", "1d", "2h", "1h"), ("warning", "3d", "6h", "3h")]
     await k8s.get(Deployment, "shop-blackbox-exporter")

@@ -32,7 +32,7 @@ from operators.monitoring.serverapi import get_json
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
-from setpoint.testing import OperatorRunner, SetpointCluster
+from setpoint.testing import OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 
@@ -106,7 +106,7 @@ async def diagnose(k8s: Client) -> str:
         for cs in (status.container_statuses or ()) if status else ():
             lines.append(f"  {cs.name} ready={cs.ready} restarts={cs.restart_count} "
                          f"state={cs.state.model_dump(exclude_none=True) if cs.state else {}}")
-        for container in pod.spec.containers if pod.spec else ():
+        for container in present(pod.spec.containers if pod.spec else ()):
             try:
                 log = await k8s.request(
                     "GET", f"/api/v1/namespaces/{k8s.namespace}/pods/{pod.metadata.name}/log",
@@ -149,7 +149,7 @@ async def query(ip: str, promql: str) -> list[dict[str, Any]] | None:
 async def value_of(ip: str, promql: str, wanted: str) -> None:
     async def seen() -> bool:
         result = await query(ip, promql)
-        return bool(result) and result[0]["value"][1] == wanted
+        return bool(result) and present(result)[0]["value"][1] == wanted
 
     await wait_until(seen, timeout=TIMEOUT, message=f"{promql} == {wanted}")
 
@@ -198,7 +198,7 @@ async def test_a_prometheus_rule_change_is_reloaded_without_a_restart(
     (after,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")
                 ).items
     assert after.metadata.uid == before.metadata.uid
-    assert [c.restart_count for c in after.status.container_statuses] == [0, 0]
+    assert [c.restart_count for c in present(present(after.status).container_statuses)] == [0, 0]
     # the server's own word that the last reload loaded (it does not scrape itself, so
     # prometheus_config_last_reload_successful is on its /metrics, not in its TSDB)
     info = await get_json(f"http://{ip}:9090/api/v1/status/runtimeinfo")

@@ -16,7 +16,7 @@ import pytest
 from operators.stack.resources import Moodle, MoodleSpec, MysqlCluster, MysqlClusterSpec
 from setpoint.client import Client
 from setpoint.resources.models.core_v1 import Pod, Secret, Service
-from setpoint.testing import OperatorRunner
+from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(240)]
@@ -46,7 +46,7 @@ async def test_the_database_runs_real_mariadb_with_the_operators_credentials(
                    timeout=TIMEOUT)
     secret = await k8s.get(Secret, "db-credentials")
     credentials = {k: base64.b64decode(v).decode() for k, v in (secret.data or {}).items()}
-    address = str((await k8s.get(Service, "db")).spec.cluster_ip)
+    address = str(present((await k8s.get(Service, "db")).spec).cluster_ip)
 
     sql = "CREATE TABLE courses (name VARCHAR(20)); INSERT INTO courses VALUES ('maths')"
     await asyncio.to_thread(mariadb, address, "moodle", credentials["password"], "moodle", sql)
@@ -57,7 +57,7 @@ async def test_the_database_runs_real_mariadb_with_the_operators_credentials(
     await k8s.create(Moodle(name="m1", spec=MoodleSpec(mysql_cluster="db")))
     await wait_for(Moodle, "m1", lambda m: m.status.is_true("SetupVerified")
                    and m.status.is_true("Available"), timeout=TIMEOUT)
-    (web,) = [p for p in (await k8s.list(Pod)).items if p.metadata.name.startswith("m1-")]
+    (web,) = [p for p in (await k8s.list(Pod)).items if present(p.metadata.name).startswith("m1-")]
     # the web image is not in the catalog: its pod runs simulated and says why
-    assert any("simulated" in (c.message or "") for c in web.status.conditions or ()), \
-        web.status.conditions
+    assert any("simulated" in (c.message or "") for c in present(web.status).conditions or ()), \
+        present(web.status).conditions

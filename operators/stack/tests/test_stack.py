@@ -21,7 +21,7 @@ from setpoint.resources.models.core_v1 import (
     Toleration,
 )
 from setpoint.resources.models.networking_v1 import Ingress
-from setpoint.testing import OperatorRunner, SetpointCluster
+from setpoint.testing import OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import Waiter
 from setpoint.workloads import faults
 
@@ -63,12 +63,14 @@ async def test_a_moodle_waits_for_its_database_then_serves_on_it(
     assert moodle.status.url == "https://moodle.example.com/"
 
     web = await k8s.get(Deployment, "m1")
-    env = {e.name: e for e in web.spec.template.spec.containers[0].env or ()}
+    pod = present(present(present(web.spec).template).spec)
+    env = {e.name: e for e in present(pod.containers)[0].env or ()}
     assert env["MOODLE_DATABASE_HOST"].value == "db"
-    assert env["MOODLE_DATABASE_PASSWORD"].value_from.secret_key_ref.name == "db-credentials"
+    password = present(present(env["MOODLE_DATABASE_PASSWORD"].value_from).secret_key_ref)
+    assert password.name == "db-credentials"
     ingress = await k8s.get(Ingress, "m1")
     assert ingress.metadata.annotations == {moodle_objects.CLUSTER_ISSUER: "letsencrypt"}
-    assert ingress.spec.tls[0].hosts == ["moodle.example.com"]
+    assert present(present(ingress.spec).tls)[0].hosts == ["moodle.example.com"]
     claims = {c.metadata.name for c in (await k8s.list(PersistentVolumeClaim)).items}
     assert {"m1-moodledata", "data-db-0"} <= claims
 
@@ -80,14 +82,15 @@ async def test_every_pod_of_the_stack_gets_the_placement_its_spec_asks_for(
                                                        **PLACEMENT)))
     await wait_for(Moodle, "m1", available, timeout=TIMEOUT)
     pods = (await k8s.list(Pod)).items
-    assert {p.metadata.name for p in pods if p.metadata.name.startswith("db-")} == {"db-0"}
-    assert len([p for p in pods if p.metadata.name.startswith("m1-")]) == 2
+    assert {p.metadata.name for p in pods if present(p.metadata.name).startswith("db-")} == {"db-0"}
+    assert len([p for p in pods if present(p.metadata.name).startswith("m1-")]) == 2
     for pod in pods:
-        assert pod.spec.node_selector == {"kubernetes.io/os": "linux"}, pod.metadata.name
-        assert any(t.key == "dedicated" for t in pod.spec.tolerations or ()), pod.metadata.name
-        resources = pod.spec.containers[0].resources
-        assert resources.requests == {"cpu": "250m", "memory": "256Mi"}, pod.metadata.name
-        assert resources.limits == {"cpu": "500m", "memory": "512Mi"}, pod.metadata.name
+        assert present(pod.spec).node_selector == {"kubernetes.io/os": "linux"}, pod.metadata.name
+        tolerations = present(pod.spec).tolerations or ()
+        assert any(t.key == "dedicated" for t in tolerations), pod.metadata.name
+        resources = present(present(pod.spec).containers)[0].resources
+        assert present(resources).requests == {"cpu": "250m", "memory": "256Mi"}, pod.metadata.name
+        assert present(resources).limits == {"cpu": "500m", "memory": "512Mi"}, pod.metadata.name
 
 
 async def test_the_database_credentials_are_made_once_and_kept(
@@ -100,7 +103,8 @@ async def test_the_database_credentials_are_made_once_and_kept(
     await k8s.patch(MysqlCluster, "db", {"spec": {"version": "11.8"}})
     await wait_for(MysqlCluster, "db", available, timeout=TIMEOUT)
     statefulset = await k8s.get(StatefulSet, "db")
-    assert statefulset.spec.template.spec.containers[0].image == "mariadb:11.8"
+    pod = present(present(present(statefulset.spec).template).spec)
+    assert present(pod.containers)[0].image == "mariadb:11.8"
     assert (await k8s.get(Secret, "db-credentials")).data == first.data
 
 
@@ -121,9 +125,9 @@ async def test_a_web_pod_restart_makes_the_operator_verify_the_setup_again(
     moodle = await wait_for(Moodle, "m1", condition("SetupVerified", "Verified"),
                             timeout=TIMEOUT)
     assert moodle.status.verified_restarts == 0
-    (web,) = [p for p in (await k8s.list(Pod)).items if p.metadata.name.startswith("m1-")]
+    (web,) = [p for p in (await k8s.list(Pod)).items if present(p.metadata.name).startswith("m1-")]
 
-    await faults.restart_container(k8s, web.metadata.name, cluster.namespace)
+    await faults.restart_container(k8s, present(web.metadata.name), cluster.namespace)
 
     moodle = await wait_for(Moodle, "m1", lambda m: m.status.verified_restarts == 1,
                             timeout=TIMEOUT)

@@ -34,7 +34,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
+from setpoint.client import Kind, ResourceInfo
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
 from setpoint.resources._custom import plural_of
 from setpoint.resources._webhooks import AdmissionRegistration
 from setpoint.runtime._logs import BoundLogger
@@ -192,10 +194,21 @@ class Webhook(Generic[T]):
 
     # -- the builder -----------------------------------------------------------------------
 
+    # a typed class admits its instances; a Kind (or ResourceInfo, KindKey) the dicts
+    @overload
     @classmethod
-    def for_(cls, kind: type[T] | Any, *, resource: str | None = None,
+    def for_(cls, kind: type[T], *, resource: str | None = None,
              mutate_path: str | None = None, validate_path: str | None = None,
-             name: str | None = None) -> Webhook[T]:
+             name: str | None = None) -> Webhook[T]: ...
+    @overload
+    @classmethod
+    def for_(cls, kind: Kind | ResourceInfo | KindKey, *, resource: str | None = None,
+             mutate_path: str | None = None, validate_path: str | None = None,
+             name: str | None = None) -> Webhook[Obj]: ...
+    @classmethod
+    def for_(cls, kind: Any, *, resource: str | None = None,
+             mutate_path: str | None = None, validate_path: str | None = None,
+             name: str | None = None) -> Webhook[Any]:
         """The webhooks of ``kind`` (a typed class or ``Kind``). ``resource`` is the plural
         the configuration's rules name (default: the class's, else derived from the kind);
         paths default to controller-runtime's; ``name`` (a qualified name such as

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import yaml
 
@@ -27,7 +29,7 @@ CRD_SCENARIOS = ["crd-create-established-discovery", "crd-schema-validation",
                  "crd-printer-columns-table", "status-subresource-cr"]
 
 
-def _crd_creates(name: str) -> list[tuple[dict, dict]]:
+def _crd_creates(name: str) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     steps, golden = scenario(name)
     return [(s["body"], golden[i]) for i, s in enumerate(steps)
             if s.get("method") == "POST" and s.get("path", "").endswith("definitions")]
@@ -88,7 +90,7 @@ def test_printer_columns_table_matches_the_recording() -> None:
     steps, golden = scenario("crd-printer-columns-table")
     crd = steps[0]["body"]
     version = crd["spec"]["versions"][0]
-    columns = printer_columns(version)
+    columns: list[Mapping[str, Any]] = list(printer_columns(version))
     table = golden[6]["response"]["body"]
     assert column_definitions(columns) == table["columnDefinitions"]
     now = datetime(2024, 1, 1, tzinfo=UTC)

@@ -56,6 +56,7 @@ async def _widget(api: API, name: str, owner: dict[str, Any] | None = None) -> d
     status, out = await api.post(CRS, {"apiVersion": "example.com/v1", "kind": "Widget",
                                        "metadata": meta})
     assert status == 201, out
+    assert isinstance(out, dict)
     return out
 
 

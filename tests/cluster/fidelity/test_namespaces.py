@@ -31,6 +31,7 @@ async def _terminating(api: API, name: str) -> dict[str, Any]:
     assert status == 201
     status, ns = await api.delete(f"{NS}/{name}")
     assert status == 200 and ns["status"]["phase"] == "Terminating"
+    assert isinstance(ns, dict)
     return ns
 
 

@@ -45,6 +45,7 @@ async def _rv(api: API) -> int:
 async def _cm(api: API, name: str, **meta: Any) -> dict[str, Any]:
     status, obj = await api.post(CMS, {"metadata": {"name": name, **meta}, "data": {"a": "1"}})
     assert status == 201, obj
+    assert isinstance(obj, dict)
     return obj
 
 

@@ -29,8 +29,10 @@ def test_the_hash_stop_cuts_the_routing_key() -> None:
 
 def test_the_operators_topologies_load() -> None:
     from operators.memcached.mcrouter import Backend, build_config, render
+    from operators.memcached.resource import Topology
 
     backends = [Backend(i, f"127.16.0.{i + 2}") for i in range(4)]
-    for topology, per_shard in (("sharded", 1), ("replicated", 1), ("sharded", 2)):
+    cases: list[tuple[Topology, int]] = [("sharded", 1), ("replicated", 1), ("sharded", 2)]
+    for topology, per_shard in cases:
         load_config(render(build_config(backends, topology, per_shard)))
     load_config(render(build_config([], "sharded")))
