@@ -35,36 +35,11 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import cpu_sampler as cpu_sampler_cli
 from bench.apiserver import NS, configmap
 from bench.common import ROOT, Server
 from bench.loadgen import LoadGenerator, Target, get_phase, post_phase
 from bench.procstats import usage
-
-# the server's CLI with a CPU-time stack sampler; SIGUSR1 switches it on and, the second
-# time, off, writing the samples in py-spy's raw format ("outer;...;inner count" lines)
-_SAMPLER = """
-import collections, signal, sys
-counts, out = collections.Counter(), sys.argv[1]
-def sample(_, frame):
-    stack = []
-    while frame is not None:
-        code = frame.f_code
-        stack.append(f"{code.co_name} ({code.co_filename}:{frame.f_lineno})")
-        frame = frame.f_back
-    counts[";".join(reversed(stack))] += 1
-def toggle(*_):
-    if signal.getitimer(signal.ITIMER_PROF)[0]:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        with open(out, "w") as f:
-            f.writelines(f"{stack} {n}\\n" for stack, n in counts.items())
-    else:
-        signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
-signal.signal(signal.SIGPROF, sample)
-signal.signal(signal.SIGUSR1, toggle)
-sys.argv = ["setpoint", *sys.argv[2:]]
-from setpoint.cli.main import main
-main()
-"""
 
 
 async def _namespace(server: Server) -> None:
@@ -107,7 +82,8 @@ def main() -> None:
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="setpoint-profile-")) / "profile"
     cpu_sampler = args.sampler == "cpu"
-    launcher = ("-c", _SAMPLER, str(out)) if cpu_sampler else ("-m", "setpoint.cli.main")
+    launcher = (tuple(cpu_sampler_cli.launcher(out)) if cpu_sampler
+                else ("-m", "setpoint.cli.main"))
     server = Server("--no-workloads", source=args.source.resolve(), launcher=launcher).start()
     try:
         asyncio.run(_namespace(server))

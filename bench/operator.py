@@ -42,6 +42,7 @@ import aiohttp
 import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import cpu_sampler
 from bench.common import ROOT, Server, run_concurrently
 from bench.operator_report import report
 from bench.procstats import usage
@@ -76,40 +77,10 @@ WIDGET_CRD: dict[str, Any] = {
 }
 
 
-# the Setpoint contender's CLI with a CPU-time stack sampler (as bench/apiserver_profile.py
-# has for the server): SIGUSR1 switches it on and, the second time, off, writing the
-# samples in py-spy's raw format ("outer;...;inner count" lines). A sample is taken per
-# millisecond of the process's CPU (ITIMER_PROF), so waiting and preemption, which py-spy
-# counts on a loaded machine, are not in it.
-_CPU_SAMPLER = """
-import collections, signal, sys
-counts, out = collections.Counter(), sys.argv[1]
-def sample(_, frame):
-    stack = []
-    while frame is not None:
-        code = frame.f_code
-        stack.append(f"{code.co_name} ({code.co_filename}:{frame.f_lineno})")
-        frame = frame.f_back
-    counts[";".join(reversed(stack))] += 1
-def toggle(*_):
-    if signal.getitimer(signal.ITIMER_PROF)[0]:
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        with open(out, "w") as f:
-            f.writelines(f"{stack} {n}\\n" for stack, n in counts.items())
-    else:
-        signal.setitimer(signal.ITIMER_PROF, 0.001, 0.001)
-signal.signal(signal.SIGPROF, sample)
-signal.signal(signal.SIGUSR1, toggle)
-sys.argv = ["setpoint", *sys.argv[2:]]
-from setpoint.cli.main import main
-main()
-"""
-
-
 def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = None,
                       ) -> list[str]:
     if name in ("setpoint", "baseline"):
-        launcher = ["-c", _CPU_SAMPLER, str(cpu_profile)] if cpu_profile is not None \
+        launcher = cpu_sampler.launcher(cpu_profile) if cpu_profile is not None \
             else ["-m", "setpoint.cli.main"]
         return [sys.executable, *launcher, "run",
                 "examples.widget.operator:manager", "--kubeconfig", str(kubeconfig)]
