@@ -39,6 +39,7 @@ from setpoint.runtime._informer import Informer
 from setpoint.runtime._leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
 from setpoint.runtime._logs import JsonFormatter
 from setpoint.runtime._manager import Manager
+from setpoint.runtime._metrics import metrics_registry
 from setpoint.runtime._ownership import AlreadyOwnedError, controller_of, owner_reference
 from setpoint.runtime._permissions import controller_permissions, manager_permissions
 from setpoint.runtime._predicates import (
@@ -139,6 +140,7 @@ __all__ = [
     "controller_permissions",
     "manager_permissions",
     "map_to_owner_by_label",
+    "metrics_registry",
     "not_",
     "object_readiness",
     "or_",

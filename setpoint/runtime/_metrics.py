@@ -22,6 +22,12 @@ QUEUE_BUCKETS = tuple(10.0 ** exp for exp in range(-8, 2))
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+metrics_registry = CollectorRegistry()
+"""The operator's own metrics, as controller-runtime's ``metrics.Registry``: what an
+operator registers here (``Gauge(..., registry=metrics_registry)``) is served on every
+manager's ``/metrics`` after the runtime's own. One per process, as in controller-runtime;
+its names must not repeat the runtime's."""
+
 
 class Metrics:
     """The runtime's metrics in one registry."""
@@ -118,8 +124,9 @@ class Metrics:
         return QueueMetrics(self, controller)
 
     def exposition(self) -> bytes:
-        """The registry in the Prometheus text format."""
-        return generate_latest(self.registry)
+        """The runtime's registry, then the operator's (:data:`metrics_registry`), in the
+        Prometheus text format."""
+        return generate_latest(self.registry) + generate_latest(metrics_registry)
 
 
 class QueueMetrics:

@@ -8,10 +8,11 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client import Counter
 
 from setpoint.client import Client, Kind
 from setpoint.cluster import RunningCluster
-from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.runtime import Context, Controller, Manager, Result, metrics_registry
 from tests.runtime.conftest import WIDGET, make_manager, widget
 from tests.runtime.widgets import widget_controller
 from tests.waiting import quiet_period, wait_for
@@ -50,6 +51,26 @@ async def test_probes_and_metrics_share_one_port(
             assert name in text, name
         assert 'rest_client_requests_total{code="200",host=' in text
         assert 'method="PATCH"' in text
+
+
+async def test_the_operators_own_metrics_are_served_beside_the_runtimes(
+        cluster: RunningCluster) -> None:
+    """controller-runtime serves what an operator registers in ``metrics.Registry`` on the
+    manager's metrics endpoint (controller-runtime pkg/metrics/registry.go, pkg/metrics/
+    server): here ``metrics_registry``, shared by every manager of the process."""
+    counted = Counter("test_operator_things_done", "Things the test operator did",
+                      ["widget"], registry=metrics_registry)
+    try:
+        counted.labels("w").inc(3)
+        manager = make_manager(cluster, [widget_controller()], http_port=0,
+                               http_host="127.0.0.1")
+        async with manager.running():
+            status, text = await fetch(manager.http_port or 0, "/metrics")
+        assert status == 200
+        assert 'test_operator_things_done_total{widget="w"} 3.0' in text
+        assert "controller_runtime_reconcile_total" in text
+    finally:
+        metrics_registry.unregister(counted)
 
 
 async def test_graceful_shutdown_finishes_the_reconcile_in_flight(
