@@ -14,7 +14,7 @@ import os
 import ssl
 from pathlib import Path
 
-from operators.etcd import objects, tlssecrets
+from operators.etcd import metrics, objects, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.resource import EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import Pod
@@ -60,6 +60,7 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
     if ctx.deleting or wanted.status.phase in ("Complete", "Failed"):
         return Result()
     status = wanted.status
+    status.observed_generation = wanted.metadata.generation
     cluster = ctx.get(EtcdCluster, wanted.spec.cluster_name)
     if cluster is None:
         status.phase = "Pending"
@@ -99,6 +100,8 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                               message=f"cannot write {path}: {exc}", obj=wanted)
             ctx.events.warning("WriteFailed", f"cannot write {path}: {exc}",
                                action="Snapshot")
+            metrics.collector.backup_failed(str(wanted.metadata.namespace),
+                                            wanted.spec.cluster_name)
             await ctx.update_status(wanted)
             return Result()
         status.phase, status.path, status.member = "Complete", str(path), member
@@ -110,9 +113,13 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
         ctx.events.normal("SnapshotTaken", f"snapshot of {cluster.metadata.name} from "
                           f"{member} (revision {revision}, {size} bytes) in {path}",
                           action="Snapshot")
+        metrics.collector.backup_taken(str(wanted.metadata.namespace), wanted.spec.cluster_name)
         await ctx.update_status(wanted)
         return Result()
     status.phase = "Pending"  # taken again: a member restarting or a stream cut passes
+    if errors:
+        metrics.collector.backup_failed(str(wanted.metadata.namespace),
+                                        wanted.spec.cluster_name)
     ctx.set_condition("Complete", False,
                       reason="SnapshotFailed" if errors else "NoHealthyMember",
                       message="; ".join(errors) or "no healthy member to take it from",

@@ -25,6 +25,7 @@ from operators.etcd import (
     backuppolicy,
     certrotation,
     health,
+    metrics,
     objects,
     observe,
     recovery,
@@ -104,6 +105,7 @@ def record_status(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: obse
                   step: Step) -> None:
     """Set ``cluster.status`` (in memory) from this reconcile's reading and step."""
     status = cluster.status
+    previous_leader = status.leader
     status.observed_generation = cluster.metadata.generation
     status.phase = health.phase(cluster, reading, step)
     status.members = health.members_status(reading) if reading.observed.members is not None \
@@ -114,6 +116,7 @@ def record_status(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: obse
     status.ready_members = sum(1 for m in voters if m.id in reading.observed.healthy)
     status.current_version = health.current_version(reading) or status.current_version
     status.leader = next((m.name for m in status.members or () if m.leader), None)
+    metrics.collector.observe(ctx.cache, cluster, previous_leader)
     status.selector = objects.selector_string(cluster)
     status.step = None if step.action == "Done" else describe(step)
     for type_, verdict in (("Available", health.available(reading)),

@@ -10,7 +10,8 @@ For an EtcdCluster ``e`` in namespace ``ns``, member ``e-<i>`` is:
   address) keeps its identity.
 
 Two Services: ``e`` (headless, publishing not-ready addresses: the peers' DNS names exist
-before the members are ready, as etcd needs to join) and ``e-client`` (port 2379).
+before the members are ready, as etcd needs to join) and ``e-client`` (port 2379, and
+``metrics`` 2381 for each member's ``/metrics``).
 
 No StatefulSet: the operator adds and removes members one at a time through etcd's own
 membership API, and a StatefulSet's controller would start and stop pods on its own
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 
-from operators.etcd.resource import GROUP, EtcdCluster
+from operators.etcd.resource import GROUP, INSTANCE_LABEL, EtcdCluster
 from setpoint.machinery.quantity import canonical
 from setpoint.resources import canonical_resources
 from setpoint.resources.models.core_v1 import (
@@ -44,7 +45,7 @@ from setpoint.resources.models.core_v1 import (
 )
 from setpoint.resources.models.meta_v1 import ObjectMeta
 
-INSTANCE = "app.kubernetes.io/instance"
+INSTANCE = INSTANCE_LABEL
 NAME = "app.kubernetes.io/name"
 MANAGED_BY = "app.kubernetes.io/managed-by"
 OPERATOR = "etcd-operator"
@@ -57,11 +58,18 @@ FORCE_NEW_CLUSTER = f"{GROUP}/force-new-cluster"
 """On a claim: its member's next pod starts with ``--force-new-cluster`` (quorum-loss
 recovery from this member's data)."""
 VERSION = f"{GROUP}/version"
+SERVICE = f"{GROUP}/service"
+"""On the two Services: ``peer`` or ``client`` (a ServiceMonitor selects the client one, so
+each member is scraped once)."""
 CLIENT_SCHEME = f"{GROUP}/client-scheme"
 """On a pod: ``https`` when its member serves clients over TLS."""
 
 CLIENT_PORT = 2379
 PEER_PORT = 2380
+METRICS_PORT = 2381
+"""The client Service's ``metrics`` port: each member's ``/metrics``, on its client port
+(plain http), or on its plain-http ``--listen-metrics-urls`` port of the same number when
+clients must present a certificate (``tlssecrets.py``)."""
 CLUSTER_DOMAIN = "cluster.local"
 DATA_MOUNT = "/var/lib/etcd"
 DATA_DIR = f"{DATA_MOUNT}/data"
@@ -136,7 +144,8 @@ def peer_service(cluster: EtcdCluster) -> Service:
     """Gives each member pod its DNS name (``<pod>.<service>``), ready or not: a joining
     member must be reachable by its peers before it can become ready."""
     return Service(
-        metadata=ObjectMeta(name=peer_service_name(cluster), labels=labels(cluster)),
+        metadata=ObjectMeta(name=peer_service_name(cluster),
+                            labels={**labels(cluster), SERVICE: "peer"}),
         spec=ServiceSpec(cluster_ip="None", selector=selector(cluster),
                          publish_not_ready_addresses=True,
                          ports=[ServicePort(name="peer", port=PEER_PORT, protocol="TCP"),
@@ -144,12 +153,17 @@ def peer_service(cluster: EtcdCluster) -> Service:
 
 
 def client_service(cluster: EtcdCluster) -> Service:
-    """What clients use: ``<name>-client:2379``, spread over the ready members."""
+    """What clients use: ``<name>-client:2379``, spread over the ready members; and
+    ``metrics`` (2381), what a ServiceMonitor scrapes each member's ``/metrics`` on."""
+    metrics = "metrics" if scheme(cluster) == "https" else "client"
     return Service(
-        metadata=ObjectMeta(name=client_service_name(cluster), labels=labels(cluster)),
+        metadata=ObjectMeta(name=client_service_name(cluster),
+                            labels={**labels(cluster), SERVICE: "client"}),
         spec=ServiceSpec(selector=selector(cluster),
                          ports=[ServicePort(name="client", port=CLIENT_PORT, protocol="TCP",
-                                            target_port="client")]))
+                                            target_port="client"),
+                                ServicePort(name="metrics", port=METRICS_PORT, protocol="TCP",
+                                            target_port=metrics)]))
 
 
 def claim(cluster: EtcdCluster, ordinal: int, member_id: str) -> PersistentVolumeClaim:

@@ -27,10 +27,12 @@ from operators.etcd.certificates import DURATION_PATTERN
 from setpoint.resources import (
     ConditionedStatus,
     CustomResource,
+    LabelRelationship,
     Model,
     PrinterColumn,
     Rule,
     Scale,
+    SpecPropertyRelationship,
     rules,
 )
 from setpoint.resources.models.core_v1 import ResourceRequirements, Toleration
@@ -40,6 +42,8 @@ DEFAULT_VERSION = "3.5.1"
 DEFAULT_REPOSITORY = "quay.io/coreos/etcd"
 """Where the etcd project publishes its images (``quay.io/coreos/etcd:v3.5.1``)."""
 SIZES = (1, 3, 5, 7)
+INSTANCE_LABEL = "app.kubernetes.io/instance"
+"""The label on every member pod and claim naming its EtcdCluster (``objects.INSTANCE``)."""
 SCHEDULE_PATTERN = (r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)"
                     r"|[^ ]+( +[^ ]+){4})$")
 """A cron expression's shape: five fields or a macro (robfig/cron's standard parser, the
@@ -214,6 +218,12 @@ class EtcdCluster(CustomResource, group=GROUP, version="v1alpha1", short_names=[
                       PrinterColumn.age(),
                   ],
                   scale=Scale(".spec.size", ".status.size", ".status.selector"),
+                  # KubePlus's relationship annotations (setpoint.resources.relationships):
+                  # what an instance owns, and its members found by their instance label
+                  composition=["Pod", "PersistentVolumeClaim", "Service", "Secret",
+                               "EtcdBackup"],
+                  relationships=[LabelRelationship(kind, "metadata.name", key=INSTANCE_LABEL)
+                                 for kind in ("Pod", "PersistentVolumeClaim")],
                   rules=[Rule("self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') "
                               "&& size(self.metadata.name) <= 40",
                               message="the name must be a DNS label of at most 40 characters "
@@ -257,7 +267,9 @@ class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["a
                      PrinterColumn.age(),
                  ],
                  rules=[Rule("self.spec == oldSelf.spec",
-                             message="an EtcdBackup is one snapshot: its spec cannot change")]):
+                             message="an EtcdBackup is one snapshot: its spec cannot change")],
+                 relationships=[SpecPropertyRelationship("spec.clusterName",
+                                                         "EtcdCluster.metadata.name")]):
     """A snapshot of an etcd cluster's keyspace, taken once (etcd's Maintenance.Snapshot)."""
 
     spec: EtcdBackupSpec
@@ -294,7 +306,10 @@ class EtcdRestore(CustomResource, group=GROUP, version="v1alpha1", categories=["
                       PrinterColumn.age(),
                   ],
                   rules=[Rule("self.spec == oldSelf.spec",
-                              message="an EtcdRestore is done once: its spec cannot change")]):
+                              message="an EtcdRestore is done once: its spec cannot change")],
+                  composition=["EtcdCluster"],
+                  relationships=[SpecPropertyRelationship("spec.backupName",
+                                                          "EtcdBackup.metadata.name")]):
     """Restores an EtcdBackup into a new EtcdCluster (its ``spec.restore``); the cluster
     outlives the EtcdRestore."""
 

@@ -56,6 +56,7 @@ def cluster_for(wanted: EtcdRestore, backup: EtcdBackup) -> EtcdCluster:
 async def _finish(ctx: Context[EtcdRestore], wanted: EtcdRestore, phase: str, status: bool,
                   reason: str, message: str) -> None:
     wanted.status.phase = phase  # type: ignore[assignment]
+    wanted.status.observed_generation = wanted.metadata.generation
     ctx.set_condition("Restored", status, reason=reason, message=message, obj=wanted)
     await ctx.update_status(wanted)
 

@@ -49,7 +49,7 @@ from setpoint.resources.models.meta_v1 import ObjectMeta
 from setpoint.runtime import Context
 
 TLS_MOUNT = "/etc/etcd/tls"
-METRICS_PORT = 2381
+METRICS_PORT = objects.METRICS_PORT
 """etcd's plain-http ``--listen-metrics-urls`` (``/health`` and ``/metrics``): the readiness
 probe cannot present a client certificate, so it asks here, as kubeadm's etcd pods do."""
 SECRET_MODE = 0o600
