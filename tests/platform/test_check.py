@@ -321,12 +321,25 @@ async def test_etcd_from_its_generated_manifests(tmp_path: Path) -> None:
     rules (sizes, version transitions), spec.resources/nodeSelector/tolerations on
     EtcdCluster (passed to every member pod: verified only on a running instance), generated
     least-privilege RBAC, conditions with observedGeneration, a metrics port, one served
-    version, printer columns and a scale subresource; it declares none of KubePlus's
-    relationship annotations, so that check fails, as for memcached."""
+    version, printer columns and a scale subresource: level II; III and IV need a running
+    instance (operators/etcd/tests/test_check.py). It declares KubePlus's relationship
+    annotations: what an EtcdCluster and an EtcdRestore make, the members by label, the
+    kinds they name by spec property; EtcdBackup makes no object, so it names no
+    composition and that recommended check still fails on it."""
     report = await check_generated(tmp_path, "etcd")
     assert statuses(report) == REFERENCE_FROM_MANIFESTS
     assert "EtcdCluster: exposed as spec.resources" in evidence(report, "resources")
-    assert report["capabilityLevel"]["level"] == 2
+    relationships = evidence(report, "relationship-annotations")
+    assert "EtcdCluster: resource/composition: Pod, PersistentVolumeClaim, Service, Secret, " \
+        "EtcdBackup" in relationships
+    assert "on:Pod, key:app.kubernetes.io/instance, value:INSTANCE.metadata.name" \
+        in relationships
+    assert "EtcdRestore: resource/composition: EtcdCluster" in relationships
+    assert "on:INSTANCE.spec.clusterName, value:EtcdCluster.metadata.name" in relationships
+    assert "EtcdBackup: no resource/composition annotation" in relationships
+    assert report["capabilityLevel"] == {"level": 2, "name": "II Seamless Upgrades",
+                                         "next": "III Full Lifecycle",
+                                         "missing": ["owner-references", "pod-restarts"]}
 
 
 async def test_monitoring_from_its_generated_manifests(tmp_path: Path) -> None:
