@@ -5,6 +5,10 @@ gateway it arrives as base64 chunks (:meth:`EtcdClient.snapshot_chunks`). The fi
 written beside its final name and renamed once complete and checksummed, so a reader never
 sees half a snapshot; it is 0600 in a 0700 directory (it holds every key). A backup is
 done once: Complete or Failed (its file cannot be written), it is not taken again.
+
+With ``spec.volume`` (a PersistentVolumeClaim) the snapshot is taken by a pod that mounts
+the claim (:mod:`.snapshotpod`): the operator makes it, reads its results from its logs
+and deletes it.
 """
 
 from __future__ import annotations
@@ -13,20 +17,27 @@ import hashlib
 import os
 import ssl
 from pathlib import Path
+from typing import Any
 
-from operators.etcd import metrics, objects, tlssecrets
+from operators.etcd import metrics, objects, snapshotpod, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
-from operators.etcd.resource import EtcdBackup, EtcdCluster
+from operators.etcd.resource import GROUP, EtcdBackup, EtcdCluster
 from setpoint.resources.models.core_v1 import Pod
 from setpoint.runtime import Context, Controller, Result
 
+PRUNE = f"{GROUP}/prune"
+"""On an EtcdBackup into a claim that retention dropped (``"true"``): its file is deleted
+by a pod, then the object."""
 RETRY_INTERVAL = 2.0
 """Seconds between tries while the cluster has no member to take the snapshot from."""
 
-backup = Controller.for_(EtcdBackup, name="etcdbackup")
+backup = (Controller.for_(EtcdBackup, name="etcdbackup").owns(Pod)
+          .permits({"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]}))
 
 
 def snapshot_path(backup: EtcdBackup) -> Path:
+    """The file of a backup into ``spec.directory``."""
+    assert backup.spec.directory is not None
     return Path(backup.spec.directory) / f"{backup.metadata.namespace}-{backup.metadata.name}.db"
 
 
@@ -55,9 +66,30 @@ async def take_snapshot(url: str, path: Path, tls: ssl.SSLContext | None = None
     return status.revision, size, digest.hexdigest(), status.version
 
 
+def healthy_members(ctx: Context[EtcdBackup], cluster: EtcdCluster) -> list[tuple[str, str]]:
+    """(name, client URL) of the healthy voting members, the leader first: it has every
+    committed write, and a follower may lag."""
+    members = cluster.status.members or ()
+    healthy = {m.name for m in members if m.healthy and not m.learner}
+    pods = ctx.list(Pod, labels=objects.selector(cluster))
+    return [(str(p.metadata.name), url) for p in sorted(pods, key=lambda p: (
+        not any(m.leader and m.name == p.metadata.name for m in members),
+        str(p.metadata.name))) if p.metadata.name in healthy
+        and (url := objects.client_url(p)) is not None]
+
+
 @backup.reconcile
 async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
-    if ctx.deleting or wanted.status.phase in ("Complete", "Failed"):
+    if ctx.deleting:
+        return Result()
+    if wanted.spec.volume is not None and \
+            (wanted.metadata.annotations or {}).get(PRUNE) == "true":
+        return await _prune_claim_file(ctx, wanted)
+    if wanted.status.phase in ("Complete", "Failed"):
+        if wanted.spec.volume is not None:  # a pod left by an operator stopped after status
+            leftover = ctx.get(Pod, snapshotpod.pod_name(wanted))
+            if leftover is not None and leftover.metadata.deletion_timestamp is None:
+                await ctx.delete(leftover)
         return Result()
     status = wanted.status
     status.observed_generation = wanted.metadata.generation
@@ -69,12 +101,7 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                           obj=wanted)
         await ctx.update_status(wanted)
         return Result(requeue_after=RETRY_INTERVAL)
-    healthy = {m.name for m in cluster.status.members or () if m.healthy and not m.learner}
-    pods = ctx.list(Pod, labels=objects.selector(cluster))
-    sources = [(str(p.metadata.name), url) for p in sorted(pods, key=lambda p: (
-        not any(m.leader and m.name == p.metadata.name for m in cluster.status.members or ()),
-        str(p.metadata.name))) if p.metadata.name in healthy
-        and (url := objects.client_url(p)) is not None]
+    sources = healthy_members(ctx, cluster)
     tls = None
     if tlssecrets.enabled(cluster):  # members serve https and want a client certificate
         tls = tlssecrets.cached_client_context(ctx, cluster)
@@ -86,6 +113,8 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                               obj=wanted)
             await ctx.update_status(wanted)
             return Result(requeue_after=RETRY_INTERVAL)
+    if wanted.spec.volume is not None:
+        return await _into_claim(ctx, wanted, cluster, sources)
     errors: list[str] = []
     for member, url in sources:
         path = snapshot_path(wanted)
@@ -126,3 +155,106 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                       obj=wanted)
     await ctx.update_status(wanted)
     return Result(requeue_after=RETRY_INTERVAL)
+
+
+async def _pending(ctx: Context[EtcdBackup], wanted: EtcdBackup, reason: str, message: str,
+                   retry: bool = False) -> Result:
+    wanted.status.phase = "Pending"
+    ctx.set_condition("Complete", False, reason=reason, message=message, obj=wanted)
+    await ctx.update_status(wanted)
+    return Result(requeue_after=RETRY_INTERVAL) if retry else Result()
+
+
+async def _log(ctx: Context[EtcdBackup], pod: Pod, container: str,
+               tail: int | None = None) -> Any:
+    params: dict[str, str | int | bool | None] = {"container": container}
+    if tail is not None:
+        params["tailLines"] = tail
+    return await ctx.client.request(
+        "GET", f"/api/v1/namespaces/{pod.metadata.namespace}/pods/{pod.metadata.name}/log",
+        params=params)
+
+
+async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: EtcdCluster,
+                      sources: list[tuple[str, str]]) -> Result:
+    """One step of a snapshot into a claim: make the pod, wait for it, read it, delete it.
+    A failed pod is deleted and a new one made (from the healthy member then first), as a
+    Job's controller replaces a failed pod; the backup stays Pending meanwhile."""
+    assert wanted.spec.volume is not None
+    status = wanted.status
+    name = snapshotpod.pod_name(wanted)
+    pod = ctx.get(Pod, name)
+    if pod is None:
+        if not sources:
+            return await _pending(ctx, wanted, "NoHealthyMember",
+                                  "no healthy member to take it from", retry=True)
+        member = sources[0][0]
+        version = next((m.version for m in cluster.status.members or ()
+                        if m.name == member), None)
+        await ctx.apply(snapshotpod.snapshot_pod(wanted, cluster, member, version))
+        return await _pending(ctx, wanted, "SnapshotRunning",
+                              f"pod {name} takes the snapshot from {member} into "
+                              f"PersistentVolumeClaim {wanted.spec.volume.claim_name}")
+    if pod.metadata.deletion_timestamp is not None:  # the last try's pod is going
+        return Result(requeue_after=RETRY_INTERVAL)
+    phase = pod.status.phase if pod.status is not None else None
+    annotations = pod.metadata.annotations or {}
+    member = annotations.get(snapshotpod.MEMBER, "")
+    if phase == "Failed":
+        failed = [c for c in (pod.status.init_container_statuses or ())
+                  + (pod.status.container_statuses or ())
+                  if c.state is not None and c.state.terminated is not None
+                  and c.state.terminated.exit_code != 0] if pod.status is not None else []
+        why = f"pod {name} failed"
+        if failed:
+            log = await _log(ctx, pod, failed[0].name, tail=5)
+            why += f" in container {failed[0].name}: {str(log).strip()[-400:]}"
+        ctx.events.warning("SnapshotFailed", why, action="Snapshot")
+        await ctx.delete(pod)
+        return await _pending(ctx, wanted, "SnapshotFailed", why, retry=True)
+    if phase != "Succeeded":
+        return await _pending(ctx, wanted, "SnapshotRunning",
+                              f"pod {name} ({phase or 'Pending'}) takes the snapshot from "
+                              f"{member or 'a member'}")
+    try:
+        taken = snapshotpod.parse_results(
+            await _log(ctx, pod, snapshotpod.STATUS_CONTAINER),
+            await _log(ctx, pod, snapshotpod.CHECKSUM_CONTAINER))
+    except ValueError as exc:  # not what the tools print: take it again, saying why
+        await ctx.delete(pod)
+        return await _pending(ctx, wanted, "SnapshotFailed", f"pod {name}: {exc}",
+                              retry=True)
+    path = snapshotpod.file_in_claim(wanted)
+    status.phase, status.path, status.member = "Complete", path, member
+    status.revision, status.size, status.sha256 = taken.revision, taken.size, taken.sha256
+    status.etcd_version = annotations.get(snapshotpod.ETCD_VERSION)
+    ctx.set_condition("Complete", True, reason="SnapshotTaken",
+                      message=f"{taken.size} bytes from {member} at revision "
+                      f"{taken.revision}", obj=wanted)
+    ctx.events.normal("SnapshotTaken", f"snapshot of {cluster.metadata.name} from {member} "
+                      f"(revision {taken.revision}, {taken.size} bytes) in "
+                      f"PersistentVolumeClaim {wanted.spec.volume.claim_name} at {path}",
+                      action="Snapshot")
+    await ctx.update_status(wanted)
+    await ctx.delete(pod)
+    return Result()
+
+
+async def _prune_claim_file(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
+    """Delete the file of a backup retention dropped, by a pod mounting its claim, then the
+    EtcdBackup (so the object is never gone while its file stays unnoticed)."""
+    name = snapshotpod.prune_pod_name(wanted)
+    pod = ctx.get(Pod, name)
+    if pod is None:
+        await ctx.apply(snapshotpod.prune_pod(wanted))
+        return Result()
+    phase = pod.status.phase if pod.status is not None else None
+    if phase == "Succeeded":
+        await ctx.delete(wanted)  # the pod goes with it (owner reference)
+        return Result()
+    if phase == "Failed" and pod.metadata.deletion_timestamp is None:
+        ctx.events.warning("PruneFailed", f"pod {name} could not delete "
+                           f"{snapshotpod.file_in_claim(wanted)}: trying again",
+                           action="Prune")
+        await ctx.delete(pod)
+    return Result(requeue_after=RETRY_INTERVAL) if phase == "Failed" else Result()

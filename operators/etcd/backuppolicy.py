@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from croniter import croniter
 
 from operators.etcd import health
-from operators.etcd.backup import snapshot_path
+from operators.etcd.backup import PRUNE, snapshot_path
 from operators.etcd.members import Step
 from operators.etcd.observe import Reading
 from operators.etcd.resource import GROUP, EtcdBackup, EtcdBackupSpec, EtcdCluster
@@ -84,7 +84,8 @@ def backup_for(cluster: EtcdCluster, name: str, taken_for: str,
                                                TAKEN_FOR: taken_for},
                             annotations=annotations),
         spec=EtcdBackupSpec(cluster_name=str(cluster.metadata.name),
-                            directory=cluster.spec.backup.directory))
+                            directory=cluster.spec.backup.directory,
+                            volume=cluster.spec.backup.volume))
 
 
 @schedule.reconcile
@@ -121,7 +122,9 @@ async def reconcile(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> Result:
 async def prune(ctx: Context[EtcdCluster], cluster: EtcdCluster, keep: int) -> None:
     """Delete the backups this operator made for ``cluster`` that are older than its
     ``keep`` newest complete ones, each file before its object (a file never outlives
-    the object that names it unnoticed, and a failed delete is tried again)."""
+    the object that names it unnoticed, and a failed delete is tried again). A file in a
+    claim is deleted by a pod (the EtcdBackup controller's, asked by the annotation
+    ``etcd.setpoint.dev/prune``), which then deletes the object."""
     made = sorted((b for b in ctx.owned(EtcdBackup)
                    if (b.metadata.labels or {}).get(CLUSTER) == cluster.metadata.name
                    and b.metadata.deletion_timestamp is None),
@@ -132,6 +135,16 @@ async def prune(ctx: Context[EtcdCluster], cluster: EtcdCluster, keep: int) -> N
         return
     oldest_kept = made.index(complete[keep - 1])
     for old in made[oldest_kept + 1:]:
+        if old.spec.volume is not None:
+            if (old.metadata.annotations or {}).get(PRUNE) != "true":
+                await ctx.client.patch(EtcdBackup, str(old.metadata.name), {
+                    "metadata": {"annotations": {PRUNE: "true"}}},
+                    namespace=old.metadata.namespace)
+                ctx.events.normal("BackupDeleted", f"EtcdBackup {old.metadata.name}: its "
+                                  f"file in PersistentVolumeClaim {old.spec.volume.claim_name}"
+                                  f" is deleted, then it: {keep} newer complete backup(s) "
+                                  "are kept", action="Prune")
+            continue
         path = snapshot_path(old)
         for leftover in (path, path.with_name(path.name + ".part")):
             leftover.unlink(missing_ok=True)
@@ -163,14 +176,15 @@ async def before_upgrade(ctx: Context[EtcdCluster], cluster: EtcdCluster, readin
     condition = backup.status.get_condition("Complete")
     why = f"{condition.reason}: {condition.message}" if condition is not None else "not taken yet"
     if backup.status.phase == "Failed":
-        if backup.spec.directory != cluster.spec.backup.directory:
-            # the policy's directory was changed since: take it again there
+        policy = cluster.spec.backup
+        if (backup.spec.directory, backup.spec.volume) != (policy.directory, policy.volume):
+            # the policy's destination was changed since: take it again there
             await ctx.delete(backup)
             return Step("Wait", "BackupBeforeUpgrade", f"taking EtcdBackup {name} again "
-                        f"in {cluster.spec.backup.directory}")
+                        f"in {policy.directory or policy.volume}")
         message = (f"the backup before the upgrade to {wanted} failed ({why}); fix that "
-                   f"(a new spec.backup.directory, or delete EtcdBackup {name}) to take it "
-                   "again, or remove spec.backup to upgrade without a backup")
+                   f"(a new spec.backup.directory or volume, or delete EtcdBackup {name}) "
+                   "to take it again, or remove spec.backup to upgrade without a backup")
         ctx.events.warning("BackupFailed", message, action="Upgrade")
         return Step("Wait", "BackupFailed", message)
     return Step("Wait", "BackupBeforeUpgrade",

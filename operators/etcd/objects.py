@@ -21,6 +21,7 @@ schedule. The namespace and the owner reference are added by ``ctx.apply``.
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
 from operators.etcd.resource import GROUP, INSTANCE_LABEL, EtcdCluster
 from setpoint.machinery.quantity import canonical
@@ -74,6 +75,20 @@ CLUSTER_DOMAIN = "cluster.local"
 DATA_MOUNT = "/var/lib/etcd"
 DATA_DIR = f"{DATA_MOUNT}/data"
 BACKUP_MOUNT = "/var/lib/etcd-backup"
+
+
+@dataclass(frozen=True)
+class SnapshotFile:
+    """A Complete EtcdBackup's snapshot as a restoring member's pod reaches it: a file on
+    the node (a backup into a directory, mounted by hostPath) or inside a claim."""
+
+    path: str
+    """Absolute on the node, or relative to the claim's root."""
+    claim_name: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.path} in PersistentVolumeClaim {self.claim_name}" \
+            if self.claim_name is not None else self.path
 
 
 def member_name(cluster: EtcdCluster, ordinal: int) -> str:
@@ -181,7 +196,8 @@ def claim(cluster: EtcdCluster, ordinal: int, member_id: str) -> PersistentVolum
 
 def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
                state: str, version: str | None = None, *,
-               force_new_cluster: bool = False, restore_from: str | None = None) -> Pod:
+               force_new_cluster: bool = False,
+               restore_from: SnapshotFile | None = None) -> Pod:
     """The pod of member ``ordinal``. ``initial_cluster`` (name -> peer URL) and ``state``
     (``new`` for the founding member, ``existing`` for one joining) matter only on the
     member's first start: etcd ignores them once its data directory exists, so a pod made
@@ -191,7 +207,8 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
     file, for the founding member of a restored cluster) adds an init container that
     restores it into the empty data directory as a one-member cluster of this member
     (etcd's disaster-recovery guide: ``snapshot restore`` with the member's name, peer URL,
-    initial cluster and token)."""
+    initial cluster and token); the snapshot's directory (hostPath) or claim is mounted
+    read-only."""
     name = member_name(cluster, ordinal)
     token = f"{cluster.metadata.name}-{cluster.metadata.uid}"
     url = scheme(cluster)
@@ -215,8 +232,13 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
     if restore_from is not None:
         init.append(_restore_container(cluster, ordinal, initial_cluster, token,
                                        restore_from, version))
-        volumes.append(Volume(name="backup", host_path=HostPathVolumeSource(
-            path=posixpath.dirname(restore_from), type="Directory")))
+        if restore_from.claim_name is not None:
+            volumes.append(Volume(name="backup", persistent_volume_claim=(
+                PersistentVolumeClaimVolumeSource(claim_name=restore_from.claim_name,
+                                                  read_only=True))))
+        else:
+            volumes.append(Volume(name="backup", host_path=HostPathVolumeSource(
+                path=posixpath.dirname(restore_from.path), type="Directory")))
     container = Container(
         name="etcd", image=image(cluster, version), command=["/usr/local/bin/etcd"], args=args,
         ports=[ContainerPort(name="client", container_port=CLIENT_PORT, protocol="TCP"),
@@ -237,14 +259,17 @@ def member_pod(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, st
 
 
 def _restore_container(cluster: EtcdCluster, ordinal: int, initial_cluster: dict[str, str],
-                       token: str, snapshot: str, version: str | None) -> Container:
+                       token: str, snapshot: SnapshotFile, version: str | None) -> Container:
     """``snapshot restore`` into the member's data directory: ``etcdutl`` from 3.5 on
     (``etcdctl snapshot restore`` is deprecated there), ``etcdctl`` on 3.4."""
     release = version or cluster.spec.version
     tool = "etcdctl" if release.startswith("3.4.") else "etcdutl"
+    # a claim is mounted whole (the file keeps its path inside it), a directory as itself
+    inside = snapshot.path if snapshot.claim_name is not None \
+        else posixpath.basename(snapshot.path)
     return Container(
         name="restore", image=image(cluster, version), command=[tool],
-        args=["snapshot", "restore", f"{BACKUP_MOUNT}/{posixpath.basename(snapshot)}",
+        args=["snapshot", "restore", f"{BACKUP_MOUNT}/{inside}",
               f"--name={member_name(cluster, ordinal)}", f"--data-dir={DATA_DIR}",
               f"--initial-advertise-peer-urls={peer_url(cluster, ordinal)}",
               "--initial-cluster=" + ",".join(f"{n}={u}" for n, u in

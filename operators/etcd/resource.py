@@ -101,6 +101,36 @@ class TLSSpec(Model):
                               "again and its member restarted, one member at a time.")
 
 
+ONE_DESTINATION = Rule(
+    "has(self.directory) != has(self.volume)",
+    message="exactly one of directory (a directory where the operator runs, for the "
+    "embedded cluster) and volume (a PersistentVolumeClaim: {claimName, subPath}) says "
+    "where the snapshot is written")
+"""Where a snapshot goes: a directory beside the operator or a claim, never both or
+neither (a rule on the object holding both fields, so it sees either one missing)."""
+
+
+SubPath = Annotated[str, Rule(
+    "!self.split('/').exists(part, part == '..')",
+    message="subPath must stay inside the claim: a relative path without '..'")]
+"""As a volume mount's subPath must be (kubernetes pkg/apis/core/validation/validation.go,
+``validateLocalDescendingPath``): relative, and no ``..`` element."""
+
+
+class BackupVolume(Model):
+    """A PersistentVolumeClaim snapshots are written to by a pod that mounts it."""
+
+    claim_name: str = Field(
+        min_length=1, max_length=253, pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+        description="A PersistentVolumeClaim in the backup's namespace. A restore mounts it "
+        "read-only into the founding member's pod: ReadWriteMany or ReadOnlyMany, or "
+        "ReadWriteOnce where the pods share a node.")
+    sub_path: SubPath | None = Field(
+        None, max_length=1024, pattern=r"^[^/]+(/[^/]+)*$",
+        description="A relative directory inside the claim (no '..'); its root when unset.")
+
+
+@rules(ONE_DESTINATION)
 class BackupPolicy(Model):
     """Scheduled backups (:mod:`operators.etcd.schedule`): an EtcdBackup at each time of
     ``schedule``, and one before every upgrade; the ``keep`` newest complete ones stay."""
@@ -111,8 +141,12 @@ class BackupPolicy(Model):
         "day-of-month month day-of-week) or a macro such as @daily, in UTC.")
     keep: int = Field(5, ge=1, le=1000, description="How many complete backups the "
                       "operator keeps; older ones are deleted with their files.")
-    directory: str = Field(pattern=r"^/", description="The backups' directory where the "
-                           "operator runs (see EtcdBackup's spec.directory).")
+    directory: str | None = Field(
+        None, pattern=r"^/", description="The backups' directory where the operator runs "
+        "(see EtcdBackup's spec.directory); exactly one of directory and volume.")
+    volume: BackupVolume | None = Field(
+        None, description="The PersistentVolumeClaim the backups are written to (see "
+        "EtcdBackup's spec.volume); exactly one of directory and volume.")
 
 
 TLS_ON = "(has({0}.tls) && has({0}.tls.enabled) && {0}.tls.enabled)"
@@ -235,21 +269,28 @@ class EtcdCluster(CustomResource, group=GROUP, version="v1alpha1", short_names=[
     status: EtcdClusterStatus = EtcdClusterStatus()
 
 
+@rules(ONE_DESTINATION)
 class EtcdBackupSpec(Model):
-    """A one-off snapshot of an EtcdCluster in the same namespace."""
+    """A one-off snapshot of an EtcdCluster in the same namespace, into a directory where the
+    operator runs or into a PersistentVolumeClaim."""
 
     cluster_name: str = Field(min_length=1, description="The EtcdCluster to snapshot.")
-    directory: str = Field(
-        pattern=r"^/", description="An absolute directory where the operator runs (the "
-        "embedded cluster's machine, or a volume mounted into the operator's pod): the "
+    directory: str | None = Field(
+        None, pattern=r"^/", description="An absolute directory where the operator runs "
+        "(the embedded cluster's machine, or a volume mounted into the operator's pod): the "
         "snapshot is written there as `<namespace>-<backup name>.db`, mode 0600.")
+    volume: BackupVolume | None = Field(
+        None, description="A PersistentVolumeClaim: a pod with the cluster's etcd image "
+        "mounts it and runs `etcdctl snapshot save` against a healthy member, writing "
+        "`<subPath>/<namespace>-<backup name>.db`.")
 
 
 class EtcdBackupStatus(ConditionedStatus):
     """The snapshot taken (condition: Complete)."""
 
     phase: Literal["Pending", "Complete", "Failed"] | None = Field(None)
-    path: str | None = Field(None, description="The snapshot file.")
+    path: str | None = Field(None, description="The snapshot file (with spec.volume: its "
+                             "path inside the claim).")
     member: str | None = Field(None, description="The member the snapshot was taken from.")
     revision: int | None = Field(None, description="The member's revision just before the "
                                  "snapshot (the snapshot holds at least this).")

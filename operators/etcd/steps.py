@@ -160,12 +160,13 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
     return step
 
 
-def _snapshot_of(ctx: Context[EtcdCluster], backup_name: str) -> str | None:
+def _snapshot_of(ctx: Context[EtcdCluster], backup_name: str) -> objects.SnapshotFile | None:
     """The file of a Complete EtcdBackup, or None while there is none."""
     backup = ctx.get(EtcdBackup, backup_name)
     if backup is None or backup.status.phase != "Complete" or not backup.status.path:
         return None
-    return backup.status.path
+    claim = backup.spec.volume.claim_name if backup.spec.volume is not None else None
+    return objects.SnapshotFile(backup.status.path, claim)
 
 
 async def _delete_member_objects(ctx: Context[EtcdCluster], reading: Reading,
