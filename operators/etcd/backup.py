@@ -219,15 +219,18 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
     annotations = pod.metadata.annotations or {}
     member = annotations.get(snapshotpod.MEMBER, "")
     if phase == "Failed":
-        failed = [c for c in (pod.status.init_container_statuses or ())
-                  + (pod.status.container_statuses or ())
+        statuses = [*(pod.status.init_container_statuses or ()),
+                    *(pod.status.container_statuses or ())] if pod.status is not None else []
+        failed = [str(c.name) for c in statuses
                   if c.state is not None and c.state.terminated is not None
-                  and c.state.terminated.exit_code != 0] if pod.status is not None else []
+                  and c.state.terminated.exit_code != 0]
         why = f"pod {name} failed"
         if failed:
-            log = await _log(ctx, pod, failed[0].name, tail=5)
-            why += f" in container {failed[0].name}: {str(log).strip()[-400:]}"
+            log = await _log(ctx, pod, failed[0], tail=5)
+            why += f" in container {failed[0]}: {str(log).strip()[-400:]}"
         ctx.events.warning("SnapshotFailed", why, action="Snapshot")
+        metrics.collector.backup_failed(str(wanted.metadata.namespace),
+                                        wanted.spec.cluster_name)
         await ctx.delete(pod)
         status.failures = (status.failures or 0) + 1
         status.last_failure_time = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -262,6 +265,7 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
                       f"(revision {taken.revision}, {taken.size} bytes) in "
                       f"PersistentVolumeClaim {wanted.spec.volume.claim_name} at {path}",
                       action="Snapshot")
+    metrics.collector.backup_taken(str(wanted.metadata.namespace), wanted.spec.cluster_name)
     await ctx.update_status(wanted)
     await ctx.delete(pod)
     return Result()

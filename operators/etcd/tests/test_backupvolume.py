@@ -102,7 +102,7 @@ def test_the_snapshot_pod_saves_from_one_member_by_name_into_the_claim() -> None
         "--key=/etc/etcd/tls/tls.key", "snapshot", "save", "/var/lib/etcd-backup/ns-b.db"]
     assert status.command == ["etcdutl"]
     assert present(status.args)[:3] == ["snapshot", "status", "/var/lib/etcd-backup/ns-b.db"]
-    mounts = {(c.name, m.name): m for c in (save, status, *spec.containers)
+    mounts = {(c.name, m.name): m for c in (save, status, *(spec.containers or ()))
               for m in c.volume_mounts or ()}
     assert {m.sub_path for k, m in mounts.items() if k[1] == "backup"} == {"etcd"}
     assert not mounts["snapshot", "backup"].read_only
