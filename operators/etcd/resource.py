@@ -313,6 +313,8 @@ class EtcdBackup(CustomResource, group=GROUP, version="v1alpha1", categories=["a
                  ],
                  rules=[Rule("self.spec == oldSelf.spec",
                              message="an EtcdBackup is one snapshot: its spec cannot change")],
+                 # a backup into a claim runs its snapshot (and, pruned, its cleanup) pod
+                 composition=["Pod"],
                  relationships=[SpecPropertyRelationship("spec.clusterName",
                                                          "EtcdCluster.metadata.name")]):
     """A snapshot of an etcd cluster's keyspace, taken once (etcd's Maintenance.Snapshot)."""

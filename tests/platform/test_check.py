@@ -324,10 +324,10 @@ async def test_etcd_from_its_generated_manifests(tmp_path: Path) -> None:
     version, printer columns and a scale subresource: level II; III and IV need a running
     instance (operators/etcd/tests/test_check.py). It declares KubePlus's relationship
     annotations: what an EtcdCluster and an EtcdRestore make, the members by label, the
-    kinds they name by spec property; EtcdBackup makes no object, so it names no
-    composition and that recommended check still fails on it."""
+    kinds they name by spec property, and an EtcdBackup its snapshot pod."""
     report = await check_generated(tmp_path, "etcd")
-    assert statuses(report) == REFERENCE_FROM_MANIFESTS
+    assert statuses(report) == {**REFERENCE_FROM_MANIFESTS,
+                                "relationship-annotations": "pass"}
     assert "EtcdCluster: exposed as spec.resources" in evidence(report, "resources")
     relationships = evidence(report, "relationship-annotations")
     assert "EtcdCluster: resource/composition: Pod, PersistentVolumeClaim, Service, Secret, " \
@@ -336,7 +336,7 @@ async def test_etcd_from_its_generated_manifests(tmp_path: Path) -> None:
         in relationships
     assert "EtcdRestore: resource/composition: EtcdCluster" in relationships
     assert "on:INSTANCE.spec.clusterName, value:EtcdCluster.metadata.name" in relationships
-    assert "EtcdBackup: no resource/composition annotation" in relationships
+    assert "EtcdBackup: resource/composition: Pod" in relationships
     assert report["capabilityLevel"] == {"level": 2, "name": "II Seamless Upgrades",
                                          "next": "III Full Lifecycle",
                                          "missing": ["owner-references", "pod-restarts"]}
