@@ -20,7 +20,6 @@ from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, TypeVar, cast, overload
 
-import aiohttp
 import orjson
 
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
@@ -32,6 +31,7 @@ from setpoint.client.transport import (
     RequestHook,
     Response,
     RetryPolicy,
+    StreamResponse,
     Transport,
 )
 from setpoint.client.typed import from_body, is_typed_class, to_body
@@ -278,7 +278,7 @@ class Client:
             read_timeout = timeout_seconds + 30.0
 
         @asynccontextmanager
-        async def open_stream() -> AsyncIterator[aiohttp.ClientResponse]:
+        async def open_stream() -> AsyncIterator[StreamResponse]:
             info = await self.resolve(resource)
             params["resourceVersion"] = watch.resource_version
             async with self.transport.stream(

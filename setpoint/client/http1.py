@@ -1,20 +1,25 @@
-"""Unary HTTP/1.1 requests on kept-alive connections: the transport's fast path.
+"""HTTP/1.1 requests on kept-alive connections: the transport's own client.
 
 An operator's requests are small and many (two writes per change of a watched object), and
 aiohttp's client costs more CPU per request than the API server's own HTTP layer: its
 request and response objects, headers multidicts, timers and payload writers are built in
-Python for every request. A :class:`ConnectionPool` sends a request as one write of bytes
-built in one go, and parses the answer with ``httptools`` (llhttp, in C: status, headers,
-``Content-Length`` or chunked bodies), on connections kept open between requests.
+Python for every request; importing it costs a program's start more than the rest of the
+SDK (its connector loads the system's CA store at import). A :class:`ConnectionPool` sends
+a request as one write of bytes built in one go, and parses the answer with ``httptools``
+(llhttp, in C: status, headers, ``Content-Length`` or chunked bodies), on connections kept
+open between requests.
 
-It covers what :class:`~setpoint.client.transport.Transport` sends most: a request with a
-whole body in, a whole body out. Everything else stays with aiohttp: streams (watches),
-proxies, ``HEAD`` (whose answer has no body although it may announce one), and opening
-connections that fail: the pool raises :class:`ConnectFailed` before anything was sent,
-and the transport then lets aiohttp connect, so a refused connection or a certificate
-error is reported exactly as before. Once a request is written, a dropped connection is
-``aiohttp.ServerDisconnectedError`` (or ``ClientOSError``) and a timeout ``TimeoutError``,
-the errors the transport's retry rules already tell apart from a refused connection.
+It covers what :class:`~setpoint.client.transport.Transport` sends: a request with a whole
+body in, and either a whole body out (:meth:`ConnectionPool.send`) or a body read as it
+arrives (:meth:`ConnectionPool.open_stream`: a watch, one JSON event per line of a chunked
+body). What stays with aiohttp: proxies, ``HEAD`` (whose answer has no body although it
+may announce one), and opening connections that fail: the pool raises
+:class:`ConnectFailed` before anything was sent, and the transport then lets aiohttp
+connect, so a refused connection or a certificate error is reported exactly as before.
+Once a request is written, a dropped connection is :class:`ServerDisconnectedError` (or
+:class:`ClientOSError`), an answer that is not HTTP :class:`ClientPayloadError` and a
+timeout ``TimeoutError``: the names and meanings of aiohttp's own errors, which the
+transport's retry rules and its records already tell apart from a refused connection.
 """
 
 from __future__ import annotations
@@ -22,16 +27,47 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import sys
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from typing import cast
 
-import aiohttp
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
+
+_PAUSE_AT = 1 << 20
+"""Bytes of a streamed body held unread before the connection stops reading (the server
+then waits, as a watch's server does for a slow client)."""
+_RESUME_AT = 1 << 18
 
 
 class ConnectFailed(Exception):
     """No connection could be opened; nothing was sent."""
+
+
+class ClientPayloadError(ValueError):
+    """The answer is not valid HTTP (aiohttp's name for it)."""
+
+
+class ServerDisconnectedError(ConnectionError):
+    """The server closed the connection before its answer was complete."""
+
+    def __init__(self, message: str = "Server disconnected") -> None:
+        super().__init__(message)
+
+
+class ClientOSError(ConnectionError):
+    """The connection failed (an OS error) before the answer was complete."""
+
+
+def failures() -> tuple[type[Exception], ...]:
+    """What an exchange raises when the connection or the answer fails after the request
+    was sent: this module's errors, ``TimeoutError``, and aiohttp's ``ClientError`` once
+    aiohttp is loaded (only requests it sent raise them, so it need not be loaded to tell)."""
+    aiohttp = sys.modules.get("aiohttp")
+    client_error = getattr(aiohttp, "ClientError", None)
+    own = (ClientPayloadError, ServerDisconnectedError, ClientOSError, TimeoutError)
+    return own if client_error is None else (*own, client_error)
 
 
 class Answer:
@@ -52,19 +88,23 @@ class Answer:
 
 
 class _Connection(asyncio.Protocol):
-    """One connection; one request at a time, the answer parsed as it arrives."""
+    """One connection; one request at a time, the answer parsed as it arrives, its body
+    read as a whole or chunk by chunk."""
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self._parser: httptools.HttpResponseParser | None = None
         self._headers: list[tuple[str, str]] = []
-        self._body: list[bytes] = []
+        self._body: deque[bytes] = deque()
+        self._buffered = 0
+        self._paused = False
         self._headers_done = False
         self._framed = False
         """Whether the answer says where its body ends (else the connection's end does)."""
         self._keep_alive = False
         self._complete = False
+        self._error: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------
@@ -80,7 +120,7 @@ class _Connection(asyncio.Protocol):
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(aiohttp.ClientPayloadError(f"invalid HTTP answer: {exc}"))
+            self._fail(ClientPayloadError(f"invalid HTTP answer: {exc}"))
             self.close()
 
     def eof_received(self) -> bool:
@@ -92,9 +132,9 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         if exc is None:
-            self._fail(aiohttp.ServerDisconnectedError())
+            self._fail(ServerDisconnectedError())
         else:
-            self._fail(aiohttp.ClientOSError(*getattr(exc, "args", ())))
+            self._fail(ClientOSError(*getattr(exc, "args", ())))
 
     # -- httptools callbacks ---------------------------------------------------------------
 
@@ -107,14 +147,19 @@ class _Connection(asyncio.Protocol):
         self._framed = "content-length" in names or "transfer-encoding" in names
         # llhttp answers this only until the message is complete
         self._keep_alive = self._parser is not None and self._parser.should_keep_alive()
+        self._wake()
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
+        self._buffered += len(body)
+        if self._buffered > _PAUSE_AT and not self._paused and self.transport is not None:
+            self._paused = True
+            self.transport.pause_reading()
+        self._wake()
 
     def on_message_complete(self) -> None:
         self._complete = True
-        if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_result(None)
+        self._wake()
 
     # -- use -------------------------------------------------------------------------------
 
@@ -123,26 +168,81 @@ class _Connection(asyncio.Protocol):
         return not self.closed and self.transport is not None \
             and not self.transport.is_closing()
 
-    async def exchange(self, request: bytes) -> Answer:
-        """Write ``request`` and read its answer."""
+    @property
+    def at_eof(self) -> bool:
+        """The whole answer arrived and was read."""
+        return self._complete and not self._body
+
+    @property
+    def reusable(self) -> bool:
+        """Whether the connection may carry another request."""
+        return self.at_eof and self._keep_alive and self.usable
+
+    async def open(self, request: bytes, timeout: float | None = None) -> Answer:
+        """Write ``request`` and read its answer's status and headers (the body: with
+        :meth:`read_chunk`); ``timeout`` bounds the wait."""
         assert self.transport is not None
         self._parser = httptools.HttpResponseParser(self)
-        self._headers, self._body = [], []
+        self._headers = []
+        self._body.clear()
+        self._buffered = 0
         self._headers_done = self._complete = self._framed = self._keep_alive = False
-        self._waiter = asyncio.get_running_loop().create_future()
+        self._error = None
         self.transport.write(request)
-        await self._waiter
-        parser = self._parser
-        answer = Answer(parser.get_status_code(),
-                        CIMultiDictProxy(CIMultiDict(self._headers)), b"".join(self._body))
+        while not self._headers_done:
+            await self._wait(timeout)
+        return Answer(self._parser.get_status_code(),
+                      CIMultiDictProxy(CIMultiDict(self._headers)), b"")
+
+    async def read_chunk(self, timeout: float | None = None) -> bytes:
+        """The next part of the body as it arrived; ``b""`` at its end. ``timeout`` bounds
+        the silence before it."""
+        while not self._body:
+            if self._complete:
+                return b""
+            await self._wait(timeout)
+        chunk = self._body.popleft()
+        self._buffered -= len(chunk)
+        if self._paused and self._buffered < _RESUME_AT and self.transport is not None:
+            self._paused = False
+            self.transport.resume_reading()
+        return chunk
+
+    async def exchange(self, request: bytes) -> Answer:
+        """Write ``request`` and read its whole answer."""
+        answer = await self.open(request)
+        parts = []
+        while chunk := await self.read_chunk():
+            parts.append(chunk)
+        answer.body = b"".join(parts)
         if not self._keep_alive:
             self.close()
         self._parser = None
         return answer
 
-    def _fail(self, exc: Exception) -> None:
+    async def _wait(self, timeout: float | None) -> None:
+        """Wait for the parser's next news (the callers loop: a failure is raised on their
+        next call, once what arrived before it was read)."""
+        if self._error is not None:
+            raise self._error
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            if timeout is None:
+                await self._waiter
+            else:
+                async with asyncio.timeout(timeout):
+                    await self._waiter
+        finally:
+            self._waiter = None
+
+    def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
-            self._waiter.set_exception(exc)
+            self._waiter.set_result(None)
+
+    def _fail(self, exc: Exception) -> None:
+        if self._parser is not None and not self._complete and self._error is None:
+            self._error = exc
+            self._wake()
 
     def close(self) -> None:
         self.closed = True
@@ -150,9 +250,52 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+class StreamAnswer:
+    """A response whose body is read as it arrives (a watch): the parts of
+    ``aiohttp.ClientResponse`` the transport and :class:`~setpoint.client.watch.Watch`
+    use, ``content.iter_any()`` and ``content.at_eof()`` included."""
+
+    def __init__(self, conn: _Connection, head: Answer, read_timeout: float | None,
+                 done: Callable[[_Connection], None]) -> None:
+        self.status = head.status
+        self.headers = head.headers
+        self._conn = conn
+        self._read_timeout = read_timeout
+        self._done: Callable[[_Connection], None] | None = done
+
+    @property
+    def content(self) -> StreamAnswer:
+        return self
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        """Each part of the body as it arrives; ``TimeoutError`` after ``read_timeout`` of
+        silence."""
+        while chunk := await self._conn.read_chunk(self._read_timeout):
+            yield chunk
+
+    def at_eof(self) -> bool:
+        return self._conn.at_eof
+
+    async def read(self) -> bytes:
+        return b"".join([chunk async for chunk in self.iter_any()])
+
+    def close(self) -> None:
+        """Drop the connection (a body left unread cannot go back to the pool)."""
+        self._conn.close()
+        self.release()
+
+    def release(self) -> None:
+        """Give the connection back to the pool (or close it), once."""
+        done, self._done = self._done, None
+        if done is not None:
+            done(self._conn)
+
+
 class ConnectionPool:
     """Kept-alive connections to one server (``host``/``port``, TLS when ``ssl`` is given
-    per request), at most ``limit`` of them at once."""
+    per request), at most ``limit`` of them at once for whole answers and as many again
+    for streams (two pools of aiohttp's size before: a stream never waits for a request,
+    nor a request for the streams a manager keeps open)."""
 
     def __init__(self, host: str, port: int, *, limit: int = 100,
                  connect_timeout: float = 10.0) -> None:
@@ -160,6 +303,7 @@ class ConnectionPool:
         self.connect_timeout = connect_timeout
         self._idle: dict[tuple[int, str | None], deque[_Connection]] = {}
         self._slots = asyncio.Semaphore(limit)
+        self._stream_slots = asyncio.Semaphore(limit)
         self._closing = False
 
     def __repr__(self) -> str:
@@ -172,17 +316,45 @@ class ConnectionPool:
         when no connection could be opened."""
         key = (id(tls), server_hostname)
         async with self._slots:
-            conn = self._take(key)
-            if conn is None:
-                conn = await self._connect(tls, server_hostname)
+            conn = self._take(key) or await self._connect(tls, server_hostname)
             try:
                 answer = await conn.exchange(request)
             except BaseException:
                 conn.close()  # mid-request: what is left on it belongs to no one
                 raise
-            if conn.usable and not self._closing:
-                self._idle.setdefault(key, deque()).append(conn)
+            self._give_back(key, conn)
             return answer
+
+    async def open_stream(self, request: bytes, tls: ssl.SSLContext | None,
+                          server_hostname: str | None,
+                          read_timeout: float | None = None) -> StreamAnswer:
+        """Send one request and return its answer once its headers are in; its body is
+        read from the :class:`StreamAnswer`, which must be released (or closed)."""
+        key = (id(tls), server_hostname)
+        await self._stream_slots.acquire()
+        try:
+            conn = self._take(key) or await self._connect(tls, server_hostname)
+            try:
+                head = await conn.open(request, read_timeout)
+            except BaseException:
+                conn.close()
+                raise
+        except BaseException:
+            self._stream_slots.release()
+            raise
+
+        def done(conn: _Connection) -> None:
+            self._stream_slots.release()
+            if conn.reusable:
+                self._give_back(key, conn)
+            else:
+                conn.close()
+
+        return StreamAnswer(conn, head, read_timeout, done)
+
+    def _give_back(self, key: tuple[int, str | None], conn: _Connection) -> None:
+        if conn.usable and not self._closing:
+            self._idle.setdefault(key, deque()).append(conn)
 
     def _take(self, key: tuple[int, str | None]) -> _Connection | None:
         idle = self._idle.get(key)

@@ -1,4 +1,4 @@
-"""HTTP to one API server: a pooled aiohttp session, TLS, credentials, retries, metrics.
+"""HTTP to one API server: pooled connections, TLS, credentials, retries, metrics.
 
 :class:`Transport` knows nothing of Kubernetes resources; it sends a method, a path and a
 body, and either returns a 2xx :class:`Response` or raises the :mod:`setpoint.client.errors`
@@ -21,15 +21,15 @@ import logging
 import os
 import random
 import ssl
+import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-import aiohttp
 from multidict import CIMultiDictProxy
 from yarl import URL
 
@@ -41,7 +41,18 @@ from setpoint.client.errors import (
     TransportError,
     api_error_from_response,
 )
-from setpoint.client.http1 import Answer, ConnectFailed, ConnectionPool
+from setpoint.client.http1 import (
+    Answer,
+    ClientOSError,
+    ConnectFailed,
+    ConnectionPool,
+    ServerDisconnectedError,
+    StreamAnswer,
+    failures,
+)
+
+if TYPE_CHECKING:  # loaded on first use: most programs never need it (setpoint.client.http1)
+    import aiohttp
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +62,7 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 
 Params = Mapping[str, str | int | bool | None] | None
+_Response: TypeAlias = "aiohttp.ClientResponse | Answer | StreamAnswer"
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,43 @@ class RequestRecord:
 RequestHook = Callable[[RequestRecord], None]
 
 
+class BodyReader(Protocol):
+    """A streamed body, read as it arrives."""
+
+    def iter_any(self) -> AsyncIterator[bytes]: ...
+    def at_eof(self) -> bool: ...
+
+
+class StreamResponse(Protocol):
+    """A 2xx answer whose body is read as it arrives (a watch): a
+    :class:`~setpoint.client.http1.StreamAnswer`, or aiohttp's response when aiohttp
+    opened the connection."""
+
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> CIMultiDictProxy[str]: ...
+    @property
+    def content(self) -> BodyReader: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Timeouts:
+    """Seconds allowed: for the whole request (None: unbounded), to connect, and between
+    two reads of a streamed answer (None: unbounded)."""
+
+    total: float | None
+    connect: float
+    read: float | None = None
+
+    def for_aiohttp(self) -> aiohttp.ClientTimeout:
+        import aiohttp
+
+        return aiohttp.ClientTimeout(total=self.total, sock_connect=self.connect,
+                                     sock_read=self.read)
+
+
 @dataclass(frozen=True, slots=True)
 class Response:
     """A 2xx answer, read in full."""
@@ -118,8 +167,8 @@ class Response:
 class Transport:
     """One connection pool to one API server, with its credentials and retry policy.
 
-    The aiohttp session is created on first use inside the running event loop; call
-    :meth:`close` (or use the owning client as an async context manager) to release it.
+    Connections are opened on first use inside the running event loop; call :meth:`close`
+    (or use the owning client as an async context manager) to release them.
     """
 
     def __init__(
@@ -182,12 +231,9 @@ class Transport:
         :class:`ApiError` subclass for a non-2xx answer, :class:`TransportError` when the
         server could not be reached.
         """
-        client_timeout = aiohttp.ClientTimeout(
-            total=timeout or self.timeout, sock_connect=self.connect_timeout,
-        )
         async with self._attempts(
-            method, path, params, body, content_type, idempotent, template, client_timeout,
-            fast=True,
+            method, path, params, body, content_type, idempotent, template,
+            Timeouts(timeout or self.timeout, self.connect_timeout),
         ) as resp:
             data = await resp.read()
             return Response(resp.status, resp.headers, data)
@@ -196,19 +242,18 @@ class Transport:
     async def stream(
         self, method: str, path: str, *, params: Params = None, template: str | None = None,
         read_timeout: float | None = None,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
+    ) -> AsyncIterator[StreamResponse]:
         """Open a streaming request (a watch) and yield the 2xx response, unread.
 
         Opening the stream is retried like any idempotent GET; once it is open, reading it
-        is the caller's business. ``read_timeout`` bounds the silence between two chunks.
+        is the caller's business. ``read_timeout`` bounds the wait for the answer and the
+        silence between two chunks.
         """
-        client_timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=self.connect_timeout, sock_read=read_timeout,
-        )
         async with self._attempts(
-            method, path, params, None, "application/json", True, template, client_timeout,
+            method, path, params, None, "application/json", True, template,
+            Timeouts(None, self.connect_timeout, read_timeout), stream=True,
         ) as resp:
-            assert isinstance(resp, aiohttp.ClientResponse)  # streams never take the fast path
+            assert not isinstance(resp, Answer)
             try:
                 yield resp
             finally:
@@ -221,9 +266,9 @@ class Transport:
     @asynccontextmanager
     async def _attempts(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
-        idempotent: bool | None, template: str | None, timeout: aiohttp.ClientTimeout,
-        fast: bool = False,
-    ) -> AsyncIterator[aiohttp.ClientResponse | Answer]:
+        idempotent: bool | None, template: str | None, timeout: Timeouts,
+        stream: bool = False,
+    ) -> AsyncIterator[_Response]:
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
         template = template or path
@@ -232,18 +277,20 @@ class Transport:
         while True:
             retry_after: float | None = None
             started = time.perf_counter()
-            resp: aiohttp.ClientResponse | Answer | None = None
+            resp: _Response | None = None
             try:
                 resp = await self._send(method, path, params, body, content_type, timeout,
-                                        fast)
-            except aiohttp.ClientSSLError as exc:
+                                        stream)
+            except Exception as exc:
+                if not isinstance(exc, failures()):
+                    raise
                 self._record(method, path, template, None, started, attempt, exc)
-                raise TransportError(
-                    f"TLS error talking to {self.host}: {_failure_text(exc)}") from exc
-            except (aiohttp.ClientError, TimeoutError) as exc:
-                self._record(method, path, template, None, started, attempt, exc)
+                aiohttp = sys.modules.get("aiohttp")  # its errors: only if it was used
+                if aiohttp is not None and isinstance(exc, aiohttp.ClientSSLError):
+                    raise TransportError(
+                        f"TLS error talking to {self.host}: {_failure_text(exc)}") from exc
                 # Only a refused connection guarantees the request never reached the server.
-                sent = not isinstance(exc, aiohttp.ClientConnectorError)
+                sent = aiohttp is None or not isinstance(exc, aiohttp.ClientConnectorError)
                 if (sent and not idempotent) or attempt >= self.retry.max_retries:
                     raise TransportError(
                         f"{method} {path} to {self.host} failed: {_failure_text(exc)}"
@@ -279,8 +326,8 @@ class Transport:
 
     async def _send(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
-        timeout: aiohttp.ClientTimeout, fast: bool = False,
-    ) -> aiohttp.ClientResponse | Answer:
+        timeout: Timeouts, stream: bool = False,
+    ) -> _Response:
         creds = await self.config.auth.credentials() if self.config.auth else Credentials()
         headers = {"Accept": "application/json", "User-Agent": self.user_agent}
         if creds.authorization:
@@ -294,25 +341,25 @@ class Transport:
                 kwargs["server_hostname"] = self.config.tls_server_name
         url = self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
         query = _encode_params(params)
-        if fast and not self.config.proxy_url and method != "HEAD":
-            # the fast path (setpoint.client.http1); a connection it cannot open is left to
-            # aiohttp below, which reports the failure as it always has
+        if not self.config.proxy_url and method != "HEAD":
+            # setpoint.client.http1; a connection it cannot open is left to aiohttp below,
+            # which reports the failure as it always has
             try:
                 return await self._send_fast(method, url.extend_query(query) if query else url,
-                                             headers, body, timeout, kwargs)
+                                             headers, body, timeout, kwargs, stream)
             except ConnectFailed:
                 pass
         if self.config.proxy_url:
             kwargs["proxy"] = self.config.proxy_url
         return await self._get_session().request(
             method, url, params=query, data=body, headers=headers,
-            timeout=timeout, allow_redirects=False, **kwargs,
+            timeout=timeout.for_aiohttp(), allow_redirects=False, **kwargs,
         )
 
     async def _send_fast(
         self, method: str, url: URL, headers: dict[str, str], body: bytes | None,
-        timeout: aiohttp.ClientTimeout, tls: dict[str, Any],
-    ) -> Answer:
+        timeout: Timeouts, tls: dict[str, Any], stream: bool = False,
+    ) -> Answer | StreamAnswer:
         head = [f"{method} {url.raw_path_qs} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
         for name, value in headers.items():
             if "\r" in value or "\n" in value:
@@ -331,9 +378,12 @@ class Transport:
         async with asyncio.timeout(timeout.total):
             while True:
                 try:
+                    if stream:
+                        return await self._connection_pool().open_stream(
+                            request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
                     return await self._connection_pool().send(
                         request, tls.get("ssl"), tls.get("server_hostname"))
-                except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
+                except (ClientOSError, ServerDisconnectedError):
                     if not resend:
                         raise
                     resend = False
@@ -347,17 +397,17 @@ class Transport:
         return self._pool[1]
 
     @staticmethod
-    async def _error(method: str, resp: aiohttp.ClientResponse | Answer) -> ApiError:
+    async def _error(method: str, resp: _Response) -> ApiError:
         try:
             body = await resp.read()
-        except (aiohttp.ClientError, TimeoutError):
+        except failures():
             body = b""
         finally:
             resp.release()
         return api_error_from_response(resp.status, body, resp.headers, method)
 
     @staticmethod
-    def _retryable(resp: aiohttp.ClientResponse | Answer, idempotent: bool) -> bool:
+    def _retryable(resp: _Response, idempotent: bool) -> bool:
         if resp.status == 429:
             return True
         if resp.status >= 500 and resp.status not in _NOT_RETRIED_5XX:
@@ -365,6 +415,8 @@ class Transport:
         return False
 
     def _get_session(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
             connector = aiohttp.TCPConnector(limit=self.max_connections)
             self._session = aiohttp.ClientSession(connector=connector, skip_auto_headers=())
@@ -400,7 +452,7 @@ class Transport:
         except Exception:  # a metrics bug must never fail the request it measures
             log.exception("on_request hook failed")
 
-    def _log_warnings(self, resp: aiohttp.ClientResponse | Answer) -> None:
+    def _log_warnings(self, resp: _Response) -> None:
         for value in resp.headers.getall("Warning", ()):
             if value not in self._warned and len(self._warned) < 1000:
                 self._warned.add(value)
@@ -451,9 +503,10 @@ def _encode_params(params: Params) -> dict[str, str] | None:
 def _failure_text(exc: BaseException) -> str:
     """Why a request failed, for people: aiohttp's own text of a failed connection shows
     the SSLContext's repr (``ssl:<ssl.SSLContext object at 0x...>``)."""
-    if isinstance(exc, aiohttp.ClientConnectorCertificateError):
+    aiohttp = sys.modules.get("aiohttp")
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return f"certificate not accepted: {exc.certificate_error}"
-    if isinstance(exc, aiohttp.ClientConnectorError):
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectorError):
         # asyncio's text quotes the address as a Python tuple: the OS's words instead
         cause = exc.os_error
         reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))

@@ -19,10 +19,11 @@ from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
 
-import aiohttp
 import orjson
 
 from setpoint.client.errors import ClientError, api_error_from_status
+from setpoint.client.http1 import failures
+from setpoint.client.transport import StreamResponse
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ class WatchDecodeError(ClientError):
     """The server sent a line that is not a watch event."""
 
 
-StreamOpener = Callable[[], AbstractAsyncContextManager[aiohttp.ClientResponse]]
+StreamOpener = Callable[[], AbstractAsyncContextManager[StreamResponse]]
 
 
 class Watch(Generic[T]):
@@ -115,8 +116,9 @@ class Watch(Generic[T]):
                         if line.strip():
                             yield self._event(line)
                     del buffer[:start]
-            except (aiohttp.ClientPayloadError, aiohttp.ClientConnectionError,
-                    TimeoutError) as exc:
+            except Exception as exc:
+                if not isinstance(exc, failures()):
+                    raise
                 log.debug("watch_stream_dropped watch=%r error=%s", self, exc)
                 return
             if buffer.strip():
