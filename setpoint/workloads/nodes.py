@@ -266,15 +266,41 @@ class NodeHeartbeat:
         return LEASE_RENEW_SECONDS
 
 
+class NodeRegistration:
+    """The kubelets' registration of the settings' nodes, made once per manager: as the
+    manager's runnable (once its caches synced), or earlier, when its program calls
+    :meth:`start` before the manager starts, so that the nodes are created while the
+    caches fill (``setpoint.workloads.supervised``); the runnable then waits for that one
+    instead of posting the nodes again."""
+
+    def __init__(self, settings: WorkloadSettings) -> None:
+        self.settings = settings
+        self._task: asyncio.Future[list[str]] | None = None
+
+    def __repr__(self) -> str:
+        return f"NodeRegistration(nodes={self.settings.nodes})"
+
+    def start(self, client: Client) -> asyncio.Future[list[str]]:
+        """Register the nodes now (once): the names created, when done."""
+        if self._task is None:
+            self._task = asyncio.ensure_future(register_nodes(client, self.settings))
+        return self._task
+
+    async def __call__(self, manager: Manager) -> None:
+        created = await self.start(manager.client)
+        log.info("nodes_registered created=%s", ",".join(created) or "-")
+
+
+def node_registration(manager: Manager) -> NodeRegistration | None:
+    """The node registration :func:`install` gave ``manager`` (None without one)."""
+    return next((r for r in manager.runnables if isinstance(r, NodeRegistration)), None)
+
+
 def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Register the nodes at start and run their kubelets' heartbeats and the node
     lifecycle controller (NotReady handling, condition taints, taint-based eviction)."""
     from setpoint.workloads import nodelifecycle
 
-    async def register(manager: Manager) -> None:
-        created = await register_nodes(manager.client, settings)
-        log.info("nodes_registered created=%s", ",".join(created) or "-")
-
-    manager.add_runnable(register)
+    manager.add_runnable(NodeRegistration(settings))
     manager.add(NodeHeartbeat(settings).controller)
     nodelifecycle.install(manager, settings)

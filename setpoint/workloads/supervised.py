@@ -34,7 +34,7 @@ from typing import Any
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.runtime import Manager
 from setpoint.workloads.manager import build_manager, enabled_areas
-from setpoint.workloads.nodes import register_nodes
+from setpoint.workloads.nodes import node_registration
 from setpoint.workloads.settings import WorkloadSettings
 
 NODE_READY_TIMEOUT = 60.0
@@ -126,15 +126,23 @@ async def run(settings: WorkloadSettings, kubeconfig: Path, stop: asyncio.Event,
     ``say`` how they are (the lines of the module's docstring; ``cluster up
     --workloads-in-process`` passes its own)."""
     client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
+    await run_with(client, settings, stop, say)
+
+
+async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Event,
+                   say: Callable[[str], None]) -> None:
+    """:func:`run` with this client (closed at the end)."""
     manager: Manager | None = None
     reporter: asyncio.Task[None] | None = None
-    # the kubelets register their nodes (Ready, as a kubelet's first status says) while the
-    # controllers' caches fill, not after: the nodes' own runnable then finds them there
-    registering = asyncio.ensure_future(register_nodes(client, settings)) \
-        if settings.kubelet else None
+    registering: asyncio.Future[list[str]] | None = None
     try:
         try:
             manager = build_manager(client, settings)
+            # the kubelets register their nodes (Ready, as a kubelet's first status says)
+            # while the controllers' caches fill, not after; the nodes area's own runnable
+            # then waits for this registration instead of making another
+            registration = node_registration(manager)
+            registering = registration.start(client) if registration is not None else None
             await manager.start()
             if registering is not None:
                 await registering
