@@ -59,12 +59,18 @@ def wait_gone(pid: int) -> None:
         os.close(fd)
 
 
-def test_the_workloads_run_in_a_child_process(tmp_path: Path) -> None:
+def test_the_workloads_run_in_a_child_process_without_aiohttp(tmp_path: Path) -> None:
+    """The child's requests and watches go over ``setpoint.client.http1``: with its nodes
+    Ready and its informers watching, it has not loaded aiohttp (0.12-0.19 s of its
+    start, the critical path of ``cluster up``: issue 12), whose compiled parser would be
+    mapped into it."""
     with ServerProcess(tmp_path) as server:
         assert server.proc is not None
         child = workloads_child(server.proc.pid)
         with open(f"/proc/{child}/status") as f:
             assert f"PPid:\t{server.proc.pid}\n" in f.read()
+        with open(f"/proc/{child}/maps") as f:
+            assert [line for line in f if "/aiohttp/" in line] == []
 
 
 def test_sigterm_stops_the_workloads_child_with_the_server(tmp_path: Path) -> None:
@@ -134,13 +140,14 @@ def test_the_workloads_process_imports_neither_pydantic_nor_the_generated_models
     """The workloads manage dicts: importing what their process imports must not load the
     SDK's typed models (pydantic and `setpoint.resources.models`, 0.25 s of CPU at every
     `cluster up`), which the runtime once pulled in through `setpoint.resources`' eager
-    `__init__` for its RBAC Permissions (issue 12)."""
+    `__init__` for its RBAC Permissions (issue 12); nor aiohttp, which the SDK's HTTP
+    client loads only for proxies, HEAD and connections it could not open itself."""
     code = ("import importlib, json, sys\n"
             "from setpoint.workloads import supervised\n"
             "from setpoint.workloads.settings import WorkloadSettings\n"
             "for name in supervised.enabled_areas(WorkloadSettings()):\n"
             "    importlib.import_module(name)\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m == 'pydantic'\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m in ('pydantic', 'aiohttp')\n"
             "                        or m.startswith('setpoint.resources.models'))))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import pytest
 import uvloop
 
 from setpoint.client.config import ClusterConfig
-from setpoint.client.transport import Transport
+from setpoint.client.http1 import StreamAnswer
+from setpoint.client.transport import StreamResponse, Transport
+from setpoint.client.watch import Watch
 
 CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
            b"Transfer-Encoding: chunked\r\n\r\n"
@@ -113,3 +116,69 @@ def test_a_connection_ended_by_the_server_is_not_used_again() -> None:
 
     raw = run(asyncio.run, [UNTIL_CLOSE] * 3, exercise)
     assert raw.connections == 3
+
+
+def watch_answer(*events: bytes, split: int = 7, end: bool = True) -> bytes:
+    """A watch's answer as kube-apiserver frames it: chunked, one JSON event per line
+    (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go flushes each event),
+    here cut into chunks of ``split`` bytes that fall inside the events."""
+    body = b"".join(e + b"\n" for e in events)
+    chunks = [body[i:i + split] for i in range(0, len(body), split)]
+    framed = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in chunks)
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n" + framed + (b"0\r\n\r\n" if end else b""))
+
+
+ADDED = b'{"type": "ADDED", "object": {"metadata": {"name": "a", "resourceVersion": "5"}}}'
+BOOKMARK = b'{"type": "BOOKMARK", "object": {"metadata": {"resourceVersion": "9"}}}'
+
+
+def watch(transport: Transport) -> Watch[dict[str, Any]]:
+    def opener() -> AbstractAsyncContextManager[StreamResponse]:
+        return transport.stream("GET", "/api/v1/configmaps", params={"watch": True})
+
+    return Watch(opener, lambda obj: obj)
+
+
+@pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_watch_streams_over_the_same_kept_alive_connections(runner: Runner) -> None:
+    """Events cut anywhere by the chunks arrive whole and in order; a stream the server
+    ended (its terminal chunk) leaves its connection to the next request, as unary
+    requests do: watches and requests share one HTTP/1.1 client."""
+    async def exercise(transport: Transport) -> None:
+        async with transport.stream("GET", "/api/v1/configmaps") as resp:
+            assert isinstance(resp, StreamAnswer)  # not aiohttp's
+        w = watch(transport)
+        assert [(t, o["metadata"]) async for t, o in w] == [
+            ("ADDED", {"name": "a", "resourceVersion": "5"}),
+            ("BOOKMARK", {"resourceVersion": "9"})]
+        assert w.resource_version == "9"
+        assert (await transport.request("GET", "/version")).body == b"{}"
+
+    raw = run(runner, [watch_answer(), watch_answer(ADDED, BOOKMARK),
+                       b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"], exercise)
+    assert raw.connections == 1
+    assert raw.requests[1].startswith(b"GET /api/v1/configmaps?watch=true HTTP/1.1\r\n")
+
+
+def test_a_watch_whose_connection_drops_ends_quietly_after_what_arrived() -> None:
+    """As client-go's StreamWatcher: a stream that ends mid-way ends the watch (its
+    caller watches again from the last resourceVersion), no error."""
+    async def exercise(transport: Transport) -> None:
+        w = watch(transport)
+        assert [t async for t, _ in w] == ["ADDED"]
+        assert w.resource_version == "5"
+
+    # the server closes the connection in the middle of the second event
+    run(asyncio.run, [watch_answer(ADDED, BOOKMARK, end=False)[:-20]], exercise)
+
+
+def test_a_silent_watch_ends_after_its_read_timeout() -> None:
+    async def exercise(transport: Transport) -> None:
+        async with transport.stream("GET", "/api/v1/configmaps", read_timeout=0.2) as resp:
+            with pytest.raises(TimeoutError):
+                async for _ in resp.content.iter_any():
+                    pass
+
+    # an answer whose body never comes (RawServer waits for the next request)
+    run(asyncio.run, [watch_answer(end=False), b""], exercise)
