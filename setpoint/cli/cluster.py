@@ -1,16 +1,23 @@
-"""``setpoint cluster``: run the embedded Kubernetes API server."""
+"""``setpoint cluster``: run the embedded Kubernetes API server.
+
+``cluster up`` spawns its workloads' process as soon as its command line is parsed, before
+it imports its event loop and the server (``setpoint.cli.supervisor``): what this module
+imports at the top delays that child, the critical path of the start.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import signal
 import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    import asyncio
+    import subprocess
 
 
 @dataclass(frozen=True)
@@ -25,13 +32,16 @@ class WorkloadOptions:
     loopback_network: int = 0
     in_process: bool = False
 
+    def fields(self) -> dict[str, Any]:
+        """The :class:`~setpoint.workloads.settings.WorkloadSettings` fields they set."""
+        return {"nodes": self.nodes, "node_cpu": self.node_cpu,
+                "node_memory": self.node_memory, "node_pods": self.node_pods,
+                "runtime": self.runtime, "loopback_network": self.loopback_network}
+
     def settings(self) -> Any:
         from setpoint.workloads.settings import WorkloadSettings
 
-        return WorkloadSettings(nodes=self.nodes, node_cpu=self.node_cpu,
-                                node_memory=self.node_memory, node_pods=self.node_pods,
-                                runtime=self.runtime,
-                                loopback_network=self.loopback_network)
+        return WorkloadSettings(**self.fields())
 
 
 def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
@@ -104,8 +114,15 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     in_process = workloads_in_process or runtime == "process"
     workloads = None if no_workloads else WorkloadOptions(
         nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process)
+    child = None
+    if workloads is not None and not workloads.in_process:
+        from setpoint.cli.supervisor import spawn_workloads
+
+        # first thing: the child imports on the other core while this process imports
+        # its event loop and the server, and starts it
+        child = spawn_workloads(workloads.fields())
     try:
-        _run(_serve(data, host, port, kubeconfig, workloads))
+        _run(_serve(data, host, port, kubeconfig, workloads, child))
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)
@@ -118,11 +135,13 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
-                 workloads: WorkloadOptions | None = None) -> None:
+                 workloads: WorkloadOptions | None = None,
+                 child: subprocess.Popen[bytes] | None = None) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node), so ``kubectl get nodes`` right after shows them Ready. Until then the workloads
-    reach the server through a private kubeconfig of their own."""
+    reach the server through a private kubeconfig of their own. ``child``: the workloads'
+    process, already spawned (unless they run in this one)."""
     import contextlib
     import dataclasses
 
@@ -145,10 +164,10 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
         workloads = dataclasses.replace(workloads, loopback_network=network.index)
     with claim:
         runner: WorkloadsProcess | WorkloadsTask | None = None
-        if workloads is not None:
-            # first, so that the child's imports overlap with the server's start
-            runner = WorkloadsTask(workloads.settings()) if workloads.in_process \
-                else await WorkloadsProcess.spawn(workloads.settings())
+        if child is not None:
+            runner = WorkloadsProcess(child)
+        elif workloads is not None:
+            runner = WorkloadsTask(workloads.settings())
         try:
             await _serve_api(data, host, port, kubeconfig, workloads, runner, ip_range)
         finally:
@@ -160,6 +179,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
 async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                      workloads: WorkloadOptions | None, runner: Any,
                      ip_range: str | None) -> None:
+    import asyncio
+    import signal
     import tempfile
 
     from setpoint.cluster import serve
@@ -211,6 +232,7 @@ workloads' side of it: ``setpoint.workloads.supervised.NODE_READY_TIMEOUT``)."""
 
 async def _next(messages: asyncio.Queue[str], stop: asyncio.Event) -> str | None:
     """The workloads' next message, or None on a signal."""
+    import asyncio
     got = asyncio.ensure_future(messages.get())
     stopped = asyncio.ensure_future(stop.wait())
     try:

@@ -1,20 +1,23 @@
 """``cluster up``'s side of the workloads: a child process, or a task of its own loop.
 
-The child (``setpoint.workloads.supervised``) is spawned first thing, so that it imports the
-SDK and the simulation on the other core while this process starts the API server. It never
-outlives this process: its stdin is a pipe from here, and its end of file (closed by
-:meth:`WorkloadsProcess.stop`, or by the kernel when this process dies, even by SIGKILL)
-stops it.
+The child (``setpoint.workloads.supervised``) is spawned first thing, as soon as the command
+line is parsed and before this process imports its event loop or the server
+(:func:`spawn_workloads`), so that it imports the SDK and the simulation on the other core
+while this process starts the API server: the child's start is the critical path of
+``cluster up`` (docs/benchmarks.md, Start-up). It never outlives this process: its stdin is
+a pipe from here, and its end of file (closed by :meth:`WorkloadsProcess.stop`, or by the
+kernel when this process dies, even by SIGKILL) stops it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import contextlib
 import json
 import os
+import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,24 +36,24 @@ def _child_environment() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
 
 
-class WorkloadsProcess:
-    """The workloads in a child process, talking with the API server over its API."""
+def spawn_workloads(settings: Mapping[str, Any]) -> subprocess.Popen[bytes]:
+    """Start the child now, with these :class:`~setpoint.workloads.settings.WorkloadSettings`
+    fields (the others keep their defaults): it imports, then waits for
+    :meth:`WorkloadsProcess.serve`. Called before any event loop runs; the loop then takes
+    it over with :class:`WorkloadsProcess`."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "setpoint.workloads.supervised", json.dumps(dict(settings))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_environment())
 
-    def __init__(self, process: asyncio.subprocess.Process) -> None:
+
+class WorkloadsProcess:
+    """The workloads in a child process (from :func:`spawn_workloads`), talking with the API
+    server over its API; created on the event loop that follows the child."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process
         self.messages: asyncio.Queue[str] = asyncio.Queue()
         self._reader = asyncio.ensure_future(self._read())
-
-    @classmethod
-    async def spawn(cls, settings: Any) -> WorkloadsProcess:
-        """Start the child with these :class:`~setpoint.workloads.settings.WorkloadSettings`
-        (any dataclass with its fields): it imports, then waits for :meth:`serve`."""
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "setpoint.workloads.supervised",
-            json.dumps(dataclasses.asdict(settings)),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            env=_child_environment())
-        return cls(process)
 
     @property
     def pid(self) -> int:
@@ -59,25 +62,42 @@ class WorkloadsProcess:
     async def _read(self) -> None:
         """The child's lines into :attr:`messages`; ``exited CODE`` when it ends."""
         assert self._process.stdout is not None
-        while line := await self._process.stdout.readline():
-            self.messages.put_nowait(line.decode(errors="replace").strip())
-        self.messages.put_nowait(f"exited {await self._process.wait()}")
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), self._process.stdout)
+        try:
+            while line := await reader.readline():
+                self.messages.put_nowait(line.decode(errors="replace").strip())
+        finally:
+            transport.close()
+        self.messages.put_nowait(f"exited {await self._exit_code()}")
+
+    async def _exit_code(self) -> int:
+        # its stdout ended: the child is ending (a thread waits: portable, and used once)
+        return await asyncio.get_running_loop().run_in_executor(None, self._process.wait)
 
     def serve(self, kubeconfig: Path) -> None:
         """Tell the child where the API server is: it starts the workloads."""
-        assert self._process.stdin is not None
-        self._process.stdin.write(f"{kubeconfig}\n".encode())
+        stdin = self._process.stdin
+        assert stdin is not None
+        try:  # one short line: the pipe takes it without blocking
+            stdin.write(f"{kubeconfig}\n".encode())
+            stdin.flush()
+        except BrokenPipeError:
+            pass  # the child is gone: its reader reports how it ended
 
     async def stop(self) -> None:
         """Close the child's stdin (its order to stop) and wait; kill it if it lingers."""
         stdin = self._process.stdin
-        if stdin is not None and not stdin.is_closing():
-            stdin.close()
+        if stdin is not None and not stdin.closed:
+            with contextlib.suppress(BrokenPipeError):
+                stdin.close()
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), STOP_TIMEOUT)
+            await asyncio.wait_for(asyncio.shield(self._exit_code()), STOP_TIMEOUT)
         except TimeoutError:
             self._process.kill()
-            await self._process.wait()
+            await self._exit_code()
         await self._reader
 
 
@@ -87,6 +107,7 @@ class WorkloadsTask:
 
     def __init__(self, settings: Any) -> None:
         self._settings = settings
+        """A :class:`~setpoint.workloads.settings.WorkloadSettings`."""
         self.messages: asyncio.Queue[str] = asyncio.Queue()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
