@@ -116,7 +116,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process)
     child = None
     if workloads is not None and not workloads.in_process:
-        from setpoint.cli.supervisor import spawn_workloads
+        from setpoint.cli.spawn import spawn_workloads
 
         # first thing: the child imports on the other core while this process imports
         # its event loop and the server, and starts it

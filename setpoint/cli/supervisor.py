@@ -2,7 +2,7 @@
 
 The child (``setpoint.workloads.supervised``) is spawned first thing, as soon as the command
 line is parsed and before this process imports its event loop or the server
-(:func:`spawn_workloads`), so that it imports the SDK and the simulation on the other core
+(:mod:`setpoint.cli.spawn`), so that it imports the SDK and the simulation on the other core
 while this process starts the API server: the child's start is the critical path of
 ``cluster up`` (docs/benchmarks.md, Start-up). It never outlives this process: its stdin is
 a pipe from here, and its end of file (closed by :meth:`WorkloadsProcess.stop`, or by the
@@ -13,42 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
 import subprocess
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import setpoint
 
 STOP_TIMEOUT = 30.0
 """How long the workloads get to stop (their controllers finish their reconciles) before
 the child is killed."""
 
 
-def _child_environment() -> dict[str, str]:
-    """This environment, with this process's ``setpoint`` first on the path: the child runs
-    the same code whatever its working directory."""
-    root = str(Path(setpoint.__file__).resolve().parent.parent)
-    path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
-
-
-def spawn_workloads(settings: Mapping[str, Any]) -> subprocess.Popen[bytes]:
-    """Start the child now, with these :class:`~setpoint.workloads.settings.WorkloadSettings`
-    fields (the others keep their defaults): it imports, then waits for
-    :meth:`WorkloadsProcess.serve`. Called before any event loop runs; the loop then takes
-    it over with :class:`WorkloadsProcess`."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "setpoint.workloads.supervised", json.dumps(dict(settings))],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_environment())
-
-
 class WorkloadsProcess:
-    """The workloads in a child process (from :func:`spawn_workloads`), talking with the API
-    server over its API; created on the event loop that follows the child."""
+    """The workloads in a child process (from :func:`setpoint.cli.spawn.spawn_workloads`),
+    talking with the API server over its API; created on the event loop that follows the
+    child."""
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process

@@ -152,3 +152,18 @@ def test_the_workloads_process_imports_neither_pydantic_nor_the_generated_models
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])
     assert json.loads(done.stdout) == []
+
+
+def test_the_workloads_child_is_spawned_before_the_event_loop_and_the_server_load() -> None:
+    """The child's start is the critical path of ``cluster up`` (issue 12): it is spawned
+    once the command line is parsed, so what ``cluster up`` has imported by then (the
+    command line, ``setpoint.cli.cluster``, ``setpoint.cli.spawn``) must not load asyncio
+    (about 25 ms), the SDK or the server."""
+    code = ("import json, sys\n"
+            "import setpoint.cli.main, setpoint.cli.cluster, setpoint.cli.spawn\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m in ('asyncio', 'uvloop')\n"
+            "                        or m.startswith(('setpoint.cluster', 'setpoint.client',\n"
+            "                                         'setpoint.runtime')))))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(done.stdout) == []

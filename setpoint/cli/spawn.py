@@ -1,0 +1,38 @@
+"""Spawning ``cluster up``'s workloads' process, before anything else.
+
+The child's start (its interpreter and imports, then the manager's start against the
+server) is the critical path of ``cluster up`` (docs/benchmarks.md, Start-up): it is spawned
+as soon as the command line is parsed, before this process imports asyncio, its event loop
+and the server, so this module imports only what a spawn needs.
+:class:`setpoint.cli.supervisor.WorkloadsProcess` takes the child over on the event loop.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import setpoint
+
+
+def _child_environment() -> dict[str, str]:
+    """This environment, with this process's ``setpoint`` first on the path: the child runs
+    the same code whatever its working directory."""
+    root = str(Path(setpoint.__file__).resolve().parent.parent)
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+
+
+def spawn_workloads(settings: Mapping[str, Any]) -> subprocess.Popen[bytes]:
+    """Start the child now, with these :class:`~setpoint.workloads.settings.WorkloadSettings`
+    fields (the others keep their defaults): it imports, then waits for
+    :meth:`~setpoint.cli.supervisor.WorkloadsProcess.serve`. Called before any event loop
+    runs; the loop then takes it over with ``WorkloadsProcess``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "setpoint.workloads.supervised", json.dumps(dict(settings))],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_environment())
