@@ -105,6 +105,7 @@ class Manager:
         self._probes: ProbeServer | None = None
         self._stop_task: asyncio.Task[None] | None = None
         self._started = False
+        self._informers_running = False
         self._ready = False
         self._stopping = False
         self._done = asyncio.Event()
@@ -171,7 +172,7 @@ class Manager:
                 field_selector=scope.field_selector, transform=transform,
             )
             self.informers[key] = informer
-            if self._started:
+            if self._informers_running:
                 self._informer_tasks.append(asyncio.create_task(
                     informer.run(), name=f"informer-{key}"))
         return informer
@@ -237,6 +238,9 @@ class Manager:
             self._probes = ProbeServer(self.metrics, healthz=self._healthz,
                                        readyz=self._readyz)
             await self._probes.start(settings.http_host, settings.http_port)
+        # every informer asked for so far (the controllers' above included) runs once; those
+        # asked for from now on start as they are created
+        self._informers_running = True
         for key, informer in self.informers.items():
             self._informer_tasks.append(asyncio.create_task(informer.run(),
                                                             name=f"informer-{key}"))
@@ -356,6 +360,7 @@ class Manager:
                 self._elector_task.cancel()  # releases the lease, if there is time left
                 await _within(left() + _CANCELLATION, "release the lease",
                               asyncio.gather(self._elector_task, return_exceptions=True))
+            self._informers_running = False
             for task in self._informer_tasks:
                 task.cancel()
             await asyncio.gather(*self._informer_tasks, return_exceptions=True)

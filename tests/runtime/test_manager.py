@@ -258,6 +258,21 @@ async def test_events_queued_at_shutdown_are_all_written(client: Client) -> None
     assert recorder.dropped == 0
 
 
+async def test_each_watched_kind_is_listed_and_watched_once(
+        cluster: RunningCluster) -> None:
+    """One informer per kind, run once: the informers the controllers ask for while the
+    manager starts were run twice (each LIST and WATCH made twice, every event handled
+    twice), as client-go's ``sharedInformerFactory.Start`` runs only the informers it has
+    not started yet (k8s.io/client-go/informers/factory.go, ``startedInformers``)."""
+    manager = make_manager(cluster, [widget_controller()])
+    async with manager.running():
+        informers = list(manager.informers.values())
+        assert informers
+        await wait_for(lambda: all(i.watches >= 1 for i in informers))
+        await quiet_period()  # a second run of an informer would list and watch again
+        assert [(i.lists, i.watches) for i in informers] == [(1, 1)] * len(informers)
+
+
 async def test_readyz_fails_until_caches_sync(cluster: RunningCluster) -> None:
     ctrl = Controller.for_(Kind("example.com/v1", "Missing"), name="missing")
 
