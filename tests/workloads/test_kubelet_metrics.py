@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from setpoint.client import Client, NotFoundError
 from tests.conftest import kubectl_path
-from tests.workloads.test_kubelet_support import POD, Env, kubelet_env, pod, ready, wait_for
+from tests.workloads.test_kubelet_support import FAST, POD, Env, kubelet_env, pod, ready, wait_for
 
 Obj = dict[str, Any]
 PODS = "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods"
@@ -95,6 +96,35 @@ async def test_metrics_of_a_deleted_pod_go_away() -> None:
         await env.client.delete(POD, "short", namespace="default",
                                 grace_period_seconds=0)
         assert await wait_for(lambda: _listed(env.client, PODS, 0)) == [[]]
+
+
+QUIET_PERIOD_TO_PROVE_NO_REWRITE = 1.5
+"""Thirty resync periods of the options below: long enough for a rewrite to show."""
+
+
+async def test_unchanged_simulated_usage_is_not_rewritten_on_resync() -> None:
+    """metrics-server writes nothing to the API server: it keeps its scrapes in memory and
+    serves them (kubernetes-sigs/metrics-server pkg/storage/pod.go,
+    pkg/storage/podmetrics/reststorage.go). The simulated kubelet's stored PodMetrics cost a
+    write each, so one whose simulated usage did not change is not rewritten on the resync
+    just to move its timestamp (it was: one write per running pod per resync)."""
+    options = replace(FAST, metrics_resync=0.05)
+    async with kubelet_env(options) as env:
+        await env.run(with_requests("steady", "100m", "64Mi"))
+        await env.until("steady", ready)
+        [items] = await wait_for(lambda: _listed(env.client, PODS, 1))
+        version = items[0]["metadata"]["resourceVersion"]
+        writes_before = _metrics_writes(env)
+        await asyncio.sleep(QUIET_PERIOD_TO_PROVE_NO_REWRITE)
+        again = await env.client.request("GET", f"{PODS}/steady")
+        assert again["metadata"]["resourceVersion"] == version
+        assert again["containers"] == items[0]["containers"]
+        assert _metrics_writes(env) == writes_before
+
+
+def _metrics_writes(env: Env) -> int:
+    return sum(1 for r in env.requests if r.method in ("PATCH", "PUT", "POST")
+               and "/apis/metrics.k8s.io/" in r.path)
 
 
 def _kubectl(env: Env, tmp: Path, *args: str) -> str:

@@ -40,7 +40,8 @@ class KubeletOptions:
     metrics_debounce: float = 0.2
     """Pause between two metrics publications (changes in between are written together)."""
     metrics_resync: float = 60.0
-    """How often metrics are republished even when nothing changed (fresh timestamps)."""
+    """How often the publisher looks again without being told of a change; with the process
+    runtime (measured usage) it also rewrites every object then, with a fresh timestamp."""
     metrics: bool = True
     """Publish metrics.k8s.io PodMetrics and NodeMetrics."""
     lifecycle_events: bool = False
