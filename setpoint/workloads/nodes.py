@@ -26,7 +26,14 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from setpoint.client import AlreadyExistsError, Client, ConflictError, Kind, PatchType
+from setpoint.client import (
+    AlreadyExistsError,
+    Client,
+    ConflictError,
+    Kind,
+    NotFoundError,
+    PatchType,
+)
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Manager, Result
 from setpoint.workloads.settings import WorkloadSettings
@@ -198,6 +205,16 @@ class NodeHeartbeat:
 
     def __init__(self, settings: WorkloadSettings) -> None:
         self.settings = settings
+        # What this kubelet last wrote, by node uid, judged instead of the cache when the
+        # cache is behind it (its watch lags under load): a real kubelet keeps
+        # lastStatusReportTime in memory (pkg/kubelet/kubelet_node_status.go,
+        # tryUpdateNodeStatus) and its lease controller renews the latestLease it last
+        # wrote (k8s.io/component-helpers/apimachinery/lease/controller.go), so neither
+        # writes again because an informer has not seen its previous write yet. Judged by
+        # the cache alone, each lagging reconcile posted the status again and renewed the
+        # lease from a stale resourceVersion (a Conflict, retried every 0.2 s).
+        self._posted: dict[str, tuple[float, list[tuple[Any, Any, Any]]]] = {}
+        self._leases: dict[str, Obj] = {}
         self.controller: Controller[Obj] = Controller.for_(
             NODE, name="node-heartbeat").reads(LEASE)
         self.controller.reconcile(self.reconcile)
@@ -219,12 +236,16 @@ class NodeHeartbeat:
         ready = next((c for c in conditions if c.get("type") == "Ready"), None)
         period = self.settings.heartbeat_seconds
         last = parse_time((ready or {}).get("lastHeartbeatTime"))
+        reported = [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions]
+        uid = str(node["metadata"].get("uid"))
+        posted = self._posted.get(uid)
+        if posted is not None and (last is None or posted[0] > last):
+            last, reported = posted  # the cache has not seen our last post yet
         age = time.time() - last if last is not None else period
         mode = ready_mode(node)
         wanted = kubelet_conditions(mode, "", conditions)
-        same = [(c["type"], c["status"], c["reason"]) for c in wanted] == \
-            [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions]
-        if same and age < period - 0.5:
+        signature = [(c["type"], c["status"], c["reason"]) for c in wanted]
+        if signature == reported and age < period - 0.5:
             return period - age
         patch: Obj = {"conditions": kubelet_conditions(mode, now_rfc3339(), conditions)}
         if not status.get("capacity"):
@@ -237,21 +258,28 @@ class NodeHeartbeat:
                 if k != "conditions" and not status.get(k)})
         await ctx.client.patch_status(NODE, str(node["metadata"]["name"]), {"status": patch},
                                       patch_type=PatchType.MERGE)
+        self._posted[uid] = (time.time(), signature)
         return period
 
     async def _renew_lease(self, ctx: Context[Obj], node: Obj) -> float:
         """Create or renew the node's Lease; seconds to the next renewal."""
         metadata = node["metadata"]
         name = str(metadata["name"])
+        uid = str(metadata.get("uid"))
         lease = ctx.cache.get(LEASE, name, LEASE_NAMESPACE)
         renewed = parse_time((lease or {}).get("spec", {}).get("renewTime"))
+        mine = self._leases.get(uid)
+        mine_renewed = parse_time((mine or {}).get("spec", {}).get("renewTime"))
+        if mine is not None and mine_renewed is not None and (
+                renewed is None or mine_renewed >= renewed):
+            lease, renewed = dict(mine), mine_renewed  # the cache has not seen it yet
         if renewed is not None and time.time() - renewed < LEASE_RENEW_SECONDS - 0.5:
             return LEASE_RENEW_SECONDS - (time.time() - renewed)
         spec = {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
                 "renewTime": micro_time()}
         try:
             if lease is None:
-                await ctx.client.create({
+                written: Obj = await ctx.client.create({
                     "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
                     "metadata": {"name": name, "namespace": LEASE_NAMESPACE,
                                  "ownerReferences": [{
@@ -260,9 +288,13 @@ class NodeHeartbeat:
                     "spec": spec})
             else:
                 lease["spec"] = {**(lease.get("spec") or {}), **spec}
-                await ctx.client.update(lease)
-        except (AlreadyExistsError, ConflictError):
-            return 0.2  # the cache is behind: look again shortly
+                written = await ctx.client.update(lease)
+        except (AlreadyExistsError, ConflictError, NotFoundError):
+            # someone else wrote or deleted it: as the lease
+            # controller drops latestLease on an error, take it from the cache next time
+            self._leases.pop(uid, None)
+            return 0.2
+        self._leases[uid] = written
         return LEASE_RENEW_SECONDS
 
 

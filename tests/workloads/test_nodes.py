@@ -151,6 +151,40 @@ async def test_kubelets_heartbeat_and_renew_their_leases(client: Client,
     await wait_for(advanced)
 
 
+class _StaleCache:
+    """An informer cache that has not seen any write since the node was registered (its
+    watch lags, as the workloads' informers do under load)."""
+
+    def get(self, kind: Kind, name: str, namespace: str | None = None) -> Obj | None:
+        return None
+
+
+async def test_a_lagging_cache_does_not_make_the_kubelet_post_or_renew_again() -> None:
+    """The kubelet posts its node status when it changed or its report period passed,
+    judged by lastStatusReportTime in its memory (kubernetes/kubernetes
+    pkg/kubelet/kubelet_node_status.go, tryUpdateNodeStatus), and renews the lease it last
+    wrote (k8s.io/component-helpers/apimachinery/lease/controller.go, latestLease), not
+    what an informer shows: a reconcile on a stale view writes nothing new."""
+    writes: list[str] = []
+    async with serve() as running, Client(
+            load_kubeconfig(running.kubeconfig), on_request=lambda r: writes.append(
+                f"{r.method} {r.path}") if r.method != "GET" else None) as client:
+        settings = WorkloadSettings(nodes=1, heartbeat_seconds=30.0)
+        await nodes.register_nodes(client, settings)
+        stale = await client.get(NODE, "node-1")
+        for c in stale["status"]["conditions"]:  # as seen before a heartbeat the cache missed
+            c["lastHeartbeatTime"] = "2020-01-01T00:00:00Z"
+        heartbeat = nodes.NodeHeartbeat(settings)
+        ctx: Any = type("Ctx", (), {"client": client, "cache": _StaleCache()})()
+        writes.clear()
+        await heartbeat.reconcile(ctx, stale)
+        assert sorted(w.split(" ")[0] for w in writes) == ["PATCH", "POST"]  # status, lease
+        writes.clear()
+        result = await heartbeat.reconcile(ctx, stale)
+        assert writes == []
+        assert result.requeue_after is not None and result.requeue_after > 1.0
+
+
 async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(
         client: Client, running: Manager) -> None:
     await bound_pod(client, "patient", "node-1")  # default 300 s toleration from admission
