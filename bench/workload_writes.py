@@ -40,12 +40,14 @@ WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
 class Counts(Counter[str]):
-    """Requests by ``verb resource[.group][/subresource]`` (a proxy observer)."""
+    """Requests by ``verb resource[.group][/subresource]``, with the status code when it
+    failed (a proxy observer)."""
 
     def __call__(self, info: RequestInfo, status: int | None) -> None:
         group = f".{info.group}" if info.group else ""
         sub = f"/{info.subresource}" if info.subresource else ""
-        self[f"{info.verb} {info.resource or info.path}{group}{sub}"] += 1
+        failed = f" ({status})" if status is not None and status >= 400 else ""
+        self[f"{info.verb} {info.resource or info.path}{group}{sub}{failed}"] += 1
 
 
 def table(counts: dict[str, int], pods: int) -> list[str]:
