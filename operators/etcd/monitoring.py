@@ -25,20 +25,19 @@ from typing import Any
 import yaml
 
 from operators.etcd.objects import MANAGED_BY, NAME, OPERATOR, SERVICE
+from operators.monitoring import selfmonitoring
 from operators.monitoring.resources.prometheusrule import PrometheusRule, PrometheusRuleSpec
 from operators.monitoring.resources.servicemonitor import (
     Endpoint,
     ServiceMonitor,
     ServiceMonitorSpec,
 )
-from setpoint.resources.models.core_v1 import Service, ServicePort, ServiceSpec
+from setpoint.resources.models.core_v1 import Service
 from setpoint.resources.models.meta_v1 import LabelSelector, ObjectMeta
 
 MEMBERS_JOB = "etcd"
 """The members' ``job``: the client Services' ``app.kubernetes.io/name``."""
 OPERATOR_JOB = OPERATOR
-OPERATOR_LABELS = {"app.kubernetes.io/name": OPERATOR}
-"""The labels ``setpoint generate manifests`` gives the operator's pods."""
 OPERATOR_METRICS_PORT = 8081
 ETCD_SELECTOR = 'job=~".*etcd.*"'
 """The etcd mixin's ``etcd_selector`` (``config.libsonnet``)."""
@@ -118,18 +117,11 @@ def members_service_monitor(labels: dict[str, str]) -> ServiceMonitor:
 
 
 def operator_service() -> Service:
-    return Service(metadata=ObjectMeta(name=OPERATOR_JOB,
-                                       labels={**OPERATOR_LABELS, MANAGED_BY: OPERATOR}),
-                   spec=ServiceSpec(selector=OPERATOR_LABELS, ports=[ServicePort(
-                       name="metrics", port=OPERATOR_METRICS_PORT, protocol="TCP",
-                       target_port="metrics")]))
+    return selfmonitoring.service(OPERATOR_JOB, OPERATOR_METRICS_PORT)
 
 
 def operator_service_monitor(labels: dict[str, str]) -> ServiceMonitor:
-    return ServiceMonitor(
-        metadata=ObjectMeta(name=OPERATOR_JOB, labels={MANAGED_BY: OPERATOR, **labels}),
-        spec=ServiceMonitorSpec(selector=LabelSelector(match_labels=OPERATOR_LABELS),
-                                endpoints=[Endpoint(port="metrics", interval="30s")]))
+    return selfmonitoring.service_monitor(labels, OPERATOR_JOB)
 
 
 def prometheus_rule(labels: dict[str, str]) -> PrometheusRule:

@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from operators.monitoring.podparts import MANAGED_BY
+from operators.monitoring.podparts import MANAGED_BY, NAME
 from operators.monitoring.resources.prometheusrule import PrometheusRule, PrometheusRuleSpec
 from operators.monitoring.resources.servicemonitor import (
     Endpoint,
@@ -34,9 +34,8 @@ from setpoint.resources.models.core_v1 import Service, ServicePort, ServiceSpec
 from setpoint.resources.models.meta_v1 import LabelSelector, ObjectMeta
 
 JOB = "monitoring-operator"
-"""The Service's name, hence the series' ``job`` label (as ServiceMonitors label it)."""
-APP_LABELS = {"app.kubernetes.io/name": "monitoring-operator"}
-"""The labels ``setpoint generate manifests`` gives the operator's pods."""
+"""The Service's name, hence the series' ``job`` label (as ServiceMonitors label it), and
+the ``app.kubernetes.io/name`` that ``setpoint generate manifests`` gives the operator's pods."""
 METRICS_PORT = 8081
 
 
@@ -69,18 +68,20 @@ def alert_group(job: str = JOB) -> dict[str, Any]:
     ]}
 
 
-def service() -> Service:
-    return Service(metadata=ObjectMeta(name=JOB, labels={**APP_LABELS, MANAGED_BY: JOB}),
-                   spec=ServiceSpec(selector=APP_LABELS, ports=[ServicePort(
-                       name="metrics", port=METRICS_PORT, protocol="TCP",
-                       target_port="metrics")]))
+def service(job: str = JOB, port: int = METRICS_PORT) -> Service:
+    """The Service in front of an operator's metrics port (its pods are labelled
+    ``app.kubernetes.io/name: <job>``), named as its scrape job."""
+    app = {NAME: job}
+    return Service(metadata=ObjectMeta(name=job, labels={**app, MANAGED_BY: job}),
+                   spec=ServiceSpec(selector=app, ports=[ServicePort(
+                       name="metrics", port=port, protocol="TCP", target_port="metrics")]))
 
 
-def service_monitor(labels: dict[str, str]) -> ServiceMonitor:
+def service_monitor(labels: dict[str, str], job: str = JOB) -> ServiceMonitor:
     """``labels``: what the Prometheus' ``serviceMonitorSelector`` matches."""
     return ServiceMonitor(
-        metadata=ObjectMeta(name=JOB, labels={MANAGED_BY: JOB, **labels}),
-        spec=ServiceMonitorSpec(selector=LabelSelector(match_labels=APP_LABELS),
+        metadata=ObjectMeta(name=job, labels={MANAGED_BY: job, **labels}),
+        spec=ServiceMonitorSpec(selector=LabelSelector(match_labels={NAME: job}),
                                 endpoints=[Endpoint(port="metrics", interval="30s")]))
 
 

@@ -9,18 +9,16 @@ etcdInsufficientMembers the same way). Skipped where promtool is missing
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from operators.etcd.monitoring import groups, prometheus_rule
+from operators.monitoring.tests.promtool import AlertCheck, needs_promtool, promtool_test_rules
 
-pytestmark = pytest.mark.skipif(shutil.which("promtool") is None,
-                                reason="promtool missing: apt-get install -y prometheus")
+pytestmark = needs_promtool
 CLUSTER = {"job": "etcd", "namespace": "ns", "service": "e-client", "endpoint": "metrics"}
 OPERATOR = {"job": "etcd-operator", "instance": "10.0.0.9:8081", "namespace": "ns",
             "cluster": "e"}
@@ -34,21 +32,8 @@ def member(name: str, ordinal: int) -> str:
     return series(name, **CLUSTER, instance=f"10.0.0.{ordinal + 1}:2381", pod=f"e-{ordinal}")
 
 
-def promtool(tmp_path: Path, inputs: list[tuple[str, str]],
-             checks: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"groups": groups()}))
-    test = {"rule_files": [str(rules)], "evaluation_interval": "1m",
-            "tests": [{"interval": "1m",
-                       "input_series": [{"series": s, "values": v} for s, v in inputs],
-                       "alert_rule_test": [{"eval_time": at, "alertname": name,
-                                            "exp_alerts": expected}
-                                           for at, name, expected in checks]}]}
-    path = tmp_path / "test.yaml"
-    path.write_text(yaml.safe_dump(test, sort_keys=False))
-    result = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True,
-                            text=True, check=False, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
+def promtool(tmp_path: Path, inputs: list[tuple[str, str]], checks: list[AlertCheck]) -> None:
+    promtool_test_rules(tmp_path, groups(), inputs, checks)
 
 
 def fired(alert: str, value: str, **labels: str) -> dict[str, Any]:

@@ -9,18 +9,13 @@ test is skipped where it is missing, and CI installs it (``make process-runtime-
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-import yaml
-
 from operators.monitoring.burnrate import ALERT, budget, min_probes, rule_group
+from operators.monitoring.tests.promtool import needs_promtool, promtool_test_rules
 
-pytestmark = pytest.mark.skipif(shutil.which("promtool") is None,
-                                reason="promtool missing: apt-get install -y prometheus")
+pytestmark = needs_promtool
 LABELS = {"job": "shop-blackbox-exporter", "namespace": "web"}
 URL = "http://shop.web.svc:80/"
 PER_HOUR = 120  # probes every 30 s
@@ -42,22 +37,13 @@ def alert(severity: str, long: str, short: str, factor: str) -> dict[str, Any]:
 
 def run_promtool(tmp_path: Path, values: list[int], checks: list[tuple[str, list[Any]]],
                  evaluation_interval: str = "1m") -> None:
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"groups": [rule_group("shop", LABELS, "99.5", URL)]}))
-    # evaluated every minute, as often as a page must be decided (the "for" of 2m)
-    test = {"rule_files": [str(rules)], "evaluation_interval": evaluation_interval,
-            "tests": [{"interval": "30s",
-                       "input_series": [{"series": "probe_success{job=\"shop-blackbox-"
-                                                   "exporter\",namespace=\"web\"}",
-                                         "values": series(values)}],
-                       "alert_rule_test": [{"eval_time": at, "alertname": ALERT,
-                                            "exp_alerts": expected}
-                                           for at, expected in checks]}]}
-    path = tmp_path / "test.yaml"
-    path.write_text(yaml.safe_dump(test, sort_keys=False))
-    result = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True,
-                            text=True, check=False, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    """Probes every 30 s; evaluated every minute by default, as often as a page must be
+    decided (the "for" of 2m)."""
+    promtool_test_rules(
+        tmp_path, [rule_group("shop", LABELS, "99.5", URL)],
+        [('probe_success{job="shop-blackbox-exporter",namespace="web"}', series(values))],
+        [(at, ALERT, expected) for at, expected in checks],
+        interval="30s", evaluation_interval=evaluation_interval)
 
 
 def test_the_windows_need_half_their_probes() -> None:

@@ -5,38 +5,23 @@ is missing (``apt-get install -y prometheus``)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from operators.monitoring.selfmonitoring import alert_group, prometheus_rule
+from operators.monitoring.tests.promtool import AlertCheck, needs_promtool, promtool_test_rules
 
-pytestmark = pytest.mark.skipif(shutil.which("promtool") is None,
-                                reason="promtool missing: apt-get install -y prometheus")
+pytestmark = needs_promtool
 UP = 'up{job="monitoring-operator",instance="10.0.0.1:8081"}'
 ERRORS = 'controller_runtime_reconcile_errors_total{job="monitoring-operator",' \
          'instance="10.0.0.1:8081",controller="prometheus"}'
 
 
-def promtool(tmp_path: Path, series: list[tuple[str, str]],
-             checks: list[tuple[str, str, list[dict[str, Any]]]]) -> None:
-    rules = tmp_path / "rules.yaml"
-    rules.write_text(yaml.safe_dump({"groups": [alert_group()]}))
-    test = {"rule_files": [str(rules)], "evaluation_interval": "1m",
-            "tests": [{"interval": "1m",
-                       "input_series": [{"series": s, "values": v} for s, v in series],
-                       "alert_rule_test": [{"eval_time": at, "alertname": name,
-                                            "exp_alerts": expected}
-                                           for at, name, expected in checks]}]}
-    path = tmp_path / "test.yaml"
-    path.write_text(yaml.safe_dump(test, sort_keys=False))
-    result = subprocess.run(["promtool", "test", "rules", str(path)], capture_output=True,
-                            text=True, check=False, timeout=120)
-    assert result.returncode == 0, result.stdout + result.stderr
+def promtool(tmp_path: Path, series: list[tuple[str, str]], checks: list[AlertCheck]) -> None:
+    promtool_test_rules(tmp_path, [alert_group()], series, checks)
 
 
 def fired(alert: str, severity: str, **labels: str) -> dict[str, Any]:
