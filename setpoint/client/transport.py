@@ -197,6 +197,8 @@ class Transport:
         self._host_header = (f"[{host}]" if ":" in host else host) + (
             f":{port}" if port is not None and port != _DEFAULT_PORTS[self._base.scheme]
             else "")
+        # the request metrics' label of every request: made once, not per request
+        self._host_label = f"{self._base.host}:{port}" if port else str(self._base.host)
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._warned: set[str] = set()
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -208,8 +210,7 @@ class Transport:
     @property
     def host(self) -> str:
         """``host:port`` of the server, the ``host`` label of request metrics."""
-        port = self._base.explicit_port
-        return f"{self._base.host}:{port}" if port else str(self._base.host)
+        return self._host_label
 
     async def close(self) -> None:
         """Close the connection pool; the transport may be used again afterwards."""

@@ -51,6 +51,21 @@ def test_untouched_default_status_is_not_written_but_a_changed_one_is() -> None:
     assert thing.to_dict()["status"] == {"readyReplicas": 2}
 
 
+def test_what_is_omitted_follows_what_was_set_after_construction_too() -> None:
+    """A field assigned later counts as set (a None assigned is written as null), one
+    assigned a value is written, and a dump limited by ``include`` stays limited."""
+    thing = Thing(name="t")
+    thing.spec.pod_template = None
+    thing.metadata.labels = {"a": "b"}
+    wire = thing.to_dict()
+    assert wire["spec"] == {"replicaCount": 1, "podTemplate": None}
+    assert wire["metadata"] == {"name": "t", "labels": {"a": "b"}}
+    assert "status" not in wire
+    assert thing.model_dump(mode="json", by_alias=True, include={"spec"}) == {
+        "apiVersion": "example.setpoint.dev/v1", "kind": "Thing",
+        "spec": {"replicaCount": 1, "podTemplate": None}}
+
+
 def test_resource_serializes_api_version_and_kind_first() -> None:
     body = Thing(name="t", namespace="ns").to_dict()
     assert list(body)[:3] == ["apiVersion", "kind", "metadata"]
