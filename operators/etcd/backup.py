@@ -141,8 +141,7 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                               message=f"cannot write {path}: {exc}", obj=wanted)
             ctx.events.warning("WriteFailed", f"cannot write {path}: {exc}",
                                action="Snapshot")
-            metrics.collector.backup_failed(str(wanted.metadata.namespace),
-                                            wanted.spec.cluster_name)
+            metrics.collector.backup_failed(cluster)
             await ctx.update_status(wanted)
             return Result()
         status.phase, status.path, status.member = "Complete", str(path), member
@@ -154,13 +153,12 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
         ctx.events.normal("SnapshotTaken", f"snapshot of {cluster.metadata.name} from "
                           f"{member} (revision {revision}, {size} bytes) in {path}",
                           action="Snapshot")
-        metrics.collector.backup_taken(str(wanted.metadata.namespace), wanted.spec.cluster_name)
+        metrics.collector.backup_taken(cluster)
         await ctx.update_status(wanted)
         return Result()
     status.phase = "Pending"  # taken again: a member restarting or a stream cut passes
     if errors:
-        metrics.collector.backup_failed(str(wanted.metadata.namespace),
-                                        wanted.spec.cluster_name)
+        metrics.collector.backup_failed(cluster)
     ctx.set_condition("Complete", False,
                       reason="SnapshotFailed" if errors else "NoHealthyMember",
                       message="; ".join(errors) or "no healthy member to take it from",
@@ -229,8 +227,7 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
             log = await _log(ctx, pod, failed[0], tail=5)
             why += f" in container {failed[0]}: {str(log).strip()[-400:]}"
         ctx.events.warning("SnapshotFailed", why, action="Snapshot")
-        metrics.collector.backup_failed(str(wanted.metadata.namespace),
-                                        wanted.spec.cluster_name)
+        metrics.collector.backup_failed(cluster)
         await ctx.delete(pod)
         status.failures = (status.failures or 0) + 1
         status.last_failure_time = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -265,7 +262,7 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
                       f"(revision {taken.revision}, {taken.size} bytes) in "
                       f"PersistentVolumeClaim {wanted.spec.volume.claim_name} at {path}",
                       action="Snapshot")
-    metrics.collector.backup_taken(str(wanted.metadata.namespace), wanted.spec.cluster_name)
+    metrics.collector.backup_taken(cluster)
     await ctx.update_status(wanted)
     await ctx.delete(pod)
     return Result()

@@ -43,15 +43,26 @@ def key_of(cluster: EtcdCluster) -> Key:
     return str(cluster.metadata.namespace), str(cluster.metadata.name)
 
 
+Instance = tuple[str, str, str]
+"""A cluster's namespace, name and uid."""
+
+
+def instance_of(cluster: EtcdCluster) -> Instance:
+    return (*key_of(cluster), str(cluster.metadata.uid))
+
+
 class EtcdOperatorCollector(Collector):
     """What :mod:`operators.etcd.controller` and :mod:`operators.etcd.backup` report, and
     the clusters in the cache of the manager that reconciled last."""
 
     def __init__(self) -> None:
         self.cache: Cache | None = None
-        self.leader_changes: Counter[Key] = Counter()
-        self.backups_taken: Counter[Key] = Counter()
-        self.backups_failed: Counter[Key] = Counter()
+        # by cluster *instance*: a cluster made again under a deleted one's name starts its
+        # counters at zero (a counter reset, as when a new process starts), rather than
+        # inheriting what happened to its namesake
+        self.leader_changes: Counter[Instance] = Counter()
+        self.backups_taken: Counter[Instance] = Counter()
+        self.backups_failed: Counter[Instance] = Counter()
 
     def __repr__(self) -> str:
         return "EtcdOperatorCollector()"
@@ -59,19 +70,19 @@ class EtcdOperatorCollector(Collector):
     def observe(self, cache: Cache, cluster: EtcdCluster, previous_leader: str | None) -> None:
         """A reconcile of ``cluster`` saw its leader, and ``previous_leader`` before."""
         self.cache = cache
-        key = key_of(cluster)
+        key = instance_of(cluster)
         leader = cluster.status.leader
         self.leader_changes[key] += 0  # the series exists from the first reading on
         if previous_leader is not None and leader is not None and leader != previous_leader:
             self.leader_changes[key] += 1
 
-    def backup_taken(self, namespace: str, cluster: str) -> None:
-        self.backups_taken[namespace, cluster] += 1
-        self.backups_failed[namespace, cluster] += 0
+    def backup_taken(self, cluster: EtcdCluster) -> None:
+        self.backups_taken[instance_of(cluster)] += 1
+        self.backups_failed[instance_of(cluster)] += 0
 
-    def backup_failed(self, namespace: str, cluster: str) -> None:
-        self.backups_failed[namespace, cluster] += 1
-        self.backups_taken[namespace, cluster] += 0
+    def backup_failed(self, cluster: EtcdCluster) -> None:
+        self.backups_failed[instance_of(cluster)] += 1
+        self.backups_taken[instance_of(cluster)] += 0
 
     def _listed(self) -> tuple[list[EtcdCluster], list[EtcdBackup]]:
         if self.cache is None:
@@ -90,9 +101,11 @@ class EtcdOperatorCollector(Collector):
                       ("cluster_members_healthy", "Voting members that answer."),
                       ("cluster_available", "1 while a quorum of the members answers."))}
         live: set[Key] = set()
+        live_instances: set[Instance] = set()
         for cluster in clusters:
             key = key_of(cluster)
             live.add(key)
+            live_instances.add(instance_of(cluster))
             status = cluster.status
             for name, value in (("cluster_size", status.size),
                                 ("cluster_desired_size", cluster.spec.size),
@@ -121,9 +134,9 @@ class EtcdOperatorCollector(Collector):
                 ("backups_taken", "Snapshots written whole.", self.backups_taken),
                 ("backups_failed", "Snapshot attempts that failed.", self.backups_failed)):
             family = CounterMetricFamily(f"{PREFIX}_{name}", text, labels=LABELS)
-            for key, count in sorted(counts.items()):
-                if key in live:
-                    family.add_metric(list(key), count)
+            for instance, count in sorted(counts.items()):
+                if instance in live_instances:
+                    family.add_metric(list(instance[:2]), count)
             yield family
 
 
