@@ -92,8 +92,9 @@ async def test_a_sigstopped_leader_sends_no_write_after_another_took_the_lease(
     stampers["a"].send_signal(signal.SIGSTOP)
     await wait_for(LEASE, "stamping-leader",
                    lambda lease: lease["spec"].get("holderIdentity") == "b", timeout=60)
-    cm = await k8s.get(CONFIGMAP, "watched", namespace="default")
-    await k8s.update({**cm, "data": {"v": "2"}})
+    # a merge patch, as `kubectl patch` sends: the new leader may be stamping the object it
+    # took over at this very moment, and an update from an earlier read would conflict
+    await k8s.patch(CONFIGMAP, "watched", {"data": {"v": "2"}}, namespace="default")
     await wait_for(CONFIGMAP, "watched", lambda cm: cm["metadata"]["annotations"]
                    == {"reconciled-by": "b", "reconciled-v": "2"}, timeout=60)
     after_b = len(stamped_by)
