@@ -11,6 +11,7 @@ from typing import Any
 
 from setpoint.client import Client, NotFoundError
 from tests.conftest import kubectl_path
+from tests.waiting import quiet_period
 from tests.workloads.test_kubelet_support import FAST, POD, Env, kubelet_env, pod, ready, wait_for
 
 Obj = dict[str, Any]
@@ -119,7 +120,7 @@ async def test_unchanged_simulated_usage_is_not_rewritten_on_resync() -> None:
         # a loaded machine can come after the object is listed
         steady = f"{PODS}/steady"
         writes_before = await wait_for(lambda: _metrics_writes(env, steady))
-        await asyncio.sleep(QUIET_PERIOD_TO_PROVE_NO_REWRITE)
+        await quiet_period(QUIET_PERIOD_TO_PROVE_NO_REWRITE)
         again = await env.client.request("GET", steady)
         assert again["metadata"]["resourceVersion"] == version
         assert again["containers"] == items[0]["containers"]
