@@ -15,8 +15,10 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry.gozero import default_unset as _set
+from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.cluster.registry.podspec_defaults import (
     canonical_resource_list,
     default_pod,
@@ -31,21 +33,6 @@ if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
 
 Defaulter = Callable[[Obj], None]
-
-
-def _set(d: Obj, key: str, value: Any) -> None:
-    """Default a field Go would consider unset (absent, null or the empty string)."""
-    if d.get(key) is None or d.get(key) == "":
-        d[key] = value
-
-
-def _dict(d: Obj, key: str) -> Obj:
-    """The dict at ``key``, created when absent (a non-pointer struct in Go)."""
-    value = d.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        d[key] = value
-    return value
 
 
 def _spec(obj: Obj) -> Obj:

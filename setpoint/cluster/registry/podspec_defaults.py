@@ -10,23 +10,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from setpoint.cluster.registry.gozero import default_unset as _set
+from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity
 
 _DEFAULT_MODE = 0o644  # 420: secret, configMap, downwardAPI and projected volumes
-
-
-def _set(d: Obj, key: str, value: Any) -> None:
-    if d.get(key) is None or d.get(key) == "":
-        d[key] = value
-
-
-def _dict(d: Obj, key: str) -> Obj:
-    value = d.get(key)
-    if not isinstance(value, dict):
-        value = {}
-        d[key] = value
-    return value
 
 
 def canonical_resource_list(resources: Obj) -> Obj:
