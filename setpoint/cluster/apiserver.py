@@ -28,6 +28,7 @@ from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
+from setpoint.cluster.storage.freshness import Freshness
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
@@ -72,6 +73,7 @@ class APIServer:
         self.service_cluster_ip_range = service_cluster_ip_range
         self.kubernetes_service_ip = kubernetes_service_ip(service_cluster_ip_range)
         self.store = Store(data / "state.db" if data is not None else None)
+        self.freshness = Freshness(self.store)
         self.registry = Registry()
         # the CRD machinery serves custom resources through the REST storage it is given,
         # and the REST storage asks it for their schemas: bound late, at call time

@@ -314,6 +314,10 @@ class Target:
 def target() -> Iterator[Target]:
     cluster = ThreadedCluster()
     running = cluster.start()
+    # the generators send reads at revisions never reached ("99999999"): each would wait
+    # the watch cache's 3 s for the same 504 (tests/cluster/fidelity/
+    # test_resource_version_freshness.py proves the wait)
+    cluster.call(lambda: setattr(running.api.freshness, "block_timeout", 0.0))
     with http_client(running) as http:
         tgt = Target(cluster, http)
         tgt.ensure_objects()

@@ -45,6 +45,7 @@ from setpoint.cluster.registry.admissionpoints import (
 )
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.listing import (
+    cache_wait_revision,
     list_item,
     list_items_json,
     parse_rv,
@@ -342,7 +343,7 @@ class Handler:
             media = self._media(request)
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
-                self._check_fresh(parse_rv(query["resourceVersion"]))
+                await self._wait_fresh(parse_rv(query["resourceVersion"]))
             if not rp.subresource and not media.as_kind and not media.is_yaml:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
@@ -405,6 +406,8 @@ class Handler:
             if rp.name is None:
                 lopts = ListOptions.parse(query)
                 validate_list_options(lopts)
+                # store.go DeleteCollection lists first, through the watch cache
+                await self.api.freshness.wait_until_fresh(cache_wait_revision(lopts))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
@@ -593,6 +596,13 @@ class Handler:
         opts.watch = watch
         validate_list_options(opts)
         ns = rp.namespace
+        wanted = cache_wait_revision(opts)
+        # a LIST that waited in vain answers the Timeout itself (listing.list_stored)
+        if not await self.api.freshness.wait_until_fresh(wanted) and watch:
+            # cacher.go Watch: the wait's error comes as the stream's one ERROR event
+            error = too_large(wanted, self.api.store.revision).to_status()
+            return Response(orjson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
+                            "application/json")
         if not watch:
             return await self._list(request, rt, ns, opts, media)
         return await self._watch(request, rt, ns, opts, media)
@@ -664,12 +674,11 @@ class Handler:
         table["rows"] = await in_chunks(listed["items"], rows)
         return table
 
-    def _check_fresh(self, revision: int) -> None:
-        """A read the watch cache serves must see at least the revision it asks for. The
-        cache waits up to 3 s for it (watch_cache.go waitUntilFreshAndBlock); this store is
-        the only writer and has reached every revision it ever handed out, so waiting could
-        only delay the same Timeout: it is answered at once."""
-        if revision > self.api.store.revision:
+    async def _wait_fresh(self, revision: int) -> None:
+        """A read the watch cache serves must see at least the revision it asks for: it
+        waits up to 3 s for a write to reach it (watch_cache.go waitUntilFreshAndBlock),
+        then answers the Timeout."""
+        if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
 
     async def _read(self, request: Request, rt: ResourceType,

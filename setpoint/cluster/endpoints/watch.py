@@ -47,6 +47,10 @@ class WatchStream:
         self._deadline = time.monotonic() + timeout
         self._initial: list[WatchEvent] = []
         self._revision = store.revision
+        # events up to this revision are not sent: a watch from a resourceVersion the store
+        # has not reached yet starts at once and skips them (cache_watcher.go process sends
+        # only events newer than the watch's resourceVersion)
+        self._after = 0
         self.error: Obj | None = None
         self._start()
 
@@ -73,7 +77,7 @@ class WatchStream:
             ).to_status()
             self._watcher.close()
             return
-        self._revision = since
+        self._revision = self._after = since
         for ev in events:
             if self._ns is None or ev.namespace == self._ns:
                 translated = self._translate(ev)
@@ -95,6 +99,8 @@ class WatchStream:
         return {"kind": self._rt.kind, "apiVersion": self._rt.api_version, "metadata": meta}
 
     def _translate(self, ev: Event) -> WatchEvent | None:
+        if ev.revision <= self._after:
+            return None
         self._revision = max(self._revision, ev.revision)
         flt = self._filter
         if flt.empty:
@@ -136,7 +142,9 @@ class WatchStream:
                 out = [t for t in (self._translate(ev) for ev in batch) if t is not None]
                 now = time.monotonic()
                 if next_bookmark is not None and now >= next_bookmark:
-                    out.append(("BOOKMARK", self._bookmark()))
+                    if self._rest.store.revision >= self._after:
+                        # a bookmark below the watch's resourceVersion is skipped as well
+                        out.append(("BOOKMARK", self._bookmark()))
                     next_bookmark = self._next_bookmark(now)
                 if out:
                     yield out

@@ -100,6 +100,20 @@ def served_from_etcd(opts: ListOptions) -> bool:
     return bool(opts.continue_token) or (match not in ("", NOT_OLDER_THAN)) or legacy_exact
 
 
+def cache_wait_revision(opts: ListOptions) -> int:
+    """The revision the watch cache waits for before it serves a LIST or WATCH (0: none);
+    an unparsable resourceVersion is :func:`parse_rv`'s 500, raised before any wait. A LIST
+    waits unless it goes to etcd (cacher.go GetList → watch_cache.go WaitUntilFreshAndList);
+    a WATCH only when it sends initial events (cacher.go
+    waitUntilWatchCacheFreshAndForceAllEvents): any other watch starts at once and skips
+    the events up to its resourceVersion."""
+    if opts.watch:
+        return parse_rv(opts.resource_version) if opts.send_initial_events else 0
+    if served_from_etcd(opts):
+        return 0
+    return parse_rv(opts.resource_version)
+
+
 def too_large(wanted: int, current: int) -> errors.StatusError:
     """The watch cache's answer when it has not reached ``wanted`` (watch_cache.go
     waitUntilFreshAndBlock)."""

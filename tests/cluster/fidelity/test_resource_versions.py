@@ -7,6 +7,8 @@ Sources (kubernetes/kubernetes, release 1.32, staging/src/k8s.io/...):
 - apiserver/pkg/storage/errors.go NewTooLargeResourceVersionError
 - apiserver/pkg/storage/api_object_versioner.go ParseResourceVersion
 - apiserver/pkg/storage/etcd3/store.go resolveGetListRev, GetList; etcd3/errors.go
+
+Reads at a revision not reached yet (the watch cache's wait): test_resource_version_freshness.py
 """
 
 from __future__ import annotations
@@ -115,28 +117,6 @@ async def test_watch_match_needs_send_initial_events(api: API) -> None:
     assert body == _invalid_list_options((
         "FieldValueForbidden",
         "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
-
-
-async def test_too_large_resource_version_is_a_timeout(api: API) -> None:
-    """A read the watch cache serves (GET with a resourceVersion, LIST NotOlderThan) of a
-    revision not reached: NewTooLargeResourceVersionError with the watch cache's retry of 1 s
-    (storage/errors.go, cacher/watch_cache.go)."""
-    current = await _rv(api)
-    wanted = current + 1000
-    await _cm(api, "x")
-    after = current + 1
-    for path in (f"{CMS}?resourceVersion={wanted}",
-                 f"{CMS}?resourceVersion={wanted}&resourceVersionMatch=NotOlderThan&limit=1",
-                 f"{CMS}/x?resourceVersion={wanted}"):
-        status, body = await api.get(path)
-        assert (status, body) == (504, {
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": f"Timeout: Too large resource version: {wanted}, current: {after}",
-            "reason": "Timeout",
-            "details": {"causes": [{"reason": "ResourceVersionTooLarge",
-                                    "message": "Too large resource version"}],
-                        "retryAfterSeconds": 1},
-            "code": 504}), path
 
 
 async def test_exact_future_revision_is_etcds_error(api: API) -> None:
