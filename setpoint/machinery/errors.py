@@ -42,6 +42,8 @@ class StatusError(Exception):
     uid: str = ""
     # some answers carry an empty details object ({}), which the apiserver still sends
     keep_empty_details: bool = False
+    # the Status's ListMeta.continue: a compacted continuation's 410 says how to resume
+    continue_token: str = ""
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
@@ -53,7 +55,7 @@ class StatusError(Exception):
         status: dict[str, Any] = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": {"continue": self.continue_token} if self.continue_token else {},
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
@@ -96,6 +98,7 @@ class StatusError(Exception):
             ],
             retry_after=details.get("retryAfterSeconds"),
             uid=details.get("uid", ""),
+            continue_token=(status.get("metadata") or {}).get("continue", ""),
         )
 
 

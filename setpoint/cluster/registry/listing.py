@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import re
 from functools import lru_cache
 
@@ -10,6 +9,7 @@ import orjson
 
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import Steps
+from setpoint.cluster.registry.continuetoken import decode_continue, encode_continue
 from setpoint.cluster.registry.options import NOT_OLDER_THAN, ListOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
@@ -139,16 +139,22 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
     present with ``list_item``, or served as they are by ``list_items_json``). Reading them
     costs the keys visited; nothing is decoded unless a selector must look inside."""
     flt = Filter(codec, rt, opts)
-    after = ""
+    start = ""  # the key to start at (a continuation's), relative to the prefix listed
     at: int | None = None  # the revision to list at; None: now
     limit = opts.limit
     if opts.continue_token:
-        # etcd3 store.go GetList: the token is decoded first, then resolveGetListRev
-        revision, start = decode_continue(opts.continue_token)
+        # etcd3 store.go GetList: the token is decoded first, then resolveGetListRev; a
+        # token's revision below 0 asks for the latest, one etcd has not reached is
+        # mvcc's ErrFutureRev
+        token_revision, start = decode_continue(opts.continue_token)
         if opts.resource_version not in ("", "0"):
             raise errors.bad_request(
                 "specifying resource version is not allowed when using continue")
-        after, at = start.rstrip("\x00"), revision
+        revision = store.revision
+        if token_revision > 0:
+            if token_revision > store.revision:
+                raise errors.StatusError(500, "", FUTURE_REVISION)
+            at = revision = token_revision
     elif served_from_etcd(opts):
         revision = store.revision
         wanted = invalid_rv_bad_request(opts.resource_version)
@@ -168,12 +174,16 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
     # etcd keys: /<resource>/<namespace>/<name>; a continue key is relative to the prefix
     # listed (k8s.io/apiserver/pkg/storage/etcd3/store.go GetList)
     prefix = "" if rt.namespaced and ns is None else f"{ns or ''}/"
-    scan = store.scan(rt.storage_key, prefix, prefix + after if after else "", at,
-                      flt.label_pairs)
+    scan = store.scan(rt.storage_key, prefix, prefix + start if start else "", at,
+                      flt.label_pairs, inclusive=True)
     if scan is None:
-        raise errors.resource_expired(
-            EXPIRED_CONTINUE if opts.continue_token else
-            "The resourceVersion for the provided list is too old.")
+        if opts.continue_token:
+            # etcd3/errors.go handleCompactedErrorForPaging: the answer carries a token that
+            # resumes at the same key at the latest revision
+            expired = errors.resource_expired(EXPIRED_CONTINUE)
+            expired.continue_token = encode_continue(-1, start)
+            raise expired
+        raise errors.resource_expired("The resourceVersion for the provided list is too old.")
     return _page(rt, flt, scan, prefix, revision, limit)
 
 
@@ -233,21 +243,3 @@ def _type_heads(kind: str, api_version: str) -> tuple[bytes, bytes]:
     """How a stored object of the type begins when its kind and apiVersion come first."""
     return (orjson.dumps({"kind": kind, "apiVersion": api_version})[:-1] + b",",
             orjson.dumps({"apiVersion": api_version, "kind": kind})[:-1] + b",")
-
-
-def encode_continue(revision: int, start: str) -> str:
-    data = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": start})
-    return base64.urlsafe_b64encode(data).decode().rstrip("=")
-
-
-def decode_continue(token: str) -> tuple[int, str]:
-    try:
-        padded = token + "=" * (-len(token) % 4)
-        data = orjson.loads(base64.urlsafe_b64decode(padded))
-        if data.get("v") != "meta.k8s.io/v1":
-            raise ValueError
-        return int(data["rv"]), str(data["start"])
-    except (ValueError, KeyError, TypeError, orjson.JSONDecodeError):
-        raise errors.bad_request(
-            "continue key is not valid: incorrect encoded start resourceVersion (version "
-            "meta.k8s.io/v1)") from None

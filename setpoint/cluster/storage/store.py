@@ -222,12 +222,13 @@ class Store:
         return [_decode(raw) for _, raw in scan] if scan is not None else []
 
     def scan(self, resource: str, prefix: str, after: str, revision: int | None,
-             labels: tuple[Pair, ...] = ()) -> Scan | None:
+             labels: tuple[Pair, ...] = (), inclusive: bool = False) -> Scan | None:
         """The keys that start with ``prefix`` and sort after ``after`` (all when ""), in
         order, with their stored JSON, as they were at ``revision`` (now when None); None
         when it is compacted. With ``labels``, only keys whose object carries all those
         labels now or carried them at ``revision`` need be visited (a superset: the caller
-        still checks each object).
+        still checks each object). With ``inclusive``, ``after`` itself is the first key
+        (a continue token's start key, as etcd ranges from it).
 
         Starting costs a bisection plus the events since ``revision``; each step one key.
         """
@@ -241,7 +242,8 @@ class Store:
                 if rec[2] == resource:
                     then[f"{rec[3]}/{rec[4]}"] = rec[6]
         candidates = self._label_index(resource).candidates(labels) if labels else None
-        return Scan(self, resource, prefix, max(prefix, after + "\x00") if after else prefix,
+        first = after if inclusive else after + "\x00"
+        return Scan(self, resource, prefix, max(prefix, first) if after else prefix,
                     then, candidates)
 
     def _label_index(self, resource: str) -> LabelIndex:

@@ -85,7 +85,7 @@ async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> 
     for answer in answers:
         assert answer == (504, too_large)
     assert events == [{"type": "ERROR", "object": too_large}]
-    status, kept = await api.get(f"{CMS}/x")
+    status, _ = await api.get(f"{CMS}/x")
     assert status == 200, "the refused DELETECOLLECTION deleted nothing"
 
 
