@@ -56,10 +56,11 @@ class WatchStream:
 
     def _start(self) -> None:
         store = self._rest.store
-        rv = self._opts.resource_version
+        # cacher.go Watch decides on the parsed resourceVersion: "", "0" and "00" alike
+        since = parse_rv(self._opts.resource_version)
         send_initial = self._opts.send_initial_events
         if send_initial is None:
-            send_initial = rv in ("", "0")
+            send_initial = since == 0
         if send_initial:
             for obj in store.list(self._rt.storage_key, self._ns):
                 if self._filter.empty or self._filter.matches(obj):
@@ -67,9 +68,8 @@ class WatchStream:
             if self._opts.allow_bookmarks:
                 self._initial.append(("BOOKMARK", self._bookmark(initial_end=True)))
             return
-        if rv in ("", "0"):
+        if since == 0:  # from now on
             return
-        since = parse_rv(rv)
         events = store.events_since(self._rt.storage_key, since)
         if events is None:
             self.error = errors.resource_expired(

@@ -13,8 +13,10 @@ Reads at a revision not reached yet (the watch cache's wait): test_resource_vers
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.cluster.conftest import API
@@ -230,3 +232,15 @@ async def test_each_write_consumes_one_revision(api: API) -> None:
         await _cm(api, name, labels={"set": "dc"})
     status, _ = await api.delete(f"{CMS}?labelSelector=set%3Ddc")
     assert status == 200 and await _rv(api) == before + 7 + 3 + 3
+
+
+async def test_watch_at_a_resource_version_that_parses_to_zero(api: API) -> None:
+    """cacher.go Watch and watch_cache.go getAllEventsSinceLocked decide on the parsed
+    resourceVersion: "00" is 0, so the watch starts with the current state as "0" does (not
+    a 410 for a revision before the history)."""
+    await _cm(api, "zero")
+    url = f"{api.cluster.url}{CMS}?watch=1&resourceVersion=00&timeoutSeconds=5"
+    async with api.session.get(url, ssl=api.ssl) as resp:
+        assert resp.status == 200
+        first = orjson.loads(await asyncio.wait_for(resp.content.readline(), 10))
+    assert first["type"] == "ADDED"
