@@ -7,17 +7,21 @@ count of the whole. A write through the main resource keeps the stored status, s
 ever reject what a ``/status`` write brings.
 
 ``validate_status_update`` holds the status rules of the other built-in kinds, run only for a
-``/status`` write as their status strategies' ``ValidateUpdate`` runs them
-(pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
-``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``;
+``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
+kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
+``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``;
 pkg/apis/batch/validation/validation.go ``validateJobStatus``).
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 
+from setpoint.cluster.registry.validation_nodes import validate_node_update
+from setpoint.cluster.registry.validation_podstatus import (
+    parse_ip_sloppy,
+    validate_pod_status_update,
+)
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -93,38 +97,11 @@ def validate_status(group: str, kind: str, obj: Obj) -> list[Cause]:
 
 # -- status writes of the other built-in kinds (only a ``/status`` write runs these) ---------
 
-_POD_SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
 _LB_IP_MODES = ("Proxy", "VIP")
 
 
 def _ip(value: str) -> bool:
-    """``netutils.ParseIPSloppy``: an IPv4 address may carry leading zeros."""
-    try:
-        ipaddress.ip_address(value)
-        return True
-    except ValueError:
-        parts = value.split(".")
-        return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) < 256
-                                       for p in parts)
-
-
-def _pod_status_update(new: Obj, old: Obj) -> list[Cause]:
-    """``ValidatePodStatusUpdate``: a condition that is not one of the system's must have a
-    qualified name as its type — reported under ``metadata.conditions[i].Type``, the path
-    the real code builds from its metadata field path."""
-    causes: list[Cause] = []
-    status = new.get("status") or {}
-    for i, condition in enumerate(status.get("conditions") or []):
-        ctype = condition.get("type", "") if isinstance(condition, dict) else ""
-        if ctype in _POD_SYSTEM_CONDITIONS:
-            continue
-        causes.extend(fe.invalid(f"metadata.conditions[{i}].Type", ctype, msg)
-                      for msg in names.is_qualified_name(str(ctype)))
-    nominated = status.get("nominatedNodeName") or ""
-    if nominated and nominated != (old.get("status") or {}).get("nominatedNodeName"):
-        causes.extend(fe.invalid("status.nominatedNodeName", nominated, msg)
-                      for msg in names.name_is_dns_subdomain(nominated, False))
-    return causes
+    return parse_ip_sloppy(value) is not None
 
 
 def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
@@ -181,11 +158,18 @@ def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
 
 
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
-    ("", "Pod"): _pod_status_update,
+    ("", "Pod"): validate_pod_status_update,
+    ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,
     ("", "Namespace"): _namespace_status_update,
     ("batch", "Job"): _job_status_update,
 }
+
+
+def has_status_update_validation(group: str, kind: str) -> bool:
+    """Whether the kind's status strategy validates a ``/status`` write by its own rules
+    alone (``validate_status_update``) rather than by the kind's whole validation."""
+    return (group, kind) in STATUS_UPDATE_VALIDATORS
 
 
 def validate_status_update(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
