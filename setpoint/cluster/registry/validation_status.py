@@ -9,7 +9,8 @@ ever reject what a ``/status`` write brings.
 ``validate_status_update`` holds the status rules of the other built-in kinds, run only for a
 ``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
 kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
-``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``;
+``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``,
+``ValidatePersistentVolumeClaimStatusUpdate``;
 pkg/apis/batch/validation/validation.go ``validateJobStatus``).
 """
 
@@ -26,6 +27,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
+from setpoint.machinery.quantity import Quantity, QuantityError
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 OVER_REPLICAS = "cannot be greater than status.replicas"
@@ -157,11 +159,31 @@ def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
             if _count(status, k) < 0]
 
 
+def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimStatusUpdate``: the (kept) spec names access modes —
+    under the Go field path ``Spec.accessModes`` — and no capacity is below zero, judged by
+    ``validateBasicResource`` on the quantity's whole value, rounded away from zero.
+    (status.allocatedResources, checked only with RecoverVolumeExpansionFailure, is not.)"""
+    causes: list[Cause] = []
+    if not (new.get("spec") or {}).get("accessModes"):
+        causes.append(fe.required("Spec.accessModes"))
+    for resource, value in ((new.get("status") or {}).get("capacity") or {}).items():
+        try:
+            whole = Quantity.from_json(value).value()
+        except (QuantityError, TypeError, ValueError):
+            continue  # (decoding refuses what does not parse)
+        if whole < 0:
+            causes.append(fe.invalid(f"status.capacity[{resource}]", whole,
+                                     "must be a valid resource quantity"))
+    return causes
+
+
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
     ("", "Pod"): validate_pod_status_update,
     ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,
     ("", "Namespace"): _namespace_status_update,
+    ("", "PersistentVolumeClaim"): _pvc_status_update,
     ("batch", "Job"): _job_status_update,
 }
 

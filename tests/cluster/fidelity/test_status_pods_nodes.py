@@ -196,3 +196,42 @@ async def test_node_quantities_and_addresses_are_validated_on_status_writes(api:
     assert status == 200, body
     assert (body["metadata"]["labels"], body["spec"].get("unschedulable"),
             body["status"]["conditions"][0]["status"]) == ({"kept": "yes"}, None, "Perhaps")
+
+
+async def test_status_writes_of_services_namespaces_and_claims_skip_the_kind_validation(
+        api: API) -> None:
+    """Service, Namespace and PersistentVolumeClaim status strategies validate a status
+    write with ValidateServiceStatusUpdate, ValidateNamespaceStatusUpdate and
+    ValidatePersistentVolumeClaimStatusUpdate alone: a bad label is reported three times
+    (validateCommonFields twice, their ValidateObjectMetaUpdate once), not four as through
+    the main resource. A claim's capacity may not be negative, judged on its whole value
+    (validateBasicResource, key path status.capacity[storage]). Sources:
+    pkg/registry/core/{service,namespace,persistentvolumeclaim}/strategy.go."""
+    claims = "/api/v1/namespaces/default/persistentvolumeclaims"
+    writes: tuple[tuple[str, dict[str, Any]], ...] = (
+            ("/api/v1/namespaces/default/services",
+             {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}),
+            ("/api/v1/namespaces", {"metadata": {"name": "ns1"}}),
+            (claims, {"metadata": {"name": "c"}, "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "resources": {"requests": {"storage": "1Gi"}}}}))
+    for path, body in writes:
+        status, created = await api.post(path, body)
+        assert status == 201, created
+        at = f"{path}/{body['metadata']['name']}"
+        status, out = await api.patch(f"{at}/status",
+                                      {"metadata": {"labels": {"a b": "x"}}}, MERGE)
+        assert (status, _causes(out)) == (
+            422, Counter({("metadata.labels", "FieldValueInvalid"): 3})), at
+        status, out = await api.patch(at, {"metadata": {"labels": {"a b": "x"}}}, MERGE)
+        assert (status, _causes(out)) == (
+            422, Counter({("metadata.labels", "FieldValueInvalid"): 4})), at
+    status, out = await api.patch(f"{claims}/c/status", {"status": {
+        "phase": "Bound", "capacity": {"storage": "-1Gi"}}}, MERGE)
+    assert (status, out["details"]["kind"], _messages(out)) == (
+        422, "PersistentVolumeClaim", {"status.capacity[storage]":
+                                       "Invalid value: -1073741824: must be a valid resource "
+                                       "quantity"})
+    status, out = await api.patch(f"{claims}/c/status", {"status": {
+        "phase": "Bound", "capacity": {"storage": "2Gi"}}}, MERGE)
+    assert (status, out["status"]["capacity"]) == (200, {"storage": "2Gi"})
