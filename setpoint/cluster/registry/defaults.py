@@ -176,7 +176,14 @@ _NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osIm
 
 
 def _node(obj: Obj) -> None:
-    _spec(obj)  # a Go struct: written as {} even when empty
+    spec = _spec(obj)  # a Go struct: written as {} even when empty
+    # v1 <-> internal (pkg/apis/core/v1/conversion.go, Convert_v1_NodeSpec_To_core_NodeSpec
+    # and back): podCIDR is authoritative over podCIDRs, and is written back as their first
+    pod_cidr, cidrs = spec.get("podCIDR") or "", spec.get("podCIDRs") or []
+    if pod_cidr and (not cidrs or cidrs[0] != pod_cidr):
+        spec["podCIDRs"] = [pod_cidr]
+    elif not pod_cidr and cidrs and isinstance(cidrs[0], str) and cidrs[0]:
+        spec["podCIDR"] = cidrs[0]
     status = _dict(obj, "status")
     for key in ("capacity", "allocatable"):
         if isinstance(status.get(key), dict):

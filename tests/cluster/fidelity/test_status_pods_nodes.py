@@ -235,3 +235,34 @@ async def test_status_writes_of_services_namespaces_and_claims_skip_the_kind_val
     status, out = await api.patch(f"{claims}/c/status", {"status": {
         "phase": "Bound", "capacity": {"storage": "2Gi"}}}, MERGE)
     assert (status, out["status"]["capacity"]) == (200, {"storage": "2Gi"})
+
+
+async def test_node_spec_rules_on_create_and_update(api: API) -> None:
+    """ValidateNode: taints are validated under the metadata path the real code hands
+    validateNodeTaints (metadata.taints[i]), pod CIDRs must be CIDRs; ValidateNodeUpdate:
+    podCIDRs and providerID may only be set once. podCIDR is authoritative over podCIDRs
+    (Convert_v1_NodeSpec_To_core_NodeSpec). A status write cannot touch the spec, so none
+    of this can fail it."""
+    status, body = await api.post(NODES, {"metadata": {"name": "t"}, "spec": {
+        "taints": [{"key": "k", "effect": "Sometimes"}, {"key": "k", "effect": "NoSchedule"},
+                   {"key": "k", "effect": "NoSchedule", "value": "v"}],
+        "podCIDRs": ["10.244.0.0/33"]}})
+    assert (status, _causes(body)) == (422, Counter({
+        ("metadata.taints[0].effect", "FieldValueNotSupported"): 1,
+        ("metadata.taints[2]", "FieldValueDuplicate"): 1,
+        ("spec.podCIDRs[0]", "FieldValueInvalid"): 1}))
+    assert _messages(body)["metadata.taints[0].effect"] == (
+        'Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", '
+        '"NoExecute"')
+    status, node = await api.post(NODES, {"metadata": {"name": "c"}, "spec": {
+        "podCIDR": "10.244.1.0/24", "podCIDRs": ["10.244.9.0/24"], "providerID": "sim://c"}})
+    assert (status, node["spec"]["podCIDRs"]) == (201, ["10.244.1.0/24"])
+    status, body = await api.patch(f"{NODES}/c", {"spec": {
+        "podCIDR": "10.244.2.0/24", "providerID": "sim://other"}}, MERGE)
+    assert (status, _causes(body)) == (422, Counter({
+        ("spec.podCIDRs", "FieldValueForbidden"): 1,
+        ("spec.providerID", "FieldValueForbidden"): 1}))
+    status, body = await api.patch(f"{NODES}/c/status", {"spec": {"providerID": "sim://x"},
+                                                          "status": {"phase": "Running"}},
+                                   MERGE)
+    assert (status, body["spec"]["providerID"]) == (200, "sim://c")
