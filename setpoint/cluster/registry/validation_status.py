@@ -10,7 +10,8 @@ ever reject what a ``/status`` write brings.
 ``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
 kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
 ``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``,
-``ValidatePersistentVolumeClaimStatusUpdate``;
+``ValidatePersistentVolumeClaimStatusUpdate``; pkg/apis/apps/validation/validation.go
+``ValidateDeploymentStatusUpdate`` and kin;
 pkg/apis/batch/validation/validation.go ``validateJobStatus``).
 """
 
@@ -159,6 +160,28 @@ def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
             if _count(status, k) < 0]
 
 
+def _collision_count(new: Obj, old: Obj) -> list[Cause]:
+    """``apivalidation.IsDecremented`` on status.collisionCount: it may grow, never shrink
+    nor go away once set."""
+    after = (new.get("status") or {}).get("collisionCount")
+    before = (old.get("status") or {}).get("collisionCount")
+    if before is None or (after is not None and _count(new["status"], "collisionCount")
+                          >= _count(old["status"], "collisionCount")):
+        return []
+    value = 0 if after is None else _count(new["status"], "collisionCount")
+    return [fe.invalid("status.collisionCount", value, "cannot be decremented")]
+
+
+def _workload_status_update(kind: str) -> Callable[[Obj, Obj], list[Cause]]:
+    """``ValidateDeploymentStatusUpdate``, ``ValidateReplicaSetStatusUpdate``,
+    ``ValidateStatefulSetStatusUpdate``, ``ValidateDaemonSetStatusUpdate``: the status
+    counts, and (but for ReplicaSets) a collision count that only grows."""
+    def check(new: Obj, old: Obj) -> list[Cause]:
+        causes = validate_status("apps", kind, new)
+        return causes if kind == "ReplicaSet" else causes + _collision_count(new, old)
+    return check
+
+
 def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidatePersistentVolumeClaimStatusUpdate``: the (kept) spec names access modes —
     under the Go field path ``Spec.accessModes`` — and no capacity is below zero, judged by
@@ -184,6 +207,10 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("", "Service"): _service_status_update,
     ("", "Namespace"): _namespace_status_update,
     ("", "PersistentVolumeClaim"): _pvc_status_update,
+    ("apps", "Deployment"): _workload_status_update("Deployment"),
+    ("apps", "ReplicaSet"): _workload_status_update("ReplicaSet"),
+    ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
+    ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
     ("batch", "Job"): _job_status_update,
 }
 

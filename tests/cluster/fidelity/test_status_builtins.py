@@ -1,5 +1,6 @@
-"""``/status`` writes of Pods and Nodes: what each may change, what it silently keeps, and
-what it refuses, with the causes kube-apiserver 1.32 gives.
+"""``/status`` writes of built-in kinds (Pods and Nodes foremost; Services, Namespaces,
+claims and the apps workloads): what each may change, what it silently keeps, and what it
+refuses, with the causes kube-apiserver 1.32 gives.
 
 Sources: pkg/registry/core/pod/strategy.go (podStatusStrategy: PrepareForUpdate keeps the
 spec, ownerReferences and the QoS class; ValidateUpdate is ValidatePodStatusUpdate),
@@ -266,3 +267,31 @@ async def test_node_spec_rules_on_create_and_update(api: API) -> None:
                                                           "status": {"phase": "Running"}},
                                    MERGE)
     assert (status, body["spec"]["providerID"]) == (200, "sim://c")
+
+
+async def test_workload_status_writes_are_validated_by_the_status_rules_alone(
+        api: API) -> None:
+    """The apps status strategies validate a status write with ValidateDeploymentStatusUpdate
+    (and its ReplicaSet, StatefulSet, DaemonSet kin) alone: a bad annotation is reported
+    three times, not four (labels are not the status writer's: the strategy keeps the
+    stored ones); the collision count may not be decremented nor dropped once set
+    (apivalidation.IsDecremented; the value reported is 0 when it is dropped). Sources:
+    pkg/apis/apps/validation/validation.go, pkg/registry/apps/deployment/strategy.go."""
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    status, _ = await api.post(deployments, {"metadata": {"name": "d"}, "spec": {
+        "selector": {"matchLabels": {"app": "x"}},
+        "template": {"metadata": {"labels": {"app": "x"}},
+                     "spec": {"containers": [{"name": "c", "image": "i"}]}}}})
+    assert status == 201
+    status, out = await api.patch(f"{deployments}/d/status",
+                                  {"metadata": {"annotations": {"a b": "x"}}}, MERGE)
+    assert (status, _causes(out)) == (
+        422, Counter({("metadata.annotations", "FieldValueInvalid"): 3}))
+    status, out = await api.patch(f"{deployments}/d/status",
+                                  {"status": {"collisionCount": 2}}, MERGE)
+    assert status == 200, out
+    for sent, shown in ((1, "1"), (None, "0")):
+        status, out = await api.patch(f"{deployments}/d/status",
+                                      {"status": {"collisionCount": sent}}, MERGE)
+        assert (status, _messages(out)) == (422, {
+            "status.collisionCount": f"Invalid value: {shown}: cannot be decremented"})
