@@ -43,11 +43,27 @@ def _spec(obj: Obj) -> Obj:
 
 def _pod(obj: Obj) -> None:
     default_pod(obj)
+    if isinstance(obj.get("status"), dict):
+        convert_pod_ips(obj["status"])
     # PodCondition's times are value fields: Go writes them even when unset (as null)
     for condition in (obj.get("status") or {}).get("conditions") or []:
         if isinstance(condition, dict):
             condition.setdefault("lastProbeTime", None)
             condition.setdefault("lastTransitionTime", None)
+
+
+def convert_pod_ips(status: Obj) -> None:
+    """The v1 ↔ internal conversion of ``status.podIP``/``podIPs``
+    (pkg/apis/core/v1/conversion.go, Convert_v1_PodStatus_To_core_PodStatus and back):
+    ``podIP`` is authoritative, replacing ``podIPs`` when it differs from their first, and
+    is written back as ``podIPs[0]``."""
+    pod_ip = status.get("podIP") or ""
+    ips = status.get("podIPs") or []
+    first = ips[0].get("ip") if ips and isinstance(ips[0], dict) else None
+    if pod_ip and first != pod_ip:
+        status["podIPs"] = [{"ip": pod_ip}]
+    elif not pod_ip and first:
+        status["podIP"] = first
 
 
 def _pod_template(obj: Obj) -> None:
@@ -160,6 +176,14 @@ _NODE_INFO_FIELDS = ("machineID", "systemUUID", "bootID", "kernelVersion", "osIm
 
 
 def _node(obj: Obj) -> None:
+    spec = _spec(obj)  # a Go struct: written as {} even when empty
+    # v1 <-> internal (pkg/apis/core/v1/conversion.go, Convert_v1_NodeSpec_To_core_NodeSpec
+    # and back): podCIDR is authoritative over podCIDRs, and is written back as their first
+    pod_cidr, cidrs = spec.get("podCIDR") or "", spec.get("podCIDRs") or []
+    if pod_cidr and (not cidrs or cidrs[0] != pod_cidr):
+        spec["podCIDRs"] = [pod_cidr]
+    elif not pod_cidr and cidrs and isinstance(cidrs[0], str) and cidrs[0]:
+        spec["podCIDR"] = cidrs[0]
     status = _dict(obj, "status")
     for key in ("capacity", "allocatable"):
         if isinstance(status.get(key), dict):

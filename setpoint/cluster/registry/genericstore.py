@@ -27,7 +27,6 @@ from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.registry.validation_status import validate_status_update
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
@@ -239,11 +238,13 @@ class GenericStore:
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
                   subresource: str = "") -> None:
-        causes: list[Cause] = (rt.strategy.validate(rt, obj) if old is None
-                               else rt.strategy.validate_update(rt, obj, old))
+        if old is None:
+            causes: list[Cause] = rt.strategy.validate(rt, obj)
+        elif subresource == "status" and not rt.is_custom:
+            causes = rt.strategy.validate_status_update(rt, obj, old)
+        else:
+            causes = rt.strategy.validate_update(rt, obj, old)
         causes = causes + self.decoder.validate(rt, obj, old)
-        if old is not None and subresource == "status" and not rt.is_custom:
-            causes += validate_status_update(rt.group, rt.kind, obj, old)
         if causes:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
+from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -124,6 +125,10 @@ class Strategy:
     def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         return validation.validate_update(rt, new, old)
 
+    def validate_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        """A built-in kind's ``/status`` write (its status strategy's ``ValidateUpdate``)."""
+        return validation.validate_status_subresource_update(rt, new, old)
+
     def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]:
         return fieldlabels.field_labels(rt, obj)
 
@@ -142,9 +147,19 @@ class NamespaceStrategy(Strategy):
         new["spec"] = spec
 
 
+class PodStrategy(Strategy):
+    """Pods: a status write keeps the QoS class fixed at creation when it leaves it out."""
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        prepare_pod_status_update(out, old)
+        return out
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
+    ("", "Pod"): PodStrategy,
 }
 
 

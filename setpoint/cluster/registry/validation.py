@@ -17,10 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_events as events
+from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
-from setpoint.cluster.registry.validation_status import validate_status
+from setpoint.cluster.registry.validation_status import (
+    has_status_update_validation,
+    validate_status,
+    validate_status_update,
+)
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -299,6 +304,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Namespace"): _namespace,
     ("", "Service"): _service,
     ("", "Pod"): pods.validate_pod,
+    ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
     ("apps", "Deployment"): workloads.validate_deployment,
@@ -319,6 +325,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "Secret"): _secret_update,
     ("", "Service"): _service_update,
     ("", "Pod"): pods.validate_pod_update,
+    ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,
     ("apps", "DaemonSet"): workloads.validate_selector_update,
@@ -386,3 +393,18 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         causes.extend(_kind_create(rt, new))
         causes.extend(validate_status(rt.group, rt.kind, new))
     return causes
+
+
+def validate_status_subresource_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+    """The causes a ``/status`` write of a built-in kind is rejected for. A kind whose
+    status strategy has its own ``ValidateUpdate`` (pods: ``ValidatePodStatusUpdate``,
+    nodes: ``ValidateNodeUpdate``, ...) gets the generic layer's metadata checks, the
+    strategy's ``ValidateObjectMetaUpdate`` and its status rules — never the kind's
+    whole validation, whose spec rules a status write cannot touch; the other kinds get
+    their update validation."""
+    if not has_status_update_validation(rt.group, rt.kind):
+        return validate_update(rt, new, old)
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
+    causes += names.validate_object_meta_update(new_meta, old_meta)
+    return causes + validate_status_update(rt.group, rt.kind, new, old)

@@ -7,21 +7,28 @@ count of the whole. A write through the main resource keeps the stored status, s
 ever reject what a ``/status`` write brings.
 
 ``validate_status_update`` holds the status rules of the other built-in kinds, run only for a
-``/status`` write as their status strategies' ``ValidateUpdate`` runs them
-(pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
-``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``;
+``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
+kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
+``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``,
+``ValidatePersistentVolumeClaimStatusUpdate``; pkg/apis/apps/validation/validation.go
+``ValidateDeploymentStatusUpdate`` and kin;
 pkg/apis/batch/validation/validation.go ``validateJobStatus``).
 """
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable
 
+from setpoint.cluster.registry.validation_nodes import validate_node_update
+from setpoint.cluster.registry.validation_podstatus import (
+    parse_ip_sloppy,
+    validate_pod_status_update,
+)
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
+from setpoint.machinery.quantity import Quantity, QuantityError
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 OVER_REPLICAS = "cannot be greater than status.replicas"
@@ -93,38 +100,11 @@ def validate_status(group: str, kind: str, obj: Obj) -> list[Cause]:
 
 # -- status writes of the other built-in kinds (only a ``/status`` write runs these) ---------
 
-_POD_SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
 _LB_IP_MODES = ("Proxy", "VIP")
 
 
 def _ip(value: str) -> bool:
-    """``netutils.ParseIPSloppy``: an IPv4 address may carry leading zeros."""
-    try:
-        ipaddress.ip_address(value)
-        return True
-    except ValueError:
-        parts = value.split(".")
-        return len(parts) == 4 and all(p.isdigit() and len(p) <= 3 and int(p) < 256
-                                       for p in parts)
-
-
-def _pod_status_update(new: Obj, old: Obj) -> list[Cause]:
-    """``ValidatePodStatusUpdate``: a condition that is not one of the system's must have a
-    qualified name as its type — reported under ``metadata.conditions[i].Type``, the path
-    the real code builds from its metadata field path."""
-    causes: list[Cause] = []
-    status = new.get("status") or {}
-    for i, condition in enumerate(status.get("conditions") or []):
-        ctype = condition.get("type", "") if isinstance(condition, dict) else ""
-        if ctype in _POD_SYSTEM_CONDITIONS:
-            continue
-        causes.extend(fe.invalid(f"metadata.conditions[{i}].Type", ctype, msg)
-                      for msg in names.is_qualified_name(str(ctype)))
-    nominated = status.get("nominatedNodeName") or ""
-    if nominated and nominated != (old.get("status") or {}).get("nominatedNodeName"):
-        causes.extend(fe.invalid("status.nominatedNodeName", nominated, msg)
-                      for msg in names.name_is_dns_subdomain(nominated, False))
-    return causes
+    return parse_ip_sloppy(value) is not None
 
 
 def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
@@ -180,12 +160,65 @@ def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
             if _count(status, k) < 0]
 
 
+def _collision_count(new: Obj, old: Obj) -> list[Cause]:
+    """``apivalidation.IsDecremented`` on status.collisionCount: it may grow, never shrink
+    nor go away once set."""
+    after = (new.get("status") or {}).get("collisionCount")
+    before = (old.get("status") or {}).get("collisionCount")
+    if before is None or (after is not None and _count(new["status"], "collisionCount")
+                          >= _count(old["status"], "collisionCount")):
+        return []
+    value = 0 if after is None else _count(new["status"], "collisionCount")
+    return [fe.invalid("status.collisionCount", value, "cannot be decremented")]
+
+
+def _workload_status_update(kind: str) -> Callable[[Obj, Obj], list[Cause]]:
+    """``ValidateDeploymentStatusUpdate``, ``ValidateReplicaSetStatusUpdate``,
+    ``ValidateStatefulSetStatusUpdate``, ``ValidateDaemonSetStatusUpdate``: the status
+    counts, and (but for ReplicaSets) a collision count that only grows."""
+    def check(new: Obj, old: Obj) -> list[Cause]:
+        causes = validate_status("apps", kind, new)
+        return causes if kind == "ReplicaSet" else causes + _collision_count(new, old)
+    return check
+
+
+def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePersistentVolumeClaimStatusUpdate``: the (kept) spec names access modes —
+    under the Go field path ``Spec.accessModes`` — and no capacity is below zero, judged by
+    ``validateBasicResource`` on the quantity's whole value, rounded away from zero.
+    (status.allocatedResources, checked only with RecoverVolumeExpansionFailure, is not.)"""
+    causes: list[Cause] = []
+    if not (new.get("spec") or {}).get("accessModes"):
+        causes.append(fe.required("Spec.accessModes"))
+    for resource, value in ((new.get("status") or {}).get("capacity") or {}).items():
+        try:
+            whole = Quantity.from_json(value).value()
+        except (QuantityError, TypeError, ValueError):
+            continue  # (decoding refuses what does not parse)
+        if whole < 0:
+            causes.append(fe.invalid(f"status.capacity[{resource}]", whole,
+                                     "must be a valid resource quantity"))
+    return causes
+
+
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
-    ("", "Pod"): _pod_status_update,
+    ("", "Pod"): validate_pod_status_update,
+    ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,
     ("", "Namespace"): _namespace_status_update,
+    ("", "PersistentVolumeClaim"): _pvc_status_update,
+    ("apps", "Deployment"): _workload_status_update("Deployment"),
+    ("apps", "ReplicaSet"): _workload_status_update("ReplicaSet"),
+    ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
+    ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
     ("batch", "Job"): _job_status_update,
 }
+
+
+def has_status_update_validation(group: str, kind: str) -> bool:
+    """Whether the kind's status strategy validates a ``/status`` write by its own rules
+    alone (``validate_status_update``) rather than by the kind's whole validation."""
+    return (group, kind) in STATUS_UPDATE_VALIDATORS
 
 
 def validate_status_update(group: str, kind: str, new: Obj, old: Obj) -> list[Cause]:
