@@ -7,9 +7,13 @@ Measured, each against a bare interpreter's start in the same run (the machine's
 - ``serve()`` in this process, to ready;
 - ``cluster up --no-workloads``, process start to ready;
 - ``cluster up`` with its default nodes, process start to "ready" (printed once its nodes
-  are Ready), twice: from cached bytecode, as an installed package runs, and with
-  PYTHONDONTWRITEBYTECODE set and no bytecode of the project's own modules, as an editable
-  install under an image that sets it (this image does) runs.
+  are Ready), three ways: from cached bytecode, as an installed wheel runs; with
+  PYTHONDONTWRITEBYTECODE set (this image sets it) and the project's bytecode as the tree's
+  own ``make`` install leaves it (compiled, if its Makefile runs ``compileall``; else none);
+  and with PYTHONDONTWRITEBYTECODE and no bytecode of the project's modules at all (a bare
+  ``pip install -e``), where every start compiles every module it imports;
+- beside each ``cluster up`` time, the CPU (user+system) the parent and its workloads'
+  process had spent when it said "ready": steadier than wall time on a loaded machine.
 
 ``--root`` times the ``setpoint`` of other source trees too (a checkout of the code before a
 change, say), interleaved with this one run by run, so that drift on the machine hits all
@@ -31,6 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import ROOT, bare_interpreter_s, child_environment, summary
+from bench.procstats import tree_usage, usage
 
 
 async def in_process() -> float:
@@ -41,8 +46,9 @@ async def in_process() -> float:
         return time.perf_counter() - started
 
 
-def process(root: Path, no_workloads: bool, bytecode: bool = True) -> float:
-    """Seconds from starting ``cluster up`` in ``root`` to its "Press Ctrl+C" line."""
+def process(root: Path, no_workloads: bool, bytecode: bool = True) -> tuple[float, float, float]:
+    """Seconds from starting ``cluster up`` in ``root`` to its "Press Ctrl+C" line, and the
+    CPU seconds then of the parent alone and of the parent and its workloads' process."""
     env = child_environment()
     if not bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -60,15 +66,35 @@ def process(root: Path, no_workloads: bool, bytecode: bool = True) -> float:
         else:
             raise RuntimeError(f"cluster up in {root} ended before it was ready")
         elapsed = time.perf_counter() - started
+        cpu = usage(proc.pid).cpu_seconds, tree_usage(proc.pid).cpu_seconds
         proc.terminate()
         proc.wait(timeout=30)
-        return elapsed
+        return elapsed, *cpu
 
 
 def drop_bytecode(root: Path) -> None:
     """Remove the cached bytecode of the project's own modules under ``root``."""
     for cache in (root / "setpoint").rglob("__pycache__"):
         shutil.rmtree(cache, ignore_errors=True)
+
+
+def install_bytecode(root: Path) -> None:
+    """The project's bytecode as ``root``'s own ``make`` install leaves it: compiled, as its
+    Makefile's ``compileall`` does, if it has one; none otherwise (a bare editable install)."""
+    drop_bytecode(root)
+    makefile = root / "Makefile"
+    if makefile.exists() and "compileall" in makefile.read_text():
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", "setpoint"],
+                       cwd=root, check=True)
+
+
+def record(results: dict[str, list[float]], key: str,
+           measured: tuple[float, float, float]) -> None:
+    """A ``cluster up`` run's wall time under ``key``, its CPU under ``key``'s ``_cpu``."""
+    elapsed, parent_cpu, cpu = measured
+    results.setdefault(key, []).append(elapsed)
+    results.setdefault(key.removesuffix("_s") + "_cpu_s", []).append(cpu)
+    results.setdefault(key.removesuffix("_s") + "_parent_cpu_s", []).append(parent_cpu)
 
 
 def main() -> None:
@@ -82,24 +108,27 @@ def main() -> None:
     import setpoint.cluster  # noqa: F401  (imports are not part of an in-process start)
 
     results: dict[str, list[float]] = {"bare_python_s": [], "in_process_s": []}
-    for root in roots:
-        for key in ("no_workloads_s", "nodes_ready_s", "nodes_ready_no_bytecode_s"):
-            results[f"{root.name}:{key}"] = []
-    # without bytecode first: every cached run after writes the cache again
+    # without bytecode first, then as installed: every cached run after writes the cache
     for root in roots:
         drop_bytecode(root)
     for _ in range(args.runs):
         for root in roots:
-            results[f"{root.name}:nodes_ready_no_bytecode_s"].append(
-                process(root, no_workloads=False, bytecode=False))
+            record(results, f"{root.name}:nodes_ready_no_bytecode_s",
+                   process(root, no_workloads=False, bytecode=False))
+    for root in roots:
+        install_bytecode(root)
+    for _ in range(args.runs):
+        for root in roots:
+            record(results, f"{root.name}:nodes_ready_as_installed_s",
+                   process(root, no_workloads=False, bytecode=False))
     for root in roots:
         process(root, no_workloads=False)  # untimed: caches the bytecode
     for _ in range(args.runs):
         results["bare_python_s"].append(bare_interpreter_s())
         results["in_process_s"].append(asyncio.run(in_process()))
         for root in roots:
-            results[f"{root.name}:no_workloads_s"].append(process(root, no_workloads=True))
-            results[f"{root.name}:nodes_ready_s"].append(process(root, no_workloads=False))
+            record(results, f"{root.name}:no_workloads_s", process(root, no_workloads=True))
+            record(results, f"{root.name}:nodes_ready_s", process(root, no_workloads=False))
     print(json.dumps({"cores": os.cpu_count(), "load_1min": os.getloadavg()[0],
                       **{k: summary(v) for k, v in results.items()}}, indent=2))
 
