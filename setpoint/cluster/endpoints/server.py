@@ -11,7 +11,6 @@ from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
-import yaml
 
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.authorization import reviews
@@ -84,6 +83,8 @@ T = TypeVar("T")
 
 def _dumps(obj: Any, media: MediaType) -> bytes:
     if media.is_yaml:
+        import yaml  # on first use: not loaded before the first request (start-up time)
+
         return yaml.safe_dump(_valid_text(obj), sort_keys=False).encode()
     try:
         return orjson.dumps(obj)

@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-import yaml
 
 from setpoint.cluster.serializer.decodelimits import (
     JSON_STRING,
@@ -160,6 +159,8 @@ def _json_parse_error(kind: str, detail: str, raw: bytes) -> errors.StatusError:
 
 
 def _parse_yaml(raw: bytes, kind: str) -> Decoded:
+    import yaml  # on first use: not loaded before the first request (start-up time)
+
     try:
         if raw.lstrip()[:1] == b"{":
             # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster

@@ -34,13 +34,9 @@ import re
 from itertools import accumulate
 from typing import Any
 
-import yaml
-
 MAX_DEPTH = 200
 # kube-apiserver's maxRequestBodyBytes (k8s.io/apiserver/pkg/server/config.go)
 MAX_EXPANDED_BYTES = 3 * 1024 * 1024
-
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # the JSON strings of a body (which may hold brackets), unrolled so that a long string
 # costs one pass of the regex engine
@@ -119,6 +115,8 @@ def check_yaml(raw: bytes) -> None:
     The ratio only grows during an expansion, so checking at its end finds what go-yaml's
     per-node check finds.
     """
+    import yaml  # on first use: not loaded before the first request (start-up time)
+
     try:
         _count_yaml(raw)
     except yaml.MarkedYAMLError as exc:
@@ -130,13 +128,16 @@ def check_yaml(raw: bytes) -> None:
 
 
 def _count_yaml(raw: bytes) -> None:
+    import yaml
+
+    loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     decodes = 0
     aliased = 0
     text = 0  # characters of scalar text the document expands to
     # anchor -> (decodes, text) of its node, expansions included
     anchors: dict[str, tuple[int, int]] = {}
     open_nodes: list[tuple[str | None, int, int]] = []  # (anchor, decodes, text when opened)
-    for event in yaml.parse(raw, Loader=_YAML_LOADER):
+    for event in yaml.parse(raw, Loader=loader):
         if isinstance(event, yaml.CollectionStartEvent):
             decodes += 1
             open_nodes.append((event.anchor, decodes - 1, text))

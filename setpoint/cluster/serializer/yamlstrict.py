@@ -10,8 +10,10 @@ a value's own duplicates before its key's. The apiserver answers them for server
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 YAML_ERRORS_PREFIX = "yaml: unmarshal errors:\n"
 
@@ -19,6 +21,8 @@ YAML_ERRORS_PREFIX = "yaml: unmarshal errors:\n"
 def duplicate_key_errors(raw: bytes) -> list[str]:
     """go-yaml's strict-mode messages for ``raw``'s repeated keys (none when it cannot be
     composed: the ordinary decoder has answered that already)."""
+    import yaml  # on first use: not loaded before the first request (start-up time)
+
     text = raw.decode("utf-8", "replace")
     if text.lstrip()[:1] in ("{", "["):
         # JSON may be indented with tabs, which YAML's scanner refuses outside flow context;
@@ -35,6 +39,8 @@ def duplicate_key_errors(raw: bytes) -> list[str]:
 
 
 def _walk(node: yaml.Node, out: list[str], seen_nodes: set[int]) -> None:
+    import yaml
+
     if id(node) in seen_nodes:  # an alias: its duplicates were reported where it was defined
         return
     seen_nodes.add(id(node))

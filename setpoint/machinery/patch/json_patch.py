@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import jsonpatch
-import jsonpointer
 import orjson
 
 from setpoint.machinery.errors import StatusError, bad_request, request_entity_too_large
@@ -33,14 +31,7 @@ _GO_INT = re.compile(r"[+-]?[0-9]+")
 _MUTATING = frozenset({"add", "remove", "replace", "move", "copy"})
 _INSERTING = frozenset({"add", "move", "copy"})
 _WITH_VALUE = frozenset({"add", "replace", "test"})
-_APPLY_ERRORS = (
-    jsonpatch.JsonPatchException,
-    jsonpointer.JsonPointerException,
-    KeyError,
-    IndexError,
-    TypeError,
-    ValueError,
-)
+_APPLY_ERRORS = (KeyError, IndexError, TypeError, ValueError)  # and the libraries' own
 
 
 def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
@@ -94,6 +85,10 @@ def _decode_error(detail: str) -> StatusError:
 
 def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
                copied: list[int]) -> dict[str, Any]:
+    # on first use: a server loads them at its first JSON patch, not at its start
+    import jsonpatch
+    import jsonpointer
+
     if not isinstance(op, dict):
         raise unprocessable()
     kind = op.get("op")
@@ -119,7 +114,8 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
                 # ..., exceeding the limit ...": the apiserver answers it as any failed op
                 raise unprocessable()
         patched = jsonpatch.JsonPatch([operation]).apply(result, in_place=True)
-    except _APPLY_ERRORS as e:
+    except (jsonpatch.JsonPatchException, jsonpointer.JsonPointerException,
+            *_APPLY_ERRORS) as e:
         raise unprocessable() from e
     # jsonpatch is untyped; applied to a dict, a patch gives a dict
     return patched  # type: ignore[no-any-return]
@@ -127,6 +123,8 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
 
 def _copy_size(root: Any, pointer: str) -> int:
     """The JSON size of the value a copy duplicates (0 when missing: the copy then fails)."""
+    import jsonpointer
+
     try:
         value = jsonpointer.resolve_pointer(root, pointer)
     except jsonpointer.JsonPointerException:

@@ -1,0 +1,68 @@
+"""A server's start loads only what serving needs: PyYAML and jsonpatch come with the first
+request that uses them.
+
+``cluster up``'s parent process is the critical path of its start (docs/benchmarks.md,
+Start-up, issue 12): what the server imports before it serves delays the workloads' first
+request. YAML bodies and answers, go-yaml's strict duplicate checks and JSON patches are
+not needed by a start (its own kubeconfig is written without PyYAML:
+tests/cluster/test_kubeconfig_file.py), so those libraries load on first use. Here, in a
+fresh interpreter (this one has both loaded), a started server has neither loaded, and then
+answers a YAML create and a JSON patch as before (201 and 200), which loads them.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+SCRIPT = textwrap.dedent("""
+    import asyncio, http.client, json, ssl, sys
+    from setpoint.cluster import serve
+
+    HEAVY = ("yaml", "jsonpatch", "jsonpointer")
+
+    def call(running, method, path, body, content_type):
+        context = ssl.create_default_context(cafile=str(running.ca_file))
+        host, port = running.url.removeprefix("https://").rsplit(":", 1)
+        conn = http.client.HTTPSConnection(host, int(port), context=context)
+        try:
+            conn.request(method, path, body=body, headers={
+                "Authorization": f"Bearer {running.token}", "Content-Type": content_type,
+                "Accept": "application/json"})
+            answer = conn.getresponse()
+            return answer.status, json.loads(answer.read())
+        finally:
+            conn.close()
+
+    def requests(running):
+        path = "/api/v1/namespaces/default/configmaps"
+        created = call(running, "POST", path,
+                       b"apiVersion: v1\\nkind: ConfigMap\\nmetadata:\\n  name: lazy\\n"
+                       b"data:\\n  a: '1'\\n", "application/yaml")
+        patched = call(running, "PATCH", path + "/lazy",
+                       b'[{"op": "add", "path": "/data/b", "value": "2"}]',
+                       "application/json-patch+json")
+        return [created[0], created[1]["data"], patched[0], patched[1]["data"]]
+
+    async def main():
+        async with serve() as running:
+            at_serving = [m for m in HEAVY if m in sys.modules]
+            answers = await asyncio.to_thread(requests, running)
+        print(json.dumps({"at_serving": at_serving, "answers": answers,
+                          "after": [m for m in HEAVY if m in sys.modules]}))
+
+    asyncio.run(main())
+""")
+
+
+def test_serving_loads_neither_pyyaml_nor_jsonpatch_until_a_request_needs_them() -> None:
+    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                          timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["at_serving"] == []
+    assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}]
+    assert result["after"] == ["yaml", "jsonpatch", "jsonpointer"]
