@@ -7,6 +7,7 @@ imports at the top delays that child, the critical path of the start.
 
 from __future__ import annotations
 
+import gc
 import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -121,11 +122,19 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         # first thing: the child imports on the other core while this process imports
         # its event loop and the server, and starts it
         child = spawn_workloads(workloads.fields())
+    collecting = gc.isenabled()
+    # the start is imports and long-lived objects (modules, classes, the registry): the
+    # cyclic collector, run every 700 allocations, has little to free there and took about
+    # a tenth of the imports' CPU (docs/benchmarks.md, Start-up); it runs again once serving
+    gc.disable()
     try:
-        _run(_serve(data, host, port, kubeconfig, workloads, child))
+        _run(_serve(data, host, port, kubeconfig, workloads, child, resume_gc=collecting))
     except OSError as exc:
         click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
         sys.exit(1)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:
@@ -136,12 +145,14 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                  workloads: WorkloadOptions | None = None,
-                 child: subprocess.Popen[bytes] | None = None) -> None:
+                 child: subprocess.Popen[bytes] | None = None, *,
+                 resume_gc: bool = False) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node), so ``kubectl get nodes`` right after shows them Ready. Until then the workloads
     reach the server through a private kubeconfig of their own. ``child``: the workloads'
-    process, already spawned (unless they run in this one)."""
+    process, already spawned (unless they run in this one). ``resume_gc``: enable the
+    cyclic garbage collector once serving (``up`` disables it for the start)."""
     import contextlib
     import dataclasses
 
@@ -169,7 +180,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
         elif workloads is not None:
             runner = WorkloadsTask(workloads.settings())
         try:
-            await _serve_api(data, host, port, kubeconfig, workloads, runner, ip_range)
+            await _serve_api(data, host, port, kubeconfig, workloads, runner, ip_range,
+                             resume_gc)
         finally:
             if runner is not None:  # stopped already, unless the server failed to start
                 await runner.stop()
@@ -178,7 +190,7 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
 
 async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                      workloads: WorkloadOptions | None, runner: Any,
-                     ip_range: str | None) -> None:
+                     ip_range: str | None, resume_gc: bool = False) -> None:
     import asyncio
     import signal
     import tempfile
@@ -197,6 +209,8 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()
+            if resume_gc:
+                gc.enable()
             watcher: asyncio.Task[None] | None = None
             try:
                 if workloads is not None:

@@ -21,6 +21,13 @@ SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process g
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":
+    # the program's start is imports (a tenth less CPU without the cyclic collector, which
+    # has little to free among modules and classes): it runs again once they are done
+    gc.disable()
+
 import asyncio
 import importlib
 import json
@@ -190,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
     sys.stdout = sys.stderr
     for module_name in enabled_areas(settings):  # now, while the parent starts its server
         importlib.import_module(module_name)
+    gc.enable()
     try:
         import uvloop  # a faster event loop where the platform has it
     except ImportError:
