@@ -14,7 +14,7 @@ class Usage:
     cpu_seconds: float
 
 
-def _children(pid: int) -> list[int]:
+def children(pid: int) -> list[int]:
     """The direct children of a process (every thread's children, from /proc)."""
     found: list[int] = []
     try:
@@ -34,7 +34,7 @@ def tree_usage(pid: int) -> Usage:
     """:func:`usage` summed over a process and its descendants (``cluster up`` runs its
     workloads in a child process): CPU added up, peak RSS added up."""
     total = usage(pid)
-    for child in _children(pid):
+    for child in children(pid):
         try:
             part = tree_usage(child)
         except (FileNotFoundError, ProcessLookupError):

@@ -12,8 +12,10 @@ Measured, each against a bare interpreter's start in the same run (the machine's
   own ``make`` install leaves it (compiled, if its Makefile runs ``compileall``; else none);
   and with PYTHONDONTWRITEBYTECODE and no bytecode of the project's modules at all (a bare
   ``pip install -e``), where every start compiles every module it imports;
-- beside each ``cluster up`` time, the CPU (user+system) the parent and its workloads'
-  process had spent when it said "ready": steadier than wall time on a loaded machine.
+- beside each ``cluster up`` time, CPU seconds (the scheduler's count, to the nanosecond):
+  the parent's when it says it serves (``_serving_cpu_s``: its interpreter, command line,
+  imports and ``serve()``), and the parent's and its workloads' process's together when it
+  says "ready" (``_cpu_s``); steadier than wall time on a loaded machine.
 
 ``--root`` times the ``setpoint`` of other source trees too (a checkout of the code before a
 change, say), interleaved with this one run by run, so that drift on the machine hits all
@@ -35,7 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import ROOT, bare_interpreter_s, child_environment, summary
-from bench.procstats import tree_usage, usage
+from bench.procstats import children
 
 
 async def in_process() -> float:
@@ -46,9 +48,26 @@ async def in_process() -> float:
         return time.perf_counter() - started
 
 
-def process(root: Path, no_workloads: bool, bytecode: bool = True) -> tuple[float, float, float]:
-    """Seconds from starting ``cluster up`` in ``root`` to its "Press Ctrl+C" line, and the
-    CPU seconds then of the parent alone and of the parent and its workloads' process."""
+def cpu_seconds(pid: int, *, descendants: bool = False) -> float:
+    """The CPU a process (with ``descendants``: and its children, theirs...) has run, to the
+    nanosecond: the scheduler's own count of every thread (``/proc/PID/task/*/schedstat``),
+    where ``/proc/PID/stat`` counts in clock ticks of 10 ms, too coarse for a start."""
+    total = 0.0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0]) / 1e9
+        except FileNotFoundError:
+            continue  # a thread that ended meanwhile
+    if descendants:
+        total += sum(cpu_seconds(child, descendants=True) for child in children(pid))
+    return total
+
+
+def process(root: Path, no_workloads: bool, bytecode: bool = True) -> dict[str, float]:
+    """Seconds from starting ``cluster up`` in ``root`` to its "Press Ctrl+C" line (``""``),
+    and CPU seconds: of the parent when it printed that it serves (``_serving_cpu``), and of
+    the parent and its workloads' process together at the end (``_cpu``)."""
     env = child_environment()
     if not bytecode:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -60,16 +79,19 @@ def process(root: Path, no_workloads: bool, bytecode: bool = True) -> tuple[floa
         started = time.perf_counter()
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, env=env, cwd=root)
         assert proc.stdout is not None
+        measured: dict[str, float] = {}
         for line in proc.stdout:
+            if line.startswith(b"setpoint cluster serving"):
+                measured["_serving_cpu"] = cpu_seconds(proc.pid)
             if line.startswith(b"Press Ctrl+C"):
                 break
         else:
             raise RuntimeError(f"cluster up in {root} ended before it was ready")
-        elapsed = time.perf_counter() - started
-        cpu = usage(proc.pid).cpu_seconds, tree_usage(proc.pid).cpu_seconds
+        measured[""] = time.perf_counter() - started
+        measured["_cpu"] = cpu_seconds(proc.pid, descendants=True)
         proc.terminate()
         proc.wait(timeout=30)
-        return elapsed, *cpu
+        return measured
 
 
 def drop_bytecode(root: Path) -> None:
@@ -88,13 +110,10 @@ def install_bytecode(root: Path) -> None:
                        cwd=root, check=True)
 
 
-def record(results: dict[str, list[float]], key: str,
-           measured: tuple[float, float, float]) -> None:
-    """A ``cluster up`` run's wall time under ``key``, its CPU under ``key``'s ``_cpu``."""
-    elapsed, parent_cpu, cpu = measured
-    results.setdefault(key, []).append(elapsed)
-    results.setdefault(key.removesuffix("_s") + "_cpu_s", []).append(cpu)
-    results.setdefault(key.removesuffix("_s") + "_parent_cpu_s", []).append(parent_cpu)
+def record(results: dict[str, list[float]], key: str, measured: dict[str, float]) -> None:
+    """A ``cluster up`` run's measures (:func:`process`) under ``key`` and its suffixes."""
+    for suffix, value in measured.items():
+        results.setdefault(key.removesuffix("_s") + suffix + "_s", []).append(value)
 
 
 def main() -> None:
