@@ -125,7 +125,8 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     collecting = gc.isenabled()
     # the start is imports and long-lived objects (modules, classes, the registry): the
     # cyclic collector, run every 700 allocations, has little to free there and took about
-    # a tenth of the imports' CPU (docs/benchmarks.md, Start-up); it runs again once serving
+    # a tenth of the imports' CPU (docs/benchmarks.md, Start-up); it runs again once serving,
+    # over what is made from then on (:func:`resume_collector`)
     gc.disable()
     try:
         _run(_serve(data, host, port, kubeconfig, workloads, child, resume_gc=collecting))
@@ -135,6 +136,15 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     finally:
         if collecting:
             gc.enable()
+
+
+def resume_collector() -> None:
+    """Run the cyclic garbage collector again after a start made without it, over what is
+    made from now on: what the start made (modules, classes, the server) is moved out of its
+    view first (``gc.freeze``), or its first collections would walk all of it, as young, and
+    take back what leaving it off saved."""
+    gc.freeze()
+    gc.enable()
 
 
 def _run(main: Coroutine[Any, Any, None]) -> None:
@@ -210,7 +220,7 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()
             if resume_gc:
-                gc.enable()
+                resume_collector()
             watcher: asyncio.Task[None] | None = None
             try:
                 if workloads is not None:
