@@ -47,7 +47,7 @@ _SHAPES = ["yes", "No", "TRUE", "off", "null", "~", "1_000", "0x1F", "0o7", "017
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.one_of(st.text(_CHARS, max_size=12), st.sampled_from(_SHAPES)),
                 min_size=3, max_size=3).map(lambda parts: parts[0] + parts[1] + parts[2]),
-       st.sampled_from(_SHAPES + ["default", "kube-system"]))
+       st.sampled_from([*_SHAPES, "default", "kube-system"]))
 def test_any_token_and_namespace_render_as_pyyaml_writes_them(token: str,
                                                               namespace: str) -> None:
     ca_pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -57,6 +57,6 @@ def test_any_token_and_namespace_render_as_pyyaml_writes_them(token: str,
 
 def test_every_shape_pyyaml_resolves_renders_as_pyyaml_writes_it() -> None:
     ca_pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-    for token in _SHAPES + [shape + "g" for shape in _SHAPES] + ["g" + s for s in _SHAPES]:
+    for token in [*_SHAPES, *(shape + "g" for shape in _SHAPES), *("g" + s for s in _SHAPES)]:
         assert (kubeconfig.render("https://127.0.0.1:6443", ca_pem, token)
                 == _pyyaml("https://127.0.0.1:6443", ca_pem, token)), token
