@@ -24,7 +24,7 @@ PROCESS_PROGRAMS += dot:graphviz
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,operators]'
 	$(BIN)/python -m compileall -q -j 0 $(COMPILED)
 	touch $(STAMP)
 
