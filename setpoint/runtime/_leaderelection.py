@@ -157,7 +157,7 @@ class LeaderElector:
         if self.leader and self._lease is not None:
             # fast path: the leader updates the lease it wrote last, without reading it
             try:
-                self._store(await self.client.update(self._renewed(self._lease, now)), now)
+                self._store(await self.client.update(self._renewed(self._lease)))
                 return True
             except ApiError as exc:
                 log.debug("lease_fast_renew_failed error=%r", exc)
@@ -167,26 +167,29 @@ class LeaderElector:
         try:
             lease = await self.client.get(LEASE, cfg.name, namespace=cfg.namespace)
         except NotFoundError:
-            return await self._create(now)
+            return await self._create()
         except Exception as exc:
             log.warning("lease_read_failed error=%r", exc)
             return False
         spec = lease.get("spec") or {}
         if spec != self._observed_spec:
+            # observed when the answer came, not when it was asked for (client-go's
+            # setObservedRecord after Lock.Get): a renewal that landed while the read was
+            # in flight must count its whole lease duration from here
             self._observed_spec = spec
-            self._observed_at = now
+            self._observed_at = self._clock()
         holder = spec.get("holderIdentity")
         duration = float(spec.get("leaseDurationSeconds") or cfg.lease_duration)
         if holder and holder != cfg.identity and self._observed_at + duration > now:
             return False
         try:
-            self._store(await self.client.update(self._renewed(lease, now)), now)
+            self._store(await self.client.update(self._renewed(lease)))
         except Exception as exc:
             log.debug("lease_update_failed error=%r", exc)
             return False
         return True
 
-    async def _create(self, now: float) -> bool:
+    async def _create(self) -> bool:
         cfg = self.config
         wall = time.time()
         lease = {
@@ -198,13 +201,13 @@ class LeaderElector:
                      "leaseTransitions": 0},
         }
         try:
-            self._store(await self.client.create(lease), now)
+            self._store(await self.client.create(lease))
         except Exception as exc:
             log.debug("lease_create_failed error=%r", exc)
             return False
         return True
 
-    def _renewed(self, lease: dict[str, Any], now: float) -> dict[str, Any]:
+    def _renewed(self, lease: dict[str, Any]) -> dict[str, Any]:
         cfg = self.config
         spec = dict(lease.get("spec") or {})
         wall = micro_time(time.time())
@@ -219,10 +222,10 @@ class LeaderElector:
         spec["renewTime"] = wall
         return {**lease, "spec": spec}
 
-    def _store(self, lease: dict[str, Any], now: float) -> None:
+    def _store(self, lease: dict[str, Any]) -> None:
         self._lease = lease
         self._observed_spec = lease.get("spec") or {}
-        self._observed_at = now
+        self._observed_at = self._clock()
 
     async def release(self) -> bool:
         """Give the lease up (clear ``holderIdentity``, as client-go does) when held;
@@ -254,7 +257,7 @@ class LeaderElector:
         wall = micro_time(time.time())
         spec.update(holderIdentity="", leaseDurationSeconds=1, renewTime=wall,
                     acquireTime=wall)
-        self._store(await self.client.update({**lease, "spec": spec}), self._clock())
+        self._store(await self.client.update({**lease, "spec": spec}))
 
     def _set_leader(self, leader: bool) -> None:
         if leader == self.leader:

@@ -198,3 +198,31 @@ async def configmap_exists(client: Client, name: str) -> bool:
     except NotFoundError:
         return False
     return True
+
+
+async def test_a_candidate_counts_the_lease_duration_from_when_its_read_answered(
+        client: Client, leader_a: tuple[LeaderElector, Clock]) -> None:
+    """client-go's ``tryAcquireOrRenew`` records ``observedTime`` when ``Lock.Get`` has
+    answered (``setObservedRecord``), not when the attempt began: a renewal that lands
+    while the read is in flight is seen with the read's answer, and the whole lease
+    duration counts from then (found by the flaky-test hunt: a successor took over
+    2.96 s after a renewal with a 3 s lease, its read having waited on a loaded machine)."""
+    b_clock = Clock()
+    b = LeaderElector(client, replace(PATIENT, identity="b"), clock=b_clock)
+    read_takes = 100.0  # b's clock moves while its read of the lease is in flight
+
+    def slow_lease_read(record: RequestRecord) -> None:
+        if "/leases" in record.path and record.method == "GET":
+            b_clock.now += read_takes
+    client.transport.on_request = slow_lease_read
+    try:
+        assert not await b.try_acquire_or_renew()   # sees a's lease when its read answers
+    finally:
+        client.transport.on_request = None
+    # past a lease duration from when the attempt began, not from when the read answered
+    b_clock.now += PATIENT.lease_duration - read_takes + 1
+    assert not await b.try_acquire_or_renew()
+    lease = await client.get(LEASE, "stale", namespace="default")
+    assert lease["spec"]["holderIdentity"] == "a"
+    b_clock.now += read_takes
+    assert await b.try_acquire_or_renew()
