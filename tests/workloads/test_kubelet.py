@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from setpoint.client import NotFoundError
+from tests.waiting import quiet_period
 from tests.workloads.test_kubelet_support import (
     NODE,
     POD,
@@ -328,6 +329,41 @@ async def test_restarted_kubelet_takes_running_pods_back_unchanged() -> None:
         await env.client.delete(POD, "steady", namespace="default",
                                 grace_period_seconds=1)
         await wait_for(lambda: _gone(env, "steady"))
+
+
+QUIET_PERIOD_TO_PROVE_NO_STATUS_REWRITE = 1.0
+"""Time for a second status write of a sync that changed nothing to show."""
+
+
+def _syncs(env: Env) -> float:
+    """Reconciles the pod workers finished, by any result."""
+    registry = env.manager.metrics.registry
+    return sum(registry.get_sample_value("controller_runtime_reconcile_total",
+                                         {"controller": "kubelet", "result": result}) or 0.0
+               for result in ("success", "error", "requeue", "requeue_after"))
+
+
+async def test_a_sync_that_changes_nothing_writes_no_status() -> None:
+    """The status manager writes only when the status differs from what the API holds
+    (pkg/kubelet/status/status_manager.go ``needsUpdate``, ``isPodStatusByKubeletEqual``,
+    v1.32); the API returns a PodCondition's unset ``lastProbeTime`` as null (a Go value
+    field), so the kubelet's generated conditions must compare equal to that echo. A change
+    to the pod's metadata makes the kubelet sync it again; before the fix that sync wrote
+    every condition a second time, identical: 40-50% of the new pods in a rollout paid it."""
+    async with kubelet_env() as env:
+        await env.run(pod("steady"))
+        await env.until("steady", ready)
+        await wait_for(lambda: env.status_writes("steady") == 1)
+        syncs = _syncs(env)
+        touched = await env.client.patch(POD, "steady", {"metadata": {"labels": {"x": "y"}}},
+                                         namespace="default")
+        version = touched["metadata"]["resourceVersion"]
+        store = env.manager.cache.store_for(POD)
+        await wait_for(lambda: (store.get("default/steady") or {}).get("metadata", {})
+                       .get("resourceVersion") == version and _syncs(env) > syncs)
+        await quiet_period(QUIET_PERIOD_TO_PROVE_NO_STATUS_REWRITE)
+        assert env.status_writes("steady") == 1
+        assert (await env.get("steady"))["metadata"]["resourceVersion"] == version
 
 
 async def test_deleted_pod_frees_its_address() -> None:

@@ -6,7 +6,8 @@ generators (pkg/kubelet/kubelet_pods.go, pkg/kubelet/status/generate.go, v1.32):
 fields, condition types in the same order (PodReadyToStartContainers, Initialized, Ready,
 ContainersReady, PodScheduled, after any condition the kubelet does not own), the same
 reasons and messages, container statuses sorted by name (init containers in spec order),
-and ``lastTransitionTime`` kept while a condition's status does not change.
+``lastTransitionTime`` kept while a condition's status does not change, and ``lastProbeTime``
+null, as the API returns a Go zero time (so a status that did not change compares equal).
 """
 
 from __future__ import annotations
@@ -289,6 +290,9 @@ def conditions_of(spec: Mapping[str, Any], old: list[Obj], by_name: Mapping[str,
     ]
     previous = {c.get("type"): c for c in old}
     for cond in own:
+        # a Go value field, unset: the API returns it as null, so the status written
+        # compares equal to its echo and a sync that changes nothing writes nothing
+        cond["lastProbeTime"] = None
         before = previous.get(cond["type"])
         if before is not None and before.get("status") == cond["status"] and \
                 before.get("lastTransitionTime"):
@@ -342,6 +346,7 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
         reason, message = record.fallback
         status["conditions"].insert(0, {"type": FALLBACK_CONDITION, "status": "False",
                                         "reason": reason, "message": message,
+                                        "lastProbeTime": None,
                                         "lastTransitionTime": rfc3339(now)})
     if record.host_ip:
         status["hostIP"] = record.host_ip
