@@ -23,6 +23,15 @@ and not handed out a second time. A write described by an
 :class:`~setpoint.runtime._ownwrites.OwnWrite` whose answer is exactly its echo reaches the
 handlers that know about own writes (``on_own_write``), so the reconcile that made it is
 not queued again for it; any other answer is an ordinary add or update.
+
+The watch event of a write often arrives before the write's answer has been read (the
+server sends both at once; under load the watch connection is read first). So a writer
+announces a write with :meth:`Informer.begin_write` before sending it: until
+:meth:`Informer.end_write`, the watch events of that object are stored at once (reads see
+them) but their dispatch is held. The write's answer (:meth:`record_write`) then releases
+them in order, the one that is exactly its echo as an own write; a failed or cancelled
+write, a relist, a second write ending, or the hold's time limit releases them as they
+would have been dispatched. Holding only ever delays an event, never drops one.
 """
 
 from __future__ import annotations
@@ -32,6 +41,7 @@ import logging
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from setpoint.client import (
@@ -111,6 +121,18 @@ class Backoff:
         self._current = 0.0
 
 
+@dataclass(slots=True)
+class _InFlight:
+    """The writes in flight to one object and the watch events held meanwhile."""
+
+    writes: int = 0
+    limit: float = 0.0
+    """How long an event may be held: the longest write timeout announced."""
+    held: list[tuple[str, Obj | None, Obj]] = field(default_factory=list)
+    """(event type, object before, object): in the order they arrived."""
+    timer: asyncio.TimerHandle | None = None
+
+
 def _int_rv(obj: Obj) -> int | None:
     rv = resource_version_of(obj)
     return int(rv) if rv.isdigit() else None
@@ -151,6 +173,7 @@ class Informer:
         """The last 401 or 403 the server answered, with the verb refused (the informer
         retries them, as client-go's reflector does; a starting manager gives up on them)."""
         self.refused = asyncio.Event()
+        self._in_flight: dict[str, _InFlight] = {}
 
     def __repr__(self) -> str:
         scope = f"namespace={self.namespace!r}" if self.namespace else "all namespaces"
@@ -214,6 +237,8 @@ class Informer:
         )
         self.lists += 1
         objs = [self._transform(o) for o in page.items]
+        for key in list(self._in_flight):
+            self._release(key)  # what the watch said before the list, in order
         before = self.store.replace(objs)
         self.resource_version = page.resource_version
         for obj in objs:
@@ -257,7 +282,8 @@ class Informer:
         key = key_of(obj)
         if event_type == "DELETED":
             self.store.delete(key)
-            self._dispatch_delete(obj)
+            if not (self._in_flight and self._hold(key, event_type, None, obj)):
+                self._dispatch_delete(obj)
             return
         old = self.store.get(key)
         if old is not None:
@@ -265,6 +291,8 @@ class Informer:
             if old_rv is not None and new_rv is not None and new_rv <= old_rv:
                 return  # already known from a recorded write
         self.store.put(obj)
+        if self._in_flight and self._hold(key, event_type, old, obj):
+            return
         if old is None:
             self._dispatch_add(obj)
         else:
@@ -279,14 +307,19 @@ class Informer:
 
         Only done when the object is in this informer's scope and its resourceVersion is
         numeric and newer than the stored one (so a later change is never overwritten);
-        returns whether it was recorded.
+        returns whether it was recorded. Events held for the object meanwhile
+        (:meth:`begin_write`) are dispatched first, in order; the one that is exactly
+        ``write``'s echo as an own write.
         """
+        key = key_of(obj)
+        newest = self._release(key, write) if self._in_flight else None
         if not self.has_synced or not self._in_scope(obj):
             return False
         new_rv = _int_rv(obj)
         if new_rv is None:
             return False
-        key = key_of(obj)
+        if newest is not None and new_rv <= newest:
+            return False  # its event, or a later one (a deletion too), was handed out
         old = self.store.get(key)
         if old is not None:
             old_rv = _int_rv(old)
@@ -301,6 +334,63 @@ class Informer:
         else:
             self._dispatch_update(old, obj)
         return True
+
+    def begin_write(self, key: str, limit: float) -> None:
+        """A write to the object ``key`` (``namespace/name``) is about to be sent: hold the
+        dispatch of its watch events (at most ``limit`` seconds, the write's timeout) until
+        :meth:`record_write` or :meth:`end_write`. Each call needs one ``end_write``."""
+        entry = self._in_flight.get(key)
+        if entry is None:
+            entry = self._in_flight[key] = _InFlight()
+        entry.writes += 1
+        entry.limit = max(entry.limit, limit)
+
+    def end_write(self, key: str) -> None:
+        """The write announced by :meth:`begin_write` is over, answered or not: dispatch
+        what is still held for it (a failed or cancelled write's event is a change like
+        any other; so is one that may be another write's echo, still in flight)."""
+        entry = self._in_flight.get(key)
+        if entry is None:
+            return
+        self._release(key)
+        entry.writes -= 1
+        if entry.writes <= 0:
+            del self._in_flight[key]
+
+    def _hold(self, key: str, event_type: str, old: Obj | None, obj: Obj) -> bool:
+        entry = self._in_flight.get(key)
+        if entry is None:
+            return False
+        entry.held.append((event_type, old, obj))
+        if entry.timer is None:
+            entry.timer = asyncio.get_running_loop().call_later(
+                entry.limit, self._release, key)
+        return True
+
+    def _release(self, key: str, write: OwnWrite | None = None) -> int | None:
+        """Dispatch the events held for ``key`` in the order they came, the exact echo of
+        ``write`` as an own write; returns the newest resourceVersion among them."""
+        entry = self._in_flight.get(key)
+        if entry is None or not entry.held:
+            return None
+        held, entry.held = entry.held, []
+        if entry.timer is not None:
+            entry.timer.cancel()
+            entry.timer = None
+        newest: int | None = None
+        for event_type, old, obj in held:
+            rv = _int_rv(obj)
+            if rv is not None and (newest is None or rv > newest):
+                newest = rv
+            if event_type == "DELETED":
+                self._dispatch_delete(obj)
+            elif write is not None and write.is_echo(old, obj):
+                self._dispatch_own_write(old, obj, write)
+            elif old is None:
+                self._dispatch_add(obj)
+            else:
+                self._dispatch_update(old, obj)
+        return newest
 
     def _in_scope(self, obj: Obj) -> bool:
         if self.namespace and namespace_of(obj) != self.namespace:

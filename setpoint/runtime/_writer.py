@@ -11,6 +11,10 @@ for the calling task) is recorded with what it sent, as an
 :class:`~setpoint.runtime._ownwrites.OwnWrite`: when the answer is exactly that write, that
 reconcile is not queued again for it; when it also holds someone else's change (a merge
 patch or an apply has no resourceVersion precondition), it is an ordinary change.
+
+Each write is announced to the informer of its kind before it is sent
+(:meth:`Writer.writing`): its watch event may arrive before its answer, and is then held
+until the answer says whether it is the echo.
 """
 
 from __future__ import annotations
@@ -100,6 +104,24 @@ class Writer:
         finally:
             del self._reconciling[task]
 
+    @contextlib.contextmanager
+    def writing(self, kind: object, namespace: str | None, name: str | None,
+                ) -> Iterator[None]:
+        """Send a write to one object, and :meth:`record` its answer, inside this block:
+        until it ends, the informer holds the dispatch of that object's watch events, so
+        the echo that comes before the answer is still known as the echo. Leaving the
+        block (the answer recorded, a failure, a cancellation) releases them."""
+        informer = self.informers.get(kind_key(kind)) if name else None
+        if informer is None or name is None:
+            yield
+            return
+        key = object_key(namespace, name)
+        informer.begin_write(key, self.client.transport.timeout)
+        try:
+            yield
+        finally:
+            informer.end_write(key)
+
     def record(self, obj: Any, write: OwnWrite | None = None) -> None:
         """Put a write's answer into the store of its kind (when watched); ``write`` says
         what the write sent, for whom. Without it, a write of a declared reconcile
@@ -161,13 +183,14 @@ class Writer:
                 self.skipped += 1
                 return self._like(obj, live)
         await self._check_leading()
-        result = await self.client.apply(
-            body, field_manager=manager, force=force, namespace=namespace,
-            subresource="status" if status else None,
-        )
-        self._applied[memo] = fingerprint
-        self._record(result, origin, {"status": body.get("status")} if status else body,
-                     status=status)
+        with self.writing(key, namespace, name):
+            result = await self.client.apply(
+                body, field_manager=manager, force=force, namespace=namespace,
+                subresource="status" if status else None,
+            )
+            self._applied[memo] = fingerprint
+            self._record(result, origin, {"status": body.get("status")} if status else body,
+                         status=status)
         return self._like(obj, result)
 
     async def create_or_update(
@@ -198,8 +221,9 @@ class Writer:
             if prepare is not None:
                 prepare(desired)
             await self._check_leading()
-            created = await self.client.create(desired, namespace=namespace)
-            self._record(created, origin, EVERYTHING)
+            with self.writing(key, namespace, meta(desired).get("name")):
+                created = await self.client.create(desired, namespace=namespace)
+                self._record(created, origin, EVERYTHING)
             return self._like(obj, created), OperationResult.CREATED
         # a private copy for mutate, typed like obj; its dump (or itself) is what is sent
         typed = not isinstance(obj, dict)
@@ -215,11 +239,12 @@ class Writer:
                 else self._like(obj, existing)
             return unchanged, OperationResult.UNCHANGED
         await self._check_leading()
-        updated = await self.client.update(desired, namespace=namespace)
         # with the cached resourceVersion as precondition, nothing else can be in the answer
         precondition = meta(desired).get("resourceVersion") == meta(existing).get(
             "resourceVersion")
-        self._record(updated, origin, EVERYTHING if precondition else desired)
+        with self.writing(key, namespace, name):
+            updated = await self.client.update(desired, namespace=namespace)
+            self._record(updated, origin, EVERYTHING if precondition else desired)
         return self._like(obj, updated), OperationResult.UPDATED
 
     async def update_status(self, obj: T, *, origin: Origin | None = None) -> T:
@@ -260,11 +285,12 @@ class Writer:
     async def _patch_status(self, obj: T, key: KindKey, namespace: str | None, name: str,
                             patch: Obj, origin: Origin | None) -> T:
         await self._check_leading()
-        result = await self.client.patch_status(
-            as_ref(key), name, patch,
-            patch_type=PatchType.MERGE, namespace=namespace,
-        )
-        self._record(result, origin, patch, status=True)
+        with self.writing(key, namespace, name):
+            result = await self.client.patch_status(
+                as_ref(key), name, patch,
+                patch_type=PatchType.MERGE, namespace=namespace,
+            )
+            self._record(result, origin, patch, status=True)
         return self._like(obj, result)
 
     async def patch_metadata(self, obj: T, metadata: Obj, *,
@@ -277,9 +303,10 @@ class Writer:
         namespace = m.get("namespace") if await self.namespaced(key) else None
         patch = {"metadata": {**metadata, "resourceVersion": m.get("resourceVersion")}}
         await self._check_leading()
-        result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
-                                         patch_type=PatchType.MERGE, namespace=namespace)
-        self._record(result, origin, patch)
+        with self.writing(key, namespace, str(m.get("name"))):
+            result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
+                                             patch_type=PatchType.MERGE, namespace=namespace)
+            self._record(result, origin, patch)
         return self._like(obj, result)
 
     async def delete(self, kind: object, name: str, namespace: str | None = None, *,
