@@ -169,3 +169,23 @@ async def test_a_write_that_fails_or_is_cancelled_releases_the_held_event(
         # well within the hold's own bound (the transport's timeout, 30 s)
         await asyncio.wait_for(watcher.ready_seen.wait(), timeout=15.0)
         assert reconciles.seen[0] == "one"
+
+
+async def test_an_object_deleted_while_a_write_is_in_flight_stays_deleted_in_the_cache(
+        cluster: RunningCluster, client: Client) -> None:
+    """The deletion's event comes before the status write's answer: the answer, older than
+    the deletion, must not put the object back into the cache (where every later read
+    would find a Widget the server no longer has)."""
+    reconciles, watcher = Reconciles(), Watcher()
+    manager = make_manager(cluster, [reconciles.controller, watcher.controller])
+
+    async def delete_it(answer: Any) -> None:
+        await client.delete(WIDGET, "w", namespace="default")
+        await wait_for(lambda: race.store.get("default/w") is None)
+
+    race = EventBeforeAnswer(manager, delete_it)
+    async with manager.running():
+        await client.create(widget("w", message="one"))
+        await wait_for(lambda: race.held == 1)
+        await quiet_period()
+        assert race.store.get("default/w") is None
