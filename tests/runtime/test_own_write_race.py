@@ -27,8 +27,9 @@ from setpoint.client import Client, TransportError
 from setpoint.client.transport import Response
 from setpoint.cluster import RunningCluster
 from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.runtime._informer import Informer
 from setpoint.runtime._objects import kind_key, resource_version_of
-from tests.runtime.conftest import WIDGET, make_manager, widget
+from tests.runtime.conftest import CONFIGMAP, WIDGET, make_manager, widget
 from tests.runtime.widgets import Widget
 from tests.waiting import quiet_period, wait_for
 
@@ -189,3 +190,68 @@ async def test_an_object_deleted_while_a_write_is_in_flight_stays_deleted_in_the
         await wait_for(lambda: race.held == 1)
         await quiet_period()
         assert race.store.get("default/w") is None
+
+
+# -- the informer alone: every held event comes out, once -----------------------------------
+
+
+class Heard:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.events: list[str] = []
+
+    def on_add(self, obj: dict[str, Any]) -> None:
+        if obj["metadata"]["name"] == self.name:
+            self.events.append("add")
+
+    def on_update(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if new["metadata"]["name"] == self.name:
+            self.events.append("update")
+
+    def on_delete(self, obj: dict[str, Any]) -> None:
+        if obj["metadata"]["name"] == self.name:
+            self.events.append("delete")
+
+
+def config_map(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {}}
+
+
+async def test_a_held_event_is_released_at_the_writes_time_limit(client: Client) -> None:
+    """A write that never ends (its writer stuck) holds its object's events only for the
+    time limit it announced."""
+    informer = Informer(client, CONFIGMAP, namespace="default")
+    heard = Heard("held")
+    informer.add_handler(heard)
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(informer.wait_synced(), 30)
+        informer.begin_write("default/held", 0.5)
+        await client.create(config_map("held"))
+        await wait_for(lambda: heard.events == ["add"])
+        informer.end_write("default/held")
+        assert heard.events == ["add"]
+    finally:
+        task.cancel()
+
+
+async def test_a_relist_while_a_write_is_in_flight_first_releases_the_held_events(
+        client: Client) -> None:
+    """The events held before a relist are handed out before what the list finds, once
+    (client-go's reflector replaces the store after a 410 Gone: tools/cache/reflector.go)."""
+    informer = Informer(client, CONFIGMAP, namespace="default")
+    heard = Heard("relisted")
+    informer.add_handler(heard)
+    task = asyncio.create_task(informer.run())
+    try:
+        await asyncio.wait_for(informer.wait_synced(), 30)
+        informer.begin_write("default/relisted", 60.0)
+        await client.create(config_map("relisted"))
+        await wait_for(lambda: "default/relisted" in informer.store)
+        await informer._list()  # as after a 410 Gone, the write still in flight
+        assert heard.events == ["add"]
+        informer.end_write("default/relisted")
+        assert heard.events == ["add"]
+    finally:
+        task.cancel()
