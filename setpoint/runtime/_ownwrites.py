@@ -16,6 +16,10 @@ the answer with what the cache held just before it: it is an echo only when ever
 the write did not send is unchanged (the status subresource's writes compare the
 generation as well), and the reconciled object's generation is not newer than the one its
 reconcile saw. Anything else is handed out as a change, so a reconcile runs again.
+
+The write's watch event may come before its answer: the informer then holds that event's
+dispatch until the answer is known (``Informer.begin_write``) and compares it the same way,
+with the object as the cache held it just before that event.
 """
 
 from __future__ import annotations
