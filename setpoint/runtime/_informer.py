@@ -25,7 +25,8 @@ handlers that know about own writes (``on_own_write``), so the reconcile that ma
 not queued again for it; any other answer is an ordinary add or update.
 
 The watch event of a write often arrives before the write's answer has been read (the
-server sends both at once; under load the watch connection is read first). So a writer
+server sends both at about the same time, on two connections; which one this process reads
+first is up to its event loop, and under load it is often the watch). So a writer
 announces a write with :meth:`Informer.begin_write` before sending it: until
 :meth:`Informer.end_write`, the watch events of that object are stored at once (reads see
 them) but their dispatch is held. The write's answer (:meth:`record_write`) then releases
