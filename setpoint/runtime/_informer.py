@@ -328,12 +328,7 @@ class Informer:
                 return False
         obj = self._transform(obj)
         self.store.put(obj)
-        if write is not None and write.is_echo(old, obj):
-            self._dispatch_own_write(old, obj, write)
-        elif old is None:
-            self._dispatch_add(obj)
-        else:
-            self._dispatch_update(old, obj)
+        self._dispatch_change(old, obj, write)
         return True
 
     def begin_write(self, key: str, limit: float) -> None:
@@ -385,12 +380,8 @@ class Informer:
                 newest = rv
             if event_type == "DELETED":
                 self._dispatch_delete(obj)
-            elif write is not None and write.is_echo(old, obj):
-                self._dispatch_own_write(old, obj, write)
-            elif old is None:
-                self._dispatch_add(obj)
             else:
-                self._dispatch_update(old, obj)
+                self._dispatch_change(old, obj, write)
         return newest
 
     def _in_scope(self, obj: Obj) -> bool:
@@ -408,6 +399,15 @@ class Informer:
 
     def _transform(self, obj: Obj) -> Obj:
         return self.transform(obj) if self.transform is not None else obj
+
+    def _dispatch_change(self, old: Obj | None, new: Obj, write: OwnWrite | None) -> None:
+        """An add or update, or the own write ``write`` when ``new`` is exactly its echo."""
+        if write is not None and write.is_echo(old, new):
+            self._dispatch_own_write(old, new, write)
+        elif old is None:
+            self._dispatch_add(new)
+        else:
+            self._dispatch_update(old, new)
 
     def _dispatch_add(self, obj: Obj) -> None:
         for handler in self._handlers:
