@@ -21,11 +21,12 @@ import pytest
 
 from setpoint.testing.waiting import wait_for
 from tests.cluster.conftest import API
+from tests.cluster.test_list_watch import read_events
 
 pytestmark = pytest.mark.asyncio
 
 CMS = "/api/v1/namespaces/default/configmaps"
-WATCH_LIST = "watch=1&sendInitialEvents=true&allowWatchBookmarks=true&" \
+WATCH_LIST = "sendInitialEvents=true&allowWatchBookmarks=true&" \
              "resourceVersionMatch=NotOlderThan"
 
 
@@ -40,22 +41,6 @@ async def _cm(api: API, name: str) -> dict[str, Any]:
     assert status == 201, obj
     assert isinstance(obj, dict)
     return obj
-
-
-async def _watch(api: API, query: str, count: int, timeout: float = 10) -> list[Any]:
-    """The first ``count`` events of a watch, or all it sent before it ended."""
-    events: list[Any] = []
-    async with api.session.get(f"{api.cluster.url}{CMS}?{query}", ssl=api.ssl) as resp:
-        assert resp.status == 200
-
-        async def read() -> None:
-            async for line in resp.content:
-                events.append(orjson.loads(line))
-                if len(events) == count:
-                    return
-
-        await asyncio.wait_for(read(), timeout)
-    return events
 
 
 async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> None:
@@ -87,8 +72,8 @@ async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> 
                                    ssl=api.ssl) as resp:
             return resp.headers.get("Retry-After")
 
-    *answers, header, events = await asyncio.gather(*reads, retry_after(), _watch(
-        api, f"{WATCH_LIST}&resourceVersion={wanted}", count=2))
+    *answers, header, events = await asyncio.gather(*reads, retry_after(), read_events(
+        api.cluster, api, f"{WATCH_LIST}&resourceVersion={wanted}", count=2, timeout=10))
     for answer in answers:
         assert answer == (504, too_large)
     assert header == "1"
@@ -105,7 +90,8 @@ async def test_read_waits_for_a_write_to_reach_its_resource_version(api: API) ->
     get = asyncio.ensure_future(api.get(f"{CMS}/late?resourceVersion={wanted}"))
     listed = asyncio.ensure_future(api.get(f"{CMS}?resourceVersion={wanted}"))
     # the namespace's kube-root-ca.crt and the object written, then the end bookmark
-    watched = asyncio.ensure_future(_watch(api, f"{WATCH_LIST}&resourceVersion={wanted}", 3))
+    watched = asyncio.ensure_future(read_events(
+        api.cluster, api, f"{WATCH_LIST}&resourceVersion={wanted}", 3, timeout=10))
     await wait_for(lambda: freshness.waiting == 3, message="three reads waiting")
     created = await _cm(api, "late")
     assert int(created["metadata"]["resourceVersion"]) == wanted
