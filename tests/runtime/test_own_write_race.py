@@ -17,7 +17,8 @@ resourceVersion, i.e. until its watch event has been received and stored.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -218,34 +219,36 @@ def config_map(name: str) -> dict[str, Any]:
             "metadata": {"name": name, "namespace": "default"}, "data": {}}
 
 
-async def test_a_held_event_is_released_at_the_writes_time_limit(client: Client) -> None:
-    """A write that never ends (its writer stuck) holds its object's events only for the
-    time limit it announced."""
+@contextlib.asynccontextmanager
+async def running_informer(client: Client, name: str) -> AsyncIterator[tuple[Informer, Heard]]:
+    """A synced ConfigMap informer with a handler that hears the events of ``name``."""
     informer = Informer(client, CONFIGMAP, namespace="default")
-    heard = Heard("held")
+    heard = Heard(name)
     informer.add_handler(heard)
     task = asyncio.create_task(informer.run())
     try:
         await asyncio.wait_for(informer.wait_synced(), 30)
+        yield informer, heard
+    finally:
+        task.cancel()
+
+
+async def test_a_held_event_is_released_at_the_writes_time_limit(client: Client) -> None:
+    """A write that never ends (its writer stuck) holds its object's events only for the
+    time limit it announced."""
+    async with running_informer(client, "held") as (informer, heard):
         informer.begin_write("default/held", 0.5)
         await client.create(config_map("held"))
         await wait_for(lambda: heard.events == ["add"])
         informer.end_write("default/held")
         assert heard.events == ["add"]
-    finally:
-        task.cancel()
 
 
 async def test_a_relist_while_a_write_is_in_flight_first_releases_the_held_events(
         client: Client) -> None:
     """The events held before a relist are handed out before what the list finds, once
     (client-go's reflector replaces the store after a 410 Gone: tools/cache/reflector.go)."""
-    informer = Informer(client, CONFIGMAP, namespace="default")
-    heard = Heard("relisted")
-    informer.add_handler(heard)
-    task = asyncio.create_task(informer.run())
-    try:
-        await asyncio.wait_for(informer.wait_synced(), 30)
+    async with running_informer(client, "relisted") as (informer, heard):
         informer.begin_write("default/relisted", 60.0)
         await client.create(config_map("relisted"))
         await wait_for(lambda: "default/relisted" in informer.store)
@@ -253,5 +256,3 @@ async def test_a_relist_while_a_write_is_in_flight_first_releases_the_held_event
         assert heard.events == ["add"]
         informer.end_write("default/relisted")
         assert heard.events == ["add"]
-    finally:
-        task.cancel()
