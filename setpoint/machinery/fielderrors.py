@@ -13,13 +13,12 @@ which Go type it had.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.gofmt import go_float
 
 REQUIRED = "FieldValueRequired"
 INVALID = "FieldValueInvalid"
@@ -115,28 +114,6 @@ def format_value(value: Any) -> str:
 
 
 # -- decoded JSON values (custom resources): Go prints them as interface{} values ----------
-
-def go_float(f: float) -> str:
-    """``fmt.Sprint(float64)``: shortest digits; exponent form below 1e-4 and from 1e6 on."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "0"
-    _, digit_tuple, exponent = Decimal(repr(abs(f))).normalize().as_tuple()
-    digits = "".join(str(d) for d in digit_tuple)
-    exp = len(digits) + int(exponent) - 1
-    prefix = "-" if f < 0 else ""
-    if exp < -4 or exp >= 6:
-        body = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{prefix}{body}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{prefix}0.{'0' * (-exp - 1)}{digits}"
-    if len(digits) <= exp + 1:
-        return f"{prefix}{digits}{'0' * (exp + 1 - len(digits))}"
-    return f"{prefix}{digits[:exp + 1]}.{digits[exp + 1:]}"
-
 
 def unmarshal_kind(value: Any) -> str:
     """How encoding/json's UnmarshalTypeError names a JSON value (``cannot unmarshal

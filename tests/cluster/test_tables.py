@@ -11,8 +11,9 @@ import pytest
 
 from setpoint.cluster.endpoints import jsonpath
 from setpoint.cluster.endpoints.durations import human_duration
-from setpoint.cluster.endpoints.tables import WatchTables, go_float, to_table
+from setpoint.cluster.endpoints.tables import WatchTables, to_table
 from setpoint.cluster.registry import Registry
+from setpoint.machinery.gofmt import go_float
 from setpoint.testing import present
 from tests.cluster.golden import crd_resource_type, golden_steps
 
@@ -189,7 +190,7 @@ def test_human_duration(seconds: int, text: str) -> None:
 
 @pytest.mark.parametrize(("value", "text"), [
     (1.5, "1.5"), (3.0, "3"), (1e6, "1e+06"), (123456.7, "123456.7"), (0.0001, "0.0001"),
-    (0.00001, "1e-05"), (-2.25, "-2.25")])
+    (0.00001, "1e-05"), (-2.25, "-2.25"), (-0.0, "-0")])
 def test_floats_print_like_go(value: float, text: str) -> None:
     assert go_float(value) == text
 

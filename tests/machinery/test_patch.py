@@ -793,7 +793,7 @@ def test_merge_patch_refuses_an_array_body_with_422() -> None:
 # -- Go semantics the algorithms rely on --------------------------------------------------------
 
 def test_go_value_printing_matches_fmt() -> None:
-    from setpoint.machinery.patch._go import format_s, format_v
+    from setpoint.machinery.gofmt import format_s, format_v
 
     assert format_v({"b": [1, 2.5, None], "a": True}) == "map[a:true b:[1 2.5 <nil>]]"
     assert format_v(1e6) == "1e+06"

@@ -14,7 +14,6 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
 from setpoint.cluster.endpoints import jsonpath
@@ -22,6 +21,7 @@ from setpoint.cluster.endpoints.durations import human_duration, parse_time, rfc
 from setpoint.cluster.endpoints.printer_table import PRINTERS
 from setpoint.cluster.endpoints.printers import Column, name_column
 from setpoint.cluster.registry import ResourceType
+from setpoint.machinery.gofmt import go_float
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
 
@@ -220,28 +220,6 @@ def go_json(value: Any) -> str:
         # Go spells exponents without padding (1e-07 -> 1e-7) and uses them below 1e-6 only
         return re.sub(r"e([+-])0*(\d)", r"e\1\2", text) if "e" in text else text
     return json.dumps(value, ensure_ascii=False)
-
-
-def go_float(value: float) -> str:
-    """Go's ``%v`` of a float64: shortest digits, exponent form from 1e+06 and below 1e-04."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return "0"
-    sign = "-" if value < 0 else ""
-    # repr is the shortest decimal that round-trips, as Go's shortest formatting is
-    _, digit_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
-    digits = "".join(map(str, digit_tuple))
-    exp = len(digits) + int(exponent) - 1
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    whole, frac = digits[:exp + 1].ljust(exp + 1, "0"), digits[exp + 1:]
-    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
 
 
 def meta_doc(field: str) -> str:

@@ -1,104 +1,14 @@
-"""Go semantics the patch algorithms depend on: value equality, ``%v`` printing, stable sort.
+"""Go's ``sort.SliceStable``, which the patch algorithms' list ordering depends on.
 
-The real server's patch code is Go working on ``map[string]interface{}`` trees. Its error
-messages print those trees with ``fmt`` and its list ordering relies on ``sort.SliceStable``
-with a comparison that is not always a strict weak order, so reproducing its answers exactly
-needs these three pieces of Go behaviour.
+apimachinery sorts lists with a comparison that is not always a strict weak order, so only
+the exact algorithm reproduces the real server's order. (How Go prints and compares values:
+``setpoint.machinery.gofmt``.)
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from decimal import Decimal
 from typing import Any
-
-
-def go_equal(a: Any, b: Any) -> bool:
-    """Go's ``==`` on two ``interface{}`` values decoded from JSON: same dynamic type and value.
-
-    Python's ``1 == True`` and ``1 == 1.0`` are false in Go (``bool``/``int64``/``float64``
-    differ).
-    """
-    return type(a) is type(b) and a == b
-
-
-def type_name(value: Any) -> str:
-    """``reflect.TypeOf(value).String()`` for a value of a decoded JSON tree."""
-    if value is None:
-        return "%!s(<nil>)"
-    if isinstance(value, dict):
-        return "map[string]interface {}"
-    if isinstance(value, list):
-        return "[]interface {}"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    return "string"
-
-
-def _float_v(f: float) -> str:
-    """``strconv.FormatFloat(f, 'g', -1, 64)`` as ``fmt`` uses it for ``%v``."""
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "+Inf" if f > 0 else "-Inf"
-    if f == 0:
-        return "-0" if math.copysign(1.0, f) < 0 else "0"
-    digits, exp = _shortest_digits(f)
-    sign = "-" if f < 0 else ""
-    # %e when the decimal exponent is < -4 or >= 6 (the precision fmt picks for shortest)
-    if exp < -4 or exp >= 6:
-        mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
-        return f"{sign}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if exp < 0:
-        return f"{sign}0.{'0' * (-exp - 1)}{digits}"
-    if len(digits) <= exp + 1:
-        return sign + digits + "0" * (exp + 1 - len(digits))
-    return f"{sign}{digits[: exp + 1]}.{digits[exp + 1 :]}"
-
-
-def _shortest_digits(f: float) -> tuple[str, int]:
-    """The shortest round-tripping decimal digits of ``|f|`` and the exponent of the first."""
-    sign_digits_exp = Decimal(repr(abs(f))).normalize().as_tuple()
-    digits = "".join(str(d) for d in sign_digits_exp.digits)
-    exponent = int(sign_digits_exp.exponent)
-    return digits, len(digits) - 1 + exponent
-
-
-def format_v(value: Any) -> str:
-    """``fmt.Sprintf("%v", value)`` for a decoded JSON tree (map keys sorted, as fmt does)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _float_v(value)
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{format_v(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(format_v(v) for v in value) + "]"
-    return str(value)
-
-
-def format_s(value: Any) -> str:
-    """``fmt.Sprintf("%s", value)``: like ``%v`` but non-strings print as ``%!s(type=v)``."""
-    if isinstance(value, str):
-        return value
-    if value is None:
-        return "%!s(<nil>)"
-    if isinstance(value, dict):
-        return "map[" + " ".join(f"{k}:{format_s(value[k])}" for k in sorted(value)) + "]"
-    if isinstance(value, list):
-        return "[" + " ".join(format_s(v) for v in value) + "]"
-    return f"%!s({type_name(value)}={format_v(value)})"
 
 
 def stable_sort(items: Sequence[Any], less: Callable[[Any, Any], bool]) -> list[Any]:

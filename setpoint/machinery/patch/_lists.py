@@ -12,7 +12,8 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from setpoint.machinery.errors import StatusError, bad_request
-from setpoint.machinery.patch._go import format_s, format_v, go_equal, stable_sort, type_name
+from setpoint.machinery.gofmt import format_s, format_v, go_equal, type_name
+from setpoint.machinery.patch._go import stable_sort
 from setpoint.machinery.patch._status import unexplained, unprocessable
 
 DIRECTIVE = "$patch"

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.machinery.fielderrors import unmarshal_kind
-from setpoint.machinery.patch._go import format_v, go_equal
+from setpoint.machinery.gofmt import format_v, go_equal
 from setpoint.machinery.patch._lists import (
     DELETE,
     DIRECTIVE,

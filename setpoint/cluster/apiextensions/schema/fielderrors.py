@@ -15,7 +15,6 @@ from setpoint.machinery.fielderrors import (
     GoValue,
     child,
     forbidden,
-    go_float,
     go_interface,
     go_quote,
     index,
@@ -26,6 +25,7 @@ from setpoint.machinery.fielderrors import (
     too_long,
     too_many,
 )
+from setpoint.machinery.gofmt import go_float
 
 __all__ = [
     "GoValue", "Rendered", "child", "duplicate", "forbidden", "go_float", "go_quote",

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.gofmt import format_v, go_type
 from setpoint.machinery.schema import Schema
 
 from . import fielderrors as fe
@@ -167,40 +168,8 @@ def _accessor_error(path: str, value: Any, expected: str) -> str:
     """unstructured.NestedInt64/NestedString's error (k8s.io/apimachinery/pkg/apis/meta/v1/
     unstructured/helpers.go): ``%v accessor error: %v is of the type %T, expected int64``,
     so the value as Go's %v prints it and the Go type a JSON value decodes to."""
-    return (f".{path.lstrip('.')} accessor error: {_go_value(value)} is of the type "
-            f"{_go_type(value)}, expected {expected}")
-
-
-def _go_type(value: Any) -> str:
-    """Go's %T of a decoded JSON value (numbers without a fraction decode to int64)."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "[]interface {}"
-    return "map[string]interface {}"
-
-
-def _go_value(value: Any) -> str:
-    """Go's %v of a decoded JSON value: strings bare, maps as ``map[k:v]`` by sorted key."""
-    if value is None:
-        return "<nil>"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return fe.go_float(value)
-    if isinstance(value, list):
-        return "[" + " ".join(_go_value(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return "map[" + " ".join(f"{k}:{_go_value(v)}" for k, v in sorted(value.items())) + "]"
-    return str(value)
+    return (f".{path.lstrip('.')} accessor error: {format_v(value)} is of the type "
+            f"{go_type(value)}, expected {expected}")
 
 
 def _declares_defaults(node: Any) -> bool:
