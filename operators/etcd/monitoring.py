@@ -18,11 +18,7 @@ team=ops | kubectl apply -f -`` prints
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
-
-import yaml
 
 from operators.etcd.objects import MANAGED_BY, NAME, OPERATOR, SERVICE
 from operators.monitoring import selfmonitoring
@@ -132,21 +128,10 @@ def prometheus_rule(labels: dict[str, str]) -> PrometheusRule:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", default="etcd-operator")
-    parser.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
-                        help="a label the Prometheus' selectors match (repeatable)")
-    args = parser.parse_args(argv)
-    labels = dict(item.split("=", 1) for item in args.label)
-    objects: list[Service | ServiceMonitor | PrometheusRule] = [
-        members_service_monitor(labels), operator_service(),
-        operator_service_monitor(labels), prometheus_rule(labels)]
-    docs = []
-    for obj in objects:
-        obj.metadata.namespace = args.namespace
-        docs.append(obj.model_dump(by_alias=True, exclude_none=True, mode="json"))
-    sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
-
+    selfmonitoring.print_manifests(
+        __doc__.split("\n\n")[0], "etcd-operator",
+        lambda labels: [members_service_monitor(labels), operator_service(),
+                        operator_service_monitor(labels), prometheus_rule(labels)], argv)
 
 if __name__ == "__main__":
     main()

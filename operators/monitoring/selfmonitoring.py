@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import yaml
@@ -92,20 +93,28 @@ def prometheus_rule(labels: dict[str, str], job: str = JOB) -> PrometheusRule:
                               alert_group(job)]}))
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--namespace", default="monitoring-operator")
+def print_manifests(description: str, namespace: str,
+                    objects_for: Callable[[dict[str, str]], Sequence[Any]],
+                    argv: list[str] | None = None) -> None:
+    """The command line of a monitoring manifest printer: ``--namespace`` and the ``--label``s
+    a Prometheus' selectors match in, the objects ``objects_for(labels)`` builds out as YAML."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--namespace", default=namespace)
     parser.add_argument("--label", action="append", default=[], metavar="KEY=VALUE",
                         help="a label the Prometheus' selectors match (repeatable)")
     args = parser.parse_args(argv)
     labels = dict(item.split("=", 1) for item in args.label)
-    objects = [service(), service_monitor(labels), prometheus_rule(labels)]
     docs = []
-    for obj in objects:
+    for obj in objects_for(labels):
         obj.metadata.namespace = args.namespace
         docs.append(obj.model_dump(by_alias=True, exclude_none=True, mode="json"))
     sys.stdout.write(yaml.safe_dump_all(docs, sort_keys=False))
 
+
+def main(argv: list[str] | None = None) -> None:
+    print_manifests(__doc__.split("\n\n")[0], "monitoring-operator",
+                    lambda labels: [service(), service_monitor(labels), prometheus_rule(labels)],
+                    argv)
 
 if __name__ == "__main__":
     main()
