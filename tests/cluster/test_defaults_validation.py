@@ -258,8 +258,9 @@ def test_pods_need_named_containers_with_images() -> None:
         {"name": "c"}, {"name": "c", "image": "x", "ports": [{"containerPort": 70000}]}]}})
     assert [(c.field, c.reason) for c in validation.validate(rt, pod)] == [
         ("spec.containers[0].image", "FieldValueRequired"),
-        ("spec.containers[1].name", "FieldValueDuplicate"),
+        # validateContainers: validateContainerCommon (ports) before the duplicate name
         ("spec.containers[1].ports[0].containerPort", "FieldValueInvalid"),
+        ("spec.containers[1].name", "FieldValueDuplicate"),
     ]
     rt, pod = create(("", "Pod"), {"metadata": {"name": "p"}, "spec": {}})
     assert [c.field for c in validation.validate(rt, pod)] == ["spec.containers"]

@@ -16,9 +16,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry import validation_admission as admission
+from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
 from setpoint.cluster.registry.validation_status import (
@@ -223,63 +225,6 @@ def _namespace(obj: Obj) -> list[Cause]:
     return causes
 
 
-_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
-
-
-def _service(obj: Obj) -> list[Cause]:
-    spec = obj.get("spec") or {}
-    causes: list[Cause] = []
-    kind = spec.get("type") or ""
-    if kind not in _SERVICE_TYPES:
-        causes.append(fe.not_supported("spec.type", kind, _SERVICE_TYPES))
-    ports = spec.get("ports") or []
-    headless = spec.get("clusterIP") == "None"
-    if not ports and not headless and kind != "ExternalName":
-        causes.append(fe.required("spec.ports"))
-    if kind == "ExternalName" and not spec.get("externalName"):
-        causes.append(fe.required("spec.externalName"))
-    seen_names: set[str] = set()
-    seen_ports: set[tuple[Any, Any]] = set()
-    for i, port in enumerate(ports):
-        p = f"spec.ports[{i}]"
-        name = port.get("name") or ""
-        if len(ports) > 1 and not name:
-            causes.append(fe.required(f"{p}.name"))
-        elif name:
-            causes.extend(fe.invalid(f"{p}.name", name, m) for m in names.is_dns1123_label(name))
-            if name in seen_names:
-                causes.append(fe.duplicate(f"{p}.name", name))
-            seen_names.add(name)
-        number = port.get("port")
-        if not isinstance(number, int) or not 1 <= number <= 65535:
-            causes.append(fe.invalid(f"{p}.port", number if number is not None else 0,
-                                     names.inclusive_range_error(1, 65535)))
-        protocol = port.get("protocol") or ""
-        if protocol not in pods.PROTOCOLS:
-            causes.append(fe.not_supported(f"{p}.protocol", protocol, pods.PROTOCOLS))
-        key = (number, protocol)
-        if key in seen_ports:
-            causes.append(fe.duplicate(p, fe.GoValue(
-                f"core.ServicePort{{Name:{fe.go_quote(name)}, Protocol:{fe.go_quote(protocol)}, "
-                f"Port:{number}}}")))
-        seen_ports.add(key)
-        target = port.get("targetPort")
-        if isinstance(target, int) and not 1 <= target <= 65535:
-            causes.append(fe.invalid(f"{p}.targetPort", target,
-                                     names.inclusive_range_error(1, 65535)))
-    return causes
-
-
-def _service_update(new: Obj, old: Obj) -> list[Cause]:
-    new_ip = (new.get("spec") or {}).get("clusterIP")
-    old_ip = (old.get("spec") or {}).get("clusterIP")
-    if old_ip and new_ip and new_ip != old_ip and (new.get("spec") or {}).get(
-            "type") != "ExternalName":
-        return [fe.invalid("spec.clusterIPs[0]", new_ip,
-                           "may not change once set")]
-    return []
-
-
 def _lease(obj: Obj) -> list[Cause]:
     spec = obj.get("spec") or {}
     causes: list[Cause] = []
@@ -302,8 +247,9 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
-    ("", "Service"): _service,
+    ("", "Service"): services.validate_service,
     ("", "Pod"): pods.validate_pod,
+    ("", "PersistentVolumeClaim"): claims.validate_claim,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
@@ -323,8 +269,9 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "ConfigMap"): _config_map_update,
     ("", "Secret"): _secret_update,
-    ("", "Service"): _service_update,
+    ("", "Service"): services.validate_service_update,
     ("", "Pod"): pods.validate_pod_update,
+    ("", "PersistentVolumeClaim"): claims.validate_claim_update,
     ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,
@@ -332,6 +279,11 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("apps", "StatefulSet"): lambda n, o: (workloads.validate_selector_update(n, o)
                                            + workloads.validate_stateful_set_update(n, o)),
     ("batch", "Job"): workloads.validate_job_update,
+}
+
+# What a kind's ValidateXCreate adds to its validation of a new object only.
+CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {
+    ("", "Pod"): pods.validate_pod_create,
 }
 
 
@@ -356,6 +308,9 @@ def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
     if not rt.is_custom and (rt.group, rt.kind) == ("batch", "Job"):
         workloads.generate_job_selector(obj)
     causes = _kind_create(rt, obj)
+    create_only = None if rt.is_custom else CREATE_ONLY_VALIDATORS.get((rt.group, rt.kind))
+    if create_only is not None:
+        causes.extend(create_only(obj))
     if causes:
         return causes
     if _meta_validated_by_kind(rt):

@@ -1,0 +1,173 @@
+"""Service validation (``pkg/apis/core/validation``: ValidateService, validateServicePort,
+validateClientIPAffinityConfig, validateServiceExternalTrafficPolicy's values,
+validateServiceInternalTrafficFieldsValue, ValidateServiceUpdate's cluster IP rule).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.cluster.registry.validation_containers import PROTOCOLS, port_num_or_name
+from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import names
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
+
+SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
+SESSION_AFFINITIES = ("ClientIP", "None")
+TRAFFIC_POLICIES = ("Cluster", "Local")
+MAX_CLIENT_IP_AFFINITY_SECONDS = 86400
+ONLY_LOAD_BALANCER = "may only be used when `type` is 'LoadBalancer'"
+
+
+def _port(port: dict[str, Any], path: str, require_name: bool, seen: set[str]
+          ) -> list[Cause]:
+    """``validateServicePort``."""
+    causes: list[Cause] = []
+    name = port.get("name") or ""
+    if require_name and not name:
+        causes.append(fe.required(f"{path}.name"))
+    elif name:
+        causes.extend(fe.invalid(f"{path}.name", name, m) for m in names.is_dns1123_label(name))
+        if name in seen:
+            causes.append(fe.duplicate(f"{path}.name", name))
+        seen.add(name)
+    number = port.get("port")
+    if not isinstance(number, int) or not 1 <= number <= 65535:
+        causes.append(fe.invalid(f"{path}.port", number if number is not None else 0,
+                                 names.inclusive_range_error(1, 65535)))
+    protocol = port.get("protocol") or ""
+    if not protocol:
+        causes.append(fe.required(f"{path}.protocol"))
+    elif protocol not in PROTOCOLS:
+        causes.append(fe.not_supported(f"{path}.protocol", protocol, PROTOCOLS))
+    causes.extend(port_num_or_name(port.get("targetPort"), f"{path}.targetPort"))
+    app_protocol = port.get("appProtocol")
+    if app_protocol is not None:
+        causes.extend(fe.invalid(f"{path}.appProtocol", app_protocol, m)
+                      for m in names.is_qualified_name(str(app_protocol)))
+    return causes
+
+
+def _affinity(spec: Obj) -> list[Cause]:
+    affinity = spec.get("sessionAffinity") or ""
+    if not affinity:
+        return [fe.required("spec.sessionAffinity")]
+    if affinity not in SESSION_AFFINITIES:
+        return [fe.not_supported("spec.sessionAffinity", affinity, SESSION_AFFINITIES)]
+    config = spec.get("sessionAffinityConfig")
+    path = "spec.sessionAffinityConfig"
+    if affinity == "None":
+        return [fe.forbidden(path, "must not be set when session affinity is None")] \
+            if config is not None else []
+    when = "when session affinity type is ClientIP"
+    if not isinstance(config, dict):
+        return [fe.required(path, when)]
+    client_ip = config.get("clientIP")
+    if not isinstance(client_ip, dict):
+        return [fe.required(f"{path}.clientIP", when)]
+    timeout = client_ip.get("timeoutSeconds")
+    if timeout is None:
+        return [fe.required(f"{path}.clientIP.timeoutSeconds", when)]
+    if not 0 < timeout <= MAX_CLIENT_IP_AFFINITY_SECONDS:
+        return [fe.invalid(f"{path}.clientIP.timeoutSeconds", timeout,
+                           f"must be greater than 0 and less than "
+                           f"{MAX_CLIENT_IP_AFFINITY_SECONDS}")]
+    return []
+
+
+def _type_rules(spec: Obj, kind: str, headless: bool) -> list[Cause]:
+    causes: list[Cause] = []
+    if kind in ("LoadBalancer", "NodePort") and headless:
+        causes.append(fe.invalid("spec.clusterIPs[0]", "None",
+                                 f"may not be set to 'None' for {kind} services"))
+    if kind == "ExternalName":
+        if spec.get("clusterIP") or spec.get("clusterIPs"):
+            causes.append(fe.forbidden("spec.clusterIPs",
+                                       "may not be set for ExternalName services"))
+        if spec.get("ipFamilies"):
+            causes.append(fe.forbidden("spec.ipFamilies",
+                                       "may not be set for ExternalName services"))
+        if spec.get("ipFamilyPolicy") is not None:
+            causes.append(fe.forbidden("spec.ipFamilyPolicy",
+                                       "may not be set for ExternalName services"))
+        cname = str(spec.get("externalName") or "").removesuffix(".")
+        if cname:
+            causes.extend(fe.invalid("spec.externalName", cname, m)
+                          for m in names.is_dns1123_subdomain(cname))
+        else:
+            causes.append(fe.required("spec.externalName"))
+    return causes
+
+
+def _port_uniqueness(ports: list[dict[str, Any]], kind: str) -> list[Cause]:
+    causes: list[Cause] = []
+    if kind == "ClusterIP":
+        causes.extend(fe.forbidden(f"spec.ports[{i}].nodePort",
+                                   "may not be used when `type` is 'ClusterIP'")
+                      for i, port in enumerate(ports) if port.get("nodePort"))
+    node_ports: set[tuple[Any, Any]] = set()
+    for i, port in enumerate(ports):
+        if not port.get("nodePort"):
+            continue
+        key = (port.get("protocol") or "", port["nodePort"])
+        if key in node_ports:
+            causes.append(fe.duplicate(f"spec.ports[{i}].nodePort", port["nodePort"]))
+        node_ports.add(key)
+    seen: set[tuple[Any, Any]] = set()
+    for i, port in enumerate(ports):
+        protocol, number = port.get("protocol") or "", port.get("port") or 0
+        if (protocol, number) in seen:
+            causes.append(fe.duplicate(f"spec.ports[{i}]", fe.GoValue(
+                f"core.ServicePort{{Name:\"\", Protocol:{fe.go_quote(protocol)}, "
+                f"AppProtocol:(*string)(nil), Port:{number}, TargetPort:intstr.IntOrString"
+                "{Type:0, IntVal:0, StrVal:\"\"}, NodePort:0}")))
+        seen.add((protocol, number))
+    return causes
+
+
+def validate_service(obj: Obj) -> list[Cause]:
+    """The spec part of ``ValidateService``, in its order."""
+    spec = obj.get("spec") or {}
+    kind = spec.get("type") or ""
+    headless = spec.get("clusterIP") == "None"
+    ports = [p if isinstance(p, dict) else {} for p in spec.get("ports") or []]
+    causes: list[Cause] = []
+    if not ports and not headless and kind != "ExternalName":
+        causes.append(fe.required("spec.ports"))
+    causes.extend(_type_rules(spec, kind, headless))
+    seen: set[str] = set()
+    for i, port in enumerate(ports):
+        causes.extend(_port(port, f"spec.ports[{i}]", len(ports) > 1, seen))
+    if spec.get("selector") is not None:
+        causes.extend(names.validate_labels(spec["selector"], "spec.selector"))
+    causes.extend(_affinity(spec))
+    if not kind:
+        causes.append(fe.required("spec.type"))
+    elif kind not in SERVICE_TYPES:
+        causes.append(fe.not_supported("spec.type", kind, SERVICE_TYPES))
+    causes.extend(_port_uniqueness(ports, kind))
+    if spec.get("loadBalancerSourceRanges") and kind != "LoadBalancer":
+        causes.append(fe.forbidden("spec.LoadBalancerSourceRanges", ONLY_LOAD_BALANCER))
+    if spec.get("allocateLoadBalancerNodePorts") is not None and kind != "LoadBalancer":
+        causes.append(fe.forbidden("spec.allocateLoadBalancerNodePorts", ONLY_LOAD_BALANCER))
+    external = spec.get("externalTrafficPolicy")
+    if external and external not in TRAFFIC_POLICIES:
+        causes.append(fe.not_supported("spec.externalTrafficPolicy", external,
+                                       TRAFFIC_POLICIES))
+    internal = spec.get("internalTrafficPolicy")
+    if internal is not None and internal not in TRAFFIC_POLICIES:
+        causes.append(fe.not_supported("spec.internalTrafficPolicy", internal,
+                                       TRAFFIC_POLICIES))
+    return causes
+
+
+def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
+    """``validateUpgradeDowngradeClusterIPs``' rule: the primary cluster IP is fixed unless
+    the service is, or becomes, an ExternalName."""
+    new_ip = (new.get("spec") or {}).get("clusterIP")
+    old_ip = (old.get("spec") or {}).get("clusterIP")
+    if old_ip and new_ip and new_ip != old_ip and (new.get("spec") or {}).get(
+            "type") != "ExternalName":
+        return [fe.invalid("spec.clusterIPs[0]", new_ip, "may not change once set")]
+    return []
