@@ -325,7 +325,9 @@ def _deadline_update(new: Any, old: Any) -> list[Cause]:
         if old is not None and old < new:
             return [fe.invalid(path, new, "must be less than or equal to previous value")]
     elif old is not None:
-        return [fe.invalid(path, None, "must not update from a positive integer to nil value")]
+        # field.Error prints a nil pointer as the string "null", quoted
+        return [fe.invalid(path, fe.GoValue('"null"'),
+                           "must not update from a positive integer to nil value")]
     return []
 
 
