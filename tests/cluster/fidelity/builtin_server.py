@@ -1,19 +1,12 @@
-"""One embedded server per test module for the table-driven validation tests of built-in
-kinds, reached over HTTPS with the credentials of the kubeconfig it wrote (read by the
-official ``kubernetes`` client's loader)."""
+"""The HTTP helper of the table-driven validation tests of built-in kinds (the module-scoped
+server it talks to is the ``kube`` fixture of this directory's conftest)."""
 
 from __future__ import annotations
 
-import ssl
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
-from kubernetes import client, config
-
-from setpoint.testing import ThreadedCluster
 
 MERGE = "application/merge-patch+json"
 
@@ -46,19 +39,3 @@ class Kube:
         for c in answer["details"]["causes"]:
             out.setdefault(c["field"], []).append(c["message"])
         return out
-
-
-@pytest.fixture(scope="module")
-def kube() -> Iterator[Kube]:
-    shared = ThreadedCluster().start()
-    try:
-        configuration = client.Configuration()
-        config.load_kube_config(config_file=str(shared.kubeconfig),
-                                client_configuration=configuration)
-        token = configuration.auth_settings()["BearerToken"]["value"]
-        verify = ssl.create_default_context(cafile=configuration.ssl_ca_cert)
-        with httpx.Client(base_url=configuration.host, verify=verify,
-                          headers={"Authorization": token}, timeout=30) as http:
-            yield Kube(http)
-    finally:
-        shared.stop()

@@ -16,37 +16,37 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import MERGE, Kube, kube  # noqa: F401
+from tests.cluster.fidelity.builtin_server import MERGE, Kube
 
 CLAIMS = "/api/v1/namespaces/default/persistentvolumeclaims"
 SPEC: dict[str, Any] = {"accessModes": ["ReadWriteOnce"],
                         "resources": {"requests": {"storage": "1Gi"}}}
 
-R, I, NS, F, D = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
+REQ, INV, UNSUP, FORB, DUP = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
                   "FieldValueForbidden", "FieldValueDuplicate")
 
 # (case, spec changes, expected causes); None in the changes removes the key
 CREATE_CASES: list[tuple[str, dict[str, Any], dict[tuple[str, str], int]]] = [
     # ValidatePersistentVolumeClaimSpec: "at least 1 access mode is required"
-    ("no-access-modes", {"accessModes": None}, {("spec.accessModes", R): 1}),
+    ("no-access-modes", {"accessModes": None}, {("spec.accessModes", REQ): 1}),
     ("unknown-access-mode", {"accessModes": ["ReadWriteSometimes"]},
-     {("spec.accessModes", NS): 1}),
+     {("spec.accessModes", UNSUP): 1}),
     ("once-pod-with-others", {"accessModes": ["ReadWriteOncePod", "ReadOnlyMany"]},
-     {("spec.accessModes", F): 1}),
+     {("spec.accessModes", FORB): 1}),
     # the storage request is required, positive, and the key path is resources[storage]
-    ("no-storage", {"resources": {"requests": {}}}, {("spec.resources[storage]", R): 1}),
+    ("no-storage", {"resources": {"requests": {}}}, {("spec.resources[storage]", REQ): 1}),
     ("zero-storage", {"resources": {"requests": {"storage": "0"}}},
-     {("spec.resources[storage]", I): 1}),
-    ("bad-class", {"storageClassName": "Fast_SSD"}, {("spec.storageClassName", I): 1}),
-    ("bad-volume-mode", {"volumeMode": "Raw"}, {("spec.volumeMode", NS): 1}),
+     {("spec.resources[storage]", INV): 1}),
+    ("bad-class", {"storageClassName": "Fast_SSD"}, {("spec.storageClassName", INV): 1}),
+    ("bad-volume-mode", {"volumeMode": "Raw"}, {("spec.volumeMode", UNSUP): 1}),
     # ValidateLabelSelector
     ("bad-selector", {"selector": {"matchExpressions": [{"key": "a", "operator": "Near"}]}},
-     {("spec.selector.matchExpressions[0].operator", I): 1}),
+     {("spec.selector.matchExpressions[0].operator", INV): 1}),
     # validateDataSource: a kind in the core group must be a claim; name and kind required
     ("data-source-core-kind", {"dataSource": {"kind": "Secret", "name": "s"}},
-     {("spec.dataSource", I): 1}),
+     {("spec.dataSource", INV): 1}),
     ("data-source-unnamed", {"dataSource": {"kind": "PersistentVolumeClaim"}},
-     {("spec.dataSource.name", R): 1}),
+     {("spec.dataSource.name", REQ): 1}),
 ]
 
 
@@ -93,14 +93,18 @@ def test_claim_spec_is_immutable_except_binding_fields(kube: Kube) -> None:
     storageClassName may be set once; anything else in the spec is Forbidden at ``spec``,
     an unbound claim's storage request included."""
     _create(kube, "fixed")
-    for patch in ({"spec": {"volumeName": "pv-1"}}, {"spec": {"storageClassName": "slow"}}):
+    allowed: list[dict[str, Any]] = [{"spec": {"volumeName": "pv-1"}},
+                                     {"spec": {"storageClassName": "slow"}}]
+    for patch in allowed:
         status, body = kube.call("PATCH", f"{CLAIMS}/fixed", patch, MERGE)
         assert status == 200, body
-    for patch in ({"spec": {"volumeName": "pv-2"}}, {"spec": {"storageClassName": "fast"}},
-                  {"spec": {"accessModes": ["ReadWriteMany"]}},
-                  {"spec": {"resources": {"requests": {"storage": "2Gi"}}}}):
+    refused: list[dict[str, Any]] = [
+        {"spec": {"volumeName": "pv-2"}}, {"spec": {"storageClassName": "fast"}},
+        {"spec": {"accessModes": ["ReadWriteMany"]}},
+        {"spec": {"resources": {"requests": {"storage": "2Gi"}}}}]
+    for patch in refused:
         assert kube.reject("PATCH", f"{CLAIMS}/fixed", patch, MERGE) == Counter(
-            {("spec", F): 1}), patch
+            {("spec", FORB): 1}), patch
     messages = kube.messages("PATCH", f"{CLAIMS}/fixed",
                              {"spec": {"accessModes": ["ReadWriteMany"]}}, MERGE)
     assert messages["spec"][0].startswith(
@@ -113,7 +117,7 @@ def test_claim_volume_mode_is_immutable(kube: Kube) -> None:
     besides the spec rule."""
     _create(kube, "mode")
     assert kube.reject("PATCH", f"{CLAIMS}/mode", {"spec": {"volumeMode": "Block"}},
-                       MERGE) == Counter({("spec", F): 1, ("volumeMode", I): 1})
+                       MERGE) == Counter({("spec", FORB): 1, ("volumeMode", INV): 1})
 
 
 def test_bound_claim_may_grow_and_shrink_only_above_its_capacity(kube: Kube) -> None:
@@ -138,4 +142,4 @@ def test_claim_update_revalidates_the_claim(kube: Kube) -> None:
     _create(kube, "again")
     claim_path = f"{CLAIMS}/again"
     assert kube.reject("PATCH", claim_path, {"spec": {"accessModes": None}}, MERGE) == Counter(
-        {("spec.accessModes", R): 1, ("spec", F): 1})
+        {("spec.accessModes", REQ): 1, ("spec", FORB): 1})

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import MERGE, Kube, kube  # noqa: F401
+from tests.cluster.fidelity.builtin_server import MERGE, Kube
 
 PODS = "/api/v1/namespaces/default/pods"
 JSON_PATCH = "application/json-patch+json"
-R, I, F = "FieldValueRequired", "FieldValueInvalid", "FieldValueForbidden"
+REQ, INV, FORB = "FieldValueRequired", "FieldValueInvalid", "FieldValueForbidden"
 UPDATABLE = (
     "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
     "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
@@ -38,32 +38,32 @@ UPDATE_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]],
     # ValidateContainerUpdates stops everything else: no containers added or removed
     ("add-container", {}, [{"op": "add", "path": "/spec/containers/-",
                             "value": {"name": "d", "image": "i"}}],
-     {("spec.containers", F): 1}),
+     {("spec.containers", FORB): 1}),
     # an empty image is reported by the pod's validation and by ValidateContainerUpdates
     ("empty-image", {}, [{"op": "replace", "path": "/spec/containers/0/image", "value": ""}],
-     {("spec.containers[0].image", R): 2}),
+     {("spec.containers[0].image", REQ): 2}),
     # activeDeadlineSeconds: set, then only lowered; never raised or removed
     ("raise-deadline", {"activeDeadlineSeconds": 100},
      [{"op": "replace", "path": "/spec/activeDeadlineSeconds", "value": 200}],
-     {("spec.activeDeadlineSeconds", I): 1}),
+     {("spec.activeDeadlineSeconds", INV): 1}),
     ("remove-deadline", {"activeDeadlineSeconds": 100},
      [{"op": "remove", "path": "/spec/activeDeadlineSeconds"}],
-     {("spec.activeDeadlineSeconds", I): 1}),
+     {("spec.activeDeadlineSeconds", INV): 1}),
     # tolerations: additions only (tolerationSeconds aside)
     ("change-toleration", {"tolerations": [{"key": "k", "operator": "Exists"}]},
      [{"op": "replace", "path": "/spec/tolerations/0/key", "value": "other"}],
-     {("spec.tolerations", F): 1}),
+     {("spec.tolerations", FORB): 1}),
     # schedulingGates: removals only
     ("add-gate", {"schedulingGates": [{"name": "example.com/a"}]},
      [{"op": "add", "path": "/spec/schedulingGates/-", "value": {"name": "example.com/b"}}],
-     {("spec.schedulingGates[1].name", F): 1}),
+     {("spec.schedulingGates[1].name", FORB): 1}),
     # anything else: the munged specs differ
     ("restart-policy", {}, [{"op": "replace", "path": "/spec/restartPolicy",
                              "value": "Never"}],
-     {("spec", F): 1}),
+     {("spec", FORB): 1}),
     ("container-env", {}, [{"op": "add", "path": "/spec/containers/0/env",
                             "value": [{"name": "A", "value": "1"}]}],
-     {("spec", F): 1}),
+     {("spec", FORB): 1}),
 ]
 
 

@@ -21,49 +21,50 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import Kube, kube  # noqa: F401
+from tests.cluster.fidelity.builtin_server import Kube
 
 PODS = "/api/v1/namespaces/default/pods"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
 
-R, I, NS, F, D, NF = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
-                      "FieldValueForbidden", "FieldValueDuplicate", "FieldValueNotFound")
+REQ, INV, UNSUP, FORB, DUP, MISSING = (
+    "FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported", "FieldValueForbidden",
+    "FieldValueDuplicate", "FieldValueNotFound")
 C0 = "spec.containers[0]"
 
 # (case, spec keys, first container keys, expected causes)
 CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int]]] = [
     # validateContainerCommon: names are DNS labels; validateInitContainers: unique across
-    ("container-name", {}, {"name": "Web_1"}, {(f"{C0}.name", I): 1}),
+    ("container-name", {}, {"name": "Web_1"}, {(f"{C0}.name", INV): 1}),
     ("init-name-taken", {"initContainers": [{"name": "c", "image": "i"}]}, {},
-     {("spec.initContainers[0].name", D): 1}),
-    ("image-whitespace", {}, {"image": " nginx"}, {(f"{C0}.image", I): 1}),
+     {("spec.initContainers[0].name", DUP): 1}),
+    ("image-whitespace", {}, {"image": " nginx"}, {(f"{C0}.image", INV): 1}),
     # validateContainerPorts
     ("ports", {}, {"ports": [{"name": "web", "containerPort": 80, "protocol": "HTTP"},
                              {"name": "web", "containerPort": 81},
                              {"hostPort": 70000, "containerPort": 82},
                              {"name": "X"}]},
-     {(f"{C0}.ports[0].protocol", NS): 1, (f"{C0}.ports[1].name", D): 1,
-      (f"{C0}.ports[2].hostPort", I): 1, (f"{C0}.ports[3].name", I): 2,
-      (f"{C0}.ports[3].containerPort", R): 1}),
+     {(f"{C0}.ports[0].protocol", UNSUP): 1, (f"{C0}.ports[1].name", DUP): 1,
+      (f"{C0}.ports[2].hostPort", INV): 1, (f"{C0}.ports[3].name", INV): 2,
+      (f"{C0}.ports[3].containerPort", REQ): 1}),
     # validatePodHostNetworkDeps: on the host network a hostPort is the containerPort
     ("host-network-port", {"hostNetwork": True},
      {"ports": [{"containerPort": 80, "hostPort": 81}]},
-     {(f"{C0}.ports[0].hostPort", I): 1}),
+     {(f"{C0}.ports[0].hostPort", INV): 1}),
     # AccumulateUniqueHostPorts
     ("host-port-twice", {"containers": [
         {"name": "a", "image": "i", "ports": [{"containerPort": 80, "hostPort": 8080}]},
         {"name": "b", "image": "i", "ports": [{"containerPort": 81, "hostPort": 8080}]}]}, {},
-     {("spec.containers[1].ports[0].hostPort", D): 1}),
+     {("spec.containers[1].ports[0].hostPort", DUP): 1}),
     # ValidateEnv (relaxed names: printable ASCII but '='), validateEnvVarValueFrom
     ("env", {}, {"env": [{"name": "A=B"}, {"value": "x"}, {"name": "ok", "valueFrom": {}},
                          {"name": "both", "value": "v", "valueFrom": {
                              "secretKeyRef": {"name": "s", "key": "k"}}},
                          {"name": "relaxed.1-ok", "value": "v"}]},
-     {(f"{C0}.env[0].name", I): 1, (f"{C0}.env[1].name", R): 1,
-      (f"{C0}.env[2].valueFrom", I): 1, (f"{C0}.env[3].valueFrom", I): 1}),
+     {(f"{C0}.env[0].name", INV): 1, (f"{C0}.env[1].name", REQ): 1,
+      (f"{C0}.env[2].valueFrom", INV): 1, (f"{C0}.env[3].valueFrom", INV): 1}),
     ("env-from", {}, {"envFrom": [{"prefix": "P="}, {"configMapRef": {"name": "Bad_Name"}}]},
-     {(f"{C0}.envFrom", I): 1, (f"{C0}.envFrom[0].prefix", I): 1,
-      (f"{C0}.envFrom[1].configMapRef.name", I): 1}),
+     {(f"{C0}.envFrom", INV): 1, (f"{C0}.envFrom[0].prefix", INV): 1,
+      (f"{C0}.envFrom[1].configMapRef.name", INV): 1}),
     # ValidateVolumes / validateVolumeSource / ValidateVolumeMounts: a faulty volume is no
     # volume to mount (one without a source is defaulted to an emptyDir: SetDefaults_Volume)
     ("volumes", {"volumes": [{"name": "two", "emptyDir": {}, "configMap": {"name": "c"}},
@@ -72,73 +73,73 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
                              {"name": "s", "secret": {}}]},
      {"volumeMounts": [{"name": "two", "mountPath": "/a"}, {"name": "ok", "mountPath": "/a"},
                        {"name": "missing"}]},
-     {("spec.volumes[0].configMap", F): 1,
-      ("spec.volumes[3].name", D): 1, ("spec.volumes[4].secret.secretName", R): 1,
-      (f"{C0}.volumeMounts[0].name", NF): 1, (f"{C0}.volumeMounts[1].mountPath", I): 1,
-      (f"{C0}.volumeMounts[2].name", NF): 1, (f"{C0}.volumeMounts[2].mountPath", R): 1}),
+     {("spec.volumes[0].configMap", FORB): 1,
+      ("spec.volumes[3].name", DUP): 1, ("spec.volumes[4].secret.secretName", REQ): 1,
+      (f"{C0}.volumeMounts[0].name", MISSING): 1, (f"{C0}.volumeMounts[1].mountPath", INV): 1,
+      (f"{C0}.volumeMounts[2].name", MISSING): 1, (f"{C0}.volumeMounts[2].mountPath", REQ): 1}),
     ("host-path", {"volumes": [{"name": "h", "hostPath": {"path": "/a/../b", "type": "Dir"}}]},
-     {}, {("spec.volumes[0].hostPath.path", I): 1, ("spec.volumes[0].hostPath.type", NS): 1}),
+     {}, {("spec.volumes[0].hostPath.path", INV): 1, ("spec.volumes[0].hostPath.type", UNSUP): 1}),
     # ValidateContainerResourceRequirements: requests <= limits (at .requests), names;
     # SetDefaults_Pod copies the limits without a request into the requests first
     ("resources", {}, {"resources": {"limits": {"cpu": "1", "memory": "-1", "gpu": "1"},
                                      "requests": {"cpu": "2"}}},
-     {(f"{C0}.resources.requests", I): 1, (f"{C0}.resources.limits[memory]", I): 1,
-      (f"{C0}.resources.limits[gpu]", I): 1, (f"{C0}.resources.requests[memory]", I): 1,
-      (f"{C0}.resources.requests[gpu]", I): 1}),
+     {(f"{C0}.resources.requests", INV): 1, (f"{C0}.resources.limits[memory]", INV): 1,
+      (f"{C0}.resources.limits[gpu]", INV): 1, (f"{C0}.resources.requests[memory]", INV): 1,
+      (f"{C0}.resources.requests[gpu]", INV): 1}),
     # validateRestartPolicy, validateDNSPolicy, validatePodDNSConfig
     ("policies", {"restartPolicy": "Sometimes", "dnsPolicy": "None"}, {},
-     {("spec.restartPolicy", NS): 1, ("spec.dnsConfig", R): 1}),
+     {("spec.restartPolicy", UNSUP): 1, ("spec.dnsConfig", REQ): 1}),
     # ValidatePodSpec: activeDeadlineSeconds in [1, MaxInt32], hostname and subdomain labels
     ("names-and-deadline", {"activeDeadlineSeconds": 0, "hostname": "Host_1",
                             "subdomain": "a.b", "nodeName": "Bad_Node"}, {},
-     {("spec.activeDeadlineSeconds", I): 1, ("spec.hostname", I): 1, ("spec.subdomain", I): 1,
-      ("spec.nodeName", I): 1}),
+     {("spec.activeDeadlineSeconds", INV): 1, ("spec.hostname", INV): 1, ("spec.subdomain", INV): 1,
+      ("spec.nodeName", INV): 1}),
     # validateLivenessProbe / validateReadinessProbe / validateHandler (handlers counted in
     # the order exec, httpGet, tcpSocket, grpc: the second is Forbidden, not checked)
     ("probes", {}, {"livenessProbe": {"successThreshold": 2},
                     "readinessProbe": {"httpGet": {"port": 0}, "exec": {"command": ["x"]},
                                        "terminationGracePeriodSeconds": 5},
                     "startupProbe": {"tcpSocket": {"port": "not_a_name"}}},
-     {(f"{C0}.livenessProbe", R): 1, (f"{C0}.livenessProbe.successThreshold", I): 1,
-      (f"{C0}.readinessProbe.httpGet", F): 1,
-      (f"{C0}.readinessProbe.terminationGracePeriodSeconds", I): 1,
-      (f"{C0}.startupProbe.tcpSocket.port", I): 1}),
+     {(f"{C0}.livenessProbe", REQ): 1, (f"{C0}.livenessProbe.successThreshold", INV): 1,
+      (f"{C0}.readinessProbe.httpGet", FORB): 1,
+      (f"{C0}.readinessProbe.terminationGracePeriodSeconds", INV): 1,
+      (f"{C0}.startupProbe.tcpSocket.port", INV): 1}),
     # validateInitContainers: probes only on restartable (sidecar) init containers
     ("init-probes", {"initContainers": [
         {"name": "i", "image": "i", "livenessProbe": {"exec": {"command": ["x"]}}},
         {"name": "j", "image": "i", "restartPolicy": "Never"}]}, {"restartPolicy": "Always"},
-     {("spec.initContainers[0].livenessProbe", F): 1,
-      ("spec.initContainers[1].restartPolicy", NS): 1, (f"{C0}.restartPolicy", F): 1}),
+     {("spec.initContainers[0].livenessProbe", FORB): 1,
+      ("spec.initContainers[1].restartPolicy", UNSUP): 1, (f"{C0}.restartPolicy", FORB): 1}),
     # ValidateSecurityContext, validatePodSpecSecurityContext
     ("security", {"securityContext": {"runAsUser": -1, "seccompProfile": {"type": "Bogus"}}},
      {"securityContext": {"runAsGroup": -1, "procMount": "Secret"}},
-     {("spec.securityContext.runAsUser", I): 1, ("spec.securityContext.seccompProfile.type",
-                                                  NS): 1,
-      (f"{C0}.securityContext.runAsGroup", I): 1, (f"{C0}.securityContext.procMount", NS): 1}),
+     {("spec.securityContext.runAsUser", INV): 1, ("spec.securityContext.seccompProfile.type",
+                                                  UNSUP): 1,
+      (f"{C0}.securityContext.runAsGroup", INV): 1, (f"{C0}.securityContext.procMount", UNSUP): 1}),
     # ValidateLabels of nodeSelector; ValidateNodeSelector; validatePodAffinityTerm
     ("scheduling", {"nodeSelector": {"a b": "c"}, "affinity": {
         "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
             "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "Near"}]}]}},
         "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
             {"weight": 0, "podAffinityTerm": {"topologyKey": "zone"}}]}}}, {},
-     {("spec.nodeSelector", I): 1,
+     {("spec.nodeSelector", INV): 1,
       ("spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
-       ".nodeSelectorTerms[0].matchExpressions[0].operator", I): 1,
+       ".nodeSelectorTerms[0].matchExpressions[0].operator", INV): 1,
       ("spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]"
-       ".weight", I): 1}),
+       ".weight", INV): 1}),
     # ValidateTolerations
     ("tolerations", {"tolerations": [{"operator": "Equal", "value": "x"},
                                       {"key": "k", "tolerationSeconds": 5,
                                        "effect": "NoSchedule"},
                                       {"key": "k", "effect": "Sometimes"},
                                       {"key": "k", "operator": "Exists", "value": "v"}]}, {},
-     {("spec.tolerations[0].operator", I): 1, ("spec.tolerations[1].effect", I): 1,
-      ("spec.tolerations[2].effect", NS): 1, ("spec.tolerations[3].operator", I): 1}),
+     {("spec.tolerations[0].operator", INV): 1, ("spec.tolerations[1].effect", INV): 1,
+      ("spec.tolerations[2].effect", UNSUP): 1, ("spec.tolerations[3].operator", INV): 1}),
     # ValidatePodCreate: ephemeral containers only through their subresource; a gated pod
     # may not name its node
     ("create-only", {"nodeName": "n1", "schedulingGates": [{"name": "example.com/wait"}],
                      "ephemeralContainers": [{"name": "e", "image": "i"}]}, {},
-     {("spec.ephemeralContainers", F): 1, ("spec.nodeName", F): 1}),
+     {("spec.ephemeralContainers", FORB): 1, ("spec.nodeName", FORB): 1}),
 ]
 
 
@@ -210,6 +211,6 @@ def test_deployment_pod_template_shares_the_pod_rules(kube: Kube) -> None:
                                               "volumeMounts": [{"name": "v",
                                                                 "mountPath": "/v"}]}]}}}}
     assert kube.reject("POST", DEPLOYMENTS, deployment) == Counter({
-        ("spec.template.annotations", I): 1,
-        ("spec.template.spec.containers[0].env[0].name", I): 1,
-        ("spec.template.spec.containers[0].volumeMounts[0].name", NF): 1})
+        ("spec.template.annotations", INV): 1,
+        ("spec.template.spec.containers[0].env[0].name", INV): 1,
+        ("spec.template.spec.containers[0].volumeMounts[0].name", MISSING): 1})

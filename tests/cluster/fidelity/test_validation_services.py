@@ -15,52 +15,52 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import Kube, kube  # noqa: F401
+from tests.cluster.fidelity.builtin_server import Kube
 
 SERVICES = "/api/v1/namespaces/default/services"
-R, I, NS, F, D = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
+REQ, INV, UNSUP, FORB, DUP = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
                   "FieldValueForbidden", "FieldValueDuplicate")
 PORT = {"port": 80}
 
 # (case, spec, expected causes)
 CASES: list[tuple[str, dict[str, Any], dict[tuple[str, str], int]]] = [
-    ("no-ports", {"ports": []}, {("spec.ports", R): 1}),
+    ("no-ports", {"ports": []}, {("spec.ports", REQ): 1}),
     # validateServicePort: names required when several, DNS labels, unique
     ("port-names", {"ports": [{"port": 80}, {"name": "Web", "port": 81},
                               {"name": "a", "port": 82}, {"name": "a", "port": 83}]},
-     {("spec.ports[0].name", R): 1, ("spec.ports[1].name", I): 1,
-      ("spec.ports[3].name", D): 1}),
+     {("spec.ports[0].name", REQ): 1, ("spec.ports[1].name", INV): 1,
+      ("spec.ports[3].name", DUP): 1}),
     ("port-numbers", {"ports": [{"port": 70000, "protocol": "HTTP", "targetPort": "Not_A_Name",
                                  "appProtocol": "a b"}]},
-     {("spec.ports[0].port", I): 1, ("spec.ports[0].protocol", NS): 1,
-      ("spec.ports[0].targetPort", I): 1, ("spec.ports[0].appProtocol", I): 1}),
+     {("spec.ports[0].port", INV): 1, ("spec.ports[0].protocol", UNSUP): 1,
+      ("spec.ports[0].targetPort", INV): 1, ("spec.ports[0].appProtocol", INV): 1}),
     # duplicate (protocol, port) pairs; node ports only for NodePort and LoadBalancer
     ("duplicates", {"ports": [{"name": "a", "port": 80}, {"name": "b", "port": 80}]},
-     {("spec.ports[1]", D): 1}),
+     {("spec.ports[1]", DUP): 1}),
     ("node-port-on-cluster-ip", {"ports": [{"port": 80, "nodePort": 30080}]},
-     {("spec.ports[0].nodePort", F): 1}),
+     {("spec.ports[0].nodePort", FORB): 1}),
     ("node-port-twice", {"type": "NodePort", "ports": [
         {"name": "a", "port": 80, "nodePort": 30081},
         {"name": "b", "port": 81, "nodePort": 30081}]},
-     {("spec.ports[1].nodePort", D): 1}),
+     {("spec.ports[1].nodePort", DUP): 1}),
     # type-dependent rules
     ("headless-node-port", {"type": "NodePort", "clusterIP": "None"},
-     {("spec.clusterIPs[0]", I): 1}),
+     {("spec.clusterIPs[0]", INV): 1}),
     ("external-name", {"type": "ExternalName", "externalName": "Not_A_Host"},
-     {("spec.externalName", I): 1}),
-    ("external-name-missing", {"type": "ExternalName"}, {("spec.externalName", R): 1}),
-    ("unknown-type", {"type": "Magic"}, {("spec.type", NS): 1}),
+     {("spec.externalName", INV): 1}),
+    ("external-name-missing", {"type": "ExternalName"}, {("spec.externalName", REQ): 1}),
+    ("unknown-type", {"type": "Magic"}, {("spec.type", UNSUP): 1}),
     # ValidateLabels of the selector; session affinity
-    ("selector", {"selector": {"a b": "c"}}, {("spec.selector", I): 1}),
-    ("affinity", {"sessionAffinity": "Sticky"}, {("spec.sessionAffinity", NS): 1}),
+    ("selector", {"selector": {"a b": "c"}}, {("spec.selector", INV): 1}),
+    ("affinity", {"sessionAffinity": "Sticky"}, {("spec.sessionAffinity", UNSUP): 1}),
     ("affinity-timeout", {"sessionAffinity": "ClientIP",
                           "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 90000}}},
-     {("spec.sessionAffinityConfig.clientIP.timeoutSeconds", I): 1}),
+     {("spec.sessionAffinityConfig.clientIP.timeoutSeconds", INV): 1}),
     ("load-balancer-only", {"loadBalancerSourceRanges": ["10.0.0.0/8"],
                             "allocateLoadBalancerNodePorts": True},
-     {("spec.LoadBalancerSourceRanges", F): 1, ("spec.allocateLoadBalancerNodePorts", F): 1}),
+     {("spec.LoadBalancerSourceRanges", FORB): 1, ("spec.allocateLoadBalancerNodePorts", FORB): 1}),
     ("traffic-policy", {"internalTrafficPolicy": "Nearby"},
-     {("spec.internalTrafficPolicy", NS): 1}),
+     {("spec.internalTrafficPolicy", UNSUP): 1}),
 ]
 
 
