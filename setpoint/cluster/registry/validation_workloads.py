@@ -8,7 +8,7 @@ from typing import Any
 
 from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.machinery import fielderrors as fe
-from setpoint.machinery import labels
+from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -135,7 +135,31 @@ def validate_stateful_set(obj: Obj) -> list[Cause]:
     causes.extend(_non_negative(spec, "replicas", path))
     causes.extend(_non_negative(spec, "minReadySeconds", path))
     causes.extend(_selector(spec, path, "statefulset"))
-    causes.extend(_replica_set_template(spec, path))
+    causes.extend(_stateful_set_template(spec, path))
+    return causes
+
+
+def _stateful_set_template(spec: Obj, path: str) -> list[Cause]:
+    """``ValidatePodTemplateSpecForStatefulSet``: the selector match, the template's labels
+    and annotations — and not its pod spec, whose volume mounts may name the claim templates
+    (Go leaves that check as a TODO) — then ``ValidateStatefulSetSpec``'s restartPolicy and
+    activeDeadlineSeconds rules."""
+    causes = _template_matches(spec, path)
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        return causes
+    meta = template.get("metadata") or {}
+    causes.extend(names.validate_labels(meta.get("labels"), f"{path}.template.labels"))
+    causes.extend(names.validate_annotations(meta.get("annotations"),
+                                             f"{path}.template.annotations"))
+    pod_spec = template.get("spec") or {}
+    policy = pod_spec.get("restartPolicy") or ""
+    if policy != "Always":
+        causes.append(fe.not_supported(f"{path}.template.spec.restartPolicy", policy,
+                                       ("Always",)))
+    if pod_spec.get("activeDeadlineSeconds") is not None:
+        causes.append(fe.forbidden(f"{path}.template.spec.activeDeadlineSeconds",
+                                   "activeDeadlineSeconds in StatefulSet is not Supported"))
     return causes
 
 

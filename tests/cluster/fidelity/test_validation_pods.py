@@ -214,3 +214,26 @@ def test_deployment_pod_template_shares_the_pod_rules(kube: Kube) -> None:
         ("spec.template.annotations", INV): 1,
         ("spec.template.spec.containers[0].env[0].name", INV): 1,
         ("spec.template.spec.containers[0].volumeMounts[0].name", MISSING): 1})
+
+
+def test_stateful_set_template_spec_is_not_pod_validated(kube: Kube) -> None:
+    """ValidatePodTemplateSpecForStatefulSet checks the template's labels and annotations
+    only (the pod spec check is a TODO in pkg/apis/apps/validation: mounts name the claim
+    templates), then restartPolicy Always and no activeDeadlineSeconds."""
+    template: dict[str, Any] = {
+        "metadata": {"labels": {"app": "s"}},
+        "spec": {"containers": [{"name": "c", "image": "i", "env": [{"name": "A=B"}],
+                                 "volumeMounts": [{"name": "data", "mountPath": "/d"}]}]}}
+    sts: dict[str, Any] = {"metadata": {"name": "s"}, "spec": {
+        "selector": {"matchLabels": {"app": "s"}}, "template": template,
+        "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}}
+    status, body = kube.call("POST", "/apis/apps/v1/namespaces/default/statefulsets", sts)
+    assert status == 201, body
+    bad = copy.deepcopy(sts)
+    bad["metadata"]["name"] = "t"
+    bad["spec"]["template"]["metadata"]["annotations"] = {"a b": "x"}
+    bad["spec"]["template"]["spec"]["activeDeadlineSeconds"] = 5
+    assert kube.reject("POST", "/apis/apps/v1/namespaces/default/statefulsets", bad) == Counter(
+        {("spec.template.annotations", INV): 1,
+         ("spec.template.spec.activeDeadlineSeconds", FORB): 1})
