@@ -23,10 +23,12 @@ from setpoint.cluster.registry.validation_containers import (
     validate_probes_and_lifecycle,
     validate_seccomp_profile,
 )
+from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
     validate_affinity,
     validate_only_added_tolerations,
     validate_tolerations,
+    validate_topology_spread_constraints,
 )
 from setpoint.cluster.registry.validation_volumes import validate_volumes
 from setpoint.machinery import fielderrors as fe
@@ -204,6 +206,19 @@ def _gates(spec: Obj, path: str) -> list[Cause]:
     return causes
 
 
+def _host_aliases(aliases: Any, path: str) -> list[Cause]:
+    """``ValidateHostAliases``: an IP and DNS-subdomain host names."""
+    causes: list[Cause] = []
+    for i, alias in enumerate(_dicts(aliases)):
+        ip = alias.get("ip") or ""
+        if parse_ip_sloppy(ip) is None:
+            causes.append(fe.invalid(f"{path}[{i}].ip", ip, NOT_AN_IP))
+        for j, host in enumerate(alias.get("hostnames") or []):
+            causes.extend(fe.invalid(f"{path}[{i}].hostnames[{j}]", host, m)
+                          for m in names.is_dns1123_subdomain(str(host)))
+    return causes
+
+
 def _subdomain(spec: Obj, key: str, path: str) -> list[Cause]:
     value = spec.get(key)
     if not value:
@@ -242,6 +257,8 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     causes.extend(validate_affinity(spec.get("affinity"), f"{path}.affinity"))
     causes.extend(_dns_config(spec, path))
     causes.extend(_gates(spec, path))
+    causes.extend(validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
+                                                       f"{path}.topologySpreadConstraints"))
     causes.extend(_subdomain(spec, "serviceAccountName", path))
     causes.extend(_subdomain(spec, "nodeName", path))
     deadline = spec.get("activeDeadlineSeconds")
@@ -251,6 +268,7 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     causes.extend(_label(spec, "hostname", path))
     causes.extend(_label(spec, "subdomain", path))
     causes.extend(validate_tolerations(spec.get("tolerations"), f"{path}.tolerations"))
+    causes.extend(_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
     causes.extend(_subdomain(spec, "priorityClassName", path))
     os_name = (spec.get("os") or {}).get("name") if isinstance(spec.get("os"), dict) else None
     if os_name is not None and os_name not in OS_NAMES:

@@ -202,3 +202,48 @@ def validate_affinity(affinity: Any, path: str) -> list[Cause]:
     causes.extend(_pod_affinity(affinity.get("podAffinity"), f"{path}.podAffinity"))
     causes.extend(_pod_affinity(affinity.get("podAntiAffinity"), f"{path}.podAntiAffinity"))
     return causes
+
+
+SPREAD_ACTIONS = ("DoNotSchedule", "ScheduleAnyway")
+NODE_INCLUSION_POLICIES = ("Honor", "Ignore")
+NOT_POSITIVE = "must be greater than zero"
+
+
+def validate_topology_spread_constraints(constraints: Any, path: str) -> list[Cause]:
+    """``validateTopologySpreadConstraints``: a positive skew, a topology key, a known
+    action, one constraint per (key, action), minDomains only with DoNotSchedule."""
+    items = [c for c in constraints or [] if isinstance(c, dict)]
+    causes: list[Cause] = []
+    for i, c in enumerate(items):
+        p = f"{path}[{i}]"
+        skew = c.get("maxSkew") or 0
+        if skew <= 0:
+            causes.append(fe.invalid(f"{p}.maxSkew", skew, NOT_POSITIVE))
+        key = c.get("topologyKey") or ""
+        if not key:
+            causes.append(fe.required(f"{p}.topologyKey", "can not be empty"))
+        action = c.get("whenUnsatisfiable") or ""
+        if action not in SPREAD_ACTIONS:
+            causes.append(fe.not_supported(f"{p}.whenUnsatisfiable", action, SPREAD_ACTIONS))
+        if any(key == (o.get("topologyKey") or "") and action == (o.get("whenUnsatisfiable")
+                                                                  or "")
+               for o in items[i + 1:]):
+            causes.append(fe.duplicate(f"{p}.{{topologyKey, whenUnsatisfiable}}",
+                                       f"{{{key}, {action}}}"))
+        min_domains = c.get("minDomains")
+        if min_domains is not None:
+            if min_domains <= 0:
+                causes.append(fe.invalid(f"{p}.minDomains", min_domains, NOT_POSITIVE))
+            if action != "DoNotSchedule":
+                causes.append(fe.invalid(f"{p}.minDomains", min_domains,
+                                         "can only use minDomains if "
+                                         f"whenUnsatisfiable=DoNotSchedule, not {action}"))
+        for policy_key in ("nodeAffinityPolicy", "nodeTaintsPolicy"):
+            policy = c.get(policy_key)
+            if policy is not None and policy not in NODE_INCLUSION_POLICIES:
+                causes.append(fe.not_supported(f"{p}.{policy_key}", policy,
+                                               NODE_INCLUSION_POLICIES))
+        if c.get("labelSelector") is not None:
+            causes.extend(labels.validate_label_selector(c["labelSelector"],
+                                                         f"{p}.labelSelector"))
+    return causes

@@ -135,6 +135,18 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
                                       {"key": "k", "operator": "Exists", "value": "v"}]}, {},
      {("spec.tolerations[0].operator", INV): 1, ("spec.tolerations[1].effect", INV): 1,
       ("spec.tolerations[2].effect", UNSUP): 1, ("spec.tolerations[3].operator", INV): 1}),
+    # validateTopologySpreadConstraints, ValidateHostAliases
+    ("spread-and-aliases", {"topologySpreadConstraints": [
+        {"maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+        {"maxSkew": 1, "whenUnsatisfiable": "Sometimes", "minDomains": 2}],
+        "hostAliases": [{"ip": "not-an-ip", "hostnames": ["Bad_Host"]}]}, {},
+     {("spec.topologySpreadConstraints[0].maxSkew", INV): 1,
+      ("spec.topologySpreadConstraints[0].{topologyKey, whenUnsatisfiable}", DUP): 1,
+      ("spec.topologySpreadConstraints[2].topologyKey", REQ): 1,
+      ("spec.topologySpreadConstraints[2].whenUnsatisfiable", UNSUP): 1,
+      ("spec.topologySpreadConstraints[2].minDomains", INV): 1,
+      ("spec.hostAliases[0].ip", INV): 1, ("spec.hostAliases[0].hostnames[0]", INV): 1}),
     # ValidatePodCreate: ephemeral containers only through their subresource; a gated pod
     # may not name its node
     ("create-only", {"nodeName": "n1", "schedulingGates": [{"name": "example.com/wait"}],
