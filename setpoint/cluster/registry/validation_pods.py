@@ -349,6 +349,17 @@ def _deadline_update(new: Any, old: Any) -> list[Cause]:
     return []
 
 
+def _node_selector_mutation(new: Any, old: Any) -> list[Cause]:
+    """``validateNodeSelectorMutation``: additions only."""
+    new_map = new if isinstance(new, dict) else {}
+    for key, value in (old or {}).items():
+        if new_map.get(key) != value:
+            return [fe.invalid("spec.nodeSelector", fe.go_string_map(new_map if new else None),
+                               "only additions to spec.nodeSelector are allowed (no mutations "
+                               "or deletions)")]
+    return []
+
+
 def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidatePodUpdate``'s rules for the spec (the new pod's own validation is the
     caller's)."""
@@ -389,6 +400,15 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
     if isinstance(old_grace, int) and old_grace < 0 and munged.get(
             "terminationGracePeriodSeconds") == 1:
         munged["terminationGracePeriodSeconds"] = old_grace
+    if old_spec.get("schedulingGates") and munged.get("nodeSelector") != old_spec.get(
+            "nodeSelector"):
+        # a gated pod may gain node selector terms (validateNodeSelectorMutation)
+        causes.extend(_node_selector_mutation(munged.get("nodeSelector"),
+                                              old_spec.get("nodeSelector")))
+        if "nodeSelector" in old_spec:
+            munged["nodeSelector"] = copy.deepcopy(old_spec["nodeSelector"])
+        else:
+            munged.pop("nodeSelector", None)
     if munged != old_spec:
         changed = sorted(k for k in set(munged) | set(old_spec)
                          if munged.get(k) != old_spec.get(k))

@@ -57,6 +57,15 @@ UPDATE_CASES: list[tuple[str, dict[str, Any], list[dict[str, Any]],
     ("add-gate", {"schedulingGates": [{"name": "example.com/a"}]},
      [{"op": "add", "path": "/spec/schedulingGates/-", "value": {"name": "example.com/b"}}],
      {("spec.schedulingGates[1].name", FORB): 1}),
+    # a gated pod's node selector may gain entries, not change them (ValidatePodUpdate's
+    # podIsGated branch, validateNodeSelectorMutation)
+    ("gated-node-selector", {"schedulingGates": [{"name": "example.com/a"}],
+                             "nodeSelector": {"zone": "a"}},
+     [{"op": "replace", "path": "/spec/nodeSelector/zone", "value": "b"}],
+     {("spec.nodeSelector", INV): 1}),
+    ("ungated-node-selector", {"nodeSelector": {"zone": "a"}},
+     [{"op": "add", "path": "/spec/nodeSelector/disk", "value": "ssd"}],
+     {("spec", FORB): 1}),
     # anything else: the munged specs differ
     ("restart-policy", {}, [{"op": "replace", "path": "/spec/restartPolicy",
                              "value": "Never"}],
@@ -92,7 +101,7 @@ def test_pod_update_messages(kube: Kube) -> None:
 
 def test_pod_updates_that_are_allowed(kube: Kube) -> None:
     """Images, a lower deadline, added tolerations (and new tolerationSeconds on a NoExecute
-    one), removed scheduling gates: each accepted."""
+    one), a node selector while the pod is gated, removed scheduling gates: each accepted."""
     _create(kube, "ok", activeDeadlineSeconds=100,
             tolerations=[{"key": "k", "operator": "Exists", "effect": "NoExecute",
                           "tolerationSeconds": 10}],
@@ -103,6 +112,7 @@ def test_pod_updates_that_are_allowed(kube: Kube) -> None:
             [{"op": "replace", "path": "/spec/tolerations/0/tolerationSeconds", "value": 20}],
             [{"op": "add", "path": "/spec/tolerations/-",
               "value": {"key": "j", "operator": "Exists"}}],
+            [{"op": "add", "path": "/spec/nodeSelector", "value": {"disk": "ssd"}}],
             [{"op": "remove", "path": "/spec/schedulingGates"}]):
         status, body = kube.call("PATCH", f"{PODS}/ok", patch, JSON_PATCH)
         assert status == 200, (patch, body)
