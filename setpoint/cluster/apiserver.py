@@ -20,6 +20,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
+from setpoint.cluster.aggregator import Aggregator
+from setpoint.cluster.aggregator.frontproxy import (
+    AUTHENTICATION_CONFIGMAP,
+    FrontProxy,
+    authentication_configmap_data,
+)
 from setpoint.cluster.apiextensions.customresources import CustomResources
 from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.authorization.rbac import Authorizer
@@ -67,7 +73,8 @@ class APIServer:
 
     def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
                  tokens: TokenIssuer | None = None,
-                 service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR) -> None:
+                 service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR,
+                 front_proxy: FrontProxy | None = None) -> None:
         # kube-apiserver's --service-cluster-ip-range: where ClusterIPs come from (a
         # loopback range when the kubelets run real processes, see docs/process-runtime.md)
         self.service_cluster_ip_range = service_cluster_ip_range
@@ -80,6 +87,9 @@ class APIServer:
         self.rest = REST(self.store, self.registry, lambda rt: self.custom.schema_for(rt))
         self.custom = CustomResources(self.store, self.registry, self.rest)
         self.ca_pem = ca_pem
+        self.front_proxy = front_proxy
+        # kube-aggregator: APIServices with a Service are proxied to their backends
+        self.aggregator = Aggregator(self.store, front_proxy)
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.ready = False
         self._watches: set[Closeable] = set()
@@ -122,13 +132,16 @@ class APIServer:
         from setpoint.cluster import controllers
 
         self.custom.restore()
-        self.controllers = controllers.start_all(self.store, self.rest, self.registry,
-                                                 ca_pem=self.ca_pem)
+        self.controllers = controllers.start_all(
+            self.store, self.rest, self.registry, ca_pem=self.ca_pem,
+            aggregator_transport=self.aggregator.transport)
+        self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.authorizer.bootstrap(self.ensure)
         self._publish_self(advertise_address, port)
+        self._publish_authentication_trust()
         self.store.compact()
         self.ready = True
 
@@ -142,6 +155,7 @@ class APIServer:
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.aggregator.stop()
         if "webhook_client" in self.__dict__:  # (only once a webhook was called)
             await self.webhook_client.close()
         self.store.close()
@@ -206,6 +220,14 @@ class APIServer:
             "addressType": "IPv4",
             "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})
+
+    def _publish_authentication_trust(self) -> None:
+        """``kube-system/extension-apiserver-authentication``: the CAs and request headers an
+        extension API server verifies its callers by (clusterauthenticationtrust, which
+        kube-apiserver runs and which writes this at start)."""
+        self._replace("", "v1", "configmaps", "kube-system", {
+            "metadata": {"name": AUTHENTICATION_CONFIGMAP, "namespace": "kube-system"},
+            "data": authentication_configmap_data(self.ca_pem, self.front_proxy)})
 
     def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
         """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""

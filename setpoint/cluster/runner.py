@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 from setpoint.cluster.authentication.tls import ensure_certs
@@ -76,6 +77,7 @@ async def serve(
     token = _token_for(secrets_dir)
     api = APIServer(data, ca_pem=certs.ca_pem,
                     tokens=TokenIssuer.load_or_create(secrets_dir),
+                    front_proxy=ensure_front_proxy(secrets_dir),
                     **({"service_cluster_ip_range": service_cluster_ip_range}
                        if service_cluster_ip_range else {}))
     # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,

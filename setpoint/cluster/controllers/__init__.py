@@ -3,7 +3,8 @@
 They stand in for the kube-controller-manager controllers a cluster cannot work without:
 ``serviceaccount`` (the ``default`` ServiceAccount), ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
-``garbage-collector`` (owner references) and ``clusterrole-aggregation``. Each listens to
+``garbage-collector`` (owner references), ``clusterrole-aggregation``, and the
+aggregator's ``apiservice-available`` (APIService status). Each listens to
 the store and works through the server's internal REST storage, never over HTTP.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.controllers.apiservice_available import APIServiceAvailable
 from setpoint.cluster.controllers.clusterroleaggregation import ClusterRoleAggregation
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
@@ -19,12 +21,13 @@ from setpoint.cluster.controllers.rootca import RootCAPublisher
 from setpoint.cluster.controllers.serviceaccounts import ServiceAccountsController
 
 if TYPE_CHECKING:
+    from setpoint.cluster.aggregator.proxy import ProxyTransport
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.storage import Store
 
-__all__ = ["BuiltinControllers", "ClusterRoleAggregation", "GarbageCollector",
-           "NamespaceController", "RootCAPublisher", "ServiceAccountsController", "start_all"]
+__all__ = ["APIServiceAvailable", "BuiltinControllers", "ClusterRoleAggregation",
+           "GarbageCollector", "NamespaceController", "RootCAPublisher", "ServiceAccountsController", "start_all"]
 
 
 @dataclass(frozen=True)
@@ -36,16 +39,18 @@ class BuiltinControllers:
     namespaces: NamespaceController
     garbage_collector: GarbageCollector
     cluster_role_aggregation: ClusterRoleAggregation
+    apiservice_available: APIServiceAvailable
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
                            self.garbage_collector, self.cluster_role_aggregation):
             controller.queue.shutdown()
+        self.apiservice_available.shutdown()
 
 
 def start_all(store: Store, rest: REST, registry: Registry, *,
-              ca_pem: bytes) -> BuiltinControllers:
+              ca_pem: bytes, aggregator_transport: ProxyTransport) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
     Each is handed what it uses: the store to read and follow, the REST storage to write
@@ -62,10 +67,14 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         garbage_collector=GarbageCollector(store, rest, registry),
         cluster_role_aggregation=ClusterRoleAggregation(
             store, rest, resource("rbac.authorization.k8s.io", "v1", "clusterroles")),
+        apiservice_available=APIServiceAvailable(
+            store, rest, resource("apiregistration.k8s.io", "v1", "apiservices"),
+            aggregator_transport),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()
     controllers.namespaces.start()
     controllers.garbage_collector.start()
     controllers.cluster_role_aggregation.start()
+    controllers.apiservice_available.start()
     return controllers

@@ -7,6 +7,8 @@ from typing import Any, TypeVar, cast
 
 import orjson
 
+from setpoint.cluster.aggregator import Aggregator
+from setpoint.cluster.aggregator import discovery as aggregated
 from setpoint.cluster.endpoints import discovery
 from setpoint.cluster.registry import Registry
 
@@ -14,17 +16,24 @@ R = TypeVar("R")
 
 
 class DiscoveryService:
-    """/version, /api, /apis and aggregated discovery, recomputed when types change."""
+    """/version, /api, /apis and aggregated discovery, recomputed when types change or
+    what the aggregator knows of remote APIServices does."""
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, aggregator: Aggregator | None = None) -> None:
         self._registry = registry
+        self._aggregator = aggregator
         self._cache: dict[tuple[Any, ...], Any] = {}
-        self._generation = -1
+        self._generation: tuple[int, int] = (-1, -1)
+
+    def _remote(self) -> list[dict[str, Any]]:
+        return self._aggregator.remote_apiservices() if self._aggregator is not None else []
 
     def _cached(self, key: tuple[Any, ...], make: Callable[[], R]) -> R:
-        if self._generation != self._registry.generation:
+        generation = (self._registry.generation,
+                      self._aggregator.generation if self._aggregator is not None else 0)
+        if self._generation != generation:
             self._cache.clear()
-            self._generation = self._registry.generation
+            self._generation = generation
         if key not in self._cache:
             self._cache[key] = make()
         # a key is only ever filled by the one ``make`` that asks for it
@@ -49,12 +58,13 @@ class DiscoveryService:
         return self._cached(("core",), lambda: discovery.core_resource_list(self._registry))
 
     def groups(self) -> dict[str, Any]:
-        return self._cached(("groups",), lambda: discovery.api_group_list(self._registry))
+        return self._cached(("groups",), lambda: aggregated.merge_group_list(
+            discovery.api_group_list(self._registry), self._remote()))
 
     def group(self, group: str) -> dict[str, Any] | None:
         """The APIGroup, or None when the group is not served."""
-        return self._cached(("group", group),
-                            lambda: discovery.api_group(self._registry, group))
+        return self._cached(("group", group), lambda: aggregated.merge_group(
+            discovery.api_group(self._registry, group), group, self._remote()))
 
     def resources(self, group: str, version: str) -> dict[str, Any] | None:
         """The APIResourceList, or None when the group-version is not served."""
@@ -64,5 +74,8 @@ class DiscoveryService:
     def aggregated(self, *, legacy: bool, version: str) -> tuple[bytes, str]:
         def make() -> tuple[bytes, str]:
             doc = discovery.aggregated_discovery(self._registry, legacy=legacy, version=version)
+            if not legacy and self._aggregator is not None:
+                doc = aggregated.merge_aggregated(doc, self._remote(),
+                                                  self._aggregator.discovery.version)
             return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

@@ -68,6 +68,10 @@ class Request:
         wanted = name.encode("latin-1")
         return [v.decode("latin-1") for n, v in self._raw_headers if n == wanted]
 
+    def raw_header_items(self) -> list[tuple[str, str]]:
+        """Every header as sent, repeated names included (what a proxy forwards)."""
+        return [(n.decode("latin-1"), v.decode("latin-1")) for n, v in self._raw_headers]
+
     def query_values(self, name: str) -> list[str]:
         """Every value of a query parameter given more than once (``command`` of exec)."""
         return [v for k, v in parse_qsl(self.raw_query.decode("latin-1"),

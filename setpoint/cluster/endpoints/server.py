@@ -133,7 +133,7 @@ class Handler:
     def __init__(self, api: APIServer, token: str | None) -> None:
         self.api = api
         self.token = token.encode() if token else None
-        self.discovery = DiscoveryService(api.registry)
+        self.discovery = DiscoveryService(api.registry, api.aggregator)
 
     # OpenAPI documents are built on first request: importing their builders costs start-up
     @cached_property
@@ -214,8 +214,14 @@ class Handler:
             if len(segments) == 1:
                 return self._discovery_root(request, legacy=False)
             group = segments[1]
+            if len(segments) > 2:
+                remote = self.api.aggregator.remote(group, segments[2])
+                if remote is not None:
+                    return await self._proxied(request, segments, remote)
             versions = self.api.registry.groups().get(group)
             if not versions:
+                if len(segments) == 2 and self.api.aggregator.serves_group(group):
+                    return _json(self.discovery.group(group))
                 return _text("404 page not found\n", 404)
             if len(segments) == 2:
                 return _json(self.discovery.group(group))
@@ -225,6 +231,18 @@ class Handler:
                 return _json(self.discovery.resources(group, segments[2]))
             return await self._resource(request, segments[1:])
         return _text("404 page not found\n", 404)
+
+    async def _proxied(self, request: Request, segments: list[str], apiservice: Obj,
+                       ) -> Response:
+        """A request for a remote APIService: authorized here, then proxied (the
+        aggregator's handler sits behind the apiserver's authentication and authorization
+        filters)."""
+        from setpoint.cluster.endpoints import aggregated
+
+        rp = parse_resource_path(segments[1:]) if is_resource_path(segments) else None
+        if rp is not None:
+            self._authorize(request, attributes_of(request, rp))
+        return await aggregated.proxy(request, self.api.aggregator, apiservice)
 
     def _no_route(self, group: str) -> Response:
         """A path under ``/apis/<group>`` that nothing serves.

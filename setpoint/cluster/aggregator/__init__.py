@@ -1,0 +1,113 @@
+"""The API aggregator (kube-aggregator): APIServices route their group-versions to backends.
+
+``Aggregator`` follows the stored APIServices: a remote one (``spec.service`` set) has every
+request under ``/apis/<group>/<version>`` proxied to its backend (``proxy.py``, the HTTP side
+in ``setpoint.cluster.endpoints.aggregated``), its group listed in ``/apis`` and its
+resources in aggregated discovery (``discovery.py``). ``resolver.py`` finds a backend,
+``frontproxy.py`` keeps the proxy's client certificate, ``apiservices.py`` orders them.
+Local APIServices (no ``spec.service``) are served by this server as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.aggregator.apiservices import APISERVICES, group_version, is_remote
+from setpoint.cluster.aggregator.discovery import MAX_DISCOVERY_BYTES, DiscoveryManager
+from setpoint.cluster.aggregator.proxy import ProxyTransport, forwarded_headers
+from setpoint.cluster.aggregator.resolver import service_ref
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.aggregator.frontproxy import FrontProxy
+    from setpoint.cluster.storage import Event, Informer
+
+__all__ = ["Aggregator"]
+
+
+class Aggregator:
+    """The remote APIServices by group-version, their transport and their discovery."""
+
+    def __init__(self, store: Informer, front_proxy: FrontProxy | None) -> None:
+        self._store = store
+        self.transport = ProxyTransport(store, front_proxy)
+        self.discovery = DiscoveryManager(self._fetch, self._changed)
+        self._remote: dict[tuple[str, str], Obj] = {}
+        self.generation = 0  # moves whenever what discovery shows of them changes
+        self._started = False
+
+    def __repr__(self) -> str:
+        return f"Aggregator(remote={sorted(self._remote)})"
+
+    def start(self) -> None:
+        """Follow the APIServices (must run on the server's loop)."""
+        self._started = True
+        self._store.add_listener(self._on_event)
+        for apiservice in self._store.list(APISERVICES):
+            self._set(apiservice)
+
+    def _changed(self) -> None:
+        self.generation += 1
+
+    def _on_event(self, event: Event) -> None:
+        if event.resource != APISERVICES:
+            return
+        if event.type == "DELETED":
+            self._forget(event.obj)
+        else:
+            if event.prev is not None and is_remote(event.prev) and (
+                    group_version(event.prev) != group_version(event.obj)
+                    or not is_remote(event.obj)):
+                self._forget(event.prev)
+            self._set(event.obj)
+
+    def _set(self, apiservice: Obj) -> None:
+        if not is_remote(apiservice):
+            return
+        self._remote[group_version(apiservice)] = apiservice
+        self._changed()
+        self.discovery.set_apiservice(apiservice)
+
+    def _forget(self, apiservice: Obj) -> None:
+        gv = group_version(apiservice)
+        if self._remote.get(gv, {}).get("metadata", {}).get("uid") == \
+                apiservice["metadata"].get("uid"):
+            del self._remote[gv]
+        self._changed()
+        self.discovery.remove_apiservice(apiservice["metadata"]["name"])
+
+    def remote(self, group: str, version: str) -> Obj | None:
+        """The remote APIService serving ``group/version``, or None."""
+        return self._remote.get((group, version))
+
+    def remote_apiservices(self) -> list[Obj]:
+        return list(self._remote.values())
+
+    def serves_group(self, group: str) -> bool:
+        return any(g == group for g, _ in self._remote)
+
+    async def _fetch(self, apiservice: Obj, path: str, accept: str,
+                     user: Obj) -> tuple[int, str, bytes]:
+        """A GET through the proxy's rules (503 while the APIService is unavailable)."""
+        from setpoint.cluster.aggregator.apiservices import is_available
+
+        live = self._remote.get(group_version(apiservice), apiservice)
+        ref = service_ref(live)
+        if ref is None or not is_available(live):
+            return 503, "text/plain", b"service unavailable\n"
+        target = self.transport.resolve(ref)
+        headers = forwarded_headers([("Accept", accept)], user)
+        async with await self.transport.send(live, target, "GET", path, "", headers, b"",
+                                             long_running=False) as resp:
+            body = bytearray()
+            async for chunk in resp.content.iter_any():
+                body += chunk
+                if len(body) > MAX_DISCOVERY_BYTES:
+                    raise ValueError(f"discovery larger than {MAX_DISCOVERY_BYTES} bytes")
+            return resp.status, resp.headers.get("Content-Type", ""), bytes(body)
+
+    async def stop(self) -> None:
+        self.discovery.stop()
+        await asyncio.sleep(0)
+        await self.transport.close()

@@ -1,0 +1,143 @@
+"""A tiny extension API server for the aggregator tests: HTTPS on 127.0.0.1, an ephemeral
+port, trusting only clients whose certificate the front-proxy CA signed (the CA and the
+allowed names read from ``kube-system/extension-apiserver-authentication``, as
+k8s.io/apiserver's requestheader authenticator does), and serving
+``wardle.example.com/v1alpha1`` flunders from memory."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import ssl
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiohttp import web
+
+from setpoint.machinery.certificates import issue
+
+GROUP, VERSION = "wardle.example.com", "v1alpha1"
+GV = f"{GROUP}/{VERSION}"
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+@dataclass
+class Seen:
+    """One request as the backend saw it."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: list[tuple[str, str]]
+    client_cn: str
+
+    def values(self, name: str) -> list[str]:
+        return [v for n, v in self.headers if n.lower() == name.lower()]
+
+
+def _flunder(name: str, rv: str = "1") -> dict[str, Any]:
+    return {"apiVersion": GV, "kind": "Flunder",
+            "metadata": {"name": name, "namespace": "default", "resourceVersion": rv,
+                         "creationTimestamp": "2024-12-11T00:00:00Z"}}
+
+
+@dataclass
+class Backend:
+    """The server; ``seen`` records every request, ``events`` feeds open watches."""
+
+    workdir: Path
+    authentication: dict[str, str]  # the ConfigMap's data
+    service: str = "wardle-api.wardle.svc"
+    seen: list[Seen] = field(default_factory=list)
+    events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    aggregated: bool = False  # serve apidiscovery v2 at /apis (else only legacy discovery)
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        certs = issue([self.service], ca_name="wardle-ca")
+        self.ca_bundle = base64.b64encode(certs.ca_pem).decode()
+        (self.workdir / "backend.crt").write_bytes(certs.cert_pem)
+        (self.workdir / "backend.key").write_bytes(certs.key_pem)
+        self.workdir.joinpath("backend.key").chmod(0o600)
+        self._runner: web.AppRunner | None = None
+
+    def ssl_context(self) -> ssl.SSLContext:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(self.workdir / "backend.crt", self.workdir / "backend.key")
+        ctx.verify_mode = ssl.CERT_REQUIRED
+        ctx.load_verify_locations(cadata=self.authentication["requestheader-client-ca-file"])
+        return ctx
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context())
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def _client_cn(self, request: web.Request) -> str:
+        cert = request.transport.get_extra_info("peercert") if request.transport else None
+        for rdn in (cert or {}).get("subject", ()):
+            for key, value in rdn:
+                if key == "commonName":
+                    return str(value)
+        return ""
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        cn = self._client_cn(request)
+        allowed = orjson.loads(self.authentication["requestheader-allowed-names"])
+        if cn not in allowed:  # requestheader: only the front proxy may name a user
+            return web.json_response({"kind": "Status", "code": 401}, status=401)
+        self.seen.append(Seen(request.method, request.path, dict(request.query),
+                              list(request.headers.items()), cn))
+        path = request.path
+        if path == "/apis" and self.aggregated and "apidiscovery" in request.headers.get(
+                "Accept", ""):
+            return web.Response(body=orjson.dumps(_aggregated()), content_type=None,
+                                headers={"Content-Type": AGGREGATED})
+        if path == f"/apis/{GV}":
+            return web.json_response(_resource_list())
+        if path == f"/apis/{GV}/namespaces/default/flunders":
+            if request.query.get("watch") in ("true", "1"):
+                return await self._watch(request)
+            return web.json_response({"apiVersion": GV, "kind": "FlunderList",
+                                      "metadata": {"resourceVersion": "1"},
+                                      "items": [_flunder("one")]})
+        if path == f"/apis/{GV}/namespaces/default/flunders/one":
+            return web.json_response(_flunder("one"))
+        return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                                  "reason": "NotFound", "code": 404}, status=404)
+
+    async def _watch(self, request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        await resp.write(orjson.dumps({"type": "ADDED", "object": _flunder("one")}) + b"\n")
+        while True:
+            event = await self.events.get()
+            await resp.write(orjson.dumps(event) + b"\n")
+
+
+def _resource_list() -> dict[str, Any]:
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": GV, "resources": [
+        {"name": "flunders", "singularName": "flunder", "namespaced": True, "kind": "Flunder",
+         "verbs": ["get", "list", "watch"], "shortNames": ["fl"]},
+        {"name": "flunders/status", "singularName": "", "namespaced": True,
+         "kind": "Flunder", "verbs": ["get"]}]}
+
+
+def _aggregated() -> dict[str, Any]:
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {}, "items": [{"metadata": {"name": GROUP}, "versions": [{
+                "version": VERSION, "freshness": "Current", "resources": [{
+                    "resource": "fischers", "singularResource": "fischer",
+                    "responseKind": {"group": "", "version": "", "kind": "Fischer"},
+                    "scope": "Cluster", "verbs": ["get", "list"]}]}]}]}

@@ -1,0 +1,397 @@
+"""The embedded server as an API aggregator (kube-aggregator, Kubernetes 1.32).
+
+One cluster and one extension API server (``aggregated_backend.Backend``) for the module,
+registered as kube-aggregator expects: a selectorless Service, its Endpoints naming the
+backend's address, and an APIService with the backend's CA.
+Sources: k8s.io/kube-aggregator pkg/apiserver/handler_proxy.go (proxying, 503s),
+handler_apis.go (/apis, /apis/<group>), handler_discovery.go (aggregated discovery),
+pkg/controllers/status/{local,remote}/*_available_controller.go (the Available condition),
+k8s.io/apiserver pkg/util/proxy/proxy.go ``ResolveEndpoint`` (endpoint routing),
+client-go transport ``SetAuthProxyHeaders`` (X-Remote-*), and
+pkg/controlplane/controller/clusterauthenticationtrust (the authentication ConfigMap).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import ssl
+import stat
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+import pytest_asyncio
+
+from setpoint.cluster import RunningCluster, serve
+from setpoint.machinery.certificates import issue
+from tests.cluster.aggregated_backend import GROUP, GV, VERSION, Backend
+from tests.cluster.conftest import API
+from tests.conftest import kubectl_path
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+APISERVICES = "/apis/apiregistration.k8s.io/v1/apiservices"
+FLUNDERS = f"/apis/{GV}/namespaces/default/flunders"
+AUTH_CM = "/api/v1/namespaces/kube-system/configmaps/extension-apiserver-authentication"
+
+
+@dataclass
+class Env:
+    cluster: RunningCluster
+    api: API
+    backend: Backend
+    workdir: Path
+
+
+async def register(api: API, name: str, namespace: str, service: str, *, port: int | None,
+                   ca_bundle: str, endpoint_port: int | None = None,
+                   group: str = GROUP, version: str = VERSION) -> None:
+    """A selectorless Service (port 443, name https), its Endpoints when ``port`` is given,
+    and the APIService for ``group/version``."""
+    status, body = await api.post("/api/v1/namespaces", {"metadata": {"name": namespace}})
+    assert status in (201, 409), body
+    status, body = await api.post(f"/api/v1/namespaces/{namespace}/services", {
+        "metadata": {"name": service},
+        "spec": {"ports": [{"name": "https", "port": 443, "targetPort": 8443}]}})
+    assert status == 201, body
+    if port is not None:
+        status, body = await api.post(f"/api/v1/namespaces/{namespace}/endpoints", {
+            "metadata": {"name": service},
+            "subsets": [{"addresses": [{"ip": "127.0.0.1"}],
+                         "ports": [{"name": "https", "port": endpoint_port or port}]}]})
+        assert status == 201, body
+    status, body = await api.post(APISERVICES, {
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": name},
+        "spec": {"group": group, "version": version, "caBundle": ca_bundle,
+                 "service": {"namespace": namespace, "name": service, "port": 443},
+                 "groupPriorityMinimum": 1000, "versionPriority": 15}})
+    assert status == 201, body
+
+
+async def available(api: API, name: str) -> dict[str, Any] | None:
+    _, apiservice = await api.get(f"{APISERVICES}/{name}")
+    for condition in (apiservice.get("status") or {}).get("conditions") or []:
+        if condition["type"] == "Available":
+            return dict(condition)
+    return None
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
+    workdir = tmp_path_factory.mktemp("aggregator")
+    async with serve(state_dir=workdir / "state") as cluster:
+        headers = {"Authorization": f"Bearer {cluster.token}"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+            api = API(cluster, session)
+            _, cm = await api.get(AUTH_CM)
+            backend = Backend(workdir, cm["data"])
+            await backend.start()
+            await register(api, f"{VERSION}.{GROUP}", "wardle", "wardle-api",
+                           port=backend.port, ca_bundle=backend.ca_bundle)
+            await wait_for(lambda: _reason(api, f"{VERSION}.{GROUP}", "Passed"))
+            try:
+                yield Env(cluster, api, backend, workdir)
+            finally:
+                await backend.stop()
+
+
+async def _reason(api: API, name: str, reason: str) -> bool:
+    condition = await available(api, name)
+    return condition is not None and condition["reason"] == reason
+
+
+# -- the front proxy's identity --------------------------------------------------------------
+
+async def test_the_authentication_configmap_publishes_the_requestheader_trust(env: Env) -> None:
+    """clusterauthenticationtrust: the client CA, the requestheader CA, allowed names and
+    headers as JSON lists."""
+    _, cm = await env.api.get(AUTH_CM)
+    data = cm["data"]
+    assert data["client-ca-file"] == env.cluster.ca_file.read_text()
+    assert "BEGIN CERTIFICATE" in data["requestheader-client-ca-file"]
+    assert data["requestheader-client-ca-file"] != data["client-ca-file"]
+    assert orjson.loads(data["requestheader-allowed-names"]) == ["front-proxy-client"]
+    assert orjson.loads(data["requestheader-username-headers"]) == ["X-Remote-User"]
+    assert orjson.loads(data["requestheader-group-headers"]) == ["X-Remote-Group"]
+    assert orjson.loads(data["requestheader-extra-headers-prefix"]) == ["X-Remote-Extra-"]
+
+
+async def test_the_front_proxy_keys_are_private_files(env: Env) -> None:
+    state = env.workdir / "state"
+    assert stat.S_IMODE(os.stat(state).st_mode) == 0o700
+    for name in ("front-proxy-ca.crt", "front-proxy-client.crt", "front-proxy-client.key"):
+        assert stat.S_IMODE(os.stat(state / name).st_mode) == 0o600, name
+
+
+async def test_the_backend_trusts_only_the_front_proxy_certificate(env: Env) -> None:
+    """The requestheader CA signs the proxy's certificate and nothing a caller holds: a
+    client without it, or with another CA's certificate, is refused by the backend."""
+    url = f"https://127.0.0.1:{env.backend.port}{FLUNDERS}"
+    trust = ssl.create_default_context(cadata=__import__("base64").b64decode(
+        env.backend.ca_bundle).decode())
+    trust.check_hostname = False
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientError):
+            async with session.get(url, ssl=trust) as resp:
+                await resp.read()
+        other = issue(["front-proxy-client"], ca_name="front-proxy-ca")
+        (env.workdir / "other.crt").write_bytes(other.cert_pem)
+        (env.workdir / "other.key").write_bytes(other.key_pem)
+        trust.load_cert_chain(env.workdir / "other.crt", env.workdir / "other.key")
+        with pytest.raises(aiohttp.ClientError):
+            async with session.get(url, ssl=trust) as resp:
+                await resp.read()
+    assert all(seen.client_cn == "front-proxy-client" for seen in env.backend.seen)
+
+
+# -- proxying ----------------------------------------------------------------------------------
+
+async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_credentials(
+        env: Env) -> None:
+    """handler_proxy.go: the user as X-Remote-User, one X-Remote-Group per group; the
+    Authorization header stays with the aggregator (filters/authentication.go)."""
+    env.backend.seen.clear()
+    status, listed = await env.api.get(FLUNDERS + "?limit=5")
+    assert status == 200, listed
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["one"]
+    status, one = await env.api.get(f"{FLUNDERS}/one")
+    assert (status, one["kind"]) == (200, "Flunder")
+    first = env.backend.seen[0]
+    assert (first.method, first.path, first.query) == ("GET", FLUNDERS, {"limit": "5"})
+    assert first.client_cn == "front-proxy-client"
+    assert first.values("X-Remote-User") == ["setpoint-admin"]
+    assert first.values("X-Remote-Group") == ["system:masters", "system:authenticated"]
+    assert first.values("Authorization") == []
+
+
+async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(
+        env: Env) -> None:
+    """The aggregator's handler runs after impersonation and authorization: the backend is
+    told the impersonated user and never sees Impersonate-* headers; a user RBAC does not
+    allow is refused here with the Forbidden Status, the backend never asked."""
+    env.backend.seen.clear()
+    status, body = await env.api.get(FLUNDERS, headers={
+        "Impersonate-User": "alice", "Impersonate-Group": "system:masters"})
+    assert status == 200, body
+    [seen] = env.backend.seen
+    assert seen.values("X-Remote-User") == ["alice"]
+    assert "system:masters" in seen.values("X-Remote-Group")
+    assert seen.values("Impersonate-User") == []
+    env.backend.seen.clear()
+    status, body = await env.api.get(FLUNDERS, headers={"Impersonate-User": "mallory"})
+    assert status == 403, body
+    assert body["reason"] == "Forbidden"
+    assert body["details"] == {"group": GROUP, "kind": "flunders"}
+    assert env.backend.seen == []
+
+
+async def test_a_watch_streams_through_the_proxy(env: Env) -> None:
+    api = env.api
+    async with api.session.get(f"{env.cluster.url}{FLUNDERS}?watch=true",
+                               ssl=api.ssl) as resp:
+        assert resp.status == 200
+        first = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
+        assert (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", "one")
+        await env.backend.events.put({"type": "MODIFIED", "object": {
+            "apiVersion": GV, "kind": "Flunder",
+            "metadata": {"name": "one", "namespace": "default", "resourceVersion": "2"}}})
+        second = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
+        assert (second["type"], second["object"]["metadata"]["resourceVersion"]) == (
+            "MODIFIED", "2")
+
+
+# -- availability --------------------------------------------------------------------------------
+
+async def test_an_apiservice_without_endpoints_is_unavailable_and_answers_503(
+        env: Env) -> None:
+    """remote_available_controller.go: MissingEndpoints / ServiceNotFound; the proxy then
+    answers ``http.Error(w, "service unavailable", 503)``."""
+    api = env.api
+    await register(api, "v1.missing.example.com", "missing", "nobody", port=None,
+                   ca_bundle=env.backend.ca_bundle, group="missing.example.com",
+                   version="v1")
+    await wait_for(lambda: _reason(api, "v1.missing.example.com", "EndpointsNotFound"))
+    condition = await available(api, "v1.missing.example.com")
+    assert condition is not None and condition["status"] == "False"
+    assert condition["message"] == 'cannot find endpoints for service/nobody in "missing"'
+    status, body = await api.get("/apis/missing.example.com/v1/widgets")
+    assert (status, body) == (503, "service unavailable\n")
+    await api.post("/api/v1/namespaces/missing/endpoints", {
+        "metadata": {"name": "nobody"}, "subsets": []})
+    await wait_for(lambda: _reason(api, "v1.missing.example.com", "MissingEndpoints"))
+    condition = await available(api, "v1.missing.example.com")
+    assert condition is not None
+    assert condition["message"] == ('endpoints for service/nobody in "missing" have no '
+                                    'addresses with port name "https"')
+    status, _ = await api.delete("/api/v1/namespaces/missing/services/nobody")
+    assert status == 200
+    await wait_for(lambda: _reason(api, "v1.missing.example.com", "ServiceNotFound"))
+    condition = await available(api, "v1.missing.example.com")
+    assert condition is not None
+    assert condition["message"] == 'service/nobody in "missing" is not present'
+
+
+async def test_a_backend_that_does_not_answer_fails_the_discovery_check(env: Env) -> None:
+    api = env.api
+    closed = _free_port()
+    await register(api, "v1.down.example.com", "down", "down-api", port=closed,
+                   ca_bundle=env.backend.ca_bundle, group="down.example.com", version="v1")
+    await wait_for(lambda: _reason(api, "v1.down.example.com", "FailedDiscoveryCheck"))
+    condition = await available(api, "v1.down.example.com")
+    assert condition is not None and condition["status"] == "False"
+    url = f"https://127.0.0.1:{closed}/apis/down.example.com/v1"
+    assert condition["message"].startswith(f'failing or missing response from {url}: ')
+    assert "connection refused" in condition["message"]
+    status, body = await api.get("/apis/down.example.com/v1/things")
+    assert (status, body) == (503, "service unavailable\n")
+    # the group is still listed, its version without resources (Stale)
+    _, groups = await api.get("/apis")
+    assert "down.example.com" in [g["name"] for g in groups["groups"]]
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- discovery --------------------------------------------------------------------------------
+
+async def test_the_group_is_listed_in_apis_and_served_at_apis_group(env: Env) -> None:
+    """handler_apis.go: /apis lists the APIService's group, /apis/<group> is the APIGroup
+    built from its APIServices, /apis/<group>/<version> is the backend's answer."""
+    _, groups = await env.api.get("/apis")
+    [wardle] = [g for g in groups["groups"] if g["name"] == GROUP]
+    assert wardle["preferredVersion"] == {"groupVersion": GV, "version": VERSION}
+    status, group = await env.api.get(f"/apis/{GROUP}")
+    assert status == 200
+    assert group == {"kind": "APIGroup", "apiVersion": "v1", "name": GROUP,
+                     "versions": [{"groupVersion": GV, "version": VERSION}],
+                     "preferredVersion": {"groupVersion": GV, "version": VERSION}}
+    status, resources = await env.api.get(f"/apis/{GV}")
+    assert (status, resources["kind"]) == (200, "APIResourceList")
+
+
+async def _aggregated_version(api: API, accept_version: str) -> dict[str, Any] | None:
+    accept = f"application/json;g=apidiscovery.k8s.io;v={accept_version};as=APIGroupDiscoveryList"
+    _, doc = await api.get("/apis", headers={"Accept": accept})
+    for item in doc["items"]:
+        if item["metadata"]["name"] == GROUP:
+            return dict(item["versions"][0])
+    return None
+
+
+async def test_aggregated_discovery_carries_the_backends_resources(env: Env) -> None:
+    """handler_discovery.go: a backend without aggregated discovery is asked for its legacy
+    APIResourceList, converted; the entry is Current."""
+    for version in ("v2", "v2beta1"):
+        entry = await wait_for(lambda v=version: _current(env.api, v))
+        assert entry["version"] == VERSION
+        [flunders] = entry["resources"]
+        assert flunders["resource"] == "flunders"
+        assert flunders["scope"] == "Namespaced"
+        assert flunders["shortNames"] == ["fl"]
+        assert flunders["subresources"][0]["subresource"] == "status"
+
+
+async def _current(api: API, version: str) -> dict[str, Any] | None:
+    entry = await _aggregated_version(api, version)
+    return entry if entry and entry["freshness"] == "Current" and entry["resources"] else None
+
+
+async def test_kubectl_sees_and_reads_the_aggregated_group(env: Env) -> None:
+    await wait_for(lambda: _current(env.api, "v2"))
+    out = await _kubectl(env, "api-resources", f"--api-group={GROUP}", "-o", "name")
+    assert out.split() == [f"flunders.{GROUP}"]
+    raw = orjson.loads(await _kubectl(env, "get", "--raw", f"{FLUNDERS}/one"))
+    assert raw["metadata"]["name"] == "one"
+    out = await _kubectl(env, "get", "flunders", "-n", "default", "-o", "name")
+    assert out.split() == [f"flunder.{GROUP}/one"]
+
+
+async def test_kubectl_get_watch_streams_through_the_proxy(env: Env) -> None:
+    await wait_for(lambda: _current(env.api, "v2"))
+    proc = await _kubectl_process(env, "get", "flunders", "-n", "default", "--watch",
+                                  "--output-watch-events", "-o", "name")
+    try:
+        assert proc.stdout is not None
+        first = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert first.decode().split() == ["ADDED", f"flunder.{GROUP}/one"]
+        await env.backend.events.put({"type": "DELETED", "object": {
+            "apiVersion": GV, "kind": "Flunder",
+            "metadata": {"name": "one", "namespace": "default", "resourceVersion": "3"}}})
+        second = b""
+        while b"DELETED" not in second:  # the initial list's ADDED may come twice
+            second = await asyncio.wait_for(proc.stdout.readline(), 60)
+        assert second.decode().split() == ["DELETED", f"flunder.{GROUP}/one"]
+    finally:
+        proc.kill()
+        await proc.wait()
+
+
+async def test_the_official_python_client_lists_through_the_aggregator(env: Env) -> None:
+    from kubernetes import client, config
+
+    def read() -> tuple[list[str], list[str]]:
+        api_client = config.new_client_from_config(config_file=str(env.cluster.kubeconfig))
+        with api_client:
+            groups = client.ApisApi(api_client).get_api_versions()
+            listed = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
+                GROUP, VERSION, "default", "flunders")
+        return [g.name for g in groups.groups], [i["metadata"]["name"]
+                                                 for i in listed["items"]]
+
+    names, items = await asyncio.to_thread(read)
+    assert GROUP in names
+    assert items == ["one"]
+
+
+async def test_a_changed_apiservice_is_discovered_again_from_aggregated_discovery(
+        env: Env) -> None:
+    """handler_discovery.go asks for ``/apis`` in apidiscovery v2 first: once the backend
+    serves it, a change of the APIService brings its resources in."""
+    env.backend.aggregated = True
+    try:
+        status, body = await env.api.patch(
+            f"{APISERVICES}/{VERSION}.{GROUP}", {"metadata": {"labels": {"touched": "1"}}},
+            "application/merge-patch+json")
+        assert status == 200, body
+
+        async def fischers() -> bool:
+            entry = await _aggregated_version(env.api, "v2")
+            return bool(entry) and [r["resource"] for r in entry["resources"]] == ["fischers"]
+
+        await wait_for(fischers)
+    finally:
+        env.backend.aggregated = False
+        await env.api.patch(f"{APISERVICES}/{VERSION}.{GROUP}",
+                            {"metadata": {"labels": {"touched": "2"}}},
+                            "application/merge-patch+json")
+        await wait_for(lambda: _current(env.api, "v2"))
+
+
+async def _kubectl_process(env: Env, *args: str) -> asyncio.subprocess.Process:
+    home = env.workdir / "home"
+    home.mkdir(exist_ok=True)
+    return await asyncio.create_subprocess_exec(
+        kubectl_path(), "--kubeconfig", str(env.cluster.kubeconfig), "--cache-dir",
+        str(env.workdir / f"cache-{uuid.uuid4().hex[:8]}"), *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)})
+
+
+async def _kubectl(env: Env, *args: str) -> str:
+    proc = await _kubectl_process(env, *args)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {out.decode()}{err.decode()}"
+    return out.decode()
