@@ -73,7 +73,8 @@ class Backend:
     async def start(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None)
+        # a watch left open waits for its next event: stopping does not wait for it
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context())
         await site.start()
