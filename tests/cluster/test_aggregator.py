@@ -20,6 +20,7 @@ import stat
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -295,7 +296,7 @@ async def test_aggregated_discovery_carries_the_backends_resources(env: Env) -> 
     """handler_discovery.go: a backend without aggregated discovery is asked for its legacy
     APIResourceList, converted; the entry is Current."""
     for version in ("v2", "v2beta1"):
-        entry = await wait_for(lambda v=version: _current(env.api, v))
+        entry = await wait_for(partial(_current, env.api, version))
         assert entry["version"] == VERSION
         [flunders] = entry["resources"]
         assert flunders["resource"] == "flunders"
@@ -346,8 +347,9 @@ async def test_the_official_python_client_lists_through_the_aggregator(env: Env)
         api_client = config.new_client_from_config(config_file=str(env.cluster.kubeconfig))
         with api_client:
             groups = client.ApisApi(api_client).get_api_versions()
-            listed = client.CustomObjectsApi(api_client).list_namespaced_custom_object(
-                GROUP, VERSION, "default", "flunders")
+            listed: dict[str, Any] = client.CustomObjectsApi(
+                api_client).list_namespaced_custom_object(GROUP, VERSION, "default",
+                                                          "flunders")
         return [g.name for g in groups.groups], [i["metadata"]["name"]
                                                  for i in listed["items"]]
 
@@ -369,7 +371,8 @@ async def test_a_changed_apiservice_is_discovered_again_from_aggregated_discover
 
         async def fischers() -> bool:
             entry = await _aggregated_version(env.api, "v2")
-            return bool(entry) and [r["resource"] for r in entry["resources"]] == ["fischers"]
+            return entry is not None and [r["resource"] for r in entry["resources"]] == [
+                "fischers"]
 
         await wait_for(fischers)
     finally:

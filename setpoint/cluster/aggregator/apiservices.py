@@ -27,7 +27,7 @@ def is_available(apiservice: Obj) -> bool:
     """``IsAPIServiceConditionTrue(apiService, Available)``: what the proxy checks first."""
     for condition in (apiservice.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Available":
-            return condition.get("status") == "True"
+            return bool(condition.get("status") == "True")
     return False
 
 

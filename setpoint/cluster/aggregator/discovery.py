@@ -54,8 +54,8 @@ def convert_resource_list(resource_list: Obj) -> list[Obj]:
         kind = {"group": resource.get("group", ""), "version": resource.get("version", ""),
                 "kind": resource.get("kind", "")}
         if "/" in name:
-            parent, _, sub = name.partition("/")
-            subresources.append((parent, {"subresource": sub, "responseKind": kind,
+            parent, _, subresource = name.partition("/")
+            subresources.append((parent, {"subresource": subresource, "responseKind": kind,
                                           "verbs": list(resource.get("verbs") or [])}))
             continue
         entry: Obj = {"resource": name, "responseKind": kind,

@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from setpoint.cluster.storage import Store
 
 __all__ = ["APIServiceAvailable", "BuiltinControllers", "ClusterRoleAggregation",
-           "GarbageCollector", "NamespaceController", "RootCAPublisher", "ServiceAccountsController", "start_all"]
+           "GarbageCollector", "NamespaceController", "RootCAPublisher",
+           "ServiceAccountsController", "start_all"]
 
 
 @dataclass(frozen=True)
