@@ -20,6 +20,7 @@ from setpoint.machinery.certificates import issue
 
 GROUP, VERSION = "wardle.example.com", "v1alpha1"
 GV = f"{GROUP}/{VERSION}"
+METRICS_GV = "metrics.k8s.io/v1beta1"
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 
 
@@ -106,6 +107,10 @@ class Backend:
                                 headers={"Content-Type": AGGREGATED})
         if path == f"/apis/{GV}":
             return web.json_response(_resource_list())
+        if path == f"/apis/{METRICS_GV}":
+            return web.json_response(_metrics_resource_list())
+        if path == f"/apis/{METRICS_GV}/namespaces/default/pods":
+            return web.json_response(_pod_metrics())
         if path == f"/apis/{GV}/namespaces/default/flunders":
             if request.query.get("watch") in ("true", "1"):
                 return await self._watch(request)
@@ -142,3 +147,21 @@ def _aggregated() -> dict[str, Any]:
                     "resource": "fischers", "singularResource": "fischer",
                     "responseKind": {"group": "", "version": "", "kind": "Fischer"},
                     "scope": "Cluster", "verbs": ["get", "list"]}]}]}]}
+
+
+def _metrics_resource_list() -> dict[str, Any]:
+    """metrics.k8s.io/v1beta1 as metrics-server lists it."""
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": METRICS_GV,
+            "resources": [
+                {"name": "nodes", "singularName": "", "namespaced": False,
+                 "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                {"name": "pods", "singularName": "", "namespaced": True,
+                 "kind": "PodMetrics", "verbs": ["get", "list"]}]}
+
+
+def _pod_metrics() -> dict[str, Any]:
+    return {"kind": "PodMetricsList", "apiVersion": METRICS_GV, "metadata": {}, "items": [{
+        "metadata": {"name": "web", "namespace": "default",
+                     "creationTimestamp": "2024-12-11T00:00:00Z"},
+        "timestamp": "2024-12-11T00:00:00Z", "window": "10s",
+        "containers": [{"name": "web", "usage": {"cpu": "25m", "memory": "64Mi"}}]}]}

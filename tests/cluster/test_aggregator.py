@@ -340,6 +340,33 @@ async def test_kubectl_get_watch_streams_through_the_proxy(env: Env) -> None:
         await proc.wait()
 
 
+async def test_kubectl_top_reads_metrics_from_an_aggregated_metrics_api(env: Env) -> None:
+    """``kubectl top`` checks discovery for metrics.k8s.io, then lists PodMetrics: both
+    through the aggregator, from a backend registered as metrics-server registers."""
+    api = env.api
+    status, body = await api.post(APISERVICES, {
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1beta1.metrics.k8s.io"},
+        "spec": {"group": "metrics.k8s.io", "version": "v1beta1",
+                 "caBundle": env.backend.ca_bundle,
+                 "service": {"namespace": "wardle", "name": "wardle-api", "port": 443},
+                 "groupPriorityMinimum": 100, "versionPriority": 100}})
+    assert status == 201, body
+    await wait_for(lambda: _reason(api, "v1beta1.metrics.k8s.io", "Passed"))
+
+    async def metrics_discovered() -> bool:
+        accept = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        _, doc = await api.get("/apis", headers={"Accept": accept})
+        return any(item["metadata"]["name"] == "metrics.k8s.io"
+                   and item["versions"][0]["resources"] for item in doc["items"])
+
+    await wait_for(metrics_discovered)
+    out = await _kubectl(env, "api-resources", "--api-group=metrics.k8s.io", "-o", "name")
+    assert out.split() == ["nodes.metrics.k8s.io", "pods.metrics.k8s.io"]
+    out = await _kubectl(env, "top", "pod", "-n", "default", "--no-headers")
+    assert out.split() == ["web", "25m", "64Mi"]
+
+
 async def test_the_official_python_client_lists_through_the_aggregator(env: Env) -> None:
     from kubernetes import client, config
 
