@@ -117,6 +117,8 @@ class Backend:
             return web.json_response({"apiVersion": GV, "kind": "FlunderList",
                                       "metadata": {"resourceVersion": "1"},
                                       "items": [_flunder("one")]})
+        if path == f"/apis/{GV}/namespaces/default/flunders/slow":
+            await asyncio.sleep(30)  # longer than any request timeout a test sets
         if path == f"/apis/{GV}/namespaces/default/flunders/one":
             return web.json_response(_flunder("one"))
         return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",

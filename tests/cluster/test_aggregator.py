@@ -209,6 +209,19 @@ async def test_a_watch_streams_through_the_proxy(env: Env) -> None:
             "MODIFIED", "2")
 
 
+async def test_a_backend_slower_than_the_request_timeout_gets_the_timeout_status(
+        env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
+    """filters/timeout.go: a request that is not long-running and has no answer within the
+    request timeout (60 s; shortened here) is answered 504 Timeout by the apiserver."""
+    from setpoint.cluster.aggregator import proxy
+
+    monkeypatch.setattr(proxy, "REQUEST_TIMEOUT_S", 0.3)
+    status, body = await env.api.get(f"{FLUNDERS}/slow")
+    assert status == 504, body
+    assert (body["reason"], body["message"]) == (
+        "Timeout", "Timeout: request did not complete within the allotted timeout")
+
+
 # -- availability --------------------------------------------------------------------------------
 
 async def test_an_apiservice_without_endpoints_is_unavailable_and_answers_503(

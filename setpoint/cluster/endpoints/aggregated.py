@@ -3,10 +3,11 @@
 kube-aggregator's ``proxyHandler.ServeHTTP`` (pkg/apiserver/handler_proxy.go, 1.32): an
 APIService that is not ``Available``, or whose backend cannot be resolved, is answered
 ``503 service unavailable`` in plain text (``http.Error``); a transport failure is the 503
-the upgrade-aware proxy's responder writes with Go's error text; otherwise the backend's
-status, headers and body come back as they are, the body streamed as it arrives (a watch
-stays open until either side ends it). A redirect from the backend is refused, as
-``--aggregator-reject-forwarding-redirect`` (on by default) does.
+the upgrade-aware proxy's responder writes with Go's error text (a backend that does not
+answer within the request timeout, 60 s, gets the timeout filter's 504 Status instead);
+otherwise the backend's status, headers and body come back as they are, the body streamed
+as it arrives (a watch stays open until either side ends it). A redirect from the backend
+is refused, as ``--aggregator-reject-forwarding-redirect`` (on by default) does.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from setpoint.cluster.aggregator.apiservices import is_available
 from setpoint.cluster.aggregator.proxy import HOP_BY_HOP, forwarded_headers, go_error_text
 from setpoint.cluster.aggregator.resolver import ResolveError, service_ref
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
+from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -65,6 +67,13 @@ async def proxy(request: Request, aggregator: Aggregator, apiservice: Obj) -> Re
             request.raw_query.decode("latin-1"), headers, body,
             long_running=_long_running(request))
     except Exception as exc:  # the responder answers every transport error
+        import aiohttp
+
+        if isinstance(exc, TimeoutError) and not isinstance(exc, aiohttp.ClientError):
+            # no answer within the request's time: the apiserver's timeout filter
+            # (filters/timeout.go) answers before the proxy does
+            raise errors.timeout("request did not complete within the allotted timeout",
+                                 0) from None
         log.info("proxying to %s failed: %r", target.address, exc)
         return http_error(go_error_text(exc, target.address), 503)
     if 300 <= resp.status < 400 and resp.headers.get("Location"):
