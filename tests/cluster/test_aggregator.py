@@ -22,7 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import aiohttp
 import orjson
@@ -387,9 +387,9 @@ async def test_the_official_python_client_lists_through_the_aggregator(env: Env)
         api_client = config.new_client_from_config(config_file=str(env.cluster.kubeconfig))
         with api_client:
             groups = client.ApisApi(api_client).get_api_versions()
-            listed: dict[str, Any] = client.CustomObjectsApi(
+            listed = cast(dict[str, Any], client.CustomObjectsApi(
                 api_client).list_namespaced_custom_object(GROUP, VERSION, "default",
-                                                          "flunders")
+                                                          "flunders"))
         return [g.name for g in groups.groups], [i["metadata"]["name"]
                                                  for i in listed["items"]]
 
