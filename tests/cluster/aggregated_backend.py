@@ -46,13 +46,13 @@ def _flunder(name: str, rv: str = "1") -> dict[str, Any]:
 
 @dataclass
 class Backend:
-    """The server; ``seen`` records every request, ``events`` feeds open watches."""
+    """The server; ``seen`` records every request, :meth:`publish` feeds open watches."""
 
     workdir: Path
     authentication: dict[str, str]  # the ConfigMap's data
     service: str = "wardle-api.wardle.svc"
     seen: list[Seen] = field(default_factory=list)
-    events: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    watchers: list[asyncio.Queue[dict[str, Any]]] = field(default_factory=list)
     aggregated: bool = False  # serve apidiscovery v2 at /apis (else only legacy discovery)
     port: int = 0
 
@@ -80,6 +80,18 @@ class Backend:
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context())
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    def requests_to(self, path: str) -> list[Seen]:
+        """The requests for ``path`` (the aggregator's own checks come and go beside)."""
+        return [seen for seen in self.seen if seen.path == path]
+
+    def watches(self) -> int:
+        return sum(1 for seen in self.seen if seen.query.get("watch") in ("true", "1"))
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Send ``event`` to every open watch (one a client left ends at its next write)."""
+        for queue in self.watchers:
+            queue.put_nowait(event)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -125,13 +137,17 @@ class Backend:
                                   "reason": "NotFound", "code": 404}, status=404)
 
     async def _watch(self, request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
-        resp.enable_chunked_encoding()
-        await resp.prepare(request)
-        await resp.write(orjson.dumps({"type": "ADDED", "object": _flunder("one")}) + b"\n")
-        while True:
-            event = await self.events.get()
-            await resp.write(orjson.dumps(event) + b"\n")
+        events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.watchers.append(events)  # before any await: a recorded watch is listening
+        try:
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            resp.enable_chunked_encoding()
+            await resp.prepare(request)
+            await resp.write(orjson.dumps({"type": "ADDED", "object": _flunder("one")}) + b"\n")
+            while True:
+                await resp.write(orjson.dumps(await events.get()) + b"\n")
+        finally:
+            self.watchers.remove(events)
 
 
 def _resource_list() -> dict[str, Any]:

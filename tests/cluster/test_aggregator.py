@@ -165,7 +165,7 @@ async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_creden
     assert [i["metadata"]["name"] for i in listed["items"]] == ["one"]
     status, one = await env.api.get(f"{FLUNDERS}/one")
     assert (status, one["kind"]) == (200, "Flunder")
-    first = env.backend.seen[0]
+    first = env.backend.requests_to(FLUNDERS)[0]
     assert (first.method, first.path, first.query) == ("GET", FLUNDERS, {"limit": "5"})
     assert first.client_cn == "front-proxy-client"
     assert first.values("X-Remote-User") == ["setpoint-admin"]
@@ -182,7 +182,7 @@ async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(
     status, body = await env.api.get(FLUNDERS, headers={
         "Impersonate-User": "alice", "Impersonate-Group": "system:masters"})
     assert status == 200, body
-    [seen] = env.backend.seen
+    [seen] = env.backend.requests_to(FLUNDERS)
     assert seen.values("X-Remote-User") == ["alice"]
     assert "system:masters" in seen.values("X-Remote-Group")
     assert seen.values("Impersonate-User") == []
@@ -191,17 +191,19 @@ async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(
     assert status == 403, body
     assert body["reason"] == "Forbidden"
     assert body["details"] == {"group": GROUP, "kind": "flunders"}
-    assert env.backend.seen == []
+    assert env.backend.requests_to(FLUNDERS) == []
 
 
 async def test_a_watch_streams_through_the_proxy(env: Env) -> None:
     api = env.api
+    watches = env.backend.watches()
     async with api.session.get(f"{env.cluster.url}{FLUNDERS}?watch=true",
                                ssl=api.ssl) as resp:
         assert resp.status == 200
         first = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
         assert (first["type"], first["object"]["metadata"]["name"]) == ("ADDED", "one")
-        await env.backend.events.put({"type": "MODIFIED", "object": {
+        await wait_for(lambda: env.backend.watches() > watches)
+        env.backend.publish({"type": "MODIFIED", "object": {
             "apiVersion": GV, "kind": "Flunder",
             "metadata": {"name": "one", "namespace": "default", "resourceVersion": "2"}}})
         second = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
@@ -251,6 +253,12 @@ async def test_an_apiservice_without_endpoints_is_unavailable_and_answers_503(
     condition = await available(api, "v1.missing.example.com")
     assert condition is not None
     assert condition["message"] == 'service/nobody in "missing" is not present'
+    # kubectl's table: pkg/registry/apiservice/etcd/etcd.go ConvertToTable
+    out = await _kubectl(env, "get", "apiservices", "v1.missing.example.com",
+                         f"{VERSION}.{GROUP}", "--no-headers")
+    rows = [line.split()[:-1] for line in out.splitlines()]  # (the age last)
+    assert rows == [["v1.missing.example.com", "missing/nobody", "False", "(ServiceNotFound)"],
+                    [f"{VERSION}.{GROUP}", "wardle/wardle-api", "True"]]
 
 
 async def test_a_backend_that_does_not_answer_fails_the_discovery_check(env: Env) -> None:
@@ -335,13 +343,15 @@ async def test_kubectl_sees_and_reads_the_aggregated_group(env: Env) -> None:
 
 async def test_kubectl_get_watch_streams_through_the_proxy(env: Env) -> None:
     await wait_for(lambda: _current(env.api, "v2"))
+    watches = env.backend.watches()
     proc = await _kubectl_process(env, "get", "flunders", "-n", "default", "--watch",
                                   "-o", "name")
     try:
         assert proc.stdout is not None
         first = await asyncio.wait_for(proc.stdout.readline(), 60)
         assert first.decode().strip() == f"flunder.{GROUP}/one"
-        await env.backend.events.put({"type": "ADDED", "object": {
+        await wait_for(lambda: env.backend.watches() > watches)  # (after its LIST)
+        env.backend.publish({"type": "ADDED", "object": {
             "apiVersion": GV, "kind": "Flunder",
             "metadata": {"name": "two", "namespace": "default", "resourceVersion": "3"}}})
         line = b""

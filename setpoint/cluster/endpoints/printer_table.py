@@ -11,6 +11,7 @@ from setpoint.cluster.endpoints.printers import (
     Column,
     Printer,
     age_column,
+    apiservice_cells,
     config_map_cells,
     controller_revision_cells,
     created_at_cells,
@@ -262,6 +263,12 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("Replicas", "string", doc(
             "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas")),
         age_column()], hpa_cells)
+    p[("apiregistration.k8s.io", "APIService")] = Printer([
+        name_column(),
+        Column("Service", "string", "The reference to the service that hosts this API "
+                                    "endpoint."),
+        Column("Available", "string", "Whether this service is available."),
+        age_column()], apiservice_cells)
     return p
 
 

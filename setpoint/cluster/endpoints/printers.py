@@ -525,3 +525,18 @@ def hpa_cells(obj: Obj, now: datetime) -> Cells:
             "<unknown>" if not spec.get("metrics") else "<unknown>/<unknown>",
             "<unset>" if min_pods is None else min_pods, spec.get("maxReplicas", 0),
             _int(status, "currentReplicas"), _age(obj, now)], []
+
+
+def apiservice_cells(obj: Obj, now: datetime) -> Cells:
+    """kube-aggregator's APIService table (pkg/registry/apiservice/etcd/etcd.go): the
+    Service or ``Local``, and the Available condition with its reason unless True."""
+    spec = obj.get("spec") or {}
+    service = spec.get("service")
+    where = f"{service.get('namespace', '')}/{service.get('name', '')}" if service else "Local"
+    available = "Unknown"
+    for condition in (obj.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Available":
+            status, reason = condition.get("status", ""), condition.get("reason", "")
+            available = status if status == "True" or not reason else f"{status} ({reason})"
+            break
+    return [_name(obj), where, available, _age(obj, now)], []
