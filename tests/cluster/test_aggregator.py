@@ -448,3 +448,35 @@ async def _kubectl(env: Env, *args: str) -> str:
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, f"kubectl {' '.join(args)}: {out.decode()}{err.decode()}"
     return out.decode()
+
+
+# -- the APIService API ------------------------------------------------------------------------
+
+async def test_an_invalid_apiservice_is_refused_with_the_aggregators_field_errors(
+        env: Env) -> None:
+    """pkg/apis/apiregistration/validation ValidateAPIService: the name, the priorities and
+    a remote APIService's trust; defaults.go gives the Service port 443."""
+    status, body = await env.api.post(APISERVICES, {
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "wrong"},
+        "spec": {"group": "bad.example.com", "version": "v1", "caBundle": "Y2E=",
+                 "insecureSkipTLSVerify": True, "service": {"namespace": "x", "name": "y"},
+                 "groupPriorityMinimum": 0, "versionPriority": 1001}})
+    assert status == 422, body
+    assert body["reason"] == "Invalid"
+    assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        ("metadata.name", 'Invalid value: "wrong": must be `spec.version+"."+spec.group`: '
+                          '"v1.bad.example.com"'),
+        ("spec.groupPriorityMinimum", "Invalid value: 0: must be positive and less than "
+                                      "20000"),
+        ("spec.versionPriority", "Invalid value: 1001: must be positive and less than 1000"),
+        ("spec.insecureSkipTLSVerify", "Invalid value: true: may not be true if caBundle is "
+                                       "present")]
+    status, created = await env.api.post(APISERVICES, {
+        "apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+        "metadata": {"name": "v1.defaulted.example.com"},
+        "spec": {"group": "defaulted.example.com", "version": "v1",
+                 "insecureSkipTLSVerify": True, "service": {"namespace": "x", "name": "y"},
+                 "groupPriorityMinimum": 100, "versionPriority": 100}})
+    assert status == 201, created
+    assert created["spec"]["service"]["port"] == 443

@@ -453,7 +453,15 @@ def _lease(obj: Obj) -> None:
         obj["spec"] = {}
 
 
+def _apiservice(obj: Obj) -> None:
+    """kube-aggregator's ``SetDefaults_ServiceReference``: a Service's port is 443."""
+    service = _spec(obj).get("service")
+    if isinstance(service, dict):
+        _set(service, "port", 443)
+
+
 DEFAULTERS: dict[tuple[str, str], Defaulter] = {
+    ("apiregistration.k8s.io", "APIService"): _apiservice,
     ("coordination.k8s.io", "Lease"): _lease,
     ("", "Pod"): _pod,
     ("", "PodTemplate"): _pod_template,

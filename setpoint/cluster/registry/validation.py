@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.registry import validation_admission as admission
+from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_nodes as nodes
@@ -51,6 +52,7 @@ NAME_RULES: dict[tuple[str, str], names.NameValidator] = {
     ("rbac.authorization.k8s.io", "ClusterRole"): names.validate_path_segment_name,
     ("rbac.authorization.k8s.io", "RoleBinding"): names.validate_path_segment_name,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): names.validate_path_segment_name,
+    ("apiregistration.k8s.io", "APIService"): names.validate_path_segment_name,
 }
 
 # Kinds whose strategy does not validate metadata at all (only the generic layer does).
@@ -264,6 +266,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
         admission.validate_validating_configuration,
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
+    ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
