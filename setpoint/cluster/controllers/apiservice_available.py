@@ -79,13 +79,24 @@ class APIServiceAvailable:
         self._rt = rt
         self._transport = transport
         self._checks: dict[str, asyncio.Task[None]] = {}
+        # APIService name -> its Service's (namespace, name): a Service or Endpoints write
+        # finds the APIServices it concerns without reading them all
+        self._backends: dict[str, tuple[str, str]] = {}
         self._recheck: set[str] = set()
         self.queue: WorkQueue[str] = WorkQueue("apiservice-available", self._sync)
         store.add_listener(self._on_event)
 
     def start(self) -> None:
         for apiservice in self._store.list(APISERVICES):
+            self._remember(apiservice)
             self.queue.add(apiservice["metadata"]["name"])
+
+    def _remember(self, apiservice: Obj) -> None:
+        name, ref = apiservice["metadata"]["name"], service_ref(apiservice)
+        if ref is None:
+            self._backends.pop(name, None)
+        else:
+            self._backends[name] = (ref.namespace, ref.name)
 
     def shutdown(self) -> None:
         self.queue.shutdown()
@@ -94,15 +105,16 @@ class APIServiceAvailable:
 
     def _on_event(self, event: Event) -> None:
         if event.resource == APISERVICES:
-            if event.type != "DELETED":
+            if event.type == "DELETED":
+                self._backends.pop(event.name, None)
+            else:
+                self._remember(event.obj)
                 self.queue.add(event.name)
-        elif event.resource in (SERVICES, ENDPOINTS):
+        elif event.resource in (SERVICES, ENDPOINTS) and self._backends:
             # getAPIServicesFor: the APIServices whose backend this Service is
-            for apiservice in self._store.list(APISERVICES):
-                ref = service_ref(apiservice)
-                if ref is not None and (ref.namespace, ref.name) == (event.namespace,
-                                                                     event.name):
-                    self.queue.add(apiservice["metadata"]["name"])
+            for name, backend in self._backends.items():
+                if backend == (event.namespace, event.name):
+                    self.queue.add(name)
 
     def _sync(self, name: str) -> float | None:
         live = self._store.get(APISERVICES, "", name)
