@@ -38,6 +38,7 @@ CONNECT_TIMEOUT_S = 30.0  # Go's net.Dialer in the proxy transport
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0  # kube-apiserver's --request-timeout for what is not long-running
 MAX_HEADER_BYTES = 8190
+MAX_CONTEXTS = 64  # TLS contexts kept, one per distinct caBundle
 _HEADER_KEY_SAFE = set("!#$&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
@@ -125,6 +126,8 @@ class ProxyTransport:
                 ctx = ssl.create_default_context()  # Go: the system roots
             if self._front_proxy is not None:
                 self._front_proxy.client_context(ctx)
+            if len(self._contexts) >= MAX_CONTEXTS:
+                self._contexts.clear()  # rotated bundles must not pile up
             self._contexts[(bundle, insecure)] = ctx
         return ctx
 
