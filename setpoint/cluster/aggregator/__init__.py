@@ -10,7 +10,6 @@ Local APIServices (no ``spec.service``) are served by this server as before.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.aggregator.apiservices import APISERVICES, group_version, is_remote
@@ -35,14 +34,12 @@ class Aggregator:
         self.discovery = DiscoveryManager(self._fetch, self._changed)
         self._remote: dict[tuple[str, str], Obj] = {}
         self.generation = 0  # moves whenever what discovery shows of them changes
-        self._started = False
 
     def __repr__(self) -> str:
         return f"Aggregator(remote={sorted(self._remote)})"
 
     def start(self) -> None:
         """Follow the APIServices (must run on the server's loop)."""
-        self._started = True
         self._store.add_listener(self._on_event)
         for apiservice in self._store.list(APISERVICES):
             self._set(apiservice)
@@ -109,5 +106,4 @@ class Aggregator:
 
     async def stop(self) -> None:
         self.discovery.stop()
-        await asyncio.sleep(0)
         await self.transport.close()
