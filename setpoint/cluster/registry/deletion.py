@@ -143,14 +143,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         # a terminating namespace is answered as it is, whatever the options
         # (pkg/registry/core/namespace/storage/storage.go Delete)
         return kept, (yield from generic.codec.present_steps(rt, live))
-    finalizers = list(meta.get("finalizers") or [])
-    policy = opts.propagation_policy
-    if policy == "Orphan" and ORPHAN not in finalizers:
-        finalizers.append(ORPHAN)
-    elif policy == "Foreground" and FOREGROUND not in finalizers:
-        finalizers.append(FOREGROUND)
-    elif policy == "Background" and meta.get("deletionTimestamp"):
-        finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    finalizers = gc_finalizers(list(meta.get("finalizers") or []), opts)
     if rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io" \
             and CRD_CLEANUP not in finalizers:
         # its objects go first: the CRD controller removes this finalizer when they are gone
@@ -197,6 +190,25 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
     return kept, (yield from generic.codec.present_steps(rt, obj))
+
+
+def gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
+    """store.go ``deletionFinalizersForGarbageCollection``: the orphan and foregroundDeletion
+    finalizers as the options decide (the deprecated orphanDependents first, then the
+    propagation policy, then the finalizer already there; the default is background), the
+    others kept in their order and the two appended after them; the same set is no change."""
+    if opts.orphan_dependents is not None:
+        orphan, foreground = opts.orphan_dependents, False
+    elif opts.propagation_policy in ("Orphan", "Background", "Foreground"):
+        orphan = opts.propagation_policy == "Orphan"
+        foreground = opts.propagation_policy == "Foreground"
+    else:
+        present = [f for f in finalizers if f in (ORPHAN, FOREGROUND)]
+        orphan = bool(present) and present[0] == ORPHAN
+        foreground = bool(present) and present[0] == FOREGROUND
+    out = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    out += [ORPHAN] * orphan + [FOREGROUND] * foreground
+    return finalizers if set(out) == set(finalizers) else out
 
 
 def grace_deadline(now: str, seconds: int) -> str:

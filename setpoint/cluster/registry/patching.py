@@ -18,6 +18,7 @@ import orjson
 from setpoint.cluster.registry.admissionpoints import Steps
 from setpoint.cluster.registry.genericstore import GenericStore, WriteResult, reset_fields
 from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
@@ -26,6 +27,7 @@ from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply, typed_config_fields
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.patch._status import unprocessable
 from setpoint.machinery.schema import Schema
@@ -37,20 +39,26 @@ APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
 
-def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema | None) -> Any:
-    """``current`` with a JSON, merge or strategic merge ``patch`` applied (a new object)."""
+def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema | None,
+                   field_validation: str = "Warn") -> Any:
+    """``current`` with a JSON, merge or strategic merge ``patch`` applied (a new object).
+
+    A merge patch body is first decoded strictly into a map unless fieldValidation is Ignore
+    (patch.go ``applyJSPatch``: the default directive is Warn), so a body that is no object
+    and no ``null`` is that decoder's 400; under Ignore, json-patch's MergePatch decides."""
     if content_type == JSON_PATCH:
         return patches.json_patch(current, patch)
-    if content_type not in (MERGE_PATCH, STRATEGIC_PATCH):
-        raise errors.unsupported_media_type(
-            "application/json-patch+json, application/merge-patch+json, "
-            "application/apply-patch+yaml, application/strategic-merge-patch+json")
-    if not isinstance(patch, dict):
-        raise errors.bad_request("json: cannot unmarshal array into Go value of type "
-                                 "map[string]interface {}")
     if content_type == MERGE_PATCH:
+        if field_validation != "Ignore" and patch is not None and not isinstance(patch, dict):
+            raise errors.bad_request(
+                f"error decoding patch: json: cannot unmarshal {unmarshal_kind(patch)} into "
+                "Go value of type map[string]interface {}")
         return patches.merge_patch(current, patch)
-    return patches.strategic_merge_patch(current, patch, schema)
+    if content_type == STRATEGIC_PATCH:
+        return patches.strategic_merge_patch(current, patch, schema)
+    raise errors.unsupported_media_type(
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml")
 
 
 def check_patch_type(rt: ResourceType, content_type: str) -> None:
@@ -75,7 +83,8 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         # the store's update answers NotFound for the resource of the request (store.go)
         raise errors.not_found(rt.resource, name, rt.group)
     current = yield from store.codec.present_steps(rt, live)
-    patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt))
+    patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt),
+                             opts.field_validation)
     if not isinstance(patched, dict):
         raise errors.bad_request("the patched object is not a JSON object")
     if nested_too_deep(patched):
@@ -92,12 +101,9 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     except errors.StatusError as err:
         raise patch_decode_error(patched, err) from None
     meta = obj["metadata"]
-    if meta.get("name") != name:
-        raise errors.bad_request(
-            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
-            f"({name})")
-    if rt.namespaced:
-        meta["namespace"] = ns
+    # patch.go applyPatch: the patched object's namespace, then its name, against the URL
+    ensure_namespace_matches(meta, rt.namespaced, ns)
+    check_name(meta, name)
     precondition = meta.get("resourceVersion")
     result = yield from store.update_steps(rt, obj, live, opts, subresource,
                                            precondition_rv=precondition, uid_precondition=False)
@@ -113,25 +119,21 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     the merged object is defaulted once, by the store's create or update."""
     if not isinstance(config, dict):
         raise errors.bad_request("error decoding YAML: the applied object is not a map")
-    kind, api_version = config.get("kind"), config.get("apiVersion")
-    if not kind or not api_version:
-        raise errors.bad_request(
-            "Object 'Kind' is missing in '" + orjson.dumps(config).decode()[:200] + "'"
-            if not kind else "Object 'apiVersion' is missing")
-    meta = config.get("metadata") or {}
-    if isinstance(meta, dict) and meta.get("name") not in (None, name):
-        raise errors.bad_request(
-            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
-            f"({name})")
+    if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
+        # managedfields' versionCheckManager, the outermost of the field manager's layers
+        raise errors.bad_request(f"invalid object type: {_gvk_text(config)}")
     schema = store.decoder.schema(rt)
     if schema is not None and config.get("apiVersion") == rt.api_version:
         typed_config_fields(schema, config)  # undeclared fields: the typed conversion's 500
     # what is left to report are repeated keys, after the merge (``applyPatcher``)
     check_duplicates = _apply_duplicates(raw, opts)
     cfg, warnings = store.decoder.decode(rt, Decoded(config), opts)
+    # patch.go applyPatch checks the merged object; what the configuration leaves out comes
+    # from the live object, and a new object has nothing but the configuration
+    ensure_namespace_matches(cfg["metadata"], rt.namespaced, ns)
+    if live is None or cfg["metadata"].get("name"):
+        check_name(cfg["metadata"], name)
     cfg["metadata"].setdefault("name", name)
-    if rt.namespaced:
-        cfg["metadata"]["namespace"] = ns
     if live is None:
         if subresource:
             raise errors.not_found(rt.resource, name, rt.group)
@@ -158,6 +160,21 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                                            uid_precondition=False)
     result.warnings[:0] = warnings
     return result
+
+
+def _gvk_text(config: dict[str, Any]) -> str:
+    """How schema.GroupVersionKind prints the configuration's kind (``group/version, Kind=``):
+    an apiVersion that does not parse leaves group and version empty."""
+    api_version = config.get("apiVersion")
+    kind = config.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    group, version = "", ""
+    if api_version.count("/") == 1:
+        group, version = api_version.split("/")
+    elif "/" not in api_version:
+        version = api_version
+    return f"{group}/{version}, Kind={kind}"
 
 
 def _apply_duplicates(raw: bytes, opts: WriteOptions) -> Callable[[], list[str]]:

@@ -20,6 +20,7 @@ from setpoint.cluster.registry.genericstore import Admission, GenericStore, Writ
 from setpoint.cluster.registry.listing import list_steps, list_stored
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.patching import patch_steps
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.scale import get_scale, patch_scale, update_scale
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
@@ -118,16 +119,9 @@ class REST:
             return (yield from update_scale(self.generic, rt, ns, name, body.obj, opts))
         obj, warnings = self.decoder.decode(rt, body, opts)
         meta = obj["metadata"]
-        if meta.get("name") != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta.get('name')}) does not match the name on the "
-                f"URL ({name})")
-        if rt.namespaced:
-            if meta.get("namespace") and meta["namespace"] != ns:
-                raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent "
-                    "on the request")
-            meta["namespace"] = ns
+        # update.go: the namespace first, then the name
+        ensure_namespace_matches(meta, rt.namespaced, ns)
+        check_name(meta, name)
         old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
             if (rt.group, rt.kind) in CREATE_ON_UPDATE and not subresource:

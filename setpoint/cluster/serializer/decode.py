@@ -366,8 +366,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             return value
         if _plain_string(el) and _all_strings(value):
             return dict(value)  # labels, annotations, a ConfigMap's data
+        # a null member of a Go map is the element type's zero value ("" in a ConfigMap's
+        # data, as encoding/json stores it)
         return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
-                for k, v in value.items()}
+                if v is not None else _zero(el) for k, v in value.items()}
     if t == "array":
         if not isinstance(value, list):
             raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
@@ -482,7 +484,8 @@ def _struct_name(schema: Schema, outer: str) -> str:
 
 
 def _zero(schema: Schema) -> Any:
-    """What a JSON null becomes as an element of a Go slice: the element type's zero value."""
+    """What a JSON null becomes as an element of a Go slice or map: the element type's zero
+    value."""
     if schema.type == "object" and schema.properties:
         return {}
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(schema.type or "")
