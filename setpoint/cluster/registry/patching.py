@@ -16,7 +16,12 @@ from typing import Any
 import orjson
 
 from setpoint.cluster.registry.admissionpoints import Steps
-from setpoint.cluster.registry.genericstore import GenericStore, WriteResult, reset_fields
+from setpoint.cluster.registry.genericstore import (
+    GenericStore,
+    WriteResult,
+    require_resource_version,
+    reset_fields,
+)
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
@@ -105,6 +110,7 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     ensure_namespace_matches(meta, rt.namespaced, ns)
     check_name(meta, name)
     precondition = meta.get("resourceVersion")
+    require_resource_version(rt, name, precondition)  # a patch that removed it
     result = yield from store.update_steps(rt, obj, live, opts, subresource,
                                            precondition_rv=precondition, uid_precondition=False)
     result.warnings[:0] = warnings
