@@ -80,6 +80,9 @@ def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> Non
     storage would: its Conflict names the object's Kind (not the resource) and its group."""
     meta = obj["metadata"]
     name = meta["name"]
+    if (rt.group, rt.kind) in _OWN_DELETE_PRECONDITIONS:
+        _check_registry_preconditions(rt, meta, opts)
+        return
     # the registry's object is the internal type: events.k8s.io Events are core Events
     group = "" if rt.group == "events.k8s.io" else rt.group
     if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
@@ -94,6 +97,27 @@ def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> Non
             f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match "
             f"the ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
             "might have been modified", group)
+
+
+# Registries whose Delete checks the preconditions itself before the generic store's:
+# pkg/registry/core/namespace/storage/storage.go and apiextensions-apiserver's
+# pkg/registry/customresourcedefinition/etcd.go (REST.Delete).
+_OWN_DELETE_PRECONDITIONS = {("", "Namespace"),
+                             ("apiextensions.k8s.io", "CustomResourceDefinition")}
+
+
+def _check_registry_preconditions(rt: ResourceType, meta: Obj, opts: DeleteOptions) -> None:
+    """Those registries' Conflict names the resource and quotes storage's wording."""
+    name = meta["name"]
+    if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
+        raise errors.conflict(
+            rt.resource, name, f"Precondition failed: UID in precondition: "
+            f"{opts.precondition_uid}, UID in object meta: {meta.get('uid', '')}", rt.group)
+    if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
+        raise errors.conflict(
+            rt.resource, name, f"Precondition failed: ResourceVersion in precondition: "
+            f"{opts.precondition_rv}, ResourceVersion in object meta: "
+            f"{meta.get('resourceVersion', '')}", rt.group)
 
 
 def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
