@@ -99,8 +99,8 @@ class Strategy:
     def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
         if self.tracks_generation(rt):
             obj["metadata"]["generation"] = 1
-        else:
-            obj["metadata"].pop("generation", None)
+        # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
+        # and the create handler's WipeObjectMetaSystemFields do not touch it
         defaults.reset_status_on_create(rt, obj)
 
     # -- update ------------------------------------------------------------------------
@@ -115,6 +115,9 @@ class Strategy:
         if self.tracks_generation(rt):
             gen = old["metadata"].get("generation", 1)
             meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
+        elif "generation" in old["metadata"]:
+            # rest.BeforeUpdate: "Ensure requests cannot update generation"
+            meta["generation"] = old["metadata"]["generation"]
         else:
             meta.pop("generation", None)
 

@@ -51,3 +51,27 @@ async def test_an_update_adding_a_finalizer_without_a_domain_is_invalid(module_a
     assert (status, out["message"], out["details"]["causes"]) == (
         422, f'ConfigMap "fin-update" is invalid: metadata.finalizers[1]: Invalid value: "mine": '
         f"{NOT_QUALIFIED}", [cause, cause])
+
+
+async def test_system_metadata_on_create_and_a_generation_the_kind_does_not_track(
+        module_api: API) -> None:
+    """Rule: a create wipes the system fields the client sent (uid, creationTimestamp,
+    deletionTimestamp, deletionGracePeriodSeconds, selfLink) and fills uid and
+    creationTimestamp; a kind whose strategy does not track generation (ConfigMap) keeps the
+    generation sent, and an update cannot change it.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/create.go (rest.WipeObjectMetaSystemFields),
+    pkg/registry/rest/meta.go (FillObjectMetaSystemFields), pkg/registry/rest/update.go
+    (BeforeUpdate: "Ensure requests cannot update generation"),
+    pkg/registry/core/configmap/strategy.go (PrepareForCreate)."""
+    status, out = await module_api.post(f"{NS}/configmaps", {"metadata": {
+        "name": "sysmeta", "generation": 7, "uid": "client-uid",
+        "creationTimestamp": "2020-01-01T00:00:00Z", "selfLink": "/somewhere",
+        "deletionTimestamp": "2020-01-01T00:00:00Z", "deletionGracePeriodSeconds": 5}})
+    meta = out["metadata"]
+    assert (status, meta["generation"], "deletionTimestamp" in meta,
+            "deletionGracePeriodSeconds" in meta, "selfLink" in meta) == (
+        201, 7, False, False, False)
+    assert meta["uid"] != "client-uid" and meta["creationTimestamp"] != "2020-01-01T00:00:00Z"
+    status, out = await module_api.patch(f"{NS}/configmaps/sysmeta",
+                                         {"metadata": {"generation": 9}}, MERGE)
+    assert (status, out["metadata"]["generation"]) == (200, 7)
