@@ -123,8 +123,13 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     """Server-side apply: create when absent, else merge by managed fields. The field
     manager works on the live object as served (defaulted as it is decoded from storage);
     the merged object is defaulted once, by the store's create or update."""
+    if config is None:
+        config = {}  # sigs.k8s.io/yaml leaves the map nil: the version check refuses it
     if not isinstance(config, dict):
-        raise errors.bad_request("error decoding YAML: the applied object is not a map")
+        # applyPatcher: sigs.k8s.io/yaml.Unmarshal into a map[string]interface{}
+        raise errors.bad_request(
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot "
+            f"unmarshal {unmarshal_kind(config)} into Go value of type map[string]interface {{}}")
     if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
         # managedfields' versionCheckManager, the outermost of the field manager's layers
         raise errors.bad_request(f"invalid object type: {_gvk_text(config)}")

@@ -174,3 +174,23 @@ async def test_an_apply_creating_an_object_needs_its_name_in_the_configuration(
         raw=b"apiVersion: v1\nkind: ConfigMap\ndata:\n  b: '2'\n")
     assert (status, out["metadata"]["name"], out["data"]) == (
         200, "apply-unnamed", {"a": "1", "b": "2"})
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b"- a\n- b\n", "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: "
+                    "cannot unmarshal array into Go value of type map[string]interface {}"),
+    (b"just text\n", "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: "
+                     "cannot unmarshal string into Go value of type map[string]interface {}"),
+    (b"null\n", "invalid object type: /, Kind="),
+    (b"", "invalid object type: /, Kind="),
+])
+async def test_an_apply_body_that_is_no_map(module_api: API, raw: bytes, message: str) -> None:
+    """Rule: the apply configuration is unmarshalled by sigs.k8s.io/yaml into a map: another
+    value is its decoding error; null (or nothing) leaves the map empty, which the field
+    manager's version check refuses.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatcher.
+    applyPatchToCurrentObject: "error decoding YAML: %v"), sigs.k8s.io/yaml yaml.go
+    (Unmarshal: "error unmarshaling JSON: %w", jsonUnmarshal: "while decoding JSON: %v"),
+    k8s.io/apimachinery pkg/util/managedfields/internal/versioncheck.go."""
+    assert await module_api.patch(f"{NS}/configmaps/apply-no-map?fieldManager=tester", None,
+                                  APPLY, raw=raw) == (400, _failure(400, "BadRequest", message))
