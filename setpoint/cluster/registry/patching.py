@@ -27,6 +27,7 @@ from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
+from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
@@ -66,6 +67,19 @@ def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema |
         "application/strategic-merge-patch+json, application/apply-patch+yaml")
 
 
+def patch_syntax_error(content_type: str, field_validation: str,
+                       syntax: str) -> errors.StatusError:
+    """A patch body that is not JSON, as patch.go's decoder of each patch type words it:
+    Strict and Warn (the default) decode JSON and merge patches strictly first ("error
+    decoding patch: ..."); under Ignore json-patch decides (DecodePatch's error as it is,
+    MergePatch's ErrBadJSONPatch); a strategic merge patch is the decoder's error as is."""
+    if content_type == STRATEGIC_PATCH:
+        return errors.bad_request(syntax)
+    if field_validation != "Ignore":
+        return errors.bad_request(f"error decoding patch: {syntax}")
+    return errors.bad_request(syntax if content_type == JSON_PATCH else "Invalid JSON Patch")
+
+
 def check_patch_type(rt: ResourceType, content_type: str) -> None:
     """Custom resources take no strategic merge patch: they have no patch strategies."""
     if content_type == STRATEGIC_PATCH and rt.is_custom:
@@ -78,8 +92,14 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
                 content_type: str, opts: WriteOptions, subresource: str) -> Steps[WriteResult]:
     """A PATCH, stopping at its admission points (an UPDATE, or a CREATE for an apply)."""
     check_patch_type(rt, content_type)
-    decoded = parse_body(raw, content_type, kind=rt.kind,
-                         track_duplicates=opts.field_validation != "Ignore")
+    try:
+        decoded = parse_body(raw, content_type, kind=rt.kind,
+                             track_duplicates=opts.field_validation != "Ignore")
+    except errors.StatusError:
+        syntax = go_syntax_error(raw) if content_type != APPLY_PATCH else None
+        if syntax is None:
+            raise
+        raise patch_syntax_error(content_type, opts.field_validation, syntax) from None
     live = store.storage.get(rt.storage_key, ns or "", name)
     if content_type == APPLY_PATCH:
         return (yield from _apply_steps(store, rt, ns, name, decoded.obj, live, opts,

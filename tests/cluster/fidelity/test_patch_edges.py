@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
-from tests.cluster.fidelity.writes import APPLY, MERGE, STRATEGIC
+from tests.cluster.fidelity.writes import APPLY, JSON_PATCH, MERGE, STRATEGIC
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -194,3 +194,26 @@ async def test_an_apply_body_that_is_no_map(module_api: API, raw: bytes, message
     k8s.io/apimachinery pkg/util/managedfields/internal/versioncheck.go."""
     assert await module_api.patch(f"{NS}/configmaps/apply-no-map?fieldManager=tester", None,
                                   APPLY, raw=raw) == (400, _failure(400, "BadRequest", message))
+
+
+@pytest.mark.parametrize(("content_type", "validation", "message"), [
+    (JSON_PATCH, "", "error decoding patch: invalid character 'x' after object key"),
+    (JSON_PATCH, "Ignore", "invalid character 'x' after object key"),
+    (MERGE, "Strict", "error decoding patch: invalid character 'x' after object key"),
+    (MERGE, "Ignore", "Invalid JSON Patch"),
+    (STRATEGIC, "", "invalid character 'x' after object key"),
+])
+async def test_a_patch_that_is_not_json_is_the_scanners_error(
+        module_api: API, content_type: str, validation: str, message: str) -> None:
+    """Rule: each patch type's decoder meets the text first: JSON and merge patches are
+    decoded strictly unless fieldValidation is Ignore ("error decoding patch: " and Go's
+    scanner error), then json-patch's DecodePatch (its error as is) or MergePatch
+    (ErrBadJSONPatch); a strategic merge patch's decoder error is the message as is.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch,
+    strategicPatchObject), encoding/json scanner.go (stateEndValue: "after object key")."""
+    name = f"syntax-{content_type.split('/')[1].split('-')[0]}-{validation.lower() or 'default'}"
+    await _configmap(module_api, name)
+    query = f"?fieldValidation={validation}" if validation else ""
+    assert await module_api.patch(f"{NS}/configmaps/{name}{query}", None, content_type,
+                                  raw=b'{"data" x}') == (400, _failure(400, "BadRequest",
+                                                                      message))

@@ -174,3 +174,39 @@ async def test_a_null_member_of_a_string_map_is_stored_empty(module_api: API) ->
     status, out = await module_api.patch(f"{NS}/configmaps/null-member",
                                          [{"op": "add", "path": "/data/z"}], JSON_PATCH)
     assert (status, out["data"]) == (200, {"x": "", "y": "1", "z": ""})
+
+
+@pytest.mark.parametrize(("raw", "problem"), [
+    (b'{"metadata": {"name": "x"} x}', "invalid character 'x' after object key:value pair"),
+    (b'{"metadata": NaN}', "invalid character 'N' looking for beginning of value"),
+    (b'{"data": {"a": tru}}', "invalid character '}' in literal true (expecting 'e')"),
+])
+async def test_a_body_that_is_not_json_names_the_scanners_error(
+        module_api: API, raw: bytes, problem: str) -> None:
+    """Rule: the serializer's first look at the body (the apiVersion and kind) runs Go's JSON
+    scanner, whose syntax error the create handler wraps with the expected kind and the
+    start of the body.
+    Source: k8s.io/apimachinery pkg/runtime/serializer/json/meta.go (SimpleMetaFactory.
+    Interpret: "couldn't get version/kind; json parse error: %v"), encoding/json scanner.go,
+    k8s.io/apiserver pkg/endpoints/handlers/create.go (transformDecodeError)."""
+    status, out = await module_api.post(f"{NS}/configmaps", None, raw=raw)
+    assert (status, out) == (400, _bad_request(
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+        f"version/kind; json parse error: {problem} ({raw.decode()})"))
+
+
+@pytest.mark.parametrize(("raw", "summary"), [
+    (b'{"metadata": {"name": "a-rather-long-name"}, "data": {',
+     '{"metadata": {"name": "a-rathe ...'),
+    (b"[1, 2", "5b312c2032"),
+])
+async def test_the_refused_body_is_summarized_in_thirty_bytes(module_api: API, raw: bytes,
+                                                              summary: str) -> None:
+    """Rule: the refused body is quoted by summarizeData(body, 30): an object's first 30 bytes
+    (" ..." when cut), anything else in hex.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/rest.go (transformDecodeError,
+    summarizeData)."""
+    status, out = await module_api.post(f"{NS}/configmaps", None, raw=raw)
+    assert (status, out) == (400, _bad_request(
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+        f"version/kind; json parse error: unexpected end of JSON input ({summary})"))
