@@ -327,6 +327,10 @@ class Handler:
                              rp: ResourcePath) -> Response:
         if rp.subresource and (rp.subresource not in rt.subresources
                                or rp.subresource not in SERVED_SUBRESOURCES):
+            if rt.is_custom and rp.name is not None:
+                # customresource_handler.go: a subresource the version does not declare is
+                # NotFound for the resource and the object's name
+                raise errors.not_found(rt.resource, rp.name, rt.group)
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
@@ -486,6 +490,9 @@ class Handler:
             verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
                     "DELETE": "delete"}.get(method, "")
             if verb not in subresource_meta(rt, rp.subresource)[3]:
+                if rt.is_custom:
+                    # serveStatus / serveScale answer other verbs NewMethodNotSupported
+                    raise errors.method_not_supported(rt.resource, verb, rt.group)
                 raise errors.method_not_allowed()
             return
         if method == "GET":

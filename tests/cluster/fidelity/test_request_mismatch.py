@@ -210,3 +210,32 @@ async def test_the_refused_body_is_summarized_in_thirty_bytes(module_api: API, r
     assert (status, out) == (400, _bad_request(
         "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
         f"version/kind; json parse error: unexpected end of JSON input ({summary})"))
+
+
+@pytest.mark.parametrize("path", ["does-not-matter/scale", "does-not-matter/frobnicate"])
+async def test_a_custom_resource_subresource_it_does_not_declare_is_not_found(
+        widgets: API, path: str) -> None:
+    """Rule: the CRD handler answers a subresource the version does not declare (Widget has
+    status, not scale) with NotFound for the resource and the object's name, whether the
+    object exists or not.
+    Source: k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go
+    (ServeHTTP: "default: ... apierrors.NewNotFound(schema.GroupResource{Group:
+    requestInfo.APIGroup, Resource: requestInfo.Resource}, requestInfo.Name)")."""
+    assert await widgets.get(f"{WIDGETS}/{path}") == (404, _failure(
+        404, "NotFound", 'widgets.fidelity.example.com "does-not-matter" not found',
+        {"name": "does-not-matter", "group": "fidelity.example.com", "kind": "widgets"}))
+
+
+@pytest.mark.parametrize(("method", "verb"), [("DELETE", "delete"), ("POST", "create")])
+async def test_a_custom_resource_status_takes_get_update_and_patch_only(
+        widgets: API, method: str, verb: str) -> None:
+    """Rule: the CRD handler's status endpoint serves get, update and patch; any other verb is
+    NewMethodNotSupported for the resource (not go-restful's generic 405).
+    Source: k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go
+    (serveStatus: "default: ... apierrors.NewMethodNotSupported(...)")."""
+    status, out = await widgets.request(method, f"{WIDGETS}/somewidget/status",
+                                        widget("somewidget"))
+    assert (status, out) == (405, _failure(
+        405, "MethodNotAllowed",
+        f'{verb} is not supported on resources of kind "widgets.fidelity.example.com"',
+        {"group": "fidelity.example.com", "kind": "widgets"}))
