@@ -386,8 +386,8 @@ class Handler:
             result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
         if method == "PATCH":
-            if rp.name is None:
-                raise _nameless(rt)
+            if rp.name is None and not rt.is_custom:
+                raise _nameless(rt)  # go-restful: the method before the content type
             media = negotiate(request.headers.get("accept"))
             ctype = request.content_type
             if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
@@ -400,6 +400,8 @@ class Handler:
                 # any other (jsr311.go detectRoute), through the apiserver's serviceErrorHandler
                 raise errors.StatusError(415, "UnsupportedMediaType",
                                          "415: Unsupported Media Type", keep_empty_details=True)
+            if rp.name is None:
+                raise _nameless(rt)  # PatchResource: the content type before the name
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)

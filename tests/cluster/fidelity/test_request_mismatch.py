@@ -239,3 +239,18 @@ async def test_a_custom_resource_status_takes_get_update_and_patch_only(
         405, "MethodNotAllowed",
         f'{verb} is not supported on resources of kind "widgets.fidelity.example.com"',
         {"group": "fidelity.example.com", "kind": "widgets"}))
+
+
+async def test_a_custom_resource_patch_checks_its_content_type_before_the_name(
+        widgets: API) -> None:
+    """Rule: PatchResource refuses an unsupported Content-Type before it asks the namer for a
+    name, so a strategic merge patch on a custom resource collection is the 415.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (PatchResource: "Ensure the
+    patchType is one we support" before scope.Namer.Name), k8s.io/apiextensions-apiserver
+    pkg/apiserver/customresource_handler.go (supportedTypes)."""
+    status, out = await widgets.patch(WIDGETS, {"spec": {}},
+                                      "application/strategic-merge-patch+json")
+    assert (status, out) == (415, _failure(
+        415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
+        "accepted media types include: application/json-patch+json, "
+        "application/merge-patch+json, application/apply-patch+yaml"))
