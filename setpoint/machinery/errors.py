@@ -168,6 +168,14 @@ def forbidden(resource: str, name: str, reason: str, group: str = "") -> StatusE
     )
 
 
+def method_not_allowed() -> StatusError:
+    """A method no route of the path takes: go-restful's 405 as the apiserver's
+    ``serviceErrorHandler`` writes it (``NewGenericServerResponse``: empty ``details``)."""
+    return StatusError(405, "MethodNotAllowed",
+                       "the server does not allow this method on the requested resource",
+                       keep_empty_details=True)
+
+
 def unauthorized(message: str = "Unauthorized") -> StatusError:
     return StatusError(401, "Unauthorized", message)
 

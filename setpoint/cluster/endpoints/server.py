@@ -56,7 +56,7 @@ from setpoint.cluster.registry.options import (
     WriteOptions,
     validate_list_options,
 )
-from setpoint.cluster.registry.patching import PATCH_TYPES
+from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
@@ -345,6 +345,10 @@ class Handler:
                              rp: ResourcePath) -> Response:
         if rp.subresource and (rp.subresource not in rt.subresources
                                or rp.subresource not in SERVED_SUBRESOURCES):
+            if rt.is_custom and rp.name is not None:
+                # customresource_handler.go: a subresource the version does not declare is
+                # NotFound for the resource and the object's name
+                raise errors.not_found(rt.resource, rp.name, rt.group)
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
@@ -371,19 +375,17 @@ class Handler:
                 rt, rp.namespace, name, rp.subresource))
             return self._render_object(rt, obj, media)
         if rp.legacy_watch:
-            raise errors.method_not_supported(rt.resource, method.lower(), rt.group)
+            raise errors.method_not_allowed()  # /watch/ paths have GET routes only
         if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
                 and rp.name is None:
-            # go-restful's 405 through the apiserver's serviceErrorHandler (empty details)
-            raise errors.StatusError(405, "MethodNotAllowed",
-                                     "the server does not allow this method on the requested "
-                                     "resource", keep_empty_details=True)
+            raise errors.method_not_allowed()
         ua = request.headers.get("user-agent", "")
         rest = self.api.rest
         if method == "POST":
             media = negotiate(request.headers.get("accept"))
-            if rp.name is not None:
+            if rp.name is not None and (rp.subresource or not rt.is_custom):
                 return await self._create_subresource(request, rt, rp, media)
+            # the CRD handler's create takes the object's name, whatever the URL names
             opts = WriteOptions.parse(query, "CreateOptions", ua, user=request.user)
             body = await self._body(request, rt, opts)
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
@@ -392,7 +394,7 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "PUT":
             if rp.name is None:
-                raise errors.method_not_supported(rt.resource, "update", rt.group)
+                raise _nameless(rt)
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await self._body(request, rt, opts)
@@ -402,15 +404,22 @@ class Handler:
             result.warnings.extend(warnings)
             return self._render_write(rt, result, media)
         if method == "PATCH":
-            if rp.name is None:
-                raise errors.method_not_supported(rt.resource, "patch", rt.group)
+            if rp.name is None and not rt.is_custom:
+                raise _nameless(rt)  # go-restful: the method before the content type
             media = negotiate(request.headers.get("accept"))
             ctype = request.content_type
-            if ctype not in PATCH_TYPES:
-                raise errors.unsupported_media_type(
-                    "application/json-patch+json, application/merge-patch+json, "
-                    "application/apply-patch+yaml"
-                    + ("" if rt.is_custom else ", application/strategic-merge-patch+json"))
+            if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
+                if rt.is_custom:
+                    # the CRD handler's PatchResource: its own list of patch types
+                    raise errors.unsupported_media_type(
+                        "application/json-patch+json, application/merge-patch+json, "
+                        "application/apply-patch+yaml")
+                # a built-in's PATCH route consumes its patch types only: go-restful refuses
+                # any other (jsr311.go detectRoute), through the apiserver's serviceErrorHandler
+                raise errors.StatusError(415, "UnsupportedMediaType",
+                                         "415: Unsupported Media Type", keep_empty_details=True)
+            if rp.name is None:
+                raise _nameless(rt)  # PatchResource: the content type before the name
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
@@ -437,16 +446,14 @@ class Handler:
             (code, out), warnings = await self._admitted(
                 request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
             return _json(out, code, media, warnings)
-        raise errors.StatusError(405, "MethodNotAllowed",
-                                 "the server does not allow this method on the requested "
-                                 "resource")
+        raise errors.method_not_allowed()
 
     async def _virtual(self, request: Request, rt: ResourceType,
                        rp: ResourcePath) -> Response:
         media = negotiate(request.headers.get("accept"))
         if request.method == "GET":
             if rt.kind != "ComponentStatus":
-                raise errors.method_not_supported(rt.resource, "get", rt.group)
+                raise errors.method_not_allowed()  # a review's paths have a POST route only
             listed = reviews.component_statuses()
             if rp.name is None:
                 return _json(listed, 200, media)
@@ -503,9 +510,10 @@ class Handler:
             verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
                     "DELETE": "delete"}.get(method, "")
             if verb not in subresource_meta(rt, rp.subresource)[3]:
-                raise errors.StatusError(405, "MethodNotAllowed", "the server does not allow "
-                                         "this method on the requested resource",
-                                         keep_empty_details=True)
+                if rt.is_custom:
+                    # serveStatus / serveScale answer other verbs NewMethodNotSupported
+                    raise errors.method_not_supported(rt.resource, verb, rt.group)
+                raise errors.method_not_allowed()
             return
         if method == "GET":
             watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
@@ -515,7 +523,7 @@ class Handler:
         else:
             verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, "")
         if verb not in rt.verbs:
-            raise errors.method_not_supported(rt.resource, verb or method.lower(), rt.group)
+            raise errors.method_not_allowed()  # installer.go registers no route for it
 
     async def _create_subresource(self, request: Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> Response:
@@ -534,8 +542,7 @@ class Handler:
         elif subresource == "eviction":
             act = partial(self.api.evict_pod, rt, ns, name)
         else:
-            raise errors.method_not_supported(f"{rt.resource}/{subresource}", "create",
-                                              rt.group)
+            raise errors.method_not_allowed()  # an object's path has no POST route
         opts = WriteOptions.parse(request.query, "CreateOptions",
                                   request.headers.get("user-agent", ""), user=request.user)
         group, _, version = api_version.rpartition("/")
@@ -785,3 +792,12 @@ def _partial(obj: Obj, version: str) -> Obj:
 
 def _nothing() -> None:
     """A streamed LIST has nothing to stop when its client leaves: the page is taken."""
+
+
+def _nameless(rt: ResourceType) -> errors.StatusError:
+    """PUT or PATCH on a collection: a built-in collection's path has no such route (go-
+    restful's 405); the CRD handler takes the verb and its namer finds no name
+    (handlers/namer.go ``errEmptyName``)."""
+    if rt.is_custom:
+        return errors.bad_request("name must be provided")
+    return errors.method_not_allowed()

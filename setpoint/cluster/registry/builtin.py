@@ -9,6 +9,7 @@ the embedded server implements beyond ``status`` and ``scale`` is the HTTP layer
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from setpoint.cluster.registry.strategy import strategy_for
@@ -173,3 +174,10 @@ def builtin_resources() -> list[ResourceType]:
             strategy=strategy_for(row.group, row.kind),
         ))
     return out
+
+
+@functools.cache
+def builtin_kinds() -> frozenset[tuple[str, str]]:
+    """The (apiVersion, kind) pairs of the built-in scheme's served objects."""
+    return frozenset((f"{row.group}/{row.version}" if row.group else row.version, row.kind)
+                     for row in _BUILTINS)

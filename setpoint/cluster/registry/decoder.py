@@ -14,6 +14,7 @@ import copy
 from collections.abc import Callable
 from typing import Protocol
 
+from setpoint.cluster.registry.builtin import builtin_kinds
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import (
@@ -163,7 +164,14 @@ def _check_kind(rt: ResourceType, obj: Obj) -> None:
                     obj.get("metadata"), dict) else "",
                 [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {rt.kind}',
                        "kind")], rt.group)
+        kind = kind or rt.kind  # the serializer defaults what the body leaves out
+        if (api_version or rt.api_version, kind) not in builtin_kinds():
+            # runtime.UseOrCreateObject cannot make the type the body names
+            detail = (f'no kind "{kind}" is registered for version '
+                      f'"{api_version or rt.api_version}" in scheme '
+                      '"pkg/api/legacyscheme/scheme.go:30"')
+        else:
+            detail = (f"converting ({got_version}.{kind}) to ({rt.group or 'core'}.{rt.kind}): "
+                      "unknown conversion")
         raise errors.bad_request(
-            f'{kind or rt.kind} in version "{got_version}" cannot be handled as a '
-            f"{rt.kind}: converting ({got_version}.{kind}) to ({rt.group or 'core'}."
-            f"{rt.kind}): unknown conversion")
+            f'{kind} in version "{got_version}" cannot be handled as a {rt.kind}: {detail}')

@@ -80,6 +80,9 @@ def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> Non
     storage would: its Conflict names the object's Kind (not the resource) and its group."""
     meta = obj["metadata"]
     name = meta["name"]
+    if (rt.group, rt.kind) in _OWN_DELETE_PRECONDITIONS:
+        _check_registry_preconditions(rt, meta, opts)
+        return
     # the registry's object is the internal type: events.k8s.io Events are core Events
     group = "" if rt.group == "events.k8s.io" else rt.group
     if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
@@ -94,6 +97,27 @@ def _check_preconditions(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> Non
             f"the ResourceVersion in the precondition ({opts.precondition_rv}) does not match "
             f"the ResourceVersion in record ({meta.get('resourceVersion', '')}). The object "
             "might have been modified", group)
+
+
+# Registries whose Delete checks the preconditions itself before the generic store's:
+# pkg/registry/core/namespace/storage/storage.go and apiextensions-apiserver's
+# pkg/registry/customresourcedefinition/etcd.go (REST.Delete).
+_OWN_DELETE_PRECONDITIONS = {("", "Namespace"),
+                             ("apiextensions.k8s.io", "CustomResourceDefinition")}
+
+
+def _check_registry_preconditions(rt: ResourceType, meta: Obj, opts: DeleteOptions) -> None:
+    """Those registries' Conflict names the resource and quotes storage's wording."""
+    name = meta["name"]
+    if opts.precondition_uid is not None and opts.precondition_uid != meta.get("uid"):
+        raise errors.conflict(
+            rt.resource, name, f"Precondition failed: UID in precondition: "
+            f"{opts.precondition_uid}, UID in object meta: {meta.get('uid', '')}", rt.group)
+    if opts.precondition_rv is not None and opts.precondition_rv != meta.get("resourceVersion"):
+        raise errors.conflict(
+            rt.resource, name, f"Precondition failed: ResourceVersion in precondition: "
+            f"{opts.precondition_rv}, ResourceVersion in object meta: "
+            f"{meta.get('resourceVersion', '')}", rt.group)
 
 
 def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
@@ -143,14 +167,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         # a terminating namespace is answered as it is, whatever the options
         # (pkg/registry/core/namespace/storage/storage.go Delete)
         return kept, (yield from generic.codec.present_steps(rt, live))
-    finalizers = list(meta.get("finalizers") or [])
-    policy = opts.propagation_policy
-    if policy == "Orphan" and ORPHAN not in finalizers:
-        finalizers.append(ORPHAN)
-    elif policy == "Foreground" and FOREGROUND not in finalizers:
-        finalizers.append(FOREGROUND)
-    elif policy == "Background" and meta.get("deletionTimestamp"):
-        finalizers = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    finalizers = gc_finalizers(list(meta.get("finalizers") or []), opts)
     if rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io" \
             and CRD_CLEANUP not in finalizers:
         # its objects go first: the CRD controller removes this finalizer when they are gone
@@ -197,6 +214,25 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
     return kept, (yield from generic.codec.present_steps(rt, obj))
+
+
+def gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
+    """store.go ``deletionFinalizersForGarbageCollection``: the orphan and foregroundDeletion
+    finalizers as the options decide (the deprecated orphanDependents first, then the
+    propagation policy, then the finalizer already there; the default is background), the
+    others kept in their order and the two appended after them; the same set is no change."""
+    if opts.orphan_dependents is not None:
+        orphan, foreground = opts.orphan_dependents, False
+    elif opts.propagation_policy in ("Orphan", "Background", "Foreground"):
+        orphan = opts.propagation_policy == "Orphan"
+        foreground = opts.propagation_policy == "Foreground"
+    else:
+        present = [f for f in finalizers if f in (ORPHAN, FOREGROUND)]
+        orphan = bool(present) and present[0] == ORPHAN
+        foreground = bool(present) and present[0] == FOREGROUND
+    out = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    out += [ORPHAN] * orphan + [FOREGROUND] * foreground
+    return finalizers if set(out) == set(finalizers) else out
 
 
 def grace_deadline(now: str, seconds: int) -> str:

@@ -251,6 +251,17 @@ class GenericStore:
             raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
 
 
+def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> None:
+    """store.go Update: an object without a resourceVersion is written over the stored one
+    only when the strategy allows unconditional updates; otherwise the Invalid names the
+    resource (its GroupKind carries the resource, "see #18526") and the zero version."""
+    if rv or rt.strategy.allows_unconditional_update(rt):
+        return
+    raise errors.invalid(rt.resource, name, [Cause(
+        "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
+        "metadata.resourceVersion")], rt.group)
+
+
 def etcd_key(rt: ResourceType, ns: str, name: str) -> str:
     """The object's key in etcd: /registry, the resource prefix (a CR's is its group and
     plural; a few built-ins keep historical prefixes), the namespace, the name."""

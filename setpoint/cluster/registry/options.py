@@ -232,10 +232,6 @@ class DeleteOptions:
             causes.append(Cause("FieldValueNotSupported",
                                 f'Unsupported value: []string{{{listed}}}: supported values: '
                                 '"All"', "dryRun"))
-        if orphan is not None and policy is None:
-            # registry/generic/registry/store.go shouldDeleteDependents: an explicit
-            # orphanDependents=false deletes the dependents first
-            policy = "Orphan" if orphan else "Foreground"
         grace = body.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in query:
             grace = _parse_int64(query["gracePeriodSeconds"])

@@ -16,16 +16,24 @@ from typing import Any
 import orjson
 
 from setpoint.cluster.registry.admissionpoints import Steps
-from setpoint.cluster.registry.genericstore import GenericStore, WriteResult, reset_fields
+from setpoint.cluster.registry.genericstore import (
+    GenericStore,
+    WriteResult,
+    require_resource_version,
+    reset_fields,
+)
 from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
+from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply, typed_config_fields
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.patch._status import unprocessable
 from setpoint.machinery.schema import Schema
@@ -37,20 +45,39 @@ APPLY_PATCH = "application/apply-patch+yaml"
 PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
 
-def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema | None) -> Any:
-    """``current`` with a JSON, merge or strategic merge ``patch`` applied (a new object)."""
+def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema | None,
+                   field_validation: str = "Warn") -> Any:
+    """``current`` with a JSON, merge or strategic merge ``patch`` applied (a new object).
+
+    A merge patch body is first decoded strictly into a map unless fieldValidation is Ignore
+    (patch.go ``applyJSPatch``: the default directive is Warn), so a body that is no object
+    and no ``null`` is that decoder's 400; under Ignore, json-patch's MergePatch decides."""
     if content_type == JSON_PATCH:
         return patches.json_patch(current, patch)
-    if content_type not in (MERGE_PATCH, STRATEGIC_PATCH):
-        raise errors.unsupported_media_type(
-            "application/json-patch+json, application/merge-patch+json, "
-            "application/apply-patch+yaml, application/strategic-merge-patch+json")
-    if not isinstance(patch, dict):
-        raise errors.bad_request("json: cannot unmarshal array into Go value of type "
-                                 "map[string]interface {}")
     if content_type == MERGE_PATCH:
+        if field_validation != "Ignore" and patch is not None and not isinstance(patch, dict):
+            raise errors.bad_request(
+                f"error decoding patch: json: cannot unmarshal {unmarshal_kind(patch)} into "
+                "Go value of type map[string]interface {}")
         return patches.merge_patch(current, patch)
-    return patches.strategic_merge_patch(current, patch, schema)
+    if content_type == STRATEGIC_PATCH:
+        return patches.strategic_merge_patch(current, patch, schema)
+    raise errors.unsupported_media_type(
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/strategic-merge-patch+json, application/apply-patch+yaml")
+
+
+def patch_syntax_error(content_type: str, field_validation: str,
+                       syntax: str) -> errors.StatusError:
+    """A patch body that is not JSON, as patch.go's decoder of each patch type words it:
+    Strict and Warn (the default) decode JSON and merge patches strictly first ("error
+    decoding patch: ..."); under Ignore json-patch decides (DecodePatch's error as it is,
+    MergePatch's ErrBadJSONPatch); a strategic merge patch is the decoder's error as is."""
+    if content_type == STRATEGIC_PATCH:
+        return errors.bad_request(syntax)
+    if field_validation != "Ignore":
+        return errors.bad_request(f"error decoding patch: {syntax}")
+    return errors.bad_request(syntax if content_type == JSON_PATCH else "Invalid JSON Patch")
 
 
 def check_patch_type(rt: ResourceType, content_type: str) -> None:
@@ -65,8 +92,14 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
                 content_type: str, opts: WriteOptions, subresource: str) -> Steps[WriteResult]:
     """A PATCH, stopping at its admission points (an UPDATE, or a CREATE for an apply)."""
     check_patch_type(rt, content_type)
-    decoded = parse_body(raw, content_type, kind=rt.kind,
-                         track_duplicates=opts.field_validation != "Ignore")
+    try:
+        decoded = parse_body(raw, content_type, kind=rt.kind,
+                             track_duplicates=opts.field_validation != "Ignore")
+    except errors.StatusError:
+        syntax = go_syntax_error(raw) if content_type != APPLY_PATCH else None
+        if syntax is None:
+            raise
+        raise patch_syntax_error(content_type, opts.field_validation, syntax) from None
     live = store.storage.get(rt.storage_key, ns or "", name)
     if content_type == APPLY_PATCH:
         return (yield from _apply_steps(store, rt, ns, name, decoded.obj, live, opts,
@@ -75,7 +108,8 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         # the store's update answers NotFound for the resource of the request (store.go)
         raise errors.not_found(rt.resource, name, rt.group)
     current = yield from store.codec.present_steps(rt, live)
-    patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt))
+    patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt),
+                             opts.field_validation)
     if not isinstance(patched, dict):
         raise errors.bad_request("the patched object is not a JSON object")
     if nested_too_deep(patched):
@@ -92,13 +126,11 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     except errors.StatusError as err:
         raise patch_decode_error(patched, err) from None
     meta = obj["metadata"]
-    if meta.get("name") != name:
-        raise errors.bad_request(
-            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
-            f"({name})")
-    if rt.namespaced:
-        meta["namespace"] = ns
+    # patch.go applyPatch: the patched object's namespace, then its name, against the URL
+    ensure_namespace_matches(meta, rt.namespaced, ns)
+    check_name(meta, name)
     precondition = meta.get("resourceVersion")
+    require_resource_version(rt, name, precondition)  # a patch that removed it
     result = yield from store.update_steps(rt, obj, live, opts, subresource,
                                            precondition_rv=precondition, uid_precondition=False)
     result.warnings[:0] = warnings
@@ -111,27 +143,28 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     """Server-side apply: create when absent, else merge by managed fields. The field
     manager works on the live object as served (defaulted as it is decoded from storage);
     the merged object is defaulted once, by the store's create or update."""
+    if config is None:
+        config = {}  # sigs.k8s.io/yaml leaves the map nil: the version check refuses it
     if not isinstance(config, dict):
-        raise errors.bad_request("error decoding YAML: the applied object is not a map")
-    kind, api_version = config.get("kind"), config.get("apiVersion")
-    if not kind or not api_version:
+        # applyPatcher: sigs.k8s.io/yaml.Unmarshal into a map[string]interface{}
         raise errors.bad_request(
-            "Object 'Kind' is missing in '" + orjson.dumps(config).decode()[:200] + "'"
-            if not kind else "Object 'apiVersion' is missing")
-    meta = config.get("metadata") or {}
-    if isinstance(meta, dict) and meta.get("name") not in (None, name):
-        raise errors.bad_request(
-            f"the name of the object ({meta.get('name')}) does not match the name on the URL "
-            f"({name})")
+            "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: cannot "
+            f"unmarshal {unmarshal_kind(config)} into Go value of type map[string]interface {{}}")
+    if (config.get("apiVersion"), config.get("kind")) != (rt.api_version, rt.kind):
+        # managedfields' versionCheckManager, the outermost of the field manager's layers
+        raise errors.bad_request(f"invalid object type: {_gvk_text(config)}")
     schema = store.decoder.schema(rt)
     if schema is not None and config.get("apiVersion") == rt.api_version:
         typed_config_fields(schema, config)  # undeclared fields: the typed conversion's 500
     # what is left to report are repeated keys, after the merge (``applyPatcher``)
     check_duplicates = _apply_duplicates(raw, opts)
     cfg, warnings = store.decoder.decode(rt, Decoded(config), opts)
+    # patch.go applyPatch checks the merged object; what the configuration leaves out comes
+    # from the live object, and a new object has nothing but the configuration
+    ensure_namespace_matches(cfg["metadata"], rt.namespaced, ns)
+    if live is None or cfg["metadata"].get("name"):
+        check_name(cfg["metadata"], name)
     cfg["metadata"].setdefault("name", name)
-    if rt.namespaced:
-        cfg["metadata"]["namespace"] = ns
     if live is None:
         if subresource:
             raise errors.not_found(rt.resource, name, rt.group)
@@ -158,6 +191,21 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                                            uid_precondition=False)
     result.warnings[:0] = warnings
     return result
+
+
+def _gvk_text(config: dict[str, Any]) -> str:
+    """How schema.GroupVersionKind prints the configuration's kind (``group/version, Kind=``):
+    an apiVersion that does not parse leaves group and version empty."""
+    api_version = config.get("apiVersion")
+    kind = config.get("kind")
+    api_version = api_version if isinstance(api_version, str) else ""
+    kind = kind if isinstance(kind, str) else ""
+    group, version = "", ""
+    if api_version.count("/") == 1:
+        group, version = api_version.split("/")
+    elif "/" not in api_version:
+        version = api_version
+    return f"{group}/{version}, Kind={kind}"
 
 
 def _apply_duplicates(raw: bytes, opts: WriteOptions) -> Callable[[], list[str]]:

@@ -16,22 +16,24 @@ from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.admissionpoints import Steps, run_sync
 from setpoint.cluster.registry.decoder import CustomSchema, ObjectDecoder
 from setpoint.cluster.registry.deletion import DeleteAdmission, delete_steps
-from setpoint.cluster.registry.genericstore import Admission, GenericStore, WriteResult
+from setpoint.cluster.registry.genericstore import (
+    Admission,
+    GenericStore,
+    WriteResult,
+    require_resource_version,
+)
 from setpoint.cluster.registry.listing import list_steps, list_stored
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.patching import patch_steps
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.scale import get_scale, patch_scale, update_scale
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Store
 from setpoint.machinery import errors
-from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
-
-# The built-in kinds whose PUT may create the object (AllowCreateOnUpdate).
-CREATE_ON_UPDATE = {("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"),
-                    ("", "Service"), ("apps", "ControllerRevision")}
 
 
 class REST:
@@ -118,28 +120,18 @@ class REST:
             return (yield from update_scale(self.generic, rt, ns, name, body.obj, opts))
         obj, warnings = self.decoder.decode(rt, body, opts)
         meta = obj["metadata"]
-        if meta.get("name") != name:
-            raise errors.bad_request(
-                f"the name of the object ({meta.get('name')}) does not match the name on the "
-                f"URL ({name})")
-        if rt.namespaced:
-            if meta.get("namespace") and meta["namespace"] != ns:
-                raise errors.bad_request(
-                    "the namespace of the provided object does not match the namespace sent "
-                    "on the request")
-            meta["namespace"] = ns
+        # update.go: the namespace first, then the name
+        ensure_namespace_matches(meta, rt.namespaced, ns)
+        check_name(meta, name)
         old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
-            if (rt.group, rt.kind) in CREATE_ON_UPDATE and not subresource:
+            if rt.strategy.allows_create_on_update(rt) and not subresource:
                 meta.pop("resourceVersion", None)
                 return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
             # the store's NotFound names the resource of the request, not its subresource
             raise errors.not_found(rt.resource, name, rt.group)
         rv = meta.get("resourceVersion")
-        if not rv and rt.is_custom:
-            raise errors.invalid(rt.kind, name, [Cause(
-                "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
-                "metadata.resourceVersion")], rt.group)
+        require_resource_version(rt, name, rv)
         result = yield from self.generic.update_steps(rt, obj, old, opts, subresource,
                                                       precondition_rv=rv)
         result.warnings[:0] = warnings

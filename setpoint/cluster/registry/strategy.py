@@ -46,8 +46,37 @@ STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
 GENERATION_ON_ANNOTATIONS = {("apps", "Deployment")}
 
 
+# Built-in kinds whose strategy's AllowCreateOnUpdate is true: a PUT of a missing object
+# creates it (each kind's pkg/registry/<group>/<kind>/strategy.go).
+CREATE_ON_UPDATE = {
+    ("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"), ("", "Service"),
+    ("", "LimitRange"), ("apps", "ControllerRevision"), ("coordination.k8s.io", "Lease"),
+    ("node.k8s.io", "RuntimeClass"),
+    ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+}
+
+# Built-in kinds whose strategy's AllowUnconditionalUpdate is false: an update (or a patch
+# whose result) without a resourceVersion is refused; custom resources are all so.
+CONDITIONAL_UPDATE_ONLY = {
+    ("coordination.k8s.io", "Lease"), ("node.k8s.io", "RuntimeClass"),
+    ("policy", "PodDisruptionBudget"),
+    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+}
+
+
 class Strategy:
     """Generic create/update rules; correct for custom resources and most built-in kinds."""
+
+    def allows_create_on_update(self, rt: ResourceType) -> bool:
+        return not rt.is_custom and (rt.group, rt.kind) in CREATE_ON_UPDATE
+
+    def allows_unconditional_update(self, rt: ResourceType) -> bool:
+        return not rt.is_custom and (rt.group, rt.kind) not in CONDITIONAL_UPDATE_ONLY
 
     def tracks_generation(self, rt: ResourceType) -> bool:
         return rt.is_custom or (rt.group, rt.kind) in GENERATION_FIELDS
@@ -70,8 +99,8 @@ class Strategy:
     def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
         if self.tracks_generation(rt):
             obj["metadata"]["generation"] = 1
-        else:
-            obj["metadata"].pop("generation", None)
+        # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
+        # and the create handler's WipeObjectMetaSystemFields do not touch it
         defaults.reset_status_on_create(rt, obj)
 
     # -- update ------------------------------------------------------------------------
@@ -86,6 +115,9 @@ class Strategy:
         if self.tracks_generation(rt):
             gen = old["metadata"].get("generation", 1)
             meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
+        elif "generation" in old["metadata"]:
+            # rest.BeforeUpdate: "Ensure requests cannot update generation"
+            meta["generation"] = old["metadata"]["generation"]
         else:
             meta.pop("generation", None)
 

@@ -55,6 +55,10 @@ NAME_RULES: dict[tuple[str, str], names.NameValidator] = {
     ("apiregistration.k8s.io", "APIService"): names.validate_path_segment_name,
 }
 
+# Groups whose kinds validate metadata with apimachinery's ValidateObjectMeta, not core's (no
+# rule for finalizers without a domain): CRDs and webhook configurations.
+_GENERIC_META_GROUPS = {"apiextensions.k8s.io", "admissionregistration.k8s.io"}
+
 # Kinds whose strategy does not validate metadata at all (only the generic layer does).
 _NO_META_VALIDATION = {("", "Event")}
 
@@ -65,13 +69,19 @@ def _meta(rt: ResourceType, obj: Obj) -> list[Cause]:
     meta = obj.get("metadata") or {}
     rule = NAME_RULES.get((rt.group, rt.kind), names.name_is_dns_subdomain)
     causes = names.validate_object_meta(meta, rt.namespaced, rule)
-    if not rt.is_custom:
-        for finalizer in meta.get("finalizers") or []:
-            if "/" not in str(finalizer) and finalizer not in _STANDARD_FINALIZERS:
-                causes.append(fe.invalid(
-                    "metadata.finalizers", finalizer,
-                    "name is neither a standard finalizer name nor is it fully qualified"))
+    if not rt.is_custom and rt.group not in _GENERIC_META_GROUPS:
+        causes.extend(_kube_finalizers(meta))
     return causes
+
+
+def _kube_finalizers(meta: Any) -> list[Cause]:
+    """core validation's ValidateObjectMeta and ValidateObjectMetaUpdate: a finalizer without
+    a domain must be one of Kubernetes' own, each at fldPath.Child("finalizers").Index(i)."""
+    finalizers = meta.get("finalizers") if isinstance(meta, dict) else None
+    return [fe.invalid(f"metadata.finalizers[{i}]", finalizer,
+                       "name is neither a standard finalizer name nor is it fully qualified")
+            for i, finalizer in enumerate(finalizers or [])
+            if "/" not in str(finalizer) and finalizer not in _STANDARD_FINALIZERS]
 
 
 def _common(rt: ResourceType, obj: Obj) -> list[Cause]:
@@ -344,6 +354,8 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         return (causes + _kind_create(rt, new) + _meta(rt, new)
                 + storage.validate_csi_node_update(new, old))
     causes.extend(names.validate_object_meta_update(new_meta, old_meta))
+    if not rt.is_custom and rt.group not in _GENERIC_META_GROUPS:
+        causes.extend(_kube_finalizers(new_meta))
     fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
     if fn is not None:
         causes.extend(fn(new, old))

@@ -24,6 +24,7 @@ from setpoint.cluster.serializer.decodelimits import (
     check_json_depth,
     check_yaml,
 )
+from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import duplicate_key_errors
 from setpoint.cluster.storage.store import request_too_large
 from setpoint.machinery import errors
@@ -96,10 +97,11 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         check_json_depth(raw)
     except TooDeep as exc:
         raise _json_parse_error(kind, str(exc), raw) from None
+    parse_failed = False
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
-        pass  # fall through to json: NaN, huge exponents, lone surrogates, and the error text
+        parse_failed = True  # fall through: NaN, huge exponents, lone surrogates, bad syntax
     else:
         if not track_duplicates:
             return Decoded(obj)
@@ -109,6 +111,9 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         # its strings (times, images) has them counted without its strings
         if members == raw.count(b":") or members == _member_separators(raw):
             return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
+    syntax = go_syntax_error(raw) if parse_failed else None
+    if syntax is not None:  # what Go's scanner refuses (NaN too, which json.loads takes)
+        raise _json_parse_error(kind, syntax, raw)
     try:
         obj = json.loads(raw, object_pairs_hook=_pairs_hook)
     except ValueError as exc:
@@ -250,9 +255,14 @@ def _json_error(exc: Exception) -> str:
     return msg.split(":")[0]
 
 
-def _excerpt(raw: bytes) -> str:
-    text = raw.decode("utf-8", "replace")
-    return text if len(text) <= 100 else text[:100] + "..."
+def _excerpt(raw: bytes, limit: int = 30) -> str:
+    """handlers/rest.go summarizeData(body, 30): an object's first 30 bytes as text, anything
+    else in hex, " ..." when cut."""
+    if not raw:
+        return "<empty>"
+    head = raw[:limit]
+    text = head.decode("utf-8", "replace") if raw[:1] == b"{" else head.hex()
+    return text + " ..." if len(raw) > limit else text
 
 
 # -- typed decoding of built-in kinds ------------------------------------------------------
@@ -366,8 +376,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             return value
         if _plain_string(el) and _all_strings(value):
             return dict(value)  # labels, annotations, a ConfigMap's data
+        # a null member of a Go map is the element type's zero value ("" in a ConfigMap's
+        # data, as encoding/json stores it)
         return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
-                for k, v in value.items()}
+                if v is not None else _zero(el) for k, v in value.items()}
     if t == "array":
         if not isinstance(value, list):
             raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
@@ -482,7 +494,8 @@ def _struct_name(schema: Schema, outer: str) -> str:
 
 
 def _zero(schema: Schema) -> Any:
-    """What a JSON null becomes as an element of a Go slice: the element type's zero value."""
+    """What a JSON null becomes as an element of a Go slice or map: the element type's zero
+    value."""
     if schema.type == "object" and schema.properties:
         return {}
     return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(schema.type or "")

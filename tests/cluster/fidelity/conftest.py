@@ -1,17 +1,23 @@
-"""One embedded server per test module for the table-driven validation tests of built-in
-kinds, reached over HTTPS with the credentials of the kubeconfig it wrote (read by the
-official ``kubernetes`` client's loader)."""
+"""One embedded server per test module, for modules whose tests each write objects of their own
+names: ``kube`` for the table-driven validation tests of built-in kinds, reached over HTTPS
+with the credentials of the kubeconfig it wrote (read by the official ``kubernetes`` client's
+loader); ``module_api`` for the asynchronous tests of the generic machinery (the server in
+the module's event loop, reached through the ``API`` helper)."""
 
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
+import aiohttp
 import httpx
 import pytest
+import pytest_asyncio
 from kubernetes import client, config
 
+from setpoint.cluster import serve
 from setpoint.testing import ThreadedCluster
+from tests.cluster.conftest import API
 from tests.cluster.fidelity.builtin_server import Kube
 
 
@@ -29,3 +35,12 @@ def kube() -> Iterator[Kube]:
             yield Kube(http)
     finally:
         shared.stop()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_api() -> AsyncIterator[API]:
+    async with serve() as running:
+        headers = {"Authorization": f"Bearer {running.token}",
+                   "User-Agent": "setpoint-tests/1.0"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+            yield API(running, session)

@@ -346,22 +346,37 @@ async def test_deletion_of_a_custom_resource_bumps_its_generation_once(api: API)
 
 
 @pytest.mark.parametrize("where", ["body", "query"])
-async def test_orphan_dependents_false_is_foreground_answered_202(api: API, where: str) -> None:
-    """Rule: orphanDependents=false (body or query) asks for the dependents to go first: the
-    object gets the foregroundDeletion finalizer, stays, and the handler answers 202 with it
-    (200 for the same wait asked by propagationPolicy=Foreground).
-    Source: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/delete.go ("status =
-    http.StatusAccepted" when !wasDeleted and OrphanDependents is false),
-    pkg/registry/generic/registry/store.go (shouldDeleteDependents)."""
+async def test_orphan_dependents_false_is_background_answered_202_when_kept(
+        api: API, where: str) -> None:
+    """Rule: an explicit orphanDependents overrides the propagation policy and the finalizers
+    already there, and false asks for neither the orphan nor the foregroundDeletion finalizer:
+    an object without finalizers goes at once (200, the Status), one that keeps a finalizer of
+    its own stays and the handler answers 202 with it.
+    Source: staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go
+    (shouldDeleteDependents: "if options.OrphanDependents != nil { return false }",
+    shouldOrphanDependents), pkg/endpoints/handlers/delete.go ("status =
+    http.StatusAccepted" when !wasDeleted and OrphanDependents is false)."""
     await _widgets(api)
-    await _widget(api, "w")
-    if where == "body":
-        status, out = await api.delete(f"{CRS}/w", {"kind": "DeleteOptions", "apiVersion": "v1",
-                                                    "orphanDependents": False})
-    else:
-        status, out = await api.delete(f"{CRS}/w?orphanDependents=false")
+    plain = await _widget(api, "w")
+    status, out = await api.post(CRS, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                       "metadata": {"name": "held",
+                                                    "finalizers": ["example.com/hold"]}})
+    assert status == 201, out
+
+    async def delete(name: str) -> tuple[int, Any]:
+        if where == "body":
+            return await api.delete(f"{CRS}/{name}", {"kind": "DeleteOptions",
+                                                      "apiVersion": "v1",
+                                                      "orphanDependents": False})
+        return await api.delete(f"{CRS}/{name}?orphanDependents=false")
+
+    assert await delete("w") == (200, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+        "details": {"name": "w", "group": "example.com", "kind": "widgets",
+                    "uid": plain["metadata"]["uid"]}})
+    status, out = await delete("held")
     assert (status, out["kind"], out["metadata"]["finalizers"]) == (
-        202, "Widget", ["foregroundDeletion"])
+        202, "Widget", ["example.com/hold"])
 
 
 @pytest.mark.parametrize(("value", "problem"), [

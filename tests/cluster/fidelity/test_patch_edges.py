@@ -1,0 +1,219 @@
+"""PATCH bodies at the edges: merge and strategic merge patches that are no object, patch types
+a route does not take, server-side apply configurations of another kind or place.
+
+Each test is one rule of kube-apiserver 1.32, read from the source it cites; all share one
+server (``module_api``) and write objects of their own names.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import API
+from tests.cluster.fidelity.writes import APPLY, JSON_PATCH, MERGE, STRATEGIC
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+NS = "/api/v1/namespaces/default"
+
+
+def _failure(code: int, reason: str, message: str,
+             details: dict[str, Any] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                           "status": "Failure", "message": message, "reason": reason}
+    if details is not None:
+        out["details"] = details
+    out["code"] = code
+    return out
+
+
+async def _configmap(api: API, name: str) -> dict[str, Any]:
+    status, out = await api.post(f"{NS}/configmaps", {"metadata": {"name": name},
+                                                      "data": {"a": "1"}})
+    assert status == 201, out
+    assert isinstance(out, dict)
+    return out
+
+
+@pytest.mark.parametrize(("raw", "word"), [
+    (b"[1, 2]", "array"), (b'"text"', "string"), (b"5", "number"), (b"true", "bool")])
+@pytest.mark.parametrize("validation", ["", "Strict", "Warn"])
+async def test_a_merge_patch_that_is_no_object_is_refused_by_the_strict_decoder(
+        module_api: API, raw: bytes, word: str, validation: str) -> None:
+    """Rule: unless fieldValidation is Ignore (the default is Warn), the merge patch is first
+    decoded strictly into a map, and a body that is no object is that decoder's 400.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch, MergePatchType:
+    kjson.UnmarshalStrict, "error decoding patch: %v"; fieldValidation: "" means Warn)."""
+    await _configmap(module_api, f"mp-{word}-{validation.lower() or 'default'}")
+    query = f"?fieldValidation={validation}" if validation else ""
+    status, out = await module_api.patch(
+        f"{NS}/configmaps/mp-{word}-{validation.lower() or 'default'}{query}", None, MERGE,
+        raw=raw)
+    assert (status, out) == (400, _failure(
+        400, "BadRequest", f"error decoding patch: json: cannot unmarshal {word} into Go value "
+        "of type map[string]interface {}"))
+
+
+@pytest.mark.parametrize(("name", "raw"), [("null", b"null"), ("text", b'"text"'),
+                                         ("seven", b"7")])
+async def test_a_merge_patch_that_is_no_object_under_ignore_is_json_patchs_error(
+        module_api: API, name: str, raw: bytes) -> None:
+    """Rule: with fieldValidation=Ignore (and for null, which decodes into a nil map under any
+    directive) json-patch's MergePatch decides: null or a scalar patch is ErrBadJSONPatch,
+    a 400 with its text.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch: "retErr ==
+    jsonpatch.ErrBadJSONPatch" -> NewBadRequest), gopkg.in/evanphx/json-patch.v4 merge.go
+    (MergePatch)."""
+    expected = (400, _failure(400, "BadRequest", "Invalid JSON Patch"))
+    await _configmap(module_api, f"mpi-{name}")
+    assert await module_api.patch(f"{NS}/configmaps/mpi-{name}?fieldValidation=Ignore", None,
+                                  MERGE, raw=raw) == expected
+    assert await module_api.patch(f"{NS}/configmaps/mpi-{name}", None, MERGE,
+                                  raw=b"null") == expected
+
+
+async def test_a_merge_patch_array_under_ignore_is_the_patched_object_that_cannot_decode(
+        module_api: API) -> None:
+    """Rule: MergePatch returns an array patch as the whole result, which cannot be decoded
+    as an object: a 422 on field "patch" (no kind, no name).
+    Source: gopkg.in/evanphx/json-patch.v4 merge.go (MergePatch: "Not an error, just not a
+    doc"), k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatchToCurrentObject:
+    NewInvalid(schema.GroupKind{}, "", field.Invalid(field.NewPath("patch"), ...)))."""
+    await _configmap(module_api, "mp-array-ignore")
+    status, out = await module_api.patch(
+        f"{NS}/configmaps/mp-array-ignore?fieldValidation=Ignore", None, MERGE, raw=b"[1,2]")
+    assert (status, out["reason"], [(c["reason"], c["field"]) for c in
+                                    out["details"]["causes"]]) == (
+        422, "Invalid", [("FieldValueInvalid", "patch")])
+
+
+async def test_a_null_strategic_merge_patch_changes_nothing(module_api: API) -> None:
+    """Rule: the strategic merge patch is decoded into a map, and null leaves it nil: the
+    patch changes nothing and the object comes back as it was (no new resourceVersion).
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (strategicPatchObject:
+    kjson.UnmarshalStrict into patchMap, applyPatchToObject)."""
+    created = await _configmap(module_api, "smp-null")
+    status, out = await module_api.patch(f"{NS}/configmaps/smp-null", None, STRATEGIC,
+                                         raw=b"null")
+    assert (status, out["data"], out["metadata"]["resourceVersion"]) == (
+        200, {"a": "1"}, created["metadata"]["resourceVersion"])
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "text/plain",
+                                          "application/yaml"])
+async def test_a_built_in_patch_route_refuses_other_content_types_in_go_restful(
+        module_api: API, content_type: str) -> None:
+    """Rule: a built-in resource's PATCH route consumes the four patch types only, so go-restful
+    answers any other Content-Type (with a body) before the handler runs: 415 with its own
+    text and empty details, written by the apiserver's serviceErrorHandler.
+    Source: k8s.io/apiserver pkg/endpoints/installer.go (ws.PATCH(...).Consumes(
+    supportedTypes...)), github.com/emicklei/go-restful/v3 jsr311.go (detectRoute:
+    "415: Unsupported Media Type"), pkg/server/handler.go (serviceErrorHandler)."""
+    await _configmap(module_api, f"ct-{content_type.rsplit('/', 1)[1]}")
+    status, out = await module_api.patch(f"{NS}/configmaps/ct-{content_type.rsplit('/', 1)[1]}",
+                                         {"data": {"a": "2"}}, content_type)
+    assert (status, out) == (415, _failure(415, "UnsupportedMediaType",
+                                           "415: Unsupported Media Type", {}))
+
+
+@pytest.mark.parametrize(("config", "printed"), [
+    ("apiVersion: v1\nkind: Secret\n", "/v1, Kind=Secret"),
+    ("apiVersion: apps/v1\nkind: ConfigMap\n", "apps/v1, Kind=ConfigMap"),
+    ("kind: ConfigMap\n", "/, Kind=ConfigMap"),
+    ("apiVersion: v1\n", "/v1, Kind="),
+])
+async def test_an_apply_configuration_of_another_kind_fails_the_version_check(
+        module_api: API, config: str, printed: str) -> None:
+    """Rule: the field manager's outermost layer compares the configuration's group, version
+    and kind with the endpoint's and prints the configuration's GroupVersionKind.
+    Source: k8s.io/apimachinery pkg/util/managedfields/internal/versioncheck.go
+    (versionCheckManager.Apply: "invalid object type: %v"), pkg/runtime/schema/
+    group_version.go (GroupVersionKind.String)."""
+    status, out = await module_api.patch(
+        f"{NS}/configmaps/apply-kind?fieldManager=tester", None, APPLY,
+        raw=(config + "metadata:\n  name: apply-kind\n").encode())
+    assert (status, out) == (400, _failure(400, "BadRequest",
+                                           f"invalid object type: {printed}"))
+
+
+async def test_an_apply_configuration_in_another_namespace_is_refused(module_api: API) -> None:
+    """Rule: the applied object's namespace is checked against the URL as a patched object's
+    is, for a new object as for an existing one.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatch:
+    EnsureObjectNamespaceMatchesRequestNamespace)."""
+    expected = (400, _failure(400, "BadRequest", "the namespace of the provided object does "
+                              "not match the namespace sent on the request"))
+    config = (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-ns\n"
+              b"  namespace: kube-system\n")
+    assert await module_api.patch(f"{NS}/configmaps/apply-ns?fieldManager=tester", None,
+                                  APPLY, raw=config) == expected
+    status, out = await module_api.get(f"{NS}/configmaps/apply-ns")
+    assert status == 404, out
+    await _configmap(module_api, "apply-ns")
+    assert await module_api.patch(f"{NS}/configmaps/apply-ns?fieldManager=tester", None,
+                                  APPLY, raw=config) == expected
+
+
+async def test_an_apply_creating_an_object_needs_its_name_in_the_configuration(
+        module_api: API) -> None:
+    """Rule: an apply that creates starts from an empty object, so a configuration without a
+    name (a generateName does not count) leaves the object nameless, which checkName
+    refuses; an existing object keeps its name.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatcher.createNewObject,
+    applyPatch: checkName), handlers/rest.go (checkName), handlers/namer.go (errEmptyName)."""
+    config = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: gen-\n"
+    assert await module_api.patch(f"{NS}/configmaps/apply-unnamed?fieldManager=tester", None,
+                                  APPLY, raw=config) == (400, _failure(
+        400, "BadRequest", "the name of the object (apply-unnamed based on URL) was "
+        "undeterminable: name must be provided"))
+    await _configmap(module_api, "apply-unnamed")
+    status, out = await module_api.patch(
+        f"{NS}/configmaps/apply-unnamed?fieldManager=tester", None, APPLY,
+        raw=b"apiVersion: v1\nkind: ConfigMap\ndata:\n  b: '2'\n")
+    assert (status, out["metadata"]["name"], out["data"]) == (
+        200, "apply-unnamed", {"a": "1", "b": "2"})
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b"- a\n- b\n", "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: "
+                    "cannot unmarshal array into Go value of type map[string]interface {}"),
+    (b"just text\n", "error decoding YAML: error unmarshaling JSON: while decoding JSON: json: "
+                     "cannot unmarshal string into Go value of type map[string]interface {}"),
+    (b"null\n", "invalid object type: /, Kind="),
+    (b"", "invalid object type: /, Kind="),
+])
+async def test_an_apply_body_that_is_no_map(module_api: API, raw: bytes, message: str) -> None:
+    """Rule: the apply configuration is unmarshalled by sigs.k8s.io/yaml into a map: another
+    value is its decoding error; null (or nothing) leaves the map empty, which the field
+    manager's version check refuses.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatcher.
+    applyPatchToCurrentObject: "error decoding YAML: %v"), sigs.k8s.io/yaml yaml.go
+    (Unmarshal: "error unmarshaling JSON: %w", jsonUnmarshal: "while decoding JSON: %v"),
+    k8s.io/apimachinery pkg/util/managedfields/internal/versioncheck.go."""
+    assert await module_api.patch(f"{NS}/configmaps/apply-no-map?fieldManager=tester", None,
+                                  APPLY, raw=raw) == (400, _failure(400, "BadRequest", message))
+
+
+@pytest.mark.parametrize(("content_type", "validation", "message"), [
+    (JSON_PATCH, "", "error decoding patch: invalid character 'x' after object key"),
+    (JSON_PATCH, "Ignore", "invalid character 'x' after object key"),
+    (MERGE, "Strict", "error decoding patch: invalid character 'x' after object key"),
+    (MERGE, "Ignore", "Invalid JSON Patch"),
+    (STRATEGIC, "", "invalid character 'x' after object key"),
+])
+async def test_a_patch_that_is_not_json_is_the_scanners_error(
+        module_api: API, content_type: str, validation: str, message: str) -> None:
+    """Rule: each patch type's decoder meets the text first: JSON and merge patches are
+    decoded strictly unless fieldValidation is Ignore ("error decoding patch: " and Go's
+    scanner error), then json-patch's DecodePatch (its error as is) or MergePatch
+    (ErrBadJSONPatch); a strategic merge patch's decoder error is the message as is.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch,
+    strategicPatchObject), encoding/json scanner.go (stateEndValue: "after object key")."""
+    name = f"syntax-{content_type.split('/')[1].split('-')[0]}-{validation.lower() or 'default'}"
+    await _configmap(module_api, name)
+    query = f"?fieldValidation={validation}" if validation else ""
+    assert await module_api.patch(f"{NS}/configmaps/{name}{query}", None, content_type,
+                                  raw=b'{"data" x}') == (400, _failure(400, "BadRequest",
+                                                                      message))
