@@ -7,7 +7,7 @@ created here, not by the node area, so that only the kubelet is under test.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,8 +124,11 @@ def statuses(obj: Obj, init: bool = False) -> dict[str, Obj]:
 
 @contextlib.asynccontextmanager
 async def kubelet_env(options: KubeletOptions = FAST,
-                      nodes: tuple[Obj, ...] | None = None) -> AsyncIterator[Env]:
-    """A cluster with nodes ``node-a`` and ``node-b`` and a running kubelet."""
+                      nodes: tuple[Obj, ...] | None = None,
+                      before_start: Callable[[Client], Awaitable[None]] | None = None,
+                      ) -> AsyncIterator[Env]:
+    """A cluster with nodes ``node-a`` and ``node-b`` and a running kubelet;
+    ``before_start(client)`` runs before the kubelet starts."""
     async with serve() as cluster:
         records: list[RequestRecord] = []
         async with Client(load_kubeconfig(cluster.kubeconfig), field_manager="kubelet",
@@ -133,6 +136,8 @@ async def kubelet_env(options: KubeletOptions = FAST,
             for body in nodes if nodes is not None else (
                     node("node-a", "127.0.1.1"), node("node-b", "127.0.1.2")):
                 await client.create(body)
+            if before_start is not None:
+                await before_start(client)
             manager, workers = build(client, options)
             env = Env(cluster, client, manager, workers, records)
             await manager.start()

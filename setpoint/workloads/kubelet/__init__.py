@@ -5,7 +5,8 @@ Pending to Running with the status a real kubelet writes (conditions, IPs, compl
 container statuses), runs init containers first, completes the pods of Jobs, honours
 graceful deletion, carries out faults asked for by annotation (restart a container, fail a
 pod, delay or withhold readiness: see :mod:`~setpoint.workloads.kubelet.annotations`) and
-publishes simulated resource usage as ``metrics.k8s.io`` so that ``kubectl top`` works.
+reports simulated resource usage to an in-process metrics-server
+(:mod:`setpoint.workloads.metricsserver`) so that ``kubectl top`` works.
 
 The containers run in a :class:`~setpoint.workloads.kubelet.runtime.ContainerRuntime`;
 the simulated one is the default (``WorkloadSettings.runtime``), and :data:`RUNTIMES` is
@@ -19,8 +20,9 @@ from collections.abc import Callable
 
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Funcs, Manager
+from setpoint.workloads import metricsserver
 from setpoint.workloads.kubelet.events import KubeletEvents
-from setpoint.workloads.kubelet.metrics import MetricsPublisher, metrics_crds, register
+from setpoint.workloads.kubelet.metrics import MetricsPublisher
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.podworker import (
     CONTROLLER_NAME,
@@ -43,8 +45,6 @@ __all__ = [
     "PodWorkers",
     "SimulatedRuntime",
     "install",
-    "metrics_crds",
-    "register",
 ]
 
 def _process_runtime(settings: WorkloadSettings) -> ContainerRuntime:
@@ -96,6 +96,7 @@ def install(manager: Manager, settings: WorkloadSettings,
     if opts.metrics:
         publisher = MetricsPublisher(workers, opts)
         manager.add_runnable(publisher.run)
+        metricsserver.install(manager, publisher.storage)
 
     async def flush_events(_: Manager) -> None:
         """Hold the event recorders open while the manager runs; flush them at stop."""

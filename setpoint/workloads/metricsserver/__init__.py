@@ -1,0 +1,67 @@
+"""A metrics-server inside the workloads process: ``metrics.k8s.io/v1beta1`` served from
+memory as an aggregated API.
+
+On a real cluster metrics-server scrapes the kubelets, keeps the usage in memory and serves
+it behind the APIService v1beta1.metrics.k8s.io, which the API server's aggregator proxies
+to (kubernetes-sigs/metrics-server). Here the simulated kubelets report their usage into a
+:class:`~setpoint.workloads.metricsserver.storage.MetricsStorage`, and :func:`install` adds
+to a manager the runnable that serves it and registers it (Service, Endpoints, APIService:
+:mod:`~setpoint.workloads.metricsserver.registration`). No usage is written to the API
+server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from setpoint.client import ApiError, Kind
+from setpoint.runtime._objects import object_key
+from setpoint.workloads.metricsserver.api import MetricsAPI
+from setpoint.workloads.metricsserver.registration import register, unregister
+from setpoint.workloads.metricsserver.server import NAMESPACE, SERVICE, MetricsServer
+from setpoint.workloads.metricsserver.storage import MetricsStorage
+
+if TYPE_CHECKING:
+    from setpoint.runtime import Manager
+
+__all__ = ["MetricsServer", "MetricsStorage", "install"]
+
+log = logging.getLogger("setpoint.workloads.metricsserver")
+
+POD = Kind("v1", "Pod")
+NODE = Kind("v1", "Node")
+CONFIGURATION_RESYNC = 10.0
+"""How often the authentication ConfigMap is read again."""
+
+
+def install(manager: Manager, storage: MetricsStorage,
+            started: list[MetricsServer] | None = None) -> None:
+    """Serve ``storage`` while ``manager`` runs (its pod and node caches are the listers a
+    get is checked against); the server started is appended to ``started``."""
+
+    async def serve(m: Manager) -> None:
+        pods, nodes = m.cache.store_for(POD), m.cache.store_for(NODE)
+        api = MetricsAPI(storage,
+                         lambda ns, name: pods.get(object_key(ns, name)) is not None,
+                         lambda name: nodes.get(name) is not None)
+        server = MetricsServer(api, m.client)
+        port = await server.start()
+        if started is not None:
+            started.append(server)
+        try:
+            await register(m.client, SERVICE, NAMESPACE, port, server.ca_pem)
+            await server.watch_configuration(CONFIGURATION_RESYNC)
+        finally:
+            try:
+                # bounded: a stop must not hang on an API server that went away first
+                async with asyncio.timeout(5.0):
+                    await unregister(m.client, SERVICE, NAMESPACE)
+            except (ApiError, OSError, TimeoutError) as exc:
+                log.warning("metrics_server_unregister_failed error=%s", exc)
+            with contextlib.suppress(Exception):
+                await server.stop()
+
+    manager.add_runnable(serve)

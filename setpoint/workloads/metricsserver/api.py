@@ -1,0 +1,208 @@
+"""The ``metrics.k8s.io/v1beta1`` API as metrics-server serves it, over the in-memory
+storage: discovery, and get/list of PodMetrics (``pods``, namespaced) and NodeMetrics
+(``nodes``).
+
+kubernetes-sigs/metrics-server pkg/api/pod.go and node.go: a list takes the pods (nodes)
+the label selector picks, filters them by ``metadata.name``/``metadata.namespace`` field
+selectors (pkg/api/filter.go, ``generic.AddObjectMetaFieldsSet``), and answers the metrics
+of those that have some, sorted; a get of a pod (node) that does not exist is the lister's
+``pods "x" not found``, of one without metrics ``podmetrics.metrics.k8s.io "ns/x" not
+found``. pkg/api/table.go converts to a Table for ``Accept: ...;as=Table``. The storage
+has no watch: a watch is 405 (k8s.io/apiserver pkg/endpoints/handlers/get.go ListResource).
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from setpoint.machinery import fields as field_selectors
+from setpoint.machinery import labels as label_selectors
+from setpoint.machinery.errors import StatusError, method_not_supported, not_found
+from setpoint.machinery.quantity import Quantity
+from setpoint.workloads.metricsserver.authorization import Attributes
+from setpoint.workloads.metricsserver.storage import API_VERSION, MetricsStorage
+
+__all__ = ["GROUP", "VERSION", "MetricsAPI", "Route", "route"]
+
+GROUP, VERSION = "metrics.k8s.io", "v1beta1"
+Obj = dict[str, Any]
+
+RESOURCES: list[Obj] = [
+    {"name": "nodes", "singularName": "", "namespaced": False, "kind": "NodeMetrics",
+     "verbs": ["get", "list"]},
+    {"name": "pods", "singularName": "", "namespaced": True, "kind": "PodMetrics",
+     "verbs": ["get", "list"]},
+]
+_VERSION_ENTRY = {"groupVersion": API_VERSION, "version": VERSION}
+API_GROUP: Obj = {"name": GROUP, "versions": [_VERSION_ENTRY],
+                  "preferredVersion": _VERSION_ENTRY}
+
+
+@dataclass(frozen=True)
+class Route:
+    """A request understood: what to authorize, and what it asks for."""
+
+    attributes: Attributes
+    kind: str  # "health", "apis", "group", "resources", "pods", "nodes"
+    namespace: str | None = None
+    name: str = ""
+
+
+def route(method: str, path: str, query: Mapping[str, str]) -> Route | None:
+    """Parse ``path`` as k8s.io/apiserver's RequestInfoFactory would; None: not served."""
+    verb = method.lower()
+    if path in ("/healthz", "/readyz", "/livez"):
+        return Route(Attributes(verb, path), "health")
+    if path in ("/apis", "/apis/"):
+        return Route(Attributes(verb, path), "apis")
+    parts = [p for p in path.split("/") if p]
+    if len(parts) < 2 or parts[0] != "apis" or parts[1] != GROUP:
+        return None
+    if len(parts) == 2:
+        return Route(Attributes(verb, path), "group")
+    if parts[2] != VERSION:
+        return None
+    if len(parts) == 3:
+        return Route(Attributes(verb, path), "resources")
+    rest = parts[3:]
+    namespace: str | None = None
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 2 or rest[0] not in ("pods", "nodes"):
+        return None
+    resource = rest[0]
+    if resource == "nodes" and namespace is not None:
+        return None
+    name = rest[1] if len(rest) == 2 else ""
+    if method in ("GET", "HEAD"):
+        watch = query.get("watch", "").lower() in ("1", "true")
+        verb = "get" if name else ("watch" if watch else "list")
+    attrs = Attributes(verb, path, True, GROUP, VERSION, resource, namespace or "", name)
+    return Route(attrs, resource, namespace, name)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _served(obj: Obj) -> Obj:
+    """The object as served: metrics-server stamps creationTimestamp with the time of the
+    request (pkg/storage/pod.go, node.go)."""
+    return {**obj, "metadata": {**obj["metadata"], "creationTimestamp": _now()}}
+
+
+class MetricsAPI:
+    """Answers routed requests from ``storage``; ``pod_exists(ns, name)`` and
+    ``node_exists(name)`` are the listers metrics-server checks a get against."""
+
+    def __init__(self, storage: MetricsStorage, pod_exists: Callable[[str, str], bool],
+                 node_exists: Callable[[str], bool]) -> None:
+        self.storage = storage
+        self.pod_exists = pod_exists
+        self.node_exists = node_exists
+
+    def __repr__(self) -> str:
+        return f"MetricsAPI({self.storage!r})"
+
+    def answer(self, request: Route, query: Mapping[str, str]) -> Obj:
+        """The body for ``request`` (a GET); raises :class:`StatusError`."""
+        kind = request.kind
+        if kind == "apis":
+            return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [API_GROUP]}
+        if kind == "group":
+            return {"kind": "APIGroup", "apiVersion": "v1", **API_GROUP}
+        if kind == "resources":
+            return {"kind": "APIResourceList", "apiVersion": "v1",
+                    "groupVersion": API_VERSION, "resources": RESOURCES}
+        if request.attributes.verb == "watch":
+            raise method_not_supported(kind, "watch", GROUP)
+        if kind == "pods":
+            return self._pods(request, query)
+        return self._nodes(request, query)
+
+    def _pods(self, request: Route, query: Mapping[str, str]) -> Obj:
+        namespace = request.namespace or ""
+        if request.name:
+            if not self.pod_exists(namespace, request.name):
+                raise not_found("pods", request.name)
+            found = self.storage.pod(namespace, request.name)
+            if found is None:
+                raise not_found("podmetrics", f"{namespace}/{request.name}", GROUP)
+            return _served(found)
+        labels = label_selectors.parse(query.get("labelSelector"))
+        fields = field_selectors.parse(query.get("fieldSelector"))
+        items = [_served(m) for m in self.storage.pods(request.namespace)
+                 if labels.matches(m["metadata"].get("labels") or {})
+                 and fields.matches({"metadata.name": m["metadata"]["name"],
+                                     "metadata.namespace": m["metadata"]["namespace"]})]
+        return {"kind": "PodMetricsList", "apiVersion": API_VERSION, "metadata": {},
+                "items": items}
+
+    def _nodes(self, request: Route, query: Mapping[str, str]) -> Obj:
+        if request.name:
+            if not self.node_exists(request.name):
+                raise not_found("nodes", request.name)
+            found = self.storage.node(request.name)
+            if found is None:
+                raise not_found("nodemetrics", request.name, GROUP)
+            return _served(found)
+        labels = label_selectors.parse(query.get("labelSelector"))
+        fields = field_selectors.parse(query.get("fieldSelector"))
+        items = [_served(m) for m in self.storage.nodes()
+                 if labels.matches(m["metadata"].get("labels") or {})
+                 and fields.matches({"metadata.name": m["metadata"]["name"]})]
+        return {"kind": "NodeMetricsList", "apiVersion": API_VERSION, "metadata": {},
+                "items": items}
+
+
+def wants_table(accept: str) -> str | None:
+    """The Table's group version when ``accept`` asks for one (``application/json;as=Table;
+    v=v1;g=meta.k8s.io``), else None."""
+    for clause in accept.split(","):
+        params = dict(p.strip().partition("=")[::2] for p in clause.split(";")[1:])
+        if params.get("as") == "Table" and params.get("g", "meta.k8s.io") == "meta.k8s.io" \
+                and params.get("v", "v1") in ("v1", "v1beta1"):
+            return f"meta.k8s.io/{params.get('v', 'v1')}"
+    return None
+
+
+def as_table(body: Obj, api_version: str, include_object: str) -> Obj:
+    """pkg/api/table.go's rows (Name, the sorted resource names, Window), with each row's
+    object as k8s.io/apiserver's asTable includes it (``includeObject``: None, Metadata by
+    default, Object)."""
+    items = body.get("items", [body])
+    columns: list[Obj] = []
+    rows: list[Obj] = []
+    for item in items:
+        if item["kind"] in ("PodMetrics",):
+            usage: dict[str, Quantity] = {}
+            for container in item.get("containers") or ():
+                for key, value in (container.get("usage") or {}).items():
+                    usage[key] = usage.get(key, Quantity()) + Quantity.parse(str(value))
+        else:
+            usage = {k: Quantity.parse(str(v)) for k, v in (item.get("usage") or {}).items()}
+        names = sorted(usage)
+        if not columns:
+            columns = [{"name": "Name", "type": "string", "format": "name",
+                        "description": "Name of the resource", "priority": 0},
+                       *({"name": n, "type": "string", "format": "quantity",
+                          "description": "", "priority": 0} for n in names),
+                       {"name": "Window", "type": "string", "format": "duration",
+                        "description": "", "priority": 0}]
+        row: Obj = {"cells": [item["metadata"]["name"],
+                              *(str(usage.get(n, Quantity())) for n in names),
+                              item.get("window", "")]}
+        if include_object == "Object":
+            row["object"] = item
+        elif include_object != "None":
+            row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": api_version,
+                             "metadata": item["metadata"]}
+        rows.append(row)
+    return {"kind": "Table", "apiVersion": api_version, "metadata": {},
+            "columnDefinitions": columns, "rows": rows}
+
+
+__all__ += ["StatusError", "as_table", "wants_table"]

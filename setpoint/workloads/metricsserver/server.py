@@ -1,0 +1,161 @@
+"""``MetricsServer``: the HTTPS server behind the APIService v1beta1.metrics.k8s.io.
+
+As metrics-server's generic API server (pkg/server/server.go): TLS on its own port (here an
+ephemeral one on 127.0.0.1), every request authenticated
+(:mod:`~setpoint.workloads.metricsserver.authentication`) and authorized
+(:mod:`~setpoint.workloads.metricsserver.authorization`) before
+:mod:`~setpoint.workloads.metricsserver.api` answers it; a refused credential is a 401
+Status, a refused request a 403 Status. aiohttp serves it, as it serves the SDK's webhook
+server (setpoint/runtime/_webhook/server.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import orjson
+from aiohttp import web
+
+from setpoint.client import ApiError
+from setpoint.machinery.errors import StatusError, method_not_supported, unauthorized
+from setpoint.runtime._logs import format_fields
+from setpoint.workloads.metricsserver.api import (
+    GROUP,
+    MetricsAPI,
+    as_table,
+    route,
+    wants_table,
+)
+from setpoint.workloads.metricsserver.authentication import (
+    AuthenticationFailed,
+    RequestAuthenticator,
+)
+from setpoint.workloads.metricsserver.authorization import (
+    DelegatingAuthorizer,
+    forbidden_message,
+)
+from setpoint.workloads.metricsserver.certs import server_context, serving_certificates
+
+if TYPE_CHECKING:
+    from setpoint.client import Client
+
+__all__ = ["NAMESPACE", "SERVICE", "MetricsServer"]
+
+log = logging.getLogger("setpoint.workloads.metricsserver")
+
+SERVICE, NAMESPACE = "metrics-server", "kube-system"
+
+
+def _status(err: StatusError) -> web.Response:
+    return web.Response(status=err.code, body=orjson.dumps(err.to_status()),
+                        content_type="application/json")
+
+
+class MetricsServer:
+    """Serves ``api`` over HTTPS on ``host`` (port 0: a free one), authenticating with the
+    API server's published CAs and authorizing through ``client``."""
+
+    def __init__(self, api: MetricsAPI, client: Client, *, host: str = "127.0.0.1",
+                 port: int = 0) -> None:
+        self.api = api
+        self.client = client
+        self.host = host
+        self.requested_port = port
+        self.certificates = serving_certificates(SERVICE, NAMESPACE)
+        self.context = server_context(self.certificates)
+        self.authenticator = RequestAuthenticator(self.context)
+        self.authorizer = DelegatingAuthorizer(client)
+        self.port: int | None = None
+        self._runner: web.AppRunner | None = None
+
+    def __repr__(self) -> str:
+        return f"MetricsServer(port={self.port})"
+
+    @property
+    def ca_pem(self) -> bytes:
+        """The CA of the serving certificate: the APIService's caBundle."""
+        return self.certificates.ca_pem
+
+    async def start(self) -> int:
+        if self._runner is not None:
+            raise RuntimeError("the metrics server is already started")
+        if not await self.authenticator.refresh(self.client):
+            log.warning("metrics_server_no_authentication_configmap (requests are "
+                        "anonymous until kube-system/extension-apiserver-authentication "
+                        "exists)")
+        app = web.Application()
+        app.router.add_route("*", "/{path:.*}", self._dispatch)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                               shutdown_timeout=1.0)
+        await runner.setup()
+        site = web.TCPSite(runner, self.host, self.requested_port, ssl_context=self.context)
+        try:
+            await site.start()
+        except BaseException:
+            await runner.cleanup()
+            raise
+        sockets = getattr(site._server, "sockets", None) or []
+        self.port = int(sockets[0].getsockname()[1]) if sockets else self.requested_port
+        self._runner = runner
+        log.info("metrics_server_started port=%s", self.port)
+        return self.port
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.port = None
+
+    async def watch_configuration(self, interval: float) -> None:
+        """Read the authentication ConfigMap again every ``interval`` (k8s.io/apiserver
+        watches it: the API server may publish or rotate it after the workloads start)."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.authenticator.refresh(self.client)
+            except ApiError as exc:
+                log.warning("metrics_server_configmap_read_failed %s",
+                            format_fields({"error": exc.message}))
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        routed = route(request.method, request.path, request.query)
+        if routed is None:
+            return web.Response(status=404, text="404 page not found\n")
+        ssl_object = request.transport.get_extra_info("ssl_object") \
+            if request.transport is not None else None
+        peer = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        try:
+            user = self.authenticator.authenticate(
+                peer, request.headers, lambda name: request.headers.getall(name, []))
+        except AuthenticationFailed as exc:
+            log.info("metrics_server_unauthorized %s", format_fields({"error": str(exc)}))
+            return _status(unauthorized())
+        attrs = routed.attributes
+        try:
+            decision = await self.authorizer.authorize(user, attrs)
+        except ApiError as exc:
+            return _status(StatusError(500, "InternalError",
+                                       f"Internal error occurred: {exc.message}"))
+        if not decision.allowed:
+            resource = attrs.resource if attrs.resource_request else ""
+            return _status(StatusError(
+                403, "Forbidden", forbidden_message(user, attrs, decision.reason),
+                name=attrs.name, group=attrs.group if resource else "", kind=resource))
+        if routed.kind == "health":
+            if request.method not in ("GET", "HEAD"):
+                return web.Response(status=405, text="405: Method Not Allowed")
+            return web.Response(text="ok")
+        if request.method not in ("GET", "HEAD"):
+            if not attrs.resource_request:
+                return web.Response(status=405, text="405: Method Not Allowed")
+            return _status(method_not_supported(attrs.resource, attrs.verb, GROUP))
+        try:
+            body = self.api.answer(routed, request.query)
+        except StatusError as err:
+            return _status(err)
+        table = wants_table(request.headers.get("Accept", ""))
+        if table is not None and attrs.resource_request:
+            body = as_table(body, table, request.query.get("includeObject", "Metadata"))
+        return web.Response(body=orjson.dumps(body), content_type="application/json")

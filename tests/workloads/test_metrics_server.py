@@ -1,0 +1,263 @@
+"""The workloads' metrics-server, reached directly as the aggregator reaches it.
+
+metrics.k8s.io is served from memory (kubernetes-sigs/metrics-server pkg/api/pod.go,
+node.go, table.go) by an HTTPS server that authenticates the front proxy
+(k8s.io/apiserver pkg/authentication/request/headerrequest/requestheader.go) and asks the
+API server with SubjectAccessReviews (pkg/server/options/authorization.go's delegated
+authorization); it registers itself as metrics-server's manifests do (manifests/base/
+service.yaml, apiservice.yaml).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+
+from setpoint.client import Client, Kind, NotFoundError
+from tests.workloads.metrics_server_support import (
+    APISERVICE,
+    CA,
+    ENDPOINTS,
+    MetricsServerClient,
+    authentication_configmap,
+    backend,
+    publish,
+)
+from tests.workloads.test_kubelet_support import (
+    FAST,
+    build,
+    kubelet_env,
+    pod,
+    ready,
+    wait_for,
+)
+
+Obj = dict[str, Any]
+V1BETA1 = "/apis/metrics.k8s.io/v1beta1"
+SERVICE = Kind("v1", "Service")
+CRD = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
+SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+
+
+def with_requests(name: str, cpu: str, memory: str, **labels: str) -> Obj:
+    body = pod(name)
+    body["metadata"]["labels"] = labels
+    body["spec"]["containers"][0]["resources"] = {"requests": {"cpu": cpu, "memory": memory}}
+    return body
+
+
+async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
+    front_proxy = CA.new("front-proxy-ca")
+
+    async def configure(client: Client) -> None:
+        await publish(client, authentication_configmap(front_proxy))
+
+    async with kubelet_env(before_start=configure) as env:
+        port, ca = await wait_for(lambda: backend(env.client))
+        proxy = MetricsServerClient(port, ca, front_proxy.client_files(
+            tmp_path, "front-proxy-client"))
+        admin = {"user": "admin", "groups": ("system:masters",)}
+
+        # discovery, as metrics-server's generic API server answers it
+        code, group_list = await proxy.get("/apis", **admin)
+        assert code == 200 and [g["name"] for g in group_list["groups"]] == ["metrics.k8s.io"]
+        code, group = await proxy.get("/apis/metrics.k8s.io", **admin)
+        assert group["preferredVersion"] == {"groupVersion": "metrics.k8s.io/v1beta1",
+                                             "version": "v1beta1"}
+        code, resources = await proxy.get(V1BETA1, **admin)
+        assert resources == {
+            "kind": "APIResourceList", "apiVersion": "v1",
+            "groupVersion": "metrics.k8s.io/v1beta1", "resources": [
+                {"name": "nodes", "singularName": "", "namespaced": False,
+                 "kind": "NodeMetrics", "verbs": ["get", "list"]},
+                {"name": "pods", "singularName": "", "namespaced": True,
+                 "kind": "PodMetrics", "verbs": ["get", "list"]}]}
+        for health in ("/healthz", "/readyz", "/livez"):
+            assert await proxy.get(health) == (200, "ok")
+
+        await env.run(with_requests("web", "200m", "256Mi", app="web"))
+        await env.run(with_requests("db", "100m", "64Mi", app="db"), "node-b")
+        await env.until("web", ready)
+        await env.until("db", ready)
+
+        async def both() -> list[Obj] | None:
+            _, listed = await proxy.get(f"{V1BETA1}/pods", **admin)
+            items = listed.get("items") or []
+            return items if len(items) == 2 else None
+
+        items = await wait_for(both)
+        assert [m["metadata"]["name"] for m in items] == ["db", "web"]  # sorted
+        web = items[1]
+        assert web["kind"] == "PodMetrics" and web["window"] == "15s"
+        assert web["metadata"]["labels"] == {"app": "web"}
+        assert web["containers"] == [{"name": "app", "usage": {"cpu": "20000000n",
+                                                               "memory": "131072Ki"}}]
+        ns_path = f"{V1BETA1}/namespaces/default/pods"
+        _, picked = await proxy.get(f"{ns_path}?labelSelector=app%3Dweb", **admin)
+        assert [m["metadata"]["name"] for m in picked["items"]] == ["web"]
+        _, picked = await proxy.get(f"{ns_path}?fieldSelector=metadata.name%3Ddb", **admin)
+        assert [m["metadata"]["name"] for m in picked["items"]] == ["db"]
+        _, other = await proxy.get(f"{V1BETA1}/namespaces/kube-system/pods", **admin)
+        assert other["items"] == []
+        code, one = await proxy.get(f"{ns_path}/web", **admin)
+        assert code == 200 and one["containers"] == web["containers"]
+
+        # a pod that does not exist is the pod lister's NotFound (pkg/api/pod.go Get)
+        code, missing = await proxy.get(f"{ns_path}/nope", **admin)
+        assert (code, missing["reason"], missing["message"]) == (
+            404, "NotFound", 'pods "nope" not found')
+        code, bad = await proxy.get(f"{ns_path}?labelSelector=a%20b", **admin)
+        assert (code, bad["reason"]) == (400, "BadRequest")
+        code, watch = await proxy.get(f"{ns_path}?watch=true", **admin)
+        assert (code, watch["reason"]) == (405, "MethodNotAllowed")
+
+        async def node_a() -> Obj | None:
+            _, got = await proxy.get(f"{V1BETA1}/nodes/node-a", **admin)
+            return got if (got.get("usage") or {}).get("cpu") == "70000000n" else None
+
+        got = await wait_for(node_a)  # 20m + 50m for the node itself
+        assert got["kind"] == "NodeMetrics"
+        assert got["metadata"]["labels"] == {"kubernetes.io/hostname": "node-a"}
+        _, nodes = await proxy.get(f"{V1BETA1}/nodes?labelSelector=kubernetes.io%2Fhostname"
+                                   "%3Dnode-b", **admin)
+        assert [n["metadata"]["name"] for n in nodes["items"]] == ["node-b"]
+        code, missing = await proxy.get(f"{V1BETA1}/nodes/node-z", **admin)
+        assert (code, missing["message"]) == (404, 'nodes "node-z" not found')
+
+        # pkg/api/table.go: Name, the resources, Window
+        code, table = await proxy.get(
+            f"{ns_path}?fieldSelector=metadata.name%3Dweb",
+            accept="application/json;as=Table;v=v1;g=meta.k8s.io,application/json", **admin)
+        assert code == 200 and table["kind"] == "Table"
+        assert [c["name"] for c in table["columnDefinitions"]] == [
+            "Name", "cpu", "memory", "Window"]
+        assert table["rows"][0]["cells"] == ["web", "20m", "128Mi", "15s"]
+        assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+async def test_authenticates_the_front_proxy_and_authorizes_with_the_api_server(
+        tmp_path: Path) -> None:
+    front_proxy, stranger = CA.new("front-proxy-ca"), CA.new("someone-else")
+    clients = CA.new("client-ca")
+
+    async def configure(client: Client) -> None:
+        await publish(client, authentication_configmap(front_proxy, clients))
+
+    async with kubelet_env(before_start=configure) as env:
+        port, ca = await wait_for(lambda: backend(env.client))
+        path = f"{V1BETA1}/namespaces/default/pods"
+
+        # no certificate: anonymous, which RBAC does not let read metrics
+        code, status = await MetricsServerClient(port, ca).get(path)
+        assert (code, status["reason"]) == (403, "Forbidden")
+        assert status["message"] == (
+            'pods.metrics.k8s.io is forbidden: User "system:anonymous" cannot list '
+            'resource "pods" in API group "metrics.k8s.io" in the namespace "default"')
+        # a certificate of the front-proxy CA whose CN is not an allowed name: 401
+        impostor = MetricsServerClient(port, ca, front_proxy.client_files(
+            tmp_path, "not-the-proxy"))
+        code, status = await impostor.get(path, user="admin", groups=("system:masters",))
+        assert (code, status["reason"]) == (401, "Unauthorized")
+        # a client certificate of the client CA is its CN's user, with no proxied user
+        direct = MetricsServerClient(port, ca, clients.client_files(
+            tmp_path / "c", "carol", "system:masters"))
+        assert (await direct.get(path, user="admin"))[0] == 200
+        # the front proxy's user: forbidden until RBAC allows it, asked once per 10 s
+        proxy = MetricsServerClient(port, ca, front_proxy.client_files(
+            tmp_path, "front-proxy-client"))
+        code, status = await proxy.get(path, user="bob", groups=("viewers",))
+        assert code == 403 and 'User "bob" cannot list' in status["message"]
+        reviews = sum(1 for r in env.requests if r.path.startswith(SAR_PATH))
+        assert (await proxy.get(path, user="bob", groups=("viewers",)))[0] == 403
+        assert sum(1 for r in env.requests if r.path.startswith(SAR_PATH)) == reviews
+        await env.client.create({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "metrics-reader"},
+            "rules": [{"apiGroups": ["metrics.k8s.io"], "resources": ["pods", "nodes"],
+                       "verbs": ["get", "list"]}]})
+        await env.client.create({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "viewers-read-metrics"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                        "name": "metrics-reader"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group",
+                          "name": "viewers"}]})
+        # another user of the group is asked afresh (the cache is per user and request)
+        code, listed = await proxy.get(path, user="dave", groups=("viewers",))
+        assert (code, listed["kind"]) == (200, "PodMetricsList")
+        # a certificate of a CA nobody trusts does not get through the handshake
+        foreign = MetricsServerClient(port, ca, stranger.client_files(
+            tmp_path / "s", "front-proxy-client"))
+        try:
+            code, _ = await foreign.get(path, user="admin", groups=("system:masters",))
+        except aiohttp.ClientError:  # TLS alert: the server disconnects
+            code = 0
+        assert code == 0
+
+
+async def test_registers_service_endpoints_and_apiservice_and_replaces_stale_ones(
+        tmp_path: Path) -> None:
+    front_proxy = CA.new("front-proxy-ca")
+
+    async def configure(client: Client) -> None:
+        await publish(client, authentication_configmap(front_proxy))
+        # what a workloads process killed before this one left behind, and the CRDs
+        # that served metrics.k8s.io before
+        await client.create({"apiVersion": "v1", "kind": "Endpoints", "metadata": {
+            "name": "metrics-server", "namespace": "kube-system"}, "subsets": [{
+                "addresses": [{"ip": "127.0.0.1"}],
+                "ports": [{"name": "https", "port": 1, "protocol": "TCP"}]}]})
+        for plural, kind, scope in (("pods", "PodMetrics", "Namespaced"),
+                                    ("nodes", "NodeMetrics", "Cluster")):
+            await client.create({
+                "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": f"{plural}.metrics.k8s.io", "annotations": {
+                    "api-approved.kubernetes.io": "unapproved, test"}},
+                "spec": {"group": "metrics.k8s.io", "scope": scope, "names": {
+                    "plural": plural, "kind": kind}, "versions": [{
+                        "name": "v1beta1", "served": True, "storage": True, "schema": {
+                            "openAPIV3Schema": {"type": "object",
+                                                "x-kubernetes-preserve-unknown-fields": True}}}]}})
+
+    async with kubelet_env(before_start=configure) as env:
+        async def registered() -> tuple[int, bytes] | None:
+            found = await backend(env.client)
+            return found if found is not None and found[0] != 1 else None
+
+        port, ca = await wait_for(registered)
+        service = await env.client.get(SERVICE, "metrics-server", namespace="kube-system")
+        assert "selector" not in service["spec"]
+        assert [(p["name"], p["port"], p["targetPort"]) for p in service["spec"]["ports"]] \
+            == [("https", 443, "https")]
+        apiservice = await env.client.get(APISERVICE, "v1beta1.metrics.k8s.io")
+        spec = dict(apiservice["spec"])
+        spec.pop("caBundle")
+        assert spec == {"service": {"name": "metrics-server", "namespace": "kube-system",
+                                    "port": 443},
+                        "group": "metrics.k8s.io", "version": "v1beta1",
+                        "groupPriorityMinimum": 100, "versionPriority": 100}
+
+        async def crds_gone() -> bool:
+            for name in ("pods.metrics.k8s.io", "nodes.metrics.k8s.io"):
+                try:
+                    await env.client.get(CRD, name)
+                    return False
+                except NotFoundError:
+                    pass
+            return True
+
+        await wait_for(crds_gone)
+
+        # a stop takes the address out; a restart registers the new port and CA
+        await env.manager.stop()
+        endpoints = await env.client.get(ENDPOINTS, "metrics-server", namespace="kube-system")
+        assert not endpoints.get("subsets")
+        env.manager, env.workers = build(env.client, FAST)
+        await env.manager.start()
+        again = await wait_for(lambda: backend(env.client))
+        assert again[0] != port and again[1] != ca
+        code, _ = await MetricsServerClient(*again, front_proxy.client_files(
+            tmp_path, "front-proxy-client")).get("/healthz")
+        assert code == 200
