@@ -10,9 +10,11 @@ their own, published before the kubelets start.
 from __future__ import annotations
 
 import base64
+import contextlib
 import datetime
 import json
 import ssl
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from setpoint.client import Client, Kind, NotFoundError
+from setpoint.workloads.kubelet import KubeletOptions
+from tests.workloads.test_kubelet_support import FAST, Env, kubelet_env, wait_for
 
 CONFIGMAP = Kind("v1", "ConfigMap")
 ENDPOINTS = Kind("v1", "Endpoints")
@@ -149,3 +153,35 @@ class MetricsServerClient:
                 return response.status, json.loads(text)
             except ValueError:
                 return response.status, text
+
+
+class MetricsReader:
+    """Reads metrics.k8s.io from the backend as the aggregator's front proxy, as a user in
+    ``system:masters``; raises ``NotFoundError`` for a 404 as the SDK's client does."""
+
+    def __init__(self, client: MetricsServerClient) -> None:
+        self.client = client
+
+    async def get(self, path: str) -> Obj:
+        code, body = await self.client.get(path, user="admin", groups=("system:masters",))
+        if code == 404:
+            raise NotFoundError(404, "NotFound", str(body))
+        assert code == 200, (code, body)
+        return dict(body)
+
+
+@contextlib.asynccontextmanager
+async def metrics_env(tmp_path: Path, options: KubeletOptions = FAST
+                      ) -> AsyncIterator[tuple[Env, MetricsReader]]:
+    """A kubelet environment whose metrics-server trusts a front-proxy CA of the test's,
+    and a reader of its metrics."""
+    front_proxy = CA.new("front-proxy-ca")
+
+    async def configure(client: Client) -> None:
+        await publish(client, authentication_configmap(front_proxy))
+
+    async with kubelet_env(options, before_start=configure) as env:
+        port, ca = await wait_for(lambda: backend(env.client))
+        yield env, MetricsReader(MetricsServerClient(
+            port, ca, front_proxy.client_files(tmp_path / "front-proxy",
+                                               "front-proxy-client")))

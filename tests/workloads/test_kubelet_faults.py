@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from setpoint.client import NotFoundError
 from setpoint.workloads import faults
 from setpoint.workloads.podcli import pod as pod_cli
 from tests.waiting import quiet_period
+from tests.workloads.metrics_server_support import metrics_env
 from tests.workloads.test_kubelet_support import (
     POD,
     condition,
@@ -101,16 +103,16 @@ async def test_delay_readiness_before_the_pod_starts() -> None:
         await env.until("later", ready)
 
 
-async def test_usage_fault_sets_the_pods_metrics() -> None:
-    async with kubelet_env() as env:
+async def test_usage_fault_sets_the_pods_metrics(tmp_path: Path) -> None:
+    async with metrics_env(tmp_path) as (env, reader):
         await env.run(pod("busy"))
         await env.until("busy", ready)
         await faults.set_usage(env.client, "busy", cpu="250m", memory="128Mi")
 
         async def usage() -> Obj | None:
             try:
-                got = await env.client.request(
-                    "GET", "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/busy")
+                got = await reader.get(
+                    "/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/busy")
             except NotFoundError:  # the kubelets publish pod metrics a moment later
                 return None
             used = got["containers"][0]["usage"]

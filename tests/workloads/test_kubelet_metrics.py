@@ -1,4 +1,6 @@
-"""Simulated resource usage, served as metrics.k8s.io v1beta1 and read by kubectl top."""
+"""Simulated resource usage, served as metrics.k8s.io v1beta1 by the workloads'
+metrics-server (from memory, as kubernetes-sigs/metrics-server serves its scrapes) and read
+by kubectl top."""
 
 from __future__ import annotations
 
@@ -9,9 +11,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from setpoint.client import Client, NotFoundError
+from setpoint.client import NotFoundError
 from tests.conftest import kubectl_path
 from tests.waiting import quiet_period
+from tests.workloads.metrics_server_support import MetricsReader, metrics_env
 from tests.workloads.test_kubelet_support import FAST, POD, Env, kubelet_env, pod, ready, wait_for
 
 Obj = dict[str, Any]
@@ -26,38 +29,17 @@ def with_requests(name: str, cpu: str, memory: str, **labels: str) -> Obj:
     return body
 
 
-async def _listed(client: Client, path: str, count: int) -> list[list[Obj]] | None:
+async def _listed(reader: MetricsReader, path: str, count: int) -> list[list[Obj]] | None:
     """``[items]`` once there are ``count`` items (wrapped: true even when empty)."""
-    items = (await client.request("GET", path)).get("items") or []
+    items = (await reader.get(path)).get("items") or []
     return [items] if len(items) == count else None
 
 
-async def test_discovery_serves_pod_and_node_metrics_with_get_and_list() -> None:
-    async with kubelet_env() as env:
-        async def served() -> Obj | None:
-            groups = (await env.client.request("GET", "/apis"))["groups"]
-            return next((g for g in groups if g["name"] == "metrics.k8s.io"), None)
-
-        async def both_resources_served() -> dict[str, Obj] | None:
-            # the two resources are registered one after the other
-            listed = await env.client.request("GET", "/apis/metrics.k8s.io/v1beta1")
-            by_name = {r["name"]: r for r in listed["resources"]}
-            return by_name if {"pods", "nodes"} <= by_name.keys() else None
-
-        metrics = await wait_for(served)
-        assert metrics["preferredVersion"]["version"] == "v1beta1"
-        by_name = await wait_for(both_resources_served)
-        assert by_name["pods"]["kind"] == "PodMetrics" and by_name["pods"]["namespaced"]
-        assert by_name["nodes"]["kind"] == "NodeMetrics"
-        assert not by_name["nodes"]["namespaced"]
-        assert {"get", "list"} <= set(by_name["pods"]["verbs"])
-
-
-async def test_pod_metrics_have_metrics_server_shape_and_default_usage() -> None:
-    async with kubelet_env() as env:
+async def test_pod_metrics_have_metrics_server_shape_and_default_usage(tmp_path: Path) -> None:
+    async with metrics_env(tmp_path) as (env, reader):
         await env.run(with_requests("web", "200m", "256Mi", app="web"))
         await env.until("web", ready)
-        [items] = await wait_for(lambda: _listed(env.client, PODS, 1))
+        [items] = await wait_for(lambda: _listed(reader, PODS, 1))
         metrics = items[0]
         assert metrics["kind"] == "PodMetrics"
         assert metrics["metadata"]["labels"] == {"app": "web"}
@@ -66,12 +48,12 @@ async def test_pod_metrics_have_metrics_server_shape_and_default_usage() -> None
         # 10% of the CPU request, 50% of the memory request
         assert metrics["containers"] == [{"name": "app", "usage": {"cpu": "20000000n",
                                                                    "memory": "131072Ki"}}]
-        one = await env.client.request("GET", f"{PODS}/web")
+        one = await reader.get(f"{PODS}/web")
         assert one["containers"] == metrics["containers"]
 
 
-async def test_node_metrics_add_up_the_pods_on_the_node() -> None:
-    async with kubelet_env() as env:
+async def test_node_metrics_add_up_the_pods_on_the_node(tmp_path: Path) -> None:
+    async with metrics_env(tmp_path) as (env, reader):
         await env.run(with_requests("a", "1", "1Gi"))
         await env.run(with_requests("b", "1", "1Gi"))
         await env.until("a", ready)
@@ -79,7 +61,7 @@ async def test_node_metrics_add_up_the_pods_on_the_node() -> None:
 
         async def node_a() -> Obj | None:
             try:
-                got = await env.client.request("GET", f"{NODES}/node-a")
+                got = await reader.get(f"{NODES}/node-a")
             except NotFoundError:  # the kubelets publish node metrics a moment later
                 return None
             return got if got["usage"]["cpu"] == "250000000n" else None  # 2x100m + 50m
@@ -89,48 +71,37 @@ async def test_node_metrics_add_up_the_pods_on_the_node() -> None:
         assert got["metadata"]["labels"] == {"kubernetes.io/hostname": "node-a"}
 
 
-async def test_metrics_of_a_deleted_pod_go_away() -> None:
-    async with kubelet_env() as env:
+async def test_metrics_of_a_deleted_pod_go_away(tmp_path: Path) -> None:
+    async with metrics_env(tmp_path) as (env, reader):
         await env.run(pod("short"))
         await env.until("short", ready)
-        await wait_for(lambda: _listed(env.client, PODS, 1))
+        await wait_for(lambda: _listed(reader, PODS, 1))
         await env.client.delete(POD, "short", namespace="default",
                                 grace_period_seconds=0)
-        assert await wait_for(lambda: _listed(env.client, PODS, 0)) == [[]]
+        assert await wait_for(lambda: _listed(reader, PODS, 0)) == [[]]
 
 
 QUIET_PERIOD_TO_PROVE_NO_REWRITE = 1.5
 """Thirty resync periods of the options below: long enough for a rewrite to show."""
 
 
-async def test_unchanged_simulated_usage_is_not_rewritten_on_resync() -> None:
+async def test_usage_is_kept_in_memory_and_costs_no_api_writes(tmp_path: Path) -> None:
     """metrics-server writes nothing to the API server: it keeps its scrapes in memory and
-    serves them (kubernetes-sigs/metrics-server pkg/storage/pod.go,
-    pkg/storage/podmetrics/reststorage.go). The simulated kubelet's stored PodMetrics cost a
-    write each, so one whose simulated usage did not change is not rewritten on the resync
-    just to move its timestamp (it was: one write per running pod per resync)."""
+    serves them (kubernetes-sigs/metrics-server pkg/storage/pod.go, pkg/api/pod.go). The
+    kubelets' usage is served the same way: no request of theirs touches metrics.k8s.io
+    (they were PodMetrics/NodeMetrics objects, written as pods changed), and unchanged
+    simulated usage keeps the timestamp of when it was last measured across resyncs."""
     options = replace(FAST, metrics_resync=0.05)
-    async with kubelet_env(options) as env:
+    async with metrics_env(tmp_path, options) as (env, reader):
         await env.run(with_requests("steady", "100m", "64Mi"))
         await env.until("steady", ready)
-        [items] = await wait_for(lambda: _listed(env.client, PODS, 1))
-        version = items[0]["metadata"]["resourceVersion"]
-        # this PodMetrics' own writes: the NodeMetrics beside it change as the pod starts,
-        # and the kubelet's client records a write only once its answer is read, which on
-        # a loaded machine can come after the object is listed
-        steady = f"{PODS}/steady"
-        writes_before = await wait_for(lambda: _metrics_writes(env, steady))
+        [items] = await wait_for(lambda: _listed(reader, PODS, 1))
         await quiet_period(QUIET_PERIOD_TO_PROVE_NO_REWRITE)
-        again = await env.client.request("GET", steady)
-        assert again["metadata"]["resourceVersion"] == version
+        again = await reader.get(f"{PODS}/steady")
+        assert again["timestamp"] == items[0]["timestamp"]
         assert again["containers"] == items[0]["containers"]
-        assert _metrics_writes(env, steady) == writes_before
-
-
-def _metrics_writes(env: Env, path: str) -> int:
-    """Writes of the metrics object at ``path``."""
-    return sum(1 for r in env.requests if r.method in ("PATCH", "PUT", "POST")
-               and r.path.split("?")[0].endswith(path))
+        assert [r.path for r in env.requests
+                if r.path.startswith("/apis/metrics.k8s.io")] == []
 
 
 def _kubectl(env: Env, tmp: Path, *args: str) -> str:
@@ -153,7 +124,7 @@ async def test_kubectl_top_pods_and_nodes(tmp_path: Path) -> None:
                       "node-b")
         await env.until("web", ready)
         await env.until("idle", ready)
-        await wait_for(lambda: _listed(env.client, PODS, 2))
+        await wait_for(lambda: _listed(reader, PODS, 2))
         top_pods = await asyncio.to_thread(_kubectl, env, tmp_path, "top", "pods")
         lines = [line.split() for line in top_pods.strip().splitlines()]
         assert lines[0] == ["NAME", "CPU(cores)", "MEMORY(bytes)"]
