@@ -176,6 +176,7 @@ def as_table(body: Obj, api_version: str, include_object: str) -> Obj:
     items = body.get("items", [body])
     columns: list[Obj] = []
     rows: list[Obj] = []
+    names: list[str] | None = None
     for item in items:
         if item["kind"] in ("PodMetrics",):
             usage: dict[str, Quantity] = {}
@@ -184,8 +185,8 @@ def as_table(body: Obj, api_version: str, include_object: str) -> Obj:
                     usage[key] = usage.get(key, Quantity()) + Quantity.parse(str(value))
         else:
             usage = {k: Quantity.parse(str(v)) for k, v in (item.get("usage") or {}).items()}
-        names = sorted(usage)
-        if not columns:
+        if names is None:  # the first item's resources name the columns, as in table.go
+            names = sorted(usage)
             columns = [{"name": "Name", "type": "string", "format": "name",
                         "description": "Name of the resource", "priority": 0},
                        *({"name": n, "type": "string", "format": "quantity",

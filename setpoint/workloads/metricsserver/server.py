@@ -68,6 +68,8 @@ class MetricsServer:
         self.authenticator = RequestAuthenticator(self.context)
         self.authorizer = DelegatingAuthorizer(client)
         self.port: int | None = None
+        self.configured = False
+        """Whether the authentication ConfigMap was found."""
         self._runner: web.AppRunner | None = None
 
     def __repr__(self) -> str:
@@ -81,7 +83,8 @@ class MetricsServer:
     async def start(self) -> int:
         if self._runner is not None:
             raise RuntimeError("the metrics server is already started")
-        if not await self.authenticator.refresh(self.client):
+        self.configured = await self.authenticator.refresh(self.client)
+        if not self.configured:
             log.warning("metrics_server_no_authentication_configmap (requests are "
                         "anonymous until kube-system/extension-apiserver-authentication "
                         "exists)")
@@ -112,9 +115,10 @@ class MetricsServer:
         """Read the authentication ConfigMap again every ``interval`` (k8s.io/apiserver
         watches it: the API server may publish or rotate it after the workloads start)."""
         while True:
-            await asyncio.sleep(interval)
+            # until it exists every proxied request is refused: look again soon
+            await asyncio.sleep(interval if self.configured else min(interval, 1.0))
             try:
-                await self.authenticator.refresh(self.client)
+                self.configured = await self.authenticator.refresh(self.client)
             except ApiError as exc:
                 log.warning("metrics_server_configmap_read_failed %s",
                             format_fields({"error": exc.message}))
