@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from setpoint.client import Client, Kind, NotFoundError
+from setpoint.client import Client, Kind, NotFoundError, ServiceUnavailableError
 from setpoint.workloads.kubelet import KubeletOptions
 from tests.workloads.test_kubelet_support import FAST, Env, kubelet_env, wait_for
 
@@ -156,32 +156,29 @@ class MetricsServerClient:
 
 
 class MetricsReader:
-    """Reads metrics.k8s.io from the backend as the aggregator's front proxy, as a user in
-    ``system:masters``; raises ``NotFoundError`` for a 404 as the SDK's client does."""
+    """Reads metrics.k8s.io through the API server, which proxies to the workloads'
+    metrics-server (the aggregator), as kubectl top does."""
 
-    def __init__(self, client: MetricsServerClient) -> None:
+    def __init__(self, client: Client) -> None:
         self.client = client
 
     async def get(self, path: str) -> Obj:
-        code, body = await self.client.get(path, user="admin", groups=("system:masters",))
-        if code == 404:
-            raise NotFoundError(404, "NotFound", str(body))
-        assert code == 200, (code, body)
-        return dict(body)
+        return dict(await self.client.request("GET", path))
+
+
+async def _served(client: Client) -> bool:
+    try:
+        await client.request("GET", "/apis/metrics.k8s.io/v1beta1")
+    except (NotFoundError, ServiceUnavailableError):
+        return False
+    return True
 
 
 @contextlib.asynccontextmanager
-async def metrics_env(tmp_path: Path, options: KubeletOptions = FAST
+async def metrics_env(options: KubeletOptions = FAST
                       ) -> AsyncIterator[tuple[Env, MetricsReader]]:
-    """A kubelet environment whose metrics-server trusts a front-proxy CA of the test's,
-    and a reader of its metrics."""
-    front_proxy = CA.new("front-proxy-ca")
-
-    async def configure(client: Client) -> None:
-        await publish(client, authentication_configmap(front_proxy))
-
-    async with kubelet_env(options, before_start=configure) as env:
-        port, ca = await wait_for(lambda: backend(env.client))
-        yield env, MetricsReader(MetricsServerClient(
-            port, ca, front_proxy.client_files(tmp_path / "front-proxy",
-                                               "front-proxy-client")))
+    """A kubelet environment once its metrics-server is served through the API server
+    (the APIService Available), and a reader of its metrics."""
+    async with kubelet_env(options) as env:
+        await wait_for(lambda: _served(env.client))
+        yield env, MetricsReader(env.client)

@@ -104,7 +104,7 @@ async def test_delay_readiness_before_the_pod_starts() -> None:
 
 
 async def test_usage_fault_sets_the_pods_metrics(tmp_path: Path) -> None:
-    async with metrics_env(tmp_path) as (env, reader):
+    async with metrics_env() as (env, reader):
         await env.run(pod("busy"))
         await env.until("busy", ready)
         await faults.set_usage(env.client, "busy", cpu="250m", memory="128Mi")
