@@ -38,12 +38,13 @@ class KubeletOptions:
     metrics_window: float = 15.0
     """The ``window`` reported in PodMetrics and NodeMetrics."""
     metrics_debounce: float = 0.2
-    """Pause between two metrics publications (changes in between are written together)."""
+    """Pause between two metrics publications (changes in between are taken together)."""
     metrics_resync: float = 60.0
     """How often the publisher looks again without being told of a change; with the process
-    runtime (measured usage) it also rewrites every object then, with a fresh timestamp."""
+    runtime (measured usage) it also measures every pod again then, with a fresh
+    timestamp."""
     metrics: bool = True
-    """Publish metrics.k8s.io PodMetrics and NodeMetrics."""
+    """Serve metrics.k8s.io PodMetrics and NodeMetrics (the in-process metrics-server)."""
     lifecycle_events: bool = False
     """Also record the Pulled/Created/Started events (costly at scale: off by default;
     Killing, BackOff and failures are always recorded)."""
