@@ -136,6 +136,10 @@ async def test_kubectl_top_pods_and_nodes(tmp_path: Path) -> None:
         by_node = {line[0]: line[1:] for line in lines[1:]}
         assert by_node["node-a"] == ["100m", "2%", "512Mi", "3%"]  # 50m+50m of 4 CPUs
         assert by_node["node-b"] == ["53m", "1%", "276Mi", "1%"]
+        # kubectl get asks for a Table, which metrics-server converts (pkg/api/table.go)
+        got = await asyncio.to_thread(_kubectl, env, tmp_path, "get", "podmetrics", "web")
+        assert [line.split() for line in got.strip().splitlines()] == [
+            ["NAME", "CPU", "MEMORY", "WINDOW"], ["web", "50m", "256Mi", "15s"]]
 
 
 async def _listed_through_the_api_server(env: Env, path: str, count: int

@@ -17,7 +17,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from setpoint.client import ApiError, Kind
+from setpoint.client import ApiError, ClientError, Kind
 from setpoint.runtime._objects import object_key
 from setpoint.workloads.metricsserver.api import MetricsAPI
 from setpoint.workloads.metricsserver.registration import register, unregister
@@ -59,7 +59,7 @@ def install(manager: Manager, storage: MetricsStorage,
                 # bounded: a stop must not hang on an API server that went away first
                 async with asyncio.timeout(5.0):
                     await unregister(m.client, SERVICE, NAMESPACE)
-            except (ApiError, OSError, TimeoutError) as exc:
+            except (ApiError, ClientError, OSError, TimeoutError) as exc:
                 log.warning("metrics_server_unregister_failed error=%s", exc)
             with contextlib.suppress(Exception):
                 await server.stop()

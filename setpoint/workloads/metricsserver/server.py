@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import orjson
 from aiohttp import web
 
-from setpoint.client import ApiError
+from setpoint.client import ApiError, ClientError
 from setpoint.machinery.errors import StatusError, method_not_supported, unauthorized
 from setpoint.runtime._logs import format_fields
 from setpoint.workloads.metricsserver.api import (
@@ -119,9 +119,9 @@ class MetricsServer:
             await asyncio.sleep(interval if self.configured else min(interval, 1.0))
             try:
                 self.configured = await self.authenticator.refresh(self.client)
-            except ApiError as exc:
+            except (ApiError, ClientError) as exc:
                 log.warning("metrics_server_configmap_read_failed %s",
-                            format_fields({"error": exc.message}))
+                            format_fields({"error": str(exc)}))
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         routed = route(request.method, request.path, request.query)
@@ -139,9 +139,10 @@ class MetricsServer:
         attrs = routed.attributes
         try:
             decision = await self.authorizer.authorize(user, attrs)
-        except ApiError as exc:
+        except (ApiError, ClientError) as exc:
+            # the webhook authorizer's error: the request fails, as WithAuthorization answers
             return _status(StatusError(500, "InternalError",
-                                       f"Internal error occurred: {exc.message}"))
+                                       f"Internal error occurred: {exc}"))
         if not decision.allowed:
             resource = attrs.resource if attrs.resource_request else ""
             return _status(StatusError(
