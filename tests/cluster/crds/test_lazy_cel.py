@@ -4,8 +4,9 @@ kube-apiserver compiles CEL only for the rules a schema declares (apiextensions-
 ``pkg/apiserver/schema/cel/compilation.go``: ``Compile`` walks the schema's
 ``XValidations``; a schema without any yields no programs). Here building the CEL
 environment compiles ``celpy``'s grammar, a tenth of a second or more of the server's event
-loop: a cluster whose CRDs declare no rules (most CRDs) must not pay it. Rules that are declared are still enforced: the golden
-definitions and resources (``test_golden_*.py``) hold those.
+loop: a cluster whose CRDs declare no rules (most CRDs) must not pay it. Rules that are
+declared are still enforced: the golden definitions and resources (``test_golden_*.py``)
+hold those.
 
 Run in a fresh interpreter, as the module cache of this one may hold ``celpy`` already.
 """
