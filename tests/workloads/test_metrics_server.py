@@ -27,6 +27,7 @@ from tests.workloads.metrics_server_support import (
 )
 from tests.workloads.test_kubelet_support import (
     FAST,
+    POD,
     build,
     kubelet_env,
     pod,
@@ -99,6 +100,16 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
         assert [m["metadata"]["name"] for m in picked["items"]] == ["web"]
         _, picked = await proxy.get(f"{ns_path}?fieldSelector=metadata.name%3Ddb", **admin)
         assert [m["metadata"]["name"] for m in picked["items"]] == ["db"]
+        # selection is by the pod's labels now, from the lister (pkg/api/pod.go pods)
+        await env.client.patch(POD, "web", {"metadata": {"labels": {"app": "front"}}},
+                               namespace="default")
+
+        async def relabeled() -> list[Obj] | None:
+            _, got = await proxy.get(f"{ns_path}?labelSelector=app%3Dfront", **admin)
+            return got["items"] or None
+
+        [front] = await wait_for(relabeled)
+        assert front["metadata"]["labels"] == {"app": "front"}
         _, other = await proxy.get(f"{V1BETA1}/namespaces/kube-system/pods", **admin)
         assert other["items"] == []
         code, one = await proxy.get(f"{ns_path}/web", **admin)

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from setpoint.client import ApiError, ClientError, Kind
 from setpoint.runtime._objects import object_key
@@ -37,6 +38,13 @@ CONFIGURATION_RESYNC = 10.0
 """How often the authentication ConfigMap is read again."""
 
 
+def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str] | None:
+    """The labels of an object that exists (empty when it has none), else None."""
+    if obj is None:
+        return None
+    return (obj.get("metadata") or {}).get("labels") or {}
+
+
 def install(manager: Manager, storage: MetricsStorage,
             started: list[MetricsServer] | None = None) -> None:
     """Serve ``storage`` while ``manager`` runs (its pod and node caches are the listers a
@@ -45,8 +53,8 @@ def install(manager: Manager, storage: MetricsStorage,
     async def serve(m: Manager) -> None:
         pods, nodes = m.cache.store_for(POD), m.cache.store_for(NODE)
         api = MetricsAPI(storage,
-                         lambda ns, name: pods.get(object_key(ns, name)) is not None,
-                         lambda name: nodes.get(name) is not None)
+                         lambda ns, name: _labels(pods.get(object_key(ns, name))),
+                         lambda name: _labels(nodes.get(name)))
         server = MetricsServer(api, m.client)
         port = await server.start()
         if started is not None:

@@ -88,21 +88,31 @@ def _now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _served(obj: Obj) -> Obj:
-    """The object as served: metrics-server stamps creationTimestamp with the time of the
-    request (pkg/storage/pod.go, node.go)."""
-    return {**obj, "metadata": {**obj["metadata"], "creationTimestamp": _now()}}
+def _served(obj: Obj, labels: Mapping[str, str]) -> Obj:
+    """The object as served: the labels the pod or node has now (metrics-server takes them
+    from its lister), and creationTimestamp the time of the request (pkg/storage/pod.go,
+    node.go)."""
+    metadata = {k: v for k, v in obj["metadata"].items() if k != "labels"}
+    if labels:
+        metadata["labels"] = dict(labels)
+    metadata["creationTimestamp"] = _now()
+    return {**obj, "metadata": metadata}
+
+
+Labels = Mapping[str, str]
 
 
 class MetricsAPI:
-    """Answers routed requests from ``storage``; ``pod_exists(ns, name)`` and
-    ``node_exists(name)`` are the listers metrics-server checks a get against."""
+    """Answers routed requests from ``storage``. ``pod_labels(ns, name)`` and
+    ``node_labels(name)`` are the listers metrics-server selects with: the labels of the
+    pod (node) that exists, else None."""
 
-    def __init__(self, storage: MetricsStorage, pod_exists: Callable[[str, str], bool],
-                 node_exists: Callable[[str], bool]) -> None:
+    def __init__(self, storage: MetricsStorage,
+                 pod_labels: Callable[[str, str], Labels | None],
+                 node_labels: Callable[[str], Labels | None]) -> None:
         self.storage = storage
-        self.pod_exists = pod_exists
-        self.node_exists = node_exists
+        self.pod_labels = pod_labels
+        self.node_labels = node_labels
 
     def __repr__(self) -> str:
         return f"MetricsAPI({self.storage!r})"
@@ -126,34 +136,43 @@ class MetricsAPI:
     def _pods(self, request: Route, query: Mapping[str, str]) -> Obj:
         namespace = request.namespace or ""
         if request.name:
-            if not self.pod_exists(namespace, request.name):
+            labels = self.pod_labels(namespace, request.name)
+            if labels is None:
                 raise not_found("pods", request.name)
             found = self.storage.pod(namespace, request.name)
             if found is None:
                 raise not_found("podmetrics", f"{namespace}/{request.name}", GROUP)
-            return _served(found)
-        labels = label_selectors.parse(query.get("labelSelector"))
+            return _served(found, labels)
+        selector = label_selectors.parse(query.get("labelSelector"))
         fields = field_selectors.parse(query.get("fieldSelector"))
-        items = [_served(m) for m in self.storage.pods(request.namespace)
-                 if labels.matches(m["metadata"].get("labels") or {})
-                 and fields.matches({"metadata.name": m["metadata"]["name"],
-                                     "metadata.namespace": m["metadata"]["namespace"]})]
+        items = []
+        for metrics in self.storage.pods(request.namespace):
+            meta = metrics["metadata"]
+            labels = self.pod_labels(meta["namespace"], meta["name"])
+            if labels is not None and selector.matches(labels) and fields.matches(
+                    {"metadata.name": meta["name"], "metadata.namespace": meta["namespace"]}):
+                items.append(_served(metrics, labels))
         return {"kind": "PodMetricsList", "apiVersion": API_VERSION, "metadata": {},
                 "items": items}
 
     def _nodes(self, request: Route, query: Mapping[str, str]) -> Obj:
         if request.name:
-            if not self.node_exists(request.name):
+            labels = self.node_labels(request.name)
+            if labels is None:
                 raise not_found("nodes", request.name)
             found = self.storage.node(request.name)
             if found is None:
                 raise not_found("nodemetrics", request.name, GROUP)
-            return _served(found)
-        labels = label_selectors.parse(query.get("labelSelector"))
+            return _served(found, labels)
+        selector = label_selectors.parse(query.get("labelSelector"))
         fields = field_selectors.parse(query.get("fieldSelector"))
-        items = [_served(m) for m in self.storage.nodes()
-                 if labels.matches(m["metadata"].get("labels") or {})
-                 and fields.matches({"metadata.name": m["metadata"]["name"]})]
+        items = []
+        for metrics in self.storage.nodes():
+            name = metrics["metadata"]["name"]
+            labels = self.node_labels(name)
+            if labels is not None and selector.matches(labels) \
+                    and fields.matches({"metadata.name": name}):
+                items.append(_served(metrics, labels))
         return {"kind": "NodeMetricsList", "apiVersion": API_VERSION, "metadata": {},
                 "items": items}
 
