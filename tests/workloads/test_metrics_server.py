@@ -10,6 +10,7 @@ service.yaml, apiservice.yaml).
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ V1BETA1 = "/apis/metrics.k8s.io/v1beta1"
 SERVICE = Kind("v1", "Service")
 CRD = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 SAR_PATH = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+MASTERS = ("system:masters",)
 
 
 def with_requests(name: str, cpu: str, memory: str, **labels: str) -> Obj:
@@ -59,15 +61,18 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
         port, ca = await wait_for(lambda: backend(env.client))
         proxy = MetricsServerClient(port, ca, front_proxy.client_files(
             tmp_path, "front-proxy-client"))
-        admin = {"user": "admin", "groups": ("system:masters",)}
+
+        def admin(path: str, accept: str = "application/json"
+                  ) -> Coroutine[Any, Any, tuple[int, Any]]:
+            return proxy.get(path, user="admin", groups=MASTERS, accept=accept)
 
         # discovery, as metrics-server's generic API server answers it
-        code, group_list = await proxy.get("/apis", **admin)
+        code, group_list = await admin("/apis")
         assert code == 200 and [g["name"] for g in group_list["groups"]] == ["metrics.k8s.io"]
-        code, group = await proxy.get("/apis/metrics.k8s.io", **admin)
+        code, group = await admin("/apis/metrics.k8s.io")
         assert group["preferredVersion"] == {"groupVersion": "metrics.k8s.io/v1beta1",
                                              "version": "v1beta1"}
-        code, resources = await proxy.get(V1BETA1, **admin)
+        code, resources = await admin(V1BETA1)
         assert resources == {
             "kind": "APIResourceList", "apiVersion": "v1",
             "groupVersion": "metrics.k8s.io/v1beta1", "resources": [
@@ -84,7 +89,7 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
         await env.until("db", ready)
 
         async def both() -> list[Obj] | None:
-            _, listed = await proxy.get(f"{V1BETA1}/pods", **admin)
+            _, listed = await admin(f"{V1BETA1}/pods")
             items = listed.get("items") or []
             return items if len(items) == 2 else None
 
@@ -96,51 +101,51 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
         assert web["containers"] == [{"name": "app", "usage": {"cpu": "20000000n",
                                                                "memory": "131072Ki"}}]
         ns_path = f"{V1BETA1}/namespaces/default/pods"
-        _, picked = await proxy.get(f"{ns_path}?labelSelector=app%3Dweb", **admin)
+        _, picked = await admin(f"{ns_path}?labelSelector=app%3Dweb")
         assert [m["metadata"]["name"] for m in picked["items"]] == ["web"]
-        _, picked = await proxy.get(f"{ns_path}?fieldSelector=metadata.name%3Ddb", **admin)
+        _, picked = await admin(f"{ns_path}?fieldSelector=metadata.name%3Ddb")
         assert [m["metadata"]["name"] for m in picked["items"]] == ["db"]
         # selection is by the pod's labels now, from the lister (pkg/api/pod.go pods)
         await env.client.patch(POD, "web", {"metadata": {"labels": {"app": "front"}}},
                                namespace="default")
 
         async def relabeled() -> list[Obj] | None:
-            _, got = await proxy.get(f"{ns_path}?labelSelector=app%3Dfront", **admin)
+            _, got = await admin(f"{ns_path}?labelSelector=app%3Dfront")
             return got["items"] or None
 
         [front] = await wait_for(relabeled)
         assert front["metadata"]["labels"] == {"app": "front"}
-        _, other = await proxy.get(f"{V1BETA1}/namespaces/kube-system/pods", **admin)
+        _, other = await admin(f"{V1BETA1}/namespaces/kube-system/pods")
         assert other["items"] == []
-        code, one = await proxy.get(f"{ns_path}/web", **admin)
+        code, one = await admin(f"{ns_path}/web")
         assert code == 200 and one["containers"] == web["containers"]
 
         # a pod that does not exist is the pod lister's NotFound (pkg/api/pod.go Get)
-        code, missing = await proxy.get(f"{ns_path}/nope", **admin)
+        code, missing = await admin(f"{ns_path}/nope")
         assert (code, missing["reason"], missing["message"]) == (
             404, "NotFound", 'pods "nope" not found')
-        code, bad = await proxy.get(f"{ns_path}?labelSelector=a%20b", **admin)
+        code, bad = await admin(f"{ns_path}?labelSelector=a%20b")
         assert (code, bad["reason"]) == (400, "BadRequest")
-        code, watch = await proxy.get(f"{ns_path}?watch=true", **admin)
+        code, watch = await admin(f"{ns_path}?watch=true")
         assert (code, watch["reason"]) == (405, "MethodNotAllowed")
 
         async def node_a() -> Obj | None:
-            _, got = await proxy.get(f"{V1BETA1}/nodes/node-a", **admin)
+            _, got = await admin(f"{V1BETA1}/nodes/node-a")
             return got if (got.get("usage") or {}).get("cpu") == "70000000n" else None
 
         got = await wait_for(node_a)  # 20m + 50m for the node itself
         assert got["kind"] == "NodeMetrics"
         assert got["metadata"]["labels"] == {"kubernetes.io/hostname": "node-a"}
-        _, nodes = await proxy.get(f"{V1BETA1}/nodes?labelSelector=kubernetes.io%2Fhostname"
-                                   "%3Dnode-b", **admin)
+        _, nodes = await admin(f"{V1BETA1}/nodes?labelSelector=kubernetes.io%2Fhostname"
+                                   "%3Dnode-b")
         assert [n["metadata"]["name"] for n in nodes["items"]] == ["node-b"]
-        code, missing = await proxy.get(f"{V1BETA1}/nodes/node-z", **admin)
+        code, missing = await admin(f"{V1BETA1}/nodes/node-z")
         assert (code, missing["message"]) == (404, 'nodes "node-z" not found')
 
         # pkg/api/table.go: Name, the resources, Window
-        code, table = await proxy.get(
+        code, table = await admin(
             f"{ns_path}?fieldSelector=metadata.name%3Dweb",
-            accept="application/json;as=Table;v=v1;g=meta.k8s.io,application/json", **admin)
+            accept="application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
         assert code == 200 and table["kind"] == "Table"
         assert [c["name"] for c in table["columnDefinitions"]] == [
             "Name", "cpu", "memory", "Window"]
@@ -269,6 +274,6 @@ async def test_registers_service_endpoints_and_apiservice_and_replaces_stale_one
         await env.manager.start()
         again = await wait_for(lambda: backend(env.client))
         assert again[0] != port and again[1] != ca
-        code, _ = await MetricsServerClient(*again, front_proxy.client_files(
+        code, _ = await MetricsServerClient(again[0], again[1], front_proxy.client_files(
             tmp_path, "front-proxy-client")).get("/healthz")
         assert code == 200

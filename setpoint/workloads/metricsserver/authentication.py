@@ -83,6 +83,11 @@ def _string_list(raw: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(v) for v in value) if isinstance(value, list) else default
 
 
+def _lower(values: tuple[str, ...]) -> tuple[str, ...]:
+    """Header names as compared: HTTP header names are case-insensitive."""
+    return tuple(v.lower() for v in values)
+
+
 def _verified_by(cert: x509.Certificate, cas: list[x509.Certificate]) -> bool:
     """Whether ``cert`` is a client certificate, valid now, signed by one of ``cas``
     (x509.Verify with ExtKeyUsageClientAuth, leaf issued directly by a root)."""
@@ -146,12 +151,11 @@ class RequestAuthenticator:
         self.requestheader_cas = _certificates(data.get("requestheader-client-ca-file"))
         self.client_cas = _certificates(data.get("client-ca-file"))
         self.allowed_names = _string_list(data.get("requestheader-allowed-names"), ())
-        lower = lambda values: tuple(v.lower() for v in values)  # noqa: E731
-        self.username_headers = lower(_string_list(
+        self.username_headers = _lower(_string_list(
             data.get("requestheader-username-headers"), ("x-remote-user",)))
-        self.group_headers = lower(_string_list(
+        self.group_headers = _lower(_string_list(
             data.get("requestheader-group-headers"), ("x-remote-group",)))
-        self.extra_prefixes = lower(_string_list(
+        self.extra_prefixes = _lower(_string_list(
             data.get("requestheader-extra-headers-prefix"), ("x-remote-extra-",)))
         # the TLS layer must accept certificates of every CA named here; ssl's store only
         # grows, and a CA dropped from the ConfigMap is refused below, by _verified_by
