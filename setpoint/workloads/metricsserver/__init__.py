@@ -36,6 +36,9 @@ POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
 CONFIGURATION_RESYNC = 10.0
 """How often the authentication ConfigMap is read again."""
+UNREGISTER_TIMEOUT = 2.0
+"""At most this long to take the address out of the Endpoints at stop: when the API server
+went away first (the parent of ``cluster up`` killed), nothing is left to tell."""
 
 
 def _labels(obj: Mapping[str, Any] | None) -> Mapping[str, str] | None:
@@ -65,7 +68,7 @@ def install(manager: Manager, storage: MetricsStorage,
         finally:
             try:
                 # bounded: a stop must not hang on an API server that went away first
-                async with asyncio.timeout(5.0):
+                async with asyncio.timeout(UNREGISTER_TIMEOUT):
                     await unregister(m.client, SERVICE, NAMESPACE)
             except (ApiError, ClientError, OSError, TimeoutError) as exc:
                 log.warning("metrics_server_unregister_failed error=%s", exc)
