@@ -140,13 +140,18 @@ class MetricsServerClient:
     async def get(self, path: str, *, user: str | None = None,
                   groups: tuple[str, ...] = (), accept: str = "application/json",
                   ) -> tuple[int, Any]:
+        return await self.request("GET", path, user=user, groups=groups, accept=accept)
+
+    async def request(self, method: str, path: str, *, user: str | None = None,
+                      groups: tuple[str, ...] = (), accept: str = "application/json",
+                      ) -> tuple[int, Any]:
         headers: list[tuple[str, str]] = [("Accept", accept)]
         if user is not None:
             headers.append(("X-Remote-User", user))
         headers += [("X-Remote-Group", g) for g in groups]
         connector = aiohttp.TCPConnector(ssl=self.context)
-        async with aiohttp.ClientSession(connector=connector) as session, session.get(
-                f"https://127.0.0.1:{self.port}{path}", headers=headers,
+        async with aiohttp.ClientSession(connector=connector) as session, session.request(
+                method, f"https://127.0.0.1:{self.port}{path}", headers=headers,
                 server_hostname=SERVER_NAME) as response:
             text = await response.text()
             try:

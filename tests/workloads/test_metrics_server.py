@@ -128,6 +128,14 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
         assert (code, bad["reason"]) == (400, "BadRequest")
         code, watch = await admin(f"{ns_path}?watch=true")
         assert (code, watch["reason"]) == (405, "MethodNotAllowed")
+        # only get and list are served; a write is authorized as its verb first
+        deleted = await proxy.request("DELETE", f"{ns_path}/web", user="admin",
+                                      groups=MASTERS)
+        assert deleted == (405, "405: Method Not Allowed")
+        code, status = await proxy.request("DELETE", f"{ns_path}/web", user="eve")
+        assert (code, status["message"]) == (403, (
+            'pods.metrics.k8s.io "web" is forbidden: User "eve" cannot delete resource '
+            '"pods" in API group "metrics.k8s.io" in the namespace "default"'))
 
         async def node_a() -> Obj | None:
             _, got = await admin(f"{V1BETA1}/nodes/node-a")

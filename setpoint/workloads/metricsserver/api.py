@@ -80,6 +80,9 @@ def route(method: str, path: str, query: Mapping[str, str]) -> Route | None:
     if method in ("GET", "HEAD"):
         watch = query.get("watch", "").lower() in ("1", "true")
         verb = "get" if name else ("watch" if watch else "list")
+    else:  # k8s.io/apiserver pkg/endpoints/request/requestinfo.go's verbs
+        verb = {"POST": "create", "PUT": "update", "PATCH": "patch",
+                "DELETE": "delete" if name else "deletecollection"}.get(method, verb)
     attrs = Attributes(verb, path, True, GROUP, VERSION, resource, namespace or "", name)
     return Route(attrs, resource, namespace, name)
 

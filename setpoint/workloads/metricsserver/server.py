@@ -19,10 +19,9 @@ import orjson
 from aiohttp import web
 
 from setpoint.client import ApiError, ClientError
-from setpoint.machinery.errors import StatusError, method_not_supported, unauthorized
+from setpoint.machinery.errors import StatusError, unauthorized
 from setpoint.runtime._logs import format_fields
 from setpoint.workloads.metricsserver.api import (
-    GROUP,
     MetricsAPI,
     as_table,
     route,
@@ -153,9 +152,8 @@ class MetricsServer:
                 return web.Response(status=405, text="405: Method Not Allowed")
             return web.Response(text="ok")
         if request.method not in ("GET", "HEAD"):
-            if not attrs.resource_request:
-                return web.Response(status=405, text="405: Method Not Allowed")
-            return _status(method_not_supported(attrs.resource, attrs.verb, GROUP))
+            # the storage has only get and list: go-restful has no route for the method
+            return web.Response(status=405, text="405: Method Not Allowed")
         try:
             body = self.api.answer(routed, request.query)
         except StatusError as err:
