@@ -144,8 +144,10 @@ class MetricsServerClient:
 
     async def request(self, method: str, path: str, *, user: str | None = None,
                       groups: tuple[str, ...] = (), accept: str = "application/json",
-                      ) -> tuple[int, Any]:
+                      token: str | None = None) -> tuple[int, Any]:
         headers: list[tuple[str, str]] = [("Accept", accept)]
+        if token is not None:
+            headers.append(("Authorization", f"Bearer {token}"))
         if user is not None:
             headers.append(("X-Remote-User", user))
         headers += [("X-Remote-Group", g) for g in groups]

@@ -211,6 +211,13 @@ async def test_authenticates_the_front_proxy_and_authorizes_with_the_api_server(
         # another user of the group is asked afresh (the cache is per user and request)
         code, listed = await proxy.get(path, user="dave", groups=("viewers",))
         assert (code, listed["kind"]) == (200, "PodMetricsList")
+        # a bearer token is the user the API server's TokenReview says (the administrator,
+        # in system:masters), a token it does not know a 401
+        anyone = MetricsServerClient(port, ca)
+        code, listed = await anyone.request("GET", path, token=env.cluster.token)
+        assert (code, listed["kind"]) == (200, "PodMetricsList")
+        code, status = await anyone.request("GET", path, token="not-a-token")
+        assert (code, status["reason"]) == (401, "Unauthorized")
         # a certificate of a CA nobody trusts does not get through the handshake
         foreign = MetricsServerClient(port, ca, stranger.client_files(
             tmp_path / "s", "front-proxy-client"))

@@ -11,6 +11,9 @@ the ConfigMap kube-system/extension-apiserver-authentication the API server publ
   the aggregator's front-proxy client;
 * client certificates (pkg/authentication/request/x509/x509.go): one signed by
   ``client-ca-file`` is the user of its CN, in the groups of its O;
+* a bearer token the API server's TokenReview authenticates
+  (pkg/authentication/authenticatorfactory/delegating.go, the webhook token authenticator
+  with its 10 s cache);
 * anonymous otherwise (``Anonymous.Enabled`` is the delegating default), unless one of the
   above failed (a certificate of an allowed CA but a CN not allowed), which is a 401
   (pkg/authentication/request/union/unionauth.go ``NewFailOnError``).
@@ -23,10 +26,12 @@ decided here, as the Go verifier does after the handshake.
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import logging
 import ssl
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -47,6 +52,8 @@ CONFIGMAP = Kind("v1", "ConfigMap")
 AUTHENTICATION_CONFIGMAP = ("kube-system", "extension-apiserver-authentication")
 ANONYMOUS = "system:anonymous"
 UNAUTHENTICATED = "system:unauthenticated"
+TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
+TOKEN_CACHE_TTL = 10.0
 AUTHENTICATED = "system:authenticated"
 
 
@@ -119,8 +126,12 @@ class RequestAuthenticator:
     ConfigMap; :meth:`refresh` reads it again (the API server may publish it after the
     workloads start, or rotate it)."""
 
-    def __init__(self, context: ssl.SSLContext) -> None:
+    def __init__(self, context: ssl.SSLContext, client: Client | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.context = context
+        self.client = client
+        self.clock = clock
+        self._tokens: dict[str, tuple[float, UserInfo | None]] = {}
         self.requestheader_cas: list[x509.Certificate] = []
         self.client_cas: list[x509.Certificate] = []
         self.allowed_names: tuple[str, ...] = ()
@@ -167,8 +178,8 @@ class RequestAuthenticator:
         log.info("metrics_server_authentication_configured requestheader_cas=%d "
                  "client_cas=%d", len(self.requestheader_cas), len(self.client_cas))
 
-    def authenticate(self, peer_der: bytes | None,
-                     headers: Mapping[str, str], header_values: Any) -> UserInfo:
+    async def authenticate(self, peer_der: bytes | None,
+                           headers: Mapping[str, str], header_values: Any) -> UserInfo:
         """The user of a request: ``peer_der`` is its client certificate (DER) if any,
         ``header_values(name)`` all values of a header. Raises
         :class:`AuthenticationFailed` for a credential rejected."""
@@ -184,9 +195,39 @@ class RequestAuthenticator:
                 return _with_authenticated(UserInfo(
                     cn[0] if cn else "", tuple(_names(cert, NameOID.ORGANIZATION_NAME))))
             failures.append("x509: certificate signed by unknown authority")
+        scheme, _, token = (headers.get("Authorization") or "").partition(" ")
+        if scheme.lower() == "bearer" and token.strip() and self.client is not None:
+            user = await self._token_review(token.strip())
+            if user is not None:
+                return _with_authenticated(user)
+            failures.append("invalid bearer token")
         if failures:
             raise AuthenticationFailed("; ".join(failures))
         return UserInfo(ANONYMOUS, (UNAUTHENTICATED,))
+
+    async def _token_review(self, token: str) -> UserInfo | None:
+        """The user the API server's TokenReview says ``token`` is, cached 10 s
+        (``DelegatingAuthenticationOptions.CacheTTL``)."""
+        assert self.client is not None
+        key = hashlib.sha256(token.encode()).hexdigest()  # never keep the token itself
+        now = self.clock()
+        cached = self._tokens.get(key)
+        if cached is not None and cached[0] > now:
+            return cached[1]
+        review = await self.client.request("POST", TOKEN_REVIEWS, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token}})
+        status = (review or {}).get("status") or {}
+        found = status.get("user") or {}
+        user = (UserInfo(str(found.get("username") or ""),
+                         tuple(found.get("groups") or ()),
+                         {k: tuple(v) for k, v in (found.get("extra") or {}).items()},
+                         str(found.get("uid") or ""))
+                if status.get("authenticated") else None)
+        if len(self._tokens) > 4096:
+            self._tokens = {k: v for k, v in self._tokens.items() if v[0] > now}
+        self._tokens[key] = (now + TOKEN_CACHE_TTL, user)
+        return user
 
     def _request_header(self, cert: x509.Certificate, headers: Mapping[str, str],
                         header_values: Any, failures: list[str]) -> UserInfo | None:

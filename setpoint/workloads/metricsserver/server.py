@@ -64,7 +64,7 @@ class MetricsServer:
         self.requested_port = port
         self.certificates = serving_certificates(SERVICE, NAMESPACE)
         self.context = server_context(self.certificates)
-        self.authenticator = RequestAuthenticator(self.context)
+        self.authenticator = RequestAuthenticator(self.context, client)
         self.authorizer = DelegatingAuthorizer(client)
         self.port: int | None = None
         self.configured = False
@@ -130,10 +130,14 @@ class MetricsServer:
             if request.transport is not None else None
         peer = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
         try:
-            user = self.authenticator.authenticate(
+            user = await self.authenticator.authenticate(
                 peer, request.headers, lambda name: request.headers.getall(name, []))
         except AuthenticationFailed as exc:
             log.info("metrics_server_unauthorized %s", format_fields({"error": str(exc)}))
+            return _status(unauthorized())
+        except (ApiError, ClientError) as exc:  # the TokenReview could not be asked
+            log.warning("metrics_server_token_review_failed %s",
+                        format_fields({"error": str(exc)}))
             return _status(unauthorized())
         attrs = routed.attributes
         try:
