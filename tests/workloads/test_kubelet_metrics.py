@@ -105,6 +105,19 @@ async def test_usage_is_kept_in_memory_and_costs_no_api_writes(tmp_path: Path) -
                 and r.path.startswith("/apis/metrics.k8s.io")] == []
 
 
+async def test_a_restarted_workloads_process_is_served_again() -> None:
+    """A new workloads process has a new port and a new CA: it rewrites the Endpoints and
+    the APIService's caBundle (setpoint/workloads/metricsserver/registration.py), and the
+    aggregator reaches it with them, as after a metrics-server pod is replaced."""
+    async with metrics_env() as (env, reader):
+        await env.run(with_requests("kept", "100m", "64Mi"))
+        await env.until("kept", ready)
+        await wait_for(lambda: _listed(reader, PODS, 1))
+        await env.restart_kubelet()
+        [items] = await wait_for(lambda: _listed_through_the_api_server(env, PODS, 1))
+        assert items[0]["metadata"]["name"] == "kept"
+
+
 def _kubectl(env: Env, tmp: Path, *args: str) -> str:
     home = tmp / "home"
     home.mkdir(exist_ok=True)
