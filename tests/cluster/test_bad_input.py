@@ -102,15 +102,17 @@ async def test_replicas_beyond_int32_are_refused_on_every_write_path(
 
 async def test_integer_fields_keep_their_int64_range(api: API) -> None:
     """An int64 field takes what int64 holds and no more (encoding/json literalStore)."""
-    pod: dict[str, Any] = {"metadata": {"name": "p"}, "spec": {"activeDeadlineSeconds": 2**63 - 1,
-                                               "containers": [{"name": "c", "image": "i"}]}}
+    pod: dict[str, Any] = {"metadata": {"name": "p"},
+                           "spec": {"terminationGracePeriodSeconds": 2**63 - 1,
+                                    "containers": [{"name": "c", "image": "i"}]}}
     status, out = await api.post(f"{NS}/pods?dryRun=All", pod)
     assert status == 201, out
-    pod["spec"]["activeDeadlineSeconds"] = 2**63
+    pod["spec"]["terminationGracePeriodSeconds"] = 2**63
     status, out = await api.post(f"{NS}/pods", pod)
     assert status == 400
-    assert out["message"].endswith("json: cannot unmarshal number 9223372036854775808 into Go "
-                                   "struct field PodSpec.spec.activeDeadlineSeconds of type int64")
+    assert out["message"].endswith(
+        "json: cannot unmarshal number 9223372036854775808 into Go struct field "
+        "PodSpec.spec.terminationGracePeriodSeconds of type int64")
 
 
 async def test_the_store_refuses_an_object_it_cannot_encode(api: API) -> None:
