@@ -152,6 +152,27 @@ async def test_token_request_of_the_wrong_shape_is_a_bad_request(api: API, body:
     assert out["message"].endswith(message), out["message"]
 
 
+@pytest.mark.parametrize(("path", "body", "detail"), [
+    (f"{NS}/configmaps", b'{"kind": ["List"], "apiVersion": "v1", "metadata": {}}',
+     "json: cannot unmarshal array into Go struct field .kind of type string "
+     '({"kind": ["List"], "apiVersion ...)'),
+    ("/apis/networking.k8s.io/v1/namespaces/default/ingresses",
+     b'{"apiVersion": {"a": 1}, "kind": 5}',
+     "json: cannot unmarshal object into Go struct field .apiVersion of type string "
+     '({"apiVersion": {"a": 1}, "kind ...)'),
+])
+async def test_an_apiversion_or_kind_that_is_no_string_fails_the_serializer(
+        api: API, path: str, body: bytes, detail: str) -> None:
+    """The json serializer reads apiVersion and kind into strings first (runtime/serializer/
+    json/meta.go SimpleMetaFactory.Interpret); create.go's transformDecodeError frames its
+    error with the body's first 30 bytes (rest.go summarizeData)."""
+    status, out = await api.request("POST", path, raw=body)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    kind = "ConfigMap" if "configmaps" in path else "Ingress"
+    assert out["message"] == (f"the object provided is unrecognized (must be of type {kind}): "
+                              f"couldn't get version/kind; json parse error: {detail}")
+
+
 async def test_token_request_longer_than_2_to_the_32_seconds_is_invalid(api: API) -> None:
     """pkg/apis/authentication/validation/validation.go, ValidateTokenRequest."""
     status, out = await api.post(f"{NS}/serviceaccounts/default/token",

@@ -59,7 +59,7 @@ from setpoint.cluster.registry.options import (
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.serializer.decode import Decoded, parse_body
+from setpoint.cluster.serializer.decode import Decoded, check_type_meta, parse_body
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -590,7 +590,9 @@ class Handler:
         if ctype not in BODY_TYPES:
             raise errors.unsupported_media_type(
                 "application/json, application/yaml, application/vnd.kubernetes.protobuf")
-        return parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
+        decoded = parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
+        check_type_meta(decoded.obj, kind, raw)
+        return decoded
 
     # -- rendering -----------------------------------------------------------------------
     def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,

@@ -163,6 +163,18 @@ def _json_parse_error(kind: str, detail: str, raw: bytes) -> errors.StatusError:
         f"version/kind; json parse error: {detail} ({_excerpt(raw)})")
 
 
+def check_type_meta(obj: Any, kind: str, raw: bytes) -> None:
+    """The json serializer reads an object's apiVersion and kind into strings before anything
+    else (apimachinery runtime/serializer/json/meta.go ``SimpleMetaFactory.Interpret``): the
+    first of them, in the document's order, that is not a string (null is) fails the body."""
+    if not isinstance(obj, dict):
+        return
+    for key, value in obj.items():
+        if key in ("apiVersion", "kind") and value is not None and not isinstance(value, str):
+            raise _json_parse_error(kind, f"json: cannot unmarshal {unmarshal_kind(value)} "
+                                          f"into Go struct field .{key} of type string", raw)
+
+
 def _parse_yaml(raw: bytes, kind: str) -> Decoded:
     import yaml  # on first use: not loaded before the first request (start-up time)
 
