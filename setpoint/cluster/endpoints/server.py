@@ -610,6 +610,11 @@ class Handler:
                       media: MediaType) -> Response:
         if result.obj.get("kind") == "Scale":
             return _json(result.obj, result.status, MediaType(media.type), result.warnings)
+        if result.served_json is not None and not media.as_kind and not media.is_yaml:
+            resp = Response(result.served_json, result.status, media.type)
+            for header in warning_headers(result.warnings):
+                resp.add_header("Warning", header)
+            return resp
         return self._render_object(rt, result.obj, media, result.status, result.warnings)
 
     async def _get_collection(self, request: Request, rt: ResourceType, rp: ResourcePath,

@@ -9,6 +9,7 @@ it its strategy.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 from setpoint.cluster.registry.conversion import SHARED_STORAGE
@@ -74,11 +75,14 @@ class ResourceType:
     def __repr__(self) -> str:
         return f"ResourceType({self.group_version}, {self.resource})"
 
-    @property
+    # (asked several times per request; group, version and resource never change)
+    @cached_property
     def api_version(self) -> str:
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    group_version = api_version
+    @property
+    def group_version(self) -> str:
+        return self.api_version
 
     @property
     def conversion_webhook(self) -> dict[str, Any] | None:
@@ -91,7 +95,7 @@ class ResourceType:
             return None
         return dict(conversion.get("webhook") or {})
 
-    @property
+    @cached_property
     def storage_key(self) -> str:
         """Objects of every version of a group/resource share one storage key."""
         return SHARED_STORAGE.get((self.group, self.resource), f"{self.group}/{self.resource}")
