@@ -183,11 +183,12 @@ class Response:
     def add_header(self, name: str, value: str) -> None:
         self.headers.append((name.lower(), value))
 
-    def _start(self, extra: list[tuple[bytes, bytes]]) -> Message:
-        # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
-        headers = [(n.encode(), v.encode()) for n, v in self.headers]
-        return {"type": "http.response.start", "status": self.status,
-                "headers": [*extra, *headers]}
+    def _start(self, headers: list[tuple[bytes, bytes]]) -> Message:
+        """The start message, with ``headers`` (extended) before the answer's own."""
+        for name, value in self.headers:
+            # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
+            headers.append((name.encode(), value.encode()))
+        return {"type": "http.response.start", "status": self.status, "headers": headers}
 
     async def send(self, send: Send, request: Request) -> None:
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]

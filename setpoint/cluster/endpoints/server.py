@@ -81,6 +81,11 @@ PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 
 
+_SUBRESOURCE_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
+                      "DELETE": "delete"}
+_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
 def _dumps(obj: Any, media: MediaType) -> bytes:
     if media.is_yaml:
         import yaml  # on first use: not loaded before the first request (start-up time)
@@ -509,8 +514,7 @@ class Handler:
         has a route for its verbs only: another method is go-restful's 405, which the
         apiserver's ServiceErrorHandler writes as NewGenericServerResponse's Status."""
         if rp.subresource:
-            verb = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
-                    "DELETE": "delete"}.get(method, "")
+            verb = _SUBRESOURCE_VERBS.get(method, "")
             if verb not in subresource_meta(rt, rp.subresource)[3]:
                 if rt.is_custom:
                     # serveStatus / serveScale answer other verbs NewMethodNotSupported
@@ -523,7 +527,7 @@ class Handler:
         elif method == "DELETE":
             verb = "delete" if rp.name is not None else "deletecollection"
         else:
-            verb = {"POST": "create", "PUT": "update", "PATCH": "patch"}.get(method, "")
+            verb = _WRITE_VERBS.get(method, "")
         if verb not in rt.verbs:
             raise errors.method_not_allowed()  # installer.go registers no route for it
 
