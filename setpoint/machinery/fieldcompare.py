@@ -249,8 +249,8 @@ def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
             _removed(fields.get(k, other), lv)
     out: dict[str, Any] = {}
     for k in sorted(rhs):
-        rv, lv = rhs[k], lhs.get(k, _MISSING)
-        below = strip.get("f:" + k) if strip is not None else None
+        rv, lv, pe = rhs[k], lhs.get(k, _MISSING), "f:" + k
+        below = strip.get(pe) if strip is not None else None
         if below is not None and len(below) == 1 and MEMBER in below and not isinstance(
                 rv, _CONTAINERS) and not isinstance(lv, _CONTAINERS):
             # a stripped leaf (name, uid, ...): _filtered drops whatever it would own, and a
@@ -259,13 +259,13 @@ def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
         if lv is _MISSING:
             if isinstance(rv, _CONTAINERS):
                 body = _added_v1(fields.get(k, other), rv)
-                out["f:" + k] = {MEMBER: {}, **body} if body else {}
+                out[pe] = {MEMBER: {}, **body} if body else {}
             else:
-                out["f:" + k] = {}
+                out[pe] = {}
             continue
         v1 = _v1(*_changed_v1(fields.get(k, other), lv, rv, False, below))
         if v1 is not None:
-            out["f:" + k] = v1
+            out[pe] = v1
     return out
 
 
