@@ -50,10 +50,10 @@ async def test_create_answers_the_json_a_get_answers(api: API) -> None:
     """A create of a kind served as stored answers with the stored JSON
     (``WriteResult.served_json``): byte for byte what a GET of the object answers right after
     (handlers/create.go answers the object storage returned, which a GET decodes again);
-    as YAML, and for a converted kind, it still takes the long way."""
-    cm = {"apiVersion": "v1", "kind": "ConfigMap",
-          "metadata": {"name": "create-answer", "labels": {"a": "b"}},
-          "data": {"k": "caf\u00e9 \U0001f600"}}
+    asked for YAML, it still takes the long way."""
+    cm: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
+                          "metadata": {"name": "create-answer", "labels": {"a": "b"}},
+                          "data": {"k": "caf\u00e9 \U0001f600"}}
     async with api.session.post(api.cluster.url + f"/api/v1/namespaces/{NS}/configmaps",
                                 ssl=api.ssl, data=orjson.dumps(cm),
                                 headers={"Content-Type": "application/json"}) as resp:
