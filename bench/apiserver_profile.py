@@ -16,6 +16,7 @@ Starts ``setpoint cluster up --memory --no-workloads``, drives it with the load 
 Prints the functions with the largest shares, inclusive and self.
 
     .venv/bin/python bench/apiserver_profile.py [--requests 20000] [--gets] [--top 30]
+        [--sampler py-spy [--native] [--rate 500]]
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sampler", choices=["cpu", "py-spy"], default="cpu")
     parser.add_argument("--source", type=Path, default=ROOT, help="the tree to run")
+    parser.add_argument("--rate", type=int, default=250, help="py-spy's samples per second")
+    parser.add_argument("--native", action="store_true",
+                        help="py-spy: include native frames (C extensions, uvloop)")
     args = parser.parse_args()
     out = Path(tempfile.mkdtemp(prefix="setpoint-profile-")) / "profile"
     cpu_sampler = args.sampler == "cpu"
@@ -99,8 +103,9 @@ def main() -> None:
         else:
             spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
             sampler = subprocess.Popen(
-                [spy, "record", "--pid", str(server.pid()), "--rate", "250", "--format",
-                 "raw", "--output", str(out), "--nonblocking"],
+                [spy, "record", "--pid", str(server.pid()), "--rate", str(args.rate),
+                 "--format", "raw", "--output", str(out),
+                 *(("--native",) if args.native else ("--nonblocking",))],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         elapsed, _, cpu = load.run(phase, lambda: usage(server.pid()).cpu_seconds)
         if cpu_sampler:

@@ -174,7 +174,7 @@ def created_fields_v1(schema: TypeRef, zero: dict[str, Any], new: dict[str, Any]
     Raises ``SchemaError`` where ``compare`` does. (Removed paths are only ever in ``zero``,
     so no owned path is one of them.)
     """
-    _, body = _changed_v1(schema, zero, new, True)
+    _, body = _changed_v1(schema, zero, new, True, stripped.root or None)
     return _filtered(body, ignored.root or None, stripped.root or None)
 
 
@@ -210,10 +210,11 @@ def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
     return out
 
 
-def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any,
-                resource: bool = False) -> tuple[bool, dict[str, Any]]:
+def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False,
+                strip: Node | None = None) -> tuple[bool, dict[str, Any]]:
     """``_compare`` of two present values: whether the value itself is added or modified,
-    and the encoded added or modified paths beneath it."""
+    and the encoded added or modified paths beneath it. ``strip``: the stripped fields
+    (``created_fields_v1``) beneath the value, whose scalar leaves need no walk."""
     shape = fp.resolve(tr, rhs, resource=resource)
     if shape.kind != fp.SCALAR and not shape.atomic:
         if tr is None and type(lhs) is not type(rhs) and (
@@ -225,7 +226,7 @@ def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any,
             lm = lhs if isinstance(lhs, dict) else None
             rm = rhs if isinstance(rhs, dict) else None
             if lm or rm:
-                return False, _maps_v1(shape, lm or {}, rm or {})
+                return False, _maps_v1(shape, lm or {}, rm or {}, strip)
         else:
             ll = lhs if isinstance(lhs, list) else None
             rl = rhs if isinstance(rhs, list) else None
@@ -240,24 +241,31 @@ def _removed(tr: TypeRef, lhs: Any) -> None:
         _compare(tr, lhs, _MISSING, (), Comparison())
 
 
-def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any]) -> dict[str, Any]:
+def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
+             strip: Node | None = None) -> dict[str, Any]:
     fields, other = shape.fields, shape.other_fields
     for k, lv in lhs.items():
         if k not in rhs:
             _removed(fields.get(k, other), lv)
     out: dict[str, Any] = {}
     for k in sorted(rhs):
-        rv, lv = rhs[k], lhs.get(k, _MISSING)
+        rv, lv, pe = rhs[k], lhs.get(k, _MISSING), "f:" + k
+        below = strip.get(pe) if strip is not None else None
+        if below is not None and len(below) == 1 and MEMBER in below and not isinstance(
+                rv, _CONTAINERS) and not isinstance(lv, _CONTAINERS):
+            # a stripped leaf (name, uid, ...): _filtered drops whatever it would own, and a
+            # scalar owns nothing beneath it and types without fail
+            continue
         if lv is _MISSING:
             if isinstance(rv, _CONTAINERS):
                 body = _added_v1(fields.get(k, other), rv)
-                out["f:" + k] = {MEMBER: {}, **body} if body else {}
+                out[pe] = {MEMBER: {}, **body} if body else {}
             else:
-                out["f:" + k] = {}
+                out[pe] = {}
             continue
-        v1 = _v1(*_changed_v1(fields.get(k, other), lv, rv))
+        v1 = _v1(*_changed_v1(fields.get(k, other), lv, rv, False, below))
         if v1 is not None:
-            out["f:" + k] = v1
+            out[pe] = v1
     return out
 
 

@@ -369,20 +369,22 @@ def validate_managed_fields(entries: list[Any] | None, path: str) -> list[Cause]
     """``ValidateManagedFields``: operation, fieldsType, manager and subresource shapes."""
     causes: list[Cause] = []
     for i, entry in enumerate(entries or []):
-        if not isinstance(entry, Mapping):
+        # (a decoded entry is a dict: the abstract class's check is the slow way to say so)
+        if type(entry) is not dict and not isinstance(entry, Mapping):
             continue
-        p = f"{path}[{i}]"
         op = entry.get("operation", "")
         if op not in ("Apply", "Update"):
-            causes.append(fe.invalid(f"{p}.operation", op, "must be `Apply` or `Update`"))
+            causes.append(fe.invalid(f"{path}[{i}].operation", op,
+                                     "must be `Apply` or `Update`"))
         fields_type = entry.get("fieldsType") or ""
         if fields_type and fields_type != "FieldsV1":
-            causes.append(fe.invalid(f"{p}.fieldsType", fields_type, "must be `FieldsV1`"))
+            causes.append(fe.invalid(f"{path}[{i}].fieldsType", fields_type,
+                                     "must be `FieldsV1`"))
         manager = entry.get("manager") or ""
         if len(manager) > FIELD_MANAGER_MAX_LENGTH:
-            causes.append(fe.too_long(f"{p}.manager", FIELD_MANAGER_MAX_LENGTH))
+            causes.append(fe.too_long(f"{path}[{i}].manager", FIELD_MANAGER_MAX_LENGTH))
         if len(entry.get("subresource") or "") > MAX_SUBRESOURCE_NAME_LENGTH:
-            causes.append(fe.too_long(f"{p}.subresource", MAX_SUBRESOURCE_NAME_LENGTH))
+            causes.append(fe.too_long(f"{path}[{i}].subresource", MAX_SUBRESOURCE_NAME_LENGTH))
     return causes
 
 
@@ -393,8 +395,9 @@ def _validate_meta_common(meta: Mapping[str, Any], namespaced: bool, path: str) 
         if not namespace:
             causes.append(fe.required(f"{path}.namespace"))
         else:
-            causes.extend(fe.invalid(f"{path}.namespace", namespace, m)
-                          for m in validate_namespace_name(namespace, False))
+            problems = validate_namespace_name(namespace, False)
+            if problems:
+                causes.extend(fe.invalid(f"{path}.namespace", namespace, m) for m in problems)
     elif namespace:
         causes.append(fe.forbidden(f"{path}.namespace", "not allowed on this type"))
     generation = meta.get("generation")
@@ -439,7 +442,9 @@ def validate_object_meta_name(meta: Mapping[str, Any], name_validator: NameValid
     if not name:
         causes.append(fe.required(f"{path}.name", "name or generateName is required"))
     else:
-        causes.extend(fe.invalid(f"{path}.name", name, m) for m in name_validator(name, False))
+        problems = name_validator(name, False)
+        if problems:
+            causes.extend(fe.invalid(f"{path}.name", name, m) for m in problems)
     return causes
 
 

@@ -10,6 +10,7 @@ that is either whole or a stream of chunks (a watch) that ends when the client g
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import socket
 import ssl
@@ -182,11 +183,12 @@ class Response:
     def add_header(self, name: str, value: str) -> None:
         self.headers.append((name.lower(), value))
 
-    def _start(self, extra: list[tuple[bytes, bytes]]) -> Message:
-        # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
-        headers = [(n.encode(), v.encode()) for n, v in self.headers]
-        return {"type": "http.response.start", "status": self.status,
-                "headers": [*extra, *headers]}
+    def _start(self, headers: list[tuple[bytes, bytes]]) -> Message:
+        """The start message, with ``headers`` (extended) before the answer's own."""
+        for name, value in self.headers:
+            # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
+            headers.append((name.encode(), value.encode()))
+        return {"type": "http.response.start", "status": self.status, "headers": headers}
 
     async def send(self, send: Send, request: Request) -> None:
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
@@ -294,20 +296,38 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
 
 
 def _quiet_upgrades(protocol: type) -> type:
-    """uvicorn's protocol without its warning on upgrade requests, and with its own face in
-    the scope: kubectl's exec, attach and port-forward ask for SPDY or WebSocket, which the
-    pod streams proxy byte for byte to the kubelet after hijacking the connection
+    """uvicorn's protocol without its warning on upgrade requests, with its own face in
+    the scope, and each request in the connection's context.
+
+    kubectl's exec, attach and port-forward ask for SPDY or WebSocket, which the pod streams
+    proxy byte for byte to the kubelet after hijacking the connection
     (:meth:`Request.hijack`), so uvicorn's advice to install a WebSocket library would only
-    mislead."""
+    mislead.
+
+    uvicorn starts a pipelined request when the answer before it is complete, from inside
+    that request's task, so the new task would copy that request's context variables
+    (CPython issue 140947). Its ``reset_contextvars`` answers that with an empty context,
+    which would also drop what the embedding program set; here the answer's completion runs
+    in a copy of the context the connection was made in, as the connection's first request
+    does: each request sees the program's context, never another request's."""
 
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
+        def connection_made(self, transport: Any) -> None:
+            self._context = contextvars.copy_context()
+            super().connection_made(transport)
+
         def _unsupported_upgrade_warning(self) -> None:
             pass
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self.scope[CONNECTION_KEY] = self  # Request.hijack takes the connection
+
+        def on_response_complete(self) -> None:
+            # (a copy each time: an eager task factory could complete the next request, and
+            # call this again, while this one's context is still entered)
+            self._context.copy().run(super().on_response_complete)
 
     return Protocol
 

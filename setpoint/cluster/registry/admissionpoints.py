@@ -33,7 +33,7 @@ MUTATING: Literal["mutating"] = "mutating"
 VALIDATING: Literal["validating"] = "validating"
 
 
-@dataclass
+@dataclass(slots=True)
 class AdmissionPoint:
     """One request's state at a point of admission, as the webhooks are told it."""
 

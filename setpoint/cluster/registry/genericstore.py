@@ -77,6 +77,9 @@ class WriteResult:
     obj: Obj
     status: int = 200
     warnings: list[str] = field(default_factory=list)
+    # the JSON of ``obj`` as stored, when ``obj`` is the stored object served unchanged
+    # (``StorageCodec.serves_stored``): the answer, without encoding ``obj`` a second time
+    served_json: bytes | None = None
 
 
 class GenericStore:
@@ -131,6 +134,9 @@ class GenericStore:
             raise errors.already_exists(rt.resource, name, rt.group)
         if not opts.dry_run:
             stored = self.storage.put(rt.storage_key, stored)
+            if self.codec.serves_stored(rt):  # presented as stored: the stored JSON answers
+                return WriteResult(stored, 201, warnings, self.storage.get_raw(
+                    rt.storage_key, ns or "", name))
         return WriteResult((yield from self.codec.present_steps(rt, stored)), 201, warnings)
 
     # -- update ------------------------------------------------------------------------

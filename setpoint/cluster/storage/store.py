@@ -330,11 +330,14 @@ class Store:
             raise errors.internal(f"unable to encode {resource[1:] or resource} "
                                   f"{meta.get('name')!r}: {exc}") from None
         size = len(raw)
-        if size > MAX_REQUEST_BYTES - 64:  # near the limit: the object as given, exactly
-            size = len(orjson.dumps(obj))
-        too_large = request_too_large(size + len(f"/registry/{resource.lstrip('/')}/{ns}/{name}"))
-        if too_large is not None:
-            raise too_large
+        # (the key is at most this long: only near a limit is it spelled and counted)
+        if size + len(resource) + len(ns) + len(name) + 12 > MAX_REQUEST_BYTES - 64:
+            if size > MAX_REQUEST_BYTES - 64:  # the object as given
+                size = len(orjson.dumps(obj))
+            too_large = request_too_large(
+                size + len(f"/registry/{resource.lstrip('/')}/{ns}/{name}"))
+            if too_large is not None:
+                raise too_large
         self._persist(resource, ns, name, raw, revision)
         obj["metadata"] = meta
         self.revision = revision
