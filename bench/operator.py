@@ -106,6 +106,7 @@ class RunResult:
     idle_requests: dict[str, int] = field(default_factory=dict)
     peak_rss_mib: float = 0.0
     cpu_seconds: float = 0.0
+    system_seconds: float = 0.0
     error: str = ""
 
 
@@ -348,6 +349,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             _stop_profile(profiler)
             _toggle_cpu_profile(operator, cpu_out, on=False)
             result.cpu_seconds = after.cpu_seconds - before.cpu_seconds
+            result.system_seconds = after.system_seconds - before.system_seconds
             await control.reset()
             await asyncio.sleep(idle)  # measuring that nothing happens takes waiting
             result.idle_requests = _non_watch(await control.counts())
