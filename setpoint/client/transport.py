@@ -401,14 +401,24 @@ class Transport:
         # as aiohttp does (RFC 9112, 9.3.1): an idempotent request whose connection drops
         # is sent once more on a new one before the drop counts as an attempt
         resend = method in _IDEMPOTENT_METHODS
+        pool = self._connection_pool()
+        if not stream:
+            # the pool bounds the request by its deadline (a timer per connection)
+            deadline = None if timeout.total is None else \
+                asyncio.get_running_loop().time() + timeout.total
+            while True:
+                try:
+                    return await pool.send(request, tls.get("ssl"),
+                                           tls.get("server_hostname"), deadline)
+                except (ClientOSError, ServerDisconnectedError):
+                    if not resend:
+                        raise
+                    resend = False
         async with asyncio.timeout(timeout.total):
             while True:
                 try:
-                    if stream:
-                        return await self._connection_pool().open_stream(
-                            request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
-                    return await self._connection_pool().send(
-                        request, tls.get("ssl"), tls.get("server_hostname"))
+                    return await pool.open_stream(
+                        request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
                 except (ClientOSError, ServerDisconnectedError):
                     if not resend:
                         raise
