@@ -43,7 +43,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import cpu_sampler
-from bench.common import ROOT, Server, run_concurrently
+from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
 from bench.operator_report import report
 from bench.procstats import usage
 
@@ -402,6 +402,7 @@ def main() -> None:
     if args.baseline is not None and "baseline" not in contenders:
         contenders.insert(0, "baseline")
     results: list[RunResult] = []
+    machine = [_machine()]
     for n in sizes:
         for run in range(runs):
             for contender in contenders:
@@ -412,8 +413,16 @@ def main() -> None:
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    machine.append(_machine())
     command = " ".join(["bench/operator.py", *sys.argv[1:]])
     print(report([asdict(r) for r in results], command))
+    print("Machine (before the runs, after them): " + "; ".join(machine))
+
+
+def _machine() -> str:
+    """The load and speed a run met: the 1-minute load average, and how long a bare
+    interpreter takes to start (the yardstick every benchmark here states)."""
+    return f"load {os.getloadavg()[0]:.1f}, bare interpreter {bare_interpreter_s() * 1000:.0f} ms"
 
 
 if __name__ == "__main__":
