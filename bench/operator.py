@@ -43,7 +43,7 @@ import orjson
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import cpu_sampler
-from bench.common import ROOT, Server, run_concurrently
+from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
 from bench.operator_report import report
 from bench.procstats import usage
 
@@ -106,6 +106,9 @@ class RunResult:
     idle_requests: dict[str, int] = field(default_factory=dict)
     peak_rss_mib: float = 0.0
     cpu_seconds: float = 0.0
+    system_seconds: float = 0.0
+    update_cpu_seconds: float = 0.0
+    """The part of ``cpu_seconds`` spent in the update phase (N changes)."""
     error: str = ""
 
 
@@ -277,7 +280,8 @@ def _toggle_cpu_profile(operator: subprocess.Popen[bytes], out: Path | None, *,
 
 async def run_one(contender: str, n: int, run: int, idle: float,
                   py_spy: Path | None = None, profiles: Path | None = None,
-                  cpu_profile: bool = False, baseline: Path | None = None) -> RunResult:
+                  cpu_profile: bool = False, baseline: Path | None = None,
+                  profile_phase: str = "both") -> RunResult:
     result = RunResult(contender, n, run)
     cpu_out: Path | None = None
     if cpu_profile and contender in ("setpoint", "baseline") and profiles is not None:
@@ -310,7 +314,9 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             tracker = Tracker(api)
             await tracker.start()
             before = usage(operator.pid)
-            profiler = _start_profile(py_spy, profiles, operator.pid, f"{contender}-{n}-{run}")
+            if profile_phase == "both":
+                profiler = _start_profile(py_spy, profiles, operator.pid,
+                                          f"{contender}-{n}-{run}")
             _toggle_cpu_profile(operator, cpu_out, on=True)
             await control.reset()
 
@@ -334,6 +340,10 @@ async def run_one(contender: str, n: int, run: int, idle: float,
                                      ) as resp:
                     assert resp.status == 200, await resp.text()
 
+            if profile_phase == "update":
+                profiler = _start_profile(py_spy, profiles, operator.pid,
+                                          f"{contender}-{n}-{run}-update")
+            update_before = usage(operator.pid)
             started = time.perf_counter()
             await run_concurrently(n, CONCURRENCY, change)
             await tracker.until(lambda: sum(m == "two" for m in tracker.messages.values())
@@ -348,6 +358,8 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             _stop_profile(profiler)
             _toggle_cpu_profile(operator, cpu_out, on=False)
             result.cpu_seconds = after.cpu_seconds - before.cpu_seconds
+            result.system_seconds = after.system_seconds - before.system_seconds
+            result.update_cpu_seconds = after.cpu_seconds - update_before.cpu_seconds
             await control.reset()
             await asyncio.sleep(idle)  # measuring that nothing happens takes waiting
             result.idle_requests = _non_watch(await control.counts())
@@ -390,6 +402,8 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path,
                         help="a source tree (git archive main | tar -x -C DIR) whose Setpoint "
                              "runs as the contender 'baseline', for before/after in one run")
+    parser.add_argument("--profile-phase", choices=("both", "update"), default="both",
+                        help="what --py-spy samples: both phases, or the update phase only")
     parser.add_argument("--cpu-profile", action="store_true",
                         help="sample the setpoint contender's stacks on its CPU clock "
                              "(in-process, every ms of CPU) during both phases")
@@ -400,18 +414,27 @@ def main() -> None:
     if args.baseline is not None and "baseline" not in contenders:
         contenders.insert(0, "baseline")
     results: list[RunResult] = []
+    machine = [_machine()]
     for n in sizes:
         for run in range(runs):
             for contender in contenders:
                 result = asyncio.run(run_one(contender, n, run, args.idle, args.py_spy,
                                              args.profiles, args.cpu_profile,
-                                             args.baseline))
+                                             args.baseline, args.profile_phase))
                 results.append(result)
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps([asdict(r) for r in results], indent=1))
+    machine.append(_machine())
     command = " ".join(["bench/operator.py", *sys.argv[1:]])
     print(report([asdict(r) for r in results], command))
+    print("Machine (before the runs, after them): " + "; ".join(machine))
+
+
+def _machine() -> str:
+    """The load and speed a run met: the 1-minute load average, and how long a bare
+    interpreter takes to start (the yardstick every benchmark here states)."""
+    return f"load {os.getloadavg()[0]:.1f}, bare interpreter {bare_interpreter_s() * 1000:.0f} ms"
 
 
 if __name__ == "__main__":

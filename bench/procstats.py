@@ -12,6 +12,8 @@ _TICKS = os.sysconf("SC_CLK_TCK")
 class Usage:
     peak_rss_mib: float
     cpu_seconds: float
+    system_seconds: float = 0.0
+    """The part of ``cpu_seconds`` spent in the kernel (socket writes and reads)."""
 
 
 def children(pid: int) -> list[int]:
@@ -40,7 +42,8 @@ def tree_usage(pid: int) -> Usage:
         except (FileNotFoundError, ProcessLookupError):
             continue
         total = Usage(total.peak_rss_mib + part.peak_rss_mib,
-                      total.cpu_seconds + part.cpu_seconds)
+                      total.cpu_seconds + part.cpu_seconds,
+                      total.system_seconds + part.system_seconds)
     return total
 
 
@@ -56,4 +59,4 @@ def usage(pid: int) -> Usage:
         # the command name (field 2) may hold spaces: split after its closing parenthesis
         fields = f.read().rsplit(")", 1)[1].split()
     utime, stime = int(fields[11]), int(fields[12])
-    return Usage(peak_kib / 1024, (utime + stime) / _TICKS)
+    return Usage(peak_kib / 1024, (utime + stime) / _TICKS, stime / _TICKS)

@@ -106,6 +106,9 @@ class _Connection(asyncio.Protocol):
         self._complete = False
         self._error: Exception | None = None
         self._waiter: asyncio.Future[None] | None = None
+        self._deadline: float | None = None
+        """When the exchange under way must have ended (the loop's clock), if bounded."""
+        self._timer: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------
 
@@ -208,17 +211,47 @@ class _Connection(asyncio.Protocol):
             self.transport.resume_reading()
         return chunk
 
-    async def exchange(self, request: bytes) -> Answer:
-        """Write ``request`` and read its whole answer."""
-        answer = await self.open(request)
-        parts = []
-        while chunk := await self.read_chunk():
-            parts.append(chunk)
+    async def exchange(self, request: bytes, deadline: float | None = None) -> Answer:
+        """Write ``request`` and read its whole answer; ``TimeoutError`` (the connection
+        then closed) if it has not ended by ``deadline`` (the loop's clock)."""
+        if deadline is not None:
+            self._arm(deadline)
+        try:
+            answer = await self.open(request)
+            parts = []
+            while chunk := await self.read_chunk():
+                parts.append(chunk)
+        finally:
+            self._deadline = None
         answer.body = b"".join(parts)
         if not self._keep_alive:
             self.close()
         self._parser = None
         return answer
+
+    def _arm(self, deadline: float) -> None:
+        """Bound the exchange under way by ``deadline``. The connection keeps one timer
+        for all its exchanges, moved only when one must end sooner than it fires: a timer
+        (and the ``asyncio.timeout`` around it) per request costs an operator more CPU
+        than the rest of its request path, for an answer that takes a millisecond."""
+        self._deadline = deadline
+        timer = self._timer
+        if timer is None or timer.when() > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer = asyncio.get_running_loop().call_at(deadline, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        deadline = self._deadline
+        if deadline is None:
+            return  # no exchange under way: the next one arms the timer again
+        loop = asyncio.get_running_loop()
+        if loop.time() < deadline:  # a later exchange, with a later deadline
+            self._timer = loop.call_at(deadline, self._expire)
+            return
+        self._fail(TimeoutError())
+        self.close()
 
     async def _wait(self, timeout: float | None) -> None:
         """Wait for the parser's next news (the callers loop: a failure is raised on their
@@ -246,6 +279,9 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.transport is not None:
             self.transport.close()
 
@@ -311,19 +347,31 @@ class ConnectionPool:
         return f"ConnectionPool({self.host}:{self.port}, idle={idle})"
 
     async def send(self, request: bytes, tls: ssl.SSLContext | None,
-                   server_hostname: str | None) -> Answer:
+                   server_hostname: str | None, deadline: float | None = None) -> Answer:
         """Send the bytes of one request and return its answer; :class:`ConnectFailed`
-        when no connection could be opened."""
+        when no connection could be opened, ``TimeoutError`` when the answer has not
+        ended by ``deadline`` (the loop's clock; waiting for a connection included)."""
         key = (id(tls), server_hostname)
-        async with self._slots:
-            conn = self._take(key) or await self._connect(tls, server_hostname)
+        slots = self._slots
+        if deadline is not None and slots.locked():
+            async with asyncio.timeout_at(deadline):
+                await slots.acquire()
+        else:
+            await slots.acquire()
+        try:
+            conn = self._take(key)
+            if conn is None:
+                async with asyncio.timeout_at(deadline):
+                    conn = await self._connect(tls, server_hostname)
             try:
-                answer = await conn.exchange(request)
+                answer = await conn.exchange(request, deadline)
             except BaseException:
                 conn.close()  # mid-request: what is left on it belongs to no one
                 raise
             self._give_back(key, conn)
             return answer
+        finally:
+            slots.release()
 
     async def open_stream(self, request: bytes, tls: ssl.SSLContext | None,
                           server_hostname: str | None,

@@ -184,8 +184,16 @@ class Discovery:
         return found
 
     async def _group_version(self, api_version: str, refresh: bool) -> GroupVersionResources:
+        if not refresh:
+            cached = self._cache.get(api_version)
+            if cached is not None:
+                # every request resolves its resource: a known group-version is answered
+                # without a lock (taken only to fetch, so that concurrent askers fetch once)
+                return cached
         seen = self._generation.get(api_version, 0)
-        lock = self._locks.setdefault(api_version, asyncio.Lock())
+        lock = self._locks.get(api_version)
+        if lock is None:
+            lock = self._locks[api_version] = asyncio.Lock()
         async with lock:
             cached = self._cache.get(api_version)
             fresh_since_asked = self._generation.get(api_version, 0) != seen

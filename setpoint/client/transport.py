@@ -20,6 +20,7 @@ import asyncio
 import logging
 import os
 import random
+import re
 import ssl
 import sys
 import tempfile
@@ -60,6 +61,10 @@ USER_AGENT = "setpoint/0.1.0 (python; asyncio)"
 _NOT_RETRIED_5XX = frozenset({501, 505})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+
+_PLAIN_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
+"""A path that yarl sends as it is: unreserved characters and slashes (RFC 3986, 2.3)."""
+_PLAIN_QUERY = re.compile(r"[A-Za-z0-9._~-]*")
 
 Params = Mapping[str, str | int | bool | None] | None
 _Response: TypeAlias = "aiohttp.ClientResponse | Answer | StreamAnswer"
@@ -185,6 +190,7 @@ class Transport:
         self.max_connections = max_connections
         self.user_agent = user_agent
         self._base = URL(config.server)
+        self._base_path = self._base.path.rstrip("/")
         if self._base.scheme not in ("http", "https"):
             raise ConfigError(f"server {config.server!r}: only http and https are supported")
         if config.proxy_url and not config.proxy_url.startswith(("http://", "https://")):
@@ -232,12 +238,15 @@ class Transport:
         :class:`ApiError` subclass for a non-2xx answer, :class:`TransportError` when the
         server could not be reached.
         """
-        async with self._attempts(
+        resp = await self._attempts(
             method, path, params, body, content_type, idempotent, template,
             Timeouts(timeout or self.timeout, self.connect_timeout),
-        ) as resp:
+        )
+        try:
             data = await resp.read()
-            return Response(resp.status, resp.headers, data)
+        finally:
+            resp.release()
+        return Response(resp.status, resp.headers, data)
 
     @asynccontextmanager
     async def stream(
@@ -250,10 +259,11 @@ class Transport:
         is the caller's business. ``read_timeout`` bounds the wait for the answer and the
         silence between two chunks.
         """
-        async with self._attempts(
+        resp = await self._attempts(
             method, path, params, None, "application/json", True, template,
             Timeouts(None, self.connect_timeout, read_timeout), stream=True,
-        ) as resp:
+        )
+        try:
             assert not isinstance(resp, Answer)
             try:
                 yield resp
@@ -261,15 +271,19 @@ class Transport:
                 # A stream left mid-way cannot go back to the pool: its connection is closed.
                 if not resp.content.at_eof():
                     resp.close()
+        finally:
+            resp.release()
 
     # -------------------------------------------------------------------------------------
 
-    @asynccontextmanager
     async def _attempts(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
         idempotent: bool | None, template: str | None, timeout: Timeouts,
         stream: bool = False,
-    ) -> AsyncIterator[_Response]:
+    ) -> _Response:
+        """Send until a 2xx answer, which the caller reads and must release; raise the
+        error of the last attempt otherwise. (A coroutine, not a context manager: a
+        request's answer is read at once, and an operator sends thousands a second.)"""
         if idempotent is None:
             idempotent = method in ("GET", "HEAD", "PUT", "DELETE", "OPTIONS")
         template = template or path
@@ -301,11 +315,7 @@ class Transport:
                 self._record(method, path, template, resp.status, started, attempt, None)
                 self._log_warnings(resp)
                 if 200 <= resp.status < 300:
-                    try:
-                        yield resp
-                    finally:
-                        resp.release()
-                    return
+                    return resp
                 error = await self._error(method, resp)
                 if (
                     resp.status == 401 and not reauthenticated
@@ -340,28 +350,43 @@ class Transport:
             kwargs["ssl"] = self._ssl_context(creds)
             if self.config.tls_server_name:
                 kwargs["server_hostname"] = self.config.tls_server_name
-        url = self._base.with_path(self._base.path.rstrip("/") + path, encoded=False)
         query = _encode_params(params)
         if not self.config.proxy_url and method != "HEAD":
             # setpoint.client.http1; a connection it cannot open is left to aiohttp below,
             # which reports the failure as it always has
             try:
-                return await self._send_fast(method, url.extend_query(query) if query else url,
+                return await self._send_fast(method, self.request_target(path, query),
                                              headers, body, timeout, kwargs, stream)
             except ConnectFailed:
                 pass
         if self.config.proxy_url:
             kwargs["proxy"] = self.config.proxy_url
+        url = self._base.with_path(self._base_path + path, encoded=False)
         return await self._get_session().request(
             method, url, params=query, data=body, headers=headers,
             timeout=timeout.for_aiohttp(), allow_redirects=False, **kwargs,
         )
 
+    def request_target(self, path: str, query: Mapping[str, str] | None = None) -> str:
+        """The path and query of a request as they go on the wire, encoded as yarl
+        encodes them for aiohttp. Built without yarl when nothing in them needs escaping
+        or normalizing (every Kubernetes name and the usual parameters are such), which
+        spares an operator a URL object per request."""
+        full = self._base_path + path
+        if _PLAIN_PATH.fullmatch(full) is not None and "/." not in full and (
+                not query or all(_PLAIN_QUERY.fullmatch(k) is not None
+                                 and _PLAIN_QUERY.fullmatch(v) is not None
+                                 for k, v in query.items())):
+            return f"{full}?{'&'.join(f'{k}={v}' for k, v in query.items())}" if query \
+                else full
+        url = self._base.with_path(full, encoded=False)
+        return (url.extend_query(query) if query else url).raw_path_qs
+
     async def _send_fast(
-        self, method: str, url: URL, headers: dict[str, str], body: bytes | None,
+        self, method: str, target: str, headers: dict[str, str], body: bytes | None,
         timeout: Timeouts, tls: dict[str, Any], stream: bool = False,
     ) -> Answer | StreamAnswer:
-        head = [f"{method} {url.raw_path_qs} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
+        head = [f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
         for name, value in headers.items():
             if "\r" in value or "\n" in value:
                 # aiohttp refuses such a header: leave it to say so
@@ -376,14 +401,24 @@ class Transport:
         # as aiohttp does (RFC 9112, 9.3.1): an idempotent request whose connection drops
         # is sent once more on a new one before the drop counts as an attempt
         resend = method in _IDEMPOTENT_METHODS
+        pool = self._connection_pool()
+        if not stream:
+            # the pool bounds the request by its deadline (a timer per connection)
+            deadline = None if timeout.total is None else \
+                asyncio.get_running_loop().time() + timeout.total
+            while True:
+                try:
+                    return await pool.send(request, tls.get("ssl"),
+                                           tls.get("server_hostname"), deadline)
+                except (ClientOSError, ServerDisconnectedError):
+                    if not resend:
+                        raise
+                    resend = False
         async with asyncio.timeout(timeout.total):
             while True:
                 try:
-                    if stream:
-                        return await self._connection_pool().open_stream(
-                            request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
-                    return await self._connection_pool().send(
-                        request, tls.get("ssl"), tls.get("server_hostname"))
+                    return await pool.open_stream(
+                        request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
                 except (ClientOSError, ServerDisconnectedError):
                     if not resend:
                         raise

@@ -37,7 +37,7 @@ from setpoint.runtime._handlers import (
 )
 from setpoint.runtime._informer import Informer
 from setpoint.runtime._leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
-from setpoint.runtime._logs import JsonFormatter
+from setpoint.runtime._logs import JsonFormatter, TextFormatter
 from setpoint.runtime._manager import Manager
 from setpoint.runtime._metrics import metrics_registry
 from setpoint.runtime._ownership import AlreadyOwnedError, controller_of, owner_reference
@@ -131,6 +131,7 @@ __all__ = [
     "ShutDown",
     "Store",
     "TerminalError",
+    "TextFormatter",
     "UserInfo",
     "Webhook",
     "WebhookServer",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -78,6 +79,33 @@ class BoundLogger:
 
     def exception(self, event: str, /, **fields: Any) -> None:
         self.log(logging.ERROR, event, exc_info=True, **fields)
+
+
+class TextFormatter(logging.Formatter):
+    """``logging.Formatter`` with the text of each second's local time made once: the same
+    lines, without a ``localtime`` and a ``strftime`` per record (an operator logs a line
+    per write, hundreds a second). A ``datefmt`` or a ``converter`` of its own is left to
+    ``logging.Formatter``.
+
+        handler.setFormatter(TextFormatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._second: int | None = None
+        self._second_text = ""
+
+    def formatTime(self, record: logging.LogRecord,
+                   datefmt: str | None = None) -> str:
+        if datefmt is not None or self.converter is not time.localtime \
+                or not self.default_msec_format:
+            return super().formatTime(record, datefmt)
+        second = int(record.created)
+        if second != self._second:
+            self._second_text = time.strftime(self.default_time_format,
+                                              self.converter(second))
+            self._second = second
+        return self.default_msec_format % (self._second_text, record.msecs)
 
 
 class JsonFormatter(logging.Formatter):

@@ -41,6 +41,11 @@ class KindKey(NamedTuple):
 def kind_key(ref: object) -> KindKey:
     """The :class:`KindKey` of a typed class, a :class:`Kind`, a :class:`ResourceInfo`,
     a :class:`KindKey` or an object (dict or typed instance)."""
+    if type(ref) is dict:  # first: the runtime asks this of every object it handles
+        api_version, kind = ref.get("apiVersion"), ref.get("kind")
+        if isinstance(api_version, str) and isinstance(kind, str):
+            return KindKey(api_version, kind)
+        raise ValueError("object has no apiVersion and kind")
     if isinstance(ref, KindKey):
         return ref
     if isinstance(ref, Kind | ResourceInfo):
@@ -101,7 +106,8 @@ def with_status_only(obj: object) -> Obj:
 def identity(obj: object) -> tuple[KindKey, str, str]:
     """The kind, namespace and name of a dict or typed object; a typed object's are read
     from its ``metadata`` without encoding the whole object."""
-    metadata = None if isinstance(obj, Mapping) else getattr(obj, "metadata", None)
+    metadata = None if type(obj) is dict or isinstance(obj, Mapping) \
+        else getattr(obj, "metadata", None)
     if metadata is None or isinstance(metadata, Mapping):
         body = as_dict(obj)
         return kind_key(body), namespace_of(body), name_of(body)

@@ -19,8 +19,9 @@ import pytest
 import uvloop
 
 from setpoint.client.config import ClusterConfig
+from setpoint.client.errors import TransportError
 from setpoint.client.http1 import StreamAnswer
-from setpoint.client.transport import StreamResponse, Transport
+from setpoint.client.transport import NO_RETRIES, StreamResponse, Transport
 from setpoint.client.watch import Watch
 
 CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
@@ -182,3 +183,51 @@ def test_a_silent_watch_ends_after_its_read_timeout() -> None:
 
     # an answer whose body never comes (RawServer waits for the next request)
     run(asyncio.run, [watch_answer(end=False), b""], exercise)
+
+
+@pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_request_unanswered_by_its_deadline_fails_and_its_connection_is_dropped(
+        runner: Runner) -> None:
+    """A request is bounded by its timeout (one timer per connection, moved only when an
+    exchange must end sooner than it fires): after a request given 30 s left it armed far
+    ahead, the next one on the same connection, given 0.2 s, ends at its own deadline, as
+    aiohttp's total timeout did; the connection it timed out on is not used again."""
+    ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    async def exercise(transport: Transport) -> None:
+        transport.retry = NO_RETRIES
+        assert (await transport.request("GET", "/version", timeout=30)).body == b"{}"
+        async with asyncio.timeout(20):  # generous; the 30 s timer alone would take 30 s
+            with pytest.raises(TransportError, match="timed out"):
+                await transport.request("GET", "/version", timeout=0.2)
+        assert (await transport.request("GET", "/version")).body == b"{}"
+
+    # the second answer is nothing at all: the server reads on, the client gives up
+    raw = run(runner, [ok, b"", ok], exercise)
+    assert raw.connections == 2
+    assert len(raw.requests) == 3
+
+
+@pytest.mark.parametrize("server", ["https://127.0.0.1:6443", "https://127.0.0.1:6443/",
+                                    "http://127.0.0.1:8001/k8s/clusters/c-1"])
+@pytest.mark.parametrize(("path", "query"), [
+    ("/api/v1/namespaces/default/configmaps/w00001-cfg", None),
+    ("/apis/bench.setpoint.dev/v1/namespaces/ns-1/widgets/w.1/status",
+     {"fieldManager": "widget-operator", "dryRun": "All"}),
+    ("/api/v1/namespaces/default/configmaps", {"labelSelector": "app in (a,b),tier!=x"}),
+    ("/api/v1/namespaces/default/configmaps/a b%2Fc", {"fieldSelector": "metadata.name=a"}),
+    ("/api/v1/namespaces/default/../kube-system/secrets/./x", None),
+    ("/api/v1/namespaces/ü/configmaps/~x_y", {"q": "ü", "e": ""}),
+])
+def test_request_target_is_what_aiohttp_sends(server: str, path: str,
+                                              query: dict[str, str] | None) -> None:
+    """The fast path writes the path and query itself, without a yarl URL when nothing in
+    them needs escaping: what it writes must be what aiohttp wrote from yarl's URL (the
+    answer of every request depends on it: kube-apiserver routes by the escaped path)."""
+    from yarl import URL
+
+    transport = Transport(ClusterConfig(server=server))
+    base = URL(server)
+    url = base.with_path(base.path.rstrip("/") + path, encoded=False)
+    expected = (url.extend_query(query) if query else url).raw_path_qs
+    assert transport.request_target(path, query) == expected

@@ -95,3 +95,20 @@ def test_bound_fields_are_formatted_once_and_a_field_given_again_takes_their_pla
     ]
     assert _fields(caplog.records[2]) == {"controller": "widget", "namespace": "default",
                                           "name": "w2", "reconcileID": None, "extra": 1}
+
+
+def test_the_text_formatter_writes_what_logging_formatter_writes() -> None:
+    """``setpoint run``'s text lines (TextFormatter: each second's local time made once)
+    are exactly ``logging.Formatter``'s, across second boundaries, for every millisecond,
+    and with a ``datefmt`` of its own."""
+    from setpoint.runtime import TextFormatter
+
+    fmt = "%(asctime)s %(levelname)s %(name)s %(message)s"
+    for datefmt in (None, "%H:%M:%S"):
+        ours, stdlib = TextFormatter(fmt, datefmt), logging.Formatter(fmt, datefmt)
+        for created in (1_764_180_000.0, 1_764_180_000.999, 1_764_180_001.0005,
+                        1_764_180_001.25, 1_764_180_000.5, 1_764_266_399.9999):
+            record = logging.LogRecord("setpoint.runtime", logging.INFO, __file__, 1,
+                                       "%s %s", ("object_written", "verb=update"), None)
+            record.created, record.msecs = created, (created - int(created)) * 1000
+            assert ours.format(record) == stdlib.format(record)
