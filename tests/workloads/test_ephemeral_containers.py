@@ -66,7 +66,7 @@ async def test_kubectl_debug_adds_an_ephemeral_container_the_kubelet_runs(
         assert ephemeral_status(live, "dbg")["containerID"] == cs["containerID"]
 
 
-async def test_ephemeral_container_starts_before_initialization(tmp_path: Path) -> None:
+async def test_ephemeral_container_starts_before_initialization() -> None:
     """Ephemeral containers may be started even if initialization is not yet complete
     (computePodActions)."""
     async with kubelet_env() as env:
@@ -82,3 +82,21 @@ async def test_ephemeral_container_starts_before_initialization(tmp_path: Path) 
             content_type="application/strategic-merge-patch+json")
         live = await env.until("slow", running("dbg"))
         assert live["status"]["phase"] == "Pending"
+
+
+async def test_ephemeral_container_is_never_restarted() -> None:
+    """Containers that exit after a while (``sim.setpoint.dev/run-for``) under
+    ``restartPolicy: Always``: the regular one restarts, the ephemeral one stays exited."""
+    async with kubelet_env() as env:
+        await env.run(pod("brief", "c", annotations={"sim.setpoint.dev/run-for": "0.3s"}))
+        await env.client.request(
+            "PATCH", "/api/v1/namespaces/default/pods/brief/ephemeralcontainers",
+            body={"spec": {"ephemeralContainers": [{"name": "dbg", "image": "busybox"}]}},
+            content_type="application/strategic-merge-patch+json")
+        live = await env.until("brief", lambda p: "terminated" in (
+            ephemeral_status(p, "dbg").get("state") or {}) and any(
+            (cs.get("restartCount") or 0) >= 2
+            for cs in (p.get("status") or {}).get("containerStatuses") or ()))
+        dbg = ephemeral_status(live, "dbg")
+        assert dbg["restartCount"] == 0 and dbg["lastState"] == {}
+        assert dbg["state"]["terminated"]["reason"] == "Completed"
