@@ -76,7 +76,7 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
-                       "exec", "attach", "portforward"}
+                       "exec", "attach", "portforward", "ephemeralcontainers"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 

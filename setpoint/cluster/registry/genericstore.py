@@ -185,6 +185,8 @@ class GenericStore:
                 obj["metadata"]["managedFields"] = tracked_fields
             else:
                 obj["metadata"].pop("managedFields", None)
+        elif subresource == "ephemeralcontainers":
+            obj = rt.strategy.prepare_for_ephemeral_containers_update(rt, obj, old)
         elif subresource != "finalize":
             # (namespaceFinalizeStrategy resets only the status, kept above: spec and
             # metadata are the new object's)
@@ -248,6 +250,8 @@ class GenericStore:
             causes: list[Cause] = rt.strategy.validate(rt, obj)
         elif subresource == "status" and not rt.is_custom:
             causes = rt.strategy.validate_status_update(rt, obj, old)
+        elif subresource == "ephemeralcontainers":
+            causes = rt.strategy.validate_ephemeral_containers_update(rt, obj, old)
         else:
             causes = rt.strategy.validate_update(rt, obj, old)
         causes = causes + self.decoder.validate(rt, obj, old)

@@ -161,6 +161,15 @@ class Strategy:
         """A built-in kind's ``/status`` write (its status strategy's ``ValidateUpdate``)."""
         return validation.validate_status_subresource_update(rt, new, old)
 
+    def prepare_for_ephemeral_containers_update(self, rt: ResourceType, new: Obj,
+                                                old: Obj) -> Obj:
+        """Only pods serve ``/ephemeralcontainers``: ``PodStrategy``'s."""
+        raise NotImplementedError(f"{rt.resource} have no ephemeral containers")
+
+    def validate_ephemeral_containers_update(self, rt: ResourceType, new: Obj,
+                                             old: Obj) -> list[Cause]:
+        return validation.validate_ephemeral_containers_update(rt, new, old)
+
     def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]:
         return fieldlabels.field_labels(rt, obj)
 
@@ -179,8 +188,38 @@ class NamespaceStrategy(Strategy):
         new["spec"] = spec
 
 
+# The metadata metav1.ResetObjectMetaForStatus takes from the stored object.
+_RESET_FOR_STATUS = ("deletionTimestamp", "generation", "selfLink", "labels", "annotations",
+                     "finalizers", "ownerReferences")
+
+
 class PodStrategy(Strategy):
-    """Pods: a status write keeps the QoS class fixed at creation when it leaves it out."""
+    """Pods: a status write keeps the QoS class fixed at creation when it leaves it out;
+    an ``/ephemeralcontainers`` write changes only ``spec.ephemeralContainers``."""
+
+    def prepare_for_ephemeral_containers_update(self, rt: ResourceType, new: Obj,
+                                                old: Obj) -> Obj:
+        """podEphemeralContainersStrategy.PrepareForUpdate (dropNonEphemeralContainerUpdates,
+        pkg/registry/core/pod/strategy.go): the stored spec with the new ephemeral
+        containers, the stored status, the metadata ResetObjectMetaForStatus keeps; the
+        rest of the new metadata (managed fields, resourceVersion) stays."""
+        out = {k: v for k, v in new.items() if k not in ("spec", "status")}
+        spec = dict(old.get("spec") or {})
+        spec.pop("ephemeralContainers", None)
+        ephemeral = (new.get("spec") or {}).get("ephemeralContainers")
+        if ephemeral is not None:
+            spec["ephemeralContainers"] = ephemeral
+        out["spec"] = spec
+        if "status" in old:
+            out["status"] = old["status"]
+        meta = dict(new.get("metadata") or {})
+        for key in _RESET_FOR_STATUS:
+            if key in old["metadata"]:
+                meta[key] = old["metadata"][key]
+            else:
+                meta.pop(key, None)
+        out["metadata"] = meta
+        return out
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
         out = super().prepare_for_status_update(rt, new, old)

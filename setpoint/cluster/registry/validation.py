@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
+from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_pods as pods
@@ -363,6 +364,21 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         causes.extend(_kind_create(rt, new))
         causes.extend(validate_status(rt.group, rt.kind, new))
     return causes
+
+
+def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+    """A ``pods/ephemeralcontainers`` write: the generic layer's metadata checks, then
+    ``ValidatePodEphemeralContainersUpdate`` (the metadata update, the new pod validated
+    whole, the ephemeral containers kept) — never ``ValidatePodUpdate``, whose rule that
+    the spec may not change would refuse every new ephemeral container."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
+    static = ephemeral.static_pod_refused(old)
+    if static:
+        return causes + static
+    causes.extend(names.validate_object_meta_update(new_meta, old_meta))
+    causes.extend(_kind_create(rt, new))
+    return causes + ephemeral.validate_ephemeral_containers_update(new, old)
 
 
 def validate_status_subresource_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:

@@ -23,6 +23,7 @@ from setpoint.cluster.registry.validation_containers import (
     validate_probes_and_lifecycle,
     validate_seccomp_profile,
 )
+from setpoint.cluster.registry.validation_ephemeral import validate_ephemeral_containers
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
     validate_affinity,
@@ -247,8 +248,11 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     causes.extend(volume_causes)
     containers = _dicts(spec.get("containers"))
     causes.extend(_containers(containers, volumes, grace, f"{path}.containers"))
-    causes.extend(_init_containers(_dicts(spec.get("initContainers")), containers, volumes,
-                                   grace, f"{path}.initContainers"))
+    init = _dicts(spec.get("initContainers"))
+    causes.extend(_init_containers(init, containers, volumes, grace, f"{path}.initContainers"))
+    causes.extend(validate_ephemeral_containers(_dicts(spec.get("ephemeralContainers")),
+                                                containers, init, volumes,
+                                                f"{path}.ephemeralContainers"))
     causes.extend(_host_network_ports(spec, path, is_pod))
     causes.extend(_enum(f"{path}.restartPolicy", spec.get("restartPolicy"), RESTART_POLICIES))
     causes.extend(_enum(f"{path}.dnsPolicy", spec.get("dnsPolicy"), DNS_POLICIES))

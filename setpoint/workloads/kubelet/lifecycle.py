@@ -154,6 +154,11 @@ async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
     containers that just entered CrashLoopBackOff."""
     policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
     notes: list[str] = []
+    # computePodActions (kuberuntime_manager.go): an ephemeral container is started once,
+    # even before initialization completes, and never restarted
+    for cr in record.ephemeral:
+        if cr.status is None:
+            await start(runtime, pod, record, cr, opts)
     initialized = True
     for cr in record.init:
         if cr.status is None:
@@ -208,7 +213,8 @@ async def finish_if_done(runtime: ContainerRuntime, pod: Mapping[str, Any],
             record.terminal = True
         return
     if record.regular_done((pod.get("spec") or {}).get("restartPolicy") or "Always"):
-        sidecars = [cr for cr in record.init if cr.sidecar]
+        # the pod's end stops its sidecars and its ephemeral containers
+        sidecars = [*(cr for cr in record.init if cr.sidecar), *record.ephemeral]
         for cr in sidecars:
             if cr.running and cr.container_id is not None:
                 await runtime.stop_container(cr.container_id, 0.0)

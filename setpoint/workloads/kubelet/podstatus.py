@@ -109,6 +109,18 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
     return out, changes_at
 
 
+def ephemeral_container_status(pod: Mapping[str, Any], record: ContainerRecord, *,
+                               has_init: bool, now: float, opts: KubeletOptions) -> Obj:
+    """An ephemeral container's status: converted as any container's
+    (convertToAPIContainerStatuses), but no prober looks at it (the probe manager's
+    UpdatePodStatus sets ``ready`` and ``started`` for regular and init containers only),
+    so it is never ready and carries no ``started``."""
+    out, _ = container_status(pod, record, has_init=has_init, now=now, opts=opts)
+    out["ready"] = False
+    out.pop("started", None)
+    return out
+
+
 def _running(status: Mapping[str, Any]) -> bool:
     return "running" in (status.get("state") or {})
 
@@ -323,6 +335,9 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
         if at is not None:
             changes.append(at)
     statuses.sort(key=lambda s: s["name"])
+    ephemeral = sorted((ephemeral_container_status(pod, cr, has_init=has_init, now=now,
+                                                   opts=opts) for cr in record.ephemeral),
+                       key=lambda s: s["name"])
     by_name = {s["name"]: s for s in [*init_statuses, *statuses]}
     phase = phase_of(spec, by_name, record.terminal)
     old_phase = old.get("phase")
@@ -358,6 +373,8 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
     if has_init:
         status["initContainerStatuses"] = init_statuses
     status["containerStatuses"] = statuses
+    if ephemeral:
+        status["ephemeralContainerStatuses"] = ephemeral
     if phase in TERMINAL_PHASES:
         changes = []
     return status, (min(changes) if changes else None)

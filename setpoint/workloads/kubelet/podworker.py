@@ -190,6 +190,7 @@ class PodWorkers:
         if not record.terminating and not record.terminal:
             await self._faults(pod, record, now)
         if not record.terminating and not record.terminal and record.failure is None:
+            record.add_ephemeral((pod.get("spec") or {}).get("ephemeralContainers"))
             if not await self._ensure_sandbox(pod, record):
                 return Result(requeue_after=5.0)
             before = {cr.name: cr.container_id for cr in record.all_containers()}
@@ -259,6 +260,7 @@ class PodWorkers:
                        for c in spec.get("initContainers") or ()]
         record.containers = [ContainerRecord(str(c.get("name")), c)
                              for c in spec.get("containers") or ()]
+        record.add_ephemeral(spec.get("ephemeralContainers"))
         self.records[record.key] = record
         self._by_uid[record.uid] = record.key
         if status.get("podIP") and any(cs.get("containerID") for cs in [
@@ -274,7 +276,8 @@ class PodWorkers:
             self.addresses.reserve(record.node, record.uid, record.ip, pod_cidr)
         record.sandbox_id = await self.runtime.restore_pod_sandbox(self._sandbox(pod, record))
         api = {cs.get("name"): cs for cs in [*(status.get("initContainerStatuses") or ()),
-                                             *(status.get("containerStatuses") or ())]}
+                                             *(status.get("containerStatuses") or ()),
+                                             *(status.get("ephemeralContainerStatuses") or ())]}
         now = self.clock()
         for cr in record.all_containers():
             cs = api.get(cr.name)

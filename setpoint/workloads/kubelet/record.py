@@ -15,6 +15,8 @@ class ContainerRecord:
     name: str
     spec: dict[str, Any]
     init: bool = False
+    ephemeral: bool = False
+    """An ephemeral container (``spec.ephemeralContainers``): started once, never restarted."""
     container_id: str | None = None
     status: ContainerStatus | None = None
     restart_count: int = 0
@@ -62,6 +64,7 @@ class PodRecord:
     sandbox_id: str | None = None
     init: list[ContainerRecord] = field(default_factory=list)
     containers: list[ContainerRecord] = field(default_factory=list)
+    ephemeral: list[ContainerRecord] = field(default_factory=list)
     paused: set[str] = field(default_factory=set)  # container ids the pause fault stopped
     terminating: bool = False
     """Its containers were asked to stop (the pod is being deleted)."""
@@ -79,7 +82,15 @@ class PodRecord:
         return self.namespace, self.name
 
     def all_containers(self) -> list[ContainerRecord]:
-        return [*self.init, *self.containers]
+        return [*self.init, *self.containers, *self.ephemeral]
+
+    def add_ephemeral(self, spec: Any) -> None:
+        """Take on the ephemeral containers added to the pod since the last sync (they are
+        only ever added: the API refuses their removal or change)."""
+        known = {cr.name for cr in self.ephemeral}
+        for c in spec or ():
+            if isinstance(c, dict) and c.get("name") not in known:
+                self.ephemeral.append(ContainerRecord(str(c.get("name")), c, ephemeral=True))
 
     def regular_done(self, policy: str) -> bool:
         """Every regular container has exited for good: nothing will restart it under the
