@@ -23,6 +23,7 @@ from setpoint.cluster.registry.admissionpoints import (
     Steps,
 )
 from setpoint.cluster.registry.decoder import ObjectDecoder
+from setpoint.cluster.registry.listing import object_resource_version
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
@@ -156,7 +157,9 @@ class GenericStore:
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta.get('uid')}")
-        if precondition_rv and precondition_rv != old_meta.get("resourceVersion"):
+        # store.go Update parses the new object's resourceVersion, then compares the numbers
+        wanted = object_resource_version(precondition_rv or "")
+        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
             raise errors.stale_conflict(rt.resource, name, rt.group)
         for key in SYSTEM_METADATA:
             if key in old_meta:

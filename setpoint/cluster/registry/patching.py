@@ -22,6 +22,7 @@ from setpoint.cluster.registry.genericstore import (
     require_resource_version,
     reset_fields,
 )
+from setpoint.cluster.registry.listing import object_resource_version
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
@@ -168,6 +169,9 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     if live is None:
         if subresource:
             raise errors.not_found(rt.resource, name, rt.group)
+        # store.go Update parses the object's resourceVersion before it creates (apply may
+        # create: forceAllowCreate)
+        object_resource_version(cfg["metadata"].get("resourceVersion") or "")
         applied = apply(schema, None, cfg, manager=opts.field_manager,
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))

@@ -22,7 +22,7 @@ from setpoint.cluster.registry.genericstore import (
     WriteResult,
     require_resource_version,
 )
-from setpoint.cluster.registry.listing import list_steps, list_stored
+from setpoint.cluster.registry.listing import list_steps, list_stored, object_resource_version
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.patching import patch_steps
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
@@ -126,7 +126,8 @@ class REST:
         old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
             if rt.strategy.allows_create_on_update(rt) and not subresource:
-                meta.pop("resourceVersion", None)
+                # store.go Update parses the object's resourceVersion before it creates
+                object_resource_version(meta.pop("resourceVersion", None) or "")
                 return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
             # the store's NotFound names the resource of the request, not its subresource
             raise errors.not_found(rt.resource, name, rt.group)
