@@ -44,6 +44,7 @@ from setpoint.cluster.registry.admissionpoints import (
 )
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.listing import (
+    Filter,
     cache_wait_revision,
     list_item,
     list_items_json,
@@ -57,6 +58,7 @@ from setpoint.cluster.registry.options import (
     validate_list_options,
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
+from setpoint.cluster.registry.rest import delete_collection_page
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body
@@ -430,15 +432,20 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
-            dopts = await self._delete_options(request, rt, query)
             if rp.name is None:
+                # handlers/delete.go DeleteCollection: the list options are decoded, validated
+                # and their field labels converted before the body is read
                 lopts = ListOptions.parse(query)
                 validate_list_options(lopts)
-                # store.go DeleteCollection lists first, through the watch cache
-                await self.api.freshness.wait_until_fresh(cache_wait_revision(lopts))
+                Filter(rest.codec, rt, lopts)
+                dopts = await self._delete_options(request, rt, query)
+                # then store.go DeleteCollection lists, in pages (the watch cache or etcd)
+                await self.api.freshness.wait_until_fresh(
+                    cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
+            dopts = await self._delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)
