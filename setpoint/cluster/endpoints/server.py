@@ -26,7 +26,12 @@ from setpoint.cluster.endpoints.listencoding import (
     in_chunks,
     json_parts,
 )
-from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
+from setpoint.cluster.endpoints.negotiation import (
+    MediaType,
+    negotiate,
+    restful_consumes,
+    restful_unsupported_content_type,
+)
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.typedbodies import (
@@ -320,6 +325,8 @@ class Handler:
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
             return self._no_route(rp.group)
+        if rp.extra and not rt.is_custom:
+            raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
                 request.method != "GET" or (rp.name is not None and not rp.legacy_watch)):
             # customresource_handler.go: a namespaced resource outside a namespace serves
@@ -408,20 +415,22 @@ class Handler:
         if method == "PATCH":
             if rp.name is None and not rt.is_custom:
                 raise _nameless(rt)  # go-restful: the method before the content type
-            media = negotiate(request.headers.get("accept"))
-            ctype = request.content_type
-            if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
-                if rt.is_custom:
-                    # the CRD handler's PatchResource: its own list of patch types
-                    raise errors.unsupported_media_type(
-                        "application/json-patch+json, application/merge-patch+json, "
-                        "application/apply-patch+yaml")
+            sent_type = request.headers.get("content-type", "")
+            if not rt.is_custom and not restful_consumes(sent_type, PATCH_TYPES):
                 # a built-in's PATCH route consumes its patch types only: go-restful refuses
                 # any other (jsr311.go detectRoute), through the apiserver's serviceErrorHandler
-                raise errors.StatusError(415, "UnsupportedMediaType",
-                                         "415: Unsupported Media Type", keep_empty_details=True)
+                raise restful_unsupported_content_type(
+                    request.headers.get("content-length"),
+                    "chunked" in request.headers.get("transfer-encoding", "").lower())
+            # PatchResource: the Content-Type up to its first ";", as sent, is the patch type;
+            # then the name, then the Accept
+            ctype = sent_type.split(";", 1)[0]
+            if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
+                raise errors.unsupported_media_type(", ".join(
+                    t for t in PATCH_TYPES if not rt.is_custom or t != STRATEGIC_PATCH))
             if rp.name is None:
-                raise _nameless(rt)  # PatchResource: the content type before the name
+                raise _nameless(rt)
+            media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)

@@ -47,8 +47,9 @@ async def _cm(api: API, name: str) -> dict[str, Any]:
 async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> None:
     """A read the watch cache serves of a revision nobody writes within blockTimeout: a GET
     with a resourceVersion, a LIST (NotOlderThan or none, a limit included), a
-    DELETECOLLECTION with NotOlderThan (it lists first) answer NewTooLargeResourceVersionError, a 504 with the
-    ResourceVersionTooLarge cause and a retry of 1 s; a watch that sends initial events
+    DELETECOLLECTION with NotOlderThan (it lists first) answer
+    NewTooLargeResourceVersionError, a 504 with the ResourceVersionTooLarge cause and a retry
+    of 1 s; a watch that sends initial events
     waits too and sends the same Status as its one ERROR event in a 200 stream. The reads
     run side by side: one wait for all."""
     await _cm(api, "x")
