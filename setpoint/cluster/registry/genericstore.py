@@ -23,12 +23,12 @@ from setpoint.cluster.registry.admissionpoints import (
     Steps,
 )
 from setpoint.cluster.registry.decoder import ObjectDecoder
-from setpoint.cluster.registry.listing import object_resource_version
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.managedfields import update_managed_fields

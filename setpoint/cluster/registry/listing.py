@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import orjson
@@ -15,6 +14,7 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.store import Scan
+from setpoint.cluster.storage.versioner import parse_uint_error
 from setpoint.machinery import errors, fielderrors, fields, labels
 from setpoint.machinery.objects import Obj
 
@@ -63,7 +63,6 @@ class Filter:
 # etcd's answer to a read at a revision it has not reached (mvcc.ErrFutureRev), which
 # etcd3's interpretListError passes through: a 500 with no reason
 FUTURE_REVISION = "etcdserver: mvcc: required revision is a future revision"
-_UINT64 = re.compile(r"[0-9]+")
 
 
 def parse_rv(value: str) -> int:
@@ -73,33 +72,11 @@ def parse_rv(value: str) -> int:
     worded as the field error (see :func:`invalid_rv_bad_request` for etcd's reads)."""
     if value in ("", "0"):
         return 0
-    why = _parse_uint_error(value)
+    why = parse_uint_error(value)
     if why:
         raise errors.StatusError(500, "", fielderrors.error_text(fielderrors.invalid(
             "resourceVersion", value, why)))
     return int(value)
-
-
-def object_resource_version(value: str) -> int:
-    """``APIObjectVersioner.ObjectResourceVersion``: the resourceVersion of an object sent to
-    be written, "" being 0. Anything but a uint64 is strconv's bare error, which store.go
-    Update returns from its update function as is: no layer turns it into a Status, so
-    kube-apiserver answers a 500 with no reason and strconv's words."""
-    if not value:
-        return 0
-    why = _parse_uint_error(value)
-    if why:
-        raise errors.StatusError(500, "", why)
-    return int(value)
-
-
-def _parse_uint_error(value: str) -> str:
-    """strconv.ParseUint(value, 10, 64)'s error text, "" when it parses."""
-    if _UINT64.fullmatch(value) is None:
-        return f"strconv.ParseUint: parsing {fielderrors.go_quote(value)}: invalid syntax"
-    if int(value) >= 1 << 64:
-        return f"strconv.ParseUint: parsing {fielderrors.go_quote(value)}: value out of range"
-    return ""
 
 
 def invalid_rv_bad_request(value: str) -> int:

@@ -22,7 +22,6 @@ from setpoint.cluster.registry.genericstore import (
     require_resource_version,
     reset_fields,
 )
-from setpoint.cluster.registry.listing import object_resource_version
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
@@ -30,6 +29,7 @@ from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply, typed_config_fields

@@ -23,7 +23,7 @@ from setpoint.cluster.registry.genericstore import (
     WriteResult,
     require_resource_version,
 )
-from setpoint.cluster.registry.listing import list_steps, list_stored, object_resource_version
+from setpoint.cluster.registry.listing import list_steps, list_stored
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
 from setpoint.cluster.registry.patching import patch_steps
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
@@ -32,6 +32,7 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Store
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
