@@ -27,6 +27,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.admission.serviceipfamilies import (
+    init_ip_family_fields,
+    normalize_cluster_ips,
+)
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
@@ -164,12 +168,14 @@ class ServiceAllocation:
             return
         old_spec = (old or {}).get("spec") or {}
         name = str((obj.get("metadata") or {}).get("name") or "")
-        if operation == "UPDATE":
-            _keep_allocated_values(spec, old_spec)
-            if old_spec.get("clusterIP") and spec.get("clusterIP") not in (
-                    None, "", old_spec["clusterIP"]) and spec.get("type") != "ExternalName":
-                return  # validation refuses the change ("may not change once set")
-        _ip_families(spec, old_spec if operation == "UPDATE" else {})
+        before = old_spec if operation == "UPDATE" else None
+        if before is not None:
+            _keep_allocated_values(spec, before)
+        normalize_cluster_ips(spec, before)
+        init_ip_family_fields(name, spec, before)
+        if before is not None and before.get("clusterIP") and spec.get("clusterIP") not in (
+                None, "", before["clusterIP"]) and spec.get("type") != "ExternalName":
+            return  # validation refuses the change ("may not change once set")
         own = self._held.get(_key(obj), (frozenset(), frozenset()))
         self._cluster_ips(name, spec, own[0])
         self._node_ports(name, spec, own[1])
@@ -301,32 +307,16 @@ def _needs_cluster_ip(spec: Obj) -> bool:
     return spec.get("type") != "ExternalName"
 
 
-def _ip_families(spec: Obj, old: Obj) -> None:
-    """``initIPFamilyFields`` of the service REST allocator (pkg/registry/core/service/
-    storage/alloc.go): a single-stack IPv4 cluster answers with these (a headless service
-    without a selector asks for both families); an update that leaves them out keeps the
-    stored ones. Being the registry's, they are set after managed fields are tracked, so the
-    writer does not own them."""
-    if spec.get("type") == "ExternalName":
-        return
-    for key in ("ipFamilyPolicy", "ipFamilies"):
-        if not spec.get(key) and old.get(key) and _needs_cluster_ip(old):
-            spec[key] = old[key]
-    if not spec.get("ipFamilyPolicy"):
-        headless_no_selector = spec.get("clusterIP") == "None" and not spec.get("selector")
-        spec["ipFamilyPolicy"] = "RequireDualStack" if headless_no_selector else "SingleStack"
-    if not spec.get("ipFamilies"):
-        spec["ipFamilies"] = ["IPv4"]
-
-
 def _needs_node_port(spec: Obj) -> bool:
     return spec.get("type") in ("NodePort", "LoadBalancer")
 
 
 def _keep_allocated_values(spec: Obj, old: Obj) -> None:
-    """``PatchAllocatedValues`` and ``dropTypeDependentFields``: an update that leaves out
-    allocated values keeps them; a type change drops the ones the new type cannot have,
-    when the user left them as they were."""
+    """``patchAllocatedValues`` (storage.go) and the strategy's ``dropTypeDependentFields``:
+    an update that leaves out allocated values keeps them; a type change drops the ones the
+    new type cannot have (cluster IPs, node ports, the health check node port,
+    allocateLoadBalancerNodePorts, loadBalancerClass, externalTrafficPolicy) when the user
+    left them as they were."""
     if _needs_cluster_ip(old) and _needs_cluster_ip(spec):
         if not spec.get("clusterIP") and old.get("clusterIP"):
             spec["clusterIP"] = old["clusterIP"]
@@ -339,9 +329,12 @@ def _keep_allocated_values(spec: Obj, old: Obj) -> None:
     old_ports = {p.get("name", ""): p.get("nodePort") for p in old.get("ports") or []
                  if isinstance(p, dict)}
     if _needs_node_port(old) and _needs_node_port(spec):
+        # (not a node port both the old and the new Service already give to some port)
+        used = set(old_ports.values()) & {p.get("nodePort") for p in spec.get("ports") or []
+                                          if isinstance(p, dict)}
         for port in spec.get("ports") or []:
             if isinstance(port, dict) and not port.get("nodePort") \
-                    and old_ports.get(port.get("name", "")):
+                    and old_ports.get(port.get("name", "")) not in used | {None, 0}:
                 port["nodePort"] = old_ports[port.get("name", "")]
     elif _needs_node_port(old) and not _needs_node_port(spec):
         for port in spec.get("ports") or []:
@@ -355,3 +348,13 @@ def _keep_allocated_values(spec: Obj, old: Obj) -> None:
     elif spec.get("healthCheckNodePort") == old.get("healthCheckNodePort") and not (
             spec.get("type") == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local"):
         spec.pop("healthCheckNodePort", None)
+    if old.get("type") == "LoadBalancer" and spec.get("type") != "LoadBalancer":
+        if spec.get("allocateLoadBalancerNodePorts") is not None and \
+                spec.get("allocateLoadBalancerNodePorts") == old.get(
+                    "allocateLoadBalancerNodePorts"):
+            spec.pop("allocateLoadBalancerNodePorts")
+        if spec.get("loadBalancerClass") == old.get("loadBalancerClass"):
+            spec.pop("loadBalancerClass", None)
+    if _needs_node_port(old) and not _needs_node_port(spec) and \
+            spec.get("externalTrafficPolicy") == old.get("externalTrafficPolicy"):
+        spec.pop("externalTrafficPolicy", None)  # (needsExternalTrafficPolicy)

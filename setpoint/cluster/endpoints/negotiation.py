@@ -82,3 +82,41 @@ def _negotiate(accept: str, discovery: bool) -> MediaType:
     if discovery and not wanted_aggregated:
         return JSON
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+
+
+# go-restful's default for a request without a Content-Type (route.go matchesContentType)
+_OCTET = "application/octet-stream"
+
+
+def restful_consumes(content_type: str, consumes: tuple[str, ...]) -> bool:
+    """go-restful's Route.matchesContentType (github.com/emicklei/go-restful/v3 route.go, the
+    v3.11.0 of kube-apiserver 1.32) for a PATCH route: any comma-separated entry, without
+    its parameters and spaces, that is one of ``consumes``, exactly (case included). A PATCH
+    without a Content-Type is taken for application/octet-stream."""
+    for entry in (content_type or _OCTET).split(","):
+        if entry.split(";", 1)[0].strip(" ") in consumes:
+            return True
+    return False
+
+
+def restful_unsupported_content_type(content_length: str | None,
+                                     chunked: bool) -> errors.StatusError:
+    """What go-restful answers when no route consumes the Content-Type (jsr311.go
+    detectRoute), as the apiserver's serviceErrorHandler writes it (NewGenericServerResponse:
+    the message is go-restful's, details empty). Only a request with a body it knows the
+    length of (``ContentLength > 0``) is refused at that stage; any other goes on to the
+    Accept stage with no route left, where a POST/PUT/PATCH without a Content-Length header
+    (none sent, or chunked: Go's server drops it) is a 415 and one with "Content-Length: 0"
+    a 406, each naming the representations of no route: none."""
+    length = None if chunked else content_length
+    if length is not None and length.strip().isdigit() and int(length) > 0:
+        return errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type",
+                                  keep_empty_details=True)
+    if length is None:
+        return errors.StatusError(
+            415, "UnsupportedMediaType",
+            "415: Unsupported Media Type\n\nAvailable representations: ",
+            keep_empty_details=True)
+    return errors.StatusError(406, "NotAcceptable",
+                              "406: Not Acceptable\n\nAvailable representations: ",
+                              keep_empty_details=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from setpoint.machinery import errors
-
 # /api/v1/namespaces/<name>/<these> address the namespace itself, not a resource in it
 _NAMESPACE_SUBRESOURCES = {"status", "finalize"}
 
@@ -21,10 +19,14 @@ class ResourcePath:
     name: str | None = None
     subresource: str = ""
     legacy_watch: bool = False  # the deprecated /watch/ path prefix
+    # segments after the subresource: the RequestInfo parser ignores them ("other/stuff/we/
+    # don't/interpret"); go-restful has no route for them, the CRD handler serves as if absent
+    extra: bool = False
 
 
 def parse_resource_path(segments: list[str]) -> ResourcePath | None:
-    """Decode the segments after ``/api`` or ``/apis``; None when they name no resource.
+    """Decode the segments after ``/api`` or ``/apis``; None when they name no resource
+    (k8s.io/apiserver pkg/endpoints/request/requestinfo.go NewRequestInfo).
 
     ``segments`` starts with the group (empty for the core group) and the version.
     """
@@ -34,15 +36,9 @@ def parse_resource_path(segments: list[str]) -> ResourcePath | None:
         watch, rest = True, rest[1:]
     if not rest:
         return None
+    ns = None
     if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in _NAMESPACE_SUBRESOURCES:
         ns, rest = rest[1], rest[2:]
-        if len(rest) > 3:
-            raise errors.path_not_found()
-        name = rest[1] if len(rest) > 1 else None
-        sub = rest[2] if len(rest) > 2 else ""
-        return ResourcePath(group, version, rest[0], ns, name, sub, watch)
-    if len(rest) > 3:
-        raise errors.path_not_found()
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else ""
-    return ResourcePath(group, version, rest[0], None, name, sub, watch)
+    return ResourcePath(group, version, rest[0], ns, name, sub, watch, len(rest) > 3)

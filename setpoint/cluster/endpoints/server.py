@@ -26,7 +26,12 @@ from setpoint.cluster.endpoints.listencoding import (
     in_chunks,
     json_parts,
 )
-from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
+from setpoint.cluster.endpoints.negotiation import (
+    MediaType,
+    negotiate,
+    restful_consumes,
+    restful_unsupported_content_type,
+)
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.typedbodies import (
@@ -44,6 +49,7 @@ from setpoint.cluster.registry.admissionpoints import (
 )
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.listing import (
+    Filter,
     cache_wait_revision,
     list_item,
     list_items_json,
@@ -57,6 +63,7 @@ from setpoint.cluster.registry.options import (
     validate_list_options,
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
+from setpoint.cluster.registry.rest import delete_collection_page
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, check_type_meta, parse_body
@@ -325,6 +332,8 @@ class Handler:
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
             return self._no_route(rp.group)
+        if rp.extra and not rt.is_custom:
+            raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
                 request.method != "GET" or (rp.name is not None and not rp.legacy_watch)):
             # customresource_handler.go: a namespaced resource outside a namespace serves
@@ -413,20 +422,22 @@ class Handler:
         if method == "PATCH":
             if rp.name is None and not rt.is_custom:
                 raise _nameless(rt)  # go-restful: the method before the content type
-            media = negotiate(request.headers.get("accept"))
-            ctype = request.content_type
-            if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
-                if rt.is_custom:
-                    # the CRD handler's PatchResource: its own list of patch types
-                    raise errors.unsupported_media_type(
-                        "application/json-patch+json, application/merge-patch+json, "
-                        "application/apply-patch+yaml")
+            sent_type = request.headers.get("content-type", "")
+            if not rt.is_custom and not restful_consumes(sent_type, PATCH_TYPES):
                 # a built-in's PATCH route consumes its patch types only: go-restful refuses
                 # any other (jsr311.go detectRoute), through the apiserver's serviceErrorHandler
-                raise errors.StatusError(415, "UnsupportedMediaType",
-                                         "415: Unsupported Media Type", keep_empty_details=True)
+                raise restful_unsupported_content_type(
+                    request.headers.get("content-length"),
+                    "chunked" in request.headers.get("transfer-encoding", "").lower())
+            # PatchResource: the Content-Type up to its first ";", as sent, is the patch type;
+            # then the name, then the Accept
+            ctype = sent_type.split(";", 1)[0]
+            if ctype not in PATCH_TYPES or (rt.is_custom and ctype == STRATEGIC_PATCH):
+                raise errors.unsupported_media_type(", ".join(
+                    t for t in PATCH_TYPES if not rt.is_custom or t != STRATEGIC_PATCH))
             if rp.name is None:
-                raise _nameless(rt)  # PatchResource: the content type before the name
+                raise _nameless(rt)
+            media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await self._raw(request)
@@ -437,15 +448,20 @@ class Handler:
             return self._render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
-            dopts = await self._delete_options(request, rt, query)
             if rp.name is None:
+                # handlers/delete.go DeleteCollection: the list options are decoded, validated
+                # and their field labels converted before the body is read
                 lopts = ListOptions.parse(query)
                 validate_list_options(lopts)
-                # store.go DeleteCollection lists first, through the watch cache
-                await self.api.freshness.wait_until_fresh(cache_wait_revision(lopts))
+                Filter(rest.codec, rt, lopts)
+                dopts = await self._delete_options(request, rt, query)
+                # then store.go DeleteCollection lists, in pages (the watch cache or etcd)
+                await self.api.freshness.wait_until_fresh(
+                    cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return _json(out, 200, media, warnings)
+            dopts = await self._delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)

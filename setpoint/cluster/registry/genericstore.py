@@ -28,6 +28,7 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.managedfields import update_managed_fields
@@ -162,7 +163,9 @@ class GenericStore:
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta.get('uid')}")
-        if precondition_rv and precondition_rv != old_meta.get("resourceVersion"):
+        # store.go Update parses the new object's resourceVersion, then compares the numbers
+        wanted = object_resource_version(precondition_rv or "")
+        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
             raise errors.stale_conflict(rt.resource, name, rt.group)
         for key in SYSTEM_METADATA:
             if key in old_meta:

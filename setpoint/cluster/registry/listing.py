@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 
 import orjson
@@ -15,6 +14,7 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.store import Scan
+from setpoint.cluster.storage.versioner import parse_uint_error
 from setpoint.machinery import errors, fielderrors, fields, labels
 from setpoint.machinery.objects import Obj
 
@@ -63,7 +63,6 @@ class Filter:
 # etcd's answer to a read at a revision it has not reached (mvcc.ErrFutureRev), which
 # etcd3's interpretListError passes through: a 500 with no reason
 FUTURE_REVISION = "etcdserver: mvcc: required revision is a future revision"
-_UINT64 = re.compile(r"[0-9]+")
 
 
 def parse_rv(value: str) -> int:
@@ -73,11 +72,10 @@ def parse_rv(value: str) -> int:
     worded as the field error (see :func:`invalid_rv_bad_request` for etcd's reads)."""
     if value in ("", "0"):
         return 0
-    if _UINT64.fullmatch(value) is None or int(value) >= 1 << 64:
-        why = "invalid syntax" if _UINT64.fullmatch(value) is None else "value out of range"
+    why = parse_uint_error(value)
+    if why:
         raise errors.StatusError(500, "", fielderrors.error_text(fielderrors.invalid(
-            "resourceVersion", value,
-            f"strconv.ParseUint: parsing {fielderrors.go_quote(value)}: {why}")))
+            "resourceVersion", value, why)))
     return int(value)
 
 

@@ -29,6 +29,7 @@ from setpoint.cluster.serializer.decode import Decoded, parse_body
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply, typed_config_fields
@@ -168,6 +169,9 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     if live is None:
         if subresource:
             raise errors.not_found(rt.resource, name, rt.group)
+        # store.go Update parses the object's resourceVersion before it creates (apply may
+        # create: forceAllowCreate)
+        object_resource_version(cfg["metadata"].get("resourceVersion") or "")
         applied = apply(schema, None, cfg, manager=opts.field_manager,
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""))

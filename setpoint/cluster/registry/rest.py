@@ -11,6 +11,7 @@ stand on its public methods; nothing below imports this module.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.admissionpoints import Steps, run_sync
@@ -31,6 +32,7 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Store
+from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -126,7 +128,8 @@ class REST:
         old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
             if rt.strategy.allows_create_on_update(rt) and not subresource:
-                meta.pop("resourceVersion", None)
+                # store.go Update parses the object's resourceVersion before it creates
+                object_resource_version(meta.pop("resourceVersion", None) or "")
                 return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
             # the store's NotFound names the resource of the request, not its subresource
             raise errors.not_found(rt.resource, name, rt.group)
@@ -165,15 +168,42 @@ class REST:
     def delete_collection_steps(self, rt: ResourceType, ns: str | None, lopts: ListOptions,
                                 dopts: DeleteOptions) -> Steps[Obj]:
         """Each listed object deleted as by its own DELETE (admission points included). The
-        answer is the list as read before the deletions, every listed item in it, even one
-        another request deleted first (store.go DeleteCollection); the first other error
+        list is read in pages (store.go DeleteCollection): the request's own page when it
+        sets a limit, else pages of ``DELETE_COLLECTION_PAGE_SIZE`` until none is left, the
+        first page's list answering with every item. An item is in the answer as read
+        before the deletions, even one another request deleted first; the first other error
         stops the deletions and is the answer."""
-        listed = self.list(rt, ns, lopts)
-        for item in listed["items"]:
-            meta = item["metadata"]
-            try:
-                yield from self.delete_steps(rt, meta.get("namespace"), meta["name"], dopts)
-            except StatusError as exc:
-                if exc.code != 404:
-                    raise
-        return listed
+        opts = delete_collection_page(lopts)
+        first: Obj | None = None
+        items: list[Obj] = []
+        while True:
+            listed = self.list(rt, ns, opts)
+            for item in listed["items"]:
+                meta = item["metadata"]
+                try:
+                    yield from self.delete_steps(rt, meta.get("namespace"), meta["name"], dopts)
+                except StatusError as exc:
+                    if exc.code != 404:
+                        raise
+            if lopts.limit:
+                return listed
+            first = first or listed
+            items.extend(listed["items"])
+            token = listed["metadata"].get("continue")
+            if not token:
+                first["items"] = items
+                return first
+            # the next pages continue the first one's snapshot
+            opts = replace(opts, continue_token=token, resource_version="",
+                           resource_version_match="")
+
+
+# store.go deleteCollectionPageSize: the limit DeleteCollection lists with when the request
+# sets none, which makes a resourceVersion without a match the legacy exact read of etcd
+# (cacher.go shouldDelegateList), not a read of the watch cache waiting to be fresh
+DELETE_COLLECTION_PAGE_SIZE = 10000
+
+
+def delete_collection_page(lopts: ListOptions) -> ListOptions:
+    """The options of the first LIST a DELETECOLLECTION makes (store.go DeleteCollection)."""
+    return lopts if lopts.limit > 0 else replace(lopts, limit=DELETE_COLLECTION_PAGE_SIZE)

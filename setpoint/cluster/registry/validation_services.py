@@ -8,6 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.cluster.registry.validation_containers import PROTOCOLS, port_num_or_name
+from setpoint.cluster.registry.validation_serviceips import (
+    validate_cluster_ips_related_fields,
+    validate_upgrade_downgrade,
+)
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -17,6 +21,7 @@ SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")
 SESSION_AFFINITIES = ("ClientIP", "None")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 MAX_CLIENT_IP_AFFINITY_SECONDS = 86400
+KUBELET_PORT = 10250  # pkg/cluster/ports
 ONLY_LOAD_BALANCER = "may only be used when `type` is 'LoadBalancer'"
 
 
@@ -76,8 +81,46 @@ def _affinity(spec: Obj) -> list[Cause]:
     return []
 
 
+def _external_traffic_policy(spec: Obj, kind: str) -> list[Cause]:
+    """``validateServiceExternalTrafficPolicy``: the policy only on an externally accessible
+    Service (apiservice.ExternallyAccessible), where it is required; the health check node
+    port only, and always, on a LoadBalancer with the Local policy (NeedsHealthCheck)."""
+    causes: list[Cause] = []
+    external = spec.get("externalTrafficPolicy") or ""
+    accessible = kind in ("LoadBalancer", "NodePort") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs")))
+    if not accessible:
+        if external:
+            causes.append(fe.invalid("spec.externalTrafficPolicy", external,
+                                     "may only be set for externally-accessible services"))
+    elif not external:
+        causes.append(fe.required("spec.externalTrafficPolicy"))
+    elif external not in TRAFFIC_POLICIES:
+        causes.append(fe.not_supported("spec.externalTrafficPolicy", external,
+                                       TRAFFIC_POLICIES))
+    health = spec.get("healthCheckNodePort") or 0
+    if not (kind == "LoadBalancer" and external == "Local"):
+        if health:
+            causes.append(fe.invalid(
+                "spec.healthCheckNodePort", health, "may only be set when `type` is "
+                "'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
+    elif not health:
+        causes.append(fe.required("spec.healthCheckNodePort"))
+    elif not isinstance(health, int) or not 1 <= health <= 65535:
+        causes.append(fe.invalid("spec.healthCheckNodePort", health,
+                                 names.inclusive_range_error(1, 65535)))
+    return causes
+
+
 def _type_rules(spec: Obj, kind: str, headless: bool) -> list[Cause]:
     causes: list[Cause] = []
+    if kind == "LoadBalancer":
+        # (a workaround for clouds that over-open firewalls: ports.KubeletPort)
+        causes.extend(fe.invalid(f"spec.ports[{i}]", port.get("port"),
+                                 f"may not expose port {KUBELET_PORT} externally since it is "
+                                 "used by kubelet")
+                      for i, port in enumerate(spec.get("ports") or [])
+                      if isinstance(port, dict) and port.get("port") == KUBELET_PORT)
     if kind in ("LoadBalancer", "NodePort") and headless:
         causes.append(fe.invalid("spec.clusterIPs[0]", "None",
                                  f"may not be set to 'None' for {kind} services"))
@@ -142,6 +185,7 @@ def validate_service(obj: Obj) -> list[Cause]:
     if spec.get("selector") is not None:
         causes.extend(names.validate_labels(spec["selector"], "spec.selector"))
     causes.extend(_affinity(spec))
+    causes.extend(validate_cluster_ips_related_fields(spec))
     if not kind:
         causes.append(fe.required("spec.type"))
     elif kind not in SERVICE_TYPES:
@@ -151,10 +195,7 @@ def validate_service(obj: Obj) -> list[Cause]:
         causes.append(fe.forbidden("spec.LoadBalancerSourceRanges", ONLY_LOAD_BALANCER))
     if spec.get("allocateLoadBalancerNodePorts") is not None and kind != "LoadBalancer":
         causes.append(fe.forbidden("spec.allocateLoadBalancerNodePorts", ONLY_LOAD_BALANCER))
-    external = spec.get("externalTrafficPolicy")
-    if external and external not in TRAFFIC_POLICIES:
-        causes.append(fe.not_supported("spec.externalTrafficPolicy", external,
-                                       TRAFFIC_POLICIES))
+    causes.extend(_external_traffic_policy(spec, kind))
     internal = spec.get("internalTrafficPolicy")
     if internal is not None and internal not in TRAFFIC_POLICIES:
         causes.append(fe.not_supported("spec.internalTrafficPolicy", internal,
@@ -163,11 +204,6 @@ def validate_service(obj: Obj) -> list[Cause]:
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
-    """``validateUpgradeDowngradeClusterIPs``' rule: the primary cluster IP is fixed unless
-    the service is, or becomes, an ExternalName."""
-    new_ip = (new.get("spec") or {}).get("clusterIP")
-    old_ip = (old.get("spec") or {}).get("clusterIP")
-    if old_ip and new_ip and new_ip != old_ip and (new.get("spec") or {}).get(
-            "type") != "ExternalName":
-        return [fe.invalid("spec.clusterIPs[0]", new_ip, "may not change once set")]
-    return []
+    """``ValidateServiceUpdate``'s own rules (before ValidateService's): the primary cluster
+    IP and IP family are fixed unless the service is, or becomes, an ExternalName."""
+    return validate_upgrade_downgrade(new.get("spec") or {}, old.get("spec") or {})

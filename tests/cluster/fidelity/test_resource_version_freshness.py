@@ -8,7 +8,8 @@ Sources (kubernetes/apiserver v0.32, pkg/storage/...):
   newErrWatcher: the wait's error is the stream's ERROR event)
 - cacher/cache_watcher.go process: only events newer than the watch's resourceVersion
 - errors.go NewTooLargeResourceVersionError
-- registry/generic/registry/store.go DeleteCollection (lists through the watch cache first)
+- registry/generic/registry/store.go DeleteCollection (lists first; with NotOlderThan through
+  the watch cache: a plain resourceVersion is etcd's exact read, test_delete_collection.py)
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ async def _cm(api: API, name: str) -> dict[str, Any]:
 async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> None:
     """A read the watch cache serves of a revision nobody writes within blockTimeout: a GET
     with a resourceVersion, a LIST (NotOlderThan or none, a limit included), a
-    DELETECOLLECTION (it lists first) answer NewTooLargeResourceVersionError, a 504 with the
-    ResourceVersionTooLarge cause and a retry of 1 s; a watch that sends initial events
+    DELETECOLLECTION with NotOlderThan (it lists first) answer
+    NewTooLargeResourceVersionError, a 504 with the ResourceVersionTooLarge cause and a retry
+    of 1 s; a watch that sends initial events
     waits too and sends the same Status as its one ERROR event in a 200 stream. The reads
     run side by side: one wait for all."""
     await _cm(api, "x")
@@ -64,7 +66,7 @@ async def test_too_large_resource_version_times_out_after_the_wait(api: API) -> 
     reads = [api.get(f"{CMS}?resourceVersion={wanted}"),
              api.get(f"{CMS}?resourceVersion={wanted}&resourceVersionMatch=NotOlderThan&limit=1"),
              api.get(f"{CMS}/x?resourceVersion={wanted}"),
-             api.delete(f"{CMS}?resourceVersion={wanted}")]
+             api.delete(f"{CMS}?resourceVersion={wanted}&resourceVersionMatch=NotOlderThan")]
 
     async def retry_after() -> str | None:
         # responsewriters/status.go ErrorNegotiated: the retry as a Retry-After header too
