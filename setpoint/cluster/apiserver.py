@@ -22,7 +22,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
-    AUTHENTICATION_CONFIGMAP,
     FrontProxy,
     authentication_configmap_data,
 )
@@ -134,7 +133,8 @@ class APIServer:
         self.custom.restore()
         self.controllers = controllers.start_all(
             self.store, self.rest, self.registry, ca_pem=self.ca_pem,
-            aggregator_transport=self.aggregator.transport)
+            aggregator_transport=self.aggregator.transport,
+            authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy))
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
         for ns in SYSTEM_NAMESPACES:
@@ -223,11 +223,9 @@ class APIServer:
 
     def _publish_authentication_trust(self) -> None:
         """``kube-system/extension-apiserver-authentication``: the CAs and request headers an
-        extension API server verifies its callers by (clusterauthenticationtrust, which
-        kube-apiserver runs and which writes this at start)."""
-        self._replace("", "v1", "configmaps", "kube-system", {
-            "metadata": {"name": AUTHENTICATION_CONFIGMAP, "namespace": "kube-system"},
-            "data": authentication_configmap_data(self.ca_pem, self.front_proxy)})
+        extension API server verifies its callers by, written at start and kept
+        (``controllers/clusterauthenticationtrust.py``)."""
+        self.controllers.authentication_trust.sync_now()
 
     def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
         """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""

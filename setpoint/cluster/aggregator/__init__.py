@@ -5,14 +5,22 @@ request under ``/apis/<group>/<version>`` proxied to its backend (``proxy.py``, 
 in ``setpoint.cluster.endpoints.aggregated``), its group listed in ``/apis`` and its
 resources in aggregated discovery (``discovery.py``). ``resolver.py`` finds a backend,
 ``frontproxy.py`` keeps the proxy's client certificate, ``apiservices.py`` orders them.
-Local APIServices (no ``spec.service``) are served by this server as before.
+Local APIServices (no ``spec.service``, registered by ``controllers/autoregister.py`` with the
+priorities of ``priorities.py``) are served by this server; every APIService's priorities
+order the groups and versions of discovery (``GroupOrder``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from setpoint.cluster.aggregator.apiservices import APISERVICES, group_version, is_remote
+from setpoint.cluster.aggregator.apiservices import (
+    APISERVICES,
+    GroupOrder,
+    group_version,
+    is_remote,
+    priority_of,
+)
 from setpoint.cluster.aggregator.discovery import MAX_DISCOVERY_BYTES, DiscoveryManager
 from setpoint.cluster.aggregator.proxy import ProxyTransport, forwarded_headers
 from setpoint.cluster.aggregator.resolver import service_ref
@@ -33,6 +41,8 @@ class Aggregator:
         self.transport = ProxyTransport(store, front_proxy)
         self.discovery = DiscoveryManager(self._fetch, self._changed)
         self._remote: dict[tuple[str, str], Obj] = {}
+        self._priorities: dict[str, tuple[str, str, int, int]] = {}  # every APIService's
+        self.order = GroupOrder(self._priorities)
         self.generation = 0  # moves whenever what discovery shows of them changes
 
     def __repr__(self) -> str:
@@ -42,6 +52,7 @@ class Aggregator:
         """Follow the APIServices (must run on the server's loop)."""
         self._store.add_listener(self._on_event)
         for apiservice in self._store.list(APISERVICES):
+            self._priorities[apiservice["metadata"]["name"]] = priority_of(apiservice)
             self._set(apiservice)
 
     def _changed(self) -> None:
@@ -50,6 +61,7 @@ class Aggregator:
     def _on_event(self, event: Event) -> None:
         if event.resource != APISERVICES:
             return
+        self._track_priority(event)
         if event.type == "DELETED":
             self._forget(event.obj)
         else:
@@ -58,6 +70,17 @@ class Aggregator:
                     or not is_remote(event.obj)):
                 self._forget(event.prev)
             self._set(event.obj)
+
+    def _track_priority(self, event: Event) -> None:
+        """Discovery's order moves with any APIService's group, version or priorities."""
+        if event.type == "DELETED":
+            if self._priorities.pop(event.name, None) is not None:
+                self._changed()
+            return
+        priority = priority_of(event.obj)
+        if self._priorities.get(event.name) != priority:
+            self._priorities[event.name] = priority
+            self._changed()
 
     def _set(self, apiservice: Obj) -> None:
         if not is_remote(apiservice):

@@ -15,10 +15,14 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import orjson
 
 from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.aggregator.apiservices import GroupOrder
 
 log = logging.getLogger("setpoint.cluster.aggregator")
 
@@ -185,8 +189,8 @@ class DiscoveryManager:
 
 # -- the documents, with the remote APIServices merged in ----------------------------------
 # handler_apis.go lists every APIService's group, available or not, in
-# SortedByGroupAndVersion order; the groups served here come first (their priorities are all
-# above those an extension asks for in practice: metrics-server asks 100, CRDs get 1000).
+# SortedByGroupAndVersion order (``GroupOrder``): the groups served here and the remote ones
+# are ordered together by their APIServices' priorities.
 
 def _remote_groups(apiservices: list[Obj]) -> list[list[Obj]]:
     from setpoint.cluster.aggregator.apiservices import sorted_by_group_and_version
@@ -200,8 +204,14 @@ def _versions(members: list[Obj]) -> list[Obj]:
              "version": m["spec"]["version"]} for m in members]
 
 
-def merge_group_list(group_list: Obj, apiservices: list[Obj]) -> Obj:
-    """/apis: the local APIGroupList with the remote APIServices' groups."""
+def _ordered_group(group: Obj, order: GroupOrder) -> Obj:
+    by_version = {v["version"]: v for v in group.get("versions") or []}
+    versions = [by_version[v] for v in order.versions(group["name"], by_version)]
+    return {**group, "versions": versions, "preferredVersion": versions[0]}
+
+
+def merge_group_list(group_list: Obj, apiservices: list[Obj], order: GroupOrder) -> Obj:
+    """/apis: the local APIGroupList with the remote APIServices' groups, in order."""
     groups = [dict(g) for g in group_list.get("groups") or []]
     by_name = {g["name"]: g for g in groups}
     for members in _remote_groups(apiservices):
@@ -215,21 +225,26 @@ def merge_group_list(group_list: Obj, apiservices: list[Obj]) -> Obj:
         known = {v["version"] for v in local["versions"]}
         local["versions"] = [*local["versions"],
                              *(v for v in _versions(members) if v["version"] not in known)]
+    groups = [_ordered_group(g, order) for g in groups]
+    groups.sort(key=lambda g: order.group_key(g["name"], (v["version"] for v in g["versions"])))
     return {**group_list, "groups": groups}
 
 
-def merge_group(group_doc: Obj | None, group: str, apiservices: list[Obj]) -> Obj | None:
+def merge_group(group_doc: Obj | None, group: str, apiservices: list[Obj],
+                order: GroupOrder) -> Obj | None:
     """/apis/<group>: ``apiGroupHandler`` answers from the group's APIServices."""
     members = [a for a in apiservices if a["spec"].get("group") == group]
     if not members:
-        return group_doc
-    merged = merge_group_list({"groups": [group_doc] if group_doc else []}, members)
+        return None if group_doc is None else {
+            **group_doc, **_ordered_group(group_doc, order)}
+    merged = merge_group_list({"groups": [group_doc] if group_doc else []}, members, order)
     return {"kind": "APIGroup", "apiVersion": "v1", **merged["groups"][0]}
 
 
 def merge_aggregated(document: Obj, apiservices: list[Obj],
-                     version_of: Callable[[str], Obj | None]) -> Obj:
-    """/apis as apidiscovery: each remote APIService's version entry in its group."""
+                     version_of: Callable[[str], Obj | None], order: GroupOrder) -> Obj:
+    """/apis as apidiscovery: each remote APIService's version entry in its group, the
+    groups and versions in order."""
     items = [dict(item) for item in document.get("items") or []]
     by_name = {(item.get("metadata") or {}).get("name"): item for item in items}
     for members in _remote_groups(apiservices):
@@ -247,4 +262,10 @@ def merge_aggregated(document: Obj, apiservices: list[Obj],
         remote = {e["version"] for e in entries}
         item["versions"] = [*entries, *(v for v in item.get("versions") or []
                                         if v.get("version") not in remote)]
+    for item in items:
+        group = str((item.get("metadata") or {}).get("name") or "")
+        item["versions"] = sorted(item.get("versions") or [],
+                                  key=lambda v: order.version_key(group, str(v["version"])))
+    items.sort(key=lambda i: order.group_key(str((i.get("metadata") or {}).get("name") or ""),
+                                             (str(v["version"]) for v in i["versions"])))
     return {**document, "items": items}

@@ -4,8 +4,9 @@ They stand in for the kube-controller-manager controllers a cluster cannot work 
 ``serviceaccount`` (the ``default`` ServiceAccount), ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, and the
-aggregator's ``apiservice-available`` (APIService status). Each listens to
-the store and works through the server's internal REST storage, never over HTTP.
+aggregator's ``apiservice-available`` (APIService status), and two of kube-apiserver's own:
+``autoregister`` (the local APIServices) and ``cluster_authentication_trust_controller``.
+Each listens to the store and works through the server's internal REST storage, never over HTTP.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.apiservice_available import APIServiceAvailable
+from setpoint.cluster.controllers.autoregister import AutoRegister
+from setpoint.cluster.controllers.clusterauthenticationtrust import ClusterAuthenticationTrust
 from setpoint.cluster.controllers.clusterroleaggregation import ClusterRoleAggregation
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
@@ -26,7 +29,8 @@ if TYPE_CHECKING:
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.storage import Store
 
-__all__ = ["APIServiceAvailable", "BuiltinControllers", "ClusterRoleAggregation",
+__all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
+           "ClusterAuthenticationTrust", "ClusterRoleAggregation",
            "GarbageCollector", "NamespaceController", "RootCAPublisher",
            "ServiceAccountsController", "start_all"]
 
@@ -41,17 +45,21 @@ class BuiltinControllers:
     garbage_collector: GarbageCollector
     cluster_role_aggregation: ClusterRoleAggregation
     apiservice_available: APIServiceAvailable
+    autoregister: AutoRegister
+    authentication_trust: ClusterAuthenticationTrust
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
-                           self.garbage_collector, self.cluster_role_aggregation):
+                           self.garbage_collector, self.cluster_role_aggregation,
+                           self.autoregister, self.authentication_trust):
             controller.queue.shutdown()
         self.apiservice_available.shutdown()
 
 
 def start_all(store: Store, rest: REST, registry: Registry, *,
-              ca_pem: bytes, aggregator_transport: ProxyTransport) -> BuiltinControllers:
+              ca_pem: bytes, aggregator_transport: ProxyTransport,
+              authentication_data: dict[str, str]) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
     Each is handed what it uses: the store to read and follow, the REST storage to write
@@ -71,6 +79,10 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         apiservice_available=APIServiceAvailable(
             store, rest, resource("apiregistration.k8s.io", "v1", "apiservices"),
             aggregator_transport),
+        autoregister=AutoRegister(
+            store, rest, resource("apiregistration.k8s.io", "v1", "apiservices"), registry),
+        authentication_trust=ClusterAuthenticationTrust(
+            store, rest, resource("", "v1", "configmaps"), authentication_data),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()
@@ -78,4 +90,5 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.garbage_collector.start()
     controllers.cluster_role_aggregation.start()
     controllers.apiservice_available.start()
+    controllers.autoregister.start()
     return controllers

@@ -9,10 +9,12 @@ import orjson
 
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator import discovery as aggregated
+from setpoint.cluster.aggregator.apiservices import GroupOrder
 from setpoint.cluster.endpoints import discovery
 from setpoint.cluster.registry import Registry
 
 R = TypeVar("R")
+_NO_APISERVICES = GroupOrder({})
 
 
 class DiscoveryService:
@@ -27,6 +29,9 @@ class DiscoveryService:
 
     def _remote(self) -> list[dict[str, Any]]:
         return self._aggregator.remote_apiservices() if self._aggregator is not None else []
+
+    def _order(self) -> GroupOrder:
+        return self._aggregator.order if self._aggregator is not None else _NO_APISERVICES
 
     def _cached(self, key: tuple[Any, ...], make: Callable[[], R]) -> R:
         generation = (self._registry.generation,
@@ -59,12 +64,12 @@ class DiscoveryService:
 
     def groups(self) -> dict[str, Any]:
         return self._cached(("groups",), lambda: aggregated.merge_group_list(
-            discovery.api_group_list(self._registry), self._remote()))
+            discovery.api_group_list(self._registry), self._remote(), self._order()))
 
     def group(self, group: str) -> dict[str, Any] | None:
         """The APIGroup, or None when the group is not served."""
         return self._cached(("group", group), lambda: aggregated.merge_group(
-            discovery.api_group(self._registry, group), group, self._remote()))
+            discovery.api_group(self._registry, group), group, self._remote(), self._order()))
 
     def resources(self, group: str, version: str) -> dict[str, Any] | None:
         """The APIResourceList, or None when the group-version is not served."""
@@ -76,6 +81,7 @@ class DiscoveryService:
             doc = discovery.aggregated_discovery(self._registry, legacy=legacy, version=version)
             if not legacy and self._aggregator is not None:
                 doc = aggregated.merge_aggregated(doc, self._remote(),
-                                                  self._aggregator.discovery.version)
+                                                  self._aggregator.discovery.version,
+                                                  self._order())
             return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)
