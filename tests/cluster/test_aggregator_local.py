@@ -21,6 +21,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ async def test_every_served_builtin_group_version_has_its_onstart_apiservice(env
                   "v1.autoscaling": (17500, 15), "v1.apiextensions.k8s.io": (16700, 15),
                   "v1.flowcontrol.apiserver.k8s.io": (16100, 21)}
     for name in expected:
-        apiservice = await wait_for(lambda n=name: _available_local(env.api, n))
+        apiservice = await wait_for(partial(_available_local, env.api, name))
         assert apiservice["metadata"]["labels"][LABEL] == "onstart"
         assert "service" not in apiservice["spec"] or apiservice["spec"]["service"] is None
         if name in priorities:
@@ -179,7 +180,7 @@ async def test_each_served_crd_version_gets_an_apiservice_kept_while_the_crd_ser
     status, body = await env.api.post(CRDS, crd)
     assert status == 201, body
     for version in ("v1", "v2beta1"):
-        apiservice = await wait_for(lambda v=version: _available_local(env.api, f"{v}.{group}"))
+        apiservice = await wait_for(partial(_available_local, env.api, f"{version}.{group}"))
         assert apiservice["metadata"]["labels"][LABEL] == "true"
         assert apiservice["spec"] == {"group": group, "version": version,
                                       "groupPriorityMinimum": 1000, "versionPriority": 100}
