@@ -119,6 +119,11 @@ class Backend:
                                 headers={"Content-Type": AGGREGATED})
         if path == f"/apis/{GV}":
             return web.json_response(_resource_list())
+        if path == "/openapi/v3":
+            return web.json_response({"paths": {f"apis/{GV}": {
+                "serverRelativeURL": f"/openapi/v3/apis/{GV}?hash={OPENAPI_HASH}"}}})
+        if path == f"/openapi/v3/apis/{GV}":
+            return web.json_response(_openapi_v3(), headers={"ETag": f'"{OPENAPI_HASH}"'})
         if path == f"/apis/{METRICS_GV}":
             return web.json_response(_metrics_resource_list())
         if path == f"/apis/{METRICS_GV}/namespaces/default/pods":
@@ -148,6 +153,34 @@ class Backend:
                 await resp.write(orjson.dumps(await events.get()) + b"\n")
         finally:
             self.watchers.remove(events)
+
+
+OPENAPI_HASH = "0123456789ABCDEF"
+FLUNDER_DESCRIPTION = "Flunder is the one kind the wardle test backend serves."
+
+
+def _openapi_v3() -> dict[str, Any]:
+    """The backend's OpenAPI v3 document of its group-version (what kubectl explain reads)."""
+    string = {"type": "string"}
+    gvk = {"group": GROUP, "version": VERSION, "kind": "Flunder"}
+    ref = {"$ref": "#/components/schemas/com.example.wardle.v1alpha1.Flunder"}
+    get = {"get": {"operationId": "readWardleV1alpha1NamespacedFlunder",
+                   "x-kubernetes-action": "get", "x-kubernetes-group-version-kind": gvk,
+                   "responses": {"200": {"description": "OK", "content": {
+                       "application/json": {"schema": ref}}}}}}
+    path = f"/apis/{GV}/namespaces/{{namespace}}/flunders/{{name}}"
+    return {"openapi": "3.0.0", "info": {"title": "wardle", "version": VERSION},
+            "paths": {path: get},
+            "components": {"schemas": {"com.example.wardle.v1alpha1.Flunder": {
+                "type": "object", "description": FLUNDER_DESCRIPTION,
+                "properties": {
+                    "apiVersion": string, "kind": string, "metadata": {"type": "object"},
+                    "spec": {"type": "object", "description": "What the flunder wants.",
+                             "properties": {"reference": {
+                                 "type": "string",
+                                 "description": "The flunder this one refers to."}}}},
+                "x-kubernetes-group-version-kind": [
+                    {"group": GROUP, "version": VERSION, "kind": "Flunder"}]}}}}
 
 
 def _resource_list() -> dict[str, Any]:

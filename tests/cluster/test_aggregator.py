@@ -31,7 +31,14 @@ import pytest_asyncio
 
 from setpoint.cluster import RunningCluster, serve
 from setpoint.machinery.certificates import issue
-from tests.cluster.aggregated_backend import GROUP, GV, VERSION, Backend
+from tests.cluster.aggregated_backend import (
+    FLUNDER_DESCRIPTION,
+    GROUP,
+    GV,
+    OPENAPI_HASH,
+    VERSION,
+    Backend,
+)
 from tests.cluster.conftest import API
 from tests.conftest import kubectl_path
 from tests.waiting import wait_for
@@ -480,3 +487,32 @@ async def test_an_invalid_apiservice_is_refused_with_the_aggregators_field_error
                  "groupPriorityMinimum": 100, "versionPriority": 100}})
     assert status == 201, created
     assert created["spec"]["service"]["port"] == 443
+
+
+# -- OpenAPI v3 ----------------------------------------------------------------------------------
+
+async def test_the_backends_openapi_v3_paths_are_listed_and_proxied_so_kubectl_explain_works(
+        env: Env) -> None:
+    """kube-aggregator pkg/controllers/openapiv3/aggregator/aggregator.go (specProxier): the
+    backend's /openapi/v3 paths join the server's root as the backend lists them, and a
+    request for one is proxied to the backend, which answers it; the server's own paths are
+    unchanged. kubectl explain (OpenAPI v3) then finds the aggregated kind."""
+    async def listed() -> dict[str, Any] | None:
+        _, index = await env.api.get("/openapi/v3", headers={"Accept": "application/json"})
+        if isinstance(index, str):
+            index = orjson.loads(index)
+        return index if f"apis/{GV}" in index["paths"] else None
+
+    index = await wait_for(listed)
+    assert index["paths"][f"apis/{GV}"] == {
+        "serverRelativeURL": f"/openapi/v3/apis/{GV}?hash={OPENAPI_HASH}"}
+    assert index["paths"]["apis/apps/v1"]["serverRelativeURL"].startswith(
+        "/openapi/v3/apis/apps/v1?hash=")
+    status, doc = await env.api.get(f"/openapi/v3/apis/{GV}?hash={OPENAPI_HASH}")
+    assert status == 200, doc
+    assert "com.example.wardle.v1alpha1.Flunder" in doc["components"]["schemas"]
+    out = await _kubectl(env, "explain", "flunders")
+    assert "KIND:       Flunder" in out, out
+    assert FLUNDER_DESCRIPTION in out, out
+    out = await _kubectl(env, "explain", "flunders.spec.reference")
+    assert "The flunder this one refers to." in out, out

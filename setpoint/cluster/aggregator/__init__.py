@@ -22,6 +22,7 @@ from setpoint.cluster.aggregator.apiservices import (
     priority_of,
 )
 from setpoint.cluster.aggregator.discovery import MAX_DISCOVERY_BYTES, DiscoveryManager
+from setpoint.cluster.aggregator.openapi import OpenAPIV3Proxier
 from setpoint.cluster.aggregator.proxy import ProxyTransport, forwarded_headers
 from setpoint.cluster.aggregator.resolver import service_ref
 from setpoint.machinery.objects import Obj
@@ -40,6 +41,7 @@ class Aggregator:
         self._store = store
         self.transport = ProxyTransport(store, front_proxy)
         self.discovery = DiscoveryManager(self._fetch, self._changed)
+        self.openapi_v3 = OpenAPIV3Proxier(self._fetch, self._changed)
         self._remote: dict[tuple[str, str], Obj] = {}
         self._priorities: dict[str, tuple[str, str, int, int]] = {}  # every APIService's
         self.order = GroupOrder(self._priorities)
@@ -88,6 +90,7 @@ class Aggregator:
         self._remote[group_version(apiservice)] = apiservice
         self._changed()
         self.discovery.set_apiservice(apiservice)
+        self.openapi_v3.set_apiservice(apiservice)
 
     def _forget(self, apiservice: Obj) -> None:
         gv = group_version(apiservice)
@@ -96,6 +99,7 @@ class Aggregator:
             del self._remote[gv]
         self._changed()
         self.discovery.remove_apiservice(apiservice["metadata"]["name"])
+        self.openapi_v3.remove_apiservice(apiservice["metadata"]["name"])
 
     def remote(self, group: str, version: str) -> Obj | None:
         """The remote APIService serving ``group/version``, or None."""
@@ -129,4 +133,5 @@ class Aggregator:
 
     async def stop(self) -> None:
         self.discovery.stop()
+        self.openapi_v3.stop()
         await self.transport.close()

@@ -213,6 +213,11 @@ class Handler:
         if head == "version" and len(segments) == 1:
             return _json(self.discovery.version())
         if head == "openapi":
+            remote = self._remote_openapi_v3(segments)
+            if remote is not None:
+                from setpoint.cluster.endpoints import aggregated
+
+                return await aggregated.proxy(request, self.api.aggregator, remote)
             return self._openapi(request, segments)
         if head == "api":
             if len(segments) == 1:
@@ -299,6 +304,20 @@ class Handler:
         headers["Last-Modified"] = service.last_modified
         return Response(body, 200, content_type, headers)
 
+    def _remote_openapi_v3(self, segments: list[str]) -> Obj | None:
+        """The remote APIService whose backend lists this /openapi/v3 path (and this server
+        does not), or None."""
+        if len(segments) < 3 or segments[1] != "v3":
+            return None
+        path = "/".join(segments[2:])
+        found = self.api.aggregator.openapi_v3.paths().get(path)
+        if found is None or self.openapi.document(path) is not None:
+            return None
+        for apiservice in self.api.aggregator.remote_apiservices():
+            if apiservice["metadata"]["name"] == found[0]:
+                return apiservice
+        return None
+
     def _openapi(self, request: Request, segments: list[str]) -> Response:
         if request.path == "/openapi/v2":
             return self._openapi_v2(request)
@@ -306,7 +325,14 @@ class Handler:
             return _text("404 page not found\n", 404)
         service = self.openapi
         if len(segments) == 2:
-            return Response(service.index(), 200, "text/plain; charset=utf-8")
+            index = service.index()
+            remote = self.api.aggregator.openapi_v3.paths()
+            if remote:  # specProxier: the backends' paths beside the server's own
+                doc = orjson.loads(index)
+                for path, (_, entry) in remote.items():
+                    doc["paths"].setdefault(path, entry)
+                index = orjson.dumps(doc)
+            return Response(index, 200, "text/plain; charset=utf-8")
         path = "/".join(segments[2:])
         body = service.document(path)
         if body is None:
