@@ -123,6 +123,8 @@ async def backend(client: Client) -> tuple[int, bytes] | None:
     subsets = endpoints.get("subsets") or []
     if not subsets:
         return None
+    if "caBundle" not in service["spec"]:
+        return None  # still the local APIService the legacy CRDs had (crdregistration)
     return int(subsets[0]["ports"][0]["port"]), base64.b64decode(service["spec"]["caBundle"])
 
 

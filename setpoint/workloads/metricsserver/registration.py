@@ -14,7 +14,11 @@ unavailable until the next start.
 
 The CustomResourceDefinitions that served the group before (pods.metrics.k8s.io,
 nodes.metrics.k8s.io) are deleted: they would shadow nothing once the aggregator serves
-the group, but they hold stale objects.
+the group, but they hold stale objects. While they served it, the API server kept a local
+APIService v1beta1.metrics.k8s.io for them, labelled
+``kube-aggregator.kubernetes.io/automanaged: "true"`` (crdregistration): the label is taken
+off before the APIService is written, else the API server deletes it once the CRDs are
+gone (autoregister deletes an automanaged APIService nothing asks for any more).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ CRD = Kind("apiextensions.k8s.io/v1", "CustomResourceDefinition")
 APISERVICE = "v1beta1.metrics.k8s.io"
 LEGACY_CRDS = ("pods.metrics.k8s.io", "nodes.metrics.k8s.io")
 FIELD_MANAGER = "metrics-server"
+AUTOMANAGED_LABEL = "kube-aggregator.kubernetes.io/automanaged"
 PORT_NAME = "https"
 LABELS = {"k8s-app": "metrics-server"}
 
@@ -70,15 +75,33 @@ def apiservice(name: str, namespace: str, ca_pem: bytes) -> dict[str, Any]:
 async def register(client: Client, name: str, namespace: str, port: int,
                    ca_pem: bytes) -> None:
     """Write the Service, its Endpoints and the APIService; delete the legacy CRDs."""
+    legacy = False
     for crd in LEGACY_CRDS:
         with contextlib.suppress(NotFoundError):
             await client.delete(CRD, crd)
+            legacy = True
             log.info("metrics_server_deleted_legacy_crd name=%s", crd)
+    if legacy:
+        await _disown_legacy_apiservice(client)
     await client.apply(service(name, namespace), field_manager=FIELD_MANAGER, force=True)
     await client.apply(endpoints(name, namespace, port), field_manager=FIELD_MANAGER,
                        force=True)
     await client.apply(apiservice(name, namespace, ca_pem), field_manager=FIELD_MANAGER,
                        force=True)
+
+
+async def _disown_legacy_apiservice(client: Client) -> None:
+    """The APIService the API server kept for the legacy CRDs, made ours to keep."""
+    try:
+        current = await client.get(APISERVICE_KIND, APISERVICE)
+    except NotFoundError:
+        return
+    if AUTOMANAGED_LABEL not in ((current.get("metadata") or {}).get("labels") or {}):
+        return
+    with contextlib.suppress(NotFoundError):  # the API server may have deleted it already
+        await client.patch(APISERVICE_KIND, APISERVICE,
+                           {"metadata": {"labels": {AUTOMANAGED_LABEL: None}}},
+                           field_manager=FIELD_MANAGER)
 
 
 async def unregister(client: Client, name: str, namespace: str) -> None:
