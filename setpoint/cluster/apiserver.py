@@ -145,6 +145,12 @@ class APIServer:
         self.store.compact()
         self.ready = True
 
+    def post_start(self) -> None:
+        """What kube-apiserver runs as post-start hooks once it serves: the
+        ``kube-apiserver-autoregistration`` hook registers the local APIServices (their
+        writes follow on the loop, after the start, so they never delay readiness)."""
+        self.controllers.autoregister.start()
+
     async def stop(self) -> None:
         self.ready = False
         for stream in list(self._watches):

@@ -93,6 +93,7 @@ async def serve(
               port=bound_port)
     http = HTTPServer(Handler(api, token), limits)
     await http.start(sock, certs.ssl_context(secrets_dir))
+    api.post_start()
     url_host = f"[{host}]" if ":" in host else host
     url = f"https://{url_host}:{bound_port}"
     config_path = kubeconfig or secrets_dir / "kubeconfig"

@@ -90,5 +90,5 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.garbage_collector.start()
     controllers.cluster_role_aggregation.start()
     controllers.apiservice_available.start()
-    controllers.autoregister.start()
+    # autoregister starts once the server serves: APIServer.post_start
     return controllers

@@ -73,7 +73,8 @@ class AutoRegister:
         return f"AutoRegister(desired={len(self._desired)})"
 
     def start(self) -> None:
-        """Register what is served now; the writes happen on the queue, after start."""
+        """Register what is served now (the server's post-start hook); the writes follow
+        on the queue."""
         self._at_start = {a["metadata"]["name"] for a in self._store.list(APISERVICES)}
         served = {(rt.group, rt.version) for rt in self._registry.all() if not rt.is_custom}
         for group, version in sorted(served):
