@@ -30,7 +30,9 @@ import orjson
 import pytest
 import pytest_asyncio
 
+from setpoint.client import Client, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
+from setpoint.workloads.metricsserver.registration import register
 from tests.cluster.conftest import API
 from tests.conftest import kubectl_path
 from tests.waiting import quiet_period, wait_for
@@ -357,3 +359,36 @@ async def test_the_authentication_configmap_is_restored_when_changed(env: Env) -
 async def _configmap_without(api: API, key: str) -> dict[str, Any] | None:
     status, body = await api.get(AUTH_CM)
     return body if status == 200 and key not in (body.get("data") or {}) else None
+
+
+# -- metrics-server taking over the legacy CRDs' group --------------------------------------
+
+async def test_metrics_server_takes_over_the_apiservice_its_legacy_crds_had(env: Env) -> None:
+    """The legacy pods.metrics.k8s.io CRD gave v1beta1.metrics.k8s.io a local APIService
+    labelled ``true`` (crdregistration). metrics-server's registration deletes the CRDs and
+    writes its own APIService; were the label left on it, autoregister would delete that
+    APIService once the CRDs are gone (checkAPIService row 6A). A finalizer holds the CRD
+    until after the registration, the order in which the race loses it."""
+    crd = _crd("metrics.k8s.io", "pods", [("v1beta1", True)])
+    crd["metadata"]["finalizers"] = ["example.com/hold"]
+    crd["metadata"]["annotations"] = {"api-approved.kubernetes.io": "unapproved, test"}
+    status, body = await env.api.post(CRDS, crd)
+    assert status == 201, body
+    legacy = await wait_for(partial(_available_local, env.api, "v1beta1.metrics.k8s.io"))
+    assert legacy["metadata"]["labels"][LABEL] == "true"
+    async with Client(load_kubeconfig(env.workdir / "kubeconfig")) as client:
+        await register(client, "metrics-server", "kube-system", 1, env.cluster.ca_file.read_bytes())
+    crd_path = f"{CRDS}/pods.metrics.k8s.io"
+    status, body = await env.api.patch(crd_path, {"metadata": {"finalizers": None}}, MERGE)
+    assert status == 200, body
+    await wait_for(lambda: _crd_gone(env.api, crd_path))
+    await quiet_period()
+    apiservice = await _apiservice(env.api, "v1beta1.metrics.k8s.io")
+    assert apiservice is not None
+    assert LABEL not in apiservice["metadata"].get("labels", {})
+    assert apiservice["spec"]["service"]["name"] == "metrics-server"
+
+
+async def _crd_gone(api: API, path: str) -> bool:
+    status, _ = await api.get(path)
+    return status == 404
