@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import orjson
 import pytest
 
 from tests.cluster.conftest import API
@@ -171,6 +172,21 @@ async def test_an_apiversion_or_kind_that_is_no_string_fails_the_serializer(
     kind = "ConfigMap" if "configmaps" in path else "Ingress"
     assert out["message"] == (f"the object provided is unrecognized (must be of type {kind}): "
                               f"couldn't get version/kind; json parse error: {detail}")
+
+
+async def test_a_scale_body_of_another_kind_is_refused_before_anything_is_read(
+        api: API) -> None:
+    """A Scale PUT decodes its body into an autoscaling/v1 Scale first (handlers/update.go,
+    then create.go transformDecodeError): a body of another kind is a 400 before the store
+    reads the parent or its resourceVersion is parsed (store.go Update)."""
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    body = orjson.dumps({"metadata": {"name": "absent", "resourceVersion": "a"},
+                         "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    status, out = await api.request("PUT", f"{deployments}/absent/scale", raw=body)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert out["message"] == (
+        'SelfSubjectReview in version "v1" cannot be handled as a Scale: converting '
+        "(v1.SelfSubjectReview) to (autoscaling.Scale): unknown conversion")
 
 
 async def test_token_request_longer_than_2_to_the_32_seconds_is_invalid(api: API) -> None:

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from setpoint.cluster import RunningCluster
-from setpoint.cluster.endpoints import server as server_module
+from setpoint.cluster.endpoints import collections as collection_reads
 from setpoint.cluster.endpoints.listencoding import LIST_CHUNK_ITEMS
 from setpoint.cluster.registry.listing import list_items_json
 from tests.cluster.conftest import API
@@ -173,13 +173,13 @@ async def readyz_during_list(cluster: RunningCluster, api: API,
 
     monkeypatch.setattr(codec, "with_defaults", observed)
     # a JSON list of a type served as stored splices in the stored JSON, not presented
-    items_json = list_items_json  # what the server module imported
+    items_json = list_items_json  # what the collection reads imported
 
     def observed_json(rt: Any, raws: list[bytes]) -> bytes:
         presenting.set()
         return items_json(rt, raws)
 
-    monkeypatch.setattr(server_module, "list_items_json", observed_json)
+    monkeypatch.setattr(collection_reads, "list_items_json", observed_json)
     answered: list[str] = []
 
     async def big_list() -> int:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 import hmac
 import logging
-from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
+from collections.abc import Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -17,15 +16,14 @@ from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints import podstreams
+from setpoint.cluster.endpoints.collections import (
+    CollectionReads,
+    read_converted,
+    requesting_user,
+)
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
-from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
-from setpoint.cluster.endpoints.listencoding import (
-    LIST_CHUNK_ITEMS,
-    encode_list,
-    in_chunks,
-    json_parts,
-)
+from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response
 from setpoint.cluster.endpoints.negotiation import (
     MediaType,
     negotiate,
@@ -34,25 +32,27 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
+from setpoint.cluster.endpoints.responses import (
+    json_response,
+    render_object,
+    render_write,
+    status_response,
+    text_response,
+)
 from setpoint.cluster.endpoints.typedbodies import (
     decode_delete_options,
     decode_kind,
     undecodable_delete_options,
 )
 from setpoint.cluster.endpoints.warningheaders import warning_headers
-from setpoint.cluster.endpoints.watch import WatchStream
 from setpoint.cluster.registry.admissionpoints import (
-    ConversionPoint,
     Steps,
     run_sync,
     subresource_create_steps,
 )
-from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.listing import (
     Filter,
     cache_wait_revision,
-    list_item,
-    list_items_json,
     parse_rv,
     too_large,
 )
@@ -93,52 +93,6 @@ _SUBRESOURCE_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "
 _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
-def _dumps(obj: Any, media: MediaType) -> bytes:
-    if media.is_yaml:
-        import yaml  # on first use: not loaded before the first request (start-up time)
-
-        return yaml.safe_dump(_valid_text(obj), sort_keys=False).encode()
-    try:
-        return orjson.dumps(obj)
-    except TypeError:
-        # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
-        # U+FFFD for what is not UTF-8 (encoding/json's encoder)
-        return orjson.dumps(_valid_text(obj))
-
-
-def _valid_text(value: Any) -> Any:
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    if isinstance(value, dict):
-        return {_valid_text(k): _valid_text(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_valid_text(v) for v in value]
-    return value
-
-
-def _json(obj: Any, status: int = 200, media: MediaType | None = None,
-          warnings: list[str] | None = None) -> Response:
-    media = media or MediaType()
-    # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
-    resp = Response(_dumps(obj, media), status, media.type)
-    for header in warning_headers(warnings or ()):
-        resp.add_header("Warning", header)
-    return resp
-
-
-def _status(err: StatusError) -> Response:
-    resp = _json(err.to_status(), err.code)
-    if err.retry_after is not None and err.code in (429, 503, 504):
-        resp.set_header("Retry-After", str(err.retry_after))
-    if err.code == 413:
-        resp.set_header("Connection", "close")  # the unread rest of the body is not wanted
-    return resp
-
-
-def _text(body: str, status: int = 200) -> Response:
-    return Response(body.encode(), status, "text/plain; charset=utf-8")
-
-
 class Handler:
     """One handler for every path: the Kubernetes path grammar is not a route table."""
 
@@ -146,6 +100,7 @@ class Handler:
         self.api = api
         self.token = token.encode() if token else None
         self.discovery = DiscoveryService(api.registry, api.aggregator)
+        self.collections = CollectionReads(api)
 
     # OpenAPI documents are built on first request: importing their builders costs start-up
     @cached_property
@@ -165,10 +120,11 @@ class Handler:
             self._authenticate(request)
             return await self._dispatch(request)
         except StatusError as err:
-            return _status(err)
+            return status_response(err)
         except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
-            return _status(errors.internal("an unexpected error occurred; see the server log"))
+            return status_response(
+                errors.internal("an unexpected error occurred; see the server log"))
 
     def _authenticate(self, request: Request) -> None:
         """Who sends the request (``request.user``: what authorization judges and admission
@@ -199,19 +155,19 @@ class Handler:
     async def _dispatch(self, request: Request) -> Response:
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
-            return _text("ok") if self.api.ready else _text("not ready", 500)
+            return text_response("ok") if self.api.ready else text_response("not ready", 500)
         if path.startswith("/healthz/") or path.startswith("/livez/") or path.startswith(
                 "/readyz/"):
-            return _text("ok")
+            return text_response("ok")
         # split after percent-decoding, as Go's router does: "%2F" separates segments too
         segments = path.strip("/").split("/") if path.strip("/") else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if not segments:
-            return _json(self.discovery.root_paths())
+            return json_response(self.discovery.root_paths())
         head = segments[0]
         if head == "version" and len(segments) == 1:
-            return _json(self.discovery.version())
+            return json_response(self.discovery.version())
         if head == "openapi":
             remote = self._remote_openapi_v3(segments)
             if remote is not None:
@@ -225,7 +181,7 @@ class Handler:
             if segments[1] != "v1":
                 raise errors.path_not_found()
             if len(segments) == 2:
-                return _json(self.discovery.core_resources())
+                return json_response(self.discovery.core_resources())
             return await self._resource(request, ["", *segments[1:]])
         if head == "apis":
             if len(segments) == 1:
@@ -238,16 +194,16 @@ class Handler:
             versions = self.api.registry.groups().get(group)
             if not versions:
                 if len(segments) == 2 and self.api.aggregator.serves_group(group):
-                    return _json(self.discovery.group(group))
-                return _text("404 page not found\n", 404)
+                    return json_response(self.discovery.group(group))
+                return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return _json(self.discovery.group(group))
+                return json_response(self.discovery.group(group))
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
-                return _json(self.discovery.resources(group, segments[2]))
+                return json_response(self.discovery.resources(group, segments[2]))
             return await self._resource(request, segments[1:])
-        return _text("404 page not found\n", 404)
+        return text_response("404 page not found\n", 404)
 
     async def _proxied(self, request: Request, segments: list[str], apiservice: Obj,
                        ) -> Response:
@@ -272,7 +228,7 @@ class Handler:
         """
         if any(not rt.is_custom for rt in self.api.registry.all() if rt.group == group):
             raise errors.path_not_found()
-        return _text("404 page not found\n", 404)
+        return text_response("404 page not found\n", 404)
 
     # -- discovery -----------------------------------------------------------------------
     def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
@@ -283,7 +239,7 @@ class Handler:
             if request.headers.get("if-none-match") == etag:
                 return Response(status=304, headers={"ETag": etag})
             return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
-        resp = _json(disc.versions() if legacy else disc.groups())
+        resp = json_response(disc.versions() if legacy else disc.groups())
         resp.add_header("Vary", "Accept")
         return resp
 
@@ -322,7 +278,7 @@ class Handler:
         if request.path == "/openapi/v2":
             return self._openapi_v2(request)
         if len(segments) < 2 or segments[1] != "v3":
-            return _text("404 page not found\n", 404)
+            return text_response("404 page not found\n", 404)
         service = self.openapi
         if len(segments) == 2:
             index = service.index()
@@ -364,10 +320,10 @@ class Handler:
                 request.method != "GET" or (rp.name is not None and not rp.legacy_watch)):
             # customresource_handler.go: a namespaced resource outside a namespace serves
             # only list and watch; anything else goes to the delegate (a plain 404)
-            return _text("404 page not found\n", 404)
+            return text_response("404 page not found\n", 404)
         if rp.namespace is not None and not rt.namespaced:
             if rt.is_custom:
-                return _text("404 page not found\n", 404)
+                return text_response("404 page not found\n", 404)
             raise errors.path_not_found()
         if rp.namespace is None and rt.namespaced and rp.name is not None:
             # the installer routes a namespaced kind outside a namespace for lists only
@@ -379,7 +335,7 @@ class Handler:
         try:
             resp = await self._resource_verb(request, rt, rp)
         except StatusError as err:
-            resp = _status(err)
+            resp = status_response(err)
         resp.headers[:0] = [("warning", h) for h in warning_headers(deprecation)]
         return resp
 
@@ -404,7 +360,7 @@ class Handler:
         if method == "GET":
             watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
             if rp.name is None or (watch and not rp.subresource):
-                return await self._get_collection(request, rt, rp, watch)
+                return await self.collections.get(request, rt, rp, watch, self._media(request))
             media = self._media(request)
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
@@ -413,9 +369,9 @@ class Handler:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     return Response(served, 200, media.type)
-            obj = await self._read(request, rt, lambda: self.api.rest.get_steps(
+            obj = await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
                 rt, rp.namespace, name, rp.subresource))
-            return self._render_object(rt, obj, media)
+            return render_object(rt, obj, media)
         if rp.legacy_watch:
             raise errors.method_not_allowed()  # /watch/ paths have GET routes only
         if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
@@ -433,7 +389,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
             result.warnings.extend(warnings)
-            return self._render_write(rt, result, media)
+            return render_write(rt, result, media)
         if method == "PUT":
             if rp.name is None:
                 raise _nameless(rt)
@@ -444,7 +400,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
                 rt, rp.namespace, name, sent, opts, rp.subresource), body)
             result.warnings.extend(warnings)
-            return self._render_write(rt, result, media)
+            return render_write(rt, result, media)
         if method == "PATCH":
             if rp.name is None and not rt.is_custom:
                 raise _nameless(rt)  # go-restful: the method before the content type
@@ -471,7 +427,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
             result.warnings.extend(warnings)
-            return self._render_write(rt, result, media)
+            return render_write(rt, result, media)
         if method == "DELETE":
             media = negotiate(request.headers.get("accept"))
             if rp.name is None:
@@ -486,7 +442,7 @@ class Handler:
                     cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
-                return _json(out, 200, media, warnings)
+                return json_response(out, 200, media, warnings)
             dopts = await self._delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
@@ -494,7 +450,7 @@ class Handler:
             name = rp.name
             (code, out), warnings = await self._admitted(
                 request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
-            return _json(out, code, media, warnings)
+            return json_response(out, code, media, warnings)
         raise errors.method_not_allowed()
 
     async def _virtual(self, request: Request, rt: ResourceType,
@@ -505,10 +461,10 @@ class Handler:
                 raise errors.method_not_allowed()  # a review's paths have a POST route only
             listed = reviews.component_statuses()
             if rp.name is None:
-                return _json(listed, 200, media)
+                return json_response(listed, 200, media)
             for item in listed["items"]:
                 if item["metadata"]["name"] == rp.name:
-                    return _json({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
+                    return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
             raise errors.not_found(rt.resource, rp.name)
         body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
                            rt.api_version, rt.kind)
@@ -517,10 +473,12 @@ class Handler:
             meta = body.get("metadata") if isinstance(body, dict) else None
             name = meta.get("name", "") if isinstance(meta, dict) else ""
             pods = self.api.registry.require("", "v1", "pods")
-            return _json(self.api.bind_pod(pods, rp.namespace or "", name, body), 201, media)
+            return json_response(self.api.bind_pod(pods, rp.namespace or "", name, body), 201,
+                                 media)
         token = self.token.decode() if self.token else None
-        return _json(reviews.create(self.api.authorizer, self.api.service_account_identity, rt,
-                                    rp.namespace, body, token, _user(request)), 201, media)
+        return json_response(reviews.create(
+            self.api.authorizer, self.api.service_account_identity, rt, rp.namespace, body,
+            token, requesting_user(request)), 201, media)
 
     async def _admitted(self, request: Request, rt: ResourceType,
                         steps: Callable[[Decoded], Steps[T]],
@@ -532,7 +490,7 @@ class Handler:
         webhooks = self.api.webhooks
         if rt.conversion_webhook is None and not webhooks.configured():
             return run_sync(steps(sent)), []
-        return await webhooks.run(lambda: steps(_fresh(sent)), _user(request))
+        return await webhooks.run(lambda: steps(_fresh(sent)), requesting_user(request))
 
     def _authorize(self, request: Request, attrs: Attributes) -> None:
         user = request.user or reviews.ADMIN_USER
@@ -596,7 +554,7 @@ class Handler:
         group, _, version = api_version.rpartition("/")
         out, warnings = await self._admitted(request, rt, lambda sent: subresource_create_steps(
             rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
-        return _json(out, 201, media, warnings)
+        return json_response(out, 201, media, warnings)
 
     async def _raw(self, request: Request) -> bytes:
         try:
@@ -642,119 +600,6 @@ class Handler:
         check_type_meta(decoded.obj, kind, raw)
         return decoded
 
-    # -- rendering -----------------------------------------------------------------------
-    def _render_object(self, rt: ResourceType, obj: Obj, media: MediaType,
-                       status: int = 200, warnings: list[str] | None = None) -> Response:
-        if media.as_kind == "Table":
-            from setpoint.cluster.endpoints.tables import to_table
-
-            table = to_table(rt, [obj], list_meta=None,
-                             include_object=media.include_object or "Metadata",
-                             now=datetime.now(UTC), table_version=media.version)
-            return _json(table, status, media, warnings)
-        if media.as_kind == "PartialObjectMetadata":
-            return _json(_partial(obj, media.version), status, media, warnings)
-        return _json(obj, status, media, warnings)
-
-    def _render_write(self, rt: ResourceType, result: WriteResult,
-                      media: MediaType) -> Response:
-        if result.obj.get("kind") == "Scale":
-            return _json(result.obj, result.status, MediaType(media.type), result.warnings)
-        if result.served_json is not None and not media.as_kind and not media.is_yaml:
-            resp = Response(result.served_json, result.status, media.type)
-            for header in warning_headers(result.warnings):
-                resp.add_header("Warning", header)
-            return resp
-        return self._render_object(rt, result.obj, media, result.status, result.warnings)
-
-    async def _get_collection(self, request: Request, rt: ResourceType, rp: ResourcePath,
-                              watch: bool) -> Response:
-        media = self._media(request)
-        opts = ListOptions.parse(request.query)
-        if rp.name is not None:
-            opts.field_selector = f"metadata.name={rp.name}" + (
-                f",{opts.field_selector}" if opts.field_selector else "")
-        opts.watch = watch
-        validate_list_options(opts)
-        ns = rp.namespace
-        wanted = cache_wait_revision(opts)
-        # a LIST that waited in vain answers the Timeout itself (listing.list_stored)
-        if not await self.api.freshness.wait_until_fresh(wanted) and watch:
-            # cacher.go Watch: the wait's error comes as the stream's one ERROR event
-            error = too_large(wanted, self.api.store.revision).to_status()
-            return Response(orjson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
-                            "application/json")
-        if not watch:
-            return await self._list(request, rt, ns, opts, media)
-        return await self._watch(request, rt, ns, opts, media)
-
-    async def _list(self, request: Request, rt: ResourceType, ns: str | None,
-                    opts: ListOptions, media: MediaType) -> Response:
-        """A LIST in any representation (JSON or YAML; full objects, metadata only or a
-        Table), its items presented and encoded a chunk at a time (``listencoding``)."""
-        rest = self.api.rest
-        listed = rest.list_stored(rt, ns, opts)
-        codec = rest.codec
-        # the page is the stored JSON of its objects: each decoded as its chunk is presented
-
-        def present(raw: Any) -> Obj:
-            return codec.present(rt, orjson.loads(raw))
-
-        chunk_json: Callable[[list[Any]], bytes] | None = None
-        if rt.conversion_webhook is not None:
-            # the page is converted in one review (webhook_converter.go converts a list's
-            # items together); defaults and encoding then go a chunk at a time
-            stored = [orjson.loads(raw) for raw in listed["items"]]
-            listed["items"] = await self._read(request, rt, lambda: codec.present_all_steps(
-                rt, stored, defaults=False))
-            present = partial(codec.with_defaults, rt)
-        elif codec.serves_stored(rt):
-            chunk_json = partial(list_items_json, rt)  # spliced in as stored
-        dumps = partial(_dumps, media=media)
-        if media.as_kind == "Table":
-            table = await self._table(rt, listed, media, present)
-            body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")
-        elif media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
-            list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
-            body = await encode_list({
-                "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
-                "metadata": list_meta, "items": listed["items"],
-            }, lambda obj: _partial(present(obj), media.version), dumps, yaml=media.is_yaml)
-        elif chunk_json is not None and not media.is_yaml and len(
-                listed["items"]) > LIST_CHUNK_ITEMS:
-            # written a chunk at a time as the client reads it, never held whole: a LIST of
-            # 100,000 would otherwise take a 50 MB body and as much in transport buffers,
-            # which the allocator keeps once freed. Go's net/http chunks any answer of more
-            # than 2 KiB written without a Content-Length (server.go bufferBeforeChunkingSize),
-            # as kube-apiserver's list answers are (responsewriters/writers.go).
-            return StreamResponse(json_parts(listed, _as_stored, dumps, chunk_json=chunk_json),
-                                  _nothing, content_type=media.type)
-        else:
-            body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
-                                     yaml=media.is_yaml,
-                                     chunk_json=None if media.is_yaml else chunk_json)
-        return Response(body, 200, media.type)
-
-    async def _table(self, rt: ResourceType, listed: Obj, media: MediaType,
-                     present: Callable[[Obj], Obj]) -> Obj:
-        """A LIST as a Table (what ``kubectl get`` asks for), its rows made a chunk at a
-        time."""
-        from setpoint.cluster.endpoints.tables import to_table
-
-        include_object = media.include_object or "Metadata"
-        now = datetime.now(UTC)
-        table = to_table(rt, [], list_meta=listed["metadata"], include_object=include_object,
-                         now=now, table_version=media.version)
-
-        def rows(chunk: list[Any]) -> list[Obj]:
-            presented = [list_item(rt, present(obj)) for obj in chunk]
-            return list(to_table(rt, presented, list_meta=None, include_object=include_object,
-                                 now=now, table_version=media.version,
-                                 no_headers=True)["rows"])
-
-        table["rows"] = await in_chunks(listed["items"], rows)
-        return table
-
     async def _wait_fresh(self, revision: int) -> None:
         """A read the watch cache serves must see at least the revision it asks for: it
         waits up to 3 s for a write to reach it (watch_cache.go waitUntilFreshAndBlock),
@@ -762,91 +607,11 @@ class Handler:
         if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
 
-    async def _read(self, request: Request, rt: ResourceType,
-                    steps: Callable[[], Steps[T]]) -> T:
-        """Run a read, through the CRD's conversion webhook when it has one."""
-        if rt.conversion_webhook is None:
-            return run_sync(steps())
-        result, _ = await self.api.webhooks.run(steps, _user(request))
-        return result
-
-    async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
-                     opts: ListOptions, media: MediaType) -> Response:
-        rest = self.api.rest
-        convert = rt.conversion_webhook is not None
-        # objects converted by webhook are converted a batch at a time, outside the stream
-        present = self._watch_presenter(rt, media, rest.present if not convert
-                                        else rest.with_defaults)
-        stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored)
-        if stream.error is not None:
-            error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
-            return Response(error, 200, "application/json")
-        return StreamResponse(self._watch_events(stream, rt, present if convert else None),
-                              stream.close, content_type="application/json")
-
-    async def _watch_events(self, stream: WatchStream, rt: ResourceType,
-                            present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:
-        self.api.track_watch(stream)
-        try:
-            async for batch in stream:
-                if present is not None:
-                    batch = await self._converted(rt, batch, present)
-                yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
-        finally:
-            stream.close()
-            self.api.untrack_watch(stream)
-
-    async def _converted(self, rt: ResourceType, batch: list[tuple[str, Obj]],
-                         present: Callable[[Obj], Obj]) -> list[tuple[str, Obj]]:
-        """A batch of watch events with their objects converted by the CRD's webhook."""
-        from setpoint.cluster.apiextensions import conversionwebhook
-
-        objects = [(i, o) for i, (t, o) in enumerate(batch) if t not in ("BOOKMARK", "ERROR")]
-        try:
-            converted = await conversionwebhook.convert(
-                self.api.webhook_client,
-                ConversionPoint(rt, [o for _, o in objects], rt.api_version))
-        except StatusError as err:
-            return [("ERROR", err.to_status())]
-        out = list(batch)
-        for (i, _), obj in zip(objects, converted, strict=True):
-            out[i] = (batch[i][0], present(obj))
-        return out
-
-    def _watch_presenter(self, rt: ResourceType, media: MediaType,
-                         present: Callable[[ResourceType, Obj], Obj]) -> Callable[[Obj], Obj]:
-        if media.as_kind == "Table":
-            from setpoint.cluster.endpoints.tables import WatchTables
-
-            tables = WatchTables(rt, include_object=media.include_object or "Metadata",
-                                 table_version=media.version)
-            return lambda obj: tables(present(rt, obj))
-        if media.as_kind.startswith("PartialObjectMetadata"):
-            return lambda obj: _partial(obj, media.version)
-        return lambda obj: present(rt, obj)
-
-
-def _as_stored(obj: Obj) -> Obj:
-    return obj
-
-
-def _user(request: Request) -> Obj:
-    return request.user or reviews.ADMIN_USER
-
 
 def _fresh(body: Decoded) -> Decoded:
     """A body for one run of a write: a run changes its object, and a write whose object
     moved on while webhooks answered runs again from the body as it was sent."""
     return Decoded(copy.deepcopy(body.obj), body.duplicates, body.unknown)
-
-
-def _partial(obj: Obj, version: str) -> Obj:
-    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
-            "metadata": obj.get("metadata", {})}
-
-
-def _nothing() -> None:
-    """A streamed LIST has nothing to stop when its client leaves: the page is taken."""
 
 
 def _nameless(rt: ResourceType) -> errors.StatusError:

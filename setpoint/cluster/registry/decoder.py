@@ -148,30 +148,41 @@ def _field_validation(rt: ResourceType, problems: list[str], opts: WriteOptions)
 
 
 def _check_kind(rt: ResourceType, obj: Obj) -> None:
+    check_body_kind(obj, kind=rt.kind, api_version=rt.api_version, group=rt.group,
+                    custom=rt.is_custom)
+
+
+def check_body_kind(obj: Obj, *, kind: str, api_version: str, group: str, custom: bool) -> None:
+    """The kind and apiVersion a body names must be the ones the request decodes into
+    (``kind`` of ``api_version``): the codec makes the type the body names, then converts it
+    (runtime.UseOrCreateObject), so another kind is not registered or not convertible
+    (handlers/create.go transformDecodeError frames the error)."""
+    expected_kind, expected_version = kind, api_version
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
-    if rt.is_custom and not api_version:
+    if custom and not api_version:
         raise errors.bad_request(
             f"the API version in the data () does not match the expected API version "
-            f"({rt.api_version})")
-    if (kind and kind != rt.kind) or (api_version and api_version != rt.api_version):
-        got_version = str(api_version or rt.api_version).rsplit("/", 1)[-1]
-        if rt.is_custom:
+            f"({expected_version})")
+    if (kind and kind != expected_kind) or (api_version and api_version != expected_version):
+        got_version = str(api_version or expected_version).rsplit("/", 1)[-1]
+        if custom:
             raise errors.bad_request(
                 f"the API version in the data ({api_version}) does not match the expected "
-                f"API version ({rt.api_version})") if kind == rt.kind else errors.invalid(
+                f"API version ({expected_version})"
+            ) if kind == expected_kind else errors.invalid(
                 str(kind), obj.get("metadata", {}).get("name", "") if isinstance(
                     obj.get("metadata"), dict) else "",
-                [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {rt.kind}',
-                       "kind")], rt.group)
-        kind = kind or rt.kind  # the serializer defaults what the body leaves out
-        if (api_version or rt.api_version, kind) not in builtin_kinds():
+                [Cause("FieldValueInvalid", f'Invalid value: "{kind}": must be {expected_kind}',
+                       "kind")], group)
+        kind = kind or expected_kind  # the serializer defaults what the body leaves out
+        if (api_version or expected_version, kind) not in builtin_kinds():
             # runtime.UseOrCreateObject cannot make the type the body names
             detail = (f'no kind "{kind}" is registered for version '
-                      f'"{api_version or rt.api_version}" in scheme '
+                      f'"{api_version or expected_version}" in scheme '
                       '"pkg/api/legacyscheme/scheme.go:30"')
         else:
-            detail = (f"converting ({got_version}.{kind}) to ({rt.group or 'core'}.{rt.kind}): "
-                      "unknown conversion")
+            detail = (f"converting ({got_version}.{kind}) to "
+                      f"({group or 'core'}.{expected_kind}): unknown conversion")
         raise errors.bad_request(
-            f'{kind} in version "{got_version}" cannot be handled as a {rt.kind}: {detail}')
+            f'{kind} in version "{got_version}" cannot be handled as a {expected_kind}: {detail}')

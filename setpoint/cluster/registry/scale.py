@@ -13,6 +13,7 @@ from setpoint.cluster.registry.admissionpoints import (
     Steps,
     run_sync,
 )
+from setpoint.cluster.registry.decoder import check_body_kind
 from setpoint.cluster.registry.genericstore import GenericStore, WriteResult
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.patching import (
@@ -161,6 +162,9 @@ def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                  opts: WriteOptions) -> Steps[WriteResult]:
     """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
     paths = _paths(rt)
+    if isinstance(scale, dict):  # decoded into an autoscaling/v1 Scale, whatever the parent
+        check_body_kind(scale, kind="Scale", api_version="autoscaling/v1", group="autoscaling",
+                        custom=False)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)

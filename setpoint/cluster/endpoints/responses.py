@@ -1,0 +1,97 @@
+"""The answers of the HTTP front: objects, Status errors and text, in the negotiated
+representation (JSON, YAML, Table, PartialObjectMetadata), with their Warning headers."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from setpoint.cluster.endpoints.http import Response
+from setpoint.cluster.endpoints.negotiation import MediaType
+from setpoint.cluster.endpoints.warningheaders import warning_headers
+from setpoint.cluster.registry.genericstore import WriteResult
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
+
+
+def encode(obj: Any, media: MediaType) -> bytes:
+    """``obj`` in the negotiated representation (JSON or YAML)."""
+    if media.is_yaml:
+        import yaml  # on first use: not loaded before the first request (start-up time)
+
+        return yaml.safe_dump(valid_text(obj), sort_keys=False).encode()
+    try:
+        return orjson.dumps(obj)
+    except TypeError:
+        # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
+        # U+FFFD for what is not UTF-8 (encoding/json's encoder)
+        return orjson.dumps(valid_text(obj))
+
+
+def valid_text(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {valid_text(k): valid_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [valid_text(v) for v in value]
+    return value
+
+
+def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
+          warnings: list[str] | None = None) -> Response:
+    media = media or MediaType()
+    # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
+    resp = Response(encode(obj, media), status, media.type)
+    for header in warning_headers(warnings or ()):
+        resp.add_header("Warning", header)
+    return resp
+
+
+def status_response(err: StatusError) -> Response:
+    resp = json_response(err.to_status(), err.code)
+    if err.retry_after is not None and err.code in (429, 503, 504):
+        resp.set_header("Retry-After", str(err.retry_after))
+    if err.code == 413:
+        resp.set_header("Connection", "close")  # the unread rest of the body is not wanted
+    return resp
+
+
+def text_response(body: str, status: int = 200) -> Response:
+    return Response(body.encode(), status, "text/plain; charset=utf-8")
+
+
+def render_object(rt: ResourceType, obj: Obj, media: MediaType,
+                  status: int = 200, warnings: list[str] | None = None) -> Response:
+    """An object as the client asked for it: itself, its metadata or a one-row Table."""
+    if media.as_kind == "Table":
+        from setpoint.cluster.endpoints.tables import to_table
+
+        table = to_table(rt, [obj], list_meta=None,
+                         include_object=media.include_object or "Metadata",
+                         now=datetime.now(UTC), table_version=media.version)
+        return json_response(table, status, media, warnings)
+    if media.as_kind == "PartialObjectMetadata":
+        return json_response(partial_metadata(obj, media.version), status, media, warnings)
+    return json_response(obj, status, media, warnings)
+
+
+def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Response:
+    """A write's answer: the stored JSON as it is when the client takes plain JSON."""
+    if result.obj.get("kind") == "Scale":
+        return json_response(result.obj, result.status, MediaType(media.type), result.warnings)
+    if result.served_json is not None and not media.as_kind and not media.is_yaml:
+        resp = Response(result.served_json, result.status, media.type)
+        for header in warning_headers(result.warnings):
+            resp.add_header("Warning", header)
+        return resp
+    return render_object(rt, result.obj, media, result.status, result.warnings)
+
+
+def partial_metadata(obj: Obj, version: str) -> Obj:
+    """``obj`` as the PartialObjectMetadata a metadata-only client asks for."""
+    return {"kind": "PartialObjectMetadata", "apiVersion": f"meta.k8s.io/{version}",
+            "metadata": obj.get("metadata", {})}
