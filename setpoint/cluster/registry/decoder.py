@@ -148,16 +148,17 @@ def _field_validation(rt: ResourceType, problems: list[str], opts: WriteOptions)
 
 
 def _check_kind(rt: ResourceType, obj: Obj) -> None:
-    check_body_kind(obj, kind=rt.kind, api_version=rt.api_version, group=rt.group,
+    check_body_kind(obj, into_kind=rt.kind, into_version=rt.api_version, group=rt.group,
                     custom=rt.is_custom)
 
 
-def check_body_kind(obj: Obj, *, kind: str, api_version: str, group: str, custom: bool) -> None:
+def check_body_kind(obj: Obj, *, into_kind: str, into_version: str, group: str,
+                    custom: bool) -> None:
     """The kind and apiVersion a body names must be the ones the request decodes into
-    (``kind`` of ``api_version``): the codec makes the type the body names, then converts it
+    (``into_kind`` of ``into_version``): the codec makes the type the body names, then converts it
     (runtime.UseOrCreateObject), so another kind is not registered or not convertible
     (handlers/create.go transformDecodeError frames the error)."""
-    expected_kind, expected_version = kind, api_version
+    expected_kind, expected_version = into_kind, into_version
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if custom and not api_version:

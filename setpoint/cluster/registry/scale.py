@@ -163,8 +163,8 @@ def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
     paths = _paths(rt)
     if isinstance(scale, dict):  # decoded into an autoscaling/v1 Scale, whatever the parent
-        check_body_kind(scale, kind="Scale", api_version="autoscaling/v1", group="autoscaling",
-                        custom=False)
+        check_body_kind(scale, into_kind="Scale", into_version="autoscaling/v1",
+                        group="autoscaling", custom=False)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
