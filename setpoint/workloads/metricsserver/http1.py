@@ -54,6 +54,11 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 answers only GETs, so a body is counted and dropped."""
 READ_HEADER_TIMEOUT = 32.0
 IDLE_TIMEOUT = 90.0
+REJECT_LINGER = 0.5
+"""After answering a request that broke a limit, what the client still sends is read and
+dropped this long before the connection closes: closing with unread data makes the kernel
+reset the connection, and the client could lose the answer (Go's ``rstAvoidanceDelay``,
+net/http server.go ``closeWriteAndWait``)."""
 
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
@@ -244,7 +249,7 @@ class _Connection(asyncio.Protocol):
     # -- answering ---------------------------------------------------------------------------
 
     def _next(self) -> None:
-        if self.transport is not None and self.queue:
+        if self.transport is not None and self.queue and not self.rejected:
             self.transport.pause_reading()  # one request handled at a time: read no more
         if self.worker is None and self.queue:
             self._cancel_timer()
@@ -266,9 +271,9 @@ class _Connection(asyncio.Protocol):
                     return
         finally:
             self.worker = None
-            if self.rejected and not self.queue:
-                self.close()
-        if self.transport is not None and not self.transport.is_closing():
+        if self.rejected:
+            self.close()  # broke mid-request while the one before was answered
+        elif self.transport is not None and not self.transport.is_closing():
             self._arm(READ_HEADER_TIMEOUT if self._in_head else IDLE_TIMEOUT)
             self.transport.resume_reading()
 
@@ -278,15 +283,16 @@ class _Connection(asyncio.Protocol):
         self.transport.write(_render(response, head_only=head_only, close=close))
         if self._drained is not None and not self._drained.done():
             await self._drained
-        if close:
+        if close and self.rejected:
+            self.transport.resume_reading()  # dropped as it comes (data_received)
+            self._arm(REJECT_LINGER)
+        elif close:
             self.close()
 
     def _reject(self, response: Response | None) -> None:
-        """Stop reading: answer the requests read so far, then ``response``, then close."""
+        """Parse no more: answer the requests read so far, then ``response``, then close."""
         self.rejected = True
         self._in_head = False
-        if self.transport is not None:
-            self.transport.pause_reading()
         if response is not None:
             self.queue.append(response)
         if self.queue:
