@@ -236,7 +236,7 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         url = httptools.parse_url(b"".join(self._url))
-        query = {}
+        query: dict[str, str] = {}
         for key, value in parse_qsl((url.query or b"").decode("latin-1"),
                                     keep_blank_values=True):
             query.setdefault(key, value)
