@@ -5,8 +5,10 @@ ephemeral one on 127.0.0.1), every request authenticated
 (:mod:`~setpoint.workloads.metricsserver.authentication`) and authorized
 (:mod:`~setpoint.workloads.metricsserver.authorization`) before
 :mod:`~setpoint.workloads.metricsserver.api` answers it; a refused credential is a 401
-Status, a refused request a 403 Status. aiohttp serves it, as it serves the SDK's webhook
-server (setpoint/runtime/_webhook/server.py).
+Status, a refused request a 403 Status. Its HTTP/1.1 layer is
+:mod:`~setpoint.workloads.metricsserver.http1` (asyncio and httptools: the workloads'
+process does not load aiohttp, and the front proxy's client certificate is read from each
+connection).
 """
 
 from __future__ import annotations
@@ -14,9 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from typing import TYPE_CHECKING
-
-import orjson
-from aiohttp import web
 
 from setpoint.client import ApiError, ClientError
 from setpoint.machinery.errors import StatusError, unauthorized
@@ -36,6 +35,7 @@ from setpoint.workloads.metricsserver.authorization import (
     forbidden_message,
 )
 from setpoint.workloads.metricsserver.certs import server_context, serving_certificates
+from setpoint.workloads.metricsserver.http1 import HTTPServer, Request, Response
 
 if TYPE_CHECKING:
     from setpoint.client import Client
@@ -47,9 +47,9 @@ log = logging.getLogger("setpoint.workloads.metricsserver")
 SERVICE, NAMESPACE = "metrics-server", "kube-system"
 
 
-def _status(err: StatusError) -> web.Response:
-    return web.Response(status=err.code, body=orjson.dumps(err.to_status()),
-                        content_type="application/json")
+_status = Response.status_error
+NOT_FOUND = Response.text(404, "404 page not found\n")
+METHOD_NOT_ALLOWED = Response.text(405, "405: Method Not Allowed")
 
 
 class MetricsServer:
@@ -69,7 +69,7 @@ class MetricsServer:
         self.port: int | None = None
         self.configured = False
         """Whether the authentication ConfigMap was found."""
-        self._runner: web.AppRunner | None = None
+        self._http: HTTPServer | None = None
 
     def __repr__(self) -> str:
         return f"MetricsServer(port={self.port})"
@@ -80,34 +80,23 @@ class MetricsServer:
         return self.certificates.ca_pem
 
     async def start(self) -> int:
-        if self._runner is not None:
+        if self._http is not None:
             raise RuntimeError("the metrics server is already started")
         self.configured = await self.authenticator.refresh(self.client)
         if not self.configured:
             log.warning("metrics_server_no_authentication_configmap (requests are "
                         "anonymous until kube-system/extension-apiserver-authentication "
                         "exists)")
-        app = web.Application()
-        app.router.add_route("*", "/{path:.*}", self._dispatch)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                               shutdown_timeout=1.0)
-        await runner.setup()
-        site = web.TCPSite(runner, self.host, self.requested_port, ssl_context=self.context)
-        try:
-            await site.start()
-        except BaseException:
-            await runner.cleanup()
-            raise
-        sockets = getattr(site._server, "sockets", None) or []
-        self.port = int(sockets[0].getsockname()[1]) if sockets else self.requested_port
-        self._runner = runner
+        http = HTTPServer(self._dispatch, self.context)
+        self.port = await http.start(self.host, self.requested_port)
+        self._http = http
         log.info("metrics_server_started port=%s", self.port)
         return self.port
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._http is not None:
+            http, self._http = self._http, None
+            await http.stop()
         self.port = None
 
     async def watch_configuration(self, interval: float) -> None:
@@ -122,16 +111,14 @@ class MetricsServer:
                 log.warning("metrics_server_configmap_read_failed %s",
                             format_fields({"error": str(exc)}))
 
-    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+    async def _dispatch(self, request: Request) -> Response:
         routed = route(request.method, request.path, request.query)
         if routed is None:
-            return web.Response(status=404, text="404 page not found\n")
-        ssl_object = request.transport.get_extra_info("ssl_object") \
-            if request.transport is not None else None
-        peer = ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+            return NOT_FOUND
         try:
             user = await self.authenticator.authenticate(
-                peer, request.headers, lambda name: request.headers.getall(name, []))
+                request.peer_certificate, request.headers,
+                lambda name: request.headers.getall(name, []))
         except AuthenticationFailed as exc:
             log.info("metrics_server_unauthorized %s", format_fields({"error": str(exc)}))
             return _status(unauthorized())
@@ -153,11 +140,11 @@ class MetricsServer:
                 name=attrs.name, group=attrs.group if resource else "", kind=resource))
         if routed.kind == "health":
             if request.method not in ("GET", "HEAD"):
-                return web.Response(status=405, text="405: Method Not Allowed")
-            return web.Response(text="ok")
+                return METHOD_NOT_ALLOWED
+            return Response.text(200, "ok")
         if request.method not in ("GET", "HEAD"):
             # the storage has only get and list: go-restful has no route for the method
-            return web.Response(status=405, text="405: Method Not Allowed")
+            return METHOD_NOT_ALLOWED
         try:
             body = self.api.answer(routed, request.query)
         except StatusError as err:
@@ -165,4 +152,4 @@ class MetricsServer:
         table = wants_table(request.headers.get("Accept", ""))
         if table is not None and attrs.resource_request:
             body = as_table(body, table, request.query.get("includeObject", "Metadata"))
-        return web.Response(body=orjson.dumps(body), content_type="application/json")
+        return Response.json(200, body)
