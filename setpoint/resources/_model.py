@@ -32,6 +32,8 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import core_schema as cs
 
+from setpoint.resources._wire_dump import wire_dump
+
 __all__ = ["IntOrString", "MicroTime", "Model", "Quantity", "Time"]
 
 
@@ -103,7 +105,10 @@ class Model(BaseModel):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-compatible dict with wire names, as the API server would see it."""
-        return self.model_dump(mode="json", by_alias=True)
+        # the same dict as model_dump(mode="json", by_alias=True), in one call into
+        # pydantic-core where the omit-untouched rule allows (_wire_dump)
+        data = wire_dump(self, self._wire_header())
+        return self.model_dump(mode="json", by_alias=True) if data is None else data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
