@@ -10,10 +10,13 @@ emit them as they are.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import sys
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from types import FrameType
 from typing import Any
 
 import orjson
@@ -32,6 +35,42 @@ def _format_value(value: Any) -> str:
 
 def format_fields(fields: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={_format_value(v)}" for k, v in fields.items() if v is not None)
+
+
+_PLAIN_LOGGERS: set[type[logging.Logger]] = set()
+
+
+def _is_plain(cls: type) -> bool:
+    """Whether ``cls`` logs as ``logging.Logger`` does (its subclasses may change how a
+    record is made or where its caller is found; those get ``Logger.log`` itself)."""
+    plain = isinstance(cls, type) and issubclass(cls, logging.Logger) and all(
+        getattr(cls, name) is getattr(logging.Logger, name)
+        for name in ("log", "_log", "findCaller"))
+    if plain:
+        _PLAIN_LOGGERS.add(cls)
+    return plain
+
+
+def _is_internal_frame(frame: FrameType) -> bool:
+    # logging's own test (logging._is_internal_frame): its module and the import system
+    filename = os.path.normcase(frame.f_code.co_filename)
+    return filename == logging._srcfile or ("importlib" in filename
+                                            and "_bootstrap" in filename)
+
+
+def _caller(frame: FrameType, stacklevel: int) -> tuple[str, int, str]:
+    """``Logger.findCaller``'s walk from ``frame`` (BoundLogger.log's own, the first
+    frame outside logging that walk meets, so ``stacklevel`` is one less than given)."""
+    f = frame
+    while stacklevel > 0:
+        next_f = f.f_back
+        if next_f is None:
+            break
+        f = next_f
+        if not _is_internal_frame(f):
+            stacklevel -= 1
+    code = f.f_code
+    return code.co_filename, f.f_lineno, code.co_name
 
 
 class BoundLogger:
@@ -62,8 +101,25 @@ class BoundLogger:
             text = f"{self._text} {own}" if self._text and own else self._text or own
         else:  # a field given again takes the bound one's place
             text = format_fields(merged)
-        self.logger.log(level, "%s %s", event, text, exc_info=exc_info,
-                        extra={"fields": merged, "event": event}, stacklevel=3)
+        extra = {"fields": merged, "event": event}
+        logger = self.logger
+        if type(logger) not in _PLAIN_LOGGERS and not _is_plain(type(logger)):
+            logger.log(level, "%s %s", event, text, exc_info=exc_info, extra=extra,
+                       stacklevel=3)
+            return
+        # what Logger.log(..., stacklevel=3) does, without its two frames and their
+        # internal-frame checks: the record names the same caller (see _caller)
+        if logging._srcfile:
+            fn, lno, func = _caller(sys._getframe(), 2)
+        else:
+            fn, lno, func = "(unknown file)", 0, "(unknown function)"
+        if exc_info:
+            if isinstance(exc_info, BaseException):
+                exc_info = (type(exc_info), exc_info, exc_info.__traceback__)
+            elif not isinstance(exc_info, tuple):
+                exc_info = sys.exc_info()
+        logger.handle(logger.makeRecord(logger.name, level, fn, lno, "%s %s", (event, text),
+                                        exc_info, func, extra, None))
 
     def debug(self, event: str, /, **fields: Any) -> None:
         self.log(logging.DEBUG, event, **fields)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client
-from setpoint.runtime._logs import BoundLogger
+from setpoint.runtime._logs import BoundLogger, format_fields
 from setpoint.testing import SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from tests.cli.logging_target import Gadget, GadgetSpec, manager
@@ -112,3 +112,72 @@ def test_the_text_formatter_writes_what_logging_formatter_writes() -> None:
                                        "%s %s", ("object_written", "verb=update"), None)
             record.created, record.msecs = created, (created - int(created)) * 1000
             assert ours.format(record) == stdlib.format(record)
+
+
+class _RecordsFromLog(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def _written_through(log: BoundLogger) -> None:
+    log.info("object_written", verb="update")  # the caller a record must name: this line
+
+
+def test_a_bound_loggers_record_is_the_one_logger_log_makes() -> None:
+    """BoundLogger makes its record without ``Logger.log`` (one walk of two frames for
+    the caller, not ``findCaller``'s five checks): every attribute but the times, thread
+    and process ids is the one ``Logger.log(..., stacklevel=3)`` gives, the caller's file,
+    line and function above all, with and without an exception, and a Logger subclass
+    with its own ``findCaller`` is still asked."""
+    logger = logging.getLogger("test.bound.record")
+    handler = _RecordsFromLog()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        log = BoundLogger(logger, controller="widget")
+        _written_through(log)
+        original = BoundLogger.log
+
+        def through_logger_log(self: BoundLogger, level: int, event: str, /,
+                               exc_info: Any = None, **fields: Any) -> None:
+            merged = {**self.fields, **fields}
+            self.logger.log(level, "%s %s", event, format_fields(merged), exc_info=exc_info,
+                            extra={"fields": merged, "event": event}, stacklevel=3)
+
+        BoundLogger.log = through_logger_log  # type: ignore[method-assign]
+        try:
+            _written_through(log)
+        finally:
+            BoundLogger.log = original  # type: ignore[method-assign]
+        try:
+            raise ValueError("boom")
+        except ValueError:
+            log.exception("failed")
+            logger.exception("%s %s", "failed", "controller=widget",
+                             extra={"fields": {"controller": "widget"}, "event": "failed"})
+        ours, stdlib = handler.records[0], handler.records[1]
+        volatile = {"created", "msecs", "relativeCreated", "thread", "process"}
+        assert {k: v for k, v in vars(ours).items() if k not in volatile} == \
+            {k: v for k, v in vars(stdlib).items() if k not in volatile}
+        assert ours.funcName == "_written_through" and ours.pathname == __file__
+        raised, logged = handler.records[2], handler.records[3]
+        assert raised.exc_info == logged.exc_info and raised.funcName == logged.funcName
+        assert raised.pathname == logged.pathname and raised.lineno < logged.lineno
+        assert raised.getMessage() == logged.getMessage()
+
+        class OwnCaller(logging.Logger):
+            def findCaller(self, stack_info: bool = False, stacklevel: int = 1,
+                           ) -> tuple[str, int, str, str | None]:
+                return "own.py", 7, "own", None
+
+        own = OwnCaller("test.bound.own")
+        own.addHandler(handler)
+        BoundLogger(own).info("object_written")
+        assert (handler.records[-1].pathname, handler.records[-1].lineno) == ("own.py", 7)
+    finally:
+        logger.removeHandler(handler)
