@@ -161,14 +161,32 @@ def _utc(value: datetime) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def _utc_fields(value: datetime) -> datetime | None:
+    """``value``'s UTC wall time as a naive datetime for ``isoformat``, or None where
+    ``isoformat`` would not write what ``strftime`` writes (a year below 1000, which
+    ``%Y`` does not pad; a subclass of datetime)."""
+    if type(value) is not datetime:
+        return None
+    if value.utcoffset():  # a naive time is taken as UTC, as _utc does
+        value = value.astimezone(UTC)
+    return None if value.year < 1000 else value.replace(tzinfo=None)
+
+
 def format_time(value: datetime) -> str:
     """RFC 3339 in UTC with whole seconds, as ``metav1.Time`` marshals."""
-    return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat is a third of strftime's cost and writes the same text (_utc_fields)
+    fields = _utc_fields(value)
+    if fields is None:
+        return _utc(value).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return fields.isoformat(timespec="seconds") + "Z"
 
 
 def format_micro_time(value: datetime) -> str:
     """RFC 3339 in UTC with six fractional digits, as ``metav1.MicroTime`` marshals."""
-    return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    fields = _utc_fields(value)
+    if fields is None:
+        return _utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return fields.isoformat(timespec="microseconds") + "Z"
 
 
 Time = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]

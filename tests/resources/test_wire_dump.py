@@ -132,3 +132,32 @@ def test_a_class_with_other_defaults_keeps_the_walk() -> None:
                              "metadata": {"name": "c"}}
     obj.spec.size = 2
     assert obj.to_dict()["spec"] == {"size": 2}
+
+
+def test_times_are_written_as_strftime_writes_them() -> None:
+    """``format_time``/``format_micro_time`` write with ``isoformat`` where it gives
+    ``strftime``'s text (metav1.Time: whole seconds in UTC, "2006-01-02T15:04:05Z07:00";
+    MicroTime six digits: k8s.io/apimachinery/pkg/apis/meta/v1/time.go, micro_time.go):
+    naive times as UTC, other offsets converted, fractions cut, not rounded, and the
+    years below 1000 that ``%Y`` leaves unpadded."""
+    from datetime import UTC, timedelta, timezone
+
+    from pydantic_core import TzInfo
+
+    from setpoint.resources._model import format_micro_time, format_time
+
+    def strftime(value: datetime, fmt: str) -> str:
+        utc = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+        return utc.strftime(fmt)
+
+    zones = [None, UTC, TzInfo(0), TzInfo(3600), timezone(timedelta(hours=-5, minutes=-30))]
+    moments = [datetime(2026, 11, 26, 19, 21, 2), datetime(2026, 12, 31, 23, 59, 59, 999_999),
+               datetime(1970, 1, 1), datetime(999, 5, 6, 7, 8, 9, 10),
+               datetime(1000, 1, 1, 0, 30), datetime(9999, 12, 31, 20, 0, 0, 5)]
+    for moment in moments:
+        for zone in zones:
+            value = moment.replace(tzinfo=zone)
+            if zone is not None and moment.year == 9999 and zone.utcoffset(None):
+                continue  # past datetime.max in UTC either way
+            assert format_time(value) == strftime(value, "%Y-%m-%dT%H:%M:%SZ"), value
+            assert format_micro_time(value) == strftime(value, "%Y-%m-%dT%H:%M:%S.%fZ"), value
