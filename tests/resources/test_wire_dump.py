@@ -161,3 +161,19 @@ def test_times_are_written_as_strftime_writes_them() -> None:
                 continue  # past datetime.max in UTC either way
             assert format_time(value) == strftime(value, "%Y-%m-%dT%H:%M:%SZ"), value
             assert format_micro_time(value) == strftime(value, "%Y-%m-%dT%H:%M:%S.%fZ"), value
+
+
+class _Filled(Model):
+    name: str | None = None
+
+    def model_post_init(self, context: Any, /) -> None:
+        # set past __setattr__: the field stays unmarked, as exclude_unset would see it
+        object.__setattr__(self, "name", self.name or "filled")
+
+
+def test_a_hand_written_class_keeps_the_walk() -> None:
+    """Only generated classes are dumped compiled: a hand-written one may set a field
+    without marking it set, which the walk writes (not None) and exclude_unset drops."""
+    obj = _Filled()
+    assert wire_dump(obj, {}) is None
+    assert obj.to_dict() == {"name": "filled"}
