@@ -5,7 +5,9 @@ upgrades the three members one at a time, the leader last. A write is retried on
 etcd says the leader changed or there is none (``etcdserver: leader changed``, ``no
 leader``: server/etcdserver/errors.go, ``ErrLeaderChanged``, ``ErrNoLeader``), or when the
 member the Service picked went away under it (its pod deleted for the upgrade: the
-connection is refused or cut); any other failure fails the test. Those retries are counted
+connection is refused or cut, or the member's gRPC server closes under its own HTTP gateway,
+which answers gRPC's ``Unavailable``, "transport is closing"); any other failure fails the
+test. Those retries are counted
 and bounded, and every acknowledged write is read back afterwards from every member.
 """
 
@@ -37,6 +39,8 @@ from setpoint.testing.waiting import wait_for as wait_until
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
               pytest.mark.usefixtures("etcd_installed", "etcd_35_installed")]
 LEADER_CHANGE = ("leader changed", "no leader")
+UNAVAILABLE = 14
+"""gRPC's codes.Unavailable: the gateway's connection to its member closed (the member stops)."""
 FIRST_BACKOFF, MAX_BACKOFF = 0.05, 1.0
 """The writer's backoff between attempts of a refused write, doubling (etcd's clientv3
 backs off the same way): the simulated client's behaviour, not a wait for a condition."""
@@ -72,9 +76,12 @@ class Writer:
             except Unreachable:
                 reason = "member-gone"
             except EtcdError as exc:
-                if not any(text in str(exc) for text in LEADER_CHANGE):
+                if exc.code == UNAVAILABLE:
+                    reason = "member-gone"
+                elif any(text in str(exc) for text in LEADER_CHANGE):
+                    reason = "leader-change"
+                else:
                     raise
-                reason = "leader-change"
             if not refused:  # a write counts once, however many attempts it takes
                 refused = True
                 self.retries[reason] += 1
