@@ -14,7 +14,7 @@ from typing import Any
 
 from setpoint.workloads.scheduler import messages
 from setpoint.workloads.scheduler.affinity import AffinityState
-from setpoint.workloads.scheduler.cache import NodeInfo
+from setpoint.workloads.scheduler.cache import NodeInfo, pod_priority
 from setpoint.workloads.scheduler.predicates import (
     Code,
     Status,
@@ -53,10 +53,6 @@ def _no_namespace_labels(_: str) -> Mapping[str, str]:
     return {}
 
 
-def _priority(pod: Mapping[str, Any]) -> int:
-    return int((pod.get("spec") or {}).get("priority") or 0)
-
-
 def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: Any,
                 affinity: AffinityState) -> Status | None:
     """Run the filters in the default profile's order; the first failure wins."""
@@ -73,7 +69,7 @@ def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     """What DefaultPreemption says when it cannot make room."""
     if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
         return "preemption: " + messages.NOT_ELIGIBLE_NEVER
-    priority = _priority(pod)
+    priority = pod_priority(pod)
     per_node: dict[str, tuple[str, ...]] = {}
     for node in nodes:
         status = statuses[node.name]

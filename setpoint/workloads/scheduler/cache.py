@@ -34,6 +34,10 @@ def is_terminal(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
+def pod_priority(pod: Mapping[str, Any]) -> int:
+    return int((pod.get("spec") or {}).get("priority") or 0)
+
+
 def controller_uid(pod: Mapping[str, Any]) -> str | None:
     """The uid of the pod's controller owner (ReplicaSet, StatefulSet, Job …)."""
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
@@ -55,12 +59,14 @@ class PodInfo:
     """Its required anti-affinity terms (other pods must keep out of their topology)."""
     owner: str | None
     assumed: bool = False
+    priority: int = 0
+    """``spec.priority`` (admission resolves it from the PriorityClass; unset is 0)."""
 
     @classmethod
     def of(cls, pod: Obj, *, assumed: bool = False) -> PodInfo:
         return cls(pod, pod_key(pod), pod_requests(pod), pod_non_zero_requests(pod),
                    host_ports(pod), required_terms(pod, "podAntiAffinity"),
-                   controller_uid(pod), assumed)
+                   controller_uid(pod), assumed, pod_priority(pod))
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -84,7 +90,9 @@ class NodeInfo:
     pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
     owners: Counter[str] = field(default_factory=Counter)
     """Pods on the node per controller uid (for spreading)."""
-    _lowest: float | None = field(default=None, repr=False, compare=False)
+    priorities: Counter[int] = field(default_factory=Counter)
+    """Pods on the node per priority: a cluster has few distinct priorities, so the lowest
+    is found without reading every pod."""
 
     def set_node(self, node: Obj | None) -> None:
         self.node = node
@@ -100,16 +108,14 @@ class NodeInfo:
         return (self.node or {}).get("spec") or {}
 
     def lowest_priority(self) -> float:
-        """The lowest priority among the node's pods (infinite when it has none): preemption
-        asks this for every node of every failed attempt, so it is kept, not recomputed."""
-        if self._lowest is None:
-            self._lowest = min((int((p.pod.get("spec") or {}).get("priority") or 0)
-                                for p in self.pods.values()), default=float("inf"))
-        return self._lowest
+        """The lowest priority among the node's pods (infinite when it has none).
+        Preemption asks this of every node in every failed cycle, and in a rollout every
+        node changes between two cycles: it costs the distinct priorities, not the pods."""
+        return min(self.priorities, default=float("inf"))
 
     def add_pod(self, info: PodInfo) -> None:
-        self._lowest = None
         self.pods[info.key] = info
+        self.priorities[info.priority] += 1
         self.requested.add(info.requests)
         self.non_zero_requested.add(info.non_zero)
         if info.anti_affinity:
@@ -118,9 +124,11 @@ class NodeInfo:
             self.owners[info.owner] += 1
 
     def remove_pod(self, key: str) -> PodInfo | None:
-        self._lowest = None
         info = self.pods.pop(key, None)
         if info is not None:
+            self.priorities[info.priority] -= 1
+            if self.priorities[info.priority] <= 0:
+                del self.priorities[info.priority]
             self.requested.subtract(info.requests)
             self.non_zero_requested.subtract(info.non_zero)
             self.pods_with_required_anti_affinity.pop(key, None)
