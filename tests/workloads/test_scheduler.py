@@ -267,6 +267,37 @@ def test_a_failed_cycle_does_not_read_every_placed_pod() -> None:
     assert decision.message.endswith("3 Too many pods.")
     assert _CountingSpec.reads == 0
 
+
+class _CountingPodSpec(dict[str, Any]):
+    """A pod spec that counts how often the filters and scores read what they ask of it."""
+
+    reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in ("tolerations", "nodeSelector", "affinity"):
+            _CountingPodSpec.reads += 1
+        return super().get(key, default)
+
+
+def _spec_reads(nodes: int, pod: Obj) -> int:
+    cache = make_cache(nodes)
+    counted = {**pod, "spec": _CountingPodSpec(pod["spec"])}
+    _CountingPodSpec.reads = 0
+    schedule(counted, cache.node_infos())
+    return _CountingPodSpec.reads
+
+
+@pytest.mark.parametrize("cpu", ["1", "5"], ids=["fits", "fits-nowhere"])
+def test_a_cycle_reads_the_pod_once_not_once_per_node(cpu: str) -> None:
+    """kube-scheduler's plugins read the pod in PreFilter/PreScore, once per cycle
+    (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go ``PreFilter``,
+    tainttoleration/taint_toleration.go ``PreScore``): at 100 nodes a cycle read the pod's
+    tolerations, node selector and affinity hundreds of times."""
+    pod = make_pod("p", cpu=cpu, nodeSelector={"kubernetes.io/os": "linux"},
+                   tolerations=[{"key": "k", "operator": "Exists",
+                                 "effect": "PreferNoSchedule"}])
+    assert _spec_reads(3, pod) == _spec_reads(12, pod)
+
 def anti_affinity(key: str, labels: dict[str, str]) -> Obj:
     return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": labels}, "topologyKey": key}]}}

@@ -17,6 +17,7 @@ from setpoint.workloads.scheduler.affinity import AffinityState
 from setpoint.workloads.scheduler.cache import NodeInfo, pod_priority
 from setpoint.workloads.scheduler.predicates import (
     Code,
+    PodFilterState,
     Status,
     node_affinity,
     node_ports,
@@ -54,10 +55,12 @@ def _no_namespace_labels(_: str) -> Mapping[str, str]:
 
 
 def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: Any,
-                affinity: AffinityState) -> Status | None:
-    """Run the filters in the default profile's order; the first failure wins."""
-    status = (node_unschedulable(pod, node) or taint_toleration(pod, node)
-              or node_affinity(pod, node) or node_ports(ports, node)
+                affinity: AffinityState, state: PodFilterState | None = None) -> Status | None:
+    """Run the filters in the default profile's order; the first failure wins. ``state``
+    is the pod's pre-filter state, read once per cycle (read from ``pod`` when absent)."""
+    pre = state or PodFilterState.of(pod)
+    status = (node_unschedulable(pre, node) or taint_toleration(pre, node)
+              or node_affinity(pre, node) or node_ports(ports, node)
               or node_resources_fit(request, node))
     if status is None and affinity.active:
         status = affinity.filter(node)
@@ -91,10 +94,12 @@ def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     request = pod_requests(pod)
     ports = host_ports(pod)
     affinity = AffinityState(pod, nodes, namespace_labels)
+    state = PodFilterState.of(pod)
     feasible = []
     statuses: dict[str, Status] = {}
     for node in nodes:
-        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity)
+        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity,
+                             state=state)
         if status is None:
             feasible.append(node)
         else:

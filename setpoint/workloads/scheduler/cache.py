@@ -94,18 +94,19 @@ class NodeInfo:
     """Pods on the node per priority: a cluster has few distinct priorities, so the lowest
     is found without reading every pod."""
 
+    labels: Mapping[str, str] = field(default_factory=dict)
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    taints: tuple[Mapping[str, Any], ...] = ()
+    """The node's labels, spec and taints, read once per change of the node: every
+    scheduling cycle asks them of every node."""
+
     def set_node(self, node: Obj | None) -> None:
         self.node = node
         allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
         self.allocatable = Resources.from_list(allocatable)
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return ((self.node or {}).get("metadata") or {}).get("labels") or {}
-
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        return (self.node or {}).get("spec") or {}
+        self.labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        self.spec = (node or {}).get("spec") or {}
+        self.taints = tuple(self.spec.get("taints") or ())
 
     def lowest_priority(self) -> float:
         """The lowest priority among the node's pods (infinite when it has none).
@@ -149,6 +150,8 @@ class SchedulerCache:
     def __init__(self) -> None:
         self._nodes: dict[str, NodeInfo] = {}
         self._pod_node: dict[str, str] = {}
+        self._existing: list[NodeInfo] | None = None
+        """The existing nodes by name, kept until a node comes or goes."""
 
     def __repr__(self) -> str:
         assumed = sum(1 for n in self._nodes.values() for p in n.pods.values() if p.assumed)
@@ -166,22 +169,29 @@ class SchedulerCache:
     def set_node(self, node: Obj) -> None:
         """Add or update a node."""
         name = str((node.get("metadata") or {}).get("name") or "")
-        self._info(name).set_node(node)
+        info = self._info(name)
+        if info.node is None:
+            self._existing = None
+        info.set_node(node)
 
     def remove_node(self, name: str) -> None:
         """Forget a node; its pods are kept (as kube-scheduler's ghost node) until they go."""
         info = self._nodes.get(name)
         if info is None:
             return
+        self._existing = None
         if info.pods:
             info.set_node(None)
         else:
             del self._nodes[name]
 
     def node_infos(self) -> list[NodeInfo]:
-        """The nodes that exist, by name."""
-        return sorted((n for n in self._nodes.values() if n.node is not None),
-                      key=lambda n: n.name)
+        """The nodes that exist, by name (the same list until a node comes or goes: read
+        it, do not change it)."""
+        if self._existing is None:
+            self._existing = sorted((n for n in self._nodes.values() if n.node is not None),
+                                    key=lambda n: n.name)
+        return self._existing
 
     def node_count(self) -> int:
         return sum(1 for n in self._nodes.values() if n.node is not None)
