@@ -59,8 +59,12 @@ def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: 
     """Run the filters in the default profile's order; the first failure wins. ``state``
     is the pod's pre-filter state, read once per cycle (read from ``pod`` when absent)."""
     pre = state or PodFilterState.of(pod)
-    status = (node_unschedulable(pre, node) or taint_toleration(pre, node)
-              or node_affinity(pre, node) or node_ports(ports, node)
+    # every cycle runs this for every node: a filter with nothing to check is not called
+    status = ((node_unschedulable(pre, node) if node.spec.get("unschedulable") else None)
+              or (taint_toleration(pre, node) if node.taints else None)
+              or (node_affinity(pre, node) if pre.node_selector or node.node is None
+                  or pre.required_affinity is not None else None)
+              or (node_ports(ports, node) if ports else None)
               or node_resources_fit(request, node))
     if status is None and affinity.active:
         status = affinity.filter(node)
