@@ -233,7 +233,8 @@ def insufficient_resources(request: Resources, node: NodeInfo) -> list[str]:
     if request.ephemeral_storage > 0 and request.ephemeral_storage > \
             allocatable.ephemeral_storage - requested.ephemeral_storage:
         reasons.append("Insufficient ephemeral-storage")
-    for name in sorted(request.scalar):
+    # every cycle asks this of every node: most pods request no extended resource
+    for name in sorted(request.scalar) if request.scalar else ():
         amount = request.scalar[name]
         if amount > 0 and amount > allocatable.scalar.get(name, 0) - \
                 requested.scalar.get(name, 0):
