@@ -93,6 +93,8 @@ class NodeInfo:
     priorities: Counter[int] = field(default_factory=Counter)
     """Pods on the node per priority: a cluster has few distinct priorities, so the lowest
     is found without reading every pod."""
+    _lowest: float | None = field(default=None, repr=False, compare=False)
+    """The smallest key of ``priorities``, until a priority comes or goes."""
 
     labels: Mapping[str, str] = field(default_factory=dict)
     spec: Mapping[str, Any] = field(default_factory=dict)
@@ -112,11 +114,15 @@ class NodeInfo:
         """The lowest priority among the node's pods (infinite when it has none).
         Preemption asks this of every node in every failed cycle, and in a rollout every
         node changes between two cycles: it costs the distinct priorities, not the pods."""
-        return min(self.priorities, default=float("inf"))
+        if self._lowest is None:
+            self._lowest = min(self.priorities, default=float("inf"))
+        return self._lowest
 
     def add_pod(self, info: PodInfo) -> None:
         self.pods[info.key] = info
         self.priorities[info.priority] += 1
+        if self.priorities[info.priority] == 1:
+            self._lowest = None
         self.requested.add(info.requests)
         self.non_zero_requested.add(info.non_zero)
         if info.anti_affinity:
@@ -130,6 +136,7 @@ class NodeInfo:
             self.priorities[info.priority] -= 1
             if self.priorities[info.priority] <= 0:
                 del self.priorities[info.priority]
+                self._lowest = None
             self.requested.subtract(info.requests)
             self.non_zero_requested.subtract(info.non_zero)
             self.pods_with_required_anti_affinity.pop(key, None)
