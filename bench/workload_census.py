@@ -94,11 +94,18 @@ class PodCensus:
         self.gone = asyncio.Event()
         self.gone_at = 0.0
         self.reached_at: dict[tuple[str, int], float] = {}
+        self._reached: dict[tuple[str, int], asyncio.Event] = {}
 
     def stamp_when(self, key: str, count: int) -> None:
         """Record in ``reached_at[(key, count)]`` when count ``key`` first reaches ``count``."""
         self.reached_at.pop((key, count), None)
         self._thresholds.append((key, count))
+        self._reached[(key, count)] = asyncio.Event()
+
+    def reached(self, key: str, count: int) -> asyncio.Event:
+        """Set once ``reached_at[(key, count)]`` is (the pod watch may lag behind the
+        Deployments' watch: at 10,000 pods their convergence came first)."""
+        return self._reached[(key, count)]
 
     def reset_peaks(self) -> None:
         self.peaks = Counter(self.counts)
@@ -133,6 +140,7 @@ class PodCensus:
         for key, count in self._thresholds:
             if self.counts[key] >= count and (key, count) not in self.reached_at:
                 self.reached_at[(key, count)] = time.perf_counter()
+                self._reached[(key, count)].set()
         if (self.old_version is not None and not self.gone.is_set()
                 and self.counts[f"v{self.old_version}"] == 0):
             self.gone_at = time.perf_counter()

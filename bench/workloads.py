@@ -157,6 +157,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await run_concurrently(deployments, CONCURRENCY, create)
             await watch_deployments.wait(converged.done, READY_TIMEOUT)
             ready, server_ready = usage(pid), server_usage(pid)
+            await watch_pods.wait(census.reached("ready v1", pods), READY_TIMEOUT)
             # the API server's own share (the rest is the workloads' child process)
             out["ready_server_cpu_s"] = server_ready.cpu_seconds - server_before.cpu_seconds
             out["ready_s"] = converged.done_at - started
@@ -183,6 +184,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await watch_pods.wait(census.gone, ROLLOUT_TIMEOUT)
             done = usage(pid)
             out["rollout_server_cpu_s"] = server_usage(pid).cpu_seconds - server_ready.cpu_seconds
+            await watch_pods.wait(census.reached("ready v2", pods), ROLLOUT_TIMEOUT)
             out["rollout_s"] = max(converged.done_at, census.gone_at) - started
             out["rollout_pods_ready_s"] = census.reached_at[("ready v2", pods)] - started
             out["rollout_cpu_s"] = done.cpu_seconds - ready.cpu_seconds

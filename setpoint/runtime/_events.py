@@ -94,8 +94,12 @@ class EventRecorder:
         # a few writes in flight: one at a time falls behind a busy controller's events
         self.senders = max(1, senders)
         self._clock = clock
+        # both in the order of their last use, so that a flush finds the idle ones at the
+        # front instead of reading every series and bucket of the last minutes
         self._series: dict[tuple[Any, ...], _Series] = {}
         self._buckets: dict[str, _Bucket] = {}
+        self._unwritten: dict[tuple[Any, ...], None] = {}
+        """Series counted since their count was last written (the next flush writes them)."""
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(max_pending)
         self._tasks: list[asyncio.Task[None]] = []
         self.dropped = 0
@@ -131,12 +135,15 @@ class EventRecorder:
                type_, reason, action, note,
                related_ref.get("uid") if related_ref else None)
         now = self._clock()
-        series = self._series.get(key)
+        series = self._series.pop(key, None)
         if series is not None:
+            self._series[key] = series  # now the most recently observed
             series.count += 1
             series.last_observed = now
-            if series.count == 2 and series.created:
-                self._enqueue(_Pending(key, {}))
+            if series.created:
+                self._unwritten[key] = None
+                if series.count == 2:
+                    self._enqueue(_Pending(key, {}))
             return
         if not self._take_token(str(key[0]), now):
             self.dropped += 1
@@ -163,9 +170,10 @@ class EventRecorder:
             self.dropped += 1
 
     def _take_token(self, subject: str, now: float) -> bool:
-        bucket = self._buckets.get(subject)
+        bucket = self._buckets.pop(subject, None)
         if bucket is None:
-            bucket = self._buckets[subject] = _Bucket(float(self.burst), now)
+            bucket = _Bucket(float(self.burst), now)
+        self._buckets[subject] = bucket  # now the most recently used
         bucket.tokens = min(float(self.burst),
                             bucket.tokens + (now - bucket.updated) / self.refill_every)
         bucket.updated = now
@@ -226,6 +234,8 @@ class EventRecorder:
             elif series is not None:
                 await self._patch_series(series)
         except Exception as exc:
+            if series is not None and series.created and series.count > series.written_count:
+                self._unwritten[pending.key] = None  # the next flush writes the count
             log.warning("event_write_failed reason=%s %s",
                         pending.body.get("reason") if pending.body else "series",
                         format_fields({"error": error_text(exc)}))
@@ -240,17 +250,40 @@ class EventRecorder:
         series.written_count = count
 
     async def flush(self) -> None:
-        """Write series counts that changed since last written; forget idle series."""
+        """Write series counts that changed since last written; forget idle series.
+
+        It costs what changed or went idle since the last flush, not every series and
+        bucket kept: a busy controller keeps tens of thousands for their idle time."""
         now = self._clock()
-        for key, series in list(self._series.items()):
-            if series.created and series.count > series.written_count:
-                try:
-                    await self._patch_series(series)
-                except Exception as exc:
-                    log.warning("event_series_write_failed name=%s %s", series.name,
-                                format_fields({"error": error_text(exc)}))
-            if now - series.last_observed > self.series_idle:
-                self._series.pop(key, None)
-        for subject, bucket in list(self._buckets.items()):
-            if bucket.tokens >= self.burst - 1 and now - bucket.updated > self.refill_every:
+        unwritten, self._unwritten = self._unwritten, {}
+        for key in unwritten:
+            series = self._series.get(key)
+            if series is None or not series.created or series.count <= series.written_count:
+                continue
+            try:
+                await self._patch_series(series)
+            except Exception as exc:
+                self._unwritten[key] = None  # tried again at the next flush
+                log.warning("event_series_write_failed name=%s %s", series.name,
+                            format_fields({"error": error_text(exc)}))
+        while self._series:
+            key, series = next(iter(self._series.items()))
+            if now - series.last_observed <= self.series_idle:
+                break
+            del self._series[key]
+            self._unwritten.pop(key, None)
+        for subject, bucket in list(_idle_front(self._buckets, now, self.refill_every)):
+            if bucket.tokens >= self.burst - 1:
                 del self._buckets[subject]
+
+
+def _idle_front(buckets: dict[str, _Bucket], now: float,
+                idle: float) -> list[tuple[str, _Bucket]]:
+    """The buckets unused for more than ``idle`` seconds: the front of ``buckets``, which
+    is kept in the order of their last use."""
+    out = []
+    for subject, bucket in buckets.items():
+        if now - bucket.updated <= idle:
+            break
+        out.append((subject, bucket))
+    return out

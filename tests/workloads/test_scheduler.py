@@ -220,6 +220,84 @@ def test_confirmed_binding_replaces_the_assumption_and_terminal_pods_free_room()
     assert cache.node_of("default/first") is None
 
 
+def test_preemption_sees_lower_priority_pods_as_they_come_and_go() -> None:
+    """DefaultPreemption (kubernetes/kubernetes
+    pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go,
+    ``SelectVictimsOnNode``) can only evict pods of lower priority than the incoming one;
+    a node without any answers "No preemption victims found for incoming pod"."""
+    cache = make_cache(1, node_1={"pods": 2})
+    place(cache, make_pod("high", priority=100), "node-1")
+    place(cache, make_pod("low", priority=1), "node-1")
+    urgent = make_pod("urgent", priority=50)
+    assert "1 Too many pods. preemption: 0/1 nodes are available: 1 Too many pods." in \
+        schedule(urgent, cache.node_infos()).message
+    cache.remove_pod("default/low")
+    place(cache, make_pod("also-high", priority=100), "node-1")
+    assert schedule(urgent, cache.node_infos()).message.endswith(
+        "1 No preemption victims found for incoming pod.")
+
+
+class _CountingSpec(dict[str, Any]):
+    """A pod spec that counts how often its priority is read."""
+
+    reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key == "priority":
+            _CountingSpec.reads += 1
+        return super().get(key, default)
+
+
+def test_a_failed_cycle_does_not_read_every_placed_pod() -> None:
+    """In a rollout every node gains and loses pods between two failed cycles; the
+    preemption diagnosis of each must cost the nodes, not the pods on them (at 10,000 pods
+    it read all 10,000 per waiting pod)."""
+    cache = make_cache(3, node_1={"pods": 20}, node_2={"pods": 20}, node_3={"pods": 20})
+    for n in range(1, 4):
+        for i in range(20):
+            pod = make_pod(f"p-{n}-{i}", priority=i % 2)
+            cache.observe_pod({**pod, "spec": _CountingSpec(pod["spec"], nodeName=f"node-{n}")})
+    waiting = make_pod("waiting", priority=5)
+    for n in range(1, 4):  # every node changes, as pods are replaced
+        cache.remove_pod(f"default/p-{n}-0")
+        place(cache, make_pod(f"new-{n}"), f"node-{n}")
+    _CountingSpec.reads = 0
+    decision = schedule(waiting, cache.node_infos())
+    assert decision.node is None
+    assert decision.message.endswith("3 Too many pods.")
+    assert _CountingSpec.reads == 0
+
+
+class _CountingPodSpec(dict[str, Any]):
+    """A pod spec that counts how often the filters and scores read what they ask of it."""
+
+    reads = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in ("tolerations", "nodeSelector", "affinity"):
+            _CountingPodSpec.reads += 1
+        return super().get(key, default)
+
+
+def _spec_reads(nodes: int, pod: Obj) -> int:
+    cache = make_cache(nodes)
+    counted = {**pod, "spec": _CountingPodSpec(pod["spec"])}
+    _CountingPodSpec.reads = 0
+    schedule(counted, cache.node_infos())
+    return _CountingPodSpec.reads
+
+
+@pytest.mark.parametrize("cpu", ["1", "5"], ids=["fits", "fits-nowhere"])
+def test_a_cycle_reads_the_pod_once_not_once_per_node(cpu: str) -> None:
+    """kube-scheduler's plugins read the pod in PreFilter/PreScore, once per cycle
+    (pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go ``PreFilter``,
+    tainttoleration/taint_toleration.go ``PreScore``): at 100 nodes a cycle read the pod's
+    tolerations, node selector and affinity hundreds of times."""
+    pod = make_pod("p", cpu=cpu, nodeSelector={"kubernetes.io/os": "linux"},
+                   tolerations=[{"key": "k", "operator": "Exists",
+                                 "effect": "PreferNoSchedule"}])
+    assert _spec_reads(3, pod) == _spec_reads(12, pod)
+
 def anti_affinity(key: str, labels: dict[str, str]) -> Obj:
     return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
         {"labelSelector": {"matchLabels": labels}, "topologyKey": key}]}}

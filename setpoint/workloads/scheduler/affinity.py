@@ -48,8 +48,11 @@ class AffinityState:
         self.affinity_counts: Counter[tuple[str, str]] = Counter()
         self.anti_counts: Counter[tuple[str, str]] = Counter()
         self._namespace_labels = namespace_labels
+        own_terms = bool(self.affinity or self.anti_affinity)
         for node in nodes:
-            self._count(node)
+            # most pods have no terms and most nodes no pod with anti-affinity: skip them
+            if own_terms or node.pods_with_required_anti_affinity:
+                self._count(node)
 
     @property
     def active(self) -> bool:

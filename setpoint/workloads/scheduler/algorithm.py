@@ -14,9 +14,10 @@ from typing import Any
 
 from setpoint.workloads.scheduler import messages
 from setpoint.workloads.scheduler.affinity import AffinityState
-from setpoint.workloads.scheduler.cache import NodeInfo
+from setpoint.workloads.scheduler.cache import NodeInfo, pod_priority
 from setpoint.workloads.scheduler.predicates import (
     Code,
+    PodFilterState,
     Status,
     node_affinity,
     node_ports,
@@ -53,15 +54,17 @@ def _no_namespace_labels(_: str) -> Mapping[str, str]:
     return {}
 
 
-def _priority(pod: Mapping[str, Any]) -> int:
-    return int((pod.get("spec") or {}).get("priority") or 0)
-
-
 def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: Any,
-                affinity: AffinityState) -> Status | None:
-    """Run the filters in the default profile's order; the first failure wins."""
-    status = (node_unschedulable(pod, node) or taint_toleration(pod, node)
-              or node_affinity(pod, node) or node_ports(ports, node)
+                affinity: AffinityState, state: PodFilterState | None = None) -> Status | None:
+    """Run the filters in the default profile's order; the first failure wins. ``state``
+    is the pod's pre-filter state, read once per cycle (read from ``pod`` when absent)."""
+    pre = state or PodFilterState.of(pod)
+    # every cycle runs this for every node: a filter with nothing to check is not called
+    status = ((node_unschedulable(pre, node) if node.spec.get("unschedulable") else None)
+              or (taint_toleration(pre, node) if node.taints else None)
+              or (node_affinity(pre, node) if pre.node_selector or node.node is None
+                  or pre.required_affinity is not None else None)
+              or (node_ports(ports, node) if ports else None)
               or node_resources_fit(request, node))
     if status is None and affinity.active:
         status = affinity.filter(node)
@@ -73,7 +76,7 @@ def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     """What DefaultPreemption says when it cannot make room."""
     if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
         return "preemption: " + messages.NOT_ELIGIBLE_NEVER
-    priority = _priority(pod)
+    priority = pod_priority(pod)
     per_node: dict[str, tuple[str, ...]] = {}
     for node in nodes:
         status = statuses[node.name]
@@ -95,10 +98,12 @@ def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     request = pod_requests(pod)
     ports = host_ports(pod)
     affinity = AffinityState(pod, nodes, namespace_labels)
+    state = PodFilterState.of(pod)
     feasible = []
     statuses: dict[str, Status] = {}
     for node in nodes:
-        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity)
+        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity,
+                             state=state)
         if status is None:
             feasible.append(node)
         else:

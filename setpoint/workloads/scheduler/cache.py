@@ -34,6 +34,10 @@ def is_terminal(pod: Mapping[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
+def pod_priority(pod: Mapping[str, Any]) -> int:
+    return int((pod.get("spec") or {}).get("priority") or 0)
+
+
 def controller_uid(pod: Mapping[str, Any]) -> str | None:
     """The uid of the pod's controller owner (ReplicaSet, StatefulSet, Job …)."""
     for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
@@ -55,12 +59,14 @@ class PodInfo:
     """Its required anti-affinity terms (other pods must keep out of their topology)."""
     owner: str | None
     assumed: bool = False
+    priority: int = 0
+    """``spec.priority`` (admission resolves it from the PriorityClass; unset is 0)."""
 
     @classmethod
     def of(cls, pod: Obj, *, assumed: bool = False) -> PodInfo:
         return cls(pod, pod_key(pod), pod_requests(pod), pod_non_zero_requests(pod),
                    host_ports(pod), required_terms(pod, "podAntiAffinity"),
-                   controller_uid(pod), assumed)
+                   controller_uid(pod), assumed, pod_priority(pod))
 
     @property
     def labels(self) -> Mapping[str, str]:
@@ -84,32 +90,39 @@ class NodeInfo:
     pods_with_required_anti_affinity: dict[str, PodInfo] = field(default_factory=dict)
     owners: Counter[str] = field(default_factory=Counter)
     """Pods on the node per controller uid (for spreading)."""
+    priorities: Counter[int] = field(default_factory=Counter)
+    """Pods on the node per priority: a cluster has few distinct priorities, so the lowest
+    is found without reading every pod."""
     _lowest: float | None = field(default=None, repr=False, compare=False)
+    """The smallest key of ``priorities``, until a priority comes or goes."""
+
+    labels: Mapping[str, str] = field(default_factory=dict)
+    spec: Mapping[str, Any] = field(default_factory=dict)
+    taints: tuple[Mapping[str, Any], ...] = ()
+    """The node's labels, spec and taints, read once per change of the node: every
+    scheduling cycle asks them of every node."""
 
     def set_node(self, node: Obj | None) -> None:
         self.node = node
         allocatable = ((node or {}).get("status") or {}).get("allocatable") or {}
         self.allocatable = Resources.from_list(allocatable)
-
-    @property
-    def labels(self) -> Mapping[str, str]:
-        return ((self.node or {}).get("metadata") or {}).get("labels") or {}
-
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        return (self.node or {}).get("spec") or {}
+        self.labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        self.spec = (node or {}).get("spec") or {}
+        self.taints = tuple(self.spec.get("taints") or ())
 
     def lowest_priority(self) -> float:
-        """The lowest priority among the node's pods (infinite when it has none): preemption
-        asks this for every node of every failed attempt, so it is kept, not recomputed."""
+        """The lowest priority among the node's pods (infinite when it has none).
+        Preemption asks this of every node in every failed cycle, and in a rollout every
+        node changes between two cycles: it costs the distinct priorities, not the pods."""
         if self._lowest is None:
-            self._lowest = min((int((p.pod.get("spec") or {}).get("priority") or 0)
-                                for p in self.pods.values()), default=float("inf"))
+            self._lowest = min(self.priorities, default=float("inf"))
         return self._lowest
 
     def add_pod(self, info: PodInfo) -> None:
-        self._lowest = None
         self.pods[info.key] = info
+        self.priorities[info.priority] += 1
+        if self.priorities[info.priority] == 1:
+            self._lowest = None
         self.requested.add(info.requests)
         self.non_zero_requested.add(info.non_zero)
         if info.anti_affinity:
@@ -118,9 +131,12 @@ class NodeInfo:
             self.owners[info.owner] += 1
 
     def remove_pod(self, key: str) -> PodInfo | None:
-        self._lowest = None
         info = self.pods.pop(key, None)
         if info is not None:
+            self.priorities[info.priority] -= 1
+            if self.priorities[info.priority] <= 0:
+                del self.priorities[info.priority]
+                self._lowest = None
             self.requested.subtract(info.requests)
             self.non_zero_requested.subtract(info.non_zero)
             self.pods_with_required_anti_affinity.pop(key, None)
@@ -141,6 +157,8 @@ class SchedulerCache:
     def __init__(self) -> None:
         self._nodes: dict[str, NodeInfo] = {}
         self._pod_node: dict[str, str] = {}
+        self._existing: list[NodeInfo] | None = None
+        """The existing nodes by name, kept until a node comes or goes."""
 
     def __repr__(self) -> str:
         assumed = sum(1 for n in self._nodes.values() for p in n.pods.values() if p.assumed)
@@ -158,22 +176,29 @@ class SchedulerCache:
     def set_node(self, node: Obj) -> None:
         """Add or update a node."""
         name = str((node.get("metadata") or {}).get("name") or "")
-        self._info(name).set_node(node)
+        info = self._info(name)
+        if info.node is None:
+            self._existing = None
+        info.set_node(node)
 
     def remove_node(self, name: str) -> None:
         """Forget a node; its pods are kept (as kube-scheduler's ghost node) until they go."""
         info = self._nodes.get(name)
         if info is None:
             return
+        self._existing = None
         if info.pods:
             info.set_node(None)
         else:
             del self._nodes[name]
 
     def node_infos(self) -> list[NodeInfo]:
-        """The nodes that exist, by name."""
-        return sorted((n for n in self._nodes.values() if n.node is not None),
-                      key=lambda n: n.name)
+        """The nodes that exist, by name (the same list until a node comes or goes: read
+        it, do not change it)."""
+        if self._existing is None:
+            self._existing = sorted((n for n in self._nodes.values() if n.node is not None),
+                                    key=lambda n: n.name)
+        return self._existing
 
     def node_count(self) -> int:
         return sum(1 for n in self._nodes.values() if n.node is not None)

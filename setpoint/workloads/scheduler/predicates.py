@@ -132,29 +132,60 @@ def node_selector_matches(selector: Mapping[str, Any], node: Mapping[str, Any]) 
     return any(term_matches(t, node) for t in selector.get("nodeSelectorTerms") or ())
 
 
+@dataclass(frozen=True, slots=True)
+class PodFilterState:
+    """What the filters read of the pod, read once per scheduling cycle rather than once
+    per node (kube-scheduler's PreFilter state, e.g. NodeAffinity's ``preFilterState`` in
+    pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go)."""
+
+    tolerations: tuple[Mapping[str, Any], ...]
+    node_selector: tuple[tuple[str, Any], ...]
+    required_affinity: Mapping[str, Any] | None
+
+    @classmethod
+    def of(cls, pod: Mapping[str, Any]) -> PodFilterState:
+        spec = pod.get("spec") or {}
+        required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
+                    .get("requiredDuringSchedulingIgnoredDuringExecution"))
+        return cls(tuple(spec.get("tolerations") or ()),
+                   tuple((spec.get("nodeSelector") or {}).items()), required)
+
+
+def _matches_node_affinity(state: PodFilterState, node: Mapping[str, Any]) -> bool:
+    if state.node_selector:
+        labels = (node.get("metadata") or {}).get("labels") or {}
+        for key, value in state.node_selector:
+            if labels.get(key) != value:
+                return False
+    return state.required_affinity is None or \
+        node_selector_matches(state.required_affinity, node)
+
+
 def matches_node_affinity(pod: Mapping[str, Any], node: Mapping[str, Any]) -> bool:
     """``nodeSelector`` and required node affinity both hold (``GetRequiredNodeAffinity``)."""
-    spec = pod.get("spec") or {}
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    for key, value in (spec.get("nodeSelector") or {}).items():
-        if labels.get(key) != value:
-            return False
-    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {})
-                .get("requiredDuringSchedulingIgnoredDuringExecution"))
-    return required is None or node_selector_matches(required, node)
+    return _matches_node_affinity(PodFilterState.of(pod), node)
 
 
 # -- the filters ---------------------------------------------------------------------------
+# Each takes the pod's PodFilterState; given the pod itself, it reads the state first.
 
-def node_unschedulable(pod: Mapping[str, Any], node: NodeInfo) -> Status | None:
+def _state(pod: Mapping[str, Any] | PodFilterState) -> PodFilterState:
+    return pod if isinstance(pod, PodFilterState) else PodFilterState.of(pod)
+
+
+def node_unschedulable(pod: Mapping[str, Any] | PodFilterState,
+                       node: NodeInfo) -> Status | None:
     if node.spec.get("unschedulable") and not tolerated(
-            pod_tolerations(pod), {"key": TAINT_UNSCHEDULABLE, "effect": "NoSchedule"}):
+            _state(pod).tolerations, {"key": TAINT_UNSCHEDULABLE, "effect": "NoSchedule"}):
         return Status(Code.UNRESOLVABLE, (ERR_UNSCHEDULABLE,), "NodeUnschedulable")
     return None
 
 
-def taint_toleration(pod: Mapping[str, Any], node: NodeInfo) -> Status | None:
-    taint = first_untolerated_taint(node.spec.get("taints") or (), pod_tolerations(pod))
+def taint_toleration(pod: Mapping[str, Any] | PodFilterState,
+                     node: NodeInfo) -> Status | None:
+    if not node.taints:
+        return None
+    taint = first_untolerated_taint(node.taints, _state(pod).tolerations)
     if taint is None:
         return None
     reason = f"node(s) had untolerated taint {{{taint.get('key', '')}: " \
@@ -162,9 +193,12 @@ def taint_toleration(pod: Mapping[str, Any], node: NodeInfo) -> Status | None:
     return Status(Code.UNRESOLVABLE, (reason,), "TaintToleration")
 
 
-def node_affinity(pod: Mapping[str, Any], node: NodeInfo) -> Status | None:
-    if node.node is not None and matches_node_affinity(pod, node.node):
-        return None
+def node_affinity(pod: Mapping[str, Any] | PodFilterState, node: NodeInfo) -> Status | None:
+    if node.node is not None:
+        state = _state(pod)
+        if (not state.node_selector and state.required_affinity is None) or \
+                _matches_node_affinity(state, node.node):
+            return None
     return Status(Code.UNRESOLVABLE, (ERR_NODE_AFFINITY,), "NodeAffinity")
 
 
@@ -199,7 +233,8 @@ def insufficient_resources(request: Resources, node: NodeInfo) -> list[str]:
     if request.ephemeral_storage > 0 and request.ephemeral_storage > \
             allocatable.ephemeral_storage - requested.ephemeral_storage:
         reasons.append("Insufficient ephemeral-storage")
-    for name in sorted(request.scalar):
+    # every cycle asks this of every node: most pods request no extended resource
+    for name in sorted(request.scalar) if request.scalar else ():
         amount = request.scalar[name]
         if amount > 0 and amount > allocatable.scalar.get(name, 0) - \
                 requested.scalar.get(name, 0):

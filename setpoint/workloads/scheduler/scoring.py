@@ -59,9 +59,7 @@ def _normalize(raw: Sequence[float], *, reverse: bool = False) -> list[float]:
     return [MAX_SCORE - s for s in scaled] if reverse else scaled
 
 
-def _preferred_affinity(pod: Mapping[str, Any], node: NodeInfo) -> float:
-    preferred = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
-                 .get("preferredDuringSchedulingIgnoredDuringExecution") or ())
+def _preferred_affinity(preferred: Sequence[Mapping[str, Any]], node: NodeInfo) -> float:
     total = 0.0
     for term in preferred:
         if node.node is not None and term_matches(term.get("preference") or {}, node.node):
@@ -69,10 +67,9 @@ def _preferred_affinity(pod: Mapping[str, Any], node: NodeInfo) -> float:
     return total
 
 
-def _intolerable_prefer_no_schedule(pod: Mapping[str, Any], node: NodeInfo) -> float:
-    tolerations = [t for t in pod_tolerations(pod)
-                   if (t.get("effect") or "PreferNoSchedule") == "PreferNoSchedule"]
-    return float(sum(1 for t in node.spec.get("taints") or ()
+def _intolerable_prefer_no_schedule(tolerations: Sequence[Mapping[str, Any]],
+                                    node: NodeInfo) -> float:
+    return float(sum(1 for t in node.taints
                      if t.get("effect") == "PreferNoSchedule" and not tolerated(tolerations, t)))
 
 
@@ -97,8 +94,15 @@ def select_node(pod: Mapping[str, Any], request: Resources, non_zero: Resources,
     """The best of ``nodes`` (which all fit ``pod``) by the weighted scores."""
     if len(nodes) == 1:
         return nodes[0]
-    affinity = _normalize([_preferred_affinity(pod, n) for n in nodes])
-    taints = _normalize([_intolerable_prefer_no_schedule(pod, n) for n in nodes], reverse=True)
+    # what the scores read of the pod, read once (the plugins' PreScore state)
+    preferred = ((((pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity") or {})
+                 .get("preferredDuringSchedulingIgnoredDuringExecution") or ())
+    tolerations = [t for t in pod_tolerations(pod)
+                   if (t.get("effect") or "PreferNoSchedule") == "PreferNoSchedule"]
+    affinity = _normalize([_preferred_affinity(preferred, n) if preferred else 0.0
+                           for n in nodes])
+    taints = _normalize([_intolerable_prefer_no_schedule(tolerations, n) if n.taints else 0.0
+                         for n in nodes], reverse=True)
     spread = _normalize(_spread_counts(pod, nodes), reverse=True)
     best, best_score = nodes[0], -1.0
     for i, node in enumerate(nodes):
