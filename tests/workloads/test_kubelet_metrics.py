@@ -11,7 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from setpoint.client import NotFoundError, ServiceUnavailableError
+from setpoint.runtime import Manager
+from setpoint.workloads.kubelet import MetricsPublisher
 from tests.conftest import kubectl_path
 from tests.waiting import quiet_period
 from tests.workloads.metrics_server_support import MetricsReader, metrics_env
@@ -103,6 +107,31 @@ async def test_usage_is_kept_in_memory_and_costs_no_api_writes(tmp_path: Path) -
         # the kubelets' client is the test's too: its reads of the metrics are no writes
         assert [r.path for r in env.requests if r.method != "GET"
                 and r.path.startswith("/apis/metrics.k8s.io")] == []
+
+
+async def test_metrics_are_made_when_read_not_each_time_a_pod_changes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """metrics-server makes its points per scrape, not per change of a pod; here they are
+    made when read (setpoint/workloads/kubelet/metrics.py): pods that start cost no walk
+    over every pod, which made the workloads' CPU grow with pods times changes (issue 12,
+    docs/benchmarks.md, Workloads, fifth pass: 10,000 pods)."""
+    made: list[int] = []
+    desired = MetricsPublisher.desired
+
+    def counted(self: MetricsPublisher, manager: Manager) -> dict[Any, Any]:
+        made.append(len(self.workers.records))
+        return desired(self, manager)
+
+    monkeypatch.setattr(MetricsPublisher, "desired", counted)
+    async with metrics_env() as (env, reader):
+        names = [f"p{i}" for i in range(4)]
+        for name in names:
+            await env.run(pod(name))
+        for name in names:
+            await env.until(name, ready)
+        assert made == []  # four pods started and nobody read their metrics
+        await wait_for(lambda: _listed(reader, PODS, len(names)))
+        assert made
 
 
 async def test_a_restarted_workloads_process_is_served_again() -> None:

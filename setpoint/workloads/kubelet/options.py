@@ -38,11 +38,11 @@ class KubeletOptions:
     metrics_window: float = 15.0
     """The ``window`` reported in PodMetrics and NodeMetrics."""
     metrics_debounce: float = 0.2
-    """Pause between two metrics publications (changes in between are taken together)."""
+    """How long the points a read made serve later reads while no pod starts or stops
+    running (the points are made when metrics are read)."""
     metrics_resync: float = 60.0
-    """How often the publisher looks again without being told of a change; with the process
-    runtime (measured usage) it also measures every pod again then, with a fresh
-    timestamp."""
+    """With the process runtime (measured usage): how often, at most, a read measures every
+    pod again, with a fresh timestamp (and at least once per ``metrics_window``)."""
     metrics: bool = True
     """Serve metrics.k8s.io PodMetrics and NodeMetrics (the in-process metrics-server)."""
     lifecycle_events: bool = False

@@ -9,7 +9,7 @@ of the request (pkg/storage/pod.go ``CreationTimestamp: metav1.NewTime(time.Now(
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["API_VERSION", "MetricsStorage"]
@@ -25,6 +25,9 @@ class MetricsStorage:
         self._pods: dict[tuple[str, str], Obj] = {}
         self._nodes: dict[str, Obj] = {}
         self._contents: dict[tuple[str, str, str], Any] = {}
+        self.before_read: Callable[[], None] = _nothing
+        """Called before every read: the kubelets' publisher brings the points up to date
+        then, rather than on every change of a pod (reads are rare, changes are not)."""
 
     def __repr__(self) -> str:
         return f"MetricsStorage(pods={len(self._pods)}, nodes={len(self._nodes)})"
@@ -53,17 +56,25 @@ class MetricsStorage:
         self._pods, self._nodes = pods, nodes
 
     def pod(self, namespace: str, name: str) -> Obj | None:
+        self.before_read()
         return self._pods.get((namespace, name))
 
     def pods(self, namespace: str | None = None) -> list[Obj]:
         """PodMetrics of ``namespace`` (every namespace when None), by namespace and name
         as metrics-server sorts them (pkg/api/pod.go getMetrics)."""
+        self.before_read()
         return [self._pods[key] for key in sorted(self._pods)
                 if namespace is None or key[0] == namespace]
 
     def node(self, name: str) -> Obj | None:
+        self.before_read()
         return self._nodes.get(name)
 
     def nodes(self) -> list[Obj]:
         """NodeMetrics by name (pkg/api/node.go getMetrics)."""
+        self.before_read()
         return [self._nodes[name] for name in sorted(self._nodes)]
+
+
+def _nothing() -> None:
+    """Nothing to bring up to date: the points are what was last stored."""
