@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
-from tests.cluster.fidelity.writes import APPLY, JSON_PATCH, MERGE, STRATEGIC
+from tests.cluster.fidelity.writes import APPLY, JSON_PATCH, MERGE, STRATEGIC, create_configmap
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -33,14 +33,6 @@ NS = "/api/v1/namespaces/default"
 def _parse_uint_500(value: str, why: str = "invalid syntax") -> dict[str, Any]:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": f'strconv.ParseUint: parsing "{value}": {why}', "code": 500}
-
-
-async def _configmap(api: API, name: str) -> dict[str, Any]:
-    status, out = await api.post(f"{NS}/configmaps", {"metadata": {"name": name},
-                                                      "data": {"a": "1"}})
-    assert status == 201, out
-    assert isinstance(out, dict)
-    return out
 
 
 async def _unchanged(api: API, before: dict[str, Any]) -> None:
@@ -56,7 +48,7 @@ async def test_put_with_a_non_numeric_resource_version_is_strconvs_500(
     """store.go Update → ObjectResourceVersion: the bare strconv error, a 500 (not the
     Conflict a mismatched number gets); the object is untouched."""
     name = f"put-rv-{value.replace('.', '').replace('-', 'm')}"
-    cm = await _configmap(module_api, name)
+    cm = await create_configmap(module_api, name)
     status, out = await module_api.put(f"{NS}/configmaps/{name}", {
         "metadata": {"name": name, "resourceVersion": value}, "data": {"a": "2"}})
     assert (status, out) == (500, _parse_uint_500(value))
@@ -65,7 +57,7 @@ async def test_put_with_a_non_numeric_resource_version_is_strconvs_500(
 
 async def test_a_resource_version_out_of_uint64_range(module_api: API) -> None:
     """strconv.ParseUint's range error ("value out of range"), the same 500."""
-    cm = await _configmap(module_api, "put-rv-range")
+    cm = await create_configmap(module_api, "put-rv-range")
     big = "99999999999999999999"
     status, out = await module_api.put(f"{NS}/configmaps/put-rv-range", {
         "metadata": {"name": "put-rv-range", "resourceVersion": big}})
@@ -76,7 +68,7 @@ async def test_a_resource_version_out_of_uint64_range(module_api: API) -> None:
 async def test_the_parse_comes_before_validation(module_api: API) -> None:
     """ObjectResourceVersion runs before rest.BeforeUpdate's validation: an invalid object
     with an unparsable resourceVersion is the 500, not the 422."""
-    await _configmap(module_api, "put-rv-invalid")
+    await create_configmap(module_api, "put-rv-invalid")
     status, out = await module_api.put(f"{NS}/configmaps/put-rv-invalid", {
         "metadata": {"name": "put-rv-invalid", "resourceVersion": "abc",
                      "labels": {"-bad-": "x"}}})
@@ -93,7 +85,7 @@ async def test_a_patch_that_sets_a_non_numeric_resource_version(
         module_api: API, kind: str, content_type: str, patch: Any) -> None:
     """handlers/patch.go hands the patched object to the same store.go Update
     (UpdatedObject is the patch): the same 500."""
-    cm = await _configmap(module_api, f"patch-rv-{kind}")
+    cm = await create_configmap(module_api, f"patch-rv-{kind}")
     status, out = await module_api.patch(f"{NS}/configmaps/patch-rv-{kind}", patch,
                                          content_type)
     assert (status, out) == (500, _parse_uint_500("abc"))
@@ -104,7 +96,7 @@ async def test_apply_with_a_non_numeric_resource_version_updates_or_creates_noth
         module_api: API) -> None:
     """Server-side apply goes through store.go Update too, with forceAllowCreate: the parse
     precedes the create branch, so an absent object is not created either."""
-    cm = await _configmap(module_api, "apply-rv")
+    cm = await create_configmap(module_api, "apply-rv")
     config = ('{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "%s", '
               '"resourceVersion": "abc"}, "data": {"b": "9"}}')
     for name in ("apply-rv", "apply-rv-new"):
@@ -121,7 +113,7 @@ async def test_resource_versions_are_compared_as_numbers(module_api: API) -> Non
     """store.go Update compares the parsed uint64s (``newResourceVersion !=
     existingResourceVersion``): a leading zero names the same version, a different number
     is the Conflict."""
-    cm = await _configmap(module_api, "rv-numbers")
+    cm = await create_configmap(module_api, "rv-numbers")
     current = cm["metadata"]["resourceVersion"]
     status, out = await module_api.put(f"{NS}/configmaps/rv-numbers", {
         "metadata": {"name": "rv-numbers", "resourceVersion": str(int(current) + 1000)}})

@@ -7,34 +7,21 @@ server (``module_api``) and write objects of their own names.
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from tests.cluster.conftest import API
-from tests.cluster.fidelity.writes import APPLY, JSON_PATCH, MERGE, STRATEGIC
+from tests.cluster.fidelity.writes import (
+    APPLY,
+    JSON_PATCH,
+    MERGE,
+    STRATEGIC,
+    create_configmap,
+    failure,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NS = "/api/v1/namespaces/default"
-
-
-def _failure(code: int, reason: str, message: str,
-             details: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                           "status": "Failure", "message": message, "reason": reason}
-    if details is not None:
-        out["details"] = details
-    out["code"] = code
-    return out
-
-
-async def _configmap(api: API, name: str) -> dict[str, Any]:
-    status, out = await api.post(f"{NS}/configmaps", {"metadata": {"name": name},
-                                                      "data": {"a": "1"}})
-    assert status == 201, out
-    assert isinstance(out, dict)
-    return out
 
 
 @pytest.mark.parametrize(("raw", "word"), [
@@ -46,12 +33,12 @@ async def test_a_merge_patch_that_is_no_object_is_refused_by_the_strict_decoder(
     decoded strictly into a map, and a body that is no object is that decoder's 400.
     Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch, MergePatchType:
     kjson.UnmarshalStrict, "error decoding patch: %v"; fieldValidation: "" means Warn)."""
-    await _configmap(module_api, f"mp-{word}-{validation.lower() or 'default'}")
+    await create_configmap(module_api, f"mp-{word}-{validation.lower() or 'default'}")
     query = f"?fieldValidation={validation}" if validation else ""
     status, out = await module_api.patch(
         f"{NS}/configmaps/mp-{word}-{validation.lower() or 'default'}{query}", None, MERGE,
         raw=raw)
-    assert (status, out) == (400, _failure(
+    assert (status, out) == (400, failure(
         400, "BadRequest", f"error decoding patch: json: cannot unmarshal {word} into Go value "
         "of type map[string]interface {}"))
 
@@ -66,8 +53,8 @@ async def test_a_merge_patch_that_is_no_object_under_ignore_is_json_patchs_error
     Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch: "retErr ==
     jsonpatch.ErrBadJSONPatch" -> NewBadRequest), gopkg.in/evanphx/json-patch.v4 merge.go
     (MergePatch)."""
-    expected = (400, _failure(400, "BadRequest", "Invalid JSON Patch"))
-    await _configmap(module_api, f"mpi-{name}")
+    expected = (400, failure(400, "BadRequest", "Invalid JSON Patch"))
+    await create_configmap(module_api, f"mpi-{name}")
     assert await module_api.patch(f"{NS}/configmaps/mpi-{name}?fieldValidation=Ignore", None,
                                   MERGE, raw=raw) == expected
     assert await module_api.patch(f"{NS}/configmaps/mpi-{name}", None, MERGE,
@@ -81,7 +68,7 @@ async def test_a_merge_patch_array_under_ignore_is_the_patched_object_that_canno
     Source: gopkg.in/evanphx/json-patch.v4 merge.go (MergePatch: "Not an error, just not a
     doc"), k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatchToCurrentObject:
     NewInvalid(schema.GroupKind{}, "", field.Invalid(field.NewPath("patch"), ...)))."""
-    await _configmap(module_api, "mp-array-ignore")
+    await create_configmap(module_api, "mp-array-ignore")
     status, out = await module_api.patch(
         f"{NS}/configmaps/mp-array-ignore?fieldValidation=Ignore", None, MERGE, raw=b"[1,2]")
     assert (status, out["reason"], [(c["reason"], c["field"]) for c in
@@ -94,7 +81,7 @@ async def test_a_null_strategic_merge_patch_changes_nothing(module_api: API) -> 
     patch changes nothing and the object comes back as it was (no new resourceVersion).
     Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (strategicPatchObject:
     kjson.UnmarshalStrict into patchMap, applyPatchToObject)."""
-    created = await _configmap(module_api, "smp-null")
+    created = await create_configmap(module_api, "smp-null")
     status, out = await module_api.patch(f"{NS}/configmaps/smp-null", None, STRATEGIC,
                                          raw=b"null")
     assert (status, out["data"], out["metadata"]["resourceVersion"]) == (
@@ -111,10 +98,10 @@ async def test_a_built_in_patch_route_refuses_other_content_types_in_go_restful(
     Source: k8s.io/apiserver pkg/endpoints/installer.go (ws.PATCH(...).Consumes(
     supportedTypes...)), github.com/emicklei/go-restful/v3 jsr311.go (detectRoute:
     "415: Unsupported Media Type"), pkg/server/handler.go (serviceErrorHandler)."""
-    await _configmap(module_api, f"ct-{content_type.rsplit('/', 1)[1]}")
+    await create_configmap(module_api, f"ct-{content_type.rsplit('/', 1)[1]}")
     status, out = await module_api.patch(f"{NS}/configmaps/ct-{content_type.rsplit('/', 1)[1]}",
                                          {"data": {"a": "2"}}, content_type)
-    assert (status, out) == (415, _failure(415, "UnsupportedMediaType",
+    assert (status, out) == (415, failure(415, "UnsupportedMediaType",
                                            "415: Unsupported Media Type", {}))
 
 
@@ -134,7 +121,7 @@ async def test_an_apply_configuration_of_another_kind_fails_the_version_check(
     status, out = await module_api.patch(
         f"{NS}/configmaps/apply-kind?fieldManager=tester", None, APPLY,
         raw=(config + "metadata:\n  name: apply-kind\n").encode())
-    assert (status, out) == (400, _failure(400, "BadRequest",
+    assert (status, out) == (400, failure(400, "BadRequest",
                                            f"invalid object type: {printed}"))
 
 
@@ -143,7 +130,7 @@ async def test_an_apply_configuration_in_another_namespace_is_refused(module_api
     is, for a new object as for an existing one.
     Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatch:
     EnsureObjectNamespaceMatchesRequestNamespace)."""
-    expected = (400, _failure(400, "BadRequest", "the namespace of the provided object does "
+    expected = (400, failure(400, "BadRequest", "the namespace of the provided object does "
                               "not match the namespace sent on the request"))
     config = (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-ns\n"
               b"  namespace: kube-system\n")
@@ -151,7 +138,7 @@ async def test_an_apply_configuration_in_another_namespace_is_refused(module_api
                                   APPLY, raw=config) == expected
     status, out = await module_api.get(f"{NS}/configmaps/apply-ns")
     assert status == 404, out
-    await _configmap(module_api, "apply-ns")
+    await create_configmap(module_api, "apply-ns")
     assert await module_api.patch(f"{NS}/configmaps/apply-ns?fieldManager=tester", None,
                                   APPLY, raw=config) == expected
 
@@ -165,10 +152,10 @@ async def test_an_apply_creating_an_object_needs_its_name_in_the_configuration(
     applyPatch: checkName), handlers/rest.go (checkName), handlers/namer.go (errEmptyName)."""
     config = b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  generateName: gen-\n"
     assert await module_api.patch(f"{NS}/configmaps/apply-unnamed?fieldManager=tester", None,
-                                  APPLY, raw=config) == (400, _failure(
+                                  APPLY, raw=config) == (400, failure(
         400, "BadRequest", "the name of the object (apply-unnamed based on URL) was "
         "undeterminable: name must be provided"))
-    await _configmap(module_api, "apply-unnamed")
+    await create_configmap(module_api, "apply-unnamed")
     status, out = await module_api.patch(
         f"{NS}/configmaps/apply-unnamed?fieldManager=tester", None, APPLY,
         raw=b"apiVersion: v1\nkind: ConfigMap\ndata:\n  b: '2'\n")
@@ -193,7 +180,7 @@ async def test_an_apply_body_that_is_no_map(module_api: API, raw: bytes, message
     (Unmarshal: "error unmarshaling JSON: %w", jsonUnmarshal: "while decoding JSON: %v"),
     k8s.io/apimachinery pkg/util/managedfields/internal/versioncheck.go."""
     assert await module_api.patch(f"{NS}/configmaps/apply-no-map?fieldManager=tester", None,
-                                  APPLY, raw=raw) == (400, _failure(400, "BadRequest", message))
+                                  APPLY, raw=raw) == (400, failure(400, "BadRequest", message))
 
 
 @pytest.mark.parametrize(("content_type", "validation", "message"), [
@@ -212,8 +199,8 @@ async def test_a_patch_that_is_not_json_is_the_scanners_error(
     Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyJSPatch,
     strategicPatchObject), encoding/json scanner.go (stateEndValue: "after object key")."""
     name = f"syntax-{content_type.split('/')[1].split('-')[0]}-{validation.lower() or 'default'}"
-    await _configmap(module_api, name)
+    await create_configmap(module_api, name)
     query = f"?fieldValidation={validation}" if validation else ""
     assert await module_api.patch(f"{NS}/configmaps/{name}{query}", None, content_type,
-                                  raw=b'{"data" x}') == (400, _failure(400, "BadRequest",
+                                  raw=b'{"data" x}') == (400, failure(400, "BadRequest",
                                                                       message))

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 from tests.cluster.conftest import API
-from tests.cluster.fidelity.writes import JSON_PATCH, MERGE, create_widget_crd, widget
+from tests.cluster.fidelity.writes import JSON_PATCH, MERGE, create_widget_crd, failure, widget
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -21,18 +21,8 @@ NS = "/api/v1/namespaces/default"
 WIDGETS = "/apis/fidelity.example.com/v1/namespaces/default/widgets"
 
 
-def _failure(code: int, reason: str, message: str,
-             details: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                           "status": "Failure", "message": message, "reason": reason}
-    if details is not None:
-        out["details"] = details
-    out["code"] = code
-    return out
-
-
 def _bad_request(message: str) -> dict[str, Any]:
-    return _failure(400, "BadRequest", message)
+    return failure(400, "BadRequest", message)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -42,7 +32,7 @@ async def widgets(module_api: API) -> API:
     return module_api
 
 
-NO_ROUTE = _failure(405, "MethodNotAllowed",
+NO_ROUTE = failure(405, "MethodNotAllowed",
                     "the server does not allow this method on the requested resource", {})
 
 
@@ -221,7 +211,7 @@ async def test_a_custom_resource_subresource_it_does_not_declare_is_not_found(
     Source: k8s.io/apiextensions-apiserver pkg/apiserver/customresource_handler.go
     (ServeHTTP: "default: ... apierrors.NewNotFound(schema.GroupResource{Group:
     requestInfo.APIGroup, Resource: requestInfo.Resource}, requestInfo.Name)")."""
-    assert await widgets.get(f"{WIDGETS}/{path}") == (404, _failure(
+    assert await widgets.get(f"{WIDGETS}/{path}") == (404, failure(
         404, "NotFound", 'widgets.fidelity.example.com "does-not-matter" not found',
         {"name": "does-not-matter", "group": "fidelity.example.com", "kind": "widgets"}))
 
@@ -235,7 +225,7 @@ async def test_a_custom_resource_status_takes_get_update_and_patch_only(
     (serveStatus: "default: ... apierrors.NewMethodNotSupported(...)")."""
     status, out = await widgets.request(method, f"{WIDGETS}/somewidget/status",
                                         widget("somewidget"))
-    assert (status, out) == (405, _failure(
+    assert (status, out) == (405, failure(
         405, "MethodNotAllowed",
         f'{verb} is not supported on resources of kind "widgets.fidelity.example.com"',
         {"group": "fidelity.example.com", "kind": "widgets"}))
@@ -250,7 +240,7 @@ async def test_a_custom_resource_patch_checks_its_content_type_before_the_name(
     pkg/apiserver/customresource_handler.go (supportedTypes)."""
     status, out = await widgets.patch(WIDGETS, {"spec": {}},
                                       "application/strategic-merge-patch+json")
-    assert (status, out) == (415, _failure(
+    assert (status, out) == (415, failure(
         415, "UnsupportedMediaType", "the body of the request was in an unknown format - "
         "accepted media types include: application/json-patch+json, "
         "application/merge-patch+json, application/apply-patch+yaml"))

@@ -31,7 +31,7 @@ import pytest
 import pytest_asyncio
 
 from tests.cluster.conftest import API
-from tests.cluster.fidelity.writes import GROUP, WIDGETS, create_widget_crd, widget
+from tests.cluster.fidelity.writes import GROUP, WIDGETS, create_widget_crd, failure, widget
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -40,16 +40,6 @@ BUILT_IN_TYPES = ("application/json-patch+json, application/merge-patch+json, "
                   "application/strategic-merge-patch+json, application/apply-patch+yaml")
 CUSTOM_TYPES = ("application/json-patch+json, application/merge-patch+json, "
                 "application/apply-patch+yaml")
-
-
-def _failure(code: int, reason: str, message: str,
-             details: dict[str, Any] | None = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
-                           "status": "Failure", "message": message, "reason": reason}
-    if details is not None:
-        out["details"] = details
-    out["code"] = code
-    return out
 
 
 async def _send(api: API, method: str, path: str, content_type: str, body: bytes | None, *,
@@ -88,17 +78,17 @@ async def test_an_unsupported_patch_type_with_an_empty_body(module_api: API,
     an empty one reaches the Accept stage with no route left: "Content-Length: 0" is its
     406, no Content-Length (a chunked body) its 415, both naming no representation."""
     path = f"{NS}/configmaps/routes"
-    assert await _send(module_api, "PATCH", path, "text/plain", b"") == (406, _failure(
+    assert await _send(module_api, "PATCH", path, "text/plain", b"") == (406, failure(
         406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: ", {}))
     for body in (b"", b'{"data": {"a": "2"}}'):
         assert await _send(module_api, "PATCH", path, "text/plain", body, chunked=True) == (
-            415, _failure(415, "UnsupportedMediaType",
+            415, failure(415, "UnsupportedMediaType",
                           "415: Unsupported Media Type\n\nAvailable representations: ", {}))
-    assert await _send(module_api, "PATCH", path, "text/plain", b"{}") == (415, _failure(
+    assert await _send(module_api, "PATCH", path, "text/plain", b"{}") == (415, failure(
         415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
     # the route is matched before the handler negotiates the Accept
     assert await _send(module_api, "PATCH", path, "text/plain", b"", accept="image/png") == (
-        406, _failure(406, "NotAcceptable",
+        406, failure(406, "NotAcceptable",
                       "406: Not Acceptable\n\nAvailable representations: ", {}))
     status, cm = await module_api.get(path)
     assert (status, cm["data"]) == (200, {"a": "1"})
@@ -112,10 +102,10 @@ async def test_patch_types_are_matched_exactly(module_api: API, objects: None) -
     cm, cr = f"{NS}/configmaps/routes", f"{WIDGETS}/routes"
     upper = "Application/Merge-Patch+Json"
     listed = "text/plain, application/merge-patch+json"
-    assert await _send(module_api, "PATCH", cm, upper, b"{}") == (415, _failure(
+    assert await _send(module_api, "PATCH", cm, upper, b"{}") == (415, failure(
         415, "UnsupportedMediaType", "415: Unsupported Media Type", {}))
     for path, types in ((cm, BUILT_IN_TYPES), (cr, CUSTOM_TYPES)):
-        unknown = _failure(415, "UnsupportedMediaType", "the body of the request was in an "
+        unknown = failure(415, "UnsupportedMediaType", "the body of the request was in an "
                            f"unknown format - accepted media types include: {types}")
         assert await _send(module_api, "PATCH", path, listed, b"{}") == (415, unknown), path
         assert await _send(module_api, "PATCH", path, "application/merge-patch+json ; x=y",
@@ -143,12 +133,12 @@ async def test_segments_after_a_custom_resource_subresource_are_ignored(
     assert status == 200, patched
     assert patched["status"] == {"ready": True}
     status, out = await module_api.delete(f"{WIDGETS}/routes/status/extra")
-    assert (status, out) == (405, _failure(
+    assert (status, out) == (405, failure(
         405, "MethodNotAllowed",
         f'delete is not supported on resources of kind "widgets.{GROUP}"',
         {"group": GROUP, "kind": "widgets"}))
     status, out = await module_api.get(f"{WIDGETS}/routes/bogus/extra")
-    assert (status, out) == (404, _failure(404, "NotFound",
+    assert (status, out) == (404, failure(404, "NotFound",
                                            f'widgets.{GROUP} "routes" not found',
                                            {"name": "routes", "group": GROUP,
                                             "kind": "widgets"}))
@@ -158,5 +148,5 @@ async def test_segments_after_a_built_in_subresource_have_no_route(module_api: A
                                                                    objects: None) -> None:
     """go-restful has no route for them: its 404, written by serviceErrorHandler."""
     status, out = await module_api.get(f"{NS}/configmaps/routes/status/extra")
-    assert (status, out) == (404, _failure(
+    assert (status, out) == (404, failure(
         404, "NotFound", "the server could not find the requested resource", {}))

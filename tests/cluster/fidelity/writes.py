@@ -1,5 +1,6 @@
-"""Helpers for the write-path fidelity tests: raw requests that keep the Warning headers, and
-a small custom resource definition with a status subresource."""
+"""Helpers for the write-path fidelity tests: raw requests that keep the Warning headers, the
+Status of a failure as kube-apiserver writes it, a ConfigMap to write to, and a small custom
+resource definition with a status subresource."""
 
 from __future__ import annotations
 
@@ -17,6 +18,27 @@ JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 
 _WARNING = re.compile(r'^299 - "(.*)"$', re.S)
+
+
+def failure(code: int, reason: str, message: str,
+            details: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A failure's Status with its keys in the order kube-apiserver writes them."""
+    out: dict[str, Any] = {"kind": "Status", "apiVersion": "v1", "metadata": {},
+                           "status": "Failure", "message": message, "reason": reason}
+    if details is not None:
+        out["details"] = details
+    out["code"] = code
+    return out
+
+
+async def create_configmap(api: API, name: str,
+                           namespace_path: str = "/api/v1/namespaces/default") -> dict[str, Any]:
+    """A ConfigMap ``name`` with one key, as created."""
+    status, out = await api.post(f"{namespace_path}/configmaps",
+                                 {"metadata": {"name": name}, "data": {"a": "1"}})
+    assert status == 201, out
+    assert isinstance(out, dict)
+    return out
 
 
 async def send(api: API, method: str, path: str, body: Any = None, *,
