@@ -61,7 +61,8 @@ def port_num_or_name(port: Any, path: str) -> list[Cause]:
     return []
 
 
-def _enum(path: str, value: Any, allowed: tuple[str, ...]) -> list[Cause]:
+def required_enum(path: str, value: Any, allowed: tuple[str, ...]) -> list[Cause]:
+    """A required field that takes one of ``allowed`` (Required, else NotSupported)."""
     if not value:
         return [fe.required(path)]
     if value not in allowed:
@@ -95,7 +96,7 @@ def _ports(ports: list[Any], path: str) -> list[Cause]:
         if host_port and not 1 <= int(host_port) <= 65535:
             causes.append(fe.invalid(f"{p}.hostPort", host_port,
                                      names.inclusive_range_error(1, 65535)))
-        causes.extend(_enum(f"{p}.protocol", port.get("protocol"), PROTOCOLS))
+        causes.extend(required_enum(f"{p}.protocol", port.get("protocol"), PROTOCOLS))
     return causes
 
 
@@ -434,14 +435,14 @@ def validate_container_common(c: Mapping[str, Any], volumes: Mapping[str, Any],
         causes.extend(fe.invalid(f"{path}.name", name, m) for m in names.is_dns1123_label(name))
     if not c.get("image"):
         causes.append(fe.required(f"{path}.image"))
-    causes.extend(_enum(f"{path}.terminationMessagePolicy", c.get("terminationMessagePolicy"),
-                        TERMINATION_MESSAGE_POLICIES))
+    causes.extend(required_enum(f"{path}.terminationMessagePolicy",
+                                c.get("terminationMessagePolicy"), TERMINATION_MESSAGE_POLICIES))
     causes.extend(_ports(c.get("ports") or [], f"{path}.ports"))
     causes.extend(_env(c.get("env") or [], f"{path}.env"))
     causes.extend(_env_from(c.get("envFrom") or [], f"{path}.envFrom"))
     causes.extend(_mounts(c.get("volumeMounts") or [], c.get("volumeDevices") or [], volumes,
                           f"{path}.volumeMounts"))
-    causes.extend(_enum(f"{path}.imagePullPolicy", c.get("imagePullPolicy"), PULL_POLICIES))
+    causes.extend(required_enum(f"{path}.imagePullPolicy", c.get("imagePullPolicy"), PULL_POLICIES))
     causes.extend(validate_resource_requirements(c.get("resources"), f"{path}.resources"))
     causes.extend(validate_security_context(c.get("securityContext"),
                                             f"{path}.securityContext"))

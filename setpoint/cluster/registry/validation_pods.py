@@ -18,6 +18,7 @@ from typing import Any
 from setpoint.cluster.registry.validation_containers import (
     PROTOCOLS,
     host_port_conflicts,
+    required_enum,
     validate_container_common,
     validate_ids,
     validate_probes_and_lifecycle,
@@ -56,14 +57,6 @@ _UPDATABLE_POD_SPEC_FIELDS = ",".join((
     "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
     "negative)",
 ))
-
-
-def _enum(path: str, value: Any, allowed: tuple[str, ...]) -> list[Cause]:
-    if not value:
-        return [fe.required(path)]
-    if value not in allowed:
-        return [fe.not_supported(path, value, allowed)]
-    return []
 
 
 def _dicts(items: Any) -> list[dict[str, Any]]:
@@ -254,8 +247,9 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
                                                 containers, init, volumes,
                                                 f"{path}.ephemeralContainers"))
     causes.extend(_host_network_ports(spec, path, is_pod))
-    causes.extend(_enum(f"{path}.restartPolicy", spec.get("restartPolicy"), RESTART_POLICIES))
-    causes.extend(_enum(f"{path}.dnsPolicy", spec.get("dnsPolicy"), DNS_POLICIES))
+    causes.extend(required_enum(f"{path}.restartPolicy", spec.get("restartPolicy"),
+                                RESTART_POLICIES))
+    causes.extend(required_enum(f"{path}.dnsPolicy", spec.get("dnsPolicy"), DNS_POLICIES))
     causes.extend(names.validate_labels(spec.get("nodeSelector"), f"{path}.nodeSelector"))
     causes.extend(_pod_security_context(spec, path))
     causes.extend(validate_affinity(spec.get("affinity"), f"{path}.affinity"))
