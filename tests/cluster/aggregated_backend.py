@@ -55,6 +55,8 @@ class Backend:
     watchers: list[asyncio.Queue[dict[str, Any]]] = field(default_factory=list)
     aggregated: bool = False  # serve apidiscovery v2 at /apis (else only legacy discovery)
     port: int = 0
+    stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the backend stops: what it never answers waits for it."""
 
     def __post_init__(self) -> None:
         certs = issue([self.service], ca_name="wardle-ca")
@@ -94,6 +96,7 @@ class Backend:
             queue.put_nowait(event)
 
     async def stop(self) -> None:
+        self.stopped.set()
         if self._runner is not None:
             await self._runner.cleanup()
 
@@ -135,7 +138,7 @@ class Backend:
                                       "metadata": {"resourceVersion": "1"},
                                       "items": [_flunder("one")]})
         if path == f"/apis/{GV}/namespaces/default/flunders/slow":
-            await asyncio.sleep(30)  # longer than any request timeout a test sets
+            await self.stopped.wait()  # never answered: the aggregator's timeout ends it
         if path == f"/apis/{GV}/namespaces/default/flunders/one":
             return web.json_response(_flunder("one"))
         return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",

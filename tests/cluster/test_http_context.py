@@ -26,7 +26,10 @@ async def _handler(request: Request) -> Response:
     before = _seen.get()
     _seen.set(f"set by {request.path}")
     if request.path == "/wait":
-        await asyncio.sleep(0)  # an answer after a trip through the loop
+        # an answer after one trip through the loop (a callback the loop runs next)
+        turn = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_soon(turn.set_result, None)
+        await turn
     return Response(before.encode(), 200, "text/plain")
 
 
