@@ -70,6 +70,13 @@ def member_secret_name(cluster: EtcdCluster, ordinal: int) -> str:
     return f"{objects.member_name(cluster, ordinal)}-tls"
 
 
+def member_secret_ordinal(name: str, cluster: EtcdCluster) -> int | None:
+    """The ordinal of a member Secret's name (``<cluster>-<i>-tls``), or None for another
+    name (the CA's and the client's among them)."""
+    stem, suffix, rest = name.rpartition("-tls")
+    return objects.ordinal_of(stem, cluster) if suffix and not rest else None
+
+
 def client_secret_name(cluster: EtcdCluster) -> str:
     return f"{cluster.metadata.name}-client-tls"
 
@@ -249,7 +256,10 @@ async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod
                  claims: list[PersistentVolumeClaim]) -> ssl.SSLContext:
     """The CA, the client certificate and a certificate for every ordinal the spec wants or
     that has a pod or claim (made before the member's pod, which mounts it; kept until
-    the member is gone); the context the operator dials etcd with."""
+    the member is gone); the context the operator dials etcd with.
+
+    A member's Secret goes with the last of its pod and claim: a removed member's key
+    must not outlive it (the garbage collector would keep it as long as the cluster)."""
     ordinals = set(range(cluster.spec.size))
     for item in [*pods, *claims]:
         found = objects.ordinal_of(str(item.metadata.name), cluster)
@@ -259,4 +269,8 @@ async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod
     client = await ensure_client(ctx, cluster, ca)
     for ordinal in sorted(ordinals):
         await ensure_member(ctx, cluster, ca, ordinal)
+    for secret in ctx.list(Secret, labels=objects.selector(cluster)):
+        held_by = member_secret_ordinal(str(secret.metadata.name), cluster)
+        if held_by is not None and held_by not in ordinals:
+            await ctx.delete(secret)
     return client_context(ca, client)

@@ -120,6 +120,20 @@ async def test_a_tls_cluster_serves_over_https_with_client_certificates_and_refu
     assert all(key.encode() in snapshot and value.encode() in snapshot  # bbolt keeps them raw
                for key, value in data.items())
 
+    # scaled down, the removed members' certificates and keys go with their pods and claims
+    cluster = await k8s.get(EtcdCluster, "s")
+    cluster.spec.size = 1
+    await k8s.update(cluster)
+    await wait_for(EtcdCluster, "s", running(1), timeout=TIMEOUT)
+
+    async def only_the_members_secrets() -> bool:
+        return {str(s.metadata.name) for s in await k8s.list(Secret) if
+                tlssecrets.member_secret_ordinal(str(s.metadata.name), cluster) is not None
+                } == {"s-0-tls"}
+    await wait_until(only_the_members_secrets, timeout=TIMEOUT,
+                     message="s-1-tls and s-2-tls deleted with their members")
+    assert {"s-ca", "s-client-tls"} <= {str(s.metadata.name) for s in await k8s.list(Secret)}
+
 
 async def test_certificates_near_expiry_are_renewed_and_members_restarted_one_at_a_time(
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
