@@ -14,6 +14,12 @@
    what they found as soon as it can be known);
 5. in either case, writes the bindings of the ServiceMonitors and PrometheusRules to this
    Prometheus, with whether it accepted them (:mod:`operators.monitoring.bindings`).
+
+A Prometheus carries the finalizer :data:`STATUS_CLEANUP` (the prometheus-operator's
+``monitoring.coreos.com/status-cleanup``, pkg/k8s/finalizer.go, set when status bindings
+are on): a deleted Prometheus is kept until its bindings are taken out of every
+ServiceMonitor and PrometheusRule, so that no object says a gone server accepted it (the
+last Prometheus has no other reconcile that would drop them).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from setpoint.resources.models.core_v1 import (
 from setpoint.runtime import Context, Controller, Result
 
 POLL_SECONDS = 15.0
+STATUS_CLEANUP = f"{GROUP}/status-cleanup"
 known = Known()
 _verdicts: OrderedDict[str, str | None] = OrderedDict()
 """Validation results by configuration digest (promtool runs once per content)."""
@@ -118,7 +125,9 @@ async def reconcile(ctx: Context[Prometheus], prom: Prometheus) -> Result:
     if ctx.deleting:
         known.discard(namespace, name)
         await record_bindings(ctx, prom, [], [], None, None)
+        await ctx.remove_finalizer(STATUS_CLEANUP)
         return Result()  # the garbage collector removes what it owns
+    await ctx.add_finalizer(STATUS_CLEANUP)
     selection, rules = gather(ctx, prom)
     rule_data = shards(rules)
     selection.rule_config_maps = [prometheus_objects.rule_config_map_name(prom, i)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from operators.monitoring.prometheus_controller import STATUS_CLEANUP
 from operators.monitoring.resources import (
     Alertmanager,
     Prometheus,
@@ -286,6 +287,14 @@ async def test_service_monitors_and_rules_say_which_prometheus_accepted_them(
                                               True), timeout=TIMEOUT)
     await wait_for(PrometheusRule, "b", bound(main_ok, "Bound", "True", "Accepted", True),
                    timeout=TIMEOUT)
+
+    # the last Prometheus deleted: its finalizer holds it until its bindings are gone
+    # (the prometheus-operator's monitoring.coreos.com/status-cleanup, pkg/k8s/finalizer.go)
+    assert STATUS_CLEANUP in ((await k8s.get(Prometheus, "main")).metadata.finalizers or ())
+    await k8s.delete(Prometheus, "main")
+    await wait_for(Prometheus, "main", gone=True, timeout=TIMEOUT)
+    for kind, name in ((PrometheusRule, "b"), (ServiceMonitor, "nginx")):
+        assert accepted(await k8s.get(kind, name)) == {}, name
 
 
 async def test_remote_write_and_federation_are_rendered_and_a_bad_one_is_not_rolled_out(
