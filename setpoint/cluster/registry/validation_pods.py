@@ -25,6 +25,7 @@ from setpoint.cluster.registry.validation_containers import (
     validate_seccomp_profile,
 )
 from setpoint.cluster.registry.validation_ephemeral import validate_ephemeral_containers
+from setpoint.cluster.registry.validation_podos import validate_os
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
     validate_affinity,
@@ -32,6 +33,7 @@ from setpoint.cluster.registry.validation_scheduling import (
     validate_tolerations,
     validate_topology_spread_constraints,
 )
+from setpoint.cluster.registry.validation_sysctls import validate_sysctls
 from setpoint.cluster.registry.validation_volumes import validate_volumes
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
@@ -44,7 +46,6 @@ __all__ = ["PROTOCOLS", "validate_pod", "validate_pod_create", "validate_pod_spe
 RESTART_POLICIES = ("Always", "OnFailure", "Never")
 DNS_POLICIES = ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")
 FS_GROUP_CHANGE_POLICIES = ("Always", "OnRootMismatch")
-OS_NAMES = ("linux", "windows")
 MAX_INT32 = 2**31 - 1
 MAX_DNS_NAMESERVERS = 3
 NOT_WITHOUT_RESTART_ALWAYS = "may not be set for init containers without restartPolicy=Always"
@@ -142,14 +143,8 @@ def _pod_security_context(spec: Obj, path: str) -> list[Cause]:
     if context.get("shareProcessNamespace") and spec.get("hostPID"):
         causes.append(fe.invalid(f"{p}.shareProcessNamespace", True,
                                  "ShareProcessNamespace and HostPID cannot both be enabled"))
-    seen: set[str] = set()
-    for i, sysctl in enumerate(_dicts(context.get("sysctls"))):
-        name = sysctl.get("name") or ""
-        if not name:
-            causes.append(fe.required(f"{p}.sysctls[{i}].name"))
-        elif name in seen:
-            causes.append(fe.duplicate(f"{p}.sysctls[{i}].name", name))
-        seen.add(name)
+    if context.get("sysctls"):
+        causes.extend(validate_sysctls(context["sysctls"], spec, f"{p}.sysctls"))
     policy = context.get("fsGroupChangePolicy")
     if policy is not None and policy not in FS_GROUP_CHANGE_POLICIES:
         causes.append(fe.not_supported(f"{p}.fsGroupChangePolicy", policy,
@@ -268,9 +263,7 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     causes.extend(validate_tolerations(spec.get("tolerations"), f"{path}.tolerations"))
     causes.extend(_host_aliases(spec.get("hostAliases"), f"{path}.hostAliases"))
     causes.extend(_subdomain(spec, "priorityClassName", path))
-    os_name = (spec.get("os") or {}).get("name") if isinstance(spec.get("os"), dict) else None
-    if os_name is not None and os_name not in OS_NAMES:
-        causes.append(fe.not_supported(f"{path}.os.name", os_name, OS_NAMES))
+    causes.extend(validate_os(spec, path))
     return causes
 
 
