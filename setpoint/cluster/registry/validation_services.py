@@ -1,6 +1,7 @@
 """Service validation (``pkg/apis/core/validation``: ValidateService, validateServicePort,
-validateClientIPAffinityConfig, validateServiceExternalTrafficPolicy's values,
-validateServiceInternalTrafficFieldsValue, ValidateServiceUpdate's cluster IP rule).
+validateClientIPAffinityConfig, validateServiceExternalTrafficPolicy, ValidateServiceUpdate),
+over ``validation_serviceips`` (cluster IPs and families) and ``validation_serviceaccess``
+(external IPs, source ranges, load balancer class, traffic policies and distribution).
 """
 
 from __future__ import annotations
@@ -8,6 +9,13 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.cluster.registry.validation_containers import PROTOCOLS, port_num_or_name
+from setpoint.cluster.registry.validation_serviceaccess import (
+    ONLY_LOAD_BALANCER,
+    validate_class_and_policies,
+    validate_external_access_update,
+    validate_external_ips,
+    validate_source_ranges,
+)
 from setpoint.cluster.registry.validation_serviceips import (
     validate_cluster_ips_related_fields,
     validate_upgrade_downgrade,
@@ -22,7 +30,6 @@ SESSION_AFFINITIES = ("ClientIP", "None")
 TRAFFIC_POLICIES = ("Cluster", "Local")
 MAX_CLIENT_IP_AFFINITY_SECONDS = 86400
 KUBELET_PORT = 10250  # pkg/cluster/ports
-ONLY_LOAD_BALANCER = "may only be used when `type` is 'LoadBalancer'"
 
 
 def _port(port: dict[str, Any], path: str, require_name: bool, seen: set[str]
@@ -186,24 +193,23 @@ def validate_service(obj: Obj) -> list[Cause]:
         causes.extend(names.validate_labels(spec["selector"], "spec.selector"))
     causes.extend(_affinity(spec))
     causes.extend(validate_cluster_ips_related_fields(spec))
+    causes.extend(validate_external_ips(spec))
     if not kind:
         causes.append(fe.required("spec.type"))
     elif kind not in SERVICE_TYPES:
         causes.append(fe.not_supported("spec.type", kind, SERVICE_TYPES))
     causes.extend(_port_uniqueness(ports, kind))
-    if spec.get("loadBalancerSourceRanges") and kind != "LoadBalancer":
-        causes.append(fe.forbidden("spec.LoadBalancerSourceRanges", ONLY_LOAD_BALANCER))
+    causes.extend(validate_source_ranges(spec, (obj.get("metadata") or {}).get("annotations")))
     if spec.get("allocateLoadBalancerNodePorts") is not None and kind != "LoadBalancer":
         causes.append(fe.forbidden("spec.allocateLoadBalancerNodePorts", ONLY_LOAD_BALANCER))
-    causes.extend(_external_traffic_policy(spec, kind))
-    internal = spec.get("internalTrafficPolicy")
-    if internal is not None and internal not in TRAFFIC_POLICIES:
-        causes.append(fe.not_supported("spec.internalTrafficPolicy", internal,
-                                       TRAFFIC_POLICIES))
+    causes.extend(validate_class_and_policies(spec, _external_traffic_policy(spec, kind)))
     return causes
 
 
 def validate_service_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidateServiceUpdate``'s own rules (before ValidateService's): the primary cluster
-    IP and IP family are fixed unless the service is, or becomes, an ExternalName."""
-    return validate_upgrade_downgrade(new.get("spec") or {}, old.get("spec") or {})
+    IP and IP family are fixed unless the service is, or becomes, an ExternalName; then the
+    load balancer class and health check node port rules of an update."""
+    spec, old_spec = new.get("spec") or {}, old.get("spec") or {}
+    return (validate_upgrade_downgrade(spec, old_spec)
+            + validate_external_access_update(spec, old_spec))

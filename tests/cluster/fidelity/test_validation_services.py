@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import Kube
+from tests.cluster.fidelity.builtin_server import MERGE, Kube
 
 SERVICES = "/api/v1/namespaces/default/services"
 REQ, INV, UNSUP, FORB, DUP = ("FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported",
@@ -94,3 +94,84 @@ def test_valid_services_are_accepted(kube: Kube) -> None:
             ("balanced", {"type": "LoadBalancer", "loadBalancerSourceRanges": ["10.0.0.0/8"]})):
         status, body = kube.call("POST", SERVICES, _service(name, spec))
         assert status == 201, (name, body)
+
+
+# -- how a Service is reached from outside ---------------------------------------------------
+# validation.go: ValidateService's externalIPs (IsValidIP, ValidateNonSpecialIP),
+# loadBalancerSourceRanges (IsValidCIDR), validateLoadBalancerClassField,
+# validateServiceTrafficDistribution; ValidateServiceUpdate's validateLoadBalancerClassField
+# and validateServiceExternalTrafficFieldsUpdate.
+LB = {"type": "LoadBalancer"}
+ACCESS_CASES: list[tuple[str, dict[str, Any], dict[tuple[str, str], int]]] = [
+    ("external-ips", {"externalIPs": [
+        "not-an-ip", "0.0.0.0", "127.0.0.1", "169.254.1.1", "224.0.0.5", "::1", "fe80::1",
+        "ff02::1", "10.0.0.1", "::ffff:127.0.0.1"]},
+     {(f"spec.externalIPs[{i}]", INV): 1 for i in (0, 1, 2, 3, 4, 5, 6, 7, 9)}),
+    ("source-ranges", {**LB, "loadBalancerSourceRanges": [
+        "10.0.0.0/8", " 192.168.0.0/16 ", "10.0.0.1", "10.0.0.0/33", "fe80::/64", "bogus"]},
+     {(f"spec.LoadBalancerSourceRanges[{i}]", INV): 1 for i in (2, 3, 5)}),
+    ("source-ranges-not-lb", {"loadBalancerSourceRanges": ["bogus"]},
+     {("spec.LoadBalancerSourceRanges", FORB): 1, ("spec.LoadBalancerSourceRanges[0]", INV): 1}),
+    ("class-not-lb", {"loadBalancerClass": "example.com/lb"},
+     {("spec.loadBalancerClass", FORB): 1}),
+    ("class-format", {**LB, "loadBalancerClass": "-bad"}, {("spec.loadBalancerClass", INV): 1}),
+    ("traffic-distribution", {"trafficDistribution": "Anywhere"},
+     {("spec.trafficDistribution", UNSUP): 1}),
+    ("affinity-timeout-zero", {"sessionAffinity": "ClientIP",
+                               "sessionAffinityConfig": {"clientIP": {"timeoutSeconds": 0}}},
+     {("spec.sessionAffinityConfig.clientIP.timeoutSeconds", INV): 1}),
+    ("health-check-not-local", {**LB, "healthCheckNodePort": 30555},
+     {("spec.healthCheckNodePort", INV): 1}),
+    ("external-policy-cluster-ip", {"externalTrafficPolicy": "Local"},
+     {("spec.externalTrafficPolicy", INV): 1}),
+]
+
+
+@pytest.mark.parametrize(("case", "spec", "expected"), ACCESS_CASES,
+                         ids=[c[0] for c in ACCESS_CASES])
+def test_service_external_access_is_validated(kube: Kube, case: str, spec: dict[str, Any],
+                                              expected: dict[tuple[str, str], int]) -> None:
+    assert kube.reject("POST", SERVICES, _service(case, spec)) == Counter(expected)
+
+
+def test_service_external_access_messages_are_kubernetes_words(kube: Kube) -> None:
+    service = _service("access-words", {"externalIPs": ["0.0.0.0", "fe80::1"],
+                                        "loadBalancerClass": "example.com/lb"})
+    service["metadata"]["annotations"] = {
+        "service.beta.kubernetes.io/load-balancer-source-ranges": " 10.0.0.0/8 , nope"}
+    ann = "metadata.annotations[service.beta.kubernetes.io/load-balancer-source-ranges]"
+    assert kube.messages("POST", SERVICES, service) == {
+        "spec.externalIPs[0]": ['Invalid value: "0.0.0.0": may not be unspecified (0.0.0.0)'],
+        "spec.externalIPs[1]": ['Invalid value: "fe80::1": may not be in the link-local range '
+                                "(169.254.0.0/16, fe80::/10)"],
+        ann: ["Forbidden: may only be used when `type` is 'LoadBalancer'",
+              'Invalid value: "nope": must be a valid CIDR value, (e.g. 10.9.8.0/24 or '
+              "2001:db8::/64)"],
+        "spec.loadBalancerClass": ["Forbidden: may only be used when `type` is "
+                                   "'LoadBalancer'"]}
+
+
+def test_load_balancer_class_and_health_check_port_are_fixed(kube: Kube) -> None:
+    """On a LoadBalancer the class may not change, nor be set later; the health check node
+    port may not change while the policy stays Local. (Both are allowed once the type
+    changes: the old value is dropped with it.)"""
+    for name, spec in (("classy", {**LB, "loadBalancerClass": "example.com/a"}),
+                       ("classless", LB),
+                       ("local", {**LB, "externalTrafficPolicy": "Local"})):
+        status, body = kube.call("POST", SERVICES, _service(name, spec))
+        assert status == 201, body
+    path = f"{SERVICES}/classy"
+    assert kube.messages("PATCH", path, {"spec": {"loadBalancerClass": "example.com/b"}},
+                         MERGE) == {"spec.loadBalancerClass": [
+                             'Invalid value: "example.com/b": may not change once set']}
+    assert kube.reject("PATCH", f"{SERVICES}/classless",
+                       {"spec": {"loadBalancerClass": "example.com/b"}}, MERGE) == Counter(
+        {("spec.loadBalancerClass", INV): 1})
+    status, local = kube.call("GET", f"{SERVICES}/local")
+    port = local["spec"]["healthCheckNodePort"]
+    assert kube.messages("PATCH", f"{SERVICES}/local",
+                         {"spec": {"healthCheckNodePort": port + 1}}, MERGE) == {
+        "spec.healthCheckNodePort": ["Forbidden: field is immutable"]}
+    status, body = kube.call("PATCH", f"{SERVICES}/classy",
+                             {"spec": {"type": "ClusterIP", "loadBalancerClass": None}}, MERGE)
+    assert status == 200, body
