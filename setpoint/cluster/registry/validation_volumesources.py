@@ -178,15 +178,51 @@ def object_field_selector(ref: Mapping[str, Any], allowed: tuple[str, ...], path
 
 
 def _resource_field_selector(ref: Mapping[str, Any], path: str) -> list[Cause]:
-    """``validateContainerResourceFieldSelector`` for a volume (a container name needed)."""
+    """``validateContainerResourceFieldSelector`` for a volume (a container name needed),
+    then ``validateContainerResourceDivisor``."""
     resource = _str(ref.get("resource"))
+    causes: list[Cause] = []
     if not ref.get("containerName"):
-        return [fe.required(f"{path}.containerName")]
-    if not resource:
-        return [fe.required(f"{path}.resource")]
-    if resource not in CONTAINER_RESOURCE_PATHS and not resource.startswith(_HUGEPAGES_PREFIXES):
-        return [fe.not_supported(f"{path}.resource", resource, CONTAINER_RESOURCE_PATHS)]
-    return []
+        causes.append(fe.required(f"{path}.containerName"))
+    elif not resource:
+        causes.append(fe.required(f"{path}.resource"))
+    elif resource not in CONTAINER_RESOURCE_PATHS and \
+            not resource.startswith(_HUGEPAGES_PREFIXES):
+        causes.append(fe.not_supported(f"{path}.resource", resource, CONTAINER_RESOURCE_PATHS))
+    return causes + _divisor(resource, ref.get("divisor"), path)
+
+
+_MEMORY_DIVISORS = ("1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti",
+                    "1Pi", "1Ei")
+_MEMORY_DIVISOR_ERROR = ("only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, "
+                         "1Pi, 1Ei are supported with the {} resource")
+
+
+def _divisor(resource: str, divisor: Any, path: str) -> list[Cause]:
+    """``validateContainerResourceDivisor``: an unset (zero) divisor is fine; otherwise the
+    canonical form must be one the resource's unit allows."""
+    try:
+        quantity = Quantity.from_json(divisor) if divisor is not None else Quantity()
+    except (QuantityError, TypeError, ValueError):
+        return []  # (a malformed quantity is refused by decoding)
+    if quantity.is_zero():
+        return []
+    text = str(quantity)
+    allowed, error = {
+        "cpu": (("1m", "1"), "only divisor's values 1m and 1 are supported with the cpu "
+                             "resource"),
+        "memory": (_MEMORY_DIVISORS, _MEMORY_DIVISOR_ERROR.format("memory")),
+        "ephemeral-storage": (_MEMORY_DIVISORS,
+                              _MEMORY_DIVISOR_ERROR.format("local ephemeral storage")),
+    }.get(resource.partition(".")[2] if resource.startswith(("limits.", "requests."))
+          else "", ((), ""))
+    causes: list[Cause] = []
+    if error and text not in allowed:
+        causes.append(fe.invalid(f"{path}.divisor", resource, error))
+    if resource.startswith(_HUGEPAGES_PREFIXES) and text not in _MEMORY_DIVISORS:
+        causes.append(fe.invalid(f"{path}.divisor", resource,
+                                 _MEMORY_DIVISOR_ERROR.format("hugepages")))
+    return causes
 
 
 def downward_api_file(item: Mapping[str, Any], path: str) -> list[Cause]:
