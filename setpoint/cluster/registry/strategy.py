@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
+from setpoint.cluster.registry.pod_disabled_fields import drop_disabled_pod_spec_fields
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
@@ -194,8 +195,17 @@ _RESET_FOR_STATUS = ("deletionTimestamp", "generation", "selfLink", "labels", "a
 
 
 class PodStrategy(Strategy):
-    """Pods: a status write keeps the QoS class fixed at creation when it leaves it out;
-    an ``/ephemeralcontainers`` write changes only ``spec.ephemeralContainers``."""
+    """Pods: the fields of gates off in 1.32 are dropped unless already in use; a status
+    write keeps the QoS class fixed at creation when it leaves it out; an
+    ``/ephemeralcontainers`` write changes only ``spec.ephemeralContainers``."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        super().prepare_for_create(rt, obj)
+        drop_disabled_pod_spec_fields(obj.get("spec"), None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        drop_disabled_pod_spec_fields(new.get("spec"), old.get("spec"))
 
     def prepare_for_ephemeral_containers_update(self, rt: ResourceType, new: Obj,
                                                 old: Obj) -> Obj:

@@ -79,14 +79,12 @@ def _windows(spec: Obj, path: str) -> list[Cause]:
     causes: list[Cause] = []
     # (Go's internal pod security context always exists: conversion makes it to hold the
     # host namespace settings)
-    context = _dict(spec.get("securityContext"))
+    pod_context = _dict(spec.get("securityContext"))
     for where, key, at in _WINDOWS_POD_FIELDS:
-        if _set(context if where == "context" else spec, key):
+        if _set(pod_context if where == "context" else spec, key):
             causes.append(fe.forbidden(f"{path}.{at}", NOT_FOR_WINDOWS))
     for c, cp in _containers(spec, path):
-        context = c.get("securityContext")
-        if not isinstance(context, dict):
-            continue
+        context = _dict(c.get("securityContext"))
         causes.extend(fe.forbidden(f"{cp}.securityContext.{key}", NOT_FOR_WINDOWS)
                       for key in _WINDOWS_CONTAINER_FIELDS if context.get(key) is not None)
     return causes

@@ -5,7 +5,7 @@ Sources, pkg/apis/core/validation/validation.go: validatePodSpecSecurityContext,
 validateSysctls, IsValidSysctlName, ValidateHostSysctl, ValidatePodSpec's OS branch,
 validateOS, validateLinux, validateWindows; k8s.io/component-helpers/node/util/sysctl
 (GetNamespace, ConvertSysctlVariableToDotsSeparator); pkg/api/pod/util.go
-(VisitContainersWithPath's order).
+(VisitContainersWithPath's order, dropDisabledFields: the fields of gates off in 1.32).
 """
 
 from __future__ import annotations
@@ -80,7 +80,8 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
       for key in ("appArmorProfile", "seLinuxOptions", "seccompProfile", "fsGroup",
                   "fsGroupChangePolicy", "sysctls", "runAsUser", "runAsGroup",
                   "supplementalGroups")}
-     | {("spec.hostPID", FORB): 1, ("spec.hostIPC", FORB): 1, ("spec.hostUsers", FORB): 1,
+     # (hostUsers is dropped before validation: UserNamespacesSupport is off in 1.32)
+     | {("spec.hostPID", FORB): 1, ("spec.hostIPC", FORB): 1,
         ("spec.shareProcessNamespace", FORB): 1,
         # the common rules still run first: an IPC sysctl on the host's IPC namespace
         (f"{SYS}[0].name", INV): 1}
@@ -131,3 +132,21 @@ def test_pods_for_each_os_with_their_own_settings_are_accepted(kube: Kube) -> No
              {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})):
         status, body = kube.call("POST", PODS, _pod(name, spec, container))
         assert status == 201, (name, body)
+
+
+def test_fields_of_gates_off_in_1_32_are_dropped_not_validated(kube: Kube) -> None:
+    """pkg/api/pod/util.go dropDisabledFields: UserNamespacesSupport (beta, off until 1.33),
+    SupplementalGroupsPolicy and ClusterTrustBundleProjection (alpha) are off, so a new pod
+    loses these fields before validation (a Windows pod is not refused for hostUsers)."""
+    status, body = kube.call("POST", PODS, _pod("gated", {
+        "os": {"name": "windows"}, "hostUsers": False,
+        "securityContext": {"supplementalGroupsPolicy": "Strict"},
+        "volumes": [{"name": "bundle", "projected": {"sources": [
+            {"clusterTrustBundle": {"signerName": "example.com/signer", "path": "ca.pem"}},
+            {"configMap": {"name": "c"}}]}}]}, {}))
+    assert status == 201, body
+    spec = body["spec"]
+    assert "hostUsers" not in spec
+    assert "supplementalGroupsPolicy" not in spec["securityContext"]
+    bundle = next(v for v in spec["volumes"] if v["name"] == "bundle")
+    assert bundle["projected"]["sources"][0] == {}

@@ -1,0 +1,46 @@
+"""The pod fields whose feature gates are off in Kubernetes 1.32, dropped as the pod
+strategy's PrepareForCreate and PrepareForUpdate drop them (``pkg/api/pod/util.go``:
+dropDisabledFields, dropDisabledSupplementalGroupsPolicyField,
+dropDisabledClusterTrustBundleProjection) before validation sees the pod: a field the old pod
+already used is kept, so that an update does not lose it.
+
+- ``spec.hostUsers``: UserNamespacesSupport, beta but off by default until 1.33;
+- ``spec.securityContext.supplementalGroupsPolicy``: SupplementalGroupsPolicy, alpha;
+- a projected volume source's ``clusterTrustBundle``: ClusterTrustBundleProjection, alpha.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.machinery.objects import Obj
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _projected_sources(spec: Obj) -> list[dict[str, Any]]:
+    volumes = spec.get("volumes")
+    out: list[dict[str, Any]] = []
+    for volume in volumes if isinstance(volumes, list) else []:
+        sources = _dict(_dict(volume).get("projected")).get("sources")
+        out.extend(s for s in (sources if isinstance(sources, list) else [])
+                   if isinstance(s, dict))
+    return out
+
+
+def drop_disabled_pod_spec_fields(spec: Any, old_spec: Any) -> None:
+    """``dropDisabledFields`` for the gates above; ``old_spec`` is None on create."""
+    if not isinstance(spec, dict):
+        return
+    old = _dict(old_spec)
+    if old.get("hostUsers") is None:
+        spec.pop("hostUsers", None)
+    context = spec.get("securityContext")
+    if isinstance(context, dict) and \
+            _dict(old.get("securityContext")).get("supplementalGroupsPolicy") is None:
+        context.pop("supplementalGroupsPolicy", None)
+    if not any(s.get("clusterTrustBundle") is not None for s in _projected_sources(old)):
+        for source in _projected_sources(spec):
+            source.pop("clusterTrustBundle", None)
