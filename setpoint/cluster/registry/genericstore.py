@@ -264,12 +264,14 @@ class GenericStore:
             raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
 
 
-def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> None:
-    """store.go Update: an object without a resourceVersion is written over the stored one
-    only when the strategy allows unconditional updates; otherwise the Invalid names the
-    resource (its GroupKind carries the resource, "see #18526") and the zero version."""
-    if rv or rt.strategy.allows_unconditional_update(rt):
-        return
+def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> int:
+    """store.go Update: the object's resourceVersion parsed (``ObjectResourceVersion``:
+    strconv's error is a 500); a zero one, absent or "0", is written over the stored
+    object only when the strategy allows unconditional updates; otherwise the Invalid names
+    the resource (its GroupKind carries the resource, "see #18526") and the zero version."""
+    wanted = object_resource_version(rv or "")
+    if wanted or rt.strategy.allows_unconditional_update(rt):
+        return wanted
     raise errors.invalid(rt.resource, name, [Cause(
         "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
         "metadata.resourceVersion")], rt.group)
