@@ -459,3 +459,40 @@ async def test_a_generated_name_is_made_after_the_mutating_webhooks(
     assert mutating["name"] == "" and "name" not in mutating["object"]["metadata"]
     assert validating["name"] == ""
     assert validating["object"]["metadata"]["name"] == created["metadata"]["name"]
+
+
+async def test_a_put_refused_for_its_resource_version_meets_the_mutating_webhooks_only(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a PUT's mutating admission runs inside objInfo.UpdatedObject, before the store
+    parses, requires and compares the object's resourceVersion, and sees the version as
+    sent; validating admission runs after those checks, so a refused version never reaches
+    it. A stale version is the 409 Conflict, an unparsable one strconv's 500, a Lease
+    without one the 422 Invalid.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/update.go (mutatingAdmission.Admit in a
+    TransformFunc of rest.DefaultUpdatedObjectInfo, AdmissionToValidateObjectUpdateFunc
+    passed to r.Update), pkg/registry/generic/registry/store.go (Update: UpdatedObject,
+    then ObjectResourceVersion, "must be specified for an update", OptimisticLockErrorMsg,
+    then rest.BeforeUpdate and updateValidation)."""
+    hooks.on("/mutate", lambda r: {"allowed": True})
+    hooks.on("/validate", lambda r: {"allowed": True})
+    tls = {"caBundle": hooks.ca_bundle}
+    rules = [{"apiGroups": ["", "coordination.k8s.io"], "apiVersions": ["v1"],
+              "operations": ["UPDATE"], "resources": ["configmaps", "leases"]}]
+    await configure(api, "Mutating", "m", webhook(
+        "m.example.com", {"url": hooks.url("/mutate"), **tls}, rules=rules))
+    await configure(api, "Validating", "v", webhook(
+        "v.example.com", {"url": hooks.url("/validate"), **tls}, rules=rules))
+    status, created = await api.post(CMS, cm("versioned"))
+    assert status == 201, created
+    leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+    assert (await api.post(leases, {"metadata": {"name": "versioned"}}))[0] == 201
+
+    for path, rv, code in [(f"{CMS}/versioned", "1", 409), (f"{CMS}/versioned", "x1", 500),
+                           (f"{leases}/versioned", "", 422)]:
+        meta = {"name": "versioned", **({"resourceVersion": rv} if rv else {})}
+        status, body = await api.put(path, {"metadata": meta})
+        assert status == code, body
+        sent = hooks.calls["/mutate"][-1]["review"]["request"]["object"]["metadata"]
+        assert sent.get("resourceVersion", "") == rv
+    assert len(hooks.calls["/mutate"]) == 3
+    assert hooks.calls["/validate"] == []

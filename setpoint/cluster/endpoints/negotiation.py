@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from setpoint.machinery import errors
@@ -112,11 +113,54 @@ def restful_unsupported_content_type(content_length: str | None,
     if length is not None and length.strip().isdigit() and int(length) > 0:
         return errors.StatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type",
                                   keep_empty_details=True)
-    if length is None:
+    return restful_not_acceptable("PATCH", content_length, chunked, ())
+
+
+# What a built-in resource's go-restful routes produce (k8s.io/apiserver pkg/endpoints/
+# installer.go: ``negotiation.MediaTypesForSerializer`` of the legacy codecs, CBOR being off in
+# 1.32): every route its media types, a LIST route (which also serves ``?watch=true``) and the
+# legacy /watch/ routes the stream types after them.
+ROUTE_MEDIA_TYPES = ("application/json", "application/yaml",
+                     "application/vnd.kubernetes.protobuf")
+LIST_ROUTE_MEDIA_TYPES = (*ROUTE_MEDIA_TYPES, "application/json;stream=watch",
+                          "application/vnd.kubernetes.protobuf;stream=watch")
+
+
+def restful_accepts(accept: str | None, produces: tuple[str, ...]) -> bool:
+    """go-restful's Route.matchesAccept (route.go, v3.11.0): any comma-separated entry of the
+    Accept header ("*/*" when absent), cut at its first ";" and trimmed of spaces, that is
+    "*/*" or exactly (case included) one of ``produces``; "application/*" is not."""
+    for entry in (accept or "*/*").split(","):
+        mime = entry.split(";", 1)[0].strip(" ")
+        if mime == "*/*" or mime in produces:
+            return True
+    return False
+
+
+def restful_accept(method: str, headers: Mapping[str, str], custom: bool,
+                   produces: tuple[str, ...]) -> None:
+    """A built-in resource's route is chosen by go-restful, which refuses an Accept none of
+    its representations matches before the handler negotiates (jsr311.go detectRoute, after
+    the method and the Content-Type); the CRD handler has no such stage."""
+    if custom or restful_accepts(headers.get("accept"), produces):
+        return
+    raise restful_not_acceptable(method, headers.get("content-length"),
+                                 "chunked" in headers.get("transfer-encoding", "").lower(),
+                                 produces)
+
+
+def restful_not_acceptable(method: str, content_length: str | None, chunked: bool,
+                           produces: tuple[str, ...]) -> errors.StatusError:
+    """go-restful's answer when no route left produces what the Accept asks for (jsr311.go
+    detectRoute), as the apiserver's serviceErrorHandler writes it: a POST, PUT or PATCH
+    without a Content-Length header (none sent, or chunked: Go's server drops it) is a 415,
+    anything else a 406, each naming what the routes produce."""
+    available = ", ".join(produces)
+    if method in ("POST", "PUT", "PATCH") and (chunked or content_length is None):
         return errors.StatusError(
             415, "UnsupportedMediaType",
-            "415: Unsupported Media Type\n\nAvailable representations: ",
+            f"415: Unsupported Media Type\n\nAvailable representations: {available}",
             keep_empty_details=True)
     return errors.StatusError(406, "NotAcceptable",
-                              "406: Not Acceptable\n\nAvailable representations: ",
+                              f"406: Not Acceptable\n\nAvailable representations: {available}",
                               keep_empty_details=True)

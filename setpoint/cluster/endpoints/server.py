@@ -25,8 +25,11 @@ from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response
 from setpoint.cluster.endpoints.negotiation import (
+    LIST_ROUTE_MEDIA_TYPES,
+    ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
+    restful_accept,
     restful_consumes,
     restful_unsupported_content_type,
 )
@@ -358,6 +361,8 @@ class Handler:
             return await self._virtual(request, rt, rp)
         query = request.query
         if method == "GET":
+            restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
+                           if rp.name is None or rp.legacy_watch else ROUTE_MEDIA_TYPES)
             watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
             if rp.name is None or (watch and not rp.subresource):
                 return await self.collections.get(request, rt, rp, watch, self._media(request))
@@ -380,6 +385,7 @@ class Handler:
         ua = request.headers.get("user-agent", "")
         rest = self.api.rest
         if method == "POST":
+            restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
             if rp.name is not None and (rp.subresource or not rt.is_custom):
                 return await self._create_subresource(request, rt, rp, media)
@@ -393,6 +399,7 @@ class Handler:
         if method == "PUT":
             if rp.name is None:
                 raise _nameless(rt)
+            restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await self._body(request, rt, opts)
@@ -411,6 +418,7 @@ class Handler:
                 raise restful_unsupported_content_type(
                     request.headers.get("content-length"),
                     "chunked" in request.headers.get("transfer-encoding", "").lower())
+            restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             # PatchResource: the Content-Type up to its first ";", as sent, is the patch type;
             # then the name, then the Accept
             ctype = sent_type.split(";", 1)[0]
@@ -429,6 +437,7 @@ class Handler:
             result.warnings.extend(warnings)
             return render_write(rt, result, media)
         if method == "DELETE":
+            restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
             if rp.name is None:
                 # handlers/delete.go DeleteCollection: the list options are decoded, validated
@@ -455,6 +464,8 @@ class Handler:
 
     async def _virtual(self, request: Request, rt: ResourceType,
                        rp: ResourcePath) -> Response:
+        restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
+                       if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
         media = negotiate(request.headers.get("accept"))
         if request.method == "GET":
             if rt.kind != "ComponentStatus":

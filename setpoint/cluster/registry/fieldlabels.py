@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from setpoint.machinery import errors
+from setpoint.machinery.fielderrors import go_quote
+from setpoint.machinery.fields import Selector
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -80,7 +84,8 @@ FIELD_LABELS: dict[tuple[str, str], Callable[[Obj], dict[str, str]]] = {
     ("", "ReplicationController"): lambda o: {"status.replicas": _get(o, "status", "replicas")},
     ("apps", "ReplicaSet"): lambda o: {"status.replicas": _get(o, "status", "replicas")},
     ("batch", "Job"): lambda o: {"status.successful": _get(o, "status", "succeeded")},
-    ("", "PersistentVolumeClaim"): lambda o: {},
+    ("", "Service"): lambda o: {"spec.clusterIP": _get(o, "spec", "clusterIP"),
+                                "spec.type": _get(o, "spec", "type")},
     ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: {
         "spec.signerName": _get(o, "spec", "signerName")},
 }
@@ -105,4 +110,65 @@ def field_labels(rt: ResourceType, obj: Obj) -> dict[str, str]:
 
 def supported(rt: ResourceType) -> set[str]:
     """The field selector keys a resource accepts (others are a 400)."""
-    return set(field_labels(rt, {"metadata": {}}))
+    return set(_conversion(rt)[0])
+
+
+def _conversion(rt: ResourceType) -> tuple[frozenset[str], str]:
+    """The labels ``rt``'s field label conversion accepts, and the wording of its refusal."""
+    conversion = _CONVERSIONS.get((rt.group, rt.kind))
+    if conversion is not None:
+        return conversion
+    if rt.is_custom or (rt.group, rt.kind) in FIELD_LABELS:
+        return frozenset(field_labels(rt, {"metadata": {}})), _NOT_SUPPORTED
+    return _DEFAULT_CONVERSION
+
+
+def convert_field_selector(rt: ResourceType, selector: Selector) -> Selector:
+    """The selector as the apiserver's list and watch handlers transform it before anything
+    is read (handlers/get.go ``opts.FieldSelector.Transform(scope.Convertor.
+    ConvertFieldLabel)``, terms in their sorted order): each field through the kind's
+    conversion, the first it refuses being a 400 BadRequest with the conversion's words. A
+    built-in kind registers a conversion of its own (``scheme.AddFieldLabelConversionFunc``)
+    or has ``runtime.DefaultMetaV1FieldSelectorConversion``, which takes metadata.name and
+    metadata.namespace for any kind, cluster-scoped or not; a custom resource's is
+    apiextensions' crConverter (metadata.namespace only when namespaced, then the version's
+    selectableFields). A field accepted but not among the object's selectable fields
+    reads as "" when matched (fields.Set)."""
+    accepted, wording = _conversion(rt)
+    renamed = _RENAMED.get((rt.group, rt.kind), {})
+    requirements = []
+    for r in selector.requirements:
+        if r.field not in accepted:
+            raise errors.bad_request(wording.format(label=r.field, quoted=go_quote(r.field)))
+        requirements.append(replace(r, field=renamed.get(r.field, r.field)))
+    return Selector(tuple(requirements))
+
+
+_NOT_SUPPORTED = "field label not supported: {label}"
+_META = ("metadata.name", "metadata.namespace")
+# runtime.DefaultMetaV1FieldSelectorConversion (k8s.io/apimachinery pkg/runtime/conversion.go)
+_DEFAULT_CONVERSION = (frozenset(_META), '{quoted} is not a known field selector: only '
+                                         '"metadata.name", "metadata.namespace"')
+# the registered conversions: pkg/apis/core/v1/conversion.go (addConversionFuncs,
+# AddFieldLabelConversionsFor{Event,Namespace,Secret,Service}), pkg/apis/batch/v1/
+# conversion.go; kinds listed in FIELD_LABELS but not here keep their selectable fields
+_CONVERSIONS: dict[tuple[str, str], tuple[frozenset[str], str]] = {
+    ("", "Pod"): (frozenset({
+        *_META, "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
+        "spec.serviceAccountName", "spec.hostNetwork", "status.phase", "status.podIP",
+        "status.podIPs", "status.nominatedNodeName", "spec.host"}), _NOT_SUPPORTED),
+    ("", "Node"): (frozenset({"metadata.name", "spec.unschedulable"}), _NOT_SUPPORTED),
+    ("", "ReplicationController"): (frozenset({*_META, "status.replicas"}), _NOT_SUPPORTED),
+    ("", "Event"): (frozenset({
+        *_META, "involvedObject.kind", "involvedObject.namespace", "involvedObject.name",
+        "involvedObject.uid", "involvedObject.apiVersion", "involvedObject.resourceVersion",
+        "involvedObject.fieldPath", "reason", "reportingComponent", "source", "type"}),
+        _NOT_SUPPORTED),
+    ("", "Namespace"): (frozenset({"metadata.name", "status.phase"}), _NOT_SUPPORTED),
+    ("", "Secret"): (frozenset({*_META, "type"}), _NOT_SUPPORTED),
+    ("", "Service"): (frozenset({*_META, "spec.clusterIP", "spec.type"}), _NOT_SUPPORTED),
+    ("batch", "Job"): (frozenset({*_META, "status.successful"}),
+                       "field label {quoted} not supported for batchv1.Job"),
+}
+# "for backwards compatibility with old v1 clients which send spec.host"
+_RENAMED = {("", "Pod"): {"spec.host": "spec.nodeName"}}

@@ -163,10 +163,6 @@ class GenericStore:
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta.get('uid')}")
-        # store.go Update parses the new object's resourceVersion, then compares the numbers
-        wanted = object_resource_version(precondition_rv or "")
-        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
-            raise errors.stale_conflict(rt.resource, name, rt.group)
         for key in SYSTEM_METADATA:
             if key in old_meta:
                 meta[key] = old_meta[key]
@@ -195,11 +191,21 @@ class GenericStore:
             # metadata are the new object's)
             rt.strategy.prepare_for_update(rt, obj, old)
         self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
+        # the mutating webhooks see the resourceVersion the request sent (update.go runs
+        # them in objInfo.UpdatedObject, before the store reads the version)
+        _set_resource_version(obj["metadata"], precondition_rv)
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
                                old, opts.dry_run, subresource,
                                opts.options_object("UpdateOptions"))
         obj = yield from self._mutate(point)
         meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
+        # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
+        # (strconv's bare error), then required or compared with the stored one
+        sent = meta.get("resourceVersion")
+        wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
+        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
+            raise errors.stale_conflict(rt.resource, name, rt.group)
+        meta["resourceVersion"] = old_meta.get("resourceVersion")
         self._validate(rt, obj, old, subresource)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options)
@@ -264,12 +270,21 @@ class GenericStore:
             raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
 
 
-def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> None:
-    """store.go Update: an object without a resourceVersion is written over the stored one
-    only when the strategy allows unconditional updates; otherwise the Invalid names the
-    resource (its GroupKind carries the resource, "see #18526") and the zero version."""
-    if rv or rt.strategy.allows_unconditional_update(rt):
-        return
+def _set_resource_version(meta: Obj, rv: str | None) -> None:
+    if rv:
+        meta["resourceVersion"] = rv
+    else:
+        meta.pop("resourceVersion", None)
+
+
+def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> int:
+    """store.go Update: the object's resourceVersion parsed (``ObjectResourceVersion``:
+    strconv's error is a 500); a zero one, absent or "0", is written over the stored
+    object only when the strategy allows unconditional updates; otherwise the Invalid names
+    the resource (its GroupKind carries the resource, "see #18526") and the zero version."""
+    wanted = object_resource_version(rv or "")
+    if wanted or rt.strategy.allows_unconditional_update(rt):
+        return wanted
     raise errors.invalid(rt.resource, name, [Cause(
         "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
         "metadata.resourceVersion")], rt.group)

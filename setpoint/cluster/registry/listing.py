@@ -40,9 +40,8 @@ class Filter:
         self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
         self._fields = None
         if opts.field_selector:
-            self._fields = fields.parse(opts.field_selector)
-            fields.check_supported(self._fields, fieldlabels.supported(rt), rt.api_version,
-                                   rt.kind)
+            self._fields = fieldlabels.convert_field_selector(
+                rt, fields.parse(opts.field_selector))
         self.empty = self._labels is None and self._fields is None
 
     @property

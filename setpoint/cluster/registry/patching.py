@@ -19,7 +19,6 @@ from setpoint.cluster.registry.admissionpoints import Steps
 from setpoint.cluster.registry.genericstore import (
     GenericStore,
     WriteResult,
-    require_resource_version,
     reset_fields,
 )
 from setpoint.cluster.registry.options import WriteOptions
@@ -131,7 +130,6 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     ensure_namespace_matches(meta, rt.namespaced, ns)
     check_name(meta, name)
     precondition = meta.get("resourceVersion")
-    require_resource_version(rt, name, precondition)  # a patch that removed it
     result = yield from store.update_steps(rt, obj, live, opts, subresource,
                                            precondition_rv=precondition, uid_precondition=False)
     result.warnings[:0] = warnings
@@ -189,7 +187,9 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                     subresource=subresource, kind=rt.kind,
                     reset_fields=reset_fields(rt, subresource))
     warnings += check_duplicates()
-    precondition = cfg["metadata"].get("resourceVersion")
+    # the merged object keeps the live resourceVersion unless the configuration sets one
+    precondition = cfg["metadata"].get("resourceVersion") or live["metadata"].get(
+        "resourceVersion")
     result = yield from store.update_steps(rt, applied, live, opts, subresource,
                                            precondition_rv=precondition, tracked=True,
                                            uid_precondition=False)

@@ -21,7 +21,6 @@ from setpoint.cluster.registry.genericstore import (
     Admission,
     GenericStore,
     WriteResult,
-    require_resource_version,
 )
 from setpoint.cluster.registry.listing import list_steps, list_stored
 from setpoint.cluster.registry.options import DeleteOptions, ListOptions, WriteOptions
@@ -134,7 +133,6 @@ class REST:
             # the store's NotFound names the resource of the request, not its subresource
             raise errors.not_found(rt.resource, name, rt.group)
         rv = meta.get("resourceVersion")
-        require_resource_version(rt, name, rv)
         result = yield from self.generic.update_steps(rt, obj, old, opts, subresource,
                                                       precondition_rv=rv)
         result.warnings[:0] = warnings

@@ -204,8 +204,10 @@ def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePa
     new["metadata"]["managedFields"] = entries
     if not entries:
         del new["metadata"]["managedFields"]
-    result = run_sync(store.update_steps(rt, new, live, opts, "scale",
-                                         precondition_rv=rv, tracked=True))
+    # scaleUpdatedObjectInfo: the Scale's resourceVersion, when it has one, is the parent's
+    result = run_sync(store.update_steps(
+        rt, new, live, opts, "scale", precondition_rv=rv or meta.get("resourceVersion"),
+        tracked=True))
     result.obj = scale_of(rt, result.obj)
     return result
 

@@ -25,6 +25,7 @@ from setpoint.cluster.serializer.decodelimits import (
     check_yaml,
 )
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
+from setpoint.cluster.serializer.goyamlerrors import go_yaml_error
 from setpoint.cluster.serializer.yamlstrict import duplicate_key_errors
 from setpoint.cluster.storage.store import request_too_large
 from setpoint.machinery import errors
@@ -89,7 +90,7 @@ def _collect_dupes(obj: Any, path: str, out: list[str]) -> Any:
 def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bool) -> Decoded:
     """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors."""
     if content_type in ("application/yaml", "application/apply-patch+yaml"):
-        decoded = _parse_yaml(raw, kind)
+        decoded = _parse_yaml(raw, kind, apply=content_type == "application/apply-patch+yaml")
         if track_duplicates and content_type == "application/yaml":
             decoded.yaml_duplicates = duplicate_key_errors(raw)
         return decoded
@@ -175,7 +176,7 @@ def check_type_meta(obj: Any, kind: str, raw: bytes) -> None:
                                           f"into Go struct field .{key} of type string", raw)
 
 
-def _parse_yaml(raw: bytes, kind: str) -> Decoded:
+def _parse_yaml(raw: bytes, kind: str, *, apply: bool) -> Decoded:
     import yaml  # on first use: not loaded before the first request (start-up time)
 
     try:
@@ -194,10 +195,7 @@ def _parse_yaml(raw: bytes, kind: str) -> Decoded:
         # kube-apiserver expands it (sigs.k8s.io/yaml) and etcd refuses what it stores
         raise request_too_large(exc.size) or errors.internal(str(exc)) from None
     except (yaml.YAMLError, TooDeep, ExcessiveAliasing) as exc:
-        raise errors.bad_request(
-            f"the object provided is unrecognized (must be of type {kind}): "
-            f"error converting YAML to JSON: {_yaml_error(exc)}"
-        ) from None
+        raise _yaml_syntax_error(kind, _yaml_error(exc), raw, apply=apply) from None
     return Decoded(_json_compatible(obj), yaml=True)
 
 
@@ -232,7 +230,21 @@ def _number_paths(value: Any, path: str, out: dict[str, int], *, sort_keys: bool
 def _yaml_error(exc: Exception) -> str:
     if isinstance(exc, TooDeep | ExcessiveAliasing):
         return f"yaml: {exc}"  # go-yaml's failf prefix
-    return str(exc).splitlines()[0]
+    return go_yaml_error(exc)
+
+
+def _yaml_syntax_error(kind: str, go_error: str, raw: bytes, *,
+                       apply: bool) -> errors.StatusError:
+    """A YAML body go-yaml refuses. An apply configuration is read by sigs.k8s.io/yaml's
+    Unmarshal, which prefixes "error converting YAML to JSON", and patch.go's applyPatcher
+    ("error decoding YAML: %v"); any other YAML body by the YAML serializer's
+    ``yaml.YAMLToJSON`` (go-yaml's error as is), whose failure create.go and update.go
+    report through handlers/rest.go transformDecodeError, the body summarized after it."""
+    if apply:
+        return errors.bad_request(
+            f"error decoding YAML: error converting YAML to JSON: {go_error}")
+    return errors.bad_request(f"the object provided is unrecognized (must be of type {kind}): "
+                              f"{go_error} ({_excerpt(raw)})")
 
 
 _INT64 = 2**63 - 1

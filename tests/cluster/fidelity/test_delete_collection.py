@@ -131,8 +131,9 @@ async def test_the_list_options_are_checked_before_the_body(module_api: API) -> 
                                           raw=b"{not json")
     assert (status, out) == (400, {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-        "message": "field label not supported: spec.nope", "reason": "BadRequest",
-        "code": 400})
+        # a ConfigMap has k8s.io/apimachinery's DefaultMetaV1FieldSelectorConversion
+        "message": '"spec.nope" is not a known field selector: only "metadata.name", '
+                   '"metadata.namespace"', "reason": "BadRequest", "code": 400})
     status, out = await module_api.delete(f"{CMS}?labelSelector=group%3Dnone",
                                           {"propagationPolicy": "Bogus"})
     assert (status, out["details"]["kind"]) == (422, "DeleteOptions")

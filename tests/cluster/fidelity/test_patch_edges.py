@@ -204,3 +204,47 @@ async def test_a_patch_that_is_not_json_is_the_scanners_error(
     assert await module_api.patch(f"{NS}/configmaps/{name}{query}", None, content_type,
                                   raw=b'{"data" x}') == (400, failure(400, "BadRequest",
                                                                       message))
+
+
+@pytest.mark.parametrize(("raw", "go_error"), [
+    (b"apiVersion: v1\nkind: ConfigMap: x\n",
+     "yaml: line 2: mapping values are not allowed in this context"),
+    # a parser error's line is counted from 0: go-yaml names the line before the problem
+    (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n data:\n  a: b\n",
+     "yaml: line 4: did not find expected key"),
+    (b"apiVersion: v1\ndata: [1, 2\n", "yaml: line 2: did not find expected ',' or ']'"),
+    (b"kind: @x\n", "yaml: found character that cannot start any token"),
+    (b"kind: ConfigMap\n\tdata: x\n",
+     "yaml: line 2: found a tab character that violates indentation"),
+    (b"kind: 'ConfigMap\n", "yaml: line 2: found unexpected end of stream"),
+    (b"kind: *k\n", "yaml: unknown anchor 'k' referenced"),
+])
+async def test_an_apply_body_that_is_no_yaml_is_go_yamls_error(
+        module_api: API, raw: bytes, go_error: str) -> None:
+    """Rule: the apply configuration is read by sigs.k8s.io/yaml Unmarshal, whose go-yaml v2
+    (a port of libyaml: the same problems) words its failure "yaml: line N: <problem>" with
+    N the problem's line from 0 (+1 for a scanner error) or the context's, and applyPatcher
+    answers it as a 400 BadRequest without details.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (applyPatcher.
+    applyPatchToCurrentObject: "error decoding YAML: %v"), sigs.k8s.io/yaml v1.4.0 yaml.go
+    (unmarshal: "error converting YAML to JSON: %w"), goyaml.v2/decode.go (parser.fail,
+    "unknown anchor '%s' referenced"), goyaml.v2/scannerc.go and parserc.go (the problems)."""
+    path = f"{NS}/configmaps/apply-no-yaml?fieldManager=tester"
+    assert await module_api.patch(path, None, APPLY, raw=raw) == (400, failure(
+        400, "BadRequest", f"error decoding YAML: error converting YAML to JSON: {go_error}"))
+
+
+async def test_a_yaml_body_that_is_no_yaml_is_go_yamls_error_summarized(
+        module_api: API) -> None:
+    """Rule: a YAML create or update body is converted by the YAML serializer's
+    yaml.YAMLToJSON, whose error (go-yaml's, no prefix) create.go reports through
+    transformDecodeError with the body's first 30 bytes in hex.
+    Source: k8s.io/apimachinery v0.32 pkg/runtime/serializer/json/json.go (Decode:
+    yaml.YAMLToJSON), sigs.k8s.io/yaml v1.4.0 yaml.go (YAMLToJSON), k8s.io/apiserver
+    pkg/endpoints/handlers/rest.go (transformDecodeError, summarizeData)."""
+    raw = b"apiVersion: v1\nkind: ConfigMap: x\n"
+    assert await module_api.post(f"{NS}/configmaps", None, raw=raw,
+                                 content_type="application/yaml") == (400, failure(
+        400, "BadRequest", "the object provided is unrecognized (must be of type ConfigMap): "
+        "yaml: line 2: mapping values are not allowed in this context "
+        f"({raw[:30].hex()} ...)"))

@@ -150,3 +150,63 @@ async def test_segments_after_a_built_in_subresource_have_no_route(module_api: A
     status, out = await module_api.get(f"{NS}/configmaps/routes/status/extra")
     assert (status, out) == (404, failure(
         404, "NotFound", "the server could not find the requested resource", {}))
+
+
+async def _get(api: API, path: str, accept: str) -> tuple[int, Any]:
+    async with api.session.get(api.cluster.url + path, headers={"Accept": accept},
+                               ssl=api.ssl) as resp:
+        return resp.status, orjson.loads(await resp.read())
+
+
+ROUTE_TYPES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+
+async def test_a_built_in_route_refuses_an_accept_it_cannot_produce(module_api: API,
+                                                                   objects: None) -> None:
+    """go-restful matches the Accept against each route's Produces before the handler
+    negotiates: every entry cut at ";", compared exactly, "*/*" the only wildcard. A
+    built-in's routes produce the legacy codecs' media types, a LIST route (also serving
+    ?watch=true) the stream types after them; a refused Accept is go-restful's 406 naming
+    them, written with empty details.
+    Source: github.com/emicklei/go-restful/v3 v3.11.0 jsr311.go detectRoute and route.go
+    matchesAccept; k8s.io/apiserver v0.32 pkg/endpoints/installer.go (Produces(append(
+    storageMeta.ProducesMIMETypes(action.Verb), mediaTypes...)), allMediaTypes for LIST),
+    handlers/negotiation/negotiate.go MediaTypesForSerializer."""
+    one = failure(406, "NotAcceptable",
+                  f"406: Not Acceptable\n\nAvailable representations: {ROUTE_TYPES}", {})
+    listed = failure(406, "NotAcceptable", "406: Not Acceptable\n\nAvailable representations: "
+                     f"{ROUTE_TYPES}, application/json;stream=watch, "
+                     "application/vnd.kubernetes.protobuf;stream=watch", {})
+    for accept in ("text/html", "application/*", "Application/JSON"):
+        assert await _get(module_api, f"{NS}/configmaps/routes", accept) == (406, one), accept
+        assert await _get(module_api, f"{NS}/configmaps", accept) == (406, listed), accept
+        assert await _get(module_api, f"{NS}/configmaps?watch=true", accept) == (
+            406, listed), accept
+    # a browser's Accept ends in */*: the route matches, the handler answers JSON
+    status, cm = await _get(module_api, f"{NS}/configmaps/routes",
+                            "text/html,application/xhtml+xml,*/*;q=0.8")
+    assert (status, cm["data"]) == (200, {"a": "1"})
+    # a write's refusal: with a body of known length the 406, chunked go-restful's 415
+    assert await _send(module_api, "PUT", f"{NS}/configmaps/routes", "application/json",
+                       b'{"metadata": {"name": "routes"}}', accept="text/html") == (406, one)
+    assert await _send(module_api, "PUT", f"{NS}/configmaps/routes", "application/json",
+                       b'{"metadata": {"name": "routes"}}', accept="text/html",
+                       chunked=True) == (415, failure(
+        415, "UnsupportedMediaType",
+        f"415: Unsupported Media Type\n\nAvailable representations: {ROUTE_TYPES}", {}))
+    status, cm = await module_api.get(f"{NS}/configmaps/routes")
+    assert (status, cm["data"]) == (200, {"a": "1"})
+
+
+async def test_a_custom_resource_negotiates_the_accept_in_its_handler(module_api: API,
+                                                                      objects: None) -> None:
+    """The CRD handler has no go-restful stage: the request's negotiation takes
+    "application/*" as JSON and refuses what none of its serializers (JSON, YAML,
+    protobuf; CBOR is off in 1.32) gives with NewNotAcceptableError, no details.
+    Source: k8s.io/apiextensions-apiserver v0.32 pkg/apiserver/customresource_handler.go
+    (supportedMediaTypes), k8s.io/apiserver handlers/negotiation/negotiate.go
+    (NegotiateOutputMediaType) and errors.go (errNotAcceptable)."""
+    assert await _get(module_api, f"{WIDGETS}/routes", "text/html") == (406, failure(
+        406, "NotAcceptable", f"only the following media types are accepted: {ROUTE_TYPES}"))
+    status, out = await _get(module_api, f"{WIDGETS}/routes", "application/*")
+    assert (status, out["metadata"]["name"]) == (200, "routes")

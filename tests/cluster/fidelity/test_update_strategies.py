@@ -96,3 +96,22 @@ async def test_a_custom_resource_update_names_the_resource_when_it_lacks_a_versi
     assert status == 201, out
     assert await widgets.put(f"{WIDGETS}/no-version", widget("no-version", spec={
         "size": 2})) == (422, _rv_required("widgets", "fidelity.example.com", "no-version"))
+
+
+async def test_a_zero_resource_version_is_no_version_at_all(module_api: API) -> None:
+    """Rule: "0" parses to the version 0, which store.go treats as none: a Lease's PUT with
+    it is the Invalid of an unconditional update, a ConfigMap's is taken unconditionally.
+    Source: k8s.io/apiserver pkg/registry/generic/registry/store.go (Update:
+    "newResourceVersion, err := e.Storage.Versioner().ObjectResourceVersion(obj)" then
+    "if newResourceVersion == 0 { ... must be specified for an update"), pkg/storage/
+    api_object_versioner.go (ObjectResourceVersion: strconv.ParseUint)."""
+    status, out = await module_api.post(LEASES, {"metadata": {"name": "zero-version"}})
+    assert status == 201, out
+    assert await module_api.put(f"{LEASES}/zero-version", {
+        "metadata": {"name": "zero-version", "resourceVersion": "0"},
+        "spec": {"holderIdentity": "b"}}) == (
+        422, _rv_required("leases", "coordination.k8s.io", "zero-version"))
+    await module_api.post(f"{NS}/configmaps", {"metadata": {"name": "zero-version"}})
+    status, out = await module_api.put(f"{NS}/configmaps/zero-version", {
+        "metadata": {"name": "zero-version", "resourceVersion": "0"}, "data": {"a": "1"}})
+    assert (status, out["data"]) == (200, {"a": "1"}), out
