@@ -137,12 +137,23 @@ class Backend:
             return web.json_response({"apiVersion": GV, "kind": "FlunderList",
                                       "metadata": {"resourceVersion": "1"},
                                       "items": [_flunder("one")]})
+        if path == f"/apis/{GV}/namespaces/default/flunders/one/exec":
+            return await self._echo(request)
         if path == f"/apis/{GV}/namespaces/default/flunders/slow":
             await self.stopped.wait()  # never answered: the aggregator's timeout ends it
         if path == f"/apis/{GV}/namespaces/default/flunders/one":
             return web.json_response(_flunder("one"))
         return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                   "reason": "NotFound", "code": 404}, status=404)
+
+    async def _echo(self, request: web.Request) -> web.StreamResponse:
+        """A WebSocket (the ``v5.channel.k8s.io`` subprotocol exec speaks) that sends back
+        each message it gets."""
+        ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",))
+        await ws.prepare(request)
+        async for message in ws:
+            await ws.send_bytes(b"echo:" + message.data)
+        return ws
 
     async def _watch(self, request: web.Request) -> web.StreamResponse:
         events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()

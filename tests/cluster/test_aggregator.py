@@ -218,6 +218,41 @@ async def test_a_watch_streams_through_the_proxy(env: Env) -> None:
             "MODIFIED", "2")
 
 
+async def test_an_upgrade_request_is_joined_to_the_backends_connection(env: Env) -> None:
+    """handler_proxy.go hands an upgrade request (``httpstream.IsUpgradeRequest``) to the
+    UpgradeAwareHandler with the X-Remote-* headers set on it beforehand; upgradeaware.go
+    ``tryUpgrade`` dials the backend, and on its 101 joins the connections, so exec's
+    WebSocket (or SPDY) reaches the extension server, which is never shown the caller's
+    credentials."""
+    env.backend.seen.clear()
+    url = f"{env.cluster.url}{FLUNDERS}/one/exec?command=true&stdout=true"
+    async with env.api.session.ws_connect(url, ssl=env.api.ssl,
+                                          protocols=("v5.channel.k8s.io",)) as ws:
+        assert ws.protocol == "v5.channel.k8s.io"
+        await ws.send_bytes(b"\x01hello")
+        message = await asyncio.wait_for(ws.receive(), 30)
+        assert message.data == b"echo:\x01hello"
+    [seen] = env.backend.requests_to(f"{FLUNDERS}/one/exec")
+    assert seen.query == {"command": "true", "stdout": "true"}
+    assert seen.values("Upgrade") == ["websocket"]
+    assert seen.values("X-Remote-User") == ["setpoint-admin"]
+    assert seen.values("X-Forwarded-For") == ["127.0.0.1"]
+    assert seen.values("Authorization") == []
+
+
+async def test_an_upgrade_the_backend_does_not_accept_is_answered_as_the_proxy_does(
+        env: Env) -> None:
+    """upgradeaware.go ``tryUpgrade``: an error answer (>= 400) to an upgrade is handed back
+    as the backend wrote it; any other answer but 101 is the responder's 503
+    ``invalid upgrade response: status code <n>``."""
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    status, body = await env.api.get(f"{FLUNDERS}/missing/exec", headers=upgrade)
+    assert (status, body["reason"]) == (404, "NotFound")
+    status, body = await env.api.get(f"{FLUNDERS}/one", headers=upgrade)
+    assert (status, body) == (503, "invalid upgrade response: status code 200\n")
+
+
 async def test_a_backend_slower_than_the_request_timeout_gets_the_timeout_status(
         env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     """filters/timeout.go: a request that is not long-running and has no answer within the
