@@ -32,6 +32,7 @@ import pytest_asyncio
 from setpoint.cluster import RunningCluster, serve
 from setpoint.machinery.certificates import issue
 from tests.cluster.aggregated_backend import (
+    BACKEND_OBJECT_META,
     FLUNDER_DESCRIPTION,
     GROUP,
     GV,
@@ -552,3 +553,41 @@ async def test_the_backends_openapi_v3_paths_are_listed_and_proxied_so_kubectl_e
     assert FLUNDER_DESCRIPTION in out, out
     out = await _kubectl(env, "explain", "flunders.spec.reference")
     assert "The flunder this one refers to." in out, out
+
+
+# -- OpenAPI v2 ----------------------------------------------------------------------------------
+
+async def test_the_backends_openapi_v2_is_merged_into_the_servers_own(env: Env) -> None:
+    """kube-aggregator pkg/controllers/openapi/aggregator/aggregator.go: the backend's
+    /openapi/v2 filtered to ``/apis/<group>/<version>/`` (what its paths reach, nothing
+    else) and merged after the server's own by kube-openapi pkg/aggregator
+    (``MergeSpecsIgnorePathConflictRenamingDefinitionsAndParameters``): a definition named
+    as one of the server's with other content is renamed ``_v2`` with its references."""
+    flunder_path = f"/apis/{GV}/namespaces/{{namespace}}/flunders/{{name}}"
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+    async def merged() -> dict[str, Any] | None:
+        _, doc = await env.api.get("/openapi/v2", headers={"Accept": "application/json"})
+        return doc if flunder_path in doc["paths"] else None
+
+    doc = await wait_for(merged)
+    assert f"/apis/{GROUP}/v1beta1/things" not in doc["paths"]
+    assert "/apis/apps/v1/namespaces/{namespace}/deployments" in doc["paths"]
+    definitions = doc["definitions"]
+    flunder = definitions["com.example.wardle.v1alpha1.Flunder"]
+    assert flunder["description"] == FLUNDER_DESCRIPTION
+    assert flunder["properties"]["metadata"] == {"$ref": f"#/definitions/{meta}_v2"}
+    assert definitions[f"{meta}_v2"]["description"] == BACKEND_OBJECT_META
+    assert definitions[meta]["description"] != BACKEND_OBJECT_META  # the server's own
+    assert "com.example.wardle.v1alpha1.Unused" not in definitions
+    assert "com.example.wardle.v1beta1.Thing" not in definitions
+    assert doc["parameters"]["name-flunder"]["in"] == "path"
+    assert doc["paths"][flunder_path]["get"]["parameters"] == [
+        {"$ref": "#/parameters/name-flunder"}]
+    # the protobuf form kubectl up to 1.27 asks for is the same merged document
+    async with env.api.session.get(
+            f"{env.cluster.url}/openapi/v2", ssl=env.api.ssl,
+            headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+            ) as resp:
+        assert resp.status == 200
+        assert b"readWardleV1alpha1NamespacedFlunder" in await resp.read()

@@ -32,6 +32,7 @@ from setpoint.cluster.aggregator.apiservices import (
 )
 from setpoint.cluster.aggregator.discovery import MAX_DISCOVERY_BYTES, DiscoveryManager
 from setpoint.cluster.aggregator.openapi import OpenAPIV3Proxier
+from setpoint.cluster.aggregator.openapi_v2 import OpenAPIV2Aggregator
 from setpoint.cluster.aggregator.priorities import AUTOMANAGED_LABEL, MANAGE_CONTINUOUSLY
 from setpoint.cluster.aggregator.proxy import ProxyTransport, forwarded_headers
 from setpoint.cluster.aggregator.resolver import service_ref
@@ -52,6 +53,7 @@ class Aggregator:
         self.transport = ProxyTransport(store, front_proxy)
         self.discovery = DiscoveryManager(self._fetch, self._changed)
         self.openapi_v3 = OpenAPIV3Proxier(self._fetch, self._changed)
+        self.openapi_v2 = OpenAPIV2Aggregator(self._fetch)
         self._remote: dict[tuple[str, str], Obj] = {}
         self.withdrawn: set[tuple[str, str]] = set()  # deleted local group-versions
         self._priorities: dict[str, tuple[str, str, int, int]] = {}  # every APIService's
@@ -115,6 +117,7 @@ class Aggregator:
         self._changed()
         self.discovery.set_apiservice(apiservice)
         self.openapi_v3.set_apiservice(apiservice)
+        self.openapi_v2.set_apiservice(apiservice)
 
     def _forget(self, apiservice: Obj) -> None:
         gv = group_version(apiservice)
@@ -124,6 +127,7 @@ class Aggregator:
         self._changed()
         self.discovery.remove_apiservice(apiservice["metadata"]["name"])
         self.openapi_v3.remove_apiservice(apiservice["metadata"]["name"])
+        self.openapi_v2.remove_apiservice(apiservice["metadata"]["name"])
 
     def remote(self, group: str, version: str) -> Obj | None:
         """The remote APIService serving ``group/version``, or None."""
@@ -158,4 +162,5 @@ class Aggregator:
     async def stop(self) -> None:
         self.discovery.stop()
         self.openapi_v3.stop()
+        self.openapi_v2.stop()
         await self.transport.close()

@@ -113,7 +113,7 @@ class Handler:
     def openapi_v2(self) -> OpenAPIV2Service:
         from setpoint.cluster.openapi.v2 import OpenAPIV2Service
 
-        return OpenAPIV2Service(self.api.registry)
+        return OpenAPIV2Service(self.api.registry, self.api.aggregator.openapi_v2)
 
     async def __call__(self, request: Request) -> Response:
         try:
