@@ -74,7 +74,8 @@ def health_checks(api: APIServer) -> dict[str, Check]:
         controllers = getattr(api, "controllers", None)
         if controllers is None:
             return "not started"
-        return controllers.autoregister.completion_error()
+        error: str | None = controllers.autoregister.completion_error()
+        return error
 
     def shutdown() -> str | None:
         return None if api.ready else "process is shutting down"
@@ -102,18 +103,19 @@ class HealthChecks:
         check = self._checks.get(name)
         return check() if check is not None else None
 
-    def serve(self, endpoint: str, rest: str, request: Request) -> Response | None:
-        """The answer to ``/<endpoint>`` (``rest`` empty) or ``/<endpoint>/<rest>``, or
-        None when no check has that name (the caller's 404)."""
-        names = check_names(endpoint)
-        if rest:
-            if rest not in names:
-                return None
-            error = self._run(rest)
-            if error is not None:
-                return _http_error(f"internal server error: {error}", 500)
-            return Response(b"ok", 200, "text/plain; charset=utf-8")
-        return self._root(endpoint, names, request)
+    def root(self, endpoint: str, request: Request) -> Response:
+        """The answer to ``/<endpoint>``."""
+        return self._root(endpoint, check_names(endpoint), request)
+
+    def single(self, endpoint: str, name: str) -> Response | None:
+        """The answer to ``/<endpoint>/<name>``, or None when no check has that name (the
+        caller's 404)."""
+        if name not in check_names(endpoint):
+            return None
+        error = self._run(name)
+        if error is not None:
+            return _http_error(f"internal server error: {error}", 500)
+        return Response(b"ok", 200, "text/plain; charset=utf-8")
 
     def _root(self, endpoint: str, names: list[str], request: Request) -> Response:
         excluded = set(request.query_values("exclude"))

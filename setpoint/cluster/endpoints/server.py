@@ -160,13 +160,13 @@ class Handler:
     async def _dispatch(self, request: Request) -> Response:
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
-            return self.health.serve(path[1:], "", request)
+            return self.health.root(path[1:], request)
         # split after percent-decoding, as Go's router does: "%2F" separates segments too
         segments = path.strip("/").split("/") if path.strip("/") else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if segments and segments[0] in ENDPOINTS and len(segments) > 1:
-            answer = self.health.serve(segments[0], path.split("/", 2)[2], request)
+            answer = self.health.single(segments[0], path.split("/", 2)[2])
             return answer if answer is not None else text_response("404 page not found\n",
                                                                    404)
         if not segments:
