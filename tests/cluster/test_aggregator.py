@@ -166,7 +166,8 @@ async def test_the_backend_trusts_only_the_front_proxy_certificate(env: Env) -> 
 async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_credentials(
         env: Env) -> None:
     """handler_proxy.go: the user as X-Remote-User, one X-Remote-Group per group; the
-    Authorization header stays with the aggregator (filters/authentication.go)."""
+    Authorization header stays with the aggregator (filters/authentication.go); the
+    caller's address is appended to X-Forwarded-For (net/http/httputil reverseproxy.go)."""
     env.backend.seen.clear()
     status, listed = await env.api.get(FLUNDERS + "?limit=5")
     assert status == 200, listed
@@ -179,6 +180,8 @@ async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_creden
     assert first.values("X-Remote-User") == ["setpoint-admin"]
     assert first.values("X-Remote-Group") == ["system:masters", "system:authenticated"]
     assert first.values("Authorization") == []
+    # httputil.ReverseProxy appends the caller's address
+    assert first.values("X-Forwarded-For") == ["127.0.0.1"]
 
 
 async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(

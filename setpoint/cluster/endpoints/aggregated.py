@@ -83,7 +83,7 @@ async def proxy(request: Request, aggregator: Aggregator, apiservice: Obj) -> Re
         body = await request.body(MAX_PROXIED_BODY)
     except BodyTooLarge:
         return http_error("request entity too large", 413)
-    headers = forwarded_headers(request.raw_header_items(), request.user or {})
+    headers = _proxied_headers(request)
     try:
         resp = await aggregator.transport.send(
             apiservice, target, request.method, request.path,
@@ -124,23 +124,30 @@ def is_upgrade_request(request: Request) -> bool:
     return any("upgrade" in value.lower() for value in request.header_values("connection"))
 
 
-def _upgrade_head(request: Request, target: Target, body: bytes) -> bytes:
-    """The request as ``DialForUpgrade`` writes it: the caller's headers (its credentials
-    and Impersonate-* gone, the hop-by-hop ones an upgrade needs kept), X-Remote-*, the
-    caller's address appended to X-Forwarded-For (``AppendForwardedForHeader``)."""
+def _proxied_headers(request: Request) -> list[tuple[str, str]]:
+    """The caller's headers less its credentials and the hop-by-hop ones, X-Remote-*, and
+    the caller's address appended to X-Forwarded-For (httputil.ReverseProxy; the upgrade
+    path's ``AppendForwardedForHeader``)."""
     items = request.raw_header_items()
-    upgrade = [(n, v) for n, v in items if n.lower() in ("connection", "upgrade")]
     headers = forwarded_headers([(n, v) for n, v in items if n.lower() != "x-forwarded-for"],
                                 request.user or {})
     forwarded = request.header_values("x-forwarded-for")
     if request.remote_host:
         forwarded.append(request.remote_host)
+    if forwarded:
+        headers.append(("X-Forwarded-For", ", ".join(forwarded)))
+    return headers
+
+
+def _upgrade_head(request: Request, target: Target, body: bytes) -> bytes:
+    """The request as ``DialForUpgrade`` writes it: the proxied headers with the
+    hop-by-hop ones an upgrade needs kept."""
+    upgrade = [(n, v) for n, v in request.raw_header_items()
+               if n.lower() in ("connection", "upgrade")]
     target_path = quote(request.path, safe=PATH_SAFE) + (
         f"?{request.raw_query.decode('latin-1')}" if request.raw_query else "")
     lines = [f"{request.method} {target_path} HTTP/1.1", f"Host: {target.address}"]
-    lines += [f"{n}: {v}" for n, v in [*upgrade, *headers]]
-    if forwarded:
-        lines.append(f"X-Forwarded-For: {', '.join(forwarded)}")
+    lines += [f"{n}: {v}" for n, v in [*upgrade, *_proxied_headers(request)]]
     if body:
         lines.append(f"Content-Length: {len(body)}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
