@@ -212,8 +212,10 @@ def too_many_requests(message: str, retry_after: int = 1) -> StatusError:
 
 
 def timeout(message: str, retry_after: int = 1) -> StatusError:
-    """``NewTimeoutError``: the message is prefixed with "Timeout: "; a retry of 0 is omitted."""
-    return StatusError(504, "Timeout", f"Timeout: {message}", retry_after=retry_after or None)
+    """``NewTimeoutError``: the message is prefixed with "Timeout: "; a retry of 0 is omitted
+    from its details, which are always there (``{}`` then)."""
+    return StatusError(504, "Timeout", f"Timeout: {message}", retry_after=retry_after or None,
+                       keep_empty_details=True)
 
 
 def too_large_resource_version(wanted: int, current: int, retry_after: int) -> StatusError:

@@ -125,6 +125,8 @@ class Backend:
         if path == "/openapi/v3":
             return web.json_response({"paths": {f"apis/{GV}": {
                 "serverRelativeURL": f"/openapi/v3/apis/{GV}?hash={OPENAPI_HASH}"}}})
+        if path == "/openapi/v2":
+            return web.json_response(_openapi_v2())
         if path == f"/openapi/v3/apis/{GV}":
             return web.json_response(_openapi_v3(), headers={"ETag": f'"{OPENAPI_HASH}"'})
         if path == f"/apis/{METRICS_GV}":
@@ -137,12 +139,23 @@ class Backend:
             return web.json_response({"apiVersion": GV, "kind": "FlunderList",
                                       "metadata": {"resourceVersion": "1"},
                                       "items": [_flunder("one")]})
+        if path == f"/apis/{GV}/namespaces/default/flunders/one/exec":
+            return await self._echo(request)
         if path == f"/apis/{GV}/namespaces/default/flunders/slow":
             await self.stopped.wait()  # never answered: the aggregator's timeout ends it
         if path == f"/apis/{GV}/namespaces/default/flunders/one":
             return web.json_response(_flunder("one"))
         return web.json_response({"kind": "Status", "apiVersion": "v1", "status": "Failure",
                                   "reason": "NotFound", "code": 404}, status=404)
+
+    async def _echo(self, request: web.Request) -> web.StreamResponse:
+        """A WebSocket (the ``v5.channel.k8s.io`` subprotocol exec speaks) that sends back
+        each message it gets."""
+        ws = web.WebSocketResponse(protocols=("v5.channel.k8s.io",))
+        await ws.prepare(request)
+        async for message in ws:
+            await ws.send_bytes(b"echo:" + message.data)
+        return ws
 
     async def _watch(self, request: web.Request) -> web.StreamResponse:
         events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -184,6 +197,34 @@ def _openapi_v3() -> dict[str, Any]:
                                  "description": "The flunder this one refers to."}}}},
                 "x-kubernetes-group-version-kind": [
                     {"group": GROUP, "version": VERSION, "kind": "Flunder"}]}}}}
+
+
+OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+BACKEND_OBJECT_META = "The wardle server's own, older ObjectMeta."
+
+
+def _openapi_v2() -> dict[str, Any]:
+    """The backend's Swagger 2.0 document: its group-version's path, one outside it, a
+    definition named as the server's ObjectMeta with other content, one nothing uses."""
+    flunder = {"$ref": "#/definitions/com.example.wardle.v1alpha1.Flunder"}
+    get = {"operationId": "readWardleV1alpha1NamespacedFlunder",
+           "parameters": [{"$ref": "#/parameters/name-flunder"}],
+           "responses": {"200": {"description": "OK", "schema": flunder}}}
+    return {
+        "swagger": "2.0", "info": {"title": "wardle", "version": VERSION},
+        "paths": {f"/apis/{GV}/namespaces/{{namespace}}/flunders/{{name}}": {"get": get},
+                  f"/apis/{GROUP}/v1beta1/things": {"get": {
+                      "responses": {"200": {"description": "OK", "schema": {
+                          "$ref": "#/definitions/com.example.wardle.v1beta1.Thing"}}}}}},
+        "parameters": {"name-flunder": {"name": "name", "in": "path", "required": True,
+                                        "type": "string", "uniqueItems": True}},
+        "definitions": {
+            "com.example.wardle.v1alpha1.Flunder": {
+                "type": "object", "description": FLUNDER_DESCRIPTION,
+                "properties": {"metadata": {"$ref": f"#/definitions/{OBJECT_META}"}}},
+            OBJECT_META: {"type": "object", "description": BACKEND_OBJECT_META},
+            "com.example.wardle.v1alpha1.Unused": {"type": "object"},
+            "com.example.wardle.v1beta1.Thing": {"type": "object"}}}
 
 
 def _resource_list() -> dict[str, Any]:

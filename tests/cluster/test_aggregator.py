@@ -32,6 +32,7 @@ import pytest_asyncio
 from setpoint.cluster import RunningCluster, serve
 from setpoint.machinery.certificates import issue
 from tests.cluster.aggregated_backend import (
+    BACKEND_OBJECT_META,
     FLUNDER_DESCRIPTION,
     GROUP,
     GV,
@@ -165,7 +166,8 @@ async def test_the_backend_trusts_only_the_front_proxy_certificate(env: Env) -> 
 async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_credentials(
         env: Env) -> None:
     """handler_proxy.go: the user as X-Remote-User, one X-Remote-Group per group; the
-    Authorization header stays with the aggregator (filters/authentication.go)."""
+    Authorization header stays with the aggregator (filters/authentication.go); the
+    caller's address is appended to X-Forwarded-For (net/http/httputil reverseproxy.go)."""
     env.backend.seen.clear()
     status, listed = await env.api.get(FLUNDERS + "?limit=5")
     assert status == 200, listed
@@ -178,6 +180,8 @@ async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_creden
     assert first.values("X-Remote-User") == ["setpoint-admin"]
     assert first.values("X-Remote-Group") == ["system:masters", "system:authenticated"]
     assert first.values("Authorization") == []
+    # httputil.ReverseProxy appends the caller's address
+    assert first.values("X-Forwarded-For") == ["127.0.0.1"]
 
 
 async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(
@@ -216,6 +220,41 @@ async def test_a_watch_streams_through_the_proxy(env: Env) -> None:
         second = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
         assert (second["type"], second["object"]["metadata"]["resourceVersion"]) == (
             "MODIFIED", "2")
+
+
+async def test_an_upgrade_request_is_joined_to_the_backends_connection(env: Env) -> None:
+    """handler_proxy.go hands an upgrade request (``httpstream.IsUpgradeRequest``) to the
+    UpgradeAwareHandler with the X-Remote-* headers set on it beforehand; upgradeaware.go
+    ``tryUpgrade`` dials the backend, and on its 101 joins the connections, so exec's
+    WebSocket (or SPDY) reaches the extension server, which is never shown the caller's
+    credentials."""
+    env.backend.seen.clear()
+    url = f"{env.cluster.url}{FLUNDERS}/one/exec?command=true&stdout=true"
+    async with env.api.session.ws_connect(url, ssl=env.api.ssl,
+                                          protocols=("v5.channel.k8s.io",)) as ws:
+        assert ws.protocol == "v5.channel.k8s.io"
+        await ws.send_bytes(b"\x01hello")
+        message = await asyncio.wait_for(ws.receive(), 30)
+        assert message.data == b"echo:\x01hello"
+    [seen] = env.backend.requests_to(f"{FLUNDERS}/one/exec")
+    assert seen.query == {"command": "true", "stdout": "true"}
+    assert seen.values("Upgrade") == ["websocket"]
+    assert seen.values("X-Remote-User") == ["setpoint-admin"]
+    assert seen.values("X-Forwarded-For") == ["127.0.0.1"]
+    assert seen.values("Authorization") == []
+
+
+async def test_an_upgrade_the_backend_does_not_accept_is_answered_as_the_proxy_does(
+        env: Env) -> None:
+    """upgradeaware.go ``tryUpgrade``: an error answer (>= 400) to an upgrade is handed back
+    as the backend wrote it; any other answer but 101 is the responder's 503
+    ``invalid upgrade response: status code <n>``."""
+    upgrade = {"Connection": "Upgrade", "Upgrade": "websocket", "Sec-WebSocket-Version": "13",
+               "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    status, body = await env.api.get(f"{FLUNDERS}/missing/exec", headers=upgrade)
+    assert (status, body["reason"]) == (404, "NotFound")
+    status, body = await env.api.get(f"{FLUNDERS}/one", headers=upgrade)
+    assert (status, body) == (503, "invalid upgrade response: status code 200\n")
 
 
 async def test_a_backend_slower_than_the_request_timeout_gets_the_timeout_status(
@@ -517,3 +556,41 @@ async def test_the_backends_openapi_v3_paths_are_listed_and_proxied_so_kubectl_e
     assert FLUNDER_DESCRIPTION in out, out
     out = await _kubectl(env, "explain", "flunders.spec.reference")
     assert "The flunder this one refers to." in out, out
+
+
+# -- OpenAPI v2 ----------------------------------------------------------------------------------
+
+async def test_the_backends_openapi_v2_is_merged_into_the_servers_own(env: Env) -> None:
+    """kube-aggregator pkg/controllers/openapi/aggregator/aggregator.go: the backend's
+    /openapi/v2 filtered to ``/apis/<group>/<version>/`` (what its paths reach, nothing
+    else) and merged after the server's own by kube-openapi pkg/aggregator
+    (``MergeSpecsIgnorePathConflictRenamingDefinitionsAndParameters``): a definition named
+    as one of the server's with other content is renamed ``_v2`` with its references."""
+    flunder_path = f"/apis/{GV}/namespaces/{{namespace}}/flunders/{{name}}"
+    meta = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+    async def merged() -> dict[str, Any] | None:
+        _, doc = await env.api.get("/openapi/v2", headers={"Accept": "application/json"})
+        return doc if flunder_path in doc["paths"] else None
+
+    doc = await wait_for(merged)
+    assert f"/apis/{GROUP}/v1beta1/things" not in doc["paths"]
+    assert "/apis/apps/v1/namespaces/{namespace}/deployments" in doc["paths"]
+    definitions = doc["definitions"]
+    flunder = definitions["com.example.wardle.v1alpha1.Flunder"]
+    assert flunder["description"] == FLUNDER_DESCRIPTION
+    assert flunder["properties"]["metadata"] == {"$ref": f"#/definitions/{meta}_v2"}
+    assert definitions[f"{meta}_v2"]["description"] == BACKEND_OBJECT_META
+    assert definitions[meta]["description"] != BACKEND_OBJECT_META  # the server's own
+    assert "com.example.wardle.v1alpha1.Unused" not in definitions
+    assert "com.example.wardle.v1beta1.Thing" not in definitions
+    assert doc["parameters"]["name-flunder"]["in"] == "path"
+    assert doc["paths"][flunder_path]["get"]["parameters"] == [
+        {"$ref": "#/parameters/name-flunder"}]
+    # the protobuf form kubectl up to 1.27 asks for is the same merged document
+    async with env.api.session.get(
+            f"{env.cluster.url}/openapi/v2", ssl=env.api.ssl,
+            headers={"Accept": "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"},
+            ) as resp:
+        assert resp.status == 200
+        assert b"readWardleV1alpha1NamespacedFlunder" in await resp.read()

@@ -299,7 +299,9 @@ async def test_a_higher_group_priority_moves_a_group_ahead(env: Env) -> None:
 
 async def test_onstart_apiservices_are_synced_once_per_start(tmp_path: Path) -> None:
     """checkAPIService: an ``onstart`` APIService deleted or changed after the start stays
-    so (2B/5B "once"); the next start creates it again (2B) and sets its spec back (5B)."""
+    so (2B/5B "once"); the next start creates it again (2B) and sets its spec back (5B).
+    While it is deleted its group is not in /apis (kube-aggregator handler_apis.go lists
+    the APIServices; handler_discovery.go removes its group-version)."""
     data = tmp_path / "data"
     async with serve(data) as cluster:
         headers = {"Authorization": f"Bearer {cluster.token}"}
@@ -316,6 +318,14 @@ async def test_onstart_apiservices_are_synced_once_per_start(tmp_path: Path) -> 
             assert await _apiservice(api, "v1.node.k8s.io") is None
             assert await _spec_is(api, "v1.batch", "groupPriorityMinimum", 17900)
             assert (await _group_names(api))[1:3] == ["batch", "apps"]
+            # handler_apis.go lists the APIServices that exist, and the discovery manager
+            # removes a deleted one's group-version; the delegate still serves the group
+            assert "node.k8s.io" not in await _group_names(api)
+            assert "node.k8s.io" not in await _aggregated_group_names(api)
+            status, group = await api.get("/apis/node.k8s.io")
+            assert (status, group["name"]) == (200, "node.k8s.io"), group
+            status, body = await api.get("/apis/node.k8s.io/v1/runtimeclasses")
+            assert status == 200, body
     async with serve(data) as cluster:
         headers = {"Authorization": f"Bearer {cluster.token}"}
         async with aiohttp.ClientSession(headers=headers) as session:
@@ -323,6 +333,8 @@ async def test_onstart_apiservices_are_synced_once_per_start(tmp_path: Path) -> 
             await wait_for(lambda: _available_local(api, "v1.node.k8s.io"))
             await wait_for(lambda: _spec_is(api, "v1.batch", "groupPriorityMinimum", 17400))
             assert (await _group_names(api))[1:3] == ["apps", "events.k8s.io"]
+            assert "node.k8s.io" in await _group_names(api)
+            assert "node.k8s.io" in await _aggregated_group_names(api)
 
 
 # -- extension-apiserver-authentication --------------------------------------------------------

@@ -163,6 +163,18 @@ async def test_serves_metrics_through_the_front_proxy(tmp_path: Path) -> None:
             "Name", "cpu", "memory", "Window"]
         assert table["rows"][0]["cells"] == ["web", "20m", "128Mi", "15s"]
         assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+        # an empty list converts to Go's nil columns and rows (metav1.Table encodes null);
+        # includeObject=None leaves a row's RawExtension empty, an unknown value is a 400
+        # (k8s.io/apiserver pkg/endpoints/handlers/response.go asTable)
+        as_table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+        code, empty = await admin(f"{V1BETA1}/namespaces/kube-system/pods", accept=as_table)
+        assert (code, empty["kind"]) == (200, "Table")
+        assert (empty["columnDefinitions"], empty["rows"]) == (None, None)
+        code, bare = await admin(f"{ns_path}/web?includeObject=None", accept=as_table)
+        assert code == 200 and bare["rows"][0]["object"] is None
+        code, bad = await admin(f"{ns_path}/web?includeObject=Everything", accept=as_table)
+        assert (code, bad["reason"], bad["message"]) == (
+            400, "BadRequest", 'unrecognized includeObject value: "Everything"')
 
 
 async def test_authenticates_the_front_proxy_and_authorizes_with_the_api_server(
@@ -222,6 +234,23 @@ async def test_authenticates_the_front_proxy_and_authorizes_with_the_api_server(
         assert (code, listed["kind"]) == (200, "PodMetricsList")
         code, status = await anyone.request("GET", path, token="not-a-token")
         assert (code, status["reason"]) == (401, "Unauthorized")
+        # the ConfigMap is watched (configmap_cafile_content.go's informer on that one
+        # object): a rotated one is taken as it is written, not at the next minute's read
+        await wait_for(lambda: any(r.method == "GET" and r.code == 200
+                                   and r.path == "/api/v1/namespaces/kube-system/configmaps"
+                                   for r in env.requests))
+        rotated = MetricsServerClient(port, ca, front_proxy.client_files(
+            tmp_path / "r", "rotated-proxy"))
+        code, _ = await rotated.get(path, user="admin", groups=("system:masters",))
+        assert code == 401
+        await publish(env.client, authentication_configmap(
+            front_proxy, clients, allowed=("rotated-proxy",)))
+
+        async def accepted() -> bool:
+            code, _ = await rotated.get(path, user="admin", groups=("system:masters",))
+            return code == 200
+
+        await wait_for(accepted)
         # a certificate of a CA nobody trusts does not get through the handshake
         foreign = MetricsServerClient(port, ca, stranger.client_files(
             tmp_path / "s", "front-proxy-client"))

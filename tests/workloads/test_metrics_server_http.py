@@ -3,7 +3,8 @@ real TLS on loopback: kept-alive connections, and the bounds of the generic API 
 ``http.Server`` (k8s.io/apiserver pkg/server/secure_serving.go: ``MaxHeaderBytes: 1 << 20``,
 ``ReadHeaderTimeout``, ``IdleTimeout``; pkg/server/config.go ``MaxRequestBodyBytes``): a
 request over them is answered 431/413 and its connection closed, whatever the client goes
-on sending; nothing grows with it.
+on sending; nothing grows with it. An answer is bounded by the request timeout
+(pkg/server/config.go ``RequestTimeout``, pkg/server/filters/timeout.go).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pytest
 from setpoint.workloads.metricsserver import http1
 from setpoint.workloads.metricsserver.certs import server_context, serving_certificates
 from setpoint.workloads.metricsserver.http1 import HTTPServer, Request, Response
+from tests.waiting import wait_for
 
 Exchange = tuple[int, dict[str, str], bytes]
 FLOOD_CAP = 256 << 20
@@ -180,3 +182,65 @@ async def test_a_request_that_is_not_http_is_answered_400() -> None:
         assert status == 400 and await closed(reader)
         writer.close()
         assert seen == []
+
+
+async def test_a_handler_slower_than_the_request_timeout_is_answered_504(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """filters/timeout.go: no answer within the request timeout (60 s; shortened here) is
+    the 504 ``NewTimeoutError("request did not complete within the allotted timeout", 0)``,
+    and the connection stays usable."""
+    monkeypatch.setattr(http1, "REQUEST_TIMEOUT", 0.3)
+    never = asyncio.Event()
+    made = serving_certificates("metrics-server", "kube-system")
+
+    async def handler(request: Request) -> Response:
+        if request.path == "/slow":
+            await never.wait()
+        return Response.text(200, "ok")
+
+    server = HTTPServer(handler, server_context(made))
+    port = await server.start("127.0.0.1", 0)
+    try:
+        reader, writer = await connect(port, ssl.create_default_context(
+            cadata=made.ca_pem.decode()))
+        writer.write(get("/slow") + get("/fast"))
+        status, _, body = await asyncio.wait_for(read_answer(reader), 30)
+        assert status == 504
+        assert json.loads(body) == {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "Timeout: request did not complete within the allotted timeout",
+            "reason": "Timeout", "details": {}, "code": 504}
+        assert (await read_answer(reader))[:1] == (200,)
+        writer.close()
+    finally:
+        await server.stop()
+
+
+async def test_an_answer_the_client_does_not_read_is_dropped_at_the_request_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The timeout filter bounds the handler's writes too: once they block on a client
+    that does not read, the connection is aborted (``http.ErrAbortHandler``) and the
+    server holds nothing of it."""
+    monkeypatch.setattr(http1, "REQUEST_TIMEOUT", 0.5)
+    made = serving_certificates("metrics-server", "kube-system")
+    big = b"x" * (32 << 20)  # far over what the loopback's socket buffers take
+
+    async def handler(request: Request) -> Response:
+        return Response(200, big)
+
+    server = HTTPServer(handler, server_context(made))
+    port = await server.start("127.0.0.1", 0)
+    try:
+        reader, writer = await connect(port, ssl.create_default_context(
+            cadata=made.ca_pem.decode()))
+        writer.write(get("/big"))
+        await wait_for(lambda: server.connections)
+        await wait_for(lambda: not server.connections)  # dropped, never read
+        received = 0
+        with contextlib.suppress(ConnectionError, ssl.SSLError):
+            while chunk := await reader.read(1 << 20):
+                received += len(chunk)
+        assert received < len(big)
+        writer.close()
+    finally:
+        await server.stop()

@@ -8,6 +8,15 @@ resources in aggregated discovery (``discovery.py``). ``resolver.py`` finds a ba
 Local APIServices (no ``spec.service``, registered by ``controllers/autoregister.py`` with the
 priorities of ``priorities.py``) are served by this server; every APIService's priorities
 order the groups and versions of discovery (``GroupOrder``).
+
+handler_apis.go lists ``/apis`` from the APIServices that exist, and the discovery manager
+drops a deleted one's group-version from aggregated discovery, while the delegate goes on
+serving its resources and ``/apis/<group>``. A group-version served here is listed from the
+start (autoregister registers it within moments); one whose local APIService was deleted is
+*withdrawn* from both lists until an APIService for it exists again. That is durable only
+for an ``onstart`` (or unmanaged) one, which autoregister does not recreate before the next
+start (checkAPIService 2B "once"); a ``true`` one (a CRD version) it recreates at once (2C),
+so that is not tracked.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from setpoint.cluster.aggregator.apiservices import (
 )
 from setpoint.cluster.aggregator.discovery import MAX_DISCOVERY_BYTES, DiscoveryManager
 from setpoint.cluster.aggregator.openapi import OpenAPIV3Proxier
+from setpoint.cluster.aggregator.openapi_v2 import OpenAPIV2Aggregator
+from setpoint.cluster.aggregator.priorities import AUTOMANAGED_LABEL, MANAGE_CONTINUOUSLY
 from setpoint.cluster.aggregator.proxy import ProxyTransport, forwarded_headers
 from setpoint.cluster.aggregator.resolver import service_ref
 from setpoint.machinery.objects import Obj
@@ -42,7 +53,9 @@ class Aggregator:
         self.transport = ProxyTransport(store, front_proxy)
         self.discovery = DiscoveryManager(self._fetch, self._changed)
         self.openapi_v3 = OpenAPIV3Proxier(self._fetch, self._changed)
+        self.openapi_v2 = OpenAPIV2Aggregator(self._fetch)
         self._remote: dict[tuple[str, str], Obj] = {}
+        self.withdrawn: set[tuple[str, str]] = set()  # deleted local group-versions
         self._priorities: dict[str, tuple[str, str, int, int]] = {}  # every APIService's
         self.order = GroupOrder(self._priorities)
         self.generation = 0  # moves whenever what discovery shows of them changes
@@ -64,6 +77,7 @@ class Aggregator:
         if event.resource != APISERVICES:
             return
         self._track_priority(event)
+        self._track_withdrawn(event)
         if event.type == "DELETED":
             self._forget(event.obj)
         else:
@@ -84,6 +98,18 @@ class Aggregator:
             self._priorities[event.name] = priority
             self._changed()
 
+    def _track_withdrawn(self, event: Event) -> None:
+        gv = group_version(event.obj)
+        if event.type != "DELETED":
+            if gv in self.withdrawn:
+                self.withdrawn.discard(gv)
+                self._changed()
+            return
+        labels = (event.obj.get("metadata") or {}).get("labels") or {}
+        if not is_remote(event.obj) and labels.get(AUTOMANAGED_LABEL) != MANAGE_CONTINUOUSLY:
+            self.withdrawn.add(gv)
+            self._changed()
+
     def _set(self, apiservice: Obj) -> None:
         if not is_remote(apiservice):
             return
@@ -91,6 +117,7 @@ class Aggregator:
         self._changed()
         self.discovery.set_apiservice(apiservice)
         self.openapi_v3.set_apiservice(apiservice)
+        self.openapi_v2.set_apiservice(apiservice)
 
     def _forget(self, apiservice: Obj) -> None:
         gv = group_version(apiservice)
@@ -100,6 +127,7 @@ class Aggregator:
         self._changed()
         self.discovery.remove_apiservice(apiservice["metadata"]["name"])
         self.openapi_v3.remove_apiservice(apiservice["metadata"]["name"])
+        self.openapi_v2.remove_apiservice(apiservice["metadata"]["name"])
 
     def remote(self, group: str, version: str) -> Obj | None:
         """The remote APIService serving ``group/version``, or None."""
@@ -134,4 +162,5 @@ class Aggregator:
     async def stop(self) -> None:
         self.discovery.stop()
         self.openapi_v3.stop()
+        self.openapi_v2.stop()
         await self.transport.close()

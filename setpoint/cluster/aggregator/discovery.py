@@ -269,3 +269,31 @@ def merge_aggregated(document: Obj, apiservices: list[Obj],
     items.sort(key=lambda i: order.group_key(str((i.get("metadata") or {}).get("name") or ""),
                                              (str(v["version"]) for v in i["versions"])))
     return {**document, "items": items}
+
+
+def withdraw_groups(group_list: Obj, withdrawn: set[tuple[str, str]]) -> Obj:
+    """/apis without the group-versions whose APIService was deleted (a group left with
+    none is not listed)."""
+    if not withdrawn:
+        return group_list
+    groups = []
+    for group in group_list.get("groups") or []:
+        versions = [v for v in group["versions"]
+                    if (group["name"], v["version"]) not in withdrawn]
+        if versions:  # (in order: the first is the preferred one)
+            groups.append({**group, "versions": versions, "preferredVersion": versions[0]})
+    return {**group_list, "groups": groups}
+
+
+def withdraw_aggregated(document: Obj, withdrawn: set[tuple[str, str]]) -> Obj:
+    """Aggregated /apis without the withdrawn group-versions (``RemoveGroupVersion``)."""
+    if not withdrawn:
+        return document
+    items = []
+    for item in document.get("items") or []:
+        name = (item.get("metadata") or {}).get("name") or ""
+        versions = [v for v in item.get("versions") or []
+                    if (name, v.get("version")) not in withdrawn]
+        if versions:
+            items.append({**item, "versions": versions})
+    return {**document, "items": items}

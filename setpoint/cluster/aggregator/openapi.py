@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import orjson
 
@@ -29,19 +30,20 @@ AGGREGATOR_USER: Obj = {"username": "system:kube-aggregator", "groups": ["system
 Fetch = Callable[[Obj, str, str, Obj], Awaitable[tuple[int, str, bytes]]]
 
 
-class OpenAPIV3Proxier:
-    """The v3 paths every remote APIService's backend lists, kept fresh in the background."""
+class SpecDownloads:
+    """One document downloaded from every remote APIService's backend when the APIService
+    changes and every minute (the openapi controllers' ``successfulUpdateDelay``); what a
+    subclass keeps of it is its own (:meth:`_accept`)."""
+
+    PATH = ""
+    USER: Obj = AGGREGATOR_USER
 
     def __init__(self, fetch: Fetch, on_change: Callable[[], None]) -> None:
         self._fetch = fetch
         self._on_change = on_change
         self._apiservices: dict[str, Obj] = {}
-        self._paths: dict[str, dict[str, Obj]] = {}  # APIService name -> its root's paths
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._timer: asyncio.TimerHandle | None = None
-
-    def __repr__(self) -> str:
-        return f"OpenAPIV3Proxier({sorted(self._paths)})"
 
     def set_apiservice(self, apiservice: Obj) -> None:
         name = apiservice["metadata"]["name"]
@@ -55,16 +57,8 @@ class OpenAPIV3Proxier:
         task = self._tasks.pop(name, None)
         if task is not None:
             task.cancel()
-        if self._paths.pop(name, None):
+        if self._forget(name):
             self._on_change()
-
-    def paths(self) -> dict[str, tuple[str, Obj]]:
-        """path -> (the APIService name whose backend serves it, its index entry)."""
-        out: dict[str, tuple[str, Obj]] = {}
-        for name in sorted(self._paths):
-            for path, entry in self._paths[name].items():
-                out[path] = (name, entry)
-        return out
 
     def _refresh_all(self) -> None:
         self._timer = asyncio.get_running_loop().call_later(REFRESH_S, self._refresh_all)
@@ -83,20 +77,22 @@ class OpenAPIV3Proxier:
             return
         try:
             async with asyncio.timeout(FETCH_TIMEOUT_S):
-                status, _, body = await self._fetch(apiservice, "/openapi/v3",
-                                                    "application/json", AGGREGATOR_USER)
-            paths = orjson.loads(body).get("paths") if status == 200 else None
+                status, _, body = await self._fetch(apiservice, self.PATH,
+                                                    "application/json", self.USER)
+            document = orjson.loads(body) if status == 200 else None
         except Exception as exc:  # an unreachable backend keeps what it listed before
-            log.info("OpenAPI v3 root of %s not downloaded: %s", name, exc)
+            log.info("%s of %s not downloaded: %s", self.PATH, name, exc)
             return
-        if status == 404:
-            paths = {}
-        elif not isinstance(paths, dict):
-            return  # unavailable or unreadable now: keep the last good root
-        kept = {str(k): v for k, v in paths.items() if isinstance(v, dict)}
-        if name in self._apiservices and self._paths.get(name) != kept:
-            self._paths[name] = kept
+        if name in self._apiservices and self._accept(apiservice, status, document):
             self._on_change()
+
+    def _accept(self, apiservice: Obj, status: int, document: Any) -> bool:
+        """Keep what the download brought; whether that changed anything."""
+        raise NotImplementedError
+
+    def _forget(self, name: str) -> bool:
+        """Drop what an APIService's backend gave; whether there was anything."""
+        raise NotImplementedError
 
     def stop(self) -> None:
         if self._timer is not None:
@@ -104,3 +100,40 @@ class OpenAPIV3Proxier:
             self._timer = None
         for task in self._tasks.values():
             task.cancel()
+
+
+class OpenAPIV3Proxier(SpecDownloads):
+    """The v3 paths every remote APIService's backend lists, kept fresh in the background."""
+
+    PATH = "/openapi/v3"
+
+    def __init__(self, fetch: Fetch, on_change: Callable[[], None]) -> None:
+        super().__init__(fetch, on_change)
+        self._paths: dict[str, dict[str, Obj]] = {}  # APIService name -> its root's paths
+
+    def __repr__(self) -> str:
+        return f"OpenAPIV3Proxier({sorted(self._paths)})"
+
+    def paths(self) -> dict[str, tuple[str, Obj]]:
+        """path -> (the APIService name whose backend serves it, its index entry)."""
+        out: dict[str, tuple[str, Obj]] = {}
+        for name in sorted(self._paths):
+            for path, entry in self._paths[name].items():
+                out[path] = (name, entry)
+        return out
+
+    def _accept(self, apiservice: Obj, status: int, document: Any) -> bool:
+        paths = document.get("paths") if isinstance(document, dict) else None
+        if status == 404:
+            paths = {}
+        elif not isinstance(paths, dict):
+            return False  # unavailable or unreadable now: keep the last good root
+        kept = {str(k): v for k, v in paths.items() if isinstance(v, dict)}
+        name = apiservice["metadata"]["name"]
+        if self._paths.get(name) == kept:
+            return False
+        self._paths[name] = kept
+        return True
+
+    def _forget(self, name: str) -> bool:
+        return bool(self._paths.pop(name, None))

@@ -11,6 +11,7 @@ connect timeout, header size limits, and (for answers that are not watches) a to
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import ssl
 from collections.abc import Iterable
@@ -38,6 +39,8 @@ CONNECT_TIMEOUT_S = 30.0  # Go's net.Dialer in the proxy transport
 TLS_HANDSHAKE_TIMEOUT_S = 10.0
 REQUEST_TIMEOUT_S = 60.0  # kube-apiserver's --request-timeout for what is not long-running
 MAX_HEADER_BYTES = 8190
+MAX_RESPONSE_HEAD = 64 * 1024  # an upgrade answer's status line and headers
+PATH_SAFE = "/:@!$&()*+,;=-._~"  # Go's URL.EscapedPath leaves these as they are
 MAX_CONTEXTS = 64  # TLS contexts kept, one per distinct caBundle
 _HEADER_KEY_SAFE = set("!#$&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
                        "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -70,6 +73,16 @@ def go_error_text(exc: BaseException, target: str) -> str:
     """A transport failure worded as Go's, which the proxy answers as its 503's body."""
     import aiohttp
 
+    if isinstance(exc, ssl.SSLCertVerificationError):  # the upgrade path's own dial
+        return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
+    if isinstance(exc, ssl.SSLError):
+        return f"remote error: tls: {exc.reason or exc}"
+    if isinstance(exc, ConnectionError | OSError) and not isinstance(
+            exc, aiohttp.ClientError | TimeoutError):
+        import os
+
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        return f"dial tcp {target}: connect: {reason.lower()}"
     if isinstance(exc, aiohttp.ClientConnectorCertificateError):
         return "tls: failed to verify certificate: x509: certificate signed by unknown authority"
     if isinstance(exc, aiohttp.ClientSSLError):
@@ -155,7 +168,7 @@ class ProxyTransport:
             total=None if long_running else REQUEST_TIMEOUT_S,
             connect=CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S,
             sock_connect=CONNECT_TIMEOUT_S)
-        url = URL(f"https://{target.address}{quote(path, safe='/:@!$&()*+,;=-._~')}"
+        url = URL(f"https://{target.address}{quote(path, safe=PATH_SAFE)}"
                   + (f"?{raw_query}" if raw_query else ""), encoded=True)
         kwargs: dict[str, Any] = {}
         if not (apiservice.get("spec") or {}).get("insecureSkipTLSVerify"):
@@ -163,6 +176,20 @@ class ProxyTransport:
         return await self._open_session().request(
             method, url, headers=CIMultiDict(headers), data=body or None, timeout=timeout,
             ssl=self._ssl_context(apiservice), allow_redirects=False, **kwargs)
+
+    async def dial(self, apiservice: Obj, target: Target,
+                   ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """A connection of its own to the backend, for an upgrade request: the
+        upgrade-aware proxy dials directly (``DialForUpgrade``) with the proxy transport's
+        TLS configuration, bypassing the pooled round tripper. Raises OSError, ssl.SSLError
+        or TimeoutError."""
+        host, _, port = target.address.rpartition(":")
+        server_hostname = None if (apiservice.get("spec") or {}).get(
+            "insecureSkipTLSVerify") else target.server_name
+        return await asyncio.wait_for(asyncio.open_connection(
+            host.strip("[]"), int(port), ssl=self._ssl_context(apiservice),
+            server_hostname=server_hostname, ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT_S,
+            limit=MAX_RESPONSE_HEAD), CONNECT_TIMEOUT_S + TLS_HANDSHAKE_TIMEOUT_S)
 
     async def close(self) -> None:
         if self._session is not None:

@@ -10,6 +10,10 @@ an ``onstart`` APIService is created, or its spec set back, once per server star
 deleted later stays deleted until the next start; a ``true`` one is recreated and set back
 whenever it drifts, and deleted when no CRD serves its version any more; an APIService
 without the label, or an ``onstart`` one that was not there at start, is left alone.
+
+The ``autoregister-completion`` health check (pkg/controlplane/apiserver/aggregator.go
+``makeAPIServiceAvailableHealthCheck``) fails until every built-in APIService registered on
+start has been seen ``Available`` at least once, naming those still missing.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING
 
-from setpoint.cluster.aggregator.apiservices import APISERVICES
+from setpoint.cluster.aggregator.apiservices import APISERVICES, is_available
 from setpoint.cluster.aggregator.priorities import (
     AGGREGATOR_GROUP,
     AUTOMANAGED_LABEL,
@@ -66,6 +70,9 @@ class AutoRegister:
         self._desired: dict[str, Obj] = {}
         self._synced: set[str] = set()
         self._at_start: set[str] = set()
+        self.started = False  # the kube-apiserver-autoregistration post-start hook ran
+        # apiServicesToRegister's names, until each is seen Available (the health check's)
+        self._pending = {a["metadata"]["name"] for a in self._builtin()}
         self.queue: WorkQueue[str] = WorkQueue("autoregister", self._sync)
         store.add_listener(self._on_event)
 
@@ -75,13 +82,12 @@ class AutoRegister:
     def start(self) -> None:
         """Register what is served now (the server's post-start hook); the writes follow
         on the queue."""
+        self.started = True
         self._at_start = {a["metadata"]["name"] for a in self._store.list(APISERVICES)}
-        served = {(rt.group, rt.version) for rt in self._registry.all() if not rt.is_custom}
-        for group, version in sorted(served):
-            priority = default_priority(group, version, custom=False)
-            if group == AGGREGATOR_GROUP or priority is None:
-                continue  # makeAPIService: no priority, no APIService
-            self._add(local_apiservice(group, version, priority, MANAGE_ON_START))
+        for apiservice in self._store.list(APISERVICES):
+            self._seen(apiservice)  # the informer's initial adds
+        for apiservice in self._builtin():
+            self._add(apiservice)
         # crdregistration's initial pass runs before autoregister starts, so an APIService
         # of a CRD that still exists is never deleted as spurious
         for crd in self._store.list(CRDS):
@@ -89,6 +95,28 @@ class AutoRegister:
                 self._crd_version(group, version)
         for name in self._at_start:
             self.queue.add(name)
+
+    def _builtin(self) -> list[Obj]:
+        """``apiServicesToRegister``: an ``onstart`` APIService per served built-in
+        group-version that has a priority."""
+        served = {(rt.group, rt.version) for rt in self._registry.all() if not rt.is_custom}
+        out = []
+        for group, version in sorted(served):
+            priority = default_priority(group, version, custom=False)
+            if group == AGGREGATOR_GROUP or priority is None:
+                continue  # makeAPIService: no priority, no APIService
+            out.append(local_apiservice(group, version, priority, MANAGE_ON_START))
+        return out
+
+    def _seen(self, apiservice: Obj) -> None:
+        if is_available(apiservice):
+            self._pending.discard(apiservice["metadata"]["name"])
+
+    def completion_error(self) -> str | None:
+        """The ``autoregister-completion`` check's error, or None once it passes."""
+        if self._pending:
+            return f"missing APIService: [{' '.join(sorted(self._pending))}]"
+        return None
 
     def _add(self, apiservice: Obj) -> None:
         name = apiservice["metadata"]["name"]
@@ -126,6 +154,8 @@ class AutoRegister:
 
     def _on_event(self, event: Event) -> None:
         if event.resource == APISERVICES:
+            if event.type != "DELETED" and self._pending:
+                self._seen(event.obj)
             self.queue.add(event.name)
         elif event.resource == CRDS:
             versions = set(self._versions(event.obj))

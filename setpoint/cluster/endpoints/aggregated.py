@@ -8,18 +8,37 @@ answer within the request timeout, 60 s, gets the timeout filter's 504 Status in
 otherwise the backend's status, headers and body come back as they are, the body streamed
 as it arrives (a watch stays open until either side ends it). A redirect from the backend
 is refused, as ``--aggregator-reject-forwarding-redirect`` (on by default) does.
+
+An upgrade request (``Connection: Upgrade``: exec, attach, port-forward over SPDY or
+WebSocket) takes the upgrade-aware handler's other path (apimachinery
+pkg/util/proxy/upgradeaware.go ``tryUpgrade``): a connection of its own to the backend with
+the proxy's TLS configuration, the request written with its ``Connection``/``Upgrade``
+headers, the caller's identity set as ``X-Remote-*`` beforehand (``SetAuthProxyHeaders``,
+since the direct dial bypasses the round tripper) and the caller's address appended to
+``X-Forwarded-For``. A ``101`` joins the two connections byte for byte; an error answer
+(``>= 400``) is handed back as it is; any other status is the responder's 503
+``invalid upgrade response: status code <n>``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
+from urllib.parse import quote
 
 from setpoint.cluster.aggregator.apiservices import is_available
-from setpoint.cluster.aggregator.proxy import HOP_BY_HOP, forwarded_headers, go_error_text
+from setpoint.cluster.aggregator.proxy import (
+    HOP_BY_HOP,
+    PATH_SAFE,
+    Target,
+    forwarded_headers,
+    go_error_text,
+)
 from setpoint.cluster.aggregator.resolver import ResolveError, service_ref
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
+from setpoint.cluster.endpoints.podstreams import TunnelResponse, parse_head
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -32,6 +51,8 @@ log = logging.getLogger("setpoint.cluster")
 
 MAX_PROXIED_BODY = 3 * 1024 * 1024  # the server's own request body limit
 _NOT_COPIED = HOP_BY_HOP | {"content-length", "date"}
+MAX_UPGRADE_ERROR_BODY = 1024 * 1024  # an error answer to an upgrade, handed back whole
+UPGRADE_ERROR_DEADLINE_S = 10.0  # tryUpgrade's read/write deadline for echoing it
 
 
 def http_error(message: str, status: int) -> Response:
@@ -56,11 +77,13 @@ async def proxy(request: Request, aggregator: Aggregator, apiservice: Obj) -> Re
     except ResolveError as exc:
         log.info("error resolving %s/%s: %s", ref.namespace, ref.name, exc)
         return http_error("service unavailable", 503)
+    if is_upgrade_request(request):
+        return await _proxy_upgrade(request, aggregator, apiservice, target)
     try:
         body = await request.body(MAX_PROXIED_BODY)
     except BodyTooLarge:
         return http_error("request entity too large", 413)
-    headers = forwarded_headers(request.raw_header_items(), request.user or {})
+    headers = _proxied_headers(request)
     try:
         resp = await aggregator.transport.send(
             apiservice, target, request.method, request.path,
@@ -94,3 +117,89 @@ async def _body(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
         log.info("proxied answer ended early: %r", exc)
     finally:
         resp.release()
+
+
+def is_upgrade_request(request: Request) -> bool:
+    """apimachinery httpstream ``IsUpgradeRequest``: a Connection header naming upgrade."""
+    return any("upgrade" in value.lower() for value in request.header_values("connection"))
+
+
+def _proxied_headers(request: Request) -> list[tuple[str, str]]:
+    """The caller's headers less its credentials and the hop-by-hop ones, X-Remote-*, and
+    the caller's address appended to X-Forwarded-For (httputil.ReverseProxy; the upgrade
+    path's ``AppendForwardedForHeader``)."""
+    items = request.raw_header_items()
+    headers = forwarded_headers([(n, v) for n, v in items if n.lower() != "x-forwarded-for"],
+                                request.user or {})
+    forwarded = request.header_values("x-forwarded-for")
+    if request.remote_host:
+        forwarded.append(request.remote_host)
+    if forwarded:
+        headers.append(("X-Forwarded-For", ", ".join(forwarded)))
+    return headers
+
+
+def _upgrade_head(request: Request, target: Target, body: bytes) -> bytes:
+    """The request as ``DialForUpgrade`` writes it: the proxied headers with the
+    hop-by-hop ones an upgrade needs kept."""
+    upgrade = [(n, v) for n, v in request.raw_header_items()
+               if n.lower() in ("connection", "upgrade")]
+    target_path = quote(request.path, safe=PATH_SAFE) + (
+        f"?{request.raw_query.decode('latin-1')}" if request.raw_query else "")
+    lines = [f"{request.method} {target_path} HTTP/1.1", f"Host: {target.address}"]
+    lines += [f"{n}: {v}" for n, v in [*upgrade, *_proxied_headers(request)]]
+    if body:
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def _proxy_upgrade(request: Request, aggregator: Aggregator, apiservice: Obj,
+                         target: Target) -> Response:
+    body = b""
+    if request.content_length:
+        try:
+            body = await request.body(MAX_PROXIED_BODY)
+        except BodyTooLarge:
+            return http_error("request entity too large", 413)
+    try:
+        reader, writer = await aggregator.transport.dial(apiservice, target)
+    except (OSError, TimeoutError) as exc:
+        log.info("upgrade to %s failed: %r", target.address, exc)
+        return http_error(go_error_text(exc, target.address), 503)
+    try:
+        writer.write(_upgrade_head(request, target, body))
+        head = await reader.readuntil(b"\r\n\r\n")
+        status, headers, _ = parse_head(head)
+    except (OSError, EOFError, ValueError, IndexError, asyncio.LimitOverrunError) as exc:
+        writer.close()
+        return http_error(go_error_text(exc, target.address) if isinstance(exc, OSError)
+                          else "unexpected EOF", 503)
+    if status == 101:
+        return TunnelResponse(head, reader, writer)
+    try:
+        if status < 400:
+            return http_error(f"invalid upgrade response: status code {status}", 503)
+        # the backend's error answer, echoed (within tryUpgrade's deadline) and closed
+        length = headers.get("content-length", "")
+        async with asyncio.timeout(UPGRADE_ERROR_DEADLINE_S):
+            if length.isdigit():
+                answer = await reader.readexactly(min(int(length), MAX_UPGRADE_ERROR_BODY))
+            else:
+                answer = await reader.read(MAX_UPGRADE_ERROR_BODY)
+    except (OSError, EOFError, TimeoutError):
+        answer = b""
+    finally:
+        writer.close()
+    echoed = Response(answer, status)
+    echoed.headers = [(n, v) for n, v in _head_items(head) if n not in _NOT_COPIED]
+    return echoed
+
+
+def _head_items(head: bytes) -> list[tuple[str, str]]:
+    """Every header of a response head, repeated names included, names in lower case."""
+    items = []
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, sep, value = line.partition(":")
+        if sep:
+            items.append((name.strip().lower(), value.strip()))
+    return items

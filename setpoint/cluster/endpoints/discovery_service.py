@@ -62,9 +62,14 @@ class DiscoveryService:
     def core_resources(self) -> dict[str, Any]:
         return self._cached(("core",), lambda: discovery.core_resource_list(self._registry))
 
+    def _withdrawn(self) -> set[tuple[str, str]]:
+        return self._aggregator.withdrawn if self._aggregator is not None else set()
+
     def groups(self) -> dict[str, Any]:
-        return self._cached(("groups",), lambda: aggregated.merge_group_list(
-            discovery.api_group_list(self._registry), self._remote(), self._order()))
+        return self._cached(("groups",), lambda: aggregated.withdraw_groups(
+            aggregated.merge_group_list(discovery.api_group_list(self._registry),
+                                        self._remote(), self._order()),
+            self._withdrawn()))
 
     def group(self, group: str) -> dict[str, Any] | None:
         """The APIGroup, or None when the group is not served."""
@@ -80,8 +85,10 @@ class DiscoveryService:
         def make() -> tuple[bytes, str]:
             doc = discovery.aggregated_discovery(self._registry, legacy=legacy, version=version)
             if not legacy and self._aggregator is not None:
-                doc = aggregated.merge_aggregated(doc, self._remote(),
-                                                  self._aggregator.discovery.version,
-                                                  self._order())
+                doc = aggregated.withdraw_aggregated(
+                    aggregated.merge_aggregated(doc, self._remote(),
+                                                self._aggregator.discovery.version,
+                                                self._order()),
+                    self._withdrawn())
             return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

@@ -78,6 +78,12 @@ class Request:
         return [v for k, v in parse_qsl(self.raw_query.decode("latin-1"),
                                         keep_blank_values=True) if k == name]
 
+    @property
+    def remote_host(self) -> str:
+        """The client's address without its port (Go's host of ``RemoteAddr``)."""
+        client = self._scope.get("client")
+        return str(client[0]) if client else ""
+
     def hijack(self) -> Hijacked:
         """Take the connection from the HTTP layer, as Go's ``http.Hijacker`` does for the
         apiserver's upgrade-aware proxy: uvicorn writes nothing more on it, and what the

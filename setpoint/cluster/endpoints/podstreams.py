@@ -182,7 +182,7 @@ async def _stream_log(host: str, port: int, location: str, name: str) -> Respons
     # HTTP/1.0: the body is whatever comes until the kubelet closes
     writer.write(f"GET {location} HTTP/1.0\r\nHost: {host}:{port}\r\n\r\n".encode())
     try:
-        status, _, _ = _parse_head(await reader.readuntil(b"\r\n\r\n"))
+        status, _, _ = parse_head(await reader.readuntil(b"\r\n\r\n"))
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
         writer.close()
         raise StatusError(500, "InternalError", "the kubelet's answer could not be read") \
@@ -244,7 +244,7 @@ async def _upgrade_proxy(host: str, port: int, location: str, request: Request) 
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     try:
         head = await reader.readuntil(b"\r\n\r\n")
-        status, headers, content_type = _parse_head(head)
+        status, headers, content_type = parse_head(head)
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
         writer.close()
         raise StatusError(500, "", "error dialing backend: the kubelet closed the connection"
@@ -293,7 +293,7 @@ class TunnelResponse(Response):
 
 # -- locations -----------------------------------------------------------------------------
 
-def _parse_head(head: bytes) -> tuple[int, dict[str, str], str]:
+def parse_head(head: bytes) -> tuple[int, dict[str, str], str]:
     status_line, *header_lines = head.decode("latin-1").split("\r\n")
     status = int(status_line.split(" ", 2)[1])
     headers: dict[str, str] = {}

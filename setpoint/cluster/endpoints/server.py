@@ -23,6 +23,7 @@ from setpoint.cluster.endpoints.collections import (
 )
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
+from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response
 from setpoint.cluster.endpoints.negotiation import (
     LIST_ROUTE_MEDIA_TYPES,
@@ -113,10 +114,14 @@ class Handler:
         return OpenAPIService(self.api.registry)
 
     @cached_property
+    def health(self) -> HealthChecks:
+        return HealthChecks(health_checks(self.api))
+
+    @cached_property
     def openapi_v2(self) -> OpenAPIV2Service:
         from setpoint.cluster.openapi.v2 import OpenAPIV2Service
 
-        return OpenAPIV2Service(self.api.registry)
+        return OpenAPIV2Service(self.api.registry, self.api.aggregator.openapi_v2)
 
     async def __call__(self, request: Request) -> Response:
         try:
@@ -158,14 +163,15 @@ class Handler:
     async def _dispatch(self, request: Request) -> Response:
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
-            return text_response("ok") if self.api.ready else text_response("not ready", 500)
-        if path.startswith("/healthz/") or path.startswith("/livez/") or path.startswith(
-                "/readyz/"):
-            return text_response("ok")
+            return self.health.root(path[1:], request)
         # split after percent-decoding, as Go's router does: "%2F" separates segments too
         segments = path.strip("/").split("/") if path.strip("/") else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
+        if segments and segments[0] in ENDPOINTS and len(segments) > 1:
+            answer = self.health.single(segments[0], path.split("/", 2)[2])
+            return answer if answer is not None else text_response("404 page not found\n",
+                                                                   404)
         if not segments:
             return json_response(self.discovery.root_paths())
         head = segments[0]

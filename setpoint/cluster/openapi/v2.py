@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Mapping
 from email.utils import formatdate, parsedate_to_datetime
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -209,7 +209,7 @@ def etag_matches(if_none_match: str | None, etag: str) -> bool:
 class _Built:
     __slots__ = ("etag", "generation", "json", "last_modified", "protobuf")
 
-    def __init__(self, generation: int, body: bytes) -> None:
+    def __init__(self, generation: tuple[int, int], body: bytes) -> None:
         self.generation = generation
         self.json = body
         self.etag = '"' + hashlib.sha512(body).hexdigest().upper() + '"'
@@ -217,15 +217,25 @@ class _Built:
         self.protobuf: bytes | None = None
 
 
+class AggregatedSpecs(Protocol):
+    """The aggregated APIs' documents (the aggregator's ``OpenAPIV2Aggregator``)."""
+
+    generation: int
+
+    def merge(self, document: Obj) -> Obj: ...
+
+
 class OpenAPIV2Service:
-    """The serialized /openapi/v2 document, rebuilt when the registry's types change.
+    """The serialized /openapi/v2 document, rebuilt when the registry's types or the
+    aggregated APIs' documents change.
 
     The JSON is built on first use after a change; the protobuf form is derived from the
     same document on its first request.
     """
 
-    def __init__(self, registry: Registry) -> None:
+    def __init__(self, registry: Registry, aggregated: AggregatedSpecs | None = None) -> None:
         self._registry = registry
+        self._aggregated = aggregated
         self._built: _Built | None = None
         self._lock = threading.Lock()
 
@@ -269,12 +279,17 @@ class OpenAPIV2Service:
         return parsedate_to_datetime(built.last_modified).timestamp() <= since
 
     def _current(self) -> _Built:
-        generation = self._registry.generation
+        aggregated = self._aggregated
+        generation = (self._registry.generation,
+                      aggregated.generation if aggregated is not None else 0)
         with self._lock:
             built = self._built
             if built is not None and built.generation == generation:
                 return built
-            body = orjson.dumps(swagger_document(self._registry), option=orjson.OPT_SORT_KEYS)
+            document = swagger_document(self._registry)
+            if aggregated is not None:
+                document = aggregated.merge(document)
+            body = orjson.dumps(document, option=orjson.OPT_SORT_KEYS)
             if built is not None and body == built.json:
                 built.generation = generation  # same document: keep its ETag and date
                 return built

@@ -34,8 +34,6 @@ log = logging.getLogger("setpoint.workloads.metricsserver")
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
-CONFIGURATION_RESYNC = 10.0
-"""How often the authentication ConfigMap is read again."""
 UNREGISTER_TIMEOUT = 2.0
 """At most this long to take the address out of the Endpoints at stop: when the API server
 went away first (the parent of ``cluster up`` killed), nothing is left to tell."""
@@ -64,7 +62,7 @@ def install(manager: Manager, storage: MetricsStorage,
             started.append(server)
         try:
             await register(m.client, SERVICE, NAMESPACE, port, server.ca_pem)
-            await server.watch_configuration(CONFIGURATION_RESYNC)
+            await server.watch_configuration()
         finally:
             try:
                 # bounded: a stop must not hang on an API server that went away first

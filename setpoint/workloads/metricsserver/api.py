@@ -193,9 +193,14 @@ def wants_table(accept: str) -> str | None:
 
 def as_table(body: Obj, api_version: str, include_object: str) -> Obj:
     """pkg/api/table.go's rows (Name, the sorted resource names, Window), with each row's
-    object as k8s.io/apiserver's asTable includes it (``includeObject``: None, Metadata by
-    default, Object)."""
+    object as k8s.io/apiserver's asTable (endpoints/handlers/response.go) includes it
+    (``includeObject``: None, an ``object: null``; Metadata by default; Object; any other
+    value a 400 once there is a row). The columns and rows are Go's nil slices when there
+    is nothing to list: ``null``, as ``metav1.Table`` encodes them."""
     items = body.get("items", [body])
+    if include_object not in ("Object", "Metadata", "", "None") and items:
+        raise StatusError(400, "BadRequest",
+                          f'unrecognized includeObject value: "{include_object}"')
     columns: list[Obj] = []
     rows: list[Obj] = []
     names: list[str] | None = None
@@ -220,12 +225,14 @@ def as_table(body: Obj, api_version: str, include_object: str) -> Obj:
                               item.get("window", "")]}
         if include_object == "Object":
             row["object"] = item
-        elif include_object != "None":
+        elif include_object == "None":
+            row["object"] = None  # a RawExtension without an object
+        else:
             row["object"] = {"kind": "PartialObjectMetadata", "apiVersion": api_version,
                              "metadata": item["metadata"]}
         rows.append(row)
     return {"kind": "Table", "apiVersion": api_version, "metadata": {},
-            "columnDefinitions": columns, "rows": rows}
+            "columnDefinitions": columns or None, "rows": rows or None}
 
 
 __all__ += ["StatusError", "as_table", "wants_table"]

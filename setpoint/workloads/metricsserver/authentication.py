@@ -123,8 +123,8 @@ def _names(cert: x509.Certificate, oid: x509.ObjectIdentifier) -> list[str]:
 
 class RequestAuthenticator:
     """Authenticates requests from the CAs and header names of the authentication
-    ConfigMap; :meth:`refresh` reads it again (the API server may publish it after the
-    workloads start, or rotate it)."""
+    ConfigMap; :meth:`read` reads it again and :meth:`configure` takes a new version (the
+    API server may publish it after the workloads start, or rotate it)."""
 
     def __init__(self, context: ssl.SSLContext, client: Client | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -147,13 +147,18 @@ class RequestAuthenticator:
 
     async def refresh(self, client: Client) -> bool:
         """Read the ConfigMap again; returns whether it exists."""
+        return await self.read(client) is not None
+
+    async def read(self, client: Client) -> dict[str, Any] | None:
+        """Read the ConfigMap and take its configuration; the ConfigMap, None when it
+        does not exist."""
         namespace, name = AUTHENTICATION_CONFIGMAP
         try:
             found = await client.get(CONFIGMAP, name, namespace=namespace)
         except NotFoundError:
-            return False
+            return None
         self.configure(dict(found.get("data") or {}))
-        return True
+        return dict(found)
 
     def configure(self, data: Mapping[str, str]) -> None:
         if data == self._seen:

@@ -14,7 +14,11 @@ pkg/server/secure_serving.go: ``MaxHeaderBytes: 1 << 20``, ``ReadHeaderTimeout: 
 the connection closed), their number (:data:`MAX_HEADERS`, also 431), a body, which is
 counted and dropped, never kept (:data:`MAX_BODY_BYTES`, the API server's
 ``MaxRequestBodyBytes``: a 413 Status and the connection closed), the time to send a
-request's head and the time a kept-alive connection may stay idle. Requests on one
+request's head and the time a kept-alive connection may stay idle, and the time to answer
+(:data:`REQUEST_TIMEOUT`, the generic API server's ``RequestTimeout`` enforced by
+pkg/server/filters/timeout.go: a handler that has not answered by then gets the 504
+Timeout Status; an answer the client has not taken in by then, since the handler's writes
+block on it, aborts the connection, as the filter's ``http.ErrAbortHandler`` does). Requests on one
 connection are answered one at a time, in order; reading stops while one is handled.
 Answers carry ``Content-Length``; a connection is kept alive unless the request says
 otherwise (HTTP/1.0, ``Connection: close``).
@@ -37,7 +41,7 @@ import httptools
 import orjson
 from multidict import CIMultiDict
 
-from setpoint.machinery.errors import StatusError
+from setpoint.machinery.errors import StatusError, timeout
 
 __all__ = ["MAX_BODY_BYTES", "MAX_HEADERS", "MAX_HEAD_BYTES", "HTTPServer", "Request",
            "Response"]
@@ -54,6 +58,9 @@ MAX_BODY_BYTES = 3 * 1024 * 1024
 answers only GETs, so a body is counted and dropped."""
 READ_HEADER_TIMEOUT = 32.0
 IDLE_TIMEOUT = 90.0
+WRITE_CHUNK = 64 * 1024
+REQUEST_TIMEOUT = 60.0
+"""k8s.io/apiserver pkg/server/config.go ``RequestTimeout``: handling and writing an answer."""
 REJECT_LINGER = 0.5
 """After answering a request that broke a limit, what the client still sends is read and
 dropped this long before the connection closes: closing with unread data makes the kernel
@@ -63,7 +70,7 @@ net/http server.go ``closeWriteAndWait``)."""
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
             404: "Not Found", 405: "Method Not Allowed", 406: "Not Acceptable",
             413: "Request Entity Too Large", 431: "Request Header Fields Too Large",
-            500: "Internal Server Error", 503: "Service Unavailable"}
+            500: "Internal Server Error", 503: "Service Unavailable", 504: "Gateway Timeout"}
 TEXT = "text/plain; charset=utf-8"
 JSON = "application/json"
 
@@ -263,10 +270,21 @@ class _Connection(asyncio.Protocol):
                     await self._write(item, head_only=False, close=True)
                     return
                 request, keep_alive = item
-                response = await self.server.handle(request)
+                deadline = asyncio.get_running_loop().time() + REQUEST_TIMEOUT
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        response = await self.server.handle(request)
+                except TimeoutError:
+                    response = Response.status_error(timeout(
+                        "request did not complete within the allotted timeout", 0))
                 keep_alive = keep_alive and not (self.rejected and not self.queue)
-                await self._write(response, head_only=request.method == "HEAD",
-                                  close=not keep_alive)
+                try:
+                    async with asyncio.timeout_at(deadline):
+                        await self._write(response, head_only=request.method == "HEAD",
+                                          close=not keep_alive)
+                except TimeoutError:
+                    self.abort()  # the client did not take its answer in time
+                    return
                 if not keep_alive:
                     return
         finally:
@@ -280,9 +298,15 @@ class _Connection(asyncio.Protocol):
     async def _write(self, response: Response, *, head_only: bool, close: bool) -> None:
         if self.transport is None or self.closed:
             return
-        self.transport.write(_render(response, head_only=head_only, close=close))
-        if self._drained is not None and not self._drained.done():
-            await self._drained
+        data = memoryview(_render(response, head_only=head_only, close=close))
+        # a piece at a time: the TLS transport passes its peer's back-pressure on only
+        # between writes (one write is encrypted and handed to the socket whole)
+        for start in range(0, len(data), WRITE_CHUNK):
+            self.transport.write(data[start:start + WRITE_CHUNK])
+            if self._drained is not None and not self._drained.done():
+                await self._drained
+            if self.transport.is_closing():
+                return  # the client went away meanwhile
         if close and self.rejected:
             self.transport.resume_reading()  # dropped as it comes (data_received)
             self._arm(REJECT_LINGER)
@@ -313,6 +337,12 @@ class _Connection(asyncio.Protocol):
         self._cancel_timer()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
+
+    def abort(self) -> None:
+        """Drop the connection and what it still had to write (close would wait for it)."""
+        self._cancel_timer()
+        if self.transport is not None:
+            self.transport.abort()
 
 
 class HTTPServer:

@@ -27,6 +27,8 @@ from setpoint.workloads.metricsserver.api import (
     wants_table,
 )
 from setpoint.workloads.metricsserver.authentication import (
+    AUTHENTICATION_CONFIGMAP,
+    CONFIGMAP,
     AuthenticationFailed,
     RequestAuthenticator,
 )
@@ -45,6 +47,8 @@ __all__ = ["NAMESPACE", "SERVICE", "MetricsServer"]
 log = logging.getLogger("setpoint.workloads.metricsserver")
 
 SERVICE, NAMESPACE = "metrics-server", "kube-system"
+CONFIGURATION_RECHECK_S = 60.0  # dynamiccertificates.FileRefreshDuration
+CONFIGURATION_RETRY_S = 1.0  # after a failed read or watch
 
 
 _status = Response.status_error
@@ -99,17 +103,31 @@ class MetricsServer:
             await http.stop()
         self.port = None
 
-    async def watch_configuration(self, interval: float) -> None:
-        """Read the authentication ConfigMap again every ``interval`` (k8s.io/apiserver
-        watches it: the API server may publish or rotate it after the workloads start)."""
+    async def watch_configuration(self) -> None:
+        """Follow the authentication ConfigMap: read it, then watch it, and read it again
+        each minute (k8s.io/apiserver pkg/server/dynamiccertificates
+        configmap_cafile_content.go and headerrequest's ``RequestHeaderAuthRequestController``:
+        an informer on that one ConfigMap, and a recheck every ``FileRefreshDuration``).
+        The API server may publish or rotate it after the workloads start; a deleted one
+        leaves the last configuration in place, as their ``loadCABundle`` does."""
+        namespace, name = AUTHENTICATION_CONFIGMAP
         while True:
-            # until it exists every proxied request is refused: look again soon
-            await asyncio.sleep(interval if self.configured else min(interval, 1.0))
             try:
-                self.configured = await self.authenticator.refresh(self.client)
-            except (ApiError, ClientError) as exc:
-                log.warning("metrics_server_configmap_read_failed %s",
+                found = await self.authenticator.read(self.client)
+                self.configured = self.configured or found is not None
+                version = found["metadata"]["resourceVersion"] if found is not None else None
+                # the watch ends each minute: the recheck's read comes next
+                async with self.client.watch(
+                        CONFIGMAP, namespace=namespace, name=name, resource_version=version,
+                        timeout_seconds=int(CONFIGURATION_RECHECK_S)) as events:
+                    async for event_type, obj in events:
+                        if event_type in ("ADDED", "MODIFIED") and isinstance(obj, dict):
+                            self.authenticator.configure(dict(obj.get("data") or {}))
+                            self.configured = True
+            except (ApiError, ClientError) as exc:  # GoneError included: read it again
+                log.warning("metrics_server_configmap_watch_failed %s",
                             format_fields({"error": str(exc)}))
+                await asyncio.sleep(CONFIGURATION_RETRY_S)
 
     async def _dispatch(self, request: Request) -> Response:
         routed = route(request.method, request.path, request.query)
@@ -147,9 +165,9 @@ class MetricsServer:
             return METHOD_NOT_ALLOWED
         try:
             body = self.api.answer(routed, request.query)
+            table = wants_table(request.headers.get("Accept", ""))
+            if table is not None and attrs.resource_request:
+                body = as_table(body, table, request.query.get("includeObject", "Metadata"))
         except StatusError as err:
             return _status(err)
-        table = wants_table(request.headers.get("Accept", ""))
-        if table is not None and attrs.resource_request:
-            body = as_table(body, table, request.query.get("includeObject", "Metadata"))
         return Response.json(200, body)
