@@ -34,6 +34,8 @@ T = TypeVar("T")
 
 def is_typed_class(value: object) -> bool:
     """True when ``value`` is a class that names an API resource (not a dict)."""
+    if value is dict:  # asked of every dict written; its getattr misses would raise inside
+        return False
     return isinstance(value, type) and isinstance(getattr(value, "api_version", None), str) \
         and isinstance(getattr(value, "kind", None), str)
 

@@ -20,6 +20,8 @@ __all__ = ["Resource"]
 
 # keyword shortcuts accepted by the constructor and moved into metadata
 _METADATA_SHORTCUTS = ("name", "namespace", "labels", "annotations")
+_SHORTCUTS: dict[type, tuple[str, ...]] = {}
+"""Per class, the shortcuts it takes: those that are not fields of its own."""
 
 
 class Resource(Model):
@@ -40,20 +42,26 @@ class Resource(Model):
     @model_validator(mode="before")
     @classmethod
     def _take_header_and_shortcuts(cls, data: Any) -> Any:
+        # every validation of a typed object passes here (several per reconcile): the
+        # shortcuts a class takes are found once, and nothing is looked up that is absent
         if not isinstance(data, dict) or getattr(cls, "kind", None) is None:
             return data
         data = dict(data)
-        for key, expected in (("apiVersion", cls.api_version), ("kind", cls.kind)):
-            value = data.pop(key, None)
-            if value is not None and value != expected:
-                raise ValueError(
-                    f"{key} is {value!r}, but {cls.__name__} is {cls.api_version} {cls.kind}"
-                )
-        data.pop("api_version", None)
-        shortcuts = {
-            k: data.pop(k) for k in _METADATA_SHORTCUTS
-            if k in data and k not in cls.model_fields
-        }
+        api_version = data.pop("apiVersion", None)
+        if api_version is not None and api_version != cls.api_version:
+            raise ValueError(f"apiVersion is {api_version!r}, but {cls.__name__} is "
+                             f"{cls.api_version} {cls.kind}")
+        kind = data.pop("kind", None)
+        if kind is not None and kind != cls.kind:
+            raise ValueError(f"kind is {kind!r}, but {cls.__name__} is "
+                             f"{cls.api_version} {cls.kind}")
+        if "api_version" in data:
+            del data["api_version"]
+        taken = _SHORTCUTS.get(cls)
+        if taken is None:
+            taken = _SHORTCUTS[cls] = tuple(
+                k for k in _METADATA_SHORTCUTS if k not in cls.model_fields)
+        shortcuts = {k: data.pop(k) for k in taken if k in data}
         if shortcuts:
             meta = data.get("metadata")
             if meta is None:

@@ -41,7 +41,8 @@ def wire_dump(obj: BaseModel, header: dict[str, Any]) -> dict[str, Any] | None:
     if serializer is None:
         return None
     data = serializer.to_python(obj, mode="json", by_alias=True, exclude_unset=True)
-    if "metadata" in cls.model_fields and "metadata" not in obj.__pydantic_fields_set__:
+    # the class's fields as model_fields gives them, without its per-read descriptor
+    if "metadata" in cls.__pydantic_fields__ and "metadata" not in obj.__pydantic_fields_set__:
         # a default factory's value is written even when never set (see _eligible)
         metadata = obj.__dict__.get("metadata")
         inner = None if metadata is None else wire_dump(metadata, {})

@@ -51,11 +51,21 @@ def _is_plain(cls: type) -> bool:
     return plain
 
 
+_INTERNAL_FILES: dict[str, bool] = {}
+"""Per source file, logging's answer for it (a handful of files; asked twice a line)."""
+
+
 def _is_internal_frame(frame: FrameType) -> bool:
     # logging's own test (logging._is_internal_frame): its module and the import system
-    filename = os.path.normcase(frame.f_code.co_filename)
-    return filename == logging._srcfile or ("importlib" in filename
-                                            and "_bootstrap" in filename)
+    raw = frame.f_code.co_filename
+    internal = _INTERNAL_FILES.get(raw)
+    if internal is None:
+        filename = os.path.normcase(raw)
+        internal = filename == logging._srcfile or ("importlib" in filename
+                                                    and "_bootstrap" in filename)
+        if len(_INTERNAL_FILES) < 4096:
+            _INTERNAL_FILES[raw] = internal
+    return internal
 
 
 def _caller(frame: FrameType, stacklevel: int) -> tuple[str, int, str]:

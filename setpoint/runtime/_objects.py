@@ -94,19 +94,55 @@ def owned_dict(obj: object) -> Obj:
     return clone(as_dict(obj))
 
 
+_WITH_STATUS: dict[type, bool] = {}
+
+
+def _has_status(cls: type[BaseModel]) -> bool:
+    """Whether the model class has a ``status`` field (``model_fields`` is a property
+    that builds its answer on each read; a class's fields do not change)."""
+    has = _WITH_STATUS.get(cls)
+    if has is None:
+        has = _WITH_STATUS[cls] = "status" in cls.model_fields
+    return has
+
+
 def with_status_only(obj: object) -> Obj:
     """The wire dict of ``obj`` as far as a status write needs it: a pydantic model's
     ``apiVersion``, ``kind`` and ``status`` alone (its ``status`` is absent when never
     set, as in a whole dump), anything else whole. Dicts are returned as they are."""
-    if _is_model(obj) and "status" in type(obj).model_fields:
+    if _is_model(obj) and _has_status(type(obj)):
         return obj.model_dump(mode="json", by_alias=True, include={"status"})
     return as_dict(obj)
+
+
+_TYPED_MODELS: dict[type, bool] = {}
+"""Per class: whether its instances are pydantic models of a typed class with a
+``metadata`` field (kept per class: a class's fields and kind are fixed once it exists)."""
+
+
+def _is_typed_model_class(cls: type) -> bool:
+    pydantic = sys.modules.get("pydantic")
+    return (pydantic is not None and issubclass(cls, pydantic.BaseModel)
+            and not issubclass(cls, Mapping) and is_typed_class(cls)
+            and "metadata" in getattr(cls, "model_fields", {}))
 
 
 def identity(obj: object) -> tuple[KindKey, str, str]:
     """The kind, namespace and name of a dict or typed object; a typed object's are read
     from its ``metadata`` without encoding the whole object."""
-    metadata = None if type(obj) is dict or isinstance(obj, Mapping) \
+    cls = type(obj)
+    typed = _TYPED_MODELS.get(cls)
+    if typed is None:
+        typed = _TYPED_MODELS[cls] = _is_typed_model_class(cls)
+    if typed:
+        # a typed model (asked of every write, several times): its class names the kind,
+        # with none of kind_key's checks (an ABC instance check among them)
+        metadata = obj.metadata  # type: ignore[attr-defined]
+        if metadata is not None and not isinstance(metadata, Mapping):
+            return (KindKey(cls.api_version, cls.kind),  # type: ignore[attr-defined]
+                    str(getattr(metadata, "namespace", None) or ""),
+                    str(getattr(metadata, "name", None) or ""))
+    metadata = None if cls is dict or isinstance(obj, Mapping) \
         else getattr(obj, "metadata", None)
     if metadata is None or isinstance(metadata, Mapping):
         body = as_dict(obj)

@@ -84,6 +84,20 @@ def test_name_namespace_labels_shortcuts_fill_metadata() -> None:
 def test_an_object_of_another_kind_is_rejected() -> None:
     with pytest.raises(ValidationError, match="kind is 'Secret'"):
         ConfigMap.model_validate({"apiVersion": "v1", "kind": "Secret", "metadata": {}})
+    with pytest.raises(ValidationError, match="apiVersion is 'v2', but ConfigMap is v1"):
+        ConfigMap.model_validate({"apiVersion": "v2", "kind": "ConfigMap", "metadata": {}})
+
+
+class Labelled(CustomResource, group="example.setpoint.dev", version="v1"):
+    labels: dict[str, str] | None = None
+
+
+@pytest.mark.parametrize("round_", [1, 2])  # the second reads the class's shortcuts kept
+def test_a_shortcut_that_is_a_field_of_the_kind_stays_its_field(round_: int) -> None:
+    obj = Labelled.model_validate({"name": "x", "namespace": "n", "labels": {"a": "b"}})
+    assert obj.labels == {"a": "b"}
+    assert (obj.metadata.name, obj.metadata.namespace, obj.metadata.labels) == ("x", "n", None)
+    assert Pod(name="p", labels={"a": "b"}).metadata.labels == {"a": "b"}
 
 
 def test_typed_resource_class_attributes() -> None:

@@ -194,3 +194,21 @@ def test_the_top_level_names_are_one_list() -> None:
     for name in typed:
         assert getattr(setpoint, name) is getattr(
             importlib.import_module(setpoint._EXPORTS[name]), name)
+
+
+def test_identity_of_a_typed_object_is_that_of_its_wire_dict() -> None:
+    from examples.widget.api import Widget
+    from setpoint.resources.models.core_v1 import ConfigMap, Namespace
+    from setpoint.runtime._objects import KindKey, as_dict, identity
+
+    objs: list[Any] = [
+        ConfigMap(name="c", namespace="n"), ConfigMap(name="c"), Namespace(name="ns"),
+        Widget.model_validate({"metadata": {"name": "w", "namespace": "d"},
+                               "spec": {"message": "m", "size": 1}}),
+    ]
+    for obj in objs:
+        for _ in range(2):  # the second from what is kept for the class
+            assert identity(obj) == identity(as_dict(obj))
+    assert identity(objs[0]) == (KindKey("v1", "ConfigMap"), "n", "c")
+    assert identity({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}) \
+        == (KindKey("v1", "ConfigMap"), "", "c")
