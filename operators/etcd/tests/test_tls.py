@@ -267,7 +267,14 @@ async def test_a_ca_near_expiry_is_rotated_and_members_trust_both_on_the_way(
 
     client, ca_bundle = await pair_of(k8s, "c-client-tls")
     assert ca_bundle == (await pair_of(k8s, "c-ca"))[0].cert
-    async with EtcdClient(address, timeout=10.0, tls=await user_context(k8s, "c"),
-                          server_hostname="c-client.default.svc") as etcd:
-        assert await etcd.get_prefix("/test/") == data
     assert certificates.signed_by(client.cert, ca_bundle)
+    context = await user_context(k8s, "c")
+
+    async def read_back() -> dict[str, str] | None:
+        try:
+            async with EtcdClient(address, timeout=10.0, tls=context,
+                                  server_hostname="c-client.default.svc") as etcd:
+                return await etcd.get_prefix("/test/")
+        except EtcdError:
+            return None  # the Service still routes to the pod a restart replaced
+    assert await wait_until(read_back, timeout=30.0, message="keys read over https") == data
