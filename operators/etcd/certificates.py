@@ -29,7 +29,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 CA_VALIDITY = datetime.timedelta(days=3650)
-"""The CA outlives many rotations of the leaves; rotating the CA itself is not done."""
+"""The CA outlives many rotations of the leaves; within ``renewBefore`` of its end it is
+rotated (:mod:`.carotation`)."""
 BACKDATE = datetime.timedelta(minutes=5)
 """notBefore is set a little in the past: a member whose clock runs behind the operator's
 must not refuse a certificate as not yet valid."""

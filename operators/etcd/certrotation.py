@@ -1,11 +1,13 @@
 """Restarting members on renewed certificates: one member at a time, the leader last.
 
 :mod:`.tlssecrets` writes a renewed certificate into a member's Secret once it is within
-``spec.tls.renewBefore`` of expiry. A pod records the serial it started with; a member
-whose Secret now holds another is restarted (its pod deleted, then made again on its claim
-by :mod:`.members`' ``CreatePod``), so each member runs on the certificate its Secret
-holds. etcd reads its certificate files at each handshake, but a restart is what proves a
-member starts on the new pair, and it is the only way to pick up a new CA.
+``spec.tls.renewBefore`` of expiry, and another set of trusted CAs during a CA rotation
+(:mod:`.carotation`). A pod records the serial it started with (and the CAs it trusts,
+during a rotation); a member whose Secret now holds another is restarted (its pod
+deleted, then made again on its claim by :mod:`.members`' ``CreatePod``), so each member
+runs on the certificate and CAs its Secret holds. etcd reads its certificate files at
+each handshake, but a restart is what proves a member starts on the new pair, and it is
+the only way to pick up a new CA.
 
 Planned only when nothing else is to be done (every voter answers, no learner, no
 upgrade), and so one member at a time: the next restart waits for the last member to be
@@ -34,17 +36,15 @@ def plan(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Reading) -> S
         pod = reading.pods.get(ordinal) if ordinal is not None else None
         if ordinal is None or pod is None:
             continue
-        running = (pod.metadata.annotations or {}).get(tlssecrets.CERTIFICATE_SERIAL)
-        held = tlssecrets.member_serial(ctx, cluster, ordinal)
-        if held is not None and running != held:
-            stale.append((member.id == obs.leader, ordinal, member, running, held))
+        if tlssecrets.member_serial(ctx, cluster, ordinal) is not None \
+                and not tlssecrets.running_as_held(ctx, cluster, ordinal, pod):
+            stale.append((member.id == obs.leader, ordinal, member))
     if not stale:
         return None
-    _, ordinal, member, running, held = sorted(stale, key=lambda s: (s[0], s[1]))[0]
+    _, ordinal, member = sorted(stale, key=lambda s: (s[0], s[1]))[0]
     return Step("RestartMember", "CertificateRenewed",
-                f"restarting member {member.name} on its renewed certificate (serial "
-                f"{running or 'none'} -> {held}; {len(stale)} member(s) to go)",
-                ordinal, member)
+                f"restarting member {member.name} on its renewed certificate or trusted CAs "
+                f"({len(stale)} member(s) to go)", ordinal, member)
 
 
 async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Reading,

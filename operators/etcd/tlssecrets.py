@@ -2,9 +2,11 @@
 
 For an EtcdCluster ``e`` with ``spec.tls.enabled``:
 
-- ``Secret e-ca`` (``tls.crt``, ``tls.key``): the cluster's CA, read only by the operator;
+- ``Secret e-ca`` (``tls.crt``, ``tls.key``): the cluster's CA, read only by the operator
+  (during a rotation, the next or the previous CA beside it: :mod:`.carotation`);
 - ``Secret e-<i>-tls`` (``ca.crt``, ``tls.crt``, ``tls.key``): member ``e-<i>``'s
-  certificate, for clients and peers alike, mounted into its pod (files 0600);
+  certificate, for clients and peers alike, mounted into its pod (files 0600); ``ca.crt``
+  holds every CA trusted now;
 - ``Secret e-client-tls`` (the same keys): a client certificate, what the operator talks
   to etcd with and what a user's client mounts.
 
@@ -16,14 +18,15 @@ and are on disk only for the moment Python's ``ssl`` module reads them (it loads
 from a file only), in a private temporary directory.
 
 A member pod records the serial of the certificate it started with (annotation
-``etcd.setpoint.dev/certificate-serial``): :mod:`.certrotation` restarts a member whose
-Secret holds a newer one.
+``etcd.setpoint.dev/certificate-serial``) and, during a CA rotation, the CAs it trusts:
+:mod:`.certrotation` restarts a member whose Secret holds others.
 """
 
 from __future__ import annotations
 
 import base64
 import datetime
+import hashlib
 import os
 import ssl
 import tempfile
@@ -31,7 +34,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from operators.etcd import certificates, objects
+from operators.etcd import carotation, certificates, objects
+from operators.etcd.carotation import Authority
 from operators.etcd.certificates import KeyPair
 from operators.etcd.resource import GROUP, EtcdCluster
 from setpoint.resources.models.core_v1 import (
@@ -54,8 +58,6 @@ METRICS_PORT = objects.METRICS_PORT
 probe cannot present a client certificate, so it asks here, as kubeadm's etcd pods do."""
 SECRET_MODE = 0o600
 CERTIFICATE_SERIAL = f"{GROUP}/certificate-serial"
-CA_KEYS = ("tls.crt", "tls.key")
-MEMBER_KEYS = ("ca.crt", "tls.crt", "tls.key")
 
 
 def enabled(cluster: EtcdCluster) -> bool:
@@ -114,22 +116,21 @@ def _secret(cluster: EtcdCluster, name: str) -> Secret:
 
 
 async def _ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, name: str,
-                  issue: Callable[[], KeyPair], ca: KeyPair | None) -> KeyPair:
-    """The key pair in Secret ``name``, issued anew when it is missing, not signed by
-    ``ca`` (the CA Secret was made again) or due for renewal."""
+                  issue: Callable[[], KeyPair], ca: Authority) -> KeyPair:
+    """The key pair in Secret ``name``, issued anew when it is missing, not signed by the
+    signing CA (the CA Secret was made again, or a rotation moved to a new CA) or due for
+    renewal; its ``ca.crt`` is every CA trusted now."""
     renew_before = certificates.parse_duration(cluster.spec.tls.renew_before) \
         if cluster.spec.tls is not None else None
 
     def mutate(current: Secret) -> None:
+        values = _data(current)
         held = key_pair(current)
-        if held is not None and (ca is None or certificates.signed_by(held.cert, ca.cert)) \
-                and (ca is None or renew_before is None
-                     or not certificates.due(held.cert, renew_before)):
-            return
-        fresh: KeyPair = issue()
-        values = {"tls.crt": fresh.cert, "tls.key": fresh.key}
-        if ca is not None:
-            values["ca.crt"] = ca.cert
+        if held is None or not certificates.signed_by(held.cert, ca.signing.cert) \
+                or (renew_before is not None and certificates.due(held.cert, renew_before)):
+            fresh: KeyPair = issue()
+            values = {"tls.crt": fresh.cert, "tls.key": fresh.key}
+        values["ca.crt"] = ca.trusted
         current.data = _encode(values)
         current.type = "kubernetes.io/tls"
 
@@ -139,39 +140,49 @@ async def _ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, name: str,
     return pair
 
 
-async def ensure_ca(ctx: Context[EtcdCluster], cluster: EtcdCluster) -> KeyPair:
-    return await _ensure(ctx, cluster, ca_secret_name(cluster),
-                         lambda: certificates.issue_ca(f"etcd-ca-{cluster.metadata.name}"),
-                         None)
-
-
 def _validity(cluster: EtcdCluster) -> datetime.timedelta:
     assert cluster.spec.tls is not None
     return certificates.parse_duration(cluster.spec.tls.duration)
 
 
-async def ensure_member(ctx: Context[EtcdCluster], cluster: EtcdCluster, ca: KeyPair,
+async def ensure_member(ctx: Context[EtcdCluster], cluster: EtcdCluster, ca: Authority,
                         ordinal: int) -> KeyPair:
     """Member ``ordinal``'s certificate: issued when missing or due (a renewal writes new
     Secret data; :mod:`.certrotation` then restarts the member on it)."""
     return await _ensure(ctx, cluster, member_secret_name(cluster, ordinal), lambda: (
-        certificates.issue(ca, objects.member_name(cluster, ordinal),
+        certificates.issue(ca.signing, objects.member_name(cluster, ordinal),
                            dns_names=member_dns_names(cluster, ordinal), ips=["127.0.0.1"],
                            server=True, validity=_validity(cluster))), ca)
 
 
-async def ensure_client(ctx: Context[EtcdCluster], cluster: EtcdCluster, ca: KeyPair
+async def ensure_client(ctx: Context[EtcdCluster], cluster: EtcdCluster, ca: Authority
                         ) -> KeyPair:
     """The client certificate; renewing it needs no restart (each connection presents
     the current one)."""
     return await _ensure(ctx, cluster, client_secret_name(cluster), lambda: (
-        certificates.issue(ca, "etcd-client", server=False, validity=_validity(cluster))), ca)
+        certificates.issue(ca.signing, "etcd-client", server=False,
+                           validity=_validity(cluster))), ca)
 
 
 def member_serial(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int
                   ) -> str | None:
     pair = key_pair(ctx.get(Secret, member_secret_name(cluster, ordinal)))
     return certificates.serial(pair.cert) if pair is not None else None
+
+
+def member_trust(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int
+                 ) -> str | None:
+    """What member ``ordinal``'s Secret says to trust, as its pod records it."""
+    return carotation.trust_digest(
+        _data(ctx.get(Secret, member_secret_name(cluster, ordinal))).get("ca.crt", b""))
+
+
+def running_as_held(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int,
+                    pod: Pod) -> bool:
+    """Whether member ``ordinal``'s pod runs on the certificate and CAs its Secret holds."""
+    annotations = pod.metadata.annotations or {}
+    return annotations.get(CERTIFICATE_SERIAL) == member_serial(ctx, cluster, ordinal) \
+        and annotations.get(carotation.TRUST_ANNOTATION) == member_trust(ctx, cluster, ordinal)
 
 
 def secured(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int, pod: Pod) -> Pod:
@@ -199,9 +210,11 @@ def secured(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int, pod: 
         SecretVolumeSource(secret_name=member_secret_name(cluster, ordinal),
                            default_mode=SECRET_MODE)))]
     annotations = dict(pod.metadata.annotations or {})
-    serial = member_serial(ctx, cluster, ordinal)
+    serial, trust = member_serial(ctx, cluster, ordinal), member_trust(ctx, cluster, ordinal)
     if serial is not None:
         annotations[CERTIFICATE_SERIAL] = serial
+    if trust is not None:
+        annotations[carotation.TRUST_ANNOTATION] = trust
     pod.metadata.annotations = annotations
     return pod
 
@@ -209,19 +222,20 @@ def secured(ctx: Context[EtcdCluster], cluster: EtcdCluster, ordinal: int, pod: 
 _contexts: dict[tuple[str, str], ssl.SSLContext] = {}
 
 
-def client_context(ca: KeyPair, client: KeyPair) -> ssl.SSLContext:
-    """An SSL context that presents ``client`` and trusts only the cluster's CA.
+def client_context(trusted: bytes, client: KeyPair) -> ssl.SSLContext:
+    """An SSL context that presents ``client`` and trusts only the cluster's CAs
+    (``trusted``: one, or two during a CA rotation).
 
     Hostnames are not checked: the operator dials members by pod address, which no
     certificate can name in advance (it is known only once the pod runs). The CA is this
     cluster's own and signs nothing but its members and its client, and the client
     certificate lacks serverAuth, so a verified chain with serverAuth is one of the
-    members. Contexts are kept per (CA, client certificate), built once."""
-    key = (certificates.serial(ca.cert), certificates.serial(client.cert))
+    members. Contexts are kept per (CAs, client certificate), built once."""
+    key = (hashlib.sha256(trusted).hexdigest(), certificates.serial(client.cert))
     found = _contexts.get(key)
     if found is not None:
         return found
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=ca.cert.decode())
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cadata=trusted.decode())
     context.check_hostname = False
     load_key_pair(context, client)
     _contexts[key] = context
@@ -249,7 +263,7 @@ def cached_client_context(ctx: Context[Any], cluster: EtcdCluster) -> ssl.SSLCon
     pair, ca = key_pair(secret), _data(secret).get("ca.crt")
     if pair is None or not ca:
         return None
-    return client_context(KeyPair(ca, b""), pair)
+    return client_context(ca, pair)
 
 
 async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod],
@@ -265,7 +279,23 @@ async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod
         found = objects.ordinal_of(str(item.metadata.name), cluster)
         if found is not None:
             ordinals.add(found)
-    ca = await ensure_ca(ctx, cluster)
+    live = {ordinal: pod for pod in pods if not pod.metadata.deletion_timestamp
+            and (ordinal := objects.ordinal_of(str(pod.metadata.name), cluster)) is not None}
+
+    def members_settled(ca: Authority) -> bool:
+        """Every member's pod runs on what its Secret holds, issued by ``ca`` and
+        trusting all of ``ca``'s CAs (the step of a CA rotation is done everywhere)."""
+        for ordinal in range(cluster.spec.size):
+            pod, pair = live.get(ordinal), key_pair(
+                ctx.get(Secret, member_secret_name(cluster, ordinal)))
+            if pod is None or pair is None or not running_as_held(ctx, cluster, ordinal, pod) \
+                    or not certificates.signed_by(pair.cert, ca.signing.cert) \
+                    or member_trust(ctx, cluster, ordinal) != carotation.trust_digest(
+                        ca.trusted):
+                return False
+        return True
+
+    ca = await carotation.ensure(ctx, cluster, ca_secret_name(cluster), members_settled)
     client = await ensure_client(ctx, cluster, ca)
     for ordinal in sorted(ordinals):
         await ensure_member(ctx, cluster, ca, ordinal)
@@ -273,4 +303,4 @@ async def ensure(ctx: Context[EtcdCluster], cluster: EtcdCluster, pods: list[Pod
         held_by = member_secret_ordinal(str(secret.metadata.name), cluster)
         if held_by is not None and held_by not in ordinals:
             await ctx.delete(secret)
-    return client_context(ca, client)
+    return client_context(ca.trusted, client)

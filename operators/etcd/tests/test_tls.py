@@ -15,8 +15,11 @@ import ssl
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
-from operators.etcd import certificates, objects, tlssecrets
+from operators.etcd import carotation, certificates, objects, tlssecrets
 from operators.etcd.certificates import KeyPair
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.resource import (
@@ -27,7 +30,7 @@ from operators.etcd.resource import (
     TLSSpec,
 )
 from operators.etcd.tests.test_real import V34, keys, member_pods, running
-from setpoint.client import Client
+from setpoint.client import Client, Kind
 from setpoint.resources.models.core_v1 import Secret, Service
 from setpoint.testing import OperatorRunner, present
 from setpoint.testing.plugin import Waiter
@@ -36,6 +39,7 @@ from setpoint.testing.waiting import wait_for as wait_until
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
               pytest.mark.usefixtures("etcd_installed")]
 TIMEOUT = 120.0
+EVENT = Kind("events.k8s.io/v1", "Event")
 
 
 async def pair_of(k8s: Client, name: str) -> tuple[KeyPair, bytes]:
@@ -182,3 +186,95 @@ async def test_certificates_near_expiry_are_renewed_and_members_restarted_one_at
         left = certificates.not_after(pair.cert) - datetime.datetime.now(datetime.UTC)
         assert left > datetime.timedelta(hours=1), left
 
+
+
+def expiring_copy(ca: KeyPair, validity: datetime.timedelta) -> bytes:
+    """``ca``'s certificate issued again, same subject and key, ending after ``validity``:
+    as if the CA had grown old (what it signed still verifies against it)."""
+    cert = x509.load_pem_x509_certificate(ca.cert)
+    key = serialization.load_pem_private_key(ca.key, password=None)
+    assert isinstance(key, ec.EllipticCurvePrivateKey)
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(cert.subject).issuer_name(cert.subject)
+               .public_key(key.public_key()).serial_number(x509.random_serial_number())
+               .not_valid_before(now - datetime.timedelta(minutes=5))
+               .not_valid_after(now + validity))
+    for extension in cert.extensions:
+        builder = builder.add_extension(extension.value, critical=extension.critical)
+    return builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM)
+
+
+async def test_a_ca_near_expiry_is_rotated_and_members_trust_both_on_the_way(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A CA within ``renewBefore`` of its end is replaced in kubeadm's order for a manual CA
+    rotation (carotation.py): every member first trusts the old and the new CA, then gets
+    a certificate of the new one, then trusts it alone; the members restart one at a time
+    for each step, so a quorum answers throughout, and the keys written before are read
+    after with a client that trusts the new CA only."""
+    cluster = EtcdCluster(name="c", spec=EtcdClusterSpec(
+        size=3, version=V34, tls=TLSSpec(enabled=True, duration="2h", renew_before="1h")))
+    await k8s.create(cluster)
+    await wait_for(EtcdCluster, "c", running(3), timeout=TIMEOUT)
+    cluster = await k8s.get(EtcdCluster, "c")
+    service = await k8s.get(Service, objects.client_service_name(cluster))
+    address = f"https://{present(service.spec).cluster_ip}:{objects.CLIENT_PORT}"
+    data = keys("ca")
+
+    async def written() -> bool:
+        try:
+            async with EtcdClient(address, timeout=10.0, tls=await user_context(k8s, "c"),
+                                  server_hostname="c-client.default.svc") as etcd:
+                for key, value in data.items():
+                    await etcd.put(key, value)
+        except EtcdError:
+            return False  # the Service has no ready endpoint yet
+        return True
+    await wait_until(written, timeout=30.0, message="keys written over https")
+
+    old_ca = (await pair_of(k8s, "c-ca"))[0]
+    secret = await k8s.get(Secret, "c-ca")
+    secret.data = {**(secret.data or {}), "tls.crt": base64.b64encode(
+        expiring_copy(old_ca, datetime.timedelta(minutes=30))).decode()}
+    await k8s.update(secret)
+
+    async def rotated() -> bool:
+        ca_secret = await k8s.get(Secret, "c-ca")
+        if set(ca_secret.data or {}) != {"tls.crt", "tls.key"}:
+            return False  # a rotation step is still under way
+        ca, _ = await pair_of(k8s, "c-ca")
+        if ca.key == old_ca.key:
+            return False
+        for name, pod in (await member_pods(k8s, "c")).items():
+            pair, trusted = await pair_of(k8s, f"{name}-tls")
+            annotations = pod.metadata.annotations or {}
+            if trusted != ca.cert or not certificates.signed_by(pair.cert, ca.cert) \
+                    or annotations.get(tlssecrets.CERTIFICATE_SERIAL) != \
+                    certificates.serial(pair.cert) or carotation.TRUST_ANNOTATION in annotations:
+                return False
+        return True
+    await wait_until(rotated, timeout=3 * TIMEOUT,
+                     message="the CA rotated and every member restarted on the new one alone")
+    after = await wait_for(EtcdCluster, "c", running(3), timeout=TIMEOUT)
+    # Available never went False: its last transition is still the cluster's first one
+    assert available_since(after) == available_since(cluster)
+    assert {m.name: m.id for m in after.status.members or ()} == \
+        {m.name: m.id for m in cluster.status.members or ()}
+    events = (await k8s.list(EVENT)).items
+    assert [e["note"].rsplit(" is now ", 1)[1] for e in sorted(
+        (e for e in events if e.get("reason") == "CARotation"),
+        key=lambda e: e["metadata"]["creationTimestamp"])] == [
+        "Trusting (was Steady)", "Reissuing (was Trusting)", "Steady (was Reissuing)"]
+
+    client, ca_bundle = await pair_of(k8s, "c-client-tls")
+    assert ca_bundle == (await pair_of(k8s, "c-ca"))[0].cert
+    assert certificates.signed_by(client.cert, ca_bundle)
+    context = await user_context(k8s, "c")
+
+    async def read_back() -> dict[str, str] | None:
+        try:
+            async with EtcdClient(address, timeout=10.0, tls=context,
+                                  server_hostname="c-client.default.svc") as etcd:
+                return await etcd.get_prefix("/test/")
+        except EtcdError:
+            return None  # the Service still routes to the pod a restart replaced
+    assert await wait_until(read_back, timeout=30.0, message="keys read over https") == data
