@@ -275,3 +275,34 @@ async def test_dependents_of_owners_gone_while_stopped_are_collected_on_start(
         await until(lambda: get(second, "dep") is None)
     finally:
         await second.stop()
+
+
+async def test_a_write_of_a_dependent_does_not_decode_its_previous_version(
+        server: APIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph needs an object's previous version only to see a deletion start (the
+    orphan and foreground finalizers, garbagecollector/graph_builder.go
+    ``startsWaitingForDependentsDeleted``/``startsWaitingForDependentsOrphaned``, which look
+    at the new object first): an update of an owned object that is not being deleted (a
+    pod's status, most of a cluster's writes) does not decode the old one from its JSON."""
+    from setpoint.cluster.storage import store as store_module
+
+    owner = cm(server, "owner")
+    cm(server, "dep", ref(owner))
+    decoded: list[str] = []
+    real_prev = store_module.Event.prev
+
+    def counting_prev(event: store_module.Event) -> Any:
+        if event.resource == "/configmaps":
+            decoded.append(event.name)
+        return real_prev.fget(event)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(store_module.Event, "prev", property(counting_prev))
+    for i in range(5):
+        api_obj = get(server, "dep")
+        assert api_obj is not None
+        server.rest.update(server.resource("", "v1", "configmaps"), "default", "dep",
+                           Decoded({**api_obj, "data": {"round": str(i)}}), USER)
+    assert decoded == []
+    # a deletion that starts with the orphan finalizer is still seen (it needs the old one)
+    delete(server, "dep", "Orphan")
+    await until(lambda: get(server, "dep") is None)

@@ -79,7 +79,7 @@ class GarbageCollector:
             if key in IGNORED_RESOURCES:
                 continue
             for obj in store.list(key):
-                self._observed(key, None, obj)
+                self._observed(key, _nothing_before, obj)
 
     # -- graph maintenance (GraphBuilder) ------------------------------------------------
     def _on_event(self, event: Event) -> None:
@@ -88,9 +88,11 @@ class GarbageCollector:
         if event.type == "DELETED":
             self._deleted(event.obj)
         else:
-            self._observed(event.resource, event.prev, event.obj)
+            self._observed(event.resource, lambda: event.prev, event.obj)
 
-    def _observed(self, key: str, old: Obj | None, obj: Obj) -> None:
+    def _observed(self, key: str, before: Callable[[], Obj | None], obj: Obj) -> None:
+        """``before()`` gives the object as it was: decoded from its stored JSON only when
+        a deletion may have just started, not for every write of an owned object."""
         meta = obj["metadata"]
         uid = str(meta.get("uid", ""))
         if not meta.get("ownerReferences") and not meta.get("deletionTimestamp") \
@@ -104,6 +106,9 @@ class GarbageCollector:
             # verify the new owners exist (the real graph adds "virtual" owner nodes)
             self.queue.add(("delete", uid))
         self._unblocked_owners(changes)
+        if not meta.get("deletionTimestamp"):
+            return  # (neither deletion below can have started)
+        old = before()
         if deletion_starts_with(old, obj, FINALIZER_ORPHAN):
             self.queue.add(("orphan", uid))
         elif deletion_starts_with(old, obj, FINALIZER_FOREGROUND):
@@ -310,3 +315,8 @@ class GarbageCollector:
             return True
 
         self._update(location, uid, change)
+
+
+def _nothing_before() -> Obj | None:
+    """What an object was before the graph's initial list: nothing seen."""
+    return None
