@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from types import SimpleNamespace
 from typing import Any
 
 import orjson
+import pytest
 
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
@@ -156,3 +158,32 @@ async def test_watch_ends_at_its_timeout(cluster: RunningCluster, api: API) -> N
                                ssl=api.ssl) as resp:
         body = await asyncio.wait_for(resp.read(), 30)
     assert resp.status == 200 and isinstance(body, bytes)
+
+
+async def test_watchers_get_the_stored_json_not_an_encoding_each(
+        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An object served as stored goes to every watcher as the JSON the store wrote, not
+    encoded again per watcher (kube-apiserver's cacher encodes an event once per format for
+    all its watchers: k8s.io/apiserver/pkg/storage/cacher/caching_object.go); a watch with
+    a selector gets the same bytes as one without, and the same object a GET gives."""
+    from setpoint.cluster.endpoints import collections as collections_module
+
+    encoded: list[str] = []
+
+    def counting_dumps(value: Any, *args: Any, **kwargs: Any) -> bytes:
+        if isinstance(value, dict) and isinstance(value.get("object"), dict):
+            encoded.append(value["type"])
+        return orjson.dumps(value, *args, **kwargs)
+
+    counting = SimpleNamespace(dumps=counting_dumps, loads=orjson.loads,
+                               Fragment=orjson.Fragment)
+    monkeypatch.setattr(collections_module, "orjson", counting)
+    created = await make(api, "shared", fan="out")
+    rv = created["metadata"]["resourceVersion"]
+    await api.patch(NS + "/shared", {"data": {"a": "1"}}, "application/merge-patch+json")
+    plain = await read_events(cluster, api, f"resourceVersion={rv}", 1)
+    selected = await read_events(cluster, api, f"resourceVersion={rv}&labelSelector=fan%3Dout", 1)
+    _, live = await api.get(NS + "/shared")
+    assert plain == selected and plain[0]["type"] == "MODIFIED"
+    assert plain[0]["object"] == live
+    assert encoded == []

@@ -143,7 +143,8 @@ class CollectionReads:
         # objects converted by webhook are converted a batch at a time, outside the stream
         present = self._watch_presenter(rt, media, rest.present if not convert
                                         else rest.with_defaults)
-        stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored)
+        stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored,
+                             as_stored_json=not convert)
         if stream.error is not None:
             error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
             return Response(error, 200, "application/json")

@@ -22,6 +22,8 @@ from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
+# (type, object): the object as served, or an ``orjson.Fragment`` of its stored JSON when
+# that is what it is served as (see WatchStream's ``as_stored_json``)
 WatchEvent = tuple[str, Obj]
 
 DEFAULT_TIMEOUT = 1800  # the apiserver picks 30-60 min for watches without timeoutSeconds
@@ -33,8 +35,12 @@ class WatchStream:
     """The events of one watch request, as an async iterator of (type, object)."""
 
     def __init__(self, rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions,
-                 present: Callable[[Obj], Obj]) -> None:
+                 present: Callable[[Obj], Obj], *, as_stored_json: bool = False) -> None:
+        """``as_stored_json``: the events go straight to a JSON encoder, so an object served
+        as it is stored (``present`` returns it unchanged) may be its stored JSON, encoded
+        once for every watcher of the change instead of once per watcher."""
         self._rest = rest
+        self._as_stored_json = as_stored_json
         self._rt = rt
         self._ns = ns
         self._opts = opts
@@ -104,21 +110,30 @@ class WatchStream:
         self._revision = max(self._revision, ev.revision)
         flt = self._filter
         if flt.empty:
-            return ev.type, self._present(ev.obj)
+            return ev.type, self._shown(ev)
         now_matches = ev.type != "DELETED" and flt.matches(ev.obj)
         was_matching = ev.prev is not None and flt.matches(ev.prev)
         if ev.type == "DELETED":
-            return ("DELETED", self._present(ev.obj)) if was_matching else None
+            return ("DELETED", self._shown(ev)) if was_matching else None
         if now_matches and was_matching:
-            return "MODIFIED", self._present(ev.obj)
+            return "MODIFIED", self._shown(ev)
         if now_matches:
-            return "ADDED", self._present(ev.obj)
+            return "ADDED", self._shown(ev)
         if was_matching:
             assert ev.prev is not None
             gone = {**ev.prev, "metadata": {**ev.prev["metadata"],
                                             "resourceVersion": str(ev.revision)}}
             return "DELETED", self._present(gone)
         return None
+
+    def _shown(self, ev: Event) -> Obj:
+        """The event's object as served: its stored JSON when it is served as stored (the
+        JSON ``Store.put`` encoded the object to, so the same bytes as encoding it again)."""
+        obj = ev.obj
+        shown = self._present(obj)
+        if shown is obj and self._as_stored_json and ev.raw is not None:
+            return orjson.Fragment(ev.raw)  # type: ignore[return-value]
+        return shown
 
     async def __aiter__(self) -> AsyncIterator[list[WatchEvent]]:
         """Batches of events; ends at the deadline or when the store closes."""

@@ -86,12 +86,15 @@ Raw = bytes  # an object as its JSON, as stored
 class Event:
     """A change of one object. ``prev`` is the object before the change (None on create).
 
-    The objects are decoded from their stored JSON when first asked for, once per event."""
+    The objects are decoded from their stored JSON when first asked for, once per event;
+    ``raw`` is the object's stored JSON itself, which a watch serving the object as stored
+    sends as it is instead of encoding the object again for each watcher."""
 
-    __slots__ = ("_obj", "_prev", "name", "namespace", "resource", "revision", "type")
+    __slots__ = ("_obj", "_prev", "name", "namespace", "raw", "resource", "revision", "type")
 
     def __init__(self, revision: int, type: str, resource: str, namespace: str, name: str,
-                 obj: dict[str, Any] | Raw, prev: dict[str, Any] | Raw | None) -> None:
+                 obj: dict[str, Any] | Raw, prev: dict[str, Any] | Raw | None,
+                 raw: Raw | None = None) -> None:
         self.revision = revision
         self.type = type  # ADDED, MODIFIED, DELETED
         self.resource = resource
@@ -99,6 +102,7 @@ class Event:
         self.name = name
         self._obj = obj
         self._prev = prev
+        self.raw = obj if raw is None and isinstance(obj, bytes) else raw
 
     @property
     def obj(self) -> dict[str, Any]:
@@ -351,7 +355,7 @@ class Store:
         if index is not None:
             index.put(key, meta.get("labels"))
         self._emit(Event(revision, "ADDED" if prev is None else "MODIFIED",
-                         resource, ns, name, obj, prev), raw, prev)
+                         resource, ns, name, obj, prev, raw), raw, prev)
         return obj
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
@@ -372,8 +376,9 @@ class Store:
             index.discard(key)
         prev = _decode(prev_raw)
         gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
-        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev),
-                   _encode(gone), prev_raw)
+        gone_raw = _encode(gone)
+        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev, gone_raw),
+                   gone_raw, prev_raw)
         return gone
 
     def drop_resource(self, resource: str) -> None:
