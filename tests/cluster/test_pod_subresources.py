@@ -96,6 +96,29 @@ async def test_binding_assigns_the_node_and_marks_the_pod_scheduled(server: APIS
     assert pod["metadata"]["managedFields"] == before["metadata"]["managedFields"]
 
 
+async def test_binding_copies_nothing_it_read_for_itself(
+        server: APIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binding changes the pod the store decoded for it alone (BindingREST's
+    ``setPodNodeAndMetadata`` updates the object GuaranteedUpdate decoded for it:
+    pkg/registry/core/pod/storage/storage.go): no deep copy of the whole pod per binding,
+    and the object stored is the pod with its node, as before."""
+    import copy
+
+    make_pod(server)
+    copies: list[Any] = []
+    real_deepcopy = copy.deepcopy
+
+    def counting_deepcopy(value: Any, *args: Any) -> Any:
+        copies.append(value)
+        return real_deepcopy(value, *args)
+
+    monkeypatch.setattr(copy, "deepcopy", counting_deepcopy)
+    assert server.bind_pod(pods(server), "default", "p", binding()) == SUCCESS
+    assert copies == []
+    pod = get_pod(server)
+    assert pod is not None and pod["spec"]["nodeName"] == "node-1"
+
+
 async def test_binding_a_bound_pod_is_a_conflict(server: APIServer) -> None:
     make_pod(server)
     server.bind_pod(pods(server), "default", "p", binding())

@@ -16,7 +16,6 @@ Both answer ``Status Success`` with code 201, as the real create handler does.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, Protocol
@@ -137,7 +136,7 @@ class PodBinding:
         if spec.get("schedulingGates"):
             raise errors.conflict(binding_resource, name,
                                   f"pod {name} has non-empty .spec.schedulingGates", rt.group)
-        new = copy.deepcopy(pod)
+        new = pod  # (the store decodes each read afresh: nobody else holds this object)
         new["spec"]["nodeName"] = body["target"]["name"]
         annotations = meta.get("annotations") or {}
         if annotations:
