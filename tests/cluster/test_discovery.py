@@ -176,3 +176,27 @@ def test_custom_groups_prefer_the_highest_kube_version() -> None:
     ordered = sorted(["v1alpha1", "v2", "v1beta2", "v1", "foo", "v10", "v1beta1"],
                      key=served.version_priority)
     assert ordered == ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+
+
+def test_served_groups_are_gathered_once_per_change_of_the_served_types(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every request under /apis looks its group up among the served ones: the groups are
+    gathered when the served types change (a CRD served or gone), not at every request."""
+    registry = Registry()
+    walks: list[int] = []
+    real_all = Registry.all
+
+    def counting_all(self: Registry) -> Any:
+        walks.append(1)
+        return real_all(self)
+
+    monkeypatch.setattr(Registry, "all", counting_all)
+    first = registry.groups()
+    assert registry.groups() == first and len(walks) == 1
+    steps = golden_steps("crd-create-established-discovery")
+    crd = steps["wait-established"]["response"]["body"]
+    group = crd["spec"]["group"]
+    registry.replace_custom(group, "widgets", [crd_resource_type(crd)])
+    assert registry.groups()[group] == ["v1"] and len(walks) == 2
+    registry.remove_custom(group, "widgets")
+    assert group not in registry.groups() and registry.groups() == first

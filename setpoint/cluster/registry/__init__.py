@@ -18,6 +18,7 @@ class Registry:
         self._by_gvr: dict[tuple[str, str, str], ResourceType] = {}
         self._listeners: list[Callable[[], None]] = []
         self.generation = 0  # bumps whenever the set of served types changes
+        self._groups: tuple[int, dict[str, list[str]]] | None = None  # (generation, groups)
         for rt in builtin_resources():
             self._by_gvr[(rt.group, rt.version, rt.resource)] = rt
 
@@ -45,12 +46,17 @@ class Registry:
         return [rt for rt in self.all() if rt.group == group and rt.resource == resource]
 
     def groups(self) -> dict[str, list[str]]:
-        """Served group -> its versions, preferred first (custom groups ordered by CRD)."""
+        """Served group -> its versions, preferred first (custom groups ordered by CRD).
+        Kept until the served types change: every request under /apis asks (read only)."""
+        cached = self._groups
+        if cached is not None and cached[0] == self.generation:
+            return cached[1]
         out: dict[str, list[str]] = {}
         for rt in self.all():
             versions = out.setdefault(rt.group, [])
             if rt.version not in versions:
                 versions.append(rt.version)
+        self._groups = (self.generation, out)
         return out
 
     def schema(self, rt: ResourceType) -> Schema | None:
