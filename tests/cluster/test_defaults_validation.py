@@ -359,3 +359,35 @@ def test_pod_spec_is_mostly_immutable() -> None:
     [cause] = validation.validate_update(rt, new, old)
     assert cause.field == "spec" and cause.message.startswith(
         "Forbidden: pod updates may not change fields other than `spec.containers[*].image`")
+
+
+def test_a_status_update_checks_the_metadata_update_once_and_reports_it_twice(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod's ``/status`` write meets ``ValidateObjectMetaUpdate`` twice in the apiserver
+    (rest.BeforeUpdate's ``validateCommonFields``, k8s.io/apiserver/pkg/registry/rest/
+    update.go, then ``ValidatePodStatusUpdate``, pkg/apis/core/validation/validation.go),
+    so a bad change is reported twice; the two checks give the same causes, so they are
+    made once."""
+    from setpoint.machinery import names
+
+    rt = RTS[("", "Pod")]
+    old = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "namespace": "test-ns", "uid": "u1",
+                        "resourceVersion": "5", "creationTimestamp": "2024-01-01T00:00:00Z"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+           "status": {"phase": "Pending"}}
+    new = copy.deepcopy(old)
+    new["metadata"]["uid"] = "u2"
+    new["status"]["phase"] = "Running"
+    calls: list[int] = []
+    real = names.validate_object_meta_update
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(names, "validate_object_meta_update", counting)
+    causes = validation.validate_status_subresource_update(rt, new, old)
+    uid_causes = [c for c in causes if c.field == "metadata.uid"]
+    assert len(uid_causes) == 2 and uid_causes[0] == uid_causes[1]
+    assert len(calls) == 1

@@ -346,7 +346,9 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     checks, then the kind's ``ValidateXUpdate`` (metadata update rules, immutable fields,
     and the full validation of the new object)."""
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
-    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
+    # (the generic layer's check and the kind's own give the same causes: made once)
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
         return causes + events.validate_event_update(rt, new, old)
     if (rt.group, rt.kind) == ("storage.k8s.io", "CSINode"):
@@ -354,7 +356,7 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         # node again and leaves metadata updates to the generic layer
         return (causes + _kind_create(rt, new) + _meta(rt, new)
                 + storage.validate_csi_node_update(new, old))
-    causes.extend(names.validate_object_meta_update(new_meta, old_meta))
+    causes.extend(meta_causes)
     if not rt.is_custom and rt.group not in _GENERIC_META_GROUPS:
         causes.extend(_kube_finalizers(new_meta))
     fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
@@ -372,11 +374,12 @@ def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -
     whole, the ephemeral containers kept) — never ``ValidatePodUpdate``, whose rule that
     the spec may not change would refuse every new ephemeral container."""
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
-    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes
     static = ephemeral.static_pod_refused(old)
     if static:
         return causes + static
-    causes.extend(names.validate_object_meta_update(new_meta, old_meta))
+    causes.extend(meta_causes)
     causes.extend(_kind_create(rt, new))
     return causes + ephemeral.validate_ephemeral_containers_update(new, old)
 
@@ -391,6 +394,6 @@ def validate_status_subresource_update(rt: ResourceType, new: Obj, old: Obj) -> 
     if not has_status_update_validation(rt.group, rt.kind):
         return validate_update(rt, new, old)
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
-    causes = _common(rt, new) + names.validate_object_meta_update(new_meta, old_meta)
-    causes += names.validate_object_meta_update(new_meta, old_meta)
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes + meta_causes
     return causes + validate_status_update(rt.group, rt.kind, new, old)
