@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+import pytest
 
 from setpoint.cluster.serializer.decodelimits import MAX_DEPTH
 from setpoint.machinery.patch._status import GENERIC_422_MESSAGE
@@ -166,3 +167,48 @@ async def test_an_alias_inside_its_own_anchor_is_refused(api: API) -> None:
                                      content_type="application/apply-patch+yaml")
     assert (status, answer["reason"]) == (400, "BadRequest"), answer
     assert answer["message"].endswith("yaml: anchor 'a' value contains itself"), answer
+
+
+def _nested(levels: int, leaf: Any = "x") -> Any:
+    value: Any = leaf
+    for i in range(levels):
+        value = {"k": value, "s": "]]}{["} if i % 2 else [value, '\\"{[']
+    return value
+
+
+def _walked_depth(value: Any) -> int:
+    """The containers' nesting of a value, by walking it (the reference)."""
+    if isinstance(value, dict):
+        return 1 + max((_walked_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_walked_depth(v) for v in value), default=0)
+    return 0
+
+
+def test_a_patched_objects_depth_is_read_from_its_json_not_walked(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A patched object deeper than Go's decoder takes (encoding/json scanner.go
+    ``maxNestingDepth``) is refused; its depth is found from its JSON text in C-speed
+    passes (strings with brackets and escaped quotes left out), not by visiting every
+    node of it at each patch, with the same answer at the limit; what orjson will not
+    encode (past its own 254 levels, an integer beyond 64 bits) is still walked."""
+    from setpoint.cluster.serializer import decodelimits
+
+    walked: list[Any] = []
+    real_walk = decodelimits._walked_too_deep
+
+    def counting_walk(value: Any) -> bool:
+        walked.append(value)
+        return real_walk(value)
+
+    monkeypatch.setattr(decodelimits, "_walked_too_deep", counting_walk)
+    cases = [_nested(n) for n in (0, 1, 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1)]
+    cases += [_nested(MAX_DEPTH - 1, {}), _nested(MAX_DEPTH, []), _nested(MAX_DEPTH, {"a": []}),
+              {"many": [{"f:x": {}} for _ in range(500)]}, 7, "text"]
+    for value in cases:
+        assert decodelimits.nested_too_deep(value) == (_walked_depth(value) > MAX_DEPTH)
+    assert walked == []
+    beyond = [_nested(300), {"big": 2**70, "deep": _nested(MAX_DEPTH + 1)}, {"big": 2**70}]
+    for value in beyond:
+        assert decodelimits.nested_too_deep(value) == (_walked_depth(value) > MAX_DEPTH)
+    assert len(walked) == len(beyond)
