@@ -391,3 +391,39 @@ def test_a_status_update_checks_the_metadata_update_once_and_reports_it_twice(
     uid_causes = [c for c in causes if c.field == "metadata.uid"]
     assert len(uid_causes) == 2 and uid_causes[0] == uid_causes[1]
     assert len(calls) == 1
+
+
+def test_decoding_a_body_reads_each_schema_once_not_at_every_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A built-in body is checked against its kind's schema value by value (what Go's
+    decoder does by struct type); what the decoder needs of each schema is read once, so
+    the second pod decoded costs its values, not the schema's computed properties again,
+    and gives the same object."""
+    from setpoint.cluster.serializer.decode import decode_builtin
+    from setpoint.machinery.schema import Schema, definitions
+
+    schema = definitions().for_kind("", "v1", "Pod")
+    assert schema is not None
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "p", "labels": {"app": "web"},
+                        "creationTimestamp": "2024-01-01T00:00:00+01:00"},
+           "spec": {"containers": [{"name": "c", "image": "busybox",
+                                    "ports": [{"containerPort": 80.0}],
+                                    "resources": {"requests": {"cpu": 1}}}]},
+           "status": {"conditions": [{"type": "Ready", "status": "True"}], "bogus": 1}}
+    first = decode_builtin(copy.deepcopy(pod), schema, "Pod")
+    reads: list[str] = []
+    real = Schema.int_or_string
+
+    def counting(self: Schema) -> bool:
+        reads.append("int_or_string")
+        return bool(real.fget(self))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Schema, "int_or_string", property(counting))
+    again = decode_builtin(copy.deepcopy(pod), schema, "Pod")
+    assert again == first
+    assert first[0]["spec"]["containers"][0]["ports"] == [{"containerPort": 80}]
+    assert first[0]["metadata"]["creationTimestamp"] == "2023-12-31T23:00:00Z"
+    assert first[0]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
+    assert first[1] == ["status.bogus"]
+    assert reads == []

@@ -362,30 +362,78 @@ def _version_of(obj: dict[str, Any]) -> str:
     return api_version.rsplit("/", 1)[-1]
 
 
+class _Plan:
+    """What decoding reads of one schema, read once: the schema's own properties are
+    computed on every access, and the decoder asks them for every value of every body."""
+
+    __slots__ = ("additional", "additional_passthrough", "additional_plain", "format",
+                 "int_or_string", "items", "plain", "properties", "quantity", "struct", "type")
+
+    def __init__(self, schema: Schema) -> None:
+        self.int_or_string = schema.int_or_string
+        fmt = schema.raw.get("format")
+        self.format = fmt
+        self.quantity = fmt == "quantity"
+        self.type = schema.type
+        self.properties: dict[str, Schema] = {}
+        self.plain: frozenset[str] = frozenset()
+        self.struct: str | None = None
+        self.additional: Schema | None = None
+        self.additional_passthrough = True
+        self.additional_plain = False
+        self.items: Schema | None = None
+        if self.int_or_string or self.type is None:
+            return
+        if self.type == "object":
+            self.properties = schema.properties
+            self.plain = frozenset(k for k, sub in self.properties.items()
+                                   if _plain_string(sub))
+            self.struct = schema.ref.rsplit(".", 1)[-1] if schema.ref else None
+            el = schema.additional_properties
+            self.additional = el
+            self.additional_passthrough = el is None or (el.type is None
+                                                         and not el.int_or_string)
+            self.additional_plain = el is not None and _plain_string(el)
+        elif self.type == "array":
+            self.items = schema.items
+
+
+_plans: dict[Schema, _Plan] = {}  # (the built-in kinds' schemas: a bounded set, as _plain's)
+
+
+def _plan(schema: Schema) -> _Plan:
+    plan = _plans.get(schema)
+    if plan is None:
+        plan = _plans[schema] = _Plan(schema)
+    return plan
+
+
 def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str) -> Any:
     if value is None:
         return None
-    if schema.int_or_string:
+    plan = _plans.get(schema) or _plan(schema)
+    if plan.int_or_string:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
             raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"))
-        if schema.raw.get("format") == "quantity" and isinstance(value, int | float):
+        if plan.quantity and isinstance(value, int | float):
             return _number_to_quantity(value)
         return value
-    t = schema.type
+    t = plan.type
     if t is None:
         return value  # free-form (RawExtension, JSON)
     if t == "object":
         if not isinstance(value, dict):
             raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
-        props = schema.properties
+        props = plan.properties
         if props:
             out: dict[str, Any] = {}
-            struct = _struct_name(schema, kind)
+            struct = kind if plan.struct is None else plan.struct  # (_struct_name)
+            plain = plan.plain
             for k, v in value.items():
-                sub = props.get(k)
-                if type(v) is str and sub is not None and _plain_string(sub):
+                if type(v) is str and k in plain:
                     out[k] = v  # (most fields: no path to spell, no call)
                     continue
+                sub = props.get(k)
                 child = f"{path}.{k}" if path else k
                 if sub is None:
                     unknown.append(child)
@@ -395,10 +443,11 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                     continue
                 out[k] = decoded
             return out
-        el = schema.additional_properties
-        if el is None or (el.type is None and not el.int_or_string):
+        if plan.additional_passthrough:
             return value
-        if _plain_string(el) and _all_strings(value):
+        el = plan.additional
+        assert el is not None
+        if plan.additional_plain and _all_strings(value):
             return dict(value)  # labels, annotations, a ConfigMap's data
         # a null member of a Go map is the element type's zero value ("" in a ConfigMap's
         # data, as encoding/json stores it)
@@ -407,7 +456,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
     if t == "array":
         if not isinstance(value, list):
             raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
-        item = schema.items
+        item = plan.items
         if item is None:
             return value
         return [_decode(v, item, f"{path}[{i}]", unknown, kind) if v is not None
@@ -415,7 +464,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
     if t == "string":
         if not isinstance(value, str):
             raise _TypeMismatch(_mismatch(value, path, kind, "string"))
-        fmt = schema.raw.get("format")
+        fmt = plan.format
         if fmt == "byte":
             _check_base64(value)
         elif fmt == "date-time":
