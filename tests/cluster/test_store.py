@@ -91,3 +91,37 @@ async def test_a_watcher_that_falls_too_far_behind_is_closed(
     store.put("/configmaps", cm("one-too-many"))
     assert watcher.closed
     assert await watcher.next_batch(0.01) == []
+
+
+def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update reads its object, then asks its resourceVersion again just before it
+    writes (to see that no webhook's wait let another write in: etcd3's GuaranteedUpdate
+    compares the revision it read, k8s.io/apiserver/pkg/storage/etcd3/store.go): while the
+    stored JSON is the one read, the answer needs no decoding; after any write, or for an
+    object not read lately, it is read from the stored object."""
+    from setpoint.cluster.storage import store as store_module
+
+    s = Store()
+    s.put("/configmaps", {"metadata": {"name": "a", "namespace": "ns"}})
+    s.put("/configmaps", {"metadata": {"name": "b", "namespace": "ns"}})
+    decodes: list[bytes] = []
+    real_decode = store_module._decode
+
+    def counting_decode(raw: bytes) -> Any:
+        decodes.append(raw)
+        return real_decode(raw)
+
+    monkeypatch.setattr(store_module, "_decode", counting_decode)
+    read = s.get("/configmaps", "ns", "a")
+    assert read is not None and len(decodes) == 1
+    assert s.resource_version("/configmaps", "ns", "a") == read["metadata"]["resourceVersion"]
+    assert len(decodes) == 1
+    written = s.put("/configmaps", {**read, "data": {"k": "v"}})
+    assert s.resource_version("/configmaps", "ns", "a") == written["metadata"]["resourceVersion"]
+    assert s.resource_version("/configmaps", "ns", "b") == "2"
+    assert s.resource_version("/configmaps", "ns", "gone") is None
+    for i in range(store_module.READ_VERSIONS_KEPT + 2):  # what is kept stays bounded
+        s.put("/configmaps", {"metadata": {"name": f"c{i}", "namespace": "ns"}})
+        s.get("/configmaps", "ns", f"c{i}")
+    assert len(s._read_versions) == store_module.READ_VERSIONS_KEPT

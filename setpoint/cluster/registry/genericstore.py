@@ -209,16 +209,15 @@ class GenericStore:
         self._validate(rt, obj, old, subresource)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options)
-        current = self.storage.get(rt.storage_key, point.namespace, name)
-        if current is None or current["metadata"].get("resourceVersion") != \
-                old_meta.get("resourceVersion"):
+        current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)
+        if current_rv is None or current_rv != old_meta.get("resourceVersion"):
             raise Changed  # written (or deleted) by another request while webhooks answered
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
             return WriteResult((yield from self.codec.present_steps(rt, stored_old)))
         stored = yield from self.codec.to_storage_steps(rt, obj)
-        if rt.conversion_webhook is not None and _resource_version(self.storage.get(
-                rt.storage_key, point.namespace, name)) != _resource_version(current):
+        if rt.conversion_webhook is not None and self.storage.resource_version(
+                rt.storage_key, point.namespace, name) != current_rv:
             raise Changed  # written while it converted (every write takes a new version)
         if opts.dry_run:
             return WriteResult((yield from self.codec.present_steps(rt, stored)))
@@ -372,7 +371,3 @@ def serialization_order(obj: Obj) -> Obj:
         if k not in _TOP_ORDER:
             out[k] = v
     return out
-
-
-def _resource_version(obj: Obj | None) -> str | None:
-    return None if obj is None else obj["metadata"].get("resourceVersion")

@@ -82,6 +82,10 @@ def storage_error(exc: StorageFailure) -> StatusError:
 
 Raw = bytes  # an object as its JSON, as stored
 
+# how many of the objects read last ``Store.resource_version`` answers without decoding
+# (a write reads its object, then asks within the same request)
+READ_VERSIONS_KEPT = 8
+
 
 class Event:
     """A change of one object. ``prev`` is the object before the change (None on create).
@@ -194,6 +198,9 @@ class Store:
         self.keys_scanned = 0  # keys read by list scans: what a page of a list costs
         self._watchers: dict[str, set[Watcher]] = {}
         self._listeners: list[Callable[[Event], None]] = []
+        # the objects read last, by the identity of their stored JSON (kept alive here, so
+        # that the identity is theirs): their resourceVersion, for :meth:`resource_version`
+        self._read_versions: dict[int, tuple[Raw, str | None]] = {}
         self.revision = 0
         self._compacted = 0
         self._backend = SqliteBackend(path) if path is not None else None
@@ -209,7 +216,27 @@ class Store:
     # -- reads -------------------------------------------------------------------------
     def get(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         raw = self.get_raw(resource, namespace, name)
-        return None if raw is None else _decode(raw)
+        if raw is None:
+            return None
+        obj = _decode(raw)
+        versions = self._read_versions
+        if len(versions) >= READ_VERSIONS_KEPT:
+            del versions[next(iter(versions))]
+        versions[id(raw)] = (raw, (obj.get("metadata") or {}).get("resourceVersion"))
+        return obj
+
+    def resource_version(self, resource: str, namespace: str, name: str) -> str | None:
+        """The stored object's resourceVersion, None when there is no object. An update
+        asks it of the object it read a moment before, to see that nothing wrote it since:
+        answered without decoding the object again while its stored JSON is the one read
+        (every write stores new JSON)."""
+        raw = self.get_raw(resource, namespace, name)
+        if raw is None:
+            return None
+        seen = self._read_versions.get(id(raw))
+        if seen is not None and seen[0] is raw:
+            return seen[1]
+        return (_decode(raw).get("metadata") or {}).get("resourceVersion")
 
     def get_raw(self, resource: str, namespace: str, name: str) -> Raw | None:
         """An object's stored JSON."""
