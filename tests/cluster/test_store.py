@@ -125,3 +125,36 @@ def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
         s.put("/configmaps", {"metadata": {"name": f"c{i}", "namespace": "ns"}})
         s.get("/configmaps", "ns", f"c{i}")
     assert len(s._read_versions) == store_module.READ_VERSIONS_KEPT
+
+
+async def test_a_delete_reads_its_object_once_to_decide_and_once_to_remove_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DELETE reads the object, lets the webhooks answer, then checks that nothing wrote
+    it meanwhile (the store's ``Delete`` precondition on the revision it read,
+    k8s.io/apiserver/pkg/storage/etcd3/store.go): that check needs no second decoding of
+    the object, only the store's removal (for its DELETED event) decodes it again."""
+    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+    from setpoint.cluster.serializer.decode import Decoded
+    from setpoint.cluster.storage import store as store_module
+
+    api = APIServer(None, ca_pem=b"CA")
+    api.start()
+    try:
+        configmaps = api.resource("", "v1", "configmaps")
+        api.rest.create(configmaps, "default", Decoded({"metadata": {"name": "gone"}}),
+                        WriteOptions(field_manager="tests"))
+        decodes: list[bytes] = []
+        real_decode = store_module._decode
+
+        def counting_decode(raw: bytes) -> Any:
+            if b'"gone"' in raw:
+                decodes.append(raw)
+            return real_decode(raw)
+
+        monkeypatch.setattr(store_module, "_decode", counting_decode)
+        api.rest.delete(configmaps, "default", "gone", DeleteOptions())
+        assert api.store.get("/configmaps", "default", "gone") is None
+        assert len(decodes) == 2
+    finally:
+        await api.stop()

@@ -154,9 +154,8 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     yield point
     yield AdmissionPoint(VALIDATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
                          options=point.options)
-    current = store.get(rt.storage_key, ns or "", name)
-    if current is None or current["metadata"].get("resourceVersion") != \
-            live["metadata"].get("resourceVersion"):
+    current_rv = store.resource_version(rt.storage_key, ns or "", name)
+    if current_rv is None or current_rv != live["metadata"].get("resourceVersion"):
         raise Changed  # written or deleted by another request while webhooks answered
     meta = live["metadata"]
     # handlers/delete.go: an object left in place answers 202 only when orphanDependents
