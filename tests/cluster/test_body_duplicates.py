@@ -97,3 +97,71 @@ def test_one_parse_finds_what_the_slow_parse_finds() -> None:
         got = parse_body(raw, "application/json", kind="ConfigMap", track_duplicates=True)
         obj, dupes = _slow(raw)
         assert (repr(got.obj), got.duplicates) == (repr(obj), dupes), raw
+
+
+@pytest.mark.parametrize("raw", [
+    # a repeated key beside a colon spelled as an escape: as many colons in the text as in
+    # the parsed value written again, but the key is repeated
+    b'{"a":1,"a":2,"b":"\\u003a"}',
+    b'{"k\\u003ax":{"a":"::","a":"::"}}',
+    b'{"a":"::::","a":"x"}',
+    b'{"f:a":{},"f:a":{}}',
+])
+def test_a_repeated_key_is_found_whatever_the_colons_of_its_strings(raw: bytes) -> None:
+    got = parse_body(raw, "application/json", kind="ConfigMap", track_duplicates=True)
+    obj, dupes = _slow(raw)
+    assert dupes and (repr(got.obj), got.duplicates) == (repr(obj), dupes)
+
+
+def test_a_body_with_colons_in_its_strings_is_not_scanned_string_by_string(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most bodies have colons in their strings (times, managed fields' ``f:`` keys): that
+    they repeat no key is read from the colons of the parsed value written again by orjson,
+    not by a regular expression taking every string out of the text; the text is scanned
+    only when a ``\\u`` escape may spell a colon."""
+    from setpoint.cluster.serializer import decode
+
+    scans: list[bytes] = []
+    real = decode._member_separators
+
+    def counting(raw: bytes) -> int:
+        scans.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(decode, "_member_separators", counting)
+    body = {"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z",
+                         "managedFields": [{"fieldsV1": {"f:data": {"f:k": {}}}}]},
+            "data": {"k": "v:w"}}
+    got = parse_body(orjson.dumps(body), "application/json", kind="ConfigMap",
+                     track_duplicates=True)
+    assert got.obj == body and got.duplicates == [] and scans == []
+    escaped = b'{"data":{"k":"\\u003a","t":"1:2"}}'
+    got = parse_body(escaped, "application/json", kind="ConfigMap", track_duplicates=True)
+    assert got.obj == {"data": {"k": ":", "t": "1:2"}} and got.duplicates == []
+    assert scans == [escaped]
+
+
+def test_one_parse_finds_what_the_slow_parse_finds_with_escapes() -> None:
+    """As above, with colons and quotes spelled as ``\\u`` escapes in keys and values."""
+    rng = random.Random(11)
+    pieces = ["a", "\\u003a", ":", "\\\"", "b\\u0022:", "\\\\u003a"]
+
+    def string() -> bytes:
+        return b'"' + "".join(rng.choices(pieces, k=rng.randint(0, 3))).encode() + b'"'
+
+    def text(depth: int) -> bytes:
+        r = rng.random()
+        if depth > 3 or r < 0.35:
+            return rng.choice([b"1", b"null", string(), string()])
+        if r < 0.6:
+            return b"[" + b",".join(text(depth + 1) for _ in range(rng.randint(0, 3))) + b"]"
+        keys = [string() for _ in range(rng.randint(0, 3))]
+        if keys and rng.random() < 0.3:
+            keys.append(keys[0])
+        return b"{" + b",".join(k + b":" + text(depth + 1) for k in keys) + b"}"
+
+    for _ in range(2000):
+        raw = text(0)
+        got = parse_body(raw, "application/json", kind="ConfigMap", track_duplicates=True)
+        obj, dupes = _slow(raw)
+        assert (repr(got.obj), got.duplicates) == (repr(obj), dupes), raw
