@@ -117,8 +117,8 @@ def test_a_body_with_colons_in_its_strings_is_not_scanned_string_by_string(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Most bodies have colons in their strings (times, managed fields' ``f:`` keys): that
     they repeat no key is read from the colons of the parsed value written again by orjson,
-    not by a regular expression taking every string out of the text; the text is scanned
-    only when a ``\\u`` escape may spell a colon."""
+    not by a regular expression taking every string out of the text nor by a walk of the
+    value; the text is scanned only when a ``\\u`` escape may spell a colon."""
     from setpoint.cluster.serializer import decode
 
     scans: list[bytes] = []
@@ -129,12 +129,20 @@ def test_a_body_with_colons_in_its_strings_is_not_scanned_string_by_string(
         return real(raw)
 
     monkeypatch.setattr(decode, "_member_separators", counting)
+    walks: list[object] = []
+    real_walk = decode._members_if_plain
+
+    def counting_walk(value: object) -> int:
+        walks.append(value)
+        return real_walk(value)
+
+    monkeypatch.setattr(decode, "_members_if_plain", counting_walk)
     body = {"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z",
                          "managedFields": [{"fieldsV1": {"f:data": {"f:k": {}}}}]},
             "data": {"k": "v:w"}}
     got = parse_body(orjson.dumps(body), "application/json", kind="ConfigMap",
                      track_duplicates=True)
-    assert got.obj == body and got.duplicates == [] and scans == []
+    assert got.obj == body and got.duplicates == [] and scans == [] and walks == []
     escaped = b'{"data":{"k":"\\u003a","t":"1:2"}}'
     got = parse_body(escaped, "application/json", kind="ConfigMap", track_duplicates=True)
     assert got.obj == {"data": {"k": ":", "t": "1:2"}} and got.duplicates == []

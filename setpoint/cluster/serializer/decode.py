@@ -106,13 +106,13 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     else:
         if not track_duplicates:
             return Decoded(obj)
+        if _plainly_unrepeated(obj, raw):
+            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
         members = _members_if_plain(obj)
         # every colon of the text separates a member or lies in a string, so as many colons
         # as members kept means none in strings and no key repeated; a body with colons in
-        # its strings (times, images, managed fields) is compared with its parsed value
-        colons = raw.count(b":")
-        if members == colons or (members >= 0 and _no_repeated_key(obj, raw, members,
-                                                                   colons)):
+        # its strings (times, images) has them counted without its strings
+        if members == raw.count(b":") or members == _member_separators(raw):
             return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
     syntax = go_syntax_error(raw) if parse_failed else None
     if syntax is not None:  # what Go's scanner refuses (NaN too, which json.loads takes)
@@ -126,19 +126,26 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     return Decoded(_json_compatible(obj), dupes)
 
 
-def _no_repeated_key(obj: Any, raw: bytes, members: int, colons: int) -> bool:
-    """Whether no object of the JSON text ``raw`` repeats a key, given ``obj``, what orjson
-    parsed of it (``members`` members in all). Written again by orjson, ``obj`` has one
-    colon per member it kept and the colons of its strings; the text has one per member
-    it spells and the same strings' colons, unless a ``\\u`` escape spells one (then its
-    colons outside strings are counted instead). A repeated key is a member, and its
-    strings' colons, that orjson dropped: the text has more colons."""
-    if b"\\u" in raw:
-        return members == _member_separators(raw)
+def _plainly_unrepeated(obj: Any, raw: bytes) -> bool:
+    """Whether the JSON text ``raw``, which orjson parsed as ``obj``, repeats no key and
+    holds no integer beyond int64, read in C-speed passes (most bodies).
+
+    Written again by orjson, ``obj`` has one colon per member it kept and the colons of
+    its strings; the text has one per member it spells and the same strings' colons,
+    unless a ``\\u`` escape spells one. A repeated key is a member (and its strings'
+    colons) that orjson dropped: the text has more colons. An integer beyond int64 needs
+    a run of 19 digits. A text with an escape or such a run is left to the walk of its
+    value (:func:`_members_if_plain`)."""
+    if b"\\u" in raw or _LONG_DIGITS.search(raw) is not None:
+        return False
     try:
-        return orjson.dumps(obj).count(b":") == colons
+        return orjson.dumps(obj).count(b":") == raw.count(b":")
     except orjson.JSONEncodeError:
-        return members == _member_separators(raw)
+        return False
+
+
+# the digits an integer beyond int64 takes at least (found in a string: only a longer way)
+_LONG_DIGITS = re.compile(rb"[0-9]{19}")
 
 
 def _member_separators(raw: bytes) -> int:
