@@ -427,3 +427,31 @@ def test_decoding_a_body_reads_each_schema_once_not_at_every_value(
     assert first[0]["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "1"}
     assert first[1] == ["status.bogus"]
     assert reads == []
+
+
+def test_resource_quantities_are_parsed_once_per_distinct_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``SetDefaults_ResourceList`` (pkg/apis/core/v1/defaults.go) rounds every request and
+    limit up to milli-units at every write of a pod or a pod template: a value seen before
+    is not parsed again; numbers and strings stay apart, and what is not a quantity is
+    refused each time."""
+    from setpoint.cluster.registry.podspec_defaults import canonical_resource_list
+    from setpoint.machinery.quantity import Quantity, QuantityError
+
+    parsed: list[Any] = []
+    real = Quantity.from_json.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[Quantity], value: Any) -> Quantity:
+        parsed.append(value)
+        return real(cls, value)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(Quantity, "from_json", classmethod(counting))
+    resources = {"cpu": "123457u", "memory": 98765431, "gpu": 2.0000001}
+    first = canonical_resource_list(resources)
+    again = canonical_resource_list(dict(resources))
+    assert first == again == {"cpu": "124m", "memory": "98765431", "gpu": "2001m"}
+    assert parsed == ["123457u", 98765431, 2.0000001]
+    for bad in (True, [1], "12 apples"):
+        for _ in range(2):
+            with pytest.raises(QuantityError):
+                canonical_resource_list({"cpu": bad})

@@ -7,6 +7,7 @@ StatefulSet, DaemonSet, Job, CronJob, ReplicationController, PodTemplate). Only 
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -23,8 +24,18 @@ def canonical_resource_list(resources: Obj) -> Obj:
     in canonical form. Raises ``QuantityError`` for a value that is not a quantity."""
     out: Obj = {}
     for name, value in resources.items():
-        out[name] = str(Quantity.from_json(value).round_up(-3))
+        out[name] = _canonical_quantity(value) if isinstance(value, str | int | float) \
+            else str(Quantity.from_json(value).round_up(-3))
     return out
+
+
+@functools.lru_cache(maxsize=1024, typed=True)
+def _canonical_quantity(value: Any) -> str:
+    """A quantity rounded up to milli-units, in canonical form. Kept by value (typed: 1,
+    1.0 and a string are parsed each on their own): a cluster has a few distinct
+    quantities, and every update of a pod or a pod template defaults them all again.
+    A value that is not a quantity raises each time (lru_cache keeps no exceptions)."""
+    return str(Quantity.from_json(value).round_up(-3))
 
 
 # -- images --------------------------------------------------------------------------------
