@@ -371,7 +371,8 @@ def test_a_status_update_checks_the_metadata_update_once_and_reports_it_twice(
     from setpoint.machinery import names
 
     rt = RTS[("", "Pod")]
-    old = {"apiVersion": "v1", "kind": "Pod",
+    old: dict[str, Any] = {
+           "apiVersion": "v1", "kind": "Pod",
            "metadata": {"name": "p", "namespace": "test-ns", "uid": "u1",
                         "resourceVersion": "5", "creationTimestamp": "2024-01-01T00:00:00Z"},
            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
