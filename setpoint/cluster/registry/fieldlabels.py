@@ -36,42 +36,46 @@ def _pod(obj: Obj) -> dict[str, str]:
         "spec.serviceAccountName": _get(obj, "spec", "serviceAccountName"),
         "spec.hostNetwork": _get(obj, "spec", "hostNetwork") or "false",
         "status.phase": _get(obj, "status", "phase"),
-        "status.podIP": _get(obj, "status", "podIP"),
+        "status.podIP": _pod_ip(obj),
         "status.nominatedNodeName": _get(obj, "status", "nominatedNodeName"),
     }
 
 
-def _event(obj: Obj) -> dict[str, str]:
-    io = "involvedObject"
-    return {
-        f"{io}.kind": _get(obj, io, "kind"),
-        f"{io}.namespace": _get(obj, io, "namespace"),
-        f"{io}.name": _get(obj, io, "name"),
-        f"{io}.uid": _get(obj, io, "uid"),
-        f"{io}.apiVersion": _get(obj, io, "apiVersion"),
-        f"{io}.resourceVersion": _get(obj, io, "resourceVersion"),
-        f"{io}.fieldPath": _get(obj, io, "fieldPath"),
-        "reason": _get(obj, "reason"),
-        "reportingComponent": _get(obj, "reportingComponent"),
-        "source": _get(obj, "source", "component"),
-        "type": _get(obj, "type"),
-    }
+def _pod_ip(obj: Obj) -> str:
+    """The internal pod's ``status.podIPs[0]``: v1's podIP when set (Convert_v1_PodStatus_To_
+    core_PodStatus holds it authoritative), else the first of v1's podIPs."""
+    ip = _get(obj, "status", "podIP")
+    if ip:
+        return ip
+    ips = (obj.get("status") or {}).get("podIPs")
+    return _get(ips[0], "ip") if isinstance(ips, list) and ips else ""
+
+
+def _count(obj: Obj, *path: str) -> str:
+    # an int32 written with strconv.Itoa: an unset count is "0"
+    return _get(obj, *path) or "0"
+
+
+def _event(obj: Obj, ref: str = "involvedObject", source: tuple[str, ...] = ("source",),
+           reporting: str = "reportingComponent") -> dict[str, str]:
+    """pkg/registry/core/event/strategy.go ToSelectableFields, read from a core/v1 Event or,
+    with its field names, an events.k8s.io/v1 one; the labels are always core's, which the
+    events.k8s.io conversion renames its own to."""
+    controller = _get(obj, reporting)
+    labels = {f"involvedObject.{k}": _get(obj, ref, k) for k in _OBJECT_REFERENCE}
+    return {**labels,
+            "reason": _get(obj, "reason"),
+            "reportingComponent": controller,
+            "source": _get(obj, *source, "component") or controller,
+            "type": _get(obj, "type")}
 
 
 def _events_v1(obj: Obj) -> dict[str, str]:
-    r = "regarding"
-    return {
-        f"{r}.kind": _get(obj, r, "kind"),
-        f"{r}.namespace": _get(obj, r, "namespace"),
-        f"{r}.name": _get(obj, r, "name"),
-        f"{r}.uid": _get(obj, r, "uid"),
-        f"{r}.apiVersion": _get(obj, r, "apiVersion"),
-        f"{r}.resourceVersion": _get(obj, r, "resourceVersion"),
-        f"{r}.fieldPath": _get(obj, r, "fieldPath"),
-        "reason": _get(obj, "reason"),
-        "reportingController": _get(obj, "reportingController"),
-        "type": _get(obj, "type"),
-    }
+    return _event(obj, "regarding", ("deprecatedSource",), "reportingController")
+
+
+_OBJECT_REFERENCE = ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion",
+                     "fieldPath")
 
 
 FIELD_LABELS: dict[tuple[str, str], Callable[[Obj], dict[str, str]]] = {
@@ -81,9 +85,8 @@ FIELD_LABELS: dict[tuple[str, str], Callable[[Obj], dict[str, str]]] = {
     ("", "Secret"): lambda o: {"type": _get(o, "type")},
     ("", "Namespace"): lambda o: {"status.phase": _get(o, "status", "phase")},
     ("", "Node"): lambda o: {"spec.unschedulable": _get(o, "spec", "unschedulable") or "false"},
-    ("", "ReplicationController"): lambda o: {"status.replicas": _get(o, "status", "replicas")},
-    ("apps", "ReplicaSet"): lambda o: {"status.replicas": _get(o, "status", "replicas")},
-    ("batch", "Job"): lambda o: {"status.successful": _get(o, "status", "succeeded")},
+    ("", "ReplicationController"): lambda o: {"status.replicas": _count(o, "status", "replicas")},
+    ("batch", "Job"): lambda o: {"status.successful": _count(o, "status", "succeeded")},
     ("", "Service"): lambda o: {"spec.clusterIP": _get(o, "spec", "clusterIP"),
                                 "spec.type": _get(o, "spec", "type")},
     ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: {
@@ -103,7 +106,8 @@ def field_labels(rt: ResourceType, obj: Obj) -> dict[str, str]:
         for sf in ((rt.crd or {}).get("spec", {}).get("versions") or []):
             if sf.get("name") == rt.version:
                 for sel in sf.get("selectableFields") or []:
-                    path = sel["jsonPath"].lstrip(".")
+                    # strategy.go prepareSelectableFields: one leading dot trimmed
+                    path = sel["jsonPath"].removeprefix(".")
                     labels[path] = _get(obj, *path.split("."))
     return labels
 
@@ -118,7 +122,7 @@ def _conversion(rt: ResourceType) -> tuple[frozenset[str], str]:
     conversion = _CONVERSIONS.get((rt.group, rt.kind))
     if conversion is not None:
         return conversion
-    if rt.is_custom or (rt.group, rt.kind) in FIELD_LABELS:
+    if rt.is_custom:
         return frozenset(field_labels(rt, {"metadata": {}})), _NOT_SUPPORTED
     return _DEFAULT_CONVERSION
 
@@ -150,8 +154,9 @@ _META = ("metadata.name", "metadata.namespace")
 _DEFAULT_CONVERSION = (frozenset(_META), '{quoted} is not a known field selector: only '
                                          '"metadata.name", "metadata.namespace"')
 # the registered conversions: pkg/apis/core/v1/conversion.go (addConversionFuncs,
-# AddFieldLabelConversionsFor{Event,Namespace,Secret,Service}), pkg/apis/batch/v1/
-# conversion.go; kinds listed in FIELD_LABELS but not here keep their selectable fields
+# AddFieldLabelConversionsFor{Event,Namespace,Secret,Service}), pkg/apis/batch/v1/,
+# events/v1/ and certificates/v1/conversion.go. apps/v1 registers none: ReplicaSet and
+# StatefulSet have the default, whatever their strategies make selectable.
 _CONVERSIONS: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("", "Pod"): (frozenset({
         *_META, "spec.nodeName", "spec.restartPolicy", "spec.schedulerName",
@@ -169,6 +174,18 @@ _CONVERSIONS: dict[tuple[str, str], tuple[frozenset[str], str]] = {
     ("", "Service"): (frozenset({*_META, "spec.clusterIP", "spec.type"}), _NOT_SUPPORTED),
     ("batch", "Job"): (frozenset({*_META, "status.successful"}),
                        "field label {quoted} not supported for batchv1.Job"),
+    ("events.k8s.io", "Event"): (frozenset({
+        *_META, *(f"regarding.{k}" for k in _OBJECT_REFERENCE), "reason",
+        "reportingController", "source", "type"}), _NOT_SUPPORTED),
+    ("certificates.k8s.io", "CertificateSigningRequest"): (
+        frozenset({"metadata.name", "spec.signerName"}), _NOT_SUPPORTED),
 }
 # "for backwards compatibility with old v1 clients which send spec.host"
-_RENAMED = {("", "Pod"): {"spec.host": "spec.nodeName"}}
+_RENAMED = {
+    ("", "Pod"): {"spec.host": "spec.nodeName"},
+    # pkg/apis/events/v1/conversion.go: "map events.k8s.io field to fieldset returned by
+    # ToSelectableFields"
+    ("events.k8s.io", "Event"): {
+        "reportingController": "reportingComponent",
+        **{f"regarding.{k}": f"involvedObject.{k}" for k in _OBJECT_REFERENCE}},
+}

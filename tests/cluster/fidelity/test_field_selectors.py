@@ -108,3 +108,102 @@ async def test_jobs_word_their_refusal_their_own_way(module_api: API) -> None:
     path = "/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.succeeded%3D1"
     assert await module_api.get(path) == (400, failure(
         400, "BadRequest", 'field label "status.succeeded" not supported for batchv1.Job'))
+
+
+@pytest.mark.parametrize("watch", ["", "&watch=true"])
+async def test_replicasets_and_statefulsets_have_the_default_conversion(module_api: API,
+                                                                       watch: str) -> None:
+    """Rule: apps/v1 registers no field label conversion (pkg/apis/apps/v1/register.go,
+    conversion.go: conversion functions only; kubernetes issue #135136 shows the refusal for
+    ``status.replicas`` on 1.31-1.34), so ReplicaSet's selectable ``status.replicas``
+    (pkg/registry/apps/replicaset/strategy.go) is never reached."""
+    for resource in ("replicasets", "statefulsets"):
+        path = f"/apis/apps/v1/namespaces/default/{resource}?fieldSelector=status.replicas%3D0"
+        assert await module_api.get(path + watch) == (400, failure(
+            400, "BadRequest", '"status.replicas" is not a known field selector: only '
+                               '"metadata.name", "metadata.namespace"'))
+
+
+async def test_an_unset_count_selects_as_zero(module_api: API) -> None:
+    """Rule: pkg/registry/core/replicationcontroller/strategy.go ControllerToSelectableFields
+    and pkg/registry/batch/job/strategy.go JobToSelectableFields write the count with
+    ``strconv.Itoa``: a controller or job with no status yet has "0"."""
+    template = {"metadata": {"labels": {"app": "counted"}},
+                "spec": {"restartPolicy": "Never",
+                         "containers": [{"name": "c", "image": "busybox"}]}}
+    status, out = await module_api.post(f"{NS}/replicationcontrollers", {
+        "metadata": {"name": "counted"},
+        "spec": {"replicas": 0, "selector": {"app": "counted"},
+                 "template": {**template, "spec": {**template["spec"],
+                                                   "restartPolicy": "Always"}}}})
+    assert status == 201, out
+    status, out = await module_api.post("/apis/batch/v1/namespaces/default/jobs", {
+        "metadata": {"name": "counted"}, "spec": {"template": template}})
+    assert status == 201, out
+    status, out = await module_api.get(
+        f"{NS}/replicationcontrollers?fieldSelector=status.replicas%3D0")
+    assert (status, _names(out)) == (200, ["counted"])
+    status, out = await module_api.get(
+        "/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.successful%3D0")
+    assert (status, _names(out)) == (200, ["counted"])
+
+
+EVENTS_V1 = "/apis/events.k8s.io/v1/namespaces/default/events"
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def events(module_api: API) -> None:
+    for name, extra in (
+            ("from-kubelet", {"source": {"component": "kubelet"},
+                              "reportingComponent": "kubelet"}),
+            ("from-controller", {"reportingComponent": "ctl", "reportingInstance": "ctl-0",
+                                 "action": "Sync",
+                                 "eventTime": "2024-01-01T00:00:00.000000Z"})):
+        status, out = await module_api.post(f"{NS}/events", {
+            "metadata": {"name": name}, "reason": "Tested", "type": "Normal",
+            "involvedObject": {"kind": "Pod", "name": name, "namespace": "default"},
+            **extra})
+        assert status == 201, out
+
+
+async def test_core_events_source_falls_back_to_the_reporting_controller(
+        module_api: API, events: None) -> None:
+    """Rule: pkg/registry/core/event/strategy.go ToSelectableFields: ``source`` is
+    source.component, or the reporting controller when that is empty; ``reportingComponent``
+    is the reporting controller (pkg/apis/core/v1/conversion.go
+    AddFieldLabelConversionsForEvent accepts both)."""
+    for selector, names in (("source%3Dctl", ["from-controller"]),
+                            ("source%3Dkubelet", ["from-kubelet"]),
+                            ("reportingComponent%3Dctl", ["from-controller"]),
+                            ("involvedObject.name%3Dfrom-kubelet", ["from-kubelet"])):
+        status, out = await module_api.get(f"{NS}/events?fieldSelector={selector}")
+        assert (status, _names(out)) == (200, names), selector
+
+
+@pytest.mark.parametrize("watch", ["", "&watch=true"])
+async def test_events_k8s_io_selects_by_its_own_names(module_api: API, events: None,
+                                                      watch: str) -> None:
+    """Rule: pkg/apis/events/v1/conversion.go AddFieldLabelConversionsForEvent maps
+    regarding.* to involvedObject.* and reportingController to reportingComponent (then
+    matched on core's ToSelectableFields); core's own names are refused."""
+    if not watch:
+        for selector, names in (("regarding.name%3Dfrom-kubelet", ["from-kubelet"]),
+                                ("regarding.kind%3DPod", ["from-controller", "from-kubelet"]),
+                                ("reportingController%3Dctl", ["from-controller"]),
+                                ("source%3Dctl", ["from-controller"]),
+                                ("reason%3DTested%2Ctype%3DNormal",
+                                 ["from-controller", "from-kubelet"])):
+            status, out = await module_api.get(f"{EVENTS_V1}?fieldSelector={selector}")
+            assert (status, _names(out)) == (200, names), selector
+    for label in ("involvedObject.name", "reportingComponent", "note"):
+        assert await module_api.get(f"{EVENTS_V1}?fieldSelector={label}%3Dx{watch}") == (
+            400, failure(400, "BadRequest", f"field label not supported: {label}"))
+
+
+async def test_certificate_signing_requests_take_a_name_and_a_signer(module_api: API) -> None:
+    """Rule: pkg/apis/certificates/v1/conversion.go: metadata.name and spec.signerName."""
+    path = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+    status, out = await module_api.get(f"{path}?fieldSelector=spec.signerName%3Dx")
+    assert (status, out["items"]) == (200, [])
+    assert await module_api.get(f"{path}?fieldSelector=metadata.namespace%3Dx") == (
+        400, failure(400, "BadRequest", "field label not supported: metadata.namespace"))
