@@ -36,19 +36,9 @@ def _pod(obj: Obj) -> dict[str, str]:
         "spec.serviceAccountName": _get(obj, "spec", "serviceAccountName"),
         "spec.hostNetwork": _get(obj, "spec", "hostNetwork") or "false",
         "status.phase": _get(obj, "status", "phase"),
-        "status.podIP": _pod_ip(obj),
+        "status.podIP": _get(obj, "status", "podIP"),
         "status.nominatedNodeName": _get(obj, "status", "nominatedNodeName"),
     }
-
-
-def _pod_ip(obj: Obj) -> str:
-    """The internal pod's ``status.podIPs[0]``: v1's podIP when set (Convert_v1_PodStatus_To_
-    core_PodStatus holds it authoritative), else the first of v1's podIPs."""
-    ip = _get(obj, "status", "podIP")
-    if ip:
-        return ip
-    ips = (obj.get("status") or {}).get("podIPs")
-    return _get(ips[0], "ip") if isinstance(ips, list) and ips else ""
 
 
 def _count(obj: Obj, *path: str) -> str:

@@ -259,7 +259,8 @@ def _has_non_atomic_set(versions: list[Mapping[str, Any]]) -> bool:
 
 
 def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
-    from .fieldpath import valid_field_path
+    """validation.go ValidateCustomResourceSelectableFields (apiextensions-apiserver v0.32)."""
+    from .fieldpath import selectable_field_path
 
     fields = v.get("selectableFields") or []
     if not fields:
@@ -268,8 +269,8 @@ def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
     schema = _schema_of(v)
     path = fe.child(vp, "selectableFields")
     if not schema:
-        return [fe.invalid(path, "", "may only be set when `version.schema.openAPIV3Schema` is "
-                                     "not included")]
+        return [fe.invalid(path, "", "selectableFields may only be set when "
+                                     "version.schema.openAPIV3Schema is not included")]
     seen: set[str] = set()
     for i, f in enumerate(fields):
         jp = fe.child(fe.index(path, i), "jsonPath")
@@ -277,14 +278,13 @@ def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
         if not json_path:
             errs.append(fe.required(jp))
             continue
-        found = valid_field_path(json_path, schema)
-        if found is None or "[" in found[0]:
-            errs.append(fe.invalid(jp, json_path, "is an invalid path"))
+        normalized, sub, why = selectable_field_path(json_path, schema)
+        if why:
+            errs.append(fe.invalid(jp, json_path, f"is an invalid path: {why}"))
             continue
-        normalized, sub = found
-        if normalized.split(".")[0] == "metadata":
+        if normalized.split(".")[0].split("[")[0] == "metadata":
             errs.append(fe.invalid(jp, json_path, "must not point to fields in metadata"))
-        if sub.get("type") not in ("string", "boolean", "integer"):
+        if (sub or {}).get("type") not in ("string", "boolean", "integer"):
             errs.append(fe.invalid(jp, json_path, "must point to a field of type string, "
                                    "boolean or integer. Enum string fields and strings with "
                                    "formats are allowed."))

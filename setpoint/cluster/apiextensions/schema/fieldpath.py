@@ -42,3 +42,38 @@ def valid_field_path(path: str, schema: Mapping[str, Any]) -> tuple[str, Mapping
             node = items
             out = f"{out}[{m.group(3)}]"
     return out, node
+
+
+_SELECTABLE_TOKEN = re.compile(r"[.\[\]]|[^.\[\]]+")
+
+
+def selectable_field_path(json_path: str, schema: Mapping[str, Any]
+                          ) -> tuple[str, Mapping[str, Any] | None, str]:
+    """``cel.ValidFieldPath`` with ``WithFieldPathAllowArrayNotation(false)``, as CRD
+    validation reads a version's selectableFields (apiextensions-apiserver pkg/apiserver/
+    schema/cel/validation.go): the ``field.Path`` string (``spec.a``, a map's key as
+    ``spec.m[k]``), the schema reached, and the error's words ("" when valid)."""
+    out = ""
+    node: Mapping[str, Any] | None = schema
+    tokens = iter(_SELECTABLE_TOKEN.findall(json_path))
+    for tok in tokens:
+        if tok == "[":
+            return "", None, "array notation is not allowed"
+        if tok != ".":
+            return "", None, f"expected [ or . but got: {tok}"
+        name = next(tokens, None)
+        if name is None:
+            return "", None, "unexpected end of JSON path"
+        props = (node or {}).get("properties")
+        extra = (node or {}).get("additionalProperties")
+        if props is not None:
+            if name not in props:
+                return "", None, "does not refer to a valid field"
+            node = props[name]
+            out = f"{out}.{name}" if out else name
+        elif extra is not None:
+            node = extra if isinstance(extra, Mapping) else None
+            out = f"{out}[{name}]"
+        else:
+            return "", None, "does not refer to a valid field"
+    return out, node, ""
