@@ -19,6 +19,10 @@ its error a 400 BadRequest with the conversion's words).
 
 from __future__ import annotations
 
+import asyncio
+import os
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +30,7 @@ import pytest_asyncio
 
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.writes import failure
+from tests.conftest import kubectl_path
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -207,3 +212,87 @@ async def test_certificate_signing_requests_take_a_name_and_a_signer(module_api:
     assert (status, out["items"]) == (200, [])
     assert await module_api.get(f"{path}?fieldSelector=metadata.namespace%3Dx") == (
         400, failure(400, "BadRequest", "field label not supported: metadata.namespace"))
+
+
+async def test_pod_fields_read_as_the_pod_strategy_writes_them(module_api: API) -> None:
+    """Rule: pkg/registry/core/pod/strategy.go ToSelectableFields: spec.hostNetwork as
+    strconv.FormatBool (false when unset), status.podIP the first of the pod's IPs (the
+    second selects nothing), and every label the Pod conversion lists is accepted."""
+    status, out = await module_api.post(f"{NS}/serviceaccounts", {"metadata": {"name": "sa"}})
+    assert status == 201, out
+    status, out = await module_api.post(f"{NS}/pods", {
+        "metadata": {"name": "on-host"},
+        "spec": {"hostNetwork": True, "restartPolicy": "Never", "serviceAccountName": "sa",
+                 "containers": [{"name": "c", "image": "busybox"}]}})
+    assert status == 201, out
+    out["status"] = {"phase": "Running", "nominatedNodeName": "node-n",
+                     "podIPs": [{"ip": "10.0.0.7"}, {"ip": "fd00::7"}]}
+    status, out = await module_api.put(f"{NS}/pods/on-host/status", out)
+    assert status == 200, out
+    for selector, selected in (("spec.hostNetwork%3Dtrue", True),
+                               ("spec.hostNetwork%3Dfalse", False),
+                               ("spec.restartPolicy%3DNever", True),
+                               ("spec.schedulerName%3Ddefault-scheduler", True),
+                               ("spec.serviceAccountName%3Dsa", True),
+                               ("status.phase%3DRunning", True),
+                               ("status.podIP%3D10.0.0.7", True),
+                               ("status.podIP%3Dfd00%3A%3A7", False),
+                               ("status.podIPs%3D10.0.0.7", False),
+                               ("status.nominatedNodeName%3Dnode-n", True),
+                               ("spec.nodeName%3D", True)):
+        status, out = await module_api.get(f"{NS}/pods?fieldSelector={selector}")
+        assert (status, "on-host" in _names(out)) == (200, selected), selector
+
+
+async def test_nodes_namespaces_and_secrets_by_their_fields(module_api: API) -> None:
+    """Rule: pkg/registry/core/node/strategy.go NodeToSelectableFields (spec.unschedulable
+    as fmt.Sprint of a bool, false when unset), namespace/strategy.go (status.phase, Active
+    once created), secret/strategy.go (type, Opaque by default)."""
+    for name, spec in (("cordoned", {"unschedulable": True}), ("open", {})):
+        status, out = await module_api.post("/api/v1/nodes", {"metadata": {"name": name},
+                                                               "spec": spec})
+        assert status == 201, out
+    for value, names in (("true", ["cordoned"]), ("false", ["open"])):
+        status, out = await module_api.get(
+            f"/api/v1/nodes?fieldSelector=spec.unschedulable%3D{value}")
+        assert (status, _names(out)) == (200, names)
+    status, out = await module_api.get(
+        "/api/v1/namespaces?fieldSelector=status.phase%3DActive%2Cmetadata.name%3Ddefault")
+    assert (status, _names(out)) == (200, ["default"])
+    for name, kind in (("plain", None), ("custom", "example.com/custom")):
+        status, out = await module_api.post(f"{NS}/secrets", {
+            "metadata": {"name": name}, **({"type": kind} if kind else {})})
+        assert status == 201, out
+    for selector, names in (("type%3DOpaque", ["plain"]),
+                            ("type%3Dexample.com%2Fcustom", ["custom"])):
+        status, out = await module_api.get(f"{NS}/secrets?fieldSelector={selector}")
+        assert (status, [n for n in _names(out) if n in ("plain", "custom")]) == (
+            200, names), selector
+    assert await module_api.get(f"{NS}/secrets?fieldSelector=data%3Dx") == (
+        400, failure(400, "BadRequest", "field label not supported: data"))
+
+
+async def test_kubectl_get_with_a_field_selector(module_api: API, objects: None,
+                                                 tmp_path: Path) -> None:
+    """Rule: kubectl sends --field-selector as fieldSelector; its resource builder
+    (k8s.io/cli-runtime pkg/resource/selector.go) rewords a BadRequest as "Unable to find
+    %q that match label selector %q, field selector %q: %v" (kubernetes issue #135136 shows
+    this very answer for replicasets)."""
+    base = [kubectl_path(), "--kubeconfig", str(module_api.cluster.kubeconfig),
+            "--cache-dir", str(tmp_path / f"cache-{uuid.uuid4().hex[:8]}"), "-n", "default"]
+
+    async def kubectl(*args: str) -> tuple[int | None, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            *base, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)})
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        return proc.returncode, out.decode(), err.decode()
+
+    assert await kubectl("get", "pods", "--field-selector", "spec.nodeName=node-a",
+                         "-o", "name") == (0, "pod/on-a\n", "")
+    code, _, err = await kubectl("get", "rs", "--field-selector", "status.replicas=0")
+    assert (code, err) == (1, 'Error from server (BadRequest): Unable to find "apps/v1, '
+                              'Resource=replicasets" that match label selector "", field '
+                              'selector "status.replicas=0": "status.replicas" is not a '
+                              'known field selector: only "metadata.name", '
+                              '"metadata.namespace"\n')
