@@ -12,9 +12,13 @@ its error a 400 BadRequest with the conversion's words).
   object carries it, and ``spec.host``, renamed ``spec.nodeName``), Node and Namespace
   (no metadata.namespace), Service (``spec.clusterIP``, ``spec.type``), Secret, Event,
   ReplicationController: "field label not supported: %s"; pkg/apis/batch/v1/conversion.go:
-  Job, ``field label %q not supported for batchv1.Job``.
+  Job, ``field label %q not supported for batchv1.Job``; pkg/apis/events/v1/conversion.go
+  (regarding.* and reportingController renamed to core's names) and certificates/v1/
+  conversion.go (CertificateSigningRequest) word theirs as core does; apps/v1 registers none.
 - the selected values: pkg/registry/core/pod/strategy.go ToSelectableFields, pkg/registry/
-  core/service/strategy.go; a field the object's set lacks reads as "" (fields.Set).
+  core/service/strategy.go, core/event/strategy.go, core/replicationcontroller and batch/job
+  strategy.go (counts by strconv.Itoa); a field the object's set lacks reads as ""
+  (fields.Set).
 """
 
 from __future__ import annotations
@@ -116,17 +120,21 @@ async def test_jobs_word_their_refusal_their_own_way(module_api: API) -> None:
 
 
 @pytest.mark.parametrize("watch", ["", "&watch=true"])
-async def test_replicasets_and_statefulsets_have_the_default_conversion(module_api: API,
-                                                                       watch: str) -> None:
+async def test_kinds_whose_strategies_select_more_have_the_default_conversion(
+        module_api: API, watch: str) -> None:
     """Rule: apps/v1 registers no field label conversion (pkg/apis/apps/v1/register.go,
     conversion.go: conversion functions only; kubernetes issue #135136 shows the refusal for
     ``status.replicas`` on 1.31-1.34), so ReplicaSet's selectable ``status.replicas``
-    (pkg/registry/apps/replicaset/strategy.go) is never reached."""
-    for resource in ("replicasets", "statefulsets"):
-        path = f"/apis/apps/v1/namespaces/default/{resource}?fieldSelector=status.replicas%3D0"
-        assert await module_api.get(path + watch) == (400, failure(
-            400, "BadRequest", '"status.replicas" is not a known field selector: only '
-                               '"metadata.name", "metadata.namespace"'))
+    (pkg/registry/apps/replicaset/strategy.go) is never reached; nor is a PersistentVolume's
+    or claim's (pkg/apis/core/v1/conversion.go registers neither)."""
+    apps = "/apis/apps/v1/namespaces/default"
+    for path, label in ((f"{apps}/replicasets", "status.replicas"),
+                        (f"{apps}/statefulsets", "status.replicas"),
+                        ("/api/v1/persistentvolumes", "status.phase"),
+                        (f"{NS}/persistentvolumeclaims", "status.phase")):
+        assert await module_api.get(f"{path}?fieldSelector={label}%3Dx{watch}") == (
+            400, failure(400, "BadRequest", f'"{label}" is not a known field selector: only '
+                                            '"metadata.name", "metadata.namespace"')), path
 
 
 async def test_an_unset_count_selects_as_zero(module_api: API) -> None:
@@ -151,6 +159,9 @@ async def test_an_unset_count_selects_as_zero(module_api: API) -> None:
     status, out = await module_api.get(
         "/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.successful%3D0")
     assert (status, _names(out)) == (200, ["counted"])
+    assert await module_api.get(
+        f"{NS}/replicationcontrollers?fieldSelector=status.readyReplicas%3D0") == (
+        400, failure(400, "BadRequest", "field label not supported: status.readyReplicas"))
 
 
 EVENTS_V1 = "/apis/events.k8s.io/v1/namespaces/default/events"
