@@ -141,17 +141,18 @@ async def test_an_unset_count_selects_as_zero(module_api: API) -> None:
     """Rule: pkg/registry/core/replicationcontroller/strategy.go ControllerToSelectableFields
     and pkg/registry/batch/job/strategy.go JobToSelectableFields write the count with
     ``strconv.Itoa``: a controller or job with no status yet has "0"."""
-    template = {"metadata": {"labels": {"app": "counted"}},
-                "spec": {"restartPolicy": "Never",
+    def template(restart_policy: str) -> dict[str, Any]:
+        return {"metadata": {"labels": {"app": "counted"}},
+                "spec": {"restartPolicy": restart_policy,
                          "containers": [{"name": "c", "image": "busybox"}]}}
+
     status, out = await module_api.post(f"{NS}/replicationcontrollers", {
         "metadata": {"name": "counted"},
         "spec": {"replicas": 0, "selector": {"app": "counted"},
-                 "template": {**template, "spec": {**template["spec"],
-                                                   "restartPolicy": "Always"}}}})
+                 "template": template("Always")}})
     assert status == 201, out
     status, out = await module_api.post("/apis/batch/v1/namespaces/default/jobs", {
-        "metadata": {"name": "counted"}, "spec": {"template": template}})
+        "metadata": {"name": "counted"}, "spec": {"template": template("Never")}})
     assert status == 201, out
     status, out = await module_api.get(
         f"{NS}/replicationcontrollers?fieldSelector=status.replicas%3D0")
