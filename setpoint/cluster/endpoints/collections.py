@@ -108,8 +108,9 @@ class CollectionReads:
             # which the allocator keeps once freed. Go's net/http chunks any answer of more
             # than 2 KiB written without a Content-Length (server.go bufferBeforeChunkingSize),
             # as kube-apiserver's list answers are (responsewriters/writers.go).
+            # not long-running: dropped at the request timeout if its client stops reading
             return StreamResponse(json_parts(listed, _as_stored, dumps, chunk_json=chunk_json),
-                                  _nothing, content_type=media.type)
+                                  _nothing, content_type=media.type, long_running=False)
         else:
             body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
                                      yaml=media.is_yaml,
@@ -149,7 +150,8 @@ class CollectionReads:
             error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
             return Response(error, 200, "application/json")
         return StreamResponse(self._watch_events(stream, rt, present if convert else None),
-                              stream.close, content_type="application/json")
+                              stream.close, content_type="application/json",
+                              ended=stream.wait_closed)
 
     async def _watch_events(self, stream: WatchStream, rt: ResourceType,
                             present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:

@@ -34,6 +34,7 @@ class ConnectionLimits:
     read_header_timeout_s: float = 32.0
     idle_timeout_s: float = 90.0
     max_connections: int | None = None  # None: from RLIMIT_NOFILE
+    request_timeout_s: float = 60.0
 
 
 class _Connection:

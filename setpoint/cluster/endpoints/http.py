@@ -32,6 +32,12 @@ CONNECTION_KEY = "setpoint.connection"  # the scope's uvicorn protocol, for hija
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
+WRITE_PIECE = 64 * 1024
+"""An answer's body is handed to the transport at most this much at a time: the TLS transport
+(asyncio's ``SSLProtocol`` and uvloop's) encrypts a write whole into its buffer and tells
+the writer to pause only between writes, so one write of a large body would be held, twice
+over, however slowly the client reads."""
+
 
 class BodyTooLarge(Exception):
     """The request body exceeds the limit the caller set."""
@@ -40,8 +46,8 @@ class BodyTooLarge(Exception):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "headers", "method",
-                 "path", "query", "raw_query", "user")
+    __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "deadline", "headers",
+                 "method", "path", "query", "raw_query", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -63,6 +69,8 @@ class Request:
         self._receive = receive
         self.user: dict[str, Any] | None = None  # who sent it, once authenticated
         self.authenticated = False  # it carried credentials the server accepted
+        # the loop time by which its answer must have been written (the request timeout)
+        self.deadline: float | None = None
 
     def header_values(self, name: str) -> list[str]:
         """Every value of a header sent more than once (``name`` in lower case)."""
@@ -198,6 +206,10 @@ class Response:
 
     async def send(self, send: Send, request: Request) -> None:
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
+        if len(self.body) > WRITE_PIECE:
+            await send(self._start(extra))
+            await _send_body(send, self.body, more_body=False, deadline=request.deadline)
+            return
         # uvicorn writes each ASGI message as it comes: the head and the body would be two TLS
         # records and two send(2) calls, which cost more than all the rest of a small answer.
         # Its writes are collected while it frames the answer, then written once.
@@ -243,27 +255,82 @@ class _OneWrite:
         return self.transport.is_closing()
 
 
+async def _send_body(send: Send, body: bytes, *, more_body: bool, deadline: float | None,
+                     ended: Callable[[], Awaitable[None]] | None = None) -> bool:
+    """``body`` sent :data:`WRITE_PIECE` bytes at a time, each once the transport has
+    drained below its high-water mark, as Go's ``Write`` blocks on a full socket. The
+    connection is aborted, and False returned, when the client has not taken it in by
+    ``deadline`` (the request timeout) or when ``ended`` returns first (the producer gave up
+    on a client that does not read: a watcher terminated by the watch cache)."""
+    cycle: Any = getattr(send, "__self__", None)  # uvicorn's RequestResponseCycle
+    flow: Any = getattr(cycle, "flow", None)
+    view = memoryview(body)
+    start = 0
+    while True:
+        paused = flow is not None and flow.write_paused and not cycle.disconnected
+        if paused and not await _drained(flow.drain(), deadline, ended):
+            if not cycle.disconnected:
+                cycle.transport.abort()
+            return False
+        piece = view[start:start + WRITE_PIECE]
+        start += WRITE_PIECE
+        last = start >= len(view)
+        await send({"type": "http.response.body", "body": piece,
+                    "more_body": more_body or not last})
+        if last:
+            return True
+
+
+async def _drained(drain: Awaitable[None], deadline: float | None,
+                   ended: Callable[[], Awaitable[None]] | None) -> bool:
+    """Whether ``drain`` finished before ``deadline`` and before ``ended``."""
+    loop = asyncio.get_running_loop()
+    timeout = None if deadline is None else max(deadline - loop.time(), 0.0)
+    drained = asyncio.ensure_future(drain)
+    waits: set[asyncio.Future[None]] = {drained}
+    if ended is not None:
+        waits.add(asyncio.ensure_future(ended()))
+    try:
+        await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
+    return drained.done() and not drained.cancelled()
+
+
 class StreamResponse(Response):
     """A chunked answer written as ``chunks`` yields; ``on_disconnect`` runs if the client
-    leaves first, so that the producer can end."""
+    leaves first, so that the producer can end.
 
-    __slots__ = ("chunks", "on_disconnect")
+    A long-running answer (a watch, a log, a proxied stream) has no deadline; one that is
+    not (a streamed LIST) is aborted when its client has not read it by the request
+    timeout. While the client does not read, ``chunks`` is not asked for more; if
+    ``ended`` (awaited only then) returns, the connection is aborted."""
+
+    __slots__ = ("chunks", "ended", "long_running", "on_disconnect")
 
     def __init__(self, chunks: AsyncIterator[bytes], on_disconnect: Callable[[], None],
-                 status: int = 200, content_type: str | None = None) -> None:
+                 status: int = 200, content_type: str | None = None, *,
+                 long_running: bool = True,
+                 ended: Callable[[], Awaitable[None]] | None = None) -> None:
         super().__init__(b"", status, content_type)
         self.chunks = chunks
         self.on_disconnect = on_disconnect
+        self.long_running = long_running
+        self.ended = ended
 
     async def send(self, send: Send, request: Request) -> None:
         await send(self._start([(b"date", _http_date())]))
         # a Go client never writes after its request: the next message is the disconnect
         watcher = asyncio.ensure_future(request.disconnected())
         watcher.add_done_callback(lambda done: done.cancelled() or self.on_disconnect())
+        deadline = None if self.long_running else request.deadline
         try:
             async for chunk in self.chunks:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await send({"type": "http.response.body", "body": b""})
+                if not await _send_body(send, chunk, more_body=True, deadline=deadline,
+                                        ended=self.ended):
+                    return
+            await _send_body(send, b"", more_body=False, deadline=deadline, ended=self.ended)
         finally:
             watcher.cancel()
             if isinstance(self.chunks, AsyncGenerator):
@@ -285,14 +352,18 @@ Handler = Callable[[Request], Awaitable[Response]]
 
 
 def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda client: None,
+         request_timeout_s: float = 60.0,
          ) -> Callable[[Message, Receive, Send], Awaitable[None]]:
     """The ASGI application that serves every request with ``handler``;
-    ``on_authenticated(client address)`` learns of connections that proved who they are."""
+    ``on_authenticated(client address)`` learns of connections that proved who they are.
+    An answer not taken in by its client ``request_timeout_s`` after the request came has
+    its connection aborted (k8s.io/apiserver pkg/server/filters/timeout.go)."""
 
     async def app(scope: Message, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return  # lifespan is off and websockets are not served
         request = Request(scope, receive)
+        request.deadline = asyncio.get_running_loop().time() + request_timeout_s
         response = await handler(request)
         if request.authenticated:
             on_authenticated(scope.get("client"))
@@ -350,7 +421,8 @@ class HTTPServer:
         self.limits = limits or ConnectionLimits()
         self.guard = ConnectionGuard(self.limits)
         self._config = uvicorn.Config(
-            asgi(handler, self.guard.authenticated), http="httptools", ws="none",
+            asgi(handler, self.guard.authenticated, self.limits.request_timeout_s),
+            http="httptools", ws="none",
             lifespan="off", interface="asgi3", log_config=None, access_log=False,
             server_header=False, date_header=False, proxy_headers=False,
             timeout_keep_alive=int(self.limits.idle_timeout_s))

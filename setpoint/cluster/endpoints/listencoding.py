@@ -25,6 +25,9 @@ from typing import Any, TypeVar
 from setpoint.machinery.objects import Obj
 
 LIST_CHUNK_ITEMS = 500
+LIST_CHUNK_BYTES = 1 << 20
+"""A chunk of objects spliced in as stored JSON ends after this many bytes: what a streamed
+LIST holds encoded at once, while its client reads, whatever the size of its objects."""
 
 T = TypeVar("T")
 
@@ -35,6 +38,21 @@ async def chunks(items: list[T]) -> AsyncIterator[list[T]]:
         if start:
             await asyncio.sleep(0)  # other requests run between chunks
         yield items[start:start + LIST_CHUNK_ITEMS]
+
+
+async def stored_chunks(raws: list[bytes]) -> AsyncIterator[list[bytes]]:
+    """Stored JSON objects a chunk at a time, a chunk ending at :data:`LIST_CHUNK_ITEMS`
+    objects or after :data:`LIST_CHUNK_BYTES` bytes, other requests running between."""
+    start = 0
+    while start < len(raws):
+        if start:
+            await asyncio.sleep(0)
+        end, size = start, 0
+        while end < len(raws) and end - start < LIST_CHUNK_ITEMS and size < LIST_CHUNK_BYTES:
+            size += len(raws[end])
+            end += 1
+        yield raws[start:end]
+        start = end
 
 
 async def in_chunks(items: list[Any], convert: Callable[[list[Any]], list[T]]) -> list[T]:
@@ -67,7 +85,8 @@ async def json_parts(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[A
     than a chunk's encoding need be held at once."""
     head = dumps({k: v for k, v in listed.items() if k != key})
     opening = head[:-1] + (f',"{key}":[' if len(head) > 2 else f'"{key}":[').encode()
-    async for chunk in chunks(listed[key]):
+    parts = chunks(listed[key]) if chunk_json is None else stored_chunks(listed[key])
+    async for chunk in parts:
         part = (chunk_json(chunk) if chunk_json is not None
                 else dumps([view(obj) for obj in chunk])[1:-1])
         yield opening + part if opening else b"," + part

@@ -173,6 +173,12 @@ class WatchStream:
         candidate = min(now + BOOKMARK_EVERY, before_deadline)
         return candidate if candidate > now else None
 
+    async def wait_closed(self) -> None:
+        """Return once the watch has ended: a watcher whose client does not take its events
+        is closed when its backlog is full (``storage.store.WATCHER_BACKLOG``), as the watch
+        cache terminates a watcher whose buffer stays full (cache_watcher.go ``add``)."""
+        await self._watcher.wait_closed()
+
     def close(self) -> None:
         self._watcher.close()
 

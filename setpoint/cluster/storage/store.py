@@ -151,6 +151,7 @@ class Watcher:
         self.namespace = namespace
         self._queue: deque[Event] = deque()
         self._wakeup = asyncio.Event()
+        self._closed: asyncio.Event | None = None  # made when first awaited
         self.closed = False
 
     def push(self, event: Event) -> None:
@@ -176,11 +177,20 @@ class Watcher:
         self._queue.clear()
         return batch
 
+    async def wait_closed(self) -> None:
+        """Return once the watcher is closed: its watch ended, or it fell behind."""
+        if self._closed is None:
+            self._closed = asyncio.Event()
+        if not self.closed:
+            await self._closed.wait()
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self._store._unsubscribe(self)
             self._wakeup.set()
+            if self._closed is not None:
+                self._closed.set()
 
 
 class Store:
