@@ -1,4 +1,7 @@
-"""The HTTP front of the embedded API server: routing, authentication, limits, encoding."""
+"""The HTTP front of the embedded API server: routing, authentication, limits, verbs.
+
+The OpenAPI endpoints are ``openapi_handler.py``; the reads of a collection
+``collections.py``; the answers ``responses.py``."""
 
 from __future__ import annotations
 
@@ -8,8 +11,6 @@ import logging
 from collections.abc import Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
-
-import orjson
 
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.authorization import reviews
@@ -34,6 +35,7 @@ from setpoint.cluster.endpoints.negotiation import (
     restful_consumes,
     restful_unsupported_content_type,
 )
+from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.responses import (
@@ -77,8 +79,6 @@ from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
-    from setpoint.cluster.openapi.v2 import OpenAPIV2Service
-    from setpoint.cluster.openapi.v3 import OpenAPIService
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -105,23 +105,11 @@ class Handler:
         self.token = token.encode() if token else None
         self.discovery = DiscoveryService(api.registry, api.aggregator)
         self.collections = CollectionReads(api)
-
-    # OpenAPI documents are built on first request: importing their builders costs start-up
-    @cached_property
-    def openapi(self) -> OpenAPIService:
-        from setpoint.cluster.openapi.v3 import OpenAPIService
-
-        return OpenAPIService(self.api.registry)
+        self.openapi = OpenAPIHandler(api)
 
     @cached_property
     def health(self) -> HealthChecks:
         return HealthChecks(health_checks(self.api))
-
-    @cached_property
-    def openapi_v2(self) -> OpenAPIV2Service:
-        from setpoint.cluster.openapi.v2 import OpenAPIV2Service
-
-        return OpenAPIV2Service(self.api.registry, self.api.aggregator.openapi_v2)
 
     async def __call__(self, request: Request) -> Response:
         try:
@@ -178,12 +166,12 @@ class Handler:
         if head == "version" and len(segments) == 1:
             return json_response(self.discovery.version())
         if head == "openapi":
-            remote = self._remote_openapi_v3(segments)
+            remote = self.openapi.remote_v3(segments)
             if remote is not None:
                 from setpoint.cluster.endpoints import aggregated
 
                 return await aggregated.proxy(request, self.api.aggregator, remote)
-            return self._openapi(request, segments)
+            return self.openapi.serve(request, segments)
         if head == "api":
             if len(segments) == 1:
                 return self._discovery_root(request, legacy=True)
@@ -250,66 +238,6 @@ class Handler:
             return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
         resp = json_response(disc.versions() if legacy else disc.groups())
         resp.add_header("Vary", "Accept")
-        return resp
-
-    def _openapi_v2(self, request: Request) -> Response:
-        # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
-        from setpoint.cluster.openapi import v2 as openapi_v2
-
-        service = self.openapi_v2
-        content_type = openapi_v2.negotiate(request.headers.get("accept"))
-        headers = {"Vary": "Accept"}
-        if content_type is None:
-            return Response(status=406, headers=headers)
-        headers["ETag"] = service.etag
-        if service.not_modified(request.headers.get("if-none-match"),
-                                request.headers.get("if-modified-since")):
-            return Response(status=304, headers=headers)
-        body = service.json() if content_type == openapi_v2.JSON else service.protobuf()
-        headers["Last-Modified"] = service.last_modified
-        return Response(body, 200, content_type, headers)
-
-    def _remote_openapi_v3(self, segments: list[str]) -> Obj | None:
-        """The remote APIService whose backend lists this /openapi/v3 path (and this server
-        does not), or None."""
-        if len(segments) < 3 or segments[1] != "v3":
-            return None
-        path = "/".join(segments[2:])
-        found = self.api.aggregator.openapi_v3.paths().get(path)
-        if found is None or self.openapi.document(path) is not None:
-            return None
-        for apiservice in self.api.aggregator.remote_apiservices():
-            if apiservice["metadata"]["name"] == found[0]:
-                return apiservice
-        return None
-
-    def _openapi(self, request: Request, segments: list[str]) -> Response:
-        if request.path == "/openapi/v2":
-            return self._openapi_v2(request)
-        if len(segments) < 2 or segments[1] != "v3":
-            return text_response("404 page not found\n", 404)
-        service = self.openapi
-        if len(segments) == 2:
-            index = service.index()
-            remote = self.api.aggregator.openapi_v3.paths()
-            if remote:  # specProxier: the backends' paths beside the server's own
-                doc = orjson.loads(index)
-                for path, (_, entry) in remote.items():
-                    doc["paths"].setdefault(path, entry)
-                index = orjson.dumps(doc)
-            return Response(index, 200, "text/plain; charset=utf-8")
-        path = "/".join(segments[2:])
-        body = service.document(path)
-        if body is None:
-            return Response(status=404)
-        etag = service.etag(path)
-        if etag and request.headers.get("if-none-match") == etag:
-            return Response(status=304, headers={"ETag": etag})
-        resp = Response(body, 200, "application/json")
-        if etag:
-            resp.add_header("ETag", etag)
-        resp.add_header("Cache-Control", "public, immutable" if request.query.get("hash")
-                        else "no-cache, private")
         return resp
 
     # -- resources -----------------------------------------------------------------------
