@@ -32,6 +32,7 @@ from setpoint.cluster.endpoints import collections as collection_reads
 from setpoint.cluster.endpoints import http as http_module
 from setpoint.cluster.endpoints import listencoding
 from setpoint.cluster.endpoints.connections import ConnectionLimits
+from setpoint.cluster.endpoints.listencoding import LIST_CHUNK_BYTES
 from setpoint.cluster.storage import store as store_module
 from tests.cluster.conftest import API
 
@@ -45,6 +46,11 @@ def _rss() -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) * 1024
     raise AssertionError("no VmRSS")
+
+
+def _kernel_send_buffer() -> int:
+    with open("/proc/sys/net/ipv4/tcp_wmem") as limits:
+        return int(limits.read().split()[2])
 
 
 # asyncio.run or uvloop.run: their TLS transports differ (connections.py _tls_protocol_class)
@@ -160,8 +166,10 @@ async def _stalled_list(slow_cluster: RunningCluster, api: API, *,
     await asyncio.sleep(STALL_QUIET_S)
     grown = _rss() - before
     assert not produced.closed.is_set()
-    # the kernel's socket buffers (a few MiB on loopback) and a chunk in flight, no more
-    assert produced.bytes < size // 2, (produced.bytes, size)
+    # what the kernel's send buffer takes (it grows to tcp_wmem's maximum, 4 MiB by default)
+    # and a chunk in flight, no more
+    assert produced.bytes < _kernel_send_buffer() + 2 * LIST_CHUNK_BYTES < size, (
+        produced.bytes, size)
     assert grown < 12 * MiB, f"RSS grew {grown / MiB:.1f} MiB for a {size / MiB:.1f} MiB LIST"
 
     await _until(produced.closed.is_set, "the answer dropped at the request timeout")
@@ -221,10 +229,12 @@ async def _stalled_watch(slow_cluster: RunningCluster, api: API, *,
     client = await asyncio.to_thread(_stalled_client, slow_cluster,
                                      "/api/v1/namespaces/watched/configmaps?watch=1")
     await _until(lambda: bool(store_watchers(slow_cluster)), "the watch begun")
-    # 14 MiB of events: more than the socket buffers hold, then more than the backlog
-    await _populate(api, "watched", 400)
+    # events of 10 MiB more than the kernel's send buffer takes: more than the backlog
+    count = (_kernel_send_buffer() + 10 * MiB) // len(VALUE)
+    await _populate(api, "watched", count)
     await _until(produced.closed.is_set, "the watch terminated")
-    assert produced.bytes < 400 * len(VALUE) // 2  # the events after the stall never encoded
+    # the events after the stall (a batch of up to 50 in flight) were never encoded
+    assert produced.bytes < _kernel_send_buffer() + 4 * MiB, produced.bytes
     received = await asyncio.to_thread(_read_to_end, client)
     assert received.startswith(b"HTTP/1.1 200 ")
     assert not received.endswith(b"0\r\n\r\n")

@@ -103,7 +103,9 @@ async def proxy(request: Request, aggregator: Aggregator, apiservice: Obj) -> Re
         resp.release()
         return http_error("the backend attempted to redirect this request, which is not "
                           "permitted", 502)
-    answer = StreamResponse(_body(resp), resp.close, resp.status)
+    # a proxied answer that is not long-running is held to the request timeout as well
+    answer = StreamResponse(_body(resp), resp.close, resp.status,
+                            long_running=_long_running(request))
     answer.headers = [(name.lower(), value) for name, value in resp.headers.items()
                       if name.lower() not in _NOT_COPIED]
     return answer
