@@ -19,8 +19,9 @@ from typing import Any
 
 from setpoint.machinery import fielderrors
 from setpoint.machinery import fieldpath as fp
+from setpoint.machinery.createdfields import remembered_created_fields_v1
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.fieldcompare import compare, created_fields_v1
+from setpoint.machinery.fieldcompare import compare
 from setpoint.machinery.fieldpath import FieldSet, Path, SchemaError, TypeRef
 
 APPLY, UPDATE = "Apply", "Update"
@@ -290,7 +291,7 @@ def _track_create(schema: TypeRef, base: dict[str, Any], new: dict[str, Any],
     """A create with no managers to take fields from (most creates): the one entry of its
     manager, its ``fieldsV1`` written in one walk; what the general path gives, key for key."""
     try:
-        fields_v1 = created_fields_v1(schema, base, new, ignored, STRIPPED_FIELDS)
+        fields_v1 = remembered_created_fields_v1(schema, base, new, ignored, STRIPPED_FIELDS)
     except SchemaError:
         return  # the apiserver drops managedFields when it cannot type the object
     if not fields_v1:
