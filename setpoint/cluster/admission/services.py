@@ -99,7 +99,7 @@ class ServiceAllocation:
         for svc in store.list(SERVICES):
             meta = svc.get("metadata") or {}
             self._hold((meta.get("namespace", ""), meta.get("name", "")), svc)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (SERVICES,))
 
     def __repr__(self) -> str:
         return (f"ServiceAllocation({self.network}, ports={self.port_range[0]}-"

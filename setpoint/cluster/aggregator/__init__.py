@@ -65,7 +65,7 @@ class Aggregator:
 
     def start(self) -> None:
         """Follow the APIServices (must run on the server's loop)."""
-        self._store.add_listener(self._on_event)
+        self._store.add_listener(self._on_event, (APISERVICES,))
         for apiservice in self._store.list(APISERVICES):
             self._priorities[apiservice["metadata"]["name"]] = priority_of(apiservice)
             self._set(apiservice)

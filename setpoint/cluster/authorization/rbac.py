@@ -122,7 +122,7 @@ class Authorizer:
     def __init__(self, store: Informer) -> None:
         self.store = store
         self._cache: dict[tuple[str, tuple[str, ...]], Grants] = {}
-        store.add_listener(self._on_change)
+        store.add_listener(self._on_change, KEYS)
 
     def __repr__(self) -> str:
         return f"Authorizer(users cached={len(self._cache)})"

@@ -84,7 +84,7 @@ class APIServiceAvailable:
         self._backends: dict[str, tuple[str, str]] = {}
         self._recheck: set[str] = set()
         self.queue: WorkQueue[str] = WorkQueue("apiservice-available", self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (APISERVICES, SERVICES, ENDPOINTS))
 
     def start(self) -> None:
         for apiservice in self._store.list(APISERVICES):

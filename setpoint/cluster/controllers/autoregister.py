@@ -74,7 +74,7 @@ class AutoRegister:
         # apiServicesToRegister's names, until each is seen Available (the health check's)
         self._pending = {a["metadata"]["name"] for a in self._builtin()}
         self.queue: WorkQueue[str] = WorkQueue("autoregister", self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (APISERVICES, CRDS))
 
     def __repr__(self) -> str:
         return f"AutoRegister(desired={len(self._desired)})"

@@ -104,7 +104,7 @@ class ClusterAuthenticationTrust:
         self._required = dict(required)
         self.queue: WorkQueue[str] = WorkQueue("cluster_authentication_trust_controller",
                                                self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (CONFIGMAPS,))
 
     def __repr__(self) -> str:
         return f"ClusterAuthenticationTrust({NAMESPACE}/{AUTHENTICATION_CONFIGMAP})"

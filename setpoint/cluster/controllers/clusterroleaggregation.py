@@ -39,7 +39,7 @@ class ClusterRoleAggregation:
         self._rest = rest
         self._rt = rt
         self.queue: WorkQueue[str] = WorkQueue("clusterrole-aggregation", self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (CLUSTER_ROLES,))
 
     def start(self) -> None:
         self._enqueue_aggregates()

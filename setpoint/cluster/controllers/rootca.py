@@ -41,7 +41,7 @@ class RootCAPublisher:
         self._rt = rt
         self._ca_pem = ca_pem
         self.queue: WorkQueue[str] = WorkQueue("root-ca-certificate-publisher", self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (NAMESPACES, CONFIGMAPS))
 
     @property
     def data(self) -> dict[str, str]:

@@ -48,7 +48,7 @@ class ServiceAccountsController:
         self._rest = rest
         self._rt = rt
         self.queue: WorkQueue[str] = WorkQueue("serviceaccount", self._sync)
-        store.add_listener(self._on_event)
+        store.add_listener(self._on_event, (NAMESPACES, SERVICEACCOUNTS))
 
     def start(self) -> None:
         for namespace in self._store.list(NAMESPACES):

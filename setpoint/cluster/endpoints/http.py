@@ -52,12 +52,17 @@ class Request:
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]  # percent-decoded, as Go's URL.Path
-        # Go's Header.Get and Values.Get answer the first of repeated names
-        headers: dict[str, str] = {}
-        for name, value in scope["headers"]:
-            headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
+        raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        headers = {name.decode("latin-1"): value.decode("latin-1")
+                   for name, value in raw_headers}
+        if len(headers) != len(raw_headers):
+            # a name repeated: Go's Header.Get and Values.Get answer its first value (the
+            # comprehension kept the last; most requests repeat none)
+            headers = {}
+            for name, value in raw_headers:
+                headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
         self.headers = headers  # names in lower case
-        self._raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        self._raw_headers = raw_headers
         query: dict[str, str] = {}
         raw_query = scope["query_string"]
         if raw_query:

@@ -359,12 +359,21 @@ _META_ORDER = ("name", "generateName", "namespace", "uid", "resourceVersion", "g
                "annotations", "ownerReferences", "finalizers", "managedFields")
 
 
+_meta_orders: dict[tuple[str, ...], tuple[str, ...]] = {}  # metadata's keys as given -> ordered
+
+
 def serialization_order(obj: Obj) -> Obj:
     """Fields in the order Kubernetes serializes them (kind, apiVersion, metadata first)."""
     meta = obj.get("metadata") or {}
-    ordered_meta = {k: meta[k] for k in _META_ORDER if k in meta}
-    if len(ordered_meta) != len(meta):
-        ordered_meta.update((k, v) for k, v in meta.items() if k not in ordered_meta)
+    given = tuple(meta)
+    order = _meta_orders.get(given)
+    if order is None:  # (objects of a kind come with a few sets of metadata keys)
+        first = [k for k in _META_ORDER if k in meta]
+        order = (*first, *[k for k in given if k not in first])
+        if len(_meta_orders) >= 1024:
+            _meta_orders.clear()
+        _meta_orders[given] = order
+    ordered_meta = {k: meta[k] for k in order}
     out: Obj = {"kind": obj.get("kind"), "apiVersion": obj.get("apiVersion"),
                 "metadata": ordered_meta}
     for k, v in obj.items():

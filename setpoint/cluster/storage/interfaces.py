@@ -9,7 +9,7 @@ only the informers and clients it declares (k8s.io/apiserver/pkg/admission/initi
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from setpoint.cluster.storage.store import Event
@@ -29,4 +29,5 @@ class Reader(Protocol):
 class Informer(Reader, Protocol):
     """Reads, and a call on every stored change: what an informer gives a controller."""
 
-    def add_listener(self, listener: Callable[[Event], None]) -> None: ...
+    def add_listener(self, listener: Callable[[Event], None],
+                     resources: Iterable[str] | None = None) -> None: ...

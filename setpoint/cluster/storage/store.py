@@ -207,7 +207,10 @@ class Store:
         self.max_history_age_s = DEFAULT_HISTORY_AGE_S
         self.keys_scanned = 0  # keys read by list scans: what a page of a list costs
         self._watchers: dict[str, set[Watcher]] = {}
-        self._listeners: list[Callable[[Event], None]] = []
+        # (listener, the resources it follows or None for all), in the order added; and per
+        # resource the listeners of its events, worked out at its first event
+        self._listeners: list[tuple[Callable[[Event], None], frozenset[str] | None]] = []
+        self._listeners_of: dict[str, tuple[Callable[[Event], None], ...]] = {}
         # the objects read last, by the identity of their stored JSON (kept alive here, so
         # that the identity is theirs): their resourceVersion, for :meth:`resource_version`
         self._read_versions: dict[int, tuple[Raw, str | None]] = {}
@@ -382,11 +385,16 @@ class Store:
         self._persist(resource, ns, name, raw, revision)
         obj["metadata"] = meta
         self.revision = revision
-        objs = self._objects.setdefault(resource, {})
+        objs = self._objects.get(resource)
+        if objs is None:
+            objs = self._objects[resource] = {}
         key = f"{ns}/{name}"
         prev = objs.get(key)
         if prev is None:
-            self._sorted.setdefault(resource, SortedList()).add(key)
+            keys = self._sorted.get(resource)
+            if keys is None:  # (not setdefault: a SortedList built per write costs a µs)
+                keys = self._sorted[resource] = SortedList()
+            keys.add(key)
         objs[key] = raw
         index = self._by_label.get(resource)
         if index is not None:
@@ -448,7 +456,12 @@ class Store:
         for w in tuple(self._watchers.get(event.resource, ())):  # push may close (remove) one
             if w.namespace is None or w.namespace == event.namespace:
                 w.push(event)
-        for listener in self._listeners:
+        listeners = self._listeners_of.get(event.resource)
+        if listeners is None:
+            listeners = self._listeners_of[event.resource] = tuple(
+                f for f, resources in self._listeners
+                if resources is None or event.resource in resources)
+        for listener in listeners:
             listener(event)
 
     # -- watch -------------------------------------------------------------------------
@@ -462,9 +475,13 @@ class Store:
         if ws is not None:
             ws.discard(w)
 
-    def add_listener(self, listener: Callable[[Event], None]) -> None:
-        """Call ``listener`` synchronously for every event (used by in-server controllers)."""
-        self._listeners.append(listener)
+    def add_listener(self, listener: Callable[[Event], None],
+                     resources: Iterable[str] | None = None) -> None:
+        """Call ``listener`` synchronously for every event (used by in-server controllers),
+        or only for events of ``resources`` (storage keys): a write calls only the
+        listeners that follow its resource, in the order they were added."""
+        self._listeners.append((listener, None if resources is None else frozenset(resources)))
+        self._listeners_of.clear()
 
     def close(self) -> None:
         for ws in list(self._watchers.values()):

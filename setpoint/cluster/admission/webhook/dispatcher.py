@@ -55,6 +55,8 @@ T = TypeVar("T")
 GROUP = "admissionregistration.k8s.io"
 CONFIGURATIONS = {MUTATING: f"{GROUP}/mutatingwebhookconfigurations",
                   "validating": f"{GROUP}/validatingwebhookconfigurations"}
+_MUTATING_CONFIGURATIONS = CONFIGURATIONS[MUTATING]
+_VALIDATING_CONFIGURATIONS = CONFIGURATIONS["validating"]
 EXEMPT_RESOURCES = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
                     "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                     "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
@@ -83,8 +85,8 @@ class WebhookAdmission:
 
     def configured(self) -> bool:
         """Whether any webhook configuration exists (otherwise writes need not stop)."""
-        store = self.store
-        return any(store.count(key) for key in CONFIGURATIONS.values())
+        count = self.store.count  # (asked on every write: no generator)
+        return bool(count(_MUTATING_CONFIGURATIONS) or count(_VALIDATING_CONFIGURATIONS))
 
     async def run(self, steps: Callable[[], Steps[T]], user: Obj) -> tuple[T, list[str]]:
         """Run a request, calling webhooks at its points (admission, and conversion of
