@@ -158,3 +158,24 @@ async def test_a_delete_reads_its_object_once_to_decide_and_once_to_remove_it(
         assert len(decodes) == 2
     finally:
         await api.stop()
+
+
+def test_listeners_of_a_resource_hear_only_it_all_in_the_order_added() -> None:
+    """A listener given resources is called for their events only; every event reaches its
+    listeners in the order they were added, those following all resources among them (the
+    informers of the in-server controllers: a write wakes only those that follow it)."""
+    store = Store()
+    heard: list[tuple[str, str]] = []
+    store.add_listener(lambda e: heard.append(("all-1", e.resource)))
+    store.add_listener(lambda e: heard.append(("cm", e.resource)), ("configmaps",))
+    store.add_listener(lambda e: heard.append(("all-2", e.resource)))
+    store.put("configmaps", cm("a"))
+    store.put("secrets", cm("b"))
+    store.add_listener(lambda e: heard.append(("secrets", e.resource)), ["secrets"])
+    store.put("secrets", cm("c"))
+    store.delete("configmaps", "default", "a")
+    assert heard == [
+        ("all-1", "configmaps"), ("cm", "configmaps"), ("all-2", "configmaps"),
+        ("all-1", "secrets"), ("all-2", "secrets"),
+        ("all-1", "secrets"), ("all-2", "secrets"), ("secrets", "secrets"),
+        ("all-1", "configmaps"), ("cm", "configmaps"), ("all-2", "configmaps")]
