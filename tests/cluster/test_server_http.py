@@ -88,3 +88,23 @@ async def test_create_in_missing_namespace_is_404_namespace(api: API) -> None:
                                   {"metadata": {"name": "a"}})
     assert status == 404
     assert body["details"] == {"name": "nope", "kind": "namespaces"}
+
+
+def test_a_repeated_header_reads_as_its_first_value() -> None:
+    """Go's ``Header.Get`` answers the first value of a name sent more than once
+    (net/http/header.go, textproto.MIMEHeader.Get), and ``Values`` all of them in order;
+    the names keep the order they first came in."""
+    from setpoint.cluster.endpoints.http import Request
+
+    async def receive() -> dict[str, object]:
+        return {"type": "http.disconnect"}
+
+    scope = {"type": "http", "method": "GET", "path": "/api", "query_string": b"",
+             "headers": [(b"accept", b"application/yaml"), (b"user-agent", b"u"),
+                         (b"accept", b"application/json"), (b"x-b", b"1")]}
+    request = Request(scope, receive)
+    assert request.headers == {"accept": "application/yaml", "user-agent": "u", "x-b": "1"}
+    assert list(request.headers) == ["accept", "user-agent", "x-b"]
+    assert request.header_values("accept") == ["application/yaml", "application/json"]
+    single = Request({**scope, "headers": scope["headers"][1:]}, receive)  # type: ignore[index]
+    assert single.headers == {"user-agent": "u", "accept": "application/json", "x-b": "1"}
