@@ -50,6 +50,8 @@ class WriteOptions:
     @classmethod
     def parse(cls, query: Mapping[str, str], kind: str, user_agent: str,
               *, apply: bool = False, user: Obj | None = None) -> WriteOptions:
+        if not query and not apply:  # (most writes: every option at its default)
+            return cls(False, manager_from_user_agent(user_agent), "Warn", False, user)
         causes: list[Cause] = []
         dry = query.get("dryRun")
         dry_run = False
