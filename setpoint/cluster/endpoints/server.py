@@ -153,7 +153,8 @@ class Handler:
         if path in ("/healthz", "/livez", "/readyz"):
             return self.health.root(path[1:], request)
         # split after percent-decoding, as Go's router does: "%2F" separates segments too
-        segments = path.strip("/").split("/") if path.strip("/") else []
+        stripped = path.strip("/")
+        segments = stripped.split("/") if stripped else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if segments and segments[0] in ENDPOINTS and len(segments) > 1:
