@@ -106,5 +106,5 @@ def test_a_repeated_header_reads_as_its_first_value() -> None:
     assert request.headers == {"accept": "application/yaml", "user-agent": "u", "x-b": "1"}
     assert list(request.headers) == ["accept", "user-agent", "x-b"]
     assert request.header_values("accept") == ["application/yaml", "application/json"]
-    single = Request({**scope, "headers": scope["headers"][1:]}, receive)  # type: ignore[index]
+    single = Request({**scope, "headers": scope["headers"][1:]}, receive)
     assert single.headers == {"user-agent": "u", "accept": "application/json", "x-b": "1"}
