@@ -61,7 +61,6 @@ from setpoint.runtime._logs import format_fields
 from setpoint.runtime._objects import (
     KindKey,
     as_ref,
-    field_value,
     key_of,
     kind_key,
     meta,
@@ -316,6 +315,11 @@ class Informer:
         newest = self._release(key, write) if self._in_flight else None
         if not self.has_synced or not self._in_scope(obj):
             return False
+        if self._fields is not None:
+            # only the server knows each kind's field labels (renamed ones, unset values
+            # read as "false" or "0"): a write's answer read here could keep an object the
+            # server's filtered watch leaves out, so such an informer waits for its watch
+            return False
         new_rv = _int_rv(obj)
         if new_rv is None:
             return False
@@ -387,13 +391,7 @@ class Informer:
     def _in_scope(self, obj: Obj) -> bool:
         if self.namespace and namespace_of(obj) != self.namespace:
             return False
-        if self._labels is not None and not self._labels.matches(meta(obj).get("labels") or {}):
-            return False
-        if self._fields is not None:
-            values = {f: field_value(obj, f) or "" for f in self._fields.fields}
-            if not self._fields.matches(values):
-                return False
-        return True
+        return self._labels is None or self._labels.matches(meta(obj).get("labels") or {})
 
     # -- fan-out ---------------------------------------------------------------------------
 

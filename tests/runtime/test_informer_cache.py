@@ -13,6 +13,8 @@ from setpoint.runtime._informer import Informer
 from tests.runtime.conftest import CONFIGMAP
 from tests.waiting import quiet_period, wait_for
 
+POD = Kind("v1", "Pod")
+
 
 def cm(name: str, namespace: str = "default", labels: dict[str, str] | None = None,
        data: dict[str, str] | None = None) -> dict[str, Any]:
@@ -158,6 +160,34 @@ async def test_recorded_write_is_visible_at_once_and_its_event_not_repeated(
         await client.create(cm("marker"))
         await wait_for(lambda: ("add", "marker") in seen.events)
         assert seen.events.count(("add", "mine")) == 1
+    finally:
+        task.cancel()
+
+
+def pod(name: str, *, host_network: bool | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "busybox"}]}
+    if host_network is not None:
+        spec["hostNetwork"] = host_network
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+async def test_a_field_scoped_informer_takes_its_objects_from_the_watch_alone(
+        client: Client) -> None:
+    """Only the server knows a kind's field labels: a pod's unset ``spec.hostNetwork``
+    selects as "false" (pkg/apis/core/v1/conversion.go, the pod's field label conversion;
+    pkg/registry/core/pod/strategy.go ToSelectableFields). A write's answer read by the
+    client would put that pod in an informer scoped ``spec.hostNetwork!=false``, where the
+    server's watch never sends it and so never takes it out; the informer waits for its
+    watch instead."""
+    informer = Informer(client, POD, namespace="default",
+                        field_selector="spec.hostNetwork!=false")
+    task = await run_informer(informer)
+    try:
+        created = await client.create(pod("plain"))
+        assert not informer.record_write(created)
+        await client.create(pod("host", host_network=True))
+        await wait_for(lambda: "default/host" in informer.store)
+        assert "default/plain" not in informer.store
     finally:
         task.cancel()
 
