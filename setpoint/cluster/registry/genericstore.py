@@ -91,7 +91,14 @@ class GenericStore:
         self.storage = storage
         self.decoder = decoder
         self.codec = codec
+        # the mutating admission plugins, run before the mutating webhooks (create.go and
+        # update.go admit before the store's Create and Update)
         self.admission: list[Admission] = []
+        # what kube-apiserver does inside a resource's REST storage, after the mutating
+        # webhooks: Service allocation (BeginCreate/BeginUpdate), the RBAC escalation check
+        # (policybased storage), the CRD validation (its strategy's Validate); run once the
+        # strategy prepared the object, before the validation
+        self.storage_admission: list[Admission] = []
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- read ---------------------------------------------------------------------------
@@ -105,28 +112,41 @@ class GenericStore:
 
     # -- create ------------------------------------------------------------------------
     def create_steps(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
-                     warnings: list[str], *, tracked: bool = False) -> Steps[WriteResult]:
+                     warnings: list[str], *, tracked: bool = False,
+                     on_update: bool = False) -> Steps[WriteResult]:
         """A decoded new object created: system fields, defaults, checks, store. ``tracked``:
-        its managed fields are already set (an apply)."""
+        its managed fields are already set (an apply). ``on_update``: a PUT creating the
+        object (AllowCreateOnUpdate), whose resourceVersion the store parses after the
+        mutating admission (store.go Update, after ``objInfo.UpdatedObject``)."""
         meta = obj["metadata"]
-        for key in SYSTEM_METADATA:
+        for key in SYSTEM_METADATA:  # create.go: rest.WipeObjectMetaSystemFields
             meta.pop(key, None)
-        meta.pop("resourceVersion", None)
-        meta["uid"] = new_uid()
-        meta["creationTimestamp"] = self.clock()
+        if not on_update:
+            meta.pop("resourceVersion", None)
         self.decoder.default(rt, obj)
         if not tracked:
             self._track_fields(rt, None, obj, opts)
-        rt.strategy.prepare_for_create(rt, obj)
+        # create.go admits the object before r.Create: the mutating plugins and webhooks see
+        # it as sent and defaulted (a zero creationTimestamp, no uid, generation or status
+        # reset); the store fills the system fields and prepares it afterwards
+        meta["creationTimestamp"] = None
         self._admit(Attributes("CREATE", rt, obj, None, opts.user))
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
                                None, opts.dry_run, options=opts.options_object("CreateOptions"))
         obj = yield from self._mutate(point)
         meta = obj["metadata"]
+        if on_update:  # (strconv's error, a 500, for a version that is not a number)
+            object_resource_version(meta.pop("resourceVersion", None) or "")
+        # store.go create: FillObjectMetaSystemFields and the generated name, then
+        # rest.BeforeCreate (PrepareForCreate, Validate) and the validating admission
+        meta["uid"] = new_uid()
+        meta["creationTimestamp"] = self.clock()
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
         name = meta.get("name", "")
+        rt.strategy.prepare_for_create(rt, obj)
+        self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options)
@@ -163,22 +183,43 @@ class GenericStore:
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta.get('uid')}")
+        self.decoder.default(rt, obj)
+        if not tracked:  # update.go's first transformer: the field manager, then admission
+            self._track_fields(rt, old, obj, opts, subresource)
+        # the mutating plugins and webhooks see the object as sent, defaulted, with the
+        # resourceVersion the request sent (update.go runs them in objInfo.UpdatedObject,
+        # before the store reads the version and rest.BeforeUpdate prepares the object)
+        _set_resource_version(meta, precondition_rv)
+        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
+        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
+                               old, opts.dry_run, subresource,
+                               opts.options_object("UpdateOptions"))
+        obj = yield from self._mutate(point)
+        meta = obj["metadata"]  # defaulting or a webhook may have replaced it
+        # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
+        # (strconv's bare error), then required or compared with the stored one
+        sent = meta.get("resourceVersion")
+        wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
+        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
+            raise errors.stale_conflict(rt.resource, name, rt.group)
+        # rest.BeforeUpdate: the system fields and generation kept from the stored object,
+        # then the strategy's PrepareForUpdate (what the endpoint may not change reset)
+        changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
         for key in SYSTEM_METADATA:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
         if changed_uid:
-            meta["uid"] = changed_uid  # for validation to refuse (rest.BeforeUpdate)
+            meta["uid"] = changed_uid  # for validation to refuse
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in old_meta:
             meta["generation"] = old_meta["generation"]
-        self.decoder.default(rt, obj)
+        else:
+            meta.pop("generation", None)
         _keep_reset_fields(rt, obj, old, subresource)
-        if not tracked:
-            self._track_fields(rt, old, obj, opts, subresource)
         if subresource == "status":
-            tracked_fields = obj["metadata"].get("managedFields")
+            tracked_fields = meta.get("managedFields")
             obj = rt.strategy.prepare_for_status_update(rt, obj, old)
             if tracked_fields:
                 obj["metadata"]["managedFields"] = tracked_fields
@@ -190,22 +231,8 @@ class GenericStore:
             # (namespaceFinalizeStrategy resets only the status, kept above: spec and
             # metadata are the new object's)
             rt.strategy.prepare_for_update(rt, obj, old)
-        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
-        # the mutating webhooks see the resourceVersion the request sent (update.go runs
-        # them in objInfo.UpdatedObject, before the store reads the version)
-        _set_resource_version(obj["metadata"], precondition_rv)
-        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
-                               old, opts.dry_run, subresource,
-                               opts.options_object("UpdateOptions"))
-        obj = yield from self._mutate(point)
-        meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
-        # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
-        # (strconv's bare error), then required or compared with the stored one
-        sent = meta.get("resourceVersion")
-        wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
-        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
-            raise errors.stale_conflict(rt.resource, name, rt.group)
-        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
+        meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options)
@@ -240,6 +267,10 @@ class GenericStore:
 
     def _admit(self, attributes: Attributes) -> None:
         for plugin in self.admission:
+            plugin(attributes)
+
+    def _admit_in_storage(self, attributes: Attributes) -> None:
+        for plugin in self.storage_admission:
             plugin(attributes)
 
     def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
