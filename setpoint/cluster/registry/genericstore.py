@@ -2,9 +2,11 @@
 
 As k8s.io/apiserver's pkg/registry/generic/registry/store.go: one implementation serves all
 kinds; what differs per kind is the type's ``RESTStrategy``. The steps of a write run in the
-apiserver's order: system fields, defaults, managed fields, prepare (generation, status),
-built-in admission, mutating webhooks, validate, validating webhooks, store. The verbs built
-on it (patch, delete, list, scale) and the REST face above them use only what is public here.
+apiserver's order (handlers/create.go and update.go, then store.go): defaults, managed
+fields, the mutating admission (built-in plugins, then webhooks) on the object as sent, the
+system fields filled or kept, prepare (generation, status), the storage's own admission
+steps, validate, validating webhooks, store. The verbs built on it (patch, delete, list,
+scale) and the REST face above them use only what is public here.
 """
 
 from __future__ import annotations
