@@ -19,10 +19,11 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.cluster.conftest import API
-from tests.cluster.test_admission_webhooks import configure, patch_response, webhook
+from tests.cluster.test_admission_webhooks import CMS, cm, configure, patch_response, webhook
 from tests.hookserver import Hooks
 
 Obj = dict[str, Any]
@@ -176,3 +177,36 @@ async def test_a_create_on_update_is_admitted_before_its_resource_version_is_par
     assert status == 201, created
     assert [c["review"]["request"]["operation"] for c in hooks.calls["/validate"]] == [
         "CREATE"]
+
+
+async def test_managed_fields_a_webhook_breaks_are_set_back_with_a_warning(
+        api: API, hooks: Hooks) -> None:
+    """Rule: the managed fields are tracked before admission; when a mutating webhook
+    leaves them undecodable they are set back to what they were before admission and the
+    answer warns, on create and on update; valid entries a webhook writes are kept.
+    handlers/fieldmanager/admission.go (managedFieldsValidatingAdmissionController,
+    InvalidManagedFieldsAfterMutatingAdmissionWarningFormat), wrapped around admission in
+    create.go and update.go; apimachinery util/managedfields (DecodeManagedFields)."""
+    broken = [{"manager": "hook", "operation": "Update", "apiVersion": "v1",
+               "fieldsV1": {"f:data": {}}}]
+    hooks.on("/mutate", lambda r: patch_response(
+        [{"op": "replace", "path": "/metadata/managedFields", "value": broken}]))
+    await configure(api, "Mutating", "m", webhook(
+        "m.example.com", {"url": hooks.url("/mutate"), "caBundle": hooks.ca_bundle}))
+
+    warning = (".metadata.managedFields was in an invalid state after admission; this could "
+               "be caused by an outdated mutating admission controller; please fix your "
+               "requests: missing fieldsType in managed fields entry 0")
+    written: Obj = {}
+    for method, path, body, code in [("POST", CMS, cm("a"), 201),
+                                     ("PUT", f"{CMS}/a", None, 200)]:
+        if body is None:  # the update: the object as created, its data changed
+            body = {**written, "data": {"k": "w"}}
+        async with api.session.request(method, f"{api.cluster.url}{path}",
+                                       data=orjson.dumps(body), ssl=api.ssl,
+                                       headers={"Content-Type": "application/json"}) as resp:
+            written = orjson.loads(await resp.read())
+            assert resp.status == code, written
+            assert resp.headers.getall("Warning", []) == [f'299 - "{warning}"']
+        assert [e["manager"] for e in written["metadata"]["managedFields"]] == [
+            "setpoint-tests"]

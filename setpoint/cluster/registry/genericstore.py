@@ -33,6 +33,7 @@ from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.managedfields import decode as decode_managed_fields
 from setpoint.machinery.managedfields import update_managed_fields
 from setpoint.machinery.names import generate_name
 from setpoint.machinery.objects import Obj
@@ -70,6 +71,11 @@ def now_rfc3339() -> str:
         _stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
     return _stamp[1]
 
+
+# handlers/fieldmanager/admission.go InvalidManagedFieldsAfterMutatingAdmissionWarningFormat
+INVALID_MANAGED_FIELDS_AFTER_ADMISSION = (
+    ".metadata.managedFields was in an invalid state after admission; this could be caused "
+    "by an outdated mutating admission controller; please fix your requests: %s")
 
 Admission = Callable[[Attributes], None]
 """A built-in admission plugin: may mutate ``attributes.obj`` or raise a StatusError."""
@@ -136,7 +142,7 @@ class GenericStore:
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
                                None, opts.dry_run, options=opts.options_object("CreateOptions"))
-        obj = yield from self._mutate(point)
+        obj = yield from self._mutate(point, warnings)
         meta = obj["metadata"]
         if on_update:  # (strconv's error, a 500, for a version that is not a number)
             object_resource_version(meta.pop("resourceVersion", None) or "")
@@ -172,6 +178,7 @@ class GenericStore:
         managed fields are already set (an apply, a scale). ``uid_precondition``: a uid in
         ``obj`` is a storage precondition (the body of a PUT, rest.DefaultUpdatedObjectInfo);
         a patch has none, so a uid it changes meets the immutable-field validation."""
+        warnings: list[str] = []  # the mutating admission's
         stored_old = old
         [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
@@ -196,7 +203,7 @@ class GenericStore:
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
                                old, opts.dry_run, subresource,
                                opts.options_object("UpdateOptions"))
-        obj = yield from self._mutate(point)
+        obj = yield from self._mutate(point, warnings)
         meta = obj["metadata"]  # defaulting or a webhook may have replaced it
         # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
         # (strconv's bare error), then required or compared with the stored one
@@ -243,21 +250,25 @@ class GenericStore:
             raise Changed  # written (or deleted) by another request while webhooks answered
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
-            return WriteResult((yield from self.codec.present_steps(rt, stored_old)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored_old)),
+                               warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, obj)
         if rt.conversion_webhook is not None and self.storage.resource_version(
                 rt.storage_key, point.namespace, name) != current_rv:
             raise Changed  # written while it converted (every write takes a new version)
         if opts.dry_run:
-            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
                 and not old_meta.get("deletionGracePeriodSeconds") \
                 and not _pending_spec_finalizers(rt, obj):
             # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
             self.storage.delete(rt.storage_key, old_meta.get("namespace", ""), name)
-            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
         stored = self.storage.put(rt.storage_key, stored)
-        return WriteResult((yield from self.codec.present_steps(rt, stored)))
+        return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
 
     # -- the steps of a write ----------------------------------------------------------
     def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
@@ -275,14 +286,27 @@ class GenericStore:
         for plugin in self.storage_admission:
             plugin(attributes)
 
-    def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
+    def _mutate(self, point: AdmissionPoint, warnings: list[str]) -> Steps[Obj]:
         """The object after the mutating webhooks: defaulted again when one changed it, as
-        the apiserver decodes a patched object with defaults."""
+        the apiserver decodes a patched object with defaults; managed fields a webhook made
+        undecodable set back to the ones tracked before admission, with a warning
+        (handlers/fieldmanager/admission.go, managedFieldsValidatingAdmissionController)."""
         assert point.obj is not None
         mutated: Obj | None = yield point
         if mutated is None:
             return point.obj
         self.decoder.default(point.rt, mutated)
+        meta = mutated.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            try:
+                decode_managed_fields(meta["managedFields"])
+            except ValueError as exc:  # (point.obj is as tracked: webhooks patch a copy)
+                before = point.obj["metadata"].get("managedFields")
+                if before is None:
+                    del meta["managedFields"]
+                else:
+                    meta["managedFields"] = before
+                warnings.append(INVALID_MANAGED_FIELDS_AFTER_ADMISSION % exc)
         return mutated
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
