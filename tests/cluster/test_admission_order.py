@@ -210,3 +210,61 @@ async def test_managed_fields_a_webhook_breaks_are_set_back_with_a_warning(
             assert resp.headers.getall("Warning", []) == [f'299 - "{warning}"']
         assert [e["manager"] for e in written["metadata"]["managedFields"]] == [
             "setpoint-tests"]
+
+
+async def test_the_storage_steps_judge_what_the_mutating_webhooks_made(
+        api: API, hooks: Hooks) -> None:
+    """Rule: what a resource's REST storage does runs after the mutating webhooks: a
+    Service's cluster IP and IP families are allocated after them (the mutating webhook sees
+    none, the validating one sees them), and the RBAC escalation check judges the Role a
+    webhook extended, so a rule the author does not hold is refused even when a webhook
+    added it.
+    pkg/registry/core/service/storage/storage.go (beginCreate: allocation, as the store's
+    BeginCreate, called from store.go create after admission); pkg/registry/rbac/role/
+    policybased/storage.go (Create: ConfirmNoEscalation, then the store's Create, called by
+    create.go after the mutating admission)."""
+    def mutate(request: Obj) -> Obj:
+        if request["name"] != "reader":  # (the Role alice creates)
+            return {"allowed": True}
+        return patch_response([{"op": "add", "path": "/rules/-", "value": {
+            "apiGroups": [""], "resources": ["secrets"], "verbs": ["delete"]}}])
+
+    hooks.on("/mutate", mutate)
+    hooks.on("/validate", lambda r: {"allowed": True})
+    tls = {"caBundle": hooks.ca_bundle}
+    rules = [{"apiGroups": ["", "rbac.authorization.k8s.io"], "apiVersions": ["v1"],
+              "operations": ["CREATE"], "resources": ["services", "roles"]}]
+    await configure(api, "Mutating", "m", webhook(
+        "m.example.com", {"url": hooks.url("/mutate"), **tls}, rules=rules))
+    await configure(api, "Validating", "v", webhook(
+        "v.example.com", {"url": hooks.url("/validate"), **tls}, rules=rules))
+
+    status, svc = await api.post("/api/v1/namespaces/default/services", {
+        "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+        "spec": {"ports": [{"port": 80}]}})
+    assert status == 201, svc
+    mutating = hooks.calls["/mutate"][-1]["review"]["request"]["object"]["spec"]
+    validating = hooks.calls["/validate"][-1]["review"]["request"]["object"]["spec"]
+    assert "clusterIP" not in mutating and "ipFamilies" not in mutating
+    assert validating["clusterIP"] == svc["spec"]["clusterIP"] != ""
+    assert validating["ipFamilies"] == ["IPv4"]
+
+    rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+    reader = [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}]
+    status, body = await api.post(f"{rbac}/roles", {"metadata": {"name": "role-writer"}, "rules": [
+        *reader, {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"],
+                  "verbs": ["create"]}]})
+    assert status == 201, body
+    status, body = await api.post(f"{rbac}/rolebindings", {
+        "metadata": {"name": "role-writer"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "role-writer"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User",
+                      "name": "alice"}]})
+    assert status == 201, body
+    status, body = await api.post(f"{rbac}/roles", {"metadata": {"name": "reader"},
+                                                   "rules": reader},
+                                  headers={"Impersonate-User": "alice"})
+    assert status == 403, body
+    assert "attempting to grant RBAC permissions not currently held" in body["message"]
+    assert "secrets" in body["message"]
