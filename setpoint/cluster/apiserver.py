@@ -104,6 +104,9 @@ class APIServer:
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             pods.PodDefaults(self.store),
+        ])
+        # and those of the REST storage, after the mutating webhooks
+        self.rest.storage_admission.extend([
             services.ServiceAllocation(self.store,
                                        service_cidr=service_cluster_ip_range),
             crd.validate_definition,

@@ -19,11 +19,11 @@ SVC = "/api/v1/namespaces/default/services"
 
 def installed(cluster: RunningCluster) -> ServiceAllocation:
     """The server's allocator (installed here until the admission chain lists it)."""
-    for plugin in cluster.api.rest.admission:
+    for plugin in cluster.api.rest.storage_admission:
         if isinstance(plugin, ServiceAllocation):
             return plugin
     plugin = ServiceAllocation(cluster.api.store)
-    cluster.api.rest.admission.append(plugin)
+    cluster.api.rest.storage_admission.append(plugin)
     return plugin
 
 

@@ -2,9 +2,11 @@
 
 As k8s.io/apiserver's pkg/registry/generic/registry/store.go: one implementation serves all
 kinds; what differs per kind is the type's ``RESTStrategy``. The steps of a write run in the
-apiserver's order: system fields, defaults, managed fields, prepare (generation, status),
-built-in admission, mutating webhooks, validate, validating webhooks, store. The verbs built
-on it (patch, delete, list, scale) and the REST face above them use only what is public here.
+apiserver's order (handlers/create.go and update.go, then store.go): defaults, managed
+fields, the mutating admission (built-in plugins, then webhooks) on the object as sent, the
+system fields filled or kept, prepare (generation, status), the storage's own admission
+steps, validate, validating webhooks, store. The verbs built on it (patch, delete, list,
+scale) and the REST face above them use only what is public here.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.managedfields import decode as decode_managed_fields
 from setpoint.machinery.managedfields import update_managed_fields
 from setpoint.machinery.names import generate_name
 from setpoint.machinery.objects import Obj
@@ -69,6 +72,11 @@ def now_rfc3339() -> str:
     return _stamp[1]
 
 
+# handlers/fieldmanager/admission.go InvalidManagedFieldsAfterMutatingAdmissionWarningFormat
+INVALID_MANAGED_FIELDS_AFTER_ADMISSION = (
+    ".metadata.managedFields was in an invalid state after admission; this could be caused "
+    "by an outdated mutating admission controller; please fix your requests: %s")
+
 Admission = Callable[[Attributes], None]
 """A built-in admission plugin: may mutate ``attributes.obj`` or raise a StatusError."""
 
@@ -91,7 +99,14 @@ class GenericStore:
         self.storage = storage
         self.decoder = decoder
         self.codec = codec
+        # the mutating admission plugins, run before the mutating webhooks (create.go and
+        # update.go admit before the store's Create and Update)
         self.admission: list[Admission] = []
+        # what kube-apiserver does inside a resource's REST storage, after the mutating
+        # webhooks: Service allocation (BeginCreate/BeginUpdate), the RBAC escalation check
+        # (policybased storage), the CRD validation (its strategy's Validate); run once the
+        # strategy prepared the object, before the validation
+        self.storage_admission: list[Admission] = []
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- read ---------------------------------------------------------------------------
@@ -105,28 +120,41 @@ class GenericStore:
 
     # -- create ------------------------------------------------------------------------
     def create_steps(self, rt: ResourceType, ns: str | None, obj: Obj, opts: WriteOptions,
-                     warnings: list[str], *, tracked: bool = False) -> Steps[WriteResult]:
+                     warnings: list[str], *, tracked: bool = False,
+                     on_update: bool = False) -> Steps[WriteResult]:
         """A decoded new object created: system fields, defaults, checks, store. ``tracked``:
-        its managed fields are already set (an apply)."""
+        its managed fields are already set (an apply). ``on_update``: a PUT creating the
+        object (AllowCreateOnUpdate), whose resourceVersion the store parses after the
+        mutating admission (store.go Update, after ``objInfo.UpdatedObject``)."""
         meta = obj["metadata"]
-        for key in SYSTEM_METADATA:
+        for key in SYSTEM_METADATA:  # create.go: rest.WipeObjectMetaSystemFields
             meta.pop(key, None)
-        meta.pop("resourceVersion", None)
-        meta["uid"] = new_uid()
-        meta["creationTimestamp"] = self.clock()
+        if not on_update:
+            meta.pop("resourceVersion", None)
         self.decoder.default(rt, obj)
         if not tracked:
             self._track_fields(rt, None, obj, opts)
-        rt.strategy.prepare_for_create(rt, obj)
+        # create.go admits the object before r.Create: the mutating plugins and webhooks see
+        # it as sent and defaulted (a zero creationTimestamp, no uid, generation or status
+        # reset); the store fills the system fields and prepares it afterwards
+        meta["creationTimestamp"] = None
         self._admit(Attributes("CREATE", rt, obj, None, opts.user))
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
                                None, opts.dry_run, options=opts.options_object("CreateOptions"))
-        obj = yield from self._mutate(point)
+        obj = yield from self._mutate(point, warnings)
         meta = obj["metadata"]
+        if on_update:  # (strconv's error, a 500, for a version that is not a number)
+            object_resource_version(meta.pop("resourceVersion", None) or "")
+        # store.go create: FillObjectMetaSystemFields and the generated name, then
+        # rest.BeforeCreate (PrepareForCreate, Validate) and the validating admission
+        meta["uid"] = new_uid()
+        meta["creationTimestamp"] = self.clock()
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
         name = meta.get("name", "")
+        rt.strategy.prepare_for_create(rt, obj)
+        self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options)
@@ -150,6 +178,7 @@ class GenericStore:
         managed fields are already set (an apply, a scale). ``uid_precondition``: a uid in
         ``obj`` is a storage precondition (the body of a PUT, rest.DefaultUpdatedObjectInfo);
         a patch has none, so a uid it changes meets the immutable-field validation."""
+        warnings: list[str] = []  # the mutating admission's
         stored_old = old
         [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
@@ -163,22 +192,43 @@ class GenericStore:
                 rt, old_meta.get("namespace", ""), name,
                 f"Precondition failed: UID in precondition: {meta['uid']}, UID in object meta: "
                 f"{old_meta.get('uid')}")
+        self.decoder.default(rt, obj)
+        if not tracked:  # update.go's first transformer: the field manager, then admission
+            self._track_fields(rt, old, obj, opts, subresource)
+        # the mutating plugins and webhooks see the object as sent, defaulted, with the
+        # resourceVersion the request sent (update.go runs them in objInfo.UpdatedObject,
+        # before the store reads the version and rest.BeforeUpdate prepares the object)
+        _set_resource_version(meta, precondition_rv)
+        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
+        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
+                               old, opts.dry_run, subresource,
+                               opts.options_object("UpdateOptions"))
+        obj = yield from self._mutate(point, warnings)
+        meta = obj["metadata"]  # defaulting or a webhook may have replaced it
+        # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
+        # (strconv's bare error), then required or compared with the stored one
+        sent = meta.get("resourceVersion")
+        wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
+        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
+            raise errors.stale_conflict(rt.resource, name, rt.group)
+        # rest.BeforeUpdate: the system fields and generation kept from the stored object,
+        # then the strategy's PrepareForUpdate (what the endpoint may not change reset)
+        changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
         for key in SYSTEM_METADATA:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
         if changed_uid:
-            meta["uid"] = changed_uid  # for validation to refuse (rest.BeforeUpdate)
+            meta["uid"] = changed_uid  # for validation to refuse
         meta["resourceVersion"] = old_meta.get("resourceVersion")
         if "generation" in old_meta:
             meta["generation"] = old_meta["generation"]
-        self.decoder.default(rt, obj)
+        else:
+            meta.pop("generation", None)
         _keep_reset_fields(rt, obj, old, subresource)
-        if not tracked:
-            self._track_fields(rt, old, obj, opts, subresource)
         if subresource == "status":
-            tracked_fields = obj["metadata"].get("managedFields")
+            tracked_fields = meta.get("managedFields")
             obj = rt.strategy.prepare_for_status_update(rt, obj, old)
             if tracked_fields:
                 obj["metadata"]["managedFields"] = tracked_fields
@@ -190,22 +240,8 @@ class GenericStore:
             # (namespaceFinalizeStrategy resets only the status, kept above: spec and
             # metadata are the new object's)
             rt.strategy.prepare_for_update(rt, obj, old)
-        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
-        # the mutating webhooks see the resourceVersion the request sent (update.go runs
-        # them in objInfo.UpdatedObject, before the store reads the version)
-        _set_resource_version(obj["metadata"], precondition_rv)
-        point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
-                               old, opts.dry_run, subresource,
-                               opts.options_object("UpdateOptions"))
-        obj = yield from self._mutate(point)
-        meta = obj["metadata"]  # defaulting, the strategy or a webhook may have replaced it
-        # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
-        # (strconv's bare error), then required or compared with the stored one
-        sent = meta.get("resourceVersion")
-        wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
-        if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
-            raise errors.stale_conflict(rt.resource, name, rt.group)
-        meta["resourceVersion"] = old_meta.get("resourceVersion")
+        self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
+        meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options)
@@ -214,21 +250,25 @@ class GenericStore:
             raise Changed  # written (or deleted) by another request while webhooks answered
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
-            return WriteResult((yield from self.codec.present_steps(rt, stored_old)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored_old)),
+                               warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, obj)
         if rt.conversion_webhook is not None and self.storage.resource_version(
                 rt.storage_key, point.namespace, name) != current_rv:
             raise Changed  # written while it converted (every write takes a new version)
         if opts.dry_run:
-            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
         if old_meta.get("deletionTimestamp") and not meta.get("finalizers") \
                 and not old_meta.get("deletionGracePeriodSeconds") \
                 and not _pending_spec_finalizers(rt, obj):
             # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
             self.storage.delete(rt.storage_key, old_meta.get("namespace", ""), name)
-            return WriteResult((yield from self.codec.present_steps(rt, stored)))
+            return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
         stored = self.storage.put(rt.storage_key, stored)
-        return WriteResult((yield from self.codec.present_steps(rt, stored)))
+        return WriteResult((yield from self.codec.present_steps(rt, stored)),
+                               warnings=warnings)
 
     # -- the steps of a write ----------------------------------------------------------
     def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
@@ -242,14 +282,31 @@ class GenericStore:
         for plugin in self.admission:
             plugin(attributes)
 
-    def _mutate(self, point: AdmissionPoint) -> Steps[Obj]:
+    def _admit_in_storage(self, attributes: Attributes) -> None:
+        for plugin in self.storage_admission:
+            plugin(attributes)
+
+    def _mutate(self, point: AdmissionPoint, warnings: list[str]) -> Steps[Obj]:
         """The object after the mutating webhooks: defaulted again when one changed it, as
-        the apiserver decodes a patched object with defaults."""
+        the apiserver decodes a patched object with defaults; managed fields a webhook made
+        undecodable set back to the ones tracked before admission, with a warning
+        (handlers/fieldmanager/admission.go, managedFieldsValidatingAdmissionController)."""
         assert point.obj is not None
         mutated: Obj | None = yield point
         if mutated is None:
             return point.obj
         self.decoder.default(point.rt, mutated)
+        meta = mutated.get("metadata")
+        if isinstance(meta, dict) and "managedFields" in meta:
+            try:
+                decode_managed_fields(meta["managedFields"])
+            except ValueError as exc:  # (point.obj is as tracked: webhooks patch a copy)
+                before = point.obj["metadata"].get("managedFields")
+                if before is None:
+                    del meta["managedFields"]
+                else:
+                    meta["managedFields"] = before
+                warnings.append(INVALID_MANAGED_FIELDS_AFTER_ADMISSION % exc)
         return mutated
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None,

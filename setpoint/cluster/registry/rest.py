@@ -31,7 +31,6 @@ from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Store
-from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -47,6 +46,7 @@ class REST:
         self.decoder = ObjectDecoder(registry.schema, custom_schema)
         self.generic = GenericStore(store, self.decoder, self.codec)
         self.admission: list[Admission] = self.generic.admission
+        self.storage_admission: list[Admission] = self.generic.storage_admission
         # checks a DELETE passes before the object is read (namespace, resource, name)
         self.delete_admission: list[DeleteAdmission] = []
         self.clock = self.generic.clock
@@ -127,9 +127,10 @@ class REST:
         old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
             if rt.strategy.allows_create_on_update(rt) and not subresource:
-                # store.go Update parses the object's resourceVersion before it creates
-                object_resource_version(meta.pop("resourceVersion", None) or "")
-                return (yield from self.create_steps(rt, ns, Decoded(obj), opts))
+                # (no "resourceVersion should not be set" here: store.go Update parses the
+                # version after the mutating admission and creates regardless of it)
+                return (yield from self.generic.create_steps(rt, ns, obj, opts, warnings,
+                                                             on_update=True))
             # the store's NotFound names the resource of the request, not its subresource
             raise errors.not_found(rt.resource, name, rt.group)
         rv = meta.get("resourceVersion")
