@@ -284,16 +284,23 @@ def _difference(a: Node, b: Node) -> Node:
     if not b:
         return a  # shared, as _union shares: sets are values once built
     out: Node = {}
+    same = True  # nothing of a removed: a itself is the answer, so callers can tell
     for k, child in a.items():
         other = b.get(k)
         if k == MEMBER:
             if other is None:
                 out[k] = {}
+            else:
+                same = False
             continue
         c = _difference(child, other) if other is not None else child
         if c:
             out[k] = c
-    return out
+            if c is not child:
+                same = False
+        else:
+            same = False
+    return a if same else out
 
 
 def _recursive_difference(a: Node, b: Node) -> Node:

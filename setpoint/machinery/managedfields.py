@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from setpoint.machinery import fielderrors
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery.createdfields import remembered_created_fields_v1
@@ -46,6 +48,9 @@ class VersionedSet:
     fields: FieldSet
     api_version: str
     applied: bool
+    # ``fields`` as the entry it was decoded from spelled it, when that is exactly what
+    # ``encode`` writes: an entry nobody's write touched is written back as it was read
+    fields_v1: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -97,10 +102,35 @@ def decode(entries: Any) -> Managed:
                              else f"invalid fieldsType {fields_type!r} in managed fields entry {i}")
         key = manager_key(str(entry.get("manager") or ""), operation, api_version,
                           str(entry.get("subresource") or ""))
-        managed.sets[key] = VersionedSet(fp.decode(entry.get("fieldsV1")), api_version,
-                                         operation == APPLY)
+        fields_v1 = entry.get("fieldsV1")
+        fields, canonical = _decode_fields_v1(fields_v1)
+        managed.sets[key] = VersionedSet(fields, api_version, operation == APPLY,
+                                         fields_v1 if canonical else None)
         managed.times[key] = entry.get("time")
     return managed
+
+
+def _decode_fields_v1(fields_v1: Any) -> tuple[FieldSet, bool]:
+    """``fp.decode``, and whether ``fp.encode`` gives the same JSON back; raises as it does.
+
+    The same entries come back at every write of an object (a pod's status, a lease), so
+    they are parsed once per distinct JSON text, which orjson writes at C speed: a fieldsV1
+    holds only string keys and objects, so equal texts are equal values. The sets are
+    shared: set operations never change their operands.
+    """
+    if not isinstance(fields_v1, dict):
+        return fp.decode(fields_v1), False  # (None: empty; anything else: ValueError)
+    try:
+        text = orjson.dumps(fields_v1)
+    except TypeError:  # (orjson.JSONEncodeError: not JSON; decode says what is wrong)
+        return fp.decode(fields_v1), False
+    return _decoded_text(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _decoded_text(text: bytes) -> tuple[FieldSet, bool]:
+    fields = fp.decode(orjson.loads(text))
+    return fields, orjson.dumps(fp.encode(fields)) == text
 
 
 def decode_or_empty(entries: Any) -> Managed:
@@ -124,7 +154,7 @@ def encode(managed: Managed) -> list[dict[str, Any]]:
         if time is not None:
             entry["time"] = time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = fp.encode(vs.fields)
+        entry["fieldsV1"] = vs.fields_v1 if vs.fields_v1 is not None else fp.encode(vs.fields)
         if subresource:
             entry["subresource"] = subresource
         out.append(entry)
@@ -267,8 +297,11 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
             changed_by_others.removed)
         for key, vs in managed.sets.items():
             rest = vs.fields.difference(lost)
-            if not rest.empty():
-                sets[key] = VersionedSet(rest, vs.api_version, vs.applied)
+            if rest.empty():
+                continue
+            # an entry that lost nothing is written back as it was read
+            sets[key] = (vs if rest.root is vs.fields.root
+                         else VersionedSet(rest, vs.api_version, vs.applied))
     mine = c.modified.union(c.added).difference(c.removed).recursive_difference(ignored)
     mine = mine.difference(STRIPPED_FIELDS)
     if not mine.empty():

@@ -347,3 +347,50 @@ def test_manager_names_must_be_short_and_printable() -> None:
     entries = [{"manager": "m", "operation": "Patch", "fieldsType": "FieldsV2"}]
     assert [c.field for c in mf.validate_managed_fields(entries)] == [
         "metadata.managedFields[0].operation", "metadata.managedFields[0].fieldsType"]
+
+
+# -- what an update re-reads and re-writes ---------------------------------------------------
+
+
+def test_an_entry_that_loses_nothing_is_written_back_as_read() -> None:
+    """structured-merge-diff's Updater.Update removes the changed fields from every other
+    manager's set (merge/update.go); an entry that loses none of them encodes to the fieldsV1
+    it was read from, so the very value read is written back. One spelled otherwise than
+    the apiserver writes it (keys out of order) is still written the apiserver's way."""
+    read = {"f:data": {"f:x": {}}}
+    unordered = {"f:data": {"f:z": {}, "f:y": {}}}
+    old = _configmap({"x": "1", "y": "1", "z": "1", "w": "1"}, [
+        {"manager": "a", "operation": "Update", "apiVersion": "v1", "time": NOW,
+         "fieldsType": "FieldsV1", "fieldsV1": read},
+        {"manager": "c", "operation": "Update", "apiVersion": "v1", "time": NOW,
+         "fieldsType": "FieldsV1", "fieldsV1": unordered}])
+    new = _update(old, _configmap({"x": "1", "y": "1", "z": "1", "w": "2"}))
+    entries = new["metadata"]["managedFields"]
+    assert [(e["manager"], e["fieldsV1"]) for e in entries] == [
+        ("a", read), ("c", unordered), ("b", {"f:data": {"f:w": {}}})]
+    assert entries[0]["fieldsV1"] is read
+    assert list(entries[1]["fieldsV1"]["f:data"]) == ["f:y", "f:z"]
+
+
+def test_an_entrys_fields_are_parsed_once_per_distinct_value(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every update of an object decodes all its entries (the apiserver's
+    DecodeManagedFields, once per request); the same fieldsV1 comes back at every write of
+    an object, so it is parsed once however many writes carry it."""
+    parsed: list[Any] = []
+    decode = mf.fp.decode
+
+    def counting(fields_v1: Any) -> Any:
+        parsed.append(fields_v1)
+        return decode(fields_v1)
+
+    monkeypatch.setattr(mf.fp, "decode", counting)
+    fields_v1 = {"f:data": {"f:parsed-once": {}}}
+    obj = _configmap({"parsed-once": "1"}, [
+        {"manager": "a", "operation": "Update", "apiVersion": "v1", "time": NOW,
+         "fieldsType": "FieldsV1", "fieldsV1": fields_v1}])
+    for i in range(3):
+        obj = _update(copy.deepcopy(obj), _configmap({"parsed-once": "1", "n": str(i)}))
+    assert parsed.count(fields_v1) == 1
+    assert [e["fieldsV1"] for e in obj["metadata"]["managedFields"]] == [
+        fields_v1, {"f:data": {"f:n": {}}}]
