@@ -136,10 +136,38 @@ def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], pat
                   c: Comparison) -> None:
     fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
     for k, lv in lhs.items():
-        _compare(fields.get(k, other), lv, rhs.get(k, _MISSING), (*path, "f:" + k), c)
+        rv = rhs.get(k, _MISSING)
+        if lv is rv and isinstance(lv, _CONTAINERS):
+            # the same value on both sides (the spec a status write keeps from the stored
+            # object): nothing in it changed, but typing it may still fail
+            _check_typed(fields.get(k, other), lv, (*path, "f:" + k))
+            continue
+        _compare(fields.get(k, other), lv, rv, (*path, "f:" + k), c)
     for k, rv in rhs.items():
         if k not in lhs:
             _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
+
+
+def _check_typed(tr: TypeRef, v: Any, path: Path) -> None:
+    """What ``_compare`` does with one value on both sides: it finds nothing changed (a JSON
+    value equals itself: no decoder lets NaN in), but indexes the associative lists within,
+    raising ``SchemaError`` where an item has no key, as typing the object does in
+    structured-merge-diff (typed/helpers.go) whether or not anything changed."""
+    if tr is None:
+        return  # deduced all the way down: maps of deduced values and atomic lists
+    shape = fp.resolve(tr, v)
+    if shape.kind == fp.SCALAR or shape.atomic:
+        return
+    if shape.kind == MAP:
+        if isinstance(v, dict):
+            fields, other = shape.fields, shape.other_fields
+            for k, cv in v.items():
+                if cv and isinstance(cv, _CONTAINERS):
+                    _check_typed(fields.get(k, other), cv, (*path, "f:" + k))
+    elif v and isinstance(v, list):
+        for pe, item in index_items(shape, v, path).items():
+            if item and isinstance(item, _CONTAINERS):
+                _check_typed(shape.element, item, (*path, pe))
 
 
 def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
@@ -155,7 +183,11 @@ def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
     lidx = index_items(shape, lhs, path)
     ridx = index_items(shape, rhs, path)
     for pe, item in lidx.items():
-        _compare(shape.element, item, ridx.get(pe, _MISSING), (*path, pe), c)
+        ri = ridx.get(pe, _MISSING)
+        if item is ri and isinstance(item, _CONTAINERS):
+            _check_typed(shape.element, item, (*path, pe))
+            continue
+        _compare(shape.element, item, ri, (*path, pe), c)
     for pe, item in ridx.items():
         if pe not in lidx:
             _compare(shape.element, _MISSING, item, (*path, pe), c)

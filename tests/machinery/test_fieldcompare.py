@@ -128,3 +128,70 @@ def test_edge_cases(case: int) -> None:
     schema, zero, new = CASES[case]
     for ignored in IGNORED:
         assert walked(schema, zero, new, ignored) == general(schema, zero, new, ignored)
+
+
+# -- a value both sides share ------------------------------------------------------------------
+
+
+def _outcome(schema: Any, old: Any, new: Any) -> Any:
+    try:
+        c = fc.compare(schema, old, new)
+    except SchemaError as e:
+        return "SchemaError", str(e)
+    return c.added, c.modified, c.removed
+
+
+def _sharing(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``new`` with the very values of ``old`` outside metadata and status, as the status
+    strategy's PrepareForUpdate (pkg/registry/core/pod/strategy.go) leaves a status write."""
+    out = {k: v for k, v in new.items() if k in ("metadata", "status")}
+    out.update((k, v) for k, v in old.items() if k not in ("metadata", "status"))
+    return out
+
+
+@needs_corpus
+def test_a_value_both_sides_share_compares_as_a_copy_of_it_would() -> None:
+    by_kind: dict[str, list[dict[str, Any]]] = {}
+    for obj in _objects():
+        by_kind.setdefault(obj.get("kind", ""), []).append(obj)
+    checked = 0
+    for objs in by_kind.values():
+        schema = _schema_of(objs[0])
+        if schema is None:
+            continue
+        for a, b in itertools.pairwise(objs[:13]):
+            shared = _sharing(a, b)
+            assert _outcome(schema, a, shared) == _outcome(schema, a, copy.deepcopy(shared))
+            checked += 1
+    assert checked > 50, checked
+
+
+def test_a_shared_value_that_cannot_be_typed_still_fails_the_compare() -> None:
+    """structured-merge-diff types both objects whole before comparing them (typed/helpers.go
+    ObjectToTyped, then Compare): an item without its key fails even where nothing changed."""
+    old = {"spec": {"containers": [{"name": "a", "ports": [{"protocol": "TCP"}]}]},
+           "status": {"phase": "Pending"}}
+    new = _sharing(old, {"status": {"phase": "Running"}})
+    assert new["spec"] is old["spec"]
+    outcome = _outcome(POD, old, new)
+    assert outcome[0] == "SchemaError"
+    assert outcome == _outcome(POD, old, copy.deepcopy(new))
+
+
+def test_a_shared_value_is_not_compared_leaf_by_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pods/status write compares a spec with itself: its leaves need no comparing."""
+    compared: list[Any] = []
+    json_equal = fc.json_equal
+
+    def recording(a: Any, b: Any) -> bool:
+        compared.append(a)
+        return json_equal(a, b)
+
+    monkeypatch.setattr(fc, "json_equal", recording)
+    old = {"spec": {"containers": [{"name": "a", "image": "shared-image",
+                                    "ports": [{"containerPort": 80}]}]},
+           "status": {"phase": "Pending", "hostIP": "10.0.0.1"}}
+    new = _sharing(old, {"status": {"phase": "Running", "hostIP": "10.0.0.1"}})
+    c = fc.compare(POD, old, new)
+    assert list(c.modified) == [("f:status", "f:phase")]
+    assert "shared-image" not in compared and "10.0.0.1" in compared
