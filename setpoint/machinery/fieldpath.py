@@ -55,6 +55,12 @@ def key(fields: Iterable[tuple[str, Any]]) -> PathElement:
     return "k:{" + body + "}"
 
 
+@functools.lru_cache(maxsize=8192)
+def _string_key(name: str, v: str) -> PathElement:
+    """``key`` of one string key field: the same items come back at every write."""
+    return key(((name, v),))
+
+
 def value(v: Any) -> PathElement:
     return "v:" + go_json(v)
 
@@ -543,6 +549,11 @@ def item_element(shape: Shape, item: Any, path: Path = ()) -> PathElement:
             raise SchemaError(path, "associative list with keys may not have a null element")
         if not isinstance(item, dict):
             raise SchemaError(path, "associative list with keys may not have non-map elements")
+        if len(shape.keys) == 1:
+            name = shape.keys[0]
+            v = item.get(name)
+            if v.__class__ is str:  # (most keys: a name, a type, a uid)
+                return _string_key(name, v)
         parts = []
         for k in shape.keys:
             if k in item:

@@ -152,3 +152,22 @@ def test_named_fields_with_owned_descendants_become_members() -> None:
     got = fp.ensure_named_fields_are_members(s, _deployment())
     assert set(got) == {("f:metadata",), ("f:metadata", "f:labels"),
                         ("f:metadata", "f:labels", "f:a"), ("f:spec",), ("f:spec", "f:replicas")}
+
+
+def test_a_string_key_is_spelled_once_per_distinct_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write indexes the same list items again (conditions by type, containers by
+    name, owner references by uid); a one-field string key is spelled once, the same as
+    ``key`` spells it (structured-merge-diff's KeyByFields, fieldpath/element.go)."""
+    spelled: list[Any] = []
+    key = fp.key
+
+    def counting(fields: Any) -> str:
+        spelled.append(list(fields))
+        return key(fields)
+
+    monkeypatch.setattr(fp, "key", counting)
+    shape = fp.Shape(fp.LIST, keys=("type",))
+    items = [{"type": "Spelled-Once<&>", "status": "True"}, {"type": "Spelled-Once<&>"}]
+    elements = {fp.item_element(shape, item) for item in items}
+    assert elements == {'k:{"type":"Spelled-Once\\u003c\\u0026\\u003e"}'}
+    assert spelled == [[("type", "Spelled-Once<&>")]]
