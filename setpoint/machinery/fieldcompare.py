@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, Path, TypeRef
 
@@ -137,15 +139,57 @@ def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], pat
     fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
     for k, lv in lhs.items():
         rv = rhs.get(k, _MISSING)
-        if lv is rv and isinstance(lv, _CONTAINERS):
-            # the same value on both sides (the spec a status write keeps from the stored
-            # object): nothing in it changed, but typing it may still fail
-            _check_typed(fields.get(k, other), lv, (*path, "f:" + k))
+        if isinstance(lv, _CONTAINERS) and _same(lv, rv):
+            # nothing in it changed (the spec a status write keeps from the stored object,
+            # the metadata most writes leave alone), but typing it may still fail
+            _check_shared(fields.get(k, other), lv, (*path, "f:" + k))
             continue
         _compare(fields.get(k, other), lv, rv, (*path, "f:" + k), c)
     for k, rv in rhs.items():
         if k not in lhs:
             _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
+
+
+def _same(lhs: dict[str, Any] | list[Any], rhs: Any) -> bool:
+    """Whether the walk would find nothing changed from ``lhs`` to ``rhs``, told at C speed:
+    the same object, or equal (``==``, which fails fast where they differ) and written
+    alike by orjson (which ``==`` is not: it takes ``true`` for ``1``). A JSON value equals
+    itself: no decoder lets NaN in."""
+    if lhs is rhs:
+        return True
+    if lhs.__class__ is not rhs.__class__ or lhs != rhs:
+        return False
+    try:
+        return orjson.dumps(lhs) == orjson.dumps(rhs)
+    except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits) the walk decides
+        return False
+
+
+# (shape, JSON text) of values found typable: a pod's spec comes back unchanged at every
+# status write. The shape is held, so its identity is never another's.
+_TYPABLE: dict[tuple[fp.Shape, bytes], None] = {}
+_TYPABLE_MAX = 2048
+
+
+def _check_shared(tr: TypeRef, v: Any, path: Path) -> None:
+    """``_check_typed``, once per distinct value of a type: whether a value types depends
+    only on its type and its JSON text (list items are told apart by their keys' JSON)."""
+    if tr is None:
+        return
+    shape = fp.resolve(tr, v)
+    if shape.kind == fp.SCALAR or shape.atomic:
+        return
+    try:
+        text = orjson.dumps(v)
+    except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits)
+        _check_typed(tr, v, path)
+        return
+    if (shape, text) in _TYPABLE:
+        return
+    _check_typed(tr, v, path)  # raises where it does not type: that is not kept
+    if len(_TYPABLE) >= _TYPABLE_MAX:
+        _TYPABLE.clear()
+    _TYPABLE[shape, text] = None
 
 
 def _check_typed(tr: TypeRef, v: Any, path: Path) -> None:
@@ -184,8 +228,8 @@ def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
     ridx = index_items(shape, rhs, path)
     for pe, item in lidx.items():
         ri = ridx.get(pe, _MISSING)
-        if item is ri and isinstance(item, _CONTAINERS):
-            _check_typed(shape.element, item, (*path, pe))
+        if isinstance(item, _CONTAINERS) and _same(item, ri):
+            _check_shared(shape.element, item, (*path, pe))
             continue
         _compare(shape.element, item, ri, (*path, pe), c)
     for pe, item in ridx.items():

@@ -176,6 +176,7 @@ def test_a_shared_value_that_cannot_be_typed_still_fails_the_compare() -> None:
     outcome = _outcome(POD, old, new)
     assert outcome[0] == "SchemaError"
     assert outcome == _outcome(POD, old, copy.deepcopy(new))
+    assert _outcome(POD, old, new) == outcome  # (found again: not kept as typable)
 
 
 def test_a_shared_value_is_not_compared_leaf_by_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -195,3 +196,21 @@ def test_a_shared_value_is_not_compared_leaf_by_leaf(monkeypatch: pytest.MonkeyP
     c = fc.compare(POD, old, new)
     assert list(c.modified) == [("f:status", "f:phase")]
     assert "shared-image" not in compared and "10.0.0.1" in compared
+
+
+def test_a_shared_value_is_typed_once_per_distinct_value(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pods of a ReplicaSet share one spec, written back unchanged at every status write:
+    typing its lists is done once for that spec's JSON, whichever pod and write carry it."""
+    indexed: list[Any] = []
+    index_items = fc.index_items
+
+    def recording(shape: Any, items: list[Any], path: Any) -> Any:
+        indexed.append(path)
+        return index_items(shape, items, path)
+
+    monkeypatch.setattr(fc, "index_items", recording)
+    spec = {"containers": [{"name": "typed-once", "ports": [{"containerPort": 80}]}]}
+    for phase in ("Pending", "Running", "Succeeded"):
+        old = {"spec": copy.deepcopy(spec), "status": {"phase": "Unknown"}}
+        fc.compare(POD, old, _sharing(old, {"status": {"phase": phase}}))
+    assert indexed.count(("f:spec", "f:containers")) == 1
