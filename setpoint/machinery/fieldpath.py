@@ -259,11 +259,21 @@ def _union(a: Node, b: Node) -> Node:
         return a
     if not a:
         return b
-    out = dict(a)
+    out: Node | None = None  # b adds nothing to a: a itself is the answer, so callers can tell
     for k, child in b.items():
-        mine = out.get(k)
-        out[k] = child if mine is None or k == MEMBER else _union(mine, child)
-    return out
+        mine = a.get(k)
+        if mine is None:
+            united = child
+        elif k == MEMBER:
+            continue
+        else:
+            united = _union(mine, child)
+            if united is mine:
+                continue
+        if out is None:
+            out = dict(a)
+        out[k] = united
+    return a if out is None else out
 
 
 def union_nodes(a: Node, b: Node) -> Node:

@@ -291,6 +291,7 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     except SchemaError:
         return  # the apiserver drops managedFields when it cannot type the object
     sets = {}
+    lost = _NOTHING
     if managed.sets:  # (a create from nothing has no other manager to lose anything)
         changed_by_others = c.exclude(ignored) if not ignored.empty() else c
         lost = changed_by_others.modified.union(changed_by_others.added).union(
@@ -307,15 +308,30 @@ def update_managed_fields(schema: TypeRef, old: dict[str, Any] | None, new: dict
     if not mine.empty():
         key = manager_key(manager or "unknown", UPDATE, api_version, subresource)
         previous = sets.get(key)
-        if previous is not None:
-            mine = mine.union(previous.fields)
-        sets[key] = VersionedSet(mine, api_version, False)
+        read = managed.sets.get(key)
+        if read is not None and read.fields_v1 is not None and _owns_again(
+                read.fields, lost, mine):
+            # a manager writing only fields it owns, as a kubelet its pod's status: its
+            # entry is written back as read, with the new time
+            sets[key] = read
+        elif previous is not None:
+            sets[key] = VersionedSet(mine.union(previous.fields), api_version, False)
+        else:
+            sets[key] = VersionedSet(mine, api_version, False)
         managed.times[key] = now
     managed.sets = sets
     cap_update_managers(managed)
     entries = encode(managed)
     if entries:
         meta["managedFields"] = entries
+
+
+def _owns_again(owned: FieldSet, lost: FieldSet, mine: FieldSet) -> bool:
+    """Whether ``(owned - lost) | mine`` is ``owned``: all the write owns is owned already,
+    and all ``owned`` loses the write takes back (told by the set operations sharing
+    their operand where they leave it as it is)."""
+    return (owned.union(mine).root is owned.root
+            and owned.difference(lost.difference(mine)).root is owned.root)
 
 
 def _track_create(schema: TypeRef, base: dict[str, Any], new: dict[str, Any],

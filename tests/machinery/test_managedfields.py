@@ -394,3 +394,19 @@ def test_an_entrys_fields_are_parsed_once_per_distinct_value(
     assert parsed.count(fields_v1) == 1
     assert [e["fieldsV1"] for e in obj["metadata"]["managedFields"]] == [
         fields_v1, {"f:data": {"f:n": {}}}]
+
+
+def test_a_manager_rewriting_what_it_owns_keeps_its_entrys_fields_as_read() -> None:
+    """The manager's own entry is the union of what it owned and what it changed
+    (merge/update.go); a kubelet writing its pod's status again changes only fields it
+    owns, so the union is what it owned: its fieldsV1 is written back as read, with the
+    write's time."""
+    owned = {"f:data": {"f:x": {}}}
+    old = _configmap({"x": "1"}, [
+        {"manager": "b", "operation": "Update", "apiVersion": "v1", "time": NOW,
+         "fieldsType": "FieldsV1", "fieldsV1": owned}])
+    entries = _update(old, _configmap({"x": "2"}))["metadata"]["managedFields"]
+    assert [(e["manager"], e["time"], e["fieldsV1"]) for e in entries] == [("b", LATER, owned)]
+    assert entries[0]["fieldsV1"] is owned
+    grown = _update(old, _configmap({"x": "2", "y": "1"}))["metadata"]["managedFields"]
+    assert [e["fieldsV1"] for e in grown] == [{"f:data": {"f:x": {}, "f:y": {}}}]
