@@ -180,7 +180,7 @@ def test_a_shared_value_that_cannot_be_typed_still_fails_the_compare() -> None:
 
 
 def test_a_shared_value_is_not_compared_leaf_by_leaf(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A pods/status write compares a spec with itself: its leaves need no comparing."""
+    """A pods/status write leaves the spec alone: its leaves need no comparing."""
     compared: list[Any] = []
     json_equal = fc.json_equal
 

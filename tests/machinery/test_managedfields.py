@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 import yaml
 
+from setpoint.machinery import fieldpath as fp
 from setpoint.machinery import managedfields as mf
 from setpoint.machinery.managedfields import update_managed_fields
 from setpoint.machinery.schema import Schema, definitions
@@ -357,8 +358,8 @@ def test_an_entry_that_loses_nothing_is_written_back_as_read() -> None:
     manager's set (merge/update.go); an entry that loses none of them encodes to the fieldsV1
     it was read from, so the very value read is written back. One spelled otherwise than
     the apiserver writes it (keys out of order) is still written the apiserver's way."""
-    read = {"f:data": {"f:x": {}}}
-    unordered = {"f:data": {"f:z": {}, "f:y": {}}}
+    read: dict[str, Any] = {"f:data": {"f:x": {}}}
+    unordered: dict[str, Any] = {"f:data": {"f:z": {}, "f:y": {}}}
     old = _configmap({"x": "1", "y": "1", "z": "1", "w": "1"}, [
         {"manager": "a", "operation": "Update", "apiVersion": "v1", "time": NOW,
          "fieldsType": "FieldsV1", "fieldsV1": read},
@@ -378,14 +379,14 @@ def test_an_entrys_fields_are_parsed_once_per_distinct_value(
     DecodeManagedFields, once per request); the same fieldsV1 comes back at every write of
     an object, so it is parsed once however many writes carry it."""
     parsed: list[Any] = []
-    decode = mf.fp.decode
+    decode = fp.decode
 
     def counting(fields_v1: Any) -> Any:
         parsed.append(fields_v1)
         return decode(fields_v1)
 
-    monkeypatch.setattr(mf.fp, "decode", counting)
-    fields_v1 = {"f:data": {"f:parsed-once": {}}}
+    monkeypatch.setattr(fp, "decode", counting)
+    fields_v1: dict[str, Any] = {"f:data": {"f:parsed-once": {}}}
     obj = _configmap({"parsed-once": "1"}, [
         {"manager": "a", "operation": "Update", "apiVersion": "v1", "time": NOW,
          "fieldsType": "FieldsV1", "fieldsV1": fields_v1}])
@@ -401,7 +402,7 @@ def test_a_manager_rewriting_what_it_owns_keeps_its_entrys_fields_as_read() -> N
     (merge/update.go); a kubelet writing its pod's status again changes only fields it
     owns, so the union is what it owned: its fieldsV1 is written back as read, with the
     write's time."""
-    owned = {"f:data": {"f:x": {}}}
+    owned: dict[str, Any] = {"f:data": {"f:x": {}}}
     old = _configmap({"x": "1"}, [
         {"manager": "b", "operation": "Update", "apiVersion": "v1", "time": NOW,
          "fieldsType": "FieldsV1", "fieldsV1": owned}])
