@@ -13,7 +13,7 @@ from setpoint.cluster import serve
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.nodes import node_object
-from setpoint.workloads.scheduler import Scheduler, schedule
+from setpoint.workloads.scheduler import Scheduler, predicates, schedule
 from setpoint.workloads.scheduler.affinity import AffinityState
 from setpoint.workloads.scheduler.cache import SchedulerCache
 from setpoint.workloads.scheduler.predicates import (
@@ -490,3 +490,35 @@ async def test_pods_for_other_schedulers_are_left_alone(cluster: Cluster) -> Non
     await cluster.bound(1)
     pods = await cluster.pods()
     assert not pods["other"]["spec"].get("nodeName")
+
+
+def _statuses_made(nodes: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
+    made = 0
+
+    class CountingStatus(predicates.Status):
+        def __init__(self, *args: Any) -> None:
+            nonlocal made
+            made += 1
+            super().__init__(*args)
+
+    monkeypatch.setattr(predicates, "Status", CountingStatus)
+    monkeypatch.setattr(predicates, "_FIT_STATUSES", {}, raising=False)
+    cache = make_cache(nodes)
+    decision = schedule(make_pod("big", cpu="5"), cache.node_infos())
+    assert decision.node is None
+    return made, decision.message
+
+
+def test_a_failed_cycle_makes_a_status_per_distinct_reason_not_per_node(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a rollout of 10,000 pods a thousand pods wait for a slot and each is tried again
+    at the end of its backoff: most cycles fail, on every node for the same reason. The
+    message is still kube-scheduler's ``FitError`` histogram, one count per node
+    (pkg/scheduler/framework/types.go ``FitError.Error``), but a cycle makes a status per
+    distinct reason, not one per node (12 against 3 on the parent commit at 12 nodes)."""
+    made_3, message_3 = _statuses_made(3, monkeypatch)
+    made_12, message_12 = _statuses_made(12, monkeypatch)
+    assert made_3 == made_12 == 1
+    assert message_3 == ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes "
+                         "are available: 3 No preemption victims found for incoming pod.")
+    assert message_12.startswith("0/12 nodes are available: 12 Insufficient cpu.")
