@@ -11,6 +11,7 @@ import pytest
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.runtime import Manager, ManagerSettings
+from setpoint.runtime import _controller as controller_module
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.nodes import node_object
 from setpoint.workloads.scheduler import Scheduler, predicates, schedule
@@ -522,3 +523,25 @@ def test_a_failed_cycle_makes_a_status_per_distinct_reason_not_per_node(
     assert message_3 == ("0/3 nodes are available: 3 Insufficient cpu. preemption: 0/3 nodes "
                          "are available: 3 No preemption victims found for incoming pod.")
     assert message_12.startswith("0/12 nodes are available: 12 Insufficient cpu.")
+
+
+async def test_a_scheduling_cycle_reads_the_informers_pod_without_copying_it(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """kube-scheduler's cycle reads the pod from its informer and copies it only for the
+    binding's assumption (``schedulingCycle`` in pkg/scheduler/schedule_one.go): a cycle
+    that fails copies nothing, and in a rollout of 10,000 pods most cycles fail, again at
+    each backoff's end. The parent commit copied the whole pod for every cycle."""
+    copied: list[str] = []
+    clone = controller_module.clone
+
+    def counting_clone(data: Obj) -> Obj:
+        if "containers" in (data.get("spec") or {}):
+            copied.append(str((data.get("metadata") or {}).get("name")))
+        return clone(data)
+
+    monkeypatch.setattr(controller_module, "clone", counting_clone)
+    await cluster.client.create(make_pod("huge", cpu="3"))
+    await cluster.client.create(make_pod("web", cpu="500m"))
+    await cluster.unschedulable("huge")
+    await cluster.bound(1)
+    assert copied == []
