@@ -15,6 +15,7 @@ from setpoint.runtime import _controller as controller_module
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.nodes import node_object
 from setpoint.workloads.scheduler import Scheduler, predicates, schedule
+from setpoint.workloads.scheduler import cache as cache_module
 from setpoint.workloads.scheduler.affinity import AffinityState
 from setpoint.workloads.scheduler.cache import SchedulerCache
 from setpoint.workloads.scheduler.predicates import (
@@ -219,6 +220,34 @@ def test_confirmed_binding_replaces_the_assumption_and_terminal_pods_free_room()
             "status": {"phase": "Succeeded"}}
     cache.observe_pod(done)
     assert cache.node_of("default/first") is None
+
+
+def test_a_status_update_of_a_placed_pod_reuses_what_was_computed_from_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """kube-scheduler's cache takes every update of a placed pod (``UpdatePod`` in
+    pkg/scheduler/backend/cache/cache.go); what it computes from the pod (requests, ports,
+    affinity terms) comes from the spec, which a kubelet's status write leaves alone. Each
+    pod's status is written several times on its way to Ready: on the parent commit each
+    write computed the requests again. A resize (a new spec) still counts."""
+    computed: list[str] = []
+    requests = cache_module.pod_requests
+
+    def counting(pod: Obj) -> Any:
+        computed.append(pod["metadata"]["name"])
+        return requests(pod)
+
+    monkeypatch.setattr(cache_module, "pod_requests", counting)
+    cache = make_cache(1, cpu="2")
+    pod = make_pod("web", cpu="1", node="node-1")
+    cache.observe_pod(pod)
+    for phase in ("Pending", "Running", "Running"):
+        cache.observe_pod({**pod, "status": {"phase": phase}})
+    assert computed == ["web"]
+    assert schedule(make_pod("other", cpu="1500m"), cache.node_infos()).node is None
+    resized = make_pod("web", cpu="500m", node="node-1")
+    cache.observe_pod(resized)
+    assert computed == ["web", "web"]
+    assert schedule(make_pod("other", cpu="1500m"), cache.node_infos()).node is not None
 
 
 def test_preemption_sees_lower_priority_pods_as_they_come_and_go() -> None:
