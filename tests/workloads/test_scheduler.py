@@ -11,11 +11,10 @@ import pytest
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.runtime import Manager, ManagerSettings
-from setpoint.runtime import _controller as controller_module
+from setpoint.runtime._objects import clone
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.nodes import node_object
 from setpoint.workloads.scheduler import Scheduler, predicates, schedule
-from setpoint.workloads.scheduler import cache as cache_module
 from setpoint.workloads.scheduler.affinity import AffinityState
 from setpoint.workloads.scheduler.cache import SchedulerCache
 from setpoint.workloads.scheduler.predicates import (
@@ -230,13 +229,12 @@ def test_a_status_update_of_a_placed_pod_reuses_what_was_computed_from_it(
     pod's status is written several times on its way to Ready: on the parent commit each
     write computed the requests again. A resize (a new spec) still counts."""
     computed: list[str] = []
-    requests = cache_module.pod_requests
 
     def counting(pod: Obj) -> Any:
         computed.append(pod["metadata"]["name"])
-        return requests(pod)
+        return pod_requests(pod)
 
-    monkeypatch.setattr(cache_module, "pod_requests", counting)
+    monkeypatch.setattr("setpoint.workloads.scheduler.cache.pod_requests", counting)
     cache = make_cache(1, cpu="2")
     pod = make_pod("web", cpu="1", node="node-1")
     cache.observe_pod(pod)
@@ -561,14 +559,13 @@ async def test_a_scheduling_cycle_reads_the_informers_pod_without_copying_it(
     that fails copies nothing, and in a rollout of 10,000 pods most cycles fail, again at
     each backoff's end. The parent commit copied the whole pod for every cycle."""
     copied: list[str] = []
-    clone = controller_module.clone
 
     def counting_clone(data: Obj) -> Obj:
         if "containers" in (data.get("spec") or {}):
             copied.append(str((data.get("metadata") or {}).get("name")))
         return clone(data)
 
-    monkeypatch.setattr(controller_module, "clone", counting_clone)
+    monkeypatch.setattr("setpoint.runtime._controller.clone", counting_clone)
     await cluster.client.create(make_pod("huge", cpu="3"))
     await cluster.client.create(make_pod("web", cpu="500m"))
     await cluster.unschedulable("huge")
