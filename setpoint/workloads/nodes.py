@@ -3,9 +3,10 @@
 At start, ``settings.nodes`` Nodes named ``node-1`` … ``node-N`` are registered (existing
 ones are kept), spread over ``settings.zones`` round-robin, with the capacity, labels,
 addresses and ``nodeInfo`` a kubelet reports. Then, as a kubelet does for its node, the
-``node-heartbeat`` controller posts the node's conditions every ``heartbeat_seconds``
-(``lastHeartbeatTime``) and renews its Lease in ``kube-node-lease`` every 10 s (duration
-40 s). The node lifecycle controller (:mod:`setpoint.workloads.nodelifecycle`) does the
+``node-heartbeat`` controller posts the node's conditions when they change and every
+``heartbeat_seconds`` otherwise (``lastHeartbeatTime``; 5 minutes, the kubelet's
+``nodeStatusReportFrequency``) and renews its Lease in ``kube-node-lease`` every 10 s
+(duration 40 s). The node lifecycle controller (:mod:`setpoint.workloads.nodelifecycle`) does the
 controller-manager's side.
 
 Faults are asked for on the Node itself, so that the CLI, tests and any client can drive

@@ -23,7 +23,11 @@ class WorkloadSettings:
     kubelet: bool = True
     controllers: bool = True
     runtime: str = "simulated"
-    heartbeat_seconds: float = 10.0
+    heartbeat_seconds: float = 300.0
+    """How often a kubelet posts its node's status when nothing in it changed: the
+    KubeletConfiguration's ``nodeStatusReportFrequency`` (default 5m; a change is posted at
+    once, and the node's Lease, renewed every 10 s, is its heartbeat). Each post is a Node
+    event for every informer of Nodes, and the nodes grow with the pods."""
     loopback_network: int = 0
     """With the process runtime: the block of loopback addresses the cluster claimed for its
     pods, Services and DNS (:mod:`setpoint.workloads.loopbacknet`)."""

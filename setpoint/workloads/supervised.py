@@ -51,6 +51,17 @@ kept NotReady on purpose in a persisted cluster must not block ``cluster up``.""
 
 _NODE = Kind("v1", "Node")
 
+COLLECTOR_THRESHOLDS = (10_000, 50, 10)
+"""The cyclic collector's thresholds in this process (Python's are 700, 10, 10). Nearly all
+of the simulation's garbage is freed by reference counting (a 3,000-pod rollout left about
+12,000 objects in cycles for the collector, against hundreds of millions allocated), and
+its objects live for a request or an informer's event, often longer than 700 allocations
+apart in an event loop with hundreds of requests in flight. At 700 they were moved to the
+oldest generation by the thousand, whose full collections walk every cached pod: 21% of the
+process's CPU at 10,000 pods, 0.6 s per full collection (docs/benchmarks.md, Workloads,
+sixth pass). A young generation of 10,000 lets them die young; one collection of the middle
+generation per 50 young ones keeps what survives from reaching the oldest."""
+
 
 def settings_from_json(text: str) -> WorkloadSettings:
     """The settings a parent passed (only WorkloadSettings' own fields; tuples as lists)."""
@@ -199,6 +210,7 @@ def main(argv: list[str] | None = None) -> None:
     for module_name in enabled_areas(settings):  # now, while the parent starts its server
         importlib.import_module(module_name)
     gc.freeze()  # the imports' objects stay out of the collections (they live as long)
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
     gc.enable()
     try:
         import uvloop  # a faster event loop where the platform has it

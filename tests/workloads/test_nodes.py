@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -183,6 +184,29 @@ async def test_a_lagging_cache_does_not_make_the_kubelet_post_or_renew_again() -
         result = await heartbeat.reconcile(ctx, stale)
         assert writes == []
         assert result.requeue_after is not None and result.requeue_after > 1.0
+
+
+async def test_an_unchanged_node_status_is_posted_every_five_minutes_the_lease_every_ten_s(
+        ) -> None:
+    """The kubelet renews its Lease every 10 s and posts an unchanged node status only
+    once ``nodeStatusReportFrequency`` has passed, 5 minutes by default (KubeletConfiguration
+    v1beta1; pkg/kubelet/kubelet_node_status.go, tryUpdateNodeStatus): the parent commit
+    posted it every 10 s, a Node event for every informer of Nodes, per node."""
+    writes: list[str] = []
+    async with serve() as running, Client(
+            load_kubeconfig(running.kubeconfig), on_request=lambda r: writes.append(
+                r.method) if r.method != "GET" else None) as client:
+        settings = WorkloadSettings(nodes=1)
+        await nodes.register_nodes(client, settings)
+        node = await client.get(NODE, "node-1")
+        ctx: Any = type("Ctx", (), {"client": client, "cache": _StaleCache()})()
+        for age, expected in ((60, ["POST"]), (301, ["PATCH", "POST"])):
+            seen = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age))
+            for c in node["status"]["conditions"]:
+                c["lastHeartbeatTime"] = seen
+            writes.clear()
+            await nodes.NodeHeartbeat(settings).reconcile(ctx, node)
+            assert sorted(writes) == expected  # status patch, lease create
 
 
 async def test_unreachable_node_goes_unknown_tainted_and_its_pods_are_evicted(

@@ -50,6 +50,10 @@ class Decision:
         return {s.plugin for s in self.statuses.values()}
 
 
+_NOT_HELPFUL = (messages.PREEMPTION_NOT_HELPFUL,)
+_NO_VICTIMS = (messages.NO_VICTIMS,)
+
+
 def _no_namespace_labels(_: str) -> Mapping[str, str]:
     return {}
 
@@ -77,17 +81,18 @@ def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     if (pod.get("spec") or {}).get("preemptionPolicy") == "Never":
         return "preemption: " + messages.NOT_ELIGIBLE_NEVER
     priority = pod_priority(pod)
-    per_node: dict[str, tuple[str, ...]] = {}
+    # one row per node, in the nodes' order; the rows are shared tuples, counted by value
+    rows: list[tuple[str, ...]] = []
     for node in nodes:
         status = statuses[node.name]
         if status.code is Code.UNRESOLVABLE:
-            per_node[node.name] = (messages.PREEMPTION_NOT_HELPFUL,)
+            rows.append(_NOT_HELPFUL)
         elif node.lowest_priority() >= priority:
-            per_node[node.name] = (messages.NO_VICTIMS,)
+            rows.append(_NO_VICTIMS)
         else:
             # evicting every lower-priority pod would still be needed and is not done here
-            per_node[node.name] = status.reasons
-    return messages.preemption_message(len(nodes), per_node)
+            rows.append(status.reasons)
+    return messages.preemption_message(len(nodes), rows)
 
 
 def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],

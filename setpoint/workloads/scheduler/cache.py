@@ -46,6 +46,14 @@ def controller_uid(pod: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _same_inputs(old: Obj, new: Obj) -> bool:
+    """Whether :meth:`PodInfo.of` would compute the same of ``new`` as of ``old`` (the same
+    pod): it reads the spec and the owner references."""
+    return old.get("spec") == new.get("spec") and \
+        (old.get("metadata") or {}).get("ownerReferences") == \
+        (new.get("metadata") or {}).get("ownerReferences")
+
+
 @dataclass
 class PodInfo:
     """A pod on a node, with what the scheduler computes from it once."""
@@ -243,9 +251,14 @@ class SchedulerCache:
         current = self._pod_node.get(key)
         if current is not None:
             existing = self._nodes[current].pods.get(key)
-            if existing is not None and current == node_name and not existing.assumed \
-                    and existing.pod is pod:
-                return
+            if existing is not None and current == node_name and not existing.assumed:
+                if existing.pod is pod:
+                    return
+                if _same_inputs(existing.pod, pod):
+                    # most updates are the kubelet's status writes: what was computed from
+                    # the pod (requests, ports, terms, owner, priority) stays as it was
+                    existing.pod = pod
+                    return
             self._nodes[current].remove_pod(key)
             self._drop_empty_ghost(current)
         self._info(node_name).add_pod(PodInfo.of(pod))

@@ -242,8 +242,19 @@ def insufficient_resources(request: Resources, node: NodeInfo) -> list[str]:
     return reasons
 
 
+_FIT_STATUSES: dict[tuple[str, ...], Status] = {}
+"""The NodeResourcesFit statuses made so far, by their reasons: a failed cycle rejects most
+nodes for the same reasons ("Too many pods" on every full node), and a status is immutable."""
+
+
 def node_resources_fit(request: Resources, node: NodeInfo) -> Status | None:
     reasons = insufficient_resources(request, node)
-    if reasons:
-        return Status(Code.UNSCHEDULABLE, tuple(reasons), "NodeResourcesFit")
-    return None
+    if not reasons:
+        return None
+    key = tuple(reasons)
+    status = _FIT_STATUSES.get(key)
+    if status is None:
+        status = Status(Code.UNSCHEDULABLE, key, "NodeResourcesFit")
+        if len(_FIT_STATUSES) < 256:  # bounded: extended resources' names are the pods'
+            _FIT_STATUSES[key] = status
+    return status

@@ -20,7 +20,8 @@ from typing import Any
 
 from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
-from setpoint.runtime import Context, Controller, EventRecorder, Funcs, Manager, Result
+from setpoint.runtime import Controller, EventRecorder, Funcs, Manager, Request, Result
+from setpoint.runtime._objects import object_key
 from setpoint.workloads.scheduler.algorithm import schedule
 from setpoint.workloads.scheduler.cache import SchedulerCache, is_terminal, pod_key
 from setpoint.workloads.scheduler.queue import (
@@ -132,7 +133,9 @@ class Scheduler:
                                        delete=lambda _: False)])
             .reads(NAMESPACE)
         )
-        ctrl.reconcile(self.reconcile)
+        # a cycle reads the pod and never changes it: the informer's object, not a copy of it
+        # per cycle (most cycles of a rollout fail and are repeated at each backoff's end)
+        ctrl.reconciler(self)
         return ctrl
 
     def install(self, manager: Manager) -> None:
@@ -162,7 +165,10 @@ class Scheduler:
 
     # -- one scheduling cycle --------------------------------------------------------------
 
-    async def reconcile(self, ctx: Context[Obj], pod: Obj) -> Result:
+    async def reconcile(self, request: Request) -> Result:
+        pod = self.manager.cache.store_for(POD).get(object_key(request.namespace, request.name))
+        if pod is None:
+            return Result()
         key = pod_key(pod)
         if not wants_scheduling(pod):
             self.unschedulable.remove(key)
@@ -177,17 +183,17 @@ class Scheduler:
             self.unschedulable.add(key, decision.rejectors)
             self._recorder().warning(pod, "FailedScheduling", decision.message,
                                      action="Scheduling")
-            await self._mark_unschedulable(ctx, pod, decision.message)
+            await self._mark_unschedulable(pod, decision.message)
             return Result(requeue_after=FLUSH_AFTER)
         node_name = decision.node.name
         self.cache.assume(pod, node_name)
         self.unschedulable.remove(key)
         try:
-            await self._bind(ctx, pod, node_name)
+            await self._bind(pod, node_name)
         except (NotFoundError, ConflictError) as exc:
             # deleted, or bound meanwhile: nothing left to do for this pod
             self.cache.forget(key)
-            ctx.log.info("binding_rejected", node=node_name, error=str(exc))
+            log.info("binding of %s to %s rejected: %s", key, node_name, exc)
             return Result()
         except Exception:
             self.cache.forget(key)
@@ -198,16 +204,16 @@ class Scheduler:
             f"{metadata.get('name')} to {node_name}", action="Binding")
         return Result()
 
-    async def _bind(self, ctx: Context[Obj], pod: Obj, node_name: str) -> None:
+    async def _bind(self, pod: Obj, node_name: str) -> None:
         metadata = pod.get("metadata") or {}
         namespace, name = metadata.get("namespace"), metadata.get("name")
         body = {"apiVersion": "v1", "kind": "Binding",
                 "metadata": {"name": name, "namespace": namespace, "uid": metadata.get("uid")},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": node_name}}
-        await ctx.client.request("POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding",
-                                 body=body)
+        await self.manager.client.request(
+            "POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body=body)
 
-    async def _mark_unschedulable(self, ctx: Context[Obj], pod: Obj, message: str) -> None:
+    async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
         """``PodScheduled=False, reason Unschedulable`` unless it already says so."""
         conditions = (pod.get("status") or {}).get("conditions") or ()
         current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
@@ -221,6 +227,6 @@ class Scheduler:
                      "message": message}
         metadata = pod.get("metadata") or {}
         with contextlib.suppress(NotFoundError):
-            await ctx.client.patch_status(
+            await self.manager.client.patch_status(
                 POD, str(metadata.get("name")), {"status": {"conditions": [condition]}},
                 patch_type=PatchType.STRATEGIC, namespace=metadata.get("namespace"))
