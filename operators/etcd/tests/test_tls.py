@@ -59,6 +59,22 @@ async def user_context(k8s: Client, name: str, *, certificate: bool = True
     return context
 
 
+async def write_through_service(url: str, context: ssl.SSLContext, name: str,
+                                data: dict[str, str]) -> None:
+    """Write ``data`` through the client Service of cluster ``name`` once it has a ready
+    endpoint."""
+    async def written() -> bool:
+        try:
+            async with EtcdClient(url, timeout=10.0, tls=context,
+                                  server_hostname=f"{name}-client.default.svc") as etcd:
+                for key, value in data.items():
+                    await etcd.put(key, value)
+        except EtcdError:
+            return False  # the Service has no ready endpoint yet
+        return True
+    await wait_until(written, timeout=30.0, message="keys written over https")
+
+
 def available_since(cluster: EtcdCluster) -> object:
     return next(c.last_transition_time for c in cluster.status.conditions or ()
                 if c.type == "Available")
@@ -81,16 +97,7 @@ async def test_a_tls_cluster_serves_over_https_with_client_certificates_and_refu
     context = await user_context(k8s, "s")
     data = keys("tls")
 
-    async def written() -> bool:
-        try:
-            async with EtcdClient(f"https://{address}", timeout=10.0, tls=context,
-                                  server_hostname="s-client.default.svc") as etcd:
-                for key, value in data.items():
-                    await etcd.put(key, value)
-        except EtcdError:
-            return False  # the Service has no ready endpoint yet
-        return True
-    await wait_until(written, timeout=30.0, message="keys written over https")
+    await write_through_service(f"https://{address}", context, "s", data)
 
     with pytest.raises(EtcdError):  # plain http on the client port
         async with EtcdClient(f"http://{address}") as etcd:
@@ -220,16 +227,7 @@ async def test_a_ca_near_expiry_is_rotated_and_members_trust_both_on_the_way(
     address = f"https://{present(service.spec).cluster_ip}:{objects.CLIENT_PORT}"
     data = keys("ca")
 
-    async def written() -> bool:
-        try:
-            async with EtcdClient(address, timeout=10.0, tls=await user_context(k8s, "c"),
-                                  server_hostname="c-client.default.svc") as etcd:
-                for key, value in data.items():
-                    await etcd.put(key, value)
-        except EtcdError:
-            return False  # the Service has no ready endpoint yet
-        return True
-    await wait_until(written, timeout=30.0, message="keys written over https")
+    await write_through_service(address, await user_context(k8s, "c"), "c", data)
 
     old_ca = (await pair_of(k8s, "c-ca"))[0]
     secret = await k8s.get(Secret, "c-ca")
