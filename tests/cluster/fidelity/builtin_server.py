@@ -1,14 +1,24 @@
 """The HTTP helper of the table-driven validation tests of built-in kinds (the module-scoped
-server it talks to is the ``kube`` fixture of this directory's conftest)."""
+server it talks to is the ``kube`` fixture of this directory's conftest), and the pod their
+cases start from."""
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from typing import Any
 
 import httpx
 
 MERGE = "application/merge-patch+json"
+
+
+def pod(name: str, spec: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
+    """A pod of one container ``c`` (image ``i``) with ``container``'s keys, then ``spec``'s
+    keys over its spec (a case's own ``containers`` replaces the one)."""
+    body: dict[str, Any] = {"containers": [{"name": "c", "image": "i", **container}]}
+    body.update(copy.deepcopy(spec))
+    return {"metadata": {"name": name}, "spec": body}
 
 
 class Kube:

@@ -10,13 +10,12 @@ validateOS, validateLinux, validateWindows; k8s.io/component-helpers/node/util/s
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import Kube
+from tests.cluster.fidelity.builtin_server import Kube, pod
 
 PODS = "/api/v1/namespaces/default/pods"
 REQ, INV, UNSUP, FORB, DUP = ("FieldValueRequired", "FieldValueInvalid",
@@ -89,22 +88,16 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
 ]
 
 
-def _pod(name: str, spec: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"containers": [{"name": "c", "image": "i", **container}]}
-    body.update(copy.deepcopy(spec))
-    return {"metadata": {"name": name}, "spec": body}
-
-
 @pytest.mark.parametrize(("case", "spec", "container", "expected"), CASES,
                          ids=[c[0] for c in CASES])
 def test_pod_sysctls_and_os_are_validated(kube: Kube, case: str, spec: dict[str, Any],
                                           container: dict[str, Any],
                                           expected: dict[tuple[str, str], int]) -> None:
-    assert kube.reject("POST", PODS, _pod(case, spec, container)) == Counter(expected)
+    assert kube.reject("POST", PODS, pod(case, spec, container)) == Counter(expected)
 
 
 def test_sysctl_and_os_messages_are_kubernetes_words(kube: Kube) -> None:
-    got = kube.messages("POST", PODS, _pod("words", {
+    got = kube.messages("POST", PODS, pod("words", {
         "hostNetwork": True, "os": {"name": "windows"},
         "securityContext": {"sysctls": [{"name": "Bad", "value": "1"},
                                         {"name": "net.core.somaxconn", "value": "1"}]}}, {}))
@@ -115,7 +108,7 @@ def test_sysctl_and_os_messages_are_kubernetes_words(kube: Kube) -> None:
         f"{SYS}[1].name": ['Invalid value: "net.core.somaxconn": may not be specified when '
                            "'hostNetwork' is true"],
         "spec.securityContext.sysctls": ["Forbidden: cannot be set for a windows pod"]}
-    got = kube.messages("POST", PODS, _pod("words-os", {"os": {"name": "Linux"}}, {}))
+    got = kube.messages("POST", PODS, pod("words-os", {"os": {"name": "Linux"}}, {}))
     assert got == {"spec.os": ['Unsupported value: "Linux": supported values: "linux", '
                                '"windows"']}
 
@@ -130,7 +123,7 @@ def test_pods_for_each_os_with_their_own_settings_are_accepted(kube: Kube) -> No
             ("windows-ok", {"os": {"name": "windows"}, "securityContext": {
                 "windowsOptions": {"runAsUserName": "ContainerUser"}}},
              {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})):
-        status, body = kube.call("POST", PODS, _pod(name, spec, container))
+        status, body = kube.call("POST", PODS, pod(name, spec, container))
         assert status == 201, (name, body)
 
 
@@ -138,7 +131,7 @@ def test_fields_of_gates_off_in_1_32_are_dropped_not_validated(kube: Kube) -> No
     """pkg/api/pod/util.go dropDisabledFields: UserNamespacesSupport (beta, off until 1.33),
     SupplementalGroupsPolicy and ClusterTrustBundleProjection (alpha) are off, so a new pod
     loses these fields before validation (a Windows pod is not refused for hostUsers)."""
-    status, body = kube.call("POST", PODS, _pod("gated", {
+    status, body = kube.call("POST", PODS, pod("gated", {
         "os": {"name": "windows"}, "hostUsers": False,
         "securityContext": {"supplementalGroupsPolicy": "Strict"},
         "volumes": [{"name": "bundle", "projected": {"sources": [

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.fidelity.builtin_server import Kube
+from tests.cluster.fidelity.builtin_server import Kube, pod
 
 PODS = "/api/v1/namespaces/default/pods"
 DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
@@ -155,22 +155,16 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
 ]
 
 
-def _pod(name: str, spec: dict[str, Any], container: dict[str, Any]) -> dict[str, Any]:
-    body: dict[str, Any] = {"containers": [{"name": "c", "image": "i", **container}]}
-    body.update(copy.deepcopy(spec))
-    return {"metadata": {"name": name}, "spec": body}
-
-
 @pytest.mark.parametrize(("case", "spec", "container", "expected"), CASES,
                          ids=[c[0] for c in CASES])
 def test_pod_create_is_validated(kube: Kube, case: str, spec: dict[str, Any],
                                  container: dict[str, Any],
                                  expected: dict[tuple[str, str], int]) -> None:
-    assert kube.reject("POST", PODS, _pod(case, spec, container)) == Counter(expected)
+    assert kube.reject("POST", PODS, pod(case, spec, container)) == Counter(expected)
 
 
 def test_pod_messages_are_kubernetes_words(kube: Kube) -> None:
-    got = kube.messages("POST", PODS, _pod("words", {"activeDeadlineSeconds": 0}, {
+    got = kube.messages("POST", PODS, pod("words", {"activeDeadlineSeconds": 0}, {
         "env": [{"name": "A=B"}],
         "resources": {"limits": {"cpu": "1"}, "requests": {"cpu": "1500m"}}}))
     assert got == {
@@ -185,7 +179,7 @@ def test_pod_messages_are_kubernetes_words(kube: Kube) -> None:
 def test_a_valid_pod_with_everything_is_accepted(kube: Kube) -> None:
     """What the rules above must not refuse: volumes of each common kind mounted, sidecars
     with probes, tolerations, affinity and security settings all well formed."""
-    status, body = kube.call("POST", PODS, _pod("fine", {
+    status, body = kube.call("POST", PODS, pod("fine", {
         "volumes": [{"name": "data", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}},
                     {"name": "claim", "persistentVolumeClaim": {"claimName": "pvc"}},
                     {"name": "eph", "ephemeral": {"volumeClaimTemplate": {"spec": {
