@@ -16,18 +16,14 @@ CustomResourceFieldSelectors).
 
 from __future__ import annotations
 
-import asyncio
-import os
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.conftest import Kubectl, names_selected
 from tests.cluster.fidelity.writes import failure
-from tests.conftest import kubectl_path
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -55,10 +51,6 @@ def _crd(name: str, selectable: list[str], versions: tuple[str, ...] = ("v1",)
                           **({"selectableFields": [{"jsonPath": p} for p in selectable]}
                              if i == 0 else {})}
                          for i, v in enumerate(versions)]}}
-
-
-def _names(out: dict[str, Any]) -> list[str]:
-    return sorted(item["metadata"]["name"] for item in out["items"])
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -127,8 +119,7 @@ async def test_custom_resources_are_selected_by_their_selectable_fields(
                             ("spec.enabled%3Dfalse", ["b"]),
                             ("spec.labels.team%3Dx", ["a"]),
                             ("metadata.namespace%3Ddefault%2Cspec.color%3Dblue", ["b"])):
-        status, out = await module_api.get(f"{v1}?fieldSelector={selector}")
-        assert (status, _names(out)) == (200, names), selector
+        assert await names_selected(module_api, v1, selector) == (200, names), selector
 
 
 @pytest.mark.parametrize("watch", ["", "&watch=true"])
@@ -142,26 +133,16 @@ async def test_a_field_no_version_selects_is_refused(module_api: API, gadgets: N
             400, "BadRequest", f"field label not supported: {label}")), (version, label)
 
 
-async def test_kubectl_selects_custom_resources(module_api: API, gadgets: None,
-                                               tmp_path: Path) -> None:
+async def test_kubectl_selects_custom_resources(gadgets: None,
+                                               module_kubectl: Kubectl) -> None:
     """Rule: kubectl get --field-selector sends fieldSelector as is; a refusal comes back
     through kubectl's resource builder (k8s.io/cli-runtime pkg/resource/selector.go) as
     "Unable to find ... that match label selector ..., field selector ...: <message>"."""
-    base = [kubectl_path(), "--kubeconfig", str(module_api.cluster.kubeconfig),
-            "--cache-dir", str(tmp_path / f"cache-{uuid.uuid4().hex[:8]}"), "-n", "default"]
-
-    async def kubectl(*args: str) -> tuple[int | None, str, str]:
-        proc = await asyncio.create_subprocess_exec(
-            *base, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)})
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-        return proc.returncode, out.decode(), err.decode()
-
-    assert await kubectl("get", "gadgets.v1.example.com", "--field-selector",
-                         "spec.enabled=false", "-o", "name") == (
+    assert await module_kubectl("get", "gadgets.v1.example.com", "--field-selector",
+                                "spec.enabled=false", "-o", "name") == (
         0, "gadget.example.com/b\n", "")
-    code, _, err = await kubectl("get", "gadgets.v1.example.com", "--field-selector",
-                                 "spec.shape=round")
+    code, _, err = await module_kubectl("get", "gadgets.v1.example.com", "--field-selector",
+                                        "spec.shape=round")
     assert (code, err) == (1, 'Error from server (BadRequest): Unable to find '
                               '"example.com/v1, Resource=gadgets" that match label selector "", '
                               'field selector "spec.shape=round": field label not supported: '

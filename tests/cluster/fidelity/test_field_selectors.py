@@ -23,26 +23,18 @@ its error a 400 BadRequest with the conversion's words).
 
 from __future__ import annotations
 
-import asyncio
-import os
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.conftest import Kubectl, item_names, names_selected
 from tests.cluster.fidelity.writes import failure
-from tests.conftest import kubectl_path
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NS = "/api/v1/namespaces/default"
-
-
-def _names(out: dict[str, Any]) -> list[str]:
-    return sorted(item["metadata"]["name"] for item in out["items"])
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -78,9 +70,9 @@ async def test_a_cluster_scoped_kind_without_a_conversion_takes_a_namespace(
     roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
     status, out = await module_api.get(f"{roles}?fieldSelector=metadata.namespace%3Ddefault")
     assert (status, out["items"]) == (200, [])
-    status, out = await module_api.get(
-        f"{roles}?fieldSelector=metadata.namespace%3D%2Cmetadata.name%3Dfield-selected")
-    assert (status, _names(out)) == (200, ["field-selected"])
+    assert await names_selected(
+        module_api, roles, "metadata.namespace%3D%2Cmetadata.name%3Dfield-selected") == (
+        200, ["field-selected"])
 
 
 @pytest.mark.parametrize("path", ["/api/v1/nodes", "/api/v1/namespaces"])
@@ -94,22 +86,21 @@ async def test_pod_fields_podips_and_the_old_spec_host(module_api: API,
                                                       objects: None) -> None:
     """Rule: spec.host is spec.nodeName for old clients; status.podIPs is accepted and, being
     in no pod's selectable fields, reads as ""."""
-    status, out = await module_api.get(f"{NS}/pods?fieldSelector=spec.host%3Dnode-a")
-    assert (status, _names(out)) == (200, ["on-a"])
+    assert await names_selected(module_api, f"{NS}/pods", "spec.host%3Dnode-a") == (200, ["on-a"])
     status, out = await module_api.get(f"{NS}/pods?fieldSelector=status.podIPs%3D10.0.0.1")
     assert (status, out["items"]) == (200, [])
-    status, out = await module_api.get(f"{NS}/pods?fieldSelector=status.podIPs%3D")
-    assert (status, _names(out)) == (200, ["on-a", "on-b"])
+    assert await names_selected(module_api, f"{NS}/pods", "status.podIPs%3D") == (
+        200, ["on-a", "on-b"])
 
 
 async def test_services_are_selected_by_type_and_cluster_ip(module_api: API,
                                                              objects: None) -> None:
     """Rule: the Service conversion and strategy's selectable fields add spec.type and
     spec.clusterIP."""
-    status, out = await module_api.get(f"{NS}/services?fieldSelector=spec.type%3DNodePort")
-    assert (status, _names(out)) == (200, ["node-port"])
-    status, out = await module_api.get(f"{NS}/services?fieldSelector=spec.clusterIP%3DNone")
-    assert (status, _names(out)) == (200, ["headless"])
+    assert await names_selected(module_api, f"{NS}/services", "spec.type%3DNodePort") == (
+        200, ["node-port"])
+    assert await names_selected(module_api, f"{NS}/services", "spec.clusterIP%3DNone") == (
+        200, ["headless"])
 
 
 async def test_jobs_word_their_refusal_their_own_way(module_api: API) -> None:
@@ -154,12 +145,10 @@ async def test_an_unset_count_selects_as_zero(module_api: API) -> None:
     status, out = await module_api.post("/apis/batch/v1/namespaces/default/jobs", {
         "metadata": {"name": "counted"}, "spec": {"template": template("Never")}})
     assert status == 201, out
-    status, out = await module_api.get(
-        f"{NS}/replicationcontrollers?fieldSelector=status.replicas%3D0")
-    assert (status, _names(out)) == (200, ["counted"])
-    status, out = await module_api.get(
-        "/apis/batch/v1/namespaces/default/jobs?fieldSelector=status.successful%3D0")
-    assert (status, _names(out)) == (200, ["counted"])
+    assert await names_selected(module_api, f"{NS}/replicationcontrollers",
+                                "status.replicas%3D0") == (200, ["counted"])
+    assert await names_selected(module_api, "/apis/batch/v1/namespaces/default/jobs",
+                                "status.successful%3D0") == (200, ["counted"])
     assert await module_api.get(
         f"{NS}/replicationcontrollers?fieldSelector=status.readyReplicas%3D0") == (
         400, failure(400, "BadRequest", "field label not supported: status.readyReplicas"))
@@ -193,8 +182,7 @@ async def test_core_events_source_falls_back_to_the_reporting_controller(
                             ("source%3Dkubelet", ["from-kubelet"]),
                             ("reportingComponent%3Dctl", ["from-controller"]),
                             ("involvedObject.name%3Dfrom-kubelet", ["from-kubelet"])):
-        status, out = await module_api.get(f"{NS}/events?fieldSelector={selector}")
-        assert (status, _names(out)) == (200, names), selector
+        assert await names_selected(module_api, f"{NS}/events", selector) == (200, names), selector
 
 
 @pytest.mark.parametrize("watch", ["", "&watch=true"])
@@ -210,8 +198,7 @@ async def test_events_k8s_io_selects_by_its_own_names(module_api: API, events: N
                                 ("source%3Dctl", ["from-controller"]),
                                 ("reason%3DTested%2Ctype%3DNormal",
                                  ["from-controller", "from-kubelet"])):
-            status, out = await module_api.get(f"{EVENTS_V1}?fieldSelector={selector}")
-            assert (status, _names(out)) == (200, names), selector
+            assert await names_selected(module_api, EVENTS_V1, selector) == (200, names), selector
     for label in ("involvedObject.name", "reportingComponent", "note"):
         assert await module_api.get(f"{EVENTS_V1}?fieldSelector={label}%3Dx{watch}") == (
             400, failure(400, "BadRequest", f"field label not supported: {label}"))
@@ -253,7 +240,7 @@ async def test_pod_fields_read_as_the_pod_strategy_writes_them(module_api: API) 
                                ("status.nominatedNodeName%3Dnode-n", True),
                                ("spec.nodeName%3D", True)):
         status, out = await module_api.get(f"{NS}/pods?fieldSelector={selector}")
-        assert (status, "on-host" in _names(out)) == (200, selected), selector
+        assert (status, "on-host" in item_names(out)) == (200, selected), selector
 
 
 async def test_nodes_namespaces_and_secrets_by_their_fields(module_api: API) -> None:
@@ -265,12 +252,11 @@ async def test_nodes_namespaces_and_secrets_by_their_fields(module_api: API) -> 
                                                                "spec": spec})
         assert status == 201, out
     for value, names in (("true", ["cordoned"]), ("false", ["open"])):
-        status, out = await module_api.get(
-            f"/api/v1/nodes?fieldSelector=spec.unschedulable%3D{value}")
-        assert (status, _names(out)) == (200, names)
-    status, out = await module_api.get(
-        "/api/v1/namespaces?fieldSelector=status.phase%3DActive%2Cmetadata.name%3Ddefault")
-    assert (status, _names(out)) == (200, ["default"])
+        assert await names_selected(module_api, "/api/v1/nodes",
+                                    f"spec.unschedulable%3D{value}") == (200, names)
+    assert await names_selected(module_api, "/api/v1/namespaces",
+                                "status.phase%3DActive%2Cmetadata.name%3Ddefault") == (
+        200, ["default"])
     for name, kind in (("plain", None), ("custom", "example.com/custom")):
         status, out = await module_api.post(f"{NS}/secrets", {
             "metadata": {"name": name}, **({"type": kind} if kind else {})})
@@ -278,31 +264,21 @@ async def test_nodes_namespaces_and_secrets_by_their_fields(module_api: API) -> 
     for selector, names in (("type%3DOpaque", ["plain"]),
                             ("type%3Dexample.com%2Fcustom", ["custom"])):
         status, out = await module_api.get(f"{NS}/secrets?fieldSelector={selector}")
-        assert (status, [n for n in _names(out) if n in ("plain", "custom")]) == (
+        assert (status, [n for n in item_names(out) if n in ("plain", "custom")]) == (
             200, names), selector
     assert await module_api.get(f"{NS}/secrets?fieldSelector=data%3Dx") == (
         400, failure(400, "BadRequest", "field label not supported: data"))
 
 
-async def test_kubectl_get_with_a_field_selector(module_api: API, objects: None,
-                                                 tmp_path: Path) -> None:
+async def test_kubectl_get_with_a_field_selector(objects: None,
+                                                 module_kubectl: Kubectl) -> None:
     """Rule: kubectl sends --field-selector as fieldSelector; its resource builder
     (k8s.io/cli-runtime pkg/resource/selector.go) rewords a BadRequest as "Unable to find
     %q that match label selector %q, field selector %q: %v" (kubernetes issue #135136 shows
     this very answer for replicasets)."""
-    base = [kubectl_path(), "--kubeconfig", str(module_api.cluster.kubeconfig),
-            "--cache-dir", str(tmp_path / f"cache-{uuid.uuid4().hex[:8]}"), "-n", "default"]
-
-    async def kubectl(*args: str) -> tuple[int | None, str, str]:
-        proc = await asyncio.create_subprocess_exec(
-            *base, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)})
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-        return proc.returncode, out.decode(), err.decode()
-
-    assert await kubectl("get", "pods", "--field-selector", "spec.nodeName=node-a",
-                         "-o", "name") == (0, "pod/on-a\n", "")
-    code, _, err = await kubectl("get", "rs", "--field-selector", "status.replicas=0")
+    assert await module_kubectl("get", "pods", "--field-selector", "spec.nodeName=node-a",
+                                "-o", "name") == (0, "pod/on-a\n", "")
+    code, _, err = await module_kubectl("get", "rs", "--field-selector", "status.replicas=0")
     assert (code, err) == (1, 'Error from server (BadRequest): Unable to find "apps/v1, '
                               'Resource=replicasets" that match label selector "", field '
                               'selector "status.replicas=0": "status.replicas" is not a '
