@@ -23,7 +23,14 @@ import orjson
 import pytest
 
 from tests.cluster.conftest import API
-from tests.cluster.test_admission_webhooks import CMS, cm, configure, patch_response, webhook
+from tests.cluster.test_admission_webhooks import (
+    CMS,
+    cm,
+    configure,
+    configure_mutating_and_validating,
+    patch_response,
+    webhook,
+)
 from tests.hookserver import Hooks
 
 Obj = dict[str, Any]
@@ -151,13 +158,9 @@ async def test_a_create_on_update_is_admitted_before_its_resource_version_is_par
     updateToCreateOptions); store.go Update (UpdatedObject, then ObjectResourceVersion)."""
     hooks.on("/mutate", lambda r: {"allowed": True})
     hooks.on("/validate", lambda r: {"allowed": True})
-    tls = {"caBundle": hooks.ca_bundle}
     rules = [{"apiGroups": ["coordination.k8s.io"], "apiVersions": ["v1"],
               "operations": ["CREATE", "UPDATE"], "resources": ["leases"]}]
-    await configure(api, "Mutating", "m", webhook(
-        "m.example.com", {"url": hooks.url("/mutate"), **tls}, rules=rules))
-    await configure(api, "Validating", "v", webhook(
-        "v.example.com", {"url": hooks.url("/validate"), **tls}, rules=rules))
+    await configure_mutating_and_validating(api, hooks, rules=rules)
 
     status, body = await api.put(f"{LEASES}/held", {
         "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
@@ -231,13 +234,9 @@ async def test_the_storage_steps_judge_what_the_mutating_webhooks_made(
 
     hooks.on("/mutate", mutate)
     hooks.on("/validate", lambda r: {"allowed": True})
-    tls = {"caBundle": hooks.ca_bundle}
     rules = [{"apiGroups": ["", "rbac.authorization.k8s.io"], "apiVersions": ["v1"],
               "operations": ["CREATE"], "resources": ["services", "roles"]}]
-    await configure(api, "Mutating", "m", webhook(
-        "m.example.com", {"url": hooks.url("/mutate"), **tls}, rules=rules))
-    await configure(api, "Validating", "v", webhook(
-        "v.example.com", {"url": hooks.url("/validate"), **tls}, rules=rules))
+    await configure_mutating_and_validating(api, hooks, rules=rules)
 
     status, svc = await api.post("/api/v1/namespaces/default/services", {
         "apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},

@@ -46,6 +46,16 @@ async def configure(api: API, kind: str, name: str, *hooks_: Obj) -> None:
     assert status == 201, body
 
 
+async def configure_mutating_and_validating(api: API, hooks: Hooks, **extra: Any) -> None:
+    """A mutating webhook ``m.example.com`` at /mutate and a validating one ``v.example.com``
+    at /validate (configurations "m" and "v"), both with ``extra`` over webhook()'s fields."""
+    tls = {"caBundle": hooks.ca_bundle}
+    await configure(api, "Mutating", "m", webhook(
+        "m.example.com", {"url": hooks.url("/mutate"), **tls}, **extra))
+    await configure(api, "Validating", "v", webhook(
+        "v.example.com", {"url": hooks.url("/validate"), **tls}, **extra))
+
+
 def cm(name: str, labels: dict[str, str] | None = None) -> Obj:
     meta: Obj = {"name": name}
     if labels:
@@ -446,11 +456,7 @@ async def test_a_generated_name_is_made_after_the_mutating_webhooks(
         api: API, hooks: Hooks) -> None:
     hooks.on("/mutate", lambda r: {"allowed": True})
     hooks.on("/validate", lambda r: {"allowed": True})
-    tls = {"caBundle": hooks.ca_bundle}
-    await configure(api, "Mutating", "m", webhook("m.example.com",
-                                                  {"url": hooks.url("/mutate"), **tls}))
-    await configure(api, "Validating", "v", webhook("v.example.com",
-                                                    {"url": hooks.url("/validate"), **tls}))
+    await configure_mutating_and_validating(api, hooks)
     status, created = await api.post(CMS, {"apiVersion": "v1", "kind": "ConfigMap",
                                            "metadata": {"generateName": "gen-"}})
     assert status == 201 and created["metadata"]["name"].startswith("gen-")
@@ -475,13 +481,9 @@ async def test_a_put_refused_for_its_resource_version_meets_the_mutating_webhook
     then rest.BeforeUpdate and updateValidation)."""
     hooks.on("/mutate", lambda r: {"allowed": True})
     hooks.on("/validate", lambda r: {"allowed": True})
-    tls = {"caBundle": hooks.ca_bundle}
     rules = [{"apiGroups": ["", "coordination.k8s.io"], "apiVersions": ["v1"],
               "operations": ["UPDATE"], "resources": ["configmaps", "leases"]}]
-    await configure(api, "Mutating", "m", webhook(
-        "m.example.com", {"url": hooks.url("/mutate"), **tls}, rules=rules))
-    await configure(api, "Validating", "v", webhook(
-        "v.example.com", {"url": hooks.url("/validate"), **tls}, rules=rules))
+    await configure_mutating_and_validating(api, hooks, rules=rules)
     status, created = await api.post(CMS, cm("versioned"))
     assert status == 201, created
     leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
