@@ -23,6 +23,7 @@ import pytest
 from setpoint.cluster.serializer.decode import parse_body
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.writes import send
+from tests.conftest import CallsTo
 
 CM = "/api/v1/namespaces/default/configmaps"
 
@@ -114,29 +115,15 @@ def test_a_repeated_key_is_found_whatever_the_colons_of_its_strings(raw: bytes) 
 
 
 def test_a_body_with_colons_in_its_strings_is_not_scanned_string_by_string(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        calls_to: CallsTo) -> None:
     """Most bodies have colons in their strings (times, managed fields' ``f:`` keys): that
     they repeat no key is read from the colons of the parsed value written again by orjson,
     not by a regular expression taking every string out of the text nor by a walk of the
     value; the text is scanned only when a ``\\u`` escape may spell a colon."""
     from setpoint.cluster.serializer import decode
 
-    scans: list[bytes] = []
-    real = decode._member_separators
-
-    def counting(raw: bytes) -> int:
-        scans.append(raw)
-        return real(raw)
-
-    monkeypatch.setattr(decode, "_member_separators", counting)
-    walks: list[object] = []
-    real_walk = decode._members_if_plain
-
-    def counting_walk(value: object) -> int:
-        walks.append(value)
-        return real_walk(value)
-
-    monkeypatch.setattr(decode, "_members_if_plain", counting_walk)
+    scans = calls_to(decode, "_member_separators")
+    walks = calls_to(decode, "_members_if_plain")
     body = {"metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z",
                          "managedFields": [{"fieldsV1": {"f:data": {"f:k": {}}}}]},
             "data": {"k": "v:w"}}

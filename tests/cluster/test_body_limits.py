@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-import pytest
 
 from setpoint.cluster.serializer.decodelimits import MAX_DEPTH
 from setpoint.machinery.patch._status import GENERIC_422_MESSAGE
 from tests.cluster.conftest import API
 from tests.cluster.test_rbac import robot
+from tests.conftest import CallsTo
 
 SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -186,7 +186,7 @@ def _walked_depth(value: Any) -> int:
 
 
 def test_a_patched_objects_depth_is_read_from_its_json_not_walked(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        calls_to: CallsTo) -> None:
     """A patched object deeper than Go's decoder takes (encoding/json scanner.go
     ``maxNestingDepth``) is refused; its depth is found from its JSON text in C-speed
     passes (strings with brackets and escaped quotes left out), not by visiting every
@@ -194,14 +194,7 @@ def test_a_patched_objects_depth_is_read_from_its_json_not_walked(
     encode (past its own 254 levels, an integer beyond 64 bits) is still walked."""
     from setpoint.cluster.serializer import decodelimits
 
-    walked: list[Any] = []
-    real_walk = decodelimits._walked_too_deep
-
-    def counting_walk(value: Any) -> bool:
-        walked.append(value)
-        return real_walk(value)
-
-    monkeypatch.setattr(decodelimits, "_walked_too_deep", counting_walk)
+    walked = calls_to(decodelimits, "_walked_too_deep")
     cases = [_nested(n) for n in (0, 1, 2, MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1)]
     cases += [_nested(MAX_DEPTH - 1, {}), _nested(MAX_DEPTH, []), _nested(MAX_DEPTH, {"a": []}),
               {"many": [{"f:x": {}} for _ in range(500)]}, 7, "text"]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.storage import Store
+from tests.conftest import CallsTo
 
 
 def cm(name: str, ns: str = "default", **data: str) -> dict[str, Any]:
@@ -94,7 +95,7 @@ async def test_a_watcher_that_falls_too_far_behind_is_closed(
 
 
 def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        calls_to: CallsTo) -> None:
     """An update reads its object, then asks its resourceVersion again just before it
     writes (to see that no webhook's wait let another write in: etcd3's GuaranteedUpdate
     compares the revision it read, k8s.io/apiserver/pkg/storage/etcd3/store.go): while the
@@ -105,14 +106,7 @@ def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
     s = Store()
     s.put("/configmaps", {"metadata": {"name": "a", "namespace": "ns"}})
     s.put("/configmaps", {"metadata": {"name": "b", "namespace": "ns"}})
-    decodes: list[bytes] = []
-    real_decode = store_module._decode
-
-    def counting_decode(raw: bytes) -> Any:
-        decodes.append(raw)
-        return real_decode(raw)
-
-    monkeypatch.setattr(store_module, "_decode", counting_decode)
+    decodes = calls_to(store_module, "_decode")
     read = s.get("/configmaps", "ns", "a")
     assert read is not None and len(decodes) == 1
     assert s.resource_version("/configmaps", "ns", "a") == read["metadata"]["resourceVersion"]
@@ -128,7 +122,7 @@ def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
 
 
 async def test_a_delete_reads_its_object_once_to_decide_and_once_to_remove_it(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        calls_to: CallsTo) -> None:
     """A DELETE reads the object, lets the webhooks answer, then checks that nothing wrote
     it meanwhile (the store's ``Delete`` precondition on the revision it read,
     k8s.io/apiserver/pkg/storage/etcd3/store.go): that check needs no second decoding of
@@ -144,18 +138,10 @@ async def test_a_delete_reads_its_object_once_to_decide_and_once_to_remove_it(
         configmaps = api.resource("", "v1", "configmaps")
         api.rest.create(configmaps, "default", Decoded({"metadata": {"name": "gone"}}),
                         WriteOptions(field_manager="tests"))
-        decodes: list[bytes] = []
-        real_decode = store_module._decode
-
-        def counting_decode(raw: bytes) -> Any:
-            if b'"gone"' in raw:
-                decodes.append(raw)
-            return real_decode(raw)
-
-        monkeypatch.setattr(store_module, "_decode", counting_decode)
+        decodes = calls_to(store_module, "_decode")
         api.rest.delete(configmaps, "default", "gone", DeleteOptions())
         assert api.store.get("/configmaps", "default", "gone") is None
-        assert len(decodes) == 2
+        assert len([raw for raw in decodes if b'"gone"' in raw]) == 2
     finally:
         await api.stop()
 

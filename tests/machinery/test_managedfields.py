@@ -10,6 +10,7 @@ from setpoint.machinery import fieldpath as fp
 from setpoint.machinery import managedfields as mf
 from setpoint.machinery.managedfields import update_managed_fields
 from setpoint.machinery.schema import Schema, definitions
+from tests.conftest import CallsTo
 
 # -- reading the conformance recordings: requests from scenarios, answers from golden --
 CONFORMANCE = Path(__file__).resolve().parents[3] / "shared" / "conformance"
@@ -374,18 +375,11 @@ def test_an_entry_that_loses_nothing_is_written_back_as_read() -> None:
 
 
 def test_an_entrys_fields_are_parsed_once_per_distinct_value(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        calls_to: CallsTo) -> None:
     """Every update of an object decodes all its entries (the apiserver's
     DecodeManagedFields, once per request); the same fieldsV1 comes back at every write of
     an object, so it is parsed once however many writes carry it."""
-    parsed: list[Any] = []
-    decode = fp.decode
-
-    def counting(fields_v1: Any) -> Any:
-        parsed.append(fields_v1)
-        return decode(fields_v1)
-
-    monkeypatch.setattr(fp, "decode", counting)
+    parsed = calls_to(fp, "decode")
     fields_v1: dict[str, Any] = {"f:data": {"f:parsed-once": {}}}
     obj = _configmap({"parsed-once": "1"}, [
         {"manager": "a", "operation": "Update", "apiVersion": "v1", "time": NOW,
