@@ -1,15 +1,18 @@
-"""Fixtures for server tests: a fresh in-process cluster and an HTTP session to it."""
+"""Fixtures for server tests: a fresh in-process cluster and an HTTP session to it, and a
+webhook server (``hooks``) for the admission tests."""
 
 from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from setpoint.cluster import RunningCluster, serve
+from tests.hookserver import Hooks
 
 
 class API:
@@ -65,3 +68,12 @@ async def api(cluster: RunningCluster) -> AsyncIterator[API]:
     headers = {"Authorization": f"Bearer {cluster.token}", "User-Agent": "setpoint-tests/1.0"}
     async with aiohttp.ClientSession(headers=headers) as session:
         yield API(cluster, session)
+
+
+@pytest.fixture
+async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
+    """A webhook server on loopback, with no paths until the test adds them."""
+    server = Hooks(tmp_path)
+    await server.start()
+    yield server
+    await server.stop()

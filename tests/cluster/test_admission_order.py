@@ -15,12 +15,9 @@ BeforeUpdate: the stored generation, PrepareForUpdate, the stored system fields)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_webhooks import (
@@ -40,14 +37,6 @@ LEASES = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
 DEPLOYMENT_RULES = [{"apiGroups": ["apps"], "apiVersions": ["v1"],
                      "operations": ["CREATE", "UPDATE"],
                      "resources": ["deployments", "deployments/status"]}]
-
-
-@pytest.fixture
-async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
-    server = Hooks(tmp_path)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 def deployment(name: str, status: Obj | None = None) -> Obj:

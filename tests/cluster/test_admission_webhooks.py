@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import base64
 import socket
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from setpoint.cluster import RunningCluster
 from tests.cluster.conftest import API
@@ -18,14 +15,6 @@ from tests.hookserver import Hooks
 Obj = dict[str, Any]
 
 CMS = "/api/v1/namespaces/default/configmaps"
-
-
-@pytest.fixture
-async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
-    server = Hooks(tmp_path)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 def webhook(name: str, client_config: Obj, **extra: Any) -> Obj:
