@@ -50,6 +50,11 @@ class AdmissionPoint:
     # (group, version, kind) of the object, when it is not the resource's own kind: the
     # Binding or Eviction posted to a pod's subresource
     kind: tuple[str, str, str] | None = None
+    # the write's warnings so far, in the order they arose: the webhooks' are added here as
+    # they answer (the request's warning recorder, endpoints/filters/warning.go), so the
+    # strategy's and the managed-fields warnings that follow come after them; None: the
+    # driver returns them beside the result
+    warnings: list[str] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -141,7 +141,8 @@ class GenericStore:
         self._admit(Attributes("CREATE", rt, obj, None, opts.user))
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
-                               None, opts.dry_run, options=opts.options_object("CreateOptions"))
+                               None, opts.dry_run, options=opts.options_object("CreateOptions"),
+                               warnings=warnings)
         obj = yield from self._mutate(point, warnings)
         meta = obj["metadata"]
         if on_update:  # (strconv's error, a 500, for a version that is not a number)
@@ -156,8 +157,11 @@ class GenericStore:
         rt.strategy.prepare_for_create(rt, obj)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
+        # rest.BeforeCreate records the strategy's warnings once the object is valid: after
+        # the mutating webhooks', before the validating webhooks'
+        warnings += rt.strategy.warnings_on_create(rt, obj)
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
-                             opts.dry_run, options=point.options)
+                             opts.dry_run, options=point.options, warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
         if self.storage.get(rt.storage_key, ns or "", name) is not None:
             raise errors.already_exists(rt.resource, name, rt.group)
@@ -178,7 +182,7 @@ class GenericStore:
         managed fields are already set (an apply, a scale). ``uid_precondition``: a uid in
         ``obj`` is a storage precondition (the body of a PUT, rest.DefaultUpdatedObjectInfo);
         a patch has none, so a uid it changes meets the immutable-field validation."""
-        warnings: list[str] = []  # the mutating admission's
+        warnings: list[str] = []  # recorded from the mutating admission on
         stored_old = old
         [old] = yield from self.codec.present_all_steps(rt, [old], defaults=False)
         meta = obj["metadata"]
@@ -202,7 +206,7 @@ class GenericStore:
         self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
                                old, opts.dry_run, subresource,
-                               opts.options_object("UpdateOptions"))
+                               opts.options_object("UpdateOptions"), warnings=warnings)
         obj = yield from self._mutate(point, warnings)
         meta = obj["metadata"]  # defaulting or a webhook may have replaced it
         # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
@@ -243,8 +247,10 @@ class GenericStore:
         self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
         meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
+        if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
+            warnings += rt.strategy.warnings_on_update(rt, obj, old)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
-                             opts.dry_run, subresource, point.options)
+                             opts.dry_run, subresource, point.options, warnings=warnings)
         current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)
         if current_rv is None or current_rv != old_meta.get("resourceVersion"):
             raise Changed  # written (or deleted) by another request while webhooks answered

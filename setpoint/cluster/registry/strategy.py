@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from setpoint.cluster.registry import defaults, fieldlabels, validation
 from setpoint.cluster.registry.pod_disabled_fields import drop_disabled_pod_spec_fields
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
+from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -171,6 +172,14 @@ class Strategy:
                                              old: Obj) -> list[Cause]:
         return validation.validate_ephemeral_containers_update(rt, new, old)
 
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
+        return []
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        """``WarningsOnUpdate``: what a valid update draws (none for most kinds)."""
+        return []
+
     def field_labels(self, rt: ResourceType, obj: Obj) -> dict[str, str]:
         return fieldlabels.field_labels(rt, obj)
 
@@ -206,6 +215,12 @@ class PodStrategy(Strategy):
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         drop_disabled_pod_spec_fields(new.get("spec"), old.get("spec"))
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return pod_warnings_on_create(obj)
+
+    # (WarningsOnUpdate: none; pkg/registry/core/pod/strategy.go skips them on a path that
+    # controllers write often)
 
     def prepare_for_ephemeral_containers_update(self, rt: ResourceType, new: Obj,
                                                 old: Obj) -> Obj:

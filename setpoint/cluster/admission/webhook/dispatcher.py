@@ -240,7 +240,9 @@ class WebhookAdmission:
         except webhookclient.CallError as exc:
             raise _Failed(f"failed to call webhook: {exc}") from None
         response = _verify(answer, uid, mutating=point.phase == MUTATING)
-        request.warnings.extend(str(w) for w in response.get("warnings") or [])
+        # recorded as the webhook answers, before what the write records after this point
+        recorder = point.warnings if point.warnings is not None else request.warnings
+        recorder.extend(str(w) for w in response.get("warnings") or [])
         if not response.get("allowed"):
             raise _denial(hook.name, response.get("status"))
         return response
