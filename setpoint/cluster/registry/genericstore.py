@@ -26,6 +26,7 @@ from setpoint.cluster.registry.admissionpoints import (
 )
 from setpoint.cluster.registry.decoder import ObjectDecoder
 from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.requestnames import ensure_namespace_matches
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.strategy import STATUS_RESETS_METADATA
 from setpoint.cluster.registry.types import ResourceType
@@ -154,6 +155,10 @@ class GenericStore:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = generate_name(meta["generateName"])
         name = meta.get("name", "")
+        # rest.BeforeCreate: a namespace a mutating webhook changed is a 400, one it removed
+        # is the request's again (EnsureObjectNamespaceMatchesRequestNamespace); a name it
+        # changed is the name created (store.go create names the key after admission)
+        ensure_namespace_matches(meta, rt.namespaced, ns)
         rt.strategy.prepare_for_create(rt, obj)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
@@ -215,8 +220,11 @@ class GenericStore:
         wanted = require_resource_version(rt, name, sent if isinstance(sent, str) else "")
         if wanted and wanted != object_resource_version(old_meta.get("resourceVersion", "")):
             raise errors.stale_conflict(rt.resource, name, rt.group)
-        # rest.BeforeUpdate: the system fields and generation kept from the stored object,
-        # then the strategy's PrepareForUpdate (what the endpoint may not change reset)
+        # rest.BeforeUpdate: the namespace checked first (as on create: a mutating webhook's
+        # change is a 400), the system fields and generation kept from the stored object,
+        # then the strategy's PrepareForUpdate (what the endpoint may not change reset); a
+        # name a webhook changed meets the immutable-field validation
+        ensure_namespace_matches(meta, rt.namespaced, point.namespace or None)
         changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
         for key in SYSTEM_METADATA:
             if key in old_meta:
