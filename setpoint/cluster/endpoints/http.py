@@ -47,7 +47,7 @@ class Request:
     """One HTTP request as the API handler reads it."""
 
     __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "deadline", "headers",
-                 "method", "path", "query", "raw_query", "user")
+                 "method", "path", "query", "raw_query", "received", "user")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -74,8 +74,10 @@ class Request:
         self._receive = receive
         self.user: dict[str, Any] | None = None  # who sent it, once authenticated
         self.authenticated = False  # it carried credentials the server accepted
-        # the loop time by which its answer must have been written (the request timeout)
+        # the loop time by which its answer must have been written (the request timeout),
+        # and when it came
         self.deadline: float | None = None
+        self.received = 0.0
 
     def header_values(self, name: str) -> list[str]:
         """Every value of a header sent more than once (``name`` in lower case)."""
@@ -368,7 +370,8 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
         if scope["type"] != "http":
             return  # lifespan is off and websockets are not served
         request = Request(scope, receive)
-        request.deadline = asyncio.get_running_loop().time() + request_timeout_s
+        request.received = asyncio.get_running_loop().time()
+        request.deadline = request.received + request_timeout_s
         response = await handler(request)
         if request.authenticated:
             on_authenticated(scope.get("client"))

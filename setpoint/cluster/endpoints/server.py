@@ -37,6 +37,7 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.podstreams import STREAMS
+from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
 from setpoint.cluster.endpoints.responses import (
     json_response,
@@ -112,6 +113,16 @@ class Handler:
         return HealthChecks(health_checks(self.api))
 
     async def __call__(self, request: Request) -> Response:
+        # the request deadline's filters are outside authentication (requestdeadline.py)
+        try:
+            deadline = request_deadline(request)
+        except StatusError as err:
+            return status_response(err)
+        if deadline is None:
+            return await self._serve(request)
+        return await answered_by(deadline, self._serve(request))
+
+    async def _serve(self, request: Request) -> Response:
         try:
             self._authenticate(request)
             return await self._dispatch(request)

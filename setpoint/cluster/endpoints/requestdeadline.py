@@ -1,0 +1,167 @@
+"""The request timeout: a request that is not long-running must be answered by its deadline.
+
+As k8s.io/apiserver: ``WithRequestDeadline`` (pkg/endpoints/filters/request_deadline.go) sets
+the deadline from the ``timeout`` query parameter (Go's ``time.ParseDuration``; one that does
+not parse is a 400; zero, negative or longer than the server's ``--request-timeout`` is the
+server's), counted from when the request came; ``WithTimeoutForNonLongRunningRequests``
+(pkg/server/filters/timeout.go) answers a handler that has not answered by then with a 504
+``Timeout`` Status, written without its kind (``json.NewEncoder`` of the bare ``ErrStatus``)
+and without a Content-Type, so Go's sniffing names it ``text/plain``. Both filters sit
+outside authentication, and skip what ``BasicLongRunningRequestCheck`` calls long-running:
+watches and proxies, and the attach, exec, proxy, log and portforward subresources.
+
+The handler is cancelled at the deadline (Go cancels its context): a write stops at its next
+admission point, before it has stored anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+
+import orjson
+
+from setpoint.cluster.endpoints.filters import is_resource_path
+from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.requestinfo import parse_resource_path
+from setpoint.machinery import errors
+
+# kube-apiserver's LongRunningFunc (BasicLongRunningRequestCheck with these)
+LONG_RUNNING_VERBS = frozenset({"watch", "proxy"})
+LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "proxy", "log", "portforward"})
+
+INVALID_TIMEOUT_IN_URL = "invalid timeout specified in the request URL"
+
+# timeout.go: apierrors.NewTimeoutError("request did not complete within the allotted
+# timeout", 0), its ErrStatus encoded as it is (no TypeMeta; RetryAfterSeconds 0 omitted)
+TIMEOUT_STATUS = {"metadata": {}, "status": "Failure",
+                  "message": "Timeout: request did not complete within the allotted timeout",
+                  "reason": "Timeout", "details": {}, "code": 504}
+
+
+def long_running(request: Request) -> bool:
+    """``BasicLongRunningRequestCheck`` on the request's RequestInfo (requestinfo.go)."""
+    stripped = request.path.strip("/")
+    segments = stripped.split("/") if stripped else []
+    if not is_resource_path(segments):
+        return request.path.startswith("/debug/pprof/")
+    after = segments[2:] if segments[0] == "api" else segments[3:]
+    if after and after[0] == "proxy":  # the special verb prefix, as /watch/ is
+        return True
+    rp = parse_resource_path(["", *segments[1:]] if segments[0] == "api" else segments[1:])
+    if rp is None:
+        return False
+    if rp.legacy_watch:
+        return True
+    if request.method == "GET" and rp.name is None:
+        # a list is a watch when its ListOptions say so: a bool parameter is true unless
+        # its first value is "false" or "0" (Convert_Slice_string_To_bool)
+        watch = request.query_values("watch")
+        if watch and watch[0].lower() not in ("false", "0"):
+            return True
+    return rp.subresource in LONG_RUNNING_SUBRESOURCES
+
+
+def request_deadline(request: Request) -> float | None:
+    """The loop time by which the handler must answer (None: long-running): the request's
+    ``deadline`` (the server's timeout), shortened to a positive ``timeout`` parameter
+    counted from when the request came; a 400 for one that does not parse."""
+    if long_running(request) or request.deadline is None:
+        return None
+    raw = request.query_values("timeout")
+    if raw and raw[0]:
+        try:
+            timeout = parse_go_duration(raw[0])
+        except ValueError as exc:
+            raise errors.bad_request(f"{INVALID_TIMEOUT_IN_URL} - {exc}") from None
+        if timeout > 0:
+            request.deadline = min(request.deadline, request.received + timeout)
+    return request.deadline
+
+
+def timeout_response() -> Response:
+    return Response(orjson.dumps(TIMEOUT_STATUS) + b"\n", 504, "text/plain; charset=utf-8")
+
+
+async def answered_by(deadline: float, answer: Awaitable[Response]) -> Response:
+    """``answer``, or the 504 Timeout when it is not ready by ``deadline`` (loop time)."""
+    try:
+        async with asyncio.timeout_at(deadline) as scope:
+            return await answer
+    except TimeoutError:
+        if not scope.expired():
+            raise
+        return timeout_response()
+
+
+# -- Go's time.ParseDuration ---------------------------------------------------------------
+
+_UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000,
+          "s": 1_000_000_000, "m": 60_000_000_000, "h": 3_600_000_000_000}
+_MAX_NS = (1 << 63) - 1
+
+
+def parse_go_duration(text: str) -> float:
+    """Seconds of a Go duration ("1s", "1.5h", "-2m3s"), or ValueError with Go's message."""
+    invalid = ValueError(f"time: invalid duration {_quote(text)}")
+    s, negative = text, False
+    if s[:1] in ("-", "+"):
+        negative, s = s[0] == "-", s[1:]
+    if s == "0":
+        return 0.0
+    if not s:
+        raise invalid
+    total = 0
+    while s:
+        if not _number_char(s[0]):
+            raise invalid
+        whole = _leading_digits(s)
+        s = s[len(whole):]
+        fraction = ""
+        if s[:1] == ".":
+            fraction = _leading_digits(s[1:])
+            s = s[1 + len(fraction):]
+            if not whole and not fraction:
+                raise invalid
+        elif not whole:
+            raise invalid
+        unit_end = 0
+        while unit_end < len(s) and not _number_char(s[unit_end]):
+            unit_end += 1
+        if unit_end == 0:
+            raise ValueError(f"time: missing unit in duration {_quote(text)}")
+        unit, s = s[:unit_end], s[unit_end:]
+        scale = _UNITS.get(unit)
+        if scale is None:
+            raise ValueError(f"time: unknown unit {_quote(unit)} in duration {_quote(text)}")
+        value = int(whole or "0") * scale
+        if fraction:  # (Go truncates the fraction to whole nanoseconds)
+            value += int(fraction) * scale // 10 ** len(fraction)
+        total += value
+        if total > _MAX_NS:
+            raise invalid
+    return (-total if negative else total) / 1e9
+
+
+def _number_char(ch: str) -> bool:
+    return ch == "." or (ch.isascii() and ch.isdigit())
+
+
+def _leading_digits(s: str) -> str:
+    end = 0
+    while end < len(s) and s[end].isascii() and s[end].isdigit():
+        end += 1
+    return s[:end]
+
+
+def _quote(s: str) -> str:
+    """time's own quote: printable ASCII as is (``"`` and ``\\`` escaped), other bytes
+    as ``\\x``-escaped UTF-8."""
+    out = ['"']
+    for ch in s:
+        if ch < " " or ord(ch) >= 0x80:
+            out.extend(f"\\x{b:02x}" for b in ch.encode("utf-8", "surrogateescape"))
+        else:
+            out.append("\\" + ch if ch in '"\\' else ch)
+    out.append('"')
+    return "".join(out)
