@@ -12,12 +12,9 @@ pkg/registry/core/pod/strategy.go and pkg/api/pod/warnings.go (a pod's warnings)
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_webhooks import configure, patch_response, webhook
@@ -29,13 +26,6 @@ PODS = "/api/v1/namespaces/default/pods"
 POD_RULES = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
               "resources": ["pods"]}]
 
-
-@pytest.fixture
-async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
-    server = Hooks(tmp_path)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 async def test_warnings_come_in_the_order_the_steps_of_the_create_recorded_them(

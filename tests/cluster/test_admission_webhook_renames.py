@@ -12,11 +12,7 @@ the strategy's ``ValidateUpdate``, each naming it immutable).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_webhooks import CMS, cm, configure, patch_response, webhook
@@ -28,13 +24,6 @@ MISMATCH = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Fai
             "message": "the namespace of the provided object does not match the namespace "
                        "sent on the request", "reason": "BadRequest", "code": 400}
 
-
-@pytest.fixture
-async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
-    server = Hooks(tmp_path)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 async def test_a_webhook_may_not_move_an_object_and_renames_only_what_it_creates(

@@ -15,12 +15,9 @@ context, narrowed by its own ``timeoutSeconds``: the earlier deadline wins).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_webhooks import CMS, cm, configure, webhook
@@ -28,13 +25,6 @@ from tests.hookserver import Hooks
 
 Obj = dict[str, Any]
 
-
-@pytest.fixture
-async def hooks(tmp_path: Path) -> AsyncIterator[Hooks]:
-    server = Hooks(tmp_path)
-    await server.start()
-    yield server
-    await server.stop()
 
 
 async def test_a_handler_that_has_not_answered_by_the_timeout_parameter_is_a_504(
