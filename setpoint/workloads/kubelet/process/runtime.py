@@ -2,11 +2,12 @@
 
 A pod's sandbox is its loopback address (``status.podIP``, allocated by the kubelet) and a
 directory (``<root>/pods/<uid>``) holding its volumes, its containers' working directories
-and logs. A container is a process started as :mod:`.spawn` describes, with the argument
-vector the :mod:`.catalog` entry of its image makes, the environment the kubelet builds
-(:mod:`.environment`) and its volumes at their ``mountPath`` (:mod:`.volumes`). Probes run
-for real (:mod:`.prober`); their results are reported through
-:attr:`ContainerStatus.ready`/``started``.
+and logs (:mod:`.sandbox`). A container is a process started as :mod:`.spawn` describes,
+with the argument vector the :mod:`.catalog` entry of its image makes, the environment the
+kubelet builds (:mod:`.containerconfig`, :mod:`.environment`) and its volumes at their
+``mountPath`` (:mod:`.volumemanager`, :mod:`.volumes`). Probes run for real
+(:mod:`.prober`), commands in it through :mod:`.containerexec`; probe results are reported
+through :attr:`ContainerStatus.ready`/``started``.
 
 A pod with an image the catalog does not know, or whose program is not installed, runs in
 the simulated runtime instead, whole: :meth:`ProcessRuntime.fallback_reason` says why, and
@@ -27,29 +28,25 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from setpoint.workloads.kubelet.process import spawn
-from setpoint.workloads.kubelet.process.catalog import (
-    ImageCatalog,
-    ImageEntry,
-    LaunchContext,
-    busybox_bin,
-)
-from setpoint.workloads.kubelet.process.dnsfiles import CLUSTER_DNS, hosts_file, resolv_conf
-from setpoint.workloads.kubelet.process.environment import EnvError, Fetch, environment, expand
+from setpoint.workloads.kubelet.process import spawn, volumemanager
+from setpoint.workloads.kubelet.process.catalog import ImageCatalog, ImageEntry
+from setpoint.workloads.kubelet.process.containerconfig import generate_container_config
+from setpoint.workloads.kubelet.process.containerexec import exec_in_container, exec_result
+from setpoint.workloads.kubelet.process.dnsfiles import CLUSTER_DNS
+from setpoint.workloads.kubelet.process.environment import EnvError, Fetch
 from setpoint.workloads.kubelet.process.logs import copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
 from setpoint.workloads.kubelet.process.procusage import UsageMeter
-from setpoint.workloads.kubelet.process.terminal import Terminal
-from setpoint.workloads.kubelet.process.volumes import (
-    VolumeError,
-    VolumeSources,
-    volume_files,
-    write_atomic,
+from setpoint.workloads.kubelet.process.sandbox import (
+    ProcessContainer,
+    ProcessSandbox,
+    write_dns_files,
 )
+from setpoint.workloads.kubelet.process.terminal import Terminal
+from setpoint.workloads.kubelet.process.volumes import VolumeError, VolumeSources
 from setpoint.workloads.kubelet.runtime import (
     ContainerConfig,
     ContainerState,
@@ -67,43 +64,6 @@ log = logging.getLogger("setpoint.workloads.kubelet.process")
 NOT_IN_CATALOG = "ImageNotInCatalog"
 NOT_INSTALLED = "ProgramNotInstalled"
 LIMITS_NOT_ENFORCED = "ResourceLimitsNotEnforced"
-
-
-@dataclass
-class ProcessContainer:
-    id: str
-    sandbox_id: str
-    config: ContainerConfig
-    created_at: float
-    dir: Path
-    log_path: Path
-    argv: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
-    cwd: str = ""
-    binds: list[tuple[str, str, bool]] = field(default_factory=list)
-    proc: asyncio.subprocess.Process | None = None
-    stdin: asyncio.StreamWriter | None = None  # open for `stdin: true`, for attach
-    terminal: Terminal | None = None  # for `tty: true`
-    started_at: float | None = None
-    finished_at: float | None = None
-    exit_code: int | None = None
-    reason: str = ""
-    message: str = ""
-    stopping: asyncio.Task[None] | None = None
-    prober: Prober | None = None
-    running: asyncio.Event = field(default_factory=asyncio.Event)
-    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
-
-
-@dataclass
-class ProcessSandbox:
-    id: str
-    config: SandboxConfig
-    dir: Path
-    volumes: dict[str, Path] = field(default_factory=dict)
-    containers: set[str] = field(default_factory=set)
-    created_points: list[Path] = field(default_factory=list)
-    instances: dict[str, int] = field(default_factory=dict)  # container name -> next log no.
 
 
 LOG_READ_LIMIT = 1 << 20  # bytes a container's output stream buffers before the log takes it
@@ -221,22 +181,9 @@ class ProcessRuntime:
         directory = self.root / "pods" / config.pod_uid
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         sandbox = ProcessSandbox(sandbox_id, config, directory)
-        self._write_dns_files(sandbox)
+        write_dns_files(sandbox, self.cluster_dns)
         self._sandboxes[sandbox_id] = sandbox
         return sandbox_id
-
-    def _write_dns_files(self, sandbox: ProcessSandbox) -> None:
-        """The pod's resolv.conf and hosts (see :mod:`.dnsfiles`), bind-mounted over the
-        machine's in each of its containers."""
-        etc = sandbox.dir / "etc"
-        etc.mkdir(mode=0o755, exist_ok=True)
-        (etc / "hosts").write_text(hosts_file(sandbox.config.pod, sandbox.config.ip))
-        resolv = resolv_conf(sandbox.config.pod, cluster_dns=self.cluster_dns)
-        if resolv is not None:
-            (etc / "resolv.conf").write_text(resolv)
-        for name in ("hosts", "resolv.conf"):
-            with contextlib.suppress(FileNotFoundError):
-                (etc / name).chmod(0o644)  # read by programs that drop root (memcached)
 
     async def restore_pod_sandbox(self, config: SandboxConfig) -> str | None:
         # a restarted kubelet is a new process: the old one's containers died with it
@@ -308,127 +255,18 @@ class ProcessRuntime:
     async def _prepare(self, sandbox: ProcessSandbox, container: ProcessContainer) -> None:
         """Environment, volumes and the argument vector of a container about to start."""
         assert self.sources is not None, "bind() the runtime before running pods"
-        pod, spec = sandbox.config.pod, container.config.spec
         entry, why = self.entry_for(container.config.image)
         if entry is None:
             raise OSError(why[1] if why else "no catalog entry")
-        # the sandbox's address is the pod's IP before any status says so (the kubelet's
-        # podFieldSelectorRuntimeValue reads it from the sandbox, kubelet_pods.go)
-        status = {**(pod.get("status") or {}), "podIP": sandbox.config.ip,
-                  "podIPs": [{"ip": sandbox.config.ip}]}
-        env = dict(await environment({**pod, "status": status}, spec, self.sources.fetch))
-        base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-                "HOSTNAME": sandbox.config.name, "HOME": str(container.dir)}
-        if self.api_host:
-            base.update(KUBERNETES_SERVICE_HOST=self.api_host,
-                        KUBERNETES_SERVICE_PORT=self.api_port,
-                        KUBERNETES_SERVICE_PORT_HTTPS=self.api_port)
-        helpers = busybox_bin(self.root / "busybox-bin")
-        if helpers is not None:
-            base["PATH"] += os.pathsep + str(helpers)
-        container.env = {**base, **env}
-        if self.isolate:
-            # a bind needs an existing target (a dangling symlink is not one)
-            container.binds += [(str(sandbox.dir / "etc" / name), f"/etc/{name}", True)
-                                for name in ("hosts", "resolv.conf")
-                                if (sandbox.dir / "etc" / name).exists()
-                                and os.path.exists(f"/etc/{name}")]
-        await self._mount(sandbox, container)
-        command = [expand(str(a), container.env) for a in spec.get("command") or ()]
-        args = [expand(str(a), container.env) for a in spec.get("args") or ()]
-        ctx = LaunchContext(pod_ip=sandbox.config.ip, root=container.dir, env=container.env,
-                            mounts=tuple(target for _, target, _ in container.binds))
-        argv = entry.argv(command, args, ctx)
-        if not self.isolate:
-            # no mount namespace: mount paths are reached through the pod's root directory
-            rootfs = str(sandbox.dir / "rootfs")
-            for _, target, _ in container.binds:
-                argv = [a.replace(target, rootfs + target) for a in argv]
-        container.argv = argv
-        working = spec.get("workingDir")
-        container.cwd = str(working) if working and os.path.isdir(str(working)) else \
-            str(container.dir)
-
-    async def _mount(self, sandbox: ProcessSandbox, container: ProcessContainer) -> None:
-        assert self.sources is not None
-        pod = sandbox.config.pod
-        volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or ()}
-        for mount in container.config.spec.get("volumeMounts") or ():
-            name = str(mount.get("name"))
-            volume = volumes.get(name)
-            if volume is None:
-                continue
-            source = sandbox.volumes.get(name)
-            if source is None:
-                source = await self.materialize(sandbox, name, volume)
-            sub = str(mount.get("subPath") or "")
-            if sub:
-                source = source / sub
-                if not source.exists():
-                    source.mkdir(parents=True, mode=0o755)
-            target = str(mount.get("mountPath"))
-            container.binds.append((str(source), target, bool(mount.get("readOnly"))))
-            if self.isolate:
-                created = spawn.ensure_mount_point(Path(target), source.is_dir())
-                if created is not None:
-                    sandbox.created_points.append(created)
-            else:
-                link = sandbox.dir / "rootfs" / target.lstrip("/")
-                link.parent.mkdir(parents=True, exist_ok=True)
-                if not link.is_symlink():
-                    link.symlink_to(source)
-
-    async def materialize(self, sandbox: ProcessSandbox, name: str,
-                          volume: Mapping[str, Any]) -> Path:
-        """The directory of one of the pod's volumes, written now."""
-        assert self.sources is not None
-        if "persistentVolumeClaim" in volume:
-            path = await self._claim_dir(sandbox, volume["persistentVolumeClaim"])
-        elif "hostPath" in volume:
-            path = Path(str(volume["hostPath"].get("path")))
-            path.mkdir(parents=True, exist_ok=True)
-        else:
-            path = sandbox.dir / "volumes" / name
-            path.mkdir(parents=True, exist_ok=True, mode=0o777 if "emptyDir" in volume
-                       else 0o700)
-            files = await volume_files(sandbox.config.pod, volume, self.sources)
-            if files is not None:
-                write_atomic(path, files)
-        sandbox.volumes[name] = path
-        return path
-
-    async def _claim_dir(self, sandbox: ProcessSandbox, source: Mapping[str, Any]) -> Path:
-        assert self.sources is not None
-        ns = str(sandbox.config.namespace)
-        claim = await self.sources.fetch("PersistentVolumeClaim", ns,
-                                         str(source.get("claimName")))
-        volume_name = ((claim or {}).get("spec") or {}).get("volumeName")
-        if not volume_name:
-            raise VolumeError(f'persistentvolumeclaim "{source.get("claimName")}" is not '
-                              "bound")
-        path = self.sources.volumes_root / str(volume_name)
-        path.mkdir(parents=True, exist_ok=True, mode=0o700)
-        return path
+        await generate_container_config(sandbox, container, entry, self.sources,
+                                        api_host=self.api_host, api_port=self.api_port,
+                                        root=self.root, isolate=self.isolate)
 
     async def refresh_volumes(self) -> None:
         """Rewrite the API-backed volumes of every running pod whose sources changed (the
         kubelet's periodic sync of ConfigMap and Secret volumes)."""
         assert self.sources is not None
-        for sandbox in list(self._sandboxes.values()):
-            volumes = {v.get("name"): v for v in
-                       (sandbox.config.pod.get("spec") or {}).get("volumes") or ()}
-            for name, path in list(sandbox.volumes.items()):
-                volume = volumes.get(name) or {}
-                if not any(k in volume for k in ("configMap", "secret", "projected",
-                                                 "downwardAPI")):
-                    continue
-                try:
-                    files = await volume_files(sandbox.config.pod, volume, self.sources)
-                except VolumeError as exc:
-                    log.debug("volume %s of %s not refreshed: %s", name, sandbox.id, exc)
-                    continue
-                if files is not None:
-                    write_atomic(path, files)
+        await volumemanager.refresh_volumes(list(self._sandboxes.values()), self.sources)
 
     def update_pod(self, pod_uid: str, pod: Mapping[str, Any]) -> None:
         """The kubelet's latest view of the pod (labels, annotations for downward API)."""
@@ -683,18 +521,8 @@ class ProcessRuntime:
         container = self._containers.get(container_id)
         if container is None or container.proc is None or container.finished_at is not None:
             raise LookupError(f"container {container_id} is not running")
-        entry = self.catalog.lookup(container.config.image)
-        argv = command
-        if entry is not None and command and shutil.which(command[0],
-                                                          path=container.env["PATH"]) is None:
-            argv = [shutil.which("busybox") or command[0], *command] if shutil.which(
-                "busybox") else command
-        join = container.proc.pid if self.isolate else None
-        return await asyncio.create_subprocess_exec(
-            *argv, env=container.env, cwd=container.cwd,
-            preexec_fn=spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd,
-                                     tty=tty),
-            **kwargs)
+        return await exec_in_container(container, self.catalog, self.isolate, command,
+                                       tty=tty, **kwargs)
 
     async def exec_sync(self, container_id: str, command: list[str],
                         timeout: float) -> tuple[int, bytes]:
@@ -707,16 +535,7 @@ class ProcessRuntime:
         except (LookupError, OSError, subprocess.SubprocessError) as exc:
             # the container exited meanwhile, or the command cannot start (as runc: 126)
             return 126, str(exc).encode()
-        try:
-            async with asyncio.timeout(timeout):
-                out, _ = await proc.communicate()
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-            return 1, f"command timed out after {timeout:g}s".encode()
-        code = proc.returncode if proc.returncode is not None else 1
-        return (128 - code if code < 0 else code), out
+        return await exec_result(proc, timeout)
 
     def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
         """Each running container's process group, measured (procusage.py); None for a
