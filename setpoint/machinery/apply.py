@@ -17,9 +17,11 @@ from typing import Any
 from setpoint.machinery import errors
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery import managedfields as mf
+from setpoint.machinery import typedvalue as tv
 from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.fieldcompare import compare, json_equal
-from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, SchemaError, TypeRef
+from setpoint.machinery.fieldpath import MEMBER, FieldSet, Node
+from setpoint.machinery.typedvalue import MAP, SchemaError, TypeRef
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 _KUBECTL = "kubectl"
@@ -126,7 +128,7 @@ def typed_config_fields(schema: TypeRef, config: dict[str, Any]) -> FieldSet:
     pkg/util/managedfields/internal/structuredmerge.go, then ``ErrorToAPIStatus``).
     """
     try:
-        return fp.fieldset_of(schema, config, strict=True)
+        return tv.fieldset_of(schema, config, strict=True)
     except SchemaError as e:
         raise StatusError(500, "", f"failed to create typed patch object ({_gvknn(config)}): "
                           f"{e}") from e
@@ -139,7 +141,7 @@ def _check_live(schema: TypeRef, live: dict[str, Any]) -> None:
     (``structuredMergeManager.Apply`` in k8s.io/apimachinery
     pkg/util/managedfields/internal/structuredmerge.go, then ``ErrorToAPIStatus``)."""
     try:
-        fp.fieldset_of(schema, live, typed=True)
+        tv.fieldset_of(schema, live, typed=True)
     except SchemaError as e:
         raise StatusError(500, "", f"failed to create typed live object ({_gvknn(live)}): {e}"
                           ) from e
@@ -209,9 +211,9 @@ def merge(schema: TypeRef, live: Any, config: Any) -> Any:
 
 
 def _merge(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False) -> Any:
-    shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
+    shape = tv.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
     winner = rhs if rhs is not _MISSING else lhs
-    if shape.kind == fp.SCALAR or shape.atomic:
+    if shape.kind == tv.SCALAR or shape.atomic:
         return _copy(winner)
     if shape.kind == MAP:
         lm: dict[str, Any] = lhs if isinstance(lhs, dict) else {}
@@ -220,10 +222,10 @@ def _merge(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False) -> Any:
             return _copy(winner)
         out = {}
         for k, v in lm.items():
-            out[k] = _merge(fp.child_type(shape, fp.field(k)), v, rm.get(k, _MISSING))
+            out[k] = _merge(tv.child_type(shape, fp.field(k)), v, rm.get(k, _MISSING))
         for k, v in rm.items():
             if k not in lm:
-                out[k] = _merge(fp.child_type(shape, fp.field(k)), _MISSING, v)
+                out[k] = _merge(tv.child_type(shape, fp.field(k)), _MISSING, v)
         return out
     ll: list[Any] = lhs if isinstance(lhs, list) else []
     rl: list[Any] = rhs if isinstance(rhs, list) else []
@@ -232,12 +234,12 @@ def _merge(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False) -> Any:
     return _merge_list(shape, ll, rl)
 
 
-def _index(shape: fp.Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]]:
+def _index(shape: tv.Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]]:
     order: list[str] = []
     seen: dict[str, Any] = {}
     for item in items:
         try:
-            pe = fp.item_element(shape, item)
+            pe = tv.item_element(shape, item)
         except SchemaError:
             continue
         if pe not in seen:
@@ -246,7 +248,7 @@ def _index(shape: fp.Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]
     return order, seen
 
 
-def _merge_list(shape: fp.Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
+def _merge_list(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
     """Merged items ordered as structured-merge-diff orders them: config order for the
     items config names, live-only items kept where they were relative to those."""
     r_order, r_items = _index(shape, rhs)
@@ -293,8 +295,8 @@ def remove_items(schema: TypeRef, obj: dict[str, Any], items: FieldSet) -> dict[
 
 
 def _remove(tr: TypeRef, v: Any, node: Node, resource: bool = False) -> Any:
-    shape = fp.resolve(tr, v, resource=resource)
-    if shape.kind == fp.SCALAR:
+    shape = tv.resolve(tr, v, resource=resource)
+    if shape.kind == tv.SCALAR:
         return v
     if shape.atomic:
         return _NULL
@@ -308,7 +310,7 @@ def _remove(tr: TypeRef, v: Any, node: Node, resource: bool = False) -> Any:
             if sub is not None and MEMBER in sub:
                 continue
             if sub:
-                cv = _remove(fp.child_type(shape, pe), cv, sub)
+                cv = _remove(tv.child_type(shape, pe), cv, sub)
                 if cv is _NULL:
                     continue
             out[k] = cv
@@ -318,7 +320,7 @@ def _remove(tr: TypeRef, v: Any, node: Node, resource: bool = False) -> Any:
     items = []
     for item in v:
         try:
-            pe = fp.item_element(shape, item)
+            pe = tv.item_element(shape, item)
         except SchemaError:
             items.append(item)
             continue
@@ -343,17 +345,17 @@ def _prune(schema: TypeRef, merged: dict[str, Any], sets: dict[mf.ManagerKey, mf
         return merged
 
     def named(s: FieldSet) -> FieldSet:
-        return fp.ensure_named_fields_are_members(s, schema)
+        return tv.ensure_named_fields_are_members(s, schema)
 
     last_named = named(last.fields)
     pruned = remove_items(schema, merged, last_named)
     owned = FieldSet()
     for vs in sets.values():
         owned = owned.union(vs.fields)
-    merged_set = named(fp.fieldset_of(schema, merged))
-    pruned_set = named(fp.fieldset_of(schema, pruned))
+    merged_set = named(tv.fieldset_of(schema, merged))
+    pruned_set = named(tv.fieldset_of(schema, pruned))
     pruned = remove_items(schema, merged, merged_set.difference(pruned_set.union(named(owned))))
-    pruned_set = named(fp.fieldset_of(schema, pruned))
+    pruned_set = named(tv.fieldset_of(schema, pruned))
     return remove_items(schema, merged, merged_set.difference(pruned_set).intersection(last_named))
 
 
@@ -424,7 +426,7 @@ def _last_applied_ownership(schema: TypeRef, live: dict[str, Any]) -> FieldSet |
         return None
     try:
         last = json.loads(text)
-        owned = fp.fieldset_of(schema, last, strict=True)
+        owned = tv.fieldset_of(schema, last, strict=True)
         c = compare(schema, last, live)
     except (ValueError, SchemaError):
         return None

@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 from setpoint.machinery.fieldcompare import created_fields_v1
-from setpoint.machinery.fieldpath import FieldSet, TypeRef
+from setpoint.machinery.fieldpath import FieldSet
+from setpoint.machinery.typedvalue import TypeRef
 
 # (schema, zero, ignored, stripped) by their ids -> (those objects, {shape key: fieldsV1
 # JSON}); holding the objects keeps their ids from being reused while the entry lives

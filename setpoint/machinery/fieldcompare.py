@@ -15,7 +15,9 @@ from typing import Any
 import orjson
 
 from setpoint.machinery import fieldpath as fp
-from setpoint.machinery.fieldpath import MAP, MEMBER, FieldSet, Node, Path, TypeRef
+from setpoint.machinery import typedvalue as tv
+from setpoint.machinery.fieldpath import MEMBER, FieldSet, Node, Path
+from setpoint.machinery.typedvalue import MAP, TypeRef
 
 _MISSING: Any = object()
 # isinstance() with a tuple: "dict | list" builds a union object at every call, and these
@@ -63,7 +65,7 @@ def json_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _container(shape: fp.Shape) -> type:
+def _container(shape: tv.Shape) -> type:
     return dict if shape.kind == MAP else list
 
 
@@ -79,8 +81,8 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
         existing = node.get(path[-1])
         node[path[-1]] = subtree if existing is None else fp.union_nodes(existing, subtree)
         return
-    shape = fp.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
-    if shape.kind != fp.SCALAR and not shape.atomic:
+    shape = tv.resolve(tr, rhs if rhs is not _MISSING else lhs, resource=resource)
+    if shape.kind != tv.SCALAR and not shape.atomic:
         kind = _container(shape)
         if tr is None and lhs is not _MISSING and rhs is not _MISSING and (
                 type(lhs) is not type(rhs) and (isinstance(lhs, _CONTAINERS)
@@ -88,9 +90,9 @@ def _compare(tr: TypeRef, lhs: Any, rhs: Any, path: Path, c: Comparison,
             # a deduced value changed kind: the old subtree goes, the new one comes
             c.modified.insert(path)
             if isinstance(lhs, dict):
-                _compare_maps(fp.resolve(None, lhs), lhs, {}, path, c)
+                _compare_maps(tv.resolve(None, lhs), lhs, {}, path, c)
             if isinstance(rhs, dict):
-                _compare_maps(fp.resolve(None, rhs), {}, rhs, path, c)
+                _compare_maps(tv.resolve(None, rhs), {}, rhs, path, c)
             return
         lv = lhs if isinstance(lhs, kind) else None
         rv = rhs if isinstance(rhs, kind) else None
@@ -119,7 +121,7 @@ def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node
     itself and, unless its type is atomic, every field or item beneath it."""
     if not isinstance(rhs, _CONTAINERS):
         return {fp.MEMBER: {}}  # a scalar (or null) is a leaf whatever its type says
-    shape = fp.resolve(tr, rhs, resource=resource)
+    shape = tv.resolve(tr, rhs, resource=resource)
     node: fp.Node = {fp.MEMBER: {}}
     if shape.kind == MAP:
         if not shape.atomic and isinstance(rhs, dict):
@@ -128,15 +130,15 @@ def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node
                 pe = "f:" + k
                 node[pe] = (_added(fields.get(k, other), v, (*path, pe))
                             if isinstance(v, _CONTAINERS) else {fp.MEMBER: {}})
-    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
+    elif shape.kind != tv.SCALAR and not shape.atomic and isinstance(rhs, list):
         for pe, item in index_items(shape, rhs, path).items():
             node[pe] = _added(shape.element, item, (*path, pe))
     return node
 
 
-def _compare_maps(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
+def _compare_maps(shape: tv.Shape, lhs: dict[str, Any], rhs: dict[str, Any], path: Path,
                   c: Comparison) -> None:
-    fields, other = shape.fields, shape.other_fields  # fp.child_type, inlined
+    fields, other = shape.fields, shape.other_fields  # tv.child_type, inlined
     for k, lv in lhs.items():
         rv = rhs.get(k, _MISSING)
         if isinstance(lv, _CONTAINERS) and _same(lv, rv):
@@ -167,7 +169,7 @@ def _same(lhs: dict[str, Any] | list[Any], rhs: Any) -> bool:
 
 # (shape, JSON text) of values found typable: a pod's spec comes back unchanged at every
 # status write. The shape is held, so its identity is never another's.
-_TYPABLE: dict[tuple[fp.Shape, bytes], None] = {}
+_TYPABLE: dict[tuple[tv.Shape, bytes], None] = {}
 _TYPABLE_MAX = 2048
 
 
@@ -176,8 +178,8 @@ def _check_shared(tr: TypeRef, v: Any, path: Path) -> None:
     only on its type and its JSON text (list items are told apart by their keys' JSON)."""
     if tr is None:
         return
-    shape = fp.resolve(tr, v)
-    if shape.kind == fp.SCALAR or shape.atomic:
+    shape = tv.resolve(tr, v)
+    if shape.kind == tv.SCALAR or shape.atomic:
         return
     try:
         text = orjson.dumps(v)
@@ -199,8 +201,8 @@ def _check_typed(tr: TypeRef, v: Any, path: Path) -> None:
     structured-merge-diff (typed/helpers.go) whether or not anything changed."""
     if tr is None:
         return  # deduced all the way down: maps of deduced values and atomic lists
-    shape = fp.resolve(tr, v)
-    if shape.kind == fp.SCALAR or shape.atomic:
+    shape = tv.resolve(tr, v)
+    if shape.kind == tv.SCALAR or shape.atomic:
         return
     if shape.kind == MAP:
         if isinstance(v, dict):
@@ -214,15 +216,15 @@ def _check_typed(tr: TypeRef, v: Any, path: Path) -> None:
                 _check_typed(shape.element, item, (*path, pe))
 
 
-def index_items(shape: fp.Shape, items: list[Any], path: Path) -> dict[str, Any]:
+def index_items(shape: tv.Shape, items: list[Any], path: Path) -> dict[str, Any]:
     """Items of an associative list by path element; the first of duplicates wins."""
     out: dict[str, Any] = {}
     for item in items:
-        out.setdefault(fp.item_element(shape, item, path), item)
+        out.setdefault(tv.item_element(shape, item, path), item)
     return out
 
 
-def _compare_lists(shape: fp.Shape, lhs: list[Any], rhs: list[Any], path: Path,
+def _compare_lists(shape: tv.Shape, lhs: list[Any], rhs: list[Any], path: Path,
                    c: Comparison) -> None:
     lidx = index_items(shape, lhs, path)
     ridx = index_items(shape, rhs, path)
@@ -265,7 +267,7 @@ def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
     """What ``_added`` finds beneath a new value, encoded (the value itself is a member)."""
     if not isinstance(rhs, _CONTAINERS):
         return {}
-    shape = fp.resolve(tr, rhs)
+    shape = tv.resolve(tr, rhs)
     out: dict[str, Any] = {}
     if shape.kind == MAP:
         if shape.atomic or not isinstance(rhs, dict):
@@ -278,7 +280,7 @@ def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
                 out["f:" + k] = {MEMBER: {}, **body} if body else {}
             else:
                 out["f:" + k] = {}
-    elif shape.kind != fp.SCALAR and not shape.atomic and isinstance(rhs, list):
+    elif shape.kind != tv.SCALAR and not shape.atomic and isinstance(rhs, list):
         items = index_items(shape, rhs, ())
         for pe in fp.sort_elements(items):
             body = _added_v1(shape.element, items[pe])
@@ -291,8 +293,8 @@ def _changed_v1(tr: TypeRef, lhs: Any, rhs: Any, resource: bool = False,
     """``_compare`` of two present values: whether the value itself is added or modified,
     and the encoded added or modified paths beneath it. ``strip``: the stripped fields
     (``created_fields_v1``) beneath the value, whose scalar leaves need no walk."""
-    shape = fp.resolve(tr, rhs, resource=resource)
-    if shape.kind != fp.SCALAR and not shape.atomic:
+    shape = tv.resolve(tr, rhs, resource=resource)
+    if shape.kind != tv.SCALAR and not shape.atomic:
         if tr is None and type(lhs) is not type(rhs) and (
                 isinstance(lhs, _CONTAINERS) or isinstance(rhs, _CONTAINERS)):
             # a deduced value changed kind: modified, with the new map's fields added (the
@@ -317,7 +319,7 @@ def _removed(tr: TypeRef, lhs: Any) -> None:
         _compare(tr, lhs, _MISSING, (), Comparison())
 
 
-def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
+def _maps_v1(shape: tv.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
              strip: Node | None = None) -> dict[str, Any]:
     fields, other = shape.fields, shape.other_fields
     for k, lv in lhs.items():
@@ -345,7 +347,7 @@ def _maps_v1(shape: fp.Shape, lhs: dict[str, Any], rhs: dict[str, Any],
     return out
 
 
-def _lists_v1(shape: fp.Shape, lhs: list[Any], rhs: list[Any]) -> dict[str, Any]:
+def _lists_v1(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> dict[str, Any]:
     lidx = index_items(shape, lhs, ())
     ridx = index_items(shape, rhs, ())
     for pe, item in lidx.items():

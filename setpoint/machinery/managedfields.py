@@ -24,7 +24,8 @@ from setpoint.machinery import fieldpath as fp
 from setpoint.machinery.createdfields import remembered_created_fields_v1
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.fieldcompare import compare
-from setpoint.machinery.fieldpath import FieldSet, Path, SchemaError, TypeRef
+from setpoint.machinery.fieldpath import FieldSet, Path
+from setpoint.machinery.typedvalue import SchemaError, TypeRef
 
 APPLY, UPDATE = "Apply", "Update"
 MAX_UPDATE_MANAGERS = 10

@@ -19,7 +19,7 @@ import pytest
 from setpoint.machinery import createdfields as cf
 from setpoint.machinery import fieldcompare as fc
 from setpoint.machinery import managedfields as mf
-from setpoint.machinery.fieldpath import SchemaError
+from setpoint.machinery.typedvalue import SchemaError
 from tests.machinery.test_fieldcompare import (
     CASES,
     IGNORED,

@@ -21,8 +21,9 @@ import pytest
 from setpoint.machinery import fieldcompare as fc
 from setpoint.machinery import fieldpath as fp
 from setpoint.machinery import managedfields as mf
-from setpoint.machinery.fieldpath import FieldSet, SchemaError
+from setpoint.machinery.fieldpath import FieldSet
 from setpoint.machinery.schema import Schema, definitions
+from setpoint.machinery.typedvalue import SchemaError
 
 GOLDEN = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "golden"
 needs_corpus = pytest.mark.skipif(not GOLDEN.is_dir(), reason="conformance corpus absent")

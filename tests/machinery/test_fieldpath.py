@@ -6,8 +6,10 @@ from typing import Any
 import pytest
 
 from setpoint.machinery import fieldpath as fp
-from setpoint.machinery.fieldpath import FieldSet, SchemaError
+from setpoint.machinery import typedvalue as tv
+from setpoint.machinery.fieldpath import FieldSet
 from setpoint.machinery.schema import Schema, definitions
+from setpoint.machinery.typedvalue import SchemaError
 from tests.machinery import test_managedfields as goldens
 
 
@@ -100,7 +102,7 @@ def _deployment() -> Schema:
 def test_fieldset_of_uses_list_keys_with_schema_defaults_and_atomic_structs() -> None:
     obj = {"spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {"spec": {
         "containers": [{"name": "c", "ports": [{"containerPort": 80}]}]}}}}
-    got = fp.encode(fp.fieldset_of(_deployment(), obj))
+    got = fp.encode(tv.fieldset_of(_deployment(), obj))
     assert got == {"f:spec": {"f:selector": {}, "f:template": {"f:spec": {"f:containers": {
         'k:{"name":"c"}': {".": {}, "f:name": {}, "f:ports": {
             'k:{"containerPort":80,"protocol":"TCP"}': {".": {}, "f:containerPort": {}}}}}}}}}
@@ -108,31 +110,31 @@ def test_fieldset_of_uses_list_keys_with_schema_defaults_and_atomic_structs() ->
 
 def test_fieldset_of_marks_set_items_and_map_entries() -> None:
     meta = {"metadata": {"finalizers": ["a", "b"], "labels": {"x": "y"}}}
-    got = fp.encode(fp.fieldset_of(_deployment(), meta))
+    got = fp.encode(tv.fieldset_of(_deployment(), meta))
     assert got == {"f:metadata": {"f:finalizers": {'v:"a"': {}, 'v:"b"': {}},
                                   "f:labels": {"f:x": {}}}}
 
 
 def test_fieldset_of_owns_explicit_nulls_and_empty_structs() -> None:
-    got = fp.encode(fp.fieldset_of(_deployment(), {"spec": {"strategy": {}, "template": None}}))
+    got = fp.encode(tv.fieldset_of(_deployment(), {"spec": {"strategy": {}, "template": None}}))
     assert got == {"f:spec": {"f:strategy": {}, "f:template": {}}}
 
 
 def test_strict_fieldset_of_refuses_undeclared_fields_and_duplicate_keys() -> None:
     with pytest.raises(SchemaError, match=r"\.spec\.bogus: field not declared in schema"):
-        fp.fieldset_of(_deployment(), {"spec": {"bogus": 1}}, strict=True)
+        tv.fieldset_of(_deployment(), {"spec": {"bogus": 1}}, strict=True)
     twice = {"spec": {"template": {"spec": {"containers": [{"name": "a"}, {"name": "a"}]}}}}
     with pytest.raises(SchemaError, match="duplicate entries"):
-        fp.fieldset_of(_deployment(), twice, strict=True)
+        tv.fieldset_of(_deployment(), twice, strict=True)
     # structured-merge-diff's words (typed/validate.go, typed/helpers.go)
     with pytest.raises(SchemaError, match=r'containers: element 0: associative list with '
                                           r'keys has an element that omits key field "name"'):
-        fp.fieldset_of(_deployment(), {"spec": {"template": {"spec": {"containers": [{}]}}}},
+        tv.fieldset_of(_deployment(), {"spec": {"template": {"spec": {"containers": [{}]}}}},
                        strict=True)
 
 
 def test_without_schema_every_map_key_is_owned_and_lists_are_atomic() -> None:
-    got = fp.encode(fp.fieldset_of(None, {"spec": {"a": {"b": 1}, "l": [1, 2]}}))
+    got = fp.encode(tv.fieldset_of(None, {"spec": {"a": {"b": 1}, "l": [1, 2]}}))
     assert got == {"f:spec": {".": {}, "f:a": {".": {}, "f:b": {}}, "f:l": {}}}
 
 
@@ -141,7 +143,7 @@ def test_custom_resources_get_typed_metadata_and_preserved_fields_are_deduced() 
         "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}}}})
     obj = {"apiVersion": "x/v1", "kind": "K", "metadata": {"name": "n", "labels": {"a": "b"}},
            "spec": {"free": {"any": {"deep": [1]}}}}
-    got = fp.encode(fp.fieldset_of(schema, obj, strict=True))
+    got = fp.encode(tv.fieldset_of(schema, obj, strict=True))
     assert got == {"f:apiVersion": {}, "f:kind": {},
                    "f:metadata": {"f:labels": {"f:a": {}}, "f:name": {}},
                    "f:spec": {"f:free": {"f:any": {".": {}, "f:deep": {}}}}}
@@ -149,7 +151,7 @@ def test_custom_resources_get_typed_metadata_and_preserved_fields_are_deduced() 
 
 def test_named_fields_with_owned_descendants_become_members() -> None:
     s = FieldSet.of(("f:metadata", "f:labels", "f:a"), ("f:spec", "f:replicas"))
-    got = fp.ensure_named_fields_are_members(s, _deployment())
+    got = tv.ensure_named_fields_are_members(s, _deployment())
     assert set(got) == {("f:metadata",), ("f:metadata", "f:labels"),
                         ("f:metadata", "f:labels", "f:a"), ("f:spec",), ("f:spec", "f:replicas")}
 
@@ -166,8 +168,8 @@ def test_a_string_key_is_spelled_once_per_distinct_value(monkeypatch: pytest.Mon
         return key(fields)
 
     monkeypatch.setattr(fp, "key", counting)
-    shape = fp.Shape(fp.LIST, keys=("type",))
+    shape = tv.Shape(tv.LIST, keys=("type",))
     items = [{"type": "Spelled-Once<&>", "status": "True"}, {"type": "Spelled-Once<&>"}]
-    elements = {fp.item_element(shape, item) for item in items}
+    elements = {tv.item_element(shape, item) for item in items}
     assert elements == {'k:{"type":"Spelled-Once\\u003c\\u0026\\u003e"}'}
     assert spelled == [[("type", "Spelled-Once<&>")]]
