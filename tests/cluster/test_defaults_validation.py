@@ -400,7 +400,7 @@ def test_decoding_a_body_reads_each_schema_once_not_at_every_value(
     decoder does by struct type); what the decoder needs of each schema is read once, so
     the second pod decoded costs its values, not the schema's computed properties again,
     and gives the same object."""
-    from setpoint.cluster.serializer.decode import decode_builtin
+    from setpoint.cluster.serializer.typeddecode import decode_builtin
     from setpoint.machinery.schema import Schema, definitions
 
     schema = definitions().for_kind("", "v1", "Pod")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.cluster.serializer.decode import decode_builtin
+from setpoint.cluster.serializer.typeddecode import decode_builtin
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import definitions

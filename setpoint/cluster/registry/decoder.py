@@ -17,12 +17,8 @@ from typing import Protocol
 from setpoint.cluster.registry.builtin import builtin_kinds
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.serializer.decode import (
-    Decoded,
-    check_object_meta,
-    decode_builtin,
-    strict_decoding_order,
-)
+from setpoint.cluster.serializer.decode import Decoded, strict_decoding_order
+from setpoint.cluster.serializer.typeddecode import check_object_meta, decode_builtin
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause

@@ -24,7 +24,8 @@ from setpoint.cluster.registry.patching import (
     patch_decode_error,
 )
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
-from setpoint.cluster.serializer.decode import decode_builtin, parse_body
+from setpoint.cluster.serializer.decode import parse_body
+from setpoint.cluster.serializer.typeddecode import decode_builtin
 from setpoint.machinery import errors
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply

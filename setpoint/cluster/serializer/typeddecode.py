@@ -1,0 +1,320 @@
+"""Typed decoding of built-in kinds: a body checked as the apiserver's JSON decoder fills a
+Go struct.
+
+A value of the wrong JSON type is the 400 encoding/json's ``UnmarshalTypeError`` becomes
+(``<Kind> in version "v1" cannot be handled as a <Kind>: ...``), an unknown field is dropped
+and its path returned (for ``fieldValidation``), an empty map or list of an ``omitempty``
+field vanishes, and base64 and time formats are checked, all guided by the kind's OpenAPI
+schema. Custom resources' ``metadata`` goes through the same check (:func:`check_object_meta`).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from setpoint.machinery import errors
+from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.schema import Schema, definitions
+
+_GO_TYPES = {"string": "string", "boolean": "bool", "number": "float64", "integer": "int64"}
+
+
+def _go_type(schema: Schema) -> str:
+    t = schema.type
+    if t == "integer":
+        return "int32" if schema.raw.get("format") == "int32" else "int64"
+    if t == "array":
+        item = schema.items
+        return "[]" + (_go_type(item) if item is not None else "interface {}")
+    if t == "object":
+        if schema.properties:
+            # Go names a struct type by its package and name: v1.ObjectMeta
+            parts = (schema.ref or "").split(".")
+            return f"{parts[-2]}.{parts[-1]}" if len(parts) >= 2 else "struct"
+        el = schema.additional_properties
+        return "map[string]" + (_go_type(el) if el is not None else "interface {}")
+    return _GO_TYPES.get(t or "", "interface {}")
+
+
+class _TypeMismatch(Exception):
+    pass
+
+
+# What Go's decoder stores in an int32 or int64 field: a number literal strconv.ParseInt takes
+# and the field does not overflow (encoding/json decode.go literalStore, "number " + literal)
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict[str, Any],
+                                                                              list[str]]:
+    """Check value types against ``schema`` and drop unknown fields.
+
+    Returns the cleaned object and the paths of the unknown fields; a value of the wrong type
+    raises the 400 the apiserver's JSON decoder gives.
+    """
+    unknown: list[str] = []
+    try:
+        out = _decode(obj, schema, "", unknown, kind)
+    except _TypeMismatch as exc:
+        raise errors.bad_request(
+            f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {exc}'
+        ) from None
+    return out, unknown
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def check_object_meta(meta: dict[str, Any], kind: str, version: str) -> None:
+    """Refuse a custom resource's metadata whose values are of the wrong JSON type.
+
+    The CRD handler's decoder round-trips ``metadata`` through a Go ``ObjectMeta``
+    (apiextensions-apiserver pkg/apiserver/schema/objectmeta/coerce.go,
+    GetObjectMetaWithOptions, malformed fields not dropped for request bodies); its
+    encoding/json error reaches the client as transformDecodeError's 400
+    (k8s.io/apiserver/pkg/endpoints/handlers/rest.go)."""
+    schema = definitions().get(_OBJECT_META)
+    try:
+        _decode(meta, schema, "", [], "ObjectMeta")
+    except _TypeMismatch as exc:
+        raise errors.bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
+
+
+def _version_of(obj: dict[str, Any]) -> str:
+    api_version = str(obj.get("apiVersion") or "v1")
+    return api_version.rsplit("/", 1)[-1]
+
+
+class _Plan:
+    """What decoding reads of one schema, read once: the schema's own properties are
+    computed on every access, and the decoder asks them for every value of every body."""
+
+    __slots__ = ("additional", "additional_passthrough", "additional_plain", "format",
+                 "int_or_string", "items", "plain", "properties", "quantity", "struct", "type")
+
+    def __init__(self, schema: Schema) -> None:
+        self.int_or_string = schema.int_or_string
+        fmt = schema.raw.get("format")
+        self.format = fmt
+        self.quantity = fmt == "quantity"
+        self.type = schema.type
+        self.properties: dict[str, Schema] = {}
+        self.plain: frozenset[str] = frozenset()
+        self.struct: str | None = None
+        self.additional: Schema | None = None
+        self.additional_passthrough = True
+        self.additional_plain = False
+        self.items: Schema | None = None
+        if self.int_or_string or self.type is None:
+            return
+        if self.type == "object":
+            self.properties = schema.properties
+            self.plain = frozenset(k for k, sub in self.properties.items()
+                                   if _plain_string(sub))
+            self.struct = schema.ref.rsplit(".", 1)[-1] if schema.ref else None
+            el = schema.additional_properties
+            self.additional = el
+            self.additional_passthrough = el is None or (el.type is None
+                                                         and not el.int_or_string)
+            self.additional_plain = el is not None and _plain_string(el)
+        elif self.type == "array":
+            self.items = schema.items
+
+
+_plans: dict[Schema, _Plan] = {}  # (the built-in kinds' schemas: a bounded set, as _plain's)
+
+
+def _plan(schema: Schema) -> _Plan:
+    plan = _plans.get(schema)
+    if plan is None:
+        plan = _plans[schema] = _Plan(schema)
+    return plan
+
+
+def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str) -> Any:
+    if value is None:
+        return None
+    plan = _plans.get(schema) or _plan(schema)
+    if plan.int_or_string:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"))
+        if plan.quantity and isinstance(value, int | float):
+            return _number_to_quantity(value)
+        return value
+    t = plan.type
+    if t is None:
+        return value  # free-form (RawExtension, JSON)
+    if t == "object":
+        if not isinstance(value, dict):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        props = plan.properties
+        if props:
+            out: dict[str, Any] = {}
+            struct = kind if plan.struct is None else plan.struct  # (_struct_name)
+            plain = plan.plain
+            for k, v in value.items():
+                if type(v) is str and k in plain:
+                    out[k] = v  # (most fields: no path to spell, no call)
+                    continue
+                sub = props.get(k)
+                child = f"{path}.{k}" if path else k
+                if sub is None:
+                    unknown.append(child)
+                    continue
+                decoded = _decode(v, sub, child, unknown, struct)
+                if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
+                    continue
+                out[k] = decoded
+            return out
+        if plan.additional_passthrough:
+            return value
+        el = plan.additional
+        assert el is not None
+        if plan.additional_plain and _all_strings(value):
+            return dict(value)  # labels, annotations, a ConfigMap's data
+        # a null member of a Go map is the element type's zero value ("" in a ConfigMap's
+        # data, as encoding/json stores it)
+        return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
+                if v is not None else _zero(el) for k, v in value.items()}
+    if t == "array":
+        if not isinstance(value, list):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        item = plan.items
+        if item is None:
+            return value
+        return [_decode(v, item, f"{path}[{i}]", unknown, kind) if v is not None
+                else _zero(item) for i, v in enumerate(value)]
+    if t == "string":
+        if not isinstance(value, str):
+            raise _TypeMismatch(_mismatch(value, path, kind, "string"))
+        fmt = plan.format
+        if fmt == "byte":
+            _check_base64(value)
+        elif fmt == "date-time":
+            return _normalized_time(value, schema)
+        return value
+    if t == "boolean":
+        if not isinstance(value, bool):
+            raise _TypeMismatch(_mismatch(value, path, kind, "bool"))
+        return value
+    if t == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+        go_type = _go_type(schema)
+        low, high = _INT_RANGES[go_type]
+        if isinstance(value, float):
+            if not value.is_integer() or not low <= value <= high:
+                raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
+            return int(value)
+        if not low <= value <= high:
+            raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
+        return value
+    if t == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
+        return value
+    return value
+
+
+_plain: dict[Schema, bool] = {}  # (the built-in kinds' schemas: a bounded set)
+
+
+def _plain_string(schema: Schema) -> bool:
+    """A string field a string value passes through unchanged (no format to check)."""
+    plain = _plain.get(schema)
+    if plain is None:
+        plain = (not schema.int_or_string and schema.type == "string"
+                 and schema.raw.get("format") not in ("byte", "date-time"))
+        _plain[schema] = plain
+    return plain
+
+
+def _all_strings(value: dict[str, Any]) -> bool:
+    for v in value.values():  # noqa: SIM110 (a loop: no generator per map)
+        if type(v) is not str:
+            return False
+    return True
+
+
+def _omitted_when_empty(schema: Schema, value: Any) -> bool:
+    """Go's ``omitempty`` drops empty maps and slices; structs (even empty ones) stay."""
+    if isinstance(value, list):
+        return schema.type == "array"
+    if isinstance(value, dict):
+        return schema.additional_properties is not None and not schema.properties
+    return False
+
+
+def _check_base64(value: str) -> None:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        bad = next((i for i, ch in enumerate(value) if not (ch.isalnum() or ch in "+/=")),
+                   len(value) - 1)
+        raise _TypeMismatch(f"illegal base64 data at input byte {bad}") from None
+
+
+_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+_MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
+
+
+def _normalized_time(value: str, schema: Schema) -> str:
+    """A timestamp as Go writes it back: metav1.Time in UTC whole seconds, metav1.MicroTime
+    in UTC with six fraction digits. MicroTime insists on exactly six digits on input."""
+    micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    if micro and not _MICRO_TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
+            f'"{value[19:]}" as ".000000"')
+    if not value:
+        return value
+    if not micro and not _TIME.match(value):
+        raise _TypeMismatch(
+            f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
+            '"2006"')
+    if value.endswith("Z") and (micro or "." not in value):
+        return value  # already canonical
+    moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+    if micro:
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _struct_name(schema: Schema, outer: str) -> str:
+    """The Go struct a field belongs to, as encoding/json names it in errors: the innermost
+    struct type (DeploymentSpec for spec.replicas), the kind at the top."""
+    return schema.ref.rsplit(".", 1)[-1] if schema.ref else outer
+
+
+def _zero(schema: Schema) -> Any:
+    """What a JSON null becomes as an element of a Go slice or map: the element type's zero
+    value."""
+    if schema.type == "object" and schema.properties:
+        return {}
+    return {"string": "", "integer": 0, "number": 0, "boolean": False}.get(schema.type or "")
+
+
+def _number_literal(value: int | float) -> str:
+    """A number as the literal Go's error quotes (the parsed value stands in for it)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
+
+
+def _mismatch(value: Any, path: str, kind: str, go_type: str, *, literal: bool = False) -> str:
+    jt = unmarshal_kind(value)
+    if jt == "number" and (literal or (isinstance(value, float) and not value.is_integer())):
+        jt = f"number {_number_literal(value)}"
+    return f"json: cannot unmarshal {jt} into Go struct field {kind}.{path} of type {go_type}"
+
+
+def _number_to_quantity(value: float) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value)
