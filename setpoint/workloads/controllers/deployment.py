@@ -31,17 +31,19 @@ from setpoint.runtime._handlers import Handler
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
 from setpoint.runtime._ownership import controller_of
 from setpoint.workloads.controllers import deployment_util as du
+from setpoint.workloads.controllers.controllerref import (
+    ControllerOrAdopters,
+    claim,
+    controller_name,
+    index_orphans,
+    orphans,
+    recheck_owner,
+)
 from setpoint.workloads.controllers.deployment_sync import DEPLOYMENT, REPLICA_SET, DeploymentSync
 from setpoint.workloads.controllers.podcontrol import (
     POD,
-    ControllerOrAdopters,
-    claim,
     component_recorder,
-    controller_name,
-    index_orphans,
     labels_of,
-    orphans,
-    recheck_owner,
     selector_of,
 )
 from setpoint.workloads.controllers.rollout import rollout_recreate, rollout_rolling

@@ -33,16 +33,14 @@ from setpoint.client import Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
+from setpoint.workloads.controllers.controllerref import claim, is_controlled_by, recheck_owner
 from setpoint.workloads.controllers.podcontrol import (
-    claim,
     component_recorder,
     create_pod,
     format_time,
-    is_controlled_by,
     is_pod_ready,
     parse_time,
     pod_from_template,
-    recheck_owner,
     selector_of,
 )
 from setpoint.workloads.settings import WorkloadSettings

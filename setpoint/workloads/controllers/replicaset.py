@@ -28,29 +28,31 @@ from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
 from setpoint.runtime._ownership import controller_of
+from setpoint.workloads.controllers.controllerref import (
+    ControllerOrAdopters,
+    claim,
+    controller_name,
+    index_orphans,
+    orphans,
+    recheck_owner,
+)
 from setpoint.workloads.controllers.podcontrol import (
     POD,
-    ControllerOrAdopters,
     Expectations,
-    claim,
     component_recorder,
-    controller_name,
     create_pod,
     delete_pod,
     error_text,
     filter_active_pods,
     format_time,
-    index_orphans,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
     labels_of,
-    orphans,
     pod_from_template,
     pod_key,
     pod_ready_time,
     rank_pods_for_deletion,
-    recheck_owner,
     selector_of,
     slow_start_batch,
 )

@@ -32,17 +32,15 @@ from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.runtime._ownership import owner_reference
 from setpoint.workloads.controllers import history
+from setpoint.workloads.controllers.controllerref import claim, is_controlled_by, recheck_owner
 from setpoint.workloads.controllers.podcontrol import (
-    claim,
     component_recorder,
     create_pod,
     error_text,
-    is_controlled_by,
     is_pod_available,
     is_pod_ready,
     pod_from_template,
     pod_ready_time,
-    recheck_owner,
     selector_of,
 )
 from setpoint.workloads.settings import WorkloadSettings
