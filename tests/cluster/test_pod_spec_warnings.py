@@ -315,3 +315,38 @@ async def test_kubectl_apply_prints_the_template_warnings(env: Env) -> None:
         f"Warning: {NAME_WARNING}",
         f"Warning: spec.template.spec.nodeSelector[beta.kubernetes.io/os]: {OS_LABEL}",
     ]
+
+
+async def test_a_pod_template_counts_generations_and_warns_on_a_template_change(
+        env: Env) -> None:
+    """podtemplate/strategy.go: PrepareForCreate sets generation 1, PrepareForUpdate moves
+    it when the template changes, and WarningsOnUpdate checks the template then only."""
+    path, obj = workload("PodTemplate", "tpl")
+    await write(env.api, "POST", path, obj)
+    _, stored = await env.api.get(f"{path}/tpl")
+    assert stored["metadata"]["generation"] == 1
+    stored["metadata"]["labels"] = {"tier": "web"}
+    assert await write(env.api, "PUT", f"{path}/tpl", stored, expect=200) == []
+    _, stored = await env.api.get(f"{path}/tpl")
+    assert stored["metadata"]["generation"] == 1
+    stored["template"]["spec"]["imagePullSecrets"] = [{"name": ""}]
+    assert await write(env.api, "PUT", f"{path}/tpl", stored, expect=200) == [
+        f"template.spec.nodeSelector[beta.kubernetes.io/os]: {OS_LABEL}",
+        'template.spec.imagePullSecrets[0].name: invalid empty name ""']
+    _, stored = await env.api.get(f"{path}/tpl")
+    assert stored["metadata"]["generation"] == 2
+
+
+async def test_a_cronjob_update_with_tz_in_its_schedule_warns(env: Env) -> None:
+    """cronjob/strategy.go WarningsOnUpdate: a schedule naming TZ draws the timeZone warning
+    (its path printed as Go builds it, spec.spec.schedule) on every update, after the
+    template's warnings (none here: the spec did not change)."""
+    path, obj = workload("CronJob", "tz")
+    obj["spec"]["jobTemplate"]["spec"]["template"]["spec"].pop("nodeSelector")
+    obj["spec"]["schedule"] = "CRON_TZ=UTC 0 * * * *"
+    await write(env.api, "POST", path, obj)
+    _, stored = await env.api.get(f"{path}/tz")
+    stored["metadata"]["labels"] = {"tier": "batch"}
+    assert await write(env.api, "PUT", f"{path}/tz", stored, expect=200) == [
+        "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+        "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"]
