@@ -208,7 +208,7 @@ def workload(kind: str, name: str) -> tuple[str, Obj]:
             "apiVersion": "v1", "kind": kind, "metadata": {"name": name},
             "spec": {"selector": {"app": "w"}, "template": template()}}
     if kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        spec = {"selector": selector, "template": template()}
+        spec: Obj = {"selector": selector, "template": template()}
         if kind == "StatefulSet":
             spec["serviceName"] = "w"
         return f"{APPS}/{kind.lower()}s", {"apiVersion": "apps/v1", "kind": kind,

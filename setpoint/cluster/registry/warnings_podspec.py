@@ -181,14 +181,14 @@ def _volume_warnings(spec_path: str, volumes: list[Any]) -> list[str]:
     warnings: list[str] = []
     for i, volume in enumerate(volumes):
         volume = volume or {}
-        for source, message in DEPRECATED_VOLUME_PLUGINS:
-            if volume.get(source) is None:
+        for plugin, message in DEPRECATED_VOLUME_PLUGINS:
+            if volume.get(plugin) is None:
                 continue
-            v_path = f"{spec_path}.volumes[{i}].{_GO_PATH_NAME.get(source, source)}"
+            v_path = f"{spec_path}.volumes[{i}].{_GO_PATH_NAME.get(plugin, plugin)}"
             if message is not None:
                 warnings.append(f"{v_path}: {message}")
                 continue
-            claim = (volume.get(source) or {}).get("volumeClaimTemplate")
+            claim = (volume.get(plugin) or {}).get("volumeClaimTemplate")
             if claim is not None:
                 warnings += pvc_spec_warnings(f"{v_path}.volumeClaimTemplate.spec",
                                               claim.get("spec") or {})
