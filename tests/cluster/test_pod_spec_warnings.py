@@ -83,7 +83,8 @@ def template(spec: Obj | None = None, labels: Obj | None = None) -> Obj:
 async def test_a_pod_draws_every_spec_warning_in_gos_order(env: Env) -> None:
     """warningsForPodSpecAndMeta's checks, in its order: node labels in nodeSelector, node
     affinity and topology spread (and a null spread selector), deprecated volume plugins and
-    an ephemeral claim's fractional storage, a projected path a token also writes, duplicate
+    an ephemeral claim's fractional storage, a projected path a token also writes (v1.32's
+    warningsForOverlappingVirtualPaths, #121968), duplicate
     host alias IPs and pull secrets, an empty pull secret name, a container seccomp
     annotation without its field, fractional memory, a hidden env var, a hostIP without
     hostPort and a port defined twice, a negative grace period, a null pod affinity
@@ -143,8 +144,7 @@ async def test_a_pod_draws_every_spec_warning_in_gos_order(env: Env) -> None:
         "spec.volumes[0].gitRepo: deprecated in v1.11",
         'spec.volumes[1].ephemeral.volumeClaimTemplate.spec.resources.requests[storage]: '
         'fractional byte value "1500m" is invalid, must be an integer',
-        'spec.volumes[2].projected.sources.configMap[0]: has duplicated path with '
-        'ServiceAccountToken "token"',
+        'volume "token" (Projected ConfigMap "cm"): overlapping paths: "token" with "token"',
         'spec.hostAliases[1].ip: duplicate ip "127.0.0.1"',
         'spec.imagePullSecrets[1].name: duplicate name "pull"',
         'spec.imagePullSecrets[2].name: invalid empty name ""',
@@ -350,3 +350,37 @@ async def test_a_cronjob_update_with_tz_in_its_schedule_warns(env: Env) -> None:
     assert await write(env.api, "PUT", f"{path}/tz", stored, expect=200) == [
         "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
         "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details"]
+
+
+async def test_volume_items_that_overlap_are_named_as_go_names_them(env: Env) -> None:
+    """warningsForOverlappingVirtualPaths (v1.32, #121968) and checkForOverlap: the same
+    path twice, a path inside another ("a" and "a/b"), and Go's bare prefix test ("key" and
+    "key2" overlap); in a projected volume each source alone, then with the sources before
+    it (sorted), so an overlap inside one source is found twice (the header once: the
+    recorder keeps each text once) and the token source names the secret's overlap again;
+    trailing slashes trimmed."""
+    volumes = [
+        {"name": "cm", "configMap": {"name": "conf", "items": [
+            {"key": "a", "path": "a"}, {"key": "b", "path": "a/b/"},
+            {"key": "c", "path": "key"}, {"key": "d", "path": "key2"}]}},
+        {"name": "sec", "secret": {"secretName": "s", "items": [
+            {"key": "a", "path": "x"}, {"key": "b", "path": "x"}]}},
+        {"name": "down", "downwardAPI": {"items": [
+            {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+            {"path": "labels/", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+        {"name": "proj", "projected": {"sources": [
+            {"secret": {"name": "s", "items": [{"key": "a", "path": "d"},
+                                               {"key": "b", "path": "d/e"}]}},
+            {"serviceAccountToken": {"path": "d/f"}}]}},
+    ]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "overlaps"},
+           "spec": pod_spec(volumes=volumes)}
+    assert await write(env.api, "POST", f"{NS}/pods", pod) == [
+        'volume "cm" (ConfigMap "conf"): overlapping paths: "a/b" with "a"',
+        'volume "cm" (ConfigMap "conf"): overlapping paths: "key2" with "key"',
+        'volume "sec" (Secret "s"): overlapping paths: "x" with "x"',
+        'volume "down" (DownwardAPI): overlapping paths: "labels" with "labels"',
+        'volume "proj" (Projected Secret "s"): overlapping paths: "d/e" with "d"',
+        'volume "proj" (Projected ServiceAccountToken): overlapping paths: "d/e" with "d"',
+        'volume "proj" (Projected ServiceAccountToken): overlapping paths: "d/f" with "d"',
+    ]

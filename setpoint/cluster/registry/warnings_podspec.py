@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from setpoint.cluster.registry.warnings_volumepaths import overlapping_virtual_path_warnings
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity, QuantityError
@@ -192,35 +193,7 @@ def _volume_warnings(spec_path: str, volumes: list[Any]) -> list[str]:
             if claim is not None:
                 warnings += pvc_spec_warnings(f"{v_path}.volumeClaimTemplate.spec",
                                               claim.get("spec") or {})
-    # a projected file at a path a serviceAccountToken source also writes (in any volume)
-    token_paths = {
-        (source.get("serviceAccountToken") or {}).get("path") or ""
-        for volume in volumes for source in _projected_sources(volume)
-        if source.get("serviceAccountToken") is not None}
-    if not token_paths:
-        return warnings
-    for i, volume in enumerate(volumes):
-        sources_path = f"{spec_path}.volumes[{i}].projected.sources"
-        for source in _projected_sources(volume):
-            for field, label in (("configMap", "configMap"), ("secret", "secrets"),
-                                 ("downwardAPI", "downwardAPI")):
-                for j, item in enumerate((source.get(field) or {}).get("items") or []):
-                    item_path = (item or {}).get("path") or ""
-                    if item_path in token_paths:
-                        warnings.append(f"{sources_path}.{label}[{j}]: has duplicated path "
-                                        f"with ServiceAccountToken {go_quote(item_path)}")
-            bundle = source.get("clusterTrustBundle")
-            if bundle is not None and (bundle.get("path") or "") in token_paths:
-                warnings.append(f"{sources_path}.ClusterTrustBundle: has duplicated path with "
-                                f"ServiceAccountToken {go_quote(bundle.get('path') or '')}")
-    return warnings
-
-
-def _projected_sources(volume: Any) -> list[Obj]:
-    projected = (volume or {}).get("projected")
-    if projected is None:
-        return []
-    return [source or {} for source in projected.get("sources") or []]
+    return warnings + overlapping_virtual_path_warnings(volumes)
 
 
 def _duplicate_warnings(spec_path: str, spec: Obj) -> list[str]:
