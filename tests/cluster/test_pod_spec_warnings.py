@@ -384,3 +384,19 @@ async def test_volume_items_that_overlap_are_named_as_go_names_them(env: Env) ->
         'volume "proj" (Projected ServiceAccountToken): overlapping paths: "d/e" with "d"',
         'volume "proj" (Projected ServiceAccountToken): overlapping paths: "d/f" with "d"',
     ]
+
+
+async def test_a_daemonset_update_warns_only_when_its_template_changes(env: Env) -> None:
+    """daemonset/strategy.go WarningsOnUpdate checks the template when
+    Spec.TemplateGeneration moved, which PrepareForUpdate does only for a template change:
+    a minReadySeconds change (a new generation) draws nothing."""
+    path, obj = workload("DaemonSet", "ds")
+    await write(env.api, "POST", path, obj)
+    _, stored = await env.api.get(f"{path}/ds")
+    stored["spec"]["minReadySeconds"] = 5
+    assert await write(env.api, "PUT", f"{path}/ds", stored, expect=200) == []
+    _, stored = await env.api.get(f"{path}/ds")
+    assert stored["metadata"]["generation"] == 2
+    stored["spec"]["template"]["metadata"]["labels"]["tier"] = "node"
+    assert await write(env.api, "PUT", f"{path}/ds", stored, expect=200) == [
+        f"spec.template.spec.nodeSelector[beta.kubernetes.io/os]: {OS_LABEL}"]

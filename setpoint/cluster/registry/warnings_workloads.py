@@ -97,8 +97,14 @@ def workload_warnings_on_update(group: str, kind: str, new: Obj, old: Obj) -> li
     if rules is None:
         return []
     warnings = []
-    if (new.get("metadata") or {}).get("generation") != (old.get("metadata") or {}).get(
-            "generation"):
+    if (group, kind) == ("apps", "DaemonSet"):
+        # daemonset/strategy.go asks whether Spec.TemplateGeneration moved, which its
+        # PrepareForUpdate does exactly when the template changed
+        changed = _spec(new).get("template") != _spec(old).get("template")
+    else:
+        changed = (new.get("metadata") or {}).get("generation") != (
+            old.get("metadata") or {}).get("generation")
+    if changed:
         # replicationcontroller/strategy.go passes the stored template where the new one
         # belongs (GetWarningsForPodTemplate(..., oldRc.Spec.Template, newRc.Spec.Template)),
         # so an RC update warns about the template it replaces
