@@ -13,6 +13,11 @@ from setpoint.cluster.registry import defaults, fieldlabels, validation
 from setpoint.cluster.registry.pod_disabled_fields import drop_disabled_pod_spec_fields
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_workloads import (
+    WORKLOAD_WARNINGS,
+    workload_warnings_on_create,
+    workload_warnings_on_update,
+)
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -36,6 +41,8 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
     ("autoscaling", "HorizontalPodAutoscaler"): ("spec",),
+    ("", "ReplicationController"): ("spec",),
+    ("", "PodTemplate"): ("template",),
 }
 
 # Metadata a built-in kind's status strategy takes from the stored object (its spec always).
@@ -252,10 +259,21 @@ class PodStrategy(Strategy):
         return out
 
 
+class WorkloadStrategy(Strategy):
+    """The kinds that carry a pod template warn about it (``warnings_workloads``)."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return workload_warnings_on_create(rt.group, rt.kind, obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return workload_warnings_on_update(rt.group, rt.kind, new, old)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    **{kind: WorkloadStrategy for kind in WORKLOAD_WARNINGS},
 }
 
 
