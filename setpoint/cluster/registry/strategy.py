@@ -10,7 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
-from setpoint.cluster.registry.pod_disabled_fields import drop_disabled_pod_spec_fields
+from setpoint.cluster.registry.pod_disabled_fields import (
+    POD_TEMPLATE_PATHS,
+    drop_disabled_pod_spec_fields,
+    drop_disabled_template_fields,
+)
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
 from setpoint.machinery.errors import Cause
@@ -252,10 +256,24 @@ class PodStrategy(Strategy):
         return out
 
 
+class PodTemplateHolderStrategy(Strategy):
+    """Kinds holding a pod template (Deployment, Job, PodTemplate, ...): the template loses
+    the fields of gates off in 1.32 as a pod does, unless the old template used them."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        super().prepare_for_create(rt, obj)
+        drop_disabled_template_fields(rt.group, rt.kind, obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        drop_disabled_template_fields(rt.group, rt.kind, new, old)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    **dict.fromkeys(POD_TEMPLATE_PATHS, PodTemplateHolderStrategy),
 }
 
 
