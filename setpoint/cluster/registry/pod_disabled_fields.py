@@ -69,6 +69,12 @@ def _template_spec(obj: Any, path: tuple[str, ...]) -> Any:
     return _dict(obj).get("spec")
 
 
+def pod_template_spec(group: str, kind: str, obj: Obj) -> Any:
+    """The spec of the kind's pod template (None when the kind holds none)."""
+    path = POD_TEMPLATE_PATHS.get((group, kind))
+    return None if path is None else _template_spec(obj, path)
+
+
 def drop_disabled_template_fields(group: str, kind: str, obj: Obj, old: Obj | None) -> None:
     """``DropDisabledTemplateFields`` on the kind's pod template; ``old`` is None on
     create."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
+from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_disabled_fields import (
     POD_TEMPLATE_PATHS,
     drop_disabled_pod_spec_fields,
@@ -176,6 +177,10 @@ class Strategy:
                                              old: Obj) -> list[Cause]:
         return validation.validate_ephemeral_containers_update(rt, new, old)
 
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        """``Canonicalize``: after validation, before storage (rest.BeforeCreate and
+        BeforeUpdate); nothing for most kinds."""
+
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
         return []
@@ -219,6 +224,9 @@ class PodStrategy(Strategy):
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         drop_disabled_pod_spec_fields(new.get("spec"), old.get("spec"))
+
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        omit_kept_empty_slices(obj.get("spec"))
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return pod_warnings_on_create(obj)
@@ -267,6 +275,9 @@ class PodTemplateHolderStrategy(Strategy):
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         drop_disabled_template_fields(rt.group, rt.kind, new, old)
+
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        omit_kept_empty_slices(pod_spec_of(rt.group, rt.kind, obj))
 
 
 # Kinds whose rules differ from the generic ones.
