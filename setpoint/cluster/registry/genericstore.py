@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from setpoint.cluster.registry import kept_empty_slices
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     VALIDATING,
@@ -162,6 +163,7 @@ class GenericStore:
         rt.strategy.prepare_for_create(rt, obj)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
+        rt.strategy.canonicalize(rt, obj)
         # rest.BeforeCreate records the strategy's warnings once the object is valid: after
         # the mutating webhooks', before the validating webhooks'
         warnings += rt.strategy.warnings_on_create(rt, obj)
@@ -255,6 +257,7 @@ class GenericStore:
         self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
         meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
+        rt.strategy.canonicalize(rt, obj)
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
             warnings += rt.strategy.warnings_on_update(rt, obj, old)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
@@ -287,10 +290,14 @@ class GenericStore:
     # -- the steps of a write ----------------------------------------------------------
     def _track_fields(self, rt: ResourceType, old: Obj | None, new: Obj, opts: WriteOptions,
                       subresource: str = "") -> None:
+        # (Go's field manager sees the object through ToUnstructured, whose omitempty leaves
+        # out an empty list the decoding kept for validation)
+        seen = kept_empty_slices.semantic(rt.group, rt.kind, new)
         update_managed_fields(
-            self.decoder.schema(rt), old, new, manager=opts.field_manager,
+            self.decoder.schema(rt), old, seen, manager=opts.field_manager,
             api_version=rt.api_version, now=self.clock(), subresource=subresource,
             reset_fields=reset_fields(rt, subresource))
+        new["metadata"] = seen["metadata"]
 
     def _admit(self, attributes: Attributes) -> None:
         for plugin in self.admission:

@@ -2,7 +2,8 @@
 strategy's PrepareForCreate and PrepareForUpdate drop them (``pkg/api/pod/util.go``:
 dropDisabledFields, dropDisabledSupplementalGroupsPolicyField,
 dropDisabledClusterTrustBundleProjection) before validation sees the pod: a field the old pod
-already used is kept, so that an update does not lose it.
+already used is kept, so that an update does not lose it. The strategies of the kinds holding
+a pod template drop them from it alike (DropDisabledTemplateFields).
 
 - ``spec.hostUsers``: UserNamespacesSupport, beta but off by default until 1.33;
 - ``spec.securityContext.supplementalGroupsPolicy``: SupplementalGroupsPolicy, alpha;
@@ -44,3 +45,40 @@ def drop_disabled_pod_spec_fields(spec: Any, old_spec: Any) -> None:
     if not any(s.get("clusterTrustBundle") is not None for s in _projected_sources(old)):
         for source in _projected_sources(spec):
             source.pop("clusterTrustBundle", None)
+
+
+# Where each kind holding a pod template keeps it: each strategy's PrepareForCreate and
+# PrepareForUpdate call ``pod.DropDisabledTemplateFields`` on it (pkg/registry/apps/
+# {deployment,replicaset,statefulset,daemonset}, batch/{job,cronjob},
+# core/{replicationcontroller,podtemplate} strategy.go).
+POD_TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("apps", "Deployment"): ("spec", "template"),
+    ("apps", "ReplicaSet"): ("spec", "template"),
+    ("apps", "StatefulSet"): ("spec", "template"),
+    ("apps", "DaemonSet"): ("spec", "template"),
+    ("batch", "Job"): ("spec", "template"),
+    ("batch", "CronJob"): ("spec", "jobTemplate", "spec", "template"),
+    ("", "ReplicationController"): ("spec", "template"),
+    ("", "PodTemplate"): ("template",),
+}
+
+
+def _template_spec(obj: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        obj = _dict(obj).get(key)
+    return _dict(obj).get("spec")
+
+
+def pod_template_spec(group: str, kind: str, obj: Obj) -> Any:
+    """The spec of the kind's pod template (None when the kind holds none)."""
+    path = POD_TEMPLATE_PATHS.get((group, kind))
+    return None if path is None else _template_spec(obj, path)
+
+
+def drop_disabled_template_fields(group: str, kind: str, obj: Obj, old: Obj | None) -> None:
+    """``DropDisabledTemplateFields`` on the kind's pod template; ``old`` is None on
+    create."""
+    path = POD_TEMPLATE_PATHS.get((group, kind))
+    if path is not None:
+        drop_disabled_pod_spec_fields(_template_spec(obj, path),
+                                      None if old is None else _template_spec(old, path))

@@ -10,11 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
-from setpoint.cluster.registry.pod_disabled_fields import drop_disabled_pod_spec_fields
+from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
+from setpoint.cluster.registry.pod_disabled_fields import (
+    POD_TEMPLATE_PATHS,
+    drop_disabled_pod_spec_fields,
+    drop_disabled_template_fields,
+)
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
 from setpoint.cluster.registry.warnings_workloads import (
-    WORKLOAD_WARNINGS,
     workload_warnings_on_create,
     workload_warnings_on_update,
 )
@@ -179,6 +183,10 @@ class Strategy:
                                              old: Obj) -> list[Cause]:
         return validation.validate_ephemeral_containers_update(rt, new, old)
 
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        """``Canonicalize``: after validation, before storage (rest.BeforeCreate and
+        BeforeUpdate); nothing for most kinds."""
+
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
         return []
@@ -223,6 +231,9 @@ class PodStrategy(Strategy):
         super().prepare_for_update(rt, new, old)
         drop_disabled_pod_spec_fields(new.get("spec"), old.get("spec"))
 
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        omit_kept_empty_slices(obj.get("spec"))
+
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return pod_warnings_on_create(obj)
 
@@ -260,7 +271,20 @@ class PodStrategy(Strategy):
 
 
 class WorkloadStrategy(Strategy):
-    """The kinds that carry a pod template warn about it (``warnings_workloads``)."""
+    """Kinds holding a pod template (Deployment, Job, PodTemplate, ...): they warn about it
+    (``warnings_workloads``), and the template loses the fields of gates off in 1.32 as a
+    pod does, unless the old template used them."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        super().prepare_for_create(rt, obj)
+        drop_disabled_template_fields(rt.group, rt.kind, obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        drop_disabled_template_fields(rt.group, rt.kind, new, old)
+
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        omit_kept_empty_slices(pod_spec_of(rt.group, rt.kind, obj))
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return workload_warnings_on_create(rt.group, rt.kind, obj)
@@ -273,7 +297,7 @@ class WorkloadStrategy(Strategy):
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
-    **{kind: WorkloadStrategy for kind in WORKLOAD_WARNINGS},
+    **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
 }
 
 

@@ -15,6 +15,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.registry import kept_empty_slices
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
@@ -361,7 +362,9 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         causes.extend(_kube_finalizers(new_meta))
     fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
     if fn is not None:
-        causes.extend(fn(new, old))
+        # (the update rules compare as Semantic.DeepEqual does: an empty list the decoding
+        # kept equals an absent one)
+        causes.extend(fn(kept_empty_slices.semantic(rt.group, rt.kind, new), old))
     if not rt.is_custom:
         causes.extend(_kind_create(rt, new))
         causes.extend(validate_status(rt.group, rt.kind, new))

@@ -25,6 +25,10 @@ from setpoint.cluster.registry.validation_containers import (
     validate_seccomp_profile,
 )
 from setpoint.cluster.registry.validation_ephemeral import validate_ephemeral_containers
+from setpoint.cluster.registry.validation_hostprocess import (
+    validate_host_users,
+    validate_windows_host_process_pod,
+)
 from setpoint.cluster.registry.validation_podos import validate_os
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
@@ -252,6 +256,8 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     causes.extend(_gates(spec, path))
     causes.extend(validate_topology_spread_constraints(spec.get("topologySpreadConstraints"),
                                                        f"{path}.topologySpreadConstraints"))
+    causes.extend(validate_windows_host_process_pod(spec, path))
+    causes.extend(validate_host_users(spec, path))
     causes.extend(_subdomain(spec, "serviceAccountName", path))
     causes.extend(_subdomain(spec, "nodeName", path))
     deadline = spec.get("activeDeadlineSeconds")

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from setpoint.cluster.registry.validation_claims import validate_claim_spec
+from setpoint.cluster.registry.validation_legacysources import validate_azure_disk, validate_quobyte
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -520,6 +521,7 @@ SOURCE_VALIDATORS: dict[str, SourceValidator] = {
     "rbd": _required("monitors", "image"),
     "cinder": _cinder,
     "cephfs": _required("monitors"),
+    "quobyte": validate_quobyte,
     "downwardAPI": _downward_api,
     "fc": _fc,
     "flexVolume": _flex,
@@ -528,7 +530,7 @@ SOURCE_VALIDATORS: dict[str, SourceValidator] = {
     "vsphereVolume": _required("volumePath"),
     "photonPersistentDisk": _required("pdID"),
     "portworxVolume": _required("volumeID"),
-    "azureDisk": _required("diskName", "diskURI"),
+    "azureDisk": validate_azure_disk,
     "storageos": _storage_os,
     "projected": _projected,
     "scaleIO": _required("gateway", "system", "volumeName"),

@@ -165,7 +165,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                     unknown.append(child)
                     continue
                 decoded = _decode(v, sub, child, unknown, struct)
-                if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)):
+                if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)
+                                       and (struct, k) not in KEPT_WHEN_EMPTY):
                     continue
                 out[k] = decoded
             return out
@@ -237,6 +238,12 @@ def _all_strings(value: dict[str, Any]) -> bool:
         if type(v) is not str:
             return False
     return True
+
+
+# Slices Go's typed decoding leaves non-nil when the body has ``[]``, whose validation tells
+# that from an absent list (validateWindows: ``SupplementalGroups != nil``): kept here for
+# validation; the strategy's Canonicalize drops them again, as encoding's omitempty would.
+KEPT_WHEN_EMPTY = frozenset({("PodSecurityContext", "supplementalGroups")})
 
 
 def _omitted_when_empty(schema: Schema, value: Any) -> bool:

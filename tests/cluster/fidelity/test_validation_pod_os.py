@@ -143,3 +143,37 @@ def test_fields_of_gates_off_in_1_32_are_dropped_not_validated(kube: Kube) -> No
     assert "supplementalGroupsPolicy" not in spec["securityContext"]
     bundle = next(v for v in spec["volumes"] if v["name"] == "bundle")
     assert bundle["projected"]["sources"][0] == {}
+
+
+def test_an_empty_supplemental_groups_list_is_set_for_a_windows_pod(kube: Kube) -> None:
+    """validateWindows forbids ``SupplementalGroups != nil`` (not ``len > 0``): Go's typed
+    decoding keeps ``[]`` a non-nil slice, so an empty list is refused for a Windows pod and
+    template alike; on a pod that keeps it, encoding's omitempty leaves it out of the answer."""
+    windows = {"os": {"name": "windows"}, "securityContext": {"supplementalGroups": []}}
+    assert kube.reject("POST", PODS, pod("sg-empty", windows, {})) == Counter(
+        {("spec.securityContext.supplementalGroups", FORB): 1})
+    deployment = {"metadata": {"name": "sg-empty"}, "spec": {
+        "selector": {"matchLabels": {"a": "b"}},
+        "template": {"metadata": {"labels": {"a": "b"}},
+                     "spec": pod("x", windows, {})["spec"]}}}
+    assert kube.reject("POST", "/apis/apps/v1/namespaces/default/deployments",
+                       deployment) == Counter(
+        {("spec.template.spec.securityContext.supplementalGroups", FORB): 1})
+    status, body = kube.call("POST", PODS, pod("sg-empty-linux", {
+        "securityContext": {"supplementalGroups": []}}, {}))
+    assert status == 201, body
+    assert "supplementalGroups" not in body["spec"]["securityContext"]
+    status, body = kube.call("GET", f"{PODS}/sg-empty-linux")
+    assert "supplementalGroups" not in body["spec"]["securityContext"]
+
+
+def test_an_empty_supplemental_groups_list_does_not_change_a_pod(kube: Kube) -> None:
+    """ValidatePodUpdate compares specs with apiequality.Semantic.DeepEqual, for which an
+    empty slice equals a nil one: adding ``supplementalGroups: []`` changes nothing."""
+    status, created = kube.call("POST", PODS, pod("sg-update", {}, {}))
+    assert status == 201, created
+    status, patched = kube.call("PATCH", f"{PODS}/sg-update", {"spec": {
+        "securityContext": {"supplementalGroups": []}}}, "application/merge-patch+json")
+    assert status == 200, patched
+    assert "supplementalGroups" not in patched["spec"]["securityContext"]
+    assert patched["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
