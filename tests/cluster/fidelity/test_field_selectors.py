@@ -224,6 +224,14 @@ async def test_pod_fields_read_as_the_pod_strategy_writes_them(module_api: API) 
         "spec": {"hostNetwork": True, "restartPolicy": "Never", "serviceAccountName": "sa",
                  "containers": [{"name": "c", "image": "busybox"}]}})
     assert status == 201, out
+    try:
+        await _select_on_host(module_api, out)
+    finally:  # the module's other tests select among the pods of their own fixture
+        status, out = await module_api.delete(f"{NS}/pods/on-host?gracePeriodSeconds=0")
+        assert status == 200, out
+
+
+async def _select_on_host(module_api: API, out: dict[str, Any]) -> None:
     out["status"] = {"phase": "Running", "nominatedNodeName": "node-n",
                      "podIPs": [{"ip": "10.0.0.7"}, {"ip": "fd00::7"}]}
     status, out = await module_api.put(f"{NS}/pods/on-host/status", out)
