@@ -34,7 +34,9 @@ from setpoint.cluster.endpoints import listencoding
 from setpoint.cluster.endpoints.connections import ConnectionLimits
 from setpoint.cluster.endpoints.listencoding import LIST_CHUNK_BYTES
 from setpoint.cluster.storage import store as store_module
+from setpoint.testing.waiting import wait_for
 from tests.cluster.conftest import API
+from tests.waiting import quiet_period
 
 MiB = 1 << 20
 VALUE = "x" * (34 * 1024)  # a ConfigMap of ~35 KiB: 600 of them make a 20 MiB LIST
@@ -112,13 +114,8 @@ class _Produced:
         return wrapped
 
 
-async def _until(condition: Callable[[], bool], what: str, limit_s: float = 30.0) -> None:
-    try:
-        async with asyncio.timeout(limit_s):
-            while not condition():
-                await asyncio.sleep(0.05)
-    except TimeoutError:
-        raise AssertionError(f"not {what} within {limit_s} s") from None
+async def _until(condition: Callable[[], bool], what: str) -> None:
+    await wait_for(condition, timeout=30.0, message=what)
 
 
 def _read_to_end(client: ssl.SSLSocket) -> bytes:
@@ -163,7 +160,7 @@ async def _stalled_list(slow_cluster: RunningCluster, api: API, *,
     client = await asyncio.to_thread(_stalled_client, slow_cluster,
                                      "/api/v1/namespaces/default/configmaps")
     await _until(lambda: produced.parts > 0, "the LIST begun")
-    await asyncio.sleep(STALL_QUIET_S)
+    await quiet_period(STALL_QUIET_S)
     grown = _rss() - before
     assert not produced.closed.is_set()
     # what the kernel's send buffer takes (it grows to tcp_wmem's maximum, 4 MiB by default)
