@@ -21,6 +21,7 @@ from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
+from setpoint.cluster.registry import validation_jobs as jobs
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_services as services
@@ -271,8 +272,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("apps", "ReplicaSet"): workloads.validate_replica_set,
     ("apps", "StatefulSet"): workloads.validate_stateful_set,
     ("apps", "DaemonSet"): workloads.validate_daemon_set,
-    ("batch", "Job"): workloads.validate_job,
-    ("batch", "CronJob"): workloads.validate_cron_job,
+    ("batch", "Job"): jobs.validate_job,
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
         admission.validate_mutating_configuration,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
@@ -293,12 +293,19 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("apps", "DaemonSet"): workloads.validate_selector_update,
     ("apps", "StatefulSet"): lambda n, o: (workloads.validate_selector_update(n, o)
                                            + workloads.validate_stateful_set_update(n, o)),
-    ("batch", "Job"): workloads.validate_job_update,
+    ("batch", "Job"): jobs.validate_job_update,
+    ("batch", "CronJob"): jobs.validate_cron_job_update,
 }
+
+# Kinds whose update validator above validates the new object whole, with rules that
+# depend on the old one (the Job's prefixed labels, the CronJob's TZ schedule): an update
+# does not run their create validation again.
+WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Pod"): pods.validate_pod_create,
+    ("batch", "CronJob"): jobs.validate_cron_job_create,
 }
 
 
@@ -321,7 +328,7 @@ def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
     Like the Job strategy's ``Validate``, this generates a Job's selector and template
     labels from its uid first (unless ``manualSelector``)."""
     if not rt.is_custom and (rt.group, rt.kind) == ("batch", "Job"):
-        workloads.generate_job_selector(obj)
+        jobs.generate_job_selector(obj)
     causes = _kind_create(rt, obj)
     create_only = None if rt.is_custom else CREATE_ONLY_VALIDATORS.get((rt.group, rt.kind))
     if create_only is not None:
@@ -366,7 +373,10 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         # kept equals an absent one)
         causes.extend(fn(kept_empty_slices.semantic(rt.group, rt.kind, new), old))
     if not rt.is_custom:
-        causes.extend(_kind_create(rt, new))
+        if (rt.group, rt.kind) in WHOLE_UPDATE_VALIDATORS:
+            causes.extend(_meta(rt, new))
+        else:
+            causes.extend(_kind_create(rt, new))
         causes.extend(validate_status(rt.group, rt.kind, new))
     return causes
 

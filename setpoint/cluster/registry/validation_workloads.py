@@ -4,6 +4,7 @@ fields that may not change once created."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from setpoint.cluster.registry.validation_pods import validate_pod_template
@@ -13,6 +14,7 @@ from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
 NON_NEGATIVE = "must be greater than or equal to 0"
+_PERCENT = re.compile(r"^[0-9]+%$")
 
 
 def go_label_selector(selector: Any) -> fe.GoValue:
@@ -36,7 +38,7 @@ def go_label_selector(selector: Any) -> fe.GoValue:
                       f"MatchExpressions:{expr_text}}}")
 
 
-def _non_negative(spec: Obj, key: str, path: str) -> list[Cause]:
+def non_negative(spec: Obj, key: str, path: str) -> list[Cause]:
     value = spec.get(key)
     if isinstance(value, int) and value < 0:
         return [fe.invalid(f"{path}.{key}", value, NON_NEGATIVE)]
@@ -73,39 +75,112 @@ def _template_matches(spec: Obj, path: str) -> list[Cause]:
     return []
 
 
-def _replica_set_template(spec: Obj, path: str, restart: tuple[str, ...] = ("Always",)
-                          ) -> list[Cause]:
+def _replica_set_template(spec: Obj, path: str, kind: str = "ReplicaSet") -> list[Cause]:
+    """``ValidatePodTemplateSpecForReplicaSet`` (and DaemonSet's same rules): the selector
+    match, the pod template, a restartPolicy of Always, no activeDeadlineSeconds."""
     causes = _template_matches(spec, path)
     template = spec.get("template")
     if isinstance(template, dict):
         causes.extend(validate_pod_template(template, f"{path}.template"))
-        policy = (template.get("spec") or {}).get("restartPolicy")
-        if policy and policy not in restart:
+        pod_spec = template.get("spec") or {}
+        policy = pod_spec.get("restartPolicy") or ""
+        if policy != "Always":
             causes.append(fe.not_supported(f"{path}.template.spec.restartPolicy", policy,
-                                           restart))
+                                           ("Always",)))
+        if pod_spec.get("activeDeadlineSeconds") is not None:
+            causes.append(fe.forbidden(f"{path}.template.spec.activeDeadlineSeconds",
+                                       f"activeDeadlineSeconds in {kind} is not Supported"))
+    return causes
+
+
+def _int_or_string(value: Any) -> fe.GoValue:
+    """``%#v`` of an ``intstr.IntOrString``."""
+    if isinstance(value, str):
+        return fe.GoValue(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{fe.go_quote(value)}}}")
+    return fe.GoValue(f"intstr.IntOrString{{Type:0, IntVal:{value}, StrVal:\"\"}}")
+
+
+def _percent(value: Any) -> int | None:
+    """``getPercentValue``: the number of a valid percentage string, else None."""
+    if isinstance(value, str) and _PERCENT.match(value):
+        return int(value[:-1])
+    return None
+
+
+def _int_or_percent_value(value: Any) -> int:
+    """``getIntOrPercentValue`` (an invalid string counts as intstr's IntValue: Atoi)."""
+    pct = _percent(value)
+    if pct is not None:
+        return pct
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return 0
+    return value if isinstance(value, int) else 0
+
+
+def positive_int_or_percent(value: Any, path: str) -> list[Cause]:
+    """``ValidatePositiveIntOrPercent``."""
+    if isinstance(value, str):
+        if not _PERCENT.match(value):
+            return [fe.invalid(path, _int_or_string(value), names.regex_error(
+                "a valid percent string must be a numeric string followed by an ending '%'",
+                "[0-9]+%", "1%", "93%"))]
+        return []
+    if isinstance(value, int) and value < 0:
+        return [fe.invalid(path, value, NON_NEGATIVE)]
+    return []
+
+
+def not_more_than_100_percent(value: Any, path: str) -> list[Cause]:
+    """``IsNotMoreThan100Percent``."""
+    pct = _percent(value)
+    if pct is None or pct <= 100:
+        return []
+    return [fe.invalid(path, _int_or_string(value), "must not be greater than 100%")]
+
+
+def _deployment_strategy(strategy: Obj, path: str) -> list[Cause]:
+    """``ValidateDeploymentStrategy`` / ``ValidateRollingUpdateDeployment``."""
+    kind = strategy.get("type") or ""
+    rolling = strategy.get("rollingUpdate")
+    if kind == "Recreate":
+        if rolling is not None:
+            return [fe.forbidden(f"{path}.rollingUpdate",
+                                 "may not be specified when strategy `type` is 'Recreate'")]
+        return []
+    if kind != "RollingUpdate":
+        shown = fe.GoValue(f"apps.DeploymentStrategy{{Type:{fe.go_quote(kind)}, "
+                           "RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}")
+        return [fe.not_supported(path, shown, ("Recreate", "RollingUpdate"))]
+    if not isinstance(rolling, dict):
+        return [fe.required(f"{path}.rollingUpdate", "this should be defaulted and never be nil")]
+    rpath = f"{path}.rollingUpdate"
+    unavailable, surge = rolling.get("maxUnavailable"), rolling.get("maxSurge")
+    causes = positive_int_or_percent(unavailable, f"{rpath}.maxUnavailable")
+    causes.extend(positive_int_or_percent(surge, f"{rpath}.maxSurge"))
+    if _int_or_percent_value(unavailable) == 0 and _int_or_percent_value(surge) == 0:
+        causes.append(fe.invalid(f"{rpath}.maxUnavailable", _int_or_string(unavailable or 0),
+                                 "may not be 0 when `maxSurge` is 0"))
+    causes.extend(not_more_than_100_percent(unavailable, f"{rpath}.maxUnavailable"))
     return causes
 
 
 def validate_deployment(obj: Obj) -> list[Cause]:
     spec, path = obj.get("spec") or {}, "spec"
-    causes = _non_negative(spec, "replicas", path)
+    causes = non_negative(spec, "replicas", path)
     causes.extend(_selector(spec, path, "deployment"))
     causes.extend(_replica_set_template(spec, path))
-    strategy = spec.get("strategy") or {}
-    kind = strategy.get("type")
-    if kind not in ("Recreate", "RollingUpdate"):
-        causes.append(fe.not_supported(f"{path}.strategy.type", kind or "",
-                                       ("Recreate", "RollingUpdate")))
-    elif kind == "Recreate" and strategy.get("rollingUpdate") is not None:
-        causes.append(fe.forbidden(f"{path}.strategy.rollingUpdate",
-                                   "may not be specified when strategy `type` is 'Recreate'"))
-    causes.extend(_non_negative(spec, "minReadySeconds", path))
-    causes.extend(_non_negative(spec, "revisionHistoryLimit", path))
+    causes.extend(_deployment_strategy(spec.get("strategy") or {}, f"{path}.strategy"))
+    causes.extend(non_negative(spec, "minReadySeconds", path))
+    causes.extend(non_negative(spec, "revisionHistoryLimit", path))
+    if isinstance(spec.get("rollbackTo"), dict):
+        causes.extend(non_negative(spec["rollbackTo"], "revision", f"{path}.rollback"))
     deadline = spec.get("progressDeadlineSeconds")
-    if deadline is not None:
-        if deadline <= 0:
-            causes.append(fe.invalid(f"{path}.progressDeadlineSeconds", deadline,
-                                     "must be greater than 0"))
+    if isinstance(deadline, int):
+        # ValidateDeploymentSpec: non-negative, then above minReadySeconds
+        causes.extend(non_negative(spec, "progressDeadlineSeconds", path))
         if deadline <= (spec.get("minReadySeconds") or 0):
             causes.append(fe.invalid(f"{path}.progressDeadlineSeconds", deadline,
                                      "must be greater than minReadySeconds"))
@@ -114,26 +189,69 @@ def validate_deployment(obj: Obj) -> list[Cause]:
 
 def validate_replica_set(obj: Obj) -> list[Cause]:
     spec, path = obj.get("spec") or {}, "spec"
-    causes = _non_negative(spec, "replicas", path)
-    causes.extend(_non_negative(spec, "minReadySeconds", path))
-    causes.extend(_selector(spec, path, "replicaset"))
+    causes = non_negative(spec, "replicas", path)
+    causes.extend(non_negative(spec, "minReadySeconds", path))
+    # (ValidateReplicaSetSpec's empty-selector message really names a deployment)
+    causes.extend(_selector(spec, path, "deployment"))
     causes.extend(_replica_set_template(spec, path))
     return causes
 
 
+def _stateful_set_update_strategy(strategy: Obj, path: str) -> list[Cause]:
+    """``ValidateStatefulSetSpec``'s updateStrategy switch and
+    ``validateRollingUpdateStatefulSet``."""
+    kind = strategy.get("type") or ""
+    rolling = strategy.get("rollingUpdate")
+    spath = f"{path}.updateStrategy"
+    if not kind:
+        return [fe.required(spath)]
+    if kind == "OnDelete":
+        if rolling is not None:
+            return [fe.invalid(f"{spath}.rollingUpdate", fe.GoValue(
+                "&apps.RollingUpdateStatefulSetStrategy{...}"),
+                "only allowed for updateStrategy 'RollingUpdate'")]
+        return []
+    if kind != "RollingUpdate":
+        shown = fe.GoValue(f"apps.StatefulSetUpdateStrategy{{Type:{fe.go_quote(kind)}, "
+                           "RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}")
+        return [fe.invalid(spath, shown, "must be 'RollingUpdate' or 'OnDelete'")]
+    if not isinstance(rolling, dict):
+        return []
+    rpath = f"{spath}.rollingUpdate"
+    causes = non_negative(rolling, "partition", rpath)
+    unavailable = rolling.get("maxUnavailable")
+    if unavailable is not None:
+        causes.extend(positive_int_or_percent(unavailable, f"{rpath}.maxUnavailable"))
+        if _int_or_percent_value(unavailable) == 0:
+            causes.append(fe.invalid(f"{rpath}.maxUnavailable", _int_or_string(unavailable),
+                                     "cannot be 0"))
+        causes.extend(not_more_than_100_percent(unavailable, f"{rpath}.maxUnavailable"))
+    return causes
+
+
 def validate_stateful_set(obj: Obj) -> list[Cause]:
+    """``ValidateStatefulSetSpec``."""
     spec, path = obj.get("spec") or {}, "spec"
     causes: list[Cause] = []
-    policy = spec.get("podManagementPolicy")
-    if policy not in ("OrderedReady", "Parallel"):
-        causes.append(fe.not_supported(f"{path}.podManagementPolicy", policy or "",
-                                       ("OrderedReady", "Parallel")))
-    strategy = (spec.get("updateStrategy") or {}).get("type")
-    if strategy not in ("RollingUpdate", "OnDelete"):
-        causes.append(fe.not_supported(f"{path}.updateStrategy.type", strategy or "",
-                                       ("RollingUpdate", "OnDelete")))
-    causes.extend(_non_negative(spec, "replicas", path))
-    causes.extend(_non_negative(spec, "minReadySeconds", path))
+    policy = spec.get("podManagementPolicy") or ""
+    if not policy:
+        causes.append(fe.required(f"{path}.podManagementPolicy"))
+    elif policy not in ("OrderedReady", "Parallel"):
+        causes.append(fe.invalid(f"{path}.podManagementPolicy", policy,
+                                 "must be 'OrderedReady' or 'Parallel'"))
+    causes.extend(_stateful_set_update_strategy(spec.get("updateStrategy") or {}, path))
+    retention = spec.get("persistentVolumeClaimRetentionPolicy")
+    if isinstance(retention, dict):
+        for key in ("whenDeleted", "whenScaled"):
+            value = retention.get(key) or ""
+            if value not in ("Retain", "Delete"):
+                causes.append(fe.not_supported(
+                    f"{path}.persistentVolumeClaimRetentionPolicy.{key}", value,
+                    ("Retain", "Delete")))
+    causes.extend(non_negative(spec, "replicas", path))
+    causes.extend(non_negative(spec, "minReadySeconds", path))
+    if isinstance(spec.get("ordinals"), dict):
+        causes.extend(non_negative(spec["ordinals"], "start", f"{path}.ordinals"))
     causes.extend(_selector(spec, path, "statefulset"))
     causes.extend(_stateful_set_template(spec, path))
     return causes
@@ -163,92 +281,47 @@ def _stateful_set_template(spec: Obj, path: str) -> list[Cause]:
     return causes
 
 
+def _daemon_set_update_strategy(strategy: Obj, path: str) -> list[Cause]:
+    """``ValidateDaemonSetUpdateStrategy`` / ``ValidateRollingUpdateDaemonSet``."""
+    kind = strategy.get("type") or ""
+    rolling = strategy.get("rollingUpdate")
+    if kind == "OnDelete":
+        return []
+    if kind != "RollingUpdate":
+        shown = fe.GoValue(f"apps.DaemonSetUpdateStrategy{{Type:{fe.go_quote(kind)}, "
+                           "RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}")
+        return [fe.not_supported(path, shown, ("RollingUpdate", "OnDelete"))]
+    rpath = f"{path}.rollingUpdate"
+    if not isinstance(rolling, dict):
+        return [fe.required(rpath)]
+    unavailable, surge = rolling.get("maxUnavailable", 0), rolling.get("maxSurge", 0)
+    causes = positive_int_or_percent(unavailable, f"{rpath}.maxUnavailable")
+    causes.extend(positive_int_or_percent(surge, f"{rpath}.maxSurge"))
+    causes.extend(not_more_than_100_percent(unavailable, f"{rpath}.maxUnavailable"))
+    causes.extend(not_more_than_100_percent(surge, f"{rpath}.maxSurge"))
+    has_unavailable = _int_or_percent_value(unavailable) != 0
+    has_surge = _int_or_percent_value(surge) != 0
+    if has_unavailable and has_surge:
+        causes.append(fe.invalid(f"{rpath}.maxSurge", _int_or_string(surge),
+                                 "may not be set when maxUnavailable is non-zero"))
+    elif not has_unavailable and not has_surge:
+        causes.append(fe.required(f"{rpath}.maxUnavailable", "cannot be 0 when maxSurge is 0"))
+    return causes
+
+
 def validate_daemon_set(obj: Obj) -> list[Cause]:
+    """``ValidateDaemonSetSpec``."""
     spec, path = obj.get("spec") or {}, "spec"
     causes = _selector(spec, path, "daemonset")
-    causes.extend(_replica_set_template(spec, path))
-    causes.extend(_non_negative(spec, "minReadySeconds", path))
-    strategy = (spec.get("updateStrategy") or {}).get("type")
-    if strategy not in ("RollingUpdate", "OnDelete"):
-        causes.append(fe.not_supported(f"{path}.updateStrategy.type", strategy or "",
-                                       ("RollingUpdate", "OnDelete")))
+    causes.extend(_replica_set_template(spec, path, "DaemonSet"))
+    causes.extend(non_negative(spec, "minReadySeconds", path))
+    causes.extend(_daemon_set_update_strategy(spec.get("updateStrategy") or {},
+                                              f"{path}.updateStrategy"))
+    causes.extend(non_negative(spec, "revisionHistoryLimit", path))
     return causes
 
 
-def generate_job_selector(obj: Obj) -> None:
-    """The Job strategy's ``generateSelector``: unless ``manualSelector``, label the
-    template with the job's uid and name and select on the uid (needs the uid set)."""
-    spec = obj.get("spec") or {}
-    meta = obj.get("metadata") or {}
-    if spec.get("manualSelector") or not meta.get("uid"):
-        return
-    uid, name = str(meta["uid"]), str(meta.get("name") or "")
-    template_meta = ((spec.setdefault("template", {})).setdefault("metadata", {}))
-    template_labels = template_meta.get("labels") or {}
-    template_meta["labels"] = template_labels
-    for key, value in (("batch.kubernetes.io/controller-uid", uid),
-                       ("batch.kubernetes.io/job-name", name),
-                       ("controller-uid", uid), ("job-name", name)):
-        template_labels.setdefault(key, value)
-    if spec.get("selector") is None:
-        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
-
-
-def validate_job(obj: Obj) -> list[Cause]:
-    spec, path = obj.get("spec") or {}, "spec"
-    causes: list[Cause] = []
-    for key in ("parallelism", "completions", "activeDeadlineSeconds", "backoffLimit",
-                "ttlSecondsAfterFinished"):
-        causes.extend(_non_negative(spec, key, path))
-    if spec.get("selector") is None:
-        causes.append(fe.required(f"{path}.selector"))
-    else:
-        causes.extend(labels.validate_label_selector(spec["selector"], f"{path}.selector"))
-    template = spec.get("template")
-    causes.extend(_template_matches(spec, path))
-    if isinstance(template, dict):
-        causes.extend(validate_pod_template(template, f"{path}.template"))
-        policy = (template.get("spec") or {}).get("restartPolicy")
-        if policy not in ("OnFailure", "Never"):
-            causes.append(fe.not_supported(f"{path}.template.spec.restartPolicy", policy or "",
-                                           ("OnFailure", "Never")))
-    mode = spec.get("completionMode")
-    if mode not in ("NonIndexed", "Indexed"):
-        causes.append(fe.not_supported(f"{path}.completionMode", mode or "",
-                                       ("NonIndexed", "Indexed")))
-    elif mode == "Indexed" and spec.get("completions") is None:
-        causes.append(fe.required(f"{path}.completions",
-                                  "when completion mode is Indexed"))
-    return causes
-
-
-def validate_cron_job(obj: Obj) -> list[Cause]:
-    spec, path = obj.get("spec") or {}, "spec"
-    causes: list[Cause] = []
-    if not spec.get("schedule"):
-        causes.append(fe.required(f"{path}.schedule"))
-    policy = spec.get("concurrencyPolicy")
-    if policy not in ("Allow", "Forbid", "Replace"):
-        causes.append(fe.not_supported(f"{path}.concurrencyPolicy", policy or "",
-                                       ("Allow", "Forbid", "Replace")))
-    for key in ("startingDeadlineSeconds", "successfulJobsHistoryLimit",
-                "failedJobsHistoryLimit"):
-        causes.extend(_non_negative(spec, key, path))
-    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
-    template = job_spec.get("template")
-    jpath = f"{path}.jobTemplate.spec"
-    if isinstance(template, dict):
-        causes.extend(validate_pod_template(template, f"{jpath}.template"))
-        restart = (template.get("spec") or {}).get("restartPolicy")
-        if restart not in ("OnFailure", "Never"):
-            causes.append(fe.not_supported(f"{jpath}.template.spec.restartPolicy", restart or "",
-                                           ("OnFailure", "Never")))
-    else:
-        causes.append(fe.required(f"{jpath}.template"))
-    return causes
-
-
-def _immutable(new: Any, old: Any, path: str, shown: Any) -> list[Cause]:
+def immutable(new: Any, old: Any, path: str, shown: Any) -> list[Cause]:
     return [] if new == old else [fe.invalid(path, shown, "field is immutable")]
 
 
@@ -256,7 +329,7 @@ def validate_selector_update(new: Obj, old: Obj) -> list[Cause]:
     """apps/v1 controllers: ``spec.selector`` never changes."""
     new_sel = (new.get("spec") or {}).get("selector")
     old_sel = (old.get("spec") or {}).get("selector")
-    return _immutable(new_sel, old_sel, "spec.selector", go_label_selector(new_sel))
+    return immutable(new_sel, old_sel, "spec.selector", go_label_selector(new_sel))
 
 
 _STS_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
@@ -272,21 +345,3 @@ def validate_stateful_set_update(new: Obj, old: Obj) -> list[Cause]:
                              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
                              "are forbidden")]
     return []
-
-
-def validate_job_update(new: Obj, old: Obj) -> list[Cause]:
-    """Jobs: selector, completions (unless scaling an Indexed job) and the pod template
-    (unless the job is suspended) are immutable."""
-    ns, os_ = new.get("spec") or {}, old.get("spec") or {}
-    causes = _immutable(ns.get("selector"), os_.get("selector"), "spec.selector",
-                        go_label_selector(ns.get("selector")))
-    if ns.get("completionMode") != "Indexed" or ns.get("completions") != ns.get("parallelism"):
-        causes.extend(_immutable(ns.get("completions"), os_.get("completions"),
-                                 "spec.completions", ns.get("completions")))
-    causes.extend(_immutable(ns.get("completionMode"), os_.get("completionMode"),
-                             "spec.completionMode", ns.get("completionMode") or ""))
-    if not os_.get("suspend"):
-        causes.extend(_immutable(ns.get("template"), os_.get("template"), "spec.template",
-                                 fe.GoValue("core.PodTemplateSpec{...}")))
-    return causes
-

@@ -1,0 +1,270 @@
+"""Create and update validation of the apps/v1 and batch/v1 workload kinds over HTTP,
+compared with kube-apiserver 1.32's (field, reason) causes and messages.
+
+Sources (kubernetes v1.32): pkg/apis/apps/validation/validation.go (ValidateDeploymentStrategy,
+ValidateRollingUpdateDeployment, ValidatePositiveIntOrPercent, IsNotMoreThan100Percent,
+ValidateStatefulSetSpec, validateRollingUpdateStatefulSet, ValidateDaemonSetUpdateStrategy,
+ValidateRollingUpdateDaemonSet, ValidatePodTemplateSpecForReplicaSet);
+pkg/apis/batch/validation/validation.go (validateGeneratedSelector, validateJobSpec,
+validatePodFailurePolicyRule, validatePodFailurePolicyRuleOnExitCodes, validateSuccessPolicy,
+ValidateJobSpecUpdate, validateCompletions, ValidateCronJobCreate, validateCronJobSpec,
+validateScheduleFormat, validateTimeZone, ValidateJobTemplateSpec);
+pkg/registry/batch/job/strategy.go (generateSelector); github.com/robfig/cron/v3 parser.go.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from tests.cluster.fidelity.builtin_server import MERGE, Kube
+
+NS = "/apis/{group}/namespaces/default/{plural}"
+DEPLOYMENTS = NS.format(group="apps/v1", plural="deployments")
+STATEFULSETS = NS.format(group="apps/v1", plural="statefulsets")
+DAEMONSETS = NS.format(group="apps/v1", plural="daemonsets")
+JOBS = NS.format(group="batch/v1", plural="jobs")
+CRONJOBS = NS.format(group="batch/v1", plural="cronjobs")
+REQ, INV, UNSUP, FORB, DUP = ("FieldValueRequired", "FieldValueInvalid",
+                              "FieldValueNotSupported", "FieldValueForbidden",
+                              "FieldValueDuplicate")
+
+
+def template(restart: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "i"}]}
+    if restart:
+        spec["restartPolicy"] = restart
+    return {"metadata": {"labels": {"app": "x"}}, "spec": spec}
+
+
+def controller(name: str, **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name},
+            "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": template(), **spec}}
+
+
+def job(name: str, **spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {"template": template("Never"), **spec}}
+
+
+def cron_job(name: str, schedule: str = "*/5 * * * *", **spec: Any) -> dict[str, Any]:
+    job_spec = spec.pop("jobTemplate", {})
+    return {"metadata": {"name": name}, "spec": {
+        "schedule": schedule, **spec,
+        "jobTemplate": {"spec": {"template": template("Never"), **job_spec}}}}
+
+
+CASES: list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]] = [
+    # ValidateRollingUpdateDeployment: not both 0, at most 100%, int-or-percent
+    ("d-both-zero", DEPLOYMENTS, controller("d-both-zero", strategy={
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": "0%"}}),
+     {("spec.strategy.rollingUpdate.maxUnavailable", INV): 1}),
+    ("d-over-100", DEPLOYMENTS, controller("d-over-100", strategy={
+        "rollingUpdate": {"maxUnavailable": "150%", "maxSurge": "x"}}),
+     {("spec.strategy.rollingUpdate.maxUnavailable", INV): 1,
+      ("spec.strategy.rollingUpdate.maxSurge", INV): 1}),
+    # ValidatePodTemplateSpecForReplicaSet: no activeDeadlineSeconds
+    ("d-deadline", DEPLOYMENTS, controller("d-deadline", template={
+        **template(), "spec": {**template()["spec"], "activeDeadlineSeconds": 5}}),
+     {("spec.template.spec.activeDeadlineSeconds", FORB): 1}),
+    # ValidateStatefulSetSpec: podManagementPolicy / updateStrategy are Invalid, not
+    # NotSupported; rollingUpdate partition and maxUnavailable; ordinals.start
+    ("s-policies", STATEFULSETS, controller("s-policies", podManagementPolicy="Sometimes",
+                                            updateStrategy={"type": "Whenever"},
+                                            ordinals={"start": -1}),
+     {("spec.podManagementPolicy", INV): 1, ("spec.updateStrategy", INV): 1,
+      ("spec.ordinals.start", INV): 1}),
+    ("s-rolling", STATEFULSETS, controller("s-rolling", updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"partition": -1, "maxUnavailable": 0}}),
+     {("spec.updateStrategy.rollingUpdate.partition", INV): 1,
+      ("spec.updateStrategy.rollingUpdate.maxUnavailable", INV): 1}),
+    ("s-ondelete-rolling", STATEFULSETS, controller("s-ondelete-rolling", updateStrategy={
+        "type": "OnDelete", "rollingUpdate": {"partition": 1}}),
+     {("spec.updateStrategy.rollingUpdate", INV): 1}),
+    ("s-retention", STATEFULSETS, controller("s-retention", persistentVolumeClaimRetentionPolicy={
+        "whenDeleted": "Keep"}), {("spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
+                                   UNSUP): 1}),
+    # ValidateRollingUpdateDaemonSet: exactly one of maxSurge / maxUnavailable non-zero
+    ("ds-both", DAEMONSETS, controller("ds-both", updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 1}}),
+     {("spec.updateStrategy.rollingUpdate.maxSurge", INV): 1}),
+    ("ds-neither", DAEMONSETS, controller("ds-neither", updateStrategy={
+        "type": "RollingUpdate", "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}),
+     {("spec.updateStrategy.rollingUpdate.maxUnavailable", REQ): 1}),
+    # validateJobSpec: the defaulted Always restartPolicy is asked for
+    ("j-restart", JOBS, {"metadata": {"name": "j-restart"}, "spec": {"template": template()}},
+     {("spec.template.spec.restartPolicy", REQ): 1}),
+    # validateGeneratedSelector: a selector without manualSelector
+    ("j-selector", JOBS, job("j-selector", selector={"matchLabels": {"app": "x"}}),
+     {("spec.selector", INV): 1}),
+    # backoffLimitPerIndex / maxFailedIndexes need Indexed; Indexed parallelism cap
+    ("j-per-index", JOBS, job("j-per-index", maxFailedIndexes=1),
+     {("spec.backoffLimitPerIndex", REQ): 1, ("spec.maxFailedIndexes", INV): 1}),
+    ("j-indexed", JOBS, job("j-indexed", completionMode="Indexed", completions=3,
+                            parallelism=100_001, backoffLimitPerIndex=1, maxFailedIndexes=4),
+     {("spec.parallelism", INV): 1, ("spec.maxFailedIndexes", INV): 1}),
+    # podFailurePolicy rules, and the Never restartPolicy it needs
+    ("j-failure-policy", JOBS, job("j-failure-policy", template=template("OnFailure"),
+                                   podFailurePolicy={"rules": [
+                                       {"action": "FailIndex",
+                                        "onExitCodes": {"operator": "In", "values": [2, 0, 2],
+                                                        "containerName": "nope"}},
+                                       {"action": "Ignore"},
+                                       {"action": "Count", "onPodConditions": [
+                                           {"type": "Bad Type", "status": "Maybe"}]}]}),
+     {("spec.podFailurePolicy.rules[0].action", INV): 1,
+      ("spec.podFailurePolicy.rules[0].onExitCodes.containerName", INV): 1,
+      ("spec.podFailurePolicy.rules[0].onExitCodes.values[1]", INV): 1,
+      ("spec.podFailurePolicy.rules[0].onExitCodes.values[2]", DUP): 1,
+      ("spec.podFailurePolicy.rules[0].onExitCodes.values", INV): 1,
+      ("spec.podFailurePolicy.rules[1]", INV): 1,
+      ("spec.podFailurePolicy.rules[2].onPodConditions[0].type", INV): 1,
+      ("spec.podFailurePolicy.rules[2].onPodConditions[0].status", UNSUP): 1,
+      ("spec.template.spec.restartPolicy", INV): 1}),
+    # successPolicy: Indexed only; rules parsed against completions
+    ("j-success-nonindexed", JOBS, job("j-success-nonindexed", successPolicy={
+        "rules": [{"succeededCount": 1}]}), {("spec.successPolicy", INV): 1}),
+    ("j-success", JOBS, job("j-success", completionMode="Indexed", completions=3,
+                            successPolicy={"rules": [{"succeededIndexes": "0-1,1",
+                                                      "succeededCount": 5}, {}]}),
+     {("spec.successPolicy.rules[0].succeededIndexes", INV): 1,
+      ("spec.successPolicy.rules[0].succeededCount", INV): 2,
+      ("spec.successPolicy.rules[1]", REQ): 1}),
+    # ValidateJob: an Indexed job's last pod hostname must be a DNS label
+    ("j-hostname-" + "x" * 50, JOBS, job("j-hostname-" + "x" * 50, completionMode="Indexed",
+                                        completions=100),
+     {("metadata.name", INV): 1}),
+    # validateScheduleFormat (robfig/cron ParseStandard) and TZ on create
+    ("c-fields", CRONJOBS, cron_job("c-fields", "5 * * *"), {("spec.schedule", INV): 1}),
+    ("c-range", CRONJOBS, cron_job("c-range", "61 * * * *"), {("spec.schedule", INV): 1}),
+    ("c-tz", CRONJOBS, cron_job("c-tz", "TZ=UTC 0 * * * *"), {("spec.schedule", INV): 1}),
+    # validateTimeZone, ValidateJobTemplateSpec, the 52-character name
+    ("c-zone", CRONJOBS, cron_job("c-zone", timeZone="Mars/Olympus_Mons",
+                                  jobTemplate={"selector": {"matchLabels": {"app": "x"}},
+                                               "manualSelector": True}),
+     {("spec.timeZone", INV): 1, ("spec.jobTemplate.spec.selector", INV): 1,
+      ("spec.jobTemplate.spec.manualSelector", UNSUP): 1}),
+    ("c" * 53, CRONJOBS, cron_job("c" * 53), {("metadata.name", INV): 1}),
+    ("c-job-rules", CRONJOBS, cron_job("c-job-rules", jobTemplate={"backoffLimitPerIndex": 1}),
+     {("spec.jobTemplate.spec.backoffLimitPerIndex", INV): 1}),
+]
+
+
+@pytest.mark.parametrize(("case", "path", "body", "expected"), CASES,
+                         ids=[c[0][:20] for c in CASES])
+def test_workload_create_is_validated(kube: Kube, case: str, path: str, body: dict[str, Any],
+                                      expected: dict[tuple[str, str], int]) -> None:
+    assert kube.reject("POST", path, body) == Counter(expected)
+
+
+def test_workload_messages_are_kubernetes_words(kube: Kube) -> None:
+    """The messages of validation.go and robfig/cron, word for word."""
+    got = kube.messages("POST", CRONJOBS, cron_job("words-cron", "*/0 * * * *",
+                                                   timeZone="Local"))
+    assert got == {
+        "spec.schedule": ['Invalid value: "*/0 * * * *": step of range should be a positive '
+                          "number: */0"],
+        "spec.timeZone": ['Invalid value: "Local": timeZone must be an explicit time zone as '
+                          "defined in https://www.iana.org/time-zones"]}
+    got = kube.messages("POST", CRONJOBS, cron_job("words-every", "@every 5x"))
+    assert got == {"spec.schedule": [
+        'Invalid value: "@every 5x": failed to parse duration @every 5x: time: unknown unit '
+        '"x" in duration "5x"']}
+    got = kube.messages("POST", JOBS, {"metadata": {"name": "words-job"},
+                                       "spec": {"template": template()}})
+    assert got == {"spec.template.spec.restartPolicy": [
+        'Required value: valid values: "OnFailure", "Never"']}
+    got = kube.messages("POST", DEPLOYMENTS, controller("words-d", strategy={
+        "rollingUpdate": {"maxSurge": 0, "maxUnavailable": 0}}))
+    assert got == {"spec.strategy.rollingUpdate.maxUnavailable": [
+        'Invalid value: intstr.IntOrString{Type:0, IntVal:0, StrVal:""}: may not be 0 when '
+        "`maxSurge` is 0"]}
+    got = kube.messages("POST", JOBS, job("words-pfp", podFailurePolicy={
+        "rules": [{"action": "Ignore"}]}))
+    assert got == {"spec.podFailurePolicy.rules[0]": [
+        "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"]}
+
+
+def test_valid_workloads_are_accepted(kube: Kube) -> None:
+    """Every rule above leaves the ordinary objects alone: descriptors and @every schedules,
+    a named time zone, percentages, a valid pod failure and success policy."""
+    for path, body in [
+        (CRONJOBS, cron_job("ok-daily", "@daily", timeZone="Europe/Berlin")),
+        (CRONJOBS, cron_job("ok-every", "@every 1h30m")),
+        (CRONJOBS, cron_job("ok-names", "0 9-17/2 * JAN-jun mon,FRI")),
+        (DEPLOYMENTS, controller("ok-d", strategy={"rollingUpdate": {"maxSurge": "100%",
+                                                                     "maxUnavailable": 0}})),
+        (STATEFULSETS, controller("ok-s", updateStrategy={"type": "OnDelete"})),
+        (JOBS, job("ok-j", completionMode="Indexed", completions=4, backoffLimitPerIndex=1,
+                   podFailurePolicy={"rules": [
+                       {"action": "FailIndex", "onExitCodes": {"operator": "In",
+                                                               "values": [1, 2]}},
+                       {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+                   successPolicy={"rules": [{"succeededIndexes": "0-2", "succeededCount": 2}]})),
+    ]:
+        status, answer = kube.call("POST", path, body)
+        assert status == 201, answer
+
+
+def test_job_generated_selector_keeps_user_labels(kube: Kube) -> None:
+    """job/strategy.go generateSelector: the template gets all four labels, the selector
+    the controller-uid, and a user's other template labels stay."""
+    status, answer = kube.call("POST", JOBS, job("gen-sel"))
+    assert status == 201, answer
+    uid = answer["metadata"]["uid"]
+    assert answer["spec"]["selector"] == {
+        "matchLabels": {"batch.kubernetes.io/controller-uid": uid}}
+    assert answer["spec"]["template"]["metadata"]["labels"] == {
+        "app": "x", "controller-uid": uid, "batch.kubernetes.io/controller-uid": uid,
+        "job-name": "gen-sel", "batch.kubernetes.io/job-name": "gen-sel"}
+
+
+def test_job_update_rules(kube: Kube) -> None:
+    """ValidateJobSpecUpdate: completions of a NonIndexed job and podFailurePolicy are fixed;
+    a suspended job that never started may change only its scheduling directives."""
+    status, created = kube.call("POST", JOBS, job("upd-j", suspend=True, completions=2))
+    assert status == 201, created
+    path = f"{JOBS}/upd-j"
+    assert kube.reject("PATCH", path, {"spec": {"completions": 3}}, MERGE) == Counter(
+        {("spec.completions", INV): 1})
+    assert kube.reject("PATCH", path, {"spec": {"podFailurePolicy": {"rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}}},
+        MERGE) == Counter({("spec.podFailurePolicy", INV): 1,
+                           # the stored TerminatingOrFailed, refused by ValidateJob and again
+                           # by ValidateJobSpecUpdate (both validate the spec)
+                           ("spec.podReplacementPolicy", UNSUP): 2})
+    status, answer = kube.call("PATCH", path, {"spec": {"template": {"spec": {
+        "nodeSelector": {"zone": "a"}}}}}, MERGE)
+    assert status == 200, answer
+    changed = copy.deepcopy(answer)
+    changed["spec"]["template"]["spec"]["containers"][0]["image"] = "other"
+    assert kube.reject("PUT", path, changed) == Counter({("spec.template", INV): 1})
+
+
+def test_indexed_job_scales_completions_with_parallelism(kube: Kube) -> None:
+    """validateCompletions (ElasticIndexedJob, GA): an Indexed job's completions change only
+    together with its parallelism."""
+    status, created = kube.call("POST", JOBS, job("elastic", completionMode="Indexed",
+                                                  completions=2, parallelism=2))
+    assert status == 201, created
+    path = f"{JOBS}/elastic"
+    got = kube.messages("PATCH", path, {"spec": {"completions": 3}}, MERGE)
+    assert got == {"spec.completions": [
+        "Invalid value: 3: can only be modified in tandem with spec.parallelism"]}
+    status, answer = kube.call("PATCH", path, {"spec": {"completions": 3, "parallelism": 3}},
+                               MERGE)
+    assert status == 200, answer
+
+
+def test_cron_job_update_keeps_an_old_tz_schedule(kube: Kube) -> None:
+    """validateCronJobSpec: TZ in the schedule is refused on create, and on update only
+    where the stored schedule had none (the update path never reached by a create)."""
+    status, created = kube.call("POST", CRONJOBS, cron_job("tz-upd"))
+    assert status == 201, created
+    got = kube.messages("PATCH", f"{CRONJOBS}/tz-upd",
+                        {"spec": {"schedule": "CRON_TZ=UTC 0 * * * *"}}, MERGE)
+    assert got == {"spec.schedule": [
+        'Invalid value: "CRON_TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use '
+        "timeZone field instead"]}
