@@ -15,7 +15,10 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from setpoint.cluster.registry.warnings_pods import go_list
-from setpoint.cluster.registry.warnings_podspec import warnings_for_pod_spec_and_meta
+from setpoint.cluster.registry.warnings_podspec import (
+    pvc_spec_warnings,
+    warnings_for_pod_spec_and_meta,
+)
 from setpoint.machinery.names import is_dns1123_label
 from setpoint.machinery.objects import Obj
 
@@ -81,6 +84,18 @@ WORKLOAD_WARNINGS: dict[tuple[str, str], WorkloadWarnings] = {
 }
 
 
+def claim_template_warnings(obj: Obj, suffix: str) -> list[str]:
+    """pkg/registry/apps/statefulset/strategy.go: each volume claim template's
+    ``GetWarningsForPersistentVolumeClaimSpec``, at ``spec.volumeClaimTemplates[i]`` on create
+    and, as Go spells it, ``spec.volumeClaimTemplates[i].Spec`` on update (every update)."""
+    warnings = []
+    for i, claim in enumerate(_spec(obj).get("volumeClaimTemplates") or []):
+        if isinstance(claim, dict):
+            warnings.extend(pvc_spec_warnings(f"spec.volumeClaimTemplates[{i}]{suffix}",
+                                              claim.get("spec") or {}))
+    return warnings
+
+
 def workload_warnings_on_create(group: str, kind: str, obj: Obj) -> list[str]:
     rules = WORKLOAD_WARNINGS.get((group, kind))
     if rules is None:
@@ -89,7 +104,10 @@ def workload_warnings_on_create(group: str, kind: str, obj: Obj) -> list[str]:
     if rules.checks_name and (msgs := is_dns1123_label(
             (obj.get("metadata") or {}).get("name") or "")):
         warnings.append(NAME_WARNING.format(go_list(msgs)))
-    return warnings + rules.template(obj)
+    warnings += rules.template(obj)
+    if (group, kind) == ("apps", "StatefulSet"):
+        warnings += claim_template_warnings(obj, "")
+    return warnings
 
 
 def workload_warnings_on_update(group: str, kind: str, new: Obj, old: Obj) -> list[str]:
@@ -110,6 +128,8 @@ def workload_warnings_on_update(group: str, kind: str, new: Obj, old: Obj) -> li
         # so an RC update warns about the template it replaces
         source = old if (group, kind) == ("", "ReplicationController") else new
         warnings = rules.template(source)
+    if (group, kind) == ("apps", "StatefulSet"):
+        warnings = warnings + claim_template_warnings(new, ".Spec")
     if (group, kind) == ("batch", "CronJob") and "TZ" in (_spec(new).get("schedule") or ""):
         warnings.append(CRONJOB_TZ_WARNING)
     return warnings

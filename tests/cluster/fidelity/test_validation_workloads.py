@@ -268,3 +268,28 @@ def test_cron_job_update_keeps_an_old_tz_schedule(kube: Kube) -> None:
     assert got == {"spec.schedule": [
         'Invalid value: "CRON_TZ=UTC 0 * * * *": cannot use TZ or CRON_TZ in schedule, use '
         "timeZone field instead"]}
+
+
+def _warnings(kube: Kube, method: str, path: str, body: Any, content_type: str) -> list[str]:
+    resp = kube.http.request(method, path, json=body, headers={"Content-Type": content_type})
+    assert resp.status_code in (200, 201), resp.text
+    # each header value is `299 - "<text>"`, the text's quotes escaped
+    return [v.split(' - "', 1)[1][:-1].replace('\\"', '"')
+            for v in resp.headers.get_list("warning")]
+
+
+def test_stateful_set_claim_templates_warn_about_fractional_bytes(kube: Kube) -> None:
+    """pkg/registry/apps/statefulset/strategy.go WarningsOnCreate / WarningsOnUpdate: each
+    volume claim template's GetWarningsForPersistentVolumeClaimSpec
+    (pkg/api/persistentvolumeclaim/util.go), at spec.volumeClaimTemplates[i] on create and
+    at Go's spec.volumeClaimTemplates[i].Spec on every update."""
+    body = controller("claims", volumeClaimTemplates=[
+        {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {
+            "requests": {"storage": "1.5"}, "limits": {"storage": "2"}}}}])
+    assert _warnings(kube, "POST", STATEFULSETS, body, "application/json") == [
+        'spec.volumeClaimTemplates[0].resources.requests[storage]: fractional byte value '
+        '"1500m" is invalid, must be an integer']
+    assert _warnings(kube, "PATCH", f"{STATEFULSETS}/claims",
+                     {"metadata": {"labels": {"a": "b"}}}, MERGE) == [
+        'spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: fractional byte value '
+        '"1500m" is invalid, must be an integer']
