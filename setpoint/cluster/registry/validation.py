@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 from setpoint.cluster.registry import kept_empty_slices
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
+from setpoint.cluster.registry import validation_autoscaling as autoscaling
 from setpoint.cluster.registry import validation_claims as claims
+from setpoint.cluster.registry import validation_disruption as disruption
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_jobs as jobs
@@ -273,6 +275,8 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("apps", "StatefulSet"): workloads.validate_stateful_set,
     ("apps", "DaemonSet"): workloads.validate_daemon_set,
     ("batch", "Job"): jobs.validate_job,
+    ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.validate_horizontal_pod_autoscaler,
+    ("policy", "PodDisruptionBudget"): disruption.validate_pod_disruption_budget,
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
         admission.validate_mutating_configuration,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
@@ -295,12 +299,15 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
                                            + workloads.validate_stateful_set_update(n, o)),
     ("batch", "Job"): jobs.validate_job_update,
     ("batch", "CronJob"): jobs.validate_cron_job_update,
+    ("autoscaling", "HorizontalPodAutoscaler"):
+        autoscaling.validate_horizontal_pod_autoscaler_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that
 # depend on the old one (the Job's prefixed labels, the CronJob's TZ schedule): an update
 # does not run their create validation again.
-WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob")}
+WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
+                           ("autoscaling", "HorizontalPodAutoscaler")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {

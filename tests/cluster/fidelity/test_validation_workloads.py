@@ -293,3 +293,89 @@ def test_stateful_set_claim_templates_warn_about_fractional_bytes(kube: Kube) ->
                      {"metadata": {"labels": {"a": "b"}}}, MERGE) == [
         'spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: fractional byte value '
         '"1500m" is invalid, must be an integer']
+
+
+HPAS_V2 = NS.format(group="autoscaling/v2", plural="horizontalpodautoscalers")
+HPAS_V1 = NS.format(group="autoscaling/v1", plural="horizontalpodautoscalers")
+PDBS = NS.format(group="policy/v1", plural="poddisruptionbudgets")
+TARGET = {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}
+
+POLICY_CASES: list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]] = [
+    # autoscaling validation.go validateHorizontalPodAutoscalerSpec: replica bounds, target
+    ("hpa-bounds", HPAS_V2, {"metadata": {"name": "hpa-bounds"}, "spec": {
+        "scaleTargetRef": {"kind": "Deployment", "name": "a/b"}, "minReplicas": 0,
+        "maxReplicas": 0}},
+     {("spec.minReplicas", INV): 1, ("spec.maxReplicas", INV): 1,
+      ("spec.scaleTargetRef.name", INV): 1,
+      # validateMetrics: scaling to zero needs an Object or External metric
+      ("spec.metrics", FORB): 1}),
+    # validateMetricSpec / validateMetricTarget / validateScalingRules
+    ("hpa-metrics", HPAS_V2, {"metadata": {"name": "hpa-metrics"}, "spec": {
+        "scaleTargetRef": TARGET, "maxReplicas": 3, "metrics": [
+            {"type": "Pods", "resource": {"name": "cpu", "target": {
+                "type": "Utilization", "averageUtilization": 0}}},
+            {"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Typo"}}}],
+        "behavior": {"scaleUp": {"stabilizationWindowSeconds": 4000, "policies": [
+            {"type": "Pods", "value": 0, "periodSeconds": 2000}]}}}},
+     {("spec.metrics[0].resource.target.averageUtilization", INV): 1,
+      ("spec.metrics[0].pods", REQ): 1,
+      ("spec.metrics[1].resource.target.type", INV): 1,
+      ("spec.metrics[1].resource.target.averageUtilization", REQ): 1,
+      ("spec.behavior.scaleUp.stabilizationWindowSeconds", INV): 1,
+      ("spec.behavior.scaleUp.policies[0].value", INV): 1,
+      ("spec.behavior.scaleUp.policies[0].periodSeconds", INV): 1}),
+    # autoscaling/v1: the CPU target is validated as the converted metric
+    ("hpa-v1", HPAS_V1, {"metadata": {"name": "hpa-v1"}, "spec": {
+        "scaleTargetRef": TARGET, "maxReplicas": 3, "targetCPUUtilizationPercentage": 0}},
+     {("spec.metrics[0].resource.target.averageUtilization", INV): 1}),
+    ("hpa-two-sources", HPAS_V2, {"metadata": {"name": "hpa-two-sources"}, "spec": {
+        "scaleTargetRef": TARGET, "maxReplicas": 3, "metrics": [
+            {"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {
+                "type": "AverageValue", "averageValue": "10"}},
+             "external": {"metric": {"name": "q"}, "target": {"type": "Value", "value": "1"}}}]}},
+     {("spec.metrics[0].external", FORB): 1}),
+    # policy validation.go ValidatePodDisruptionBudgetSpec
+    ("pdb-both", PDBS, {"metadata": {"name": "pdb-both"}, "spec": {
+        "minAvailable": 1, "maxUnavailable": "120%", "unhealthyPodEvictionPolicy": "Never"}},
+     {("spec", INV): 1, ("spec.maxUnavailable", INV): 1,
+      ("spec.unhealthyPodEvictionPolicy", UNSUP): 1}),
+    ("pdb-negative", PDBS, {"metadata": {"name": "pdb-negative"}, "spec": {
+        "minAvailable": -1, "selector": {"matchLabels": {"a": "b c"}}}},
+     {("spec.minAvailable", INV): 1, ("spec.selector.matchLabels", INV): 1}),
+]
+
+
+@pytest.mark.parametrize(("case", "path", "body", "expected"), POLICY_CASES,
+                         ids=[c[0] for c in POLICY_CASES])
+def test_autoscaler_and_budget_create_is_validated(
+        kube: Kube, case: str, path: str, body: dict[str, Any],
+        expected: dict[tuple[str, str], int]) -> None:
+    assert kube.reject("POST", path, body) == Counter(expected)
+
+
+def test_pdb_both_set_message(kube: Kube) -> None:
+    """ValidatePodDisruptionBudgetSpec's words (the pointers Go prints as addresses are a
+    fixed stand-in here)."""
+    got = kube.messages("POST", PDBS, {"metadata": {"name": "pdb-words"}, "spec": {
+        "minAvailable": 1, "maxUnavailable": 1}})
+    assert list(got) == ["spec"]
+    assert got["spec"][0].startswith("Invalid value: policy.PodDisruptionBudgetSpec{MinAvailable:")
+    assert got["spec"][0].endswith(": minAvailable and maxUnavailable cannot be both set")
+
+
+def test_valid_autoscaler_and_budget_are_accepted(kube: Kube) -> None:
+    for path, body in [
+        (HPAS_V2, {"metadata": {"name": "ok-hpa"}, "spec": {
+            "scaleTargetRef": TARGET, "minReplicas": 1, "maxReplicas": 5, "metrics": [
+                {"type": "Resource", "resource": {"name": "cpu", "target": {
+                    "type": "Utilization", "averageUtilization": 60}}}],
+            "behavior": {"scaleDown": {"policies": [
+                {"type": "Percent", "value": 10, "periodSeconds": 60}]}}}}),
+        (HPAS_V1, {"metadata": {"name": "ok-hpa1"}, "spec": {
+            "scaleTargetRef": TARGET, "maxReplicas": 2, "targetCPUUtilizationPercentage": 50}}),
+        (PDBS, {"metadata": {"name": "ok-pdb"}, "spec": {
+            "maxUnavailable": "50%", "selector": {"matchLabels": {"app": "x"}},
+            "unhealthyPodEvictionPolicy": "AlwaysAllow"}}),
+    ]:
+        status, answer = kube.call("POST", path, body)
+        assert status == 201, answer
