@@ -29,7 +29,8 @@ if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
 
 # Kinds whose metadata.generation the server maintains, and the top-level fields whose change
-# increments it (None: every field but metadata and status).
+# increments it (None: every field but metadata and status). (Not HorizontalPodAutoscaler:
+# pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go only resets its status.)
 GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("apps", "Deployment"): ("spec",),
     ("apps", "ReplicaSet"): ("spec",),
@@ -44,7 +45,6 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("spec",),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
-    ("autoscaling", "HorizontalPodAutoscaler"): ("spec",),
     ("", "ReplicationController"): ("spec",),
     ("", "PodTemplate"): ("template",),
 }

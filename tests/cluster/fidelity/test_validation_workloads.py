@@ -379,3 +379,16 @@ def test_valid_autoscaler_and_budget_are_accepted(kube: Kube) -> None:
     ]:
         status, answer = kube.call("POST", path, body)
         assert status == 201, answer
+
+
+def test_autoscaler_has_no_generation(kube: Kube) -> None:
+    """pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go: PrepareForCreate and
+    PrepareForUpdate only reset the status, so an autoscaler never gets a generation."""
+    status, created = kube.call("POST", HPAS_V2, {"metadata": {"name": "no-gen"}, "spec": {
+        "scaleTargetRef": TARGET, "maxReplicas": 2}})
+    assert status == 201, created
+    assert "generation" not in created["metadata"]
+    status, patched = kube.call("PATCH", f"{HPAS_V2}/no-gen", {"spec": {"maxReplicas": 3}},
+                                MERGE)
+    assert status == 200, patched
+    assert "generation" not in patched["metadata"]
