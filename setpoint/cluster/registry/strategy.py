@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from setpoint.cluster.registry import defaults, fieldlabels, validation
+from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_disabled_fields import (
     POD_TEMPLATE_PATHS,
@@ -293,11 +293,24 @@ class WorkloadStrategy(Strategy):
         return workload_warnings_on_update(rt.group, rt.kind, new, old)
 
 
+class DaemonSetStrategy(WorkloadStrategy):
+    """A workload whose template generation rides in an annotation (``templategeneration``)."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+        super().prepare_for_create(rt, obj)
+        templategeneration.prepare_for_create(obj)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        templategeneration.prepare_for_update(new, old)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
+    ("apps", "DaemonSet"): DaemonSetStrategy,
 }
 
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.registry import kept_empty_slices
+from setpoint.cluster.registry import kept_empty_slices, templategeneration
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_autoscaling as autoscaling
@@ -276,6 +276,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("apps", "DaemonSet"): workloads.validate_daemon_set,
     ("batch", "Job"): jobs.validate_job,
     ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.validate_horizontal_pod_autoscaler,
+    ("apps", "ControllerRevision"): workloads.validate_controller_revision,
     ("policy", "PodDisruptionBudget"): disruption.validate_pod_disruption_budget,
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
         admission.validate_mutating_configuration,
@@ -294,10 +295,12 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,
-    ("apps", "DaemonSet"): workloads.validate_selector_update,
+    ("apps", "DaemonSet"): lambda n, o: (workloads.validate_selector_update(n, o)
+                                         + templategeneration.validate_update(n, o)),
     ("apps", "StatefulSet"): lambda n, o: (workloads.validate_selector_update(n, o)
                                            + workloads.validate_stateful_set_update(n, o)),
     ("batch", "Job"): jobs.validate_job_update,
+    ("apps", "ControllerRevision"): workloads.validate_controller_revision_update,
     ("batch", "CronJob"): jobs.validate_cron_job_update,
     ("autoscaling", "HorizontalPodAutoscaler"):
         autoscaling.validate_horizontal_pod_autoscaler_update,

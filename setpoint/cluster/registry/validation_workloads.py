@@ -345,3 +345,19 @@ def validate_stateful_set_update(new: Obj, old: Obj) -> list[Cause]:
                              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
                              "are forbidden")]
     return []
+
+
+def validate_controller_revision(obj: Obj) -> list[Cause]:
+    """``ValidateControllerRevision``: data is mandatory, the revision non-negative."""
+    causes = [fe.required("data", "data is mandatory")] if obj.get("data") is None else []
+    revision = obj.get("revision")
+    if isinstance(revision, int) and revision < 0:
+        causes.append(fe.invalid("revision", revision, NON_NEGATIVE))
+    return causes
+
+
+def validate_controller_revision_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateControllerRevisionUpdate``: the data never changes."""
+    return immutable(new.get("data"), old.get("data"), "data",
+                     fe.GoValue("runtime.RawExtension{...}"))
+

@@ -392,3 +392,49 @@ def test_autoscaler_has_no_generation(kube: Kube) -> None:
                                 MERGE)
     assert status == 200, patched
     assert "generation" not in patched["metadata"]
+
+
+REVISIONS = NS.format(group="apps/v1", plural="controllerrevisions")
+TEMPLATE_GENERATION = "deprecated.daemonset.template.generation"
+
+
+def test_controller_revision_rules(kube: Kube) -> None:
+    """apps validation.go ValidateControllerRevision / ValidateControllerRevisionUpdate:
+    data is mandatory, the revision non-negative, the data fixed once written."""
+    got = kube.messages("POST", REVISIONS, {"metadata": {"name": "rev-bad"}, "revision": -1})
+    assert got == {"data": ["Required value: data is mandatory"],
+                   "revision": ["Invalid value: -1: must be greater than or equal to 0"]}
+    status, created = kube.call("POST", REVISIONS, {"metadata": {"name": "rev"},
+                                                    "data": {"a": 1}, "revision": 1})
+    assert status == 201, created
+    assert kube.reject("PATCH", f"{REVISIONS}/rev", {"data": {"a": 2}}, MERGE) == Counter(
+        {("data", INV): 1})
+    status, answer = kube.call("PATCH", f"{REVISIONS}/rev", {"revision": 2}, MERGE)
+    assert status == 200, answer
+
+
+def test_daemon_set_template_generation(kube: Kube) -> None:
+    """pkg/apis/apps/v1/conversion.go carries DaemonSetSpec.TemplateGeneration in the
+    deprecated.daemonset.template.generation annotation; daemonset/strategy.go starts it at
+    1 and moves it with the template only; ValidateDaemonSetSpecUpdate refuses a client's
+    decrement or a bare increment."""
+    status, created = kube.call("POST", DAEMONSETS, controller("tg"))
+    assert status == 201, created
+    assert created["metadata"]["annotations"] == {TEMPLATE_GENERATION: "1"}
+    path = f"{DAEMONSETS}/tg"
+    status, answer = kube.call("PATCH", path, {"spec": {"minReadySeconds": 5}}, MERGE)
+    assert status == 200, answer
+    assert answer["metadata"]["annotations"][TEMPLATE_GENERATION] == "1"
+    status, answer = kube.call("PATCH", path, {"spec": {"template": {"metadata": {
+        "annotations": {"rev": "2"}}}}}, MERGE)
+    assert status == 200, answer
+    assert answer["metadata"]["annotations"][TEMPLATE_GENERATION] == "2"
+    assert answer["metadata"]["generation"] == 3
+    got = kube.messages("PATCH", path, {"metadata": {"annotations": {
+        TEMPLATE_GENERATION: None}}}, MERGE)
+    assert got == {"spec.templateGeneration": [
+        "Invalid value: 0: must not be decremented"]}
+    got = kube.messages("PATCH", path, {"metadata": {"annotations": {
+        TEMPLATE_GENERATION: "7"}}}, MERGE)
+    assert got == {"spec.templateGeneration": [
+        "Invalid value: 7: must not be incremented without template update"]}
