@@ -267,12 +267,14 @@ def test_pods_need_named_containers_with_images() -> None:
 
 
 def test_job_template_must_not_restart_always_and_gets_a_selector() -> None:
+    """batch/validation/validation.go validateJobSpec (1.32): the defaulted Always is
+    answered with Required and the valid values."""
     rt, job = create(("batch", "Job"), {"metadata": {"name": "j", "uid": "u-1"}, "spec": {
         "template": copy.deepcopy(TEMPLATE)}})
     causes = validation.validate(rt, job)
     assert [(c.field, c.message) for c in causes] == [
         ("spec.template.spec.restartPolicy",
-         'Unsupported value: "Always": supported values: "OnFailure", "Never"')]
+         'Required value: valid values: "OnFailure", "Never"')]
     assert job["spec"]["selector"] == {
         "matchLabels": {"batch.kubernetes.io/controller-uid": "u-1"}}
 
