@@ -53,6 +53,8 @@ _STANDARD_FINALIZERS = {"kubernetes", "orphan", "foregroundDeletion"}
 NAME_RULES: dict[tuple[str, str], names.NameValidator] = {
     ("", "Namespace"): names.name_is_dns_label,
     ("", "Service"): names.name_is_dns1035_label,
+    # apps validation.go ValidateStatefulSetName: its pods' hostnames carry the name
+    ("apps", "StatefulSet"): names.name_is_dns_label,
     ("rbac.authorization.k8s.io", "Role"): names.validate_path_segment_name,
     ("rbac.authorization.k8s.io", "ClusterRole"): names.validate_path_segment_name,
     ("rbac.authorization.k8s.io", "RoleBinding"): names.validate_path_segment_name,

@@ -83,6 +83,8 @@ CASES: list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]] = [
     ("s-ondelete-rolling", STATEFULSETS, controller("s-ondelete-rolling", updateStrategy={
         "type": "OnDelete", "rollingUpdate": {"partition": 1}}),
      {("spec.updateStrategy.rollingUpdate", INV): 1}),
+    # ValidateStatefulSetName: a DNS label, where the other kinds take a subdomain
+    ("s.dotted", STATEFULSETS, controller("s.dotted"), {("metadata.name", INV): 1}),
     ("s-retention", STATEFULSETS, controller("s-retention", persistentVolumeClaimRetentionPolicy={
         "whenDeleted": "Keep"}), {("spec.persistentVolumeClaimRetentionPolicy.whenDeleted",
                                    UNSUP): 1}),
