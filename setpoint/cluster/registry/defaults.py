@@ -447,6 +447,10 @@ def _hpa(obj: Obj) -> None:
             {"type": "Percent", "value": 100, "periodSeconds": 15}])
 
 
+def _hpa_v1(obj: Obj) -> None:
+    _set(_spec(obj), "minReplicas", 1)
+
+
 def _lease(obj: Obj) -> None:
     # LeaseSpec is a value field: Go always writes it, if only as {}
     if not isinstance(obj.get("spec"), dict):
@@ -502,6 +506,10 @@ def apply_defaults(rt: ResourceType, obj: Obj) -> None:
     A resource quantity that does not parse is the decoder's 400 in Kubernetes, raised
     here with the decoder's wording."""
     fn = DEFAULTERS.get((rt.group, rt.kind))
+    if (rt.group, rt.kind, rt.version) == ("autoscaling", "HorizontalPodAutoscaler", "v1"):
+        # pkg/apis/autoscaling/v1/defaults.go defaults minReplicas only (the v2 metrics and
+        # behavior defaults belong to v2 objects; v1 has no such fields)
+        fn = _hpa_v1
     if fn is None:
         return
     try:

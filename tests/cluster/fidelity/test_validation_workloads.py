@@ -440,3 +440,12 @@ def test_daemon_set_template_generation(kube: Kube) -> None:
         TEMPLATE_GENERATION: "7"}}}, MERGE)
     assert got == {"spec.templateGeneration": [
         "Invalid value: 7: must not be incremented without template update"]}
+
+
+def test_autoscaling_v1_defaults_only_min_replicas(kube: Kube) -> None:
+    """pkg/apis/autoscaling/v1/defaults.go SetDefaults_HorizontalPodAutoscaler: minReplicas
+    1 and nothing else; an autoscaling/v1 object has no metrics or behavior to default."""
+    status, created = kube.call("POST", HPAS_V1, {"metadata": {"name": "v1-defaults"}, "spec": {
+        "scaleTargetRef": TARGET, "maxReplicas": 2}})
+    assert status == 201, created
+    assert created["spec"] == {"scaleTargetRef": TARGET, "maxReplicas": 2, "minReplicas": 1}
