@@ -92,7 +92,8 @@ def _utilization_or_value(target: Obj, tpath: str) -> list[Cause]:
 
 def _source(kind: str, src: Obj, path: str) -> list[Cause]:
     """``validateObjectSource`` and its siblings."""
-    target = src.get("target") if isinstance(src.get("target"), dict) else {}
+    raw_target = src.get("target")
+    target: Obj = raw_target if isinstance(raw_target, dict) else {}
     tpath = f"{path}.target"
     causes: list[Cause] = []
     if kind == "Object":
