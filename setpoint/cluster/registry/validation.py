@@ -22,6 +22,7 @@ from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_nodes as nodes
+from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
 from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
@@ -264,6 +265,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Service"): services.validate_service,
     ("", "Pod"): pods.validate_pod,
     ("", "PersistentVolumeClaim"): claims.validate_claim,
+    ("", "PersistentVolume"): volumes.validate_persistent_volume,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
@@ -287,6 +289,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "Service"): services.validate_service_update,
     ("", "Pod"): pods.validate_pod_update,
     ("", "PersistentVolumeClaim"): claims.validate_claim_update,
+    ("", "PersistentVolume"): volumes.validate_persistent_volume_update,
     ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,
