@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, validation
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
+from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
     POD_TEMPLATE_PATHS,
     drop_disabled_pod_spec_fields,
@@ -109,7 +110,8 @@ class Strategy:
         return False
 
     # -- create ------------------------------------------------------------------------
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
         if self.tracks_generation(rt):
             obj["metadata"]["generation"] = 1
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
@@ -223,9 +225,13 @@ class PodStrategy(Strategy):
     write keeps the QoS class fixed at creation when it leaves it out; an
     ``/ephemeralcontainers`` write changes only ``spec.ephemeralContainers``."""
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
-        super().prepare_for_create(rt, obj)
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
         drop_disabled_pod_spec_fields(obj.get("spec"), None)
+        skew_warnings = apply_apparmor_version_skew(obj)
+        if warnings is not None:
+            warnings.extend(skew_warnings)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
@@ -275,8 +281,9 @@ class WorkloadStrategy(Strategy):
     (``warnings_workloads``), and the template loses the fields of gates off in 1.32 as a
     pod does, unless the old template used them."""
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
-        super().prepare_for_create(rt, obj)
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
         drop_disabled_template_fields(rt.group, rt.kind, obj, None)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
