@@ -18,6 +18,7 @@ from setpoint.cluster.registry.validation_nodes import (
     is_extended_resource_name,
     validate_resource_quantity_value,
 )
+from setpoint.cluster.registry.validation_podannotations import validate_apparmor_profile_field
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -337,6 +338,8 @@ def validate_security_context(context: Any, path: str, host_users: bool = True
                                      "`hostUsers` must be false to use `Unmasked`"))
     causes.extend(validate_seccomp_profile(context.get("seccompProfile"),
                                            f"{path}.seccompProfile"))
+    causes.extend(validate_apparmor_profile_field(context.get("appArmorProfile"),
+                                                  f"{path}.appArmorProfile"))
     if context.get("allowPrivilegeEscalation") is False:
         shown = fe.GoValue("&core.SecurityContext{...}")
         if context.get("privileged"):
