@@ -21,9 +21,11 @@ from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
+from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_resourcequota as resourcequota
 from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
@@ -266,6 +268,8 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Pod"): pods.validate_pod,
     ("", "PersistentVolumeClaim"): claims.validate_claim,
     ("", "PersistentVolume"): volumes.validate_persistent_volume,
+    ("", "ResourceQuota"): resourcequota.validate_resource_quota,
+    ("", "LimitRange"): limitrange.validate_limit_range,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
@@ -290,6 +294,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "Pod"): pods.validate_pod_update,
     ("", "PersistentVolumeClaim"): claims.validate_claim_update,
     ("", "PersistentVolume"): volumes.validate_persistent_volume_update,
+    ("", "ResourceQuota"): resourcequota.validate_resource_quota_update,
     ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,
