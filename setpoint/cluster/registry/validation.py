@@ -19,6 +19,7 @@ from setpoint.cluster.registry import kept_empty_slices
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_claims as claims
+from setpoint.cluster.registry import validation_endpoints as endpoints
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_limitrange as limitrange
@@ -270,6 +271,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "PersistentVolume"): volumes.validate_persistent_volume,
     ("", "ResourceQuota"): resourcequota.validate_resource_quota,
     ("", "LimitRange"): limitrange.validate_limit_range,
+    ("", "Endpoints"): endpoints.validate_endpoints,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
