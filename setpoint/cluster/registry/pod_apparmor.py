@@ -34,7 +34,7 @@ def _annotation_for_field(profile: Obj) -> str:
     if kind == "RuntimeDefault":
         return RUNTIME_DEFAULT
     if kind == "Localhost" and isinstance(profile.get("localhostProfile"), str):
-        return LOCALHOST_PREFIX + profile["localhostProfile"]
+        return LOCALHOST_PREFIX + str(profile["localhostProfile"])
     return ""
 
 

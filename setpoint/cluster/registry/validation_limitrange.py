@@ -139,7 +139,8 @@ def _bounds(name: str, q: dict[str, tuple[Quantity, str] | None], path: str) -> 
 
 def validate_limit_range(obj: Obj) -> list[Cause]:
     """``ValidateLimitRange`` past its metadata (the caller's)."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    raw = obj.get("spec")
+    spec: Obj = raw if isinstance(raw, dict) else {}
     causes: list[Cause] = []
     seen: set[str] = set()
     for i, item in enumerate(spec.get("limits") or []):

@@ -159,7 +159,8 @@ def _spec(spec: Any) -> list[Cause]:
 
 def validate_resource_quota(obj: Obj) -> list[Cause]:
     """``ValidateResourceQuota`` past its metadata (the caller's): spec, then status."""
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    raw = obj.get("status")
+    status: Obj = raw if isinstance(raw, dict) else {}
     return (_spec(obj.get("spec")) + _resource_list(status.get("hard"), "status.hard")
             + _resource_list(status.get("used"), "status.used"))
 
