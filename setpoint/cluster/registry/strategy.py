@@ -19,6 +19,10 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 )
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_storage import (
+    persistent_volume_claim_warnings,
+    persistent_volume_warnings,
+)
 from setpoint.cluster.registry.warnings_workloads import (
     workload_warnings_on_create,
     workload_warnings_on_update,
@@ -300,10 +304,33 @@ class WorkloadStrategy(Strategy):
         return workload_warnings_on_update(rt.group, rt.kind, new, old)
 
 
+class PersistentVolumeStrategy(Strategy):
+    """PersistentVolumes warn about deprecated annotations, policies, labels and plugins."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return persistent_volume_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return persistent_volume_warnings(new)
+
+
+class PersistentVolumeClaimStrategy(Strategy):
+    """PersistentVolumeClaims warn about the beta storage class annotation and fractional
+    byte quantities."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return persistent_volume_claim_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return persistent_volume_claim_warnings(new)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    ("", "PersistentVolume"): PersistentVolumeStrategy,
+    ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
 }
 

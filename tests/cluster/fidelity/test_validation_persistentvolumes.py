@@ -11,6 +11,7 @@ pkg/volume/validation/pv_validation.go (checkMountOption).
 from __future__ import annotations
 
 import copy
+import json
 from collections import Counter
 from typing import Any
 
@@ -153,3 +154,42 @@ def test_volume_without_affinity_may_gain_one(kube: Kube) -> None:
     status, body = kube.call("PATCH", f"{VOLUMES}/later", {"spec": {"nodeAffinity": AFFINITY}},
                              MERGE)
     assert status == 200, body
+
+
+def _warnings(kube: Kube, method: str, path: str, body: dict[str, Any],
+              content_type: str = "application/json") -> list[str]:
+    resp = kube.http.request(method, path, json=body, headers={"Content-Type": content_type})
+    assert resp.status_code in (200, 201), resp.text
+    # each header is 299 - "<text>", the text a Go-quoted string
+    return [json.loads(h.split(" ", 2)[2]) for h in resp.headers.get_list("warning")]
+
+
+def test_volume_and_claim_warnings(kube: Kube) -> None:
+    """pkg/api/persistentvolume/util.go warningsForPersistentVolumeSpecAndMeta (create and
+    update) and pkg/api/persistentvolumeclaim/util.go GetWarningsForPersistentVolumeClaim."""
+    body = _volume("warned", {"persistentVolumeReclaimPolicy": "Recycle", "nodeAffinity": {
+        "required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "beta.kubernetes.io/arch", "operator": "In", "values": ["amd64"]}]}]}}})
+    body["metadata"]["annotations"] = {"volume.beta.kubernetes.io/storage-class": "slow"}
+    expected = [
+        "metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; "
+        'use "storageClassName" attribute instead',
+        "spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, "
+        "the recommended approach is to use dynamic provisioning.",
+        "spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key: "
+        'beta.kubernetes.io/arch is deprecated since v1.14; use "kubernetes.io/arch" instead']
+    assert _warnings(kube, "POST", VOLUMES, body) == expected
+    assert _warnings(kube, "PATCH", f"{VOLUMES}/warned",
+                     {"spec": {"capacity": {"storage": "2Gi"}}}, MERGE) == expected
+    rbd = _volume("rbd", {"hostPath": None, "rbd": {"monitors": ["m"], "image": "i"}})
+    assert _warnings(kube, "POST", VOLUMES, rbd) == [
+        "spec.rbd: deprecated in v1.28, non-functional in v1.31+"]
+    claim = {"metadata": {"name": "warned", "annotations": {
+        "volume.beta.kubernetes.io/storage-class": "slow"}}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1500m"}}}}
+    assert _warnings(kube, "POST", "/api/v1/namespaces/default/persistentvolumeclaims",
+                     claim) == [
+        "metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; "
+        'use "storageClassName" attribute instead',
+        "spec.resources.requests[storage]: fractional byte value \"1500m\" is invalid, must be "
+        "an integer"]
