@@ -26,6 +26,7 @@ from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_replicationcontrollers as rcs
 from setpoint.cluster.registry import validation_resourcequota as resourcequota
 from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
@@ -272,6 +273,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "ResourceQuota"): resourcequota.validate_resource_quota,
     ("", "LimitRange"): limitrange.validate_limit_range,
     ("", "Endpoints"): endpoints.validate_endpoints,
+    ("", "ReplicationController"): rcs.validate_replication_controller,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
