@@ -175,3 +175,21 @@ def test_load_balancer_class_and_health_check_port_are_fixed(kube: Kube) -> None
     status, body = kube.call("PATCH", f"{SERVICES}/classy",
                              {"spec": {"type": "ClusterIP", "loadBalancerClass": None}}, MERGE)
     assert status == 200, body
+
+
+def test_external_traffic_policy_follows_external_access(kube: Kube) -> None:
+    """pkg/registry/core/service/strategy.go dropTypeDependentFields: the policy is dropped
+    when the Service stops being ExternallyAccessible (pkg/api/service/util.go: NodePort,
+    LoadBalancer, or ClusterIP with external IPs) and kept while it stays so."""
+    status, svc = kube.call("POST", SERVICES, _service("etp-ips", {
+        "ports": [PORT], "externalIPs": ["192.0.2.10"]}))
+    assert (status, svc["spec"]["externalTrafficPolicy"]) == (201, "Cluster"), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/etp-ips", {"spec": {"externalIPs": None}},
+                            MERGE)
+    assert status == 200 and "externalTrafficPolicy" not in svc["spec"], svc
+    status, svc = kube.call("POST", SERVICES, _service("etp-np", {"ports": [PORT],
+                                                                  "type": "NodePort"}))
+    assert status == 201, svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/etp-np", {"spec": {
+        "type": "ClusterIP", "externalIPs": ["192.0.2.11"]}}, MERGE)
+    assert (status, svc["spec"].get("externalTrafficPolicy")) == (200, "Cluster"), svc
