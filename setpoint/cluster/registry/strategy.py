@@ -304,6 +304,18 @@ class WorkloadStrategy(Strategy):
         return workload_warnings_on_update(rt.group, rt.kind, new, old)
 
 
+class ServiceStrategy(Strategy):
+    """Services: an update to a type other than LoadBalancer clears the load balancer status
+    (pkg/registry/core/service/strategy.go dropTypeDependentFields; the allocation-related
+    part of it is the allocator's, setpoint/cluster/admission/services.py)."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        if (new.get("spec") or {}).get("type") != "LoadBalancer":
+            status = new.get("status")
+            new["status"] = {**(status if isinstance(status, dict) else {}), "loadBalancer": {}}
+
+
 class PersistentVolumeStrategy(Strategy):
     """PersistentVolumes warn about deprecated annotations, policies, labels and plugins."""
 
@@ -329,6 +341,7 @@ class PersistentVolumeClaimStrategy(Strategy):
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    ("", "Service"): ServiceStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),

@@ -193,3 +193,20 @@ def test_external_traffic_policy_follows_external_access(kube: Kube) -> None:
     status, svc = kube.call("PATCH", f"{SERVICES}/etp-np", {"spec": {
         "type": "ClusterIP", "externalIPs": ["192.0.2.11"]}}, MERGE)
     assert (status, svc["spec"].get("externalTrafficPolicy")) == (200, "Cluster"), svc
+
+
+def test_leaving_load_balancer_clears_its_status(kube: Kube) -> None:
+    """pkg/registry/core/service/strategy.go dropTypeDependentFields: an update to another
+    type resets status.loadBalancer (a status write of a LoadBalancer keeps it)."""
+    status, svc = kube.call("POST", SERVICES, _service("lb-status", {
+        "ports": [PORT], "type": "LoadBalancer"}))
+    assert status == 201, svc
+    ingress = {"loadBalancer": {"ingress": [{"ip": "192.0.2.1", "ipMode": "VIP"}]}}
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status/status", {"status": ingress}, MERGE)
+    assert (status, svc["status"]) == (200, ingress), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status", {"spec": {"sessionAffinity":
+                                                                        "ClientIP"}}, MERGE)
+    assert (status, svc["status"]) == (200, ingress), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status", {"spec": {"type": "ClusterIP"}},
+                            MERGE)
+    assert (status, svc["status"]) == (200, {"loadBalancer": {}}), svc
