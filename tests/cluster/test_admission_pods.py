@@ -131,7 +131,8 @@ async def test_the_accounts_image_pull_secrets_are_copied_to_a_pod_without_any(
 
 
 async def test_mirror_pods_are_not_given_an_account(server: APIServer) -> None:
-    mirror = pod()
+    # (a mirror pod is bound: ValidatePodSpecificAnnotations requires its nodeName)
+    mirror = pod(nodeName="node-1")
     mirror["metadata"]["annotations"] = {"kubernetes.io/config.mirror": "x"}
     created = create(server, "pods", mirror)
     assert "serviceAccountName" not in created["spec"] and "volumes" not in created["spec"]

@@ -311,12 +311,20 @@ def _needs_node_port(spec: Obj) -> bool:
     return spec.get("type") in ("NodePort", "LoadBalancer")
 
 
+def _externally_accessible(spec: Obj) -> bool:
+    """pkg/api/service/util.go ``ExternallyAccessible``: a node port or load balancer type,
+    or a ClusterIP Service with external IPs."""
+    kind = spec.get("type")
+    return kind in ("NodePort", "LoadBalancer") or (
+        kind == "ClusterIP" and bool(spec.get("externalIPs")))
+
+
 def _keep_allocated_values(spec: Obj, old: Obj) -> None:
     """``patchAllocatedValues`` (storage.go) and the strategy's ``dropTypeDependentFields``:
     an update that leaves out allocated values keeps them; a type change drops the ones the
     new type cannot have (cluster IPs, node ports, the health check node port,
-    allocateLoadBalancerNodePorts, loadBalancerClass, externalTrafficPolicy) when the user
-    left them as they were."""
+    allocateLoadBalancerNodePorts, loadBalancerClass, and externalTrafficPolicy when the
+    Service is no longer externally accessible) when the user left them as they were."""
     if _needs_cluster_ip(old) and _needs_cluster_ip(spec):
         if not spec.get("clusterIP") and old.get("clusterIP"):
             spec["clusterIP"] = old["clusterIP"]
@@ -355,6 +363,6 @@ def _keep_allocated_values(spec: Obj, old: Obj) -> None:
             spec.pop("allocateLoadBalancerNodePorts")
         if spec.get("loadBalancerClass") == old.get("loadBalancerClass"):
             spec.pop("loadBalancerClass", None)
-    if _needs_node_port(old) and not _needs_node_port(spec) and \
+    if _externally_accessible(old) and not _externally_accessible(spec) and \
             spec.get("externalTrafficPolicy") == old.get("externalTrafficPolicy"):
-        spec.pop("externalTrafficPolicy", None)  # (needsExternalTrafficPolicy)
+        spec.pop("externalTrafficPolicy", None)

@@ -73,10 +73,11 @@ class CRDStrategy(Strategy):
 
         obj.update(default_crd(obj))
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
         from setpoint.cluster.apiextensions.schema import initial_status
 
-        super().prepare_for_create(rt, obj)
+        super().prepare_for_create(rt, obj, warnings)
         obj["status"] = initial_status(obj)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:

@@ -160,7 +160,7 @@ class GenericStore:
         # is the request's again (EnsureObjectNamespaceMatchesRequestNamespace); a name it
         # changed is the name created (store.go create names the key after admission)
         ensure_namespace_matches(meta, rt.namespaced, ns)
-        rt.strategy.prepare_for_create(rt, obj)
+        rt.strategy.prepare_for_create(rt, obj, warnings)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         rt.strategy.canonicalize(rt, obj)

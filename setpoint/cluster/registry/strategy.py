@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
+from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
     POD_TEMPLATE_PATHS,
     drop_disabled_pod_spec_fields,
@@ -18,6 +19,10 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 )
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_storage import (
+    persistent_volume_claim_warnings,
+    persistent_volume_warnings,
+)
 from setpoint.cluster.registry.warnings_workloads import (
     workload_warnings_on_create,
     workload_warnings_on_update,
@@ -109,7 +114,8 @@ class Strategy:
         return False
 
     # -- create ------------------------------------------------------------------------
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
         if self.tracks_generation(rt):
             obj["metadata"]["generation"] = 1
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
@@ -223,9 +229,13 @@ class PodStrategy(Strategy):
     write keeps the QoS class fixed at creation when it leaves it out; an
     ``/ephemeralcontainers`` write changes only ``spec.ephemeralContainers``."""
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
-        super().prepare_for_create(rt, obj)
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
         drop_disabled_pod_spec_fields(obj.get("spec"), None)
+        skew_warnings = apply_apparmor_version_skew(obj)
+        if warnings is not None:
+            warnings.extend(skew_warnings)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
@@ -275,8 +285,9 @@ class WorkloadStrategy(Strategy):
     (``warnings_workloads``), and the template loses the fields of gates off in 1.32 as a
     pod does, unless the old template used them."""
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
-        super().prepare_for_create(rt, obj)
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
         drop_disabled_template_fields(rt.group, rt.kind, obj, None)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
@@ -305,10 +316,46 @@ class DaemonSetStrategy(WorkloadStrategy):
         templategeneration.prepare_for_update(new, old)
 
 
+class ServiceStrategy(Strategy):
+    """Services: an update to a type other than LoadBalancer clears the load balancer status
+    (pkg/registry/core/service/strategy.go dropTypeDependentFields; the allocation-related
+    part of it is the allocator's, setpoint/cluster/admission/services.py)."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        if (new.get("spec") or {}).get("type") != "LoadBalancer":
+            status = new.get("status")
+            new["status"] = {**(status if isinstance(status, dict) else {}), "loadBalancer": {}}
+
+
+class PersistentVolumeStrategy(Strategy):
+    """PersistentVolumes warn about deprecated annotations, policies, labels and plugins."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return persistent_volume_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return persistent_volume_warnings(new)
+
+
+class PersistentVolumeClaimStrategy(Strategy):
+    """PersistentVolumeClaims warn about the beta storage class annotation and fractional
+    byte quantities."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return persistent_volume_claim_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return persistent_volume_claim_warnings(new)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    ("", "Service"): ServiceStrategy,
+    ("", "PersistentVolume"): PersistentVolumeStrategy,
+    ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
     ("apps", "DaemonSet"): DaemonSetStrategy,
 }

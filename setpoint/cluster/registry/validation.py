@@ -21,11 +21,16 @@ from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_autoscaling as autoscaling
 from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_disruption as disruption
+from setpoint.cluster.registry import validation_endpoints as endpoints
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_jobs as jobs
+from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
+from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_replicationcontrollers as rcs
+from setpoint.cluster.registry import validation_resourcequota as resourcequota
 from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
@@ -269,6 +274,11 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Service"): services.validate_service,
     ("", "Pod"): pods.validate_pod,
     ("", "PersistentVolumeClaim"): claims.validate_claim,
+    ("", "PersistentVolume"): volumes.validate_persistent_volume,
+    ("", "ResourceQuota"): resourcequota.validate_resource_quota,
+    ("", "LimitRange"): limitrange.validate_limit_range,
+    ("", "Endpoints"): endpoints.validate_endpoints,
+    ("", "ReplicationController"): rcs.validate_replication_controller,
     ("", "Node"): nodes.validate_node,
     ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
@@ -294,6 +304,8 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "Service"): services.validate_service_update,
     ("", "Pod"): pods.validate_pod_update,
     ("", "PersistentVolumeClaim"): claims.validate_claim_update,
+    ("", "PersistentVolume"): volumes.validate_persistent_volume_update,
+    ("", "ResourceQuota"): resourcequota.validate_resource_quota_update,
     ("", "Node"): nodes.validate_node_update,
     ("apps", "Deployment"): workloads.validate_selector_update,
     ("apps", "ReplicaSet"): workloads.validate_selector_update,

@@ -18,6 +18,8 @@ from setpoint.cluster.registry.validation_nodes import (
     is_extended_resource_name,
     validate_resource_quantity_value,
 )
+from setpoint.cluster.registry.validation_podannotations import validate_apparmor_profile_field
+from setpoint.cluster.registry.validation_resourcequota import validate_resource_name
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -224,9 +226,9 @@ def _mounts(mounts: list[Any], devices: list[Any], volumes: Mapping[str, Any],
     return causes
 
 
-def _resource_name(name: str, path: str) -> list[Cause]:
-    """``validateContainerResourceName``."""
-    causes = [fe.invalid(path, name, m) for m in names.is_qualified_name(name)]
+def resource_name(name: str, path: str) -> list[Cause]:
+    """``validateContainerResourceName``: ``validateResourceName``, then the container rule."""
+    causes = validate_resource_name(name, path)
     if "/" not in name:
         if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith(
                 _OVERCOMMIT_FORBIDDEN_PREFIX):
@@ -237,7 +239,7 @@ def _resource_name(name: str, path: str) -> list[Cause]:
     return causes
 
 
-def _overcommit_allowed(name: str) -> bool:
+def overcommit_allowed(name: str) -> bool:
     """``helper.IsOvercommitAllowed``: native resources but hugepages."""
     native = "/" not in name or "kubernetes.io/" in name
     return native and not name.startswith(_OVERCOMMIT_FORBIDDEN_PREFIX)
@@ -259,11 +261,11 @@ def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
     limits = resources.get("limits") or {}
     requests = resources.get("requests") or {}
     for name, value in limits.items():
-        causes.extend(_resource_name(name, f"{path}.limits[{name}]"))
+        causes.extend(resource_name(name, f"{path}.limits[{name}]"))
         causes.extend(validate_resource_quantity_value(name, value, f"{path}.limits[{name}]"))
     for name, value in requests.items():
         p = f"{path}.requests[{name}]"
-        causes.extend(_resource_name(name, p))
+        causes.extend(resource_name(name, p))
         causes.extend(validate_resource_quantity_value(name, value, p))
         request = _quantity(value)
         if request is None:
@@ -272,14 +274,14 @@ def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
             limit = _quantity(limits[name])
             if limit is None:
                 continue
-            if request.cmp(limit) != 0 and not _overcommit_allowed(name):
+            if request.cmp(limit) != 0 and not overcommit_allowed(name):
                 causes.append(fe.invalid(f"{path}.requests", str(request),
                                          f"must be equal to {name} limit of {limit}"))
             elif request.cmp(limit) > 0:
                 causes.append(fe.invalid(f"{path}.requests", str(request),
                                          f"must be less than or equal to {name} limit of "
                                          f"{limit}"))
-        elif not _overcommit_allowed(name):
+        elif not overcommit_allowed(name):
             causes.append(fe.required(f"{path}.limits",
                                       "Limit must be set for non overcommitable resources"))
     return causes
@@ -337,6 +339,8 @@ def validate_security_context(context: Any, path: str, host_users: bool = True
                                      "`hostUsers` must be false to use `Unmasked`"))
     causes.extend(validate_seccomp_profile(context.get("seccompProfile"),
                                            f"{path}.seccompProfile"))
+    causes.extend(validate_apparmor_profile_field(context.get("appArmorProfile"),
+                                                  f"{path}.appArmorProfile"))
     if context.get("allowPrivilegeEscalation") is False:
         shown = fe.GoValue("&core.SecurityContext{...}")
         if context.get("privileged"):

@@ -41,7 +41,7 @@ def is_extended_resource_name(name: str) -> bool:
     return not names.is_qualified_name(f"requests.{name}")
 
 
-def _go_quantity(q: Quantity, text: str) -> fe.GoValue:
+def go_quantity(q: Quantity, text: str) -> fe.GoValue:
     """``%#v`` of a resource.Quantity (a value type: its String method is not used)."""
     milli = q.milli_value()
     value, scale = (milli // 1000, 0) if milli % 1000 == 0 else (milli, -3)
@@ -63,7 +63,7 @@ def validate_resource_quantity_value(resource: str, value: Any, path: str) -> li
         causes.append(fe.invalid(path, str(q), NON_NEGATIVE))
     if (resource in _INTEGER_RESOURCES or is_extended_resource_name(resource)) \
             and q.milli_value() % 1000:
-        causes.append(fe.invalid(path, _go_quantity(q, str(q)), NOT_INTEGER))
+        causes.append(fe.invalid(path, go_quantity(q, str(q)), NOT_INTEGER))
     return causes
 
 

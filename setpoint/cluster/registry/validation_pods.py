@@ -29,6 +29,11 @@ from setpoint.cluster.registry.validation_hostprocess import (
     validate_host_users,
     validate_windows_host_process_pod,
 )
+from setpoint.cluster.registry.validation_podannotations import (
+    validate_apparmor_annotations_and_fields_match,
+    validate_apparmor_profile_field,
+    validate_pod_specific_annotations,
+)
 from setpoint.cluster.registry.validation_podos import validate_os
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
@@ -155,6 +160,8 @@ def _pod_security_context(spec: Obj, path: str) -> list[Cause]:
                                        FS_GROUP_CHANGE_POLICIES))
     causes.extend(validate_seccomp_profile(context.get("seccompProfile"),
                                            f"{p}.seccompProfile"))
+    causes.extend(validate_apparmor_profile_field(context.get("appArmorProfile"),
+                                                  f"{p}.appArmorProfile"))
     return causes
 
 
@@ -281,6 +288,8 @@ def validate_pod_template(template: Any, path: str) -> list[Cause]:
     meta = template.get("metadata") or {}
     causes = names.validate_labels(meta.get("labels"), f"{path}.labels")
     causes.extend(names.validate_annotations(meta.get("annotations"), f"{path}.annotations"))
+    causes.extend(validate_pod_specific_annotations(meta.get("annotations"), template.get("spec"),
+                                                    f"{path}.annotations"))
     causes.extend(validate_pod_spec(template.get("spec"), f"{path}.spec"))
     if (template.get("spec") or {}).get("ephemeralContainers"):
         causes.append(fe.forbidden(f"{path}.spec.ephemeralContainers",
@@ -292,7 +301,10 @@ def validate_pod(pod: Obj) -> list[Cause]:
     """The spec part of ``validatePodMetadataAndSpec`` (metadata is the caller's): the pod
     spec, then the pod-only rule that images carry no surrounding whitespace."""
     spec = pod.get("spec")
-    causes = validate_pod_spec(spec, "spec", pod.get("metadata") or {}, is_pod=True)
+    meta = pod.get("metadata") or {}
+    causes = validate_pod_specific_annotations(meta.get("annotations"), spec,
+                                               "metadata.annotations")
+    causes.extend(validate_pod_spec(spec, "spec", meta, is_pod=True))
     if isinstance(spec, dict):
         for key in ("containers", "initContainers"):
             for i, c in enumerate(_dicts(spec.get(key))):
@@ -312,7 +324,7 @@ def validate_pod_create(pod: Obj) -> list[Cause]:
     if spec.get("nodeName") and spec.get("schedulingGates"):
         causes.append(fe.forbidden("spec.nodeName",
                                    "cannot be set until all schedulingGates have been cleared"))
-    return causes
+    return causes + validate_apparmor_annotations_and_fields_match(pod)
 
 
 def _container_updates(new: list[dict[str, Any]], old: list[dict[str, Any]], path: str

@@ -174,6 +174,16 @@ def _pod_affinity(affinity: Any, path: str) -> list[Cause]:
     return causes
 
 
+def validate_node_selector(selector: dict[str, Any], path: str) -> list[Cause]:
+    """``ValidateNodeSelector``: at least one term, each a valid node selector term."""
+    rp = f"{path}.nodeSelectorTerms"
+    terms = selector.get("nodeSelectorTerms") or []
+    causes = [] if terms else [fe.required(rp, "must have at least one node selector term")]
+    for i, term in enumerate(terms):
+        causes.extend(_term(term, f"{rp}[{i}]", True))
+    return causes
+
+
 def validate_affinity(affinity: Any, path: str) -> list[Cause]:
     """``validateAffinity``: node affinity, pod affinity, pod anti-affinity."""
     if not isinstance(affinity, dict):
@@ -184,12 +194,8 @@ def validate_affinity(affinity: Any, path: str) -> list[Cause]:
         np = f"{path}.nodeAffinity"
         required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
         if isinstance(required, dict):
-            rp = f"{np}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-            terms = required.get("nodeSelectorTerms") or []
-            if not terms:
-                causes.append(fe.required(rp, "must have at least one node selector term"))
-            for i, term in enumerate(terms):
-                causes.extend(_term(term, f"{rp}[{i}]", True))
+            causes.extend(validate_node_selector(
+                required, f"{np}.requiredDuringSchedulingIgnoredDuringExecution"))
         pp = f"{np}.preferredDuringSchedulingIgnoredDuringExecution"
         for i, preferred in enumerate(
                 node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):

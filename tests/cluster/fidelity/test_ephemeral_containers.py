@@ -36,9 +36,11 @@ def _create(kube: Kube, name: str, annotations: dict[str, str] | None = None) ->
     meta: dict[str, Any] = {"name": name, "labels": {"app": "x"}}
     if annotations:
         meta["annotations"] = annotations
-    status, body = kube.call("POST", PODS, {"metadata": meta, "spec": {
-        "initContainers": [{"name": "init", "image": "i"}],
-        "containers": [{"name": "c", "image": "i"}]}})
+    spec: dict[str, Any] = {"initContainers": [{"name": "init", "image": "i"}],
+                            "containers": [{"name": "c", "image": "i"}]}
+    if "kubernetes.io/config.mirror" in meta.get("annotations", {}):
+        spec["nodeName"] = "node-1"  # (ValidatePodSpecificAnnotations: a mirror pod is bound)
+    status, body = kube.call("POST", PODS, {"metadata": meta, "spec": spec})
     assert status == 201, body
 
 

@@ -80,12 +80,14 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], dict[tuple[str, str], int
     ("host-path", {"volumes": [{"name": "h", "hostPath": {"path": "/a/../b", "type": "Dir"}}]},
      {}, {("spec.volumes[0].hostPath.path", INV): 1, ("spec.volumes[0].hostPath.type", UNSUP): 1}),
     # ValidateContainerResourceRequirements: requests <= limits (at .requests), names;
-    # SetDefaults_Pod copies the limits without a request into the requests first
+    # SetDefaults_Pod copies the limits without a request into the requests first; a bare
+    # unknown name fails both validateResourceName (not a standard resource type) and
+    # validateContainerResourceName (not a standard resource for containers)
     ("resources", {}, {"resources": {"limits": {"cpu": "1", "memory": "-1", "gpu": "1"},
                                      "requests": {"cpu": "2"}}},
      {(f"{C0}.resources.requests", INV): 1, (f"{C0}.resources.limits[memory]", INV): 1,
-      (f"{C0}.resources.limits[gpu]", INV): 1, (f"{C0}.resources.requests[memory]", INV): 1,
-      (f"{C0}.resources.requests[gpu]", INV): 1}),
+      (f"{C0}.resources.limits[gpu]", INV): 2, (f"{C0}.resources.requests[memory]", INV): 1,
+      (f"{C0}.resources.requests[gpu]", INV): 2}),
     # validateRestartPolicy, validateDNSPolicy, validatePodDNSConfig
     ("policies", {"restartPolicy": "Sometimes", "dnsPolicy": "None"}, {},
      {("spec.restartPolicy", UNSUP): 1, ("spec.dnsConfig", REQ): 1}),

@@ -175,3 +175,38 @@ def test_load_balancer_class_and_health_check_port_are_fixed(kube: Kube) -> None
     status, body = kube.call("PATCH", f"{SERVICES}/classy",
                              {"spec": {"type": "ClusterIP", "loadBalancerClass": None}}, MERGE)
     assert status == 200, body
+
+
+def test_external_traffic_policy_follows_external_access(kube: Kube) -> None:
+    """pkg/registry/core/service/strategy.go dropTypeDependentFields: the policy is dropped
+    when the Service stops being ExternallyAccessible (pkg/api/service/util.go: NodePort,
+    LoadBalancer, or ClusterIP with external IPs) and kept while it stays so."""
+    status, svc = kube.call("POST", SERVICES, _service("etp-ips", {
+        "ports": [PORT], "externalIPs": ["192.0.2.10"]}))
+    assert (status, svc["spec"]["externalTrafficPolicy"]) == (201, "Cluster"), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/etp-ips", {"spec": {"externalIPs": None}},
+                            MERGE)
+    assert status == 200 and "externalTrafficPolicy" not in svc["spec"], svc
+    status, svc = kube.call("POST", SERVICES, _service("etp-np", {"ports": [PORT],
+                                                                  "type": "NodePort"}))
+    assert status == 201, svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/etp-np", {"spec": {
+        "type": "ClusterIP", "externalIPs": ["192.0.2.11"]}}, MERGE)
+    assert (status, svc["spec"].get("externalTrafficPolicy")) == (200, "Cluster"), svc
+
+
+def test_leaving_load_balancer_clears_its_status(kube: Kube) -> None:
+    """pkg/registry/core/service/strategy.go dropTypeDependentFields: an update to another
+    type resets status.loadBalancer (a status write of a LoadBalancer keeps it)."""
+    status, svc = kube.call("POST", SERVICES, _service("lb-status", {
+        "ports": [PORT], "type": "LoadBalancer"}))
+    assert status == 201, svc
+    ingress = {"loadBalancer": {"ingress": [{"ip": "192.0.2.1", "ipMode": "VIP"}]}}
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status/status", {"status": ingress}, MERGE)
+    assert (status, svc["status"]) == (200, ingress), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status", {"spec": {"sessionAffinity":
+                                                                        "ClientIP"}}, MERGE)
+    assert (status, svc["status"]) == (200, ingress), svc
+    status, svc = kube.call("PATCH", f"{SERVICES}/lb-status", {"spec": {"type": "ClusterIP"}},
+                            MERGE)
+    assert (status, svc["status"]) == (200, {"loadBalancer": {}}), svc
