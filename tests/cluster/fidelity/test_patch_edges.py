@@ -248,3 +248,20 @@ async def test_a_yaml_body_that_is_no_yaml_is_go_yamls_error_summarized(
         400, "BadRequest", "the object provided is unrecognized (must be of type ConfigMap): "
         "yaml: line 2: mapping values are not allowed in this context "
         f"({raw[:30].hex()} ...)"))
+
+
+async def test_a_json_patch_path_is_read_after_its_first_slash(module_api: API) -> None:
+    """Rule: the JSON patch library splits a path at every "/" and drops the first piece
+    unread, so "x/data/a" is /data/a; a path with no "/" addresses nothing and the operation
+    fails (the generic 422).
+    Source: gopkg.in/evanphx/json-patch.v4 patch.go (findObject: strings.Split(path, "/"),
+    split[1:len(split)-1]; "len(split) < 2" -> nil), k8s.io/apiserver pkg/endpoints/handlers/
+    patch.go (applyJSPatch: patchObj.Apply error -> NewGenericServerResponse(422))."""
+    await create_configmap(module_api, "jp-first-slash")
+    path = f"{NS}/configmaps/jp-first-slash"
+    status, out = await module_api.patch(
+        path, [{"op": "replace", "path": "x/data/a", "value": "9"}], JSON_PATCH)
+    assert (status, out["data"]) == (200, {"a": "9"})
+    assert await module_api.patch(path, [{"op": "replace", "path": "data", "value": "9"}],
+                                  JSON_PATCH) == (422, failure(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}))
