@@ -122,17 +122,13 @@ class ListOptions:
 
     @classmethod
     def parse(cls, query: Mapping[str, str]) -> ListOptions:
-        limit_raw = query.get("limit", "")
-        try:
-            limit = int(limit_raw) if limit_raw else 0
-        except ValueError:
-            raise errors.bad_request(f'invalid value "{limit_raw}" for limit') from None
-        timeout_raw = query.get("timeoutSeconds", "")
-        try:
-            timeout = int(timeout_raw) if timeout_raw else None
-        except ValueError:
-            raise errors.bad_request(
-                f'invalid value "{timeout_raw}" for timeoutSeconds') from None
+        # the parameter codec converts the fields in ListOptions' order (timeoutSeconds
+        # before limit), each int64 by strconv.ParseInt, whose error is the 400's message
+        # (zz_generated.conversion.go autoConvert_url_Values_To_v1_ListOptions)
+        timeout_raw = query.get("timeoutSeconds")
+        timeout = None if timeout_raw is None else _parse_int64(timeout_raw)
+        limit_raw = query.get("limit")
+        limit = 0 if limit_raw is None else _parse_int64(limit_raw)
         sie = query.get("sendInitialEvents")
         return cls(
             label_selector=query.get("labelSelector", ""),

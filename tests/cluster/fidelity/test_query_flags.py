@@ -1,5 +1,6 @@
-"""Bool query parameters (force, watch, allowWatchBookmarks, sendInitialEvents) read as the
-parameter codec converts them: only absence, "0" and "false" (any case) are false.
+"""Query parameters as the parameter codec converts them: bools (force, watch,
+allowWatchBookmarks, sendInitialEvents) false only when absent, "0" or "false" (any case);
+int64s (limit, timeoutSeconds) by strconv.ParseInt, its error the 400's message.
 
 Each test is one rule of kube-apiserver 1.32, read from the source it cites; all share one
 server (``module_api``) and write objects of their own names.
@@ -71,3 +72,24 @@ async def test_a_named_get_ignores_the_watch_parameter(module_api: API) -> None:
     await create_configmap(module_api, "named-watch")
     status, out = await module_api.get(f"{NS}/configmaps/named-watch?watch=true")
     assert (status, out["kind"], out["metadata"]["name"]) == (200, "ConfigMap", "named-watch")
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("limit=abc", 'strconv.ParseInt: parsing "abc": invalid syntax'),
+    ("limit=", 'strconv.ParseInt: parsing "": invalid syntax'),
+    ("limit=99999999999999999999", 'strconv.ParseInt: parsing "99999999999999999999": '
+     "value out of range"),
+    ("limit=x&timeoutSeconds=y", 'strconv.ParseInt: parsing "y": invalid syntax'),
+    ("watch=1&timeoutSeconds=1.5", 'strconv.ParseInt: parsing "1.5": invalid syntax'),
+])
+async def test_a_list_option_that_is_no_int64_is_strconvs_error(module_api: API, query: str,
+                                                                 message: str) -> None:
+    """Rule: ListOptions are decoded from the query field by field in their declared order
+    (timeoutSeconds before limit), each int64 by strconv.ParseInt; the first error is a 400
+    BadRequest with its text alone.
+    Source: k8s.io/apimachinery v0.32 pkg/apis/meta/v1/zz_generated.conversion.go
+    (autoConvert_url_Values_To_v1_ListOptions), pkg/runtime/conversion.go
+    (Convert_Slice_string_To_int64, _To_Pointer_int64), k8s.io/apiserver
+    pkg/endpoints/handlers/get.go (ListResource: DecodeParameters error -> NewBadRequest)."""
+    assert await module_api.get(f"{NS}/configmaps?{query}") == (400, failure(
+        400, "BadRequest", message))
