@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -180,11 +181,9 @@ class WatchStream:
         does: handlers/watch.go ``HandleHTTP``), or when its backlog is full
         (``storage.store.WATCHER_BACKLOG``), as the watch cache terminates a watcher whose
         buffer stays full (cache_watcher.go ``add``)."""
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._watcher.wait_closed(),
                                    max(self._deadline - time.monotonic(), 0.0))
-        except TimeoutError:
-            pass
 
     def close(self) -> None:
         self._watcher.close()

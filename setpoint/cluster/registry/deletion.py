@@ -138,7 +138,7 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
         # rest.BeforeDelete on an object already being deleted (CheckGracefulDelete is not
         # asked again): none left is deletion at once; only a shorter period the request
         # names is taken; else the deletion stays pending as it is
-        current = meta.get("deletionGracePeriodSeconds")
+        current = int(meta.get("deletionGracePeriodSeconds") or 0)
         if not current:
             return 0
         asked = opts.grace_period_seconds
