@@ -288,6 +288,22 @@ async def test_a_json_patchs_own_strict_problems_are_json_patch_warnings(
         'unknown field "bar"'])
 
 
+async def test_a_json_patch_ops_repeated_key_is_reported_where_it_is_repeated(
+        module_api: API) -> None:
+    """Rule: strict decoding of []jsonPatchOp reports a repeated key when it meets the
+    repeat, after an unknown key met before it.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (applyJSPatch:
+    kjson.UnmarshalStrict), sigs.k8s.io/json internal/golang/encoding/json/decode.go (object:
+    the strict error saved as each key is read)."""
+    await create_configmap(module_api, "jp-repeat-order")
+    status, _, warnings = await send(
+        module_api, "PATCH", f"{NS}/configmaps/jp-repeat-order",
+        b'[{"op":"replace","path":"/data/a","value":"2","foo":1,"op":"replace"}]',
+        content_type=JSON_PATCH)
+    assert (status, warnings) == (200, ['json patch unknown field "[0].foo"',
+                                        'json patch duplicate field "[0].op"'])
+
+
 async def test_a_strict_json_patch_lists_its_own_problems_before_the_objects(
         module_api: API) -> None:
     """Rule: under Strict the same problems are one 422 on field "patch", the patch's first.
