@@ -237,6 +237,39 @@ async def _stalled_watch(slow_cluster: RunningCluster, api: API, *,
     assert not received.endswith(b"0\r\n\r\n")
 
 
+WATCH_TIMEOUT_S = 8
+"""The stalled watch's timeoutSeconds: long enough for the events that stall it to be
+written first (the watch is meant to end stalled, not before), far below its backlog."""
+
+
+def test_a_watch_the_client_does_not_read_ends_at_its_timeout(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """timeoutSeconds ends a watch whatever its client does: the handler's select leaves at
+    ``timeoutCh`` (k8s.io/apiserver pkg/endpoints/handlers/watch.go ``HandleHTTP``); a
+    client that stopped reading cannot take a clean end, so its connection is dropped, long
+    before the watcher's backlog would fill."""
+    _run(asyncio.run, partial(_watch_stalled_past_timeout, monkeypatch=monkeypatch))
+
+
+async def _watch_stalled_past_timeout(slow_cluster: RunningCluster, api: API, *,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    produced = _Produced()
+    monkeypatch.setattr(collection_reads.CollectionReads, "_watch_events",
+                        produced.wrap(collection_reads.CollectionReads._watch_events))
+    assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "watched"}}))[0] == 201
+    client = await asyncio.to_thread(
+        _stalled_client, slow_cluster,
+        f"/api/v1/namespaces/watched/configmaps?watch=1&timeoutSeconds={WATCH_TIMEOUT_S}")
+    await _until(lambda: bool(store_watchers(slow_cluster)), "the watch begun")
+    # events of 2 MiB more than the kernel's send buffer takes: the writer stalls, while
+    # the backlog (50,000 events) stays far from full
+    await _populate(api, "watched", (_kernel_send_buffer() + 2 * MiB) // len(VALUE))
+    await _until(produced.closed.is_set, "the watch ended at its timeout")
+    await _until(lambda: not store_watchers(slow_cluster), "the watcher gone")
+    received = await asyncio.to_thread(_read_to_end, client)
+    assert received.startswith(b"HTTP/1.1 200 ")
+
+
 def store_watchers(cluster: RunningCluster) -> list[Any]:
     """The store's watchers of ConfigMaps in the namespace ``watched``."""
     return [w for w in cluster.api.store._watchers.get("/configmaps", ())

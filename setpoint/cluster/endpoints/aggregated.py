@@ -39,6 +39,7 @@ from setpoint.cluster.aggregator.proxy import (
 from setpoint.cluster.aggregator.resolver import ResolveError, service_ref
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.cluster.endpoints.podstreams import TunnelResponse, parse_head
+from setpoint.cluster.registry.options import query_flag
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -63,7 +64,7 @@ def http_error(message: str, status: int) -> Response:
 
 def _long_running(request: Request) -> bool:
     # the apiserver's long-running check: watches (and the watch path prefix)
-    watch = request.query.get("watch", "").lower() in ("true", "1")
+    watch = query_flag(request.query, "watch")
     return watch or "/watch/" in request.path
 
 

@@ -14,6 +14,7 @@ from setpoint.cluster.authorization.bootstrappolicy import AUTHENTICATED, UNAUTH
 from setpoint.cluster.authorization.rbac import Attributes, Authorizer
 from setpoint.cluster.endpoints.http import Request
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.registry.options import query_flag
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -30,7 +31,7 @@ def attributes_of(request: Request, rp: ResourcePath) -> Attributes:
     """The request as the authorizer sees it (the apiserver's RequestInfo)."""
     method = request.method
     if method == "GET":
-        watch = rp.legacy_watch or request.query.get("watch", "").lower() in ("true", "1")
+        watch = rp.legacy_watch or (rp.name is None and query_flag(request.query, "watch"))
         verb = "watch" if watch else ("get" if rp.name is not None else "list")
     elif method == "DELETE":
         verb = "delete" if rp.name is not None else "deletecollection"

@@ -67,6 +67,7 @@ from setpoint.cluster.registry.options import (
     DeleteOptions,
     ListOptions,
     WriteOptions,
+    query_flag,
     validate_list_options,
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
@@ -309,7 +310,10 @@ class Handler:
         if method == "GET":
             restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
                            if rp.name is None or rp.legacy_watch else ROUTE_MEDIA_TYPES)
-            watch = rp.legacy_watch or query.get("watch", "").lower() in ("true", "1")
+            # only a collection's GET reads ListOptions: a named GET is GetResource, whatever
+            # its query says (requestinfo.go; installer.go routes no watch on an item but
+            # the deprecated /watch/ prefix)
+            watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
             if rp.name is None or (watch and not rp.subresource):
                 return await self.collections.get(request, rt, rp, watch, self._media(request))
             media = self._media(request)
@@ -479,7 +483,7 @@ class Handler:
                 raise errors.method_not_allowed()
             return
         if method == "GET":
-            watch = rp.legacy_watch or query.get("watch", "") in ("true", "1")
+            watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
             verb = "watch" if watch else ("get" if rp.name is not None else "list")
         elif method == "DELETE":
             verb = "delete" if rp.name is not None else "deletecollection"

@@ -8,7 +8,9 @@ one that starts matching as ADDED.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -174,10 +176,14 @@ class WatchStream:
         return candidate if candidate > now else None
 
     async def wait_closed(self) -> None:
-        """Return once the watch has ended: a watcher whose client does not take its events
-        is closed when its backlog is full (``storage.store.WATCHER_BACKLOG``), as the watch
-        cache terminates a watcher whose buffer stays full (cache_watcher.go ``add``)."""
-        await self._watcher.wait_closed()
+        """Return once the watch has ended while its client does not take its events: when
+        its timeout passes (the handler's ``timeoutCh`` ends the watch whatever the client
+        does: handlers/watch.go ``HandleHTTP``), or when its backlog is full
+        (``storage.store.WATCHER_BACKLOG``), as the watch cache terminates a watcher whose
+        buffer stays full (cache_watcher.go ``add``)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._watcher.wait_closed(),
+                                   max(self._deadline - time.monotonic(), 0.0))
 
     def close(self) -> None:
         self._watcher.close()

@@ -11,7 +11,7 @@ structural schema.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from setpoint.cluster.registry.builtin import builtin_kinds
@@ -56,10 +56,11 @@ class ObjectDecoder:
             return cs.schema if cs is not None else None
         return self.builtin_schema(rt)
 
-    def decode(self, rt: ResourceType, body: Decoded,
-               opts: WriteOptions) -> tuple[Obj, list[str]]:
+    def decode(self, rt: ResourceType, body: Decoded, opts: WriteOptions, *,
+               patch_problems: Sequence[str] = ()) -> tuple[Obj, list[str]]:
         """Kind checks, typed decoding, unknown and duplicate fields, by fieldValidation:
-        the object and the warnings to answer with."""
+        the object and the warnings to answer with. ``patch_problems``: what strict decoding
+        found in the patch that made ``body``, listed before the object's own."""
         obj = body.obj
         if not isinstance(obj, dict):
             raise errors.bad_request(
@@ -101,6 +102,7 @@ class ObjectDecoder:
         if body.yaml_duplicates:
             problems[:0] = [YAML_ERRORS_PREFIX + "\n".join(
                 f"  {line}" for line in body.yaml_duplicates)]
+        problems[:0] = patch_problems
         return obj, _field_validation(rt, problems, opts)
 
     def unknown_fields(self, rt: ResourceType, obj: Obj) -> list[str]:

@@ -54,11 +54,20 @@ def _deleted_answer(store: GenericStore, rt: ResourceType, live: Obj) -> Obj:
 
 def _mark_pod_deleted(store: GenericStore, rt: ResourceType, live: Obj, dry_run: bool) -> Obj:
     """A pod deletion with no grace left is still graceful: the pod is first written with its
-    deletionTimestamp (a MODIFIED event, a new resourceVersion), then removed."""
-    if rt.kind != "Pod" or rt.group or live["metadata"].get("deletionTimestamp"):
+    deletionTimestamp (a MODIFIED event, a new resourceVersion), then removed. A pod already
+    terminating with grace left has that grace shortened to none first (rest.BeforeDelete:
+    the deadline moves back by the old period)."""
+    if rt.kind != "Pod" or rt.group:
         return live
-    meta = {**live["metadata"], "deletionTimestamp": store.clock(),
-            "deletionGracePeriodSeconds": 0}
+    old = live["metadata"]
+    if not old.get("deletionTimestamp"):
+        meta = {**old, "deletionTimestamp": store.clock(), "deletionGracePeriodSeconds": 0}
+    elif old.get("deletionGracePeriodSeconds"):
+        meta = {**old, "deletionTimestamp": grace_deadline(
+            old["deletionTimestamp"], -old["deletionGracePeriodSeconds"]),
+                "deletionGracePeriodSeconds": 0}
+    else:
+        return live
     marked = {**live, "metadata": meta}
     return marked if dry_run else store.storage.put(rt.storage_key, marked)
 
@@ -124,6 +133,18 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     """Seconds the object lingers with a deletionTimestamp before it goes (pods only)."""
     if rt.group or rt.kind != "Pod":
         return 0
+    meta = obj["metadata"]
+    if meta.get("deletionTimestamp"):
+        # rest.BeforeDelete on an object already being deleted (CheckGracefulDelete is not
+        # asked again): none left is deletion at once; only a shorter period the request
+        # names is taken; else the deletion stays pending as it is
+        current = int(meta.get("deletionGracePeriodSeconds") or 0)
+        if not current:
+            return 0
+        asked = opts.grace_period_seconds
+        if asked is None:
+            return max(current, 1)
+        return min(1 if asked < 0 else asked, max(current, 1))
     spec = obj.get("spec") or {}
     if not spec.get("nodeName"):
         return 0  # never scheduled: nothing runs that must stop
@@ -190,7 +211,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
             # the object has, once, when its deletion starts
             if (meta.get("generation") or 0) > 0:
                 new_meta["generation"] = meta["generation"] + 1
-    elif grace and grace < (meta.get("deletionGracePeriodSeconds") or 0):
+    elif grace < (meta.get("deletionGracePeriodSeconds") or 0):
         # rest.BeforeDelete: only a shorter grace period is taken, and the deadline moves
         # from the old one (old deadline - old period + new period), not from now
         new_meta["deletionTimestamp"] = grace_deadline(

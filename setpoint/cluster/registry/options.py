@@ -27,6 +27,15 @@ def _parse_int64(value: str) -> int:
     return number
 
 
+def query_flag(query: Mapping[str, str], name: str) -> bool:
+    """A bool query parameter as the parameter codec converts it
+    (apimachinery pkg/runtime/conversion.go ``Convert_Slice_string_To_bool`` and
+    ``_To_Pointer_bool``): absent, ``0`` or ``false`` in any case is false; anything else,
+    the empty value and ``yes`` included, is true."""
+    value = query.get(name)
+    return value is not None and value != "0" and value.lower() != "false"
+
+
 def _options_invalid(kind: str, causes: list[Cause]) -> errors.StatusError:
     return errors.invalid(kind, "", causes, group="meta.k8s.io")
 
@@ -74,9 +83,8 @@ class WriteOptions:
         if len(manager) > 128:
             causes.append(Cause("FieldValueTooLong",
                                 "Too long: may not be longer than 128", "fieldManager"))
-        force_raw = query.get("force")
-        force = force_raw in ("true", "1", "True")
-        if force_raw is not None and force and not apply:
+        force = query_flag(query, "force")
+        if force and not apply:
             causes.append(Cause("FieldValueForbidden",
                                 "Forbidden: may not be specified for non-apply patch", "force"))
         if causes:
@@ -114,20 +122,13 @@ class ListOptions:
 
     @classmethod
     def parse(cls, query: Mapping[str, str]) -> ListOptions:
-        def flag(name: str) -> bool:
-            return query.get(name, "").lower() in ("true", "1")
-
-        limit_raw = query.get("limit", "")
-        try:
-            limit = int(limit_raw) if limit_raw else 0
-        except ValueError:
-            raise errors.bad_request(f'invalid value "{limit_raw}" for limit') from None
-        timeout_raw = query.get("timeoutSeconds", "")
-        try:
-            timeout = int(timeout_raw) if timeout_raw else None
-        except ValueError:
-            raise errors.bad_request(
-                f'invalid value "{timeout_raw}" for timeoutSeconds') from None
+        # the parameter codec converts the fields in ListOptions' order (timeoutSeconds
+        # before limit), each int64 by strconv.ParseInt, whose error is the 400's message
+        # (zz_generated.conversion.go autoConvert_url_Values_To_v1_ListOptions)
+        timeout_raw = query.get("timeoutSeconds")
+        timeout = None if timeout_raw is None else _parse_int64(timeout_raw)
+        limit_raw = query.get("limit")
+        limit = 0 if limit_raw is None else _parse_int64(limit_raw)
         sie = query.get("sendInitialEvents")
         return cls(
             label_selector=query.get("labelSelector", ""),
@@ -136,9 +137,9 @@ class ListOptions:
             resource_version_match=query.get("resourceVersionMatch", ""),
             limit=max(limit, 0),
             continue_token=query.get("continue", ""),
-            watch=flag("watch"),
-            allow_bookmarks=flag("allowWatchBookmarks"),
-            send_initial_events=None if sie is None else sie.lower() in ("true", "1"),
+            watch=query_flag(query, "watch"),
+            allow_bookmarks=query_flag(query, "allowWatchBookmarks"),
+            send_initial_events=None if sie is None else query_flag(query, "sendInitialEvents"),
             timeout_seconds=timeout,
         )
 

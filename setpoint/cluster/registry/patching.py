@@ -24,7 +24,7 @@ from setpoint.cluster.registry.genericstore import (
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.serializer.decode import Decoded, parse_body
+from setpoint.cluster.serializer.decode import Decoded, parse_body, strict_decoding_order
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
@@ -80,6 +80,24 @@ def patch_syntax_error(content_type: str, field_validation: str,
     return errors.bad_request(syntax if content_type == JSON_PATCH else "Invalid JSON Patch")
 
 
+_JSON_PATCH_OP_FIELDS = frozenset({"op", "path", "from", "value"})
+
+
+def patch_strict_problems(decoded: Decoded, content_type: str) -> list[str]:
+    """What strict decoding finds in the patch body itself, listed before the patched
+    object's unknown fields (patch.go applyPatchToCurrentObject and applyPatchToObject:
+    ``append(appliedStrictErrs, strictError.Errors()...)``): a JSON patch is decoded into
+    ``[]jsonPatchOp`` (an operation's keys beyond op, path, from and value are unknown;
+    each problem prefixed "json patch "), a merge or strategic merge patch into a map (only
+    repeated keys)."""
+    if content_type != JSON_PATCH:
+        return [f'duplicate field "{d}"' for d in decoded.duplicates]
+    ops = decoded.obj if isinstance(decoded.obj, list) else []
+    unknown = [f"[{i}].{key}" for i, op in enumerate(ops) if isinstance(op, dict)
+               for key in op if key not in _JSON_PATCH_OP_FIELDS]
+    return [f"json patch {p}" for p in strict_decoding_order(decoded, unknown)]
+
+
 def check_patch_type(rt: ResourceType, content_type: str) -> None:
     """Custom resources take no strategic merge patch: they have no patch strategies."""
     if content_type == STRATEGIC_PATCH and rt.is_custom:
@@ -116,13 +134,15 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         # what Go's decoder of the patched JSON refuses ("exceeded max depth"), answered as
         # a patch that cannot apply; the object is not echoed as it cannot be encoded
         raise unprocessable()
+    found = patch_strict_problems(decoded, content_type) \
+        if opts.field_validation != "Ignore" else []
     if rt.is_custom and opts.field_validation == "Strict":
-        unknown = store.decoder.unknown_fields(rt, patched)
-        if unknown:
-            detail = ", ".join(f'unknown field "{u}"' for u in unknown)
-            raise invalid_patch(patched, f"strict decoding error: {detail}")
+        problems = found + [f'unknown field "{u}"'
+                            for u in store.decoder.unknown_fields(rt, patched)]
+        if problems:
+            raise invalid_patch(patched, f"strict decoding error: {', '.join(problems)}")
     try:
-        obj, warnings = store.decoder.decode(rt, Decoded(patched, decoded.duplicates), opts)
+        obj, warnings = store.decoder.decode(rt, Decoded(patched), opts, patch_problems=found)
     except errors.StatusError as err:
         raise patch_decode_error(patched, err) from None
     meta = obj["metadata"]

@@ -38,6 +38,9 @@ class Decoded:
 
     obj: Any
     duplicates: list[str] = field(default_factory=list)
+    # for each duplicate, the path of the member just before its repeat: the decoder reports
+    # the repeat when it meets it, after everything in that member
+    duplicates_after: list[str] = field(default_factory=list)
     unknown: list[str] = field(default_factory=list)
     # go-yaml's strict-mode errors for repeated keys of a YAML body ("line N: key ...")
     yaml_duplicates: list[str] = field(default_factory=list)
@@ -48,20 +51,22 @@ class _Dupes(dict[str, Any]):
     """A dict that remembers which of its keys appeared more than once."""
 
     __slots__ = ("dupes",)
-    dupes: list[str]
+    dupes: list[tuple[str, str]]  # (key, the key of the member before its repeat)
 
 
 def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     d: dict[str, Any] = {}
-    dupes: list[str] = []
+    dupes: list[tuple[str, str]] = []
+    before = ""
     for k, v in pairs:
         if k in d:
-            dupes.append(k)
+            dupes.append((k, before))
             prev = d[k]
             if isinstance(prev, dict) and isinstance(v, dict):
                 # Go decodes a repeated object key into the same map or struct: they merge
                 v = {**prev, **v}
         d[k] = v
+        before = k
     if dupes:
         out = _Dupes(d)
         out.dupes = dupes
@@ -69,18 +74,23 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return d
 
 
-def _collect_dupes(obj: Any, path: str, out: list[str]) -> Any:
-    """Replace _Dupes by plain dicts, recording the paths of duplicated keys."""
+def _collect_dupes(obj: Any, path: str, out: list[str],
+                   after: list[str] | None = None) -> Any:
+    """Replace _Dupes by plain dicts, recording the paths of duplicated keys and of the
+    member before each repeat."""
     if isinstance(obj, dict):
         if isinstance(obj, _Dupes):
-            out.extend(f"{path}.{k}" if path else k for k in obj.dupes)
+            for k, before in obj.dupes:
+                out.append(f"{path}.{k}" if path else k)
+                if after is not None:
+                    after.append(f"{path}.{before}" if path else before)
             obj = dict(obj)
         for k, v in obj.items():
             if isinstance(v, dict | list):
-                obj[k] = _collect_dupes(v, f"{path}.{k}" if path else k, out)
+                obj[k] = _collect_dupes(v, f"{path}.{k}" if path else k, out, after)
         return obj
     if isinstance(obj, list):
-        return [_collect_dupes(v, f"{path}[{i}]", out) for i, v in enumerate(obj)]
+        return [_collect_dupes(v, f"{path}[{i}]", out, after) for i, v in enumerate(obj)]
     return obj
 
 
@@ -119,8 +129,9 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     except ValueError as exc:
         raise _json_parse_error(kind, _json_error(exc), raw) from None
     dupes: list[str] = []
-    obj = _collect_dupes(obj, "", dupes)
-    return Decoded(_json_compatible(obj), dupes)
+    after: list[str] = []
+    obj = _collect_dupes(obj, "", dupes, after)
+    return Decoded(_json_compatible(obj), dupes, duplicates_after=after)
 
 
 def _plainly_unrepeated(obj: Any, raw: bytes) -> bool:
@@ -232,11 +243,24 @@ def strict_decoding_order(body: Decoded, unknown: list[str]) -> list[str]:
     positions: dict[str, int] = {}
     _number_paths(body.obj, "", positions, sort_keys=body.yaml)
     unknown_set = set(unknown)
-    events = [(p, f'unknown field "{p}"') for p in unknown]
-    events += [(p, f'duplicate field "{p}"') for p in body.duplicates
+    events: list[tuple[float, str]] = [
+        (positions.get(p, len(positions)), f'unknown field "{p}"') for p in unknown]
+    afters = body.duplicates_after or body.duplicates
+    events += [(_after_member(positions, before), f'duplicate field "{p}"')
+               for p, before in zip(body.duplicates, afters, strict=True)
                if not any(p == u or p.startswith((u + ".", u + "[")) for u in unknown_set)]
-    events.sort(key=lambda e: positions.get(e[0], len(positions)))
+    events.sort(key=lambda e: e[0])
     return [text for _, text in events]
+
+
+def _after_member(positions: dict[str, int], member: str) -> float:
+    """A position just after ``member`` and everything beneath it, where a repeated key that
+    follows it is met."""
+    last = positions.get(member, len(positions))
+    for path, position in positions.items():
+        if position > last and path.startswith((member + ".", member + "[")):
+            last = position
+    return last + 0.5
 
 
 def _number_paths(value: Any, path: str, out: dict[str, int], *, sort_keys: bool) -> None:

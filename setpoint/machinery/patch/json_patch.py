@@ -4,7 +4,8 @@ The operations themselves run through the ``jsonpatch`` library. Around it sits 
 apiserver adds: the strict decoding of the body into ``[]jsonPatchOp`` (400), the limit of
 10000 operations (413), the generic 422 for any operation that cannot apply, and the
 behaviours of the Go library it uses (``evanphx/json-patch`` v4) where RFC 6902 leaves room:
-negative array indices, a missing ``value`` meaning ``null``, no whole-document pointer ``""``.
+negative array indices, a missing ``value`` meaning ``null``, no whole-document pointer ``""``,
+a pointer's text before its first ``/`` ignored.
 
 Instead of deep-copying the document, each operation first copies the containers on its
 path (once per container), so the result shares every untouched subtree with the input.
@@ -138,10 +139,12 @@ def _copy_size(root: Any, pointer: str) -> int:
 # -- pointers ----------------------------------------------------------------------------------
 
 def _tokens(pointer: Any) -> list[str]:
-    """The unescaped tokens of a JSON pointer; Go rejects ``""`` and relative pointers."""
-    if not isinstance(pointer, str) or not pointer.startswith("/"):
+    """The unescaped tokens of a JSON pointer as Go's ``findObject`` splits it: at every
+    ``/``, the first piece dropped unread, so ``""`` and ``"a"`` address nothing while
+    ``"x/data/a"`` is ``/data/a``."""
+    if not isinstance(pointer, str) or "/" not in pointer:
         raise unprocessable()
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
 
 
 def _pointer(tokens: list[str]) -> str:

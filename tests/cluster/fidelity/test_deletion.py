@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import orjson
 import pytest
 
 from tests.cluster.conftest import API
@@ -321,6 +322,48 @@ async def test_a_shorter_grace_period_moves_the_deadline_from_the_old_one(api: A
     assert (status, third["metadata"]["deletionTimestamp"],
             third["metadata"]["deletionGracePeriodSeconds"]) == (
         200, second["metadata"]["deletionTimestamp"], 10)
+
+
+async def test_a_terminating_pod_shortened_to_no_grace_is_written_then_deleted(
+        api: API) -> None:
+    """Rule: a DELETE with gracePeriodSeconds=0 of a pod already in its grace period is a
+    shortening like any other: the pod is first written with no grace left and its deadline
+    moved back by the old period (a MODIFIED event), then deleted, and answered as written.
+    Source: staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go (BeforeDelete: "only a
+    shorter grace period may be provided", graceful = true), pkg/registry/generic/registry/
+    store.go (updateForGracefulDeletionAndFinalizers: GuaranteedUpdate, then lastGraceful 0
+    -> deleteImmediately)."""
+    status, created = await api.post(f"{NS}/pods", _scheduled_pod("p"))
+    status, first = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=30")
+    assert status == 200, first
+    deadline = _rfc3339(first["metadata"]["deletionTimestamp"])
+    status, last = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=0")
+    assert (status, last["metadata"]["deletionGracePeriodSeconds"],
+            _rfc3339(last["metadata"]["deletionTimestamp"])) == (
+        200, 0, deadline - timedelta(seconds=30))
+    assert (await api.get(f"{NS}/pods/p"))[0] == 404
+    watch = (f"{api.cluster.url}{NS}/pods?watch=1&timeoutSeconds=1&resourceVersion="
+             f"{created['metadata']['resourceVersion']}")
+    async with api.session.get(watch, ssl=api.ssl) as resp:
+        events = [orjson.loads(line) for line in (await resp.text()).splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["deletionGracePeriodSeconds"])
+            for e in events] == [("MODIFIED", 30), ("MODIFIED", 0), ("DELETED", 0)]
+
+
+async def test_a_terminating_pod_deleted_without_a_grace_period_stays_pending(
+        api: API) -> None:
+    """Rule: a DELETE naming no grace period leaves a pod already in its grace period as it
+    is, whatever its spec.terminationGracePeriodSeconds: CheckGracefulDelete, which would
+    read it, is not asked again for an object being deleted.
+    Source: staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go (BeforeDelete: "graceful
+    deletion is pending, do nothing")."""
+    pod = _scheduled_pod("p")
+    pod["spec"]["terminationGracePeriodSeconds"] = 10
+    await api.post(f"{NS}/pods", pod)
+    status, first = await api.delete(f"{NS}/pods/p?gracePeriodSeconds=30")
+    assert status == 200, first
+    status, again = await api.delete(f"{NS}/pods/p")
+    assert (status, again["metadata"]) == (200, first["metadata"])
 
 
 async def test_deletion_of_a_custom_resource_bumps_its_generation_once(api: API) -> None:

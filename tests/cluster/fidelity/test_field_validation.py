@@ -232,6 +232,19 @@ async def test_typed_json_body_problems_are_listed_in_document_order(api: API) -
     assert (body["metadata"]["name"], body["spec"]["paused"]) == ("warn", False)
 
 
+async def test_a_repeated_field_is_reported_where_it_is_repeated(api: API) -> None:
+    """Rule: the decoder reports a repeated field when it meets the repeat, so an unknown
+    field between the first occurrence and the repeat comes first.
+    Source: sigs.k8s.io/json internal/golang/encoding/json/decode.go (object: the strict
+    error saved as each key is read), k8s.io/apimachinery pkg/runtime/serializer/json/json.go
+    (strict decoding errors in the order saved)."""
+    body = (b'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"repeat"},'
+            b'"data":{"a":"1"},"bogus":1,"data":{"b":"2"}}')
+    status, out, warnings = await send(api, "POST", CM, body)
+    assert (status, out["data"], warnings) == (
+        201, {"a": "1", "b": "2"}, ['unknown field "bogus"', 'duplicate field "data"'])
+
+
 async def test_typed_yaml_body_lists_go_yaml_lines_then_unknown_fields(api: API) -> None:
     """Rule: a YAML body is converted to JSON strictly first: repeated keys are go-yaml's
     "yaml: unmarshal errors:" list (one warning per line under Warn), then the unknown fields

@@ -17,6 +17,7 @@ from tests.cluster.fidelity.writes import (
     STRATEGIC,
     create_configmap,
     failure,
+    send,
 )
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -248,3 +249,85 @@ async def test_a_yaml_body_that_is_no_yaml_is_go_yamls_error_summarized(
         400, "BadRequest", "the object provided is unrecognized (must be of type ConfigMap): "
         "yaml: line 2: mapping values are not allowed in this context "
         f"({raw[:30].hex()} ...)"))
+
+
+async def test_a_json_patch_path_is_read_after_its_first_slash(module_api: API) -> None:
+    """Rule: the JSON patch library splits a path at every "/" and drops the first piece
+    unread, so "x/data/a" is /data/a; a path with no "/" addresses nothing and the operation
+    fails (the generic 422).
+    Source: gopkg.in/evanphx/json-patch.v4 patch.go (findObject: strings.Split(path, "/"),
+    split[1:len(split)-1]; "len(split) < 2" -> nil), k8s.io/apiserver pkg/endpoints/handlers/
+    patch.go (applyJSPatch: patchObj.Apply error -> NewGenericServerResponse(422))."""
+    await create_configmap(module_api, "jp-first-slash")
+    path = f"{NS}/configmaps/jp-first-slash"
+    status, out = await module_api.patch(
+        path, [{"op": "replace", "path": "x/data/a", "value": "9"}], JSON_PATCH)
+    assert (status, out["data"]) == (200, {"a": "9"})
+    assert await module_api.patch(path, [{"op": "replace", "path": "data", "value": "9"}],
+                                  JSON_PATCH) == (422, failure(
+        422, "Invalid", "the server rejected our request due to an error in our request", {}))
+
+
+async def test_a_json_patchs_own_strict_problems_are_json_patch_warnings(
+        module_api: API) -> None:
+    """Rule: under Warn (the default) the JSON patch is decoded strictly into []jsonPatchOp
+    first: an operation's keys beyond op, path, from and value are unknown, a repeated key a
+    duplicate, each problem "json patch "-prefixed, in the body's order, and listed before
+    the patched object's own unknown fields.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (jsonPatchOp; applyJSPatch:
+    kjson.UnmarshalStrict, "json patch %v"; applyPatchToCurrentObject:
+    append(appliedStrictErrs, strictError.Errors()...) -> addStrictDecodingWarnings)."""
+    await create_configmap(module_api, "jp-strict-warn")
+    body = (b'[{"op":"replace","op":"replace","path":"/data/a","value":"2","foo":1},'
+            b'{"op":"add","path":"/bar","value":1}]')
+    status, out, warnings = await send(module_api, "PATCH",
+                                       f"{NS}/configmaps/jp-strict-warn", body,
+                                       content_type=JSON_PATCH)
+    assert (status, out["data"], warnings) == (200, {"a": "2"}, [
+        'json patch duplicate field "[0].op"', 'json patch unknown field "[0].foo"',
+        'unknown field "bar"'])
+
+
+async def test_a_json_patch_ops_repeated_key_is_reported_where_it_is_repeated(
+        module_api: API) -> None:
+    """Rule: strict decoding of []jsonPatchOp reports a repeated key when it meets the
+    repeat, after an unknown key met before it.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (applyJSPatch:
+    kjson.UnmarshalStrict), sigs.k8s.io/json internal/golang/encoding/json/decode.go (object:
+    the strict error saved as each key is read)."""
+    await create_configmap(module_api, "jp-repeat-order")
+    status, _, warnings = await send(
+        module_api, "PATCH", f"{NS}/configmaps/jp-repeat-order",
+        b'[{"op":"replace","path":"/data/a","value":"2","foo":1,"op":"replace"}]',
+        content_type=JSON_PATCH)
+    assert (status, warnings) == (200, ['json patch unknown field "[0].foo"',
+                                        'json patch duplicate field "[0].op"'])
+
+
+async def test_a_strict_json_patch_lists_its_own_problems_before_the_objects(
+        module_api: API) -> None:
+    """Rule: under Strict the same problems are one 422 on field "patch", the patch's first.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (applyPatchToCurrentObject:
+    NewInvalid(..., field.Invalid(field.NewPath("patch"), ..., NewStrictDecodingError(...))))."""
+    await create_configmap(module_api, "jp-strict")
+    status, out = await module_api.patch(
+        f"{NS}/configmaps/jp-strict?fieldValidation=Strict", None, JSON_PATCH,
+        raw=b'[{"op":"add","path":"/bar","value":1,"foo":1}]')
+    assert (status, out["reason"], out["details"]["causes"][0]["field"]) == (
+        422, "Invalid", "patch")
+    assert out["message"].endswith(
+        ': strict decoding error: json patch unknown field "[0].foo", unknown field "bar"')
+
+
+async def test_a_merge_patchs_repeated_unknown_key_is_a_duplicate_then_unknown(
+        module_api: API) -> None:
+    """Rule: a merge patch is decoded strictly into a map, where every repeated key is a
+    duplicate; the patched object's unknown fields come after, so a repeated unknown key is
+    reported twice, as the patch's duplicate and as the object's unknown field.
+    Source: k8s.io/apiserver v0.32 pkg/endpoints/handlers/patch.go (applyJSPatch,
+    MergePatchType: kjson.UnmarshalStrict into map[string]interface{};
+    applyPatchToCurrentObject: append(appliedStrictErrs, strictError.Errors()...))."""
+    await create_configmap(module_api, "mp-strict-warn")
+    status, _, warnings = await send(module_api, "PATCH", f"{NS}/configmaps/mp-strict-warn",
+                                     b'{"foo":1,"foo":2}', content_type=MERGE)
+    assert (status, warnings) == (200, ['duplicate field "foo"', 'unknown field "foo"'])
