@@ -24,6 +24,23 @@ class ResourcePath:
     extra: bool = False
 
 
+def path_segments(path: str) -> list[str]:
+    """A decoded path's segments (split after percent-decoding, as Go's router does: "%2F"
+    separates segments too); none for "/"."""
+    stripped = path.strip("/")
+    return stripped.split("/") if stripped else []
+
+
+def resource_path_of(segments: list[str]) -> ResourcePath | None:
+    """The resource a path under ``/api`` or ``/apis/<group>`` names, or None: parsed once
+    per request, for the deadline filter and the routes alike."""
+    if len(segments) > 2 and segments[0] == "api":
+        return parse_resource_path(["", *segments[1:]])
+    if len(segments) > 3 and segments[0] == "apis":
+        return parse_resource_path(segments[1:])
+    return None
+
+
 def parse_resource_path(segments: list[str]) -> ResourcePath | None:
     """Decode the segments after ``/api`` or ``/apis``; None when they name no resource
     (k8s.io/apiserver pkg/endpoints/request/requestinfo.go NewRequestInfo).

@@ -38,7 +38,12 @@ from setpoint.cluster.endpoints.negotiation import (
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
-from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
+from setpoint.cluster.endpoints.requestinfo import (
+    ResourcePath,
+    parse_resource_path,
+    path_segments,
+    resource_path_of,
+)
 from setpoint.cluster.endpoints.responses import (
     json_response,
     render_object,
@@ -114,18 +119,21 @@ class Handler:
 
     async def __call__(self, request: Request) -> Response:
         # the request deadline's filters are outside authentication (requestdeadline.py)
+        segments = path_segments(request.path)
+        rp = resource_path_of(segments)
         try:
-            deadline = request_deadline(request)
+            deadline = request_deadline(request, segments, rp)
         except StatusError as err:
             return status_response(err)
         if deadline is None:
-            return await self._serve(request)
-        return await answered_by(deadline, self._serve(request))
+            return await self._serve(request, segments, rp)
+        return await answered_by(deadline, self._serve(request, segments, rp))
 
-    async def _serve(self, request: Request) -> Response:
+    async def _serve(self, request: Request, segments: list[str],
+                     rp: ResourcePath | None) -> Response:
         try:
             self._authenticate(request)
-            return await self._dispatch(request)
+            return await self._dispatch(request, segments, rp)
         except StatusError as err:
             return status_response(err)
         except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
@@ -159,13 +167,12 @@ class Handler:
                                        request.headers.get("impersonate-user", ""),
                                        request.header_values("impersonate-group"))
 
-    async def _dispatch(self, request: Request) -> Response:
+    async def _dispatch(self, request: Request, segments: list[str],
+                        rp: ResourcePath | None) -> Response:
+        """``segments`` of the path and the resource they name (``resource_path_of``)."""
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
             return self.health.root(path[1:], request)
-        # split after percent-decoding, as Go's router does: "%2F" separates segments too
-        stripped = path.strip("/")
-        segments = stripped.split("/") if stripped else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if segments and segments[0] in ENDPOINTS and len(segments) > 1:
@@ -191,7 +198,7 @@ class Handler:
                 raise errors.path_not_found()
             if len(segments) == 2:
                 return json_response(self.discovery.core_resources())
-            return await self._resource(request, ["", *segments[1:]])
+            return await self._resource(request, rp, "")
         if head == "apis":
             if len(segments) == 1:
                 return self._discovery_root(request, legacy=False)
@@ -211,7 +218,7 @@ class Handler:
                 return self._no_route(group)
             if len(segments) == 3:
                 return json_response(self.discovery.resources(group, segments[2]))
-            return await self._resource(request, segments[1:])
+            return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
     async def _proxied(self, request: Request, segments: list[str], apiservice: Obj,
@@ -253,10 +260,10 @@ class Handler:
         return resp
 
     # -- resources -----------------------------------------------------------------------
-    async def _resource(self, request: Request, segments: list[str]) -> Response:
-        rp = parse_resource_path(segments)
+    async def _resource(self, request: Request, rp: ResourcePath | None,
+                        group: str) -> Response:
         if rp is None:
-            return self._no_route(segments[0])
+            return self._no_route(group)
         user = request.user or reviews.ADMIN_USER
         if MASTERS not in user.get("groups", ()):  # (the privileged group: nothing to ask)
             self.api.authorizer.authorize(user, attributes_of(request, rp))
