@@ -465,8 +465,10 @@ class Handler:
     def _media(request: Request) -> MediaType:
         """The negotiated representation; Table's includeObject comes from the query."""
         media = negotiate(request.headers.get("accept"))
+        if media.as_kind != "Table":
+            return media
         include = request.query.get("includeObject")
-        if include and media.as_kind == "Table":
+        if include:
             if include not in ("None", "Metadata", "Object"):
                 raise errors.bad_request(f'invalid value "{include}" for includeObject')
             return MediaType(media.type, media.as_kind, media.group, media.version, include)
