@@ -45,8 +45,8 @@ def long_running(request: Request, segments: list[str], rp: ResourcePath | None)
     ``segments`` of its path and the resource they name (``resource_path_of``)."""
     if not is_resource_path(segments):
         return request.path.startswith("/debug/pprof/")
-    after = segments[2:] if segments[0] == "api" else segments[3:]
-    if after and after[0] == "proxy":  # the special verb prefix, as /watch/ is
+    verb_at = 2 if segments[0] == "api" else 3  # (is_resource_path: a segment is there)
+    if segments[verb_at] == "proxy":  # the special verb prefix, as /watch/ is
         return True
     if rp is None:
         return False
