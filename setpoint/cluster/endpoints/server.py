@@ -327,9 +327,20 @@ class Handler:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     return Response(served, 200, media.type)
-            obj = await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
-                rt, rp.namespace, name, rp.subresource))
-            return render_object(rt, obj, media)
+            return render_object(rt, await self._read(request, rt, rp), media)
+        # (the writes in a method of their own: the closures they hand on make every call of
+        # this one, every GET's too, set up their variables' cells)
+        return await self._write(request, rt, rp)
+
+    async def _read(self, request: Request, rt: ResourceType, rp: ResourcePath) -> Obj:
+        """The object a GET names, presented (and converted, if it must be)."""
+        assert rp.name is not None
+        name = rp.name
+        return await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
+            rt, rp.namespace, name, rp.subresource))
+
+    async def _write(self, request: Request, rt: ResourceType, rp: ResourcePath) -> Response:
+        method, query = request.method, request.query
         if rp.legacy_watch:
             raise errors.method_not_allowed()  # /watch/ paths have GET routes only
         if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
