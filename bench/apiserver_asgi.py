@@ -1,4 +1,4 @@
-"""CPU per ConfigMap create of the API alone: the server's ASGI application called in process.
+"""CPU per ConfigMap create (or GET) of the API alone: the ASGI application, in process.
 
 No uvicorn, no TLS, no sockets, no load generator: an ``APIServer`` with its controllers
 started, the handler ``setpoint cluster up`` serves (authentication, routing, RBAC, decoding,
@@ -8,6 +8,10 @@ which the floor measures too. With ``--baseline DIR`` the same runs go to the tr
 (an export of ``main``), interleaved, each tree in its own process.
 
     .venv/bin/python bench/apiserver_asgi.py [--baseline DIR] [--runs 5] [--creates 5000]
+        [--gets]
+
+With ``--gets`` the rounds are GETs of the ConfigMaps one round created, each once: what a
+GET costs besides the HTTP layer (authentication, routing, negotiation, the stored bytes).
 """
 
 from __future__ import annotations
@@ -27,8 +31,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-async def _measure(creates: int, rounds: int) -> float:
-    """The least CPU per create, in microseconds, over ``rounds`` rounds of ``creates``."""
+async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
+    """The least CPU per create (per GET with ``gets``), in microseconds, over ``rounds``
+    rounds of ``creates`` requests."""
     import orjson
 
     from setpoint.cluster.apiserver import APIServer
@@ -39,8 +44,8 @@ async def _measure(creates: int, rounds: int) -> float:
     api.start()
     app = asgi(Handler(api, "token"))
 
-    async def call(path: str, body: bytes) -> int:
-        scope = {"type": "http", "method": "POST", "path": path, "query_string": b"",
+    async def call(path: str, body: bytes, method: str = "POST") -> int:
+        scope = {"type": "http", "method": method, "path": path, "query_string": b"",
                  "headers": [(b"host", b"127.0.0.1"), (b"authorization", b"Bearer token"),
                              (b"content-type", b"application/json"),
                              (b"accept", b"application/json"),
@@ -66,6 +71,19 @@ async def _measure(creates: int, rounds: int) -> float:
 
     assert await call("/api/v1/namespaces", b'{"metadata":{"name":"bench"}}') == 201
     best = float("inf")
+    if gets:
+        path = "/api/v1/namespaces/bench/configmaps"
+        for i in range(creates):
+            body = orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
+                "name": f"cm-{i:06d}"}, "data": {"key": "value", "index": str(i)}})
+            assert await call(path, body) == 201
+        for _ in range(rounds):
+            start = time.process_time()
+            for i in range(creates):
+                assert await call(f"{path}/cm-{i:06d}", b"", "GET") == 200
+            best = min(best, time.process_time() - start)
+        await api.stop()
+        return 1e6 * best / creates
     for r in range(rounds):
         bodies = [orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
             "name": f"cm-{r}-{i:06d}", "labels": {"bench": "yes", "i": str(i % 10)}},
@@ -78,9 +96,10 @@ async def _measure(creates: int, rounds: int) -> float:
     return 1e6 * best / creates
 
 
-def _run_tree(source: Path, creates: int, rounds: int) -> float:
+def _run_tree(source: Path, creates: int, rounds: int, gets: bool) -> float:
     env = {**os.environ, "PYTHONPATH": str(source)}
-    out = subprocess.run([sys.executable, __file__, "--child", str(creates), str(rounds)],
+    out = subprocess.run([sys.executable, __file__, "--child", str(creates), str(rounds),
+                          str(int(gets))],
                          env=env, cwd=source, check=True, capture_output=True, text=True)
     return float(out.stdout.strip().splitlines()[-1])
 
@@ -92,16 +111,18 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--creates", type=int, default=5000, help="creates per round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per run (least counts)")
-    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--gets", action="store_true", help="GETs, not creates")
+    parser.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(asyncio.run(_measure(*args.child)))
+        creates, rounds, gets = args.child
+        print(asyncio.run(_measure(creates, rounds, bool(gets))))
         return
     trees = {"setpoint": ROOT, **({"baseline": args.baseline.resolve()} if args.baseline else {})}
     results: dict[str, list[float]] = {name: [] for name in trees}
     for _ in range(args.runs):
         for name, tree in trees.items():
-            results[name].append(_run_tree(tree, args.creates, args.rounds))
+            results[name].append(_run_tree(tree, args.creates, args.rounds, args.gets))
     summary: dict[str, Any] = {name: {"median_us": round(statistics.median(v), 1),
                                       "runs_us": [round(x, 1) for x in v]}
                                for name, v in results.items()}

@@ -16,6 +16,7 @@ from typing import Any
 
 import orjson
 
+from setpoint.cluster.endpoints.requestinfo import ResourcePath, path_segments, resource_path_of
 from setpoint.cluster.registry.genericstore import new_uid
 from tests.cluster.conftest import API
 
@@ -132,3 +133,50 @@ def test_a_forked_process_does_not_repeat_the_parents_uids() -> None:
     child = os.read(read, 64).decode()
     os.close(read)
     assert child and child != new_uid()
+
+
+def _request_info(segments: list[str]) -> ResourcePath | None:
+    """requestinfo.go NewRequestInfo as the slices it reads (k8s.io/apiserver
+    pkg/endpoints/request/requestinfo.go): the prefix (``api`` or ``apis/<group>``), the
+    version, an optional ``watch`` verb prefix, ``namespaces/<ns>`` unless what follows is
+    the namespace's own subresource, then resource, name, subresource."""
+    if len(segments) > 2 and segments[0] == "api":
+        group, parts = "", segments[1:]
+    elif len(segments) > 3 and segments[0] == "apis":
+        group, parts = segments[1], segments[2:]
+    else:
+        return None
+    version, rest = parts[0], parts[1:]
+    watch = bool(rest) and rest[0] == "watch"
+    if watch:
+        rest = rest[1:]
+    if not rest:
+        return None
+    ns = None
+    if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in ("status", "finalize"):
+        ns, rest = rest[1], rest[2:]
+    return ResourcePath(group, version, rest[0], ns, rest[1] if len(rest) > 1 else None,
+                        rest[2] if len(rest) > 2 else "", watch, len(rest) > 3)
+
+
+def test_a_path_is_read_as_request_info_reads_it() -> None:
+    """The path is parsed once per request, in place (``resource_path_of``), for the deadline
+    filter and the routes: it names what NewRequestInfo's slices name, for every shape."""
+    tails = [[], ["configmaps"], ["configmaps", "a"], ["configmaps", "a", "status"],
+             ["configmaps", "a", "status", "x"], ["namespaces"], ["namespaces", "n"],
+             ["namespaces", "n", "status"], ["namespaces", "n", "finalize"],
+             ["namespaces", "n", "pods"], ["namespaces", "n", "pods", "p"],
+             ["namespaces", "n", "pods", "p", "log"], ["namespaces", "n", "pods", "p", "a", "b"],
+             ["namespaces", "watch"], ["watch"], ["watch", "pods"],
+             ["watch", "namespaces", "n", "pods", "p"], ["watch", "watch"], [""], ["", ""]]
+    prefixes = [["api"], ["api", "v1"], ["api", "v2"], ["apis"], ["apis", "apps"],
+                ["apis", "apps", "v1"], ["apis", "", "v1"], ["healthz"], []]
+    for prefix in prefixes:
+        for tail in tails:
+            segments = prefix + tail
+            assert resource_path_of(segments) == _request_info(segments), segments
+    assert resource_path_of(path_segments("/api/v1/namespaces/n/pods/p/log")) == ResourcePath(
+        "", "v1", "pods", "n", "p", "log")
+    assert resource_path_of(path_segments("/apis/apps/v1/watch/deployments")) == ResourcePath(
+        "apps", "v1", "deployments", legacy_watch=True)
+    assert path_segments("/") == [] and path_segments("//a//") == ["a"]

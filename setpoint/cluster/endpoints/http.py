@@ -90,6 +90,8 @@ class Request:
 
     def query_values(self, name: str) -> list[str]:
         """Every value of a query parameter given more than once (``command`` of exec)."""
+        if name not in self.query:  # (its keys are the same parse's)
+            return []
         return [v for k, v in parse_qsl(self.raw_query.decode("latin-1"),
                                         keep_blank_values=True) if k == name]
 

@@ -130,6 +130,17 @@ def restful_accepts(accept: str | None, produces: tuple[str, ...]) -> bool:
     """go-restful's Route.matchesAccept (route.go, v3.11.0): any comma-separated entry of the
     Accept header ("*/*" when absent), cut at its first ";" and trimmed of spaces, that is
     "*/*" or exactly (case included) one of ``produces``; "application/*" is not."""
+    if accept is not None and len(accept) <= _REMEMBERED_ACCEPT_LENGTH:
+        return _remembered_accepts(accept, produces)  # the same few Accepts every request
+    return _accepts(accept, produces)
+
+
+@functools.lru_cache(maxsize=256)
+def _remembered_accepts(accept: str, produces: tuple[str, ...]) -> bool:
+    return _accepts(accept, produces)
+
+
+def _accepts(accept: str | None, produces: tuple[str, ...]) -> bool:
     for entry in (accept or "*/*").split(","):
         mime = entry.split(";", 1)[0].strip(" ")
         if mime == "*/*" or mime in produces:

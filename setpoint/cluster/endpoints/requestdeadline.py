@@ -17,13 +17,14 @@ admission point, before it has stored anything.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Coroutine, Generator
+from typing import Any
 
 import orjson
 
 from setpoint.cluster.endpoints.filters import is_resource_path
 from setpoint.cluster.endpoints.http import Request, Response
-from setpoint.cluster.endpoints.requestinfo import parse_resource_path
+from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.machinery import errors
 
 # kube-apiserver's LongRunningFunc (BasicLongRunningRequestCheck with these)
@@ -39,16 +40,14 @@ TIMEOUT_STATUS = {"metadata": {}, "status": "Failure",
                   "reason": "Timeout", "details": {}, "code": 504}
 
 
-def long_running(request: Request) -> bool:
-    """``BasicLongRunningRequestCheck`` on the request's RequestInfo (requestinfo.go)."""
-    stripped = request.path.strip("/")
-    segments = stripped.split("/") if stripped else []
+def long_running(request: Request, segments: list[str], rp: ResourcePath | None) -> bool:
+    """``BasicLongRunningRequestCheck`` on the request's RequestInfo (requestinfo.go):
+    ``segments`` of its path and the resource they name (``resource_path_of``)."""
     if not is_resource_path(segments):
         return request.path.startswith("/debug/pprof/")
-    after = segments[2:] if segments[0] == "api" else segments[3:]
-    if after and after[0] == "proxy":  # the special verb prefix, as /watch/ is
+    verb_at = 2 if segments[0] == "api" else 3  # (is_resource_path: a segment is there)
+    if segments[verb_at] == "proxy":  # the special verb prefix, as /watch/ is
         return True
-    rp = parse_resource_path(["", *segments[1:]] if segments[0] == "api" else segments[1:])
     if rp is None:
         return False
     if rp.legacy_watch:
@@ -62,11 +61,12 @@ def long_running(request: Request) -> bool:
     return rp.subresource in LONG_RUNNING_SUBRESOURCES
 
 
-def request_deadline(request: Request) -> float | None:
+def request_deadline(request: Request, segments: list[str],
+                     rp: ResourcePath | None) -> float | None:
     """The loop time by which the handler must answer (None: long-running): the request's
     ``deadline`` (the server's timeout), shortened to a positive ``timeout`` parameter
     counted from when the request came; a 400 for one that does not parse."""
-    if long_running(request) or request.deadline is None:
+    if long_running(request, segments, rp) or request.deadline is None:
         return None
     raw = request.query_values("timeout")
     if raw and raw[0]:
@@ -83,15 +83,56 @@ def timeout_response() -> Response:
     return Response(orjson.dumps(TIMEOUT_STATUS) + b"\n", 504, "text/plain; charset=utf-8")
 
 
-async def answered_by(deadline: float, answer: Awaitable[Response]) -> Response:
-    """``answer``, or the 504 Timeout when it is not ready by ``deadline`` (loop time)."""
+async def answered_by(deadline: float, answer: Coroutine[Any, Any, Response]) -> Response:
+    """``answer``, or the 504 Timeout when it is not ready by ``deadline`` (loop time).
+
+    Most answers (a GET served from memory) never wait: run up to its first wait, the
+    coroutine is done, and nothing could have interrupted it (the deadline cancels only at
+    a wait), so it is returned without arming a timer. An answer that waits goes on under
+    ``asyncio.timeout_at``, resumed from where it stopped."""
+    try:
+        waiting_on = answer.send(None)
+    except StopIteration as done:
+        answered: Response = done.value  # (typing.cast would be a call on every request)
+        return answered
     try:
         async with asyncio.timeout_at(deadline) as scope:
-            return await answer
+            return await _Resumed(answer, waiting_on)
     except TimeoutError:
         if not scope.expired():
             raise
         return timeout_response()
+
+
+class _Resumed:
+    """A coroutine that already ran up to its first wait, awaited from there: what it waits
+    on goes to the task first, then the task's wake-ups (a value, or an exception such as
+    the timeout's cancellation) are passed on to it, as ``await`` would (PEP 380)."""
+
+    __slots__ = ("coroutine", "waiting_on")
+
+    def __init__(self, coroutine: Coroutine[Any, Any, Response], waiting_on: Any) -> None:
+        self.coroutine = coroutine
+        self.waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, Response]:
+        coroutine, waiting_on = self.coroutine, self.waiting_on
+        while True:
+            try:
+                sent = yield waiting_on
+            except GeneratorExit:
+                coroutine.close()
+                raise
+            except BaseException as exc:  # (thrown in by the task, a cancellation too)
+                try:
+                    waiting_on = coroutine.throw(exc)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
+            else:
+                try:
+                    waiting_on = coroutine.send(sent)
+                except StopIteration as done:
+                    return done.value  # type: ignore[no-any-return]
 
 
 # -- Go's time.ParseDuration ---------------------------------------------------------------

@@ -24,21 +24,49 @@ class ResourcePath:
     extra: bool = False
 
 
+def path_segments(path: str) -> list[str]:
+    """A decoded path's segments (split after percent-decoding, as Go's router does: "%2F"
+    separates segments too); none for "/"."""
+    stripped = path.strip("/")
+    return stripped.split("/") if stripped else []
+
+
+def resource_path_of(segments: list[str]) -> ResourcePath | None:
+    """The resource a path under ``/api`` or ``/apis/<group>`` names, or None: parsed once
+    per request, for the deadline filter and the routes alike."""
+    if len(segments) > 2 and segments[0] == "api":
+        return _parse(segments, "", 1)
+    if len(segments) > 3 and segments[0] == "apis":
+        return _parse(segments, segments[1], 2)
+    return None
+
+
 def parse_resource_path(segments: list[str]) -> ResourcePath | None:
     """Decode the segments after ``/api`` or ``/apis``; None when they name no resource
     (k8s.io/apiserver pkg/endpoints/request/requestinfo.go NewRequestInfo).
 
     ``segments`` starts with the group (empty for the core group) and the version.
     """
-    group, version, rest = segments[0], segments[1], segments[2:]
-    watch = False
-    if rest and rest[0] == "watch":
-        watch, rest = True, rest[1:]
-    if not rest:
+    return _parse(segments, segments[0], 1)
+
+
+def _parse(segments: list[str], group: str, at: int) -> ResourcePath | None:
+    """``parse_resource_path`` of ``group`` and ``segments[at:]`` (the version first), read
+    in place: every request's path goes through here."""
+    version = segments[at]
+    at += 1
+    end = len(segments)
+    watch = at < end and segments[at] == "watch"
+    if watch:
+        at += 1
+    if at == end:
         return None
     ns = None
-    if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in _NAMESPACE_SUBRESOURCES:
-        ns, rest = rest[1], rest[2:]
-    name = rest[1] if len(rest) > 1 else None
-    sub = rest[2] if len(rest) > 2 else ""
-    return ResourcePath(group, version, rest[0], ns, name, sub, watch, len(rest) > 3)
+    if segments[at] == "namespaces" and end - at >= 3 \
+            and segments[at + 2] not in _NAMESPACE_SUBRESOURCES:
+        ns = segments[at + 1]
+        at += 2
+    left = end - at
+    return ResourcePath(group, version, segments[at], ns,
+                        segments[at + 1] if left > 1 else None,
+                        segments[at + 2] if left > 2 else "", watch, left > 3)

@@ -38,7 +38,12 @@ from setpoint.cluster.endpoints.negotiation import (
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
-from setpoint.cluster.endpoints.requestinfo import ResourcePath, parse_resource_path
+from setpoint.cluster.endpoints.requestinfo import (
+    ResourcePath,
+    parse_resource_path,
+    path_segments,
+    resource_path_of,
+)
 from setpoint.cluster.endpoints.responses import (
     json_response,
     render_object,
@@ -115,18 +120,21 @@ class Handler:
 
     async def __call__(self, request: Request) -> Response:
         # the request deadline's filters are outside authentication (requestdeadline.py)
+        segments = path_segments(request.path)
+        rp = resource_path_of(segments)
         try:
-            deadline = request_deadline(request)
+            deadline = request_deadline(request, segments, rp)
         except StatusError as err:
             return status_response(err)
         if deadline is None:
-            return await self._serve(request)
-        return await answered_by(deadline, self._serve(request))
+            return await self._serve(request, segments, rp)
+        return await answered_by(deadline, self._serve(request, segments, rp))
 
-    async def _serve(self, request: Request) -> Response:
+    async def _serve(self, request: Request, segments: list[str],
+                     rp: ResourcePath | None) -> Response:
         try:
             self._authenticate(request)
-            return await self._dispatch(request)
+            return await self._dispatch(request, segments, rp)
         except StatusError as err:
             return status_response(err)
         except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
@@ -160,13 +168,12 @@ class Handler:
                                        request.headers.get("impersonate-user", ""),
                                        request.header_values("impersonate-group"))
 
-    async def _dispatch(self, request: Request) -> Response:
+    async def _dispatch(self, request: Request, segments: list[str],
+                        rp: ResourcePath | None) -> Response:
+        """``segments`` of the path and the resource they name (``resource_path_of``)."""
         path = request.path
         if path in ("/healthz", "/livez", "/readyz"):
             return self.health.root(path[1:], request)
-        # split after percent-decoding, as Go's router does: "%2F" separates segments too
-        stripped = path.strip("/")
-        segments = stripped.split("/") if stripped else []
         if not is_resource_path(segments):
             self._authorize(request, Attributes(request.method.lower(), path=path))
         if segments and segments[0] in ENDPOINTS and len(segments) > 1:
@@ -192,7 +199,7 @@ class Handler:
                 raise errors.path_not_found()
             if len(segments) == 2:
                 return json_response(self.discovery.core_resources())
-            return await self._resource(request, ["", *segments[1:]])
+            return await self._resource(request, rp, "")
         if head == "apis":
             if len(segments) == 1:
                 return self._discovery_root(request, legacy=False)
@@ -212,7 +219,7 @@ class Handler:
                 return self._no_route(group)
             if len(segments) == 3:
                 return json_response(self.discovery.resources(group, segments[2]))
-            return await self._resource(request, segments[1:])
+            return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
     async def _proxied(self, request: Request, segments: list[str], apiservice: Obj,
@@ -254,10 +261,10 @@ class Handler:
         return resp
 
     # -- resources -----------------------------------------------------------------------
-    async def _resource(self, request: Request, segments: list[str]) -> Response:
-        rp = parse_resource_path(segments)
+    async def _resource(self, request: Request, rp: ResourcePath | None,
+                        group: str) -> Response:
         if rp is None:
-            return self._no_route(segments[0])
+            return self._no_route(group)
         user = request.user or reviews.ADMIN_USER
         if MASTERS not in user.get("groups", ()):  # (the privileged group: nothing to ask)
             self.api.authorizer.authorize(user, attributes_of(request, rp))
@@ -324,9 +331,20 @@ class Handler:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     return Response(served, 200, media.type)
-            obj = await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
-                rt, rp.namespace, name, rp.subresource))
-            return render_object(rt, obj, media)
+            return render_object(rt, await self._read(request, rt, rp), media)
+        # (the writes in a method of their own: the closures they hand on make every call of
+        # this one, every GET's too, set up their variables' cells)
+        return await self._write(request, rt, rp)
+
+    async def _read(self, request: Request, rt: ResourceType, rp: ResourcePath) -> Obj:
+        """The object a GET names, presented (and converted, if it must be)."""
+        assert rp.name is not None
+        name = rp.name
+        return await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
+            rt, rp.namespace, name, rp.subresource))
+
+    async def _write(self, request: Request, rt: ResourceType, rp: ResourcePath) -> Response:
+        method, query = request.method, request.query
         if rp.legacy_watch:
             raise errors.method_not_allowed()  # /watch/ paths have GET routes only
         if rt.namespaced and rp.namespace is None and method in ("POST", "DELETE") \
@@ -462,8 +480,10 @@ class Handler:
     def _media(request: Request) -> MediaType:
         """The negotiated representation; Table's includeObject comes from the query."""
         media = negotiate(request.headers.get("accept"))
+        if media.as_kind != "Table":
+            return media
         include = request.query.get("includeObject")
-        if include and media.as_kind == "Table":
+        if include:
             if include not in ("None", "Metadata", "Object"):
                 raise errors.bad_request(f'invalid value "{include}" for includeObject')
             return MediaType(media.type, media.as_kind, media.group, media.version, include)
