@@ -307,8 +307,9 @@ class WorkloadStrategy(Strategy):
 class DaemonSetStrategy(WorkloadStrategy):
     """A workload whose template generation rides in an annotation (``templategeneration``)."""
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj) -> None:
-        super().prepare_for_create(rt, obj)
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
         templategeneration.prepare_for_create(obj)
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
