@@ -1,0 +1,113 @@
+"""CustomResourceDefinition and custom resource answers checked rule by rule against
+apiextensions-apiserver v0.32 and kube-openapi, over real HTTP to one server per module.
+
+Each test writes CRDs of its own group, so the tests share the server without meeting.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import API
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+_groups = itertools.count()
+
+
+def _crd(spec_schema: dict[str, Any], **version: Any) -> dict[str, Any]:
+    """A namespaced ``widgets`` CRD in a group no other test uses."""
+    group = f"g{next(_groups)}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": schema, **version}]}}
+
+
+def _widgets(crd: dict[str, Any]) -> str:
+    return f"/apis/{crd['spec']['group']}/v1/namespaces/default/widgets"
+
+
+async def _served(api: API, crd: dict[str, Any]) -> str:
+    """Create ``crd`` and wait until its resource answers; its collection path."""
+    status, body = await api.post(CRDS, crd)
+    assert status == 201, body
+    path = _widgets(crd)
+
+    async def served() -> bool:
+        return (await api.get(path))[0] == 200
+
+    await wait_for(served)
+    return path
+
+
+def _widget(crd: dict[str, Any], name: str, spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{crd['spec']['group']}/v1", "kind": "Widget",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def _causes(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]]
+
+
+async def test_static_rule_field_messages_name_their_field(module_api: API) -> None:
+    """validation.go ValidateCustomResourceDefinitionOpenAPISchema: the static checks of an
+    x-kubernetes-validations entry say which of its fields is wrong ("message must not contain
+    line breaks", "fieldPath must be a valid path"), and CEL is not compiled at a level whose
+    schema already has errors."""
+    crd = _crd({"type": "object", "properties": {"a": {"type": "string"}},
+                "x-kubernetes-validations": [
+                    {"rule": "true", "message": "a\nb"},
+                    {"rule": "true", "message": "  "},
+                    {"rule": "true", "fieldPath": ".b"},
+                    {"rule": "true", "fieldPath": "\n"},
+                    {"rule": "not cel ("}]})
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    at = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+    assert _causes(body) == [
+        ("FieldValueInvalid", f"{at}[0].message",
+         'Invalid value: "a\\nb": message must not contain line breaks'),
+        ("FieldValueInvalid", f"{at}[1].message",
+         'Invalid value: "  ": message must be non-empty if specified'),
+        ("FieldValueInvalid", f"{at}[2].fieldPath",
+         'Invalid value: ".b": fieldPath must be a valid path'),
+        ("FieldValueInvalid", f"{at}[3].fieldPath",
+         'Invalid value: "\\n": fieldPath must be non-empty if specified'),
+        ("FieldValueInvalid", f"{at}[3].fieldPath",
+         'Invalid value: "\\n": fieldPath must not contain line breaks'),
+        ("FieldValueInvalid", f"{at}[3].fieldPath",
+         'Invalid value: "\\n": fieldPath must be a valid path'),
+    ]
+
+
+async def test_date_and_date_time_formats_are_strfmts(module_api: API) -> None:
+    """kube-openapi pkg/validation/strfmt: ``date`` is Go's time.Parse("2006-01-02") (a day
+    the month lacks fails); ``date-time`` (IsDateTime, time.go) needs seconds and a "Z" or
+    ±hh:mm offset after a "T"; apiextensions pkg/apiserver/validation/formats.go keeps both."""
+    crd = _crd({"type": "object", "properties": {
+        "d": {"type": "array", "items": {"type": "string", "format": "date"}},
+        "t": {"type": "array", "items": {"type": "string", "format": "date-time"}}}})
+    path = await _served(module_api, crd)
+    good = {"d": ["2024-02-29", "0000-02-29"],
+            "t": ["2024-01-02T03:04:05Z", "2024-01-02t03:04:05.123+01:00"]}
+    status, body = await module_api.post(path, _widget(crd, "good", good))
+    assert status == 201, body
+    bad = {"d": ["2023-02-29", "2024-13-01", "20240101"],
+           "t": ["2024-01-02 03:04:05Z", "2024-01-02T03:04Z", "2024-01-02T03:04:05",
+                 "2024-01-02T24:00:00Z"]}
+    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    assert status == 422, body
+    wrong = [(f"spec.{k}[{i}]", v, "date" if k == "d" else "date-time")
+             for k, values in bad.items() for i, v in enumerate(values)]
+    assert _causes(body) == [
+        ("FieldValueTypeInvalid", p, f'Invalid value: "{v}": {p} in body must be of type '
+                                     f'{fmt}: "{v}"') for p, v, fmt in wrong]
