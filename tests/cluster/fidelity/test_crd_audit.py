@@ -111,3 +111,69 @@ async def test_date_and_date_time_formats_are_strfmts(module_api: API) -> None:
     assert _causes(body) == [
         ("FieldValueTypeInvalid", p, f'Invalid value: "{v}": {p} in body must be of type '
                                      f'{fmt}: "{v}"') for p, v, fmt in wrong]
+
+
+def _terminating(crd: dict[str, Any]) -> dict[str, Any] | None:
+    return next((c for c in (crd.get("status") or {}).get("conditions") or []
+                 if c["type"] == "Terminating"), None)
+
+
+async def test_a_terminating_definition_refuses_creates(module_api: API) -> None:
+    """customresource_handler.go serveResource: while the CRD's Terminating condition is
+    True a create is NewMethodNotSupported with the message "create not allowed while custom
+    resource definition is terminating"; reads and updates of the remaining objects go on."""
+    crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    path = await _served(module_api, crd)
+    held = _widget(crd, "held", {}) | {"metadata": {"name": "held",
+                                                    "finalizers": ["example.com/hold"]}}
+    assert (await module_api.post(path, held))[0] == 201
+    name = crd["metadata"]["name"]
+    assert (await module_api.delete(f"{CRDS}/{name}"))[0] == 200
+
+    async def terminating() -> bool:
+        cond = _terminating((await module_api.get(f"{CRDS}/{name}"))[1])
+        return cond is not None and cond["status"] == "True"
+
+    await wait_for(terminating)
+    status, body = await module_api.post(path, _widget(crd, "late", {}))
+    assert (status, body) == (405, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": "create not allowed while custom resource definition is terminating",
+        "reason": "MethodNotAllowed",
+        "details": {"group": crd["spec"]["group"], "kind": "widgets"}, "code": 405})
+    status, _ = await module_api.patch(f"{path}/held", {"metadata": {"finalizers": None}},
+                                       "application/merge-patch+json")
+    assert status == 200
+
+    async def gone() -> bool:
+        return (await module_api.get(f"{CRDS}/{name}"))[0] == 404
+
+    await wait_for(gone)
+
+
+async def test_cleanup_ends_with_instance_deletion_completed(module_api: API) -> None:
+    """pkg/controller/finalizer/crd_finalizer.go: the finalizer controller sets Terminating
+    True (InstanceDeletionInProgress), deletes the objects, and removes its finalizer with
+    Terminating False, "InstanceDeletionCompleted", "removed all instances"; another
+    finalizer keeps the CRD, which shows that last condition."""
+    crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    crd["metadata"]["finalizers"] = ["example.com/keep"]
+    path = await _served(module_api, crd)
+    assert (await module_api.post(path, _widget(crd, "one", {})))[0] == 201
+    name = crd["metadata"]["name"]
+    assert (await module_api.delete(f"{CRDS}/{name}"))[0] == 200
+
+    async def cleaned() -> dict[str, Any] | None:
+        current = (await module_api.get(f"{CRDS}/{name}"))[1]
+        return current if current["metadata"]["finalizers"] == ["example.com/keep"] else None
+
+    current = await wait_for(cleaned)
+    cond = _terminating(current)
+    assert cond is not None
+    assert {k: v for k, v in cond.items() if k != "lastTransitionTime"} == {
+        "type": "Terminating", "status": "False", "reason": "InstanceDeletionCompleted",
+        "message": "removed all instances"}
+    assert (await module_api.get(path))[1]["items"] == []
+    status, _ = await module_api.patch(f"{CRDS}/{name}", {"metadata": {"finalizers": None}},
+                                       "application/merge-patch+json")
+    assert status == 200
