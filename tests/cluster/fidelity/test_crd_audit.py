@@ -177,3 +177,52 @@ async def test_cleanup_ends_with_instance_deletion_completed(module_api: API) ->
     status, _ = await module_api.patch(f"{CRDS}/{name}", {"metadata": {"finalizers": None}},
                                        "application/merge-patch+json")
     assert status == 200
+
+
+async def test_conversion_webhook_client_config_is_validated(module_api: API) -> None:
+    """validation.go validateCustomResourceConversion: a Webhook strategy's url is checked by
+    apiserver pkg/util/webhook/validation.go ValidateWebhookURL (https only, no query), its
+    service by ValidateWebhookService, and conversionReviewVersions by
+    validateConversionReviewVersions (duplicates, DNS-1035 labels, one of v1/v1beta1)."""
+    crd = _crd({"type": "object"})
+    crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v9", "v9", "V2"],
+        "clientConfig": {"url": "http://hook.example/convert?x=1"}}}
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    at = "spec.conversion"
+    dns1035 = ("a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+               "start with an alphabetic character, and end with an alphanumeric character "
+               "(e.g. 'my-name',  or 'abc-123', regex used for validation is "
+               "'[a-z]([-a-z0-9]*[a-z0-9])?')")
+    assert _causes(body) == [
+        ("FieldValueInvalid", f"{at}.webhookClientConfig.url",
+         "Invalid value: \"http\": 'https' is the only allowed URL scheme; desired format: "
+         "https://host[/path]"),
+        ("FieldValueInvalid", f"{at}.webhookClientConfig.url",
+         'Invalid value: "x=1": query parameters are not permitted in the URL'),
+        ("FieldValueInvalid", f"{at}.conversionReviewVersions[1]",
+         'Invalid value: "v9": duplicate version'),
+        ("FieldValueInvalid", f"{at}.conversionReviewVersions[2]",
+         f'Invalid value: "V2": {dns1035}'),
+        ("FieldValueInvalid", f"{at}.conversionReviewVersions",
+         'Invalid value: []string{"v9", "v9", "V2"}: must include at least one of v1, v1beta1'),
+    ]
+    crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"service": {"name": "", "namespace": "ns", "path": "/a//b"}}}}
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    service = f"{at}.webhookClientConfig.service"
+    assert _causes(body) == [
+        ("FieldValueRequired", f"{service}.name", "Required value: service name is required"),
+        ("FieldValueInvalid", f"{service}.path",
+         'Invalid value: "/a//b": segment[1] may not be empty'),
+    ]
+    crd["spec"]["conversion"] = {"strategy": "None", "webhook": {
+        "conversionReviewVersions": ["v1"]}}
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    assert _causes(body) == [
+        ("FieldValueForbidden", f"{at}.conversionReviewVersions",
+         "Forbidden: should not be set when strategy is not set to Webhook")]

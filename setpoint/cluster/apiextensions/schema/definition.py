@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import go_string_slice
 
 from . import fielderrors as fe
 from .defaulting import has_defaults
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 from .schemacheck import validate_schema
 from .structural import NodeContext
+from .webhookconfig import validate_webhook_service, validate_webhook_url
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64",
@@ -364,24 +366,51 @@ def _validate_conversion(spec: Mapping[str, Any]) -> list[Cause]:
     webhook = conversion.get("webhook")
     if strategy == "Webhook":
         config = (webhook or {}).get("clientConfig")
-        if not config:
+        if config is None:
             errs.append(fe.required(f"{path}.webhookClientConfig",
                                     "required when strategy is set to Webhook"))
-        elif bool(config.get("url")) == bool(config.get("service")):
+        elif (config.get("url") is None) == (config.get("service") is None):
             errs.append(fe.required(f"{path}.webhookClientConfig",
                                     "exactly one of url or service is required"))
-        review = (webhook or {}).get("conversionReviewVersions") or []
-        if not review:
-            errs.append(fe.required(f"{path}.conversionReviewVersions"))
-        elif not set(review) & {"v1", "v1beta1"}:
-            errs.append(fe.invalid(f"{path}.conversionReviewVersions", review,
-                                   "must include at least one of v1, v1beta1"))
+        elif config.get("url") is not None:
+            errs.extend(validate_webhook_url(f"{path}.webhookClientConfig.url",
+                                             str(config["url"])))
+        else:
+            errs.extend(validate_webhook_service(f"{path}.webhookClientConfig.service",
+                                                 config["service"] or {}))
+        errs.extend(_conversion_review_versions(
+            list((webhook or {}).get("conversionReviewVersions") or []),
+            f"{path}.conversionReviewVersions"))
     elif webhook:
-        errs.append(fe.forbidden(f"{path}.webhookClientConfig",
-                                 "should not be set when strategy is not set to Webhook"))
+        # the v1 webhook's two fields are the internal type's two, each forbidden alone
+        if webhook.get("clientConfig") is not None:
+            errs.append(fe.forbidden(f"{path}.webhookClientConfig",
+                                     "should not be set when strategy is not set to Webhook"))
+        if webhook.get("conversionReviewVersions"):
+            errs.append(fe.forbidden(f"{path}.conversionReviewVersions",
+                                     "should not be set when strategy is not set to Webhook"))
     if strategy and strategy != "None" and spec.get("preserveUnknownFields"):
         errs.append(fe.invalid(f"{path}.strategy", strategy,
                                "must be None if spec.preserveUnknownFields is true"))
+    return errs
+
+
+def _conversion_review_versions(versions: list[str], path: str) -> list[Cause]:
+    """validation.go validateConversionReviewVersions: no duplicates, DNS-1035 labels, and
+    one the server speaks."""
+    if not versions:
+        return [fe.required(path)]
+    errs: list[Cause] = []
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        if v in seen:
+            errs.append(fe.invalid(fe.index(path, i), v, "duplicate version"))
+            continue
+        seen.add(v)
+        errs.extend(fe.invalid(fe.index(path, i), v, m) for m in is_dns1035_label(v))
+    if not seen & {"v1", "v1beta1"}:
+        errs.append(fe.invalid(path, go_string_slice(versions),
+                               "must include at least one of v1, v1beta1"))
     return errs
 
 
