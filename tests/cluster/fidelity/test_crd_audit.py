@@ -226,3 +226,40 @@ async def test_conversion_webhook_client_config_is_validated(module_api: API) ->
     assert _causes(body) == [
         ("FieldValueForbidden", f"{at}.conversionReviewVersions",
          "Forbidden: should not be set when strategy is not set to Webhook")]
+
+
+async def test_patterns_are_go_regular_expressions(module_api: API) -> None:
+    """apiextensions pkg/apiserver/schema/validation.go compiles ``pattern`` with Go's
+    regexp.Compile (RE2: no lookarounds or backreferences), quoting Go's parse error; and
+    kube-openapi's pattern validator matches with it, where ``$`` is the end of the text
+    (not before a trailing newline) and ``\\d`` is ASCII."""
+    crd = _crd({"type": "object", "properties": {
+        "a": {"type": "string", "pattern": "^(?!x)"},
+        "b": {"type": "string", "pattern": "(["},
+        "c": {"type": "string", "pattern": "a**"}}})
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    at = "spec.validation.openAPIV3Schema.properties[spec].properties"
+    assert _causes(body) == [
+        ("FieldValueInvalid", f"{at}[a].pattern",
+         'Invalid value: "^(?!x)": must be a valid regular expression, but isn\'t: error '
+         "parsing regexp: invalid or unsupported Perl syntax: `(?!`"),
+        ("FieldValueInvalid", f"{at}[b].pattern",
+         'Invalid value: "([": must be a valid regular expression, but isn\'t: error '
+         "parsing regexp: missing closing ]: `[`"),
+        ("FieldValueInvalid", f"{at}[c].pattern",
+         'Invalid value: "a**": must be a valid regular expression, but isn\'t: error '
+         "parsing regexp: invalid nested repetition operator: `**`"),
+    ]
+    crd = _crd({"type": "object", "properties": {
+        "n": {"type": "string", "pattern": "^[a-z]+$"},
+        "d": {"type": "string", "pattern": "^\\d+$"}}})
+    path = await _served(module_api, crd)
+    status, body = await module_api.post(path, _widget(crd, "w", {"n": "abc\n", "d": "١٢"}))
+    assert status == 422, body
+    assert _causes(body) == [
+        ("FieldValueInvalid", "spec.n",
+         "Invalid value: \"abc\\n\": spec.n in body should match '^[a-z]+$'"),
+        ("FieldValueInvalid", "spec.d",
+         "Invalid value: \"١٢\": spec.d in body should match '^\\d+$'"),
+    ]

@@ -18,6 +18,7 @@ from typing import Any
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
+from .goregexp import GoRegexpError, compile_go
 
 OPENAPI_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 META_FIELDS = {"metadata", "kind", "apiVersion"}
@@ -191,8 +192,8 @@ def _value_validation(v: Mapping[str, Any], skip_any_of: bool, skip_first_all_of
     pattern = v.get("pattern")
     if isinstance(pattern, str) and pattern:
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            compile_go(pattern)
+        except GoRegexpError as exc:
             errs.append(fe.invalid(fe.child(path, "pattern"), pattern,
                                    f"must be a valid regular expression, but isn't: {exc}"))
     return errs
