@@ -263,3 +263,23 @@ async def test_patterns_are_go_regular_expressions(module_api: API) -> None:
         ("FieldValueInvalid", "spec.d",
          "Invalid value: \"١٢\": spec.d in body should match '^\\d+$'"),
     ]
+
+
+async def test_columns_stop_at_a_json_path_that_does_not_parse(module_api: API) -> None:
+    """pkg/registry/customresource/tableconvertor/tableconvertor.go New: a column whose
+    JSONPath the client-go jsonpath parser refuses ends the list (the convertor built so far is
+    returned with the error, and customresource_handler.go serves with it), so that column and
+    every later one are missing from the Table."""
+    crd = _crd({"type": "object", "properties": {"n": {"type": "integer"},
+                                                 "s": {"type": "string"}}},
+               additionalPrinterColumns=[
+                   {"name": "N", "type": "integer", "jsonPath": ".spec.n"},
+                   {"name": "Broken", "type": "string", "jsonPath": ".spec.items[0"},
+                   {"name": "S", "type": "string", "jsonPath": ".spec.s"}])
+    path = await _served(module_api, crd)
+    assert (await module_api.post(path, _widget(crd, "w", {"n": 3, "s": "x"})))[0] == 201
+    status, table = await module_api.get(
+        path, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
+    assert status == 200, table
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "N"]
+    assert [r["cells"] for r in table["rows"]] == [["w", 3]]
