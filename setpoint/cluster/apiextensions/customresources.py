@@ -28,8 +28,14 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
 
 def _served_types(crd: Obj) -> list[ResourceType]:
+    """The versions a CRD serves. customresource_handler.go serves none until NamesAccepted
+    or Established is True (another answer is the delegate's 404), and serves (and
+    discovery lists) the names the naming controller granted, ``status.acceptedNames``; the
+    URL's resource is the one in the CRD's name."""
+    if not (_condition_true(crd, "NamesAccepted") or _condition_true(crd, "Established")):
+        return []
     spec = crd.get("spec") or {}
-    names = spec.get("names") or {}
+    names = (crd.get("status") or {}).get("acceptedNames") or {}
     out = []
     for version in spec.get("versions") or []:
         if not version.get("served", True):
@@ -50,7 +56,7 @@ def _served_types(crd: Obj) -> list[ResourceType]:
         out.append(ResourceType(
             group=spec.get("group", ""),
             version=version["name"],
-            resource=names.get("plural", ""),
+            resource=(spec.get("names") or {}).get("plural", ""),
             kind=names.get("kind", ""),
             namespaced=spec.get("scope") == "Namespaced",
             singular=names.get("singular") or names.get("kind", "").lower(),

@@ -6,6 +6,7 @@ Each test writes CRDs of its own group, so the tests share the server without me
 
 from __future__ import annotations
 
+import copy
 import itertools
 from typing import Any
 
@@ -283,3 +284,36 @@ async def test_columns_stop_at_a_json_path_that_does_not_parse(module_api: API) 
     assert status == 200, table
     assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "N"]
     assert [r["cells"] for r in table["rows"]] == [["w", 3]]
+
+
+async def test_names_in_use_are_refused_one_by_one_and_not_served(module_api: API) -> None:
+    """pkg/controller/status/naming_controller.go calculateNamesAndConditions: each requested
+    name is granted unless another CRD of the group holds it; the last conflict found names
+    NamesAccepted's reason, and status.acceptedNames holds what was granted.
+    customresource_handler.go serves nothing while neither NamesAccepted nor Established is
+    True (the delegate's 404), and the discovery controller lists Established CRDs only."""
+    first = _crd({"type": "object"})
+    first["spec"]["names"]["shortNames"] = ["wd"]
+    await _served(module_api, first)
+    group = first["spec"]["group"]
+    second = copy.deepcopy(first)
+    second["metadata"]["name"] = f"gadgets.{group}"
+    second["spec"]["names"] = {"plural": "gadgets", "singular": "widget", "kind": "Gadget",
+                               "shortNames": ["wd", "gd"], "categories": ["things"]}
+    assert (await module_api.post(CRDS, second))[0] == 201
+
+    async def named() -> dict[str, Any] | None:
+        status = (await module_api.get(f"{CRDS}/gadgets.{group}"))[1].get("status") or {}
+        return status if status.get("conditions") else None
+
+    status = await wait_for(named)
+    assert [(c["type"], c["status"], c["reason"], c["message"])
+            for c in status["conditions"]] == [
+        ("NamesAccepted", "False", "ShortNamesConflict", '"wd" is already in use'),
+        ("Established", "False", "NotAccepted", "not all names are accepted")]
+    assert status["acceptedNames"] == {"plural": "gadgets", "kind": "Gadget",
+                                       "listKind": "GadgetList", "categories": ["things"]}
+    assert await module_api.get(f"/apis/{group}/v1/namespaces/default/gadgets") == (
+        404, "404 page not found\n")
+    resources = (await module_api.get(f"/apis/{group}/v1"))[1]["resources"]
+    assert [r["name"] for r in resources] == ["widgets"]
