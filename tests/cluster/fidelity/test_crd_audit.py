@@ -317,3 +317,32 @@ async def test_names_in_use_are_refused_one_by_one_and_not_served(module_api: AP
         404, "404 page not found\n")
     resources = (await module_api.get(f"/apis/{group}/v1"))[1]["resources"]
     assert [r["name"] for r in resources] == ["widgets"]
+
+
+async def test_embedded_resource_metadata_is_object_meta(module_api: API) -> None:
+    """pkg/apiserver/schema/objectmeta/validation.go validateEmbeddedResource: an embedded
+    resource's apiVersion must parse as a group/version, and its metadata is checked by
+    ValidateObjectMeta with path.ValidatePathSegmentName (so "Upper_Case" is a fine name, a
+    slash is not) and with its labels and annotations."""
+    crd = _crd({"type": "object", "properties": {"t": {
+        "type": "object", "x-kubernetes-embedded-resource": True,
+        "x-kubernetes-preserve-unknown-fields": True}}})
+    path = await _served(module_api, crd)
+    ok = {"t": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Upper_Case"}}}
+    status, body = await module_api.post(path, _widget(crd, "ok", ok))
+    assert status == 201, body
+    bad = {"t": {"apiVersion": "a/b/c", "kind": "ConfigMap",
+                 "metadata": {"name": "x/y", "labels": {"bad key!": "v"}}}}
+    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    assert status == 422, body
+    assert _causes(body) == [
+        ("FieldValueInvalid", "spec.t.apiVersion",
+         'Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c'),
+        ("FieldValueInvalid", "spec.t.metadata.name",
+         "Invalid value: \"x/y\": may not contain '/'"),
+        ("FieldValueInvalid", "spec.t.metadata.labels",
+         "Invalid value: \"bad key!\": name part must consist of alphanumeric characters, "
+         "'-', '_' or '.', and must start and end with an alphanumeric character (e.g. "
+         "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+         "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
+    ]
