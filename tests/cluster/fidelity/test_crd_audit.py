@@ -346,3 +346,44 @@ async def test_embedded_resource_metadata_is_object_meta(module_api: API) -> Non
          "'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
          "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"),
     ]
+
+
+async def test_struct_values_print_as_go_prints_them(module_api: API) -> None:
+    """validation.go reports the storage-version count with the internal versions as its
+    value (field.Invalid of spec.Versions: %#v, the schemas identical in every version moved
+    to the spec by v1/conversion.go), and a rule's compile error with the ValidationRule,
+    whose Reason and OptionalOldSelf are pointers: %#v prints their address, not their value.
+    """
+    crd = _crd({"type": "object"})
+    crd["spec"]["versions"].append({**crd["spec"]["versions"][0], "name": "v2",
+                                    "deprecated": True, "deprecationWarning": "old",
+                                    "additionalPrinterColumns": [
+                                        {"name": "A", "type": "string", "jsonPath": ".a"}]})
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    version = ("apiextensions.CustomResourceDefinitionVersion{{Name:\"{name}\", Served:true, "
+               "Storage:true, Deprecated:{deprecated}, DeprecationWarning:(*string)({warning}), "
+               "Schema:(*apiextensions.CustomResourceValidation)(nil), "
+               "Subresources:(*apiextensions.CustomResourceSubresources)(nil), "
+               "AdditionalPrinterColumns:[]apiextensions.CustomResourceColumnDefinition"
+               "{columns}, SelectableFields:[]apiextensions.SelectableField(nil)}}")
+    v1 = version.format(name="v1", deprecated="false", warning="nil", columns="(nil)")
+    v2 = version.format(
+        name="v2", deprecated="true", warning="0xc000000000",
+        columns='{apiextensions.CustomResourceColumnDefinition{Name:"A", Type:"string", '
+                'Format:"", Description:"", Priority:0, JSONPath:".a"}}')
+    assert _causes(body) == [
+        ("FieldValueInvalid", "spec.versions",
+         f"Invalid value: []apiextensions.CustomResourceDefinitionVersion{{{v1}, {v2}}}: "
+         "must have exactly one version marked as storage version")]
+    crd = _crd({"type": "object", "properties": {"a": {"type": "string"}},
+                "x-kubernetes-validations": [
+                    {"rule": "self.b", "reason": "FieldValueForbidden",
+                     "optionalOldSelf": True}]})
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    ((_, _, message),) = _causes(body)
+    assert message.startswith(
+        'Invalid value: apiextensions.ValidationRule{Rule:"self.b", Message:"", '
+        'MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(0xc000000000), '
+        'FieldPath:"", OptionalOldSelf:(*bool)(0xc000000000)}: compilation failed: '), message

@@ -220,9 +220,10 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
                 errs += validate_column(col, f"{vp}.additionalPrinterColumns[{j}]")
         errs += _validate_selectable_fields(v, vp)
     if not unique:
-        errs.append(fe.invalid("spec.versions", "", "must contain unique version names"))
+        errs.append(fe.invalid("spec.versions", _go_versions(versions),
+                               "must contain unique version names"))
     if storage_count != 1:
-        errs.append(fe.invalid("spec.versions", "",
+        errs.append(fe.invalid("spec.versions", _go_versions(versions),
                                "must have exactly one version marked as storage version"))
     if versions:
         first = str(versions[0].get("name") or "")
@@ -258,6 +259,52 @@ def _has_non_atomic_set(versions: list[Mapping[str, Any]]) -> bool:
         subs = [items, s.get("additionalProperties"), *(s.get("properties") or {}).values()]
         return any(walk(x) for x in subs)
     return any(walk(_schema_of(v)) for v in versions)
+
+
+def _go_versions(versions: list[Mapping[str, Any]]) -> fe.Rendered:
+    """``%#v`` of the internal ``[]CustomResourceDefinitionVersion`` these v1 versions convert
+    to: a field identical in every version has moved to the spec (v1/conversion.go), so it
+    prints nil; pointers print as addresses."""
+    hoisted = {k: _identical(versions, k) for k in
+               ("schema", "subresources", "additionalPrinterColumns", "selectableFields")}
+
+    def q(v: Any) -> str:
+        return fe.go_quote(str(v or ""))
+
+    def columns(v: Mapping[str, Any]) -> str:
+        cols = v.get("additionalPrinterColumns")
+        if hoisted["additionalPrinterColumns"] or cols is None:
+            return "[]apiextensions.CustomResourceColumnDefinition(nil)"
+        return "[]apiextensions.CustomResourceColumnDefinition{" + ", ".join(
+            f"apiextensions.CustomResourceColumnDefinition{{Name:{q(c.get('name'))}, "
+            f"Type:{q(c.get('type'))}, Format:{q(c.get('format'))}, "
+            f"Description:{q(c.get('description'))}, Priority:{int(c.get('priority') or 0)}, "
+            f"JSONPath:{q(c.get('jsonPath'))}}}" for c in cols) + "}"
+
+    def selectable(v: Mapping[str, Any]) -> str:
+        fields = v.get("selectableFields")
+        if hoisted["selectableFields"] or fields is None:
+            return "[]apiextensions.SelectableField(nil)"
+        return "[]apiextensions.SelectableField{" + ", ".join(
+            f"apiextensions.SelectableField{{JSONPath:{q(f.get('jsonPath'))}}}"
+            for f in fields) + "}"
+
+    def one(v: Mapping[str, Any]) -> str:
+        schema = not hoisted["schema"] and v.get("schema") is not None
+        sub = not hoisted["subresources"] and v.get("subresources") is not None
+        return (f"apiextensions.CustomResourceDefinitionVersion{{Name:{q(v.get('name'))}, "
+                f"Served:{str(bool(v.get('served'))).lower()}, "
+                f"Storage:{str(bool(v.get('storage'))).lower()}, "
+                f"Deprecated:{str(bool(v.get('deprecated'))).lower()}, "
+                f"DeprecationWarning:"
+                f"{fe.go_pointer('string', v.get('deprecationWarning') is not None)}, "
+                f"Schema:{fe.go_pointer('apiextensions.CustomResourceValidation', schema)}, "
+                f"Subresources:"
+                f"{fe.go_pointer('apiextensions.CustomResourceSubresources', sub)}, "
+                f"AdditionalPrinterColumns:{columns(v)}, SelectableFields:{selectable(v)}}}")
+
+    return fe.Rendered("[]apiextensions.CustomResourceDefinitionVersion{"
+                       + ", ".join(one(v) for v in versions) + "}")
 
 
 def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
