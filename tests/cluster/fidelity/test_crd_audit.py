@@ -387,3 +387,14 @@ async def test_struct_values_print_as_go_prints_them(module_api: API) -> None:
         'Invalid value: apiextensions.ValidationRule{Rule:"self.b", Message:"", '
         'MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(0xc000000000), '
         'FieldPath:"", OptionalOldSelf:(*bool)(0xc000000000)}: compilation failed: '), message
+
+
+async def test_a_version_without_a_schema_is_refused_with_the_reason(module_api: API) -> None:
+    """validation.go validateCustomResourceDefinitionSpec: a v1 create requires a schema in
+    every version (requireOpenAPISchema), "Required value: schemas are required"."""
+    crd = _crd({"type": "object"})
+    del crd["spec"]["versions"][0]["schema"]
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    assert _causes(body) == [("FieldValueRequired", "spec.versions[0].schema.openAPIV3Schema",
+                              "Required value: schemas are required")]

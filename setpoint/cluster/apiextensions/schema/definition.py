@@ -171,7 +171,8 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
     require_schema = old is None or all(_schema_of(v) for v in old_versions)
     for i, v in enumerate(versions):
         if require_schema and not _schema_of(v):
-            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema"))
+            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema",
+                                    "schemas are required"))
         elif not require_schema and v.get("served") and not _schema_of(v) \
                 and not spec.get("preserveUnknownFields"):
             errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema",
@@ -220,10 +221,10 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
                 errs += validate_column(col, f"{vp}.additionalPrinterColumns[{j}]")
         errs += _validate_selectable_fields(v, vp)
     if not unique:
-        errs.append(fe.invalid("spec.versions", _go_versions(versions),
+        errs.append(fe.invalid("spec.versions", _go_versions(spec.get("versions")),
                                "must contain unique version names"))
     if storage_count != 1:
-        errs.append(fe.invalid("spec.versions", _go_versions(versions),
+        errs.append(fe.invalid("spec.versions", _go_versions(spec.get("versions")),
                                "must have exactly one version marked as storage version"))
     if versions:
         first = str(versions[0].get("name") or "")
@@ -261,10 +262,12 @@ def _has_non_atomic_set(versions: list[Mapping[str, Any]]) -> bool:
     return any(walk(_schema_of(v)) for v in versions)
 
 
-def _go_versions(versions: list[Mapping[str, Any]]) -> fe.Rendered:
+def _go_versions(versions: list[Mapping[str, Any]] | None) -> fe.Rendered:
     """``%#v`` of the internal ``[]CustomResourceDefinitionVersion`` these v1 versions convert
     to: a field identical in every version has moved to the spec (v1/conversion.go), so it
     prints nil; pointers print as addresses."""
+    if versions is None:
+        return fe.Rendered("[]apiextensions.CustomResourceDefinitionVersion(nil)")
     hoisted = {k: _identical(versions, k) for k in
                ("schema", "subresources", "additionalPrinterColumns", "selectableFields")}
 
