@@ -37,7 +37,7 @@ class GoRegexpError(ValueError):
 @lru_cache(maxsize=512)
 def compile_go(pattern: str) -> Any:
     """The compiled pattern, or :class:`GoRegexpError` worded as Go's ``regexp.Compile``."""
-    import re2
+    import re2  # type: ignore[import-untyped]
 
     options = re2.Options()
     options.log_errors = False
