@@ -398,3 +398,24 @@ async def test_a_version_without_a_schema_is_refused_with_the_reason(module_api:
     assert status == 422, body
     assert _causes(body) == [("FieldValueRequired", "spec.versions[0].schema.openAPIV3Schema",
                               "Required value: schemas are required")]
+
+
+async def test_scale_of_an_object_without_spec_replicas(module_api: API) -> None:
+    """pkg/registry/customresource/etcd.go ScaleREST.Get: a custom resource without a value
+    at specReplicasPath answers apierrors.NewInternalError("the spec replicas field %q does not
+    exist"); an update of its scale goes on (scaleUpdatedObjectInfo marks the old replicas as
+    unset) and sets the field."""
+    crd = _crd({"type": "object", "properties": {"replicas": {"type": "integer"}}},
+               subresources={"scale": {"specReplicasPath": ".spec.replicas",
+                                       "statusReplicasPath": ".status.replicas"}})
+    path = await _served(module_api, crd)
+    assert (await module_api.post(path, _widget(crd, "w", {})))[0] == 201
+    detail = 'the spec replicas field ".spec.replicas" does not exist'
+    assert await module_api.get(f"{path}/w/scale") == (500, {
+        "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+        "message": f"Internal error occurred: {detail}", "reason": "InternalError",
+        "details": {"causes": [{"message": detail}]}, "code": 500})
+    status, scale = await module_api.patch(f"{path}/w/scale", {"spec": {"replicas": 2}},
+                                           "application/merge-patch+json")
+    assert (status, scale["spec"]) == (200, {"replicas": 2}), scale
+    assert (await module_api.get(f"{path}/w"))[1]["spec"] == {"replicas": 2}
