@@ -21,7 +21,9 @@ class Cause:
     field: str = ""
 
     def to_dict(self) -> dict[str, str]:
-        out = {"reason": self.reason, "message": self.message}
+        # metav1.StatusCause: reason and field are omitempty
+        out = {"reason": self.reason, "message": self.message} if self.reason else {
+            "message": self.message}
         if self.field:
             out["field"] = self.field
         return out

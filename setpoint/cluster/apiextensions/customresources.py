@@ -28,8 +28,14 @@ CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
 
 
 def _served_types(crd: Obj) -> list[ResourceType]:
+    """The versions a CRD serves. customresource_handler.go serves none until NamesAccepted
+    or Established is True (another answer is the delegate's 404), and serves (and
+    discovery lists) the names the naming controller granted, ``status.acceptedNames``; the
+    URL's resource is the one in the CRD's name."""
+    if not (_condition_true(crd, "NamesAccepted") or _condition_true(crd, "Established")):
+        return []
     spec = crd.get("spec") or {}
-    names = spec.get("names") or {}
+    names = (crd.get("status") or {}).get("acceptedNames") or {}
     out = []
     for version in spec.get("versions") or []:
         if not version.get("served", True):
@@ -50,7 +56,7 @@ def _served_types(crd: Obj) -> list[ResourceType]:
         out.append(ResourceType(
             group=spec.get("group", ""),
             version=version["name"],
-            resource=names.get("plural", ""),
+            resource=(spec.get("names") or {}).get("plural", ""),
             kind=names.get("kind", ""),
             namespaced=spec.get("scope") == "Namespaced",
             singular=names.get("singular") or names.get("kind", "").lower(),
@@ -178,45 +184,81 @@ class CustomResources:
         self.registry.remove_custom(group, plural)
 
     def _clean_up(self, crd: Obj) -> None:
-        """Delete every object of the resource, then drop the cleanup finalizer."""
+        """The finalizer controller (pkg/controller/finalizer/crd_finalizer.go): Terminating
+        is set first (the resource refuses creates from then on), every object is deleted,
+        and the cleanup finalizer goes with the condition saying how the deletion ended."""
         from setpoint.cluster.registry.options import DeleteOptions
 
+        meta = crd["metadata"]
+        if CLEANUP_FINALIZER not in (meta.get("finalizers") or []):
+            return
+        crd = self._set_terminating(crd, _IN_PROGRESS)
+        self._serve(crd)
         spec = crd.get("spec") or {}
         group, plural = spec.get("group", ""), (spec.get("names") or {}).get("plural", "")
         storage_key = f"{group}/{plural}"
-        types = self.registry.versions_of(group, plural)
-        rt = next((t for t in types if t.storage_version), types[0] if types else None)
-        remaining = self.store.list(storage_key)
-        for obj in remaining:
-            meta = obj["metadata"]
-            if meta.get("deletionTimestamp") or rt is None:
-                continue
-            with contextlib.suppress(errors.StatusError):
-                self.rest.delete(rt, meta.get("namespace"), meta["name"], DeleteOptions())
-        if self.store.count(storage_key):
-            self._terminating[storage_key] = crd["metadata"]["name"]
-            self._set_terminating(crd)
-            return  # objects with finalizers remain: we come back when they go
+        if _condition_true(crd, "Established"):
+            types = self.registry.versions_of(group, plural)
+            rt = next((t for t in types if t.storage_version), types[0] if types else None)
+            for obj in self.store.list(storage_key):
+                obj_meta = obj["metadata"]
+                if obj_meta.get("deletionTimestamp") or rt is None:
+                    continue
+                with contextlib.suppress(errors.StatusError):
+                    self.rest.delete(rt, obj_meta.get("namespace"), obj_meta["name"],
+                                     DeleteOptions())
+            if self.store.count(storage_key):
+                self._terminating[storage_key] = crd["metadata"]["name"]
+                return  # objects with finalizers remain: we come back when they go
+            ended = _DELETION_COMPLETED
+        else:
+            ended = _NEVER_ESTABLISHED
         self._terminating.pop(storage_key, None)
         meta = crd["metadata"]
         finalizers = [f for f in meta.get("finalizers") or [] if f != CLEANUP_FINALIZER]
         if finalizers:
-            if finalizers != meta.get("finalizers"):
-                self.store.put(CRD_KEY, {**crd, "metadata": {**meta,
-                                                                 "finalizers": finalizers}})
+            self.store.put(CRD_KEY, {**crd, "metadata": {**meta, "finalizers": finalizers},
+                                     "status": self._with_condition(crd, ended)})
             return
         self.store.delete(CRD_KEY, "", meta["name"])
         self.store.drop_resource(storage_key)
 
-    def _set_terminating(self, crd: Obj) -> None:
+    def _with_condition(self, crd: Obj, cond: tuple[str, str, str]) -> Obj:
+        """The CRD's status with its Terminating condition set (SetCRDCondition: the
+        transition time moves only when the status does)."""
         status = dict(crd.get("status") or {})
-        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "Terminating"]
-        conditions.append({
-            "type": "Terminating", "status": "True",
-            "lastTransitionTime": self.rest.clock(),
-            "reason": "InstanceDeletionInProgress",
-            "message": "CustomResource deletion is in progress",
-        })
+        conditions = list(status.get("conditions") or [])
+        value, reason, message = cond
+        old = next((c for c in conditions if c.get("type") == "Terminating"), None)
+        when = old["lastTransitionTime"] if old and old.get("status") == value \
+            and old.get("lastTransitionTime") else self.rest.clock()
+        new = {"type": "Terminating", "status": value, "lastTransitionTime": when,
+               "reason": reason, "message": message}
+        if old is None:
+            conditions.append(new)
+        else:
+            conditions[conditions.index(old)] = new
         status["conditions"] = conditions
-        if status != crd.get("status"):
-            self.store.put(CRD_KEY, {**crd, "status": status})
+        return status
+
+    def _set_terminating(self, crd: Obj, cond: tuple[str, str, str]) -> Obj:
+        status = self._with_condition(crd, cond)
+        if status == crd.get("status"):
+            return crd
+        return self.store.put(CRD_KEY, {**crd, "status": status})
+
+
+def _condition_true(crd: Obj, kind: str) -> bool:
+    return any(c.get("type") == kind and c.get("status") == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+def terminating(crd: Obj | None) -> bool:
+    """customresource_handler.go: a CRD whose Terminating condition is True serves no
+    creates."""
+    return crd is not None and _condition_true(crd, "Terminating")
+
+
+_IN_PROGRESS = ("True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")
+_DELETION_COMPLETED = ("False", "InstanceDeletionCompleted", "removed all instances")
+_NEVER_ESTABLISHED = ("False", "NeverEstablished", "resource was never established")

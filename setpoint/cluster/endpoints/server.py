@@ -12,6 +12,7 @@ from collections.abc import Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from setpoint.cluster.apiextensions.customresources import terminating
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
@@ -511,6 +512,12 @@ class Handler:
             verb = _WRITE_VERBS.get(method, "")
         if verb not in rt.verbs:
             raise errors.method_not_allowed()  # installer.go registers no route for it
+        if verb == "create" and rt.is_custom and terminating(rt.crd):
+            # customresource_handler.go serveResource: before the body is read
+            raise errors.StatusError(
+                405, "MethodNotAllowed",
+                f"{verb} not allowed while custom resource definition is terminating",
+                group=rt.group, kind=rt.resource)
 
     async def _create_subresource(self, request: Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> Response:

@@ -141,23 +141,26 @@ def _crd_columns(rt: ResourceType) -> list[Mapping[str, Any]]:
 def _custom_converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
     specs = _crd_columns(rt)
     columns = [name_column()]
-    paths: list[list[tuple[str, Any]] | None] = []  # None: a path that does not parse
+    paths: list[list[tuple[str, Any]]] = []
     for spec in specs:
         path = spec.get("jsonPath", "")
+        try:
+            steps = jsonpath.parse(path)
+        except jsonpath.JSONPathError:
+            # tableconvertor.New returns the columns before the one it cannot parse, and
+            # the CRD handler serves with those
+            break
+        paths.append(steps)
         columns.append(Column(
             spec.get("name", ""), spec.get("type", "string"),
             spec.get("description") or
             f"Custom resource definition column (in JSONPath format): {path}",
             priority=int(spec.get("priority") or 0), format=spec.get("format") or ""))
-        try:
-            paths.append(jsonpath.parse(path))
-        except jsonpath.JSONPathError:
-            paths.append(None)
 
     def cells(obj: Obj, now: datetime) -> tuple[list[Any], list[Obj]]:
         out: list[Any] = [obj.get("metadata", {}).get("name", "")]
         for column, steps in zip(columns[1:], paths, strict=True):
-            found = jsonpath.find(obj, steps) if steps is not None else []
+            found = jsonpath.find(obj, steps)
             out.append(cell_for_json_value(column.type, found[0], now) if found else None)
         return out, []
     return columns, cells

@@ -85,9 +85,6 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
     paths = _paths(rt)
     meta = obj["metadata"]
     spec_replicas = _get_path(obj, paths.spec_replicas)
-    if rt.is_custom and spec_replicas is None:
-        raise errors.bad_request(
-            f"the spec replicas field {paths.spec_replicas!r} does not exist")
     status: Obj = {"replicas": _get_path(obj, paths.status_replicas) or 0}
     selector = _selector_string(rt, obj, paths)
     if selector is not None:
@@ -151,11 +148,17 @@ _GET_NOT_FOUND = {
 
 def get_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str) -> Obj:
     """GET of ``<resource>/scale``."""
-    _paths(rt)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         resource, group = _GET_NOT_FOUND.get((rt.group, rt.resource), (rt.resource, rt.group))
         raise errors.not_found(resource, name, group)
+    paths = _paths(rt)
+    if rt.is_custom and _get_path(live, paths.spec_replicas) is None:
+        # customresource/etcd.go ScaleREST.Get: apierrors.NewInternalError, its one cause the
+        # error's text (an update goes on, from replicas the apiserver marks as unset)
+        detail = f'the spec replicas field "{paths.spec_replicas}" does not exist'
+        raise errors.StatusError(500, "InternalError", f"Internal error occurred: {detail}",
+                                 causes=[Cause("", detail, "")])
     return scale_of(rt, live)
 
 

@@ -8,8 +8,10 @@ before they applied, which this server never holds).
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
+from setpoint.cluster.apiextensions.schema.webhookconfig import (
+    validate_webhook_service as _service,
+)
+from setpoint.cluster.apiextensions.schema.webhookconfig import validate_webhook_url as _url
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
@@ -23,7 +25,6 @@ OPERATIONS = ("*", "CONNECT", "CREATE", "DELETE", "UPDATE")
 REINVOCATION_POLICIES = ("IfNeeded", "Never")
 SCOPES = ("*", "Cluster", "Namespaced")
 MAX_MATCH_CONDITIONS = 64
-URL_FORM = "; desired format: https://host[/path]"
 
 
 def _fully_qualified(path: str, name: str) -> list[Cause]:
@@ -103,59 +104,6 @@ def _rule(rule: Obj, path: str) -> list[Cause]:
     scope = rule.get("scope")
     if scope is not None and scope not in SCOPES:
         causes.append(fe.not_supported(f"{path}.scope", scope, SCOPES))
-    return causes
-
-
-def _url(path: str, url: str) -> list[Cause]:
-    try:
-        parts = urlsplit(url)
-    except ValueError as exc:
-        return [fe.required(path, f"url must be a valid URL: {exc}{URL_FORM}")]
-    causes: list[Cause] = []
-    if parts.scheme != "https":
-        causes.append(fe.invalid(path, parts.scheme,
-                                 f"'https' is the only allowed URL scheme{URL_FORM}"))
-    if not parts.netloc:
-        causes.append(fe.invalid(path, "", f"host must be specified{URL_FORM}"))
-    if "@" in parts.netloc:
-        user = parts.netloc.rsplit("@", 1)[0]
-        causes.append(fe.invalid(path, user, "user information is not permitted in the URL"))
-    if parts.fragment:
-        causes.append(fe.invalid(path, parts.fragment,
-                                 "fragments are not permitted in the URL"))
-    if parts.query:
-        causes.append(fe.invalid(path, parts.query,
-                                 "query parameters are not permitted in the URL"))
-    return causes
-
-
-def _service(path: str, service: Obj) -> list[Cause]:
-    causes: list[Cause] = []
-    if not service.get("name"):
-        causes.append(fe.required(f"{path}.name", "service name is required"))
-    if not service.get("namespace"):
-        causes.append(fe.required(f"{path}.namespace", "service namespace is required"))
-    port = service.get("port", 443)
-    if not isinstance(port, int) or not 1 <= port <= 65535:
-        causes.append(fe.invalid(f"{path}.port", port,
-                                 "port is not valid: must be between 1 and 65535, inclusive"))
-    url_path = service.get("path")
-    if url_path in (None, "", "/"):
-        return causes
-    if url_path == "//":
-        return [*causes, fe.invalid(f"{path}.path", url_path, "segment[0] may not be empty")]
-    if not url_path.startswith("/"):
-        causes.append(fe.invalid(f"{path}.path", url_path, "must start with a '/'"))
-    check = url_path[1:]
-    if check.endswith("/"):
-        check = check[:-1]
-    for i, step in enumerate(check.split("/")):
-        if not step:
-            causes.append(fe.invalid(f"{path}.path", url_path,
-                                     f"segment[{i}] may not be empty"))
-            continue
-        causes.extend(fe.invalid(f"{path}.path", url_path, f"segment[{i}]: {failure}")
-                      for failure in names.is_dns1123_subdomain(step))
     return causes
 
 

@@ -82,8 +82,12 @@ def test_a_taken_plural_is_not_accepted() -> None:
     other["metadata"]["name"] = "others." + crd["spec"]["group"]
     other["status"] = crd_status(other, now="t0")
     status = crd_status(crd, now="t1", others=[other])
+    # naming_controller.go calculateNamesAndConditions checks plural, singular, short names,
+    # kind and list kind in turn; with all of them taken the last conflict names the reason
     assert [(c["type"], c["status"], c["reason"]) for c in status["conditions"]] == [
-        ("NamesAccepted", "False", "PluralConflict"), ("Established", "False", "NotAccepted")]
+        ("NamesAccepted", "False", "ListKindConflict"), ("Established", "False", "NotAccepted")]
+    # nothing is granted but the categories, which are copied whatever the conflicts
+    assert status["acceptedNames"] == {"plural": "", "kind": "", "categories": ["conformance"]}
 
 
 def test_printer_columns_table_matches_the_recording() -> None:

@@ -117,7 +117,9 @@ def test_embedded_resources_need_apiversion_and_kind() -> None:
     s = _schema({"type": "object", "properties": {"template": {
         "type": "object", "x-kubernetes-embedded-resource": True,
         "x-kubernetes-preserve-unknown-fields": True}}})
-    assert _fields(s.validate(_obj({"template": {"metadata": {"name": "Bad_Name"}}}))) == [
+    # objectmeta/validation.go validateEmbeddedResource: the metadata is checked by
+    # ValidateObjectMeta with path segment names ("Bad_Name" would pass)
+    assert _fields(s.validate(_obj({"template": {"metadata": {"name": "bad/name"}}}))) == [
         ("FieldValueInvalid", "spec.template.metadata.name"),
         ("FieldValueRequired", "spec.template.apiVersion"),
         ("FieldValueRequired", "spec.template.kind")]

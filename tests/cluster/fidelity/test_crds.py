@@ -263,8 +263,20 @@ async def test_storage_version_change_and_stored_versions(api: API) -> None:
     status, body = await api.put(CRD, both)
     assert (status, body) == (422, _invalid([{
         "reason": "FieldValueInvalid", "field": "spec.versions",
-        "message": 'Invalid value: "": must have exactly one version marked as storage '
-                   "version"}]))
+        # the value is the internal spec.Versions as %#v prints it (the identical schemas
+        # moved to the spec by v1/conversion.go)
+        "message": "Invalid value: []apiextensions.CustomResourceDefinitionVersion{"
+                   + ", ".join(
+                       f'apiextensions.CustomResourceDefinitionVersion{{Name:"{name}", '
+                       "Served:true, Storage:true, Deprecated:false, "
+                       "DeprecationWarning:(*string)(nil), "
+                       "Schema:(*apiextensions.CustomResourceValidation)(nil), "
+                       "Subresources:(*apiextensions.CustomResourceSubresources)(nil), "
+                       "AdditionalPrinterColumns:"
+                       "[]apiextensions.CustomResourceColumnDefinition(nil), "
+                       "SelectableFields:[]apiextensions.SelectableField(nil)}"
+                       for name in ("v1alpha1", "v1"))
+                   + "}: must have exactly one version marked as storage version"}]))
 
     dropped = copy.deepcopy(crd)
     dropped["spec"]["versions"] = dropped["spec"]["versions"][1:]

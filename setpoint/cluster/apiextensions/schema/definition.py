@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import go_string_slice
 
 from . import fielderrors as fe
 from .defaulting import has_defaults
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 from .schemacheck import validate_schema
 from .structural import NodeContext
+from .webhookconfig import validate_webhook_service, validate_webhook_url
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64",
@@ -169,7 +171,8 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
     require_schema = old is None or all(_schema_of(v) for v in old_versions)
     for i, v in enumerate(versions):
         if require_schema and not _schema_of(v):
-            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema"))
+            errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema",
+                                    "schemas are required"))
         elif not require_schema and v.get("served") and not _schema_of(v) \
                 and not spec.get("preserveUnknownFields"):
             errs.append(fe.required(f"spec.versions[{i}].schema.openAPIV3Schema",
@@ -218,9 +221,10 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
                 errs += validate_column(col, f"{vp}.additionalPrinterColumns[{j}]")
         errs += _validate_selectable_fields(v, vp)
     if not unique:
-        errs.append(fe.invalid("spec.versions", "", "must contain unique version names"))
+        errs.append(fe.invalid("spec.versions", _go_versions(spec.get("versions")),
+                               "must contain unique version names"))
     if storage_count != 1:
-        errs.append(fe.invalid("spec.versions", "",
+        errs.append(fe.invalid("spec.versions", _go_versions(spec.get("versions")),
                                "must have exactly one version marked as storage version"))
     if versions:
         first = str(versions[0].get("name") or "")
@@ -256,6 +260,54 @@ def _has_non_atomic_set(versions: list[Mapping[str, Any]]) -> bool:
         subs = [items, s.get("additionalProperties"), *(s.get("properties") or {}).values()]
         return any(walk(x) for x in subs)
     return any(walk(_schema_of(v)) for v in versions)
+
+
+def _go_versions(versions: list[Mapping[str, Any]] | None) -> fe.Rendered:
+    """``%#v`` of the internal ``[]CustomResourceDefinitionVersion`` these v1 versions convert
+    to: a field identical in every version has moved to the spec (v1/conversion.go), so it
+    prints nil; pointers print as addresses."""
+    if versions is None:
+        return fe.Rendered("[]apiextensions.CustomResourceDefinitionVersion(nil)")
+    hoisted = {k: _identical(versions, k) for k in
+               ("schema", "subresources", "additionalPrinterColumns", "selectableFields")}
+
+    def q(v: Any) -> str:
+        return fe.go_quote(str(v or ""))
+
+    def columns(v: Mapping[str, Any]) -> str:
+        cols = v.get("additionalPrinterColumns")
+        if hoisted["additionalPrinterColumns"] or cols is None:
+            return "[]apiextensions.CustomResourceColumnDefinition(nil)"
+        return "[]apiextensions.CustomResourceColumnDefinition{" + ", ".join(
+            f"apiextensions.CustomResourceColumnDefinition{{Name:{q(c.get('name'))}, "
+            f"Type:{q(c.get('type'))}, Format:{q(c.get('format'))}, "
+            f"Description:{q(c.get('description'))}, Priority:{int(c.get('priority') or 0)}, "
+            f"JSONPath:{q(c.get('jsonPath'))}}}" for c in cols) + "}"
+
+    def selectable(v: Mapping[str, Any]) -> str:
+        fields = v.get("selectableFields")
+        if hoisted["selectableFields"] or fields is None:
+            return "[]apiextensions.SelectableField(nil)"
+        return "[]apiextensions.SelectableField{" + ", ".join(
+            f"apiextensions.SelectableField{{JSONPath:{q(f.get('jsonPath'))}}}"
+            for f in fields) + "}"
+
+    def one(v: Mapping[str, Any]) -> str:
+        schema = not hoisted["schema"] and v.get("schema") is not None
+        sub = not hoisted["subresources"] and v.get("subresources") is not None
+        return (f"apiextensions.CustomResourceDefinitionVersion{{Name:{q(v.get('name'))}, "
+                f"Served:{str(bool(v.get('served'))).lower()}, "
+                f"Storage:{str(bool(v.get('storage'))).lower()}, "
+                f"Deprecated:{str(bool(v.get('deprecated'))).lower()}, "
+                f"DeprecationWarning:"
+                f"{fe.go_pointer('string', v.get('deprecationWarning') is not None)}, "
+                f"Schema:{fe.go_pointer('apiextensions.CustomResourceValidation', schema)}, "
+                f"Subresources:"
+                f"{fe.go_pointer('apiextensions.CustomResourceSubresources', sub)}, "
+                f"AdditionalPrinterColumns:{columns(v)}, SelectableFields:{selectable(v)}}}")
+
+    return fe.Rendered("[]apiextensions.CustomResourceDefinitionVersion{"
+                       + ", ".join(one(v) for v in versions) + "}")
 
 
 def _validate_selectable_fields(v: Mapping[str, Any], vp: str) -> list[Cause]:
@@ -364,24 +416,51 @@ def _validate_conversion(spec: Mapping[str, Any]) -> list[Cause]:
     webhook = conversion.get("webhook")
     if strategy == "Webhook":
         config = (webhook or {}).get("clientConfig")
-        if not config:
+        if config is None:
             errs.append(fe.required(f"{path}.webhookClientConfig",
                                     "required when strategy is set to Webhook"))
-        elif bool(config.get("url")) == bool(config.get("service")):
+        elif (config.get("url") is None) == (config.get("service") is None):
             errs.append(fe.required(f"{path}.webhookClientConfig",
                                     "exactly one of url or service is required"))
-        review = (webhook or {}).get("conversionReviewVersions") or []
-        if not review:
-            errs.append(fe.required(f"{path}.conversionReviewVersions"))
-        elif not set(review) & {"v1", "v1beta1"}:
-            errs.append(fe.invalid(f"{path}.conversionReviewVersions", review,
-                                   "must include at least one of v1, v1beta1"))
+        elif config.get("url") is not None:
+            errs.extend(validate_webhook_url(f"{path}.webhookClientConfig.url",
+                                             str(config["url"])))
+        else:
+            errs.extend(validate_webhook_service(f"{path}.webhookClientConfig.service",
+                                                 config["service"] or {}))
+        errs.extend(_conversion_review_versions(
+            list((webhook or {}).get("conversionReviewVersions") or []),
+            f"{path}.conversionReviewVersions"))
     elif webhook:
-        errs.append(fe.forbidden(f"{path}.webhookClientConfig",
-                                 "should not be set when strategy is not set to Webhook"))
+        # the v1 webhook's two fields are the internal type's two, each forbidden alone
+        if webhook.get("clientConfig") is not None:
+            errs.append(fe.forbidden(f"{path}.webhookClientConfig",
+                                     "should not be set when strategy is not set to Webhook"))
+        if webhook.get("conversionReviewVersions"):
+            errs.append(fe.forbidden(f"{path}.conversionReviewVersions",
+                                     "should not be set when strategy is not set to Webhook"))
     if strategy and strategy != "None" and spec.get("preserveUnknownFields"):
         errs.append(fe.invalid(f"{path}.strategy", strategy,
                                "must be None if spec.preserveUnknownFields is true"))
+    return errs
+
+
+def _conversion_review_versions(versions: list[str], path: str) -> list[Cause]:
+    """validation.go validateConversionReviewVersions: no duplicates, DNS-1035 labels, and
+    one the server speaks."""
+    if not versions:
+        return [fe.required(path)]
+    errs: list[Cause] = []
+    seen: set[str] = set()
+    for i, v in enumerate(versions):
+        if v in seen:
+            errs.append(fe.invalid(fe.index(path, i), v, "duplicate version"))
+            continue
+        seen.add(v)
+        errs.extend(fe.invalid(fe.index(path, i), v, m) for m in is_dns1035_label(v))
+    if not seen & {"v1", "v1beta1"}:
+        errs.append(fe.invalid(path, go_string_slice(versions),
+                               "must include at least one of v1, v1beta1"))
     return errs
 
 

@@ -28,13 +28,24 @@ from setpoint.machinery.fielderrors import (
 from setpoint.machinery.gofmt import go_float
 
 __all__ = [
-    "GoValue", "Rendered", "child", "duplicate", "forbidden", "go_float", "go_quote",
+    "GoValue", "Rendered", "child", "duplicate", "forbidden", "go_float", "go_pointer",
+    "go_quote",
     "go_sharp", "go_value", "index", "internal", "invalid", "key", "not_supported", "required",
     "too_long", "too_many", "type_invalid",
 ]
 
 Rendered = GoValue  # a value already written as Go prints it (e.g. a struct)
 go_sharp = go_interface
+
+
+# Go's %#v prints a non-nil pointer field as its heap address, which no two runs share; an
+# address of the same shape stands in for it
+_GO_HEAP_ADDRESS = "0xc000000000"
+
+
+def go_pointer(type_name: str, is_set: bool) -> str:
+    """``%#v`` of a pointer field of type ``*type_name``: nil, or an address."""
+    return f"(*{type_name})({_GO_HEAP_ADDRESS if is_set else 'nil'})"
 
 
 def go_value(value: Any) -> str:

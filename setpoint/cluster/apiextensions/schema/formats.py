@@ -7,14 +7,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime
 import ipaddress
 import re
 from collections.abc import Callable
 
-_DATE = r"\d{4}-\d{2}-\d{2}"
-_DATE_TIME = re.compile(
-    rf"^{_DATE}[Tt ]\d{{2}}:\d{{2}}(:\d{{2}}(\.\d+)?)?([Zz]|[+-]\d{{2}}(:?\d{{2}})?)?$")
-_DATE_ONLY = re.compile(rf"^{_DATE}$")
+# strfmt's DateTimePattern, matched against what follows the date (the "." is any character)
+_TIME_OF_DAY = re.compile(
+    r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$")
+_FULL_DATE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2})$")
 _DURATION = re.compile(
     r"^[-+]?(\d+(\.\d+)?\s*(ns|us|µs|ms|s|m|h|d|w|"
     r"nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?"
@@ -33,6 +34,31 @@ _HEXCOLOR = re.compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
 _RGBCOLOR = re.compile(r"^rgb\(\s*\d{1,3}\s*,\s*\d{1,3}\s*,\s*\d{1,3}\s*\)$")
 _BSON = re.compile(r"^[0-9a-fA-F]{24}$")
 _URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$|^//[^\s]+$|^/[^\s]*$")
+
+
+def _date(s: str) -> bool:
+    """strfmt ``IsDate``: Go's ``time.Parse("2006-01-02", s)``, so a day the month lacks fails."""
+    m = _FULL_DATE.match(s)
+    if m is None:
+        return False
+    try:
+        # Go's year 0 is a leap year, as 2000 is; Python's calendar starts at year 1
+        datetime.date(int(m[1]) or 2000, int(m[2]), int(m[3]))
+    except ValueError:
+        return False
+    return True
+
+
+def _date_time(s: str) -> bool:
+    """strfmt ``IsDateTime``: split at the first "t" (case folded), a full date before it and
+    seconds with a "z" or numeric offset after it, only the piece up to a second "t" checked."""
+    if len(s) < 4:
+        return False
+    parts = s.lower().split("t")
+    if len(parts) < 2 or not _date(parts[0]):
+        return False
+    m = _TIME_OF_DAY.match(parts[1])
+    return m is not None and m[1] <= "23" and m[2] <= "59" and m[3] <= "59"
 
 
 def _ip(version: int) -> Callable[[str], bool]:
@@ -65,9 +91,9 @@ def _matcher(pattern: re.Pattern[str]) -> Callable[[str], bool]:
 
 
 FORMATS: dict[str, Callable[[str], bool]] = {
-    "date-time": _matcher(_DATE_TIME),
-    "datetime": _matcher(_DATE_TIME),
-    "date": _matcher(_DATE_ONLY),
+    "date-time": _date_time,
+    "datetime": _date_time,
+    "date": _date,
     "duration": _matcher(_DURATION),
     "byte": _byte,
     "uuid": _matcher(_UUID),

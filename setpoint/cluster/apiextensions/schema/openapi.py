@@ -9,7 +9,6 @@ correlated old value reports nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +16,7 @@ from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
 from .formats import format_ok
+from .goregexp import search_go
 
 MISSING: Any = object()
 
@@ -127,7 +127,7 @@ def _string(schema: Mapping[str, Any], value: str, path: str) -> list[Cause]:
     elif isinstance(min_length, int) and len(value) < min_length:
         errs.append(fe.invalid(path, value,
                                _in_body(path, f"should be at least {min_length} chars long")))
-    elif isinstance(pattern, str) and pattern and not _matches(pattern, value):
+    elif isinstance(pattern, str) and pattern and not search_go(pattern, value):
         errs.append(fe.invalid(path, value, _in_body(path, f"should match '{pattern}'")))
     fmt = schema.get("format")
     if isinstance(fmt, str) and fmt and schema.get("type") == "string" \
@@ -135,13 +135,6 @@ def _string(schema: Mapping[str, Any], value: str, path: str) -> list[Cause]:
         errs.append(fe.type_invalid(path, value, _in_body(
             path, f"must be of type {fmt}: {fe.go_quote(value)}")))
     return errs
-
-
-def _matches(pattern: str, value: str) -> bool:
-    try:
-        return re.search(pattern, value) is not None
-    except re.error:
-        return True
 
 
 def _number(schema: Mapping[str, Any], value: float, path: str) -> list[Cause]:

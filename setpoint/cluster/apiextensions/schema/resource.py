@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.gofmt import format_v, go_type
+from setpoint.machinery.names import validate_object_meta, validate_path_segment_name
 from setpoint.machinery.schema import Schema
 
 from . import fielderrors as fe
@@ -226,13 +227,17 @@ def _embedded_resource(x: Mapping[str, Any], path: str) -> list[Cause]:
             errs.append(fe.invalid(fe.child(path, key), x[key],
                                    "may have mixed case, but should otherwise match: "
                                    + ",".join(msgs)))
+        elif key == "apiVersion" and x[key].count("/") > 1:
+            # schema.ParseGroupVersion: at most one slash
+            errs.append(fe.invalid(fe.child(path, key), x[key],
+                                   f"unexpected GroupVersion string: {x[key]}"))
     meta = x.get("metadata")
     if isinstance(meta, dict):
-        for key in ("name", "generateName"):
-            value = meta.get(key)
-            if isinstance(value, str) and value:
-                errs += [fe.invalid(fe.child(fe.child(path, "metadata"), key), value, m)
-                         for m in name_is_dns_subdomain(value, key == "generateName")]
+        # ValidateObjectMeta with path segment names, a missing name taken as "fakename",
+        # and the namespace checked only when one is given
+        meta = {**meta, "name": meta.get("name") or "fakename"}
+        errs += validate_object_meta(meta, bool(meta.get("namespace")),
+                                     validate_path_segment_name, fe.child(path, "metadata"))
     return errs
 
 

@@ -169,15 +169,16 @@ def _rule_struct(rule: Mapping[str, Any]) -> Any:
     """The ValidationRule as Go prints it in the message of a compile error."""
     def q(v: Any) -> str:
         return fe.go_quote(str(v or ""))
-    reason = rule.get("reason")
-    reason_text = "(*apiextensions.FieldValueErrorReason)(nil)" if reason is None else q(reason)
-    opt = rule.get("optionalOldSelf")
+    # Reason and OptionalOldSelf are pointer fields: %#v prints their address, not their value
+    reason_text = fe.go_pointer("apiextensions.FieldValueErrorReason",
+                                rule.get("reason") is not None)
+    opt_text = fe.go_pointer("bool", rule.get("optionalOldSelf") is not None)
     text = (f"apiextensions.ValidationRule{{Rule:{q(rule.get('rule'))}, "
             f"Message:{q(rule.get('message'))}, "
             f"MessageExpression:{q(rule.get('messageExpression'))}, "
             f"Reason:{reason_text}, "
             f"FieldPath:{q(rule.get('fieldPath'))}, "
-            f"OptionalOldSelf:{'(*bool)(nil)' if opt is None else str(bool(opt)).lower()}}}")
+            f"OptionalOldSelf:{opt_text}}}")
     return fe.Rendered(text)
 
 

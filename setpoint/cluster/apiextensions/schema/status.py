@@ -8,8 +8,6 @@ from typing import Any
 
 from .definition import storage_version
 
-_NAME_KEYS = ("plural", "singular", "shortNames", "kind", "listKind", "categories")
-
 
 def initial_status(crd: Mapping[str, Any]) -> dict[str, Any]:
     """The status a CRD create stores (``PrepareForCreate``): no conditions yet."""
@@ -29,10 +27,6 @@ def prepare_update_status(new: Mapping[str, Any], old: Mapping[str, Any]) -> dic
     return status
 
 
-def _accepted(names: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: copy.deepcopy(names[k]) for k in _NAME_KEYS if names.get(k)}
-
-
 def _condition(ctype: str, status: str, reason: str, message: str, now: str,
                previous: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     transition = now
@@ -43,31 +37,52 @@ def _condition(ctype: str, status: str, reason: str, message: str, now: str,
             "message": message}
 
 
-def _conflict(names: Mapping[str, Any], others: Iterable[Mapping[str, Any]]
-              ) -> tuple[str, str] | None:
-    taken: dict[str, set[str]] = {"plural": set(), "singular": set(), "kind": set(),
-                                  "listKind": set(), "short": set()}
+def _names_in_use(others: Iterable[Mapping[str, Any]]) -> tuple[set[str], set[str]]:
+    """naming_controller.go getAcceptedNamesForGroup: the resource names (plural, singular,
+    short names) and the kinds (kind, list kind) the group's other CRDs have been granted."""
+    resources: set[str] = set()
+    kinds: set[str] = set()
     for other in others:
         accepted = (other.get("status") or {}).get("acceptedNames") or {}
-        for k in ("plural", "singular", "kind", "listKind"):
-            if accepted.get(k):
-                taken[k].add(accepted[k])
-        resource_names = {accepted.get("plural"), accepted.get("singular"),
-                          *(accepted.get("shortNames") or [])}
-        taken["short"] |= {n for n in resource_names if n}
-    plural, singular = names.get("plural"), names.get("singular")
-    if plural in taken["plural"] or plural in taken["short"]:
-        return "PluralConflict", f'"{plural}" is already in use'
-    if singular and (singular in taken["singular"] or singular in taken["short"]):
-        return "SingularConflict", f'"{singular}" is already in use'
-    for short in names.get("shortNames") or []:
-        if short in taken["short"]:
-            return "ShortNamesConflict", f'"{short}" is already in use'
-    if names.get("kind") in taken["kind"]:
-        return "KindConflict", f'"{names.get("kind")}" is already in use'
-    if names.get("listKind") and names.get("listKind") in taken["listKind"]:
-        return "ListKindConflict", f'"{names.get("listKind")}" is already in use'
-    return None
+        resources |= {accepted.get("plural") or "", accepted.get("singular") or "",
+                      *(accepted.get("shortNames") or [])}
+        kinds |= {accepted.get("kind") or "", accepted.get("listKind") or ""}
+    return resources, kinds
+
+
+def _accept_names(names: Mapping[str, Any], accepted: Mapping[str, Any],
+                  others: Iterable[Mapping[str, Any]]
+                  ) -> tuple[dict[str, Any], tuple[str, str] | None]:
+    """naming_controller.go calculateNamesAndConditions: each requested name is granted
+    unless it is new and in use; a refused one keeps its old grant, and the last conflict
+    found names the NamesAccepted condition."""
+    resources, kinds = _names_in_use(others)
+    new = {k: copy.deepcopy(v) for k, v in accepted.items()}
+    conflict: tuple[str, str] | None = None
+    for key, reason, used in (("plural", "PluralConflict", resources),
+                              ("singular", "SingularConflict", resources),
+                              ("shortNames", "ShortNamesConflict", resources),
+                              ("kind", "KindConflict", kinds),
+                              ("listKind", "ListKindConflict", kinds)):
+        requested, granted = names.get(key) or "", accepted.get(key) or ""
+        if key == "shortNames":
+            requested, granted = list(requested), list(granted)
+            taken = [f'"{n}" is already in use' for n in requested
+                     if n not in granted and n in used] if requested != granted else []
+            # utilerrors.NewAggregate: one message alone, several in brackets, repeats once
+            taken = list(dict.fromkeys(taken))
+            message = taken[0] if len(taken) == 1 else "[" + ", ".join(taken) + "]"
+            refused = bool(taken)
+        else:
+            refused = requested != granted and requested in used
+            message = f'"{requested}" is already in use'
+        if refused:
+            conflict = (reason, message)
+        else:
+            new[key] = copy.deepcopy(requested)
+    new["categories"] = copy.deepcopy(names.get("categories"))
+    # plural and kind are always written; the others are omitempty
+    return {k: v for k, v in new.items() if v or k in ("plural", "kind")}, conflict
 
 
 def crd_status(crd: Mapping[str, Any], now: str,
@@ -86,16 +101,15 @@ def crd_status(crd: Mapping[str, Any], now: str,
     same_group = [o for o in others
                   if (o.get("spec") or {}).get("group") == group
                   and (o.get("metadata") or {}).get("name") != own_name]
-    conflict = _conflict(names, same_group)
+    accepted, conflict = _accept_names(
+        names, old_status.get("acceptedNames") or {"plural": "", "kind": ""}, same_group)
     if conflict is None:
-        accepted = _accepted(names)
         conditions = [
             _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, previous),
             _condition("Established", "True", "InitialNamesAccepted",
                        "the initial names have been accepted", now, previous),
         ]
     else:
-        accepted = dict(old_status.get("acceptedNames") or {"plural": "", "kind": ""})
         reason, message = conflict
         established = [c for c in previous if c.get("type") == "Established"
                        and c.get("status") == "True"]

@@ -18,6 +18,7 @@ from typing import Any
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
+from .goregexp import GoRegexpError, compile_go
 
 OPENAPI_TYPES = ["array", "boolean", "integer", "number", "object", "string"]
 META_FIELDS = {"metadata", "kind", "apiVersion"}
@@ -191,8 +192,8 @@ def _value_validation(v: Mapping[str, Any], skip_any_of: bool, skip_first_all_of
     pattern = v.get("pattern")
     if isinstance(pattern, str) and pattern:
         try:
-            re.compile(pattern)
-        except re.error as exc:
+            compile_go(pattern)
+        except GoRegexpError as exc:
             errs.append(fe.invalid(fe.child(path, "pattern"), pattern,
                                    f"must be a valid regular expression, but isn't: {exc}"))
     return errs
@@ -465,9 +466,11 @@ def _rule_field_checks(s: Mapping[str, Any], path: str) -> list[Cause]:
         if not text.strip():
             errs.append(fe.required(fe.child(rp, "rule"), "rule is not specified"))
         elif msg and not trimmed_msg:
-            errs.append(fe.invalid(fe.child(rp, "message"), msg, "must be non-empty if specified"))
+            errs.append(fe.invalid(fe.child(rp, "message"), msg,
+                                   "message must be non-empty if specified"))
         elif _NEWLINES.search(trimmed_msg):
-            errs.append(fe.invalid(fe.child(rp, "message"), msg, "must not contain line breaks"))
+            errs.append(fe.invalid(fe.child(rp, "message"), msg,
+                                   "message must not contain line breaks"))
         elif _NEWLINES.search(text.strip()) and not trimmed_msg:
             errs.append(fe.required(fe.child(rp, "message"),
                                     "message must be specified if rule contains line breaks"))
@@ -482,10 +485,11 @@ def _rule_field_checks(s: Mapping[str, Any], path: str) -> list[Cause]:
         if fp:
             if not str(fp).strip():
                 errs.append(fe.invalid(fe.child(rp, "fieldPath"), fp,
-                                       "must be non-empty if specified"))
+                                       "fieldPath must be non-empty if specified"))
             if _NEWLINES.search(str(fp)):
                 errs.append(fe.invalid(fe.child(rp, "fieldPath"), fp,
-                                       "must not contain line breaks"))
+                                       "fieldPath must not contain line breaks"))
             if valid_field_path(str(fp), s) is None:
-                errs.append(fe.invalid(fe.child(rp, "fieldPath"), fp, "must be a valid path"))
+                errs.append(fe.invalid(fe.child(rp, "fieldPath"), fp,
+                                       "fieldPath must be a valid path"))
     return errs
