@@ -129,9 +129,16 @@ class OwnWrite:
         return isinstance(generation, int) and generation > origin.generation
 
 
+_JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None), list})
+
+
 def _is_mapping(value: Any) -> bool:
-    # the documents here are JSON dicts: their exact type first, before an ABC check
-    return type(value) is dict or isinstance(value, Mapping)
+    # the documents here are JSON: a dict or a scalar is told by its exact type, before
+    # an ABC instance check (a Python-level call, several per own write)
+    cls = type(value)
+    if cls is dict:
+        return True
+    return cls not in _JSON_SCALARS and isinstance(value, Mapping)
 
 
 def _same_outside(a: Any, b: Any, covered: Any) -> bool:
