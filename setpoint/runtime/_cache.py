@@ -131,9 +131,14 @@ class Store:
 
     def _reindex(self, key: str, old: Obj | None, new: Obj | None) -> None:
         for name, func in self._indexers.items():
+            # an update mostly keeps every index value: compared as the indexer gave
+            # them before any set is built (issue 12, eighth pass)
+            old_given = tuple(func(old)) if old is not None else ()
+            new_given = tuple(func(new)) if new is not None else ()
+            if old_given == new_given:
+                continue
             index = self._indices[name]
-            old_values = set(func(old)) if old is not None else set()
-            new_values = set(func(new)) if new is not None else set()
+            old_values, new_values = set(old_given), set(new_given)
             if old_values == new_values:
                 continue
             for value in old_values - new_values:

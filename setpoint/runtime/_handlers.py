@@ -64,6 +64,7 @@ class EnqueueForOwner(Handler):
     def __init__(self, owner: object, *, only_controller: bool = True,
                  owner_namespaced: bool = True) -> None:
         self.owner: KindKey = kind_key(owner)
+        self._owner_group = self.owner.group  # a property that splits on each read
         self.only_controller = only_controller
         self.owner_namespaced = owner_namespaced
 
@@ -78,7 +79,7 @@ class EnqueueForOwner(Handler):
             if ref.get("kind") != self.owner.kind:
                 continue
             group = str(ref.get("apiVersion", "")).rpartition("/")[0]
-            if group != self.owner.group:
+            if group != self._owner_group:
                 continue
             namespace = namespace_of(obj) if self.owner_namespaced else ""
             out.append(Request(namespace, str(ref.get("name", ""))))

@@ -33,8 +33,20 @@ def _format_value(value: Any) -> str:
     return text
 
 
+_needs_quotes = _NEEDS_QUOTES.search
+
+
 def format_fields(fields: Mapping[str, Any]) -> str:
-    return " ".join(f"{k}={_format_value(v)}" for k, v in fields.items() if v is not None)
+    # a loop with the plain string inline, not a generator calling _format_value per
+    # field: every write's log line formats its fields here (issue 12, eighth pass)
+    parts = []
+    for key, value in fields.items():
+        if value is None:
+            continue
+        if type(value) is not str or not value or _needs_quotes(value) is not None:
+            value = _format_value(value)
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
 
 
 _PLAIN_LOGGERS: set[type[logging.Logger]] = set()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Sequence
@@ -398,6 +399,7 @@ class Manager:
         loop = asyncio.get_running_loop()
         stop_requested = asyncio.Event()
         installed = []
+        collector = _tune_collector(self.settings.collector_thresholds)
         waiter = asyncio.create_task(stop_requested.wait())
         done_waiter = asyncio.create_task(self._done.wait())
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -421,6 +423,8 @@ class Manager:
             done_waiter.cancel()
             for sig in installed:
                 loop.remove_signal_handler(sig)
+            if collector is not None:
+                gc.set_threshold(*collector)
         if self.error is not None:
             raise self.error
 
@@ -438,3 +442,16 @@ class Manager:
             unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
             return "caches not synced: " + ", ".join(unsynced)
         return None
+
+
+_PYTHONS_THRESHOLDS = (700, 10, 10)
+
+
+def _tune_collector(thresholds: tuple[int, int, int] | None) -> tuple[int, ...] | None:
+    """Set the collector's ``thresholds`` over Python's own; returns those to put back
+    (None: nothing was changed, as when the program chose its own)."""
+    before = gc.get_threshold()
+    if thresholds is None or before != _PYTHONS_THRESHOLDS:
+        return None
+    gc.set_threshold(*thresholds)
+    return before

@@ -115,9 +115,23 @@ def with_status_only(obj: object) -> Obj:
     return as_dict(obj)
 
 
-_TYPED_MODELS: dict[type, bool] = {}
-"""Per class: whether its instances are pydantic models of a typed class with a
-``metadata`` field (kept per class: a class's fields and kind are fixed once it exists)."""
+_TYPED_MODELS: dict[type, KindKey | None] = {}
+"""Per class: its kind when its instances are pydantic models of a typed class with a
+``metadata`` field, else None (kept per class: a class's fields and kind are fixed once it
+exists; one KindKey per class, not a new tuple per call)."""
+
+_PLAIN_METADATA: dict[type, bool] = {}
+"""Per class of a typed model's ``metadata``: whether it is no Mapping (an ABC instance
+check, a Python-level call, asked of every write several times)."""
+
+
+def _is_plain_metadata(cls: type) -> bool:
+    plain = _PLAIN_METADATA.get(cls)
+    if plain is None:
+        plain = not issubclass(cls, Mapping)
+        if len(_PLAIN_METADATA) < 1024:
+            _PLAIN_METADATA[cls] = plain
+    return plain
 
 
 def _is_typed_model_class(cls: type) -> bool:
@@ -131,15 +145,17 @@ def identity(obj: object) -> tuple[KindKey, str, str]:
     """The kind, namespace and name of a dict or typed object; a typed object's are read
     from its ``metadata`` without encoding the whole object."""
     cls = type(obj)
-    typed = _TYPED_MODELS.get(cls)
-    if typed is None:
-        typed = _TYPED_MODELS[cls] = _is_typed_model_class(cls)
-    if typed:
+    if cls in _TYPED_MODELS:
+        typed = _TYPED_MODELS[cls]
+    else:
+        typed = _TYPED_MODELS[cls] = KindKey(
+            cls.api_version, cls.kind) if _is_typed_model_class(cls) else None  # type: ignore[attr-defined]
+    if typed is not None:
         # a typed model (asked of every write, several times): its class names the kind,
         # with none of kind_key's checks (an ABC instance check among them)
         metadata = obj.metadata  # type: ignore[attr-defined]
-        if metadata is not None and not isinstance(metadata, Mapping):
-            return (KindKey(cls.api_version, cls.kind),  # type: ignore[attr-defined]
+        if metadata is not None and _is_plain_metadata(type(metadata)):
+            return (typed,
                     str(getattr(metadata, "namespace", None) or ""),
                     str(getattr(metadata, "name", None) or ""))
     metadata = None if cls is dict or isinstance(obj, Mapping) \

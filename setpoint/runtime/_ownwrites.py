@@ -112,7 +112,7 @@ class OwnWrite:
         volatile = _VOLATILE if self.status else _VOLATILE_SPEC
         sent_meta = self.sent.get("metadata")
         covered = {**self.sent, "metadata": {
-            **(sent_meta if isinstance(sent_meta, Mapping) else {}), **volatile}}
+            **(sent_meta if _is_mapping(sent_meta) else {}), **volatile}}
         return _same_outside(before, current, covered)
 
     def echoes(self, controller: str | None, request: Request) -> bool:
@@ -129,14 +129,26 @@ class OwnWrite:
         return isinstance(generation, int) and generation > origin.generation
 
 
+_JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None), list})
+
+
+def _is_mapping(value: Any) -> bool:
+    # the documents here are JSON: a dict or a scalar is told by its exact type, before
+    # an ABC instance check (a Python-level call, several per own write)
+    cls = type(value)
+    if cls is dict:
+        return True
+    return cls not in _JSON_SCALARS and isinstance(value, Mapping)
+
+
 def _same_outside(a: Any, b: Any, covered: Any) -> bool:
     """Whether ``a`` and ``b`` agree everywhere ``covered`` does not reach."""
-    if not isinstance(covered, Mapping):
+    if not _is_mapping(covered):
         return True  # the write set this whole value
     # a merge patch into a missing or null map creates it
     a = {} if a is _MISSING or a is None else a
     b = {} if b is _MISSING or b is None else b
-    if not (isinstance(a, Mapping) and isinstance(b, Mapping)):
+    if not (_is_mapping(a) and _is_mapping(b)):
         return bool(a == b)
     for k in a.keys() | b.keys():
         left, right = a.get(k, _MISSING), b.get(k, _MISSING)

@@ -60,3 +60,10 @@ class ManagerSettings:
     webhook_port: int = 9443
     webhook_cert_dir: str | None = None
     webhook_generate_certs: bool = False
+    collector_thresholds: tuple[int, int, int] | None = (10_000, 50, 10)
+    """The cyclic garbage collector's thresholds while :meth:`Manager.run` runs the process
+    (put back when it returns), applied only over Python's own (700, 10, 10); None leaves
+    the collector alone. A reconcile's objects live for its requests, often longer than
+    700 allocations apart with 16 reconciles in flight: at Python's thresholds they were
+    promoted and the oldest generation's collections walked every cached object
+    (docs/benchmarks.md, Operators, eighth pass). Cyclic garbage is still collected."""

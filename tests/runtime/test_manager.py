@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from datetime import datetime
 from typing import Any
 
@@ -286,3 +287,26 @@ async def test_readyz_fails_until_caches_sync(cluster: RunningCluster) -> None:
         await manager.start()
     assert not manager.ready
 
+
+
+async def test_a_running_manager_lets_a_reconciles_objects_die_young(
+        cluster: RunningCluster) -> None:
+    """``Manager.run`` (what ``setpoint run`` runs) sets the collector's young generation to
+    10,000 while it runs the process and puts Python's thresholds back when it returns; a
+    program that chose its own keeps them. Not a Kubernetes rule: the operator's own CPU
+    (docs/benchmarks.md, Operators, eighth pass; the workloads' process does the same,
+    tests/cli/test_start_gc.py)."""
+    before = gc.get_threshold()
+    try:
+        for own, during in (((700, 10, 10), (10_000, 50, 10)),
+                            ((5_000, 10, 10), (5_000, 10, 10))):
+            gc.set_threshold(*own)
+            manager = make_manager(cluster, [widget_controller()])
+            running = asyncio.create_task(manager.run())
+            await wait_for(lambda m=manager: m.ready)  # type: ignore[misc]
+            assert gc.get_threshold() == during
+            await manager.stop()
+            await running
+            assert gc.get_threshold() == own
+    finally:
+        gc.set_threshold(*before)
