@@ -142,6 +142,12 @@ def _decode(raw: Raw) -> dict[str, Any]:
     return obj
 
 
+# How many turns of the event loop a woken watcher lets pass before it takes its events, so
+# that the writes of those turns go out together (the apiserver's watch handler likewise
+# flushes only once its channel is empty: endpoints/handlers/watch.go ServeHTTP)
+COALESCE_TURNS = 2
+
+
 def _wake(waiter: asyncio.Future[None]) -> None:
     """A waiting watcher's timer: its wait is over, with or without events."""
     if not waiter.done():
@@ -189,6 +195,10 @@ class Watcher:
                 self._waiter = None
                 if timer is not None:
                     timer.cancel()
+            for _ in range(COALESCE_TURNS):
+                # the writes of the next loop turns join this batch: one chunk (one TLS
+                # record, one send) for what would otherwise be sent one event at a time
+                await asyncio.sleep(0)
         if self.closed:
             self._queue.clear()
             return []
