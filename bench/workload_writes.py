@@ -51,6 +51,7 @@ class WatchCountingProxy(ApiProxy):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.watch_events: Counter[str] = Counter()
+        self.watch_chunks: Counter[str] = Counter()  # reads of the stream, as they came
         self.watches_opened: Counter[str] = Counter()
 
     async def _stream(self, request: web.Request, info: RequestInfo,
@@ -58,7 +59,7 @@ class WatchCountingProxy(ApiProxy):
                       headers: CIMultiDict[str]) -> web.StreamResponse:
         key = _watch_key(info, request)
         self.watches_opened[key] += 1
-        return await super()._stream(request, info, _Counted(upstream, self.watch_events, key),
+        return await super()._stream(request, info, _Counted(upstream, self, key),
                                      headers)  # type: ignore[arg-type]
 
 
@@ -73,16 +74,17 @@ def _watch_key(info: RequestInfo, request: web.Request) -> str:
 class _Counted:
     """A watch's upstream response whose chunks are counted by their newlines (events)."""
 
-    def __init__(self, upstream: aiohttp.ClientResponse, counts: Counter[str],
+    def __init__(self, upstream: aiohttp.ClientResponse, proxy: WatchCountingProxy,
                  key: str) -> None:
         self._upstream = upstream
-        self._counts = counts
+        self._proxy = proxy
         self._key = key
         self.content = self
 
     async def iter_any(self) -> AsyncIterator[bytes]:
         async for chunk in self._upstream.content.iter_any():
-            self._counts[self._key] += chunk.count(b"\n")
+            self._proxy.watch_events[self._key] += chunk.count(b"\n")
+            self._proxy.watch_chunks[self._key] += 1
             yield chunk
 
     def __getattr__(self, name: str) -> Any:
@@ -97,7 +99,8 @@ def watch_table(proxy: WatchCountingProxy, pods: int) -> list[str]:
     lines = [f"  open watches: {dict(sorted(open_now.items()))}"]
     for key, n in sorted(proxy.watch_events.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {key:<70} {n:>7} {n / pods:6.2f}/pod"
-                     f" ({proxy.watches_opened.get(key, 0)} opened)")
+                     f" ({proxy.watches_opened.get(key, 0)} opened,"
+                     f" {n / max(proxy.watch_chunks[key], 1):.2f} per read)")
     total = sum(proxy.watch_events.values())
     lines.append(f"  {'watch events':<70} {total:>7} {total / pods:6.2f}/pod")
     return lines
@@ -167,6 +170,7 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
                                           pod_census.on_event).start()
                 counts.clear()
                 proxy.watch_events.clear()
+                proxy.watch_chunks.clear()
 
                 async def create(i: int) -> None:
                     async with session.post(f"/apis/apps/v1/namespaces/{NS}/deployments",
@@ -181,6 +185,7 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
                 print("\n".join(watch_table(proxy, pods)))
                 counts.clear()
                 proxy.watch_events.clear()
+                proxy.watch_chunks.clear()
                 converged.retarget(rolled_out(generation=2), watch_deployments.objects)
                 pod_census.wait_gone("1")
 
