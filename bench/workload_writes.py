@@ -59,8 +59,8 @@ class WatchCountingProxy(ApiProxy):
                       headers: CIMultiDict[str]) -> web.StreamResponse:
         key = _watch_key(info, request)
         self.watches_opened[key] += 1
-        return await super()._stream(request, info, _Counted(upstream, self, key),
-                                     headers)  # type: ignore[arg-type]
+        counted: Any = _Counted(upstream, self, key)  # stands in for the response
+        return await super()._stream(request, info, counted, headers)
 
 
 def _watch_key(info: RequestInfo, request: web.Request) -> str:
