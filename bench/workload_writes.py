@@ -1,5 +1,6 @@
 """What the simulated cluster writes per pod, by verb and resource, while pods become Ready
-and while they roll out: the census behind the Workloads section of docs/benchmarks.md.
+and while they roll out, and the watches it holds with the events each sends: the census
+behind the Workloads section of docs/benchmarks.md.
 
     .venv/bin/python bench/workload_writes.py [--deployments 20] [--grace 0]
 
@@ -18,10 +19,14 @@ import asyncio
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 import orjson
+from aiohttp import web
+from multidict import CIMultiDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import workload_objects as objects
@@ -37,6 +42,68 @@ from setpoint.workloads.settings import WorkloadSettings
 from setpoint.workloads.supervised import run as run_workloads
 
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
+
+
+class WatchCountingProxy(ApiProxy):
+    """The proxy, counting the events of every watch it forwards (one JSON line each), by
+    resource and selectors, and the watches opened the same way."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.watch_events: Counter[str] = Counter()
+        self.watch_chunks: Counter[str] = Counter()  # reads of the stream, as they came
+        self.watches_opened: Counter[str] = Counter()
+
+    async def _stream(self, request: web.Request, info: RequestInfo,
+                      upstream: aiohttp.ClientResponse,
+                      headers: CIMultiDict[str]) -> web.StreamResponse:
+        key = _watch_key(info, request)
+        self.watches_opened[key] += 1
+        counted: Any = _Counted(upstream, self, key)  # stands in for the response
+        return await super()._stream(request, info, counted, headers)
+
+
+def _watch_key(info: RequestInfo, request: web.Request) -> str:
+    selectors = " ".join(f"{k}={request.query[k]}" for k in ("labelSelector", "fieldSelector")
+                         if request.query.get(k))
+    scope = f"ns/{info.namespace} " if info.namespace else ""
+    group = f".{info.group}" if info.group else ""
+    return f"{info.resource}{group} {scope}{selectors}".rstrip()
+
+
+class _Counted:
+    """A watch's upstream response whose chunks are counted by their newlines (events)."""
+
+    def __init__(self, upstream: aiohttp.ClientResponse, proxy: WatchCountingProxy,
+                 key: str) -> None:
+        self._upstream = upstream
+        self._proxy = proxy
+        self._key = key
+        self.content = self
+
+    async def iter_any(self) -> AsyncIterator[bytes]:
+        async for chunk in self._upstream.content.iter_any():
+            self._proxy.watch_events[self._key] += chunk.count(b"\n")
+            self._proxy.watch_chunks[self._key] += 1
+            yield chunk
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._upstream, name)
+
+
+def watch_table(proxy: WatchCountingProxy, pods: int) -> list[str]:
+    """Watches open now by resource and selectors, and the events sent to them."""
+    open_now: Counter[str] = Counter()
+    for info in proxy.open_watches:
+        open_now[f"{info.resource}{'.' + info.group if info.group else ''}"] += 1
+    lines = [f"  open watches: {dict(sorted(open_now.items()))}"]
+    for key, n in sorted(proxy.watch_events.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {key:<70} {n:>7} {n / pods:6.2f}/pod"
+                     f" ({proxy.watches_opened.get(key, 0)} opened,"
+                     f" {n / max(proxy.watch_chunks[key], 1):.2f} per read)")
+    total = sum(proxy.watch_events.values())
+    lines.append(f"  {'watch events':<70} {total:>7} {total / pods:6.2f}/pod")
+    return lines
 
 
 class Counts(Counter[str]):
@@ -84,7 +151,7 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
     pods = deployments * REPLICAS
     stop = asyncio.Event()
     try:
-        proxy = ApiProxy(load_kubeconfig(server.kubeconfig))
+        proxy = WatchCountingProxy(load_kubeconfig(server.kubeconfig))
         counts = Counts()
         proxy.observers.append(counts)
         await proxy.start()
@@ -102,6 +169,8 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
                 watch_pods = await Mirror(session, f"/api/v1/namespaces/{NS}/pods",
                                           pod_census.on_event).start()
                 counts.clear()
+                proxy.watch_events.clear()
+                proxy.watch_chunks.clear()
 
                 async def create(i: int) -> None:
                     async with session.post(f"/apis/apps/v1/namespaces/{NS}/deployments",
@@ -113,7 +182,10 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
                 await watch_deployments.wait(converged.done, 600)
                 print(f"ready ({pods} pods):")
                 print("\n".join(table(dict(counts), pods)))
+                print("\n".join(watch_table(proxy, pods)))
                 counts.clear()
+                proxy.watch_events.clear()
+                proxy.watch_chunks.clear()
                 converged.retarget(rolled_out(generation=2), watch_deployments.objects)
                 pod_census.wait_gone("1")
 
@@ -131,6 +203,7 @@ async def census(deployments: int, grace: int, nodes: int) -> None:
                 await watch_pods.wait(pod_census.gone, 1200)
                 print(f"rollout ({pods} pods replaced):")
                 print("\n".join(table(dict(counts), pods)))
+                print("\n".join(watch_table(proxy, pods)))
                 await watch_deployments.stop()
                 await watch_pods.stop()
                 await _events_by_reason(session)

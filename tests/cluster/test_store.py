@@ -94,6 +94,49 @@ async def test_a_watcher_that_falls_too_far_behind_is_closed(
     assert await watcher.next_batch(0.01) == []
 
 
+async def test_a_waiting_watcher_makes_no_task_and_wakes_for_an_event_a_timeout_or_a_close(
+        ) -> None:
+    """A watch waits for its next events once per batch it sends, so the wait is one
+    future woken by the store (or a timer), not ``asyncio.wait_for``'s task and futures
+    around an ``asyncio.Event`` (the watch cache's cacheWatcher likewise blocks on its
+    channel: staging/src/k8s.io/apiserver/pkg/storage/cacher/cache_watcher.go
+    processEvents)."""
+    import asyncio
+
+    store = Store()
+    watcher = store.watch("/configmaps")
+    tasks_before = len(asyncio.all_tasks())
+    waiting = asyncio.ensure_future(watcher.next_batch(30))
+    await asyncio.sleep(0)  # let it reach its wait
+    assert len(asyncio.all_tasks()) == tasks_before + 1  # the waiting one, nothing beside
+    store.put("/configmaps", cm("a"))
+    batch = await asyncio.wait_for(waiting, 5)
+    assert [e.name for e in batch] == ["a"]
+    assert await watcher.next_batch(0.01) == []  # the timer ends an empty wait
+    waiting = asyncio.ensure_future(watcher.next_batch(30))
+    await asyncio.sleep(0)
+    watcher.close()
+    assert await asyncio.wait_for(waiting, 5) == []
+
+
+async def test_writes_of_the_loop_turn_after_a_wake_join_the_same_batch() -> None:
+    """A woken watcher takes its events a turn later, so that writes landing together
+    leave as one chunk of the watch (the apiserver's watch handler flushes only when its
+    channel is empty: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/watch.go
+    ServeHTTP), not one chunk, one TLS record and one send per event."""
+    import asyncio
+
+    store = Store()
+    watcher = store.watch("/configmaps")
+    waiting = asyncio.ensure_future(watcher.next_batch(30))
+    await asyncio.sleep(0)
+    store.put("/configmaps", cm("a"))
+    await asyncio.sleep(0)  # the next write comes a loop turn later
+    store.put("/configmaps", cm("b"))
+    batch = await asyncio.wait_for(waiting, 5)
+    assert [e.name for e in batch] == ["a", "b"]
+
+
 def test_the_resource_version_of_an_object_just_read_needs_no_second_decoding(
         calls_to: CallsTo) -> None:
     """An update reads its object, then asks its resourceVersion again just before it

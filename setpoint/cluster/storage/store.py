@@ -142,15 +142,31 @@ def _decode(raw: Raw) -> dict[str, Any]:
     return obj
 
 
+# How many turns of the event loop a woken watcher lets pass before it takes its events, so
+# that the writes of those turns go out together (the apiserver's watch handler likewise
+# flushes only once its channel is empty: endpoints/handlers/watch.go ServeHTTP)
+COALESCE_TURNS = 2
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    """A waiting watcher's timer: its wait is over, with or without events."""
+    if not waiter.done():
+        waiter.set_result(None)
+
+
 class Watcher:
-    """A subscriber to one resource's events; reads them as an async iterator."""
+    """A subscriber to one resource's events; reads them as an async iterator.
+
+    Its reader waits on one future of its own, woken by the first event pushed or by a
+    timer: ``asyncio.wait_for`` around an ``asyncio.Event`` made a task and three futures
+    for every wait, and a watch waits once per event it sends."""
 
     def __init__(self, store: Store, resource: str, namespace: str | None) -> None:
         self._store = store
         self.resource = resource
         self.namespace = namespace
         self._queue: deque[Event] = deque()
-        self._wakeup = asyncio.Event()
+        self._waiter: asyncio.Future[None] | None = None  # the reader's, while it waits
         self._closed: asyncio.Event | None = None  # made when first awaited
         self.closed = False
 
@@ -159,17 +175,30 @@ class Watcher:
             self.close()
             return
         self._queue.append(event)
-        self._wakeup.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def next_batch(self, timeout: float | None = None) -> list[Event]:
         """Wait for events and return all that are queued; [] on timeout or close (a closed
         watcher that fell behind returns nothing more: its client must resume)."""
         if not self._queue and not self.closed:
-            self._wakeup.clear()
+            loop = asyncio.get_running_loop()
+            waiter = self._waiter = loop.create_future()
+            timer = None if timeout is None else loop.call_later(timeout, _wake, waiter)
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
-            except TimeoutError:
-                return []
+                await waiter
+            finally:
+                self._waiter = None
+                if timer is not None:
+                    timer.cancel()
+            for _ in range(COALESCE_TURNS):
+                # the writes of the next loop turns join this batch: one chunk (one TLS
+                # record, one send) for what would otherwise be sent one event at a time
+                await asyncio.sleep(0)
         if self.closed:
             self._queue.clear()
             return []
@@ -188,7 +217,7 @@ class Watcher:
         if not self.closed:
             self.closed = True
             self._store._unsubscribe(self)
-            self._wakeup.set()
+            self._wake()
             if self._closed is not None:
                 self._closed.set()
 
