@@ -1,5 +1,7 @@
 """Resources served in one shape and stored in another.
 
+autoscaling/v1 HorizontalPodAutoscalers are stored as autoscaling/v2 (conversion_autoscaling).
+
 events.k8s.io/v1 Events share their storage with core/v1 Events, as in Kubernetes: the
 stored form is the core one, and the events.k8s.io view is converted on the way in and out
 (pkg/apis/events/v1 conversion). Managed fields are left as they are: each entry keeps the
@@ -10,6 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from setpoint.cluster.registry.conversion_autoscaling import (
+    hpa_from_storage,
+    hpa_to_storage,
+    hpa_v1_from_storage,
+    hpa_v1_to_v2,
+)
 from setpoint.machinery.objects import Obj
 
 # events.k8s.io/v1 field -> core/v1 field
@@ -67,6 +75,9 @@ Converter = tuple[Callable[[Obj], Obj], Callable[[Obj], Obj]]  # (to storage, fr
 
 CONVERSIONS: dict[tuple[str, str, str], Converter] = {
     ("events.k8s.io", "v1", "Event"): (event_to_core, core_to_event),
+    # stored as autoscaling/v2 (conversion_autoscaling)
+    ("autoscaling", "v1", "HorizontalPodAutoscaler"): (hpa_v1_to_v2, hpa_v1_from_storage),
+    ("autoscaling", "v2", "HorizontalPodAutoscaler"): (hpa_to_storage, hpa_from_storage),
 }
 
 # The storage key of resources stored with another group's objects.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
 from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
@@ -360,6 +361,40 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
     ("apps", "DaemonSet"): DaemonSetStrategy,
 }
+
+
+class HorizontalPodAutoscalerStrategy(Strategy):
+    """pkg/registry/autoscaling/horizontalpodautoscaler/strategy.go works on the internal
+    object: an update keeps the old status, a status update the old spec. At autoscaling/v1
+    part of each rides in round-trip annotations (conversion_autoscaling): they go with it,
+    whatever the request carried."""
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        if rt.version == "v1":
+            _keep_annotations(new, old, hpa_conversion.STATUS_ANNOTATIONS)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        if rt.version == "v1":
+            _keep_annotations(out, old, hpa_conversion.SPEC_ANNOTATIONS)
+        return out
+
+
+def _keep_annotations(new: Obj, old: Obj, keys: tuple[str, ...]) -> None:
+    """``new`` with ``old``'s values (or absence) of the annotations ``keys``."""
+    old_annotations = (old.get("metadata") or {}).get("annotations") or {}
+    meta = dict(new.get("metadata") or {})
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in keys}
+    annotations.update({k: old_annotations[k] for k in keys if k in old_annotations})
+    if annotations:
+        meta["annotations"] = annotations
+    else:
+        meta.pop("annotations", None)
+    new["metadata"] = meta
+
+
+STRATEGIES[("autoscaling", "HorizontalPodAutoscaler")] = HorizontalPodAutoscalerStrategy
 
 
 def strategy_for(group: str, kind: str) -> Strategy:
