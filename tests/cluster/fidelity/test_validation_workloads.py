@@ -444,8 +444,11 @@ def test_daemon_set_template_generation(kube: Kube) -> None:
 
 def test_autoscaling_v1_defaults_only_min_replicas(kube: Kube) -> None:
     """pkg/apis/autoscaling/v1/defaults.go SetDefaults_HorizontalPodAutoscaler: minReplicas
-    1 and nothing else; an autoscaling/v1 object has no metrics or behavior to default."""
+    1 and nothing else; an autoscaling/v1 object has no metrics or behavior to default. (The
+    cpu 80% target is pkg/apis/autoscaling/v1/conversion.go's: a v1 object without one is
+    stored as v2 with the DefaultCPUUtilization metric, which reads back as v1's field.)"""
     status, created = kube.call("POST", HPAS_V1, {"metadata": {"name": "v1-defaults"}, "spec": {
         "scaleTargetRef": TARGET, "maxReplicas": 2}})
     assert status == 201, created
-    assert created["spec"] == {"scaleTargetRef": TARGET, "maxReplicas": 2, "minReplicas": 1}
+    assert created["spec"] == {"scaleTargetRef": TARGET, "maxReplicas": 2, "minReplicas": 1,
+                               "targetCPUUtilizationPercentage": 80}
