@@ -309,7 +309,16 @@ def _is_cpu_resource(metric: Obj) -> bool:
 
 
 def hpa_v1_to_v2(obj: Obj) -> Obj:
-    """Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler, as v2."""
+    """An autoscaling/v1 object as stored: converted, then defaulted as the storage decoder
+    defaults what it reads (v2/defaults.go)."""
+    out = hpa_v1_to_internal(obj)
+    DEFAULTERS[("autoscaling", "HorizontalPodAutoscaler")](out)
+    return hpa_to_storage(out)
+
+
+def hpa_v1_to_internal(obj: Obj) -> Obj:
+    """Convert_v1_HorizontalPodAutoscaler_To_autoscaling_HorizontalPodAutoscaler, in v2's
+    shape (what Go validates: nothing defaulted beyond v1's own defaults)."""
     meta = _dict(obj.get("metadata"))
     annotations = _dict(meta.get("annotations"))
     spec, status = _dict(obj.get("spec")), _dict(obj.get("status"))
@@ -348,10 +357,8 @@ def hpa_v1_to_v2(obj: Obj) -> Obj:
         out_status["currentMetrics"] = current
     if conditions:
         out_status["conditions"] = conditions
-    out: Obj = {"kind": "HorizontalPodAutoscaler", "apiVersion": V2,
-                "metadata": _without_round_trip(meta), "spec": out_spec, "status": out_status}
-    DEFAULTERS[("autoscaling", "HorizontalPodAutoscaler")](out)  # storage decoding defaults
-    return hpa_to_storage(out)
+    return {"kind": "HorizontalPodAutoscaler", "apiVersion": V2,
+            "metadata": _without_round_trip(meta), "spec": out_spec, "status": out_status}
 
 
 def hpa_v2_to_v1(obj: Obj) -> Obj:

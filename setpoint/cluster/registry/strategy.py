@@ -380,6 +380,25 @@ class HorizontalPodAutoscalerStrategy(Strategy):
             _keep_annotations(out, old, hpa_conversion.SPEC_ANNOTATIONS)
         return out
 
+    # Go validates the internal object: a v1 one with the metrics and behavior of its
+    # round-trip annotations (and the cpu target after them)
+    def validate(self, rt: ResourceType, obj: Obj) -> list[Cause]:
+        return super().validate(rt, _internal(rt, obj))
+
+    def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return super().validate_update(rt, _internal(rt, new), _internal(rt, old))
+
+
+def _internal(rt: ResourceType, obj: Obj) -> Obj:
+    """A v1 HorizontalPodAutoscaler that carries v2 spec fields in annotations, as the
+    internal object (others as they are: their v1 validation reports the cpu target at
+    its internal path already)."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if rt.version != "v1" or not any(k in annotations
+                                     for k in hpa_conversion.SPEC_ANNOTATIONS):
+        return obj
+    return hpa_conversion.hpa_v1_to_internal(obj)
+
 
 def _keep_annotations(new: Obj, old: Obj, keys: tuple[str, ...]) -> None:
     """``new`` with ``old``'s values (or absence) of the annotations ``keys``."""

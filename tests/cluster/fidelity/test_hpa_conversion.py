@@ -146,7 +146,8 @@ def test_v1_annotations_become_v2_fields_and_v2_cannot_store_them(kube: Cluster)
     body["metadata"]["annotations"] = {
         "keep": "me", METRICS: '[{"type":"Pods","pods":{"metricName":"qps",'
                                '"targetAverageValue":"10"}}]',
-        BEHAVIOR: '{"ScaleDown":{"SelectPolicy":"Min"}}'}
+        BEHAVIOR: '{"ScaleDown":{"SelectPolicy":"Min","Policies":[{"Type":"Pods",'
+                  '"Value":1,"PeriodSeconds":60}]}}'}
     kube.call("POST", V1, body)
     seen = kube.call("GET", f"{V2}/annotated")
     assert seen["metadata"]["annotations"] == {"keep": "me"}
@@ -157,7 +158,7 @@ def test_v1_annotations_become_v2_fields_and_v2_cannot_store_them(kube: Cluster)
             "type": "Utilization", "averageUtilization": 40}}}]
     assert seen["spec"]["behavior"]["scaleDown"] == {
         "stabilizationWindowSeconds": 300, "selectPolicy": "Min",
-        "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]}
+        "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}
 
     sneaky = _v2("sneaky", metrics=[CPU50])
     sneaky["metadata"]["annotations"] = {METRICS: "[]", CONDITIONS: "[]"}
@@ -291,3 +292,19 @@ def test_python_client_v1_and_v2_apis_share_one_object(kube: Cluster) -> None:
     assert after.spec.max_replicas == 6
     assert [m.resource.name for m in after.spec.metrics] == ["memory", "cpu"]
     assert not (after.metadata.annotations or {})
+
+
+def test_v1_annotation_metrics_and_behavior_are_validated(kube: Cluster) -> None:
+    """validation.go validates the internal object, so a v1 writer's annotation metrics
+    and behavior are validated at their internal paths (the cpu target after them)."""
+    body = _v1("invalid", targetCPUUtilizationPercentage=0)
+    body["metadata"]["annotations"] = {
+        METRICS: '[{"type":"Pods","pods":{"metricName":"qps","targetAverageValue":"0"}}]',
+        BEHAVIOR: '{"ScaleUp":{"StabilizationWindowSeconds":-1}}'}
+    resp = kube.http.post(V1, json=body)
+    assert resp.status_code == 422, resp.text
+    fields = {c["field"] for c in resp.json()["details"]["causes"]}
+    assert fields == {"spec.metrics[0].pods.target.averageValue",
+                      "spec.metrics[1].resource.target.averageUtilization",
+                      "spec.behavior.scaleUp.stabilizationWindowSeconds",
+                      "spec.behavior.scaleUp.policies"}
