@@ -23,7 +23,7 @@ import copy
 import json
 from typing import Any
 
-from setpoint.cluster.registry.defaults import DEFAULTERS
+from setpoint.cluster.registry.gozero import default_unset, struct_field
 from setpoint.machinery.errors import bad_request
 from setpoint.machinery.objects import Obj
 
@@ -301,6 +301,34 @@ def _annotation_list(annotations: Obj, key: str) -> list[Obj]:
     return [_dict(v) for v in value]
 
 
+# -- v2 defaults (also the storage decoder's: what is read from storage is defaulted) ------
+
+def _default_rules(rules: Obj, window: int, policies: list[Obj]) -> None:
+    default_unset(rules, "stabilizationWindowSeconds", window)
+    default_unset(rules, "selectPolicy", "Max")
+    if not rules.get("policies"):
+        rules["policies"] = policies
+
+
+def default_horizontal_pod_autoscaler_v2(obj: Obj) -> None:
+    """pkg/apis/autoscaling/v2/defaults.go ``SetDefaults_HorizontalPodAutoscaler``:
+    minReplicas 1, the cpu 80% metric when there is none, and a behavior's unset rules
+    (``GenerateHPAScaleUpRules``/``GenerateHPAScaleDownRules``)."""
+    spec = struct_field(obj, "spec")
+    default_unset(spec, "minReplicas", 1)
+    if not spec.get("metrics"):
+        spec["metrics"] = [{"type": "Resource", "resource": {
+            "name": "cpu", "target": {"type": "Utilization",
+                                      "averageUtilization": _DEFAULT_CPU_UTILIZATION}}}]
+    behavior = spec.get("behavior")
+    if isinstance(behavior, dict):
+        _default_rules(struct_field(behavior, "scaleUp"), 0, [
+            {"type": "Pods", "value": 4, "periodSeconds": 15},
+            {"type": "Percent", "value": 100, "periodSeconds": 15}])
+        _default_rules(struct_field(behavior, "scaleDown"), 300, [
+            {"type": "Percent", "value": 100, "periodSeconds": 15}])
+
+
 # -- whole objects ----------------------------------------------------------------------
 
 def _is_cpu_resource(metric: Obj) -> bool:
@@ -312,7 +340,7 @@ def hpa_v1_to_v2(obj: Obj) -> Obj:
     """An autoscaling/v1 object as stored: converted, then defaulted as the storage decoder
     defaults what it reads (v2/defaults.go)."""
     out = hpa_v1_to_internal(obj)
-    DEFAULTERS[("autoscaling", "HorizontalPodAutoscaler")](out)
+    default_horizontal_pod_autoscaler_v2(out)
     return hpa_to_storage(out)
 
 

@@ -17,6 +17,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry.conversion_autoscaling import (
+    default_horizontal_pod_autoscaler_v2,
+)
 from setpoint.cluster.registry.gozero import default_unset as _set
 from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.cluster.registry.podspec_defaults import (
@@ -425,28 +428,6 @@ def _priority_class(obj: Obj) -> None:
     _set(obj, "preemptionPolicy", "PreemptLowerPriority")
 
 
-def _hpa_rules(rules: Obj, window: int, policies: list[Obj]) -> None:
-    _set(rules, "stabilizationWindowSeconds", window)
-    _set(rules, "selectPolicy", "Max")
-    if not rules.get("policies"):
-        rules["policies"] = policies
-
-
-def _hpa(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "minReplicas", 1)
-    if not spec.get("metrics"):
-        spec["metrics"] = [{"type": "Resource", "resource": {
-            "name": "cpu", "target": {"type": "Utilization", "averageUtilization": 80}}}]
-    behavior = spec.get("behavior")
-    if isinstance(behavior, dict):
-        _hpa_rules(_dict(behavior, "scaleUp"), 0, [
-            {"type": "Pods", "value": 4, "periodSeconds": 15},
-            {"type": "Percent", "value": 100, "periodSeconds": 15}])
-        _hpa_rules(_dict(behavior, "scaleDown"), 300, [
-            {"type": "Percent", "value": 100, "periodSeconds": 15}])
-
-
 def _hpa_v1(obj: Obj) -> None:
     _set(_spec(obj), "minReplicas", 1)
 
@@ -496,7 +477,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
-    ("autoscaling", "HorizontalPodAutoscaler"): _hpa,
+    ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,
 }
 
 
