@@ -288,16 +288,40 @@ def _behavior_from_internal_json(text: str) -> Obj | None:
     return behavior or None
 
 
+_GO_ITEM_TYPES = {METRICS: "v1.MetricSpec", CURRENT_METRICS: "v1.MetricStatus",
+                  CONDITIONS: "v1.HorizontalPodAutoscalerCondition"}
+
+
+def _go_kind(value: Any) -> str:
+    """How encoding/json names a JSON value in its UnmarshalTypeError."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object" if isinstance(value, dict) else "null"
+
+
 def _annotation_list(annotations: Obj, key: str) -> list[Obj]:
+    """The annotation's list as ``json.Unmarshal`` reads it into Go's slice; what it cannot
+    read fails the conversion, which the decoder answers with a 400."""
     try:
         value = json.loads(annotations[key])
     except (ValueError, TypeError) as err:
         raise bad_request(f"{key}: {err}") from None
+    item_type = _GO_ITEM_TYPES[key]
     if value is None:
         return []
     if not isinstance(value, list):
-        raise bad_request(f"json: cannot unmarshal {type(value).__name__} into Go value "
-                          "of type []v1.MetricSpec")
+        raise bad_request(f"json: cannot unmarshal {_go_kind(value)} into Go value of type "
+                          f"[]{item_type}")
+    for item in value:
+        if item is not None and not isinstance(item, dict):
+            raise bad_request(f"json: cannot unmarshal {_go_kind(item)} into Go value of "
+                              f"type {item_type}")
     return [_dict(v) for v in value]
 
 

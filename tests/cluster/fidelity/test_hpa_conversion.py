@@ -312,3 +312,16 @@ def test_v1_annotation_metrics_and_behavior_are_validated(kube: Cluster) -> None
                       "spec.metrics[1].resource.target.averageUtilization",
                       "spec.behavior.scaleUp.stabilizationWindowSeconds",
                       "spec.behavior.scaleUp.policies"}
+
+
+def test_v1_annotation_go_cannot_read_is_a_bad_request(kube: Cluster) -> None:
+    """A round-trip annotation json.Unmarshal cannot read fails v1/conversion.go's
+    conversion, which the decoder answers with a 400 BadRequest (nothing stored)."""
+    body = _v1("unreadable")
+    body["metadata"]["annotations"] = {METRICS: '[1, "x"]'}
+    resp = kube.http.post(V1, json=body)
+    assert resp.status_code == 400, resp.text
+    assert resp.json()["reason"] == "BadRequest"
+    assert resp.json()["message"] == ("json: cannot unmarshal number into Go value of type "
+                                      "v1.MetricSpec")
+    assert kube.http.get(f"{V2}/unreadable").status_code == 404
