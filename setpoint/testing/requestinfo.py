@@ -68,10 +68,16 @@ def request_info(method: str, path: str, query: Mapping[str, str]) -> RequestInf
     name = rest[1] if len(rest) >= 2 else ""
     subresource = "/".join(rest[2:])
     if method == "GET":
-        if query.get("watch") in ("true", "1"):
+        # a named GET is a get whatever its query; a collection's is a watch when `watch` is a
+        # true bool to the parameter codec: present and neither "0" nor "false" in any case
+        # (apiserver request.go NewRequestInfo, apimachinery Convert_Slice_string_To_bool)
+        watch = query.get("watch")
+        if name:
+            verb = "get"
+        elif watch is not None and watch != "0" and watch.lower() != "false":
             verb = "watch"
         else:
-            verb = "get" if name else "list"
+            verb = "list"
     elif method == "DELETE":
         verb = "delete" if name else "deletecollection"
     else:

@@ -326,8 +326,11 @@ def target() -> Iterator[Target]:
 
 
 def is_watch(path: str, query: dict[str, str]) -> bool:
-    value = query.get("watch", "").lower()
-    return "/watch/" in path or path[-6:] == "/watch" or value in ("1", "true", "t", "y", "yes")
+    """A watch to kube-apiserver: the legacy ``/watch/`` path, or a ``watch`` parameter the
+    parameter codec reads as true (Convert_Slice_string_To_bool: present, not "0" or "false")."""
+    value = query.get("watch")
+    flagged = value is not None and value != "0" and value.lower() != "false"
+    return "/watch/" in path or path[-6:] == "/watch" or flagged
 
 
 def send(http: httpx.Client, method: str, path: str, query: dict[str, str],

@@ -12,6 +12,14 @@ from setpoint.testing import request_info
     ("GET", "/api/v1/namespaces/default/configmaps", {"watch": "true"},
      ("watch", "configmaps", "default", "")),
     ("GET", "/api/v1/namespaces/default/configmaps/c", {}, ("get", "configmaps", "default", "c")),
+    # the parameter codec's bools (Convert_Slice_string_To_bool): only "0"/"false" are false
+    ("GET", "/api/v1/namespaces/default/configmaps", {"watch": "yes"},
+     ("watch", "configmaps", "default", "")),
+    ("GET", "/api/v1/namespaces/default/configmaps", {"watch": "False"},
+     ("list", "configmaps", "default", "")),
+    # NewRequestInfo reads `watch` only for a collection: a named GET stays a get
+    ("GET", "/api/v1/namespaces/default/configmaps/c", {"watch": "true"},
+     ("get", "configmaps", "default", "c")),
     ("POST", "/api/v1/namespaces/default/configmaps", {}, ("create", "configmaps", "default", "")),
     ("PUT", "/apis/apps/v1/namespaces/ns/deployments/d/scale", {},
      ("update", "deployments/scale", "ns", "d")),
