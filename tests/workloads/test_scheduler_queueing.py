@@ -27,9 +27,15 @@ from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.scheduler import schedule
 from setpoint.workloads.scheduler.algorithm import num_feasible_nodes_to_find
 from setpoint.workloads.scheduler.queue import INITIAL_BACKOFF
+from setpoint.workloads.scheduler.resources import pod_non_zero_requests, pod_requests
+from setpoint.workloads.scheduler.scoring import (
+    balanced_allocation,
+    least_allocated,
+    resource_scores,
+)
 from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import quiet_period, wait_for
-from tests.workloads.test_scheduler import POD, Cluster, make_cache, make_pod
+from tests.workloads.test_scheduler import POD, Cluster, make_cache, make_pod, place
 
 # Long enough for two retries if the scheduler polled at each backoff's end (1 s, then 2 s).
 NO_POLLING_PERIOD = 2.5 * INITIAL_BACKOFF
@@ -133,3 +139,21 @@ async def test_gated_pods_are_counted_apart_and_never_tried(cluster: Cluster) ->
     await cluster.client.create(make_pod("gated", schedulingGates=[{"name": "example/gate"}]))
     await wait_for(lambda: exposed(cluster)[pending("gated")] == 1)
     assert exposed(cluster).get(attempts("unschedulable"), 0) == 0
+
+
+def test_a_nodes_resource_scores_are_the_two_plugins_scores_to_the_last_bit() -> None:
+    """A successful cycle scores every feasible node (all of them up to 100 nodes); the
+    NodeResourcesFit (LeastAllocated) and NodeResourcesBalancedAllocation scores are summed in
+    one loop over the nodes, and must be the very floats the two plugins' functions give, so
+    that ties (broken by the first node) fall the same way."""
+    cache = make_cache(6, cpu="3", node_2={"cpu": "0"}, node_3={"cpu": "500m"})
+    for i, (cpu, memory) in enumerate([("1", "1Gi"), ("700m", "5Gi"), ("2", "100Mi"),
+                                       (None, None), ("300m", "15Gi")]):
+        place(cache, make_pod(f"placed-{i}", cpu=cpu, memory=memory), f"node-{i % 6 + 1}")
+    nodes = cache.node_infos()
+    for pod in (make_pod("a", cpu="250m", memory="1Gi"), make_pod("b"),
+                make_pod("c", cpu="2", memory="20Gi")):
+        request, non_zero = pod_requests(pod), pod_non_zero_requests(pod)
+        expected = [least_allocated(non_zero, n) + balanced_allocation(request, n)
+                    for n in nodes]
+        assert resource_scores(request, non_zero, nodes) == expected
