@@ -26,6 +26,7 @@ from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes, scheduler
 from setpoint.workloads.scheduler import schedule
 from setpoint.workloads.scheduler.algorithm import num_feasible_nodes_to_find
+from setpoint.workloads.scheduler.predicates import node_resources_fit, resource_fit
 from setpoint.workloads.scheduler.queue import INITIAL_BACKOFF
 from setpoint.workloads.scheduler.resources import pod_non_zero_requests, pod_requests
 from setpoint.workloads.scheduler.scoring import (
@@ -157,3 +158,30 @@ def test_a_nodes_resource_scores_are_the_two_plugins_scores_to_the_last_bit() ->
         expected = [least_allocated(non_zero, n) + balanced_allocation(request, n)
                     for n in nodes]
         assert resource_scores(request, non_zero, nodes) == expected
+
+
+def test_node_resources_fit_read_once_per_cycle_gives_the_filters_statuses() -> None:
+    """A failed cycle asks NodeResourcesFit of every node (``fitsRequest`` in
+    pkg/scheduler/framework/plugins/noderesources/fit.go); with the pod's side read once per
+    cycle it must give the very statuses of the filter, in the same order of reasons."""
+    cache = make_cache(5, cpu="2", node_2={"pods": 1}, node_3={"cpu": "0"},
+                       node_4={"pods": 0})
+    for i, (cpu, memory) in enumerate([("1500m", "15Gi"), (None, None), ("1", "1Gi")]):
+        place(cache, make_pod(f"placed-{i}", cpu=cpu, memory=memory), f"node-{i + 1}")
+    pods = [make_pod("a", cpu="250m", memory="1Gi"), make_pod("none"),
+            make_pod("cpu", cpu="1"), make_pod("memory", memory="2Gi"),
+            make_pod("both", cpu="3", memory="17Gi"),
+            make_pod("storage", cpu="1"), make_pod("gpu", cpu="1")]
+    pods[5]["spec"]["containers"][0]["resources"]["requests"]["ephemeral-storage"] = "1Gi"
+    pods[6]["spec"]["containers"][0]["resources"]["requests"]["example.com/gpu"] = "1"
+    seen = set()
+    for pod in pods:
+        request = pod_requests(pod)
+        fit = resource_fit(request)
+        for node in cache.node_infos():
+            expected = node_resources_fit(request, node)
+            assert fit(node) == expected
+            seen.add(expected.reasons if expected else ())
+    assert {(), ("Too many pods",), ("Insufficient cpu",), ("Insufficient memory",),
+            ("Insufficient cpu", "Insufficient memory"),
+            ("Too many pods", "Insufficient cpu", "Insufficient memory")} <= seen

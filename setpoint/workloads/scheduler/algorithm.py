@@ -28,6 +28,7 @@ from setpoint.workloads.scheduler.predicates import (
     node_ports,
     node_resources_fit,
     node_unschedulable,
+    resource_fit,
     taint_toleration,
 )
 from setpoint.workloads.scheduler.resources import (
@@ -134,9 +135,17 @@ def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     start %= len(nodes)
     feasible: list[NodeInfo] = []
     statuses: dict[str, Status] = {}
+    # a pod with no node selector, affinity or host port is filtered on an untainted
+    # schedulable node by NodeResourcesFit alone
+    fit = resource_fit(request) if not (state.node_selector or ports or affinity.active
+                                        or state.required_affinity is not None) else None
     for node in [*nodes[start:], *nodes[:start]] if start else nodes:
-        status = filter_node(pod, node, request=request, ports=ports, affinity=affinity,
-                             state=state)
+        if fit is not None and not node.taints and node.node is not None and \
+                not node.spec.get("unschedulable"):
+            status = fit(node)
+        else:
+            status = filter_node(pod, node, request=request, ports=ports, affinity=affinity,
+                                 state=state)
         if status is None:
             feasible.append(node)
             if len(feasible) == to_find:
