@@ -1,9 +1,12 @@
 """How many scheduling cycles the workloads benchmark costs the scheduler, and how long they
 take, measured inside the server process.
 
-Runs ``cluster up`` with the scheduler's ``schedule()`` and its DefaultPreemption diagnosis
-wrapped to count and time every call (nothing else changes), runs the benchmark's simulation
-once against it (:func:`bench.workloads.simulate`) and prints the counts with the timings.
+Runs ``cluster up --workloads-in-process`` (the scheduler must run in the process whose
+functions are wrapped; by default the workloads run in a child process, where nothing was
+counted) with the scheduler's ``schedule()`` and its DefaultPreemption diagnosis wrapped to
+count and time every call, and the nodes each cycle filtered (nothing else changes), runs
+the benchmark's simulation once against it (:func:`bench.workloads.simulate`) and prints the
+counts with the timings. "server CPU" is then both the API server's and the workloads'.
 
     .venv/bin/python bench/scheduler_counts.py [--grace 5] [--deployments 100]
 """
@@ -34,8 +37,8 @@ def serve_counted(out: Path, cli_args: list[str]) -> None:
     import setpoint.workloads.scheduler.scheduler as scheduler
     from setpoint.cli.main import main as cli
 
-    counts = {"cycles": 0, "failed": 0, "schedule_s": 0.0, "preemption": 0,
-              "preemption_s": 0.0}
+    counts = {"cycles": 0, "failed": 0, "nodes_filtered": 0, "schedule_s": 0.0,
+              "preemption": 0, "preemption_s": 0.0}
     schedule, preemption = algorithm.schedule, algorithm._preemption
 
     def counted_schedule(*args: Any, **kwargs: Any) -> Any:
@@ -44,6 +47,7 @@ def serve_counted(out: Path, cli_args: list[str]) -> None:
         counts["schedule_s"] += time.perf_counter() - started
         counts["cycles"] += 1
         counts["failed"] += decision.node is None
+        counts["nodes_filtered"] += getattr(decision, "processed", 0) or len(args[1])
         return decision
 
     def counted_preemption(*args: Any) -> str:
@@ -65,7 +69,7 @@ def start_counted(server: Server, out: Path) -> None:
     """Start ``server`` as :meth:`Server.start` does, through :func:`serve_counted`."""
     server.proc = subprocess.Popen(
         [sys.executable, __file__, "--serve", str(out), "cluster", "up", "--memory", "--port",
-         "0", "--kubeconfig", str(server.kubeconfig), *server.extra],
+         "0", "--kubeconfig", str(server.kubeconfig), "--workloads-in-process", *server.extra],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT)
     assert server.proc.stdout is not None
     for line in server.proc.stdout:
@@ -84,6 +88,7 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--serve":
         serve_counted(Path(sys.argv[2]), sys.argv[3:])
         return
+    import bench.workloads
     from bench.workloads import NODES, ServerLog, simulate
 
     parser = argparse.ArgumentParser(description=__doc__,
@@ -91,10 +96,13 @@ def main() -> None:
     parser.add_argument("--grace", type=int, default=5)
     parser.add_argument("--deployments", type=int, default=100)
     parser.add_argument("--exact-timing", action="store_true")
+    parser.add_argument("--nodes", type=int, help="default: one per 100 pods, at least 10")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "counts.json"
-        server = Server("--nodes", str(NODES))
+        nodes = args.nodes or max(NODES, -(-args.deployments * 10 // 100))
+        bench.workloads.NODES = nodes  # what simulate() waits for
+        server = Server("--nodes", str(nodes))
         start_counted(server, out)
         ServerLog(server)
         result: dict[str, Any] = {"grace": args.grace}
@@ -110,7 +118,8 @@ def main() -> None:
                       "rollout_s": round(result["rollout_s"], 2)}))
     per = 1000 * counts["preemption_s"] / max(counts["preemption"], 1)
     print(f"grace {args.grace}: {counts['cycles']} scheduling cycles, {counts['failed']} "
-          f"failed; schedule() {counts['schedule_s']:.1f} s of {cpu:.1f} s server CPU, of "
+          f"failed, {counts['nodes_filtered']} nodes filtered; schedule() "
+          f"{counts['schedule_s']:.1f} s of {cpu:.1f} s server CPU, of "
           f"which the preemption diagnosis {counts['preemption_s']:.1f} s "
           f"({per:.2f} ms per failed cycle)")
 

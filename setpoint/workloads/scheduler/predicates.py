@@ -11,7 +11,7 @@ NodeAffinity, NodePorts, NodeResourcesFit, InterPodAffinity (in :mod:`.affinity`
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -247,14 +247,44 @@ _FIT_STATUSES: dict[tuple[str, ...], Status] = {}
 nodes for the same reasons ("Too many pods" on every full node), and a status is immutable."""
 
 
-def node_resources_fit(request: Resources, node: NodeInfo) -> Status | None:
-    reasons = insufficient_resources(request, node)
-    if not reasons:
-        return None
-    key = tuple(reasons)
+def _fit_status(key: tuple[str, ...]) -> Status:
     status = _FIT_STATUSES.get(key)
     if status is None:
         status = Status(Code.UNSCHEDULABLE, key, "NodeResourcesFit")
         if len(_FIT_STATUSES) < 256:  # bounded: extended resources' names are the pods'
             _FIT_STATUSES[key] = status
     return status
+
+
+def node_resources_fit(request: Resources, node: NodeInfo) -> Status | None:
+    reasons = insufficient_resources(request, node)
+    if not reasons:
+        return None
+    return _fit_status(tuple(reasons))
+
+
+def resource_fit(request: Resources) -> Callable[[NodeInfo], Status | None]:
+    """``node_resources_fit`` for one pod, with the pod's side read once per cycle (its
+    PreFilter state): a cycle that fails asks it of every node, and in a rollout most
+    cycles fail. Pods asking for ephemeral storage or extended resources take the general
+    path."""
+    if request.ephemeral_storage > 0 or request.scalar:
+        return lambda node: node_resources_fit(request, node)
+    cpu, memory = request.milli_cpu, request.memory
+    statuses: dict[tuple[bool, bool, bool], Status] = {}
+
+    def fit(node: NodeInfo) -> Status | None:
+        allocatable, requested = node.allocatable, node.requested
+        flags = (len(node.pods) >= allocatable.allowed_pods,
+                 cpu > 0 and cpu > allocatable.milli_cpu - requested.milli_cpu,
+                 memory > 0 and memory > allocatable.memory - requested.memory)
+        status = statuses.get(flags)
+        if status is None:
+            if flags == (False, False, False):
+                return None
+            too_many, no_cpu, no_memory = flags
+            status = statuses[flags] = _fit_status(
+                (ERR_TOO_MANY_PODS,) * too_many + ("Insufficient cpu",) * no_cpu
+                + ("Insufficient memory",) * no_memory)
+        return status
+    return fit

@@ -80,6 +80,14 @@ class UnschedulablePods:
         backoff: float = min(INITIAL_BACKOFF * 2 ** (attempts - 1), MAX_BACKOFF)
         return max(0.0, entry[1] + backoff - time.monotonic())
 
+    def queue_of(self, key: str) -> str:
+        """Where kube-scheduler's ``PriorityQueue`` would hold a pending pod: in
+        ``unschedulable`` until an event wakes it, then in ``backoff`` until its backoff
+        ends, else in ``active`` (pods never tried included)."""
+        if key in self._waiting:
+            return "unschedulable"
+        return "backoff" if self.backoff_left(key) > 0 else "active"
+
     def affected(self, plugins: frozenset[str]) -> list[Request]:
         """Requests for the waiting pods rejected by one of ``plugins`` (all when empty),
         each woken once: the scheduler tries it when its backoff ends."""

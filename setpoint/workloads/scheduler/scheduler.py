@@ -24,6 +24,13 @@ from setpoint.runtime import Controller, EventRecorder, Funcs, Manager, Request,
 from setpoint.runtime._objects import object_key
 from setpoint.workloads.scheduler.algorithm import schedule
 from setpoint.workloads.scheduler.cache import SchedulerCache, is_terminal, pod_key
+from setpoint.workloads.scheduler.metrics import (
+    ERROR,
+    SCHEDULED,
+    UNSCHEDULABLE,
+    SchedulerMetrics,
+    pending_pods,
+)
 from setpoint.workloads.scheduler.queue import (
     FLUSH_AFTER,
     FREED_BY_POD_REMOVAL,
@@ -55,6 +62,14 @@ def wants_scheduling(pod: Mapping[str, Any]) -> bool:
             and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
             and not spec.get("schedulingGates")
             and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and not is_terminal(pod))
+
+
+def gated(pod: Mapping[str, Any]) -> bool:
+    """A pod of this scheduler held back by its scheduling gates (never tried)."""
+    spec = pod.get("spec") or {}
+    return (bool(spec.get("schedulingGates")) and not spec.get("nodeName")
+            and (spec.get("schedulerName") or SCHEDULER_NAME) == SCHEDULER_NAME
             and not is_terminal(pod))
 
 
@@ -112,6 +127,10 @@ class Scheduler:
         self.cache = SchedulerCache()
         self.unschedulable = UnschedulablePods()
         self.recorder: EventRecorder | None = None
+        self.next_start_node_index = 0
+        """Where the next cycle starts filtering (``nextStartNodeIndex``)."""
+        self.metrics = SchedulerMetrics(manager.metrics.registry, SCHEDULER_NAME)
+        self.metrics.watch_queues(self.pending_pods)
         self.controller = self._controller()
 
     def __repr__(self) -> str:
@@ -159,6 +178,11 @@ class Scheduler:
                                           reporting_controller=SCHEDULER_NAME)
         return self.recorder
 
+    def pending_pods(self) -> dict[str, int]:
+        """The pending pods per queue of ``scheduler_pending_pods``."""
+        return pending_pods(self.manager.cache.store_for(POD), self.unschedulable,
+                            wants_scheduling, gated, self.cache.is_assumed, pod_key)
+
     def namespace_labels(self, name: str) -> Mapping[str, str]:
         namespace = self.manager.cache.store_for(NAMESPACE).get(name)
         return ((namespace or {}).get("metadata") or {}).get("labels") or {}
@@ -178,8 +202,13 @@ class Scheduler:
         wait = self.unschedulable.backoff_left(key)
         if wait > 0:
             return Result(requeue_after=wait)  # woken during its backoff: try when it ends
-        decision = schedule(pod, self.cache.node_infos(), self.namespace_labels)
+        nodes = self.cache.node_infos()
+        decision = schedule(pod, nodes, self.namespace_labels, self.next_start_node_index)
+        if nodes:
+            self.next_start_node_index = \
+                (self.next_start_node_index + decision.processed) % len(nodes)
         if decision.node is None:
+            self.metrics.attempt(UNSCHEDULABLE)
             self.unschedulable.add(key, decision.rejectors)
             self._recorder().warning(pod, "FailedScheduling", decision.message,
                                      action="Scheduling")
@@ -193,11 +222,14 @@ class Scheduler:
         except (NotFoundError, ConflictError) as exc:
             # deleted, or bound meanwhile: nothing left to do for this pod
             self.cache.forget(key)
+            self.metrics.attempt(ERROR)
             log.info("binding of %s to %s rejected: %s", key, node_name, exc)
             return Result()
         except Exception:
             self.cache.forget(key)
+            self.metrics.attempt(ERROR)
             raise
+        self.metrics.attempt(SCHEDULED)
         metadata = pod.get("metadata") or {}
         self._recorder().normal(
             pod, "Scheduled", f"Successfully assigned {metadata.get('namespace')}/"

@@ -49,6 +49,31 @@ def balanced_allocation(request: Resources, node: NodeInfo) -> float:
     return (1 - deviation) * MAX_SCORE
 
 
+def resource_scores(request: Resources, non_zero: Resources,
+                    nodes: Sequence[NodeInfo]) -> list[float]:
+    """``least_allocated(non_zero, node) + balanced_allocation(request, node)`` of each node,
+    the same floats in one loop: a successful cycle scores every feasible node (all of them
+    up to 100 nodes), and at 100 nodes two calls per node were a third of the cycle."""
+    cpu, memory = request.milli_cpu, request.memory
+    nz_cpu, nz_memory = non_zero.milli_cpu, non_zero.memory
+    out = []
+    for node in nodes:
+        allocatable = node.allocatable
+        a_cpu, a_memory = allocatable.milli_cpu, allocatable.memory
+        non_zero_requested, requested = node.non_zero_requested, node.requested
+        used = non_zero_requested.milli_cpu + nz_cpu
+        free_cpu = 0.0 if a_cpu <= 0 or used > a_cpu else (a_cpu - used) * MAX_SCORE / a_cpu
+        used = non_zero_requested.memory + nz_memory
+        free_memory = 0.0 if a_memory <= 0 or used > a_memory \
+            else (a_memory - used) * MAX_SCORE / a_memory
+        cpu_fraction = min((requested.milli_cpu + cpu) / a_cpu, 1.0) if a_cpu > 0 else 1.0
+        memory_fraction = min((requested.memory + memory) / a_memory, 1.0) \
+            if a_memory > 0 else 1.0
+        out.append((0 + free_cpu + free_memory) / 2
+                   + (1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_SCORE)
+    return out
+
+
 def _normalize(raw: Sequence[float], *, reverse: bool = False) -> list[float]:
     """``DefaultNormalizeScore``: scale to 0..100 by the largest value (reversed: fewer is
     better)."""
@@ -105,9 +130,8 @@ def select_node(pod: Mapping[str, Any], request: Resources, non_zero: Resources,
                          for n in nodes], reverse=True)
     spread = _normalize(_spread_counts(pod, nodes), reverse=True)
     best, best_score = nodes[0], -1.0
-    for i, node in enumerate(nodes):
-        score = (least_allocated(non_zero, node) + balanced_allocation(request, node)
-                 + 2 * affinity[i] + 3 * taints[i] + 2 * spread[i])
+    for i, resources in enumerate(resource_scores(request, non_zero, nodes)):
+        score = resources + 2 * affinity[i] + 3 * taints[i] + 2 * spread[i]
         if score > best_score + 1e-9:
-            best, best_score = node, score
+            best, best_score = nodes[i], score
     return best
