@@ -121,7 +121,7 @@ class CollectionReads:
                      present: Callable[[Obj], Obj]) -> Obj:
         """A LIST as a Table (what ``kubectl get`` asks for), its rows made a chunk at a
         time."""
-        from setpoint.cluster.endpoints.tables import to_table
+        from setpoint.cluster.endpoints.tables import row_order, to_table
 
         include_object = media.include_object or "Metadata"
         now = datetime.now(UTC)
@@ -134,7 +134,11 @@ class CollectionReads:
                                  now=now, table_version=media.version,
                                  no_headers=True)["rows"])
 
-        table["rows"] = await in_chunks(listed["items"], rows)
+        items = listed["items"]
+        order = row_order(rt)
+        if order is not None:
+            items = sorted(items, key=order)
+        table["rows"] = await in_chunks(items, rows)
         return table
 
     async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
