@@ -128,16 +128,20 @@ class CollectionReads:
         table = to_table(rt, [], list_meta=listed["metadata"], include_object=include_object,
                          now=now, table_version=media.version)
 
+        items: list[Any] = listed["items"]
+        order = row_order(rt)
+        if order is not None:
+            # the kind's list printer orders the rows itself (printFlowSchemaList): the page
+            # is presented whole first
+            items = sorted((present(obj) for obj in items), key=order)
+            present = _as_stored
+
         def rows(chunk: list[Any]) -> list[Obj]:
             presented = [list_item(rt, present(obj)) for obj in chunk]
             return list(to_table(rt, presented, list_meta=None, include_object=include_object,
                                  now=now, table_version=media.version,
                                  no_headers=True)["rows"])
 
-        items = listed["items"]
-        order = row_order(rt)
-        if order is not None:
-            items = sorted(items, key=order)
         table["rows"] = await in_chunks(items, rows)
         return table
 

@@ -122,3 +122,20 @@ async def test_table_watch_rows_per_event(module_api: API) -> None:
     assert tables[0]["columnDefinitions"][1]["name"] == "Data"
     assert tables[1]["columnDefinitions"] is None
     assert tables[0]["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+
+
+async def test_flow_schema_table_rows_follow_precedence(module_api: API) -> None:
+    """printFlowSchemaList sorts the page by FlowSchemaSequence (matchingPrecedence, then
+    name), unlike every other list printer."""
+    path = "/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas"
+    for name, precedence in (("tables-b", 9000), ("tables-a", 9500), ("tables-c", 9000)):
+        status, out = await module_api.post(path, {
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+            "metadata": {"name": name}, "spec": {
+                "priorityLevelConfiguration": {"name": "global-default"},
+                "matchingPrecedence": precedence}})
+        assert status == 201, out
+    table = await _table(module_api, path)
+    mine = [row["cells"][:3] for row in table["rows"] if row["cells"][0].startswith("tables-")]
+    assert mine == [["tables-b", "global-default", 9000], ["tables-c", "global-default", 9000],
+                    ["tables-a", "global-default", 9500]]
