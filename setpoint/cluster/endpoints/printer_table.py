@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from setpoint.cluster.endpoints import printers_cluster as pc
@@ -252,7 +253,77 @@ def _build() -> dict[tuple[str, str], Printer]:
         age_column()], pc.apiservice_cells)
     p[("events.k8s.io", "Event")] = Printer(p[("", "Event")].columns, pc.events_v1_cells)
     _add_more(p)
+    for (key, column), text in _OLDER_DOCS.items():
+        printer = p[key]
+        p[key] = replace(printer, columns=[replace(c, description=text) if c.name == column
+                                           else c for c in printer.columns])
     return p
+
+
+# Descriptions printers.go takes from the SwaggerDoc of older API versions
+# (extensions/v1beta1, autoscaling/v2beta1, rbac/v1beta1, certificates/v1beta1,
+# apps/v1beta1), which the served versions' OpenAPI no longer carries: k8s.io/api v0.32
+# types_swagger_doc_generated.go.
+_OLDER_DOCS: dict[tuple[tuple[str, str], str], str] = {
+    (('apps', 'ReplicaSet'), 'Ready'): (
+        'The number of ready replicas for this replica set.'),
+    (('apps', 'ReplicaSet'), 'Selector'): (
+        'Selector is a label query over pods that should match the replica count. If '
+        'the selector is empty, it is defaulted to the labels present on the pod '
+        'template. Label keys and values that must match in order to be controlled by '
+        'this replica set. More info: '
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label'
+        '-selectors'),
+    (('apps', 'DaemonSet'), 'Ready'): (
+        'The number of nodes that should be running the daemon pod and have one or '
+        'more of the daemon pod running and ready.'),
+    (('apps', 'DaemonSet'), 'Selector'): (
+        'A label query over pods that are managed by the daemon set. Must match in '
+        'order to be controlled. If empty, defaulted to labels on Pod template. More '
+        'info: '
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label'
+        '-selectors'),
+    (('apps', 'Deployment'), 'Selector'): (
+        'Label selector for pods. Existing ReplicaSets whose pods are selected by this '
+        'will be the ones affected by this deployment.'),
+    (('autoscaling', 'HorizontalPodAutoscaler'), 'Targets'): (
+        'metrics contains the specifications for which to use to calculate the desired '
+        'replica count (the maximum replica count across all metrics will be used).  '
+        'The desired replica count is calculated multiplying the ratio between the '
+        'target value and the current value by the current number of pods.  Ergo, '
+        'metrics used must decrease as the pod count is increased, and vice-versa.  '
+        'See the individual metric source types for more information about how each '
+        'type of metric must respond.'),
+    (('networking.k8s.io', 'NetworkPolicy'), 'Pod-Selector'): (
+        'Selects the pods to which this NetworkPolicy object applies.  The array of '
+        'ingress rules is applied to any pods selected by this field. Multiple network '
+        'policies can select the same set of pods.  In this case, the ingress rules '
+        'for each are combined additively. This field is NOT optional and follows '
+        'standard label selector semantics. An empty podSelector matches all pods in '
+        'this namespace.'),
+    (('rbac.authorization.k8s.io', 'RoleBinding'), 'Role'): (
+        'RoleRef can reference a Role in the current namespace or a ClusterRole in the '
+        'global namespace. If the RoleRef cannot be resolved, the Authorizer must '
+        'return an error.'),
+    (('rbac.authorization.k8s.io', 'ClusterRoleBinding'), 'Role'): (
+        'RoleRef can only reference a ClusterRole in the global namespace. If the '
+        'RoleRef cannot be resolved, the Authorizer must return an error.'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'SignerName'): (
+        'Requested signer for the request. It is a qualified name in the form: '
+        "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a "
+        'kubelet client certificate, it is assigned\n    '
+        '"kubernetes.io/kube-apiserver-client-kubelet".\n 2. If it\'s a kubelet serving '
+        'certificate, it is assigned\n    "kubernetes.io/kubelet-serving".\n 3. '
+        'Otherwise, it is assigned "kubernetes.io/legacy-unknown".\nDistribution of '
+        'trust for signers happens out of band. You can select on this field using '
+        '`spec.signerName`.'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'Requestor'): (
+        'Base64-encoded PKCS#10 CSR data'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'Condition'): (
+        'Conditions applied to the request, such as approval or denial.'),
+    (('apps', 'ControllerRevision'), 'Revision'): (
+        'revision indicates the revision of the state represented by Data.'),
+}
 
 
 def _add_more(p: dict[tuple[str, str], Printer]) -> None:
