@@ -139,3 +139,45 @@ async def test_flow_schema_table_rows_follow_precedence(module_api: API) -> None
     mine = [row["cells"][:3] for row in table["rows"] if row["cells"][0].startswith("tables-")]
     assert mine == [["tables-b", "global-default", 9000], ["tables-c", "global-default", 9000],
                     ["tables-a", "global-default", 9500]]
+
+
+async def test_pod_status_cells_through_kubectl(module_api: API,
+                                                module_kubectl: Kubectl) -> None:
+    """printPod over a status written through pods/status: ``Init:0/1`` while the init
+    container runs; then READY ``1/2``, STATUS the waiting reason of the last container,
+    RESTARTS ``3 (Nm ago)``, READINESS GATES ``0/1``."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "tables-pod"},
+           "spec": {"initContainers": [{"name": "init", "image": "busybox"}],
+                    "containers": [{"name": "a", "image": "nginx"},
+                                   {"name": "b", "image": "nginx"}],
+                    "readinessGates": [{"conditionType": "example.com/gate"}]}}
+    status, created = await module_api.post(f"{NS}/pods", pod)
+    assert status == 201, created
+    running = {"running": {"startedAt": "2024-01-01T00:00:00Z"}}
+    created["status"] = {"phase": "Pending", "initContainerStatuses": [
+        {"name": "init", "image": "busybox", "imageID": "", "ready": False,
+         "restartCount": 0, "state": running}]}
+    status, out = await module_api.put(f"{NS}/pods/tables-pod/status", created)
+    assert status == 200, out
+    code, printed, err = await module_kubectl("get", "pods", "tables-pod")
+    assert code == 0, err
+    assert _rows(printed)["tables-pod"][1:4] == ["0/2", "Init:0/1", "0"]
+    out["status"] = {"phase": "Running", "podIP": "10.1.2.3", "podIPs": [{"ip": "10.1.2.3"}],
+                     "conditions": [{"type": "Initialized", "status": "True"}],
+                     "initContainerStatuses": [
+        {"name": "init", "image": "busybox", "imageID": "", "ready": True, "restartCount": 0,
+         "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}}],
+                     "containerStatuses": [
+        {"name": "a", "image": "nginx", "imageID": "", "ready": True, "restartCount": 3,
+         "state": running, "lastState": {"terminated": {
+             "exitCode": 1, "finishedAt": "2024-01-01T00:00:00Z"}}},
+        {"name": "b", "image": "nginx", "imageID": "", "ready": False, "restartCount": 0,
+         "state": {"waiting": {"reason": "ImagePullBackOff"}}}]}
+    status, out = await module_api.put(f"{NS}/pods/tables-pod/status", out)
+    assert status == 200, out
+    code, printed, err = await module_kubectl("get", "pods", "tables-pod", "-o", "wide")
+    assert code == 0, err
+    row = _rows(printed)["tables-pod"]
+    assert row[1:3] == ["1/2", "ImagePullBackOff"]
+    assert row[3] == "3" and row[4].startswith("(") and row[5] == "ago)", row
+    assert (row[7], row[-1]) == ("10.1.2.3", "0/1")
