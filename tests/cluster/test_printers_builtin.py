@@ -73,7 +73,7 @@ def test_pod_sidecar_finished_with_exit_zero_is_not_counted_ready() -> None:
 def test_pod_init_status_and_terminating() -> None:
     """printPod: ``Init:i/n`` while an init container runs; ``Terminating`` once deleted
     and not in a terminal phase."""
-    pod = {"metadata": {"name": "p", "deletionTimestamp": "2024-01-01T00:04:00Z"},
+    pod: dict[str, Any] = {"metadata": {"name": "p", "deletionTimestamp": "2024-01-01T00:04:00Z"},
            "spec": {"initContainers": [{"name": "i"}], "containers": [{"name": "a"}]},
            "status": {"phase": "Pending", "initContainerStatuses": [
                {"name": "i", "ready": False, "restartCount": 0, "state": {"running": {}}}]}}
@@ -90,7 +90,7 @@ def test_deployment_columns_and_empty_selector() -> None:
     sorted by key (an empty selector is "")."""
     assert _columns("apps", "v1", "deployments")[2:4] == [("Up-to-date", "string", 0),
                                                           ("Available", "string", 0)]
-    dep = {"metadata": {"name": "d"}, "spec": {"replicas": 1, "selector": {
+    dep: dict[str, Any] = {"metadata": {"name": "d"}, "spec": {"replicas": 1, "selector": {
         "matchLabels": {"z": "1"},
         "matchExpressions": [{"key": "a", "operator": "In", "values": ["y", "x"]}]}}}
     assert _cells("apps", "v1", "deployments", dep)[-1] == "a in (x,y),z=1"
@@ -102,7 +102,8 @@ def test_job_status_precedence_and_completions_description() -> None:
     """printJob: Complete, then Failed, then Terminating, Suspended, FailureTarget, else
     Running; the first condition of a type decides. COMPLETIONS is described by
     JobStatus.succeeded."""
-    job = {"metadata": {"name": "j"}, "spec": {"completions": 1, "parallelism": 1},
+    job: dict[str, Any] = {"metadata": {"name": "j"}, "spec": {"completions": 1,
+                                                               "parallelism": 1},
            "status": {"conditions": [
                {"type": "FailureTarget", "status": "True"},
                {"type": "Failed", "status": "True"}]}}
@@ -160,7 +161,8 @@ def test_endpoints_more_and_ipv6() -> None:
     ep = {"metadata": {"name": "e"}, "subsets": [
         {"addresses": [{"ip": "fd00::1"}, {"ip": "10.0.0.1"}],
          "ports": [{"port": 80}, {"port": 81}]}]}
-    assert _cells("", "v1", "endpoints", ep)[1] == "[fd00::1]:80,10.0.0.1:80,[fd00::1]:81 + 1 more..."
+    assert _cells("", "v1", "endpoints", ep)[1] == (
+        "[fd00::1]:80,10.0.0.1:80,[fd00::1]:81 + 1 more...")
     assert _cells("", "v1", "endpoints", {"metadata": {"name": "e"}, "subsets": [
         {"notReadyAddresses": [{"ip": "10.0.0.1"}], "ports": [{"port": 80}]}]})[1] == ""
 

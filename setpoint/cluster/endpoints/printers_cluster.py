@@ -351,7 +351,7 @@ def format_hpa_metrics(specs: list[Obj], statuses: list[Obj]) -> str:
         status = statuses[i] if i < len(statuses) and isinstance(statuses[i], dict) else {}
         kind = metric.get("type")
         key = {"External": "external", "Pods": "pods", "Object": "object",
-               "Resource": "resource", "ContainerResource": "containerResource"}.get(kind)
+               "Resource": "resource", "ContainerResource": "containerResource"}.get(str(kind))
         if key is None:
             shown.append("<unknown type>")
             continue
