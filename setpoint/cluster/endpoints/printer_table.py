@@ -2,54 +2,32 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from setpoint.cluster.endpoints import printers_cluster as pc
 from setpoint.cluster.endpoints.printers import (
     APPS,
+    CONTAINERS_COLUMN,
     CORE,
+    IMAGES_COLUMN,
     META,
     Column,
     Printer,
     age_column,
-    apiservice_cells,
-    config_map_cells,
-    controller_revision_cells,
-    created_at_cells,
     cron_job_cells,
     daemon_set_cells,
     deployment_cells,
     doc,
-    endpoints_cells,
-    event_cells,
-    hpa_cells,
-    ingress_cells,
-    ingress_class_cells,
     job_cells,
-    lease_cells,
     name_column,
-    namespace_cells,
-    network_policy_cells,
-    node_cells,
-    pdb_cells,
     pod_cells,
-    priority_class_cells,
-    pv_cells,
-    pvc_cells,
     replica_set_cells,
-    role_binding_cells,
-    secret_cells,
-    service_account_cells,
-    service_cells,
+    replication_controller_cells,
     stateful_set_cells,
-    storage_class_cells,
-    webhooks_cells,
 )
-from setpoint.cluster.endpoints.printers import (
-    CONTAINERS_COLUMN as _CONTAINERS,
-)
-from setpoint.cluster.endpoints.printers import (
-    IMAGES_COLUMN as _IMAGES,
-)
+
+_CONTAINERS, _IMAGES = CONTAINERS_COLUMN, IMAGES_COLUMN
 
 # -- the table ----------------------------------------------------------------------------
 
@@ -79,8 +57,8 @@ def _build() -> dict[tuple[str, str], Printer]:
     ], pod_cells)
     p[("apps", "Deployment")] = Printer(_workload_columns([
         Column("Ready", "string", ready),
-        Column("Up-to-date", "integer", doc(APPS + "DeploymentStatus", "updatedReplicas")),
-        Column("Available", "integer", doc(APPS + "DeploymentStatus", "availableReplicas")),
+        Column("Up-to-date", "string", doc(APPS + "DeploymentStatus", "updatedReplicas")),
+        Column("Available", "string", doc(APPS + "DeploymentStatus", "availableReplicas")),
     ], doc(APPS + "DeploymentSpec", "selector")), deployment_cells)
     rs_cols = [Column("Desired", "integer", doc(APPS + "ReplicaSetSpec", "replicas")),
                Column("Current", "integer", doc(APPS + "ReplicaSetStatus", "replicas")),
@@ -91,7 +69,7 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("Desired", "integer", doc(CORE + "ReplicationControllerSpec", "replicas")),
         Column("Current", "integer", doc(CORE + "ReplicationControllerStatus", "replicas")),
         Column("Ready", "integer", doc(CORE + "ReplicationControllerStatus", "readyReplicas")),
-    ], doc(CORE + "ReplicationControllerSpec", "selector")), replica_set_cells)
+    ], doc(CORE + "ReplicationControllerSpec", "selector")), replication_controller_cells)
     p[("apps", "StatefulSet")] = Printer(
         _workload_columns([Column("Ready", "string", ready)], None), stateful_set_cells)
     ds = APPS + "DaemonSetStatus"
@@ -110,7 +88,7 @@ def _build() -> dict[tuple[str, str], Printer]:
     p[("batch", "Job")] = Printer([
         name_column(),
         Column("Status", "string", "Status of the job."),
-        Column("Completions", "string", "The completion status of the job."),
+        Column("Completions", "string", doc(batch + "JobStatus", "succeeded")),
         Column("Duration", "string", "Time required to complete the job."),
         age_column(), _CONTAINERS, _IMAGES,
         Column("Selector", "string", doc(batch + "JobSpec", "selector"), 1),
@@ -132,22 +110,23 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("External-IP", "string", doc(svc, "externalIPs")),
         Column("Port(s)", "string", doc(svc, "ports")), age_column(),
         Column("Selector", "string", doc(svc, "selector"), 1),
-    ], service_cells)
+    ], pc.service_cells)
     p[("", "Namespace")] = Printer([name_column(), Column(
-        "Status", "string", "The status of the namespace"), age_column()], namespace_cells)
+        "Status", "string", "The status of the namespace"), age_column()], pc.namespace_cells)
     p[("", "ConfigMap")] = Printer([name_column(), Column(
-        "Data", "string", doc(CORE + "ConfigMap", "data")), age_column()], config_map_cells)
+        "Data", "string", doc(CORE + "ConfigMap", "data")), age_column()], pc.config_map_cells)
     p[("", "Secret")] = Printer([
         name_column(), Column("Type", "string", doc(CORE + "Secret", "type")),
-        Column("Data", "string", doc(CORE + "Secret", "data")), age_column()], secret_cells)
+        Column("Data", "string", doc(CORE + "Secret", "data")), age_column()], pc.secret_cells)
     p[("", "ServiceAccount")] = Printer([name_column(), Column(
         "Secrets", "string", doc(CORE + "ServiceAccount", "secrets")), age_column()],
-        service_account_cells)
+        pc.service_account_cells)
     p[("coordination.k8s.io", "Lease")] = Printer([name_column(), Column(
         "Holder", "string", doc("io.k8s.api.coordination.v1.LeaseSpec", "holderIdentity")),
-        age_column()], lease_cells)
+        age_column()], pc.lease_cells)
     p[("", "Endpoints")] = Printer([name_column(), Column(
-        "Endpoints", "string", doc(CORE + "Endpoints", "subsets")), age_column()], endpoints_cells)
+        "Endpoints", "string", doc(CORE + "Endpoints", "subsets")), age_column()],
+        pc.endpoints_cells)
     info, node_status = CORE + "NodeSystemInfo", CORE + "NodeStatus"
     p[("", "Node")] = Printer([
         name_column(), Column("Status", "string", "The status of the node"),
@@ -158,7 +137,7 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("OS-Image", "string", doc(info, "osImage"), 1),
         Column("Kernel-Version", "string", doc(info, "kernelVersion"), 1),
         Column("Container-Runtime", "string", doc(info, "containerRuntimeVersion"), 1),
-    ], node_cells)
+    ], pc.node_cells)
     ev = CORE + "Event"
     p[("", "Event")] = Printer([
         Column("Last Seen", "string", doc(ev, "lastTimestamp")),
@@ -171,7 +150,7 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("First Seen", "string", doc(ev, "firstTimestamp"), 1),
         Column("Count", "string", doc(ev, "count"), 1),
         Column("Name", "string", doc(META + "ObjectMeta", "name"), 1, "name"),
-    ], event_cells)
+    ], pc.event_cells)
     pvc_spec, pvc_status = CORE + "PersistentVolumeClaimSpec", CORE + "PersistentVolumeClaimStatus"
     p[("", "PersistentVolumeClaim")] = Printer([
         name_column(), Column("Status", "string", doc(pvc_status, "phase")),
@@ -181,7 +160,7 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("StorageClass", "string", "StorageClass of the pvc"),
         Column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pvc"),
         age_column(), Column("VolumeMode", "string", doc(pvc_spec, "volumeMode"), 1),
-    ], pvc_cells)
+    ], pc.pvc_cells)
     pv_spec = CORE + "PersistentVolumeSpec"
     p[("", "PersistentVolume")] = Printer([
         name_column(), Column("Capacity", "string", doc(pv_spec, "capacity")),
@@ -193,7 +172,7 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("VolumeAttributesClass", "string", "VolumeAttributesClass of the pv"),
         Column("Reason", "string", doc(CORE + "PersistentVolumeStatus", "reason")),
         age_column(), Column("VolumeMode", "string", doc(pv_spec, "volumeMode"), 1),
-    ], pv_cells)
+    ], pc.pv_cells)
     p[("networking.k8s.io", "Ingress")] = Printer([
         name_column(),
         Column("Class", "string", "The name of the IngressClass resource that should be used "
@@ -203,34 +182,36 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("Address", "string", "Address is a list containing ingress points for the "
                                     "load-balancer"),
         Column("Ports", "string", "Ports of TLS configurations that open"), age_column(),
-    ], ingress_cells)
+    ], pc.ingress_cells)
     p[("networking.k8s.io", "NetworkPolicy")] = Printer([
         name_column(), Column("Pod-Selector", "string", doc(
             "io.k8s.api.networking.v1.NetworkPolicySpec", "podSelector")), age_column()],
-        network_policy_cells)
+        pc.network_policy_cells)
     p[("networking.k8s.io", "IngressClass")] = Printer([
         name_column(), Column("Controller", "string", "Controller that is responsible for "
                                                       "handling this class"),
         Column("Parameters", "string", "A reference to a resource with additional parameters"),
-        age_column()], ingress_class_cells)
+        age_column()], pc.ingress_class_cells)
     rbac = "rbac.authorization.k8s.io"
     created = [name_column(), Column("Created At", "date", doc(META + "ObjectMeta",
                                                                "creationTimestamp"))]
-    p[(rbac, "Role")] = p[(rbac, "ClusterRole")] = Printer(created, created_at_cells)
-    binding = [name_column(), Column("Role", "string", doc(
-        "io.k8s.api.rbac.v1.RoleBinding", "roleRef")), age_column(),
-        Column("Users", "string", "Users in the roleBinding", 1),
-        Column("Groups", "string", "Groups in the roleBinding", 1),
-        Column("ServiceAccounts", "string", "ServiceAccounts in the roleBinding", 1)]
-    bindings = Printer(binding, role_binding_cells)
-    p[(rbac, "RoleBinding")] = p[(rbac, "ClusterRoleBinding")] = bindings
+    p[(rbac, "Role")] = p[(rbac, "ClusterRole")] = Printer(created, pc.created_at_cells)
+    for kind, noun in (("RoleBinding", "roleBinding"),
+                       ("ClusterRoleBinding", "clusterRoleBinding")):
+        p[(rbac, kind)] = Printer([
+            name_column(), Column("Role", "string", doc(
+                f"io.k8s.api.rbac.v1.{kind}", "roleRef")), age_column(),
+            Column("Users", "string", f"Users in the {noun}", 1),
+            Column("Groups", "string", f"Groups in the {noun}", 1),
+            Column("ServiceAccounts", "string", f"ServiceAccounts in the {noun}", 1)],
+            pc.role_binding_cells)
     sc = "io.k8s.api.storage.v1.StorageClass"
     p[("storage.k8s.io", "StorageClass")] = Printer([
         name_column(), Column("Provisioner", "string", doc(sc, "provisioner")),
         Column("ReclaimPolicy", "string", doc(sc, "reclaimPolicy")),
         Column("VolumeBindingMode", "string", doc(sc, "volumeBindingMode")),
         Column("AllowVolumeExpansion", "string", doc(sc, "allowVolumeExpansion")),
-        age_column()], storage_class_cells)
+        age_column()], pc.storage_class_cells)
     p[("policy", "PodDisruptionBudget")] = Printer([
         name_column(),
         Column("Min Available", "string", "The minimum number of pods that must be available."),
@@ -238,22 +219,23 @@ def _build() -> dict[tuple[str, str], Printer]:
                                             "unavailable."),
         Column("Allowed Disruptions", "integer", "Calculated number of pods that may be "
                                                  "disrupted at this time."),
-        age_column()], pdb_cells)
-    pc = "io.k8s.api.scheduling.v1.PriorityClass"
+        age_column()], pc.pdb_cells)
+    prio = "io.k8s.api.scheduling.v1.PriorityClass"
     p[("scheduling.k8s.io", "PriorityClass")] = Printer([
-        name_column(), Column("Value", "integer", doc(pc, "value")),
-        Column("Global-Default", "boolean", doc(pc, "globalDefault")), age_column(),
-        Column("PreemptionPolicy", "string", doc(pc, "preemptionPolicy"))], priority_class_cells)
+        name_column(), Column("Value", "integer", doc(prio, "value")),
+        Column("Global-Default", "boolean", doc(prio, "globalDefault")), age_column(),
+        Column("PreemptionPolicy", "string", doc(prio, "preemptionPolicy"))],
+        pc.priority_class_cells)
     p[("apps", "ControllerRevision")] = Printer([
         name_column(), Column("Controller", "string", "Controller of the object"),
         Column("Revision", "string", doc(APPS + "ControllerRevision", "revision")),
-        age_column()], controller_revision_cells)
+        age_column()], pc.controller_revision_cells)
     hooks = [name_column(), Column("Webhooks", "integer", "Webhooks indicates the number of "
                                                           "webhooks registered in this "
                                                           "configuration"), age_column()]
     adm = "admissionregistration.k8s.io"
-    p[(adm, "ValidatingWebhookConfiguration")] = Printer(hooks, webhooks_cells)
-    p[(adm, "MutatingWebhookConfiguration")] = Printer(hooks, webhooks_cells)
+    p[(adm, "ValidatingWebhookConfiguration")] = Printer(hooks, pc.webhooks_cells)
+    p[(adm, "MutatingWebhookConfiguration")] = Printer(hooks, pc.webhooks_cells)
     hpa = "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec"
     p[("autoscaling", "HorizontalPodAutoscaler")] = Printer([
         name_column(), Column("Reference", "string", doc(hpa, "scaleTargetRef")),
@@ -262,14 +244,186 @@ def _build() -> dict[tuple[str, str], Printer]:
         Column("MaxPods", "string", doc(hpa, "maxReplicas")),
         Column("Replicas", "string", doc(
             "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus", "currentReplicas")),
-        age_column()], hpa_cells)
+        age_column()], pc.hpa_cells)
     p[("apiregistration.k8s.io", "APIService")] = Printer([
         name_column(),
         Column("Service", "string", "The reference to the service that hosts this API "
                                     "endpoint."),
         Column("Available", "string", "Whether this service is available."),
-        age_column()], apiservice_cells)
+        age_column()], pc.apiservice_cells)
+    p[("events.k8s.io", "Event")] = Printer(p[("", "Event")].columns, pc.events_v1_cells)
+    _add_more(p)
+    for (key, column), text in _OLDER_DOCS.items():
+        printer = p[key]
+        p[key] = replace(printer, columns=[replace(c, description=text) if c.name == column
+                                           else c for c in printer.columns])
     return p
+
+
+# Descriptions printers.go takes from the SwaggerDoc of older API versions
+# (extensions/v1beta1, autoscaling/v2beta1, rbac/v1beta1, certificates/v1beta1,
+# apps/v1beta1), which the served versions' OpenAPI no longer carries: k8s.io/api v0.32
+# types_swagger_doc_generated.go.
+_OLDER_DOCS: dict[tuple[tuple[str, str], str], str] = {
+    (('apps', 'ReplicaSet'), 'Ready'): (
+        'The number of ready replicas for this replica set.'),
+    (('apps', 'ReplicaSet'), 'Selector'): (
+        'Selector is a label query over pods that should match the replica count. If '
+        'the selector is empty, it is defaulted to the labels present on the pod '
+        'template. Label keys and values that must match in order to be controlled by '
+        'this replica set. More info: '
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label'
+        '-selectors'),
+    (('apps', 'DaemonSet'), 'Ready'): (
+        'The number of nodes that should be running the daemon pod and have one or '
+        'more of the daemon pod running and ready.'),
+    (('apps', 'DaemonSet'), 'Selector'): (
+        'A label query over pods that are managed by the daemon set. Must match in '
+        'order to be controlled. If empty, defaulted to labels on Pod template. More '
+        'info: '
+        'https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label'
+        '-selectors'),
+    (('apps', 'Deployment'), 'Selector'): (
+        'Label selector for pods. Existing ReplicaSets whose pods are selected by this '
+        'will be the ones affected by this deployment.'),
+    (('autoscaling', 'HorizontalPodAutoscaler'), 'Targets'): (
+        'metrics contains the specifications for which to use to calculate the desired '
+        'replica count (the maximum replica count across all metrics will be used).  '
+        'The desired replica count is calculated multiplying the ratio between the '
+        'target value and the current value by the current number of pods.  Ergo, '
+        'metrics used must decrease as the pod count is increased, and vice-versa.  '
+        'See the individual metric source types for more information about how each '
+        'type of metric must respond.'),
+    (('networking.k8s.io', 'NetworkPolicy'), 'Pod-Selector'): (
+        'Selects the pods to which this NetworkPolicy object applies.  The array of '
+        'ingress rules is applied to any pods selected by this field. Multiple network '
+        'policies can select the same set of pods.  In this case, the ingress rules '
+        'for each are combined additively. This field is NOT optional and follows '
+        'standard label selector semantics. An empty podSelector matches all pods in '
+        'this namespace.'),
+    (('rbac.authorization.k8s.io', 'RoleBinding'), 'Role'): (
+        'RoleRef can reference a Role in the current namespace or a ClusterRole in the '
+        'global namespace. If the RoleRef cannot be resolved, the Authorizer must '
+        'return an error.'),
+    (('rbac.authorization.k8s.io', 'ClusterRoleBinding'), 'Role'): (
+        'RoleRef can only reference a ClusterRole in the global namespace. If the '
+        'RoleRef cannot be resolved, the Authorizer must return an error.'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'SignerName'): (
+        'Requested signer for the request. It is a qualified name in the form: '
+        "`scope-hostname.io/name`. If empty, it will be defaulted:\n 1. If it's a "
+        'kubelet client certificate, it is assigned\n    '
+        '"kubernetes.io/kube-apiserver-client-kubelet".\n 2. If it\'s a kubelet serving '
+        'certificate, it is assigned\n    "kubernetes.io/kubelet-serving".\n 3. '
+        'Otherwise, it is assigned "kubernetes.io/legacy-unknown".\nDistribution of '
+        'trust for signers happens out of band. You can select on this field using '
+        '`spec.signerName`.'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'Requestor'): (
+        'Base64-encoded PKCS#10 CSR data'),
+    (('certificates.k8s.io', 'CertificateSigningRequest'), 'Condition'): (
+        'Conditions applied to the request, such as approval or denial.'),
+    (('apps', 'ControllerRevision'), 'Revision'): (
+        'revision indicates the revision of the state represented by Data.'),
+}
+
+
+def _add_more(p: dict[tuple[str, str], Printer]) -> None:
+    """The printers of the kinds fewer clients list (same source, further down AddHandlers)."""
+    created = doc(META + "ObjectMeta", "creationTimestamp")
+    slice_ = "io.k8s.api.discovery.v1.EndpointSlice"
+    p[("discovery.k8s.io", "EndpointSlice")] = Printer([
+        name_column(), Column("AddressType", "string", doc(slice_, "addressType")),
+        Column("Ports", "string", doc(slice_, "ports")),
+        Column("Endpoints", "string", doc(slice_, "endpoints")), age_column()],
+        pc.endpoint_slice_cells)
+    p[("", "PodTemplate")] = Printer([
+        name_column(), Column("Containers", "string", CONTAINERS_COLUMN.description),
+        Column("Images", "string", IMAGES_COLUMN.description),
+        Column("Pod Labels", "string", "The labels for the pod template.")],
+        pc.pod_template_cells)
+    p[("", "ComponentStatus")] = Printer([
+        name_column(), Column("Status", "string", "Status of the component conditions"),
+        Column("Message", "string", "Message of the component conditions"),
+        Column("Error", "string", "Error of the component conditions")],
+        pc.component_status_cells)
+    p[("", "ResourceQuota")] = Printer([
+        name_column(),
+        Column("Request", "string", "Request represents a minimum amount of cpu/memory that "
+                                    "a container may consume."),
+        Column("Limit", "string", "Limits control the maximum amount of cpu/memory that a "
+                                  "container may use independent of contention on the node."),
+        age_column()], pc.resource_quota_cells)
+    csr = "io.k8s.api.certificates.v1.CertificateSigningRequest"
+    p[("certificates.k8s.io", "CertificateSigningRequest")] = Printer([
+        name_column(), Column("Age", "string", created),
+        Column("SignerName", "string", doc(csr + "Spec", "signerName")),
+        Column("Requestor", "string", doc(csr + "Spec", "request")),
+        Column("RequestedDuration", "string", doc(csr + "Spec", "expirationSeconds")),
+        Column("Condition", "string", doc(csr + "Status", "conditions"))], pc.csr_cells)
+    fc = "io.k8s.api.flowcontrol.v1."
+    p[("flowcontrol.apiserver.k8s.io", "FlowSchema")] = Printer([
+        name_column(), Column("PriorityLevel", "string", doc(
+            fc + "PriorityLevelConfigurationReference", "name")),
+        Column("MatchingPrecedence", "string", doc(fc + "FlowSchemaSpec",
+                                                   "matchingPrecedence")),
+        Column("DistinguisherMethod", "string", doc(fc + "FlowSchemaSpec",
+                                                    "distinguisherMethod")),
+        age_column(), Column("MissingPL", "string", "references a broken or non-existent "
+                                                    "PriorityLevelConfiguration")],
+        pc.flow_schema_cells, order=pc.flow_schema_order)
+    queuing = fc + "QueuingConfiguration"
+    p[("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration")] = Printer([
+        name_column(), Column("Type", "string", doc(fc + "PriorityLevelConfigurationSpec",
+                                                    "type")),
+        Column("NominalConcurrencyShares", "string", doc(
+            fc + "LimitedPriorityLevelConfiguration", "nominalConcurrencyShares")),
+        Column("Queues", "string", doc(queuing, "queues")),
+        Column("HandSize", "string", doc(queuing, "handSize")),
+        Column("QueueLengthLimit", "string", doc(queuing, "queueLengthLimit")),
+        age_column()], pc.priority_level_cells)
+    # printers.go takes RuntimeClass's HANDLER description from ObjectMeta, which has none
+    p[("node.k8s.io", "RuntimeClass")] = Printer([
+        name_column(), Column("Handler", "string", ""), age_column()], pc.runtime_class_cells)
+    storage = "io.k8s.api.storage.v1."
+    p[("storage.k8s.io", "CSINode")] = Printer([
+        name_column(), Column("Drivers", "integer", "Drivers indicates the number of CSI "
+                                                    "drivers registered on the node"),
+        age_column()], pc.csi_node_cells)
+    driver = storage + "CSIDriverSpec"
+    p[("storage.k8s.io", "CSIDriver")] = Printer([
+        name_column(), Column("AttachRequired", "boolean", doc(driver, "attachRequired")),
+        Column("PodInfoOnMount", "boolean", doc(driver, "podInfoOnMount")),
+        Column("StorageCapacity", "boolean", doc(driver, "storageCapacity")),
+        Column("TokenRequests", "string", doc(driver, "tokenRequests")),
+        Column("RequiresRepublish", "boolean", doc(driver, "requiresRepublish")),
+        Column("Modes", "string", doc(driver, "volumeLifecycleModes")), age_column()],
+        pc.csi_driver_cells)
+    capacity = storage + "CSIStorageCapacity"
+    p[("storage.k8s.io", "CSIStorageCapacity")] = Printer([
+        name_column(), Column("StorageClassName", "string", doc(capacity, "storageClassName")),
+        Column("Capacity", "string", doc(capacity, "capacity"))], pc.csi_storage_capacity_cells)
+    p[("storage.k8s.io", "VolumeAttachment")] = Printer([
+        name_column(),
+        Column("Attacher", "string", doc(storage + "VolumeAttachmentSpec", "attacher"),
+               format="name"),
+        Column("PV", "string", doc(storage + "VolumeAttachmentSource", "persistentVolumeName")),
+        Column("Node", "string", doc(storage + "VolumeAttachmentSpec", "nodeName")),
+        Column("Attached", "boolean", doc(storage + "VolumeAttachmentStatus", "attached")),
+        age_column()], pc.volume_attachment_cells)
+    adm = "admissionregistration.k8s.io"
+    p[(adm, "ValidatingAdmissionPolicy")] = Printer([
+        name_column(),
+        Column("Validations", "integer", "Validations indicates the number of validation "
+                                         "rules defined in this configuration"),
+        Column("ParamKind", "string", "ParamKind specifies the kind of resources used to "
+                                      "parameterize this policy"), age_column()],
+        pc.admission_policy_cells)
+    p[(adm, "ValidatingAdmissionPolicyBinding")] = Printer([
+        name_column(),
+        Column("PolicyName", "string", "PolicyName indicates the policy definition which the "
+                                       "policy binding binded to"),
+        Column("ParamRef", "string", "ParamRef indicates the param resource which sets the "
+                                     "configration param"), age_column()],
+        pc.admission_policy_binding_cells)
 
 
 class _Printers(dict[tuple[str, str], Printer]):

@@ -41,6 +41,9 @@ def to_table(rt: ResourceType, objects: list[Obj], *, list_meta: Mapping[str, An
         raise ValueError(f"includeObject must be one of {INCLUDE_OBJECT}")
     now = now or datetime.now(UTC)
     columns, cells_of = _converter(rt)
+    order = row_order(rt)
+    if order is not None and list_meta is not None:
+        objects = sorted(objects, key=order)
     rows = []
     for obj in objects:
         cells, conditions = cells_of(obj, now)
@@ -84,6 +87,14 @@ class WatchTables:
                          now=now, table_version=self._version, no_headers=self._sent_headers)
         self._sent_headers = True
         return table
+
+
+def row_order(rt: ResourceType) -> Callable[[Obj], Any] | None:
+    """How a kind's list printer orders its rows, if it does (printFlowSchemaList)."""
+    if rt.is_custom:
+        return None
+    printer = PRINTERS.get((rt.group, rt.kind))
+    return None if printer is None else printer.order
 
 
 def _row_object(rt: ResourceType, obj: Obj, include: str, version: str) -> Obj | None:
