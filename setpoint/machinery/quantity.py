@@ -191,6 +191,15 @@ def parse_quantity(text: str) -> Quantity:
     return _parse(text)
 
 
+def try_from_json(value: Any) -> Quantity | None:
+    """:meth:`Quantity.from_json`, or None for a value decoding refuses: validators only meet
+    decoded quantities, so they skip what the decoder's own error already reports."""
+    try:
+        return Quantity.from_json(value)
+    except (QuantityError, TypeError, ValueError):
+        return None
+
+
 def must_parse(text: str) -> Quantity:
     """``resource.MustParse``: for constants in code; raises ValueError."""
     return _parse(text)

@@ -17,7 +17,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import Quantity, try_from_json
 
 ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 VOLUME_MODES = ("Block", "Filesystem")
@@ -27,11 +27,21 @@ SPEC_IMMUTABLE = ("spec is immutable after creation except resources.requests an
                   "volumeAttributesClassName for bound claims")
 
 
-def _quantity(value: Any) -> Quantity | None:
-    try:
-        return Quantity.from_json(value)
-    except (QuantityError, TypeError, ValueError):
-        return None
+def validate_access_modes(modes: list[Any], path: str) -> list[Cause]:
+    """The access-mode rules a volume and a claim share: each mode known, and
+    ReadWriteOncePod alone (the emptiness check differs between the two: the caller's)."""
+    causes: list[Cause] = []
+    once_pod = other = False
+    for mode in modes:
+        if mode not in ACCESS_MODES:
+            causes.append(fe.not_supported(path, mode, ACCESS_MODES))
+        elif mode == "ReadWriteOncePod":
+            once_pod = True
+        else:
+            other = True
+    if once_pod and other:
+        causes.append(fe.forbidden(path, "may not use ReadWriteOncePod with other access modes"))
+    return causes
 
 
 def _data_source(ref: Any, path: str, namespaced: bool) -> list[Cause]:
@@ -68,23 +78,13 @@ def validate_claim_spec(spec: Any, path: str) -> list[Cause]:
         causes.append(fe.required(f"{path}.accessModes", "at least 1 access mode is required"))
     if spec.get("selector") is not None:
         causes.extend(labels.validate_label_selector(spec["selector"], f"{path}.selector"))
-    once_pod = other = False
-    for mode in modes:
-        if mode not in ACCESS_MODES:
-            causes.append(fe.not_supported(f"{path}.accessModes", mode, ACCESS_MODES))
-        elif mode == "ReadWriteOncePod":
-            once_pod = True
-        else:
-            other = True
-    if once_pod and other:
-        causes.append(fe.forbidden(f"{path}.accessModes",
-                                   "may not use ReadWriteOncePod with other access modes"))
+    causes.extend(validate_access_modes(modes, f"{path}.accessModes"))
     storage_path = f"{path}.resources[storage]"
     requests = (spec.get("resources") or {}).get("requests") or {}
     if "storage" not in requests:
         causes.append(fe.required(storage_path))
     else:
-        q = _quantity(requests["storage"])
+        q = try_from_json(requests["storage"])
         if q is not None and q.sign() <= 0:
             causes.append(fe.invalid(storage_path, str(q), NOT_POSITIVE))
         else:
@@ -119,7 +119,7 @@ def _storage(obj: Obj, key: str) -> Quantity:
     holder = (obj.get("spec") or {}).get("resources") or {} if key == "requests" else (
         obj.get("status") or {})
     values = holder.get(key if key == "requests" else "capacity") or {}
-    return _quantity(values.get("storage")) or Quantity()
+    return try_from_json(values.get("storage")) or Quantity()
 
 
 def _class_upgrade_from_annotation(new: Obj, old: Obj) -> bool:

@@ -23,7 +23,7 @@ from setpoint.cluster.registry.validation_resourcequota import validate_resource
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import try_from_json
 
 PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 TERMINATION_MESSAGE_POLICIES = ("File", "FallbackToLogsOnError")
@@ -245,13 +245,6 @@ def overcommit_allowed(name: str) -> bool:
     return native and not name.startswith(_OVERCOMMIT_FORBIDDEN_PREFIX)
 
 
-def _quantity(value: Any) -> Quantity | None:
-    try:
-        return Quantity.from_json(value)
-    except (QuantityError, TypeError, ValueError):
-        return None
-
-
 def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
     """``ValidateContainerResourceRequirements``: names, quantities, requests ≤ limits (and
     equal for resources that cannot be overcommitted)."""
@@ -267,11 +260,11 @@ def validate_resource_requirements(resources: Any, path: str) -> list[Cause]:
         p = f"{path}.requests[{name}]"
         causes.extend(resource_name(name, p))
         causes.extend(validate_resource_quantity_value(name, value, p))
-        request = _quantity(value)
+        request = try_from_json(value)
         if request is None:
             continue
         if name in limits:
-            limit = _quantity(limits[name])
+            limit = try_from_json(limits[name])
             if limit is None:
                 continue
             if request.cmp(limit) != 0 and not overcommit_allowed(name):

@@ -20,7 +20,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import Quantity, try_from_json
 
 LIMIT_TYPES = ("Pod", "Container", "PersistentVolumeClaim")
 _KINDS = ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio")
@@ -45,9 +45,8 @@ def _resource_name(limit_type: str, name: str, path: str) -> list[Cause]:
 def _quantities(values: Any) -> dict[str, tuple[Quantity, str]]:
     out: dict[str, tuple[Quantity, str]] = {}
     for key, raw in (values or {}).items() if isinstance(values, dict) else ():
-        try:
-            q = Quantity.from_json(raw)
-        except (QuantityError, TypeError, ValueError):
+        q = try_from_json(raw)
+        if q is None:
             continue
         out[str(key)] = (q, str(q))
     return out

@@ -18,7 +18,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import Quantity, try_from_json
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 NOT_INTEGER = "must be an integer"
@@ -54,9 +54,8 @@ def go_quantity(q: Quantity, text: str) -> fe.GoValue:
 def validate_resource_quantity_value(resource: str, value: Any, path: str) -> list[Cause]:
     """``ValidateResourceQuantityValue``: not negative, and whole for counted resources.
     (An unparsable quantity never gets here: decoding refuses it.)"""
-    try:
-        q = Quantity.from_json(value)
-    except (QuantityError, TypeError, ValueError):
+    q = try_from_json(value)
+    if q is None:
         return []
     causes = []
     if q.sign() < 0:

@@ -16,6 +16,7 @@ import posixpath
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from setpoint.cluster.registry.validation_claims import validate_access_modes
 from setpoint.cluster.registry.validation_scheduling import validate_node_selector
 from setpoint.cluster.registry.validation_volumesources import (
     ISCSI_NAME_TOO_LONG,
@@ -27,9 +28,8 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import try_from_json
 
-ACCESS_MODES = ("ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod")
 RECLAIM_POLICIES = ("Delete", "Recycle", "Retain")
 VOLUME_MODES = ("Block", "Filesystem")
 MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
@@ -88,23 +88,25 @@ def _named_ref(ref: Any, path: str, name_rule: Callable[[str], list[str]]) -> li
     return causes
 
 
+def _secret_ref_required(source: Mapping[str, Any], path: str) -> list[Cause]:
+    """A PV source's ``secretRef`` (a SecretReference) needs both name and namespace."""
+    ref = source.get("secretRef")
+    if not isinstance(ref, dict):
+        return []
+    return [fe.required(f"{path}.secretRef.{k}") for k in ("name", "namespace") if not ref.get(k)]
+
+
 def _cinder(source: Mapping[str, Any], path: str, _name: str) -> list[Cause]:
     """``validateCinderPersistentVolumeSource``."""
     causes = [] if source.get("volumeID") else [fe.required(f"{path}.volumeID")]
-    ref = source.get("secretRef")
-    if isinstance(ref, dict):
-        causes.extend(fe.required(f"{path}.secretRef.{k}") for k in ("name", "namespace")
-                      if not ref.get(k))
+    causes.extend(_secret_ref_required(source, path))
     return causes
 
 
 def _flex(source: Mapping[str, Any], path: str, _name: str) -> list[Cause]:
     """``validateFlexPersistentVolumeSource``."""
     causes = SOURCE_VALIDATORS["flexVolume"](source, path)
-    ref = source.get("secretRef")
-    if isinstance(ref, dict):
-        causes.extend(fe.required(f"{path}.secretRef.{k}") for k in ("name", "namespace")
-                      if not ref.get(k))
+    causes.extend(_secret_ref_required(source, path))
     return causes
 
 
@@ -182,13 +184,6 @@ _SOURCES: tuple[tuple[str, str, SourceCheck], ...] = (
 SOURCE_KEYS = tuple(key for key, _, _ in _SOURCES)
 
 
-def _quantity(value: Any) -> Quantity | None:
-    try:
-        return Quantity.from_json(value)
-    except (QuantityError, TypeError, ValueError):
-        return None
-
-
 def _go_resource_list(capacity: Any) -> fe.GoValue:
     """``%#v`` of a ``core.ResourceList`` as NotSupported prints it (the quantities' inner
     representation is shown by its canonical string)."""
@@ -209,7 +204,7 @@ def _capacity(spec: Obj) -> list[Cause]:
         causes.append(fe.not_supported("spec.capacity", _go_resource_list(capacity),
                                        ("storage",)))
     for resource, raw in values.items():
-        q = _quantity(raw)
+        q = try_from_json(raw)
         if q is None:
             continue
         path = f"spec.capacity[{resource}]"
@@ -223,18 +218,7 @@ def _capacity(spec: Obj) -> list[Cause]:
 def _access_modes(spec: Obj) -> list[Cause]:
     modes = spec.get("accessModes") or []
     causes = [] if modes else [fe.required("spec.accessModes")]
-    once_pod = other = False
-    for mode in modes:
-        if mode not in ACCESS_MODES:
-            causes.append(fe.not_supported("spec.accessModes", mode, ACCESS_MODES))
-        elif mode == "ReadWriteOncePod":
-            once_pod = True
-        else:
-            other = True
-    if once_pod and other:
-        causes.append(fe.forbidden("spec.accessModes",
-                                   "may not use ReadWriteOncePod with other access modes"))
-    return causes
+    return causes + validate_access_modes(modes, "spec.accessModes")
 
 
 def _sources(spec: Obj, pv_name: str, affinity_set: bool) -> list[Cause]:

@@ -28,7 +28,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import try_from_json
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 OVER_REPLICAS = "cannot be greater than status.replicas"
@@ -191,10 +191,10 @@ def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
     if not (new.get("spec") or {}).get("accessModes"):
         causes.append(fe.required("Spec.accessModes"))
     for resource, value in ((new.get("status") or {}).get("capacity") or {}).items():
-        try:
-            whole = Quantity.from_json(value).value()
-        except (QuantityError, TypeError, ValueError):
-            continue  # (decoding refuses what does not parse)
+        quantity = try_from_json(value)
+        if quantity is None:
+            continue
+        whole = quantity.value()
         if whole < 0:
             causes.append(fe.invalid(f"status.capacity[{resource}]", whole,
                                      "must be a valid resource quantity"))

@@ -24,7 +24,7 @@ from setpoint.cluster.registry.validation_legacysources import validate_azure_di
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import Quantity, try_from_json
 
 HOST_PATH_TYPES = ("", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File",
                    "FileOrCreate", "Socket")
@@ -202,11 +202,8 @@ _MEMORY_DIVISOR_ERROR = ("only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 
 def _divisor(resource: str, divisor: Any, path: str) -> list[Cause]:
     """``validateContainerResourceDivisor``: an unset (zero) divisor is fine; otherwise the
     canonical form must be one the resource's unit allows."""
-    try:
-        quantity = Quantity.from_json(divisor) if divisor is not None else Quantity()
-    except (QuantityError, TypeError, ValueError):
-        return []  # (a malformed quantity is refused by decoding)
-    if quantity.is_zero():
+    quantity = try_from_json(divisor) if divisor is not None else Quantity()
+    if quantity is None or quantity.is_zero():
         return []
     text = str(quantity)
     allowed, error = {
@@ -488,11 +485,8 @@ def _storage_os(source: Mapping[str, Any], path: str) -> list[Cause]:
 
 def _empty_dir(source: Mapping[str, Any], path: str) -> list[Cause]:
     limit = source.get("sizeLimit")
-    try:
-        negative = limit is not None and Quantity.from_json(limit).sign() < 0
-    except (QuantityError, TypeError, ValueError):
-        negative = False
-    if negative:
+    quantity = try_from_json(limit) if limit is not None else None
+    if quantity is not None and quantity.sign() < 0:
         return [fe.forbidden(f"{path}.sizeLimit",
                              "SizeLimit field must be a valid resource quantity")]
     return []
