@@ -12,13 +12,17 @@ which Go type it had.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.gofmt import GoValue as GoValue
 from setpoint.machinery.gofmt import go_float
+from setpoint.machinery.gofmt import go_interface as go_interface
+from setpoint.machinery.gofmt import go_pointer as go_pointer
+from setpoint.machinery.gofmt import go_quote as go_quote
+from setpoint.machinery.gofmt import go_string_map as go_string_map
+from setpoint.machinery.gofmt import go_string_slice as go_string_slice
 
 REQUIRED = "FieldValueRequired"
 INVALID = "FieldValueInvalid"
@@ -30,68 +34,6 @@ TOO_LONG = "FieldValueTooLong"
 TOO_MANY = "FieldValueTooMany"
 NOT_FOUND = "FieldValueNotFound"
 INTERNAL = "InternalError"
-
-
-@dataclass(frozen=True, slots=True)
-class GoValue:
-    """A bad value already rendered as Go's ``%#v`` would render it."""
-
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-_GO_ESCAPES = {
-    "\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t",
-    "\v": r"\v", "\\": "\\\\", '"': '\\"',
-}
-
-
-def go_quote(s: str) -> str:
-    """``strconv.Quote``: a double-quoted Go string literal."""
-    out = ['"']
-    for ch in s:
-        esc = _GO_ESCAPES.get(ch)
-        if esc is not None:
-            out.append(esc)
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            code = ord(ch)
-            if code < 0x80:
-                out.append(f"\\x{code:02x}")
-            elif code <= 0xFFFF:
-                out.append(f"\\u{code:04x}")
-            else:
-                out.append(f"\\U{code:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def go_string_slice(values: Sequence[str] | None) -> GoValue:
-    """``%#v`` of a ``[]string``."""
-    if values is None:
-        return GoValue("[]string(nil)")
-    return GoValue("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
-
-
-def go_string_map(values: Mapping[str, str] | None) -> GoValue:
-    """``%#v`` of a ``map[string]string`` (Go prints map keys sorted)."""
-    if values is None:
-        return GoValue("map[string]string(nil)")
-    items = ", ".join(f"{go_quote(k)}:{go_quote(str(values[k]))}" for k in sorted(values))
-    return GoValue("map[string]string{" + items + "}")
-
-
-_fake_pointers = itertools.count(0xC000100000, 0x10)
-
-
-def go_pointer(type_name: str, present: bool) -> str:
-    """``%#v`` of a pointer field: ``(*bool)(nil)`` or ``(*bool)(0xc000...)``."""
-    if not present:
-        return f"(*{type_name})(nil)"
-    return f"(*{type_name})(0x{next(_fake_pointers):x})"
 
 
 def format_value(value: Any) -> str:
@@ -127,26 +69,6 @@ def unmarshal_kind(value: Any) -> str:
     if isinstance(value, int | float):
         return "number"
     return "string"
-
-
-def go_interface(value: Any) -> str:
-    """``%#v`` of a decoded JSON value (``map[string]interface {}{...}``)."""
-    if value is None:
-        return "interface {}(nil)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
-    if isinstance(value, str):
-        return go_quote(value)
-    if isinstance(value, dict):
-        inner = ", ".join(f"{go_quote(k)}:{go_interface(v)}" for k, v in sorted(value.items()))
-        return "map[string]interface {}{" + inner + "}"
-    if isinstance(value, list):
-        return "[]interface {}{" + ", ".join(go_interface(v) for v in value) + "}"
-    return repr(value)
 
 
 def json_value(value: Any) -> GoValue:

@@ -1,13 +1,17 @@
 """How Go prints and compares the values of a decoded JSON tree (``map[string]interface{}``).
 
-The real server's error messages print such values with ``fmt`` (``%v``, ``%s``, ``%T``) and
-compare them with Go's ``==``; answering with the same messages needs the same rules, written
-once here for the patch algorithms, the field errors and the printed columns.
+The real server's error messages print such values with ``fmt`` (``%v``, ``%s``, ``%T``, and
+``%#v``/``strconv.Quote`` for Go syntax) and compare them with Go's ``==``; answering with the
+same messages needs the same rules, written once here for the patch algorithms, the field
+errors, the warnings and the printed columns.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -104,3 +108,92 @@ def format_s(value: Any) -> str:
     if isinstance(value, list):
         return "[" + " ".join(format_s(v) for v in value) + "]"
     return f"%!s({type_name(value)}={format_v(value)})"
+
+
+def format_q_slice(values: Iterable[str]) -> str:
+    """``fmt.Sprintf("%q", values)`` for a ``[]string``: ``["a" "b"]``."""
+    return "[" + " ".join(go_quote(v) for v in values) + "]"
+
+
+# -- %#v: Go syntax ---------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class GoValue:
+    """A bad value already rendered as Go's ``%#v`` would render it."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+_GO_ESCAPES = {
+    "\a": r"\a", "\b": r"\b", "\f": r"\f", "\n": r"\n", "\r": r"\r", "\t": r"\t",
+    "\v": r"\v", "\\": "\\\\", '"': '\\"',
+}
+
+
+def go_quote(s: str) -> str:
+    """``strconv.Quote``: a double-quoted Go string literal."""
+    out = ['"']
+    for ch in s:
+        esc = _GO_ESCAPES.get(ch)
+        if esc is not None:
+            out.append(esc)
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            code = ord(ch)
+            if code < 0x80:
+                out.append(f"\\x{code:02x}")
+            elif code <= 0xFFFF:
+                out.append(f"\\u{code:04x}")
+            else:
+                out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+def go_string_slice(values: Sequence[str] | None) -> GoValue:
+    """``%#v`` of a ``[]string``."""
+    if values is None:
+        return GoValue("[]string(nil)")
+    return GoValue("[]string{" + ", ".join(go_quote(v) for v in values) + "}")
+
+
+def go_string_map(values: Mapping[str, str] | None) -> GoValue:
+    """``%#v`` of a ``map[string]string`` (Go prints map keys sorted)."""
+    if values is None:
+        return GoValue("map[string]string(nil)")
+    items = ", ".join(f"{go_quote(k)}:{go_quote(str(values[k]))}" for k in sorted(values))
+    return GoValue("map[string]string{" + items + "}")
+
+
+_fake_pointers = itertools.count(0xC000100000, 0x10)
+
+
+def go_pointer(type_name: str, present: bool) -> str:
+    """``%#v`` of a pointer field: ``(*bool)(nil)`` or ``(*bool)(0xc000...)``."""
+    if not present:
+        return f"(*{type_name})(nil)"
+    return f"(*{type_name})(0x{next(_fake_pointers):x})"
+
+
+def go_interface(value: Any) -> str:
+    """``%#v`` of a decoded JSON value (``map[string]interface {}{...}``)."""
+    if value is None:
+        return "interface {}(nil)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return go_float(value)
+    if isinstance(value, str):
+        return go_quote(value)
+    if isinstance(value, dict):
+        inner = ", ".join(f"{go_quote(k)}:{go_interface(v)}" for k, v in sorted(value.items()))
+        return "map[string]interface {}{" + inner + "}"
+    if isinstance(value, list):
+        return "[]interface {}{" + ", ".join(go_interface(v) for v in value) + "}"
+    return repr(value)

@@ -18,6 +18,7 @@ from setpoint.cluster.authorization.rbac import Attributes as AuthorizationAttri
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery.gofmt import format_q_slice
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -81,14 +82,9 @@ def breakdown(rule: Obj) -> list[Obj]:
     return out
 
 
-def _go_strings(items: list[str]) -> str:
-    """``%q`` of a ``[]string``: ``["a" "b"]``."""
-    return "[" + " ".join(fe.go_quote(i) for i in items) + "]"
-
-
 def compact_string(rule: Obj) -> str:
     """``CompactString``: ``{APIGroups:["apps"], Resources:["deployments"], Verbs:[...]}``."""
-    parts = [f"{label}:{_go_strings(rule[key])}" for label, key in (
+    parts = [f"{label}:{format_q_slice(rule[key])}" for label, key in (
         ("APIGroups", "apiGroups"), ("Resources", "resources"),
         ("NonResourceURLs", "nonResourceURLs"), ("ResourceNames", "resourceNames"),
         ("Verbs", "verbs")) if rule.get(key)]
@@ -142,7 +138,7 @@ class EscalationCheck:
         missing = [sub for rule in granted for sub in breakdown(rule)
                    if not any(rule_covers(o, sub) for o in owned)]
         if missing:
-            groups = _go_strings(list(user.get("groups") or []))
+            groups = format_q_slice(list(user.get("groups") or []))
             lines = sorted({compact_string(r) for r in _compact(missing)})
             raise errors.forbidden(
                 rt.resource, meta.get("name", ""),

@@ -12,30 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from setpoint.machinery.gofmt import go_quote
+
 TRUNCATE_AT_TOTAL_RUNES = 4 * 1024
 TRUNCATE_ITEM_RUNES = 256
-
-_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
-            "\v": "\\v", "\\": "\\\\", '"': '\\"'}
-
-
-def go_quote(text: str) -> str:
-    """``strconv.Quote``: printable runes as they are, the rest escaped."""
-    out = ['"']
-    for ch in text:
-        escaped = _ESCAPES.get(ch)
-        if escaped is not None:
-            out.append(escaped)
-        elif ch.isprintable():
-            out.append(ch)
-        elif ord(ch) < 0x80:
-            out.append(f"\\x{ord(ch):02x}")
-        elif ord(ch) < 0x10000:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(f"\\U{ord(ch):08x}")
-    out.append('"')
-    return "".join(out)
 
 
 def _valid_utf8(text: str) -> bool:

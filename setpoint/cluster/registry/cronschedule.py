@@ -9,6 +9,9 @@ from __future__ import annotations
 import zoneinfo
 from typing import NamedTuple
 
+from setpoint.machinery.gofmt import go_quote
+from setpoint.machinery.gotime import parse_duration
+
 
 class _Bounds(NamedTuple):
     low: int
@@ -24,16 +27,10 @@ _FIELDS = (_Bounds(0, 59, {}), _Bounds(0, 59, {}), _Bounds(0, 23, {}), _Bounds(1
            _Bounds(1, 12, _MONTHS), _Bounds(0, 6, _DAYS))
 _DESCRIPTORS = {"@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight",
                 "@hourly"}
-_UNITS = {"ns", "us", "\u00b5s", "\u03bcs", "ms", "s", "m", "h"}
 
 
 class CronError(ValueError):
     """A schedule the parser refuses; ``str()`` is robfig/cron's message."""
-
-
-def go_quote(s: str) -> str:
-    """strconv.Quote for the printable text schedules hold."""
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def load_location(name: str) -> str | None:
@@ -98,47 +95,6 @@ def _check_range(expr: str, bounds: _Bounds) -> None:
         raise CronError(f"step of range should be a positive number: {expr}")
 
 
-def _parse_duration(text: str) -> None:
-    """``time.ParseDuration``'s refusals (the value itself is not needed)."""
-    orig, s = text, text
-    invalid = CronError(f"time: invalid duration {go_quote(orig)}")
-    if s[:1] in ("-", "+"):
-        s = s[1:]
-    if s == "0":
-        return
-    if not s:
-        raise invalid
-    total = 0.0
-    while s:
-        if not (s[0] == "." or (s[0].isascii() and s[0].isdigit())):
-            raise invalid
-        i = 0
-        while i < len(s) and s[i].isascii() and s[i].isdigit():
-            i += 1
-        pre, whole, s = i > 0, s[:i], s[i:]
-        post, frac = False, ""
-        if s[:1] == ".":
-            s = s[1:]
-            j = 0
-            while j < len(s) and s[j].isascii() and s[j].isdigit():
-                j += 1
-            post, frac, s = j > 0, s[:j], s[j:]
-        if not pre and not post:
-            raise invalid
-        k = 0
-        while k < len(s) and not (s[k] == "." or (s[k].isascii() and s[k].isdigit())):
-            k += 1
-        if k == 0:
-            raise CronError(f"time: missing unit in duration {go_quote(orig)}")
-        unit, s = s[:k], s[k:]
-        if unit not in _UNITS:
-            raise CronError(f"time: unknown unit {go_quote(unit)} in duration "
-                            f"{go_quote(orig)}")
-        total += float(f"{whole or 0}.{frac or 0}")
-        if total > 2**63:
-            raise invalid
-
-
 def parse_standard(schedule: str) -> None:
     """Raise :class:`CronError` where ``cron.ParseStandard(schedule)`` returns an error."""
     spec = schedule
@@ -156,8 +112,8 @@ def parse_standard(schedule: str) -> None:
             return
         if spec.startswith("@every "):
             try:
-                _parse_duration(spec[len("@every "):])
-            except CronError as err:
+                parse_duration(spec[len("@every "):])
+            except ValueError as err:
                 raise CronError(f"failed to parse duration {spec}: {err}") from None
             return
         raise CronError(f"unrecognized descriptor: {spec}")

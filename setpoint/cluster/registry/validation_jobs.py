@@ -21,6 +21,7 @@ from setpoint.cluster.registry.validation_workloads import (
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.gofmt import format_q_slice
 from setpoint.machinery.objects import Obj
 
 CONTROLLER_UID, JOB_NAME = "batch.kubernetes.io/controller-uid", "batch.kubernetes.io/job-name"
@@ -43,11 +44,6 @@ _TZ_PART = re.compile(r"^[A-Za-z.\-_0-9+]{1,14}$")
 def _invalid_omitting_value(path: str, detail: str) -> Cause:
     """``field.Invalid`` given ``field.OmitValueType{}``: the message shows no value."""
     return Cause(fe.INVALID, f"Invalid value: {detail}", path)
-
-
-def _go_list(values: tuple[str, ...]) -> str:
-    """``%q`` of a sorted string slice."""
-    return "[" + " ".join(fe.go_quote(v) for v in values) + "]"
 
 
 def generate_job_selector(obj: Obj) -> None:
@@ -174,7 +170,7 @@ def _exit_codes(rule: Obj, path: str, container_names: set[str]) -> list[Cause]:
     operator = rule.get("operator") or ""
     if not operator:
         causes.append(fe.required(f"{path}.operator",
-                                  f"valid values: {_go_list(EXIT_CODE_OPERATORS)}"))
+                                  f"valid values: {format_q_slice(EXIT_CODE_OPERATORS)}"))
     elif operator not in EXIT_CODE_OPERATORS:
         causes.append(fe.not_supported(f"{path}.operator", operator, EXIT_CODE_OPERATORS))
     container = rule.get("containerName")
@@ -214,7 +210,7 @@ def _pod_conditions(patterns: list[Any], path: str) -> list[Cause]:
         status = pattern.get("status") or ""
         if not status:
             causes.append(fe.required(f"{ppath}.status",
-                                      f"valid values: {_go_list(CONDITION_STATUSES)}"))
+                                      f"valid values: {format_q_slice(CONDITION_STATUSES)}"))
         elif status not in CONDITION_STATUSES:
             causes.append(fe.not_supported(f"{ppath}.status", status, CONDITION_STATUSES))
     return causes
@@ -235,7 +231,7 @@ def _pod_failure_policy(spec: Obj, path: str) -> list[Cause]:
         action = rule.get("action") or ""
         if not action:
             causes.append(fe.required(f"{rpath}.action",
-                                      f"valid values: {_go_list(FAILURE_ACTIONS)}"))
+                                      f"valid values: {format_q_slice(FAILURE_ACTIONS)}"))
         elif action == "FailIndex":
             if spec.get("backoffLimitPerIndex") is None:
                 causes.append(fe.invalid(f"{rpath}.action", action,

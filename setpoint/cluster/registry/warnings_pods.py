@@ -7,6 +7,7 @@ controllers write often.
 from __future__ import annotations
 
 from setpoint.cluster.registry.warnings_podspec import warnings_for_pod_spec_and_meta
+from setpoint.machinery.gofmt import format_v
 from setpoint.machinery.names import is_dns1123_label
 from setpoint.machinery.objects import Obj
 
@@ -17,11 +18,6 @@ def pod_warnings_on_create(pod: Obj) -> list[str]:
     warnings: list[str] = []
     if msgs := is_dns1123_label(meta.get("name") or ""):
         warnings.append("metadata.name: this is used in the Pod's hostname, which can result "
-                        f"in surprising behavior; a DNS label is recommended: {go_list(msgs)}")
+                        f"in surprising behavior; a DNS label is recommended: {format_v(msgs)}")
     return warnings + warnings_for_pod_spec_and_meta("", pod.get("spec") or {}, meta,
                                                      template=False)
-
-
-def go_list(items: list[str]) -> str:
-    """A []string as fmt's %v writes it."""
-    return "[" + " ".join(items) + "]"

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from setpoint.cluster.registry.warnings_pods import go_list
 from setpoint.cluster.registry.warnings_podspec import (
     pvc_spec_warnings,
     warnings_for_pod_spec_and_meta,
 )
+from setpoint.machinery.gofmt import format_v
 from setpoint.machinery.names import is_dns1123_label
 from setpoint.machinery.objects import Obj
 
@@ -103,7 +103,7 @@ def workload_warnings_on_create(group: str, kind: str, obj: Obj) -> list[str]:
     warnings = []
     if rules.checks_name and (msgs := is_dns1123_label(
             (obj.get("metadata") or {}).get("name") or "")):
-        warnings.append(NAME_WARNING.format(go_list(msgs)))
+        warnings.append(NAME_WARNING.format(format_v(msgs)))
     warnings += rules.template(obj)
     if (group, kind) == ("apps", "StatefulSet"):
         warnings += claim_template_warnings(obj, "")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from setpoint.machinery.gofmt import format_v
 from setpoint.machinery.objects import Obj
 from setpoint.workloads.kubelet import probes
 from setpoint.workloads.kubelet.options import KubeletOptions
@@ -32,11 +33,6 @@ run); a condition type the kubelet does not own, so it is kept as written."""
 
 def rfc3339(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _go_list(names: list[str]) -> str:
-    """A list of names as Go's ``%s`` prints a ``[]string``."""
-    return "[" + " ".join(names) + "]"
 
 
 def _volume_mounts(spec: Mapping[str, Any]) -> list[Obj]:
@@ -235,9 +231,9 @@ def _initialized(spec: Mapping[str, Any], by_name: Mapping[str, Obj], phase: str
         return {"type": "Initialized", "status": "True"}
     messages = []
     if unknown:
-        messages.append(f"containers with unknown status: {_go_list(unknown)}")
+        messages.append(f"containers with unknown status: {format_v(unknown)}")
     if incomplete:
-        messages.append(f"containers with incomplete status: {_go_list(incomplete)}")
+        messages.append(f"containers with incomplete status: {format_v(incomplete)}")
     if messages:
         return {"type": "Initialized", "status": "False", "reason": "ContainersNotInitialized",
                 "message": ", ".join(messages)}
@@ -259,9 +255,9 @@ def _containers_ready(spec: Mapping[str, Any], by_name: Mapping[str, Obj], phase
         return {"type": "ContainersReady", "status": "False", "reason": "PodFailed"}
     messages = []
     if unknown:
-        messages.append(f"containers with unknown status: {_go_list(unknown)}")
+        messages.append(f"containers with unknown status: {format_v(unknown)}")
     if unready:
-        messages.append(f"containers with unready status: {_go_list(unready)}")
+        messages.append(f"containers with unready status: {format_v(unready)}")
     if messages:
         return {"type": "ContainersReady", "status": "False", "reason": "ContainersNotReady",
                 "message": ", ".join(messages)}
