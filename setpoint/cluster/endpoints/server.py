@@ -1,11 +1,11 @@
 """The HTTP front of the embedded API server: routing, authentication, limits, verbs.
 
 The OpenAPI endpoints are ``openapi_handler.py``; the reads of a collection
-``collections.py``; the answers ``responses.py``."""
+``collections.py``; reading and decoding the body ``requestbody.py``; the answers
+``responses.py``."""
 
 from __future__ import annotations
 
-import copy
 import hmac
 import logging
 from collections.abc import Callable
@@ -26,7 +26,7 @@ from setpoint.cluster.endpoints.collections import (
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
-from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response
+from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.negotiation import (
     LIST_ROUTE_MEDIA_TYPES,
     ROUTE_MEDIA_TYPES,
@@ -38,6 +38,13 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.podstreams import STREAMS
+from setpoint.cluster.endpoints.requestbody import (
+    decode_body,
+    decode_object,
+    delete_options,
+    fresh_copy,
+    read_body,
+)
 from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
 from setpoint.cluster.endpoints.requestinfo import (
     ResourcePath,
@@ -53,9 +60,7 @@ from setpoint.cluster.endpoints.responses import (
     text_response,
 )
 from setpoint.cluster.endpoints.typedbodies import (
-    decode_delete_options,
     decode_kind,
-    undecodable_delete_options,
 )
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.admissionpoints import (
@@ -70,7 +75,6 @@ from setpoint.cluster.registry.listing import (
     too_large,
 )
 from setpoint.cluster.registry.options import (
-    DeleteOptions,
     ListOptions,
     WriteOptions,
     query_flag,
@@ -80,7 +84,7 @@ from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
 from setpoint.cluster.registry.rest import delete_collection_page
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.serializer.decode import Decoded, check_type_meta, parse_body
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -90,9 +94,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("setpoint.cluster")
 
-MAX_BODY = 3 * 1024 * 1024
-PROTOBUF = "application/vnd.kubernetes.protobuf"
-BODY_TYPES = ("application/json", "application/yaml")
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
                        "exec", "attach", "portforward", "ephemeralcontainers"}
@@ -360,7 +361,7 @@ class Handler:
                 return await self._create_subresource(request, rt, rp, media)
             # the CRD handler's create takes the object's name, whatever the URL names
             opts = WriteOptions.parse(query, "CreateOptions", ua, user=request.user)
-            body = await self._body(request, rt, opts)
+            body = await decode_object(request, rt, opts)
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
             result.warnings.extend(warnings)
@@ -371,7 +372,7 @@ class Handler:
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
-            body = await self._body(request, rt, opts)
+            body = await decode_object(request, rt, opts)
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
                 rt, rp.namespace, name, sent, opts, rp.subresource), body)
@@ -399,7 +400,7 @@ class Handler:
             media = negotiate(request.headers.get("accept"))
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
-            raw = await self._raw(request)
+            raw = await read_body(request)
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
@@ -414,14 +415,14 @@ class Handler:
                 lopts = ListOptions.parse(query)
                 validate_list_options(lopts)
                 Filter(rest.codec, rt, lopts)
-                dopts = await self._delete_options(request, rt, query)
+                dopts = await delete_options(request, rt, query)
                 # then store.go DeleteCollection lists, in pages (the watch cache or etcd)
                 await self.api.freshness.wait_until_fresh(
                     cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 return json_response(out, 200, media, warnings)
-            dopts = await self._delete_options(request, rt, query)
+            dopts = await delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)
@@ -446,7 +447,7 @@ class Handler:
                 if item["metadata"]["name"] == rp.name:
                     return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
             raise errors.not_found(rt.resource, rp.name)
-        body = decode_kind((await self._decode(request, rt.api_version, rt.kind)).obj,
+        body = decode_kind((await decode_body(request, rt.api_version, rt.kind)).obj,
                            rt.api_version, rt.kind)
         if rt.kind == "Binding":
             # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
@@ -470,7 +471,7 @@ class Handler:
         webhooks = self.api.webhooks
         if rt.conversion_webhook is None and not webhooks.configured():
             return run_sync(steps(sent)), []
-        return await webhooks.run(lambda: steps(_fresh(sent)), requesting_user(request))
+        return await webhooks.run(lambda: steps(fresh_copy(sent)), requesting_user(request))
 
     def _authorize(self, request: Request, attrs: Attributes) -> None:
         user = request.user or reviews.ADMIN_USER
@@ -525,7 +526,7 @@ class Handler:
         kinds = {"binding": ("v1", "Binding"), "eviction": ("policy/v1", "Eviction"),
                  "token": ("authentication.k8s.io/v1", "TokenRequest")}
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
-        decoded = await self._decode(request, api_version, kind)
+        decoded = await decode_body(request, api_version, kind)
         decoded.obj = decode_kind(decoded.obj, api_version, kind)
         ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
         act: Callable[[Any], Obj]
@@ -544,62 +545,12 @@ class Handler:
             rt, ns, name, subresource, (group, version, kind), sent.obj, opts, act), decoded)
         return json_response(out, 201, media, warnings)
 
-    async def _raw(self, request: Request) -> bytes:
-        try:
-            return await request.body(MAX_BODY)
-        except BodyTooLarge:
-            raise errors.request_entity_too_large(f"limit is {MAX_BODY}") from None
-
-    async def _body(self, request: Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
-        return await self._decode(request, rt.api_version, rt.kind,
-                                  track_duplicates=opts.field_validation != "Ignore")
-
-    async def _delete_options(self, request: Request, rt: ResourceType,
-                              query: dict[str, str]) -> DeleteOptions:
-        """handlers/delete.go: the body, when there is one, is all of the options."""
-        raw = await self._raw(request)
-        if not raw:
-            return DeleteOptions.parse(query, None)
-        try:
-            decoded = await self._decode(request, rt.api_version, "DeleteOptions", raw=raw)
-        except StatusError as exc:
-            raise undecodable_delete_options(exc) from None
-        return DeleteOptions.parse({}, decode_delete_options(decoded.obj))
-
-    async def _decode(self, request: Request, api_version: str, kind: str, *,
-                      track_duplicates: bool = False, optional: bool = False,
-                      raw: bytes | None = None) -> Decoded:
-        """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
-        ctype = request.content_type or "application/json"
-        if raw is None:
-            raw = await self._raw(request)
-        if optional and not raw.strip():
-            return Decoded(None)
-        if ctype == PROTOBUF:
-            from setpoint.machinery import protobuf
-
-            if not protobuf.supports(api_version, kind):
-                raise errors.unsupported_media_type("application/json, application/yaml")
-            return Decoded(protobuf.decode_body(raw, api_version=api_version, kind=kind))
-        if ctype not in BODY_TYPES:
-            raise errors.unsupported_media_type(
-                "application/json, application/yaml, application/vnd.kubernetes.protobuf")
-        decoded = parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
-        check_type_meta(decoded.obj, kind, raw)
-        return decoded
-
     async def _wait_fresh(self, revision: int) -> None:
         """A read the watch cache serves must see at least the revision it asks for: it
         waits up to 3 s for a write to reach it (watch_cache.go waitUntilFreshAndBlock),
         then answers the Timeout."""
         if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
-
-
-def _fresh(body: Decoded) -> Decoded:
-    """A body for one run of a write: a run changes its object, and a write whose object
-    moved on while webhooks answered runs again from the body as it was sent."""
-    return Decoded(copy.deepcopy(body.obj), body.duplicates, body.unknown)
 
 
 def _nameless(rt: ResourceType) -> errors.StatusError:
