@@ -164,15 +164,20 @@ def _indexed_limits(spec: Obj, path: str) -> list[Cause]:
     return causes
 
 
+def _enum_value(value: str, path: str, allowed: tuple[str, ...]) -> list[Cause]:
+    """A pod failure policy's enum: Required naming the valid values when unset,
+    NotSupported when not one of them."""
+    if not value:
+        return [fe.required(path, f"valid values: {format_q_slice(allowed)}")]
+    if value not in allowed:
+        return [fe.not_supported(path, value, allowed)]
+    return []
+
+
 def _exit_codes(rule: Obj, path: str, container_names: set[str]) -> list[Cause]:
     """``validatePodFailurePolicyRuleOnExitCodes``."""
-    causes: list[Cause] = []
     operator = rule.get("operator") or ""
-    if not operator:
-        causes.append(fe.required(f"{path}.operator",
-                                  f"valid values: {format_q_slice(EXIT_CODE_OPERATORS)}"))
-    elif operator not in EXIT_CODE_OPERATORS:
-        causes.append(fe.not_supported(f"{path}.operator", operator, EXIT_CODE_OPERATORS))
+    causes = _enum_value(operator, f"{path}.operator", EXIT_CODE_OPERATORS)
     container = rule.get("containerName")
     if container is not None and container not in container_names:
         causes.append(fe.invalid(f"{path}.containerName", container, "must be one of the "
@@ -207,12 +212,8 @@ def _pod_conditions(patterns: list[Any], path: str) -> list[Cause]:
         kind = str(pattern.get("type") or "")
         causes.extend(fe.invalid(f"{ppath}.type", kind, m)
                       for m in names.is_qualified_name(kind))
-        status = pattern.get("status") or ""
-        if not status:
-            causes.append(fe.required(f"{ppath}.status",
-                                      f"valid values: {format_q_slice(CONDITION_STATUSES)}"))
-        elif status not in CONDITION_STATUSES:
-            causes.append(fe.not_supported(f"{ppath}.status", status, CONDITION_STATUSES))
+        causes.extend(_enum_value(pattern.get("status") or "", f"{ppath}.status",
+                                  CONDITION_STATUSES))
     return causes
 
 
@@ -229,15 +230,10 @@ def _pod_failure_policy(spec: Obj, path: str) -> list[Cause]:
         rpath = fe.index(f"{path}.rules", i)
         rule = rule if isinstance(rule, dict) else {}
         action = rule.get("action") or ""
-        if not action:
-            causes.append(fe.required(f"{rpath}.action",
-                                      f"valid values: {format_q_slice(FAILURE_ACTIONS)}"))
-        elif action == "FailIndex":
-            if spec.get("backoffLimitPerIndex") is None:
-                causes.append(fe.invalid(f"{rpath}.action", action,
-                                         "requires the backoffLimitPerIndex to be set"))
-        elif action not in FAILURE_ACTIONS:
-            causes.append(fe.not_supported(f"{rpath}.action", action, FAILURE_ACTIONS))
+        causes.extend(_enum_value(action, f"{rpath}.action", FAILURE_ACTIONS))
+        if action == "FailIndex" and spec.get("backoffLimitPerIndex") is None:
+            causes.append(fe.invalid(f"{rpath}.action", action,
+                                     "requires the backoffLimitPerIndex to be set"))
         on_exit, on_conditions = rule.get("onExitCodes"), rule.get("onPodConditions") or []
         if on_exit is not None:
             causes.extend(_exit_codes(on_exit, f"{rpath}.onExitCodes", container_names))
