@@ -13,8 +13,7 @@ those see the pod after the sync. Windows pods are left alone.
 
 from __future__ import annotations
 
-from typing import Any
-
+from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.machinery.objects import Obj
 
 ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
@@ -53,14 +52,6 @@ def _field_for_annotation(annotation: str) -> Obj | None:
     return None
 
 
-def _containers(spec: Obj) -> list[dict[str, Any]]:
-    """``VisitContainers`` with every kind enabled: init, regular, ephemeral."""
-    out: list[dict[str, Any]] = []
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        out.extend(c for c in spec.get(key) or [] if isinstance(c, dict))
-    return out
-
-
 def apply_apparmor_version_skew(pod: Obj) -> list[str]:
     """Sync the pod's AppArmor annotations and fields in place; the warnings it draws."""
     spec = pod.get("spec")
@@ -73,7 +64,7 @@ def apply_apparmor_version_skew(pod: Obj) -> list[str]:
     pod_profile = pod_context.get("appArmorProfile") if isinstance(pod_context, dict) else None
     meta = pod.setdefault("metadata", {})
     warnings: list[str] = []
-    for container in _containers(spec):
+    for container, _ in visit_containers_with_path(spec, "spec"):
         key = ANNOTATION_PREFIX + str(container.get("name") or "")
         annotations = meta.get("annotations") or {}
         context = container.get("securityContext")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.cluster.registry.validation_volumesources import local_descending_path
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
@@ -30,13 +31,6 @@ APPARMOR_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")
 MAX_LOCALHOST_PROFILE = 4095  # PATH_MAX - 1
 _INT32 = re.compile(r"-?[0-9]+")
 _TYPE_MISMATCH = "apparmor type in annotation and field must match"
-
-
-def _containers(spec: Obj, path: str) -> list[tuple[dict[str, Any], str]]:
-    """``VisitContainersWithPath``: init, regular, ephemeral, each with its path."""
-    return [(c, f"{path}.{key}[{i}]")
-            for key in ("initContainers", "containers", "ephemeralContainers")
-            for i, c in enumerate(spec.get(key) or []) if isinstance(c, dict)]
 
 
 def _valid_deletion_cost(value: str) -> bool:
@@ -58,7 +52,7 @@ def _seccomp_profile(value: str, path: str) -> list[Cause]:
 def _apparmor_annotations(annotations: dict[str, Any], spec: Obj, path: str) -> list[Cause]:
     """``ValidateAppArmorPodAnnotations``: each annotation names a container of the pod and
     holds a profile the beta API knew."""
-    names = {str(c.get("name")) for c, _ in _containers(spec, "spec")}
+    names = {str(c.get("name")) for c, _ in visit_containers_with_path(spec, "spec")}
     causes: list[Cause] = []
     for key, value in annotations.items():
         if not key.startswith(APPARMOR_PREFIX):
@@ -135,7 +129,7 @@ def validate_apparmor_annotations_and_fields_match(pod: Obj) -> list[Cause]:
     pod_profile = context.get("appArmorProfile") if isinstance(context, dict) else None
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     causes: list[Cause] = []
-    for container, cpath in _containers(spec, "spec"):
+    for container, cpath in visit_containers_with_path(spec, "spec"):
         own = container.get("securityContext")
         profile = own.get("appArmorProfile") if isinstance(own, dict) else None
         profile = profile if isinstance(profile, dict) else pod_profile

@@ -11,9 +11,9 @@ SupplementalGroupsPolicy gate in 1.32: the strategy drops it first.)
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
@@ -48,14 +48,6 @@ def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _containers(spec: Obj, path: str) -> Iterator[tuple[dict[str, Any], str]]:
-    """``VisitContainersWithPath``'s order."""
-    for key in ("initContainers", "containers", "ephemeralContainers"):
-        items = spec.get(key)
-        for i, c in enumerate(items if isinstance(items, list) else []):
-            yield _dict(c), f"{path}.{key}[{i}]"
-
-
 def _set(holder: dict[str, Any], key: str) -> bool:
     value = holder.get(key)
     if key == "sysctls":
@@ -69,7 +61,7 @@ def _linux(spec: Obj, path: str) -> list[Cause]:
     causes: list[Cause] = []
     if _dict(spec.get("securityContext")).get("windowsOptions") is not None:
         causes.append(fe.forbidden(f"{path}.securityContext.windowsOptions", NOT_FOR_LINUX))
-    for c, cp in _containers(spec, path):
+    for c, cp in visit_containers_with_path(spec, path):
         if _dict(c.get("securityContext")).get("windowsOptions") is not None:
             causes.append(fe.forbidden(f"{cp}.securityContext.windowsOptions", NOT_FOR_LINUX))
     return causes
@@ -83,7 +75,7 @@ def _windows(spec: Obj, path: str) -> list[Cause]:
     for where, key, at in _WINDOWS_POD_FIELDS:
         if _set(pod_context if where == "context" else spec, key):
             causes.append(fe.forbidden(f"{path}.{at}", NOT_FOR_WINDOWS))
-    for c, cp in _containers(spec, path):
+    for c, cp in visit_containers_with_path(spec, path):
         context = _dict(c.get("securityContext"))
         causes.extend(fe.forbidden(f"{cp}.securityContext.{key}", NOT_FOR_WINDOWS)
                       for key in _WINDOWS_CONTAINER_FIELDS if context.get(key) is not None)

@@ -12,9 +12,9 @@ random one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.cluster.registry.warnings_volumepaths import overlapping_virtual_path_warnings
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
@@ -168,14 +168,6 @@ def pvc_spec_warnings(path: str, spec: Obj) -> list[str]:
                               resources.get("requests") or {}, "storage")
             + _fractional_bytes(f"{path}.resources.limits[storage]",
                                 resources.get("limits") or {}, "storage"))
-
-
-def visit_containers_with_path(spec: Obj, spec_path: str) -> Iterator[tuple[Obj, str]]:
-    """pkg/apis/core/pods ``VisitContainersWithPath``: init, regular, then ephemeral
-    containers, each with its path."""
-    for field in ("initContainers", "containers", "ephemeralContainers"):
-        for i, container in enumerate(spec.get(field) or []):
-            yield container or {}, f"{spec_path}.{field}[{i}]"
 
 
 def _volume_warnings(spec_path: str, volumes: list[Any]) -> list[str]:
