@@ -14,7 +14,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.quantity import Quantity, QuantityError
+from setpoint.machinery.quantity import try_from_json
 
 MAX_PERIOD_SECONDS = 1800
 MAX_STABILIZATION_WINDOW_SECONDS = 3600
@@ -44,9 +44,8 @@ def cross_version_object_reference(ref: Any, path: str) -> list[Cause]:
 def _positive_quantity(target: Obj, key: str, path: str) -> list[Cause]:
     if target.get(key) is None:
         return []
-    try:
-        quantity = Quantity.from_json(target[key])
-    except QuantityError:
+    quantity = try_from_json(target[key])
+    if quantity is None:
         return []  # (the decoder refuses a malformed quantity first)
     if quantity.sign() != 1:
         return [fe.invalid(f"{path}.{key}", str(quantity), "must be positive")]
