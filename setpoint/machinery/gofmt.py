@@ -183,12 +183,8 @@ def go_interface(value: Any) -> str:
     """``%#v`` of a decoded JSON value (``map[string]interface {}{...}``)."""
     if value is None:
         return "interface {}(nil)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return go_float(value)
+    if isinstance(value, bool | int | float):  # (numbers and booleans: as %v prints them)
+        return format_v(value)
     if isinstance(value, str):
         return go_quote(value)
     if isinstance(value, dict):

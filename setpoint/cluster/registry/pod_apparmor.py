@@ -13,6 +13,8 @@ those see the pod after the sync. Windows pods are left alone.
 
 from __future__ import annotations
 
+from typing import Any
+
 from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.machinery.objects import Obj
 
@@ -52,16 +54,25 @@ def _field_for_annotation(annotation: str) -> Obj | None:
     return None
 
 
-def apply_apparmor_version_skew(pod: Obj) -> list[str]:
-    """Sync the pod's AppArmor annotations and fields in place; the warnings it draws."""
+def linux_pod_profile(pod: Obj) -> tuple[Obj, Any] | None:
+    """The pod's spec and its pod-level ``appArmorProfile`` (None when unset), or None for a
+    pod the AppArmor rules pass over: one without a spec, or a Windows pod."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
-        return []
+        return None
     os_ = spec.get("os")
     if isinstance(os_, dict) and os_.get("name") == "windows":
+        return None
+    context = spec.get("securityContext")
+    return spec, context.get("appArmorProfile") if isinstance(context, dict) else None
+
+
+def apply_apparmor_version_skew(pod: Obj) -> list[str]:
+    """Sync the pod's AppArmor annotations and fields in place; the warnings it draws."""
+    linux = linux_pod_profile(pod)
+    if linux is None:
         return []
-    pod_context = spec.get("securityContext")
-    pod_profile = pod_context.get("appArmorProfile") if isinstance(pod_context, dict) else None
+    spec, pod_profile = linux
     meta = pod.setdefault("metadata", {})
     warnings: list[str] = []
     for container, _ in visit_containers_with_path(spec, "spec"):

@@ -16,6 +16,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from setpoint.cluster.registry.pod_apparmor import (
+    ANNOTATION_PREFIX,
+    LOCALHOST_PREFIX,
+    MAX_LOCALHOST_PROFILE,
+    RUNTIME_DEFAULT,
+    UNCONFINED,
+    linux_pod_profile,
+)
 from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.cluster.registry.validation_volumesources import local_descending_path
 from setpoint.machinery import fielderrors as fe
@@ -26,9 +34,7 @@ MIRROR_POD = "kubernetes.io/config.mirror"
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
-APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 APPARMOR_TYPES = ("Localhost", "RuntimeDefault", "Unconfined")
-MAX_LOCALHOST_PROFILE = 4095  # PATH_MAX - 1
 _INT32 = re.compile(r"-?[0-9]+")
 _TYPE_MISMATCH = "apparmor type in annotation and field must match"
 
@@ -55,14 +61,14 @@ def _apparmor_annotations(annotations: dict[str, Any], spec: Obj, path: str) -> 
     names = {str(c.get("name")) for c, _ in visit_containers_with_path(spec, "spec")}
     causes: list[Cause] = []
     for key, value in annotations.items():
-        if not key.startswith(APPARMOR_PREFIX):
+        if not key.startswith(ANNOTATION_PREFIX):
             continue
-        container = key[len(APPARMOR_PREFIX):]
+        container = key[len(ANNOTATION_PREFIX):]
         if container not in names:
             causes.append(fe.invalid(f"{path}[{key}]", container, "container not found"))
         profile = str(value)
-        if profile not in ("", "runtime/default", "unconfined") \
-                and not profile.startswith("localhost/"):
+        if profile not in ("", RUNTIME_DEFAULT, UNCONFINED) \
+                and not profile.startswith(LOCALHOST_PREFIX):
             causes.append(fe.invalid(f"{path}[{key}]", profile,
                                      f"invalid AppArmor profile name: {fe.go_quote(profile)}"))
     return causes
@@ -119,31 +125,27 @@ def validate_apparmor_profile_field(profile: Any, path: str) -> list[Cause]:
 def validate_apparmor_annotations_and_fields_match(pod: Obj) -> list[Cause]:
     """``validateAppArmorAnnotationsAndFieldsMatchOnCreate`` (ValidatePodCreate): a container
     whose profile (its own, else the pod's) and annotation are both set must agree."""
-    spec = pod.get("spec")
-    if not isinstance(spec, dict):
+    linux = linux_pod_profile(pod)
+    if linux is None:
         return []
-    os_ = spec.get("os")
-    if isinstance(os_, dict) and os_.get("name") == "windows":
-        return []
-    context = spec.get("securityContext")
-    pod_profile = context.get("appArmorProfile") if isinstance(context, dict) else None
+    spec, pod_profile = linux
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     causes: list[Cause] = []
     for container, cpath in visit_containers_with_path(spec, "spec"):
         own = container.get("securityContext")
         profile = own.get("appArmorProfile") if isinstance(own, dict) else None
         profile = profile if isinstance(profile, dict) else pod_profile
-        key = APPARMOR_PREFIX + str(container.get("name") or "")
+        key = ANNOTATION_PREFIX + str(container.get("name") or "")
         if not isinstance(profile, dict) or key not in annotations:
             continue
         annotation = str(annotations[key])
         ap = f"{cpath}.securityContext.appArmorProfile"
         kind = profile.get("type")
-        if (kind == "Unconfined" and annotation != "unconfined") or (
-                kind == "RuntimeDefault" and annotation != "runtime/default") or (
-                kind == "Localhost" and not annotation.startswith("localhost/")):
+        if (kind == "Unconfined" and annotation != UNCONFINED) or (
+                kind == "RuntimeDefault" and annotation != RUNTIME_DEFAULT) or (
+                kind == "Localhost" and not annotation.startswith(LOCALHOST_PREFIX)):
             causes.append(fe.forbidden(f"{ap}.type", _TYPE_MISMATCH))
-        elif kind == "Localhost" and annotation[len("localhost/"):] != profile.get(
+        elif kind == "Localhost" and annotation[len(LOCALHOST_PREFIX):] != profile.get(
                 "localhostProfile"):
             causes.append(fe.forbidden(f"{ap}.localhostProfile",
                                        "apparmor profile in annotation and field must match"))

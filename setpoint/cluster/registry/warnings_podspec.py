@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from setpoint.cluster.registry.pod_apparmor import ANNOTATION_PREFIX as APPARMOR_ANNOTATION_PREFIX
 from setpoint.cluster.registry.podcontainers import visit_containers_with_path
 from setpoint.cluster.registry.warnings_volumepaths import overlapping_virtual_path_warnings
 from setpoint.machinery.fielderrors import go_quote
@@ -64,7 +65,6 @@ _GO_PATH_NAME = {"storageos": "storageOS"}
 
 SECCOMP_POD_ANNOTATION = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER_ANNOTATION_PREFIX = "container.seccomp.security.alpha.kubernetes.io/"
-APPARMOR_CONTAINER_ANNOTATION_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 SECCOMP_MESSAGE = 'non-functional in v1.27+; use the "seccompProfile" field instead'
 APPARMOR_MESSAGE = 'deprecated since v1.30; use the "appArmorProfile" field instead'
 NULL_LABEL_SELECTOR = "a null labelSelector results in matching no pod"
@@ -220,7 +220,7 @@ def _container_warnings(container: Obj, c_path: str, annotations: Obj, annotatio
     seccomp_key = SECCOMP_CONTAINER_ANNOTATION_PREFIX + name
     if security.get("seccompProfile") is None and seccomp_key in annotations:
         warnings.append(f"{annotations_path}[{seccomp_key}]: {SECCOMP_MESSAGE}")
-    apparmor_key = APPARMOR_CONTAINER_ANNOTATION_PREFIX + name
+    apparmor_key = APPARMOR_ANNOTATION_PREFIX + name
     # (AppArmorFields is on in 1.32; a pod's own annotation is handled by its strategy)
     if (apparmor_annotation_applies and security.get("appArmorProfile") is None
             and apparmor_key in annotations):
