@@ -189,6 +189,20 @@ def test_workload_messages_are_kubernetes_words(kube: Kube) -> None:
         "Invalid value: specifying one of OnExitCodes and OnPodConditions is required"]}
 
 
+def test_cron_every_is_go_parse_duration(kube: Kube) -> None:
+    """robfig/cron's ``@every`` hands its text to Go's ``time.ParseDuration`` (go/src/time/
+    format.go): a component past 1<<63 nanoseconds is an invalid duration, and the error
+    quotes with time's own ``quote``, which writes each non-ASCII byte ``\\x``-escaped."""
+    got = kube.messages("POST", CRONJOBS, cron_job("every-overflow", "@every 9999999999999h"))
+    assert got == {"spec.schedule": [
+        'Invalid value: "@every 9999999999999h": failed to parse duration '
+        '@every 9999999999999h: time: invalid duration "9999999999999h"']}
+    got = kube.messages("POST", CRONJOBS, cron_job("every-unit", "@every 1\u00e9"))
+    assert got == {"spec.schedule": [
+        'Invalid value: "@every 1\u00e9": failed to parse duration @every 1\u00e9: '
+        'time: unknown unit "\\xc3\\xa9" in duration "1\\xc3\\xa9"']}
+
+
 def test_valid_workloads_are_accepted(kube: Kube) -> None:
     """Every rule above leaves the ordinary objects alone: descriptors and @every schedules,
     a named time zone, percentages, a valid pod failure and success policy."""
