@@ -136,7 +136,7 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
     from datetime import UTC, datetime
 
     from setpoint.machinery import errors
-    from setpoint.machinery.errors import Cause
+    from setpoint.machinery import fielderrors as fe
 
     if service_account is None:
         raise errors.not_found("serviceaccounts", name)
@@ -148,8 +148,7 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
     if not isinstance(seconds, int) or isinstance(seconds, bool):
         raise errors.bad_request("spec.expirationSeconds must be an integer")
     # pkg/apis/authentication/validation/validation.go, ValidateTokenRequest
-    causes = [Cause("FieldValueInvalid", f"Invalid value: {seconds}: {message}",
-                    "spec.expirationSeconds")
+    causes = [fe.invalid("spec.expirationSeconds", seconds, message)
               for message, failed in (
                   ("may not specify a duration less than 10 minutes", seconds < MIN_EXPIRATION),
                   ("may not specify a duration larger than 2^32 seconds", seconds > 2**32))

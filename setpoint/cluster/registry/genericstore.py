@@ -34,6 +34,7 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
+from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.managedfields import decode as decode_managed_fields
 from setpoint.machinery.managedfields import update_managed_fields
@@ -362,9 +363,9 @@ def require_resource_version(rt: ResourceType, name: str, rv: str | None) -> int
     wanted = object_resource_version(rv or "")
     if wanted or rt.strategy.allows_unconditional_update(rt):
         return wanted
-    raise errors.invalid(rt.resource, name, [Cause(
-        "FieldValueInvalid", "Invalid value: 0x0: must be specified for an update",
-        "metadata.resourceVersion")], rt.group)
+    raise errors.invalid(rt.resource, name, [fe.invalid(
+        "metadata.resourceVersion", fe.GoValue("0x0"), "must be specified for an update")],
+        rt.group)
 
 
 def etcd_key(rt: ResourceType, ns: str, name: str) -> str:

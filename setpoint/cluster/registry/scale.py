@@ -27,6 +27,7 @@ from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.cluster.serializer.decode import parse_body
 from setpoint.cluster.serializer.typeddecode import decode_builtin
 from setpoint.machinery import errors
+from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply
 from setpoint.machinery.errors import Cause
@@ -108,9 +109,9 @@ def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
     # decoded against the Scale schema: an int32 when present
     replicas: int = (decoded.get("spec") or {}).get("replicas", 0)
     if replicas < 0:
-        raise errors.invalid("Scale", name, [Cause(
-            "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or equal to 0",
-            "spec.replicas")], group="autoscaling")
+        raise errors.invalid("Scale", name, [fe.invalid(
+            "spec.replicas", replicas, "must be greater than or equal to 0")],
+            group="autoscaling")
     return replicas
 
 
