@@ -126,10 +126,10 @@ class Handler:
         try:
             deadline = request_deadline(request, segments, rp)
         except StatusError as err:
-            return status_response(err)
+            return _cache_control(status_response(err))
         if deadline is None:
-            return await self._serve(request, segments, rp)
-        return await answered_by(deadline, self._serve(request, segments, rp))
+            return _cache_control(await self._serve(request, segments, rp))
+        return _cache_control(await answered_by(deadline, self._serve(request, segments, rp)))
 
     async def _serve(self, request: Request, segments: list[str],
                      rp: ResourcePath | None) -> Response:
@@ -185,6 +185,7 @@ class Handler:
             return json_response(self.discovery.root_paths())
         head = segments[0]
         if head == "version" and len(segments) == 1:
+            _restful_get(request)
             return json_response(self.discovery.version())
         if head == "openapi":
             remote = self.openapi.remote_v3(segments)
@@ -195,10 +196,12 @@ class Handler:
             return self.openapi.serve(request, segments)
         if head == "api":
             if len(segments) == 1:
+                _restful_get(request)
                 return self._discovery_root(request, legacy=True)
             if segments[1] != "v1":
                 raise errors.path_not_found()
             if len(segments) == 2:
+                _restful_get(request)
                 return json_response(self.discovery.core_resources())
             return await self._resource(request, rp, "")
         if head == "apis":
@@ -219,6 +222,7 @@ class Handler:
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
+                _restful_get(request)
                 return json_response(self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
@@ -594,6 +598,24 @@ class Handler:
         then answers the Timeout."""
         if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
+
+
+def _restful_get(request: Request) -> None:
+    """``/version``, ``/api``, ``/api/v1`` and ``/apis/<group>/<version>`` are go-restful
+    routes for GET alone (routes/version.go, discovery's ``GenerateWebService`` and
+    ``APIResourceLister`` routes): another method, HEAD and OPTIONS included, is the router's
+    405. ``/apis`` and ``/apis/<group>`` are the aggregator's plain handlers and take any."""
+    if request.method != "GET":
+        raise errors.method_not_allowed()
+
+
+def _cache_control(response: Response) -> Response:
+    """``WithCacheControl`` (k8s.io/apiserver pkg/endpoints/filters/cachecontrol.go), outside
+    authentication in the handler chain: an answer that sets no ``Cache-Control`` of its own
+    (the OpenAPI v3 documents asked for by hash do) is ``no-cache, private``."""
+    if not any(name.lower() == "cache-control" for name, _ in response.headers):
+        response.headers.append(("cache-control", "no-cache, private"))
+    return response
 
 
 def _fresh(body: Decoded) -> Decoded:

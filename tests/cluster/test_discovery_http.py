@@ -1,0 +1,152 @@
+"""Discovery, OpenAPI and version answers over real HTTP: methods, caching headers, hashes.
+
+Each rule cites the kube-apiserver 1.32 source it follows.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import orjson
+import pytest
+import pytest_asyncio
+
+from setpoint.cluster import RunningCluster, serve
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+class Client:
+    def __init__(self, cluster: RunningCluster, session: aiohttp.ClientSession) -> None:
+        self.cluster = cluster
+        self.session = session
+        self.ssl = ssl.create_default_context(cafile=str(cluster.ca_file))
+
+    async def call(self, method: str, path: str, *, auth: bool = True,
+                   headers: dict[str, str] | None = None,
+                   ) -> tuple[int, Any, bytes]:
+        """(status, headers, body); redirects are not followed."""
+        hdrs = dict(headers or {})
+        if auth:
+            hdrs["Authorization"] = f"Bearer {self.cluster.token}"
+        async with self.session.request(method, self.cluster.url + path, headers=hdrs,
+                                        ssl=self.ssl, allow_redirects=False) as resp:
+            return resp.status, resp.headers, await resp.read()
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def client() -> AsyncIterator[Client]:
+    async with serve() as cluster, aiohttp.ClientSession() as session:
+        yield Client(cluster, session)
+
+
+async def _apps_v1_url(client: Client) -> str:
+    status, _, body = await client.call("GET", "/openapi/v3")
+    assert status == 200
+    url: str = orjson.loads(body)["paths"]["apis/apps/v1"]["serverRelativeURL"]
+    return url
+
+
+# -- WithCacheControl --------------------------------------------------------------------
+
+@pytest.mark.parametrize(("path", "auth"), [("/version", False), ("/apis", False),
+                                            ("/api/v1", True), ("/livez", False),
+                                            ("/api/v1/namespaces/default", True)])
+async def test_every_answer_is_no_cache_private(client: Client, path: str,
+                                                auth: bool) -> None:
+    """k8s.io/apiserver pkg/endpoints/filters/cachecontrol.go ``WithCacheControl`` sits
+    outside authentication in pkg/server/config.go ``DefaultBuildHandlerChain``: every
+    answer, a 401 included, is ``Cache-Control: no-cache, private``."""
+    status, headers, _ = await client.call("GET", path, auth=auth)
+    assert status in (200, 401)
+    assert headers.getall("Cache-Control") == ["no-cache, private"]
+
+
+# -- /openapi/v3/<gv>: kube-openapi pkg/handler3/handler.go HandleGroupVersion -------------
+
+async def test_openapi_v3_current_hash_is_cached_for_good(client: Client) -> None:
+    """With the document's own ``?hash=``: ``public, immutable``, a year's ``Expires``,
+    ``Vary: Accept``, the quoted ETag; served by ``http.ServeContent`` (Last-Modified,
+    Accept-Ranges; If-None-Match is a 304 that keeps the caching headers)."""
+    url = await _apps_v1_url(client)
+    digest = url.split("hash=", 1)[1]
+    status, headers, body = await client.call("GET", url)
+    assert status == 200
+    assert headers["Content-Type"] == "application/json"
+    assert headers.getall("Cache-Control") == ["public, immutable"]
+    assert headers["Vary"] == "Accept"
+    assert headers["Etag"] == f'"{digest}"'
+    assert headers["Expires"].endswith(" UTC") and "Last-Modified" in headers
+    assert headers["Accept-Ranges"] == "bytes"
+    assert orjson.loads(body)["openapi"] == "3.0.0"
+    status, headers, body = await client.call("GET", url,
+                                              headers={"If-None-Match": f'"{digest}"'})
+    assert (status, body) == (304, b"")
+    assert headers.getall("Cache-Control") == ["public, immutable"]
+    assert headers["Etag"] == f'"{digest}"'
+
+
+async def test_openapi_v3_other_hash_redirects_to_the_current_one(client: Client) -> None:
+    """A ``?hash=`` that is not the document's is ``http.Redirect(w, r, u, 301)`` to
+    ``constructServerRelativeURL``; Content-Type was set before, so no HTML body."""
+    url = await _apps_v1_url(client)
+    status, headers, body = await client.call("GET", "/openapi/v3/apis/apps/v1?hash=ABC")
+    assert (status, body) == (301, b"")
+    assert headers["Location"] == url
+    assert headers.getall("Cache-Control") == ["no-cache, private"]
+    assert headers["Etag"] == '"' + url.split("hash=", 1)[1] + '"'
+
+
+async def test_openapi_v3_without_hash_is_not_cached(client: Client) -> None:
+    status, headers, _ = await client.call("GET", "/openapi/v3/apis/apps/v1")
+    assert status == 200
+    assert headers.getall("Cache-Control") == ["no-cache, private"]
+    assert "Expires" not in headers and headers["Vary"] == "Accept"
+
+
+async def test_openapi_v3_unacceptable_media_type_is_406(client: Client) -> None:
+    """No Accept clause matches application/json (or the protobuf forms): 406, empty."""
+    status, headers, body = await client.call("GET", "/openapi/v3/apis/apps/v1",
+                                              headers={"Accept": "text/html"})
+    assert (status, body) == (406, b"")
+    assert headers["Vary"] == "Accept"
+
+
+async def test_openapi_v3_index_is_served_content(client: Client) -> None:
+    """kube-aggregator pkg/controllers/openapiv3/aggregator ``handleDiscovery``:
+    ``http.ServeContent(w, r, "/openapi/v3", time.Now(), ...)``, sniffed as text/plain."""
+    status, headers, _ = await client.call("GET", "/openapi/v3")
+    assert status == 200
+    assert headers["Content-Type"] == "text/plain; charset=utf-8"
+    assert headers["Accept-Ranges"] == "bytes" and "Last-Modified" in headers
+
+
+# -- go-restful routes take GET only -----------------------------------------------------
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "OPTIONS", "HEAD"])
+@pytest.mark.parametrize("path", ["/version", "/api", "/api/v1", "/apis/apps/v1"])
+async def test_restful_discovery_routes_refuse_other_methods(client: Client, method: str,
+                                                             path: str) -> None:
+    """routes/version.go and discovery's ``GenerateWebService`` and APIResourceList routes
+    are ``ws.GET`` routes: go-restful's router answers another method 405, written by the
+    apiserver's ``serviceErrorHandler`` (pkg/server/handler.go) as a Status."""
+    status, _, body = await client.call(method, path)
+    assert status == 405
+    if method != "HEAD":
+        assert orjson.loads(body) == {
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": "the server does not allow this method on the requested resource",
+            "reason": "MethodNotAllowed", "details": {}, "code": 405}
+
+
+@pytest.mark.parametrize("path", ["/apis", "/apis/apps"])
+async def test_aggregator_discovery_handlers_take_any_method(client: Client,
+                                                             path: str) -> None:
+    """kube-aggregator's ``apisHandler`` and ``apiGroupHandler`` are plain handlers on the
+    NonGoRestfulMux that never look at the method."""
+    status, _, body = await client.call("POST", path)
+    assert status == 200
+    assert orjson.loads(body)["kind"] in ("APIGroupList", "APIGroup")
