@@ -150,3 +150,88 @@ async def test_aggregator_discovery_handlers_take_any_method(client: Client,
     status, _, body = await client.call("POST", path)
     assert status == 200
     assert orjson.loads(body)["kind"] in ("APIGroupList", "APIGroup")
+
+
+# -- service account issuer discovery: kubernetes pkg/routes/openidmetadata.go -----------
+
+async def _service_account_token(client: Client, name: str) -> str:
+    url = client.cluster.url + "/api/v1/namespaces/default/serviceaccounts"
+    auth = {"Authorization": f"Bearer {client.cluster.token}"}
+    async with client.session.post(url, json={"metadata": {"name": name}}, headers=auth,
+                                   ssl=client.ssl) as resp:
+        assert resp.status == 201, await resp.text()
+    async with client.session.post(f"{url}/{name}/token", headers=auth, ssl=client.ssl,
+                                   json={"apiVersion": "authentication.k8s.io/v1",
+                                         "kind": "TokenRequest", "spec": {}}) as resp:
+        assert resp.status == 201, await resp.text()
+        token: str = (await resp.json())["status"]["token"]
+    return token
+
+
+def _b64decode(text: str) -> bytes:
+    import base64
+
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+async def test_issuer_discovery_documents_verify_the_tokens_the_server_issues(
+        client: Client) -> None:
+    """pkg/serviceaccount/openidmetadata.go: the discovery document (issuer, ``jwks_uri``
+    from the external address, the fixed response and subject types, the keys'
+    algorithms) and the JWKS whose key, named by ``keyIDFromPublicKey`` (jwt.go) as the
+    token's ``kid`` header, verifies a token from ``serviceaccounts/<name>/token``; a
+    service account reads both (bootstrap policy's ``system:service-account-issuer-discovery``
+    is bound to ``system:serviceaccounts``); both are ``public, max-age=3600``."""
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+    token = await _service_account_token(client, "issuer-reader")
+    sa_auth = {"Authorization": f"Bearer {token}"}
+    status, headers, body = await client.call("GET", "/.well-known/openid-configuration",
+                                              auth=False, headers=sa_auth)
+    assert status == 200, body
+    assert headers["Content-Type"] == "application/json"
+    assert headers.getall("Cache-Control") == ["public, max-age=3600"]
+    assert list(orjson.loads(body).items()) == [
+        ("issuer", "https://kubernetes.default.svc.cluster.local"),
+        ("jwks_uri", client.cluster.url + "/openid/v1/jwks"),
+        ("response_types_supported", ["id_token"]),
+        ("subject_types_supported", ["public"]),
+        ("id_token_signing_alg_values_supported", ["ES256"])]
+
+    status, headers, body = await client.call("GET", "/openid/v1/jwks", auth=False,
+                                              headers=sa_auth)
+    assert status == 200, body
+    assert headers["Content-Type"] == "application/jwk-set+json"
+    assert headers.getall("Cache-Control") == ["public, max-age=3600"]
+    (key,) = orjson.loads(body)["keys"]
+    assert list(key) == ["use", "kty", "kid", "crv", "alg", "x", "y"]
+    assert (key["use"], key["kty"], key["crv"], key["alg"]) == ("sig", "EC", "P-256", "ES256")
+
+    head, payload, signature = token.split(".")
+    assert orjson.loads(_b64decode(head)) == {"alg": "ES256", "kid": key["kid"]}
+    public = ec.EllipticCurvePublicNumbers(
+        int.from_bytes(_b64decode(key["x"]), "big"), int.from_bytes(_b64decode(key["y"]), "big"),
+        ec.SECP256R1()).public_key()
+    raw = _b64decode(signature)
+    public.verify(encode_dss_signature(int.from_bytes(raw[:32], "big"),
+                                       int.from_bytes(raw[32:], "big")),
+                  f"{head}.{payload}".encode(), ec.ECDSA(hashes.SHA256()))
+
+
+async def test_issuer_discovery_routes_are_get_only_and_take_a_trailing_slash(
+        client: Client) -> None:
+    status, _, body = await client.call("POST", "/openid/v1/jwks")
+    assert status == 405 and orjson.loads(body)["reason"] == "MethodNotAllowed"
+    status, headers, _ = await client.call("GET", "/.well-known/openid-configuration/")
+    assert status == 200 and headers["Content-Type"] == "application/json"
+
+
+async def test_api_versions_name_the_server_address(client: Client) -> None:
+    """discovery's ``serverAddressByClientCIDRs``: the generic server's ExternalAddress
+    (advertise address and secure port) for every client CIDR."""
+    status, _, body = await client.call("GET", "/api")
+    assert status == 200
+    assert orjson.loads(body)["serverAddressByClientCIDRs"] == [
+        {"clientCIDR": "0.0.0.0/0", "serverAddress": client.cluster.url.split("//", 1)[1]}]

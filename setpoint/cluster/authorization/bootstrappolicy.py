@@ -97,6 +97,9 @@ def cluster_roles() -> list[Obj]:
                                      "/version", "/version/"])], {}, None),
         ("system:public-info-viewer", [_urls(["/healthz", "/livez", "/readyz", "/version",
                                               "/version/"])], {}, None),
+        ("system:service-account-issuer-discovery", [_urls([
+            "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+            "/openid/v1/jwks", "/openid/v1/jwks/"])], {}, None),
         ("system:basic-user", [
             _rule(["authorization.k8s.io"], ["selfsubjectaccessreviews",
                                              "selfsubjectrulesreviews"], ["create"]),
@@ -130,5 +133,6 @@ BINDINGS: dict[str, list[str]] = {
     "system:discovery": [AUTHENTICATED],
     "system:basic-user": [AUTHENTICATED],
     "system:public-info-viewer": [AUTHENTICATED, UNAUTHENTICATED],
+    "system:service-account-issuer-discovery": ["system:serviceaccounts"],
 }
 """ClusterRoleBindings of the bootstrap roles: role name -> groups."""

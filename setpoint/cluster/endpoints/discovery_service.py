@@ -21,8 +21,10 @@ class DiscoveryService:
     """/version, /api, /apis and aggregated discovery, recomputed when types change or
     what the aggregator knows of remote APIServices does."""
 
-    def __init__(self, registry: Registry, aggregator: Aggregator | None = None) -> None:
+    def __init__(self, registry: Registry, aggregator: Aggregator | None = None,
+                 external_address: Callable[[], str] = lambda: "127.0.0.1:6443") -> None:
         self._registry = registry
+        self._external_address = external_address
         self._aggregator = aggregator
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._generation: tuple[int, int] = (-1, -1)
@@ -57,7 +59,8 @@ class DiscoveryService:
         return discovery.version_info()
 
     def versions(self) -> dict[str, Any]:
-        return discovery.api_versions()
+        # serverAddressByClientCIDRs: the generic server's ExternalAddress for every client
+        return discovery.api_versions(self._external_address())
 
     def core_resources(self) -> dict[str, Any]:
         return self._cached(("core",), lambda: discovery.core_resource_list(self._registry))

@@ -37,6 +37,7 @@ from setpoint.cluster.endpoints.negotiation import (
     restful_unsupported_content_type,
 )
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
+from setpoint.cluster.endpoints.openidmetadata import OpenIDMetadata
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
 from setpoint.cluster.endpoints.requestinfo import (
@@ -111,9 +112,14 @@ class Handler:
     def __init__(self, api: APIServer, token: str | None) -> None:
         self.api = api
         self.token = token.encode() if token else None
-        self.discovery = DiscoveryService(api.registry, api.aggregator)
+        self.discovery = DiscoveryService(api.registry, api.aggregator,
+                                          lambda: api.external_address)
         self.collections = CollectionReads(api)
         self.openapi = OpenAPIHandler(api)
+
+    @cached_property
+    def openid(self) -> OpenIDMetadata:
+        return OpenIDMetadata(self.api.tokens, self.api.external_address)
 
     @cached_property
     def health(self) -> HealthChecks:
@@ -184,6 +190,11 @@ class Handler:
         if not segments:
             return json_response(self.discovery.root_paths())
         head = segments[0]
+        if head in (".well-known", "openid"):
+            answer = self.openid.answer(path)
+            if answer is not None:
+                _restful_get(request)
+                return answer
         if head == "version" and len(segments) == 1:
             _restful_get(request)
             return json_response(self.discovery.version())
