@@ -235,3 +235,63 @@ async def test_api_versions_name_the_server_address(client: Client) -> None:
     assert status == 200
     assert orjson.loads(body)["serverAddressByClientCIDRs"] == [
         {"clientCIDR": "0.0.0.0/0", "serverAddress": client.cluster.url.split("//", 1)[1]}]
+
+
+# -- discovery negotiation and aggregated caching -----------------------------------------
+
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v={};as=APIGroupDiscoveryList"
+
+
+@pytest.mark.parametrize("path", ["/api", "/apis"])
+async def test_aggregated_discovery_is_public_with_one_etag_for_both_versions(
+        client: Client, path: str) -> None:
+    """k8s.io/apiserver pkg/endpoints/discovery/aggregated/etag.go ``ServeHTTPWithETag``:
+    ETag, ``Vary: Accept`` and ``Cache-Control: public`` on the answer and its 304;
+    handler.go ``calculateResponse`` hashes the v2 list once, the v2beta1 conversion is
+    served under the same ETag."""
+    status, headers, _ = await client.call("GET", path,
+                                           headers={"Accept": AGGREGATED.format("v2")})
+    assert status == 200
+    assert headers.getall("Cache-Control") == ["public"] and headers["Vary"] == "Accept"
+    etag = headers["Etag"]
+    status, headers, _ = await client.call("GET", path,
+                                           headers={"Accept": AGGREGATED.format("v2beta1")})
+    assert status == 200 and headers["Etag"] == etag
+    status, headers, body = await client.call(
+        "GET", path, headers={"Accept": AGGREGATED.format("v2"), "If-None-Match": etag})
+    assert (status, body) == (304, b"")
+    assert headers.getall("Cache-Control") == ["public"] and headers["Vary"] == "Accept"
+    assert headers["Etag"] == etag
+
+
+@pytest.mark.parametrize(("path", "accept"), [
+    ("/apis", "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroup"),
+    ("/api", "application/json;as=Table;g=meta.k8s.io;v=v1"),
+    ("/apis", "text/html"),
+    ("/api/v1", AGGREGATED.format("v2")),
+    ("/apis/apps", "application/json;as=Table;g=meta.k8s.io;v=v1"),
+    ("/apis/apps/v1", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"),
+])
+async def test_discovery_refuses_conversions_it_does_not_offer(client: Client, path: str,
+                                                              accept: str) -> None:
+    """aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` on the roots (only an
+    apidiscovery ``APIGroupDiscoveryList``), ``DefaultEndpointRestrictions`` on the legacy
+    documents (no ``as=``): with no clause left, ``WriteObjectNegotiated`` answers 406."""
+    status, _, body = await client.call("GET", path, headers={"Accept": accept})
+    assert status == 406
+    assert orjson.loads(body)["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf")
+
+
+@pytest.mark.parametrize("path", ["/apis", "/apis/apps", "/apis/apps/v1", "/api/v1"])
+async def test_legacy_discovery_documents_are_served_in_yaml(client: Client,
+                                                             path: str) -> None:
+    """The legacy documents are written by ``WriteObjectNegotiated``: YAML when asked."""
+    import yaml
+
+    status, headers, body = await client.call("GET", path,
+                                              headers={"Accept": "application/yaml"})
+    assert status == 200
+    assert headers["Content-Type"] == "application/yaml"
+    assert yaml.safe_load(body)["kind"] in ("APIGroupList", "APIGroup", "APIResourceList")

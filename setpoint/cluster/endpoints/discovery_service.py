@@ -93,5 +93,9 @@ class DiscoveryService:
                                                 self._aggregator.discovery.version,
                                                 self._order()),
                     self._withdrawn())
+            if version != "v2":
+                # aggregated/handler.go calculateResponse: one ETag, the v2 list's, is
+                # served with the v2beta1 conversion too
+                return orjson.dumps(doc), self.aggregated(legacy=legacy, version="v2")[1]
             return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

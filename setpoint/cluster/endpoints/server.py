@@ -32,6 +32,7 @@ from setpoint.cluster.endpoints.negotiation import (
     ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
+    negotiate_discovery,
     restful_accept,
     restful_consumes,
     restful_unsupported_content_type,
@@ -213,7 +214,7 @@ class Handler:
                 raise errors.path_not_found()
             if len(segments) == 2:
                 _restful_get(request)
-                return json_response(self.discovery.core_resources())
+                return self._discovery_document(request, self.discovery.core_resources())
             return await self._resource(request, rp, "")
         if head == "apis":
             if len(segments) == 1:
@@ -226,15 +227,16 @@ class Handler:
             versions = self.api.registry.groups().get(group)
             if not versions:
                 if len(segments) == 2 and self.api.aggregator.serves_group(group):
-                    return json_response(self.discovery.group(group))
+                    return self._discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return json_response(self.discovery.group(group))
+                return self._discovery_document(request, self.discovery.group(group))
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
                 _restful_get(request)
-                return json_response(self.discovery.resources(group, segments[2]))
+                return self._discovery_document(request,
+                                                self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
@@ -265,16 +267,26 @@ class Handler:
 
     # -- discovery -----------------------------------------------------------------------
     def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
-        media = negotiate(request.headers.get("accept"), discovery=True)
+        media = negotiate_discovery(request.headers.get("accept", ""), aggregated=True)
         disc = self.discovery
         if media.as_kind == "APIGroupDiscoveryList":
+            # aggregated/etag.go ServeHTTPWithETag: ETag, Vary and a public Cache-Control on
+            # the answer and on its 304 alike
             body, etag = disc.aggregated(legacy=legacy, version=media.version)
+            headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
             if request.headers.get("if-none-match") == etag:
-                return Response(status=304, headers={"ETag": etag})
-            return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
-        resp = json_response(disc.versions() if legacy else disc.groups())
+                return Response(status=304, headers=headers)
+            return Response(body, 200, media.content_type, headers)
+        resp = json_response(disc.versions() if legacy else disc.groups(), media=media)
         resp.add_header("Vary", "Accept")
         return resp
+
+    @staticmethod
+    def _discovery_document(request: Request, document: Obj | None) -> Response:
+        """``/api/v1``, ``/apis/<group>``, ``/apis/<group>/<version>``: JSON or YAML as
+        Accept asks (``DefaultEndpointRestrictions``)."""
+        media = negotiate_discovery(request.headers.get("accept", ""), aggregated=False)
+        return json_response(document, media=media)
 
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
