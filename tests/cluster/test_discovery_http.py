@@ -295,3 +295,21 @@ async def test_legacy_discovery_documents_are_served_in_yaml(client: Client,
     assert status == 200
     assert headers["Content-Type"] == "application/yaml"
     assert yaml.safe_load(body)["kind"] in ("APIGroupList", "APIGroup", "APIResourceList")
+
+
+async def test_root_lists_every_path_the_server_routes(client: Client) -> None:
+    """routes/index.go ``IndexLister`` over ``ListedPathProviders``: the union of the
+    chain's listed paths, sorted; each listed path is one the server answers."""
+    status, _, body = await client.call("GET", "/")
+    assert status == 200
+    paths = orjson.loads(body)["paths"]
+    assert paths == sorted(set(paths))
+    for expected in ("/.well-known/openid-configuration", "/apis/", "/apis/apps/v1",
+                     "/healthz/ping", "/livez/poststarthook/rbac/bootstrap-roles",
+                     "/openapi/v2", "/openapi/v3/", "/openid/v1/jwks", "/readyz/shutdown"):
+        assert expected in paths
+    for path in paths:
+        if path.endswith("/") and path != "/apis/":
+            continue  # a prefix (/openapi/v3/) names no document of its own
+        status, _, _ = await client.call("GET", path)
+        assert status == 200, path

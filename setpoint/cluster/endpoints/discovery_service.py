@@ -11,6 +11,8 @@ from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator import discovery as aggregated
 from setpoint.cluster.aggregator.apiservices import GroupOrder
 from setpoint.cluster.endpoints import discovery
+from setpoint.cluster.endpoints.healthz import ENDPOINTS, check_names
+from setpoint.cluster.endpoints.openidmetadata import JWKS_PATH, OPENID_CONFIG_PATH
 from setpoint.cluster.registry import Registry
 
 R = TypeVar("R")
@@ -47,12 +49,25 @@ class DiscoveryService:
         return cast(R, self._cache[key])
 
     def root_paths(self) -> dict[str, Any]:
-        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz",
-                 "/version"]
+        """``/``: routes/index.go ``IndexLister``, the listed paths of every server in the
+        chain (aggregator, kube-apiserver, apiextensions), deduplicated and sorted: the
+        go-restful web services' roots, the healthz endpoints and each of their checks, the
+        OpenAPI and issuer discovery routes, a path per group and group-version (the
+        aggregator's handlers, remote APIServices included)."""
+        paths = {"/api", "/api/v1", "/apis", "/apis/", "/openapi/v2", "/openapi/v3",
+                 "/openapi/v3/", "/version", OPENID_CONFIG_PATH, JWKS_PATH}
+        for endpoint in ENDPOINTS:
+            paths.add(f"/{endpoint}")
+            paths.update(f"/{endpoint}/{name}" for name in check_names(endpoint))
         for group, versions in self._registry.groups().items():
             if group:
-                paths.append(f"/apis/{group}")
-                paths.extend(f"/apis/{group}/{v}" for v in versions)
+                paths.add(f"/apis/{group}")
+                paths.update(f"/apis/{group}/{v}" for v in versions)
+        for apiservice in self._remote():
+            spec = apiservice.get("spec") or {}
+            if spec.get("group") and spec.get("version"):
+                paths.add(f"/apis/{spec['group']}")
+                paths.add(f"/apis/{spec['group']}/{spec['version']}")
         return {"paths": sorted(paths)}
 
     def version(self) -> dict[str, Any]:
