@@ -5,8 +5,11 @@ Each rule cites the kube-apiserver 1.32 source it follows.
 
 from __future__ import annotations
 
+import asyncio
 import ssl
+import tempfile
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,15 +18,28 @@ import pytest
 import pytest_asyncio
 
 from setpoint.cluster import RunningCluster, serve
+from tests.conftest import kubectl_path
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 
 class Client:
-    def __init__(self, cluster: RunningCluster, session: aiohttp.ClientSession) -> None:
+    def __init__(self, cluster: RunningCluster, session: aiohttp.ClientSession,
+                 workdir: Path) -> None:
         self.cluster = cluster
         self.session = session
+        self.workdir = workdir
         self.ssl = ssl.create_default_context(cafile=str(cluster.ca_file))
+
+    async def kubectl(self, *args: str) -> str:
+        """kubectl's output, run with the test's kubeconfig and a cache of its own."""
+        cache = tempfile.mkdtemp(dir=self.workdir)
+        proc = await asyncio.create_subprocess_exec(
+            kubectl_path(), "--kubeconfig", str(self.workdir / "kubeconfig"), "--cache-dir",
+            cache, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate()
+        assert proc.returncode == 0, err.decode()
+        return out.decode()
 
     async def call(self, method: str, path: str, *, auth: bool = True,
                    headers: dict[str, str] | None = None,
@@ -38,9 +54,11 @@ class Client:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def client() -> AsyncIterator[Client]:
-    async with serve() as cluster, aiohttp.ClientSession() as session:
-        yield Client(cluster, session)
+async def client(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Client]:
+    workdir = tmp_path_factory.mktemp("discovery-http")
+    async with serve(kubeconfig=workdir / "kubeconfig") as cluster, \
+            aiohttp.ClientSession() as session:
+        yield Client(cluster, session, workdir)
 
 
 async def _apps_v1_url(client: Client) -> str:
@@ -313,3 +331,39 @@ async def test_root_lists_every_path_the_server_routes(client: Client) -> None:
             continue  # a prefix (/openapi/v3/) names no document of its own
         status, _, _ = await client.call("GET", path)
         assert status == 200, path
+
+
+# -- kubectl 1.32 over discovery ---------------------------------------------------------
+
+API_VERSIONS_1_32 = """admissionregistration.k8s.io/v1
+apiextensions.k8s.io/v1
+apiregistration.k8s.io/v1
+apps/v1
+authentication.k8s.io/v1
+authorization.k8s.io/v1
+autoscaling/v1
+autoscaling/v2
+batch/v1
+certificates.k8s.io/v1
+coordination.k8s.io/v1
+discovery.k8s.io/v1
+events.k8s.io/v1
+flowcontrol.apiserver.k8s.io/v1
+networking.k8s.io/v1
+node.k8s.io/v1
+policy/v1
+rbac.authorization.k8s.io/v1
+scheduling.k8s.io/v1
+storage.k8s.io/v1
+v1
+"""
+
+
+async def test_kubectl_reads_discovery_and_issuer_metadata(client: Client) -> None:
+    """``kubectl api-versions`` lists the group-versions a default 1.32 kube-apiserver
+    serves (pkg/controlplane/apiserver/options and pkg/controlplane's default resource
+    config: no beta or alpha API on by default, flowcontrol v1beta3 gone in 1.32), and
+    ``kubectl get --raw`` reads the issuer's discovery document."""
+    assert await client.kubectl("api-versions") == API_VERSIONS_1_32
+    raw = await client.kubectl("get", "--raw", "/.well-known/openid-configuration")
+    assert orjson.loads(raw)["jwks_uri"] == client.cluster.url + "/openid/v1/jwks"
