@@ -367,3 +367,39 @@ async def test_kubectl_reads_discovery_and_issuer_metadata(client: Client) -> No
     assert await client.kubectl("api-versions") == API_VERSIONS_1_32
     raw = await client.kubectl("get", "--raw", "/.well-known/openid-configuration")
     assert orjson.loads(raw)["jwks_uri"] == client.cluster.url + "/openid/v1/jwks"
+
+
+# -- /metrics ----------------------------------------------------------------------------
+
+async def test_metrics_count_requests_by_reported_verb_and_need_a_grant(
+        client: Client) -> None:
+    """k8s.io/apiserver pkg/endpoints/metrics/metrics.go: ``apiserver_request_total`` by
+    ``cleanVerb`` (LIST for a collection GET), scope and code; ``apiserver_storage_objects``
+    per ``resource.group``; ``/metrics`` is a non-resource URL: 401 without credentials,
+    403 for a service account, which RBAC's ``system:monitoring`` does not cover."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    status, _, _ = await client.call("GET", "/api/v1/namespaces/default/configmaps")
+    assert status == 200
+    status, headers, body = await client.call("GET", "/metrics")
+    assert status == 200
+    assert headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    families = {f.name: f for f in text_string_to_metric_families(body.decode())}
+    lists = [s for s in families["apiserver_request"].samples
+             if s.name == "apiserver_request_total" and s.labels["resource"] == "configmaps"
+             and s.labels["verb"] == "LIST"]
+    assert [(s.labels["scope"], s.labels["code"], s.labels["version"]) for s in lists] == [
+        ("namespace", "200", "v1")]
+    objects = {s.labels["resource"]: s.value
+               for s in families["apiserver_storage_objects"].samples}
+    assert objects["namespaces"] >= 4 and "clusterroles.rbac.authorization.k8s.io" in objects
+
+    status, _, _ = await client.call("GET", "/metrics", auth=False)
+    assert status == 401
+    token = await _service_account_token(client, "metrics-reader")
+    status, _, body = await client.call("GET", "/metrics", auth=False,
+                                        headers={"Authorization": f"Bearer {token}"})
+    assert status == 403
+    assert orjson.loads(body)["message"] == (
+        'forbidden: User "system:serviceaccount:default:metrics-reader" cannot get path '
+        '"/metrics"')

@@ -54,7 +54,7 @@ class DiscoveryService:
         go-restful web services' roots, the healthz endpoints and each of their checks, the
         OpenAPI and issuer discovery routes, a path per group and group-version (the
         aggregator's handlers, remote APIServices included)."""
-        paths = {"/api", "/api/v1", "/apis", "/apis/", "/openapi/v2", "/openapi/v3",
+        paths = {"/api", "/api/v1", "/apis", "/apis/", "/metrics", "/openapi/v2", "/openapi/v3",
                  "/openapi/v3/", "/version", OPENID_CONFIG_PATH, JWKS_PATH}
         for endpoint in ENDPOINTS:
             paths.add(f"/{endpoint}")

@@ -27,15 +27,21 @@ from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response
+from setpoint.cluster.endpoints.metrics import APIServerMetrics, storage_object_counts
 from setpoint.cluster.endpoints.negotiation import (
     LIST_ROUTE_MEDIA_TYPES,
     ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
-    negotiate_discovery,
     restful_accept,
     restful_consumes,
     restful_unsupported_content_type,
+)
+from setpoint.cluster.endpoints.nonresource import (
+    cache_control,
+    discovery_document,
+    discovery_root,
+    restful_get,
 )
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.openidmetadata import OpenIDMetadata
@@ -117,6 +123,8 @@ class Handler:
                                           lambda: api.external_address)
         self.collections = CollectionReads(api)
         self.openapi = OpenAPIHandler(api)
+        self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
+                                        self.discovery.version)
 
     @cached_property
     def openid(self) -> OpenIDMetadata:
@@ -133,10 +141,14 @@ class Handler:
         try:
             deadline = request_deadline(request, segments, rp)
         except StatusError as err:
-            return _cache_control(status_response(err))
-        if deadline is None:
-            return _cache_control(await self._serve(request, segments, rp))
-        return _cache_control(await answered_by(deadline, self._serve(request, segments, rp)))
+            response = status_response(err)
+        else:
+            if deadline is None:
+                response = await self._serve(request, segments, rp)
+            else:
+                response = await answered_by(deadline, self._serve(request, segments, rp))
+        self.metrics.observe(request, rp, response.status)
+        return cache_control(response)
 
     async def _serve(self, request: Request, segments: list[str],
                      rp: ResourcePath | None) -> Response:
@@ -194,10 +206,12 @@ class Handler:
         if head in (".well-known", "openid"):
             answer = self.openid.answer(path)
             if answer is not None:
-                _restful_get(request)
+                restful_get(request)
                 return answer
+        if path == "/metrics":
+            return self.metrics.answer()
         if head == "version" and len(segments) == 1:
-            _restful_get(request)
+            restful_get(request)
             return json_response(self.discovery.version())
         if head == "openapi":
             remote = self.openapi.remote_v3(segments)
@@ -208,17 +222,17 @@ class Handler:
             return self.openapi.serve(request, segments)
         if head == "api":
             if len(segments) == 1:
-                _restful_get(request)
-                return self._discovery_root(request, legacy=True)
+                restful_get(request)
+                return discovery_root(self.discovery, request, legacy=True)
             if segments[1] != "v1":
                 raise errors.path_not_found()
             if len(segments) == 2:
-                _restful_get(request)
-                return self._discovery_document(request, self.discovery.core_resources())
+                restful_get(request)
+                return discovery_document(request, self.discovery.core_resources())
             return await self._resource(request, rp, "")
         if head == "apis":
             if len(segments) == 1:
-                return self._discovery_root(request, legacy=False)
+                return discovery_root(self.discovery, request, legacy=False)
             group = segments[1]
             if len(segments) > 2:
                 remote = self.api.aggregator.remote(group, segments[2])
@@ -227,15 +241,15 @@ class Handler:
             versions = self.api.registry.groups().get(group)
             if not versions:
                 if len(segments) == 2 and self.api.aggregator.serves_group(group):
-                    return self._discovery_document(request, self.discovery.group(group))
+                    return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return self._discovery_document(request, self.discovery.group(group))
+                return discovery_document(request, self.discovery.group(group))
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
-                _restful_get(request)
-                return self._discovery_document(request,
+                restful_get(request)
+                return discovery_document(request,
                                                 self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
@@ -266,28 +280,6 @@ class Handler:
         return text_response("404 page not found\n", 404)
 
     # -- discovery -----------------------------------------------------------------------
-    def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
-        media = negotiate_discovery(request.headers.get("accept", ""), aggregated=True)
-        disc = self.discovery
-        if media.as_kind == "APIGroupDiscoveryList":
-            # aggregated/etag.go ServeHTTPWithETag: ETag, Vary and a public Cache-Control on
-            # the answer and on its 304 alike
-            body, etag = disc.aggregated(legacy=legacy, version=media.version)
-            headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
-            if request.headers.get("if-none-match") == etag:
-                return Response(status=304, headers=headers)
-            return Response(body, 200, media.content_type, headers)
-        resp = json_response(disc.versions() if legacy else disc.groups(), media=media)
-        resp.add_header("Vary", "Accept")
-        return resp
-
-    @staticmethod
-    def _discovery_document(request: Request, document: Obj | None) -> Response:
-        """``/api/v1``, ``/apis/<group>``, ``/apis/<group>/<version>``: JSON or YAML as
-        Accept asks (``DefaultEndpointRestrictions``)."""
-        media = negotiate_discovery(request.headers.get("accept", ""), aggregated=False)
-        return json_response(document, media=media)
-
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
                         group: str) -> Response:
@@ -621,24 +613,6 @@ class Handler:
         then answers the Timeout."""
         if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
-
-
-def _restful_get(request: Request) -> None:
-    """``/version``, ``/api``, ``/api/v1`` and ``/apis/<group>/<version>`` are go-restful
-    routes for GET alone (routes/version.go, discovery's ``GenerateWebService`` and
-    ``APIResourceLister`` routes): another method, HEAD and OPTIONS included, is the router's
-    405. ``/apis`` and ``/apis/<group>`` are the aggregator's plain handlers and take any."""
-    if request.method != "GET":
-        raise errors.method_not_allowed()
-
-
-def _cache_control(response: Response) -> Response:
-    """``WithCacheControl`` (k8s.io/apiserver pkg/endpoints/filters/cachecontrol.go), outside
-    authentication in the handler chain: an answer that sets no ``Cache-Control`` of its own
-    (the OpenAPI v3 documents asked for by hash do) is ``no-cache, private``."""
-    if not any(name.lower() == "cache-control" for name, _ in response.headers):
-        response.headers.append(("cache-control", "no-cache, private"))
-    return response
 
 
 def _fresh(body: Decoded) -> Decoded:
