@@ -133,6 +133,17 @@ async def test_openapi_v3_unacceptable_media_type_is_406(client: Client) -> None
     assert headers["Vary"] == "Accept"
 
 
+@pytest.mark.parametrize("path", ["/openapi/v3/", "/openapi/v3/apis/apps/v1/",
+                                  "/openapi/v3/apis/no.such.group/v1"])
+async def test_openapi_v3_paths_not_in_the_index_are_empty_404s(client: Client,
+                                                                path: str) -> None:
+    """kube-aggregator pkg/controllers/openapiv3/aggregator ``handleGroupVersion`` takes the
+    path after ``/openapi/v3/`` as it is (``strings.SplitAfterN(path, "/", 4)[3]``); one
+    the index does not list is ``w.WriteHeader(404)``, with no body."""
+    status, _, body = await client.call("GET", path)
+    assert (status, body) == (404, b"")
+
+
 async def test_openapi_v3_index_is_served_content(client: Client) -> None:
     """kube-aggregator pkg/controllers/openapiv3/aggregator ``handleDiscovery``:
     ``http.ServeContent(w, r, "/openapi/v3", time.Now(), ...)``, sniffed as text/plain."""

@@ -66,7 +66,7 @@ class OpenAPIHandler:
         if len(segments) < 2 or segments[1] != "v3":
             return text_response("404 page not found\n", 404)
         service = self.v3
-        if len(segments) == 2:
+        if request.path == "/openapi/v3":
             index = service.index()
             remote = self.api.aggregator.openapi_v3.paths()
             if remote:  # specProxier: the backends' paths beside the server's own
@@ -77,8 +77,10 @@ class OpenAPIHandler:
             # specProxier.handleDiscovery: http.ServeContent, modified now
             return serve_content(request, index, "text/plain; charset=utf-8", {},
                                  int(time.time()))
-        path = "/".join(segments[2:])
-        body = service.document(path)
+        # specProxier.handleGroupVersion: the path after "/openapi/v3/" as it is, so that
+        # "/openapi/v3/" and a trailing slash name no document
+        path = request.path.removeprefix("/openapi/v3/")
+        body = service.document(path) if path and path.strip("/") == path else None
         if body is None:
             return Response(status=404)  # the aggregator's specProxier: no such path
         return _group_version(request, path, body, service.hash(path) or "",
