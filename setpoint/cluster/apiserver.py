@@ -90,6 +90,7 @@ class APIServer:
         # kube-aggregator: APIServices with a Service are proxied to their backends
         self.aggregator = Aggregator(self.store, front_proxy)
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
+        self.external_address = "127.0.0.1:443"  # set by start()
         self.ready = False
         self._watches: set[Closeable] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -143,6 +144,9 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.authorizer.bootstrap(self.ensure)
+        # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
+        host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
+        self.external_address = f"{host}:{port}"
         self._publish_self(advertise_address, port)
         self._publish_authentication_trust()
         self.store.compact()

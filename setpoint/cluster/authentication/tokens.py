@@ -9,6 +9,7 @@ with the cluster's CA, so tokens stay valid across restarts of a ``--data`` clus
 from __future__ import annotations
 
 import base64
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,19 @@ class TokenIssuer:
     def __init__(self, key: ec.EllipticCurvePrivateKey) -> None:
         self._key = key
         self._public = key.public_key()
+        # pkg/serviceaccount/jwt.go keyIDFromPublicKey: the unpadded base64url SHA-256 of
+        # the public key's PKIX DER; tokens name it in their header, the JWKS lists it
+        der = self._public.public_bytes(serialization.Encoding.DER,
+                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+        self.key_id = _b64(hashlib.sha256(der).digest())
+
+    def public_jwk(self) -> dict[str, str]:
+        """The verification key as go-jose marshals a public ``JSONWebKey`` (its field
+        order: use, kty, kid, crv, alg, x, y; coordinates padded to the curve's size)."""
+        numbers = self._public.public_numbers()
+        return {"use": "sig", "kty": "EC", "kid": self.key_id, "crv": "P-256", "alg": "ES256",
+                "x": _b64(numbers.x.to_bytes(32, "big")),
+                "y": _b64(numbers.y.to_bytes(32, "big"))}
 
     @classmethod
     def load_or_create(cls, directory: Path) -> TokenIssuer:
@@ -79,7 +93,8 @@ class TokenIssuer:
             "kubernetes.io": {"namespace": namespace,
                               "serviceaccount": {"name": name, "uid": uid}},
         }
-        header = _b64(orjson.dumps({"alg": "ES256", "typ": "JWT"}))
+        # go-jose's signer writes the algorithm and the signing key's id, nothing else
+        header = _b64(orjson.dumps({"alg": "ES256", "kid": self.key_id}))
         payload = _b64(orjson.dumps(claims))
         r, s = decode_dss_signature(self._key.sign(f"{header}.{payload}".encode(),
                                                    ec.ECDSA(hashes.SHA256())))

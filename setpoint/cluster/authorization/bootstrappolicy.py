@@ -97,6 +97,12 @@ def cluster_roles() -> list[Obj]:
                                      "/version", "/version/"])], {}, None),
         ("system:public-info-viewer", [_urls(["/healthz", "/livez", "/readyz", "/version",
                                               "/version/"])], {}, None),
+        ("system:monitoring", [_urls([
+            "/healthz", "/healthz/*", "/livez", "/livez/*", "/metrics", "/metrics/slis",
+            "/readyz", "/readyz/*"])], {}, None),
+        ("system:service-account-issuer-discovery", [_urls([
+            "/.well-known/openid-configuration", "/.well-known/openid-configuration/",
+            "/openid/v1/jwks", "/openid/v1/jwks/"])], {}, None),
         ("system:basic-user", [
             _rule(["authorization.k8s.io"], ["selfsubjectaccessreviews",
                                              "selfsubjectrulesreviews"], ["create"]),
@@ -130,5 +136,7 @@ BINDINGS: dict[str, list[str]] = {
     "system:discovery": [AUTHENTICATED],
     "system:basic-user": [AUTHENTICATED],
     "system:public-info-viewer": [AUTHENTICATED, UNAUTHENTICATED],
+    "system:service-account-issuer-discovery": ["system:serviceaccounts"],
+    "system:monitoring": ["system:monitoring"],
 }
 """ClusterRoleBindings of the bootstrap roles: role name -> groups."""

@@ -11,6 +11,8 @@ from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator import discovery as aggregated
 from setpoint.cluster.aggregator.apiservices import GroupOrder
 from setpoint.cluster.endpoints import discovery
+from setpoint.cluster.endpoints.healthz import ENDPOINTS, check_names
+from setpoint.cluster.endpoints.openidmetadata import JWKS_PATH, OPENID_CONFIG_PATH
 from setpoint.cluster.registry import Registry
 
 R = TypeVar("R")
@@ -21,8 +23,10 @@ class DiscoveryService:
     """/version, /api, /apis and aggregated discovery, recomputed when types change or
     what the aggregator knows of remote APIServices does."""
 
-    def __init__(self, registry: Registry, aggregator: Aggregator | None = None) -> None:
+    def __init__(self, registry: Registry, aggregator: Aggregator | None = None,
+                 external_address: Callable[[], str] = lambda: "127.0.0.1:6443") -> None:
         self._registry = registry
+        self._external_address = external_address
         self._aggregator = aggregator
         self._cache: dict[tuple[Any, ...], Any] = {}
         self._generation: tuple[int, int] = (-1, -1)
@@ -45,19 +49,33 @@ class DiscoveryService:
         return cast(R, self._cache[key])
 
     def root_paths(self) -> dict[str, Any]:
-        paths = ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v3", "/readyz",
-                 "/version"]
+        """``/``: routes/index.go ``IndexLister``, the listed paths of every server in the
+        chain (aggregator, kube-apiserver, apiextensions), deduplicated and sorted: the
+        go-restful web services' roots, the healthz endpoints and each of their checks, the
+        OpenAPI and issuer discovery routes, a path per group and group-version (the
+        aggregator's handlers, remote APIServices included)."""
+        paths = {"/api", "/api/v1", "/apis", "/apis/", "/metrics", "/openapi/v2", "/openapi/v3",
+                 "/openapi/v3/", "/version", OPENID_CONFIG_PATH, JWKS_PATH}
+        for endpoint in ENDPOINTS:
+            paths.add(f"/{endpoint}")
+            paths.update(f"/{endpoint}/{name}" for name in check_names(endpoint))
         for group, versions in self._registry.groups().items():
             if group:
-                paths.append(f"/apis/{group}")
-                paths.extend(f"/apis/{group}/{v}" for v in versions)
+                paths.add(f"/apis/{group}")
+                paths.update(f"/apis/{group}/{v}" for v in versions)
+        for apiservice in self._remote():
+            spec = apiservice.get("spec") or {}
+            if spec.get("group") and spec.get("version"):
+                paths.add(f"/apis/{spec['group']}")
+                paths.add(f"/apis/{spec['group']}/{spec['version']}")
         return {"paths": sorted(paths)}
 
     def version(self) -> dict[str, Any]:
         return discovery.version_info()
 
     def versions(self) -> dict[str, Any]:
-        return discovery.api_versions()
+        # serverAddressByClientCIDRs: the generic server's ExternalAddress for every client
+        return discovery.api_versions(self._external_address())
 
     def core_resources(self) -> dict[str, Any]:
         return self._cached(("core",), lambda: discovery.core_resource_list(self._registry))
@@ -90,5 +108,9 @@ class DiscoveryService:
                                                 self._aggregator.discovery.version,
                                                 self._order()),
                     self._withdrawn())
+            if version != "v2":
+                # aggregated/handler.go calculateResponse: one ETag, the v2 list's, is
+                # served with the v2beta1 conversion too
+                return orjson.dumps(doc), self.aggregated(legacy=legacy, version="v2")[1]
             return orjson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

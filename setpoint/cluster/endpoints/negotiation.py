@@ -43,25 +43,24 @@ def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
     return parts[0].lower(), params
 
 
-def negotiate(accept: str | None, *, discovery: bool = False) -> MediaType:
+def negotiate(accept: str | None) -> MediaType:
     """Pick the first acceptable representation, or raise 406."""
     if not accept:
         return JSON
     if len(accept) <= _REMEMBERED_ACCEPT_LENGTH:
-        return _remembered(accept, discovery)  # clients send the same few on every request
-    return _negotiate(accept, discovery)
+        return _remembered(accept)  # clients send the same few on every request
+    return _negotiate(accept)
 
 
 _REMEMBERED_ACCEPT_LENGTH = 256
 
 
 @functools.lru_cache(maxsize=256)
-def _remembered(accept: str, discovery: bool) -> MediaType:
-    return _negotiate(accept, discovery)  # (MediaType is frozen: one answer can be shared)
+def _remembered(accept: str) -> MediaType:
+    return _negotiate(accept)  # (MediaType is frozen: one answer can be shared)
 
 
-def _negotiate(accept: str, discovery: bool) -> MediaType:
-    wanted_aggregated = False
+def _negotiate(accept: str) -> MediaType:
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
         if mtype in ("*/*", "application/*"):
@@ -72,16 +71,38 @@ def _negotiate(accept: str, discovery: bool) -> MediaType:
         if not as_kind:
             return MediaType(mtype)
         g, v = params.get("g", ""), params.get("v", "")
-        if as_kind == "APIGroupDiscoveryList":
-            wanted_aggregated = True
-            if discovery and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
-                return MediaType(mtype, as_kind, g, v)
-            continue
         if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
                 "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
             return MediaType(mtype, as_kind, g, v, params.get("includeObject", ""))
-    if discovery and not wanted_aggregated:
-        return JSON
+    raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+
+
+@functools.lru_cache(maxsize=64)
+def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
+    """The representation of a discovery document, or 406.
+
+    k8s.io/apiserver pkg/endpoints/discovery: ``/api`` and ``/apis`` negotiate with
+    aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` (a clause converting ``as=``
+    anything but apidiscovery.k8s.io v2/v2beta1 ``APIGroupDiscoveryList`` is unacceptable),
+    then, failing that, as the other discovery documents (``/api/v1``, ``/apis/<group>``,
+    ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no ``as=`` at
+    all. A request none of whose clauses is left is a 406. (The protobuf form of these
+    documents is not served here: its clauses are passed over; aggregated documents are
+    served in JSON only.)
+    """
+    for entry in (accept or "*/*").split(","):
+        mtype, params = _parse_one(entry)
+        as_kind = params.get("as", "")
+        if mtype in ("*/*", "application/*") and not as_kind:
+            return JSON
+        if mtype not in ("application/json", "application/yaml"):
+            continue
+        if not as_kind:
+            return MediaType(mtype)
+        g, v = params.get("g", ""), params.get("v", "")
+        if aggregated and mtype == "application/json" and as_kind == \
+                "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
+            return MediaType(mtype, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
 
 

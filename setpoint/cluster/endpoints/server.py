@@ -27,6 +27,7 @@ from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
 from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.metrics import APIServerMetrics, storage_object_counts
 from setpoint.cluster.endpoints.negotiation import (
     LIST_ROUTE_MEDIA_TYPES,
     ROUTE_MEDIA_TYPES,
@@ -36,7 +37,14 @@ from setpoint.cluster.endpoints.negotiation import (
     restful_consumes,
     restful_unsupported_content_type,
 )
+from setpoint.cluster.endpoints.nonresource import (
+    cache_control,
+    discovery_document,
+    discovery_root,
+    restful_get,
+)
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
+from setpoint.cluster.endpoints.openidmetadata import OpenIDMetadata
 from setpoint.cluster.endpoints.podstreams import STREAMS
 from setpoint.cluster.endpoints.requestbody import (
     decode_body,
@@ -112,9 +120,16 @@ class Handler:
     def __init__(self, api: APIServer, token: str | None) -> None:
         self.api = api
         self.token = token.encode() if token else None
-        self.discovery = DiscoveryService(api.registry, api.aggregator)
+        self.discovery = DiscoveryService(api.registry, api.aggregator,
+                                          lambda: api.external_address)
         self.collections = CollectionReads(api)
         self.openapi = OpenAPIHandler(api)
+        self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
+                                        self.discovery.version)
+
+    @cached_property
+    def openid(self) -> OpenIDMetadata:
+        return OpenIDMetadata(self.api.tokens, self.api.external_address)
 
     @cached_property
     def health(self) -> HealthChecks:
@@ -127,10 +142,14 @@ class Handler:
         try:
             deadline = request_deadline(request, segments, rp)
         except StatusError as err:
-            return status_response(err)
-        if deadline is None:
-            return await self._serve(request, segments, rp)
-        return await answered_by(deadline, self._serve(request, segments, rp))
+            response = status_response(err)
+        else:
+            if deadline is None:
+                response = await self._serve(request, segments, rp)
+            else:
+                response = await answered_by(deadline, self._serve(request, segments, rp))
+        self.metrics.observe(request, rp, response.status)
+        return cache_control(response)
 
     async def _serve(self, request: Request, segments: list[str],
                      rp: ResourcePath | None) -> Response:
@@ -185,7 +204,15 @@ class Handler:
         if not segments:
             return json_response(self.discovery.root_paths())
         head = segments[0]
+        if head in (".well-known", "openid"):
+            answer = self.openid.answer(path)
+            if answer is not None:
+                restful_get(request)
+                return answer
+        if path == "/metrics":
+            return self.metrics.answer()
         if head == "version" and len(segments) == 1:
+            restful_get(request)
             return json_response(self.discovery.version())
         if head == "openapi":
             remote = self.openapi.remote_v3(segments)
@@ -196,15 +223,17 @@ class Handler:
             return self.openapi.serve(request, segments)
         if head == "api":
             if len(segments) == 1:
-                return self._discovery_root(request, legacy=True)
+                restful_get(request)
+                return discovery_root(self.discovery, request, legacy=True)
             if segments[1] != "v1":
                 raise errors.path_not_found()
             if len(segments) == 2:
-                return json_response(self.discovery.core_resources())
+                restful_get(request)
+                return discovery_document(request, self.discovery.core_resources())
             return await self._resource(request, rp, "")
         if head == "apis":
             if len(segments) == 1:
-                return self._discovery_root(request, legacy=False)
+                return discovery_root(self.discovery, request, legacy=False)
             group = segments[1]
             if len(segments) > 2:
                 remote = self.api.aggregator.remote(group, segments[2])
@@ -213,14 +242,16 @@ class Handler:
             versions = self.api.registry.groups().get(group)
             if not versions:
                 if len(segments) == 2 and self.api.aggregator.serves_group(group):
-                    return json_response(self.discovery.group(group))
+                    return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return json_response(self.discovery.group(group))
+                return discovery_document(request, self.discovery.group(group))
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
-                return json_response(self.discovery.resources(group, segments[2]))
+                restful_get(request)
+                return discovery_document(request,
+                                                self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
@@ -250,18 +281,6 @@ class Handler:
         return text_response("404 page not found\n", 404)
 
     # -- discovery -----------------------------------------------------------------------
-    def _discovery_root(self, request: Request, *, legacy: bool) -> Response:
-        media = negotiate(request.headers.get("accept"), discovery=True)
-        disc = self.discovery
-        if media.as_kind == "APIGroupDiscoveryList":
-            body, etag = disc.aggregated(legacy=legacy, version=media.version)
-            if request.headers.get("if-none-match") == etag:
-                return Response(status=304, headers={"ETag": etag})
-            return Response(body, 200, media.content_type, {"ETag": etag, "Vary": "Accept"})
-        resp = json_response(disc.versions() if legacy else disc.groups())
-        resp.add_header("Vary", "Accept")
-        return resp
-
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
                         group: str) -> Response:

@@ -154,14 +154,15 @@ def negotiate(accept: str | None) -> str | None:
     kube-openapi sorts the Accept clauses as goautoneg does (by q, then concrete types before
     wildcards, q=0 included) and serves the first clause one of its types matches.
     """
-    for kind, subtype in _clauses(accept or "*/*"):
+    for kind, subtype in accept_clauses(accept or "*/*"):
         for want_type, want_subtype, content_type in _ACCEPTED:
             if kind in (want_type, "*") and subtype in (want_subtype, "*"):
                 return content_type
     return None
 
 
-def _clauses(header: str) -> list[tuple[str, str]]:
+def accept_clauses(header: str) -> list[tuple[str, str]]:
+    """The (type, subtype) of each Accept clause in goautoneg's ``ParseAccept`` order."""
     parsed: list[tuple[float, str, str]] = []
     for part in header.split(","):
         media, *params = part.strip(" ").split(";")

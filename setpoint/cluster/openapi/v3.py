@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -193,13 +194,15 @@ def _text_document(route: str, op_id: str, media: str, description: str) -> Obj:
 # -- the cached service -------------------------------------------------------------------
 
 class _Entry:
-    __slots__ = ("body", "hash", "key")
+    __slots__ = ("body", "hash", "key", "last_modified")
 
     def __init__(self, key: tuple[Any, ...], body: bytes) -> None:
         self.key = key
         self.body = body
         # the apiserver's document hash: upper-case hex SHA-512 of the served bytes
         self.hash = hashlib.sha512(body).hexdigest().upper()
+        # OpenAPIV3Group.UpdateSpec's lastModified, to the second as HTTP dates carry it
+        self.last_modified = int(time.time())
 
 
 class OpenAPIService:
@@ -228,6 +231,11 @@ class OpenAPIService:
     def etag(self, path: str) -> str | None:
         h = self.hash(path)
         return f'"{h}"' if h else None
+
+    def last_modified(self, path: str) -> int | None:
+        """When the document was last built (seconds since the epoch), or None."""
+        entry = self._entry(path.strip("/"))
+        return entry.last_modified if entry else None
 
     def index(self) -> bytes:
         """The /openapi/v3 index document."""

@@ -1,0 +1,54 @@
+"""The HTTP rules of the apiserver's non-resource answers: discovery's negotiation and
+caching headers, go-restful's GET-only routes, and the chain's ``WithCacheControl``."""
+
+from __future__ import annotations
+
+from setpoint.cluster.endpoints.discovery_service import DiscoveryService
+from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.negotiation import negotiate_discovery
+from setpoint.cluster.endpoints.responses import json_response
+from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
+
+
+def discovery_root(disc: DiscoveryService, request: Request, *, legacy: bool) -> Response:
+    """``/api`` or ``/apis``: the aggregated list when Accept asks for it, else the
+    APIVersions or APIGroupList."""
+    media = negotiate_discovery(request.headers.get("accept", ""), aggregated=True)
+    if media.as_kind == "APIGroupDiscoveryList":
+        # aggregated/etag.go ServeHTTPWithETag: ETag, Vary and a public Cache-Control on
+        # the answer and on its 304 alike
+        body, etag = disc.aggregated(legacy=legacy, version=media.version)
+        headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
+        if request.headers.get("if-none-match") == etag:
+            return Response(status=304, headers=headers)
+        return Response(body, 200, media.content_type, headers)
+    resp = json_response(disc.versions() if legacy else disc.groups(), media=media)
+    resp.add_header("Vary", "Accept")
+    return resp
+
+
+def discovery_document(request: Request, document: Obj | None) -> Response:
+    """``/api/v1``, ``/apis/<group>``, ``/apis/<group>/<version>``: JSON or YAML as
+    Accept asks (``DefaultEndpointRestrictions``)."""
+    media = negotiate_discovery(request.headers.get("accept", ""), aggregated=False)
+    return json_response(document, media=media)
+
+
+def restful_get(request: Request) -> None:
+    """``/version``, ``/api``, ``/api/v1``, ``/apis/<group>/<version>`` and the issuer
+    discovery documents are go-restful routes for GET alone (routes/version.go, discovery's
+    ``GenerateWebService`` and ``APIResourceLister`` routes, routes/openidmetadata.go):
+    another method, HEAD and OPTIONS included, is the router's 405. ``/apis`` and
+    ``/apis/<group>`` are the aggregator's plain handlers and take any."""
+    if request.method != "GET":
+        raise errors.method_not_allowed()
+
+
+def cache_control(response: Response) -> Response:
+    """``WithCacheControl`` (k8s.io/apiserver pkg/endpoints/filters/cachecontrol.go), outside
+    authentication in the handler chain: an answer that sets no ``Cache-Control`` of its own
+    (the OpenAPI v3 documents asked for by hash do) is ``no-cache, private``."""
+    if not any(name.lower() == "cache-control" for name, _ in response.headers):
+        response.headers.append(("cache-control", "no-cache, private"))
+    return response
