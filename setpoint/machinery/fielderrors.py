@@ -146,10 +146,10 @@ def not_found(path: str, value: Any) -> Cause:
 
 
 def too_long(path: str, max_length: int) -> Cause:
-    """``field.TooLong`` (the value itself is never printed)."""
+    """``field.TooLong`` (the value itself is never printed; "bytes" even for 1 in
+    apimachinery v0.32, pkg/util/validation/field/errors.go)."""
     if max_length >= 0:
-        unit = "byte" if max_length == 1 else "bytes"
-        detail = f"may not be more than {max_length} {unit}"
+        detail = f"may not be more than {max_length} bytes"
     else:
         detail = "value is too long"
     return Cause(TOO_LONG, f"Too long: {detail}", path)

@@ -13,6 +13,7 @@ from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
 
 _VALIDATION_VALUES = ("", "Ignore", "Strict", "Warn")
+FIELD_MANAGER_MAX_LENGTH = 128  # metav1validation.FieldManagerMaxLength
 
 
 def _parse_int64(value: str) -> int:
@@ -34,6 +35,23 @@ def query_flag(query: Mapping[str, str], name: str) -> bool:
     the empty value and ``yes`` included, is true."""
     value = query.get(name)
     return value is not None and value != "0" and value.lower() != "false"
+
+
+def _field_manager_causes(manager: str) -> list[Cause]:
+    """``ValidateFieldManager``: at most 128 bytes, every character printable
+    (``unicode.IsPrint``; the position is the character's byte offset, as Go's range)."""
+    causes = []
+    if len(manager.encode()) > FIELD_MANAGER_MAX_LENGTH:
+        causes.append(fielderrors.too_long("fieldManager", FIELD_MANAGER_MAX_LENGTH))
+    if not manager.isprintable():
+        offset = 0
+        for char in manager:
+            if not char.isprintable():
+                causes.append(fielderrors.invalid(
+                    "fieldManager", manager,
+                    f"invalid character U+{ord(char):04X} (at position {offset})"))
+            offset += len(char.encode())
+    return causes
 
 
 def _options_invalid(kind: str, causes: list[Cause]) -> errors.StatusError:
@@ -61,32 +79,34 @@ class WriteOptions:
               *, apply: bool = False, user: Obj | None = None) -> WriteOptions:
         if not query and not apply:  # (most writes: every option at its default)
             return cls(False, manager_from_user_agent(user_agent), "Warn", False, user)
+        # ValidateCreateOptions / UpdateOptions / PatchOptions (apimachinery v0.32
+        # pkg/apis/meta/v1/validation/validation.go), in their order
         causes: list[Cause] = []
-        dry = query.get("dryRun")
-        dry_run = False
-        if dry is not None and dry != "":
-            if dry != "All":
-                causes.append(Cause(
-                    "FieldValueNotSupported",
-                    f'Unsupported value: []string{{"{dry}"}}: supported values: "All"', "dryRun"))
-            dry_run = True
+        manager = query.get("fieldManager", "")
+        if kind == "PatchOptions":
+            if apply:
+                if not manager:
+                    causes.append(fielderrors.required("fieldManager",
+                                                       "is required for apply patch"))
+            elif "force" in query:
+                # PatchOptions.Force is a *bool: any value, "false" too, sets it
+                causes.append(fielderrors.forbidden("force",
+                                                    "may not be specified for non-apply patch"))
+        causes += _field_manager_causes(manager)
+        dry = query.get("dryRun")  # present, even empty: DryRun is []string{value}
+        if dry is not None and dry != "All":
+            causes.append(Cause(
+                "FieldValueNotSupported",
+                f'Unsupported value: []string{{{go_quote(dry)}}}: supported values: "All"',
+                "dryRun"))
+        dry_run = dry is not None
         fv = query.get("fieldValidation", "")
         if fv not in _VALIDATION_VALUES:
             causes.append(Cause(
                 "FieldValueNotSupported",
                 f'Unsupported value: "{fv}": supported values: "", "Ignore", "Strict", "Warn"',
                 "fieldValidation"))
-        manager = query.get("fieldManager", "")
-        if apply and not manager:
-            causes.append(Cause("FieldValueRequired",
-                                "Required value: is required for apply patch", "fieldManager"))
-        if len(manager) > 128:
-            causes.append(Cause("FieldValueTooLong",
-                                "Too long: may not be longer than 128", "fieldManager"))
-        force = query_flag(query, "force")
-        if force and not apply:
-            causes.append(Cause("FieldValueForbidden",
-                                "Forbidden: may not be specified for non-apply patch", "force"))
+        force = apply and query_flag(query, "force")
         if causes:
             raise _options_invalid(kind, causes)
         return cls(

@@ -27,8 +27,10 @@ async def test_force_is_true_unless_false_or_zero(module_api: API, value: str,
     in any case are false, anything else (the empty value and "yes" included) is true.
     Source: k8s.io/apimachinery v0.32 pkg/runtime/conversion.go
     (Convert_Slice_string_To_Pointer_bool), k8s.io/apiserver pkg/endpoints/handlers/patch.go
-    (PatchResource: "force" read from PatchOptions; ValidatePatchOptions forbids it for a
-    non-apply patch)."""
+    (PatchResource: "force" read from PatchOptions). A non-apply patch is refused whatever
+    the value: PatchOptions.Force is a pointer, set by any value (zz_generated.conversion.go
+    autoConvert_url_Values_To_v1_PatchOptions), and ValidatePatchOptions forbids it when not
+    nil (pkg/apis/meta/v1/validation/validation.go)."""
     name = f"force-{value.lower() or 'empty'}"
     await create_configmap(module_api, name)
     path = f"{NS}/configmaps/{name}"
@@ -38,14 +40,13 @@ async def test_force_is_true_unless_false_or_zero(module_api: API, value: str,
     assert (status, status == 200 and out["data"]["a"]) == ((200, "2") if forced else
                                                             (409, False))
     status, out = await module_api.patch(f"{path}?force={value}", {"data": {"b": "1"}}, MERGE)
-    assert (status, out) == ((422, failure(
+    assert (status, out) == (422, failure(
         422, "Invalid", 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be '
         "specified for non-apply patch", {"group": "meta.k8s.io", "kind": "PatchOptions",
                                           "causes": [{"reason": "FieldValueForbidden",
                                                       "message": "Forbidden: may not be "
                                                       "specified for non-apply patch",
                                                       "field": "force"}]}))
-                             if forced else (200, out))
 
 
 async def test_a_collection_get_with_watch_yes_is_a_watch(module_api: API) -> None:
@@ -93,3 +94,47 @@ async def test_a_list_option_that_is_no_int64_is_strconvs_error(module_api: API,
     pkg/endpoints/handlers/get.go (ListResource: DecodeParameters error -> NewBadRequest)."""
     assert await module_api.get(f"{NS}/configmaps?{query}") == (400, failure(
         400, "BadRequest", message))
+
+
+def _invalid_options(kind: str, causes: list[tuple[str, str, str]]) -> dict[str, object]:
+    text = ", ".join(f"{field}: {message}" for _, message, field in causes)
+    return failure(422, "Invalid", f'{kind}.meta.k8s.io "" is invalid: '
+                   + (f"[{text}]" if len(causes) > 1 else text),
+                   {"group": "meta.k8s.io", "kind": kind,
+                    "causes": [{"reason": r, "message": m, "field": f} for r, m, f in causes]})
+
+
+async def test_write_options_are_validated_in_apimachinerys_order(module_api: API) -> None:
+    """Rule: ValidatePatchOptions checks force (non-apply) or a missing fieldManager (apply)
+    first, then ValidateFieldManager (at most 128 bytes: field.TooLong's "may not be more
+    than 128 bytes"; every character printable, "invalid character %#U (at position %d)"),
+    then dryRun (any value but "All", the empty one too, as a []string), then
+    fieldValidation; Create/UpdateOptions the same from ValidateFieldManager on, and a
+    create takes no notice of ``force``.
+    Source: k8s.io/apimachinery v0.32 pkg/apis/meta/v1/validation/validation.go
+    (ValidatePatchOptions, ValidateCreateOptions, ValidateFieldManager, ValidateDryRun,
+    ValidateFieldValidation), pkg/util/validation/field/errors.go (TooLong)."""
+    await create_configmap(module_api, "options-order")
+    path = f"{NS}/configmaps/options-order"
+    long = "m" * 129
+    status, out = await module_api.patch(
+        f"{path}?fieldValidation=Loud&dryRun=&fieldManager={long}&force=false",
+        {"data": {"b": "1"}}, MERGE)
+    assert (status, out) == (422, _invalid_options("PatchOptions", [
+        ("FieldValueForbidden", "Forbidden: may not be specified for non-apply patch", "force"),
+        ("FieldValueTooLong", "Too long: may not be more than 128 bytes", "fieldManager"),
+        ("FieldValueNotSupported", 'Unsupported value: []string{""}: supported values: "All"',
+         "dryRun"),
+        ("FieldValueNotSupported", 'Unsupported value: "Loud": supported values: "", '
+         '"Ignore", "Strict", "Warn"', "fieldValidation")]))
+    status, out = await module_api.post(
+        f"{NS}/configmaps?fieldManager=a%07%C3%A9%08&force=true",
+        {"metadata": {"name": "options-bell"}})
+    assert (status, out) == (422, _invalid_options("CreateOptions", [
+        ("FieldValueInvalid", 'Invalid value: "a\\aé\\b": invalid character U+0007 '
+         "(at position 1)", "fieldManager"),
+        ("FieldValueInvalid", 'Invalid value: "a\\aé\\b": invalid character U+0008 '
+         "(at position 4)", "fieldManager")]))
+    status, out = await module_api.post(f"{NS}/configmaps?force=true",
+                                        {"metadata": {"name": "options-forced-create"}})
+    assert status == 201, out
