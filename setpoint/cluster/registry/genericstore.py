@@ -165,6 +165,7 @@ class GenericStore:
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         rt.strategy.canonicalize(rt, obj)
+        rt.strategy.decoded_from_storage(rt, obj)
         # rest.BeforeCreate records the strategy's warnings once the object is valid: after
         # the mutating webhooks', before the validating webhooks'
         warnings += rt.strategy.warnings_on_create(rt, obj)
@@ -259,6 +260,7 @@ class GenericStore:
         meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
         rt.strategy.canonicalize(rt, obj)
+        rt.strategy.decoded_from_storage(rt, obj)
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
             warnings += rt.strategy.warnings_on_update(rt, obj, old)
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,

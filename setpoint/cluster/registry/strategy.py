@@ -194,6 +194,13 @@ class Strategy:
         """``Canonicalize``: after validation, before storage (rest.BeforeCreate and
         BeforeUpdate); nothing for most kinds."""
 
+    def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
+        """What decoding the stored object adds: kube-apiserver's storage codec defaults
+        every object it decodes (each read and watch event, a write's answer, a dry run's
+        ``copyInto`` in registry/generic/registry/dryrun.go), so a default that depends on
+        what the strategy set after the request's own defaulting shows from the write's
+        answer on. Stored as it will be read, here; nothing for most kinds."""
+
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
         return []
@@ -305,6 +312,14 @@ class WorkloadStrategy(Strategy):
         return workload_warnings_on_update(rt.group, rt.kind, new, old)
 
 
+class JobStrategy(WorkloadStrategy):
+    """Jobs: the labels the strategy's generateSelector gives the template become the
+    Job's own (when it has none) once the stored Job is decoded with SetDefaults_Job."""
+
+    def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
+        defaults.job_labels_from_template(obj)
+
+
 class DaemonSetStrategy(WorkloadStrategy):
     """A workload whose template generation rides in an annotation (``templategeneration``)."""
 
@@ -360,6 +375,7 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
     ("apps", "DaemonSet"): DaemonSetStrategy,
+    ("batch", "Job"): JobStrategy,
 }
 
 

@@ -1,0 +1,55 @@
+"""kubectl 1.32's workflows over built-in kinds, against a bare server (no workload
+controllers, as the shared conformance corpus was recorded): what the server answers shows
+in kubectl's output exactly as kube-apiserver 1.32's answer would.
+
+One server for the module (``--no-workloads``: statuses stay as written), one namespace per
+test, many commands per test.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.conftest import Kubectl
+from tests.support import ServerProcess
+
+
+@pytest.fixture(scope="module")
+def server_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
+    with ServerProcess(tmp_path_factory.mktemp("server"), "--no-workloads") as proc:
+        yield proc
+
+
+def test_create_job_takes_its_template_labels(kubectl: Kubectl, namespace: str) -> None:
+    """``kubectl create job`` sends a Job without labels; the Job strategy's generateSelector
+    (pkg/registry/batch/job/strategy.go) gives its template the controller-uid and job-name
+    labels, and SetDefaults_Job (pkg/apis/batch/v1/defaults.go: a Job without labels takes
+    its template's) runs again whenever the stored Job is decoded, the create's answer and a
+    dry run's copy (registry/generic/registry/dryrun.go copyInto) included. Labels of the
+    Job's own are kept."""
+    ns = namespace
+    created = kubectl.json("-n", ns, "create", "job", "j1", "--image=busybox")
+    uid = created["metadata"]["uid"]
+    expected = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": "j1",
+                "controller-uid": uid, "job-name": "j1"}
+    assert created["metadata"]["labels"] == expected
+    assert kubectl.json("-n", ns, "get", "job", "j1")["metadata"]["labels"] == expected
+    shown = kubectl.run("-n", ns, "get", "job", "j1", "--show-labels").stdout
+    assert f"batch.kubernetes.io/controller-uid={uid},batch.kubernetes.io/job-name=j1," \
+           f"controller-uid={uid},job-name=j1\n" in shown
+    described = kubectl.run("-n", ns, "describe", "job", "j1").stdout
+    assert f"Labels:           batch.kubernetes.io/controller-uid={uid}\n" in described
+
+    dry = kubectl.json("-n", ns, "create", "job", "j2", "--image=busybox",
+                       "--dry-run=server")
+    assert dry["metadata"]["labels"]["job-name"] == "j2"
+    assert dry["metadata"]["labels"]["controller-uid"] == dry["metadata"]["uid"]
+
+    own = kubectl.run("-n", ns, "create", "-f", "-", "-o", "json", stdin=(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j3, labels: {team: a}}\n"
+        "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      containers: [{name: c, image: busybox}]\n")).stdout
+    assert json.loads(own)["metadata"]["labels"] == {"team": "a"}
