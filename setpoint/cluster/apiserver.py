@@ -31,6 +31,7 @@ from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
+from setpoint.cluster.registry.systempriorityclasses import bootstrap_system_priority_classes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.freshness import Freshness
@@ -143,6 +144,7 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.authorizer.bootstrap(self.ensure)
+        bootstrap_system_priority_classes(self.ensure)
         self._publish_self(advertise_address, port)
         self._publish_authentication_trust()
         self.store.compact()

@@ -9,6 +9,7 @@ test, many commands per test.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -53,3 +54,30 @@ def test_create_job_takes_its_template_labels(kubectl: Kubectl, namespace: str) 
         "spec:\n  template:\n    spec:\n      restartPolicy: Never\n"
         "      containers: [{name: c, image: busybox}]\n")).stdout
     assert json.loads(own)["metadata"]["labels"] == {"team": "a"}
+
+
+def test_priority_classes_system_ones_and_generation(kubectl: Kubectl) -> None:
+    """kube-apiserver's ``scheduling/bootstrap-system-priority-classes`` post-start hook
+    (pkg/registry/scheduling/rest/storage_scheduling.go) creates
+    pkg/apis/scheduling/v1/helpers.go's system classes, so every cluster lists them; the
+    PriorityClass strategy's PrepareForCreate (pkg/registry/scheduling/priorityclass/
+    strategy.go) sets generation 1, which no update moves (rest.BeforeUpdate keeps it)."""
+    listed = kubectl.run("get", "priorityclasses").stdout.splitlines()
+    rows = [line.split()[:3] for line in listed]
+    assert ["system-cluster-critical", "2000000000", "false"] in rows
+    assert ["system-node-critical", "2000001000", "false"] in rows
+    node_critical = kubectl.json("get", "priorityclass", "system-node-critical")
+    assert node_critical["description"] == (
+        "Used for system critical pods that must not be moved from their current node.")
+    assert node_critical["preemptionPolicy"] == "PreemptLowerPriority"
+    assert node_critical["metadata"]["generation"] == 1
+
+    name = f"pc-{uuid.uuid4().hex[:6]}"
+    dry = kubectl.yaml("create", "priorityclass", name, "--value=1000", "--dry-run=server")
+    assert dry["metadata"]["generation"] == 1
+    assert dry["value"] == 1000 and dry["preemptionPolicy"] == "PreemptLowerPriority"
+    kubectl.run("create", "priorityclass", name, "--value=1000", "--description=first")
+    kubectl.run("annotate", "priorityclass", name, "note=x")
+    kubectl.run("label", "priorityclass", name, "tier=a")
+    assert kubectl.json("get", "priorityclass", name)["metadata"]["generation"] == 1
+    kubectl.run("delete", "priorityclass", name)

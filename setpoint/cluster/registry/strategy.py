@@ -55,6 +55,10 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("", "PodTemplate"): ("template",),
 }
 
+# Kinds whose PrepareForCreate sets generation 1 that no update moves (rest.BeforeUpdate keeps
+# the stored one): pkg/registry/scheduling/priorityclass/strategy.go.
+GENERATION_ONE_ON_CREATE = {("scheduling.k8s.io", "PriorityClass")}
+
 # Metadata a built-in kind's status strategy takes from the stored object (its spec always).
 STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("labels",),
@@ -117,7 +121,8 @@ class Strategy:
     # -- create ------------------------------------------------------------------------
     def prepare_for_create(self, rt: ResourceType, obj: Obj,
                            warnings: list[str] | None = None) -> None:
-        if self.tracks_generation(rt):
+        if self.tracks_generation(rt) or (
+                not rt.is_custom and (rt.group, rt.kind) in GENERATION_ONE_ON_CREATE):
             obj["metadata"]["generation"] = 1
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
         # and the create handler's WipeObjectMetaSystemFields do not touch it
