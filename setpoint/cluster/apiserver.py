@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
+from setpoint.cluster.admission import (
+    crd,
+    lifecycle,
+    pods,
+    priorityclasses,
+    rbacescalation,
+    services,
+)
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
     FrontProxy,
@@ -113,6 +120,8 @@ class APIServer:
             crd.validate_definition,
             rbacescalation.EscalationCheck(self.authorizer),
         ])
+        # and the validating ones, before the validating webhooks
+        self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))
 
     @cached_property
     def webhook_client(self) -> WebhookClient:

@@ -81,3 +81,32 @@ def test_priority_classes_system_ones_and_generation(kubectl: Kubectl) -> None:
     kubectl.run("label", "priorityclass", name, "tier=a")
     assert kubectl.json("get", "priorityclass", name)["metadata"]["generation"] == 1
     kubectl.run("delete", "priorityclass", name)
+
+
+def test_only_one_global_default_priority_class(kubectl: Kubectl) -> None:
+    """The Priority admission plugin's ``validatePriorityClass``
+    (plugin/pkg/admission/priority/admission.go): while a global default exists, creating
+    another, or marking another one default, is forbidden; the default itself may be
+    updated. (One test: the cluster-wide default would disturb others.)"""
+    first, second = f"pc-{uuid.uuid4().hex[:6]}", f"pc-{uuid.uuid4().hex[:6]}"
+    kubectl.run("create", "priorityclass", first, "--value=10", "--global-default")
+    try:
+        refused = kubectl.run("create", "priorityclass", second, "--value=20",
+                              "--global-default", ok=False)
+        assert refused.stderr == (
+            f"error: failed to create priorityclass: priorityclasses.scheduling.k8s.io "
+            f'"{second}" is forbidden: PriorityClass {first} is already marked as default. '
+            "Only one default can exist\n")
+        dry = kubectl.run("create", "priorityclass", second, "--value=20", "--global-default",
+                          "--dry-run=server", ok=False)
+        assert "is already marked as default" in dry.stderr
+        kubectl.run("create", "priorityclass", second, "--value=20")
+        patched = kubectl.run("patch", "priorityclass", second, "--type=merge",
+                              "-p", '{"globalDefault":true}', ok=False)
+        assert patched.stderr == (
+            f'Error from server (Forbidden): priorityclasses.scheduling.k8s.io "{second}" is '
+            f"forbidden: PriorityClass {first} is already marked as default. "
+            "Only one default can exist\n")
+        kubectl.run("annotate", "priorityclass", first, "note=still-default")
+    finally:
+        kubectl.run("delete", "priorityclass", first, second, "--ignore-not-found")
