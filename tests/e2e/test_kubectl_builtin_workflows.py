@@ -110,3 +110,57 @@ def test_only_one_global_default_priority_class(kubectl: Kubectl) -> None:
         kubectl.run("annotate", "priorityclass", first, "note=still-default")
     finally:
         kubectl.run("delete", "priorityclass", first, second, "--ignore-not-found")
+
+
+GENERATED_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  creationTimestamp: null
+  labels:
+    app: gen
+  name: gen
+spec:
+  replicas: {replicas}
+  selector:
+    matchLabels:
+      app: gen
+  strategy: {{}}
+  template:
+    metadata:
+      creationTimestamp: null
+      labels:
+        app: gen
+    spec:
+      containers:
+      - image: nginx
+        name: nginx
+        resources: {{}}
+        env: [{{name: X, value: "a<b&c"}}]
+status: {{}}
+"""
+
+
+def test_server_side_apply_keeps_the_last_applied_annotation_as_sent(
+        kubectl: Kubectl, namespace: str) -> None:
+    """``kubectl create --dry-run=client -o yaml`` output (nulls, ``status: {}``) applied
+    client-side, then server-side by the ``kubectl`` manager with a changed field: the
+    lastAppliedManager lets the conflicts with what the annotation records through, and the
+    lastAppliedUpdater (k8s.io/apimachinery/pkg/util/managedfields/internal/
+    lastappliedupdater.go ``buildLastApplied``) rewrites the annotation from the applied
+    configuration as sent (sigs.k8s.io/yaml's map in patch.go's applyPatcher: nulls kept),
+    encoded by Go's JSON encoder (sorted keys, HTML escaped, a trailing newline)."""
+    ns = namespace
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=GENERATED_DEPLOYMENT.format(replicas=1))
+    out = kubectl.run("-n", ns, "apply", "--server-side", "-f", "-",
+                      stdin=GENERATED_DEPLOYMENT.format(replicas=4))
+    assert out.stdout == "deployment.apps/gen serverside-applied\n"
+    live = kubectl.json("-n", ns, "get", "deployment", "gen")
+    assert live["spec"]["replicas"] == 4
+    assert live["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] \
+        == ('{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"creationTimestamp":null,'
+            f'"labels":{{"app":"gen"}},"name":"gen","namespace":"{ns}"}},"spec":{{"replicas":4,'
+            '"selector":{"matchLabels":{"app":"gen"}},"strategy":{},"template":{"metadata":'
+            '{"creationTimestamp":null,"labels":{"app":"gen"}},"spec":{"containers":[{"env":'
+            '[{"name":"X","value":"a\\u003cb\\u0026c"}],"image":"nginx","name":"nginx",'
+            '"resources":{}}]}}},"status":{}}\n')
