@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from setpoint.cluster.admission import crd, lifecycle, pods, rbacescalation, services
+from setpoint.cluster.admission import (
+    crd,
+    lifecycle,
+    pods,
+    priorityclasses,
+    rbacescalation,
+    services,
+)
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
     FrontProxy,
@@ -31,6 +38,7 @@ from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
+from setpoint.cluster.registry.systempriorityclasses import bootstrap_system_priority_classes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.freshness import Freshness
@@ -113,6 +121,8 @@ class APIServer:
             crd.validate_definition,
             rbacescalation.EscalationCheck(self.authorizer),
         ])
+        # and the validating ones, before the validating webhooks
+        self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))
 
     @cached_property
     def webhook_client(self) -> WebhookClient:
@@ -144,6 +154,7 @@ class APIServer:
         for ns in SYSTEM_NAMESPACES:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.authorizer.bootstrap(self.ensure)
+        bootstrap_system_priority_classes(self.ensure)
         # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
         host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
         self.external_address = f"{host}:{port}"

@@ -32,9 +32,13 @@ _NULL: Any = object()  # what a map or list emptied by removal becomes (dropped 
 
 def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], *,
           manager: str, force: bool, api_version: str, now: str, subresource: str = "",
-          kind: str | None = None, reset_fields: Iterable[str | Sequence[str]] = ()
-          ) -> dict[str, Any]:
+          kind: str | None = None, reset_fields: Iterable[str | Sequence[str]] = (),
+          sent: dict[str, Any] | None = None) -> dict[str, Any]:
     """The object after ``manager`` applies ``config`` to ``live`` (``None``: a create).
+
+    ``sent`` is the configuration as the request sent it (default: ``config``), nulls and
+    unknown fields included: kubectl's last-applied annotation, kept up to date for the
+    ``kubectl`` manager, is built from it.
 
     Returns a fresh dict carrying the updated ``metadata.managedFields``; the inputs are not
     modified. ``kind`` (default: the live object's) and ``api_version`` are what the
@@ -97,9 +101,10 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     else:
         result = merged
         managed.times[key] = now
-    if manager == _KUBECTL and LAST_APPLIED in ((result.get("metadata") or {}).get(
-            "annotations") or {}):
-        result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(config)
+    if manager == _KUBECTL and ((result.get("metadata") or {}).get(
+            "annotations") or {}).get(LAST_APPLIED):
+        result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(
+            config if sent is None else sent)
     _store_managed_fields(result, live_meta, mf.encode(managed))
     return result
 
@@ -434,8 +439,19 @@ def _last_applied_ownership(schema: TypeRef, live: dict[str, Any]) -> FieldSet |
 
 
 def _last_applied_of(config: dict[str, Any]) -> str:
+    """lastappliedupdater.go ``buildLastApplied``: the applied configuration as sent, less
+    the annotation, as ``unstructured.UnstructuredJSONScheme`` encodes it (Go's encoder:
+    map keys sorted, HTML escaped, a trailing newline)."""
     doc = _copy(config)
     meta = doc.get("metadata")
     if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
         meta["annotations"].pop(LAST_APPLIED, None)
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+    return fp.go_json(_sorted_keys(doc)) + "\n"
+
+
+def _sorted_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted_keys(v) for v in value]
+    return value

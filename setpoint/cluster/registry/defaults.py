@@ -317,13 +317,20 @@ def _job_spec(spec: Obj) -> None:
          "Failed" if failure_policy is not None else "TerminatingOrFailed")
 
 
-def _job(obj: Obj) -> None:
-    spec = _spec(obj)
-    _job_spec(spec)
-    labels = ((spec.get("template") or {}).get("metadata") or {}).get("labels")
+def job_labels_from_template(obj: Obj) -> None:
+    """SetDefaults_Job (pkg/apis/batch/v1/defaults.go): a Job without labels takes its
+    template's."""
+    template = (obj.get("spec") or {}).get("template") or {}
+    labels = (template.get("metadata") or {}).get("labels")
     meta = _dict(obj, "metadata")
     if labels is not None and not meta.get("labels"):
         meta["labels"] = dict(labels)
+
+
+def _job(obj: Obj) -> None:
+    spec = _spec(obj)
+    _job_spec(spec)
+    job_labels_from_template(obj)
     _template_of(spec)
 
 

@@ -110,6 +110,10 @@ class GenericStore:
         # (policybased storage), the CRD validation (its strategy's Validate); run once the
         # strategy prepared the object, before the validation
         self.storage_admission: list[Admission] = []
+        # the built-in validating admission plugins: store.go's createValidation and
+        # updateValidation, once the strategy validated the object, before the validating
+        # webhooks
+        self.validating_admission: list[Admission] = []
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- read ---------------------------------------------------------------------------
@@ -165,9 +169,11 @@ class GenericStore:
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         rt.strategy.canonicalize(rt, obj)
+        rt.strategy.decoded_from_storage(rt, obj)
         # rest.BeforeCreate records the strategy's warnings once the object is valid: after
         # the mutating webhooks', before the validating webhooks'
         warnings += rt.strategy.warnings_on_create(rt, obj)
+        self._validate_admission(Attributes("CREATE", rt, obj, None, opts.user))
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options, warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
@@ -259,8 +265,10 @@ class GenericStore:
         meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
         rt.strategy.canonicalize(rt, obj)
+        rt.strategy.decoded_from_storage(rt, obj)
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
             warnings += rt.strategy.warnings_on_update(rt, obj, old)
+        self._validate_admission(Attributes("UPDATE", rt, obj, old, opts.user))
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options, warnings=warnings)
         current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)
@@ -306,6 +314,10 @@ class GenericStore:
 
     def _admit_in_storage(self, attributes: Attributes) -> None:
         for plugin in self.storage_admission:
+            plugin(attributes)
+
+    def _validate_admission(self, attributes: Attributes) -> None:
+        for plugin in self.validating_admission:
             plugin(attributes)
 
     def _mutate(self, point: AdmissionPoint, warnings: list[str]) -> Steps[Obj]:

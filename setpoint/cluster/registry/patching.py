@@ -192,7 +192,7 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
         object_resource_version(cfg["metadata"].get("resourceVersion") or "")
         applied = apply(schema, None, cfg, manager=opts.field_manager,
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
-                        kind=rt.kind, reset_fields=reset_fields(rt, ""))
+                        kind=rt.kind, reset_fields=reset_fields(rt, ""), sent=config)
         applied.setdefault("metadata", {})
         if applied["metadata"].get("uid"):
             # patch.go applyPatch: a uid names an object that should have been there
@@ -205,7 +205,7 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     applied = apply(schema, current, cfg, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=store.clock(),
                     subresource=subresource, kind=rt.kind,
-                    reset_fields=reset_fields(rt, subresource))
+                    reset_fields=reset_fields(rt, subresource), sent=config)
     warnings += check_duplicates()
     # the merged object keeps the live resourceVersion unless the configuration sets one
     precondition = cfg["metadata"].get("resourceVersion") or live["metadata"].get(

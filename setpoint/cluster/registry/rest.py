@@ -47,6 +47,7 @@ class REST:
         self.generic = GenericStore(store, self.decoder, self.codec)
         self.admission: list[Admission] = self.generic.admission
         self.storage_admission: list[Admission] = self.generic.storage_admission
+        self.validating_admission: list[Admission] = self.generic.validating_admission
         # checks a DELETE passes before the object is read (namespace, resource, name)
         self.delete_admission: list[DeleteAdmission] = []
         self.clock = self.generic.clock

@@ -55,6 +55,10 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("", "PodTemplate"): ("template",),
 }
 
+# Kinds whose PrepareForCreate sets generation 1 that no update moves (rest.BeforeUpdate keeps
+# the stored one): pkg/registry/scheduling/priorityclass/strategy.go.
+GENERATION_ONE_ON_CREATE = {("scheduling.k8s.io", "PriorityClass")}
+
 # Metadata a built-in kind's status strategy takes from the stored object (its spec always).
 STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("labels",),
@@ -117,7 +121,8 @@ class Strategy:
     # -- create ------------------------------------------------------------------------
     def prepare_for_create(self, rt: ResourceType, obj: Obj,
                            warnings: list[str] | None = None) -> None:
-        if self.tracks_generation(rt):
+        if self.tracks_generation(rt) or (
+                not rt.is_custom and (rt.group, rt.kind) in GENERATION_ONE_ON_CREATE):
             obj["metadata"]["generation"] = 1
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
         # and the create handler's WipeObjectMetaSystemFields do not touch it
@@ -193,6 +198,13 @@ class Strategy:
     def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
         """``Canonicalize``: after validation, before storage (rest.BeforeCreate and
         BeforeUpdate); nothing for most kinds."""
+
+    def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
+        """What decoding the stored object adds: kube-apiserver's storage codec defaults
+        every object it decodes (each read and watch event, a write's answer, a dry run's
+        ``copyInto`` in registry/generic/registry/dryrun.go), so a default that depends on
+        what the strategy set after the request's own defaulting shows from the write's
+        answer on. Stored as it will be read, here; nothing for most kinds."""
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
@@ -305,6 +317,14 @@ class WorkloadStrategy(Strategy):
         return workload_warnings_on_update(rt.group, rt.kind, new, old)
 
 
+class JobStrategy(WorkloadStrategy):
+    """Jobs: the labels the strategy's generateSelector gives the template become the
+    Job's own (when it has none) once the stored Job is decoded with SetDefaults_Job."""
+
+    def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
+        defaults.job_labels_from_template(obj)
+
+
 class DaemonSetStrategy(WorkloadStrategy):
     """A workload whose template generation rides in an annotation (``templategeneration``)."""
 
@@ -360,6 +380,7 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
     ("apps", "DaemonSet"): DaemonSetStrategy,
+    ("batch", "Job"): JobStrategy,
 }
 
 
