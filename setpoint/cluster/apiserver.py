@@ -33,6 +33,7 @@ from setpoint.cluster.aggregator.frontproxy import (
     authentication_configmap_data,
 )
 from setpoint.cluster.apiextensions.customresources import CustomResources
+from setpoint.cluster.authentication.boundobjects import bound_objects_exist
 from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
 from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
@@ -278,6 +279,9 @@ class APIServer:
                             (info.get("serviceaccount") or {}).get("name", ""))
         if sa is None or sa["metadata"].get("uid") != identity.uid:
             return None
+        if not bound_objects_exist(claims, lambda ns, resource, name: self.store.get(
+                resource, ns, name)):
+            return None
         return identity
 
     # -- subresources with their own semantics ------------------------------------------
@@ -285,7 +289,8 @@ class APIServer:
         from setpoint.cluster.authentication.tokens import token_request
 
         return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
-                             name, body)
+                             name, body, lambda ns_, resource, name_: self.store.get(
+                                 resource, ns_, name_))
 
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
         return self.pod_binding.bind(rt, ns, name, body)

@@ -82,3 +82,69 @@ def test_tokens_expire_and_need_the_signing_key(tmp_path: Path) -> None:
     assert claims is not None and claims["sub"] == "system:serviceaccount:ns:sa"
     (tmp_path / "other").mkdir()
     assert TokenIssuer.load_or_create(tmp_path / "other").verify(fresh) is None
+
+
+def _claims(token: str) -> dict[str, Any]:
+    import base64
+    import json
+
+    payload = token.split(".")[1]
+    return dict(json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))))
+
+
+async def test_bound_object_kinds(api: API) -> None:
+    """pkg/registry/core/serviceaccount/storage/token.go (1.32): a token binds only to a
+    Pod, Node or Secret; the object must exist, a pod must run as the account, and a uid in
+    the reference must be the object's."""
+    await api.post(SA, {"metadata": {"name": "binder"}})
+    status, answer = await request_token(api, "binder", boundObjectRef={
+        "kind": "ConfigMap", "apiVersion": "v1", "name": "x"})
+    assert (status, answer["message"]) == (400, (
+        'cannot bind token for serviceaccount "binder" to object of type '
+        "/v1, Kind=ConfigMap"))
+    status, answer = await request_token(api, "binder", boundObjectRef={
+        "kind": "Pod", "apiVersion": "v1", "name": "gone"})
+    assert (status, answer["message"]) == (404, 'pods "gone" not found')
+    status, _ = await api.post("/api/v1/namespaces/default/pods", {
+        "metadata": {"name": "other-sa"},
+        "spec": {"containers": [{"name": "c", "image": "i"}]}})
+    assert status == 201
+    status, answer = await request_token(api, "binder", boundObjectRef={
+        "kind": "Pod", "apiVersion": "v1", "name": "other-sa"})
+    assert (status, answer["message"]) == (400, (
+        'cannot bind token for serviceaccount "binder" to pod running with different '
+        "serviceaccount name."))
+    status, secret = await api.post("/api/v1/namespaces/default/secrets",
+                                    {"metadata": {"name": "anchor"}})
+    assert status == 201
+    status, answer = await request_token(api, "binder", boundObjectRef={
+        "kind": "Secret", "apiVersion": "v1", "name": "anchor", "uid": "not-its-uid"})
+    assert (status, answer["reason"], answer["message"]) == (409, "Conflict", (
+        'Operation cannot be fulfilled on Secret "anchor": the UID in the bound object '
+        "reference (not-its-uid) does not match the UID in record. The object might have "
+        "been deleted and then recreated"))
+    status, answer = await request_token(api, "binder", boundObjectRef={
+        "kind": "Secret", "apiVersion": "v1", "name": "anchor"})
+    assert status == 201, answer
+    claims = _claims(answer["status"]["token"])
+    # pkg/serviceaccount/claims.go: the bound object's name and uid, and a unique jti
+    assert claims["kubernetes.io"]["secret"] == {
+        "name": "anchor", "uid": secret["metadata"]["uid"]}
+    assert isinstance(claims["jti"], str) and claims["jti"]
+
+
+async def test_deleting_the_bound_object_invalidates_the_token(cluster: RunningCluster,
+                                                               api: API) -> None:
+    """pkg/serviceaccount/claims.go (validator.Validate): a token bound to an object is
+    accepted only while that object exists."""
+    await api.post(SA, {"metadata": {"name": "holder"}})
+    status, _ = await api.post("/api/v1/namespaces/default/secrets",
+                               {"metadata": {"name": "holder-anchor"}})
+    assert status == 201
+    _, body = await request_token(api, "holder", boundObjectRef={
+        "kind": "Secret", "apiVersion": "v1", "name": "holder-anchor"})
+    token = body["status"]["token"]
+    assert await get_with(cluster, api, token) == 200
+    status, _ = await api.delete("/api/v1/namespaces/default/secrets/holder-anchor")
+    assert status == 200
+    assert await get_with(cluster, api, token) == 401

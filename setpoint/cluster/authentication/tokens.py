@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
+from setpoint.cluster.authentication.boundobjects import Lookup, bound_claims
 from setpoint.cluster.storage.privatefiles import read_private, write_private
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
@@ -83,19 +85,25 @@ class TokenIssuer:
         return cls(key)
 
     def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],
-              expiration_seconds: int, now: float | None = None) -> tuple[str, int]:
-        """A signed token and its expiry (Unix seconds)."""
+              expiration_seconds: int, now: float | None = None,
+              bound: dict[str, dict[str, str]] | None = None) -> tuple[str, int]:
+        """A signed token and its expiry (Unix seconds). ``bound`` names the object the
+        token is bound to (``pod``, ``secret``, ``node``: its name and uid)."""
         issued = int(now if now is not None else time.time())
         expires = issued + expiration_seconds
         claims = {
             "aud": audiences, "exp": expires, "iat": issued, "nbf": issued, "iss": ISSUER,
+            # pkg/serviceaccount/claims.go: a unique id per token (ServiceAccountTokenJTI,
+            # on by default since 1.30)
+            "jti": str(uuid.uuid4()),
             "sub": f"system:serviceaccount:{namespace}:{name}",
             "kubernetes.io": {"namespace": namespace,
-                              "serviceaccount": {"name": name, "uid": uid}},
+                              "serviceaccount": {"name": name, "uid": uid}, **(bound or {})},
         }
         # go-jose's signer writes the algorithm and the signing key's id, nothing else
         header = _b64(orjson.dumps({"alg": "ES256", "kid": self.key_id}))
-        payload = _b64(orjson.dumps(claims))
+        # go-jose merges the claim sets into one map, so the payload's keys come sorted
+        payload = _b64(orjson.dumps(claims, option=orjson.OPT_SORT_KEYS))
         r, s = decode_dss_signature(self._key.sign(f"{header}.{payload}".encode(),
                                                    ec.ECDSA(hashes.SHA256())))
         signature = _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
@@ -146,7 +154,7 @@ def identity_of(claims: dict[str, Any]) -> Identity:
 
 
 def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, namespace: str,
-                  name: str, body: Any) -> dict[str, Any]:
+                  name: str, body: Any, lookup: Lookup | None = None) -> dict[str, Any]:
     """Answer ``POST serviceaccounts/<name>/token`` (a TokenRequest) as the apiserver does."""
     from datetime import UTC, datetime
 
@@ -170,8 +178,11 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
               if failed]
     if causes:
         raise errors.invalid("TokenRequest", "", causes, group="authentication.k8s.io")
+    bound = bound_claims(spec.get("boundObjectRef"), namespace, name,
+                         lookup or (lambda _ns, _resource, _name: None))
     token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
-                                  audiences=list(audiences), expiration_seconds=seconds)
+                                  audiences=list(audiences), expiration_seconds=seconds,
+                                  bound=bound)
     stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
             "creationTimestamp": None}

@@ -28,8 +28,8 @@ from setpoint.cluster.registry import validation_jobs as jobs
 from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
-from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_replicationcontrollers as rcs
 from setpoint.cluster.registry import validation_resourcequota as resourcequota
 from setpoint.cluster.registry import validation_services as services
