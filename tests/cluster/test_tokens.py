@@ -99,9 +99,8 @@ async def test_bound_object_kinds(api: API) -> None:
     await api.post(SA, {"metadata": {"name": "binder"}})
     status, answer = await request_token(api, "binder", boundObjectRef={
         "kind": "ConfigMap", "apiVersion": "v1", "name": "x"})
-    assert (status, answer["message"]) == (400, (
-        'cannot bind token for serviceaccount "binder" to object of type '
-        "/v1, Kind=ConfigMap"))
+    assert (status, answer["message"]) == (
+        400, "cannot bind token to object of type /v1, Kind=ConfigMap")
     status, answer = await request_token(api, "binder", boundObjectRef={
         "kind": "Pod", "apiVersion": "v1", "name": "gone"})
     assert (status, answer["message"]) == (404, 'pods "gone" not found')
@@ -148,3 +147,20 @@ async def test_deleting_the_bound_object_invalidates_the_token(cluster: RunningC
     status, _ = await api.delete("/api/v1/namespaces/default/secrets/holder-anchor")
     assert status == 200
     assert await get_with(cluster, api, token) == 401
+
+
+async def test_token_request_metadata(api: API) -> None:
+    """token.go: a name in the body must be the account's (422), a namespace the URL's (the
+    create handler's 400); the answer is stamped with its creation time."""
+    status, answer = await api.post(f"{SA}/default/token", {"metadata": {"name": "other"}})
+    assert (status, answer["message"]) == (422, (
+        'TokenRequest.authentication.k8s.io "default" is invalid: metadata.name: Invalid '
+        'value: "other": must match the service account name if specified'))
+    status, answer = await api.post(f"{SA}/default/token",
+                                    {"metadata": {"namespace": "kube-system"}})
+    assert (status, answer["message"]) == (400, (
+        "the namespace of the provided object does not match the namespace sent on the "
+        "request"))
+    status, answer = await api.post(f"{SA}/default/token", {"metadata": {"name": "default"}})
+    assert status == 201, answer
+    assert answer["metadata"]["creationTimestamp"].endswith("Z")

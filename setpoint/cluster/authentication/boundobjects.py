@@ -46,8 +46,7 @@ def bound_claims(ref: Any, namespace: str, service_account: str,
     bindable = _BINDABLE.get(kind) if group == "" else None
     if bindable is None:
         raise errors.bad_request(
-            f'cannot bind token for serviceaccount "{service_account}" to object of type '
-            f"{group}/{version}, Kind={kind}")
+            f"cannot bind token to object of type {group}/{version}, Kind={kind}")
     resource, namespaced = bindable
     obj = lookup(namespace if namespaced else "", resource, name)
     if obj is None:
@@ -60,9 +59,10 @@ def bound_claims(ref: Any, namespace: str, service_account: str,
                 f'cannot bind token for serviceaccount "{service_account}" to pod running '
                 "with different serviceaccount name.")
         node_name = spec.get("nodeName")
-        node = lookup("", "/nodes", node_name) if node_name else None
-        if node is not None:
-            claims["node"] = _ref(node)
+        if node_name:
+            # a node that does not exist (yet) is still named, without a uid
+            node = lookup("", "/nodes", node_name)
+            claims["node"] = _ref(node) if node is not None else {"name": node_name}
     want_uid = ref.get("uid")
     if want_uid and want_uid != claims[kind.lower()]["uid"]:
         # NewConflict(GroupResource{Group: gvk.Group, Resource: gvk.Kind}, ...)

@@ -165,6 +165,16 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
         raise errors.not_found("serviceaccounts", name)
     if not isinstance(body, dict):
         raise errors.bad_request("the body of a token request must be a TokenRequest object")
+    meta = body.get("metadata") or {}
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        # the create handler's EnsureObjectNamespaceMatchesRequestNamespace, before token.go
+        raise errors.bad_request("the namespace of the provided object does not match the "
+                                 "namespace sent on the request")
+    if meta.get("name") and meta["name"] != name:
+        # token.go: a name in the body must be the service account's
+        raise errors.invalid("TokenRequest", name, [fe.invalid(
+            "metadata.name", meta["name"], "must match the service account name if specified")],
+            group="authentication.k8s.io")
     spec = body.get("spec") or {}
     audiences = spec.get("audiences") or DEFAULT_AUDIENCES
     seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
@@ -180,12 +190,14 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
         raise errors.invalid("TokenRequest", "", causes, group="authentication.k8s.io")
     bound = bound_claims(spec.get("boundObjectRef"), namespace, name,
                          lookup or (lambda _ns, _resource, _name: None))
+    now = time.time()
     token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
                                   audiences=list(audiences), expiration_seconds=seconds,
-                                  bound=bound)
+                                  bound=bound, now=now)
     stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    meta = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
-            "creationTimestamp": None}
+    # the request is stamped with the time the token was made
+    created = datetime.fromtimestamp(int(now), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = {**meta, "name": name, "namespace": namespace, "creationTimestamp": created}
     return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
             "spec": {**spec, "audiences": list(audiences), "expirationSeconds": seconds,
                      "boundObjectRef": spec.get("boundObjectRef")},
