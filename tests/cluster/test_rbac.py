@@ -118,9 +118,11 @@ async def test_access_reviews_answer_with_the_authorizer(api: API) -> None:
         assert status == 201, body
         return dict(body["status"])
 
+    # pkg/registry/rbac/validation/rule.go (roleBindingDescriber, describeSubject): the
+    # binding and the service account are each written "name/namespace"
     assert await can("pods", "list") == {
-        "allowed": True, "reason": 'RBAC: allowed by RoleBinding "reader" in namespace '
-                                   '"default" of Role "reader" to ServiceAccount "robot"'}
+        "allowed": True, "reason": 'RBAC: allowed by RoleBinding "reader/default" of Role '
+                                   '"reader" to ServiceAccount "robot/default"'}
     assert await can("pods", "delete") == {"allowed": False}
     assert await can("pods", "list", "kube-system") == {"allowed": False}
 
