@@ -164,3 +164,55 @@ async def test_token_request_metadata(api: API) -> None:
     status, answer = await api.post(f"{SA}/default/token", {"metadata": {"name": "default"}})
     assert status == 201, answer
     assert answer["metadata"]["creationTimestamp"].endswith("Z")
+
+
+async def test_audiences_decide_where_a_token_counts(cluster: RunningCluster, api: API) -> None:
+    """pkg/serviceaccount/jwt.go: a token counts only for an audience it names: the API's
+    own for requests, the TokenReview's spec.audiences (else the API's) for a review,
+    whose status lists the audiences the token was accepted for."""
+    await api.post(SA, {"metadata": {"name": "elsewhere"}})
+    _, body = await request_token(api, "elsewhere", audiences=["vault"])
+    token = body["status"]["token"]
+    assert await get_with(cluster, api, token) == 401
+    reviews = "/apis/authentication.k8s.io/v1/tokenreviews"
+    status, review = await api.post(reviews, {"spec": {"token": token}})
+    assert status == 201
+    assert review["status"] == {
+        "authenticated": False, "user": {},
+        "error": 'token audiences ["vault"] is invalid for the target audiences '
+                 '["https://kubernetes.default.svc.cluster.local"]'}
+    status, review = await api.post(reviews, {"spec": {"token": token,
+                                                       "audiences": ["vault", "other"]}})
+    assert status == 201
+    assert review["status"]["authenticated"] is True
+    assert review["status"]["audiences"] == ["vault"]
+
+
+async def test_a_pod_bound_token_carries_its_pod_in_user_extra(cluster: RunningCluster,
+                                                               api: API) -> None:
+    """pkg/serviceaccount/util.go (UserInfo): a pod-bound token authenticates with the pod's
+    name and uid, its node's name, and the token's jti as credential-id in user.extra."""
+    await api.post(SA, {"metadata": {"name": "runner"}})
+    status, pod = await api.post("/api/v1/namespaces/default/pods", {
+        "metadata": {"name": "bound-pod"},
+        "spec": {"serviceAccountName": "runner", "nodeName": "node-x",
+                 "containers": [{"name": "c", "image": "i"}]}})
+    assert status == 201, pod
+    status, body = await request_token(api, "runner", boundObjectRef={
+        "kind": "Pod", "apiVersion": "v1", "name": "bound-pod"})
+    assert status == 201, body
+    token = body["status"]["token"]
+    claims = _claims(token)
+    # the node does not exist: it is named without a uid (token.go)
+    assert claims["kubernetes.io"]["node"] == {"name": "node-x"}
+    async with aiohttp.ClientSession() as s, s.post(
+            cluster.url + "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            json={"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"},
+            headers={"Authorization": f"Bearer {token}"}, ssl=api.ssl) as resp:
+        assert resp.status == 201
+        review = await resp.json()
+    prefix = "authentication.kubernetes.io/"
+    assert review["status"]["userInfo"]["extra"] == {
+        f"{prefix}pod-name": ["bound-pod"], f"{prefix}pod-uid": [pod["metadata"]["uid"]],
+        f"{prefix}credential-id": [f"JTI={claims['jti']}"], f"{prefix}node-name": ["node-x"]}
+    assert review["status"]["userInfo"]["username"] == "system:serviceaccount:default:runner"

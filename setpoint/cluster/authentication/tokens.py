@@ -27,11 +27,13 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 
 from setpoint.cluster.authentication.boundobjects import Lookup, bound_claims
 from setpoint.cluster.storage.privatefiles import read_private, write_private
+from setpoint.machinery import fielderrors as fe
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
+EXTRA_PREFIX = "authentication.kubernetes.io/"
 
 
 def _b64(data: bytes) -> str:
@@ -49,6 +51,19 @@ class Identity:
     username: str
     uid: str
     groups: tuple[str, ...]
+    # user.Info's extra: what pkg/serviceaccount/util.go UserInfo adds for a token's jti and
+    # bound pod and node
+    extra: tuple[tuple[str, str], ...] = ()
+    # the token's ``aud``: the API accepts it only for an audience of its own
+    audiences: tuple[str, ...] = ()
+
+    def user_info(self) -> dict[str, Any]:
+        """The ``UserInfo`` a review shows (``extra`` only when there is some)."""
+        info: dict[str, Any] = {"username": self.username, "uid": self.uid,
+                                "groups": list(self.groups)}
+        if self.extra:
+            info["extra"] = {key: [value] for key, value in self.extra}
+        return info
 
 
 class TokenIssuer:
@@ -146,11 +161,33 @@ def identity_of(claims: dict[str, Any]) -> Identity:
     info = claims.get("kubernetes.io") or {}
     sa = info.get("serviceaccount") or {}
     namespace = info.get("namespace", "")
+    extra: list[tuple[str, str]] = []
+    pod, node = info.get("pod") or {}, info.get("node") or {}
+    if pod.get("name") and pod.get("uid"):
+        extra += [(f"{EXTRA_PREFIX}pod-name", pod["name"]), (f"{EXTRA_PREFIX}pod-uid", pod["uid"])]
+    if claims.get("jti"):
+        extra.append((f"{EXTRA_PREFIX}credential-id", f'JTI={claims["jti"]}'))
+    if node.get("name"):
+        extra.append((f"{EXTRA_PREFIX}node-name", node["name"]))
+        if node.get("uid"):
+            extra.append((f"{EXTRA_PREFIX}node-uid", node["uid"]))
     return Identity(
         username=service_account_username(namespace, sa.get("name", "")),
         uid=sa.get("uid", ""),
         groups=(*service_account_groups(namespace), "system:authenticated"),
+        extra=tuple(extra),
+        audiences=tuple(a for a in claims.get("aud") or () if isinstance(a, str)),
     )
+
+
+def audience_error(identity: Identity, requested: list[str]) -> str | None:
+    """Why the JWT authenticator refuses a token for ``requested`` audiences (None when
+    they share one), as pkg/serviceaccount/jwt.go words it."""
+    if set(identity.audiences) & set(requested):
+        return None
+    quoted = " ".join(fe.go_quote(a) for a in identity.audiences)
+    wanted = " ".join(fe.go_quote(a) for a in requested)
+    return f"token audiences [{quoted}] is invalid for the target audiences [{wanted}]"
 
 
 def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, namespace: str,
@@ -159,7 +196,6 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
     from datetime import UTC, datetime
 
     from setpoint.machinery import errors
-    from setpoint.machinery import fielderrors as fe
 
     if service_account is None:
         raise errors.not_found("serviceaccounts", name)

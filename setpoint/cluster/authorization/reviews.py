@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
@@ -54,13 +55,20 @@ def create(authorizer: Authorizer, authenticate: Callable[[str], Identity | None
     if "spec" in body:
         out["spec"] = body["spec"]
     if kind == "TokenReview":
-        presented = (body.get("spec") or {}).get("token", "")
+        spec = body.get("spec") or {}
+        presented = str(spec.get("token") or "")
         sa = authenticate(presented) if presented.count(".") == 2 else None
+        # the audiences asked about, else the API's own (tokenreview/storage.go)
+        wanted = [a for a in spec.get("audiences") or [] if isinstance(a, str)] or list(
+            DEFAULT_AUDIENCES)
+        refused = audience_error(sa, wanted) if sa is not None else None
         if token and presented == token:
             out["status"] = {"authenticated": True, "user": ADMIN_USER}
+        elif sa is not None and refused is not None:
+            out["status"] = {"authenticated": False, "user": {}, "error": refused}
         elif sa is not None:
-            out["status"] = {"authenticated": True, "user": {
-                "username": sa.username, "uid": sa.uid, "groups": list(sa.groups)}}
+            out["status"] = {"authenticated": True, "user": sa.user_info(),
+                             "audiences": [a for a in sa.audiences if a in wanted]}
         else:
             out["status"] = {"authenticated": False, "user": {},
                              "error": "invalid bearer token"}
