@@ -125,7 +125,8 @@ def _subject(subject: Any, namespaced: bool, path: str) -> list[Cause]:
 
 
 def _binding(obj: Obj, namespaced: bool) -> list[Cause]:
-    ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), dict) else {}
+    raw = obj.get("roleRef")
+    ref: dict[str, Any] = raw if isinstance(raw, dict) else {}
     causes: list[Cause] = []
     group = _text(ref.get("apiGroup"))
     if group != GROUP:
