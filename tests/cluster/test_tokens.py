@@ -216,3 +216,33 @@ async def test_a_pod_bound_token_carries_its_pod_in_user_extra(cluster: RunningC
         f"{prefix}pod-name": ["bound-pod"], f"{prefix}pod-uid": [pod["metadata"]["uid"]],
         f"{prefix}credential-id": [f"JTI={claims['jti']}"], f"{prefix}node-name": ["node-x"]}
     assert review["status"]["userInfo"]["username"] == "system:serviceaccount:default:runner"
+
+
+async def test_the_kubelets_pod_bound_request_is_extended(api: API) -> None:
+    """pkg/registry/core/serviceaccount/storage/token.go (extendExpiration, on by default):
+    a pod-bound request for 3607 s for the API's audience gets a token valid for a year that
+    carries ``warnafter``; the answer still reports the 3607 s it was asked for."""
+    from datetime import datetime
+
+    await api.post(SA, {"metadata": {"name": "kubelet-like"}})
+    status, _ = await api.post("/api/v1/namespaces/default/pods", {
+        "metadata": {"name": "extended-pod"},
+        "spec": {"serviceAccountName": "kubelet-like",
+                 "containers": [{"name": "c", "image": "i"}]}})
+    assert status == 201
+    ref = {"kind": "Pod", "apiVersion": "v1", "name": "extended-pod"}
+    status, body = await request_token(api, "kubelet-like", expirationSeconds=3607,
+                                       boundObjectRef=ref)
+    assert status == 201, body
+    claims = _claims(body["status"]["token"])
+    assert claims["exp"] - claims["iat"] == 365 * 24 * 3600
+    assert claims["kubernetes.io"]["warnafter"] == claims["iat"] + 3607
+    stamp = datetime.fromisoformat(body["status"]["expirationTimestamp"].replace("Z", "+00:00"))
+    assert int(stamp.timestamp()) == claims["iat"] + 3607
+    # other lifetimes, or a token without a pod, are not extended
+    status, body = await request_token(api, "kubelet-like", expirationSeconds=3600,
+                                       boundObjectRef=ref)
+    assert "warnafter" not in _claims(body["status"]["token"])["kubernetes.io"]
+    status, body = await request_token(api, "kubelet-like", expirationSeconds=3607)
+    claims = _claims(body["status"]["token"])
+    assert claims["exp"] - claims["iat"] == 3607

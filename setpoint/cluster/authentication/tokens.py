@@ -33,6 +33,9 @@ ISSUER = "https://kubernetes.default.svc.cluster.local"
 DEFAULT_AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
+# pkg/serviceaccount/claims.go: the kubelet's request, and how long such a token lives
+WARN_ONLY_BOUND_TOKEN_EXPIRATION = 3607
+EXPIRATION_EXTENSION = 365 * 24 * 60 * 60
 EXTRA_PREFIX = "authentication.kubernetes.io/"
 
 
@@ -101,11 +104,15 @@ class TokenIssuer:
 
     def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],
               expiration_seconds: int, now: float | None = None,
-              bound: dict[str, dict[str, str]] | None = None) -> tuple[str, int]:
+              bound: dict[str, Any] | None = None,
+              warn_after: int | None = None) -> tuple[str, int]:
         """A signed token and its expiry (Unix seconds). ``bound`` names the object the
-        token is bound to (``pod``, ``secret``, ``node``: its name and uid)."""
+        token is bound to (``pod``, ``secret``, ``node``: its name and uid); ``warn_after``
+        (seconds) is when an extended token would have expired."""
         issued = int(now if now is not None else time.time())
         expires = issued + expiration_seconds
+        if warn_after is not None:
+            bound = {**(bound or {}), "warnafter": issued + warn_after}
         claims = {
             "aud": audiences, "exp": expires, "iat": issued, "nbf": issued, "iss": ISSUER,
             # pkg/serviceaccount/claims.go: a unique id per token (ServiceAccountTokenJTI,
@@ -227,10 +234,15 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
     bound = bound_claims(spec.get("boundObjectRef"), namespace, name,
                          lookup or (lambda _ns, _resource, _name: None))
     now = time.time()
-    token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
-                                  audiences=list(audiences), expiration_seconds=seconds,
-                                  bound=bound, now=now)
-    stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # token.go: a pod-bound token asked for with the kubelet's 3607 s for the API's own
+    # audiences lives a year, and says when it should have been refreshed (warnafter)
+    extended = ("pod" in bound and seconds == WARN_ONLY_BOUND_TOKEN_EXPIRATION
+                and set(audiences) <= set(DEFAULT_AUDIENCES))
+    token, _ = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
+                            audiences=list(audiences),
+                            expiration_seconds=EXPIRATION_EXTENSION if extended else seconds,
+                            bound=bound, now=now, warn_after=seconds if extended else None)
+    stamp = datetime.fromtimestamp(int(now) + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     # the request is stamped with the time the token was made
     created = datetime.fromtimestamp(int(now), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     meta = {**meta, "name": name, "namespace": namespace, "creationTimestamp": created}
