@@ -246,3 +246,69 @@ async def test_the_kubelets_pod_bound_request_is_extended(api: API) -> None:
     status, body = await request_token(api, "kubelet-like", expirationSeconds=3607)
     claims = _claims(body["status"]["token"])
     assert claims["exp"] - claims["iat"] == 3607
+
+
+SECRETS = "/api/v1/namespaces/default/secrets"
+
+
+async def test_token_secrets_are_filled_and_their_tokens_authenticate(
+        cluster: RunningCluster, api: API) -> None:
+    """pkg/controller/serviceaccount/tokens_controller.go: a service-account-token Secret of
+    an existing account gets token, ca.crt, namespace and the account's uid annotation; the
+    legacy token (pkg/serviceaccount/legacy.go) authenticates while its Secret holds it."""
+    import base64
+
+    from tests.waiting import wait_for
+
+    status, account = await api.post(SA, {"metadata": {"name": "legacy"}})
+    assert status == 201
+    status, _ = await api.post(SECRETS, {
+        "metadata": {"name": "legacy-token",
+                     "annotations": {"kubernetes.io/service-account.name": "legacy"}},
+        "type": "kubernetes.io/service-account-token"})
+    assert status == 201
+
+    async def filled() -> dict[str, Any] | None:
+        _, secret = await api.get(f"{SECRETS}/legacy-token")
+        return secret if "token" in (secret.get("data") or {}) else None
+
+    secret = await wait_for(filled)
+    assert sorted(secret["data"]) == ["ca.crt", "namespace", "token"]
+    assert base64.b64decode(secret["data"]["namespace"]) == b"default"
+    assert secret["metadata"]["annotations"]["kubernetes.io/service-account.uid"] == \
+        account["metadata"]["uid"]
+    token = base64.b64decode(secret["data"]["token"]).decode()
+    claims = _claims(token)
+    assert claims["iss"] == "kubernetes/serviceaccount"
+    assert claims["kubernetes.io/serviceaccount/secret.name"] == "legacy-token"
+    assert "exp" not in claims
+    assert await get_with(cluster, api, token) == 200
+    status, _ = await api.delete(f"{SECRETS}/legacy-token")
+    assert status == 200
+    assert await get_with(cluster, api, token) == 401
+
+
+async def test_token_secrets_without_their_account_are_deleted(api: API) -> None:
+    """tokens_controller.go: a token Secret naming no existing account is deleted, and an
+    account's token Secrets go when the account does."""
+    from tests.waiting import wait_for
+
+    async def gone(name: str) -> bool:
+        status, _ = await api.get(f"{SECRETS}/{name}")
+        return status == 404
+
+    status, _ = await api.post(SECRETS, {
+        "metadata": {"name": "orphan-token",
+                     "annotations": {"kubernetes.io/service-account.name": "nobody"}},
+        "type": "kubernetes.io/service-account-token"})
+    assert status == 201
+    assert await wait_for(lambda: gone("orphan-token"))
+    await api.post(SA, {"metadata": {"name": "shortlived"}})
+    status, _ = await api.post(SECRETS, {
+        "metadata": {"name": "shortlived-token",
+                     "annotations": {"kubernetes.io/service-account.name": "shortlived"}},
+        "type": "kubernetes.io/service-account-token"})
+    assert status == 201
+    status, _ = await api.delete(f"{SA}/shortlived")
+    assert status == 200
+    assert await wait_for(lambda: gone("shortlived-token"))

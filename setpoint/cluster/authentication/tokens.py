@@ -30,6 +30,8 @@ from setpoint.cluster.storage.privatefiles import read_private, write_private
 from setpoint.machinery import fielderrors as fe
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+LEGACY_PREFIX = "kubernetes.io/serviceaccount/"
 DEFAULT_AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
@@ -122,14 +124,28 @@ class TokenIssuer:
             "kubernetes.io": {"namespace": namespace,
                               "serviceaccount": {"name": name, "uid": uid}, **(bound or {})},
         }
+        return self.sign(claims), expires
+
+    def issue_legacy(self, namespace: str, name: str, uid: str, secret_name: str) -> str:
+        """A legacy, secret-based token (pkg/serviceaccount/legacy.go LegacyClaims): no
+        audience or expiry; it counts while its Secret holds it."""
+        return self.sign({
+            "iss": LEGACY_ISSUER,
+            f"{LEGACY_PREFIX}namespace": namespace,
+            f"{LEGACY_PREFIX}secret.name": secret_name,
+            f"{LEGACY_PREFIX}service-account.name": name,
+            f"{LEGACY_PREFIX}service-account.uid": uid,
+            "sub": service_account_username(namespace, name),
+        })
+
+    def sign(self, claims: dict[str, Any]) -> str:
         # go-jose's signer writes the algorithm and the signing key's id, nothing else
         header = _b64(orjson.dumps({"alg": "ES256", "kid": self.key_id}))
         # go-jose merges the claim sets into one map, so the payload's keys come sorted
         payload = _b64(orjson.dumps(claims, option=orjson.OPT_SORT_KEYS))
         r, s = decode_dss_signature(self._key.sign(f"{header}.{payload}".encode(),
                                                    ec.ECDSA(hashes.SHA256())))
-        signature = _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
-        return f"{header}.{payload}.{signature}", expires
+        return f"{header}.{payload}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
     def verify(self, token: str, now: float | None = None) -> dict[str, Any] | None:
         """The claims of a valid, unexpired token we issued; None otherwise."""
@@ -148,7 +164,11 @@ class TokenIssuer:
         except (InvalidSignature, ValueError, orjson.JSONDecodeError):
             return None
         moment = now if now is not None else time.time()
-        if not isinstance(claims, dict) or claims.get("exp", 0) <= moment:
+        if not isinstance(claims, dict):
+            return None
+        if claims.get("iss") == LEGACY_ISSUER and "exp" not in claims:
+            return claims  # a legacy token: valid while its Secret holds it (the caller's)
+        if claims.get("exp", 0) <= moment:
             return None
         return claims
 
@@ -164,7 +184,24 @@ def service_account_groups(namespace: str) -> tuple[str, str]:
     return ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
 
 
+def legacy_reference(claims: dict[str, Any]) -> tuple[str, str] | None:
+    """(namespace, secret name) of a legacy token's Secret; None for a bound token."""
+    if claims.get("iss") != LEGACY_ISSUER:
+        return None
+    return (str(claims.get(f"{LEGACY_PREFIX}namespace", "")),
+            str(claims.get(f"{LEGACY_PREFIX}secret.name", "")))
+
+
 def identity_of(claims: dict[str, Any]) -> Identity:
+    if claims.get("iss") == LEGACY_ISSUER:
+        namespace = str(claims.get(f"{LEGACY_PREFIX}namespace", ""))
+        return Identity(
+            username=service_account_username(
+                namespace, str(claims.get(f"{LEGACY_PREFIX}service-account.name", ""))),
+            uid=str(claims.get(f"{LEGACY_PREFIX}service-account.uid", "")),
+            groups=(*service_account_groups(namespace), "system:authenticated"),
+            # legacy tokens name no audience: they are accepted for the API's own
+            audiences=tuple(DEFAULT_AUDIENCES))
     info = claims.get("kubernetes.io") or {}
     sa = info.get("serviceaccount") or {}
     namespace = info.get("namespace", "")
