@@ -10,6 +10,7 @@ type), as kube-apiserver's admission initializers hand each plugin only what it 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import logging
 from collections.abc import Callable
@@ -33,7 +34,13 @@ from setpoint.cluster.aggregator.frontproxy import (
     authentication_configmap_data,
 )
 from setpoint.cluster.apiextensions.customresources import CustomResources
-from setpoint.cluster.authentication.tokens import Identity, TokenIssuer, identity_of
+from setpoint.cluster.authentication.boundobjects import bound_objects_exist
+from setpoint.cluster.authentication.tokens import (
+    Identity,
+    TokenIssuer,
+    identity_of,
+    legacy_reference,
+)
 from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
@@ -148,7 +155,8 @@ class APIServer:
         self.controllers = controllers.start_all(
             self.store, self.rest, self.registry, ca_pem=self.ca_pem,
             aggregator_transport=self.aggregator.transport,
-            authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy))
+            authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy),
+            issuer=self.tokens)
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
         for ns in SYSTEM_NAMESPACES:
@@ -273,11 +281,24 @@ class APIServer:
         if claims is None:
             return None
         identity = identity_of(claims)
-        info = claims.get("kubernetes.io") or {}
-        sa = self.store.get("/serviceaccounts", info.get("namespace", ""),
-                            (info.get("serviceaccount") or {}).get("name", ""))
+        # the username is system:serviceaccount:<namespace>:<name>, whichever kind of token
+        _, _, namespace, name = [*identity.username.split(":", 3), "", "", "", ""][:4]
+        sa = self.store.get("/serviceaccounts", namespace, name)
         if sa is None or sa["metadata"].get("uid") != identity.uid:
             return None
+        if not bound_objects_exist(claims, lambda ns, resource, name: self.store.get(
+                resource, ns, name)):
+            return None
+        legacy = legacy_reference(claims)
+        if legacy is not None:
+            # pkg/serviceaccount/legacy.go validator: the Secret exists, is not being
+            # deleted, and still holds this very token
+            secret = self.store.get("/secrets", *legacy)
+            if secret is None or secret["metadata"].get("deletionTimestamp"):
+                return None
+            held = (secret.get("data") or {}).get("token", "")
+            if held != base64.b64encode(token.encode()).decode():
+                return None
         return identity
 
     # -- subresources with their own semantics ------------------------------------------
@@ -285,7 +306,8 @@ class APIServer:
         from setpoint.cluster.authentication.tokens import token_request
 
         return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
-                             name, body)
+                             name, body, lambda ns_, resource, name_: self.store.get(
+                                 resource, ns_, name_))
 
     def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
         return self.pod_binding.bind(rt, ns, name, body)

@@ -122,6 +122,16 @@ def already_exists(resource: str, name: str, group: str = "") -> StatusError:
     )
 
 
+def generate_name_conflict(resource: str, name: str, group: str = "") -> StatusError:
+    """``NewGenerateNameConflict``: an object of a generated name collided (retry in 1 s)."""
+    return StatusError(
+        409, "AlreadyExists",
+        f'{_qualified(resource, group)} "{name}" already exists, the server was not able to '
+        "generate a unique name for the object",
+        name=name, group=group, kind=resource, retry_after=1,
+    )
+
+
 def conflict(resource: str, name: str, detail: str, group: str = "") -> StatusError:
     return StatusError(
         409, "Conflict",

@@ -118,9 +118,11 @@ async def test_access_reviews_answer_with_the_authorizer(api: API) -> None:
         assert status == 201, body
         return dict(body["status"])
 
+    # pkg/registry/rbac/validation/rule.go (roleBindingDescriber, describeSubject): the
+    # binding and the service account are each written "name/namespace"
     assert await can("pods", "list") == {
-        "allowed": True, "reason": 'RBAC: allowed by RoleBinding "reader" in namespace '
-                                   '"default" of Role "reader" to ServiceAccount "robot"'}
+        "allowed": True, "reason": 'RBAC: allowed by RoleBinding "reader/default" of Role '
+                                   '"reader" to ServiceAccount "robot/default"'}
     assert await can("pods", "delete") == {"allowed": False}
     assert await can("pods", "list", "kube-system") == {"allowed": False}
 
@@ -240,6 +242,31 @@ async def test_nobody_grants_what_they_do_not_hold(api: API) -> None:
     # the administrator (system:masters) may grant anything
     assert (await api.post(f"{RBAC}/namespaces/default/rolebindings",
                            {"metadata": {"name": "up"}, **bind}))[0] == 201
+
+
+async def test_a_binding_of_a_missing_role_is_forbidden(api: API) -> None:
+    """pkg/registry/rbac/rolebinding/policybased/storage.go: unless the user may ``bind``
+    the role, its rules are looked up (rule.go GetRoleReferenceRules) and a lookup that
+    fails refuses the binding as Forbidden, before the binding is validated."""
+    me = await robot(api)
+    await grant(api, "default", [{"apiGroups": ["rbac.authorization.k8s.io"],
+                                  "resources": ["rolebindings"], "verbs": ["create"]}],
+                name="binder")
+    subjects = [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]
+    path = f"{RBAC}/namespaces/default/rolebindings"
+    status, body = await me.request("POST", path, {
+        "metadata": {"name": "ghost"}, "subjects": subjects,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "no-such-role"}})
+    assert (status, body["message"]) == (403, (
+        'rolebindings.rbac.authorization.k8s.io "ghost" is forbidden: '
+        'clusterroles.rbac.authorization.k8s.io "no-such-role" not found'))
+    status, body = await me.request("POST", path, {
+        "metadata": {"name": "odd"}, "subjects": subjects,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Pod", "name": "p"}})
+    assert (status, body["message"]) == (403, (
+        'rolebindings.rbac.authorization.k8s.io "odd" is forbidden: unsupported role '
+        'reference kind: "Pod"'))
 
 
 async def test_the_view_and_edit_roles_are_there_to_bind(api: API) -> None:

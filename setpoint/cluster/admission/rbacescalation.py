@@ -104,6 +104,22 @@ def _compact(missing: list[Obj]) -> list[Obj]:
     return list(merged.values())
 
 
+def _role_reference_rules(authorizer: Authorizer, ref: Obj, namespace: str, resource: str,
+                          name: str) -> list[Obj]:
+    """rule.go ``GetRoleReferenceRules``: the bound role's rules; a role that does not exist
+    or a kind that is no role refuses the binding (Forbidden, wrapping the lookup's error),
+    before the binding is validated."""
+    kind, role_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+    if kind not in ROLE_KINDS:
+        reason = f"unsupported role reference kind: {fe.go_quote(kind)}"
+    elif authorizer.store.get(f"{GROUP}/{ROLE_KINDS[kind]}",
+                              namespace if kind == "Role" else "", role_name) is None:
+        reason = f'{ROLE_KINDS[kind]}.{GROUP} "{role_name}" not found'
+    else:
+        return authorizer.role_rules(ref, namespace)
+    raise errors.forbidden(resource, name, reason, GROUP)
+
+
 class EscalationCheck:
     """The admission step (see the module docstring)."""
 
@@ -133,7 +149,8 @@ class EscalationCheck:
                     "bind", resource=resource, group=GROUP, namespace=namespace,
                     name=ref.get("name", "")))[0]:
                 return
-            granted = authorizer.role_rules(ref, namespace)
+            granted = _role_reference_rules(authorizer, ref, namespace, rt.resource,
+                                            meta.get("name", ""))
         owned = [rule for rule, _ in authorizer.grants(user).rules_in(namespace)]
         missing = [sub for rule in granted for sub in breakdown(rule)
                    if not any(rule_covers(o, sub) for o in owned)]

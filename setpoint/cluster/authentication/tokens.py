@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,12 +25,20 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
     encode_dss_signature,
 )
 
+from setpoint.cluster.authentication.boundobjects import Lookup, bound_claims
 from setpoint.cluster.storage.privatefiles import read_private, write_private
+from setpoint.machinery import fielderrors as fe
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
+LEGACY_ISSUER = "kubernetes/serviceaccount"
+LEGACY_PREFIX = "kubernetes.io/serviceaccount/"
 DEFAULT_AUDIENCES = [ISSUER]
 DEFAULT_EXPIRATION = 3600
 MIN_EXPIRATION = 600
+# pkg/serviceaccount/claims.go: the kubelet's request, and how long such a token lives
+WARN_ONLY_BOUND_TOKEN_EXPIRATION = 3607
+EXPIRATION_EXTENSION = 365 * 24 * 60 * 60
+EXTRA_PREFIX = "authentication.kubernetes.io/"
 
 
 def _b64(data: bytes) -> str:
@@ -47,6 +56,19 @@ class Identity:
     username: str
     uid: str
     groups: tuple[str, ...]
+    # user.Info's extra: what pkg/serviceaccount/util.go UserInfo adds for a token's jti and
+    # bound pod and node
+    extra: tuple[tuple[str, str], ...] = ()
+    # the token's ``aud``: the API accepts it only for an audience of its own
+    audiences: tuple[str, ...] = ()
+
+    def user_info(self) -> dict[str, Any]:
+        """The ``UserInfo`` a review shows (``extra`` only when there is some)."""
+        info: dict[str, Any] = {"username": self.username, "uid": self.uid,
+                                "groups": list(self.groups)}
+        if self.extra:
+            info["extra"] = {key: [value] for key, value in self.extra}
+        return info
 
 
 class TokenIssuer:
@@ -83,23 +105,47 @@ class TokenIssuer:
         return cls(key)
 
     def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],
-              expiration_seconds: int, now: float | None = None) -> tuple[str, int]:
-        """A signed token and its expiry (Unix seconds)."""
+              expiration_seconds: int, now: float | None = None,
+              bound: dict[str, Any] | None = None,
+              warn_after: int | None = None) -> tuple[str, int]:
+        """A signed token and its expiry (Unix seconds). ``bound`` names the object the
+        token is bound to (``pod``, ``secret``, ``node``: its name and uid); ``warn_after``
+        (seconds) is when an extended token would have expired."""
         issued = int(now if now is not None else time.time())
         expires = issued + expiration_seconds
+        if warn_after is not None:
+            bound = {**(bound or {}), "warnafter": issued + warn_after}
         claims = {
             "aud": audiences, "exp": expires, "iat": issued, "nbf": issued, "iss": ISSUER,
+            # pkg/serviceaccount/claims.go: a unique id per token (ServiceAccountTokenJTI,
+            # on by default since 1.30)
+            "jti": str(uuid.uuid4()),
             "sub": f"system:serviceaccount:{namespace}:{name}",
             "kubernetes.io": {"namespace": namespace,
-                              "serviceaccount": {"name": name, "uid": uid}},
+                              "serviceaccount": {"name": name, "uid": uid}, **(bound or {})},
         }
+        return self.sign(claims), expires
+
+    def issue_legacy(self, namespace: str, name: str, uid: str, secret_name: str) -> str:
+        """A legacy, secret-based token (pkg/serviceaccount/legacy.go LegacyClaims): no
+        audience or expiry; it counts while its Secret holds it."""
+        return self.sign({
+            "iss": LEGACY_ISSUER,
+            f"{LEGACY_PREFIX}namespace": namespace,
+            f"{LEGACY_PREFIX}secret.name": secret_name,
+            f"{LEGACY_PREFIX}service-account.name": name,
+            f"{LEGACY_PREFIX}service-account.uid": uid,
+            "sub": service_account_username(namespace, name),
+        })
+
+    def sign(self, claims: dict[str, Any]) -> str:
         # go-jose's signer writes the algorithm and the signing key's id, nothing else
         header = _b64(orjson.dumps({"alg": "ES256", "kid": self.key_id}))
-        payload = _b64(orjson.dumps(claims))
+        # go-jose merges the claim sets into one map, so the payload's keys come sorted
+        payload = _b64(orjson.dumps(claims, option=orjson.OPT_SORT_KEYS))
         r, s = decode_dss_signature(self._key.sign(f"{header}.{payload}".encode(),
                                                    ec.ECDSA(hashes.SHA256())))
-        signature = _b64(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
-        return f"{header}.{payload}.{signature}", expires
+        return f"{header}.{payload}.{_b64(r.to_bytes(32, 'big') + s.to_bytes(32, 'big'))}"
 
     def verify(self, token: str, now: float | None = None) -> dict[str, Any] | None:
         """The claims of a valid, unexpired token we issued; None otherwise."""
@@ -118,7 +164,11 @@ class TokenIssuer:
         except (InvalidSignature, ValueError, orjson.JSONDecodeError):
             return None
         moment = now if now is not None else time.time()
-        if not isinstance(claims, dict) or claims.get("exp", 0) <= moment:
+        if not isinstance(claims, dict):
+            return None
+        if claims.get("iss") == LEGACY_ISSUER and "exp" not in claims:
+            return claims  # a legacy token: valid while its Secret holds it (the caller's)
+        if claims.get("exp", 0) <= moment:
             return None
         return claims
 
@@ -134,29 +184,77 @@ def service_account_groups(namespace: str) -> tuple[str, str]:
     return ("system:serviceaccounts", f"system:serviceaccounts:{namespace}")
 
 
+def legacy_reference(claims: dict[str, Any]) -> tuple[str, str] | None:
+    """(namespace, secret name) of a legacy token's Secret; None for a bound token."""
+    if claims.get("iss") != LEGACY_ISSUER:
+        return None
+    return (str(claims.get(f"{LEGACY_PREFIX}namespace", "")),
+            str(claims.get(f"{LEGACY_PREFIX}secret.name", "")))
+
+
 def identity_of(claims: dict[str, Any]) -> Identity:
+    if claims.get("iss") == LEGACY_ISSUER:
+        namespace = str(claims.get(f"{LEGACY_PREFIX}namespace", ""))
+        return Identity(
+            username=service_account_username(
+                namespace, str(claims.get(f"{LEGACY_PREFIX}service-account.name", ""))),
+            uid=str(claims.get(f"{LEGACY_PREFIX}service-account.uid", "")),
+            groups=(*service_account_groups(namespace), "system:authenticated"),
+            # legacy tokens name no audience: they are accepted for the API's own
+            audiences=tuple(DEFAULT_AUDIENCES))
     info = claims.get("kubernetes.io") or {}
     sa = info.get("serviceaccount") or {}
     namespace = info.get("namespace", "")
+    extra: list[tuple[str, str]] = []
+    pod, node = info.get("pod") or {}, info.get("node") or {}
+    if pod.get("name") and pod.get("uid"):
+        extra += [(f"{EXTRA_PREFIX}pod-name", pod["name"]), (f"{EXTRA_PREFIX}pod-uid", pod["uid"])]
+    if claims.get("jti"):
+        extra.append((f"{EXTRA_PREFIX}credential-id", f'JTI={claims["jti"]}'))
+    if node.get("name"):
+        extra.append((f"{EXTRA_PREFIX}node-name", node["name"]))
+        if node.get("uid"):
+            extra.append((f"{EXTRA_PREFIX}node-uid", node["uid"]))
     return Identity(
         username=service_account_username(namespace, sa.get("name", "")),
         uid=sa.get("uid", ""),
         groups=(*service_account_groups(namespace), "system:authenticated"),
+        extra=tuple(extra),
+        audiences=tuple(a for a in claims.get("aud") or () if isinstance(a, str)),
     )
 
 
+def audience_error(identity: Identity, requested: list[str]) -> str | None:
+    """Why the JWT authenticator refuses a token for ``requested`` audiences (None when
+    they share one), as pkg/serviceaccount/jwt.go words it."""
+    if set(identity.audiences) & set(requested):
+        return None
+    quoted = " ".join(fe.go_quote(a) for a in identity.audiences)
+    wanted = " ".join(fe.go_quote(a) for a in requested)
+    return f"token audiences [{quoted}] is invalid for the target audiences [{wanted}]"
+
+
 def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, namespace: str,
-                  name: str, body: Any) -> dict[str, Any]:
+                  name: str, body: Any, lookup: Lookup | None = None) -> dict[str, Any]:
     """Answer ``POST serviceaccounts/<name>/token`` (a TokenRequest) as the apiserver does."""
     from datetime import UTC, datetime
 
     from setpoint.machinery import errors
-    from setpoint.machinery import fielderrors as fe
 
     if service_account is None:
         raise errors.not_found("serviceaccounts", name)
     if not isinstance(body, dict):
         raise errors.bad_request("the body of a token request must be a TokenRequest object")
+    meta = body.get("metadata") or {}
+    if meta.get("namespace") and meta["namespace"] != namespace:
+        # the create handler's EnsureObjectNamespaceMatchesRequestNamespace, before token.go
+        raise errors.bad_request("the namespace of the provided object does not match the "
+                                 "namespace sent on the request")
+    if meta.get("name") and meta["name"] != name:
+        # token.go: a name in the body must be the service account's
+        raise errors.invalid("TokenRequest", name, [fe.invalid(
+            "metadata.name", meta["name"], "must match the service account name if specified")],
+            group="authentication.k8s.io")
     spec = body.get("spec") or {}
     audiences = spec.get("audiences") or DEFAULT_AUDIENCES
     seconds = spec.get("expirationSeconds", DEFAULT_EXPIRATION)
@@ -170,11 +268,21 @@ def token_request(issuer: TokenIssuer, service_account: dict[str, Any] | None, n
               if failed]
     if causes:
         raise errors.invalid("TokenRequest", "", causes, group="authentication.k8s.io")
-    token, expires = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
-                                  audiences=list(audiences), expiration_seconds=seconds)
-    stamp = datetime.fromtimestamp(expires, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    meta = {**(body.get("metadata") or {}), "name": name, "namespace": namespace,
-            "creationTimestamp": None}
+    bound = bound_claims(spec.get("boundObjectRef"), namespace, name,
+                         lookup or (lambda _ns, _resource, _name: None))
+    now = time.time()
+    # token.go: a pod-bound token asked for with the kubelet's 3607 s for the API's own
+    # audiences lives a year, and says when it should have been refreshed (warnafter)
+    extended = ("pod" in bound and seconds == WARN_ONLY_BOUND_TOKEN_EXPIRATION
+                and set(audiences) <= set(DEFAULT_AUDIENCES))
+    token, _ = issuer.issue(namespace, name, service_account["metadata"].get("uid", ""),
+                            audiences=list(audiences),
+                            expiration_seconds=EXPIRATION_EXTENSION if extended else seconds,
+                            bound=bound, now=now, warn_after=seconds if extended else None)
+    stamp = datetime.fromtimestamp(int(now) + seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # the request is stamped with the time the token was made
+    created = datetime.fromtimestamp(int(now), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    meta = {**meta, "name": name, "namespace": namespace, "creationTimestamp": created}
     return {"kind": "TokenRequest", "apiVersion": "authentication.k8s.io/v1", "metadata": meta,
             "spec": {**spec, "audiences": list(audiences), "expirationSeconds": seconds,
                      "boundObjectRef": spec.get("boundObjectRef")},

@@ -104,6 +104,14 @@ def rule_allows(rule: Obj, attrs: Attributes) -> bool:
     return not names or attrs.name in names
 
 
+def _describe_subject(subject: Obj, binding_namespace: str) -> str:
+    """rule.go ``describeSubject``."""
+    kind, name = subject.get("kind", ""), subject.get("name", "")
+    if kind == "ServiceAccount":
+        name = f'{name}/{subject.get("namespace") or binding_namespace}'
+    return f'{kind} "{name}"'
+
+
 def _subject_matches(subject: Obj, user: Obj) -> bool:
     kind, name = subject.get("kind"), subject.get("name", "")
     if kind == "User":
@@ -200,10 +208,12 @@ class Authorizer:
                     continue
                 namespace = binding["metadata"].get("namespace", "")
                 ref = binding.get("roleRef") or {}
-                where = f' in namespace "{namespace}"' if namespace else ""
-                source = (f'{kind} "{binding["metadata"]["name"]}"{where} of '
-                          f'{ref.get("kind", "")} "{ref.get("name", "")}" to '
-                          f'{subject.get("kind", "")} "{subject.get("name", "")}"')
+                # pkg/registry/rbac/validation/rule.go, the binding describers: a
+                # RoleBinding is "name/namespace", a service account "name/namespace"
+                name = binding["metadata"]["name"]
+                shown = f"{name}/{namespace}" if namespace else name
+                source = (f'{kind} "{shown}" of {ref.get("kind", "")} "{ref.get("name", "")}" '
+                          f"to {_describe_subject(subject, namespace)}")
                 rules = [(r, source) for r in self.role_rules(ref, namespace)]
                 if namespace:
                     grants.namespaced.setdefault(namespace, []).extend(rules)

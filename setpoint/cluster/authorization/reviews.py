@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
+from setpoint.machinery import fielderrors as fe
+from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -52,13 +55,20 @@ def create(authorizer: Authorizer, authenticate: Callable[[str], Identity | None
     if "spec" in body:
         out["spec"] = body["spec"]
     if kind == "TokenReview":
-        presented = (body.get("spec") or {}).get("token", "")
+        spec = body.get("spec") or {}
+        presented = str(spec.get("token") or "")
         sa = authenticate(presented) if presented.count(".") == 2 else None
+        # the audiences asked about, else the API's own (tokenreview/storage.go)
+        wanted = [a for a in spec.get("audiences") or [] if isinstance(a, str)] or list(
+            DEFAULT_AUDIENCES)
+        refused = audience_error(sa, wanted) if sa is not None else None
         if token and presented == token:
             out["status"] = {"authenticated": True, "user": ADMIN_USER}
+        elif sa is not None and refused is not None:
+            out["status"] = {"authenticated": False, "user": {}, "error": refused}
         elif sa is not None:
-            out["status"] = {"authenticated": True, "user": {
-                "username": sa.username, "uid": sa.uid, "groups": list(sa.groups)}}
+            out["status"] = {"authenticated": True, "user": sa.user_info(),
+                             "audiences": [a for a in sa.audiences if a in wanted]}
         else:
             out["status"] = {"authenticated": False, "user": {},
                              "error": "invalid bearer token"}
@@ -89,20 +99,18 @@ def _access_review(authorizer: Authorizer, kind: str, ns: str | None, spec: Obj,
     from setpoint.cluster.authorization.rbac import Attributes
 
     resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
-    if (resource is None) == (non_resource is None):
-        raise errors.invalid(kind, "", [errors.Cause(
-            "FieldValueRequired", "Required value: exactly one of nonResourceAttributes or "
-            "resourceAttributes must be specified", "spec.resourceAttributes")],
-            "authorization.k8s.io")
+    causes = _review_causes(kind, ns, spec)
+    if causes:
+        # rest.go: NewInvalid(authorizationapi.Kind(review.Kind), "", errs) with the Kind of
+        # the decoded internal object, which the conversion to the internal version left
+        # empty: the message reads `.authorization.k8s.io "" is invalid`
+        raise errors.invalid("", "", causes, "authorization.k8s.io")
     if kind == "SelfSubjectAccessReview":
         user = requester
     else:
         user = {"username": spec.get("user", ""), "groups": list(spec.get("groups") or [])}
     if resource is not None:
         namespace = str(resource.get("namespace") or "")
-        if kind == "LocalSubjectAccessReview" and namespace != (ns or ""):
-            raise errors.bad_request(f"spec.resourceAttributes.namespace must match "
-                                     f"metadata.namespace: {namespace!r} != {ns!r}")
         attrs = Attributes(str(resource.get("verb") or ""),
                            resource=str(resource.get("resource") or ""),
                            subresource=str(resource.get("subresource") or ""),
@@ -118,3 +126,38 @@ def _access_review(authorizer: Authorizer, kind: str, ns: str | None, spec: Obj,
     if reason:
         status["reason"] = reason
     return status
+
+
+def _go_non_resource(value: Any) -> fe.GoValue:
+    """``%#v`` of the internal ``authorization.NonResourceAttributes``."""
+    value = value if isinstance(value, dict) else {}
+    path, verb = (fe.go_quote(str(value.get(k) or "")) for k in ("path", "verb"))
+    return fe.GoValue(f"authorization.NonResourceAttributes{{Path:{path}, Verb:{verb}}}")
+
+
+def _review_causes(kind: str, ns: str | None, spec: Obj) -> list[Cause]:
+    """pkg/apis/authorization/validation/validation.go: ValidateSubjectAccessReviewSpec
+    (and its Self variant, without the subject) and ValidateLocalSubjectAccessReview."""
+    resource, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    causes: list[Cause] = []
+    if resource is not None and non_resource is not None:
+        causes.append(fe.invalid("spec.nonResourceAttributes", _go_non_resource(non_resource),
+                                 "cannot be specified in combination with resourceAttributes"))
+    if resource is None and non_resource is None:
+        # the value shown is the (nil) nonResourceAttributes, printed as the string "null"
+        causes.append(fe.invalid(
+            "spec.resourceAttributes", "null",
+            "exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+    if kind != "SelfSubjectAccessReview" and not spec.get("user") and not spec.get("groups"):
+        causes.append(fe.invalid("spec.user", str(spec.get("user") or ""),
+                                 "at least one of user or group must be specified"))
+    if kind == "LocalSubjectAccessReview":
+        if isinstance(resource, dict) and str(resource.get("namespace") or "") != (ns or ""):
+            causes.append(fe.invalid("spec.resourceAttributes.namespace",
+                                     str(resource.get("namespace") or ""),
+                                     "must match metadata.namespace"))
+        if non_resource is not None:
+            causes.append(fe.invalid("spec.nonResourceAttributes",
+                                     _go_non_resource(non_resource),
+                                     "disallowed on this kind of request"))
+    return causes

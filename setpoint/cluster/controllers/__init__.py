@@ -1,7 +1,8 @@
 """Controllers that run inside the embedded API server process.
 
 They stand in for the kube-controller-manager controllers a cluster cannot work without:
-``serviceaccount`` (the ``default`` ServiceAccount), ``root-ca-certificate-publisher``
+``serviceaccount`` (the ``default`` ServiceAccount), ``serviceaccount-token`` (token Secrets),
+``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, and the
 aggregator's ``apiservice-available`` (APIService status), and two of kube-apiserver's own:
@@ -22,9 +23,11 @@ from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
 from setpoint.cluster.controllers.rootca import RootCAPublisher
 from setpoint.cluster.controllers.serviceaccounts import ServiceAccountsController
+from setpoint.cluster.controllers.serviceaccounttokens import TokensController
 
 if TYPE_CHECKING:
     from setpoint.cluster.aggregator.proxy import ProxyTransport
+    from setpoint.cluster.authentication.tokens import TokenIssuer
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.storage import Store
@@ -47,19 +50,20 @@ class BuiltinControllers:
     apiservice_available: APIServiceAvailable
     autoregister: AutoRegister
     authentication_trust: ClusterAuthenticationTrust
+    tokens: TokensController
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
                            self.garbage_collector, self.cluster_role_aggregation,
-                           self.autoregister, self.authentication_trust):
+                           self.autoregister, self.authentication_trust, self.tokens):
             controller.queue.shutdown()
         self.apiservice_available.shutdown()
 
 
 def start_all(store: Store, rest: REST, registry: Registry, *,
               ca_pem: bytes, aggregator_transport: ProxyTransport,
-              authentication_data: dict[str, str]) -> BuiltinControllers:
+              authentication_data: dict[str, str], issuer: TokenIssuer) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
     Each is handed what it uses: the store to read and follow, the REST storage to write
@@ -83,6 +87,7 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
             store, rest, resource("apiregistration.k8s.io", "v1", "apiservices"), registry),
         authentication_trust=ClusterAuthenticationTrust(
             store, rest, resource("", "v1", "configmaps"), authentication_data),
+        tokens=TokensController(store, rest, resource("", "v1", "secrets"), issuer, ca_pem),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()
@@ -90,5 +95,6 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.garbage_collector.start()
     controllers.cluster_role_aggregation.start()
     controllers.apiservice_available.start()
+    controllers.tokens.start()
     # autoregister starts once the server serves: APIServer.post_start
     return controllers

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.cluster.apiextensions.customresources import terminating
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
+from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes
@@ -178,9 +179,8 @@ class Handler:
             else:
                 identity = self.api.service_account_identity(presented) \
                     if presented.count(".") == 2 else None
-                if identity is not None:
-                    request.user = {"username": identity.username, "uid": identity.uid,
-                                    "groups": list(identity.groups)}
+                if identity is not None and audience_error(identity, DEFAULT_AUDIENCES) is None:
+                    request.user = identity.user_info()
                     request.authenticated = True
         if request.user is None:
             raise errors.unauthorized()

@@ -33,42 +33,58 @@ _RENAMED = (
 _SAME = ("eventTime", "series", "reportingInstance", "action", "reason", "related", "type")
 
 
+# the fields of each version in its Go struct's order (how encoding/json writes them)
+_CORE_ORDER = ("involvedObject", "reason", "message", "source", "firstTimestamp",
+               "lastTimestamp", "count", "type", "eventTime", "series", "action", "related",
+               "reportingComponent", "reportingInstance")
+_V1_ORDER = ("eventTime", "series", "reportingController", "reportingInstance", "action",
+             "reason", "regarding", "related", "note", "type", "deprecatedSource",
+             "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount")
+
+
+def _ordered(head: Obj, fields: Obj, order: tuple[str, ...]) -> Obj:
+    head.update((k, fields[k]) for k in order if k in fields)
+    head.update((k, v) for k, v in fields.items() if k not in order)
+    return head
+
+
 def event_to_core(obj: Obj) -> Obj:
     """An events.k8s.io/v1 Event in the stored core/v1 shape."""
-    out: Obj = {"kind": "Event", "apiVersion": "v1", "metadata": obj.get("metadata", {})}
+    fields: Obj = {}
     for v1_name, core_name in _RENAMED:
         if v1_name in obj:
-            out[core_name] = obj[v1_name]
+            fields[core_name] = obj[v1_name]
     for name in _SAME:
         if name in obj:
-            out[name] = obj[name]
+            fields[name] = obj[name]
     # core/v1 serializes these without omitempty
-    out.setdefault("source", {})
-    out.setdefault("firstTimestamp", None)
-    out.setdefault("lastTimestamp", None)
-    out.setdefault("eventTime", None)
-    out.setdefault("reportingComponent", "")
-    out.setdefault("reportingInstance", "")
-    return out
+    fields.setdefault("source", {})
+    fields.setdefault("firstTimestamp", None)
+    fields.setdefault("lastTimestamp", None)
+    fields.setdefault("eventTime", None)
+    fields.setdefault("reportingComponent", "")
+    fields.setdefault("reportingInstance", "")
+    return _ordered({"kind": "Event", "apiVersion": "v1", "metadata": obj.get("metadata", {})},
+                    fields, _CORE_ORDER)
 
 
 def core_to_event(obj: Obj) -> Obj:
     """A stored core/v1 Event seen as events.k8s.io/v1."""
-    out: Obj = {"kind": "Event", "apiVersion": "events.k8s.io/v1",
-                "metadata": obj.get("metadata", {}), "eventTime": obj.get("eventTime")}
+    fields: Obj = {"eventTime": obj.get("eventTime")}
     for name in _SAME:
         value = obj.get(name)
         if name != "eventTime" and value not in (None, ""):
-            out[name] = value
+            fields[name] = value
     for v1_name, core_name in _RENAMED:
         value = obj.get(core_name)
         if v1_name in ("deprecatedFirstTimestamp", "deprecatedLastTimestamp"):
-            out[v1_name] = value
+            fields[v1_name] = value
         elif v1_name == "deprecatedSource":
-            out[v1_name] = value or {}
+            fields[v1_name] = value or {}
         elif value not in (None, "", 0):
-            out[v1_name] = value
-    return out
+            fields[v1_name] = value
+    return _ordered({"kind": "Event", "apiVersion": "events.k8s.io/v1",
+                     "metadata": obj.get("metadata", {})}, fields, _V1_ORDER)
 
 
 Converter = tuple[Callable[[Obj], Obj], Callable[[Obj], Obj]]  # (to storage, from storage)

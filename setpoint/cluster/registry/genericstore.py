@@ -41,6 +41,9 @@ from setpoint.machinery.managedfields import update_managed_fields
 from setpoint.machinery.names import generate_name
 from setpoint.machinery.objects import Obj
 
+# store.go maxNameGenerationCreateAttempts
+MAX_NAME_GENERATION_ATTEMPTS = 8
+
 # Metadata the server owns: clients cannot set or change it.
 SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
                    "deletionGracePeriodSeconds", "selfLink")
@@ -159,7 +162,8 @@ class GenericStore:
         meta["uid"] = new_uid()
         meta["creationTimestamp"] = self.clock()
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = generate_name(meta["generateName"])
+            meta["name"] = self._generated_name(rt, ns or "", meta["generateName"],
+                                                opts.dry_run)
         name = meta.get("name", "")
         # rest.BeforeCreate: a namespace a mutating webhook changed is a 400, one it removed
         # is the request's again (EnsureObjectNamespaceMatchesRequestNamespace); a name it
@@ -178,6 +182,9 @@ class GenericStore:
                              opts.dry_run, options=point.options, warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
         if self.storage.get(rt.storage_key, ns or "", name) is not None:
+            # rest.CheckGeneratedNameError: with a generateName, the server's own choice
+            if meta.get("generateName"):
+                raise errors.generate_name_conflict(rt.resource, name, rt.group)
             raise errors.already_exists(rt.resource, name, rt.group)
         if not opts.dry_run:
             stored = self.storage.put(rt.storage_key, stored)
@@ -185,6 +192,17 @@ class GenericStore:
                 return WriteResult(stored, 201, warnings, self.storage.get_raw(
                     rt.storage_key, ns or "", name))
         return WriteResult((yield from self.codec.present_steps(rt, stored)), 201, warnings)
+
+    def _generated_name(self, rt: ResourceType, ns: str, base: str, dry_run: bool) -> str:
+        """A name from ``generateName``: as store.go createWithGenerateNameRetry
+        (RetryGenerateName, GA in 1.32) tries up to 8 names before giving up on a collision;
+        a dry run tries once."""
+        name = generate_name(base)
+        for _ in range(0 if dry_run else MAX_NAME_GENERATION_ATTEMPTS - 1):
+            if self.storage.get(rt.storage_key, ns, name) is None:
+                break
+            name = generate_name(base)
+        return name
 
     # -- update ------------------------------------------------------------------------
     def update_steps(self, rt: ResourceType, obj: Obj, old: Obj, opts: WriteOptions,

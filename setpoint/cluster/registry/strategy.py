@@ -371,6 +371,30 @@ class PersistentVolumeClaimStrategy(Strategy):
         return persistent_volume_claim_warnings(new)
 
 
+class LeaseStrategy(Strategy):
+    """Leases drop ``spec.strategy`` and ``spec.preferredHolder``: CoordinatedLeaderElection
+    is alpha (off) in 1.32; an update keeps them only where the stored lease has them
+    (pkg/registry/coordination/lease/strategy.go)."""
+
+    _GATED = ("strategy", "preferredHolder")
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        spec = obj.get("spec")
+        if isinstance(spec, dict):
+            for key in self._GATED:
+                spec.pop(key, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        spec, old_spec = new.get("spec"), old.get("spec") or {}
+        if isinstance(spec, dict):
+            for key in self._GATED:
+                if old_spec.get(key) is None:
+                    spec.pop(key, None)
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
@@ -381,6 +405,7 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
     ("apps", "DaemonSet"): DaemonSetStrategy,
     ("batch", "Job"): JobStrategy,
+    ("coordination.k8s.io", "Lease"): LeaseStrategy,
 }
 
 

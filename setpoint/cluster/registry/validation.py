@@ -29,6 +29,7 @@ from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_replicationcontrollers as rcs
 from setpoint.cluster.registry import validation_resourcequota as resourcequota
 from setpoint.cluster.registry import validation_services as services
@@ -296,6 +297,10 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
         admission.validate_validating_configuration,
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
     ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
+    ("rbac.authorization.k8s.io", "Role"): rbac.validate_role,
+    ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
+    ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_role_binding,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
@@ -318,6 +323,8 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("batch", "CronJob"): jobs.validate_cron_job_update,
     ("autoscaling", "HorizontalPodAutoscaler"):
         autoscaling.validate_horizontal_pod_autoscaler_update,
+    ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_binding_update,
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that

@@ -303,3 +303,23 @@ async def test_core_event_is_read_through_events_v1_with_deprecated_fields(api: 
     assert answer["details"]["causes"] == [
         {"reason": "FieldValueInvalid", "message": "Invalid value: 5: field is immutable",
          "field": "count"}]
+
+
+async def test_converted_events_keep_the_go_field_order(api: API) -> None:
+    """An Event read through the other version is written in that version's struct order
+    (k8s.io/api core/v1 Event, events/v1 Event), as encoding/json writes it."""
+    status, _ = await api.post(V1, _v1("ordered", related=REFERENCE,
+                                       series={"count": 2, "lastObservedTime": WHEN}))
+    assert status == 201
+    status, core = await api.get(f"{CORE}/ordered")
+    assert status == 200
+    assert list(core)[3:] == ["involvedObject", "reason", "message", "source", "firstTimestamp",
+                              "lastTimestamp", "type", "eventTime", "series", "action",
+                              "related", "reportingComponent", "reportingInstance"]
+    status, _ = await api.post(CORE, _core("ordered-core", count=2, source={"component": "c"}))
+    assert status == 201
+    status, v1 = await api.get(f"{V1}/ordered-core")
+    assert status == 200
+    assert list(v1)[3:] == ["eventTime", "reason", "regarding", "note", "type",
+                            "deprecatedSource", "deprecatedFirstTimestamp",
+                            "deprecatedLastTimestamp", "deprecatedCount"]
