@@ -45,7 +45,10 @@ from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
-from setpoint.cluster.registry.systempriorityclasses import bootstrap_system_priority_classes
+from setpoint.cluster.registry.systempriorityclasses import (
+    bootstrap_system_priority_classes,
+    refuse_system_class_delete,
+)
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.freshness import Freshness
@@ -116,7 +119,8 @@ class APIServer:
             self.store, self.registry.require("policy", "v1", "poddisruptionbudgets"),
             self.rest.update, self.rest.delete, self.rest.clock)
         # the built-in admission plugins, in the apiserver's order
-        self.rest.delete_admission.append(lifecycle.check_namespace_delete)
+        self.rest.delete_admission.extend([lifecycle.check_namespace_delete,
+                                           refuse_system_class_delete])
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             pods.PodDefaults(self.store),
@@ -163,6 +167,7 @@ class APIServer:
             self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
         self.authorizer.bootstrap(self.ensure)
         bootstrap_system_priority_classes(self.ensure)
+        self._bootstrap_flowcontrol()
         # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
         host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
         self.external_address = f"{host}:{port}"
@@ -252,6 +257,22 @@ class APIServer:
             "addressType": "IPv4",
             "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})
+
+    def _bootstrap_flowcontrol(self) -> None:
+        """The APF configuration (``bootstrap/flowcontrol.py``), created once: a restart
+        keeps what is stored, as the apiserver's ensurer keeps objects a user changed; then
+        each FlowSchema's ``Dangling`` condition, as the APF config controller writes it
+        (``controllers/flowschemastatus.py``)."""
+        from setpoint.cluster.bootstrap import flowcontrol
+
+        fc = flowcontrol.GROUP
+        for level in flowcontrol.priority_level_configurations():
+            self.ensure(fc, "v1", "prioritylevelconfigurations", None, level,
+                        flowcontrol.PRODUCER_FIELD_MANAGER)
+        for schema in flowcontrol.flow_schemas():
+            self.ensure(fc, "v1", "flowschemas", None, schema,
+                        flowcontrol.PRODUCER_FIELD_MANAGER)
+        self.controllers.flow_schema_status.sync_now()
 
     def _publish_authentication_trust(self) -> None:
         """``kube-system/extension-apiserver-authentication``: the CAs and request headers an

@@ -5,8 +5,9 @@ They stand in for the kube-controller-manager controllers a cluster cannot work 
 ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, and the
-aggregator's ``apiservice-available`` (APIService status), and two of kube-apiserver's own:
-``autoregister`` (the local APIServices) and ``cluster_authentication_trust_controller``.
+aggregator's ``apiservice-available`` (APIService status), and three of kube-apiserver's own:
+``autoregister`` (the local APIServices), ``cluster_authentication_trust_controller`` and
+the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``).
 Each listens to the store and works through the server's internal REST storage, never over HTTP.
 """
 
@@ -19,6 +20,7 @@ from setpoint.cluster.controllers.apiservice_available import APIServiceAvailabl
 from setpoint.cluster.controllers.autoregister import AutoRegister
 from setpoint.cluster.controllers.clusterauthenticationtrust import ClusterAuthenticationTrust
 from setpoint.cluster.controllers.clusterroleaggregation import ClusterRoleAggregation
+from setpoint.cluster.controllers.flowschemastatus import FlowSchemaStatus
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
 from setpoint.cluster.controllers.rootca import RootCAPublisher
@@ -51,12 +53,14 @@ class BuiltinControllers:
     autoregister: AutoRegister
     authentication_trust: ClusterAuthenticationTrust
     tokens: TokensController
+    flow_schema_status: FlowSchemaStatus
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
                            self.garbage_collector, self.cluster_role_aggregation,
-                           self.autoregister, self.authentication_trust, self.tokens):
+                           self.autoregister, self.authentication_trust, self.tokens,
+                           self.flow_schema_status):
             controller.queue.shutdown()
         self.apiservice_available.shutdown()
 
@@ -88,6 +92,8 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         authentication_trust=ClusterAuthenticationTrust(
             store, rest, resource("", "v1", "configmaps"), authentication_data),
         tokens=TokensController(store, rest, resource("", "v1", "secrets"), issuer, ca_pem),
+        flow_schema_status=FlowSchemaStatus(
+            store, rest, resource("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()

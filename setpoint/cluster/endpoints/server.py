@@ -47,6 +47,7 @@ from setpoint.cluster.endpoints.nonresource import (
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.openidmetadata import OpenIDMetadata
 from setpoint.cluster.endpoints.podstreams import STREAMS
+from setpoint.cluster.endpoints.priorityandfairness import FlowClassifier
 from setpoint.cluster.endpoints.requestbody import (
     decode_body,
     decode_object,
@@ -127,6 +128,7 @@ class Handler:
         self.openapi = OpenAPIHandler(api)
         self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
                                         self.discovery.version)
+        self.flow_classifier = FlowClassifier(api.store)
 
     @cached_property
     def openid(self) -> OpenIDMetadata:
@@ -156,13 +158,22 @@ class Handler:
                      rp: ResourcePath | None) -> Response:
         try:
             self._authenticate(request)
-            return await self._dispatch(request, segments, rp)
         except StatusError as err:
             return status_response(err)
+        # classified after authentication and impersonation, before authorization
+        attrs = attributes_of(request, rp) if rp is not None and is_resource_path(segments) \
+            else Attributes(request.method.lower(), path=request.path)
+        matched = self.flow_classifier.headers(request.user or {}, attrs)
+        try:
+            response = await self._dispatch(request, segments, rp)
+        except StatusError as err:
+            response = status_response(err)
         except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
-            return status_response(
+            response = status_response(
                 errors.internal("an unexpected error occurred; see the server log"))
+        response.headers.extend(matched)
+        return response
 
     def _authenticate(self, request: Request) -> None:
         """Who sends the request (``request.user``: what authorization judges and admission

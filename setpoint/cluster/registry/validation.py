@@ -29,6 +29,7 @@ from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_priorityclasses as priorityclasses
 from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_replicationcontrollers as rcs
 from setpoint.cluster.registry import validation_resourcequota as resourcequota
@@ -301,6 +302,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
     ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_role_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
+    ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
@@ -325,6 +327,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
         autoscaling.validate_horizontal_pod_autoscaler_update,
     ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_binding_update,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
+    ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that

@@ -1,0 +1,124 @@
+"""API Priority and Fairness classification: which FlowSchema and priority level a request
+is matched to, told in the ``X-Kubernetes-PF-FlowSchema-UID`` and
+``X-Kubernetes-PF-PriorityLevel-UID`` response headers.
+
+The apiserver's ``WithPriorityAndFairness`` filter (k8s.io/apiserver pkg/server/filters/
+priority-and-fairness.go) runs after authentication and impersonation, before
+authorization, so a 403 carries the headers and a 401 does not. Long-running requests other
+than watches are not classified (the filter serves them unseen). The FlowSchemas are tried
+by ascending matchingPrecedence, then name (pkg/apis/flowcontrol/util
+``FlowSchemaSequence``), with the rules of pkg/util/flowcontrol/rule.go. Nothing is queued
+or limited here: the embedded server only reports the match.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.authorization.rbac import Attributes
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.storage import Store
+    from setpoint.cluster.storage.store import Event
+
+FLOW_SCHEMAS = "flowcontrol.apiserver.k8s.io/flowschemas"
+PRIORITY_LEVELS = "flowcontrol.apiserver.k8s.io/prioritylevelconfigurations"
+FLOW_SCHEMA_HEADER = "X-Kubernetes-PF-FlowSchema-UID"
+PRIORITY_LEVEL_HEADER = "X-Kubernetes-PF-PriorityLevel-UID"
+# kube-apiserver's BasicLongRunningRequestCheck(watch, proxy; attach, exec, proxy, log,
+# portforward); watches are classified nonetheless
+_LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "proxy", "log", "portforward"})
+_SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+
+
+class FlowClassifier:
+    """The FlowSchemas in matching order, rebuilt after a write to them or the levels."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._schemas: list[tuple[Obj, str]] | None = None
+        store.add_listener(self._on_event, (FLOW_SCHEMAS, PRIORITY_LEVELS))
+
+    def _on_event(self, event: Event) -> None:
+        del event
+        self._schemas = None
+
+    def _ordered(self) -> list[tuple[Obj, str]]:
+        if self._schemas is None:
+            levels = {pl["metadata"]["name"]: pl["metadata"].get("uid", "")
+                      for pl in self._store.list(PRIORITY_LEVELS)}
+            schemas = sorted(self._store.list(FLOW_SCHEMAS),
+                             key=lambda fs: (fs["spec"].get("matchingPrecedence", 1000),
+                                             fs["metadata"]["name"]))
+            # a dangling schema is skipped: its requests go on to the next match
+            # (apf_controller.go digestFlowSchemasLocked keeps only those with a level)
+            self._schemas = [
+                (fs, levels[level]) for fs in schemas
+                if (level := (fs["spec"].get("priorityLevelConfiguration") or {})
+                    .get("name")) in levels]
+        return self._schemas
+
+    def headers(self, user: Obj, attrs: Attributes) -> list[tuple[str, str]]:
+        """The response headers naming the request's match, none for a request the filter
+        does not classify."""
+        if attrs.verb == "proxy" or attrs.subresource in _LONG_RUNNING_SUBRESOURCES:
+            return []
+        for schema, level_uid in self._ordered():
+            if any(_rule_matches(rule, user, attrs)
+                   for rule in schema["spec"].get("rules") or ()):
+                return [(FLOW_SCHEMA_HEADER, schema["metadata"].get("uid", "")),
+                        (PRIORITY_LEVEL_HEADER, level_uid)]
+        return []
+
+
+def _rule_matches(rule: Obj, user: Obj, attrs: Attributes) -> bool:
+    if not any(_subject_matches(s, user) for s in rule.get("subjects") or ()):
+        return False
+    if attrs.is_resource:
+        return any(_resource_matches(r, attrs) for r in rule.get("resourceRules") or ())
+    return any(_non_resource_matches(r, attrs) for r in rule.get("nonResourceRules") or ())
+
+
+def _subject_matches(subject: Obj, user: Obj) -> bool:
+    kind = subject.get("kind")
+    if kind == "User":
+        name = (subject.get("user") or {}).get("name")
+        return name == "*" or name == user.get("username")
+    if kind == "Group":
+        name = (subject.get("group") or {}).get("name")
+        return name == "*" or name in (user.get("groups") or ())
+    if kind == "ServiceAccount":
+        account = subject.get("serviceAccount") or {}
+        username = str(user.get("username") or "")
+        if not username.startswith(_SERVICE_ACCOUNT_PREFIX):
+            return False
+        namespace, _, name = username[len(_SERVICE_ACCOUNT_PREFIX):].partition(":")
+        return namespace == account.get("namespace") and \
+            account.get("name") in ("*", name)
+    return False
+
+
+def _has(values: list[str] | None, wanted: str) -> bool:
+    values = values or []
+    return "*" in values or wanted in values
+
+
+def _resource_matches(rule: Obj, attrs: Attributes) -> bool:
+    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
+    if not (_has(rule.get("verbs"), attrs.verb) and _has(rule.get("apiGroups"), attrs.group)
+            and _has(rule.get("resources"), resource)):
+        return False
+    if not attrs.namespace:
+        return rule.get("clusterScope") is True
+    return _has(rule.get("namespaces"), attrs.namespace)
+
+
+def _non_resource_matches(rule: Obj, attrs: Attributes) -> bool:
+    if not _has(rule.get("verbs"), attrs.verb):
+        return False
+    for url in rule.get("nonResourceURLs") or ():
+        if url == "*" or url == attrs.path or (
+                url.endswith("*") and attrs.path.startswith(url[:-1])):
+            return True
+    return False
