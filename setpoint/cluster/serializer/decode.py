@@ -211,16 +211,17 @@ def check_type_meta(obj: Any, kind: str, raw: bytes) -> None:
 
 
 def _parse_yaml(raw: bytes, kind: str, *, apply: bool) -> Decoded:
+    if raw.lstrip()[:1] == b"{":
+        # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster (and
+        # the server's own applies at start never load PyYAML)
+        try:
+            check_json_depth(raw)
+            return Decoded(_json_compatible(orjson.loads(raw)))
+        except (orjson.JSONDecodeError, TooDeep):
+            pass  # YAML flow syntax that is not JSON, or go-yaml's own depth error
     import yaml  # on first use: not loaded before the first request (start-up time)
 
     try:
-        if raw.lstrip()[:1] == b"{":
-            # JSON is YAML, and most apply bodies are JSON: the JSON parser is far faster
-            try:
-                check_json_depth(raw)
-                return Decoded(_json_compatible(orjson.loads(raw)))
-            except (orjson.JSONDecodeError, TooDeep):
-                pass  # YAML flow syntax that is not JSON, or go-yaml's own depth error
         # the events are counted before the document is built: composing a deep document
         # recurses, and an aliased one is expanded by everything that walks it afterwards
         check_yaml(raw)
