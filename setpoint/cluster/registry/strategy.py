@@ -48,6 +48,9 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("networking.k8s.io", "Ingress"): ("spec",),
     ("networking.k8s.io", "NetworkPolicy"): ("spec",),
     ("networking.k8s.io", "IngressClass"): ("spec",),
+    # pkg/registry/flowcontrol/{flowschema,prioritylevelconfiguration}/strategy.go
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): ("spec",),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): ("spec",),
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("spec",),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),

@@ -131,6 +131,8 @@ async def test_flowcontrol_bootstrap_configuration(module_api: API) -> None:
     assert item_names(levels) == PRIORITY_LEVELS
     for item in schemas["items"] + levels["items"]:
         assert item["metadata"]["annotations"] == {"apf.kubernetes.io/autoupdate-spec": "true"}
+        # flowschema/strategy.go PrepareForCreate: generation 1; a status write keeps it
+        assert item["metadata"]["generation"] == 1
     by_name = {s["metadata"]["name"]: s for s in schemas["items"]}
     for name, schema in by_name.items():
         level = schema["spec"]["priorityLevelConfiguration"]["name"]
