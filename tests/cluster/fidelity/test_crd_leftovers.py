@@ -1,0 +1,103 @@
+"""CustomResourceDefinition answers checked against apiextensions-apiserver v0.32, the
+k8s.io/apiserver v0.32 CEL library and kube-openapi strfmt, over real HTTP to one server per
+module. Each test writes CRDs of its own group, so the tests share the server."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import API
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+_groups = itertools.count()
+
+
+def _crd(spec_schema: dict[str, Any], **version: Any) -> dict[str, Any]:
+    """A namespaced ``widgets`` CRD in a group no other test uses."""
+    group = f"left{next(_groups)}.example.com"
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": schema, **version}]}}
+
+
+async def _served(api: API, crd: dict[str, Any]) -> str:
+    """Create ``crd`` and wait until its resource answers; its collection path."""
+    status, body = await api.post(CRDS, crd)
+    assert status == 201, body
+    path = f"/apis/{crd['spec']['group']}/v1/namespaces/default/widgets"
+
+    async def served() -> bool:
+        return (await api.get(path))[0] == 200
+
+    await wait_for(served)
+    return path
+
+
+def _widget(crd: dict[str, Any], name: str, spec: Any) -> dict[str, Any]:
+    return {"apiVersion": f"{crd['spec']['group']}/v1", "kind": "Widget",
+            "metadata": {"name": name}, "spec": spec}
+
+
+def _causes(body: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return [(c["reason"], c["field"], c["message"]) for c in body["details"]["causes"]]
+
+
+# name -> (values strfmt accepts, values it refuses)
+_FORMAT_CASES: dict[str, tuple[list[str], list[str]]] = {
+    "isbn": (["0321751043", "978-0321751041"], ["0321751044"]),
+    "isbn10": (["0-321-75104-3"], ["9780321751041"]),
+    "isbn13": (["978 0321751041"], ["0321751043"]),
+    "creditcard": (["4111-1111-1111-1111"], ["4111111111111112"]),
+    "ssn": (["123-45-6789"], ["123456789"]),
+    "hexcolor": (["#fff"], ["#ffff"]),
+    "rgbcolor": (["rgb(255, 0, 10)"], ["rgb(256,0,0)"]),
+    "byte": (["aGk="], ["", "aGk"]),
+    "password": (["anything at all"], []),
+    "uuid3": (["a987fbc9-4bed-3078-af07-9141ba07c9f3"], ["a987fbc9-4bed-4078-af07-9141ba07c9f3"]),
+    "hostname": (["example.com", "bücher.de"], ["exa mple.com", "-a.com"]),
+    "ipv4": (["010.1.1.1"], ["1.2.3"]),
+    "ipv6": (["::ffff:1.2.3.4"], ["1.2.3.4", "fe80::1%eth0"]),
+    "cidr": (["10.0.0.0/8"], ["10.0.0.0/33", "10.0.0.0"]),
+    "duration": (["1h30m", "3 seconds"], ["1 fortnight"]),
+    "date-time": (["2024-01-02T03:04:05Z"], ["2024-01-02"]),
+}
+
+
+async def test_string_formats_are_the_supported_strfmts(module_api: API) -> None:
+    """apiextensions pkg/apiserver/validation/formats.go keeps only ``supportedFormats``
+    (compared after go-openapi's DefaultNameNormalizer drops "-", kube-openapi
+    pkg/validation/strfmt/format.go); each is checked as kube-openapi strfmt/default.go
+    registers it (govalidator IsISBN/IsCreditCard/IsSSN/IsRGBcolor/IsBase64, IsHostname's
+    Unicode pattern, ParseIPSloppy, ParseDuration's Scala fallback). Unsupported formats
+    (int32, k8s-short-name) validate nothing."""
+    props: dict[str, Any] = {
+        f"f{i}": {"type": "array", "items": {"type": "string", "format": name}}
+        for i, name in enumerate(_FORMAT_CASES)}
+    props["loose"] = {"type": "array", "items": {"type": "string", "format": "int32"}}
+    props["dashed"] = {"type": "array", "items": {"type": "string", "format": "is-bn"}}
+    crd = _crd({"type": "object", "properties": props})
+    path = await _served(module_api, crd)
+    good = {f"f{i}": ok for i, (ok, _) in enumerate(_FORMAT_CASES.values())}
+    good |= {"loose": ["not a number"], "dashed": ["0321751043"]}
+    status, body = await module_api.post(path, _widget(crd, "good", good))
+    assert status == 201, body
+    bad = {f"f{i}": no for i, (_, no) in enumerate(_FORMAT_CASES.values()) if no}
+    bad["dashed"] = ["0321751044"]
+    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    assert status == 422, body
+    names = {f"f{i}": name for i, name in enumerate(_FORMAT_CASES)} | {"dashed": "is-bn"}
+    expected = [(f"spec.{k}[{j}]", v, names[k]) for k, values in bad.items()
+                for j, v in enumerate(values)]
+    assert _causes(body) == [
+        ("FieldValueTypeInvalid", p, f'Invalid value: "{v}": {p} in body must be of type '
+                                     f'{fmt}: "{v}"') for p, v, fmt in expected]
