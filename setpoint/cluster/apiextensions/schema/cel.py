@@ -22,7 +22,7 @@ from celpy.evaluation import CELEvalError
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
-from .celcheck import CheckError, ParseTree, T, check, type_of_schema
+from .celcheck import CheckError, ParseTree, ProgramError, T, check, type_of_schema
 from .cellib import FUNCTIONS, error_text, to_cel
 from .fieldpath import valid_field_path
 from .openapi import MISSING
@@ -116,6 +116,8 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
         out.program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
         out.uses_old_self = "oldSelf" in uses
         out.cost = result.cost
+    except ProgramError as exc:
+        out.error = f"program instantiation failed: {exc.detail}"
     except CheckError as exc:
         out.error = exc.detail if exc.detail.startswith("cel expression") \
             else f"compilation failed: {exc.detail}"
@@ -126,6 +128,8 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
             result, _ = check(expr, tree, variables, "string")
             out.message_program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
             out.message_cost = result.cost
+        except ProgramError as exc:
+            out.message_error = f"messageExpression instantiation failed: {exc.detail}"
         except CheckError as exc:
             out.message_error = ("messageExpression must evaluate to a string"
                                  if exc.detail.startswith("cel expression")

@@ -18,6 +18,7 @@ from typing import Any
 import lark
 
 from .cellib import FUNCTIONS
+from .goregexp import GoRegexpError, compile_go
 
 # what celpy's parser produces: branches of rules, leaves of tokens
 ParseTree = lark.Tree[lark.Token]
@@ -62,6 +63,23 @@ class CheckError(Exception):
     def __init__(self, detail: str) -> None:
         super().__init__(detail)
         self.detail = detail
+
+
+class ProgramError(CheckError):
+    """A rule that compiles but whose program cannot be built (cel-go's ``env.Program``
+    error): a constant find/findAll pattern Go's regexp refuses."""
+
+
+def _string_literal(tree: Any) -> lark.Token | None:
+    """The STRING_LIT token when ``tree`` is nothing but a string literal."""
+    node = tree
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        if node.data == "literal":
+            token = node.children[0]
+            return token if isinstance(token, lark.Token) and token.type in (
+                "STRING_LIT", "MLSTRING_LIT") else None
+        node = node.children[0]
+    return None
 
 
 @dataclass
@@ -275,6 +293,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         self.text = text
         self.scopes: list[dict[str, T]] = [variables]
         self.uses: set[str] = set()
+        # constant regexps: cel-go's ValidateRegexLiterals checks argument 0 of matches
+        # after type-checking ("literal"); the program's regex optimizations (cel-go
+        # MatchesRegexOptimization under OptOptimize, apiserver pkg/cel/library/regex.go
+        # Find/FindAllRegexOptimization) compile the pattern when it is built ("program")
+        self.patterns: list[tuple[str, lark.Token]] = []
 
     def fail(self, token: Any, message: str) -> CheckError:
         return CheckError(_format_error(self.text, token, message))
@@ -465,6 +488,9 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name not in _GLOBALS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        for i, arg_tree in enumerate(arg_trees[:2] if name == "matches" else []):
+            if lit := _string_literal(arg_tree):
+                self.patterns.append(("literal" if i == 0 else "program", lit))
         if name == "size" and len(args) == 1 and args[0].kind not in _SIZED:
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               args)
@@ -490,6 +516,9 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if name in ("matches", "find", "findAll") and arg_trees \
+                and (lit := _string_literal(arg_trees[0])):
+            self.patterns.append(("literal" if name == "matches" else "program", lit))
         if (name == "size" and target.kind not in _SIZED) or (
                 name in _STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
@@ -557,7 +586,26 @@ def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tup
     """Check ``tree``; raise CheckError when it does not compile or is not of kind ``want``."""
     checker = Checker(text, variables)
     result = checker.visit(tree)
+    invalid = [(kind, token, _go_pattern_error(token)) for kind, token in checker.patterns]
+    invalid = [(kind, token, err) for kind, token, err in invalid if err]
+    literal_errors = [_format_error(text, token, "invalid matches argument")
+                      for kind, token, _ in invalid if kind == "literal"]
+    if literal_errors:
+        raise CheckError("\n".join(literal_errors))
     if result.kind not in (want, "dyn"):
         noun = "a bool" if want == "bool" else "a string"
         raise CheckError(f"cel expression must evaluate to {noun}")
+    if invalid:
+        raise ProgramError(invalid[0][2])
     return result, checker.uses
+
+
+def _go_pattern_error(token: lark.Token) -> str:
+    """Go's regexp.Compile error for the string literal ``token``; "" when it compiles."""
+    from .cel import compile_expression  # the literal's value, escapes decoded by celpy
+
+    try:
+        compile_go(str(compile_expression(str(token)).evaluate({})))
+    except GoRegexpError as exc:
+        return str(exc)
+    return ""

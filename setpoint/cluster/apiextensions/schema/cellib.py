@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import base64
 import ipaddress
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +20,8 @@ from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
 from setpoint.machinery.quantity import Quantity, QuantityError
+
+from .goregexp import GoRegexpError, compile_go
 
 CelValue = Any
 
@@ -206,17 +207,51 @@ def _max(items: Any) -> Any:
 
 
 # -- regex (k8s) ------------------------------------------------------------------------------
+# Go's regexp (RE2) for matches, find and findAll: k8s.io/apiserver pkg/cel/library/regex.go
+# compiles with regexp.Compile, cel-go's String.Match with regexp.MatchString.
+
+def _go_regexp(pattern: Any, prefix: str = "") -> Any:
+    """The compiled pattern, or a CELEvalError with Go's message (returned, not raised:
+    celpy words a raised ValueError as an overflow)."""
+    try:
+        return compile_go(_s(pattern))
+    except GoRegexpError as exc:
+        return CELEvalError(prefix + str(exc))
+
+
+def _matches(text: Any, pattern: Any) -> Any:
+    """cel-go ``matches``: an invalid pattern is the bare Go regexp error."""
+    regexp = _go_regexp(pattern)
+    if isinstance(regexp, CELEvalError):
+        return regexp
+    return celtypes.BoolType(regexp.search(_s(text)) is not None)
+
 
 def _find(text: Any, pattern: Any) -> Any:
-    m = re.search(_s(pattern), _s(text))
+    regexp = _go_regexp(pattern, "Illegal regex: ")
+    if isinstance(regexp, CELEvalError):
+        return regexp
+    m = regexp.search(_s(text))
     return celtypes.StringType(m.group(0) if m else "")
 
 
 def _find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
-    found = [m.group(0) for m in re.finditer(_s(pattern), _s(text))]
-    if int(limit) >= 0:
-        found = found[: int(limit)]
-    return celtypes.ListType([celtypes.StringType(f) for f in found])
+    """Go's ``FindAllString(s, n)``: an empty match right after the previous match is
+    skipped, and n >= 0 keeps the first n."""
+    regexp = _go_regexp(pattern, "Illegal regex: ")
+    if isinstance(regexp, CELEvalError):
+        return regexp
+    n = int(limit)
+    found: list[Any] = []
+    prev_end = -1
+    for m in regexp.finditer(_s(text)):
+        if n >= 0 and len(found) >= n:
+            break
+        if m.start() == m.end() and m.start() == prev_end:
+            continue
+        found.append(celtypes.StringType(m.group(0)))
+        prev_end = m.end()
+    return celtypes.ListType(found)
 
 
 # -- URLs (k8s) -------------------------------------------------------------------------------
@@ -389,6 +424,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "isSorted": _is_sorted,
     "sum": _sum,
     "max": _max,
+    "matches": _matches,
     "find": _find,
     "findAll": _find_all,
     "url": _url,
