@@ -4,6 +4,8 @@ module. Each test writes CRDs of its own group, so the tests share the server.""
 
 from __future__ import annotations
 
+import base64
+import copy
 import itertools
 from typing import Any
 
@@ -158,3 +160,50 @@ async def test_cel_regex_functions_are_go_regexp(module_api: API) -> None:
         ("FieldValueInvalid", "spec",
          f'Invalid value: "object": Illegal regex: {go_error} evaluating rule: '
          "self.s.findAll(self.p).size() >= 0")]
+
+
+def _established(crd: dict[str, Any]) -> bool:
+    return any(c["type"] == "Established" and c["status"] == "True"
+               for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+async def test_conversion_ca_bundle_is_checked_on_update_of_an_established_crd(
+        module_api: API) -> None:
+    """apiextensions validation.go validateCustomResourceConversion checks a set caBundle with
+    apiserver pkg/util/webhook/validation.go ValidateCABundle (client-go transport
+    TLSConfigFor: "unable to load root certificates: unable to parse bytes as PEM block",
+    the []byte value printed with %#v) unless allowInvalidCABundle: always on create, on
+    update while the old CRD is not Established or when its bundle was already invalid."""
+    bad = base64.b64encode(b"not pem").decode()
+    crd = _crd({"type": "object"})
+    crd["spec"]["conversion"] = {"strategy": "Webhook", "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://127.0.0.1:1/convert", "caBundle": bad}}}
+    lax = copy.deepcopy(crd)
+    strict = copy.deepcopy(crd)
+    del strict["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"]
+    strict["metadata"]["name"] = "gadgets." + strict["spec"]["group"]
+    strict["spec"]["names"] = {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"}
+    for created in (lax, strict):
+        status, body = await module_api.post(CRDS, created)
+        assert status == 201, body
+    for created in (lax, strict):
+        name = created["metadata"]["name"]
+
+        async def established(name: str = name) -> dict[str, Any] | None:
+            current = (await module_api.get(f"{CRDS}/{name}"))[1]
+            return current if _established(current) else None
+
+        current = await wait_for(established)
+        current["spec"]["conversion"]["webhook"]["clientConfig"]["caBundle"] = bad
+        current["metadata"].setdefault("labels", {})["touched"] = "yes"
+        status, body = await module_api.put(f"{CRDS}/{name}", current)
+        if created is lax:
+            assert status == 200, body  # the old bundle was invalid already
+            continue
+        assert status == 422, body
+        shown = "[]byte{" + ", ".join(hex(b) for b in b"not pem") + "}"
+        assert _causes(body) == [
+            ("FieldValueInvalid", "spec.conversion.webhookClientConfig.caBundle",
+             f"Invalid value: {shown}: unable to load root certificates: unable to parse "
+             "bytes as PEM block")]

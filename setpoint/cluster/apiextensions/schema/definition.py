@@ -21,7 +21,11 @@ from .defaulting import has_defaults
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 from .schemacheck import validate_schema
 from .structural import NodeContext
-from .webhookconfig import validate_webhook_service, validate_webhook_url
+from .webhookconfig import (
+    validate_ca_bundle,
+    validate_webhook_service,
+    validate_webhook_url,
+)
 
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64",
@@ -242,7 +246,7 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
     if hoist_cols:
         for j, col in enumerate(versions[0].get("additionalPrinterColumns") or []):
             errs += validate_column(col, f"spec.additionalPrinterColumns[{j}]")
-    errs += _validate_conversion(spec)
+    errs += _validate_conversion(spec, _allow_invalid_ca_bundle(old))
     return errs
 
 
@@ -406,7 +410,19 @@ def validate_column(col: Mapping[str, Any], path: str) -> list[Cause]:
     return errs
 
 
-def _validate_conversion(spec: Mapping[str, Any]) -> list[Cause]:
+def _allow_invalid_ca_bundle(old: Mapping[str, Any] | None) -> bool:
+    """validation.go ``allowInvalidCABundle``: any bundle on create, or while the old CRD is
+    not Established; on update otherwise only when the old bundle was itself invalid."""
+    if old is None or not any(c.get("type") == "Established" and c.get("status") == "True"
+                              for c in (old.get("status") or {}).get("conditions") or []):
+        return True
+    webhook = ((old.get("spec") or {}).get("conversion") or {}).get("webhook") or {}
+    bundle = str((webhook.get("clientConfig") or {}).get("caBundle") or "")
+    return bool(bundle) and bool(validate_ca_bundle("caBundle", bundle))
+
+
+def _validate_conversion(spec: Mapping[str, Any], allow_invalid_ca_bundle: bool = True
+                         ) -> list[Cause]:
     conversion = spec.get("conversion") or {}
     strategy = conversion.get("strategy") or ""
     path = "spec.conversion"
@@ -428,6 +444,9 @@ def _validate_conversion(spec: Mapping[str, Any]) -> list[Cause]:
         else:
             errs.extend(validate_webhook_service(f"{path}.webhookClientConfig.service",
                                                  config["service"] or {}))
+        bundle = str((config or {}).get("caBundle") or "")
+        if config is not None and bundle and not allow_invalid_ca_bundle:
+            errs.extend(validate_ca_bundle(f"{path}.webhookClientConfig.caBundle", bundle))
         errs.extend(_conversion_review_versions(
             list((webhook or {}).get("conversionReviewVersions") or []),
             f"{path}.conversionReviewVersions"))
