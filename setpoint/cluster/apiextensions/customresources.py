@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from setpoint.cluster.storage import Store
 
 CRD_KEY = "apiextensions.k8s.io/customresourcedefinitions"
+# crd_finalizer.go deleteInstances polls the remaining objects for one minute
+# (wait.PollImmediate(5*time.Second, 1*time.Minute, ...)) before it gives up
+INSTANCE_DELETION_TIMEOUT_S = 60.0
 
 
 def _served_types(crd: Obj) -> list[ResourceType]:
@@ -103,6 +106,8 @@ class CustomResources:
         self._schemas: dict[tuple[str, str, str], CustomResourceSchema] = {}
         self._pending: set[str] = set()
         self._terminating: dict[str, str] = {}  # storage key -> CRD being deleted
+        # storage key -> the end of the finalizer's wait for the remaining objects
+        self._deletion_checks: dict[str, asyncio.TimerHandle] = {}
         store.add_listener(self._on_event)
         crds = registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert crds is not None
@@ -209,11 +214,17 @@ class CustomResources:
                                      DeleteOptions())
             if self.store.count(storage_key):
                 self._terminating[storage_key] = crd["metadata"]["name"]
+                if storage_key not in self._deletion_checks:
+                    self._deletion_checks[storage_key] = asyncio.get_running_loop().call_later(
+                        INSTANCE_DELETION_TIMEOUT_S, self._deletion_timed_out, storage_key)
                 return  # objects with finalizers remain: we come back when they go
             ended = _DELETION_COMPLETED
         else:
             ended = _NEVER_ESTABLISHED
         self._terminating.pop(storage_key, None)
+        timer = self._deletion_checks.pop(storage_key, None)
+        if timer is not None:
+            timer.cancel()
         meta = crd["metadata"]
         finalizers = [f for f in meta.get("finalizers") or [] if f != CLEANUP_FINALIZER]
         if finalizers:
@@ -222,6 +233,18 @@ class CustomResources:
             return
         self.store.delete(CRD_KEY, "", meta["name"])
         self.store.drop_resource(storage_key)
+
+    def _deletion_timed_out(self, storage_key: str) -> None:
+        """deleteInstances' poll ended with objects left: the condition says so
+        (InstanceDeletionCheck) and the sync fails, so the controller's queue retries it,
+        which starts again from InstanceDeletionInProgress and deletes again."""
+        self._deletion_checks.pop(storage_key, None)
+        name = self._terminating.get(storage_key)
+        crd = self.store.get(CRD_KEY, "", name) if name else None
+        if crd is None or not self.store.count(storage_key):
+            return
+        self._set_terminating(crd, _DELETION_CHECK)
+        self._schedule(crd["metadata"]["name"])
 
     def _with_condition(self, crd: Obj, cond: tuple[str, str, str]) -> Obj:
         """The CRD's status with its Terminating condition set (SetCRDCondition: the
@@ -262,3 +285,5 @@ def terminating(crd: Obj | None) -> bool:
 _IN_PROGRESS = ("True", "InstanceDeletionInProgress", "CustomResource deletion is in progress")
 _DELETION_COMPLETED = ("False", "InstanceDeletionCompleted", "removed all instances")
 _NEVER_ESTABLISHED = ("False", "NeverEstablished", "resource was never established")
+_DELETION_CHECK = ("True", "InstanceDeletionCheck", "could not confirm zero CustomResources "
+                   "remaining: timed out waiting for the condition")

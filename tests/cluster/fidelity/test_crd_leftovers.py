@@ -4,13 +4,16 @@ module. Each test writes CRDs of its own group, so the tests share the server.""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import itertools
 from typing import Any
 
+import orjson
 import pytest
 
+from setpoint.cluster.apiextensions import customresources
 from tests.cluster.conftest import API
 from tests.waiting import wait_for
 
@@ -207,3 +210,43 @@ async def test_conversion_ca_bundle_is_checked_on_update_of_an_established_crd(
             ("FieldValueInvalid", "spec.conversion.webhookClientConfig.caBundle",
              f"Invalid value: {shown}: unable to load root certificates: unable to parse "
              "bytes as PEM block")]
+
+
+async def test_cleanup_that_cannot_finish_reports_instance_deletion_check(
+        module_api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pkg/controller/finalizer/crd_finalizer.go deleteInstances: when objects (held by
+    finalizers) remain after its one-minute wait, the Terminating condition becomes
+    InstanceDeletionCheck "could not confirm zero CustomResources remaining: timed out
+    waiting for the condition" and the failed sync is retried from
+    InstanceDeletionInProgress; once the objects go, the CRD goes. (The wait is shortened.)"""
+    monkeypatch.setattr(customresources, "INSTANCE_DELETION_TIMEOUT_S", 0.2)
+    crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
+    path = await _served(module_api, crd)
+    held = _widget(crd, "held", {}) | {"metadata": {"name": "held",
+                                                    "finalizers": ["example.com/hold"]}}
+    assert (await module_api.post(path, held))[0] == 201
+    name = crd["metadata"]["name"]
+    status, current = await module_api.get(f"{CRDS}/{name}")
+    url = (f"{module_api.cluster.url}{CRDS}?watch=true&fieldSelector=metadata.name%3D{name}"
+           f"&resourceVersion={current['metadata']['resourceVersion']}")
+    seen: list[tuple[str, str, str]] = []
+    async with module_api.session.get(url, ssl=module_api.ssl) as resp:
+        assert (await module_api.delete(f"{CRDS}/{name}"))[0] == 200
+        while seen[-2:] != [("True", "InstanceDeletionCheck", "could not confirm zero "
+                             "CustomResources remaining: timed out waiting for the condition"),
+                            ("True", "InstanceDeletionInProgress",
+                             "CustomResource deletion is in progress")]:
+            event = orjson.loads(await asyncio.wait_for(resp.content.readline(), 30))
+            cond = next((c for c in event["object"]["status"]["conditions"]
+                         if c["type"] == "Terminating"), None)
+            if cond is not None and (not seen or seen[-1][1] != cond["reason"]):
+                seen.append((cond["status"], cond["reason"], cond["message"]))
+    assert seen[0][1] == "InstanceDeletionPending"
+    status, _ = await module_api.patch(f"{path}/held", {"metadata": {"finalizers": None}},
+                                       "application/merge-patch+json")
+    assert status == 200
+
+    async def gone() -> bool:
+        return (await module_api.get(f"{CRDS}/{name}"))[0] == 404
+
+    await wait_for(gone)
