@@ -205,3 +205,81 @@ async def test_readyz_is_answered_while_a_large_converted_list_is_served(
                                     count) == 20_000
     [call] = hooks.calls["/convert"]
     assert len(call["review"]["request"]["objects"]) == 20_000
+
+
+def paint(request: Obj) -> Obj:
+    """v1 has ``spec.color``; v2 ``spec.paint``, the color with "-v2" added."""
+    desired = request["desiredAPIVersion"]
+    out = []
+    for obj in request["objects"]:
+        spec = dict(obj.get("spec") or {})
+        if desired.endswith("/v2") and "color" in spec:
+            spec["paint"] = spec.pop("color") + "-v2"
+        if desired.endswith("/v1") and "paint" in spec:
+            spec["color"] = spec.pop("paint").removesuffix("-v2")
+        out.append({**obj, "apiVersion": desired, "spec": spec})
+    return {"convertedObjects": out, "result": {"status": "Success"}}
+
+
+async def test_field_selectors_see_the_object_converted_to_the_version_asked_for(
+        api: API, hooks: Hooks) -> None:
+    """apiextensions customresource_handler.go gives each served version its own storage,
+    whose codec converts what etcd holds to that version (through the webhook) before the
+    version's cacher filters it: strategy.go GetAttrs/SelectableFields read the version's
+    own selectableFields on the converted object, for a LIST, its pages, and a WATCH."""
+    hooks.on("/paint", paint)
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+    def painted(name: str, field: str, storage: bool) -> Obj:
+        return {"name": name, "served": True, "storage": storage,
+                "selectableFields": [{"jsonPath": f".spec.{field}"}],
+                "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                    "spec": {"type": "object", "properties": {field: {"type": "string"}}}}}}}
+
+    status, body = await api.post(crds, {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "pots.paint.example.com"},
+        "spec": {"group": "paint.example.com", "scope": "Namespaced",
+                 "names": {"plural": "pots", "singular": "pot", "kind": "Pot"},
+                 "versions": [painted("v1", "color", True), painted("v2", "paint", False)],
+                 "conversion": {"strategy": "Webhook", "webhook": {
+                     "conversionReviewVersions": ["v1"],
+                     "clientConfig": {"url": hooks.url("/paint"),
+                                      "caBundle": hooks.ca_bundle}}}}})
+    assert status == 201, body
+    v1 = "/apis/paint.example.com/v1/namespaces/default/pots"
+    v2 = "/apis/paint.example.com/v2/namespaces/default/pots"
+
+    async def served() -> bool:
+        return (await api.get(v2))[0] == 200
+
+    await wait_for(served)
+    for name, color in (("a", "red"), ("b", "blue"), ("c", "red")):
+        status, body = await api.post(v1, {"apiVersion": "paint.example.com/v1", "kind": "Pot",
+                                           "metadata": {"name": name},
+                                           "spec": {"color": color}})
+        assert status == 201, body
+    red = "fieldSelector=spec.paint%3Dred-v2"
+    status, listed = await api.get(f"{v2}?{red}")
+    assert status == 200, listed
+    assert [(o["metadata"]["name"], o["spec"]) for o in listed["items"]] == [
+        ("a", {"paint": "red-v2"}), ("c", {"paint": "red-v2"})]
+    status, first = await api.get(f"{v2}?{red}&limit=1")
+    assert [o["metadata"]["name"] for o in first["items"]] == ["a"]
+    assert first["metadata"]["continue"]
+    status, second = await api.get(f"{v2}?{red}&limit=1&continue={first['metadata']['continue']}")
+    assert status == 200, second
+    assert [o["metadata"]["name"] for o in second["items"]] == ["c"]
+    assert second["metadata"].get("continue", "") == ""
+    assert (await api.get(f"{v1}?fieldSelector=spec.color%3Dred"))[1]["items"][0]["spec"] == {
+        "color": "red"}
+    url = (f"{api.cluster.url}{v2}?watch=true&{red}"
+           f"&resourceVersion={listed['metadata']['resourceVersion']}")
+    async with api.session.get(url, ssl=api.ssl) as resp:
+        merge = "application/merge-patch+json"
+        assert (await api.patch(f"{v1}/b", {"spec": {"color": "red"}}, merge))[0] == 200
+        assert (await api.patch(f"{v1}/a", {"spec": {"color": "green"}}, merge))[0] == 200
+        events = [orjson.loads(await resp.content.readline()) for _ in range(2)]
+    assert [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"])
+            for e in events] == [("ADDED", "b", {"paint": "red-v2"}),
+                                 ("DELETED", "a", {"paint": "red-v2"})]

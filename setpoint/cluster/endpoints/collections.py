@@ -22,12 +22,13 @@ from setpoint.cluster.endpoints.listencoding import (
 from setpoint.cluster.endpoints.negotiation import MediaType
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.endpoints.responses import encode, partial_metadata
-from setpoint.cluster.endpoints.watch import WatchStream
+from setpoint.cluster.endpoints.watch import CHANGE, WatchStream
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
 from setpoint.cluster.registry.listing import (
     cache_wait_revision,
     list_item,
     list_items_json,
+    page_converted,
     too_large,
 )
 from setpoint.cluster.registry.options import ListOptions, validate_list_options
@@ -85,9 +86,10 @@ class CollectionReads:
             # the page is converted in one review (webhook_converter.go converts a list's
             # items together); defaults and encoding then go a chunk at a time
             stored = [orjson.loads(raw) for raw in listed["items"]]
-            listed["items"] = await read_converted(
+            converted = await read_converted(
                 self.api, request, rt,
                 lambda: codec.present_all_steps(rt, stored, defaults=False))
+            listed = page_converted(codec, rt, ns, opts, listed, converted)
             present = partial(codec.with_defaults, rt)
         elif codec.serves_stored(rt):
             chunk_json = partial(list_items_json, rt)  # spliced in as stored
@@ -167,27 +169,45 @@ class CollectionReads:
         try:
             async for batch in stream:
                 if present is not None:
-                    batch = await self._converted(rt, batch, present)
+                    batch = await self._converted(rt, batch, present, stream)
+                    if not batch:
+                        continue
                 yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
         finally:
             stream.close()
             self.api.untrack_watch(stream)
 
     async def _converted(self, rt: ResourceType, batch: list[tuple[str, Obj]],
-                         present: Callable[[Obj], Obj]) -> list[tuple[str, Obj]]:
-        """A batch of watch events with their objects converted by the CRD's webhook."""
+                         present: Callable[[Obj], Obj], stream: WatchStream
+                         ) -> list[tuple[str, Obj]]:
+        """A batch of watch events with their objects converted by the CRD's webhook (and a
+        change's old object too when the field selector must see both converted: see
+        ``WatchStream.resolve_converted``), in one review."""
         from setpoint.cluster.apiextensions import conversionwebhook
 
-        objects = [(i, o) for i, (t, o) in enumerate(batch) if t not in ("BOOKMARK", "ERROR")]
+        objects: list[Obj] = []
+        for t, o in batch:
+            if t == CHANGE:
+                objects += [o["object"]] + ([o["prev"]] if o["prev"] is not None else [])
+            elif t not in ("BOOKMARK", "ERROR"):
+                objects.append(o)
         try:
-            converted = await conversionwebhook.convert(
-                self.api.webhook_client,
-                ConversionPoint(rt, [o for _, o in objects], rt.api_version))
+            converted = iter(await conversionwebhook.convert(
+                self.api.webhook_client, ConversionPoint(rt, objects, rt.api_version)))
         except StatusError as err:
             return [("ERROR", err.to_status())]
-        out = list(batch)
-        for (i, _), obj in zip(objects, converted, strict=True):
-            out[i] = (batch[i][0], present(obj))
+        out: list[tuple[str, Obj]] = []
+        for t, o in batch:
+            if t == CHANGE:
+                new = next(converted)
+                old = next(converted) if o["prev"] is not None else None
+                resolved = stream.resolve_converted(o, new, old)
+                if resolved is not None:
+                    out.append((resolved[0], present(resolved[1])))
+            elif t in ("BOOKMARK", "ERROR"):
+                out.append((t, o))
+            else:
+                out.append((t, present(next(converted))))
         return out
 
     def _watch_presenter(self, rt: ResourceType, media: MediaType,

@@ -33,6 +33,11 @@ BOOKMARK_EVERY = 60.0
 BOOKMARK_BEFORE_DEADLINE = 2.0
 
 
+# a change whose field selection waits for its objects to be converted by the CRD's webhook:
+# its object is {"type", "object", "prev", "revision"} (see WatchStream.resolve_converted)
+CHANGE = "CHANGE"
+
+
 class WatchStream:
     """The events of one watch request, as an async iterator of (type, object)."""
 
@@ -71,7 +76,11 @@ class WatchStream:
             send_initial = since == 0
         if send_initial:
             for obj in store.list(self._rt.storage_key, self._ns):
-                if self._filter.empty or self._filter.matches(obj):
+                if self._filter.fields_after_conversion:
+                    if self._filter.matches(obj):
+                        self._initial.append((CHANGE, {"type": "ADDED", "object": obj,
+                                                       "prev": None, "revision": 0}))
+                elif self._filter.empty or self._filter.matches(obj):
                     self._initial.append(("ADDED", self._present(obj)))
             if self._opts.allow_bookmarks:
                 self._initial.append(("BOOKMARK", self._bookmark(initial_end=True)))
@@ -115,6 +124,12 @@ class WatchStream:
             return ev.type, self._shown(ev)
         now_matches = ev.type != "DELETED" and flt.matches(ev.obj)
         was_matching = ev.prev is not None and flt.matches(ev.prev)
+        if flt.fields_after_conversion:
+            if not now_matches and not was_matching:
+                return None
+            return CHANGE, {"type": ev.type, "object": ev.obj,
+                            "prev": ev.prev if was_matching else None,
+                            "revision": ev.revision}
         if ev.type == "DELETED":
             return ("DELETED", self._shown(ev)) if was_matching else None
         if now_matches and was_matching:
@@ -126,6 +141,25 @@ class WatchStream:
             gone = {**ev.prev, "metadata": {**ev.prev["metadata"],
                                             "resourceVersion": str(ev.revision)}}
             return "DELETED", self._present(gone)
+        return None
+
+    def resolve_converted(self, change: Obj, obj: Obj, prev: Obj | None
+                          ) -> WatchEvent | None:
+        """The event a CHANGE makes once its object (and the old one, when that matched
+        the labels) are converted: the field selector decides on the converted forms as
+        the cacher's watchers do (cache_watcher.go convertToWatchEvent)."""
+        flt = self._filter
+        now_matches = change["type"] != "DELETED" and flt.matches_converted(obj)
+        was_matching = prev is not None and flt.matches_converted(prev)
+        if change["type"] == "DELETED":
+            return ("DELETED", obj) if was_matching else None
+        if now_matches and was_matching:
+            return "MODIFIED", obj
+        if now_matches:
+            return "ADDED", obj
+        if was_matching and prev is not None:
+            return "DELETED", {**prev, "metadata": {
+                **prev["metadata"], "resourceVersion": str(change["revision"])}}
         return None
 
     def _shown(self, ev: Event) -> Obj:

@@ -35,7 +35,8 @@ class Filter:
 
     def __init__(self, codec: StorageCodec, rt: ResourceType, opts: ListOptions) -> None:
         self._rt = rt
-        # a CR converted by webhook is filtered as stored: its field labels are metadata only
+        # a CR converted by webhook has the same metadata in every version: a selector on
+        # metadata alone is matched as stored
         self._view = codec.from_storage if rt.conversion_webhook is None else _as_stored
         self._labels = labels.parse(opts.label_selector) if opts.label_selector else None
         self._fields = None
@@ -43,6 +44,14 @@ class Filter:
             self._fields = fieldlabels.convert_field_selector(
                 rt, fields.parse(opts.field_selector))
         self.empty = self._labels is None and self._fields is None
+        # a selectable field of a CR converted by webhook is read from the object converted
+        # to the version asked for (each version's storage decodes, and its cacher filters,
+        # converted objects: apiextensions customresource_handler.go, strategy.go GetAttrs):
+        # matches() leaves it to matches_converted(), after the webhook has converted
+        self.fields_after_conversion = rt.conversion_webhook is not None and \
+            self._fields is not None and any(
+                r.field not in ("metadata.name", "metadata.namespace")
+                for r in self._fields.requirements)
 
     @property
     def label_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -53,10 +62,15 @@ class Filter:
         if self._labels is not None and not self._labels.matches(
                 obj["metadata"].get("labels") or {}):
             return False
-        if self._fields is not None:
+        if self._fields is not None and not self.fields_after_conversion:
             view = self._view(self._rt, obj)
             return bool(self._fields.matches(self._rt.strategy.field_labels(self._rt, view)))
         return True
+
+    def matches_converted(self, obj: Obj) -> bool:
+        """The field selector on an object converted to the version listed or watched."""
+        return self._fields is None or bool(
+            self._fields.matches(self._rt.strategy.field_labels(self._rt, obj)))
 
 
 # etcd's answer to a read at a revision it has not reached (mvcc.ErrFutureRev), which
@@ -181,7 +195,32 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
             expired.continue_token = encode_continue(-1, start)
             raise expired
         raise errors.resource_expired("The resourceVersion for the provided list is too old.")
+    if flt.fields_after_conversion:
+        limit = 0  # every candidate: page_converted() pages the converted matches
     return _page(rt, flt, scan, prefix, revision, limit)
+
+
+def page_converted(codec: StorageCodec, rt: ResourceType, ns: str | None, opts: ListOptions,
+                   listed: Obj, converted: list[Obj]) -> Obj:
+    """``listed`` (from list_stored) with its items replaced by the ``converted`` ones that
+    the field selector matches, a page of them when a limit applies, its continue token
+    resuming after the page's last object as list_stored's would."""
+    flt = Filter(codec, rt, opts)
+    if not flt.fields_after_conversion:
+        return {**listed, "items": converted}
+    limit = opts.limit
+    if opts.resource_version == "0" and not served_from_etcd(opts):
+        limit = 0  # the watch cache ignores the limit of a read at "0"
+    # matched as the storage decodes them: with their schema's defaults
+    matched = [obj for obj in converted if flt.matches_converted(codec.with_defaults(rt, obj))]
+    meta = dict(listed["metadata"])
+    if limit and len(matched) > limit:
+        matched = matched[:limit]
+        last = matched[-1]["metadata"]
+        key = last["name"] if not rt.namespaced or ns is not None \
+            else f"{last.get('namespace', '')}/{last['name']}"
+        meta["continue"] = encode_continue(int(meta["resourceVersion"]), key + "\x00")
+    return {**listed, "metadata": meta, "items": matched}
 
 
 def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
