@@ -15,7 +15,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from operators.etcd import objects
-from operators.etcd.etcdclient import EtcdClient, EtcdError, Member, MemberStatus
+from operators.etcd.etcdclient import EtcdClient, EtcdError, Member, MemberStatus, Unreachable
 from operators.etcd.members import ClaimView, Observed, PodView, quorum
 from operators.etcd.resource import EtcdCluster
 from setpoint.resources.models.core_v1 import PersistentVolumeClaim, Pod
@@ -83,12 +83,24 @@ async def member_list(urls: list[str], *, linearizable: bool = True
     return None, errors
 
 
+STATUS_TIMEOUTS = (2.0, 5.0)
+"""A member's status is asked with a short timeout, then once more with a longer one when
+the first got no answer in time: one slow answer on a loaded node must not count a member
+as down and flip Available (the kubelet's probes likewise fail only after
+``failureThreshold`` failures in a row). A refused connection or an error answer is final."""
+
+
 async def _status(url: str) -> MemberStatus | None:
-    try:
-        async with EtcdClient(url, timeout=2.0) as etcd:
-            return await etcd.status()
-    except EtcdError:
-        return None
+    for timeout in STATUS_TIMEOUTS:
+        try:
+            async with EtcdClient(url, timeout=timeout) as etcd:
+                return await etcd.status()
+        except Unreachable as exc:
+            if not isinstance(exc.__cause__, TimeoutError):
+                return None
+        except EtcdError:
+            return None
+    return None
 
 
 def _has_quorum(obs: Observed) -> bool:
