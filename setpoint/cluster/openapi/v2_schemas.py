@@ -32,6 +32,7 @@ from setpoint.cluster.openapi.schemas import (
     crd_version,
     custom_schema_name,
 )
+from setpoint.cluster.openapi.enums import with_enums
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
 
@@ -67,7 +68,7 @@ def builtin_definition(name: str) -> Obj:
     special = _SPECIAL.get(name)
     if special is not None:
         return copy.deepcopy(special)
-    return _convert_schema(definitions().raw[name])
+    return with_enums(name, _convert_schema(definitions().raw[name]))
 
 
 def _convert(node: Any, prop: str | None = None) -> Any:
