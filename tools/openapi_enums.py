@@ -113,11 +113,12 @@ def scan(root: Path) -> tuple[dict[str, list[list[str]]], dict[str, dict[str, st
         # a constant's value: a string literal, or another constant's (possibly converted)
         if expr.startswith('"') and expr.endswith('"'):
             return str(json.loads(expr))
-        if depth > 5 or (m := _CONVERSION.match(expr)) is None and not expr.isidentifier() \
-                and "." not in expr:
+        if depth > 5:
             return None
-        if m is not None:
+        if (m := _CONVERSION.match(expr)) is not None:
             return value_of(m.group(2), package, imports, depth + 1)
+        if not expr.replace(".", "").isidentifier():
+            return None
         other = literals.get(_resolve(expr, package, imports))
         return value_of(other[2], other[4], other[5], depth + 1) if other else None
 

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from setpoint.cluster.openapi import schemas as v3
+from setpoint.cluster.openapi.enums import with_enums
 from setpoint.cluster.openapi.schemas import (
     API_VERSION_DOC,
     INT_OR_STRING,
@@ -32,7 +33,6 @@ from setpoint.cluster.openapi.schemas import (
     crd_version,
     custom_schema_name,
 )
-from setpoint.cluster.openapi.enums import with_enums
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
 
