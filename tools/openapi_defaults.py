@@ -10,8 +10,10 @@ schema (metav1.Time, MicroTime, IntOrString, Quantity). A slice's items and a ma
 the same, as never omitempty. kube-openapi serves defaults in OpenAPI v3 only (the v2 document
 is built with them pruned), and a ``$ref`` with a default beside it is wrapped in ``allOf``.
 
-Usage: ``.venv/bin/python tools/openapi_defaults.py --api-src DIR [--out PATH]`` where DIR is
-a checkout of k8s.io/api at the release's tag (v0.32.0 for Kubernetes 1.32).
+Usage: ``.venv/bin/python tools/openapi_defaults.py --src k8s.io/api=DIR --src
+k8s.io/apimachinery=DIR --src k8s.io/apiextensions-apiserver=DIR --src k8s.io/kube-aggregator=DIR
+[--out PATH]``, each DIR a checkout of that module at the release's tag (v0.32.0 for
+Kubernetes 1.32).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ _IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+)?\s*"([^"]+)"\s*$')
 _ZERO = {"string": "", "bool": False, "int": 0, "int32": 0, "int64": 0, "uint": 0,
          "uint32": 0, "uint64": 0, "float32": 0, "float64": 0, "byte": 0}
 _NONE = object()  # no default
-# the types outside k8s.io/api that members use, by what mustEnforceDefault makes of them
+# apimachinery types whose Go shape does not say what openapi-gen makes of them: those with
+# their own OpenAPI schema (OpenAPISchemaType) get no default, Duration's is ``{}``
 _FOREIGN: dict[str, Any] = {
     "k8s.io/apimachinery/pkg/apis/meta/v1.Time": _NONE,
     "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime": _NONE,
@@ -40,6 +43,9 @@ _FOREIGN: dict[str, Any] = {
     "k8s.io/apimachinery/pkg/apis/meta/v1.Duration": "struct",
     "k8s.io/apimachinery/pkg/types.UID": "string",
     "k8s.io/apimachinery/pkg/runtime.RawExtension": _NONE,
+    **{f"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1.{name}": _NONE
+       for name in ("JSON", "JSONSchemaPropsOrArray", "JSONSchemaPropsOrBool",
+                    "JSONSchemaPropsOrStringArray")},
 }
 
 
@@ -52,16 +58,21 @@ def _comment_block(lines: list[str], index: int) -> list[str]:
     return list(reversed(out))
 
 
-def scan(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
+def scan(roots: dict[str, Path]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The defaults of every definition of the Go modules ``roots`` (module path -> source)."""
     named: dict[str, str] = {}  # type key -> underlying expression (resolved) or "struct"
     single_embedded: dict[str, str] = {}
     # struct key -> its members, an inlined embedded struct as ("", type key, ...)
     members: dict[str, list[tuple[str, str, bool, list[str], str, dict[str, str]]]] = {}
     definitions: dict[str, str] = {}  # struct key -> definition name
     same_members: dict[str, str] = {}  # a type declared as another struct type -> that type
-    for path in sorted(p for p in root.rglob("*.go") if not p.name.endswith("_test.go")):
-        package = "k8s.io/api/" + path.parent.relative_to(root).as_posix()
-        prefix = "io.k8s.api." + path.parent.relative_to(root).as_posix().replace("/", ".")
+    sources = sorted((module, p, root) for module, root in roots.items()
+                     for p in root.rglob("*.go") if not p.name.endswith("_test.go"))
+    for module, path, root in sources:
+        package = f"{module}/{path.parent.relative_to(root).as_posix()}".rstrip("/.")
+        host, _, rest = package.partition("/")
+        # openapi-gen's friendly names: the Go package path reversed at its host
+        prefix = ".".join([*reversed(host.split(".")), *rest.split("/")])
         lines = path.read_text().splitlines()
         imports: dict[str, str] = {}
         in_imports = False
@@ -70,6 +81,9 @@ def scan(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
         for i, line in enumerate(lines):
             if line.startswith("import ("):
                 in_imports = True
+                continue
+            if line.startswith("import ") and (m := _IMPORT.match(line)):
+                imports[m.group(1) or m.group(2).rsplit("/", 1)[-1]] = m.group(2)
                 continue
             if in_imports:
                 if line.strip() == ")":
@@ -117,7 +131,7 @@ def scan(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
                 else:
                     target = _resolve_expr(underlying.lstrip("= "), package, imports)
                     named[key] = target
-                    if target.startswith("k8s.io/api/"):
+                    if target.startswith("k8s.io/"):
                         # ``type A = v1.A`` or ``type A v1.A``: the same members
                         definitions[key] = f"{prefix}.{name}"
                         same_members[key] = target
@@ -127,11 +141,12 @@ def scan(root: Path) -> dict[str, dict[str, dict[str, Any]]]:
             return _NONE
         if expr in _ZERO:
             return _NONE if omit_empty else _ZERO[expr]
-        if expr in single_embedded:
+        if expr in _FOREIGN:
+            kind = _FOREIGN[expr]
+        elif expr in single_embedded:
             return type_default(single_embedded[expr], omit_empty, depth + 1)
-        # other apimachinery types that members use are plain structs (ObjectMeta, Condition…)
-        kind = _FOREIGN.get(expr, named.get(expr, "struct" if expr.startswith(
-            "k8s.io/apimachinery/") else _NONE))
+        else:
+            kind = named.get(expr, _NONE)
         if kind is _NONE:
             return _NONE
         if kind == "struct" or (isinstance(kind, str) and kind in named
@@ -228,11 +243,11 @@ def _resolve_expr(expr: str, package: str, imports: dict[str, str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--api-src", type=Path, required=True)
+    parser.add_argument("--src", action="append", required=True, metavar="MODULE=DIR")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent
                         / "setpoint" / "cluster" / "openapi" / "defaults.json")
     args = parser.parse_args()
-    table = scan(args.api_src)
+    table = scan({m: Path(d) for m, _, d in (s.partition("=") for s in args.src)})
     args.out.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
     print(f"{sum(len(v) for v in table.values())} properties -> {args.out}")
 

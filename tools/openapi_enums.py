@@ -75,6 +75,9 @@ def scan(root: Path) -> tuple[dict[str, list[list[str]]], dict[str, dict[str, st
             if line.startswith("import ("):
                 in_imports = True
                 continue
+            if line.startswith("import ") and (m := _IMPORT.match(line)):
+                imports[m.group(1) or m.group(2).rsplit("/", 1)[-1]] = m.group(2)
+                continue
             if in_imports:
                 if stripped == ")":
                     in_imports = False

@@ -1,5 +1,6 @@
-"""The ``enum`` lists and "Possible enum values" text of built-in properties, as kube-apiserver
-1.32 serves them in /openapi/v3 and /openapi/v2, and as ``kubectl explain`` shows them.
+"""What openapi-gen adds to the built-in definitions kube-apiserver 1.32 serves: the ``enum``
+lists and "Possible enum values" text (in /openapi/v3 and /openapi/v2, and as ``kubectl
+explain`` shows them) and the v3 ``default`` values.
 
 The served definitions are pkg/generated/openapi/zz_generated.openapi.go with the OpenAPIEnums
 feature gate on (its default; k8s.io/apiserver pkg/util/openapi/enablement.go); openapi-gen
@@ -146,3 +147,44 @@ async def test_kubectl_explain_shows_enum_values(cluster: RunningCluster, api: A
         STRATEGY_TYPE
     assert definitions["io.k8s.api.core.v1.PodSpec"]["properties"]["restartPolicy"] == \
         RESTART_POLICY
+
+
+# -- defaults (OpenAPI v3 only) -------------------------------------------------------------
+# Entries of kubernetes/kubernetes v1.32 api/openapi-spec/v3/apis__apps__v1_openapi.json,
+# api__v1_openapi.json and apis__authentication.k8s.io__v1_openapi.json (openapi-gen's
+# generateDefault / mustEnforceDefault in k8s.io/kube-openapi pkg/generators/openapi.go).
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": "#/components/schemas/" + name}
+
+
+def test_v3_defaults_match_the_1_32_spec_entries() -> None:
+    deployment = builtin_schema("io.k8s.api.apps.v1.Deployment")["properties"]
+    # a non-pointer struct member defaults to {}, its $ref wrapped in allOf
+    assert {k: v for k, v in deployment["spec"].items() if k != "description"} == {
+        "allOf": [_ref("io.k8s.api.apps.v1.DeploymentSpec")], "default": {}}
+    assert deployment["metadata"]["default"] == {}
+    port = builtin_schema("io.k8s.api.core.v1.ContainerPort")["properties"]
+    assert port["containerPort"] == {
+        "default": 0, "description": "Number of port to expose on the pod's IP address. This "
+        "must be a valid port number, 0 < x < 65536.", "format": "int32", "type": "integer"}
+    assert port["hostPort"].get("default") is None  # omitempty: no zero value enforced
+    assert port["protocol"]["default"] == "TCP"  # +default="TCP"
+    containers = builtin_schema("io.k8s.api.core.v1.PodSpec")["properties"]["containers"]
+    assert containers["items"] == {"allOf": [_ref("io.k8s.api.core.v1.Container")],
+                                   "default": {}}
+    labels = builtin_schema("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta")["properties"]
+    assert labels["labels"]["additionalProperties"] == {"default": "", "type": "string"}
+    # a member of a custom-schema type (metav1.Time) gets none
+    assert "default" not in labels["creationTimestamp"]
+    extra = builtin_schema("io.k8s.api.authentication.v1.UserInfo")["properties"]["extra"]
+    assert extra["additionalProperties"] == {"items": {"default": "", "type": "string"},
+                                             "type": "array"}
+
+
+def test_v2_definitions_carry_no_defaults() -> None:
+    spec = builtin_definition("io.k8s.api.apps.v1.Deployment")["properties"]["spec"]
+    assert spec == {"$ref": "#/definitions/io.k8s.api.apps.v1.DeploymentSpec",
+                    "description": "Specification of the desired behavior of the Deployment."}
+    assert "default" not in builtin_definition("io.k8s.api.core.v1.ContainerPort")[
+        "properties"]["containerPort"]
