@@ -17,6 +17,8 @@ import copy
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from setpoint.cluster.openapi.defaults import with_defaults
+from setpoint.cluster.openapi.enums import with_enums
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
 
@@ -79,7 +81,7 @@ def builtin_schema(name: str) -> Obj:
     special = _SPECIAL.get(name)
     if special is not None:
         return copy.deepcopy(special)
-    return _convert_schema(definitions().raw[name])
+    return with_defaults(name, with_enums(name, _convert_schema(definitions().raw[name])))
 
 
 def _convert(node: Any, prop: str | None = None) -> Any:

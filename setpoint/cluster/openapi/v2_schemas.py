@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from setpoint.cluster.openapi import schemas as v3
+from setpoint.cluster.openapi.enums import with_enums
 from setpoint.cluster.openapi.schemas import (
     API_VERSION_DOC,
     INT_OR_STRING,
@@ -67,7 +68,7 @@ def builtin_definition(name: str) -> Obj:
     special = _SPECIAL.get(name)
     if special is not None:
         return copy.deepcopy(special)
-    return _convert_schema(definitions().raw[name])
+    return with_enums(name, _convert_schema(definitions().raw[name]))
 
 
 def _convert(node: Any, prop: str | None = None) -> Any:
