@@ -231,14 +231,20 @@ async def test_the_python_client_sees_usage_and_the_refusal(module_api: API) -> 
     config.load_kube_config(config_file=str(module_api.cluster.kubeconfig),
                             client_configuration=configuration)
 
-    def calls() -> tuple[dict[str, str], client.ApiException]:
+    def calls() -> tuple[dict[str, str] | None, client.ApiException]:
         with client.ApiClient(configuration) as api_client:
             core = client.CoreV1Api(api_client)
-            service = {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
-            core.create_namespaced_service(ns, service)
-            used = core.read_namespaced_resource_quota("q", ns).status.used
+
+            def service(name: str) -> client.V1Service:
+                return client.V1Service(
+                    metadata=client.V1ObjectMeta(name=name),
+                    spec=client.V1ServiceSpec(ports=[client.V1ServicePort(port=80)]))
+
+            core.create_namespaced_service(ns, service("s"))
+            status = core.read_namespaced_resource_quota("q", ns).status
+            used = status.used if status is not None else None
             try:
-                core.create_namespaced_service(ns, {**service, "metadata": {"name": "t"}})
+                core.create_namespaced_service(ns, service("t"))
             except client.ApiException as err:
                 return used, err
             raise AssertionError("the second service was admitted")
@@ -246,6 +252,6 @@ async def test_the_python_client_sees_usage_and_the_refusal(module_api: API) -> 
     used, err = await asyncio.to_thread(calls)
     assert used == {"count/services": "1"}
     assert err.status == 403
-    assert json.loads(err.body)["message"] == (
+    assert json.loads(err.body or "{}")["message"] == (
         'services "t" is forbidden: exceeded quota: q, requested: count/services=1, '
         "used: count/services=1, limited: count/services=1")
