@@ -16,6 +16,7 @@ from typing import Any
 
 from setpoint.cluster.quota import resources as rl
 from setpoint.cluster.quota.resources import ResourceList
+from setpoint.cluster.registry.conversion import SHARED_STORAGE
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity
 
@@ -64,7 +65,8 @@ class Evaluator:
     def __init__(self, group: str, resource: str) -> None:
         self.group = group
         self.resource = resource
-        self.storage_key = f"{group}/{resource}"
+        # (events.k8s.io Events are stored as core Events)
+        self.storage_key = SHARED_STORAGE.get((group, resource), f"{group}/{resource}")
         self._names = [object_count_name(group, resource)]
         if not group and resource in LEGACY_ALIASES:
             self._names.append(LEGACY_ALIASES[resource])

@@ -32,6 +32,8 @@ from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
 
 def ns_path(ns: str) -> str:
     return f"/api/v1/namespaces/{ns}"
@@ -255,3 +257,35 @@ async def test_the_python_client_sees_usage_and_the_refusal(module_api: API) -> 
     assert json.loads(err.body or "{}")["message"] == (
         'services "t" is forbidden: exceeded quota: q, requested: count/services=1, '
         "used: count/services=1, limited: count/services=1")
+
+
+async def test_custom_resources_are_counted_by_count_resource_group(module_api: API) -> None:
+    """generic.NewObjectCountEvaluator: ``count/gadgets.quota.example.com`` counts and limits
+    a custom resource's objects (the controller counting those created before the quota)."""
+    ns = await namespace(module_api, "rq-custom")
+    status, out = await module_api.post(CRDS, {
+        "metadata": {"name": "gadgets.quota.example.com"},
+        "spec": {"group": "quota.example.com", "scope": "Namespaced",
+                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object"}}}]}})
+    assert status == 201, out
+    gadgets = f"/apis/quota.example.com/v1/namespaces/{ns}/gadgets"
+
+    async def served() -> bool:
+        return (await module_api.get(gadgets))[0] == 200
+
+    await wait_for(served)
+    status, out = await module_api.post(gadgets, {"apiVersion": "quota.example.com/v1",
+                                                  "kind": "Gadget", "metadata": {"name": "a"}})
+    assert status == 201, out
+    assert await quota(module_api, ns, "q", {"count/gadgets.quota.example.com": "1"}) == {
+        "count/gadgets.quota.example.com": "1"}
+    status, out = await module_api.post(gadgets, {"apiVersion": "quota.example.com/v1",
+                                                  "kind": "Gadget", "metadata": {"name": "b"}})
+    assert status == 403, out
+    assert out["message"] == (
+        'gadgets.quota.example.com "b" is forbidden: exceeded quota: q, requested: '
+        "count/gadgets.quota.example.com=1, used: count/gadgets.quota.example.com=1, "
+        "limited: count/gadgets.quota.example.com=1")
+    assert out["details"] == {"name": "b", "group": "quota.example.com", "kind": "gadgets"}
