@@ -136,8 +136,9 @@ class APIServer:
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
-        self.rest.final_validating_admission.append(resourcequota.ResourceQuotaAdmission(
-            self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update))
+        resourcequota.ResourceQuotaAdmission(
+            self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,
+        ).install(self.rest.final_validating_admission, self.store)
 
     @cached_property
     def webhook_client(self) -> WebhookClient:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery.errors import StatusError
 from tests.waiting import wait_for
@@ -77,3 +77,16 @@ async def test_status_hard_follows_a_changed_spec(server: APIServer) -> None:
     await wait_for(lambda: quota_status(server) == {
         "hard": {"secrets": "4", "count/configmaps": "9"},
         "used": {"secrets": "0", "count/configmaps": "1"}})
+
+
+async def test_the_plugin_is_in_the_chain_only_while_a_quota_exists(server: APIServer) -> None:
+    """controller.go answers at once when there is no quota; here writes in a cluster without
+    one do not call the plugin at all (creates cost what they did before quotas existed)."""
+    chain = server.rest.final_validating_admission
+    assert chain == []
+    create(server, "resourcequotas", {"metadata": {"name": "q"},
+                                      "spec": {"hard": {"configmaps": "1"}}})
+    assert [type(p).__name__ for p in chain] == ["ResourceQuotaAdmission"]
+    server.rest.delete(server.resource("", "v1", "resourcequotas"), "team", "q",
+                       DeleteOptions())
+    assert chain == []

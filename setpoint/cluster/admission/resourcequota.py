@@ -29,7 +29,8 @@ from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.storage import Reader
+    from setpoint.cluster.registry.genericstore import Admission
+    from setpoint.cluster.storage import Informer, Reader
 
 RESOURCEQUOTAS = "/resourcequotas"
 # k8s.io/apiserver/pkg/quota/v1/install (kubernetes pkg/quota/v1/install/registry.go
@@ -54,12 +55,26 @@ class ResourceQuotaAdmission:
     def __repr__(self) -> str:
         return "ResourceQuotaAdmission()"
 
+    def install(self, chain: list[Admission], store: Informer) -> None:
+        """Be in ``chain`` (at its end) exactly while the cluster has a ResourceQuota: as
+        controller.go answers at once when a namespace has none, but without the call, so a
+        cluster without quotas (the common case) pays nothing per write."""
+        store.add_listener(lambda event: self._arm(chain), (RESOURCEQUOTAS,))
+        self._arm(chain)
+
+    def _arm(self, chain: list[Admission]) -> None:
+        present = self in chain
+        if self._store.count(RESOURCEQUOTAS):
+            if not present:
+                chain.append(self)
+        elif present:
+            chain.remove(self)
+
     def __call__(self, attributes: Attributes) -> None:
-        rt = attributes.rt
-        if attributes.subresource or not rt.namespaced:
+        if attributes.subresource:
             return
-        # most clusters and namespaces have no quota: this costs a dict lookup
-        if not self._store.count(RESOURCEQUOTAS) or (rt.group, rt.resource) in IGNORED:
+        rt = attributes.rt
+        if not rt.namespaced or (rt.group, rt.resource) in IGNORED:
             return
         evaluator = evaluator_for(rt.group, rt.resource)
         if not evaluator.handles(attributes.operation):

@@ -92,9 +92,9 @@ class ResourceQuotaController:
                                          and needs_full_resync(event.obj)):
                 self.queue.add((event.namespace, event.name))
             return
-        # most writes are not deletions and most namespaces have no quota: cheap answers first
-        if not event.namespace or not self._store.count(RESOURCEQUOTAS) \
-                or not _replenishes(event):
+        # most writes are creates and most clusters have no quota: cheap answers first
+        if event.type == "ADDED" or not self._store.count(RESOURCEQUOTAS) \
+                or not event.namespace or not _replenishes(event):
             return
         group, _, resource = event.resource.partition("/")
         evaluator = evaluator_for(group, resource)
