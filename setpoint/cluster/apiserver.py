@@ -26,6 +26,7 @@ from setpoint.cluster.admission import (
     pods,
     priorityclasses,
     rbacescalation,
+    resourcequota,
     services,
 )
 from setpoint.cluster.aggregator import Aggregator
@@ -134,6 +135,10 @@ class APIServer:
         ])
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))
+        # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
+        resourcequota.ResourceQuotaAdmission(
+            self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,
+        ).install(self.rest.final_validating_admission, self.store)
 
     @cached_property
     def webhook_client(self) -> WebhookClient:

@@ -4,7 +4,8 @@ They stand in for the kube-controller-manager controllers a cluster cannot work 
 ``serviceaccount`` (the ``default`` ServiceAccount), ``serviceaccount-token`` (token Secrets),
 ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
-``garbage-collector`` (owner references), ``clusterrole-aggregation``, and the
+``garbage-collector`` (owner references), ``clusterrole-aggregation``, ``resourcequota``
+(ResourceQuota status), and the
 aggregator's ``apiservice-available`` (APIService status), and three of kube-apiserver's own:
 ``autoregister`` (the local APIServices), ``cluster_authentication_trust_controller`` and
 the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``).
@@ -23,6 +24,7 @@ from setpoint.cluster.controllers.clusterroleaggregation import ClusterRoleAggre
 from setpoint.cluster.controllers.flowschemastatus import FlowSchemaStatus
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
+from setpoint.cluster.controllers.resourcequota import ResourceQuotaController
 from setpoint.cluster.controllers.rootca import RootCAPublisher
 from setpoint.cluster.controllers.serviceaccounts import ServiceAccountsController
 from setpoint.cluster.controllers.serviceaccounttokens import TokensController
@@ -36,7 +38,8 @@ if TYPE_CHECKING:
 
 __all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
            "ClusterAuthenticationTrust", "ClusterRoleAggregation",
-           "GarbageCollector", "NamespaceController", "RootCAPublisher",
+           "GarbageCollector", "NamespaceController", "ResourceQuotaController",
+           "RootCAPublisher",
            "ServiceAccountsController", "start_all"]
 
 
@@ -54,13 +57,14 @@ class BuiltinControllers:
     authentication_trust: ClusterAuthenticationTrust
     tokens: TokensController
     flow_schema_status: FlowSchemaStatus
+    resource_quota: ResourceQuotaController
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
                            self.garbage_collector, self.cluster_role_aggregation,
                            self.autoregister, self.authentication_trust, self.tokens,
-                           self.flow_schema_status):
+                           self.flow_schema_status, self.resource_quota):
             controller.queue.shutdown()
         self.apiservice_available.shutdown()
 
@@ -94,6 +98,8 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         tokens=TokensController(store, rest, resource("", "v1", "secrets"), issuer, ca_pem),
         flow_schema_status=FlowSchemaStatus(
             store, rest, resource("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")),
+        resource_quota=ResourceQuotaController(
+            store, rest, resource("", "v1", "resourcequotas"), registry),
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()
@@ -102,5 +108,6 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.cluster_role_aggregation.start()
     controllers.apiservice_available.start()
     controllers.tokens.start()
+    controllers.resource_quota.start()
     # autoregister starts once the server serves: APIServer.post_start
     return controllers

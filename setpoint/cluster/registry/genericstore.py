@@ -117,6 +117,10 @@ class GenericStore:
         # updateValidation, once the strategy validated the object, before the validating
         # webhooks
         self.validating_admission: list[Admission] = []
+        # the validating plugins kube-apiserver orders after the validating webhooks
+        # (ResourceQuota, last of all): run just before the object is stored, nothing awaited
+        # in between
+        self.final_validating_admission: list[Admission] = []
         self.clock: Callable[[], str] = now_rfc3339
 
     # -- read ---------------------------------------------------------------------------
@@ -181,6 +185,8 @@ class GenericStore:
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options, warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
+        for plugin in self.final_validating_admission:
+            plugin(Attributes("CREATE", rt, obj, None, opts.user, opts.dry_run))
         if self.storage.get(rt.storage_key, ns or "", name) is not None:
             # rest.CheckGeneratedNameError: with a generateName, the server's own choice
             if meta.get("generateName"):
@@ -292,6 +298,8 @@ class GenericStore:
         current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)
         if current_rv is None or current_rv != old_meta.get("resourceVersion"):
             raise Changed  # written (or deleted) by another request while webhooks answered
+        for plugin in self.final_validating_admission:
+            plugin(Attributes("UPDATE", rt, obj, old, opts.user, opts.dry_run, subresource))
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
             return WriteResult((yield from self.codec.present_steps(rt, stored_old)),

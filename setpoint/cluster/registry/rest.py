@@ -48,6 +48,8 @@ class REST:
         self.admission: list[Admission] = self.generic.admission
         self.storage_admission: list[Admission] = self.generic.storage_admission
         self.validating_admission: list[Admission] = self.generic.validating_admission
+        self.final_validating_admission: list[Admission] = \
+            self.generic.final_validating_admission
         # checks a DELETE passes before the object is read (namespace, resource, name)
         self.delete_admission: list[DeleteAdmission] = []
         self.clock = self.generic.clock
