@@ -140,19 +140,19 @@ class Authorizer:
             self._cache.clear()
 
     def bootstrap(self, ensure: Callable[[str, str, str, str | None, Obj], Obj]) -> None:
-        """Create the bootstrap cluster roles and their bindings (if absent) through
-        ``ensure(group, version, resource, namespace, object)``."""
-        from setpoint.cluster.authorization.bootstrappolicy import BINDINGS, cluster_roles
+        """Create the bootstrap roles and bindings (those absent) through
+        ``ensure(group, version, resource, namespace, object)``, as the
+        ``rbac/bootstrap-roles`` post-start hook does (roles before their bindings)."""
+        from setpoint.cluster.authorization import bootstrappolicy as policy
 
-        for role in cluster_roles():
+        for role in policy.cluster_roles():
             ensure(GROUP, "v1", "clusterroles", None, role)
-        for name, groups in BINDINGS.items():
-            meta = {"name": name, "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"},
-                    "annotations": {"rbac.authorization.kubernetes.io/autoupdate": "true"}}
-            ensure(GROUP, "v1", "clusterrolebindings", None, {
-                "apiVersion": f"{GROUP}/v1", "kind": "ClusterRoleBinding", "metadata": meta,
-                "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": name},
-                "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]})
+        for binding in policy.cluster_role_bindings():
+            ensure(GROUP, "v1", "clusterrolebindings", None, binding)
+        for role in policy.roles():
+            ensure(GROUP, "v1", "roles", role["metadata"]["namespace"], role)
+        for binding in policy.role_bindings():
+            ensure(GROUP, "v1", "rolebindings", binding["metadata"]["namespace"], binding)
 
     # -- deciding ------------------------------------------------------------------------
 

@@ -39,19 +39,28 @@ class ClusterRoleAggregation:
         self._rest = rest
         self._rt = rt
         self.queue: WorkQueue[str] = WorkQueue("clusterrole-aggregation", self._sync)
+        # the names of the aggregating roles, kept from the events (the controller's lister):
+        # a change enqueues them without decoding every ClusterRole again, which made the
+        # creation of n roles (the bootstrap policy's, say) cost n * n decodes
+        self._aggregating = {role["metadata"]["name"] for role in store.list(CLUSTER_ROLES)
+                             if role.get("aggregationRule")}
         store.add_listener(self._on_event, (CLUSTER_ROLES,))
 
     def start(self) -> None:
         self._enqueue_aggregates()
 
     def _on_event(self, event: Event) -> None:
-        if event.resource == CLUSTER_ROLES:
-            self._enqueue_aggregates()
+        if event.resource != CLUSTER_ROLES:
+            return
+        if event.type != "DELETED" and event.obj.get("aggregationRule"):
+            self._aggregating.add(event.name)
+        else:
+            self._aggregating.discard(event.name)
+        self._enqueue_aggregates()
 
     def _enqueue_aggregates(self) -> None:
-        for role in self._store.list(CLUSTER_ROLES):
-            if role.get("aggregationRule"):
-                self.queue.add(role["metadata"]["name"])
+        for name in sorted(self._aggregating):
+            self.queue.add(name)
 
     def _sync(self, name: str) -> None:
         store = self._store

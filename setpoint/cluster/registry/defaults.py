@@ -369,11 +369,13 @@ def _endpoint_slice(obj: Obj) -> None:
 
 def _rbac_binding(obj: Obj) -> None:
     _set(_dict(obj, "roleRef"), "apiGroup", "rbac.authorization.k8s.io")
+    # rbac/v1 SetDefaults_Subject; a ServiceAccount's group stays "", which
+    # ``apiGroup,omitempty`` leaves out of the object kube-apiserver stores and serves
     for subject in obj.get("subjects") or []:
         if not subject.get("apiGroup"):
             kind = subject.get("kind")
             if kind == "ServiceAccount":
-                subject["apiGroup"] = ""
+                subject.pop("apiGroup", None)
             elif kind in ("User", "Group"):
                 subject["apiGroup"] = "rbac.authorization.k8s.io"
 
