@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.admission.priorityclasses import PRIORITY_CLASSES, default_priority_class
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
@@ -40,7 +41,6 @@ ROOT_CA_CONFIGMAP = "kube-root-ca.crt"
 TOKEN_EXPIRATION_SECONDS = 3607
 PROJECTED_DEFAULT_MODE = 0o644
 
-PRIORITY_CLASSES = "scheduling.k8s.io/priorityclasses"
 SERVICE_ACCOUNTS = "/serviceaccounts"
 # Created by the apiserver at startup (scheduling's bootstrap-system-priority-classes).
 SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000,
@@ -141,7 +141,7 @@ class PodDefaults:
     def _priority_on_create(self, rt: ResourceType, pod: Obj, spec: Obj) -> None:
         class_name = spec.get("priorityClassName") or ""
         if not class_name:
-            default = self._default_priority_class()
+            default = default_priority_class(self._store)
             if default is None:
                 priority, policy = 0, DEFAULT_PREEMPTION_POLICY
             else:
@@ -175,15 +175,6 @@ class PodDefaults:
         if name in SYSTEM_PRIORITY_CLASSES:
             return SYSTEM_PRIORITY_CLASSES[name], DEFAULT_PREEMPTION_POLICY
         return None
-
-    def _default_priority_class(self) -> Obj | None:
-        """The global default PriorityClass; the lowest value wins if several claim it."""
-        chosen: Obj | None = None
-        for pc in self._store.list(PRIORITY_CLASSES):
-            if pc.get("globalDefault") is True and (
-                    chosen is None or int(pc.get("value") or 0) < int(chosen.get("value") or 0)):
-                chosen = pc
-        return chosen
 
 
 def _service_account_alias(spec: Obj) -> None:

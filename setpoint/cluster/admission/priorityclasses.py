@@ -35,7 +35,7 @@ class PriorityClassDefault:
             return
         if pc.get("globalDefault") is not True:
             return
-        default = self._default_priority_class()
+        default = default_priority_class(self._store)
         if default is None:
             return
         name = (pc.get("metadata") or {}).get("name") or ""
@@ -46,10 +46,13 @@ class PriorityClassDefault:
                 f"PriorityClass {default_name} is already marked as default. "
                 "Only one default can exist", rt.group)
 
-    def _default_priority_class(self) -> Obj | None:
-        chosen: Obj | None = None
-        for pc in self._store.list(PRIORITY_CLASSES):
-            if pc.get("globalDefault") is True and (
-                    chosen is None or int(pc.get("value") or 0) < int(chosen.get("value") or 0)):
-                chosen = pc
-        return chosen
+
+def default_priority_class(store: Reader) -> Obj | None:
+    """The global default PriorityClass; the lowest value wins if several claim it
+    (plugin/pkg/admission/priority ``getDefaultPriorityClass``)."""
+    chosen: Obj | None = None
+    for pc in store.list(PRIORITY_CLASSES):
+        if pc.get("globalDefault") is True and (
+                chosen is None or int(pc.get("value") or 0) < int(chosen.get("value") or 0)):
+            chosen = pc
+    return chosen
