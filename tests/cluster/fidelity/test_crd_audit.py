@@ -13,46 +13,22 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import (
+    CRDS,
+    create_served,
+    widget,
+    widget_crd,
+)
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _groups = itertools.count()
 
 
 def _crd(spec_schema: dict[str, Any], **version: Any) -> dict[str, Any]:
-    """A namespaced ``widgets`` CRD in a group no other test uses."""
-    group = f"g{next(_groups)}.example.com"
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "schema": schema, **version}]}}
-
-
-def _widgets(crd: dict[str, Any]) -> str:
-    return f"/apis/{crd['spec']['group']}/v1/namespaces/default/widgets"
-
-
-async def _served(api: API, crd: dict[str, Any]) -> str:
-    """Create ``crd`` and wait until its resource answers; its collection path."""
-    status, body = await api.post(CRDS, crd)
-    assert status == 201, body
-    path = _widgets(crd)
-
-    async def served() -> bool:
-        return (await api.get(path))[0] == 200
-
-    await wait_for(served)
-    return path
-
-
-def _widget(crd: dict[str, Any], name: str, spec: Any) -> dict[str, Any]:
-    return {"apiVersion": f"{crd['spec']['group']}/v1", "kind": "Widget",
-            "metadata": {"name": name}, "spec": spec}
+    """A ``widgets`` CRD in a group no other test uses."""
+    return widget_crd(f"g{next(_groups)}.example.com", spec_schema, **version)
 
 
 def _causes(body: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -97,15 +73,15 @@ async def test_date_and_date_time_formats_are_strfmts(module_api: API) -> None:
     crd = _crd({"type": "object", "properties": {
         "d": {"type": "array", "items": {"type": "string", "format": "date"}},
         "t": {"type": "array", "items": {"type": "string", "format": "date-time"}}}})
-    path = await _served(module_api, crd)
+    path = await create_served(module_api, crd)
     good = {"d": ["2024-02-29", "0000-02-29"],
             "t": ["2024-01-02T03:04:05Z", "2024-01-02t03:04:05.123+01:00"]}
-    status, body = await module_api.post(path, _widget(crd, "good", good))
+    status, body = await module_api.post(path, widget(crd, "good", good))
     assert status == 201, body
     bad = {"d": ["2023-02-29", "2024-13-01", "20240101"],
            "t": ["2024-01-02 03:04:05Z", "2024-01-02T03:04Z", "2024-01-02T03:04:05",
                  "2024-01-02T24:00:00Z"]}
-    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    status, body = await module_api.post(path, widget(crd, "bad", bad))
     assert status == 422, body
     wrong = [(f"spec.{k}[{i}]", v, "date" if k == "d" else "date-time")
              for k, values in bad.items() for i, v in enumerate(values)]
@@ -124,8 +100,8 @@ async def test_a_terminating_definition_refuses_creates(module_api: API) -> None
     True a create is NewMethodNotSupported with the message "create not allowed while custom
     resource definition is terminating"; reads and updates of the remaining objects go on."""
     crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
-    path = await _served(module_api, crd)
-    held = _widget(crd, "held", {}) | {"metadata": {"name": "held",
+    path = await create_served(module_api, crd)
+    held = widget(crd, "held", {}) | {"metadata": {"name": "held",
                                                     "finalizers": ["example.com/hold"]}}
     assert (await module_api.post(path, held))[0] == 201
     name = crd["metadata"]["name"]
@@ -136,7 +112,7 @@ async def test_a_terminating_definition_refuses_creates(module_api: API) -> None
         return cond is not None and cond["status"] == "True"
 
     await wait_for(terminating)
-    status, body = await module_api.post(path, _widget(crd, "late", {}))
+    status, body = await module_api.post(path, widget(crd, "late", {}))
     assert (status, body) == (405, {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "create not allowed while custom resource definition is terminating",
@@ -159,8 +135,8 @@ async def test_cleanup_ends_with_instance_deletion_completed(module_api: API) ->
     finalizer keeps the CRD, which shows that last condition."""
     crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
     crd["metadata"]["finalizers"] = ["example.com/keep"]
-    path = await _served(module_api, crd)
-    assert (await module_api.post(path, _widget(crd, "one", {})))[0] == 201
+    path = await create_served(module_api, crd)
+    assert (await module_api.post(path, widget(crd, "one", {})))[0] == 201
     name = crd["metadata"]["name"]
     assert (await module_api.delete(f"{CRDS}/{name}"))[0] == 200
 
@@ -255,8 +231,8 @@ async def test_patterns_are_go_regular_expressions(module_api: API) -> None:
     crd = _crd({"type": "object", "properties": {
         "n": {"type": "string", "pattern": "^[a-z]+$"},
         "d": {"type": "string", "pattern": "^\\d+$"}}})
-    path = await _served(module_api, crd)
-    status, body = await module_api.post(path, _widget(crd, "w", {"n": "abc\n", "d": "١٢"}))
+    path = await create_served(module_api, crd)
+    status, body = await module_api.post(path, widget(crd, "w", {"n": "abc\n", "d": "١٢"}))
     assert status == 422, body
     assert _causes(body) == [
         ("FieldValueInvalid", "spec.n",
@@ -277,8 +253,8 @@ async def test_columns_stop_at_a_json_path_that_does_not_parse(module_api: API) 
                    {"name": "N", "type": "integer", "jsonPath": ".spec.n"},
                    {"name": "Broken", "type": "string", "jsonPath": ".spec.items[0"},
                    {"name": "S", "type": "string", "jsonPath": ".spec.s"}])
-    path = await _served(module_api, crd)
-    assert (await module_api.post(path, _widget(crd, "w", {"n": 3, "s": "x"})))[0] == 201
+    path = await create_served(module_api, crd)
+    assert (await module_api.post(path, widget(crd, "w", {"n": 3, "s": "x"})))[0] == 201
     status, table = await module_api.get(
         path, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"})
     assert status == 200, table
@@ -286,7 +262,7 @@ async def test_columns_stop_at_a_json_path_that_does_not_parse(module_api: API) 
     assert [r["cells"] for r in table["rows"]] == [["w", 3]]
 
 
-async def test_names_in_use_are_refused_one_by_one_and_not_served(module_api: API) -> None:
+async def test_names_in_use_are_refused_one_by_one_and_notcreate_served(module_api: API) -> None:
     """pkg/controller/status/naming_controller.go calculateNamesAndConditions: each requested
     name is granted unless another CRD of the group holds it; the last conflict found names
     NamesAccepted's reason, and status.acceptedNames holds what was granted.
@@ -294,7 +270,7 @@ async def test_names_in_use_are_refused_one_by_one_and_not_served(module_api: AP
     True (the delegate's 404), and the discovery controller lists Established CRDs only."""
     first = _crd({"type": "object"})
     first["spec"]["names"]["shortNames"] = ["wd"]
-    await _served(module_api, first)
+    await create_served(module_api, first)
     group = first["spec"]["group"]
     second = copy.deepcopy(first)
     second["metadata"]["name"] = f"gadgets.{group}"
@@ -327,13 +303,13 @@ async def test_embedded_resource_metadata_is_object_meta(module_api: API) -> Non
     crd = _crd({"type": "object", "properties": {"t": {
         "type": "object", "x-kubernetes-embedded-resource": True,
         "x-kubernetes-preserve-unknown-fields": True}}})
-    path = await _served(module_api, crd)
+    path = await create_served(module_api, crd)
     ok = {"t": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "Upper_Case"}}}
-    status, body = await module_api.post(path, _widget(crd, "ok", ok))
+    status, body = await module_api.post(path, widget(crd, "ok", ok))
     assert status == 201, body
     bad = {"t": {"apiVersion": "a/b/c", "kind": "ConfigMap",
                  "metadata": {"name": "x/y", "labels": {"bad key!": "v"}}}}
-    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    status, body = await module_api.post(path, widget(crd, "bad", bad))
     assert status == 422, body
     assert _causes(body) == [
         ("FieldValueInvalid", "spec.t.apiVersion",
@@ -408,8 +384,8 @@ async def test_scale_of_an_object_without_spec_replicas(module_api: API) -> None
     crd = _crd({"type": "object", "properties": {"replicas": {"type": "integer"}}},
                subresources={"scale": {"specReplicasPath": ".spec.replicas",
                                        "statusReplicasPath": ".status.replicas"}})
-    path = await _served(module_api, crd)
-    assert (await module_api.post(path, _widget(crd, "w", {})))[0] == 201
+    path = await create_served(module_api, crd)
+    assert (await module_api.post(path, widget(crd, "w", {})))[0] == 201
     detail = 'the spec replicas field ".spec.replicas" does not exist'
     assert await module_api.get(f"{path}/w/scale") == (500, {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",

@@ -15,42 +15,22 @@ import pytest
 
 from setpoint.cluster.apiextensions import customresources
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import (
+    CRDS,
+    create_served,
+    widget,
+    widget_crd,
+)
 from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 _groups = itertools.count()
 
 
 def _crd(spec_schema: dict[str, Any], **version: Any) -> dict[str, Any]:
-    """A namespaced ``widgets`` CRD in a group no other test uses."""
-    group = f"left{next(_groups)}.example.com"
-    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True,
-                                   "schema": schema, **version}]}}
-
-
-async def _served(api: API, crd: dict[str, Any]) -> str:
-    """Create ``crd`` and wait until its resource answers; its collection path."""
-    status, body = await api.post(CRDS, crd)
-    assert status == 201, _causes(body) if status == 422 else body
-    path = f"/apis/{crd['spec']['group']}/v1/namespaces/default/widgets"
-
-    async def served() -> bool:
-        return (await api.get(path))[0] == 200
-
-    await wait_for(served)
-    return path
-
-
-def _widget(crd: dict[str, Any], name: str, spec: Any) -> dict[str, Any]:
-    return {"apiVersion": f"{crd['spec']['group']}/v1", "kind": "Widget",
-            "metadata": {"name": name}, "spec": spec}
+    """A ``widgets`` CRD in a group no other test uses."""
+    return widget_crd(f"left{next(_groups)}.example.com", spec_schema, **version)
 
 
 def _causes(body: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -91,14 +71,14 @@ async def test_string_formats_are_the_supported_strfmts(module_api: API) -> None
     props["loose"] = {"type": "array", "items": {"type": "string", "format": "int32"}}
     props["dashed"] = {"type": "array", "items": {"type": "string", "format": "is-bn"}}
     crd = _crd({"type": "object", "properties": props})
-    path = await _served(module_api, crd)
+    path = await create_served(module_api, crd)
     good = {f"f{i}": ok for i, (ok, _) in enumerate(_FORMAT_CASES.values())}
     good |= {"loose": ["not a number"], "dashed": ["0321751043"]}
-    status, body = await module_api.post(path, _widget(crd, "good", good))
+    status, body = await module_api.post(path, widget(crd, "good", good))
     assert status == 201, _causes(body) if status == 422 else body
     bad = {f"f{i}": no for i, (_, no) in enumerate(_FORMAT_CASES.values()) if no}
     bad["dashed"] = ["0321751044"]
-    status, body = await module_api.post(path, _widget(crd, "bad", bad))
+    status, body = await module_api.post(path, widget(crd, "bad", bad))
     assert status == 422, body
     names = {f"f{i}": name for i, name in enumerate(_FORMAT_CASES)} | {"dashed": "is-bn"}
     expected = [(f"spec.{k}[{j}]", v, names[k]) for k, values in bad.items()
@@ -148,10 +128,10 @@ async def test_cel_regex_functions_are_go_regexp(module_api: API) -> None:
             {"rule": "self.s.matches(self.p)"},
             {"rule": "self.s.find(self.p) == ''"},
             {"rule": "self.s.findAll(self.p).size() >= 0"}]})
-    path = await _served(module_api, crd)
-    status, body = await module_api.post(path, _widget(crd, "ok", {"s": "x", "p": "q*"}))
+    path = await create_served(module_api, crd)
+    status, body = await module_api.post(path, widget(crd, "ok", {"s": "x", "p": "q*"}))
     assert status == 201, _causes(body) if status == 422 else body
-    status, body = await module_api.post(path, _widget(crd, "bad", {"s": "x", "p": "a**"}))
+    status, body = await module_api.post(path, widget(crd, "bad", {"s": "x", "p": "a**"}))
     assert status == 422, body
     go_error = "error parsing regexp: invalid nested repetition operator: `**`"
     assert _causes(body) == [
@@ -221,8 +201,8 @@ async def test_cleanup_that_cannot_finish_reports_instance_deletion_check(
     InstanceDeletionInProgress; once the objects go, the CRD goes. (The wait is shortened.)"""
     monkeypatch.setattr(customresources, "INSTANCE_DELETION_TIMEOUT_S", 0.2)
     crd = _crd({"type": "object", "x-kubernetes-preserve-unknown-fields": True})
-    path = await _served(module_api, crd)
-    held = _widget(crd, "held", {}) | {"metadata": {"name": "held",
+    path = await create_served(module_api, crd)
+    held = widget(crd, "held", {}) | {"metadata": {"name": "held",
                                                     "finalizers": ["example.com/hold"]}}
     assert (await module_api.post(path, held))[0] == 201
     name = crd["metadata"]["name"]
