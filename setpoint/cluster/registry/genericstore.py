@@ -302,6 +302,10 @@ class GenericStore:
             plugin(Attributes("UPDATE", rt, obj, old, opts.user, opts.dry_run, subresource))
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
+            if self.codec.serves_stored(rt):  # the stored JSON answers, as on create
+                return WriteResult(stored_old, warnings=warnings,
+                                   served_json=self.storage.get_raw(
+                                       rt.storage_key, point.namespace, name))
             return WriteResult((yield from self.codec.present_steps(rt, stored_old)),
                                warnings=warnings)
         stored = yield from self.codec.to_storage_steps(rt, obj)
@@ -319,6 +323,9 @@ class GenericStore:
             return WriteResult((yield from self.codec.present_steps(rt, stored)),
                                warnings=warnings)
         stored = self.storage.put(rt.storage_key, stored)
+        if self.codec.serves_stored(rt):  # presented as stored: the stored JSON answers
+            return WriteResult(stored, warnings=warnings, served_json=self.storage.get_raw(
+                rt.storage_key, point.namespace, name))
         return WriteResult((yield from self.codec.present_steps(rt, stored)),
                                warnings=warnings)
 

@@ -214,6 +214,7 @@ def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePa
         rt, new, live, opts, "scale", precondition_rv=rv or meta.get("resourceVersion"),
         tracked=True))
     result.obj = scale_of(rt, result.obj)
+    result.served_json = None  # (the parent's JSON: the answer is the Scale)
     return result
 
 
