@@ -15,6 +15,7 @@ import uuid
 from typing import Any
 
 import orjson
+import pytest
 
 from setpoint.cluster.endpoints.requestinfo import ResourcePath, path_segments, resource_path_of
 from setpoint.cluster.registry.genericstore import new_uid
@@ -69,6 +70,89 @@ async def test_create_answers_the_json_a_get_answers(api: API) -> None:
                                          "Accept": "application/yaml"}) as resp:
         assert (resp.status, resp.headers.get("Content-Type")) == (201, "application/yaml")
         assert (await resp.read()).startswith(b"kind: ConfigMap\napiVersion: v1\n")
+
+
+async def _raw_write(api: API, method: str, path: str, body: Any,
+                     content_type: str = "application/json") -> tuple[int, bytes]:
+    async with api.session.request(method, api.cluster.url + path, ssl=api.ssl,
+                                   data=orjson.dumps(body),
+                                   headers={"Content-Type": content_type}) as resp:
+        assert resp.headers.get("Content-Type") == "application/json"
+        return resp.status, await resp.read()
+
+
+async def test_updates_and_patches_answer_the_json_a_get_answers(
+        api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An update, a status update, a strategic merge patch of the status and an update that
+    changes nothing, of a kind served as stored, answer with the stored JSON
+    (``WriteResult.served_json``) as a create does: byte for byte what a GET answers right
+    after (handlers/update.go and patch.go answer the object storage returned, which a GET
+    decodes again), without encoding the object a second time."""
+    from setpoint.cluster.endpoints import responses
+
+    rendered: list[str] = []
+    render_object = responses.render_object
+
+    def observed(rt: Any, obj: Any, *args: Any, **kwargs: Any) -> Any:
+        rendered.append(obj.get("kind", ""))
+        return render_object(rt, obj, *args, **kwargs)
+
+    monkeypatch.setattr(responses, "render_object", observed)
+    rs: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "write-answer", "labels": {"app": "w"},
+                     "annotations": {"note": "caf\u00e9 \U0001f600"}},
+        "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "w"}},
+                 "template": {"metadata": {"labels": {"app": "w"}},
+                              "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    path = f"/apis/apps/v1/namespaces/{NS}/replicasets/write-answer"
+    status, created = await api.post(f"/apis/apps/v1/namespaces/{NS}/replicasets", rs)
+    assert status == 201, created
+    created["spec"]["replicas"] = 2
+    status, answer = await _raw_write(api, "PUT", path, created)
+    assert status == 200, answer
+    assert answer == (await _raw_get(api, path))[2]
+    updated = orjson.loads(answer)
+    updated["status"] = {"replicas": 2, "observedGeneration": 2}
+    status, answer = await _raw_write(api, "PUT", path + "/status", updated)
+    assert status == 200, answer
+    assert answer == (await _raw_get(api, path))[2]
+    assert orjson.loads(answer)["status"] == {"replicas": 2, "observedGeneration": 2}
+    status, answer = await _raw_write(api, "PATCH", path + "/status",
+                                      {"status": {"readyReplicas": 1}},
+                                      "application/strategic-merge-patch+json")
+    assert status == 200, answer
+    assert answer == (await _raw_get(api, path))[2]
+    same = orjson.loads(answer)
+    status, answer = await _raw_write(api, "PUT", path, same)  # nothing changes
+    assert status == 200, answer
+    assert answer == (await _raw_get(api, path))[2]
+    assert orjson.loads(answer)["metadata"]["resourceVersion"] == \
+        same["metadata"]["resourceVersion"]
+    assert rendered == []
+
+
+async def test_a_scale_update_answers_the_scale(api: API) -> None:
+    """The ``scale`` subresource's update answers the Scale, not its parent's stored JSON."""
+    rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "scale-answer"},
+          "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "s"}},
+                   "template": {"metadata": {"labels": {"app": "s"}},
+                                "spec": {"containers": [{"name": "c", "image": "i"}]}}}}
+    status, _ = await api.post(f"/apis/apps/v1/namespaces/{NS}/replicasets", rs)
+    assert status == 201
+    path = f"/apis/apps/v1/namespaces/{NS}/replicasets/scale-answer/scale"
+    status, scale = await api.get(path)
+    assert status == 200
+    scale["spec"]["replicas"] = 3
+    status, answer = await _raw_write(api, "PUT", path, scale)
+    assert status == 200
+    got = orjson.loads(answer)
+    assert (got["kind"], got["spec"]) == ("Scale", {"replicas": 3})
+    status, answer = await _raw_write(api, "PATCH", path, {"spec": {"replicas": 4}},
+                                      "application/merge-patch+json")
+    assert status == 200
+    got = orjson.loads(answer)
+    assert (got["kind"], got["spec"]) == ("Scale", {"replicas": 4})
 
 
 async def test_get_of_a_missing_object_is_the_same_404(api: API) -> None:
