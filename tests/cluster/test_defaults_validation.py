@@ -432,61 +432,6 @@ def test_decoding_a_body_reads_each_schema_once_not_at_every_value(
     assert reads == []
 
 
-def test_an_objects_members_are_decoded_once_per_distinct_json(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A top-level member other than metadata and status (a ReplicaSet's spec at each of its
-    status updates, a pod's at each status patch) decodes as it did the first time its JSON
-    was seen, without a walk: the same object, the same unknown fields in the same order,
-    its quantities and times normalized as before, and a new value each time. A value that
-    JSON cannot tell from another (a NaN or an infinity from YAML, written as null), a
-    decoding that fails, and the metadata are decoded each time.
-    (k8s.io/apimachinery pkg/runtime/serializer/json: the typed decoding of a body is a
-    function of its JSON.)"""
-    from setpoint.cluster.serializer import typeddecode
-    from setpoint.machinery.schema import definitions
-
-    schema = definitions().for_kind("", "v1", "Pod")
-    assert schema is not None
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "p", "creationTimestamp": "2024-01-01T00:00:00+01:00"},
-           "spec": {"containers": [{"name": "c", "image": "busybox", "extra": 1,
-                                    "ports": [{"containerPort": 80.0}],
-                                    "resources": {"requests": {"cpu": 1}}}],
-                    "nodeSelector": {}, "bogus": {"a": None}},
-           "status": {"startTime": "2024-01-01T00:00:00+01:00"}}
-    vars(typeddecode).get("_decoded", {}).clear()  # (a fresh memo)
-    first = typeddecode.decode_builtin(copy.deepcopy(pod), schema, "Pod")
-    walked: list[str] = []
-    real = typeddecode._decode
-
-    def counting(value: Any, schema: Any, path: str, *args: Any) -> Any:
-        walked.append(path)
-        return real(value, schema, path, *args)
-
-    monkeypatch.setattr(typeddecode, "_decode", counting)
-    again = typeddecode.decode_builtin(copy.deepcopy(pod), schema, "Pod")
-    assert again == first
-    assert first[1] == ["spec.containers[0].extra", "spec.bogus"]
-    assert again[0]["spec"] == {"containers": [{
-        "name": "c", "image": "busybox", "ports": [{"containerPort": 80}],
-        "resources": {"requests": {"cpu": "1"}}}]}
-    assert again[0]["spec"] is not first[0]["spec"]
-    assert "spec" not in walked and "metadata" in walked and "status" in walked
-    # a free-form value: NaN and null are written alike but decode apart
-    revisions = definitions().for_kind("apps", "v1", "ControllerRevision")
-    assert revisions is not None
-    for data in ({"x": None}, {"x": float("nan")}, {"x": None}, {"x": float("inf")}):
-        revision = {"apiVersion": "apps/v1", "kind": "ControllerRevision",
-                    "metadata": {"name": "r"}, "revision": 1, "data": data}
-        out, _ = typeddecode.decode_builtin(revision, revisions, "ControllerRevision")
-        assert repr(out["data"]) == repr(data)
-    # a decoding that fails is not remembered: it fails again, with its error
-    bad = {**pod, "spec": {"containers": "nope"}}
-    for _ in range(2):
-        with pytest.raises(StatusError, match="cannot unmarshal string"):
-            typeddecode.decode_builtin(copy.deepcopy(bad), schema, "Pod")
-
-
 def test_resource_quantities_are_parsed_once_per_distinct_value(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``SetDefaults_ResourceList`` (pkg/apis/core/v1/defaults.go) rounds every request and

@@ -14,8 +14,6 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -58,7 +56,7 @@ def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict
     """
     unknown: list[str] = []
     try:
-        out = _decode(obj, schema, "", unknown, kind, True)
+        out = _decode(obj, schema, "", unknown, kind)
     except _TypeMismatch as exc:
         raise errors.bad_request(
             f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {exc}'
@@ -136,10 +134,7 @@ def _plan(schema: Schema) -> _Plan:
     return plan
 
 
-def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str,
-            remember: bool = False) -> Any:
-    """``value`` decoded as ``schema``; with ``remember`` (an object's top level), each
-    member that writes mostly repeat is decoded through :func:`_remembered_decode`."""
+def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str) -> Any:
     if value is None:
         return None
     plan = _plans.get(schema) or _plan(schema)
@@ -169,9 +164,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 if sub is None:
                     unknown.append(child)
                     continue
-                decoded = _remembered_decode(v, sub, child, unknown, struct) \
-                    if remember and type(v) is dict and k not in _CHANGED_BY_EVERY_WRITE \
-                    else _decode(v, sub, child, unknown, struct)
+                decoded = _decode(v, sub, child, unknown, struct)
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)
                                        and (struct, k) not in KEPT_WHEN_EMPTY):
                     continue
@@ -225,55 +218,6 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
         return value
     return value
-
-
-# Top-level members not remembered: every object's metadata carries its resourceVersion and
-# a status write its new status, so remembering them would only fill the memo.
-_CHANGED_BY_EVERY_WRITE = frozenset({"metadata", "status"})
-# orjson writes these as JSON although no JSON body decodes to them (a YAML timestamp, a
-# subclass of str): refused, so that the memo's key is the value's JSON and nothing else
-_EXACT_JSON = (orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_SUBCLASS
-               | orjson.OPT_PASSTHROUGH_DATACLASS)
-# (schema, path, struct name, the value's JSON) -> (the decoded value's JSON, unknown paths)
-_decoded: dict[tuple[Schema, str, str, bytes], tuple[bytes, tuple[str, ...]]] = {}
-MAX_DECODED = 2048  # past this the memo is forgotten and filled again
-
-
-def _remembered_decode(value: dict[str, Any], schema: Schema, path: str, unknown: list[str],
-                       kind: str) -> Any:
-    """``_decode(value, schema, path, unknown, kind)``, remembered by the value's JSON.
-
-    The decoding is a function of the value's JSON, the schema, the path (the unknown
-    fields' names) and the struct name (its errors and which empty members it keeps), so
-    an equal value decodes equally: a ReplicaSet's spec at each of its status updates, a
-    pod's at each status patch. Only successes are kept (a failure is decoded again for
-    its error), and a value orjson cannot write exactly (an integer past 64 bits, a string
-    with a lone surrogate, a non-string key; a NaN or an infinity from a YAML body, which
-    it writes as ``null``: told by the value read back, as neither equals ``None``) is
-    decoded as before. Each answer is a new value (``orjson.loads``):
-    the caller defaults it in place."""
-    try:
-        encoded = orjson.dumps(value, option=_EXACT_JSON)
-    except TypeError:
-        return _decode(value, schema, path, unknown, kind)
-    if b"null" in encoded and orjson.loads(encoded) != value:
-        return _decode(value, schema, path, unknown, kind)  # a NaN or an infinity
-    key = (schema, path, kind, encoded)
-    hit = _decoded.get(key)
-    if hit is not None:
-        unknown += hit[1]
-        return orjson.loads(hit[0])
-    found: list[str] = []
-    out = _decode(value, schema, path, found, kind)
-    unknown += found
-    try:
-        out_json = orjson.dumps(out, option=_EXACT_JSON)
-    except TypeError:
-        return out
-    if len(_decoded) >= MAX_DECODED:
-        _decoded.clear()
-    _decoded[key] = (out_json, tuple(found))
-    return out
 
 
 _plain: dict[Schema, bool] = {}  # (the built-in kinds' schemas: a bounded set)
