@@ -262,7 +262,7 @@ async def test_columns_stop_at_a_json_path_that_does_not_parse(module_api: API) 
     assert [r["cells"] for r in table["rows"]] == [["w", 3]]
 
 
-async def test_names_in_use_are_refused_one_by_one_and_notcreate_served(module_api: API) -> None:
+async def test_names_in_use_are_refused_one_by_one_and_not_served(module_api: API) -> None:
     """pkg/controller/status/naming_controller.go calculateNamesAndConditions: each requested
     name is granted unless another CRD of the group holds it; the last conflict found names
     NamesAccepted's reason, and status.acceptedNames holds what was granted.
