@@ -49,14 +49,12 @@ class FlowClassifier:
             levels = {pl["metadata"]["name"]: pl["metadata"].get("uid", "")
                       for pl in self._store.list(PRIORITY_LEVELS)}
             schemas = sorted(self._store.list(FLOW_SCHEMAS),
-                             key=lambda fs: (fs["spec"].get("matchingPrecedence", 1000),
-                                             fs["metadata"]["name"]))
+                             key=lambda fs: (_precedence(fs), fs["metadata"]["name"]))
             # a dangling schema is skipped: its requests go on to the next match
             # (apf_controller.go digestFlowSchemasLocked keeps only those with a level)
             self._schemas = [
                 (fs, levels[level]) for fs in schemas
-                if (level := (fs["spec"].get("priorityLevelConfiguration") or {})
-                    .get("name")) in levels]
+                if (level := _level_name(fs)) in levels]
         return self._schemas
 
     def headers(self, user: Obj, attrs: Attributes) -> list[tuple[str, str]]:
@@ -66,10 +64,27 @@ class FlowClassifier:
             return []
         for schema, level_uid in self._ordered():
             if any(_rule_matches(rule, user, attrs)
-                   for rule in schema["spec"].get("rules") or ()):
+                   for rule in _spec(schema).get("rules") or () if isinstance(rule, dict)):
                 return [(FLOW_SCHEMA_HEADER, schema["metadata"].get("uid", "")),
                         (PRIORITY_LEVEL_HEADER, level_uid)]
         return []
+
+
+def _spec(schema: Obj) -> Obj:
+    """A stored FlowSchema's spec; whatever one holds, classifying a request never fails."""
+    spec = schema.get("spec")
+    return spec if isinstance(spec, dict) else {}
+
+
+def _precedence(schema: Obj) -> int:
+    precedence = _spec(schema).get("matchingPrecedence", 1000)
+    return precedence if isinstance(precedence, int) else 1000
+
+
+def _level_name(schema: Obj) -> str | None:
+    level = _spec(schema).get("priorityLevelConfiguration")
+    name = level.get("name") if isinstance(level, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _rule_matches(rule: Obj, user: Obj, attrs: Attributes) -> bool:
