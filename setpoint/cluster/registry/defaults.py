@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING
 from setpoint.cluster.registry.conversion_autoscaling import (
     default_horizontal_pod_autoscaler_v2,
 )
+from setpoint.cluster.registry.defaults_flowcontrol import (
+    default_flow_schema,
+    default_priority_level_configuration,
+)
 from setpoint.cluster.registry.gozero import default_unset as _set
 from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.cluster.registry.podspec_defaults import (
@@ -487,6 +491,9 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): default_flow_schema,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"):
+        default_priority_level_configuration,
 }
 
 

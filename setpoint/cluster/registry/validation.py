@@ -24,6 +24,7 @@ from setpoint.cluster.registry import validation_disruption as disruption
 from setpoint.cluster.registry import validation_endpoints as endpoints
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
 from setpoint.cluster.registry import validation_events as events
+from setpoint.cluster.registry import validation_flowcontrol as flowcontrol
 from setpoint.cluster.registry import validation_jobs as jobs
 from setpoint.cluster.registry import validation_limitrange as limitrange
 from setpoint.cluster.registry import validation_nodes as nodes
@@ -303,6 +304,9 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_role_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
     ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class,
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): flowcontrol.validate_flow_schema,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"):
+        flowcontrol.validate_priority_level_configuration,
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
