@@ -37,6 +37,10 @@ def _d(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _strings(value: Any) -> list[str]:
     return [str(v) for v in value] if isinstance(value, list) else []
 
@@ -163,13 +167,13 @@ def _non_resource_rule(rule: Obj, path: str) -> list[Cause]:
 def _rule(rule: Obj, path: str) -> list[Cause]:
     """``ValidateFlowSchemaPolicyRulesWithSubjects``."""
     causes: list[Cause] = []
-    subjects = rule.get("subjects") if isinstance(rule.get("subjects"), list) else []
+    subjects = _list(rule.get("subjects"))
     if not subjects:
         causes.append(fe.required(f"{path}.subjects", "subjects must contain at least one value"))
     for i, subject in enumerate(subjects):
         causes.extend(_subject(_d(subject), f"{path}.subjects[{i}]"))
-    resource_rules = rule.get("resourceRules") or []
-    non_resource_rules = rule.get("nonResourceRules") or []
+    resource_rules = _list(rule.get("resourceRules"))
+    non_resource_rules = _list(rule.get("nonResourceRules"))
     if not resource_rules and not non_resource_rules:
         causes.append(fe.required(path, "at least one of resourceRules and nonResourceRules "
                                         "has to be non-empty"))
@@ -206,7 +210,7 @@ def _flow_schema_spec(name: str, spec: Obj) -> list[Cause]:
         causes.extend(fe.invalid(lp, level, m) for m in names.name_is_dns_subdomain(level, False))
     else:
         causes.append(fe.required(lp, "must reference a priority level"))
-    rules = spec.get("rules") if isinstance(spec.get("rules"), list) else []
+    rules = _list(spec.get("rules"))
     for i, rule in enumerate(rules):
         causes.extend(_rule(_d(rule), f"spec.rules[{i}]"))
     return causes
@@ -216,7 +220,7 @@ def _conditions(status: Any) -> list[Cause]:
     """``ValidateFlowSchemaStatus`` / ``ValidatePriorityLevelConfigurationStatus``."""
     causes: list[Cause] = []
     seen: set[str] = set()
-    for i, condition in enumerate(_d(status).get("conditions") or []):
+    for i, condition in enumerate(_list(_d(status).get("conditions"))):
         kind = str(_d(condition).get("type") or "")
         path = f"status.conditions[{i}].type"
         if kind in seen:
