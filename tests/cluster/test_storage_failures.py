@@ -8,7 +8,8 @@ kube-apiserver passes a backend error that is no ``storage.StorageError`` throug
 are applied to the watch cache only once etcd has committed them.
 
 Without root the disk fills through SQLite's ``max_page_count`` (the same SQLITE_FULL, with
-the same automatic rollback, as a full filesystem); as root a real 4 MB tmpfs is the data dir.
+the same automatic rollback, as a full filesystem); as root a real 16 MB tmpfs is the data
+dir (a fresh one, its write-ahead log included, takes over 4 MB with the bootstrap policy).
 """
 
 from __future__ import annotations
@@ -142,7 +143,7 @@ def small_tmpfs(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a tmpfs needs root")
     mount = tmp_path / "tmpfs"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
                           capture_output=True)
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
