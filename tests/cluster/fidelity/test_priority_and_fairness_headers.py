@@ -87,20 +87,28 @@ async def test_unauthenticated_and_long_running_requests_are_not_classified(
 
 
 async def test_a_new_flow_schema_takes_the_requests_it_matches(module_api: API) -> None:
-    """The configuration is read again after a FlowSchema is created: a schema of lower
-    precedence for user ``jane`` wins over global-default."""
+    """The configuration is read again after a FlowSchema is created and after it is
+    deleted: a schema of lower precedence for user ``joan`` wins over global-default while
+    it exists. (Its own user: the module's other tests classify ``jane``, in any order.)"""
+    path, joan = "/api/v1/namespaces/default/configmaps", {"Impersonate-User": "joan"}
+    default = await _expected(module_api, "global-default", "global-default")
+    assert (await _match(module_api, "GET", path, **joan))[1:] == default
     schema = {"apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
-              "metadata": {"name": "jane-first"},
+              "metadata": {"name": "joan-first"},
               "spec": {"priorityLevelConfiguration": {"name": "workload-low"},
                        "matchingPrecedence": 50,
-                       "rules": [{"subjects": [{"kind": "User", "user": {"name": "jane"}}],
+                       "rules": [{"subjects": [{"kind": "User", "user": {"name": "joan"}}],
                                   "resourceRules": [{"verbs": ["list"], "apiGroups": [""],
                                                      "resources": ["configmaps"],
                                                      "namespaces": ["default"]}]}]}}
     status, out = await module_api.post(f"{FC}/flowschemas", schema)
     assert status == 201, out
-    _, fs_uid, pl_uid = await _match(module_api, "GET", "/api/v1/namespaces/default/configmaps",
-                                     **{"Impersonate-User": "jane"})
-    assert (fs_uid, pl_uid) == (out["metadata"]["uid"],
-                                await _uid(module_api, "prioritylevelconfigurations",
-                                           "workload-low"))
+    try:
+        _, fs_uid, pl_uid = await _match(module_api, "GET", path, **joan)
+        assert (fs_uid, pl_uid) == (out["metadata"]["uid"],
+                                    await _uid(module_api, "prioritylevelconfigurations",
+                                               "workload-low"))
+    finally:
+        status, _ = await module_api.delete(f"{FC}/flowschemas/joan-first")
+        assert status == 200
+    assert (await _match(module_api, "GET", path, **joan))[1:] == default
