@@ -192,25 +192,28 @@ async def test_flow_schema_dangling_follows_its_priority_level(module_api: API) 
                                                         "nonResourceURLs": ["/a"]}]}]}}
     status, out = await module_api.post(f"{FC}/flowschemas", schema)
     assert status == 201, out
+    try:
+        async def dangling() -> tuple[str, str, str] | None:
+            code, live = await module_api.get(f"{FC}/flowschemas/team-a")
+            assert code == 200, live
+            conditions = (live.get("status") or {}).get("conditions") or []
+            return next(((c["status"], c["reason"], c["message"]) for c in conditions
+                         if c["type"] == "Dangling"), None)
 
-    async def dangling() -> tuple[str, str, str] | None:
-        code, live = await module_api.get(f"{FC}/flowschemas/team-a")
-        assert code == 200, live
-        conditions = (live.get("status") or {}).get("conditions") or []
-        return next(((c["status"], c["reason"], c["message"]) for c in conditions
-                     if c["type"] == "Dangling"), None)
-
-    message = 'This FlowSchema references the PriorityLevelConfiguration object named ' \
-              '"team-a-level"'
-    await wait_for(lambda: _is(dangling, ("True", "NotFound",
-                                          f"{message} but there is no such object")))
-    status, out = await module_api.post(f"{FC}/prioritylevelconfigurations", {
-        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
-        "metadata": {"name": "team-a-level"},
-        "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
-                                                "limitResponse": {"type": "Reject"}}}})
-    assert status == 201, out
-    await wait_for(lambda: _is(dangling, ("False", "Found", f"{message} and it exists")))
+        message = 'This FlowSchema references the PriorityLevelConfiguration object named ' \
+                  '"team-a-level"'
+        await wait_for(lambda: _is(dangling, ("True", "NotFound",
+                                              f"{message} but there is no such object")))
+        status, out = await module_api.post(f"{FC}/prioritylevelconfigurations", {
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "PriorityLevelConfiguration",
+            "metadata": {"name": "team-a-level"},
+            "spec": {"type": "Limited", "limited": {"nominalConcurrencyShares": 1,
+                                                    "limitResponse": {"type": "Reject"}}}})
+        assert status == 201, out
+        await wait_for(lambda: _is(dangling, ("False", "Found", f"{message} and it exists")))
+    finally:  # the module's other tests list exactly the bootstrap configuration
+        for path in ("flowschemas/team-a", "prioritylevelconfigurations/team-a-level"):
+            await module_api.delete(f"{FC}/{path}")
 
 
 async def _is(read: Callable[[], Awaitable[Any]], wanted: Any) -> bool:
