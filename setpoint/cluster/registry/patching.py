@@ -46,14 +46,15 @@ PATCH_TYPES = (JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH)
 
 
 def patched_object(current: Obj, patch: Any, content_type: str, schema: Schema | None,
-                   field_validation: str = "Warn") -> Any:
+                   field_validation: str = "Warn", raw: bytes | None = None) -> Any:
     """``current`` with a JSON, merge or strategic merge ``patch`` applied (a new object).
 
     A merge patch body is first decoded strictly into a map unless fieldValidation is Ignore
     (patch.go ``applyJSPatch``: the default directive is Warn), so a body that is no object
-    and no ``null`` is that decoder's 400; under Ignore, json-patch's MergePatch decides."""
+    and no ``null`` is that decoder's 400; under Ignore, json-patch's MergePatch decides.
+    ``raw`` is the body as sent: a JSON patch's ``test`` compares by the values' text."""
     if content_type == JSON_PATCH:
-        return patches.json_patch(current, patch)
+        return patches.json_patch(current, patch, raw)
     if content_type == MERGE_PATCH:
         if field_validation != "Ignore" and patch is not None and not isinstance(patch, dict):
             raise errors.bad_request(
@@ -127,7 +128,7 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         raise errors.not_found(rt.resource, name, rt.group)
     current = yield from store.codec.present_steps(rt, live)
     patched = patched_object(current, decoded.obj, content_type, store.decoder.schema(rt),
-                             opts.field_validation)
+                             opts.field_validation, raw)
     if not isinstance(patched, dict):
         raise errors.bad_request("the patched object is not a JSON object")
     if nested_too_deep(patched):

@@ -231,7 +231,7 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     if content_type == APPLY_PATCH:
         return (yield from _apply_scale(store, rt, live, paths, old_view, decoded.obj, opts))
     if content_type == JSON_PATCH:
-        patched = patches.json_patch(old_view, decoded.obj)
+        patched = patches.json_patch(old_view, decoded.obj, raw)
     elif content_type == MERGE_PATCH:
         patched = patches.merge_patch(old_view, decoded.obj)
     else:

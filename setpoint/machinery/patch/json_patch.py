@@ -4,8 +4,9 @@ The operations themselves run through the ``jsonpatch`` library. Around it sits 
 apiserver adds: the strict decoding of the body into ``[]jsonPatchOp`` (400), the limit of
 10000 operations (413), the generic 422 for any operation that cannot apply, and the
 behaviours of the Go library it uses (``evanphx/json-patch`` v4) where RFC 6902 leaves room:
-negative array indices, a missing ``value`` meaning ``null``, no whole-document pointer ``""``,
-a pointer's text before its first ``/`` ignored.
+negative array indices, a missing ``value`` meaning ``null``, no whole-document pointer ``""``
+(but for ``test``), a pointer's text before its first ``/`` ignored, and ``test`` comparing
+values by their JSON text (``_jsontest``).
 
 Instead of deep-copying the document, each operation first copies the containers on its
 path (once per container), so the result shares every untouched subtree with the input.
@@ -20,6 +21,7 @@ import orjson
 
 from setpoint.machinery.errors import StatusError, bad_request, request_entity_too_large
 from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.patch._jsontest import Raw, raw_values, read_raw, test_passes
 from setpoint.machinery.patch._status import unprocessable
 
 MAX_OPERATIONS = 10000
@@ -31,12 +33,15 @@ ACCUMULATED_COPY_SIZE_LIMIT = 3 * 1024 * 1024
 _GO_INT = re.compile(r"[+-]?[0-9]+")
 _MUTATING = frozenset({"add", "remove", "replace", "move", "copy"})
 _INSERTING = frozenset({"add", "move", "copy"})
-_WITH_VALUE = frozenset({"add", "replace", "test"})
+_WITH_VALUE = frozenset({"add", "replace"})
 _APPLY_ERRORS = (KeyError, IndexError, TypeError, ValueError)  # and the libraries' own
 
 
-def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
+def json_patch(doc: dict[str, Any], ops: Any, raw: bytes | None = None) -> dict[str, Any]:
     """Apply the JSON patch ``ops`` (a decoded JSON body) to ``doc``; return the result.
+    ``raw``, the body as sent, lets a ``test`` compare values by their text as Go's library
+    does (``_jsontest``); without it the operations' values are taken as JSON would write
+    them.
 
     Raises ``StatusError``: 400 when the body does not decode into a list of operations
     (worded as Go's decoder words it), 413 above 10000 operations, and 422 Invalid with the
@@ -54,9 +59,51 @@ def json_patch(doc: dict[str, Any], ops: Any) -> dict[str, Any]:
     # the copies made so far, kept alive so that their ids stay unique
     owned: dict[int, Any] = {id(result): result}
     copied = [0]
-    for op in operations:
+    texts = raw_values(raw) if any(isinstance(op, dict) and op.get("op") == "test"
+                                   for op in operations) else None
+    if texts is not None and len(texts) != len(operations):
+        texts = None
+    for i, op in enumerate(operations):
+        if isinstance(op, dict) and op.get("op") == "test":
+            _test(result, op, texts[i] if texts is not None else _text_of(op))
+            continue
         result = _apply_one(result, op, owned, copied)
     return result
+
+
+def _text_of(op: dict[str, Any]) -> Raw | None:
+    """An operation's value as JSON writes it, when the body's own text is not at hand."""
+    if "value" not in op:
+        return None
+    try:
+        return read_raw(orjson.dumps(op["value"]).decode())
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+def _test(doc: dict[str, Any], op: dict[str, Any], text: Raw | None) -> None:
+    """json-patch v4 ``test``: the pointer ``""`` compares the whole document; a missing
+    object member reads as null; a bad pointer or array index fails it."""
+    import jsonpointer
+
+    pointer = op.get("path")
+    if pointer == "":
+        found, value = True, doc
+    else:
+        path, missing = _resolve(doc, pointer)
+        found = not missing
+        value = None
+        if found:
+            try:
+                value = jsonpointer.resolve_pointer(doc, path)
+            except (jsonpointer.JsonPointerException, *_APPLY_ERRORS) as e:
+                raise unprocessable() from e
+    try:
+        passes = test_passes(found, value, text)
+    except RecursionError as e:  # nested beyond what can be compared: Go's stack would not
+        raise unprocessable() from e
+    if not passes:
+        raise unprocessable()
 
 
 def _decode(ops: Any) -> list[Any]:
@@ -99,12 +146,6 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
     try:
         if kind in _MUTATING:
             operation["path"] = _prepare(result, op.get("path"), owned, kind in _INSERTING)
-        elif kind == "test":
-            path, missing = _resolve(result, op.get("path"))
-            if missing and operation["value"] is None:
-                # Go's library passes a test for null against a missing member
-                return result
-            operation["path"] = path
         if kind == "move":
             operation["from"] = _prepare(result, op.get("from"), owned, False)
         elif kind == "copy":
