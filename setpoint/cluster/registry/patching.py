@@ -27,6 +27,7 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, parse_body, strict_decoding_order
 from setpoint.cluster.serializer.decodelimits import nested_too_deep
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
+from setpoint.cluster.serializer.typeddecode import unstructured_conversion_error
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX, duplicate_key_errors
 from setpoint.cluster.storage.versioner import object_resource_version
 from setpoint.machinery import errors
@@ -34,6 +35,7 @@ from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply, typed_config_fields
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.gofmt import format_v
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.patch._status import unprocessable
 from setpoint.machinery.schema import Schema
@@ -145,6 +147,9 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     try:
         obj, warnings = store.decoder.decode(rt, Decoded(patched), opts, patch_problems=found)
     except errors.StatusError as err:
+        if content_type == STRATEGIC_PATCH:
+            raise strategic_patch_decode_error(decoded.obj, patched, err,
+                                               store.decoder.schema(rt), rt.kind) from None
         raise patch_decode_error(patched, err) from None
     meta = obj["metadata"]
     # patch.go applyPatch: the patched object's namespace, then its name, against the URL
@@ -248,10 +253,11 @@ def _apply_duplicates(raw: bytes, opts: WriteOptions) -> Callable[[], list[str]]
     return check
 
 
-def invalid_patch(patched: Any, detail: str) -> errors.StatusError:
+def invalid_patch(patched: Any, detail: str, shown: str | None = None) -> errors.StatusError:
     """The 422 the apiserver answers when a patched object cannot be decoded: the cause is on
-    field ``patch`` and shows the patched object."""
-    text = orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
+    field ``patch`` and shows the patched object (or ``shown``)."""
+    text = shown if shown is not None else \
+        orjson.dumps(patched, option=orjson.OPT_SORT_KEYS).decode()
     cause = Cause("FieldValueInvalid",
                   f"Invalid value: {orjson.dumps(text).decode()}: {detail}", "patch")
     return errors.StatusError(422, "Invalid", f' "" is invalid: patch: {cause.message}',
@@ -265,3 +271,20 @@ def patch_decode_error(patched: Any, err: errors.StatusError) -> errors.StatusEr
         return err
     detail = err.message.split(": ", 1)[1] if ": " in err.message else err.message
     return invalid_patch(patched, detail)
+
+
+def strategic_patch_decode_error(patch: Any, patched: Any, err: errors.StatusError,
+                                 schema: Schema | None, kind: str) -> errors.StatusError:
+    """A strategic merge patch's result that cannot become the typed object, as patch.go
+    applyPatchToObject words it: the patched map is converted, not decoded
+    (runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation, whose texts differ
+    from encoding/json's), and the cause shows the patch map (``fmt.Sprintf("%+v",
+    patchMap)``) rather than the patched object. The map is shown as sent: the directives
+    StrategicMergeMapPatch consumes from it are not taken out."""
+    if err.code != 400 or "cannot be handled as a" not in err.message:
+        return err
+    detail = err.message.split(": ", 1)[1] if ": " in err.message else err.message
+    if not detail.startswith("strict decoding error") and schema is not None \
+            and isinstance(patched, dict):
+        detail = unstructured_conversion_error(patched, schema, kind) or detail
+    return invalid_patch(patched, detail, format_v(patch))

@@ -39,7 +39,48 @@ def _go_type(schema: Schema) -> str:
 
 
 class _TypeMismatch(Exception):
-    pass
+    """A value of the wrong JSON type: the message is encoding/json's; ``unstructured`` is
+    what runtime.DefaultUnstructuredConverter says of the same value (a strategic merge
+    patch's result is converted from a map, not decoded from JSON), when it refuses it."""
+
+    def __init__(self, message: str, unstructured: str | None = None) -> None:
+        super().__init__(message)
+        self.unstructured = unstructured
+
+
+def _kind_of(value: Any) -> str:
+    """reflect's Kind of a decoded JSON value as ``%v`` prints it."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int64"
+    if isinstance(value, float):
+        return "float64"
+    if isinstance(value, str):
+        return "string"
+    return "slice" if isinstance(value, list) else "map"
+
+
+def _unstructured_scalar(value: Any, go_kind: str) -> str | None:
+    """apimachinery runtime/converter.go fromUnstructured into a bool, number or string
+    field: only numbers convert between kinds (an integer into a string is the one Go
+    conversion JSON forbids); anything else is "unrecognized type"."""
+    if go_kind.startswith("int") and isinstance(value, float) and not isinstance(value, bool):
+        return None if value.is_integer() else f"cannot convert float64 to {go_kind}"
+    if go_kind == "string" and isinstance(value, int) and not isinstance(value, bool):
+        return f"cannot convert int64 to {go_kind}"
+    return f"unrecognized type: {go_kind}"
+
+
+def unstructured_conversion_error(obj: dict[str, Any], schema: Schema, kind: str) -> str | None:
+    """What runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation answers for
+    the first value of ``obj`` of the wrong type (None when it has none, or it is one the
+    converter hands to a type's own JSON decoding)."""
+    try:
+        _decode(obj, schema, "", [], kind)
+    except _TypeMismatch as exc:
+        return exc.unstructured
+    return None
 
 
 # What Go's decoder stores in an int32 or int64 field: a number literal strconv.ParseInt takes
@@ -140,7 +181,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
     plan = _plans.get(schema) or _plan(schema)
     if plan.int_or_string:
         if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"))
+            raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"),
+                                None if plan.quantity else
+                                f"json: cannot unmarshal {unmarshal_kind(value)} into Go value "
+                                "of type int32")
         if plan.quantity and isinstance(value, int | float):
             return _number_to_quantity(value)
         return value
@@ -149,7 +193,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         return value  # free-form (RawExtension, JSON)
     if t == "object":
         if not isinstance(value, dict):
-            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)),
+                                f"cannot restore struct from: {_kind_of(value)}"
+                                if plan.properties else
+                                f"cannot restore map from {_kind_of(value)}")
         props = plan.properties
         if props:
             out: dict[str, Any] = {}
@@ -182,7 +229,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 if v is not None else _zero(el) for k, v in value.items()}
     if t == "array":
         if not isinstance(value, list):
-            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)),
+                                f"cannot restore slice from {_kind_of(value)}")
         item = plan.items
         if item is None:
             return value
@@ -190,7 +238,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 else _zero(item) for i, v in enumerate(value)]
     if t == "string":
         if not isinstance(value, str):
-            raise _TypeMismatch(_mismatch(value, path, kind, "string"))
+            # a []byte or a Time decodes its JSON itself (None: the JSON text stands)
+            raise _TypeMismatch(_mismatch(value, path, kind, "string"),
+                                None if plan.format in ("byte", "date-time")
+                                else _unstructured_scalar(value, "string"))
         fmt = plan.format
         if fmt == "byte":
             _check_base64(value)
@@ -199,23 +250,27 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         return value
     if t == "boolean":
         if not isinstance(value, bool):
-            raise _TypeMismatch(_mismatch(value, path, kind, "bool"))
+            raise _TypeMismatch(_mismatch(value, path, kind, "bool"),
+                                _unstructured_scalar(value, "bool"))
         return value
     if t == "integer":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)))
+            raise _TypeMismatch(_mismatch(value, path, kind, _go_type(schema)),
+                                _unstructured_scalar(value, _go_type(schema)))
         go_type = _go_type(schema)
         low, high = _INT_RANGES[go_type]
         if isinstance(value, float):
             if not value.is_integer() or not low <= value <= high:
-                raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
+                raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True),
+                                    _unstructured_scalar(value, go_type))
             return int(value)
         if not low <= value <= high:
             raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
         return value
     if t == "number":
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _TypeMismatch(_mismatch(value, path, kind, "float64"))
+            raise _TypeMismatch(_mismatch(value, path, kind, "float64"),
+                                _unstructured_scalar(value, "float64"))
         return value
     return value
 

@@ -114,3 +114,49 @@ async def test_a_json_patch_test_of_the_empty_pointer_compares_the_whole_object(
         assert (status, out) == (422, TEST_FAILED)
     finally:
         await module_api.delete(f"{LEASES}/{name}")
+
+
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+@pytest.mark.parametrize(("case", "query", "patch", "shown", "detail"), [
+    ("map", "", {"data": "x"}, "map[data:x]", "cannot restore map from string"),
+    ("struct", "", {"metadata": "x"}, "map[metadata:x]", "cannot restore struct from: string"),
+    ("slice", "", {"metadata": {"finalizers": {"a": 1}}}, "map[metadata:map[finalizers:map[a:1]]]",
+     "cannot restore slice from map"),
+    ("bool", "", {"immutable": "yes"}, "map[immutable:yes]", "unrecognized type: bool"),
+    ("int-from-string", "", {"metadata": {"generation": "2"}},
+     "map[metadata:map[generation:2]]", "unrecognized type: int64"),
+    ("int-from-fraction", "", {"metadata": {"generation": 1.5}},
+     "map[metadata:map[generation:1.5]]", "cannot convert float64 to int64"),
+    ("string-from-int", "", {"metadata": {"generateName": 5}},
+     "map[metadata:map[generateName:5]]", "cannot convert int64 to string"),
+    ("strict-unknown", "?fieldValidation=Strict", {"foo": {"bar": 1}}, "map[foo:map[bar:1]]",
+     'strict decoding error: unknown field "foo"'),
+])
+async def test_a_strategic_merge_patchs_result_is_converted_from_a_map_and_shows_the_patch(
+        module_api: API, case: str, query: str, patch: dict[str, object], shown: str,
+        detail: str) -> None:
+    """Rule: a strategic merge patch's result is converted to the typed object from a map, so
+    a value of the wrong type is the unstructured converter's error (not encoding/json's), and
+    the 422's cause on ``patch`` shows the patch map as Go's ``%+v`` prints it (not the
+    patched object's JSON, as for JSON and merge patches).
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (applyPatchToObject:
+    ``field.Invalid(field.NewPath("patch"), fmt.Sprintf("%+v", patchMap), err.Error())``);
+    k8s.io/apimachinery pkg/runtime/converter.go (fromUnstructured: "cannot convert %s to %s",
+    "unrecognized type: %v"; mapFromUnstructured, sliceFromUnstructured,
+    structFromUnstructured: "cannot restore ... from")."""
+    name = f"smp-convert-{case}"
+    status, out = await module_api.post(CONFIGMAPS, {"metadata": {"name": name},
+                                                     "data": {"a": "1"}})
+    assert status == 201, out
+    try:
+        status, out = await module_api.patch(f"{CONFIGMAPS}/{name}{query}", patch,
+                                             "application/strategic-merge-patch+json")
+        cause = f'Invalid value: "{shown}": {detail}'
+        assert (status, out["reason"], out["message"]) == (
+            422, "Invalid", f' "" is invalid: patch: {cause}')
+        assert out["details"]["causes"] == [
+            {"reason": "FieldValueInvalid", "message": cause, "field": "patch"}]
+    finally:
+        await module_api.delete(f"{CONFIGMAPS}/{name}")
