@@ -42,8 +42,12 @@ def success_status(rt: ResourceType, obj: Obj) -> Obj:
             "details": details}
 
 
-# Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject).
-RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service"), ("", "Namespace")}
+# Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject:
+# pkg/registry/core/{pod,service,namespace,serviceaccount,persistentvolume,
+# persistentvolumeclaim}/storage/storage.go).
+RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service"), ("", "Namespace"),
+                          ("", "ServiceAccount"), ("", "PersistentVolume"),
+                          ("", "PersistentVolumeClaim")}
 
 
 def _deleted_answer(store: GenericStore, rt: ResourceType, live: Obj) -> Obj:

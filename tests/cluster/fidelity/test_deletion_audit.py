@@ -209,3 +209,31 @@ async def test_namespace_delete_with_orphan_dependents_false_asks_for_foreground
     assert out["metadata"]["finalizers"] == ["foregroundDeletion"]
     assert out["status"]["phase"] == "Terminating"
     await _gone(module_api, path)
+
+
+# -- what a DELETE answers ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("resource", "body"), [
+    ("serviceaccounts", {}),
+    ("persistentvolumeclaims", {"spec": {"accessModes": ["ReadWriteOnce"],
+                                         "resources": {"requests": {"storage": "1Gi"}}}}),
+    ("persistentvolumes", {"spec": {"capacity": {"storage": "1Gi"},
+                                    "accessModes": ["ReadWriteOnce"],
+                                    "hostPath": {"path": "/tmp/pv"}}}),
+])
+async def test_registries_with_return_deleted_object_answer_the_object(
+        module_api: API, ns: str, resource: str, body: dict[str, Any]) -> None:
+    """ServiceAccounts, PersistentVolumes and PersistentVolumeClaims are stored with
+    ReturnDeletedObject: true, so a DELETE that removes one answers with the object, not a
+    Status (pkg/registry/core/{serviceaccount,persistentvolume,persistentvolumeclaim}/
+    storage/storage.go; store.go finalizeDelete)."""
+    base = f"/api/v1/{resource}" if resource == "persistentvolumes" else (
+        f"{NAMESPACES}/{ns}/{resource}")
+    name = f"gone-{uuid.uuid4().hex[:8]}"
+    status, created = await module_api.post(base, {"metadata": {"name": name}, **body})
+    assert status == 201, created
+    status, out = await module_api.delete(f"{base}/{name}")
+    assert status == 200, out
+    assert (out["kind"], out["metadata"]["uid"]) == (created["kind"],
+                                                     created["metadata"]["uid"])
+    assert (await module_api.get(f"{base}/{name}"))[0] == 404
