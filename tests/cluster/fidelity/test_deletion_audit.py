@@ -237,3 +237,52 @@ async def test_registries_with_return_deleted_object_answer_the_object(
     assert (out["kind"], out["metadata"]["uid"]) == (created["kind"],
                                                      created["metadata"]["uid"])
     assert (await module_api.get(f"{base}/{name}"))[0] == 404
+
+
+# -- creating over an object being deleted -----------------------------------------------
+
+async def test_create_over_an_object_being_deleted_says_so(module_api: API, ns: str) -> None:
+    """store.go Create: when the name is taken by an object with a deletionTimestamp, the
+    AlreadyExists message is prefixed "object is being deleted: " (a generated name's
+    conflict too); the reason and details stay AlreadyExists's."""
+    base = f"{NAMESPACES}/{ns}/configmaps"
+    status, out = await module_api.post(base, {"metadata": {"name": "held",
+                                                             "finalizers": ["example.com/x"]}})
+    assert status == 201, out
+    status, out = await module_api.delete(f"{base}/held")
+    assert status == 200, out
+    status, out = await module_api.post(base, {"metadata": {"name": "held"}})
+    assert (status, out["reason"], out["message"], out["details"]) == (
+        409, "AlreadyExists", 'object is being deleted: configmaps "held" already exists',
+        {"name": "held", "kind": "configmaps"}), out
+    status, out = await module_api.patch(f"{base}/held", {"metadata": {"finalizers": None}},
+                                         "application/merge-patch+json")
+    assert status == 200, out
+
+
+async def test_recreating_a_terminating_namespace_says_it_is_being_deleted(
+        module_api: API) -> None:
+    """A namespace held in Terminating by an object's finalizer cannot be created again:
+    store.go Create's "object is being deleted: " conflict, under the namespace registry
+    (pkg/registry/core/namespace/storage/storage.go)."""
+    name = f"del-{uuid.uuid4().hex[:8]}"
+    status, out = await module_api.post(NAMESPACES, {"metadata": {"name": name}})
+    assert status == 201, out
+    held = f"{NAMESPACES}/{name}/configmaps/held"
+    status, out = await module_api.post(f"{NAMESPACES}/{name}/configmaps", {
+        "metadata": {"name": "held", "finalizers": ["example.com/x"]}})
+    assert status == 201, out
+    status, out = await module_api.delete(f"{NAMESPACES}/{name}")
+    assert status == 200, out
+    status, out = await module_api.post(NAMESPACES, {"metadata": {"name": name}})
+    assert (status, out["reason"], out["message"]) == (
+        409, "AlreadyExists", f'object is being deleted: namespaces "{name}" already exists'), out
+
+    async def marked() -> bool:
+        return bool((await module_api.get(held))[1]["metadata"].get("deletionTimestamp"))
+
+    await wait_for(marked)
+    status, out = await module_api.patch(held, {"metadata": {"finalizers": None}},
+                                         "application/merge-patch+json")
+    assert status == 200, out
+    await _gone(module_api, f"{NAMESPACES}/{name}")
