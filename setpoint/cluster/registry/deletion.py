@@ -162,6 +162,19 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
+def _pending_graceful(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> bool:
+    """rest.BeforeDelete's gracefulPending: a pod already being deleted with grace left,
+    which the request does not shorten (a negative period counts as one second)."""
+    if rt.group or rt.kind != "Pod":
+        return False
+    meta = obj["metadata"]
+    current = int(meta.get("deletionGracePeriodSeconds") or 0)
+    if not meta.get("deletionTimestamp") or current <= 0:
+        return False
+    asked = opts.grace_period_seconds
+    return asked is None or (1 if asked < 0 else asked) >= current
+
+
 def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: ResourceType,
                  ns: str | None, name: str, opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
     """A DELETE, stopping at its admission points; (status code, answer)."""
@@ -194,6 +207,10 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
             return kept, (yield from _mark_namespace_terminating(generic, rt, live, opts))
         if (live.get("spec") or {}).get("finalizers"):
             return kept, (yield from generic.codec.present_steps(rt, live))
+    if _pending_graceful(rt, live, opts):
+        # store.go Delete: finalizeDelete on the object as it is; "finalizers cannot be
+        # updated via DeleteOptions if a deletion is already pending"
+        return kept, _deleted_answer(generic, rt, live)
     finalizers = gc_finalizers(list(meta.get("finalizers") or []), opts, default_gc_policy(rt))
     if rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io" \
             and CRD_CLEANUP not in finalizers:

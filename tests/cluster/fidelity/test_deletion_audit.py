@@ -286,3 +286,28 @@ async def test_recreating_a_terminating_namespace_says_it_is_being_deleted(
                                          "application/merge-patch+json")
     assert status == 200, out
     await _gone(module_api, f"{NAMESPACES}/{name}")
+
+
+# -- a deletion already pending ----------------------------------------------------------
+
+@pytest.mark.parametrize("query", ["propagationPolicy=Orphan",
+                                   "propagationPolicy=Foreground&gracePeriodSeconds=45",
+                                   "orphanDependents=true"])
+async def test_pending_graceful_deletion_ignores_new_propagation_options(
+        module_api: API, ns: str, query: str) -> None:
+    """rest.BeforeDelete reports a pod already being deleted with grace left, which the
+    request does not shorten, as gracefulPending; store.go Delete then answers the object as
+    it is (finalizeDelete) — "finalizers cannot be updated via DeleteOptions if a deletion
+    is already pending" (k8s.io/apiserver pkg/registry/rest/delete.go,
+    pkg/registry/generic/registry/store.go)."""
+    pods = f"{NAMESPACES}/{ns}/pods"
+    status, out = await module_api.post(pods, {"metadata": {"name": "p"}, "spec": {
+        "nodeName": "node-a", "containers": [{"name": "c", "image": "i"}]}})
+    assert status == 201, out
+    status, marked = await module_api.delete(f"{pods}/p")
+    assert (status, marked["metadata"]["deletionGracePeriodSeconds"]) == (200, 30), marked
+    status, out = await module_api.delete(f"{pods}/p?{query}")
+    assert (status, out) == (200, marked)
+    assert (await module_api.get(f"{pods}/p"))[1] == marked
+    status, out = await module_api.delete(f"{pods}/p?gracePeriodSeconds=0")
+    assert status == 200, out
