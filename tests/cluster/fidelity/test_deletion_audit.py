@@ -46,6 +46,16 @@ async def _delete_with_warnings(api: API, path: str,
         return resp.status, orjson.loads(await resp.read()), resp.headers.getall("Warning", [])
 
 
+async def _write_with_warnings(api: API, method: str, path: str, body: Any,
+                               content_type: str = "application/json",
+                               ) -> tuple[int, Any, list[str]]:
+    """A write; (status, JSON answer, its Warning headers)."""
+    async with api.session.request(method, api.cluster.url + path, data=orjson.dumps(body),
+                                   headers={"Content-Type": content_type},
+                                   ssl=api.ssl) as resp:
+        return resp.status, orjson.loads(await resp.read()), resp.headers.getall("Warning", [])
+
+
 async def _gone(api: API, path: str) -> None:
     async def absent() -> bool:
         return (await api.get(path))[0] == 404
@@ -311,3 +321,55 @@ async def test_pending_graceful_deletion_ignores_new_propagation_options(
     assert (await module_api.get(f"{pods}/p"))[1] == marked
     status, out = await module_api.delete(f"{pods}/p?gracePeriodSeconds=0")
     assert status == 200, out
+
+
+# -- finalizer names on custom resources -------------------------------------------------
+
+async def test_custom_resource_finalizers_without_a_path_draw_warnings(
+        module_api: API, ns: str) -> None:
+    """A custom resource's strategy warns about each finalizer a write adds (sorted, once)
+    that is not a standard one and has no path: "prefer a domain-qualified finalizer name",
+    "including a path (/)" when it already has a dot; such a name is still valid for a
+    custom resource (apiextensions-apiserver pkg/registry/customresource/strategy.go
+    generateWarningsFromObj, validator.go validateKubeFinalizerName)."""
+    group = f"{ns}.example.com"
+    status, out = await module_api.post(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+            "metadata": {"name": f"gadgets.{group}"}, "spec": {
+                "group": group, "scope": "Namespaced",
+                "names": {"plural": "gadgets", "kind": "Gadget"},
+                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                    "openAPIV3Schema": {"type": "object",
+                                        "x-kubernetes-preserve-unknown-fields": True}}}]}})
+    assert status == 201, out
+    gadgets = f"/apis/{group}/v1/namespaces/{ns}/gadgets"
+
+    async def served() -> bool:
+        return (await module_api.get(gadgets))[0] == 200
+
+    await wait_for(served)
+    try:
+        status, out, warnings = await _write_with_warnings(module_api, "POST", gadgets, {
+            "apiVersion": f"{group}/v1", "kind": "Gadget", "metadata": {
+                "name": "g", "finalizers": ["plain", "example.com", "orphan",
+                                            "example.com/ok", "plain"]}})
+        assert status == 201, out
+        assert warnings == [
+            '299 - "metadata.finalizers: \\"example.com\\": prefer a domain-qualified '
+            'finalizer name including a path (/) to avoid accidental conflicts with other '
+            'finalizer writers"',
+            '299 - "metadata.finalizers: \\"plain\\": prefer a domain-qualified finalizer '
+            'name to avoid accidental conflicts with other finalizer writers"']
+        status, out, warnings = await _write_with_warnings(
+            module_api, "PATCH", f"{gadgets}/g",
+            {"metadata": {"finalizers": ["plain", "other", "example.com/ok"]}},
+            "application/merge-patch+json")
+        assert status == 200, out
+        assert warnings == [
+            '299 - "metadata.finalizers: \\"other\\": prefer a domain-qualified finalizer '
+            'name to avoid accidental conflicts with other finalizer writers"']
+    finally:
+        await module_api.patch(f"{gadgets}/g", {"metadata": {"finalizers": None}},
+                               "application/merge-patch+json")
+        await module_api.delete(f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
+                                f"gadgets.{group}")
