@@ -21,7 +21,7 @@ from tests.waiting import wait_for
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 NAMESPACES = "/api/v1/namespaces"
-FINALIZE_NOTHING = {"spec": {"finalizers": []}}
+FINALIZE_NOTHING: dict[str, Any] = {"spec": {"finalizers": []}}
 JOB_WARNING = ('299 - "child pods are preserved by default when jobs are deleted; set '
                'propagationPolicy=Background to remove them or set propagationPolicy=Orphan '
                'to suppress this warning"')
