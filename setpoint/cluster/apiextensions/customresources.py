@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.apiextensions.customresourcestrategy import CustomResourceStrategy
 from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
@@ -69,7 +70,7 @@ def _served_types(crd: Obj) -> list[ResourceType]:
             scale=scale,
             crd=crd,
             storage_version=bool(version.get("storage")),
-            strategy=Strategy(),
+            strategy=CustomResourceStrategy(),
         ))
     return out
 

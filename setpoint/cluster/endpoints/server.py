@@ -78,6 +78,7 @@ from setpoint.cluster.registry.admissionpoints import (
     run_sync,
     subresource_create_steps,
 )
+from setpoint.cluster.registry.deletion import delete_warnings
 from setpoint.cluster.registry.listing import (
     Filter,
     cache_wait_revision,
@@ -451,7 +452,7 @@ class Handler:
                     cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
-                return json_response(out, 200, media, warnings)
+                return json_response(out, 200, media, delete_warnings(rt, dopts) + warnings)
             dopts = await delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
@@ -459,7 +460,7 @@ class Handler:
             name = rp.name
             (code, out), warnings = await self._admitted(
                 request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
-            return json_response(out, code, media, warnings)
+            return json_response(out, code, media, delete_warnings(rt, dopts) + warnings)
         raise errors.method_not_allowed()
 
     async def _virtual(self, request: Request, rt: ResourceType,

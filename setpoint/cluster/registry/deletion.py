@@ -42,8 +42,12 @@ def success_status(rt: ResourceType, obj: Obj) -> Obj:
             "details": details}
 
 
-# Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject).
-RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service")}
+# Kinds whose registry returns the deleted object rather than a Status (ReturnDeletedObject:
+# pkg/registry/core/{pod,service,namespace,serviceaccount,persistentvolume,
+# persistentvolumeclaim}/storage/storage.go).
+RETURNS_DELETED_OBJECT = {("", "Pod"), ("", "Service"), ("", "Namespace"),
+                          ("", "ServiceAccount"), ("", "PersistentVolume"),
+                          ("", "PersistentVolumeClaim")}
 
 
 def _deleted_answer(store: GenericStore, rt: ResourceType, live: Obj) -> Obj:
@@ -158,6 +162,19 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
+def _pending_graceful(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> bool:
+    """rest.BeforeDelete's gracefulPending: a pod already being deleted with grace left,
+    which the request does not shorten (a negative period counts as one second)."""
+    if rt.group or rt.kind != "Pod":
+        return False
+    meta = obj["metadata"]
+    current = int(meta.get("deletionGracePeriodSeconds") or 0)
+    if not meta.get("deletionTimestamp") or current <= 0:
+        return False
+    asked = opts.grace_period_seconds
+    return asked is None or (1 if asked < 0 else asked) >= current
+
+
 def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: ResourceType,
                  ns: str | None, name: str, opts: DeleteOptions) -> Steps[tuple[int, Obj]]:
     """A DELETE, stopping at its admission points; (status code, answer)."""
@@ -182,21 +199,26 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     # handlers/delete.go: an object left in place answers 202 only when orphanDependents
     # was explicitly false ("we want to do this always ... but that will break clients")
     kept = 202 if opts.orphan_dependents is False else 200
-    if rt.kind == "Namespace" and not rt.group and meta.get("deletionTimestamp") and (
-            live.get("spec") or {}).get("finalizers"):
-        # a terminating namespace is answered as it is, whatever the options
-        # (pkg/registry/core/namespace/storage/storage.go Delete)
-        return kept, (yield from generic.codec.present_steps(rt, live))
-    finalizers = gc_finalizers(list(meta.get("finalizers") or []), opts)
+    if rt.kind == "Namespace" and not rt.group:
+        # pkg/registry/core/namespace/storage/storage.go Delete: the first DELETE only marks
+        # the namespace (whatever its spec.finalizers), a terminating one with spec.finalizers
+        # left is answered as it is; only one with none left goes through the generic store
+        if not meta.get("deletionTimestamp"):
+            return kept, (yield from _mark_namespace_terminating(generic, rt, live, opts))
+        if (live.get("spec") or {}).get("finalizers"):
+            return kept, (yield from generic.codec.present_steps(rt, live))
+    if _pending_graceful(rt, live, opts):
+        # store.go Delete: finalizeDelete on the object as it is; "finalizers cannot be
+        # updated via DeleteOptions if a deletion is already pending"
+        return kept, _deleted_answer(generic, rt, live)
+    finalizers = gc_finalizers(list(meta.get("finalizers") or []), opts, default_gc_policy(rt))
     if rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io" \
             and CRD_CLEANUP not in finalizers:
         # its objects go first: the CRD controller removes this finalizer when they are gone
         finalizers.append(CRD_CLEANUP)
-    namespace_pending = rt.kind == "Namespace" and not rt.group and bool(
-        (live.get("spec") or {}).get("finalizers"))
     is_crd = rt.kind == "CustomResourceDefinition" and rt.group == "apiextensions.k8s.io"
     grace = _grace_period(rt, live, opts)
-    if not finalizers and not namespace_pending and grace == 0:
+    if not finalizers and grace == 0:
         live = _mark_pod_deleted(generic, rt, live, opts.dry_run)
         if not opts.dry_run:
             store.delete(rt.storage_key, ns or "", name)
@@ -205,7 +227,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     now = generic.clock()
     if not meta.get("deletionTimestamp"):
         new_meta["deletionTimestamp"] = grace_deadline(now, grace) if grace else now
-        if not namespace_pending and not is_crd:  # those registries set only the timestamp
+        if not is_crd:  # its registry sets only the timestamp
             new_meta["deletionGracePeriodSeconds"] = grace
             # rest.BeforeDelete (graceful) and the store's markAsDeleting bump a generation
             # the object has, once, when its deletion starts
@@ -220,8 +242,6 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     if finalizers:
         new_meta["finalizers"] = finalizers
     obj = {**live, "metadata": new_meta}
-    if namespace_pending:
-        obj["status"] = {**(live.get("status") or {}), "phase": "Terminating"}
     if is_crd and not meta.get("deletionTimestamp"):
         obj["status"] = _crd_terminating(live.get("status") or {}, now)
     obj = serialization_order(obj)
@@ -229,30 +249,113 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
         return kept, (yield from generic.codec.present_steps(rt, live))
     if opts.dry_run:
         return kept, (yield from generic.codec.present_steps(rt, obj))
-    if not finalizers and not namespace_pending and grace == 0:
+    if not finalizers and grace == 0:
         store.delete(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
     return kept, (yield from generic.codec.present_steps(rt, obj))
 
 
-def gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
+# rest.GarbageCollectionPolicy: a kind's DefaultGarbageCollectionPolicy, by the request's
+# group-version where the Go strategy asks for it (RequestInfo)
+DELETE_DEPENDENTS = "DeleteDependents"
+ORPHAN_DEPENDENTS = "OrphanDependents"
+UNSUPPORTED = "Unsupported"
+_DEFAULT_GC_POLICIES = {
+    # pkg/registry/core/replicationcontroller/strategy.go: OrphanDependents for v1
+    # ("for back compatibility"), and pkg/registry/batch/job/strategy.go for batch/v1
+    ("", "v1", "ReplicationController"): ORPHAN_DEPENDENTS,
+    ("batch", "v1", "Job"): ORPHAN_DEPENDENTS,
+    # pkg/registry/core/event/strategy.go: Unsupported (events.k8s.io Events share that store)
+    ("", "v1", "Event"): UNSUPPORTED,
+    ("events.k8s.io", "v1", "Event"): UNSUPPORTED,
+}
+
+# pkg/registry/batch/job/storage/storage.go deleteOptionWarnings
+JOB_DELETE_WARNING = ("child pods are preserved by default when jobs are deleted; set "
+                      "propagationPolicy=Background to remove them or set "
+                      "propagationPolicy=Orphan to suppress this warning")
+
+
+def default_gc_policy(rt: ResourceType) -> str:
+    """The kind's DefaultGarbageCollectionPolicy at the request's group-version."""
+    if rt.is_custom:
+        return DELETE_DEPENDENTS
+    return _DEFAULT_GC_POLICIES.get((rt.group, rt.version, rt.kind), DELETE_DEPENDENTS)
+
+
+def delete_warnings(rt: ResourceType, opts: DeleteOptions) -> list[str]:
+    """What the registry's Delete and DeleteCollection warn before they start: the Job
+    registry warns a request that leaves batch/v1's orphaning default in place."""
+    if (rt.kind == "Job" and rt.group == "batch" and not rt.is_custom
+            and opts.propagation_policy is None and opts.orphan_dependents is None
+            and default_gc_policy(rt) == ORPHAN_DEPENDENTS):
+        return [JOB_DELETE_WARNING]
+    return []
+
+
+def _mark_namespace_terminating(store: GenericStore, rt: ResourceType, live: Obj,
+                                opts: DeleteOptions) -> Steps[Obj]:
+    """The namespace registry's first DELETE: deletionTimestamp now (no grace period),
+    phase Terminating, the GC finalizers as its own rules say; the namespace controller
+    empties and finalizes it."""
+    meta = dict(live["metadata"])
+    meta["deletionTimestamp"] = store.clock()
+    current = list(meta.get("finalizers") or [])
+    finalizers = namespace_gc_finalizers(current, opts)
+    if finalizers != current:
+        meta["finalizers"] = finalizers
+    obj = serialization_order({**live, "metadata": meta,
+                               "status": {**(live.get("status") or {}),
+                                          "phase": "Terminating"}})
+    if not opts.dry_run:
+        obj = store.storage.put(rt.storage_key, obj)
+    return (yield from store.codec.present_steps(rt, obj))
+
+
+def gc_finalizers(finalizers: list[str], opts: DeleteOptions,
+                  policy: str = DELETE_DEPENDENTS) -> list[str]:
     """store.go ``deletionFinalizersForGarbageCollection``: the orphan and foregroundDeletion
-    finalizers as the options decide (the deprecated orphanDependents first, then the
-    propagation policy, then the finalizer already there; the default is background), the
-    others kept in their order and the two appended after them; the same set is no change."""
-    if opts.orphan_dependents is not None:
+    finalizers as ``shouldOrphanDependents``/``shouldDeleteDependents`` decide (nothing for
+    a kind whose policy is Unsupported; else the deprecated orphanDependents first, then
+    the propagation policy, then the first of the two finalizers already there, then the
+    kind's default policy, which orphans only for OrphanDependents); the others kept in
+    their order and the two appended after them; the same set is no change."""
+    present = [f for f in finalizers if f in (ORPHAN, FOREGROUND)]
+    if policy == UNSUPPORTED:
+        orphan = foreground = False
+    elif opts.orphan_dependents is not None:
+        # shouldDeleteDependents: an explicit orphanDependents, even false, is never foreground
         orphan, foreground = opts.orphan_dependents, False
     elif opts.propagation_policy in ("Orphan", "Background", "Foreground"):
         orphan = opts.propagation_policy == "Orphan"
         foreground = opts.propagation_policy == "Foreground"
+    elif present:
+        orphan, foreground = present[0] == ORPHAN, present[0] == FOREGROUND
     else:
-        present = [f for f in finalizers if f in (ORPHAN, FOREGROUND)]
-        orphan = bool(present) and present[0] == ORPHAN
-        foreground = bool(present) and present[0] == FOREGROUND
+        orphan, foreground = policy == ORPHAN_DEPENDENTS, False
     out = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
     out += [ORPHAN] * orphan + [FOREGROUND] * foreground
     return finalizers if set(out) == set(finalizers) else out
+
+
+def namespace_gc_finalizers(finalizers: list[str], opts: DeleteOptions) -> list[str]:
+    """pkg/registry/core/namespace/storage/storage.go ``shouldHaveOrphanFinalizer`` and
+    ``shouldHaveDeleteDependentsFinalizer``: unlike the generic store, orphanDependents=false
+    asks for foregroundDeletion, and with no option each finalizer stays as it is. Go builds
+    the changed list from a map (in no set order); this keeps the others' order and appends
+    orphan, then foregroundDeletion."""
+    if opts.orphan_dependents is not None:
+        orphan, foreground = opts.orphan_dependents, not opts.orphan_dependents
+    elif opts.propagation_policy is not None:
+        orphan = opts.propagation_policy == "Orphan"
+        foreground = opts.propagation_policy == "Foreground"
+    else:
+        orphan, foreground = ORPHAN in finalizers, FOREGROUND in finalizers
+    if (ORPHAN in finalizers, FOREGROUND in finalizers) == (orphan, foreground):
+        return finalizers
+    out = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+    return out + [ORPHAN] * orphan + [FOREGROUND] * foreground
 
 
 def grace_deadline(now: str, seconds: int) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from setpoint.cluster.registry import kept_empty_slices
 from setpoint.cluster.registry.admissionpoints import (
@@ -187,11 +187,16 @@ class GenericStore:
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
         for plugin in self.final_validating_admission:
             plugin(Attributes("CREATE", rt, obj, None, opts.user, opts.dry_run))
-        if self.storage.get(rt.storage_key, ns or "", name) is not None:
+        existing = self.storage.get(rt.storage_key, ns or "", name)
+        if existing is not None:
             # rest.CheckGeneratedNameError: with a generateName, the server's own choice
-            if meta.get("generateName"):
-                raise errors.generate_name_conflict(rt.resource, name, rt.group)
-            raise errors.already_exists(rt.resource, name, rt.group)
+            conflict = (errors.generate_name_conflict(rt.resource, name, rt.group)
+                        if meta.get("generateName")
+                        else errors.already_exists(rt.resource, name, rt.group))
+            if existing["metadata"].get("deletionTimestamp"):
+                # store.go Create: the conflict with an object still being deleted says so
+                conflict = replace(conflict, message=f"object is being deleted: {conflict.message}")
+            raise conflict
         if not opts.dry_run:
             stored = self.storage.put(rt.storage_key, stored)
             if self.codec.serves_stored(rt):  # presented as stored: the stored JSON answers
