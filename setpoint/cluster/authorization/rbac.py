@@ -172,10 +172,11 @@ class Authorizer:
 
     def rules(self, user: Obj, namespace: str) -> tuple[list[Obj], list[Obj]]:
         """(resource rules, non-resource rules) ``user`` holds in ``namespace`` (what a
-        SelfSubjectRulesReview answers)."""
-        if MASTERS in (user.get("groups") or []):
-            return ([{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}],
-                    [{"verbs": ["*"], "nonResourceURLs": ["*"]}])
+        SelfSubjectRulesReview answers). Only RBAC's bindings count, ``system:masters``
+        included: kube-apiserver's privileged-group authorizer decides but resolves no
+        rules (pkg/kubeapiserver/authorizer/reload.go appends it to the authorizers, not
+        to the rule resolvers), so an administrator's list is cluster-admin's rules beside
+        those of system:basic-user, system:discovery and system:public-info-viewer."""
         resource: list[Obj] = []
         non_resource: list[Obj] = []
         for rule, _ in self.grants(user).rules_in(namespace):
