@@ -7,6 +7,10 @@
   ``not-ready`` / ``unreachable`` with NoSchedule and NoExecute for Ready False / Unknown,
   ``memory-pressure``, ``disk-pressure``, ``pid-pressure``, ``network-unavailable`` with
   NoSchedule, and ``unschedulable`` for a cordoned node. Other taints are left alone.
+- A node first seen gets a ``RegisteredNode`` event (``Node <name> event: Registered Node
+  <name> in Controller``), as monitorNodeHealth records for the nodes it adds to its known set.
+- Events are reported as kube-controller-manager's do: ``node-controller`` for the node
+  lifecycle controller's, ``taint-eviction-controller`` for the taint eviction controller's.
 - When a node stops being Ready, its pods get ``Ready=False`` and a ``NodeNotReady`` event
   (``MarkPodsNotReady``).
 - Taint-based eviction (the taint eviction controller): a pod on a node with NoExecute
@@ -24,7 +28,9 @@ from typing import Any
 from setpoint.client import Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
+from setpoint.runtime._events import EventRecorder
 from setpoint.runtime._objects import clone
+from setpoint.workloads.controllers.podcontrol import component_recorder
 from setpoint.workloads.nodes import GONE, NODE, now_rfc3339, parse_time, ready_mode
 from setpoint.workloads.scheduler.predicates import tolerates
 from setpoint.workloads.settings import WorkloadSettings
@@ -127,9 +133,13 @@ def index_by_node(pod: Obj) -> Iterable[str]:
 class NodeLifecycle:
     """Node health → conditions, taints and pod readiness (one controller over Nodes)."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Manager, events: EventRecorder | None = None) -> None:
         self.manager = manager
+        self.events = events
         self._marked: set[tuple[str, str]] = set()
+        # monitorNodeHealth's knownNodeSet: names, in memory, so a restarted
+        # controller-manager registers every node again, as the real one does
+        self._known: set[str] = set()
         self.controller: Controller[Obj] = Controller.for_(NODE, name="node-lifecycle")
         self.controller.reads(POD)
         self.controller.reconcile(self.reconcile)
@@ -139,6 +149,13 @@ class NodeLifecycle:
 
     async def reconcile(self, ctx: Context[Obj], node: Obj) -> Result:
         name = str(node["metadata"]["name"])
+        if name not in self._known:
+            self._known.add(name)
+            if self.events is not None:
+                # pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth,
+                # through pkg/controller/util/node/controller_utils.go RecordNodeEvent
+                self.events.normal(node, "RegisteredNode",
+                                   f"Node {name} event: Registered Node {name} in Controller")
         if ready_mode(node) == GONE:
             conditions = unknown_conditions(node)
             if conditions is not None:
@@ -161,7 +178,7 @@ class NodeLifecycle:
         marker = (name, str(ready.get("lastTransitionTime")))
         if marker in self._marked:
             return
-        recorder = self.manager.recorder
+        recorder = self.events
         if recorder is not None:
             recorder.normal(node, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
         stamp = now_rfc3339()
@@ -214,8 +231,9 @@ def eviction_delay(pod: Mapping[str, Any], taints: Sequence[Mapping[str, Any]],
 class TaintEviction:
     """Deletes pods from nodes whose NoExecute taints they do not (or no longer) tolerate."""
 
-    def __init__(self, manager: Manager) -> None:
+    def __init__(self, manager: Manager, events: EventRecorder | None = None) -> None:
         self.manager = manager
+        self.events = events
 
         def on_tainted_node(pod: Obj) -> bool:
             node_name = (pod.get("spec") or {}).get("nodeName")
@@ -254,7 +272,9 @@ class TaintEviction:
         if delay > 0:
             return Result(requeue_after=delay)
         namespace, name = metadata["namespace"], metadata["name"]
-        ctx.events.normal("TaintManagerEviction", f"Marking for deletion Pod {namespace}/{name}")
+        if self.events is not None:  # taint_eviction.go emitPodDeletionEvent
+            self.events.normal(pod, "TaintManagerEviction",
+                               f"Marking for deletion Pod {namespace}/{name}")
         condition = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
                      "lastTransitionTime": now_rfc3339(), "reason": "DeletionByTaintManager",
                      "message": "Taint manager: deleting due to NoExecute taint"}
@@ -271,5 +291,10 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Add the node lifecycle and taint eviction controllers to ``manager``."""
     store = manager.cache.store_for(POD, create=True)
     store.add_indexer(NODE_NAME_INDEX, index_by_node)
-    manager.add(NodeLifecycle(manager).controller)
-    manager.add(TaintEviction(manager).controller)
+    # the components' names: kube-controller-manager's nodelifecycle and tainteviction
+    # controllers' event sources (pkg/controller/nodelifecycle/node_lifecycle_controller.go
+    # NewNodeLifecycleController, pkg/controller/tainteviction/taint_eviction.go New)
+    node_lifecycle = NodeLifecycle(manager, component_recorder(manager, "node-controller"))
+    manager.add(node_lifecycle.controller)
+    manager.add(TaintEviction(manager, component_recorder(manager,
+                                                          "taint-eviction-controller")).controller)

@@ -4,10 +4,24 @@ writes objects of its own names and deletes them)."""
 
 from __future__ import annotations
 
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
 import pytest
 
+from setpoint.client import Kind, PatchType
+from setpoint.workloads import nodelifecycle
+from setpoint.workloads.nodes import now_rfc3339
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.conftest import Kubectl
+from tests.conftest import kubectl_path
+from tests.waiting import wait_for
+from tests.workloads.podsim import workload_cluster
+
+EVENT = Kind("events.k8s.io/v1", "Event")
+NODE = Kind("v1", "Node")
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -59,3 +73,49 @@ async def test_can_i_list_of_an_administrator_is_rbacs_rules(
                    + AUTHENTICATED_RULES)
     code, out, err = await module_kubectl("auth", "can-i", "--list", "--as", "audit-bob")
     assert (code, err, out) == (0, "", HEADER + AUTHENTICATED_RULES)
+
+
+async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -> None:
+    """``kubectl describe node``'s Events as kube-controller-manager's node lifecycle
+    controller records them: ``RegisteredNode`` when it first sees a node
+    (pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth, through
+    pkg/controller/util/node/controller_utils.go RecordNodeEvent: ``Node %s event: %s``) and
+    ``NodeNotReady`` when a Ready node stops being so (RecordNodeStatusChange), both from the
+    ``node-controller`` event source (NewNodeLifecycleController's recorder)."""
+    async with workload_cluster([nodelifecycle.install], simulate=False) as env:
+        node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "audit-n1"}}
+        await env.client.create(node)
+
+        async def reasons() -> list[str]:
+            events = await env.client.list(EVENT, namespace="default")
+            return sorted(e.get("reason", "") for e in events
+                          if (e.get("regarding") or {}).get("name") == "audit-n1")
+
+        assert await wait_for(reasons) == ["RegisteredNode"]
+        for status in ("True", "False"):  # a Ready node stops being Ready
+            await env.client.patch_status(NODE, "audit-n1", {"status": {"conditions": [{
+                "type": "Ready", "status": status, "reason": "KubeletReady",
+                "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}]}},
+                patch_type=PatchType.STRATEGIC)
+        assert await wait_for(lambda: _two(reasons)) == ["NodeNotReady", "RegisteredNode"]
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_bytes(env.cluster.kubeconfig.read_bytes())
+        kubeconfig.chmod(0o600)
+        proc = await asyncio.create_subprocess_exec(
+            kubectl_path(), "--kubeconfig", str(kubeconfig), "--cache-dir",
+            str(tmp_path / "cache"), "describe", "node", "audit-n1",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path)})
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+        assert (proc.returncode, err) == (0, b"")
+        events = out.decode().split("\nEvents:\n", 1)[1].splitlines()
+        rows = sorted(" ".join(line.split()[:2] + line.split()[3:]) for line in events[2:])
+        assert rows == [
+            "Normal NodeNotReady node-controller Node audit-n1 status is now: NodeNotReady",
+            "Normal RegisteredNode node-controller Node audit-n1 event: Registered Node "
+            "audit-n1 in Controller"]
+
+
+async def _two(reasons: Callable[[], Awaitable[list[str]]]) -> list[str] | None:
+    found = await reasons()
+    return found if len(found) == 2 else None
