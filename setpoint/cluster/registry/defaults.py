@@ -46,6 +46,13 @@ def _spec(obj: Obj) -> Obj:
     return _dict(obj, "spec")
 
 
+def _null_when_empty(obj: Obj, key: str) -> None:
+    """A list field without omitempty: absent or empty, it reads back ``null`` (the stored
+    protobuf has no items, which Go decodes to a nil slice and encodes as null)."""
+    if not obj.get(key) and isinstance(obj.get(key, []), list):
+        obj[key] = None
+
+
 # -- core/v1 -------------------------------------------------------------------------------
 
 def _pod(obj: Obj) -> None:
@@ -204,6 +211,7 @@ def _node(obj: Obj) -> None:
 
 
 def _limit_range(obj: Obj) -> None:
+    _null_when_empty(_spec(obj), "limits")  # core/v1 LimitRangeSpec: no omitempty
     for item in _spec(obj).get("limits") or []:
         for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             if isinstance(item.get(key), dict):
@@ -365,10 +373,25 @@ def _network_policy(obj: Obj) -> None:
 
 
 def _endpoint_slice(obj: Obj) -> None:
+    # discovery/v1 EndpointSlice: ``endpoints`` and ``ports`` have no omitempty, so an
+    # EndpointSlice without them (the controller's placeholder of a Service with no ready
+    # pods) reads ``"endpoints": null, "ports": null``; an endpoint's ``conditions`` is a
+    # struct, written even when empty
+    _null_when_empty(obj, "endpoints")
+    _null_when_empty(obj, "ports")
+    for endpoint in obj.get("endpoints") or []:
+        if isinstance(endpoint, dict):
+            _dict(endpoint, "conditions")
     for port in obj.get("ports") or []:
         if port.get("name") is None:
             port["name"] = ""
         _set(port, "protocol", "TCP")
+
+
+def _rbac_role(obj: Obj) -> None:
+    # rbac/v1 Role and ClusterRole: ``rules`` has no omitempty (an aggregated ClusterRole
+    # the controller has not filled yet reads ``"rules": null``)
+    _null_when_empty(obj, "rules")
 
 
 def _rbac_binding(obj: Obj) -> None:
@@ -483,6 +506,8 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("batch", "CronJob"): _cron_job,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
     ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
+    ("rbac.authorization.k8s.io", "Role"): _rbac_role,
+    ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role,
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _rbac_binding,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _validating_webhooks,

@@ -422,7 +422,8 @@ class EndpointSliceReconciler:
                                                      e["addresses"][0]))
         client = self.manager.client
         if current:
-            if current.get("endpoints") == endpoints and (current.get("ports") or []) == ports \
+            if (current.get("endpoints") or []) == endpoints \
+                    and (current.get("ports") or []) == ports \
                     and (meta(current).get("labels") or {}) == labels:
                 return
             body = clone(current)

@@ -119,3 +119,51 @@ async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -
 async def _two(reasons: Callable[[], Awaitable[list[str]]]) -> list[str] | None:
     found = await reasons()
     return found if len(found) == 2 else None
+
+
+async def test_list_fields_without_omitempty_read_back_null(
+        module_api: API, module_kubectl: Kubectl) -> None:
+    """Go writes a nil slice of a field without ``omitempty`` as ``null``, and a built-in's
+    empty list is stored as protobuf without items, which decodes to nil: so kube-apiserver
+    answers ``"endpoints": null, "ports": null`` for an EndpointSlice without them
+    (k8s.io/api discovery/v1/types.go: ``json:"endpoints"``, ``json:"ports"``, the
+    EndpointSlice controller's placeholder for a Service without ready pods), ``"rules": null``
+    for a Role or ClusterRole (rbac/v1 ``json:"rules"``) and ``"limits": null`` for a
+    LimitRange (core/v1 LimitRangeSpec ``json:"limits"``), absent or sent as ``[]`` alike;
+    and an endpoint's ``conditions`` struct is always written."""
+    ns = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
+    for name, extra in (("aud-es-none", {}), ("aud-es-empty", {"endpoints": [], "ports": []}),
+                        ("aud-es-one", {"endpoints": [{"addresses": ["10.0.0.1"]}]})):
+        status, out = await module_api.post(ns, {
+            "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": name}, "addressType": "IPv4", **extra})
+        assert status == 201, out
+    status, out = await module_api.post(
+        "/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+         "metadata": {"name": "aud-role"}, "rules": []})
+    assert (status, out["rules"]) == (201, None), out
+    status, out = await module_api.post(
+        "/api/v1/namespaces/default/limitranges",
+        {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "aud-lr"}})
+    assert (status, out["spec"]) == (201, {"limits": None}), out
+    try:
+        for name in ("aud-es-none", "aud-es-empty"):
+            code, out, err = await module_kubectl("get", "endpointslice", name, "-o", "yaml")
+            assert code == 0, err
+            assert out.startswith("addressType: IPv4\napiVersion: discovery.k8s.io/v1\n"
+                                  "endpoints: null\nkind: EndpointSlice\n"), out
+            assert out.endswith("\nports: null\n"), out
+        code, out, err = await module_kubectl("get", "endpointslice", "aud-es-one", "-o",
+                                              "jsonpath={.endpoints}")
+        assert (code, out) == (0, '[{"addresses":["10.0.0.1"],"conditions":{}}]'), err
+        code, out, err = await module_kubectl("get", "role", "aud-role", "-o", "yaml")
+        assert (code, out.endswith("\nrules: null\n")) == (0, True), out + err
+        code, out, err = await module_kubectl("get", "limitrange", "aud-lr", "-o", "yaml")
+        assert (code, out.endswith("\nspec:\n  limits: null\n")) == (0, True), out + err
+    finally:
+        code, _, err = await module_kubectl(
+            "delete", "endpointslice", "aud-es-none", "aud-es-empty", "aud-es-one")
+        assert code == 0, err
+        code, _, err = await module_kubectl("delete", "role/aud-role", "limitrange/aud-lr")
+        assert code == 0, err
