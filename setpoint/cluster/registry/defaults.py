@@ -388,6 +388,10 @@ def _endpoint_slice(obj: Obj) -> None:
         _set(port, "protocol", "TCP")
 
 
+def _csi_node(obj: Obj) -> None:
+    _null_when_empty(_spec(obj), "drivers")  # storage/v1 CSINodeSpec: no omitempty
+
+
 def _rbac_role(obj: Obj) -> None:
     # rbac/v1 Role and ClusterRole: ``rules`` has no omitempty (an aggregated ClusterRole
     # the controller has not filled yet reads ``"rules": null``)
@@ -514,6 +518,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _mutating_webhooks,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("storage.k8s.io", "CSINode"): _csi_node,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): default_flow_schema,

@@ -128,8 +128,9 @@ async def test_list_fields_without_omitempty_read_back_null(
     answers ``"endpoints": null, "ports": null`` for an EndpointSlice without them
     (k8s.io/api discovery/v1/types.go: ``json:"endpoints"``, ``json:"ports"``, the
     EndpointSlice controller's placeholder for a Service without ready pods), ``"rules": null``
-    for a Role or ClusterRole (rbac/v1 ``json:"rules"``) and ``"limits": null`` for a
-    LimitRange (core/v1 LimitRangeSpec ``json:"limits"``), absent or sent as ``[]`` alike;
+    for a Role or ClusterRole (rbac/v1 ``json:"rules"``), ``"limits": null`` for a
+    LimitRange (core/v1 LimitRangeSpec ``json:"limits"``) and ``"drivers": null`` for a
+    CSINode (storage/v1 CSINodeSpec ``json:"drivers"``), absent or sent as ``[]`` alike;
     and an endpoint's ``conditions`` struct is always written."""
     ns = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
     for name, extra in (("aud-es-none", {}), ("aud-es-empty", {"endpoints": [], "ports": []}),
@@ -147,6 +148,11 @@ async def test_list_fields_without_omitempty_read_back_null(
         "/api/v1/namespaces/default/limitranges",
         {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "aud-lr"}})
     assert (status, out["spec"]) == (201, {"limits": None}), out
+    status, out = await module_api.post(
+        "/apis/storage.k8s.io/v1/csinodes?dryRun=All",
+        {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "aud-csi"},
+         "spec": {}})
+    assert (status, out["spec"]) == (201, {"drivers": None}), out
     try:
         for name in ("aud-es-none", "aud-es-empty"):
             code, out, err = await module_kubectl("get", "endpointslice", name, "-o", "yaml")
