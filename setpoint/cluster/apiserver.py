@@ -22,6 +22,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from setpoint.cluster.admission import (
     crd,
+    csrrequestor,
     lifecycle,
     pods,
     priorityclasses,
@@ -132,6 +133,7 @@ class APIServer:
                                        service_cidr=service_cluster_ip_range),
             crd.validate_definition,
             rbacescalation.EscalationCheck(self.authorizer),
+            csrrequestor.record_requesting_user,
         ])
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))

@@ -5,11 +5,16 @@ writes objects of its own names and deletes them)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 
 from setpoint.client import Kind, PatchType
 from setpoint.workloads import nodelifecycle
@@ -172,4 +177,44 @@ async def test_list_fields_without_omitempty_read_back_null(
             "delete", "endpointslice", "aud-es-none", "aud-es-empty", "aud-es-one")
         assert code == 0, err
         code, _, err = await module_kubectl("delete", "role/aud-role", "limitrange/aud-lr")
+        assert code == 0, err
+
+
+def _csr_request() -> str:
+    """A PEM certificate request for CN=aud-user, O=devs, base64 (as spec.request)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "aud-user"),
+                      x509.NameAttribute(NameOID.ORGANIZATION_NAME, "devs")])
+    request = x509.CertificateSigningRequestBuilder().subject_name(name).sign(
+        key, hashes.SHA256())
+    return base64.b64encode(request.public_bytes(serialization.Encoding.PEM)).decode()
+
+
+async def test_csr_records_its_requesting_user(module_api: API,
+                                               module_kubectl: Kubectl) -> None:
+    """A CertificateSigningRequest's spec names the user who created it, whatever the body
+    said (pkg/registry/certificates/certificates/strategy.go csrStrategy.PrepareForCreate:
+    username, uid, groups and extra cleared, then taken from the request's user): ``kubectl
+    get csr`` shows it as REQUESTOR (printers.go printCertificateSigningRequest) and
+    ``kubectl describe csr`` as *Requesting User*."""
+    status, out = await module_api.post("/apis/certificates.k8s.io/v1/certificatesigningrequests", {
+        "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": "aud-csr"},
+        "spec": {"request": _csr_request(), "signerName": "kubernetes.io/kube-apiserver-client",
+                 "usages": ["client auth"], "username": "mallory", "groups": ["system:nodes"],
+                 "extra": {"k": ["v"]}}})
+    assert status == 201, out
+    try:
+        spec = out["spec"]
+        assert (spec["username"], spec["groups"], "extra" in spec) == (
+            "setpoint-admin", ["system:masters", "system:authenticated"], False), spec
+        code, printed, err = await module_kubectl("get", "csr", "aud-csr")
+        assert code == 0, err
+        assert printed.splitlines()[1].split()[2:6] == [
+            "kubernetes.io/kube-apiserver-client", "setpoint-admin", "<none>", "Pending"], printed
+        code, printed, err = await module_kubectl("describe", "csr", "aud-csr")
+        assert code == 0, err
+        assert "\nRequesting User:    setpoint-admin\n" in printed, printed
+    finally:
+        code, _, err = await module_kubectl("delete", "csr", "aud-csr")
         assert code == 0, err
