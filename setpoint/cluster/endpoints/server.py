@@ -107,7 +107,7 @@ log = logging.getLogger("setpoint.cluster")
 
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
-                       "exec", "attach", "portforward", "ephemeralcontainers"}
+                       "exec", "attach", "portforward", "ephemeralcontainers", "approval"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 

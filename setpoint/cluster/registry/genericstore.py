@@ -25,6 +25,10 @@ from setpoint.cluster.registry.admissionpoints import (
     Changed,
     Steps,
 )
+from setpoint.cluster.registry.csrapproval import (
+    keep_approval_conditions,
+    populate_condition_timestamps,
+)
 from setpoint.cluster.registry.decoder import ObjectDecoder
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.requestnames import ensure_namespace_matches
@@ -286,6 +290,8 @@ class GenericStore:
                 obj["metadata"].pop("managedFields", None)
         elif subresource == "ephemeralcontainers":
             obj = rt.strategy.prepare_for_ephemeral_containers_update(rt, obj, old)
+        elif subresource == "approval":
+            populate_condition_timestamps(obj, old, self.clock())
         elif subresource != "finalize":
             # (namespaceFinalizeStrategy resets only the status, kept above: spec and
             # metadata are the new object's)
@@ -452,6 +458,8 @@ def reset_fields(rt: ResourceType, subresource: str) -> list[str]:
     """The fields an endpoint's strategy resets, which no writer through it owns."""
     if not rt.has_status:
         return []
+    if subresource == "approval":  # certificates' approvalStrategy.GetResetFields
+        return ["spec", "status.certificate"]
     if subresource != "status":
         return ["status"]
     # a built-in status strategy's GetResetFields also names the metadata it takes from the
@@ -471,6 +479,8 @@ def _keep_reset_fields(rt: ResourceType, obj: Obj, old: Obj, subresource: str) -
         for k, v in old.items():
             if k not in ("metadata", "status"):
                 obj[k] = v
+    elif subresource == "approval":
+        keep_approval_conditions(obj, old)
     elif "status" in old:
         obj["status"] = old["status"]
     else:

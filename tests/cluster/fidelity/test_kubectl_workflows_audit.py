@@ -218,3 +218,39 @@ async def test_csr_records_its_requesting_user(module_api: API,
     finally:
         code, _, err = await module_kubectl("delete", "csr", "aud-csr")
         assert code == 0, err
+
+
+async def test_kubectl_certificate_approve_writes_only_the_conditions(
+        module_api: API, module_kubectl: Kubectl) -> None:
+    """``kubectl certificate approve`` PUTs the CSR (as protobuf) to its ``approval``
+    subresource; csrApprovalStrategy (pkg/registry/certificates/certificates/strategy.go)
+    keeps the stored spec and status but the conditions, and populateConditionTimestamps
+    gives the new condition its lastUpdateTime and lastTransitionTime."""
+    path = "/apis/certificates.k8s.io/v1/certificatesigningrequests"
+    status, out = await module_api.post(path, {
+        "apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": "aud-approve"},
+        "spec": {"request": _csr_request(), "signerName": "kubernetes.io/kube-apiserver-client",
+                 "usages": ["client auth"]}})
+    assert status == 201, out
+    try:
+        code, printed, err = await module_kubectl("certificate", "approve", "aud-approve")
+        assert (code, printed, err) == (
+            0, "certificatesigningrequest.certificates.k8s.io/aud-approve approved\n", "")
+        status, out = await module_api.get(f"{path}/aud-approve/approval")
+        assert status == 200, out
+        [condition] = out["status"]["conditions"]
+        assert {k: condition[k] for k in ("type", "status", "reason", "message")} == {
+            "type": "Approved", "status": "True", "reason": "KubectlApprove",
+            "message": "This CSR was approved by kubectl certificate approve."}
+        assert condition["lastUpdateTime"] and condition["lastTransitionTime"]
+        code, printed, err = await module_kubectl("get", "csr", "aud-approve")
+        assert printed.splitlines()[1].split()[-1] == "Approved", printed + err
+        # a spec sent to the approval subresource is not written
+        out["spec"]["usages"] = ["digital signature", "client auth"]
+        status, updated = await module_api.put(f"{path}/aud-approve/approval", out)
+        assert (status, updated["spec"]["usages"]) == (200, ["client auth"]), updated
+    finally:
+        code, _, err = await module_kubectl("delete", "csr", "aud-approve")
+        assert code == 0, err
+
