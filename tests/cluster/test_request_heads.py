@@ -76,3 +76,19 @@ async def test_a_request_line_over_max_header_bytes_is_431(cluster: RunningClust
         assert await reader.read() == GO_431
     finally:
         writer.close()
+
+
+async def test_a_request_line_longer_than_64_kib_is_served(cluster: RunningCluster) -> None:
+    """Go reads any request line within MaxHeaderBytes; httptools' URL parser alone would
+    refuse one over 65535 bytes with a plain-text 400. A label selector of 12,000 values
+    is a LIST like any other."""
+    values = ",".join(f"v{i}" for i in range(12000))
+    reader, writer = await _open(cluster)
+    try:
+        writer.write(_head(cluster, f"/api/v1/configmaps?labelSelector=a+in+({values})", 0,
+                           close=True))
+        answer = await _answer(reader)
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+        assert b'"kind":"ConfigMapList"' in answer
+    finally:
+        writer.close()
