@@ -24,10 +24,11 @@ _HEADER = ("apiVersion", "kind")
 def shape_error(obj: dict[str, Any]) -> str | None:
     """Why ``obj`` is not of its kind's shape (the first field path and problem), or None."""
     kind = obj.get("kind")
-    model: Any = getattr(models, kind, None) if isinstance(kind, str) else None
+    found = getattr(models, kind, None) if isinstance(kind, str) else None
+    model: Any = found if isinstance(found, type) and hasattr(found, "api_version") else None
     body = {k: v for k, v in obj.items() if k not in _HEADER}
     try:
-        if isinstance(model, type) and hasattr(model, "api_version"):
+        if model is not None:
             model.model_validate(body)
         else:  # a custom resource: only its metadata has a known shape
             ObjectMeta.model_validate(body.get("metadata") or {})
@@ -36,7 +37,7 @@ def shape_error(obj: dict[str, Any]) -> str | None:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(the object)"
-        if model is None or not hasattr(model, "api_version"):
+        if model is None:
             where = f"metadata.{where}" if first["loc"] else "metadata"
         return f"{where}: {first['msg']}"
     return None

@@ -418,8 +418,9 @@ def _quiet_upgrades(protocol: type) -> type:
             # a longer URL would be a plain-text 400 ("url is too long"), though Go reads
             # any request line within MaxHeaderBytes (a long label selector is served). The
             # query is split off here and handed on beside the scope.
-            if len(self.url) > _PARSE_URL_MAX:
-                path, sep, query = self.url.partition(b"?")
+            url: bytes = self.url  # type: ignore[has-type]
+            if len(url) > _PARSE_URL_MAX:
+                path, sep, query = url.partition(b"?")
                 if sep and len(path) <= _PARSE_URL_MAX:
                     self.url = path
                     self.scope[LONG_QUERY_KEY] = query.partition(b"#")[0]
