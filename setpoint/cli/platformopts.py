@@ -24,7 +24,8 @@ def client_options(func: F) -> F:
 async def connect(kubeconfig: str | None, context: str | None) -> AsyncIterator[Client]:
     try:
         config = load_config(kubeconfig, context=context)
+        client = Client(config)  # (which refuses a server that is no http(s) URL)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    async with Client(config) as client:
+    async with client:
         yield client

@@ -200,7 +200,7 @@ def _kubeconfig_paths(
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         doc = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
     if doc is None:
         return {}
@@ -212,15 +212,50 @@ def _read_yaml(path: Path) -> dict[str, Any]:
 def _merge(documents: Sequence[tuple[Path | None, dict[str, Any]]]) -> _Merged:
     merged = _Merged()
     for path, doc in documents:
-        for entry in doc.get("clusters") or []:
-            merged.clusters.setdefault(entry["name"], (path, entry.get("cluster") or {}))
-        for entry in doc.get("users") or []:
-            merged.users.setdefault(entry["name"], (path, entry.get("user") or {}))
-        for entry in doc.get("contexts") or []:
-            merged.contexts.setdefault(entry["name"], entry.get("context") or {})
-        if not merged.current_context and doc.get("current-context"):
-            merged.current_context = doc["current-context"]
+        for name, body in _named(doc, "clusters", "cluster", path):
+            merged.clusters.setdefault(name, (path, body))
+        for name, body in _named(doc, "users", "user", path):
+            merged.users.setdefault(name, (path, body))
+        for name, body in _named(doc, "contexts", "context", path):
+            merged.contexts.setdefault(name, body)
+        current = doc.get("current-context")
+        if current is not None and not isinstance(current, str):
+            raise ConfigError(f"kubeconfig {path or ''}: current-context must be a string")
+        if not merged.current_context and current:
+            merged.current_context = current
     return merged
+
+
+def _named(doc: Mapping[str, Any], key: str, body: str,
+           path: Path | None) -> list[tuple[str, dict[str, Any]]]:
+    """A kubeconfig list (``clusters``, ``users``, ``contexts``) as (name, body) pairs; a
+    list of another shape is a ConfigError, as client-go's decoding refuses it, never a
+    TypeError deep in the resolution."""
+    where = f"kubeconfig {path}" if path else "kubeconfig"
+    entries = doc.get(key) or []
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: {key} must be a list")
+    out = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise ConfigError(f"{where}: {key}[{i}] must be a mapping with a string name")
+        inner = entry.get(body) or {}
+        if not isinstance(inner, dict):
+            raise ConfigError(f"{where}: {key}[{i}].{body} must be a mapping")
+        for field_name, value in inner.items():
+            if field_name in _STRING_FIELDS and value is not None and not isinstance(value, str):
+                raise ConfigError(f"{where}: {key}[{i}].{body}.{field_name} must be a string")
+        out.append((entry["name"], inner))
+    return out
+
+
+# the fields read as strings (client-go's NamedCluster, NamedContext, AuthInfo); others are
+# read as mappings or lists where they are used
+_STRING_FIELDS = frozenset({
+    "server", "tls-server-name", "proxy-url", "certificate-authority",
+    "certificate-authority-data", "cluster", "user", "namespace", "client-certificate",
+    "client-certificate-data", "client-key", "client-key-data", "token", "tokenFile",
+    "username", "password"})
 
 
 def _resolve(merged: _Merged, context: str | None) -> ClusterConfig:

@@ -19,6 +19,7 @@ import yaml
 
 from setpoint.client import ApiError, Client, Kind
 from setpoint.platform.kinds import CRD, custom_kinds
+from setpoint.platform.manifestshapes import shape_error
 
 log = logging.getLogger(__name__)
 
@@ -231,18 +232,33 @@ def read_manifests(paths: Sequence[str], stdin: str | None = None) -> list[Obj]:
                 texts.append((str(f), f.read_text()))
             except OSError as exc:
                 raise FactsError(f"{f}: {exc.strerror}") from None
+            except UnicodeDecodeError:
+                raise FactsError(f"{f}: not UTF-8 text") from None
     out: list[Obj] = []
     for name, text in texts:
         try:
             documents = list(yaml.safe_load_all(text))
         except yaml.YAMLError as exc:
             raise FactsError(f"{name}: not YAML: {exc}") from None
+        found: list[Obj] = []
         for doc in documents:
             if isinstance(doc, dict) and doc.get("kind") == "List":
-                out += [i for i in doc.get("items") or () if isinstance(i, dict)]
+                items = doc.get("items") or ()
+                found += [i for i in items if isinstance(i, dict)] \
+                    if isinstance(items, list) else []
             elif isinstance(doc, dict) and doc.get("kind"):
-                out.append(doc)
+                found.append(doc)
+        for obj in found:
+            problem = shape_error(obj)
+            if problem is not None:
+                raise FactsError(f"{name}: {obj['kind']} {_name_of(obj)}: {problem}")
+        out += found
     return out
+
+
+def _name_of(obj: Obj) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name")) if isinstance(metadata, dict) else "?"
 
 
 def _pod_account(deployment: Obj) -> tuple[str, str]:

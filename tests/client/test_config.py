@@ -200,3 +200,28 @@ def test_load_config_prefers_kubeconfig_variable_then_home(tmp_path: Path) -> No
     assert load_config(home_config).server == "https://home"
     with pytest.raises(ConfigError, match="no Kubernetes configuration found"):
         load_config(environ={"HOME": str(tmp_path / "nobody")})
+
+
+HOSTILE = {
+    "clusters-not-a-list": (b"clusters: 5\n", "clusters must be a list"),
+    "entry-not-a-mapping": (b"contexts: [5]\n", r"contexts\[0\] must be a mapping"),
+    "name-not-a-string": (b"users: [{name: [u]}]\n", r"users\[0\] must be a mapping"),
+    "body-not-a-mapping": (b"users: [{name: u, user: [1]}]\n",
+                           r"users\[0\]\.user must be a mapping"),
+    "server-not-a-string": (b"current-context: x\ncontexts: [{name: x, context: {cluster: c}}]\n"
+                            b"clusters: [{name: c, cluster: {server: 5}}]\n",
+                            r"clusters\[0\]\.cluster\.server must be a string"),
+    "context-not-a-string": (b"current-context: [x]\n", "current-context must be a string"),
+    "not-utf-8": (b"\xff\xfe\x00", "cannot read kubeconfig"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_a_kubeconfig_of_the_wrong_shape_is_a_config_error(tmp_path: Path, case: str) -> None:
+    """Every malformed shape is the one error callers catch (the CLI prints it as one line),
+    never a TypeError or UnicodeDecodeError from deep in the resolution."""
+    text, message = HOSTILE[case]
+    path = tmp_path / "kc"
+    path.write_bytes(text)
+    with pytest.raises(ConfigError, match=message):
+        load_kubeconfig(path)

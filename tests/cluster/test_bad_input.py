@@ -416,3 +416,30 @@ async def test_a_finalize_body_of_the_wrong_shape_is_a_bad_request(api: API) -> 
         "message": 'Namespace in version "v1" cannot be handled as a Namespace: json: cannot '
                    "unmarshal bool into Go struct field Namespace.spec of type v1.NamespaceSpec",
         "reason": "BadRequest", "code": 400}
+
+
+async def test_yaml_binary_and_timestamp_scalars_decode_as_go_yaml_decodes_them(
+        api: API) -> None:
+    """goyaml.v2 decode.go ``scalar``: ``!!binary`` is base64 decoded into a Go string (made
+    valid UTF-8 by encoding/json), a timestamp keeps its text; bad base64 is go-yaml's
+    failf. PyYAML would have stored a name ``b'hello'`` and Python's datetime text."""
+    body = (b"metadata: {name: !!binary aGVsbG8=}\n"
+            b"data: {a: !!binary /w==, t: 2001-12-14t21:59:43.10-05:00}\n")
+    status, created = await api.post(f"{NS}/configmaps", None, raw=body,
+                                     content_type="application/yaml")
+    assert status == 201, created
+    assert created["metadata"]["name"] == "hello"
+    assert created["data"] == {"a": "\ufffd", "t": "2001-12-14t21:59:43.10-05:00"}
+    bad = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {a: !!binary ==}\n"
+    status, refused = await api.post(f"{NS}/configmaps", None, raw=bad,
+                                     content_type="application/yaml")
+    assert status == 400
+    assert refused["message"].startswith(
+        "the object provided is unrecognized (must be of type ConfigMap): "
+        "yaml: !!binary value contains invalid base64 data (")
+    status, refused = await api.patch(f"{NS}/configmaps/b?fieldManager=m", None,
+                                      "application/apply-patch+yaml", raw=bad)
+    assert (status, refused["message"]) == (
+        400, "error decoding YAML: error converting YAML to JSON: "
+             "yaml: !!binary value contains invalid base64 data")
+    assert (await api.get(f"{NS}/configmaps/b"))[0] == 404

@@ -294,3 +294,57 @@ async def test_the_view_and_edit_roles_are_there_to_bind(api: API) -> None:
     assert (await me.request("GET", "/api/v1/namespaces/default/secrets"))[0] == 403
     assert (await me.request("POST", "/api/v1/namespaces/default/configmaps",
                              {"metadata": {"name": "x"}}))[0] == 403
+
+
+async def test_impersonated_extras_and_uid_are_authorized_and_carried(
+        api: API, cluster: RunningCluster) -> None:
+    """k8s.io/apiserver pkg/endpoints/filters/impersonation.go: each ``Impersonate-Extra-<key>``
+    value needs ``impersonate`` on ``userextras/<key>`` and ``Impersonate-Uid`` on ``uids``
+    (group authentication.k8s.io); the user then carries them. Without ``Impersonate-User``
+    they are the filter's InternalError (they were ignored, the request run as the caller)."""
+    review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+    admin = {"Authorization": f"Bearer {cluster.token}"}
+    status, body = await As(api, {**admin, "Impersonate-User": "alice",
+                                  "Impersonate-Uid": "u-1",
+                                  "Impersonate-Extra-Acme.com%2Fproject": "p1",
+                                  "Impersonate-Extra-scopes": "openid"}).request(
+        "POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", review)
+    assert status == 201, body
+    assert body["status"]["userInfo"] == {
+        "username": "alice", "uid": "u-1", "groups": ["system:authenticated"],
+        "extra": {"acme.com/project": ["p1"], "scopes": ["openid"]}}
+
+    status, body = await As(api, {**admin, "Impersonate-Uid": "u-1"}).request("GET", "/api")
+    assert (status, body["reason"], body["message"]) == (
+        500, "InternalError", "Internal error occurred: requested "
+        "[{UID  u-1  authentication.k8s.io/v1  }] without impersonating a user")
+    status, body = await As(api, {**admin, "Impersonate-Group": "g"}).request("GET", "/api")
+    assert (status, body["message"]) == (
+        500, "Internal error occurred: requested [{Group  g    }] without impersonating a user")
+
+    # a service account allowed to impersonate alice, but no extras
+    me = await robot(api)
+    status, body = await api.post(f"{RBAC}/clusterroles", {
+        "metadata": {"name": "as-alice"},
+        "rules": [{"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"],
+                   "resourceNames": ["alice"]}]})
+    assert status == 201, body
+    status, body = await api.post(f"{RBAC}/clusterrolebindings", {
+        "metadata": {"name": "as-alice"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
+                    "name": "as-alice"},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "default"}]})
+    assert status == 201, body
+    status, body = await As(api, {**me.headers, "Impersonate-User": "alice",
+                                  "Impersonate-Extra-scopes": "admin"}).request("GET", "/api")
+    assert status == 403
+    assert body["message"] == (
+        f'userextras.authentication.k8s.io "admin" is forbidden: User "{ROBOT}" cannot '
+        'impersonate resource "userextras/scopes" in API group "authentication.k8s.io" at '
+        "the cluster scope")
+    status, body = await As(api, {**me.headers, "Impersonate-User": "alice",
+                                  "Impersonate-Uid": "u-2"}).request("GET", "/api")
+    assert status == 403
+    assert body["message"] == (
+        f'uids.authentication.k8s.io "u-2" is forbidden: User "{ROBOT}" cannot impersonate '
+        'resource "uids" in API group "authentication.k8s.io" at the cluster scope')

@@ -12,6 +12,11 @@ three quarters of the descriptors left under ``RLIMIT_NOFILE``): when a new one 
 it, the oldest connection that has not yet sent an authenticated request is closed — during
 its handshake too, which is why TLS is set up here rather than by asyncio's ``ssl=`` — and
 if every connection has authenticated, the new one is refused.
+
+A request's line and headers are bounded as secure_serving.go bounds them
+(``MaxHeaderBytes: 1 << 20``; net/http reads at most that plus 4096 bytes of a head,
+``initialReadLimitSize``): past it the client gets Go's bare 431 and the connection is closed,
+so a head trickled for the whole read-header timeout costs the server at most that much.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 MAX_CONNECTIONS_CAP = 4096
+# net/http server.go's answer to a head over the limit (it writes it and hangs up)
+HEADER_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                    b"Content-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+                    b"431 Request Header Fields Too Large")
 
 
 @dataclass
@@ -35,6 +44,8 @@ class ConnectionLimits:
     idle_timeout_s: float = 90.0
     max_connections: int | None = None  # None: from RLIMIT_NOFILE
     request_timeout_s: float = 60.0
+    # secure_serving.go's MaxHeaderBytes; net/http allows 4096 bytes more (initialReadLimitSize)
+    max_header_bytes: int = 1 << 20
 
 
 class _Connection:
@@ -148,6 +159,10 @@ class ConnectionGuard:
                 # it and is re-armed only when it fires early, not per request
                 self._header_deadline: float | None = None
                 self._header_timer: asyncio.TimerHandle | None = None
+                # bytes received while a head is being read (None: reading a body);
+                # counted per chunk, as Go's limited reader counts what it buffers
+                self._head_bytes: int | None = 0
+                self._heads_read = 0
 
             def connection_made(self, transport: asyncio.Transport) -> None:
                 super().connection_made(transport)
@@ -171,7 +186,34 @@ class ConnectionGuard:
 
             def on_headers_complete(self) -> None:
                 self._header_deadline = None
+                self._head_bytes = None
+                self._heads_read += 1
                 super().on_headers_complete()
+
+            def on_message_complete(self) -> None:
+                self._head_bytes = 0
+                super().on_message_complete()
+
+            def data_received(self, data: bytes) -> None:
+                if self._head_bytes is None:  # a body: its own limit is the handler's
+                    super().data_received(data)
+                    return
+                room = limits.max_header_bytes + 4096 - self._head_bytes
+                if len(data) <= room:
+                    self._head_bytes += len(data)
+                    super().data_received(data)
+                    return
+                # fed up to the limit only: the head must end within it, as within Go's
+                # limited reader; what follows a head that did is fed as usual
+                heads_read = self._heads_read
+                super().data_received(data[:room])
+                if self.transport.is_closing():
+                    return
+                if self._heads_read != heads_read:  # (and maybe its whole message)
+                    self.data_received(data[room:])
+                    return
+                self.transport.write(HEADER_TOO_LARGE)
+                self.transport.close()
 
             def _arm_header_timer(self) -> None:
                 if self._header_deadline is not None:

@@ -9,6 +9,9 @@ namespace, name, or a non-resource path) and applies ``Impersonate-User`` and
 
 from __future__ import annotations
 
+import re
+from urllib.parse import unquote
+
 from setpoint.cluster.authentication.tokens import service_account_groups
 from setpoint.cluster.authorization.bootstrappolicy import AUTHENTICATED, UNAUTHENTICATED
 from setpoint.cluster.authorization.rbac import Attributes, Authorizer
@@ -44,14 +47,45 @@ def attributes_of(request: Request, rp: ResourcePath) -> Attributes:
                       version=rp.version, namespace=namespace, name=rp.name or "")
 
 
-def impersonate(authorizer: Authorizer, requester: Obj, username: str, groups: list[str]) -> Obj:
-    """The user a request impersonates (``Impersonate-User``/``-Group``), once the
-    requester is allowed to impersonate each of them; as the apiserver's filter, a
-    non-anonymous user also belongs to ``system:authenticated``, and a service account
-    without groups given to its own."""
+IMPERSONATE_EXTRA = "impersonate-extra-"
+_AUTHENTICATION_V1 = "authentication.k8s.io/v1"
+_MALFORMED_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
+def impersonates(request: Request) -> bool:
+    """Whether the request asks to act as someone else (any Impersonate-* header)."""
+    return any(name.startswith("impersonate-") for name in request.headers)
+
+
+def _extra_key(encoded: str) -> str:
+    # impersonation.go unescapeExtraKey: url.PathUnescape, the key as sent when it fails
+    return encoded if _MALFORMED_ESCAPE.search(encoded) else unquote(encoded)
+
+
+def impersonate(authorizer: Authorizer, requester: Obj, request: Request) -> Obj:
+    """The user a request impersonates, once the requester may impersonate each part of it,
+    as k8s.io/apiserver pkg/endpoints/filters/impersonation.go does: ``Impersonate-User``
+    (a service account or a user), each ``Impersonate-Group``, each value of each
+    ``Impersonate-Extra-<key>`` (``userextras/<key>``) and ``Impersonate-Uid`` (``uids``),
+    authorized in that order. Groups, extras or a uid without a user are its
+    ``InternalError``. A non-anonymous user also belongs to ``system:authenticated``,
+    the anonymous one to ``system:unauthenticated``, a service account without groups
+    given to its own."""
+    username = request.headers.get("impersonate-user", "")
+    groups = request.header_values("impersonate-group")
+    extras = [(_extra_key(name[len(IMPERSONATE_EXTRA):]), value)
+              for name, value in request.raw_header_items()
+              if name.lower().startswith(IMPERSONATE_EXTRA)]
+    uid = request.headers.get("impersonate-uid", "")
     if not username:
-        raise errors.bad_request("requested impersonation of groups without a user: "
-                                 "impersonating a user is required")
+        # Go's %v of the []ObjectReference built (Kind Namespace Name UID APIVersion
+        # ResourceVersion FieldPath)
+        refs = [f"{{Group  {g}    }}" for g in groups]
+        refs += [f"{{UserExtra  {v}  {_AUTHENTICATION_V1}  {k}}}" for k, v in extras]
+        refs += [f"{{UID  {uid}  {_AUTHENTICATION_V1}  }}"] if uid else []
+        problem = f"requested [{' '.join(refs)}] without impersonating a user"
+        raise errors.StatusError(500, "InternalError", f"Internal error occurred: {problem}",
+                                 causes=[errors.Cause("", problem)])
     if username.startswith("system:serviceaccount:") and username.count(":") == 3:
         namespace, name = username.split(":")[2:]
         authorizer.authorize(requester, Attributes("impersonate", resource="serviceaccounts",
@@ -64,6 +98,24 @@ def impersonate(authorizer: Authorizer, requester: Obj, username: str, groups: l
     for group in groups:
         authorizer.authorize(requester, Attributes("impersonate", resource="groups",
                                                    name=group))
-    if username != "system:anonymous" and not {AUTHENTICATED, UNAUTHENTICATED} & set(groups):
+    extra: dict[str, list[str]] = {}
+    for key, value in extras:
+        authorizer.authorize(requester, Attributes(
+            "impersonate", resource="userextras", subresource=key,
+            group="authentication.k8s.io", version="v1", name=value))
+        extra.setdefault(key, []).append(value)
+    if uid:
+        authorizer.authorize(requester, Attributes(
+            "impersonate", resource="uids", group="authentication.k8s.io", version="v1",
+            name=uid))
+    if username == "system:anonymous":
+        if UNAUTHENTICATED not in groups:
+            groups = [*groups, UNAUTHENTICATED]
+    elif not {AUTHENTICATED, UNAUTHENTICATED} & set(groups):
         groups = [*groups, AUTHENTICATED]
-    return {"username": username, "groups": groups}
+    user: Obj = {"username": username, "groups": groups}
+    if uid:
+        user["uid"] = uid
+    if extra:
+        user["extra"] = extra
+    return user

@@ -29,6 +29,8 @@ log = logging.getLogger("setpoint.cluster")
 
 Message = MutableMapping[str, Any]
 CONNECTION_KEY = "setpoint.connection"  # the scope's uvicorn protocol, for hijacking
+LONG_QUERY_KEY = "setpoint.query_string"  # a query too long for httptools.parse_url
+_PARSE_URL_MAX = 0xFFFF  # http-parser's uint16_t field offsets and lengths
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
@@ -64,7 +66,7 @@ class Request:
         self.headers = headers  # names in lower case
         self._raw_headers = raw_headers
         query: dict[str, str] = {}
-        raw_query = scope["query_string"]
+        raw_query = scope.get(LONG_QUERY_KEY) or scope["query_string"]
         if raw_query:
             for key, value in parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True):
                 query.setdefault(key, value)
@@ -410,6 +412,19 @@ def _quiet_upgrades(protocol: type) -> type:
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self.scope[CONNECTION_KEY] = self  # Request.hijack takes the connection
+
+        def on_headers_complete(self) -> None:
+            # uvicorn splits the URL with httptools.parse_url, whose offsets are 16 bits:
+            # a longer URL would be a plain-text 400 ("url is too long"), though Go reads
+            # any request line within MaxHeaderBytes (a long label selector is served). The
+            # query is split off here and handed on beside the scope.
+            url: bytes = self.url  # type: ignore[has-type]
+            if len(url) > _PARSE_URL_MAX:
+                path, sep, query = url.partition(b"?")
+                if sep and len(path) <= _PARSE_URL_MAX:
+                    self.url = path
+                    self.scope[LONG_QUERY_KEY] = query.partition(b"#")[0]
+            super().on_headers_complete()
 
         def on_response_complete(self) -> None:
             # (a copy each time: an eager task factory could complete the next request, and

@@ -25,7 +25,12 @@ from setpoint.cluster.endpoints.collections import (
     requesting_user,
 )
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
-from setpoint.cluster.endpoints.filters import attributes_of, impersonate, is_resource_path
+from setpoint.cluster.endpoints.filters import (
+    attributes_of,
+    impersonate,
+    impersonates,
+    is_resource_path,
+)
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.metrics import APIServerMetrics, storage_object_counts
@@ -196,10 +201,8 @@ class Handler:
                     request.authenticated = True
         if request.user is None:
             raise errors.unauthorized()
-        if "impersonate-user" in request.headers or "impersonate-group" in request.headers:
-            request.user = impersonate(self.api.authorizer, request.user,
-                                       request.headers.get("impersonate-user", ""),
-                                       request.header_values("impersonate-group"))
+        if impersonates(request):
+            request.user = impersonate(self.api.authorizer, request.user, request)
 
     async def _dispatch(self, request: Request, segments: list[str],
                         rp: ResourcePath | None) -> Response:

@@ -24,6 +24,7 @@ from setpoint.cluster.serializer.decodelimits import (
 )
 from setpoint.cluster.serializer.gosyntax import go_syntax_error
 from setpoint.cluster.serializer.goyamlerrors import go_yaml_error
+from setpoint.cluster.serializer.goyamlscalars import InvalidBinary, go_safe_loader
 from setpoint.cluster.serializer.yamlstrict import duplicate_key_errors
 from setpoint.cluster.storage.store import request_too_large
 from setpoint.machinery import errors
@@ -225,11 +226,11 @@ def _parse_yaml(raw: bytes, kind: str, *, apply: bool) -> Decoded:
         # the events are counted before the document is built: composing a deep document
         # recurses, and an aliased one is expanded by everything that walks it afterwards
         check_yaml(raw)
-        obj = yaml.safe_load(raw)
+        obj = yaml.load(raw, Loader=go_safe_loader())  # a SafeLoader
     except ExpandsTooLarge as exc:
         # kube-apiserver expands it (sigs.k8s.io/yaml) and etcd refuses what it stores
         raise request_too_large(exc.size) or errors.internal(str(exc)) from None
-    except (yaml.YAMLError, TooDeep, ExcessiveAliasing) as exc:
+    except (yaml.YAMLError, TooDeep, ExcessiveAliasing, InvalidBinary) as exc:
         raise _yaml_syntax_error(kind, _yaml_error(exc), raw, apply=apply) from None
     return Decoded(_json_compatible(obj), yaml=True)
 
@@ -276,7 +277,7 @@ def _number_paths(value: Any, path: str, out: dict[str, int], *, sort_keys: bool
 
 
 def _yaml_error(exc: Exception) -> str:
-    if isinstance(exc, TooDeep | ExcessiveAliasing):
+    if isinstance(exc, TooDeep | ExcessiveAliasing | InvalidBinary):
         return f"yaml: {exc}"  # go-yaml's failf prefix
     return go_yaml_error(exc)
 
