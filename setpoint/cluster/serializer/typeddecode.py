@@ -213,7 +213,8 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                     continue
                 decoded = _decode(v, sub, child, unknown, struct)
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)
-                                       and (struct, k) not in KEPT_WHEN_EMPTY):
+                                       and (struct, k) not in KEPT_WHEN_EMPTY
+                                       and child != RESET_MANAGED_FIELDS):
                     continue
                 out[k] = decoded
             return out
@@ -299,6 +300,9 @@ def _all_strings(value: dict[str, Any]) -> bool:
 # that from an absent list (validateWindows: ``SupplementalGroups != nil``): kept here for
 # validation; the strategy's Canonicalize drops them again, as encoding's omitempty would.
 KEPT_WHEN_EMPTY = frozenset({("PodSecurityContext", "supplementalGroups")})
+# An object's ``managedFields: []`` decodes non-nil too: the field manager reads it as a reset
+# of the tracking (fieldmanager.go isResetManagedFields) and then drops the key itself.
+RESET_MANAGED_FIELDS = "metadata.managedFields"
 
 
 def _omitted_when_empty(schema: Schema, value: Any) -> bool:
