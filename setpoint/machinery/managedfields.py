@@ -25,6 +25,7 @@ from setpoint.machinery.createdfields import remembered_created_fields_v1
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.fieldcompare import compare
 from setpoint.machinery.fieldpath import FieldSet, Path
+from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.typedvalue import SchemaError, TypeRef
 
 APPLY, UPDATE = "Apply", "Update"
@@ -68,11 +69,12 @@ def manager_key(manager: str, operation: str, api_version: str,
 
 
 def describe_manager(key: ManagerKey) -> str:
-    """A manager as conflict messages name it: ``"carol" using v1``."""
+    """A manager as conflict messages name it: ``"carol" using v1`` (conflict.go
+    printManager: the manager and subresource quoted by ``%q``)."""
     manager, operation, api_version, subresource = key
-    text = f'"{manager}"'
+    text = go_quote(manager)
     if subresource:
-        text += f' with subresource "{subresource}"'
+        text += f" with subresource {go_quote(subresource)}"
     if operation == UPDATE:
         text += f" using {api_version}"
     return text

@@ -7,6 +7,7 @@ and write objects of their own names, deleted at the end.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -51,5 +52,33 @@ async def test_an_empty_managed_fields_list_in_an_update_clears_them(
                                              {"data": {"n": "1"}}, MERGE)
         assert status == 200, out
         assert "managedFields" not in out["metadata"]
+    finally:
+        await module_api.delete(f"{CONFIGMAPS}/{name}")
+
+
+async def test_a_conflict_names_its_manager_as_go_quotes_it(module_api: API) -> None:
+    """Rule: a conflict names the other manager with ``%q`` (a quote or backslash in the
+    name escaped), an Update manager followed by ``using <apiVersion>``, and several
+    conflicts are listed per manager. Source: k8s.io/apimachinery
+    pkg/util/managedfields/internal/conflict.go (printManager: ``fmt.Sprintf("%q", ...)``,
+    getConflictMessage)."""
+    name = "conflict-quoted"
+    owner = 'say "hi"\\now'
+    status, out = await module_api.post(
+        f"{CONFIGMAPS}?fieldManager={quote(owner)}",
+        {"metadata": {"name": name}, "data": {"a": "1", "b": "2"}})
+    assert status == 201, out
+    try:
+        status, out = await module_api.patch(
+            f"{CONFIGMAPS}/{name}?fieldManager=applier", None, APPLY,
+            raw=(f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n"
+                 "data:\n  a: x\n  b: y\n").encode())
+        assert status == 409, out
+        assert out["message"] == (
+            'Apply failed with 2 conflicts: conflicts with "say \\"hi\\"\\\\now" using v1:\n'
+            "- .data.a\n- .data.b")
+        assert sorted((c["field"], c["message"]) for c in out["details"]["causes"]) == [
+            (".data.a", 'conflict with "say \\"hi\\"\\\\now" using v1'),
+            (".data.b", 'conflict with "say \\"hi\\"\\\\now" using v1')]
     finally:
         await module_api.delete(f"{CONFIGMAPS}/{name}")
