@@ -253,4 +253,7 @@ def _apply_scale(store: GenericStore, rt: ResourceType, live: Obj, paths: ScaleP
                     force=opts.force, api_version="autoscaling/v1", now=store.clock(),
                     subresource="scale", kind="Scale")
     _validate_scale(name, applied)
-    return (yield from _write_back(store, rt, live, paths, old_view, applied, None, opts))
+    # the configuration's resourceVersion is merged like any field: a stale one is the
+    # parent's precondition (scaleUpdatedObjectInfo.UpdatedObject)
+    rv = (applied.get("metadata") or {}).get("resourceVersion") or None
+    return (yield from _write_back(store, rt, live, paths, old_view, applied, rv, opts))

@@ -82,3 +82,51 @@ async def test_a_conflict_names_its_manager_as_go_quotes_it(module_api: API) -> 
             (".data.b", 'conflict with "say \\"hi\\"\\\\now" using v1')]
     finally:
         await module_api.delete(f"{CONFIGMAPS}/{name}")
+
+
+DEPLOYMENTS = "/apis/apps/v1/namespaces/default/deployments"
+
+
+def _deployment(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "spec": {
+        "replicas": 1, "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}},
+                     "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+@pytest.mark.parametrize("subresource", ["scale", "status"])
+async def test_an_apply_to_a_subresource_with_a_stale_resource_version_conflicts(
+        module_api: API, subresource: str) -> None:
+    """Rule: the resourceVersion of an applied configuration is merged into the object like
+    any field, so an apply to /scale or /status naming a stale one is the store's 409
+    optimistic-lock Conflict on the parent, and nothing is written.
+    Source: kubernetes pkg/registry/apps/deployment/storage/storage.go
+    (scaleUpdatedObjectInfo.UpdatedObject: "if len(scale.ResourceVersion) != 0 {
+    deployment.ResourceVersion = scale.ResourceVersion }"), k8s.io/apiserver
+    pkg/registry/generic/registry/store.go (Update: newResourceVersion !=
+    existingResourceVersion -> NewConflict(OptimisticLockErrorMsg))."""
+    name = f"stale-{subresource}"
+    status, created = await module_api.post(DEPLOYMENTS, _deployment(name))
+    assert status == 201, created
+    try:
+        if subresource == "scale":
+            config = {"apiVersion": "autoscaling/v1", "kind": "Scale",
+                      "metadata": {"name": name, "resourceVersion": "1"},
+                      "spec": {"replicas": 4}}
+        else:
+            config = {"apiVersion": "apps/v1", "kind": "Deployment",
+                      "metadata": {"name": name, "resourceVersion": "1"},
+                      "status": {"replicas": 4}}
+        status, out = await module_api.patch(
+            f"{DEPLOYMENTS}/{name}/{subresource}?fieldManager=applier&force=true", config,
+            APPLY)
+        assert status == 409, out
+        assert out["reason"] == "Conflict"
+        assert out["message"] == (
+            f'Operation cannot be fulfilled on deployments.apps "{name}": the object has been '
+            "modified; please apply your changes to the latest version and try again")
+        assert out["details"] == {"name": name, "group": "apps", "kind": "deployments"}
+        status, now = await module_api.get(f"{DEPLOYMENTS}/{name}")
+        assert now["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
+    finally:
+        await module_api.delete(f"{DEPLOYMENTS}/{name}")
