@@ -226,7 +226,9 @@ def _parse_yaml(raw: bytes, kind: str, *, apply: bool) -> Decoded:
         # the events are counted before the document is built: composing a deep document
         # recurses, and an aliased one is expanded by everything that walks it afterwards
         check_yaml(raw)
-        obj = yaml.load(raw, Loader=go_safe_loader())  # a SafeLoader
+        # go-yaml v2's Unmarshal (under sigs.k8s.io/yaml) reads the stream's first document
+        # and ignores the rest
+        obj = next(iter(yaml.load_all(raw, Loader=go_safe_loader())), None)  # a SafeLoader
     except ExpandsTooLarge as exc:
         # kube-apiserver expands it (sigs.k8s.io/yaml) and etcd refuses what it stores
         raise request_too_large(exc.size) or errors.internal(str(exc)) from None

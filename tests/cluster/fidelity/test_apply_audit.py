@@ -130,3 +130,24 @@ async def test_an_apply_to_a_subresource_with_a_stale_resource_version_conflicts
         assert now["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     finally:
         await module_api.delete(f"{DEPLOYMENTS}/{name}")
+
+
+async def test_an_apply_body_of_several_yaml_documents_applies_the_first(
+        module_api: API) -> None:
+    """Rule: the apply configuration is read by sigs.k8s.io/yaml's Unmarshal, whose go-yaml v2
+    decoder parses the first document of the stream and ignores the rest: a body of two
+    documents applies the first, it is no 400. Source: k8s.io/apiserver
+    pkg/endpoints/handlers/patch.go (applyPatcher.applyPatchToCurrentObject: yaml.Unmarshal
+    into the patch object), sigs.k8s.io/yaml yaml.go (yamlToJSONTarget) over go-yaml v2
+    decode.go (unmarshal: ``p.parse()`` once)."""
+    name = "apply-two-documents"
+    body = (f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  a: first\n"
+            f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n"
+            "  a: second\n").encode()
+    try:
+        status, out = await module_api.patch(f"{CONFIGMAPS}/{name}?fieldManager=applier",
+                                              None, APPLY, raw=body)
+        assert status == 201, out
+        assert out["data"] == {"a": "first"}
+    finally:
+        await module_api.delete(f"{CONFIGMAPS}/{name}")
