@@ -59,8 +59,23 @@ def _options_invalid(kind: str, causes: list[Cause]) -> errors.StatusError:
 
 
 def manager_from_user_agent(user_agent: str) -> str:
-    """The default field manager: the User-Agent up to its first slash (at most 128 chars)."""
-    return user_agent.split("/", 1)[0][:128] if user_agent else "unknown"
+    """The default field manager: the User-Agent up to its first slash, its unprintable
+    characters left out, cut once 128 bytes are written (rest.go prefixFromUserAgent)."""
+    if not user_agent:
+        return "unknown"
+    prefix = user_agent.split("/", 1)[0]
+    if len(prefix) <= 128 and prefix.isascii() and prefix.isprintable():
+        return prefix  # (most agents: nothing to leave out or cut)
+    out: list[str] = []
+    written = 0
+    for ch in prefix:
+        if not ch.isprintable():  # (Go's unicode.IsPrint: the same classes, ASCII space in)
+            continue
+        if written >= 128:
+            break
+        out.append(ch)
+        written += len(ch.encode())
+    return "".join(out)
 
 
 @dataclass(slots=True)

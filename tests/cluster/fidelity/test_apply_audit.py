@@ -151,3 +151,21 @@ async def test_an_apply_body_of_several_yaml_documents_applies_the_first(
         assert out["data"] == {"a": "first"}
     finally:
         await module_api.delete(f"{CONFIGMAPS}/{name}")
+
+
+async def test_the_default_manager_is_the_user_agent_prefix_without_unprintables(
+        module_api: API) -> None:
+    """Rule: without fieldManager, an update's manager is the User-Agent up to its first
+    "/", its unprintable characters (a tab) left out, cut once 128 bytes are written.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/rest.go (managerOrUserAgent,
+    prefixFromUserAgent: ``if !unicode.IsPrint(r) { continue }``, ``buf.Len() >= 128``)."""
+    name = "manager-from-agent"
+    agent = "tab\tbed " + "x" * 130 + "/1.0 (linux)"
+    status, out = await module_api.post(CONFIGMAPS, {"metadata": {"name": name},
+                                                     "data": {"k": "v"}},
+                                        headers={"User-Agent": agent})
+    assert status == 201, out
+    try:
+        assert _managers(out) == [("tabbed " + "x" * 130)[:128]]
+    finally:
+        await module_api.delete(f"{CONFIGMAPS}/{name}")
