@@ -81,7 +81,8 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
     try:
         merged, sets = attempt(force)
     except _Conflicts as conflicts:
-        allowed = _last_applied_ownership(schema, base) if manager == _KUBECTL else None
+        allowed = (_last_applied_ownership(schema, base, api_version) if manager == _KUBECTL
+                   else None)
         remaining = conflicts.without(allowed) if allowed is not None else conflicts
         if remaining.sets:
             raise remaining.error() from None
@@ -423,14 +424,19 @@ def _update(schema: TypeRef, live: dict[str, Any], merged: dict[str, Any],
     return out
 
 
-def _last_applied_ownership(schema: TypeRef, live: dict[str, Any]) -> FieldSet | None:
-    """The fields kubectl's client-side apply owns: last-applied fields still as applied."""
+def _last_applied_ownership(schema: TypeRef, live: dict[str, Any],
+                            api_version: str) -> FieldSet | None:
+    """The fields kubectl's client-side apply owns: last-applied fields still as applied,
+    when the annotation was written at the version applied through (lastappliedmanager.go
+    allowedConflictsFromLastApplied)."""
     annotations = (live.get("metadata") or {}).get("annotations") or {}
     text = annotations.get(LAST_APPLIED)
     if not text:
         return None
     try:
         last = json.loads(text)
+        if not isinstance(last, dict) or last.get("apiVersion") != api_version:
+            return None
         owned = tv.fieldset_of(schema, last, strict=True)
         c = compare(schema, last, live)
     except (ValueError, SchemaError):

@@ -169,3 +169,44 @@ async def test_the_default_manager_is_the_user_agent_prefix_without_unprintables
         assert _managers(out) == [("tabbed " + "x" * 130)[:128]]
     finally:
         await module_api.delete(f"{CONFIGMAPS}/{name}")
+
+
+HPA = "/apis/autoscaling/{version}/namespaces/default/horizontalpodautoscalers"
+
+
+@pytest.mark.parametrize(("version", "allowed"), [("v2", True), ("v1", False)])
+async def test_kubectl_takes_client_side_applied_fields_only_at_the_last_applied_version(
+        module_api: API, version: str, allowed: bool) -> None:
+    """Rule: the ``kubectl`` manager's apply may take, without force, fields a client-side
+    apply owns while they are as its last-applied annotation says; the annotation counts
+    only when its apiVersion is the one applied through, otherwise the conflict stands.
+    Source: k8s.io/apimachinery pkg/util/managedfields/internal/lastappliedmanager.go
+    (allowedConflictsFromLastApplied: "expected version of last applied to match live
+    object")."""
+    import json
+
+    name = f"last-applied-{version}"
+    spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
+            "maxReplicas": 3}
+    last = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    status, out = await module_api.post(
+        HPA.format(version="v2") + "?fieldManager=kubectl-client-side-apply",
+        {**last, "metadata": {**last["metadata"], "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": json.dumps(last)}}})
+    assert status == 201, out
+    try:
+        config = {"apiVersion": f"autoscaling/{version}", "kind": "HorizontalPodAutoscaler",
+                  "metadata": {"name": name}, "spec": {**spec, "maxReplicas": 5}}
+        status, out = await module_api.patch(
+            HPA.format(version=version) + f"/{name}?fieldManager=kubectl", config, APPLY)
+        if allowed:
+            assert status == 200, out
+            assert out["spec"]["maxReplicas"] == 5
+        else:
+            assert status == 409, out
+            assert out["message"] == (
+                'Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" '
+                "using autoscaling/v2: .spec.maxReplicas")
+    finally:
+        await module_api.delete(HPA.format(version="v2") + f"/{name}")
