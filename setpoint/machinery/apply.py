@@ -21,6 +21,7 @@ from setpoint.machinery import typedvalue as tv
 from setpoint.machinery.errors import Cause, StatusError
 from setpoint.machinery.fieldcompare import compare, json_equal
 from setpoint.machinery.fieldpath import MEMBER, FieldSet, Node
+from setpoint.machinery.names import TOTAL_ANNOTATION_SIZE_LIMIT
 from setpoint.machinery.typedvalue import MAP, SchemaError, TypeRef
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
@@ -104,8 +105,11 @@ def apply(schema: TypeRef, live: dict[str, Any] | None, config: dict[str, Any], 
         managed.times[key] = now
     if manager == _KUBECTL and ((result.get("metadata") or {}).get(
             "annotations") or {}).get(LAST_APPLIED):
-        result["metadata"]["annotations"][LAST_APPLIED] = _last_applied_of(
-            config if sent is None else sent)
+        annotations = result["metadata"]["annotations"]
+        annotations[LAST_APPLIED] = _last_applied_of(config if sent is None else sent)
+        if _annotations_size(annotations) > TOTAL_ANNOTATION_SIZE_LIMIT:
+            # lastappliedupdater.go setLastApplied: an annotation too large is dropped
+            del annotations[LAST_APPLIED]
     _store_managed_fields(result, live_meta, mf.encode(managed))
     return result
 
@@ -442,6 +446,11 @@ def _last_applied_ownership(schema: TypeRef, live: dict[str, Any],
     except (ValueError, SchemaError):
         return None
     return owned.difference(c.modified).difference(c.added).difference(c.removed)
+
+
+def _annotations_size(annotations: dict[str, Any]) -> int:
+    """``ValidateAnnotationsSize``'s total: the bytes of every key and value."""
+    return sum(len(k.encode()) + len(str(v).encode()) for k, v in annotations.items())
 
 
 def _last_applied_of(config: dict[str, Any]) -> str:

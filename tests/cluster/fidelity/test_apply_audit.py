@@ -210,3 +210,31 @@ async def test_kubectl_takes_client_side_applied_fields_only_at_the_last_applied
                 "using autoscaling/v2: .spec.maxReplicas")
     finally:
         await module_api.delete(HPA.format(version="v2") + f"/{name}")
+
+
+async def test_kubectl_apply_drops_a_last_applied_annotation_too_large_to_keep(
+        module_api: API) -> None:
+    """Rule: kubectl's server-side apply rewrites an existing last-applied annotation from
+    the configuration sent, unless the annotations would then pass their 256 KiB total:
+    then the annotation is dropped and the apply succeeds (it is no 422).
+    Source: k8s.io/apimachinery pkg/util/managedfields/internal/lastappliedupdater.go
+    (setLastApplied: ``ValidateAnnotationsSize`` fails -> ``delete(annotations, ...)``)."""
+    import json
+
+    name = "last-applied-too-large"
+    last = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default"}, "data": {"a": "1"}}
+    status, out = await module_api.post(
+        f"{CONFIGMAPS}?fieldManager=kubectl-client-side-apply",
+        {**last, "metadata": {**last["metadata"], "annotations": {
+            "kubectl.kubernetes.io/last-applied-configuration": json.dumps(last)}}})
+    assert status == 201, out
+    try:
+        config = {**last, "data": {"a": "1", "big": "x" * (270 * 1024)}}
+        status, out = await module_api.patch(f"{CONFIGMAPS}/{name}?fieldManager=kubectl",
+                                             config, APPLY)
+        assert status == 200, out
+        assert "annotations" not in out["metadata"]
+        assert len(out["data"]["big"]) == 270 * 1024
+    finally:
+        await module_api.delete(f"{CONFIGMAPS}/{name}")
