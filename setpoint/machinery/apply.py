@@ -260,11 +260,25 @@ def _index(shape: tv.Shape, items: list[Any]) -> tuple[list[str], dict[str, Any]
 
 def _merge_list(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
     """Merged items ordered as structured-merge-diff orders them: config order for the
-    items config names, live-only items kept where they were relative to those."""
+    items config names, live-only items kept where they were relative to those. The live
+    list may repeat a key: its items are kept as they are unless config names the key, which
+    then merges with nothing (typed/merge.go visitListItems, indexListPathElements)."""
     r_order, r_items = _index(shape, rhs)
-    l_order, l_items = _index(shape, lhs)
+    l_order: list[str] = []
+    l_values: list[Any] = []
+    l_items: dict[str, Any] = {}
+    for item in lhs:
+        try:
+            pe = tv.item_element(shape, item)
+        except SchemaError:
+            continue
+        # a repeated key's items are merged with nothing ("make them nil")
+        l_items[pe] = None if pe in l_items else item
+        l_order.append(pe)
+        l_values.append(item)
     shared = [pe for pe in r_order if pe in l_items]
     next_shared = shared.pop(0) if shared else None
+    merged: set[str] = set()
     out = []
     li = ri = 0
     el = shape.element
@@ -272,6 +286,7 @@ def _merge_list(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
         if li < len(l_order) and ri < len(r_order):
             pe = l_order[li]
             if pe == r_order[ri]:
+                merged.add(pe)
                 out.append(_merge(el, l_items[pe], r_items[pe]))
                 li += 1
                 ri += 1
@@ -283,11 +298,14 @@ def _merge_list(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> list[Any]:
         if li < len(l_order):
             pe = l_order[li]
             if pe not in r_items:
-                out.append(_merge(el, l_items[pe], _MISSING))
+                out.append(_merge(el, l_values[li], _MISSING))
                 li += 1
                 continue
+            if pe in merged:
+                li += 1  # (merged already; Go goes on to the config's item in this round)
         if ri < len(r_order):
             pe = r_order[ri]
+            merged.add(pe)
             out.append(_merge(el, l_items.get(pe, _MISSING), r_items[pe]))
             ri += 1
             if next_shared is not None and next_shared == pe:

@@ -238,3 +238,30 @@ async def test_kubectl_apply_drops_a_last_applied_annotation_too_large_to_keep(
         assert len(out["data"]["big"]) == 270 * 1024
     finally:
         await module_api.delete(f"{CONFIGMAPS}/{name}")
+
+
+async def test_an_apply_keeps_the_duplicate_items_of_the_live_list(module_api: API) -> None:
+    """Rule: the live object may hold items of a keyed list with the same key (duplicate
+    env names are allowed); an apply that does not name them keeps every one of them, in
+    place, and adds what it applies after them.
+    Source: sigs.k8s.io/structured-merge-diff v4.4.2 typed/merge.go (visitListItems:
+    indexListPathElements(lhs, allowDuplicates=true); "take LHS item using At to make sure
+    we get the right item")."""
+    name = "apply-keeps-duplicates"
+    body = _deployment(name)
+    body["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "A", "value": "1"}, {"name": "A", "value": "2"}, {"name": "B", "value": "3"}]
+    status, out = await module_api.post(f"{DEPLOYMENTS}?fieldManager=creator", body)
+    assert status == 201, out
+    try:
+        config = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                  "spec": {"template": {"spec": {"containers": [
+                      {"name": "c", "env": [{"name": "C", "value": "4"}]}]}}}}
+        status, out = await module_api.patch(f"{DEPLOYMENTS}/{name}?fieldManager=applier",
+                                             config, APPLY)
+        assert status == 200, out
+        assert out["spec"]["template"]["spec"]["containers"][0]["env"] == [
+            {"name": "A", "value": "1"}, {"name": "A", "value": "2"},
+            {"name": "B", "value": "3"}, {"name": "C", "value": "4"}]
+    finally:
+        await module_api.delete(f"{DEPLOYMENTS}/{name}")
