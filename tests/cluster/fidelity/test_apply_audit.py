@@ -6,6 +6,7 @@ and write objects of their own names, deleted at the end.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 from urllib.parse import quote
 
@@ -183,16 +184,15 @@ async def test_kubectl_takes_client_side_applied_fields_only_at_the_last_applied
     Source: k8s.io/apimachinery pkg/util/managedfields/internal/lastappliedmanager.go
     (allowedConflictsFromLastApplied: "expected version of last applied to match live
     object")."""
-    import json
-
     name = f"last-applied-{version}"
     spec = {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"},
             "maxReplicas": 3}
-    last = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
-            "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    last: dict[str, Any] = {"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler",
+                            "metadata": meta, "spec": spec}
     status, out = await module_api.post(
         HPA.format(version="v2") + "?fieldManager=kubectl-client-side-apply",
-        {**last, "metadata": {**last["metadata"], "annotations": {
+        {**last, "metadata": {**meta, "annotations": {
             "kubectl.kubernetes.io/last-applied-configuration": json.dumps(last)}}})
     assert status == 201, out
     try:
@@ -219,14 +219,13 @@ async def test_kubectl_apply_drops_a_last_applied_annotation_too_large_to_keep(
     then the annotation is dropped and the apply succeeds (it is no 422).
     Source: k8s.io/apimachinery pkg/util/managedfields/internal/lastappliedupdater.go
     (setLastApplied: ``ValidateAnnotationsSize`` fails -> ``delete(annotations, ...)``)."""
-    import json
-
     name = "last-applied-too-large"
-    last = {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": name, "namespace": "default"}, "data": {"a": "1"}}
+    meta: dict[str, Any] = {"name": name, "namespace": "default"}
+    last: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta,
+                            "data": {"a": "1"}}
     status, out = await module_api.post(
         f"{CONFIGMAPS}?fieldManager=kubectl-client-side-apply",
-        {**last, "metadata": {**last["metadata"], "annotations": {
+        {**last, "metadata": {**meta, "annotations": {
             "kubectl.kubernetes.io/last-applied-configuration": json.dumps(last)}}})
     assert status == 201, out
     try:
