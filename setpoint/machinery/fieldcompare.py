@@ -131,8 +131,10 @@ def _added(tr: TypeRef, rhs: Any, path: Path, resource: bool = False) -> fp.Node
                 node[pe] = (_added(fields.get(k, other), v, (*path, pe))
                             if isinstance(v, _CONTAINERS) else {fp.MEMBER: {}})
     elif shape.kind != tv.SCALAR and not shape.atomic and isinstance(rhs, list):
+        repeated = repeated_keys(shape, rhs, path)
         for pe, item in index_items(shape, rhs, path).items():
-            node[pe] = _added(shape.element, item, (*path, pe))
+            node[pe] = ({fp.MEMBER: {}} if pe in repeated
+                        else _added(shape.element, item, (*path, pe)))
     return node
 
 
@@ -224,6 +226,25 @@ def index_items(shape: tv.Shape, items: list[Any], path: Path) -> dict[str, Any]
     return out
 
 
+_NONE: frozenset[str] = frozenset()
+
+
+def repeated_keys(shape: tv.Shape, items: list[Any], path: Path) -> frozenset[str]:
+    """The path elements more than one item of a new list has: structured-merge-diff's
+    compare adds each as one leaf, a "duplicate marker" with nothing beneath it
+    (typed/compare.go visitListItems)."""
+    if len(items) < 2:
+        return _NONE
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    for item in items:
+        pe = tv.item_element(shape, item, path)
+        if pe in seen:
+            repeated.add(pe)
+        seen.add(pe)
+    return frozenset(repeated) if repeated else _NONE
+
+
 def _compare_lists(shape: tv.Shape, lhs: list[Any], rhs: list[Any], path: Path,
                    c: Comparison) -> None:
     lidx = index_items(shape, lhs, path)
@@ -282,8 +303,9 @@ def _added_v1(tr: TypeRef, rhs: Any) -> dict[str, Any]:
                 out["f:" + k] = {}
     elif shape.kind != tv.SCALAR and not shape.atomic and isinstance(rhs, list):
         items = index_items(shape, rhs, ())
+        repeated = repeated_keys(shape, rhs, ())
         for pe in fp.sort_elements(items):
-            body = _added_v1(shape.element, items[pe])
+            body = {} if pe in repeated else _added_v1(shape.element, items[pe])
             out[pe] = {MEMBER: {}, **body} if body else {}
     return out
 
@@ -354,10 +376,11 @@ def _lists_v1(shape: tv.Shape, lhs: list[Any], rhs: list[Any]) -> dict[str, Any]
         if pe not in ridx:
             _removed(shape.element, item)
     out: dict[str, Any] = {}
+    repeated = repeated_keys(shape, rhs, ()) if not lidx else _NONE
     for pe in fp.sort_elements(ridx):
         item, li = ridx[pe], lidx.get(pe, _MISSING)
         if li is _MISSING:
-            body = _added_v1(shape.element, item)
+            body = {} if pe in repeated else _added_v1(shape.element, item)
             out[pe] = {MEMBER: {}, **body} if body else {}
             continue
         v1 = _v1(*_changed_v1(shape.element, li, item))

@@ -264,3 +264,26 @@ async def test_an_apply_keeps_the_duplicate_items_of_the_live_list(module_api: A
             {"name": "B", "value": "3"}, {"name": "C", "value": "4"}]
     finally:
         await module_api.delete(f"{DEPLOYMENTS}/{name}")
+
+
+async def test_a_created_list_with_a_repeated_key_owns_only_the_key(module_api: API) -> None:
+    """Rule: the ownership of items that repeat a key cannot be told apart, so a create owns
+    the repeated key as one leaf (``k:{...}: {}``, nothing beneath it), and every other item
+    with its fields. Source: sigs.k8s.io/structured-merge-diff v4.4.2 typed/compare.go
+    (visitListItems, "New duplicates use-case: ... add duplicate marker":
+    ``w.comparison.Added.Insert(append(w.path, pe))``)."""
+    name = "create-with-duplicates"
+    body = _deployment(name)
+    body["spec"]["template"]["spec"]["containers"][0]["env"] = [
+        {"name": "A", "value": "1"}, {"name": "A", "value": "2"}, {"name": "B", "value": "3"}]
+    status, out = await module_api.post(f"{DEPLOYMENTS}?fieldManager=creator", body)
+    assert status == 201, out
+    try:
+        [entry] = out["metadata"]["managedFields"]
+        container = entry["fieldsV1"]["f:spec"]["f:template"]["f:spec"]["f:containers"][
+            'k:{"name":"c"}']
+        assert container["f:env"] == {
+            ".": {}, 'k:{"name":"A"}': {},
+            'k:{"name":"B"}': {".": {}, "f:name": {}, "f:value": {}}}
+    finally:
+        await module_api.delete(f"{DEPLOYMENTS}/{name}")
