@@ -23,6 +23,7 @@ from setpoint.cluster.endpoints.negotiation import MediaType
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.endpoints.responses import encode, partial_metadata
 from setpoint.cluster.endpoints.watch import CHANGE, WatchStream
+from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
 from setpoint.cluster.registry.listing import (
     cache_wait_revision,
@@ -33,6 +34,7 @@ from setpoint.cluster.registry.listing import (
 )
 from setpoint.cluster.registry.options import ListOptions, validate_list_options
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors, fields
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -40,6 +42,22 @@ if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
 T = TypeVar("T")
+
+
+def _named_watch_selector(rt: ResourceType, name: str, given: str) -> str:
+    """The field selector of a watch of one object (``/watch/.../NAME``): its name as a
+    ``metadata.name`` selector. A selector given as well must pin that very name, or the
+    request is a 400 (handlers/get.go ListResource: ``RequiresExactMatch("metadata.name")``
+    on the selector as the kind's field label conversion left it, after that conversion's
+    own 400)."""
+    if given:
+        selector = fieldlabels.convert_field_selector(rt, fields.parse(given))
+        if not selector.empty:
+            if selector.requires_exact_match("metadata.name") != name:
+                raise errors.bad_request(
+                    "fieldSelector metadata.name doesn't match requested name")
+            return given
+    return f"metadata.name={fields.escape_value(name)}"
 
 
 class CollectionReads:
@@ -52,11 +70,10 @@ class CollectionReads:
                   media: MediaType) -> Response:
         """A GET of a collection (or of one object with ``watch``): its LIST or its WATCH."""
         opts = ListOptions.parse(request.query)
-        if rp.name is not None:
-            opts.field_selector = f"metadata.name={rp.name}" + (
-                f",{opts.field_selector}" if opts.field_selector else "")
         opts.watch = watch
         validate_list_options(opts)
+        if rp.name is not None:
+            opts.field_selector = _named_watch_selector(rt, rp.name, opts.field_selector)
         ns = rp.namespace
         wanted = cache_wait_revision(opts)
         # a LIST that waited in vain answers the Timeout itself (listing.list_stored)
