@@ -4,6 +4,7 @@ when it has one), after the watch cache's freshness wait."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -19,10 +20,10 @@ from setpoint.cluster.endpoints.listencoding import (
     in_chunks,
     json_parts,
 )
-from setpoint.cluster.endpoints.negotiation import MediaType
+from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.endpoints.responses import encode, partial_metadata
-from setpoint.cluster.endpoints.watch import CHANGE, WatchStream
+from setpoint.cluster.endpoints.watch import BLUEPRINT_ANNOTATION, CHANGE, WatchStream
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
 from setpoint.cluster.registry.listing import (
@@ -42,6 +43,35 @@ if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
 T = TypeVar("T")
+
+
+def _partial_bookmark(obj: Obj, version: str) -> Obj:
+    """A bookmark of a PartialObjectMetadata watch; the initial-events-end one's list
+    blueprint is an empty PartialObjectMetadataList (handlers/response.go
+    watchListTransformer.transformInitialEventsListBlueprint), JSON-encoded with the
+    encoder's newline, in standard base64."""
+    out = partial_metadata(obj, version)
+    annotations = out["metadata"].get("annotations")
+    if annotations and BLUEPRINT_ANNOTATION in annotations:
+        blueprint = orjson.dumps({"kind": "PartialObjectMetadataList",
+                                  "apiVersion": f"meta.k8s.io/{version}",
+                                  "metadata": {}, "items": None}) + b"\n"
+        out["metadata"] = {**out["metadata"], "annotations": {
+            **annotations, BLUEPRINT_ANNOTATION: base64.b64encode(blueprint).decode()}}
+    return out
+
+
+def _is_watch_list(opts: ListOptions) -> bool:
+    """``isListWatchRequest`` after ``SetListOptionsDefaults`` (the WatchList gate is on in
+    1.32): a watch that sends its initial events (asked for, or a watch from "" or "0" with
+    neither sendInitialEvents nor resourceVersionMatch) and allows bookmarks.
+    Source: k8s.io/apimachinery v0.32.0 pkg/apis/meta/internalversion/defaults.go,
+    k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go."""
+    if not (opts.watch and opts.allow_bookmarks):
+        return False
+    if opts.send_initial_events is None and not opts.resource_version_match:
+        return opts.resource_version in ("", "0")
+    return bool(opts.send_initial_events)
 
 
 def _named_watch_selector(rt: ResourceType, name: str, given: str) -> str:
@@ -72,6 +102,11 @@ class CollectionReads:
         opts = ListOptions.parse(request.query)
         opts.watch = watch
         validate_list_options(opts)
+        if media.as_kind == "Table" and _is_watch_list(opts):
+            # a watch-list stream ends its initial events with a bookmark carrying an empty
+            # list of the kind: no Table for it (handlers/get.go ListResource:
+            # watchListEndpointRestrictions.AllowsMediaTypeTransform refuses "Table")
+            media = negotiate(request.headers.get("accept"), allow_table=False)
         if rp.name is not None:
             opts.field_selector = _named_watch_selector(rt, rp.name, opts.field_selector)
         ns = rp.namespace
@@ -169,10 +204,10 @@ class CollectionReads:
         rest = self.api.rest
         convert = rt.conversion_webhook is not None
         # objects converted by webhook are converted a batch at a time, outside the stream
-        present = self._watch_presenter(rt, media, rest.present if not convert
-                                        else rest.with_defaults)
+        present, present_bookmark = self._watch_presenters(
+            rt, media, rest.present if not convert else rest.with_defaults)
         stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored,
-                             as_stored_json=not convert)
+                             as_stored_json=not convert, present_bookmark=present_bookmark)
         if stream.error is not None:
             error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
             return Response(error, 200, "application/json")
@@ -227,17 +262,32 @@ class CollectionReads:
                 out.append((t, present(next(converted))))
         return out
 
-    def _watch_presenter(self, rt: ResourceType, media: MediaType,
-                         present: Callable[[ResourceType, Obj], Obj]) -> Callable[[Obj], Obj]:
+    def _watch_presenters(self, rt: ResourceType, media: MediaType,
+                          present: Callable[[ResourceType, Obj], Obj]
+                          ) -> tuple[Callable[[Obj], Obj], Callable[[Obj], Obj] | None]:
+        """How an event's object is served, and how a bookmark's is. A bookmark in a Table
+        or PartialObjectMetadata watch is transformed as any other event's object
+        (handlers/response.go watchEncoder.Encode: it goes through the same embedded
+        encoder's doTransformObject, so only the watch's first event, whichever, carries
+        the Table's column definitions); a transformation that fails leaves it as it is
+        (watchEmbeddedEncoder.doEncode: "result = obj"). A bookmark is not defaulted or
+        converted: only its representation changes."""
         if media.as_kind == "Table":
             from setpoint.cluster.endpoints.tables import WatchTables
 
             tables = WatchTables(rt, include_object=media.include_object or "Metadata",
                                  table_version=media.version)
-            return lambda obj: tables(present(rt, obj))
+
+            def bookmark_table(obj: Obj) -> Obj:
+                try:
+                    return tables(obj)
+                except (KeyError, TypeError, ValueError, AttributeError):
+                    return obj
+            return (lambda obj: tables(present(rt, obj))), bookmark_table
         if media.as_kind.startswith("PartialObjectMetadata"):
-            return lambda obj: partial_metadata(obj, media.version)
-        return lambda obj: present(rt, obj)
+            as_partial = partial(partial_metadata, version=media.version)
+            return as_partial, partial(_partial_bookmark, version=media.version)
+        return (lambda obj: present(rt, obj)), None
 
 
 def requesting_user(request: Request) -> Obj:

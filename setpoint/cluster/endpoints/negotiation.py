@@ -43,24 +43,27 @@ def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
     return parts[0].lower(), params
 
 
-def negotiate(accept: str | None) -> MediaType:
-    """Pick the first acceptable representation, or raise 406."""
+def negotiate(accept: str | None, *, allow_table: bool = True) -> MediaType:
+    """Pick the first acceptable representation, or raise 406. ``allow_table=False``: a
+    clause asking for a Table is passed over (a watch-list request's endpoint restrictions,
+    handlers/get.go watchListEndpointRestrictions)."""
     if not accept:
         return JSON
     if len(accept) <= _REMEMBERED_ACCEPT_LENGTH:
-        return _remembered(accept)  # clients send the same few on every request
-    return _negotiate(accept)
+        # clients send the same few on every request
+        return _remembered(accept, allow_table)
+    return _negotiate(accept, allow_table)
 
 
 _REMEMBERED_ACCEPT_LENGTH = 256
 
 
 @functools.lru_cache(maxsize=256)
-def _remembered(accept: str) -> MediaType:
-    return _negotiate(accept)  # (MediaType is frozen: one answer can be shared)
+def _remembered(accept: str, allow_table: bool) -> MediaType:
+    return _negotiate(accept, allow_table)  # (MediaType is frozen: one answer can be shared)
 
 
-def _negotiate(accept: str) -> MediaType:
+def _negotiate(accept: str, allow_table: bool = True) -> MediaType:
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
         if mtype in ("*/*", "application/*"):
@@ -71,6 +74,8 @@ def _negotiate(accept: str) -> MediaType:
         if not as_kind:
             return MediaType(mtype)
         g, v = params.get("g", ""), params.get("v", "")
+        if as_kind == "Table" and not allow_table:
+            continue
         if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
                 "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
             return MediaType(mtype, as_kind, g, v, params.get("includeObject", ""))

@@ -31,6 +31,8 @@ WatchEvent = tuple[str, Obj]
 DEFAULT_TIMEOUT = 1800  # the apiserver picks 30-60 min for watches without timeoutSeconds
 BOOKMARK_EVERY = 60.0
 BOOKMARK_BEFORE_DEADLINE = 2.0
+# metav1.InitialEventsListBlueprintAnnotationKey
+BLUEPRINT_ANNOTATION = "kubernetes.io/initial-events-list-blueprint"
 
 
 # a change whose field selection waits for its objects to be converted by the CRD's webhook:
@@ -42,10 +44,14 @@ class WatchStream:
     """The events of one watch request, as an async iterator of (type, object)."""
 
     def __init__(self, rest: REST, rt: ResourceType, ns: str | None, opts: ListOptions,
-                 present: Callable[[Obj], Obj], *, as_stored_json: bool = False) -> None:
+                 present: Callable[[Obj], Obj], *, as_stored_json: bool = False,
+                 present_bookmark: Callable[[Obj], Obj] | None = None) -> None:
         """``as_stored_json``: the events go straight to a JSON encoder, so an object served
         as it is stored (``present`` returns it unchanged) may be its stored JSON, encoded
-        once for every watcher of the change instead of once per watcher."""
+        once for every watcher of the change instead of once per watcher.
+        ``present_bookmark``: the transformation a bookmark's object gets (a Table or
+        PartialObjectMetadata watch transforms it as any event's object)."""
+        self._present_bookmark = present_bookmark
         self._rest = rest
         self._as_stored_json = as_stored_json
         self._rt = rt
@@ -110,10 +116,10 @@ class WatchStream:
                                       "metadata": {}, "items": None}) + b"\n"
             meta["annotations"] = {
                 "k8s.io/initial-events-end": "true",
-                "kubernetes.io/initial-events-list-blueprint":
-                    base64.b64encode(blueprint).decode(),
+                BLUEPRINT_ANNOTATION: base64.b64encode(blueprint).decode(),
             }
-        return {"kind": self._rt.kind, "apiVersion": self._rt.api_version, "metadata": meta}
+        bookmark = {"kind": self._rt.kind, "apiVersion": self._rt.api_version, "metadata": meta}
+        return bookmark if self._present_bookmark is None else self._present_bookmark(bookmark)
 
     def _translate(self, ev: Event) -> WatchEvent | None:
         if ev.revision <= self._after:

@@ -5,6 +5,7 @@ All tests share one server (``module_api``) and a namespace of their own, delete
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -63,3 +64,104 @@ async def test_a_named_watch_takes_only_a_selector_of_its_own_name(
     assert _events(*await module_api.get(f"{path}&fieldSelector=metadata.name%3Dnamed-a")) == (
         200, [("ADDED", "named-a")])
     assert _events(*await module_api.get(path)) == (200, [("ADDED", "named-a")])
+
+
+TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+PARTIAL = "application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io"
+
+
+def _stream(body: Any) -> list[dict[str, Any]]:
+    lines = body.splitlines() if isinstance(body, str) else [orjson.dumps(body)]
+    return [orjson.loads(line) for line in lines if line]
+
+
+async def _watch(api: API, path: str, accept: str) -> tuple[int, Any]:
+    """A GET read to its end: a watch's events as text (JSON only for a Status)."""
+    async with api.session.get(api.cluster.url + path, headers={"Accept": accept},
+                               ssl=api.ssl) as resp:
+        text = await resp.text()
+        if resp.status != 200:
+            return resp.status, orjson.loads(text)
+        return resp.status, text
+
+
+async def _list_rv(api: API, kind_path: str) -> str:
+    status, out = await api.get(kind_path)
+    assert status == 200, out
+    return str(out["metadata"]["resourceVersion"])
+
+
+async def test_a_table_watch_serves_its_bookmarks_as_tables(module_api: API,
+                                                            namespace: str) -> None:
+    """Rule: in a watch asking for Tables, a bookmark's object goes through the same
+    transformation as any event's: it is a Table of one row whose object is the bookmark's
+    PartialObjectMetadata, and only the watch's first event carries column definitions.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/response.go (watchEncoder.Encode:
+    a Bookmark is encoded by doEncode through the embedded encoder; watchEmbeddedEncoder.
+    doEncode: doTransformObject, then NoHeaders after the first object; asTable)."""
+    await create_configmap(module_api, "table-bookmark", NS)
+    rv = await _list_rv(module_api, f"{NS}/configmaps")
+    status, body = await _watch(
+        module_api, f"{NS}/configmaps?watch=true&resourceVersion={rv}&allowWatchBookmarks=true"
+        "&timeoutSeconds=3", TABLE)
+    events = _stream(body)
+    assert status == 200
+    assert [e["type"] for e in events] == ["BOOKMARK"]
+    table = events[0]["object"]
+    assert (table["kind"], table["apiVersion"], table["metadata"]) == (
+        "Table", "meta.k8s.io/v1", {"resourceVersion": rv})
+    assert [c["name"] for c in table["columnDefinitions"]] == ["Name", "Data", "Age"]
+    [row] = table["rows"]
+    assert row["object"] == {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+                             "metadata": {"resourceVersion": rv, "creationTimestamp": None}}
+
+
+async def test_a_metadata_watch_serves_its_bookmarks_as_partial_metadata(
+        module_api: API, namespace: str) -> None:
+    """Rule: in a watch asking for PartialObjectMetadata, bookmarks are PartialObjectMetadata
+    too, and the initial-events-end bookmark's list blueprint is an empty
+    PartialObjectMetadataList (what a metadata informer's watch-list decodes).
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/response.go (watchEncoder.Encode,
+    doTransformObject "PartialObjectMetadata"; watchListTransformer.
+    transformInitialEventsListBlueprint: asPartialObjectMetadataList of the empty list)."""
+    await create_configmap(module_api, "partial-bookmark", NS)
+    status, body = await _watch(
+        module_api, f"{NS}/configmaps?watch=true&sendInitialEvents=true"
+        "&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1", PARTIAL)
+    assert status == 200
+    bookmarks = [e["object"] for e in _stream(body) if e["type"] == "BOOKMARK"]
+    assert bookmarks, body
+    end = bookmarks[0]
+    assert (end["kind"], end["apiVersion"]) == ("PartialObjectMetadata", "meta.k8s.io/v1")
+    annotations = end["metadata"]["annotations"]
+    assert annotations["k8s.io/initial-events-end"] == "true"
+    blueprint = base64.b64decode(annotations["kubernetes.io/initial-events-list-blueprint"])
+    assert blueprint == (b'{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1",'
+                         b'"metadata":{},"items":null}\n')
+
+
+@pytest.mark.parametrize("query", [
+    "watch=true&allowWatchBookmarks=true",
+    "watch=true&resourceVersion=0&allowWatchBookmarks=true",
+    "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true",
+])
+async def test_a_watch_list_request_is_never_served_as_a_table(
+        module_api: API, namespace: str, query: str) -> None:
+    """Rule: a watch-list request (initial events, defaulted for a watch from "" or "0"
+    when neither sendInitialEvents nor resourceVersionMatch is given, plus bookmarks) may not
+    be transformed to a Table: with only a Table acceptable it is a 406, with a fallback it
+    is served as plain objects. A watch without bookmarks still gets Tables.
+    Source: k8s.io/apimachinery v0.32.0 pkg/apis/meta/internalversion/defaults.go
+    (SetListOptionsDefaults), k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go
+    (isListWatchRequest; watchListEndpointRestrictions.AllowsMediaTypeTransform refuses
+    "Table"; NegotiateOutputMediaType's NotAcceptable)."""
+    path = f"{NS}/configmaps?{query}&timeoutSeconds=1"
+    assert await _watch(module_api, path, TABLE) == (406, failure(
+        406, "NotAcceptable", "only the following media types are accepted: application/json, "
+        "application/yaml, application/vnd.kubernetes.protobuf"))
+    status, body = await _watch(module_api, path, f"{TABLE},application/json")
+    assert status == 200
+    assert {e["object"]["kind"] for e in _stream(body)} == {"ConfigMap"}
+    status, body = await _watch(
+        module_api, path.replace("allowWatchBookmarks=true", "allowWatchBookmarks=false"), TABLE)
+    assert (status, {e["object"]["kind"] for e in _stream(body)}) == (200, {"Table"})
