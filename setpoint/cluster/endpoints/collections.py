@@ -22,7 +22,7 @@ from setpoint.cluster.endpoints.listencoding import (
 )
 from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
-from setpoint.cluster.endpoints.responses import encode, partial_metadata
+from setpoint.cluster.endpoints.responses import encode, internal_type_name, partial_metadata
 from setpoint.cluster.endpoints.watch import BLUEPRINT_ANNOTATION, CHANGE, WatchStream
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
@@ -127,6 +127,12 @@ class CollectionReads:
         Table), its items presented and encoded a chunk at a time (``listencoding``)."""
         rest = self.api.rest
         listed = rest.list_stored(rt, ns, opts)
+        if media.as_kind == "PartialObjectMetadata":
+            # handlers/response.go asPartialObjectMetadata: a list is not one object (after
+            # the read: its own errors come first)
+            raise errors.not_acceptable(
+                "you requested PartialObjectMetadata, but the requested object is a list "
+                f"({internal_type_name(rt, is_list=True)})")
         codec = rest.codec
         # the page is the stored JSON of its objects: each decoded as its chunk is presented
 
@@ -149,7 +155,7 @@ class CollectionReads:
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
             body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")
-        elif media.as_kind in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+        elif media.as_kind == "PartialObjectMetadataList":
             list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
             body = await encode_list({
                 "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
@@ -284,9 +290,11 @@ class CollectionReads:
                 except (KeyError, TypeError, ValueError, AttributeError):
                     return obj
             return (lambda obj: tables(present(rt, obj))), bookmark_table
-        if media.as_kind.startswith("PartialObjectMetadata"):
+        if media.as_kind == "PartialObjectMetadata":
             as_partial = partial(partial_metadata, version=media.version)
             return as_partial, partial(_partial_bookmark, version=media.version)
+        # PartialObjectMetadataList: no event's object is a list, so the transformation
+        # fails on each and the object is sent as it is (watchEmbeddedEncoder.doEncode)
         return (lambda obj: present(rt, obj)), None
 
 

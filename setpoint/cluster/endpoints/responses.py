@@ -13,6 +13,7 @@ from setpoint.cluster.endpoints.negotiation import MediaType
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -76,7 +77,25 @@ def render_object(rt: ResourceType, obj: Obj, media: MediaType,
         return json_response(table, status, media, warnings)
     if media.as_kind == "PartialObjectMetadata":
         return json_response(partial_metadata(obj, media.version), status, media, warnings)
+    if media.as_kind == "PartialObjectMetadataList":
+        # handlers/response.go asPartialObjectMetadataList: one object is not a list (the
+        # transformation follows the read or the write, so a write is done all the same)
+        return status_response(errors.not_acceptable(
+            "you requested PartialObjectMetadataList, but the requested object is not a list "
+            f"({internal_type_name(rt)})"))
     return json_response(obj, status, media, warnings)
+
+
+def internal_type_name(rt: ResourceType, *, is_list: bool = False) -> str:
+    """Go's ``%T`` of what the registry hands the handler: a built-in kind's internal type
+    (k8s.io/kubernetes pkg/apis/<group's first label>, the core group's and events.k8s.io's
+    Event in package ``core``), a custom resource's ``unstructured`` type."""
+    if rt.is_custom:
+        return "*unstructured.UnstructuredList" if is_list else "*unstructured.Unstructured"
+    package = "core" if rt.group in ("", "events.k8s.io") else rt.group.split(".", 1)[0]
+    if rt.group == "internal.apiserver.k8s.io":
+        package = "apiserverinternal"
+    return f"*{package}.{rt.kind}{'List' if is_list else ''}"
 
 
 def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Response:

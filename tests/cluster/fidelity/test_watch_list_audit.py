@@ -165,3 +165,33 @@ async def test_a_watch_list_request_is_never_served_as_a_table(
     status, body = await _watch(
         module_api, path.replace("allowWatchBookmarks=true", "allowWatchBookmarks=false"), TABLE)
     assert (status, {e["object"]["kind"] for e in _stream(body)}) == (200, {"Table"})
+
+
+PARTIAL_LIST = "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io"
+
+
+async def test_partial_metadata_is_one_object_and_its_list_a_list(module_api: API,
+                                                                  namespace: str) -> None:
+    """Rule: PartialObjectMetadata is the form of one object and PartialObjectMetadataList of
+    a list; asked of the other, the transformation fails with a 406 naming the Go type the
+    registry returned (an internal type, or unstructured for a custom resource). In a watch,
+    where every event's object is one object, a PartialObjectMetadataList transformation
+    fails on each and the object is sent as it is.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/response.go (asPartialObjectMetadata
+    "you requested PartialObjectMetadata, but the requested object is a list (%T)",
+    asPartialObjectMetadataList "... is not a list (%T)", errNotAcceptable; watchEmbeddedEncoder
+    .doEncode "result = obj"), pkg/endpoints/handlers/rest.go (RequestScope.
+    AllowsMediaTypeTransform: both kinds negotiable on every endpoint)."""
+    await create_configmap(module_api, "partial-forms", NS)
+    assert await _watch(module_api, f"{NS}/configmaps", PARTIAL) == (406, failure(
+        406, "NotAcceptable", "you requested PartialObjectMetadata, but the requested object is "
+        "a list (*core.ConfigMapList)"))
+    assert await _watch(module_api, f"{NS}/configmaps/partial-forms", PARTIAL_LIST) == (
+        406, failure(406, "NotAcceptable", "you requested PartialObjectMetadataList, but the "
+                     "requested object is not a list (*core.ConfigMap)"))
+    status, listed = await _watch(module_api, f"{NS}/configmaps", PARTIAL_LIST)
+    assert (status, orjson.loads(listed)["kind"]) == (200, "PartialObjectMetadataList")
+    status, body = await _watch(
+        module_api, f"{NS}/configmaps?watch=true&fieldSelector=metadata.name%3Dpartial-forms"
+        "&timeoutSeconds=1", PARTIAL_LIST)
+    assert (status, [e["object"]["kind"] for e in _stream(body)]) == (200, ["ConfigMap"])
