@@ -27,6 +27,7 @@ from setpoint.cluster.endpoints.watch import BLUEPRINT_ANNOTATION, CHANGE, Watch
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
 from setpoint.cluster.registry.listing import (
+    Filter,
     cache_wait_revision,
     list_item,
     list_items_json,
@@ -43,6 +44,12 @@ if TYPE_CHECKING:
     from setpoint.cluster.apiserver import APIServer
 
 T = TypeVar("T")
+
+
+# negotiation.MediaTypesForSerializer's streamMediaTypes: the serializers with a stream
+# serializer (JSON and protobuf, not YAML), each with ";stream=watch"
+WATCH_MEDIA_TYPES = ("application/json;stream=watch, "
+                     "application/vnd.kubernetes.protobuf;stream=watch")
 
 
 def _partial_bookmark(obj: Obj, version: str) -> Obj:
@@ -109,6 +116,13 @@ class CollectionReads:
             media = negotiate(request.headers.get("accept"), allow_table=False)
         if rp.name is not None:
             opts.field_selector = _named_watch_selector(rt, rp.name, opts.field_selector)
+        if watch and media.is_yaml:
+            # the watch's own stream serializer is negotiated once it is set up (selectors
+            # checked): YAML has none (handlers/watch.go serveWatchHandler,
+            # negotiation.NegotiateOutputMediaTypeStream)
+            Filter(self.api.rest.codec, rt, opts)
+            raise errors.not_acceptable(
+                f"only the following media types are accepted: {WATCH_MEDIA_TYPES}")
         ns = rp.namespace
         wanted = cache_wait_revision(opts)
         # a LIST that waited in vain answers the Timeout itself (listing.list_stored)

@@ -195,3 +195,26 @@ async def test_partial_metadata_is_one_object_and_its_list_a_list(module_api: AP
         module_api, f"{NS}/configmaps?watch=true&fieldSelector=metadata.name%3Dpartial-forms"
         "&timeoutSeconds=1", PARTIAL_LIST)
     assert (status, [e["object"]["kind"] for e in _stream(body)]) == (200, ["ConfigMap"])
+
+
+async def test_a_watch_has_no_yaml_stream(module_api: API, namespace: str) -> None:
+    """Rule: a watch negotiates a stream serializer, and YAML has none: a watch whose Accept
+    picks YAML is a 406 naming the stream media types (after its selectors are checked);
+    "*/*" or JSON gets the JSON stream.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/watch.go (serveWatchHandler),
+    pkg/endpoints/handlers/negotiation/negotiate.go (NegotiateOutputMediaTypeStream,
+    MediaTypesForSerializer's ";stream=watch"), k8s.io/apimachinery v0.32.0
+    pkg/runtime/serializer/codec_factory.go (no StreamSerializer for YAML)."""
+    path = f"{NS}/configmaps?watch=true&timeoutSeconds=1"
+    not_acceptable = failure(406, "NotAcceptable", "only the following media types are "
+                             "accepted: application/json;stream=watch, "
+                             "application/vnd.kubernetes.protobuf;stream=watch")
+    assert await _watch(module_api, path, "application/yaml") == (406, not_acceptable)
+    assert await _watch(module_api, path, "application/yaml, application/json") == (
+        406, not_acceptable)
+    assert await _watch(module_api, f"{path}&fieldSelector=data.a%3D1", "application/yaml") == (
+        400, failure(400, "BadRequest", '"data.a" is not a known field selector: only '
+                     '"metadata.name", "metadata.namespace"'))
+    for accept in ("*/*", "application/json"):
+        status, body = await _watch(module_api, path, accept)
+        assert (status, {e["type"] for e in _stream(body)} <= {"ADDED"}) == (200, True)
