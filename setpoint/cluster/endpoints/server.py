@@ -101,7 +101,7 @@ from setpoint.cluster.registry.rest import delete_collection_page
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
-from setpoint.machinery import errors
+from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -514,16 +514,19 @@ class Handler:
 
     @staticmethod
     def _media(request: Request) -> MediaType:
-        """The negotiated representation; Table's includeObject comes from the query."""
+        """The negotiated representation; Table's includeObject comes from the query only
+        (TableOptions decoded from it and checked by ValidateTableOptions: handlers/
+        response.go optionsForTransform, apimachinery pkg/apis/meta/v1/validation)."""
         media = negotiate(request.headers.get("accept"))
         if media.as_kind != "Table":
             return media
-        include = request.query.get("includeObject")
-        if include:
-            if include not in ("None", "Metadata", "Object"):
-                raise errors.bad_request(f'invalid value "{include}" for includeObject')
-            return MediaType(media.type, media.as_kind, media.group, media.version, include)
-        return media
+        include = request.query.get("includeObject", "")
+        if include not in ("", "None", "Metadata", "Object"):
+            cause = fielderrors.invalid("includeObject", include,
+                                        "must be 'Metadata', 'Object', 'None', or empty")
+            raise errors.bad_request(
+                f"Unable to convert to Table as requested: {cause.field}: {cause.message}")
+        return MediaType(media.type, media.as_kind, media.group, media.version, include)
 
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:

@@ -218,3 +218,23 @@ async def test_a_watch_has_no_yaml_stream(module_api: API, namespace: str) -> No
     for accept in ("*/*", "application/json"):
         status, body = await _watch(module_api, path, accept)
         assert (status, {e["type"] for e in _stream(body)} <= {"ADDED"}) == (200, True)
+
+
+async def test_table_include_object_comes_from_the_query_and_is_validated(
+        module_api: API, namespace: str) -> None:
+    """Rule: a Table's includeObject is TableOptions decoded from the query (a parameter of
+    the Accept header is not read); a value other than Metadata, Object, None or empty is
+    a 400 worded by ValidateTableOptions behind "Unable to convert to Table as requested".
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/response.go (optionsForTransform),
+    k8s.io/apimachinery v0.32.0 pkg/apis/meta/v1/validation/validation.go
+    (ValidateTableOptions)."""
+    await create_configmap(module_api, "table-include", NS)
+    path = f"{NS}/configmaps?fieldSelector=metadata.name%3Dtable-include"
+    assert await module_api.get(f"{path}&includeObject=Everything",
+                                headers={"Accept": TABLE}) == (400, failure(
+        400, "BadRequest", "Unable to convert to Table as requested: includeObject: Invalid "
+        "value: \"Everything\": must be 'Metadata', 'Object', 'None', or empty"))
+    status, table = await module_api.get(path, headers={"Accept": f"{TABLE};includeObject=None"})
+    assert (status, table["rows"][0]["object"]["kind"]) == (200, "PartialObjectMetadata")
+    status, table = await module_api.get(f"{path}&includeObject=None", headers={"Accept": TABLE})
+    assert (status, table["rows"][0].get("object")) == (200, None)
