@@ -34,7 +34,11 @@ from setpoint.cluster.registry.listing import (
     page_converted,
     too_large,
 )
-from setpoint.cluster.registry.options import ListOptions, validate_list_options
+from setpoint.cluster.registry.options import (
+    ListOptions,
+    set_list_options_defaults,
+    validate_list_options,
+)
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors, fields
 from setpoint.machinery.errors import StatusError
@@ -69,16 +73,10 @@ def _partial_bookmark(obj: Obj, version: str) -> Obj:
 
 
 def _is_watch_list(opts: ListOptions) -> bool:
-    """``isListWatchRequest`` after ``SetListOptionsDefaults`` (the WatchList gate is on in
-    1.32): a watch that sends its initial events (asked for, or a watch from "" or "0" with
-    neither sendInitialEvents nor resourceVersionMatch) and allows bookmarks.
-    Source: k8s.io/apimachinery v0.32.0 pkg/apis/meta/internalversion/defaults.go,
-    k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go."""
-    if not (opts.watch and opts.allow_bookmarks):
-        return False
-    if opts.send_initial_events is None and not opts.resource_version_match:
-        return opts.resource_version in ("", "0")
-    return bool(opts.send_initial_events)
+    """``isListWatchRequest`` (after the defaults: a watch from "" or "0" sends its initial
+    events): a watch that sends its initial events and allows bookmarks.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go."""
+    return opts.watch and opts.allow_bookmarks and bool(opts.send_initial_events)
 
 
 def _named_watch_selector(rt: ResourceType, name: str, given: str) -> str:
@@ -108,6 +106,7 @@ class CollectionReads:
         """A GET of a collection (or of one object with ``watch``): its LIST or its WATCH."""
         opts = ListOptions.parse(request.query)
         opts.watch = watch
+        set_list_options_defaults(opts)
         validate_list_options(opts)
         if media.as_kind == "Table" and _is_watch_list(opts):
             # a watch-list stream ends its initial events with a bookmark carrying an empty

@@ -183,6 +183,19 @@ EXACT = "Exact"
 NOT_OLDER_THAN = "NotOlderThan"
 
 
+def set_list_options_defaults(opts: ListOptions) -> None:
+    """``SetListOptionsDefaults`` with the WatchList gate on (1.32's default), applied before
+    validation: a watch from "" or "0" that names neither sendInitialEvents nor
+    resourceVersionMatch sends its initial events, NotOlderThan (so a continue token beside
+    it is then refused). Source: k8s.io/apimachinery v0.32.0
+    pkg/apis/meta/internalversion/defaults.go, k8s.io/apiserver handlers/get.go."""
+    if opts.send_initial_events is not None or opts.resource_version_match:
+        return
+    if opts.watch and opts.resource_version in ("", "0"):
+        opts.send_initial_events = True
+        opts.resource_version_match = NOT_OLDER_THAN
+
+
 def validate_list_options(opts: ListOptions) -> None:
     """The checks of ``ValidateListOptions`` (apimachinery's
     pkg/apis/meta/internalversion/validation/validation.go) for a LIST, WATCH or

@@ -238,3 +238,29 @@ async def test_table_include_object_comes_from_the_query_and_is_validated(
     assert (status, table["rows"][0]["object"]["kind"]) == (200, "PartialObjectMetadata")
     status, table = await module_api.get(f"{path}&includeObject=None", headers={"Accept": TABLE})
     assert (status, table["rows"][0].get("object")) == (200, None)
+
+
+@pytest.mark.parametrize("rv", ["", "&resourceVersion=0"])
+async def test_a_watch_from_now_with_a_continue_token_is_invalid(
+        module_api: API, namespace: str, rv: str) -> None:
+    """Rule: with the WatchList gate on (1.32), a watch from "" or "0" naming neither
+    sendInitialEvents nor resourceVersionMatch is defaulted to sendInitialEvents=true,
+    resourceVersionMatch=NotOlderThan before validation, so a continue token beside it is
+    refused as resourceVersionMatch with continue. A watch from a resourceVersion is not
+    defaulted, and its continue token is ignored.
+    Source: k8s.io/apimachinery v0.32.0 pkg/apis/meta/internalversion/defaults.go
+    (SetListOptionsDefaults), pkg/apis/meta/internalversion/validation/validation.go
+    (validateWatchOptions), k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go."""
+    message = "Forbidden: resourceVersionMatch is forbidden when continue is provided"
+    assert await _watch(module_api, f"{NS}/configmaps?watch=true&continue=abc&timeoutSeconds=1"
+                        f"{rv}", "application/json") == (
+        422, failure(422, "Invalid", f'ListOptions.meta.k8s.io "" is invalid: '
+                     f"resourceVersionMatch: {message}", {
+                         "group": "meta.k8s.io", "kind": "ListOptions", "causes": [{
+                             "reason": "FieldValueForbidden", "message": message,
+                             "field": "resourceVersionMatch"}]}))
+    listed_rv = await _list_rv(module_api, f"{NS}/configmaps")
+    status, body = await _watch(
+        module_api, f"{NS}/configmaps?watch=true&continue=abc&resourceVersion={listed_rv}"
+        "&timeoutSeconds=1", "application/json")
+    assert (status, _stream(body)) == (200, [])
