@@ -18,6 +18,7 @@ from setpoint.cluster.registry.pod_disabled_fields import (
     drop_disabled_pod_spec_fields,
     drop_disabled_template_fields,
 )
+from setpoint.cluster.registry.validation_discovery import drop_topology_on_v1
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
 from setpoint.cluster.registry.warnings_storage import (
@@ -56,6 +57,8 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
     ("", "ReplicationController"): ("spec",),
     ("", "PodTemplate"): ("template",),
+    # pkg/registry/discovery/endpointslice/strategy.go: any change but metadata
+    ("discovery.k8s.io", "EndpointSlice"): None,
 }
 
 # Kinds whose PrepareForCreate sets generation 1 that no update moves (rest.BeforeUpdate keeps
@@ -70,6 +73,8 @@ STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
 
 # Kinds whose generation also moves when annotations change (apps/v1 Deployment does).
 GENERATION_ON_ANNOTATIONS = {("apps", "Deployment")}
+# ... or when labels change (pkg/registry/discovery/endpointslice/strategy.go)
+GENERATION_ON_LABELS = {("discovery.k8s.io", "EndpointSlice")}
 
 
 # Built-in kinds whose strategy's AllowCreateOnUpdate is true: a PUT of a missing object
@@ -119,6 +124,9 @@ class Strategy:
             return True
         if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS:
             return bool(new["metadata"].get("annotations") != old["metadata"].get("annotations"))
+        if (rt.group, rt.kind) in GENERATION_ON_LABELS:
+            return bool((new["metadata"].get("labels") or None)
+                        != (old["metadata"].get("labels") or None))
         return False
 
     # -- create ------------------------------------------------------------------------
@@ -127,6 +135,8 @@ class Strategy:
         if self.tracks_generation(rt) or (
                 not rt.is_custom and (rt.group, rt.kind) in GENERATION_ONE_ON_CREATE):
             obj["metadata"]["generation"] = 1
+        if (rt.group, rt.kind) == ("discovery.k8s.io", "EndpointSlice"):
+            drop_topology_on_v1(obj, None)
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
         # and the create handler's WipeObjectMetaSystemFields do not touch it
         defaults.reset_status_on_create(rt, obj)
@@ -143,6 +153,8 @@ class Strategy:
         if self.tracks_generation(rt):
             gen = old["metadata"].get("generation", 1)
             meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
+        if (rt.group, rt.kind) == ("discovery.k8s.io", "EndpointSlice"):
+            drop_topology_on_v1(new, old)
         elif "generation" in old["metadata"]:
             # rest.BeforeUpdate: "Ensure requests cannot update generation"
             meta["generation"] = old["metadata"]["generation"]

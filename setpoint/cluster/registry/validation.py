@@ -20,6 +20,7 @@ from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_autoscaling as autoscaling
 from setpoint.cluster.registry import validation_claims as claims
+from setpoint.cluster.registry import validation_discovery as discovery
 from setpoint.cluster.registry import validation_disruption as disruption
 from setpoint.cluster.registry import validation_endpoints as endpoints
 from setpoint.cluster.registry import validation_ephemeral as ephemeral
@@ -298,6 +299,8 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
         admission.validate_validating_configuration,
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
+    ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
+    ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice,
     ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
     ("rbac.authorization.k8s.io", "Role"): rbac.validate_role,
     ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
@@ -332,12 +335,16 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_binding_update,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
     ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
+    ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
+    ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that
-# depend on the old one (the Job's prefixed labels, the CronJob's TZ schedule): an update
-# does not run their create validation again.
+# depend on the old one (the Job's prefixed labels, the CronJob's TZ schedule, the
+# EndpointSlice's deprecated IP address type): an update does not run their create
+# validation again.
 WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
+                           ("discovery.k8s.io", "EndpointSlice"),
                            ("autoscaling", "HorizontalPodAutoscaler")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.

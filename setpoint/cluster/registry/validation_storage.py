@@ -103,3 +103,45 @@ def validate_csi_node_update(new: Obj, old: Obj) -> list[Cause]:
                 causes.append(fe.invalid("spec.drivers", _go_driver(new_driver),
                                          "field is immutable"))
     return causes
+
+
+# the storage validation package's limits on a StorageClass's parameters
+MAX_PROVISIONER_PARAMETER_SIZE = 256 * (1 << 10)
+MAX_PROVISIONER_PARAMETER_LEN = 512
+
+
+def validate_storage_class(obj: Obj) -> list[Cause]:
+    """``ValidateStorageClass`` past its metadata: ``validateProvisioner`` (a qualified
+    name, judged lower-cased) and ``validateParameters`` (at most 512, 256 KiB in all)."""
+    causes: list[Cause] = []
+    provisioner = obj.get("provisioner")
+    provisioner = provisioner if isinstance(provisioner, str) else ""
+    if not provisioner:
+        causes.append(fe.required("provisioner"))
+    else:
+        causes.extend(fe.invalid("provisioner", provisioner, m)
+                      for m in names.is_qualified_name(provisioner.lower()))
+    params = obj.get("parameters")
+    params = params if isinstance(params, dict) else {}
+    if len(params) > MAX_PROVISIONER_PARAMETER_LEN:
+        return causes + [fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN)]
+    total = 0
+    for key, value in params.items():
+        if not key:
+            causes.append(fe.invalid("parameters", key, "field can not be empty."))
+        total += _bytes(key) + _bytes(value if isinstance(value, str) else "")
+    if total > MAX_PROVISIONER_PARAMETER_SIZE:
+        causes.append(fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_SIZE))
+    return causes
+
+
+def validate_storage_class_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateStorageClassUpdate`` past its metadata: parameters and provisioner are
+    fixed at creation. (``reflect.DeepEqual`` tells an empty map from a missing one, but
+    the stored object never keeps an empty map, so the two are compared as equal here.)"""
+    causes: list[Cause] = []
+    if (new.get("parameters") or None) != (old.get("parameters") or None):
+        causes.append(fe.forbidden("parameters", "updates to parameters are forbidden."))
+    if (new.get("provisioner") or "") != (old.get("provisioner") or ""):
+        causes.append(fe.forbidden("provisioner", "updates to provisioner are forbidden."))
+    return causes
