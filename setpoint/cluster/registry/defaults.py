@@ -372,6 +372,13 @@ def _network_policy(obj: Obj) -> None:
         spec["policyTypes"] = types
 
 
+def _ingress_class(obj: Obj) -> None:
+    # networking/v1 SetDefaults_IngressClass
+    params = _spec(obj).get("parameters")
+    if isinstance(params, dict):
+        _set(params, "scope", "Cluster")
+
+
 def _endpoint_slice(obj: Obj) -> None:
     # discovery/v1 EndpointSlice: ``endpoints`` and ``ports`` have no omitempty, so an
     # EndpointSlice without them (the controller's placeholder of a Service with no ready
@@ -509,6 +516,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("batch", "Job"): _job,
     ("batch", "CronJob"): _cron_job,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
+    ("networking.k8s.io", "IngressClass"): _ingress_class,
     ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
     ("rbac.authorization.k8s.io", "Role"): _rbac_role,
     ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role,

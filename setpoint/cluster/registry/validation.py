@@ -28,6 +28,7 @@ from setpoint.cluster.registry import validation_events as events
 from setpoint.cluster.registry import validation_flowcontrol as flowcontrol
 from setpoint.cluster.registry import validation_jobs as jobs
 from setpoint.cluster.registry import validation_limitrange as limitrange
+from setpoint.cluster.registry import validation_networking as networking
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
@@ -301,6 +302,9 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice,
+    ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy,
+    ("networking.k8s.io", "Ingress"): networking.validate_ingress,
+    ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class,
     ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
     ("rbac.authorization.k8s.io", "Role"): rbac.validate_role,
     ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
@@ -337,14 +341,19 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
+    ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy_update,
+    ("networking.k8s.io", "Ingress"): networking.validate_ingress_update,
+    ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that
 # depend on the old one (the Job's prefixed labels, the CronJob's TZ schedule, the
-# EndpointSlice's deprecated IP address type): an update does not run their create
-# validation again.
+# EndpointSlice's deprecated IP address type, what a stored Ingress or NetworkPolicy
+# already had wrong): an update does not run their create validation again.
 WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("discovery.k8s.io", "EndpointSlice"),
+                           ("networking.k8s.io", "Ingress"),
+                           ("networking.k8s.io", "NetworkPolicy"),
                            ("autoscaling", "HorizontalPodAutoscaler")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
