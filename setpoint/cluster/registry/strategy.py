@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
 from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
+from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
@@ -140,6 +141,10 @@ class Strategy:
         # other kinds' PrepareForCreate leaves a generation the client sent: rest.BeforeCreate
         # and the create handler's WipeObjectMetaSystemFields do not touch it
         defaults.reset_status_on_create(rt, obj)
+
+    def prepare_for_create_by(self, rt: ResourceType, obj: Obj, user: Obj | None) -> None:
+        """The part of ``PrepareForCreate`` that reads the requesting user (from the
+        request's context in Go): nothing for most kinds."""
 
     # -- update ------------------------------------------------------------------------
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
@@ -475,6 +480,22 @@ def _keep_annotations(new: Obj, old: Obj, keys: tuple[str, ...]) -> None:
 
 
 STRATEGIES[("autoscaling", "HorizontalPodAutoscaler")] = HorizontalPodAutoscalerStrategy
+
+
+class CertificateSigningRequestStrategy(Strategy):
+    """pkg/registry/certificates/certificates/strategy.go: the requester's identity and an
+    empty status on create; an update through the main resource keeps spec and status."""
+
+    def prepare_for_create_by(self, rt: ResourceType, obj: Obj, user: Obj | None) -> None:
+        certificates.prepare_for_create(obj, user)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        certificates.prepare_for_update(new, old)
+
+
+STRATEGIES[("certificates.k8s.io", "CertificateSigningRequest")] = (
+    CertificateSigningRequestStrategy)
 
 
 def strategy_for(group: str, kind: str) -> Strategy:

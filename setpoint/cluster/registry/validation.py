@@ -19,6 +19,7 @@ from setpoint.cluster.registry import kept_empty_slices, templategeneration
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_autoscaling as autoscaling
+from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry import validation_claims as claims
 from setpoint.cluster.registry import validation_discovery as discovery
 from setpoint.cluster.registry import validation_disruption as disruption
@@ -70,6 +71,8 @@ NAME_RULES: dict[tuple[str, str], names.NameValidator] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): names.validate_path_segment_name,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): names.validate_path_segment_name,
     ("apiregistration.k8s.io", "APIService"): names.validate_path_segment_name,
+    # certificates validation.go ValidateCertificateRequestName: any name at all
+    ("certificates.k8s.io", "CertificateSigningRequest"): lambda name, prefix: [],
 }
 
 # Groups whose kinds validate metadata with apimachinery's ValidateObjectMeta, not core's (no
@@ -305,6 +308,8 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress,
     ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class,
+    ("certificates.k8s.io", "CertificateSigningRequest"):
+        certificates.validate_certificate_signing_request,
     ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
     ("rbac.authorization.k8s.io", "Role"): rbac.validate_role,
     ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
@@ -344,6 +349,8 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy_update,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress_update,
     ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class_update,
+    ("certificates.k8s.io", "CertificateSigningRequest"):
+        certificates.validate_certificate_signing_request_update,
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that
@@ -354,6 +361,7 @@ WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("discovery.k8s.io", "EndpointSlice"),
                            ("networking.k8s.io", "Ingress"),
                            ("networking.k8s.io", "NetworkPolicy"),
+                           ("certificates.k8s.io", "CertificateSigningRequest"),
                            ("autoscaling", "HorizontalPodAutoscaler")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.

@@ -33,6 +33,10 @@ MAX_ENDPOINTS = 1000
 _LOOPBACK = "may not be in the loopback range (127.0.0.0/8, ::1/128)"
 
 
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def _dicts(items: Any) -> list[Obj]:
     return [i if isinstance(i, dict) else {} for i in items] if isinstance(items, list) else []
 
@@ -121,7 +125,7 @@ def _ports(ports: list[Obj]) -> list[Cause]:
     seen: set[str] = set()
     for i, port in enumerate(ports):
         path = f"ports[{i}]"
-        name = port.get("name") if isinstance(port.get("name"), str) else ""
+        name = _str(port.get("name"))
         if name:
             causes.extend(fe.invalid(f"{path}.name", name, m)
                           for m in names.is_dns1123_label(name))

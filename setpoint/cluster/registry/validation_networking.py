@@ -45,6 +45,22 @@ _WILDCARD = re.compile(WILDCARD_FMT)
 _HTTP_PATH = re.compile(HTTP_PATH_FMT)
 
 
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _obj(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _dicts(items: Any) -> list[Obj]:
     return [i if isinstance(i, dict) else {} for i in items] if isinstance(items, list) else []
 
@@ -110,7 +126,7 @@ def _cidr(value: str, path: str) -> list[Cause]:
 
 def _ip_block(block: Obj, path: str) -> list[Cause]:
     """``ValidateIPBlock``."""
-    cidr = block.get("cidr") if isinstance(block.get("cidr"), str) else ""
+    cidr = _str(block.get("cidr"))
     if not cidr:
         return [fe.required(f"{path}.cidr")]
     causes = _cidr(cidr, f"{path}.cidr")
@@ -153,7 +169,7 @@ def _peer(peer: Obj, path: str, allow_invalid_values: bool) -> list[Cause]:
 
 def _policy_spec(spec: Obj, allow_invalid_values: bool) -> list[Cause]:
     """``ValidateNetworkPolicySpec``."""
-    selector = spec.get("podSelector") if isinstance(spec.get("podSelector"), dict) else {}
+    selector = _obj(spec.get("podSelector"))
     causes = labels.validate_label_selector(selector, "spec.podSelector", allow_invalid_values)
     for direction, peers in (("ingress", "from"), ("egress", "to")):
         for i, rule in enumerate(_dicts(spec.get(direction))):
@@ -162,7 +178,7 @@ def _policy_spec(spec: Obj, allow_invalid_values: bool) -> list[Cause]:
                 causes.extend(_policy_port(port, f"{path}.ports[{j}]"))
             for j, peer in enumerate(_dicts(rule.get(peers))):
                 causes.extend(_peer(peer, f"{path}.{peers}[{j}]", allow_invalid_values))
-    types = spec.get("policyTypes") if isinstance(spec.get("policyTypes"), list) else []
+    types = _list(spec.get("policyTypes"))
     if len(types) > len(POLICY_TYPES):
         quoted = ", ".join(fe.go_quote(str(t)) for t in types)
         causes.append(fe.invalid("spec.policyTypes",
@@ -223,15 +239,15 @@ def _backend(backend: Obj, path: str) -> list[Cause]:
     if not isinstance(service, dict):
         return [fe.invalid(path, "", "resource or service backend is required")]
     causes: list[Cause] = []
-    name = service.get("name") if isinstance(service.get("name"), str) else ""
+    name = _str(service.get("name"))
     if not name:
         causes.append(fe.required(f"{path}.service.name"))
     else:
         causes.extend(fe.invalid(f"{path}.service.name", name, m)
                       for m in names.name_is_dns1035_label(name, False))
-    port = service.get("port") if isinstance(service.get("port"), dict) else {}
-    port_name = port.get("name") if isinstance(port.get("name"), str) else ""
-    number = port.get("number") if isinstance(port.get("number"), int) else 0
+    port = _obj(service.get("port"))
+    port_name = _str(port.get("name"))
+    number = _int(port.get("number"))
     if port_name and number:
         causes.append(fe.invalid(path, "", "cannot set both port name & port number"))
     elif port_name:
@@ -250,7 +266,7 @@ def _http_path(http_path: Obj, path: str) -> list[Cause]:
     path_type = http_path.get("pathType")
     if not isinstance(path_type, str):
         return [fe.required(f"{path}.pathType", "pathType must be specified")]
-    value = http_path.get("path") if isinstance(http_path.get("path"), str) else ""
+    value = _str(http_path.get("path"))
     causes: list[Cause] = []
     if path_type in ("Exact", "Prefix"):
         if not value.startswith("/"):
@@ -265,7 +281,7 @@ def _http_path(http_path: Obj, path: str) -> list[Cause]:
             causes.append(fe.invalid(f"{path}.path", value, "must be an absolute path"))
     else:
         causes.append(fe.not_supported(f"{path}.pathType", path_type, PATH_TYPES))
-    backend = http_path.get("backend") if isinstance(http_path.get("backend"), dict) else {}
+    backend = _obj(http_path.get("backend"))
     return causes + _backend(backend, f"{path}.backend")
 
 
@@ -291,7 +307,7 @@ def _rules(rules: list[Obj], allow_invalid_wildcard_rule: bool) -> list[Cause]:
     causes: list[Cause] = []
     for i, rule in enumerate(rules):
         path = f"spec.rules[{i}]"
-        host = rule.get("host") if isinstance(rule.get("host"), str) else ""
+        host = _str(rule.get("host"))
         if host:
             if parse_ip_sloppy(host) is not None:
                 causes.append(fe.invalid(f"{path}.host", host,
@@ -316,7 +332,7 @@ def _tls(tls: list[Obj], allow_invalid_secret_name: bool) -> list[Cause]:
             causes.extend(fe.invalid(f"spec.tls[{i}].hosts[{j}]", text, m)
                           for m in _host(text))
         if not allow_invalid_secret_name:
-            name = item.get("secretName") if isinstance(item.get("secretName"), str) else ""
+            name = _str(item.get("secretName"))
             causes.extend(fe.invalid(f"spec.tls[{i}].secretName", name, m)
                           for m in _tls_secret_name(name))
     return causes
@@ -390,7 +406,7 @@ def _domain_prefixed_path(path: str, value: str) -> list[Cause]:
 def validate_ingress_class(obj: Obj) -> list[Cause]:
     """``ValidateIngressClass`` past its metadata."""
     spec = obj.get("spec") or {}
-    controller = spec.get("controller") if isinstance(spec.get("controller"), str) else ""
+    controller = _str(spec.get("controller"))
     causes: list[Cause] = []
     if len(controller.encode()) > MAX_CONTROLLER_LENGTH:
         causes.append(fe.too_long("spec.controller", MAX_CONTROLLER_LENGTH))
@@ -402,7 +418,7 @@ def validate_ingress_class(obj: Obj) -> list[Cause]:
     causes.extend(_reference(params, path))
     scope = params.get("scope")
     if not isinstance(scope, str):
-        return causes + [fe.required(f"{path}.scope")]
+        return [*causes, fe.required(f"{path}.scope")]
     namespace = params.get("namespace")
     if scope not in SCOPES:
         causes.append(fe.not_supported(f"{path}.scope", scope, SCOPES))

@@ -124,7 +124,7 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
     params = obj.get("parameters")
     params = params if isinstance(params, dict) else {}
     if len(params) > MAX_PROVISIONER_PARAMETER_LEN:
-        return causes + [fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN)]
+        return [*causes, fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN)]
     total = 0
     for key, value in params.items():
         if not key:
