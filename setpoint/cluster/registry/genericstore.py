@@ -396,6 +396,8 @@ class GenericStore:
             causes = rt.strategy.validate_status_update(rt, obj, old)
         elif subresource == "ephemeralcontainers":
             causes = rt.strategy.validate_ephemeral_containers_update(rt, obj, old)
+        elif subresource == "approval":
+            causes = rt.strategy.validate_approval_update(rt, obj, old)
         else:
             causes = rt.strategy.validate_update(rt, obj, old)
         causes = causes + self.decoder.validate(rt, obj, old)

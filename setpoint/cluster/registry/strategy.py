@@ -7,6 +7,7 @@ in one place, as the Kubernetes registry's strategies do.
 
 from __future__ import annotations
 
+import datetime
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
@@ -145,6 +146,10 @@ class Strategy:
     def prepare_for_create_by(self, rt: ResourceType, obj: Obj, user: Obj | None) -> None:
         """The part of ``PrepareForCreate`` that reads the requesting user (from the
         request's context in Go): nothing for most kinds."""
+
+    def validate_approval_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        """Only CertificateSigningRequests serve ``/approval``."""
+        raise NotImplementedError(f"{rt.resource} have no approval")
 
     # -- update ------------------------------------------------------------------------
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
@@ -492,6 +497,22 @@ class CertificateSigningRequestStrategy(Strategy):
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         certificates.prepare_for_update(new, old)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        certificates.prepare_for_status_update(out, old, _now())
+        return out
+
+    def validate_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return validation.validate_update_with(rt, new, old, certificates.validate_status_update)
+
+    def validate_approval_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return validation.validate_update_with(rt, new, old,
+                                               certificates.validate_approval_update)
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 STRATEGIES[("certificates.k8s.io", "CertificateSigningRequest")] = (

@@ -443,6 +443,16 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+def validate_update_with(rt: ResourceType, new: Obj, old: Obj,
+                         fn: UpdateValidator) -> list[Cause]:
+    """An update through a subresource whose strategy validates with ``fn`` (the new object
+    whole, rules against the old one) after the generic metadata checks."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes + meta_causes + _kube_finalizers(new_meta)
+    return causes + fn(new, old) + _meta(rt, new)
+
+
 def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     """A ``pods/ephemeralcontainers`` write: the generic layer's metadata checks, then
     ``ValidatePodEphemeralContainersUpdate`` (the metadata update, the new pod validated

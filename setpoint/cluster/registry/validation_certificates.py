@@ -21,6 +21,7 @@ from typing import Any
 from cryptography import x509
 from cryptography.exceptions import InvalidSignature
 
+from setpoint.cluster.registry.csrapproval import populate_condition_timestamps
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -212,36 +213,114 @@ def validate_certificate_signing_request(obj: Obj) -> list[Cause]:
     return _validate(obj, _options(None))
 
 
+def _certificate_error(pem: bytes) -> str | None:
+    """``validateCertificate``: empty, or CERTIFICATE PEM blocks only, each parseable."""
+    if not pem:
+        return None
+    blocks = 0
+    rest = pem
+    while True:
+        begin = rest.find(b"-----BEGIN ")
+        if begin < 0:
+            break
+        head_end = rest.find(b"-----", begin + 11)
+        end_marker = rest.find(b"-----END ", head_end + 5) if head_end >= 0 else -1
+        if head_end < 0 or end_marker < 0:
+            break
+        block_type = rest[begin + 11:head_end].decode("utf-8", "replace")
+        tail = rest.find(b"-----", end_marker + 9)
+        block, rest = rest[begin:tail + 5], rest[tail + 5:] if tail >= 0 else b""
+        if block_type != "CERTIFICATE":
+            return f"only CERTIFICATE PEM blocks are allowed, found {fe.go_quote(block_type)}"
+        lines = block.split(b"\n")
+        if len(lines) > 1 and b":" in lines[1]:
+            return "no PEM block headers are permitted"
+        blocks += 1
+        try:
+            x509.load_pem_x509_certificate(block)
+        except ValueError:
+            return "x509: malformed certificate"
+    if blocks == 0:
+        return "must contain at least one CERTIFICATE PEM block"
+    return None
+
+
+def _of_type(obj: Obj, kind: str) -> list[Obj]:
+    """``findConditions``."""
+    return [c for c in _conditions(obj) if c.get("type") == kind]
+
+
+def _update(new: Obj, old: Obj, *, certificate: bool, approval: bool) -> list[Cause]:
+    """``validateCertificateSigningRequestUpdate`` past its metadata: ``certificate`` (the
+    ``/status`` endpoint) may set the certificate once, ``approval`` (``/approval``) may
+    add or change Approved and Denied conditions; none may remove one."""
+    opts = _options(old)
+    new_certificate = _bytes((new.get("status") or {}).get("certificate"))
+    old_certificate = _bytes((old.get("status") or {}).get("certificate"))
+    causes = _validate(new, opts)
+    # allowArbitraryCertificate: an untouched certificate, or a stored one already bad
+    if new_certificate != old_certificate and _certificate_error(old_certificate) is None:
+        err = _certificate_error(new_certificate)
+        if err is not None:
+            causes.append(fe.invalid("status.certificate", "<certificate data>", err))
+    for kind in ("Approved", "Denied", "Failed"):
+        if len(_of_type(new, kind)) < len(_of_type(old, kind)):
+            causes.append(fe.forbidden("status.conditions",
+                                       f"updates may not remove a condition of type \"{kind}\""))
+    if not approval:
+        for kind in ("Approved", "Denied"):
+            before, after = _of_type(old, kind), _of_type(new, kind)
+            if len(after) > len(before):
+                causes.append(fe.forbidden(
+                    "status.conditions", f"updates may not add a condition of type \"{kind}\""))
+            elif len(after) == len(before) and after != before:
+                # (Go appends cmp.Diff's rendering of the two lists, not reproduced here)
+                causes.append(fe.forbidden(
+                    "status.conditions",
+                    f"updates may not modify a condition of type \"{kind}\""))
+    if new_certificate != old_certificate:
+        if not certificate:
+            causes.append(fe.forbidden("status.certificate",
+                                       "updates may not set certificate content"))
+        elif old_certificate:
+            causes.append(fe.forbidden("status.certificate",
+                                       "updates may not modify existing certificate content"))
+    return causes
+
+
 def validate_certificate_signing_request_update(new: Obj, old: Obj) -> list[Cause]:
-    """``ValidateCertificateSigningRequestUpdate`` past its metadata: the new request with
-    the options of the stored one; approval conditions and the certificate cannot change
-    through the main resource (its strategy already kept the stored status)."""
-    return _validate(new, _options(old))
+    """``ValidateCertificateSigningRequestUpdate`` past its metadata (its strategy already
+    kept the stored spec and status)."""
+    return _update(new, old, certificate=False, approval=False)
 
 
-def prepare_for_create(obj: Obj, user: Obj | None) -> None:
-    """The strategy's ``PrepareForCreate``: the requester's identity replaces whatever the
-    client wrote, and the status starts empty."""
-    spec = _obj(obj.get("spec"))
-    for key in ("username", "uid", "groups", "extra"):
-        spec.pop(key, None)
-    user = user or {}
-    if user.get("username"):
-        spec["username"] = user["username"]
-    if user.get("uid"):
-        spec["uid"] = user["uid"]
-    if user.get("groups"):
-        spec["groups"] = list(user["groups"])
-    if user.get("extra"):
-        spec["extra"] = {k: list(v) for k, v in user["extra"].items()}
-    obj["spec"] = spec
-    obj["status"] = {}
+def validate_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateCertificateSigningRequestStatusUpdate`` past its metadata."""
+    return _update(new, old, certificate=True, approval=False)
 
 
-def prepare_for_update(new: Obj, old: Obj) -> None:
-    """The strategy's ``PrepareForUpdate``: spec and status are the stored ones."""
-    for key in ("spec", "status"):
-        if key in old:
-            new[key] = old[key]
-        else:
-            new.pop(key, None)
+def validate_approval_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateCertificateSigningRequestApprovalUpdate`` past its metadata."""
+    return _update(new, old, certificate=False, approval=True)
+
+
+def _status(obj: Obj) -> Obj:
+    status = obj.get("status")
+    if not isinstance(status, dict):
+        status = obj["status"] = {}
+    return status
+
+
+def prepare_for_status_update(new: Obj, old: Obj, now: str) -> None:
+    """``csrStatusStrategy.PrepareForUpdate`` (spec already the stored one): the stored
+    Approved and Denied conditions stay as they were when their counts are unchanged."""
+    new_conditions = _conditions(new)
+    for kind in ("Approved", "Denied"):
+        before = [c for c in _conditions(old) if c.get("type") == kind]
+        positions = [i for i, c in enumerate(new_conditions) if c.get("type") == kind]
+        if len(before) == len(positions):
+            for i, condition in zip(positions, before, strict=True):
+                new_conditions[i] = condition
+    if new_conditions:
+        _status(new)["conditions"] = new_conditions
+    populate_condition_timestamps(new, old, now)

@@ -82,3 +82,54 @@ def test_csr_create_takes_the_requester_and_an_empty_status(kube: Kube) -> None:
         assert updated["metadata"]["labels"] == {"a": "b"}
     finally:
         kube.call("DELETE", f"{CSRS}/csr-identity")
+
+
+def test_csr_approval_and_status_subresources(kube: Kube) -> None:
+    """csrApprovalStrategy and csrStatusStrategy: /approval changes only the conditions
+    (Approved and Denied exclusive, none removed), /status may not add an approval but sets
+    the certificate once; new conditions get their timestamps."""
+    status, csr = kube.call("POST", CSRS, _csr("csr-approve", request=_request(),
+                                               signerName="example.com/signer",
+                                               usages=["client auth"]))
+    assert status == 201, csr
+    path = f"{CSRS}/csr-approve"
+    try:
+        # /status may not add an approval
+        csr["status"] = {"conditions": [{"type": "Approved", "status": "True"}]}
+        assert kube.messages("PUT", f"{path}/status", csr) == {
+            "status.conditions": ['Forbidden: updates may not add a condition of type '
+                                  '"Approved"']}
+        csr["status"] = {"conditions": [
+            {"type": "Approved", "status": "True", "reason": "Ok"},
+            {"type": "Denied", "status": "True"}]}
+        assert kube.messages("PUT", f"{path}/approval", csr) == {
+            "status.conditions[1].type": [
+                'Invalid value: "Denied": Approved and Denied conditions are mutually '
+                "exclusive"]}
+        csr["status"] = {"conditions": [{"type": "Approved", "status": "False"}],
+                         "certificate": base64.b64encode(b"x").decode()}
+        assert kube.reject("PUT", f"{path}/approval", csr) == Counter(
+            {("status.conditions[0].status", UNSUP): 1})
+        csr["status"]["conditions"][0]["status"] = "True"
+        csr["spec"]["usages"] = ["server auth"]
+        status, approved = kube.call("PUT", f"{path}/approval", csr)
+        assert status == 200, approved
+        [condition] = approved["status"]["conditions"]
+        assert condition["type"] == "Approved" and condition["lastUpdateTime"]
+        assert condition["lastTransitionTime"] == condition["lastUpdateTime"]
+        # neither the spec nor the certificate moved through /approval
+        assert approved["spec"]["usages"] == ["client auth"]
+        assert "certificate" not in approved["status"]
+        # an approval is never removed
+        approved["status"]["conditions"] = []
+        assert kube.messages("PUT", f"{path}/approval", approved) == {
+            "status.conditions": ['Forbidden: updates may not remove a condition of type '
+                                  '"Approved"']}
+        # /status sets a certificate, which must be CERTIFICATE PEM blocks
+        status, current = kube.call("GET", path)
+        current["status"]["certificate"] = base64.b64encode(b"junk").decode()
+        assert kube.messages("PUT", f"{path}/status", current) == {
+            "status.certificate": ['Invalid value: "<certificate data>": must contain at '
+                                   "least one CERTIFICATE PEM block"]}
+    finally:
+        kube.call("DELETE", path)
