@@ -108,6 +108,8 @@ def validate_csi_node_update(new: Obj, old: Obj) -> list[Cause]:
 # the storage validation package's limits on a StorageClass's parameters
 MAX_PROVISIONER_PARAMETER_SIZE = 256 * (1 << 10)
 MAX_PROVISIONER_PARAMETER_LEN = 512
+RECLAIM_POLICIES = ("Delete", "Retain")
+VOLUME_BINDING_MODES = ("Immediate", "WaitForFirstConsumer")
 
 
 def validate_storage_class(obj: Obj) -> list[Cause]:
@@ -132,16 +134,30 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
         total += _bytes(key) + _bytes(value if isinstance(value, str) else "")
     if total > MAX_PROVISIONER_PARAMETER_SIZE:
         causes.append(fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_SIZE))
+    # validateReclaimPolicy, validateVolumeBindingMode (both defaulted before)
+    policy = obj.get("reclaimPolicy")
+    if isinstance(policy, str) and policy and policy not in RECLAIM_POLICIES:
+        causes.append(fe.not_supported("reclaimPolicy", policy, RECLAIM_POLICIES))
+    mode = obj.get("volumeBindingMode")
+    if not isinstance(mode, str):
+        causes.append(fe.required("volumeBindingMode"))
+    elif mode not in VOLUME_BINDING_MODES:
+        causes.append(fe.not_supported("volumeBindingMode", mode, VOLUME_BINDING_MODES))
     return causes
 
 
 def validate_storage_class_update(new: Obj, old: Obj) -> list[Cause]:
-    """``ValidateStorageClassUpdate`` past its metadata: parameters and provisioner are
-    fixed at creation. (``reflect.DeepEqual`` tells an empty map from a missing one, but
+    """``ValidateStorageClassUpdate`` past its metadata: parameters, provisioner, reclaim
+    policy and binding mode are fixed at creation. (``reflect.DeepEqual`` tells an empty map from a missing one, but
     the stored object never keeps an empty map, so the two are compared as equal here.)"""
     causes: list[Cause] = []
     if (new.get("parameters") or None) != (old.get("parameters") or None):
         causes.append(fe.forbidden("parameters", "updates to parameters are forbidden."))
     if (new.get("provisioner") or "") != (old.get("provisioner") or ""):
         causes.append(fe.forbidden("provisioner", "updates to provisioner are forbidden."))
+    if new.get("reclaimPolicy") != old.get("reclaimPolicy"):
+        causes.append(fe.forbidden("reclaimPolicy", "updates to reclaimPolicy are forbidden."))
+    if new.get("volumeBindingMode") != old.get("volumeBindingMode"):
+        causes.append(fe.invalid("volumeBindingMode", new.get("volumeBindingMode"),
+                                 "field is immutable"))
     return causes

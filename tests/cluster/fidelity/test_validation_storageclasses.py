@@ -1,7 +1,9 @@
 """StorageClass validation over HTTP, with kube-apiserver 1.32's causes.
 
 Source: pkg/apis/storage/validation/validation.go (ValidateStorageClass: validateProvisioner,
-validateParameters; ValidateStorageClassUpdate: parameters and provisioner are fixed), as
+validateParameters, validateReclaimPolicy, validateVolumeBindingMode;
+ValidateStorageClassUpdate: parameters, provisioner, reclaimPolicy and volumeBindingMode are
+fixed), as
 pkg/registry/storage/storageclass/strategy.go calls them.
 """
 
@@ -25,6 +27,12 @@ def test_storage_class_provisioner_and_parameters_are_validated(kube: Kube) -> N
            "parameters": {"k": "v" * (256 * 1024)}}
     assert kube.messages("POST", CLASSES, big) == {
         "parameters": ["Too long: may not be more than 262144 bytes"]}
+    assert kube.messages("POST", CLASSES, {
+        "metadata": {"name": "sc-modes"}, "provisioner": "example.com/disk",
+        "reclaimPolicy": "Recycle", "volumeBindingMode": "Later"}) == {
+        "reclaimPolicy": ['Unsupported value: "Recycle": supported values: "Delete", "Retain"'],
+        "volumeBindingMode": ['Unsupported value: "Later": supported values: "Immediate", '
+                              '"WaitForFirstConsumer"']}
 
 
 def test_storage_class_provisioner_and_parameters_are_immutable(kube: Kube) -> None:
@@ -39,6 +47,11 @@ def test_storage_class_provisioner_and_parameters_are_immutable(kube: Kube) -> N
                                              "parameters": {"type": "hdd"}}, MERGE) == {
             "parameters": ["Forbidden: updates to parameters are forbidden."],
             "provisioner": ["Forbidden: updates to provisioner are forbidden."]}
+        assert kube.messages("PATCH", path, {"reclaimPolicy": "Retain",
+                                             "volumeBindingMode": "WaitForFirstConsumer"},
+                             MERGE) == {
+            "reclaimPolicy": ["Forbidden: updates to reclaimPolicy are forbidden."],
+            "volumeBindingMode": ['Invalid value: "WaitForFirstConsumer": field is immutable']}
         # other fields stay writable
         status, body = kube.call("PATCH", path, {"allowVolumeExpansion": True}, MERGE)
         assert (status, body.get("allowVolumeExpansion")) == (200, True), body
