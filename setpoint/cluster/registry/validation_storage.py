@@ -148,8 +148,9 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
 
 def validate_storage_class_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidateStorageClassUpdate`` past its metadata: parameters, provisioner, reclaim
-    policy and binding mode are fixed at creation. (``reflect.DeepEqual`` tells an empty map from a missing one, but
-    the stored object never keeps an empty map, so the two are compared as equal here.)"""
+    policy and binding mode are fixed at creation. (``reflect.DeepEqual`` tells an empty
+    map from a missing one, but the stored object never keeps an empty map, so the two are
+    compared as equal here.)"""
     causes: list[Cause] = []
     if (new.get("parameters") or None) != (old.get("parameters") or None):
         causes.append(fe.forbidden("parameters", "updates to parameters are forbidden."))
