@@ -592,6 +592,8 @@ _STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
     ("", "ReplicationController"): lambda o: {"replicas": 0},
     ("", "Service"): lambda o: {"loadBalancer": {}},
     ("networking.k8s.io", "Ingress"): lambda o: {"loadBalancer": {}},
+    # storage/volumeattachment/strategy.go: a zero VolumeAttachmentStatus
+    ("storage.k8s.io", "VolumeAttachment"): lambda o: {"attached": False},
     ("", "Namespace"): lambda o: {"phase": "Active"},
     ("", "Pod"): _pod_status,
     ("", "PersistentVolumeClaim"): lambda o: {"phase": "Pending"},

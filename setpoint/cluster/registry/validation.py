@@ -304,6 +304,7 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
         admission.validate_validating_configuration,
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
+    ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice,
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress,
@@ -345,6 +346,7 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
     ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
+    ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment_update,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy_update,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress_update,
@@ -362,6 +364,7 @@ WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("networking.k8s.io", "Ingress"),
                            ("networking.k8s.io", "NetworkPolicy"),
                            ("certificates.k8s.io", "CertificateSigningRequest"),
+                           ("storage.k8s.io", "VolumeAttachment"),
                            ("autoscaling", "HorizontalPodAutoscaler")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.

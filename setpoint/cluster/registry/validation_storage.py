@@ -162,3 +162,80 @@ def validate_storage_class_update(new: Obj, old: Obj) -> list[Cause]:
         causes.append(fe.invalid("volumeBindingMode", new.get("volumeBindingMode"),
                                  "field is immutable"))
     return causes
+
+
+# -- VolumeAttachment ---------------------------------------------------------------------------
+
+MAX_ATTACHED_VOLUME_METADATA_SIZE = 256 * (1 << 10)
+MAX_VOLUME_ERROR_MESSAGE_SIZE = 1024
+_ONE_SOURCE = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
+
+
+def _volume_error(error: Any, path: str) -> list[Cause]:
+    """``validateVolumeError``."""
+    if not isinstance(error, dict):
+        return []
+    causes: list[Cause] = []
+    message = error.get("message")
+    if isinstance(message, str) and _bytes(message) > MAX_VOLUME_ERROR_MESSAGE_SIZE:
+        # (Go reports the metadata limit here, not the message one)
+        causes.append(fe.too_long(f"{path}.message", MAX_ATTACHED_VOLUME_METADATA_SIZE))
+    code = error.get("errorCode")
+    if isinstance(code, int) and code < 0:
+        causes.append(fe.invalid(f"{path}.errorCode", code,
+                                 names.inclusive_range_error(0, 2**31 - 1)))
+    return causes
+
+
+def _volume_attachment(obj: Obj) -> list[Cause]:
+    """``ValidateVolumeAttachment`` past its metadata: spec, then status."""
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    causes: list[Cause] = []
+    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    if not attacher:
+        causes.append(fe.required("spec.attacher"))
+    source = spec.get("source") if isinstance(spec.get("source"), dict) else {}
+    pv_name, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
+    if pv_name is None and inline is None:
+        causes.append(fe.required("spec.source", _ONE_SOURCE))
+    elif pv_name is not None and inline is not None:
+        causes.append(fe.forbidden("spec.source", _ONE_SOURCE))
+    elif pv_name is not None and not pv_name:
+        causes.append(fe.required("spec.source.persistentVolumeName",
+                                  "must specify non empty persistentVolumeName"))
+    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    causes.extend(fe.invalid("spec.nodeName", node, m)
+                  for m in names.name_is_dns_subdomain(node, False))
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    metadata = status.get("attachmentMetadata")
+    size = sum(_bytes(str(k)) + _bytes(str(v)) for k, v in
+               (metadata.items() if isinstance(metadata, dict) else ()))
+    if size > MAX_ATTACHED_VOLUME_METADATA_SIZE:
+        causes.append(fe.too_long("status.attachmentMetadata", MAX_ATTACHED_VOLUME_METADATA_SIZE))
+    causes.extend(_volume_error(status.get("attachError"), "status.attachError"))
+    causes.extend(_volume_error(status.get("detachError"), "status.detachError"))
+    return causes
+
+
+def validate_volume_attachment(obj: Obj) -> list[Cause]:
+    """The strategy's ``Validate``: ``ValidateVolumeAttachment``, then for storage.k8s.io/v1
+    ``ValidateVolumeAttachmentV1`` (the attacher a CSI driver name, the volume a PV name)."""
+    causes = _volume_attachment(obj)
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    causes.extend(validate_csi_driver_name(attacher, "spec.attacher"))
+    pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+    if isinstance(pv_name, str):
+        causes.extend(fe.invalid("spec.source.persistentVolumeName", pv_name, m)
+                      for m in names.name_is_dns_subdomain(pv_name, False))
+    return causes
+
+
+def validate_volume_attachment_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateVolumeAttachmentUpdate`` past its metadata: the spec is read-only. (Go
+    prints the internal spec with ``%#v``, pointer addresses included; the Python
+    rendering of the value is JSON.)"""
+    causes = _volume_attachment(new)
+    if (new.get("spec") or None) != (old.get("spec") or None):
+        causes.append(fe.invalid("spec", fe.json_value(new.get("spec")), "field is immutable"))
+    return causes
