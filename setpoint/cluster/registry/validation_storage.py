@@ -171,6 +171,14 @@ MAX_VOLUME_ERROR_MESSAGE_SIZE = 1024
 _ONE_SOURCE = "must specify exactly one of inlineVolumeSpec and persistentVolumeName"
 
 
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _obj(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
 def _volume_error(error: Any, path: str) -> list[Cause]:
     """``validateVolumeError``."""
     if not isinstance(error, dict):
@@ -189,12 +197,12 @@ def _volume_error(error: Any, path: str) -> list[Cause]:
 
 def _volume_attachment(obj: Obj) -> list[Cause]:
     """``ValidateVolumeAttachment`` past its metadata: spec, then status."""
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = _obj(obj.get("spec"))
     causes: list[Cause] = []
-    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    attacher = _str(spec.get("attacher"))
     if not attacher:
         causes.append(fe.required("spec.attacher"))
-    source = spec.get("source") if isinstance(spec.get("source"), dict) else {}
+    source = _obj(spec.get("source"))
     pv_name, inline = source.get("persistentVolumeName"), source.get("inlineVolumeSpec")
     if pv_name is None and inline is None:
         causes.append(fe.required("spec.source", _ONE_SOURCE))
@@ -203,10 +211,10 @@ def _volume_attachment(obj: Obj) -> list[Cause]:
     elif pv_name is not None and not pv_name:
         causes.append(fe.required("spec.source.persistentVolumeName",
                                   "must specify non empty persistentVolumeName"))
-    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else ""
+    node = _str(spec.get("nodeName"))
     causes.extend(fe.invalid("spec.nodeName", node, m)
                   for m in names.name_is_dns_subdomain(node, False))
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    status = _obj(obj.get("status"))
     metadata = status.get("attachmentMetadata")
     size = sum(_bytes(str(k)) + _bytes(str(v)) for k, v in
                (metadata.items() if isinstance(metadata, dict) else ()))
@@ -221,10 +229,10 @@ def validate_volume_attachment(obj: Obj) -> list[Cause]:
     """The strategy's ``Validate``: ``ValidateVolumeAttachment``, then for storage.k8s.io/v1
     ``ValidateVolumeAttachmentV1`` (the attacher a CSI driver name, the volume a PV name)."""
     causes = _volume_attachment(obj)
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    attacher = spec.get("attacher") if isinstance(spec.get("attacher"), str) else ""
+    spec = _obj(obj.get("spec"))
+    attacher = _str(spec.get("attacher"))
     causes.extend(validate_csi_driver_name(attacher, "spec.attacher"))
-    pv_name = (spec.get("source") or {}).get("persistentVolumeName")
+    pv_name = _obj(spec.get("source")).get("persistentVolumeName")
     if isinstance(pv_name, str):
         causes.extend(fe.invalid("spec.source.persistentVolumeName", pv_name, m)
                       for m in names.name_is_dns_subdomain(pv_name, False))
