@@ -163,13 +163,13 @@ class Strategy:
         if self.tracks_generation(rt):
             gen = old["metadata"].get("generation", 1)
             meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
-        if (rt.group, rt.kind) == ("discovery.k8s.io", "EndpointSlice"):
-            drop_topology_on_v1(new, old)
         elif "generation" in old["metadata"]:
             # rest.BeforeUpdate: "Ensure requests cannot update generation"
             meta["generation"] = old["metadata"]["generation"]
         else:
             meta.pop("generation", None)
+        if (rt.group, rt.kind) == ("discovery.k8s.io", "EndpointSlice"):
+            drop_topology_on_v1(new, old)
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
         """An update through ``/status``. A custom resource keeps everything but its status
