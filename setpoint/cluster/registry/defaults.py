@@ -594,6 +594,8 @@ _STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
     ("networking.k8s.io", "Ingress"): lambda o: {"loadBalancer": {}},
     # storage/volumeattachment/strategy.go: a zero VolumeAttachmentStatus
     ("storage.k8s.io", "VolumeAttachment"): lambda o: {"attached": False},
+    # certificates strategy.go PrepareForCreate: an empty status (conditions: [], omitted)
+    ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: {},
     ("", "Namespace"): lambda o: {"phase": "Active"},
     ("", "Pod"): _pod_status,
     ("", "PersistentVolumeClaim"): lambda o: {"phase": "Pending"},

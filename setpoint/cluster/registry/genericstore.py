@@ -178,7 +178,6 @@ class GenericStore:
         # changed is the name created (store.go create names the key after admission)
         ensure_namespace_matches(meta, rt.namespaced, ns)
         rt.strategy.prepare_for_create(rt, obj, warnings)
-        rt.strategy.prepare_for_create_by(rt, obj, opts.user)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         rt.strategy.canonicalize(rt, obj)

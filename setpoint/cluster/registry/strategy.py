@@ -143,10 +143,6 @@ class Strategy:
         # and the create handler's WipeObjectMetaSystemFields do not touch it
         defaults.reset_status_on_create(rt, obj)
 
-    def prepare_for_create_by(self, rt: ResourceType, obj: Obj, user: Obj | None) -> None:
-        """The part of ``PrepareForCreate`` that reads the requesting user (from the
-        request's context in Go): nothing for most kinds."""
-
     def validate_approval_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         """Only CertificateSigningRequests serve ``/approval``."""
         raise NotImplementedError(f"{rt.resource} have no approval")
@@ -488,11 +484,10 @@ STRATEGIES[("autoscaling", "HorizontalPodAutoscaler")] = HorizontalPodAutoscaler
 
 
 class CertificateSigningRequestStrategy(Strategy):
-    """pkg/registry/certificates/certificates/strategy.go: the requester's identity and an
-    empty status on create; an update through the main resource keeps spec and status."""
-
-    def prepare_for_create_by(self, rt: ResourceType, obj: Obj, user: Obj | None) -> None:
-        certificates.prepare_for_create(obj, user)
+    """pkg/registry/certificates/certificates/strategy.go: an update through the main
+    resource keeps spec and status; a ``/status`` write keeps the stored approval conditions
+    and timestamps new ones. (The create's requester is admission/csrrequestor.py's, its
+    empty status the defaults' ``reset_status_on_create``.)"""
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)

@@ -3,9 +3,9 @@ pkg/apis/certificates/validation/validation.go: validateCertificateSigningReques
 validateConditions, validateCertificateSigningRequestUpdate, getValidationOptions;
 pkg/apis/core/validation ValidateSignerName; pkg/registry/certificates/certificates/strategy.go).
 
-A create gets the requesting user's identity in its spec (whatever the client sent there)
-and an empty status: nobody creates an approved request. An update through the main
-resource keeps the stored spec and status, so it changes metadata only.
+A create starts with an empty status (defaults.py): nobody creates an approved request. An
+update through the main resource keeps the stored spec and status, so it changes metadata
+only; ``/status`` keeps the stored Approved and Denied conditions.
 
 The request must be a PEM ``CERTIFICATE REQUEST`` block with a valid PKCS#10 signature; the
 PEM wording is Go's, while a DER or signature failure is reported as Go's ``x509`` does in the
@@ -324,3 +324,12 @@ def prepare_for_status_update(new: Obj, old: Obj, now: str) -> None:
     if new_conditions:
         _status(new)["conditions"] = new_conditions
     populate_condition_timestamps(new, old, now)
+
+
+def prepare_for_update(new: Obj, old: Obj) -> None:
+    """The strategy's ``PrepareForUpdate``: spec and status are the stored ones."""
+    for key in ("spec", "status"):
+        if key in old:
+            new[key] = old[key]
+        else:
+            new.pop(key, None)
