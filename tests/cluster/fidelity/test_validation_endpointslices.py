@@ -72,7 +72,7 @@ def test_endpoint_slice_generation_type_and_topology(kube: Kube) -> None:
     try:
         assert body["metadata"]["generation"] == 1
         # dropTopologyOnV1 clears deprecatedTopology silently; the port is defaulted
-        assert body["endpoints"] == [{"addresses": ["127.0.0.9"]}]
+        assert body["endpoints"] == [{"addresses": ["127.0.0.9"], "conditions": {}}]
         assert body["ports"] == [{"name": "", "port": 80, "protocol": "TCP"}]
         path = f"{SLICES}/eps-strategy"
         status, body = kube.call("PATCH", path, {"metadata": {"labels": {"a": "b"}}}, MERGE)
