@@ -125,7 +125,8 @@ async def test_cpu_above_target_scales_up_to_max_with_go_status_and_events(
     async with hpa_cluster() as env:
         client = env.client
         await client.create(deployment("web", 1, usage_cpu="80m"))
-        await client.create(autoscaler("web", 1, 3))
+        await asyncio.to_thread(kubectl, env, tmp_path, "autoscale", "deployment", "web",
+                                "--min=1", "--max=3", "--cpu-percent=50")
 
         def at_max(hpa: Obj) -> bool:
             status = hpa.get("status") or {}
