@@ -27,6 +27,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("setpoint.workloads.controllers.endpoints", "controllers"),
     ("setpoint.workloads.controllers.volumes", "controllers"),
     ("setpoint.workloads.controllers.disruption", "controllers"),
+    ("setpoint.workloads.controllers.horizontal", "controllers"),
     ("setpoint.workloads.serviceproxy", "kubelet"),
     ("setpoint.workloads.clusterdns", "kubelet"),
 )

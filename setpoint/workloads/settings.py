@@ -31,4 +31,20 @@ class WorkloadSettings:
     loopback_network: int = 0
     """With the process runtime: the block of loopback addresses the cluster claimed for its
     pods, Services and DNS (:mod:`setpoint.workloads.loopbacknet`)."""
+    hpa_sync_period_seconds: float = 15.0
+    """How often each HorizontalPodAutoscaler is synced (kube-controller-manager's
+    ``--horizontal-pod-autoscaler-sync-period``, 15s)."""
+    hpa_downscale_stabilization_seconds: float = 300.0
+    """The window whose highest recommendation a scale-down keeps to
+    (``--horizontal-pod-autoscaler-downscale-stabilization``, 5m)."""
+    hpa_tolerance: float = 0.1
+    """The usage ratio's distance from 1 below which nothing is scaled
+    (``--horizontal-pod-autoscaler-tolerance``)."""
+    hpa_cpu_initialization_seconds: float = 300.0
+    """After a pod starts, how long its CPU sample counts only once a whole metrics window
+    followed its last readiness change
+    (``--horizontal-pod-autoscaler-cpu-initialization-period``, 5m)."""
+    hpa_initial_readiness_delay_seconds: float = 30.0
+    """After a pod starts, how long it is taken as never ready while unready
+    (``--horizontal-pod-autoscaler-initial-readiness-delay``, 30s)."""
     extra: dict[str, str] = field(default_factory=dict)

@@ -94,7 +94,7 @@ async def test_usage_is_kept_in_memory_and_costs_no_api_writes(tmp_path: Path) -
     serves them (kubernetes-sigs/metrics-server pkg/storage/pod.go, pkg/api/pod.go). The
     kubelets' usage is served the same way: no request of theirs touches metrics.k8s.io
     (they were PodMetrics/NodeMetrics objects, written as pods changed), and unchanged
-    simulated usage keeps the timestamp of when it was last measured across resyncs."""
+    simulated usage keeps the timestamp of when it was last measured within a window."""
     options = replace(FAST, metrics_resync=0.05)
     async with metrics_env(options) as (env, reader):
         await env.run(with_requests("steady", "100m", "64Mi"))
@@ -107,6 +107,26 @@ async def test_usage_is_kept_in_memory_and_costs_no_api_writes(tmp_path: Path) -
         # the kubelets' client is the test's too: its reads of the metrics are no writes
         assert [r.path for r in env.requests if r.method != "GET"
                 and r.path.startswith("/apis/metrics.k8s.io")] == []
+
+
+async def test_unchanged_simulated_usage_is_measured_again_each_window() -> None:
+    """metrics-server scrapes every resolution period, so a point's timestamp advances even
+    when the usage does not; the HPA controller relies on it (kubernetes
+    pkg/controller/podautoscaler/replica_calculator.go groupPods: a pod's CPU counts once a
+    sample was taken a whole window after its readiness changed)."""
+    options = replace(FAST, metrics_window=0.5)
+    async with metrics_env(options) as (env, reader):
+        await env.run(with_requests("steady", "100m", "64Mi"))
+        await env.until("steady", ready)
+        [items] = await wait_for(lambda: _listed(reader, PODS, 1))
+        first = items[0]
+
+        async def measured_again() -> Obj | None:
+            again: Obj = await reader.get(f"{PODS}/steady")
+            return again if again["timestamp"] > first["timestamp"] else None
+        again = await wait_for(measured_again)
+        assert again["containers"] == first["containers"]
+        assert again["window"] == "0.5s"
 
 
 async def test_metrics_are_made_when_read_not_each_time_a_pod_changes(

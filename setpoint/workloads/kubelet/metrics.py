@@ -14,11 +14,14 @@ publisher to bring them up to date before each get or list (at most once per
 ``metrics_debounce`` unless a pod started or stopped running since). Publishing on every
 change made the workloads' CPU grow with the pods times the length of a rollout: every
 change of any pod walked every pod again (36 % of the workloads' samples at 3,000 pods),
-while reads (``kubectl top``, chargeback) are rare. Simulated usage is constant while a pod
-and its running containers stay the same, so an object's ``timestamp`` says when its values
-were first read after they last changed; measured usage changes by itself and is measured
-again every window (``metrics_window``, or ``metrics_resync`` if shorter), as metrics-server
-scrapes.
+while reads (``kubectl top``, chargeback, the HPA controller) are rare. Every point is
+measured again, with a fresh ``timestamp``, by the first read once a window
+(``metrics_window``; measured usage also every ``metrics_resync`` if shorter) has passed, as
+metrics-server scrapes every resolution period: the HPA controller counts a pod's CPU only
+from a sample taken a whole window after its readiness last changed
+(replica_calculator.go ``groupPods``), so a timestamp kept from a first read would hide a new
+pod for the whole CPU initialization period. Between windows a simulated point is reused
+while its pod and running containers stay the same.
 """
 
 from __future__ import annotations
@@ -92,19 +95,19 @@ class MetricsPublisher:
 
     def bring_up_to_date(self) -> None:
         """Publish before a read: when a pod started or stopped running since the last
-        publication, or when it is older than ``metrics_debounce``; measured usage is
-        measured again (a new timestamp) once per window."""
+        publication, or when it is older than ``metrics_debounce``; every point is measured
+        again (a new timestamp) once per window."""
         if self._manager is None:
             return
         now = time.monotonic()
         if not self._changed and now - self._published_at < self.opts.metrics_debounce:
             return
-        refresh = False
+        window = self.opts.metrics_window
         if self.workers.runtime.runs_processes:
-            window = min(self.opts.metrics_window, self.opts.metrics_resync)
-            refresh = now - self._measured_at >= window
-            if refresh:
-                self._measured_at = now
+            window = min(window, self.opts.metrics_resync)
+        refresh = now - self._measured_at >= window
+        if refresh:
+            self._measured_at = now
         self._changed = False
         self._published_at = now
         self.publish(self._manager, refresh=refresh)
