@@ -1,6 +1,7 @@
 """A webhook server for tests: HTTPS on loopback, a function per path, every call kept.
 
-A function gets the review's ``request`` and returns its ``response`` (without the uid).
+A function gets the review's ``request`` and returns its ``response`` (without the uid), or
+an aiohttp ``web.Response`` sent as it is (to answer what a webhook should not).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from aiohttp import web
 from setpoint.cluster.authentication.tls import ensure_certs
 
 Obj = dict[str, Any]
-Review = Callable[[Obj], Awaitable[Obj] | Obj]
+Review = Callable[[Obj], Awaitable[Obj | web.Response] | Obj | web.Response]
 
 
 class Hooks:
@@ -47,8 +48,10 @@ class Hooks:
         review = orjson.loads(await request.read())
         self.calls[request.path].append({"review": review, "query": dict(request.query)})
         response = self.handlers[request.path](review["request"])
-        if not isinstance(response, dict):
+        if not isinstance(response, dict | web.Response):
             response = await response
+        if isinstance(response, web.Response):
+            return response
         # the review comes back as it went (AdmissionReview or ConversionReview)
         body = {"apiVersion": review["apiVersion"], "kind": review["kind"],
                 "response": {"uid": review["request"]["uid"], **response}}

@@ -88,6 +88,11 @@ class WriteOptions:
     force: bool = False
     # who sent the request, for the admission attributes (None: the server's own write)
     user: Obj | None = None
+    # fieldManager and fieldValidation as the query gave them: the options object admission
+    # sees is the decoded query, never defaulted (handlers/create.go managerOrUserAgent
+    # computes the manager for managedFields only)
+    given_field_manager: str = ""
+    given_field_validation: str = ""
 
     @classmethod
     def parse(cls, query: Mapping[str, str], kind: str, user_agent: str,
@@ -130,6 +135,8 @@ class WriteOptions:
             field_validation=fv or "Warn",
             force=force,
             user=user,
+            given_field_manager=manager,
+            given_field_validation=fv,
         )
 
     def options_object(self, kind: str) -> dict[str, object]:
@@ -137,8 +144,10 @@ class WriteOptions:
         out: dict[str, object] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
         if self.dry_run:
             out["dryRun"] = ["All"]
-        if self.field_manager:
-            out["fieldManager"] = self.field_manager
+        if self.given_field_manager:
+            out["fieldManager"] = self.given_field_manager
+        if self.given_field_validation:
+            out["fieldValidation"] = self.given_field_validation
         return out
 
 

@@ -1,0 +1,273 @@
+"""Admission webhooks against kube-apiserver 1.32: the review sent, the answers refused and
+the messages given (k8s.io/apiserver pkg/admission/plugin/webhook)."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import orjson
+from aiohttp import web
+
+from tests.cluster.conftest import API
+from tests.cluster.test_admission_webhooks import CMS, Obj, cm, configure, webhook
+from tests.hookserver import Hooks
+
+
+def _tls(hooks: Hooks, path: str) -> Obj:
+    return {"url": hooks.url(path), "caBundle": hooks.ca_bundle}
+
+
+def _b64(value: object) -> str:
+    return base64.b64encode(orjson.dumps(value)).decode()
+
+
+async def test_a_webhook_that_lists_v1beta1_first_is_sent_a_v1beta1_review(
+        api: API, hooks: Hooks) -> None:
+    """Rule: the review is sent at the first of the webhook's admissionReviewVersions the
+    server knows (v1, v1beta1); a v1beta1 answer's uid and patchType are not checked, and a
+    patch in it is a JSON Patch.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go
+    (CreateAdmissionObjects, VerifyAdmissionResponse's v1beta1 case)."""
+    hooks.on("/mutate", lambda r: {"allowed": True, "uid": "anything",
+                                   "patch": _b64([{"op": "add", "path": "/data/seen",
+                                                   "value": r["kind"]["kind"]}])})
+    await configure(api, "Mutating", "old-style", webhook(
+        "old.example.com", _tls(hooks, "/mutate"), admissionReviewVersions=["v1beta1", "v1"]))
+    status, created = await api.post(CMS, cm("beta"))
+    assert status == 201, created
+    assert created["data"] == {"k": "v", "seen": "ConfigMap"}
+    [call] = hooks.calls["/mutate"]
+    assert call["review"]["apiVersion"] == "admission.k8s.io/v1beta1"
+    assert call["review"]["request"]["operation"] == "CREATE"
+    assert (await api.delete(f"{CMS}/beta"))[0] == 200
+
+
+async def test_a_validating_webhook_returning_a_patch_is_refused_for_the_patch(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a validating webhook's response.patch is refused before its patchType
+    ("validating webhook may not return response.patch"), whether patchType is there or not.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go
+    (VerifyAdmissionResponse, mutating=false); validating/dispatcher.go ("received invalid
+    webhook response: %w", then NewInternalError in Dispatch)."""
+    answers = iter([{"allowed": True, "patch": _b64([])},
+                    {"allowed": True, "patch": _b64([]), "patchType": "JSONPatch"}])
+    hooks.on("/validate", lambda r: next(answers))
+    await configure(api, "Validating", "patcher", webhook(
+        "patcher.example.com", _tls(hooks, "/validate")))
+    for _ in range(2):
+        status, body = await api.post(CMS, cm("vp"))
+        assert status == 500, body
+        assert body["message"] == (
+            'Internal error occurred: failed calling webhook "patcher.example.com": received '
+            "invalid webhook response: validating webhook may not return response.patch")
+
+
+async def test_the_response_uid_is_checked_before_its_kind(api: API, hooks: Hooks) -> None:
+    """Rule: VerifyAdmissionResponse checks response presence, then response.uid, then the
+    review's group/version/kind.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go."""
+    hooks.on("/validate", lambda r: web.json_response({
+        "apiVersion": "admission.k8s.io/v1", "kind": "Other",
+        "response": {"uid": "wrong", "allowed": True}}))
+    await configure(api, "Validating", "confused", webhook(
+        "confused.example.com", _tls(hooks, "/validate")))
+    status, body = await api.post(CMS, cm("u"))
+    assert status == 500
+    assert 'received invalid webhook response: expected response.uid="' in body["message"]
+    assert body["message"].endswith('got "wrong"')
+
+
+async def test_a_webhook_answering_an_http_error_is_reported_as_client_go_words_it(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a non-2xx answer that is not a Status becomes client-go's generic server
+    response ("an error on the server (%q) has prevented the request from succeeding" for
+    a 500 with a text body; the fixed text of its code otherwise); a Status answer gives its
+    own message; either way the webhook call failed (failurePolicy applies): 500 InternalError.
+    Source: k8s.io/client-go rest/request.go (transformResponse,
+    newUnstructuredResponseError), k8s.io/apimachinery pkg/api/errors/errors.go
+    (NewGenericServerResponse); k8s.io/apiserver pkg/admission/plugin/webhook/validating/
+    dispatcher.go ("failed to call webhook: %w")."""
+    answers = iter([
+        web.Response(status=500, text="boom\n"),
+        web.json_response({"kind": "Other"}, status=503),
+        web.json_response({"apiVersion": "v1", "kind": "Status", "status": "Failure",
+                           "code": 409, "reason": "Conflict", "message": "busy"},
+                          status=409),
+    ])
+    hooks.on("/validate", lambda r: next(answers))
+    await configure(api, "Validating", "erring", webhook(
+        "erring.example.com", _tls(hooks, "/validate")))
+    prefix = 'Internal error occurred: failed calling webhook "erring.example.com": ' \
+             "failed to call webhook: "
+    for expected in ['an error on the server ("boom") has prevented the request from '
+                     "succeeding",
+                     "the server is currently unable to handle the request",
+                     "busy"]:
+        status, body = await api.post(CMS, cm("e"))
+        assert (status, body["reason"]) == (500, "InternalError"), body
+        assert body["message"] == prefix + expected
+
+
+async def test_a_webhook_past_its_timeout_fails_the_call_as_a_deadline(
+        api: API, hooks: Hooks) -> None:
+    """Rule: timeoutSeconds bounds the call (sent as ?timeout=Ns); past it the call fails
+    with the context's deadline, a 500 unless failurePolicy is Ignore.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/validating/dispatcher.go
+    (context.WithTimeout, r.Timeout, "failed to call webhook: %w", NewInternalError)."""
+    release = asyncio.Event()
+
+    async def stall(request: Obj) -> Obj:
+        await release.wait()
+        return {"allowed": True}
+
+    hooks.on("/validate", stall)
+    url = hooks.url("/validate")
+    await configure(api, "Validating", "slow", webhook(
+        "slow.example.com", _tls(hooks, "/validate"), timeoutSeconds=1))
+    try:
+        status, body = await api.post(CMS, cm("t"))
+    finally:
+        release.set()
+    assert (status, body["reason"]) == (500, "InternalError"), body
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "slow.example.com": failed to call '
+        f'webhook: Post "{url}?timeout=1s": context deadline exceeded')
+
+
+async def test_a_false_match_condition_skips_the_webhook_even_after_another_one_erred(
+        api: API, hooks: Hooks) -> None:
+    """Rule: every match condition is evaluated; any false one means the webhook is not
+    called, errors count only when none is false, and then fail closed as a 403 (unless
+    failurePolicy is Ignore).
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/matchconditions/matcher.go
+    (Match); generic/webhook.go (ShouldCallHook: NewForbidden(resource, name, err))."""
+    hooks.on("/validate", lambda r: {"allowed": False})
+    erring = {"name": "erring", "expression": "object.data.missing == 'x'"}
+    await configure(api, "Validating", "conditional", webhook(
+        "conditional.example.com", _tls(hooks, "/validate"),
+        matchConditions=[erring, {"name": "never", "expression": "false"}]))
+    status, body = await api.post(CMS, cm("mc"))
+    assert status == 201, body
+    assert hooks.calls["/validate"] == []
+    assert (await api.delete(f"{CMS}/mc"))[0] == 200
+
+
+async def test_a_patch_that_is_not_json_fails_the_write_whatever_the_failure_policy(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a mutating webhook's patch that does not decode as a JSON Patch, or does not
+    apply, is an internal error of the write, not a failed call: failurePolicy Ignore does
+    not skip it.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go
+    (callAttrMutatingHook: jsonpatch.DecodePatch / patchObj.Apply errors returned as
+    apierrors.NewInternalError, outside ErrCallingWebhook)."""
+    answers = iter([
+        {"allowed": True, "patchType": "JSONPatch",
+         "patch": base64.b64encode(b"not json").decode()},
+        {"allowed": True, "patchType": "JSONPatch",
+         "patch": _b64([{"op": "remove", "path": "/data/absent"}])},
+    ])
+    hooks.on("/mutate", lambda r: next(answers))
+    await configure(api, "Mutating", "garbled", webhook(
+        "garbled.example.com", _tls(hooks, "/mutate"), failurePolicy="Ignore"))
+    for _ in range(2):
+        status, body = await api.post(CMS, cm("g"))
+        assert (status, body["reason"]) == (500, "InternalError"), body
+        assert body["message"].startswith("Internal error occurred: ")
+    assert (await api.get(f"{CMS}/g"))[0] == 404
+
+
+async def test_a_denial_comes_before_the_patch_type_is_looked_at(
+        api: API, hooks: Hooks) -> None:
+    """Rule: an unsupported patchType is refused only for an allowed answer with a patch; a
+    denial is a denial.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go
+    (!result.Allowed checked before the switch on result.PatchType, whose default is
+    'unsupported patch type %q' as ErrCallingWebhook)."""
+    answers = iter([
+        {"allowed": False, "patchType": "MergePatch", "patch": _b64({}),
+         "status": {"message": "no"}},
+        {"allowed": True, "patchType": "MergePatch", "patch": _b64({"data": {}})},
+    ])
+    hooks.on("/mutate", lambda r: next(answers))
+    await configure(api, "Mutating", "merger", webhook(
+        "merger.example.com", _tls(hooks, "/mutate")))
+    status, body = await api.post(CMS, cm("d"))
+    assert status == 400, body
+    assert body["message"] == 'admission webhook "merger.example.com" denied the request: no'
+    status, body = await api.post(CMS, cm("d"))
+    assert status == 500, body
+    assert body["message"] == ('Internal error occurred: failed calling webhook '
+                               '"merger.example.com": unsupported patch type "MergePatch"')
+
+
+async def test_an_events_k8s_io_event_meets_a_rule_on_core_events_as_a_core_event(
+        api: API, hooks: Hooks) -> None:
+    """Rule: under matchPolicy Equivalent a rule matches the resources that share the
+    request's storage, across groups (events.k8s.io events cohabit with core events); the
+    webhook is sent the equivalent kind/resource and object, and the request's own as
+    requestKind/requestResource.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/generic/webhook.go (ShouldCallHook,
+    EquivalentResourcesFor); request/admissionreview.go (CreateV1AdmissionReview);
+    kubernetes pkg/kubeapiserver/default_storage_factory_builder.go (cohabiting events)."""
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "core-events", webhook(
+        "events.example.com", _tls(hooks, "/validate"),
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                "resources": ["events"]}]))
+    status, body = await api.post("/apis/events.k8s.io/v1/namespaces/default/events", {
+        "apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "ev"},
+        "eventTime": "2024-01-01T00:00:00.000000Z", "reportingController": "x/y",
+        "reportingInstance": "i", "action": "Act", "reason": "Why", "type": "Normal",
+        "regarding": {"kind": "Pod", "name": "p", "namespace": "default"}, "note": "hi"})
+    assert status == 201, body
+    [call] = hooks.calls["/validate"]
+    request = call["review"]["request"]
+    assert request["kind"] == {"group": "", "version": "v1", "kind": "Event"}
+    assert request["resource"] == {"group": "", "version": "v1", "resource": "events"}
+    assert request["requestKind"] == {"group": "events.k8s.io", "version": "v1",
+                                      "kind": "Event"}
+    assert request["requestResource"] == {"group": "events.k8s.io", "version": "v1",
+                                          "resource": "events"}
+    assert request["object"]["apiVersion"] == "v1"
+    assert request["object"]["message"] == "hi"
+    assert request["object"]["involvedObject"]["name"] == "p"
+
+
+async def test_a_namespace_is_reviewed_without_a_namespace(api: API, hooks: Hooks) -> None:
+    """Rule: a cluster-scoped request, Namespaces included, has no request.namespace.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go
+    (Namespace: attr.GetNamespace(), omitempty); pkg/endpoints/handlers/create.go (the
+    namespace comes from the request path)."""
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "namespaces", webhook(
+        "ns.example.com", _tls(hooks, "/validate"),
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                "resources": ["namespaces"]}]))
+    assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "audited"}}))[0] == 201
+    [call] = hooks.calls["/validate"]
+    assert "namespace" not in call["review"]["request"]
+    assert call["review"]["request"]["name"] == "audited"
+    assert (await api.delete("/api/v1/namespaces/audited"))[0] == 200
+
+
+async def test_a_dry_run_create_is_sent_with_its_options(api: API, hooks: Hooks) -> None:
+    """Rule: the review's options are the request's CreateOptions as the query gave them
+    (dryRun, fieldManager, fieldValidation), as meta.k8s.io/v1; the manager taken from the
+    User-Agent when none is given is for managedFields only, never written into them.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/create.go (options GVK CreateOptions,
+    managerOrUserAgent(options.FieldManager, ...) passed to the field manager only);
+    request/admissionreview.go (Options: attr.GetOperationOptions())."""
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "opts", webhook(
+        "opts.example.com", _tls(hooks, "/validate")))
+    query = "dryRun=All&fieldValidation=Strict&fieldManager=auditor"
+    assert (await api.post(f"{CMS}?{query}", cm("dr")))[0] == 201
+    request = hooks.calls["/validate"][-1]["review"]["request"]
+    assert request["dryRun"] is True
+    assert request["options"] == {"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1",
+                                  "dryRun": ["All"], "fieldManager": "auditor",
+                                  "fieldValidation": "Strict"}
+    assert (await api.post(f"{CMS}?dryRun=All", cm("dr")))[0] == 201
+    assert hooks.calls["/validate"][-1]["review"]["request"]["options"] == {
+        "kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
