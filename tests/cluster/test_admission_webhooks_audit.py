@@ -182,12 +182,14 @@ async def test_a_denial_comes_before_the_patch_type_is_looked_at(
     """Rule: an unsupported patchType is refused only for an allowed answer with a patch; a
     denial is a denial.
     Source: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go
-    (!result.Allowed checked before the switch on result.PatchType, whose default is
-    'unsupported patch type %q' as ErrCallingWebhook)."""
+    (!result.Allowed checked, then jsonpatch.DecodePatch, then the switch on
+    result.PatchType, whose default is 'unsupported patch type %q' as ErrCallingWebhook)."""
     answers = iter([
         {"allowed": False, "patchType": "MergePatch", "patch": _b64({}),
          "status": {"message": "no"}},
         {"allowed": True, "patchType": "MergePatch", "patch": _b64({"data": {}})},
+        {"allowed": True, "patchType": "MergePatch",
+         "patch": _b64([{"op": "add", "path": "/data/x", "value": "y"}])},
     ])
     hooks.on("/mutate", lambda r: next(answers))
     await configure(api, "Mutating", "merger", webhook(
@@ -195,6 +197,11 @@ async def test_a_denial_comes_before_the_patch_type_is_looked_at(
     status, body = await api.post(CMS, cm("d"))
     assert status == 400, body
     assert body["message"] == 'admission webhook "merger.example.com" denied the request: no'
+    # the patch is decoded as a JSON Patch first, whatever its type says
+    status, body = await api.post(CMS, cm("d"))
+    assert status == 500, body
+    assert body["message"] == ("Internal error occurred: json: cannot unmarshal object into "
+                               "Go value of type jsonpatch.Patch")
     status, body = await api.post(CMS, cm("d"))
     assert status == 500, body
     assert body["message"] == ('Internal error occurred: failed calling webhook '

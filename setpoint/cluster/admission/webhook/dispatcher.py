@@ -60,7 +60,8 @@ _VALIDATING_CONFIGURATIONS = CONFIGURATIONS["validating"]
 EXEMPT_RESOURCES = {"mutatingwebhookconfigurations", "validatingwebhookconfigurations",
                     "validatingadmissionpolicies", "validatingadmissionpolicybindings",
                     "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"}
-REVIEW_VERSION = "admission.k8s.io/v1"
+REVIEW_GROUP = "admission.k8s.io"
+REVIEW_VERSION = f"{REVIEW_GROUP}/v1"
 MAX_RETRIES = 10  # of a write whose object changed while webhooks were consulted
 
 
@@ -174,17 +175,32 @@ class WebhookAdmission:
         if not patch_b64:
             return None
         try:
-            operations = orjson.loads(base64.b64decode(patch_b64, validate=True))
-        except (binascii.Error, ValueError, orjson.JSONDecodeError) as exc:
-            reason = f"received undecodable patch in webhook response: {exc}"
+            raw_patch = base64.b64decode(patch_b64, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            # the review's []byte field would not decode: the call itself failed
             if hook.ignore_failures:
                 return None
-            raise _internal(f'failed calling webhook "{hook.name}": {reason}') from None
+            raise _internal(f'failed calling webhook "{hook.name}": failed to call webhook: '
+                            f"illegal base64 data: {exc}") from None
+        try:
+            # a patch that is no JSON Patch is the write's error, whatever the failurePolicy
+            operations = orjson.loads(raw_patch)
+        except orjson.JSONDecodeError as exc:
+            raise _internal(str(exc)) from None
+        if not isinstance(operations, list):
+            raise _internal("json: cannot unmarshal object into Go value of type "
+                            "jsonpatch.Patch")
         if not operations:
             return None
         if obj is None:
             raise _internal(f'admission webhook "{hook.name}" attempted to modify the object, '
                             "which is not supported for this operation")
+        if response.get("patchType") != "JSONPatch":
+            failure = f'unsupported patch type "{response.get("patchType")}"'
+            if hook.ignore_failures:
+                log.warning("webhook_failed_open webhook=%s reason=%s", hook.name, failure)
+                return None
+            raise _internal(f'failed calling webhook "{hook.name}": {failure}')
         from setpoint.machinery.patch import json_patch
 
         sent = self._versioned(obj, invocation.version, point)
@@ -216,11 +232,6 @@ class WebhookAdmission:
                 raise _internal(f'failed calling webhook "{inv.hook.name}": {outcome}')
             if isinstance(outcome, BaseException):
                 raise outcome
-            if outcome.get("patch") or outcome.get("patchType"):
-                reason = "received invalid webhook response: validating webhook may not " \
-                         "return response.patch"
-                if not inv.hook.ignore_failures:
-                    raise _internal(f'failed calling webhook "{inv.hook.name}": {reason}')
 
     # -- one call ------------------------------------------------------------------------
 
@@ -231,15 +242,22 @@ class WebhookAdmission:
         if point.dry_run and hook.spec.get("sideEffects") not in ("None", "NoneOnDryRun"):
             raise StatusError(400, "BadRequest",
                               f'admission webhook "{hook.name}" does not support dry run')
+        review_version = _review_version(hook.spec)
+        if review_version is None:
+            raise _Failed("could not create admission objects: webhook does not accept known "
+                          "AdmissionReview versions (v1, v1beta1)")
         uid = str(uuid.uuid4())
-        review = {"kind": "AdmissionReview", "apiVersion": REVIEW_VERSION,
+        review = {"kind": "AdmissionReview", "apiVersion": review_version,
                   "request": self._request(uid, invocation, point, obj, request.user)}
         try:
             answer = await self.client.post(hook.spec.get("clientConfig") or {},
                                                         review, hook.timeout_s)
         except webhookclient.CallError as exc:
             raise _Failed(f"failed to call webhook: {exc}") from None
-        response = _verify(answer, uid, mutating=point.phase == MUTATING)
+        try:
+            response = _verify(answer, uid, review_version, mutating=point.phase == MUTATING)
+        except _Failed as exc:
+            raise _Failed(f"received invalid webhook response: {exc}") from None
         # recorded as the webhook answers, before what the write records after this point
         recorder = point.warnings if point.warnings is not None else request.warnings
         recorder.extend(str(w) for w in response.get("warnings") or [])
@@ -357,31 +375,46 @@ def _denial(name: str, status: Any) -> StatusError:
     return err
 
 
-def _verify(answer: Obj, uid: str, *, mutating: bool) -> Obj:
-    """``VerifyAdmissionResponse`` for admission.k8s.io/v1."""
+def _review_version(spec: Obj) -> str | None:
+    """``CreateAdmissionObjects``: the first of the webhook's admissionReviewVersions this
+    server can send."""
+    for version in spec.get("admissionReviewVersions") or []:
+        if version in ("v1", "v1beta1"):
+            return f"{REVIEW_GROUP}/{version}"
+    return None
+
+
+def _verify(answer: Obj, uid: str, review_version: str, *, mutating: bool) -> Obj:
+    """``VerifyAdmissionResponse`` (request/admissionreview.go): the response, its patch
+    normalized to a JSON Patch and dropped for validating webhooks of v1beta1."""
+    response = answer.get("response")
+    if not isinstance(response, dict):
+        raise _Failed("webhook response was absent")
+    if review_version != REVIEW_VERSION:
+        # v1beta1 answers were never checked for uid, kind or patchType
+        response = {k: v for k, v in response.items() if k not in ("patch", "patchType")}
+        if mutating and answer["response"].get("patch"):
+            response["patch"] = answer["response"]["patch"]
+            response["patchType"] = "JSONPatch"
+        return response
+    if response.get("uid") != uid:
+        raise _Failed(f'expected response.uid="{uid}", got "{response.get("uid", "")}"')
     kind, api_version = answer.get("kind", ""), answer.get("apiVersion", "")
     if (kind, api_version) != ("AdmissionReview", REVIEW_VERSION):
         group, _, version = api_version.rpartition("/")
-        raise _Failed("received invalid webhook response: expected webhook response of "
-                      f"admission.k8s.io/v1, Kind=AdmissionReview, got {group}/{version}, "
-                      f"Kind={kind}")
-    response = answer.get("response")
-    if not isinstance(response, dict):
-        raise _Failed("received invalid webhook response: webhook response was absent")
-    if response.get("uid") != uid:
-        raise _Failed(f'received invalid webhook response: expected response.uid="{uid}", '
-                      f'got "{response.get("uid", "")}"')
+        raise _Failed("expected webhook response of admission.k8s.io/v1, "
+                      f"Kind=AdmissionReview, got {group}/{version}, Kind={kind}")
     patch, patch_type = response.get("patch"), response.get("patchType")
-    if patch and not patch_type:
-        raise _Failed("received invalid webhook response: webhook returned response.patch "
-                      "but not response.patchType")
-    if patch_type:
-        if not mutating:
-            raise _Failed("received invalid webhook response: validating webhook may not "
-                          "return response.patchType")
-        if not patch:
-            raise _Failed("received invalid webhook response: webhook returned "
-                          "response.patchType but not response.patch")
-        if patch_type != "JSONPatch":
-            raise _Failed(f'unsupported patch type "{patch_type}"')
+    if mutating:
+        if patch and patch_type is None:
+            raise _Failed("webhook returned response.patch but not response.patchType")
+        if not patch and patch_type is not None:
+            raise _Failed("webhook returned response.patchType but not response.patch")
+        if patch_type == "":
+            raise _Failed('webhook returned invalid response.patchType of ""')
+    else:
+        if patch:
+            raise _Failed("validating webhook may not return response.patch")
+        if patch_type is not None:
+            raise _Failed("validating webhook may not return response.patchType")
     return response
