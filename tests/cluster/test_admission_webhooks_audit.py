@@ -152,6 +152,16 @@ async def test_a_false_match_condition_skips_the_webhook_even_after_another_one_
     assert hooks.calls["/validate"] == []
     assert (await api.delete(f"{CMS}/mc"))[0] == 200
 
+    await configure(api, "Validating", "erring", webhook(
+        "erring.example.com", _tls(hooks, "/validate"), matchConditions=[
+            erring, {"name": "other", "expression": "object.data.other == 'x'"}]))
+    status, body = await api.post(CMS, cm("mc2"))
+    assert (status, body["reason"]) == (403, "Forbidden"), body
+    assert body["message"] == (
+        'configmaps "mc2" is forbidden: [expression \'object.data.missing == \'x\'\' resulted '
+        "in error: no such key: missing, expression 'object.data.other == 'x'' resulted in "
+        "error: no such key: other]")
+
 
 async def test_a_patch_that_is_not_json_fails_the_write_whatever_the_failure_policy(
         api: API, hooks: Hooks) -> None:

@@ -133,8 +133,8 @@ def rules(spec: Obj, point: AdmissionPoint, served_versions: list[str]) -> str |
 
 def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
                obj: Obj | None, version: str) -> bool:
-    """Whether every match condition holds; an error fails closed (403) unless the
-    webhook's failurePolicy is Ignore, which skips the webhook."""
+    """Whether every match condition holds; when none is false but some erred, the webhook
+    fails closed (403) unless its failurePolicy is Ignore, which skips it."""
     from celpy.adapter import json_to_cel
 
     from setpoint.cluster.apiextensions.schema.cel import compile_expression
@@ -152,6 +152,9 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
             "options": point.options,
         }),
     }
+    # matchconditions/matcher.go Match: a false condition wins over an error in another;
+    # the errors count only when none is false
+    failures: list[str] = []
     for condition in match_conditions:
         expression = str(condition.get("expression", ""))
         try:
@@ -159,14 +162,15 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
             if isinstance(result, Exception):
                 raise result
         except Exception as exc:  # CEL reports its errors in many types
-            if hook.ignore_failures:
-                return False
-            detail = error_text(exc)
-            rt = point.rt
-            raise errors.forbidden(rt.resource, point.name,
-                                   f"expression '{expression}' resulted in error: {detail}",
-                                   rt.group) from None
+            failures.append(f"expression '{expression}' resulted in error: {error_text(exc)}")
+            continue
         if not bool(result):
             return False
-    return True
-
+    if not failures:
+        return True
+    if hook.ignore_failures:
+        return False
+    unique = list(dict.fromkeys(failures))  # utilerrors.NewAggregate's Error()
+    message = unique[0] if len(unique) == 1 else f"[{', '.join(unique)}]"
+    rt = point.rt
+    raise errors.forbidden(rt.resource, point.name, message, rt.group)
