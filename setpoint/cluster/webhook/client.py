@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -74,6 +75,53 @@ def _endpoint(store: Reader, namespace: str, name: str,
     return None
 
 
+# NewGenericServerResponse's fixed texts (None: the server's own message)
+_GENERIC_MESSAGES: dict[int, str | None] = {
+    409: "the server reported a conflict",
+    404: "the server could not find the requested resource",
+    400: "the server rejected our request for an unknown reason",
+    401: "the server has asked for the client to provide credentials",
+    403: None,
+    415: None,
+    405: "the server does not allow this method on the requested resource",
+    422: "the server rejected our request due to an error in our request",
+    503: "the server is currently unable to handle the request",
+    504: "the server was unable to return a response in the time allotted, but may still be "
+         "processing the request",
+    429: "the server has received too many requests and has asked us to try again later",
+}
+_MAX_UNSTRUCTURED_RESPONSE_TEXT_BYTES = 2048
+
+
+def unexpected_response(code: int, content_type: str, body: bytes) -> str:
+    """What client-go makes of a failed answer: the Status it carries (its message), or
+    NewGenericServerResponse's words for the code (k8s.io/client-go rest/request.go
+    transformResponse and newUnstructuredResponseError; k8s.io/apimachinery
+    pkg/api/errors/errors.go NewGenericServerResponse)."""
+    try:
+        decoded = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        decoded = None
+    if isinstance(decoded, dict) and decoded.get("kind") in (None, "", "Status") \
+            and isinstance(decoded.get("status"), str) and decoded["status"]:
+        return str(decoded.get("message") or "")
+    media = content_type.split(";", 1)[0].strip().lower()
+    server_message = "unknown"
+    if not content_type or media.startswith("text/"):
+        text = body[:_MAX_UNSTRUCTURED_RESPONSE_TEXT_BYTES].decode("utf-8", "replace")
+        server_message = text.strip()
+    if code == 406:
+        return server_message if server_message not in ("", "unknown") else \
+            "the server was unable to respond with a content type that the client supports"
+    if code in _GENERIC_MESSAGES:
+        return _GENERIC_MESSAGES[code] or server_message
+    if code >= 500:
+        return (f"an error on the server ({go_quote(server_message)}) has prevented the "
+                "request from succeeding")
+    return f"the server responded with the status code {code} but did not return more " \
+           "information"
+
+
 class WebhookClient:
     """Calls webhooks over one pooled HTTP session, trusting each ``caBundle`` through one
     TLS context (so that connections to a webhook are kept and reused between calls)."""
@@ -125,6 +173,7 @@ class WebhookClient:
                              "Accept": "application/json"}) as resp:
                 raw = await resp.read()
                 status = resp.status
+                content_type = resp.headers.get("Content-Type", "")
         except TimeoutError:
             raise CallError(f"{shown}: context deadline exceeded") from None
         except aiohttp.ClientConnectorCertificateError as exc:
@@ -137,9 +186,8 @@ class WebhookClient:
             raise CallError(f"{shown}: dial tcp {host}: connect: {reason}") from None
         except aiohttp.ClientError as exc:
             raise CallError(f"{shown}: {exc}") from None
-        if not 200 <= status < 300:
-            raise CallError(f"the server responded with the status code {status} but did "
-                            "not return more information")
+        if not 200 <= status <= 206:  # client-go: anything past 206 Partial Content failed
+            raise CallError(unexpected_response(status, content_type, raw))
         try:
             answer = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
