@@ -288,3 +288,51 @@ async def test_a_dry_run_create_is_sent_with_its_options(api: API, hooks: Hooks)
     assert (await api.post(f"{CMS}?dryRun=All", cm("dr")))[0] == 201
     assert hooks.calls["/validate"][-1]["review"]["request"]["options"] == {
         "kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1", "dryRun": ["All"]}
+
+
+async def test_an_autoscaling_v1_hpa_meets_a_v2_webhook_converted_both_ways(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a request at autoscaling/v1 matched by a rule for autoscaling/v2 only (matchPolicy
+    Equivalent) is sent the object converted to v2 (metrics, not
+    targetCPUUtilizationPercentage), with kind/resource v2 and requestKind/requestResource
+    v1; its patch applies to the v2 object, which converts back. matchPolicy Exact skips it.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/generic/webhook.go (ShouldCallHook),
+    generic/conversion.go (ConvertVersionedAttributes), mutating/dispatcher.go (patch applied
+    to attr.VersionedObject, then converted back)."""
+    def raise_target(request: Obj) -> Obj:
+        return {"allowed": True, "patchType": "JSONPatch", "patch": _b64([
+            {"op": "replace", "path": "/spec/maxReplicas", "value": 7},
+            {"op": "replace", "path": "/spec/metrics/0/resource/target/averageUtilization",
+             "value": 60}])}
+
+    hooks.on("/mutate", raise_target)
+    v2_rule = [{"apiGroups": ["autoscaling"], "apiVersions": ["v2"], "operations": ["CREATE"],
+                "resources": ["horizontalpodautoscalers"]}]
+    await configure(api, "Mutating", "hpa-v2", webhook(
+        "hpa.example.com", _tls(hooks, "/mutate"), rules=v2_rule))
+    await configure(api, "Validating", "hpa-exact", webhook(
+        "exact.example.com", _tls(hooks, "/validate"), rules=v2_rule, matchPolicy="Exact"))
+    hpas = "/apis/autoscaling/v1/namespaces/default/horizontalpodautoscalers"
+    status, created = await api.post(hpas, {
+        "apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "web"},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                    "name": "web"},
+                 "maxReplicas": 3, "targetCPUUtilizationPercentage": 50}})
+    assert status == 201, created
+    assert created["apiVersion"] == "autoscaling/v1"
+    assert created["spec"]["maxReplicas"] == 7
+    assert created["spec"]["targetCPUUtilizationPercentage"] == 60
+    [call] = hooks.calls["/mutate"]
+    request = call["review"]["request"]
+    assert request["kind"] == {"group": "autoscaling", "version": "v2",
+                               "kind": "HorizontalPodAutoscaler"}
+    assert request["resource"]["version"] == "v2"
+    assert request["requestKind"]["version"] == "v1"
+    assert request["requestResource"]["version"] == "v1"
+    sent = request["object"]
+    assert sent["apiVersion"] == "autoscaling/v2"
+    assert "targetCPUUtilizationPercentage" not in sent["spec"]
+    assert sent["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
+    assert "/validate" not in hooks.calls
+    assert (await api.delete(f"{hpas}/web"))[0] == 200

@@ -4,7 +4,7 @@ A write's admission points (:mod:`setpoint.cluster.registry.admissionpoints`) ar
 the stored Mutating/ValidatingWebhookConfigurations, as the apiserver's webhook dispatchers
 do: webhooks in the order of their configurations' names; a webhook is called when a rule
 matches the request (operation, group, version, resource/subresource, scope, or with
-``matchPolicy: Equivalent`` another version of the same resource), its namespace and object
+``matchPolicy: Equivalent`` an equivalent resource: :mod:`.equivalence`), its namespace and object
 selectors match and its ``matchConditions`` hold. Mutating webhooks run one after another,
 each on the previous one's result, those with ``reinvocationPolicy: IfNeeded`` once more when
 a later one changed the object; validating webhooks run concurrently. A webhook that cannot
@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 
+from setpoint.cluster.admission.webhook import equivalence
 from setpoint.cluster.admission.webhook.matching import Hook
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
@@ -45,6 +46,7 @@ from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Reader
     from setpoint.cluster.webhook.client import WebhookClient
 
@@ -67,10 +69,10 @@ MAX_RETRIES = 10  # of a write whose object changed while webhooks were consulte
 
 @dataclass(frozen=True)
 class Invocation:
-    """A hook to call, and the version of the resource it asked for."""
+    """A hook to call, and the resource it asked for (the request's or an equivalent)."""
 
     hook: Hook
-    version: str
+    rt: ResourceType
 
 
 class WebhookAdmission:
@@ -203,7 +205,7 @@ class WebhookAdmission:
             raise _internal(f'failed calling webhook "{hook.name}": {failure}')
         from setpoint.machinery.patch import json_patch
 
-        sent = self._versioned(obj, invocation.version, point)
+        sent = self._versioned(obj, point, invocation.rt)
         try:
             patched = json_patch(sent, operations)
         except StatusError as exc:
@@ -211,7 +213,7 @@ class WebhookAdmission:
         if not isinstance(patched, dict):
             raise _internal(f'admission webhook "{hook.name}" patched the object into a '
                             "non-object")
-        return self._versioned(patched, point.rt.version, point)
+        return _back(patched, point, invocation.rt)
 
     async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
                         request: _Request) -> None:
@@ -267,27 +269,28 @@ class WebhookAdmission:
 
     def _request(self, uid: str, invocation: Invocation, point: AdmissionPoint,
                  obj: Obj | None, user: Obj) -> Obj:
-        rt = point.rt
-        version = invocation.version
+        rt, target = point.rt, invocation.rt
         namespace = point.namespace
-        group_version_kind = {"group": rt.group, "version": version, "kind": rt.kind}
-        if point.kind is not None:
-            group_version_kind = dict(zip(("group", "version", "kind"), point.kind,
-                                          strict=True))
+        if point.kind is not None:  # a subresource's own kind, as it was sent
+            kind = request_kind = dict(zip(("group", "version", "kind"), point.kind,
+                                           strict=True))
+        else:
+            kind = {"group": target.group, "version": target.version, "kind": target.kind}
+            request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
         request: Obj = {
             "uid": uid,
-            "kind": group_version_kind,
-            "resource": {"group": rt.group, "version": version, "resource": rt.resource},
-            "requestKind": {**group_version_kind, "version": rt.version}
-            if point.kind is None else group_version_kind,
+            "kind": kind,
+            "resource": {"group": target.group, "version": target.version,
+                         "resource": target.resource},
+            "requestKind": request_kind,
             "requestResource": {"group": rt.group, "version": rt.version,
                                 "resource": rt.resource},
             "name": point.name,
             "operation": point.operation,
             "userInfo": user,
-            "object": self._versioned(obj, version, point) if obj is not None else None,
-            "oldObject": self._versioned(point.old, version, point) if point.old is not None
-            else None,
+            "object": self._versioned(obj, point, target) if obj is not None else None,
+            "oldObject": self._versioned(point.old, point, target)
+            if point.old is not None else None,
             "dryRun": point.dry_run,
             "options": point.options,
         }
@@ -298,17 +301,14 @@ class WebhookAdmission:
             request["requestSubResource"] = point.subresource
         return request
 
-    def _versioned(self, obj: Obj | None, version: str,
-                   point: AdmissionPoint | None = None) -> Obj:
-        """``obj`` at another version of its resource (custom resources convert by
-        apiVersion alone: conversion strategy None); a subresource's own kind as it is."""
+    @staticmethod
+    def _versioned(obj: Obj | None, point: AdmissionPoint, target: ResourceType) -> Obj:
+        """``obj`` as the resource the webhook asked for; a subresource's own kind as it
+        is."""
         assert obj is not None
-        if point is not None and point.kind is not None:
+        if point.kind is not None:
             return obj
-        group = obj.get("apiVersion", "").rpartition("/")[0]
-        api_version = f"{group}/{version}" if group else version
-        return obj if obj.get("apiVersion") == api_version else {**obj,
-                                                                  "apiVersion": api_version}
+        return equivalence.convert(obj, point.rt, target)
 
     # -- matching ------------------------------------------------------------------------
 
@@ -317,23 +317,22 @@ class WebhookAdmission:
         """Whether (and at which version) ``hook`` is called for this point."""
         from setpoint.cluster.admission.webhook import matching as match
 
-        rt = point.rt
         if not match.namespace_selector(self.store, hook.spec, point, obj):
             return None
         if not match.object_selector(hook.spec, obj, point.old):
             return None
-        version = match.rules(hook.spec, point, self._served_versions(rt.group, rt.resource))
-        if version is None:
+        target = match.rules(hook.spec, point,
+                             equivalence.equivalent_resources(self.registry, point.rt))
+        if target is None:
             return None
         conditions = hook.spec.get("matchConditions") or []
-        if conditions and not match.conditions(hook, conditions, point, obj, version):
+        if conditions and not match.conditions(
+                hook, conditions, point,
+                self._versioned(obj, point, target) if obj is not None else None,
+                self._versioned(point.old, point, target) if point.old is not None else None,
+                target):
             return None
-        return Invocation(hook, version)
-
-    def _served_versions(self, group: str, resource: str) -> list[str]:
-        return [v for v in self.registry.groups().get(group) or []
-                if self.registry.get(group, v, resource) is not None]
-
+        return Invocation(hook, target)
 
 class _Request:
     """What one request's webhook calls share: who asks, and the warnings they returned."""
@@ -347,6 +346,13 @@ class _Request:
                   ) -> Callable[[Point], Awaitable[Any]]:
         """``answer`` bound to this request."""
         return lambda point: answer(point, self)
+
+
+def _back(patched: Obj, point: AdmissionPoint, target: ResourceType) -> Obj:
+    """A patched object, as the webhook's resource, back as the request's."""
+    if point.kind is not None:
+        return patched
+    return equivalence.convert(patched, target, point.rt)
 
 
 class _Failed(Exception):  # kept apart from denials: the failurePolicy applies to it

@@ -18,6 +18,7 @@ from setpoint.machinery import errors, labels
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
+    from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Reader
 
 
@@ -92,7 +93,7 @@ def _one_of(items: list[str], wanted: str) -> bool:
     return "*" in items or wanted in items
 
 
-def _rule_matches(rule: Obj, point: AdmissionPoint, version: str) -> bool:
+def _rule_matches(rule: Obj, point: AdmissionPoint, group: str, version: str) -> bool:
     rt = point.rt
     scope = rule.get("scope") or "*"
     if scope == "Namespaced" and (_is_namespace(point) or not point.namespace):
@@ -103,7 +104,7 @@ def _rule_matches(rule: Obj, point: AdmissionPoint, version: str) -> bool:
         return False
     if not _one_of(rule.get("operations") or [], point.operation):
         return False
-    if not _one_of(rule.get("apiGroups") or [], rt.group):
+    if not _one_of(rule.get("apiGroups") or [], group):
         return False
     if not _one_of(rule.get("apiVersions") or [], version):
         return False
@@ -114,25 +115,28 @@ def _rule_matches(rule: Obj, point: AdmissionPoint, version: str) -> bool:
     return False
 
 
-def rules(spec: Obj, point: AdmissionPoint, served_versions: list[str]) -> str | None:
-    """The version the webhook is called at: the request's when a rule matches it, else
-    (``matchPolicy: Equivalent``, the default) the first other served version of the same
-    resource a rule matches, earlier rules first; None when no rule matches."""
+def rules(spec: Obj, point: AdmissionPoint, equivalents: list[ResourceType]
+          ) -> ResourceType | None:
+    """The resource the webhook is called for: the request's when a rule matches it, else
+    (``matchPolicy: Equivalent``, the default) the first equivalent resource (another
+    version, or a group sharing its storage) a rule matches, earlier rules first; None when
+    no rule matches."""
     all_rules = spec.get("rules") or []
-    requested = point.rt.version
-    if any(_rule_matches(r, point, requested) for r in all_rules):
+    requested = point.rt
+    if any(_rule_matches(r, point, requested.group, requested.version) for r in all_rules):
         return requested
     if spec.get("matchPolicy", "Equivalent") != "Equivalent":
         return None
     for rule in all_rules:
-        for version in served_versions:
-            if version != requested and _rule_matches(rule, point, version):
-                return version
+        for other in equivalents:
+            if (other.group, other.version) != (requested.group, requested.version) \
+                    and _rule_matches(rule, point, other.group, other.version):
+                return other
     return None
 
 
 def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
-               obj: Obj | None, version: str) -> bool:
+               obj: Obj | None, old: Obj | None, target: ResourceType) -> bool:
     """Whether every match condition holds; when none is false but some erred, the webhook
     fails closed (403) unless its failurePolicy is Ignore, which skips it."""
     from celpy.adapter import json_to_cel
@@ -142,13 +146,13 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
 
     activation = {
         "object": json_to_cel(obj),
-        "oldObject": json_to_cel(point.old),
+        "oldObject": json_to_cel(old),
         "request": json_to_cel({
             "operation": point.operation, "name": point.name, "namespace": point.namespace,
             "subResource": point.subresource, "dryRun": point.dry_run,
-            "kind": {"group": point.rt.group, "version": version, "kind": point.rt.kind},
-            "resource": {"group": point.rt.group, "version": version,
-                         "resource": point.rt.resource},
+            "kind": {"group": target.group, "version": target.version, "kind": target.kind},
+            "resource": {"group": target.group, "version": target.version,
+                         "resource": target.resource},
             "options": point.options,
         }),
     }
