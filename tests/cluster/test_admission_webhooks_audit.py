@@ -251,21 +251,37 @@ async def test_an_events_k8s_io_event_meets_a_rule_on_core_events_as_a_core_even
     assert request["object"]["involvedObject"]["name"] == "p"
 
 
-async def test_a_namespace_is_reviewed_without_a_namespace(api: API, hooks: Hooks) -> None:
-    """Rule: a cluster-scoped request, Namespaces included, has no request.namespace.
-    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go
-    (Namespace: attr.GetNamespace(), omitempty); pkg/endpoints/handlers/create.go (the
-    namespace comes from the request path)."""
+async def test_a_namespace_is_its_own_namespace_once_it_is_named_in_the_path(
+        api: API, hooks: Hooks) -> None:
+    """Rule: the review's namespace is the request's, from its path: absent for a created
+    Namespace (POST /api/v1/namespaces), the Namespace's own name for a request to
+    /api/v1/namespaces/<name> (update, delete); other cluster-scoped objects have none.
+    Source: k8s.io/apiserver pkg/endpoints/request/requestinfo.go (/namespaces/{namespace}
+    sets requestInfo.Namespace), pkg/endpoints/handlers/namer.go (ContextBasedNaming.Name
+    returns requestInfo.Namespace), plugin/webhook/request/admissionreview.go
+    (Namespace: attr.GetNamespace(), omitempty)."""
     hooks.on("/validate", lambda r: {"allowed": True})
     await configure(api, "Validating", "namespaces", webhook(
         "ns.example.com", _tls(hooks, "/validate"),
-        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
-                "resources": ["namespaces"]}]))
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["*"],
+                "resources": ["namespaces", "persistentvolumes"]}]))
     assert (await api.post("/api/v1/namespaces", {"metadata": {"name": "audited"}}))[0] == 201
-    [call] = hooks.calls["/validate"]
-    assert "namespace" not in call["review"]["request"]
-    assert call["review"]["request"]["name"] == "audited"
+    status, _ = await api.patch("/api/v1/namespaces/audited",
+                                {"metadata": {"labels": {"a": "b"}}},
+                                "application/merge-patch+json")
+    assert status == 200
     assert (await api.delete("/api/v1/namespaces/audited"))[0] == 200
+    status, _ = await api.post("/api/v1/persistentvolumes", {
+        "metadata": {"name": "audited-pv"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "hostPath": {"path": "/tmp/audited-pv"}}})
+    assert status == 201
+    assert (await api.delete("/api/v1/persistentvolumes/audited-pv"))[0] == 200
+    seen = [(c["review"]["request"]["operation"], c["review"]["request"]["name"],
+             c["review"]["request"].get("namespace")) for c in hooks.calls["/validate"]]
+    assert seen == [("CREATE", "audited", None), ("UPDATE", "audited", "audited"),
+                    ("DELETE", "audited", "audited"), ("CREATE", "audited-pv", None),
+                    ("DELETE", "audited-pv", None)]
 
 
 async def test_a_dry_run_create_is_sent_with_its_options(api: API, hooks: Hooks) -> None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import orjson
 
 from setpoint.cluster.admission.webhook import equivalence
+from setpoint.cluster.admission.webhook import matching as match
 from setpoint.cluster.admission.webhook.matching import Hook
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
@@ -270,7 +271,7 @@ class WebhookAdmission:
     def _request(self, uid: str, invocation: Invocation, point: AdmissionPoint,
                  obj: Obj | None, user: Obj) -> Obj:
         rt, target = point.rt, invocation.rt
-        namespace = point.namespace
+        namespace = match.request_namespace(point)
         if point.kind is not None:  # a subresource's own kind, as it was sent
             kind = request_kind = dict(zip(("group", "version", "kind"), point.kind,
                                            strict=True))
@@ -315,8 +316,6 @@ class WebhookAdmission:
     def _invocation(self, hook: Hook, point: AdmissionPoint, obj: Obj | None
                     ) -> Invocation | None:
         """Whether (and at which version) ``hook`` is called for this point."""
-        from setpoint.cluster.admission.webhook import matching as match
-
         if not match.namespace_selector(self.store, hook.spec, point, obj):
             return None
         if not match.object_selector(hook.spec, obj, point.old):

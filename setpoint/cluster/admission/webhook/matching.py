@@ -50,6 +50,15 @@ def _is_namespace(point: AdmissionPoint) -> bool:
     return point.rt.group == "" and point.rt.resource == "namespaces"
 
 
+def request_namespace(point: AdmissionPoint) -> str:
+    """The request's namespace as admission sees it: from the path, so a Namespace named in
+    it (/api/v1/namespaces/<name>, every operation but create) is its own namespace
+    (k8s.io/apiserver pkg/endpoints/request/requestinfo.go, handlers/namer.go)."""
+    if _is_namespace(point) and point.operation != "CREATE":
+        return point.name
+    return point.namespace
+
+
 def _selector(spec: Obj, field: str) -> labels.Selector | None:
     """The parsed selector, None when it selects everything."""
     raw = spec.get(field)
@@ -148,7 +157,8 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
         "object": json_to_cel(obj),
         "oldObject": json_to_cel(old),
         "request": json_to_cel({
-            "operation": point.operation, "name": point.name, "namespace": point.namespace,
+            "operation": point.operation, "name": point.name,
+            "namespace": request_namespace(point),
             "subResource": point.subresource, "dryRun": point.dry_run,
             "kind": {"group": target.group, "version": target.version, "kind": target.kind},
             "resource": {"group": target.group, "version": target.version,
