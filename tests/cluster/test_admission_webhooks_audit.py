@@ -352,3 +352,62 @@ async def test_an_autoscaling_v1_hpa_meets_a_v2_webhook_converted_both_ways(
     assert sent["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] == 50
     assert "/validate" not in hooks.calls
     assert (await api.delete(f"{hpas}/web"))[0] == 200
+
+
+async def test_a_webhook_certificate_not_signed_by_the_ca_bundle_fails_as_x509_says(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a caBundle that is no PEM fails building the client ("could not get REST client:
+    unable to load root certificates: unable to parse bytes as PEM block"); a certificate the
+    bundle (or, without one, the system roots) does not sign fails the TLS handshake with
+    x509's "certificate signed by unknown authority". Both are failed calls: 500.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/validating/dispatcher.go
+    (GetRESTClient error, "failed to call webhook: %w"); k8s.io/client-go transport/
+    transport.go (rootCertPool, createErrorParsingCAData); Go crypto/x509
+    UnknownAuthorityError."""
+    hooks.on("/validate", lambda r: {"allowed": True})
+    url = hooks.url("/validate")
+    not_pem = base64.b64encode(b"not a certificate").decode()
+    await configure(api, "Validating", "bad-bundle", webhook(
+        "bundle.example.com", {"url": url, "caBundle": not_pem}))
+    status, body = await api.post(CMS, cm("x509"))
+    assert (status, body["reason"]) == (500, "InternalError"), body
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "bundle.example.com": could not get '
+        "REST client: unable to load root certificates: unable to parse bytes as PEM block")
+    status, _ = await api.delete(
+        "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/bad-bundle")
+    assert status == 200
+
+    await configure(api, "Validating", "no-bundle", webhook(
+        "nobundle.example.com", {"url": url}))
+    status, body = await api.post(CMS, cm("x509"))
+    assert (status, body["reason"]) == (500, "InternalError"), body
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "nobundle.example.com": failed to '
+        f'call webhook: Post "{url}?timeout=10s": tls: failed to verify certificate: x509: '
+        "certificate signed by unknown authority")
+    assert hooks.calls["/validate"] == []
+
+
+async def test_a_pod_delete_is_sent_the_options_its_graceful_deletion_settled(
+        api: API, hooks: Hooks) -> None:
+    """Rule: validating admission of a delete runs after rest.BeforeDelete, which writes the
+    grace period it settled into the DeleteOptions the webhook is sent (an unscheduled pod:
+    0).
+    Source: k8s.io/apiserver pkg/registry/generic/registry/store.go (Delete: BeforeDelete,
+    then deleteValidation with the same options), pkg/registry/rest/delete.go
+    (BeforeDelete: options.GracePeriodSeconds = &gracePeriod)."""
+    hooks.on("/validate", lambda r: {"allowed": True})
+    await configure(api, "Validating", "pod-deletes", webhook(
+        "deletes.example.com", _tls(hooks, "/validate"),
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+                "resources": ["pods"]}]))
+    pods = "/api/v1/namespaces/default/pods"
+    status, body = await api.post(pods, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "graceful"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert status == 201, body
+    assert (await api.delete(f"{pods}/graceful"))[0] == 200
+    [call] = hooks.calls["/validate"]
+    assert call["review"]["request"]["options"] == {
+        "kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}

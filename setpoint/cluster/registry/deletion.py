@@ -7,6 +7,7 @@ controllers remove the finalizers, and the update that removes the last one dele
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -162,6 +163,20 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
+def _settled_options(rt: ResourceType, obj: Obj, opts: DeleteOptions, sent: Obj) -> Obj:
+    """The DeleteOptions validating admission is sent: rest.BeforeDelete has run on them by
+    then (store.go Delete), taking a negative grace period as one second and writing the
+    period a pod's CheckGracefulDelete settled."""
+    grace = opts.grace_period_seconds
+    if grace is not None and grace < 0:
+        grace = 1
+    if not rt.group and rt.kind == "Pod" and not obj["metadata"].get("deletionTimestamp"):
+        grace = _grace_period(rt, obj, opts)
+    if grace == opts.grace_period_seconds:
+        return sent
+    return dataclasses.replace(opts, grace_period_seconds=grace).options_object()
+
+
 def _pending_graceful(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> bool:
     """rest.BeforeDelete's gracefulPending: a pod already being deleted with grace left,
     which the request does not shorten (a negative period counts as one second)."""
@@ -191,7 +206,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
                            options=opts.options_object())
     yield point
     yield AdmissionPoint(VALIDATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
-                         options=point.options)
+                         options=_settled_options(rt, live, opts, point.options))
     current_rv = store.resource_version(rt.storage_key, ns or "", name)
     if current_rv is None or current_rv != live["metadata"].get("resourceVersion"):
         raise Changed  # written or deleted by another request while webhooks answered
