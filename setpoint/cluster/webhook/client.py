@@ -28,6 +28,22 @@ class CallError(Exception):
     """The webhook could not be called or answered unusably; ``str()`` is the reason."""
 
 
+class ClientConfigError(CallError):
+    """No client could be made from the ``clientConfig`` (client-go's rest.Config failed):
+    the dispatcher words it "could not get REST client"."""
+
+
+# the OpenSSL verify results Go's crypto/x509 reports as an UnknownAuthorityError
+_UNKNOWN_AUTHORITY = {18, 19, 20, 21}
+
+
+def _verification_failure(exc: ssl.SSLCertVerificationError) -> str:
+    """A failed handshake's reason, in Go's words where it has them."""
+    if exc.verify_code in _UNKNOWN_AUTHORITY:
+        return "x509: certificate signed by unknown authority"
+    return str(exc.verify_message or exc)
+
+
 @dataclass(frozen=True)
 class Target:
     """Where to POST: the URL, and the name TLS must verify when it is not the URL's host."""
@@ -141,10 +157,16 @@ class WebhookClient:
             if not bundle:
                 ctx = ssl.create_default_context()
             else:
+                pem = base64.b64decode(bundle)
                 try:
-                    ctx = ssl.create_default_context(cadata=base64.b64decode(bundle).decode())
-                except (ValueError, ssl.SSLError) as exc:
-                    raise CallError(f"unable to load root certificates: {exc}") from None
+                    ctx = ssl.create_default_context(cadata=pem.decode())
+                except (ValueError, ssl.SSLError):
+                    from setpoint.cluster.apiextensions.schema.webhookconfig import (
+                        ca_bundle_error,
+                    )
+
+                    raise ClientConfigError(ca_bundle_error(pem) or "unable to load root "
+                                            "certificates") from None
             self._contexts[bundle] = ctx
         return ctx
 
@@ -177,8 +199,10 @@ class WebhookClient:
         except TimeoutError:
             raise CallError(f"{shown}: context deadline exceeded") from None
         except aiohttp.ClientConnectorCertificateError as exc:
-            raise CallError(f"{shown}: tls: failed to verify certificate: "
-                            f"{exc.certificate_error}") from None
+            failure = exc.certificate_error
+            reason = _verification_failure(failure) \
+                if isinstance(failure, ssl.SSLCertVerificationError) else str(failure)
+            raise CallError(f"{shown}: tls: failed to verify certificate: {reason}") from None
         except aiohttp.ClientConnectorError as exc:
             host = urlsplit(target.url).netloc
             reason = "connection refused" if isinstance(exc.os_error, ConnectionRefusedError) \

@@ -255,6 +255,8 @@ class WebhookAdmission:
         try:
             answer = await self.client.post(hook.spec.get("clientConfig") or {},
                                                         review, hook.timeout_s)
+        except webhookclient.ClientConfigError as exc:
+            raise _Failed(f"could not get REST client: {exc}") from None
         except webhookclient.CallError as exc:
             raise _Failed(f"failed to call webhook: {exc}") from None
         try:
