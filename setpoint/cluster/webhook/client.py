@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from setpoint.machinery.cabundle import ca_bundle_error
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
 
@@ -161,10 +162,6 @@ class WebhookClient:
                 try:
                     ctx = ssl.create_default_context(cadata=pem.decode())
                 except (ValueError, ssl.SSLError):
-                    from setpoint.cluster.apiextensions.schema.webhookconfig import (
-                        ca_bundle_error,
-                    )
-
                     raise ClientConfigError(ca_bundle_error(pem) or "unable to load root "
                                             "certificates") from None
             self._contexts[bundle] = ctx

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from urllib.parse import urlsplit
 
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
+from setpoint.machinery.cabundle import ca_bundle_error
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -72,36 +72,6 @@ def validate_webhook_service(path: str, service: Obj) -> list[Cause]:
 
 # a PEM block as Go's encoding/pem.Decode finds it: a BEGIN line at the start of a line,
 # optional "Key: value" headers, base64 lines, the matching END line
-_PEM_BLOCK = re.compile(
-    rb"(?:^|\n)-----BEGIN ([^\n]*?)-----[ \t]*\r?\n(.*?)(?:^|\n)-----END \1-----", re.S | re.M)
-
-
-def ca_bundle_error(bundle: bytes) -> str:
-    """Why client-go's ``rootCertPool`` (transport/transport.go, called by TLSConfigFor)
-    refuses ``bundle``, worded by its ``createErrorParsingCAData``; "" when some block is a
-    certificate x509.ParseCertificate accepts."""
-    from cryptography import x509
-
-    blocks = list(_PEM_BLOCK.finditer(bundle))
-    for block in blocks:
-        head, _, body = block[2].rpartition(b"\n\n") if b":" in block[2] else (b"", b"", block[2])
-        if block[1] != b"CERTIFICATE" or head:
-            continue
-        try:
-            x509.load_der_x509_certificate(base64.b64decode(b"".join(body.split())))
-        except (ValueError, binascii.Error):
-            break
-        else:
-            return ""
-    if not blocks:
-        return "unable to load root certificates: unable to parse bytes as PEM block"
-    certs = [b for b in blocks if b[1] == b"CERTIFICATE" and b":" not in b[2]]
-    if certs:
-        return "unable to load root certificates: failed to parse certificate: x509: " \
-               "malformed certificate"
-    return "unable to load root certificates: no valid certificate authority data seen"
-
-
 def validate_ca_bundle(path: str, bundle: str) -> list[Cause]:
     """``ValidateCABundle``: the bundle must load as TLS root certificates. The value is a
     []byte, which field.Error prints with ``%#v``."""
