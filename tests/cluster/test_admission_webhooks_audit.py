@@ -411,3 +411,33 @@ async def test_a_pod_delete_is_sent_the_options_its_graceful_deletion_settled(
     [call] = hooks.calls["/validate"]
     assert call["review"]["request"]["options"] == {
         "kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}
+
+
+async def test_an_exec_is_admitted_as_a_connect_of_its_options(
+        api: API, hooks: Hooks) -> None:
+    """Rule: pods/exec (attach, portforward) is a CONNECT: before anything else the webhooks
+    are sent its PodExecOptions as the object, no oldObject and no options; a denial
+    refuses the stream.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/rest.go (ConnectResource:
+    NewAttributesRecord(opts, nil, ..., admission.Connect, nil, false, userInfo) for the
+    mutating then the validating admission); request/admissionreview.go."""
+    hooks.on("/validate", lambda r: {"allowed": False, "status": {"message": "no shells"}})
+    await configure(api, "Validating", "no-exec", webhook(
+        "noexec.example.com", _tls(hooks, "/validate"),
+        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CONNECT"],
+                "resources": ["pods/exec"]}]))
+    pods = "/api/v1/namespaces/default/pods"
+    status, body = await api.post(
+        f"{pods}/shell/exec?command=ls&command=-l&stdout=true&stdin=false&container=c", None)
+    assert status == 400, body
+    assert body["message"] == 'admission webhook "noexec.example.com" denied the request: ' \
+                              "no shells"
+    [call] = hooks.calls["/validate"]
+    request = call["review"]["request"]
+    assert request["operation"] == "CONNECT" and request["subResource"] == "exec"
+    assert request["kind"] == {"group": "", "version": "v1", "kind": "PodExecOptions"}
+    assert request["resource"] == {"group": "", "version": "v1", "resource": "pods"}
+    assert request["name"] == "shell" and request["namespace"] == "default"
+    assert request["object"] == {"kind": "PodExecOptions", "apiVersion": "v1",
+                                 "stdout": True, "container": "c", "command": ["ls", "-l"]}
+    assert request["oldObject"] is None and request["options"] is None

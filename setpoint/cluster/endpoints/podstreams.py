@@ -38,12 +38,14 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
 from setpoint.cluster.endpoints.http import Request, Response, Send, StreamResponse
+from setpoint.cluster.registry.admissionpoints import connect_steps
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.storage import Reader
 
@@ -212,6 +214,40 @@ def _kubelet_error(status: int, body: str, name: str) -> StatusError:
 
 
 # -- exec, attach, port-forward ------------------------------------------------------------
+
+async def admit_connect(webhooks: WebhookAdmission, rt: ResourceType, ns: str, name: str,
+                        subresource: str, request: Request, user: Obj) -> None:
+    """The admission of a CONNECT (exec, attach, port-forward), which precedes every other
+    check (handlers/rest.go ConnectResource); a denial raises its StatusError."""
+    if subresource == "log" or request.method not in STREAMS[subresource][2] \
+            or not webhooks.configured():
+        return
+    obj = connect_options(subresource, request)
+    await webhooks.run(lambda: connect_steps(rt, ns, name, subresource, obj), user)
+
+
+def connect_options(subresource: str, request: Request) -> Obj:
+    """The v1 PodExecOptions / PodAttachOptions / PodPortForwardOptions the query decodes
+    to, as admission is sent it (fields in the Go struct's order, omitempty but
+    PodExecOptions.command)."""
+    query = request.query
+    kind = {"exec": "PodExecOptions", "attach": "PodAttachOptions",
+            "portforward": "PodPortForwardOptions"}[subresource]
+    out: Obj = {"kind": kind, "apiVersion": "v1"}
+    if subresource in ("exec", "attach"):
+        for name, _ in _EXEC_PARAMS:
+            if name in query and _go_bool(query[name]):
+                out[name] = True
+        if query.get("container"):
+            out["container"] = query["container"]
+        if subresource == "exec":
+            out["command"] = request.query_values("command") or None
+    else:
+        ports = [int(p) for p in request.query_values("ports") if p.isdigit()]
+        if ports:
+            out["ports"] = ports
+    return out
+
 
 def _stream_params(subresource: str, request: Request) -> list[tuple[str, str]]:
     """strategy.go streamParams: PodExecOptions/PodAttachOptions/PodPortForwardOptions as

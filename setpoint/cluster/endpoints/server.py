@@ -343,6 +343,8 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
+            await podstreams.admit_connect(self.api.webhooks, rt, rp.namespace or "", rp.name,
+                                           rp.subresource, request, requesting_user(request))
             return await podstreams.connect(self.api.store, self.api.registry, rt,
                                             rp.namespace or "", rp.name, rp.subresource,
                                             request)

@@ -46,7 +46,7 @@ class AdmissionPoint:
     old: Obj | None
     dry_run: bool
     subresource: str = ""
-    options: Obj = field(default_factory=dict)
+    options: Obj | None = field(default_factory=dict)  # None: a CONNECT has none
     # (group, version, kind) of the object, when it is not the resource's own kind: the
     # Binding or Eviction posted to a pod's subresource
     kind: tuple[str, str, str] | None = None
@@ -91,6 +91,19 @@ Steps = Generator[Point, Any, T]
 
 class Changed(Exception):
     """The stored object changed while webhooks were consulted: run the write again."""
+
+
+def connect_steps(rt: ResourceType, namespace: str, name: str, subresource: str,
+                  obj: Obj) -> Steps[None]:
+    """A CONNECT (``pods/exec``, ``attach``, ``portforward``): its options object passes
+    admission as its own kind, with no operation options, before anything is looked up
+    (k8s.io/apiserver pkg/endpoints/handlers/rest.go ConnectResource)."""
+    kind = ("", "v1", str(obj["kind"]))
+    mutated = yield AdmissionPoint(MUTATING, "CONNECT", rt, namespace, name, obj, None, False,
+                                   subresource, None, kind)
+    yield AdmissionPoint(VALIDATING, "CONNECT", rt, namespace, name,
+                         mutated if mutated is not None else obj, None, False, subresource,
+                         None, kind)
 
 
 def subresource_create_steps(rt: ResourceType, namespace: str, name: str, subresource: str,
