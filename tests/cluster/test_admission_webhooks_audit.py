@@ -441,3 +441,29 @@ async def test_an_exec_is_admitted_as_a_connect_of_its_options(
     assert request["object"] == {"kind": "PodExecOptions", "apiVersion": "v1",
                                  "stdout": True, "container": "c", "command": ["ls", "-l"]}
     assert request["oldObject"] is None and request["options"] is None
+
+
+async def test_a_denial_is_a_failure_of_at_least_400_with_the_webhooks_details(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a denial keeps the webhook's status (reason, details) but its code is at least
+    400 and its status Failure, whatever the webhook said.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/errors/statuserror.go
+    (ToStatusErr)."""
+    causes = [{"reason": "FieldValueInvalid", "message": "bad", "field": "data.k"}]
+    answers = iter([
+        {"allowed": False, "status": {"status": "Success", "code": 200, "message": "m",
+                                      "details": {"causes": causes}}},
+        {"allowed": False, "status": {"code": 422, "reason": "Invalid"}},
+    ])
+    hooks.on("/validate", lambda r: next(answers))
+    await configure(api, "Validating", "strict", webhook(
+        "strict.example.com", _tls(hooks, "/validate")))
+    status, body = await api.post(CMS, cm("denied"))
+    assert status == 400, body
+    assert (body["status"], body["code"]) == ("Failure", 400)
+    assert body["message"] == 'admission webhook "strict.example.com" denied the request: m'
+    assert body["details"]["causes"] == causes
+    status, body = await api.post(CMS, cm("denied"))
+    assert (status, body["reason"], body["code"]) == (422, "Invalid", 422), body
+    assert body["message"] == ('admission webhook "strict.example.com" denied the request: '
+                               "Invalid")
