@@ -391,26 +391,45 @@ async def test_a_webhook_certificate_not_signed_by_the_ca_bundle_fails_as_x509_s
 
 async def test_a_pod_delete_is_sent_the_options_its_graceful_deletion_settled(
         api: API, hooks: Hooks) -> None:
-    """Rule: validating admission of a delete runs after rest.BeforeDelete, which writes the
-    grace period it settled into the DeleteOptions the webhook is sent (an unscheduled pod:
-    0).
+    """Rule: delete admission (mutating and validating) runs in the store's
+    deleteValidation, after rest.BeforeDelete: it is sent the grace period BeforeDelete
+    settled (an unscheduled pod: 0; a scheduled one: its terminationGracePeriodSeconds), and
+    is not called at all for a deletion already pending that the request does not shorten.
     Source: k8s.io/apiserver pkg/registry/generic/registry/store.go (Delete: BeforeDelete,
-    then deleteValidation with the same options), pkg/registry/rest/delete.go
-    (BeforeDelete: options.GracePeriodSeconds = &gracePeriod)."""
+    pendingGraceful -> finalizeDelete, else deleteValidation with the same options),
+    pkg/registry/rest/delete.go (BeforeDelete, AdmissionToValidateObjectDeleteFunc),
+    pkg/endpoints/handlers/delete.go; kubernetes pkg/registry/core/pod/strategy.go
+    (CheckGracefulDelete)."""
+    hooks.on("/mutate", lambda r: {"allowed": True})
     hooks.on("/validate", lambda r: {"allowed": True})
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
+              "resources": ["pods"]}]
+    await configure(api, "Mutating", "pod-deletes-m", webhook(
+        "deletes-m.example.com", _tls(hooks, "/mutate"), rules=rules))
     await configure(api, "Validating", "pod-deletes", webhook(
-        "deletes.example.com", _tls(hooks, "/validate"),
-        rules=[{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["DELETE"],
-                "resources": ["pods"]}]))
+        "deletes.example.com", _tls(hooks, "/validate"), rules=rules))
     pods = "/api/v1/namespaces/default/pods"
-    status, body = await api.post(pods, {
-        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "graceful"},
-        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
-    assert status == 201, body
+    for name, node in (("graceful", None), ("scheduled", "audit-node")):
+        spec: Obj = {"containers": [{"name": "c", "image": "busybox"}],
+                     "terminationGracePeriodSeconds": 20}
+        if node:
+            spec["nodeName"] = node
+        status, body = await api.post(pods, {"apiVersion": "v1", "kind": "Pod",
+                                             "metadata": {"name": name}, "spec": spec})
+        assert status == 201, body
     assert (await api.delete(f"{pods}/graceful"))[0] == 200
-    [call] = hooks.calls["/validate"]
-    assert call["review"]["request"]["options"] == {
-        "kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "gracePeriodSeconds": 0}
+    assert (await api.delete(f"{pods}/scheduled"))[0] == 200  # now terminating, 20 s
+    assert (await api.delete(f"{pods}/scheduled"))[0] == 200  # pending: no admission
+    assert (await api.delete(f"{pods}/scheduled?gracePeriodSeconds=0"))[0] == 200
+    assert (await api.get(f"{pods}/scheduled"))[0] == 404
+    options = {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}
+    expected = [(("graceful", {**options, "gracePeriodSeconds": 0})),
+                ("scheduled", {**options, "gracePeriodSeconds": 20}),
+                ("scheduled", {**options, "gracePeriodSeconds": 0})]
+    for path in ("/mutate", "/validate"):
+        sent = [(c["review"]["request"]["name"], c["review"]["request"]["options"])
+                for c in hooks.calls[path]]
+        assert sent == expected, path
 
 
 async def test_an_exec_is_admitted_as_a_connect_of_its_options(

@@ -163,17 +163,15 @@ def _grace_period(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> int:
     return int(grace) if grace is not None else 30
 
 
-def _settled_options(rt: ResourceType, obj: Obj, opts: DeleteOptions, sent: Obj) -> Obj:
-    """The DeleteOptions validating admission is sent: rest.BeforeDelete has run on them by
-    then (store.go Delete), taking a negative grace period as one second and writing the
-    period a pod's CheckGracefulDelete settled."""
+def _settled_options(rt: ResourceType, obj: Obj, opts: DeleteOptions) -> Obj:
+    """The DeleteOptions admission is sent: rest.BeforeDelete has run on them by then
+    (store.go Delete), taking a negative grace period as one second and writing the period
+    a pod's CheckGracefulDelete settled."""
     grace = opts.grace_period_seconds
     if grace is not None and grace < 0:
         grace = 1
     if not rt.group and rt.kind == "Pod" and not obj["metadata"].get("deletionTimestamp"):
         grace = _grace_period(rt, obj, opts)
-    if grace == opts.grace_period_seconds:
-        return sent
     return dataclasses.replace(opts, grace_period_seconds=grace).options_object()
 
 
@@ -200,13 +198,17 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
     _check_preconditions(rt, live, opts)
-    # webhooks see the object as served; a mutating one may not change it (obj is None)
-    served = yield from generic.codec.present_steps(rt, live)
-    point = AdmissionPoint(MUTATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
-                           options=opts.options_object())
-    yield point
-    yield AdmissionPoint(VALIDATING, "DELETE", rt, ns or "", name, None, served, opts.dry_run,
-                         options=_settled_options(rt, live, opts, point.options))
+    # admission runs in the store's deleteValidation, after rest.BeforeDelete: never for a
+    # deletion already pending, and with the options BeforeDelete settled (store.go Delete,
+    # rest.AdmissionToValidateObjectDeleteFunc). Webhooks see the object as served; a
+    # mutating one may not change it (obj is None).
+    if not _pending_graceful(rt, live, opts):
+        served = yield from generic.codec.present_steps(rt, live)
+        options = _settled_options(rt, live, opts)
+        yield AdmissionPoint(MUTATING, "DELETE", rt, ns or "", name, None, served,
+                             opts.dry_run, options=options)
+        yield AdmissionPoint(VALIDATING, "DELETE", rt, ns or "", name, None, served,
+                             opts.dry_run, options=options)
     current_rv = store.resource_version(rt.storage_key, ns or "", name)
     if current_rv is None or current_rv != live["metadata"].get("resourceVersion"):
         raise Changed  # written or deleted by another request while webhooks answered
