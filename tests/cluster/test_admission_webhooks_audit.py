@@ -486,3 +486,22 @@ async def test_a_denial_is_a_failure_of_at_least_400_with_the_webhooks_details(
     assert (status, body["reason"], body["code"]) == (422, "Invalid", 422), body
     assert body["message"] == ('admission webhook "strict.example.com" denied the request: '
                                "Invalid")
+
+
+async def test_a_missing_service_fails_the_call_to_the_services_own_url(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a webhook behind a Service is called at https://<name>.<namespace>.svc:<port>
+    <path>, the Service resolved only when dialling: a missing one fails that POST.
+    Source: k8s.io/apiserver pkg/util/webhook/client.go (HookClient: cfg.Host and cfg.Dial
+    through serviceResolver.ResolveEndpoint), pkg/util/proxy (ResolveCluster: the lister's
+    NotFound); validating/dispatcher.go ("failed to call webhook: %w")."""
+    hooks.on("/svc", lambda r: {"allowed": True})
+    await configure(api, "Validating", "missing-svc", webhook(
+        "svc.example.com", {"service": {"namespace": "default", "name": "missing",
+                                        "path": "/svc"}, "caBundle": hooks.ca_bundle}))
+    status, body = await api.post(CMS, cm("svc"))
+    assert (status, body["reason"]) == (500, "InternalError"), body
+    assert body["message"] == (
+        'Internal error occurred: failed calling webhook "svc.example.com": failed to call '
+        'webhook: Post "https://missing.default.svc:443/svc?timeout=10s": service "missing" '
+        "not found")

@@ -53,6 +53,18 @@ class Target:
     server_hostname: str | None = None
 
 
+def request_url(client_config: Obj) -> str:
+    """The URL the request is made to, as Go's errors show it: a Service's is
+    ``https://<name>.<namespace>.svc:<port><path>``, resolved only when dialling
+    (k8s.io/apiserver pkg/util/webhook/client.go HookClient)."""
+    url = client_config.get("url")
+    if url:
+        return str(url)
+    service = client_config.get("service") or {}
+    return (f"https://{service.get('name', '')}.{service.get('namespace', '')}.svc:"
+            f"{int(service.get('port') or 443)}{service.get('path') or ''}")
+
+
 def resolve(store: Reader, client_config: Obj) -> Target:
     """The address a ``clientConfig`` designates."""
     url = client_config.get("url")
@@ -176,11 +188,16 @@ class WebhookClient:
         """POST ``body`` to the webhook; its decoded JSON answer, or CallError."""
         import aiohttp  # only clusters that configure webhooks pay for the HTTP client
 
-        target = resolve(self.store, client_config)
-        ctx = self._ssl_context(client_config) if target.url.startswith("https:") else None
-        separator = "&" if urlsplit(target.url).query else "?"
+        ctx = self._ssl_context(client_config) \
+            if request_url(client_config).startswith("https:") else None
+        shown_url = request_url(client_config)
+        separator = "&" if urlsplit(shown_url).query else "?"
+        shown = f'Post "{shown_url}{separator}timeout={timeout_s}s"'
+        try:
+            target = resolve(self.store, client_config)
+        except CallError as exc:  # the Service's resolver fails the dial
+            raise CallError(f"{shown}: {exc}") from None
         url = f"{target.url}{separator}timeout={timeout_s}s"
-        shown = f'Post "{url}"'
         if self._session is None:
             self._session = aiohttp.ClientSession()
         try:
