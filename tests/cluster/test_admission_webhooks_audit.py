@@ -505,3 +505,32 @@ async def test_a_missing_service_fails_the_call_to_the_services_own_url(
         'Internal error occurred: failed calling webhook "svc.example.com": failed to call '
         'webhook: Post "https://missing.default.svc:443/svc?timeout=10s": service "missing" '
         "not found")
+
+
+async def test_only_a_patch_that_changes_the_object_reinvokes(
+        api: API, hooks: Hooks) -> None:
+    """Rule: a patched object counts as changed only if it differs from what the webhook was
+    sent, so a patch that changes nothing reinvokes no IfNeeded webhook.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/mutating/dispatcher.go
+    (callAttrMutatingHook: jsonSerializer.Decode, changed = !Semantic.DeepEqual(...),
+    o.GetObjectDefaulter().Default; Dispatch: RequireReinvokingPreviouslyInvokedPlugins only
+    when changed)."""
+    hooks.on("/first", lambda r: {"allowed": True})
+    hooks.on("/second", lambda r: {"allowed": True, "patchType": "JSONPatch", "patch": _b64([
+        {"op": "replace", "path": "/spec/restartPolicy", "value": "Always"}])})
+    rules = [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+              "resources": ["pods"]}]
+    await configure(api, "Mutating", "a-first", webhook(
+        "first.example.com", _tls(hooks, "/first"), rules=rules,
+        reinvocationPolicy="IfNeeded"))
+    await configure(api, "Mutating", "b-second", webhook(
+        "second.example.com", _tls(hooks, "/second"), rules=rules))
+    pods = "/api/v1/namespaces/default/pods"
+    status, created = await api.post(pods, {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "defaulted"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert status == 201, created
+    assert created["spec"]["restartPolicy"] == "Always"
+    assert len(hooks.calls["/second"]) == 1
+    assert len(hooks.calls["/first"]) == 1  # nothing changed: not reinvoked
+    assert (await api.delete(f"{pods}/defaulted?gracePeriodSeconds=0"))[0] == 200

@@ -214,6 +214,8 @@ class WebhookAdmission:
         if not isinstance(patched, dict):
             raise _internal(f'admission webhook "{hook.name}" patched the object into a '
                             "non-object")
+        if patched == sent:  # changed = !Semantic.DeepEqual(VersionedObject, patched)
+            return None
         return _back(patched, point, invocation.rt)
 
     async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
