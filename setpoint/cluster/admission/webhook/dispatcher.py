@@ -199,11 +199,11 @@ class WebhookAdmission:
             raise _internal(f'admission webhook "{hook.name}" attempted to modify the object, '
                             "which is not supported for this operation")
         if response.get("patchType") != "JSONPatch":
-            failure = f'unsupported patch type "{response.get("patchType")}"'
+            unsupported = f'unsupported patch type "{response.get("patchType")}"'
             if hook.ignore_failures:
-                log.warning("webhook_failed_open webhook=%s reason=%s", hook.name, failure)
+                log.warning("webhook_failed_open webhook=%s reason=%s", hook.name, unsupported)
                 return None
-            raise _internal(f'failed calling webhook "{hook.name}": {failure}')
+            raise _internal(f'failed calling webhook "{hook.name}": {unsupported}')
         from setpoint.machinery.patch import json_patch
 
         sent = self._versioned(obj, point, invocation.rt)
