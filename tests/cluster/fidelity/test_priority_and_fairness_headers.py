@@ -7,6 +7,8 @@ headers, a 401 does not; long-running requests other than watches are not classi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from setpoint.cluster.authorization.rbac import Attributes
@@ -138,12 +140,13 @@ async def test_remembered_matches_are_the_matches_of_the_rules() -> None:
         schema["metadata"]["uid"] = f"uid-{schema['metadata']['name']}"
         store.put(FLOW_SCHEMAS, schema)
     classifier = FlowClassifier(store)
-    users = [{"username": "admin", "groups": ["system:masters", "system:authenticated"]},
-             {"username": "jane", "groups": ["system:authenticated"]},
-             {"username": "system:node:n1", "groups": ["system:nodes"]},
-             {"username": "system:serviceaccount:kube-system:default",
-              "groups": ["system:serviceaccounts"]},
-             {"username": "system:serviceaccount:default:default"}, {}]
+    users: list[dict[str, Any]] = [
+        {"username": "admin", "groups": ["system:masters", "system:authenticated"]},
+        {"username": "jane", "groups": ["system:authenticated"]},
+        {"username": "system:node:n1", "groups": ["system:nodes"]},
+        {"username": "system:serviceaccount:kube-system:default",
+         "groups": ["system:serviceaccounts"]},
+        {"username": "system:serviceaccount:default:default"}, {}]
     requests = [Attributes("get", resource="pods", namespace="default", version="v1"),
                 Attributes("list", resource="nodes", version="v1"),
                 Attributes("get", resource="nodes", version="v1"),
