@@ -21,6 +21,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle as _HttptoolsCycle
 from uvicorn.server import ServerState
 
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
@@ -216,6 +218,8 @@ class Response:
         return {"type": "http.response.start", "status": self.status, "headers": headers}
 
     async def send(self, send: Send, request: Request) -> None:
+        if len(self.body) <= WRITE_PIECE and _written_whole(self, send):
+            return
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
         if len(self.body) > WRITE_PIECE:
             await send(self._start(extra))
@@ -238,6 +242,69 @@ class Response:
         finally:
             cycle.transport = transport  # type: ignore[union-attr]
             once.flush()
+
+
+_HEADER_LINES_KEPT = 1024
+_header_lines: dict[tuple[tuple[str, str], ...], bytes | None] = {}
+"""An answer's own headers as uvicorn frames them, by the headers (most answers carry one of a
+few sets: a content type, the cache control, the priority and fairness match); None for a set
+that uvicorn's framing must see (framing headers, or bytes it refuses)."""
+_FRAMING = frozenset({b"content-length", b"transfer-encoding", b"connection"})
+
+
+def _framed_header_lines(headers: tuple[tuple[str, str], ...]) -> bytes | None:
+    lines = []
+    for name, value in headers:
+        raw_name, raw_value = name.encode(), value.encode()
+        if HEADER_RE.search(raw_name) or HEADER_VALUE_RE.search(raw_value):
+            return None  # uvicorn raises, and answers 500 in its stead
+        raw_name = raw_name.lower()
+        if raw_name in _FRAMING:
+            return None
+        lines.append(b"%s: %s\r\n" % (raw_name, raw_value))
+    return b"".join(lines)
+
+
+def _written_whole(response: Response, send: Send) -> bool:
+    """Whether ``response`` was written, head and body in one write, in the very bytes
+    uvicorn's ``RequestResponseCycle.send`` frames from its two messages (status line, the
+    date and content length, the answer's headers in lower case, ``connection: close`` when
+    the connection is not kept alive). Only the plain case is written here: uvicorn's
+    httptools cycle with nothing sent yet, no default headers or access log, a client still
+    connected and reading, not HEAD, and headers that need no framing of uvicorn's own.
+    Otherwise nothing is written and False is returned, for uvicorn to write it."""
+    cycle = getattr(send, "__self__", None)
+    if type(cycle) is not _HttptoolsCycle or cycle.response_started or cycle.disconnected \
+            or cycle.flow.write_paused or cycle.default_headers or cycle.access_log \
+            or cycle.scope["method"] == "HEAD":
+        return False
+    status_line = STATUS_LINE.get(response.status)
+    if status_line is None:
+        return False
+    headers = tuple(response.headers)
+    try:
+        lines = _header_lines[headers]
+    except KeyError:
+        lines = _framed_header_lines(headers)
+        if len(_header_lines) >= _HEADER_LINES_KEPT:
+            _header_lines.clear()
+        _header_lines[headers] = lines
+    if lines is None:
+        return False
+    body = response.body
+    cycle.response_started = True
+    cycle.waiting_for_100_continue = False
+    cycle.chunked_encoding = False
+    cycle.expected_content_length = 0
+    close = b"" if cycle.keep_alive else b"connection: close\r\n"
+    cycle.transport.write(b"%sdate: %s\r\ncontent-length: %d\r\n%s%s\r\n%s" % (
+        status_line, _http_date(), len(body), lines, close, body))
+    cycle.response_complete = True
+    cycle.message_event.set()
+    if not cycle.keep_alive:
+        cycle.transport.close()
+    cycle.on_response()
+    return True
 
 
 class _OneWrite:

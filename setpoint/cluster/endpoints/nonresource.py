@@ -49,6 +49,8 @@ def cache_control(response: Response) -> Response:
     """``WithCacheControl`` (k8s.io/apiserver pkg/endpoints/filters/cachecontrol.go), outside
     authentication in the handler chain: an answer that sets no ``Cache-Control`` of its own
     (the OpenAPI v3 documents asked for by hash do) is ``no-cache, private``."""
-    if not any(name.lower() == "cache-control" for name, _ in response.headers):
-        response.headers.append(("cache-control", "no-cache, private"))
+    for name, _ in response.headers:  # (a loop: this runs for every answer)
+        if name.lower() == "cache-control":
+            return response
+    response.headers.append(("cache-control", "no-cache, private"))
     return response

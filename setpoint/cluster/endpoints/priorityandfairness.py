@@ -30,6 +30,10 @@ PRIORITY_LEVEL_HEADER = "X-Kubernetes-PF-PriorityLevel-UID"
 # portforward); watches are classified nonetheless
 _LONG_RUNNING_SUBRESOURCES = frozenset({"attach", "exec", "proxy", "log", "portforward"})
 _SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
+# matches remembered per who and what (a request's name never counts; a path only for a
+# non-resource request), forgotten on any FlowSchema or level write; bounded, as clients may
+# send any path or namespace
+_REMEMBERED_MATCHES = 4096
 
 
 class FlowClassifier:
@@ -38,11 +42,13 @@ class FlowClassifier:
     def __init__(self, store: Store) -> None:
         self._store = store
         self._schemas: list[tuple[Obj, str]] | None = None
+        self._matches: dict[tuple[object, ...], list[tuple[str, str]]] = {}
         store.add_listener(self._on_event, (FLOW_SCHEMAS, PRIORITY_LEVELS))
 
     def _on_event(self, event: Event) -> None:
         del event
         self._schemas = None
+        self._matches = {}
 
     def _ordered(self) -> list[tuple[Obj, str]]:
         if self._schemas is None:
@@ -59,9 +65,29 @@ class FlowClassifier:
 
     def headers(self, user: Obj, attrs: Attributes) -> list[tuple[str, str]]:
         """The response headers naming the request's match, none for a request the filter
-        does not classify."""
+        does not classify (a new list: the caller may extend an answer's headers with it)."""
         if attrs.verb == "proxy" or attrs.subresource in _LONG_RUNNING_SUBRESOURCES:
             return []
+        # what the rules read: the subjects' username and groups, and the attributes but the
+        # name (and the path, for resource requests: every one of its rules reads the
+        # resource's attributes instead)
+        groups = user.get("groups")
+        key = (user.get("username"), tuple(groups) if isinstance(groups, list) else groups,
+               attrs.verb, attrs.resource, attrs.subresource, attrs.group, attrs.namespace,
+               "" if attrs.resource else attrs.path)
+        try:
+            return list(self._matches[key])
+        except KeyError:
+            pass
+        except TypeError:  # groups that cannot be a key (never from our authenticators)
+            return self._match(user, attrs)
+        matched = self._match(user, attrs)
+        if len(self._matches) >= _REMEMBERED_MATCHES:
+            self._matches = {}
+        self._matches[key] = matched
+        return list(matched)
+
+    def _match(self, user: Obj, attrs: Attributes) -> list[tuple[str, str]]:
         for schema, level_uid in self._ordered():
             if any(_rule_matches(rule, user, attrs)
                    for rule in _spec(schema).get("rules") or () if isinstance(rule, dict)):

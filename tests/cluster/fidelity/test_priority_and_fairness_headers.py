@@ -7,8 +7,20 @@ headers, a 401 does not; long-running requests other than watches are not classi
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
+from setpoint.cluster.authorization.rbac import Attributes
+from setpoint.cluster.bootstrap import flowcontrol as bootstrap_flowcontrol
+from setpoint.cluster.endpoints.priorityandfairness import (
+    FLOW_SCHEMA_HEADER,
+    FLOW_SCHEMAS,
+    PRIORITY_LEVEL_HEADER,
+    PRIORITY_LEVELS,
+    FlowClassifier,
+)
+from setpoint.cluster.storage import Store
 from tests.cluster.conftest import API
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -112,3 +124,54 @@ async def test_a_new_flow_schema_takes_the_requests_it_matches(module_api: API) 
         status, _ = await module_api.delete(f"{FC}/flowschemas/joan-first")
         assert status == 200
     assert (await _match(module_api, "GET", path, **joan))[1:] == default
+
+
+async def test_remembered_matches_are_the_matches_of_the_rules() -> None:
+    """The classifier remembers a match per user and attributes (all the rules of rule.go
+    read: username, groups, verb, group, resource, subresource, namespace, and the path of a
+    non-resource request; never the name). Over the bootstrap configuration, each request
+    asked twice, under other names, answers what matching the rules anew answers; a write to
+    a FlowSchema forgets them all."""
+    store = Store(None)
+    for level in bootstrap_flowcontrol.priority_level_configurations():
+        level["metadata"]["uid"] = f"uid-{level['metadata']['name']}"
+        store.put(PRIORITY_LEVELS, level)
+    for schema in bootstrap_flowcontrol.flow_schemas():
+        schema["metadata"]["uid"] = f"uid-{schema['metadata']['name']}"
+        store.put(FLOW_SCHEMAS, schema)
+    classifier = FlowClassifier(store)
+    users: list[dict[str, Any]] = [
+        {"username": "admin", "groups": ["system:masters", "system:authenticated"]},
+        {"username": "jane", "groups": ["system:authenticated"]},
+        {"username": "system:node:n1", "groups": ["system:nodes"]},
+        {"username": "system:serviceaccount:kube-system:default",
+         "groups": ["system:serviceaccounts"]},
+        {"username": "system:serviceaccount:default:default"}, {}]
+    requests = [Attributes("get", resource="pods", namespace="default", version="v1"),
+                Attributes("list", resource="nodes", version="v1"),
+                Attributes("get", resource="nodes", version="v1"),
+                Attributes("update", resource="leases", group="coordination.k8s.io",
+                           namespace="kube-system", version="v1"),
+                Attributes("get", resource="pods", subresource="status",
+                           namespace="kube-system", version="v1"),
+                Attributes("get", path="/healthz"), Attributes("get", path="/version"),
+                Attributes("post", path="/apis")]
+    for user in users:
+        for attrs in requests:
+            expected = classifier._match(user, attrs)
+            for name in ("", "a", "b"):
+                assert classifier.headers(user, attrs._replace(name=name)) == expected
+    assert classifier._matches  # (remembered)
+    jane = users[1]
+    pods = requests[0]
+    store.put(FLOW_SCHEMAS, {
+        "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema",
+        "metadata": {"name": "jane-first", "uid": "uid-jane-first"},
+        "spec": {"priorityLevelConfiguration": {"name": "workload-low"},
+                 "matchingPrecedence": 50,
+                 "rules": [{"subjects": [{"kind": "User", "user": {"name": "jane"}}],
+                            "resourceRules": [{"verbs": ["get"], "apiGroups": [""],
+                                               "resources": ["pods"],
+                                               "namespaces": ["default"]}]}]}})
+    assert classifier.headers(jane, pods) == [
+        (FLOW_SCHEMA_HEADER, "uid-jane-first"), (PRIORITY_LEVEL_HEADER, "uid-workload-low")]
