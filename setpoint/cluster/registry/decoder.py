@@ -91,7 +91,7 @@ class ObjectDecoder:
         else:
             schema = self.builtin_schema(rt)
             if schema is not None:
-                obj, unknown = decode_builtin(obj, schema, rt.kind)
+                obj, unknown = decode_builtin(obj, schema, rt.kind, literals=body.literals)
             obj.setdefault("metadata", {})
         if rt.is_custom:
             # unstructured decoding: the JSON decoder's repeats, then what pruning dropped

@@ -46,6 +46,11 @@ class Decoded:
     # go-yaml's strict-mode errors for repeated keys of a YAML body ("line N: key ...")
     yaml_duplicates: list[str] = field(default_factory=list)
     yaml: bool = False
+    # the JSON text whose number literals a typed decoder reads as written (a JSON body, or
+    # the JSON or merge patch whose literals the patched object keeps): a float literal there
+    # is no integer (see typeddecode.decode_builtin); None where Go decodes a value converted
+    # first (YAML through sigs.k8s.io/yaml, a strategic merge patch's map)
+    literals: bytes | None = None
 
 
 class _Dupes(dict[str, Any]):
@@ -113,15 +118,17 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         parse_failed = True  # fall through: NaN, huge exponents, lone surrogates, bad syntax
     else:
         if not track_duplicates:
-            return Decoded(obj)
+            return Decoded(obj, literals=raw)
         if _plainly_unrepeated(obj, raw):
-            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
+            # no key repeated, nothing for _json_compatible to change
+            return Decoded(obj, literals=raw)
         members = _members_if_plain(obj)
         # every colon of the text separates a member or lies in a string, so as many colons
         # as members kept means none in strings and no key repeated; a body with colons in
         # its strings (times, images) has them counted without its strings
         if members == raw.count(b":") or members == _member_separators(raw):
-            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
+            # no key repeated, nothing for _json_compatible to change
+            return Decoded(obj, literals=raw)
     syntax = go_syntax_error(raw) if parse_failed else None
     if syntax is not None:  # what Go's scanner refuses (NaN too, which json.loads takes)
         raise _json_parse_error(kind, syntax, raw)
@@ -132,7 +139,7 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     dupes: list[str] = []
     after: list[str] = []
     obj = _collect_dupes(obj, "", dupes, after)
-    return Decoded(_json_compatible(obj), dupes, duplicates_after=after)
+    return Decoded(_json_compatible(obj), dupes, duplicates_after=after, literals=raw)
 
 
 def _plainly_unrepeated(obj: Any, raw: bytes) -> bool:
