@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.cluster.serializer.decodelimits import JSON_STRING
+from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -370,15 +371,9 @@ def _omitted_when_empty(schema: Schema, value: Any) -> bool:
 
 
 def _check_base64(value: str) -> None:
-    import base64
-    import binascii
-
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        bad = next((i for i, ch in enumerate(value) if not (ch.isalnum() or ch in "+/=")),
-                   len(value) - 1)
-        raise _TypeMismatch(f"illegal base64 data at input byte {bad}") from None
+    offset = corrupt_input_offset(value)
+    if offset is not None:
+        raise _TypeMismatch(f"illegal base64 data at input byte {offset}")
 
 
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")

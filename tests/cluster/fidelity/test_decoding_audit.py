@@ -153,3 +153,68 @@ def test_a_quantity_that_is_no_number_or_string_is_the_quantity_format_error(
     assert (status, out["message"]) == (
         400, 'Pod in version "v1" cannot be handled as a Pod: quantities must match the '
              "regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
+
+
+def test_an_integer_literal_of_any_length_is_refused_quoting_it(kube: Kube) -> None:
+    """sigs.k8s.io/json reads a number of any length (checkValid has no bound); into an int32
+    field strconv.ParseInt fails and the literal is quoted whole (decode.go literalStore).
+    Never a 500, whatever the number's size."""
+    literal = "9" * 5000
+    status, out = _send(kube, "POST", APPS, _deployment("decode-long-number", literal))
+    assert (status, out["message"]) == (
+        400, 'Deployment in version "v1" cannot be handled as a Deployment: json: cannot '
+             f"unmarshal number {literal} into Go struct field DeploymentSpec.spec.replicas "
+             "of type int32")
+
+
+def test_invalid_utf8_in_a_json_string_is_one_replacement_character_a_byte(
+        kube: Kube) -> None:
+    """sigs.k8s.io/json decode.go unquoteBytes: invalid UTF-8 in a string is not an error,
+    each bad byte becomes U+FFFD (utf8.DecodeRune's RuneError of size 1)."""
+    cms = "/api/v1/namespaces/default/configmaps"
+    resp = kube.http.post(cms, content=b'{"apiVersion":"v1","kind":"ConfigMap","metadata":'
+                                       b'{"name":"decode-utf8"},"data":{"a":"x\xff\xe2\x82y"}}',
+                          headers={"Content-Type": "application/json"})
+    try:
+        assert resp.status_code == 201, resp.text
+        assert resp.json()["data"]["a"] == "x\ufffd\ufffd\ufffdy"
+    finally:
+        kube.http.delete(f"{cms}/decode-utf8")
+
+
+def test_yaml_reads_numbers_and_documents_as_go_yaml_v2(kube: Kube) -> None:
+    """sigs.k8s.io/yaml's YAMLToJSON: go-yaml v2 (resolve.go yamlStyleFloat) reads ``1e2``
+    as a float, so it is 100 in an int32 field and a number no string field takes; its
+    Unmarshal decodes the stream's first document only (yaml.go unmarshal: one p.parse())."""
+    status, out = _send(kube, "POST", APPS, (
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: decode-yaml-float}\n"
+        "spec:\n  replicas: 1e1\n  selector: {matchLabels: {a: b}}\n"
+        "  template:\n    metadata: {labels: {a: b}}\n"
+        "    spec: {containers: [{name: c, image: i}]}\n"
+        "---\nkind: Ignored\n"), YAML)
+    try:
+        assert (status, out["spec"]["replicas"]) == (201, 10), out
+    finally:
+        kube.http.delete(f"{APPS}/decode-yaml-float")
+    status, out = _send(kube, "POST", "/api/v1/namespaces/default/configmaps",
+                        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: decode-yaml-note\n"
+                        "  annotations: {a: 1e2}\n", YAML)
+    assert (status, out["message"]) == (
+        400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot '
+             "unmarshal number into Go struct field ObjectMeta.metadata.annotations.a of type "
+             "string")
+
+
+@pytest.mark.parametrize(("data", "offset"), [("abc", 0), ("ab$c", 2), ("YQ=", 3),
+                                              ("YQ==x", 4), ("Y===", 1)])
+def test_secret_data_that_is_not_base64_names_go_s_offset(kube: Kube, data: str,
+                                                          offset: int) -> None:
+    """encoding/base64 base64.go decodeQuantum (StdEncoding, padding wanted): the
+    CorruptInputError offset of a cut quantum is where the quantum began, of a bad byte
+    that byte, of missing or trailing padding the end or the garbage."""
+    status, out = _send(kube, "POST", "/api/v1/namespaces/default/secrets",
+                        '{"apiVersion":"v1","kind":"Secret","metadata":{"name":"decode-b64"},'
+                        f'"data":{{"a":"{data}"}}}}')
+    assert (status, out["message"]) == (
+        400, 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
+             f"input byte {offset}")
