@@ -13,6 +13,7 @@ result is converted by runtime.DefaultUnstructuredConverter, which takes an inte
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ import httpx
 import pytest
 
 from tests.cluster.fidelity.builtin_server import Kube
+from tests.waiting import wait_for
 
 APPS = "/apis/apps/v1/namespaces/default/deployments"
 PODS = "/api/v1/namespaces/default/pods"
@@ -218,3 +220,39 @@ def test_secret_data_that_is_not_base64_names_go_s_offset(kube: Kube, data: str,
     assert (status, out["message"]) == (
         400, 'Secret in version "v1" cannot be handled as a Secret: illegal base64 data at '
              f"input byte {offset}")
+
+
+def test_a_custom_resource_takes_an_integral_float_as_the_integer_go_writes(
+        kube: Kube) -> None:
+    """A custom resource is decoded as unstructured JSON (sigs.k8s.io/json
+    UnmarshalCaseSensitivePreserveInts: ``3.0`` is a float64), which the structural schema's
+    type check takes as an integer when integral (kube-openapi validate/type.go
+    ``isFloatInt``, swag.IsFloat64AJSONInteger) and encoding/json writes back as ``3``; a
+    fraction is the schema's "must be of type integer"."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    status, out = kube.call("POST", crds, {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "decodings.audit.example.com"},
+        "spec": {"group": "audit.example.com", "scope": "Namespaced",
+                 "names": {"plural": "decodings", "kind": "Decoding"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                         "type": "object", "properties": {"n": {"type": "integer"}}}}}}}]}})
+    assert status == 201, out
+    path = "/apis/audit.example.com/v1/namespaces/default/decodings"
+    try:
+        asyncio.run(wait_for(lambda: kube.http.get(path).status_code == 200))
+        for name, literal, shown in (("three", "3.0", b'"n":3}'), ("hundred", "1e2", b'"n":100}')):
+            resp = kube.http.post(path, content=(
+                '{"apiVersion":"audit.example.com/v1","kind":"Decoding","metadata":{"name":"'
+                + name + '"},"spec":{"n":' + literal + "}}").encode(),
+                headers={"Content-Type": "application/json"})
+            assert resp.status_code == 201, resp.text
+            assert shown in kube.http.get(f"{path}/{name}").content
+        status, out = _send(kube, "POST", path, '{"apiVersion":"audit.example.com/v1","kind":'
+                                                '"Decoding","metadata":{"name":"half"},'
+                                                '"spec":{"n":3.5}}')
+        assert (status, out["details"]["causes"][0]["message"]) == (
+            422, 'Invalid value: "number": spec.n in body must be of type integer: "number"')
+    finally:
+        kube.http.delete(f"{crds}/decodings.audit.example.com")
