@@ -16,6 +16,7 @@ from typing import Any
 
 from setpoint.cluster.serializer.decodelimits import JSON_STRING
 from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
+from setpoint.cluster.serializer.gotime import rfc3339_error, rfc3339_utc
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -390,16 +391,19 @@ def _normalized_time(value: str, schema: Schema) -> str:
             f'"{value[19:]}" as ".000000"')
     if not value:
         return value
-    if not micro and not _TIME.match(value):
-        raise _TypeMismatch(
-            f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
-            '"2006"')
-    if value.endswith("Z") and (micro or "." not in value):
+    if not micro:
+        # Go's own parser, element by element: a month 13 or a February 30 is its error too,
+        # and it takes what a pattern would not (a one-digit hour, a comma before a fraction)
+        problem = rfc3339_error(value)
+        if problem is not None:
+            raise _TypeMismatch(problem)
+        if value.endswith("Z") and "." not in value and _TIME.match(value):
+            return value  # already canonical
+        return rfc3339_utc(value)
+    if value.endswith("Z"):
         return value  # already canonical
     moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
-    if micro:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _struct_name(schema: Schema, outer: str) -> str:

@@ -256,3 +256,27 @@ def test_a_custom_resource_takes_an_integral_float_as_the_integer_go_writes(
             422, 'Invalid value: "number": spec.n in body must be of type integer: "number"')
     finally:
         kube.http.delete(f"{crds}/decodings.audit.example.com")
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("yesterday", 'as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"'),
+    ("2024-01-02", 'as "2006-01-02T15:04:05Z07:00": cannot parse "" as "T"'),
+    ("2024-01-02 10:00:00Z", 'as "2006-01-02T15:04:05Z07:00": cannot parse " 10:00:00Z" as '
+                             '"T"'),
+    ("2024-01-02T10:00:00+0100", 'as "2006-01-02T15:04:05Z07:00": cannot parse "+0100" as '
+                                 '"Z07:00"'),
+    ("2024-13-02T10:00:00Z", ": month out of range"),
+    ("2024-02-30T10:00:00Z", ": day out of range"),
+    ("2024-01-02T10:00:00Zx", ': extra text: "x"'),
+])
+def test_a_time_go_cannot_parse_is_its_parse_error(kube: Kube, value: str,
+                                                   problem: str) -> None:
+    """metav1.Time UnmarshalJSON (apimachinery pkg/apis/meta/v1/time.go) is
+    time.Parse(time.RFC3339, ...), whose ParseError names the element it stopped at, or the
+    field out of range (Go src/time/format.go parse)."""
+    status, out = _send(kube, "POST", "/api/v1/namespaces/default/configmaps",
+                        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"decode-time",'
+                        f'"creationTimestamp":"{value}"}}}}')
+    assert (status, out["message"]) == (
+        400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: parsing time '
+             f'"{value}"{" " if problem.startswith("as") else ""}{problem}')
