@@ -483,8 +483,8 @@ class Handler:
                 if item["metadata"]["name"] == rp.name:
                     return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
             raise errors.not_found(rt.resource, rp.name)
-        body = decode_kind((await decode_body(request, rt.api_version, rt.kind)).obj,
-                           rt.api_version, rt.kind)
+        sent = await decode_body(request, rt.api_version, rt.kind)
+        body = decode_kind(sent.obj, rt.api_version, rt.kind, sent.literals)
         if rt.kind == "Binding":
             # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
             meta = body.get("metadata") if isinstance(body, dict) else None
@@ -566,7 +566,7 @@ class Handler:
                  "token": ("authentication.k8s.io/v1", "TokenRequest")}
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
         decoded = await decode_body(request, api_version, kind)
-        decoded.obj = decode_kind(decoded.obj, api_version, kind)
+        decoded.obj = decode_kind(decoded.obj, api_version, kind, decoded.literals)
         ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
         act: Callable[[Any], Obj]
         if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:

@@ -36,8 +36,9 @@ def _type_meta_error(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def decode_kind(obj: Any, api_version: str, kind: str) -> Any:
-    """``obj`` as the typed decoder of ``kind`` leaves it (unknown fields dropped)."""
+def decode_kind(obj: Any, api_version: str, kind: str, literals: bytes | None = None) -> Any:
+    """``obj`` as the typed decoder of ``kind`` leaves it (unknown fields dropped);
+    ``literals``: the JSON text it was read from (typeddecode.decode_builtin)."""
     if obj is None:
         return obj
     if not isinstance(obj, dict):
@@ -51,7 +52,7 @@ def decode_kind(obj: Any, api_version: str, kind: str) -> Any:
     schema = definitions().for_kind(group, version, kind)
     if schema is None:
         return obj
-    decoded, _ = decode_builtin(obj, schema, kind)
+    decoded, _ = decode_builtin(obj, schema, kind, literals=literals)
     return decoded
 
 

@@ -88,10 +88,11 @@ class ObjectDecoder:
                 # pruning works in place; a patched object shares parts with the stored one
                 obj = copy.deepcopy(obj)
                 unknown = cs.prune_and_report(obj)
+                _integral_floats_as_go_writes_them(obj)
         else:
             schema = self.builtin_schema(rt)
             if schema is not None:
-                obj, unknown = decode_builtin(obj, schema, rt.kind)
+                obj, unknown = decode_builtin(obj, schema, rt.kind, literals=body.literals)
             obj.setdefault("metadata", {})
         if rt.is_custom:
             # unstructured decoding: the JSON decoder's repeats, then what pruning dropped
@@ -124,6 +125,28 @@ class ObjectDecoder:
         """What a custom resource version's schema says of ``obj`` (nothing for built-ins)."""
         cs = self.custom_schema(rt) if rt.is_custom else None
         return cs.validate(obj, old) if cs is not None else []
+
+
+# float64 integers up to 2**53 are "a JSON integer" to kube-openapi's type validator
+# (swag.IsFloat64AJSONInteger), and encoding/json writes them without a fraction
+_JSON_INTEGER = 2**53
+
+
+def _integral_floats_as_go_writes_them(value: object) -> None:
+    """A custom resource is unstructured JSON (a float64 for ``3.0`` or ``1e2``), which Go
+    writes back as ``3`` and ``100`` (encoding/json's float64 format) and validates as an
+    integer where the schema wants one (kube-openapi validate/type.go ``isFloatInt``): in
+    place, such floats become the integers they are, as Go's answer and storage show them."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) \
+            if isinstance(node, list) else ()
+        for key, v in items:
+            if type(v) is float and v.is_integer() and -_JSON_INTEGER < v < _JSON_INTEGER:
+                node[key] = int(v)  # type: ignore[index]
+            elif isinstance(v, dict | list):
+                stack.append(v)
 
 
 def _field_validation(rt: ResourceType, problems: list[str], opts: WriteOptions) -> list[str]:

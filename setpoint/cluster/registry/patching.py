@@ -145,7 +145,11 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         if problems:
             raise invalid_patch(patched, f"strict decoding error: {', '.join(problems)}")
     try:
-        obj, warnings = store.decoder.decode(rt, Decoded(patched), opts, patch_problems=found)
+        # the JSON and merge patches keep each value's literal as sent (json-patch's lazyNode
+        # holds it raw), so Go decodes the patch's own number literals
+        literals = raw if content_type in (JSON_PATCH, MERGE_PATCH) else None
+        obj, warnings = store.decoder.decode(rt, Decoded(patched, literals=literals), opts,
+                                             patch_problems=found)
     except errors.StatusError as err:
         if content_type == STRATEGIC_PATCH:
             raise strategic_patch_decode_error(decoded.obj, patched, err,

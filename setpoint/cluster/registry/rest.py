@@ -121,7 +121,8 @@ class REST:
                      opts: WriteOptions, subresource: str = "") -> Steps[WriteResult]:
         """``update``, stopping at its admission points."""
         if subresource == "scale":
-            return (yield from update_scale(self.generic, rt, ns, name, body.obj, opts))
+            return (yield from update_scale(self.generic, rt, ns, name, body.obj, opts,
+                                               body.literals))
         obj, warnings = self.decoder.decode(rt, body, opts)
         meta = obj["metadata"]
         # update.go: the namespace first, then the name

@@ -97,13 +97,15 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
             "status": status}
 
 
-def _validate_scale(name: str, scale: Any, *, patched: bool = False) -> int:
+def _validate_scale(name: str, scale: Any, *, patched: bool = False,
+                    literals: bytes | None = None) -> int:
     """The replicas of a Scale body; a body of the wrong shape is a 400 (a 422 on ``patch``
-    when it is the result of a patch, as the apiserver reports those)."""
+    when it is the result of a patch, as the apiserver reports those). ``literals``: the JSON
+    text Go decodes the Scale from (typeddecode.decode_builtin)."""
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be a JSON object")
     try:
-        decoded, _ = decode_builtin(scale, _scale_schema(), "Scale")
+        decoded, _ = decode_builtin(scale, _scale_schema(), "Scale", literals=literals)
     except errors.StatusError as err:
         raise patch_decode_error(scale, err) if patched else err from None
     # decoded against the Scale schema: an int32 when present
@@ -164,7 +166,7 @@ def get_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str) 
 
 
 def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str, scale: Any,
-                 opts: WriteOptions) -> Steps[WriteResult]:
+                 opts: WriteOptions, literals: bytes | None = None) -> Steps[WriteResult]:
     """PUT of ``<resource>/scale``, stopping at its admission points (a Scale's)."""
     paths = _paths(rt)
     if isinstance(scale, dict):  # decoded into an autoscaling/v1 Scale, whatever the parent
@@ -173,7 +175,7 @@ def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
-    replicas = _validate_scale(name, scale)
+    replicas = _validate_scale(name, scale, literals=literals)
     rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
     old_view = _scale_view(rt, live, paths)
     new_view = copy.deepcopy(old_view)
@@ -236,7 +238,9 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         patched = patches.merge_patch(old_view, decoded.obj)
     else:
         patched = patches.strategic_merge_patch(old_view, decoded.obj, _scale_schema())
-    replicas = _validate_scale(name, patched, patched=True)
+    # a JSON or merge patch keeps its literals in the patched JSON (json-patch's lazyNode)
+    replicas = _validate_scale(name, patched, patched=True, literals=raw if content_type in (
+        JSON_PATCH, MERGE_PATCH) else None)
     rv = (patched.get("metadata") or {}).get("resourceVersion") or None
     new_view = copy.deepcopy(old_view)
     new_view["spec"] = {"replicas": replicas}

@@ -8,7 +8,9 @@ keys; :mod:`.typeddecode` checks the parsed value against the kind's OpenAPI sch
 
 from __future__ import annotations
 
+import codecs
 import json
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +48,11 @@ class Decoded:
     # go-yaml's strict-mode errors for repeated keys of a YAML body ("line N: key ...")
     yaml_duplicates: list[str] = field(default_factory=list)
     yaml: bool = False
+    # the JSON text whose number literals a typed decoder reads as written (a JSON body, or
+    # the JSON or merge patch whose literals the patched object keeps): a float literal there
+    # is no integer (see typeddecode.decode_builtin); None where Go decodes a value converted
+    # first (YAML through sigs.k8s.io/yaml, a strategic merge patch's map)
+    literals: bytes | None = None
 
 
 class _Dupes(dict[str, Any]):
@@ -113,26 +120,28 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
         parse_failed = True  # fall through: NaN, huge exponents, lone surrogates, bad syntax
     else:
         if not track_duplicates:
-            return Decoded(obj)
+            return Decoded(obj, literals=raw)
         if _plainly_unrepeated(obj, raw):
-            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
+            # no key repeated, nothing for _json_compatible to change
+            return Decoded(obj, literals=raw)
         members = _members_if_plain(obj)
         # every colon of the text separates a member or lies in a string, so as many colons
         # as members kept means none in strings and no key repeated; a body with colons in
         # its strings (times, images) has them counted without its strings
         if members == raw.count(b":") or members == _member_separators(raw):
-            return Decoded(obj)  # no key repeated, nothing for _json_compatible to change
+            # no key repeated, nothing for _json_compatible to change
+            return Decoded(obj, literals=raw)
     syntax = go_syntax_error(raw) if parse_failed else None
     if syntax is not None:  # what Go's scanner refuses (NaN too, which json.loads takes)
         raise _json_parse_error(kind, syntax, raw)
     try:
-        obj = json.loads(raw, object_pairs_hook=_pairs_hook)
+        obj = json.loads(_go_text(raw), object_pairs_hook=_pairs_hook, parse_int=_go_integer)
     except ValueError as exc:
         raise _json_parse_error(kind, _json_error(exc), raw) from None
     dupes: list[str] = []
     after: list[str] = []
     obj = _collect_dupes(obj, "", dupes, after)
-    return Decoded(_json_compatible(obj), dupes, duplicates_after=after)
+    return Decoded(_json_compatible(obj), dupes, duplicates_after=after, literals=raw)
 
 
 def _plainly_unrepeated(obj: Any, raw: bytes) -> bool:
@@ -311,7 +320,7 @@ def _json_compatible(value: Any) -> Any:
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, int):
-        return float(value) if abs(value) > _INT64 else value
+        return _beyond_int64(value) if abs(value) > _INT64 else value
     if isinstance(value, float):
         return value
     if isinstance(value, str):
@@ -321,6 +330,42 @@ def _json_compatible(value: Any) -> Any:
         except UnicodeEncodeError:
             return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
     return str(value)
+
+
+def _beyond_int64(value: int) -> float:
+    """An integer beyond int64 as the float64 Go's decoder makes of it; one beyond float64 is
+    an infinity (a JSON literal has no such value: a typed field refuses it as its literal)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _go_integer(literal: str) -> int | float:
+    """An integer literal as Go's decoder reads it: beyond int64 a float64 (float() reads
+    any length; int() refuses more than 4,300 digits, which encoding/json takes)."""
+    if len(literal) <= 20:
+        value = int(literal)
+        return value if abs(value) <= _INT64 else float(value)
+    return float(literal)
+
+
+def _go_text(raw: bytes) -> str | bytes:
+    """The body's text as Go's decoder reads its strings: each byte of invalid UTF-8 is a
+    U+FFFD (sigs.k8s.io/json decode.go unquoteBytes), not an error."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "go-replace")
+    return raw
+
+
+def _replace_each_byte(exc: UnicodeError) -> tuple[str, int]:
+    assert isinstance(exc, UnicodeDecodeError)
+    return "\ufffd" * (exc.end - exc.start), exc.end
+
+
+codecs.register_error("go-replace", _replace_each_byte)
 
 
 def _json_error(exc: Exception) -> str:

@@ -6,17 +6,22 @@ PyYAML's safe loader differs in two tags a client may write: ``!!binary`` become
 becomes a ``datetime`` printed in Python's form. go-yaml decodes ``!!binary`` base64 with
 ``base64.StdEncoding`` into a Go string ("!!binary value contains invalid base64 data"
 otherwise), which JSON encoding then makes valid UTF-8; it keeps a timestamp's own text
-("for backward compatibility reasons we set it as a string").
+("for backward compatibility reasons we set it as a string"). And go-yaml's resolver
+(resolve.go) reads a plain scalar as a float when it matches ``yamlStyleFloat``, an exponent
+with no dot or no sign included (``1e2``), where PyYAML's YAML 1.1 resolver keeps a string.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from functools import cache
 from typing import Any
 
 BAD_BINARY = "!!binary value contains invalid base64 data"
+# go-yaml v2 resolve.go yamlStyleFloat
+_YAML_STYLE_FLOAT = re.compile(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$")
 
 
 class InvalidBinary(ValueError):
@@ -53,4 +58,8 @@ def go_safe_loader() -> type[Any]:
 
     GoSafeLoader.add_constructor("tag:yaml.org,2002:binary", _binary)
     GoSafeLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp)
+    # after PyYAML's own resolvers: an integer still resolves first, as go-yaml tries
+    # strconv.ParseInt before the float syntax
+    GoSafeLoader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML_STYLE_FLOAT,
+                                       list("-+.0123456789"))
     return GoSafeLoader

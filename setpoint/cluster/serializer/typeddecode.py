@@ -14,6 +14,9 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from setpoint.cluster.serializer.decodelimits import JSON_STRING
+from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
+from setpoint.cluster.serializer.gotime import rfc3339_error, rfc3339_utc
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -43,9 +46,12 @@ class _TypeMismatch(Exception):
     what runtime.DefaultUnstructuredConverter says of the same value (a strategic merge
     patch's result is converted from a map, not decoded from JSON), when it refuses it."""
 
-    def __init__(self, message: str, unstructured: str | None = None) -> None:
+    def __init__(self, message: str, unstructured: str | None = None,
+                 number: float | None = None) -> None:
         super().__init__(message)
         self.unstructured = unstructured
+        # a float whose literal the message quotes (see _literal_in: as the text spells it)
+        self.number = number
 
 
 def _kind_of(value: Any) -> str:
@@ -86,23 +92,63 @@ def unstructured_conversion_error(obj: dict[str, Any], schema: Schema, kind: str
 # What Go's decoder stores in an int32 or int64 field: a number literal strconv.ParseInt takes
 # and the field does not overflow (encoding/json decode.go literalStore, "number " + literal)
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+_INT32_LOW, _INT32_HIGH = _INT_RANGES["int32"]
+# resource.ErrFormatWrong: what Quantity.UnmarshalJSON answers for any value ParseQuantity
+# cannot read (apimachinery pkg/api/resource/quantity.go), a bool or an object too
+_QUANTITY_FORMAT = ("quantities must match the regular expression "
+                    "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'")
 
 
-def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str) -> tuple[dict[str, Any],
-                                                                              list[str]]:
+def _unmarshal_text(value: Any) -> str:
+    """encoding/json's UnmarshalTypeError Value: the JSON kind, a number with its literal."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"number {_number_literal(value)}"
+    return unmarshal_kind(value)
+
+
+def decode_builtin(obj: dict[str, Any], schema: Schema, kind: str, *,
+                   literals: bytes | None = None) -> tuple[dict[str, Any], list[str]]:
     """Check value types against ``schema`` and drop unknown fields.
 
     Returns the cleaned object and the paths of the unknown fields; a value of the wrong type
     raises the 400 the apiserver's JSON decoder gives.
+
+    ``literals`` is the JSON text ``obj`` was read from when Go decodes that very text into
+    the struct: then a float literal (``3.0``, ``1e2``) is no integer, as literalStore reads
+    an integer field with strconv.ParseInt (sigs.k8s.io/json internal/golang/encoding/json
+    decode.go). Without it (YAML converted by sigs.k8s.io/yaml, which writes float64 3 back
+    as ``3``; a strategic merge patch's map, which runtime/converter.go converts when
+    integral), an integral float is its integer.
     """
     unknown: list[str] = []
     try:
-        out = _decode(obj, schema, "", unknown, kind)
+        out = _decode(obj, schema, "", unknown, kind, literals is not None)
     except _TypeMismatch as exc:
+        message = str(exc)
+        if literals is not None and exc.number is not None:
+            spelled = _literal_in(literals, exc.number)
+            if spelled is not None:
+                message = message.replace(f"number {_number_literal(exc.number)} ",
+                                          f"number {spelled} ", 1)
         raise errors.bad_request(
-            f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {exc}'
+            f'{kind} in version "{_version_of(obj)}" cannot be handled as a {kind}: {message}'
         ) from None
     return out, unknown
+
+
+_JSON_NUMBER = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+
+
+def _literal_in(text: bytes, number: float) -> str | None:
+    """How the JSON ``text`` spells the float ``number`` (a literal with a fraction or an
+    exponent, or an integer too long for int64): Go's UnmarshalTypeError quotes the literal
+    ("number 3.0", "number 1e2"). Read only for an error, in one pass over the text with its
+    strings blanked (a string holds no literal)."""
+    for match in _JSON_NUMBER.finditer(JSON_STRING.sub(b'""', text)):
+        token = match.group()
+        if (len(token) > 18 or any(c in token for c in b".eE")) and float(token) == number:
+            return token.decode()
+    return None
 
 
 _OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -175,19 +221,30 @@ def _plan(schema: Schema) -> _Plan:
     return plan
 
 
-def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str) -> Any:
+def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str,
+            exact: bool = False) -> Any:
+    """``value`` decoded as ``schema``; ``exact``: a float is a float literal of the JSON text
+    Go decodes (see :func:`decode_builtin`)."""
     if value is None:
         return None
     plan = _plans.get(schema) or _plan(schema)
     if plan.int_or_string:
-        if isinstance(value, bool) or not isinstance(value, str | int | float):
-            raise _TypeMismatch(_mismatch(value, path, kind, "intstr.IntOrString"),
-                                None if plan.quantity else
-                                f"json: cannot unmarshal {unmarshal_kind(value)} into Go value "
-                                "of type int32")
-        if plan.quantity and isinstance(value, int | float):
-            return _number_to_quantity(value)
-        return value
+        if plan.quantity:
+            if isinstance(value, bool) or not isinstance(value, str | int | float):
+                raise _TypeMismatch(_QUANTITY_FORMAT, None)
+            return _number_to_quantity(value) if isinstance(value, int | float) else value
+        if isinstance(value, str):
+            return value
+        # intstr.go UnmarshalJSON: anything but a string is json.Unmarshal'd into IntVal, an
+        # int32, whose UnmarshalTypeError the outer decoder gives the field's context
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                _INT32_LOW <= value <= _INT32_HIGH) or (
+                isinstance(value, float) and (exact or not value.is_integer())):
+            number = value if isinstance(value, float) else None
+            raise _TypeMismatch(_mismatch(value, path, kind, "int32", literal=True),
+                                f"json: cannot unmarshal {_unmarshal_text(value)} into Go "
+                                "value of type int32", number=number)
+        return int(value)
     t = plan.type
     if t is None:
         return value  # free-form (RawExtension, JSON)
@@ -211,7 +268,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 if sub is None:
                     unknown.append(child)
                     continue
-                decoded = _decode(v, sub, child, unknown, struct)
+                decoded = _decode(v, sub, child, unknown, struct, exact)
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)
                                        and (struct, k) not in KEPT_WHEN_EMPTY
                                        and child != RESET_MANAGED_FIELDS):
@@ -226,7 +283,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
             return dict(value)  # labels, annotations, a ConfigMap's data
         # a null member of a Go map is the element type's zero value ("" in a ConfigMap's
         # data, as encoding/json stores it)
-        return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind)
+        return {k: _decode(v, el, f"{path}.{k}" if path else k, unknown, kind, exact)
                 if v is not None else _zero(el) for k, v in value.items()}
     if t == "array":
         if not isinstance(value, list):
@@ -235,7 +292,7 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         item = plan.items
         if item is None:
             return value
-        return [_decode(v, item, f"{path}[{i}]", unknown, kind) if v is not None
+        return [_decode(v, item, f"{path}[{i}]", unknown, kind, exact) if v is not None
                 else _zero(item) for i, v in enumerate(value)]
     if t == "string":
         if not isinstance(value, str):
@@ -261,9 +318,9 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
         go_type = _go_type(schema)
         low, high = _INT_RANGES[go_type]
         if isinstance(value, float):
-            if not value.is_integer() or not low <= value <= high:
+            if exact or not value.is_integer() or not low <= value <= high:
                 raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True),
-                                    _unstructured_scalar(value, go_type))
+                                    _unstructured_scalar(value, go_type), number=value)
             return int(value)
         if not low <= value <= high:
             raise _TypeMismatch(_mismatch(value, path, kind, go_type, literal=True))
@@ -315,15 +372,9 @@ def _omitted_when_empty(schema: Schema, value: Any) -> bool:
 
 
 def _check_base64(value: str) -> None:
-    import base64
-    import binascii
-
-    try:
-        base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        bad = next((i for i, ch in enumerate(value) if not (ch.isalnum() or ch in "+/=")),
-                   len(value) - 1)
-        raise _TypeMismatch(f"illegal base64 data at input byte {bad}") from None
+    offset = corrupt_input_offset(value)
+    if offset is not None:
+        raise _TypeMismatch(f"illegal base64 data at input byte {offset}")
 
 
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
@@ -340,16 +391,19 @@ def _normalized_time(value: str, schema: Schema) -> str:
             f'"{value[19:]}" as ".000000"')
     if not value:
         return value
-    if not micro and not _TIME.match(value):
-        raise _TypeMismatch(
-            f'parsing time "{value}" as "2006-01-02T15:04:05Z07:00": cannot parse "{value}" as '
-            '"2006"')
-    if value.endswith("Z") and (micro or "." not in value):
+    if not micro:
+        # Go's own parser, element by element: a month 13 or a February 30 is its error too,
+        # and it takes what a pattern would not (a one-digit hour, a comma before a fraction)
+        problem = rfc3339_error(value)
+        if problem is not None:
+            raise _TypeMismatch(problem)
+        if value.endswith("Z") and "." not in value and _TIME.match(value):
+            return value  # already canonical
+        return rfc3339_utc(value)
+    if value.endswith("Z"):
         return value  # already canonical
     moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
-    if micro:
-        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _struct_name(schema: Schema, outer: str) -> str:
