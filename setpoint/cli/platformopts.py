@@ -8,7 +8,15 @@ from typing import Any, TypeVar
 
 import click
 
-from setpoint.client import Client, ConfigError, load_config
+from setpoint.client import (
+    ApiError,
+    Client,
+    ClientError,
+    ClusterConfig,
+    ConfigError,
+    UnauthorizedError,
+    load_config,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -22,10 +30,28 @@ def client_options(func: F) -> F:
 
 @contextlib.asynccontextmanager
 async def connect(kubeconfig: str | None, context: str | None) -> AsyncIterator[Client]:
+    """A client of the kubeconfig's cluster. A cluster that cannot be reached or refuses
+    the credentials ends the command with one line, as kubectl's does, not a traceback."""
     try:
         config = load_config(kubeconfig, context=context)
         client = Client(config)  # (which refuses a server that is no http(s) URL)
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    async with client:
-        yield client
+    try:
+        async with client:
+            yield client
+    except UnauthorizedError:
+        raise click.ClickException(unauthorized_text(config)) from None
+    except ClientError as exc:  # unreachable, TLS, an unknown kind
+        raise click.ClickException(str(exc)) from None
+    except ApiError as exc:
+        raise click.ClickException(f"{exc.code} {exc.reason}: {exc.message}") from None
+
+
+def unauthorized_text(config: ClusterConfig) -> str:
+    """kubectl's "You must be logged in to the server (Unauthorized)", naming the server,
+    the user and the context, and what to do."""
+    user = f' user "{config.user}"' if config.user else " this client"
+    where = f' (kubeconfig context "{config.context}")' if config.context else ""
+    return (f"You must be logged in to the server (Unauthorized): {config.server} does not "
+            f"accept the credentials of{user}{where}: renew them or use another kubeconfig")

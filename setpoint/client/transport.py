@@ -17,6 +17,7 @@ exception for the answer. Retries follow :class:`RetryPolicy`:
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import random
@@ -545,6 +546,10 @@ def _failure_text(exc: BaseException) -> str:
     if aiohttp is not None and isinstance(exc, aiohttp.ClientConnectorError):
         # asyncio's text quotes the address as a Python tuple: the OS's words instead
         cause = exc.os_error
+        if cause.errno == errno.ECONNREFUSED:
+            # kubectl's words (k8s.io/kubectl/pkg/cmd/util/helpers.go standardErrorMessage)
+            return (f"the connection to the server {exc.host}:{exc.port} was refused - "
+                    "did you specify the right host or port?")
         reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))
         return f"cannot connect to {exc.host}:{exc.port}: {reason}"
     if isinstance(exc, TimeoutError):

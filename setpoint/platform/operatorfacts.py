@@ -8,7 +8,6 @@ YAML) or from a running cluster, where everything is listed once, kinds in paral
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
@@ -20,6 +19,7 @@ import yaml
 from setpoint.client import ApiError, Client, Kind
 from setpoint.platform.kinds import CRD, custom_kinds
 from setpoint.platform.manifestshapes import shape_error
+from setpoint.platform.settle import gather_settled
 
 log = logging.getLogger(__name__)
 
@@ -327,7 +327,7 @@ async def facts_from_cluster(client: Client, name: str, namespace: str,
     Deployment, as the ServiceAccount ``name``); its CRDs are the ones its RBAC lets it
     write the status of, plus ``crd_names``; its instances all of theirs, or only
     ``instance`` (kind, name)."""
-    crds, deployments, accounts, *rbac_lists = await asyncio.gather(
+    crds, deployments, accounts, *rbac_lists = await gather_settled(
         _list(client, CRD), _list(client, Kind("apps/v1", "Deployment"), namespace),
         _list(client, Kind("v1", "ServiceAccount"), namespace),
         *(_list(client, Kind(RBAC, k)) for k in ("ClusterRole", "ClusterRoleBinding",
@@ -357,7 +357,7 @@ async def facts_from_cluster(client: Client, name: str, namespace: str,
     if not chosen:
         raise FactsError(f"cannot tell which CRDs {name!r} serves (its RBAC names none by "
                          "its status subresource): pass --crd NAME")
-    instance_lists = await asyncio.gather(*(_list(client, k.ref) for k in custom_kinds(chosen)))
+    instance_lists = await gather_settled(*(_list(client, k.ref) for k in custom_kinds(chosen)))
     instances = [i for lst in instance_lists for i in lst]
     if instance is not None:
         kinds = {n for c in chosen if instance[0].lower() in _kind_names(c)
@@ -369,7 +369,7 @@ async def facts_from_cluster(client: Client, name: str, namespace: str,
             raise FactsError(f"no {instance[0]} named {instance[1]!r} in namespace "
                              f"{namespace!r}")
     namespaces = {meta(i).get("namespace") for i in instances} - {None}
-    object_lists = await asyncio.gather(
+    object_lists = await gather_settled(
         *(_list(client, Kind(v, k)) for v, k, _ in CHILD_KINDS),
         _list(client, Kind("v1", "Event")))
     events = object_lists[-1]

@@ -15,8 +15,9 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
-from setpoint.client import ApiError, Client, Kind, UnknownResourceError
+from setpoint.client import ApiError, Client, Kind, UnauthorizedError, UnknownResourceError
 from setpoint.platform.kinds import CRD, KindInfo, builtin_kinds, custom_kinds
+from setpoint.platform.settle import gather_settled
 from setpoint.resources.relationships import parse_composition
 from setpoint.runtime import Cache, Informer
 
@@ -35,6 +36,8 @@ async def _list_into(client: Client, cache: Cache, kind: Kind) -> None:
     store = cache.store_for(kind, create=True)
     try:
         listed = await client.list(kind)
+    except UnauthorizedError:
+        raise  # rejected credentials list nothing: not "no objects of this kind"
     except ApiError as exc:
         # a kind this server does not serve (or we may not list) is a kind with no objects
         log.info("graph_list_skipped kind=%s code=%s", kind.kind, exc.code)
@@ -50,14 +53,14 @@ async def load_cache(client: Client, cache: Cache | None = None) -> Cache:
     """A cache holding every object of the kinds a stack can contain, each kind listed once."""
     cache = cache if cache is not None else Cache()
     builtins = builtin_kinds()
-    await asyncio.gather(*(_list_into(client, cache, k.ref) for k in builtins))
+    await gather_settled(*(_list_into(client, cache, k.ref) for k in builtins))
     crds = [dict(c) for c in cache.store_for(CRD)]
     custom = custom_kinds(crds)
     known = {k.kind for k in builtins} | {k.kind for k in custom}
     missing = _composition_kinds(crds, known)
     if missing:
         log.info("graph_composition_unknown kinds=%s", ",".join(sorted(set(missing))))
-    await asyncio.gather(*(_list_into(client, cache, k.ref) for k in custom))
+    await gather_settled(*(_list_into(client, cache, k.ref) for k in custom))
     return cache
 
 
@@ -104,7 +107,7 @@ class Watch:
 
     async def start(self) -> None:
         """Start every informer and wait until their first lists are in."""
-        started = await asyncio.gather(*(self._start(k) for k in builtin_kinds()))
+        started = await gather_settled(*(self._start(k) for k in builtin_kinds()))
         for informer in started:
             if informer is not None and informer.kind.kind == CRD.kind:
                 informer.add_handler(self)
@@ -118,7 +121,7 @@ class Watch:
             _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
             for task in pending:
                 task.cancel()
-        await asyncio.gather(*(one(i) for i in list(self.informers.values())))
+        await gather_settled(*(one(i) for i in list(self.informers.values())))
 
     async def stop(self) -> None:
         tasks = list(self._tasks)

@@ -141,8 +141,11 @@ async def test_a_refused_https_connection_is_told_in_words_not_python_reprs() ->
     async with Client(config, retry=RetryPolicy(max_retries=0)) as client:
         with pytest.raises(TransportError) as info:
             await client.get(CM, "a", namespace="x")
+    # kubectl's text for a refused connection (k8s.io/kubectl/pkg/cmd/util/helpers.go
+    # standardErrorMessage): it names the address and the likely mistake
     assert str(info.value).endswith(
-        f"to 127.0.0.1:{port} failed: cannot connect to 127.0.0.1:{port}: Connection refused")
+        f"to 127.0.0.1:{port} failed: the connection to the server 127.0.0.1:{port} was "
+        "refused - did you specify the right host or port?")
 
 
 @pytest.mark.usefixtures("stored")
