@@ -50,8 +50,10 @@ from setpoint.client import (
     Client,
     ForbiddenError,
     GoneError,
+    NotFoundError,
     ResourceInfo,
     UnauthorizedError,
+    UnknownResourceError,
 )
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
@@ -173,6 +175,8 @@ class Informer:
         """The last 401 or 403 the server answered, with the verb refused (the informer
         retries them, as client-go's reflector does; a starting manager gives up on them)."""
         self.refused = asyncio.Event()
+        self.last_error: str | None = None
+        """Why the last list or watch failed (other than a refusal), for people."""
         self._in_flight: dict[str, _InFlight] = {}
 
     def __repr__(self) -> str:
@@ -225,9 +229,26 @@ class Informer:
                 await asyncio.sleep(wait)
             except Exception as exc:
                 wait = self.backoff.next()
+                self.last_error = self._failure_text(exc)
                 log.warning("informer_error kind=%s %s retry_in=%.2f", self.kind,
-                            format_fields({"error": error_text(exc)}), wait)
+                            format_fields({"error": self.last_error}), wait)
                 await asyncio.sleep(wait)
+
+    def _failure_text(self, exc: Exception) -> str:
+        """Why the informer failed, for people. A 404 to the first list (or a kind discovery
+        does not know) means the server does not serve the resource: most often a CRD not
+        installed yet, which controller-runtime's Kind source logs as "if kind is a CRD, it
+        should be installed before calling Start" (pkg/internal/source/kind.go); it keeps
+        retrying, as here, since the CRD may be on its way."""
+        unserved = isinstance(exc, UnknownResourceError) or (
+            isinstance(exc, NotFoundError) and self.resource_version is None)
+        if not unserved:
+            return error_text(exc)
+        plural = self.info.resource if self.info is not None else "the resource"
+        return (f"the server does not serve {plural} in {self.kind.api_version} (kind "
+                f"{self.kind.kind}): if it is a "
+                "CustomResourceDefinition, install it (`setpoint generate crds MODULE | "
+                "kubectl apply -f -`); the informer retries until it is served")
 
     async def _list(self) -> None:
         assert self.info is not None

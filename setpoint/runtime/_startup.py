@@ -50,7 +50,9 @@ async def wait_for_caches(informers: Mapping[KindKey, Informer], timeout: float,
     for key, informer in informers.items():
         if informer.refusal is not None and not informer.has_synced:
             raise StartupRefused(_refusal_text(key, informer, config, permissions))
-    pending = ", ".join(str(k) for k, i in informers.items() if not i.has_synced)
+    # each kind with the reason it is not synced, so that the one line says what to fix
+    pending = "; ".join(f"{k} ({i.last_error})" if i.last_error else str(k)
+                        for k, i in informers.items() if not i.has_synced)
     raise CacheSyncTimeout(f"caches did not sync in {timeout:g}s: {pending}")
 
 
