@@ -88,6 +88,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         sys.exit(130)
     except Exception as exc:
         from setpoint.runtime import LeaderElectionLost
+        from setpoint.runtime._controller import NoReconcilerError
         from setpoint.runtime._startup import StartupRefused
         from setpoint.runtime._webhook.certs import CertificateNotFound
         from setpoint.runtime._webhook.server import ListenError
@@ -103,7 +104,8 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
                        "127.0.0.1:0 takes a free port)", err=True)
             sys.exit(1)
 
-        if isinstance(exc, LeaderElectionLost | TimeoutError | StartupRefused):
+        if isinstance(exc, LeaderElectionLost | TimeoutError | StartupRefused
+                      | NoReconcilerError):
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
         raise

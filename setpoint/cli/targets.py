@@ -34,8 +34,12 @@ def import_module(name: str) -> ModuleType:
     """Import ``name`` with the working directory on the path (as ``python -m`` has)."""
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
+    from setpoint.runtime._controller import ReconcileSignatureError
+
     try:
         return importlib.import_module(name)
+    except ReconcileSignatureError as exc:  # setpoint's own check, at the decorator
+        raise TargetError(str(exc)) from None
     except ModuleNotFoundError as exc:
         missing = exc.name or name
         if name == missing or name.startswith(missing + "."):

@@ -19,6 +19,7 @@ reconciler: an exception retries it with per-item backoff, :class:`TerminalError
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import random
 import time
@@ -78,6 +79,41 @@ class Options:
     rate_limiter: Callable[[], RateLimiter] | None = None
     reconcile_timeout: float | None = None
 
+
+class ReconcileSignatureError(TypeError):
+    """A reconcile function the controller cannot call as ``await func(ctx, obj)``."""
+
+
+class NoReconcilerError(ValueError):
+    """A controller started without a reconcile function or Reconciler."""
+
+
+def check_reconcile_signature(func: Callable[..., Any]) -> None:
+    """Refuse, where it is declared, a reconcile function that is not ``async`` or does not
+    take ``(ctx, obj)``: otherwise the mistake only shows at the first reconcile, as a
+    retried error in the log (a sync function's None cannot be awaited)."""
+    code = getattr(func, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    name = getattr(func, "__qualname__", repr(func))
+    if not (inspect.iscoroutinefunction(func)
+            or inspect.iscoroutinefunction(type(func).__call__)):
+        raise ReconcileSignatureError(
+            f"reconcile function {name}{where} is not async: declare it `async def "
+            f"{name}(ctx, obj)` (the controller awaits it)")
+    try:
+        signature = inspect.signature(func)
+        signature.bind(None, None)
+    except (TypeError, ValueError):
+        raise ReconcileSignatureError(
+            f"reconcile function {name}{_signature_text(func)}{where} cannot be called with "
+            f"(ctx, obj): declare it `async def {name}(ctx, obj)`") from None
+
+
+def _signature_text(func: Callable[..., Any]) -> str:
+    try:
+        return str(inspect.signature(func))
+    except (TypeError, ValueError):
+        return ""
 
 @dataclass
 class Controller(Generic[T]):
@@ -178,6 +214,7 @@ class Controller(Generic[T]):
         deletion)."""
         if self.reconciler_obj is not None or self.reconcile_func is not None:
             raise ValueError(f"controller {self.name!r} already has a reconciler")
+        check_reconcile_signature(func)
         self.reconcile_func = func
         return func
 
@@ -212,7 +249,10 @@ class RunningController:
         queues this controller's requests). ``default_workers`` is used when the
         definition does not set ``max_concurrent_reconciles``."""
         if definition.reconcile_func is None and definition.reconciler_obj is None:
-            raise ValueError(f"controller {definition.name!r} has no reconciler")
+            raise NoReconcilerError(
+                f"controller {definition.name!r} has no reconcile function: decorate "
+                "`async def reconcile(ctx, obj)` with @<controller>.reconcile, or give it "
+                "a Reconciler with .reconciler(...)")
         self.definition = definition
         self.name = definition.name
         self.cache = cache
