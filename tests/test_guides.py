@@ -3,6 +3,7 @@ module, run by pytest with the Setpoint plugin as a user's project would run the
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 GUIDES = ["docs/reconciling.md", "docs/testing.md"]
@@ -31,3 +33,64 @@ def test_the_guide_runs(guide: str, tmp_path: Path) -> None:
         text=True, timeout=280)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+# -- the guides' `setpoint generate` commands -------------------------------------------------
+
+def generate_commands() -> list[tuple[str, str]]:
+    """(file, command) of every ``setpoint generate`` line in a shell block of the README,
+    the guides and the operators' and examples' READMEs, continuation lines joined, cut
+    before its pipe or redirection."""
+    files = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in [
+        *ROOT.glob("docs/*.md"), *ROOT.glob("operators/*/README.md"),
+        *ROOT.glob("examples/*/README.md")])]
+    found: list[tuple[str, str]] = []
+    for name in files:
+        text = (ROOT / name).read_text()
+        for block in re.findall(r"^```(?:sh|shell|bash|console)\n(.*?)^```", text, re.M | re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                line = line.strip().removeprefix("$ ")
+                if re.match(r"(\.venv/bin/)?setpoint generate ", line):
+                    found.append((name, re.split(r"\s[|>#]", line)[0].strip()))
+    return found
+
+
+GENERATE_COMMANDS = generate_commands()
+
+
+def test_the_guides_show_generate_commands() -> None:
+    assert len(GENERATE_COMMANDS) >= 5, GENERATE_COMMANDS
+
+
+@pytest.mark.parametrize(("guide", "command"), GENERATE_COMMANDS,
+                         ids=[f"{g}:{c.split()[2]}" for g, c in GENERATE_COMMANDS])
+def test_a_guides_generate_command_writes_kubernetes_yaml(guide: str, command: str) -> None:
+    """Run as written (from the repository's root, as the README does), it succeeds and
+    writes YAML documents kubectl could apply: each with an apiVersion, a kind and a name."""
+    argv = command.split()
+    argv[0:1] = [sys.executable, "-m", "setpoint.cli.main"]
+    result = subprocess.run(argv, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, f"{guide}: {command}: {result.stderr}"
+    documents = [d for d in yaml.safe_load_all(result.stdout) if d is not None]
+    assert documents, f"{guide}: {command} wrote nothing"
+    for document in documents:
+        assert document.get("apiVersion") and document.get("kind"), document
+        assert document.get("metadata", {}).get("name"), document
+
+
+def test_every_python_block_of_the_documentation_parses() -> None:
+    """The blocks that are fragments (not run above) are at least Python a reader can paste:
+    top-level ``await`` and ``async with`` allowed, as in an asyncio REPL."""
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    files = [ROOT / "README.md", *ROOT.glob("docs/*.md"), *ROOT.glob("operators/*/README.md"),
+             *ROOT.glob("examples/*/README.md")]
+    blocks = 0
+    for path in files:
+        for block in re.findall(r"^```python\n(.*?)^```", path.read_text(), re.M | re.S):
+            blocks += 1
+            try:
+                compile(block, str(path), "exec", flags=flags)
+            except SyntaxError as exc:
+                pytest.fail(f"{path.relative_to(ROOT)}: {exc}\n{block}")
+    assert blocks >= 15
