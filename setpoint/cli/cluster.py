@@ -131,7 +131,15 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     try:
         _run(_serve(data, host, port, kubeconfig, workloads, child, resume_gc=collecting))
     except OSError as exc:
-        click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}", err=True)
+        if exc.filename is not None:  # a file it could not write: not the address
+            under_data = data is not None and Path(exc.filename).is_relative_to(data)
+            fix = ("pass a --data directory this user can write (or --memory)" if under_data
+                   else "pass a --kubeconfig file in a directory this user can write")
+            click.echo(f"error: cannot write {exc.filename}: {exc.strerror or exc}: {fix}",
+                       err=True)
+        else:
+            click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}",
+                       err=True)
         sys.exit(1)
     finally:
         if collecting:
