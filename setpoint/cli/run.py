@@ -100,7 +100,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
                        "one to a local cluster", err=True)
             sys.exit(1)
         if isinstance(exc, ListenError):
-            click.echo(f"error: {exc}: pass another --webhook-address (--webhook-address "
+            click.echo(f"error: {exc}: pass another {exc.option} ({exc.option} "
                        "127.0.0.1:0 takes a free port)", err=True)
             sys.exit(1)
 

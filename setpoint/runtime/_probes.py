@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from setpoint.runtime._listen import ListenError
 from setpoint.runtime._metrics import CONTENT_TYPE, Metrics
 
 Check = Callable[[], str | None]
@@ -35,7 +36,13 @@ class ProbeServer:
                                     shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, host, port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            self._runner = None
+            raise ListenError(host, port, exc, what="/healthz, /readyz and /metrics",
+                              option="--http-address") from exc
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1] if sockets else port

@@ -251,3 +251,27 @@ def test_a_busy_webhook_port_is_one_line_naming_the_flag(tmp_path: Path) -> None
     assert line == (
         f"error: cannot serve webhooks on 127.0.0.1:{port}: Address already in use: pass "
         "another --webhook-address (--webhook-address 127.0.0.1:0 takes a free port)")
+
+
+def test_a_busy_probe_port_is_one_line_naming_the_flag(tmp_path: Path) -> None:
+    """--http-address on a port in use: the same one line as the webhooks' (it was a
+    traceback from the event loop's create_server)."""
+    import socket
+    import subprocess
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        proc = subprocess.run(
+            [sys.executable, "-m", "setpoint.cli.main", "run",
+             "examples.widget.operator:manager", "--kubeconfig",
+             str(_unreachable_kubeconfig(tmp_path)), "--http-address", f"127.0.0.1:{port}"],
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
+            text=True, timeout=60, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    (line,) = [x for x in proc.stderr.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: cannot serve /healthz, /readyz and /metrics on 127.0.0.1:{port}: Address "
+        "already in use: pass another --http-address (--http-address 127.0.0.1:0 takes a "
+        "free port)")

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from aiohttp import web
 
+from setpoint.runtime._listen import ListenError
 from setpoint.runtime._logs import format_fields
 from setpoint.runtime._metrics import Metrics
 from setpoint.runtime._retries import error_text
@@ -41,19 +42,6 @@ log = logging.getLogger("setpoint.runtime._webhook")
 # oldObject), plus the review around them
 MAX_REQUEST_SIZE = 7 * 1024 * 1024
 _WILDCARD_HOSTS = ("", "0.0.0.0", "::")
-
-
-class ListenError(OSError):
-    """The webhook server could not listen on its address (in use, not this host's)."""
-
-    def __init__(self, host: str, port: int, cause: OSError) -> None:
-        # asyncio's own text quotes the address as a Python tuple: say it as the OS does
-        reason = os.strerror(cause.errno) if cause.errno else (cause.strerror or str(cause))
-        super().__init__(cause.errno, f"cannot serve webhooks on {host}:{port}: {reason}")
-        self.host, self.port, self.reason = host, port, reason
-
-    def __str__(self) -> str:
-        return str(self.strerror)
 
 
 class WebhookServer:
