@@ -27,6 +27,7 @@ along the fields they reference (a PV's StorageClass).
 
 from __future__ import annotations
 
+import difflib
 from collections import deque
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -183,18 +184,28 @@ class StackGraph:
     # -- resolving what the user typed -------------------------------------------------------
 
     def resolve(self, kind: str, name: str, namespace: str = "default") -> ObjectRef:
-        """The object a user names by kind (``Moodle``, ``moodles``, ``deploy.apps``…)."""
+        """The object a user names by kind (``Moodle``, ``moodles``, ``deployments.apps``…;
+        not by short names)."""
         self._refresh()
         wanted, _, group = kind.lower().partition(".")
+        known = False
         for gk in self._stores:
             names = {gk[1].lower(), gk[1].lower() + "s"}
             custom_plural = next((p for p, g in self._custom.plurals.items() if g == gk), None)
             if custom_plural:
                 names.add(custom_plural)
             if wanted in names and (not group or gk[0] == group or gk[0].startswith(group)):
+                known = True
                 found = self._lookup(gk, namespace, name)
                 if found is not None:
                     return found[0]
+        if not known:
+            # kubectl's words for a kind it cannot map (kubectl get: "the server doesn't
+            # have a resource type"), with the nearest kind a stack can hold
+            kinds = sorted({gk[1] for gk in self._stores})
+            near = difflib.get_close_matches(kind.partition(".")[0], kinds, n=1, cutoff=0.6)
+            raise NotFound(f'no resource type "{kind}" among the kinds a stack can hold'
+                           + (f": did you mean {near[0]}?" if near else ""))
         raise NotFound(f'{kind} "{name}" not found' +
                        (f' in namespace "{namespace}"' if namespace else ""))
 

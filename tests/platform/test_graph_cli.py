@@ -79,6 +79,17 @@ async def test_a_missing_object_is_an_error_naming_it(setpoint_cluster: Any) -> 
     assert 'Service "nope" not found in namespace "default"' in err.decode()
 
 
+async def test_a_mistyped_kind_is_named_as_unknown_with_the_nearest(
+        setpoint_cluster: Any) -> None:
+    """A kind no stack can hold is not reported as its object missing: kubectl get says
+    'the server doesn't have a resource type "..."' (k8s.io/kubectl/pkg/cmd/get), and the
+    nearest kind is offered."""
+    code, _, err = await _run(setpoint_cluster, "graph", "Deploymnt", "web")
+    assert code == 1
+    assert err.decode().strip() == ('Error: no resource type "Deploymnt" among the kinds a '
+                                    "stack can hold: did you mean Deployment?")
+
+
 async def test_png_is_drawn_by_graphviz(setpoint_cluster: Any, k8s: Client,
                                         tmp_path: Path) -> None:
     if shutil.which("dot") is None:
