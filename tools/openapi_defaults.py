@@ -1,4 +1,4 @@
-"""Generate setpoint/cluster/openapi/defaults.json from the Go sources of k8s.io/api.
+"""Generate setpoint/cluster/registry/gomembers.json from the Go sources of k8s.io/api.
 
 openapi-gen (k8s.io/kube-openapi pkg/generators/openapi.go, ``generateDefault`` and
 ``mustEnforceDefault``) gives a struct member a ``default``: the value of its ``+default=``
@@ -245,7 +245,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", action="append", required=True, metavar="MODULE=DIR")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent
-                        / "setpoint" / "cluster" / "openapi" / "defaults.json")
+                        / "setpoint" / "cluster" / "registry" / "gomembers.json")
     args = parser.parse_args()
     table = scan({m: Path(d) for m, _, d in (s.partition("=") for s in args.src)})
     args.out.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")

@@ -5,27 +5,17 @@ the value of its ``+default=`` tag, else the zero value it cannot be without (``
 struct, ``""``/``0``/``false`` for a builtin that is not ``omitempty``), and a slice's items or a
 map's values the same. kube-apiserver 1.32 serves them in OpenAPI v3 only; a ``$ref`` with a
 ``default`` beside it is spelled ``{"allOf": [{"$ref": ...}], "default": ...}``. The
-kubernetes-validate definitions this server starts from have none of them, so ``defaults.json``
-(written by tools/openapi_defaults.py from k8s.io/api v0.32.0) holds them and ``with_defaults``
-puts them back.
+kubernetes-validate definitions this server starts from have none of them, so the registry's
+table of Go members (``registry/gomembers.py``, which fills the same members into the objects
+written) holds them and ``with_defaults`` puts them back.
 """
 
 from __future__ import annotations
 
-import functools
-import json
-from pathlib import Path
 from typing import Any
 
+from setpoint.cluster.registry.gomembers import member_defaults
 from setpoint.machinery.objects import Obj
-
-_DATA = Path(__file__).with_name("defaults.json")
-
-
-@functools.cache
-def _table() -> dict[str, dict[str, dict[str, Any]]]:
-    table: dict[str, dict[str, dict[str, Any]]] = json.loads(_DATA.read_bytes())
-    return table
 
 
 def _defaulted(node: Any, entry: dict[str, Any]) -> Any:
@@ -47,7 +37,7 @@ def _defaulted(node: Any, entry: dict[str, Any]) -> Any:
 
 def with_defaults(definition: str, schema: Obj) -> Obj:
     """``schema`` (the v3 form of ``definition``) with openapi-gen's defaults filled in."""
-    fields = _table().get(definition)
+    fields = member_defaults().get(definition)
     props = schema.get("properties")
     if not fields or not isinstance(props, dict):
         return schema

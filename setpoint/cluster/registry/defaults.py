@@ -17,6 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.registry import gomembers
 from setpoint.cluster.registry.conversion_autoscaling import (
     default_horizontal_pod_autoscaler_v2,
 )
@@ -545,13 +546,15 @@ def apply_defaults(rt: ResourceType, obj: Obj) -> None:
         # pkg/apis/autoscaling/v1/defaults.go defaults minReplicas only (the v2 metrics and
         # behavior defaults belong to v2 objects; v1 has no such fields)
         fn = _hpa_v1
-    if fn is None:
-        return
-    try:
-        fn(obj)
-    except QuantityError as err:
-        raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a '
-                          f"{rt.kind}: {err}") from None
+    if fn is not None:
+        try:
+            fn(obj)
+        except QuantityError as err:
+            raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a '
+                              f"{rt.kind}: {err}") from None
+    # the members decoding into the Go struct gives (the defaulters, which treat an absent
+    # member as Go's zero, wrote theirs first, in the struct's order)
+    gomembers.fill_kind(rt.group, rt.version, rt.kind, obj)
 
 
 # -- create-time status (the strategies' PrepareForCreate) ---------------------------------
@@ -602,6 +605,14 @@ _STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
     ("", "PersistentVolume"): lambda o: {"phase": "Pending", "lastPhaseTransitionTime": _now()},
     ("autoscaling", "HorizontalPodAutoscaler"): lambda o: {"desiredReplicas": 0},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd_status,
+    # strategies that only reset it (``Status = ...Status{}``; gomembers fills its members)
+    ("", "ResourceQuota"): lambda o: {},
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): lambda o: {},
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): lambda o: {},
+    ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: {},
+    ("storage.k8s.io", "VolumeAttachment"): lambda o: {},
+    ("apiregistration.k8s.io", "APIService"): lambda o: {},
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): lambda o: {},
 }
 
 # Kinds whose strategy replaces status on create (kept for callers that ask).
