@@ -630,6 +630,8 @@ def reset_status_on_create(rt: ResourceType, obj: Obj) -> None:
     fn = _STATUS_ON_CREATE.get(key)
     if fn is not None:
         obj["status"] = fn(obj)
+        # encoded from the reset Go struct: with the members it cannot be without
+        gomembers.fill_member(rt.group, rt.version, rt.kind, obj, "status")
     if key == ("", "Namespace"):
         spec = _spec(obj)
         finalizers = list(spec.get("finalizers") or [])

@@ -16,7 +16,6 @@ v0.32.0 and its siblings, serves both the v3 documents and the writes here.
 
 from __future__ import annotations
 
-import copy
 import functools
 import json
 from pathlib import Path
@@ -39,11 +38,17 @@ def member_defaults() -> dict[str, dict[str, dict[str, Any]]]:
     return table
 
 
-class _Member(NamedTuple):
-    name: str
-    default: Any  # _NO_DEFAULT: Go writes nothing of its own when it is absent
-    child: str | None  # the definition of the value, of each item or of each map value
-    shape: str  # "object", "array" or "map"
+class _Plan(NamedTuple):
+    """What ``fill`` does for one definition: the members to give a value when absent (a
+    struct's ``{}`` or a builtin's value), then those to descend into, by shape."""
+
+    values: tuple[tuple[str, Any], ...]
+    objects: tuple[tuple[str, str], ...]
+    arrays: tuple[tuple[str, str], ...]
+    maps: tuple[tuple[str, str], ...]
+
+    def __bool__(self) -> bool:
+        return bool(self.values or self.objects or self.arrays or self.maps)
 
 
 def _ref(schema: Any) -> str | None:
@@ -70,23 +75,33 @@ def _types(schema: dict[str, Any]) -> set[str]:
 
 def _fits(default: Any, schema: dict[str, Any], child: str | None) -> bool:
     """Whether ``default`` is a value of ``schema``: a struct's ``{}`` only for a reference to
-    an object (not metav1.Duration, a struct Go writes as a string), a builtin's zero only
-    for its own JSON type."""
+    an object (not metav1.Duration, a struct Go writes as a string), a builtin's value only
+    of its own JSON type."""
     if isinstance(default, dict):
         target = definitions().raw.get(child or "")
-        return target is not None and "object" in _types(target)
+        return default == {} and target is not None and "object" in _types(target)
     return any(isinstance(default, py) and not (py is int and isinstance(default, bool))
                for name in _types(schema) for py in _SCALARS.get(name, ()))
 
 
+_in_progress: set[str] = set()
+
+
+def _has_work(definition: str) -> bool:
+    # a definition that (indirectly) holds itself counts as having work: its plan is still
+    # being made, and descending into it finds out per object
+    return definition in _in_progress or bool(_plan(definition))
+
+
 @functools.cache
-def _plan(definition: str) -> tuple[_Member, ...]:
-    """The members of ``definition`` to fill or to descend into, computed once each."""
-    _plan_in_progress.add(definition)
+def _plan(definition: str) -> _Plan:
+    """The plan of ``definition``, made once."""
+    _in_progress.add(definition)
     try:
         raw = definitions().raw.get(definition) or {}
         defaults = member_defaults().get(definition, {})
-        members: list[_Member] = []
+        values: list[tuple[str, Any]] = []
+        by_shape: dict[str, list[tuple[str, str]]] = {"object": [], "array": [], "map": []}
         for name, schema in (raw.get("properties") or {}).items():
             if not isinstance(schema, dict):
                 continue
@@ -96,48 +111,40 @@ def _plan(definition: str) -> tuple[_Member, ...]:
             elif child is None and isinstance(schema.get("additionalProperties"), dict):
                 child, shape = _ref(schema["additionalProperties"]), "map"
             default = (defaults.get(name) or {}).get("default", _NO_DEFAULT)
-            if shape != "object" or not _fits(default, schema, child):
-                default = _NO_DEFAULT
-            if child is not None and not _has_work(child):
-                child = None
-            if default is not _NO_DEFAULT or child is not None:
-                members.append(_Member(name, default, child, shape))
-        return tuple(members)
+            if shape == "object" and default is not _NO_DEFAULT and _fits(default, schema,
+                                                                          child):
+                values.append((name, default))
+            if child is not None and _has_work(child):
+                by_shape[shape].append((name, child))
+        return _Plan(tuple(values), tuple(by_shape["object"]), tuple(by_shape["array"]),
+                     tuple(by_shape["map"]))
     finally:
-        _plan_in_progress.discard(definition)
-
-
-_plan_in_progress: set[str] = set()
-
-
-def _has_work(definition: str) -> bool:
-    # a definition that (indirectly) holds itself counts as having work: its plan is still
-    # being made, and descending into it finds out per object
-    return definition in _plan_in_progress or bool(_plan(definition))
+        _in_progress.discard(definition)
 
 
 def fill(obj: Obj, definition: str) -> None:
     """Give ``obj``, an object of ``definition``, the members Go would write though they are
     absent or null (in place; nested structs, list items and map values included)."""
-    for member in _plan(definition):
-        value = obj.get(member.name)
-        if value is None and member.default is not _NO_DEFAULT:
-            value = copy.deepcopy(member.default)
-            obj[member.name] = value
-        if member.child is None or value is None:
-            continue
-        if member.shape == "object":
-            if isinstance(value, dict):
-                fill(value, member.child)
-        elif member.shape == "array":
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, dict):
-                        fill(item, member.child)
-        elif isinstance(value, dict):
-            for item in value.values():
-                if isinstance(item, dict):
-                    fill(item, member.child)
+    values, objects, arrays, maps = _plan(definition)
+    for name, default in values:
+        if obj.get(name) is None:
+            obj[name] = {} if default.__class__ is dict else default
+    for name, child in objects:
+        value = obj.get(name)
+        if value.__class__ is dict:
+            fill(value, child)
+    for name, child in arrays:
+        items = obj.get(name)
+        if items.__class__ is list:
+            for item in items:
+                if item.__class__ is dict:
+                    fill(item, child)
+    for name, child in maps:
+        entries = obj.get(name)
+        if entries.__class__ is dict:
+            for item in entries.values():
+                if item.__class__ is dict:
+                    fill(item, child)
 
 
 def fill_kind(group: str, version: str, kind: str, obj: Obj) -> None:
@@ -147,4 +154,21 @@ def fill_kind(group: str, version: str, kind: str, obj: Obj) -> None:
         fill(obj, definition)
 
 
-__all__ = ["fill", "fill_kind", "member_defaults"]
+def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> None:
+    """``fill`` for one member of an object of a built-in kind: what a strategy set after
+    the object was decoded (a status it reset)."""
+    definition = definitions().name_for_kind(group, version, kind)
+    if definition is None:
+        return
+    values, objects, _, _ = _plan(definition)
+    if obj.get(member) is None:
+        for name, default in values:
+            if name == member:
+                obj[member] = {} if default.__class__ is dict else default
+    value = obj.get(member)
+    for name, child in objects:
+        if name == member and value.__class__ is dict:
+            fill(value, child)
+
+
+__all__ = ["fill", "fill_kind", "fill_member", "member_defaults"]

@@ -11,7 +11,7 @@ import datetime
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
-from setpoint.cluster.registry import defaults, fieldlabels, gomembers, templategeneration, validation
+from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
@@ -225,9 +225,7 @@ class Strategy:
         every object it decodes (each read and watch event, a write's answer, a dry run's
         ``copyInto`` in registry/generic/registry/dryrun.go), so a default that depends on
         what the strategy set after the request's own defaulting shows from the write's
-        answer on. Stored as it will be read, here: with the members Go writes though the
-        strategy left them out (the ``status: {}`` a PrepareForCreate resets to)."""
-        gomembers.fill_kind(rt.group, rt.version, rt.kind, obj)
+        answer on. Stored as it will be read, here; nothing for most kinds."""
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         """``WarningsOnCreate``: what a valid new object draws (none for most kinds)."""
@@ -345,7 +343,6 @@ class JobStrategy(WorkloadStrategy):
     Job's own (when it has none) once the stored Job is decoded with SetDefaults_Job."""
 
     def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
-        super().decoded_from_storage(rt, obj)
         defaults.job_labels_from_template(obj)
 
 
