@@ -9,6 +9,8 @@ for pointers, slices, maps and interfaces, and nothing for the types with their 
 schema (metav1.Time, MicroTime, IntOrString, Quantity). A slice's items and a map's values get
 the same, as never omitempty. kube-openapi serves defaults in OpenAPI v3 only (the v2 document
 is built with them pruned), and a ``$ref`` with a default beside it is wrapped in ``allOf``.
+A non-pointer metav1.Time or MicroTime member is marked ``x-go-null-when-zero`` (Go writes it
+as ``null``; setpoint/cluster/registry/gomembers.py fills it, the OpenAPI documents skip it).
 
 Usage: ``.venv/bin/python tools/openapi_defaults.py --src k8s.io/api=DIR --src
 k8s.io/apimachinery=DIR --src k8s.io/apiextensions-apiserver=DIR --src k8s.io/kube-aggregator=DIR
@@ -33,6 +35,11 @@ _IMPORT = re.compile(r'^\s*(?:import\s+)?(\w+)?\s*"([^"]+)"\s*$')
 _ZERO = {"string": "", "bool": False, "int": 0, "int32": 0, "int64": 0, "uint": 0,
          "uint32": 0, "uint64": 0, "float32": 0, "float64": 0, "byte": 0}
 _NONE = object()  # no default
+# a non-pointer metav1.Time or MicroTime has no OpenAPI default, but Go always writes it, as
+# null when zero (its MarshalJSON; omitempty never omits a struct): gomembers fills these
+_WRITTEN_AS_NULL = {"k8s.io/apimachinery/pkg/apis/meta/v1.Time",
+                    "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime"}
+NULL_WHEN_ZERO = "x-go-null-when-zero"  # (read by setpoint/cluster/registry/gomembers.py)
 # apimachinery types whose Go shape does not say what openapi-gen makes of them: those with
 # their own OpenAPI schema (OpenAPISchemaType) get no default, Duration's is ``{}``
 _FOREIGN: dict[str, Any] = {
@@ -187,6 +194,8 @@ def _property(prop: str, raw: str, omit_empty: bool, comments: list[str], packag
     entry = _element_entry(expr, type_default, named)
     if value is not _NONE:
         entry["default"] = value
+    if expr in _WRITTEN_AS_NULL:
+        entry[NULL_WHEN_ZERO] = True
     return entry
 
 

@@ -4,11 +4,13 @@ kube-apiserver decodes a body into the kind's Go struct and encodes the struct i
 what JSON lacks comes back as Go's ``encoding/json`` writes it: a non-pointer struct member
 always (``omitempty`` never omits a struct: a Deployment's ``status: {}``, an EndpointSlice
 endpoint's ``conditions: {}``), a builtin member that is not ``omitempty`` as its zero value
-(a StatefulSet's ``serviceName: ""``, a VolumeAttachment's ``attached: false``), each inside
-the structs it belongs to. defaulter-gen's ``+default=`` tags fill the same members with their
-tag's value (a ServicePort's ``protocol: TCP``).
+(a StatefulSet's ``serviceName: ""``, a VolumeAttachment's ``attached: false``), a
+non-pointer metav1.Time or MicroTime as ``null`` when zero (an Event's ``eventTime``, a
+template's ``creationTimestamp``), each inside the structs it belongs to. defaulter-gen's
+``+default=`` tags fill the same members with their tag's value (a ServicePort's
+``protocol: TCP``).
 
-openapi-gen records exactly these as the OpenAPI v3 ``default`` of each member
+openapi-gen records all but the times as the OpenAPI v3 ``default`` of each member
 (k8s.io/kube-openapi pkg/generators/openapi.go ``mustEnforceDefault``), so one table,
 ``gomembers.json``, written by tools/openapi_defaults.py from the Go sources of k8s.io/api
 v0.32.0 and its siblings, serves both the v3 documents and the writes here.
@@ -27,6 +29,7 @@ from setpoint.machinery.schema import definitions
 _DATA = Path(__file__).with_name("gomembers.json")
 _REF_PREFIXES = ("#/$defs/", "#/definitions/")
 _NO_DEFAULT = object()
+NULL_WHEN_ZERO = "x-go-null-when-zero"  # (tools/openapi_defaults.py marks them so)
 _SCALARS: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,),
                                          "integer": (int,), "number": (int, float)}
 
@@ -43,12 +46,13 @@ class _Plan(NamedTuple):
     struct's ``{}`` or a builtin's value), then those to descend into, by shape."""
 
     values: tuple[tuple[str, Any], ...]
+    nulls: tuple[str, ...]  # the non-pointer times: written as null when zero
     objects: tuple[tuple[str, str], ...]
     arrays: tuple[tuple[str, str], ...]
     maps: tuple[tuple[str, str], ...]
 
     def __bool__(self) -> bool:
-        return bool(self.values or self.objects or self.arrays or self.maps)
+        return bool(self.values or self.nulls or self.objects or self.arrays or self.maps)
 
 
 def _ref(schema: Any) -> str | None:
@@ -101,6 +105,7 @@ def _plan(definition: str) -> _Plan:
         raw = definitions().raw.get(definition) or {}
         defaults = member_defaults().get(definition, {})
         values: list[tuple[str, Any]] = []
+        nulls: list[str] = []
         by_shape: dict[str, list[tuple[str, str]]] = {"object": [], "array": [], "map": []}
         for name, schema in (raw.get("properties") or {}).items():
             if not isinstance(schema, dict):
@@ -110,14 +115,17 @@ def _plan(definition: str) -> _Plan:
                 child, shape = _ref(schema["items"]), "array"
             elif child is None and isinstance(schema.get("additionalProperties"), dict):
                 child, shape = _ref(schema["additionalProperties"]), "map"
-            default = (defaults.get(name) or {}).get("default", _NO_DEFAULT)
+            entry = defaults.get(name) or {}
+            default = entry.get("default", _NO_DEFAULT)
+            if entry.get(NULL_WHEN_ZERO):
+                nulls.append(name)
             if shape == "object" and default is not _NO_DEFAULT and _fits(default, schema,
                                                                           child):
                 values.append((name, default))
             if child is not None and _has_work(child):
                 by_shape[shape].append((name, child))
-        return _Plan(tuple(values), tuple(by_shape["object"]), tuple(by_shape["array"]),
-                     tuple(by_shape["map"]))
+        return _Plan(tuple(values), tuple(nulls), tuple(by_shape["object"]),
+                     tuple(by_shape["array"]), tuple(by_shape["map"]))
     finally:
         _in_progress.discard(definition)
 
@@ -125,10 +133,13 @@ def _plan(definition: str) -> _Plan:
 def fill(obj: Obj, definition: str) -> None:
     """Give ``obj``, an object of ``definition``, the members Go would write though they are
     absent or null (in place; nested structs, list items and map values included)."""
-    values, objects, arrays, maps = _plan(definition)
+    values, nulls, objects, arrays, maps = _plan(definition)
     for name, default in values:
         if obj.get(name) is None:
             obj[name] = {} if default.__class__ is dict else default
+    for name in nulls:
+        if name not in obj:
+            obj[name] = None
     for name, child in objects:
         value = obj.get(name)
         if value.__class__ is dict:
@@ -160,7 +171,7 @@ def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> N
     definition = definitions().name_for_kind(group, version, kind)
     if definition is None:
         return
-    values, objects, _, _ = _plan(definition)
+    values, _, objects, _, _ = _plan(definition)
     if obj.get(member) is None:
         for name, default in values:
             if name == member:

@@ -120,10 +120,6 @@ CASES: list[tuple[str, str, dict[str, Any], dict[tuple[str, str], int]]] = [
      {**{(f"spec.rules[0].nonResourceRules[0].nonResourceURLs[{i}]", INV): 1
          for i in range(6)},
       ("spec.rules[0].nonResourceRules[1].nonResourceURLs", INV): 1}),
-    # ValidateFlowSchemaStatus
-    ("fs-status", FLOW_SCHEMAS, {**schema("fs-status"), "status": {"conditions": [
-        {"type": "Dangling", "status": "True"}, {"type": "Dangling"}, {"status": "x"}]}},
-     {("status.conditions[1].type", DUP): 1, ("status.conditions[2].type", REQ): 1}),
     # ValidatePriorityLevelConfigurationSpec
     ("pl-no-spec", LEVELS, {"metadata": {"name": "pl-no-spec"}}, {("spec.type", UNSUP): 1}),
     ("pl-limited-missing", LEVELS,
@@ -169,6 +165,24 @@ def test_flowcontrol_create_is_validated(kube: Kube, case: str, path: str,
                                          body: dict[str, Any],
                                          causes: dict[tuple[str, str], int]) -> None:
     assert kube.reject("POST", path, body) == Counter(causes)
+
+
+def test_flow_schema_status_is_reset_on_create_and_validated_on_its_endpoint(kube: Kube) -> None:
+    """PrepareForCreate resets the status (pkg/registry/flowcontrol/flowschema/strategy.go:
+    ``fl.Status = flowcontrol.FlowSchemaStatus{}``, written ``{}``); a /status write meets
+    ValidateFlowSchemaStatusUpdate, which is ValidateFlowSchemaStatus."""
+    conditions = [{"type": "Dangling", "status": "True"}, {"type": "Dangling"}, {"status": "x"}]
+    status, created = kube.call("POST", FLOW_SCHEMAS,
+                                {**schema("fs-status"), "status": {"conditions": conditions}})
+    assert (status, created["status"]) == (201, {}), created
+    try:
+        # (a patch: the APF configuration controller may have written the status already)
+        assert kube.reject("PATCH", f"{FLOW_SCHEMAS}/fs-status/status",
+                           {"status": {"conditions": conditions}},
+                           "application/merge-patch+json") == Counter({
+            ("status.conditions[1].type", DUP): 1, ("status.conditions[2].type", REQ): 1})
+    finally:
+        kube.call("DELETE", f"{FLOW_SCHEMAS}/fs-status")
 
 
 def test_flow_schema_without_spec_is_gos_422(kube: Kube) -> None:
