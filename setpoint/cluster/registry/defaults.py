@@ -609,8 +609,6 @@ _STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
     ("", "ResourceQuota"): lambda o: {},
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): lambda o: {},
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): lambda o: {},
-    ("certificates.k8s.io", "CertificateSigningRequest"): lambda o: {},
-    ("storage.k8s.io", "VolumeAttachment"): lambda o: {},
     ("apiregistration.k8s.io", "APIService"): lambda o: {},
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): lambda o: {},
 }
