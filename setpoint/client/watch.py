@@ -51,6 +51,29 @@ class WatchDecodeError(ClientError):
 StreamOpener = Callable[[], AbstractAsyncContextManager[StreamResponse]]
 
 
+def split_lines(pending: bytearray, chunk: bytes) -> list[bytes]:
+    """The whole non-blank lines that ``chunk`` completes after ``pending`` (the bytes of a
+    line begun in earlier chunks), which is left holding the unfinished rest.
+
+    The server mostly sends a chunk of whole event lines: those are split from the chunk in
+    one call, with no copy through the buffer (a watch event is parsed once, from its own
+    bytes); a chunk without a newline only grows ``pending``, so an object larger than a
+    chunk is copied once, when its line ends.
+    """
+    if b"\n" not in chunk:
+        pending += chunk
+        return []
+    if pending:
+        pending += chunk
+        data = bytes(pending)
+        pending.clear()
+    else:
+        data = chunk
+    *lines, rest = data.split(b"\n")
+    pending += rest
+    return [line for line in lines if line.strip()]
+
+
 class Watch(Generic[T]):
     """An async iterator of :class:`WatchEvent`, and an async context manager that closes
     the stream.
@@ -108,14 +131,8 @@ class Watch(Generic[T]):
             buffer = bytearray()
             try:
                 async for chunk in resp.content.iter_any():
-                    buffer += chunk
-                    start = 0
-                    while (end := buffer.find(b"\n", start)) >= 0:
-                        line = bytes(buffer[start:end])
-                        start = end + 1
-                        if line.strip():
-                            yield self._event(line)
-                    del buffer[:start]
+                    for line in split_lines(buffer, chunk):
+                        yield self._event(line)
             except Exception as exc:
                 if not isinstance(exc, failures()):
                     raise
