@@ -14,7 +14,7 @@ drops, as client-go's watcher does: the caller watches again from :attr:`resourc
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -51,24 +51,24 @@ class WatchDecodeError(ClientError):
 StreamOpener = Callable[[], AbstractAsyncContextManager[StreamResponse]]
 
 
-def split_lines(pending: bytearray, chunk: bytes) -> list[bytes]:
+def split_lines(pending: bytearray, chunk: bytes) -> Sequence[bytes]:
     """The whole non-blank lines that ``chunk`` completes after ``pending`` (the bytes of a
     line begun in earlier chunks), which is left holding the unfinished rest.
 
-    The server mostly sends a chunk of whole event lines: those are split from the chunk in
-    one call, with no copy through the buffer (a watch event is parsed once, from its own
-    bytes); a chunk without a newline only grows ``pending``, so an object larger than a
-    chunk is copied once, when its line ends.
+    The server mostly sends each event in a chunk of its own: that chunk is the line
+    (orjson reads past the newline ending it), with no copy through the buffer; a chunk
+    without a newline only grows ``pending``, so an object larger than a chunk is copied
+    once, when its line ends.
     """
-    if b"\n" not in chunk:
+    end = chunk.find(b"\n")
+    if end < 0:
         pending += chunk
-        return []
-    if pending:
-        pending += chunk
-        data = bytes(pending)
-        pending.clear()
-    else:
-        data = chunk
+        return ()
+    if not pending and end == len(chunk) - 1:
+        return (chunk,) if chunk.strip() else ()
+    pending += chunk
+    data = bytes(pending)
+    pending.clear()
     *lines, rest = data.split(b"\n")
     pending += rest
     return [line for line in lines if line.strip()]
