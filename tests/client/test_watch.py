@@ -156,7 +156,7 @@ async def test_leaving_a_watch_early_frees_its_connection(
 def _lines_through_the_buffer(chunks: list[bytes]) -> tuple[list[bytes], bytes]:
     """The watch's former reading, every chunk appended to a buffer and each line copied
     out of it: what ``split_lines`` must give, line for line."""
-    buffer, lines = bytearray(), []
+    buffer, lines = bytearray(), list[bytes]()
     for chunk in chunks:
         buffer += chunk
         start = 0
@@ -180,7 +180,7 @@ def test_split_lines_gives_the_lines_the_buffer_gave_however_the_stream_is_cut(
     chunks = [stream[i:i + cut] for i in range(0, len(stream), cut)]
     # whole lines per chunk (the common case) as well as lines cut anywhere
     for given in (chunks, [e + b"\n" for e in events], [stream + b"\n", b"\n\n"]):
-        pending, lines = bytearray(), []
+        pending, lines = bytearray(), list[bytes]()
         for chunk in given:
             lines += split_lines(pending, chunk)
         # a line whole in its chunk keeps its newline, which JSON reads as whitespace
