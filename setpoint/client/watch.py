@@ -14,7 +14,7 @@ drops, as client-go's watcher does: the caller watches again from :attr:`resourc
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -49,6 +49,29 @@ class WatchDecodeError(ClientError):
 
 
 StreamOpener = Callable[[], AbstractAsyncContextManager[StreamResponse]]
+
+
+def split_lines(pending: bytearray, chunk: bytes) -> Sequence[bytes]:
+    """The whole non-blank lines that ``chunk`` completes after ``pending`` (the bytes of a
+    line begun in earlier chunks), which is left holding the unfinished rest.
+
+    The server mostly sends each event in a chunk of its own: that chunk is the line
+    (orjson reads past the newline ending it), with no copy through the buffer; a chunk
+    without a newline only grows ``pending``, so an object larger than a chunk is copied
+    once, when its line ends.
+    """
+    end = chunk.find(b"\n")
+    if end < 0:
+        pending += chunk
+        return ()
+    if not pending and end == len(chunk) - 1:
+        return (chunk,) if chunk.strip() else ()
+    pending += chunk
+    data = bytes(pending)
+    pending.clear()
+    *lines, rest = data.split(b"\n")
+    pending += rest
+    return [line for line in lines if line.strip()]
 
 
 class Watch(Generic[T]):
@@ -108,14 +131,8 @@ class Watch(Generic[T]):
             buffer = bytearray()
             try:
                 async for chunk in resp.content.iter_any():
-                    buffer += chunk
-                    start = 0
-                    while (end := buffer.find(b"\n", start)) >= 0:
-                        line = bytes(buffer[start:end])
-                        start = end + 1
-                        if line.strip():
-                            yield self._event(line)
-                    del buffer[:start]
+                    for line in split_lines(buffer, chunk):
+                        yield self._event(line)
             except Exception as exc:
                 if not isinstance(exc, failures()):
                     raise

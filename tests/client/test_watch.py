@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from setpoint.client import Client, ExpiredError, GoneError, Kind, WatchEvent
+from setpoint.client.watch import split_lines
 from tests.client.fakeapi import FakeApi
 from tests.client.test_crud import Meta, Widget
 
@@ -150,3 +151,38 @@ async def test_leaving_a_watch_early_frees_its_connection(
         # with one connection in the pool, this would wait forever on a leaked stream
         got = await asyncio.wait_for(client.get(CM, "a", namespace="team-a"), 30)
     assert got["metadata"]["name"] == "a"
+
+
+def _lines_through_the_buffer(chunks: list[bytes]) -> tuple[list[bytes], bytes]:
+    """The watch's former reading, every chunk appended to a buffer and each line copied
+    out of it: what ``split_lines`` must give, line for line."""
+    buffer, lines = bytearray(), list[bytes]()
+    for chunk in chunks:
+        buffer += chunk
+        start = 0
+        while (end := buffer.find(b"\n", start)) >= 0:
+            line = bytes(buffer[start:end])
+            start = end + 1
+            if line.strip():
+                lines.append(line)
+        del buffer[:start]
+    return lines, bytes(buffer)
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3, 7, 16, 64, 1000])
+def test_split_lines_gives_the_lines_the_buffer_gave_however_the_stream_is_cut(
+    cut: int,
+) -> None:
+    events = [b'{"type":"ADDED","object":{"metadata":{"name":"a"}}}',
+              b"", b"  ", b'{"type":"MODIFIED","object":{"data":{"k":"v\\n"}}}',
+              b'{"type":"DELETED","object":{}}\r', b'{"type":"BOOKMARK"']
+    stream = b"\n".join(events)
+    chunks = [stream[i:i + cut] for i in range(0, len(stream), cut)]
+    # whole lines per chunk (the common case) as well as lines cut anywhere
+    for given in (chunks, [e + b"\n" for e in events], [stream + b"\n", b"\n\n"]):
+        pending, lines = bytearray(), list[bytes]()
+        for chunk in given:
+            lines += split_lines(pending, chunk)
+        # a line whole in its chunk keeps its newline, which JSON reads as whitespace
+        assert ([line.removesuffix(b"\n") for line in lines], bytes(pending)) \
+            == _lines_through_the_buffer(given)
