@@ -11,12 +11,11 @@ schema. Custom resources' ``metadata`` goes through the same check (:func:`check
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.cluster.serializer.decodelimits import JSON_STRING
 from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
-from setpoint.cluster.serializer.gotime import rfc3339_error, rfc3339_utc
+from setpoint.cluster.serializer.rfc3339 import rfc3339_error, rfc3339_micro_utc, rfc3339_utc
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
 from setpoint.machinery.schema import Schema, definitions
@@ -383,27 +382,22 @@ _MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{
 
 def _normalized_time(value: str, schema: Schema) -> str:
     """A timestamp as Go writes it back: metav1.Time in UTC whole seconds, metav1.MicroTime
-    in UTC with six fraction digits. MicroTime insists on exactly six digits on input."""
-    micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
-    if micro and not _MICRO_TIME.match(value):
-        raise _TypeMismatch(
-            f'parsing time "{value}" as "2006-01-02T15:04:05.000000Z07:00": cannot parse '
-            f'"{value[19:]}" as ".000000"')
+    in UTC with six fraction digits (its layout insists on exactly six on input). Go's own
+    parser, element by element: a month 13 or a February 30 is its error too, and it takes
+    what a pattern would not (a one-digit hour, a comma before a fraction)."""
     if not value:
         return value
-    if not micro:
-        # Go's own parser, element by element: a month 13 or a February 30 is its error too,
-        # and it takes what a pattern would not (a one-digit hour, a comma before a fraction)
-        problem = rfc3339_error(value)
-        if problem is not None:
-            raise _TypeMismatch(problem)
-        if value.endswith("Z") and "." not in value and _TIME.match(value):
+    micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    problem = rfc3339_error(value, micro=micro)
+    if problem is not None:
+        raise _TypeMismatch(problem)
+    if micro:
+        if value.endswith("Z") and _MICRO_TIME.match(value):
             return value  # already canonical
-        return rfc3339_utc(value)
-    if value.endswith("Z"):
+        return rfc3339_micro_utc(value)
+    if value.endswith("Z") and "." not in value and _TIME.match(value):
         return value  # already canonical
-    moment = datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return rfc3339_utc(value)
 
 
 def _struct_name(schema: Schema, outer: str) -> str:

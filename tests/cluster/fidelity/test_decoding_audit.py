@@ -280,3 +280,45 @@ def test_a_time_go_cannot_parse_is_its_parse_error(kube: Kube, value: str,
     assert (status, out["message"]) == (
         400, 'ConfigMap in version "v1" cannot be handled as a ConfigMap: parsing time '
              f'"{value}"{" " if problem.startswith("as") else ""}{problem}')
+
+
+_MICRO = "2006-01-02T15:04:05.000000Z07:00"
+
+
+@pytest.mark.parametrize(("value", "problem"), [
+    ("2024-01-02T10:00:00Z", f'as "{_MICRO}": cannot parse "Z" as ".000000"'),
+    ("2024-01-02T10:00:00.12345Z", f'as "{_MICRO}": cannot parse ".12345Z" as ".000000"'),
+    ("2024-01-02T10:00:00.1234567Z", f'as "{_MICRO}": cannot parse "7Z" as "Z07:00"'),
+    ("2024-13-02T10:00:00.000000Z", ": month out of range"),
+    ("2024-02-30T10:00:00.000000+01:00", ": day out of range"),
+])
+def test_a_micro_time_go_cannot_parse_is_its_parse_error(kube: Kube, value: str,
+                                                         problem: str) -> None:
+    """metav1.MicroTime UnmarshalJSON (apimachinery pkg/apis/meta/v1/micro_time.go) is
+    time.Parse(RFC3339Micro, ...): exactly six fraction digits (format.go stdFracSecond0),
+    then the same range checks as any layout."""
+    status, out = _send(kube, "POST", "/apis/events.k8s.io/v1/namespaces/default/events",
+                        '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":'
+                        '{"name":"decode-micro"},"reportingController":"a.io/b",'
+                        '"reportingInstance":"i","action":"A","reason":"R","type":"Normal",'
+                        f'"regarding":{{"kind":"Pod","name":"p"}},"eventTime":"{value}"}}')
+    assert (status, out["message"]) == (
+        400, 'Event in version "v1" cannot be handled as a Event: parsing time '
+             f'"{value}"{" " if problem.startswith("as") else ""}{problem}')
+
+
+def test_a_micro_time_with_an_offset_is_written_back_in_utc(kube: Kube) -> None:
+    """A MicroTime Go parses is written back in UTC with six digits (micro_time.go
+    MarshalJSON: ``UTC().Format(RFC3339Micro)``), a comma before the fraction taken as a
+    period."""
+    path = "/apis/events.k8s.io/v1/namespaces/default/events"
+    status, out = _send(kube, "POST", path,
+                        '{"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":'
+                        '{"name":"decode-micro-utc"},"reportingController":"a.io/b",'
+                        '"reportingInstance":"i","action":"A","reason":"R","type":"Normal",'
+                        '"regarding":{"kind":"Pod","name":"p"},'
+                        '"eventTime":"2024-01-02T11:00:00,123456+01:00"}')
+    try:
+        assert (status, out["eventTime"]) == (201, "2024-01-02T10:00:00.123456Z"), out
+    finally:
+        kube.http.delete(f"{path}/decode-micro-utc")
