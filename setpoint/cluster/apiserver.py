@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from setpoint.cluster.admission import (
+    certificates,
     crd,
     csrrequestor,
     lifecycle,
@@ -90,7 +91,7 @@ class APIServer:
 
     controllers: BuiltinControllers  # once started
 
-    def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"",
+    def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"", ca_key_pem: bytes = b"",
                  tokens: TokenIssuer | None = None,
                  service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR,
                  front_proxy: FrontProxy | None = None) -> None:
@@ -106,6 +107,7 @@ class APIServer:
         self.rest = REST(self.store, self.registry, lambda rt: self.custom.schema_for(rt))
         self.custom = CustomResources(self.store, self.registry, self.rest)
         self.ca_pem = ca_pem
+        self.ca_key_pem = ca_key_pem  # signs CSRs (none: no CSR signing controller)
         self.front_proxy = front_proxy
         # kube-aggregator: APIServices with a Service are proxied to their backends
         self.aggregator = Aggregator(self.store, front_proxy)
@@ -136,7 +138,12 @@ class APIServer:
             csrrequestor.record_requesting_user,
         ])
         # and the validating ones, before the validating webhooks
-        self.rest.validating_admission.append(priorityclasses.PriorityClassDefault(self.store))
+        self.rest.validating_admission.extend([
+            priorityclasses.PriorityClassDefault(self.store),
+            certificates.CertificateApproval(self.authorizer),
+            certificates.CertificateSigning(self.authorizer),
+            certificates.certificate_subject_restriction,
+        ])
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
         resourcequota.ResourceQuotaAdmission(
             self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,
@@ -164,7 +171,7 @@ class APIServer:
 
         self.custom.restore()
         self.controllers = controllers.start_all(
-            self.store, self.rest, self.registry, ca_pem=self.ca_pem,
+            self.store, self.rest, self.registry, ca_pem=self.ca_pem, ca_key_pem=self.ca_key_pem,
             aggregator_transport=self.aggregator.transport,
             authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy),
             issuer=self.tokens)

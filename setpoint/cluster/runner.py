@@ -75,7 +75,7 @@ async def serve(
              "kubernetes.default.svc"]
     certs = ensure_certs(secrets_dir, sorted(set(hosts)))
     token = _token_for(secrets_dir)
-    api = APIServer(data, ca_pem=certs.ca_pem,
+    api = APIServer(data, ca_pem=certs.ca_pem, ca_key_pem=certs.ca_key_pem,
                     tokens=TokenIssuer.load_or_create(secrets_dir),
                     front_proxy=ensure_front_proxy(secrets_dir),
                     **({"service_cluster_ip_range": service_cluster_ip_range}

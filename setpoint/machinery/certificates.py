@@ -27,6 +27,7 @@ class Certificates:
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes
+    ca_key_pem: bytes = b""  # for whoever signs more with the CA (the API server's CSR signer)
 
 
 def _san(host: str) -> x509.GeneralName:
@@ -76,4 +77,7 @@ def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
         cert_pem=cert.public_bytes(serialization.Encoding.PEM),
         key_pem=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                   serialization.NoEncryption()),
+        ca_key_pem=ca_key.private_bytes(serialization.Encoding.PEM,
+                                        serialization.PrivateFormat.PKCS8,
+                                        serialization.NoEncryption()),
     )

@@ -7,6 +7,8 @@ They stand in for the kube-controller-manager controllers a cluster cannot work 
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, ``resourcequota``
 (ResourceQuota status), and the
 aggregator's ``apiservice-available`` (APIService status), and three of kube-apiserver's own:
+``csrsigning`` (approved
+CertificateSigningRequests of the built-in signers signed with the cluster's CA),
 ``autoregister`` (the local APIServices), ``cluster_authentication_trust_controller`` and
 the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``).
 Each listens to the store and works through the server's internal REST storage, never over HTTP.
@@ -21,6 +23,7 @@ from setpoint.cluster.controllers.apiservice_available import APIServiceAvailabl
 from setpoint.cluster.controllers.autoregister import AutoRegister
 from setpoint.cluster.controllers.clusterauthenticationtrust import ClusterAuthenticationTrust
 from setpoint.cluster.controllers.clusterroleaggregation import ClusterRoleAggregation
+from setpoint.cluster.controllers.csrsigning import CSRSigningController
 from setpoint.cluster.controllers.flowschemastatus import FlowSchemaStatus
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from setpoint.cluster.storage import Store
 
 __all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
-           "ClusterAuthenticationTrust", "ClusterRoleAggregation",
+           "CSRSigningController", "ClusterAuthenticationTrust", "ClusterRoleAggregation",
            "GarbageCollector", "NamespaceController", "ResourceQuotaController",
            "RootCAPublisher",
            "ServiceAccountsController", "start_all"]
@@ -58,6 +61,7 @@ class BuiltinControllers:
     tokens: TokensController
     flow_schema_status: FlowSchemaStatus
     resource_quota: ResourceQuotaController
+    csr_signing: CSRSigningController | None = None
 
     def shutdown(self) -> None:
         """Stop every controller's work queue."""
@@ -66,11 +70,13 @@ class BuiltinControllers:
                            self.autoregister, self.authentication_trust, self.tokens,
                            self.flow_schema_status, self.resource_quota):
             controller.queue.shutdown()
+        if self.csr_signing is not None:
+            self.csr_signing.queue.shutdown()
         self.apiservice_available.shutdown()
 
 
 def start_all(store: Store, rest: REST, registry: Registry, *,
-              ca_pem: bytes, aggregator_transport: ProxyTransport,
+              ca_pem: bytes, ca_key_pem: bytes = b"", aggregator_transport: ProxyTransport,
               authentication_data: dict[str, str], issuer: TokenIssuer) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
@@ -100,6 +106,9 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
             store, rest, resource("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")),
         resource_quota=ResourceQuotaController(
             store, rest, resource("", "v1", "resourcequotas"), registry),
+        csr_signing=CSRSigningController(
+            store, rest, resource("certificates.k8s.io", "v1", "certificatesigningrequests"),
+            ca_pem, ca_key_pem) if ca_key_pem else None,
     )
     controllers.service_accounts.start()
     controllers.root_ca.start()
@@ -109,5 +118,7 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.apiservice_available.start()
     controllers.tokens.start()
     controllers.resource_quota.start()
+    if controllers.csr_signing is not None:
+        controllers.csr_signing.start()
     # autoregister starts once the server serves: APIServer.post_start
     return controllers

@@ -105,6 +105,15 @@ class Request:
         client = self._scope.get("client")
         return str(client[0]) if client else ""
 
+    @property
+    def client_certificate(self) -> bytes | None:
+        """The DER certificate the client presented in the TLS handshake (verified against
+        the listener's CA by then), or None."""
+        connection = self._scope.get(CONNECTION_KEY)
+        transport = getattr(connection, "transport", None)
+        ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
+        return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+
     def hijack(self) -> Hijacked:
         """Take the connection from the HTTP layer, as Go's ``http.Hijacker`` does for the
         apiserver's upgrade-aware proxy: uvicorn writes nothing more on it, and what the

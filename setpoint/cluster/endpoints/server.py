@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from setpoint.cluster.apiextensions.customresources import terminating
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
+from setpoint.cluster.authentication.x509 import user_of_certificate
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes
@@ -187,8 +188,13 @@ class Handler:
         if self.token is None or request.path in PUBLIC_PATHS:
             request.user = reviews.ADMIN_USER
             return
+        # kube-apiserver's union authenticator asks the x509 one before the token ones
+        certificate = request.client_certificate
+        if certificate is not None:
+            request.user = user_of_certificate(certificate)
+            request.authenticated = request.user is not None
         header = request.headers.get("authorization", "")
-        if header.startswith("Bearer "):
+        if request.user is None and header.startswith("Bearer "):
             presented = header[7:].strip()
             if hmac.compare_digest(presented.encode(), self.token):
                 request.user = reviews.ADMIN_USER

@@ -71,9 +71,9 @@ class Attributes(NamedTuple):
     """What a built-in admission plugin is told of a write (k8s.io/apiserver/pkg/admission
     ``Attributes``): the operation, the resource, the object and the stored one, and the
     requesting user (``GetUserInfo``; None for the server's own writes), whether it is a dry
-    run (``IsDryRun``) and its subresource (``GetSubresource``; those two told only to the
-    plugins that run last). (A named tuple: immutable, and built for every write at a
-    fraction of a frozen dataclass's cost.)"""
+    run (``IsDryRun``) and its subresource (``GetSubresource``; those two told to the
+    validating plugins of an update and to the plugins that run last). (A named tuple:
+    immutable, and built for every write at a fraction of a frozen dataclass's cost.)"""
 
     operation: str  # CREATE or UPDATE
     rt: ResourceType

@@ -303,7 +303,8 @@ class GenericStore:
         rt.strategy.decoded_from_storage(rt, obj)
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
             warnings += rt.strategy.warnings_on_update(rt, obj, old)
-        self._validate_admission(Attributes("UPDATE", rt, obj, old, opts.user))
+        self._validate_admission(Attributes("UPDATE", rt, obj, old, opts.user, opts.dry_run,
+                                            subresource))
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options, warnings=warnings)
         current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)

@@ -1,0 +1,124 @@
+"""The certificates admission plugins: CertificateApproval, CertificateSigning and
+CertificateSubjectRestriction (k8s.io/kubernetes plugin/pkg/admission/certificates).
+
+Approving a CertificateSigningRequest (its ``approval`` subresource) takes ``approve``, and
+setting ``status.certificate`` through ``status`` takes ``sign``, on the ``signers`` resource
+of ``certificates.k8s.io`` named by the request's signerName or by ``<domain>/*``
+(certificates/util.go ``IsAuthorizedForSignerName``); both judge the stored object, so a
+write cannot change the signer it is judged by. A ``kubernetes.io/kube-apiserver-client``
+request may not ask for the ``system:masters`` group (subjectrestriction/admission.go).
+The server's own writes (no user: the signing controller) pass.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING
+
+from cryptography import x509
+from cryptography.x509.oid import NameOID
+
+from setpoint.cluster.authorization.rbac import Attributes as AuthorizationAttributes
+from setpoint.cluster.registry.admissionpoints import Attributes
+from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.authorization.rbac import Authorizer
+
+GROUP = "certificates.k8s.io"
+RESOURCE = "certificatesigningrequests"
+KUBE_APISERVER_CLIENT = "kubernetes.io/kube-apiserver-client"
+MASTERS = "system:masters"
+
+
+def _is_csr(attributes: Attributes) -> bool:
+    return (attributes.rt.group, attributes.rt.resource) == (GROUP, RESOURCE)
+
+
+def _forbidden(attributes: Attributes, reason: str) -> errors.StatusError:
+    # admission.NewForbidden: the resource and the object's name
+    name = (attributes.obj.get("metadata") or {}).get("name") or ""
+    return errors.forbidden(RESOURCE, name, reason, GROUP)
+
+
+def _signer_name(obj: Obj) -> str:
+    spec = obj.get("spec")
+    return str(spec.get("signerName") or "") if isinstance(spec, dict) else ""
+
+
+class SignerAuthorization:
+    """``IsAuthorizedForSignerName``: the verb on the signer, else on its domain's ``/*``."""
+
+    def __init__(self, authorizer: Authorizer) -> None:
+        self._authorizer = authorizer
+
+    def allowed(self, user: Obj, verb: str, signer_name: str) -> bool:
+        for name in (signer_name, signer_name.split("/")[0] + "/*"):
+            attrs = AuthorizationAttributes(verb, resource="signers", group=GROUP,
+                                            version="*", name=name)
+            if self._authorizer.decide(user, attrs)[0]:
+                return True
+        return False
+
+
+class CertificateApproval(SignerAuthorization):
+    """approval/admission.go: an ``approval`` update needs ``approve`` on the signer."""
+
+    def __call__(self, attributes: Attributes) -> None:
+        if attributes.subresource != "approval" or not _is_csr(attributes) \
+                or attributes.user is None or attributes.old is None:
+            return
+        signer = _signer_name(attributes.old)
+        if not self.allowed(attributes.user, "approve", signer):
+            raise _forbidden(attributes, "user not permitted to approve requests with "
+                                         f'signerName "{signer}"')
+
+
+class CertificateSigning(SignerAuthorization):
+    """signing/admission.go: a ``status`` update that changes ``status.certificate`` needs
+    ``sign`` on the signer."""
+
+    def __call__(self, attributes: Attributes) -> None:
+        if attributes.subresource != "status" or not _is_csr(attributes) \
+                or attributes.user is None or attributes.old is None:
+            return
+        if (attributes.old.get("status") or {}).get("certificate") == \
+                (attributes.obj.get("status") or {}).get("certificate"):
+            return
+        signer = _signer_name(attributes.old)
+        if not self.allowed(attributes.user, "sign", signer):
+            raise _forbidden(attributes, "user not permitted to sign requests with "
+                                         f'signerName "{signer}"')
+
+
+def certificate_subject_restriction(attributes: Attributes) -> None:
+    """subjectrestriction/admission.go: no ``system:masters`` from the client signer."""
+    if attributes.operation != "CREATE" or attributes.subresource or not _is_csr(attributes):
+        return
+    signer = _signer_name(attributes.obj)
+    if signer != KUBE_APISERVER_CLIENT:
+        return
+    try:
+        request = parse_csr(attributes.obj["spec"]["request"])
+    except ValueError as err:
+        raise _forbidden(attributes, f"failed to parse CSR: {err}") from None
+    organizations = [a.value for a in request.subject.get_attributes_for_oid(
+        NameOID.ORGANIZATION_NAME)]
+    if MASTERS in organizations:
+        raise _forbidden(attributes, f"use of {signer} signer with {MASTERS} group is not "
+                                     "allowed")
+
+
+def parse_csr(request: object) -> x509.CertificateSigningRequest:
+    """spec.request (base64 of PEM, as JSON carries a ``[]byte``) as pkg/apis/certificates
+    ``ParseCSR`` reads it: the first ``CERTIFICATE REQUEST`` block."""
+    try:
+        data = base64.b64decode(str(request), validate=True)
+        begin = data.find(b"-----BEGIN CERTIFICATE REQUEST-----")
+        if begin < 0:
+            raise ValueError
+        return x509.load_pem_x509_csr(data[begin:])
+    except (binascii.Error, ValueError):
+        raise ValueError("PEM block type must be CERTIFICATE REQUEST") from None
