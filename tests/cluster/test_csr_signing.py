@@ -91,9 +91,10 @@ async def test_approval_needs_approve_on_the_signer(api: API) -> None:
     for ``kubernetes.io/*`` (the domain wildcard) lets the same request through."""
     request, _ = _request("approval-subject", [])
     assert (await api.post(CSRS, _csr("sig-approval", request)))[0] == 201
-    role = {"metadata": {"name": "sig-csr-approver"}, "rules": [
+    rules: list[dict[str, list[str]]] = [
         {"apiGroups": ["certificates.k8s.io"], "verbs": ["get", "update"],
-         "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"]}]}
+         "resources": ["certificatesigningrequests", "certificatesigningrequests/approval"]}]
+    role = {"metadata": {"name": "sig-csr-approver"}, "rules": rules}
     binding = {"metadata": {"name": "sig-csr-approver"},
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole",
                            "name": "sig-csr-approver"},
@@ -108,7 +109,7 @@ async def test_approval_needs_approve_on_the_signer(api: API) -> None:
         403, "Forbidden", 'certificatesigningrequests.certificates.k8s.io "sig-approval" is '
         'forbidden: user not permitted to approve requests with signerName '
         '"kubernetes.io/kube-apiserver-client"'), answer
-    role["rules"].append({"apiGroups": ["certificates.k8s.io"], "verbs": ["approve"],
+    rules.append({"apiGroups": ["certificates.k8s.io"], "verbs": ["approve"],
                           "resources": ["signers"], "resourceNames": ["kubernetes.io/*"]})
     assert (await api.put(f"{rbac}/clusterroles/sig-csr-approver", role))[0] == 200
     status, answer = await _approve(api, "sig-approval", as_approver)
@@ -262,3 +263,40 @@ async def test_unknown_signer_and_bad_usages_stay_unsigned(api: API) -> None:
     assert "certificate" not in csr["status"]
     _, csr = await api.get(f"{CSRS}/sig-usage")
     assert "certificate" not in csr["status"]
+
+
+async def test_kubelet_serving_requests_follow_the_signers_rules(api: API) -> None:
+    """``kubernetes.io/kubelet-serving`` (pkg/apis/certificates/helpers.go
+    ``ValidateKubeletServingCSR``): O ``system:nodes``, CN ``system:node:<name>``, a DNS or
+    IP name, ``digital signature`` and ``server auth``: signed with the request's names
+    (one year at most: no expirationSeconds); another organization fails."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    names = x509.SubjectAlternativeName([x509.DNSName("node-a.example")])
+
+    def request(organization: str) -> str:
+        csr = (x509.CertificateSigningRequestBuilder()
+               .subject_name(x509.Name([
+                   x509.NameAttribute(NameOID.COMMON_NAME, "system:node:node-a"),
+                   x509.NameAttribute(NameOID.ORGANIZATION_NAME, organization)]))
+               .add_extension(names, critical=False).sign(key, hashes.SHA256()))
+        return base64.b64encode(csr.public_bytes(serialization.Encoding.PEM)).decode()
+
+    usages = ["digital signature", "server auth"]
+    signer = "kubernetes.io/kubelet-serving"
+    assert (await api.post(CSRS, _csr("sig-serving", request("system:nodes"), signer,
+                                      usages=usages)))[0] == 201
+    assert (await api.post(CSRS, _csr("sig-serving-org", request("other"), signer,
+                                      usages=usages)))[0] == 201
+    assert (await _approve(api, "sig-serving"))[0] == 200
+    assert (await _approve(api, "sig-serving-org"))[0] == 200
+    cert = await _issued(api, "sig-serving")
+    assert cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value == names
+    assert list(cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value) == [
+        ExtendedKeyUsageOID.SERVER_AUTH]
+    assert cert.not_valid_after_utc - cert.not_valid_before_utc == datetime.timedelta(days=365)
+
+    async def failed() -> str | None:
+        _, csr = await api.get(f"{CSRS}/sig-serving-org")
+        return next((c["message"] for c in csr["status"]["conditions"]
+                     if c["type"] == "Failed"), None)
+    assert await wait_for(failed) == "subject organization is not system:nodes"

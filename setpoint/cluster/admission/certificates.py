@@ -12,15 +12,13 @@ The server's own writes (no user: the signing controller) pass.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from typing import TYPE_CHECKING
 
-from cryptography import x509
 from cryptography.x509.oid import NameOID
 
 from setpoint.cluster.authorization.rbac import Attributes as AuthorizationAttributes
 from setpoint.cluster.registry.admissionpoints import Attributes
+from setpoint.cluster.registry.validation_certificates import parse_csr
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -109,16 +107,3 @@ def certificate_subject_restriction(attributes: Attributes) -> None:
     if MASTERS in organizations:
         raise _forbidden(attributes, f"use of {signer} signer with {MASTERS} group is not "
                                      "allowed")
-
-
-def parse_csr(request: object) -> x509.CertificateSigningRequest:
-    """spec.request (base64 of PEM, as JSON carries a ``[]byte``) as pkg/apis/certificates
-    ``ParseCSR`` reads it: the first ``CERTIFICATE REQUEST`` block."""
-    try:
-        data = base64.b64decode(str(request), validate=True)
-        begin = data.find(b"-----BEGIN CERTIFICATE REQUEST-----")
-        if begin < 0:
-            raise ValueError
-        return x509.load_pem_x509_csr(data[begin:])
-    except (binascii.Error, ValueError):
-        raise ValueError("PEM block type must be CERTIFICATE REQUEST") from None

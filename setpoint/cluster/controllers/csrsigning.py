@@ -27,9 +27,9 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from setpoint.cluster.admission.certificates import parse_csr
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import controller_write
+from setpoint.cluster.registry.validation_certificates import parse_csr
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
@@ -86,41 +86,44 @@ def _subject(request: x509.CertificateSigningRequest) -> tuple[str, list[str]]:
                                              NameOID.ORGANIZATION_NAME)])
 
 
-def _sans(request: x509.CertificateSigningRequest) -> dict[str, list[object]]:
+def _sans(request: x509.CertificateSigningRequest) -> dict[str, bool]:
+    """Which kinds of subject alternative name the request carries."""
     try:
         san = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
-        return {"dns": [], "ip": [], "email": [], "uri": []}
-    return {"dns": san.get_values_for_type(x509.DNSName),
-            "ip": san.get_values_for_type(x509.IPAddress),
-            "email": san.get_values_for_type(x509.RFC822Name),
-            "uri": san.get_values_for_type(x509.UniformResourceIdentifier)}
+        return {"dns": False, "ip": False, "email": False, "uri": False}
+    return {"dns": bool(san.get_values_for_type(x509.DNSName)),
+            "ip": bool(san.get_values_for_type(x509.IPAddress)),
+            "email": bool(san.get_values_for_type(x509.RFC822Name)),
+            "uri": bool(san.get_values_for_type(x509.UniformResourceIdentifier))}
 
 
 def _kubelet_error(request: x509.CertificateSigningRequest, usages: set[str],
                    serving: bool) -> str | None:
-    """helpers.go ``ValidateKubeletServingCSR`` / ``ValidateKubeletClientCSR``."""
-    wanted = _KUBELET_SERVING_USAGES if serving else _KUBELET_CLIENT_USAGES
-    if usages not in wanted:
-        return f"usages did not match {_go_list(wanted[0])}"
+    """helpers.go ``ValidateKubeletServingCSR`` / ``ValidateKubeletClientCSR``, their checks
+    in their order."""
     common_name, organizations = _subject(request)
     if organizations != ["system:nodes"]:
         return "subject organization is not system:nodes"
     sans = _sans(request)
+    wanted = _KUBELET_SERVING_USAGES if serving else _KUBELET_CLIENT_USAGES
+    usages_error = None if usages in wanted else f"usages did not match {_go_list(wanted[0])}"
+    name_error = None if common_name.startswith("system:node:") else (
+        "subject common name does not begin with system:node:")
     if serving:
-        if not sans["dns"] and not sans["ip"]:
-            return "DNS or IP subjectAltName is required"
-    elif sans["dns"]:
-        return "DNS subjectAltNames are not allowed"
-    if sans["email"]:
-        return "Email subjectAltNames are not allowed"
-    if not serving and sans["ip"]:
-        return "IP subjectAltNames are not allowed"
-    if sans["uri"]:
-        return "URI subjectAltNames are not allowed"
-    if not common_name.startswith("system:node:"):
-        return "subject common name does not begin with system:node:"
-    return None
+        checks = [(not sans["dns"] and not sans["ip"], "DNS or IP subjectAltName is required"),
+                  (sans["email"], "Email subjectAltNames are not allowed"),
+                  (sans["uri"], "URI subjectAltNames are not allowed"),
+                  (usages_error is not None, usages_error),
+                  (name_error is not None, name_error)]
+    else:
+        checks = [(sans["dns"], "DNS subjectAltNames are not allowed"),
+                  (sans["email"], "Email subjectAltNames are not allowed"),
+                  (sans["ip"], "IP subjectAltNames are not allowed"),
+                  (sans["uri"], "URI subjectAltNames are not allowed"),
+                  (name_error is not None, name_error),
+                  (usages_error is not None, usages_error)]
+    return next((message for failed, message in checks if failed), None)
 
 
 def _client_usages_error(usages: list[str]) -> str | None:

@@ -84,6 +84,17 @@ def _request_error(pem: bytes) -> str | None:
     return None
 
 
+def parse_csr(request: object) -> x509.CertificateSigningRequest:
+    """spec.request (base64 of PEM, as JSON carries a ``[]byte``) as pkg/apis/certificates
+    ``ParseCSR`` reads it, for the admission plugins and the signer; ValueError if it is
+    none."""
+    pem = _bytes(request)
+    begin = pem.find(b"-----BEGIN CERTIFICATE REQUEST-----")
+    if begin < 0:
+        raise ValueError("PEM block type must be CERTIFICATE REQUEST")
+    return x509.load_pem_x509_csr(pem[begin:])
+
+
 def validate_signer_name(path: str, signer: str) -> list[Cause]:
     """``ValidateSignerName``: ``<domain>/<path>``."""
     if not signer:
