@@ -2,12 +2,12 @@
 CertificateSubjectRestriction (k8s.io/kubernetes plugin/pkg/admission/certificates).
 
 Approving a CertificateSigningRequest (its ``approval`` subresource) takes ``approve``, and
-setting ``status.certificate`` through ``status`` takes ``sign``, on the ``signers`` resource
-of ``certificates.k8s.io`` named by the request's signerName or by ``<domain>/*``
-(certificates/util.go ``IsAuthorizedForSignerName``); both judge the stored object, so a
-write cannot change the signer it is judged by. A ``kubernetes.io/kube-apiserver-client``
-request may not ask for the ``system:masters`` group (subjectrestriction/admission.go).
-The server's own writes (no user: the signing controller) pass.
+changing ``status.certificate`` or the conditions through ``status`` takes ``sign``, on the
+``signers`` resource of ``certificates.k8s.io`` named by the request's signerName or by
+``<domain>/*`` (certificates/util.go ``IsAuthorizedForSignerName``); both judge the stored
+object, so a write cannot change the signer it is judged by. A request to
+``kubernetes.io/kube-apiserver-client`` may not ask for the ``system:masters`` group
+(subjectrestriction/admission.go). The server's own writes (no user: the signer) pass.
 """
 
 from __future__ import annotations
@@ -75,15 +75,19 @@ class CertificateApproval(SignerAuthorization):
 
 
 class CertificateSigning(SignerAuthorization):
-    """signing/admission.go: a ``status`` update that changes ``status.certificate`` needs
-    ``sign`` on the signer."""
+    """signing/admission.go: a ``status`` update that changes ``status.certificate`` or
+    ``status.conditions`` (a ``Failed`` one is the signer's to add) needs ``sign`` on the
+    signer."""
 
     def __call__(self, attributes: Attributes) -> None:
         if attributes.subresource != "status" or not _is_csr(attributes) \
                 or attributes.user is None or attributes.old is None:
             return
-        if (attributes.old.get("status") or {}).get("certificate") == \
-                (attributes.obj.get("status") or {}).get("certificate"):
+        old_status = attributes.old.get("status") or {}
+        new_status = attributes.obj.get("status") or {}
+        # only a changed certificate or conditions (Semantic.DeepEqual: none and [] alike)
+        if old_status.get("certificate") == new_status.get("certificate") and \
+                (old_status.get("conditions") or []) == (new_status.get("conditions") or []):
             return
         signer = _signer_name(attributes.old)
         if not self.allowed(attributes.user, "sign", signer):
