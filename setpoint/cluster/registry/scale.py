@@ -16,6 +16,7 @@ from setpoint.cluster.registry.admissionpoints import (
 from setpoint.cluster.registry.decoder import check_body_kind
 from setpoint.cluster.registry.genericstore import GenericStore, WriteResult
 from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.patching import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -31,7 +32,7 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.labels import selector_from_label_selector
+from setpoint.machinery.labels import selector_from_label_selector, selector_from_set
 from setpoint.machinery.managedfields import (
     scale_to_parent,
     scale_to_subresource,
@@ -73,6 +74,9 @@ def _selector_string(rt: ResourceType, obj: Obj, paths: ScalePaths) -> str | Non
     if paths.label_selector is None:
         return None
     value = _get_path(obj, paths.label_selector)
+    if paths.label_selector_is_set:
+        # an empty selector is the empty string, which Scale's omitempty leaves out
+        return str(selector_from_set(value if isinstance(value, dict) else None)) or None
     if rt.is_custom:
         return value if isinstance(value, str) else None
     # built-ins keep a LabelSelector object in spec.selector
@@ -172,17 +176,54 @@ def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     if isinstance(scale, dict):  # decoded into an autoscaling/v1 Scale, whatever the parent
         check_body_kind(scale, into_kind="Scale", into_version="autoscaling/v1",
                         group="autoscaling", custom=False)
+        _check_request_names(scale, ns, name)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
     replicas = _validate_scale(name, scale, literals=literals)
     rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
     old_view = _scale_view(rt, live, paths)
-    new_view = copy.deepcopy(old_view)
-    new_view["spec"] = {"replicas": replicas}
+    new_view = _new_view(old_view, scale, replicas)
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=store.clock(), subresource="scale")
     return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
+
+
+def _check_request_names(scale: Any, ns: str | None, name: str) -> None:
+    """The Scale's namespace, then its name, against the URL: update.go and patch.go's
+    applyPatch check the decoded Scale like any object (``EnsureObjectNamespaceMatchesRequest
+    Namespace``, ``checkName``), before the parent is read."""
+    if isinstance(scale, dict) and isinstance(scale.get("metadata"), dict):
+        meta = dict(scale["metadata"])
+        ensure_namespace_matches(meta, True, ns)
+        check_name(meta, name)
+
+
+def _new_view(old_view: Obj, scale: Any, replicas: int) -> Obj:
+    """The Scale to write: the old one with the new replicas, and the uid the request
+    gave (a precondition, checked by :func:`_check_uid`)."""
+    new_view = copy.deepcopy(old_view)
+    new_view["spec"] = {"replicas": replicas}
+    uid = ((scale.get("metadata") or {}).get("uid")) if isinstance(scale, dict) else None
+    if uid:
+        new_view["metadata"]["uid"] = uid
+    return new_view
+
+
+def _check_uid(rt: ResourceType, live: Obj, view: Obj) -> None:
+    """scaleUpdatedObjectInfo.UpdatedObject of the built-in registries (pkg/registry/apps/
+    {deployment,replicaset,statefulset}/storage/storage.go, pkg/registry/core/
+    replicationcontroller/storage/storage.go): a Scale uid other than the parent's is a
+    Conflict on ``<resource>/scale``, after ValidateScale. The custom resources' ScaleREST
+    (apiextensions-apiserver pkg/registry/customresource/etcd.go) has no such check."""
+    if rt.is_custom:
+        return
+    uid = view["metadata"].get("uid")
+    have = live["metadata"].get("uid")
+    if uid and uid != have:
+        raise errors.conflict(f"{rt.resource}/scale", live["metadata"]["name"],
+                              f"Precondition failed: UID in precondition: {uid}, "
+                              f"UID in object meta: {have}", rt.group)
 
 
 def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
@@ -197,6 +238,7 @@ def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePa
     if mutated is not None:
         _validate_scale(meta["name"], mutated)
         view = mutated
+    _check_uid(rt, live, view)
     yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, point.name, view, old_view,
                          opts.dry_run, "scale", point.options, SCALE_KIND)
     current = store.storage.get(rt.storage_key, point.namespace, point.name)
@@ -238,12 +280,12 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         patched = patches.merge_patch(old_view, decoded.obj)
     else:
         patched = patches.strategic_merge_patch(old_view, decoded.obj, _scale_schema())
+    _check_request_names(patched, ns, name)
     # a JSON or merge patch keeps its literals in the patched JSON (json-patch's lazyNode)
     replicas = _validate_scale(name, patched, patched=True, literals=raw if content_type in (
         JSON_PATCH, MERGE_PATCH) else None)
     rv = (patched.get("metadata") or {}).get("resourceVersion") or None
-    new_view = copy.deepcopy(old_view)
-    new_view["spec"] = {"replicas": replicas}
+    new_view = _new_view(old_view, patched, replicas)
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=store.clock(), subresource="scale")
     return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
@@ -256,6 +298,7 @@ def _apply_scale(store: GenericStore, rt: ResourceType, live: Obj, paths: ScaleP
     applied = apply(_scale_schema(), old_view, config, manager=opts.field_manager,
                     force=opts.force, api_version="autoscaling/v1", now=store.clock(),
                     subresource="scale", kind="Scale")
+    _check_request_names(applied, live["metadata"].get("namespace"), name)
     _validate_scale(name, applied)
     # the configuration's resourceVersion is merged like any field: a stale one is the
     # parent's precondition (scaleUpdatedObjectInfo.UpdatedObject)
