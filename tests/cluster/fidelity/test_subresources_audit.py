@@ -148,12 +148,17 @@ async def test_replication_controller_scale_carries_its_selector(
     assert out["status"] == {"replicas": 0, "selector": f"app={created['metadata']['name']}"}
 
 
-async def test_custom_resource_scale_has_no_uid_precondition(module_api: API) -> None:
+async def test_custom_resource_scale_rules_are_its_own(module_api: API) -> None:
     """Rule: the custom resources' ScaleREST takes the Scale's replicas and resourceVersion
-    only; a uid other than the object's is no conflict. Source: apiextensions-apiserver
-    pkg/registry/customresource/etcd.go (scaleUpdatedObjectInfo.UpdatedObject)."""
-    crd = widget_crd("subres-audit.example.com",
-                     {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    only: a uid other than the object's is no conflict; there is no ValidateScale, so a
+    negative count is the custom resource validator's 422 on the parent kind ("should be a
+    non-negative integer" at the specReplicasPath); and a Scale of an object without spec
+    replicas that leaves the count unset is a 400 "the spec replicas field %q cannot be
+    empty", nothing written. Source: apiextensions-apiserver
+    pkg/registry/customresource/etcd.go (scaleUpdatedObjectInfo.UpdatedObject,
+    invalidSpecReplicas) and validator.go (ValidateScaleSpec)."""
+    group = "subres-audit.example.com"
+    crd = widget_crd(group, {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
                      subresources={"scale": {"specReplicasPath": ".spec.replicas",
                                              "statusReplicasPath": ".status.replicas"}})
     path = await create_served(module_api, crd)
@@ -162,6 +167,25 @@ async def test_custom_resource_scale_has_no_uid_precondition(module_api: API) ->
         assert status == 201, out
         status, out = await module_api.put(f"{path}/w/scale", _scale("w", 3, uid=OTHER_UID))
         assert (status, out["spec"]) == (200, {"replicas": 3}), out
+        for sent in (module_api.put(f"{path}/w/scale", _scale("w", -1)),
+                     module_api.patch(f"{path}/w/scale", {"spec": {"replicas": -1}}, MERGE)):
+            status, out = await sent
+            assert (status, out["message"], out["details"]) == (
+                422, f'Widget.{group} "w" is invalid: .spec.replicas: Invalid value: -1: '
+                     "should be a non-negative integer",
+                {"name": "w", "group": group, "kind": "Widget",
+                 "causes": [{"reason": "FieldValueInvalid", "field": ".spec.replicas",
+                             "message": "Invalid value: -1: should be a non-negative "
+                                        "integer"}]}), out
+        status, created = await module_api.post(path, widget(crd, "unset", {}))
+        assert status == 201, created
+        status, out = await module_api.patch(f"{path}/unset/scale",
+                                             {"metadata": {"labels": {"a": "b"}}}, MERGE)
+        assert (status, out["reason"], out["message"]) == (
+            400, "BadRequest", 'the spec replicas field ".spec.replicas" cannot be empty'), out
+        status, stored = await module_api.get(f"{path}/unset")
+        assert stored["spec"] == {}
+        assert stored["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]
     finally:
         await module_api.delete(f"{CRDS}/{crd['metadata']['name']}")
 
