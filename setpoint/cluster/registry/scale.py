@@ -16,7 +16,6 @@ from setpoint.cluster.registry.admissionpoints import (
 from setpoint.cluster.registry.decoder import check_body_kind
 from setpoint.cluster.registry.genericstore import GenericStore, WriteResult
 from setpoint.cluster.registry.options import WriteOptions
-from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.patching import (
     APPLY_PATCH,
     JSON_PATCH,
@@ -24,6 +23,7 @@ from setpoint.cluster.registry.patching import (
     check_patch_type,
     patch_decode_error,
 )
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.cluster.serializer.decode import parse_body
 from setpoint.cluster.serializer.typeddecode import decode_builtin
