@@ -208,8 +208,13 @@ def _check_request_names(scale: Any, ns: str | None, name: str) -> None:
     """The Scale's namespace, then its name, against the URL: update.go and patch.go's
     applyPatch check the decoded Scale like any object (``EnsureObjectNamespaceMatchesRequest
     Namespace``, ``checkName``), before the parent is read."""
-    if isinstance(scale, dict) and isinstance(scale.get("metadata"), dict):
-        meta = dict(scale["metadata"])
+    if not isinstance(scale, dict):
+        return
+    meta = scale.get("metadata")
+    if meta is None:  # no name at all: checkName's "undeterminable"
+        meta = {}
+    if isinstance(meta, dict):  # (any other shape is the decoder's error)
+        meta = dict(meta)
         ensure_namespace_matches(meta, True, ns)
         check_name(meta, name)
 

@@ -124,6 +124,10 @@ async def test_scale_body_name_and_namespace_must_match_the_url(
     assert (status, out["message"]) == (
         400, "the namespace of the provided object does not match the namespace sent on the "
              "request"), out
+    status, out = await module_api.put(f"{path}/scale", {"spec": {"replicas": 2}})
+    assert (status, out["message"]) == (
+        400, f"the name of the object ({name} based on URL) was undeterminable: name must be "
+             "provided"), out
     status, out = await module_api.patch(f"{path}/scale", {"metadata": {"name": "other"}}, MERGE)
     assert (status, out["message"]) == (
         400, f"the name of the object (other) does not match the name on the URL ({name})"), out
