@@ -47,6 +47,27 @@ class BodyTooLarge(Exception):
     """The request body exceeds the limit the caller set."""
 
 
+class Query(dict[str, str]):
+    """A request's query: each parameter's first value, as most options read it (Go's
+    ``Values.Get``), and :meth:`getall` for the options that are lists (``dryRun``)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes) -> None:
+        super().__init__()
+        self.raw = raw
+        if raw:
+            for key, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+                self.setdefault(key, value)
+
+    def getall(self, name: str, default: list[str]) -> list[str]:
+        """Every value of ``name``, in the order given; ``default`` when it is absent."""
+        if name not in self:  # (its keys are the same parse's)
+            return default
+        return [v for k, v in parse_qsl(self.raw.decode("latin-1"), keep_blank_values=True)
+                if k == name]
+
+
 class Request:
     """One HTTP request as the API handler reads it."""
 
@@ -67,12 +88,8 @@ class Request:
                 headers.setdefault(name.decode("latin-1"), value.decode("latin-1"))
         self.headers = headers  # names in lower case
         self._raw_headers = raw_headers
-        query: dict[str, str] = {}
         raw_query = scope.get(LONG_QUERY_KEY) or scope["query_string"]
-        if raw_query:
-            for key, value in parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True):
-                query.setdefault(key, value)
-        self.query = query
+        self.query = Query(raw_query)
         self.raw_query: bytes = raw_query
         self._scope = scope
         self._receive = receive
@@ -94,10 +111,7 @@ class Request:
 
     def query_values(self, name: str) -> list[str]:
         """Every value of a query parameter given more than once (``command`` of exec)."""
-        if name not in self.query:  # (its keys are the same parse's)
-            return []
-        return [v for k, v in parse_qsl(self.raw_query.decode("latin-1"),
-                                        keep_blank_values=True) if k == name]
+        return self.query.getall(name, [])
 
     @property
     def remote_host(self) -> str:

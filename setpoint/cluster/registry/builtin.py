@@ -148,7 +148,10 @@ _SCALE = {
     "deployments": ScalePaths(),
     "replicasets": ScalePaths(),
     "statefulsets": ScalePaths(),
-    "replicationcontrollers": ScalePaths(label_selector=None),
+    # scaleFromRC (pkg/registry/core/replicationcontroller/storage/storage.go):
+    # labels.SelectorFromSet(rc.Spec.Selector)
+    "replicationcontrollers": ScalePaths(label_selector=".spec.selector",
+                                         label_selector_is_set=True),
 }
 
 # The group/version the real server stores a resource in, where it differs from the served

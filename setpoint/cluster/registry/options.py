@@ -78,6 +78,24 @@ def manager_from_user_agent(user_agent: str) -> str:
     return "".join(out)
 
 
+def dry_run_values(query: Mapping[str, str]) -> list[str]:
+    """Every ``dryRun`` of the query, in order: the options' DryRun is a []string that
+    takes each repetition of the parameter (``?dryRun=All&dryRun=x`` is two values), and
+    an empty one is a value too."""
+    getall = getattr(query, "getall", None)
+    if getall is not None:  # a multidict: the request's own query
+        return [str(v) for v in getall("dryRun", [])]
+    return [query["dryRun"]] if "dryRun" in query else []
+
+
+def _dry_run_unsupported(values: list[str]) -> Cause:
+    """ValidateDryRun (apimachinery pkg/apis/meta/v1/validation/validation.go): NotSupported
+    with the whole list once any value is not ``All``."""
+    listed = ", ".join(go_quote(v) for v in values)
+    return Cause("FieldValueNotSupported",
+                 f'Unsupported value: []string{{{listed}}}: supported values: "All"', "dryRun")
+
+
 @dataclass(slots=True)
 class WriteOptions:
     """CreateOptions / UpdateOptions / PatchOptions."""
@@ -113,13 +131,10 @@ class WriteOptions:
                 causes.append(fielderrors.forbidden("force",
                                                     "may not be specified for non-apply patch"))
         causes += _field_manager_causes(manager)
-        dry = query.get("dryRun")  # present, even empty: DryRun is []string{value}
-        if dry is not None and dry != "All":
-            causes.append(Cause(
-                "FieldValueNotSupported",
-                f'Unsupported value: []string{{{go_quote(dry)}}}: supported values: "All"',
-                "dryRun"))
-        dry_run = dry is not None
+        dry = dry_run_values(query)
+        if any(v != "All" for v in dry):
+            causes.append(_dry_run_unsupported(dry))
+        dry_run = bool(dry)
         fv = query.get("fieldValidation", "")
         if fv not in _VALIDATION_VALUES:
             causes.append(Cause(
@@ -269,7 +284,7 @@ class DeleteOptions:
     def parse(cls, query: Mapping[str, str], body: dict[str, object] | None) -> DeleteOptions:
         body = body or {}
         causes: list[Cause] = []
-        dry_values = body.get("dryRun") or ([query["dryRun"]] if query.get("dryRun") else [])
+        dry_values = body.get("dryRun") or [v for v in dry_run_values(query) if v]
         dry_run = bool(dry_values)
         policy = body.get("propagationPolicy") or query.get("propagationPolicy")
         orphan = body.get("orphanDependents")
@@ -288,10 +303,7 @@ class DeleteOptions:
                 f'Unsupported value: "{policy}": supported values: "Foreground", "Background", '
                 '"Orphan", "nil"', "propagationPolicy"))
         if isinstance(dry_values, list) and any(v != "All" for v in dry_values):
-            listed = ", ".join(f'"{v}"' for v in dry_values)
-            causes.append(Cause("FieldValueNotSupported",
-                                f'Unsupported value: []string{{{listed}}}: supported values: '
-                                '"All"', "dryRun"))
+            causes.append(_dry_run_unsupported([str(v) for v in dry_values]))
         grace = body.get("gracePeriodSeconds")
         if grace is None and "gracePeriodSeconds" in query:
             grace = _parse_int64(query["gracePeriodSeconds"])

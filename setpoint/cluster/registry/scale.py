@@ -23,6 +23,7 @@ from setpoint.cluster.registry.patching import (
     check_patch_type,
     patch_decode_error,
 )
+from setpoint.cluster.registry.requestnames import check_name, ensure_namespace_matches
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
 from setpoint.cluster.serializer.decode import parse_body
 from setpoint.cluster.serializer.typeddecode import decode_builtin
@@ -31,7 +32,8 @@ from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import patch as patches
 from setpoint.machinery.apply import apply
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.labels import selector_from_label_selector
+from setpoint.machinery.gofmt import go_quote
+from setpoint.machinery.labels import selector_from_label_selector, selector_from_set
 from setpoint.machinery.managedfields import (
     scale_to_parent,
     scale_to_subresource,
@@ -73,6 +75,9 @@ def _selector_string(rt: ResourceType, obj: Obj, paths: ScalePaths) -> str | Non
     if paths.label_selector is None:
         return None
     value = _get_path(obj, paths.label_selector)
+    if paths.label_selector_is_set:
+        # an empty selector is the empty string, which Scale's omitempty leaves out
+        return str(selector_from_set(value if isinstance(value, dict) else None)) or None
     if rt.is_custom:
         return value if isinstance(value, str) else None
     # built-ins keep a LabelSelector object in spec.selector
@@ -97,11 +102,18 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
             "status": status}
 
 
-def _validate_scale(name: str, scale: Any, *, patched: bool = False,
+# customresource/etcd.go scaleUpdatedObjectInfo: the old Scale of an object without spec
+# replicas carries the smallest int32, and a new Scale that still does is refused
+_UNSET_SPEC_REPLICAS = -2147483648
+
+
+def _validate_scale(rt: ResourceType, name: str, scale: Any, *, patched: bool = False,
                     literals: bytes | None = None) -> int:
     """The replicas of a Scale body; a body of the wrong shape is a 400 (a 422 on ``patch``
     when it is the result of a patch, as the apiserver reports those). ``literals``: the JSON
-    text Go decodes the Scale from (typeddecode.decode_builtin)."""
+    text Go decodes the Scale from (typeddecode.decode_builtin). The built-in registries run
+    ValidateScale; the custom resources' ScaleREST does not (a negative count is the custom
+    resource validator's, on the parent's update) but refuses replicas it marked unset."""
     if not isinstance(scale, dict):
         raise errors.bad_request("the body of a Scale must be a JSON object")
     try:
@@ -110,6 +122,11 @@ def _validate_scale(name: str, scale: Any, *, patched: bool = False,
         raise patch_decode_error(scale, err) if patched else err from None
     # decoded against the Scale schema: an int32 when present
     replicas: int = (decoded.get("spec") or {}).get("replicas", 0)
+    if rt.is_custom:
+        if replicas == _UNSET_SPEC_REPLICAS:
+            raise errors.bad_request(
+                f"the spec replicas field {go_quote(_paths(rt).spec_replicas)} cannot be empty")
+        return replicas
     if replicas < 0:
         raise errors.invalid("Scale", name, [fe.invalid(
             "spec.replicas", replicas, "must be greater than or equal to 0")],
@@ -124,6 +141,8 @@ def _mappings(rt: ResourceType, paths: ScalePaths) -> dict[str, list[str]]:
 def _scale_view(rt: ResourceType, live: Obj, paths: ScalePaths) -> Obj:
     """The Scale with the managedFields of its replicas field (as the apiserver shows it)."""
     view = scale_of(rt, live)
+    if rt.is_custom and _get_path(live, paths.spec_replicas) is None:
+        view["spec"] = {"replicas": _UNSET_SPEC_REPLICAS}
     entries = scale_to_subresource(live["metadata"].get("managedFields"),
                                    mappings=_mappings(rt, paths))
     if entries:
@@ -172,17 +191,59 @@ def update_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     if isinstance(scale, dict):  # decoded into an autoscaling/v1 Scale, whatever the parent
         check_body_kind(scale, into_kind="Scale", into_version="autoscaling/v1",
                         group="autoscaling", custom=False)
+        _check_request_names(scale, ns, name)
     live = store.storage.get(rt.storage_key, ns or "", name)
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
-    replicas = _validate_scale(name, scale, literals=literals)
+    replicas = _validate_scale(rt, name, scale, literals=literals)
     rv = ((scale.get("metadata") or {}).get("resourceVersion")) or None
     old_view = _scale_view(rt, live, paths)
-    new_view = copy.deepcopy(old_view)
-    new_view["spec"] = {"replicas": replicas}
+    new_view = _new_view(old_view, scale, replicas)
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=store.clock(), subresource="scale")
     return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
+
+
+def _check_request_names(scale: Any, ns: str | None, name: str) -> None:
+    """The Scale's namespace, then its name, against the URL: update.go and patch.go's
+    applyPatch check the decoded Scale like any object (``EnsureObjectNamespaceMatchesRequest
+    Namespace``, ``checkName``), before the parent is read."""
+    if not isinstance(scale, dict):
+        return
+    meta = scale.get("metadata")
+    if meta is None:  # no name at all: checkName's "undeterminable"
+        meta = {}
+    if isinstance(meta, dict):  # (any other shape is the decoder's error)
+        meta = dict(meta)
+        ensure_namespace_matches(meta, True, ns)
+        check_name(meta, name)
+
+
+def _new_view(old_view: Obj, scale: Any, replicas: int) -> Obj:
+    """The Scale to write: the old one with the new replicas, and the uid the request
+    gave (a precondition, checked by :func:`_check_uid`)."""
+    new_view = copy.deepcopy(old_view)
+    new_view["spec"] = {"replicas": replicas}
+    uid = ((scale.get("metadata") or {}).get("uid")) if isinstance(scale, dict) else None
+    if uid:
+        new_view["metadata"]["uid"] = uid
+    return new_view
+
+
+def _check_uid(rt: ResourceType, live: Obj, view: Obj) -> None:
+    """scaleUpdatedObjectInfo.UpdatedObject of the built-in registries (pkg/registry/apps/
+    {deployment,replicaset,statefulset}/storage/storage.go, pkg/registry/core/
+    replicationcontroller/storage/storage.go): a Scale uid other than the parent's is a
+    Conflict on ``<resource>/scale``, after ValidateScale. The custom resources' ScaleREST
+    (apiextensions-apiserver pkg/registry/customresource/etcd.go) has no such check."""
+    if rt.is_custom:
+        return
+    uid = view["metadata"].get("uid")
+    have = live["metadata"].get("uid")
+    if uid and uid != have:
+        raise errors.conflict(f"{rt.resource}/scale", live["metadata"]["name"],
+                              f"Precondition failed: UID in precondition: {uid}, "
+                              f"UID in object meta: {have}", rt.group)
 
 
 def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
@@ -195,8 +256,9 @@ def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePa
                            opts.options_object("UpdateOptions"), SCALE_KIND)
     mutated = yield point
     if mutated is not None:
-        _validate_scale(meta["name"], mutated)
+        _validate_scale(rt, meta["name"], mutated)
         view = mutated
+    _check_uid(rt, live, view)
     yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, point.name, view, old_view,
                          opts.dry_run, "scale", point.options, SCALE_KIND)
     current = store.storage.get(rt.storage_key, point.namespace, point.name)
@@ -238,12 +300,12 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         patched = patches.merge_patch(old_view, decoded.obj)
     else:
         patched = patches.strategic_merge_patch(old_view, decoded.obj, _scale_schema())
+    _check_request_names(patched, ns, name)
     # a JSON or merge patch keeps its literals in the patched JSON (json-patch's lazyNode)
-    replicas = _validate_scale(name, patched, patched=True, literals=raw if content_type in (
+    replicas = _validate_scale(rt, name, patched, patched=True, literals=raw if content_type in (
         JSON_PATCH, MERGE_PATCH) else None)
     rv = (patched.get("metadata") or {}).get("resourceVersion") or None
-    new_view = copy.deepcopy(old_view)
-    new_view["spec"] = {"replicas": replicas}
+    new_view = _new_view(old_view, patched, replicas)
     update_managed_fields(_scale_schema(), old_view, new_view, manager=opts.field_manager,
                           api_version="autoscaling/v1", now=store.clock(), subresource="scale")
     return (yield from _write_back(store, rt, live, paths, old_view, new_view, rv, opts))
@@ -252,11 +314,12 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
 def _apply_scale(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePaths, old_view: Obj,
                  config: Any, opts: WriteOptions) -> Steps[WriteResult]:
     name = live["metadata"]["name"]
-    _validate_scale(name, config)
+    _validate_scale(rt, name, config)
     applied = apply(_scale_schema(), old_view, config, manager=opts.field_manager,
                     force=opts.force, api_version="autoscaling/v1", now=store.clock(),
                     subresource="scale", kind="Scale")
-    _validate_scale(name, applied)
+    _check_request_names(applied, live["metadata"].get("namespace"), name)
+    _validate_scale(rt, name, applied)
     # the configuration's resourceVersion is merged like any field: a stale one is the
     # parent's precondition (scaleUpdatedObjectInfo.UpdatedObject)
     rv = (applied.get("metadata") or {}).get("resourceVersion") or None

@@ -28,6 +28,8 @@ class ScalePaths:
     spec_replicas: str = ".spec.replicas"
     status_replicas: str = ".status.replicas"
     label_selector: str | None = ".status.selector"
+    # a plain map of labels (a ReplicationController's), not a LabelSelector
+    label_selector_is_set: bool = False
 
 
 class RESTStrategy(Protocol):
