@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from setpoint.cluster.serializer.decodelimits import JSON_STRING
 from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
 from setpoint.cluster.serializer.rfc3339 import rfc3339_error, rfc3339_micro_utc, rfc3339_utc
@@ -267,7 +269,10 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                 if sub is None:
                     unknown.append(child)
                     continue
-                decoded = _decode(v, sub, child, unknown, struct, exact)
+                if not path and type(v) is dict and k != "metadata":
+                    decoded = _decode_member(v, sub, child, unknown, struct, exact)
+                else:
+                    decoded = _decode(v, sub, child, unknown, struct, exact)
                 if decoded is None or (not decoded and _omitted_when_empty(sub, decoded)
                                        and (struct, k) not in KEPT_WHEN_EMPTY
                                        and child != RESET_MANAGED_FIELDS):
@@ -330,6 +335,39 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
                                 _unstructured_scalar(value, "float64"))
         return value
     return value
+
+
+# What an object's top-level members (a spec, a status) decoded to, as JSON, by (plan, struct
+# name, ``exact``, JSON text) of the member as sent, when decoding found no unknown field in it: the
+# spec a status write sends back unchanged, the pod template every replica's spec repeats.
+# Decoding a member depends on nothing else (its path only names errors and unknown fields;
+# metadata, whose ``managedFields: []`` depends on its path, is never remembered), and a
+# decoded value reads back from its JSON as itself (orjson keeps the order, ints and bools).
+_DECODED: dict[tuple[_Plan, str, bool, bytes], bytes] = {}
+_DECODED_MAX = 1024
+
+
+def _decode_member(value: dict[str, Any], schema: Schema, path: str, unknown: list[str],
+                   kind: str, exact: bool) -> Any:
+    """``_decode`` of a top-level member, read back for a text decoded before."""
+    plan = _plans.get(schema) or _plan(schema)
+    if not plan.properties:
+        return _decode(value, schema, path, unknown, kind, exact)
+    try:
+        text = orjson.dumps(value)
+    except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits) walked as before
+        return _decode(value, schema, path, unknown, kind, exact)
+    key = (plan, kind, exact, text)
+    decoded = _DECODED.get(key)
+    if decoded is not None:
+        return orjson.loads(decoded)  # a fresh copy: the caller defaults it in place
+    seen = len(unknown)
+    out = _decode(value, schema, path, unknown, kind, exact)
+    if len(unknown) == seen:
+        if len(_DECODED) >= _DECODED_MAX:
+            _DECODED.clear()
+        _DECODED[key] = orjson.dumps(out)
+    return out
 
 
 _plain: dict[Schema, bool] = {}  # (the built-in kinds' schemas: a bounded set)
