@@ -11,6 +11,7 @@ number in a quantity, a time normalized, an unknown field, a value of the wrong 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import orjson
@@ -48,27 +49,34 @@ BODIES = {
 }
 
 
-def _decode(body: dict[str, Any]) -> tuple[str, Any]:
+def _decode(body: dict[str, Any], literals: bool) -> tuple[str, Any]:
     schema = definitions().for_kind("apps", "v1", "ReplicaSet")
     assert schema is not None
     try:
-        out, unknown = typeddecode.decode_builtin(copy.deepcopy(body), schema, "ReplicaSet")
+        out, unknown = typeddecode.decode_builtin(
+            copy.deepcopy(body), schema, "ReplicaSet",
+            literals=json.dumps(body).encode()
+            if literals else None)
     except errors.StatusError as exc:
         return "error", str(exc)
     # orjson's text tells 1 from 1.0 and True, and keeps the key order
     return orjson.dumps(out).decode(), unknown
 
 
+@pytest.mark.parametrize("literals", [False, True], ids=["converted", "from-json-text"])
 @pytest.mark.parametrize("name", list(BODIES))
-def test_a_remembered_member_decodes_as_the_walk_does(name: str,
+def test_a_remembered_member_decodes_as_the_walk_does(name: str, literals: bool,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """With and without the body's JSON text (a float literal in an int field is an error
+    only with it: the two must not share what they remember)."""
     body = BODIES[name]
     typeddecode._DECODED.clear()
-    first = _decode(body)   # walked, remembered where it decoded cleanly
-    second = _decode(body)  # read back
+    _decode(body, not literals)  # remembered the other way first
+    first = _decode(body, literals)   # walked, remembered where it decoded cleanly
+    second = _decode(body, literals)  # read back
     with monkeypatch.context() as m:
         m.setattr(typeddecode, "_decode_member", typeddecode._decode)
-        walked = _decode(body)
+        walked = _decode(body, literals)
     assert first == walked
     assert second == walked
 

@@ -338,11 +338,12 @@ def _decode(value: Any, schema: Schema, path: str, unknown: list[str], kind: str
 
 
 # What an object's top-level members (a spec, a status) decoded to, as JSON, by (plan, struct
-# name, ``exact``, JSON text) of the member as sent, when decoding found no unknown field in it: the
-# spec a status write sends back unchanged, the pod template every replica's spec repeats.
-# Decoding a member depends on nothing else (its path only names errors and unknown fields;
-# metadata, whose ``managedFields: []`` depends on its path, is never remembered), and a
-# decoded value reads back from its JSON as itself (orjson keeps the order, ints and bools).
+# name, ``exact``, JSON text) of the member as sent, when decoding found no unknown field in
+# it: the spec a status write sends back unchanged, the pod template every replica's spec
+# repeats. Decoding a member depends on nothing else (its path only names errors and unknown
+# fields; metadata, whose ``managedFields: []`` depends on its path, is never remembered),
+# and a decoded value reads back from its JSON as itself (orjson keeps the order, ints and
+# bools). Errors are never remembered: their messages are built as before.
 _DECODED: dict[tuple[_Plan, str, bool, bytes], bytes] = {}
 _DECODED_MAX = 1024
 
