@@ -94,3 +94,58 @@ def test_a_remembered_member_is_a_fresh_object_each_time() -> None:
     c, _ = typeddecode.decode_builtin(copy.deepcopy(body), schema, "ReplicaSet")
     assert c == a
     assert c["spec"]["template"]["metadata"] == {"labels": {"app": "web"}}
+
+
+@pytest.mark.parametrize("stamp", ["2024-01-01T00:00:00Z", "2024-13-01T00:00:00Z",
+                                   "2024-02-30T00:00:00Z", "2024-01-01T01:00:00+01:00",
+                                   "2024-01-01T00:00:00.5Z"])
+def test_a_time_parsed_before_decodes_as_the_first_time(stamp: str) -> None:
+    """metav1.Time is parsed by Go's time.Parse(RFC3339) at every decode (apimachinery
+    pkg/apis/meta/v1/time.go UnmarshalJSON); a canonical text remembered as parsed must
+    answer what parsing answers, and a text that only looks canonical (month 13, February
+    30) must still be refused."""
+    body = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "c", "creationTimestamp": stamp}}
+    schema = definitions().for_kind("", "v1", "ConfigMap")
+    assert schema is not None
+
+    def decode() -> tuple[str, Any]:
+        try:
+            out, unknown = typeddecode.decode_builtin(copy.deepcopy(body), schema, "ConfigMap")
+        except errors.StatusError as exc:
+            return "error", str(exc)
+        return orjson.dumps(out).decode(), unknown
+
+    typeddecode._CANONICAL_TIMES.clear()
+    first = decode()
+    assert decode() == first
+    remembered = (stamp, False) in typeddecode._CANONICAL_TIMES
+    assert remembered == (first[0] != "error" and "+" not in stamp and "." not in stamp)
+
+
+@pytest.mark.parametrize("stamp", ["2024-01-01T00:00:00.000001Z", "2024-01-01T00:00:00Z",
+                                   "2024-13-01T00:00:00.000001Z",
+                                   "2024-01-01T01:00:00.000001+01:00"])
+def test_a_micro_time_parsed_before_decodes_as_the_first_time(stamp: str) -> None:
+    """metav1.MicroTime (an Event's eventTime; pkg/apis/meta/v1/micro_time.go
+    UnmarshalJSON, RFC3339Micro) remembered apart from metav1.Time: the same text may be
+    one's canonical form and the other's error."""
+    body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": "e", "creationTimestamp": stamp}, "eventTime": stamp}
+    schema = definitions().for_kind("events.k8s.io", "v1", "Event")
+    assert schema is not None
+
+    def decode() -> tuple[str, Any]:
+        try:
+            out, unknown = typeddecode.decode_builtin(copy.deepcopy(body), schema, "Event")
+        except errors.StatusError as exc:
+            return "error", str(exc)
+        return orjson.dumps(out).decode(), unknown
+
+    typeddecode._CANONICAL_TIMES.clear()
+    first = decode()
+    assert decode() == first
+    body["metadata"]["creationTimestamp"] = "2024-01-01T00:00:00Z"
+    typeddecode._CANONICAL_TIMES.clear()
+    again = decode()
+    assert decode() == again

@@ -419,6 +419,12 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d
 _MICRO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}(Z|[+-]\d{2}:\d{2})$")
 
 
+# metav1.Time and MicroTime texts Go's parser took and writes back as they are: a time is
+# decoded again at every write of its object (its creationTimestamp), and parses the same
+_CANONICAL_TIMES: dict[tuple[str, bool], None] = {}
+_CANONICAL_TIMES_MAX = 4096
+
+
 def _normalized_time(value: str, schema: Schema) -> str:
     """A timestamp as Go writes it back: metav1.Time in UTC whole seconds, metav1.MicroTime
     in UTC with six fraction digits (its layout insists on exactly six on input). Go's own
@@ -427,16 +433,25 @@ def _normalized_time(value: str, schema: Schema) -> str:
     if not value:
         return value
     micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+    if (value, micro) in _CANONICAL_TIMES:
+        return value  # (every write's creationTimestamp: parsed once)
     problem = rfc3339_error(value, micro=micro)
     if problem is not None:
         raise _TypeMismatch(problem)
     if micro:
         if value.endswith("Z") and _MICRO_TIME.match(value):
-            return value  # already canonical
+            return _canonical(value, micro)
         return rfc3339_micro_utc(value)
     if value.endswith("Z") and "." not in value and _TIME.match(value):
-        return value  # already canonical
+        return _canonical(value, micro)
     return rfc3339_utc(value)
+
+
+def _canonical(value: str, micro: bool) -> str:
+    if len(_CANONICAL_TIMES) >= _CANONICAL_TIMES_MAX:
+        _CANONICAL_TIMES.clear()
+    _CANONICAL_TIMES[value, micro] = None
+    return value  # already canonical
 
 
 def _struct_name(schema: Schema, outer: str) -> str:
