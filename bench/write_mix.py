@@ -1,9 +1,10 @@
 """CPU of the Workloads benchmark's other writes inside the API server, without HTTP: Event
-creates (``events.k8s.io/v1``, as the simulated controllers' recorders send them) and
-ReplicaSet ``status`` updates (PUT, as the ReplicaSet controller sends them).
+creates (``events.k8s.io/v1``, as the simulated controllers' recorders send them),
+ReplicaSet ``status`` updates (PUT, as the ReplicaSet controller sends them), and Pod creates
+from a ReplicaSet's template and their ``status`` updates (PUT, as a kubelet sends them).
 
     .venv/bin/python bench/write_mix.py [--objects 500] [--rounds 3] [--source DIR]
-        [--only events|status] [--profile FILE]
+        [--only events|status|pods|podstatus] [--profile FILE]
 
 Times ``--objects`` writes of each kind per round (process CPU per write, the median of
 ``--rounds``). ``--source`` runs the ``setpoint`` of another tree (a copy of ``main`` made
@@ -57,12 +58,29 @@ def rs_status(round_: int) -> dict[str, Any]:
             "availableReplicas": n, "observedGeneration": 1}
 
 
+def pod(i: int, round_: int) -> dict[str, Any]:
+    """A pod as the ReplicaSet controller creates it from ``replicaset(0)``'s template."""
+    template = replicaset(0)["spec"]["template"]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {**template["metadata"], "name": f"web-0-{round_}-{i}",
+                         "namespace": "default"},
+            "spec": template["spec"]}
+
+
+def pod_status(round_: int) -> dict[str, Any]:
+    ready = "True" if round_ % 2 else "False"
+    return {"phase": "Running", "podIP": "10.0.0.1", "hostIP": "10.0.0.2",
+            "startTime": "2024-01-01T00:00:00Z",
+            "conditions": [{"type": "Ready", "status": ready,
+                            "lastTransitionTime": f"2024-01-01T00:00:{round_:02d}Z"}]}
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--objects", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--source", type=Path, default=ROOT)
-    parser.add_argument("--only", choices=["events", "status"])
+    parser.add_argument("--only", choices=["events", "status", "pods", "podstatus"])
     parser.add_argument("--profile", type=Path)
     args = parser.parse_args()
     sys.path.insert(0, str(args.source.resolve()))
@@ -75,19 +93,34 @@ async def main() -> None:
     api.start()
     events = api.resource("events.k8s.io", "v1", "events")
     replicasets = api.resource("apps", "v1", "replicasets")
+    pods = api.resource("", "v1", "pods")
+    kubelet = WriteOptions(field_manager="kubelet")
     recorder = WriteOptions(field_manager="replicaset-controller")
     names = [f"web-{i}" for i in range(args.objects)]
     for i in range(args.objects):
         api.rest.create(replicasets, "default", Decoded(replicaset(i)), recorder)
     profile = cProfile.Profile() if args.profile else None
     results = []
-    for kind in ("events", "status"):
+    service_accounts = api.resource("", "v1", "serviceaccounts")
+    api.rest.create(service_accounts, "default", Decoded(  # (the controller's, not started)
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}),
+                    recorder)
+    for i in range(args.objects):  # the pods whose status is written
+        api.rest.create(pods, "default", Decoded(pod(i, 99)), recorder)
+    for kind in ("events", "status", "pods", "podstatus"):
         if args.only and kind != args.only:
             continue
         per_write = []
         for round_ in range(args.rounds):
             if kind == "events":
                 bodies = [event(i, round_) for i in range(args.objects)]
+            elif kind == "pods":
+                bodies = [pod(i, round_) for i in range(args.objects)]
+            elif kind == "podstatus":
+                bodies = []
+                for i in range(args.objects):
+                    got = api.rest.get(pods, "default", f"web-0-99-{i}")
+                    bodies.append({**got, "status": pod_status(round_)})
             else:
                 bodies = []
                 for name in names:
@@ -99,6 +132,13 @@ async def main() -> None:
             if kind == "events":
                 for body in bodies:
                     api.rest.create(events, "default", Decoded(body), recorder)
+            elif kind == "pods":
+                for body in bodies:
+                    api.rest.create(pods, "default", Decoded(body), recorder)
+            elif kind == "podstatus":
+                for i, body in enumerate(bodies):
+                    api.rest.update(pods, "default", f"web-0-99-{i}", Decoded(body), kubelet,
+                                    "status")
             else:
                 for name, body in zip(names, bodies, strict=True):
                     api.rest.update(replicasets, "default", name, Decoded(body), recorder,
