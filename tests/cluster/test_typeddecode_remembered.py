@@ -130,7 +130,7 @@ def test_a_micro_time_parsed_before_decodes_as_the_first_time(stamp: str) -> Non
     """metav1.MicroTime (an Event's eventTime; pkg/apis/meta/v1/micro_time.go
     UnmarshalJSON, RFC3339Micro) remembered apart from metav1.Time: the same text may be
     one's canonical form and the other's error."""
-    body = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+    body: dict[str, Any] = {"apiVersion": "events.k8s.io/v1", "kind": "Event",
             "metadata": {"name": "e", "creationTimestamp": stamp}, "eventTime": stamp}
     schema = definitions().for_kind("events.k8s.io", "v1", "Event")
     assert schema is not None
