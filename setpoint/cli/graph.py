@@ -30,12 +30,14 @@ def graph(kind: str, name: str, namespace: str | None, output: str, path: str | 
     """
     from setpoint.platform import NotFound, Stack, StackGraph, load_cache
     from setpoint.platform.render import RENDERERS, RenderError, to_png
+    from setpoint.platform.resourcenames import served_resources
 
     async def build() -> Stack:
         async with connect(kubeconfig, context) as client:
             cache = await load_cache(client)
             found = StackGraph(cache)
-            root = found.resolve(kind, name, namespace or client.namespace)
+            served = await served_resources(client, cache)
+            root = found.resolve(kind, name, namespace or client.namespace, served)
             return found.stack(root)
 
     try:

@@ -52,13 +52,15 @@ def metrics(kind: str | None, name: str | None, namespace: str | None, output: s
         raise click.UsageError("KIND and NAME are required (or --serve HOST:PORT)")
     from setpoint.platform import NotFound, ObjectRef, StackGraph, load_cache
     from setpoint.platform.chargeback import exposition
+    from setpoint.platform.resourcenames import served_resources
     from setpoint.platform.usage import StackFigures, figures, pod_metrics, pretty
 
     async def measure() -> tuple[ObjectRef, StackFigures]:
         async with connect(kubeconfig, context) as client:
             cache, found = await asyncio.gather(load_cache(client), pod_metrics(client))
             graph = StackGraph(cache)
-            root = graph.resolve(kind, name, namespace or client.namespace)
+            served = await served_resources(client, cache)
+            root = graph.resolve(kind, name, namespace or client.namespace, served)
             return root, figures(graph.stack(root), found)
 
     try:

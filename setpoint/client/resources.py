@@ -43,6 +43,7 @@ class ResourceInfo:
     verbs: tuple[str, ...] = ()
     subresources: frozenset[str] = field(default_factory=frozenset)
     short_names: tuple[str, ...] = ()
+    singular_name: str = ""
 
     @property
     def api_version(self) -> str:
@@ -244,6 +245,7 @@ def parse_resource_list(
             verbs=tuple(entry.get("verbs") or ()),
             subresources=frozenset(subresources.get(name, ())),
             short_names=tuple(entry.get("shortNames") or ()),
+            singular_name=entry.get("singularName") or "",
         )
         out.by_resource[name] = info
         out.by_kind.setdefault(info.kind, info)

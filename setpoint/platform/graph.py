@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from setpoint.client import ResourceInfo
 from setpoint.machinery import labels as label_selectors
 from setpoint.platform import indexes
 from setpoint.platform.edges import (
@@ -44,6 +45,7 @@ from setpoint.platform.edges import (
     reference_targets,
 )
 from setpoint.platform.kinds import BUILTIN_KINDS, ObjectRef, custom_kinds, group_of
+from setpoint.platform.resourcenames import resources_for
 from setpoint.resources.relationships import USAGE as USAGE_ANNOTATION
 from setpoint.resources.relationships import (
     AnnotationRelationship,
@@ -183,22 +185,21 @@ class StackGraph:
 
     # -- resolving what the user typed -------------------------------------------------------
 
-    def resolve(self, kind: str, name: str, namespace: str = "default") -> ObjectRef:
-        """The object a user names by kind (``Moodle``, ``moodles``, ``deployments.apps``…;
-        not by short names)."""
+    def resolve(self, kind: str, name: str, namespace: str = "default",
+                served: Sequence[ResourceInfo] | None = None) -> ObjectRef:
+        """The object a user names by kind. With discovery's ``served`` entries, every name
+        kubectl accepts (``deploy``, ``deployments.v1.apps``…, see resourcenames); without,
+        the kind or its plural (``Moodle``, ``moodles``, ``deployments.apps``)."""
         self._refresh()
-        wanted, _, group = kind.lower().partition(".")
-        known = False
-        for gk in self._stores:
-            names = {gk[1].lower(), gk[1].lower() + "s"}
-            custom_plural = next((p for p, g in self._custom.plurals.items() if g == gk), None)
-            if custom_plural:
-                names.add(custom_plural)
-            if wanted in names and (not group or gk[0] == group or gk[0].startswith(group)):
-                known = True
-                found = self._lookup(gk, namespace, name)
-                if found is not None:
-                    return found[0]
+        if served is not None:
+            candidates = [gk for gk in resources_for(kind, served) if gk in self._stores]
+        else:
+            candidates = [gk for gk in self._stores if self._names_kind(gk, kind)]
+        known = bool(candidates)
+        for gk in candidates:
+            found = self._lookup(gk, namespace, name)
+            if found is not None:
+                return found[0]
         if not known:
             # kubectl's words for a kind it cannot map (kubectl get: "the server doesn't
             # have a resource type"), with the nearest kind a stack can hold
@@ -208,6 +209,14 @@ class StackGraph:
                            + (f": did you mean {near[0]}?" if near else ""))
         raise NotFound(f'{kind} "{name}" not found' +
                        (f' in namespace "{namespace}"' if namespace else ""))
+
+    def _names_kind(self, gk: GroupKind, kind: str) -> bool:
+        wanted, _, group = kind.lower().partition(".")
+        names = {gk[1].lower(), gk[1].lower() + "s"}
+        custom_plural = next((p for p, g in self._custom.plurals.items() if g == gk), None)
+        if custom_plural:
+            names.add(custom_plural)
+        return wanted in names and (not group or gk[0] == group or gk[0].startswith(group))
 
     # -- the query ---------------------------------------------------------------------------
 

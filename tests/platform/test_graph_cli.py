@@ -128,3 +128,31 @@ async def test_html_is_self_contained_and_its_script_draws_every_object(
     assert sorted(drawn["edges"]) == ["selector", "selector", "serviceAccount",
                                       "serviceAccount", "volume", "volume", "volume"]
     assert "<b>selector</b>" in drawn["details"] or "<b>volume</b>" in drawn["details"]
+
+
+async def test_every_name_kubectl_get_accepts_names_the_kind(
+        setpoint_cluster: Any, k8s: Client, tmp_path: Path) -> None:
+    """Short names, plural and singular resource names, kinds, with group and version
+    suffixes resolve from discovery as kubectl's do (k8s.io/cli-runtime/pkg/resource/
+    builder.go mappingFor, k8s.io/client-go/restmapper/shortcut.go, k8s.io/apimachinery/
+    pkg/api/meta/restmapper.go): what ``kubectl get X web`` finds, ``setpoint graph X web``
+    graphs."""
+    await k8s.create(obj("apps/v1", "Deployment", "web", spec={
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+                     "spec": {"containers": [{"name": "c", "image": "x"}]}}}))
+    await k8s.create(obj("v1", "Service", "web", spec={"selector": {"app": "web"},
+                                                       "ports": [{"port": 80}]}))
+    names = {"deploy": "Deployment", "deployments": "Deployment", "deployment": "Deployment",
+             "Deployment": "Deployment", "deploy.apps": "Deployment",
+             "deployments.apps": "Deployment", "deployments.v1.apps": "Deployment",
+             "Deployment.v1.apps": "Deployment", "svc": "Service", "services": "Service"}
+    for name, kind in names.items():
+        kubectl = await asyncio.create_subprocess_exec(
+            "kubectl", "--kubeconfig", str(setpoint_cluster.kubeconfig), "--cache-dir",
+            str(tmp_path / "kubectl-cache"), "get", name, "web", "-o", "name",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(kubectl.communicate(), 60)
+        assert kubectl.returncode == 0, (name, err.decode())
+        tree = (await _graph(setpoint_cluster, name, "web")).decode()
+        assert tree.splitlines()[0] == f"{kind}/default/web", (name, tree)
