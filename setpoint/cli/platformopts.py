@@ -12,7 +12,6 @@ from setpoint.client import (
     ApiError,
     Client,
     ClientError,
-    ClusterConfig,
     ConfigError,
     UnauthorizedError,
     load_config,
@@ -41,17 +40,9 @@ async def connect(kubeconfig: str | None, context: str | None) -> AsyncIterator[
         async with client:
             yield client
     except UnauthorizedError:
-        raise click.ClickException(unauthorized_text(config)) from None
+        raise click.ClickException(config.unauthorized_message()) from None
     except ClientError as exc:  # unreachable, TLS, an unknown kind
         raise click.ClickException(str(exc)) from None
     except ApiError as exc:
         raise click.ClickException(f"{exc.code} {exc.reason}: {exc.message}") from None
 
-
-def unauthorized_text(config: ClusterConfig) -> str:
-    """kubectl's "You must be logged in to the server (Unauthorized)", naming the server,
-    the user and the context, and what to do."""
-    user = f' user "{config.user}"' if config.user else " this client"
-    where = f' (kubeconfig context "{config.context}")' if config.context else ""
-    return (f"You must be logged in to the server (Unauthorized): {config.server} does not "
-            f"accept the credentials of{user}{where}: renew them or use another kubeconfig")

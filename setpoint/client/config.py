@@ -54,6 +54,16 @@ class ClusterConfig:
     """The kubeconfig's name of the user (for messages: a 401 has no user to name)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def unauthorized_message(self) -> str:
+        """kubectl's "You must be logged in to the server (Unauthorized)"
+        (k8s.io/kubectl/pkg/cmd/util/helpers.go standardErrorMessage), naming the server,
+        the user and the context, and what to do: what every command says to a 401."""
+        user = f' user "{self.user}"' if self.user else " this client"
+        where = f' (kubeconfig context "{self.context}")' if self.context else ""
+        return (f"You must be logged in to the server (Unauthorized): {self.server} does not "
+                f"accept the credentials of{user}{where}: renew them or use another "
+                "kubeconfig")
+
     def __repr__(self) -> str:
         parts = [f"server={self.server!r}", f"namespace={self.namespace!r}"]
         if self.context:

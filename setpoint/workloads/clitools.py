@@ -32,6 +32,7 @@ def run_against(kubeconfig: Path | None, action: Callable[[Any], Awaitable[T]], 
         Client,
         ClientError,
         ConfigError,
+        UnauthorizedError,
         load_kubeconfig,
         local_cluster_kubeconfig,
     )
@@ -45,14 +46,21 @@ def run_against(kubeconfig: Path | None, action: Callable[[Any], Awaitable[T]], 
     elif not kubeconfig.exists():
         fail(f"kubeconfig {kubeconfig} does not exist")
 
+    try:
+        config = load_kubeconfig(kubeconfig)
+    except ConfigError as exc:
+        fail(f"invalid kubeconfig {kubeconfig}: {exc}")
+
     async def main() -> T:
-        async with Client(load_kubeconfig(kubeconfig), field_manager="setpoint") as client:
+        async with Client(config, field_manager="setpoint") as client:
             return await action(client)
 
     try:
         return asyncio.run(main())
     except ConfigError as exc:
         fail(f"invalid kubeconfig {kubeconfig}: {exc}")
+    except UnauthorizedError:
+        fail(config.unauthorized_message())
     except ApiError as exc:
         fail(getattr(exc, "message", None) or str(exc))
     except TimeoutError:

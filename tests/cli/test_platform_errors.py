@@ -85,3 +85,30 @@ async def test_rejected_credentials_are_not_an_object_not_found(
         f"Error: You must be logged in to the server (Unauthorized): {server} does not "
         f'accept the credentials of user "{user}" (kubeconfig context "{context}"): renew '
         "them or use another kubeconfig"), stderr
+
+
+@pytest.mark.parametrize("command", [["pod", "delay-readiness", "web", "5s"],
+                                     ["node", "cordon", "n1"]])
+async def test_workload_commands_say_kubectls_unauthorized_naming_who(
+        command: list[str], setpoint_cluster: SetpointCluster, tmp_path: Path) -> None:
+    """``setpoint pod``/``node`` with rejected credentials said only "error: Unauthorized";
+    they now say kubectl's words (k8s.io/kubectl/pkg/cmd/util/helpers.go
+    standardErrorMessage) with the server, user and context, as the platform commands do."""
+    document = yaml.safe_load(setpoint_cluster.kubeconfig.read_text())
+    document["users"][0]["user"] = {"token": "not-a-token"}
+    config = tmp_path / "kubeconfig"
+    config.write_text(yaml.safe_dump(document))
+    config.chmod(0o600)
+    server = document["clusters"][0]["cluster"]["server"]
+    user, context = document["users"][0]["name"], document["current-context"]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "setpoint.cli.main", *command, "--kubeconfig", str(config),
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    stderr = err.decode()
+    assert proc.returncode == 1
+    assert stderr.strip() == (
+        f"error: You must be logged in to the server (Unauthorized): {server} does not "
+        f'accept the credentials of user "{user}" (kubeconfig context "{context}"): renew '
+        "them or use another kubeconfig"), stderr
