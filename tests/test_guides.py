@@ -40,7 +40,7 @@ def test_the_guide_runs(guide: str, tmp_path: Path) -> None:
 def generate_commands() -> list[tuple[str, str]]:
     """(file, command) of every ``setpoint generate`` line in a shell block of the README,
     the guides and the operators' and examples' READMEs, continuation lines joined, cut
-    before its pipe or redirection."""
+    before its pipe or redirection, and of every complete one quoted inline."""
     files = ["README.md", *sorted(p.relative_to(ROOT).as_posix() for p in [
         *ROOT.glob("docs/*.md"), *ROOT.glob("operators/*/README.md"),
         *ROOT.glob("examples/*/README.md")])]
@@ -52,6 +52,11 @@ def generate_commands() -> list[tuple[str, str]]:
                 line = line.strip().removeprefix("$ ")
                 if re.match(r"(\.venv/bin/)?setpoint generate ", line):
                     found.append((name, re.split(r"\s[|>#]", line)[0].strip()))
+        # a complete command quoted in prose is one a reader copies too (the monitoring
+        # README's lacked the --image it needs); a synopsis with placeholders is not
+        for command in re.findall(r"`((?:\.venv/bin/)?setpoint generate [^`]+)`", text):
+            if len(command.split()) >= 4 and not re.search(r"\[|\b[A-Z][A-Z_]+\b", command):
+                found.append((name, command))
     return found
 
 
