@@ -6,6 +6,7 @@ cannot write them."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -37,3 +38,51 @@ def test_an_unwritable_path_is_named_with_its_option(
     assert last == (f"error: cannot write {unwritable.format(file=file)}: Not a directory: "
                     f"{fix}"), result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _up_until_ready(tmp_path: Path, kubeconfig: Path) -> str:
+    """Run ``cluster up`` until it is ready, stop it, and return its stderr."""
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    env.pop("KUBECONFIG", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port", "0",
+         "--no-workloads", "--kubeconfig", str(kubeconfig)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stdout is not None
+        lines: list[str] = []
+        while "ready\n" not in lines:
+            line = process.stdout.readline()
+            assert line, f"cluster up ended: {lines}"
+            lines.append(line)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    return err
+
+
+@pytest.mark.parametrize(("mode", "owner", "warned"), [
+    (0o755, None, False),   # ~/.kube as usually made: others see names, not the 0600 file
+    (0o777, None, True),    # others could replace the kubeconfig: the fix is ours to make
+    (0o777, 65534, False),  # another user's directory: no chmod of ours can fix it
+], ids=["ours-755", "ours-777", "another-users"])
+def test_a_kubeconfig_directory_is_warned_about_only_when_we_can_and_should_fix_it(
+        tmp_path: Path, mode: int, owner: int | None, warned: bool) -> None:
+    """etcd warns about a data dir others can reach (go.etcd.io/etcd/client/pkg/fileutil
+    CheckDirPermission); a warning the user cannot act on, or about a directory that keeps
+    nothing from anyone (its kubeconfig is 0600), is noise."""
+    directory = tmp_path / "kube"
+    directory.mkdir()
+    if owner is not None:
+        if os.geteuid() != 0:
+            pytest.skip("giving a directory to another user needs root")
+        os.chown(directory, owner, -1)
+    directory.chmod(mode)
+    err = _up_until_ready(tmp_path, directory / "kubeconfig")
+    warnings = [line for line in err.splitlines() if str(directory) in line]
+    if warned:
+        assert len(warnings) == 1 and warnings[0].endswith(
+            f"directory {directory} is mode 777: other users can replace the files in it; "
+            f"chmod 700 {directory}"), err
+    else:
+        assert warnings == [], err

@@ -22,7 +22,10 @@ PRIVATE_FILE = 0o600
 def private_directory(path: Path, *, tighten: bool = True) -> Path:
     """Create ``path`` mode 0700 (missing parents get the default mode). An existing one is
     tightened to 0700 when ``tighten`` and it is ours and not a shared directory (sticky,
-    as ``/tmp``); otherwise only a warning says so, as etcd warns about its data dir."""
+    as ``/tmp``). Otherwise a warning is worth giving only when the user can act on it and
+    it matters: the directory is ours, not sticky, and others may write in it (and so
+    replace the 0600 files it holds; reading it shows only their names). Another user's
+    directory, or a shared sticky one, is left without a word: no chmod of ours fixes it."""
     try:
         path.mkdir(mode=PRIVATE_DIRECTORY)
         return path
@@ -33,13 +36,15 @@ def private_directory(path: Path, *, tighten: bool = True) -> Path:
     except FileExistsError:
         pass
     info = path.stat()
-    if stat.S_IMODE(info.st_mode) & 0o077 == 0:
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077 == 0:
         return path
-    if tighten and info.st_uid == os.geteuid() and not info.st_mode & stat.S_ISVTX:
+    ours_alone = info.st_uid == os.geteuid() and not info.st_mode & stat.S_ISVTX
+    if tighten and ours_alone:
         path.chmod(PRIVATE_DIRECTORY)
-    else:
-        log.warning("directory %s is mode %o; 0700 keeps other users out of it", path,
-                    stat.S_IMODE(info.st_mode))
+    elif ours_alone and mode & 0o022:
+        log.warning("directory %s is mode %o: other users can replace the files in it; "
+                    "chmod 700 %s", path, mode, path)
     return path
 
 
