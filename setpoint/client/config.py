@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -283,6 +284,12 @@ def _resolve(merged: _Merged, context: str | None) -> ClusterConfig:
     server = cluster.get("server")
     if not server:
         raise ConfigError(f'cluster "{cluster_name}" has no server')
+    if urlsplit(server).scheme not in ("http", "https"):
+        # checked where the file is read (the transport would refuse it only when the
+        # first client is made, a Manager's start), naming the file and the cluster
+        where = f"kubeconfig {cluster_path}: " if cluster_path else ""
+        raise ConfigError(f'{where}cluster "{cluster_name}" has server "{server}": only '
+                          "http:// and https:// URLs are supported")
 
     ca = _data_or_file(cluster, "certificate-authority", cluster_path)
     config = ClusterConfig(

@@ -275,3 +275,24 @@ def test_a_busy_probe_port_is_one_line_naming_the_flag(tmp_path: Path) -> None:
         f"error: cannot serve /healthz, /readyz and /metrics on 127.0.0.1:{port}: Address "
         "already in use: pass another --http-address (--http-address 127.0.0.1:0 takes a "
         "free port)")
+
+
+@pytest.mark.parametrize("server", ["ftp://127.0.0.1:1", "ws://127.0.0.1:1"])
+def test_a_server_url_that_is_no_http_url_is_one_line_when_the_kubeconfig_is_read(
+        tmp_path: Path, server: str) -> None:
+    """The transport refused it only when the Manager started its first client; it is
+    refused where the kubeconfig is read, naming the file, the cluster and the URL."""
+    import subprocess
+
+    kubeconfig = _unreachable_kubeconfig(tmp_path)
+    kubeconfig.write_text(kubeconfig.read_text().replace("https://127.0.0.1:1", server))
+    kubeconfig.chmod(0o600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "setpoint.cli.main", "run", "examples.widget.operator:manager",
+         "--kubeconfig", str(kubeconfig)],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=60, check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().splitlines() == [
+        f'Error: kubeconfig {kubeconfig}: cluster "k" has server "{server}": only http:// '
+        "and https:// URLs are supported"], proc.stderr
