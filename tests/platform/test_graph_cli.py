@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client
+from tests.conftest import kubectl_path
 from tests.platform.stacks import obj, pod
 
 EXPECTED = {"Service/default/web", "Pod/default/web-1", "Pod/default/web-2",
@@ -149,10 +150,11 @@ async def test_every_name_kubectl_get_accepts_names_the_kind(
              "Deployment.v1.apps": "Deployment", "svc": "Service", "services": "Service"}
     for name, kind in names.items():
         kubectl = await asyncio.create_subprocess_exec(
-            "kubectl", "--kubeconfig", str(setpoint_cluster.kubeconfig), "--cache-dir",
+            kubectl_path(), "--kubeconfig", str(setpoint_cluster.kubeconfig), "--cache-dir",
             str(tmp_path / "kubectl-cache"), "get", name, "web", "-o", "name",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await asyncio.wait_for(kubectl.communicate(), 60)
         assert kubectl.returncode == 0, (name, err.decode())
+        assert out.decode().startswith(kind.lower()), (name, out)
         tree = (await _graph(setpoint_cluster, name, "web")).decode()
         assert tree.splitlines()[0] == f"{kind}/default/web", (name, tree)
