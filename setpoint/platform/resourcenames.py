@@ -63,30 +63,40 @@ def _by_resource(resource: str, group: str | None, version: str | None,
 
 def resources_for(arg: str, served: Sequence[ResourceInfo]) -> list[GroupKind]:
     """The group-kinds ``arg`` names among ``served``; empty when it names none."""
-    resource_arg = arg.lower()
-    candidates: list[tuple[str, str | None, str | None]] = []
-    if resource_arg.count(".") >= 2:  # ParseResourceArg: resource.version.group
-        resource, version, group = resource_arg.split(".", 2)
-        candidates.append((resource, group, version))
-    resource, dot, group = resource_arg.partition(".")
-    candidates.append((resource, group if dot else None, None))
-    for resource, group, version in candidates:
+    for resource, group, version in _resource_args(arg.lower()):
         found = _by_resource(resource, group, version, served)
         if found:
             return _group_kinds(found)
-    # ParseKindArg: Kind.version.group or Kind.group, the kind matched as written
     kind, _, rest = arg.partition(".")
-    kind_candidates: list[tuple[str | None, str | None]] = [(rest or None, None)]
-    if rest.count(".") >= 1:
-        version, _, group = rest.partition(".")
-        kind_candidates.insert(0, (group, version))
-    for group, version in kind_candidates:
+    for group, version in _kind_args(rest):  # the kind matched as written
         found = [info for info in served if info.kind == kind
                  and (group is None or info.group == group)
                  and (version is None or info.version == version)]
         if found:
             return _group_kinds(found)
     return []
+
+
+def _resource_args(arg: str) -> list[tuple[str, str | None, str | None]]:
+    """ParseResourceArg: (resource, group, version) of ``resource.version.group`` (when
+    there are two dots or more), then of ``resource.group``."""
+    out: list[tuple[str, str | None, str | None]] = []
+    if arg.count(".") >= 2:
+        resource, version, group = arg.split(".", 2)
+        out.append((resource, group, version))
+    resource, dot, rest = arg.partition(".")
+    out.append((resource, rest if dot else None, None))
+    return out
+
+
+def _kind_args(rest: str) -> list[tuple[str | None, str | None]]:
+    """ParseKindArg: (group, version) of ``Kind.version.group``, then of ``Kind.group``."""
+    out: list[tuple[str | None, str | None]] = []
+    if "." in rest:
+        version, _, group = rest.partition(".")
+        out.append((group, version))
+    out.append((rest or None, None))
+    return out
 
 
 def _group_kinds(found: Sequence[ResourceInfo]) -> list[GroupKind]:
