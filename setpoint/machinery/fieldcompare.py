@@ -143,30 +143,40 @@ def _compare_maps(shape: tv.Shape, lhs: dict[str, Any], rhs: dict[str, Any], pat
     fields, other = shape.fields, shape.other_fields  # tv.child_type, inlined
     for k, lv in lhs.items():
         rv = rhs.get(k, _MISSING)
-        if isinstance(lv, _CONTAINERS) and _same(lv, rv):
-            # nothing in it changed (the spec a status write keeps from the stored object,
-            # the metadata most writes leave alone), but typing it may still fail
-            _check_shared(fields.get(k, other), lv, (*path, "f:" + k))
-            continue
+        if isinstance(lv, _CONTAINERS):
+            text = _same(lv, rv)
+            if text is not None:
+                # nothing in it changed (the spec a status write keeps from the stored
+                # object, the metadata most writes leave alone), but typing it may still fail
+                _check_shared(fields.get(k, other), lv, (*path, "f:" + k), text)
+                continue
         _compare(fields.get(k, other), lv, rv, (*path, "f:" + k), c)
     for k, rv in rhs.items():
         if k not in lhs:
             _compare(fields.get(k, other), _MISSING, rv, (*path, "f:" + k), c)
 
 
-def _same(lhs: dict[str, Any] | list[Any], rhs: Any) -> bool:
+# what ``_same`` gives for a value found unchanged whose JSON text it did not write (the same
+# object on both sides, or an integer past 64 bits): orjson never writes empty text
+_UNWRITTEN = b""
+
+
+def _same(lhs: dict[str, Any] | list[Any], rhs: Any) -> bytes | None:
     """Whether the walk would find nothing changed from ``lhs`` to ``rhs``, told at C speed:
     the same object, or equal (``==``, which fails fast where they differ) and written
     alike by orjson (which ``==`` is not: it takes ``true`` for ``1``). A JSON value equals
-    itself: no decoder lets NaN in."""
+    itself: no decoder lets NaN in. None where something changed; else the JSON text of
+    ``lhs`` written to tell it, which ``_check_shared`` keys on (so a write's unchanged spec
+    is encoded twice, not three times), or ``_UNWRITTEN``."""
     if lhs is rhs:
-        return True
+        return _UNWRITTEN
     if lhs.__class__ is not rhs.__class__ or lhs != rhs:
-        return False
+        return None
     try:
-        return orjson.dumps(lhs) == orjson.dumps(rhs)
+        text = orjson.dumps(lhs)
+        return text if text == orjson.dumps(rhs) else None
     except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits) the walk decides
-        return False
+        return None
 
 
 # (shape, JSON text) of values found typable: a pod's spec comes back unchanged at every
@@ -175,19 +185,21 @@ _TYPABLE: dict[tuple[tv.Shape, bytes], None] = {}
 _TYPABLE_MAX = 2048
 
 
-def _check_shared(tr: TypeRef, v: Any, path: Path) -> None:
+def _check_shared(tr: TypeRef, v: Any, path: Path, text: bytes = _UNWRITTEN) -> None:
     """``_check_typed``, once per distinct value of a type: whether a value types depends
-    only on its type and its JSON text (list items are told apart by their keys' JSON)."""
+    only on its type and its JSON text (list items are told apart by their keys' JSON).
+    ``text``: ``orjson.dumps(v)`` where the caller has it already."""
     if tr is None:
         return
     shape = tv.resolve(tr, v)
     if shape.kind == tv.SCALAR or shape.atomic:
         return
-    try:
-        text = orjson.dumps(v)
-    except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits)
-        _check_typed(tr, v, path)
-        return
+    if not text:
+        try:
+            text = orjson.dumps(v)
+        except TypeError:  # (orjson.JSONEncodeError: an integer past 64 bits)
+            _check_typed(tr, v, path)
+            return
     if (shape, text) in _TYPABLE:
         return
     _check_typed(tr, v, path)  # raises where it does not type: that is not kept
@@ -251,9 +263,11 @@ def _compare_lists(shape: tv.Shape, lhs: list[Any], rhs: list[Any], path: Path,
     ridx = index_items(shape, rhs, path)
     for pe, item in lidx.items():
         ri = ridx.get(pe, _MISSING)
-        if isinstance(item, _CONTAINERS) and _same(item, ri):
-            _check_shared(shape.element, item, (*path, pe))
-            continue
+        if isinstance(item, _CONTAINERS):
+            text = _same(item, ri)
+            if text is not None:
+                _check_shared(shape.element, item, (*path, pe), text)
+                continue
         _compare(shape.element, item, ri, (*path, pe), c)
     for pe, item in ridx.items():
         if pe not in lidx:
