@@ -183,6 +183,9 @@ def _same(lhs: dict[str, Any] | list[Any], rhs: Any) -> bytes | None:
 # status write. The shape is held, so its identity is never another's.
 _TYPABLE: dict[tuple[tv.Shape, bytes], None] = {}
 _TYPABLE_MAX = 2048
+# An object's metadata is never remembered: its text holds the resourceVersion, new at every
+# write, so it would never be found again and would only crowd the specs out of _TYPABLE
+_UNREMEMBERED: Path = ("f:metadata",)
 
 
 def _check_shared(tr: TypeRef, v: Any, path: Path, text: bytes = _UNWRITTEN) -> None:
@@ -193,6 +196,9 @@ def _check_shared(tr: TypeRef, v: Any, path: Path, text: bytes = _UNWRITTEN) -> 
         return
     shape = tv.resolve(tr, v)
     if shape.kind == tv.SCALAR or shape.atomic:
+        return
+    if path == _UNREMEMBERED:
+        _check_typed(tr, v, path)
         return
     if not text:
         try:

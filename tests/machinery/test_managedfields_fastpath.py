@@ -115,6 +115,11 @@ def _owner_changed(o: Obj) -> None:
                                          "uid": "other"}]
 
 
+def _owner_keyless(o: Obj) -> None:
+    # ownerReferences is a list-map keyed by uid: without it the metadata does not type
+    o["metadata"]["ownerReferences"] = [{"apiVersion": "v1", "kind": "X", "name": "n"}]
+
+
 def _label_added(o: Obj) -> None:
     o["metadata"]["labels"]["tier"] = "front"
 
@@ -170,7 +175,7 @@ CHANGES: list[Callable[[Obj], None]] = [
 # changes made to both sides (the value is then unchanged by the write, but its shape is odd)
 BOTH_SIDES: list[Callable[[Obj], None] | None] = [
     None, _huge_int_unchanged, _container_keyless, _containers_a_map, _unknown_field,
-    _bool_for_int, _finalizers_repeated]
+    _bool_for_int, _finalizers_repeated, _owner_keyless]
 
 
 def _cases() -> Iterator[tuple[str, Obj, Obj]]:
