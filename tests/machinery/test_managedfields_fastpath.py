@@ -213,13 +213,13 @@ def _way(way: str) -> Iterator[None]:
     if way != "warm":
         fc._TYPABLE.clear()
     if way == "reencode":
-        fc._same = lambda lhs, rhs: None if same(lhs, rhs) is None else fc._UNWRITTEN  # type: ignore[assignment]
+        fc._same = lambda lhs, rhs: None if same(lhs, rhs) is None else fc._UNWRITTEN
     elif way == "walk":
-        fc._same = lambda lhs, rhs: None  # type: ignore[assignment]
+        fc._same = lambda lhs, rhs: None
     try:
         yield
     finally:
-        fc._same = same  # type: ignore[assignment]
+        fc._same = same
         if way != "fast":
             fc._TYPABLE.clear()
 
