@@ -21,11 +21,13 @@ from setpoint.machinery.fieldpath import (
     element_string,
     field,
     field_name,
+    index,
     key,
     path_string,
     string_key,
     value,
 )
+from setpoint.machinery.gofmt import format_v, go_interface, go_type
 
 TypeRef = Any  # Schema | None; Any keeps this module free of a schema import cycle
 
@@ -210,6 +212,10 @@ def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
           resource: bool = False, typed: bool = False) -> bool:
     """Adds the paths beneath ``v`` to ``node``; True when ``v`` itself is a leaf."""
     shape = resolve(tr, v, resource=resource)
+    if strict and v is not None and tr is not None:
+        _check_value_type(tr, shape, v, path)
+        if shape.atomic:  # (owned whole, but its contents are validated all the same)
+            _check_atomic_contents(shape, v, path)
     if shape.kind == SCALAR or shape.atomic:
         return True
     if shape.kind == MAP:
@@ -253,6 +259,66 @@ def _fill(tr: TypeRef, v: Any, node: Node, path: Path, strict: bool,
         child[MEMBER] = {}
         node[pe] = child
     return False
+
+
+_NUMERIC = ("integer", "number")
+
+
+def _check_value_type(tr: Any, shape: Shape, v: Any, path: Path) -> None:
+    """structured-merge-diff's validation of a value against its atom (typed/validate.go
+    ``validateScalar``, value/ ``mapValue`` and ``listValue``), in its words: the value is
+    a ``*valueUnstructured`` holding what sigs.k8s.io/yaml decoded (numbers as float64),
+    printed with ``%#v`` for strings, ``%T`` for numbers and ``%v`` otherwise."""
+    if shape.kind == MAP:
+        if not isinstance(v, dict):
+            raise SchemaError(path, f"expected map, got &{{{format_v(_as_decoded(v))}}}")
+        return
+    if shape.kind == LIST:
+        if not isinstance(v, list):
+            raise SchemaError(path, f"expected list, got &{{{format_v(_as_decoded(v))}}}")
+        return
+    t = getattr(tr, "type", None)
+    if getattr(tr, "int_or_string", False) or t is None:
+        if isinstance(v, dict | list):  # (an untyped scalar takes any scalar)
+            raise SchemaError(path, f"expected any scalar, got &{{{format_v(_as_decoded(v))}}}")
+        return
+    if t == "string" and not isinstance(v, str):
+        raise SchemaError(path, "expected string, got &value.valueUnstructured{Value:"
+                                f"{go_interface(_as_decoded(v))}}}")
+    if t in _NUMERIC and (isinstance(v, bool) or not isinstance(v, int | float)):
+        raise SchemaError(path, f"expected numeric (int or float), got {go_type(v)}")
+    if t == "boolean" and not isinstance(v, bool):
+        raise SchemaError(path, f"expected boolean, got &{{{format_v(_as_decoded(v))}}}")
+
+
+def _check_atomic_contents(shape: Shape, v: Any, path: Path) -> None:
+    """The value checks beneath an atomic map or list (typed/validate.go walks them too)."""
+    if shape.kind == MAP and isinstance(v, dict):
+        for k, cv in v.items():
+            ctr = shape.fields.get(k, shape.other_fields)
+            if cv is not None and ctr is not None:
+                child = resolve(ctr, cv)
+                _check_value_type(ctr, child, cv, (*path, field(k)))
+                _check_atomic_contents(child, cv, (*path, field(k)))
+    elif shape.kind == LIST and isinstance(v, list) and shape.element is not None:
+        for i, item in enumerate(v):
+            if item is not None:
+                child = resolve(shape.element, item)
+                _check_value_type(shape.element, child, item, (*path, index(i)))
+                _check_atomic_contents(child, item, (*path, index(i)))
+
+
+def _as_decoded(v: Any) -> Any:
+    """``v`` as encoding/json decodes it into ``interface{}``: every number a float64."""
+    if isinstance(v, bool) or v is None:
+        return v
+    if isinstance(v, int):
+        return float(v)
+    if isinstance(v, dict):
+        return {k: _as_decoded(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_as_decoded(x) for x in v]
+    return v
 
 
 def ensure_named_fields_are_members(s: FieldSet, schema: TypeRef) -> FieldSet:

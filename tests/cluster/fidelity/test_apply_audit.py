@@ -287,3 +287,46 @@ async def test_a_created_list_with_a_repeated_key_owns_only_the_key(module_api: 
             'k:{"name":"B"}': {".": {}, "f:name": {}, "f:value": {}}}
     finally:
         await module_api.delete(f"{DEPLOYMENTS}/{name}")
+
+
+_GVK = "apps/v1, Kind=Deployment"
+_C = '.spec.template.spec.containers[name="c"]'
+
+
+@pytest.mark.parametrize(("spec", "container", "problem"), [
+    ({}, {"env": [{"name": "A", "value": 1}]},
+     f'{_C}.env[name="A"].value: expected string, got &value.valueUnstructured{{Value:1}}'),
+    ({"nodeSelector": {"a": 2.5}}, {},  # an atomic map's values are checked too
+     ".spec.template.spec.nodeSelector.a: expected string, got "
+     "&value.valueUnstructured{Value:2.5}"),
+    ({}, {"tty": "yes"}, f"{_C}.tty: expected boolean, got &{{yes}}"),
+    ({"terminationGracePeriodSeconds": "30"}, {},
+     ".spec.template.spec.terminationGracePeriodSeconds: expected numeric (int or float), "
+     "got string"),
+    ({"containers": {"name": "c"}}, {},
+     ".spec.template.spec.containers: expected list, got &{map[name:c]}"),
+])
+async def test_an_apply_of_a_value_of_the_wrong_type_is_the_typed_patch_500(
+        module_api: API, spec: dict[str, Any], container: dict[str, Any],
+        problem: str) -> None:
+    """Rule: the apply configuration is made a typed value before anything else, and a value
+    its schema's atom does not take fails there with structured-merge-diff's words (strings
+    printed with %#v of the *valueUnstructured holding what sigs.k8s.io/yaml decoded, numbers
+    as float64; numbers named by %T; booleans, maps and lists with %v), kube-apiserver's
+    500 without a reason, nothing written. Source: structured-merge-diff v4 typed/validate.go
+    (validateScalar, doMap/doList via value.mapValue/listValue), apimachinery
+    pkg/util/managedfields/internal/structuredmerge.go ("failed to create typed patch
+    object (%v): %v"), apiserver pkg/endpoints/handlers/patch.go (applyPatcher: YAML
+    unmarshalled into map[string]interface{})."""
+    body = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "typed-500"},
+            "spec": {"selector": {"matchLabels": {"a": "b"}},
+                     "template": {"metadata": {"labels": {"a": "b"}},
+                                  "spec": {"containers": [{"name": "c", "image": "i",
+                                                           **container}], **spec}}}}
+    path = "/apis/apps/v1/namespaces/default/deployments/typed-500"
+    status, out = await module_api.request("PATCH", f"{path}?fieldManager=m",
+                                           raw=json.dumps(body).encode(), content_type=APPLY)
+    assert (status, out.get("reason"), out["message"]) == (
+        500, None, f"failed to create typed patch object (/typed-500; {_GVK}): {problem}")
+    status, _ = await module_api.get(path)
+    assert status == 404
