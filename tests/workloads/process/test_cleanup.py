@@ -67,3 +67,49 @@ async def test_killing_the_cluster_process_leaves_no_container_process(
             cluster.wait()
         for pid in processes_with(token):
             os.kill(pid, signal.SIGKILL)
+
+
+async def test_a_child_that_leaves_its_process_group_dies_with_its_container_and_cluster(
+        tmp_path: Path) -> None:
+    """A container's child that daemonizes into its own session (``setsid``) leaves the
+    container's process group, but not the container: the kubelet's runtime kills it when
+    the container ends, as the container's PID namespace (or cgroup) would: the kernel
+    kills every member of a PID namespace when its init ends (pid_namespaces(7)), and the
+    kubelet's killContainer (pkg/kubelet/kuberuntime/kuberuntime_container.go) stops the
+    container as a whole. Checked for a deleted pod and for ``kill -9`` of the cluster."""
+    need("setsid", "util-linux")
+    kubeconfig = tmp_path / "kubeconfig"
+    deleted, orphaned = (f"SETPOINT_ESCAPE_{uuid.uuid4().hex}" for _ in range(2))
+    cluster = subprocess.Popen(
+        [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port", "0",
+         "--kubeconfig", str(kubeconfig), "--runtime", "process", "--nodes", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        await wait_for(kubeconfig.exists)
+        async with Client(load_kubeconfig(kubeconfig)) as client:
+            for name, token in (("deleted", deleted), ("orphaned", orphaned)):
+                await client.create({
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+                        "name": "app", "image": "busybox:1.36",
+                        "command": ["sh", "-c", "setsid sleep 3600 & exec sleep 3600"],
+                        "env": [{"name": token, "value": "1"}]}]}})
+
+            async def running(name: str, token: str) -> bool:
+                pod = await client.get(POD, name, namespace="default")
+                return (pod.get("status") or {}).get("phase") == "Running" and \
+                    len(processes_with(token)) >= 2
+            await wait_for(lambda: running("deleted", deleted), timeout=60)
+            await wait_for(lambda: running("orphaned", orphaned), timeout=60)
+            await client.delete(POD, "deleted", namespace="default")
+            await wait_for(lambda: not processes_with(deleted))
+        os.kill(cluster.pid, signal.SIGKILL)
+        cluster.wait()
+        await wait_for(lambda: not processes_with(orphaned))
+    finally:
+        if cluster.poll() is None:
+            cluster.kill()
+            cluster.wait()
+        for pid in processes_with(deleted) + processes_with(orphaned):
+            os.kill(pid, signal.SIGKILL)

@@ -333,6 +333,7 @@ class ProcessRuntime:
                 terminal.close()
             return
         container.proc = proc
+        container.namespace = spawn.MountNamespace(proc.pid)
         container.running.set()
         if self._reaper is not None:
             self._reaper.register(proc.pid)
@@ -377,6 +378,7 @@ class ProcessRuntime:
             self._reaper.unregister(container.proc.pid)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(container.proc.pid, signal.SIGKILL)  # what it left behind
+        await self._kill_escapees(container)
         await asyncio.gather(*copies, return_exceptions=True)
         if container.terminal is not None:
             container.terminal.close()
@@ -387,6 +389,16 @@ class ProcessRuntime:
         container.reason = "Completed" if code == 0 else "Error"
         container.running.clear()
         self._notify(sandbox)
+
+    @staticmethod
+    async def _kill_escapees(container: ProcessContainer) -> None:
+        """Kill what left the container's process group (a daemon's ``setsid``) but not its
+        mount namespace, as a PID namespace's end would; then let the namespace go."""
+        namespace, container.namespace = container.namespace, None
+        if namespace is not None:
+            # off the event loop: a dying member may take a moment to go
+            await asyncio.to_thread(namespace.kill_members)
+            namespace.close()
 
     async def stop_container(self, container_id: str, timeout: float) -> None:
         container = self._containers.get(container_id)
@@ -565,6 +577,7 @@ class ProcessRuntime:
                     await container.proc.wait()
             for task in container.tasks:
                 task.cancel()
+            await self._kill_escapees(container)
         for sandbox_id in list(self._sandboxes):
             await self.remove_pod_sandbox(sandbox_id)
         if self._reaper is not None:

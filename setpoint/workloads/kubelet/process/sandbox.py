@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from setpoint.workloads.kubelet.process import spawn
 from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
 from setpoint.workloads.kubelet.process.prober import Prober
 from setpoint.workloads.kubelet.process.terminal import Terminal
@@ -33,6 +34,7 @@ class ProcessContainer:
     cwd: str = ""
     binds: list[tuple[str, str, bool]] = field(default_factory=list)
     proc: asyncio.subprocess.Process | None = None
+    namespace: spawn.MountNamespace | None = None  # its processes, daemons included
     stdin: asyncio.StreamWriter | None = None  # open for `stdin: true`, for attach
     terminal: Terminal | None = None  # for `tty: true`
     started_at: float | None = None

@@ -10,18 +10,27 @@ namespace (``unshare(CLONE_NEWNS)``) in which its volumes are bind-mounted at th
 :class:`Reaper` process, started first, is told every container's process group; when the
 cluster process dies, however it dies (``kill -9`` included), the reaper's stdin reaches
 end-of-file and it kills each group it was told of, then exits.
+
+A child that daemonizes (``setsid``, ``setpgid``) leaves the group but not the container's
+mount namespace, which it inherits: as a PID namespace's end kills all its members
+(pid_namespaces(7)), the end of a container kills every process of its mount namespace
+(:func:`kill_mount_namespace`), and so does the reaper. A :class:`MountNamespace` holds the
+namespace open, so its identity (the nsfs inode) cannot pass to a new container meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import inspect
 import os
 import signal
 import subprocess
 import sys
 import termios
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -136,31 +145,99 @@ def mounted_anywhere(target: Path, proc: Path = Path("/proc")) -> bool:
     return False
 
 
+def _namespace_members(inode: int, proc: str = "/proc") -> list[int]:
+    """The processes in the mount namespace ``inode`` (never ours: the host's namespace is
+    not a container's)."""
+    if os.stat(f"{proc}/self/ns/mnt").st_ino == inode:
+        return []
+    members = []
+    for entry in os.scandir(proc):
+        if entry.name.isdigit():
+            try:
+                if os.stat(f"{proc}/{entry.name}/ns/mnt").st_ino == inode:
+                    members.append(int(entry.name))
+            except OSError:
+                continue  # gone meanwhile, or not ours to see
+    return members
+
+
+def kill_mount_namespace(inode: int, patience: float = 10.0) -> None:
+    """SIGKILL every process of a container's mount namespace, again while any is left
+    (one may fork while we scan), for at most ``patience`` seconds."""
+    deadline = time.monotonic() + patience
+    while (members := _namespace_members(inode)) and time.monotonic() < deadline:
+        for pid in members:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.001)  # let the kernel finish the exits before looking again
+
+
+class MountNamespace:
+    """A container's mount namespace, held open (see module); ``inode`` is None when the
+    container shares ours (no isolation) or ended before we looked."""
+
+    def __init__(self, pid: int) -> None:
+        self._fd: int | None = None
+        self.inode: int | None = None
+        try:
+            self._fd = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        inode = os.fstat(self._fd).st_ino
+        if inode == os.stat("/proc/self/ns/mnt").st_ino:
+            self.close()
+            return
+        self.inode = inode
+
+    def kill_members(self) -> None:
+        if self.inode is not None:
+            kill_mount_namespace(self.inode)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 _REAPER = r"""
-import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
-groups = set()
+groups = {}
 for line in sys.stdin:
     word = line.strip()
     if word.startswith("-"):
-        groups.discard(int(word[1:]))
+        namespace = groups.pop(int(word[1:]), None)
+        if namespace is not None:
+            namespace.close()
     elif word:
-        groups.add(int(word))
+        # open at once: the namespace stays this container's while we hold it
+        groups[int(word)] = MountNamespace(int(word))
 for pgid in groups:
     try:
         os.killpg(pgid, signal.SIGKILL)
     except OSError:
         pass
+for namespace in groups.values():
+    namespace.kill_members()
 """
+
+
+def _reaper_source() -> str:
+    """The reaper's program: this module's namespace helpers and the loop above (it
+    imports nothing of ours, so it starts fast and without the project's imports)."""
+    helpers = "\n\n".join(inspect.getsource(f) for f in (
+        _namespace_members, kill_mount_namespace, MountNamespace))
+    header = "from __future__ import annotations\nimport contextlib, os, signal, sys, time\n"
+    return header + helpers + _REAPER
 
 
 class Reaper:
     """A process that kills every registered process group when we die (see module)."""
 
     def __init__(self) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-c", _REAPER], stdin=subprocess.PIPE,
-                                      text=True, start_new_session=True)
+        self._proc = subprocess.Popen([sys.executable, "-c", _reaper_source()],
+                                      stdin=subprocess.PIPE, text=True,
+                                      start_new_session=True)
 
     def __repr__(self) -> str:
         return f"Reaper(pid={self._proc.pid})"
