@@ -3,6 +3,7 @@ volumes, termination (pkg/kubelet/kuberuntime/kuberuntime_container.go, prober/,
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,7 @@ from setpoint.client import Kind
 from setpoint.workloads.kubelet import KubeletOptions
 from setpoint.workloads.kubelet.podstatus import FALLBACK_CONDITION
 from tests.waiting import wait_for
-from tests.workloads.process.support import FAST, need, process_env, runtime_of
+from tests.workloads.process.support import FAST, Kubectl, need, process_env, runtime_of
 from tests.workloads.test_kubelet_support import Env, condition, pod, ready, statuses
 
 CONFIGMAP = Kind("v1", "ConfigMap")
@@ -223,3 +224,44 @@ async def test_a_container_that_cannot_be_created_yet_is_retried_under_restart_p
                      "volumeName": "pv-late", "resources": {"requests": {"storage": "1Gi"}}}})
         started = await env.until("early", ready)
         assert started["status"]["phase"] == "Running"
+
+
+async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
+        tmp_path: Path) -> None:
+    """A chatty container's log stays bounded: rotated at ``containerLogMaxSize`` into
+    ``<log>.<timestamp>``, at most ``containerLogMaxFiles`` files, the oldest removed first;
+    `kubectl logs` serves the current file and `kubectl logs -f` goes on across rotations
+    (pkg/kubelet/logs/container_log_manager.go: rotateLog, removeExcessLogs,
+    rotateLatestLog; kuberuntime/logs/logs.go ReadLogs and waitLogs)."""
+    need("sh", "busybox")
+    gate = tmp_path / "gate"
+    extra = {"kubelet.container-log-max-size": "2Ki", "kubelet.container-log-max-files": "3"}
+    async with process_env(tmp_path, FAST, extra=extra) as env:
+        await env.run(shell_pod("chatty", f"echo start; until [ -e {gate} ]; do sleep 0.1; "
+                                          "done; i=0; while [ $i -lt 400 ]; do echo line-$i; "
+                                          "i=$((i+1)); done; echo last; sleep 3600"))
+        await env.until("chatty", ready)
+        kubectl = Kubectl(env, tmp_path, None)
+        follower = await kubectl.start("logs", "-f", "chatty")
+        try:
+            assert follower.stdout is not None
+            async with asyncio.timeout(30):
+                assert await follower.stdout.readline() == b"start\n"
+                gate.touch()
+                followed = (await follower.stdout.readuntil(b"last\n")).decode().split()
+        finally:
+            if follower.returncode is None:
+                follower.kill()
+            await follower.wait()
+        # lines written faster than a follower reads may be rotated away unread (as with
+        # the kubelet); what it shows is in order, from the first file to the current one
+        numbers = [int(line.removeprefix("line-")) for line in followed[:-1]]
+        assert numbers[0] == 0 and numbers == sorted(set(numbers)), followed
+        [current] = runtime_of(env).log_paths("default", "chatty", "app")
+        files = sorted(current.parent.iterdir())
+        assert 2 <= len(files) <= 3, files
+        assert all(f.name.startswith("0.log") and f.stat().st_size < 2048 + 64 for f in files)
+        assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+        out = await kubectl.ok("logs", "chatty")
+        assert out.endswith("line-399\nlast\n") and "line-0\n" not in out
+        assert await kubectl.ok("logs", "chatty", "--tail=1") == "last\n"

@@ -3,12 +3,16 @@
 ``WorkloadSettings(runtime="process")`` (``setpoint cluster up --runtime process``) selects
 it. Settings in ``WorkloadSettings.extra``:
 
-=============================  =========================================================
-``kubelet.root-dir``           where pods' directories, logs and volumes live (default: a
-                               fresh temporary directory, removed at stop)
-``kubelet.image-catalog``      a YAML/JSON file of extra image entries (see ``catalog``)
-``kubelet.volume-resync``      how often ConfigMap/Secret volumes are refreshed (``1s``)
-=============================  =========================================================
+=====================================  ==========================================================
+``kubelet.root-dir``                   where pods' directories, logs and volumes live (default: a
+                                       fresh temporary directory, removed at stop)
+``kubelet.image-catalog``              a YAML/JSON file of extra image entries (see ``catalog``)
+``kubelet.volume-resync``              how often ConfigMap/Secret volumes are refreshed (``1s``)
+``kubelet.container-log-max-size``     a container log's size before it is rotated, as the
+                                       kubelet's ``containerLogMaxSize`` (``10Mi``; negative: never)
+``kubelet.container-log-max-files``    log files kept per container, the current one included
+                                       (``containerLogMaxFiles``, 5)
+=====================================  ==========================================================
 
 See docs/process-runtime.md for the catalog, the limits and how to add an image.
 """
@@ -24,8 +28,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import ApiError, Kind, NotFoundError
+from setpoint.machinery.quantity import parse_quantity
 from setpoint.workloads.kubelet.annotations import parse_duration
 from setpoint.workloads.kubelet.process.catalog import ImageCatalog, ImageEntry, LaunchContext
+from setpoint.workloads.kubelet.process.logs import LogRotatePolicy
 from setpoint.workloads.kubelet.process.runtime import ProcessRuntime
 from setpoint.workloads.kubelet.process.server import KubeletServer
 from setpoint.workloads.loopbacknet import LoopbackNetwork
@@ -49,7 +55,10 @@ def from_settings(settings: WorkloadSettings) -> ProcessRuntime:
     catalog = ImageCatalog()
     if extra.get("kubelet.image-catalog"):
         catalog.load(Path(extra["kubelet.image-catalog"]))
-    return ProcessRuntime(Path(root) if root else None, catalog)
+    policy = LogRotatePolicy(
+        max_size=parse_quantity(extra.get("kubelet.container-log-max-size", "10Mi")).value(),
+        max_files=int(extra.get("kubelet.container-log-max-files", "5")))
+    return ProcessRuntime(Path(root) if root else None, catalog, log_policy=policy)
 
 
 def attach(manager: Manager, runtime: ProcessRuntime, settings: WorkloadSettings) -> None:

@@ -4,6 +4,16 @@ Each line a container writes becomes ``<RFC 3339 nano time> <stream> <tag> <text
 log file (pkg/kubelet/kuberuntime/logs/logs.go: tag ``F`` for a full line, ``P`` for a
 partial one cut at the runtime's buffer size). One file per container instance; the
 kubelet keeps the current and the previous instance (``--previous``).
+
+A log is bounded as the kubelet's container log manager bounds it
+(pkg/kubelet/logs/container_log_manager.go, ``containerLogMaxSize`` 10Mi and
+``containerLogMaxFiles`` 5): once the file reaches the size it is renamed
+``<log>.<timestamp>`` and a new one started, keeping at most ``max_files - 1`` rotated
+files (the oldest removed first); reads serve the current file, as the kubelet's
+``ReadLogs`` does, and a follow moves on to the new file. Differences: the size is checked
+as lines are written (the kubelet looks every 10 s, so its files overshoot), the timestamp
+has microseconds (so two rotations in a second keep their order), and rotated files are
+not gzip-compressed.
 """
 
 from __future__ import annotations
@@ -17,6 +27,58 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 MAX_LINE = 16 * 1024  # containerd's default max_container_log_line_size
+MAX_SIZE = 10 * 1024 * 1024  # the kubelet's containerLogMaxSize default (10Mi)
+MAX_FILES = 5  # containerLogMaxFiles
+
+
+@dataclass(frozen=True)
+class LogRotatePolicy:
+    """The container log manager's policy; a negative ``max_size`` disables rotation."""
+
+    max_size: int = MAX_SIZE
+    max_files: int = MAX_FILES
+
+    def __post_init__(self) -> None:
+        if self.max_files <= 1:  # NewContainerLogManager refuses it too
+            raise ValueError(f"invalid MaxFiles {self.max_files}, must be > 1")
+
+
+class LogWriter:
+    """One container instance's log file, shared by its stdout and stderr copies (so a
+    rotation moves both to the new file)."""
+
+    def __init__(self, path: Path, policy: LogRotatePolicy | None = None) -> None:
+        self.path = path
+        self.policy = policy or LogRotatePolicy()
+        self.lock = asyncio.Lock()
+        self._fd = self._open()
+
+    def _open(self) -> int:
+        return os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+
+    def write(self, line: bytes) -> None:
+        os.write(self._fd, line)
+        if 0 <= self.policy.max_size <= os.fstat(self._fd).st_size:
+            self._rotate()
+
+    def _rotate(self) -> None:
+        rotated = rotated_logs(self.path)
+        for old in rotated[:max(0, len(rotated) - (self.policy.max_files - 2))]:
+            old.unlink(missing_ok=True)  # oldest first: a reader of the newest goes on
+        stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S.%f")
+        os.rename(self.path, self.path.with_name(f"{self.path.name}.{stamp}"))
+        os.close(self._fd)
+        self._fd = self._open()
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def rotated_logs(path: Path) -> list[Path]:
+    """The rotated files of a log, oldest first (GetAllLogs without the current one)."""
+    return sorted(path.parent.glob(f"{path.name}.*"))
 
 
 def rfc3339nano(ts: float) -> str:
@@ -25,10 +87,8 @@ def rfc3339nano(ts: float) -> str:
     return f"{whole}.{nanos:09d}Z"
 
 
-async def copy_stream(reader: asyncio.StreamReader, path: Path, stream: str,
-                      lock: asyncio.Lock) -> None:
-    """Copy what a container writes on ``stream`` into its CRI log file until EOF."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+async def copy_stream(reader: asyncio.StreamReader, writer: LogWriter, stream: str) -> None:
+    """Copy what a container writes on ``stream`` into its CRI log until EOF."""
     try:
         while True:
             chunk = await reader.readline() if not reader.at_eof() else b""
@@ -41,12 +101,10 @@ async def copy_stream(reader: asyncio.StreamReader, path: Path, stream: str,
                 tag = b"F" if full or (not chunk and reader.at_eof()) else b"P"
                 stamp = f"{rfc3339nano(time.time())} {stream} ".encode()
                 line = stamp + tag + b" " + text + b"\n"
-                async with lock:
-                    os.write(fd, line)
+                async with writer.lock:
+                    writer.write(line)
     except (ValueError, asyncio.LimitOverrunError):
         pass
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -106,8 +164,20 @@ async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None =
             yield out
     if not opts.follow:
         return
+    async for line in _follow(path, offset, running):
+        out = _render(line + b"\n", opts)
+        if out is not None:
+            yield out
+
+
+async def _follow(path: Path, offset: int, running: asyncio.Event | None
+                  ) -> AsyncIterator[bytes]:
+    """Each line (without its newline) written to the log after ``offset``, while
+    ``running``; on a rotation, the rest of the old file then the new one (as the
+    kubelet's ``waitLogs`` reopens a rotated log)."""
     pending = b""
-    with path.open("rb") as fh:
+    fh = path.open("rb")
+    try:
         fh.seek(offset)
         while True:
             chunk = fh.read()
@@ -115,33 +185,56 @@ async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None =
                 pending += chunk
                 *whole, pending = pending.split(b"\n")
                 for line in whole:
-                    out = _render(line + b"\n", opts)
-                    if out is not None:
-                        yield out
+                    yield line
+                continue
+            if _rotated(path, fh.fileno()):
+                chunk = fh.read()  # what came between the last read and the rename
+                done = os.fstat(fh.fileno()).st_ino
+                fh.close()
+                fh = _next_log(path, done).open("rb")
+                pending += chunk
+                *whole, pending = pending.split(b"\n")
+                for line in whole:
+                    yield line
                 continue
             if running is None or not running.is_set():
                 return
             # a log file has no change notification we can await portably: look again
             # shortly (the kubelet uses fsnotify with a one-second fallback poll)
             await asyncio.sleep(0.1)
+    finally:
+        fh.close()
+
+
+def _next_log(path: Path, done: int) -> Path:
+    """The file written after the one (inode ``done``) a follower finished: the next
+    rotated file, else the current one. Rotations here come as fast as lines are written,
+    so a follower may find several; one that was removed meanwhile was the oldest, so
+    every rotated file left is newer."""
+    rotated = rotated_logs(path)
+    inodes = []
+    for candidate in rotated:
+        try:
+            inodes.append(candidate.stat().st_ino)
+        except FileNotFoundError:
+            inodes.append(-1)
+    if done in inodes:
+        later = rotated[inodes.index(done) + 1:]
+        return later[0] if later else path
+    return rotated[0] if rotated else path
+
+
+def _rotated(path: Path, fd: int) -> bool:
+    try:
+        return os.stat(path).st_ino != os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False  # between the rename and the new file: look again later
 
 
 async def follow_records(path: Path, running: asyncio.Event) -> AsyncIterator[tuple[str, bytes]]:
     """(stream, text) of each line written to the log from now on, while ``running``:
     what ``kubectl attach`` shows."""
-    pending = b""
-    with path.open("rb") as fh:
-        fh.seek(0, os.SEEK_END)
-        while True:
-            chunk = fh.read()
-            if chunk:
-                pending += chunk
-                *whole, pending = pending.split(b"\n")
-                for line in whole:
-                    parts = line.split(b" ", 3)
-                    if len(parts) == 4:
-                        yield parts[1].decode(), parts[3] + (b"\n" if parts[2] == b"F" else b"")
-                continue
-            if not running.is_set():
-                return
-            await asyncio.sleep(0.1)  # as read_log's follow: no portable change notification
+    async for line in _follow(path, path.stat().st_size, running):
+        parts = line.split(b" ", 3)
+        if len(parts) == 4:
+            yield parts[1].decode(), parts[3] + (b"\n" if parts[2] == b"F" else b"")

@@ -37,7 +37,7 @@ from setpoint.workloads.kubelet.process.containerconfig import generate_containe
 from setpoint.workloads.kubelet.process.containerexec import exec_in_container, exec_result
 from setpoint.workloads.kubelet.process.dnsfiles import CLUSTER_DNS
 from setpoint.workloads.kubelet.process.environment import EnvError, Fetch
-from setpoint.workloads.kubelet.process.logs import copy_stream
+from setpoint.workloads.kubelet.process.logs import LogRotatePolicy, LogWriter, copy_stream
 from setpoint.workloads.kubelet.process.prober import Prober
 from setpoint.workloads.kubelet.process.procusage import UsageMeter
 from setpoint.workloads.kubelet.process.sandbox import (
@@ -77,12 +77,14 @@ class ProcessRuntime:
     runs_processes = True
 
     def __init__(self, root: Path | None = None, catalog: ImageCatalog | None = None,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time,
+                 log_policy: LogRotatePolicy | None = None) -> None:
         self._own_root = root is None
         self.root = root or Path(tempfile.mkdtemp(prefix="setpoint-kubelet-"))
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.catalog = catalog or ImageCatalog()
         self.clock = clock
+        self.log_policy = log_policy or LogRotatePolicy()
         self.simulated = SimulatedRuntime(clock)
         self.isolate = spawn.mount_namespaces_available()
         self.sources: VolumeSources | None = None
@@ -234,8 +236,9 @@ class ProcessRuntime:
         sandbox.instances[config.name] = instance + 1
         log_dir = sandbox.dir / "logs" / config.name
         log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        for old in log_dir.glob("*.log"):
-            if old.stem.isdigit() and int(old.stem) < instance - 1:
+        for old in log_dir.glob("*.log*"):  # rotated files too (`<n>.log.<time>`)
+            number = old.name.split(".", 1)[0]
+            if number.isdigit() and int(number) < instance - 1:
                 old.unlink()  # the kubelet keeps the current and the previous instance
         container = ProcessContainer(container_id, sandbox_id, config, self.clock(),
                                      directory, log_dir / f"{instance}.log")
@@ -337,22 +340,19 @@ class ProcessRuntime:
         container.running.set()
         if self._reaper is not None:
             self._reaper.register(proc.pid)
-        lock = asyncio.Lock()
         loop = asyncio.get_running_loop()
+        writer = container.log = LogWriter(container.log_path, self.log_policy)
         if terminal is not None:
             # one stream out of a terminal, logged as stdout
             output = await terminal.open_streams(LOG_READ_LIMIT)
             container.terminal = terminal
             container.stdin = terminal.input if spec.get("stdin") else None
-            copies = [loop.create_task(copy_stream(output, container.log_path, "stdout",
-                                                   lock))]
+            copies = [loop.create_task(copy_stream(output, writer, "stdout"))]
         else:
             assert proc.stdout is not None and proc.stderr is not None
             container.stdin = proc.stdin
-            copies = [loop.create_task(copy_stream(proc.stdout, container.log_path,
-                                                   "stdout", lock)),
-                      loop.create_task(copy_stream(proc.stderr, container.log_path,
-                                                   "stderr", lock))]
+            copies = [loop.create_task(copy_stream(proc.stdout, writer, "stdout")),
+                      loop.create_task(copy_stream(proc.stderr, writer, "stderr"))]
         container.tasks = [*copies, loop.create_task(self._watch(sandbox, container,
                                                                  copies))]
         container.prober = Prober(
@@ -380,6 +380,8 @@ class ProcessRuntime:
             os.killpg(container.proc.pid, signal.SIGKILL)  # what it left behind
         await self._kill_escapees(container)
         await asyncio.gather(*copies, return_exceptions=True)
+        if container.log is not None:
+            container.log.close()
         if container.terminal is not None:
             container.terminal.close()
         if container.prober is not None:
@@ -578,6 +580,8 @@ class ProcessRuntime:
             for task in container.tasks:
                 task.cancel()
             await self._kill_escapees(container)
+            if container.log is not None:
+                container.log.close()
         for sandbox_id in list(self._sandboxes):
             await self.remove_pod_sandbox(sandbox_id)
         if self._reaper is not None:

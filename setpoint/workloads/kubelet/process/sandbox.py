@@ -16,6 +16,7 @@ from typing import Any
 
 from setpoint.workloads.kubelet.process import spawn
 from setpoint.workloads.kubelet.process.dnsfiles import hosts_file, resolv_conf
+from setpoint.workloads.kubelet.process.logs import LogWriter
 from setpoint.workloads.kubelet.process.prober import Prober
 from setpoint.workloads.kubelet.process.terminal import Terminal
 from setpoint.workloads.kubelet.runtime import ContainerConfig, SandboxConfig
@@ -37,6 +38,7 @@ class ProcessContainer:
     namespace: spawn.MountNamespace | None = None  # its processes, daemons included
     stdin: asyncio.StreamWriter | None = None  # open for `stdin: true`, for attach
     terminal: Terminal | None = None  # for `tty: true`
+    log: LogWriter | None = None  # its log file while it runs
     started_at: float | None = None
     finished_at: float | None = None
     exit_code: int | None = None
