@@ -4,6 +4,8 @@ volumes, termination (pkg/kubelet/kuberuntime/kuberuntime_container.go, prober/,
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,19 @@ def shell_pod(name: str, script: str, **container: Any) -> Obj:
     body["spec"]["containers"] = [{"name": "app", "image": "busybox:1.36",
                                    "command": ["sh", "-c", script], **container}]
     return body
+
+
+def open_logs(directory: Path) -> list[str]:
+    """The files under ``directory`` this process has open for reading (proc(5): the
+    access mode in the low bits of fdinfo's octal ``flags``; 0 is O_RDONLY)."""
+    found = []
+    for fd in Path("/proc/self/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            flags = (Path("/proc/self/fdinfo") / fd.name).read_text().split("flags:")[1]
+            if target.startswith(str(directory)) and int(flags.split()[0], 8) & 3 == 0:
+                found.append(target)
+    return found
 
 
 async def exec_in(env: Env, name: str, *command: str) -> tuple[int, str]:
@@ -230,9 +245,10 @@ async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
         tmp_path: Path) -> None:
     """A chatty container's log stays bounded: rotated at ``containerLogMaxSize`` into
     ``<log>.<timestamp>``, at most ``containerLogMaxFiles`` files, the oldest removed first;
-    `kubectl logs` serves the current file and `kubectl logs -f` goes on across rotations
-    (pkg/kubelet/logs/container_log_manager.go: rotateLog, removeExcessLogs,
-    rotateLatestLog; kuberuntime/logs/logs.go ReadLogs and waitLogs)."""
+    `kubectl logs` serves the current file and `kubectl logs -f` goes on across rotations,
+    and stops being served once kubectl hangs up (pkg/kubelet/logs/container_log_manager.go:
+    rotateLog, removeExcessLogs, rotateLatestLog; kuberuntime/logs/logs.go ReadLogs, whose
+    follow ends with its request's context, and waitLogs)."""
     need("sh", "busybox")
     gate = tmp_path / "gate"
     extra = {"kubelet.container-log-max-size": "2Ki", "kubelet.container-log-max-files": "3"}
@@ -241,6 +257,7 @@ async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
                                           "done; i=0; while [ $i -lt 400 ]; do echo line-$i; "
                                           "i=$((i+1)); done; echo last; sleep 3600"))
         await env.until("chatty", ready)
+        [current] = runtime_of(env).log_paths("default", "chatty", "app")
         kubectl = Kubectl(env, tmp_path, None)
         follower = await kubectl.start("logs", "-f", "chatty")
         try:
@@ -253,11 +270,13 @@ async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
             if follower.returncode is None:
                 follower.kill()
             await follower.wait()
+        # the kubelet's follow ends with its reader (ReadLogs' request context): nothing of
+        # this process keeps the log open once kubectl is gone
+        await wait_for(lambda: not open_logs(current.parent))
         # lines written faster than a follower reads may be rotated away unread (as with
         # the kubelet); what it shows is in order, from the first file to the current one
         numbers = [int(line.removeprefix("line-")) for line in followed[:-1]]
         assert numbers[0] == 0 and numbers == sorted(set(numbers)), followed
-        [current] = runtime_of(env).log_paths("default", "chatty", "app")
         files = sorted(current.parent.iterdir())
         assert 2 <= len(files) <= 3, files
         assert all(f.name.startswith("0.log") and f.stat().st_size < 2048 + 64 for f in files)

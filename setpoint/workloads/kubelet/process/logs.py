@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -143,9 +143,11 @@ def _render(line: bytes, opts: LogOptions) -> bytes | None:
 
 
 async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None = None,
-                   now: float | None = None) -> AsyncIterator[bytes]:
+                   now: float | None = None,
+                   gone: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
     """The log as the kubelet serves it; with ``follow``, keeps reading new lines until
-    ``running`` is cleared (the container exited) and the file is drained."""
+    ``running`` is cleared (the container exited) and the file is drained, or until
+    ``gone()`` says the reader left."""
     cutoff = (now or time.time()) - opts.since_seconds if opts.since_seconds else None
     try:
         data = path.read_bytes()
@@ -164,14 +166,14 @@ async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None =
             yield out
     if not opts.follow:
         return
-    async for line in _follow(path, offset, running):
+    async for line in _follow(path, offset, running, gone):
         out = _render(line + b"\n", opts)
         if out is not None:
             yield out
 
 
-async def _follow(path: Path, offset: int, running: asyncio.Event | None
-                  ) -> AsyncIterator[bytes]:
+async def _follow(path: Path, offset: int, running: asyncio.Event | None,
+                  gone: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
     """Each line (without its newline) written to the log after ``offset``, while
     ``running``; on a rotation, the rest of the old file then the new one (as the
     kubelet's ``waitLogs`` reopens a rotated log)."""
@@ -197,7 +199,7 @@ async def _follow(path: Path, offset: int, running: asyncio.Event | None
                 for line in whole:
                     yield line
                 continue
-            if running is None or not running.is_set():
+            if running is None or not running.is_set() or (gone is not None and gone()):
                 return
             # a log file has no change notification we can await portably: look again
             # shortly (the kubelet uses fsnotify with a one-second fallback poll)

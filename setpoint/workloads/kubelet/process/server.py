@@ -125,7 +125,14 @@ class KubeletServer:
         limit = _number(request, "limitBytes")
         response = web.StreamResponse(headers={"Content-Type": "text/plain"})
         await response.prepare(request)
-        async for chunk in read_log(path, opts, current.running if current else None):
+        transport = request.transport
+
+        def gone() -> bool:
+            # a follower that hung up (kubectl interrupted): stop polling its log, as the
+            # kubelet's ReadLogs ends with its request's context
+            return transport is None or transport.is_closing()
+        async for chunk in read_log(path, opts, current.running if current else None,
+                                    gone=gone):
             if limit is not None:
                 chunk, limit = chunk[:limit], limit - len(chunk)
             await response.write(chunk)
