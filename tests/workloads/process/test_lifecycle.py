@@ -284,3 +284,29 @@ async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
         out = await kubectl.ok("logs", "chatty")
         assert out.endswith("line-399\nlast\n") and "line-0\n" not in out
         assert await kubectl.ok("logs", "chatty", "--tail=1") == "last\n"
+
+
+async def test_a_command_not_found_ends_the_container_start_error_as_containerd_says(
+        tmp_path: Path) -> None:
+    """A command the image lacks fails in runc's exec (Go's exec.LookPath), so containerd
+    reports the container terminated with reason StartError, exit code 128 and runc's
+    message (kuberuntime_container.go startContainer; containerd's task creation), rather
+    than a shell's 127 "not found". busybox's applets fill in only what busybox has."""
+    need("sh", "busybox")
+    async with process_env(tmp_path, FAST) as env:
+        body = pod("missing", restartPolicy="Never")
+        body["spec"]["containers"] = [
+            {"name": "app", "image": "busybox:1.36", "command": ["no-such-program-here"]},
+            {"name": "abs", "image": "busybox:1.36", "command": ["/no/such/program"]}]
+        await env.run(body)
+        done = await env.until("missing", lambda p: p["status"].get("phase") == "Failed")
+        runc = ("failed to create containerd task: failed to create shim task: OCI runtime "
+                "create failed: runc create failed: unable to start container process: ")
+        app = statuses(done)["app"]["state"]["terminated"]
+        assert (app["reason"], app["exitCode"], app["message"]) == (
+            "StartError", 128, runc + 'exec: "no-such-program-here": executable file not '
+            "found in $PATH: unknown")
+        absolute = statuses(done)["abs"]["state"]["terminated"]
+        assert (absolute["reason"], absolute["message"]) == (
+            "StartError", runc + 'exec: "/no/such/program": stat /no/such/program: no such '
+            "file or directory: unknown")

@@ -27,6 +27,7 @@ built-ins.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import hashlib
 import os
 import shutil
@@ -333,7 +334,18 @@ def _shell(argv: list[str], ctx: LaunchContext) -> list[str]:
     if local:
         return [local, *argv[1:]]
     busybox = shutil.which("busybox")
-    return [busybox, name, *argv[1:]] if busybox else argv
+    if busybox and "/" not in argv[0] and name in busybox_applets(busybox):
+        return [busybox, name, *argv[1:]]
+    return argv  # as an image without it: the exec fails, the container ends StartError
+
+
+@functools.cache
+def busybox_applets(busybox: str) -> frozenset[str]:
+    """The applets this busybox provides (``busybox --list``)."""
+    import subprocess
+
+    return frozenset(subprocess.run([busybox, "--list"], capture_output=True, text=True,
+                                    check=False).stdout.split())
 
 
 def busybox_bin(directory: Path) -> Path | None:
@@ -344,10 +356,7 @@ def busybox_bin(directory: Path) -> Path | None:
         return None
     if directory.is_dir():
         return directory
-    import subprocess
-
-    applets = subprocess.run([busybox, "--list"], capture_output=True, text=True,
-                             check=False).stdout.split()
+    applets = busybox_applets(busybox)
     staging = directory.with_name(directory.name + ".new")
     staging.mkdir(parents=True, exist_ok=True)
     for applet in applets:

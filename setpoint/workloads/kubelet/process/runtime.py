@@ -321,8 +321,7 @@ class ProcessRuntime:
             # the container ends StartError rather than stay a record that never ran
             container.finished_at = self.clock()
             container.exit_code, container.reason = 128, "StartError"
-            detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            container.message = f"failed to start {container.argv[0]}: {detail}"
+            container.message = spawn.start_error_message(container.argv[0], exc)
             return
         if terminal is not None:
             terminal.release_slave()

@@ -88,6 +88,23 @@ def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
     return setup
 
 
+def start_error_message(program: str, exc: BaseException) -> str:
+    """What containerd reports for a container whose process cannot start: runc's
+    ``exec: ...`` error (Go's exec.LookPath: not found on $PATH, or the path's stat error),
+    wrapped by the shim and containerd's task creation."""
+    if isinstance(exc, FileNotFoundError):
+        detail = (f'exec: "{program}": stat {program}: no such file or directory'
+                  if "/" in program else
+                  f'exec: "{program}": executable file not found in $PATH')
+    elif isinstance(exc, PermissionError):
+        detail = f'exec: "{program}": permission denied'
+    else:
+        detail = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+    return ("failed to create containerd task: failed to create shim task: OCI runtime "
+            "create failed: runc create failed: unable to start container process: "
+            f"{detail}: unknown")
+
+
 def _make_mount_point(target: str, is_dir: bool) -> None:
     if os.path.lexists(target):
         return
