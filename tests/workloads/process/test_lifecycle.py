@@ -290,7 +290,8 @@ async def test_a_command_not_found_ends_the_container_start_error_as_containerd_
         tmp_path: Path) -> None:
     """A command the image lacks fails in runc's exec (Go's exec.LookPath), so containerd
     reports the container terminated with reason StartError, exit code 128 and runc's
-    message (kuberuntime_container.go startContainer; containerd's task creation), rather
+    message, and the kubelet a Warning event Failed "Error: <message>"
+    (kuberuntime_container.go startContainer; containerd's task creation), rather
     than a shell's 127 "not found". busybox's applets fill in only what busybox has."""
     need("sh", "busybox")
     async with process_env(tmp_path, FAST) as env:
@@ -310,3 +311,13 @@ async def test_a_command_not_found_ends_the_container_start_error_as_containerd_
         assert (absolute["reason"], absolute["message"]) == (
             "StartError", runc + 'exec: "/no/such/program": stat /no/such/program: no such '
             "file or directory: unknown")
+
+        async def failed_events() -> list[str] | None:
+            events = await env.client.list(Kind("v1", "Event"), namespace="default")
+            found = [str(e.get("message") or e.get("note")) for e in events.items
+                     if e.get("reason") == "Failed" and e.get("type") == "Warning"]
+            return found if len(found) >= 2 else None
+
+        # startContainer records FailedToStartContainer ("Failed", "Error: %v")
+        assert sorted(await wait_for(failed_events)) == sorted(
+            ["Error: " + absolute["message"], "Error: " + app["message"]])

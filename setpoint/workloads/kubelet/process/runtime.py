@@ -322,6 +322,8 @@ class ProcessRuntime:
             container.finished_at = self.clock()
             container.exit_code, container.reason = 128, "StartError"
             container.message = spawn.start_error_message(container.argv[0], exc)
+            # kuberuntime_container.go startContainer: FailedToStartContainer, "Error: %v"
+            self._event(sandbox, "Warning", "Failed", f"Error: {container.message}")
             return
         if terminal is not None:
             terminal.release_slave()
