@@ -97,12 +97,31 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
             out["state"] = {"waiting": {"reason": "CrashLoopBackOff",
                                         "message": record.waiting_message or ""}}
             out["lastState"] = {"terminated": terminated}
+        elif st.reason == "StartError" and _restarts(pod, record):
+            # kuberuntime_container.go startContainer returns ErrRunContainer with the
+            # runtime's message; convertToAPIContainerStatuses shows a container that
+            # will be restarted as waiting with the reason cache's entry (the exit moves
+            # to lastState); the back-off that follows shows CrashLoopBackOff
+            out["state"] = {"waiting": {"reason": "RunContainerError",
+                                        "message": terminated.get("message", "")}}
+            out["lastState"] = {"terminated": terminated}
         else:
             out["state"] = {"terminated": terminated}
         out["ready"] = record.init and not record.sidecar and st.exit_code == 0
     else:
         out["state"] = {"waiting": {}}
     return out, changes_at
+
+
+def _restarts(pod: Mapping[str, Any], record: ContainerRecord) -> bool:
+    """kubecontainer.ShouldContainerBeRestarted for an exited container."""
+    if record.ephemeral:
+        return False
+    if record.sidecar:
+        return True
+    policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+    code = record.status.exit_code if record.status is not None else 0
+    return policy == "Always" or (policy == "OnFailure" and code != 0)
 
 
 def ephemeral_container_status(pod: Mapping[str, Any], record: ContainerRecord, *,

@@ -210,6 +210,7 @@ class PodWorkers:
         except NotFoundError:
             await self._forget(record)
             return Result()
+        runtime.update_pod(record.uid, {**pod, "status": status})
         backing_off = False
         for cr in record.all_containers():
             if cr.exited and not cr.exit_published:

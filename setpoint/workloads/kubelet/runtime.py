@@ -164,6 +164,10 @@ class ContainerRuntime(Protocol):
     async def remove_container(self, container_id: str) -> None:
         """Forget an exited container."""
 
+    def update_pod(self, pod_uid: str, pod: Mapping[str, Any]) -> None:
+        """The kubelet's latest view of the pod, its generated status included (what its
+        status manager holds, which the node's endpoints answer from)."""
+
     def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
         """What the pod's running containers use, by name, measured from what runs; None
         when the pod's usage is simulated (:mod:`setpoint.workloads.kubelet.usage`)."""
@@ -263,6 +267,9 @@ class SimulatedRuntime:
 
     def fallback_reason(self, sandbox_id: str) -> tuple[str, str] | None:
         return None
+
+    def update_pod(self, pod_uid: str, pod: Mapping[str, Any]) -> None:
+        return None  # nothing here answers from the pod
 
     def measured_usage(self, pod_uid: str) -> dict[str, Usage] | None:
         return None  # nothing runs: usage.py simulates it

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,16 +125,27 @@ class Prober:
         try:
             if "exec" in probe:
                 command = [str(c) for c in (probe["exec"] or {}).get("command") or ()]
-                code, out = await self.run_exec(command, timeout)
-                text = out.decode(errors="replace").strip()
-                return code == 0, text or f"command {command!r} exited with {code}"
+                try:
+                    code, out = await self.run_exec(command, timeout)
+                except TimeoutError:
+                    # cri-client remote_runtime.go ExecSync: a DeadlineExceeded becomes
+                    # exec.NewTimeoutError(fmt.Errorf("command %q timed out", ...)),
+                    # which pkg/probe/exec/exec.go reports as the failure's output
+                    return False, f"command {_go_quote(' '.join(command))} timed out"
+                # pkg/probe/exec/exec.go: the output, as written, is the failure's text
+                return code == 0, out.decode(errors="replace")
             if "httpGet" in probe:
                 return await self._http(probe["httpGet"] or {}, timeout)
             if "tcpSocket" in probe:
                 tcp = probe["tcpSocket"] or {}
                 host, port = str(tcp.get("host") or self.pod_ip), self._port(tcp)
-                async with asyncio.timeout(timeout):
-                    _, writer = await asyncio.open_connection(host, port)
+                try:
+                    async with asyncio.timeout(timeout):
+                        _, writer = await asyncio.open_connection(host, port)
+                except TimeoutError:
+                    return False, f"dial tcp {host}:{port}: i/o timeout"
+                except OSError as exc:  # pkg/probe/tcp/tcp.go: net.DialTimeout's error
+                    return False, _dial_error(host, port, exc)
                 writer.close()
                 with contextlib.suppress(OSError):
                     await writer.wait_closed()
@@ -165,10 +178,15 @@ class Prober:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) \
                     as session, session.get(url, headers=headers, ssl=False,
                                             allow_redirects=False) as resp:
-                body = (await resp.read())[:10 * 1024].decode(errors="replace")
                 if 200 <= resp.status < 400:
                     return True, ""
-                return False, f"HTTP probe failed with statuscode: {resp.status} {body}".strip()
+                # pkg/probe/http/http.go: "must not contain the response body"
+                return False, f"HTTP probe failed with statuscode: {resp.status}"
+        except aiohttp.ClientConnectorError as exc:
+            return False, f'Get "{url}": {_dial_error(host, exc.port, exc.os_error)}'
+        except TimeoutError:
+            return False, (f'Get "{url}": context deadline exceeded (Client.Timeout '
+                           "exceeded while awaiting headers)")
         except aiohttp.ClientError as exc:
             return False, f'Get "{url}": {exc}'
 
@@ -180,3 +198,15 @@ class Prober:
             _, writer = await asyncio.open_connection(self.pod_ip, port)
         writer.close()
         return True, ""
+
+
+def _dial_error(host: str, port: int, exc: OSError) -> str:
+    """Go's net.OpError text for a failed connect (its errno strings are lower case)."""
+    # asyncio words a refused connect "Connect call failed (...)": the errno says what
+    reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()
+    return f"dial tcp {host}:{port}: connect: {reason}"
+
+
+def _go_quote(text: str) -> str:
+    """Go's %q of a string (strconv.Quote) for printable text."""
+    return json.dumps(text, ensure_ascii=False)

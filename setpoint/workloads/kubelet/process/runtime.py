@@ -438,7 +438,8 @@ class ProcessRuntime:
     async def _run_hook(self, container: ProcessContainer, hook: Mapping[str, Any]) -> None:
         if "exec" in hook:
             command = [str(c) for c in (hook["exec"] or {}).get("command") or ()]
-            await self.exec_sync(container.id, command, 3600.0)
+            with contextlib.suppress(TimeoutError):
+                await self.exec_sync(container.id, command, 3600.0)
         elif "sleep" in hook:
             await asyncio.sleep(float((hook["sleep"] or {}).get("seconds") or 0))
         elif "httpGet" in hook and container.prober is not None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -105,6 +105,11 @@ class KubeletServer:
         ns, pod, name = (request.match_info[k] for k in ("ns", "pod", "container"))
         paths = self.runtime.log_paths(ns, pod, name)
         previous = _flag(request, "previous")
+        sandbox = self.runtime.sandbox_of(ns, pod)
+        status = ((sandbox.config.pod or {}).get("status") or {}) if sandbox else {}
+        refusal = container_log_refusal(status, pod, name, previous)
+        if refusal is not None:
+            raise web.HTTPBadRequest(text=refusal)
         if not paths or (previous and len(paths) < 2):
             which = "previous terminated container" if previous else "container"
             raise web.HTTPBadRequest(text=f'{which} "{name}" in pod "{pod}" not found')
@@ -141,21 +146,30 @@ class KubeletServer:
         await response.write_eof()
         return response
 
-    def _running(self, request: web.Request) -> Any:
+    def _running(self, request: web.Request, verb: str) -> Any:
+        """kubelet_pods.go GetExec/GetAttach: only a running container is found (the
+        runtime's GetPods(false)); server.go answers the error with streaming.WriteError,
+        a 500 carrying the message, which kubectl prints after "unable to upgrade
+        connection: "."""
         ns, pod, name = (request.match_info[k] for k in ("ns", "pod", "container"))
         instances = [c for c in self.runtime.find(ns, pod, name) if c.finished_at is None]
         if not instances:
-            raise web.HTTPBadRequest(text=f'container "{name}" in pod "{pod}" is not running')
+            text = (f'container not found ("{name}")' if verb == "exec"
+                    else f"container {name} not found in pod {pod}_{ns}")
+            raise web.HTTPInternalServerError(text=text)
         return instances[-1]
 
     async def _exec(self, request: web.Request) -> web.StreamResponse:
         command = request.query.getall("command", [])
-        container = self._running(request)
+        container = self._running(request, "exec")
         if not command:
             raise web.HTTPBadRequest(text="you must specify at least 1 command")
         if not _is_upgrade(request):
             # the plain answer this endpoint gave before the streams: output, exit code
-            code, out = await self.runtime.exec_sync(container.id, command, 3600.0)
+            try:
+                code, out = await self.runtime.exec_sync(container.id, command, 3600.0)
+            except TimeoutError:
+                code, out = 1, b""
             return web.Response(body=out, headers={"X-Exit-Code": str(code)})
         opts = StreamOptions.from_query(request.query)
 
@@ -166,7 +180,7 @@ class KubeletServer:
             request, opts, lambda channels: run_exec(start, command, opts, channels))
 
     async def _attach(self, request: web.Request) -> web.StreamResponse:
-        container = self._running(request)
+        container = self._running(request, "attach")
         opts = StreamOptions.from_query(request.query)
         terminal = container.terminal
         return await self._remote_command(request, opts, lambda channels: run_attach(
@@ -244,6 +258,35 @@ class KubeletServer:
             forwarder.close()
             request.transport.close() if request.transport else None
         return response
+
+
+def container_log_refusal(status: Mapping[str, Any], pod: str, name: str,
+                          previous: bool) -> str | None:
+    """Why the kubelet serves no log for the container, from the pod's status as the
+    kubelet holds it (kubelet_pods.go validateContainerLogStatus), or None."""
+    kinds = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses")
+    found = next((s for kind in kinds for s in status.get(kind) or ()
+                  if s.get("name") == name), None)
+    subject = f'container "{name}" in pod "{pod}"'
+    if found is None:
+        return f"{subject} is not available"
+    state, last = found.get("state") or {}, (found.get("lastState") or {}).get("terminated")
+    last_id = (last or {}).get("containerID")
+    if previous:
+        return None if last_id else f"previous terminated {subject} not found"
+    if "running" in state:
+        return None
+    if "terminated" in state:
+        return None if (state["terminated"] or {}).get("containerID") or last_id \
+            else f"{subject} is terminated"
+    if last is not None:
+        return None if last_id else f"{subject} is terminated"
+    if "waiting" in state:
+        reason = (state["waiting"] or {}).get("reason") or ""
+        why = {"ErrImagePull": "image can't be pulled",
+               "ImagePullBackOff": "trying and failing to pull image"}.get(reason, reason)
+        return f"{subject} is waiting to start: {why}"
+    return f"{subject} is waiting to start - no logs yet"
 
 
 STREAM_CREATION_TIMEOUT = 30.0  # the kubelet's streaming server default

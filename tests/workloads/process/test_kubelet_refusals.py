@@ -1,0 +1,133 @@
+"""What a real kubelet (1.32, containerd) answers when it refuses a stream or a log, and the
+texts of its probe failures and start failures, through real kubectl or the API.
+
+Sources (kubernetes v1.32): pkg/kubelet/kubelet_pods.go (GetExec, GetAttach,
+validateContainerLogStatus), pkg/kubelet/server/server.go (errors of getExec/getAttach go
+out through streaming.WriteError, log errors as 400s), pkg/probe/exec/exec.go,
+pkg/probe/http/http.go, pkg/probe/tcp/tcp.go, k8s.io/cri-client remote_runtime.go
+(ExecSync's ``command %q timed out``), pkg/kubelet/kuberuntime/kuberuntime_container.go
+(startContainer's ErrRunContainer) and convertToAPIContainerStatuses (the reason cache).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from setpoint.client import Kind
+from tests.waiting import wait_for
+from tests.workloads.process.support import Kubectl, need, process_env
+from tests.workloads.test_kubelet_support import pod
+
+
+def busybox(name: str, script: str, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "image": "busybox:1.36", "command": ["sh", "-c", script], **extra}
+
+
+def statuses(p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    status = p.get("status") or {}
+    return {s["name"]: s for kind in ("initContainerStatuses", "containerStatuses")
+            for s in status.get(kind) or ()}
+
+
+async def test_streams_and_logs_of_containers_that_are_not_running(tmp_path: Path) -> None:
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, None)
+        two = pod("two")
+        two["spec"]["restartPolicy"] = "Never"
+        two["spec"]["containers"] = [busybox("main", "echo a; sleep 3600"),
+                                     busybox("side", "echo s")]
+        await env.run(two)
+        held = pod("held")
+        held["spec"]["initContainers"] = [busybox("init", "sleep 3600")]
+        held["spec"]["containers"] = [busybox("main", "sleep 3600")]
+        await env.run(held)
+        await env.until("two", lambda p: "terminated" in (
+            statuses(p).get("side", {}).get("state") or {}) and "running" in (
+            statuses(p).get("main", {}).get("state") or {}))
+        await env.until("held", lambda p: "running" in (
+            statuses(p).get("init", {}).get("state") or {}))
+
+        # GetExec: only running containers are found -> "container not found (%q)"
+        code, _, err = await kubectl.run("exec", "two", "-c", "side", "--", "true")
+        assert code != 0
+        assert 'error: unable to upgrade connection: container not found ("side")' in err
+        # GetAttach: "container %s not found in pod %s" with the pod's full name
+        code, _, err = await kubectl.run("attach", "two", "-c", "side")
+        assert code != 0
+        assert "unable to upgrade connection: container side not found in pod " \
+            "two_default" in err, err
+        # kube-apiserver's streamLocation (pkg/registry/core/pod/strategy.go)
+        code, _, err = await kubectl.run("exec", "two", "-c", "nope", "--", "true")
+        assert "Error from server (BadRequest): container nope is not valid for pod two" in err
+
+        # validateContainerLogStatus, from the pod's status
+        code, _, err = await kubectl.run("logs", "held", "-c", "main")
+        assert code != 0
+        assert 'Error from server (BadRequest): container "main" in pod "held" is waiting ' \
+            "to start: PodInitializing" in err, err
+        code, _, err = await kubectl.run("logs", "two", "-c", "main", "--previous")
+        assert 'previous terminated container "main" in pod "two" not found' in err
+        # a terminated container's log is served (its own ID), flags as the kubelet reads
+        assert await kubectl.ok("logs", "two", "-c", "side") == "s\n"
+        assert await kubectl.ok("logs", "two", "-c", "main", "--limit-bytes=1") == "a"
+        assert await kubectl.ok("logs", "two", "-c", "main",
+                                "--since-time=2099-01-01T00:00:00Z") == ""
+        stamped = await kubectl.ok("logs", "two", "-c", "main", "--timestamps")
+        assert stamped.endswith("Z a\n"), stamped
+
+
+async def test_probe_failure_texts_and_start_failures(tmp_path: Path) -> None:
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        probed = pod("probed")
+        probed["spec"]["containers"] = [
+            busybox("c", "sleep 3600",
+                    livenessProbe={"exec": {"command": ["sleep", "5"]}, "timeoutSeconds": 1,
+                                   "periodSeconds": 1, "failureThreshold": 100},
+                    readinessProbe={"exec": {"command": ["sh", "-c", "echo nope; exit 1"]},
+                                    "periodSeconds": 1}),
+            busybox("d", "sleep 3600",
+                    readinessProbe={"tcpSocket": {"port": 81}, "periodSeconds": 1},
+                    livenessProbe={"httpGet": {"port": 82, "path": "/x"}, "periodSeconds": 1,
+                                   "failureThreshold": 100})]
+        await env.run(probed)
+        bad = pod("bad")
+        bad["spec"]["containers"] = [{"name": "c", "image": "busybox:1.36",
+                                      "command": ["nosuchprog"]}]
+        await env.run(bad)
+        reasons: list[str] = []
+
+        def record(p: dict[str, Any]) -> bool:
+            waiting = (statuses(p).get("c", {}).get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") and (not reasons or reasons[-1] != waiting["reason"]):
+                reasons.append(waiting["reason"])
+            return "CrashLoopBackOff" in reasons
+
+        live = await env.until("bad", record, timeout=60)
+        # the first failure is shown as RunContainerError (message: the runtime's), then
+        # the back-off as CrashLoopBackOff, the exit kept in lastState
+        assert "RunContainerError" in reasons, reasons
+        assert reasons.index("RunContainerError") < reasons.index("CrashLoopBackOff")
+        last = statuses(live)["c"]["lastState"]["terminated"]
+        assert (last["reason"], last["exitCode"]) == ("StartError", 128)
+
+        pod_ip = (await env.client.get(Kind("v1", "Pod"), "probed", namespace="default")
+                  )["status"]["podIP"]
+        wanted = {
+            "Liveness probe failed: command \"sleep 5\" timed out",
+            "Readiness probe failed: nope\n",
+            f"Readiness probe failed: dial tcp {pod_ip}:81: connect: connection refused",
+            f'Liveness probe failed: Get "http://{pod_ip}:82/x": dial tcp {pod_ip}:82: '
+            "connect: connection refused",
+        }
+
+        async def unhealthy() -> set[str] | None:
+            events = await env.client.list(Kind("v1", "Event"), namespace="default")
+            seen = {e.get("message", "") for e in events.items
+                    if e.get("reason") == "Unhealthy"}
+            assert wanted <= seen, seen
+            return seen
+
+        await wait_for(unhealthy, timeout=60)
