@@ -98,11 +98,14 @@ async def test_probe_failure_texts_and_start_failures(tmp_path: Path) -> None:
                                       "command": ["nosuchprog"]}]
         await env.run(bad)
         reasons: list[str] = []
+        messages: list[str] = []
 
         def record(p: dict[str, Any]) -> bool:
             waiting = (statuses(p).get("c", {}).get("state") or {}).get("waiting") or {}
             if waiting.get("reason") and (not reasons or reasons[-1] != waiting["reason"]):
                 reasons.append(waiting["reason"])
+            if waiting.get("reason") == "RunContainerError":
+                messages.append(waiting.get("message", ""))
             return "CrashLoopBackOff" in reasons
 
         live = await env.until("bad", record, timeout=60)
@@ -112,6 +115,8 @@ async def test_probe_failure_texts_and_start_failures(tmp_path: Path) -> None:
         assert reasons.index("RunContainerError") < reasons.index("CrashLoopBackOff")
         last = statuses(live)["c"]["lastState"]["terminated"]
         assert (last["reason"], last["exitCode"]) == ("StartError", 128)
+        assert messages[0] == last["message"] and messages[0].endswith(
+            'exec: "nosuchprog": executable file not found in $PATH: unknown'), messages
 
         pod_ip = (await env.client.get(Kind("v1", "Pod"), "probed", namespace="default")
                   )["status"]["podIP"]

@@ -183,7 +183,7 @@ class Prober:
                 # pkg/probe/http/http.go: "must not contain the response body"
                 return False, f"HTTP probe failed with statuscode: {resp.status}"
         except aiohttp.ClientConnectorError as exc:
-            return False, f'Get "{url}": {_dial_error(host, exc.port, exc.os_error)}'
+            return False, f'Get "{url}": {_dial_error(host, exc.port or 0, exc.os_error)}'
         except TimeoutError:
             return False, (f'Get "{url}": context deadline exceeded (Client.Timeout '
                            "exceeded while awaiting headers)")
