@@ -11,6 +11,9 @@ pkg/probe/http/http.go, pkg/probe/tcp/tcp.go, k8s.io/cri-client remote_runtime.g
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +139,48 @@ async def test_probe_failure_texts_and_start_failures(tmp_path: Path) -> None:
             return seen
 
         await wait_for(unhealthy, timeout=60)
+
+
+async def test_port_forward_to_a_port_nothing_listens_on(tmp_path: Path) -> None:
+    """kubectl is told the streaming server's ``error forwarding port ...`` around
+    containerd's ``failed to execute portforward in network namespace ...`` (see
+    setpoint/workloads/kubelet/process/portforward.py forward_error)."""
+    need("busybox", "busybox")
+    async with process_env(tmp_path) as env:
+        kubectl = Kubectl(env, tmp_path, None)
+        quiet = pod("quiet")
+        quiet["spec"]["containers"] = [busybox("main", "sleep 3600")]
+        await env.run(quiet)
+        await env.until("quiet", lambda p: "running" in (
+            statuses(p).get("main", {}).get("state") or {}))
+        forward = await kubectl.start("port-forward", "--address", "127.0.0.1", "pod/quiet",
+                                      ":81")
+        try:
+            assert forward.stdout is not None and forward.stderr is not None
+            seen = b""
+            async with asyncio.timeout(30):
+                while b"-> 81" not in seen:
+                    seen += await forward.stdout.readline()
+            match = re.search(rb"127\.0\.0\.1:(\d+) -> 81", seen)
+            assert match, seen
+            reader, writer = await asyncio.open_connection("127.0.0.1", int(match.group(1)))
+            with contextlib.suppress(OSError):
+                async with asyncio.timeout(30):
+                    await reader.read()  # kubectl hangs up once the kubelet says why
+            writer.close()
+            err = b""
+            async with asyncio.timeout(30):
+                while b"connection refused IPv6" not in err:
+                    line = await forward.stderr.readline()
+                    assert line, err
+                    err += line
+        finally:
+            if forward.returncode is None:
+                forward.kill()
+            await forward.wait()
+        text = err.decode().replace('\\"', '"')  # klog quotes the error as err="..."
+        assert re.search(r'error forwarding port 81 to pod [0-9a-f]{64}, uid : failed to '
+                         r'execute portforward in network namespace "host": failed to '
+                         r'connect to localhost:81 inside namespace "[0-9a-f]{64}", IPv4: '
+                         r"dial tcp4 127\.\d+\.\d+\.\d+:81: connect: connection refused",
+                         text), text

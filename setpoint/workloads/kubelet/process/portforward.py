@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 
 from setpoint.workloads.kubelet.process.spdy import SpdyStream
 
@@ -63,9 +64,7 @@ class PortForwarder:
         try:
             reader, writer = await asyncio.open_connection(self.host, port)
         except OSError as exc:
-            # the kubelet's message (httpstream.go portForward), with the dial's error
-            error.write(f"error forwarding port {port} to pod {self.pod}, uid {self.uid}: "
-                        f"dial tcp {self.host}:{port}: {exc.strerror or exc}".encode())
+            error.write(forward_error(port, self.pod, self.host, exc).encode())
             error.close()
             data.close()
             return
@@ -92,3 +91,20 @@ class PortForwarder:
     def close(self) -> None:
         for task in list(self.tasks):
             task.cancel()
+
+
+def forward_error(port: int, sandbox_id: str, host: str, exc: OSError) -> str:
+    """What kubectl is told when nothing listens: the streaming server's wrapping
+    (k8s.io/kubelet pkg/cri/streaming/portforward/httpstream.go: ``error forwarding port
+    %d to pod %s, uid %v: %v`` with the sandbox's ID and, under CRI, an empty uid) of
+    containerd's error (internal/cri/server/sandbox_portforward_linux.go: the dial of
+    ``localhost:<port>`` inside the sandbox's network namespace, IPv4 then IPv6). A pod
+    here shares the host's network namespace (containerd names it ``host``) and its
+    loopback address stands for its localhost; the IPv6 attempt is not made, its error is
+    worded like the IPv4 one."""
+    reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()
+    return (f"error forwarding port {port} to pod {sandbox_id}, uid : failed to execute "
+            f'portforward in network namespace "host": failed to connect to '
+            f'localhost:{port} inside namespace "{sandbox_id}", IPv4: dial tcp4 '
+            f"{host}:{port}: connect: {reason} IPv6 dial tcp6 [::1]:{port}: connect: "
+            f"{reason} ")

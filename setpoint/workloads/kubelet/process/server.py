@@ -225,7 +225,7 @@ class KubeletServer:
         sandbox = self.runtime.sandbox_of(ns, pod)
         if sandbox is None:
             raise web.HTTPNotFound(text=f'pod "{pod}" in namespace "{ns}" not found')
-        forwarder = PortForwarder(sandbox.config.ip, pod, sandbox.config.pod_uid)
+        forwarder = PortForwarder(sandbox.config.ip, sandbox.id, sandbox.config.pod_uid)
         tunneling = [TUNNELING_PREFIX + PROTOCOL]
         ws = web.WebSocketResponse(protocols=tunneling, heartbeat=None)
         if ws.can_prepare(request).ok:
