@@ -284,7 +284,9 @@ class DeleteOptions:
     def parse(cls, query: Mapping[str, str], body: dict[str, object] | None) -> DeleteOptions:
         body = body or {}
         causes: list[Cause] = []
-        dry_values = body.get("dryRun") or [v for v in dry_run_values(query) if v]
+        # (Convert_url_Values_To_v1_DeleteOptions keeps every value, an empty one too, for
+        # ValidateDryRun to refuse as the create and update options do)
+        dry_values = body.get("dryRun") or dry_run_values(query)
         dry_run = bool(dry_values)
         policy = body.get("propagationPolicy") or query.get("propagationPolicy")
         orphan = body.get("orphanDependents")

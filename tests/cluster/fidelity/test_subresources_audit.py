@@ -224,3 +224,31 @@ async def test_every_dry_run_value_is_validated(module_api: API, method: str,
                                         {"metadata": {"name": name}})
     assert status == 201 and "resourceVersion" not in out["metadata"], out
     assert (await module_api.get(f"{cms}/{name}"))[0] == 404
+
+
+@pytest.mark.parametrize("method", ["POST", "DELETE", "DELETECOLLECTION"])
+async def test_an_empty_dry_run_is_refused_by_every_verb(module_api: API, method: str) -> None:
+    """Rule: ``?dryRun=`` is the list ``[""]`` for create and delete options alike (the
+    generated Convert_url_Values_To_v1_DeleteOptions keeps every value; apiserver
+    pkg/endpoints/handlers/delete.go decodes the query when there is no body), which
+    ValidateDryRun refuses; nothing is deleted. Source: apimachinery pkg/apis/meta/v1/
+    validation/validation.go (ValidateDeleteOptions, ValidateDryRun)."""
+    cms = f"/api/v1/namespaces/{NS}/configmaps"
+    name = f"subres-empty-dry-{method.lower()}"
+    status, created = await module_api.post(cms, {"metadata": {"name": name}})
+    assert status == 201, created
+    try:
+        path = {"POST": cms, "DELETE": f"{cms}/{name}",
+                "DELETECOLLECTION": f"{cms}"}[method]
+        verb = "DELETE" if method == "DELETECOLLECTION" else method
+        body = {"metadata": {"name": f"{name}-new"}} if method == "POST" else None
+        status, out = await module_api.request(verb, f"{path}?dryRun=", body)
+        kind = "CreateOptions" if method == "POST" else "DeleteOptions"
+        assert (status, out["details"]) == (422, {
+            "group": "meta.k8s.io", "kind": kind,
+            "causes": [{"reason": "FieldValueNotSupported", "field": "dryRun",
+                        "message": 'Unsupported value: []string{""}: supported values: '
+                                   '"All"'}]}), out
+        assert (await module_api.get(f"{cms}/{name}"))[0] == 200
+    finally:
+        await module_api.delete(f"{cms}/{name}")
