@@ -26,6 +26,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from setpoint.cluster.registry.gomembers import NULL_WHEN_ZERO
+
 _TYPE = re.compile(r"^type\s+(\w+)\s+(.+?)\s*$")
 _MEMBER = re.compile(r'^\s+(\w+)\s+([^`\s]+)\s+`[^`]*json:"([^"]*)"')
 _EMBEDDED = re.compile(r"^\s+([\w.*]+)\s*(`.*)?$")
@@ -39,7 +41,6 @@ _NONE = object()  # no default
 # null when zero (its MarshalJSON; omitempty never omits a struct): gomembers fills these
 _WRITTEN_AS_NULL = {"k8s.io/apimachinery/pkg/apis/meta/v1.Time",
                     "k8s.io/apimachinery/pkg/apis/meta/v1.MicroTime"}
-NULL_WHEN_ZERO = "x-go-null-when-zero"  # (read by setpoint/cluster/registry/gomembers.py)
 # apimachinery types whose Go shape does not say what openapi-gen makes of them: those with
 # their own OpenAPI schema (OpenAPISchemaType) get no default, Duration's is ``{}``
 _FOREIGN: dict[str, Any] = {

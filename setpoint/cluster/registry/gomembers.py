@@ -29,7 +29,7 @@ from setpoint.machinery.schema import definitions
 _DATA = Path(__file__).with_name("gomembers.json")
 _REF_PREFIXES = ("#/$defs/", "#/definitions/")
 _NO_DEFAULT = object()
-NULL_WHEN_ZERO = "x-go-null-when-zero"  # (tools/openapi_defaults.py marks them so)
+NULL_WHEN_ZERO = "x-go-null-when-zero"  # (tools/openapi_defaults.py marks them with it)
 _SCALARS: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,),
                                          "integer": (int,), "number": (int, float)}
 

@@ -20,6 +20,7 @@ from setpoint.cluster.serializer.gobase64 import corrupt_input_offset
 from setpoint.cluster.serializer.rfc3339 import rfc3339_error, rfc3339_micro_utc, rfc3339_utc
 from setpoint.machinery import errors
 from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.gofmt import type_name
 from setpoint.machinery.schema import Schema, definitions
 
 _GO_TYPES = {"string": "string", "boolean": "bool", "number": "float64", "integer": "int64"}
@@ -56,16 +57,11 @@ class _TypeMismatch(Exception):
 
 
 def _kind_of(value: Any) -> str:
-    """reflect's Kind of a decoded JSON value as ``%v`` prints it."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int64"
-    if isinstance(value, float):
-        return "float64"
-    if isinstance(value, str):
-        return "string"
-    return "slice" if isinstance(value, list) else "map"
+    """reflect's Kind of a decoded JSON value as ``%v`` prints it: a scalar's type name, a
+    container's kind."""
+    if isinstance(value, list):
+        return "slice"
+    return "map" if value is None or isinstance(value, dict) else type_name(value)
 
 
 def _unstructured_scalar(value: Any, go_kind: str) -> str | None:
