@@ -32,15 +32,21 @@ def processes_with(token: str) -> list[int]:
     return found
 
 
+def _cluster_process(kubeconfig: Path) -> subprocess.Popen[bytes]:
+    """``setpoint cluster up`` on the process runtime, one node, as its own process (for the
+    tests to kill with SIGKILL)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port", "0",
+         "--kubeconfig", str(kubeconfig), "--runtime", "process", "--nodes", "1"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 async def test_killing_the_cluster_process_leaves_no_container_process(
         tmp_path: Path) -> None:
     need("sh", "busybox")
     kubeconfig = tmp_path / "kubeconfig"
     token = f"SETPOINT_CLEANUP_{uuid.uuid4().hex}"
-    cluster = subprocess.Popen(
-        [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port", "0",
-         "--kubeconfig", str(kubeconfig), "--runtime", "process", "--nodes", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster = _cluster_process(kubeconfig)
     try:
         await wait_for(kubeconfig.exists)
         async with Client(load_kubeconfig(kubeconfig)) as client:
@@ -80,10 +86,7 @@ async def test_a_child_that_leaves_its_process_group_dies_with_its_container_and
     need("setsid", "util-linux")
     kubeconfig = tmp_path / "kubeconfig"
     deleted, orphaned = (f"SETPOINT_ESCAPE_{uuid.uuid4().hex}" for _ in range(2))
-    cluster = subprocess.Popen(
-        [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port", "0",
-         "--kubeconfig", str(kubeconfig), "--runtime", "process", "--nodes", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cluster = _cluster_process(kubeconfig)
     try:
         await wait_for(kubeconfig.exists)
         async with Client(load_kubeconfig(kubeconfig)) as client:
