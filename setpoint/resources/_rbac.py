@@ -52,7 +52,8 @@ class Permissions:
     - ``finalizes``: update and patch of the object itself, to add and remove finalizers;
     - ``owners``: kinds named as the controller owner of other objects: Kubernetes asks
       for update on their ``finalizers`` subresource to set ``blockOwnerDeletion``;
-    - ``events``: create and patch events.k8s.io Events;
+    - ``events``: create and patch core Events (what the recorder writes, as
+      kubebuilder's ``groups=core,resources=events,verbs=create;patch``);
     - ``leader_election``: get, create and update Leases in the operator's namespace;
     - ``rules``: any further PolicyRules, as dicts;
     - ``namespaces``: the namespaces the operator works in, or None for the whole cluster.
@@ -126,7 +127,7 @@ def _grants(p: Permissions) -> _Grants:
     for t in p.owners:
         g.add(t, ("update",), "finalizers")
     if p.events:
-        g.add(("events.k8s.io", "events"), ("create", "patch"))
+        g.add(("", "events"), ("create", "patch"))
     return g
 
 

@@ -61,6 +61,7 @@ from setpoint.runtime._ratelimit import (
 )
 from setpoint.runtime._readiness import Readiness, object_readiness, readiness
 from setpoint.runtime._reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime._series_events import SeriesEventRecorder
 from setpoint.runtime._settings import CacheScope, ManagerSettings
 from setpoint.runtime._source import EventSource
 from setpoint.runtime._workqueue import ShutDown, WorkQueue
@@ -128,6 +129,7 @@ __all__ = [
     "Request",
     "ResourceVersionChanged",
     "Result",
+    "SeriesEventRecorder",
     "ShutDown",
     "Store",
     "TerminalError",

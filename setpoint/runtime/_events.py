@@ -1,44 +1,55 @@
-"""An ``events.k8s.io/v1`` recorder: what the operator did, where ``kubectl describe`` looks.
+"""The event recorder: core/v1 Events, what ``kubectl describe`` shows under *Events:*.
 
-Recording never blocks a reconcile: :meth:`EventRecorder.event` queues the event and a
-background task writes it. As client-go's ``tools/events`` does, repeats are aggregated
-into a series instead of new objects: the first occurrence creates an Event, the second
-patches ``series`` (count 2, ``lastObservedTime``), later ones only count in memory and are
-written by a periodic flush; a series idle for 6 minutes is finished and forgotten. New
-events are rate-limited per regarding object by a token bucket (burst 25, one token per 5
-minutes, client-go's spam filter), so a hot loop cannot flood the API server.
+It behaves as client-go's ``tools/record`` broadcaster, which controller-runtime's
+``mgr.GetEventRecorderFor`` (pkg/internal/recorder) and the kube-controller-manager's and
+kubelet's recorders are (k8s.io/client-go/tools/record/event.go):
+
+- :meth:`EventRecorder.event` makes the Event (``involvedObject``, ``source.component``,
+  ``reportingComponent``, ``firstTimestamp`` = ``lastTimestamp``, ``count: 1``, named
+  ``<object>.<hex Unix nanoseconds>`` in the object's namespace) and queues it without
+  waiting: the queue holds 1000 events and drops the newest when full, as client-go's
+  ``watch.NewLongQueueBroadcaster(maxQueuedEvents, DropIfChannelFull)`` does. Recording
+  never blocks or fails a reconcile;
+- background senders pass each event through the :class:`EventCorrelator` (aggregation,
+  counting of repeats, spam filter) and write it: a new event is created, a repeat is a
+  strategic-merge PATCH of ``count``, ``lastTimestamp`` and ``message`` (created again
+  if it was deleted meanwhile); an error the server answered is logged and the event
+  given up, a transport error retried up to 12 times ``recordToSink``'s way.
+
+Events of one object are written by one sender, in order, so a repeat's patch never
+overtakes its create. :class:`~setpoint.runtime._series_events.SeriesEventRecorder` is the
+``events.k8s.io/v1`` form (client-go ``tools/events``), which the kube-scheduler writes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import socket
+import random
 import time
+import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
+from setpoint.client.errors import ApiError
+from setpoint.runtime._eventcorrelator import Correlated, EventCorrelator, spam_key
 from setpoint.runtime._logs import format_fields
+from setpoint.runtime._metatime import meta_time
 from setpoint.runtime._objects import as_dict, meta
 from setpoint.runtime._retries import error_text
 
 log = logging.getLogger(__name__)
 
-EVENT = Kind("events.k8s.io/v1", "Event")
+EVENT = Kind("v1", "Event")
 NORMAL, WARNING = "Normal", "Warning"
-MAX_NOTE_BYTES = 1024
-
-
-def micro_time(ts: float) -> str:
-    """``metav1.MicroTime`` of a Unix timestamp."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+MAX_QUEUED_EVENTS = 1000
+MAX_TRIES_PER_EVENT = 12
+SLEEP_DURATION = 10.0
 
 
 def object_reference(obj: object) -> dict[str, Any]:
-    """The ``ObjectReference`` an event points at (``regarding`` or ``related``)."""
+    """The ``ObjectReference`` an event points at (``ref.GetReference``)."""
     body = as_dict(obj)
     m = meta(body)
     ref = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
@@ -47,67 +58,44 @@ def object_reference(obj: object) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
-def _truncate(note: str) -> str:
-    data = note.encode()
-    if len(data) <= MAX_NOTE_BYTES:
-        return note
-    return data[:MAX_NOTE_BYTES - 3].decode(errors="ignore") + "..."
-
-
-@dataclass
-class _Series:
-    name: str
-    namespace: str
-    count: int = 1
-    last_observed: float = 0.0
-    written_count: int = 1
-    created: bool = False
-
-
-@dataclass
-class _Bucket:
-    tokens: float
-    updated: float
-
-
-@dataclass
-class _Pending:
-    key: tuple[Any, ...]
-    body: dict[str, Any] = field(repr=False)
-
-
 class EventRecorder:
-    """Records events about objects on behalf of one controller instance."""
+    """Records core/v1 Events about objects on behalf of one component
+    (``reporting_controller``, the event's ``source.component``).
+
+    ``reporting_instance`` is ``source.host`` and ``reportingInstance`` (a kubelet's node
+    name); controller-runtime leaves it empty, and so does this by default.
+    ``flush_interval`` and ``series_idle`` are the series form's and unused here."""
 
     def __init__(
         self, client: Client, *, reporting_controller: str,
         reporting_instance: str | None = None, burst: int = 25, refill_every: float = 300.0,
-        flush_interval: float = 30.0, series_idle: float = 360.0, max_pending: int = 1000,
-        senders: int = 4, clock: Callable[[], float] = time.time,
+        flush_interval: float = 30.0, series_idle: float = 360.0,
+        max_pending: int = MAX_QUEUED_EVENTS, senders: int = 4,
+        clock: Callable[[], float] = time.time, retry_sleep: float = SLEEP_DURATION,
     ) -> None:
+        del flush_interval, series_idle
         self.client = client
         self.reporting_controller = reporting_controller
-        self.reporting_instance = reporting_instance or \
-            f"{reporting_controller}-{socket.gethostname()}"
-        self.burst, self.refill_every = burst, refill_every
-        self.flush_interval, self.series_idle = flush_interval, series_idle
-        # a few writes in flight: one at a time falls behind a busy controller's events
-        self.senders = max(1, senders)
+        self.reporting_instance = reporting_instance or ""
+        self.correlator = EventCorrelator(clock=clock, burst=burst, qps=1.0 / refill_every)
+        self.retry_sleep = retry_sleep
         self._clock = clock
-        # both in the order of their last use, so that a flush finds the idle ones at the
-        # front instead of reading every series and bucket of the last minutes
-        self._series: dict[tuple[Any, ...], _Series] = {}
-        self._buckets: dict[str, _Bucket] = {}
-        self._unwritten: dict[tuple[Any, ...], None] = {}
-        """Series counted since their count was last written (the next flush writes them)."""
-        self._queue: asyncio.Queue[_Pending] = asyncio.Queue(max_pending)
+        self._last_nanos = 0
+        # one queue per sender, an object's events always to the same one; together they
+        # hold max_pending events
+        self.senders = max(1, senders)
+        per_sender = max(1, max_pending // self.senders)
+        self._queues: list[asyncio.Queue[dict[str, Any]]] = [
+            asyncio.Queue(per_sender) for _ in range(self.senders)]
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
         self.dropped = 0
-        """Events not recorded (rate-limited or queue full)."""
+        """Events not written: the queue was full, the spam filter or the server refused
+        them, or the retries ran out."""
 
     def __repr__(self) -> str:
         return (f"EventRecorder({self.reporting_controller!r}, "
-                f"instance={self.reporting_instance!r}, series={len(self._series)})")
+                f"queued={sum(q.qsize() for q in self._queues)}, {self.correlator!r})")
 
     # -- recording -------------------------------------------------------------------------
 
@@ -122,168 +110,146 @@ class EventRecorder:
         self.event(regarding, WARNING, reason, note, action=action, related=related)
 
     def event(self, regarding: object, type_: str, reason: str, note: str, *,
-              action: str | None = None, related: object | None = None) -> None:
-        """Queue an event about ``regarding`` (dict or typed object). ``action`` is what
-        was done (defaults to ``reason``)."""
+              action: str | None = None, related: object | None = None,
+              field_path: str | None = None) -> None:
+        """Queue an event about ``regarding`` (dict or typed object): its ``message`` is
+        ``note``. ``action`` and ``related`` are set only when given (client-go's
+        recorder sets neither); ``field_path`` is the reference's ``fieldPath``
+        (``spec.containers{app}``)."""
         if type_ not in (NORMAL, WARNING):
-            raise ValueError("event type must be Normal or Warning")
-        ref = object_reference(regarding)
-        related_ref = object_reference(related) if related is not None else None
-        note = _truncate(note)
-        action = action or reason
-        key = (ref.get("uid") or (ref.get("kind"), ref.get("namespace"), ref.get("name")),
-               type_, reason, action, note,
-               related_ref.get("uid") if related_ref else None)
-        now = self._clock()
-        series = self._series.pop(key, None)
-        if series is not None:
-            self._series[key] = series  # now the most recently observed
-            series.count += 1
-            series.last_observed = now
-            if series.created:
-                self._unwritten[key] = None
-                if series.count == 2:
-                    self._enqueue(_Pending(key, {}))
-            return
-        if not self._take_token(str(key[0]), now):
+            # util.ValidateEventType: logged and not recorded, the caller goes on
             self.dropped += 1
-            log.debug("event_rate_limited regarding=%s reason=%s", ref.get("name"), reason)
+            log.error("event_type_unsupported type=%s reason=%s", type_, reason)
             return
-        namespace = ref.get("namespace") or "default"
-        name = f"{ref.get('name', 'event')}.{time.time_ns():x}"
-        body: dict[str, Any] = {
-            "apiVersion": "events.k8s.io/v1", "kind": "Event",
-            "metadata": {"name": name, "namespace": namespace},
-            "eventTime": micro_time(now), "reportingController": self.reporting_controller,
-            "reportingInstance": self.reporting_instance, "action": action, "reason": reason,
-            "type": type_, "note": note, "regarding": ref,
+        ref = object_reference(regarding)
+        if field_path:
+            ref["fieldPath"] = field_path
+        now = self._clock()
+        stamp = meta_time(now)
+        event: dict[str, Any] = {
+            "apiVersion": "v1", "kind": "Event",
+            "metadata": {"name": self._name_for(str(ref.get("name") or ""), now),
+                         "namespace": ref.get("namespace") or "default"},
+            "involvedObject": ref, "reason": reason, "message": note,
+            "source": {"component": self.reporting_controller,
+                       **({"host": self.reporting_instance} if self.reporting_instance
+                          else {})},
+            "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1, "type": type_,
+            "reportingComponent": self.reporting_controller,
+            "reportingInstance": self.reporting_instance,
         }
-        if related_ref:
-            body["related"] = related_ref
-        self._series[key] = _Series(name, namespace, last_observed=now)
-        self._enqueue(_Pending(key, body))
-
-    def _enqueue(self, pending: _Pending) -> None:
+        if action:
+            event["action"] = action
+        if related is not None:
+            event["related"] = object_reference(related)
+        queue = self._queues[zlib.crc32(repr(spam_key(event)).encode()) % self.senders]
         try:
-            self._queue.put_nowait(pending)
+            queue.put_nowait(event)
         except asyncio.QueueFull:
             self.dropped += 1
+            log.error("event_dropped reason=%s %s", reason, format_fields(
+                {"object": ref.get("name"), "error": "too many queued events"}))
 
-    def _take_token(self, subject: str, now: float) -> bool:
-        bucket = self._buckets.pop(subject, None)
-        if bucket is None:
-            bucket = _Bucket(float(self.burst), now)
-        self._buckets[subject] = bucket  # now the most recently used
-        bucket.tokens = min(float(self.burst),
-                            bucket.tokens + (now - bucket.updated) / self.refill_every)
-        bucket.updated = now
-        if bucket.tokens < 1.0:
-            return False
-        bucket.tokens -= 1.0
-        return True
+    def _name_for(self, name: str, now: float) -> str:
+        """``<object>.<hex Unix nanoseconds>``, increasing so that two events of one
+        instant do not share a name."""
+        nanos = max(int(now * 1e9), self._last_nanos + 1)
+        self._last_nanos = nanos
+        return f"{name}.{nanos:x}"
 
     # -- writing ---------------------------------------------------------------------------
 
     async def start(self) -> None:
         """Start writing queued events in the background."""
         if not self._tasks:
-            self._tasks = [asyncio.create_task(self._send_loop(), name=f"event-sender-{i}")
-                           for i in range(self.senders)]
-            self._tasks.append(asyncio.create_task(self._flush_loop(), name="event-flush"))
+            self._stopping = False
+            self._tasks = [asyncio.create_task(self._send_loop(q), name=f"event-sender-{i}")
+                           for i, q in enumerate(self._queues)]
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """Write what is queued and the pending series counts (within ``timeout``), then
-        stop."""
+        """Write what is queued (each event tried once, as a shut-down broadcaster does)
+        within ``timeout``, then stop."""
+        self._stopping = True
         try:
-            await asyncio.wait_for(self._drain(), timeout)
+            await asyncio.wait_for(self.flush(), timeout)
         except TimeoutError:
-            if self._queue.qsize():  # a crash stop has no time: say so only if events are lost
-                log.warning("event_recorder_stop_timeout pending=%d", self._queue.qsize())
+            left = sum(q.qsize() for q in self._queues)
+            if left:  # a crash stop has no time: say so only if events are lost
+                log.warning("event_recorder_stop_timeout pending=%d", left)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
 
-    async def _drain(self) -> None:
-        async def drain_one() -> None:
-            while not self._queue.empty():
-                await self._send(self._queue.get_nowait())
-
-        await asyncio.gather(*(drain_one() for _ in range(self.senders)))
-        await self.flush()
-
-    async def _send_loop(self) -> None:
-        while True:
-            pending = await self._queue.get()
-            await self._send(pending)
-
-    async def _flush_loop(self) -> None:
-        while True:
-            await asyncio.sleep(self.flush_interval)
-            await self.flush()
-
-    async def _send(self, pending: _Pending) -> None:
-        series = self._series.get(pending.key)
-        try:
-            if pending.body:
-                await self.client.create(pending.body)
-                if series is not None:
-                    series.created = True
-                    if series.count > 1:
-                        await self._patch_series(series)
-            elif series is not None:
-                await self._patch_series(series)
-        except Exception as exc:
-            if series is not None and series.created and series.count > series.written_count:
-                self._unwritten[pending.key] = None  # the next flush writes the count
-            log.warning("event_write_failed reason=%s %s",
-                        pending.body.get("reason") if pending.body else "series",
-                        format_fields({"error": error_text(exc)}))
-
-    async def _patch_series(self, series: _Series) -> None:
-        count = series.count
-        await self.client.patch(
-            EVENT, series.name,
-            {"series": {"count": count, "lastObservedTime": micro_time(series.last_observed)}},
-            patch_type=PatchType.MERGE, namespace=series.namespace,
-        )
-        series.written_count = count
-
     async def flush(self) -> None:
-        """Write series counts that changed since last written; forget idle series.
+        """Write every event queued now."""
+        async def drain(queue: asyncio.Queue[dict[str, Any]]) -> None:
+            while not queue.empty():
+                await self._record(queue.get_nowait())
 
-        It costs what changed or went idle since the last flush, not every series and
-        bucket kept: a busy controller keeps tens of thousands for their idle time."""
-        now = self._clock()
-        unwritten, self._unwritten = self._unwritten, {}
-        for key in unwritten:
-            series = self._series.get(key)
-            if series is None or not series.created or series.count <= series.written_count:
-                continue
-            try:
-                await self._patch_series(series)
-            except Exception as exc:
-                self._unwritten[key] = None  # tried again at the next flush
-                log.warning("event_series_write_failed name=%s %s", series.name,
-                            format_fields({"error": error_text(exc)}))
-        while self._series:
-            key, series = next(iter(self._series.items()))
-            if now - series.last_observed <= self.series_idle:
-                break
-            del self._series[key]
-            self._unwritten.pop(key, None)
-        for subject, bucket in list(_idle_front(self._buckets, now, self.refill_every)):
-            if bucket.tokens >= self.burst - 1:
-                del self._buckets[subject]
+        await asyncio.gather(*(drain(q) for q in self._queues))
+
+    async def _send_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        while True:
+            event = await queue.get()
+            await self._record(event)
+
+    async def _record(self, event: dict[str, Any]) -> None:
+        """``recordToSink``: correlate, then write, retrying what did not reach the
+        server."""
+        result = self.correlator.correlate(event, self._name_for)
+        if result.skip:
+            self.dropped += 1
+            log.debug("event_spam_filtered reason=%s", event.get("reason"))
+            return
+        tries = 0
+        while not await self._write(result):
+            tries += 1
+            if tries >= MAX_TRIES_PER_EVENT or self._stopping:
+                self.dropped += 1
+                log.error("event_write_gave_up reason=%s tries=%d",
+                          event.get("reason"), tries)
+                return
+            # the first sleep randomized so that clients do not retry in step
+            delay = self.retry_sleep * (random.random() if tries == 1 else 1.0)
+            await asyncio.sleep(delay)
+
+    async def _write(self, result: Correlated) -> bool:
+        """``recordEvent``: True when written or given up, False to retry."""
+        event = result.event
+        namespace = event["metadata"]["namespace"]
+        try:
+            written = None
+            if result.patch is not None and int(event.get("count") or 1) > 1:
+                try:
+                    written = await self.client.patch(
+                        EVENT, event["metadata"]["name"], result.patch,
+                        patch_type=PatchType.STRATEGIC, namespace=namespace)
+                except ApiError as exc:
+                    if exc.code != 404:
+                        raise
+            if written is None:  # new, or the repeated event was deleted meanwhile
+                body = {**event, "metadata": {
+                    k: v for k, v in event["metadata"].items() if k != "resourceVersion"}}
+                written = await self.client.create(body)
+        except ApiError as exc:
+            # the server refused it: the same request would be refused again
+            self.dropped += 1
+            level = logging.DEBUG if exc.code == 409 or _namespace_terminating(exc) \
+                else logging.ERROR
+            log.log(level, "event_rejected reason=%s %s", event.get("reason"),
+                    format_fields({"error": error_text(exc)}))
+            return True
+        except Exception as exc:
+            log.error("event_write_failed reason=%s %s", event.get("reason"),
+                      format_fields({"error": error_text(exc)}))
+            return False
+        self.correlator.update_state(as_dict(written))
+        return True
 
 
-def _idle_front(buckets: dict[str, _Bucket], now: float,
-                idle: float) -> list[tuple[str, _Bucket]]:
-    """The buckets unused for more than ``idle`` seconds: the front of ``buckets``, which
-    is kept in the order of their last use."""
-    out = []
-    for subject, bucket in buckets.items():
-        if now - bucket.updated <= idle:
-            break
-        out.append((subject, bucket))
-    return out
+def _namespace_terminating(exc: ApiError) -> bool:
+    """The ``NamespaceTerminating`` cause: events about objects of a namespace being
+    deleted, expected and not worth an error."""
+    return any(c.get("type") == "NamespaceTerminating" for c in
+               ((exc.status.get("details") or {}).get("causes") or []))

@@ -1,4 +1,4 @@
-"""The event recorder's periodic flush: it writes what changed and forgets what went idle,
+"""The events.k8s.io recorder's periodic flush: it writes what changed and forgets what went idle,
 at a cost that does not grow with every event recorded in the last minutes."""
 
 from __future__ import annotations
@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client, Kind
-from setpoint.runtime import _events
-from setpoint.runtime._events import EventRecorder
+from setpoint.runtime import _series_events
+from setpoint.runtime._series_events import SeriesEventRecorder
 from tests.waiting import wait_for
 
 EVENT = Kind("events.k8s.io/v1", "Event")
 OBJECTS = 200
 
 
-class _CountedSeries(_events._Series):
+class _CountedSeries(_series_events._Series):
     """A series that counts how often anything reads it."""
 
     reads = 0
@@ -39,9 +39,9 @@ async def test_a_flush_costs_what_changed_not_every_series_kept(
     after 6 idle minutes forgets the series. A controller of 10,000 pods keeps tens of
     thousands; the flush read all of them every time, so its cost grew with the pods times
     the length of the run."""
-    monkeypatch.setattr(_events, "_Series", _CountedSeries)
+    monkeypatch.setattr(_series_events, "_Series", _CountedSeries)
     now = [1000.0]
-    recorder = EventRecorder(client, reporting_controller="flush-cost",
+    recorder = SeriesEventRecorder(client, reporting_controller="flush-cost",
                              clock=lambda: now[0])
     await recorder.start()
     try:

@@ -20,7 +20,7 @@ from typing import Any
 
 from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
 from setpoint.machinery.objects import Obj
-from setpoint.runtime import Controller, EventRecorder, Funcs, Manager, Request, Result
+from setpoint.runtime import Controller, Funcs, Manager, Request, Result, SeriesEventRecorder
 from setpoint.runtime._objects import object_key
 from setpoint.workloads.scheduler.algorithm import schedule
 from setpoint.workloads.scheduler.cache import SchedulerCache, is_terminal, pod_key
@@ -126,7 +126,7 @@ class Scheduler:
         self.manager = manager
         self.cache = SchedulerCache()
         self.unschedulable = UnschedulablePods()
-        self.recorder: EventRecorder | None = None
+        self.recorder: SeriesEventRecorder | None = None
         self.next_start_node_index = 0
         """Where the next cycle starts filtering (``nextStartNodeIndex``)."""
         self.metrics = SchedulerMetrics(manager.metrics.registry, SCHEDULER_NAME)
@@ -172,10 +172,12 @@ class Scheduler:
         finally:
             await recorder.stop(timeout=2.0)
 
-    def _recorder(self) -> EventRecorder:
+    def _recorder(self) -> SeriesEventRecorder:
+        # kube-scheduler writes events.k8s.io/v1 (cmd/kube-scheduler/app/server.go's
+        # events.NewEventBroadcasterAdapter), unlike the controllers and kubelet
         if self.recorder is None:
-            self.recorder = EventRecorder(self.manager.client,
-                                          reporting_controller=SCHEDULER_NAME)
+            self.recorder = SeriesEventRecorder(self.manager.client,
+                                                reporting_controller=SCHEDULER_NAME)
         return self.recorder
 
     def pending_pods(self) -> dict[str, int]:
