@@ -24,6 +24,7 @@ overtakes its create. :class:`~setpoint.runtime._series_events.SeriesEventRecord
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -88,7 +89,7 @@ class EventRecorder:
         self._queues: list[asyncio.Queue[dict[str, Any]]] = [
             asyncio.Queue(per_sender) for _ in range(self.senders)]
         self._tasks: list[asyncio.Task[None]] = []
-        self._stopping = False
+        self._stopping = asyncio.Event()
         self.dropped = 0
         """Events not written: the queue was full, the spam filter or the server refused
         them, or the retries ran out."""
@@ -162,14 +163,14 @@ class EventRecorder:
     async def start(self) -> None:
         """Start writing queued events in the background."""
         if not self._tasks:
-            self._stopping = False
+            self._stopping.clear()
             self._tasks = [asyncio.create_task(self._send_loop(q), name=f"event-sender-{i}")
                            for i, q in enumerate(self._queues)]
 
     async def stop(self, timeout: float = 5.0) -> None:
         """Write what is queued (each event tried once, as a shut-down broadcaster does)
         within ``timeout``, then stop."""
-        self._stopping = True
+        self._stopping.set()
         try:
             await asyncio.wait_for(self.flush(), timeout)
         except TimeoutError:
@@ -182,17 +183,28 @@ class EventRecorder:
         self._tasks = []
 
     async def flush(self) -> None:
-        """Write every event queued now."""
+        """Write every event queued now: wait for the senders to, or write them here
+        when the recorder is not started."""
+        if self._tasks:
+            # the senders' own order: writing here too could send a repeat's patch
+            # before its create
+            await asyncio.gather(*(q.join() for q in self._queues))
+            return
+
         async def drain(queue: asyncio.Queue[dict[str, Any]]) -> None:
             while not queue.empty():
                 await self._record(queue.get_nowait())
+                queue.task_done()
 
         await asyncio.gather(*(drain(q) for q in self._queues))
 
     async def _send_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
             event = await queue.get()
-            await self._record(event)
+            try:
+                await self._record(event)
+            finally:
+                queue.task_done()
 
     async def _record(self, event: dict[str, Any]) -> None:
         """``recordToSink``: correlate, then write, retrying what did not reach the
@@ -205,14 +217,15 @@ class EventRecorder:
         tries = 0
         while not await self._write(result):
             tries += 1
-            if tries >= MAX_TRIES_PER_EVENT or self._stopping:
+            if tries >= MAX_TRIES_PER_EVENT or self._stopping.is_set():
                 self.dropped += 1
                 log.error("event_write_gave_up reason=%s tries=%d",
                           event.get("reason"), tries)
                 return
             # the first sleep randomized so that clients do not retry in step
             delay = self.retry_sleep * (random.random() if tries == 1 else 1.0)
-            await asyncio.sleep(delay)
+            with contextlib.suppress(TimeoutError):  # a stop ends the wait
+                await asyncio.wait_for(self._stopping.wait(), delay)
 
     async def _write(self, result: Correlated) -> bool:
         """``recordEvent``: True when written or given up, False to retry."""

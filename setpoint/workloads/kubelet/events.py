@@ -1,7 +1,8 @@
 """Events from the simulated kubelets, one recorder per node as each kubelet has its own.
 
-They are ``events.k8s.io/v1`` events with ``reportingController: kubelet`` and the node's
-name as ``reportingInstance`` (what ``kubectl events`` shows as the source), written in the
+They are core/v1 events with ``source.component: kubelet`` and the node's name as
+``source.host`` and ``reportingInstance`` (what ``kubectl describe`` shows as *From*, as the
+real kubelet's ``tools/record`` recorder writes them), written in the
 background by the SDK's recorder so that recording never delays a pod's sync.
 """
 
