@@ -21,6 +21,10 @@ from setpoint.cluster.registry import gomembers
 from setpoint.cluster.registry.conversion_autoscaling import (
     default_horizontal_pod_autoscaler_v2,
 )
+from setpoint.cluster.registry.defaults_admissionpolicies import (
+    default_validating_admission_policy,
+    default_validating_admission_policy_binding,
+)
 from setpoint.cluster.registry.defaults_flowcontrol import (
     default_flow_schema,
     default_priority_level_configuration,
@@ -525,6 +529,10 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _rbac_binding,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _validating_webhooks,
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): _mutating_webhooks,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        default_validating_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+        default_validating_admission_policy_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSINode"): _csi_node,

@@ -33,6 +33,7 @@ from setpoint.cluster.registry import validation_networking as networking
 from setpoint.cluster.registry import validation_nodes as nodes
 from setpoint.cluster.registry import validation_persistentvolumes as volumes
 from setpoint.cluster.registry import validation_pods as pods
+from setpoint.cluster.registry import validation_policies as policies
 from setpoint.cluster.registry import validation_priorityclasses as priorityclasses
 from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_replicationcontrollers as rcs
@@ -302,6 +303,10 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
         admission.validate_mutating_configuration,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
         admission.validate_validating_configuration,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        policies.validate_validating_admission_policy,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
+        policies.validate_validating_admission_policy_binding,
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
     ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment,
@@ -345,6 +350,8 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_binding_update,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
     ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        policies.validate_validating_admission_policy_update,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
     ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment_update,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
@@ -365,7 +372,8 @@ WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("networking.k8s.io", "NetworkPolicy"),
                            ("certificates.k8s.io", "CertificateSigningRequest"),
                            ("storage.k8s.io", "VolumeAttachment"),
-                           ("autoscaling", "HorizontalPodAutoscaler")}
+                           ("autoscaling", "HorizontalPodAutoscaler"),
+                           ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {

@@ -107,6 +107,11 @@ def _rule(rule: Obj, path: str) -> list[Cause]:
     return causes
 
 
+def validate_rule_with_operations(rule: Obj, path: str) -> list[Cause]:
+    """validateRuleWithOperations, subresources allowed."""
+    return _rule(rule, path)
+
+
 def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
     from setpoint.cluster.apiextensions.schema.cel import compile_expression
     from setpoint.cluster.apiextensions.schema.celcheck import CheckError
