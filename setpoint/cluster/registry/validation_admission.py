@@ -112,34 +112,46 @@ def validate_rule_with_operations(rule: Obj, path: str) -> list[Cause]:
     return _rule(rule, path)
 
 
-def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
+def cel_compile_error(expression: str) -> str | None:
+    """cel-go's compile error for ``expression`` (syntax only), or None."""
     from setpoint.cluster.apiextensions.schema.cel import compile_expression
     from setpoint.cluster.apiextensions.schema.celcheck import CheckError
 
+    try:
+        compile_expression(expression)
+    except CheckError as exc:
+        return f"compilation failed: {exc.detail}"
+    return None
+
+
+def validate_cel(path: str, expression: str) -> list[Cause]:
+    """A CEL expression that does not compile, as validateCELCondition reports it."""
+    error = cel_compile_error(expression)
+    return [] if error is None else [fe.invalid(path, expression, error)]
+
+
+def validate_match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
+    """validateMatchConditions: each condition's (trimmed) expression, then its name, then
+    the duplicate name."""
     causes: list[Cause] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         causes.append(fe.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
     seen: set[str] = set()
     for i, condition in enumerate(conditions):
         p = fe.index(path, i)
+        expression = str(condition.get("expression") or "").strip()
+        if not expression:
+            causes.append(fe.required(f"{p}.expression"))
+        else:
+            causes.extend(validate_cel(f"{p}.expression", expression))
         name = str(condition.get("name") or "")
         if not name:
             causes.append(fe.required(f"{p}.name"))
         else:
-            causes.extend(fe.invalid(f"{p}.name", name, m)
-                          for m in names.is_qualified_name(name))
+            causes.extend(fe.invalid(f"{p}.name", name, m) for m in names.is_qualified_name(name))
             if name in seen:
                 causes.append(fe.duplicate(f"{p}.name", name))
             seen.add(name)
-        expression = str(condition.get("expression") or "")
-        if not expression.strip():
-            causes.append(fe.required(f"{p}.expression"))
-            continue
-        try:
-            compile_expression(expression)
-        except CheckError as exc:
-            causes.append(fe.invalid(f"{p}.expression", expression,
-                                     f"compilation failed: {exc.detail}"))
     return causes
 
 
@@ -195,7 +207,7 @@ def _webhook(hook: Obj, path: str, *, mutating: bool) -> list[Cause]:
         causes.extend(_url(f"{path}.clientConfig.url", str(client["url"])))
     else:
         causes.extend(_service(f"{path}.clientConfig.service", client["service"] or {}))
-    causes.extend(_match_conditions(list(hook.get("matchConditions") or []),
+    causes.extend(validate_match_conditions(list(hook.get("matchConditions") or []),
                                     f"{path}.matchConditions"))
     return causes
 

@@ -30,23 +30,6 @@ _CEL_RESERVED = {"true", "false", "null", "in", "as", "break", "const", "continu
 _NEWLINES = re.compile(r"[\n\r]+")
 
 
-def _compile_error(expression: str) -> str | None:
-    """cel-go's compile error for ``expression`` (syntax only), or None."""
-    from setpoint.cluster.apiextensions.schema.cel import compile_expression
-    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
-
-    try:
-        compile_expression(expression)
-    except CheckError as exc:
-        return f"compilation failed: {exc.detail}"
-    return None
-
-
-def _cel(path: str, expression: str) -> list[Cause]:
-    error = _compile_error(expression)
-    return [] if error is None else [fe.invalid(path, expression, error)]
-
-
 def _named_rule(rule: Obj, path: str) -> list[Cause]:
     """validateNamedRuleWithOperations: resource names as path segments, unique; then the
     rule as a webhook's (subresources allowed)."""
@@ -117,31 +100,6 @@ def _param_kind(kind: Obj, path: str) -> list[Cause]:
     return causes
 
 
-def _match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
-    """validateMatchConditions: each condition's expression, then its name, then the
-    duplicate name."""
-    causes: list[Cause] = []
-    if len(conditions) > admission.MAX_MATCH_CONDITIONS:
-        causes.append(fe.too_many(path, len(conditions), admission.MAX_MATCH_CONDITIONS))
-    seen: set[str] = set()
-    for i, condition in enumerate(conditions):
-        p = fe.index(path, i)
-        expression = str(condition.get("expression") or "").strip()
-        if not expression:
-            causes.append(fe.required(f"{p}.expression"))
-        else:
-            causes.extend(_cel(f"{p}.expression", expression))
-        name = str(condition.get("name") or "")
-        if not name:
-            causes.append(fe.required(f"{p}.name"))
-        else:
-            causes.extend(fe.invalid(f"{p}.name", name, m) for m in names.is_qualified_name(name))
-            if name in seen:
-                causes.append(fe.duplicate(f"{p}.name", name))
-            seen.add(name)
-    return causes
-
-
 def _variable(variable: Obj, path: str) -> list[Cause]:
     causes: list[Cause] = []
     name = str(variable.get("name") or "")
@@ -153,7 +111,7 @@ def _variable(variable: Obj, path: str) -> list[Cause]:
     if not expression.strip():
         causes.append(fe.required(f"{path}.expression", "expression is not specified"))
     else:
-        causes.extend(_cel(f"{path}.expression", expression))
+        causes.extend(admission.validate_cel(f"{path}.expression", expression))
     return causes
 
 
@@ -163,14 +121,14 @@ def _validation(validation: Obj, path: str) -> list[Cause]:
     if not expression.strip():
         causes.append(fe.required(f"{path}.expression", "expression is not specified"))
     else:
-        causes.extend(_cel(f"{path}.expression", expression))
+        causes.extend(admission.validate_cel(f"{path}.expression", expression))
     message_expression = str(validation.get("messageExpression") or "")
     if message_expression and not message_expression.strip():
         causes.append(fe.invalid(f"{path}.messageExpression", message_expression,
                                  "must be non-empty if specified"))
     elif message_expression.strip():
         # (the untrimmed expression, so that the compiler's column is right)
-        causes.extend(_cel(f"{path}.messageExpression", message_expression))
+        causes.extend(admission.validate_cel(f"{path}.messageExpression", message_expression))
     message = str(validation.get("message") or "")
     if message and not message.strip():
         causes.append(fe.invalid(f"{path}.message", message,
@@ -202,7 +160,7 @@ def _audit_annotation(policy_name: str, annotation: Obj, path: str) -> list[Caus
             f"{path}.valueExpression",
             f"must not exceed {MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length"))
     else:
-        error = _compile_error(trimmed)
+        error = admission.cel_compile_error(trimmed)
         if error is not None:
             causes.append(fe.invalid(f"{path}.valueExpression", value_expression, error))
     return causes
@@ -236,7 +194,7 @@ def _policy(obj: Obj, *, ignore_match_conditions: bool) -> list[Cause]:
         if not match.get("resourceRules"):
             causes.append(fe.required("spec.matchConstraints.resourceRules"))
     if not ignore_match_conditions:
-        causes.extend(_match_conditions(list(spec.get("matchConditions") or []),
+        causes.extend(admission.validate_match_conditions(list(spec.get("matchConditions") or []),
                                         "spec.matchConditions"))
     for i, variable in enumerate(spec.get("variables") or []):
         causes.extend(_variable(variable or {}, fe.index("spec.variables", i)))

@@ -244,3 +244,17 @@ def test_binding_update_is_validated_and_defaults_apply(kube: Kube) -> None:
             ("spec.validationActions[1]", "FieldValueDuplicate", 'Duplicate value: "Audit"')]
     finally:
         kube.call("DELETE", f"{BINDINGS}/vapb-update")
+
+
+def test_webhook_match_conditions_report_the_expression_before_the_name(kube: Kube) -> None:
+    """validateMatchCondition (shared by webhooks and policies) checks the trimmed
+    expression, then the name; validateMatchConditions then the duplicate name."""
+    hook = {"name": "a.b.c", "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "clientConfig": {"url": "https://127.0.0.1/x"},
+            "matchConditions": [{"name": "", "expression": "  "}]}
+    got = causes(kube, "POST",
+                 "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+                 {"metadata": {"name": "vwc-conditions"}, "webhooks": [hook]})
+    assert got == [
+        ("webhooks[0].matchConditions[0].expression", "FieldValueRequired", "Required value"),
+        ("webhooks[0].matchConditions[0].name", "FieldValueRequired", "Required value")]
