@@ -29,6 +29,7 @@ from setpoint.cluster.registry.defaults_flowcontrol import (
     default_flow_schema,
     default_priority_level_configuration,
 )
+from setpoint.cluster.registry.defaults_storage import default_csi_driver
 from setpoint.cluster.registry.gozero import default_unset as _set
 from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.cluster.registry.podspec_defaults import (
@@ -536,6 +537,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("storage.k8s.io", "StorageClass"): _storage_class,
     ("storage.k8s.io", "CSINode"): _csi_node,
+    ("storage.k8s.io", "CSIDriver"): default_csi_driver,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,
     ("flowcontrol.apiserver.k8s.io", "FlowSchema"): default_flow_schema,

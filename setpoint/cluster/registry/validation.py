@@ -38,6 +38,7 @@ from setpoint.cluster.registry import validation_priorityclasses as priorityclas
 from setpoint.cluster.registry import validation_rbac as rbac
 from setpoint.cluster.registry import validation_replicationcontrollers as rcs
 from setpoint.cluster.registry import validation_resourcequota as resourcequota
+from setpoint.cluster.registry import validation_runtimeclasses as runtimeclasses
 from setpoint.cluster.registry import validation_services as services
 from setpoint.cluster.registry import validation_storage as storage
 from setpoint.cluster.registry import validation_workloads as workloads
@@ -310,6 +311,9 @@ VALIDATORS: dict[tuple[str, str], Validator] = {
     ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
     ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment,
+    ("storage.k8s.io", "CSIDriver"): storage.validate_csi_driver,
+    ("storage.k8s.io", "CSIStorageCapacity"): storage.validate_csi_storage_capacity,
+    ("node.k8s.io", "RuntimeClass"): runtimeclasses.validate_runtime_class,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice,
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress,
@@ -354,6 +358,9 @@ UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
         policies.validate_validating_admission_policy_update,
     ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
     ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment_update,
+    ("storage.k8s.io", "CSIDriver"): storage.validate_csi_driver_update,
+    ("storage.k8s.io", "CSIStorageCapacity"): storage.validate_csi_storage_capacity_update,
+    ("node.k8s.io", "RuntimeClass"): runtimeclasses.validate_runtime_class_update,
     ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
     ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy_update,
     ("networking.k8s.io", "Ingress"): networking.validate_ingress_update,
@@ -373,7 +380,10 @@ WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("certificates.k8s.io", "CertificateSigningRequest"),
                            ("storage.k8s.io", "VolumeAttachment"),
                            ("autoscaling", "HorizontalPodAutoscaler"),
-                           ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy")}
+                           ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+                           ("storage.k8s.io", "CSIDriver"),
+                           ("storage.k8s.io", "CSIStorageCapacity"),
+                           ("node.k8s.io", "RuntimeClass")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {

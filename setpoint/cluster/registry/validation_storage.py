@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from setpoint.cluster.registry.validation_workloads import go_label_selector
 from setpoint.machinery import fielderrors as fe
-from setpoint.machinery import names
+from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
+from setpoint.machinery.quantity import try_from_json
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 # the csinode strategy validates with AllowLongNodeID: true
@@ -123,17 +125,7 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
     else:
         causes.extend(fe.invalid("provisioner", provisioner, m)
                       for m in names.is_qualified_name(provisioner.lower()))
-    params = obj.get("parameters")
-    params = params if isinstance(params, dict) else {}
-    if len(params) > MAX_PROVISIONER_PARAMETER_LEN:
-        return [*causes, fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN)]
-    total = 0
-    for key, value in params.items():
-        if not key:
-            causes.append(fe.invalid("parameters", key, "field can not be empty."))
-        total += _bytes(key) + _bytes(value if isinstance(value, str) else "")
-    if total > MAX_PROVISIONER_PARAMETER_SIZE:
-        causes.append(fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_SIZE))
+    causes.extend(_parameters(obj.get("parameters")))
     # validateReclaimPolicy, validateVolumeBindingMode (both defaulted before)
     policy = obj.get("reclaimPolicy")
     if isinstance(policy, str) and policy and policy not in RECLAIM_POLICIES:
@@ -143,6 +135,65 @@ def validate_storage_class(obj: Obj) -> list[Cause]:
         causes.append(fe.required("volumeBindingMode"))
     elif mode not in VOLUME_BINDING_MODES:
         causes.append(fe.not_supported("volumeBindingMode", mode, VOLUME_BINDING_MODES))
+    causes.extend(_allowed_topologies(obj.get("allowedTopologies"), "allowedTopologies"))
+    return causes
+
+
+def _parameters(params: Any) -> list[Cause]:
+    """``validateParameters``: at most 512 of them (the rest is then not looked at), no
+    empty key, 256 KiB in all."""
+    params = params if isinstance(params, dict) else {}
+    if len(params) > MAX_PROVISIONER_PARAMETER_LEN:
+        return [fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN)]
+    causes: list[Cause] = []
+    total = 0
+    for key, value in params.items():
+        if not key:
+            causes.append(fe.invalid("parameters", key, "field can not be empty."))
+        total += _bytes(key) + _bytes(value if isinstance(value, str) else "")
+    if total > MAX_PROVISIONER_PARAMETER_SIZE:
+        causes.append(fe.too_long("parameters", MAX_PROVISIONER_PARAMETER_SIZE))
+    return causes
+
+
+def _topology_selector_term(term: Obj, path: str) -> tuple[dict[str, frozenset[str]],
+                                                            list[Cause]]:
+    """core validation's ``ValidateTopologySelectorTerm``: each requirement's values
+    (required, unique), its key (a label name), then the duplicate key."""
+    causes: list[Cause] = []
+    expressions: dict[str, frozenset[str]] = {}
+    for i, requirement in enumerate(term.get("matchLabelExpressions") or []):
+        p = fe.index(f"{path}.matchLabelExpressions", i)
+        requirement = requirement if isinstance(requirement, dict) else {}
+        values = [str(v) for v in requirement.get("values") or []]
+        if not values:
+            causes.append(fe.required(f"{p}.values"))
+        seen: set[str] = set()
+        for j, value in enumerate(values):
+            if value in seen:
+                causes.append(fe.duplicate(fe.index(f"{p}.values", j), value))
+            seen.add(value)
+        key = str(requirement.get("key") or "")
+        causes.extend(fe.invalid(f"{p}.key", key, m) for m in names.is_qualified_name(key))
+        if key in expressions:
+            causes.append(fe.duplicate(f"{p}.key", key))
+        expressions[key] = frozenset(seen)
+    return expressions, causes
+
+
+def _allowed_topologies(terms: Any, path: str) -> list[Cause]:
+    """``validateAllowedTopologies``: each term, and a term that repeats an earlier one
+    (the same keys with the same value sets) is a duplicate."""
+    causes: list[Cause] = []
+    earlier: list[dict[str, frozenset[str]]] = []
+    for i, term in enumerate(terms or []):
+        p = fe.index(path, i)
+        expressions, term_causes = _topology_selector_term(
+            term if isinstance(term, dict) else {}, p)
+        causes.extend(term_causes)
+        causes.extend(fe.duplicate(f"{p}.matchLabelExpressions", "")
+                      for other in earlier if other == expressions)
+        earlier.append(expressions)
     return causes
 
 
@@ -246,4 +297,115 @@ def validate_volume_attachment_update(new: Obj, old: Obj) -> list[Cause]:
     causes = _volume_attachment(new)
     if (new.get("spec") or None) != (old.get("spec") or None):
         causes.append(fe.invalid("spec", fe.json_value(new.get("spec")), "field is immutable"))
+    return causes
+
+
+# -- CSIDriver ----------------------------------------------------------------------------------
+
+FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")
+VOLUME_LIFECYCLE_MODES = ("Persistent", "Ephemeral")
+MIN_TOKEN_EXPIRATION_SECONDS = 10 * 60
+MAX_TOKEN_EXPIRATION_SECONDS = 1 << 32
+
+
+def _token_requests(requests: Any, path: str) -> list[Cause]:
+    """``validateTokenRequests``: audiences unique (a repeat is not looked at further),
+    expirations between 10 minutes and 2^32 seconds."""
+    causes: list[Cause] = []
+    audiences: set[str] = set()
+    for i, request in enumerate(requests or []):
+        p = fe.index(path, i)
+        request = request if isinstance(request, dict) else {}
+        audience = str(request.get("audience") or "")
+        if audience in audiences:
+            causes.append(fe.duplicate(f"{p}.audience", audience))
+            continue
+        audiences.add(audience)
+        seconds = request.get("expirationSeconds")
+        if not isinstance(seconds, int):
+            continue
+        if seconds < MIN_TOKEN_EXPIRATION_SECONDS:
+            causes.append(fe.invalid(f"{p}.expirationSeconds", seconds,
+                                     "may not specify a duration less than 10 minutes"))
+        if seconds > MAX_TOKEN_EXPIRATION_SECONDS:
+            causes.append(fe.invalid(f"{p}.expirationSeconds", seconds,
+                                     "may not specify a duration larger than 2^32 seconds"))
+    return causes
+
+
+def _csi_driver_spec(spec: Obj) -> list[Cause]:
+    """``validateCSIDriverSpec`` (Go names the attachRequired path "attachedRequired")."""
+    causes: list[Cause] = []
+    for key, path in (("attachRequired", "spec.attachedRequired"),
+                      ("podInfoOnMount", "spec.podInfoOnMount"),
+                      ("storageCapacity", "spec.storageCapacity")):
+        if spec.get(key) is None:
+            causes.append(fe.required(path))
+    policy = spec.get("fsGroupPolicy")
+    if policy is not None and policy not in FS_GROUP_POLICIES:
+        causes.append(fe.not_supported("spec.fsGroupPolicy", policy, FS_GROUP_POLICIES))
+    causes.extend(_token_requests(spec.get("tokenRequests"), "spec.tokenRequests"))
+    causes.extend(fe.not_supported("spec.volumeLifecycleModes", mode, VOLUME_LIFECYCLE_MODES)
+                  for mode in spec.get("volumeLifecycleModes") or []
+                  if mode not in VOLUME_LIFECYCLE_MODES)
+    # the SELinuxMountReadWriteOncePod gate is on by default in 1.32
+    if spec.get("seLinuxMount") is None:
+        causes.append(fe.required("spec.seLinuxMount"))
+    return causes
+
+
+def validate_csi_driver(obj: Obj) -> list[Cause]:
+    spec = obj.get("spec")
+    return _csi_driver_spec(spec if isinstance(spec, dict) else {})
+
+
+def _go_lifecycle_modes(modes: Any) -> fe.GoValue:
+    if modes is None:
+        return fe.GoValue("[]storage.VolumeLifecycleMode(nil)")
+    shown = ", ".join(fe.go_quote(str(m)) for m in modes)
+    return fe.GoValue(f"[]storage.VolumeLifecycleMode{{{shown}}}")
+
+
+def validate_csi_driver_update(new: Obj, old: Obj) -> list[Cause]:
+    """The csidriver strategy's ValidateUpdate: ``ValidateCSIDriver``, then
+    ``ValidateCSIDriverUpdate``, which validates the spec again and keeps attachRequired
+    and volumeLifecycleModes fixed."""
+    new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
+    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    causes = _csi_driver_spec(new_spec) + _csi_driver_spec(new_spec)
+    if new_spec.get("attachRequired") != old_spec.get("attachRequired"):
+        causes.append(fe.invalid("spec.attachedRequired", new_spec.get("attachRequired"),
+                                 "field is immutable"))
+    new_modes = new_spec.get("volumeLifecycleModes") or None
+    if new_modes != (old_spec.get("volumeLifecycleModes") or None):
+        causes.append(fe.invalid("spec.volumeLifecycleModes", _go_lifecycle_modes(new_modes),
+                                 "field is immutable"))
+    return causes
+
+
+# -- CSIStorageCapacity -------------------------------------------------------------------------
+
+def validate_csi_storage_capacity(obj: Obj) -> list[Cause]:
+    """``ValidateCSIStorageCapacity`` past its metadata: the node topology selector, the
+    storage class name (a DNS subdomain, empty included) and a non-negative capacity."""
+    causes = labels.validate_label_selector(obj.get("nodeTopology"), "nodeTopology")
+    class_name = str(obj.get("storageClassName") or "")
+    causes.extend(fe.invalid("storageClassName", class_name, m)
+                  for m in names.name_is_dns_subdomain(class_name, False))
+    capacity = try_from_json(obj.get("capacity")) if obj.get("capacity") is not None else None
+    if capacity is not None and capacity.sign() < 0:
+        causes.append(fe.invalid("capacity", str(capacity), NON_NEGATIVE))
+    return causes
+
+
+def validate_csi_storage_capacity_update(new: Obj, old: Obj) -> list[Cause]:
+    """The strategy's ValidateUpdate: ``ValidateCSIStorageCapacity``, then
+    ``ValidateCSIStorageCapacityUpdate`` (the inputs of CSI GetCapacity are fixed)."""
+    causes = validate_csi_storage_capacity(new)
+    if (new.get("nodeTopology") or None) != (old.get("nodeTopology") or None):
+        causes.append(fe.invalid("nodeTopology", go_label_selector(new.get("nodeTopology")),
+                                 "field is immutable"))
+    if (new.get("storageClassName") or "") != (old.get("storageClassName") or ""):
+        causes.append(fe.invalid("storageClassName", new.get("storageClassName") or "",
+                                 "field is immutable"))
     return causes
