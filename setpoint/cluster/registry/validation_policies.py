@@ -12,8 +12,8 @@ import re
 from typing import Any
 
 from setpoint.cluster.registry import validation_admission as admission
+from setpoint.machinery import conditions, labels, names
 from setpoint.machinery import fielderrors as fe
-from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -303,3 +303,21 @@ def validate_validating_admission_policy_binding(obj: Obj) -> list[Cause]:
     causes.extend(_validation_actions(list(spec.get("validationActions") or []),
                                       "spec.validationActions"))
     return causes
+
+
+def validate_validating_admission_policy_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """ValidateValidatingAdmissionPolicyStatusUpdate: each expression warning's warning and
+    field reference (whose JSONPath syntax is not checked here), then the conditions."""
+    status = new.get("status") if isinstance(new.get("status"), dict) else {}
+    causes: list[Cause] = []
+    type_checking = status.get("typeChecking")
+    if isinstance(type_checking, dict):
+        path = "status.typeChecking.expressionWarnings"
+        for i, warning in enumerate(type_checking.get("expressionWarnings") or []):
+            warning = warning if isinstance(warning, dict) else {}
+            if not warning.get("warning"):
+                causes.append(fe.required(f"{fe.index(path, i)}.warning"))
+            if not str(warning.get("fieldRef") or "").strip():
+                causes.append(fe.required(f"{fe.index(path, i)}.fieldRef"))
+    return causes + conditions.validate_conditions(status.get("conditions"),
+                                                   "status.conditions")

@@ -24,6 +24,9 @@ from setpoint.cluster.registry.validation_podstatus import (
     parse_ip_sloppy,
     validate_pod_status_update,
 )
+from setpoint.cluster.registry.validation_policies import (
+    validate_validating_admission_policy_status_update,
+)
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -212,6 +215,8 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
     ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
     ("batch", "Job"): _job_status_update,
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
+        validate_validating_admission_policy_status_update,
 }
 
 

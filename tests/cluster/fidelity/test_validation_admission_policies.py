@@ -258,3 +258,44 @@ def test_webhook_match_conditions_report_the_expression_before_the_name(kube: Ku
     assert got == [
         ("webhooks[0].matchConditions[0].expression", "FieldValueRequired", "Required value"),
         ("webhooks[0].matchConditions[0].name", "FieldValueRequired", "Required value")]
+
+
+def test_policy_status_write_is_validated_by_the_status_rules(kube: Kube) -> None:
+    """The status strategy validates with ValidateValidatingAdmissionPolicyStatusUpdate
+    alone: expression warnings (validateExpressionWarning) and apimachinery's
+    ValidateConditions (pkg/apis/meta/v1/validation/validation.go)."""
+    status, body = kube.call("POST", POLICIES, policy("vap-status"))
+    assert status == 201, body
+    try:
+        body["status"] = {
+            "typeChecking": {"expressionWarnings": [{"fieldRef": "", "warning": ""}]},
+            "conditions": [
+                {"type": "Ready", "status": "Maybe", "reason": "1bad",
+                 "lastTransitionTime": "2024-01-01T00:00:00Z", "message": ""},
+                {"type": "Ready", "status": "True", "reason": "",
+                 "lastTransitionTime": "2024-01-01T00:00:00Z", "message": "",
+                 "observedGeneration": -1}]}
+        assert causes(kube, "PUT", f"{POLICIES}/vap-status/status", body) == [
+            ("status.typeChecking.expressionWarnings[0].warning", "FieldValueRequired",
+             "Required value"),
+            ("status.typeChecking.expressionWarnings[0].fieldRef", "FieldValueRequired",
+             "Required value"),
+            ("status.conditions[0].status", "FieldValueNotSupported",
+             'Unsupported value: "Maybe": supported values: "False", "True", "Unknown"'),
+            ("status.conditions[0].reason", "FieldValueInvalid",
+             'Invalid value: "1bad": a condition reason must start with alphabetic character, '
+             "optionally followed by a string of alphanumeric characters or '_,:', and must "
+             "end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
+             "'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for "
+             "validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"),
+            ("status.conditions[1].type", "FieldValueDuplicate", 'Duplicate value: "Ready"'),
+            ("status.conditions[1].observedGeneration", "FieldValueInvalid",
+             "Invalid value: -1: must be greater than or equal to zero"),
+            ("status.conditions[1].reason", "FieldValueRequired", "Required value: must be set")]
+        body["status"] = {"conditions": [
+            {"type": "Ready", "status": "True", "reason": "Checked",
+             "lastTransitionTime": "2024-01-01T00:00:00Z", "message": ""}]}
+        status, answer = kube.call("PUT", f"{POLICIES}/vap-status/status", body)
+        assert status == 200, answer
+    finally:
+        kube.call("DELETE", f"{POLICIES}/vap-status")
