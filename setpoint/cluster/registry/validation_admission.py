@@ -8,6 +8,8 @@ before they applied, which this server never holds).
 
 from __future__ import annotations
 
+import re
+
 from setpoint.cluster.apiextensions.schema.webhookconfig import (
     validate_webhook_service as _service,
 )
@@ -112,21 +114,49 @@ def validate_rule_with_operations(rule: Obj, path: str) -> list[Cause]:
     return _rule(rule, path)
 
 
-def cel_compile_error(expression: str) -> str | None:
-    """cel-go's compile error for ``expression`` (syntax only), or None."""
-    from setpoint.cluster.apiextensions.schema.cel import compile_expression
+# cel-go's optional syntax (``a.?b``, ``[?x]``, ``{?k: v}``), on in Kubernetes' CEL
+# environments, which the parser here does not read: such an expression is not judged
+_OPTIONAL_SYNTAX = re.compile(r"\.\?|[\[{,]\s*\?")
+
+
+# the variables of the admission CEL environments (plugin/cel/compile.go mustBuildEnvs),
+# each taken as dyn: the typed ones (request, namespaceObject) only give fewer refusals
+_ADMISSION_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params",
+                        "authorizer", "variables")
+
+
+def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | None:
+    """Why k8s.io/apiserver's admission CEL compiler (plugin/cel/compile.go) refuses
+    ``expression``, or None: a syntax error, or (with ``returns``, Go's ReturnTypes) an
+    output of another type. The check is lenient where the checker here knows less than
+    cel-go (an undeclared function, the authorizer library): only a definite type that is
+    not one of ``returns`` is refused."""
+    from setpoint.cluster.apiextensions.schema.cel import T, compile_expression, expression_kind
     from setpoint.cluster.apiextensions.schema.celcheck import CheckError
 
     try:
         compile_expression(expression)
     except CheckError as exc:
+        if _OPTIONAL_SYNTAX.search(expression):
+            return None
         return f"compilation failed: {exc.detail}"
-    return None
+    if not returns:
+        return None
+    declared = {name: T("dyn") for name in _ADMISSION_VARIABLES}
+    try:
+        kind = expression_kind(expression, declared)
+    except CheckError:
+        return None
+    if kind == "dyn" or kind in returns or (kind == "null" and "null_type" in returns):
+        return None
+    if len(returns) == 1:
+        return f"must evaluate to {returns[0]}"
+    return f"must evaluate to one of [{' '.join(returns)}]"
 
 
-def validate_cel(path: str, expression: str) -> list[Cause]:
-    """A CEL expression that does not compile, as validateCELCondition reports it."""
-    error = cel_compile_error(expression)
+def validate_cel(path: str, expression: str, returns: tuple[str, ...] = ()) -> list[Cause]:
+    """A CEL expression the compiler refuses, as validateCELCondition reports it."""
+    error = cel_compile_error(expression, returns)
     return [] if error is None else [fe.invalid(path, expression, error)]
 
 
@@ -143,7 +173,7 @@ def validate_match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
         if not expression:
             causes.append(fe.required(f"{p}.expression"))
         else:
-            causes.extend(validate_cel(f"{p}.expression", expression))
+            causes.extend(validate_cel(f"{p}.expression", expression, ("bool",)))
         name = str(condition.get("name") or "")
         if not name:
             causes.append(fe.required(f"{p}.name"))

@@ -121,14 +121,15 @@ def _validation(validation: Obj, path: str) -> list[Cause]:
     if not expression.strip():
         causes.append(fe.required(f"{path}.expression", "expression is not specified"))
     else:
-        causes.extend(admission.validate_cel(f"{path}.expression", expression))
+        causes.extend(admission.validate_cel(f"{path}.expression", expression, ("bool",)))
     message_expression = str(validation.get("messageExpression") or "")
     if message_expression and not message_expression.strip():
         causes.append(fe.invalid(f"{path}.messageExpression", message_expression,
                                  "must be non-empty if specified"))
     elif message_expression.strip():
         # (the untrimmed expression, so that the compiler's column is right)
-        causes.extend(admission.validate_cel(f"{path}.messageExpression", message_expression))
+        causes.extend(admission.validate_cel(f"{path}.messageExpression", message_expression,
+                                             ("string",)))
     message = str(validation.get("message") or "")
     if message and not message.strip():
         causes.append(fe.invalid(f"{path}.message", message,
@@ -160,7 +161,7 @@ def _audit_annotation(policy_name: str, annotation: Obj, path: str) -> list[Caus
             f"{path}.valueExpression",
             f"must not exceed {MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length"))
     else:
-        error = admission.cel_compile_error(trimmed)
+        error = admission.cel_compile_error(trimmed, ("string", "null_type"))
         if error is not None:
             causes.append(fe.invalid(f"{path}.valueExpression", value_expression, error))
     return causes

@@ -299,3 +299,33 @@ def test_policy_status_write_is_validated_by_the_status_rules(kube: Kube) -> Non
         assert status == 200, answer
     finally:
         kube.call("DELETE", f"{POLICIES}/vap-status")
+
+
+def test_policy_expressions_must_evaluate_to_their_types(kube: Kube) -> None:
+    """k8s.io/apiserver pkg/admission/plugin/cel/compile.go refuses an expression whose
+    output type is not one of its ReturnTypes (a validation and a match condition: bool;
+    a messageExpression: string; an audit annotation's value: string or null), reported
+    Invalid without the "compilation failed" prefix. cel-go's optional syntax (``.?``) is
+    part of Kubernetes' environment: such expressions are accepted."""
+    got = causes(kube, "POST", POLICIES, policy(
+        "vap-types", validations=[{"expression": "1", "messageExpression": "1 + 1"},
+                                  {"expression": "object.?spec.?replicas.orValue(0) < 5"}],
+        matchConditions=[{"name": "m", "expression": "'yes'"}],
+        auditAnnotations=[{"key": "k", "valueExpression": "true"},
+                          {"key": "n", "valueExpression": "null"}]))
+    assert got == [
+        ("spec.matchConditions[0].expression", "FieldValueInvalid",
+         "Invalid value: \"'yes'\": must evaluate to bool"),
+        ("spec.validations[0].expression", "FieldValueInvalid",
+         'Invalid value: "1": must evaluate to bool'),
+        ("spec.validations[0].messageExpression", "FieldValueInvalid",
+         'Invalid value: "1 + 1": must evaluate to string'),
+        ("spec.auditAnnotations[0].valueExpression", "FieldValueInvalid",
+         'Invalid value: "true": must evaluate to one of [string null_type]')]
+    status, body = kube.call("POST", POLICIES, policy(
+        "vap-optional", validations=[{
+            "expression": "object.?spec.?replicas.orValue(0) < 5",
+            "messageExpression": "'replicas: ' + string(object.spec.replicas)"}],
+        matchConditions=[{"name": "m", "expression": "object.metadata.name != 'x'"}]))
+    assert status == 201, body
+    kube.call("DELETE", f"{POLICIES}/vap-optional")

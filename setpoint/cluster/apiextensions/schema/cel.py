@@ -22,7 +22,7 @@ from celpy.evaluation import CELEvalError
 from setpoint.machinery.errors import Cause
 
 from . import fielderrors as fe
-from .celcheck import CheckError, ParseTree, ProgramError, T, check, type_of_schema
+from .celcheck import Checker, CheckError, ParseTree, ProgramError, T, check, type_of_schema
 from .cellib import FUNCTIONS, error_text, to_cel
 from .fieldpath import valid_field_path
 from .openapi import MISSING
@@ -93,6 +93,12 @@ def _parse(text: str) -> ParseTree:
         raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
                          f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
                          f" | {src}\n | {'.' * (column - 1)}^") from exc
+
+
+def expression_kind(text: str, variables: Mapping[str, T]) -> str:
+    """The kind of value ``text`` evaluates to with ``variables`` declared ("dyn" when the
+    checker cannot tell); CheckError when it does not parse or check."""
+    return Checker(text, dict(variables)).visit(_parse(text)).kind
 
 
 @functools.lru_cache(maxsize=512)
