@@ -131,8 +131,8 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | N
     output of another type. The check is lenient where the checker here knows less than
     cel-go (an undeclared function, the authorizer library): only a definite type that is
     not one of ``returns`` is refused."""
-    from setpoint.cluster.apiextensions.schema.cel import T, compile_expression, expression_kind
-    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
+    from setpoint.cluster.apiextensions.schema.cel import compile_expression, expression_kind
+    from setpoint.cluster.apiextensions.schema.celcheck import CheckError, T
 
     try:
         compile_expression(expression)

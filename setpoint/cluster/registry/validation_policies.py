@@ -309,7 +309,7 @@ def validate_validating_admission_policy_binding(obj: Obj) -> list[Cause]:
 def validate_validating_admission_policy_status_update(new: Obj, old: Obj) -> list[Cause]:
     """ValidateValidatingAdmissionPolicyStatusUpdate: each expression warning's warning and
     field reference (whose JSONPath syntax is not checked here), then the conditions."""
-    status = new.get("status") if isinstance(new.get("status"), dict) else {}
+    status: Obj = new["status"] if isinstance(new.get("status"), dict) else {}
     causes: list[Cause] = []
     type_checking = status.get("typeChecking")
     if isinstance(type_checking, dict):

@@ -370,8 +370,8 @@ def validate_csi_driver_update(new: Obj, old: Obj) -> list[Cause]:
     """The csidriver strategy's ValidateUpdate: ``ValidateCSIDriver``, then
     ``ValidateCSIDriverUpdate``, which validates the spec again and keeps attachRequired
     and volumeLifecycleModes fixed."""
-    new_spec = new.get("spec") if isinstance(new.get("spec"), dict) else {}
-    old_spec = old.get("spec") if isinstance(old.get("spec"), dict) else {}
+    new_spec: Obj = new["spec"] if isinstance(new.get("spec"), dict) else {}
+    old_spec: Obj = old["spec"] if isinstance(old.get("spec"), dict) else {}
     causes = _csi_driver_spec(new_spec) + _csi_driver_spec(new_spec)
     if new_spec.get("attachRequired") != old_spec.get("attachRequired"):
         causes.append(fe.invalid("spec.attachedRequired", new_spec.get("attachRequired"),
