@@ -57,6 +57,9 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): ("spec",),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): ("webhooks",),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"): ("webhooks",),
+    # pkg/registry/admissionregistration/validatingadmissionpolicy{,binding}/strategy.go
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): ("spec",),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"): ("spec",),
     ("", "ReplicationController"): ("spec",),
     ("", "PodTemplate"): ("template",),
     # pkg/registry/discovery/endpointslice/strategy.go: any change but metadata

@@ -329,3 +329,25 @@ def test_policy_expressions_must_evaluate_to_their_types(kube: Kube) -> None:
         matchConditions=[{"name": "m", "expression": "object.metadata.name != 'x'"}]))
     assert status == 201, body
     kube.call("DELETE", f"{POLICIES}/vap-optional")
+
+
+@pytest.mark.parametrize("kind", ["policy", "binding"])
+def test_generation_starts_at_one_and_moves_with_the_spec(kube: Kube, kind: str) -> None:
+    """validatingadmissionpolicy{,binding}/strategy.go: PrepareForCreate sets generation 1,
+    PrepareForUpdate adds one when the spec changes (and only then)."""
+    path, body = ((POLICIES, policy("vap-generation")) if kind == "policy"
+                  else (BINDINGS, binding("vapb-generation")))
+    status, created = kube.call("POST", path, body)
+    assert (status, created["metadata"].get("generation")) == (201, 1), created
+    name = created["metadata"]["name"]
+    try:
+        merge = "application/merge-patch+json"
+        status, labelled = kube.call("PATCH", f"{path}/{name}",
+                                     {"metadata": {"labels": {"a": "b"}}}, merge)
+        assert (status, labelled["metadata"]["generation"]) == (200, 1), labelled
+        change = ({"spec": {"failurePolicy": "Ignore"}} if kind == "policy"
+                  else {"spec": {"validationActions": ["Audit"]}})
+        status, changed = kube.call("PATCH", f"{path}/{name}", change, merge)
+        assert (status, changed["metadata"]["generation"]) == (200, 2), changed
+    finally:
+        kube.call("DELETE", f"{path}/{name}")
