@@ -11,6 +11,9 @@ the same, as never omitempty. kube-openapi serves defaults in OpenAPI v3 only (t
 is built with them pruned), and a ``$ref`` with a default beside it is wrapped in ``allOf``.
 A non-pointer metav1.Time or MicroTime member is marked ``x-go-null-when-zero`` (Go writes it
 as ``null``; setpoint/cluster/registry/gomembers.py fills it, the OpenAPI documents skip it).
+A slice (but ``[]byte``) or map member whose JSON tag lacks ``omitempty`` is marked
+``x-go-null-when-empty``: stored as protobuf, which cannot tell nil from empty, it is decoded
+as nil and encoded by encoding/json as ``null`` when absent or empty.
 
 Usage: ``.venv/bin/python tools/openapi_defaults.py --src k8s.io/api=DIR --src
 k8s.io/apimachinery=DIR --src k8s.io/apiextensions-apiserver=DIR --src k8s.io/kube-aggregator=DIR
@@ -26,7 +29,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from setpoint.cluster.registry.gomembers import NULL_WHEN_ZERO
+from setpoint.cluster.registry.gomembers import NULL_WHEN_EMPTY, NULL_WHEN_ZERO
 
 _TYPE = re.compile(r"^type\s+(\w+)\s+(.+?)\s*$")
 _MEMBER = re.compile(r'^\s+(\w+)\s+([^`\s]+)\s+`[^`]*json:"([^"]*)"')
@@ -197,7 +200,19 @@ def _property(prop: str, raw: str, omit_empty: bool, comments: list[str], packag
         entry["default"] = value
     if expr in _WRITTEN_AS_NULL:
         entry[NULL_WHEN_ZERO] = True
+    if not omit_empty and _is_slice_or_map(expr, named):
+        entry[NULL_WHEN_EMPTY] = True
     return entry
+
+
+def _is_slice_or_map(expr: str, named: dict[str, str]) -> bool:
+    """A slice (not ``[]byte``, a base64 string whose protobuf bytes keep ``""``) or a map,
+    named or not."""
+    for _ in range(5):
+        if expr not in named or not named[expr].startswith(("[]", "map[")):
+            break
+        expr = named[expr]
+    return expr.startswith("map[") or (expr.startswith("[]") and expr != "[]byte")
 
 
 def _element_entry(expr: str, type_default: Any, named: dict[str, str],

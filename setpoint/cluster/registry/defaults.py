@@ -52,13 +52,6 @@ def _spec(obj: Obj) -> Obj:
     return _dict(obj, "spec")
 
 
-def _null_when_empty(obj: Obj, key: str) -> None:
-    """A list field without omitempty: absent or empty, it reads back ``null`` (the stored
-    protobuf has no items, which Go decodes to a nil slice and encodes as null)."""
-    if not obj.get(key) and isinstance(obj.get(key, []), list):
-        obj[key] = None
-
-
 # -- core/v1 -------------------------------------------------------------------------------
 
 def _pod(obj: Obj) -> None:
@@ -217,7 +210,6 @@ def _node(obj: Obj) -> None:
 
 
 def _limit_range(obj: Obj) -> None:
-    _null_when_empty(_spec(obj), "limits")  # core/v1 LimitRangeSpec: no omitempty
     for item in _spec(obj).get("limits") or []:
         for key in ("max", "min", "default", "defaultRequest", "maxLimitRequestRatio"):
             if isinstance(item.get(key), dict):
@@ -386,29 +378,12 @@ def _ingress_class(obj: Obj) -> None:
 
 
 def _endpoint_slice(obj: Obj) -> None:
-    # discovery/v1 EndpointSlice: ``endpoints`` and ``ports`` have no omitempty, so an
-    # EndpointSlice without them (the controller's placeholder of a Service with no ready
-    # pods) reads ``"endpoints": null, "ports": null``; an endpoint's ``conditions`` is a
-    # struct, written even when empty
-    _null_when_empty(obj, "endpoints")
-    _null_when_empty(obj, "ports")
-    for endpoint in obj.get("endpoints") or []:
-        if isinstance(endpoint, dict):
-            _dict(endpoint, "conditions")
+    # (an EndpointSlice without ``endpoints`` and ``ports``, the controller's placeholder of
+    # a Service with no ready pods, reads them as null: gomembers' rule for stored objects)
     for port in obj.get("ports") or []:
         if port.get("name") is None:
             port["name"] = ""
         _set(port, "protocol", "TCP")
-
-
-def _csi_node(obj: Obj) -> None:
-    _null_when_empty(_spec(obj), "drivers")  # storage/v1 CSINodeSpec: no omitempty
-
-
-def _rbac_role(obj: Obj) -> None:
-    # rbac/v1 Role and ClusterRole: ``rules`` has no omitempty (an aggregated ClusterRole
-    # the controller has not filled yet reads ``"rules": null``)
-    _null_when_empty(obj, "rules")
 
 
 def _rbac_binding(obj: Obj) -> None:
@@ -524,8 +499,6 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
     ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
-    ("rbac.authorization.k8s.io", "Role"): _rbac_role,
-    ("rbac.authorization.k8s.io", "ClusterRole"): _rbac_role,
     ("rbac.authorization.k8s.io", "RoleBinding"): _rbac_binding,
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): _rbac_binding,
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"): _validating_webhooks,
@@ -536,7 +509,6 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
         default_validating_admission_policy_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
     ("storage.k8s.io", "StorageClass"): _storage_class,
-    ("storage.k8s.io", "CSINode"): _csi_node,
     ("storage.k8s.io", "CSIDriver"): default_csi_driver,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,
@@ -563,8 +535,10 @@ def apply_defaults(rt: ResourceType, obj: Obj) -> None:
             raise bad_request(f'{rt.kind} in version "{rt.version}" cannot be handled as a '
                               f"{rt.kind}: {err}") from None
     # the members decoding into the Go struct gives (the defaulters, which treat an absent
-    # member as Go's zero, wrote theirs first, in the struct's order)
-    gomembers.fill_kind(rt.group, rt.version, rt.kind, obj)
+    # member as Go's zero, wrote theirs first, in the struct's order), and for a kind that is
+    # stored (not a review, whose answer is built by its handler) the nulls its protobuf
+    # round trip gives
+    gomembers.fill_kind(rt.group, rt.version, rt.kind, obj, protobuf="get" in rt.verbs)
 
 
 # -- create-time status (the strategies' PrepareForCreate) ---------------------------------

@@ -6,7 +6,13 @@ always (``omitempty`` never omits a struct: a Deployment's ``status: {}``, an En
 endpoint's ``conditions: {}``), a builtin member that is not ``omitempty`` as its zero value
 (a StatefulSet's ``serviceName: ""``, a VolumeAttachment's ``attached: false``), a
 non-pointer metav1.Time or MicroTime as ``null`` when zero (an Event's ``eventTime``, a
-template's ``creationTimestamp``), each inside the structs it belongs to. defaulter-gen's
+template's ``creationTimestamp``), each inside the structs it belongs to. An object stored
+as protobuf (every built-in kind kube-apiserver keeps: the storage codec of k8s.io/apiserver
+pkg/server/storage/storage_codec.go encodes ``application/vnd.kubernetes.protobuf``, which has
+no way to tell a nil slice or map from an empty one) reads back with a slice or map member that
+is not ``omitempty`` as ``null`` when it was absent or empty (an aggregated ClusterRole's
+``rules``, an HPA's ``status.currentMetrics``): Go decodes no entries to nil, and
+``encoding/json`` writes nil as ``null``. defaulter-gen's
 ``+default=`` tags fill the same members with their tag's value (a ServicePort's
 ``protocol: TCP``).
 
@@ -30,6 +36,7 @@ _DATA = Path(__file__).with_name("gomembers.json")
 _REF_PREFIXES = ("#/$defs/", "#/definitions/")
 _NO_DEFAULT = object()
 NULL_WHEN_ZERO = "x-go-null-when-zero"  # (tools/openapi_defaults.py marks them with it)
+NULL_WHEN_EMPTY = "x-go-null-when-empty"  # a slice or map without omitempty (same tool)
 _SCALARS: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,),
                                          "integer": (int,), "number": (int, float)}
 
@@ -47,12 +54,14 @@ class _Plan(NamedTuple):
 
     values: tuple[tuple[str, Any], ...]
     nulls: tuple[str, ...]  # the non-pointer times: written as null when zero
+    empties: tuple[str, ...]  # slices and maps without omitempty: null when stored empty
     objects: tuple[tuple[str, str], ...]
     arrays: tuple[tuple[str, str], ...]
     maps: tuple[tuple[str, str], ...]
 
     def __bool__(self) -> bool:
-        return bool(self.values or self.nulls or self.objects or self.arrays or self.maps)
+        return bool(self.values or self.nulls or self.empties or self.objects or self.arrays
+                    or self.maps)
 
 
 def _ref(schema: Any) -> str | None:
@@ -106,6 +115,7 @@ def _plan(definition: str) -> _Plan:
         defaults = member_defaults().get(definition, {})
         values: list[tuple[str, Any]] = []
         nulls: list[str] = []
+        empties: list[str] = []
         by_shape: dict[str, list[tuple[str, str]]] = {"object": [], "array": [], "map": []}
         for name, schema in (raw.get("properties") or {}).items():
             if not isinstance(schema, dict):
@@ -119,67 +129,78 @@ def _plan(definition: str) -> _Plan:
             default = entry.get("default", _NO_DEFAULT)
             if entry.get(NULL_WHEN_ZERO):
                 nulls.append(name)
+            if entry.get(NULL_WHEN_EMPTY):
+                empties.append(name)
             if shape == "object" and default is not _NO_DEFAULT and _fits(default, schema,
                                                                           child):
                 values.append((name, default))
             if child is not None and _has_work(child):
                 by_shape[shape].append((name, child))
-        return _Plan(tuple(values), tuple(nulls), tuple(by_shape["object"]),
+        return _Plan(tuple(values), tuple(nulls), tuple(empties), tuple(by_shape["object"]),
                      tuple(by_shape["array"]), tuple(by_shape["map"]))
     finally:
         _in_progress.discard(definition)
 
 
-def fill(obj: Obj, definition: str) -> None:
+def fill(obj: Obj, definition: str, protobuf: bool = False) -> None:
     """Give ``obj``, an object of ``definition``, the members Go would write though they are
-    absent or null (in place; nested structs, list items and map values included)."""
-    values, nulls, objects, arrays, maps = _plan(definition)
+    absent or null (in place; nested structs, list items and map values included); with
+    ``protobuf`` (an object that is stored), also the ``null`` of its empty slices and maps
+    that are not ``omitempty``."""
+    values, nulls, empties, objects, arrays, maps = _plan(definition)
     for name, default in values:
         if obj.get(name) is None:
             obj[name] = {} if default.__class__ is dict else default
     for name in nulls:
         if name not in obj:
             obj[name] = None
+    if protobuf:
+        for name in empties:
+            if not obj.get(name):  # absent, [], {} or null: no entries in the protobuf
+                obj[name] = None
     for name, child in objects:
         value = obj.get(name)
         if value.__class__ is dict:
-            fill(value, child)
+            fill(value, child, protobuf)
     for name, child in arrays:
         items = obj.get(name)
         if items.__class__ is list:
             for item in items:
                 if item.__class__ is dict:
-                    fill(item, child)
+                    fill(item, child, protobuf)
     for name, child in maps:
         entries = obj.get(name)
         if entries.__class__ is dict:
             for item in entries.values():
                 if item.__class__ is dict:
-                    fill(item, child)
+                    fill(item, child, protobuf)
 
 
-def fill_kind(group: str, version: str, kind: str, obj: Obj) -> None:
-    """``fill`` for an object of a built-in kind (nothing for a kind without a definition)."""
+def fill_kind(group: str, version: str, kind: str, obj: Obj, protobuf: bool = False) -> None:
+    """``fill`` for an object of a built-in kind (nothing for a kind without a definition);
+    ``protobuf`` for a kind the apiserver stores."""
     definition = definitions().name_for_kind(group, version, kind)
     if definition is not None:
-        fill(obj, definition)
+        fill(obj, definition, protobuf)
 
 
 def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> None:
-    """``fill`` for one member of an object of a built-in kind: what a strategy set after
-    the object was decoded (a status it reset)."""
+    """``fill`` for one member of a stored object of a built-in kind: what a strategy set
+    after the object was decoded (a status it reset)."""
     definition = definitions().name_for_kind(group, version, kind)
     if definition is None:
         return
-    values, _, objects, _, _ = _plan(definition)
+    values, _, empties, objects, _, _ = _plan(definition)
     if obj.get(member) is None:
         for name, default in values:
             if name == member:
                 obj[member] = {} if default.__class__ is dict else default
+    if member in empties and not obj.get(member):
+        obj[member] = None
     value = obj.get(member)
     for name, child in objects:
         if name == member and value.__class__ is dict:
-            fill(value, child)
+            fill(value, child, protobuf=True)
 
 
 __all__ = ["fill", "fill_kind", "fill_member", "member_defaults"]

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps
 from setpoint.cluster.registry.conversion import CONVERSIONS
 from setpoint.cluster.registry.decoder import CustomSchema
+from setpoint.cluster.registry.gomembers import fill_kind
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
@@ -42,7 +43,13 @@ class StorageCodec:
     def to_storage(self, rt: ResourceType, obj: Obj) -> Obj:
         conversion = CONVERSIONS.get((rt.group, rt.version, rt.kind))
         if conversion is not None:
-            return conversion[0](obj)
+            stored = conversion[0](obj)
+            # stored as protobuf in the storage version's shape: its empty slices and maps
+            # that are not omitempty read back null at every version (an autoscaling/v1
+            # HPA's v2 ``status.currentMetrics``)
+            group, _, version = str(stored.get("apiVersion") or "").rpartition("/")
+            fill_kind(group, version, str(stored.get("kind") or ""), stored, protobuf=True)
+            return stored
         if rt.is_custom and not rt.storage_version:
             # conversion strategy None: only the apiVersion changes between versions
             return {**obj, "apiVersion": f"{rt.group}/{storage_version_of(rt)}"}
