@@ -24,12 +24,14 @@ from setpoint.cluster.admission import (
     certificates,
     crd,
     csrrequestor,
+    defaultstorageclass,
     lifecycle,
     pods,
     priorityclasses,
     rbacescalation,
     resourcequota,
     services,
+    storageobjectinuseprotection,
 )
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
@@ -128,6 +130,8 @@ class APIServer:
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             pods.PodDefaults(self.store),
+            defaultstorageclass.DefaultStorageClass(self.store),
+            storageobjectinuseprotection.storage_object_in_use_protection,
         ])
         # and those of the REST storage, after the mutating webhooks
         self.rest.storage_admission.extend([

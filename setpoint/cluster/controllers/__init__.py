@@ -5,7 +5,8 @@ They stand in for the kube-controller-manager controllers a cluster cannot work 
 ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, ``resourcequota``
-(ResourceQuota status), and the
+(ResourceQuota status), ``pvc-protection`` and ``pv-protection`` (the finalizers that keep
+a claim in use or a bound volume), and the
 aggregator's ``apiservice-available`` (APIService status), and three of kube-apiserver's own:
 ``csrsigning`` (approved
 CertificateSigningRequests of the built-in signers signed with the cluster's CA),
@@ -27,6 +28,8 @@ from setpoint.cluster.controllers.csrsigning import CSRSigningController
 from setpoint.cluster.controllers.flowschemastatus import FlowSchemaStatus
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
+from setpoint.cluster.controllers.pvcprotection import PVCProtectionController
+from setpoint.cluster.controllers.pvprotection import PVProtectionController
 from setpoint.cluster.controllers.resourcequota import ResourceQuotaController
 from setpoint.cluster.controllers.rootca import RootCAPublisher
 from setpoint.cluster.controllers.serviceaccounts import ServiceAccountsController
@@ -41,7 +44,8 @@ if TYPE_CHECKING:
 
 __all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
            "CSRSigningController", "ClusterAuthenticationTrust", "ClusterRoleAggregation",
-           "GarbageCollector", "NamespaceController", "ResourceQuotaController",
+           "GarbageCollector", "NamespaceController", "PVCProtectionController",
+           "PVProtectionController", "ResourceQuotaController",
            "RootCAPublisher",
            "ServiceAccountsController", "start_all"]
 
@@ -61,6 +65,8 @@ class BuiltinControllers:
     tokens: TokensController
     flow_schema_status: FlowSchemaStatus
     resource_quota: ResourceQuotaController
+    pvc_protection: PVCProtectionController
+    pv_protection: PVProtectionController
     csr_signing: CSRSigningController | None = None
 
     def shutdown(self) -> None:
@@ -68,7 +74,8 @@ class BuiltinControllers:
         for controller in (self.service_accounts, self.root_ca, self.namespaces,
                            self.garbage_collector, self.cluster_role_aggregation,
                            self.autoregister, self.authentication_trust, self.tokens,
-                           self.flow_schema_status, self.resource_quota):
+                           self.flow_schema_status, self.resource_quota,
+                           self.pvc_protection, self.pv_protection):
             controller.queue.shutdown()
         if self.csr_signing is not None:
             self.csr_signing.queue.shutdown()
@@ -106,6 +113,10 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
             store, rest, resource("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")),
         resource_quota=ResourceQuotaController(
             store, rest, resource("", "v1", "resourcequotas"), registry),
+        pvc_protection=PVCProtectionController(
+            store, rest, resource("", "v1", "persistentvolumeclaims")),
+        pv_protection=PVProtectionController(
+            store, rest, resource("", "v1", "persistentvolumes")),
         csr_signing=CSRSigningController(
             store, rest, resource("certificates.k8s.io", "v1", "certificatesigningrequests"),
             ca_pem, ca_key_pem) if ca_key_pem else None,
@@ -118,6 +129,8 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.apiservice_available.start()
     controllers.tokens.start()
     controllers.resource_quota.start()
+    controllers.pvc_protection.start()
+    controllers.pv_protection.start()
     if controllers.csr_signing is not None:
         controllers.csr_signing.start()
     # autoregister starts once the server serves: APIServer.post_start
