@@ -24,8 +24,10 @@ from setpoint.cluster.admission import (
     certificates,
     crd,
     csrrequestor,
+    defaultingressclass,
     defaultstorageclass,
     lifecycle,
+    persistentvolumeclaimresize,
     pods,
     priorityclasses,
     rbacescalation,
@@ -132,6 +134,7 @@ class APIServer:
             pods.PodDefaults(self.store),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,
+            defaultingressclass.DefaultIngressClass(self.store),
         ])
         # and those of the REST storage, after the mutating webhooks
         self.rest.storage_admission.extend([
@@ -144,6 +147,7 @@ class APIServer:
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
             priorityclasses.PriorityClassDefault(self.store),
+            persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             certificates.CertificateApproval(self.authorizer),
             certificates.CertificateSigning(self.authorizer),
             certificates.certificate_subject_restriction,

@@ -1,11 +1,13 @@
-"""StorageObjectInUseProtection and the two controllers that lift it, and DefaultStorageClass,
-over real HTTP to one plain API server per module (no workloads: no PV controller, no kubelet).
+"""StorageObjectInUseProtection and the two controllers that lift it, DefaultStorageClass and
+PersistentVolumeClaimResize, over real HTTP to one plain API server per module (no
+workloads: no PV controller, no kubelet).
 
 Sources: plugin/pkg/admission/storage/storageobjectinuseprotection/admission.go,
 pkg/controller/volume/pvcprotection/pvc_protection_controller.go,
 pkg/controller/volume/pvprotection/pv_protection_controller.go,
 plugin/pkg/admission/storage/persistentvolume/claim/setdefault/admission.go and
-pkg/volume/util/storageclass.go (``GetDefaultClass``). Each test uses names of its own.
+pkg/volume/util/storageclass.go (``GetDefaultClass``),
+plugin/pkg/admission/storage/persistentvolume/resize/admission.go. Each test uses names of its own.
 """
 
 from __future__ import annotations
@@ -189,3 +191,46 @@ async def test_the_newest_default_class_wins_then_the_first_by_name() -> None:
     assert default_class([older, newer]) is newer
     assert default_class([tie_b, older, tie_a, newer]) is tie_a
     assert default_class([sc("x", "2024-01-03T00:00:00Z", default="false")]) is None
+
+
+async def _grow(api: API, name: str, size: str) -> tuple[int, Any]:
+    return await api.patch(f"{CLAIMS}/{name}",
+                           {"spec": {"resources": {"requests": {"storage": size}}}}, MERGE)
+
+
+async def test_a_claim_grows_only_when_bound_and_its_class_allows_expansion(
+        module_api: API) -> None:
+    """resize/admission.go: a larger storage request of a Bound claim whose class does not
+    set ``allowVolumeExpansion: true`` is refused with 403."""
+    for cls, expand in (("grows", True), ("fixed", False)):
+        await _created(module_api, CLASSES, {"metadata": {"name": cls},
+                                             "provisioner": "example.com/none",
+                                             "allowVolumeExpansion": expand})
+    try:
+        pending, fixed, grows = _name("pending"), _name("fixed"), _name("grows")
+        for name, cls in ((pending, "grows"), (fixed, "fixed"), (grows, "grows")):
+            body = _claim(name)
+            body["spec"]["storageClassName"] = cls
+            await _created(module_api, CLAIMS, body)
+        # an unbound claim's spec is immutable: validation (422) answers before the plugin
+        # (whose "Only bound persistent volume claims can be expanded" a spec update cannot
+        # reach, the status being the stored one)
+        status, body = await _grow(module_api, pending, "2Gi")
+        assert (status, body["reason"]) == (422, "Invalid")
+        for name in (fixed, grows):
+            status, _ = await module_api.patch(f"{CLAIMS}/{name}/status",
+                                               {"status": {"phase": "Bound"}}, MERGE)
+            assert status == 200
+        status, body = await _grow(module_api, fixed, "2Gi")
+        assert (status, body["reason"], body["details"]) == (
+            403, "Forbidden", {"name": fixed, "kind": "persistentvolumeclaims"})
+        assert body["message"] == (
+            f'persistentvolumeclaims "{fixed}" is forbidden: only dynamically '
+            "provisioned pvc can be resized and the storageclass that provisions the pvc "
+            "must support resize")
+        status, body = await _grow(module_api, grows, "2Gi")
+        assert status == 200, body
+        assert body["spec"]["resources"]["requests"]["storage"] == "2Gi"
+    finally:
+        for cls in ("grows", "fixed"):
+            await module_api.delete(f"{CLASSES}/{cls}")
