@@ -32,6 +32,7 @@ from setpoint.cluster.admission import (
     priorityclasses,
     rbacescalation,
     resourcequota,
+    runtimeclass,
     services,
     storageobjectinuseprotection,
 )
@@ -127,6 +128,7 @@ class APIServer:
             self.store, self.registry.require("policy", "v1", "poddisruptionbudgets"),
             self.rest.update, self.rest.delete, self.rest.clock)
         # the built-in admission plugins, in the apiserver's order
+        runtime_class = runtimeclass.RuntimeClassAdmission(self.store)
         self.rest.delete_admission.extend([lifecycle.check_namespace_delete,
                                            refuse_system_class_delete])
         self.rest.admission.extend([
@@ -134,6 +136,7 @@ class APIServer:
             pods.PodDefaults(self.store),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,
+            runtime_class.admit,
             defaultingressclass.DefaultIngressClass(self.store),
         ])
         # and those of the REST storage, after the mutating webhooks
@@ -148,6 +151,7 @@ class APIServer:
         self.rest.validating_admission.extend([
             priorityclasses.PriorityClassDefault(self.store),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
+            runtime_class.validate,
             certificates.CertificateApproval(self.authorizer),
             certificates.CertificateSigning(self.authorizer),
             certificates.certificate_subject_restriction,

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.admission.forbidden import new_forbidden
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.machinery import errors
 
 if TYPE_CHECKING:
     from setpoint.cluster.storage import Store
@@ -46,9 +46,8 @@ class DefaultIngressClass:
                     == "true"]
         if len(defaults) > 1:
             # getDefaultClass's InternalError, wrapped by admission.NewForbidden
-            raise errors.forbidden(
-                rt.resource, ingress["metadata"].get("name") or "",
-                f"Internal error occurred: {len(defaults)} default IngressClasses were found, "
-                f"only 1 allowed", group=rt.group)
+            raise new_forbidden(
+                rt, ingress, f"Internal error occurred: {len(defaults)} default IngressClasses "
+                "were found, only 1 allowed")
         if defaults:
             spec["ingressClassName"] = defaults[0]["metadata"]["name"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.admission.forbidden import new_forbidden
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity
 
@@ -53,13 +53,11 @@ class PersistentVolumeClaimResize:
             return
         if requested_storage(claim) <= requested_storage(old):
             return
-        name = claim["metadata"].get("name") or ""
         if (old.get("status") or {}).get("phase") != "Bound":
-            raise errors.forbidden(rt.resource, name,
-                                   "Only bound persistent volume claims can be expanded")
+            raise new_forbidden(rt, claim, "Only bound persistent volume claims can be expanded")
         if not self._allow_resize(claim, old):
-            raise errors.forbidden(
-                rt.resource, name, "only dynamically provisioned pvc can be resized and the "
+            raise new_forbidden(
+                rt, claim, "only dynamically provisioned pvc can be resized and the "
                 "storageclass that provisions the pvc must support resize")
 
     def _allow_resize(self, claim: Obj, old: Obj) -> bool:
