@@ -27,6 +27,7 @@ from setpoint.cluster.admission import (
     defaultingressclass,
     defaultstorageclass,
     lifecycle,
+    nodetaint,
     persistentvolumeclaimresize,
     pods,
     priorityclasses,
@@ -133,6 +134,7 @@ class APIServer:
                                            refuse_system_class_delete])
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
+            nodetaint.taint_nodes_by_condition,
             pods.PodDefaults(self.store),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,
