@@ -27,6 +27,7 @@ from setpoint.cluster.admission import (
     defaultingressclass,
     defaultstorageclass,
     lifecycle,
+    limitranger,
     nodetaint,
     persistentvolumeclaimresize,
     pods,
@@ -129,11 +130,13 @@ class APIServer:
             self.store, self.registry.require("policy", "v1", "poddisruptionbudgets"),
             self.rest.update, self.rest.delete, self.rest.clock)
         # the built-in admission plugins, in the apiserver's order
+        limit_ranger = limitranger.LimitRanger(self.store)
         runtime_class = runtimeclass.RuntimeClassAdmission(self.store)
         self.rest.delete_admission.extend([lifecycle.check_namespace_delete,
                                            refuse_system_class_delete])
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
+            limit_ranger.admit,
             nodetaint.taint_nodes_by_condition,
             pods.PodDefaults(self.store),
             defaultstorageclass.DefaultStorageClass(self.store),
@@ -151,6 +154,7 @@ class APIServer:
         ])
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
+            limit_ranger.validate,
             priorityclasses.PriorityClassDefault(self.store),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             runtime_class.validate,
