@@ -73,7 +73,10 @@ class NamespaceLifecycle:
         if is_terminating is None:
             raise errors.not_found("namespaces", ns)
         if operation == "CREATE" and is_terminating:
-            name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or ""
+            # admission.NewForbidden's extractResourceName: before validation an object may
+            # have neither name nor generateName
+            name = (obj["metadata"].get("name") or obj["metadata"].get("generateName")
+                    or "Unknown")
             raise errors.StatusError(
                 403, "Forbidden",
                 f'{rt.qualified_resource} "{name}" is forbidden: unable to create new content '
