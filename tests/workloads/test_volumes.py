@@ -103,3 +103,17 @@ def test_volume_matching_checks_class_modes_and_size() -> None:
     assert not volumes.volume_matches(pv, claim(storageClassName="slow"))
     assert not volumes.volume_matches(pv, claim(storageClassName="fast",
                                                 accessModes=["ReadWriteMany"]))
+
+
+def test_the_default_class_is_the_newest_then_the_first_by_name_beta_included() -> None:
+    """pkg/volume/util/storageclass.go ``GetDefaultClass`` (the PV controller's retroactive
+    default assignment uses it as the DefaultStorageClass admission plugin does)."""
+    def sc(name: str, ts: str, annotation: str = volumes.IS_DEFAULT_CLASS) -> dict[str, Any]:
+        return {"metadata": {"name": name, "creationTimestamp": ts,
+                             "annotations": {annotation: "true"}}}
+
+    tie_b, tie_a = sc("b", "2024-01-02T00:00:00Z"), sc("a", "2024-01-02T00:00:00Z")
+    beta = sc("beta", "2024-01-03T00:00:00Z",
+              "storageclass.beta.kubernetes.io/is-default-class")
+    assert volumes.default_class([tie_b, tie_a]) is tie_a
+    assert volumes.default_class([tie_b, beta, tie_a]) is beta

@@ -40,6 +40,7 @@ STORAGE_CLASS = Kind("storage.k8s.io/v1", "StorageClass")
 PROVISIONER = "setpoint.dev/simulated"
 DEFAULT_CLASS = "standard"
 IS_DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
+BETA_IS_DEFAULT_CLASS = "storageclass.beta.kubernetes.io/is-default-class"
 BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
@@ -56,11 +57,15 @@ DEFAULT_STORAGE_CLASS: Obj = {
 
 
 def default_class(classes: list[Obj]) -> Obj | None:
-    """The default StorageClass; the newest wins when several claim it (as in 1.28+)."""
-    defaults = [c for c in classes
-                if (meta(c).get("annotations") or {}).get(IS_DEFAULT_CLASS) == "true"]
-    defaults.sort(key=lambda c: (str(meta(c).get("creationTimestamp") or ""), name_of(c)))
-    return defaults[-1] if defaults else None
+    """The default StorageClass (pkg/volume/util/storageclass.go ``GetDefaultClass``): the
+    GA or beta annotation; of several the newest wins, of equally new ones the first by name."""
+    defaults = sorted((c for c in classes
+                       if any((meta(c).get("annotations") or {}).get(a) == "true"
+                              for a in (IS_DEFAULT_CLASS, BETA_IS_DEFAULT_CLASS))),
+                      key=name_of)
+    # a stable sort by creation time, newest first, keeps equally new ones by name
+    defaults.sort(key=lambda c: str(meta(c).get("creationTimestamp") or ""), reverse=True)
+    return defaults[0] if defaults else None
 
 
 def requested_storage(claim: Obj) -> Quantity:
