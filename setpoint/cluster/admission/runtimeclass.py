@@ -58,8 +58,9 @@ def _is_superset(ss: Obj, t: Obj) -> bool:
         return False
     operator = ss.get("operator", "")
     if operator in ("Equal", ""):
-        return t.get("operator") == "Equal" and t.get("value", "") == ss.get("value", "")
-    return operator == "Exists"
+        return bool(t.get("operator") == "Equal"
+                    and t.get("value", "") == ss.get("value", ""))
+    return bool(operator == "Exists")
 
 
 def merge_tolerations(first: list[Obj], second: list[Obj]) -> list[Obj]:

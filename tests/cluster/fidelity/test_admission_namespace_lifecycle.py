@@ -36,7 +36,7 @@ async def test_an_unnamed_create_in_a_terminating_namespace_is_named_unknown(
 
     async def terminating() -> bool:
         _, ns = await module_api.get("/api/v1/namespaces/ending")
-        return ns["status"].get("phase") == "Terminating"
+        return bool(ns["status"].get("phase") == "Terminating")
     await wait_for(terminating)
     status, body = await module_api.post(cms, {"metadata": {}})
     assert (status, body["message"], body["details"]["name"]) == (
