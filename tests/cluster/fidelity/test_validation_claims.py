@@ -123,8 +123,13 @@ def test_claim_volume_mode_is_immutable(kube: Kube) -> None:
 def test_bound_claim_may_grow_and_shrink_only_above_its_capacity(kube: Kube) -> None:
     """A bound claim's storage request may change (expansion); with
     RecoverVolumeExpansionFailure (on in 1.32) it may come back down, but not to or below
-    status.capacity."""
-    _create(kube, "grow")
+    status.capacity. (Growing also needs a class that allows expansion: the
+    PersistentVolumeClaimResize admission plugin.)"""
+    status, body = kube.call("POST", "/apis/storage.k8s.io/v1/storageclasses", {
+        "metadata": {"name": "expandable"}, "provisioner": "example.com/none",
+        "allowVolumeExpansion": True})
+    assert status == 201, body
+    _create(kube, "grow", storageClassName="expandable")
     _bind(kube, "grow", "1Gi")
     for size in ("3Gi", "2Gi"):
         status, body = kube.call("PATCH", f"{CLAIMS}/grow", {
