@@ -17,6 +17,7 @@ from setpoint.machinery.errors import Cause
 from setpoint.machinery.fielderrors import go_string_slice
 
 from . import fielderrors as fe
+from .apiapproval import API_APPROVAL_ANNOTATION, approval_state, is_protected_community_group
 from .defaulting import has_defaults
 from .names import is_dns1035_label, is_dns1123_subdomain, name_is_dns_subdomain
 from .schemacheck import validate_schema
@@ -30,7 +31,6 @@ from .webhookconfig import (
 PRINTER_COLUMN_TYPES = ["boolean", "date", "integer", "number", "string"]
 PRINTER_COLUMN_FORMATS = ["byte", "date", "date-time", "double", "float", "int32", "int64",
                           "password"]
-API_APPROVAL_ANNOTATION = "api-approved.kubernetes.io"
 _EXTENSION_KEYS = ("x-kubernetes-embedded-resource", "x-kubernetes-preserve-unknown-fields",
                    "x-kubernetes-int-or-string", "x-kubernetes-list-map-keys",
                    "x-kubernetes-list-type", "x-kubernetes-validations")
@@ -523,30 +523,16 @@ def _validate_stored_versions(stored: list[str] | None, versions: list[Mapping[s
     return errs
 
 
-def _protected_group(group: str) -> bool:
-    return group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
-
-
 def _validate_api_approval(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
+    """validateAPIApproval: a protected group needs the approval annotation, checked when
+    the CRD is created and whenever the annotation's state changes."""
     group = str((crd.get("spec") or {}).get("group") or "")
-    if not _protected_group(group):
+    if not is_protected_community_group(group):
         return []
-
-    def state(obj: Mapping[str, Any] | None) -> str:
-        value = (((obj or {}).get("metadata") or {}).get("annotations") or {}).get(
-            API_APPROVAL_ANNOTATION)
-        if value is None:
-            return "missing"
-        if value.startswith("unapproved"):
-            return "bypassed"
-        return "approved" if value.startswith(("https://", "http://")) else "invalid"
-
-    new_state = state(crd)
-    if old is not None and state(old) == new_state:
+    new_state, reason = approval_state(crd)
+    if old is not None and approval_state(old)[0] == new_state:
         return []
     path = f"metadata.annotations[{API_APPROVAL_ANNOTATION}]"
-    reason = (f'protected groups must have approval annotation "{API_APPROVAL_ANNOTATION}", '
-              "see https://github.com/kubernetes/enhancements/pull/1111")
     if new_state == "missing":
         return [fe.required(path, reason)]
     if new_state == "invalid":

@@ -6,6 +6,7 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .apiapproval import APPROVAL_CONDITION, approval_condition
 from .definition import storage_version
 
 
@@ -35,6 +36,14 @@ def _condition(ctype: str, status: str, reason: str, message: str, now: str,
             transition = c["lastTransitionTime"]
     return {"type": ctype, "status": status, "lastTransitionTime": transition, "reason": reason,
             "message": message}
+
+
+def _set_condition(conditions: list[dict[str, Any]], new: dict[str, Any]) -> None:
+    for i, c in enumerate(conditions):
+        if c.get("type") == new["type"]:
+            conditions[i] = new
+            return
+    conditions.append(new)
 
 
 def _names_in_use(others: Iterable[Mapping[str, Any]]) -> tuple[set[str], set[str]]:
@@ -104,7 +113,7 @@ def crd_status(crd: Mapping[str, Any], now: str,
     accepted, conflict = _accept_names(
         names, old_status.get("acceptedNames") or {"plural": "", "kind": ""}, same_group)
     if conflict is None:
-        conditions = [
+        named = [
             _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, previous),
             _condition("Established", "True", "InitialNamesAccepted",
                        "the initial names have been accepted", now, previous),
@@ -113,9 +122,19 @@ def crd_status(crd: Mapping[str, Any], now: str,
         reason, message = conflict
         established = [c for c in previous if c.get("type") == "Established"
                        and c.get("status") == "True"]
-        conditions = [_condition("NamesAccepted", "False", reason, message, now, previous)]
-        conditions.append(established[0] if established else _condition(
+        named = [_condition("NamesAccepted", "False", reason, message, now, previous)]
+        named.append(established[0] if established else _condition(
             "Established", "False", "NotAccepted", "not all names are accepted", now, previous))
+    # Each controller sets its own conditions (SetCRDCondition): in place when present,
+    # appended otherwise, the others' kept. The naming and apiapproval controllers race on a
+    # new CRD; the approval condition usually lands after the naming one (as most recorded
+    # CRD statuses in the wild show it).
+    conditions = [copy.deepcopy(dict(c)) for c in previous]
+    for cond in named:
+        _set_condition(conditions, cond)
+    approval = approval_condition(crd)
+    if approval is not None:
+        _set_condition(conditions, _condition(APPROVAL_CONDITION, *approval, now, previous))
     stored = list(old_status.get("storedVersions") or [])
     current = storage_version(crd)
     if current and current not in stored:
