@@ -110,7 +110,7 @@ class CustomResourceSchema:
         # the name is checked with the rest of metadata by the generic validation
         previous: Any = MISSING if old is None else old
         errs += validate_value(self.raw, dict(obj), "", previous)
-        errs += _embedded(self.raw, obj, "", previous)
+        errs += validate_embedded_resources(self.raw, obj, "", previous)
         errs += self.validate_scale(obj)
         if self.rules:
             errs += self.rules.validate(dict(obj), previous)
@@ -193,28 +193,31 @@ def _lookup(obj: Mapping[str, Any], path: str) -> tuple[bool, Any]:
     return True, cur
 
 
-def _embedded(s: Mapping[str, Any], value: Any, path: str, old: Any) -> list[Cause]:
-    """Embedded resources need apiVersion and kind, and a valid metadata name."""
+def validate_embedded_resources(s: Mapping[str, Any], value: Any, path: str,
+                                old: Any) -> list[Cause]:
+    """objectmeta.Validate: embedded resources need apiVersion and kind, and valid metadata
+    (a property by its name, an additionalProperties entry by its key)."""
     if old is not MISSING and old == value:
         return []
     errs: list[Cause] = []
     if isinstance(value, dict):
         if s.get("x-kubernetes-embedded-resource") and path:
-            errs += _embedded_resource(value, path)
+            errs += validate_embedded_resource(value, path)
         props = s.get("properties") or {}
         additional = s.get("additionalProperties")
         old_map = old if isinstance(old, dict) else {}
         for k, v in value.items():
             sub = props.get(k) or (additional if isinstance(additional, Mapping) else None)
             if isinstance(sub, Mapping):
-                errs += _embedded(sub, v, fe.child(path, k), old_map.get(k, MISSING))
+                sub_path = fe.child(path, k) if k in props else fe.key(path, k)
+                errs += validate_embedded_resources(sub, v, sub_path, old_map.get(k, MISSING))
     elif isinstance(value, list) and isinstance(s.get("items"), Mapping):
         for i, item in enumerate(value):
-            errs += _embedded(s["items"], item, fe.index(path, i), MISSING)
+            errs += validate_embedded_resources(s["items"], item, fe.index(path, i), MISSING)
     return errs
 
 
-def _embedded_resource(x: Mapping[str, Any], path: str) -> list[Cause]:
+def validate_embedded_resource(x: Mapping[str, Any], path: str) -> list[Cause]:
     errs: list[Cause] = []
     for key in ("apiVersion", "kind"):
         if key not in x:

@@ -8,15 +8,17 @@ checks always run. Paths are under ``<base>.openAPIV3Schema``.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.fielderrors import aggregate_text
 
 from . import fielderrors as fe
-from .openapi import validate_value
+from .openapi import MISSING, validate_value
 from .pruning import prune
+from .resource import validate_embedded_resource, validate_embedded_resources
 from .structural import META_FIELDS, NodeContext, node_checks, root_status_restrictions
 from .structural import validate_structural as structural_errors
 from .validations import declares_validations
@@ -188,30 +190,114 @@ def validate_defaults(schema: Mapping[str, Any], path: str) -> list[Cause]:
     return _defaults(root, path, inside_meta=False)
 
 
-def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool) -> list[Cause]:
+def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool,
+              surrounding: _Surrounding = None) -> list[Cause]:
+    """defaulting/validation.go validate: ``surrounding`` wraps a default inside TypeMeta or
+    ObjectMeta into the object it would land in (SurroundingObjectFunc)."""
+    embedded = bool(s.get("x-kubernetes-embedded-resource"))
+    if embedded:
+        inside_meta, surrounding = False, None
     errs: list[Cause] = []
     default = s.get("default")
     if default is not None:
         dpath = fe.child(path, "default")
-        if not inside_meta:
+        if inside_meta:
+            errs += _meta_default(s, default, dpath, surrounding)
+        else:
             pruned = copy.deepcopy(default)
-            prune(pruned, s, bool(s.get("x-kubernetes-embedded-resource")))
+            prune(pruned, s, embedded)
             if pruned != default:
                 errs.append(fe.invalid(dpath, default, "must not have unknown fields"))
-        value_errs = validate_value(s, default, dpath)
-        if value_errs:
-            errs += value_errs
-        elif declares_validations(s):
-            from .cel import RuleSet
-
-            errs += RuleSet(s).validate(copy.deepcopy(default), path=dpath)
+            value = copy.deepcopy(default)
+            # objectmeta.Coerce, then objectmeta.Validate: embedded resources in the default
+            # (the default itself when this node is one) need a valid TypeMeta and ObjectMeta
+            coerced = _coerce_embedded(s, value, dpath, embedded)
+            if coerced is not None:
+                errs.append(coerced)
+            elif meta_errs := validate_embedded_resources(s, value, dpath, MISSING):
+                errs += meta_errs
+            else:
+                errs += _value_default(s, value, dpath)
     items = s.get("items")
     if isinstance(items, Mapping):
-        errs += _defaults(items, fe.child(path, "items"), inside_meta)
+        errs += _defaults(items, fe.child(path, "items"), inside_meta,
+                          _wrap(surrounding, lambda x: [x]))
     for name, prop in (s.get("properties") or {}).items():
         if not isinstance(prop, Mapping):
             continue
-        sub_meta = inside_meta or (bool(s.get("x-kubernetes-embedded-resource"))
-                                   and name in META_FIELDS)
-        errs += _defaults(prop, fe.key(fe.child(path, "properties"), name), sub_meta)
+        sub_meta = inside_meta or (embedded and name in META_FIELDS)
+        errs += _defaults(prop, fe.key(fe.child(path, "properties"), name), sub_meta,
+                          _wrap(surrounding, lambda x, k=name: {k: x}))
     return errs
+
+
+# how a default nests into the embedded resource around it; None is that resource itself
+_Surrounding = Callable[[Any], Any] | None
+
+
+def _wrap(outer: _Surrounding, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return inner if outer is None else (lambda x: outer(inner(x)))
+
+
+def _value_default(s: Mapping[str, Any], default: Any, dpath: str) -> list[Cause]:
+    errs = validate_value(s, default, dpath)
+    if not errs and declares_validations(s):
+        from .cel import RuleSet
+
+        errs = RuleSet(s).validate(copy.deepcopy(default), path=dpath)
+    return errs
+
+
+def _meta_default(s: Mapping[str, Any], default: Any, dpath: str,
+                  surrounding: _Surrounding) -> list[Cause]:
+    """A default inside an embedded resource's apiVersion, kind or metadata must make that
+    resource's TypeMeta and ObjectMeta valid (the resource has kind Validation and apiVersion
+    validation/v1 unless the default sets them)."""
+    obj = (surrounding or (lambda x: x))(copy.deepcopy(default))
+    if not isinstance(obj, dict):
+        return []
+    obj.setdefault("kind", "Validation")
+    obj.setdefault("apiVersion", "validation/v1")
+    coerced = _coerce_embedded({"x-kubernetes-embedded-resource": True}, obj, "", True)
+    meta_errs = [coerced] if coerced is not None else validate_embedded_resource(obj, "")
+    if meta_errs:
+        return [fe.invalid(dpath, default,
+                           f"must result in valid metadata: {aggregate_text(meta_errs)}")]
+    return _value_default(s, default, dpath)
+
+
+def _coerce_embedded(s: Mapping[str, Any], x: Any, path: str, embedded: bool) -> Cause | None:
+    """objectmeta.Coerce without dropping: the first TypeMeta or ObjectMeta that does not
+    decode."""
+    if isinstance(x, dict):
+        for k, v in x.items():
+            if embedded and k in ("apiVersion", "kind") and not isinstance(v, str):
+                return fe.invalid(fe.child(path, k), v, "must be a string")
+            if embedded and k == "metadata" and v is not None and not isinstance(v, dict):
+                return fe.invalid(fe.child(path, k), v, "json: cannot unmarshal "
+                                  f"{_json_kind(v)} into Go value of type v1.ObjectMeta")
+            props = s.get("properties") or {}
+            additional = s.get("additionalProperties")
+            sub = props.get(k) or (additional if isinstance(additional, Mapping) else None)
+            if isinstance(sub, Mapping):
+                sub_path = fe.child(path, k) if k in props else fe.key(path, k)
+                err = _coerce_embedded(sub, v, sub_path,
+                                       bool(sub.get("x-kubernetes-embedded-resource")))
+                if err is not None:
+                    return err
+    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
+        for i, v in enumerate(x):
+            err = _coerce_embedded(s["items"], v, fe.index(path, i),
+                                   bool(s["items"].get("x-kubernetes-embedded-resource")))
+            if err is not None:
+                return err
+    return None
+
+
+def _json_kind(v: Any) -> str:
+    """encoding/json's UnmarshalTypeError.Value for a JSON value."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number"
+    return "array" if isinstance(v, list) else "string"
