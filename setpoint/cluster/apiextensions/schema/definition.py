@@ -206,15 +206,8 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
             errs.append(fe.invalid(fe.child(vp, "name"), name, ",".join(msgs)))
         warning = v.get("deprecationWarning")
         if warning is not None:
-            if not v.get("deprecated"):
-                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
-                                       "can only be set for deprecated versions"))
-            elif len(warning) > 256:
-                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
-                                       "must be <= 256 characters long"))
-            elif not warning:
-                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning,
-                                       "must not be an empty string"))
+            for msg in _deprecation_warning_errors(bool(v.get("deprecated")), str(warning)):
+                errs.append(fe.invalid(fe.child(vp, "deprecationWarning"), warning, msg))
         if not hoist_schema and _schema_of(v):
             status_enabled = "status" in (v.get("subresources") or {})
             errs += validate_schema(_schema_of(v), fe.child(vp, "schema"), status_enabled, ctx)
@@ -521,6 +514,30 @@ def _validate_stored_versions(stored: list[str] | None, versions: list[Mapping[s
     for name, i in index.items():
         errs.append(fe.invalid(fe.index(path, i), name, "must appear in spec.versions"))
     return errs
+
+
+def _deprecation_warning_errors(deprecated: bool, warning: str) -> list[str]:
+    """validateDeprecationWarning: every problem of the text, lengths and indexes in UTF-8
+    bytes as Go counts them; a character that is not unicode.IsPrint (categories other than
+    letters, marks, numbers, punctuation and symbols, the ASCII space aside) is refused."""
+    if not deprecated:
+        return ["can only be set for deprecated versions"]
+    errors: list[str] = []
+    size = len(warning.encode("utf-8", "surrogatepass"))
+    if size > 256:
+        errors.append("must be <= 256 characters long")
+    if size == 0:
+        errors.append("must not be an empty string")
+    offset = 0
+    for ch in warning:
+        # str.isprintable is Go's unicode.IsPrint; IsControl's runes are never printable,
+        # so the non-printable message always comes first
+        if not ch.isprintable():
+            errors.append("must only contain printable UTF-8 characters; non-printable "
+                          f"character found at index {offset}")
+            break
+        offset += len(ch.encode("utf-8", "surrogatepass"))
+    return errors
 
 
 def _validate_api_approval(crd: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
