@@ -158,6 +158,9 @@ class CustomResources:
         crd = store.get(CRD_KEY, "", name)
         if crd is None:
             self._forget(name)
+            # naming_controller.go sync: a deleted CRD has freed its names, so the others
+            # of its group are reconsidered
+            self._requeue_group(name)
             return
         if crd["metadata"].get("deletionTimestamp"):
             self._clean_up(crd)
@@ -170,8 +173,21 @@ class CustomResources:
                   == spec.get("group")]
         status = crd_status(crd, self.rest.clock(), others)
         if status != crd.get("status"):
+            released = status.get("acceptedNames") != (crd.get("status") or {}).get(
+                "acceptedNames")
             crd = self._write_status(crd, status)
+            if released:
+                # its accepted names changed, which may release a name another CRD of the
+                # group asked for (naming_controller.go requeueAllOtherGroupCRDs)
+                self._requeue_group(name)
         self._serve(crd)
+
+    def _requeue_group(self, name: str) -> None:
+        group = name.split(".", 1)[1] if "." in name else ""
+        for other in self.store.list(CRD_KEY):
+            if (other.get("spec") or {}).get("group") == group \
+                    and other["metadata"]["name"] != name:
+                self._schedule(other["metadata"]["name"])
 
     def _write_status(self, crd: Obj, status: Obj) -> Obj:
         """Write status through ``/status`` as kube-apiserver's own controllers do."""

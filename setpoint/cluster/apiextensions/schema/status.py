@@ -107,9 +107,11 @@ def crd_status(crd: Mapping[str, Any], now: str,
     previous = old_status.get("conditions") or []
     group = spec.get("group")
     own_name = (crd.get("metadata") or {}).get("name")
+    # getAcceptedNamesForGroup lists every CRD of the group, this one included: a name it
+    # holds under another role (a short name it wants as singular) is in use too
     same_group = [o for o in others
                   if (o.get("spec") or {}).get("group") == group
-                  and (o.get("metadata") or {}).get("name") != own_name]
+                  and (o.get("metadata") or {}).get("name") != own_name] + [crd]
     accepted, conflict = _accept_names(
         names, old_status.get("acceptedNames") or {"plural": "", "kind": ""}, same_group)
     if conflict is None:
