@@ -79,3 +79,24 @@ async def test_a_name_the_crd_holds_itself_under_another_role_is_in_use(api: API
     assert (cond["reason"], cond["message"]) == ("SingularConflict", '"gm" is already in use')
     # it was established before, and stays so
     assert (await _condition(api, "gammas.example.com", "Established") or {})["status"] == "True"
+
+
+async def test_conditions_rewritten_through_status_are_left_alone(api: API) -> None:
+    # sync returns early once spec.names equal status.acceptedNames, and the resource is
+    # served only while NamesAccepted or Established is True (customresource_handler.go)
+    status, body = await api.post(CRDS, _crd("deltas", "Delta", []))
+    assert status == 201, body
+    await _wait_condition(api, "deltas.example.com", "Established", "True")
+    custom = {"type": "Custom", "status": "True", "reason": "Mine", "message": "m",
+              "lastTransitionTime": "2024-01-01T00:00:00Z"}
+    status, body = await api.patch(f"{CRDS}/deltas.example.com/status",
+                                   {"status": {"conditions": [custom]}},
+                                   "application/merge-patch+json")
+    assert status == 200, body
+
+    async def unserved() -> bool:
+        return (await api.get("/apis/example.com/v1/namespaces/default/deltas"))[0] == 404
+
+    await wait_for(unserved)
+    status, body = await api.get(f"{CRDS}/deltas.example.com")
+    assert body["status"]["conditions"] == [custom]

@@ -38,6 +38,10 @@ def _condition(ctype: str, status: str, reason: str, message: str, now: str,
             "message": message}
 
 
+def _without_empty(names: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in names.items() if v}
+
+
 def _set_condition(conditions: list[dict[str, Any]], new: dict[str, Any]) -> None:
     for i, c in enumerate(conditions):
         if c.get("type") == new["type"]:
@@ -112,9 +116,15 @@ def crd_status(crd: Mapping[str, Any], now: str,
     same_group = [o for o in others
                   if (o.get("spec") or {}).get("group") == group
                   and (o.get("metadata") or {}).get("name") != own_name] + [crd]
-    accepted, conflict = _accept_names(
-        names, old_status.get("acceptedNames") or {"plural": "", "kind": ""}, same_group)
-    if conflict is None:
+    old_accepted = old_status.get("acceptedNames") or {"plural": "", "kind": ""}
+    accepted, conflict = _accept_names(names, old_accepted, same_group)
+    # naming_controller.go sync skips a CRD whose accepted names are its names: the
+    # conditions are left as they are, even ones a client rewrote through /status
+    names_settled = _without_empty(names) == _without_empty(old_accepted)
+    if names_settled:
+        named: list[dict[str, Any]] = []
+        accepted = copy.deepcopy(dict(old_accepted))
+    elif conflict is None:
         named = [
             _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, previous),
             _condition("Established", "True", "InitialNamesAccepted",
