@@ -18,11 +18,15 @@ from setpoint.cluster.registry.builtin import builtin_kinds
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded, strict_decoding_order
-from setpoint.cluster.serializer.typeddecode import check_object_meta, decode_builtin
+from setpoint.cluster.serializer.typeddecode import (
+    check_object_meta,
+    decode_builtin,
+    object_meta_error,
+)
 from setpoint.cluster.serializer.yamlstrict import YAML_ERRORS_PREFIX
 from setpoint.machinery import errors
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.fielderrors import unmarshal_kind
+from setpoint.machinery.fielderrors import error_text, unmarshal_kind
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import Schema
 
@@ -38,6 +42,8 @@ class CustomSchema(Protocol):
     def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
     def prune_and_report(self, obj: Obj) -> list[str]: ...
     def unknown_fields(self, obj: Obj) -> list[str]: ...
+    def embedded_coerce_error(self, obj: Obj,
+                              meta_error: Callable[[object], str | None]) -> Cause | None: ...
     def default(self, obj: Obj) -> Obj: ...
 
 
@@ -88,6 +94,12 @@ class ObjectDecoder:
                 # pruning works in place; a patched object shares parts with the stored one
                 obj = copy.deepcopy(obj)
                 unknown = cs.prune_and_report(obj)
+                coerced = cs.embedded_coerce_error(obj, object_meta_error)
+                if coerced is not None:
+                    # a field error in a decode error: transformDecodeError's 400
+                    raise errors.bad_request(
+                        f'{rt.kind} in version "{rt.version}" cannot be handled as a '
+                        f"{rt.kind}: {error_text(coerced)}")
                 _integral_floats_as_go_writes_them(obj)
         else:
             schema = self.builtin_schema(rt)

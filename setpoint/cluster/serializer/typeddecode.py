@@ -167,6 +167,20 @@ def check_object_meta(meta: dict[str, Any], kind: str, version: str) -> None:
             f'{kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
 
 
+def object_meta_error(meta: Any) -> str | None:
+    """What encoding/json says when ``meta`` is unmarshalled into an ObjectMeta (an
+    embedded resource's metadata, objectmeta.GetObjectMetaWithOptions), or None."""
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        return f"json: cannot unmarshal {unmarshal_kind(meta)} into Go value of type v1.ObjectMeta"
+    try:
+        _decode(meta, definitions().get(_OBJECT_META), "", [], "ObjectMeta")
+    except _TypeMismatch as exc:
+        return str(exc)
+    return None
+
+
 def _version_of(obj: dict[str, Any]) -> str:
     api_version = str(obj.get("apiVersion") or "v1")
     return api_version.rsplit("/", 1)[-1]

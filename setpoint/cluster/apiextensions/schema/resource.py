@@ -8,7 +8,7 @@ stored object is defaulted again, so defaults added to the CRD later show up.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.machinery.errors import Cause
@@ -85,6 +85,12 @@ class CustomResourceSchema:
         paths = prune(obj, self.raw, is_resource_root=True)
         prune_non_nullable_nulls_without_defaults(obj, self.raw)
         return paths
+
+    def embedded_coerce_error(self, obj: Mapping[str, Any],
+                              meta_error: Callable[[Any], str | None]) -> Cause | None:
+        """What decoding refuses in the embedded resources of ``obj`` (the root's own
+        metadata is decoded apart): the unstructuredSchemaCoercer's objectmeta.Coerce."""
+        return embedded_coerce_error(self.raw, obj, "", False, meta_error)
 
     def unknown_fields(self, obj: Mapping[str, Any]) -> list[str]:
         """The paths pruning would drop from ``obj`` (``obj`` is left alone)."""
@@ -242,6 +248,38 @@ def validate_embedded_resource(x: Mapping[str, Any], path: str) -> list[Cause]:
         errs += validate_object_meta(meta, bool(meta.get("namespace")),
                                      validate_path_segment_name, fe.child(path, "metadata"))
     return errs
+
+
+def embedded_coerce_error(s: Mapping[str, Any], x: Any, path: str, embedded: bool,
+                          meta_error: Callable[[Any], str | None]) -> Cause | None:
+    """objectmeta.Coerce without dropping (request bodies, defaults): the first embedded
+    resource whose apiVersion or kind is not a string, or whose metadata does not decode as
+    an ObjectMeta (``meta_error``: encoding/json's complaint, or None)."""
+    if isinstance(x, dict):
+        props = s.get("properties") or {}
+        additional = s.get("additionalProperties")
+        for k, v in x.items():
+            if embedded and k in ("apiVersion", "kind") and not isinstance(v, str):
+                return fe.invalid(fe.child(path, k), v, "must be a string")
+            if embedded and k == "metadata" and (problem := meta_error(v)):
+                return fe.invalid(fe.child(path, k), v, problem)
+            sub = props.get(k) or (additional if isinstance(additional, Mapping) else None)
+            if isinstance(sub, Mapping):
+                sub_path = fe.child(path, k) if k in props else fe.key(path, k)
+                err = embedded_coerce_error(sub, v, sub_path,
+                                            bool(sub.get("x-kubernetes-embedded-resource")),
+                                            meta_error)
+                if err is not None:
+                    return err
+    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
+        items = s["items"]
+        for i, v in enumerate(x):
+            err = embedded_coerce_error(items, v, fe.index(path, i),
+                                        bool(items.get("x-kubernetes-embedded-resource")),
+                                        meta_error)
+            if err is not None:
+                return err
+    return None
 
 
 def unknown_field_warnings(paths: list[str]) -> list[str]:

@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.machinery.errors import Cause
-from setpoint.machinery.fielderrors import aggregate_text
+from setpoint.machinery.fielderrors import aggregate_text, unmarshal_kind
 
 from . import fielderrors as fe
 from .openapi import MISSING, validate_value
 from .pruning import prune
-from .resource import validate_embedded_resource, validate_embedded_resources
+from .resource import (
+    embedded_coerce_error,
+    validate_embedded_resource,
+    validate_embedded_resources,
+)
 from .structural import META_FIELDS, NodeContext, node_checks, root_status_restrictions
 from .structural import validate_structural as structural_errors
 from .validations import declares_validations
@@ -211,7 +215,7 @@ def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool,
             value = copy.deepcopy(default)
             # objectmeta.Coerce, then objectmeta.Validate: embedded resources in the default
             # (the default itself when this node is one) need a valid TypeMeta and ObjectMeta
-            coerced = _coerce_embedded(s, value, dpath, embedded)
+            coerced = embedded_coerce_error(s, value, dpath, embedded, _meta_shape_error)
             if coerced is not None:
                 errs.append(coerced)
             elif meta_errs := validate_embedded_resources(s, value, dpath, MISSING):
@@ -258,7 +262,8 @@ def _meta_default(s: Mapping[str, Any], default: Any, dpath: str,
         return []
     obj.setdefault("kind", "Validation")
     obj.setdefault("apiVersion", "validation/v1")
-    coerced = _coerce_embedded({"x-kubernetes-embedded-resource": True}, obj, "", True)
+    coerced = embedded_coerce_error({"x-kubernetes-embedded-resource": True}, obj, "", True,
+                                    _meta_shape_error)
     meta_errs = [coerced] if coerced is not None else validate_embedded_resource(obj, "")
     if meta_errs:
         return [fe.invalid(dpath, default,
@@ -266,38 +271,9 @@ def _meta_default(s: Mapping[str, Any], default: Any, dpath: str,
     return _value_default(s, default, dpath)
 
 
-def _coerce_embedded(s: Mapping[str, Any], x: Any, path: str, embedded: bool) -> Cause | None:
-    """objectmeta.Coerce without dropping: the first TypeMeta or ObjectMeta that does not
-    decode."""
-    if isinstance(x, dict):
-        for k, v in x.items():
-            if embedded and k in ("apiVersion", "kind") and not isinstance(v, str):
-                return fe.invalid(fe.child(path, k), v, "must be a string")
-            if embedded and k == "metadata" and v is not None and not isinstance(v, dict):
-                return fe.invalid(fe.child(path, k), v, "json: cannot unmarshal "
-                                  f"{_json_kind(v)} into Go value of type v1.ObjectMeta")
-            props = s.get("properties") or {}
-            additional = s.get("additionalProperties")
-            sub = props.get(k) or (additional if isinstance(additional, Mapping) else None)
-            if isinstance(sub, Mapping):
-                sub_path = fe.child(path, k) if k in props else fe.key(path, k)
-                err = _coerce_embedded(sub, v, sub_path,
-                                       bool(sub.get("x-kubernetes-embedded-resource")))
-                if err is not None:
-                    return err
-    elif isinstance(x, list) and isinstance(s.get("items"), Mapping):
-        for i, v in enumerate(x):
-            err = _coerce_embedded(s["items"], v, fe.index(path, i),
-                                   bool(s["items"].get("x-kubernetes-embedded-resource")))
-            if err is not None:
-                return err
-    return None
-
-
-def _json_kind(v: Any) -> str:
-    """encoding/json's UnmarshalTypeError.Value for a JSON value."""
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    return "array" if isinstance(v, list) else "string"
+def _meta_shape_error(meta: Any) -> str | None:
+    """GetObjectMetaWithOptions' error for metadata that is not an object at all (a default
+    has no typed decoder here; a wrong field type inside it is left to ObjectMeta validation)."""
+    if meta is None or isinstance(meta, dict):
+        return None
+    return f"json: cannot unmarshal {unmarshal_kind(meta)} into Go value of type v1.ObjectMeta"
