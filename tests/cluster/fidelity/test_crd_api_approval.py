@@ -62,8 +62,8 @@ async def test_the_approval_condition_follows_the_annotation(api: API) -> None:
     assert status == 200, body
 
     async def approved_now() -> bool:
-        return (await _conditions(api))["KubernetesAPIApprovalPolicyConformant"][
-            "status"] == "True"
+        cond = (await _conditions(api))["KubernetesAPIApprovalPolicyConformant"]
+        return bool(cond["status"] == "True")
 
     await wait_for(approved_now)
     cond = (await _conditions(api))["KubernetesAPIApprovalPolicyConformant"]

@@ -8,6 +8,7 @@ checks always run. Paths are under ``<base>.openAPIV3Schema``.
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -225,18 +226,26 @@ def _defaults(s: Mapping[str, Any], path: str, inside_meta: bool,
     items = s.get("items")
     if isinstance(items, Mapping):
         errs += _defaults(items, fe.child(path, "items"), inside_meta,
-                          _wrap(surrounding, lambda x: [x]))
+                          _wrap(surrounding, _in_list))
     for name, prop in (s.get("properties") or {}).items():
         if not isinstance(prop, Mapping):
             continue
         sub_meta = inside_meta or (embedded and name in META_FIELDS)
         errs += _defaults(prop, fe.key(fe.child(path, "properties"), name), sub_meta,
-                          _wrap(surrounding, lambda x, k=name: {k: x}))
+                          _wrap(surrounding, functools.partial(_in_field, name)))
     return errs
 
 
 # how a default nests into the embedded resource around it; None is that resource itself
 _Surrounding = Callable[[Any], Any] | None
+
+
+def _in_list(x: Any) -> Any:
+    return [x]
+
+
+def _in_field(name: str, x: Any) -> Any:
+    return {name: x}
 
 
 def _wrap(outer: _Surrounding, inner: Callable[[Any], Any]) -> Callable[[Any], Any]:
