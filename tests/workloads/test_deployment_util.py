@@ -151,3 +151,32 @@ def test_conditions_keep_transition_time_while_status_holds() -> None:
     assert current["message"] == "c"
     du.remove_condition(status, du.PROGRESSING)
     assert status == {}
+
+
+def test_a_status_write_does_not_make_the_template_comparison_start_over(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ReplicaSet's template is in its spec, and the apiserver moves ``generation`` on
+    every spec change of a Deployment or ReplicaSet (pkg/registry/apps/replicaset/
+    strategy.go PrepareForUpdate), never on a status write: comparing the templates again
+    after a status write (a new resourceVersion, the same generation) reuses the memo;
+    a spec change (a new generation) is compared anew and sees the new template."""
+    computed: list[Any] = []
+    semantic = du._semantic
+    monkeypatch.setattr(du, "_semantic", lambda v: computed.append(v) or semantic(v))
+    d = deployment()
+    d["metadata"].update(uid="d-uid", resourceVersion="10")
+    rs = {"metadata": {"name": "d-1", "uid": "rs-uid", "generation": 1,
+                       "resourceVersion": "11"},
+          "spec": {"replicas": 10, "template": {
+              "metadata": {"labels": {"app": "d", du.POD_TEMPLATE_HASH: "1"}},
+              "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+    assert du.same_template(rs, d)
+    first = len(computed)
+    for version in range(12, 20):  # status writes: the RS's and the Deployment's
+        rs["metadata"]["resourceVersion"] = str(version)
+        d["metadata"]["resourceVersion"] = str(version + 100)
+        assert du.same_template(rs, d)
+    assert len(computed) == first
+    rs["metadata"].update(generation=2, resourceVersion="30")
+    rs["spec"]["template"]["spec"]["containers"][0]["image"] = "y"
+    assert not du.same_template(rs, d)

@@ -293,10 +293,17 @@ _MEMO_LIMIT = 8192
 
 
 def _semantic_template(obj: Mapping[str, Any]) -> Any:
-    """The semantic form of an object's template, memoized per object version (every
-    sync compares the same templates many times)."""
+    """The semantic form of an object's template, memoized per object and generation
+    (every sync compares the same templates many times). The template is in the spec, and
+    the apiserver moves ``metadata.generation`` on every change of a Deployment's or a
+    ReplicaSet's spec (pkg/registry/apps/deployment/strategy.go and
+    replicaset/strategy.go, PrepareForUpdate), not on a status write: keyed by the
+    resourceVersion instead, each of the rollout's status writes (2-4 per replaced pod)
+    made the next comparison miss. Without a generation, per resourceVersion."""
     m = meta(obj)
-    uid, version = m.get("uid"), m.get("resourceVersion")
+    uid = m.get("uid")
+    generation = m.get("generation")
+    version = f"g{generation}" if generation else m.get("resourceVersion")
     if not uid or not version:
         return _semantic(template_without_hash(template_of(obj)))
     key = (str(uid), str(version))
