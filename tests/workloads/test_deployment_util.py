@@ -162,12 +162,17 @@ def test_a_status_write_does_not_make_the_template_comparison_start_over(
     a spec change (a new generation) is compared anew and sees the new template."""
     computed: list[Any] = []
     semantic = du._semantic
-    monkeypatch.setattr(du, "_semantic", lambda v: computed.append(v) or semantic(v))
+
+    def counted(value: Any) -> Any:
+        computed.append(value)
+        return semantic(value)
+
+    monkeypatch.setattr(du, "_semantic", counted)
     d = deployment()
     d["metadata"].update(uid="d-uid", resourceVersion="10")
-    rs = {"metadata": {"name": "d-1", "uid": "rs-uid", "generation": 1,
-                       "resourceVersion": "11"},
-          "spec": {"replicas": 10, "template": {
+    rs: Any = {"metadata": {"name": "d-1", "uid": "rs-uid", "generation": 1,
+                            "resourceVersion": "11"},
+               "spec": {"replicas": 10, "template": {
               "metadata": {"labels": {"app": "d", du.POD_TEMPLATE_HASH: "1"}},
               "spec": {"containers": [{"name": "c", "image": "x"}]}}}}
     assert du.same_template(rs, d)
