@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast, overload
 
 import orjson
 
+from setpoint.client.answers import answer_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
 from setpoint.client.errors import GoneError
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
@@ -574,9 +575,9 @@ class Client:
 
     @staticmethod
     def _decode_like(obj: object, body: bytes) -> Any:
-        data = orjson.loads(body)
+        # a typed answer is validated when first read (answers.py): most callers drop it
         cls = type(obj)
-        return from_body(cls, data) if is_typed_class(cls) else data
+        return answer_like(cls, body) if is_typed_class(cls) else orjson.loads(body)
 
 
 def _identity(data: dict[str, Any]) -> dict[str, Any]:
