@@ -49,8 +49,7 @@ class UnreadableAnswerError(ValueError):
 def answer_like(cls: type[T], body: bytes) -> T:
     """The answer ``body`` (JSON bytes) as an instance of the typed class ``cls``,
     validated on its first read when ``cls`` allows it, else now."""
-    cls = real_class(cls)
-    unread = _unread_class(cls)
+    unread = _unread_class(cls)  # an unread class maps to itself
     if unread is None:
         return from_body(cls, orjson.loads(body))
     obj = object.__new__(unread)
@@ -121,6 +120,7 @@ def _unread_class(cls: type[Any]) -> type[Any] | None:
         unread = type.__new__(type(cls), cls.__name__, (cls,), dict(namespace))
         for added in set(unread.__dict__) - set(namespace) - {"__doc__"}:
             delattr(unread, added)
+        _UNREAD[unread] = unread
     _UNREAD[cls] = unread
     return unread
 
