@@ -362,7 +362,9 @@ class Client:
             content_type=str(patch_type), idempotent=patch_type is not PatchType.JSON,
             template=info.template(info.namespaced, True, subresource),
         )
-        return self._decoder(resource)(orjson.loads(resp.body))
+        if is_typed_class(resource):  # validated when first read, as _decode_like's
+            return answer_like(cast(type[Any], resource), resp.body)
+        return orjson.loads(resp.body)
 
     async def apply(
         self, obj: ObjT, *, field_manager: str | None = None, force: bool = False,
