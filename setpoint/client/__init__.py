@@ -25,6 +25,7 @@ from setpoint.client.config import (
     load_kubeconfig,
     local_cluster_kubeconfig,
 )
+from setpoint.client.answers import UnreadableAnswerError
 from setpoint.client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -100,6 +101,7 @@ __all__ = [
     "TypedResource",
     "UnauthorizedError",
     "UnknownResourceError",
+    "UnreadableAnswerError",
     "UnsupportedMediaTypeError",
     "Watch",
     "WatchEvent",
