@@ -9,6 +9,7 @@ Errors are exceptions named after the Status reason (``NotFoundError``, ``Confli
 ``GoneError`` …), all subclasses of :class:`ApiError`.
 """
 
+from setpoint.client.answers import UnreadableAnswerError
 from setpoint.client.auth import (
     Authenticator,
     BasicAuth,
@@ -25,7 +26,6 @@ from setpoint.client.config import (
     load_kubeconfig,
     local_cluster_kubeconfig,
 )
-from setpoint.client.answers import UnreadableAnswerError
 from setpoint.client.errors import (
     AlreadyExistsError,
     ApiError,
