@@ -353,6 +353,8 @@ class Context(Generic[T]):
         self._log_written(verb, key.kind, namespace, name)
 
     def _log_written(self, verb: str, kind: str, namespace: str, name: str) -> None:
+        if not self.log.logger.isEnabledFor(logging.DEBUG):
+            return  # before the line's fields are built
         self.log.debug("object_written", verb=verb, kind=kind,
                       object=f"{namespace}/{name}" if namespace else name)
 
