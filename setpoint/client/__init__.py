@@ -9,6 +9,7 @@ Errors are exceptions named after the Status reason (``NotFoundError``, ``Confli
 ``GoneError`` …), all subclasses of :class:`ApiError`.
 """
 
+from setpoint.client.answers import UnreadableAnswerError
 from setpoint.client.auth import (
     Authenticator,
     BasicAuth,
@@ -100,6 +101,7 @@ __all__ = [
     "TypedResource",
     "UnauthorizedError",
     "UnknownResourceError",
+    "UnreadableAnswerError",
     "UnsupportedMediaTypeError",
     "Watch",
     "WatchEvent",

@@ -22,6 +22,7 @@ from typing import Any, TypeVar, cast, overload
 
 import orjson
 
+from setpoint.client.answers import answer_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
 from setpoint.client.errors import GoneError
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
@@ -361,7 +362,9 @@ class Client:
             content_type=str(patch_type), idempotent=patch_type is not PatchType.JSON,
             template=info.template(info.namespaced, True, subresource),
         )
-        return self._decoder(resource)(orjson.loads(resp.body))
+        if is_typed_class(resource):  # validated when first read, as _decode_like's
+            return answer_like(cast(type[Any], resource), resp.body)
+        return orjson.loads(resp.body)
 
     async def apply(
         self, obj: ObjT, *, field_manager: str | None = None, force: bool = False,
@@ -574,9 +577,9 @@ class Client:
 
     @staticmethod
     def _decode_like(obj: object, body: bytes) -> Any:
-        data = orjson.loads(body)
+        # a typed answer is validated when first read (answers.py): most callers drop it
         cls = type(obj)
-        return from_body(cls, data) if is_typed_class(cls) else data
+        return answer_like(cls, body) if is_typed_class(cls) else orjson.loads(body)
 
 
 def _identity(data: dict[str, Any]) -> dict[str, Any]:

@@ -35,6 +35,10 @@ from typing import cast
 import httptools
 from multidict import CIMultiDict, CIMultiDictProxy
 
+_FRAMING = frozenset((b"content-length", b"transfer-encoding"))
+"""The headers that frame a body; without either it ends with the connection."""
+_FRAMING_LENGTHS = frozenset(len(name) for name in _FRAMING)
+
 _PAUSE_AT = 1 << 20
 """Bytes of a streamed body held unread before the connection stops reading (the server
 then waits, as a watch's server does for a slow client)."""
@@ -143,11 +147,12 @@ class _Connection(asyncio.Protocol):
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name.decode("latin-1"), value.decode("latin-1")))
+        # told per header (by length first) rather than by a set of every name per answer
+        if len(name) in _FRAMING_LENGTHS and name.lower() in _FRAMING:
+            self._framed = True
 
     def on_headers_complete(self) -> None:
         self._headers_done = True
-        names = {name.lower() for name, _ in self._headers}
-        self._framed = "content-length" in names or "transfer-encoding" in names
         # llhttp answers this only until the message is complete
         self._keep_alive = self._parser is not None and self._parser.should_keep_alive()
         self._wake()

@@ -20,7 +20,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast, overload
 
+import orjson
+
 from setpoint.client import Client, PropagationPolicy
+from setpoint.client.answers import answer_like, real_class
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import _conditions as cond
 from setpoint.runtime._cache import Cache, Selector
@@ -185,7 +188,7 @@ class Context(Generic[T]):
         body = self._prepare(obj, owner)
         before = self._version_of(body)
         result = await self._writer.apply(body, force=force, origin=self._origin)
-        self._log_write("apply", body, before, result)
+        self._log_write("apply", body, before)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(obj, dict) else _retyped(obj, result)
 
@@ -200,7 +203,7 @@ class Context(Generic[T]):
         before = self._version_of(status_only)
         result = await self._writer.apply(status_only, force=force, status=True,
                                           origin=self._origin)
-        self._log_write("apply_status", status_only, before, result)
+        self._log_write("apply_status", status_only, before)
         # a dict given, a dict returned: U is a dict type there
         return cast(U, result) if isinstance(target, dict) else _retyped(target, result)
 
@@ -249,7 +252,7 @@ class Context(Generic[T]):
         target: Any = self.obj if obj is None else obj
         before = self._version_of(target)
         result: U = await self._writer.update_status(target, origin=self._origin)
-        self._log_write("update_status", target, before, result)
+        self._log_write("update_status", target, before)
         return result
 
     async def patch_status(self, patch: Mapping[str, Any], obj: U | None = None) -> U:
@@ -257,7 +260,7 @@ class Context(Generic[T]):
         target: Any = self.obj if obj is None else obj
         before = self._version_of(target)
         result: U = await self._writer.patch_status(target, patch, origin=self._origin)
-        self._log_write("patch_status", target, before, result)
+        self._log_write("patch_status", target, before)
         return result
 
     # -- finalizers ------------------------------------------------------------------------
@@ -322,31 +325,37 @@ class Context(Generic[T]):
         return cond.find_condition(conditions, type_)
 
     # -- logs ------------------------------------------------------------------------------
-    # A write, an event and a condition change are INFO, with what was written: the
-    # reconciled object's namespace/name are bound to self.log, the written one's added.
+    # An event, a condition change and a finalizer are INFO (what changed, once); a write
+    # is DEBUG, as controller-runtime logs its per-reconcile lines only at V(5)
+    # (pkg/internal/controller/controller.go, "Reconcile successful"): a reconcile writes
+    # on every event, and two INFO lines per event were a sixth of an operator's CPU.
+    # Errors and requeues are the controller's (_controller.py). The reconciled object's
+    # namespace/name are bound to self.log, the written one's added.
 
     def _version_of(self, obj: object) -> str | None:
         """The cached resourceVersion of the object ``obj`` names (None when not cached
-        or when INFO is off, since only the write log needs it)."""
-        if not self.log.logger.isEnabledFor(logging.INFO):
+        or when DEBUG is off, since only the write log needs it)."""
+        if not self.log.logger.isEnabledFor(logging.DEBUG):
             return None
         key, namespace, name = identity(obj)
         cached = self._writer.cached(key, namespace or self.request.namespace or None, name) \
             or self._writer.cached(key, None, name)
         return str(meta(cached).get("resourceVersion")) if cached is not None else None
 
-    def _log_write(self, verb: str, sent: object, before: str | None, result: object) -> None:
-        """Log a write unless the writer skipped it (the answer is the cached version)."""
-        if not self.log.logger.isEnabledFor(logging.INFO):
+    def _log_write(self, verb: str, sent: object, before: str | None) -> None:
+        """Log a write unless the writer skipped it (the answer is the cached version:
+        read from the cache, which holds the answer, so a typed answer stays unread)."""
+        if before is not None and self._version_of(sent) == before:
             return
-        after = _resource_version_of(result)
-        if before is not None and after == before:
+        if not self.log.logger.isEnabledFor(logging.DEBUG):
             return
         key, namespace, name = identity(sent)
         self._log_written(verb, key.kind, namespace, name)
 
     def _log_written(self, verb: str, kind: str, namespace: str, name: str) -> None:
-        self.log.info("object_written", verb=verb, kind=kind,
+        if not self.log.logger.isEnabledFor(logging.DEBUG):
+            return  # before the line's fields are built
+        self.log.debug("object_written", verb=verb, kind=kind,
                       object=f"{namespace}/{name}" if namespace else name)
 
     def _log_condition(self, target: object, type_: str, status: str, reason: str,
@@ -387,12 +396,12 @@ class Context(Generic[T]):
 
 def _retyped(obj: U, body: Obj) -> U:
     """``body`` as an instance of ``obj``'s class."""
-    cls = type(obj)
+    cls = real_class(type(obj))
     validate = getattr(cls, "model_validate", None) or getattr(cls, "from_dict", None)
     if validate is None:
         raise TypeError(f"{cls.__name__} has neither model_validate() nor from_dict()")
-    # the class's own constructor from JSON: an instance of that class
-    return cast(U, validate(body))
+    # validated when first read, as every typed write answer (setpoint/client/answers.py)
+    return answer_like(cls, orjson.dumps(body))
 
 
 @functools.lru_cache(maxsize=256)
@@ -411,16 +420,6 @@ def _generation_of(obj: Any) -> int | None:
     generation = metadata.get("generation") if isinstance(metadata, dict) \
         else getattr(metadata, "generation", None)
     return generation if isinstance(generation, int) else None
-
-
-def _resource_version_of(obj: Any) -> str | None:
-    """``metadata.resourceVersion`` of a dict or typed object, without encoding it."""
-    metadata = obj.get("metadata") if isinstance(obj, dict) else getattr(obj, "metadata", None)
-    if metadata is None:
-        return None
-    version = metadata.get("resourceVersion") if isinstance(metadata, dict) \
-        else getattr(metadata, "resource_version", None)
-    return str(version) if version is not None else None
 
 
 def _conditions_of(obj: Any) -> tuple[list[dict[str, Any]], Callable[[list[Any]], None]]:

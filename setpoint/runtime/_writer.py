@@ -28,6 +28,8 @@ from typing import Any, TypeVar
 import orjson
 
 from setpoint.client import Client, NotFoundError, PatchType, PropagationPolicy
+from setpoint.client.answers import answer_like
+from setpoint.client.typed import is_typed_class
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._cache import Cache
 from setpoint.runtime._diff import apply_merge_patch, contains, merge_patch
@@ -336,12 +338,17 @@ class Writer:
 
     @staticmethod
     def _like(obj: T, data: Obj) -> T:
-        """``data`` in the form of ``obj``: the typed class, or a private dict copy."""
+        """``data`` in the form of ``obj``: a private dict copy, or the typed class
+        validated when first read (most reconciles drop a write's answer: see
+        setpoint/client/answers.py). ``data`` is the cache's own dict, so the answer is
+        held as its JSON, a copy nothing later can change."""
         if isinstance(obj, dict):
             # T is a dict type when obj is a dict; mypy cannot narrow a TypeVar by isinstance
             return clone(data)  # type: ignore[return-value]
-        # decode builds an instance of the class it is given: type(obj), a T
-        return decode(type(obj), clone(data))  # type: ignore[no-any-return]
+        cls = type(obj)
+        if not is_typed_class(cls):
+            return decode(cls, clone(data))  # type: ignore[no-any-return]
+        return answer_like(cls, orjson.dumps(data))
 
 
 def _without_status(obj: Mapping[str, Any]) -> Obj:

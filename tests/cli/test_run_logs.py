@@ -45,7 +45,7 @@ async def test_json_logs_are_one_object_a_line_with_the_reconcile_fields(
     assert {(x["verb"], x["kind"]) for x in written} >= {("create", "ConfigMap"),
                                                         ("update_status", "Gadget")}
     for line in written:
-        assert line["level"] == "info" and line["logger"].startswith("setpoint.runtime")
+        assert line["level"] == "debug" and line["logger"].startswith("setpoint.runtime")
         assert (line["controller"], line["namespace"], line["name"]) == \
             ("gadget", namespace, "g")
         assert len(line["reconcileID"]) == 12

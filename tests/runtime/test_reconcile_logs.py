@@ -1,8 +1,9 @@
-"""What an operator logs: each reconcile at DEBUG, each write, event and condition change
+"""What an operator logs: each reconcile and each write at DEBUG (controller-runtime logs
+its per-reconcile lines at V(5), "Reconcile successful": sigs.k8s.io/controller-runtime
+pkg/internal/controller/controller.go, reconcileHandler), each event and condition change
 at INFO, with the reconciled object's namespace/name and controller-runtime's field names
-(controller, namespace, name, reconcileID: sigs.k8s.io/controller-runtime
-pkg/internal/controller/controller.go, reconcileHandler); nothing for a reconcile that
-finds everything as wanted."""
+(controller, namespace, name, reconcileID: the same reconcileHandler); nothing at INFO for
+a reconcile that only writes, nor for one that finds everything as wanted."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _records(caplog: pytest.LogCaptureFixture, name: str) -> list[tuple[int, str
             and fields.get("name") == name]
 
 
-async def test_writes_events_and_condition_changes_are_info_reconciles_debug(
+async def test_events_and_condition_changes_are_info_writes_and_reconciles_debug(
         setpoint_cluster: SetpointCluster, k8s: Client, run_manager: ManagerLauncher,
         wait_for: Waiter, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="setpoint.runtime")
@@ -42,11 +43,14 @@ async def test_writes_events_and_condition_changes_are_info_reconciles_debug(
 
     records = _records(caplog, "g")
     info = [(event, fields) for level, event, fields in records if level == logging.INFO]
+    debug_fields = [(event, fields) for level, event, fields in records
+                    if level == logging.DEBUG]
     namespace = setpoint_cluster.namespace
-    for _, fields in info:
+    for _, fields in info + debug_fields:
         assert fields["controller"] == "gadget" and fields["namespace"] == namespace
         assert fields["reconcileID"]
-    assert [(e, f.get("verb"), f.get("kind"), f.get("object")) for e, f in info
+    assert [e for e, _ in info] == ["event_recorded", "condition_changed"]
+    assert [(e, f.get("verb"), f.get("kind"), f.get("object")) for e, f in debug_fields
             if e == "object_written"] == [
         ("object_written", "create", "ConfigMap", f"{namespace}/g-cfg"),
         ("object_written", "update_status", "Gadget", f"{namespace}/g")]
