@@ -26,6 +26,7 @@ from uvicorn.protocols.http.httptools_impl import RequestResponseCycle as _Httpt
 from uvicorn.server import ServerState
 
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
+from setpoint.cluster.endpoints.requestrunner import RequestRunner
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -124,9 +125,7 @@ class Request:
         """The DER certificate the client presented in the TLS handshake (verified against
         the listener's CA by then), or None."""
         connection = self._scope.get(CONNECTION_KEY)
-        transport = getattr(connection, "transport", None)
-        ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
-        return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        return connection.peer_certificate() if connection is not None else None
 
     def hijack(self) -> Hijacked:
         """Take the connection from the HTTP layer, as Go's ``http.Hijacker`` does for the
@@ -476,7 +475,7 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
 
 def _quiet_upgrades(protocol: type) -> type:
     """uvicorn's protocol without its warning on upgrade requests, with its own face in
-    the scope, and each request in the connection's context.
+    the scope, each request in the connection's context, and one task per connection.
 
     kubectl's exec, attach and port-forward ask for SPDY or WebSocket, which the pod streams
     proxy byte for byte to the kubelet after hijacking the connection
@@ -495,6 +494,31 @@ def _quiet_upgrades(protocol: type) -> type:
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             super().connection_made(transport)
+            self._runner = RequestRunner(self.loop, self.tasks, transport)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            super().connection_lost(exc)
+            self._runner.connection_lost()
+
+        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            # one task per connection, not per request (requestrunner.py); the context
+            # is the one uvicorn's task would have copied
+            self._runner.start(cycle.run_asgi(app), contextvars.Context()
+                               if self.config.reset_contextvars
+                               else contextvars.copy_context())
+
+        def peer_certificate(self) -> bytes | None:
+            """The client's certificate, read once per connection: it is fixed by the
+            handshake (Go's server never renegotiates: crypto/tls, and
+            ``ConnectionState().PeerCertificates`` is what the x509 authenticator reads)."""
+            try:
+                return self._peer_certificate  # type: ignore[no-any-return]
+            except AttributeError:
+                pass
+            ssl_object = self.transport.get_extra_info("ssl_object")
+            self._peer_certificate = ssl_object.getpeercert(binary_form=True) \
+                if ssl_object is not None else None
+            return self._peer_certificate
 
         def _unsupported_upgrade_warning(self) -> None:
             pass
