@@ -502,7 +502,10 @@ def _quiet_upgrades(protocol: type) -> type:
 
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
             # one task per connection, not per request (requestrunner.py); the context
-            # is the one uvicorn's task would have copied
+            # is the one uvicorn's task would have copied. A request answered at once arms
+            # the keep-alive timer (on_response_complete) while the parser goes on to the
+            # next pipelined one, which may run for longer: no idle timeout while it runs.
+            self._unset_keepalive_if_required()
             self._runner.start(cycle.run_asgi(app), contextvars.Context()
                                if self.config.reset_contextvars
                                else contextvars.copy_context())
