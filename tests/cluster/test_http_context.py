@@ -65,68 +65,6 @@ async def test_pipelined_requests_do_not_see_each_others_context() -> None:
         await server.stop()
 
 
-_tasks_seen: list[asyncio.Task[object] | None] = []
-_never: list[asyncio.Future[None]] = []
-
-
-async def _task_handler(request: Request) -> Response:
-    """Notes the task it runs in; ``/timeout`` waits under a deadline that has passed,
-    ``/never`` waits for ever (until the server's shutdown cancels it)."""
-    _tasks_seen.append(asyncio.current_task())
-    if request.path == "/timeout":
-        try:
-            async with asyncio.timeout(0):
-                await asyncio.get_running_loop().create_future()
-        except TimeoutError:
-            return Response(b"timed out", 200, "text/plain")
-    if request.path == "/never":
-        _never.append(asyncio.get_running_loop().create_future())
-        await _never[-1]
-    return Response(b"ok", 200, "text/plain")
-
-
-async def test_a_connections_requests_run_in_one_task_with_timeouts_and_shutdown() -> None:
-    """The requests of one connection run one after the other in one task (uvicorn's task
-    per request cost a GET a tenth of its CPU: docs/benchmarks.md, eleventh pass: gets);
-    each still runs inside a task, so a timeout interrupts a request's wait and the next
-    request is served as usual; the server's shutdown cancels a request that never ends,
-    as it cancelled its task (net/http ``Server.Shutdown`` then ``Close``)."""
-    _tasks_seen.clear()
-    server = HTTPServer(_task_handler)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    sock.listen()
-    await server.start(sock, None)
-    try:
-        reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
-        for path in ["/a", "/timeout", "/b"]:
-            writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-            want = b"timed out" if path == "/timeout" else b"ok"
-            assert await _answers(reader, 1) == [want]
-        paths = ["/c", "/timeout", "/d"]  # pipelined
-        writer.write(b"".join(f"GET {p} HTTP/1.1\r\nHost: x\r\n\r\n".encode() for p in paths))
-        assert await _answers(reader, 3) == [b"ok", b"timed out", b"ok"]
-        assert len(_tasks_seen) == 6 and None not in _tasks_seen
-        assert len(set(map(id, _tasks_seen))) == 1
-        assert not server._state.tasks  # (a task is the server's only while it serves)
-        writer.write(b"GET /never HTTP/1.1\r\nHost: x\r\n\r\n")
-        while not _never:
-            await asyncio.sleep(0.01)
-        assert server._state.tasks == {_tasks_seen[0]}
-        # a second connection's requests run in a task of their own
-        reader2, writer2 = await asyncio.open_connection(*sock.getsockname()[:2])
-        writer2.write(b"GET /e HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert await _answers(reader2, 1) == [b"ok"]
-        assert _tasks_seen[-1] is not _tasks_seen[0]
-    finally:
-        await asyncio.wait_for(server.stop(grace_s=0.1), 60)
-    assert _never[0].cancelled()
-    assert await reader.read() in (b"", b"HTTP/1.1 500 Internal Server Error\r\n"
-                                   b"content-type: text/plain; charset=utf-8\r\n"
-                                   b"content-length: 21\r\nconnection: close\r\n\r\n"
-                                   b"Internal Server Error")
-
-
 _release: list[asyncio.Future[None]] = []
 
 
@@ -138,10 +76,10 @@ async def _slow_handler(request: Request) -> Response:
 
 
 async def test_a_request_pipelined_after_one_answered_at_once_keeps_its_connection() -> None:
-    """A request answered without waiting arms the idle (keep-alive) timeout as its answer
-    completes, while the request pipelined behind it in the same bytes is still to run; that
-    one must not lose its connection to the idle timeout while it runs (Go's ``IdleTimeout``
-    counts only between requests: net/http server.go)."""
+    """A request pipelined behind one answered at once, in the same bytes, does not lose
+    its connection to the idle (keep-alive) timeout while it runs: Go's ``IdleTimeout``
+    counts only between requests (net/http server.go). (An eager start of requests, tried
+    in the eleventh pass on gets, armed that timer as the first answer completed.)"""
     from setpoint.cluster.endpoints.connections import ConnectionLimits
 
     idle_s = 0.2

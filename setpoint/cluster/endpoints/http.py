@@ -26,7 +26,6 @@ from uvicorn.protocols.http.httptools_impl import RequestResponseCycle as _Httpt
 from uvicorn.server import ServerState
 
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
-from setpoint.cluster.endpoints.requestrunner import RequestRunner
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -475,7 +474,7 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
 
 def _quiet_upgrades(protocol: type) -> type:
     """uvicorn's protocol without its warning on upgrade requests, with its own face in
-    the scope, each request in the connection's context, and one task per connection.
+    the scope, and each request in the connection's context.
 
     kubectl's exec, attach and port-forward ask for SPDY or WebSocket, which the pod streams
     proxy byte for byte to the kubelet after hijacking the connection
@@ -494,26 +493,12 @@ def _quiet_upgrades(protocol: type) -> type:
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             super().connection_made(transport)
-            self._runner = RequestRunner(self.loop, self.tasks, transport)
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            super().connection_lost(exc)
-            self._runner.connection_lost()
-
-        def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-            # one task per connection, not per request (requestrunner.py); the context
-            # is the one uvicorn's task would have copied. A request answered at once arms
-            # the keep-alive timer (on_response_complete) while the parser goes on to the
-            # next pipelined one, which may run for longer: no idle timeout while it runs.
-            self._unset_keepalive_if_required()
-            self._runner.start(cycle.run_asgi(app), contextvars.Context()
-                               if self.config.reset_contextvars
-                               else contextvars.copy_context())
 
         def peer_certificate(self) -> bytes | None:
             """The client's certificate, read once per connection: it is fixed by the
-            handshake (Go's server never renegotiates: crypto/tls, and
-            ``ConnectionState().PeerCertificates`` is what the x509 authenticator reads)."""
+            handshake (the listener refuses renegotiation, as Go's server never
+            renegotiates; ``ConnectionState().PeerCertificates`` is what Go's x509
+            authenticator reads)."""
             try:
                 return self._peer_certificate  # type: ignore[no-any-return]
             except AttributeError:
