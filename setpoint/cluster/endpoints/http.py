@@ -490,6 +490,8 @@ def _quiet_upgrades(protocol: type) -> type:
 
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
+        _peer_certificate: bytes | None  # (set at the first request that asks)
+
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             super().connection_made(transport)
@@ -500,13 +502,13 @@ def _quiet_upgrades(protocol: type) -> type:
             renegotiates; ``ConnectionState().PeerCertificates`` is what Go's x509
             authenticator reads)."""
             try:
-                return self._peer_certificate  # type: ignore[no-any-return]
+                known: bytes | None = self._peer_certificate
             except AttributeError:
-                pass
-            ssl_object = self.transport.get_extra_info("ssl_object")
-            self._peer_certificate = ssl_object.getpeercert(binary_form=True) \
-                if ssl_object is not None else None
-            return self._peer_certificate
+                ssl_object = self.transport.get_extra_info("ssl_object")
+                known = ssl_object.getpeercert(binary_form=True) \
+                    if ssl_object is not None else None
+                self._peer_certificate = known
+            return known
 
         def _unsupported_upgrade_warning(self) -> None:
             pass
