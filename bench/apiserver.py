@@ -36,8 +36,11 @@ NS = "bench"
 
 
 # -- the floor: the same HTTP and TLS, no API machinery --------------------------------------
-def _floor_main(port_queue: Any, cert_dir: str) -> None:
+def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None) -> None:
     import socket
+
+    if source is not None:  # the HTTP layer of that tree (a baseline's floor)
+        sys.path.insert(0, source)
 
     import uvloop
 
@@ -83,13 +86,18 @@ def _floor_main(port_queue: Any, cert_dir: str) -> None:
 
 
 class Floor:
+    def __init__(self, source: Path | None = None) -> None:
+        self.source = source
+
     def start(self) -> Floor:
         import tempfile
 
         self._tmp = tempfile.TemporaryDirectory()
         queue: Any = multiprocessing.get_context("spawn").Queue()
         self.proc = multiprocessing.get_context("spawn").Process(
-            target=_floor_main, args=(queue, self._tmp.name), daemon=True)
+            target=_floor_main, args=(queue, self._tmp.name,
+                                      None if self.source is None else str(self.source)),
+            daemon=True)
         self.proc.start()
         port, self.ca, self.token = queue.get(timeout=30)
         self.url = f"https://127.0.0.1:{port}"
@@ -227,8 +235,8 @@ async def bench_setpoint(n_create: int, list_sizes: list[int], processes: int,
 
 
 async def bench_floor(n_create: int, list_sizes: list[int], processes: int,
-                      ) -> dict[str, float]:
-    floor = Floor().start()
+                      source: Path | None = None) -> dict[str, float]:
+    floor = Floor(source).start()
     out: dict[str, float] = {}
     try:
         assert floor.proc.pid is not None
@@ -306,12 +314,17 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path,
                         help="also run the server of this source tree (e.g. an export of "
                              "main), interleaved with this one, for before/after ratios")
+    parser.add_argument("--baseline-floor", action="store_true",
+                        help="also run the floor on the baseline's HTTP layer (the floor "
+                             "shares the server's HTTP layer, so a change there is its too)")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     n_create, sizes, runs = (1000, [1000], 1) if args.quick else (5000, [1000, 10000], args.runs)
     results: dict[str, list[dict[str, float]]] = {"setpoint": [], "floor": []}
     if args.baseline:
         results["baseline"] = []
+        if args.baseline_floor:
+            results["baseline_floor"] = []
     yardstick = bare_interpreter_seconds()
     for _ in range(runs):  # interleaved, so that drift on the machine hits all alike
         results["setpoint"].append(asyncio.run(bench_setpoint(n_create, sizes, args.processes)))
@@ -319,6 +332,9 @@ def main() -> None:
         if args.baseline:
             results["baseline"].append(asyncio.run(bench_setpoint(
                 n_create, sizes, args.processes, args.baseline.resolve())))
+            if args.baseline_floor:
+                results["baseline_floor"].append(asyncio.run(bench_floor(
+                    n_create, sizes, args.processes, args.baseline.resolve())))
     summary: dict[str, Any] = {
         "machine": f"{os.cpu_count()} cores", "bare_interpreter_s": round(yardstick, 4),
         "load_average_1min": os.getloadavg()[0], "runs": runs, "creates": n_create,

@@ -16,7 +16,7 @@ Starts ``setpoint cluster up --memory --no-workloads``, drives it with the load 
 Prints the functions with the largest shares, inclusive and self.
 
     .venv/bin/python bench/apiserver_profile.py [--requests 20000] [--gets] [--top 30]
-        [--sampler py-spy [--native] [--rate 500]]
+        [--list SIZE] [--sampler py-spy [--native] [--rate 500]]
 """
 
 from __future__ import annotations
@@ -77,6 +77,9 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=20000)
     parser.add_argument("--gets", action="store_true", help="profile gets, not creates")
+    parser.add_argument("--list", type=int, metavar="SIZE",
+                        help="profile LISTs of a namespace of SIZE ConfigMaps (--requests "
+                             "of them), not creates")
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--sampler", choices=["cpu", "py-spy"], default="cpu")
     parser.add_argument("--source", type=Path, default=ROOT, help="the tree to run")
@@ -94,10 +97,14 @@ def main() -> None:
         load = LoadGenerator(Target(server.url, server.ca, server.token))
         path = f"/api/v1/namespaces/{NS}/configmaps"
         objects = [configmap(i) for i in range(args.requests)]
-        if args.gets:
+        if args.list is not None:
+            load.run(post_phase(path, objects[:args.list]))
+            phase = get_phase(path + "%s", [""] * args.requests)
+        elif args.gets:
             load.run(post_phase(path, objects))
-        phase = (get_phase(path + "/%s", [o["metadata"]["name"] for o in objects])
-                 if args.gets else post_phase(path, objects))
+            phase = get_phase(path + "/%s", [o["metadata"]["name"] for o in objects])
+        else:
+            phase = post_phase(path, objects)
         if cpu_sampler:
             os.kill(server.pid(), signal.SIGUSR1)
         else:
@@ -119,7 +126,8 @@ def main() -> None:
         load.close()
     finally:
         server.stop()
-    what = "gets" if args.gets else "creates"
+    what = (f"LISTs of {args.list}" if args.list is not None
+            else "gets" if args.gets else "creates")
     print(f"{args.requests} {what} in {elapsed:.2f} s, server CPU {cpu:.2f} s "
           f"({1000 * cpu / args.requests:.3f} ms per request, with the profiler on)")
     _report(out, args.top)

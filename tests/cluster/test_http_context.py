@@ -63,3 +63,44 @@ async def test_pipelined_requests_do_not_see_each_others_context() -> None:
         await writer.wait_closed()
     finally:
         await server.stop()
+
+
+_release: list[asyncio.Future[None]] = []
+
+
+async def _slow_handler(request: Request) -> Response:
+    if request.path == "/slow":
+        _release.append(asyncio.get_running_loop().create_future())
+        await _release[-1]
+    return Response(request.path.encode(), 200, "text/plain")
+
+
+async def test_a_request_pipelined_after_one_answered_at_once_keeps_its_connection() -> None:
+    """A request pipelined behind one answered at once, in the same bytes, does not lose
+    its connection to the idle (keep-alive) timeout while it runs: Go's ``IdleTimeout``
+    counts only between requests (net/http server.go). (An eager start of requests, tried
+    in the eleventh pass on gets, armed that timer as the first answer completed.)"""
+    from setpoint.cluster.endpoints.connections import ConnectionLimits
+
+    idle_s = 0.2
+    _release.clear()
+    server = HTTPServer(_slow_handler, ConnectionLimits(idle_timeout_s=idle_s))
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    await server.start(sock, None)
+    try:
+        reader, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        writer.write(b"GET /warm HTTP/1.1\r\nHost: x\r\n\r\n")  # (the task is made)
+        assert await _answers(reader, 1) == [b"/warm"]
+        writer.write(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        while not _release:
+            await asyncio.sleep(0.01)
+        quiet_period_longer_than_the_idle_timeout = 5 * idle_s
+        await asyncio.sleep(quiet_period_longer_than_the_idle_timeout)
+        _release[0].set_result(None)
+        assert await _answers(reader, 2) == [b"/a", b"/slow"]
+        writer.close()
+        await writer.wait_closed()
+    finally:
+        await server.stop()

@@ -29,6 +29,9 @@ class ServingCerts:
     def ssl_context(self, directory: Path) -> ssl.SSLContext:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+        # Go's crypto/tls server never renegotiates (conn.go handleRenegotiation is the
+        # client's only), so a connection's client certificate is the handshake's
+        ctx.options |= ssl.OP_NO_RENEGOTIATION
         ctx.load_cert_chain(directory / "serving.crt", directory / "serving.key")
         # Go's tls.RequestClientCert: a certificate is asked for, not required. (OpenSSL
         # refuses the handshake of a client whose certificate the CA did not sign, where Go

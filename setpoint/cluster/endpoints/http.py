@@ -124,9 +124,7 @@ class Request:
         """The DER certificate the client presented in the TLS handshake (verified against
         the listener's CA by then), or None."""
         connection = self._scope.get(CONNECTION_KEY)
-        transport = getattr(connection, "transport", None)
-        ssl_object = transport.get_extra_info("ssl_object") if transport is not None else None
-        return ssl_object.getpeercert(binary_form=True) if ssl_object is not None else None
+        return connection.peer_certificate() if connection is not None else None
 
     def hijack(self) -> Hijacked:
         """Take the connection from the HTTP layer, as Go's ``http.Hijacker`` does for the
@@ -492,9 +490,25 @@ def _quiet_upgrades(protocol: type) -> type:
 
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
+        _peer_certificate: bytes | None  # (set at the first request that asks)
+
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             super().connection_made(transport)
+
+        def peer_certificate(self) -> bytes | None:
+            """The client's certificate, read once per connection: it is fixed by the
+            handshake (the listener refuses renegotiation, as Go's server never
+            renegotiates; ``ConnectionState().PeerCertificates`` is what Go's x509
+            authenticator reads)."""
+            try:
+                known: bytes | None = self._peer_certificate
+            except AttributeError:
+                ssl_object = self.transport.get_extra_info("ssl_object")
+                known = ssl_object.getpeercert(binary_form=True) \
+                    if ssl_object is not None else None
+                self._peer_certificate = known
+            return known
 
         def _unsupported_upgrade_warning(self) -> None:
             pass
