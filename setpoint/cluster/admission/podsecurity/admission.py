@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from setpoint.cluster.admission.podsecurity.evaluator import evaluate_pod
 from setpoint.cluster.admission.podsecurity.levels import (
@@ -34,14 +36,17 @@ from setpoint.cluster.admission.podsecurity.levels import (
 )
 from setpoint.cluster.admission.podsecurity.policy import Obj, aggregate
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.cluster.storage.interfaces import Reader
 from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.storage import Store
 
 NAMESPACES_KEY = "/namespaces"
 PODS_KEY = "/pods"
 # admission.go: how many existing pods, and for how long, a new enforce level is checked
 NAMESPACE_MAX_PODS_TO_CHECK = 3000
 NAMESPACE_POD_CHECK_TIMEOUT_S = 1.0
+POLICY_CACHE_LIMIT = 4096
 # the pods subresources admission.go passes over
 IGNORED_POD_SUBRESOURCES = frozenset({"exec", "attach", "binding", "eviction", "log",
                                       "portforward", "proxy", "status"})
@@ -87,10 +92,14 @@ def _dig(obj: Any, path: tuple[str, ...]) -> Any:
 class PodSecurity:
     """The validating plugin; reads namespaces and the pods of a namespace."""
 
-    def __init__(self, reader: Reader,
+    def __init__(self, store: Store,
                  configuration: PodSecurityConfiguration | None = None) -> None:
-        self._reader = reader
+        self._reader = store
         self._config = configuration or PodSecurityConfiguration()
+        # namespace name -> (its stored JSON, its policy and label errors): every pod write
+        # looks its namespace's policy up; the same bytes object is the same version (as
+        # NamespaceLifecycle caches it)
+        self._policies: dict[str, tuple[bytes, tuple[Policy, list[Any]]]] = {}
 
     def __repr__(self) -> str:
         return "PodSecurity()"
@@ -226,10 +235,18 @@ class PodSecurity:
         return bool(runtime_class) and runtime_class in self._config.exempt_runtime_classes
 
     def _namespace_policy(self, namespace: str) -> tuple[Policy, list[Any]] | None:
-        stored = self._reader.get(NAMESPACES_KEY, "", namespace)
-        if stored is None:
+        raw = self._reader.get_raw(NAMESPACES_KEY, "", namespace)
+        if raw is None:
+            self._policies.pop(namespace, None)
             return None
-        return policy_to_evaluate(_labels(stored), self._config.defaults)
+        hit = self._policies.get(namespace)
+        if hit is not None and hit[0] is raw:
+            return hit[1]
+        found = policy_to_evaluate(_labels(orjson.loads(raw)), self._config.defaults)
+        if len(self._policies) >= POLICY_CACHE_LIMIT:
+            self._policies.clear()
+        self._policies[namespace] = (raw, found)
+        return found
 
     def _validate_pod(self, attributes: Attributes) -> None:
         if attributes.subresource in IGNORED_POD_SUBRESOURCES:
