@@ -254,3 +254,38 @@ async def test_plain_namespaces_are_privileged(module_api: API) -> None:
     status, body, warnings = await create_pod(module_api, "default", pod(
         f"any-{uuid.uuid4().hex[:6]}", securityContext={"privileged": True}))
     assert (status, warnings) == (201, []), body
+
+
+async def test_every_pod_template_kind_is_warned_about_at_its_template(
+        module_api: API) -> None:
+    """admission.go DefaultPodSpecExtractor: the template of a ReplicationController,
+    PodTemplate, Job and CronJob (``spec.jobTemplate.spec.template``) is checked against the
+    warn level; its ``metadata`` is the template's (the seccomp annotation of baseline
+    v1.18, check_seccompProfile_baseline.go seccompProfileBaseline_1_0)."""
+    ns = await namespace(module_api, {WARN: "baseline", f"{WARN}-version": "v1.18"})
+    template = {"metadata": {"labels": {"app": "t"}, "annotations": {
+        "seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
+        "spec": {"restartPolicy": "Never",
+                 "containers": [{"name": "c", "image": "nginx"}]}}
+    rc_template = {**template, "spec": {**template["spec"], "restartPolicy": "Always"}}
+    writes = [
+        ("/api/v1", "replicationcontrollers", {"metadata": {"name": "rc"}, "spec": {
+            "selector": {"app": "t"}, "template": rc_template}}),
+        ("/api/v1", "podtemplates", {"metadata": {"name": "pt"}, "template": template}),
+        ("/apis/batch/v1", "jobs", {"metadata": {"name": "j"}, "spec": {
+            "template": template}}),
+        ("/apis/batch/v1", "cronjobs", {"metadata": {"name": "cj"}, "spec": {
+            "schedule": "@daily", "jobTemplate": {"spec": {"template": template}}}}),
+    ]
+    for prefix, resource, body in writes:
+        async with module_api.session.post(
+                f"{module_api.cluster.url}{prefix}/namespaces/{ns}/{resource}", json=body,
+                ssl=module_api.ssl) as resp:
+            assert resp.status == 201, await resp.text()
+            warnings = resp.headers.getall("Warning", [])
+        # (after the strategy's WarningsOnCreate: the validating admission runs after it)
+        assert len(warnings) == 2 and "non-functional in v1.27+" in warnings[0], warnings
+        assert warnings[1] == (
+            '299 - "would violate PodSecurity \\"baseline:v1.18\\": seccompProfile '
+            '(forbidden annotation seccomp.security.alpha.kubernetes.io/pod=\\"unconfined\\")"'
+        ), resource
