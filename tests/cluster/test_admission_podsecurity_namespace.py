@@ -16,7 +16,7 @@ from setpoint.cluster.admission.podsecurity.levels import BASELINE, LATEST, Leve
 from setpoint.cluster.storage import Store
 
 
-def _pod(name: str, owner: str | None = None, **spec: Any) -> dict[str, Any]:
+def _pod(name: str, owner: str | None = None, /, **spec: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": f"u-{name}"}
     if owner:
         meta["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
@@ -29,7 +29,7 @@ def test_one_pod_per_controller_first_then_counted(monkeypatch: pytest.MonkeyPat
     store = Store(None)
     for name in ("rs-a", "rs-b", "rs-c"):
         store.put("/pods", _pod(name, "rs", hostNetwork=True))
-    privileged = {"containers": [{"name": "c", "image": "i",
+    privileged: dict[str, Any] = {"containers": [{"name": "c", "image": "i",
                                   "securityContext": {"privileged": True}}]}
     store.put("/pods", _pod("z-solo", **privileged))
     store.put("/pods", _pod("solo", **privileged))

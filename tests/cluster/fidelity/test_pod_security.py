@@ -263,7 +263,7 @@ async def test_every_pod_template_kind_is_warned_about_at_its_template(
     warn level; its ``metadata`` is the template's (the seccomp annotation of baseline
     v1.18, check_seccompProfile_baseline.go seccompProfileBaseline_1_0)."""
     ns = await namespace(module_api, {WARN: "baseline", f"{WARN}-version": "v1.18"})
-    template = {"metadata": {"labels": {"app": "t"}, "annotations": {
+    template: dict[str, Any] = {"metadata": {"labels": {"app": "t"}, "annotations": {
         "seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
         "spec": {"restartPolicy": "Never",
                  "containers": [{"name": "c", "image": "nginx"}]}}
