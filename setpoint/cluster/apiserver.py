@@ -37,6 +37,7 @@ from setpoint.cluster.admission import (
     services,
     storageobjectinuseprotection,
 )
+from setpoint.cluster.admission.podsecurity.admission import PodSecurity
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
     FrontProxy,
@@ -153,6 +154,7 @@ class APIServer:
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
             limit_ranger.validate,
+            PodSecurity(self.store),
             priorityclasses.PriorityClassDefault(self.store),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             runtime_class.validate,

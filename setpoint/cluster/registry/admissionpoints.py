@@ -72,8 +72,10 @@ class Attributes(NamedTuple):
     ``Attributes``): the operation, the resource, the object and the stored one, and the
     requesting user (``GetUserInfo``; None for the server's own writes), whether it is a dry
     run (``IsDryRun``) and its subresource (``GetSubresource``; those two told to the
-    validating plugins of an update and to the plugins that run last). (A named tuple:
-    immutable, and built for every write at a fraction of a frozen dataclass's cost.)"""
+    validating plugins of an update and to the plugins that run last), and the write's
+    warning list, told to the validating plugins (``warning.AddWarning``: a plugin's warnings
+    follow the strategy's, before the validating webhooks'). (A named tuple: immutable, and
+    built for every write at a fraction of a frozen dataclass's cost.)"""
 
     operation: str  # CREATE or UPDATE
     rt: ResourceType
@@ -82,6 +84,7 @@ class Attributes(NamedTuple):
     user: Obj | None = None
     dry_run: bool = False
     subresource: str = ""
+    warnings: list[str] | None = None
 
 
 Point = AdmissionPoint | ConversionPoint
