@@ -22,7 +22,12 @@ from setpoint.cluster.endpoints.listencoding import (
 )
 from setpoint.cluster.endpoints.negotiation import MediaType, negotiate
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
-from setpoint.cluster.endpoints.responses import encode, internal_type_name, partial_metadata
+from setpoint.cluster.endpoints.responses import (
+    encode,
+    internal_type_name,
+    partial_metadata,
+    with_table_options,
+)
 from setpoint.cluster.endpoints.watch import BLUEPRINT_ANNOTATION, CHANGE, WatchStream
 from setpoint.cluster.registry import fieldlabels
 from setpoint.cluster.registry.admissionpoints import ConversionPoint, Steps, run_sync
@@ -32,6 +37,7 @@ from setpoint.cluster.registry.listing import (
     list_item,
     list_items_json,
     page_converted,
+    parse_rv,
     too_large,
 )
 from setpoint.cluster.registry.options import (
@@ -115,23 +121,30 @@ class CollectionReads:
             media = negotiate(request.headers.get("accept"), allow_table=False)
         if rp.name is not None:
             opts.field_selector = _named_watch_selector(rt, rp.name, opts.field_selector)
-        if watch and media.is_yaml:
-            # the watch's own stream serializer is negotiated once it is set up (selectors
-            # checked): YAML has none (handlers/watch.go serveWatchHandler,
-            # negotiation.NegotiateOutputMediaTypeStream)
-            Filter(self.api.rest.codec, rt, opts)
-            raise errors.not_acceptable(
-                f"only the following media types are accepted: {WATCH_MEDIA_TYPES}")
         ns = rp.namespace
+        if watch:
+            # the selectors are converted (400) and the watch cache parses the
+            # resourceVersion (500) before the stream is set up (handlers/get.go
+            # ListResource → cacher.go Watch)
+            Filter(self.api.rest.codec, rt, opts)
+            parse_rv(opts.resource_version)
         wanted = cache_wait_revision(opts)
         # a LIST that waited in vain answers the Timeout itself (listing.list_stored)
-        if not await self.api.freshness.wait_until_fresh(wanted) and watch:
+        fresh = await self.api.freshness.wait_until_fresh(wanted)
+        if not watch:
+            return await self._list(request, rt, ns, opts, media)
+        # serveWatchHandler, once storage has answered (an error watcher too): the Table
+        # options, then the stream serializer, which YAML has none of
+        # (handlers/watch.go, negotiation.NegotiateOutputMediaTypeStream)
+        media = with_table_options(media, request.query)
+        if media.is_yaml:
+            raise errors.not_acceptable(
+                f"only the following media types are accepted: {WATCH_MEDIA_TYPES}")
+        if not fresh:
             # cacher.go Watch: the wait's error comes as the stream's one ERROR event
             error = too_large(wanted, self.api.store.revision).to_status()
             return Response(orjson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
                             "application/json")
-        if not watch:
-            return await self._list(request, rt, ns, opts, media)
         return await self._watch(request, rt, ns, opts, media)
 
     async def _list(self, request: Request, rt: ResourceType, ns: str | None,
@@ -140,6 +153,8 @@ class CollectionReads:
         Table), its items presented and encoded a chunk at a time (``listencoding``)."""
         rest = self.api.rest
         listed = rest.list_stored(rt, ns, opts)
+        # transformResponseObject, after the read: the Table options (handlers/response.go)
+        media = with_table_options(media, request.query)
         if media.as_kind == "PartialObjectMetadata":
             # handlers/response.go asPartialObjectMetadata: a list is not one object (after
             # the read: its own errors come first)

@@ -78,7 +78,9 @@ def _negotiate(accept: str, allow_table: bool = True) -> MediaType:
             continue
         if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
                 "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
-            return MediaType(mtype, as_kind, g, v, params.get("includeObject", ""))
+            # (includeObject is a query parameter, TableOptions: an Accept parameter of that
+            # name is one acceptMediaTypeOptions does not recognize, and ignores)
+            return MediaType(mtype, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
 
 

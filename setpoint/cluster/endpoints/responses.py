@@ -3,6 +3,7 @@ representation (JSON, YAML, Table, PartialObjectMetadata), with their Warning he
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +14,7 @@ from setpoint.cluster.endpoints.negotiation import MediaType
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.machinery import errors
+from setpoint.machinery import errors, fielderrors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -63,6 +64,22 @@ def status_response(err: StatusError) -> Response:
 
 def text_response(body: str, status: int = 200) -> Response:
     return Response(body.encode(), status, "text/plain; charset=utf-8")
+
+
+def with_table_options(media: MediaType, query: Mapping[str, str]) -> MediaType:
+    """A Table's TableOptions, decoded from the query and checked by ValidateTableOptions
+    (handlers/response.go optionsForTransform; apimachinery pkg/apis/meta/v1/validation).
+    Called where Go calls it: once the read or the write is done (transformResponseObject),
+    or once a watch's storage has answered (serveWatchHandler), so their errors come first."""
+    if media.as_kind != "Table":
+        return media
+    include = query.get("includeObject", "")
+    if include not in ("", "None", "Metadata", "Object"):
+        cause = fielderrors.invalid("includeObject", include,
+                                    "must be 'Metadata', 'Object', 'None', or empty")
+        raise errors.bad_request(
+            f"Unable to convert to Table as requested: {cause.field}: {cause.message}")
+    return MediaType(media.type, media.as_kind, media.group, media.version, include)
 
 
 def render_object(rt: ResourceType, obj: Obj, media: MediaType,

@@ -74,6 +74,7 @@ from setpoint.cluster.endpoints.responses import (
     render_write,
     status_response,
     text_response,
+    with_table_options,
 )
 from setpoint.cluster.endpoints.typedbodies import (
     decode_kind,
@@ -102,7 +103,7 @@ from setpoint.cluster.registry.rest import delete_collection_page
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
-from setpoint.machinery import errors, fielderrors
+from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -366,8 +367,9 @@ class Handler:
             # the deprecated /watch/ prefix)
             watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
             if rp.name is None or (watch and not rp.subresource):
-                return await self.collections.get(request, rt, rp, watch, self._media(request))
-            media = self._media(request)
+                return await self.collections.get(request, rt, rp, watch,
+                                                  negotiate(request.headers.get("accept")))
+            media = negotiate(request.headers.get("accept"))
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 await self._wait_fresh(parse_rv(query["resourceVersion"]))
@@ -375,7 +377,8 @@ class Handler:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     return Response(served, 200, media.type)
-            return render_object(rt, await self._read(request, rt, rp), media)
+            obj = await self._read(request, rt, rp)
+            return render_object(rt, obj, with_table_options(media, query))
         # (the writes in a method of their own: the closures they hand on make every call of
         # this one, every GET's too, set up their variables' cells)
         return await self._write(request, rt, rp)
@@ -407,7 +410,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
             result.warnings.extend(warnings)
-            return render_write(rt, result, media)
+            return render_write(rt, result, with_table_options(media, query))
         if method == "PUT":
             if rp.name is None:
                 raise _nameless(rt)
@@ -419,7 +422,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
                 rt, rp.namespace, name, sent, opts, rp.subresource), body)
             result.warnings.extend(warnings)
-            return render_write(rt, result, media)
+            return render_write(rt, result, with_table_options(media, query))
         if method == "PATCH":
             if rp.name is None and not rt.is_custom:
                 raise _nameless(rt)  # go-restful: the method before the content type
@@ -447,7 +450,7 @@ class Handler:
             result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
             result.warnings.extend(warnings)
-            return render_write(rt, result, media)
+            return render_write(rt, result, with_table_options(media, query))
         if method == "DELETE":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
@@ -519,22 +522,6 @@ class Handler:
         user = request.user or reviews.ADMIN_USER
         if MASTERS not in user.get("groups", ()):  # (the privileged group: no lookup)
             self.api.authorizer.authorize(user, attrs)
-
-    @staticmethod
-    def _media(request: Request) -> MediaType:
-        """The negotiated representation; Table's includeObject comes from the query only
-        (TableOptions decoded from it and checked by ValidateTableOptions: handlers/
-        response.go optionsForTransform, apimachinery pkg/apis/meta/v1/validation)."""
-        media = negotiate(request.headers.get("accept"))
-        if media.as_kind != "Table":
-            return media
-        include = request.query.get("includeObject", "")
-        if include not in ("", "None", "Metadata", "Object"):
-            cause = fielderrors.invalid("includeObject", include,
-                                        "must be 'Metadata', 'Object', 'None', or empty")
-            raise errors.bad_request(
-                f"Unable to convert to Table as requested: {cause.field}: {cause.message}")
-        return MediaType(media.type, media.as_kind, media.group, media.version, include)
 
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:

@@ -264,3 +264,55 @@ async def test_a_watch_from_now_with_a_continue_token_is_invalid(
         module_api, f"{NS}/configmaps?watch=true&continue=abc&resourceVersion={listed_rv}"
         "&timeoutSeconds=1", "application/json")
     assert (status, _stream(body)) == (200, [])
+
+
+async def test_table_options_are_read_after_the_storage_answers(module_api: API,
+                                                                namespace: str) -> None:
+    """Rule: a Table's TableOptions (includeObject) are decoded and validated by
+    transformResponseObject, which runs once the read or the write is done: a read's own
+    error comes first (404, an invalid continue token's 400), and a write with a bad
+    includeObject is done all the same before its 400. A write's Table honours includeObject
+    from the query, never from a parameter of the Accept header.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go (GetResource, ListResource:
+    r.Get/r.List, then transformResponseObject), create.go (createHandler: the create, then
+    transformResponseObject), response.go (transformResponseObject → optionsForTransform),
+    negotiation/negotiate.go (acceptMediaTypeOptions: includeObject is no Accept parameter)."""
+    bad = "includeObject=Everything"
+    invalid = failure(400, "BadRequest", "Unable to convert to Table as requested: includeObject:"
+                      " Invalid value: \"Everything\": must be 'Metadata', 'Object', 'None', or "
+                      "empty")
+    table = {"Accept": TABLE}
+    status, out = await module_api.get(f"{NS}/configmaps/no-such-map?{bad}", headers=table)
+    assert (status, out["reason"]) == (404, "NotFound")
+    status, out = await module_api.get(f"{NS}/configmaps?continue=garbage&{bad}", headers=table)
+    assert (status, out["message"].startswith("invalid continue token:")) == (400, True), out
+    body = {"metadata": {"name": "table-after-write"}}
+    assert await module_api.post(f"{NS}/configmaps?{bad}", body, headers=table) == (400, invalid)
+    status, out = await module_api.get(f"{NS}/configmaps/table-after-write")
+    assert (status, out["metadata"]["name"]) == (200, "table-after-write")
+    status, out = await module_api.post(
+        f"{NS}/configmaps?includeObject=Object",
+        {"metadata": {"name": "table-write-object"}},
+        headers={"Accept": f"{TABLE};includeObject=None"})
+    assert (status, out["rows"][0]["object"]["kind"]) == (201, "ConfigMap"), out
+
+
+async def test_a_watch_parses_its_resource_version_before_the_stream_is_negotiated(
+        module_api: API, namespace: str) -> None:
+    """Rule: a watch's storage is asked first (rw.Watch: an unparsable resourceVersion is the
+    watch cache's 500), and only then does serveWatchHandler read the Table options (400) and
+    negotiate the stream serializer (YAML's 406).
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go (ListResource: rw.Watch,
+    then serveWatchHandler), watch.go (serveWatchHandler: optionsForTransform, then
+    NegotiateOutputMediaTypeStream), pkg/storage/cacher/cacher.go (Watch:
+    versioner.ParseResourceVersion)."""
+    unparsable = failure(500, "", 'resourceVersion: Invalid value: "abc": strconv.ParseUint: '
+                         'parsing "abc": invalid syntax')
+    del unparsable["reason"]
+    path = f"{NS}/configmaps?watch=true&resourceVersion=abc&timeoutSeconds=1"
+    assert await _watch(module_api, path, "application/yaml") == (500, unparsable)
+    assert await _watch(module_api, f"{path}&includeObject=Everything", TABLE) == (
+        500, unparsable)
+    status, out = await _watch(module_api, f"{NS}/configmaps?watch=true&timeoutSeconds=1"
+                               "&includeObject=Everything&resourceVersion=1", TABLE)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
