@@ -232,14 +232,19 @@ def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
     for key, obj in scan:
         if not flt.empty and not flt.matches(orjson.loads(obj)):
             continue
-        if limit and len(out) == limit:
-            # one more match exists: the next page starts after the last one returned
-            cont = encode_continue(revision, last[len(prefix):] + "\x00")
-            if flt.empty:
-                remaining = scan.count_after(last)
-            break
         out.append(obj)
         last = key
+        if limit and len(out) == limit:
+            break
+    if limit and len(out) == limit:
+        # a full page has more whenever any key of the range follows its last, matching or
+        # not (cacher.go GetList: hasMoreListItems = i < len(objs)-1; etcd3 store.go
+        # GetList: the bucket full with keys left); the next page starts after it
+        following = scan.count_after(last)
+        if following:
+            cont = encode_continue(revision, last[len(prefix):] + "\x00")
+            if flt.empty:
+                remaining = following
     # custom resource lists are unstructured: they always carry the continue key
     meta: Obj = {"continue": "", "resourceVersion": str(revision)} if rt.is_custom else {
         "resourceVersion": str(revision)}

@@ -316,3 +316,38 @@ async def test_a_watch_parses_its_resource_version_before_the_stream_is_negotiat
     status, out = await _watch(module_api, f"{NS}/configmaps?watch=true&timeoutSeconds=1"
                                "&includeObject=Everything&resourceVersion=1", TABLE)
     assert (status, out["reason"]) == (400, "BadRequest"), out
+
+
+@pytest.mark.parametrize("rv_match", ["", "&resourceVersion={rv}",
+                                      "&resourceVersion={rv}&resourceVersionMatch=Exact",
+                                      "&resourceVersion={rv}&resourceVersionMatch=NotOlderThan"])
+async def test_a_full_page_has_a_continue_token_while_any_object_follows(
+        module_api: API, namespace: str, rv_match: str) -> None:
+    """Rule: a LIST page that filled its limit carries a continue token whenever any object
+    of the listed range follows its last item, whether or not a later one matches the
+    selectors; remainingItemCount only without selectors. The watch cache (a read from now
+    or NotOlderThan) and etcd (Exact, the legacy exact read of a page) agree on this.
+    Source: k8s.io/apiserver v0.32.0 pkg/storage/cacher/cacher.go (GetList:
+    ``hasMoreListItems = i < len(objs)-1``), pkg/storage/etcd3/store.go (GetList: the bucket
+    full with keys left is ``hasMore``), pkg/storage/continue.go (PrepareContinueToken)."""
+    for name, app in (("zz-page-a", "first"), ("zz-page-b", "other"), ("zz-page-c", "last")):
+        # (the namespace's last names: made once for every parametrization)
+        status, out = await module_api.post(f"{NS}/configmaps", {
+            "metadata": {"name": name, "labels": {"app": app}}})
+        assert status in (201, 409), out
+    rv = await _list_rv(module_api, f"{NS}/configmaps")
+    query = rv_match.format(rv=rv)
+    status, page = await module_api.get(f"{NS}/configmaps?labelSelector=app%3Dfirst&limit=1"
+                                        f"{query}")
+    assert status == 200, page
+    assert [i["metadata"]["name"] for i in page["items"]] == ["zz-page-a"]
+    assert "remainingItemCount" not in page["metadata"]
+    token = page["metadata"].get("continue")
+    assert token, page["metadata"]
+    status, rest = await module_api.get(f"{NS}/configmaps?labelSelector=app%3Dfirst&limit=1"
+                                        f"&continue={token}")
+    assert (status, rest["items"], rest["metadata"].get("continue")) == (200, [], None), rest
+    # the range's last object: nothing follows it
+    status, page = await module_api.get(f"{NS}/configmaps?labelSelector=app%3Dlast&limit=1"
+                                        f"{query}")
+    assert (status, page["metadata"].get("continue")) == (200, None), page
