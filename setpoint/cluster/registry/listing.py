@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import orjson
 
@@ -52,6 +54,25 @@ class Filter:
             self._fields is not None and any(
                 r.field not in ("metadata.name", "metadata.namespace")
                 for r in self._fields.requirements)
+
+    def cache_index(self, namespaced_request: bool) -> Callable[[Obj], bool] | None:
+        """The watch cache's index a LIST from it reads through, as a test of a stored
+        object: pods are indexed by spec.nodeName and metadata.namespace, used when the
+        field selector pins one (the namespace's only for a request across namespaces: a
+        namespaced one lists its prefix anyway). The cache reads only the index's objects,
+        so only they decide whether a full page has more.
+        Source: k8s.io/kubernetes pkg/registry/core/pod/strategy.go (MatchPod IndexFields,
+        Indexers), k8s.io/apiserver pkg/storage/selection_predicate.go (MatcherIndex),
+        cacher/watch_cache.go (WaitUntilFreshAndList: ByIndex)."""
+        if self._fields is None or self._rt.group or self._rt.kind != "Pod":
+            return None
+        node = self._fields.requires_exact_match("spec.nodeName")
+        if node is not None:
+            return lambda obj: _text((obj.get("spec") or {}).get("nodeName")) == node
+        namespace = self._fields.requires_exact_match("metadata.namespace")
+        if namespace is not None and not namespaced_request:
+            return lambda obj: _text(obj["metadata"].get("namespace")) == namespace
+        return None
 
     @property
     def label_pairs(self) -> tuple[tuple[str, str], ...]:
@@ -135,6 +156,10 @@ def _as_stored(rt: ResourceType, obj: Obj) -> Obj:
     return obj
 
 
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def list_steps(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | None,
                opts: ListOptions) -> Steps[Obj]:
     """A LIST: one page of the matching objects, converted together when they must be."""
@@ -197,7 +222,14 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
         raise errors.resource_expired("The resourceVersion for the provided list is too old.")
     if flt.fields_after_conversion:
         limit = 0  # every candidate: page_converted() pages the converted matches
-    return _page(rt, flt, scan, prefix, revision, limit)
+    follows = scan.count_after
+    index = None if opts.continue_token or served_from_etcd(opts) else flt.cache_index(
+        ns is not None)
+    if index is not None:
+        def follows(last: str) -> int:
+            rest = store.scan(rt.storage_key, prefix, last, at)
+            return int(rest is not None and any(index(orjson.loads(raw)) for _, raw in rest))
+    return _page(rt, flt, scan, prefix, revision, limit, follows)
 
 
 def page_converted(codec: StorageCodec, rt: ResourceType, ns: str | None, opts: ListOptions,
@@ -224,7 +256,9 @@ def page_converted(codec: StorageCodec, rt: ResourceType, ns: str | None, opts: 
 
 
 def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
-          revision: int, limit: int) -> Obj:
+          revision: int, limit: int, follows: Callable[[str], int]) -> Obj:
+    """One page of ``scan``'s matches; ``follows(last)``: how many keys the storage read
+    holds after the page's last (0: none, and no continue token)."""
     out: list[bytes] = []
     cont = ""
     remaining: int | None = None
@@ -240,7 +274,7 @@ def _page(rt: ResourceType, flt: Filter, scan: Scan, prefix: str,
         # a full page has more whenever any key of the range follows its last, matching or
         # not (cacher.go GetList: hasMoreListItems = i < len(objs)-1; etcd3 store.go
         # GetList: the bucket full with keys left); the next page starts after it
-        following = scan.count_after(last)
+        following = follows(last)
         if following:
             cont = encode_continue(revision, last[len(prefix):] + "\x00")
             if flt.empty:

@@ -292,3 +292,24 @@ async def test_kubectl_get_with_a_field_selector(objects: None,
                               'selector "status.replicas=0": "status.replicas" is not a '
                               'known field selector: only "metadata.name", '
                               '"metadata.namespace"\n')
+
+
+async def test_a_page_of_one_nodes_pods_from_the_cache_ends_with_that_nodes_pods(
+        module_api: API, objects: None) -> None:
+    """Rule: the watch cache indexes pods by spec.nodeName; a LIST from it whose field
+    selector pins a node reads that node's pods only, so a full page carries a continue token
+    only while another pod of that node follows. etcd (Exact) reads the whole range: any pod
+    after the page's last gives a token.
+    Source: k8s.io/kubernetes pkg/registry/core/pod/strategy.go (MatchPod IndexFields,
+    Indexers), k8s.io/apiserver v0.32.0 pkg/storage/selection_predicate.go (MatcherIndex),
+    pkg/storage/cacher/watch_cache.go (WaitUntilFreshAndList: ByIndex), cacher.go (GetList:
+    hasMoreListItems), etcd3/store.go (GetList)."""
+    path = f"{NS}/pods?fieldSelector=spec.nodeName%3Dnode-a&limit=1"
+    status, page = await module_api.get(path)
+    assert (status, item_names(page), page["metadata"].get("continue")) == (
+        200, ["on-a"], None), page
+    rv = page["metadata"]["resourceVersion"]
+    status, page = await module_api.get(f"{path}&resourceVersion={rv}"
+                                        "&resourceVersionMatch=Exact")
+    assert (status, item_names(page), bool(page["metadata"].get("continue"))) == (
+        200, ["on-a"], True), page
