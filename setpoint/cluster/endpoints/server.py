@@ -96,6 +96,7 @@ from setpoint.cluster.registry.options import (
     ListOptions,
     WriteOptions,
     query_flag,
+    set_list_options_defaults,
     validate_list_options,
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
@@ -455,10 +456,14 @@ class Handler:
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
             if rp.name is None:
-                # handlers/delete.go DeleteCollection: the list options are decoded, validated
-                # and their field labels converted before the body is read
+                # handlers/delete.go DeleteCollection: the list options are decoded,
+                # defaulted, validated and their field labels converted before the body is
+                # read; the store then lists with them (a watch's defaults change nothing
+                # of what it lists)
                 lopts = ListOptions.parse(query)
+                set_list_options_defaults(lopts)
                 validate_list_options(lopts)
+                lopts.watch = False
                 Filter(rest.codec, rt, lopts)
                 dopts = await delete_options(request, rt, query)
                 # then store.go DeleteCollection lists, in pages (the watch cache or etcd)

@@ -137,3 +137,31 @@ async def test_the_list_options_are_checked_before_the_body(module_api: API) -> 
     status, out = await module_api.delete(f"{CMS}?labelSelector=group%3Dnone",
                                           {"propagationPolicy": "Bogus"})
     assert (status, out["details"]["kind"]) == (422, "DeleteOptions")
+
+
+async def test_list_options_are_defaulted_before_they_are_validated(module_api: API) -> None:
+    """Rule: DeleteCollection defaults its ListOptions as a LIST or WATCH does before
+    validating them: with ``watch`` and no resourceVersion (or "0"), sendInitialEvents and
+    resourceVersionMatch=NotOlderThan are set, so a continue token beside them is the
+    watch validation's 422 and nothing is deleted; without a continue token the options pass.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/delete.go (DeleteCollection:
+    SetListOptionsDefaults, then ValidateListOptions), k8s.io/apimachinery v0.32.0
+    pkg/apis/meta/internalversion/defaults.go, validation/validation.go
+    (validateWatchOptions)."""
+    await _configmaps(module_api, "defaulted", 2)
+    status, page = await module_api.get(f"{CMS}?labelSelector=group%3Ddefaulted&limit=1")
+    assert status == 200, page
+    token = page["metadata"]["continue"]
+    status, out = await module_api.delete(
+        f"{CMS}?labelSelector=group%3Ddefaulted&watch=true&continue={token}")
+    assert (status, out.get("reason"), [(c["reason"], c["field"]) for c in
+                                        out.get("details", {}).get("causes", [])]) == (
+        422, "Invalid", [("FieldValueForbidden", "resourceVersionMatch")]), out
+    assert out["message"] == ('ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: '
+                              "Forbidden: resourceVersionMatch is forbidden when continue is "
+                              "provided")
+    assert await _names(module_api, "defaulted") == ["defaulted-0", "defaulted-1"]
+    status, out = await module_api.delete(f"{CMS}?labelSelector=group%3Ddefaulted&watch=true")
+    assert (status, [i["metadata"]["name"] for i in out["items"]]) == (
+        200, ["defaulted-0", "defaulted-1"]), out
+    assert await _names(module_api, "defaulted") == []
