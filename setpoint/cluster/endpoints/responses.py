@@ -103,6 +103,34 @@ def render_object(rt: ResourceType, obj: Obj, media: MediaType,
     return json_response(obj, status, media, warnings)
 
 
+def render_deleted(rt: ResourceType, out: Obj, media: MediaType, status: int,
+                   warnings: list[str]) -> Response:
+    """A DELETE's or DELETECOLLECTION's answer (handlers/delete.go: transformResponseObject,
+    its Table options already checked): a Status as it is (response.go doTransformObject),
+    the deleted object as render_object gives it, the deleted list as a Table of its rows or
+    a PartialObjectMetadataList."""
+    if out.get("kind") == "Status" or not media.as_kind:
+        return json_response(out, status, media, warnings)
+    if "items" not in out:
+        return render_object(rt, out, media, status, warnings)
+    if media.as_kind == "Table":
+        from setpoint.cluster.endpoints.tables import to_table
+
+        table = to_table(rt, out["items"], list_meta=out["metadata"],
+                         include_object=media.include_object or "Metadata",
+                         now=datetime.now(UTC), table_version=media.version)
+        return json_response(table, status, media, warnings)
+    if media.as_kind == "PartialObjectMetadataList":
+        return json_response({
+            "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
+            "metadata": {k: v for k, v in out["metadata"].items() if v != ""},
+            "items": [partial_metadata(obj, media.version) for obj in out["items"]],
+        }, status, media, warnings)
+    return status_response(errors.not_acceptable(
+        "you requested PartialObjectMetadata, but the requested object is a list "
+        f"({internal_type_name(rt, is_list=True)})"))
+
+
 def internal_type_name(rt: ResourceType, *, is_list: bool = False) -> str:
     """Go's ``%T`` of what the registry hands the handler: a built-in kind's internal type
     (k8s.io/kubernetes pkg/apis/<group's first label>, the core group's and events.k8s.io's

@@ -70,6 +70,7 @@ from setpoint.cluster.endpoints.requestinfo import (
 )
 from setpoint.cluster.endpoints.responses import (
     json_response,
+    render_deleted,
     render_object,
     render_write,
     status_response,
@@ -471,7 +472,8 @@ class Handler:
                     cache_wait_revision(delete_collection_page(lopts)))
                 out, warnings = await self._admitted(request, rt, lambda _: (
                     rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
-                return json_response(out, 200, media, delete_warnings(rt, dopts) + warnings)
+                return render_deleted(rt, out, with_table_options(media, query), 200,
+                                      delete_warnings(rt, dopts) + warnings)
             dopts = await delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
@@ -479,7 +481,8 @@ class Handler:
             name = rp.name
             (code, out), warnings = await self._admitted(
                 request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
-            return json_response(out, code, media, delete_warnings(rt, dopts) + warnings)
+            return render_deleted(rt, out, with_table_options(media, query), code,
+                                  delete_warnings(rt, dopts) + warnings)
         raise errors.method_not_allowed()
 
     async def _virtual(self, request: Request, rt: ResourceType,

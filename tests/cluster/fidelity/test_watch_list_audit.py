@@ -351,3 +351,39 @@ async def test_a_full_page_has_a_continue_token_while_any_object_follows(
     status, page = await module_api.get(f"{NS}/configmaps?labelSelector=app%3Dlast&limit=1"
                                         f"{query}")
     assert (status, page["metadata"].get("continue")) == (200, None), page
+
+
+async def test_a_delete_answers_in_the_representation_asked_for(module_api: API,
+                                                                namespace: str) -> None:
+    """Rule: DELETE and DELETECOLLECTION answer through transformResponseObject like any
+    read: the Table options are checked first (a 400 after the deletion is done), a Status
+    goes out as it is, an object as the Table or PartialObjectMetadata asked for, a list as
+    a Table of its rows.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/delete.go (DeleteResource,
+    DeleteCollection: transformResponseObject), response.go (transformResponseObject,
+    doTransformObject: "if _, ok := obj.(*metav1.Status); ok")."""
+    table = {"Accept": TABLE}
+    for name in ("del-kept", "del-gone"):
+        status, out = await module_api.post(f"{NS}/configmaps", {"metadata": {
+            "name": name, "labels": {"del": "yes"},
+            "finalizers": ["example.com/hold"] if name == "del-kept" else []}})
+        assert status == 201, out
+    status, out = await module_api.delete(f"{NS}/configmaps/del-kept", headers=table)
+    assert (status, out["kind"], [r["cells"][0] for r in out["rows"]]) == (
+        200, "Table", ["del-kept"]), out
+    status, out = await module_api.delete(f"{NS}/configmaps/del-kept",
+                                          headers={"Accept": PARTIAL})
+    assert (status, out["kind"], out["metadata"]["name"]) == (
+        200, "PartialObjectMetadata", "del-kept"), out
+    status, out = await module_api.delete(f"{NS}/configmaps/del-gone?includeObject=Everything",
+                                          headers=table)
+    assert (status, out["reason"]) == (400, "BadRequest"), out
+    assert (await module_api.get(f"{NS}/configmaps/del-gone"))[0] == 404
+    status, out = await module_api.delete(f"{NS}/configmaps?labelSelector=del%3Dyes",
+                                          headers=table)
+    assert (status, out["kind"], [r["cells"][0] for r in out["rows"]]) == (
+        200, "Table", ["del-kept"]), out
+    status, out = await module_api.patch(f"{NS}/configmaps/del-kept",
+                                         {"metadata": {"finalizers": None}},
+                                         "application/merge-patch+json")
+    assert status == 200, out
