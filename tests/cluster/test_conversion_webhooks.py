@@ -283,3 +283,21 @@ async def test_field_selectors_see_the_object_converted_to_the_version_asked_for
     assert [(e["type"], e["object"]["metadata"]["name"], e["object"]["spec"])
             for e in events] == [("ADDED", "b", {"paint": "red-v2"}),
                                  ("DELETED", "a", {"paint": "red-v2"})]
+
+
+@pytest.mark.usefixtures("widgets")
+async def test_a_list_converts_before_its_representation_is_checked(
+        api: API, hooks: Hooks) -> None:
+    """The CR storage's List converts (r.List), and only then does transformResponseObject
+    check the Table options and refuse PartialObjectMetadata for a list: a failing webhook's
+    500 comes first.
+    Source: k8s.io/apiserver v0.32.0 pkg/endpoints/handlers/get.go (ListResource: r.List,
+    then transformResponseObject), response.go (optionsForTransform, doTransformObject)."""
+    assert (await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                "metadata": {"name": "w"}, "spec": {"size": 1}}))[0] == 201
+    hooks.on("/convert", lambda r: {"result": {"status": "Failure", "message": "v2 is closed"}})
+    for accept, query in (("application/json;as=Table;v=v1;g=meta.k8s.io",
+                           "?includeObject=Everything"),
+                          ("application/json;as=PartialObjectMetadata;v=v1;g=meta.k8s.io", "")):
+        status, body = await api.get(f"{V2}{query}", headers={"Accept": accept})
+        assert (status, body["reason"]) == (500, "InternalError"), body

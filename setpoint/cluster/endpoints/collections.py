@@ -153,14 +153,6 @@ class CollectionReads:
         Table), its items presented and encoded a chunk at a time (``listencoding``)."""
         rest = self.api.rest
         listed = rest.list_stored(rt, ns, opts)
-        # transformResponseObject, after the read: the Table options (handlers/response.go)
-        media = with_table_options(media, request.query)
-        if media.as_kind == "PartialObjectMetadata":
-            # handlers/response.go asPartialObjectMetadata: a list is not one object (after
-            # the read: its own errors come first)
-            raise errors.not_acceptable(
-                "you requested PartialObjectMetadata, but the requested object is a list "
-                f"({internal_type_name(rt, is_list=True)})")
         codec = rest.codec
         # the page is the stored JSON of its objects: each decoded as its chunk is presented
 
@@ -179,6 +171,14 @@ class CollectionReads:
             present = partial(codec.with_defaults, rt)
         elif codec.serves_stored(rt):
             chunk_json = partial(list_items_json, rt)  # spliced in as stored
+        # transformResponseObject, once the read (its conversion too) is done: the Table
+        # options, then the transformation (handlers/response.go)
+        media = with_table_options(media, request.query)
+        if media.as_kind == "PartialObjectMetadata":
+            # asPartialObjectMetadata: a list is not one object
+            raise errors.not_acceptable(
+                "you requested PartialObjectMetadata, but the requested object is a list "
+                f"({internal_type_name(rt, is_list=True)})")
         dumps = partial(encode, media=media)
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
