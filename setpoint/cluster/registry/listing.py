@@ -222,13 +222,14 @@ def list_stored(store: Store, codec: StorageCodec, rt: ResourceType, ns: str | N
         raise errors.resource_expired("The resourceVersion for the provided list is too old.")
     if flt.fields_after_conversion:
         limit = 0  # every candidate: page_converted() pages the converted matches
-    follows = scan.count_after
+    follows: Callable[[str], int] = scan.count_after
     index = None if opts.continue_token or served_from_etcd(opts) else flt.cache_index(
         ns is not None)
     if index is not None:
-        def follows(last: str) -> int:
+        def indexed_follows(last: str) -> int:
             rest = store.scan(rt.storage_key, prefix, last, at)
             return int(rest is not None and any(index(orjson.loads(raw)) for _, raw in rest))
+        follows = indexed_follows
     return _page(rt, flt, scan, prefix, revision, limit, follows)
 
 
