@@ -13,7 +13,8 @@ with its parent in lines:
   End of file is the order to stop: the parent closed it, or the parent is gone (even killed
   with SIGKILL, its end of the pipe closes), so the workloads never outlive it.
 - stdout, to the parent: ``started`` once the manager runs, then ``nodes-ready`` when every
-  node reports Ready and the node lifecycle controller has lifted its ``not-ready`` taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
+  node reports Ready and the node lifecycle controller has lifted its ``not-ready`` taint,
+  or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
   ``error MESSAGE`` if the workloads could not start.
 
 SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process group).

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from setpoint.client import Client, Kind, NotFoundError, PatchType, load_kubeconfig
-from setpoint.cluster import serve
+from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes
 from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
 from setpoint.workloads.settings import WorkloadSettings
+from tests.conftest import kubectl_path
 from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
@@ -102,8 +107,14 @@ def test_taint_specs_parse_like_kubectl() -> None:
 # -- over HTTP ------------------------------------------------------------------------------
 
 @pytest.fixture
-async def client() -> AsyncIterator[Client]:
-    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as c:
+async def cluster() -> AsyncIterator[RunningCluster]:
+    async with serve() as running:
+        yield running
+
+
+@pytest.fixture
+async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
+    async with Client(load_kubeconfig(cluster.kubeconfig)) as c:
         yield c
 
 
@@ -374,3 +385,36 @@ async def test_no_pod_is_scheduled_to_a_node_before_the_not_ready_taint_is_lifte
                 pod = await client.get(POD, "early", namespace="default")
                 return pod["spec"].get("nodeName")  # type: ignore[no-any-return]
             assert await wait_for(bound) == "node-1"
+
+
+async def test_kubectl_cordon_gives_the_unschedulable_taint_and_uncordon_lifts_it(
+        cluster: RunningCluster, client: Client, running: Manager, tmp_path: Path) -> None:
+    """``kubectl cordon`` sets spec.unschedulable (k8s.io/kubectl pkg/drain/cordon.go);
+    doNoScheduleTaintingPass (node_lifecycle_controller.go) adds
+    node.kubernetes.io/unschedulable:NoSchedule, stamped by SwapNodeControllerTaint, and
+    takes it away on ``kubectl uncordon``."""
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [kubectl_path(), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir",
+             str(tmp_path / "cache"), *args], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)})
+
+    unschedulable = ("node.kubernetes.io/unschedulable", "NoSchedule")
+    cordoned = await asyncio.to_thread(kubectl, "cordon", "node-2")
+    assert (cordoned.returncode, cordoned.stdout) == (0, "node/node-2 cordoned\n"), \
+        cordoned.stderr
+
+    async def tainted() -> Obj | None:
+        node = await client.get(NODE, "node-2")
+        return node if unschedulable in taint_keys(node) else None
+    node = await wait_for(tainted)
+    (taint,) = [t for t in node["spec"]["taints"] if t["key"] == unschedulable[0]]
+    assert nodes.parse_time(taint.get("timeAdded")) is not None
+    assert taint_keys(node) == {unschedulable}  # the registration's not-ready one is gone
+
+    uncordoned = await asyncio.to_thread(kubectl, "uncordon", "node-2")
+    assert uncordoned.returncode == 0, uncordoned.stderr
+
+    async def lifted() -> bool:
+        return not taint_keys(await client.get(NODE, "node-2"))
+    await wait_for(lifted)
