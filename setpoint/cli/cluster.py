@@ -167,7 +167,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
                  resume_gc: bool = False) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
-    node), so ``kubectl get nodes`` right after shows them Ready. Until then the workloads
+    node) and rid of their ``not-ready`` taint, so ``kubectl get nodes`` right after shows
+    them Ready and a pod created then is scheduled. Until then the workloads
     reach the server through a private kubeconfig of their own. ``child``: the workloads'
     process, already spawned (unless they run in this one). ``resume_gc``: enable the
     cyclic garbage collector once serving (``up`` disables it for the start)."""

@@ -28,6 +28,7 @@ from setpoint.cluster.admission import (
     defaultstorageclass,
     lifecycle,
     limitranger,
+    nodetaint,
     persistentvolumeclaimresize,
     pods,
     priorityclasses,
@@ -137,6 +138,7 @@ class APIServer:
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             limit_ranger.admit,
+            nodetaint.taint_nodes_by_condition,
             pods.PodDefaults(self.store),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,

@@ -170,10 +170,30 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster,
         runtime=_runtime(request), loopback_network=setpoint_cluster.loopback_network))
     await running.start()
     try:
+        await _nodes_schedulable(running)
         yield running
     finally:
         await running.stop()
         await client.close()
+
+
+async def _nodes_schedulable(manager: Any) -> None:
+    """Wait (a while at most) until the nodes this manager registered are Ready and rid of
+    the not-ready taint they were created with, as ``cluster up`` does, so that the test's
+    first pods are scheduled at once rather than after a retry."""
+    import asyncio
+    import contextlib
+
+    from setpoint.workloads.nodes import node_registration
+    from setpoint.workloads.supervised import wait_nodes_ready
+
+    registration = node_registration(manager)
+    if registration is None:
+        return
+    created = set(await registration.start(manager.client))
+    # a node kept NotReady on purpose: the test's own waits judge it
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(wait_nodes_ready(manager.client, created), 30.0)
 
 
 @pytest_asyncio.fixture

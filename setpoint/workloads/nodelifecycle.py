@@ -3,10 +3,13 @@
 - When a node's kubelet stops posting (the ``sim.setpoint.dev/node-ready: unknown`` fault), its
   kubelet-owned conditions become ``Unknown``, reason ``NodeStatusUnknown``, message
   ``Kubelet stopped posting node status.`` (the monitor grace period is not waited for).
-- Conditions become taints (TaintNodesByCondition and the NoExecute tainting pass):
+- Conditions become taints (``doNoScheduleTaintingPass`` and the NoExecute tainting pass):
   ``not-ready`` / ``unreachable`` with NoSchedule and NoExecute for Ready False / Unknown,
   ``memory-pressure``, ``disk-pressure``, ``pid-pressure``, ``network-unavailable`` with
-  NoSchedule, and ``unschedulable`` for a cordoned node. Other taints are left alone.
+  NoSchedule, and ``unschedulable`` for a cordoned node. Other taints are left alone. A
+  node is created with ``not-ready:NoSchedule`` (TaintNodesByCondition admission,
+  ``setpoint.cluster.admission.nodetaint``): the first pass over a node its kubelet
+  registered Ready takes it away, so nothing is scheduled to a node before that.
 - A node first seen gets a ``RegisteredNode`` event (``Node <name> event: Registered Node
   <name> in Controller``), as monitorNodeHealth records for the nodes it adds to its known set.
 - Events are reported as kube-controller-manager's do: ``node-controller`` for the node
@@ -69,12 +72,20 @@ def ready_status(node: Mapping[str, Any]) -> str:
 
 
 def wanted_taints(node: Mapping[str, Any]) -> set[tuple[str, str]]:
-    """The (key, effect) pairs the node's conditions and cordon call for."""
+    """The (key, effect) pairs the node's conditions and cordon call for.
+
+    Only conditions the node has count (node_lifecycle_controller.go
+    ``doNoScheduleTaintingPass`` maps ``node.Status.Conditions`` through
+    ``nodeConditionToTaintKeyStatusMap``; ``processTaintBaseEviction`` runs only when
+    ``currentReadyCondition != nil``): a node that has not posted a Ready condition gets
+    no not-ready/unreachable taint from here, and loses the ``not-ready:NoSchedule`` that
+    TaintNodesByCondition admission gave it, as the real pass takes it away."""
     out: set[tuple[str, str]] = set()
-    ready = ready_status(node)
-    if ready == "False":
+    ready = _condition(node, "Ready")
+    status = ready.get("status") if ready is not None else None
+    if status == "False":
         out |= {(NOT_READY_TAINT, "NoSchedule"), (NOT_READY_TAINT, "NoExecute")}
-    elif ready == "Unknown":
+    elif status == "Unknown":
         out |= {(UNREACHABLE_TAINT, "NoSchedule"), (UNREACHABLE_TAINT, "NoExecute")}
     for type_, key in CONDITION_TAINTS.items():
         condition = _condition(node, type_)

@@ -13,7 +13,8 @@ with its parent in lines:
   End of file is the order to stop: the parent closed it, or the parent is gone (even killed
   with SIGKILL, its end of the pipe closes), so the workloads never outlive it.
 - stdout, to the parent: ``started`` once the manager runs, then ``nodes-ready`` when every
-  node reports Ready, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
+  node reports Ready and the node lifecycle controller has lifted its ``not-ready`` taint,
+  or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
   ``error MESSAGE`` if the workloads could not start.
 
 SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process group).
@@ -50,6 +51,7 @@ NODE_READY_TIMEOUT = 60.0
 kept NotReady on purpose in a persisted cluster must not block ``cluster up``."""
 
 _NODE = Kind("v1", "Node")
+_NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 
 COLLECTOR_THRESHOLDS = (10_000, 50, 10)
 """The cyclic collector's thresholds in this process (Python's are 700, 10, 10). Nearly all
@@ -82,14 +84,24 @@ def _say(line: str) -> None:
     _PARENT.flush()
 
 
+def _schedulable_ready(node: Any) -> bool:
+    """Ready=True, and the ``not-ready:NoSchedule`` taint TaintNodesByCondition admission
+    created it with lifted by the node lifecycle controller: a pod created now is placed."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    taints = (node.get("spec") or {}).get("taints") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) \
+        and not any(t.get("key") == _NOT_READY_TAINT and t.get("effect") == "NoSchedule"
+                    for t in taints)
+
+
 async def wait_nodes_ready(client: Client, names: set[str]) -> None:
-    """Return once every node of ``names`` reports ``Ready=True`` (by list, then watch)."""
+    """Return once every node of ``names`` reports ``Ready=True`` and has lost its
+    ``not-ready`` taint (by list, then watch)."""
     ready: set[str] = set()
 
     def observe(obj: Any) -> None:
         name = str((obj.get("metadata") or {}).get("name"))
-        conditions = (obj.get("status") or {}).get("conditions") or []
-        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+        if _schedulable_ready(obj):
             ready.add(name)
         else:
             ready.discard(name)
@@ -119,9 +131,7 @@ async def _report_nodes(client: Client, settings: WorkloadSettings,
         await asyncio.wait_for(wait_nodes_ready(client, names), NODE_READY_TIMEOUT)
     except TimeoutError:
         listed = await client.list(_NODE)
-        ready = {str(n["metadata"]["name"]) for n in listed.items
-                 if any(c.get("type") == "Ready" and c.get("status") == "True"
-                        for c in (n.get("status") or {}).get("conditions") or [])}
+        ready = {str(n["metadata"]["name"]) for n in listed.items if _schedulable_ready(n)}
         say("nodes-not-ready " + ",".join(sorted(names - ready)))
     else:
         say("nodes-ready")

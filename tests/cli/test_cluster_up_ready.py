@@ -1,5 +1,6 @@
 """``setpoint cluster up`` says ready, and writes its kubeconfig, only once its nodes are
-Ready: real kubectl, run the moment the command prints so, lists every node Ready (as
+Ready: real kubectl, run the moment the command prints so, lists every node Ready and
+without the not-ready taint (as
 ``kind create cluster --wait`` waits for the control-plane node's Ready condition:
 sigs.k8s.io/kind pkg/cluster/internal/create/actions/waitforready/waitforready.go)."""
 
@@ -40,6 +41,11 @@ async def test_kubectl_get_nodes_right_after_ready_shows_them_ready(tmp_path: Pa
         for node in nodes:
             (ready,) = [c for c in node["status"]["conditions"] if c["type"] == "Ready"]
             assert ready["status"] == "True", node["metadata"]["name"]
+            # and schedulable: the not-ready:NoSchedule taint every node is created with
+            # (plugin/pkg/admission/nodetaint/admission.go) is lifted by the node lifecycle
+            # controller (node_lifecycle_controller.go doNoScheduleTaintingPass)
+            assert not [t for t in node["spec"].get("taints") or ()
+                        if t["key"] == "node.kubernetes.io/not-ready"], node["spec"]
         assert f"kubeconfig: {kubeconfig}\n" in lines and "ready\n" in lines
         assert oct(kubeconfig.stat().st_mode & 0o777) == "0o600"
     finally:

@@ -31,6 +31,21 @@ async def test_pods_become_ready_with_the_workloads_running(
     assert ready["status"]["phase"] == "Running"
 
 
+async def test_the_nodes_are_registered_and_schedulable_when_the_test_starts(
+        setpoint_workloads: Any, k8s: Client) -> None:
+    """Every node is created not-ready:NoSchedule (TaintNodesByCondition,
+    plugin/pkg/admission/nodetaint/admission.go) and kube-scheduler places nothing there
+    until the node lifecycle controller lifts it (node_lifecycle_controller.go
+    doNoScheduleTaintingPass): the fixture starts the test after that, as ``cluster up``
+    says ready, so the test's first pod is scheduled at once."""
+    listed = (await k8s.list(NODE, namespace=None)).items
+    assert len(listed) == 3
+    for node in listed:
+        assert is_ready(node), node["metadata"]["name"]
+        assert not [t for t in node["spec"].get("taints") or ()
+                    if t["key"] == "node.kubernetes.io/not-ready"], node["spec"]
+
+
 async def test_a_cordoned_cluster_leaves_new_pods_pending(
         setpoint_workloads: Any, k8s: Client, wait_for: Waiter) -> None:
     async def three_nodes() -> list[dict[str, Any]]:

@@ -22,6 +22,9 @@ from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
+# what TaintNodesByCondition admission gives every node created (the fixture's cluster runs
+# no node lifecycle controller to lift it)
+NOT_READY = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
 
 
 @pytest.fixture
@@ -55,7 +58,10 @@ async def test_node_add_with_resources_zone_labels_and_taints(cluster: RunningCl
                                              "memory": "4Gi", "pods": "20"}
     assert node["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-x"
     assert node["metadata"]["labels"]["disk"] == "ssd"
-    assert node["spec"]["taints"] == [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]
+    # TaintNodesByCondition (plugin/pkg/admission/nodetaint/admission.go) appends
+    # not-ready:NoSchedule; with no node lifecycle controller running it stays
+    assert node["spec"]["taints"] == [{"key": "gpu", "value": "yes", "effect": "NoSchedule"},
+                                      NOT_READY]
 
 
 async def test_cordon_taint_and_readiness_use_kubeconfig_from_the_environment(
@@ -69,9 +75,10 @@ async def test_cordon_taint_and_readiness_use_kubeconfig_from_the_environment(
     result = await invoke("node", "taint", "node-2", "a=b:NoSchedule", "c:NoExecute", env=env)
     assert result.exit_code == 0, result.output
     taints = (await get_node(cluster, "node-2"))["spec"]["taints"]
-    assert {(t["key"], t["effect"]) for t in taints} == {("a", "NoSchedule"), ("c", "NoExecute")}
+    assert {(t["key"], t["effect"]) for t in taints} == {
+        ("a", "NoSchedule"), ("c", "NoExecute"), (NOT_READY["key"], "NoSchedule")}
     assert (await invoke("node", "taint", "node-2", "a-", "c:NoExecute-", env=env)).exit_code == 0
-    assert not (await get_node(cluster, "node-2"))["spec"].get("taints")
+    assert (await get_node(cluster, "node-2"))["spec"]["taints"] == [NOT_READY]
 
     assert (await invoke("node", "notready", "node-2", env=env)).exit_code == 0
     annotations = (await get_node(cluster, "node-2"))["metadata"]["annotations"]

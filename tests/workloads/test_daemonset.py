@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from setpoint.client import Client, ConflictError, Kind, NotFoundError
+from setpoint.workloads import nodelifecycle
 from setpoint.workloads.controllers import daemonset
 from tests.workloads.podsim import WorkloadEnv, running_status, wait_for, workload_cluster
 
@@ -21,8 +22,15 @@ NS = "default"
 @contextlib.asynccontextmanager
 async def env_() -> AsyncIterator[WorkloadEnv]:
     """The DaemonSet controller, and a stand-in scheduler and kubelet that bind each pod to
-    the node its affinity names and make it Running and Ready."""
-    async with workload_cluster([daemonset.install], simulate=False) as env:
+    the node its affinity names and make it Running and Ready.
+
+    The node lifecycle controller runs too: every node is created with not-ready:NoSchedule
+    (TaintNodesByCondition, plugin/pkg/admission/nodetaint/admission.go), which daemon pods
+    do not tolerate (pkg/controller/daemon/util/daemonset_util.go
+    AddOrUpdateDaemonPodTolerations tolerates not-ready NoExecute only), until
+    doNoScheduleTaintingPass lifts it."""
+    async with workload_cluster([daemonset.install, nodelifecycle.install],
+                                simulate=False) as env:
         task = asyncio.create_task(_kubelet(env.client))
         try:
             yield env
@@ -167,3 +175,7 @@ def test_node_eligibility_follows_affinity_and_taints() -> None:
     not_ready = node("d", taints=[{"key": "node.kubernetes.io/not-ready",
                                    "effect": "NoExecute"}])
     assert daemonset.node_should_run(pod, not_ready) == (True, True)
+    # the admission's taint on a node not yet seen Ready is not tolerated
+    registering = node("e", taints=[{"key": "node.kubernetes.io/not-ready",
+                                     "effect": "NoSchedule"}])
+    assert daemonset.node_should_run(pod, registering) == (False, True)

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import subprocess
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from setpoint.client import Client, Kind, NotFoundError, PatchType, load_kubeconfig
-from setpoint.cluster import serve
+from setpoint.cluster import RunningCluster, serve
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes
 from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
 from setpoint.workloads.settings import WorkloadSettings
+from tests.conftest import kubectl_path
 from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
@@ -65,6 +70,16 @@ def test_condition_taints_keep_user_taints_and_their_times() -> None:
     assert reconcile_taints(node) is None
 
 
+def test_a_node_without_a_ready_condition_gets_no_ready_taint_and_loses_not_ready() -> None:
+    """node_lifecycle_controller.go doNoScheduleTaintingPass maps only the conditions the
+    node has (nodeConditionToTaintKeyStatusMap), and processTaintBaseEviction needs a
+    Ready condition: the admission's not-ready:NoSchedule goes, nothing is added."""
+    node = nodes.default_node(WorkloadSettings(), 1)
+    node["status"] = {}
+    node["spec"]["taints"] = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+    assert reconcile_taints(node) == []
+
+
 def test_eviction_waits_for_the_shortest_toleration_since_the_taint() -> None:
     taint = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute",
              "timeAdded": "2030-01-01T00:00:00Z"}
@@ -92,8 +107,14 @@ def test_taint_specs_parse_like_kubectl() -> None:
 # -- over HTTP ------------------------------------------------------------------------------
 
 @pytest.fixture
-async def client() -> AsyncIterator[Client]:
-    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as c:
+async def cluster() -> AsyncIterator[RunningCluster]:
+    async with serve() as running:
+        yield running
+
+
+@pytest.fixture
+async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
+    async with Client(load_kubeconfig(cluster.kubeconfig)) as c:
         yield c
 
 
@@ -303,5 +324,97 @@ async def test_add_node_picks_the_next_name_zone_and_address(client: Client) -> 
     assert added["metadata"]["labels"]["topology.kubernetes.io/zone"] == "zone-c"
     assert added["metadata"]["labels"]["disk"] == "ssd"
     assert added["status"]["capacity"]["cpu"] == "8"
-    assert added["spec"]["taints"] == [{"key": "gpu", "value": "yes", "effect": "NoSchedule"}]
+    # TaintNodesByCondition (plugin/pkg/admission/nodetaint/admission.go) appends
+    # not-ready:NoSchedule to every created node; no node lifecycle controller runs here
+    assert added["spec"]["taints"] == [{"key": "gpu", "value": "yes", "effect": "NoSchedule"},
+                                       {"key": "node.kubernetes.io/not-ready",
+                                        "effect": "NoSchedule"}]
     assert added["status"]["addresses"][0]["address"] == "127.0.1.3"
+
+
+async def test_a_node_registers_not_ready_tainted_and_loses_the_taint_once_ready(
+        client: Client, running: Manager) -> None:
+    """TaintNodesByCondition (plugin/pkg/admission/nodetaint/admission.go) creates the node
+    with not-ready:NoSchedule; the node lifecycle controller's doNoScheduleTaintingPass
+    (pkg/controller/nodelifecycle/node_lifecycle_controller.go) takes it away once the
+    kubelet's Ready=True is there, keeping the node's own taints."""
+    added = await nodeops.add_node(client, taints=[nodeops.parse_taint("gpu=yes:NoSchedule")])
+    name = added["metadata"]["name"]
+    assert taint_keys(added) == {("gpu", "NoSchedule"),
+                                 ("node.kubernetes.io/not-ready", "NoSchedule")}
+
+    async def lifted() -> Obj | None:
+        node = await client.get(NODE, name)
+        return node if taint_keys(node) == {("gpu", "NoSchedule")} else None
+    node = await wait_for(lifted)
+    assert condition(node, "Ready")["status"] == "True"
+
+
+async def test_no_pod_is_scheduled_to_a_node_before_the_not_ready_taint_is_lifted(
+        client: Client) -> None:
+    """kube-scheduler's TaintToleration filter (pkg/scheduler/framework/plugins/
+    tainttoleration) rejects the admission's not-ready:NoSchedule; once the node lifecycle
+    controller lifts it, the Node update (TaintToleration's queueing hint) binds the pod."""
+    from setpoint.workloads import nodelifecycle, scheduler
+
+    settings = WorkloadSettings(nodes=1)
+    await nodes.register_nodes(client, settings)
+    sched_manager = Manager(client=client, settings=ManagerSettings(
+        name="kube-scheduler", graceful_shutdown_timeout=2.0))
+    scheduler.install(sched_manager, settings)
+    async with sched_manager.running():
+        await client.create({"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": "early", "namespace": "default"},
+                             "spec": {"containers": [{"name": "app", "image": "nginx"}]}})
+
+        async def unschedulable() -> Obj | None:
+            pod = await client.get(POD, "early", namespace="default")
+            for c in (pod.get("status") or {}).get("conditions") or ():
+                if c["type"] == "PodScheduled" and c.get("reason") == "Unschedulable":
+                    return c  # type: ignore[no-any-return]
+            return None
+        rejected = await wait_for(unschedulable)
+        assert "untolerated taint {node.kubernetes.io/not-ready: }" in rejected["message"]
+        assert not (await client.get(POD, "early", namespace="default"))["spec"].get("nodeName")
+
+        kcm = Manager(client=client, settings=ManagerSettings(
+            name="kube-controller-manager", graceful_shutdown_timeout=2.0))
+        nodelifecycle.install(kcm, settings)
+        async with kcm.running():
+            async def bound() -> str | None:
+                pod = await client.get(POD, "early", namespace="default")
+                return pod["spec"].get("nodeName")  # type: ignore[no-any-return]
+            assert await wait_for(bound) == "node-1"
+
+
+async def test_kubectl_cordon_gives_the_unschedulable_taint_and_uncordon_lifts_it(
+        cluster: RunningCluster, client: Client, running: Manager, tmp_path: Path) -> None:
+    """``kubectl cordon`` sets spec.unschedulable (k8s.io/kubectl pkg/drain/cordon.go);
+    doNoScheduleTaintingPass (node_lifecycle_controller.go) adds
+    node.kubernetes.io/unschedulable:NoSchedule, stamped by SwapNodeControllerTaint, and
+    takes it away on ``kubectl uncordon``."""
+    def kubectl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [kubectl_path(), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir",
+             str(tmp_path / "cache"), *args], capture_output=True, text=True, timeout=60,
+            env={**os.environ, "HOME": str(tmp_path)})
+
+    unschedulable = ("node.kubernetes.io/unschedulable", "NoSchedule")
+    cordoned = await asyncio.to_thread(kubectl, "cordon", "node-2")
+    assert (cordoned.returncode, cordoned.stdout) == (0, "node/node-2 cordoned\n"), \
+        cordoned.stderr
+
+    async def tainted() -> Obj | None:
+        node = await client.get(NODE, "node-2")
+        return node if unschedulable in taint_keys(node) else None
+    node = await wait_for(tainted)
+    (taint,) = [t for t in node["spec"]["taints"] if t["key"] == unschedulable[0]]
+    assert nodes.parse_time(taint.get("timeAdded")) is not None
+    assert taint_keys(node) == {unschedulable}  # the registration's not-ready one is gone
+
+    uncordoned = await asyncio.to_thread(kubectl, "uncordon", "node-2")
+    assert uncordoned.returncode == 0, uncordoned.stderr
+
+    async def lifted() -> bool:
+        return not taint_keys(await client.get(NODE, "node-2"))
+    await wait_for(lifted)

@@ -443,7 +443,10 @@ async def cluster() -> AsyncIterator[Cluster]:
         nodes.install(manager, settings)
         sched = scheduler.install(manager, settings)
         async with manager.running():
-            await wait_for(lambda: sched.cache.node_count() == 2)
+            # every node is created not-ready:NoSchedule (TaintNodesByCondition); the tests
+            # start once the node lifecycle controller has lifted it
+            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
+                n.taints for n in sched.cache.node_infos()))
             yield Cluster(client, manager, sched)
         await client.close()
 

@@ -79,7 +79,10 @@ async def cluster() -> AsyncIterator[Cluster]:
         nodes.install(manager, settings)
         sched = scheduler.install(manager, settings)
         async with manager.running():
-            await wait_for(lambda: sched.cache.node_count() == 2)
+            # every node is created not-ready:NoSchedule (TaintNodesByCondition); the tests
+            # start once the node lifecycle controller has lifted it
+            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
+                n.taints for n in sched.cache.node_infos()))
             yield Cluster(client, manager, sched)
         await client.close()
 
@@ -116,7 +119,12 @@ async def test_an_unschedulable_pod_waits_without_polling_until_a_node_with_room
     await nodeops.add_node(cluster.client, cpu="4")
     assert (await cluster.bound(2))["huge"]["spec"]["nodeName"] == "node-3"
     metrics = exposed(cluster)
-    assert metrics[attempts("unschedulable")] == 1 and metrics[attempts("scheduled")] == 2
+    # node-3 is created not-ready:NoSchedule (plugin/pkg/admission/nodetaint): NodeResourcesFit's
+    # hint queues the pod on the Node add, and a cycle that runs before the node lifecycle
+    # controller lifts the taint is rejected by TaintToleration, whose hint then queues it on
+    # the Node update; so one more unschedulable attempt, or none, as in kube-scheduler
+    assert metrics[attempts("unschedulable")] in (1, 2)
+    assert metrics[attempts("scheduled")] == 2
     assert sum(metrics[pending(q)] for q in ("active", "backoff", "unschedulable")) == 0
 
 

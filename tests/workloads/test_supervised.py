@@ -7,11 +7,11 @@ import logging
 
 import pytest
 
-from setpoint.client import Client, RequestRecord, load_kubeconfig
+from setpoint.client import Client, Kind, PatchType, RequestRecord, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.workloads import supervised
 from setpoint.workloads.settings import WorkloadSettings
-from tests.waiting import wait_for
+from tests.waiting import quiet_period, wait_for
 
 
 async def test_each_node_is_registered_once(caplog: pytest.LogCaptureFixture) -> None:
@@ -43,3 +43,23 @@ async def test_each_node_is_registered_once(caplog: pytest.LogCaptureFixture) ->
             await task
     assert said[:2] == ["started", "nodes-ready"]
     assert sorted((r.code, r.attempt) for r in posts) == [(201, 0)] * 3
+
+
+async def test_nodes_are_ready_for_cluster_up_once_the_not_ready_taint_is_lifted() -> None:
+    """A node is created with not-ready:NoSchedule (TaintNodesByCondition,
+    plugin/pkg/admission/nodetaint/admission.go) and a pod is not placed on it until the
+    node lifecycle controller lifts it (node_lifecycle_controller.go
+    doNoScheduleTaintingPass): ``cluster up`` says ready only then, not at Ready=True."""
+    from setpoint.workloads import nodes
+
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as client:
+        await nodes.register_nodes(client, WorkloadSettings(nodes=1))  # Ready, no controller
+        waiting = asyncio.ensure_future(supervised.wait_nodes_ready(client, {"node-1"}))
+        try:
+            await quiet_period(1.0)  # nothing lifts the taint: still waiting
+            assert not waiting.done()
+            await client.patch(Kind("v1", "Node"), "node-1", {"spec": {"taints": None}},
+                               patch_type=PatchType.MERGE)
+            await asyncio.wait_for(waiting, 30)
+        finally:
+            waiting.cancel()
