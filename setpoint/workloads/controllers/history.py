@@ -42,10 +42,27 @@ def safe_encode(text: str) -> str:
 
 
 def template_patch(owner: Mapping[str, Any]) -> Obj:
-    """``getPatch``: the data a revision stores for ``owner``'s pod template."""
+    """``getPatch``: the data a revision stores for ``owner``'s pod template.
+
+    Go builds it as a ``map[string]interface{}`` and marshals that, so every object's keys
+    are written sorted (pkg/controller/statefulset/stateful_set_utils.go and
+    pkg/controller/daemon/update.go ``getPatch``); the server keeps a RawExtension's bytes,
+    and kubectl's ``rollout undo`` compares them byte for byte with its own marshalling of
+    the owner (k8s.io/kubectl/pkg/polymorphichelpers/rollback.go ``statefulsetMatch``,
+    ``daemonSetMatch``) to skip a rollback to the current template."""
     template = clone(dict((owner.get("spec") or {}).get("template") or {}))
     template["$patch"] = "replace"
-    return {"spec": {"template": template}}
+    return _keys_sorted({"spec": {"template": template}})
+
+
+def _keys_sorted(value: Any) -> Any:
+    """``value`` with every object's keys in Go's map marshalling order (bytewise)."""
+    if isinstance(value, dict):
+        return {key: _keys_sorted(value[key])
+                for key in sorted(value, key=lambda k: str(k).encode())}
+    if isinstance(value, list):
+        return [_keys_sorted(item) for item in value]
+    return value
 
 
 def revision_hash(data: Obj, collision_count: int = 0) -> str:
