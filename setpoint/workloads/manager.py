@@ -21,6 +21,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("setpoint.workloads.kubelet", "kubelet"),
     ("setpoint.workloads.controllers.deployment", "controllers"),
     ("setpoint.workloads.controllers.replicaset", "controllers"),
+    ("setpoint.workloads.controllers.replicationcontroller", "controllers"),
     ("setpoint.workloads.controllers.statefulset", "controllers"),
     ("setpoint.workloads.controllers.daemonset", "controllers"),
     ("setpoint.workloads.controllers.job", "controllers"),

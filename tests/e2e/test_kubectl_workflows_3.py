@@ -57,7 +57,7 @@ def test_rollout_undo_to_the_current_revision_is_skipped(kubectl: Kubectl,
     kubectl.run("-n", ns, "apply", "-f", "-",
                 stdin=_daemonset(ds, "busybox:1") + "---\n" + _statefulset(sts, "redis:7"))
     for kind, name in (("daemonset", ds), ("statefulset", sts)):
-        kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=60s")
+        kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=30s")
         done = kubectl.run("-n", ns, "rollout", "undo", f"{kind}/{name}", "--to-revision=1")
         assert (done.stdout, done.stderr) == (
             f"{kind}.apps/{name} skipped rollback (current template already matches "
@@ -66,13 +66,48 @@ def test_rollout_undo_to_the_current_revision_is_skipped(kubectl: Kubectl,
     assert sorted(r["revision"] for r in revisions) == [1, 1]
     # a second template, then back to the first: revision 1 becomes revision 3
     kubectl.run("-n", ns, "set", "image", f"daemonset/{ds}", "c=busybox:2")
-    kubectl.run("-n", ns, "rollout", "status", f"daemonset/{ds}", "--timeout=60s")
+    kubectl.run("-n", ns, "rollout", "status", f"daemonset/{ds}", "--timeout=30s")
     done = kubectl.run("-n", ns, "rollout", "undo", f"daemonset/{ds}")
     assert done.stdout == f"daemonset.apps/{ds} rolled back\n"
-    kubectl.run("-n", ns, "rollout", "status", f"daemonset/{ds}", "--timeout=60s")
+    kubectl.run("-n", ns, "rollout", "status", f"daemonset/{ds}", "--timeout=30s")
     history = kubectl.run("-n", ns, "rollout", "history", f"daemonset/{ds}").stdout
     assert history == (f"daemonset.apps/{ds} \nREVISION  CHANGE-CAUSE\n2         <none>\n"
                        "3         <none>\n\n")
     done = kubectl.run("-n", ns, "rollout", "undo", f"daemonset/{ds}", "--to-revision=3")
     assert done.stdout == (f"daemonset.apps/{ds} skipped rollback (current template already "
                            "matches revision 3)\n")
+
+
+def test_scale_replication_controller_runs_its_pods(kubectl: Kubectl, namespace: str) -> None:
+    """kube-controller-manager's replicationcontroller controller
+    (pkg/controller/replication/replication_controller.go: the ReplicaSet controller's
+    NewBaseController over ReplicationControllers, ``replication-controller`` events,
+    conversion.go's map selector as matchLabels) keeps ``spec.replicas`` pods controlled by
+    the RC: ``kubectl scale rc`` (its ``scale`` subresource) grows and shrinks them and
+    ``kubectl expose rc`` finds them behind the Service."""
+    ns, rc = namespace, unique("rc")
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=(
+        f"apiVersion: v1\nkind: ReplicationController\nmetadata: {{name: {rc}}}\nspec:\n"
+        f"  replicas: 1\n  selector: {{app: {rc}}}\n  template:\n"
+        f"    metadata: {{labels: {{app: {rc}}}}}\n"
+        "    spec: {containers: [{name: c, image: nginx}]}\n"))
+    done = kubectl.run("-n", ns, "scale", f"rc/{rc}", "--replicas=2", "--current-replicas=1")
+    assert done.stdout == f"replicationcontroller/{rc} scaled\n"
+    kubectl.run("-n", ns, "wait", "--for=jsonpath={.status.readyReplicas}=2", f"rc/{rc}",
+                "--timeout=30s")
+    status = kubectl.json("-n", ns, "get", f"rc/{rc}")["status"]
+    assert {k: status[k] for k in ("replicas", "fullyLabeledReplicas", "readyReplicas")} == {
+        "replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 2}
+    pods = kubectl.json("-n", ns, "get", "pods", "-l", f"app={rc}")["items"]
+    uid = kubectl.json("-n", ns, "get", f"rc/{rc}")["metadata"]["uid"]
+    assert [p["metadata"]["ownerReferences"] for p in pods] == [[{
+        "apiVersion": "v1", "kind": "ReplicationController", "name": rc, "uid": uid,
+        "controller": True, "blockOwnerDeletion": True}]] * 2
+    events = kubectl.json("-n", ns, "events", "--for", f"rc/{rc}")["items"]
+    assert sorted((e["source"].get("component"), e["reason"]) for e in events) == [
+        ("replication-controller", "SuccessfulCreate")] * 2
+    kubectl.run("-n", ns, "expose", f"rc/{rc}", "--port=80")
+    kubectl.run("-n", ns, "wait", "--for=jsonpath={.subsets[0].addresses[1].ip}",
+                f"endpoints/{rc}", "--timeout=30s")
+    kubectl.run("-n", ns, "scale", f"rc/{rc}", "--replicas=0")
+    kubectl.run("-n", ns, "wait", "--for=delete", "pods", "-l", f"app={rc}", "--timeout=30s")

@@ -138,13 +138,21 @@ def is_controlled_by(obj: Obj, owner: Obj) -> bool:
                for r in meta(obj).get("ownerReferences") or [])
 
 
-def controller_name(obj: Mapping[str, Any], kind: str) -> str | None:
-    """The name of the apps/v1 ``kind`` controlling ``obj``, if one does."""
+def controller_name(obj: Mapping[str, Any], kind: str, group: str = "apps") -> str | None:
+    """The name of the ``kind`` of API ``group`` (``""``: the core group) controlling
+    ``obj``, if one does."""
     ref = controller_of(obj)
-    if ref is None or ref.get("kind") != kind or \
-            not str(ref.get("apiVersion", "")).startswith("apps/"):
+    if ref is None or ref.get("kind") != kind:
+        return None
+    api_version = str(ref.get("apiVersion", ""))
+    if (api_version.rpartition("/")[0] if "/" in api_version else "") != group:
         return None
     return str(ref.get("name") or "") or None
+
+
+def owner_selector(owner: Mapping[str, Any]) -> label_selectors.Selector:
+    """The pod selector of an owner whose ``spec.selector`` is a ``LabelSelector``."""
+    return selector_of((owner.get("spec") or {}).get("selector"))
 
 
 class ControllerOrAdopters(Handler):
@@ -152,17 +160,21 @@ class ControllerOrAdopters(Handler):
     orphan, every owner of its namespace whose selector matches it (one may adopt it)."""
 
     def __init__(self, manager: Manager, owners: Kind, owner_kind: str, *,
-                 skip_deleting_orphans: bool = False) -> None:
+                 skip_deleting_orphans: bool = False, owner_group: str = "apps",
+                 selector: Callable[[Obj], label_selectors.Selector] = owner_selector,
+                 ) -> None:
         self.manager = manager
         self.owners = owners
         self.owner_kind = owner_kind
+        self.owner_group = owner_group
+        self.selector = selector
         self.skip_deleting_orphans = skip_deleting_orphans
 
     def __repr__(self) -> str:
         return f"ControllerOrAdopters({self.owner_kind})"
 
     def requests(self, obj: Obj) -> Iterable[Request]:
-        owner = controller_name(obj, self.owner_kind)
+        owner = controller_name(obj, self.owner_kind, self.owner_group)
         if owner is not None:
             return (Request(namespace_of(obj), owner),)
         if controller_of(obj) is not None or (
@@ -174,8 +186,8 @@ class ControllerOrAdopters(Handler):
         if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
             return ()
         out: set[Request] = set()
-        old_owner = controller_name(old, self.owner_kind)
-        new_owner = controller_name(new, self.owner_kind)
+        old_owner = controller_name(old, self.owner_kind, self.owner_group)
+        new_owner = controller_name(new, self.owner_kind, self.owner_group)
         if old_owner is not None and old_owner != new_owner:
             out.add(Request(namespace_of(old), old_owner))
         if new_owner is not None:
@@ -192,7 +204,7 @@ class ControllerOrAdopters(Handler):
             return out
         for owner in self.manager.cache.list_raw(self.owners, namespace=namespace_of(obj)):
             try:
-                selector = selector_of((owner.get("spec") or {}).get("selector"))
+                selector = self.selector(owner)
             except SelectorError:
                 continue
             if not selector.empty and selector.matches(labels):

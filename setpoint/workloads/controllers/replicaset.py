@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
-from setpoint.machinery.labels import SelectorError
+from setpoint.machinery.labels import Selector, SelectorError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
@@ -72,23 +72,20 @@ def _spec_replicas(rs: Mapping[str, Any]) -> int:
     return 1 if value is None else int(value)
 
 
-def _owned_by_replica_set(obj: Mapping[str, Any]) -> str | None:
-    return controller_name(obj, "ReplicaSet")
-
-
 class _ExpectationObserver:
     """Counts the pod creations and deletions the controller waits for, as they appear in
     the cache (an informer handler: synchronous, never awaits)."""
 
-    def __init__(self, manager: Manager, expectations: Expectations) -> None:
+    def __init__(self, manager: Manager, expectations: Expectations, kind: Kind) -> None:
         self.manager = manager
         self.expectations = expectations
+        self.kind = kind
 
     def _owner_key(self, pod: Obj) -> str | None:
-        owner = _owned_by_replica_set(pod)
+        owner = controller_name(pod, self.kind.kind, api_group(self.kind))
         if owner is None:
             return None
-        rs = self.manager.cache.store_for(REPLICA_SET).get(object_key(namespace_of(pod), owner))
+        rs = self.manager.cache.store_for(self.kind).get(object_key(namespace_of(pod), owner))
         ref = controller_of(pod)
         if rs is None or ref is None or meta(rs).get("uid") != ref.get("uid"):
             return None
@@ -113,12 +110,19 @@ class _ExpectationObserver:
             self.expectations.deletion_observed(key, pod_key(obj))
 
 
+def api_group(kind: Kind) -> str:
+    """The API group of ``kind`` (``""``: the core group)."""
+    return kind.api_version.rpartition("/")[0]
+
+
 def _has_cause(error: BaseException, reason: str) -> bool:
     return any(getattr(c, "reason", None) == reason for c in getattr(error, "causes", ()) or ())
 
 
 class ReplicaSetReconciler:
     """Syncs one ReplicaSet per request (``syncReplicaSet``)."""
+
+    kind = REPLICA_SET
 
     def __init__(self, manager: Manager, events: Any = None) -> None:
         self.manager = manager
@@ -140,7 +144,7 @@ class ReplicaSetReconciler:
 
     async def reconcile(self, request: Request) -> Result:
         key = f"{request.namespace}/{request.name}"
-        cached = self.manager.cache.store_for(REPLICA_SET).get(
+        cached = self.manager.cache.store_for(self.kind).get(
             object_key(request.namespace, request.name))
         if cached is None:
             self.expectations.forget(key)
@@ -148,13 +152,13 @@ class ReplicaSetReconciler:
         rs = clone(cached)
         needs_sync = self.expectations.satisfied(key)
         try:
-            selector = selector_of((rs.get("spec") or {}).get("selector"))
+            selector = self.selector(rs)
         except SelectorError as exc:
             log.error("replicaset_invalid_selector key=%s error=%s", key, exc)
             return Result()
         pods = await claim(
             self.client, rs, POD, self._candidates(rs), selector,
-            can_adopt=recheck_owner(self.client, rs, REPLICA_SET), record=self.record)
+            can_adopt=recheck_owner(self.client, rs, self.kind), record=self.record)
         pods = filter_active_pods(pods)
         manage_error: Exception | None = None
         if needs_sync and not meta(rs).get("deletionTimestamp"):
@@ -169,6 +173,10 @@ class ReplicaSetReconciler:
         if manage_error is not None:
             raise manage_error
         return Result(requeue_after=_next_availability(rs, pods))
+
+    def selector(self, rs: Obj) -> Selector:
+        """The pods ``rs`` selects (``spec.selector``, a LabelSelector)."""
+        return selector_of((rs.get("spec") or {}).get("selector"))
 
     def _owned(self, rs: Obj) -> list[Obj]:
         uid = str(meta(rs).get("uid") or "")
@@ -236,7 +244,7 @@ class ReplicaSetReconciler:
         # ReplicaSets scales each of them down several times
         siblings = [rs] if ref is None else [
             other for other in self.manager.cache.list_raw(
-                REPLICA_SET, namespace=namespace_of(rs), index=("owner", str(ref.get("uid"))))
+                self.kind, namespace=namespace_of(rs), index=("owner", str(ref.get("uid"))))
             if (controller_of(other) or {}).get("uid") == ref.get("uid")]
         seen: dict[str, Obj] = {}
         for sibling in siblings:
@@ -262,7 +270,7 @@ class ReplicaSetReconciler:
             except ConflictError:
                 if attempt:
                     raise
-                body = await self.client.get(REPLICA_SET, name_of(rs), namespace=namespace_of(rs))
+                body = await self.client.get(self.kind, name_of(rs), namespace=namespace_of(rs))
                 continue
             self.record(updated)
             return
@@ -335,15 +343,23 @@ def _next_availability(rs: Obj, pods: list[Obj]) -> float | None:
 def replicaset_controller(manager: Manager) -> tuple[Controller[Any], ReplicaSetReconciler]:
     """The ReplicaSet controller definition and its reconciler, wired to ``manager``."""
     reconciler = ReplicaSetReconciler(manager)
-    manager.informer_for(REPLICA_SET)
+    return base_controller(manager, reconciler, "replicaset"), reconciler
+
+
+def base_controller(manager: Manager, reconciler: ReplicaSetReconciler,
+                    name: str) -> Controller[Any]:
+    """``NewBaseController``: the controller of ``reconciler.kind``'s pods (the
+    ReplicationController manager is this one over its own kind)."""
+    kind = reconciler.kind
+    manager.informer_for(kind)
     index_orphans(manager, POD)
     manager.informer_for(POD).add_handler(
-        _ExpectationObserver(manager, reconciler.expectations))
-    controller: Controller[Any] = (
-        Controller.for_(REPLICA_SET, name="replicaset")
-        .watches(POD, handler=ControllerOrAdopters(manager, REPLICA_SET, "ReplicaSet"))
-        .reconciler(reconciler))
-    return controller, reconciler
+        _ExpectationObserver(manager, reconciler.expectations, kind))
+    return (Controller.for_(kind, name=name)
+            .watches(POD, handler=ControllerOrAdopters(
+                manager, kind, kind.kind, owner_group=api_group(kind),
+                selector=reconciler.selector))
+            .reconciler(reconciler))
 
 
 def install(manager: Manager, settings: WorkloadSettings) -> None:
