@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import kubectl_path
-from tests.e2e.conftest import Kubectl, unique
+from tests.e2e.conftest import Kubectl, unique, wait_until
 from tests.support import ServerProcess
 
 
@@ -111,3 +111,48 @@ def test_scale_replication_controller_runs_its_pods(kubectl: Kubectl, namespace:
                 f"endpoints/{rc}", "--timeout=30s")
     kubectl.run("-n", ns, "scale", f"rc/{rc}", "--replicas=0")
     kubectl.run("-n", ns, "wait", "--for=delete", "pods", "-l", f"app={rc}", "--timeout=30s")
+
+
+def test_cronjob_controller_runs_scheduled_and_manual_jobs(kubectl: Kubectl,
+                                                           namespace: str) -> None:
+    """kube-controller-manager's CronJob controller (pkg/controller/cronjob/
+    cronjob_controllerv2.go ``syncCronJob``, utils.go ``getJobFromTemplate2``): at a
+    schedule time it creates ``<name>-<unix minutes>`` (controlled by the CronJob, annotated
+    ``batch.kubernetes.io/cronjob-scheduled-timestamp``, the CronJobsScheduledAnnotation gate
+    being GA in 1.32), lists it in ``status.active`` and ``lastScheduleTime`` until it
+    finishes (``SuccessfulCreate``, ``SawCompletedJob``); a Job made by ``kubectl create job
+    --from=cronjob/...`` is controlled by the CronJob too but was not started by it:
+    ``UnexpectedJob`` while it runs, and its success moves ``lastSuccessfulTime``."""
+    ns, cj = namespace, unique("cj")
+    kubectl.run("-n", ns, "create", "cronjob", cj, "--image=busybox", "--schedule=@every 2s",
+                "--", "true")
+    kubectl.run("-n", ns, "create", "job", f"{cj}-manual", f"--from=cronjob/{cj}")
+    kubectl.run("-n", ns, "wait", "--for=jsonpath={.status.lastScheduleTime}", f"cronjob/{cj}",
+                "--timeout=30s")
+    kubectl.run("-n", ns, "wait", "--for=jsonpath={.status.lastSuccessfulTime}",
+                f"cronjob/{cj}", "--timeout=30s")
+    uid = kubectl.json("-n", ns, "get", f"cronjob/{cj}")["metadata"]["uid"]
+    jobs = kubectl.json("-n", ns, "get", "jobs")["items"]
+    scheduled = [j for j in jobs if j["metadata"]["name"] != f"{cj}-manual"]
+    assert scheduled, jobs
+    job = scheduled[0]
+    stamp = job["metadata"]["annotations"]["batch.kubernetes.io/cronjob-scheduled-timestamp"]
+    minutes = int(job["metadata"]["name"].rsplit("-", 1)[1])
+    assert stamp.endswith("Z") and minutes > 0, job["metadata"]
+    assert job["metadata"]["ownerReferences"] == [{
+        "apiVersion": "batch/v1", "kind": "CronJob", "name": cj, "uid": uid,
+        "controller": True, "blockOwnerDeletion": True}]
+    kubectl.run("-n", ns, "wait", "--for=condition=complete", f"job/{job['metadata']['name']}",
+                "--timeout=30s")
+
+    def reasons() -> set[str]:
+        events = kubectl.json("-n", ns, "events", "--for", f"cronjob/{cj}")["items"]
+        return {e["reason"] for e in events if e["source"].get("component") ==
+                "cronjob-controller"}
+
+    assert wait_until(lambda: {"SuccessfulCreate", "SawCompletedJob"} <= reasons(),
+                      timeout=30), reasons()
+    events = kubectl.json("-n", ns, "events", "--for", f"cronjob/{cj}")["items"]
+    messages = {e["message"] for e in events}
+    assert f"Created job {job['metadata']['name']}" in messages, messages
+    assert f"Saw completed job: {job['metadata']['name']}, condition: Complete" in messages

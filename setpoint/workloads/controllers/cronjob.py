@@ -211,7 +211,7 @@ class CronJobReconciler:
                 changed = True
             # Go reaches the success branch for such a Job on the sync its own status update
             # starts at once (updateCronJob enqueues every update); the status is the same
-            if (not found or finished is not None) and finished == "Complete":
+            if finished == "Complete":
                 completed = (job.get("status") or {}).get("completionTime")
                 last = _parse(status.get("lastSuccessfulTime"))
                 if completed and (last is None or _parse(completed) > last):  # type: ignore[operator]
