@@ -156,3 +156,35 @@ def test_cronjob_controller_runs_scheduled_and_manual_jobs(kubectl: Kubectl,
     messages = {e["message"] for e in events}
     assert f"Created job {job['metadata']['name']}" in messages, messages
     assert f"Saw completed job: {job['metadata']['name']}, condition: Complete" in messages
+
+
+def test_orphaned_history_is_adopted_by_the_recreated_set(kubectl: Kubectl,
+                                                          namespace: str) -> None:
+    """``kubectl delete --cascade=orphan`` then creating the set again (the usual way to
+    change an immutable field): the new StatefulSet adopts the orphaned ControllerRevisions
+    its selector matches (pkg/controller/statefulset/stateful_set.go
+    ``adoptOrphanRevisions``), as the new DaemonSet does (pkg/controller/daemon/update.go
+    ``controlledHistories``, ``ClaimControllerRevisions``), so ``kubectl rollout
+    history`` still lists them and ``kubectl get controllerrevisions`` names the set."""
+    ns, ds, sts = namespace, unique("ds"), unique("sts")
+    manifests = _daemonset(ds, "busybox:1") + "---\n" + _statefulset(sts, "redis:7")
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=manifests)
+    for kind, name in (("daemonset", ds), ("statefulset", sts)):
+        kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=60s")
+        done = kubectl.run("-n", ns, "delete", f"{kind}/{name}", "--cascade=orphan")
+        assert done.stdout == f'{kind}.apps "{name}" deleted\n'
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=manifests)
+    for kind, name in (("daemonset", ds), ("statefulset", sts)):
+        kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=60s")
+        uid = kubectl.json("-n", ns, "get", f"{kind}/{name}")["metadata"]["uid"]
+        refs = wait_until(lambda name=name: _adopted(kubectl, ns, name), timeout=30)
+        assert [[ref["uid"] for ref in r] for r in refs] == [[uid]], refs
+        history = kubectl.run("-n", ns, "rollout", "history", f"{kind}/{name}").stdout
+        assert history == f"{kind}.apps/{name} \nREVISION  CHANGE-CAUSE\n1         <none>\n\n"
+
+
+def _adopted(kubectl: Kubectl, ns: str, app: str) -> list[list[dict[str, str]]] | None:
+    """The ownerReferences of the revisions labelled ``app``, once every one has some."""
+    owners = [r["metadata"].get("ownerReferences") for r in kubectl.json(
+        "-n", ns, "get", "controllerrevisions", "-l", f"app={app}")["items"]]
+    return owners if owners and all(owners) else None

@@ -156,6 +156,7 @@ class DaemonSetReconciler:
         pods = await claim(self.manager.client, ds, POD, candidates, selector,
                            can_adopt=recheck_owner(self.manager.client, ds, DAEMON_SET),
                            record=self.manager.writer.record)
+        await history.claim_revisions(self.manager, ds, DAEMON_SET, release=True)
         revisions = history.owned_revisions(self.manager, ds)
         collision = int((ds.get("status") or {}).get("collisionCount") or 0)
         revision, collision = await history.ensure_update_revision(

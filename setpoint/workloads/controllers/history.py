@@ -21,7 +21,9 @@ from setpoint.client import AlreadyExistsError, Kind, NotFoundError
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Manager
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
-from setpoint.runtime._ownership import owner_reference
+from setpoint.runtime._ownership import controller_of, owner_reference
+from setpoint.workloads.controllers.controllerref import claim, recheck_owner
+from setpoint.workloads.controllers.podcontrol import selector_of
 
 CONTROLLER_REVISION = Kind("apps/v1", "ControllerRevision")
 HASH_LABEL = "controller.kubernetes.io/hash"
@@ -102,6 +104,27 @@ def owned_revisions(manager: Manager, owner: Mapping[str, Any]) -> list[Obj]:
                         for ref in meta(r).get("ownerReferences") or [])]
     revisions.sort(key=lambda r: (int(r.get("revision") or 0), name_of(r)))
     return revisions
+
+
+async def claim_revisions(manager: Manager, owner: Obj, owner_kind: Kind, *,
+                          release: bool) -> None:
+    """Adopt the orphaned revisions of ``owner``'s namespace that its selector matches, as
+    a StatefulSet's ``adoptOrphanRevisions`` (pkg/controller/statefulset/
+    stateful_set.go) and a DaemonSet's ``controlledHistories`` (pkg/controller/daemon/
+    update.go, ``ClaimControllerRevisions``, which with ``release`` also lets go of owned
+    ones that stopped matching) do: a set deleted with ``--cascade=orphan`` and created
+    again keeps its history."""
+    candidates = [r for r in manager.cache.list_raw(CONTROLLER_REVISION,
+                                                    namespace=namespace_of(owner))
+                  if controller_of(r) is None]
+    if release:
+        candidates += owned_revisions(manager, owner)
+    if not candidates:
+        return
+    await claim(manager.client, owner, CONTROLLER_REVISION, candidates,
+                selector_of((owner.get("spec") or {}).get("selector")),
+                can_adopt=recheck_owner(manager.client, owner, owner_kind),
+                record=manager.writer.record)
 
 
 def equal_revision(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:

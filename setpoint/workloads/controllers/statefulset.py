@@ -176,6 +176,7 @@ class StatefulSetReconciler:
                            can_adopt=recheck_owner(self.manager.client, sts, STATEFUL_SET),
                            record=self.manager.writer.record,
                            match=lambda p: ordinal_of(sts, p) is not None)
+        await history.claim_revisions(self.manager, sts, STATEFUL_SET, release=False)
         status = clone(sts.get("status") or {})
         collision = int(status.get("collisionCount") or 0)
         revisions = history.owned_revisions(self.manager, sts)
