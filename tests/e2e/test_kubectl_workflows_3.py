@@ -8,6 +8,7 @@ and a cache of its own.
 
 from __future__ import annotations
 
+import functools
 import shutil
 from pathlib import Path
 
@@ -177,8 +178,8 @@ def test_orphaned_history_is_adopted_by_the_recreated_set(kubectl: Kubectl,
     for kind, name in (("daemonset", ds), ("statefulset", sts)):
         kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=60s")
         uid = kubectl.json("-n", ns, "get", f"{kind}/{name}")["metadata"]["uid"]
-        refs = wait_until(lambda name=name: _adopted(kubectl, ns, name), timeout=30)
-        assert [[ref["uid"] for ref in r] for r in refs] == [[uid]], refs
+        refs = wait_until(functools.partial(_adopted, kubectl, ns, name), timeout=30)
+        assert refs is not None and [[ref["uid"] for ref in r] for r in refs] == [[uid]], refs
         history = kubectl.run("-n", ns, "rollout", "history", f"{kind}/{name}").stdout
         assert history == f"{kind}.apps/{name} \nREVISION  CHANGE-CAUSE\n1         <none>\n\n"
 

@@ -45,8 +45,9 @@ def test_impossible_date_has_no_next() -> None:
 
 
 def test_most_recent_missed_time_and_deadline() -> None:
-    cj = {"metadata": {"creationTimestamp": "2026-11-27T05:00:10Z"},
-          "spec": {"schedule": "*/10 * * * *"}, "status": {}}
+    cj: dict[str, dict[str, object]] = {
+        "metadata": {"creationTimestamp": "2026-11-27T05:00:10Z"},
+        "spec": {"schedule": "*/10 * * * *"}, "status": {}}
     schedule = parse_standard("*/10 * * * *")
     _, recent, missed = most_recent_schedule_time(cj, NOW, schedule, True)
     assert (recent, missed) == (dt.datetime(2026, 11, 27, 6, 30, tzinfo=UTC), 9)

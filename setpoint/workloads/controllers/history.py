@@ -54,7 +54,8 @@ def template_patch(owner: Mapping[str, Any]) -> Obj:
     ``daemonSetMatch``) to skip a rollback to the current template."""
     template = clone(dict((owner.get("spec") or {}).get("template") or {}))
     template["$patch"] = "replace"
-    return _keys_sorted({"spec": {"template": template}})
+    data: Obj = _keys_sorted({"spec": {"template": template}})
+    return data
 
 
 def _keys_sorted(value: Any) -> Any:
