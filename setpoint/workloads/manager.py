@@ -26,6 +26,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("setpoint.workloads.controllers.daemonset", "controllers"),
     ("setpoint.workloads.controllers.job", "controllers"),
     ("setpoint.workloads.controllers.cronjob", "controllers"),
+    ("setpoint.workloads.controllers.ttlafterfinished", "controllers"),
     ("setpoint.workloads.controllers.endpoints", "controllers"),
     ("setpoint.workloads.controllers.volumes", "controllers"),
     ("setpoint.workloads.controllers.disruption", "controllers"),

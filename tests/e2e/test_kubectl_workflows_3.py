@@ -184,6 +184,28 @@ def test_orphaned_history_is_adopted_by_the_recreated_set(kubectl: Kubectl,
         assert history == f"{kind}.apps/{name} \nREVISION  CHANGE-CAUSE\n1         <none>\n\n"
 
 
+
+def test_finished_job_is_deleted_after_its_ttl(kubectl: Kubectl, namespace: str) -> None:
+    """kube-controller-manager's TTL-after-finished controller
+    (pkg/controller/ttlafterfinished/ttlafterfinished_controller.go ``processJob``): a Job
+    with ``ttlSecondsAfterFinished`` is deleted (foreground, its uid as precondition) that
+    long after its ``Complete`` condition's lastTransitionTime, so ``kubectl wait
+    --for=delete`` returns and its pods are gone; a Job without the field stays."""
+    ns, job, kept = namespace, unique("ttl"), unique("kept")
+    manifest = ("apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}}}\nspec:\n{ttl}"
+                "  template:\n    spec:\n      restartPolicy: Never\n"
+                "      containers: [{{name: c, image: busybox, command: ['true']}}]\n")
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=(
+        manifest.format(name=job, ttl="  ttlSecondsAfterFinished: 1\n") + "---\n"
+        + manifest.format(name=kept, ttl="")))
+    kubectl.run("-n", ns, "wait", "--for=condition=complete", f"job/{kept}", "--timeout=30s")
+    done = kubectl.run("-n", ns, "wait", "--for=delete", f"job/{job}", "--timeout=30s")
+    assert done.stdout in ("", f"job.batch/{job} condition met\n"), done.stdout
+    kubectl.run("-n", ns, "wait", "--for=delete", "pods", "-l", f"job-name={job}",
+                "--timeout=30s")
+    assert kubectl.json("-n", ns, "get", f"job/{kept}")["status"]["succeeded"] == 1
+
+
 def _adopted(kubectl: Kubectl, ns: str, app: str) -> list[list[dict[str, str]]] | None:
     """The ownerReferences of the revisions labelled ``app``, once every one has some."""
     owners = [r["metadata"].get("ownerReferences") for r in kubectl.json(
