@@ -6,7 +6,8 @@ number, the template's labels plus ``controller.kubernetes.io/hash``, and is nam
 ``<owner>-<hash>``. The hash is FNV-32a of the data (and the owner's collision count),
 written with the apimachinery's safe alphabet, so the same template always maps to the same
 revision (the exact digits differ from Kubernetes', whose hash covers Go's printing of the
-object).
+object). The data's keys are in Go's map order, which ``kubectl rollout undo`` relies on;
+orphaned revisions the owner's selector matches are adopted (``claim_revisions``).
 """
 
 from __future__ import annotations
