@@ -14,13 +14,20 @@ over the :class:`OwnerGraph` built from store events:
 Owner references are resolved through the served kinds; a reference to a kind that is not
 served is retried when the set of served kinds changes (a CRD becoming established). A
 cluster-scoped object cannot have a namespaced owner: such an object is left alone.
+
+A reference whose uid is that of an object in another namespace (owners are looked up in the
+dependent's namespace) is warned about with an ``OwnerRefInvalidNamespace`` Event when it is
+added (graph_builder.go ``addDependentToOwners``), which takes an index of the namespaced
+objects' uids, as the real graph has a node for every object.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+from setpoint.cluster.controllers.gcevents import EventNames, invalid_namespace_event
 from setpoint.cluster.controllers.ownergraph import (
     FINALIZER_FOREGROUND,
     FINALIZER_ORPHAN,
@@ -38,12 +45,14 @@ from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
+log = logging.getLogger("setpoint.cluster.controllers")
+
 if TYPE_CHECKING:
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.storage import Store
 
-Action = Literal["delete", "orphan"]
+Action = Literal["delete", "orphan", "report"]
 Verdict = Literal["solid", "dangling", "waiting"]
 
 # The collector does not watch these (its ignoredResources): they are never collected.
@@ -68,6 +77,10 @@ class GarbageCollector:
         self._types = ServedTypes(registry)
         self.graph = OwnerGraph()
         self._unresolved: set[str] = set()
+        # the namespace of every namespaced object, by uid (the graph's observed nodes)
+        self._namespace_of: dict[str, str] = {}
+        self._reports: dict[str, Obj] = {}
+        self._event_names = EventNames()
         self.queue: WorkQueue[tuple[Action, str]] = WorkQueue("garbagecollector", self._sync)
         store.add_listener(self._on_event)
         registry.on_change(self._on_registry_change)
@@ -75,9 +88,13 @@ class GarbageCollector:
     def start(self) -> None:
         """Build the graph from what is stored (the informers' initial list)."""
         store = self._store
-        for key in list(store.resources()):
-            if key in IGNORED_RESOURCES:
-                continue
+        keys = [key for key in store.resources() if key not in IGNORED_RESOURCES]
+        # every object's namespace first, so that a dependent listed before its owner is
+        # checked as one listed after it (the real graph checks both orders)
+        for key in keys:
+            for obj in store.list(key):
+                self._index(obj)
+        for key in keys:
             for obj in store.list(key):
                 self._observed(key, _nothing_before, obj)
 
@@ -88,7 +105,14 @@ class GarbageCollector:
         if event.type == "DELETED":
             self._deleted(event.obj)
         else:
+            if event.type == "ADDED":
+                self._index(event.obj)
             self._observed(event.resource, lambda: event.prev, event.obj)
+
+    def _index(self, obj: Obj) -> None:
+        meta = obj["metadata"]
+        if meta.get("namespace"):
+            self._namespace_of[str(meta.get("uid", ""))] = meta["namespace"]
 
     def _observed(self, key: str, before: Callable[[], Obj | None], obj: Obj) -> None:
         """``before()`` gives the object as it was: decoded from its stored JSON only when
@@ -105,6 +129,7 @@ class GarbageCollector:
         if changes.added:
             # verify the new owners exist (the real graph adds "virtual" owner nodes)
             self.queue.add(("delete", uid))
+            self._check_owner_namespaces(key, obj, changes)
         self._unblocked_owners(changes)
         if not meta.get("deletionTimestamp"):
             return  # (neither deletion below can have started)
@@ -116,6 +141,27 @@ class GarbageCollector:
                 self.queue.add(("delete", dependent))
             self.queue.add(("delete", uid))
 
+    def _check_owner_namespaces(self, key: str, obj: Obj, changes: LinkChanges) -> None:
+        """addDependentToOwners: the first added reference to an object observed in another
+        namespace (a namespaced owner) is reported; owners not seen yet are not."""
+        meta = obj["metadata"]
+        namespace = meta.get("namespace") or ""
+        added = {link.uid for link in changes.added}
+        for ref in meta.get("ownerReferences") or []:
+            if not isinstance(ref, dict) or ref.get("uid") not in added:
+                continue
+            owner_namespace = self._namespace_of.get(str(ref.get("uid")))
+            if owner_namespace is not None and owner_namespace != namespace:
+                rt = self._types.for_object(key, obj)
+                if rt is None:
+                    return
+                report = invalid_namespace_event(
+                    obj, rt.api_version, rt.kind, ref, self._rest.clock(),
+                    self._event_names(meta["name"]))
+                self._reports[report["metadata"]["name"]] = report
+                self.queue.add(("report", report["metadata"]["name"]))
+                return
+
     def _unblocked_owners(self, changes: LinkChanges) -> None:
         """Owners waiting for their dependents may be done when a blocking reference goes."""
         for link in (*(r for r in changes.removed if r.block), *changes.unblocked):
@@ -125,6 +171,7 @@ class GarbageCollector:
     def _deleted(self, obj: Obj) -> None:
         uid = str(obj["metadata"].get("uid", ""))
         self._unresolved.discard(uid)
+        self._namespace_of.pop(uid, None)
         links = self.graph.forget(uid)
         for dependent in self.graph.dependents(uid):
             self.queue.add(("delete", dependent))
@@ -142,6 +189,8 @@ class GarbageCollector:
         action, uid = item
         if action == "orphan":
             self._orphan_dependents(uid)
+        elif action == "report":
+            self._record(uid)
         else:
             self._attempt_to_delete(uid)
 
@@ -247,6 +296,18 @@ class GarbageCollector:
         self._remove_finalizer(location, uid, FINALIZER_ORPHAN)
 
     # -- writes (as kube-controller-manager) -----------------------------------------------
+    def _record(self, name: str) -> None:
+        """Write a queued Event; one the server refuses is dropped (the recorder logs it)."""
+        event = self._reports.pop(name, None)
+        if event is None:
+            return
+        events = self._registry.require("", "v1", "events")
+        try:
+            self._rest.create(events, event["metadata"]["namespace"], Decoded(event),
+                              controller_write())
+        except StatusError as err:
+            log.info("event_dropped reason=%s name=%s error=%s", event["reason"], name, err)
+
     def _delete(self, rt: ResourceType, location: Location, uid: str, policy: str) -> None:
         options = DeleteOptions(propagation_policy=policy, precondition_uid=uid)
         try:

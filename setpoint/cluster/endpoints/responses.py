@@ -53,8 +53,8 @@ def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
     return resp
 
 
-def status_response(err: StatusError) -> Response:
-    resp = json_response(err.to_status(), err.code)
+def status_response(err: StatusError, warnings: list[str] | None = None) -> Response:
+    resp = json_response(err.to_status(), err.code, warnings=warnings)
     if err.retry_after is not None and err.code in (429, 503, 504):
         resp.set_header("Retry-After", str(err.retry_after))
     if err.code == 413:

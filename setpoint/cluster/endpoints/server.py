@@ -470,19 +470,29 @@ class Handler:
                 # then store.go DeleteCollection lists, in pages (the watch cache or etcd)
                 await self.api.freshness.wait_until_fresh(
                     cache_wait_revision(delete_collection_page(lopts)))
-                out, warnings = await self._admitted(request, rt, lambda _: (
-                    rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
+                # the Job registry's warning is recorded before the store's DeleteCollection
+                # runs (pkg/registry/batch/job/storage/storage.go): its failures carry it too
+                warned = delete_warnings(rt, dopts)
+                try:
+                    out, warnings = await self._admitted(request, rt, lambda _: (
+                        rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
+                except StatusError as err:
+                    return status_response(err, warned)
                 return render_deleted(rt, out, with_table_options(media, query), 200,
-                                      delete_warnings(rt, dopts) + warnings)
+                                      warned + warnings)
             dopts = await delete_options(request, rt, query)
             if rp.subresource:
                 raise errors.method_not_supported(f"{rt.resource}/{rp.subresource}", "delete",
                                                   rt.group)
             name = rp.name
-            (code, out), warnings = await self._admitted(
-                request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
+            warned = delete_warnings(rt, dopts)  # (as above, before the store's Delete)
+            try:
+                (code, out), warnings = await self._admitted(
+                    request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
+            except StatusError as err:
+                return status_response(err, warned)
             return render_deleted(rt, out, with_table_options(media, query), code,
-                                  delete_warnings(rt, dopts) + warnings)
+                                  warned + warnings)
         raise errors.method_not_allowed()
 
     async def _virtual(self, request: Request, rt: ResourceType,

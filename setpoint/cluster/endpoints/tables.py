@@ -194,7 +194,12 @@ def cell_for_json_value(column_type: str, value: Any, now: datetime) -> Any:
     if column_type == "number":
         if isinstance(value, bool):
             return None
-        return float(value) if isinstance(value, int | float) else None
+        if not isinstance(value, int | float):
+            return None
+        number = float(value)
+        # a float64 cell: encoding/json writes one with no fraction without any ("2", not
+        # "2.0"), as a JSON integer is written
+        return int(number) if number.is_integer() and abs(number) < 2**63 else number
     if column_type == "boolean":
         return value if isinstance(value, bool) else None
     if column_type == "date":

@@ -142,6 +142,31 @@ async def test_job_v1_delete_orphans_by_default_and_warns(module_api: API, ns: s
     assert [item["metadata"]["name"] for item in out["items"]] == ["j1"]
 
 
+async def test_job_delete_warning_comes_with_the_error_answers_too(
+        module_api: API, ns: str) -> None:
+    """The Job registry's Delete and DeleteCollection record deleteOptionWarnings before they
+    call the store (pkg/registry/batch/job/storage/storage.go), and the warning recorder
+    writes the header as it is recorded (staging/src/k8s.io/apiserver/pkg/endpoints/filters/
+    warning.go): a 404 or a failed precondition's 409 carries it as well; a malformed body,
+    refused before the registry is called (handlers/delete.go), does not."""
+    jobs = f"/apis/batch/v1/namespaces/{ns}/jobs"
+    status, out, warnings = await _delete_with_warnings(module_api, f"{jobs}/absent")
+    assert (status, out["reason"], warnings) == (404, "NotFound", [JOB_WARNING]), out
+    status, job = await module_api.post(jobs, {"metadata": {"name": "j"}, "spec": {
+        "suspend": True, "template": {"spec": {"restartPolicy": "Never", "containers": [
+            {"name": "c", "image": "i"}]}}}})
+    assert status == 201, job
+    status, out, warnings = await _delete_with_warnings(
+        module_api, f"{jobs}/j", {"preconditions": {"uid": "not-the-uid"}})
+    assert (status, out["reason"], warnings) == (409, "Conflict", [JOB_WARNING]), out
+    status, out, warnings = await _delete_with_warnings(
+        module_api, f"{jobs}/j", {"propagationPolicy": "Sideways"})
+    assert (status, warnings) == (422, []), out
+    status, out, warnings = await _delete_with_warnings(
+        module_api, f"{jobs}/absent", {"propagationPolicy": "Background"})
+    assert (status, warnings) == (404, []), out
+
+
 @pytest.mark.parametrize("path", ["/api/v1/namespaces/{ns}/events",
                                   "/apis/events.k8s.io/v1/namespaces/{ns}/events"])
 @pytest.mark.parametrize("policy", ["Orphan", "Foreground"])
