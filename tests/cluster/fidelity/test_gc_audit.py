@@ -157,3 +157,88 @@ async def test_number_printer_column_writes_whole_numbers_as_go_does(module_api:
     table = json.loads(raw, parse_float=lambda text: f"float:{text}")
     cells = {row["cells"][0]: row["cells"][1] for row in table["rows"]}
     assert cells == {"whole": 2, "fraction": "float:2.5", "large": 3000000000000000}
+
+
+@pytest.mark.parametrize("policy", ["Orphan", "Foreground", "Background"])
+async def test_delete_collection_by_label_propagates_to_each_owner_s_dependents(
+        module_api: API, two_namespaces: tuple[str, str], policy: str) -> None:
+    """store.go DeleteCollection lists the selected objects and deletes each as its own
+    DELETE with a copy of the options (each gets the policy's finalizer: orphan, or
+    foregroundDeletion while blocking dependents remain), answering with the list as read
+    before the deletions; the garbage collector (garbagecollector.go attemptToOrphan /
+    attemptToDeleteItem) then orphans or deletes each owner's dependents. Objects the
+    selector does not name, and their dependents, are untouched."""
+    here, _ = two_namespaces
+    cms = f"{NAMESPACES}/{here}/configmaps"
+    count = 25
+    for i in range(count + 3):
+        chosen = "yes" if i < count else "no"
+        status, owner = await module_api.post(cms, {"metadata": {
+            "name": f"{policy.lower()}-o{i}", "labels": {"sel": f"{policy}-{chosen}"}}})
+        assert status == 201, owner
+        status, dep = await module_api.post(cms, {"metadata": {
+            "name": f"{policy.lower()}-d{i}", "ownerReferences": [
+                {**_ref({**owner, "kind": "ConfigMap"}), "blockOwnerDeletion": True}]}})
+        assert status == 201, dep
+    status, out = await module_api.delete(f"{cms}?labelSelector=sel%3D{policy}-yes",
+                                          {"propagationPolicy": policy})
+    assert status == 200, out
+    assert out["kind"] == "ConfigMapList"
+    assert sorted(i["metadata"]["name"] for i in out["items"]) == sorted(
+        f"{policy.lower()}-o{i}" for i in range(count))
+    assert not any(i["metadata"].get("deletionTimestamp") or i["metadata"].get("finalizers")
+                   for i in out["items"])
+
+    async def settled() -> dict[str, Any] | None:
+        status, listed = await module_api.get(cms)
+        assert status == 200, listed
+        names = {i["metadata"]["name"]: i for i in listed["items"]
+                 if i["metadata"]["name"].startswith(f"{policy.lower()}-")}
+        if any(f"{policy.lower()}-o{i}" in names for i in range(count)):
+            return None
+        if policy != "Orphan" and any(f"{policy.lower()}-d{i}" in names for i in range(count)):
+            return None
+        if policy == "Orphan" and any(names[f"{policy.lower()}-d{i}"]["metadata"].get(
+                "ownerReferences") for i in range(count)):
+            return None
+        return names
+
+    names = await wait_for(settled)
+    for i in range(count, count + 3):
+        assert names[f"{policy.lower()}-o{i}"]
+        assert names[f"{policy.lower()}-d{i}"]["metadata"]["ownerReferences"]
+    if policy == "Orphan":
+        assert all(f"{policy.lower()}-d{i}" in names for i in range(count))
+
+
+async def test_owners_absent_or_of_another_uid_are_dangling(
+        module_api: API, two_namespaces: tuple[str, str]) -> None:
+    """garbagecollector.go isDangling: an owner not found, or found with another uid, is
+    dangling; attemptToDeleteItem deletes a dependent none of whose owners is solid, and
+    from one that still has a solid owner removes only the dangling references (its
+    deleteOwnerRefJSONMergePatch)."""
+    here, _ = two_namespaces
+    cms = f"{NAMESPACES}/{here}/configmaps"
+    status, live = await module_api.post(cms, {"metadata": {"name": "live"}})
+    assert status == 201, live
+    live = {**live, "kind": "ConfigMap"}
+    never = {"apiVersion": "v1", "kind": "ConfigMap", "name": "never",
+             "uid": "00000000-0000-0000-0000-00000000abcd"}
+    other_uid = {**_ref(live), "uid": "00000000-0000-0000-0000-00000000dcba"}
+    for name, refs in (("d-never", [never]), ("d-other-uid", [other_uid]),
+                       ("d-mixed", [never, _ref(live), other_uid])):
+        status, out = await module_api.post(cms, {"metadata": {"name": name,
+                                                               "ownerReferences": refs}})
+        assert status == 201, out
+
+    async def settled() -> dict[str, Any] | None:
+        gone = all([(await module_api.get(f"{cms}/{n}"))[0] == 404
+                    for n in ("d-never", "d-other-uid")])
+        status, mixed = await module_api.get(f"{cms}/d-mixed")
+        assert status == 200, mixed
+        refs = mixed["metadata"]["ownerReferences"]
+        return mixed if gone and len(refs) == 1 else None
+
+    mixed = await wait_for(settled)
+    assert mixed["metadata"]["ownerReferences"] == [_ref(live)]
+    assert (await module_api.get(f"{cms}/live"))[0] == 200
