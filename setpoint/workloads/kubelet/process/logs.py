@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import io
 import os
 import shutil
 import time
@@ -31,7 +32,6 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
 
 MAX_LINE = 16 * 1024  # containerd's default max_container_log_line_size
 MAX_SIZE = 10 * 1024 * 1024  # the kubelet's containerLogMaxSize default (10Mi)
@@ -118,7 +118,7 @@ def rotated_logs(path: Path) -> list[Path]:
                   if not p.name.endswith(TMP_SUFFIX))
 
 
-def _open_log(path: Path) -> BinaryIO:
+def _open_log(path: Path) -> io.BufferedIOBase:
     return gzip.open(path, "rb") if path.name.endswith(COMPRESS_SUFFIX) else path.open("rb")
 
 
@@ -220,7 +220,7 @@ async def _follow(path: Path, offset: int, running: asyncio.Event | None,
     kubelet's ``waitLogs`` reopens a rotated log)."""
     pending = b""
     last = ""  # the time of the last line yielded: where the next file starts after it
-    fh: BinaryIO = path.open("rb")
+    fh: io.BufferedIOBase = path.open("rb")
     try:
         fh.seek(offset)
         while True:

@@ -45,6 +45,7 @@ from setpoint.workloads.kubelet.process.sandbox import (
     ProcessSandbox,
     write_dns_files,
 )
+from setpoint.workloads.kubelet.process.shim import STOP_CONTAINER
 from setpoint.workloads.kubelet.process.terminal import Terminal
 from setpoint.workloads.kubelet.process.volumes import VolumeError, VolumeSources
 from setpoint.workloads.kubelet.runtime import (
@@ -313,7 +314,7 @@ class ProcessRuntime:
                 container.argv, **stdio, env=container.env, cwd=container.cwd,
                 preexec_fn=spawn.preexec(container.binds, self.isolate,
                                          tty=terminal.slave if terminal else None,
-                                         death_signal=spawn.STOP_CONTAINER),
+                                         death_signal=STOP_CONTAINER),
                 limit=LOG_READ_LIMIT)
         except (OSError, subprocess.SubprocessError) as exc:
             if terminal is not None:
