@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
 import os
 from pathlib import Path
 from typing import Any
@@ -244,18 +245,22 @@ async def test_a_container_that_cannot_be_created_yet_is_retried_under_restart_p
 async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
         tmp_path: Path) -> None:
     """A chatty container's log stays bounded: rotated at ``containerLogMaxSize`` into
-    ``<log>.<timestamp>``, at most ``containerLogMaxFiles`` files, the oldest removed first;
+    ``<log>.<timestamp>``, at most ``containerLogMaxFiles`` files, the oldest removed first,
+    every rotated file gzip-compressed (``<log>.<timestamp>.gz``) but the newest;
     `kubectl logs` serves the current file and `kubectl logs -f` goes on across rotations,
-    and stops being served once kubectl hangs up (pkg/kubelet/logs/container_log_manager.go:
-    rotateLog, removeExcessLogs, rotateLatestLog; kuberuntime/logs/logs.go ReadLogs, whose
-    follow ends with its request's context, and waitLogs)."""
+    and stops being served once kubectl hangs up; `--previous` serves the previous
+    instance's log (pkg/kubelet/logs/container_log_manager.go: rotateLog, removeExcessLogs,
+    compressLog, rotateLatestLog; kuberuntime/logs/logs.go ReadLogs, whose follow ends with
+    its request's context, and waitLogs)."""
     need("sh", "busybox")
-    gate = tmp_path / "gate"
+    gate, again = tmp_path / "gate", tmp_path / "again"
     extra = {"kubelet.container-log-max-size": "2Ki", "kubelet.container-log-max-files": "3"}
     async with process_env(tmp_path, FAST, extra=extra) as env:
-        await env.run(shell_pod("chatty", f"echo start; until [ -e {gate} ]; do sleep 0.1; "
-                                          "done; i=0; while [ $i -lt 400 ]; do echo line-$i; "
-                                          "i=$((i+1)); done; echo last; sleep 3600"))
+        await env.run(shell_pod("chatty", f"if [ -e {again} ]; then echo again; exec sleep "
+                                          f"3600; fi; echo start; until [ -e {gate} ]; do "
+                                          "sleep 0.1; done; i=0; while [ $i -lt 400 ]; do "
+                                          "echo line-$i; i=$((i+1)); done; echo last; "
+                                          f"until [ -e {again} ]; do sleep 0.1; done"))
         await env.until("chatty", ready)
         [current] = runtime_of(env).log_paths("default", "chatty", "app")
         kubectl = Kubectl(env, tmp_path, None)
@@ -278,12 +283,23 @@ async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(
         numbers = [int(line.removeprefix("line-")) for line in followed[:-1]]
         assert numbers[0] == 0 and numbers == sorted(set(numbers)), followed
         files = sorted(current.parent.iterdir())
-        assert 2 <= len(files) <= 3, files
+        assert len(files) == 3, files
         assert all(f.name.startswith("0.log") and f.stat().st_size < 2048 + 64 for f in files)
         assert all(f.stat().st_mode & 0o777 == 0o600 for f in files)
+        [compressed, newest] = sorted(set(files) - {current})
+        assert compressed.name.endswith(".gz") and not newest.name.endswith(".gz"), files
+        assert compressed.name.removesuffix(".gz") < newest.name
+        for line in gzip.decompress(compressed.read_bytes()).decode().splitlines():
+            assert line.split(" ")[1:3] == ["stdout", "F"] and "line-" in line, line
         out = await kubectl.ok("logs", "chatty")
         assert out.endswith("line-399\nlast\n") and "line-0\n" not in out
         assert await kubectl.ok("logs", "chatty", "--tail=1") == "last\n"
+        again.touch()  # the container ends; its next instance only says so
+        await env.until("chatty", lambda p: ready(p) and statuses(p)["app"]["restartCount"] == 1)
+        previous = await kubectl.ok("logs", "chatty", "--previous")
+        assert previous.endswith("line-399\nlast\n") and "line-0\n" not in previous
+        await wait_for(lambda: current.with_name("1.log").read_bytes().endswith(b"again\n"))
+        assert await kubectl.ok("logs", "chatty") == "again\n"
 
 
 async def test_a_command_not_found_ends_the_container_start_error_as_containerd_says(

@@ -7,19 +7,26 @@ kubelet keeps the current and the previous instance (``--previous``).
 
 A log is bounded as the kubelet's container log manager bounds it
 (pkg/kubelet/logs/container_log_manager.go, ``containerLogMaxSize`` 10Mi and
-``containerLogMaxFiles`` 5): once the file reaches the size it is renamed
-``<log>.<timestamp>`` and a new one started, keeping at most ``max_files - 1`` rotated
-files (the oldest removed first); reads serve the current file, as the kubelet's
-``ReadLogs`` does, and a follow moves on to the new file. Differences: the size is checked
-as lines are written (the kubelet looks every 10 s, so its files overshoot), the timestamp
-has microseconds (so two rotations in a second keep their order), and rotated files are
-not gzip-compressed.
+``containerLogMaxFiles`` 5): once the file reaches the size, ``rotateLog`` removes what
+an earlier rotation left half done (``<log>.*.tmp``, a file whose ``.gz`` exists), removes
+the oldest rotated files past ``max_files - 2``, gzip-compresses the rotated files left
+(``compressLog``: ``<file>.tmp`` renamed ``<file>.gz``, the file's mode kept) and renames the
+current file ``<log>.<timestamp>``, left uncompressed (``rotateLatestLog``), and a new one
+is started. Reads serve the current file, as the kubelet's ``ReadLogs`` does (so
+``--previous``, the previous instance's own current file, is never compressed), and a
+follow moves on through the rotated files to the new one. Differences: the size is checked
+as lines are written (the kubelet looks every 10 s, so its files overshoot), and the
+timestamp has microseconds (so two rotations in a second keep their order).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gzip
+import io
 import os
+import shutil
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -29,6 +36,8 @@ from pathlib import Path
 MAX_LINE = 16 * 1024  # containerd's default max_container_log_line_size
 MAX_SIZE = 10 * 1024 * 1024  # the kubelet's containerLogMaxSize default (10Mi)
 MAX_FILES = 5  # containerLogMaxFiles
+COMPRESS_SUFFIX = ".gz"  # container_log_manager.go compressSuffix
+TMP_SUFFIX = ".tmp"  # and tmpSuffix
 
 
 @dataclass(frozen=True)
@@ -62,9 +71,19 @@ class LogWriter:
             self._rotate()
 
     def _rotate(self) -> None:
-        rotated = rotated_logs(self.path)
-        for old in rotated[:max(0, len(rotated) - (self.policy.max_files - 2))]:
+        rotated = []
+        for log in sorted(self.path.parent.glob(f"{self.path.name}.*")):
+            if log.name.endswith(TMP_SUFFIX) or \
+                    log.with_name(log.name + COMPRESS_SUFFIX).exists():
+                log.unlink(missing_ok=True)  # cleanupUnusedLogs: an interrupted rotation's
+            else:
+                rotated.append(log)
+        excess = max(0, len(rotated) - (self.policy.max_files - 2))
+        for old in rotated[:excess]:
             old.unlink(missing_ok=True)  # oldest first: a reader of the newest goes on
+        for log in rotated[excess:]:
+            if not log.name.endswith(COMPRESS_SUFFIX):
+                _compress_log(log)
         stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S.%f")
         os.rename(self.path, self.path.with_name(f"{self.path.name}.{stamp}"))
         os.close(self._fd)
@@ -76,9 +95,31 @@ class LogWriter:
             self._fd = -1
 
 
+def _compress_log(log: Path) -> None:
+    """compressLog: gzip ``log`` into ``<log>.tmp``, rename it ``<log>.gz``, remove ``log``
+    (a reader that has it open reads on)."""
+    tmp = log.with_name(log.name + TMP_SUFFIX)
+    try:
+        mode = log.stat().st_mode & 0o777
+        with log.open("rb") as source, \
+                os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode), "wb") \
+                as target, gzip.GzipFile(filename="", mode="wb", fileobj=target) as packed:
+            shutil.copyfileobj(source, packed)
+        os.rename(tmp, log.with_name(log.name + COMPRESS_SUFFIX))
+        log.unlink()
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 def rotated_logs(path: Path) -> list[Path]:
-    """The rotated files of a log, oldest first (GetAllLogs without the current one)."""
-    return sorted(path.parent.glob(f"{path.name}.*"))
+    """The rotated files of a log, oldest first, compressed or not (GetAllLogs without the
+    current one and without a compression's temporary file)."""
+    return sorted(p for p in path.parent.glob(f"{path.name}.*")
+                  if not p.name.endswith(TMP_SUFFIX))
+
+
+def _open_log(path: Path) -> io.BufferedIOBase:
+    return gzip.open(path, "rb") if path.name.endswith(COMPRESS_SUFFIX) else path.open("rb")
 
 
 def rfc3339nano(ts: float) -> str:
@@ -175,10 +216,11 @@ async def read_log(path: Path, opts: LogOptions, running: asyncio.Event | None =
 async def _follow(path: Path, offset: int, running: asyncio.Event | None,
                   gone: Callable[[], bool] | None = None) -> AsyncIterator[bytes]:
     """Each line (without its newline) written to the log after ``offset``, while
-    ``running``; on a rotation, the rest of the old file then the new one (as the
+    ``running``; on a rotation, the rest of the old file then the next ones (as the
     kubelet's ``waitLogs`` reopens a rotated log)."""
     pending = b""
-    fh = path.open("rb")
+    last = ""  # the time of the last line yielded: where the next file starts after it
+    fh: io.BufferedIOBase = path.open("rb")
     try:
         fh.seek(offset)
         while True:
@@ -187,17 +229,19 @@ async def _follow(path: Path, offset: int, running: asyncio.Event | None,
                 pending += chunk
                 *whole, pending = pending.split(b"\n")
                 for line in whole:
+                    last = line.split(b" ", 1)[0].decode(errors="replace")
                     yield line
                 continue
             if _rotated(path, fh.fileno()):
                 chunk = fh.read()  # what came between the last read and the rename
                 done = os.fstat(fh.fileno()).st_ino
                 fh.close()
-                fh = _next_log(path, done).open("rb")
                 pending += chunk
                 *whole, pending = pending.split(b"\n")
                 for line in whole:
+                    last = line.split(b" ", 1)[0].decode(errors="replace")
                     yield line
+                fh = _open_log(_next_log(path, done, last))
                 continue
             if running is None or not running.is_set() or (gone is not None and gone()):
                 return
@@ -208,22 +252,27 @@ async def _follow(path: Path, offset: int, running: asyncio.Event | None,
         fh.close()
 
 
-def _next_log(path: Path, done: int) -> Path:
-    """The file written after the one (inode ``done``) a follower finished: the next
-    rotated file, else the current one. Rotations here come as fast as lines are written,
-    so a follower may find several; one that was removed meanwhile was the oldest, so
-    every rotated file left is newer."""
+def _next_log(path: Path, done: int, last: str) -> Path:
+    """The file written after the one (inode ``done``) a follower finished, whose last
+    line was written at ``last``: the next rotated file, else the current one. Rotations
+    here come as fast as lines are written, so a follower may find several, and the file
+    it finished may be compressed or removed meanwhile: then the next is the first whose
+    first line is later than ``last`` (the times are fixed-width, so they compare as
+    strings); one removed meanwhile was the oldest."""
     rotated = rotated_logs(path)
-    inodes = []
+    for index, candidate in enumerate(rotated):
+        with contextlib.suppress(FileNotFoundError):
+            if candidate.stat().st_ino == done:
+                return rotated[index + 1] if index + 1 < len(rotated) else path
     for candidate in rotated:
         try:
-            inodes.append(candidate.stat().st_ino)
-        except FileNotFoundError:
-            inodes.append(-1)
-    if done in inodes:
-        later = rotated[inodes.index(done) + 1:]
-        return later[0] if later else path
-    return rotated[0] if rotated else path
+            with _open_log(candidate) as fh:
+                first = fh.readline().split(b" ", 1)[0].decode(errors="replace")
+        except (OSError, EOFError):
+            continue  # removed meanwhile (the oldest), or being written as we looked
+        if first > last:
+            return candidate
+    return path
 
 
 def _rotated(path: Path, fd: int) -> bool:

@@ -12,9 +12,10 @@ its group's:
   rate yet (metrics-server, too, reports a container only from its second scrape): its CPU
   reads 0 until the next window; an average since the start would make a young process
   look busy.
-- Memory: the sum of the members' resident set sizes. Pages shared between members count
-  once per member, which overstates a forking server a little; a cgroup's working set would
-  count them once.
+- Memory: the sum of the members' resident set sizes, but for the group's leader, the
+  container's shim (.shim), which is ours rather than the program's. Pages shared between
+  members count once per member, which overstates a forking server a little; a cgroup's
+  working set would count them once.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ def sample_groups(groups: Collection[int], proc: Path = PROC) -> dict[int, Group
             continue
         cpu, rss = totals.get(group, (0, 0))
         cpu += sum(int(f) for f in fields[_UTIME:_CSTIME + 1])
-        rss += int(fields[_RSS]) * PAGE_SIZE
+        if int(entry.name) != group:  # the leader is the container's shim, not its program
+            rss += int(fields[_RSS]) * PAGE_SIZE
         totals[group] = (cpu, rss)
     return {group: GroupSample(*values) for group, values in totals.items()}
 

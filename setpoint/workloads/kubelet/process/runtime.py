@@ -45,6 +45,7 @@ from setpoint.workloads.kubelet.process.sandbox import (
     ProcessSandbox,
     write_dns_files,
 )
+from setpoint.workloads.kubelet.process.shim import STOP_CONTAINER
 from setpoint.workloads.kubelet.process.terminal import Terminal
 from setpoint.workloads.kubelet.process.volumes import VolumeError, VolumeSources
 from setpoint.workloads.kubelet.runtime import (
@@ -309,10 +310,11 @@ class ProcessRuntime:
              else asyncio.subprocess.DEVNULL,
              "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.PIPE})
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *container.argv, **stdio, env=container.env, cwd=container.cwd,
+            proc = await spawn.start_container_process(
+                container.argv, **stdio, env=container.env, cwd=container.cwd,
                 preexec_fn=spawn.preexec(container.binds, self.isolate,
-                                         tty=terminal.slave if terminal else None),
+                                         tty=terminal.slave if terminal else None,
+                                         death_signal=STOP_CONTAINER),
                 limit=LOG_READ_LIMIT)
         except (OSError, subprocess.SubprocessError) as exc:
             if terminal is not None:
@@ -330,8 +332,7 @@ class ProcessRuntime:
         if self._closed:
             # the runtime began closing while this process was being created: it must not
             # outlive the runtime, and close() has already killed the ones it knew of
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
+            spawn.stop_container_processes(proc.pid)
             await proc.wait()
             if terminal is not None:
                 terminal.close()
@@ -447,6 +448,10 @@ class ProcessRuntime:
 
     def _signal(self, container: ProcessContainer, sig: signal.Signals) -> None:
         if container.proc is None or container.proc.returncode is not None:
+            return
+        if sig == signal.SIGKILL:
+            # not to the group: the shim must live to kill what left it (see .shim)
+            spawn.stop_container_processes(container.proc.pid)
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(container.proc.pid, sig)

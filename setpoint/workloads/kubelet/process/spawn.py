@@ -1,25 +1,29 @@
 """Starting container processes so that none outlives the cluster, each in its own mounts.
 
-Every container process leads its own session (``setsid``: its process group is the
-container, so one signal reaches everything it started), asks the kernel to kill it when
-its parent dies (``PR_SET_PDEATHSIG``), and, where we are root, gets a private mount
-namespace (``unshare(CLONE_NEWNS)``) in which its volumes are bind-mounted at their real
-``mountPath`` (``/etc/config`` exists for it and for nobody else).
+Every container runs under its shim (:mod:`.shim`, :func:`start_container_process`), which
+leads the container's session (``setsid``: its process group is the container, so one
+signal reaches everything it started), gets :data:`.shim.STOP_CONTAINER` when its parent
+dies (``PR_SET_PDEATHSIG``), and, where we are root, a private mount namespace
+(``unshare(CLONE_NEWNS)``) in which the program's volumes are bind-mounted at their real
+``mountPath`` (``/etc/config`` exists for it and for nobody else). The shim is a child
+subreaper: a child that daemonizes (double fork, ``setsid``) stays its descendant and
+dies when the container ends, root or not.
 
-``PR_SET_PDEATHSIG`` only covers the direct child: a shell's own children survive it. So a
-:class:`Reaper` process, started first, is told every container's process group; when the
-cluster process dies, however it dies (``kill -9`` included), the reaper's stdin reaches
-end-of-file and it kills each group it was told of, then exits.
+A :class:`Reaper` process, started first, is told every container's process group (the
+shim's pid); when the cluster process dies, however it dies (``kill -9`` included), the
+reaper's stdin reaches end-of-file and it asks each shim to stop its container, then
+kills what is left of each group.
 
-A child that daemonizes (``setsid``, ``setpgid``) leaves the group but not the container's
-mount namespace, which it inherits: as a PID namespace's end kills all its members
-(pid_namespaces(7)), the end of a container kills every process of its mount namespace
-(:func:`kill_mount_namespace`), and so does the reaper. A :class:`MountNamespace` holds the
-namespace open, so its identity (the nsfs inode) cannot pass to a new container meanwhile.
-"""
+As root, a daemon also stays in the container's mount namespace, which it inherits: as a
+PID namespace's end kills all its members (pid_namespaces(7)), the end of a container
+kills every process of its mount namespace (:func:`kill_mount_namespace`; this reaches
+what ``kubectl exec`` started there too), and so does the reaper. A
+:class:`MountNamespace` holds the namespace open, so its identity (the nsfs inode) cannot
+pass to a new container meanwhile."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ctypes
 import ctypes.util
@@ -33,6 +37,10 @@ import termios
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
+
+from setpoint.workloads.kubelet.process import shim
+from setpoint.workloads.kubelet.process.shim import STOP_CONTAINER
 
 PR_SET_PDEATHSIG = 1
 CLONE_NEWNS = 0x00020000
@@ -57,14 +65,16 @@ def _check(result: int, what: str) -> None:
 
 def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
             join_namespace_of: int | None = None, cwd: str = "",
-            tty: int | None = None) -> Callable[[], None]:
+            tty: int | None = None,
+            death_signal: int = signal.SIGKILL) -> Callable[[], None]:
     """The function run in the child between fork and exec (no Python threads there);
-    ``tty`` becomes the new session's controlling terminal (``exec -t``)."""
+    ``tty`` becomes the new session's controlling terminal (``exec -t``); the child gets
+    ``death_signal`` when we die (a container's shim: :data:`.shim.STOP_CONTAINER`)."""
     def setup() -> None:
         os.setsid()
         if tty is not None:
             fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        _libc.prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0)
         if join_namespace_of is not None:
             fd = os.open(f"/proc/{join_namespace_of}/ns/mnt", os.O_RDONLY)
             _check(_libc.setns(fd, CLONE_NEWNS), "setns")
@@ -216,6 +226,50 @@ class MountNamespace:
             self._fd = None
 
 
+def stop_container_processes(shim: int) -> None:
+    """Have a container's shim kill all of the container (see :mod:`.shim`); SIGCONT, as
+    a paused (stopped) shim would not act on it before."""
+    for sig in (STOP_CONTAINER, signal.SIGCONT):
+        with contextlib.suppress(OSError):
+            os.kill(shim, sig)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (not gone, not a zombie waiting to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            raw = stat.read()
+    except OSError:
+        return False
+    return raw[raw.rfind(b")") + 2:][:1] != b"Z"
+
+
+async def start_container_process(argv: Sequence[str], preexec_fn: Callable[[], None],
+                                  **options: Any) -> asyncio.subprocess.Process:
+    """Start ``argv`` under its shim (see :mod:`.shim`); the returned process is the
+    shim's, which leads the container's group and ends as the program ends. Raises the
+    ``OSError`` of a program that cannot be executed, as ``create_subprocess_exec``
+    would for the program itself."""
+    status_read, status_write = os.pipe()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-I", "-S", shim.__file__, str(os.getpid()), str(status_write),
+            "--", *argv, preexec_fn=preexec_fn, pass_fds=(status_write,), **options)
+    except BaseException:
+        os.close(status_read)
+        raise
+    finally:
+        os.close(status_write)
+    with os.fdopen(status_read, "rb") as status:
+        # the shim writes before it ends or closes the pipe as its program starts: quick
+        word = await asyncio.to_thread(status.read)
+    if word:
+        await proc.wait()
+        errno = int(word)
+        raise OSError(errno, os.strerror(errno), argv[0])
+    return proc
+
+
 _REAPER = r"""
 signal.signal(signal.SIGINT, signal.SIG_IGN)
 signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -229,6 +283,14 @@ for line in sys.stdin:
     elif word:
         # open at once: the namespace stays this container's while we hold it
         groups[int(word)] = MountNamespace(int(word))
+# each group is led by its container's shim: it kills the whole container (its death
+# signal has told it already; this is for a shim that missed it), then we make sure
+for pgid in groups:
+    stop_container_processes(pgid)
+deadline = time.monotonic() + 10
+for pgid in groups:
+    while alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.01)
 for pgid in groups:
     try:
         os.killpg(pgid, signal.SIGKILL)
@@ -243,8 +305,10 @@ def _reaper_source() -> str:
     """The reaper's program: this module's namespace helpers and the loop above (it
     imports nothing of ours, so it starts fast and without the project's imports)."""
     helpers = "\n\n".join(inspect.getsource(f) for f in (
-        _namespace_members, kill_mount_namespace, MountNamespace))
-    header = "from __future__ import annotations\nimport contextlib, os, signal, sys, time\n"
+        _namespace_members, kill_mount_namespace, MountNamespace, stop_container_processes,
+        alive))
+    header = ("from __future__ import annotations\nimport contextlib, os, signal, sys, time\n"
+              f"STOP_CONTAINER = {int(STOP_CONTAINER)}\n")
     return header + helpers + _REAPER
 
 
