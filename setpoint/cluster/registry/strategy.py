@@ -23,6 +23,7 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 from setpoint.cluster.registry.validation_discovery import drop_topology_on_v1
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_services import service_warnings
 from setpoint.cluster.registry.warnings_storage import (
     persistent_volume_claim_warnings,
     persistent_volume_warnings,
@@ -365,13 +366,20 @@ class DaemonSetStrategy(WorkloadStrategy):
 class ServiceStrategy(Strategy):
     """Services: an update to a type other than LoadBalancer clears the load balancer status
     (pkg/registry/core/service/strategy.go dropTypeDependentFields; the allocation-related
-    part of it is the allocator's, setpoint/cluster/admission/services.py)."""
+    part of it is the allocator's, setpoint/cluster/admission/services.py); a valid write
+    draws pkg/api/service/warnings.go's warnings."""
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         if (new.get("spec") or {}).get("type") != "LoadBalancer":
             status = new.get("status")
             new["status"] = {**(status if isinstance(status, dict) else {}), "loadBalancer": {}}
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return service_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return service_warnings(new)
 
 
 class PersistentVolumeStrategy(Strategy):
