@@ -28,6 +28,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("setpoint.workloads.controllers.cronjob", "controllers"),
     ("setpoint.workloads.controllers.ttlafterfinished", "controllers"),
     ("setpoint.workloads.controllers.endpoints", "controllers"),
+    ("setpoint.workloads.controllers.endpointslicemirroring", "controllers"),
     ("setpoint.workloads.controllers.volumes", "controllers"),
     ("setpoint.workloads.controllers.disruption", "controllers"),
     ("setpoint.workloads.controllers.horizontal", "controllers"),
