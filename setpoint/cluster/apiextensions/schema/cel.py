@@ -21,13 +21,15 @@ from celpy.evaluation import CELEvalError
 
 from setpoint.machinery.errors import Cause
 
+from . import celoptional
 from . import fielderrors as fe
 from .celcheck import Checker, CheckError, ParseTree, ProgramError, T, check, type_of_schema
 from .cellib import FUNCTIONS, error_text, to_cel
+from .celoptional import OptionalValue
+from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded, KubernetesRunner
 from .fieldpath import valid_field_path
 from .openapi import MISSING
 
-PER_CALL_LIMIT = 1_000_000
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
 
@@ -38,33 +40,13 @@ def _environment() -> celpy.Environment:
     """The CEL environment, built on first use: building it compiles celpy's grammar
     (0.1-0.5 s of CPU), which a server whose CRDs declare no rules never needs; it used to
     be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up)."""
-    return celpy.Environment()
-
-
-class OptionalValue:
-    """``oldSelf`` under ``optionalOldSelf``: ``hasValue()``, ``value()``, ``orValue(x)``."""
-
-    def __init__(self, value: Any = MISSING) -> None:
-        self._value = value
-
-    def has_value(self) -> bool:
-        return self._value is not MISSING
-
-    def get(self) -> Any:
-        if self._value is MISSING:
-            raise ValueError("optional.none() dereference")
-        return self._value
-
-    def or_value(self, default: Any) -> Any:
-        return default if self._value is MISSING else self._value
+    return celpy.Environment(runner_class=KubernetesRunner)
 
 
 _RUNTIME_FUNCTIONS: dict[str, Any] = {
     **FUNCTIONS,
+    **celoptional.FUNCTIONS,
     "dyn": lambda v: v,
-    "hasValue": lambda o: celtypes.BoolType(o.has_value()),
-    "value": lambda o: o.get(),
-    "orValue": lambda o, d: o.or_value(d),
 }
 
 
@@ -85,7 +67,7 @@ class CompiledRule:
 
 def _parse(text: str) -> ParseTree:
     try:
-        return _environment().compile(text)
+        return celoptional.parse(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
         line = getattr(exc, "line", None) or 1
         column = getattr(exc, "column", None) or 1
@@ -113,7 +95,8 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     """Compile ``rule`` for a node of ``schema``; failures land in ``.error``."""
     out = CompiledRule(rule)
     self_type = type_of_schema(schema, root=root)
-    old_type = T("dyn") if rule.get("optionalOldSelf") else self_type
+    # compilation.go: under optionalOldSelf, oldSelf is declared optional_type(self's type)
+    old_type = T("optional", elem=self_type) if rule.get("optionalOldSelf") else self_type
     variables = {"self": self_type, "oldSelf": old_type}
     text = str(rule.get("rule") or "")
     try:
@@ -197,6 +180,13 @@ def _evaluate(program: Any, activation: dict[str, Any]) -> Any:
     return result
 
 
+@dataclass
+class _Run:
+    """One validation of an object: ``stopped`` once a rule exhausted its cost limit."""
+
+    stopped: bool = False
+
+
 class RuleSet:
     """The compiled rules of one schema, keyed by the identity of their schema node."""
 
@@ -221,13 +211,13 @@ class RuleSet:
 
     def validate(self, obj: Any, old: Any = MISSING, path: str = "") -> list[Cause]:
         """Evaluate every rule on ``obj`` (``old``: the stored object on update)."""
-        return self._walk(self.schema, obj, old, path, root=True)
+        return self._walk(self.schema, obj, old, path, _Run(), root=True)
 
-    def _walk(self, s: Mapping[str, Any], value: Any, old: Any, path: str,
+    def _walk(self, s: Mapping[str, Any], value: Any, old: Any, path: str, run: _Run,
               root: bool = False) -> list[Cause]:
-        if value is None:
+        if value is None or run.stopped:
             return []
-        errs = self._node(s, value, old, path, root)
+        errs = self._node(s, value, old, path, root, run)
         correlatable = s.get("x-kubernetes-map-type") != "atomic"
         if isinstance(value, dict):
             props = s.get("properties") or {}
@@ -238,7 +228,7 @@ class RuleSet:
                 if sub is None and isinstance(additional, Mapping):
                     sub = additional
                 if isinstance(sub, Mapping):
-                    errs += self._walk(sub, v, old_map.get(k, MISSING), fe.child(path, k))
+                    errs += self._walk(sub, v, old_map.get(k, MISSING), fe.child(path, k), run)
         elif isinstance(value, list) and isinstance(s.get("items"), Mapping):
             keys = list(s.get("x-kubernetes-list-map-keys") or [])
             is_map = s.get("x-kubernetes-list-type") == "map" and keys
@@ -250,11 +240,11 @@ class RuleSet:
                         if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys):
                             old_item = o
                             break
-                errs += self._walk(s["items"], item, old_item, fe.index(path, i))
+                errs += self._walk(s["items"], item, old_item, fe.index(path, i), run)
         return errs
 
     def _node(self, s: Mapping[str, Any], value: Any, old: Any, path: str,
-              root: bool) -> list[Cause]:
+              root: bool, run: _Run) -> list[Cause]:
         compiled = self.compiled.get(id(s))
         if not compiled:
             return []
@@ -279,6 +269,14 @@ class RuleSet:
                 continue
             try:
                 result = _evaluate(cr.program, activation)
+            except CostLimitExceeded:
+                # validation.go validateExpressions: the rule's evaluation is cancelled by
+                # cel.CostLimit(PerCallLimit) and no further rule of the object runs
+                errs.append(fe.invalid(path, stype, (
+                    f"'{COST_LIMIT_EXCEEDED}': no further validation rules will be run due "
+                    f"to call cost exceeds limit for rule: {_rule_error_string(cr.rule)}")))
+                run.stopped = True
+                return errs
             except Exception as exc:  # evaluation errors are rule failures, worded by cel-go
                 text = error_text(exc)
                 if text == "no such overload":

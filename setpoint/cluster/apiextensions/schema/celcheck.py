@@ -42,7 +42,7 @@ _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
             "ip", "isIP", "cidr", "isCIDR"}
-_BUILTIN_METHODS = {"hasValue", "value", "orValue",
+_BUILTIN_METHODS = {"hasValue", "value", "orValue", "or",
                     "contains", "startsWith", "endsWith", "matches", "size", "min",
                     "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
                     "getMonth", "getHours", "getMilliseconds", "getMinutes", "getSeconds"}
@@ -202,7 +202,7 @@ def _at(text: str, pos: int) -> _At:
 _CEL_NAMES = {"null": "null_type", "timestamp": "google.protobuf.Timestamp",
               "duration": "google.protobuf.Duration"}
 _PLAIN = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null", "timestamp",
-                    "duration", "list", "map"})
+                    "duration", "list", "map", "optional"})
 _NUMBERS = frozenset({"int", "uint", "double"})
 _SIZED = frozenset({"string", "bytes", "list", "map", "dyn"})
 _STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches", "lowerAscii",
@@ -242,6 +242,9 @@ def cel_type_name(t: T) -> str | None:
     if t.kind == "map":
         elem = cel_type_name(t.elem or T("dyn"))
         return None if elem is None else f"map(string, {elem})"
+    if t.kind == "optional":
+        elem = cel_type_name(t.elem or T("dyn"))
+        return None if elem is None else f"optional_type({elem})"
     return _CEL_NAMES.get(t.kind, t.kind)
 
 
@@ -251,7 +254,7 @@ def _unifies(a: T, b: T) -> bool:
         return True
     if a.kind != b.kind:
         return False
-    if a.kind in ("list", "map"):
+    if a.kind in ("list", "map", "optional"):
         return _unifies(a.elem or T("dyn"), b.elem or T("dyn"))
     return True
 
@@ -425,16 +428,38 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
 
     def list_lit(self, tree: ParseTree) -> T:
-        kids = self._kids(tree)
-        elems = [self.visit(e) for e in kids[0].children] if kids else []
+        kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
+        elems = [self._element(e) for e in kids[0].children] if kids else []
         elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
         return T("list", None, elem, float(len(elems)), self._sum(elems) + 1)
 
     def map_lit(self, tree: ParseTree) -> T:
-        kids = self._kids(tree)
-        parts = [self.visit(e) for e in kids[0].children] if kids else []
+        kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
+        parts: list[T] = []
+        for entry in kids[0].children if kids else []:
+            key_tree, value_tree = _rule(entry).children
+            optional = _rule(key_tree).data == "opt_elem"
+            parts.append(self.visit(_rule(key_tree).children[0] if optional else key_tree))
+            parts.append(self._element(lark.Tree("opt_elem", [value_tree],
+                                                 meta=_rule(value_tree).meta)
+                                       if optional else _rule(value_tree)))
         return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
                  float(len(parts) // 2), self._sum(parts) + 1)
+
+    def _element(self, tree: ParseTree) -> T:
+        """A list element or map value; ``?e`` must be optional and stands for its value
+        (cel-go checker.go checkCreateList/checkCreateMap)."""
+        if tree.data != "opt_elem":
+            return self.visit(tree)
+        inner = self.visit(_rule(tree.children[0]))
+        if inner.kind == "dyn":
+            return inner
+        if inner.kind != "optional":
+            name = cel_type_name(inner) or inner.kind
+            raise self.fail(_at(self.text, _expr_pos(self.text, tree.children[0])),
+                            f"expected type 'optional_type({name})' but found '{name}'")
+        e = inner.elem or T("dyn")
+        return T(e.kind, e.schema, e.elem, e.size, inner.cost, e.fields)
 
     def member_object(self, tree: ParseTree) -> T:
         raise self.fail(tree.children[0], "message construction is not supported")
@@ -450,7 +475,17 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         target = self.visit(_rule(target_tree))
         return self._select(target, name_token, target.cost + 1)
 
+    def member_dot_opt(self, tree: ParseTree) -> T:
+        target_tree, name_token = tree.children
+        target = self.visit(_rule(target_tree))
+        return _optional(self._select(target, name_token, target.cost + 1))
+
+    def member_index_opt(self, tree: ParseTree) -> T:
+        return _optional(self.member_index(tree))
+
     def _select(self, target: T, name_token: Any, cost: float) -> T:
+        if target.kind == "optional":  # cel-go: selection on optional(T) is optional
+            return _optional(self._select(target.elem or T("dyn"), name_token, cost))
         name = str(name_token)
         if target.kind == "object":
             if name not in target.fields:
@@ -469,6 +504,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     def member_index(self, tree: ParseTree) -> T:
         target = self.visit(_rule(tree.children[0]))
         index = self.visit(_rule(tree.children[1]))
+        if target.kind == "optional":  # indexing an optional(T) is optional
+            inner = target.elem or T("dyn")
+            e = inner.elem if inner.kind in ("list", "map") and inner.elem else T("dyn")
+            return _optional(T(e.kind, e.schema, e.elem, e.size,
+                               target.cost + index.cost + 1, e.fields))
         e = target.elem if target.kind in ("list", "map") and target.elem else T("dyn")
         return T(e.kind, e.schema, e.elem, e.size, target.cost + index.cost + 1, e.fields)
 
@@ -485,6 +525,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 raise self.fail(name_token, "invalid argument to has() macro")
             inner = self.visit(arg_trees[0])
             return T("bool", cost=inner.cost)
+        if name.startswith("optional."):  # optional.of/none/ofNonZeroValue (celoptional.py)
+            args = [self.visit(a) for a in arg_trees]
+            if len(args) != (0 if name == "optional.none" else 1):
+                raise self.fail(name_token, f"found no matching overload for '{name}'")
+            return _optional(args[0] if args else T("dyn"), self._sum(args) + 1)
         if name not in _GLOBALS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
@@ -516,6 +561,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if target.kind == "optional" or name in ("hasValue", "value", "orValue", "or"):
+            return self._optional_method(target, name_token, args)
         if name in ("matches", "find", "findAll") and arg_trees \
                 and (lit := _string_literal(arg_trees[0])):
             self.patterns.append(("literal" if name == "matches" else "program", lit))
@@ -549,6 +596,28 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T("list", elem=T("string", size=target.size), size=target.size, cost=cost)
         return T("dyn", cost=cost)
 
+    def _optional_method(self, target: T, name_token: Any, args: list[T]) -> T:
+        """hasValue, value, orValue and or of cel-go's optional library."""
+        name = str(name_token)
+        cost = target.cost + self._sum(args) + 1
+        if target.kind not in ("optional", "dyn") or name not in (
+                "hasValue", "value", "orValue", "or"):
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              [target, *args], instance=True)
+            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
+        e = target.elem or T("dyn")
+        if name == "hasValue":
+            return T("bool", cost=cost)
+        if name == "or":
+            return T(target.kind, elem=target.elem, cost=cost)
+        if name in ("orValue", "or") and args and not _unifies(
+                e if name == "orValue" else target, args[0]):
+            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+                              [target, *args], instance=True)
+        if name == "orValue" and e.kind == "dyn" and args:
+            e = args[0]
+        return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
+
     def _macro(self, target: T, name_token: Any, arg_trees: list[Any], target_pos: int
                ) -> T:
         name = str(name_token)
@@ -580,6 +649,14 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         body = bodies[-1]
         return T("list", elem=T(body.kind, body.schema, body.elem, body.size, 0, body.fields),
                  size=target.size, cost=cost)
+
+
+def _optional(inner: T, cost: float | None = None) -> T:
+    """``optional_type(inner)``; a dyn stays dyn."""
+    if inner.kind in ("dyn", "optional"):
+        return inner if cost is None else T(inner.kind, elem=inner.elem, cost=cost)
+    return T("optional", elem=T(inner.kind, inner.schema, inner.elem, inner.size, 0,
+                                inner.fields), cost=inner.cost if cost is None else cost)
 
 
 def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:

@@ -1,0 +1,254 @@
+"""CEL optional types (cel-go ``cel.OptionalTypes()``, enabled by the Kubernetes base
+environment since 1.28: apiserver pkg/cel/environment/base.go).
+
+celpy's grammar has no optional syntax, so this module extends celpy's own ``cel.lark`` with
+cel-go's productions (parser/gen/CEL.g4): optional field selection ``x.?f``, optional index
+``x[?i]``, optional list elements ``[?e]`` and map entries ``{?k: v}`` (with the trailing
+comma cel-go's grammar allows in list and map literals). The parse tree is then rewritten the
+way cel-go's parser expands the optional macros: ``optional.of/none/ofNonZeroValue(...)``
+become global calls and ``o.optMap(x, e)`` / ``o.optFlatMap(x, e)`` become the conditional
+cel-go's ``optMap``/``optFlatMap`` macros expand to (cel-go cel/library.go). The evaluation of
+the new nodes lives in celruntime.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import celpy
+import lark
+from celpy import celtypes
+from celpy.evaluation import CELEvalError
+
+from .openapi import MISSING
+
+# each edit of celpy's grammar: (the production it replaces, cel-go's production)
+_GRAMMAR_EDITS = (
+    ("member         : member_dot | member_dot_arg | member_index | member_object | primary",
+     "member         : member_dot | member_dot_arg | member_index | member_object\n"
+     "               | member_dot_opt | member_index_opt | primary\n"
+     "member_dot_opt : member \".\" \"?\" IDENT\n"
+     "member_index_opt : member \"[\" \"?\" expr \"]\""),
+    ("list_lit       : \"[\" [exprlist] \"]\"",
+     "list_lit       : \"[\" [listelems] \"]\" | \"[\" \",\" \"]\"\n"
+     "listelems      : _listelems [\",\"]\n"
+     "_listelems     : _listelem | _listelems \",\" _listelem\n"
+     "_listelem      : expr | opt_elem\n"
+     "opt_elem       : \"?\" expr"),
+    ("map_lit        : \"{\" [mapinits] \"}\"",
+     "map_lit        : \"{\" [mapentries] \"}\" | \"{\" \",\" \"}\"\n"
+     "mapentries     : _mapentries [\",\"]\n"
+     "_mapentries    : mapentry | _mapentries \",\" mapentry\n"
+     "mapentry       : (expr | opt_elem) \":\" expr"),
+)
+
+# package functions of the optional library, called as globals after the rewrite
+OPTIONAL_PACKAGE = ("of", "none", "ofNonZeroValue")
+
+
+def _grammar() -> str:
+    text = (Path(celpy.__file__).parent / "cel.lark").read_text()
+    for old, new in _GRAMMAR_EDITS:
+        if old not in text:  # a celpy release changed its grammar: fail loudly, not subtly
+            raise RuntimeError(f"celpy grammar has no production {old!r}")
+        text = text.replace(old, new)
+    return text
+
+
+@functools.cache
+def parser() -> lark.Lark:
+    """celpy's parser over the extended grammar, built once (like celpy's own)."""
+    return lark.Lark(_grammar(), parser="lalr", start="expr", g_regex_flags=re.M,
+                     lexer_callbacks={"IDENT": celpy.CELParser.ambiguous_literals},
+                     propagate_positions=True, maybe_placeholders=False, priority="invert")
+
+
+def parse(text: str) -> lark.Tree[lark.Token]:
+    """Parse ``text``; celpy's CELParseError (with line and column) when it does not."""
+    try:
+        tree = parser().parse(text)
+    except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as ex:
+        raise celpy.CELParseError(ex.get_context(text), *ex.args, line=ex.line,
+                                  column=ex.column) from ex
+    except (lark.exceptions.LexError, lark.exceptions.ParseError) as ex:
+        raise celpy.CELParseError(str(ex).splitlines()[0], *ex.args) from ex
+    return _expand(tree)
+
+
+# -- macro expansion ----------------------------------------------------------------------------
+
+def _wrap(node: lark.Tree[lark.Token], *layers: str) -> lark.Tree[lark.Token]:
+    for data in reversed(layers):
+        node = lark.Tree(data, [node], meta=node.meta)
+    return node
+
+
+_TO_MEMBER = ("expr", "conditionalor", "conditionaland", "relation", "addition",
+              "multiplication", "unary", "member")
+
+
+@functools.cache
+def _template(kind: str) -> str:
+    # cel-go cel/library.go optMap: `target.hasValue() ? optional.of(<bind x to
+    # target.value()> e) : optional.none()`; optFlatMap omits the optional.of. celpy has no
+    # bind, so a one-element map stands for it.
+    if kind == "optMap":
+        return ("__t.hasValue() ? optional.of([__t.value()].map(__x, __e)[0])"
+                " : optional.none()")
+    return "__t.hasValue() ? [__t.value()].map(__x, __e)[0] : optional.none()"
+
+
+def _substitute(tree: lark.Tree[lark.Token], target: lark.Tree[lark.Token],
+                var: lark.Token, body: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    """``tree`` with the placeholders ``__t`` (a member), ``__x`` and ``__e`` filled in."""
+    def walk(node: Any) -> Any:
+        if not isinstance(node, lark.Tree):
+            return node
+        if node.data == "member" and _ident_name(node) == "__t":
+            return target
+        if node.data == "expr" and _ident_name(node) == "__e":
+            return body
+        if node.data == "ident" and str(node.children[0]) == "__x":
+            return lark.Tree("ident", [var], meta=node.meta)
+        return lark.Tree(node.data, [walk(c) for c in node.children], meta=node.meta)
+    return walk(tree)
+
+
+def _ident_name(node: lark.Tree[lark.Token]) -> str | None:
+    """The name when ``node`` is nothing but an identifier."""
+    while isinstance(node, lark.Tree) and len(node.children) == 1:
+        if node.data == "ident":
+            return str(node.children[0])
+        child = node.children[0]
+        if not isinstance(child, lark.Tree):
+            return None
+        node = child
+    return None
+
+
+def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    def walk(node: Any) -> Any:
+        if not isinstance(node, lark.Tree):
+            return node
+        node = lark.Tree(node.data, [walk(c) for c in node.children], meta=node.meta)
+        if node.data != "member_dot_arg":
+            return node
+        target, name = node.children[0], str(node.children[1])
+        args = list(node.children[2].children) if len(node.children) > 2 else []
+        if _ident_name(target) == "optional" and name in OPTIONAL_PACKAGE:
+            token = lark.Token("IDENT", f"optional.{name}", node.children[1].start_pos,
+                               node.children[1].line, node.children[1].column)
+            call = lark.Tree("ident_arg", [token, *node.children[2:]], meta=node.meta)
+            return _wrap(call, "primary")
+        if name in ("optMap", "optFlatMap") and len(args) == 2 and _ident_name(args[0]):
+            var = lark.Token("IDENT", _ident_name(args[0]) or "")
+            expanded = _substitute(parse_template(_template(name)), target, var, args[1])
+            return _wrap(lark.Tree("paren_expr", [expanded], meta=node.meta), "primary")
+        return node
+    return walk(tree)
+
+
+def parse_template(text: str) -> lark.Tree[lark.Token]:
+    return _expand(parser().parse(text))
+
+
+# -- values -------------------------------------------------------------------------------------
+
+class OptionalValue:
+    """A CEL ``optional_type(T)`` value: ``optional.of(v)`` or ``optional.none()``."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any = MISSING) -> None:
+        self._value = value
+
+    def has_value(self) -> bool:
+        return self._value is not MISSING
+
+    def get(self) -> Any:
+        if self._value is MISSING:
+            raise ValueError("optional.none() dereference")
+        return self._value
+
+    def or_value(self, default: Any) -> Any:
+        return default if self._value is MISSING else self._value
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, OptionalValue) and self._value == other._value
+
+    def __hash__(self) -> int:
+        return hash(("optional", self._value if self.has_value() else None))
+
+    def __repr__(self) -> str:
+        return "optional.none()" if self._value is MISSING else f"optional.of({self._value!r})"
+
+
+NONE = OptionalValue()
+
+
+def select(target: Any, name: str) -> OptionalValue:
+    """``target.?name``: the field when it is set, else ``optional.none()``."""
+    if isinstance(target, OptionalValue):
+        if not target.has_value():
+            return target
+        target = target.get()
+    if isinstance(target, celtypes.MapType | dict):
+        key = celtypes.StringType(name)
+        return OptionalValue(target[key]) if key in target else NONE
+    raise TypeError(f"type '{type(target).__name__}' does not support field selection")
+
+
+def index(target: Any, key: Any) -> OptionalValue:
+    """``target[?key]``: the entry when it exists, else ``optional.none()``."""
+    if isinstance(target, OptionalValue):
+        if not target.has_value():
+            return target
+        target = target.get()
+    if isinstance(target, celtypes.ListType | list):
+        if not isinstance(key, int) or isinstance(key, bool):
+            raise TypeError("no such overload")
+        return OptionalValue(target[key]) if 0 <= key < len(target) else NONE
+    if isinstance(target, celtypes.MapType | dict):
+        return OptionalValue(target[key]) if key in target else NONE
+    raise TypeError("no such overload")
+
+
+def _of_non_zero_value(value: Any) -> OptionalValue:
+    # cel-go optional.ofNonZeroValue: none for the zero value of the type (IsZeroValue)
+    zero = value is None or (not isinstance(value, celtypes.BoolType | bool | int | float)
+                             and hasattr(value, "__len__") and len(value) == 0)
+    if isinstance(value, bool | int | float) and not value:
+        zero = True
+    return NONE if zero else OptionalValue(value)
+
+
+def _or(a: OptionalValue, b: OptionalValue) -> OptionalValue:
+    if not isinstance(a, OptionalValue) or not isinstance(b, OptionalValue):
+        raise TypeError("no such overload")
+    return a if a.has_value() else b
+
+
+def _optional(method: str) -> Any:
+    def call(o: Any, *args: Any) -> Any:
+        if not isinstance(o, OptionalValue):
+            raise TypeError("no such overload")
+        if method == "hasValue":
+            return celtypes.BoolType(o.has_value())
+        if method == "value":  # cel-go's error value, returned rather than raised
+            return o.get() if o.has_value() else CELEvalError("optional.none() dereference")
+        return o.or_value(args[0])
+    return call
+
+
+FUNCTIONS: dict[str, Any] = {
+    "optional.of": OptionalValue,
+    "optional.none": lambda: NONE,
+    "optional.ofNonZeroValue": _of_non_zero_value,
+    "hasValue": _optional("hasValue"),
+    "value": _optional("value"),
+    "orValue": _optional("orValue"),
+    "or": _or,
+}
