@@ -1,0 +1,139 @@
+"""CEL in x-kubernetes-validations beyond the core language: the optional types library the
+Kubernetes base environment enables (apiserver v0.32 pkg/cel/environment/base.go,
+``cel.OptionalTypes()`` since 1.28) and the per-call runtime cost limit every rule program is
+built with (pkg/cel/limits.go ``PerCallLimit``; apiextensions v0.32
+pkg/apiserver/schema/cel/validation.go reports the cancelled evaluation).
+
+Each test creates a CRD of its own group on the module's server and writes custom resources of
+it over HTTP.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.cluster.conftest import API
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def _crd(group: str, spec: dict[str, Any]) -> dict[str, Any]:
+    schema = {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}}
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"widgets.{group}"},
+            "spec": {"group": group, "scope": "Namespaced",
+                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": schema}]}}
+
+
+async def _serve(api: API, group: str, spec: dict[str, Any]) -> str:
+    """Create the CRD and wait until its resource is served; the collection path."""
+    status, body = await api.post(CRDS, _crd(group, spec))
+    assert status == 201, body
+    path = f"/apis/{group}/v1/namespaces/default/widgets"
+
+    async def served() -> bool:
+        return (await api.get(path))[0] == 200
+
+    await wait_for(served)
+    return path
+
+
+def _widget(group: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": name},
+            "spec": spec}
+
+
+OPTIONAL_RULES = [
+    {"rule": "self.?replicas.orValue(1) >= 1", "message": "replicas must be positive"},
+    {"rule": "self.?labels[?'tier'].orValue('web') != 'bad'", "message": "bad tier"},
+    {"rule": "[?self.?name, ?optional.none()].all(n, n.size() < 6)"},
+    {"rule": "optional.ofNonZeroValue(self.?name.orValue('')).optMap(n, n.startsWith('w'))"
+             ".orValue(true)"},
+    {"rule": "{?'r': self.?replicas}.size() + [1, 2,].size() >= 2",
+     "messageExpression": "'replicas is ' + string(self.?replicas.orValue(0))"},
+]
+
+
+async def test_optional_syntax_rules_compile_and_evaluate(module_api: API) -> None:
+    """Rule: rules written with the optional library (``x.?f``, ``m[?k]``, ``[?e]``,
+    ``{?k: v}``, ``optional.none/ofNonZeroValue``, ``orValue``, ``optMap``, trailing commas
+    in literals) are accepted at CRD create and evaluated on writes: an absent field selected
+    with ``.?`` is ``optional.none()``, ``[?e]``/``{?k: e}`` drop it. base.go
+    (cel.OptionalTypes() in the 1.28 environment), cel-go parser/gen/CEL.g4 and
+    cel/library.go (optional functions and the optMap macro)."""
+    group = "optional.example.com"
+    spec = {"type": "object", "x-kubernetes-validations": OPTIONAL_RULES, "properties": {
+        "replicas": {"type": "integer"}, "name": {"type": "string", "maxLength": 20},
+        "labels": {"type": "object", "maxProperties": 4,
+                   "additionalProperties": {"type": "string", "maxLength": 10}}}}
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "empty", {}))
+    assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "good", {
+        "replicas": 2, "name": "wide", "labels": {"tier": "db"}}))
+    assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "bad", {
+        "replicas": 0, "name": "xylophone", "labels": {"tier": "bad"}}))
+    assert status == 422, body
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "field": "spec",
+         "message": 'Invalid value: "object": replicas must be positive'},
+        {"reason": "FieldValueInvalid", "field": "spec",
+         "message": 'Invalid value: "object": bad tier'},
+        {"reason": "FieldValueInvalid", "field": "spec",
+         "message": 'Invalid value: "object": failed rule: '
+                    "[?self.?name, ?optional.none()].all(n, n.size() < 6)"},
+        {"reason": "FieldValueInvalid", "field": "spec",
+         "message": 'Invalid value: "object": failed rule: ' + OPTIONAL_RULES[3]["rule"]}]
+
+
+async def test_optional_element_of_a_non_optional_value_is_refused(module_api: API) -> None:
+    """Rule: ``?e`` in a list literal needs an optional value; cel-go's checker refuses a
+    plain one (checker.go checkCreateList: typeMismatch), so the CRD is refused."""
+    group = "badoptional.example.com"
+    spec = {"type": "object", "properties": {"replicas": {"type": "integer"}},
+            "x-kubernetes-validations": [{"rule": "[?self.replicas].size() == 1"}]}
+    status, body = await module_api.post(CRDS, _crd(group, spec))
+    assert status == 422, body
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == ("spec.validation.openAPIV3Schema.properties[spec]"
+                              ".x-kubernetes-validations[0].rule")
+    assert "compilation failed: ERROR: <input>:1:" in cause["message"]
+    assert "expected type 'optional_type(int)' but found 'int'" in cause["message"]
+
+
+async def test_rule_over_the_per_call_cost_limit_is_cancelled(module_api: API) -> None:
+    """Rule: a rule within the static budget (about 2M estimated for 20 x 20 comparisons of
+    strings of up to 50000 characters, under StaticEstimatedCostLimit 10M) whose actual cost
+    passes PerCallLimit (1M) at run time is cancelled; the write is refused with
+    "'operation cancelled: actual cost limit exceeded': no further validation rules will be
+    run due to call cost exceeds limit for rule: ...", and no later rule runs. Smaller values
+    pass. apiserver pkg/cel/limits.go (PerCallLimit), apiextensions
+    pkg/apiserver/schema/cel/validation.go (validateExpressions), cel-go
+    interpreter/runtimecost.go (string equality costs a tenth of the shorter length)."""
+    group = "costly.example.com"
+    rule = "self.items.all(x, self.items.all(y, x == y))"
+    spec = {"type": "object", "properties": {"items": {
+        "type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 50000}}},
+        "x-kubernetes-validations": [{"rule": rule}, {"rule": "size(self.items) < 0"}]}
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "big", {
+        "items": ["a" * 50000] * 20}))
+    assert status == 422, body
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "field": "spec",
+         "message": "Invalid value: \"object\": 'operation cancelled: actual cost limit "
+                    "exceeded': no further validation rules will be run due to call cost "
+                    f"exceeds limit for rule: {rule}"}]
+    status, body = await module_api.post(path, _widget(group, "small", {
+        "items": ["a" * 500] * 20}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        'Invalid value: "object": failed rule: size(self.items) < 0']
