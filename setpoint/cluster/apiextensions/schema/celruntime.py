@@ -27,11 +27,50 @@ COST_LIMIT_EXCEEDED = "operation cancelled: actual cost limit exceeded"
 
 # cel-go common/cost.go: SelectAndIdentCost, ListCreateBaseCost, MapCreateBaseCost
 _NODE_COST = {"ident": 1, "member_dot": 1, "member_dot_opt": 1, "member_index": 1,
-              "member_index_opt": 1, "ident_arg": 1, "member_dot_arg": 1, "list_lit": 10,
-              "map_lit": 30}
-_OPERATORS = frozenset({"relation", "addition", "multiplication", "unary"})
-_STRING_TRAVERSAL = 0.1  # common.StringTraversalCostFactor
+              "member_index_opt": 1, "list_lit": 10, "map_lit": 30}
+_TRAVERSAL = 0.1  # common.StringTraversalCostFactor
+_REGEX = 0.25  # common.RegexStringLengthCostFactor
+# what one iteration of each macro costs besides its body: cel-go expands all/exists into
+# a loop whose condition is @not_strictly_false(__result__) and whose step reads __result__;
+# map and filter append [body] to __result__ (a list creation and a list addition)
+_MACRO_STEP = {"all": 3, "exists": 3, "exists_one": 2, "map": 12, "filter": 2}
 _SKIP = object()  # an optional list element or map entry that is absent
+
+
+def _size(value: Any) -> int:
+    """cel-go actualSize: the size of sized values, 1 for the rest."""
+    return len(value) if isinstance(value, str | bytes | list | dict) else 1
+
+
+def _ceil(size: float) -> int:
+    return math.ceil(size)
+
+
+def call_cost(name: str, args: list[Any]) -> int:
+    """The cost of one call: cel-go interpreter/runtimecost.go costCall with the Kubernetes
+    library's CallCost (apiserver pkg/cel/library/cost.go); 1 for the O(1) rest."""
+    first = _size(args[0]) if args else 0
+    second = _size(args[1]) if len(args) > 1 else 0
+    if name in ("startsWith", "endsWith", "url", "lowerAscii", "upperAscii", "substring",
+                "trim", "cidr", "isIP", "isCIDR", "quantity", "isQuantity", "ip",
+                "bytes", "string") and args and isinstance(args[0], str | bytes):
+        return _ceil(first * _TRAVERSAL)
+    if name in ("replace", "split"):
+        return _ceil(first * 2 * _TRAVERSAL)
+    if name in ("isSorted", "sum", "max", "min", "indexOf", "lastIndexOf") and args \
+            and isinstance(args[0], list):
+        return first
+    if name == "contains" and len(args) == 2:
+        return _ceil(first * _TRAVERSAL) * _ceil(second * _TRAVERSAL)
+    if name in ("matches", "find", "findAll") and len(args) == 2:
+        return _ceil((1 + first) * _TRAVERSAL) * _ceil(second * _REGEX)
+    if name in ("_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"):
+        return _ceil(min(first, second) * _TRAVERSAL)
+    if name == "_+_" and all(isinstance(a, str | bytes) for a in args):
+        return _ceil((first + second) * _TRAVERSAL)
+    if name == "@in" and len(args) == 2 and isinstance(args[1], list):
+        return second
+    return 1
 
 
 class CostLimitExceeded(Exception):
@@ -68,16 +107,27 @@ class KubernetesEvaluator(Evaluator):
 
     def _visit_tree(self, tree: lark.Tree[Any]) -> Any:
         # lark's Interpreter routes visit and visit_children through here; celpy's primary
-        # evaluates its identifier, call or literal child itself, so it is costed here
+        # evaluates its identifier or literal child itself, so it is costed here
         data = tree.data
         if data == "primary" and isinstance(tree.children[0], lark.Tree):
             data = tree.children[0].data
-        cost = _NODE_COST.get(data, 0)
-        if data in _OPERATORS and len(tree.children) > 1:
-            cost = 1
-        if cost:
+        if cost := _NODE_COST.get(data, 0):
             self.tracker.add(cost)
         return super()._visit_tree(tree)
+
+    def build_macro_eval(self, child: lark.Tree[Any]) -> Any:
+        return self._stepped(child, super().build_macro_eval(child))
+
+    def build_ss_macro_eval(self, child: lark.Tree[Any]) -> Any:
+        return self._stepped(child, super().build_ss_macro_eval(child))
+
+    def _stepped(self, child: lark.Tree[Any], body: Any) -> Any:
+        step = _MACRO_STEP.get(str(child.children[1]), 1)
+
+        def iteration(value: Any) -> Any:
+            self.tracker.add(step)
+            return body(value)
+        return iteration
 
     def relation(self, tree: lark.Tree[Any]) -> Any:
         if len(tree.children) != 2:
@@ -85,32 +135,46 @@ class KubernetesEvaluator(Evaluator):
         op_tree, right_tree = tree.children
         left = self.visit(op_tree.children[0])
         right = self.visit(right_tree)
-        if op_tree.data in ("relation_eq", "relation_ne") and isinstance(
-                left, str | bytes | list) and isinstance(right, str | bytes | list):
-            # O(min(m, n)) equality of strings, bytes and lists
-            self.tracker.add(math.ceil(min(len(left), len(right)) * _STRING_TRAVERSAL))
-        elif op_tree.data == "relation_in" and isinstance(right, list):
-            self.tracker.add(len(right))
+        name = {"relation_eq": "_==_", "relation_ne": "_!=_", "relation_lt": "_<_",
+                "relation_le": "_<=_", "relation_gt": "_>_", "relation_ge": "_>=_",
+                "relation_in": "@in"}[op_tree.data]
+        self.tracker.add(call_cost(name, [left, right]))
         evaluated = lark.Tree(op_tree.data, [lark.Tree("evaluated", [left])], meta=op_tree.meta)
         return super().relation(lark.Tree("relation", [
             evaluated, lark.Tree("evaluated", [right])], meta=tree.meta))
 
+    def addition(self, tree: lark.Tree[Any]) -> Any:
+        return self._operator(tree, super().addition)
+
+    def multiplication(self, tree: lark.Tree[Any]) -> Any:
+        return self._operator(tree, super().multiplication)
+
+    def unary(self, tree: lark.Tree[Any]) -> Any:
+        if len(tree.children) == 2:
+            self.tracker.add(1)
+        return super().unary(tree)
+
+    def _operator(self, tree: lark.Tree[Any], evaluate: Any) -> Any:
+        if len(tree.children) != 2:
+            return evaluate(tree)
+        op_tree, right_tree = tree.children
+        left = self.visit(op_tree.children[0])
+        right = self.visit(right_tree)
+        name = "_+_" if op_tree.data == "addition_add" else op_tree.data
+        self.tracker.add(call_cost(name, [left, right]))
+        evaluated = lark.Tree(op_tree.data, [lark.Tree("evaluated", [left])], meta=op_tree.meta)
+        return evaluate(lark.Tree(tree.data, [evaluated, lark.Tree("evaluated", [right])],
+                                  meta=tree.meta))
+
     def function_eval(self, name_token: lark.Token, exprlist: Any = None) -> Any:
-        self._traversal(str(name_token), list(exprlist or []))
+        args = list(exprlist) if isinstance(exprlist, list | tuple) else []
+        self.tracker.add(call_cost(str(name_token), args))
         return super().function_eval(name_token, exprlist)
 
     def method_eval(self, object: Any, method_ident: lark.Token, exprlist: Any = None) -> Any:
         args = list(exprlist) if isinstance(exprlist, list | tuple) else []
-        self._traversal(str(method_ident), [object, *args])
+        self.tracker.add(call_cost(str(method_ident), [object, *args]))
         return super().method_eval(object, method_ident, exprlist)
-
-    def _traversal(self, name: str, args: list[Any]) -> None:
-        # the O(n) string functions of cel-go's costCall and the k8s library's CallCost
-        if name in ("contains", "startsWith", "endsWith", "matches", "lowerAscii",
-                    "upperAscii", "trim", "replace", "split", "indexOf", "lastIndexOf",
-                    "find", "findAll", "join", "reverse", "substring", "charAt"):
-            size = sum(len(a) for a in args if isinstance(a, str | bytes))
-            self.tracker.add(math.ceil(size * _STRING_TRAVERSAL))
 
     # optional types (cel-go interpreter/attributes.go applyQualifiers): a selection or an
     # index applied to an optional value is itself optional
