@@ -137,3 +137,30 @@ async def test_rule_over_the_per_call_cost_limit_is_cancelled(module_api: API) -
     assert status == 422, body
     assert [c["message"] for c in body["details"]["causes"]] == [
         'Invalid value: "object": failed rule: size(self.items) < 0']
+
+
+async def test_estimated_cost_counts_like_cel_go(module_api: API) -> None:
+    """Rule: a rule's estimated cost is cel-go's: every identifier and field selection
+    costs 1, ``all`` costs its range's bound times (3 + its body) - the macro's loop
+    condition and step (cel-go parser/macro.go, checker/cost.go costComprehension) - and a
+    list of integers without maxItems is bounded by the 3 MiB request (1572863 items,
+    apiserver pkg/cel/common/schemas.go estimateMaxArrayItemsFromMinSize). So
+    ``self.nums.all(x, x > 0 && x < 100)`` estimates 2 + 1 + 1572863 * 7 = 11010044, over
+    StaticEstimatedCostLimit by 1.101004x, and is Forbidden; with maxItems 1000000 it
+    fits. apiextensions validation.go (getCostErrorMessage)."""
+    rule = "self.nums.all(x, x > 0 && x < 100)"
+    spec = {"type": "object", "properties": {"nums": {"type": "array",
+                                                      "items": {"type": "integer"}}},
+            "x-kubernetes-validations": [{"rule": rule}]}
+    status, body = await module_api.post(CRDS, _crd("estimate.example.com", spec))
+    assert status == 422, body
+    assert body["details"]["causes"] == [{
+        "reason": "FieldValueForbidden",
+        "field": "spec.validation.openAPIV3Schema.properties[spec]"
+                 ".x-kubernetes-validations[0].rule",
+        "message": "Forbidden: estimated rule cost exceeds budget by factor of 1.101004x "
+                   "(try simplifying the rule, or adding maxItems, maxProperties, and "
+                   "maxLength where arrays, maps, and strings are declared)"}]
+    spec["properties"]["nums"]["maxItems"] = 1_000_000
+    status, body = await module_api.post(CRDS, _crd("estimate.example.com", spec))
+    assert status == 201, body

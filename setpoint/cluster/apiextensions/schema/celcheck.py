@@ -334,7 +334,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kids = [self.visit(c) for c in self._kids(tree)]
         if len(kids) == 3:
             return T(kids[1].kind, kids[1].schema, kids[1].elem, max(kids[1].size, kids[2].size),
-                     self._sum(kids), kids[1].fields)
+                     kids[0].cost + max(kids[1].cost, kids[2].cost), kids[1].fields)
         return kids[0]
 
     def _logical(self, tree: ParseTree) -> T:
@@ -359,12 +359,15 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         left = self.visit(op_tree.children[0])
         right = self.visit(right_tree)
         self._binary(op_tree, left, right)
-        cost = left.cost + right.cost + 1
-        if op_tree.data in ("relation_eq", "relation_ne") and left.kind in ("string", "list",
-                                                                           "bytes"):
-            cost += math.ceil(0.1 * min(left.size, right.size))
+        # cost.go functionCost: equality and string/bytes ordering cost a tenth of the
+        # smaller size (1 for scalars), `in` a list its size, the rest 1
+        cost = left.cost + right.cost
         if op_tree.data == "relation_in":
             cost += right.size if right.kind == "list" else 1
+        elif op_tree.data in ("relation_eq", "relation_ne") or left.kind in ("string", "bytes"):
+            cost += math.ceil(0.1 * min(_sized(left), _sized(right)))
+        else:
+            cost += 1
         return T("bool", cost=cost)
 
     def _arith(self, tree: ParseTree) -> T:
@@ -412,7 +415,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kind = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
                 "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
                 "BOOL_LIT": "bool", "NULL_LIT": "null"}.get(token.type, "dyn")
-        size = float(len(str(token))) if kind in ("string", "bytes") else 1.0
+        size = float(_literal_length(str(token))) if kind in ("string", "bytes") else 1.0
         return T(kind, size=size)
 
     def ident(self, tree: ParseTree) -> T:
@@ -422,7 +425,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             if name in scope:
                 if name in ("self", "oldSelf"):
                     self.uses.add(name)
-                return scope[name]
+                t = scope[name]  # cost.go costIdent: every identifier costs 1
+                return T(t.kind, t.schema, t.elem, t.size, 1, t.fields)
         if name in _TYPE_NAMES:
             return T("type")
         raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
@@ -431,7 +435,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
         elems = [self._element(e) for e in kids[0].children] if kids else []
         elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
-        return T("list", None, elem, float(len(elems)), self._sum(elems) + 1)
+        return T("list", None, elem, float(len(elems)), self._sum(elems) + 10)
 
     def map_lit(self, tree: ParseTree) -> T:
         kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
@@ -444,7 +448,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                                                  meta=_rule(value_tree).meta)
                                        if optional else _rule(value_tree)))
         return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
-                 float(len(parts) // 2), self._sum(parts) + 1)
+                 float(len(parts) // 2), self._sum(parts) + 30)
 
     def _element(self, tree: ParseTree) -> T:
         """A list element or map value; ``?e`` must be optional and stands for its value
@@ -473,7 +477,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     def member_dot(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
         target = self.visit(_rule(target_tree))
-        return self._select(target, name_token, target.cost + 1)
+        return self._select(target, name_token, target.cost + (
+            1 if target.kind in ("object", "map", "dyn") else 0))
 
     def member_dot_opt(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
@@ -570,14 +575,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 name in _STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
-        cost = target.cost + self._sum(args) + 1
-        if name in _STRING_SCAN and target.kind in ("string", "dyn"):
-            cost += math.ceil(0.1 * target.size) * (max(1, math.ceil(0.25 * args[0].size))
-                                                   if name in ("matches", "find", "findAll")
-                                                   and args else 1)
-        if name in ("indexOf", "lastIndexOf", "sum", "max", "min", "isSorted", "join") \
-                and target.kind == "list":
-            cost += target.size
+        cost = target.cost + self._sum(args) + _method_cost(name, target, args)
         if name in _BOOL_METHODS:
             return T("bool", cost=cost)
         if name in ("size", "indexOf", "lastIndexOf", "compareTo", "sign", "asInteger",
@@ -642,13 +640,62 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             bodies = [self.visit(b) for b in arg_trees[1:]]
         finally:
             self.scopes.pop()
-        per_item = self._sum(bodies) + 1
-        cost = target.cost + target.size * per_item
+        # cel-go parser/macro.go expansions costed by checker/cost.go costComprehension:
+        # range + init + result + size * (condition + step)
+        body = self._sum(bodies)
+        init, result, per_item = {
+            "all": (0, 1, 3 + body),  # @not_strictly_false(r); r && p
+            "exists": (0, 1, 4 + body),  # @not_strictly_false(!r); r || p
+            "exists_one": (0, 2, body + 2),  # p ? r + 1 : r; r == 1
+            "map": (10, 1, 12 + body),  # r + [e]
+            "filter": (10, 1, 13 + body),  # p ? r + [x] : r
+        }[name] if len(bodies) == 1 or name != "map" else (10, 1, 13 + body)
+        cost = target.cost + init + result + target.size * per_item
         if name in ("all", "exists", "exists_one"):
             return T("bool", cost=cost)
         body = bodies[-1]
         return T("list", elem=T(body.kind, body.schema, body.elem, body.size, 0, body.fields),
                  size=target.size, cost=cost)
+
+
+def _literal_length(text: str) -> int:
+    """The length of a string or bytes literal's value, not of its quoted spelling."""
+    body = text.lstrip("rRbB")
+    quote = 3 if body[:3] in ('"""', "'''") else 1
+    return max(0, len(body) - 2 * quote)
+
+
+def _method_cost(name: str, target: T, args: list[T]) -> float:
+    """What a receiver-style call itself costs: cel-go checker/cost.go functionCost with the
+    Kubernetes CostEstimator.EstimateCallCost (apiserver pkg/cel/library/cost.go); 1 for
+    the O(1) rest."""
+    tenth = 0.1 * _sized(target)
+    if target.kind in ("string", "dyn"):
+        if name in ("startsWith", "endsWith") and args:
+            return math.ceil(0.1 * _sized(args[0]))
+        if name == "contains" and args:
+            return math.ceil(tenth) * math.ceil(0.1 * _sized(args[0]))
+        if name in ("matches", "find", "findAll") and args:
+            return math.ceil(0.1 * (_sized(target) + 1)) * math.ceil(0.25 * _sized(args[0]))
+        if name in ("lowerAscii", "upperAscii", "substring", "trim", "indexOf",
+                    "lastIndexOf"):
+            return math.ceil(tenth)
+        if name in ("replace", "split"):
+            return math.ceil(2 * tenth)
+    if target.kind == "list" and name in ("isSorted", "sum", "max", "min", "indexOf",
+                                          "lastIndexOf"):
+        elem = target.elem or T("dyn")
+        per = 1 + (math.ceil(0.1 * elem.size) if elem.kind in ("string", "bytes") else 0)
+        return target.size * per
+    if target.kind == "list" and name == "join":
+        elem = target.elem or T("dyn")
+        return math.ceil(0.1 * target.size * _sized(elem))
+    return 1
+
+
+def _sized(t: T) -> float:
+    """cel-go sizeEstimate: the size of strings, bytes, lists and maps, 1 for scalars."""
+    return t.size if t.kind in ("string", "bytes", "list", "map", "dyn") else 1.0
 
 
 def _optional(inner: T, cost: float | None = None) -> T:
