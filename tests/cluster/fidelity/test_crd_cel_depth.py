@@ -164,3 +164,34 @@ async def test_estimated_cost_counts_like_cel_go(module_api: API) -> None:
     spec["properties"]["nums"]["maxItems"] = 1_000_000
     status, body = await module_api.post(CRDS, _crd("estimate.example.com", spec))
     assert status == 201, body
+
+
+async def test_rules_of_one_object_share_the_runtime_cost_budget(module_api: API) -> None:
+    """Rule: the actual costs of all rule evaluations on one object are drawn from
+    RuntimeCELCostBudget (10M); the evaluation that would overdraw it is refused with
+    "validation failed due to running out of cost budget, no further validation rules will
+    be run" on its node and nothing after it runs. Three item rules of about 350k each
+    (a 50000-character string containing a 700-character one costs 5000 * 70, cel-go
+    interpreter/runtimecost.go ContainsString) exhaust it at the second rule of the tenth
+    item. apiserver pkg/apis/cel/config.go, apiextensions
+    pkg/apiserver/schema/cel/validation.go (validateExpressions)."""
+    group = "budget.example.com"
+    item = {"type": "object", "properties": {
+        "s": {"type": "string", "maxLength": 50000}, "t": {"type": "string", "maxLength": 700}},
+        "x-kubernetes-validations": [
+            {"rule": "self.s.contains(self.t)"},
+            {"rule": "self.s.contains(self.t) == true"},
+            {"rule": "!self.s.contains(self.t) == false"}]}
+    spec = {"type": "object", "properties": {"items": {
+        "type": "array", "maxItems": 20, "items": item}}}
+    path = await _serve(module_api, group, spec)
+    items = [{"s": "a" * 50000, "t": "a" * 700}] * 20
+    status, body = await module_api.post(path, _widget(group, "spendy", {"items": items}))
+    assert status == 422, body
+    assert body["details"]["causes"] == [
+        {"reason": "FieldValueInvalid", "field": "spec.items[9]",
+         "message": 'Invalid value: "object": validation failed due to running out of cost '
+                    "budget, no further validation rules will be run"}]
+    status, body = await module_api.post(path, _widget(group, "thrifty", {
+        "items": items[:9]}))
+    assert status == 201, body

@@ -31,6 +31,11 @@ from .fieldpath import valid_field_path
 from .openapi import MISSING
 
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
+# apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
+# cost all rules of one custom resource may spend
+RUNTIME_CEL_COST_BUDGET = 10_000_000
+_OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further "
+                  "validation rules will be run")
 STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
 
 
@@ -182,8 +187,10 @@ def _evaluate(program: Any, activation: dict[str, Any]) -> Any:
 
 @dataclass
 class _Run:
-    """One validation of an object: ``stopped`` once a rule exhausted its cost limit."""
+    """One validation of an object: what is left of its runtime cost budget, and
+    ``stopped`` once a rule exhausted a cost limit."""
 
+    remaining: int = RUNTIME_CEL_COST_BUDGET
     stopped: bool = False
 
 
@@ -251,6 +258,9 @@ class RuleSet:
         errs: list[Cause] = []
         declared = s.get("type")
         stype = declared if isinstance(declared, str) else ""
+        if run.remaining <= 0:
+            run.stopped = True
+            return [fe.invalid(path, stype, _OUT_OF_BUDGET)]
         self_value = to_cel(_root_self(value) if root else value, s)
         unchanged = old is not MISSING and old == value
         for cr in compiled:
@@ -268,7 +278,7 @@ class RuleSet:
             elif unchanged:
                 continue
             try:
-                result = _evaluate(cr.program, activation)
+                result, failure, cost = cr.program.evaluate_costed(activation)
             except CostLimitExceeded:
                 # validation.go validateExpressions: the rule's evaluation is cancelled by
                 # cel.CostLimit(PerCallLimit) and no further rule of the object runs
@@ -277,8 +287,15 @@ class RuleSet:
                     f"to call cost exceeds limit for rule: {_rule_error_string(cr.rule)}")))
                 run.stopped = True
                 return errs
-            except Exception as exc:  # evaluation errors are rule failures, worded by cel-go
-                text = error_text(exc)
+            # validation.go: every evaluation's actual cost is drawn from the object's
+            # RuntimeCELCostBudget, failed or not
+            if cost > run.remaining:
+                errs.append(fe.invalid(path, stype, _OUT_OF_BUDGET))
+                run.stopped = True
+                return errs
+            run.remaining -= cost
+            if failure is not None:  # evaluation errors are rule failures, worded by cel-go
+                text = error_text(failure)
                 if text == "no such overload":
                     detail = ("'no such overload': call arguments did not match a supported "
                               "operator, function or macro signature for rule: "

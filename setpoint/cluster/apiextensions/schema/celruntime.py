@@ -261,3 +261,13 @@ class KubernetesRunner(celpy.InterpretedRunner):
     def evaluate(self, context: Any) -> Any:
         return KubernetesEvaluator(ast=self.ast, activation=self.new_activation()
                                    ).evaluate(context)
+
+    def evaluate_costed(self, context: Any) -> tuple[Any, Exception | None, int]:
+        """(result, evaluation error or None, actual cost); CostLimitExceeded propagates."""
+        evaluator = KubernetesEvaluator(ast=self.ast, activation=self.new_activation())
+        try:
+            return evaluator.evaluate(context), None, evaluator.tracker.cost
+        except CostLimitExceeded:
+            raise
+        except Exception as exc:  # a CEL evaluation error: cel-go still reports its cost
+            return None, exc, evaluator.tracker.cost
