@@ -195,3 +195,23 @@ async def test_rules_of_one_object_share_the_runtime_cost_budget(module_api: API
     status, body = await module_api.post(path, _widget(group, "thrifty", {
         "items": items[:9]}))
     assert status == 201, body
+
+
+async def test_message_expression_is_trimmed_before_its_checks(module_api: API) -> None:
+    """Rule: a messageExpression's string is trimmed of surrounding space before the
+    line-break check, so a trailing newline is dropped rather than the message discarded;
+    one with an inner line break falls back to ``message``. apiextensions
+    pkg/apiserver/schema/cel/validation.go evalMessageExpression (strings.TrimSpace, then
+    hasNewlines, then the 5 KiB bound)."""
+    group = "messages.example.com"
+    spec = {"type": "object", "properties": {"replicas": {"type": "integer"}},
+            "x-kubernetes-validations": [
+                {"rule": "self.replicas > 0", "message": "static",
+                 "messageExpression": "'only ' + string(self.replicas) + '\\n'"},
+                {"rule": "self.replicas > 1", "message": "kept",
+                 "messageExpression": "'two\\nlines'"}]}
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "zero", {"replicas": 0}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        'Invalid value: "object": only 0', 'Invalid value: "object": kept']

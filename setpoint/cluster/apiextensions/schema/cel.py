@@ -11,6 +11,7 @@ value on update: transition rules run only when that old value exists (or with
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +35,8 @@ STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
 # cost all rules of one custom resource may spend
 RUNTIME_CEL_COST_BUDGET = 10_000_000
+# apiserver pkg/apis/cel/config.go MaxEvaluatedMessageExpressionSizeBytes
+MAX_EVALUATED_MESSAGE_BYTES = 5 * 1024
 _OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further "
                   "validation rules will be run")
 STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
@@ -178,13 +181,6 @@ def _root_self(value: Any) -> Any:
     return value
 
 
-def _evaluate(program: Any, activation: dict[str, Any]) -> Any:
-    result = program.evaluate(activation)
-    if isinstance(result, CELEvalError):
-        raise result
-    return result
-
-
 @dataclass
 class _Run:
     """One validation of an object: what is left of its runtime cost budget, and
@@ -192,6 +188,7 @@ class _Run:
 
     remaining: int = RUNTIME_CEL_COST_BUDGET
     stopped: bool = False
+    message: str = ""  # the last evaluated messageExpression
 
 
 class RuleSet:
@@ -312,14 +309,35 @@ class RuleSet:
             field_path = fe.child(path, cr.field_path) if cr.field_path else path
             detail = _message_or_default(cr.rule)
             if cr.message_program is not None:
-                try:
-                    message = _evaluate(cr.message_program, activation)
-                    if isinstance(message, str) and message.strip() and "\n" not in message:
-                        detail = str(message).strip()
-                except Exception:  # a failing messageExpression falls back to the message
-                    pass
+                stop = self._message(cr, activation, run)
+                if stop is not None:  # the budget ran out: Invalid, and no further rule
+                    errs.append(fe.invalid(field_path, stype, stop))
+                    run.stopped = True
+                    return errs
+                detail = run.message or detail
             errs.append(_error_for_reason(field_path, stype, detail, cr.rule.get("reason")))
         return errs
+
+    @staticmethod
+    def _message(cr: CompiledRule, activation: dict[str, Any], run: _Run) -> str | None:
+        """Evaluate the rule's messageExpression into ``run.message`` ("" when it fails
+        and the rule's message stands); the error detail when the evaluation exhausted a
+        cost limit. validation.go evalMessageExpression."""
+        run.message = ""
+        try:
+            message, failure, cost = cr.message_program.evaluate_costed(activation)
+        except CostLimitExceeded:
+            source = json.dumps(str(cr.rule.get("messageExpression") or ""))
+            return ("no further validation rules will be run due to call cost exceeds limit "
+                    f"for messageExpression: {source}")
+        if cost > run.remaining:
+            return ("messageExpression evaluation failed due to running out of cost budget, "
+                    "no further validation rules will be run")
+        run.remaining -= cost
+        text = str(message).strip() if failure is None and isinstance(message, str) else ""
+        if text and "\n" not in text and len(text.encode()) <= MAX_EVALUATED_MESSAGE_BYTES:
+            run.message = text
+        return None
 
 
 def cardinality(ancestors: list[Mapping[str, Any]]) -> float:
