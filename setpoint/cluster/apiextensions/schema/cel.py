@@ -18,7 +18,6 @@ from typing import Any
 
 import celpy
 from celpy import celtypes
-from celpy.evaluation import CELEvalError
 
 from setpoint.machinery.errors import Cause
 
