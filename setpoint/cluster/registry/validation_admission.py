@@ -132,7 +132,8 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | N
     cel-go (an undeclared function, the authorizer library): only a definite type that is
     not one of ``returns`` is refused."""
     from setpoint.cluster.apiextensions.schema.cel import compile_expression, expression_kind
-    from setpoint.cluster.apiextensions.schema.celcheck import CheckError, T
+    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
+    from setpoint.cluster.apiextensions.schema.celcost import T
 
     try:
         compile_expression(expression)

@@ -149,7 +149,7 @@ async def test_estimated_cost_counts_like_cel_go(module_api: API) -> None:
     StaticEstimatedCostLimit by 1.101004x, and is Forbidden; with maxItems 1000000 it
     fits. apiextensions validation.go (getCostErrorMessage)."""
     rule = "self.nums.all(x, x > 0 && x < 100)"
-    spec = {"type": "object", "properties": {"nums": {"type": "array",
+    spec: dict[str, Any] = {"type": "object", "properties": {"nums": {"type": "array",
                                                       "items": {"type": "integer"}}},
             "x-kubernetes-validations": [{"rule": rule}]}
     status, body = await module_api.post(CRDS, _crd("estimate.example.com", spec))

@@ -23,7 +23,8 @@ from setpoint.machinery.errors import Cause
 
 from . import celoptional
 from . import fielderrors as fe
-from .celcheck import Checker, CheckError, ParseTree, ProgramError, T, check, type_of_schema
+from .celcheck import Checker, CheckError, ParseTree, ProgramError, check, type_of_schema
+from .celcost import T
 from .cellib import FUNCTIONS, error_text, to_cel
 from .celoptional import OptionalValue
 from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded, KubernetesRunner
@@ -341,7 +342,7 @@ class RuleSet:
 
 def cardinality(ancestors: list[Mapping[str, Any]]) -> float:
     """How many times a rule can run per object: the product of enclosing list/map bounds."""
-    from .celcheck import max_elements
+    from .celcost import max_elements
 
     total = 1.0
     for s in ancestors:

@@ -12,11 +12,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import lark
 
+from .celcost import (
+    T,
+    comprehension_cost,
+    literal_length,
+    max_elements,
+    max_string_length,
+    method_cost,
+    sized,
+)
 from .cellib import FUNCTIONS
 from .goregexp import GoRegexpError, compile_go
 
@@ -37,7 +46,6 @@ def _token(child: ParseTree | lark.Token) -> lark.Token:
         raise TypeError(f"expected a token, not the rule {child.data!r}")
     return child
 
-MAX_REQUEST_SIZE_BYTES = 3 * 1024 * 1024
 _MACROS = {"all", "exists", "exists_one", "map", "filter"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
@@ -52,11 +60,6 @@ _BOOL_METHODS = {"contains", "startsWith", "endsWith", "matches", "isSorted", "i
                  "isCIDR", "isQuantity", "isLessThan", "isGreaterThan", "isInteger",
                  "isLoopback", "isUnspecified", "isGlobalUnicast", "containsIP",
                  "containsCIDR", "all", "exists", "exists_one"}
-_STRING_SCAN = {"contains", "startsWith", "endsWith", "matches", "find", "findAll", "split",
-                "replace", "lowerAscii", "upperAscii", "trim", "indexOf", "lastIndexOf",
-                "substring", "charAt", "reverse"}
-
-
 class CheckError(Exception):
     """A rule that does not compile; ``detail`` is worded like cel-go's ``ERROR: ...``."""
 
@@ -80,67 +83,6 @@ def _string_literal(tree: Any) -> lark.Token | None:
                 "STRING_LIT", "MLSTRING_LIT") else None
         node = node.children[0]
     return None
-
-
-@dataclass
-class T:
-    """The checked type of an expression with its estimated size and cost."""
-
-    kind: str  # bool int uint double string bytes list map object dyn null timestamp ...
-    schema: Mapping[str, Any] | None = None
-    elem: T | None = None
-    size: float = 1.0
-    cost: float = 0.0
-    fields: dict[str, T] = field(default_factory=dict)
-
-
-def min_size_json(s: Mapping[str, Any] | None) -> int:
-    """The smallest JSON text a value of this schema can take (``estimateMinSizeJSON``)."""
-    if not s:
-        return 1
-    t = s.get("type")
-    if t == "boolean":
-        return 4
-    if t in ("number", "integer"):
-        return 1
-    if t in ("string", "array"):
-        return 2
-    if t == "object":
-        size = 2
-        props = s.get("properties") or {}
-        for name in s.get("required") or []:
-            prop = props.get(name)
-            if isinstance(prop, Mapping) and prop.get("default") is None:
-                size += len(name) + min_size_json(prop) + 4
-        return size
-    return 1
-
-
-def max_elements(s: Mapping[str, Any]) -> float:
-    """The bound of a list's items or a map's entries."""
-    if s.get("type") == "array":
-        if isinstance(s.get("maxItems"), int):
-            return float(s["maxItems"])
-        items = s.get("items") if isinstance(s.get("items"), Mapping) else None
-        return float((MAX_REQUEST_SIZE_BYTES - 2) // (min_size_json(items) + 1))
-    if isinstance(s.get("maxProperties"), int):
-        return float(s["maxProperties"])
-    ap = s.get("additionalProperties")
-    value = ap if isinstance(ap, Mapping) else None
-    return float((MAX_REQUEST_SIZE_BYTES - 2) // (min_size_json(value) + 5))
-
-
-def _max_string(s: Mapping[str, Any]) -> float:
-    if isinstance(s.get("maxLength"), int):
-        return float(s["maxLength"])
-    fmt = s.get("format")
-    if fmt in ("date-time", "datetime"):
-        return 35.0
-    if fmt == "date":
-        return 12.0
-    if fmt == "duration":
-        return 70.0
-    return float(MAX_REQUEST_SIZE_BYTES - 2)
 
 
 def type_of_schema(s: Mapping[str, Any] | None, root: bool = False) -> T:
@@ -173,8 +115,8 @@ def type_of_schema(s: Mapping[str, Any] | None, root: bool = False) -> T:
         if fmt == "duration":
             return T("duration", s)
         if fmt == "byte":
-            return T("bytes", s, size=_max_string(s))
-        return T("string", s, size=_max_string(s))
+            return T("bytes", s, size=max_string_length(s))
+        return T("string", s, size=max_string_length(s))
     return T({"integer": "int", "number": "double", "boolean": "bool"}.get(str(t), "dyn"), s)
 
 
@@ -365,7 +307,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if op_tree.data == "relation_in":
             cost += right.size if right.kind == "list" else 1
         elif op_tree.data in ("relation_eq", "relation_ne") or left.kind in ("string", "bytes"):
-            cost += math.ceil(0.1 * min(_sized(left), _sized(right)))
+            cost += math.ceil(0.1 * min(sized(left), sized(right)))
         else:
             cost += 1
         return T("bool", cost=cost)
@@ -415,7 +357,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kind = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
                 "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
                 "BOOL_LIT": "bool", "NULL_LIT": "null"}.get(token.type, "dyn")
-        size = float(_literal_length(str(token))) if kind in ("string", "bytes") else 1.0
+        size = float(literal_length(str(token))) if kind in ("string", "bytes") else 1.0
         return T(kind, size=size)
 
     def ident(self, tree: ParseTree) -> T:
@@ -443,7 +385,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         for entry in kids[0].children if kids else []:
             key_tree, value_tree = _rule(entry).children
             optional = _rule(key_tree).data == "opt_elem"
-            parts.append(self.visit(_rule(key_tree).children[0] if optional else key_tree))
+            parts.append(self.visit(_rule(_rule(key_tree).children[0]) if optional
+                                    else _rule(key_tree)))
             parts.append(self._element(lark.Tree("opt_elem", [value_tree],
                                                  meta=_rule(value_tree).meta)
                                        if optional else _rule(value_tree)))
@@ -575,7 +518,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 name in _STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
-        cost = target.cost + self._sum(args) + _method_cost(name, target, args)
+        cost = target.cost + self._sum(args) + method_cost(name, target, args)
         if name in _BOOL_METHODS:
             return T("bool", cost=cost)
         if name in ("size", "indexOf", "lastIndexOf", "compareTo", "sign", "asInteger",
@@ -640,62 +583,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             bodies = [self.visit(b) for b in arg_trees[1:]]
         finally:
             self.scopes.pop()
-        # cel-go parser/macro.go expansions costed by checker/cost.go costComprehension:
-        # range + init + result + size * (condition + step)
-        body = self._sum(bodies)
-        init, result, per_item = {
-            "all": (0, 1, 3 + body),  # @not_strictly_false(r); r && p
-            "exists": (0, 1, 4 + body),  # @not_strictly_false(!r); r || p
-            "exists_one": (0, 2, body + 2),  # p ? r + 1 : r; r == 1
-            "map": (10, 1, 12 + body),  # r + [e]
-            "filter": (10, 1, 13 + body),  # p ? r + [x] : r
-        }[name] if len(bodies) == 1 or name != "map" else (10, 1, 13 + body)
-        cost = target.cost + init + result + target.size * per_item
+        cost = comprehension_cost(name, target, self._sum(bodies), len(bodies))
         if name in ("all", "exists", "exists_one"):
             return T("bool", cost=cost)
         body = bodies[-1]
         return T("list", elem=T(body.kind, body.schema, body.elem, body.size, 0, body.fields),
                  size=target.size, cost=cost)
-
-
-def _literal_length(text: str) -> int:
-    """The length of a string or bytes literal's value, not of its quoted spelling."""
-    body = text.lstrip("rRbB")
-    quote = 3 if body[:3] in ('"""', "'''") else 1
-    return max(0, len(body) - 2 * quote)
-
-
-def _method_cost(name: str, target: T, args: list[T]) -> float:
-    """What a receiver-style call itself costs: cel-go checker/cost.go functionCost with the
-    Kubernetes CostEstimator.EstimateCallCost (apiserver pkg/cel/library/cost.go); 1 for
-    the O(1) rest."""
-    tenth = 0.1 * _sized(target)
-    if target.kind in ("string", "dyn"):
-        if name in ("startsWith", "endsWith") and args:
-            return math.ceil(0.1 * _sized(args[0]))
-        if name == "contains" and args:
-            return math.ceil(tenth) * math.ceil(0.1 * _sized(args[0]))
-        if name in ("matches", "find", "findAll") and args:
-            return math.ceil(0.1 * (_sized(target) + 1)) * math.ceil(0.25 * _sized(args[0]))
-        if name in ("lowerAscii", "upperAscii", "substring", "trim", "indexOf",
-                    "lastIndexOf"):
-            return math.ceil(tenth)
-        if name in ("replace", "split"):
-            return math.ceil(2 * tenth)
-    if target.kind == "list" and name in ("isSorted", "sum", "max", "min", "indexOf",
-                                          "lastIndexOf"):
-        elem = target.elem or T("dyn")
-        per = 1 + (math.ceil(0.1 * elem.size) if elem.kind in ("string", "bytes") else 0)
-        return target.size * per
-    if target.kind == "list" and name == "join":
-        elem = target.elem or T("dyn")
-        return math.ceil(0.1 * target.size * _sized(elem))
-    return 1
-
-
-def _sized(t: T) -> float:
-    """cel-go sizeEstimate: the size of strings, bytes, lists and maps, 1 for scalars."""
-    return t.size if t.kind in ("string", "bytes", "list", "map", "dyn") else 1.0
 
 
 def _optional(inner: T, cost: float | None = None) -> T:

@@ -21,6 +21,7 @@ from typing import Any
 import celpy
 import lark
 from celpy import celtypes
+from celpy.celparser import CELParseError, CELParser
 from celpy.evaluation import CELEvalError
 
 from .openapi import MISSING
@@ -62,7 +63,7 @@ def _grammar() -> str:
 def parser() -> lark.Lark:
     """celpy's parser over the extended grammar, built once (like celpy's own)."""
     return lark.Lark(_grammar(), parser="lalr", start="expr", g_regex_flags=re.M,
-                     lexer_callbacks={"IDENT": celpy.CELParser.ambiguous_literals},
+                     lexer_callbacks={"IDENT": CELParser.ambiguous_literals},
                      propagate_positions=True, maybe_placeholders=False, priority="invert")
 
 
@@ -71,10 +72,10 @@ def parse(text: str) -> lark.Tree[lark.Token]:
     try:
         tree = parser().parse(text)
     except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as ex:
-        raise celpy.CELParseError(ex.get_context(text), *ex.args, line=ex.line,
+        raise CELParseError(ex.get_context(text), *ex.args, line=ex.line,
                                   column=ex.column) from ex
     except (lark.exceptions.LexError, lark.exceptions.ParseError) as ex:
-        raise celpy.CELParseError(str(ex).splitlines()[0], *ex.args) from ex
+        raise CELParseError(str(ex).splitlines()[0], *ex.args) from ex
     return _expand(tree)
 
 
@@ -114,7 +115,8 @@ def _substitute(tree: lark.Tree[lark.Token], target: lark.Tree[lark.Token],
         if node.data == "ident" and str(node.children[0]) == "__x":
             return lark.Tree("ident", [var], meta=node.meta)
         return lark.Tree(node.data, [walk(c) for c in node.children], meta=node.meta)
-    return walk(tree)
+    result: lark.Tree[lark.Token] = walk(tree)
+    return result
 
 
 def _ident_name(node: lark.Tree[lark.Token]) -> str | None:
@@ -148,7 +150,8 @@ def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
             expanded = _substitute(parse_template(_template(name)), target, var, args[1])
             return _wrap(lark.Tree("paren_expr", [expanded], meta=node.meta), "primary")
         return node
-    return walk(tree)
+    result: lark.Tree[lark.Token] = walk(tree)
+    return result
 
 
 def parse_template(text: str) -> lark.Tree[lark.Token]:

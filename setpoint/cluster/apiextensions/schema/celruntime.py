@@ -190,7 +190,8 @@ class KubernetesEvaluator(Evaluator):
         return super().member_dot(lark.Tree("member_dot", [evaluated, name], meta=tree.meta))
 
     def member_index(self, tree: lark.Tree[Any]) -> Any:
-        member, key = self.visit_children(tree)
+        values: list[Any] = self.visit_children(tree)
+        member, key = values
         if isinstance(member, celoptional.OptionalValue) and not isinstance(key, CELEvalError):
             return self._optional(celoptional.index, member, key, tree)
         evaluated = [lark.Tree("evaluated", [v], meta=tree.meta) for v in (member, key)]

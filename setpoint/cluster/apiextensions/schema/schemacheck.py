@@ -135,7 +135,7 @@ def replace_meta(ctx: NodeContext) -> NodeContext:
 def _compile_rules(s: Mapping[str, Any], path: str, ctx: NodeContext, is_root: bool,
                    ancestors: list[Mapping[str, Any]], cost: _Cost) -> list[Cause]:
     from .cel import STATIC_ESTIMATED_COST_LIMIT, compile_rule, cost_error_message
-    from .celcheck import max_elements
+    from .celcost import max_elements
 
     errs: list[Cause] = []
     card = 1.0
