@@ -215,3 +215,32 @@ async def test_message_expression_is_trimmed_before_its_checks(module_api: API) 
     assert status == 422, body
     assert [c["message"] for c in body["details"]["causes"]] == [
         'Invalid value: "object": only 0', 'Invalid value: "object": kept']
+
+
+async def test_sets_library_functions(module_api: API) -> None:
+    """Rule: the ext.Sets() library of the 1.29 environment (base.go) is available:
+    ``sets.contains(a, b)`` (every element of b in a), ``sets.intersects``, and
+    ``sets.equivalent`` compare elements with CEL equality; a non-list argument is refused
+    at create like cel-go's checker does. cel-go ext/sets.go."""
+    group = "sets.example.com"
+    tags = {"type": "array", "maxItems": 10, "items": {"type": "string", "maxLength": 10}}
+    spec = {"type": "object", "properties": {"allowed": tags, "used": tags},
+            "x-kubernetes-validations": [
+                {"rule": "sets.contains(self.allowed, self.used)", "message": "unknown tag"},
+                {"rule": "!sets.intersects(self.used, ['forbidden'])",
+                 "message": "forbidden tag"},
+                {"rule": "sets.equivalent([1, 2.0], [2u, 1])"}]}
+    bad = {**spec, "x-kubernetes-validations": [{"rule": "sets.contains(self.used, 1)"}]}
+    status, body = await module_api.post(CRDS, _crd("badsets.example.com", bad))
+    assert status == 422, body
+    assert ("found no matching overload for 'sets.contains' applied to "
+            "'(list(string), int)'") in body["details"]["causes"][0]["message"]
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "fine", {
+        "allowed": ["a", "b"], "used": ["b"]}))
+    assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "odd", {
+        "allowed": ["a"], "used": ["forbidden"]}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        'Invalid value: "object": unknown tag', 'Invalid value: "object": forbidden tag']

@@ -478,6 +478,15 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             if len(args) != (0 if name == "optional.none" else 1):
                 raise self.fail(name_token, f"found no matching overload for '{name}'")
             return _optional(args[0] if args else T("dyn"), self._sum(args) + 1)
+        if name.startswith("sets."):  # ext/sets.go: (list(T), list(T)) -> bool
+            args = [self.visit(a) for a in arg_trees]
+            if len(args) != 2 or any(a.kind not in ("list", "dyn") for a in args):
+                self._no_overload(self.text.find("(", _token(name_token).end_pos or 0),
+                                  name, args)
+                raise self.fail(name_token, f"found no matching overload for '{name}'")
+            factor = 2 if name == "sets.equivalent" else 1
+            return T("bool", cost=self._sum(args) + 1 + math.ceil(
+                args[0].size * args[1].size * factor))
         if name not in _GLOBALS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]

@@ -403,7 +403,42 @@ def _str_method(name: str) -> Callable[..., Any]:
     return call
 
 
+def _sets(kind: str) -> Callable[[Any, Any], celtypes.BoolType]:
+    """cel-go ext/sets.go: sets.contains(a, b) (every element of b is in a),
+    sets.equivalent (each contains the other), sets.intersects (a common element); the
+    elements compare with CEL equality, so 1, 1u and 1.0 are the same."""
+    def call(a: Any, b: Any) -> celtypes.BoolType:
+        if not isinstance(a, list) or not isinstance(b, list):
+            raise TypeError("no such overload")
+        def has(items: list[Any], x: Any) -> bool:
+            return any(_cel_equal(x, y) for y in items)
+        if kind == "intersects":
+            return celtypes.BoolType(any(has(a, x) for x in b))
+        contains = all(has(a, x) for x in b)
+        if kind == "equivalent":
+            contains = contains and all(has(b, x) for x in a)
+        return celtypes.BoolType(contains)
+    return call
+
+
+def _cel_equal(x: Any, y: Any) -> bool:
+    """CEL equality: numbers compare by value across int, uint and double (exactly, as
+    Python compares int with float); other values of different types are unequal."""
+    numbers = (int, float)
+    if isinstance(x, numbers) and isinstance(y, numbers) and not isinstance(x, bool) \
+            and not isinstance(y, bool):
+        return (int(x) if isinstance(x, int) else float(x)) == (
+            int(y) if isinstance(y, int) else float(y))
+    try:
+        return bool(x == y)
+    except TypeError:  # celpy refuses comparing values of different CEL types
+        return False
+
+
 FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "sets.contains": _sets("contains"),
+    "sets.equivalent": _sets("equivalent"),
+    "sets.intersects": _sets("intersects"),
     "_<_": _relation(lambda a, b: a < b),
     "_<=_": _relation(lambda a, b: a <= b),
     "_>_": _relation(lambda a, b: a > b),

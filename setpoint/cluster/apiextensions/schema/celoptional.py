@@ -5,10 +5,10 @@ celpy's grammar has no optional syntax, so this module extends celpy's own ``cel
 cel-go's productions (parser/gen/CEL.g4): optional field selection ``x.?f``, optional index
 ``x[?i]``, optional list elements ``[?e]`` and map entries ``{?k: v}`` (with the trailing
 comma cel-go's grammar allows in list and map literals). The parse tree is then rewritten the
-way cel-go's parser expands the optional macros: ``optional.of/none/ofNonZeroValue(...)``
-become global calls and ``o.optMap(x, e)`` / ``o.optFlatMap(x, e)`` become the conditional
-cel-go's ``optMap``/``optFlatMap`` macros expand to (cel-go cel/library.go). The evaluation of
-the new nodes lives in celruntime.py.
+way cel-go reads it: qualified function names (``optional.of/none/ofNonZeroValue(...)``,
+ext.Sets' ``sets.*(...)``) become global calls, and ``o.optMap(x, e)`` / ``o.optFlatMap(x,
+e)`` become the conditional cel-go's macros expand to (cel-go cel/library.go). The
+evaluation of the new nodes lives in celruntime.py.
 """
 
 from __future__ import annotations
@@ -46,8 +46,10 @@ _GRAMMAR_EDITS = (
      "mapentry       : (expr | opt_elem) \":\" expr"),
 )
 
-# package functions of the optional library, called as globals after the rewrite
-OPTIONAL_PACKAGE = ("of", "none", "ofNonZeroValue")
+# functions named inside a package (cel-go resolves ``optional.of`` as one qualified name),
+# called as globals named so after the rewrite: the optional library's and ext.Sets()'s
+PACKAGE_FUNCTIONS = {"optional": ("of", "none", "ofNonZeroValue"),
+                     "sets": ("contains", "equivalent", "intersects")}
 
 
 def _grammar() -> str:
@@ -140,8 +142,9 @@ def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
             return node
         target, name = node.children[0], str(node.children[1])
         args = list(node.children[2].children) if len(node.children) > 2 else []
-        if _ident_name(target) == "optional" and name in OPTIONAL_PACKAGE:
-            token = lark.Token("IDENT", f"optional.{name}", node.children[1].start_pos,
+        package = _ident_name(target) or ""
+        if name in PACKAGE_FUNCTIONS.get(package, ()):
+            token = lark.Token("IDENT", f"{package}.{name}", node.children[1].start_pos,
                                node.children[1].line, node.children[1].column)
             call = lark.Tree("ident_arg", [token, *node.children[2:]], meta=node.meta)
             return _wrap(call, "primary")

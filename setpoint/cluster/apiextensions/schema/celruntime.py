@@ -70,6 +70,8 @@ def call_cost(name: str, args: list[Any]) -> int:
         return _ceil((first + second) * _TRAVERSAL)
     if name == "@in" and len(args) == 2 and isinstance(args[1], list):
         return second
+    if name.startswith("sets.") and len(args) == 2:  # ext/sets.go trackSetsCost
+        return 1 + first * second * (2 if name == "sets.equivalent" else 1)
     return 1
 
 
