@@ -131,6 +131,30 @@ class KubernetesEvaluator(Evaluator):
             return body(value)
         return iteration
 
+    def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
+        name = str(tree.children[1])
+        if name not in ("all", "exists") or len(tree.children) != 3 \
+                or len(tree.children[2].children) != 2:
+            return super().member_dot_arg(tree)
+        # cel-go's all/exists loop while @not_strictly_false(result): the first false
+        # (all) or true (exists) ends the iteration, so later elements are neither
+        # evaluated nor costed; an error stands only when nothing decides the result
+        target = self.visit(tree.children[0])
+        if isinstance(target, CELEvalError):
+            return target
+        decisive = name == "exists"
+        body = self.build_ss_macro_eval(tree)
+        error = None
+        for value in target:
+            result = body(value)
+            if isinstance(result, CELEvalError):
+                error = error or result
+            elif not isinstance(result, celtypes.BoolType | bool):
+                error = error or CELEvalError("no such overload", TypeError, (), tree=tree)
+            elif bool(result) == decisive:
+                return celtypes.BoolType(decisive)
+        return error if error is not None else celtypes.BoolType(not decisive)
+
     def relation(self, tree: lark.Tree[Any]) -> Any:
         if len(tree.children) != 2:
             return super().relation(tree)
