@@ -254,3 +254,35 @@ async def test_sets_library_functions(module_api: API) -> None:
     assert status == 422, body
     assert [c["message"] for c in body["details"]["causes"]] == [
         'Invalid value: "object": unknown tag', 'Invalid value: "object": forbidden tag']
+
+
+async def test_two_variable_comprehensions(module_api: API) -> None:
+    """Rule: the 1.32 environment adds ext.TwoVarComprehensions (base.go): ``all``,
+    ``exists``, ``existsOne`` with (index, element) on lists and (key, value) on maps, and
+    ``transformList``/``transformMap``/``transformMapEntry``; the three-argument
+    ``map(x, p, e)`` filters before it transforms. cel-go ext/comprehensions.go,
+    parser/macro.go (MakeMap)."""
+    group = "twovar.example.com"
+    spec = {"type": "object", "properties": {
+        "ports": {"type": "array", "maxItems": 8, "items": {"type": "integer"}},
+        "env": {"type": "object", "maxProperties": 8,
+                "additionalProperties": {"type": "string", "maxLength": 20}}},
+        "x-kubernetes-validations": [
+            {"rule": "self.ports.all(i, p, i == 0 || p > self.ports[i - 1])",
+             "message": "ports must ascend"},
+            {"rule": "self.env.all(k, v, !v.startsWith(k))", "message": "value repeats key"},
+            {"rule": "self.env.transformList(k, v, k.size() > 1, k).size() <= 1",
+             "message": "at most one long name"},
+            {"rule": "self.ports.map(p, p < 1024, p).size() == 0",
+             "message": "privileged port"}]}
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "fine", {
+        "ports": [8080, 8443], "env": {"A": "1", "LONG": "x"}}))
+    assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "bad", {
+        "ports": [443, 80], "env": {"AB": "ABC", "CD": "x"}}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        f'Invalid value: "object": {m}' for m in (
+            "ports must ascend", "value repeats key", "at most one long name",
+            "privileged port")]

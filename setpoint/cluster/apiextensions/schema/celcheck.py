@@ -27,6 +27,14 @@ from .celcost import (
     sized,
 )
 from .cellib import FUNCTIONS
+from .celoverloads import (
+    OPERATORS,
+    SIZED,
+    STRING_METHODS,
+    cel_type_name,
+    has_overload,
+    unifies,
+)
 from .goregexp import GoRegexpError, compile_go
 
 # what celpy's parser produces: branches of rules, leaves of tokens
@@ -46,7 +54,10 @@ def _token(child: ParseTree | lark.Token) -> lark.Token:
         raise TypeError(f"expected a token, not the rule {child.data!r}")
     return child
 
-_MACROS = {"all", "exists", "exists_one", "map", "filter"}
+_MACROS = {"all", "exists", "exists_one", "map", "filter",
+           # ext.TwoVarComprehensions (base.go, 1.32): (index or key, value) forms
+           "existsOne", "transformList", "transformMap", "transformMapEntry"}
+_TWO_VAR_ONLY = {"existsOne", "transformList", "transformMap", "transformMapEntry"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
             "ip", "isIP", "cidr", "isCIDR"}
@@ -141,25 +152,6 @@ def _at(text: str, pos: int) -> _At:
     return _At(before.count("\n") + 1, pos - (before.rfind("\n") + 1) + 1)
 
 
-_CEL_NAMES = {"null": "null_type", "timestamp": "google.protobuf.Timestamp",
-              "duration": "google.protobuf.Duration"}
-_PLAIN = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null", "timestamp",
-                    "duration", "list", "map", "optional"})
-_NUMBERS = frozenset({"int", "uint", "double"})
-_SIZED = frozenset({"string", "bytes", "list", "map", "dyn"})
-_STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches", "lowerAscii",
-                             "upperAscii", "trim"})
-_ORDERED = frozenset({"int", "uint", "double", "string", "bytes", "bool", "timestamp",
-                      "duration"})
-# the operator of each parse-tree node and the overload name cel-go reports for it
-_OPERATORS = {"relation_eq": ("==", "_==_"), "relation_ne": ("!=", "_!=_"),
-              "relation_lt": ("<", "_<_"), "relation_le": ("<=", "_<=_"),
-              "relation_gt": (">", "_>_"), "relation_ge": (">=", "_>=_"),
-              "relation_in": ("in", "@in"), "addition_add": ("+", "_+_"),
-              "addition_sub": ("-", "_-_"), "multiplication_mul": ("*", "_*_"),
-              "multiplication_div": ("/", "_/_"), "multiplication_mod": ("%", "_%_")}
-
-
 def _expr_pos(text: str, tree: Any) -> int:
     """Where cel-go places an expression: a field selection at its dot, else its start."""
     node = tree
@@ -169,66 +161,6 @@ def _expr_pos(text: str, tree: Any) -> int:
     if isinstance(node, lark.Tree) and node.data == "member_dot":
         return text.rfind(".", node.meta.start_pos, _token(node.children[1]).start_pos or 0)
     return int(tree.meta.start_pos)
-
-
-def cel_type_name(t: T) -> str | None:
-    """``FormatCELType`` of ``t``; None where cel-go's name is not knowable here (object
-    types are named after a per-compilation random type name by the apiserver)."""
-    if t.kind == "dyn":
-        return "dyn"
-    if t.kind not in _PLAIN:
-        return None
-    if t.kind == "list":
-        elem = cel_type_name(t.elem or T("dyn"))
-        return None if elem is None else f"list({elem})"
-    if t.kind == "map":
-        elem = cel_type_name(t.elem or T("dyn"))
-        return None if elem is None else f"map(string, {elem})"
-    if t.kind == "optional":
-        elem = cel_type_name(t.elem or T("dyn"))
-        return None if elem is None else f"optional_type({elem})"
-    return _CEL_NAMES.get(t.kind, t.kind)
-
-
-def _unifies(a: T, b: T) -> bool:
-    """Whether one type parameter can stand for both (``_==_`` is ``(A, A) -> bool``)."""
-    if "dyn" in (a.kind, b.kind) or "null" in (a.kind, b.kind):
-        return True
-    if a.kind != b.kind:
-        return False
-    if a.kind in ("list", "map", "optional"):
-        return _unifies(a.elem or T("dyn"), b.elem or T("dyn"))
-    return True
-
-
-def _has_overload(op: str, left: T, right: T) -> bool:
-    """Whether the CEL standard library declares ``op`` for these argument types."""
-    if "dyn" in (left.kind, right.kind):
-        return True
-    if op in ("_==_", "_!=_"):
-        return _unifies(left, right)
-    if op in ("_<_", "_<=_", "_>_", "_>=_"):
-        return (left.kind == right.kind and left.kind in _ORDERED) or \
-            (left.kind in _NUMBERS and right.kind in _NUMBERS)
-    if op == "@in":
-        return right.kind in ("list", "map") and _unifies(
-            left, (right.elem or T("dyn")) if right.kind == "list" else T("string"))
-    if op == "_+_":
-        return (left.kind == right.kind and left.kind in (
-            "int", "uint", "double", "string", "bytes", "duration")) or \
-            (left.kind == right.kind == "list" and _unifies(left, right)) or \
-            {left.kind, right.kind} == {"timestamp", "duration"}
-    if op == "_-_":
-        return (left.kind == right.kind and left.kind in (
-            "int", "uint", "double", "duration", "timestamp")) or \
-            (left.kind, right.kind) == ("timestamp", "duration")
-    if op in ("_*_", "_/_"):
-        return left.kind == right.kind and left.kind in _NUMBERS
-    if op == "_%_":
-        return left.kind == right.kind and left.kind in ("int", "uint")
-    if op in ("_&&_", "_||_"):
-        return left.kind == right.kind == "bool"
-    return True
 
 
 class Checker(lark.visitors.Interpreter[lark.Token, T]):
@@ -261,8 +193,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                         f"found no matching overload for '{name}' applied to '{signature}'")
 
     def _binary(self, op_tree: ParseTree, left: T, right: T) -> None:
-        symbol, name = _OPERATORS.get(op_tree.data, ("", ""))
-        if name and not _has_overload(name, left, right):
+        symbol, name = OPERATORS.get(op_tree.data, ("", ""))
+        if name and not has_overload(name, left, right):
             self._no_overload(op_tree.meta.end_pos - len(symbol), name, [left, right])
 
     def _kids(self, tree: ParseTree) -> list[Any]:
@@ -285,7 +217,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if len(kids) == 1:
             return kids[0]
         name, symbol = ("_&&_", "&&") if tree.data == "conditionaland" else ("_||_", "||")
-        if not _has_overload(name, kids[0], kids[1]):
+        if not has_overload(name, kids[0], kids[1]):
             pos = self.text.find(symbol, trees[0].meta.end_pos, trees[1].meta.start_pos)
             self._no_overload(pos, name, kids[:2])
         return T("bool", cost=self._sum(kids))
@@ -493,7 +425,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         for i, arg_tree in enumerate(arg_trees[:2] if name == "matches" else []):
             if lit := _string_literal(arg_tree):
                 self.patterns.append(("literal" if i == 0 else "program", lit))
-        if name == "size" and len(args) == 1 and args[0].kind not in _SIZED:
+        if name == "size" and len(args) == 1 and args[0].kind not in SIZED:
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               args)
         cost = self._sum(args) + 1
@@ -523,8 +455,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name in ("matches", "find", "findAll") and arg_trees \
                 and (lit := _string_literal(arg_trees[0])):
             self.patterns.append(("literal" if name == "matches" else "program", lit))
-        if (name == "size" and target.kind not in _SIZED) or (
-                name in _STRING_METHODS and target.kind not in ("string", "dyn")):
+        if (name == "size" and target.kind not in SIZED) or (
+                name in STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
         cost = target.cost + self._sum(args) + method_cost(name, target, args)
@@ -560,7 +492,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T("bool", cost=cost)
         if name == "or":
             return T(target.kind, elem=target.elem, cost=cost)
-        if name in ("orValue", "or") and args and not _unifies(
+        if name in ("orValue", "or") and args and not unifies(
                 e if name == "orValue" else target, args[0]):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
@@ -571,33 +503,42 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     def _macro(self, target: T, name_token: Any, arg_trees: list[Any], target_pos: int
                ) -> T:
         name = str(name_token)
-        if len(arg_trees) not in (2, 3):
+        two_var = name in _TWO_VAR_ONLY or (name in ("all", "exists", "exists_one")
+                                            and len(arg_trees) == 3)
+        counts = (3, 4) if name.startswith("transform") else (3,) if two_var else (2, 3)
+        if len(arg_trees) not in counts or (len(arg_trees) == 3 and not two_var
+                                            and name != "map"):
             raise self.fail(name_token, f"invalid argument to {name}() macro")
-        var_tree = arg_trees[0]
-        var_name = str(var_tree.scan_values(lambda v: isinstance(v, lark.Token)).__next__())
+        names = [str(t.scan_values(lambda v: isinstance(v, lark.Token)).__next__())
+                 for t in arg_trees[:2 if two_var else 1]]
         if target.kind == "list":
-            var_type = target.elem or T("dyn")
+            var_types = [T("int"), target.elem or T("dyn")]
         elif target.kind == "map":
-            var_type = T("string", size=256)
+            var_types = [T("string", size=256), target.elem or T("dyn")]
         elif target.kind == "dyn":
-            var_type = T("dyn")
+            var_types = [T("dyn"), T("dyn")]
         else:
             raise self.fail(_at(self.text, target_pos),
                             f"expression of type '{cel_type_name(target) or target.kind}' "
                             "cannot be range of a comprehension (must be list, map, or "
                             "dynamic)")
-        self.scopes.append({var_name: T(var_type.kind, var_type.schema, var_type.elem,
-                                        var_type.size, 0, var_type.fields)})
+        if not two_var:  # one variable: the list's element or the map's key
+            var_types = var_types[1:] if target.kind == "list" else var_types[:1]
+        self.scopes.append(dict(zip(names, var_types, strict=True)))
         try:
-            bodies = [self.visit(b) for b in arg_trees[1:]]
+            bodies = [self.visit(b) for b in arg_trees[len(names):]]
         finally:
             self.scopes.pop()
         cost = comprehension_cost(name, target, self._sum(bodies), len(bodies))
-        if name in ("all", "exists", "exists_one"):
+        if name in ("all", "exists", "exists_one", "existsOne"):
             return T("bool", cost=cost)
         body = bodies[-1]
-        return T("list", elem=T(body.kind, body.schema, body.elem, body.size, 0, body.fields),
-                 size=target.size, cost=cost)
+        elem = T(body.kind, body.schema, body.elem, body.size, 0, body.fields)
+        if name == "transformMap":
+            return T("map", elem=elem, size=target.size, cost=cost)
+        if name == "transformMapEntry":
+            return T("map", elem=T("dyn"), size=target.size, cost=cost)
+        return T("list", elem=elem, size=target.size, cost=cost)
 
 
 def _optional(inner: T, cost: float | None = None) -> T:

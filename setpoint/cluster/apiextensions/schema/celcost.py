@@ -120,6 +120,12 @@ def comprehension_cost(name: str, target: T, body: float, bodies: int) -> float:
         "all": (0, 1, 3 + body),  # @not_strictly_false(r); r && p
         "exists": (0, 1, 4 + body),  # @not_strictly_false(!r); r || p
         "exists_one": (0, 2, body + 2),  # p ? r + 1 : r; r == 1
+        "existsOne": (0, 2, body + 2),
+        # ext/comprehensions.go: transformList appends like map; transformMap(Entry)
+        # inserts into a map created empty (cel.@mapInsert(r, k, e))
+        "transformList": (10, 1, (12 if bodies == 1 else 13) + body),
+        "transformMap": (30, 1, (3 if bodies == 1 else 4) + body),
+        "transformMapEntry": (30, 1, (3 if bodies == 1 else 4) + body),
         "map": (10, 1, (12 if bodies == 1 else 13) + body),  # r + [e], or p ? r + [e] : r
         "filter": (10, 1, 13 + body),  # p ? r + [x] : r
     }[name]

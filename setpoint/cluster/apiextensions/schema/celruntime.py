@@ -34,6 +34,8 @@ _REGEX = 0.25  # common.RegexStringLengthCostFactor
 # a loop whose condition is @not_strictly_false(__result__) and whose step reads __result__;
 # map and filter append [body] to __result__ (a list creation and a list addition)
 _MACRO_STEP = {"all": 3, "exists": 3, "exists_one": 2, "map": 12, "filter": 2}
+_TWO_VAR = frozenset({"all", "exists", "exists_one", "existsOne", "transformList",
+                      "transformMap", "transformMapEntry"})
 _SKIP = object()  # an optional list element or map entry that is absent
 
 
@@ -133,6 +135,13 @@ class KubernetesEvaluator(Evaluator):
 
     def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
         name = str(tree.children[1])
+        args = tree.children[2].children if len(tree.children) == 3 else []
+        if name in _TWO_VAR and len(args) >= 3 and (
+                name in ("existsOne", "transformList", "transformMap", "transformMapEntry")
+                or len(args) == 3):
+            return self._two_var(name, tree, args)
+        if name == "map" and len(args) == 3:
+            return self._filtered_map(tree, args)
         if name not in ("all", "exists") or len(tree.children) != 3 \
                 or len(tree.children[2].children) != 2:
             return super().member_dot_arg(tree)
@@ -154,6 +163,75 @@ class KubernetesEvaluator(Evaluator):
             elif bool(result) == decisive:
                 return celtypes.BoolType(decisive)
         return error if error is not None else celtypes.BoolType(not decisive)
+
+    def _filtered_map(self, tree: lark.Tree[Any], args: list[Any]) -> Any:
+        """``l.map(x, p, e)``: e of the elements for which p holds (cel-go parser/macro.go
+        MakeMap's three-argument form), which celpy's evaluator does not take."""
+        target = self.visit(tree.children[0])
+        if isinstance(target, CELEvalError):
+            return target
+        var = str(next(args[0].scan_values(lambda v: isinstance(v, lark.Token))))
+        keep, transform = (self.sub_evaluator(ast=a) for a in args[1:])
+        out: list[Any] = []
+        for value in target:
+            self.tracker.add(_MACRO_STEP["filter"])
+            try:
+                if keep.evaluate({var: value}):
+                    out.append(transform.evaluate({var: value}))
+            except CELEvalError as exc:
+                return exc
+        return celtypes.ListType(out)
+
+    def _two_var(self, name: str, tree: lark.Tree[Any], args: list[Any]) -> Any:
+        """ext.TwoVarComprehensions (cel-go ext/comprehensions.go): the first variable is
+        a list's index or a map's key, the second the element or the value."""
+        target = self.visit(tree.children[0])
+        if isinstance(target, CELEvalError):
+            return target
+        first, second = (str(next(a.scan_values(lambda v: isinstance(v, lark.Token))))
+                         for a in args[:2])
+        bodies = [self.sub_evaluator(ast=a) for a in args[2:]]
+        step = _MACRO_STEP.get(name, 3)
+        pairs = (target.items() if isinstance(target, dict)
+                 else ((celtypes.IntType(i), v) for i, v in enumerate(target)))
+        found, error = 0, None
+        out_list: list[Any] = []
+        out_map = celtypes.MapType()
+        for key, value in pairs:
+            self.tracker.add(step)
+            try:
+                results: list[Any] = [b.evaluate({first: key, second: value})
+                                      for b in bodies]
+            except CELEvalError as exc:
+                if name in ("all", "exists"):
+                    error = error or exc
+                    continue
+                return exc
+            result = results[-1]
+            if name in ("all", "exists"):
+                if bool(result) == (name == "exists"):
+                    return celtypes.BoolType(name == "exists")
+            elif name in ("existsOne", "exists_one"):
+                found += bool(result)
+            elif len(results) == 2 and not results[0]:  # the filter of the 4-argument form
+                continue
+            elif name == "transformList":
+                out_list.append(result)
+            elif name == "transformMap":
+                out_map[key] = result
+            elif not isinstance(result, dict):
+                return CELEvalError("no such overload", TypeError, (), tree=tree)
+            else:  # transformMapEntry: each result a map, merged without repeated keys
+                for k, v in result.items():
+                    if k in out_map:
+                        return CELEvalError(f"insert failed: key {k!s} already exists",
+                                            ValueError, (), tree=tree)
+                    out_map[k] = v
+        if name in ("all", "exists"):
+            return error if error is not None else celtypes.BoolType(name == "all")
+        if name in ("existsOne", "exists_one"):
+            return celtypes.BoolType(found == 1)
+        return celtypes.ListType(out_list) if name == "transformList" else out_map
 
     def relation(self, tree: lark.Tree[Any]) -> Any:
         if len(tree.children) != 2:
