@@ -286,3 +286,28 @@ async def test_two_variable_comprehensions(module_api: API) -> None:
         f'Invalid value: "object": {m}' for m in (
             "ports must ascend", "value repeats key", "at most one long name",
             "privileged port")]
+
+
+async def test_format_library_validates_named_formats(module_api: API) -> None:
+    """Rule: the format library of the 1.31 environment (base.go) is available:
+    ``format.dns1123Label().validate(s)`` is ``optional.none()`` for a valid value and
+    otherwise carries apimachinery's own messages (here IsDNS1123Label's), and
+    ``format.named(name)`` is an optional format. apiserver pkg/cel/library/format.go."""
+    group = "formats.example.com"
+    spec = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 64}},
+            "x-kubernetes-validations": [
+                {"rule": "!format.dns1123Label().validate(self.name).hasValue()",
+                 "messageExpression":
+                     "format.dns1123Label().validate(self.name).value().join(', ')"},
+                {"rule": "format.named('labelValue').hasValue() && "
+                         "!format.named('noSuchFormat').hasValue()"}]}
+    path = await _serve(module_api, group, spec)
+    status, body = await module_api.post(path, _widget(group, "fine", {"name": "web-1"}))
+    assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "bad", {"name": "Bad_Name"}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        'Invalid value: "object": a lowercase RFC 1123 label must consist of lower case '
+        "alphanumeric characters or '-', and must start and end with an alphanumeric "
+        "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]

@@ -21,7 +21,7 @@ from celpy import celtypes
 
 from setpoint.machinery.errors import Cause
 
-from . import celoptional
+from . import celformat, celoptional
 from . import fielderrors as fe
 from .celcheck import Checker, CheckError, ParseTree, ProgramError, check, type_of_schema
 from .celcost import T
@@ -54,6 +54,7 @@ def _environment() -> celpy.Environment:
 _RUNTIME_FUNCTIONS: dict[str, Any] = {
     **FUNCTIONS,
     **celoptional.FUNCTIONS,
+    **celformat.FUNCTIONS,
     "dyn": lambda v: v,
 }
 

@@ -61,7 +61,7 @@ _TWO_VAR_ONLY = {"existsOne", "transformList", "transformMap", "transformMapEntr
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
             "ip", "isIP", "cidr", "isCIDR"}
-_BUILTIN_METHODS = {"hasValue", "value", "orValue", "or",
+_BUILTIN_METHODS = {"hasValue", "value", "orValue", "or", "validate",
                     "contains", "startsWith", "endsWith", "matches", "size", "min",
                     "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
                     "getMonth", "getHours", "getMilliseconds", "getMinutes", "getSeconds"}
@@ -410,6 +410,13 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             if len(args) != (0 if name == "optional.none" else 1):
                 raise self.fail(name_token, f"found no matching overload for '{name}'")
             return _optional(args[0] if args else T("dyn"), self._sum(args) + 1)
+        if name.startswith("format."):  # library/format.go
+            args = [self.visit(a) for a in arg_trees]
+            if len(args) != (1 if name == "format.named" else 0):
+                raise self.fail(name_token, f"found no matching overload for '{name}'")
+            cost = self._sum(args) + 1
+            return T("optional", elem=T("format"), cost=cost) if name == "format.named" \
+                else T("format", cost=cost)
         if name.startswith("sets."):  # ext/sets.go: (list(T), list(T)) -> bool
             args = [self.visit(a) for a in arg_trees]
             if len(args) != 2 or any(a.kind not in ("list", "dyn") for a in args):
@@ -450,6 +457,13 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if name == "validate" and target.kind in ("format", "dyn"):
+            # format.go: optional_type(list(string)); cost.go "validate": the format's
+            # regex against the string (the longest name-format regex, 60, statically)
+            size = args[0].size if args else 1
+            return T("optional", elem=T("list", elem=T("string", size=size), size=size),
+                     cost=target.cost + self._sum(args)
+                     + math.ceil(0.1 * (size + 1)) * math.ceil(0.25 * 60))
         if target.kind == "optional" or name in ("hasValue", "value", "orValue", "or"):
             return self._optional_method(target, name_token, args)
         if name in ("matches", "find", "findAll") and arg_trees \

@@ -49,7 +49,12 @@ _GRAMMAR_EDITS = (
 # functions named inside a package (cel-go resolves ``optional.of`` as one qualified name),
 # called as globals named so after the rewrite: the optional library's and ext.Sets()'s
 PACKAGE_FUNCTIONS = {"optional": ("of", "none", "ofNonZeroValue"),
-                     "sets": ("contains", "equivalent", "intersects")}
+                     "sets": ("contains", "equivalent", "intersects"),
+                     # library/format.go: one function per named format, and named()
+                     "format": ("named", "dns1123Label", "dns1123Subdomain", "dns1035Label",
+                                "qualifiedName", "dns1123LabelPrefix",
+                                "dns1123SubdomainPrefix", "dns1035LabelPrefix", "labelValue",
+                                "uri", "uuid", "byte", "date", "datetime")}
 
 
 def _grammar() -> str:

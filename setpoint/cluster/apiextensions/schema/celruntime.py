@@ -72,6 +72,9 @@ def call_cost(name: str, args: list[Any]) -> int:
         return _ceil((first + second) * _TRAVERSAL)
     if name == "@in" and len(args) == 2 and isinstance(args[1], list):
         return second
+    if name == "validate" and len(args) == 2 and hasattr(args[0], "max_regex_size"):
+        # library/cost.go "validate": the string against the format's longest regex
+        return _ceil((1 + second) * _TRAVERSAL) * _ceil(args[0].max_regex_size * _REGEX)
     if name.startswith("sets.") and len(args) == 2:  # ext/sets.go trackSetsCost
         return 1 + first * second * (2 if name == "sets.equivalent" else 1)
     return 1
