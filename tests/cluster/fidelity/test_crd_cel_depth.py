@@ -311,3 +311,27 @@ async def test_format_library_validates_named_formats(module_api: API) -> None:
         "alphanumeric characters or '-', and must start and end with an alphanumeric "
         "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
         "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"]
+
+
+async def test_ip_library_predicates(module_api: API) -> None:
+    """Rule: ``isGlobalUnicast`` is netip's (private IPv4 and ULA IPv6 addresses are global
+    unicast; loopback, link-local, multicast are not), and the IP library's
+    ``isLinkLocalUnicast``, ``isLinkLocalMulticast`` and ``ip.isCanonical`` are available.
+    apiserver pkg/cel/library/ip.go (the 1.30 environment of base.go)."""
+    group = "ips.example.com"
+    spec = {"type": "object", "properties": {"addr": {"type": "string", "maxLength": 45}},
+            "x-kubernetes-validations": [
+                {"rule": "ip(self.addr).isGlobalUnicast()", "message": "not global unicast"},
+                {"rule": "ip.isCanonical(self.addr)", "message": "not canonical"},
+                {"rule": "!ip(self.addr).isLinkLocalUnicast() && "
+                         "!ip(self.addr).isLinkLocalMulticast()", "message": "link-local"}]}
+    path = await _serve(module_api, group, spec)
+    for name, addr in (("private", "10.0.0.1"), ("ula", "fd00::1")):
+        status, body = await module_api.post(path, _widget(group, name, {"addr": addr}))
+        assert status == 201, body
+    status, body = await module_api.post(path, _widget(group, "odd", {
+        "addr": "fe80:0::1"}))
+    assert status == 422, body
+    assert [c["message"] for c in body["details"]["causes"]] == [
+        f'Invalid value: "object": {m}' for m in (
+            "not global unicast", "not canonical", "link-local")]

@@ -70,6 +70,7 @@ _TYPE_NAMES = {"int", "uint", "double", "string", "bytes", "bool", "list", "map"
 _BOOL_METHODS = {"contains", "startsWith", "endsWith", "matches", "isSorted", "isURL", "isIP",
                  "isCIDR", "isQuantity", "isLessThan", "isGreaterThan", "isInteger",
                  "isLoopback", "isUnspecified", "isGlobalUnicast", "containsIP",
+                 "isLinkLocalMulticast", "isLinkLocalUnicast",
                  "containsCIDR", "all", "exists", "exists_one"}
 class CheckError(Exception):
     """A rule that does not compile; ``detail`` is worded like cel-go's ``ERROR: ...``."""
@@ -417,6 +418,10 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             cost = self._sum(args) + 1
             return T("optional", elem=T("format"), cost=cost) if name == "format.named" \
                 else T("format", cost=cost)
+        if name == "ip.isCanonical":  # library/ip.go: (string) -> bool
+            args = [self.visit(a) for a in arg_trees]
+            size = args[0].size if args else 1
+            return T("bool", cost=self._sum(args) + math.ceil(0.2 * size))
         if name.startswith("sets."):  # ext/sets.go: (list(T), list(T)) -> bool
             args = [self.visit(a) for a in arg_trees]
             if len(args) != 2 or any(a.kind not in ("list", "dyn") for a in args):

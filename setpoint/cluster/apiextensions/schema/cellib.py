@@ -305,6 +305,30 @@ def _is_cidr(text: Any) -> Any:
     return celtypes.BoolType("/" in _s(text))
 
 
+def _is_global_unicast(ip: Any) -> Any:
+    """netip.Addr.IsGlobalUnicast (library/ip.go): private IPv4 and ULA IPv6 addresses
+    count; unspecified, broadcast, loopback, multicast and link-local unicast do not."""
+    if not isinstance(ip, ipaddress.IPv4Address | ipaddress.IPv6Address):
+        raise TypeError("no such overload")
+    broadcast = ip == ipaddress.IPv4Address("255.255.255.255")
+    return celtypes.BoolType(not (ip.is_unspecified or broadcast or ip.is_loopback
+                                  or ip.is_multicast or ip.is_link_local))
+
+
+def _is_link_local_multicast(ip: Any) -> Any:
+    # netip: 224.0.0.0/24, or ff02::/16 (the multicast link-local scope)
+    if isinstance(ip, ipaddress.IPv4Address):
+        return celtypes.BoolType(ip in ipaddress.IPv4Network("224.0.0.0/24"))
+    if isinstance(ip, ipaddress.IPv6Address):
+        return celtypes.BoolType((int(ip) >> 112) & 0xFF0F == 0xFF02)
+    raise TypeError("no such overload")
+
+
+def _is_canonical(text: Any) -> Any:
+    """``ip.isCanonical(s)``: whether ``s`` is how the address is written back."""
+    return celtypes.BoolType(str(ipaddress.ip_address(_s(text))) == _s(text))
+
+
 def _contains_ip(net: Any, ip: Any) -> Any:
     addr = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
     return celtypes.BoolType(addr in net)
@@ -476,7 +500,10 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "family": _family,
     "isLoopback": lambda v: celtypes.BoolType(v.is_loopback),
     "isUnspecified": lambda v: celtypes.BoolType(v.is_unspecified),
-    "isGlobalUnicast": lambda v: celtypes.BoolType(v.is_global and not v.is_multicast),
+    "isGlobalUnicast": _is_global_unicast,
+    "isLinkLocalMulticast": _is_link_local_multicast,
+    "isLinkLocalUnicast": lambda v: celtypes.BoolType(v.is_link_local),
+    "ip.isCanonical": _is_canonical,
     "containsIP": _contains_ip,
     "containsCIDR": _contains_cidr,
     "prefixLength": lambda n: celtypes.IntType(n.prefixlen),

@@ -50,6 +50,7 @@ _GRAMMAR_EDITS = (
 # called as globals named so after the rewrite: the optional library's and ext.Sets()'s
 PACKAGE_FUNCTIONS = {"optional": ("of", "none", "ofNonZeroValue"),
                      "sets": ("contains", "equivalent", "intersects"),
+                     "ip": ("isCanonical",),
                      # library/format.go: one function per named format, and named()
                      "format": ("named", "dns1123Label", "dns1123Subdomain", "dns1035Label",
                                 "qualifiedName", "dns1123LabelPrefix",
