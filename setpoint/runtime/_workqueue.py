@@ -102,6 +102,16 @@ class WorkQueue(Generic[K]):
         """Items scheduled for later by :meth:`add_after` or :meth:`add_rate_limited`."""
         return len(self._waiting)
 
+    def unfinished_work(self) -> tuple[float, float]:
+        """Seconds workers have spent on the items they hold, summed and the longest (the
+        ``workqueue_unfinished_work_seconds`` and ``_longest_running_processor_seconds``
+        of client-go's ``updateUnfinishedWork``)."""
+        if not self._processing:
+            return 0.0, 0.0
+        now = self._clock()
+        ages = [now - started for started in self._processing.values()]
+        return sum(ages), max(ages)
+
     # -- adding ----------------------------------------------------------------------------
 
     def add(self, item: K) -> None:

@@ -1,0 +1,145 @@
+"""What a controller-runtime user sees of a manager: metrics names and labels, and the
+probes' named checks, as controller-runtime v0.20 serves them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from setpoint.client import Client
+from setpoint.cluster import RunningCluster
+from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.runtime._metrics import Metrics
+from setpoint.runtime._workqueue import WorkQueue
+from tests.runtime.conftest import WIDGET, make_manager, widget
+from tests.waiting import wait_for
+
+
+async def fetch(port: int, path: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, \
+            session.get(f"http://127.0.0.1:{port}{path}") as resp:
+        return resp.status, await resp.text()
+
+
+def samples(metrics: Metrics, name: str) -> dict[tuple[tuple[str, str], ...], float]:
+    """The samples called ``name``, by their sorted labels."""
+    found: dict[tuple[tuple[str, str], ...], float] = {}
+    for family in text_string_to_metric_families(metrics.exposition().decode()):
+        for sample in family.samples:
+            if sample.name == name:
+                found[tuple(sorted(sample.labels.items()))] = sample.value
+    return found
+
+
+async def test_a_held_item_shows_in_the_unfinished_work_gauges() -> None:
+    """controller-runtime registers ``workqueue_unfinished_work_seconds`` and
+    ``workqueue_longest_running_processor_seconds`` {name, controller} beside the other
+    workqueue metrics, with the queue histograms' buckets from 10 ns to 1000 s
+    (controller-runtime pkg/metrics/workqueue.go: ExponentialBuckets(10e-9, 10, 12);
+    client-go util/workqueue/metrics.go updateUnfinishedWork)."""
+    now = [100.0]
+    metrics = Metrics()
+    queue: WorkQueue[str] = WorkQueue("q", metrics=metrics.queue("q"), clock=lambda: now[0])
+    metrics.track_unfinished_work("q", queue.unfinished_work)
+    labels = (("controller", "q"), ("name", "q"))
+    assert samples(metrics, "workqueue_unfinished_work_seconds") == {labels: 0.0}
+    queue.add("a")
+    queue.add("b")
+    await queue.get()
+    now[0] += 3.0
+    await queue.get()
+    now[0] += 1.0
+    assert samples(metrics, "workqueue_unfinished_work_seconds") == {labels: 5.0}
+    assert samples(metrics, "workqueue_longest_running_processor_seconds") == {labels: 4.0}
+    queue.done("a")
+    queue.done("b")
+    assert samples(metrics, "workqueue_longest_running_processor_seconds") == {labels: 0.0}
+    buckets = [dict(key)["le"] for key in samples(metrics, "workqueue_queue_duration_seconds_bucket")]
+    assert buckets == [f"{10.0 ** e}" for e in range(-8, 4)] + ["+Inf"]
+
+
+class Panic(BaseException):
+    """Not an Exception: what escapes ``except Exception``, as a Go panic escapes
+    error handling."""
+
+
+@pytest.mark.usefixtures("widgets_crd")
+async def test_a_panicking_reconcile_is_counted_retried_and_keeps_its_worker(
+        cluster: RunningCluster, client: Client) -> None:
+    """controller-runtime recovers a reconciler's panic: ``controller_runtime_reconcile_
+    panics_total{controller}`` counts it, and it is an error (retried with backoff); the
+    worker lives on (pkg/internal/controller/controller.go, Reconcile's recover). Each
+    controller's series exist from the start at 0 (initMetrics)."""
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="panicky").with_options(max_concurrent_reconciles=1)
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["name"])
+        if len(attempts) == 1:
+            raise Panic("index out of range")
+        return Result()
+
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        label = (("controller", "panicky"),)
+        assert samples(manager.metrics, "controller_runtime_reconcile_panics_total") == {
+            label: 0.0}
+        await client.create(widget("w"))
+        await wait_for(lambda: len(attempts) == 2)
+        assert samples(manager.metrics, "controller_runtime_reconcile_panics_total") == {
+            label: 1.0}
+        assert samples(manager.metrics, "controller_runtime_reconcile_errors_total") == {
+            label: 1.0}
+        # the one worker survived the panic: it ran the retry
+        await wait_for(lambda: samples(manager.metrics, "controller_runtime_reconcile_total")
+                       .get((("controller", "panicky"), ("result", "success"))) == 1.0)
+
+
+@pytest.mark.usefixtures("widgets_crd")
+async def test_probes_answer_with_named_checks_as_controller_runtime(
+        cluster: RunningCluster) -> None:
+    """controller-runtime's healthz handler (pkg/healthz/healthz.go): ``ok`` unless
+    ``?verbose`` lists the checks; a failing check makes the endpoint always verbose with
+    the reason withheld; ``?exclude=`` skips one; ``/readyz/<name>`` runs one and says
+    why it fails. Checks are added by name (``AddHealthzCheck``, ``AddReadyzCheck``)."""
+    manager = make_manager(cluster, [], http_port=0, http_host="127.0.0.1")
+    broken: list[str] = []
+    manager.add_readyz_check("database", lambda: broken[0] if broken else None)
+    manager.add_healthz_check("deadlock", lambda: None)
+    with pytest.raises(ValueError, match="already a check named"):
+        manager.add_readyz_check("database", lambda: None)
+    async with manager.running():
+        port = manager.http_port or 0
+        assert await fetch(port, "/readyz") == (200, "ok")
+        assert await fetch(port, "/readyz?verbose") == (200, (
+            "[+]shutdown ok\n[+]webhook ok\n[+]cache-sync ok\n[+]database ok\n"
+            "healthz check passed\n"))
+        assert await fetch(port, "/healthz?verbose=1") == (200, (
+            "[+]ping ok\n[+]shutdown ok\n[+]deadlock ok\nhealthz check passed\n"))
+        broken.append("connection refused")
+        assert await fetch(port, "/readyz") == (500, (
+            "[+]shutdown ok\n[+]webhook ok\n[+]cache-sync ok\n"
+            "[-]database failed: reason withheld\nhealthz check failed\n"))
+        assert await fetch(port, "/readyz/database") == (
+            500, "internal server error: connection refused\n")
+        assert await fetch(port, "/readyz/cache-sync") == (200, "ok")
+        assert await fetch(port, "/readyz/nothing") == (404, "404 page not found\n")
+        assert await fetch(port, "/readyz?exclude=database&exclude=other&verbose") == (
+            200, "[+]shutdown ok\n[+]webhook ok\n[+]cache-sync ok\n"
+                 "[+]database excluded: ok\n"
+                 'warn: some health checks cannot be excluded: no matches for "other"\n'
+                 "healthz check passed\n")
+        assert await fetch(port, "/healthz") == (200, "ok")
+
+
+def test_the_manager_settings_default_to_controller_runtimes() -> None:
+    """controller-runtime's manager defaults (pkg/manager/manager.go: defaultLeaseDuration
+    15 s, defaultRenewDeadline 10 s, defaultRetryPeriod 2 s, defaultGracefulShutdownPeriod
+    30 s)."""
+    settings = Manager().settings
+    assert (settings.lease_duration, settings.renew_deadline, settings.retry_period,
+            settings.graceful_shutdown_timeout) == (15.0, 10.0, 2.0, 30.0)
