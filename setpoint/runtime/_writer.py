@@ -217,6 +217,7 @@ class Writer:
         if existing is None:
             if mutate is not None:
                 mutate(obj)
+                _check_same_object(obj, own_namespace, name)
             desired = owned_dict(obj)
             if namespace and not meta(desired).get("namespace"):
                 desired["metadata"] = {**meta(desired), "namespace": namespace}
@@ -232,6 +233,7 @@ class Writer:
         current: Any = decode(type(obj), clone(existing)) if typed else clone(existing)
         if mutate is not None:
             mutate(current)
+            _check_same_object(current, meta(existing).get("namespace"), name)
         desired = as_dict(current) if typed else current
         if prepare is not None:
             prepare(desired)
@@ -359,3 +361,12 @@ def _without_status(obj: Mapping[str, Any]) -> Obj:
         m.pop(volatile, None)
     out["metadata"] = m
     return out
+
+
+def _check_same_object(obj: object, namespace: str | None, name: str | None) -> None:
+    """A mutate function must not rename what it mutates: the write would go to another
+    object (controller-runtime's ``mutate``: "MutateFn cannot mutate object name and/or
+    object namespace")."""
+    m = meta(as_dict(obj))
+    if m.get("name") != name or (m.get("namespace") or None) != (namespace or None):
+        raise ValueError("mutate cannot change the object's name or namespace")

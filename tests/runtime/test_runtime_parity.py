@@ -9,12 +9,22 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from setpoint.client import Client
+from setpoint.client import Client, NotFoundError
 from setpoint.cluster import RunningCluster
-from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.runtime import (
+    AlreadyOwnedError,
+    Context,
+    Controller,
+    Manager,
+    OperationResult,
+    Result,
+)
+from setpoint.runtime._cache import Cache
 from setpoint.runtime._metrics import Metrics
+from setpoint.runtime._ownership import set_owner_reference
 from setpoint.runtime._workqueue import WorkQueue
-from tests.runtime.conftest import WIDGET, make_manager, widget
+from setpoint.runtime._writer import Writer
+from tests.runtime.conftest import CONFIGMAP, WIDGET, make_manager, widget
 from tests.waiting import wait_for
 
 
@@ -57,7 +67,8 @@ async def test_a_held_item_shows_in_the_unfinished_work_gauges() -> None:
     queue.done("a")
     queue.done("b")
     assert samples(metrics, "workqueue_longest_running_processor_seconds") == {labels: 0.0}
-    buckets = [dict(key)["le"] for key in samples(metrics, "workqueue_queue_duration_seconds_bucket")]
+    queued_for = samples(metrics, "workqueue_queue_duration_seconds_bucket")
+    buckets = [dict(key)["le"] for key in queued_for]
     assert buckets == [f"{10.0 ** e}" for e in range(-8, 4)] + ["+Inf"]
 
 
@@ -143,3 +154,52 @@ def test_the_manager_settings_default_to_controller_runtimes() -> None:
     settings = Manager().settings
     assert (settings.lease_duration, settings.renew_deadline, settings.retry_period,
             settings.graceful_shutdown_timeout) == (15.0, 10.0, 2.0, 30.0)
+
+
+def test_a_controller_reference_to_the_same_owner_by_name_is_refreshed_in_place() -> None:
+    """controller-runtime's ``SetControllerReference`` knows an owner by group, kind and
+    name (``referSameObject``), not uid or version: an owner created again under its name,
+    or read at another version, replaces its reference in place (``upsertOwnerRef``)
+    instead of failing as "already owned"; another owner still fails, with
+    controller-runtime's message (pkg/controller/controllerutil/controllerutil.go)."""
+    child = {"apiVersion": "v1", "kind": "ConfigMap",
+             "metadata": {"name": "c", "namespace": "ns", "ownerReferences": [
+                 {"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s1"},
+                 {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "old",
+                  "controller": True, "blockOwnerDeletion": True}]}}
+    recreated = {"apiVersion": "example.com/v2", "kind": "Widget",
+                 "metadata": {"name": "w", "namespace": "ns", "uid": "new"}}
+    set_owner_reference(recreated, child)
+    assert child["metadata"]["ownerReferences"] == [
+        {"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s1"},
+        {"apiVersion": "example.com/v2", "kind": "Widget", "name": "w", "uid": "new",
+         "controller": True, "blockOwnerDeletion": True}]
+    another = {"apiVersion": "example.com/v1", "kind": "Widget",
+               "metadata": {"name": "x", "namespace": "ns", "uid": "x1"}}
+    with pytest.raises(AlreadyOwnedError,
+                       match=r"^Object ns/c is already owned by another Widget controller w$"):
+        set_owner_reference(another, child)
+
+
+async def test_create_or_update_refuses_a_mutate_that_renames(client: Client) -> None:
+    """controller-runtime's ``CreateOrUpdate`` fails when the mutate function changes the
+    object's name or namespace ("MutateFn cannot mutate object name and/or object
+    namespace", controllerutil.go ``mutate``): the write would land on another object."""
+    writer = Writer(client, Cache(), {}, "parity")
+    config_map = {"apiVersion": "v1", "kind": "ConfigMap",
+                  "metadata": {"name": "kept", "namespace": "default"}, "data": {"k": "v"}}
+    _, created = await writer.create_or_update(dict(config_map))
+    assert created is OperationResult.CREATED
+
+    def rename(obj: dict[str, Any]) -> None:
+        obj["metadata"]["name"] = "elsewhere"
+        obj["data"] = {"k": "changed"}
+
+    for attempt in (dict(config_map), {**config_map, "metadata": {
+            "name": "new", "namespace": "default"}}):  # an update, then a create
+        with pytest.raises(ValueError, match="name or namespace"):
+            await writer.create_or_update(attempt, rename)
+    with pytest.raises(NotFoundError):
+        await client.get(CONFIGMAP, "elsewhere", namespace="default")
+    kept = await client.get(CONFIGMAP, "kept", namespace="default")
+    assert kept["data"] == {"k": "v"}
