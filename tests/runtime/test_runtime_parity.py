@@ -20,6 +20,7 @@ from setpoint.runtime import (
     Result,
 )
 from setpoint.runtime._cache import Cache
+from setpoint.runtime._leaderelection import LEASE
 from setpoint.runtime._metrics import Metrics
 from setpoint.runtime._ownership import set_owner_reference
 from setpoint.runtime._workqueue import WorkQueue
@@ -203,3 +204,19 @@ async def test_create_or_update_refuses_a_mutate_that_renames(client: Client) ->
         await client.get(CONFIGMAP, "elsewhere", namespace="default")
     kept = await client.get(CONFIGMAP, "kept", namespace="default")
     assert kept["data"] == {"k": "v"}
+
+
+@pytest.mark.usefixtures("widgets_crd")
+async def test_a_manager_keeps_its_lease_on_stop_unless_told_to_release_it(
+        cluster: RunningCluster, client: Client) -> None:
+    """controller-runtime's ``LeaderElectionReleaseOnCancel`` (pkg/manager/manager.go):
+    off, a graceful stop leaves the lease to expire; the manager setting
+    ``leader_election_release_on_cancel`` says the same (on by default here)."""
+    manager = make_manager(cluster, [], leader_election=True, leader_election_id="kept",
+                           identity="keeper", leader_election_release_on_cancel=False)
+    async with manager.running():
+        await wait_for(lambda: manager.leader)
+        assert samples(manager.metrics, "leader_election_master_status") == {
+            (("name", "kept"),): 1.0}
+    lease = await client.get(LEASE, "kept", namespace="default")
+    assert lease["spec"]["holderIdentity"] == "keeper"
