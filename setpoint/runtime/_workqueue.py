@@ -129,9 +129,12 @@ class WorkQueue(Generic[K]):
         self._wake_one()
 
     def add_after(self, item: K, delay: float) -> None:
-        """Queue ``item`` after ``delay`` seconds; asked again, the earliest time wins."""
+        """Queue ``item`` after ``delay`` seconds; asked again, the earliest time wins.
+        Counted in ``workqueue_retries_total``, as client-go's delaying queue counts every
+        ``AddAfter`` (a ``requeue_after`` too, not only a rate-limited retry)."""
         if self._shutting_down:
             return
+        self._metrics.retried()
         if delay <= 0:
             self._cancel_wait(item)
             self.add(item)
@@ -149,7 +152,6 @@ class WorkQueue(Generic[K]):
     def add_rate_limited(self, item: K) -> float:
         """Queue ``item`` after the rate limiter's delay (a retry: counts one failure);
         returns the delay."""
-        self._metrics.retried()
         delay = self.rate_limiter.when(item)
         self.add_after(item, delay)
         return delay

@@ -220,3 +220,18 @@ async def test_a_manager_keeps_its_lease_on_stop_unless_told_to_release_it(
             (("name", "kept"),): 1.0}
     lease = await client.get(LEASE, "kept", namespace="default")
     assert lease["spec"]["holderIdentity"] == "keeper"
+
+
+async def test_every_delayed_add_counts_as_a_retry() -> None:
+    """client-go's delaying queue counts ``workqueue_retries_total`` in ``AddAfter``
+    (util/workqueue/delaying_queue.go), which controller-runtime calls for a rate-limited
+    retry and for ``RequeueAfter`` alike (pkg/internal/controller/controller.go,
+    reconcileHandler): a polling controller's retries are its requeues."""
+    metrics = Metrics()
+    queue: WorkQueue[str] = WorkQueue("q", metrics=metrics.queue("q"))
+    queue.add_after("polled", 30.0)
+    queue.add_rate_limited("failed")
+    queue.add_after("now", 0)
+    assert samples(metrics, "workqueue_retries_total") == {
+        (("controller", "q"), ("name", "q")): 3.0}
+    queue.shutdown()
