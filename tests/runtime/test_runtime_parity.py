@@ -25,7 +25,7 @@ from setpoint.runtime._metrics import Metrics
 from setpoint.runtime._ownership import set_owner_reference
 from setpoint.runtime._workqueue import WorkQueue
 from setpoint.runtime._writer import Writer
-from tests.runtime.conftest import CONFIGMAP, WIDGET, make_manager, widget
+from tests.runtime.conftest import WIDGET, make_manager, widget
 from tests.waiting import wait_for
 
 
@@ -182,28 +182,46 @@ def test_a_controller_reference_to_the_same_owner_by_name_is_refreshed_in_place(
         set_owner_reference(another, child)
 
 
-async def test_create_or_update_refuses_a_mutate_that_renames(client: Client) -> None:
-    """controller-runtime's ``CreateOrUpdate`` fails when the mutate function changes the
-    object's name or namespace ("MutateFn cannot mutate object name and/or object
-    namespace", controllerutil.go ``mutate``): the write would land on another object."""
+@pytest.mark.usefixtures("widgets_crd")
+async def test_create_or_update_and_create_or_patch_as_controllerutil(
+        client: Client) -> None:
+    """controller-runtime's ``CreateOrPatch`` merge-patches what the mutate function
+    changed, the status through its subresource, and says which: ``created``, ``updated``,
+    ``updatedStatus``, ``updatedStatusOnly``, ``unchanged``. Both it and ``CreateOrUpdate``
+    fail when the mutate function changes the name or namespace ("MutateFn cannot mutate
+    object name and/or object namespace"): the write would land on another object
+    (pkg/controller/controllerutil/controllerutil.go)."""
     writer = Writer(client, Cache(), {}, "parity")
-    config_map = {"apiVersion": "v1", "kind": "ConfigMap",
-                  "metadata": {"name": "kept", "namespace": "default"}, "data": {"k": "v"}}
-    _, created = await writer.create_or_update(dict(config_map))
-    assert created is OperationResult.CREATED
+
+    def setting(size: int | None = None, ready: bool | None = None) -> Any:
+        def mutate(obj: dict[str, Any]) -> None:
+            if size is not None:
+                obj["spec"]["size"] = size
+            if ready is not None:
+                obj.setdefault("status", {})["ready"] = ready
+        return mutate
+
+    steps = [(None, OperationResult.CREATED), (setting(size=2), OperationResult.UPDATED),
+             (setting(ready=True), OperationResult.UPDATED_STATUS_ONLY),
+             (setting(size=3, ready=False), OperationResult.UPDATED_STATUS),
+             (setting(size=3, ready=False), OperationResult.UNCHANGED)]
+    for mutate, expected in steps:
+        _, done = await writer.create_or_patch(widget("p"), mutate)
+        assert done is expected
+    stored = await client.get(WIDGET, "p", namespace="default")
+    assert (stored["spec"]["size"], stored["status"]) == (3, {"ready": False})
 
     def rename(obj: dict[str, Any]) -> None:
         obj["metadata"]["name"] = "elsewhere"
-        obj["data"] = {"k": "changed"}
+        obj["spec"]["size"] = 9
 
-    for attempt in (dict(config_map), {**config_map, "metadata": {
-            "name": "new", "namespace": "default"}}):  # an update, then a create
-        with pytest.raises(ValueError, match="name or namespace"):
-            await writer.create_or_update(attempt, rename)
+    for write in (writer.create_or_update, writer.create_or_patch):
+        for name in ("p", "new"):  # an update, then a create
+            with pytest.raises(ValueError, match="name or namespace"):
+                await write(widget(name), rename)
     with pytest.raises(NotFoundError):
-        await client.get(CONFIGMAP, "elsewhere", namespace="default")
-    kept = await client.get(CONFIGMAP, "kept", namespace="default")
-    assert kept["data"] == {"k": "v"}
+        await client.get(WIDGET, "elsewhere", namespace="default")
+    assert (await client.get(WIDGET, "p", namespace="default"))["spec"]["size"] == 3
 
 
 @pytest.mark.usefixtures("widgets_crd")
