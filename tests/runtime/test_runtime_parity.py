@@ -163,7 +163,7 @@ def test_a_controller_reference_to_the_same_owner_by_name_is_refreshed_in_place(
     or read at another version, replaces its reference in place (``upsertOwnerRef``)
     instead of failing as "already owned"; another owner still fails, with
     controller-runtime's message (pkg/controller/controllerutil/controllerutil.go)."""
-    child = {"apiVersion": "v1", "kind": "ConfigMap",
+    child: dict[str, Any] = {"apiVersion": "v1", "kind": "ConfigMap",
              "metadata": {"name": "c", "namespace": "ns", "ownerReferences": [
                  {"apiVersion": "v1", "kind": "Secret", "name": "s", "uid": "s1"},
                  {"apiVersion": "example.com/v1", "kind": "Widget", "name": "w", "uid": "old",
