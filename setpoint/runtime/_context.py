@@ -211,11 +211,23 @@ class Context(Generic[T]):
                                owner: bool = True) -> tuple[U, OperationResult]:
         """Create ``obj`` or update the existing object with ``mutate`` (called on the
         current state, or on ``obj`` when creating); nothing is sent when unchanged."""
+        return await self._create_or(self._writer.create_or_update, obj, mutate, owner)
+
+    async def create_or_patch(self, obj: U, mutate: Callable[[U], None] | None = None, *,
+                              owner: bool = True) -> tuple[U, OperationResult]:
+        """As :meth:`create_or_update`, but merge-patch what ``mutate`` changed, the status
+        included (controller-runtime's ``CreateOrPatch``): ``updated``, ``updatedStatus``,
+        ``updatedStatusOnly`` or ``unchanged``."""
+        return await self._create_or(self._writer.create_or_patch, obj, mutate, owner)
+
+    async def _create_or(self, write: Any, obj: U, mutate: Callable[[U], None] | None,
+                         owner: bool) -> tuple[U, OperationResult]:
         key, namespace, name = identity(obj)
         is_self = key == kind_key(self._raw) and name == self.request.name \
             and (namespace or self.request.namespace) == self.request.namespace
         prepare = self._own if owner and not is_self else None
-        result, operation = await self._writer.create_or_update(
+        result: U
+        result, operation = await write(
             obj, mutate, prepare, origin=self._origin, namespace=self.request.namespace or None)
         if operation is not OperationResult.UNCHANGED:
             self._log_written("create" if operation is OperationResult.CREATED else "update",

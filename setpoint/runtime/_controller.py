@@ -274,6 +274,8 @@ class RunningController:
         self._m_terminal = metrics.terminal_errors.labels(self.name)
         self._m_time = metrics.reconcile_time.labels(self.name)
         self._m_active = metrics.active_workers.labels(self.name)
+        self._m_panics = metrics.reconcile_panics.labels(self.name)
+        metrics.track_unfinished_work(self.name, self.queue.unfinished_work)
         metrics.max_concurrent.labels(self.name).set(self.workers)
         for spec in definition.watch_specs:
             informer_for(spec.kind).add_handler(EventSource(
@@ -338,7 +340,7 @@ class RunningController:
         try:
             call = self._reconcile(request, origin, logger)
             result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, KeyboardInterrupt):
             raise
         except TerminalError as exc:
             self._m_errors.inc()
@@ -348,7 +350,13 @@ class RunningController:
             self._failures.forget(request)
             logger.error("reconcile_failed_terminal", error=str(exc))
             return
-        except Exception as exc:
+        except BaseException as exc:
+            if not isinstance(exc, Exception):
+                # Python's nearest to a Go panic (SystemExit from a library, a custom
+                # BaseException): counted and retried as an error, as controller-runtime
+                # recovers a reconciler's panic (pkg/internal/controller/controller.go,
+                # ReconcilePanics) instead of losing the worker
+                self._m_panics.inc()
             self._m_errors.inc()
             self._m_total["error"].inc()
             retry_in = self.queue.add_rate_limited(request)

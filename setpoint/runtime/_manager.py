@@ -114,6 +114,12 @@ class Manager:
         """Why the manager stopped on its own (lost leadership), if it did."""
         self.runnables: list[Runnable] = []
         self._runnable_tasks: list[asyncio.Task[None]] = []
+        # the probes' named checks, as controller-runtime's AddHealthzCheck/AddReadyzCheck
+        self._healthz_checks: list[tuple[str, Callable[[], str | None]]] = [
+            ("ping", lambda: None), ("shutdown", self._not_stopping)]
+        self._readyz_checks: list[tuple[str, Callable[[], str | None]]] = [
+            ("shutdown", self._not_stopping), ("webhook", self._webhook_ready),
+            ("cache-sync", self._caches_synced)]
 
     def __repr__(self) -> str:
         names = [c.name for c in self.controllers]
@@ -135,6 +141,17 @@ class Manager:
         self.webhooks.append(hook)
         if self.webhook_server is not None:
             self.webhook_server.register(hook)
+
+    def add_healthz_check(self, name: str, check: Callable[[], str | None]) -> None:
+        """Add a named liveness check to ``/healthz`` (controller-runtime's
+        ``AddHealthzCheck``): ``check`` returns None when healthy, else why not (shown
+        only on ``/healthz/<name>``). Names are unique per endpoint."""
+        _add_check(self._healthz_checks, name, check)
+
+    def add_readyz_check(self, name: str, check: Callable[[], str | None]) -> None:
+        """Add a named readiness check to ``/readyz`` (``AddReadyzCheck``), as
+        :meth:`add_healthz_check`."""
+        _add_check(self._readyz_checks, name, check)
 
     def add_runnable(self, runnable: Runnable) -> None:
         """Run ``runnable(manager)`` alongside the controllers, once the caches have synced
@@ -236,8 +253,8 @@ class Manager:
         if settings.http_port is not None:
             from setpoint.runtime._probes import ProbeServer
 
-            self._probes = ProbeServer(self.metrics, healthz=self._healthz,
-                                       readyz=self._readyz)
+            self._probes = ProbeServer(self.metrics, healthz=self._healthz_checks,
+                                       readyz=self._readyz_checks)
             await self._probes.start(settings.http_host, settings.http_port)
         # every informer asked for so far (the controllers' above included) runs once; those
         # asked for from now on start as they are created
@@ -259,6 +276,7 @@ class Manager:
                 identity=settings.identity or default_identity(),
                 lease_duration=settings.lease_duration,
                 renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
+                release_on_cancel=settings.leader_election_release_on_cancel,
             ), on_change=self._on_leader_change)
             self.writer.leading = self.elector.check_leading
             # every write a leader makes is checked alike: the writer's, a reconcile's own
@@ -430,18 +448,26 @@ class Manager:
 
     # -- probes ----------------------------------------------------------------------------
 
-    def _healthz(self) -> str | None:
+    def _not_stopping(self) -> str | None:
         return "shutting down" if self._stopping else None
 
-    def _readyz(self) -> str | None:
-        if self._stopping:
-            return "shutting down"
-        if self.webhook_server is not None and (problem := self.webhook_server.check()):
-            return problem
-        if not self._ready:
-            unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
-            return "caches not synced: " + ", ".join(unsynced)
-        return None
+    def _webhook_ready(self) -> str | None:
+        return self.webhook_server.check() if self.webhook_server is not None else None
+
+    def _caches_synced(self) -> str | None:
+        if self._ready:
+            return None
+        unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
+        return "caches not synced: " + ", ".join(unsynced)
+
+
+def _add_check(checks: list[tuple[str, Callable[[], str | None]]], name: str,
+               check: Callable[[], str | None]) -> None:
+    if not name or "/" in name:
+        raise ValueError(f"a check needs a name without '/' (it is a path): {name!r}")
+    if any(existing == name for existing, _ in checks):
+        raise ValueError(f"there is already a check named {name!r}")
+    checks.append((name, check))
 
 
 _PYTHONS_THRESHOLDS = (700, 10, 10)

@@ -7,9 +7,11 @@ webhook server counts its requests here too.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import GaugeMetricFamily, Metric
 
 from setpoint.client import RequestRecord
 
@@ -17,8 +19,12 @@ from setpoint.client import RequestRecord
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
                      0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0,
                      4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60)
-# client-go's workqueue buckets: 10 ns to 10 s, by powers of ten
-QUEUE_BUCKETS = tuple(10.0 ** exp for exp in range(-8, 2))
+# controller-runtime's workqueue buckets (pkg/metrics/workqueue.go:
+# ExponentialBuckets(10e-9, 10, 12)): 10 ns to 1000 s, by powers of ten
+QUEUE_BUCKETS = tuple(10.0 ** exp for exp in range(-8, 4))
+
+UnfinishedWork = Callable[[], tuple[float, float]]
+"""A queue's work in progress: (seconds summed over held items, seconds of the oldest)."""
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
@@ -50,6 +56,10 @@ class Metrics:
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller", ["controller"],
             buckets=RECONCILE_BUCKETS, registry=r)
+        self.reconcile_panics = Counter(
+            "controller_runtime_reconcile_panics_total",
+            "Total number of reconciliation panics per controller", ["controller"],
+            registry=r)
         self.max_concurrent = Gauge(
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller", ["controller"],
@@ -74,6 +84,8 @@ class Metrics:
         self.queue_retries = Counter(
             "workqueue_retries_total", "Total number of retries handled by workqueue",
             queue_labels, registry=r)
+        self._unfinished = _UnfinishedWorkCollector()
+        r.register(self._unfinished)
         self.leader = Gauge(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
@@ -123,6 +135,13 @@ class Metrics:
         """The metrics of one controller's workqueue."""
         return QueueMetrics(self, controller)
 
+    def track_unfinished_work(self, controller: str, unfinished: UnfinishedWork) -> None:
+        """Serve ``workqueue_unfinished_work_seconds`` and
+        ``workqueue_longest_running_processor_seconds`` of a queue from ``unfinished``,
+        read at each scrape (client-go updates them every 500 ms; reading them when asked
+        gives the same numbers without a timer)."""
+        self._unfinished.queues[controller] = unfinished
+
     def exposition(self) -> bytes:
         """The runtime's registry, then the operator's (:data:`metrics_registry`), in the
         Prometheus text format."""
@@ -154,3 +173,32 @@ class QueueMetrics:
 
     def retried(self) -> None:
         self._retries.inc()
+
+
+class _UnfinishedWorkCollector:
+    """The two workqueue gauges about items still being worked on, computed per scrape."""
+
+    def __init__(self) -> None:
+        self.queues: dict[str, UnfinishedWork] = {}
+
+    def describe(self) -> list[Metric]:
+        return []  # nothing to check at registration: the names are fixed and unique
+
+    def collect(self) -> Iterator[Metric]:
+        labels = ["name", "controller"]
+        unfinished = GaugeMetricFamily(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been "
+            "observed by work_duration. Large values indicate stuck threads. One can deduce "
+            "the number of stuck threads by observing the rate at which this increases.",
+            labels=labels)
+        longest = GaugeMetricFamily(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            labels=labels)
+        for name, read in list(self.queues.items()):
+            total, oldest = read()
+            unfinished.add_metric([name, name], total)
+            longest.add_metric([name, name], oldest)
+        yield unfinished
+        yield longest

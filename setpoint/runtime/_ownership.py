@@ -7,6 +7,7 @@ one reference is the *controller* reference (``controller: true``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from setpoint.machinery.objects import Obj
@@ -52,11 +53,26 @@ def _check_scope(owner: Obj, obj: Obj) -> None:
                          f"{owner_ns!r}, object in {obj_ns!r}")
 
 
-def set_owner_reference(owner: object, obj: Obj, *, controller: bool = True) -> Obj:
-    """Add (or refresh) a reference to ``owner`` in the dict ``obj`` and return it.
+def _group(api_version: object) -> str:
+    text = api_version if isinstance(api_version, str) else ""
+    return text.rpartition("/")[0]
 
-    With ``controller`` the reference is the controller reference; another controller
-    owner raises :class:`AlreadyOwnedError`, as controller-runtime does.
+
+def refer_same_object(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two owner references name the same owner: same group, kind and name, as
+    controller-runtime's ``referSameObject`` (the version and uid may differ: an owner
+    read at another version, or deleted and created again under its name)."""
+    return (_group(a.get("apiVersion")) == _group(b.get("apiVersion"))
+            and a.get("kind") == b.get("kind") and a.get("name") == b.get("name"))
+
+
+def set_owner_reference(owner: object, obj: Obj, *, controller: bool = True) -> Obj:
+    """Add (or refresh, in place) a reference to ``owner`` in the dict ``obj`` and return
+    it, as controller-runtime's ``SetControllerReference`` / ``SetOwnerReference``
+    (pkg/controller/controllerutil/controllerutil.go: ``upsertOwnerRef``).
+
+    With ``controller`` the reference is the controller reference; a controller reference
+    to another owner raises :class:`AlreadyOwnedError`.
     """
     owner_body = as_dict(owner)
     _check_scope(owner_body, obj)
@@ -65,12 +81,17 @@ def set_owner_reference(owner: object, obj: Obj, *, controller: bool = True) -> 
     refs: list[dict[str, Any]] = list(metadata.get("ownerReferences") or [])
     if controller:
         for existing in refs:
-            if existing.get("controller") and existing.get("uid") != ref["uid"]:
+            if existing.get("controller") and not refer_same_object(existing, ref):
                 raise AlreadyOwnedError(
-                    f"{meta(obj).get('name')} is already controlled by "
-                    f"{existing.get('kind')} {existing.get('name')}")
-    refs = [r for r in refs if r.get("uid") != ref["uid"]]
-    refs.append(ref)
+                    f"Object {meta(obj).get('namespace') or ''}/{meta(obj).get('name')} is "
+                    f"already owned by another {existing.get('kind')} controller "
+                    f"{existing.get('name')}")
+    for i, existing in enumerate(refs):
+        if refer_same_object(existing, ref):
+            refs[i] = ref
+            break
+    else:
+        refs.append(ref)
     metadata["ownerReferences"] = refs
     return obj
 

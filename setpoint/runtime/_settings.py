@@ -46,6 +46,11 @@ class ManagerSettings:
     lease_duration: float = 15.0
     renew_deadline: float = 10.0
     retry_period: float = 2.0
+    leader_election_release_on_cancel: bool = True
+    """Clear the lease's holder on a graceful stop so a successor takes over at once
+    (controller-runtime's ``LeaderElectionReleaseOnCancel``, off by default there because
+    a Go binary may keep running after ``Start`` returns; here the manager releases only
+    after its workers have stopped). False: a successor waits ``lease_duration``."""
     identity: str | None = None
     http_host: str = "127.0.0.1"  # a pod needs 0.0.0.0: `setpoint run --http-address`
     http_port: int | None = None

@@ -102,6 +102,16 @@ class WorkQueue(Generic[K]):
         """Items scheduled for later by :meth:`add_after` or :meth:`add_rate_limited`."""
         return len(self._waiting)
 
+    def unfinished_work(self) -> tuple[float, float]:
+        """Seconds workers have spent on the items they hold, summed and the longest (the
+        ``workqueue_unfinished_work_seconds`` and ``_longest_running_processor_seconds``
+        of client-go's ``updateUnfinishedWork``)."""
+        if not self._processing:
+            return 0.0, 0.0
+        now = self._clock()
+        ages = [now - started for started in self._processing.values()]
+        return sum(ages), max(ages)
+
     # -- adding ----------------------------------------------------------------------------
 
     def add(self, item: K) -> None:
@@ -119,9 +129,12 @@ class WorkQueue(Generic[K]):
         self._wake_one()
 
     def add_after(self, item: K, delay: float) -> None:
-        """Queue ``item`` after ``delay`` seconds; asked again, the earliest time wins."""
+        """Queue ``item`` after ``delay`` seconds; asked again, the earliest time wins.
+        Counted in ``workqueue_retries_total``, as client-go's delaying queue counts every
+        ``AddAfter`` (a ``requeue_after`` too, not only a rate-limited retry)."""
         if self._shutting_down:
             return
+        self._metrics.retried()
         if delay <= 0:
             self._cancel_wait(item)
             self.add(item)
@@ -139,7 +152,6 @@ class WorkQueue(Generic[K]):
     def add_rate_limited(self, item: K) -> float:
         """Queue ``item`` after the rate limiter's delay (a retry: counts one failure);
         returns the delay."""
-        self._metrics.retried()
         delay = self.rate_limiter.when(item)
         self.add_after(item, delay)
         return delay

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import enum
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import orjson
 
@@ -53,11 +53,27 @@ T = TypeVar("T")
 
 
 class OperationResult(enum.StrEnum):
-    """What :meth:`Writer.create_or_update` did."""
+    """What :meth:`Writer.create_or_update` or :meth:`Writer.create_or_patch` did, with
+    controller-runtime's ``controllerutil.OperationResult`` values."""
 
     CREATED = "created"
     UPDATED = "updated"
+    UPDATED_STATUS = "updatedStatus"
+    """create_or_patch patched the object and its status."""
+    UPDATED_STATUS_ONLY = "updatedStatusOnly"
+    """create_or_patch patched only the status."""
     UNCHANGED = "unchanged"
+
+
+class _Found(NamedTuple):
+    """An object that exists, as create-or-update/patch found it and ``mutate`` left it."""
+
+    key: KindKey
+    namespace: str | None
+    name: str
+    existing: Obj
+    current: Any
+    desired: Obj
 
 
 class Writer:
@@ -205,6 +221,68 @@ class Writer:
         a conflict raises and the reconcile is retried) or do nothing when unchanged.
         ``prepare`` adjusts the wire dict before the write (owner references);
         ``namespace`` is the one to use when ``obj`` names none."""
+        found = await self._read_or_create(obj, mutate, prepare, origin, namespace)
+        if not isinstance(found, _Found):
+            return found
+        key, namespace, name, existing, current, desired = found
+        if _without_status(desired) == _without_status(existing):
+            self.skipped += 1
+            unchanged = current if desired.get("status") == existing.get("status") \
+                else self._like(obj, existing)
+            return unchanged, OperationResult.UNCHANGED
+        await self._check_leading()
+        # with the cached resourceVersion as precondition, nothing else can be in the answer
+        precondition = meta(desired).get("resourceVersion") == meta(existing).get(
+            "resourceVersion")
+        with self.writing(key, namespace, name):
+            updated = await self.client.update(desired, namespace=namespace)
+            self._record(updated, origin, EVERYTHING if precondition else desired)
+        return self._like(obj, updated), OperationResult.UPDATED
+
+    async def create_or_patch(
+        self, obj: T, mutate: Callable[[T], None] | None = None,
+        prepare: Callable[[Obj], None] | None = None, *, origin: Origin | None = None,
+        namespace: str | None = None,
+    ) -> tuple[T, OperationResult]:
+        """controller-runtime's ``CreateOrPatch``: as :meth:`create_or_update`, but what
+        ``mutate`` changed is sent as merge patches without a resourceVersion (no conflict
+        with a concurrent change of other fields), the status too (its subresource):
+        ``updated``, ``updatedStatus`` (both), ``updatedStatusOnly`` or ``unchanged``."""
+        found = await self._read_or_create(obj, mutate, prepare, origin, namespace)
+        if not isinstance(found, _Found):
+            return found
+        key, namespace, name, existing, current, desired = found
+        patch = merge_patch(_without_status(existing), _without_status(desired))
+        status_patch = merge_patch(existing.get("status") or {}, desired.get("status") or {})
+        if not patch and not status_patch:
+            self.skipped += 1
+            return current, OperationResult.UNCHANGED
+        await self._check_leading()
+        answer: Obj = existing
+        with self.writing(key, namespace, name):
+            if patch:
+                answer = await self.client.patch(as_ref(key), name, patch,
+                                                 patch_type=PatchType.MERGE,
+                                                 namespace=namespace)
+                self._record(answer, origin, patch)
+            if status_patch:
+                answer = await self.client.patch_status(
+                    as_ref(key), name, {"status": status_patch}, patch_type=PatchType.MERGE,
+                    namespace=namespace)
+                self._record(answer, origin, {"status": status_patch}, status=True)
+        done = (OperationResult.UPDATED if not status_patch
+                else OperationResult.UPDATED_STATUS if patch
+                else OperationResult.UPDATED_STATUS_ONLY)
+        return self._like(obj, answer), done
+
+    async def _read_or_create(
+        self, obj: T, mutate: Callable[[T], None] | None,
+        prepare: Callable[[Obj], None] | None, origin: Origin | None,
+        namespace: str | None,
+    ) -> tuple[T, OperationResult] | _Found:
+        """The first half of create-or-update/patch: create the object when missing (the
+        answer and ``created``), else the existing dict, ``mutate``'s private copy of it
+        (typed like ``obj``) and that copy's wire dict, prepared."""
         key, own_namespace, name = identity(obj)
         namespace = (own_namespace or namespace) if await self.namespaced(key) else None
         existing = self.cached(key, namespace, name)
@@ -217,6 +295,7 @@ class Writer:
         if existing is None:
             if mutate is not None:
                 mutate(obj)
+                _check_same_object(obj, own_namespace, name)
             desired = owned_dict(obj)
             if namespace and not meta(desired).get("namespace"):
                 desired["metadata"] = {**meta(desired), "namespace": namespace}
@@ -232,22 +311,11 @@ class Writer:
         current: Any = decode(type(obj), clone(existing)) if typed else clone(existing)
         if mutate is not None:
             mutate(current)
+            _check_same_object(current, meta(existing).get("namespace"), name)
         desired = as_dict(current) if typed else current
         if prepare is not None:
             prepare(desired)
-        if _without_status(desired) == _without_status(existing):
-            self.skipped += 1
-            unchanged = current if desired.get("status") == existing.get("status") \
-                else self._like(obj, existing)
-            return unchanged, OperationResult.UNCHANGED
-        await self._check_leading()
-        # with the cached resourceVersion as precondition, nothing else can be in the answer
-        precondition = meta(desired).get("resourceVersion") == meta(existing).get(
-            "resourceVersion")
-        with self.writing(key, namespace, name):
-            updated = await self.client.update(desired, namespace=namespace)
-            self._record(updated, origin, EVERYTHING if precondition else desired)
-        return self._like(obj, updated), OperationResult.UPDATED
+        return _Found(key, namespace, name, existing, current, desired)
 
     async def update_status(self, obj: T, *, origin: Origin | None = None) -> T:
         """Make the server's status equal ``obj``'s status: a merge patch of the difference
@@ -359,3 +427,12 @@ def _without_status(obj: Mapping[str, Any]) -> Obj:
         m.pop(volatile, None)
     out["metadata"] = m
     return out
+
+
+def _check_same_object(obj: object, namespace: str | None, name: str | None) -> None:
+    """A mutate function must not rename what it mutates: the write would go to another
+    object (controller-runtime's ``mutate``: "MutateFn cannot mutate object name and/or
+    object namespace")."""
+    m = meta(as_dict(obj))
+    if m.get("name") != name or (m.get("namespace") or None) != (namespace or None):
+        raise ValueError("mutate cannot change the object's name or namespace")
