@@ -251,7 +251,9 @@ class Store:
         if self._backend is not None:
             revision, rows = self._backend.load()
             for resource, ns, name, raw in rows:
-                self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = raw
+                # (escaped as ``_encode`` does: a file an older version wrote holds them raw)
+                self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = (
+                    html_escaped(raw))
             for resource, objs in self._objects.items():
                 self._sorted[resource] = SortedList(objs)
             self.revision = revision
