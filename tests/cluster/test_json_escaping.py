@@ -146,8 +146,8 @@ async def test_custom_resource_bytes_are_gos(cluster: RunningCluster, api: API) 
     for body in (await _raw(api, path + "/n"), await _raw(api, path)):
         assert b'"text":' + _escaped_tricky() in body
         assert body == go_marshal(orjson.loads(body))
-    assert cluster.api.store.get_raw("escape.example.com/notes", "default", "n").count(
-        b"\\u0026") == 2
+    stored = cluster.api.store.get_raw("escape.example.com/notes", "default", "n")
+    assert stored is not None and stored.count(b"\\u0026") == 2
     body = await _raw(api, path + "?labelSelector=a%3C%3Eb", status=400)
     assert b"found '\\u003e'" in body and body == go_marshal(orjson.loads(body))
 

@@ -216,7 +216,8 @@ def test_a_state_file_holding_raw_html_characters_is_served_escaped(tmp_path: Pa
     the characters raw, is escaped as it is loaded."""
     store = Store(tmp_path / "state.db")
     store.put("/configmaps", cm("a", v="x && y"))
-    assert store.get_raw("/configmaps", "default", "a").count(b"\\u0026") == 2
+    raw = store.get_raw("/configmaps", "default", "a")
+    assert raw is not None and raw.count(b"\\u0026") == 2
     store.close()
     from setpoint.cluster.storage.sqlite import SqliteBackend
 
