@@ -208,3 +208,23 @@ def test_listeners_of_a_resource_hear_only_it_all_in_the_order_added() -> None:
         ("all-1", "secrets"), ("all-2", "secrets"),
         ("all-1", "secrets"), ("all-2", "secrets"), ("secrets", "secrets"),
         ("all-1", "configmaps"), ("cm", "configmaps"), ("all-2", "configmaps")]
+
+
+def test_a_state_file_holding_raw_html_characters_is_served_escaped(tmp_path: Path) -> None:
+    """Objects are stored as Go's encoding/json writes them (``\\u0026`` for ``&``, encode.go
+    ``appendString``) and served from those bytes; a state file an older version wrote, with
+    the characters raw, is escaped as it is loaded."""
+    store = Store(tmp_path / "state.db")
+    store.put("/configmaps", cm("a", v="x && y"))
+    raw = store.get_raw("/configmaps", "default", "a")
+    assert raw is not None and raw.count(b"\\u0026") == 2
+    store.close()
+    from setpoint.cluster.storage.sqlite import SqliteBackend
+
+    old = SqliteBackend(tmp_path / "state.db")
+    old.put("/configmaps", "default", "b", b'{"metadata":{"name":"b"},"data":{"v":"<&>"}}', 1)
+    old.close()
+    again = Store(tmp_path / "state.db")
+    assert again.get_raw("/configmaps", "default", "b") == (
+        b'{"metadata":{"name":"b"},"data":{"v":"\\u003c\\u0026\\u003e"}}')
+    again.close()

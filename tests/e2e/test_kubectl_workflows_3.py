@@ -79,6 +79,36 @@ def test_rollout_undo_to_the_current_revision_is_skipped(kubectl: Kubectl,
                            "matches revision 3)\n")
 
 
+def test_rollout_undo_to_the_current_revision_with_html_characters_is_skipped(
+        kubectl: Kubectl, namespace: str) -> None:
+    """kubectl marshals the owner's template with encoding/json, which writes ``&``, ``<``
+    and ``>`` as ``\\u0026``, ``\\u003c``, ``\\u003e`` (encoding/json/encode.go
+    ``appendString``, ``escapeHTML`` on by default), and compares that with the
+    ControllerRevision's ``data`` bytes as the server serves them (rollback.go
+    ``daemonSetMatch``, ``statefulsetMatch``): the server writes them as encoding/json does,
+    so a template whose command holds ``&&`` is recognised as the current one."""
+    ns = namespace
+    ds, sts = unique("ds"), unique("sts")
+
+    def with_command(manifest: str, script: str) -> str:
+        # the manifest's last line ends its one container: "...image: 'x'}]}\n"
+        return manifest[:-4] + f", command: [sh, -c, '{script}']}}]}}\n"
+
+    kubectl.run("-n", ns, "apply", "-f", "-", stdin=(
+        with_command(_daemonset(ds, "busybox:1"), "true && sleep 1000 > /dev/null")
+        + "---\n" + with_command(_statefulset(sts, "busybox:1"), "[ 1 < 2 ] && sleep 1000")))
+    for kind, name in (("daemonset", ds), ("statefulset", sts)):
+        kubectl.run("-n", ns, "rollout", "status", f"{kind}/{name}", "--timeout=30s")
+        done = kubectl.run("-n", ns, "rollout", "undo", f"{kind}/{name}", "--to-revision=1")
+        assert (done.stdout, done.stderr) == (
+            f"{kind}.apps/{name} skipped rollback (current template already matches "
+            "revision 1)\n", "")
+    raw = kubectl.run("-n", ns, "get", "--raw",
+                      f"/apis/apps/v1/namespaces/{ns}/controllerrevisions").stdout
+    assert raw.count("\\u0026\\u0026") == 2 and "\\u003c" in raw
+    assert "&" not in raw and "<" not in raw and ">" not in raw
+
+
 def test_scale_replication_controller_runs_its_pods(kubectl: Kubectl, namespace: str) -> None:
     """kube-controller-manager's replicationcontroller controller
     (pkg/controller/replication/replication_controller.go: the ReplicaSet controller's

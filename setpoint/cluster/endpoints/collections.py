@@ -46,8 +46,9 @@ from setpoint.cluster.registry.options import (
     validate_list_options,
 )
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.machinery import errors, fields
+from setpoint.machinery import errors, fields, gojson
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.gojson import html_escaped
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -143,7 +144,7 @@ class CollectionReads:
         if not fresh:
             # cacher.go Watch: the wait's error comes as the stream's one ERROR event
             error = too_large(wanted, self.api.store.revision).to_status()
-            return Response(orjson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
+            return Response(gojson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
                             "application/json")
         return await self._watch(request, rt, ns, opts, media)
 
@@ -243,7 +244,7 @@ class CollectionReads:
         stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored,
                              as_stored_json=not convert, present_bookmark=present_bookmark)
         if stream.error is not None:
-            error = orjson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
+            error = gojson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
             return Response(error, 200, "application/json")
         return StreamResponse(self._watch_events(stream, rt, present if convert else None),
                               stream.close, content_type="application/json",
@@ -258,7 +259,10 @@ class CollectionReads:
                     batch = await self._converted(rt, batch, present, stream)
                     if not batch:
                         continue
-                yield b"".join(orjson.dumps({"type": t, "object": o}) + b"\n" for t, o in batch)
+                # one escaping pass over the batch: objects spliced in as stored are
+                # already escaped, and escaping twice changes nothing (gojson)
+                yield html_escaped(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
+                                            for t, o in batch))
         finally:
             stream.close()
             self.api.untrack_watch(stream)

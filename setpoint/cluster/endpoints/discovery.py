@@ -16,6 +16,7 @@ import orjson
 from setpoint.cluster.registry import Registry, ResourceType
 from setpoint.cluster.registry.builtin import STORAGE_VERSIONS
 from setpoint.cluster.registry.served import served_groups, subresource_meta
+from setpoint.machinery import gojson
 from setpoint.machinery.objects import Obj
 
 # The verbs a custom resource serves, in the order apiextensions-apiserver lists them.
@@ -254,5 +255,5 @@ def _media_ranges(accept: str | None) -> list[tuple[str, dict[str, str]]]:
 def discovery_etag(document: Obj) -> str:
     """A strong ETag for an aggregated discovery document (kubectl caches by it)."""
     # the apiserver quotes the upper-case hex of a SHA-512 over the serialized document
-    digest = hashlib.sha512(orjson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
+    digest = hashlib.sha512(gojson.dumps(document, option=orjson.OPT_SORT_KEYS)).hexdigest()
     return f'"{digest.upper()}"'

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
-import orjson
-
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator import discovery as aggregated
 from setpoint.cluster.aggregator.apiservices import GroupOrder
@@ -14,6 +12,7 @@ from setpoint.cluster.endpoints import discovery
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, check_names
 from setpoint.cluster.endpoints.openidmetadata import JWKS_PATH, OPENID_CONFIG_PATH
 from setpoint.cluster.registry import Registry
+from setpoint.machinery import gojson
 
 R = TypeVar("R")
 _NO_APISERVICES = GroupOrder({})
@@ -111,6 +110,6 @@ class DiscoveryService:
             if version != "v2":
                 # aggregated/handler.go calculateResponse: one ETag, the v2 list's, is
                 # served with the v2beta1 conversion too
-                return orjson.dumps(doc), self.aggregated(legacy=legacy, version="v2")[1]
-            return orjson.dumps(doc), discovery.discovery_etag(doc)
+                return gojson.dumps(doc), self.aggregated(legacy=legacy, version="v2")[1]
+            return gojson.dumps(doc), discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

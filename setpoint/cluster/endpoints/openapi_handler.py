@@ -19,6 +19,7 @@ import orjson
 
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.responses import text_response
+from setpoint.machinery import gojson
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ class OpenAPIHandler:
                 doc = orjson.loads(index)
                 for path, (_, entry) in remote.items():
                     doc["paths"].setdefault(path, entry)
-                index = orjson.dumps(doc)
+                index = gojson.dumps(doc)
             # specProxier.handleDiscovery: http.ServeContent, modified now
             return serve_content(request, index, "text/plain; charset=utf-8", {},
                                  int(time.time()))

@@ -7,14 +7,12 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from setpoint.cluster.endpoints.http import Response
 from setpoint.cluster.endpoints.negotiation import MediaType
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.machinery import errors, fielderrors
+from setpoint.machinery import errors, fielderrors, gojson
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
@@ -26,11 +24,11 @@ def encode(obj: Any, media: MediaType) -> bytes:
 
         return yaml.safe_dump(valid_text(obj), sort_keys=False).encode()
     try:
-        return orjson.dumps(obj)
+        return gojson.dumps(obj)
     except TypeError:
         # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
         # U+FFFD for what is not UTF-8 (encoding/json's encoder)
-        return orjson.dumps(valid_text(obj))
+        return gojson.dumps(valid_text(obj))
 
 
 def valid_text(value: Any) -> Any:

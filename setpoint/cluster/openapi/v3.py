@@ -37,6 +37,7 @@ from setpoint.cluster.openapi.v3_paths import (
 )
 from setpoint.cluster.registry import Registry, ResourceType
 from setpoint.cluster.registry.served import served_groups, subresource_meta
+from setpoint.machinery import gojson
 from setpoint.machinery.objects import Obj
 
 INFO = {"title": "Kubernetes", "version": "1.32.0"}
@@ -248,7 +249,7 @@ class OpenAPIService:
             entry = self._entry(path)
             if entry is not None:
                 paths[path] = {"serverRelativeURL": f"/openapi/v3/{path}?hash={entry.hash}"}
-        body = orjson.dumps({"paths": paths})
+        body = gojson.dumps({"paths": paths})
         self._index = (generation, body)
         return body
 
@@ -263,7 +264,7 @@ class OpenAPIService:
         doc = openapi_document(self._registry, path)
         if doc is None:
             return None
-        entry = _Entry(key, orjson.dumps(doc))
+        entry = _Entry(key, gojson.dumps(doc))
         with self._lock:
             self._docs[path] = entry
         return entry

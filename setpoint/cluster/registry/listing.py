@@ -17,7 +17,7 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.store import Scan
 from setpoint.cluster.storage.versioner import parse_uint_error
-from setpoint.machinery import errors, fielderrors, fields, labels
+from setpoint.machinery import errors, fielderrors, fields, gojson, labels
 from setpoint.machinery.objects import Obj
 
 # watch_cache.go resourceVersionTooHighRetrySeconds: the retry a too new read is told
@@ -310,7 +310,7 @@ def list_items_json(rt: ResourceType, raws: list[bytes]) -> bytes:
         if raw.startswith(first) or raw.startswith(second):
             tails.append(memoryview(raw)[skip:])
         else:  # kind and apiVersion elsewhere, or another version's
-            tails.append(memoryview(orjson.dumps(list_item(rt, orjson.loads(raw))))[1:])
+            tails.append(memoryview(gojson.dumps(list_item(rt, orjson.loads(raw))))[1:])
     return b"{" + b",{".join(tails) if tails else b""
 
 

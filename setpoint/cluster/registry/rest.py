@@ -70,7 +70,7 @@ class REST:
     def get_served_json(self, rt: ResourceType, ns: str | None, name: str) -> bytes | None:
         """The JSON answer to a GET of ``rt``'s object, straight from storage, when ``rt`` is
         served as stored (``StorageCodec.serves_stored``: what ``get_steps`` hands back is
-        the stored object unchanged, and the store keeps it as ``orjson.dumps`` writes it, so
+        the stored object unchanged, and the store keeps it as ``gojson.dumps`` writes it, so
         decoding and encoding it again would give back the same bytes); ``None`` when the
         object must be presented. A missing object raises the 404 ``get_steps`` raises."""
         if not self.codec.serves_stored(rt):

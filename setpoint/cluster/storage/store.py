@@ -30,8 +30,9 @@ from sortedcontainers import SortedList
 
 from setpoint.cluster.storage.labelindex import LabelIndex, Pair, in_order
 from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
-from setpoint.machinery import errors
+from setpoint.machinery import errors, gojson
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.gojson import html_escaped
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,9 @@ _Record = tuple[int, str, str, str, str, Raw, Raw | None, int, float]
 def _encode(obj: dict[str, Any]) -> Raw:
     """``obj`` as JSON, in a buffer of its own size: orjson hands back its working buffer,
     4 KiB or more whatever the object's size, which kept for every object would be most of
-    the store's memory."""
-    return memoryview(orjson.dumps(obj)).tobytes()
+    the store's memory. Written as Go writes it (``gojson``): etcd holds a custom resource
+    as encoding/json wrote it, and the stored bytes are served as they are."""
+    return memoryview(html_escaped(orjson.dumps(obj))).tobytes()
 
 
 def _decode(raw: Raw) -> dict[str, Any]:
@@ -249,7 +251,9 @@ class Store:
         if self._backend is not None:
             revision, rows = self._backend.load()
             for resource, ns, name, raw in rows:
-                self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = raw
+                # (escaped as ``_encode`` does: a file an older version wrote holds them raw)
+                self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = (
+                    html_escaped(raw))
             for resource, objs in self._objects.items():
                 self._sorted[resource] = SortedList(objs)
             self.revision = revision
@@ -406,7 +410,7 @@ class Store:
         # (the key is at most this long: only near a limit is it spelled and counted)
         if size + len(resource) + len(ns) + len(name) + 12 > MAX_REQUEST_BYTES - 64:
             if size > MAX_REQUEST_BYTES - 64:  # the object as given
-                size = len(orjson.dumps(obj))
+                size = len(gojson.dumps(obj))
             too_large = request_too_large(
                 size + len(f"/registry/{resource.lstrip('/')}/{ns}/{name}"))
             if too_large is not None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from setpoint.machinery import gojson
 from setpoint.machinery.cabundle import ca_bundle_error
 from setpoint.machinery.fielderrors import go_quote
 from setpoint.machinery.objects import Obj
@@ -202,7 +203,7 @@ class WebhookClient:
             self._session = aiohttp.ClientSession()
         try:
             async with self._session.post(
-                    url, data=orjson.dumps(body), ssl=ctx if ctx is not None else False,
+                    url, data=gojson.dumps(body), ssl=ctx if ctx is not None else False,
                     server_hostname=target.server_hostname,
                     timeout=aiohttp.ClientTimeout(total=timeout_s),
                     headers={"Content-Type": "application/json",
