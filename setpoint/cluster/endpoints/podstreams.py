@@ -216,14 +216,16 @@ def _kubelet_error(status: int, body: str, name: str) -> StatusError:
 # -- exec, attach, port-forward ------------------------------------------------------------
 
 async def admit_connect(webhooks: WebhookAdmission, rt: ResourceType, ns: str, name: str,
-                        subresource: str, request: Request, user: Obj) -> None:
+                        subresource: str, request: Request, user: Obj,
+                        warnings: list[str]) -> None:
     """The admission of a CONNECT (exec, attach, port-forward), which precedes every other
-    check (handlers/rest.go ConnectResource); a denial raises its StatusError."""
+    check (handlers/rest.go ConnectResource); a denial raises its StatusError. The webhooks'
+    warnings are added to ``warnings`` as they answer, a denial's included."""
     if subresource == "log" or request.method not in STREAMS[subresource][2] \
             or not webhooks.configured():
         return
     obj = connect_options(subresource, request)
-    await webhooks.run(lambda: connect_steps(rt, ns, name, subresource, obj), user)
+    await webhooks.run(lambda: connect_steps(rt, ns, name, subresource, obj, warnings), user)
 
 
 def connect_options(subresource: str, request: Request) -> Obj:

@@ -352,11 +352,7 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
-            await podstreams.admit_connect(self.api.webhooks, rt, rp.namespace or "", rp.name,
-                                           rp.subresource, request, requesting_user(request))
-            return await podstreams.connect(self.api.store, self.api.registry, rt,
-                                            rp.namespace or "", rp.name, rp.subresource,
-                                            request)
+            return await self._connect(request, rt, rp)
         self._check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
             return await self._virtual(request, rt, rp)
@@ -523,6 +519,27 @@ class Handler:
         return json_response(reviews.create(
             self.api.authorizer, self.api.service_account_identity, rt, rp.namespace, body,
             token, requesting_user(request)), 201, media)
+
+    async def _connect(self, request: Request, rt: ResourceType,
+                       rp: ResourcePath) -> Response:
+        """exec, attach, port-forward. The webhooks' warnings are Warning headers of an
+        answer the server writes itself (a denial, the pod not found: filters/warning.go
+        sets them on the response writer as they come), never of the kubelet's upgrade,
+        whose head goes out as it came on the hijacked connection (upgradeaware.go)."""
+        namespace, name = rp.namespace or "", rp.name or ""
+        warnings: list[str] = []
+        try:
+            await podstreams.admit_connect(self.api.webhooks, rt, namespace, name,
+                                           rp.subresource, request, requesting_user(request),
+                                           warnings)
+            return await podstreams.connect(self.api.store, self.api.registry, rt,
+                                            namespace, name, rp.subresource, request)
+        except StatusError as err:
+            if not warnings:
+                raise
+            resp = status_response(err)
+        resp.headers += [("warning", h) for h in warning_headers(warnings)]
+        return resp
 
     async def _admitted(self, request: Request, rt: ResourceType,
                         steps: Callable[[Decoded], Steps[T]],

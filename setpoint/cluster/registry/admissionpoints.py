@@ -97,16 +97,17 @@ class Changed(Exception):
 
 
 def connect_steps(rt: ResourceType, namespace: str, name: str, subresource: str,
-                  obj: Obj) -> Steps[None]:
+                  obj: Obj, warnings: list[str]) -> Steps[None]:
     """A CONNECT (``pods/exec``, ``attach``, ``portforward``): its options object passes
     admission as its own kind, with no operation options, before anything is looked up
-    (k8s.io/apiserver pkg/endpoints/handlers/rest.go ConnectResource)."""
+    (k8s.io/apiserver pkg/endpoints/handlers/rest.go ConnectResource); the webhooks'
+    warnings go to ``warnings`` as they answer, kept when a later one refuses."""
     kind = ("", "v1", str(obj["kind"]))
     mutated = yield AdmissionPoint(MUTATING, "CONNECT", rt, namespace, name, obj, None, False,
-                                   subresource, None, kind)
+                                   subresource, None, kind, warnings)
     yield AdmissionPoint(VALIDATING, "CONNECT", rt, namespace, name,
                          mutated if mutated is not None else obj, None, False, subresource,
-                         None, kind)
+                         None, kind, warnings)
 
 
 def subresource_create_steps(rt: ResourceType, namespace: str, name: str, subresource: str,

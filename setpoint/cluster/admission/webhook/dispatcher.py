@@ -319,15 +319,29 @@ class WebhookAdmission:
 
     def _invocation(self, hook: Hook, point: AdmissionPoint, obj: Obj | None
                     ) -> Invocation | None:
-        """Whether (and at which version) ``hook`` is called for this point."""
-        if not match.namespace_selector(self.store, hook.spec, point, obj):
+        """Whether (and at which version) ``hook`` is called for this point: as
+        generic/webhook.go ShouldCallHook, a selector that cannot be evaluated (the
+        namespace is not found) fails the request only when a rule matches it."""
+        try:
+            in_namespace: bool | StatusError = match.namespace_selector(
+                self.store, hook.spec, point, obj)
+        except StatusError as exc:
+            in_namespace = exc
+        if in_namespace is False:
             return None
-        if not match.object_selector(hook.spec, obj, point.old):
+        try:
+            selected: bool | StatusError = match.object_selector(hook.spec, obj, point.old)
+        except StatusError as exc:
+            selected = exc
+        if selected is False:
             return None
         target = match.rules(hook.spec, point,
                              equivalence.equivalent_resources(self.registry, point.rt))
         if target is None:
             return None
+        for outcome in (in_namespace, selected):
+            if isinstance(outcome, StatusError):
+                raise outcome
         conditions = hook.spec.get("matchConditions") or []
         if conditions and not match.conditions(
                 hook, conditions, point,

@@ -91,11 +91,20 @@ def namespace_selector(store: Reader, spec: Obj, point: AdmissionPoint,
     return selector.matches(namespace_labels)
 
 
+# The kinds admitted without an ObjectMeta: a CONNECT's options (core/v1 types.go)
+_WITHOUT_OBJECT_META = frozenset({"PodExecOptions", "PodAttachOptions", "PodPortForwardOptions",
+                                  "PodProxyOptions", "ServiceProxyOptions", "NodeProxyOptions"})
+
+
 def object_selector(spec: Obj, obj: Obj | None, old: Obj | None) -> bool:
+    """predicates/object/matcher.go MatchObjectSelector: an object whose metadata cannot be
+    accessed (meta.Accessor fails on a kind without ObjectMeta) matches no selector but the
+    empty one."""
     selector = _selector(spec, "objectSelector")
     if selector is None:
         return True
-    return any(selector.matches(_labels(o)) for o in (obj, old) if o is not None)
+    return any(selector.matches(_labels(o)) for o in (obj, old)
+               if o is not None and o.get("kind") not in _WITHOUT_OBJECT_META)
 
 
 def _one_of(items: list[str], wanted: str) -> bool:
