@@ -4,7 +4,7 @@ CONNECT's webhooks leave on the answer (k8s.io/apiserver pkg/admission/plugin/we
 from __future__ import annotations
 
 from tests.cluster.conftest import API
-from tests.cluster.test_admission_webhooks import Obj, configure, webhook
+from tests.cluster.test_admission_webhooks import Obj, configure, patch_response, webhook
 from tests.hookserver import Hooks
 
 EXEC = "exec?command=ls&stdout=true"
@@ -88,3 +88,36 @@ async def test_a_connects_webhook_warnings_are_headers_of_the_servers_answer(
     async with api.session.post(url, ssl=api.ssl) as resp:
         assert resp.status == 400
         assert resp.headers.getall("Warning") == expected
+
+
+async def test_the_built_in_plugins_run_again_after_a_webhook_and_can_reinvoke_it(
+        api: API, hooks: Hooks) -> None:
+    """Rule: when a mutating webhook changed the object, the whole mutating chain runs once
+    more: the built-in plugins (ServiceAccount mounts its token into the container the
+    webhook added), then each IfNeeded webhook whose output has changed since it last saw
+    it, here by the built-in plugins alone.
+    Source: k8s.io/apiserver pkg/admission/reinvocation.go (reinvoker.Admit),
+    pkg/admission/plugin/webhook/mutating/dispatcher.go (Dispatch:
+    IsOutputChangedSinceLastWebhookInvocation), mutating/reinvocationcontext.go."""
+    token_path = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+    def add_sidecar(request: Obj) -> Obj:
+        containers = request["object"]["spec"]["containers"]
+        if any(c["name"] == "sidecar" for c in containers):
+            return {"allowed": True}
+        return patch_response([{"op": "add", "path": "/spec/containers/-",
+                                "value": {"name": "sidecar", "image": "busybox"}}])
+
+    hooks.on("/mutate", add_sidecar)
+    await configure(api, "Mutating", "sidecars", webhook(
+        "sidecars.example.com", _tls(hooks, "/mutate"), reinvocationPolicy="IfNeeded",
+        rules=_rules("CREATE", "pods")))
+    status, pod = await api.post("/api/v1/namespaces/default/pods", {
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    assert status == 201, pod
+    sidecar = pod["spec"]["containers"][1]
+    assert [m["mountPath"] for m in sidecar["volumeMounts"]] == [token_path]
+    first, again = (c["review"]["request"]["object"] for c in hooks.calls["/mutate"])
+    assert len(first["spec"]["containers"]) == 1
+    assert again["spec"]["containers"][1]["volumeMounts"][0]["mountPath"] == token_path

@@ -34,6 +34,18 @@ VALIDATING: Literal["validating"] = "validating"
 
 
 @dataclass(slots=True)
+class Reinvocation:
+    """One write's ``ReinvocationContext`` (k8s.io/apiserver pkg/admission/reinvocation.go):
+    when a mutating webhook changed the object, the whole mutating chain runs once more,
+    the built-in plugins first, then the webhooks at a second mutating point."""
+
+    is_reinvoke: bool = False  # the second point's
+    # the built-in plugins, run again, changed what the webhooks had made of the object
+    changed_since_webhooks: bool = False
+    webhooks: Any = None  # the webhook dispatcher's state between its two rounds
+
+
+@dataclass(slots=True)
 class AdmissionPoint:
     """One request's state at a point of admission, as the webhooks are told it."""
 
@@ -55,6 +67,9 @@ class AdmissionPoint:
     # strategy's and the managed-fields warnings that follow come after them; None: the
     # driver returns them beside the result
     warnings: list[str] | None = field(default=None, repr=False, compare=False)
+    # a mutating point whose built-in plugins run again after the webhooks changed the
+    # object; None: the webhooks' reinvocation happens at this point alone
+    reinvocation: Reinvocation | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass

@@ -11,6 +11,7 @@ scale) and the REST face above them use only what is public here.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from setpoint.cluster.registry.admissionpoints import (
     AdmissionPoint,
     Attributes,
     Changed,
+    Reinvocation,
     Steps,
 )
 from setpoint.cluster.registry.csrapproval import (
@@ -156,12 +158,13 @@ class GenericStore:
         # it as sent and defaulted (a zero creationTimestamp, no uid, generation or status
         # reset); the store fills the system fields and prepares it afterwards
         meta["creationTimestamp"] = None
-        self._admit(Attributes("CREATE", rt, obj, None, opts.user))
+        attributes = Attributes("CREATE", rt, obj, None, opts.user)
+        self._admit(attributes)
         # webhooks are told the name as sent: "" for a generated one (generated after them)
         point = AdmissionPoint(MUTATING, "CREATE", rt, ns or "", meta.get("name", ""), obj,
                                None, opts.dry_run, options=opts.options_object("CreateOptions"),
                                warnings=warnings)
-        obj = yield from self._mutate(point, warnings)
+        obj = yield from self._mutate(point, attributes, warnings)
         meta = obj["metadata"]
         if on_update:  # (strconv's error, a 500, for a version that is not a number)
             object_resource_version(meta.pop("resourceVersion", None) or "")
@@ -251,11 +254,12 @@ class GenericStore:
         # resourceVersion the request sent (update.go runs them in objInfo.UpdatedObject,
         # before the store reads the version and rest.BeforeUpdate prepares the object)
         _set_resource_version(meta, precondition_rv)
-        self._admit(Attributes("UPDATE", rt, obj, old, opts.user))
+        attributes = Attributes("UPDATE", rt, obj, old, opts.user)
+        self._admit(attributes)
         point = AdmissionPoint(MUTATING, "UPDATE", rt, old_meta.get("namespace", ""), name, obj,
                                old, opts.dry_run, subresource,
                                opts.options_object("UpdateOptions"), warnings=warnings)
-        obj = yield from self._mutate(point, warnings)
+        obj = yield from self._mutate(point, attributes, warnings)
         meta = obj["metadata"]  # defaulting or a webhook may have replaced it
         # store.go Update, after UpdatedObject: the mutated object's resourceVersion parsed
         # (strconv's bare error), then required or compared with the stored one
@@ -366,16 +370,29 @@ class GenericStore:
         for plugin in self.validating_admission:
             plugin(attributes)
 
-    def _mutate(self, point: AdmissionPoint, warnings: list[str]) -> Steps[Obj]:
+    def _mutate(self, point: AdmissionPoint, attributes: Attributes,
+                warnings: list[str]) -> Steps[Obj]:
         """The object after the mutating webhooks: defaulted again when one changed it, as
-        the apiserver decodes a patched object with defaults; managed fields a webhook made
-        undecodable set back to the ones tracked before admission, with a warning
+        the apiserver decodes a patched object with defaults, and then the mutating chain
+        run once more (reinvocation.go: the built-in plugins, ``attributes``' admission,
+        then the webhooks to reinvoke); managed fields a webhook made undecodable set back
+        to the ones tracked before admission, with a warning
         (handlers/fieldmanager/admission.go, managedFieldsValidatingAdmissionController)."""
         assert point.obj is not None
+        point.reinvocation = reinvocation = Reinvocation()
         mutated: Obj | None = yield point
         if mutated is None:
             return point.obj
         self.decoder.default(point.rt, mutated)
+        if self.admission:
+            output = copy.deepcopy(mutated)
+            reinvocation.is_reinvoke = True
+            self._admit(attributes._replace(obj=mutated))
+            reinvocation.changed_since_webhooks = mutated != output
+            again: Obj | None = yield replace(point, obj=mutated)
+            if again is not None:
+                self.decoder.default(point.rt, again)
+                mutated = again
         meta = mutated.get("metadata")
         if isinstance(meta, dict) and "managedFields" in meta:
             try:

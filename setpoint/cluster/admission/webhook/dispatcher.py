@@ -133,36 +133,52 @@ class WebhookAdmission:
 
     async def _mutate(self, point: AdmissionPoint, hooks: list[Hook],
                       request: _Request) -> Obj | None:
-        obj = point.obj
-        changed = False
-        reinvocable: list[Hook] = []
-        changed_after: dict[str, bool] = {}
-        for hook in hooks:
-            invoked, patched = await self._mutate_with(hook, point, obj, request)
-            if not invoked:
-                continue
-            if patched is not None:
-                obj, changed = patched, True
-                for name in changed_after:
-                    changed_after[name] = True
-            if hook.reinvocable:
-                reinvocable.append(hook)
-                changed_after[hook.name] = False
-        # reinvocation: once, for IfNeeded webhooks whose output a later webhook changed
-        for hook in reinvocable:
-            if changed_after[hook.name]:
-                _, patched = await self._mutate_with(hook, point, obj, request)
-                if patched is not None:
-                    obj, changed = patched, True
+        """mutating/dispatcher.go Dispatch, in its first round or (the write's
+        reinvocation) its second; a point without a reinvocation context runs both."""
+        context = point.reinvocation
+        if context is None:
+            state = _ReinvokeState()
+            obj, changed = await self._mutate_round(point, hooks, request, state, point.obj)
+            if changed:  # nothing built in runs between the rounds here
+                obj, _ = await self._mutate_round(point, hooks, request, state, obj,
+                                                  reinvoke=True)
+            return obj if changed else None
+        if not context.is_reinvoke:
+            context.webhooks = state = _ReinvokeState()
+            obj, changed = await self._mutate_round(point, hooks, request, state, point.obj)
+            return obj if changed else None
+        state = context.webhooks
+        if not isinstance(state, _ReinvokeState):
+            return None
+        if context.changed_since_webhooks:
+            # the built-in plugins changed the webhooks' output: those invoked since the
+            # last change are reinvoked too (IsOutputChangedSinceLastWebhookInvocation)
+            state.require_reinvoking()
+        obj, changed = await self._mutate_round(point, hooks, request, state, point.obj,
+                                                reinvoke=True)
         return obj if changed else None
 
-    async def _mutate_with(self, hook: Hook, point: AdmissionPoint, obj: Obj | None,
-                           request: _Request) -> tuple[bool, Obj | None]:
-        """(whether ``hook`` applies and was called, the object it patched or None)."""
-        invocation = self._invocation(hook, point, obj)
-        if invocation is None:
-            return False, None
-        return True, await self._call_mutating(invocation, point, obj, request)
+    async def _mutate_round(self, point: AdmissionPoint, hooks: list[Hook],
+                            request: _Request, state: _ReinvokeState, obj: Obj | None, *,
+                            reinvoke: bool = False) -> tuple[Obj | None, bool]:
+        """One round of the mutating webhooks, each on the previous one's result; on
+        reinvocation only those IfNeeded webhooks whose output a later change overtook, never
+        one called for the first time; (the object, whether any changed it)."""
+        changed = False
+        for hook in hooks:
+            invocation = self._invocation(hook, point, obj)
+            if invocation is None:
+                continue
+            key = (hook.configuration, hook.name)
+            if reinvoke and key not in state.reinvoke:
+                continue
+            patched = await self._call_mutating(invocation, point, obj, request)
+            if patched is not None:
+                obj, changed = patched, True
+                state.require_reinvoking()
+            if hook.reinvocable:
+                state.invoked.add(key)
+        return obj, changed
 
     async def _call_mutating(self, invocation: Invocation, point: AdmissionPoint,
                              obj: Obj | None, request: _Request) -> Obj | None:
@@ -350,6 +366,19 @@ class WebhookAdmission:
                 target):
             return None
         return Invocation(hook, target)
+
+class _ReinvokeState:
+    """mutating/reinvocationcontext.go webhookReinvokeContext: the IfNeeded webhooks called
+    since the object last changed, and those to call again."""
+
+    def __init__(self) -> None:
+        self.invoked: set[tuple[str, str]] = set()
+        self.reinvoke: set[tuple[str, str]] = set()
+
+    def require_reinvoking(self) -> None:
+        self.reinvoke |= self.invoked
+        self.invoked = set()
+
 
 class _Request:
     """What one request's webhook calls share: who asks, and the warnings they returned."""
