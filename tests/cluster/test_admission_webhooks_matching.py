@@ -121,3 +121,32 @@ async def test_the_built_in_plugins_run_again_after_a_webhook_and_can_reinvoke_i
     first, again = (c["review"]["request"]["object"] for c in hooks.calls["/mutate"])
     assert len(first["spec"]["containers"]) == 1
     assert again["spec"]["containers"][1]["volumeMounts"][0]["mountPath"] == token_path
+
+
+async def test_a_mutating_webhook_is_sent_an_empty_list_as_sent_and_storage_reads_null(
+        api: API, hooks: Hooks) -> None:
+    """Rule: webhooks see the object decoded into its Go type and defaulted, where a
+    ``rules: []`` sent is a non-nil empty slice, encoded ``[]`` (an absent one is nil:
+    ``null``); only storage's protobuf round trip makes it nil, so the answer reads null.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/request/admissionreview.go
+    (the versioned object encoded as it is); pkg/server/storage/storage_codec.go."""
+    hooks.on("/mutate", lambda r: {"allowed": True})
+    hooks.on("/validate", lambda r: {"allowed": True})
+    rules = [{"apiGroups": ["rbac.authorization.k8s.io"], "apiVersions": ["v1"],
+              "operations": ["CREATE"], "resources": ["clusterroles"]}]
+    await configure(api, "Mutating", "roles", webhook(
+        "roles.example.com", _tls(hooks, "/mutate"), rules=rules))
+    await configure(api, "Validating", "roles", webhook(
+        "roles.example.com", _tls(hooks, "/validate"), rules=rules))
+    roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+    for name, body in (("empty", {"rules": []}), ("absent", {})):
+        status, created = await api.post(roles, {
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": name}, **body})
+        assert status == 201, created
+        assert created["rules"] is None
+        assert (await api.get(f"{roles}/{name}"))[1]["rules"] is None
+    sent = [c["review"]["request"]["object"]["rules"] for c in hooks.calls["/mutate"]]
+    assert sent == [[], None]
+    seen = [c["review"]["request"]["object"]["rules"] for c in hooks.calls["/validate"]]
+    assert seen == [[], None]

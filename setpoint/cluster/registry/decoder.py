@@ -14,6 +14,7 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from setpoint.cluster.registry import gomembers
 from setpoint.cluster.registry.builtin import builtin_kinds
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.registry.types import ResourceType
@@ -104,7 +105,9 @@ class ObjectDecoder:
         else:
             schema = self.builtin_schema(rt)
             if schema is not None:
+                sent = obj
                 obj, unknown = decode_builtin(obj, schema, rt.kind, literals=body.literals)
+                gomembers.keep_sent_empties_of_kind(rt.group, rt.version, rt.kind, sent, obj)
             obj.setdefault("metadata", {})
         if rt.is_custom:
             # unstructured decoding: the JSON decoder's repeats, then what pruning dropped

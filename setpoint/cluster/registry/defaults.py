@@ -536,9 +536,10 @@ def apply_defaults(rt: ResourceType, obj: Obj) -> None:
                               f"{rt.kind}: {err}") from None
     # the members decoding into the Go struct gives (the defaulters, which treat an absent
     # member as Go's zero, wrote theirs first, in the struct's order), and for a kind that is
-    # stored (not a review, whose answer is built by its handler) the nulls its protobuf
-    # round trip gives
-    gomembers.fill_kind(rt.group, rt.version, rt.kind, obj, protobuf="get" in rt.verbs)
+    # stored (not a review, whose answer is built by its handler) the null of an absent
+    # slice or map; an empty one stays empty through admission (mutating webhooks are sent
+    # it so) and reads back null only once stored (genericstore's as_stored)
+    gomembers.fill_kind(rt.group, rt.version, rt.kind, obj, decoded="get" in rt.verbs)
 
 
 # -- create-time status (the strategies' PrepareForCreate) ---------------------------------

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from setpoint.cluster.registry import kept_empty_slices
+from setpoint.cluster.registry import gomembers, kept_empty_slices
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     VALIDATING,
@@ -101,6 +101,14 @@ class WriteResult:
     # the JSON of ``obj`` as stored, when ``obj`` is the stored object served unchanged
     # (``StorageCodec.serves_stored``): the answer, without encoding ``obj`` a second time
     served_json: bytes | None = None
+
+
+def _as_stored(rt: ResourceType, obj: Obj) -> None:
+    """A built-in object as its protobuf round trip through storage leaves it: the empty
+    slices and maps that are not omitempty, kept through admission, read back null
+    (gomembers.py; k8s.io/apiserver pkg/server/storage/storage_codec.go)."""
+    if not rt.is_custom and "get" in rt.verbs:
+        gomembers.fill_kind(rt.group, rt.version, rt.kind, obj, protobuf=True)
 
 
 class GenericStore:
@@ -192,6 +200,7 @@ class GenericStore:
                                             warnings=warnings))
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options, warnings=warnings)
+        _as_stored(rt, obj)
         stored = yield from self.codec.to_storage_steps(rt, serialization_order(obj))
         for plugin in self.final_validating_admission:
             plugin(Attributes("CREATE", rt, obj, None, opts.user, opts.dry_run))
@@ -317,6 +326,7 @@ class GenericStore:
             raise Changed  # written (or deleted) by another request while webhooks answered
         for plugin in self.final_validating_admission:
             plugin(Attributes("UPDATE", rt, obj, old, opts.user, opts.dry_run, subresource))
+        _as_stored(rt, obj)
         obj = serialization_order(obj)
         if obj == old:  # nothing changes (the resourceVersion aside)
             if self.codec.serves_stored(rt):  # the stored JSON answers, as on create

@@ -142,11 +142,14 @@ def _plan(definition: str) -> _Plan:
         _in_progress.discard(definition)
 
 
-def fill(obj: Obj, definition: str, protobuf: bool = False) -> None:
+def fill(obj: Obj, definition: str, protobuf: bool = False, *,
+         decoded: bool = False) -> None:
     """Give ``obj``, an object of ``definition``, the members Go would write though they are
     absent or null (in place; nested structs, list items and map values included); with
     ``protobuf`` (an object that is stored), also the ``null`` of its empty slices and maps
-    that are not ``omitempty``."""
+    that are not ``omitempty``; with ``decoded`` (an object just decoded into the Go struct,
+    not yet stored), the ``null`` of those that are absent, an empty one kept as it came
+    (a non-nil empty slice: encoding/json writes ``[]``)."""
     values, nulls, empties, objects, arrays, maps = _plan(definition)
     for name, default in values:
         if obj.get(name) is None:
@@ -158,30 +161,70 @@ def fill(obj: Obj, definition: str, protobuf: bool = False) -> None:
         for name in empties:
             if not obj.get(name):  # absent, [], {} or null: no entries in the protobuf
                 obj[name] = None
+    elif decoded:
+        for name in empties:
+            if name not in obj:
+                obj[name] = None
     for name, child in objects:
         value = obj.get(name)
         if value.__class__ is dict:
-            fill(value, child, protobuf)
+            fill(value, child, protobuf, decoded=decoded)
     for name, child in arrays:
         items = obj.get(name)
         if items.__class__ is list:
             for item in items:
                 if item.__class__ is dict:
-                    fill(item, child, protobuf)
+                    fill(item, child, protobuf, decoded=decoded)
     for name, child in maps:
         entries = obj.get(name)
         if entries.__class__ is dict:
             for item in entries.values():
                 if item.__class__ is dict:
-                    fill(item, child, protobuf)
+                    fill(item, child, protobuf, decoded=decoded)
 
 
-def fill_kind(group: str, version: str, kind: str, obj: Obj, protobuf: bool = False) -> None:
-    """``fill`` for an object of a built-in kind (nothing for a kind without a definition);
-    ``protobuf`` for a kind the apiserver stores."""
+def keep_sent_empties(sent: Any, decoded: Any, definition: str) -> None:
+    """Put back into ``decoded`` (in place) the empty slices and maps that are not
+    ``omitempty`` which ``sent`` had and typed decoding left out: decoding into the Go struct
+    makes them non-nil empty ones, which ``encoding/json`` writes as ``[]`` / ``{}`` until
+    storage's protobuf round trip makes them nil."""
+    if sent.__class__ is not dict or decoded.__class__ is not dict:
+        return
+    _, _, empties, objects, arrays, maps = _plan(definition)
+    for name in empties:
+        value = sent.get(name)
+        if (value == [] or value == {}) and name not in decoded:
+            decoded[name] = value.__class__()
+    for name, child in objects:
+        keep_sent_empties(sent.get(name), decoded.get(name), child)
+    for name, child in arrays:
+        items, out = sent.get(name), decoded.get(name)
+        if items.__class__ is list and out.__class__ is list and len(items) == len(out):
+            for item, item_out in zip(items, out, strict=True):
+                keep_sent_empties(item, item_out, child)
+    for name, child in maps:
+        entries, out = sent.get(name), decoded.get(name)
+        if entries.__class__ is dict and out.__class__ is dict:
+            for key, item_out in out.items():
+                keep_sent_empties(entries.get(key), item_out, child)
+
+
+def keep_sent_empties_of_kind(group: str, version: str, kind: str, sent: Any,
+                              decoded: Obj) -> None:
+    """``keep_sent_empties`` for an object of a built-in kind."""
     definition = definitions().name_for_kind(group, version, kind)
     if definition is not None:
-        fill(obj, definition, protobuf)
+        keep_sent_empties(sent, decoded, definition)
+
+
+def fill_kind(group: str, version: str, kind: str, obj: Obj, protobuf: bool = False, *,
+              decoded: bool = False) -> None:
+    """``fill`` for an object of a built-in kind (nothing for a kind without a definition);
+    ``protobuf`` for an object of a kind the apiserver stores, as it is stored; ``decoded``
+    for one as it was decoded."""
+    definition = definitions().name_for_kind(group, version, kind)
+    if definition is not None:
+        fill(obj, definition, protobuf, decoded=decoded)
 
 
 def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> None:
@@ -203,4 +246,5 @@ def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> N
             fill(value, child, protobuf=True)
 
 
-__all__ = ["fill", "fill_kind", "fill_member", "member_defaults"]
+__all__ = ["fill", "fill_kind", "fill_member", "keep_sent_empties", "keep_sent_empties_of_kind",
+           "member_defaults"]
