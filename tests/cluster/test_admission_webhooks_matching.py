@@ -3,6 +3,8 @@ CONNECT's webhooks leave on the answer (k8s.io/apiserver pkg/admission/plugin/we
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_webhooks import Obj, configure, patch_response, webhook
 from tests.hookserver import Hooks
@@ -150,3 +152,68 @@ async def test_a_mutating_webhook_is_sent_an_empty_list_as_sent_and_storage_read
     assert sent == [[], None]
     seen = [c["review"]["request"]["object"]["rules"] for c in hooks.calls["/validate"]]
     assert seen == [[], None]
+
+
+async def test_an_equivalent_version_is_converted_by_the_crds_conversion_webhook(
+        api: API, hooks: Hooks) -> None:
+    """Rule: with ``matchPolicy: Equivalent`` a webhook whose rules name another version of
+    a custom resource is sent the object converted to that version by the CRD's conversion
+    webhook (v2 calls v1's ``spec.size`` ``spec.replicas``), and its patch, made there, is
+    converted back.
+    Source: k8s.io/apiserver pkg/admission/plugin/webhook/generic/webhook.go (ShouldCallHook:
+    the equivalent resource's kind), mutating/dispatcher.go (versionedAttributeAccessor,
+    ConvertVersionedAttributes; the patched object converted back)."""
+    from tests.cluster.test_conversion_webhooks import V1, convert, version
+
+    hooks.on("/convert", convert)
+    hooks.on("/mutate", lambda r: patch_response(
+        [{"op": "replace", "path": "/spec/replicas", "value": r["object"]["spec"]["replicas"]
+          + 1}]))
+    hooks.on("/validate", lambda r: {"allowed": True})
+    status, body = await api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions", {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
+                           "listKind": "WidgetList"},
+                 "versions": [version("v1", "size", storage=True),
+                              version("v2", "replicas", storage=False)],
+                 "conversion": {"strategy": "Webhook", "webhook": {
+                     "conversionReviewVersions": ["v1"],
+                     "clientConfig": _tls(hooks, "/convert")}}}})
+    assert status == 201, body
+    rules = [{"apiGroups": ["example.com"], "apiVersions": ["v2"], "operations": ["CREATE"],
+              "resources": ["widgets"]}]
+    await configure(api, "Mutating", "widgets", webhook(
+        "widgets.example.com", _tls(hooks, "/mutate"), rules=rules))
+    await configure(api, "Validating", "widgets", webhook(
+        "widgets.example.com", _tls(hooks, "/validate"), rules=rules))
+
+    async def create() -> tuple[int, Obj]:
+        return await api.post(V1, {"apiVersion": "example.com/v1", "kind": "Widget",
+                                   "metadata": {"name": "w"}, "spec": {"size": 3}})
+
+    status, created = await wait_for_served(create)
+    assert status == 201, created
+    assert created["spec"] == {"size": 4}
+    for path, replicas in (("/mutate", 3), ("/validate", 4)):
+        [call] = hooks.calls[path]
+        request = call["review"]["request"]
+        assert request["kind"] == {"group": "example.com", "version": "v2", "kind": "Widget"}
+        assert request["requestKind"]["version"] == "v1"
+        assert request["object"]["apiVersion"] == "example.com/v2"
+        assert request["object"]["spec"] == {"replicas": replicas}
+
+
+async def wait_for_served(create: Any) -> tuple[int, Obj]:
+    """The create, once the new CRD is served (its establishment is asynchronous)."""
+    from tests.waiting import wait_for
+
+    outcome: list[tuple[int, Obj]] = []
+
+    async def served() -> bool:
+        outcome[:] = [await create()]
+        return outcome[0][0] != 404
+
+    await wait_for(served)
+    return outcome[0]

@@ -103,6 +103,9 @@ class WriteResult:
     served_json: bytes | None = None
 
 
+_ABSENT = object()
+
+
 def _as_stored(rt: ResourceType, obj: Obj) -> None:
     """A built-in object as its protobuf round trip through storage leaves it: the empty
     slices and maps that are not omitempty, kept through admission, read back null
@@ -372,6 +375,25 @@ class GenericStore:
         for plugin in self.admission:
             plugin(attributes)
 
+    def _admit_again(self, point: AdmissionPoint, attributes: Attributes) -> None:
+        """The built-in mutating plugins on what the webhooks made of the object. Go's
+        plugins read the request's namespace (``Attributes.GetNamespace``), ours the
+        object's: a namespace a webhook removed or changed is the request's meanwhile, and
+        the webhook's again afterwards (rest.BeforeCreate/BeforeUpdate judge it)."""
+        meta = attributes.obj.get("metadata")
+        if not isinstance(meta, dict) or not point.namespace:
+            self._admit(attributes)
+            return
+        given = meta.get("namespace", _ABSENT)
+        meta["namespace"] = point.namespace
+        try:
+            self._admit(attributes)
+        finally:
+            if given is _ABSENT:
+                meta.pop("namespace", None)
+            else:
+                meta["namespace"] = given
+
     def _admit_in_storage(self, attributes: Attributes) -> None:
         for plugin in self.storage_admission:
             plugin(attributes)
@@ -397,7 +419,7 @@ class GenericStore:
         if self.admission:
             output = copy.deepcopy(mutated)
             reinvocation.is_reinvoke = True
-            self._admit(attributes._replace(obj=mutated))
+            self._admit_again(point, attributes._replace(obj=mutated))
             reinvocation.changed_since_webhooks = mutated != output
             again: Obj | None = yield replace(point, obj=mutated)
             if again is not None:

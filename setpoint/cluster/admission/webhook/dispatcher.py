@@ -166,7 +166,7 @@ class WebhookAdmission:
         one called for the first time; (the object, whether any changed it)."""
         changed = False
         for hook in hooks:
-            invocation = self._invocation(hook, point, obj)
+            invocation = await self._invocation(hook, point, obj, request)
             if invocation is None:
                 continue
             key = (hook.configuration, hook.name)
@@ -222,7 +222,8 @@ class WebhookAdmission:
             raise _internal(f'failed calling webhook "{hook.name}": {unsupported}')
         from setpoint.machinery.patch import json_patch
 
-        sent = self._versioned(obj, point, invocation.rt)
+        sent = await self._versioned(obj, point, invocation.rt, request)
+        assert sent is not None
         try:
             patched = json_patch(sent, operations)
         except StatusError as exc:
@@ -232,13 +233,13 @@ class WebhookAdmission:
                             "non-object")
         if patched == sent:  # changed = !Semantic.DeepEqual(VersionedObject, patched)
             return None
-        return _back(patched, point, invocation.rt)
+        return await self._back(patched, point, invocation.rt)
 
     async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
                         request: _Request) -> None:
         obj = point.obj
         invocations = [inv for hook in hooks
-                       if (inv := self._invocation(hook, point, obj)) is not None]
+                       if (inv := await self._invocation(hook, point, obj, request)) is not None]
         if not invocations:
             return
         outcomes = await asyncio.gather(
@@ -269,7 +270,11 @@ class WebhookAdmission:
                           "AdmissionReview versions (v1, v1beta1)")
         uid = str(uuid.uuid4())
         review = {"kind": "AdmissionReview", "apiVersion": review_version,
-                  "request": self._request(uid, invocation, point, obj, request.user)}
+                  "request": self._request(
+                      uid, invocation, point,
+                      await self._versioned(obj, point, invocation.rt, request),
+                      await self._versioned(point.old, point, invocation.rt, request),
+                      request.user)}
         try:
             answer = await self.client.post(hook.spec.get("clientConfig") or {},
                                                         review, hook.timeout_s)
@@ -289,7 +294,8 @@ class WebhookAdmission:
         return response
 
     def _request(self, uid: str, invocation: Invocation, point: AdmissionPoint,
-                 obj: Obj | None, user: Obj) -> Obj:
+                 obj: Obj | None, old: Obj | None, user: Obj) -> Obj:
+        """The review's request; ``obj`` and ``old`` already as the webhook's resource."""
         rt, target = point.rt, invocation.rt
         namespace = match.request_namespace(point)
         if point.kind is not None:  # a subresource's own kind, as it was sent
@@ -309,9 +315,8 @@ class WebhookAdmission:
             "name": point.name,
             "operation": point.operation,
             "userInfo": user,
-            "object": self._versioned(obj, point, target) if obj is not None else None,
-            "oldObject": self._versioned(point.old, point, target)
-            if point.old is not None else None,
+            "object": obj,
+            "oldObject": old,
             "dryRun": point.dry_run,
             "options": point.options,
         }
@@ -322,19 +327,42 @@ class WebhookAdmission:
             request["requestSubResource"] = point.subresource
         return request
 
-    @staticmethod
-    def _versioned(obj: Obj | None, point: AdmissionPoint, target: ResourceType) -> Obj:
-        """``obj`` as the resource the webhook asked for; a subresource's own kind as it
-        is."""
-        assert obj is not None
-        if point.kind is not None:
+    async def _versioned(self, obj: Obj | None, point: AdmissionPoint, target: ResourceType,
+                         request: _Request) -> Obj | None:
+        """``obj`` as the resource the webhook asked for, through the CRD's conversion
+        webhook when it has one (generic/conversion.go ConvertVersionedAttributes, once per
+        version: versionedAttributeAccessor); a subresource's own kind as it is."""
+        if obj is None or point.kind is not None:
             return obj
-        return equivalence.convert(obj, point.rt, target)
+        if (point.rt.group, point.rt.version) == (target.group, target.version):
+            return obj
+        key = (id(obj), target.group, target.version)
+        cached = request.versioned.get(key)
+        if cached is not None and cached[0] is obj:
+            return cached[1]
+        converted = await self._convert(obj, point.rt, target)
+        request.versioned[key] = (obj, converted)
+        return converted
+
+    async def _convert(self, obj: Obj, source: ResourceType, target: ResourceType) -> Obj:
+        if target.is_custom and target.conversion_webhook is not None:
+            from setpoint.cluster.apiextensions import conversionwebhook
+
+            [out] = await conversionwebhook.convert(
+                self.client, ConversionPoint(target, [obj], target.api_version))
+            return out
+        return equivalence.convert(obj, source, target)
+
+    async def _back(self, patched: Obj, point: AdmissionPoint, target: ResourceType) -> Obj:
+        """A patched object, as the webhook's resource, back as the request's."""
+        if point.kind is not None:
+            return patched
+        return await self._convert(patched, target, point.rt)
 
     # -- matching ------------------------------------------------------------------------
 
-    def _invocation(self, hook: Hook, point: AdmissionPoint, obj: Obj | None
-                    ) -> Invocation | None:
+    async def _invocation(self, hook: Hook, point: AdmissionPoint, obj: Obj | None,
+                          request: _Request) -> Invocation | None:
         """Whether (and at which version) ``hook`` is called for this point: as
         generic/webhook.go ShouldCallHook, a selector that cannot be evaluated (the
         namespace is not found) fails the request only when a rule matches it."""
@@ -361,8 +389,8 @@ class WebhookAdmission:
         conditions = hook.spec.get("matchConditions") or []
         if conditions and not match.conditions(
                 hook, conditions, point,
-                self._versioned(obj, point, target) if obj is not None else None,
-                self._versioned(point.old, point, target) if point.old is not None else None,
+                await self._versioned(obj, point, target, request),
+                await self._versioned(point.old, point, target, request),
                 target):
             return None
         return Invocation(hook, target)
@@ -387,18 +415,14 @@ class _Request:
         self.user = user
         self.warnings: list[str] = []
         self.last: AdmissionPoint | None = None
+        # objects converted for webhooks of another version: (object, converted) by the
+        # object's identity and the version
+        self.versioned: dict[tuple[int, str, str], tuple[Obj, Obj]] = {}
 
     def answering(self, answer: Callable[[Point, _Request], Awaitable[Any]]
                   ) -> Callable[[Point], Awaitable[Any]]:
         """``answer`` bound to this request."""
         return lambda point: answer(point, self)
-
-
-def _back(patched: Obj, point: AdmissionPoint, target: ResourceType) -> Obj:
-    """A patched object, as the webhook's resource, back as the request's."""
-    if point.kind is not None:
-        return patched
-    return equivalence.convert(patched, target, point.rt)
 
 
 class _Failed(Exception):  # kept apart from denials: the failurePolicy applies to it
