@@ -141,7 +141,8 @@ async def test_a_mutating_webhook_is_sent_an_empty_list_as_sent_and_storage_read
     await configure(api, "Validating", "roles", webhook(
         "roles.example.com", _tls(hooks, "/validate"), rules=rules))
     roles = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
-    for name, body in (("empty", {"rules": []}), ("absent", {})):
+    bodies: list[tuple[str, Obj]] = [("empty", {"rules": []}), ("absent", {})]
+    for name, body in bodies:
         status, created = await api.post(roles, {
             "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
             "metadata": {"name": name}, **body})
