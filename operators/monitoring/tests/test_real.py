@@ -466,14 +466,22 @@ async def test_an_alert_is_notified_through_alertmanager_and_resolved_across_a_k
 
     await wait_until(notified("firing"), timeout=TIMEOUT, message="Burning notified")
     (prom,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")).items
-    kill_container_process(str(present(prom.status).pod_ip), "prometheus")
+    ip = str(present(prom.status).pod_ip)
+    firing = 'ALERTS{alertname="Burning",alertstate="firing"}'
+    (sample,) = present(await query(ip, firing))
+    kill_container_process(ip, "prometheus")
 
     async def restarted() -> bool:
         pod = await k8s.get(Pod, str(prom.metadata.name))
         return pod.metadata.uid == prom.metadata.uid and restarts(pod) > restarts(prom) \
-            and bool(await query(str(present(pod.status).pod_ip),
-                                 'ALERTS{alertname="Burning",alertstate="firing"}'))
+            and bool(await query(ip, firing))
 
     await wait_until(restarted, timeout=TIMEOUT, message="Prometheus restarted, firing again")
+    # the series written before the kill are still there: the TSDB's data directory is
+    # an emptyDir, which outlives a container restart (only the pod's removal deletes it),
+    # and Prometheus replays its write-ahead log on start
+    body = await get_json(f"http://{ip}:9090/api/v1/query",
+                          {"query": firing, "time": str(sample["value"][0])})
+    assert body is not None and body["data"]["result"], body
     await k8s.delete(PrometheusRule, "r")
     await wait_until(notified("resolved"), timeout=TIMEOUT, message="Burning resolved")
