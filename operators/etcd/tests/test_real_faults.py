@@ -104,3 +104,63 @@ async def test_the_leader_and_one_more_killed_lose_the_quorum_until_the_kubelet_
     data |= keys("after")
     await write(k8s, "e", data)
     await assert_every_member_has(k8s, "e", data)
+
+
+async def test_every_member_killed_at_once_comes_back_as_the_same_cluster_with_its_data(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """All three etcd processes killed together (a power cut, as far as etcd can tell):
+    every claim still holds its member's data, so nothing is to be recovered or restored
+    (status.recovery stays unset); the kubelet restarts the three and they elect a
+    leader among themselves."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("power-cut")
+    await write(k8s, "e", data)
+    pods = await member_pods(k8s, "e")
+
+    for pod in pods.values():
+        kill_container_process(str(present(pod.status).pod_ip), "etcd")
+    for name, pod in pods.items():
+        await wait_for(Pod, name, lambda p, old=pod: restarts(p) > restarts(old) and ready(p),
+                       timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert after.status.recovery is None, after.status.recovery
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+    await assert_member_list_agrees(k8s, after)
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_a_member_crash_looping_is_reported_degraded_and_not_replaced(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A member killed again soon after its restart waits out the kubelet's back-off
+    (10 s, doubling: pkg/kubelet/kuberuntime/kuberuntime_manager.go ``doBackOff``; the
+    container waits as ``CrashLoopBackOff``). Meanwhile the operator reports what a person
+    must see: the member not healthy, Degraded True, still Available with two of three
+    voting; then it recovers by itself as the same member."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    victim = (await member_pods(k8s, "e"))["e-2"]
+
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    once = await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(victim) and any(
+        c.state is not None and c.state.running is not None
+        for c in present(p.status).container_statuses or ()), timeout=TIMEOUT)
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(Pod, "e-2", lambda p: any(
+        c.state is not None and c.state.waiting is not None
+        and c.state.waiting.reason == "CrashLoopBackOff"
+        for c in present(p.status).container_statuses or ()), timeout=TIMEOUT)
+
+    def degraded(cluster: EtcdCluster) -> bool:
+        members = {m.name: m for m in cluster.status.members or ()}
+        return (cluster.status.is_true("Degraded") and cluster.status.is_true("Available")
+                and cluster.status.ready_members == 2 and not members["e-2"].healthy)
+
+    await wait_for(EtcdCluster, "e", degraded, timeout=TIMEOUT)
+    await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(once) and ready(p),
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", lambda c: running(3)(c)
+                           and not c.status.is_true("Degraded"), timeout=TIMEOUT)
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
