@@ -243,6 +243,19 @@ async def test_three_alertmanagers_form_one_cluster_and_share_silences(
 
     await wait_until(everywhere, timeout=TIMEOUT, message="the silence on every replica")
 
+    # a replica killed with kill -9 is restarted in place by the kubelet, joins its peers
+    # again (--cluster.peer, the same addresses) and gets the silence back from them: a
+    # joining node's push-pull with a peer hands it the peer's whole state
+    # (cluster/cluster.go, memberlist's LocalState/MergeRemoteState)
+    (victim,) = [p for p in (await k8s.list(
+        Pod, label_selector="app.kubernetes.io/name=alertmanager")).items
+        if p.status and p.status.pod_ip == ips[2]]
+    kill_container_process(ips[2], "prometheus-alertmanager")
+    await wait_for(Pod, str(victim.metadata.name), lambda p: p.metadata.uid ==
+                   victim.metadata.uid and restarts(p) > restarts(victim), timeout=TIMEOUT)
+    await wait_until(clustered, timeout=TIMEOUT, message="the restarted replica rejoined")
+    await wait_until(everywhere, timeout=TIMEOUT, message="the silence on the restarted one")
+
 
 async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_gone(
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
