@@ -174,3 +174,30 @@ async def test_a_killed_memcached_restarts_empty_and_the_pool_serves_through_sca
             assert await proxy.set(key, key) == "STORED"
             assert await proxy.get(key) == key
     assert sum(await items_per_backend(k8s)) == sum(before) + 60
+
+
+async def test_a_deleted_backend_pod_is_replaced_and_the_routes_follow_its_new_address(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A sharded backend's pod deleted outright: the operator makes it again, its new pod
+    gets a new address, and the configuration the proxies route by names the new one,
+    so every key set afterwards is read back through the proxy."""
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
+    mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
+    victim = (await backend_pods(k8s))[0]
+    await k8s.delete(Pod, present(victim.metadata.name))
+
+    def replaced(m: Memcached) -> bool:
+        return serving(2)(m) and f"{present(victim.status).pod_ip}:11211" not in (
+            m.status.backends or ()) and m.status.configuration != mc.status.configuration
+
+    mc = await wait_for(Memcached, "m", replaced, timeout=TIMEOUT)
+    pods = await backend_pods(k8s)
+    assert pods[0].metadata.uid != victim.metadata.uid
+    assert [f"{present(p.status).pod_ip}:11211" for p in pods] == mc.status.backends
+    keys = [f"key-{i}" for i in range(40)]
+    async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
+        for key in keys:
+            assert await proxy.set(key, key) == "STORED"
+        for key in keys:
+            assert await proxy.get(key) == key
+    assert all(count > 0 for count in await items_per_backend(k8s))
