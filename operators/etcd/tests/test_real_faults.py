@@ -9,8 +9,11 @@ leader; the operator must not replace it."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient
 from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
 from operators.etcd.tests.test_real import (
@@ -28,6 +31,10 @@ from setpoint.client import Client
 from setpoint.resources.models.core_v1 import Pod
 from setpoint.testing import OperatorRunner, kill_container_process, present
 from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import wait_for as wait_until
+
+OLDER = "3.4.22"
+"""A 3.4 patch release before the machine's etcd (3.4.23)."""
 
 pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
               pytest.mark.usefixtures("etcd_installed")]
@@ -164,3 +171,63 @@ async def test_a_member_crash_looping_is_reported_degraded_and_not_replaced(
                            and not c.status.is_true("Degraded"), timeout=TIMEOUT)
     assert {m.name: m.id for m in after.status.members or ()} == {
         m.name: m.id for m in before.status.members or ()}
+
+
+def etcd_running(pod: Pod) -> bool:
+    """The pod is not being deleted and its etcd container runs."""
+    return not pod.metadata.deletion_timestamp and any(
+        c.name == "etcd" and c.state is not None and c.state.running is not None
+        for c in (pod.status.container_statuses if pod.status else None) or ())
+
+
+async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_one_down(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """The quorum an upgrade must keep: asked for while e-2 waits out its back-off, the
+    upgrade takes no healthy member down until e-2 is back (etcd's upgrade guide: one
+    member at a time, each healthy before the next). Checked from one watch of the pods,
+    whose events are in the order the server made the changes: at no point are two members
+    without a running etcd. A patch upgrade within 3.4 (the machine's etcd runs for both
+    images) so that it runs without etcd 3.5; the rolling is the same."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=OLDER)))
+    await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    pods = await member_pods(k8s, "e")
+    victim = pods["e-2"]
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(victim) and etcd_running(p),
+                   timeout=TIMEOUT)
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(EtcdCluster, "e", lambda c: c.status.ready_members == 2, timeout=TIMEOUT)
+
+    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
+    down = {present(p.metadata.name) for p in listed.items if not etcd_running(p)}
+    worst: list[set[str]] = [set(down)]
+
+    async def follow() -> None:
+        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
+                             resource_version=listed.metadata.resource_version) as events:
+            async for kind, pod in events:
+                if kind == "BOOKMARK" or not isinstance(pod, Pod):
+                    continue
+                name = present(pod.metadata.name)
+                if kind == "DELETED" or not etcd_running(pod):
+                    down.add(name)
+                else:
+                    down.discard(name)
+                if len(down) > len(worst[0]):
+                    worst[0] = set(down)
+
+    watcher = asyncio.create_task(follow())
+    try:
+        await k8s.patch(EtcdCluster, "e", {"spec": {"version": V34}})
+
+        async def upgraded() -> bool:
+            cluster = await k8s.get(EtcdCluster, "e")
+            images = [c.image for p in (await member_pods(k8s, "e")).values()
+                      for c in present(p.spec).containers if c.name == "etcd"]
+            return running(3)(cluster) and len(images) == 3 and all(
+                i.endswith(V34) for i in images)
+
+        await wait_until(upgraded, timeout=TIMEOUT, message=f"every member on {V34}")
+    finally:
+        watcher.cancel()
+    assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
