@@ -45,6 +45,12 @@ def ready(pod: Pod) -> bool:
                for c in (pod.status.conditions if pod.status else None) or ())
 
 
+def crash_looping(pod: Pod) -> bool:
+    return any(c.state is not None and c.state.waiting is not None
+               and c.state.waiting.reason == "CrashLoopBackOff"
+               for c in present(pod.status).container_statuses or ())
+
+
 def restarts(pod: Pod) -> int:
     return sum(c.restart_count or 0 for c in present(pod.status).container_statuses or ())
 
@@ -154,10 +160,7 @@ async def test_a_member_crash_looping_is_reported_degraded_and_not_replaced(
         c.state is not None and c.state.running is not None
         for c in present(p.status).container_statuses or ()), timeout=TIMEOUT)
     kill_container_process(str(present(victim.status).pod_ip), "etcd")
-    await wait_for(Pod, "e-2", lambda p: any(
-        c.state is not None and c.state.waiting is not None
-        and c.state.waiting.reason == "CrashLoopBackOff"
-        for c in present(p.status).container_statuses or ()), timeout=TIMEOUT)
+    await wait_for(Pod, "e-2", crash_looping, timeout=TIMEOUT)
 
     def degraded(cluster: EtcdCluster) -> bool:
         members = {m.name: m for m in cluster.status.members or ()}
@@ -196,7 +199,7 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
     await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(victim) and etcd_running(p),
                    timeout=TIMEOUT)
     kill_container_process(str(present(victim.status).pod_ip), "etcd")
-    await wait_for(EtcdCluster, "e", lambda c: c.status.ready_members == 2, timeout=TIMEOUT)
+    await wait_for(Pod, "e-2", crash_looping, timeout=TIMEOUT)
 
     listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
     down = {present(p.metadata.name) for p in listed.items if not etcd_running(p)}
@@ -204,7 +207,7 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
 
     async def follow() -> None:
         async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
-                             resource_version=listed.metadata.resource_version) as events:
+                             resource_version=listed.resource_version) as events:
             async for kind, pod in events:
                 if kind == "BOOKMARK" or not isinstance(pod, Pod):
                     continue
@@ -230,4 +233,7 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
         await wait_until(upgraded, timeout=TIMEOUT, message=f"every member on {V34}")
     finally:
         watcher.cancel()
+    # the watch followed the whole upgrade (it ends only by the cancellation)
+    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
+        is asyncio.CancelledError
     assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
