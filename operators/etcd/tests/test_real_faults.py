@@ -68,7 +68,7 @@ async def test_a_member_killed_by_sigkill_is_restarted_in_place_and_rejoins_with
     restarted = await wait_for(Pod, "e-1", lambda p: restarts(p) > restarts(victim)
                                and ready(p), timeout=TIMEOUT)
     assert restarted.metadata.uid == victim.metadata.uid  # restarted in place, not replaced
-    (status,) = present(restarted.status).container_statuses or ()
+    (status,) = present(present(restarted.status).container_statuses)
     terminated = present(present(status.last_state).terminated)
     assert (terminated.exit_code, terminated.reason) == (137, "Error")
 
@@ -226,9 +226,9 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
         async def upgraded() -> bool:
             cluster = await k8s.get(EtcdCluster, "e")
             images = [c.image for p in (await member_pods(k8s, "e")).values()
-                      for c in present(p.spec).containers if c.name == "etcd"]
+                      for c in present(p.spec).containers or () if c.name == "etcd"]
             return running(3)(cluster) and len(images) == 3 and all(
-                i.endswith(V34) for i in images)
+                str(i).endswith(V34) for i in images)
 
         await wait_until(upgraded, timeout=TIMEOUT, message=f"every member on {V34}")
     finally:

@@ -151,7 +151,7 @@ async def test_a_killed_memcached_restarts_empty_and_the_pool_serves_through_sca
     kill_container_process(str(present(victim.status).pod_ip), "memcached")
     await wait_for(Pod, present(victim.metadata.name),
                    lambda p: restarts(p) > restarts(victim) and p.status is not None
-                   and p.status.pod_ip == victim.status.pod_ip
+                   and p.status.pod_ip == present(victim.status).pod_ip
                    and all(c.ready for c in p.status.container_statuses or ()),
                    timeout=TIMEOUT)
     mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
