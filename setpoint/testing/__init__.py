@@ -10,7 +10,9 @@ The pytest plugin (:mod:`setpoint.testing.plugin`, loaded automatically) gives t
 - :func:`wait_for`, :func:`wait_for_object`, :class:`WaitTimeout`: waiting, not sleeping;
 - :func:`present`: an optional field the test requires set, narrowed for the type checker;
 - :class:`ApiProxy`, :class:`Faults`, :class:`Rule`: a loopback proxy that injects API
-  errors, throttling, latency and dropped watches, and counts requests.
+  errors, throttling, latency and dropped watches, and counts requests;
+- :func:`kill_container_process`: ``kill -9`` of a container's real process on the
+  process runtime, behind the kubelet's back.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     )
     from setpoint.testing.faults import Faults, Rule
     from setpoint.testing.present import present
+    from setpoint.testing.processes import container_pids, kill_container_process
     from setpoint.testing.proxy import ApiProxy, RequestCounts
     from setpoint.testing.requestinfo import RequestInfo, request_info
     from setpoint.testing.runner import OperatorRunner
@@ -43,6 +46,8 @@ _EXPORTS = {
     "Faults": "setpoint.testing.faults",
     "Rule": "setpoint.testing.faults",
     "present": "setpoint.testing.present",
+    "container_pids": "setpoint.testing.processes",
+    "kill_container_process": "setpoint.testing.processes",
     "ApiProxy": "setpoint.testing.proxy",
     "RequestCounts": "setpoint.testing.proxy",
     "RequestInfo": "setpoint.testing.requestinfo",
@@ -63,7 +68,9 @@ __all__ = [
     "SetpointCluster",
     "ThreadedCluster",
     "WaitTimeout",
+    "container_pids",
     "fresh_cluster",
+    "kill_container_process",
     "namespaced_cluster",
     "present",
     "request_info",

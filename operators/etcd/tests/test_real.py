@@ -136,6 +136,16 @@ async def assert_every_member_has(k8s: Client, name: str, keys: dict[str, str]) 
         await wait_until(has_keys, timeout=30.0, message=f"{pod_name} has every key")
 
 
+async def assert_member_list_agrees(k8s: Client, cluster: EtcdCluster) -> None:
+    """etcd's own member list (linearizable, through the leader) names exactly the members
+    the status lists, with the same ids, none a learner."""
+    listed = await through_service(k8s, present(cluster.metadata.name),
+                                   EtcdClient.member_list)
+    assert {m.name: f"{m.id:x}" for m in listed} == {
+        m.name: m.id for m in cluster.status.members or ()}, listed
+    assert not any(m.is_learner for m in listed), listed
+
+
 async def _gone(k8s: Client, name: str) -> bool:
     return name not in {p.metadata.name for p in (await k8s.list(Pod)).items}
 
@@ -189,7 +199,8 @@ async def test_scaling_3_to_5_to_3_keeps_every_key(
     await write(k8s, "e", data)
 
     await k8s.patch(EtcdCluster, "e", {"spec": {"size": 5}})
-    await wait_for(EtcdCluster, "e", running(5), timeout=TIMEOUT)
+    await assert_member_list_agrees(k8s, await wait_for(EtcdCluster, "e", running(5),
+                                                        timeout=TIMEOUT))
     await assert_every_member_has(k8s, "e", data)
     data |= keys("at-five")
     await write(k8s, "e", data)
@@ -197,6 +208,7 @@ async def test_scaling_3_to_5_to_3_keeps_every_key(
     await k8s.patch(EtcdCluster, "e", {"spec": {"size": 3}})
     cluster = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
     assert sorted(m.name for m in cluster.status.members or ()) == ["e-0", "e-1", "e-2"]
+    await assert_member_list_agrees(k8s, cluster)
     assert sorted(await member_pods(k8s, "e")) == ["e-0", "e-1", "e-2"]
     claims = (await k8s.list(PersistentVolumeClaim, label_selector=f"{objects.INSTANCE}=e"))
     assert sorted(present(c.metadata.name) for c in claims.items) == ["e-0", "e-1", "e-2"]

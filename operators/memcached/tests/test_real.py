@@ -14,7 +14,7 @@ from operators.memcached.resource import Memcached, MemcachedSpec
 from operators.memcached.tests.test_operator import backend_pods, serving
 from setpoint.client import Client, Kind
 from setpoint.resources.models.core_v1 import Pod, Service
-from setpoint.testing import OperatorRunner, present
+from setpoint.testing import OperatorRunner, kill_container_process, present
 from setpoint.testing.plugin import Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 from setpoint.workloads.kubelet.process.mcrouter import furc_hash
@@ -127,3 +127,77 @@ async def test_replicated_keys_survive_a_killed_replica(
                 assert await proxy.get(key) == key
     finally:
         await k8s.patch(Pod, present(victim.metadata.name), {"metadata": {"finalizers": None}})
+
+
+def restarts(pod: Pod) -> int:
+    return sum(c.restart_count or 0 for c in present(pod.status).container_statuses or ())
+
+
+async def test_a_killed_memcached_restarts_empty_and_the_pool_serves_through_scale_down(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A backend's memcached killed with ``kill -9`` behind the kubelet's back is restarted
+    in place (same pod, same address: the routes need not change) and comes back empty, as
+    memcached keeps nothing across a restart; every key set through the proxy afterwards
+    is read back. Scaled from 3 to 2, the configuration drops the removed backend and every
+    key set then lands on the two left."""
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=3)))
+    mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
+    async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
+        for key in (f"key-{i}" for i in range(60)):
+            assert await proxy.set(key, key) == "STORED"
+    victim = (await backend_pods(k8s))[1]
+    assert (await items_per_backend(k8s))[1] > 0
+
+    kill_container_process(str(present(victim.status).pod_ip), "memcached")
+    await wait_for(Pod, present(victim.metadata.name),
+                   lambda p: restarts(p) > restarts(victim) and p.status is not None
+                   and p.status.pod_ip == present(victim.status).pod_ip
+                   and all(c.ready for c in p.status.container_statuses or ()),
+                   timeout=TIMEOUT)
+    mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
+    assert (await items_per_backend(k8s))[1] == 0  # a restarted memcached is empty
+    keys = [f"again-{i}" for i in range(60)]
+    async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
+        for key in keys:
+            assert await proxy.set(key, key) == "STORED"
+        for key in keys:
+            assert await proxy.get(key) == key
+    assert (await items_per_backend(k8s))[1] > 0
+
+    await k8s.patch(Memcached, "m", {"spec": {"replicas": 2}})
+    mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
+    pods = await backend_pods(k8s)
+    assert [f"{present(p.status).pod_ip}:11211" for p in pods] == mc.status.backends
+    before = await items_per_backend(k8s)
+    async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
+        for key in (f"after-{i}" for i in range(60)):
+            assert await proxy.set(key, key) == "STORED"
+            assert await proxy.get(key) == key
+    assert sum(await items_per_backend(k8s)) == sum(before) + 60
+
+
+async def test_a_deleted_backend_pod_is_replaced_and_the_routes_follow_its_new_address(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A sharded backend's pod deleted outright: the operator makes it again, its new pod
+    gets a new address, and the configuration the proxies route by names the new one,
+    so every key set afterwards is read back through the proxy."""
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
+    mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
+    victim = (await backend_pods(k8s))[0]
+    await k8s.delete(Pod, present(victim.metadata.name))
+
+    def replaced(m: Memcached) -> bool:
+        return serving(2)(m) and f"{present(victim.status).pod_ip}:11211" not in (
+            m.status.backends or ()) and m.status.configuration != mc.status.configuration
+
+    mc = await wait_for(Memcached, "m", replaced, timeout=TIMEOUT)
+    pods = await backend_pods(k8s)
+    assert pods[0].metadata.uid != victim.metadata.uid
+    assert [f"{present(p.status).pod_ip}:11211" for p in pods] == mc.status.backends
+    keys = [f"key-{i}" for i in range(40)]
+    async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
+        for key in keys:
+            assert await proxy.set(key, key) == "STORED"
+        for key in keys:
+            assert await proxy.get(key) == key
+    assert all(count > 0 for count in await items_per_backend(k8s))

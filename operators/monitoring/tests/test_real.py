@@ -13,11 +13,13 @@ test looks at)."""
 from __future__ import annotations
 
 import shutil
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from operators.monitoring import selfmonitoring
 from operators.monitoring.operator import manager
@@ -32,7 +34,7 @@ from operators.monitoring.serverapi import get_json
 from setpoint.client import Client
 from setpoint.resources.models.apps_v1 import Deployment
 from setpoint.resources.models.core_v1 import Pod
-from setpoint.testing import OperatorRunner, SetpointCluster, present
+from setpoint.testing import OperatorRunner, SetpointCluster, kill_container_process, present
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 from setpoint.testing.waiting import wait_for as wait_until
 
@@ -241,6 +243,19 @@ async def test_three_alertmanagers_form_one_cluster_and_share_silences(
 
     await wait_until(everywhere, timeout=TIMEOUT, message="the silence on every replica")
 
+    # a replica killed with kill -9 is restarted in place by the kubelet, joins its peers
+    # again (--cluster.peer, the same addresses) and gets the silence back from them: a
+    # joining node's push-pull with a peer hands it the peer's whole state
+    # (cluster/cluster.go, memberlist's LocalState/MergeRemoteState)
+    (victim,) = [p for p in (await k8s.list(
+        Pod, label_selector="app.kubernetes.io/name=alertmanager")).items
+        if p.status and p.status.pod_ip == ips[2]]
+    kill_container_process(ips[2], "prometheus-alertmanager")
+    await wait_for(Pod, str(victim.metadata.name), lambda p: p.metadata.uid ==
+                   victim.metadata.uid and restarts(p) > restarts(victim), timeout=TIMEOUT)
+    await wait_until(clustered, timeout=TIMEOUT, message="the restarted replica rejoined")
+    await wait_until(everywhere, timeout=TIMEOUT, message="the silence on the restarted one")
+
 
 async def test_a_route_monitor_reports_probe_success_then_failure_when_nginx_is_gone(
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
@@ -400,3 +415,86 @@ async def test_alerts_reach_every_alertmanager_and_keep_flowing_when_one_is_kill
     await k8s.patch(PrometheusRule, "r", {"spec": rule("First", "Second")})
     await wait_until(lambda: firing_on(survivors, "Second"), timeout=TIMEOUT,
                      message="Second on the survivors")
+
+
+def restarts(pod: Pod) -> int:
+    return sum(c.restart_count or 0 for c in present(pod.status).container_statuses or ())
+
+
+@pytest.fixture
+async def webhook() -> AsyncIterator[tuple[str, list[dict[str, Any]]]]:
+    """A webhook receiver on a loopback port of the machine's choosing: its URL and the
+    notifications posted to it (Alertmanager's webhook payload, version 4)."""
+    received: list[dict[str, Any]] = []
+
+    async def receive(request: web.Request) -> web.Response:
+        received.append(await request.json())
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_post("/alerts", receive)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    await web.SockSite(runner, listener).start()
+    try:
+        yield f"http://127.0.0.1:{port}/alerts", received
+    finally:
+        await runner.cleanup()
+
+
+async def test_an_alert_is_notified_through_alertmanager_and_resolved_across_a_killed_prometheus(
+        k8s: Client, operator: OperatorRunner,
+        webhook: tuple[str, list[dict[str, Any]]]) -> None:
+    """The whole path a human checks: a rule fires in Prometheus, Prometheus sends it to
+    the Alertmanager the operator wired it to, Alertmanager routes it to its receiver (a
+    webhook here; notify/webhook/webhook.go posts the group), and when the rule is gone
+    the alert is resolved and the receiver told (``send_resolved`` defaults to true for
+    webhooks: config/notifiers.go ``DefaultWebhookConfig``). Prometheus' process is killed
+    with ``kill -9`` in between: the kubelet restarts it in place and it evaluates and
+    sends again from its configuration."""
+    url, received = webhook
+    config = (f"route: {{receiver: hook, group_by: [alertname], group_wait: 1s, "
+              f"group_interval: 1s, repeat_interval: 1h}}\n"
+              f"receivers:\n- name: hook\n  webhook_configs: [{{url: '{url}'}}]\n")
+    await k8s.create({"apiVersion": "v1", "kind": "Secret",
+                      "metadata": {"name": "alertmanager-main"},
+                      "stringData": {"alertmanager.yaml": config}})
+    await k8s.create(Alertmanager.model_validate({"metadata": {"name": "main"},
+                                                  "spec": {"replicas": 1}}))
+    await k8s.create(PrometheusRule.model_validate({
+        "metadata": {"name": "r", "labels": TEAM}, "spec": {"groups": [{"name": "g", "rules": [
+            {"alert": "Burning", "expr": "vector(1)", "labels": {"severity": "page"}}]}]}}))
+    await k8s.create(prometheus(alerting={"alertmanagers": [{"name": "main"}]},
+                                rules={"alert": {"resendDelay": "2s"}}))
+
+    def notified(status: str) -> Any:
+        async def check() -> bool:
+            return any(n.get("status") == status and any(
+                a["labels"].get("alertname") == "Burning" and a["status"] == status
+                for a in n.get("alerts") or ()) for n in received)
+        return check
+
+    await wait_until(notified("firing"), timeout=TIMEOUT, message="Burning notified")
+    (prom,) = (await k8s.list(Pod, label_selector="app.kubernetes.io/name=prometheus")).items
+    ip = str(present(prom.status).pod_ip)
+    firing = 'ALERTS{alertname="Burning",alertstate="firing"}'
+    (sample,) = present(await query(ip, firing))
+    kill_container_process(ip, "prometheus")
+
+    async def restarted() -> bool:
+        pod = await k8s.get(Pod, str(prom.metadata.name))
+        return pod.metadata.uid == prom.metadata.uid and restarts(pod) > restarts(prom) \
+            and bool(await query(ip, firing))
+
+    await wait_until(restarted, timeout=TIMEOUT, message="Prometheus restarted, firing again")
+    # the series written before the kill are still there: the TSDB's data directory is
+    # an emptyDir, which outlives a container restart (only the pod's removal deletes it),
+    # and Prometheus replays its write-ahead log on start
+    body = await get_json(f"http://{ip}:9090/api/v1/query",
+                          {"query": firing, "time": str(sample["value"][0])})
+    assert body is not None and body["data"]["result"], body
+    await k8s.delete(PrometheusRule, "r")
+    await wait_until(notified("resolved"), timeout=TIMEOUT, message="Burning resolved")

@@ -1,0 +1,239 @@
+"""Real etcd through failures a node sees, on the process runtime: a member's etcd process
+killed with ``kill -9`` behind the kubelet's back, and membership shrunk and grown again
+with etcd's own member list agreeing with the operator's status at each step.
+
+A killed container is restarted by the kubelet in place (restartPolicy Always;
+pkg/kubelet/kuberuntime/kuberuntime_manager.go ``computePodActions``): same pod, same
+claim, so etcd starts from its data directory as the same member and catches up from the
+leader; the operator must not replace it."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from operators.etcd import objects
+from operators.etcd.etcdclient import EtcdClient
+from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
+from operators.etcd.tests.test_real import (
+    TIMEOUT,
+    V34,
+    assert_every_member_has,
+    assert_member_list_agrees,
+    keys,
+    member_pods,
+    running,
+    through_service,
+    write,
+)
+from setpoint.client import Client
+from setpoint.resources.models.core_v1 import Pod
+from setpoint.testing import OperatorRunner, kill_container_process, present
+from setpoint.testing.plugin import Waiter
+from setpoint.testing.waiting import wait_for as wait_until
+
+OLDER = "3.4.22"
+"""A 3.4 patch release before the machine's etcd (3.4.23)."""
+
+pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(300),
+              pytest.mark.usefixtures("etcd_installed")]
+
+
+def ready(pod: Pod) -> bool:
+    return any(c.type == "Ready" and c.status == "True"
+               for c in (pod.status.conditions if pod.status else None) or ())
+
+
+def crash_looping(pod: Pod) -> bool:
+    return any(c.state is not None and c.state.waiting is not None
+               and c.state.waiting.reason == "CrashLoopBackOff"
+               for c in present(pod.status).container_statuses or ())
+
+
+def restarts(pod: Pod) -> int:
+    return sum(c.restart_count or 0 for c in present(pod.status).container_statuses or ())
+
+
+async def test_a_member_killed_by_sigkill_is_restarted_in_place_and_rejoins_with_its_data(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    await assert_member_list_agrees(k8s, before)
+    data = keys("before-kill")
+    await write(k8s, "e", data)
+    victim = (await member_pods(k8s, "e"))["e-1"]
+
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    restarted = await wait_for(Pod, "e-1", lambda p: restarts(p) > restarts(victim)
+                               and ready(p), timeout=TIMEOUT)
+    assert restarted.metadata.uid == victim.metadata.uid  # restarted in place, not replaced
+    (status,) = present(present(restarted.status).container_statuses)
+    terminated = present(present(status.last_state).terminated)
+    assert (terminated.exit_code, terminated.reason) == (137, "Error")
+
+    # writes while it was down or catching up reach it too
+    data |= keys("after-kill")
+    await write(k8s, "e", data)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+    await assert_member_list_agrees(k8s, after)
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def leader_name(k8s: Client, cluster: EtcdCluster) -> str:
+    """The member the others follow, as etcd itself says (Maintenance/Status)."""
+    status = await through_service(k8s, present(cluster.metadata.name), EtcdClient.status)
+    return next(m.name for m in cluster.status.members or () if m.id == f"{status.leader:x}")
+
+
+async def test_the_leader_and_one_more_killed_lose_the_quorum_until_the_kubelet_restarts_them(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """Two of three members' processes killed at once, the leader among them: the quorum
+    is lost while their data is intact, so the way back is the kubelet restarting them
+    and etcd electing a leader again, the same three members (etcd's disaster-recovery
+    guide keeps ``--force-new-cluster`` for a majority that lost its data)."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("quorum")
+    await write(k8s, "e", data)
+    leader = await leader_name(k8s, before)
+    pods = await member_pods(k8s, "e")
+    victims = [leader, next(n for n in sorted(pods) if n != leader)]
+
+    for name in victims:
+        kill_container_process(str(present(pods[name].status).pod_ip), "etcd")
+
+    for name in victims:
+        await wait_for(Pod, name, lambda p, old=pods[name]: restarts(p) > restarts(old)
+                       and ready(p), timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+    assert {n: p.metadata.uid for n, p in (await member_pods(k8s, "e")).items()} == {
+        n: p.metadata.uid for n, p in pods.items()}
+    await assert_member_list_agrees(k8s, after)
+    data |= keys("after")
+    await write(k8s, "e", data)
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_every_member_killed_at_once_comes_back_as_the_same_cluster_with_its_data(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """All three etcd processes killed together (a power cut, as far as etcd can tell):
+    every claim still holds its member's data, so nothing is to be recovered or restored
+    (status.recovery stays unset); the kubelet restarts the three and they elect a
+    leader among themselves."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("power-cut")
+    await write(k8s, "e", data)
+    pods = await member_pods(k8s, "e")
+
+    for pod in pods.values():
+        kill_container_process(str(present(pod.status).pod_ip), "etcd")
+    for name, pod in pods.items():
+        await wait_for(Pod, name, lambda p, old=pod: restarts(p) > restarts(old) and ready(p),
+                       timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    assert after.status.recovery is None, after.status.recovery
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+    await assert_member_list_agrees(k8s, after)
+    await assert_every_member_has(k8s, "e", data)
+
+
+async def test_a_member_crash_looping_is_reported_degraded_and_not_replaced(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """A member killed again soon after its restart waits out the kubelet's back-off
+    (10 s, doubling: pkg/kubelet/kuberuntime/kuberuntime_manager.go ``doBackOff``; the
+    container waits as ``CrashLoopBackOff``). Meanwhile the operator reports what a person
+    must see: the member not healthy, Degraded True, still Available with two of three
+    voting; then it recovers by itself as the same member."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    victim = (await member_pods(k8s, "e"))["e-2"]
+
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    once = await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(victim) and any(
+        c.state is not None and c.state.running is not None
+        for c in present(p.status).container_statuses or ()), timeout=TIMEOUT)
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(Pod, "e-2", crash_looping, timeout=TIMEOUT)
+
+    def degraded(cluster: EtcdCluster) -> bool:
+        members = {m.name: m for m in cluster.status.members or ()}
+        return (cluster.status.is_true("Degraded") and cluster.status.is_true("Available")
+                and cluster.status.ready_members == 2 and not members["e-2"].healthy)
+
+    await wait_for(EtcdCluster, "e", degraded, timeout=TIMEOUT)
+    await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(once) and ready(p),
+                   timeout=TIMEOUT)
+    after = await wait_for(EtcdCluster, "e", lambda c: running(3)(c)
+                           and not c.status.is_true("Degraded"), timeout=TIMEOUT)
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+
+
+def etcd_running(pod: Pod) -> bool:
+    """The pod is not being deleted and its etcd container runs."""
+    return not pod.metadata.deletion_timestamp and any(
+        c.name == "etcd" and c.state is not None and c.state.running is not None
+        for c in (pod.status.container_statuses if pod.status else None) or ())
+
+
+async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_one_down(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """The quorum an upgrade must keep: asked for while e-2 waits out its back-off, the
+    upgrade takes no healthy member down until e-2 is back (etcd's upgrade guide: one
+    member at a time, each healthy before the next). Checked from one watch of the pods,
+    whose events are in the order the server made the changes: at no point are two members
+    without a running etcd. A patch upgrade within 3.4 (the machine's etcd runs for both
+    images) so that it runs without etcd 3.5; the rolling is the same."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=OLDER)))
+    await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    pods = await member_pods(k8s, "e")
+    victim = pods["e-2"]
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(Pod, "e-2", lambda p: restarts(p) > restarts(victim) and etcd_running(p),
+                   timeout=TIMEOUT)
+    kill_container_process(str(present(victim.status).pod_ip), "etcd")
+    await wait_for(Pod, "e-2", crash_looping, timeout=TIMEOUT)
+
+    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
+    down = {present(p.metadata.name) for p in listed.items if not etcd_running(p)}
+    worst: list[set[str]] = [set(down)]
+
+    async def follow() -> None:
+        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
+                             resource_version=listed.resource_version) as events:
+            async for kind, pod in events:
+                if kind == "BOOKMARK" or not isinstance(pod, Pod):
+                    continue
+                name = present(pod.metadata.name)
+                if kind == "DELETED" or not etcd_running(pod):
+                    down.add(name)
+                else:
+                    down.discard(name)
+                if len(down) > len(worst[0]):
+                    worst[0] = set(down)
+
+    watcher = asyncio.create_task(follow())
+    try:
+        await k8s.patch(EtcdCluster, "e", {"spec": {"version": V34}})
+
+        async def upgraded() -> bool:
+            cluster = await k8s.get(EtcdCluster, "e")
+            images = [c.image for p in (await member_pods(k8s, "e")).values()
+                      for c in present(p.spec).containers or () if c.name == "etcd"]
+            return running(3)(cluster) and len(images) == 3 and all(
+                str(i).endswith(V34) for i in images)
+
+        await wait_until(upgraded, timeout=TIMEOUT, message=f"every member on {V34}")
+    finally:
+        watcher.cancel()
+    # the watch followed the whole upgrade (it ends only by the cancellation)
+    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
+        is asyncio.CancelledError
+    assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
