@@ -11,15 +11,14 @@ import itertools
 import re
 from typing import Any
 
-from setpoint.cluster.registry import cronschedule
 from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.cluster.registry.validation_workloads import (
     go_label_selector,
     immutable,
     non_negative,
 )
+from setpoint.machinery import cronspec, labels, names
 from setpoint.machinery import fielderrors as fe
-from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.gofmt import format_q_slice
 from setpoint.machinery.objects import Obj
@@ -496,7 +495,7 @@ def _time_zone(zone: Any, path: str) -> list[Cause]:
     if str(zone).lower() == "local":
         causes.append(fe.invalid(path, shown, "timeZone must be an explicit time zone as "
                                  "defined in https://www.iana.org/time-zones"))
-    problem = cronschedule.load_location(str(zone))
+    problem = cronspec.load_location(str(zone))
     if problem is not None:
         causes.append(fe.invalid(path, shown, problem))
     return causes
@@ -511,8 +510,8 @@ def _cron_job_spec(spec: Obj, old_spec: Obj | None, path: str) -> list[Cause]:
         causes.append(fe.required(spath))
     elif isinstance(schedule, str):
         try:
-            cronschedule.parse_standard(schedule)
-        except cronschedule.CronError as err:
+            cronspec.parse_standard(schedule)
+        except cronspec.CronError as err:
             causes.append(fe.invalid(spath, schedule, str(err)))
         allow_tz = old_spec is not None and "TZ" in str(old_spec.get("schedule") or "")
         if allow_tz and "TZ" in schedule and spec.get("timeZone") is not None:

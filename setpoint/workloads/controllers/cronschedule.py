@@ -1,27 +1,19 @@
-"""When a CronJob's schedule fires: github.com/robfig/cron/v3 ``ParseStandard`` and
-``Schedule.Next`` as kube-controller-manager's CronJob controller uses them.
+"""When a CronJob's schedule fires: github.com/robfig/cron/v3 ``Schedule.Next`` as
+kube-controller-manager's CronJob controller uses it.
 
-The server has validated the schedule's grammar (and its error texts) already; this module
-only builds the bit sets of parser.go (``starBit`` included, which decides whether day of
-month and day of week must both match) and walks spec.go's ``SpecSchedule.Next`` or
-constantdelay.go's ``@every``.
+The grammar and its bit sets are setpoint.machinery.cronspec's (the server validates with
+the same parser); this module walks spec.go's ``SpecSchedule.Next`` or constantdelay.go's
+``@every``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
-from dataclasses import dataclass
+from dataclasses import fields
 
-from setpoint.machinery.gotime import parse_duration
+from setpoint.machinery import cronspec
+from setpoint.machinery.cronspec import STAR_BIT
 
-STAR_BIT = 1 << 63
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"))}
-_DAYS = {d: i for i, d in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
-# (low, high, names): minutes, hours, day of month, month, day of week
-_BOUNDS: tuple[tuple[int, int, dict[str, int]], ...] = (
-    (0, 59, {}), (0, 23, {}), (1, 31, {}), (1, 12, _MONTHS), (0, 6, _DAYS))
 UTC = dt.UTC
 
 
@@ -29,49 +21,8 @@ class ScheduleError(ValueError):
     """A schedule the controller cannot run (the server refuses such schedules first)."""
 
 
-def _bits(low: int, high: int, step: int) -> int:
-    return sum(1 << i for i in range(low, high + 1, step))
-
-
-def _number(text: str, names: dict[str, int]) -> int:
-    return names[text.lower()] if text.lower() in names else int(text)
-
-
-def _field(text: str, low: int, high: int, names: dict[str, int]) -> int:
-    """parser.go ``getField`` over ``getRange``."""
-    bits = 0
-    for expr in (part for part in text.split(",") if part):
-        range_and_step = expr.split("/")
-        low_high = range_and_step[0].split("-")
-        extra = 0
-        if low_high[0] in ("*", "?"):
-            start, end, extra = low, high, STAR_BIT
-        else:
-            start = _number(low_high[0], names)
-            end = _number(low_high[1], names) if len(low_high) == 2 else start
-        step = 1
-        if len(range_and_step) == 2:
-            step = int(range_and_step[1])
-            if len(low_high) == 1:
-                end = high
-            if step > 1:
-                extra = 0
-        bits |= _bits(start, end, step) | extra
-    return bits
-
-
-@dataclass(frozen=True)
-class Schedule:
-    """``SpecSchedule`` (bit sets; seconds always 0) or, with ``every``, a
-    ``ConstantDelaySchedule``."""
-
-    minute: int = 0
-    hour: int = 0
-    dom: int = 0
-    month: int = 0
-    dow: int = 0
-    zone: dt.tzinfo = UTC
-    every: float = 0.0
+class Schedule(cronspec.CronSpec):
+    """The parsed schedule with spec.go's ``Next``."""
 
     def next(self, after: dt.datetime) -> dt.datetime | None:
         """``Next``: the first activation strictly after ``after`` (aware), or None when
@@ -154,35 +105,10 @@ def _add_month(t: dt.datetime) -> dt.datetime:
     return t.replace(year=year, month=month)
 
 
-# parser.go parseDescriptor's bit sets are those of these fields ("*" carries starBit)
-_DESCRIPTORS = {
-    "@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
-
-
 def parse_standard(spec: str, default_zone: str | None = None) -> Schedule:
     """``cron.ParseStandard`` (with the controller's ``formatSchedule``: a ``timeZone`` is
-    the ``TZ=`` of a schedule without one)."""
-    zone: dt.tzinfo = UTC
-    name = default_zone
-    if spec.startswith(("TZ=", "CRON_TZ=")):
-        head, _, spec = spec.partition(" ")
-        name = head.split("=", 1)[1]
-        spec = spec.strip()
-    if name and name != "UTC":
-        try:
-            zone = zoneinfo.ZoneInfo(name)
-        except (zoneinfo.ZoneInfoNotFoundError, ValueError) as err:
-            raise ScheduleError(f"unknown time zone {name}") from err
-    if spec.startswith("@every "):
-        seconds = int(parse_duration(spec[len("@every "):]))
-        return Schedule(zone=zone, every=float(max(seconds, 1)))
-    fields = _DESCRIPTORS.get(spec, spec).split()
-    if len(fields) != 5:
-        raise ScheduleError(f"expected exactly 5 fields, found {len(fields)}")
-    minute, hour, dom, month, dow = (
-        _field(text, low, high, names) for text, (low, high, names) in zip(
-            fields, _BOUNDS, strict=True))
-    return Schedule(minute=minute, hour=hour, dom=dom, month=month, dow=dow, zone=zone)
+    the ``TZ=`` of a schedule without one); CronError (a ValueError) where it fails."""
+    if default_zone and not spec.startswith(("TZ=", "CRON_TZ=")):
+        spec = f"TZ={default_zone} {spec}"
+    parsed = cronspec.parse_standard(spec)
+    return Schedule(**{f.name: getattr(parsed, f.name) for f in fields(parsed)})
