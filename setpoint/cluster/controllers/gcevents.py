@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.objects import Obj
 
 SOURCE_COMPONENT = "garbage-collector-controller"
@@ -22,11 +23,6 @@ def owner_identity(ref: Obj, namespace: str) -> str:
     """graph.go ``objectReference.String``: the reference's coordinates in ``namespace``."""
     return (f"[{ref.get('apiVersion', '')}/{ref.get('kind', '')}, namespace: {namespace}, "
             f"name: {ref.get('name', '')}, uid: {ref.get('uid', '')}]")
-
-
-def go_quote(text: str) -> str:
-    """Go's ``%q`` of a namespace name (DNS labels: nothing to escape but the quotes)."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class EventNames:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.objects import Obj
 
 DEPRECATED_TOPOLOGY_HINTS = "service.kubernetes.io/topology-aware-hints"
@@ -19,16 +20,12 @@ _LEADING_ZERO = re.compile(r"(^|\.)0\d")
 def _parse_addr_error(address: str) -> str | None:
     """netip.ParseAddr's error for what validation accepted, or None when it parses."""
     if "." in address and ":" not in address and _LEADING_ZERO.search(address):
-        return f"ParseAddr({_go_quote(address)}): IPv4 field has octet with leading zero"
+        return f"ParseAddr({go_quote(address)}): IPv4 field has octet with leading zero"
     try:
         ipaddress.ip_address(address)
     except ValueError:
-        return f"ParseAddr({_go_quote(address)}): unable to parse IP"
+        return f"ParseAddr({go_quote(address)}): unable to parse IP"
     return None
-
-
-def _go_quote(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def warnings_for_ip(path: str, address: str) -> list[str]:
@@ -39,8 +36,8 @@ def warnings_for_ip(path: str, address: str) -> list[str]:
                 f"Kubernetes release: {error}"]
     ip = ipaddress.ip_address(address)
     if ip.version == 6 and str(ip) != address:
-        return [f"{path}: IPv6 address {_go_quote(address)} is not in RFC 5952 canonical "
-                f"format ({_go_quote(str(ip))}), which may cause controller apply-loops"]
+        return [f"{path}: IPv6 address {go_quote(address)} is not in RFC 5952 canonical "
+                f"format ({go_quote(str(ip))}), which may cause controller apply-loops"]
     return []
 
 
@@ -50,15 +47,15 @@ def warnings_for_cidr(path: str, cidr: str) -> list[str]:
     error = _parse_addr_error(address)
     if error is not None:
         return [f"{path}: IP prefix was accepted, but will be invalid in a future Kubernetes "
-                f"release: netip.ParsePrefix({_go_quote(cidr)}): {error}"]
+                f"release: netip.ParsePrefix({go_quote(cidr)}): {error}"]
     try:
         prefix = ipaddress.ip_interface(f"{address}/{bits}")
     except ValueError:
         return []
     canonical = f"{prefix.ip}/{prefix.network.prefixlen}"
     if prefix.version == 6 and canonical != cidr:
-        return [f"{path}: IPv6 prefix {_go_quote(cidr)} is not in RFC 5952 canonical format "
-                f"({_go_quote(canonical)}), which may cause controller apply-loops"]
+        return [f"{path}: IPv6 prefix {go_quote(cidr)} is not in RFC 5952 canonical format "
+                f"({go_quote(canonical)}), which may cause controller apply-loops"]
     return []
 
 
