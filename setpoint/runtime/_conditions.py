@@ -10,17 +10,13 @@ Conditions are dicts here; typed models are converted at the edge (see
 from __future__ import annotations
 
 from collections.abc import Callable, MutableSequence, Sequence
-from datetime import UTC, datetime
 from typing import Any
+
+from setpoint.machinery.metatime import meta_time
 
 TRUE, FALSE, UNKNOWN = "True", "False", "Unknown"
 
 Condition = dict[str, Any]
-
-
-def now_rfc3339() -> str:
-    """Now as ``metav1.Time`` serializes it (whole seconds, UTC)."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def status_string(status: bool | str | None) -> str:
@@ -49,7 +45,7 @@ def is_true(conditions: Sequence[Condition] | None, type_: str) -> bool:
 def set_condition(
     conditions: MutableSequence[Condition], type_: str, status: bool | str | None, *,
     reason: str, message: str = "", observed_generation: int | None = None,
-    clock: Callable[[], str] = now_rfc3339,
+    clock: Callable[[], str] = meta_time,
 ) -> bool:
     """Add or update the condition ``type_`` in place; returns whether anything changed.
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from setpoint.runtime._metatime import meta_time
+from setpoint.machinery.metatime import meta_time
 
 MAX_LRU_CACHE_ENTRIES = 4096
 AGGREGATE_MAX_EVENTS = 10

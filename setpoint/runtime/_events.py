@@ -34,9 +34,9 @@ from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
 from setpoint.client.errors import ApiError
+from setpoint.machinery.metatime import meta_time
 from setpoint.runtime._eventcorrelator import Correlated, EventCorrelator, spam_key
 from setpoint.runtime._logs import format_fields
-from setpoint.runtime._metatime import meta_time
 from setpoint.runtime._objects import as_dict, meta
 from setpoint.runtime._retries import error_text
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
-from setpoint.runtime._metatime import micro_time
+from setpoint.machinery.metatime import micro_time
 
 log = logging.getLogger(__name__)
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
+from setpoint.machinery.metatime import micro_time
 from setpoint.runtime._events import object_reference
 from setpoint.runtime._logs import format_fields
-from setpoint.runtime._metatime import micro_time
 from setpoint.runtime._retries import error_text
 
 log = logging.getLogger(__name__)

@@ -29,12 +29,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
 from setpoint.runtime._events import EventRecorder
 from setpoint.runtime._objects import clone
 from setpoint.workloads.controllers.podcontrol import component_recorder
-from setpoint.workloads.nodes import GONE, NODE, now_rfc3339, parse_time, ready_mode
+from setpoint.workloads.nodes import GONE, NODE, parse_time, ready_mode
 from setpoint.workloads.scheduler.predicates import tolerates
 from setpoint.workloads.settings import WorkloadSettings
 
@@ -109,7 +110,7 @@ def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
     wanted = wanted_taints(node)
     kept = [t for t in current if not _managed(t) or (t.get("key"), t.get("effect")) in wanted]
     have = {(t.get("key"), t.get("effect")) for t in kept}
-    stamp = now_rfc3339()
+    stamp = meta_time()
     for key, effect in sorted(wanted - have):
         kept.append({"key": key, "effect": effect, "timeAdded": stamp})
     return None if kept == current else kept
@@ -118,7 +119,7 @@ def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
 def unknown_conditions(node: Mapping[str, Any]) -> list[Obj] | None:
     """The conditions after the kubelet stopped posting, or None if already so."""
     conditions = [dict(c) for c in (node.get("status") or {}).get("conditions") or ()]
-    stamp = now_rfc3339()
+    stamp = meta_time()
     changed = False
     seen = set()
     for c in conditions:
@@ -192,7 +193,7 @@ class NodeLifecycle:
         recorder = self.events
         if recorder is not None:
             recorder.normal(node, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
-        stamp = now_rfc3339()
+        stamp = meta_time()
         for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
             ready_condition = _condition(pod, "Ready")
             if ready_condition is None or ready_condition.get("status") == "False":
@@ -287,7 +288,7 @@ class TaintEviction:
             self.events.normal(pod, "TaintManagerEviction",
                                f"Marking for deletion Pod {namespace}/{name}")
         condition = {"type": "DisruptionTarget", "status": "True", "lastProbeTime": None,
-                     "lastTransitionTime": now_rfc3339(), "reason": "DeletionByTaintManager",
+                     "lastTransitionTime": meta_time(), "reason": "DeletionByTaintManager",
                      "message": "Taint manager: deleting due to NoExecute taint"}
         try:
             await ctx.client.patch_status(POD, name, {"status": {"conditions": [condition]}},

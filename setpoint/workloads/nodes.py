@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from setpoint.client import (
@@ -35,6 +35,7 @@ from setpoint.client import (
     NotFoundError,
     PatchType,
 )
+from setpoint.machinery.metatime import meta_time, micro_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Manager, Result
 from setpoint.workloads.settings import WorkloadSettings
@@ -56,14 +57,6 @@ REGION_LABEL = "topology.kubernetes.io/region"
 DEFAULT_REGION = "local"
 KUBELET_VERSION = "v1.32.0"
 DEFAULT_EPHEMERAL_STORAGE = "100Gi"
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def micro_time() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(value: str | None) -> float | None:
@@ -123,7 +116,7 @@ def node_status(name: str, address: str, *, cpu: str, memory: str, pods: int | s
     machine = uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.nodes.setpoint.dev")
     return {
         "capacity": dict(resources), "allocatable": dict(resources),
-        "conditions": kubelet_conditions(READY, now_rfc3339()),
+        "conditions": kubelet_conditions(READY, meta_time()),
         "addresses": [{"type": "InternalIP", "address": address},
                       {"type": "Hostname", "address": name}],
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
@@ -248,7 +241,7 @@ class NodeHeartbeat:
         signature = [(c["type"], c["status"], c["reason"]) for c in wanted]
         if signature == reported and age < period - 0.5:
             return period - age
-        patch: Obj = {"conditions": kubelet_conditions(mode, now_rfc3339(), conditions)}
+        patch: Obj = {"conditions": kubelet_conditions(mode, meta_time(), conditions)}
         if not status.get("capacity"):
             name = str(node["metadata"]["name"])
             digits = "".join(ch for ch in name[-3:] if ch.isdigit())

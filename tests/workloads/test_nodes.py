@@ -14,6 +14,7 @@ import pytest
 
 from setpoint.client import Client, Kind, NotFoundError, PatchType, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
+from setpoint.machinery.metatime import meta_time
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes
 from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
@@ -137,7 +138,7 @@ async def bound_pod(client: Client, name: str, node: str, **spec: Any) -> Obj:
                          "spec": {"nodeName": node, "containers": [
                              {"name": "app", "image": "nginx"}], **spec}})
     ready = {"type": "Ready", "status": "True", "lastProbeTime": None,
-             "lastTransitionTime": nodes.now_rfc3339()}
+             "lastTransitionTime": meta_time()}
     result: Obj = await client.patch_status(
         POD, name, {"status": {"phase": "Running", "conditions": [ready]}},
         patch_type=PatchType.STRATEGIC, namespace="default")

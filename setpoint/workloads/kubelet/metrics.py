@@ -33,9 +33,9 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import Kind
+from setpoint.machinery.metatime import meta_time
 from setpoint.runtime._objects import meta, object_key
 from setpoint.workloads.kubelet.options import KubeletOptions
-from setpoint.workloads.kubelet.podstatus import rfc3339
 from setpoint.workloads.kubelet.podworker import NODE, POD, PodWorkers, node_alive
 from setpoint.workloads.kubelet.usage import Usage, container_usage, node_usage
 from setpoint.workloads.metricsserver.storage import MetricsStorage
@@ -160,5 +160,5 @@ class MetricsPublisher:
     def publish(self, manager: Manager, *, refresh: bool = False) -> None:
         """Take what changed since the last publication (everything, with a new timestamp,
         when ``refresh``) and forget what no longer runs."""
-        self.storage.store(self.desired(manager), timestamp=rfc3339(self.clock()),
+        self.storage.store(self.desired(manager), timestamp=meta_time(self.clock()),
                            window=f"{self.opts.metrics_window:g}s", refresh=refresh)

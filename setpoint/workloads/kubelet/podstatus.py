@@ -13,10 +13,10 @@ null, as the API returns a Go zero time (so a status that did not change compare
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.machinery.gofmt import format_v
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.workloads.kubelet import probes
 from setpoint.workloads.kubelet.options import KubeletOptions
@@ -29,10 +29,6 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 FALLBACK_CONDITION = "sim.setpoint.dev/ProcessRuntime"
 """False, with the reason, on a pod the process runtime runs simulated (an image it cannot
 run); a condition type the kubelet does not own, so it is kept as written."""
-
-
-def rfc3339(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _volume_mounts(spec: Mapping[str, Any]) -> list[Obj]:
@@ -52,8 +48,8 @@ def terminated_state(record: ContainerRecord) -> Obj:
     st = record.status
     assert st is not None and st.finished_at is not None
     state: Obj = {"exitCode": st.exit_code or 0, "reason": st.reason,
-                  "startedAt": rfc3339(st.started_at or st.finished_at),
-                  "finishedAt": rfc3339(st.finished_at), "containerID": st.id}
+                  "startedAt": meta_time(st.started_at or st.finished_at),
+                  "finishedAt": meta_time(st.finished_at), "containerID": st.id}
     if st.message:
         state["message"] = st.message
     return state
@@ -81,7 +77,7 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
     out["containerID"] = st.id
     changes_at: float | None = None
     if st.state is ContainerState.RUNNING and st.started_at is not None:
-        out["state"] = {"running": {"startedAt": rfc3339(st.started_at)}}
+        out["state"] = {"running": {"startedAt": meta_time(st.started_at)}}
         started_at = st.started_at + probes.startup_delay(pod, spec, opts)
         ready_at = st.started_at + probes.readiness_delay(pod, spec, opts)
         out["started"] = now >= started_at if st.started is None else st.started
@@ -325,7 +321,7 @@ def conditions_of(spec: Mapping[str, Any], old: list[Obj], by_name: Mapping[str,
                 before.get("lastTransitionTime"):
             cond["lastTransitionTime"] = before["lastTransitionTime"]
         else:
-            cond["lastTransitionTime"] = rfc3339(now)
+            cond["lastTransitionTime"] = meta_time(now)
     return kept + own
 
 
@@ -377,14 +373,14 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
         status["conditions"].insert(0, {"type": FALLBACK_CONDITION, "status": "False",
                                         "reason": reason, "message": message,
                                         "lastProbeTime": None,
-                                        "lastTransitionTime": rfc3339(now)})
+                                        "lastTransitionTime": meta_time(now)})
     if record.host_ip:
         status["hostIP"] = record.host_ip
         status["hostIPs"] = [{"ip": record.host_ip}]
     if record.ip:
         status["podIP"] = record.ip
         status["podIPs"] = [{"ip": record.ip}]
-    status["startTime"] = old.get("startTime") or rfc3339(record.start_time)
+    status["startTime"] = old.get("startTime") or meta_time(record.start_time)
     if has_init:
         status["initContainerStatuses"] = init_statuses
     status["containerStatuses"] = statuses

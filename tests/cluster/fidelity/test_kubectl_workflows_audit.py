@@ -17,8 +17,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from setpoint.client import Kind, PatchType
+from setpoint.machinery.metatime import meta_time
 from setpoint.workloads import nodelifecycle
-from setpoint.workloads.nodes import now_rfc3339
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.conftest import Kubectl
 from tests.conftest import kubectl_path
@@ -100,7 +100,7 @@ async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -
         for status in ("True", "False"):  # a Ready node stops being Ready
             await env.client.patch_status(NODE, "audit-n1", {"status": {"conditions": [{
                 "type": "Ready", "status": status, "reason": "KubeletReady",
-                "lastHeartbeatTime": now_rfc3339(), "lastTransitionTime": now_rfc3339()}]}},
+                "lastHeartbeatTime": meta_time(), "lastTransitionTime": meta_time()}]}},
                 patch_type=PatchType.STRATEGIC)
         assert await wait_for(lambda: _two(reasons)) == ["NodeNotReady", "RegisteredNode"]
         kubeconfig = tmp_path / "kubeconfig"
