@@ -22,10 +22,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.admission.forbidden import new_forbidden
 from setpoint.cluster.admission.priorityclasses import PRIORITY_CLASSES, default_priority_class
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.machinery import errors
 from setpoint.machinery.names import generate_name
 from setpoint.machinery.objects import Obj
 
@@ -78,13 +78,6 @@ def _ordered(obj: Obj, order: tuple[str, ...]) -> Obj:
     return out
 
 
-def _forbidden(rt: ResourceType, pod: Obj, reason: str) -> errors.StatusError:
-    """``admission.NewForbidden``: the name, or the generateName prefix before naming."""
-    meta = pod["metadata"]
-    name = meta.get("name") or meta.get("generateName") or "Unknown"
-    return errors.forbidden(rt.resource, name, reason, rt.group)
-
-
 class PodDefaults:
     """The pod admission steps, in the apiserver's plugin order."""
 
@@ -129,7 +122,7 @@ class PodDefaults:
         name = spec["serviceAccountName"]
         account = self._store.get(SERVICE_ACCOUNTS, namespace, name)
         if account is None:
-            raise _forbidden(rt, pod, f"error looking up service account {namespace}/{name}: "
+            raise new_forbidden(rt, pod, f"error looking up service account {namespace}/{name}: "
                                       f'serviceaccount "{name}" not found')
         if _should_automount(account, spec):
             mount_service_account_token(spec)
@@ -151,17 +144,17 @@ class PodDefaults:
         else:
             found = self._priority_class(class_name)
             if found is None:
-                raise _forbidden(rt, pod, f"no PriorityClass with name {class_name} was found")
+                raise new_forbidden(rt, pod, f"no PriorityClass with name {class_name} was found")
             priority, policy = found
         given = spec.get("priority")
         if given is not None and given != priority:
-            raise _forbidden(rt, pod, f"the integer value of priority ({given}) must not be "
+            raise new_forbidden(rt, pod, f"the integer value of priority ({given}) must not be "
                                       "provided in pod spec; priority admission controller "
                                       f"computed {priority} from the given PriorityClass name")
         spec["priority"] = priority
         given_policy = spec.get("preemptionPolicy")
         if given_policy is not None and given_policy != policy:
-            raise _forbidden(rt, pod, f"the string value of PreemptionPolicy ({given_policy}) "
+            raise new_forbidden(rt, pod, f"the string value of PreemptionPolicy ({given_policy}) "
                                       "must not be provided in pod spec; priority admission "
                                       f"controller computed {policy} from the given "
                                       "PriorityClass name")
@@ -235,13 +228,13 @@ def mount_service_account_token(spec: Obj) -> None:
 
 def _validate_mirror_pod(rt: ResourceType, pod: Obj, spec: Obj) -> None:
     if spec.get("serviceAccountName"):
-        raise _forbidden(rt, pod, "a mirror pod may not reference service accounts")
+        raise new_forbidden(rt, pod, "a mirror pod may not reference service accounts")
     if _references_secrets(spec):
-        raise _forbidden(rt, pod, "a mirror pod may not reference secrets")
+        raise new_forbidden(rt, pod, "a mirror pod may not reference secrets")
     for volume in spec.get("volumes") or []:
         for source in (volume.get("projected") or {}).get("sources") or []:
             if source.get("serviceAccountToken") is not None:
-                raise _forbidden(rt, pod, "a mirror pod may not use ServiceAccountToken "
+                raise new_forbidden(rt, pod, "a mirror pod may not use ServiceAccountToken "
                                           "volume projections")
 
 

@@ -19,6 +19,7 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from setpoint.cluster.admission.forbidden import new_forbidden
 from setpoint.cluster.quota import resources as rl
 from setpoint.cluster.quota.evaluators import evaluator_for
 from setpoint.cluster.registry.admissionpoints import Attributes
@@ -84,10 +85,9 @@ class ResourceQuotaAdmission:
         quotas = self._store.list(RESOURCEQUOTAS, namespace)
         if not quotas:
             return
-        name = obj["metadata"].get("name") or obj["metadata"].get("generateName") or "Unknown"
 
         def forbidden(reason: str) -> errors.StatusError:
-            return errors.forbidden(rt.resource, name, reason, rt.group)
+            return new_forbidden(rt, obj, reason)
 
         interesting: list[Obj] = []
         for quota in quotas:
