@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.aggregator.apiservices import APISERVICES, group_version
@@ -34,6 +33,7 @@ from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -50,10 +50,6 @@ CHECK_USER: Obj = {"username": "system:kube-aggregator", "groups": ["system:mast
 _INSECURE: Obj = {"spec": {"insecureSkipTLSVerify": True}}
 
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def set_condition(apiservice: Obj, status: str, reason: str, message: str) -> Obj:
     """``SetAPIServiceCondition``: the transition time moves only when the status does."""
     new = copy.deepcopy(apiservice)
@@ -61,10 +57,10 @@ def set_condition(apiservice: Obj, status: str, reason: str, message: str) -> Ob
     for condition in conditions:
         if condition.get("type") == "Available":
             if condition.get("status") != status:
-                condition["status"], condition["lastTransitionTime"] = status, _now()
+                condition["status"], condition["lastTransitionTime"] = status, meta_time()
             condition["reason"], condition["message"] = reason, message
             return new
-    conditions.append({"type": "Available", "status": status, "lastTransitionTime": _now(),
+    conditions.append({"type": "Available", "status": status, "lastTransitionTime": meta_time(),
                        "reason": reason, "message": message})
     return new
 

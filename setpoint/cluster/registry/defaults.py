@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import gomembers
@@ -39,6 +38,7 @@ from setpoint.cluster.registry.podspec_defaults import (
     pod_qos_class,
 )
 from setpoint.machinery.errors import bad_request
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import QuantityError
 
@@ -544,16 +544,12 @@ def apply_defaults(rt: ResourceType, obj: Obj) -> None:
 
 # -- create-time status (the strategies' PrepareForCreate) ---------------------------------
 
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _pod_status(obj: Obj) -> Obj:
     status: Obj = {"phase": "Pending"}
     if (obj.get("spec") or {}).get("schedulingGates"):
         status["conditions"] = [{
             "type": "PodScheduled", "status": "False", "lastProbeTime": None,
-            "lastTransitionTime": _now(), "reason": "SchedulingGated",
+            "lastTransitionTime": meta_time(), "reason": "SchedulingGated",
             "message": "Scheduling is blocked due to non-empty scheduling gates"}]
     status["qosClass"] = pod_qos_class(obj.get("spec") or {})
     return status
@@ -587,7 +583,8 @@ _STATUS_ON_CREATE: dict[tuple[str, str], Callable[[Obj], Obj]] = {
     ("", "Namespace"): lambda o: {"phase": "Active"},
     ("", "Pod"): _pod_status,
     ("", "PersistentVolumeClaim"): lambda o: {"phase": "Pending"},
-    ("", "PersistentVolume"): lambda o: {"phase": "Pending", "lastPhaseTransitionTime": _now()},
+    ("", "PersistentVolume"): lambda o: {"phase": "Pending",
+                                         "lastPhaseTransitionTime": meta_time()},
     ("autoscaling", "HorizontalPodAutoscaler"): lambda o: {"desiredReplicas": 0},
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd_status,
     # strategies that only reset it (``Status = ...Status{}``; gomembers fills its members)

@@ -15,9 +15,10 @@ from typing import Any
 
 import orjson
 
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._objects import clone, meta, name_of
-from setpoint.workloads.controllers.podcontrol import format_time, parse_time
+from setpoint.workloads.controllers.podcontrol import parse_time
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"
@@ -479,7 +480,7 @@ def get_proportion(rs: Obj | None, d: Mapping[str, Any], to_add: int, added: int
 # -- status and conditions ---------------------------------------------------------------------
 
 def new_condition(type_: str, status: str, reason: str, message: str) -> Obj:
-    now = format_time()
+    now = meta_time()
     return {"type": type_, "status": status, "lastUpdateTime": now,
             "lastTransitionTime": now, "reason": reason, "message": message}
 

@@ -30,6 +30,7 @@ import time
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
@@ -37,7 +38,6 @@ from setpoint.workloads.controllers.controllerref import claim, is_controlled_by
 from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
-    format_time,
     is_pod_ready,
     parse_time,
     pod_from_template,
@@ -127,7 +127,7 @@ def is_active(pod: Obj) -> bool:
 
 
 def new_condition(type_: str, reason: str, message: str, status: str = "True") -> Obj:
-    stamp = format_time()
+    stamp = meta_time()
     return {"type": type_, "status": status, "lastProbeTime": stamp,
             "lastTransitionTime": stamp, "reason": reason, "message": message}
 
@@ -180,7 +180,7 @@ class JobReconciler:
         spec = job.get("spec") or {}
         suspended = bool(spec.get("suspend"))
         if not suspended and not status.get("startTime"):
-            status["startTime"] = format_time()
+            status["startTime"] = meta_time()
         status = await self._count_finished(job, pods, status)
         job = {**job, "status": status}
         active = [p for p in pods if is_active(p)]
@@ -203,7 +203,7 @@ class JobReconciler:
             await self._delete_pods(job, active)
             if not any(not _terminal(p) for p in pods if _has_finalizer(p)):
                 set_job_condition(status, new_condition("Complete", *COMPLETIONS_REACHED))
-                status["completionTime"] = format_time()
+                status["completionTime"] = meta_time()
                 self._event(job, "Normal", "Completed", "Job completed")
         elif suspended:
             await self._delete_pods(job, active)

@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -55,12 +55,6 @@ def parse_time(value: str | None) -> float | None:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
         return None
-
-
-def format_time(ts: float | None = None) -> str:
-    """``metav1.Time`` (whole seconds, UTC) of a Unix time (default now)."""
-    moment = datetime.fromtimestamp(time.time() if ts is None else ts, UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def pod_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:

@@ -24,6 +24,7 @@ from typing import Any
 
 from setpoint.client import ApiError, Client, ConflictError, Kind, NotFoundError
 from setpoint.machinery.labels import Selector, SelectorError
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of, object_key
@@ -44,7 +45,6 @@ from setpoint.workloads.controllers.podcontrol import (
     delete_pod,
     error_text,
     filter_active_pods,
-    format_time,
     is_pod_active,
     is_pod_available,
     is_pod_ready,
@@ -313,7 +313,7 @@ def calculate_status(rs: Obj, pods: list[Obj], manage_error: Exception | None) -
         diff = len(pods) - _spec_replicas(rs)
         reason = "FailedCreate" if diff < 0 else "FailedDelete" if diff > 0 else ""
         conditions.append({"type": REPLICA_FAILURE, "status": "True",
-                           "lastTransitionTime": format_time(), "reason": reason,
+                           "lastTransitionTime": meta_time(), "reason": reason,
                            "message": error_text(manage_error)})
     elif manage_error is not None and failure is not None:
         conditions.append(failure)

@@ -13,7 +13,6 @@ has no watch: a watch is 405 (k8s.io/apiserver pkg/endpoints/handlers/get.go Lis
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 from setpoint.machinery import fields as field_selectors
 from setpoint.machinery import labels as label_selectors
 from setpoint.machinery.errors import StatusError, method_not_supported, not_found
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.quantity import Quantity
 from setpoint.workloads.metricsserver.authorization import Attributes
 from setpoint.workloads.metricsserver.storage import API_VERSION, MetricsStorage
@@ -87,10 +87,6 @@ def route(method: str, path: str, query: Mapping[str, str]) -> Route | None:
     return Route(attrs, resource, namespace, name)
 
 
-def _now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _served(obj: Obj, labels: Mapping[str, str]) -> Obj:
     """The object as served: the labels the pod or node has now (metrics-server takes them
     from its lister), and creationTimestamp the time of the request (pkg/storage/pod.go,
@@ -98,7 +94,7 @@ def _served(obj: Obj, labels: Mapping[str, str]) -> Obj:
     metadata = {k: v for k, v in obj["metadata"].items() if k != "labels"}
     if labels:
         metadata["labels"] = dict(labels)
-    metadata["creationTimestamp"] = _now()
+    metadata["creationTimestamp"] = meta_time()
     return {**obj, "metadata": metadata}
 
 

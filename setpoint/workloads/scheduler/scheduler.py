@@ -15,10 +15,10 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
+from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Funcs, Manager, Request, Result, SeriesEventRecorder
 from setpoint.runtime._objects import object_key
@@ -49,10 +49,6 @@ POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
 NAMESPACE = Kind("v1", "Namespace")
 SCHEDULER_NAME = "default-scheduler"
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def wants_scheduling(pod: Mapping[str, Any]) -> bool:
@@ -255,7 +251,7 @@ class Scheduler:
                 current.get("reason") == "Unschedulable" and current.get("message") == message:
             return
         transition = current.get("lastTransitionTime") if current is not None and \
-            current.get("status") == "False" else _now()
+            current.get("status") == "False" else meta_time()
         condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
                      "lastTransitionTime": transition, "reason": "Unschedulable",
                      "message": message}
