@@ -13,8 +13,9 @@ Faults are asked for on the Node itself, so that the CLI, tests and any client c
 them over the API (see :mod:`setpoint.workloads.nodeops`): the annotation
 ``sim.setpoint.dev/node-ready`` set to ``"false"`` makes the kubelet report ``Ready=False``
 (``KubeletNotReady``); set to ``"unknown"`` it stops the kubelet altogether (no status, no
-lease), and the node lifecycle controller marks the node ``Unknown``. Removing it (or
-``"true"``) brings the node back.
+lease), and the node lifecycle controller marks the node ``Unknown`` once its grace period
+(``node_monitor_grace_period_seconds``, 40 s) passed without either. Removing it (or
+``"true"``) starts the kubelet again: it posts Ready over the controller's Unknown.
 """
 
 from __future__ import annotations
@@ -214,6 +215,7 @@ class NodeHeartbeat:
         # writes again because an informer has not seen its previous write yet. Judged by
         # the cache alone, each lagging reconcile posted the status again and renewed the
         # lease from a stale resourceVersion (a Conflict, retried every 0.2 s).
+        # (the heartbeat time it posted, the conditions' signature), by node uid
         self._posted: dict[str, tuple[float, list[tuple[Any, Any, Any]]]] = {}
         self._leases: dict[str, Obj] = {}
         self.controller: Controller[Obj] = Controller.for_(
@@ -240,6 +242,10 @@ class NodeHeartbeat:
         reported = [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions]
         uid = str(node["metadata"].get("uid"))
         posted = self._posted.get(uid)
+        # The cache is behind only while its heartbeat is older than the one posted: once
+        # it has caught up, what it holds counts, so that conditions someone else wrote
+        # since (the node lifecycle controller's Unknown keeps our lastHeartbeatTime) are
+        # seen and posted over, as tryUpdateNodeStatus compares with the node it fetched.
         if posted is not None and (last is None or posted[0] > last):
             last, reported = posted  # the cache has not seen our last post yet
         age = time.time() - last if last is not None else period
@@ -248,7 +254,8 @@ class NodeHeartbeat:
         signature = [(c["type"], c["status"], c["reason"]) for c in wanted]
         if signature == reported and age < period - 0.5:
             return period - age
-        patch: Obj = {"conditions": kubelet_conditions(mode, now_rfc3339(), conditions)}
+        heartbeat = now_rfc3339()
+        patch: Obj = {"conditions": kubelet_conditions(mode, heartbeat, conditions)}
         if not status.get("capacity"):
             name = str(node["metadata"]["name"])
             digits = "".join(ch for ch in name[-3:] if ch.isdigit())
@@ -259,7 +266,7 @@ class NodeHeartbeat:
                 if k != "conditions" and not status.get(k)})
         await ctx.client.patch_status(NODE, str(node["metadata"]["name"]), {"status": patch},
                                       patch_type=PatchType.MERGE)
-        self._posted[uid] = (time.time(), signature)
+        self._posted[uid] = (parse_time(heartbeat) or time.time(), signature)
         return period
 
     async def _renew_lease(self, ctx: Context[Obj], node: Obj) -> float:

@@ -121,7 +121,8 @@ async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
 @pytest.fixture
 async def running(client: Client, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Manager]:
     monkeypatch.setattr(nodes, "LEASE_RENEW_SECONDS", 1.0)
-    settings = WorkloadSettings(nodes=3, heartbeat_seconds=1.0)
+    settings = WorkloadSettings(nodes=3, heartbeat_seconds=1.0,
+                                node_monitor_grace_period_seconds=4.0)
     manager = Manager(client=client, settings=ManagerSettings(
         name="kube-controller-manager", graceful_shutdown_timeout=2.0))
     nodes.install(manager, settings)
