@@ -5,9 +5,9 @@ ones are kept), spread over ``settings.zones`` round-robin, with the capacity, l
 addresses and ``nodeInfo`` a kubelet reports. Then, as a kubelet does for its node, the
 ``node-heartbeat`` controller posts the node's conditions when they change and every
 ``heartbeat_seconds`` otherwise (``lastHeartbeatTime``; 5 minutes, the kubelet's
-``nodeStatusReportFrequency``) and renews its Lease in ``kube-node-lease`` every 10 s
-(duration 40 s). The node lifecycle controller (:mod:`setpoint.workloads.nodelifecycle`) does the
-controller-manager's side.
+``nodeStatusReportFrequency``) and renews its Lease in ``kube-node-lease`` every quarter
+of ``node_lease_duration_seconds`` (10 s of 40). The node lifecycle controller
+(:mod:`setpoint.workloads.nodelifecycle`) does the controller-manager's side.
 
 Faults are asked for on the Node itself, so that the CLI, tests and any client can drive
 them over the API (see :mod:`setpoint.workloads.nodeops`): the annotation
@@ -45,8 +45,9 @@ log = logging.getLogger(__name__)
 NODE = Kind("v1", "Node")
 LEASE = Kind("coordination.k8s.io/v1", "Lease")
 LEASE_NAMESPACE = "kube-node-lease"
-LEASE_DURATION_SECONDS = 40
-LEASE_RENEW_SECONDS = 10.0  # the kubelet renews at a quarter of the duration
+# pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction: the kubelet renews its Lease
+# every quarter of its duration (10 s of 40)
+LEASE_RENEW_FRACTION = 0.25
 
 READY_ANNOTATION = "sim.setpoint.dev/node-ready"
 """``"false"``: the kubelet reports NotReady; ``"unknown"``: the kubelet is gone."""
@@ -281,9 +282,13 @@ class NodeHeartbeat:
         if mine is not None and mine_renewed is not None and (
                 renewed is None or mine_renewed >= renewed):
             lease, renewed = dict(mine), mine_renewed  # the cache has not seen it yet
-        if renewed is not None and time.time() - renewed < LEASE_RENEW_SECONDS - 0.5:
-            return LEASE_RENEW_SECONDS - (time.time() - renewed)
-        spec = {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+        duration = self.settings.node_lease_duration_seconds
+        every = duration * LEASE_RENEW_FRACTION
+        if renewed is not None:
+            left = every - (time.time() - renewed)
+            if left > min(0.5, every / 10):  # not woken a little early: wait for it
+                return left
+        spec = {"holderIdentity": name, "leaseDurationSeconds": duration,
                 "renewTime": micro_time()}
         try:
             if lease is None:
@@ -303,7 +308,7 @@ class NodeHeartbeat:
             self._leases.pop(uid, None)
             return 0.2
         self._leases[uid] = written
-        return LEASE_RENEW_SECONDS
+        return every
 
 
 class NodeRegistration:

@@ -33,7 +33,8 @@ UNREACHABLE = {("node.kubernetes.io/unreachable", "NoSchedule"),
                ("node.kubernetes.io/unreachable", "NoExecute")}
 # status posts only on change or every 5 minutes (nodeStatusReportFrequency): within a
 # test, the renewed Lease is all that keeps a node Ready
-SETTINGS = WorkloadSettings(nodes=2, node_monitor_grace_period_seconds=GRACE,
+SETTINGS = WorkloadSettings(nodes=2, node_lease_duration_seconds=2,  # renewed every 0.5 s
+                            node_monitor_grace_period_seconds=GRACE,
                             node_startup_grace_period_seconds=GRACE)
 
 
@@ -55,11 +56,6 @@ async def cluster() -> AsyncIterator[RunningCluster]:
 async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
     async with Client(load_kubeconfig(cluster.kubeconfig)) as c:
         yield c
-
-
-@pytest.fixture(autouse=True)
-def quick_leases(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(nodes, "LEASE_RENEW_SECONDS", 0.5)
 
 
 def manager(client: Client, name: str) -> Manager:
@@ -90,7 +86,7 @@ async def node_when(client: Client, name: str, check: Any) -> Obj:
 
 
 def unknown(node: Obj) -> bool:
-    return UNREACHABLE <= taint_keys(node) and \
+    return taint_keys(node) >= UNREACHABLE and \
         condition(node, "Ready")["status"] == "Unknown"
 
 
