@@ -9,9 +9,11 @@ import pytest
 from setpoint.client import Client, Kind
 from setpoint.testing.plugin import Waiter
 from setpoint.workloads import nodeops
+from setpoint.workloads.nodes import parse_time
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -87,5 +89,9 @@ async def test_a_node_fault_is_noticed_through_the_lease_and_lifted_by_the_kubel
     node = await wait_for(NODE, "node-1", unreachable)
     ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
     assert (ready["status"], ready["reason"]) == ("Unknown", "NodeStatusUnknown")
+    lease = await k8s.get(LEASE, "node-1", namespace="kube-node-lease")
+    renewed = parse_time(lease["spec"]["renewTime"])
+    went = parse_time(ready["lastTransitionTime"])  # whole seconds
+    assert renewed is not None and went is not None and went >= renewed + 4.0 - 1.0
     await nodeops.set_ready(k8s, "node-1")
     await wait_for(NODE, "node-1", lambda n: is_ready(n) and not n["spec"].get("taints"))
