@@ -129,7 +129,7 @@ def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
 
 
 def health_deadline(node: Mapping[str, Any], lease: Mapping[str, Any] | None,
-                    settings: WorkloadSettings) -> float | None:
+                    settings: WorkloadSettings, first_seen: float | None = None) -> float | None:
     """When (epoch seconds) the node is to be marked Unknown unless it is heard from again;
     None when no time is known to count from.
 
@@ -137,16 +137,19 @@ def health_deadline(node: Mapping[str, Any], lease: Mapping[str, Any] | None,
     a new Ready ``lastHeartbeatTime`` or a later Lease ``renewTime``, and waits
     ``nodeMonitorGracePeriod`` from it, or ``nodeStartupGracePeriod`` from the node's
     ``creationTimestamp`` when it never posted a Ready condition. The times are the
-    kubelets', on this machine's clock, so they are compared as they are."""
+    kubelets', on this machine's clock, so they are compared as they are. ``first_seen``:
+    when this controller first saw the node, where a new nodeHealth starts its probe
+    timestamp, so a restarted controller gives every node a whole grace period."""
     ready = _condition(node, "Ready")
-    if ready is None:
+    if ready is None:  # the probe timestamp starts at creation then, first seen or not
         grace = settings.node_startup_grace_period_seconds
         start = parse_time((node.get("metadata") or {}).get("creationTimestamp"))
+        first_seen = None
     else:
         grace = settings.node_monitor_grace_period_seconds
         start = parse_time(ready.get("lastHeartbeatTime"))
     renewed = parse_time(((lease or {}).get("spec") or {}).get("renewTime"))
-    probes = [t for t in (start, renewed) if t is not None]
+    probes = [t for t in (start, renewed, first_seen) if t is not None]
     return max(probes) + grace if probes else None
 
 
@@ -189,7 +192,8 @@ class NodeLifecycle:
         self._marked: set[tuple[str, str]] = set()
         # monitorNodeHealth's knownNodeSet: names, in memory, so a restarted
         # controller-manager registers every node again, as the real one does
-        self._known: set[str] = set()
+        # (and when first seen, where its probe timestamp starts)
+        self._known: dict[str, float] = {}
         self.controller: Controller[Obj] = Controller.for_(NODE, name="node-lifecycle")
         # Leases are read from the cache, not watched: a renewal every 10 s per node would
         # be a reconcile each; the node is looked at again when its deadline comes, as
@@ -203,14 +207,14 @@ class NodeLifecycle:
     async def reconcile(self, ctx: Context[Obj], node: Obj) -> Result:
         name = str(node["metadata"]["name"])
         if name not in self._known:
-            self._known.add(name)
+            self._known[name] = time.time()
             if self.events is not None:
                 # pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth,
                 # through pkg/controller/util/node/controller_utils.go RecordNodeEvent
                 self.events.normal(node, "RegisteredNode",
                                    f"Node {name} event: Registered Node {name} in Controller")
         deadline = health_deadline(node, ctx.cache.get(LEASE, name, LEASE_NAMESPACE),
-                                   self.settings)
+                                   self.settings, self._known[name])
         now = time.time()
         recheck: float | None = None
         if deadline is not None and now < deadline:

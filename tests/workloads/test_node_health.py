@@ -160,3 +160,21 @@ async def test_a_node_that_never_posted_status_is_unknown_after_the_startup_grac
     assert ready["lastHeartbeatTime"] == created["metadata"]["creationTimestamp"]
     assert {c["type"] for c in node["status"]["conditions"]} >= \
         {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}
+
+
+def test_a_restarted_controller_gives_every_posted_node_a_whole_grace_period() -> None:
+    """tryUpdateNodeHealth starts a node it has no health data of at ``nc.now()``: a
+    controller-manager that comes back after its nodes' leases went stale waits the grace
+    period before marking them; a node that never posted counts from its creation."""
+    node = nodes.default_node(SETTINGS, 1)
+    stale = "2020-01-01T00:00:00Z"
+    condition(node, "Ready")["lastHeartbeatTime"] = stale
+    node["metadata"]["creationTimestamp"] = stale
+    lease = {"spec": {"renewTime": "2020-01-01T00:00:01.000000Z"}}
+    seen = 2_000_000_000.0
+    assert nodelifecycle.health_deadline(node, lease, SETTINGS, seen) == seen + GRACE
+    renewed, created = parse_time("2020-01-01T00:00:01Z"), parse_time(stale)
+    assert renewed is not None and created is not None
+    assert nodelifecycle.health_deadline(node, lease, SETTINGS) == renewed + GRACE
+    del node["status"]["conditions"]
+    assert nodelifecycle.health_deadline(node, None, SETTINGS, seen) == created + GRACE
