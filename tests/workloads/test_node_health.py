@@ -150,8 +150,8 @@ async def test_a_node_that_never_posted_status_is_unknown_after_the_startup_grac
         client: Client) -> None:
     """A Node created without status and no kubelet: ``NodeStatusNeverUpdated``, its
     heartbeat the node's creation (``tryUpdateNodeHealth``, nodeStartupGracePeriod)."""
-    created = await client.create({"apiVersion": "v1", "kind": "Node",
-                                   "metadata": {"name": "silent"}})
+    created: Obj = await client.create({"apiVersion": "v1", "kind": "Node",
+                                        "metadata": {"name": "silent"}})
     async with controller_manager(client).running():
         node = await node_when(client, "silent", unknown)
     ready = condition(node, "Ready")
