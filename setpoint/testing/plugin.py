@@ -27,7 +27,9 @@ Fixtures, for tests of operators::
   and workload controllers beside it for the test, so pods get scheduled and become Ready
   (on an external cluster: nothing, it has its own). Nodes and pods are then changed with
   :mod:`setpoint.workloads.nodeops` (add, cordon, taint, make NotReady) and
-  :mod:`setpoint.workloads.faults` (restart a container, fail a pod) over ``k8s``.
+  :mod:`setpoint.workloads.faults` (restart a container, fail a pod) over ``k8s``;
+  ``@pytest.mark.setpoint_workload_settings(node_monitor_grace_period_seconds=5,
+  node_lease_duration_seconds=2)`` shortens how long a stopped kubelet takes to be noticed.
 """
 
 from __future__ import annotations
@@ -72,6 +74,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "setpoint_runtime(name): the container runtime of setpoint_workloads' "
         "kubelets for this test (simulated or process)")
+    config.addinivalue_line(
+        "markers", "setpoint_workload_settings(**fields): WorkloadSettings fields of "
+        "setpoint_workloads for this test (e.g. node_monitor_grace_period_seconds=5)")
 
 
 def _external(config: pytest.Config) -> Path | None:
@@ -157,7 +162,9 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster,
     """The simulated nodes, scheduler, kubelets and controllers of the embedded cluster,
     running until the test ends: their Manager, or None on an external cluster. The
     kubelets' container runtime is ``--setpoint-runtime`` (ini ``setpoint_runtime``), or the
-    test's ``@pytest.mark.setpoint_runtime("process")``."""
+    test's ``@pytest.mark.setpoint_runtime("process")``; other settings are the test's
+    ``@pytest.mark.setpoint_workload_settings(...)`` (a node made unreachable goes Unknown
+    after ``node_monitor_grace_period_seconds``, 40 s as in kube-controller-manager)."""
     if setpoint_cluster.embedded is None:
         yield None
         return
@@ -165,9 +172,15 @@ async def setpoint_workloads(setpoint_cluster: SetpointCluster,
     from setpoint.workloads.manager import build_manager
     from setpoint.workloads.settings import WorkloadSettings
 
+    marker = request.node.get_closest_marker("setpoint_workload_settings")
+    fields = dict(marker.kwargs) if marker is not None else {}
+    try:
+        settings = WorkloadSettings(**{**fields, "runtime": _runtime(request),
+                                       "loopback_network": setpoint_cluster.loopback_network})
+    except TypeError as e:
+        raise pytest.UsageError(f"@pytest.mark.setpoint_workload_settings: {e}") from e
     client = Client(setpoint_cluster.config())
-    running = build_manager(client, WorkloadSettings(
-        runtime=_runtime(request), loopback_network=setpoint_cluster.loopback_network))
+    running = build_manager(client, settings)
     await running.start()
     try:
         await _nodes_schedulable(running)

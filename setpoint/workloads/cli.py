@@ -92,8 +92,8 @@ _simple("ready", "ready", "set_ready", "Bring NAME's kubelet back (Ready again).
 @click.argument("name")
 @click.option("--mode", type=click.Choice(["unreachable", "not-ready"]),
               default="unreachable", show_default=True,
-              help="unreachable: the kubelet stops (Ready=Unknown); not-ready: it reports "
-                   "Ready=False.")
+              help="unreachable: the kubelet stops (Ready=Unknown once its Lease is older than "
+                   "the node monitor grace period, 40 s); not-ready: it reports Ready=False.")
 @kubeconfig_option
 def notready(name: str, mode: str, kubeconfig: Path | None) -> None:
     """Make NAME NotReady; its pods are evicted after their toleration time."""

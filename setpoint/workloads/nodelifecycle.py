@@ -1,8 +1,15 @@
 """The node lifecycle controller: what kube-controller-manager does about node health.
 
-- When a node's kubelet stops posting (the ``sim.setpoint.dev/node-ready: unknown`` fault), its
-  kubelet-owned conditions become ``Unknown``, reason ``NodeStatusUnknown``, message
-  ``Kubelet stopped posting node status.`` (the monitor grace period is not waited for).
+- Node health is judged by timestamps alone, as ``monitorNodeHealth`` / ``tryUpdateNodeHealth``
+  do (pkg/controller/nodelifecycle/node_lifecycle_controller.go): the node's last probe is
+  the later of its Lease's ``renewTime`` (``kube-node-lease``) and its Ready condition's
+  ``lastHeartbeatTime``. When neither was renewed for ``node_monitor_grace_period_seconds``
+  (40 s), its kubelet-owned conditions become ``Unknown``, reason ``NodeStatusUnknown``,
+  message ``Kubelet stopped posting node status.``; a node that never posted a Ready
+  condition gets ``NodeStatusNeverUpdated`` after ``node_startup_grace_period_seconds``
+  (60 s) from its creation. A kubelet stops renewing when it is stopped (the
+  ``sim.setpoint.dev/node-ready: unknown`` fault); when it comes back its status post
+  (Ready=True) lifts the unreachable taints, as ``markNodeAsReachable`` does.
 - Conditions become taints (``doNoScheduleTaintingPass`` and the NoExecute tainting pass):
   ``not-ready`` / ``unreachable`` with NoSchedule and NoExecute for Ready False / Unknown,
   ``memory-pressure``, ``disk-pressure``, ``pid-pressure``, ``network-unavailable`` with
@@ -35,7 +42,12 @@ from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Resul
 from setpoint.runtime._events import EventRecorder
 from setpoint.runtime._objects import clone
 from setpoint.workloads.controllers.podcontrol import component_recorder
-from setpoint.workloads.nodes import GONE, NODE, parse_time, ready_mode
+from setpoint.workloads.nodes import (
+    LEASE,
+    LEASE_NAMESPACE,
+    NODE,
+    parse_time,
+)
 from setpoint.workloads.scheduler.predicates import tolerates
 from setpoint.workloads.settings import WorkloadSettings
 
@@ -116,10 +128,37 @@ def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
     return None if kept == current else kept
 
 
+def health_deadline(node: Mapping[str, Any], lease: Mapping[str, Any] | None,
+                    settings: WorkloadSettings, first_seen: float | None = None) -> float | None:
+    """When (epoch seconds) the node is to be marked Unknown unless it is heard from again;
+    None when no time is known to count from.
+
+    tryUpdateNodeHealth (node_lifecycle_controller.go) moves the node's probe timestamp on
+    a new Ready ``lastHeartbeatTime`` or a later Lease ``renewTime``, and waits
+    ``nodeMonitorGracePeriod`` from it, or ``nodeStartupGracePeriod`` from the node's
+    ``creationTimestamp`` when it never posted a Ready condition. The times are the
+    kubelets', on this machine's clock, so they are compared as they are. ``first_seen``:
+    when this controller first saw the node, where a new nodeHealth starts its probe
+    timestamp, so a restarted controller gives every node a whole grace period."""
+    ready = _condition(node, "Ready")
+    if ready is None:  # the probe timestamp starts at creation then, first seen or not
+        grace = settings.node_startup_grace_period_seconds
+        start = parse_time((node.get("metadata") or {}).get("creationTimestamp"))
+        first_seen = None
+    else:
+        grace = settings.node_monitor_grace_period_seconds
+        start = parse_time(ready.get("lastHeartbeatTime"))
+    renewed = parse_time(((lease or {}).get("spec") or {}).get("renewTime"))
+    probes = [t for t in (start, renewed, first_seen) if t is not None]
+    return max(probes) + grace if probes else None
+
+
 def unknown_conditions(node: Mapping[str, Any]) -> list[Obj] | None:
     """The conditions after the kubelet stopped posting, or None if already so."""
     conditions = [dict(c) for c in (node.get("status") or {}).get("conditions") or ()]
     stamp = meta_time()
+    # a condition the kubelet never posted keeps the node's creation as its heartbeat
+    created = (node.get("metadata") or {}).get("creationTimestamp") or stamp
     changed = False
     seen = set()
     for c in conditions:
@@ -130,7 +169,7 @@ def unknown_conditions(node: Mapping[str, Any]) -> list[Obj] | None:
             changed = True
     for type_ in KUBELET_CONDITIONS:
         if type_ not in seen:
-            conditions.append({"type": type_, "status": "Unknown", "lastHeartbeatTime": stamp,
+            conditions.append({"type": type_, "status": "Unknown", "lastHeartbeatTime": created,
                                "lastTransitionTime": stamp, "reason": "NodeStatusNeverUpdated",
                                "message": "Kubelet never posted node status."})
             changed = True
@@ -145,15 +184,21 @@ def index_by_node(pod: Obj) -> Iterable[str]:
 class NodeLifecycle:
     """Node health → conditions, taints and pod readiness (one controller over Nodes)."""
 
-    def __init__(self, manager: Manager, events: EventRecorder | None = None) -> None:
+    def __init__(self, manager: Manager, events: EventRecorder | None = None,
+                 settings: WorkloadSettings | None = None) -> None:
         self.manager = manager
         self.events = events
+        self.settings = settings or WorkloadSettings()
         self._marked: set[tuple[str, str]] = set()
         # monitorNodeHealth's knownNodeSet: names, in memory, so a restarted
         # controller-manager registers every node again, as the real one does
-        self._known: set[str] = set()
+        # (and when first seen, where its probe timestamp starts)
+        self._known: dict[str, float] = {}
         self.controller: Controller[Obj] = Controller.for_(NODE, name="node-lifecycle")
-        self.controller.reads(POD)
+        # Leases are read from the cache, not watched: a renewal every 10 s per node would
+        # be a reconcile each; the node is looked at again when its deadline comes, as
+        # monitorNodeHealth polls every nodeMonitorPeriod
+        self.controller.reads(POD).reads(LEASE)
         self.controller.reconcile(self.reconcile)
 
     def __repr__(self) -> str:
@@ -162,13 +207,19 @@ class NodeLifecycle:
     async def reconcile(self, ctx: Context[Obj], node: Obj) -> Result:
         name = str(node["metadata"]["name"])
         if name not in self._known:
-            self._known.add(name)
+            self._known[name] = time.time()
             if self.events is not None:
                 # pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth,
                 # through pkg/controller/util/node/controller_utils.go RecordNodeEvent
                 self.events.normal(node, "RegisteredNode",
                                    f"Node {name} event: Registered Node {name} in Controller")
-        if ready_mode(node) == GONE:
+        deadline = health_deadline(node, ctx.cache.get(LEASE, name, LEASE_NAMESPACE),
+                                   self.settings, self._known[name])
+        now = time.time()
+        recheck: float | None = None
+        if deadline is not None and now < deadline:
+            recheck = deadline - now + 0.05
+        else:
             conditions = unknown_conditions(node)
             if conditions is not None:
                 await ctx.client.patch_status(NODE, name, {"status": {"conditions": conditions}},
@@ -180,7 +231,7 @@ class NodeLifecycle:
             body.setdefault("spec", {})["taints"] = taints or None
             await ctx.client.update(body)  # resourceVersion set: a conflict retries
         await self._mark_pods(ctx, node, name)
-        return Result()
+        return Result(requeue_after=recheck)
 
     async def _mark_pods(self, ctx: Context[Obj], node: Obj, name: str) -> None:
         """Once per transition out of Ready: pods Ready=False, event NodeNotReady."""
@@ -306,7 +357,8 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
     # the components' names: kube-controller-manager's nodelifecycle and tainteviction
     # controllers' event sources (pkg/controller/nodelifecycle/node_lifecycle_controller.go
     # NewNodeLifecycleController, pkg/controller/tainteviction/taint_eviction.go New)
-    node_lifecycle = NodeLifecycle(manager, component_recorder(manager, "node-controller"))
+    node_lifecycle = NodeLifecycle(manager, component_recorder(manager, "node-controller"),
+                                   settings)
     manager.add(node_lifecycle.controller)
     manager.add(TaintEviction(manager, component_recorder(manager,
                                                           "taint-eviction-controller")).controller)

@@ -160,8 +160,9 @@ async def untaint(client: Client, name: str, key: str, effect: str | None = None
 
 
 async def set_not_ready(client: Client, name: str, *, unreachable: bool = True) -> Obj:
-    """Make the node NotReady: by default its kubelet stops (no heartbeat, no lease; the
-    node lifecycle controller marks it Unknown and taints it ``unreachable``); with
+    """Make the node NotReady: by default its kubelet stops (no heartbeat, no lease; once
+    they are older than the node monitor grace period, the node lifecycle controller marks
+    it Unknown and taints it ``unreachable``); with
     ``unreachable=False`` the kubelet keeps posting but reports ``Ready=False``
     (``not-ready`` taints)."""
     value = GONE if unreachable else NOT_READY

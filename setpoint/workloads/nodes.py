@@ -5,16 +5,17 @@ ones are kept), spread over ``settings.zones`` round-robin, with the capacity, l
 addresses and ``nodeInfo`` a kubelet reports. Then, as a kubelet does for its node, the
 ``node-heartbeat`` controller posts the node's conditions when they change and every
 ``heartbeat_seconds`` otherwise (``lastHeartbeatTime``; 5 minutes, the kubelet's
-``nodeStatusReportFrequency``) and renews its Lease in ``kube-node-lease`` every 10 s
-(duration 40 s). The node lifecycle controller (:mod:`setpoint.workloads.nodelifecycle`) does the
-controller-manager's side.
+``nodeStatusReportFrequency``) and renews its Lease in ``kube-node-lease`` every quarter
+of ``node_lease_duration_seconds`` (10 s of 40). The node lifecycle controller
+(:mod:`setpoint.workloads.nodelifecycle`) does the controller-manager's side.
 
 Faults are asked for on the Node itself, so that the CLI, tests and any client can drive
 them over the API (see :mod:`setpoint.workloads.nodeops`): the annotation
 ``sim.setpoint.dev/node-ready`` set to ``"false"`` makes the kubelet report ``Ready=False``
 (``KubeletNotReady``); set to ``"unknown"`` it stops the kubelet altogether (no status, no
-lease), and the node lifecycle controller marks the node ``Unknown``. Removing it (or
-``"true"``) brings the node back.
+lease), and the node lifecycle controller marks the node ``Unknown`` once its grace period
+(``node_monitor_grace_period_seconds``, 40 s) passed without either. Removing it (or
+``"true"``) starts the kubelet again: it posts Ready over the controller's Unknown.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ log = logging.getLogger(__name__)
 NODE = Kind("v1", "Node")
 LEASE = Kind("coordination.k8s.io/v1", "Lease")
 LEASE_NAMESPACE = "kube-node-lease"
-LEASE_DURATION_SECONDS = 40
-LEASE_RENEW_SECONDS = 10.0  # the kubelet renews at a quarter of the duration
+# pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction: the kubelet renews its Lease
+# every quarter of its duration (10 s of 40)
+LEASE_RENEW_FRACTION = 0.25
 
 READY_ANNOTATION = "sim.setpoint.dev/node-ready"
 """``"false"``: the kubelet reports NotReady; ``"unknown"``: the kubelet is gone."""
@@ -207,6 +209,7 @@ class NodeHeartbeat:
         # writes again because an informer has not seen its previous write yet. Judged by
         # the cache alone, each lagging reconcile posted the status again and renewed the
         # lease from a stale resourceVersion (a Conflict, retried every 0.2 s).
+        # (the heartbeat time it posted, the conditions' signature), by node uid
         self._posted: dict[str, tuple[float, list[tuple[Any, Any, Any]]]] = {}
         self._leases: dict[str, Obj] = {}
         self.controller: Controller[Obj] = Controller.for_(
@@ -233,6 +236,10 @@ class NodeHeartbeat:
         reported = [(c.get("type"), c.get("status"), c.get("reason")) for c in conditions]
         uid = str(node["metadata"].get("uid"))
         posted = self._posted.get(uid)
+        # The cache is behind only while its heartbeat is older than the one posted: once
+        # it has caught up, what it holds counts, so that conditions someone else wrote
+        # since (the node lifecycle controller's Unknown keeps our lastHeartbeatTime) are
+        # seen and posted over, as tryUpdateNodeStatus compares with the node it fetched.
         if posted is not None and (last is None or posted[0] > last):
             last, reported = posted  # the cache has not seen our last post yet
         age = time.time() - last if last is not None else period
@@ -241,7 +248,8 @@ class NodeHeartbeat:
         signature = [(c["type"], c["status"], c["reason"]) for c in wanted]
         if signature == reported and age < period - 0.5:
             return period - age
-        patch: Obj = {"conditions": kubelet_conditions(mode, meta_time(), conditions)}
+        heartbeat = meta_time()
+        patch: Obj = {"conditions": kubelet_conditions(mode, heartbeat, conditions)}
         if not status.get("capacity"):
             name = str(node["metadata"]["name"])
             digits = "".join(ch for ch in name[-3:] if ch.isdigit())
@@ -252,7 +260,7 @@ class NodeHeartbeat:
                 if k != "conditions" and not status.get(k)})
         await ctx.client.patch_status(NODE, str(node["metadata"]["name"]), {"status": patch},
                                       patch_type=PatchType.MERGE)
-        self._posted[uid] = (time.time(), signature)
+        self._posted[uid] = (parse_time(heartbeat) or time.time(), signature)
         return period
 
     async def _renew_lease(self, ctx: Context[Obj], node: Obj) -> float:
@@ -267,9 +275,13 @@ class NodeHeartbeat:
         if mine is not None and mine_renewed is not None and (
                 renewed is None or mine_renewed >= renewed):
             lease, renewed = dict(mine), mine_renewed  # the cache has not seen it yet
-        if renewed is not None and time.time() - renewed < LEASE_RENEW_SECONDS - 0.5:
-            return LEASE_RENEW_SECONDS - (time.time() - renewed)
-        spec = {"holderIdentity": name, "leaseDurationSeconds": LEASE_DURATION_SECONDS,
+        duration = self.settings.node_lease_duration_seconds
+        every = duration * LEASE_RENEW_FRACTION
+        if renewed is not None:
+            left = every - (time.time() - renewed)
+            if left > min(0.5, every / 10):  # not woken a little early: wait for it
+                return left
+        spec = {"holderIdentity": name, "leaseDurationSeconds": duration,
                 "renewTime": micro_time()}
         try:
             if lease is None:
@@ -289,7 +301,7 @@ class NodeHeartbeat:
             self._leases.pop(uid, None)
             return 0.2
         self._leases[uid] = written
-        return LEASE_RENEW_SECONDS
+        return every
 
 
 class NodeRegistration:

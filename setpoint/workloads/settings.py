@@ -28,6 +28,17 @@ class WorkloadSettings:
     KubeletConfiguration's ``nodeStatusReportFrequency`` (default 5m; a change is posted at
     once, and the node's Lease, renewed every 10 s, is its heartbeat). Each post is a Node
     event for every informer of Nodes, and the nodes grow with the pods."""
+    node_lease_duration_seconds: int = 40
+    """The ``leaseDurationSeconds`` of each kubelet's Lease in ``kube-node-lease``
+    (KubeletConfiguration ``nodeLeaseDurationSeconds``, 40); the kubelet renews it every
+    quarter of that (pkg/kubelet/kubelet.go ``nodeLeaseRenewIntervalFraction``), 10 s."""
+    node_monitor_grace_period_seconds: float = 40.0
+    """How long the node lifecycle controller lets a node go without a renewed Lease or a
+    posted status before it marks the node's conditions ``Unknown``
+    (kube-controller-manager's ``--node-monitor-grace-period``, 40s)."""
+    node_startup_grace_period_seconds: float = 60.0
+    """The same for a node that never posted a Ready condition, counted from its creation
+    (``--node-startup-grace-period``, 60s)."""
     loopback_network: int = 0
     """With the process runtime: the block of loopback addresses the cluster claimed for its
     pods, Services and DNS (:mod:`setpoint.workloads.loopbacknet`)."""

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from setpoint.client import Client, Kind
 from setpoint.testing.plugin import Waiter
 from setpoint.workloads import nodeops
+from setpoint.workloads.nodes import parse_time
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
 
 
 def pod(name: str) -> dict[str, Any]:
@@ -66,3 +70,28 @@ async def test_a_cordoned_cluster_leaves_new_pods_pending(
     assert not stuck["spec"].get("nodeName")
     await nodeops.uncordon(k8s, nodes[0]["metadata"]["name"])
     await wait_for(POD, "stuck", is_ready)
+
+
+@pytest.mark.setpoint_workload_settings(node_monitor_grace_period_seconds=4.0,
+                                        node_lease_duration_seconds=2)
+async def test_a_node_fault_is_noticed_through_the_lease_and_lifted_by_the_kubelet(
+        setpoint_workloads: Any, k8s: Client, wait_for: Waiter) -> None:
+    """The kit's node fault stops the kubelet; the node lifecycle controller marks the node
+    Unknown only once its Lease is older than the marker's grace period, then taints it
+    unreachable (pkg/controller/nodelifecycle/node_lifecycle_controller.go
+    tryUpdateNodeHealth); the kubelet back, the node is Ready and untainted."""
+    await nodeops.set_not_ready(k8s, "node-1")
+
+    def unreachable(node: dict[str, Any]) -> bool:
+        return ("node.kubernetes.io/unreachable", "NoExecute") in {
+            (t["key"], t["effect"]) for t in node["spec"].get("taints") or ()}
+
+    node = await wait_for(NODE, "node-1", unreachable)
+    ready = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+    assert (ready["status"], ready["reason"]) == ("Unknown", "NodeStatusUnknown")
+    lease = await k8s.get(LEASE, "node-1", namespace="kube-node-lease")
+    renewed = parse_time(lease["spec"]["renewTime"])
+    went = parse_time(ready["lastTransitionTime"])  # whole seconds
+    assert renewed is not None and went is not None and went >= renewed + 4.0 - 1.0
+    await nodeops.set_ready(k8s, "node-1")
+    await wait_for(NODE, "node-1", lambda n: is_ready(n) and not n["spec"].get("taints"))

@@ -120,9 +120,9 @@ async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
 
 
 @pytest.fixture
-async def running(client: Client, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Manager]:
-    monkeypatch.setattr(nodes, "LEASE_RENEW_SECONDS", 1.0)
-    settings = WorkloadSettings(nodes=3, heartbeat_seconds=1.0)
+async def running(client: Client) -> AsyncIterator[Manager]:
+    settings = WorkloadSettings(nodes=3, heartbeat_seconds=1.0, node_lease_duration_seconds=4,
+                                node_monitor_grace_period_seconds=4.0)
     manager = Manager(client=client, settings=ManagerSettings(
         name="kube-controller-manager", graceful_shutdown_timeout=2.0))
     nodes.install(manager, settings)
@@ -161,7 +161,7 @@ async def test_kubelets_heartbeat_and_renew_their_leases(client: Client,
                                                          running: Manager) -> None:
     lease = await wait_for(lambda: running.cache.get(LEASE, "node-2", "kube-node-lease"))
     assert lease["spec"]["holderIdentity"] == "node-2"
-    assert lease["spec"]["leaseDurationSeconds"] == 40
+    assert lease["spec"]["leaseDurationSeconds"] == 4  # the fixture's node_lease_duration_seconds
     assert lease["metadata"]["ownerReferences"][0]["kind"] == "Node"
     first_renewal = lease["spec"]["renewTime"]
     beat = condition(await client.get(NODE, "node-2"), "Ready")["lastHeartbeatTime"]

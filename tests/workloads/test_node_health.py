@@ -1,0 +1,180 @@
+"""Node health judged by Lease and status timestamps, as kube-controller-manager judges it.
+
+kubernetes/kubernetes pkg/controller/nodelifecycle/node_lifecycle_controller.go
+(``monitorNodeHealth``, ``tryUpdateNodeHealth``, ``markNodeAsReachable``): a node whose
+Lease in ``kube-node-lease`` and Ready ``lastHeartbeatTime`` were both left unrenewed for
+``nodeMonitorGracePeriod`` gets its conditions set ``Unknown`` (``NodeStatusUnknown``,
+"Kubelet stopped posting node status."), then the unreachable taints; one that never
+posted a Ready condition gets ``NodeStatusNeverUpdated`` after ``nodeStartupGracePeriod``
+from its creation; the kubelet's next status post makes it Ready and lifts the taints.
+The grace periods are short here (WorkloadSettings), the kubelets' lease renewals too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from setpoint.client import Client, Kind, load_kubeconfig
+from setpoint.cluster import RunningCluster, serve
+from setpoint.runtime import Manager, ManagerSettings
+from setpoint.workloads import nodelifecycle, nodeops, nodes
+from setpoint.workloads.nodes import parse_time
+from setpoint.workloads.settings import WorkloadSettings
+from tests.waiting import wait_for
+
+NODE = Kind("v1", "Node")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
+Obj = dict[str, Any]
+GRACE = 4.0
+UNREACHABLE = {("node.kubernetes.io/unreachable", "NoSchedule"),
+               ("node.kubernetes.io/unreachable", "NoExecute")}
+# status posts only on change or every 5 minutes (nodeStatusReportFrequency): within a
+# test, the renewed Lease is all that keeps a node Ready
+SETTINGS = WorkloadSettings(nodes=2, node_lease_duration_seconds=2,  # renewed every 0.5 s
+                            node_monitor_grace_period_seconds=GRACE,
+                            node_startup_grace_period_seconds=GRACE)
+
+
+def condition(obj: Obj, type_: str) -> Obj:
+    return next(c for c in obj["status"]["conditions"] if c["type"] == type_)
+
+
+def taint_keys(node: Obj) -> set[tuple[str, str]]:
+    return {(t["key"], t["effect"]) for t in node["spec"].get("taints") or ()}
+
+
+@pytest.fixture
+async def cluster() -> AsyncIterator[RunningCluster]:
+    async with serve() as running:
+        yield running
+
+
+@pytest.fixture
+async def client(cluster: RunningCluster) -> AsyncIterator[Client]:
+    async with Client(load_kubeconfig(cluster.kubeconfig)) as c:
+        yield c
+
+
+def manager(client: Client, name: str) -> Manager:
+    return Manager(client=client, settings=ManagerSettings(
+        name=name, graceful_shutdown_timeout=2.0))
+
+
+def kubelets(client: Client) -> Manager:
+    """The simulated kubelets alone: node status posts and Lease renewals."""
+    m = manager(client, "kubelets")
+    m.add(nodes.NodeHeartbeat(SETTINGS).controller)
+    return m
+
+
+def controller_manager(client: Client) -> Manager:
+    """The node lifecycle and taint eviction controllers alone."""
+    m = manager(client, "kube-controller-manager")
+    nodelifecycle.install(m, SETTINGS)
+    return m
+
+
+async def node_when(client: Client, name: str, check: Any) -> Obj:
+    async def found() -> Obj | None:
+        node = await client.get(NODE, name)
+        return node if check(node) else None
+    result: Obj = await wait_for(found)
+    return result
+
+
+def unknown(node: Obj) -> bool:
+    return taint_keys(node) >= UNREACHABLE and \
+        condition(node, "Ready")["status"] == "Unknown"
+
+
+def reachable(node: Obj) -> bool:
+    return condition(node, "Ready")["status"] == "True" and not taint_keys(node)
+
+
+async def test_stopped_kubelets_nodes_go_unknown_after_the_grace_period_and_come_back(
+        client: Client) -> None:
+    """The testing kit's node fault stops the kubelet (no status, no Lease): the node goes
+    Unknown once its Lease is ``nodeMonitorGracePeriod`` old, not before, while a node
+    whose kubelet renews only its Lease stays Ready; started again, the kubelet posts
+    Ready over the controller's Unknown and the unreachable taints go."""
+    await nodes.register_nodes(client, SETTINGS)
+    async with kubelets(client).running(), controller_manager(client).running():
+        # a status post of the kubelet's own first (Ready False, then True), which it
+        # remembers: after the controller's Unknown it must still post Ready again, as
+        # tryUpdateNodeStatus compares with the node it fetched (pkg/kubelet/
+        # kubelet_node_status.go), not with what it last sent
+        await nodeops.set_not_ready(client, "node-1", unreachable=False)
+        await node_when(client, "node-1", lambda n: condition(n, "Ready")["status"] == "False")
+        await nodeops.set_ready(client, "node-1")
+        await node_when(client, "node-1", reachable)
+        await nodeops.set_not_ready(client, "node-1")
+        node = await node_when(client, "node-1", unknown)
+        ready = condition(node, "Ready")
+        assert (ready["status"], ready["reason"], ready["message"]) == \
+            ("Unknown", "NodeStatusUnknown", "Kubelet stopped posting node status.")
+        assert condition(node, "MemoryPressure")["reason"] == "NodeStatusUnknown"
+        lease = await client.get(LEASE, "node-1", namespace="kube-node-lease")
+        renewed = parse_time(lease["spec"]["renewTime"])
+        went = parse_time(ready["lastTransitionTime"])
+        assert renewed is not None and went is not None
+        # lastTransitionTime has whole seconds: at least the grace period less one
+        assert went >= renewed + GRACE - 1.0, (lease["spec"], ready)
+        # node-2's status was posted once, longer than the grace period ago; its Lease
+        # renewals alone kept it Ready
+        other = await client.get(NODE, "node-2")
+        assert condition(other, "Ready")["status"] == "True", other["status"]
+
+        await nodeops.set_ready(client, "node-1")
+        node = await node_when(client, "node-1", reachable)
+        assert condition(node, "Ready")["reason"] == "KubeletReady"
+
+
+async def test_a_crashed_kubelet_is_noticed_through_its_lease_alone(client: Client) -> None:
+    """No annotation: the kubelets stop (their process gone), their nodes go Unknown
+    and tainted unreachable after the grace period; kubelets started again make them
+    Ready and lift the NoExecute taints (``markNodeAsReachable``)."""
+    await nodes.register_nodes(client, SETTINGS)
+    async with controller_manager(client).running():
+        async with kubelets(client).running():
+            await node_when(client, "node-2", reachable)
+        await node_when(client, "node-2", unknown)
+        async with kubelets(client).running():
+            await node_when(client, "node-2", reachable)
+            await node_when(client, "node-1", reachable)
+
+
+async def test_a_node_that_never_posted_status_is_unknown_after_the_startup_grace(
+        client: Client) -> None:
+    """A Node created without status and no kubelet: ``NodeStatusNeverUpdated``, its
+    heartbeat the node's creation (``tryUpdateNodeHealth``, nodeStartupGracePeriod)."""
+    created: Obj = await client.create({"apiVersion": "v1", "kind": "Node",
+                                        "metadata": {"name": "silent"}})
+    async with controller_manager(client).running():
+        node = await node_when(client, "silent", unknown)
+    ready = condition(node, "Ready")
+    assert (ready["reason"], ready["message"]) == \
+        ("NodeStatusNeverUpdated", "Kubelet never posted node status.")
+    assert ready["lastHeartbeatTime"] == created["metadata"]["creationTimestamp"]
+    assert {c["type"] for c in node["status"]["conditions"]} >= \
+        {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}
+
+
+def test_a_restarted_controller_gives_every_posted_node_a_whole_grace_period() -> None:
+    """tryUpdateNodeHealth starts a node it has no health data of at ``nc.now()``: a
+    controller-manager that comes back after its nodes' leases went stale waits the grace
+    period before marking them; a node that never posted counts from its creation."""
+    node = nodes.default_node(SETTINGS, 1)
+    stale = "2020-01-01T00:00:00Z"
+    condition(node, "Ready")["lastHeartbeatTime"] = stale
+    node["metadata"]["creationTimestamp"] = stale
+    lease = {"spec": {"renewTime": "2020-01-01T00:00:01.000000Z"}}
+    seen = 2_000_000_000.0
+    assert nodelifecycle.health_deadline(node, lease, SETTINGS, seen) == seen + GRACE
+    renewed, created = parse_time("2020-01-01T00:00:01Z"), parse_time(stale)
+    assert renewed is not None and created is not None
+    assert nodelifecycle.health_deadline(node, lease, SETTINGS) == renewed + GRACE
+    del node["status"]["conditions"]
+    assert nodelifecycle.health_deadline(node, None, SETTINGS, seen) == created + GRACE
