@@ -70,8 +70,10 @@ async def test_run_reconciles_and_stops_cleanly_on_sigterm(
 
 
 @pytest.mark.parametrize("option", ["--webhook-address", "--http-address"])
+@pytest.mark.parametrize("value", ["9443", "127.0.0.1:99999"])
 def test_an_address_that_is_not_host_port_is_a_one_line_error(
-        option: str, tmp_path: Path) -> None:
+        option: str, value: str, tmp_path: Path) -> None:
+    """A port past 65535 was taken modulo 65536 by uvloop's bind (99999 served on 34463)."""
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
@@ -79,9 +81,9 @@ def test_an_address_that_is_not_host_port_is_a_one_line_error(
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
     result = CliRunner().invoke(cli, ["run", "tests.cli.webhook_target:manager",
-                                      "--kubeconfig", str(kubeconfig), option, "9443"])
+                                      "--kubeconfig", str(kubeconfig), option, value])
     assert result.exit_code == 2
-    assert f"{option} '9443' is not HOST:PORT" in result.output
+    assert f"{option} '{value}' is not HOST:PORT" in result.output
     assert "Traceback" not in result.output
 
 
