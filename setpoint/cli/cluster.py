@@ -7,6 +7,7 @@ imports at the top delays that child, the critical path of the start.
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
 from collections.abc import Coroutine
@@ -138,7 +139,11 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
             click.echo(f"error: cannot write {exc.filename}: {exc.strerror or exc}: {fix}",
                        err=True)
         else:
-            click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}",
+            fix = {errno.EADDRINUSE: ": pass another --port (--port 0 takes a free one; the "
+                                     "kubeconfig tells which)",
+                   errno.EADDRNOTAVAIL: ": pass a --host of this machine, such as 127.0.0.1",
+                   }.get(exc.errno or 0, "")
+            click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}{fix}",
                        err=True)
         sys.exit(1)
     finally:

@@ -126,8 +126,10 @@ def _configure_logging(level: str, log_format: str) -> None:
 
 def _address(option: str, value: str, example: str) -> tuple[str, int]:
     host, _, port = value.rpartition(":")
-    if not port.isdigit() or not host:
-        raise TargetError(f"{option} {value!r} is not HOST:PORT (for example {example})")
+    # a port past 65535 must not reach bind(): uvloop takes it modulo 65536
+    if not port.isdigit() or not host or int(port) > 65535:
+        raise TargetError(f"{option} {value!r} is not HOST:PORT, PORT in 0-65535 "
+                          f"(for example {example})")
     return host.strip("[]"), int(port)
 
 

@@ -175,7 +175,7 @@ manager = Manager([{{singular}}_controller], settings=ManagerSettings(name="{{na
 
 TEST = '''\
 """The {{kind}} controller on a fresh embedded Kubernetes API server per test (Setpoint's
-pytest plugin). ``pytest --kubeconfig FILE`` runs the same tests on a real cluster."""
+pytest plugin). ``pytest --kubeconfig=FILE`` runs the same tests on a real cluster."""
 
 from __future__ import annotations
 

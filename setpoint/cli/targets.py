@@ -35,11 +35,14 @@ def import_module(name: str) -> ModuleType:
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     from setpoint.runtime._controller import ReconcileSignatureError
+    from setpoint.runtime._objects import KindNameError
 
     try:
         return importlib.import_module(name)
     except ReconcileSignatureError as exc:  # setpoint's own check, at the decorator
         raise TargetError(str(exc)) from None
+    except KindNameError as exc:  # at the user's line that names the kind
+        raise TargetError(f"{_user_line(exc)}{exc}") from None
     except ModuleNotFoundError as exc:
         missing = exc.name or name
         if name == missing or name.startswith(missing + "."):
@@ -47,6 +50,16 @@ def import_module(name: str) -> ModuleType:
                 f"module {name!r} not found: run from the directory that contains it, or "
                 f"install its package (pip install -e .)") from None
         raise
+
+
+def _user_line(exc: BaseException) -> str:
+    """``file:line: `` of the innermost frame outside Setpoint that led to ``exc``."""
+    import traceback
+
+    setpoint_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(setpoint_dir) and not f.filename.startswith("<")]
+    return f"{frames[-1].filename}:{frames[-1].lineno}: " if frames else ""
 
 
 def split_target(target: str) -> tuple[str, str | None]:

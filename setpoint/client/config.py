@@ -211,6 +211,12 @@ def _kubeconfig_paths(
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
         doc = yaml.safe_load(path.read_text())
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML's own text is five lines with a caret: one line, as client-go's error is
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ConfigError(f"cannot read kubeconfig {path}: it is not YAML: {where}"
+                          f"{exc.problem or exc.context}") from exc
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
     if doc is None:
@@ -272,7 +278,14 @@ _STRING_FIELDS = frozenset({
 def _resolve(merged: _Merged, context: str | None) -> ClusterConfig:
     name = context or merged.current_context
     if not name:
-        raise ConfigError("kubeconfig has no current-context and no context was given")
+        if not merged.contexts:
+            raise ConfigError("kubeconfig has no current-context and defines no contexts: "
+                              "write one (kubectl config set-context) or use another "
+                              "kubeconfig")
+        known = ", ".join(sorted(merged.contexts))
+        raise ConfigError("kubeconfig has no current-context and no context was given: "
+                          f"name one of its contexts ({known}) with --context, or set it "
+                          "with kubectl config use-context")
     if name not in merged.contexts:
         raise ConfigError(f'context "{name}" does not exist in the kubeconfig')
     ctx = merged.contexts[name]

@@ -285,12 +285,25 @@ class APIServer:
             "subsets": [{"addresses": [{"ip": address}],
                          "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
         self._replace("", "v1", "endpoints", "default", endpoints)
+        # the slice's addressType is the advertise address's family (the reconciler's
+        # EndpointsAdapter, pkg/controlplane/reconcilers/endpointsadapter.go); addressType is
+        # immutable, so a slice of the other family (a restart on another --host) goes
+        address_type = "IPv6" if ipaddress.ip_address(address).version == 6 else "IPv4"
+        self._drop_other_family("kubernetes", address_type)
         self._replace("discovery.k8s.io", "v1", "endpointslices", "default", {
             "metadata": {"name": "kubernetes", "namespace": "default", "labels": {
                 "kubernetes.io/service-name": "kubernetes"}},
-            "addressType": "IPv4",
+            "addressType": address_type,
             "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
             "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})
+
+    def _drop_other_family(self, name: str, address_type: str) -> None:
+        from setpoint.cluster.registry.options import DeleteOptions
+
+        rt = self.resource("discovery.k8s.io", "v1", "endpointslices")
+        live = self.store.get(rt.storage_key, "default", name)
+        if live is not None and live.get("addressType") != address_type:
+            self.rest.delete(rt, "default", name, DeleteOptions())
 
     def _bootstrap_flowcontrol(self) -> None:
         """The APF configuration (``bootstrap/flowcontrol.py``), created once: a restart

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
+from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
 
-__all__ = ["Certificates", "issue"]
+__all__ = ["Certificates", "issue", "reissue_serving", "serving_covers"]
 
 
 @dataclass(frozen=True)
@@ -60,18 +61,7 @@ def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
             encipher_only=False, decipher_only=False), critical=True)
         .sign(ca_key, hashes.SHA256())
     )
-    key = ec.generate_private_key(ec.SECP256R1())
-    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name or hosts[0])])
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(subject).issuer_name(issuer)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now).not_valid_after(now + validity)
-        .add_extension(x509.SubjectAlternativeName([_san(h) for h in hosts]), critical=False)
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .sign(ca_key, hashes.SHA256())
-    )
+    cert, key = _serving(ca_cert, ca_key, hosts, common_name, now, validity)
     return Certificates(
         ca_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
         cert_pem=cert.public_bytes(serialization.Encoding.PEM),
@@ -81,3 +71,56 @@ def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
                                         serialization.PrivateFormat.PKCS8,
                                         serialization.NoEncryption()),
     )
+
+
+def _serving(ca_cert: x509.Certificate, ca_key: CertificateIssuerPrivateKeyTypes,
+             hosts: Sequence[str], common_name: str | None, now: datetime.datetime,
+             validity: datetime.timedelta) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name or hosts[0])])
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject).issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now).not_valid_after(now + validity)
+        .add_extension(x509.SubjectAlternativeName([_san(h) for h in hosts]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .sign(ca_key, hashes.SHA256())
+    )
+    return cert, key
+
+
+def serving_covers(cert_pem: bytes, hosts: Sequence[str]) -> bool:
+    """Whether the serving certificate names every one of ``hosts`` in its SANs."""
+    cert = x509.load_pem_x509_certificate(cert_pem)
+    # compared as text, by the extension's OID: no isinstance on cryptography's classes,
+    # which a test runner that re-imports modules (pytester) makes twice
+    named = {str(name.value) for ext in cert.extensions
+             if ext.oid.dotted_string == ExtensionOID.SUBJECT_ALTERNATIVE_NAME.dotted_string
+             for name in ext.value}
+    return all(_normal(h) in named for h in hosts)
+
+
+def _normal(host: str) -> str:
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+def reissue_serving(ca_pem: bytes, ca_key_pem: bytes, hosts: Sequence[str], *,
+                    common_name: str | None = None,
+                    validity: datetime.timedelta = datetime.timedelta(days=365)
+                    ) -> tuple[bytes, bytes]:
+    """A new serving certificate for ``hosts`` signed by the kept CA (so clients that trust
+    it keep working): ``(cert_pem, key_pem)``."""
+    ca_cert = x509.load_pem_x509_certificate(ca_pem)
+    ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
+    if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):
+        raise ValueError("the CA key can sign no certificate")
+    now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
+    cert, key = _serving(ca_cert, ca_key, hosts, common_name, now, validity)
+    return (cert.public_bytes(serialization.Encoding.PEM),
+            key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                              serialization.NoEncryption()))

@@ -161,6 +161,7 @@ class Controller(Generic[T]):
         """Reconcile the owner when an object of these kinds changes (found through the
         controller ``ownerReference``)."""
         for kind in kinds:
+            kind_key(kind)  # a kind it cannot tell fails here, at the line that names it
             handler = EnqueueForOwner(self.for_kind, only_controller=only_controller)
             self.watch_specs.append(WatchSpec(kind, handler, tuple(predicates), "owns"))
         return self
@@ -170,6 +171,7 @@ class Controller(Generic[T]):
                 predicates: Sequence[Predicate] = ()) -> Controller[T]:
         """Reconcile what ``map_func`` (or the object named by a label, or ``handler``)
         says when an object of ``kind`` changes."""
+        kind_key(kind)
         chosen = [h for h in (map_func, map_to_owner_by_label, handler) if h is not None]
         if len(chosen) != 1:
             raise ValueError("watches() needs exactly one of map_func, "

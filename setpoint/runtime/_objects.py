@@ -38,6 +38,11 @@ class KindKey(NamedTuple):
         return f"{self.kind}.{self.api_version}"
 
 
+class KindNameError(TypeError):
+    """A kind named by a string (``owns("ConfigMap")``, as kopf spells kinds) where its class
+    or a ``Kind`` is wanted."""
+
+
 def kind_key(ref: object) -> KindKey:
     """The :class:`KindKey` of a typed class, a :class:`Kind`, a :class:`ResourceInfo`,
     a :class:`KindKey` or an object (dict or typed instance)."""
@@ -62,7 +67,35 @@ def kind_key(ref: object) -> KindKey:
         raise TypeError(f"{ref!r}: name the kind (a typed class or Kind), not the resource")
     if is_typed_class(type(ref)):
         return kind_key(type(ref))
-    raise TypeError(f"cannot tell the kind of {ref!r}")
+    if isinstance(ref, str):
+        raise KindNameError(_string_kind_message(ref))
+    raise TypeError(f"cannot tell the kind of {ref!r}: name it by its class (a typed "
+                    "resource) or Kind(apiVersion, kind)")
+
+
+def _string_kind_message(name: str) -> str:
+    """What to write instead of a kind named by a string (as kopf and kubectl spell them):
+    the built-in class of that name, or the closest, when there is one."""
+    import difflib
+    import re
+    from pathlib import Path
+
+    import setpoint.resources.models as models
+
+    # the generated modules, read as text: importing every one would cost a second
+    found: dict[str, str] = {}
+    for module in sorted(Path(models.__file__).parent.glob("*_v*.py")):
+        for cls in re.findall(r"^class (\w+)\(Resource\)", module.read_text(), re.M):
+            found.setdefault(cls.lower(), f"from setpoint.resources.models.{module.stem} "
+                                          f"import {cls}")
+    wanted = name.rstrip("s").lower() if name.lower() not in found else name.lower()
+    close = difflib.get_close_matches(wanted, list(found), n=1, cutoff=0.8)
+    if close:
+        cls = found[close[0]].rpartition(" ")[2]
+        return (f"the kind {name!r} is a string: name a kind by its class: did you mean "
+                f"{cls} ({found[close[0]]})?")
+    return (f"the kind {name!r} is a string: name a kind by its class (a CustomResource "
+            f"or a built-in such as ConfigMap) or by Kind(apiVersion, kind)")
 
 
 def as_ref(ref: object) -> Any:

@@ -10,12 +10,15 @@ withheld``, then ``healthz check failed``, 500), since the endpoint is public.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 
 from setpoint.runtime._listen import ListenError
 from setpoint.runtime._metrics import CONTENT_TYPE, Metrics
+
+log = logging.getLogger(__name__)
 
 Check = Callable[[], str | None]
 """A health check: None when healthy, else why not."""
@@ -63,6 +66,11 @@ class ProbeServer:
         server = site._server
         sockets = getattr(server, "sockets", None) or []
         self.port = sockets[0].getsockname()[1] if sockets else port
+        # the bound port, so that --http-address HOST:0 says where it went (controller-runtime
+        # logs its metrics and probe servers' addresses the same way)
+        shown = f"[{host}]" if ":" in host else host
+        log.info("probe_server_started address=%s:%d paths=/healthz,/readyz,/metrics",
+                 shown, self.port)
         return self.port
 
     async def stop(self) -> None:

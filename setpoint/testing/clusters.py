@@ -4,7 +4,7 @@
   test alone (a few milliseconds), the test working in ``default``;
 - shared: one embedded cluster per test module, run in a background thread so that every
   test's event loop can reach it; each test gets its own namespace, deleted afterwards;
-- external (``pytest --kubeconfig FILE``): the cluster of that kubeconfig, with a
+- external (``pytest --kubeconfig=FILE``): the cluster of that kubeconfig, with a
   namespace per test as in the shared case.
 
 Whichever it is, a test sees one :class:`SetpointCluster`: a kubeconfig, a namespace, a

@@ -10,7 +10,7 @@ Fixtures, for tests of operators::
 
 - ``setpoint_cluster``: a fresh embedded cluster for the test (a few milliseconds to
   start); with ``@pytest.mark.setpoint_cluster(scope="module")`` one embedded cluster
-  shared by the module, a namespace per test; with ``pytest --kubeconfig FILE`` the
+  shared by the module, a namespace per test; with ``pytest --kubeconfig=FILE`` the
   cluster of that file, a namespace per test (deleted afterwards).
 - ``setpoint_client`` (alias ``k8s``): a :class:`~setpoint.client.Client` in the test's
   namespace.
@@ -68,6 +68,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    _refuse_a_kubeconfig_read_as_a_path(config)
     config.addinivalue_line(
         "markers", f"{MARKER}(scope='module'): share one embedded cluster across the "
         "module's tests (each test gets its own namespace)")
@@ -77,6 +78,21 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "setpoint_workload_settings(**fields): WorkloadSettings fields of "
         "setpoint_workloads for this test (e.g. node_monitor_grace_period_seconds=5)")
+
+
+def _refuse_a_kubeconfig_read_as_a_path(config: pytest.Config) -> None:
+    """pytest finds its rootdir and configuration file before plugins add their options, so
+    in ``--kubeconfig FILE`` (two words) it takes FILE for a test path: with FILE outside
+    the project it misses the project's pyproject.toml (``asyncio_mode = "auto"``), and
+    every test fails as "async def functions are not natively supported"."""
+    args = [str(a) for a in config.invocation_params.args]
+    if "--kubeconfig" not in args[:-1] or config.inipath is not None:
+        return
+    value = args[args.index("--kubeconfig") + 1]
+    raise pytest.UsageError(
+        f"pytest read --kubeconfig's {value} as a test path when it looked for its "
+        f"configuration file, and found none (rootdir {config.rootpath}): write "
+        f"--kubeconfig={value}")
 
 
 def _external(config: pytest.Config) -> Path | None:

@@ -86,3 +86,20 @@ def test_a_kubeconfig_directory_is_warned_about_only_when_we_can_and_should_fix_
             f"chmod 700 {directory}"), err
     else:
         assert warnings == [], err
+
+
+def test_a_port_in_use_names_the_option_that_moves_it(tmp_path: Path) -> None:
+    """The README's and the guides' `cluster up` listen on 6443 unless told: a second one
+    (or anything on 6443) said only "Address already in use"."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = cluster_up(tmp_path, "--memory", "--port", str(port),
+                            "--kubeconfig", str(tmp_path / "kubeconfig"))
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: cannot listen on 127.0.0.1:{port}: Address already in use: pass another "
+        "--port (--port 0 takes a free one; the kubeconfig tells which)"), result.stderr

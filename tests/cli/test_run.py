@@ -40,6 +40,32 @@ def test_mistakes_are_one_line_errors_naming_the_fix(target: str, message: str) 
     assert len(lines) == 1 and lines[0].startswith(message), result.output
 
 
+@pytest.mark.parametrize(("kind", "said"), [
+    ("ConfigMapp", "name a kind by its class: did you mean ConfigMap "
+                   "(from setpoint.resources.models.core_v1 import ConfigMap)?"),
+    ("deployments", "name a kind by its class: did you mean Deployment "
+                    "(from setpoint.resources.models.apps_v1 import Deployment)?"),
+    ("Gadget", "name a kind by its class (a CustomResource or a built-in such as ConfigMap) "
+               "or by Kind(apiVersion, kind)"),
+])
+def test_a_kind_named_by_a_string_is_one_line_at_the_users_line(
+        kind: str, said: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """``owns("ConfigMap")`` (kinds as kopf spells them) was a TypeError traceback from deep
+    inside the manager's start, 'cannot tell the kind of ...'."""
+    module = f"string_kind_{kind.lower()}"
+    (tmp_path / f"{module}.py").write_text(
+        "from examples.widget.api import Widget\n"
+        "from setpoint.runtime import Controller, Manager\n"
+        f"widgets = Controller.for_(Widget).owns({kind!r})\n"
+        "manager = Manager([widgets])\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+    result = CliRunner().invoke(cli, ["run", f"{module}:manager"])
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: {tmp_path / module}.py:3: the kind {kind!r} is a string: {said}"]
+
+
 def test_no_cluster_configuration_is_a_one_line_error(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.delenv("KUBECONFIG", raising=False)
@@ -70,8 +96,10 @@ async def test_run_reconciles_and_stops_cleanly_on_sigterm(
 
 
 @pytest.mark.parametrize("option", ["--webhook-address", "--http-address"])
+@pytest.mark.parametrize("value", ["9443", "127.0.0.1:99999"])
 def test_an_address_that_is_not_host_port_is_a_one_line_error(
-        option: str, tmp_path: Path) -> None:
+        option: str, value: str, tmp_path: Path) -> None:
+    """A port past 65535 was taken modulo 65536 by uvloop's bind (99999 served on 34463)."""
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(yaml.safe_dump({
         "apiVersion": "v1", "kind": "Config", "current-context": "c",
@@ -79,9 +107,9 @@ def test_an_address_that_is_not_host_port_is_a_one_line_error(
         "users": [{"name": "u", "user": {"token": "t"}}],
         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
     result = CliRunner().invoke(cli, ["run", "tests.cli.webhook_target:manager",
-                                      "--kubeconfig", str(kubeconfig), option, "9443"])
+                                      "--kubeconfig", str(kubeconfig), option, value])
     assert result.exit_code == 2
-    assert f"{option} '9443' is not HOST:PORT" in result.output
+    assert f"{option} '{value}' is not HOST:PORT" in result.output
     assert "Traceback" not in result.output
 
 

@@ -213,6 +213,15 @@ HOSTILE = {
                             r"clusters\[0\]\.cluster\.server must be a string"),
     "context-not-a-string": (b"current-context: [x]\n", "current-context must be a string"),
     "not-utf-8": (b"\xff\xfe\x00", "cannot read kubeconfig"),
+    # PyYAML's text was five lines with a caret
+    "not-yaml": (b"garbage: [\n", "^cannot read kubeconfig .*/kc: it is not YAML: line 2, "
+                 "column 1: expected the node content, but found '<stream end>'$"),
+    "no-contexts": (b"apiVersion: v1\nkind: Config\n",
+                    "^kubeconfig has no current-context and defines no contexts: write one "
+                    r"\(kubectl config set-context\) or use another kubeconfig$"),
+    "no-current-context": (b"contexts: [{name: b, context: {}}, {name: a, context: {}}]\n",
+                           r"no context was given: name one of its contexts \(a, b\) with "
+                           "--context, or set it with kubectl config use-context$"),
 }
 
 

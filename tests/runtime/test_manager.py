@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 from datetime import datetime
 from typing import Any
 
@@ -30,12 +31,15 @@ async def fetch(port: int, path: str) -> tuple[int, str]:
 
 
 async def test_probes_and_metrics_share_one_port(
-        cluster: RunningCluster, client: Client) -> None:
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
     manager = make_manager(cluster, [widget_controller()], http_port=0,
                            http_host="127.0.0.1")
+    caplog.set_level(logging.INFO, logger="setpoint.runtime")
     async with manager.running():
         port = manager.http_port
         assert port
+        # port 0 picks one: the log says which (`setpoint run --http-address 127.0.0.1:0`)
+        assert f"probe_server_started address=127.0.0.1:{port} " in caplog.text
         assert await fetch(port, "/healthz") == (200, "ok")
         assert await fetch(port, "/readyz") == (200, "ok")
         await client.create(widget("w"))

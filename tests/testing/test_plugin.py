@@ -153,3 +153,23 @@ def test_loading_the_plugin_imports_neither_the_sdk_nor_the_server() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_kubeconfig_pytest_took_for_a_test_path_is_one_line_naming_the_fix(
+        pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``pytest --kubeconfig FILE`` (two words, as the docs wrote it) with FILE outside the
+    project: pytest looked for its configuration from FILE's directory, missed the project's
+    pyproject.toml, and every coroutine test failed "async def functions are not natively
+    supported" (pytest decides rootdir before plugins add options: _pytest/config/__init__.py
+    Config._preparse, _initini)."""
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nasyncio_mode = "auto"\n')
+    pytester.makepyfile(test_inner="async def test_it():\n    pass\n")
+    kubeconfig = tmp_path_factory.mktemp("elsewhere") / "kubeconfig"
+    kubeconfig.write_text("")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--kubeconfig",
+                                           str(kubeconfig))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: pytest read --kubeconfig's {kubeconfig} as a test "
+                                 "path when it looked for its configuration file, and found "
+                                 f"none (rootdir *): write --kubeconfig={kubeconfig}"])
+    assert "not natively supported" not in result.stdout.str()

@@ -4,7 +4,7 @@ Each test gets a fresh embedded cluster (the ``setpoint_cluster`` fixture) with 
 workloads running beside it (``setpoint_workloads``: nodes, scheduler, simulated kubelets,
 the StatefulSet, Deployment and ReplicaSet controllers), so pods really get scheduled and
 become Ready.
-Against an existing cluster (``pytest --kubeconfig FILE``) the workloads are that
+Against an existing cluster (``pytest --kubeconfig=FILE``) the workloads are that
 cluster's own.
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
-from setpoint.machinery.certificates import issue
+from setpoint.machinery.certificates import issue, reissue_serving, serving_covers
 
 VALIDITY = datetime.timedelta(days=3650)
 _FILES = ("ca.crt", "serving.crt", "serving.key", "ca.key")
@@ -52,7 +52,16 @@ def ensure_certs(directory: Path, hosts: list[str]) -> ServingCerts:
     private_directory(directory)
     files = {n: directory / n for n in _FILES}
     if all(p.exists() for p in files.values()):
-        return ServingCerts(*(read_private(files[n]) for n in _FILES))
+        kept = ServingCerts(*(read_private(files[n]) for n in _FILES))
+        if serving_covers(kept.cert_pem, hosts):
+            return kept
+        # started on another --host than the certificate was made for: a new serving
+        # certificate from the same CA, so kubeconfigs written before still verify it
+        cert_pem, key_pem = reissue_serving(kept.ca_pem, kept.ca_key_pem, hosts,
+                                            common_name="kube-apiserver", validity=VALIDITY)
+        write_private(files["serving.key"], key_pem)
+        write_private(files["serving.crt"], cert_pem)
+        return ServingCerts(kept.ca_pem, cert_pem, key_pem, kept.ca_key_pem)
     certs = _generate(hosts)
     write_private(files["ca.crt"], certs.ca_pem)
     write_private(files["serving.crt"], certs.cert_pem)
