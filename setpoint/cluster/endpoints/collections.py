@@ -48,7 +48,7 @@ from setpoint.cluster.registry.options import (
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors, fields, gojson
 from setpoint.machinery.errors import StatusError
-from setpoint.machinery.gojson import html_escaped
+from setpoint.machinery.gojson import go_text
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -261,7 +261,7 @@ class CollectionReads:
                         continue
                 # one escaping pass over the batch: objects spliced in as stored are
                 # already escaped, and escaping twice changes nothing (gojson)
-                yield html_escaped(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
+                yield go_text(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
                                             for t, o in batch))
         finally:
             stream.close()
