@@ -88,3 +88,18 @@ async def test_custom_resource_floats_are_written_as_go_writes_a_float64(
     status, table = await _request(api, "GET", path + "/g",
                                    accept="application/json;as=Table;v=v1;g=meta.k8s.io")
     assert status == 200 and b'"cells":["g",100000000000000000000]' in table, table
+
+
+async def test_invalid_utf8_in_the_path_is_written_as_an_escaped_replacement_character(
+        api: API) -> None:
+    """net/http keeps the path's bytes as they are (``url.PathUnescape``), the NotFound
+    Status quotes the name, and encoding/json (encode.go ``appendString``) writes each byte
+    that is not UTF-8 as the six characters ``\\ufffd``, while a real U+FFFD stays as it is."""
+    path = "/api/v1/namespaces/default/configmaps/"
+    status, body = await _request(api, "GET", path + "a%FFb")
+    assert status == 404, body
+    assert b'"message":"configmaps \\"a\\ufffdb\\" not found"' in body, body
+    assert b'"name":"a\\ufffdb"' in body
+    status, body = await _request(api, "GET", path + "a%EF%BF%BDb")
+    assert status == 404, body
+    assert '"message":"configmaps \\"a\ufffdb\\" not found"'.encode() in body, body
