@@ -18,9 +18,9 @@ Numbers: encode.go ``floatEncoder.encode`` writes a float64 with strconv's short
 ``'f'`` format when 1e-6 <= |f| < 1e21 and in ``'e'`` format otherwise, its exponent
 cleaned of a leading zero (``1e-07`` as ``1e-7``, ``1e+21``); orjson writes ``1.0``,
 ``1e+16`` and ``1e-6`` where Go writes ``1``, ``10000000000000000`` and ``0.000001``.
-Only such a text holds ``.0`` before ``,``, ``}``, ``]`` or its end, ``e+1``, ``e+20`` or
-``e-6``; a text without them (substring scans again) is handed back as it is, one with them
-has its numbers (outside strings) rewritten.
+Only such a text holds ``e-6``, ``e+1``, ``e+20`` or ``.0`` before ``,``, ``}``, ``]`` or its
+end; a text without them (substring scans again) is handed back as it is, one with them has
+its numbers (outside strings) rewritten.
 """
 
 from __future__ import annotations
@@ -74,10 +74,13 @@ def _go_number(match: re.Match[bytes]) -> bytes:
 
 def go_floats(text: bytes) -> bytes:
     """``text`` (JSON) with its floats written as Go writes a float64."""
-    if (b".0" not in text or (b".0," not in text and b".0}" not in text
-                              and b".0]" not in text and not text.endswith(b".0"))) and (
-            b"e" not in text or (b"e+1" not in text and b"e+20" not in text
-                                 and b"e-6" not in text)):
+    # cheapest first: ``+`` and ``.`` are one memchr each (a built-in object often holds
+    # neither), ``e-6`` and ``.0`` a substring scan each
+    if not (b"e-6" in text
+            or (b"+" in text and (b"e+1" in text or b"e+20" in text))
+            or (b"." in text and b".0" in text
+                and (b".0," in text or b".0}" in text or b".0]" in text
+                     or text.endswith(b".0")))):
         return text
     return _TOKEN.sub(_go_number, text)
 
