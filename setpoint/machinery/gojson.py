@@ -13,10 +13,20 @@ The five can only occur inside JSON strings (never in the syntax between them), 
 byte-level replacement of orjson's output is exact, and an escaped text has none left
 (escaping twice changes nothing). A text holding none of them, the usual case, is handed
 back as it is after four ``memchr`` scans.
+
+Numbers: encode.go ``floatEncoder.encode`` writes a float64 with strconv's shortest digits in
+``'f'`` format when 1e-6 <= |f| < 1e21 and in ``'e'`` format otherwise, its exponent
+cleaned of a leading zero (``1e-07`` as ``1e-7``, ``1e+21``); orjson writes ``1.0``,
+``1e+16`` and ``1e-6`` where Go writes ``1``, ``10000000000000000`` and ``0.000001``.
+Only such a text holds ``e-6``, ``e+1``, ``e+20`` or ``.0`` before ``,``, ``}``, ``]`` or its
+end; a text without them (substring scans again) is handed back as it is, one with them has
+its numbers (outside strings) rewritten.
 """
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
 from typing import Any
 
 import orjson
@@ -39,7 +49,48 @@ def html_escaped(text: bytes) -> bytes:
     return text
 
 
+# a JSON string (skipped whole, so that its text is never taken for a number) or a number
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|-?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?')
+
+
+def go_float(value: float) -> str:
+    """encode.go ``floatEncoder.encode`` for a float64: the text Go writes."""
+    magnitude = abs(value)
+    # Python's repr has the same shortest round-trip digits as strconv's precision -1
+    if magnitude != 0 and (magnitude < 1e-6 or magnitude >= 1e21):
+        text = repr(value)  # 'e' format, at least two exponent digits, as strconv's
+        if text[-4:-1] == "e-0":  # clean up e-09 to e-9
+            text = text[:-2] + text[-1]
+        return text
+    return format(Decimal(repr(value)).normalize(), "f")
+
+
+def _go_number(match: re.Match[bytes]) -> bytes:
+    token = match.group()
+    if token[0] == 34 or (b"." not in token and b"e" not in token and b"E" not in token):
+        return token  # a string, or an integer (Go's int64 is written as it is)
+    return go_float(float(token)).encode()
+
+
+def go_floats(text: bytes) -> bytes:
+    """``text`` (JSON) with its floats written as Go writes a float64."""
+    # cheapest first: ``+`` and ``.`` are one memchr each (a built-in object often holds
+    # neither), ``e-6`` and ``.0`` a substring scan each
+    if not (b"e-6" in text
+            or (b"+" in text and (b"e+1" in text or b"e+20" in text))
+            or (b"." in text and b".0" in text
+                and (b".0," in text or b".0}" in text or b".0]" in text
+                     or text.endswith(b".0")))):
+        return text
+    return _TOKEN.sub(_go_number, text)
+
+
+def go_text(text: bytes) -> bytes:
+    """orjson's ``text`` as Go's ``json.Marshal`` writes the same value."""
+    return html_escaped(go_floats(text))
+
+
 def dumps(obj: Any, option: int | None = None) -> bytes:
     """``obj`` as ``json.Marshal`` writes it (orjson's ``option`` as given)."""
     # (orjson is slower with an explicit ``option=None`` than with none)
-    return html_escaped(orjson.dumps(obj) if option is None else orjson.dumps(obj, option=option))
+    return go_text(orjson.dumps(obj) if option is None else orjson.dumps(obj, option=option))

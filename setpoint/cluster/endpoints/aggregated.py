@@ -147,7 +147,8 @@ def _upgrade_head(request: Request, target: Target, body: bytes) -> bytes:
     hop-by-hop ones an upgrade needs kept."""
     upgrade = [(n, v) for n, v in request.raw_header_items()
                if n.lower() in ("connection", "upgrade")]
-    target_path = quote(request.path, safe=PATH_SAFE) + (
+    # (a byte of the URL that is not UTF-8 is a surrogate in the path: sent on as it came)
+    target_path = quote(request.path, safe=PATH_SAFE, errors="surrogateescape") + (
         f"?{request.raw_query.decode('latin-1')}" if request.raw_query else "")
     lines = [f"{request.method} {target_path} HTTP/1.1", f"Host: {target.address}"]
     lines += [f"{n}: {v}" for n, v in [*upgrade, *_proxied_headers(request)]]

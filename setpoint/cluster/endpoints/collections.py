@@ -48,7 +48,7 @@ from setpoint.cluster.registry.options import (
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors, fields, gojson
 from setpoint.machinery.errors import StatusError
-from setpoint.machinery.gojson import html_escaped
+from setpoint.machinery.gojson import go_text, html_escaped
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -260,9 +260,11 @@ class CollectionReads:
                     if not batch:
                         continue
                 # one escaping pass over the batch: objects spliced in as stored are
-                # already escaped, and escaping twice changes nothing (gojson)
-                yield html_escaped(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
-                                            for t, o in batch))
+                # already escaped, and escaping twice changes nothing (gojson); only a
+                # custom resource holds floats (built-in kinds have none: API conventions)
+                written = go_text if rt.is_custom else html_escaped
+                yield written(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
+                                       for t, o in batch))
         finally:
             stream.close()
             self.api.untrack_watch(stream)

@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, unquote
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
@@ -77,6 +77,11 @@ class Request:
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
         self.path: str = scope["path"]  # percent-decoded, as Go's URL.Path
+        if "\ufffd" in self.path:
+            # uvicorn unquotes with errors="replace"; Go's URL.Path keeps the bytes that are
+            # not UTF-8, and encoding/json writes each as "\ufffd" (responses.encode): kept
+            # here as the surrogates that stand for them
+            self.path = unquote(scope["raw_path"].decode("ascii"), errors="surrogateescape")
         raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
         headers = {name.decode("latin-1"): value.decode("latin-1")
                    for name, value in raw_headers}

@@ -3,6 +3,7 @@ representation (JSON, YAML, Table, PartialObjectMetadata), with their Warning he
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -26,18 +27,38 @@ def encode(obj: Any, media: MediaType) -> bytes:
     try:
         return gojson.dumps(obj)
     except TypeError:
-        # a lone surrogate (from a URL or header, say) quoted in an answer: Go writes
-        # U+FFFD for what is not UTF-8 (encoding/json's encoder)
-        return gojson.dumps(valid_text(obj))
+        # lone surrogates, the bytes of a URL that are not UTF-8 (http.Request.path) quoted
+        # in an answer: encoding/json writes each such byte as the escape "\ufffd"
+        # (encode.go appendString), a real U+FFFD as it is
+        marks = [0]
+        text = gojson.dumps(valid_text(obj, marks))
+        if marks[0] != text.count(_INVALID_BYTE_UTF8):
+            # (the stand-in was in the value itself: the bytes are written as U+FFFD)
+            return gojson.dumps(valid_text(obj))
+        return text.replace(_INVALID_BYTE_UTF8, b"\\ufffd")
 
 
-def valid_text(value: Any) -> Any:
+# stands for an invalid byte while orjson writes the text (a noncharacter, which no
+# Kubernetes text holds; the count above tells when one does)
+_INVALID_BYTE = "\U0010ffff"
+_INVALID_BYTE_UTF8 = _INVALID_BYTE.encode()
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def valid_text(value: Any, marks: list[int] | None = None) -> Any:
+    """``value`` with its lone surrogates as U+FFFD, or as the stand-in for an invalid
+    byte (counted in ``marks``) when ``marks`` is given."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        if marks is None:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        marks[0] += value.count(_INVALID_BYTE)
+        text, count = _SURROGATE.subn(_INVALID_BYTE, value)
+        marks[0] += count
+        return text
     if isinstance(value, dict):
-        return {valid_text(k): valid_text(v) for k, v in value.items()}
+        return {valid_text(k, marks): valid_text(v, marks) for k, v in value.items()}
     if isinstance(value, list):
-        return [valid_text(v) for v in value]
+        return [valid_text(v, marks) for v in value]
     return value
 
 

@@ -32,7 +32,7 @@ from setpoint.cluster.storage.labelindex import LabelIndex, Pair, in_order
 from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
 from setpoint.machinery import errors, gojson
 from setpoint.machinery.errors import StatusError
-from setpoint.machinery.gojson import html_escaped
+from setpoint.machinery.gojson import go_text
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +136,7 @@ def _encode(obj: dict[str, Any]) -> Raw:
     4 KiB or more whatever the object's size, which kept for every object would be most of
     the store's memory. Written as Go writes it (``gojson``): etcd holds a custom resource
     as encoding/json wrote it, and the stored bytes are served as they are."""
-    return memoryview(html_escaped(orjson.dumps(obj))).tobytes()
+    return memoryview(go_text(orjson.dumps(obj))).tobytes()
 
 
 def _decode(raw: Raw) -> dict[str, Any]:
@@ -253,7 +253,7 @@ class Store:
             for resource, ns, name, raw in rows:
                 # (escaped as ``_encode`` does: a file an older version wrote holds them raw)
                 self._objects.setdefault(sys.intern(resource), {})[f"{ns}/{name}"] = (
-                    html_escaped(raw))
+                    go_text(raw))
             for resource, objs in self._objects.items():
                 self._sorted[resource] = SortedList(objs)
             self.revision = revision
