@@ -10,13 +10,16 @@ service.yaml, apiservice.yaml).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from setpoint.client import Client, Kind, NotFoundError
+from setpoint.cluster.storage import store as store_module
 from tests.workloads.metrics_server_support import (
     APISERVICE,
     CA,
@@ -324,3 +327,46 @@ async def test_registers_service_endpoints_and_apiservice_and_replaces_stale_one
         assert again[0] != port and again[1] != ca
         code, _ = await MetricsServerClient(again[0], again[1]).get("/healthz")
         assert code == 200
+
+
+CONFIGMAPS = "/api/v1/namespaces/kube-system/configmaps"
+# a generous multiple of the server's one-second retry after a failed watch
+QUIET_PERIOD_S = 3.0
+
+
+async def test_the_configuration_watch_survives_the_compaction_of_its_objects_revision(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """configmap_cafile_content.go follows the authentication ConfigMap with an informer,
+    which never watches from the object's own revision: kube-apiserver compacts etcd every
+    5 minutes (--etcd-compaction-interval), and a watch from a compacted revision is a
+    410 Gone. Here every revision is compacted as soon as a newer one is written; the
+    metrics server still follows the ConfigMap with one watch, where it used to retry the
+    410 every second, forever."""
+    monkeypatch.setattr(store_module, "DEFAULT_HISTORY_AGE_S", 0.0)
+    front_proxy, clients = CA.new("front-proxy-ca"), CA.new("client-ca")
+
+    async def configure(client: Client) -> None:
+        await publish(client, authentication_configmap(front_proxy, clients))
+
+    async with kubelet_env(before_start=configure) as env:
+        port, ca = await wait_for(lambda: backend(env.client))
+
+        def watches() -> int:  # the named watches: the ConfigMap itself is read by name
+            return sum(1 for r in env.requests if r.method == "GET" and r.path == CONFIGMAPS)
+
+        await wait_for(lambda: watches() > 0)
+        # the watch takes a rotation as it is written
+        rotated = MetricsServerClient(port, ca, front_proxy.client_files(
+            tmp_path, "rotated-proxy"))
+        path = f"{V1BETA1}/namespaces/default/pods"
+        await publish(env.client, authentication_configmap(
+            front_proxy, clients, allowed=("rotated-proxy",)))
+
+        async def accepted() -> bool:
+            code, _ = await rotated.get(path, user="admin", groups=("system:masters",))
+            return code == 200
+
+        await wait_for(accepted)
+        started = watches()
+        await asyncio.sleep(QUIET_PERIOD_S)  # proves an absence: no watch started again
+        assert watches() == started == 1

@@ -115,10 +115,13 @@ class MetricsServer:
             try:
                 found = await self.authenticator.read(self.client)
                 self.configured = self.configured or found is not None
-                version = found["metadata"]["resourceVersion"] if found is not None else None
-                # the watch ends each minute: the recheck's read comes next
+                # Watched from now, not from the object's own resourceVersion: that revision
+                # is compacted once the store moves on (every 5 minutes in kube-apiserver),
+                # and a watch from it is 410 Gone every time. The watch begins with the
+                # object as it is, so nothing written since the read is missed. The watch
+                # ends each minute: the recheck's read comes next.
                 async with self.client.watch(
-                        CONFIGMAP, namespace=namespace, name=name, resource_version=version,
+                        CONFIGMAP, namespace=namespace, name=name,
                         timeout_seconds=int(CONFIGURATION_RECHECK_S)) as events:
                     async for event_type, obj in events:
                         if event_type in ("ADDED", "MODIFIED") and isinstance(obj, dict):
