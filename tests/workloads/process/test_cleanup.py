@@ -210,6 +210,7 @@ async def test_without_root_a_daemon_started_by_exec_dies_with_its_pod_and_with_
     prefix = _unprivileged(directory)
     kubeconfig = directory / "kubeconfig"
     deleted, orphaned = (f"SETPOINT_EXEC_DAEMON_{uuid.uuid4().hex}" for _ in range(2))
+    execs: list[subprocess.Popen[bytes]] = []
     cluster = _cluster_process(kubeconfig, prefix)
     try:
         await wait_for(kubeconfig.exists, timeout=60)
@@ -227,16 +228,18 @@ async def test_without_root_a_daemon_started_by_exec_dies_with_its_pod_and_with_
                 return (pod.get("status") or {}).get("phase") == "Running"
             for name, token in (("deleted", deleted), ("orphaned", orphaned)):
                 await wait_for(lambda name=name: running(name), timeout=60)
-                # the daemon lets go of the exec's streams, so the exec ends at once
-                subprocess.run(
+                # the daemon lets go of the exec's streams, so the exec may end at once
+                execs.append(subprocess.Popen(
                     [kubectl, "--kubeconfig", str(kubeconfig), "--cache-dir",
                      str(tmp_path / "cache"), "exec", name, "--", "sh", "-c",
                      f"{token}=1 setsid sleep 3600 </dev/null >/dev/null 2>&1 &"],
-                    check=True, stdout=subprocess.DEVNULL, timeout=60)
+                    stdout=subprocess.DEVNULL))
                 await wait_for(lambda token=token: any(
                     _session_leader(pid) for pid in processes_with(token)), timeout=60)
             await client.delete(POD, "deleted", namespace="default")
             await wait_for(lambda: not processes_with(deleted))
+            # each exec ended as its command did (exit 0), not held by its daemon
+            assert [exec_.wait(timeout=60) for exec_ in execs] == [0, 0]
         os.kill(cluster.pid, signal.SIGKILL)
         cluster.wait()
         await wait_for(lambda: not processes_with(orphaned))
@@ -246,3 +249,7 @@ async def test_without_root_a_daemon_started_by_exec_dies_with_its_pod_and_with_
             cluster.wait()
         for pid in processes_with(deleted) + processes_with(orphaned):
             os.kill(pid, signal.SIGKILL)
+        for exec_ in execs:
+            if exec_.poll() is None:
+                exec_.kill()
+                exec_.wait()
