@@ -4,6 +4,7 @@ each container's subreaper shim (setpoint/workloads/kubelet/process/shim.py), ro
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -185,6 +186,11 @@ async def test_without_root_a_daemonized_child_dies_with_its_pod_and_with_the_cl
             os.kill(pid, signal.SIGKILL)
 
 
+def _daemon_with(token: str) -> bool:
+    """Whether a daemon (a ``sleep`` leading its session) carries ``token``."""
+    return any(_session_leader(pid) for pid in processes_with(token))
+
+
 def _session_leader(pid: int) -> bool:
     """Whether ``pid`` is a ``sleep`` that leads its own session (proc(5): field 6)."""
     try:
@@ -227,15 +233,14 @@ async def test_without_root_a_daemon_started_by_exec_dies_with_its_pod_and_with_
                 pod = await client.get(POD, name, namespace="default")
                 return (pod.get("status") or {}).get("phase") == "Running"
             for name, token in (("deleted", deleted), ("orphaned", orphaned)):
-                await wait_for(lambda name=name: running(name), timeout=60)
+                await wait_for(functools.partial(running, name), timeout=60)
                 # the daemon lets go of the exec's streams, so the exec may end at once
                 execs.append(subprocess.Popen(
                     [kubectl, "--kubeconfig", str(kubeconfig), "--cache-dir",
                      str(tmp_path / "cache"), "exec", name, "--", "sh", "-c",
                      f"{token}=1 setsid sleep 3600 </dev/null >/dev/null 2>&1 &"],
                     stdout=subprocess.DEVNULL))
-                await wait_for(lambda token=token: any(
-                    _session_leader(pid) for pid in processes_with(token)), timeout=60)
+                await wait_for(functools.partial(_daemon_with, token), timeout=60)
             await client.delete(POD, "deleted", namespace="default")
             await wait_for(lambda: not processes_with(deleted))
             # each exec ended as its command did (exit 0), not held by its daemon
