@@ -4,6 +4,7 @@ each container's subreaper shim (setpoint/workloads/kubelet/process/shim.py), ro
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
@@ -185,6 +186,11 @@ async def test_without_root_a_daemonized_child_dies_with_its_pod_and_with_the_cl
             os.kill(pid, signal.SIGKILL)
 
 
+def _daemon_with(token: str) -> bool:
+    """Whether a daemon (a ``sleep`` leading its session) carries ``token``."""
+    return any(_session_leader(pid) for pid in processes_with(token))
+
+
 def _session_leader(pid: int) -> bool:
     """Whether ``pid`` is a ``sleep`` that leads its own session (proc(5): field 6)."""
     try:
@@ -193,3 +199,62 @@ def _session_leader(pid: int) -> bool:
         return False
     comm = raw[raw.find(b"(") + 1:raw.rfind(b")")]
     return comm == b"sleep" and int(raw[raw.rfind(b")") + 2:].split()[3]) == pid
+
+
+async def test_without_root_a_daemon_started_by_exec_dies_with_its_pod_and_with_the_cluster(
+        tmp_path: Path) -> None:
+    """A process started by ``kubectl exec`` joins its container (runc exec: the container's
+    cgroup and PID namespace, libcontainer/process_linux.go setnsProcess), so it dies with
+    the container even when it daemonizes (``setsid``, its parent gone): when its pod is
+    deleted and when the cluster process is killed with SIGKILL. Without root each exec runs
+    under a shim of its own that ends with the container's
+    (setpoint/workloads/kubelet/process/shim.py)."""
+    need("setsid", "util-linux")
+    kubectl = need("kubectl", "kubectl")
+    directory = tmp_path / "cluster"
+    directory.mkdir(mode=0o700)
+    prefix = _unprivileged(directory)
+    kubeconfig = directory / "kubeconfig"
+    deleted, orphaned = (f"SETPOINT_EXEC_DAEMON_{uuid.uuid4().hex}" for _ in range(2))
+    execs: list[subprocess.Popen[bytes]] = []
+    cluster = _cluster_process(kubeconfig, prefix)
+    try:
+        await wait_for(kubeconfig.exists, timeout=60)
+        async with Client(load_kubeconfig(kubeconfig)) as client:
+            for name in ("deleted", "orphaned"):
+                await client.create({
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default"},
+                    "spec": {"terminationGracePeriodSeconds": 1, "containers": [{
+                        "name": "app", "image": "busybox:1.36",
+                        "command": ["sleep", "3600"]}]}})
+
+            async def running(name: str) -> bool:
+                pod = await client.get(POD, name, namespace="default")
+                return (pod.get("status") or {}).get("phase") == "Running"
+            for name, token in (("deleted", deleted), ("orphaned", orphaned)):
+                await wait_for(functools.partial(running, name), timeout=60)
+                # the daemon lets go of the exec's streams, so the exec may end at once
+                execs.append(subprocess.Popen(
+                    [kubectl, "--kubeconfig", str(kubeconfig), "--cache-dir",
+                     str(tmp_path / "cache"), "exec", name, "--", "sh", "-c",
+                     f"{token}=1 setsid sleep 3600 </dev/null >/dev/null 2>&1 &"],
+                    stdout=subprocess.DEVNULL))
+                await wait_for(functools.partial(_daemon_with, token), timeout=60)
+            await client.delete(POD, "deleted", namespace="default")
+            await wait_for(lambda: not processes_with(deleted))
+            # each exec ended as its command did (exit 0), not held by its daemon
+            assert [exec_.wait(timeout=60) for exec_ in execs] == [0, 0]
+        os.kill(cluster.pid, signal.SIGKILL)
+        cluster.wait()
+        await wait_for(lambda: not processes_with(orphaned))
+    finally:
+        if cluster.poll() is None:
+            cluster.kill()
+            cluster.wait()
+        for pid in processes_with(deleted) + processes_with(orphaned):
+            os.kill(pid, signal.SIGKILL)
+        for exec_ in execs:
+            if exec_.poll() is None:
+                exec_.kill()
+                exec_.wait()

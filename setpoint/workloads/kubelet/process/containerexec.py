@@ -15,6 +15,7 @@ from typing import Any
 from setpoint.workloads.kubelet.process import spawn
 from setpoint.workloads.kubelet.process.catalog import ImageCatalog
 from setpoint.workloads.kubelet.process.sandbox import ProcessContainer
+from setpoint.workloads.kubelet.process.shim import STOP_CONTAINER
 
 
 async def exec_in_container(container: ProcessContainer, catalog: ImageCatalog,
@@ -30,11 +31,16 @@ async def exec_in_container(container: ProcessContainer, catalog: ImageCatalog,
         argv = [shutil.which("busybox") or command[0], *command] if shutil.which(
             "busybox") else command
     join = container.proc.pid if isolate else None
-    return await asyncio.create_subprocess_exec(
-        *argv, env=container.env, cwd=container.cwd,
-        preexec_fn=spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd,
-                                 tty=tty),
-        **kwargs)
+    # the command's own shim ends it, and all it started, when the container's shim ends
+    # (a pidfd: the container's pid could pass to another process meanwhile)
+    pidfd = os.pidfd_open(container.proc.pid)
+    try:
+        return await spawn.start_container_process(
+            argv, spawn.preexec([], False, join_namespace_of=join, cwd=container.cwd,
+                                tty=tty, death_signal=STOP_CONTAINER),
+            container_pidfd=pidfd, env=container.env, cwd=container.cwd, **kwargs)
+    finally:
+        os.close(pidfd)
 
 
 async def exec_result(proc: asyncio.subprocess.Process, timeout: float) -> tuple[int, bytes]:

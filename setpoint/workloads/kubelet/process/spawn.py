@@ -245,16 +245,20 @@ def alive(pid: int) -> bool:
 
 
 async def start_container_process(argv: Sequence[str], preexec_fn: Callable[[], None],
+                                  container_pidfd: int | None = None,
                                   **options: Any) -> asyncio.subprocess.Process:
     """Start ``argv`` under its shim (see :mod:`.shim`); the returned process is the
     shim's, which leads the container's group and ends as the program ends. Raises the
     ``OSError`` of a program that cannot be executed, as ``create_subprocess_exec``
-    would for the program itself."""
+    would for the program itself. ``container_pidfd``: a command exec'd in a container,
+    whose shim (behind this pidfd) it must not outlive."""
     status_read, status_write = os.pipe()
+    watch = () if container_pidfd is None else (container_pidfd,)
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-I", "-S", shim.__file__, str(os.getpid()), str(status_write),
-            "--", *argv, preexec_fn=preexec_fn, pass_fds=(status_write,), **options)
+            *map(str, watch), "--", *argv, preexec_fn=preexec_fn,
+            pass_fds=(status_write, *watch), **options)
     except BaseException:
         os.close(status_read)
         raise
