@@ -28,7 +28,20 @@ from setpoint.cluster.registry.defaults_flowcontrol import (
     default_flow_schema,
     default_priority_level_configuration,
 )
-from setpoint.cluster.registry.defaults_storage import default_csi_driver
+from setpoint.cluster.registry.defaults_storage import (
+    default_csi_driver,
+    default_pv,
+    default_pvc,
+    default_storage_class,
+)
+from setpoint.cluster.registry.defaults_workloads import (
+    default_cron_job,
+    default_daemon_set,
+    default_deployment,
+    default_job,
+    default_replica_set,
+    default_stateful_set,
+)
 from setpoint.cluster.registry.gozero import default_unset as _set
 from setpoint.cluster.registry.gozero import struct_field as _dict
 from setpoint.cluster.registry.podspec_defaults import (
@@ -149,34 +162,6 @@ def _namespace(obj: Obj) -> None:
         labels["kubernetes.io/metadata.name"] = meta["name"]
 
 
-def _pvc_spec(spec: Obj) -> None:
-    _set(spec, "volumeMode", "Filesystem")
-    resources = spec.get("resources")
-    if isinstance(resources, dict):
-        for key in ("requests", "limits"):
-            if isinstance(resources.get(key), dict):
-                resources[key] = canonical_resource_list(resources[key])
-
-
-def _pvc(obj: Obj) -> None:
-    _pvc_spec(_spec(obj))
-
-
-def _pvc_template(claim: Obj) -> None:
-    # A claim template is serialized whole, status included (Go writes its defaults).
-    _dict(claim, "metadata").setdefault("creationTimestamp", None)
-    _pvc_spec(_spec(claim))
-    _set(_dict(claim, "status"), "phase", "Pending")
-
-
-def _pv(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "persistentVolumeReclaimPolicy", "Retain")
-    _set(spec, "volumeMode", "Filesystem")
-    if isinstance(spec.get("capacity"), dict):
-        spec["capacity"] = canonical_resource_list(spec["capacity"])
-
-
 def _endpoints(obj: Obj) -> None:
     for subset in obj.get("subsets") or []:
         for port in subset.get("ports") or []:
@@ -248,111 +233,6 @@ def _events_v1_event(obj: Obj) -> None:
     _dict(obj, "deprecatedSource")
     obj.setdefault("deprecatedFirstTimestamp", None)
     obj.setdefault("deprecatedLastTimestamp", None)
-
-
-# -- apps/v1 -------------------------------------------------------------------------------
-
-def _template_of(spec: Obj) -> None:
-    default_pod_template(_dict(spec, "template"))
-
-
-def _deployment(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "replicas", 1)
-    strategy = _dict(spec, "strategy")
-    _set(strategy, "type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        rolling = _dict(strategy, "rollingUpdate")
-        _set(rolling, "maxUnavailable", "25%")
-        _set(rolling, "maxSurge", "25%")
-    _set(spec, "revisionHistoryLimit", 10)
-    _set(spec, "progressDeadlineSeconds", 600)
-    _template_of(spec)
-
-
-def _replica_set(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "replicas", 1)
-    _template_of(spec)
-
-
-def _daemon_set(obj: Obj) -> None:
-    spec = _spec(obj)
-    strategy = _dict(spec, "updateStrategy")
-    _set(strategy, "type", "RollingUpdate")
-    if strategy["type"] == "RollingUpdate":
-        rolling = _dict(strategy, "rollingUpdate")
-        _set(rolling, "maxUnavailable", 1)
-        _set(rolling, "maxSurge", 0)
-    _set(spec, "revisionHistoryLimit", 10)
-    _template_of(spec)
-
-
-def _stateful_set(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "podManagementPolicy", "OrderedReady")
-    strategy = _dict(spec, "updateStrategy")
-    if not strategy.get("type"):
-        strategy["type"] = "RollingUpdate"
-        _dict(strategy, "rollingUpdate")
-    if strategy["type"] == "RollingUpdate" and isinstance(strategy.get("rollingUpdate"), dict):
-        _set(strategy["rollingUpdate"], "partition", 0)
-    retention = _dict(spec, "persistentVolumeClaimRetentionPolicy")
-    _set(retention, "whenDeleted", "Retain")
-    _set(retention, "whenScaled", "Retain")
-    _set(spec, "replicas", 1)
-    _set(spec, "revisionHistoryLimit", 10)
-    _template_of(spec)
-    for claim in spec.get("volumeClaimTemplates") or []:
-        _pvc_template(claim)
-
-
-# -- batch/v1 ------------------------------------------------------------------------------
-
-def _job_spec(spec: Obj) -> None:
-    if spec.get("completions") is None and spec.get("parallelism") is None:
-        spec["completions"] = 1
-        spec["parallelism"] = 1
-    _set(spec, "parallelism", 1)
-    if spec.get("backoffLimit") is None:
-        spec["backoffLimit"] = 2**31 - 1 if spec.get("backoffLimitPerIndex") is not None else 6
-    _set(spec, "completionMode", "NonIndexed")
-    _set(spec, "suspend", False)
-    failure_policy = spec.get("podFailurePolicy")
-    if isinstance(failure_policy, dict):
-        for rule in failure_policy.get("rules") or []:
-            for pattern in rule.get("onPodConditions") or []:
-                _set(pattern, "status", "True")
-    _set(spec, "podReplacementPolicy",
-         "Failed" if failure_policy is not None else "TerminatingOrFailed")
-
-
-def job_labels_from_template(obj: Obj) -> None:
-    """SetDefaults_Job (pkg/apis/batch/v1/defaults.go): a Job without labels takes its
-    template's."""
-    template = (obj.get("spec") or {}).get("template") or {}
-    labels = (template.get("metadata") or {}).get("labels")
-    meta = _dict(obj, "metadata")
-    if labels is not None and not meta.get("labels"):
-        meta["labels"] = dict(labels)
-
-
-def _job(obj: Obj) -> None:
-    spec = _spec(obj)
-    _job_spec(spec)
-    job_labels_from_template(obj)
-    _template_of(spec)
-
-
-def _cron_job(obj: Obj) -> None:
-    spec = _spec(obj)
-    _set(spec, "concurrencyPolicy", "Allow")
-    _set(spec, "suspend", False)
-    _set(spec, "successfulJobsHistoryLimit", 3)
-    _set(spec, "failedJobsHistoryLimit", 1)
-    job_template = _dict(spec, "jobTemplate")
-    _dict(job_template, "metadata").setdefault("creationTimestamp", None)
-    _template_of(_dict(job_template, "spec"))
 
 
 # -- other groups --------------------------------------------------------------------------
@@ -447,11 +327,6 @@ def _crd(obj: Obj) -> None:
                 break
 
 
-def _storage_class(obj: Obj) -> None:
-    _set(obj, "reclaimPolicy", "Delete")
-    _set(obj, "volumeBindingMode", "Immediate")
-
-
 def _priority_class(obj: Obj) -> None:
     _set(obj, "preemptionPolicy", "PreemptLowerPriority")
 
@@ -482,20 +357,20 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("", "Service"): _service,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
-    ("", "PersistentVolumeClaim"): _pvc,
-    ("", "PersistentVolume"): _pv,
+    ("", "PersistentVolumeClaim"): default_pvc,
+    ("", "PersistentVolume"): default_pv,
     ("", "Endpoints"): _endpoints,
     ("", "Node"): _node,
     ("", "LimitRange"): _limit_range,
     ("", "ResourceQuota"): _resource_quota,
     ("", "Event"): _core_event,
     ("events.k8s.io", "Event"): _events_v1_event,
-    ("apps", "Deployment"): _deployment,
-    ("apps", "ReplicaSet"): _replica_set,
-    ("apps", "DaemonSet"): _daemon_set,
-    ("apps", "StatefulSet"): _stateful_set,
-    ("batch", "Job"): _job,
-    ("batch", "CronJob"): _cron_job,
+    ("apps", "Deployment"): default_deployment,
+    ("apps", "ReplicaSet"): default_replica_set,
+    ("apps", "DaemonSet"): default_daemon_set,
+    ("apps", "StatefulSet"): default_stateful_set,
+    ("batch", "Job"): default_job,
+    ("batch", "CronJob"): default_cron_job,
     ("networking.k8s.io", "NetworkPolicy"): _network_policy,
     ("networking.k8s.io", "IngressClass"): _ingress_class,
     ("discovery.k8s.io", "EndpointSlice"): _endpoint_slice,
@@ -508,7 +383,7 @@ DEFAULTERS: dict[tuple[str, str], Defaulter] = {
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
         default_validating_admission_policy_binding,
     ("apiextensions.k8s.io", "CustomResourceDefinition"): _crd,
-    ("storage.k8s.io", "StorageClass"): _storage_class,
+    ("storage.k8s.io", "StorageClass"): default_storage_class,
     ("storage.k8s.io", "CSIDriver"): default_csi_driver,
     ("scheduling.k8s.io", "PriorityClass"): _priority_class,
     ("autoscaling", "HorizontalPodAutoscaler"): default_horizontal_pod_autoscaler_v2,

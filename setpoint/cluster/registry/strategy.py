@@ -11,7 +11,13 @@ import datetime
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
-from setpoint.cluster.registry import defaults, fieldlabels, templategeneration, validation
+from setpoint.cluster.registry import (
+    defaults,
+    defaults_workloads,
+    fieldlabels,
+    templategeneration,
+    validation,
+)
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
@@ -347,7 +353,7 @@ class JobStrategy(WorkloadStrategy):
     Job's own (when it has none) once the stored Job is decoded with SetDefaults_Job."""
 
     def decoded_from_storage(self, rt: ResourceType, obj: Obj) -> None:
-        defaults.job_labels_from_template(obj)
+        defaults_workloads.job_labels_from_template(obj)
 
 
 class DaemonSetStrategy(WorkloadStrategy):
