@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.objects import Obj
 
 _DATA = Path(__file__).with_name("enums.json")
@@ -48,11 +49,6 @@ def _table() -> _EnumTable:
     return _EnumTable(json.loads(_DATA.read_bytes()))
 
 
-def _go_quote(value: str) -> str:
-    # Go's %q of the values Kubernetes uses (printable ASCII) is JSON's quoting
-    return json.dumps(value, ensure_ascii=False)
-
-
 def _value_line(value: str, const_name: str, comment: str) -> str:
     """enum.go ``enumValue.Description``: the comment without the constant's leading name."""
     text = comment.strip()
@@ -60,14 +56,14 @@ def _value_line(value: str, const_name: str, comment: str) -> str:
         text = text[len(const_name):]
     text = _WHITESPACE.sub(" ", text.strip())
     # openapi.go's generateDescription trims each line's trailing spaces
-    return f" - `{_go_quote(value)}` {text}".rstrip(" ")
+    return f" - `{go_quote(value)}` {text}".rstrip(" ")
 
 
 @functools.cache
 def enum_of(go_type: str) -> tuple[list[str], str]:
     """The ``enum`` list of ``go_type`` and the paragraph appended to a description."""
     entries = _table().types.get(go_type) or []
-    values = [v for _, v in sorted((_go_quote(e[0]), e[0]) for e in entries)]
+    values = [v for _, v in sorted((go_quote(e[0]), e[0]) for e in entries)]
     lines = sorted(_value_line(*e) for e in entries)
     return values, "\n".join([_HEADER, *lines])
 

@@ -9,8 +9,9 @@ a value's own duplicates before its key's. The apiserver answers them for server
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
+
+from setpoint.machinery.gofmt import go_quote
 
 if TYPE_CHECKING:
     import yaml
@@ -64,4 +65,4 @@ def _go_quoted(key: yaml.ScalarNode) -> str:
     """The key as Go's ``%#v`` prints it: strings quoted, numbers and booleans bare."""
     if key.tag.endswith((":int", ":float", ":bool")):
         return str(key.value)
-    return json.dumps(key.value)
+    return go_quote(key.value)

@@ -264,3 +264,19 @@ async def test_typed_yaml_body_lists_go_yaml_lines_then_unknown_fields(api: API)
                                         INVALID_DEPLOYMENT_YAML.replace(b"NAME", b"warn"),
                                         content_type="application/yaml")
     assert (status, warnings) == (201, YAML_LINES + YAML_UNKNOWN), body
+
+
+async def test_a_repeated_key_is_printed_as_go_quotes_it(api: API) -> None:
+    """Rule: go-yaml prints a repeated key with ``%#v``, which for a string is
+    strconv.Quote: printable Unicode as it is (not JSON's \\u escapes), a non-printable rune
+    escaped (\\u200b).
+    Source: sigs.k8s.io/yaml goyaml.v2 decode.go (setMapIndex: "line %d: key %#v already set
+    in map"), Go src/strconv/quote.go (appendEscapedRune)."""
+    body = ('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: quoted\ndata:\n'
+            '  ключ: "1"\n  ключ: "2"\n  "a\\u200b": "3"\n  "a\\u200b": "4"\n').encode()
+    status, out, _ = await send(api, "PATCH", f"{CM}/quoted?fieldManager=m&fieldValidation=Strict",
+                                body, content_type=APPLY)
+    assert (status, out["message"]) == (
+        400, "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
+             'errors:\n  line 7: key "ключ" already set in map\n'
+             '  line 9: key "a\\u200b" already set in map'), out

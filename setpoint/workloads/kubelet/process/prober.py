@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
+
+from setpoint.machinery.gofmt import go_quote
 
 ExecInContainer = Callable[[list[str], float], Awaitable[tuple[int, bytes]]]
 """Run a command in the container's environment with a timeout: (exit code, output)."""
@@ -131,7 +132,7 @@ class Prober:
                     # cri-client remote_runtime.go ExecSync: a DeadlineExceeded becomes
                     # exec.NewTimeoutError(fmt.Errorf("command %q timed out", ...)),
                     # which pkg/probe/exec/exec.go reports as the failure's output
-                    return False, f"command {_go_quote(' '.join(command))} timed out"
+                    return False, f"command {go_quote(' '.join(command))} timed out"
                 # pkg/probe/exec/exec.go: the output, as written, is the failure's text
                 return code == 0, out.decode(errors="replace")
             if "httpGet" in probe:
@@ -205,8 +206,3 @@ def _dial_error(host: str, port: int, exc: OSError) -> str:
     # asyncio words a refused connect "Connect call failed (...)": the errno says what
     reason = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()
     return f"dial tcp {host}:{port}: connect: {reason}"
-
-
-def _go_quote(text: str) -> str:
-    """Go's %q of a string (strconv.Quote) for printable text."""
-    return json.dumps(text, ensure_ascii=False)
