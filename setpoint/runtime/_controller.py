@@ -12,7 +12,8 @@ in tests with two replicas); a manager turns it into a :class:`RunningController
 own queue and workers. Events of the primary kind enqueue the object; events of owned kinds
 enqueue their controller owner; watched kinds enqueue what their map function returns.
 Workers take requests from the queue (one worker per request at a time) and call the
-reconciler: an exception retries it with per-item backoff, :class:`TerminalError` does not,
+reconciler: an exception retries it with per-item backoff, :class:`TerminalError` does not
+(its backoff kept, as controller-runtime keeps it),
 ``Result(requeue_after=...)`` comes back after that delay.
 """
 
@@ -348,7 +349,9 @@ class RunningController:
             self._m_errors.inc()
             self._m_terminal.inc()
             self._m_total["error"].inc()
-            self.queue.forget(request)
+            # not retried, yet not forgotten: controller-runtime's reconcileHandler calls
+            # Forget only on success and before a RequeueAfter, so the failures before a
+            # terminal error still count towards the backoff of the next one
             self._failures.forget(request)
             logger.error("reconcile_failed_terminal", error=str(exc))
             return

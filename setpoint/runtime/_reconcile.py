@@ -55,4 +55,5 @@ class Reconciler(Protocol):
 
 class TerminalError(Exception):
     """A failure retrying cannot fix (invalid user input): logged and counted, not retried.
-    The object is reconciled again at its next change."""
+    The object is reconciled again at its next change; the failures before it still count
+    towards that reconcile's backoff (controller-runtime does not Forget on an error)."""

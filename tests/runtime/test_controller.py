@@ -193,6 +193,39 @@ async def test_terminal_errors_are_not_retried(
         assert attempts == ["w"]
 
 
+async def test_a_terminal_error_keeps_the_backoff_of_earlier_failures(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """A TerminalError is not retried, but the item is not forgotten either: its failures
+    so far still count, so a failure after the object's next change backs off from there
+    (the second retry, not the first again).
+    Source: sigs.k8s.io/controller-runtime v0.20 pkg/internal/controller/controller.go
+    (reconcileHandler: a terminal error only counts TerminalReconcileErrors; Forget is called
+    on success and before RequeueAfter, never on an error)."""
+    attempts: list[int] = []
+    ctrl = Controller.for_(WIDGET, name="terminal-backoff")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        attempts.append(obj["metadata"]["generation"])
+        if len(attempts) == 2:
+            raise TerminalError("spec is invalid")
+        if len(attempts) in (1, 3):
+            raise RuntimeError("not yet")
+        return Result()
+
+    caplog.set_level(logging.INFO, logger="setpoint")
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: len(attempts) == 2)
+        await client.patch(WIDGET, "w", {"spec": {"message": "fixed"}}, namespace="default")
+        await wait_for(lambda: len(attempts) == 4)
+    failed = [getattr(r, "fields", {}) for r in caplog.records
+              if getattr(r, "event", "") == "reconcile_failed"]
+    assert [f.get("retries") for f in failed] == [1, 2]
+    assert attempts == [1, 1, 2, 2]
+
+
 async def test_requeue_after_reconciles_again_later(
         cluster: RunningCluster, client: Client) -> None:
     times: list[float] = []
