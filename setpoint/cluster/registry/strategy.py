@@ -71,7 +71,14 @@ GENERATION_FIELDS: dict[tuple[str, str], tuple[str, ...] | None] = {
     ("", "PodTemplate"): ("template",),
     # pkg/registry/discovery/endpointslice/strategy.go: any change but metadata
     ("discovery.k8s.io", "EndpointSlice"): None,
+    # pkg/registry/storage/csidriver/strategy.go: PrepareForUpdate moves it on any spec change
+    ("storage.k8s.io", "CSIDriver"): ("spec",),
 }
+
+# Tracked kinds whose PrepareForCreate does not set generation 1: a new object keeps what the
+# client sent (mostly none, Go's 0, omitted), and its first spec change makes it 1
+# (pkg/registry/storage/csidriver/strategy.go; strategy_test.go TestCSIDriverPrepareForUpdate).
+GENERATION_NOT_SET_ON_CREATE = {("storage.k8s.io", "CSIDriver")}
 
 # Kinds whose PrepareForCreate sets generation 1 that no update moves (rest.BeforeUpdate keeps
 # the stored one): pkg/registry/scheduling/priorityclass/strategy.go.
@@ -144,8 +151,9 @@ class Strategy:
     # -- create ------------------------------------------------------------------------
     def prepare_for_create(self, rt: ResourceType, obj: Obj,
                            warnings: list[str] | None = None) -> None:
-        if self.tracks_generation(rt) or (
-                not rt.is_custom and (rt.group, rt.kind) in GENERATION_ONE_ON_CREATE):
+        key = (rt.group, rt.kind)
+        if rt.is_custom or (key in GENERATION_FIELDS and key not in GENERATION_NOT_SET_ON_CREATE
+                            ) or key in GENERATION_ONE_ON_CREATE:
             obj["metadata"]["generation"] = 1
         if (rt.group, rt.kind) == ("discovery.k8s.io", "EndpointSlice"):
             drop_topology_on_v1(obj, None)
@@ -167,8 +175,13 @@ class Strategy:
                 new.pop("status", None)
         meta = new["metadata"]
         if self.tracks_generation(rt):
-            gen = old["metadata"].get("generation", 1)
-            meta["generation"] = gen + 1 if self.spec_changed(rt, new, old) else gen
+            unset = 0 if (rt.group, rt.kind) in GENERATION_NOT_SET_ON_CREATE else 1
+            gen = old["metadata"].get("generation", unset)
+            gen = gen + 1 if self.spec_changed(rt, new, old) else gen
+            if gen:
+                meta["generation"] = gen
+            else:  # Go's 0, omitted
+                meta.pop("generation", None)
         elif "generation" in old["metadata"]:
             # rest.BeforeUpdate: "Ensure requests cannot update generation"
             meta["generation"] = old["metadata"]["generation"]

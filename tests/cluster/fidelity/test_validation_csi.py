@@ -79,6 +79,36 @@ def test_csi_driver_update_keeps_attach_and_modes(kube: Kube) -> None:
         kube.call("DELETE", f"{DRIVERS}/u.example.com")
 
 
+def test_csi_driver_generation_moves_with_spec_changes_only(kube: Kube) -> None:
+    """Rule: a CSIDriver's PrepareForCreate sets no generation (Go's 0, omitted); its
+    PrepareForUpdate adds one to the stored generation when the spec changes at all (0 -> 1
+    on the first change), and leaves it on a metadata-only write; a generation the request
+    sends is replaced by the stored one (rest.BeforeUpdate).
+    Source: pkg/registry/storage/csidriver/strategy.go (PrepareForCreate, PrepareForUpdate:
+    "Any changes to the spec increment the generation number"), strategy_test.go
+    (TestCSIDriverPrepareForUpdate: wantGeneration 1 from a driver without one),
+    staging/src/k8s.io/apiserver/pkg/registry/rest/update.go (BeforeUpdate)."""
+    path = f"{DRIVERS}/g.example.com"
+    status, body = kube.call("POST", DRIVERS, {"metadata": {"name": "g.example.com"}})
+    assert status == 201, body
+    try:
+        assert "generation" not in body["metadata"]
+        steps: list[tuple[dict[str, Any], int | None]] = [
+            ({"metadata": {"labels": {"a": "b"}}}, None),
+            ({"spec": {"podInfoOnMount": True}}, 1),
+            ({"metadata": {"labels": {"a": "c"}, "generation": 9}}, 1),
+            ({"spec": {"tokenRequests": [{"audience": "x"}], "requiresRepublish": True}}, 2),
+            ({"spec": {"seLinuxMount": True}}, 3),
+            ({"spec": {"seLinuxMount": True}}, 3),
+        ]
+        for patch, generation in steps:
+            status, body = kube.call("PATCH", path, patch, MERGE)
+            assert (status, body["metadata"].get("generation")) == (200, generation), (patch,
+                                                                                        body)
+    finally:
+        kube.call("DELETE", path)
+
+
 def test_csi_storage_capacity_rules(kube: Kube) -> None:
     assert causes(kube, "POST", CAPACITIES, {
         "metadata": {"name": "cap-bad"}, "storageClassName": "Fast_SSD", "capacity": "-1Gi",
