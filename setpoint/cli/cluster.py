@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     import asyncio
     import subprocess
 
+    from setpoint.cli.stopsignal import StopSignal
+
 
 @dataclass(frozen=True)
 class WorkloadOptions:
@@ -109,6 +111,11 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     and the simulation each have a core."""
     if data is not None and memory:
         raise click.UsageError("--data and --memory exclude each other: choose one.")
+    from setpoint.cli.stopsignal import StopSignal
+
+    # before anything is spawned or imported: a signal at any moment of the start stops it
+    signals = StopSignal()
+    signals.install()
     if not memory and data is None:
         data = default_data_dir()
     # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
@@ -130,7 +137,8 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     # over what is made from then on (:func:`resume_collector`)
     gc.disable()
     try:
-        _run(_serve(data, host, port, kubeconfig, workloads, child, resume_gc=collecting))
+        _run(_serve(data, host, port, kubeconfig, signals, workloads, child,
+                    resume_gc=collecting))
     except OSError as exc:
         if exc.filename is not None:  # a file it could not write: not the address
             under_data = data is not None and Path(exc.filename).is_relative_to(data)
@@ -167,7 +175,7 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 
 
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
-                 workloads: WorkloadOptions | None = None,
+                 signals: StopSignal, workloads: WorkloadOptions | None = None,
                  child: subprocess.Popen[bytes] | None = None, *,
                  resume_gc: bool = False) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
@@ -176,7 +184,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     them Ready and a pod created then is scheduled. Until then the workloads
     reach the server through a private kubeconfig of their own. ``child``: the workloads'
     process, already spawned (unless they run in this one). ``resume_gc``: enable the
-    cyclic garbage collector once serving (``up`` disables it for the start)."""
+    cyclic garbage collector once serving (``up`` disables it for the start). ``signals``:
+    installed before the start; one that came or comes stops it (and the server)."""
     import contextlib
     import dataclasses
 
@@ -204,8 +213,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
         elif workloads is not None:
             runner = WorkloadsTask(workloads.settings())
         try:
-            await _serve_api(data, host, port, kubeconfig, workloads, runner, ip_range,
-                             resume_gc)
+            await _serve_api(data, host, port, kubeconfig, signals, workloads, runner,
+                             ip_range, resume_gc)
         finally:
             if runner is not None:  # stopped already, unless the server failed to start
                 await runner.stop()
@@ -213,19 +222,19 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
 
 
 async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
-                     workloads: WorkloadOptions | None, runner: Any,
+                     signals: StopSignal, workloads: WorkloadOptions | None, runner: Any,
                      ip_range: str | None, resume_gc: bool = False) -> None:
     import asyncio
-    import signal
     import tempfile
 
+    stop = signals.event()
+    if signals.requested:  # during the imports: nothing more is started
+        return
     from setpoint.cluster import serve
     from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    if signals.requested:
+        return
     with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"
         async with serve(data, host=host, port=port, kubeconfig=internal,
@@ -237,11 +246,11 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
                 resume_collector()
             watcher: asyncio.Task[None] | None = None
             try:
-                if workloads is not None:
+                if workloads is not None and not signals.requested:
                     runner.serve(internal)
                     await _until_workloads_ready(runner.messages, workloads, stop)
                     watcher = asyncio.ensure_future(_report_exit(runner.messages, stop))
-                if not stop.is_set():
+                if not signals.requested:
                     target = kubeconfig or (data / "kubeconfig" if data is not None
                                             else internal)
                     kubeconfig_file.write(target, running.url, running.ca_file.read_bytes(),

@@ -30,6 +30,7 @@ class WorkloadsProcess:
 
     def __init__(self, process: subprocess.Popen[bytes]) -> None:
         self._process = process
+        self._served = False
         self.messages: asyncio.Queue[str] = asyncio.Queue()
         self._reader = asyncio.ensure_future(self._read())
 
@@ -59,6 +60,7 @@ class WorkloadsProcess:
         """Tell the child where the API server is: it starts the workloads."""
         stdin = self._process.stdin
         assert stdin is not None
+        self._served = True
         try:  # one short line: the pipe takes it without blocking
             stdin.write(f"{kubeconfig}\n".encode())
             stdin.flush()
@@ -71,6 +73,10 @@ class WorkloadsProcess:
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(BrokenPipeError):
                 stdin.close()
+        if not self._served and self._process.poll() is None:
+            # stopped before the server served (a signal during the start): the child runs
+            # nothing yet, only imports, which it would finish before it read the end of file
+            self._process.terminate()
         try:
             await asyncio.wait_for(asyncio.shield(self._exit_code()), STOP_TIMEOUT)
         except TimeoutError:
