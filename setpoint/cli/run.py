@@ -34,6 +34,18 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
               help="Point the cluster at this process's webhooks while it runs (a cluster "
                    "on this machine, such as `setpoint cluster up`): a self-signed "
                    "certificate is made when --webhook-cert-dir holds none.")
+@click.option("--leader-elect/--no-leader-elect", default=None,
+              help="Run the controllers only while this process holds the leader Lease, so "
+                   "that of several replicas (or two runs against one cluster) only one "
+                   "reconciles and another takes over when it stops, as kubebuilder's "
+                   "--leader-elect. Default: the Manager's setting (off unless it sets "
+                   "leader_election).")
+@click.option("--leader-election-id", metavar="NAME",
+              help="The name of the leader Lease. Default: the Manager's setting, else "
+                   "<manager name>-leader.")
+@click.option("--leader-election-namespace", metavar="NAMESPACE",
+              help="The namespace of the leader Lease. Default: the Manager's setting, else "
+                   "the kubeconfig context's namespace (the pod's, in a cluster).")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
@@ -42,11 +54,13 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
                    "fields: controller, namespace, name, reconcileID ...).")
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
         http_address: str | None, webhook_address: str | None, webhook_cert_dir: str | None,
-        register_webhooks: bool, log_level: str, log_format: str) -> None:
+        register_webhooks: bool, leader_elect: bool | None, leader_election_id: str | None,
+        leader_election_namespace: str | None, log_level: str, log_format: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
-    lease is released.
+    lease is released. Run more than one against a cluster only with --leader-elect:
+    otherwise each reconciles every object.
     """
     from setpoint.client import ConfigError, load_config
 
@@ -74,6 +88,12 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
             "--webhook-address", webhook_address, "0.0.0.0:9443")
     if webhook_cert_dir is not None:
         manager.settings.webhook_cert_dir = webhook_cert_dir
+    if leader_elect is not None:
+        manager.settings.leader_election = leader_elect
+    if leader_election_id is not None:
+        manager.settings.leader_election_id = leader_election_id
+    if leader_election_namespace is not None:
+        manager.settings.leader_election_namespace = leader_election_namespace
     if register_webhooks:
         if not manager.webhooks:
             raise TargetError(f"{target} has no webhooks to register")
