@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-GUIDES = ["docs/reconciling.md", "docs/testing.md"]
+GUIDES = ["docs/reconciling.md", "docs/testing.md", "docs/webhooks.md"]
 
 
 def python_blocks(markdown: str) -> str:
