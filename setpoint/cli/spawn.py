@@ -35,4 +35,8 @@ def spawn_workloads(settings: Mapping[str, Any]) -> subprocess.Popen[bytes]:
     runs; the loop then takes it over with ``WorkloadsProcess``."""
     return subprocess.Popen(
         [sys.executable, "-m", "setpoint.workloads.supervised", json.dumps(dict(settings))],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_environment())
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_child_environment(),
+        # a process group of its own: a terminal's Ctrl+C (sent to the foreground group)
+        # reaches only the parent, which stops the child in order (controllers before the
+        # server), instead of a KeyboardInterrupt in the middle of the child's imports
+        process_group=0)

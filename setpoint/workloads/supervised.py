@@ -17,7 +17,8 @@ with its parent in lines:
   or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
   ``error MESSAGE`` if the workloads could not start.
 
-SIGINT and SIGTERM stop it too (Ctrl+C in a terminal reaches the whole process group).
+SIGINT and SIGTERM stop it too. It runs in a process group of its own, so a terminal's
+Ctrl+C reaches only the parent, which then closes its stdin.
 """
 
 from __future__ import annotations
