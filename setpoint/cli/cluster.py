@@ -227,13 +227,11 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
     import asyncio
     import tempfile
 
-    stop = signals.event()
-    if signals.requested:  # during the imports: nothing more is started
-        return
     from setpoint.cluster import serve
     from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
-    if signals.requested:
+    stop = signals.event()
+    if signals.requested:  # during the imports: nothing more is started
         return
     with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"

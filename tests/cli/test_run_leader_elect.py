@@ -16,9 +16,8 @@ import re
 import signal
 import sys
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -78,7 +77,8 @@ class Run:
 
 
 @pytest.fixture
-async def runs(setpoint_cluster: SetpointCluster, k8s: Client) -> AsyncIterator[Any]:
+async def runs(setpoint_cluster: SetpointCluster, k8s: Client) -> AsyncIterator[
+        Callable[[], Awaitable[Run]]]:
     await setpoint_cluster.install(Widget)
     started: list[Run] = []
 
@@ -102,7 +102,7 @@ RECONCILES = "controller_runtime_reconcile_total"
 
 
 async def test_only_the_lease_holder_reconciles_and_another_takes_over(
-        runs: Any, k8s: Client, wait_for: Waiter) -> None:
+        runs: Callable[[], Awaitable[Run]], k8s: Client, wait_for: Waiter) -> None:
     first = await runs()
     leader = (await first.line(r"leader_elected lease=\S+ identity=(\S+)"))[1]
     second = await runs()
