@@ -60,7 +60,7 @@ _MACROS = {"all", "exists", "exists_one", "map", "filter",
 _TWO_VAR_ONLY = {"existsOne", "transformList", "transformMap", "transformMapEntry"}
 _GLOBALS = {"has", "size", "int", "uint", "double", "string", "bytes", "bool", "duration",
             "timestamp", "type", "dyn", "matches", "quantity", "isQuantity", "url", "isURL",
-            "ip", "isIP", "cidr", "isCIDR"}
+            "ip", "isIP", "cidr", "isCIDR", "strings.quote"}
 _BUILTIN_METHODS = {"hasValue", "value", "orValue", "or", "validate",
                     "contains", "startsWith", "endsWith", "matches", "size", "min",
                     "getDate", "getDayOfMonth", "getDayOfWeek", "getDayOfYear", "getFullYear",
@@ -445,7 +445,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 "string": "string", "bytes": "bytes", "bool": "bool", "duration": "duration",
                 "timestamp": "timestamp", "type": "type", "matches": "bool",
                 "isQuantity": "bool", "isURL": "bool", "isIP": "bool", "isCIDR": "bool",
-                "quantity": "quantity", "url": "url", "ip": "ip", "cidr": "cidr"}.get(name, "dyn")
+                "quantity": "quantity", "url": "url", "ip": "ip", "cidr": "cidr",
+                "strings.quote": "string"}.get(name, "dyn")
         if name == "dyn" and args:
             return T("dyn", args[0].schema, args[0].elem, args[0].size, cost, args[0].fields)
         if name in ("matches",) and args:
@@ -491,8 +492,14 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             e = target.elem
             return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
         if name in ("lowerAscii", "upperAscii", "trim", "replace", "substring", "charAt",
-                    "join", "find", "reverse"):
+                    "join", "find", "format"):
             return T("string", cost=cost, size=target.size)
+        if name == "masked":
+            return T("cidr", cost=cost)
+        if name == "ip" and target.kind in ("cidr", "dyn"):
+            return T("ip", cost=cost)
+        if name == "getQuery":
+            return T("map", elem=T("list", elem=T("string")), cost=cost)
         if name in ("split", "findAll"):
             return T("list", elem=T("string", size=target.size), size=target.size, cost=cost)
         return T("dyn", cost=cost)

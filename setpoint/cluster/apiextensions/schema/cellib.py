@@ -13,14 +13,16 @@ from __future__ import annotations
 import base64
 import ipaddress
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
 from setpoint.machinery.quantity import Quantity, QuantityError
 
+from . import celstrings
 from .goregexp import GoRegexpError, compile_go
 
 CelValue = Any
@@ -129,60 +131,22 @@ def _s(v: Any) -> str:
     return str(v)
 
 
-def _index_of(target: Any, needle: Any, start: Any = 0) -> Any:
+def _index_of(target: Any, needle: Any, *offset: Any) -> Any:
     if isinstance(target, list):
         for i, v in enumerate(target):
             if bool(_eq(v, needle)):
                 return celtypes.IntType(i)
         return celtypes.IntType(-1)
-    text = _s(target)
-    if int(start) < 0 or int(start) > len(text):
-        raise ValueError("index out of range")
-    return celtypes.IntType(text.find(_s(needle), int(start)))
+    return celstrings.STRING_INDEX["indexOf"](target, needle, *offset)
 
 
-def _last_index_of(target: Any, needle: Any, end: Any = None) -> Any:
+def _last_index_of(target: Any, needle: Any, *offset: Any) -> Any:
     if isinstance(target, list):
         for i in range(len(target) - 1, -1, -1):
             if bool(_eq(target[i], needle)):
                 return celtypes.IntType(i)
         return celtypes.IntType(-1)
-    text = _s(target)
-    stop = len(text) if end is None else int(end) + len(_s(needle))
-    return celtypes.IntType(text.rfind(_s(needle), 0, stop))
-
-
-def _replace(text: Any, old: Any, new: Any, n: Any = -1) -> Any:
-    count = int(n)
-    return celtypes.StringType(_s(text).replace(_s(old), _s(new), count if count >= 0 else -1))
-
-
-def _split(text: Any, sep: Any, n: Any = -1) -> Any:
-    count = int(n)
-    if count == 0:
-        return celtypes.ListType([])
-    parts = _s(text).split(_s(sep), count - 1) if count > 0 else _s(text).split(_s(sep))
-    return celtypes.ListType([celtypes.StringType(p) for p in parts])
-
-
-def _substring(text: Any, start: Any, end: Any = None) -> Any:
-    t = _s(text)
-    b, e = int(start), len(t) if end is None else int(end)
-    if b < 0 or e > len(t) or b > e:
-        raise ValueError(f"index out of range: {b}")
-    return celtypes.StringType(t[b:e])
-
-
-def _join(items: Any, sep: Any = "") -> Any:
-    return celtypes.StringType(_s(sep).join(_s(i) for i in items))
-
-
-def _char_at(text: Any, i: Any) -> Any:
-    t = _s(text)
-    idx = int(i)
-    if idx < 0 or idx > len(t):
-        raise ValueError(f"index out of range: {idx}")
-    return celtypes.StringType(t[idx:idx + 1])
+    return celstrings.STRING_INDEX["lastIndexOf"](target, needle, *offset)
 
 
 # -- lists (k8s) -------------------------------------------------------------------------------
@@ -200,10 +164,16 @@ def _sum(items: Any) -> Any:
     return total
 
 
-def _max(items: Any) -> Any:
-    if not items:
-        raise ValueError("max called on empty list")
-    return max(items)
+def _extreme(name: str) -> Callable[[Any], Any]:
+    """library/lists.go cmp: the least (min) or greatest (max) element; an empty list is
+    an error."""
+    def call(items: Any) -> Any:
+        if not isinstance(items, list):
+            raise TypeError("no such overload")
+        if not items:
+            return CELEvalError(f"{name} called on empty list")
+        return min(items) if name == "min" else max(items)
+    return call
 
 
 # -- regex (k8s) ------------------------------------------------------------------------------
@@ -262,13 +232,29 @@ class URL:
     def __init__(self, text: str) -> None:
         parts = urlsplit(text)
         if not parts.scheme and not text.startswith("/"):
-            raise ValueError(f"URL is not absolute: {text}")
+            # urls.go: url.ParseRequestURI's refusal of a relative reference
+            raise ValueError("URL parse error during conversion from string: "
+                             f'parse "{text}": invalid URI for request')
         self.text = text
         self.parts = parts
 
 
 def _url(text: Any) -> Any:
-    return URL(_s(text))
+    try:
+        return URL(_s(text))
+    except ValueError as exc:
+        return CELEvalError(str(exc))
+
+
+def _get_query(u: Any) -> Any:
+    """urls.go getQuery: url.Values, each key's values in order (blank ones kept)."""
+    if not isinstance(u, URL):
+        raise TypeError("no such overload")
+    query: dict[str, list[str]] = {}
+    for key, value in parse_qsl(u.parts.query, keep_blank_values=True):
+        query.setdefault(key, []).append(value)
+    return celtypes.MapType({celtypes.StringType(k): celtypes.ListType(
+        [celtypes.StringType(v) for v in vs]) for k, vs in query.items()})
 
 
 def _is_url(text: Any) -> Any:
@@ -281,28 +267,81 @@ def _is_url(text: Any) -> Any:
 
 # -- IP / CIDR (k8s) --------------------------------------------------------------------------
 
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def _parse_ip(raw: str) -> IPAddress | CELEvalError:
+    """library/ip.go parseIPAddr: netip.ParseAddr, refusing zones and IPv4-mapped IPv6."""
+    try:
+        addr = ipaddress.ip_address(raw)
+    except ValueError:
+        return CELEvalError(f'IP Address "{raw}" parse error during conversion from string: '
+                            f'ParseAddr("{raw}"): unable to parse IP')
+    if isinstance(addr, ipaddress.IPv6Address) and addr.scope_id:
+        return CELEvalError(f'IP address "{raw}" with zone value is not allowed')
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return CELEvalError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
+    return addr
+
+
+@dataclass(frozen=True)
+class CIDR:
+    """A netip.Prefix (apiserver pkg/cel/cidr.go): the address keeps its host bits, so
+    ``cidr('10.0.0.1/8').ip()`` is 10.0.0.1 and equality compares address and length."""
+
+    addr: IPAddress
+    bits: int
+
+    def __str__(self) -> str:
+        return f"{self.addr}/{self.bits}"
+
+    def network(self) -> ipaddress.IPv4Network | ipaddress.IPv6Network:
+        return ipaddress.ip_network(f"{self.addr}/{self.bits}", strict=False)
+
+    def masked(self) -> CIDR:
+        return CIDR(self.network().network_address, self.bits)
+
+
+def _parse_cidr(raw: str) -> CIDR | CELEvalError:
+    """library/cidr.go parseCIDR: netip.ParsePrefix (no zones, a decimal length within the
+    family's bits), refusing IPv4-mapped IPv6."""
+    prefix = "network address parse error during conversion from string: "
+    address, slash, bits = raw.partition("/")
+    if not slash:
+        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): no \'/\'')
+    try:
+        addr = ipaddress.ip_address(address)
+    except ValueError:
+        addr = None
+    if addr is None or getattr(addr, "scope_id", None):
+        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): ParseAddr('
+                            f'"{address}"): unable to parse IP')
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        return CELEvalError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
+    width = 32 if addr.version == 4 else 128
+    if not bits.isdecimal() or not bits.isascii() or (len(bits) > 1 and bits[0] == "0") \
+            or int(bits) > width:
+        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): bad bits after '
+                            f'slash: "{bits}"')
+    return CIDR(addr, int(bits))
+
+
 def _ip(text: Any) -> Any:
-    return ipaddress.ip_address(_s(text))
+    if isinstance(text, CIDR):  # cidr.go: cidr.ip(), the address as written
+        return text.addr
+    return _parse_ip(_s(text))
 
 
 def _cidr(text: Any) -> Any:
-    return ipaddress.ip_network(_s(text), strict=False)
+    return _parse_cidr(_s(text))
 
 
 def _is_ip(text: Any) -> Any:
-    try:
-        ipaddress.ip_address(_s(text))
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType(True)
+    return celtypes.BoolType(not isinstance(_parse_ip(_s(text)), CELEvalError))
 
 
 def _is_cidr(text: Any) -> Any:
-    try:
-        ipaddress.ip_network(_s(text), strict=False)
-    except ValueError:
-        return celtypes.BoolType(False)
-    return celtypes.BoolType("/" in _s(text))
+    return celtypes.BoolType(not isinstance(_parse_cidr(_s(text)), CELEvalError))
 
 
 def _is_global_unicast(ip: Any) -> Any:
@@ -330,13 +369,26 @@ def _is_canonical(text: Any) -> Any:
 
 
 def _contains_ip(net: Any, ip: Any) -> Any:
-    addr = ipaddress.ip_address(ip) if isinstance(ip, str) else ip
-    return celtypes.BoolType(addr in net)
+    """cidr.go cidrContainsIP: netip.Prefix.Contains (a different family is not
+    contained)."""
+    addr = _parse_ip(ip) if isinstance(ip, str) else ip
+    if isinstance(addr, CELEvalError):
+        return addr
+    if not isinstance(net, CIDR) or not isinstance(addr, IPAddress):
+        raise TypeError("no such overload")
+    return celtypes.BoolType(addr.version == net.addr.version and addr in net.network())
 
 
 def _contains_cidr(net: Any, other: Any) -> Any:
-    sub = ipaddress.ip_network(other, strict=False) if isinstance(other, str) else other
-    return celtypes.BoolType(sub.version == net.version and sub.subnet_of(net))
+    """cidr.go cidrContainsCIDR: same masked network at net's length, and other's length
+    no shorter."""
+    sub = _parse_cidr(other) if isinstance(other, str) else other
+    if isinstance(sub, CELEvalError):
+        return sub
+    if not isinstance(net, CIDR) or not isinstance(sub, CIDR):
+        raise TypeError("no such overload")
+    return celtypes.BoolType(sub.addr.version == net.addr.version and net.bits <= sub.bits
+                             and sub.addr in net.network())
 
 
 # -- quantity (k8s) ---------------------------------------------------------------------------
@@ -469,20 +521,13 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "_>=_": _relation(lambda a, b: a >= b),
     "_==_": _eq,
     "_!=_": _ne,
-    "charAt": _char_at,
+    **celstrings.FUNCTIONS,
     "indexOf": _index_of,
     "lastIndexOf": _last_index_of,
-    "lowerAscii": lambda t: celtypes.StringType(_s(t).lower()),
-    "upperAscii": lambda t: celtypes.StringType(_s(t).upper()),
-    "replace": _replace,
-    "split": _split,
-    "substring": _substring,
-    "trim": lambda t: celtypes.StringType(_s(t).strip()),
-    "join": _join,
-    "reverse": lambda t: celtypes.StringType(_s(t)[::-1]),
     "isSorted": _is_sorted,
     "sum": _sum,
-    "max": _max,
+    "min": _extreme("min"),
+    "max": _extreme("max"),
     "matches": _matches,
     "find": _find,
     "findAll": _find_all,
@@ -493,6 +538,7 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "getHostname": _str_method("getHostname"),
     "getPort": _str_method("getPort"),
     "getEscapedPath": _str_method("getEscapedPath"),
+    "getQuery": _get_query,
     "ip": _ip,
     "isIP": _is_ip,
     "cidr": _cidr,
@@ -506,7 +552,8 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "ip.isCanonical": _is_canonical,
     "containsIP": _contains_ip,
     "containsCIDR": _contains_cidr,
-    "prefixLength": lambda n: celtypes.IntType(n.prefixlen),
+    "prefixLength": lambda n: celtypes.IntType(n.bits),
+    "masked": lambda n: n.masked(),
     "quantity": _quantity,
     "isQuantity": _is_quantity,
     "add": _add,

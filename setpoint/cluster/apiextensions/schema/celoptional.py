@@ -51,6 +51,7 @@ _GRAMMAR_EDITS = (
 PACKAGE_FUNCTIONS = {"optional": ("of", "none", "ofNonZeroValue"),
                      "sets": ("contains", "equivalent", "intersects"),
                      "ip": ("isCanonical",),
+                     "strings": ("quote",),  # ext/strings.go, version >= 1
                      # library/format.go: one function per named format, and named()
                      "format": ("named", "dns1123Label", "dns1123Subdomain", "dns1035Label",
                                 "qualifiedName", "dns1123LabelPrefix",
