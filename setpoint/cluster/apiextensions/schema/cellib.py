@@ -451,7 +451,7 @@ def _integral(q: Quantity) -> bool:
 def _as_integer(q: Any) -> Any:
     quantity = _as_quantity(q)
     if not _integral(quantity):
-        raise ValueError("cannot convert value to integer")
+        return CELEvalError("cannot convert value to integer")
     return celtypes.IntType(quantity.nanos // _NANO)
 
 

@@ -145,6 +145,10 @@ class KubernetesEvaluator(Evaluator):
             return self._two_var(name, tree, args)
         if name == "map" and len(args) == 3:
             return self._filtered_map(tree, args)
+        if name == "min" and not args:  # library/lists.go min(), not celpy's reduce macro
+            target = self.visit(tree.children[0])
+            return target if isinstance(target, CELEvalError) else self.method_eval(
+                target, tree.children[1])
         if name not in ("all", "exists") or len(tree.children) != 3 \
                 or len(tree.children[2].children) != 2:
             return super().member_dot_arg(tree)

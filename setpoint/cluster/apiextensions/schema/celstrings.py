@@ -173,7 +173,7 @@ def go_double_string(d: float) -> str:
 
 def _plain_string(v: Any) -> str:
     """FormatString's scalar case: the value's CEL ``string()`` conversion."""
-    if isinstance(v, bool):
+    if isinstance(v, bool | celtypes.BoolType):
         return "true" if v else "false"
     if isinstance(v, float):
         return go_double_string(float(v))
@@ -213,7 +213,7 @@ def _go_quote(text: str) -> str:
 
 def _member(v: Any) -> str:
     """formatting.go clauseForType: how list elements and map values are written."""
-    if isinstance(v, float) and not isinstance(v, bool):
+    if isinstance(v, float):
         return _quoted(v, f"{float(v):.{_DEFAULT_PRECISION}f}")
     if isinstance(v, celtypes.TimestampType | datetime.datetime):
         return f'timestamp("{_plain_string(v)}")'
@@ -245,7 +245,7 @@ def format_string(v: Any) -> str:
 
 
 def _integer(v: Any, message: str) -> int:
-    if isinstance(v, bool) or not isinstance(v, int):
+    if isinstance(v, bool | celtypes.BoolType) or not isinstance(v, int):
         raise _FormatError(f"{message}, was given {_type_name(v)}")
     return int(v)
 
@@ -294,14 +294,14 @@ def _scientific(v: Any, precision: int) -> str:
 
 
 def _binary(v: Any) -> str:
-    if isinstance(v, bool):
+    if isinstance(v, bool | celtypes.BoolType):
         return "1" if v else "0"
     n = _integer(v, "only integers and bools can be formatted as binary")
     return format(n, "b")
 
 
 def _hex(v: Any, upper: bool) -> str:
-    if isinstance(v, str | bytes) and not isinstance(v, bool):
+    if isinstance(v, str | bytes):
         data = v.encode() if isinstance(v, str) else bytes(v)
         text = data.hex()
     else:
