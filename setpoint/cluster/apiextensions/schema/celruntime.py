@@ -13,7 +13,7 @@ for their body once per element because the body is evaluated once per element.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import celpy
 import lark
@@ -148,7 +148,7 @@ class KubernetesEvaluator(Evaluator):
         if name == "min" and not args:  # library/lists.go min(), not celpy's reduce macro
             target = self.visit(tree.children[0])
             return target if isinstance(target, CELEvalError) else self.method_eval(
-                target, tree.children[1])
+                target, cast(lark.Token, tree.children[1]))
         if name not in ("all", "exists") or len(tree.children) != 3 \
                 or len(tree.children[2].children) != 2:
             return super().member_dot_arg(tree)

@@ -13,7 +13,7 @@ import datetime
 import math
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
@@ -182,7 +182,7 @@ def _plain_string(v: Any) -> str:
     if isinstance(v, bytes):
         return bytes(v).decode("utf-8", "replace")
     if isinstance(v, datetime.datetime | datetime.timedelta):
-        return str(celtypes.StringType(v))
+        return str(celtypes.StringType(cast(Any, v)))  # celpy writes them as cel-go does
     return str(v)
 
 
