@@ -144,3 +144,42 @@ async def test_strings_reverse_is_not_declared_in_1_32(module_api: API) -> None:
     assert status == 422, body
     [cause] = body["details"]["causes"]
     assert "undeclared reference to 'reverse'" in cause["message"]
+
+
+# (rule, the compile error cel-go's format validator reports, caret column)
+FORMAT_CHECKS = [
+    ("'%d'.format(['a']) == ''", "error during formatting: decimal clause can only be used "
+     "on integers, was given string", 14),
+    ("'%d %d'.format([1]) == ''", "index 1 out of range", 15),
+    ("'%d'.format([1, 2]) == ''",
+     "too many arguments supplied to string.format (expected 1, got 2)", 12),
+    ("'%q'.format([1]) == ''",
+     'could not parse formatting clause: unrecognized formatting clause "q"', 12),
+    ("'%s'.format([quantity('1')]) == ''", "error during formatting: string clause can only "
+     "be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and "
+     "timestamps, was given kubernetes.Quantity", 14),
+]
+
+
+@pytest.mark.parametrize(("rule", "error", "column"), FORMAT_CHECKS,
+                         ids=[r for r, _, _ in FORMAT_CHECKS])
+async def test_literal_format_call_is_checked_at_compile_time(
+        module_api: API, rule: str, error: str, column: int) -> None:
+    """Rule: ``'<literal>'.format([<list literal>])`` is checked when the CRD is written
+    (cel-go v0.22.0 ext/formatting.go stringFormatValidator, which ext.Strings adds for
+    version >= 1): the clause against its argument's type (at the argument), the argument
+    count and the clause syntax (at the call); the CRD is refused with cel-go's message. The
+    list literal may mix types (format is exempt from the homogeneous literal check)."""
+    group = f"fmt{[r for r, _, _ in FORMAT_CHECKS].index(rule)}.example.com"
+    crd = _crd()
+    crd["metadata"]["name"] = f"widgets.{group}"
+    crd["spec"]["group"] = group
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["x-kubernetes-validations"] = [{"rule": rule},
+                                        {"rule": "'%s %d'.format(['a', 1]) == 'a 1'"}]
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 422, body
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == ("spec.validation.openAPIV3Schema.properties[spec]"
+                              ".x-kubernetes-validations[0].rule")
+    assert f"compilation failed: ERROR: <input>:1:{column}: {error}\n" in cause["message"]

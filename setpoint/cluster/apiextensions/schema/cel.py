@@ -23,11 +23,12 @@ from setpoint.machinery.errors import Cause
 
 from . import celformat, celoptional
 from . import fielderrors as fe
-from .celcheck import Checker, CheckError, ParseTree, ProgramError, check, type_of_schema
+from .celcheck import Checker, CheckError, ParseTree, ProgramError, check
 from .celcost import T
 from .cellib import FUNCTIONS, error_text, to_cel
 from .celoptional import OptionalValue
 from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded, KubernetesRunner
+from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
 from .openapi import MISSING
 

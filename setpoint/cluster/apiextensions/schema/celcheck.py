@@ -11,7 +11,6 @@ cost the same way in spirit (per-element cost times the bound of the iterated si
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,8 +20,6 @@ from .celcost import (
     T,
     comprehension_cost,
     literal_length,
-    max_elements,
-    max_string_length,
     method_cost,
     sized,
 )
@@ -35,6 +32,7 @@ from .celoverloads import (
     has_overload,
     unifies,
 )
+from .celstrings import check_format
 from .goregexp import GoRegexpError, compile_go
 
 # what celpy's parser produces: branches of rules, leaves of tokens
@@ -95,41 +93,6 @@ def _string_literal(tree: Any) -> lark.Token | None:
                 "STRING_LIT", "MLSTRING_LIT") else None
         node = node.children[0]
     return None
-
-
-def type_of_schema(s: Mapping[str, Any] | None, root: bool = False) -> T:
-    """The CEL type the Kubernetes environment gives values of schema ``s``."""
-    if not s or s.get("x-kubernetes-int-or-string"):
-        return T("dyn", s)
-    t = s.get("type")
-    if t == "object":
-        props = s.get("properties") or {}
-        if isinstance(s.get("additionalProperties"), Mapping) and not props:
-            return T("map", s, type_of_schema(s["additionalProperties"]), max_elements(s))
-        if s.get("x-kubernetes-preserve-unknown-fields") and not props:
-            return T("dyn", s)
-        fields = {k: type_of_schema(v) for k, v in props.items() if isinstance(v, Mapping)}
-        if root or s.get("x-kubernetes-embedded-resource"):
-            fields.setdefault("apiVersion", T("string", {"type": "string"}, size=256))
-            fields.setdefault("kind", T("string", {"type": "string"}, size=256))
-            fields["metadata"] = T("object", {"type": "object"}, fields={
-                "name": T("string", size=253), "generateName": T("string", size=253)})
-        return T("object", s, fields=fields,
-                 size=float(len(fields)) if not s.get("x-kubernetes-preserve-unknown-fields")
-                 else max_elements(s))
-    if t == "array":
-        items = s.get("items") if isinstance(s.get("items"), Mapping) else None
-        return T("list", s, type_of_schema(items), max_elements(s))
-    if t == "string":
-        fmt = s.get("format")
-        if fmt in ("date-time", "datetime", "date"):
-            return T("timestamp", s)
-        if fmt == "duration":
-            return T("duration", s)
-        if fmt == "byte":
-            return T("bytes", s, size=max_string_length(s))
-        return T("string", s, size=max_string_length(s))
-    return T({"integer": "int", "number": "double", "boolean": "bool"}.get(str(t), "dyn"), s)
 
 
 def _format_error(text: str, token: Any, message: str) -> str:
@@ -470,6 +433,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T("optional", elem=T("list", elem=T("string", size=size), size=size),
                      cost=target.cost + self._sum(args)
                      + math.ceil(0.1 * (size + 1)) * math.ceil(0.25 * 60))
+        if name == "format" and (fmt := _string_literal(target_tree)) and len(arg_trees) == 1:
+            self._format_literal(fmt, arg_trees[0], name_token)
         if target.kind == "optional" or name in ("hasValue", "value", "orValue", "or"):
             return self._optional_method(target, name_token, args)
         if name in ("matches", "find", "findAll") and arg_trees \
@@ -503,6 +468,24 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name in ("split", "findAll"):
             return T("list", elem=T("string", size=target.size), size=target.size, cost=cost)
         return T("dyn", cost=cost)
+
+    def _format_literal(self, fmt: lark.Token, arg_tree: Any, name_token: Any) -> None:
+        """ext/formatting.go stringFormatValidator, for a list literal of arguments."""
+        node = _rule(arg_tree)
+        while node.data != "list_lit" and len(node.children) == 1 \
+                and isinstance(node.children[0], lark.Tree):
+            node = node.children[0]
+        if node.data != "list_lit":
+            return
+        kids = [k for k in self._kids(node) if isinstance(k, lark.Tree)]
+        elems = list(kids[0].children) if kids else []
+        from .cel import compile_expression  # the literal's value, escapes decoded by celpy
+        found = check_format(str(compile_expression(str(fmt)).evaluate({})),
+                             [self.visit(e).kind for e in elems])
+        if found is not None:
+            at = self.text.find("(", _token(name_token).end_pos or 0) if found[0] is None \
+                else _expr_pos(self.text, elems[found[0]])
+            raise self.fail(_at(self.text, at), found[1])
 
     def _optional_method(self, target: T, name_token: Any, args: list[T]) -> T:
         """hasValue, value, orValue and or of cel-go's optional library."""

@@ -244,6 +244,23 @@ def format_string(v: Any) -> str:
                        + _type_name(v))
 
 
+_CLAUSE_KINDS = {
+    "s": ("list", "map", "int", "uint", "double", "bool", "string", "timestamp", "bytes",
+          "duration", "type", "null"),
+    "d": ("int", "uint"), "o": ("int", "uint"), "b": ("int", "uint", "bool"),
+    "f": ("double", "string"), "e": ("double", "string"),
+    "x": ("int", "uint", "string", "bytes"), "X": ("int", "uint", "string", "bytes"),
+}
+_CLAUSE_ERRORS = {
+    "s": "string clause can only be used on strings, bools, bytes, ints, doubles, maps, "
+         "lists, types, durations, and timestamps",
+    "d": "decimal clause can only be used on integers", "o": "octal clause can only be used on "
+    "integers", "b": "only integers and bools can be formatted as binary",
+    "f": "fixed-point clause can only be used on doubles",
+    "e": "scientific clause can only be used on doubles",
+    "x": "only integers, byte buffers, and strings can be formatted as hex",
+}
+
 def _integer(v: Any, message: str) -> int:
     if isinstance(v, bool | celtypes.BoolType) or not isinstance(v, int):
         raise _FormatError(f"{message}, was given {_type_name(v)}")
@@ -296,7 +313,7 @@ def _scientific(v: Any, precision: int) -> str:
 def _binary(v: Any) -> str:
     if isinstance(v, bool | celtypes.BoolType):
         return "1" if v else "0"
-    n = _integer(v, "only integers and bools can be formatted as binary")
+    n = _integer(v, _CLAUSE_ERRORS["b"])
     return format(n, "b")
 
 
@@ -305,13 +322,12 @@ def _hex(v: Any, upper: bool) -> str:
         data = v.encode() if isinstance(v, str) else bytes(v)
         text = data.hex()
     else:
-        text = format(_integer(
-            v, "only integers, byte buffers, and strings can be formatted as hex"), "x")
+        text = format(_integer(v, _CLAUSE_ERRORS["x"]), "x")
     return text.upper() if upper else text
 
 
-def _clause(fmt: str, i: int, arg: Any) -> tuple[int, str]:
-    """parseAndFormatClause: the clause after ``%`` at ``i``; (chars read, text)."""
+def _parse_clause(fmt: str, i: int) -> tuple[int, str, int | None]:
+    """parseFormattingClause at ``i`` (after the ``%``): (chars read, verb, precision)."""
     j, precision = i, None
     if fmt[j] == ".":
         j += 1
@@ -326,23 +342,28 @@ def _clause(fmt: str, i: int, arg: Any) -> tuple[int, str]:
                                'precision: error while converting precision to integer: '
                                'strconv.Atoi: parsing "": invalid syntax')
         precision = int(fmt[start:j])
-    verb = fmt[j]
+    if fmt[j] not in _CLAUSE_KINDS:
+        raise _FormatError("could not parse formatting clause: unrecognized formatting "
+                           f'clause "{fmt[j]}"')
+    return j + 1 - i, fmt[j], precision
+
+
+def _clause(fmt: str, i: int, arg: Any) -> tuple[int, str]:
+    """parseAndFormatClause: the clause after ``%`` at ``i``; (chars read, text)."""
+    read, verb, precision = _parse_clause(fmt, i)
     p = _DEFAULT_PRECISION if precision is None else precision
     clauses: dict[str, Callable[[], str]] = {
         "s": lambda: format_string(arg),
-        "d": lambda: str(_integer(arg, "decimal clause can only be used on integers")),
+        "d": lambda: str(_integer(arg, _CLAUSE_ERRORS["d"])),
         "f": lambda: _fixed(arg, p),
         "e": lambda: _scientific(arg, p),
         "b": lambda: _binary(arg),
         "x": lambda: _hex(arg, False),
         "X": lambda: _hex(arg, True),
-        "o": lambda: format(_integer(arg, "octal clause can only be used on integers"), "o"),
+        "o": lambda: format(_integer(arg, _CLAUSE_ERRORS["o"]), "o"),
     }
-    if verb not in clauses:
-        raise _FormatError("could not parse formatting clause: unrecognized formatting "
-                           f'clause "{verb}"')
     try:
-        return j + 1 - i, clauses[verb]()
+        return read, clauses[verb]()
     except _FormatError as exc:
         raise _FormatError(f"error during formatting: {exc}") from exc
 
@@ -396,3 +417,44 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
     "strings.quote": quote,
 }
 STRING_INDEX = {"indexOf": _offset_call(index_of), "lastIndexOf": _offset_call(last_index_of)}
+
+
+# -- the format validator (formatting.go stringFormatValidator) --------------------------------
+# A literal format string with a list literal of arguments is checked when the rule compiles:
+# each clause against its argument's static type (dyn passes), the count both ways.
+
+_STATIC_NAMES = {"null": "null_type", "timestamp": "google.protobuf.Timestamp",
+                 "duration": "google.protobuf.Duration", "ip": "net.IP", "cidr": "net.CIDR",
+                 "url": "kubernetes.URL", "quantity": "kubernetes.Quantity",
+                 "optional": "optional_type", "format": "kubernetes.NamedFormat"}
+
+
+def check_format(fmt: str, kinds: list[str]) -> tuple[int | None, str] | None:
+    """The validator's complaint about ``fmt.format([args of kinds])``: (the argument it
+    is about, or None for the call; the message), or None when the call checks."""
+    i = arg_index = 0
+    while i < len(fmt):
+        if fmt[i] != "%":
+            i += 1
+            continue
+        if i + 1 < len(fmt) and fmt[i + 1] == "%":
+            i += 2
+            continue
+        if i + 1 >= len(fmt):
+            return None, "unexpected end of string"
+        if arg_index >= len(kinds):
+            return None, f"index {arg_index} out of range"
+        try:
+            read, verb, _ = _parse_clause(fmt, i + 1)
+        except _FormatError as exc:
+            return None, str(exc)
+        kind = kinds[arg_index]
+        if kind != "dyn" and kind not in _CLAUSE_KINDS[verb]:
+            return arg_index, (f"error during formatting: {_CLAUSE_ERRORS[verb.lower()]}, "
+                               f"was given {_STATIC_NAMES.get(kind, kind)}")
+        i += 1 + read
+        arg_index += 1
+    if len(kinds) > arg_index:
+        return None, ("too many arguments supplied to string.format (expected "
+                      f"{arg_index}, got {len(kinds)})")
+    return None
