@@ -76,6 +76,8 @@ TABLE: list[tuple[str, str | None]] = [
      " && !isQuantity('1.5.0') && quantity('2').sub(1).asInteger() == 1", None),
     ("quantity('9223372036854775807').add(1).asInteger() == 0",
      "cannot convert value to integer"),
+    ("quantity('1.5.0') == quantity('1')", "quantities must match the regular expression "
+     "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"),
     # library/lists.go
     ("[1, 2, 2].isSorted() && [1, 2, 3].sum() == 6 && [3, 1].min() == 1 && [1, 3].max() == 3"
      " && [1, 2, 1].indexOf(1) == 0 && [1, 2, 1].lastIndexOf(1) == 2", None),
@@ -146,8 +148,8 @@ async def test_strings_reverse_is_not_declared_in_1_32(module_api: API) -> None:
     assert "undeclared reference to 'reverse'" in cause["message"]
 
 
-# (rule, the compile error cel-go's format validator reports, caret column)
-FORMAT_CHECKS = [
+# (rule, the compile error cel-go reports, caret column)
+COMPILE_CHECKS = [
     ("'%d'.format(['a']) == ''", "error during formatting: decimal clause can only be used "
      "on integers, was given string", 14),
     ("'%d %d'.format([1]) == ''", "index 1 out of range", 15),
@@ -158,19 +160,26 @@ FORMAT_CHECKS = [
     ("'%s'.format([quantity('1')]) == ''", "error during formatting: string clause can only "
      "be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and "
      "timestamps, was given kubernetes.Quantity", 14),
+    # library/quantity.go: compareTo/isLessThan/isGreaterThan take only a Quantity, and the
+    # Quantity type has no ordering operators
+    ("quantity('1').compareTo(1) == 0",
+     "found no matching overload for 'compareTo' applied to 'kubernetes.Quantity.(int)'", 24),
+    ("quantity('1') < quantity('2')", "found no matching overload for '_<_' applied to "
+     "'(kubernetes.Quantity, kubernetes.Quantity)'", 15),
 ]
 
 
-@pytest.mark.parametrize(("rule", "error", "column"), FORMAT_CHECKS,
-                         ids=[r for r, _, _ in FORMAT_CHECKS])
-async def test_literal_format_call_is_checked_at_compile_time(
+@pytest.mark.parametrize(("rule", "error", "column"), COMPILE_CHECKS,
+                         ids=[r for r, _, _ in COMPILE_CHECKS])
+async def test_library_call_is_checked_at_compile_time(
         module_api: API, rule: str, error: str, column: int) -> None:
-    """Rule: ``'<literal>'.format([<list literal>])`` is checked when the CRD is written
+    """Rule: library calls are type-checked when the CRD is written (the quantity cases: see
+    COMPILE_CHECKS). ``'<literal>'.format([<list literal>])`` is checked
     (cel-go v0.22.0 ext/formatting.go stringFormatValidator, which ext.Strings adds for
     version >= 1): the clause against its argument's type (at the argument), the argument
     count and the clause syntax (at the call); the CRD is refused with cel-go's message. The
     list literal may mix types (format is exempt from the homogeneous literal check)."""
-    group = f"fmt{[r for r, _, _ in FORMAT_CHECKS].index(rule)}.example.com"
+    group = f"fmt{[r for r, _, _ in COMPILE_CHECKS].index(rule)}.example.com"
     crd = _crd()
     crd["metadata"]["name"] = f"widgets.{group}"
     crd["spec"]["group"] = group

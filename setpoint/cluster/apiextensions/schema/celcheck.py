@@ -26,6 +26,7 @@ from .celcost import (
 from .cellib import FUNCTIONS
 from .celoverloads import (
     OPERATORS,
+    QUANTITY_ONLY,
     SIZED,
     STRING_METHODS,
     cel_type_name,
@@ -441,6 +442,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 and (lit := _string_literal(arg_trees[0])):
             self.patterns.append(("literal" if name == "matches" else "program", lit))
         if (name == "size" and target.kind not in SIZED) or (
+                name in QUANTITY_ONLY and args and args[0].kind not in ("quantity", "dyn")) or (
                 name in STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)

@@ -396,8 +396,8 @@ def _contains_cidr(net: Any, other: Any) -> Any:
 def _quantity(text: Any) -> Any:
     try:
         return Quantity.parse(_s(text))
-    except QuantityError as exc:
-        raise ValueError(str(exc)) from exc
+    except QuantityError as exc:  # quantity.go stringToQuantity: ParseQuantity's error
+        return CELEvalError(str(exc))
 
 
 def _is_quantity(text: Any) -> Any:

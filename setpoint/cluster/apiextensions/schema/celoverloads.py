@@ -6,9 +6,14 @@ from __future__ import annotations
 from .celcost import T
 
 CEL_NAMES = {"null": "null_type", "timestamp": "google.protobuf.Timestamp",
-             "duration": "google.protobuf.Duration"}
+             "duration": "google.protobuf.Duration",
+             # the Kubernetes libraries' types (apiserver pkg/cel/{quantity,url,ip,cidr}.go)
+             "quantity": "kubernetes.Quantity", "url": "kubernetes.URL", "ip": "net.IP",
+             "cidr": "net.CIDR"}
 PLAIN = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null", "timestamp",
-                   "duration", "list", "map", "optional"})
+                   "duration", "list", "map", "optional", "quantity", "url", "ip", "cidr"})
+# library/quantity.go: these take only a Quantity argument (add and sub also take an int)
+QUANTITY_ONLY = frozenset({"compareTo", "isLessThan", "isGreaterThan"})
 NUMBERS = frozenset({"int", "uint", "double"})
 SIZED = frozenset({"string", "bytes", "list", "map", "dyn"})
 STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches", "lowerAscii",
