@@ -49,6 +49,12 @@ TABLE: list[tuple[str, str | None]] = [
      " && url('https://[::1]:80/').getHostname() == '::1'"
      " && url('https://a.com:80/').getPort() == '80'"
      " && url('https://a.com/').getScheme() == 'https'", None),
+    ("url('https://u@Example.COM:8080/').getHostname() == 'Example.COM'"
+     " && url('https://u@Example.COM:8080/').getPort() == '8080'"
+     " && url('https://[::1]/').getHost() == '[::1]' && url('https://[::1]/').getPort() == ''"
+     " && !isURL('https://a.com:abc/') && isURL('/path')", None),
+    ("url('https://a.com:abc/').getPort() == ''", "URL parse error during conversion from "
+     "string: parse \"https://a.com:abc/\": invalid port \":abc\" after host"),
     ("url('a/b').getScheme() == ''",
      'URL parse error during conversion from string: parse "a/b": invalid URI for request'),
     # cel-go ext/strings.go (version 2)
@@ -121,8 +127,12 @@ async def causes(module_api: API) -> dict[str, str]:
     for cause in body["details"]["causes"]:
         assert cause["field"] == "spec", cause
         message = cause["message"].removeprefix('Invalid value: "object": ')
+        if message.startswith("failed rule: "):  # a rule that evaluated to false
+            found[message.removeprefix("failed rule: ")] = "false"
+            continue
         error, _, rule = message.partition(suffix)
         found[rule or message] = error
+    assert found, body
     return found
 
 

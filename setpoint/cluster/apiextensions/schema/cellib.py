@@ -227,7 +227,7 @@ def _find_all(text: Any, pattern: Any, limit: Any = -1) -> Any:
 # -- URLs (k8s) -------------------------------------------------------------------------------
 
 class URL:
-    """A parsed URL (``url("https://...")``)."""
+    """A parsed URL (``url("https://...")``); host and port split as Go's net/url does."""
 
     def __init__(self, text: str) -> None:
         parts = urlsplit(text)
@@ -237,6 +237,26 @@ class URL:
                              f'parse "{text}": invalid URI for request')
         self.text = text
         self.parts = parts
+        self.host = parts.netloc.rpartition("@")[2]  # url.URL.Host: host[:port], no userinfo
+        colon = self.host.rfind(":")
+        if colon > self.host.rfind("]") and not _valid_optional_port(self.host[colon:]):
+            # net/url parseHost
+            raise ValueError("URL parse error during conversion from string: "
+                             f'parse "{text}": invalid port "{self.host[colon:]}" after host')
+
+    def host_port(self) -> tuple[str, str]:
+        """net/url splitHostPort: Hostname() (without brackets) and Port()."""
+        host, port = self.host, ""
+        colon = host.rfind(":")
+        if colon != -1 and _valid_optional_port(host[colon:]):
+            host, port = host[:colon], host[colon + 1:]
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        return host, port
+
+
+def _valid_optional_port(port: str) -> bool:
+    return port == "" or (port[0] == ":" and all("0" <= c <= "9" for c in port[1:]))
 
 
 def _url(text: Any) -> Any:
@@ -471,9 +491,9 @@ def _str_method(name: str) -> Callable[..., Any]:
     def call(v: Any, *args: Any) -> Any:
         if isinstance(v, URL):
             p = v.parts
-            values = {"getScheme": p.scheme, "getHost": p.netloc.rsplit("@", 1)[-1],
-                      "getHostname": p.hostname or "", "getPort": str(p.port or ""),
-                      "getEscapedPath": p.path}
+            hostname, port = v.host_port()
+            values = {"getScheme": p.scheme, "getHost": v.host, "getHostname": hostname,
+                      "getPort": port, "getEscapedPath": p.path}
             return celtypes.StringType(values[name])
         raise TypeError("no such overload")
     return call
