@@ -176,6 +176,11 @@ COMPILE_CHECKS = [
      "found no matching overload for 'compareTo' applied to 'kubernetes.Quantity.(int)'", 24),
     ("quantity('1') < quantity('2')", "found no matching overload for '_<_' applied to "
      "'(kubernetes.Quantity, kubernetes.Quantity)'", 15),
+    # library/lists.go: sum over summableTypes, isSorted/min/max over comparableTypes
+    ("['a'].sum() == 'a'", "found no matching overload for 'sum' applied to "
+     "'list(string).()'", 10),
+    ("[[1], [2]].isSorted()", "found no matching overload for 'isSorted' applied to "
+     "'list(list(int)).()'", 20),
 ]
 
 
@@ -183,8 +188,8 @@ COMPILE_CHECKS = [
                          ids=[r for r, _, _ in COMPILE_CHECKS])
 async def test_library_call_is_checked_at_compile_time(
         module_api: API, rule: str, error: str, column: int) -> None:
-    """Rule: library calls are type-checked when the CRD is written (the quantity cases: see
-    COMPILE_CHECKS). ``'<literal>'.format([<list literal>])`` is checked
+    """Rule: library calls are type-checked when the CRD is written (the quantity and list
+    cases: see COMPILE_CHECKS). ``'<literal>'.format([<list literal>])`` is checked
     (cel-go v0.22.0 ext/formatting.go stringFormatValidator, which ext.Strings adds for
     version >= 1): the clause against its argument's type (at the argument), the argument
     count and the clause syntax (at the call); the CRD is refused with cel-go's message. The

@@ -25,6 +25,7 @@ from .celcost import (
 )
 from .cellib import FUNCTIONS
 from .celoverloads import (
+    LIST_ELEMENTS,
     OPERATORS,
     QUANTITY_ONLY,
     SIZED,
@@ -443,6 +444,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             self.patterns.append(("literal" if name == "matches" else "program", lit))
         if (name == "size" and target.kind not in SIZED) or (
                 name in QUANTITY_ONLY and args and args[0].kind not in ("quantity", "dyn")) or (
+                name in LIST_ELEMENTS and target.kind == "list" and not args
+                and (target.elem or T("dyn")).kind not in LIST_ELEMENTS[name]) or (
                 name in STRING_METHODS and target.kind not in ("string", "dyn")):
             self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)

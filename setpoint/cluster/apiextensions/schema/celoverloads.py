@@ -14,6 +14,13 @@ PLAIN = frozenset({"bool", "int", "uint", "double", "string", "bytes", "null", "
                    "duration", "list", "map", "optional", "quantity", "url", "ip", "cidr"})
 # library/quantity.go: these take only a Quantity argument (add and sub also take an int)
 QUANTITY_ONLY = frozenset({"compareTo", "isLessThan", "isGreaterThan"})
+# library/lists.go comparableTypes and summableTypes: the element types each list function
+# is declared for
+LIST_ELEMENTS = {
+    "sum": frozenset({"int", "uint", "double", "duration", "dyn"}),
+    **dict.fromkeys(("isSorted", "min", "max"), frozenset({
+        "int", "uint", "double", "bool", "duration", "timestamp", "string", "bytes", "dyn"})),
+}
 NUMBERS = frozenset({"int", "uint", "double"})
 SIZED = frozenset({"string", "bytes", "list", "map", "dyn"})
 STRING_METHODS = frozenset({"contains", "startsWith", "endsWith", "matches", "lowerAscii",
