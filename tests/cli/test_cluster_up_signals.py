@@ -92,9 +92,13 @@ async def stopped_cleanly(process: subprocess.Popen[str], signum: int,
             os.kill(pid, signal.SIGKILL)
     assert not remaining, "processes left behind"
     if before_handler and (process.returncode == -signum or (
-            process.returncode == 1 and err.endswith("Aborted!\n"))):
+            process.returncode == 1 and (err.endswith("Aborted!\n")
+                                         or err.rstrip().endswith("KeyboardInterrupt")))):
         # the signal came before the command began (as a Go program's before its main
-        # registers a handler): it ended by the signal, and had spawned nothing
+        # registers a handler): it ended by the signal, and had spawned nothing. A SIGINT
+        # may land while the interpreter itself starts, whose KeyboardInterrupt ends it
+        # with status 1 before any of the program runs ("Fatal Python error:
+        # init_import_site"), or during click's start ("Aborted!")
         return
     assert process.returncode == 0, (process.returncode, out, err)
     assert out.endswith("stopped\n"), out
