@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.waiting import wait_for
+
 EXIT_TIMEOUT = 30.0
 """Generous: a loaded machine may take a while to stop the workloads' controllers; a
 command that ignored the signal never ends at all."""
@@ -69,9 +71,10 @@ async def read_until(process: subprocess.Popen[str], prefix: str) -> list[str]:
 async def until_workloads_spawned(process: subprocess.Popen[str]) -> None:
     """Until the workloads' child exists: the moment the old code lost a signal (it was
     spawned before the handler was installed)."""
-    while len(session_processes(process.pid)) < 2:
-        assert process.poll() is None, process.communicate()
-        await asyncio.sleep(0.005)  # polling /proc: there is no event to wait on
+    # /proc has no event to wait on: the shared wait polls it
+    await wait_for(lambda: len(session_processes(process.pid)) >= 2
+                   or process.poll() is not None)
+    assert process.poll() is None, process.communicate()
 
 
 async def stopped_cleanly(process: subprocess.Popen[str], signum: int,
@@ -148,7 +151,7 @@ async def test_ctrl_c_to_the_process_group_amid_the_childs_imports(tmp_path: Pat
     process = start(tmp_path)
     await until_workloads_spawned(process)
     (child,) = session_processes(process.pid) - {process.pid}
-    while not handles_sigint(child):
-        assert process.poll() is None, process.communicate()
-        await asyncio.sleep(0.002)  # polling /proc: there is no event to wait on
+    await wait_for(lambda: handles_sigint(child) or process.poll() is not None,
+                   max_interval=0.002)
+    assert process.poll() is None, process.communicate()
     await stopped_cleanly(process, signal.SIGINT, group=True)

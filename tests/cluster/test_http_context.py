@@ -17,6 +17,7 @@ import contextvars
 import socket
 
 from setpoint.cluster.endpoints.http import HTTPServer, Request, Response
+from tests.waiting import quiet_period, wait_for
 
 _seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")
 
@@ -94,10 +95,8 @@ async def test_a_request_pipelined_after_one_answered_at_once_keeps_its_connecti
         writer.write(b"GET /warm HTTP/1.1\r\nHost: x\r\n\r\n")  # (the task is made)
         assert await _answers(reader, 1) == [b"/warm"]
         writer.write(b"GET /a HTTP/1.1\r\nHost: x\r\n\r\nGET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-        while not _release:
-            await asyncio.sleep(0.01)
-        quiet_period_longer_than_the_idle_timeout = 5 * idle_s
-        await asyncio.sleep(quiet_period_longer_than_the_idle_timeout)
+        await wait_for(lambda: _release)  # the slow request is being handled
+        await quiet_period(5 * idle_s)  # longer than the idle timeout: the connection stays
         _release[0].set_result(None)
         assert await _answers(reader, 2) == [b"/a", b"/slow"]
         writer.close()

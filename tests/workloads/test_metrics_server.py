@@ -10,7 +10,6 @@ service.yaml, apiservice.yaml).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 
 from setpoint.client import Client, Kind, NotFoundError
 from setpoint.cluster.storage import store as store_module
+from tests.waiting import quiet_period
 from tests.workloads.metrics_server_support import (
     APISERVICE,
     CA,
@@ -368,5 +368,5 @@ async def test_the_configuration_watch_survives_the_compaction_of_its_objects_re
 
         await wait_for(accepted)
         started = watches()
-        await asyncio.sleep(QUIET_PERIOD_S)  # proves an absence: no watch started again
+        await quiet_period(QUIET_PERIOD_S)  # proves an absence: no watch started again
         assert watches() == started == 1

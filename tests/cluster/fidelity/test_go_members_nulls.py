@@ -25,13 +25,14 @@ keeps the lists its handler made.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import time
 from typing import Any
 
 import pytest
 
 from tests.cluster.fidelity.builtin_server import Kube
+from tests.waiting import wait_for
 
 ROLES = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
 HPAS = "/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers"
@@ -117,10 +118,7 @@ def test_custom_resource_keeps_its_empty_list(kube: Kube) -> None:
     assert status == 201, created
     path = "/apis/nulls.example.com/v1/namespaces/default/nullwidgets"
     try:
-        deadline = time.monotonic() + 30
-        while kube.call("GET", path)[0] != 200:  # until the CRD is served
-            assert time.monotonic() < deadline, "the CRD was never served"
-            time.sleep(0.05)
+        asyncio.run(wait_for(lambda: kube.call("GET", path)[0] == 200))  # the CRD served
         status, cr = kube.call("POST", path, {"apiVersion": "nulls.example.com/v1",
                                               "kind": "NullWidget",
                                               "metadata": {"name": "w"},
