@@ -9,10 +9,11 @@ never subresources nor objects being deleted:
   set is recorded in the ``kubernetes.io/limit-ranger`` annotation
   (``mergePodResourceRequirements``).
 - validating: ``Container`` items' ``min``, ``max`` and ``maxLimitRequestRatio`` against each
-  container, ``PersistentVolumeClaim`` items' ``min``/``max`` against a claim's requests; the
-  first LimitRange with a violation refuses the write (403) with every violation it found.
-
-Not ported: the ``Pod`` item type (limits over the pod's summed requests).
+  container, ``Pod`` items' against the pod's totals (``podRequests``/``podLimits``: the
+  containers and sidecars summed, at least the largest one-off init container with the
+  sidecars started before it), ``PersistentVolumeClaim`` items' ``min``/``max`` against a
+  claim's requests; the first LimitRange with a violation refuses the write (403) with every
+  violation it found.
 """
 
 from __future__ import annotations
@@ -154,24 +155,83 @@ def _bounds(item: Obj, key: str) -> Iterable[tuple[str, Quantity]]:
             yield name, quantity
 
 
+def _parsed(resources: Any) -> dict[str, Quantity]:
+    if not isinstance(resources, dict):
+        return {}
+    return {name: q for name, value in resources.items()
+            if (q := _quantity(value)) is not None}
+
+
+def _add_resources(total: dict[str, Quantity], resources: dict[str, Quantity]) -> None:
+    """``addResourceList``: each quantity added to the total of its name."""
+    for name, quantity in resources.items():
+        total[name] = total[name] + quantity if name in total else quantity
+
+
+def _max_resources(total: dict[str, Quantity], resources: dict[str, Quantity]) -> None:
+    """``maxResourceList``: each quantity kept where larger than the total's."""
+    for name, quantity in resources.items():
+        if name not in total or quantity.cmp(total[name]) > 0:
+            total[name] = quantity
+
+
+def pod_totals(spec: Obj, key: str) -> Obj:
+    """``podRequests`` (key ``requests``) and ``podLimits`` (``limits``) over the spec alone
+    (no status on a CREATE; pod-level resources and in-place resize are off in 1.32): the
+    regular containers and the sidecars (init containers with ``restartPolicy: Always``)
+    summed, raised to the largest need while one-off init containers run, each with the
+    sidecars started before it."""
+    total: dict[str, Quantity] = {}
+    for container in spec.get("containers") or []:
+        _add_resources(total, _parsed(_resources(container).get(key)))
+    sidecars: dict[str, Quantity] = {}
+    init_peak: dict[str, Quantity] = {}
+    for container in spec.get("initContainers") or []:
+        own = _parsed(_resources(container).get(key))
+        if isinstance(container, dict) and container.get("restartPolicy") == "Always":
+            _add_resources(total, own)
+            _add_resources(sidecars, own)
+            _max_resources(init_peak, sidecars)
+        else:
+            running: dict[str, Quantity] = {}
+            _add_resources(running, own)
+            _add_resources(running, sidecars)
+            _max_resources(init_peak, running)
+    _max_resources(total, init_peak)
+    return {name: str(quantity) for name, quantity in total.items()}
+
+
+def _resources(container: Any) -> Obj:
+    resources = container.get("resources") if isinstance(container, dict) else None
+    return resources if isinstance(resources, dict) else {}
+
+
+def _check_item(item: Obj, kind: str, requests: Obj, limits: Obj) -> list[str]:
+    """An item's ``min``, ``max`` and ``maxLimitRequestRatio`` against requests and limits."""
+    errs = [e for n, q in _bounds(item, "min") if (e := _min(kind, n, q, requests, limits))]
+    errs += [e for n, q in _bounds(item, "max") if (e := _max(kind, n, q, requests, limits))]
+    errs += [e for n, q in _bounds(item, "maxLimitRequestRatio")
+             if (e := _ratio(kind, n, q, requests, limits))]
+    return errs
+
+
 def validate_pod(limit_range: Obj, pod: Obj) -> list[str]:
-    """``PodValidateLimitFunc``, its Container items."""
+    """``PodValidateLimitFunc``: per item, its Container bounds against each container and
+    init container, its Pod bounds against the pod's totals."""
     errs: list[str] = []
     spec = pod.get("spec") or {}
     for item in (limit_range.get("spec") or {}).get("limits") or []:
+        if item.get("type") == "Pod":
+            errs += _check_item(item, "Pod", pod_totals(spec, "requests"),
+                                pod_totals(spec, "limits"))
+            continue
         if item.get("type") != "Container":
             continue
         for key in ("containers", "initContainers"):
             for container in spec.get(key) or []:
-                resources = (container.get("resources") or {}) if isinstance(container,
-                                                                             dict) else {}
-                requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-                errs += filter(None, (_min("Container", n, q, requests, limits)
-                                      for n, q in _bounds(item, "min")))
-                errs += filter(None, (_max("Container", n, q, requests, limits)
-                                      for n, q in _bounds(item, "max")))
-                errs += filter(None, (_ratio("Container", n, q, requests, limits)
-                                      for n, q in _bounds(item, "maxLimitRequestRatio")))
+                resources = _resources(container)
+                errs += _check_item(item, "Container", resources.get("requests") or {},
+                                    resources.get("limits") or {})
     return errs
 
 

@@ -81,3 +81,79 @@ async def test_pods_and_claims_out_of_bounds_are_forbidden(module_api: API) -> N
     assert (status, answer["message"]) == (
         403, 'persistentvolumeclaims "tiny" is forbidden: minimum storage usage per '
         "PersistentVolumeClaim is 1Gi, but request is 500Mi")
+
+
+def _container(name: str, cpu: tuple[str, str] | None = None, *,
+               memory: str | None = None, sidecar: bool = False) -> dict[str, Any]:
+    """A container asking ``cpu`` as (request, limit) and ``memory`` as its request."""
+    container: dict[str, Any] = {"name": name, "image": "busybox:1.36"}
+    resources: dict[str, Any] = {}
+    if cpu is not None:
+        resources = {"requests": {"cpu": cpu[0]}, "limits": {"cpu": cpu[1]}}
+    if memory is not None:
+        resources.setdefault("requests", {})["memory"] = memory
+    if resources:
+        container["resources"] = resources
+    if sidecar:
+        container["restartPolicy"] = "Always"
+    return container
+
+
+async def test_pod_limits_bound_the_pods_totals(module_api: API) -> None:
+    """A ``Pod`` item bounds the pod's totals (admission.go ``PodValidateLimitFunc``, its
+    ``LimitTypePod`` branch, over ``podRequests``/``podLimits``): containers and sidecars
+    summed, raised to what a one-off init container needs with the sidecars started before
+    it; min, max, then ratio, per item in order; quantities shown as Go's Quantity.Add
+    leaves them."""
+    ns = await _namespace(module_api, "lr-pod", [
+        {"type": "Pod", "max": {"cpu": "1"}, "maxLimitRequestRatio": {"cpu": "4"}}])
+
+    def pod(name: str, containers: list[dict[str, Any]],
+            init: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"containers": containers}
+        if init:
+            spec["initContainers"] = init
+        return {"metadata": {"name": name}, "spec": spec}
+
+    cases = [
+        # two containers, each under the max, together over it
+        (pod("sum", [_container("a", ("600m", "600m")), _container("b", ("600m", "600m"))]),
+         "maximum cpu usage per Pod is 1, but limit is 1200m"),
+        # a sidecar's request and limit count with the containers': 900m / 200m
+        (pod("sidecar", [_container("a", ("100m", "500m"))],
+             [_container("side", ("100m", "400m"), sidecar=True)]),
+         "cpu max limit to request ratio per Pod is 4, but provided ratio is 4.500000"),
+        # a one-off init container runs beside the sidecars started before it: 900m + 200m
+        (pod("init-after-sidecar", [_container("a", ("300m", "300m"))],
+             [_container("side", ("200m", "200m"), sidecar=True),
+              _container("once", ("900m", "900m"))]),
+         "maximum cpu usage per Pod is 1, but limit is 1100m"),
+        # no container asks for cpu: both bounds, aggregated
+        (pod("none", [_container("a")]),
+         "[maximum cpu usage per Pod is 1.  No limit is specified, cpu max limit to request "
+         "ratio per Pod is 4, but no request is specified or request is 0]"),
+    ]
+    for body, reason in cases:
+        status, answer = await module_api.post(f"{ns}/pods", body)
+        name = body["metadata"]["name"]
+        assert (status, answer.get("reason"), answer.get("message")) == (
+            403, "Forbidden", f'pods "{name}" is forbidden: {reason}'), answer
+    # the same containers with the one-off init container first: it runs alone (900m), and
+    # the pod's total is the containers' and sidecar's 500m
+    status, answer = await module_api.post(f"{ns}/pods", pod(
+        "init-before-sidecar", [_container("a", ("300m", "300m"))],
+        [_container("once", ("900m", "900m")),
+         _container("side", ("200m", "200m"), sidecar=True)]))
+    assert status == 201, answer
+    # a container without cpu does not stop the others' sum (addResourceList)
+    status, answer = await module_api.post(f"{ns}/pods", pod(
+        "partial", [_container("a", ("500m", "800m")), _container("b")]))
+    assert status == 201, answer
+
+    memory = await _namespace(module_api, "lr-pod-memory", [
+        {"type": "Pod", "min": {"memory": "1Gi"}}])
+    status, answer = await module_api.post(f"{memory}/pods", pod(
+        "small", [_container("a", memory="512Mi"), _container("b", memory="256Mi")]))
+    assert (status, answer.get("message")) == (
+        403, 'pods "small" is forbidden: minimum memory usage per Pod is 1Gi, but request '
+        "is 768Mi"), answer
