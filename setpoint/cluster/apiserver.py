@@ -29,6 +29,7 @@ from setpoint.cluster.admission import (
     lifecycle,
     limitranger,
     nodetaint,
+    paramauthorization,
     persistentvolumeclaimresize,
     pods,
     priorityclasses,
@@ -153,6 +154,9 @@ class APIServer:
             rbacescalation.EscalationCheck(self.authorizer),
             csrrequestor.record_requesting_user,
         ])
+        # and the strategies' checks of the requesting user, once an object is valid
+        self.rest.user_validation.append(paramauthorization.ParamAuthorization(
+            self.authorizer, self.store, self._served_resource_of_kind))
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
             limit_ranger.validate,
@@ -253,6 +257,11 @@ class APIServer:
         self._watches.discard(stream)
 
     # -- in-process writes (controllers, bootstrap) -------------------------------------
+    def _served_resource_of_kind(self, group: str, version: str, kind: str) -> str | None:
+        """The discovery resolver of a kind's resource (only what is served)."""
+        rt = self.registry.by_kind(group, version, kind)
+        return rt.resource if rt is not None and rt.served else None
+
     def resource(self, group: str, version: str, resource: str) -> ResourceType:
         return self.registry.require(group, version, resource)
 

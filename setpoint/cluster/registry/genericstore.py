@@ -130,6 +130,10 @@ class GenericStore:
         # (policybased storage), the CRD validation (its strategy's Validate); run once the
         # strategy prepared the object, before the validation
         self.storage_admission: list[Admission] = []
+        # the strategies' Validate rules that read the requesting user from the context
+        # (a ValidatingAdmissionPolicy's paramKind, a binding's paramRef: authz.go), run only
+        # once the object is otherwise valid; they refuse with an Invalid
+        self.user_validation: list[Admission] = []
         # the built-in validating admission plugins: store.go's createValidation and
         # updateValidation, once the strategy validated the object, before the validating
         # webhooks
@@ -194,6 +198,8 @@ class GenericStore:
         rt.strategy.prepare_for_create(rt, obj, warnings)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
+        for plugin in self.user_validation:
+            plugin(Attributes("CREATE", rt, obj, None, opts.user))
         rt.strategy.canonicalize(rt, obj)
         rt.strategy.decoded_from_storage(rt, obj)
         # rest.BeforeCreate records the strategy's warnings once the object is valid: after
@@ -316,6 +322,8 @@ class GenericStore:
         self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
         meta = obj["metadata"]
         self._validate(rt, obj, old, subresource)
+        for plugin in self.user_validation:
+            plugin(Attributes("UPDATE", rt, obj, old, opts.user, subresource=subresource))
         rt.strategy.canonicalize(rt, obj)
         rt.strategy.decoded_from_storage(rt, obj)
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)

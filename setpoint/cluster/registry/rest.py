@@ -47,6 +47,7 @@ class REST:
         self.generic = GenericStore(store, self.decoder, self.codec)
         self.admission: list[Admission] = self.generic.admission
         self.storage_admission: list[Admission] = self.generic.storage_admission
+        self.user_validation: list[Admission] = self.generic.user_validation
         self.validating_admission: list[Admission] = self.generic.validating_admission
         self.final_validating_admission: list[Admission] = \
             self.generic.final_validating_admission
