@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from setpoint.cli.stopsignal import StopSignal
+    from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 
 
 @dataclass(frozen=True)
@@ -100,9 +101,14 @@ def cluster() -> None:
               help="Run the workloads on the API server's own event loop (one process, one "
                    "core) instead of in a child process of their own (the process runtime "
                    "always does, for now).")
+@click.option("--admission-control-config-file", "admission_config_file",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="kube-apiserver's admission configuration file (an AdmissionConfiguration): "
+                   "the PodSecurity plugin's defaults and exemptions.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int, runtime: str,
-       no_workloads: bool, workloads_in_process: bool) -> None:
+       no_workloads: bool, workloads_in_process: bool,
+       admission_config_file: Path | None) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
     Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
@@ -116,6 +122,19 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     # before anything is spawned or imported: a signal at any moment of the start stops it
     signals = StopSignal()
     signals.install()
+    admission_config = None
+    if admission_config_file is not None:
+        # read before anything starts: kube-apiserver refuses to start with a bad one
+        from setpoint.cluster.admission.admissionconfig import (
+            AdmissionConfigError,
+            read_admission_configuration,
+        )
+
+        try:
+            admission_config = read_admission_configuration(admission_config_file)
+        except AdmissionConfigError as exc:
+            click.echo(f"error: --admission-control-config-file: {exc}", err=True)
+            sys.exit(1)
     if not memory and data is None:
         data = default_data_dir()
     # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
@@ -138,7 +157,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     gc.disable()
     try:
         _run(_serve(data, host, port, kubeconfig, signals, workloads, child,
-                    resume_gc=collecting))
+                    resume_gc=collecting, admission_config=admission_config))
     except OSError as exc:
         if exc.filename is not None:  # a file it could not write: not the address
             under_data = data is not None and Path(exc.filename).is_relative_to(data)
@@ -177,7 +196,8 @@ def _run(main: Coroutine[Any, Any, None]) -> None:
 async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                  signals: StopSignal, workloads: WorkloadOptions | None = None,
                  child: subprocess.Popen[bytes] | None = None, *,
-                 resume_gc: bool = False) -> None:
+                 resume_gc: bool = False,
+                 admission_config: AdmissionConfiguration | None = None) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node) and rid of their ``not-ready`` taint, so ``kubectl get nodes`` right after shows
@@ -214,7 +234,7 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
             runner = WorkloadsTask(workloads.settings())
         try:
             await _serve_api(data, host, port, kubeconfig, signals, workloads, runner,
-                             ip_range, resume_gc)
+                             ip_range, resume_gc, admission_config)
         finally:
             if runner is not None:  # stopped already, unless the server failed to start
                 await runner.stop()
@@ -223,7 +243,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
 
 async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                      signals: StopSignal, workloads: WorkloadOptions | None, runner: Any,
-                     ip_range: str | None, resume_gc: bool = False) -> None:
+                     ip_range: str | None, resume_gc: bool = False,
+                     admission_config: AdmissionConfiguration | None = None) -> None:
     import asyncio
     import tempfile
 
@@ -236,7 +257,8 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
     with tempfile.TemporaryDirectory(prefix="setpoint-up-") as private:
         internal = Path(private) / "kubeconfig"
         async with serve(data, host=host, port=port, kubeconfig=internal,
-                         service_cluster_ip_range=ip_range) as running:
+                         service_cluster_ip_range=ip_range,
+                         admission_config=admission_config) as running:
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()

@@ -39,6 +39,7 @@ from setpoint.cluster.admission import (
     services,
     storageobjectinuseprotection,
 )
+from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.podsecurity.admission import PodSecurity
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
@@ -103,7 +104,8 @@ class APIServer:
     def __init__(self, data: Path | None = None, *, ca_pem: bytes = b"", ca_key_pem: bytes = b"",
                  tokens: TokenIssuer | None = None,
                  service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR,
-                 front_proxy: FrontProxy | None = None) -> None:
+                 front_proxy: FrontProxy | None = None,
+                 admission_config: AdmissionConfiguration | None = None) -> None:
         # kube-apiserver's --service-cluster-ip-range: where ClusterIPs come from (a
         # loopback range when the kubelets run real processes, see docs/process-runtime.md)
         self.service_cluster_ip_range = service_cluster_ip_range
@@ -160,7 +162,9 @@ class APIServer:
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
             limit_ranger.validate,
-            PodSecurity(self.store),
+            # (kube-apiserver's --admission-control-config-file configures PodSecurity)
+            PodSecurity(self.store, admission_config.pod_security()
+                        if admission_config is not None else None),
             priorityclasses.PriorityClassDefault(self.store),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             runtime_class.validate,

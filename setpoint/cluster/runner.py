@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
@@ -55,6 +56,7 @@ async def serve(
     state_dir: Path | None = None,
     limits: ConnectionLimits | None = None,
     service_cluster_ip_range: str | None = None,
+    admission_config: AdmissionConfiguration | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
@@ -64,6 +66,8 @@ async def serve(
     (10.96.0.0/12 unless given; clusters whose kubelets run real processes give a loopback
     range, so that ClusterIPs are addresses a local proxy can listen on:
     ``setpoint.workloads.loopbacknet``).
+    ``admission_config`` is what kube-apiserver's ``--admission-control-config-file`` gives
+    its admission plugins (:func:`read_admission_configuration`).
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
@@ -78,6 +82,7 @@ async def serve(
     api = APIServer(data, ca_pem=certs.ca_pem, ca_key_pem=certs.ca_key_pem,
                     tokens=TokenIssuer.load_or_create(secrets_dir),
                     front_proxy=ensure_front_proxy(secrets_dir),
+                    admission_config=admission_config,
                     **({"service_cluster_ip_range": service_cluster_ip_range}
                        if service_cluster_ip_range else {}))
     # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,

@@ -2,7 +2,9 @@
 kube-apiserver's plugin/pkg/admission/security/podsecurity/admission.go runs it: validating,
 CREATE and UPDATE of namespaces, pods and the kinds holding a pod template).
 
-kube-apiserver's default configuration: every mode privileged at latest, no exemptions. A
+kube-apiserver's default configuration unless its admission configuration file gives one
+(``configuration.py``): every mode privileged at latest, no exemptions. Exempt users and
+namespaces are not checked, nor pods of exempt runtime classes. A
 namespace's ``pod-security.kubernetes.io/{enforce,audit,warn}[-version]`` labels choose its
 policy. A pod that violates the enforce level is refused (403); one that violates the warn
 level is admitted with a ``would violate PodSecurity`` warning. A pod template is never
@@ -14,18 +16,17 @@ warns about the existing pods that would violate it.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from setpoint.cluster.admission.podsecurity.configuration import PodSecurityConfiguration
 from setpoint.cluster.admission.podsecurity.evaluator import evaluate_pod
 from setpoint.cluster.admission.podsecurity.levels import (
     AUDIT_LEVEL_LABEL,
     AUDIT_VERSION_LABEL,
     ENFORCE_LEVEL_LABEL,
     ENFORCE_VERSION_LABEL,
-    LATEST,
     PRIVILEGED,
     WARN_LEVEL_LABEL,
     WARN_VERSION_LABEL,
@@ -61,21 +62,6 @@ POD_TEMPLATE_PATHS: dict[tuple[str, str], tuple[str, ...]] = {
     ("batch", "jobs"): ("spec", "template"),
     ("batch", "cronjobs"): ("spec", "jobTemplate", "spec", "template"),
 }
-
-_PRIVILEGED_LATEST = LevelVersion(PRIVILEGED, LATEST)
-DEFAULT_POLICY = Policy(_PRIVILEGED_LATEST, _PRIVILEGED_LATEST, _PRIVILEGED_LATEST)
-
-
-@dataclass(frozen=True)
-class PodSecurityConfiguration:
-    """``PodSecurityConfiguration`` (pod-security.admission.config.k8s.io/v1), with
-    kube-apiserver's defaults when no admission configuration file names one."""
-
-    defaults: Policy = DEFAULT_POLICY
-    exempt_usernames: frozenset[str] = field(default_factory=frozenset)
-    exempt_runtime_classes: frozenset[str] = field(default_factory=frozenset)
-    exempt_namespaces: frozenset[str] = field(default_factory=frozenset)
-
 
 def _labels(obj: Obj) -> dict[str, Any]:
     return (obj.get("metadata") or {}).get("labels") or {}
