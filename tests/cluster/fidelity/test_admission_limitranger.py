@@ -81,6 +81,13 @@ async def test_pods_and_claims_out_of_bounds_are_forbidden(module_api: API) -> N
     assert (status, answer["message"]) == (
         403, 'persistentvolumeclaims "tiny" is forbidden: minimum storage usage per '
         "PersistentVolumeClaim is 1Gi, but request is 500Mi")
+    # PersistentVolumeClaimValidateLimitFunc: max against the request (maxRequestConstraint)
+    claim = {"metadata": {"name": "huge"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}}}
+    status, answer = await module_api.post(f"{ns}/persistentvolumeclaims", claim)
+    assert (status, answer["message"]) == (
+        403, 'persistentvolumeclaims "huge" is forbidden: maximum storage usage per '
+        "PersistentVolumeClaim is 10Gi, but request is 20Gi")
 
 
 def _container(name: str, cpu: tuple[str, str] | None = None, *,
