@@ -159,12 +159,14 @@ class APIServer:
         # and the strategies' checks of the requesting user, once an object is valid
         self.rest.user_validation.append(paramauthorization.ParamAuthorization(
             self.authorizer, self.store, self._served_resource_of_kind))
+        # (kube-apiserver's --admission-control-config-file configures PodSecurity; its
+        # metrics are served on /metrics)
+        self.pod_security = PodSecurity(self.store, admission_config.pod_security()
+                                        if admission_config is not None else None)
         # and the validating ones, before the validating webhooks
         self.rest.validating_admission.extend([
             limit_ranger.validate,
-            # (kube-apiserver's --admission-control-config-file configures PodSecurity)
-            PodSecurity(self.store, admission_config.pod_security()
-                        if admission_config is not None else None),
+            self.pod_security,
             priorityclasses.PriorityClassDefault(self.store),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             runtime_class.validate,

@@ -6,9 +6,10 @@ collection GET, APPLY for a server-side apply PATCH, CONNECT for the streaming
 subresources), dry run, group, version, resource, subresource, scope and code;
 ``apiserver_storage_objects`` (pkg/storage) is the number of stored objects per resource;
 ``kubernetes_build_info`` (component-base/metrics/prometheus/version) names the version
-``/version`` serves. The path is a non-resource URL like any other: RBAC's
-``system:monitoring`` role grants it. The counts are kept in a plain dict (one increment
-per request) and turned into Prometheus families only when scraped.
+``/version`` serves; the components' own (PodSecurity's ``pod_security_*``) follow. The
+path is a non-resource URL like any other: RBAC's ``system:monitoring`` role grants it. The
+counts are kept in a plain dict (one increment per request) and turned into Prometheus
+families only when scraped.
 """
 
 from __future__ import annotations
@@ -69,12 +70,15 @@ class APIServerMetrics(Collector):
     """The request counts, and the store and build facts read when scraped."""
 
     def __init__(self, object_counts: Callable[[], Iterable[tuple[str, int]]],
-                 version: Callable[[], dict[str, str]]) -> None:
+                 version: Callable[[], dict[str, str]],
+                 components: Iterable[Collector] = ()) -> None:
         self._requests: Counter[tuple[str, ...]] = Counter()
         self._object_counts = object_counts
         self._version = version
         self._registry = CollectorRegistry(auto_describe=False)
         self._registry.register(self)
+        for component in components:  # (the admission plugins' own metrics)
+            self._registry.register(component)
 
     def observe(self, request: Request, rp: ResourcePath | None, code: int) -> None:
         dry_run = "All" if request.query.get("dryRun") == "All" else ""

@@ -137,7 +137,7 @@ class Handler:
         self.collections = CollectionReads(api)
         self.openapi = OpenAPIHandler(api)
         self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
-                                        self.discovery.version)
+                                        self.discovery.version, (api.pod_security.metrics,))
         self.flow_classifier = FlowClassifier(api.store)
 
     @cached_property

@@ -224,3 +224,69 @@ def test_a_missing_plugin_file_is_named(tmp_path: Path) -> None:
         "unable to read admission control configuration from "
         f'"{tmp_path / "pod-security" / "absent.yaml"}" [No such file or directory]: '
         "pass a readable file")
+
+
+async def pod_security_samples(api: API) -> dict[str, float]:
+    """The ``pod_security_*`` samples of ``/metrics``, by their text left of the value."""
+    status, text = await api.get("/metrics")
+    assert status == 200, text
+    samples = {}
+    for line in text.splitlines():
+        if line.startswith("pod_security_"):
+            series, value = line.rsplit(" ", 1)
+            samples[series] = float(value)
+    return samples
+
+
+def evaluation(decision: str, mode: str, level: str, version: str,
+               resource: str = "pod") -> str:
+    return (f'pod_security_evaluations_total{{decision="{decision}",mode="{mode}",'
+            f'policy_level="{level}",policy_version="{version}",request_operation="create",'
+            f'resource="{resource}",subresource=""}}')
+
+
+def changes(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+@MODULE_LOOP
+async def test_each_modes_judgement_is_counted_on_metrics(configured: API) -> None:
+    """metrics/metrics.go ``RecordEvaluation`` as admission.go's ``EvaluatePod`` calls it:
+    the enforce decision, the audit mode's violations (what kube-apiserver's audit events
+    carry as ``pod-security.kubernetes.io/audit-violations``), the warn mode's (not on a
+    refused request), for pods and (audit and warn only) pod templates; a version newer than
+    1.32 is ``future``; ``RecordExemption`` for an exempt user."""
+    await namespace(configured, "counted", {
+        "pod-security.kubernetes.io/enforce": "baseline",
+        "pod-security.kubernetes.io/audit": "restricted",
+        "pod-security.kubernetes.io/audit-version": "v1.99",
+        "pod-security.kubernetes.io/warn": "restricted"})
+    before = await pod_security_samples(configured)
+    assert before[evaluation("allow", "enforce", "privileged", "latest")] >= 0  # populateCache
+    status, answer, warnings = await create_pod(configured, "counted", pod("app"))
+    assert (status, len(warnings)) == (201, 1), answer
+    status, answer, _ = await create_pod(configured, "counted", pod("root", privileged=True))
+    assert status == 403, answer
+    status, answer, _ = await create_pod(configured, "counted", pod("bot", privileged=True),
+                                         {"Impersonate-User": "ci-bot"})
+    assert status == 201, answer
+    assert changes(before, await pod_security_samples(configured)) == {
+        evaluation("allow", "enforce", "baseline", "latest"): 1,
+        evaluation("deny", "enforce", "baseline", "latest"): 1,
+        evaluation("deny", "audit", "restricted", "future"): 2,
+        # (the warn label's level, at the configured default warn-version)
+        evaluation("deny", "warn", "restricted", "v1.30"): 1,
+        'pod_security_exemptions_total{request_operation="create",resource="pod",'
+        'subresource=""}': 1}
+
+    # a pod template: audit and warn only, counted as a controller's
+    before = await pod_security_samples(configured)
+    status, answer = await configured.post("/apis/apps/v1/namespaces/counted/deployments", {
+        "metadata": {"name": "d"}, "spec": {
+            "selector": {"matchLabels": {"app": "d"}},
+            "template": {"metadata": {"labels": {"app": "d"}}, "spec": {
+                "containers": [{"name": "app", "image": "busybox:1.36"}]}}}})
+    assert status == 201, answer
+    assert changes(before, await pod_security_samples(configured)) == {
+        evaluation("deny", "audit", "restricted", "future", resource="controller"): 1,
+        evaluation("deny", "warn", "restricted", "v1.30", resource="controller"): 1}

@@ -35,7 +35,15 @@ from setpoint.cluster.admission.podsecurity.levels import (
     compare_levels,
     policy_to_evaluate,
 )
-from setpoint.cluster.admission.podsecurity.policy import Obj, aggregate
+from setpoint.cluster.admission.podsecurity.metrics import (
+    DECISION_ALLOW,
+    DECISION_DENY,
+    MODE_AUDIT,
+    MODE_ENFORCE,
+    MODE_WARN,
+    PodSecurityMetrics,
+)
+from setpoint.cluster.admission.podsecurity.policy import AggregateCheckResult, Obj, aggregate
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.machinery import errors
 
@@ -82,6 +90,7 @@ class PodSecurity:
                  configuration: PodSecurityConfiguration | None = None) -> None:
         self._reader = store
         self._config = configuration or PodSecurityConfiguration()
+        self.metrics = PodSecurityMetrics()
         # namespace name -> (its stored JSON, its policy and label errors): every pod write
         # looks its namespace's policy up; the same bytes object is the same version (as
         # NamespaceLifecycle caches it)
@@ -240,28 +249,34 @@ class PodSecurity:
         pod = attributes.obj
         namespace = str(pod["metadata"].get("namespace") or "")
         if self._exempt(attributes, namespace):
+            self.metrics.record_exemption(attributes)
             return
         found = self._namespace_policy(namespace)
         if found is None:
+            self.metrics.record_error(True, attributes)
             raise errors.internal(f'failed to lookup namespace "{namespace}"')
         policy, policy_errs = found
         if not policy_errs and policy.fully_privileged():
+            self.metrics.record_evaluation(DECISION_ALLOW, policy.enforce, MODE_ENFORCE,
+                                           attributes)
             return
         if attributes.operation == "UPDATE" and attributes.old is not None \
                 and not significant_pod_update(pod.get("spec") or {},
                                                attributes.old.get("spec") or {}):
             return
-        self._evaluate(attributes, policy, pod["metadata"], pod.get("spec") or {},
-                       enforce=True)
+        self._evaluate(attributes, policy, bool(policy_errs), pod["metadata"],
+                       pod.get("spec") or {}, enforce=True)
 
     def _validate_pod_controller(self, attributes: Attributes, path: tuple[str, ...]) -> None:
         if attributes.subresource:
             return
         namespace = str(attributes.obj["metadata"].get("namespace") or "")
         if self._exempt(attributes, namespace):
+            self.metrics.record_exemption(attributes)
             return
         found = self._namespace_policy(namespace)
         if found is None:  # (admitted: the lookup error only annotates the audit event)
+            self.metrics.record_error(True, attributes)
             return
         policy, policy_errs = found
         if not policy_errs and policy.warn.level == PRIVILEGED \
@@ -270,27 +285,46 @@ class PodSecurity:
         template = _dig(attributes.obj, path)
         if not isinstance(template, dict):
             return
-        self._evaluate(attributes, policy, template.get("metadata") or {},
+        self._evaluate(attributes, policy, bool(policy_errs), template.get("metadata") or {},
                        template.get("spec") or {}, enforce=False)
 
-    def _evaluate(self, attributes: Attributes, policy: Policy, meta: Obj, spec: Obj, *,
-                  enforce: bool) -> None:
-        """``EvaluatePod``: refused by the enforce level (pods only), else warned by the
-        warn level; the result of one level and version reused for another mode."""
+    def _evaluate(self, attributes: Attributes, policy: Policy, policy_errs: bool, meta: Obj,
+                  spec: Obj, *, enforce: bool) -> None:
+        """``EvaluatePod``: refused by the enforce level (pods only); judged by the audit
+        level (only counted: no audit log); else warned by the warn level; the result of one
+        level and version reused for another mode."""
         if self._exempt_runtime_class(spec):
+            self.metrics.record_exemption(attributes)
             return
+        if policy_errs:  # (evaluated at the levels the invalid labels fall back to)
+            self.metrics.record_error(False, attributes)
+        results: dict[LevelVersion, AggregateCheckResult] = {}
+
+        def judged(lv: LevelVersion) -> AggregateCheckResult:
+            if lv not in results:
+                results[lv] = aggregate(evaluate_pod(lv, meta, spec))
+            return results[lv]
+
+        refusal: errors.StatusError | None = None
         if enforce:
-            result = aggregate(evaluate_pod(policy.enforce, meta, spec))
+            result = judged(policy.enforce)
+            self.metrics.record_evaluation(DECISION_ALLOW if result.allowed else DECISION_DENY,
+                                           policy.enforce, MODE_ENFORCE, attributes)
             if not result.allowed:
                 name = str(attributes.obj["metadata"].get("name") or "")
-                raise errors.forbidden(
+                refusal = errors.forbidden(
                     attributes.rt.resource,
                     name, f'violates PodSecurity "{policy.enforce}": '
                     f"{result.forbidden_detail()}", attributes.rt.group)
-        result = aggregate(evaluate_pod(policy.warn, meta, spec))
+        if not judged(policy.audit).allowed:
+            self.metrics.record_evaluation(DECISION_DENY, policy.audit, MODE_AUDIT, attributes)
+        if refusal is not None:  # (no warnings on a request refused anyway)
+            raise refusal
+        result = judged(policy.warn)
         if not result.allowed:
             self._warn(attributes, f'would violate PodSecurity "{policy.warn}": '
                                    f"{result.forbidden_detail()}")
+            self.metrics.record_evaluation(DECISION_DENY, policy.warn, MODE_WARN, attributes)
 
     @staticmethod
     def _warn(attributes: Attributes, warning: str) -> None:
