@@ -46,6 +46,14 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 @click.option("--leader-election-namespace", metavar="NAMESPACE",
               help="The namespace of the leader Lease. Default: the Manager's setting, else "
                    "the kubeconfig context's namespace (the pod's, in a cluster).")
+@click.option("--kube-api-qps", type=float, metavar="QPS",
+              help="Client-side rate limit of the operator's requests, a second (the name "
+                   "kube-controller-manager gives it): negative turns it off, 0 takes "
+                   "client-go's 5. Default: the Manager's setting (off, as "
+                   "controller-runtime: the server's priority and fairness decides).")
+@click.option("--kube-api-burst", type=click.IntRange(0), metavar="N",
+              help="Requests that may go at once before --kube-api-qps spaces them "
+                   "(0: client-go's 10). Default: the Manager's setting.")
 @click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]),
               default="info", show_default=True)
 @click.option("--log-format", type=click.Choice(["text", "json"]), default="text",
@@ -55,7 +63,8 @@ from setpoint.cli.targets import TargetError, as_manager, resolve
 def run(target: str, kubeconfig: str | None, context: str | None, namespace: str | None,
         http_address: str | None, webhook_address: str | None, webhook_cert_dir: str | None,
         register_webhooks: bool, leader_elect: bool | None, leader_election_id: str | None,
-        leader_election_namespace: str | None, log_level: str, log_format: str) -> None:
+        leader_election_namespace: str | None, kube_api_qps: float | None,
+        kube_api_burst: int | None, log_level: str, log_format: str) -> None:
     """Run the Manager (or the Controller, or list of controllers) at MODULE:ATTRIBUTE.
 
     It stops gracefully on SIGINT or SIGTERM: in-flight reconciles finish and the leader
@@ -94,6 +103,14 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         manager.settings.leader_election_id = leader_election_id
     if leader_election_namespace is not None:
         manager.settings.leader_election_namespace = leader_election_namespace
+    if kube_api_qps is not None:
+        if kube_api_qps != kube_api_qps or kube_api_qps == float("inf"):
+            raise click.BadParameter(
+                f"{kube_api_qps} is not a rate: pass requests a second, or -1 for no "
+                "client-side limit", param_hint="--kube-api-qps")
+        manager.settings.client_qps = kube_api_qps
+    if kube_api_burst is not None:
+        manager.settings.client_burst = kube_api_burst
     if register_webhooks:
         if not manager.webhooks:
             raise TargetError(f"{target} has no webhooks to register")

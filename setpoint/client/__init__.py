@@ -52,6 +52,11 @@ from setpoint.client.errors import (
     UnknownResourceError,
     UnsupportedMediaTypeError,
 )
+from setpoint.client.flowcontrol import (
+    Clock,
+    RateLimiter,
+    TokenBucketRateLimiter,
+)
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy
 from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, ResourceRef
 from setpoint.client.transport import RequestRecord, RetryPolicy
@@ -68,6 +73,7 @@ __all__ = [
     "BasicAuth",
     "Client",
     "ClientError",
+    "Clock",
     "ClusterConfig",
     "ConfigError",
     "ConflictError",
@@ -87,6 +93,7 @@ __all__ = [
     "ObjectList",
     "PatchType",
     "PropagationPolicy",
+    "RateLimiter",
     "RequestEntityTooLargeError",
     "RequestRecord",
     "ResourceInfo",
@@ -95,6 +102,7 @@ __all__ = [
     "ServerTimeoutError",
     "ServiceUnavailableError",
     "TokenAuth",
+    "TokenBucketRateLimiter",
     "TokenFileAuth",
     "TooManyRequestsError",
     "TransportError",

@@ -25,6 +25,7 @@ import orjson
 from setpoint.client.answers import answer_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
 from setpoint.client.errors import GoneError
+from setpoint.client.flowcontrol import DISABLED, RateLimiter, rate_limiter_for
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
 from setpoint.client.resources import GVR, Discovery, Kind, ResourceInfo, ResourceRef
 from setpoint.client.transport import (
@@ -53,19 +54,29 @@ class Client:
     :class:`~setpoint.client.transport.RequestRecord` (for ``rest_client_requests_total``).
     ``field_manager`` names this client in managedFields for writes and server-side apply.
     Use as ``async with Client() as client:`` or call :meth:`close`.
+
+    Client-side rate limiting is client-go's token bucket (:mod:`setpoint.client.flowcontrol`):
+    ``qps`` requests a second with bursts of ``burst``. The default ``qps=-1`` turns it off,
+    as controller-runtime's ``GetConfig`` does (the server's API Priority and Fairness
+    decides); ``qps=0`` takes client-go's 5 with a burst of 10. ``rate_limiter`` (a
+    :class:`~setpoint.client.flowcontrol.TokenBucketRateLimiter`, or one shared by several
+    clients) wins over both, as ``rest.Config.RateLimiter``.
     """
 
     def __init__(
         self, config: ClusterConfig | None = None, *, retry: RetryPolicy | None = None,
         on_request: RequestHook | None = None, timeout: float = 30.0,
         max_connections: int = 100, field_manager: str = "setpoint",
-        user_agent: str = USER_AGENT,
+        user_agent: str = USER_AGENT, qps: float = DISABLED, burst: int = 0,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
+        if rate_limiter is None:
+            rate_limiter = rate_limiter_for(qps, burst)
         self.config = config if config is not None else load_config()
         self.field_manager = field_manager
         self.transport = Transport(
             self.config, retry=retry, on_request=on_request, timeout=timeout,
-            max_connections=max_connections, user_agent=user_agent,
+            max_connections=max_connections, user_agent=user_agent, rate_limiter=rate_limiter,
         )
         self.discovery = Discovery(self.transport)
         self._write_check: Callable[[], Awaitable[None]] | None = None

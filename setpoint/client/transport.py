@@ -12,6 +12,10 @@ exception for the answer. Retries follow :class:`RetryPolicy`:
   a connection dropped or timed out mid-request only for idempotent requests;
 - any other 4xx is the caller's mistake and is raised at once. A 401 is retried once after
   the authenticator forgot its cached credentials, which picks up rotated tokens.
+
+With a client-side rate limiter (:mod:`setpoint.client.flowcontrol`), every attempt, the
+first and each retry, and the opening of every watch first waits for its token, as
+client-go's ``Request.tryThrottle`` does; the wait is not counted in the request's timeout.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from setpoint.client.errors import (
     TransportError,
     api_error_from_response,
 )
+from setpoint.client.flowcontrol import RateLimiter
 from setpoint.client.http1 import (
     Answer,
     ClientOSError,
@@ -62,6 +67,9 @@ USER_AGENT = "setpoint/0.1.0 (python; asyncio)"
 _NOT_RETRIED_5XX = frozenset({501, 505})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+# client-go's request.go: throttling waits worth a log line, and worth one at info level
+_LONG_THROTTLE = 0.05
+_EXTRA_LONG_THROTTLE = 1.0
 
 _PLAIN_PATH = re.compile(r"/[A-Za-z0-9._~/-]*")
 """A path that yarl sends as it is: unreserved characters and slashes (RFC 3986, 2.3)."""
@@ -181,9 +189,11 @@ class Transport:
         self, config: ClusterConfig, *, retry: RetryPolicy | None = None,
         on_request: RequestHook | None = None, timeout: float = 30.0,
         connect_timeout: float = 10.0, max_connections: int = 100,
-        user_agent: str = USER_AGENT,
+        user_agent: str = USER_AGENT, rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.config = config
+        self.rate_limiter = rate_limiter
+        """Waited on before every attempt; None: no client-side limit."""
         self.retry = retry or RetryPolicy()
         self.on_request = on_request
         self.timeout = timeout
@@ -292,6 +302,8 @@ class Transport:
         reauthenticated = False
         while True:
             retry_after: float | None = None
+            if self.rate_limiter is not None:
+                await self._throttle(method, path)
             started = time.perf_counter()
             resp: _Response | None = None
             try:
@@ -335,6 +347,15 @@ class Transport:
             )
             await self.sleep(wait)
             attempt += 1
+
+    async def _throttle(self, method: str, path: str) -> None:
+        waited = await self.rate_limiter.wait() if self.rate_limiter is not None else 0.0
+        if waited > _LONG_THROTTLE:
+            # client-go's words, so that a slow operator is not blamed on the server
+            log.log(logging.INFO if waited > _EXTRA_LONG_THROTTLE else logging.DEBUG,
+                    "client_throttled waited=%.3fs method=%s path=%s "
+                    "reason=\"client-side throttling, not priority and fairness\"",
+                    waited, method, path)
 
     async def _send(
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,

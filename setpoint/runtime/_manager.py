@@ -166,7 +166,9 @@ class Manager:
         if self._client is None:
             config = self._config or load_config(self.settings.kubeconfig,
                                                  context=self.settings.context)
-            self._client = Client(config, field_manager=self.settings.name)
+            self._client = Client(config, field_manager=self.settings.name,
+                                  qps=self.settings.client_qps,
+                                  burst=self.settings.client_burst)
         return self._client
 
     @property

@@ -61,6 +61,14 @@ class ManagerSettings:
     record_events: bool = True
     kubeconfig: str | None = None
     context: str | None = None
+    client_qps: float = -1.0
+    """Client-side rate limit of the client the manager makes, in requests a second
+    (client-go's ``rest.Config.QPS``): negative (the default) turns it off, as
+    controller-runtime does, leaving fairness to the server's API Priority and Fairness;
+    0 takes client-go's 5. Not used when the manager is handed a client."""
+    client_burst: int = 0
+    """The requests that may go at once before ``client_qps`` spaces them
+    (``rest.Config.Burst``; 0: client-go's 10)."""
     webhook_host: str = "127.0.0.1"  # a pod needs 0.0.0.0, as for http_host
     webhook_port: int = 9443
     webhook_cert_dir: str | None = None

@@ -324,3 +324,23 @@ def test_a_server_url_that_is_no_http_url_is_one_line_when_the_kubeconfig_is_rea
     assert proc.stderr.strip().splitlines() == [
         f'Error: kubeconfig {kubeconfig}: cluster "k" has server "{server}": only http:// '
         "and https:// URLs are supported"], proc.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--kube-api-qps", "nan"], "Invalid value for --kube-api-qps: nan is not a rate: pass "
+                                "requests a second, or -1 for no client-side limit"),
+    (["--kube-api-burst", "-1"], "Invalid value for '--kube-api-burst': -1 is not in the "
+                                 "range x>=0."),
+])
+def test_a_bad_client_rate_limit_is_one_line_naming_the_flag(
+        args: list[str], message: str, tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(yaml.safe_dump({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "k", "cluster": {"server": "https://127.0.0.1:1"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}]}))
+    result = CliRunner().invoke(cli, ["run", "examples.widget.operator:manager",
+                                      "--kubeconfig", str(kubeconfig), *args])
+    assert result.exit_code == 2
+    assert result.output.strip().splitlines()[-1] == f"Error: {message}"
