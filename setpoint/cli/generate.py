@@ -67,21 +67,51 @@ def _name(default: str) -> str:
     return name or "operator"
 
 
+LEADER_ELECT = click.option(
+    "--leader-elect/--no-leader-elect", default=None,
+    help="Grant what `setpoint run --leader-elect` needs: get, create and update of its "
+         "Lease and create and patch of Events in the Lease's namespace (kubebuilder's "
+         "leader_election_role.yaml). Default: the Manager's setting (leader_election).")
+
+
+def _with_leader_election(permissions: Any, leader_elect: bool | None) -> Any:
+    import dataclasses
+
+    if leader_elect is None:
+        return permissions
+    return dataclasses.replace(permissions, leader_election=leader_elect)
+
+
+def _lease_namespace(manager: str | None) -> str | None:
+    """The Manager's ``leader_election_namespace``, where its Lease (and so its Role) is."""
+    if manager is None:
+        return None
+    from setpoint.cli.targets import resolve
+
+    settings = getattr(resolve(manager)[2], "settings", None)
+    namespace = getattr(settings, "leader_election_namespace", None)
+    return namespace if isinstance(namespace, str) and namespace else None
+
+
 @generate.command("rbac")
 @click.argument("target", metavar="MODULE[:ATTRIBUTE]")
 @click.option("--name", help="Name of the roles and the ServiceAccount. Default: the "
                              "Manager's name.")
 @click.option("--namespace", "-n", default="default", show_default=True,
               help="Namespace of the operator's ServiceAccount.")
+@LEADER_ELECT
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
-def rbac(target: str, name: str | None, namespace: str, output: Path | None) -> None:
+def rbac(target: str, name: str | None, namespace: str, leader_elect: bool | None,
+         output: Path | None) -> None:
     """Least-privilege Roles and bindings from what the controllers in TARGET declare they
     watch, own and write (or from its `permissions`)."""
     from setpoint.resources import generate_rbac
 
     permissions, manager = permissions_of(target)
+    permissions = _with_leader_election(permissions, leader_elect)
     name = name or _default_name(target, manager)
-    _output(generate_rbac(permissions, name=name, namespace=namespace), output)
+    _output(generate_rbac(permissions, name=name, namespace=namespace,
+                          leader_election_namespace=_lease_namespace(manager)), output)
 
 
 @generate.command("manifests")
@@ -96,9 +126,11 @@ def rbac(target: str, name: str | None, namespace: str, output: Path | None) -> 
 @click.option("--cert-manager", is_flag=True,
               help="Have cert-manager issue the webhook server's certificate and inject "
                    "its CA (only for a Manager with webhooks).")
+@LEADER_ELECT
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path))
 def manifests(target: str, image: str, name: str | None, namespace: str,
-              run_target: str | None, cert_manager: bool, output: Path | None) -> None:
+              run_target: str | None, cert_manager: bool, leader_elect: bool | None,
+              output: Path | None) -> None:
     """The Namespace, ServiceAccount, RBAC and Deployment that run the operator in TARGET
     with `setpoint run`; for a Manager with webhooks also their Service, certificate mount
     and configurations."""
@@ -106,13 +138,19 @@ def manifests(target: str, image: str, name: str | None, namespace: str,
     from setpoint.resources import generate_manifests
 
     permissions, manager = permissions_of(target)
+    permissions = _with_leader_election(permissions, leader_elect)
     run_target = run_target or manager
     if run_target is None:
         raise TargetError(f"{target!r} holds no Manager: pass --run MODULE:ATTRIBUTE")
     name = name or _default_name(target, manager)
     webhooks = getattr(resolve(run_target)[2], "webhooks", [])
+    # the Deployment runs as the RBAC was generated: the flag, when given, goes to its command
+    args = () if leader_elect is None else (
+        "--leader-elect" if leader_elect else "--no-leader-elect",)
     _output(generate_manifests(name, image, namespace, permissions, run=run_target,
-                               webhooks=webhooks, cert_manager=cert_manager), output)
+                               webhooks=webhooks, cert_manager=cert_manager, args=args,
+                               leader_election_namespace=_lease_namespace(manager)),
+            output)
 
 
 @generate.command("webhooks")

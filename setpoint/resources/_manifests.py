@@ -42,6 +42,7 @@ def generate_manifests(
     env: dict[str, str] | None = None,
     webhooks: Any = (),
     cert_manager: bool = False,
+    leader_election_namespace: str | None = None,
 ) -> list[dict[str, Any]]:
     """Everything ``kubectl apply -f`` needs to run the operator ``run`` from ``image``.
 
@@ -58,7 +59,8 @@ def generate_manifests(
                     "metadata": {"name": namespace, "labels": dict(labels)}})
     out.append({"apiVersion": "v1", "kind": "ServiceAccount",
                 "metadata": {"name": name, "namespace": namespace, "labels": dict(labels)}})
-    out += generate_rbac(permissions, name=name, namespace=namespace, service_account=name)
+    out += generate_rbac(permissions, name=name, namespace=namespace, service_account=name,
+                         leader_election_namespace=leader_election_namespace)
     leader_election = perms.leader_election if perms is not None else any(
         r["metadata"]["name"].endswith("-leader-election") for r in out
     )

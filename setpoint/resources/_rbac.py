@@ -54,7 +54,9 @@ class Permissions:
       for update on their ``finalizers`` subresource to set ``blockOwnerDeletion``;
     - ``events``: create and patch core Events (what the recorder writes, as
       kubebuilder's ``groups=core,resources=events,verbs=create;patch``);
-    - ``leader_election``: get, create and update Leases in the operator's namespace;
+    - ``leader_election``: get, create and update Leases, and create and patch Events, in
+      the operator's namespace (what client-go's Lease lock does there, its events about
+      the Lease included: kubebuilder's ``leader_election_role.yaml``);
     - ``rules``: any further PolicyRules, as dicts;
     - ``namespaces``: the namespaces the operator works in, or None for the whole cluster.
     """
@@ -180,12 +182,25 @@ def _binding(kind: str, name: str, namespace: str | None, role_kind: str,
     }
 
 
+def leader_election_rules() -> list[PolicyRule]:
+    """What leader election needs in the lease's namespace: client-go's ``LeaseLock`` gets,
+    creates and updates the Lease (resourcelock/leaselock.go ``Get``, ``Create``,
+    ``Update``) and records its ``LeaderElection`` events there (``RecordEvent``), which
+    the recorder creates and patches, as kubebuilder's ``leader_election_role.yaml``
+    grants (its scaffold adds list, watch, patch and delete on leases, which the lock
+    never uses)."""
+    return [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+             "verbs": ["get", "create", "update"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}]
+
+
 def generate_rbac(
     sources: Permissions | Any | Iterable[Permissions | Any],
     *,
     name: str = "setpoint-operator",
     namespace: str = "default",
     service_account: str | None = None,
+    leader_election_namespace: str | None = None,
 ) -> list[dict[str, Any]]:
     """Roles and bindings granting the operator exactly what its controllers declare.
 
@@ -194,7 +209,8 @@ def generate_rbac(
     ``name``) in ``namespace``. Cluster-wide operators get a ClusterRole and
     ClusterRoleBinding named ``name``; operators limited to namespaces get a Role and
     RoleBinding in each (plus a ClusterRole for cluster-scoped kinds, if any). Leader
-    election adds a Role ``<name>-leader-election`` in ``namespace``.
+    election adds a Role ``<name>-leader-election`` (:func:`leader_election_rules`) in
+    ``leader_election_namespace`` (default: ``namespace``), where the Lease is.
     """
     if isinstance(sources, Permissions) or not isinstance(sources, Iterable):
         sources = [sources]
@@ -226,8 +242,8 @@ def generate_rbac(
                         _binding("RoleBinding", name, ns, "Role", sa, namespace, labels)]
     if merged.leader_election:
         le = f"{name}-leader-election"
-        lease_rules = [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                        "verbs": ["get", "create", "update"]}]
-        out += [_role("Role", le, namespace, lease_rules, labels),
-                _binding("RoleBinding", le, namespace, "Role", sa, namespace, labels)]
+        lease_rules = leader_election_rules()
+        lease_ns = leader_election_namespace or namespace
+        out += [_role("Role", le, lease_ns, lease_rules, labels),
+                _binding("RoleBinding", le, lease_ns, "Role", sa, namespace, labels)]
     return out

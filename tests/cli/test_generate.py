@@ -185,3 +185,32 @@ def test_manifests_never_include_a_namespace_the_cluster_owns() -> None:
                        "example/widget:1", "--namespace", "ops")
     assert [d["metadata"]["name"] for d in yaml.safe_load_all(out)
             if d["kind"] == "Namespace"] == ["ops"]
+
+
+def test_rbac_of_a_leader_elected_manager_grants_its_lease_and_events() -> None:
+    """Derived from the Manager's leader_election setting; --no-leader-elect drops it."""
+    code, out = invoke("generate", "rbac", "tests.cli.leader_target:manager", "-n", "ops")
+    assert code == 0, out
+    roles = {d["metadata"]["name"]: d for d in yaml.safe_load_all(out) if d["kind"] == "Role"}
+    role = roles["leader-target-leader-election"]
+    assert role["metadata"]["namespace"] == "ops"
+    assert role["rules"] == [
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
+         "verbs": ["get", "create", "update"]},
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]}]
+    code, out = invoke("generate", "rbac", "tests.cli.leader_target:manager", "-n", "ops",
+                       "--no-leader-elect")
+    assert code == 0, out
+    assert not [d for d in yaml.safe_load_all(out) if d["kind"] == "Role"]
+
+
+def test_manifests_with_leader_elect_run_the_operator_so() -> None:
+    code, out = invoke("generate", "manifests", "examples.widget.operator", "--image",
+                       "example/widget:1", "-n", "ops", "--leader-elect")
+    assert code == 0, out
+    docs = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out)}
+    container = docs[("Deployment", "widget-operator")]["spec"]["template"]["spec"][
+        "containers"][0]
+    assert container["command"][-1] == "--leader-elect"
+    assert ("Role", "widget-operator-leader-election") in docs
+    assert ("RoleBinding", "widget-operator-leader-election") in docs

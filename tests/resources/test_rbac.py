@@ -48,13 +48,27 @@ def test_cluster_wide_operator_gets_one_cluster_role_with_minimal_rules() -> Non
 
 
 def test_leader_election_is_a_role_on_leases_in_the_operator_namespace() -> None:
+    """The Lease lock's verbs and its LeaderElection events (kubebuilder's
+    leader_election_role.yaml), in the Lease's namespace."""
     docs = generate_rbac(WIDGET_OPERATOR, name="w", namespace="ops")
     [role] = _by_kind(docs, "Role")
     assert role["metadata"]["namespace"] == "ops"
     assert role["rules"] == [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"],
-                              "verbs": ["get", "create", "update"]}]
+                              "verbs": ["get", "create", "update"]},
+                             {"apiGroups": [""], "resources": ["events"],
+                              "verbs": ["create", "patch"]}]
     [binding] = _by_kind(docs, "RoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
+
+
+def test_the_leader_election_role_goes_where_the_lease_is() -> None:
+    docs = generate_rbac(WIDGET_OPERATOR, name="w", namespace="ops",
+                         leader_election_namespace="leases")
+    [role] = _by_kind(docs, "Role")
+    [binding] = _by_kind(docs, "RoleBinding")
+    assert role["metadata"]["namespace"] == binding["metadata"]["namespace"] == "leases"
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "w",
+                                    "namespace": "ops"}]
 
 
 def test_nothing_is_granted_that_was_not_declared() -> None:
