@@ -36,12 +36,16 @@ class WorkloadOptions:
     runtime: str = "simulated"
     loopback_network: int = 0
     in_process: bool = False
+    node_monitor_grace_period: float = 40.0
+    node_startup_grace_period: float = 60.0
 
     def fields(self) -> dict[str, Any]:
         """The :class:`~setpoint.workloads.settings.WorkloadSettings` fields they set."""
         return {"nodes": self.nodes, "node_cpu": self.node_cpu,
                 "node_memory": self.node_memory, "node_pods": self.node_pods,
-                "runtime": self.runtime, "loopback_network": self.loopback_network}
+                "runtime": self.runtime, "loopback_network": self.loopback_network,
+                "node_monitor_grace_period_seconds": self.node_monitor_grace_period,
+                "node_startup_grace_period_seconds": self.node_startup_grace_period}
 
     def settings(self) -> Any:
         from setpoint.workloads.settings import WorkloadSettings
@@ -58,6 +62,32 @@ def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
     except (QuantityError, ValueError):
         raise click.BadParameter(f"{value!r} is not a quantity") from None
     return value
+
+
+LEASE_RENEW_SECONDS = 10.0
+"""How often each simulated kubelet renews its node's Lease (40 s / 4: pkg/kubelet/kubelet.go
+``nodeLeaseRenewIntervalFraction``): a node monitor grace period at or below it would mark
+every healthy node Unknown between two renewals."""
+
+
+def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
+    """A kube-controller-manager duration flag: Go's ``time.ParseDuration`` syntax."""
+    from setpoint.machinery.gotime import parse_duration
+
+    try:
+        seconds = parse_duration(value)
+    except ValueError as exc:
+        raise click.BadParameter(f"{exc}: write a duration as kube-controller-manager takes "
+                                 f"it, such as 40s, 2m or 1m30s") from None
+    if param.name == "node_monitor_grace_period" and seconds <= LEASE_RENEW_SECONDS:
+        raise click.BadParameter(
+            f"{value} is not longer than the {LEASE_RENEW_SECONDS:g}s in which the kubelets "
+            f"renew their node Leases, so every node would turn Unknown between two "
+            f"renewals: pass more than {LEASE_RENEW_SECONDS:g}s (the default is 40s)")
+    if seconds <= 0:
+        raise click.BadParameter(f"{value} is not a positive duration: pass one such as "
+                                 f"{param.default}")
+    return seconds
 
 
 def default_data_dir() -> Path:
@@ -90,6 +120,24 @@ def cluster() -> None:
               help="Memory capacity of each node.")
 @click.option("--node-pods", type=click.IntRange(0), default=110, show_default=True,
               help="Pod capacity of each node.")
+@click.option("--node-monitor-grace-period", default="40s", show_default=True,
+              metavar="DURATION", callback=_duration,
+              help="How long a node may go without renewing its Lease or posting its status "
+                   "before the node lifecycle controller marks it Unknown and taints it "
+                   "unreachable (kube-controller-manager's flag).")
+@click.option("--node-startup-grace-period", default="1m0s", show_default=True,
+              metavar="DURATION", callback=_duration,
+              help="The same for a node that never posted a Ready condition, counted from "
+                   "its creation (kube-controller-manager's flag).")
+@click.option("--default-not-ready-toleration-seconds", type=click.IntRange(0), default=300,
+              show_default=True, metavar="SECONDS",
+              help="The tolerationSeconds of the not-ready:NoExecute toleration added to "
+                   "every pod: how long it stays on a not-ready node before taint-based "
+                   "eviction deletes it (kube-apiserver's flag).")
+@click.option("--default-unreachable-toleration-seconds", type=click.IntRange(0), default=300,
+              show_default=True, metavar="SECONDS",
+              help="The same for the unreachable:NoExecute toleration (kube-apiserver's "
+                   "flag).")
 @click.option("--runtime", type=click.Choice(["simulated", "process"]), default="simulated",
               show_default=True,
               help="Container runtime of the kubelets: simulated (pods run nothing) or process "
@@ -106,8 +154,10 @@ def cluster() -> None:
               help="kube-apiserver's admission configuration file (an AdmissionConfiguration): "
                    "the PodSecurity plugin's defaults and exemptions.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
-       nodes: int, node_cpu: str, node_memory: str, node_pods: int, runtime: str,
-       no_workloads: bool, workloads_in_process: bool,
+       nodes: int, node_cpu: str, node_memory: str, node_pods: int,
+       node_monitor_grace_period: float, node_startup_grace_period: float,
+       default_not_ready_toleration_seconds: int, default_unreachable_toleration_seconds: int,
+       runtime: str, no_workloads: bool, workloads_in_process: bool,
        admission_config_file: Path | None) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
@@ -141,7 +191,11 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     # container behind: tests/workloads/process/test_cleanup.py) have run with the child
     in_process = workloads_in_process or runtime == "process"
     workloads = None if no_workloads else WorkloadOptions(
-        nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process)
+        nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process,
+        node_monitor_grace_period=node_monitor_grace_period,
+        node_startup_grace_period=node_startup_grace_period)
+    tolerations = (default_not_ready_toleration_seconds,
+                   default_unreachable_toleration_seconds)
     child = None
     if workloads is not None and not workloads.in_process:
         from setpoint.cli.spawn import spawn_workloads
@@ -157,7 +211,8 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     gc.disable()
     try:
         _run(_serve(data, host, port, kubeconfig, signals, workloads, child,
-                    resume_gc=collecting, admission_config=admission_config))
+                    resume_gc=collecting, admission_config=admission_config,
+                    tolerations=tolerations))
     except OSError as exc:
         if exc.filename is not None:  # a file it could not write: not the address
             under_data = data is not None and Path(exc.filename).is_relative_to(data)
@@ -197,7 +252,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
                  signals: StopSignal, workloads: WorkloadOptions | None = None,
                  child: subprocess.Popen[bytes] | None = None, *,
                  resume_gc: bool = False,
-                 admission_config: AdmissionConfiguration | None = None) -> None:
+                 admission_config: AdmissionConfiguration | None = None,
+                 tolerations: tuple[int, int] = (300, 300)) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node) and rid of their ``not-ready`` taint, so ``kubectl get nodes`` right after shows
@@ -205,7 +261,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     reach the server through a private kubeconfig of their own. ``child``: the workloads'
     process, already spawned (unless they run in this one). ``resume_gc``: enable the
     cyclic garbage collector once serving (``up`` disables it for the start). ``signals``:
-    installed before the start; one that came or comes stops it (and the server)."""
+    installed before the start; one that came or comes stops it (and the server).
+    ``tolerations``: the default not-ready and unreachable toleration seconds."""
     import contextlib
     import dataclasses
 
@@ -234,7 +291,7 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
             runner = WorkloadsTask(workloads.settings())
         try:
             await _serve_api(data, host, port, kubeconfig, signals, workloads, runner,
-                             ip_range, resume_gc, admission_config)
+                             ip_range, resume_gc, admission_config, tolerations)
         finally:
             if runner is not None:  # stopped already, unless the server failed to start
                 await runner.stop()
@@ -244,11 +301,13 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
 async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path | None,
                      signals: StopSignal, workloads: WorkloadOptions | None, runner: Any,
                      ip_range: str | None, resume_gc: bool = False,
-                     admission_config: AdmissionConfiguration | None = None) -> None:
+                     admission_config: AdmissionConfiguration | None = None,
+                     tolerations: tuple[int, int] = (300, 300)) -> None:
     import asyncio
     import tempfile
 
     from setpoint.cluster import serve
+    from setpoint.cluster.admission.pods import DefaultTolerationSeconds
     from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 
     stop = signals.event()
@@ -258,7 +317,9 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
         internal = Path(private) / "kubeconfig"
         async with serve(data, host=host, port=port, kubeconfig=internal,
                          service_cluster_ip_range=ip_range,
-                         admission_config=admission_config) as running:
+                         admission_config=admission_config,
+                         default_toleration_seconds=DefaultTolerationSeconds(*tolerations),
+                         ) as running:
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()

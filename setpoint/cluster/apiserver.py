@@ -105,7 +105,9 @@ class APIServer:
                  tokens: TokenIssuer | None = None,
                  service_cluster_ip_range: str = services.DEFAULT_SERVICE_CIDR,
                  front_proxy: FrontProxy | None = None,
-                 admission_config: AdmissionConfiguration | None = None) -> None:
+                 admission_config: AdmissionConfiguration | None = None,
+                 default_toleration_seconds: pods.DefaultTolerationSeconds | None = None,
+                 ) -> None:
         # kube-apiserver's --service-cluster-ip-range: where ClusterIPs come from (a
         # loopback range when the kubelets run real processes, see docs/process-runtime.md)
         self.service_cluster_ip_range = service_cluster_ip_range
@@ -142,7 +144,7 @@ class APIServer:
             lifecycle.NamespaceLifecycle(self.store),
             limit_ranger.admit,
             nodetaint.taint_nodes_by_condition,
-            pods.PodDefaults(self.store),
+            pods.PodDefaults(self.store, default_toleration_seconds),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,
             runtime_class.admit,

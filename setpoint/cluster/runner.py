@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
+from setpoint.cluster.admission.pods import DefaultTolerationSeconds
 from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
@@ -57,6 +58,7 @@ async def serve(
     limits: ConnectionLimits | None = None,
     service_cluster_ip_range: str | None = None,
     admission_config: AdmissionConfiguration | None = None,
+    default_toleration_seconds: DefaultTolerationSeconds | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
@@ -68,6 +70,8 @@ async def serve(
     ``setpoint.workloads.loopbacknet``).
     ``admission_config`` is what kube-apiserver's ``--admission-control-config-file`` gives
     its admission plugins (:func:`read_admission_configuration`).
+    ``default_toleration_seconds`` are ``--default-not-ready-toleration-seconds`` and
+    ``--default-unreachable-toleration-seconds`` (300 each unless given).
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
@@ -83,6 +87,7 @@ async def serve(
                     tokens=TokenIssuer.load_or_create(secrets_dir),
                     front_proxy=ensure_front_proxy(secrets_dir),
                     admission_config=admission_config,
+                    default_toleration_seconds=default_toleration_seconds,
                     **({"service_cluster_ip_range": service_cluster_ip_range}
                        if service_cluster_ip_range else {}))
     # IPPROTO_TCP named explicitly: asyncio sets TCP_NODELAY only on sockets that say so,

@@ -20,6 +20,7 @@ Admission runs after the registry's defaults, so fields added here are not recor
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.forbidden import new_forbidden
@@ -48,6 +49,18 @@ SYSTEM_PRIORITY_CLASSES = {"system-node-critical": 2000001000,
 DEFAULT_PREEMPTION_POLICY = "PreemptLowerPriority"
 
 DEFAULT_TOLERATION_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class DefaultTolerationSeconds:
+    """kube-apiserver's ``--default-not-ready-toleration-seconds`` and
+    ``--default-unreachable-toleration-seconds`` (300 each; plugin/pkg/admission/
+    defaulttolerationseconds/admission.go): how long the NoExecute toleration added to
+    every pod lets it stay on a node that is not ready, or unreachable, before taint-based
+    eviction deletes it."""
+
+    not_ready: int = DEFAULT_TOLERATION_SECONDS
+    unreachable: int = DEFAULT_TOLERATION_SECONDS
 NOT_READY_TAINT = "node.kubernetes.io/not-ready"
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
@@ -81,8 +94,10 @@ def _ordered(obj: Obj, order: tuple[str, ...]) -> Obj:
 class PodDefaults:
     """The pod admission steps, in the apiserver's plugin order."""
 
-    def __init__(self, store: Reader) -> None:
+    def __init__(self, store: Reader,
+                 toleration_seconds: DefaultTolerationSeconds | None = None) -> None:
         self._store = store
+        self._toleration_seconds = toleration_seconds or DefaultTolerationSeconds()
 
     def __repr__(self) -> str:
         return "PodDefaults(ServiceAccount, Priority, DefaultTolerationSeconds)"
@@ -101,7 +116,7 @@ class PodDefaults:
             self._priority_on_create(rt, obj, spec)
         else:
             _priority_on_update(spec, (old or {}).get("spec") or {})
-        add_default_tolerations(spec)
+        add_default_tolerations(spec, self._toleration_seconds)
         for key in ("initContainers", "containers"):
             containers = spec.get(key)
             if isinstance(containers, list):
@@ -272,8 +287,11 @@ def _priority_on_update(spec: Obj, old_spec: Obj) -> None:
             spec[key] = old_spec[key]
 
 
-def add_default_tolerations(spec: Obj) -> None:
-    """DefaultTolerationSeconds: tolerate not-ready/unreachable NoExecute for 300 s."""
+def add_default_tolerations(spec: Obj, seconds: DefaultTolerationSeconds | None = None,
+                            ) -> None:
+    """DefaultTolerationSeconds: tolerate not-ready/unreachable NoExecute for ``seconds``
+    (300 s each unless the server was told otherwise)."""
+    seconds = seconds or DefaultTolerationSeconds()
     tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
     not_ready = unreachable = False
     for t in tolerations:
@@ -282,8 +300,9 @@ def add_default_tolerations(spec: Obj) -> None:
             not_ready = not_ready or key in (NOT_READY_TAINT, "")
             unreachable = unreachable or key in (UNREACHABLE_TAINT, "")
     added = [{"key": taint, "operator": "Exists", "effect": "NoExecute",
-              "tolerationSeconds": DEFAULT_TOLERATION_SECONDS}
-             for taint, tolerated in ((NOT_READY_TAINT, not_ready),
-                                      (UNREACHABLE_TAINT, unreachable)) if not tolerated]
+              "tolerationSeconds": after}
+             for taint, tolerated, after in (
+                 (NOT_READY_TAINT, not_ready, seconds.not_ready),
+                 (UNREACHABLE_TAINT, unreachable, seconds.unreachable)) if not tolerated]
     if added:
         spec["tolerations"] = [*(spec.get("tolerations") or []), *added]
