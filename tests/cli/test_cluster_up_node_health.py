@@ -65,9 +65,9 @@ async def test_the_flags_reach_the_node_lifecycle_and_the_pods_tolerations(
     """A pod gets the toleration seconds given; a node whose kubelet stops is marked
     Unknown after the grace period given (node_lifecycle_controller.go
     ``tryUpdateNodeHealth``), and taint-based eviction (the taint eviction controller) then
-    deletes the pod once its unreachable toleration ran out. With the default 40 s grace, the node could not be
-    Unknown within the wait below (30 s from the kubelet's stop), so the flag is what
-    made it so."""
+    deletes the pod once its unreachable toleration ran out. With the default 40 s grace,
+    the node could not be Unknown within the wait below (30 s from the kubelet's stop), so
+    the flag is what made it so."""
     with ServerProcess(tmp_path, "--nodes", "1", "--node-monitor-grace-period", "11s",
                        "--default-not-ready-toleration-seconds", "9",
                        "--default-unreachable-toleration-seconds", "2"):
