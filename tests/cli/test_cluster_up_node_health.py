@@ -57,7 +57,7 @@ def tolerations(pod: dict[str, Any]) -> dict[str, int]:
 
 
 def ready_status(node: dict[str, Any]) -> str:
-    return next(c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready")
+    return str(next(c["status"] for c in node["status"]["conditions"] if c["type"] == "Ready"))
 
 
 async def test_the_flags_reach_the_node_lifecycle_and_the_pods_tolerations(
