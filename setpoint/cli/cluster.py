@@ -38,6 +38,7 @@ class WorkloadOptions:
     in_process: bool = False
     node_monitor_grace_period: float = 40.0
     node_startup_grace_period: float = 60.0
+    node_monitor_period: float = 5.0
 
     def fields(self) -> dict[str, Any]:
         """The :class:`~setpoint.workloads.settings.WorkloadSettings` fields they set."""
@@ -45,7 +46,8 @@ class WorkloadOptions:
                 "node_memory": self.node_memory, "node_pods": self.node_pods,
                 "runtime": self.runtime, "loopback_network": self.loopback_network,
                 "node_monitor_grace_period_seconds": self.node_monitor_grace_period,
-                "node_startup_grace_period_seconds": self.node_startup_grace_period}
+                "node_startup_grace_period_seconds": self.node_startup_grace_period,
+                "node_monitor_period_seconds": self.node_monitor_period}
 
     def settings(self) -> Any:
         from setpoint.workloads.settings import WorkloadSettings
@@ -125,6 +127,11 @@ def cluster() -> None:
               help="How long a node may go without renewing its Lease or posting its status "
                    "before the node lifecycle controller marks it Unknown and taints it "
                    "unreachable (kube-controller-manager's flag).")
+@click.option("--node-monitor-period", default="5s", show_default=True,
+              metavar="DURATION", callback=_duration,
+              help="How often the node lifecycle controller looks at node health: a node "
+                   "past its grace period is marked Unknown at the next look "
+                   "(kube-controller-manager's flag).")
 @click.option("--node-startup-grace-period", default="1m0s", show_default=True,
               metavar="DURATION", callback=_duration,
               help="The same for a node that never posted a Ready condition, counted from "
@@ -155,7 +162,8 @@ def cluster() -> None:
                    "the PodSecurity plugin's defaults and exemptions.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int,
-       node_monitor_grace_period: float, node_startup_grace_period: float,
+       node_monitor_grace_period: float, node_monitor_period: float,
+       node_startup_grace_period: float,
        default_not_ready_toleration_seconds: int, default_unreachable_toleration_seconds: int,
        runtime: str, no_workloads: bool, workloads_in_process: bool,
        admission_config_file: Path | None) -> None:
@@ -193,7 +201,8 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     workloads = None if no_workloads else WorkloadOptions(
         nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process,
         node_monitor_grace_period=node_monitor_grace_period,
-        node_startup_grace_period=node_startup_grace_period)
+        node_startup_grace_period=node_startup_grace_period,
+        node_monitor_period=node_monitor_period)
     tolerations = (default_not_ready_toleration_seconds,
                    default_unreachable_toleration_seconds)
     child = None

@@ -9,7 +9,9 @@
   condition gets ``NodeStatusNeverUpdated`` after ``node_startup_grace_period_seconds``
   (60 s) from its creation. A kubelet stops renewing when it is stopped (the
   ``sim.setpoint.dev/node-ready: unknown`` fault); when it comes back its status post
-  (Ready=True) lifts the unreachable taints, as ``markNodeAsReachable`` does.
+  (Ready=True) lifts the unreachable taints, as ``markNodeAsReachable`` does. A grace
+  period that ran out is acted on at the next tick of ``node_monitor_period_seconds`` (5 s)
+  from the controller's start, as monitorNodeHealth runs every ``nodeMonitorPeriod``.
 - Conditions become taints (``doNoScheduleTaintingPass`` and the NoExecute tainting pass):
   ``not-ready`` / ``unreachable`` with NoSchedule and NoExecute for Ready False / Unknown,
   ``memory-pressure``, ``disk-pressure``, ``pid-pressure``, ``network-unavailable`` with
@@ -31,6 +33,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -194,6 +197,10 @@ class NodeLifecycle:
         # controller-manager registers every node again, as the real one does
         # (and when first seen, where its probe timestamp starts)
         self._known: dict[str, float] = {}
+        # monitorNodeHealth runs every nodeMonitorPeriod from the controller's start
+        # (wait.UntilWithContext in node_lifecycle_controller.go Run): deadlines are
+        # acted on at those ticks
+        self._epoch = time.time()
         self.controller: Controller[Obj] = Controller.for_(NODE, name="node-lifecycle")
         # Leases are read from the cache, not watched: a renewal every 10 s per node would
         # be a reconcile each; the node is looked at again when its deadline comes, as
@@ -218,7 +225,7 @@ class NodeLifecycle:
         now = time.time()
         recheck: float | None = None
         if deadline is not None and now < deadline:
-            recheck = deadline - now + 0.05
+            recheck = self._next_tick(deadline) - now + 0.05
         else:
             conditions = unknown_conditions(node)
             if conditions is not None:
@@ -232,6 +239,13 @@ class NodeLifecycle:
             await ctx.client.update(body)  # resourceVersion set: a conflict retries
         await self._mark_pods(ctx, node, name)
         return Result(requeue_after=recheck)
+
+    def _next_tick(self, deadline: float) -> float:
+        """The first monitor tick at or after ``deadline``."""
+        period = self.settings.node_monitor_period_seconds
+        if period <= 0:
+            return deadline
+        return self._epoch + math.ceil((deadline - self._epoch) / period) * period
 
     async def _mark_pods(self, ctx: Context[Obj], node: Obj, name: str) -> None:
         """Once per transition out of Ready: pods Ready=False, event NodeNotReady."""

@@ -36,6 +36,10 @@ class WorkloadSettings:
     """How long the node lifecycle controller lets a node go without a renewed Lease or a
     posted status before it marks the node's conditions ``Unknown``
     (kube-controller-manager's ``--node-monitor-grace-period``, 40s)."""
+    node_monitor_period_seconds: float = 5.0
+    """How often the node lifecycle controller looks at node health
+    (``--node-monitor-period``, 5s): a node whose grace period ran out is marked
+    ``Unknown`` at the next of these ticks, not at the instant it ran out."""
     node_startup_grace_period_seconds: float = 60.0
     """The same for a node that never posted a Ready condition, counted from its creation
     (``--node-startup-grace-period``, 60s)."""

@@ -1,5 +1,6 @@
 """``setpoint cluster up``'s node health flags, named as the Kubernetes components name them:
-kube-controller-manager's ``--node-monitor-grace-period`` and ``--node-startup-grace-period``
+kube-controller-manager's ``--node-monitor-grace-period``, ``--node-monitor-period`` and
+``--node-startup-grace-period``
 (cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go, Go durations), and
 kube-apiserver's ``--default-not-ready-toleration-seconds`` and
 ``--default-unreachable-toleration-seconds`` (plugin/pkg/admission/defaulttolerationseconds/
@@ -30,6 +31,9 @@ POD = Kind("v1", "Pod")
      "Invalid value for '--node-monitor-grace-period': 10s is not longer than the 10s in "
      "which the kubelets renew their node Leases, so every node would turn Unknown between "
      "two renewals: pass more than 10s (the default is 40s)"),
+    (["--node-monitor-period", "-5s"],
+     "Invalid value for '--node-monitor-period': -5s is not a positive duration: pass one "
+     "such as 5s"),
     (["--node-startup-grace-period", "0s"],
      "Invalid value for '--node-startup-grace-period': 0s is not a positive duration: pass "
      "one such as 1m0s"),
@@ -69,6 +73,7 @@ async def test_the_flags_reach_the_node_lifecycle_and_the_pods_tolerations(
     the node could not be Unknown within the wait below (30 s from the kubelet's stop), so
     the flag is what made it so."""
     with ServerProcess(tmp_path, "--nodes", "1", "--node-monitor-grace-period", "11s",
+                       "--node-monitor-period", "2s",
                        "--default-not-ready-toleration-seconds", "9",
                        "--default-unreachable-toleration-seconds", "2"):
         async with Client(load_kubeconfig(tmp_path / "kubeconfig")) as client:

@@ -178,3 +178,15 @@ def test_a_restarted_controller_gives_every_posted_node_a_whole_grace_period() -
     assert nodelifecycle.health_deadline(node, lease, SETTINGS) == renewed + GRACE
     del node["status"]["conditions"]
     assert nodelifecycle.health_deadline(node, None, SETTINGS, seen) == created + GRACE
+
+
+def test_a_run_out_grace_period_is_acted_on_at_the_next_monitor_tick() -> None:
+    """monitorNodeHealth runs every nodeMonitorPeriod from the controller's start
+    (node_lifecycle_controller.go Run, wait.UntilWithContext): a deadline between two
+    ticks waits for the later one."""
+    lifecycle = nodelifecycle.NodeLifecycle(
+        Manager(), settings=WorkloadSettings(node_monitor_period_seconds=5.0))
+    start = lifecycle._epoch
+    assert lifecycle._next_tick(start + 1.0) == start + 5.0
+    assert lifecycle._next_tick(start + 5.0) == start + 5.0
+    assert lifecycle._next_tick(start + 12.5) == start + 15.0
