@@ -62,8 +62,12 @@ class LeaderElector:
 
     def __init__(self, client: Client, config: LeaderElectionConfig, *,
                  on_change: Callable[[bool], None] | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 record_event: Callable[[dict[str, Any], str], None] | None = None) -> None:
         self.client = client
+        self._record_event = record_event
+        """Records a ``LeaderElection`` event about the Lease (client-go's
+        ``LeaseLock.RecordEvent``): ``record_event(lease, message)``."""
         self.config = config
         self._on_change = on_change
         self._clock = clock
@@ -113,6 +117,11 @@ class LeaderElector:
                 self._set_leader(True)
                 log.info("leader_elected lease=%s/%s identity=%s", self.config.namespace,
                          self.config.name, self.config.identity)
+                if self._record_event is not None and self._lease is not None:
+                    # leaderelection.go acquire: RecordEvent("became leader"), whose
+                    # message LeaseLock prefixes with the identity
+                    self._record_event(self._lease,
+                                       f"{self.config.identity} became leader")
                 return
             await asyncio.sleep(self.config.retry_period * (1.0 + 0.2 * random.random()))
 

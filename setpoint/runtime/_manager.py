@@ -279,7 +279,7 @@ class Manager:
                 lease_duration=settings.lease_duration,
                 renew_deadline=settings.renew_deadline, retry_period=settings.retry_period,
                 release_on_cancel=settings.leader_election_release_on_cancel,
-            ), on_change=self._on_leader_change)
+            ), on_change=self._on_leader_change, record_event=self._leader_election_event)
             self.writer.leading = self.elector.check_leading
             # every write a leader makes is checked alike: the writer's, a reconcile's own
             # through ctx.client, and its events (the elector renews with the plain client)
@@ -295,6 +295,13 @@ class Manager:
             self._start_workers()
         log.info("manager_started name=%s controllers=%d kinds=%d", settings.name,
                  len(self.running_controllers), len(self.informers))
+
+    def _leader_election_event(self, lease: dict[str, Any], message: str) -> None:
+        """client-go's LeaseLock.RecordEvent: a Normal ``LeaderElection`` event about the
+        Lease, in its namespace (what the leader election Role's events grant is for)."""
+        if self.recorder is not None:
+            regarding = {**lease, "apiVersion": "coordination.k8s.io/v1", "kind": "Lease"}
+            self.recorder.normal(regarding, "LeaderElection", message)
 
     async def _start_webhooks(self) -> None:
         settings = self.settings

@@ -9,7 +9,7 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from setpoint.client import Client, NotFoundError
+from setpoint.client import Client, Kind, NotFoundError
 from setpoint.cluster import RunningCluster
 from setpoint.runtime import (
     AlreadyOwnedError,
@@ -238,6 +238,32 @@ async def test_a_manager_keeps_its_lease_on_stop_unless_told_to_release_it(
             (("name", "kept"),): 1.0}
     lease = await client.get(LEASE, "kept", namespace="default")
     assert lease["spec"]["holderIdentity"] == "keeper"
+
+
+@pytest.mark.usefixtures("widgets_crd")
+async def test_a_new_leader_records_a_leader_election_event_on_its_lease(
+        cluster: RunningCluster, client: Client) -> None:
+    """client-go's leaderelection.go ``acquire`` calls ``Lock.RecordEvent("became
+    leader")``; LeaseLock.RecordEvent (resourcelock/leaselock.go) records a Normal
+    ``LeaderElection`` event about the Lease, its message prefixed with the identity:
+    what the generated leader election Role's events create/patch is for."""
+    manager = make_manager(cluster, [], leader_election=True, leader_election_id="told",
+                           identity="teller")
+
+    async def recorded() -> list[dict[str, Any]]:
+        events = await client.list(Kind("v1", "Event"), namespace="default")
+        return [e for e in events if e["involvedObject"].get("name") == "told"]
+
+    async with manager.running():
+        await wait_for(lambda: manager.leader)
+        [event] = await wait_for(recorded)
+    lease = await client.get(LEASE, "told", namespace="default")
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Normal", "LeaderElection", "teller became leader")
+    assert {k: event["involvedObject"][k] for k in ("apiVersion", "kind", "namespace",
+                                                    "uid")} == {
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "namespace": "default",
+        "uid": lease["metadata"]["uid"]}
 
 
 async def test_every_delayed_add_counts_as_a_retry() -> None:
