@@ -197,11 +197,12 @@ async def _report_failure(ctx: Context[MysqlCluster], db: MysqlCluster, server: 
 
 
 async def _last_log_line(ctx: Context[MysqlCluster], pod: Pod) -> str:
-    """The last line the failed server wrote (its previous instance's log), trimmed."""
+    """The server's last error line, from the log of its last instance (the one that
+    ended: the kubelet serves it while the container waits to start again)."""
     try:
         log = await ctx.client.request(
             "GET", f"/api/v1/namespaces/{pod.metadata.namespace}/pods/{pod.metadata.name}"
-            "/log", params={"container": CONTAINER, "previous": True, "tailLines": 3})
+            "/log", params={"container": CONTAINER, "tailLines": 3})
     except (ApiError, TransportError):  # the report stands without it
         return ""
     lines = [line for line in str(log).splitlines() if "[ERROR]" in line and
