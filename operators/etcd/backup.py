@@ -13,9 +13,11 @@ and deletes it.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import ssl
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -78,16 +80,47 @@ def parse_time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-def healthy_members(ctx: Context[EtcdBackup], cluster: EtcdCluster) -> list[tuple[str, str]]:
-    """(name, client URL) of the healthy voting members, the leader first: it has every
-    committed write, and a follower may lag."""
-    members = cluster.status.members or ()
-    healthy = {m.name for m in members if m.healthy and not m.learner}
-    pods = ctx.list(Pod, labels=objects.selector(cluster))
-    return [(str(p.metadata.name), url) for p in sorted(pods, key=lambda p: (
-        not any(m.leader and m.name == p.metadata.name for m in members),
-        str(p.metadata.name))) if p.metadata.name in healthy
-        and (url := objects.client_url(p)) is not None]
+SOURCE_TIMEOUT = 2.0
+"""Seconds a member has to answer its status before a backup passes it over."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """A member a snapshot can be taken from, as it answered just now."""
+
+    name: str
+    url: str
+    revision: int
+    version: str
+
+
+async def _answer(name: str, url: str, tls: ssl.SSLContext | None) -> Source | None:
+    try:
+        async with EtcdClient(url, tls=tls, timeout=SOURCE_TIMEOUT) as etcd:
+            status = await etcd.status()
+    except EtcdError:
+        return None
+    if status.is_learner:  # a learner may not have every committed write yet
+        return None
+    return Source(name, url, status.revision, status.version)
+
+
+async def snapshot_sources(ctx: Context[EtcdBackup], cluster: EtcdCluster,
+                           tls: ssl.SSLContext | None) -> list[Source]:
+    """The voting members that answer their status now, the highest revision first (the
+    leader first among equals): the member a snapshot is taken from is chosen by asking,
+    as etcd-operator's backup does (pkg/backup/backup_manager.go ``getMaxRevision``: the
+    status of every endpoint, the one with the highest revision, errors passed over), not
+    from the cluster's status, which is a reconcile old: a member killed since (the leader
+    too) must not be the one a backup waits on."""
+    members = {m.name: m for m in cluster.status.members or () if not m.learner}
+    pods = [p for p in ctx.list(Pod, labels=objects.selector(cluster))
+            if p.metadata.name in members and p.metadata.deletion_timestamp is None]
+    asked = [(str(p.metadata.name), url) for p in pods
+             if (url := objects.client_url(p)) is not None]
+    answers = await asyncio.gather(*(_answer(name, url, tls) for name, url in asked))
+    return sorted((a for a in answers if a is not None), key=lambda a: (
+        -a.revision, not members[a.name].leader, a.name))
 
 
 @backup.reconcile
@@ -113,7 +146,6 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
                           obj=wanted)
         await ctx.update_status(wanted)
         return Result(requeue_after=RETRY_INTERVAL)
-    sources = healthy_members(ctx, cluster)
     tls = None
     if tlssecrets.enabled(cluster):  # members serve https and want a client certificate
         tls = tlssecrets.cached_client_context(ctx, cluster)
@@ -126,9 +158,10 @@ async def reconcile(ctx: Context[EtcdBackup], wanted: EtcdBackup) -> Result:
             await ctx.update_status(wanted)
             return Result(requeue_after=RETRY_INTERVAL)
     if wanted.spec.volume is not None:
-        return await _into_claim(ctx, wanted, cluster, sources)
+        return await _into_claim(ctx, wanted, cluster, tls)
     errors: list[str] = []
-    for member, url in sources:
+    for source in await snapshot_sources(ctx, cluster, tls):
+        member, url = source.name, source.url
         path = snapshot_path(wanted)
         try:
             revision, size, digest, version = await take_snapshot(url, path, tls)
@@ -186,7 +219,7 @@ async def _log(ctx: Context[EtcdBackup], pod: Pod, container: str,
 
 
 async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: EtcdCluster,
-                      sources: list[tuple[str, str]]) -> Result:
+                      tls: ssl.SSLContext | None) -> Result:
     """One step of a snapshot into a claim: make the pod, wait for it, read it, delete it.
     A failed pod is deleted and a new one made (from the healthy member then first), as a
     Job's controller replaces a failed pod; the backup stays Pending meanwhile."""
@@ -201,13 +234,13 @@ async def _into_claim(ctx: Context[EtcdBackup], wanted: EtcdBackup, cluster: Etc
             left = (failed_at + timedelta(seconds=wait) - datetime.now(UTC)).total_seconds()
             if left > 0:
                 return Result(requeue_after=left)
+        sources = await snapshot_sources(ctx, cluster, tls)
         if not sources:
             return await _pending(ctx, wanted, "NoHealthyMember",
                                   "no healthy member to take it from", retry=True)
-        member = sources[0][0]
-        version = next((m.version for m in cluster.status.members or ()
-                        if m.name == member), None)
-        await ctx.apply(snapshotpod.snapshot_pod(wanted, cluster, member, version))
+        member = sources[0].name
+        await ctx.apply(snapshotpod.snapshot_pod(wanted, cluster, member,
+                                                 sources[0].version))
         return await _pending(ctx, wanted, "SnapshotRunning",
                               f"pod {name} takes the snapshot from {member} into "
                               f"PersistentVolumeClaim {wanted.spec.volume.claim_name}")

@@ -48,6 +48,9 @@ class PodView:
     client_url: str | None = None
     """Set once the pod has an address."""
     version: str | None = None
+    ready: bool = True
+    """The kubelet's readiness probe passes (etcd's ``/health``: it has a leader and
+    serves), so the client Service routes to it."""
 
 
 @dataclass(frozen=True)

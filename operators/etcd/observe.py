@@ -120,7 +120,9 @@ async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVol
         obs.pods[ordinal] = PodView(
             terminating=pod.metadata.deletion_timestamp is not None,
             client_url=objects.client_url(pod),
-            version=(pod.metadata.annotations or {}).get(objects.VERSION))
+            version=(pod.metadata.annotations or {}).get(objects.VERSION),
+            ready=any(c.type == "Ready" and c.status == "True"
+                      for c in (pod.status.conditions if pod.status else None) or ()))
     for ordinal, pvc in claim_map.items():
         obs.claims[ordinal] = ClaimView(
             member_id=(pvc.metadata.annotations or {}).get(objects.MEMBER_ID),
@@ -159,3 +161,19 @@ async def read(cluster: EtcdCluster, pods: list[Pod], claims: list[PersistentVol
         ids = {m.id for m in obs.members}
         obs.healthy &= ids
     return reading
+
+
+async def silent_voters(reading: Reading, exclude: int) -> list[str]:
+    """The voting members other than ordinal ``exclude`` that do not answer their status
+    now: asked again just before a member is taken down on purpose, since the reading the
+    step was planned from is a moment old and a member may have failed since (the
+    upgrade would then take a second member down and lose the quorum)."""
+    obs = reading.observed
+    asked = [(member, reading.client_url(ordinal)) for member in obs.members or ()
+             if not member.is_learner
+             and (ordinal := obs.member_ordinals.get(member.id)) is not None
+             and ordinal != exclude]
+    answers = await asyncio.gather(*(_status(url) for _, url in asked if url is not None))
+    answered = {a.id for a in answers if a is not None}
+    return sorted(member.name or member.hex_id for member, _ in asked
+                  if member.id not in answered)

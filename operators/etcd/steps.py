@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from operators.etcd import objects, tlssecrets
+from operators.etcd import objects, observe, tlssecrets
 from operators.etcd.etcdclient import EtcdClient, EtcdError
 from operators.etcd.members import BOOTSTRAP, Step
 from operators.etcd.observe import Reading
@@ -153,6 +153,11 @@ async def carry_out(ctx: Context[EtcdCluster], cluster: EtcdCluster, reading: Re
     elif step.action == "DeleteMemberObjects":
         await _delete_member_objects(ctx, reading, ordinal)
     elif step.action == "UpgradeMember":
+        silent = await observe.silent_voters(reading, ordinal)
+        if silent:  # one failed since the reading: taking this one down loses the quorum
+            return replace(step, action="Wait", reason="MembersUnhealthy",
+                           message=f"member(s) {', '.join(silent)} stopped answering: "
+                           f"{name} is upgraded once they are back")
         await _delete_pod(ctx, reading, ordinal)
     else:  # pragma: no cover - every action is handled above
         raise AssertionError(step.action)

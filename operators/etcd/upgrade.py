@@ -30,6 +30,16 @@ def plan(cluster: EtcdCluster, reading: Reading) -> Step:
     if not behind:
         return Step("Done", "AsExpected",
                     f"{len(obs.members or ())} healthy voting member(s) on {wanted}")
+    unready = sorted(member.name or member.hex_id for member in obs.members or ()
+                     if (o := obs.member_ordinals.get(member.id)) is not None
+                     and (view := obs.pods.get(o)) is not None and not view.ready)
+    if unready:
+        # etcd answering is not enough: the kubelet's probe must pass too, as a
+        # StatefulSet's rolling update waits for each pod to be Ready (and etcd-operator
+        # upgrades only while every member's pod runs and is ready)
+        return Step("Wait", "MembersNotReady",
+                    f"waiting for member(s) {', '.join(unready)} to be Ready before "
+                    f"upgrading the next one to {wanted}")
     # followers first, by ordinal; the leader last (each upgrade of the leader costs an
     # election, so it is done once)
     _, ordinal, member = sorted(behind, key=lambda b: (b[0], b[1]))[0]

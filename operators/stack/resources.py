@@ -77,9 +77,12 @@ class MysqlClusterSpec(Placement):
 
 
 class DatabaseStatus(ConditionedStatus):
-    """Conditions: Available (the server answers), Progressing."""
+    """Conditions: Available (the server answers), Progressing (False with the reason
+    ``UpgradeFailed`` when the server of a new version does not start)."""
 
     ready_replicas: int = Field(0, description="MariaDB pods that are ready.")
+    current_version: str | None = Field(
+        None, description="The version whose server last came up ready on the data.")
     service: str | None = Field(None, description="The Service clients connect to (3306).")
     secret: str | None = Field(None, description="The Secret with `user`, `password`, "
                                "`database` and `root-password`.")

@@ -10,12 +10,23 @@ leader; the operator must not replace it."""
 from __future__ import annotations
 
 import asyncio
+import base64
+import json
+import os
+import shutil
+from pathlib import Path
 
 import pytest
 
 from operators.etcd import objects
 from operators.etcd.etcdclient import EtcdClient
-from operators.etcd.resource import EtcdCluster, EtcdClusterSpec
+from operators.etcd.resource import (
+    EtcdBackup,
+    EtcdBackupSpec,
+    EtcdCluster,
+    EtcdClusterSpec,
+    RestoreSpec,
+)
 from operators.etcd.tests.test_real import (
     TIMEOUT,
     V34,
@@ -237,3 +248,160 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
     assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
         is asyncio.CancelledError
     assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
+
+
+async def etcdctl(*args: str) -> str:
+    """Real ``etcdctl`` (v3 API; the distribution's 3.4, which speaks to 3.4 and 3.5
+    members alike): its output, or the test fails with its error."""
+    program = shutil.which("etcdctl")
+    if program is None:
+        pytest.skip("etcdctl is not installed: apt-get install -y etcd-client")
+    process = await asyncio.create_subprocess_exec(
+        program, "--dial-timeout=2s", "--command-timeout=5s", *args,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "ETCDCTL_API": "3"})
+    out, err = await process.communicate()
+    assert process.returncode == 0, f"etcdctl {' '.join(args)}: {err.decode()}"
+    return out.decode()
+
+
+async def urls(k8s: Client, name: str) -> list[str]:
+    return [url for pod in (await member_pods(k8s, name)).values()
+            if (url := objects.client_url(pod)) is not None]
+
+
+async def etcdctl_put(k8s: Client, name: str, data: dict[str, str]) -> None:
+    """Write ``data`` with etcdctl, given every member (it fails over between them)."""
+    endpoints = ",".join(await urls(k8s, name))
+    for key, value in data.items():
+        await etcdctl(f"--endpoints={endpoints}", "put", key, value)
+
+
+async def etcdctl_get(url: str) -> dict[str, str]:
+    """Every key under /test/ in the member at ``url``'s own copy (a serializable read:
+    what this member holds, not what the leader says)."""
+    answer = json.loads(await etcdctl(f"--endpoints={url}", "get", "/test/", "--prefix",
+                                      "--consistency=s", "-w", "json"))
+    return {base64.b64decode(kv["key"]).decode(): base64.b64decode(kv["value"]).decode()
+            for kv in answer.get("kvs") or ()}
+
+
+async def assert_etcdctl_reads_on_every_member(k8s: Client, name: str,
+                                               data: dict[str, str]) -> None:
+    """etcdctl reads exactly ``data`` from each member's own copy (waiting for a member
+    that just caught up to apply the last commits)."""
+    for url in await urls(k8s, name):
+        async def holds(url: str = url) -> bool:
+            return await etcdctl_get(url) == data
+        await wait_until(holds, timeout=30.0, message=f"{url} holds every key, no other")
+
+
+def etcd_image(pod: Pod) -> str:
+    return next(str(c.image) for c in present(present(pod.spec).containers) if c.name == "etcd")
+
+
+async def test_a_member_killed_during_an_upgrade_is_waited_for_and_the_upgrade_finishes(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
+    """The first member upgraded is killed (``kill -9``) as soon as its new etcd runs,
+    before it serves: the operator takes no other member down until the kubelet has
+    restarted it and its pod is Ready again (etcd's upgrade guide: one member at a time,
+    each healthy before the next; a StatefulSet's rolling update likewise waits for each
+    pod Ready, pkg/controller/statefulset/stateful_set_control.go ``updateStatefulSet``),
+    so at no point of one watch of the pods are two members down; the upgrade then
+    finishes with the same members, and etcdctl reads every key written before it, and
+    one written after, from each member's own copy. A patch upgrade within 3.4, as in
+    the test above."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=OLDER)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("before-upgrade")
+    await etcdctl_put(k8s, "e", data)
+    leader = await leader_name(k8s, before)
+    pods = await member_pods(k8s, "e")
+    first = next(n for n in sorted(pods) if n != leader)  # followers go first, by ordinal
+
+    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
+    down: set[str] = set()
+    worst: list[set[str]] = [set()]
+
+    async def follow() -> None:
+        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
+                             resource_version=listed.resource_version) as events:
+            async for kind, pod in events:
+                if kind == "BOOKMARK" or not isinstance(pod, Pod):
+                    continue
+                name = present(pod.metadata.name)
+                if kind == "DELETED" or not etcd_running(pod):
+                    down.add(name)
+                else:
+                    down.discard(name)
+                if len(down) > len(worst[0]):
+                    worst[0] = set(down)
+
+    watcher = asyncio.create_task(follow())
+    try:
+        await k8s.patch(EtcdCluster, "e", {"spec": {"version": V34}})
+        upgraded = await wait_for(Pod, first, lambda p: p.metadata.uid != pods[first].metadata.uid
+                                  and etcd_running(p), timeout=TIMEOUT)
+        assert etcd_image(upgraded).endswith(V34)
+        kill_container_process(str(present(upgraded.status).pod_ip), "etcd")
+        await wait_for(Pod, first, lambda p: restarts(p) > restarts(upgraded) and ready(p),
+                       timeout=TIMEOUT)
+
+        async def finished() -> bool:
+            cluster = await k8s.get(EtcdCluster, "e")
+            now = await member_pods(k8s, "e")
+            return running(3)(cluster) and len(now) == 3 and all(
+                etcd_image(p).endswith(V34) for p in now.values())
+
+        await wait_until(finished, timeout=TIMEOUT, message=f"every member on {V34}")
+    finally:
+        watcher.cancel()
+    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
+        is asyncio.CancelledError
+    assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
+    after = await k8s.get(EtcdCluster, "e")
+    assert {m.name: m.id for m in after.status.members or ()} == {
+        m.name: m.id for m in before.status.members or ()}
+    assert (await k8s.get(Pod, first)).metadata.uid == upgraded.metadata.uid  # in place
+    await assert_member_list_agrees(k8s, after)
+    data |= keys("after-upgrade")
+    await etcdctl_put(k8s, "e", data)
+    await assert_etcdctl_reads_on_every_member(k8s, "e", data)
+
+
+async def test_a_backup_taken_while_a_member_is_down_comes_from_a_healthy_one_and_restores(
+        k8s: Client, operator: OperatorRunner, wait_for: Waiter, tmp_path: Path) -> None:
+    """The leader is killed twice, so it waits out the kubelet's back-off
+    (``CrashLoopBackOff``, 10 s) without etcd; a backup asked for meanwhile is taken from
+    a member that answers now (the snapshot source is chosen by asking each member its
+    status, as etcd-operator's ``getMaxRevision`` does), not from the one that led. A new
+    cluster restored from it holds, as etcdctl reads it, exactly the keys written before
+    the backup: none written after."""
+    await k8s.create(EtcdCluster(name="e", spec=EtcdClusterSpec(size=3, version=V34)))
+    before = await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    data = keys("backed-up")
+    await etcdctl_put(k8s, "e", data)
+    victim_name = await leader_name(k8s, before)
+    victim = (await member_pods(k8s, "e"))[victim_name]
+    address = str(present(victim.status).pod_ip)
+
+    kill_container_process(address, "etcd")
+    await wait_for(Pod, victim_name, lambda p: restarts(p) > restarts(victim)
+                   and etcd_running(p), timeout=TIMEOUT)
+    kill_container_process(address, "etcd")
+    await wait_for(Pod, victim_name, crash_looping, timeout=TIMEOUT)
+
+    await k8s.create(EtcdBackup(name="b", spec=EtcdBackupSpec(
+        cluster_name="e", directory=str(tmp_path))))
+    taken = await wait_for(EtcdBackup, "b", lambda b: b.status.phase == "Complete",
+                           timeout=TIMEOUT)
+    assert taken.status.member in {"e-0", "e-1", "e-2"} - {victim_name}, taken.status.member
+    await etcdctl_put(k8s, "e", {"/test/after-the-backup": "x"})
+
+    await k8s.create(EtcdCluster(name="copy", spec=EtcdClusterSpec(
+        size=1, version=V34, restore=RestoreSpec(backup_name="b"))))
+    await wait_for(EtcdCluster, "copy", running(1), timeout=TIMEOUT)
+    await assert_etcdctl_reads_on_every_member(k8s, "copy", data)
+    # and the source comes back whole: the member that was down has every key
+    await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
+    await assert_etcdctl_reads_on_every_member(k8s, "e", data | {"/test/after-the-backup": "x"})
