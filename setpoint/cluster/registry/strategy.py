@@ -38,8 +38,10 @@ from setpoint.cluster.registry.warnings_workloads import (
     workload_warnings_on_create,
     workload_warnings_on_update,
 )
+from setpoint.machinery.equality import semantic_equal, unstructured_equal
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
+from setpoint.machinery.schema import Schema, definitions
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.types import ResourceType
@@ -90,6 +92,9 @@ STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
     ("", "Pod"): ("deletionTimestamp", "ownerReferences"),
 }
 
+# labels and annotations: a map[string]string
+_STRINGS = Schema({"type": "object", "additionalProperties": {"type": "string"}})
+
 # Kinds whose generation also moves when annotations change (apps/v1 Deployment does).
 GENERATION_ON_ANNOTATIONS = {("apps", "Deployment")}
 # ... or when labels change (pkg/registry/discovery/endpointslice/strategy.go)
@@ -139,14 +144,20 @@ class Strategy:
             keys = (set(new) | set(old)) - skip
         else:
             keys = set(fields)
-        if any(new.get(k) != old.get(k) for k in keys):
+        # apiequality.Semantic.DeepEqual (machinery.equality): a custom resource's
+        # unstructured content (apiextensions-apiserver pkg/registry/customresource/
+        # strategy.go PrepareForUpdate, on everything but metadata), a built-in kind's typed
+        # fields, where a nil and an empty slice or map are equal
+        if rt.is_custom:
+            return any(not unstructured_equal(new.get(k), old.get(k)) for k in keys)
+        schema = rt.schema or definitions().for_kind(rt.group, rt.version, rt.kind)
+        properties = schema.properties if schema is not None else {}
+        if any(not semantic_equal(new.get(k), old.get(k), properties.get(k)) for k in keys):
             return True
-        if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS:
-            return bool(new["metadata"].get("annotations") != old["metadata"].get("annotations"))
-        if (rt.group, rt.kind) in GENERATION_ON_LABELS:
-            return bool((new["metadata"].get("labels") or None)
-                        != (old["metadata"].get("labels") or None))
-        return False
+        meta_keys = ("annotations",) if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS else (
+            "labels",) if (rt.group, rt.kind) in GENERATION_ON_LABELS else ()
+        return any(not semantic_equal(new["metadata"].get(k), old["metadata"].get(k), _STRINGS)
+                   for k in meta_keys)
 
     # -- create ------------------------------------------------------------------------
     def prepare_for_create(self, rt: ResourceType, obj: Obj,

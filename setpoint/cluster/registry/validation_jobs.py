@@ -13,9 +13,11 @@ from typing import Any
 
 from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.cluster.registry.validation_workloads import (
+    field_schema,
     go_label_selector,
     immutable,
     non_negative,
+    spec_schema,
 )
 from setpoint.machinery import cronspec, labels, names
 from setpoint.machinery import fielderrors as fe
@@ -453,6 +455,7 @@ def validate_job_update(new: Obj, old: Obj) -> list[Cause]:
     required of a job that had them) then ``ValidateJobSpecUpdate``, which validates the
     spec again and keeps its fixed fields."""
     ns, os_ = new.get("spec") or {}, old.get("spec") or {}
+    schema = spec_schema("batch", "Job")
     old_labels = ((os_.get("template") or {}).get("metadata") or {}).get("labels") or {}
     causes = _validate_job(new, CONTROLLER_UID in old_labels and JOB_NAME in old_labels)
     causes.extend(_job_spec(ns, "spec"))
@@ -465,17 +468,19 @@ def validate_job_update(new: Obj, old: Obj) -> list[Cause]:
             causes.append(fe.invalid("spec.completions", ns["completions"],
                                      "can only be modified in tandem with spec.parallelism"))
     causes.extend(immutable(ns.get("selector"), os_.get("selector"), "spec.selector",
-                            go_label_selector(ns.get("selector"))))
+                            go_label_selector(ns.get("selector")),
+                            field_schema(schema, "selector")))
     mutable = (bool(os_.get("suspend")) and bool(ns.get("suspend"))
                and (old.get("status") or {}).get("startTime") is None)
     old_template = _template_for_compare(ns.get("template"), os_.get("template"), mutable)
     causes.extend(immutable(ns.get("template"), old_template, "spec.template",
-                            fe.GoValue("core.PodTemplateSpec{...}")))
+                            fe.GoValue("core.PodTemplateSpec{...}"),
+                            field_schema(schema, "template")))
     for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy",
                 "successPolicy"):
         causes.extend(immutable(ns.get(key), os_.get(key), f"spec.{key}",
                                 ns.get(key) if not isinstance(ns.get(key), dict) else
-                                fe.GoValue("{...}")))
+                                fe.GoValue("{...}"), field_schema(schema, key)))
     return causes
 
 

@@ -10,8 +10,10 @@ from typing import Any
 from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
+from setpoint.machinery.equality import semantic_equal
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
+from setpoint.machinery.schema import Schema, definitions
 
 NON_NEGATIVE = "must be greater than or equal to 0"
 _PERCENT = re.compile(r"^[0-9]+%$")
@@ -321,15 +323,31 @@ def validate_daemon_set(obj: Obj) -> list[Cause]:
     return causes
 
 
-def immutable(new: Any, old: Any, path: str, shown: Any) -> list[Cause]:
-    return [] if new == old else [fe.invalid(path, shown, "field is immutable")]
+def immutable(new: Any, old: Any, path: str, shown: Any,
+              schema: Schema | None = None) -> list[Cause]:
+    """``ValidateImmutableField``: compared with apiequality.Semantic.DeepEqual, so with the
+    field's ``schema`` a nil and an empty slice or map are the same value."""
+    same = semantic_equal(new, old, schema) if schema is not None else new == old
+    return [] if same else [fe.invalid(path, shown, "field is immutable")]
+
+
+def spec_schema(group: str, kind: str) -> Schema | None:
+    """The OpenAPI schema of a built-in workload's v1 ``spec``."""
+    schema = definitions().for_kind(group, "v1", kind)
+    return schema.properties.get("spec") if schema is not None else None
+
+
+def field_schema(schema: Schema | None, key: str) -> Schema | None:
+    return schema.properties.get(key) if schema is not None else None
 
 
 def validate_selector_update(new: Obj, old: Obj) -> list[Cause]:
     """apps/v1 controllers: ``spec.selector`` never changes."""
     new_sel = (new.get("spec") or {}).get("selector")
     old_sel = (old.get("spec") or {}).get("selector")
-    return immutable(new_sel, old_sel, "spec.selector", go_label_selector(new_sel))
+    kind = str(new.get("kind") or "Deployment")
+    return immutable(new_sel, old_sel, "spec.selector", go_label_selector(new_sel),
+                     field_schema(spec_schema("apps", kind), "selector"))
 
 
 _STS_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
@@ -339,7 +357,8 @@ _STS_UPDATABLE = ("replicas", "ordinals", "template", "updateStrategy",
 def validate_stateful_set_update(new: Obj, old: Obj) -> list[Cause]:
     new_spec = {k: v for k, v in (new.get("spec") or {}).items() if k not in _STS_UPDATABLE}
     old_spec = {k: v for k, v in (old.get("spec") or {}).items() if k not in _STS_UPDATABLE}
-    if new_spec != old_spec:
+    # (ValidateStatefulSetUpdate: apiequality.Semantic.DeepEqual of the specs)
+    if not semantic_equal(new_spec, old_spec, spec_schema("apps", "StatefulSet")):
         return [fe.forbidden("spec", "updates to statefulset spec for fields other than "
                              "'replicas', 'ordinals', 'template', 'updateStrategy', "
                              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "
