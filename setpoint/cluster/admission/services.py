@@ -32,6 +32,7 @@ from setpoint.cluster.admission.serviceipfamilies import (
     normalize_cluster_ips,
 )
 from setpoint.cluster.registry.admissionpoints import Attributes
+from setpoint.cluster.registry.validation_podstatus import parse_ip_sloppy
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
@@ -142,11 +143,10 @@ class ServiceAllocation:
         return offset is not None and offset in self._ports.used
 
     def _ip_offset(self, ip: str) -> int | None:
-        try:
-            addr = ipaddress.ip_address(ip)
-        except ValueError:
-            return None
-        if addr.version != 4 or addr not in self.network:
+        # (pkg/registry/core/service/storage/alloc.go allocIPs: netutils.ParseIPSloppy, so
+        # "10.96.0.010" holds 10.96.0.10)
+        addr = parse_ip_sloppy(ip)
+        if addr is None or addr.version != 4 or addr not in self.network:
             return None
         offset = int(addr) - self._base
         return offset if 0 <= offset < self._ips.size else None
@@ -203,12 +203,10 @@ class ServiceAllocation:
             spec["clusterIPs"] = [ip]
 
     def _check_ip(self, name: str, ip: str, requested: list[Any], own: frozenset[int]) -> None:
-        try:
-            ipaddress.ip_address(ip)
-        except ValueError:
+        if parse_ip_sloppy(ip) is None:
             raise errors.invalid("Service", name, [fe.invalid(
                 "spec.clusterIPs[0]", ip,
-                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")]) from None
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)")])
         offset = self._ip_offset(ip)
         if offset is None:
             reason = (f"provided IP is not in the valid range. The range of valid IPs is "

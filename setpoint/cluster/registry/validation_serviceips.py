@@ -5,9 +5,9 @@ and validateUpgradeDowngradeIPFamilies)."""
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
+from setpoint.cluster.registry.validation_podstatus import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
@@ -19,16 +19,16 @@ _IP_MESSAGE = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
 
 
 def family_of(ip: str) -> str:
-    """The IP family of a valid address (netutils.IsIPv6String)."""
-    return "IPv6" if ipaddress.ip_address(ip).version == 6 else "IPv4"
+    """The IP family of a valid address (netutils.IsIPv6String, through ParseIPSloppy)."""
+    parsed = parse_ip_sloppy(ip)
+    return "IPv6" if parsed is not None and parsed.version == 6 else "IPv4"
 
 
 def _valid_ip(ip: Any) -> bool:
-    try:
-        ipaddress.ip_address(ip)
-    except ValueError:
-        return False
-    return True
+    """``validation.IsValidIP`` (apimachinery pkg/util/validation/validation.go, 1.32):
+    netutils.ParseIPSloppy, so IPv4 parts with leading zeros pass (with a warning,
+    warnings_services)."""
+    return parse_ip_sloppy(ip) is not None
 
 
 def _strings(value: Any) -> list[Any]:

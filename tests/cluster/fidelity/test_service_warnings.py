@@ -118,3 +118,32 @@ spec:
     assert code == 0, err
     assert out == "service/db created\n"
     assert err == "Warning: spec.SessionAffinity is ignored for headless services\n"
+
+
+async def test_a_cluster_ip_with_leading_zeros_is_accepted_with_a_warning(
+        module_api: API) -> None:
+    """Rule: ``spec.clusterIP: "10.96.0.010"`` is valid in 1.32 (validation.IsValidIP parses
+    with netutils.ParseIPSloppy, which reads 010 as decimal 10), stored as written, warned
+    about, and holds the address it names: a second Service asking for 10.96.0.10 finds it
+    allocated.
+    Source: k8s.io/apimachinery pkg/util/validation/validation.go IsValidIP;
+    pkg/apis/core/validation/validation.go ValidateServiceClusterIPsRelatedFields;
+    pkg/api/service/warnings.go getWarningsForIP (netip.ParseAddr's error);
+    pkg/registry/core/service/storage/alloc.go allocIPs (ParseIPSloppy, then Allocate)."""
+    ns = await namespace(module_api)
+    services = f"/api/v1/namespaces/{ns}/services"
+    status, body, warnings = await write(module_api, "POST", services, {
+        "metadata": {"name": "zeros"},
+        "spec": {"clusterIP": "10.96.0.010", "ports": [{"port": 80}]}})
+    assert status == 201, body
+    assert (body["spec"]["clusterIP"], body["spec"]["clusterIPs"]) == (
+        "10.96.0.010", ["10.96.0.010"])
+    assert texts(warnings) == [
+        "spec.clusterIPs[0]: IP address was accepted, but will be invalid in a future "
+        'Kubernetes release: ParseAddr("10.96.0.010"): IPv4 field has octet with leading zero']
+    status, body, _ = await write(module_api, "POST", services, {
+        "metadata": {"name": "same-address"},
+        "spec": {"clusterIP": "10.96.0.10", "ports": [{"port": 80}]}})
+    assert status == 422, body
+    assert body["details"]["causes"][0]["field"] == "spec.clusterIPs"
+    assert "provided IP is already allocated" in body["message"], body
