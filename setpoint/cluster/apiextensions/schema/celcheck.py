@@ -141,6 +141,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         # MatchesRegexOptimization under OptOptimize, apiserver pkg/cel/library/regex.go
         # Find/FindAllRegexOptimization) compile the pattern when it is built ("program")
         self.patterns: list[tuple[str, lark.Token]] = []
+        # cel-go's ValidateHomogeneousAggregateLiterals (cel/validator.go, which the
+        # apiserver's base environment enables, pkg/cel/environment/base.go): a list or map
+        # literal's elements (keys, values) of different types, by position; literals inside
+        # a call named format are exempt (ext/formatting.go stringFormatValidator.Configure)
+        self.mixed: dict[int, str] = {}
+        self._in_format = 0
 
     def fail(self, token: Any, message: str) -> CheckError:
         return CheckError(_format_error(self.text, token, message))
@@ -273,23 +279,52 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
 
     def list_lit(self, tree: ParseTree) -> T:
         kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
-        elems = [self._element(e) for e in kids[0].children] if kids else []
+        trees = list(kids[0].children) if kids else []
+        elems = [self._element(e) for e in trees]
+        # (a list reports its first mismatch only: validator.go breaks out of the loop)
+        inner = [_rule(e).children[0] if _rule(e).data == "opt_elem" else e for e in trees]
+        positions = _positions(self.text, inner, int(tree.meta.start_pos))
+        self._homogeneous(elems, trees, positions, first_only=True)
         elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
         return T("list", None, elem, float(len(elems)), self._sum(elems) + 10)
 
     def map_lit(self, tree: ParseTree) -> T:
         kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
         parts: list[T] = []
+        trees: list[ParseTree] = []
         for entry in kids[0].children if kids else []:
             key_tree, value_tree = _rule(entry).children
             optional = _rule(key_tree).data == "opt_elem"
-            parts.append(self.visit(_rule(_rule(key_tree).children[0]) if optional
-                                    else _rule(key_tree)))
+            key = _rule(_rule(key_tree).children[0]) if optional else _rule(key_tree)
+            parts.append(self.visit(key))
             parts.append(self._element(lark.Tree("opt_elem", [value_tree],
                                                  meta=_rule(value_tree).meta)
                                        if optional else _rule(value_tree)))
+            trees += [key, _rule(value_tree)]
+        positions = _positions(self.text, trees, int(tree.meta.start_pos))
+        self._homogeneous(parts[0::2], trees[0::2], positions[0::2], first_only=False)
+        self._homogeneous(parts[1::2], trees[1::2], positions[1::2], first_only=False)
         return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
                  float(len(parts) // 2), self._sum(parts) + 30)
+
+    def _homogeneous(self, types: list[T], trees: list[Any], positions: list[int], *,
+                     first_only: bool) -> None:
+        """Record where a literal's element types first disagree (cel-go's
+        homogeneousAggregateLiteralValidator, "expected type 'E' but found 'F'")."""
+        if self._in_format:
+            return
+        expected: T | None = None
+        for t, pos in zip(types, positions, strict=True):
+            if expected is None:
+                expected = t
+                continue
+            if not _equivalent(expected, t):
+                self.mixed.setdefault(pos, (
+                    f"expected type '{_type_name(expected)}' but found '{_type_name(t)}'"))
+                if first_only:
+                    return
+            elif _free(expected):
+                expected = t  # an empty literal's type is the one it was joined with
 
     def _element(self, tree: ParseTree) -> T:
         """A list element or map value; ``?e`` must be optional and stands for its value
@@ -304,7 +339,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             raise self.fail(_at(self.text, _expr_pos(self.text, tree.children[0])),
                             f"expected type 'optional_type({name})' but found '{name}'")
         e = inner.elem or T("dyn")
-        return T(e.kind, e.schema, e.elem, e.size, inner.cost, e.fields)
+        return T(e.kind, e.schema, e.elem, e.size, inner.cost, e.fields, e.free)
 
     def member_object(self, tree: ParseTree) -> T:
         raise self.fail(tree.children[0], "message construction is not supported")
@@ -375,7 +410,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (0 if name == "optional.none" else 1):
                 raise self.fail(name_token, f"found no matching overload for '{name}'")
-            return _optional(args[0] if args else T("dyn"), self._sum(args) + 1)
+            return _optional(args[0] if args else T("dyn", free=True), self._sum(args) + 1)
         if name.startswith("format."):  # library/format.go
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (1 if name == "format.named" else 0):
@@ -420,6 +455,16 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
 
     def member_dot_arg(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children[0], tree.children[1]
+        name = str(name_token)
+        if name == "format":  # (its target and arguments, at any depth: inExemptFunction)
+            self._in_format += 1
+            try:
+                return self._member_call(tree, target_tree, name_token)
+            finally:
+                self._in_format -= 1
+        return self._member_call(tree, target_tree, name_token)
+
+    def _member_call(self, tree: ParseTree, target_tree: Any, name_token: Any) -> T:
         name = str(name_token)
         arg_trees = self._args(tree.children[2] if len(tree.children) > 2 else None)
         target = self.visit(_rule(target_tree))
@@ -555,10 +600,54 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         return T("list", elem=elem, size=target.size, cost=cost)
 
 
+def _positions(text: str, trees: list[Any], start: int) -> list[int]:
+    """Where cel-go places each of a literal's elements (see _expr_pos), in order from the
+    literal's ``start``: celpy keeps no position for a ``true`` or ``false`` token, which is
+    then found in the text after the element before it."""
+    out: list[int] = []
+    cursor = start
+    for tree in trees:
+        if getattr(tree.meta, "start_pos", None) is None:
+            keyword = next((str(t) for t in tree.scan_values(
+                lambda v: isinstance(v, lark.Token))), "")
+            found = text.find(keyword, cursor) if keyword else -1
+            out.append(max(found, cursor))
+            cursor = out[-1] + len(keyword)
+        else:
+            out.append(_expr_pos(text, tree))
+            cursor = max(cursor, int(getattr(tree.meta, "end_pos", cursor) or cursor))
+    return out
+
+
+def _free(t: T) -> bool:
+    """A free type parameter, or an empty list or map literal (its element type one)."""
+    return t.free or (t.kind in ("list", "map") and t.schema is None and t.size == 0)
+
+
+def _equivalent(a: T, b: T) -> bool:
+    """cel-go Type.IsEquivalentType, as far as this checker knows the types."""
+    if a.free or b.free:
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("list", "map", "optional"):
+        if _free(a) or _free(b):
+            return True
+        return _equivalent(a.elem or T("dyn"), b.elem or T("dyn"))
+    if a.kind == "object":
+        return a.schema is b.schema or a.schema == b.schema
+    return True
+
+
+def _type_name(t: T) -> str:
+    return cel_type_name(t) or t.kind
+
+
 def _optional(inner: T, cost: float | None = None) -> T:
     """``optional_type(inner)``; a dyn stays dyn."""
     if inner.kind in ("dyn", "optional"):
-        return inner if cost is None else T(inner.kind, elem=inner.elem, cost=cost)
+        return inner if cost is None else T(inner.kind, elem=inner.elem, cost=cost,
+                                            free=inner.free)
     return T("optional", elem=T(inner.kind, inner.schema, inner.elem, inner.size, 0,
                                 inner.fields), cost=inner.cost if cost is None else cost)
 
@@ -569,10 +658,15 @@ def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tup
     result = checker.visit(tree)
     invalid = [(kind, token, _go_pattern_error(token)) for kind, token in checker.patterns]
     invalid = [(kind, token, err) for kind, token, err in invalid if err]
-    literal_errors = [_format_error(text, token, "invalid matches argument")
-                      for kind, token, _ in invalid if kind == "literal"]
-    if literal_errors:
-        raise CheckError("\n".join(literal_errors))
+    # the validators' issues, as cel-go's Errors.ToDisplayString sorts them: by position
+    issues = [((token.line or 1, token.column or 1), _format_error(
+        text, token, "invalid matches argument")) for kind, token, _ in invalid
+        if kind == "literal"]
+    for pos, message in checker.mixed.items():
+        at = _at(text, pos)
+        issues.append(((at.line, at.column), _format_error(text, at, message)))
+    if issues:
+        raise CheckError("\n".join(m for _, m in sorted(issues, key=lambda i: i[0])))
     if result.kind not in (want, "dyn"):
         noun = "a bool" if want == "bool" else "a string"
         raise CheckError(f"cel expression must evaluate to {noun}")

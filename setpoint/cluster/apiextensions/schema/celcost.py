@@ -22,6 +22,8 @@ class T:
     size: float = 1.0
     cost: float = 0.0
     fields: dict[str, T] = field(default_factory=dict)
+    # a free type parameter (optional.none()'s): cel-go binds it to what it is joined with
+    free: bool = False
 
 
 def min_size_json(s: Mapping[str, Any] | None) -> int:
