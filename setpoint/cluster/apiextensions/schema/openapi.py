@@ -2,9 +2,9 @@
 
 ``validate_value`` walks a decoded JSON value along a structural schema and reports what
 ``apiservervalidation.ValidateCustomResource`` plus the list-type check would: type, format,
-enum, bounds, lengths, counts, pattern, multipleOf, required, nullable, junctors, and
-set/map list uniqueness. On update it ratchets like Kubernetes: a subtree equal to its
-correlated old value reports nothing.
+enum, bounds, lengths, counts, pattern, multipleOf, required, nullable and junctors (set/map
+list uniqueness is its own pass: listtype.py). On update it ratchets like Kubernetes: a
+subtree equal to its correlated old value reports nothing.
 """
 
 from __future__ import annotations
@@ -181,7 +181,6 @@ def _array(schema: Mapping[str, Any], value: list[Any], path: str, old: Any) -> 
         for i, item in enumerate(value):
             errs += validate_value(items, item, fe.index(path, i),
                                    _correlate_item(list_type, map_keys, item, old_list))
-    errs += _list_type_duplicates(list_type, map_keys, value, path)
     return errs
 
 
@@ -203,31 +202,6 @@ def _correlate_item(list_type: Any, keys: list[str], item: Any, old_list: list[A
     elif list_type == "set" and item in old_list:
         return item
     return MISSING
-
-
-def _list_type_duplicates(list_type: Any, keys: list[str], value: list[Any],
-                          path: str) -> list[Cause]:
-    errs: list[Cause] = []
-    if list_type == "set":
-        seen: list[Any] = []
-        for i, item in enumerate(value):
-            if any(item == s and json_type(item) == json_type(s) for s in seen):
-                errs.append(fe.duplicate(fe.index(path, i), item))
-            else:
-                seen.append(item)
-    elif list_type == "map" and keys:
-        seen_keys: set[tuple[Any, ...]] = set()
-        for i, item in enumerate(value):
-            if not isinstance(item, dict):
-                continue
-            k = _map_key(keys, item)
-            assert k is not None
-            if k in seen_keys:
-                errs.append(fe.duplicate(fe.index(path, i),
-                                         {name: item[name] for name in keys if name in item}))
-            else:
-                seen_keys.add(k)
-    return errs
 
 
 def _object(schema: Mapping[str, Any], value: dict[str, Any], path: str,

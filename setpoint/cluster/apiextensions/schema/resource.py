@@ -18,6 +18,7 @@ from setpoint.machinery.schema import Schema
 
 from . import fielderrors as fe
 from .defaulting import apply_defaults, prune_non_nullable_nulls_without_defaults
+from .listtype import validate_list_sets_and_maps
 from .names import is_dns1035_label, name_is_dns_subdomain
 from .openapi import MISSING, validate_value
 from .pruning import prune
@@ -115,9 +116,14 @@ class CustomResourceSchema:
             return errs
         # the name is checked with the rest of metadata by the generic validation
         previous: Any = MISSING if old is None else old
+        # in customresource/strategy.go's order: the schema and the scale paths (the
+        # validator), the embedded resources, then the list types, checked on update only
+        # when the stored object has no such error
         errs += validate_value(self.raw, dict(obj), "", previous)
-        errs += validate_embedded_resources(self.raw, obj, "", previous)
         errs += self.validate_scale(obj)
+        errs += validate_embedded_resources(self.raw, obj, "", previous)
+        if old is None or not validate_list_sets_and_maps(self.raw, dict(old)):
+            errs += validate_list_sets_and_maps(self.raw, dict(obj))
         if self.rules:
             errs += self.rules.validate(dict(obj), previous)
         return errs
