@@ -8,6 +8,7 @@ from typing import Any
 
 from .apiapproval import APPROVAL_CONDITION, approval_condition
 from .definition import storage_version
+from .webhookconfig import validate_ca_bundle
 
 
 def initial_status(crd: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,6 +99,31 @@ def _accept_names(names: Mapping[str, Any], accepted: Mapping[str, Any],
     return {k: v for k, v in new.items() if v or k in ("plural", "kind")}, conflict
 
 
+def _is_true(conditions: Iterable[Mapping[str, Any]], ctype: str) -> bool:
+    return any(c.get("type") == ctype and c.get("status") == "True" for c in conditions)
+
+
+def _establish(conditions: list[dict[str, Any]], spec: Mapping[str, Any], now: str,
+               previous: Iterable[Mapping[str, Any]]) -> None:
+    """establish/establishing_controller.go sync, queued by every change of a CRD whose names
+    are accepted and which is not Established (customresource_handler.go
+    updateCustomResourceDefinition): Established, unless the conversion webhook's caBundle
+    is invalid (webhook.ValidateCABundle; an empty one is no CA data, valid)."""
+    if not _is_true(conditions, "NamesAccepted") or _is_true(conditions, "Established"):
+        return
+    webhook = (spec.get("conversion") or {}).get("webhook") or {}
+    config = webhook.get("clientConfig")
+    bundle = str((config or {}).get("caBundle") or "") if isinstance(config, Mapping) else ""
+    if bundle and validate_ca_bundle("caBundle", bundle):
+        _set_condition(conditions, _condition("Established", "False", "InvalidCABundle",
+                                              "The conversion webhook CABundle is invalid",
+                                              now, previous))
+    else:
+        _set_condition(conditions, _condition("Established", "True", "InitialNamesAccepted",
+                                              "the initial names have been accepted", now,
+                                              previous))
+
+
 def crd_status(crd: Mapping[str, Any], now: str,
                others: Iterable[Mapping[str, Any]] = ()) -> dict[str, Any]:
     """The status once the naming and establishing controllers have run.
@@ -125,10 +151,14 @@ def crd_status(crd: Mapping[str, Any], now: str,
         named: list[dict[str, Any]] = []
         accepted = copy.deepcopy(dict(old_accepted))
     elif conflict is None:
+        # a CRD not yet Established is "Installing" until the establishing controller runs
+        established = [c for c in previous if c.get("type") == "Established"
+                       and c.get("status") == "True"]
         named = [
             _condition("NamesAccepted", "True", "NoConflicts", "no conflicts found", now, previous),
-            _condition("Established", "True", "InitialNamesAccepted",
-                       "the initial names have been accepted", now, previous),
+            established[0] if established else _condition(
+                "Established", "False", "Installing", "the initial names have been accepted",
+                now, previous),
         ]
     else:
         reason, message = conflict
@@ -144,6 +174,7 @@ def crd_status(crd: Mapping[str, Any], now: str,
     conditions = [copy.deepcopy(dict(c)) for c in previous]
     for cond in named:
         _set_condition(conditions, cond)
+    _establish(conditions, spec, now, previous)
     approval = approval_condition(crd)
     if approval is not None:
         _set_condition(conditions, _condition(APPROVAL_CONDITION, *approval, now, previous))
