@@ -450,7 +450,8 @@ def _check_same_object(obj: object, namespace: str | None, name: str | None) -> 
     generated = sys.modules.get("setpoint.resources.models.meta_v1")
     metadata = None if generated is None or isinstance(obj, Mapping) \
         else getattr(obj, "metadata", None)
-    if generated is not None and type(metadata) is generated.ObjectMeta:
+    if metadata is not None and generated is not None \
+            and type(metadata) is generated.ObjectMeta:
         # the generated ObjectMeta's dump writes its name and namespace as they are: read
         # them without dumping the whole object (once per create-or-update)
         m: Mapping[str, Any] = {"name": metadata.name, "namespace": metadata.namespace}
