@@ -159,6 +159,12 @@ class Discovery:
         return await self.for_kind(api_version, kind)
 
     async def for_kind(self, api_version: str, kind: str) -> ResourceInfo:
+        # every write resolves its kind, most twice: a kind of a known group-version is
+        # answered here, without the lookup's coroutines
+        cached = self._cache.get(api_version)
+        found = cached.by_kind.get(kind) if cached is not None else None
+        if found is not None:
+            return found
         return await self._lookup(api_version, lambda gv: gv.by_kind.get(kind),
                                   f'kind "{kind}" in {api_version}')
 

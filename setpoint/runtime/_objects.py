@@ -98,10 +98,19 @@ def _string_kind_message(name: str) -> str:
             f"or a built-in such as ConfigMap) or by Kind(apiVersion, kind)")
 
 
+_REFS: dict[KindKey, Kind] = {}
+"""One (frozen) ``Kind`` per KindKey: a write asks for its kind's several times."""
+
+
 def as_ref(ref: object) -> Any:
     """A reference the client can resolve: typed classes and Kinds as they are."""
     if isinstance(ref, KindKey):
-        return Kind(ref.api_version, ref.kind)
+        found = _REFS.get(ref)
+        if found is None:
+            found = Kind(ref.api_version, ref.kind)
+            if len(_REFS) < 1024:
+                _REFS[ref] = found
+        return found
     return ref
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import enum
+import sys
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any, NamedTuple, TypeVar
 
@@ -122,23 +123,17 @@ class Writer:
         finally:
             del self._reconciling[task]
 
-    @contextlib.contextmanager
     def writing(self, kind: object, namespace: str | None, name: str | None,
-                ) -> Iterator[None]:
+                ) -> contextlib.AbstractContextManager[None]:
         """Send a write to one object, and :meth:`record` its answer, inside this block:
         until it ends, the informer holds the dispatch of that object's watch events, so
         the echo that comes before the answer is still known as the echo. Leaving the
         block (the answer recorded, a failure, a cancellation) releases them."""
         informer = self.informers.get(kind_key(kind)) if name else None
         if informer is None or name is None:
-            yield
-            return
-        key = object_key(namespace, name)
-        informer.begin_write(key, self.client.transport.timeout)
-        try:
-            yield
-        finally:
-            informer.end_write(key)
+            return _NOTHING_HELD
+        return _HeldWhileWriting(informer, object_key(namespace, name),
+                                 self.client.transport.timeout)
 
     def record(self, obj: Any, write: OwnWrite | None = None) -> None:
         """Put a write's answer into the store of its kind (when watched); ``write`` says
@@ -419,6 +414,25 @@ class Writer:
         return answer_like(cls, orjson.dumps(data))
 
 
+class _HeldWhileWriting:
+    """:meth:`Writer.writing`'s block for a watched object (a class, not a generator: it
+    is entered twice per reconcile of most operators)."""
+
+    __slots__ = ("informer", "key", "limit")
+
+    def __init__(self, informer: Informer, key: str, limit: float) -> None:
+        self.informer, self.key, self.limit = informer, key, limit
+
+    def __enter__(self) -> None:
+        self.informer.begin_write(self.key, self.limit)
+
+    def __exit__(self, *exc: object) -> None:
+        self.informer.end_write(self.key)
+
+
+_NOTHING_HELD = contextlib.nullcontext()
+
+
 def _without_status(obj: Mapping[str, Any]) -> Obj:
     out = {k: v for k, v in obj.items() if k != "status"}
     m = dict(out.get("metadata") or {})
@@ -433,6 +447,15 @@ def _check_same_object(obj: object, namespace: str | None, name: str | None) -> 
     """A mutate function must not rename what it mutates: the write would go to another
     object (controller-runtime's ``mutate``: "MutateFn cannot mutate object name and/or
     object namespace")."""
-    m = meta(as_dict(obj))
+    generated = sys.modules.get("setpoint.resources.models.meta_v1")
+    metadata = None if generated is None or isinstance(obj, Mapping) \
+        else getattr(obj, "metadata", None)
+    if metadata is not None and generated is not None \
+            and type(metadata) is generated.ObjectMeta:
+        # the generated ObjectMeta's dump writes its name and namespace as they are: read
+        # them without dumping the whole object (once per create-or-update)
+        m: Mapping[str, Any] = {"name": metadata.name, "namespace": metadata.namespace}
+    else:
+        m = meta(as_dict(obj))
     if m.get("name") != name or (m.get("namespace") or None) != (namespace or None):
         raise ValueError("mutate cannot change the object's name or namespace")

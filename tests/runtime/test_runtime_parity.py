@@ -224,6 +224,41 @@ async def test_create_or_update_and_create_or_patch_as_controllerutil(
     assert (await client.get(WIDGET, "p", namespace="default"))["spec"]["size"] == 3
 
 
+async def test_a_typed_mutate_may_not_rename_or_move_what_it_mutates(client: Client) -> None:
+    """The same rule for a typed object, whose name and namespace are read from its
+    metadata rather than from a dump of the whole object: a rename or a move of a typed
+    ConfigMap fails, on create and on update, and sends nothing
+    (pkg/controller/controllerutil/controllerutil.go, ``mutate``)."""
+    from setpoint.resources.models.core_v1 import ConfigMap
+
+    writer = Writer(client, Cache(), {}, "parity")
+    await writer.create_or_update(ConfigMap(name="cm", namespace="default", data={"a": "1"}))
+
+    def rename(cm: ConfigMap) -> None:
+        cm.metadata.name = "elsewhere"
+        cm.data = {"a": "2"}
+
+    def move(cm: ConfigMap) -> None:
+        cm.metadata.namespace = "kube-system"
+        cm.data = {"a": "2"}
+
+    def keep(cm: ConfigMap) -> None:
+        cm.data = {"a": "3"}
+
+    for write in (writer.create_or_update, writer.create_or_patch):
+        for name in ("cm", "new"):  # an update, then a create
+            for mutate in (rename, move):
+                with pytest.raises(ValueError, match="name or namespace"):
+                    await write(ConfigMap(name=name, namespace="default"), mutate)
+    for gone, namespace in (("elsewhere", "default"), ("new", "default"),
+                            ("cm", "kube-system"), ("new", "kube-system")):
+        with pytest.raises(NotFoundError):
+            await client.get(ConfigMap, gone, namespace=namespace)
+    _, done = await writer.create_or_update(ConfigMap(name="cm", namespace="default"), keep)
+    assert done is OperationResult.UPDATED
+    assert (await client.get(ConfigMap, "cm", namespace="default")).data == {"a": "3"}
+
+
 @pytest.mark.usefixtures("widgets_crd")
 async def test_a_manager_keeps_its_lease_on_stop_unless_told_to_release_it(
         cluster: RunningCluster, client: Client) -> None:
