@@ -72,7 +72,8 @@ class Request:
     """One HTTP request as the API handler reads it."""
 
     __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "deadline", "headers",
-                 "method", "path", "query", "raw_query", "received", "user")
+                 "method", "path", "query", "raw_query", "received", "served_stored",
+                 "user", "user_fixed")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -104,6 +105,23 @@ class Request:
         # and when it came
         self.deadline: float | None = None
         self.received = 0.0
+        # its user holds for the connection's life (its certificate, the server's own
+        # token), and its answer is an object's stored bytes, nothing in it but the name's
+        # own (storedgets.py remembers such a GET's decisions for the connection)
+        self.user_fixed = False
+        self.served_stored: Any = None  # (the ResourceType whose stored bytes answered)
+
+    @property
+    def raw_headers(self) -> list[tuple[bytes, bytes]]:
+        """The headers as sent: names in lower case, values as bytes, in order."""
+        return self._raw_headers
+
+    @property
+    def connection_memo(self) -> dict[Any, Any] | None:
+        """What the handler keeps for the request's connection, lost with it (None outside
+        a served connection)."""
+        connection = self._scope.get(CONNECTION_KEY)
+        return connection.memo if connection is not None else None
 
     def header_values(self, name: str) -> list[str]:
         """Every value of a header sent more than once (``name`` in lower case)."""
@@ -499,6 +517,7 @@ def _quiet_upgrades(protocol: type) -> type:
 
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
+            self.memo: dict[Any, Any] = {}  # Request.connection_memo
             super().connection_made(transport)
 
         def peer_certificate(self) -> bytes | None:

@@ -66,6 +66,15 @@ def _scope(rp: ResourcePath | None) -> str:
     return "namespace" if rp.namespace else "cluster"
 
 
+def request_labels(request: Request, rp: ResourcePath | None, code: int) -> tuple[str, ...]:
+    """The ``apiserver_request_total`` labels of a request answered with ``code``, in the
+    order of ``_REQUEST_LABELS``."""
+    dry_run = "All" if request.query.get("dryRun") == "All" else ""
+    return (str(code), "apiserver", dry_run, rp.group if rp else "",
+            rp.resource if rp else "", _scope(rp), rp.subresource if rp else "",
+            reported_verb(request, rp), rp.version if rp else "")
+
+
 class APIServerMetrics(Collector):
     """The request counts, and the store and build facts read when scraped."""
 
@@ -80,12 +89,9 @@ class APIServerMetrics(Collector):
         for component in components:  # (the admission plugins' own metrics)
             self._registry.register(component)
 
-    def observe(self, request: Request, rp: ResourcePath | None, code: int) -> None:
-        dry_run = "All" if request.query.get("dryRun") == "All" else ""
-        key = (str(code), "apiserver", dry_run, rp.group if rp else "",
-               rp.resource if rp else "", _scope(rp), rp.subresource if rp else "",
-               reported_verb(request, rp), rp.version if rp else "")
-        self._requests[key] += 1
+    def count(self, labels: tuple[str, ...]) -> None:
+        """One more request of these labels (``request_labels``)."""
+        self._requests[labels] += 1
 
     def collect(self) -> Iterator[Metric]:
         requests = CounterMetricFamily(

@@ -43,10 +43,12 @@ class FlowClassifier:
         self._store = store
         self._schemas: list[tuple[Obj, str]] | None = None
         self._matches: dict[tuple[object, ...], list[tuple[str, str]]] = {}
+        self.generation = 0  # bumps whenever a FlowSchema or level is written
         store.add_listener(self._on_event, (FLOW_SCHEMAS, PRIORITY_LEVELS))
 
     def _on_event(self, event: Event) -> None:
         del event
+        self.generation += 1
         self._schemas = None
         self._matches = {}
 

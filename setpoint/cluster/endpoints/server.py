@@ -34,7 +34,11 @@ from setpoint.cluster.endpoints.filters import (
 )
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
 from setpoint.cluster.endpoints.http import Request, Response
-from setpoint.cluster.endpoints.metrics import APIServerMetrics, storage_object_counts
+from setpoint.cluster.endpoints.metrics import (
+    APIServerMetrics,
+    request_labels,
+    storage_object_counts,
+)
 from setpoint.cluster.endpoints.negotiation import (
     LIST_ROUTE_MEDIA_TYPES,
     ROUTE_MEDIA_TYPES,
@@ -77,6 +81,7 @@ from setpoint.cluster.endpoints.responses import (
     text_response,
     with_table_options,
 )
+from setpoint.cluster.endpoints.storedgets import StoredGets, is_named_get
 from setpoint.cluster.endpoints.typedbodies import (
     decode_kind,
 )
@@ -139,6 +144,7 @@ class Handler:
         self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
                                         self.discovery.version, (api.pod_security.metrics,))
         self.flow_classifier = FlowClassifier(api.store)
+        self.stored_gets = StoredGets(api, self.flow_classifier, self.metrics)
 
     @cached_property
     def openid(self) -> OpenIDMetadata:
@@ -152,6 +158,12 @@ class Handler:
         # the request deadline's filters are outside authentication (requestdeadline.py)
         segments = path_segments(request.path)
         rp = resource_path_of(segments)
+        named_get = is_named_get(request, rp)
+        if named_get:
+            assert rp is not None
+            remembered = self.stored_gets.answer(request, rp)
+            if remembered is not None:
+                return remembered
         try:
             deadline = request_deadline(request, segments, rp)
         except StatusError as err:
@@ -161,8 +173,14 @@ class Handler:
                 response = await self._serve(request, segments, rp)
             else:
                 response = await answered_by(deadline, self._serve(request, segments, rp))
-        self.metrics.observe(request, rp, response.status)
-        return cache_control(response)
+        labels = request_labels(request, rp, response.status)
+        self.metrics.count(labels)
+        response = cache_control(response)
+        if named_get and request.served_stored is not None and response.status == 200:
+            assert rp is not None and request.user is not None
+            self.stored_gets.remember(request, rp, request.served_stored, response, labels,
+                                      MASTERS not in request.user.get("groups", ()))
+        return response
 
     async def _serve(self, request: Request, segments: list[str],
                      rp: ResourcePath | None) -> Response:
@@ -190,18 +208,19 @@ class Handler:
         webhooks are told), or 401; then whom it impersonates, if it may."""
         if self.token is None or request.path in PUBLIC_PATHS:
             request.user = reviews.ADMIN_USER
+            request.user_fixed = True
             return
         # kube-apiserver's union authenticator asks the x509 one before the token ones
         certificate = request.client_certificate
         if certificate is not None:
             request.user = user_of_certificate(certificate)
-            request.authenticated = request.user is not None
+            request.authenticated = request.user_fixed = request.user is not None
         header = request.headers.get("authorization", "")
         if request.user is None and header.startswith("Bearer "):
             presented = header[7:].strip()
             if hmac.compare_digest(presented.encode(), self.token):
                 request.user = reviews.ADMIN_USER
-                request.authenticated = True
+                request.authenticated = request.user_fixed = True
             else:
                 identity = self.api.service_account_identity(presented) \
                     if presented.count(".") == 2 else None
@@ -211,6 +230,7 @@ class Handler:
         if request.user is None:
             raise errors.unauthorized()
         if impersonates(request):
+            request.user_fixed = False
             request.user = impersonate(self.api.authorizer, request.user, request)
 
     async def _dispatch(self, request: Request, segments: list[str],
@@ -374,6 +394,7 @@ class Handler:
             if not rp.subresource and not media.as_kind and not media.is_yaml:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
+                    request.served_stored = rt
                     return Response(served, 200, media.type)
             obj = await self._read(request, rt, rp)
             return render_object(rt, obj, with_table_options(media, query))

@@ -1,0 +1,120 @@
+"""A named GET answered from an object's stored bytes, its decisions remembered per connection.
+
+A GET of one object by name, with no query, is what controllers and clients send most. Every
+decision the handler chain makes for it before the store's lookup reads the request's
+headers, its connection and its path without the name, never the name:
+authentication (kube-apiserver's union authenticator: the connection's client certificate,
+fixed by its handshake, or the server's own token), the API Priority and Fairness match
+(rule.go reads no name), the request deadline (no ``timeout`` parameter), routing (the
+registry's type, go-restful's verb and Accept checks, a CRD's deprecation warning),
+negotiation, the ``apiserver_request_total`` labels, and the answer's headers (content type,
+the PF UIDs, ``Cache-Control``). Once a connection has had such a GET answered with an
+object's stored bytes, those decisions are kept for it, by the headers as sent and the
+path's group, version, resource and namespace, and the next such GET does only what reads
+the name: RBAC's decision, for a user outside ``system:masters`` (asked on every request,
+as kube-apiserver's RBAC authorizer is), and the store's lookup.
+
+What is remembered is forgotten when what it was decided from changes: the registry's
+served types (a CRD written), the FlowSchemas and priority levels, a remote APIService for
+the group and version. A user a service account's token names is not remembered (the token
+may be revoked at any time), nor an impersonated one, nor the core ``namespaces`` resource
+(authorized and classified as the namespace its name is). Anything else, an error or an
+answer that is not the stored bytes, goes through the whole chain, which then decides it
+as it always did.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+from setpoint.cluster.endpoints.filters import attributes_of
+from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery.errors import StatusError
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.endpoints.metrics import APIServerMetrics
+    from setpoint.cluster.endpoints.priorityandfairness import FlowClassifier
+
+_KEPT_PER_CONNECTION = 64  # routes a connection keeps (a client reads a few types)
+_MEMO_KEY = "setpoint.stored-gets"
+
+
+class StoredGet(NamedTuple):
+    """What the chain decided for a named GET of one shape, on one connection."""
+
+    user: Obj
+    authenticated: bool
+    authorize: bool  # RBAC must still judge each name (the user is not a master)
+    rt: ResourceType
+    headers: tuple[tuple[str, str], ...]  # the answer's, cache control included
+    labels: tuple[str, ...]  # apiserver_request_total's
+    generations: tuple[int, int]  # (registry, flow schemas) when decided
+
+
+def is_named_get(request: Request, rp: ResourcePath | None) -> bool:
+    """Whether the request is a plain GET of one object: no query, no subresource."""
+    return rp is not None and rp.name is not None and request.method == "GET" \
+        and not request.raw_query and not rp.subresource and not rp.legacy_watch \
+        and not rp.extra and (rp.group != "" or rp.resource != "namespaces")
+
+
+class StoredGets:
+    """The named GETs each connection has had answered from the stored bytes."""
+
+    def __init__(self, api: APIServer, flow_classifier: FlowClassifier,
+                 metrics: APIServerMetrics) -> None:
+        self._api = api
+        self._flows = flow_classifier
+        self._metrics = metrics
+
+    def answer(self, request: Request, rp: ResourcePath) -> Response | None:
+        """The answer to a named GET (``is_named_get``) its connection has a route for, or
+        None: the whole chain must serve it."""
+        memo = request.connection_memo
+        routes: dict[tuple[object, ...], StoredGet] | None = \
+            memo.get(_MEMO_KEY) if memo is not None else None
+        if routes is None:
+            return None
+        key = (tuple(request.raw_headers), rp.group, rp.version, rp.resource, rp.namespace)
+        route = routes.get(key)
+        if route is None:
+            return None
+        api = self._api
+        if route.generations != (api.registry.generation, self._flows.generation) \
+                or (rp.group and api.aggregator.remote(rp.group, rp.version) is not None):
+            del routes[key]
+            return None
+        assert rp.name is not None
+        try:
+            if route.authorize:
+                api.authorizer.authorize(route.user, attributes_of(request, rp))
+            served = api.rest.get_served_json(route.rt, rp.namespace, rp.name)
+        except StatusError:
+            return None  # (a 403 or a 404: the chain answers it, headers and all)
+        if served is None:
+            return None
+        request.user = route.user
+        request.authenticated = route.authenticated
+        response = Response(served)
+        response.headers = list(route.headers)
+        self._metrics.count(route.labels)
+        return response
+
+    def remember(self, request: Request, rp: ResourcePath, rt: ResourceType,
+                 response: Response, labels: tuple[str, ...], authorize: bool) -> None:
+        """Keep what the chain decided for ``request``, a named GET it answered with the
+        object's stored bytes (``response``, final), for its connection's next ones."""
+        memo = request.connection_memo
+        if memo is None or not request.user_fixed or request.user is None:
+            return
+        routes: dict[tuple[object, ...], StoredGet] = memo.setdefault(_MEMO_KEY, {})
+        if len(routes) >= _KEPT_PER_CONNECTION:
+            routes.clear()
+        key = (tuple(request.raw_headers), rp.group, rp.version, rp.resource, rp.namespace)
+        routes[key] = StoredGet(
+            request.user, request.authenticated, authorize, rt, tuple(response.headers),
+            labels, (self._api.registry.generation, self._flows.generation))
