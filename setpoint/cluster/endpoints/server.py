@@ -156,14 +156,12 @@ class Handler:
 
     async def __call__(self, request: Request) -> Response:
         # the request deadline's filters are outside authentication (requestdeadline.py)
-        segments = path_segments(request.path)
-        rp = resource_path_of(segments)
-        named_get = is_named_get(request, rp)
-        if named_get:
-            assert rp is not None
-            remembered = self.stored_gets.answer(request, rp)
+        if request.method == "GET" and not request.raw_query:
+            remembered = self.stored_gets.answer(request)
             if remembered is not None:
                 return remembered
+        segments = path_segments(request.path)
+        rp = resource_path_of(segments)
         try:
             deadline = request_deadline(request, segments, rp)
         except StatusError as err:
@@ -176,10 +174,13 @@ class Handler:
         labels = request_labels(request, rp, response.status)
         self.metrics.count(labels)
         response = cache_control(response)
-        if named_get and request.served_stored is not None and response.status == 200:
+        if request.served_stored is not None and response.status == 200 \
+                and is_named_get(request, rp):
             assert rp is not None and request.user is not None
-            self.stored_gets.remember(request, rp, request.served_stored, response, labels,
-                                      MASTERS not in request.user.get("groups", ()))
+            self.stored_gets.remember(
+                request, rp, request.served_stored, response, labels,
+                None if MASTERS in request.user.get("groups", ())
+                else attributes_of(request, rp))
         return response
 
     async def _serve(self, request: Request, segments: list[str],

@@ -9,10 +9,11 @@ fixed by its handshake, or the server's own token), the API Priority and Fairnes
 registry's type, go-restful's verb and Accept checks, a CRD's deprecation warning),
 negotiation, the ``apiserver_request_total`` labels, and the answer's headers (content type,
 the PF UIDs, ``Cache-Control``). Once a connection has had such a GET answered with an
-object's stored bytes, those decisions are kept for it, by the headers as sent and the
-path's group, version, resource and namespace, and the next such GET does only what reads
-the name: RBAC's decision, for a user outside ``system:masters`` (asked on every request,
-as kube-apiserver's RBAC authorizer is), and the store's lookup.
+object's stored bytes, those decisions are kept for it, by the headers as sent and the path
+without its last segment, the name (requestinfo.go reads the segments before a GET's name
+only), and the next GET of that shape does only what reads the name: RBAC's decision, for a
+user outside ``system:masters`` (asked on every request, as kube-apiserver's RBAC
+authorizer is), and the store's lookup.
 
 What is remembered is forgotten when what it was decided from changes: the registry's
 served types (a CRD written), the FlowSchemas and priority levels, a remote APIService for
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from setpoint.cluster.endpoints.filters import attributes_of
+from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.registry.types import ResourceType
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from setpoint.cluster.endpoints.metrics import APIServerMetrics
     from setpoint.cluster.endpoints.priorityandfairness import FlowClassifier
 
-_KEPT_PER_CONNECTION = 64  # routes a connection keeps (a client reads a few types)
+_KEPT_PER_CONNECTION = 64  # shapes a connection keeps (a client reads a few types)
 _MEMO_KEY = "setpoint.stored-gets"
 
 
@@ -48,18 +49,21 @@ class StoredGet(NamedTuple):
 
     user: Obj
     authenticated: bool
-    authorize: bool  # RBAC must still judge each name (the user is not a master)
+    attributes: Attributes | None  # RBAC must still judge each name (not a master's GET)
     rt: ResourceType
+    namespace: str | None
     headers: tuple[tuple[str, str], ...]  # the answer's, cache control included
     labels: tuple[str, ...]  # apiserver_request_total's
     generations: tuple[int, int]  # (registry, flow schemas) when decided
 
 
 def is_named_get(request: Request, rp: ResourcePath | None) -> bool:
-    """Whether the request is a plain GET of one object: no query, no subresource."""
+    """Whether the request is a plain GET of one object: no query, no subresource, the
+    name the path's last segment."""
     return rp is not None and rp.name is not None and request.method == "GET" \
         and not request.raw_query and not rp.subresource and not rp.legacy_watch \
-        and not rp.extra and (rp.group != "" or rp.resource != "namespaces")
+        and not rp.extra and (rp.group != "" or rp.resource != "namespaces") \
+        and request.path.rpartition("/")[2] == rp.name
 
 
 class StoredGets:
@@ -71,28 +75,28 @@ class StoredGets:
         self._flows = flow_classifier
         self._metrics = metrics
 
-    def answer(self, request: Request, rp: ResourcePath) -> Response | None:
-        """The answer to a named GET (``is_named_get``) its connection has a route for, or
-        None: the whole chain must serve it."""
+    def answer(self, request: Request) -> Response | None:
+        """The answer to a GET with no query whose shape its connection has answered
+        before, or None: the whole chain must serve it."""
         memo = request.connection_memo
         routes: dict[tuple[object, ...], StoredGet] | None = \
             memo.get(_MEMO_KEY) if memo is not None else None
         if routes is None:
             return None
-        key = (tuple(request.raw_headers), rp.group, rp.version, rp.resource, rp.namespace)
+        shape, _, name = request.path.rpartition("/")
+        key = (tuple(request.raw_headers), shape)
         route = routes.get(key)
-        if route is None:
+        if route is None or not name:
             return None
-        api = self._api
+        api, rt = self._api, route.rt
         if route.generations != (api.registry.generation, self._flows.generation) \
-                or (rp.group and api.aggregator.remote(rp.group, rp.version) is not None):
+                or (rt.group and api.aggregator.remote(rt.group, rt.version) is not None):
             del routes[key]
             return None
-        assert rp.name is not None
         try:
-            if route.authorize:
-                api.authorizer.authorize(route.user, attributes_of(request, rp))
-            served = api.rest.get_served_json(route.rt, rp.namespace, rp.name)
+            if route.attributes is not None:
+                api.authorizer.authorize(route.user, route.attributes._replace(name=name))
+            served = api.rest.get_served_json(rt, route.namespace, name)
         except StatusError:
             return None  # (a 403 or a 404: the chain answers it, headers and all)
         if served is None:
@@ -105,16 +109,19 @@ class StoredGets:
         return response
 
     def remember(self, request: Request, rp: ResourcePath, rt: ResourceType,
-                 response: Response, labels: tuple[str, ...], authorize: bool) -> None:
-        """Keep what the chain decided for ``request``, a named GET it answered with the
-        object's stored bytes (``response``, final), for its connection's next ones."""
+                 response: Response, labels: tuple[str, ...],
+                 attributes: Attributes | None) -> None:
+        """Keep what the chain decided for ``request``, a named GET (``is_named_get``) it
+        answered with the object's stored bytes (``response``, final), for its
+        connection's next ones; ``attributes`` what RBAC must judge for each, if anything."""
         memo = request.connection_memo
         if memo is None or not request.user_fixed or request.user is None:
             return
         routes: dict[tuple[object, ...], StoredGet] = memo.setdefault(_MEMO_KEY, {})
         if len(routes) >= _KEPT_PER_CONNECTION:
             routes.clear()
-        key = (tuple(request.raw_headers), rp.group, rp.version, rp.resource, rp.namespace)
+        key = (tuple(request.raw_headers), request.path.rpartition("/")[0])
         routes[key] = StoredGet(
-            request.user, request.authenticated, authorize, rt, tuple(response.headers),
-            labels, (self._api.registry.generation, self._flows.generation))
+            request.user, request.authenticated, attributes, rt, rp.namespace,
+            tuple(response.headers), labels,
+            (self._api.registry.generation, self._flows.generation))
