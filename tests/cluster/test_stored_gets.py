@@ -4,9 +4,8 @@ the same bytes and headers as a fresh connection's, counted in ``apiserver_reque
 and anew as soon as what a decision was made from changes on the same connection: a
 FlowSchema (k8s.io/apiserver pkg/util/flowcontrol/rule.go: the match is read from the
 FlowSchemas in force), a RoleBinding (plugin/pkg/auth/authorizer/rbac/rbac.go: RBAC judges
-every request from the bindings in force; kube-apiserver keeps no decision cache for it), a
-CRD's version deprecation (apiextensions-apiserver pkg/apiserver/customresource_handler.go:
-the warning of the version served now), an object deleted (a 404 Status)."""
+every request from the bindings in force; kube-apiserver keeps no decision cache for it), an
+object deleted (a 404 Status)."""
 
 from __future__ import annotations
 
@@ -24,7 +23,6 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from setpoint.cluster import RunningCluster, serve
-from tests.waiting import wait_for
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 FC = "/apis/flowcontrol.apiserver.k8s.io/v1"
@@ -233,47 +231,4 @@ async def test_a_flow_schema_written_between_gets_classifies_the_next(
     status, third, _ = await reader.call("GET", f"{CONFIGMAPS}/r")
     assert third["x-kubernetes-pf-flowschema-uid"] == first["x-kubernetes-pf-flowschema-uid"]
     await reader.close()
-    await admin.close()
-
-
-async def test_a_version_deprecated_between_gets_warns_on_the_next(
-        cluster: RunningCluster) -> None:
-    """customresource_handler.go warns of the version served now: once the CRD marks it
-    deprecated, the next GET of a custom object on a kept connection carries the
-    ``Warning`` header."""
-    admin = await _admin(cluster)
-    crd_path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
-    crd = {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-           "metadata": {"name": "gadgets.example.com"},
-           "spec": {"group": "example.com", "scope": "Namespaced",
-                    "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget"},
-                    "versions": [{"name": "v1", "served": True, "storage": True,
-                                  "schema": {"openAPIV3Schema": {
-                                      "type": "object",
-                                      "x-kubernetes-preserve-unknown-fields": True}}}]}}
-    status, _, body = await admin.call("POST", crd_path, crd)
-    assert status == 201, body
-    gadgets = "/apis/example.com/v1/namespaces/default/gadgets"
-
-    async def created() -> bool:
-        return (await admin.call("POST", gadgets, {
-            "apiVersion": "example.com/v1", "kind": "Gadget",
-            "metadata": {"name": "g"}}))[0] == 201
-
-    await wait_for(created)
-    for _ in range(2):
-        status, headers, _ = await admin.call("GET", f"{gadgets}/g")
-        assert status == 200 and "warning" not in headers
-    status, _, body = await admin.call("GET", f"{crd_path}/gadgets.example.com")
-    stored = orjson.loads(body)
-    stored["spec"]["versions"][0].update(deprecated=True, deprecationWarning="gadgets go")
-    status, _, body = await admin.call("PUT", f"{crd_path}/gadgets.example.com", stored)
-    assert status == 200, body
-
-    async def warned() -> str | None:
-        status, headers, _ = await admin.call("GET", f"{gadgets}/g")
-        assert status == 200
-        return headers.get("warning")
-
-    assert await wait_for(warned) == '299 - "gadgets go"'
     await admin.close()
