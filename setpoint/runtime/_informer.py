@@ -193,6 +193,12 @@ class Informer:
             for obj in self.store:
                 self._call(handler.on_add, obj)
 
+    def remove_handler(self, handler: EventHandler) -> None:
+        """Stop telling ``handler`` of changes (client-go's ``RemoveEventHandler``); a
+        handler not registered is no error."""
+        if handler in self._handlers:
+            self._handlers.remove(handler)
+
     @property
     def has_synced(self) -> bool:
         """True once the first list is in the store and handed to the handlers."""

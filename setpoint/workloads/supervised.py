@@ -125,17 +125,55 @@ async def wait_nodes_ready(client: Client, names: set[str]) -> None:
                     return
 
 
-async def _report_nodes(client: Client, settings: WorkloadSettings,
+class _NodesReady:
+    """Hears the manager's node informer and sets :attr:`done` once every node of
+    ``names`` is :func:`_schedulable_ready` in its store."""
+
+    def __init__(self, store: Any, names: set[str]) -> None:
+        self._store = store
+        self._names = names
+        self.done = asyncio.Event()
+        self.check()
+
+    def missing(self) -> set[str]:
+        return {name for name in self._names
+                if not _schedulable_ready(self._store.get(name) or {})}
+
+    def check(self) -> None:
+        if not self.missing():
+            self.done.set()
+
+    def on_add(self, obj: Any) -> None:
+        self.check()
+
+    def on_update(self, old: Any, new: Any) -> None:
+        self.check()
+
+    def on_delete(self, obj: Any) -> None:
+        self.check()
+
+
+async def _report_nodes(manager: Manager, settings: WorkloadSettings,
                         say: Callable[[str], None]) -> None:
+    """Say ``nodes-ready`` once the manager's cache holds every node Ready and rid of its
+    not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`.
+
+    The manager's node informer (which its node controllers watch anyway) tells, so the
+    answer to the node lifecycle controller's taint-lifting write is heard on the watch
+    already open, without a LIST and a WATCH of its own after ``started``."""
     names = {f"{settings.name_prefix}{i}" for i in range(1, settings.nodes + 1)}
+    informer = manager.informer_for(_NODE)
+    await informer.wait_synced()
+    watching = _NodesReady(informer.store, names)
+    informer.add_handler(watching)
     try:
-        await asyncio.wait_for(wait_nodes_ready(client, names), NODE_READY_TIMEOUT)
+        await asyncio.wait_for(watching.done.wait(), NODE_READY_TIMEOUT)
     except TimeoutError:
-        listed = await client.list(_NODE)
-        ready = {str(n["metadata"]["name"]) for n in listed.items if _schedulable_ready(n)}
-        say("nodes-not-ready " + ",".join(sorted(names - ready)))
+        say("nodes-not-ready " + ",".join(sorted(watching.missing())))
     else:
         say("nodes-ready")
+    finally:
+        informer.remove_handler(watching)
 
 
 async def _parent(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
@@ -180,7 +218,7 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             say(f"error {exc}".replace("\n", " "))
             return
         say("started")
-        reporter = asyncio.ensure_future(_report_nodes(client, settings, say))
+        reporter = asyncio.ensure_future(_report_nodes(manager, settings, say))
         await stop.wait()
     finally:
         if registering is not None:

@@ -64,6 +64,25 @@ async def test_informer_lists_then_follows_changes(client: Client) -> None:
         task.cancel()
 
 
+async def test_a_removed_handler_hears_no_more_changes(client: Client) -> None:
+    """client-go's ``SharedInformer.RemoveEventHandler``
+    (k8s.io/client-go/tools/cache/shared_informer.go): the handler removed hears nothing
+    after, the others go on hearing every change."""
+    informer = Informer(client, CONFIGMAP, namespace="default")
+    removed, kept = Recorder(), Recorder()
+    informer.add_handler(removed)
+    informer.add_handler(kept)
+    task = await run_informer(informer)
+    try:
+        informer.remove_handler(removed)
+        informer.remove_handler(removed)  # not registered any more: no error
+        await client.create(cm("later"))
+        await wait_for(lambda: ("add", "later") in kept.events)
+        assert ("add", "later") not in removed.events
+    finally:
+        task.cancel()
+
+
 async def test_informer_drops_managed_fields_by_default(client: Client) -> None:
     await client.apply(cm("applied", data={"k": "v"}), field_manager="test")
     informer = Informer(client, CONFIGMAP, namespace="default")

@@ -45,6 +45,38 @@ async def test_each_node_is_registered_once(caplog: pytest.LogCaptureFixture) ->
     assert sorted((r.code, r.attempt) for r in posts) == [(201, 0)] * 3
 
 
+async def test_nodes_ready_is_heard_on_the_managers_own_node_watch() -> None:
+    """``nodes-ready`` is judged from the manager's node informer, which hears the node
+    lifecycle controller's taint-lifting write on the watch it has open: the program lists
+    and watches the nodes once (the informer's), with no LIST and WATCH of its own after
+    ``started`` (docs/benchmarks.md, Start-up, issue 12)."""
+    node_reads: list[RequestRecord] = []
+
+    def record(r: RequestRecord) -> None:
+        if r.method == "GET" and r.path == "/api/v1/nodes":
+            node_reads.append(r)
+
+    said: list[str] = []
+    stop = asyncio.Event()
+    async with serve() as running:
+        client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
+        task = asyncio.ensure_future(supervised.run_with(
+            client, WorkloadSettings(nodes=2), stop, said.append))
+        try:
+            await wait_for(lambda: "nodes-ready" in said or task.done())
+            async with Client(load_kubeconfig(running.kubeconfig)) as reader:
+                nodes = (await reader.list(Kind("v1", "Node"))).items
+        finally:
+            stop.set()
+            await task
+    assert said[:2] == ["started", "nodes-ready"]
+    # what was said holds on the server: both nodes Ready and without the taint
+    assert sorted(n["metadata"]["name"] for n in nodes if supervised._schedulable_ready(n)) \
+        == ["node-1", "node-2"]
+    # the informer's LIST (its WATCH goes to the same path): one LIST, no other
+    assert len(node_reads) <= 2
+
+
 async def test_nodes_are_ready_for_cluster_up_once_the_not_ready_taint_is_lifted() -> None:
     """A node is created with not-ready:NoSchedule (TaintNodesByCondition,
     plugin/pkg/admission/nodetaint/admission.go) and a pod is not placed on it until the
