@@ -1,13 +1,15 @@
-"""A server's start loads only what serving needs: PyYAML and jsonpatch come with the first
-request that uses them.
+"""A server's start loads only what serving needs: PyYAML, jsonpatch and prometheus_client
+come with the first request that uses them.
 
 ``cluster up``'s parent process is the critical path of its start (docs/benchmarks.md,
 Start-up, issue 12): what the server imports before it serves delays the workloads' first
 request. YAML bodies and answers, go-yaml's strict duplicate checks and JSON patches are
 not needed by a start (its own kubeconfig is written without PyYAML:
-tests/cluster/test_kubeconfig_file.py), so those libraries load on first use. Here, in a
-fresh interpreter (this one has both loaded), a started server has neither loaded, and then
-answers a YAML create and a JSON patch as before (201 and 200), which loads them.
+tests/cluster/test_kubeconfig_file.py), nor is the Prometheus text format of ``/metrics``
+before its first scrape, so those libraries load on first use. Here, in a fresh
+interpreter (this one has them loaded), a started server has none loaded, and then answers
+a YAML create, a JSON patch and a scrape as before (201, 200 and 200 with the request
+counts), which loads them.
 """
 
 from __future__ import annotations
@@ -22,9 +24,9 @@ SCRIPT = textwrap.dedent("""
     import asyncio, http.client, json, ssl, sys
     from setpoint.cluster import serve
 
-    HEAVY = ("yaml", "jsonpatch", "jsonpointer")
+    HEAVY = ("yaml", "jsonpatch", "jsonpointer", "prometheus_client")
 
-    def call(running, method, path, body, content_type):
+    def call(running, method, path, body, content_type, decode=json.loads):
         context = ssl.create_default_context(cafile=str(running.ca_file))
         host, port = running.url.removeprefix("https://").rsplit(":", 1)
         conn = http.client.HTTPSConnection(host, int(port), context=context)
@@ -33,7 +35,7 @@ SCRIPT = textwrap.dedent("""
                 "Authorization": f"Bearer {running.token}", "Content-Type": content_type,
                 "Accept": "application/json"})
             answer = conn.getresponse()
-            return answer.status, json.loads(answer.read())
+            return answer.status, decode(answer.read())
         finally:
             conn.close()
 
@@ -45,7 +47,10 @@ SCRIPT = textwrap.dedent("""
         patched = call(running, "PATCH", path + "/lazy",
                        b'[{"op": "add", "path": "/data/b", "value": "2"}]',
                        "application/json-patch+json")
-        return [created[0], created[1]["data"], patched[0], patched[1]["data"]]
+        scraped = call(running, "GET", "/metrics", None, "text/plain", decode=bytes.decode)
+        counted = 'verb="POST"' in scraped[1] and "apiserver_storage_objects" in scraped[1]
+        return [created[0], created[1]["data"], patched[0], patched[1]["data"],
+                scraped[0], counted]
 
     async def main():
         async with serve() as running:
@@ -58,11 +63,11 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_serving_loads_neither_pyyaml_nor_jsonpatch_until_a_request_needs_them() -> None:
+def test_serving_loads_neither_pyyaml_jsonpatch_nor_prometheus_until_a_request_needs_them() -> None:
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                           timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["at_serving"] == []
-    assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}]
-    assert result["after"] == ["yaml", "jsonpatch", "jsonpointer"]
+    assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}, 200, True]
+    assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client"]

@@ -9,21 +9,29 @@ subresources), dry run, group, version, resource, subresource, scope and code;
 ``/version`` serves; the components' own (PodSecurity's ``pod_security_*``) follow. The
 path is a non-resource URL like any other: RBAC's ``system:monitoring`` role grants it. The
 counts are kept in a plain dict (one increment per request) and turned into Prometheus
-families only when scraped.
+families only when scraped; ``prometheus_client`` (with ``http.server``, ``wsgiref`` and
+``email`` under it) is loaded then, at the first scrape, not by a server's start
+(docs/benchmarks.md, Start-up).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
-
-from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
+from typing import TYPE_CHECKING, Any, Protocol
 
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
+
+
+class Collector(Protocol):
+    """What a ``prometheus_client`` registry asks of a collector (its families when
+    scraped), without loading ``prometheus_client`` to subclass its ``Collector``."""
+
+    def collect(self) -> Iterator[Metric]: ...
 
 
 class ObjectCounts(Protocol):
@@ -75,8 +83,9 @@ def request_labels(request: Request, rp: ResourcePath | None, code: int) -> tupl
             reported_verb(request, rp), rp.version if rp else "")
 
 
-class APIServerMetrics(Collector):
-    """The request counts, and the store and build facts read when scraped."""
+class APIServerMetrics:
+    """The request counts, and the store and build facts read when scraped (a
+    ``prometheus_client`` collector: ``collect`` is all a registry asks of one)."""
 
     def __init__(self, object_counts: Callable[[], Iterable[tuple[str, int]]],
                  version: Callable[[], dict[str, str]],
@@ -84,16 +93,16 @@ class APIServerMetrics(Collector):
         self._requests: Counter[tuple[str, ...]] = Counter()
         self._object_counts = object_counts
         self._version = version
-        self._registry = CollectorRegistry(auto_describe=False)
-        self._registry.register(self)
-        for component in components:  # (the admission plugins' own metrics)
-            self._registry.register(component)
+        self._components = tuple(components)  # (the admission plugins' own metrics)
+        self._registry: Any = None  # a CollectorRegistry, made at the first scrape
 
     def count(self, labels: tuple[str, ...]) -> None:
         """One more request of these labels (``request_labels``)."""
         self._requests[labels] += 1
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
         requests = CounterMetricFamily(
             "apiserver_request",
             "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, "
@@ -122,6 +131,13 @@ class APIServerMetrics(Collector):
         yield build
 
     def answer(self) -> Response:
+        from prometheus_client import CollectorRegistry, generate_latest
+
+        if self._registry is None:
+            self._registry = CollectorRegistry(auto_describe=False)
+            self._registry.register(self)
+            for component in self._components:
+                self._registry.register(component)
         return Response(generate_latest(self._registry), 200, CONTENT_TYPE)
 
 

@@ -3,18 +3,20 @@
 (``pod_security_evaluations_total``: the audit mode is seen here, Setpoint keeping no audit
 log), what was exempt (``pod_security_exemptions_total``) and what could not be evaluated
 (``pod_security_errors_total``). The series kube-apiserver creates when it registers them
-(``populateCache``) are there at 0 from the start."""
+(``populateCache``) are there at 0 from the start. ``prometheus_client`` is loaded at the
+first scrape (``setpoint.cluster.endpoints.metrics``), not by the server's start."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-
-from prometheus_client.core import CounterMetricFamily, Metric
-from prometheus_client.registry import Collector
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.podsecurity.levels import PRIVILEGED, LevelVersion, Version
 from setpoint.cluster.registry.admissionpoints import Attributes
+
+if TYPE_CHECKING:
+    from prometheus_client.core import Metric
 
 DECISION_ALLOW = "allow"
 DECISION_DENY = "deny"
@@ -46,7 +48,7 @@ def _operation(attributes: Attributes) -> str:
     return attributes.operation.lower()
 
 
-class PodSecurityMetrics(Collector):
+class PodSecurityMetrics:
     """The recorder the plugin reports to, and the collector ``/metrics`` reads."""
 
     def __init__(self) -> None:
@@ -84,6 +86,8 @@ class PodSecurityMetrics(Collector):
                       _resource(attributes), attributes.subresource)] += 1
 
     def collect(self) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily
+
         for name, help_text, labels, counts in (
                 ("pod_security_evaluations",
                  "[ALPHA] Number of policy evaluations that occurred, not counting ignored or "
