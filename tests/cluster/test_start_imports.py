@@ -6,10 +6,11 @@ Start-up, issue 12): what the server imports before it serves delays the workloa
 request. YAML bodies and answers, go-yaml's strict duplicate checks and JSON patches are
 not needed by a start (its own kubeconfig is written without PyYAML:
 tests/cluster/test_kubeconfig_file.py), nor is the Prometheus text format of ``/metrics``
-before its first scrape, so those libraries load on first use. Here, in a fresh
-interpreter (this one has them loaded), a started server has none loaded, and then answers
-a YAML create, a JSON patch and a scrape as before (201, 200 and 200 with the request
-counts), which loads them.
+before its first scrape, nor Pod Security's checks before the first pod a namespace's
+policy has checked, so those load on first use. Here, in a fresh interpreter (this one has
+them loaded), a started server has none loaded, and then answers a YAML create, a JSON
+patch, a scrape (with the request counts) and a pod create under a baseline policy as
+before, which loads them.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ SCRIPT = textwrap.dedent("""
     import asyncio, http.client, json, ssl, sys
     from setpoint.cluster import serve
 
-    HEAVY = ("yaml", "jsonpatch", "jsonpointer", "prometheus_client")
+    HEAVY = ("yaml", "jsonpatch", "jsonpointer", "prometheus_client",
+             "setpoint.cluster.admission.podsecurity.evaluator")
 
     def call(running, method, path, body, content_type, decode=json.loads):
         context = ssl.create_default_context(cafile=str(running.ca_file))
@@ -47,10 +49,18 @@ SCRIPT = textwrap.dedent("""
         patched = call(running, "PATCH", path + "/lazy",
                        b'[{"op": "add", "path": "/data/b", "value": "2"}]',
                        "application/json-patch+json")
+        call(running, "POST", "/api/v1/namespaces", json.dumps({
+            "apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "checked", "labels": {
+                "pod-security.kubernetes.io/enforce": "baseline"}}}).encode(),
+            "application/json")
+        pod = call(running, "POST", "/api/v1/namespaces/checked/pods", json.dumps({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "checked"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}).encode(),
+            "application/json")
         scraped = call(running, "GET", "/metrics", None, "text/plain", decode=bytes.decode)
         counted = 'verb="POST"' in scraped[1] and "apiserver_storage_objects" in scraped[1]
         return [created[0], created[1]["data"], patched[0], patched[1]["data"],
-                scraped[0], counted]
+                scraped[0], counted, pod[0]]
 
     async def main():
         async with serve() as running:
@@ -69,5 +79,7 @@ def test_serving_loads_neither_pyyaml_jsonpatch_nor_prometheus_until_a_request_n
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["at_serving"] == []
-    assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}, 200, True]
-    assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client"]
+    assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}, 200, True,
+                                 201]
+    assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client",
+                               "setpoint.cluster.admission.podsecurity.evaluator"]
