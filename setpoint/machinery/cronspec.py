@@ -12,7 +12,6 @@ match) through spec.go's ``Next``.
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -68,6 +67,8 @@ def location(name: str) -> dt.tzinfo:
     if name == "Local":
         # Go reads the machine's zone; its current offset is the nearest Python has at hand
         return dt.datetime.now().astimezone().tzinfo or dt.UTC
+    import zoneinfo  # with the first named zone: a server's start validates none
+
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
