@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from setpoint.cluster.admission.podsecurity.configuration import (
     PodSecurityConfiguration,
     PodSecurityConfigurationError,
@@ -53,6 +51,8 @@ class AdmissionConfiguration:
 
 
 def _load(path: Path) -> Any:
+    import yaml  # with a file to read: a server's start without one loads no YAML
+
     try:
         text = path.read_text()
     except OSError as exc:
