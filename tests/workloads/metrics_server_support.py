@@ -175,7 +175,8 @@ class MetricsReader:
         return dict(await self.client.request("GET", path))
 
 
-async def _served(client: Client) -> bool:
+async def metrics_api_served(client: Client) -> bool:
+    """Whether the aggregator serves metrics.k8s.io (its APIService Available)."""
     try:
         await client.request("GET", "/apis/metrics.k8s.io/v1beta1")
     except (NotFoundError, ServiceUnavailableError):
@@ -189,5 +190,5 @@ async def metrics_env(options: KubeletOptions = FAST
     """A kubelet environment once its metrics-server is served through the API server
     (the APIService Available), and a reader of its metrics."""
     async with kubelet_env(options) as env:
-        await wait_for(lambda: _served(env.client))
+        await wait_for(lambda: metrics_api_served(env.client))
         yield env, MetricsReader(env.client)

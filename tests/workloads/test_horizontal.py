@@ -29,6 +29,7 @@ from setpoint.workloads.manager import build_manager
 from setpoint.workloads.settings import WorkloadSettings
 from tests.conftest import kubectl_path
 from tests.waiting import wait_for
+from tests.workloads.metrics_server_support import metrics_api_served
 
 HPA = Kind("autoscaling/v2", "HorizontalPodAutoscaler")
 DEPLOYMENT = Kind("apps/v1", "Deployment")
@@ -53,6 +54,10 @@ async def hpa_cluster(settings: WorkloadSettings = FAST) -> AsyncIterator[Env]:
     async with serve() as cluster, Client(load_kubeconfig(cluster.kubeconfig)) as client:
         manager = build_manager(client, settings)
         async with manager.running():
+            # Until the metrics-server's APIService is Available the HPA's metrics client
+            # gets NotFound (a real cluster's first syncs say so too); the tests are about
+            # what it answers once metrics.k8s.io is served.
+            await wait_for(lambda: metrics_api_served(client), timeout=60)
             yield Env(cluster, client)
 
 
