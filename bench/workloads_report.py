@@ -115,7 +115,7 @@ def _grace(key: Key) -> str:
     return f"{key[1]} ({held:g})" if held is not None else str(key[1])
 
 
-def _order(key: Key) -> tuple[int, float, int]:
+def _order(key: Key) -> tuple[bool, bool, float, int]:
     return (key[0] == FAITHFUL, key[0] == "floor", -(key[2] or 0), -(key[1] or 0))
 
 
