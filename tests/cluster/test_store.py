@@ -52,7 +52,7 @@ def test_a_deleted_objects_event_is_the_stored_object_at_the_deletions_version(
     (event,) = events
     want = {**stored, "metadata": {**stored["metadata"], "resourceVersion": "4"}}
     assert event.obj == want
-    assert orjson.loads(event.raw) == want
+    assert event.raw is not None and orjson.loads(event.raw) == want
     assert event.prev == stored
 
 
