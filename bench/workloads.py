@@ -11,11 +11,19 @@ The floor: a bare API server (``cluster up --no-workloads``) with 10 Nodes writt
 benchmark, and a plain aiohttp client (16 requests in flight) doing only the writes that make
 a pod Ready (create it, bind it through ``pods/binding``, write Running and Ready through
 ``pods/status``) for the same 1,000 pods; for the rollout, the same three writes for each
-replacement pod and a delete with ``gracePeriodSeconds=0`` of the pod it replaces. That is the
-work a perfect controller, scheduler and kubelet could not avoid.
+replacement pod and a delete with ``gracePeriodSeconds=0`` of the pod it replaces: 3 writes
+per pod, 4 per replaced pod, none of them the Deployment status the simulation's clock reads.
+
+The second floor, "floor (faithful writes)" (``bench/workload_faithful.py``): the same kind of
+server and client making the writes a real 1.32 cluster makes for each Deployment, at the
+fewest its controllers' rules allow (the ReplicaSets, their scaling and status, the
+Deployment status, the Events of the controllers and the scheduler): 5.8 writes per pod to
+Ready and 10.8 per replaced pod, plus the driver's own two writes per Deployment. Both
+floors are reported, and the simulation's CPU against each (``--no-faithful`` leaves the
+second out).
 
     .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0] [--exact-timing]
-        [--node-pods 110] [--json FILE] [--docs docs/benchmarks.md]
+        [--node-pods 110] [--no-faithful] [--json FILE] [--docs docs/benchmarks.md]
 
 Results and what they mean: docs/benchmarks.md, section Workloads.
 """
