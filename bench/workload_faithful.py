@@ -26,8 +26,7 @@ once per change of what it counts. Sources (kubernetes/kubernetes at v1.32):
   available change: after its pods exist and after they are ready.
 - kube-scheduler: one ``pods/binding`` POST per pod (pkg/scheduler/framework/plugins/
   defaultbinder ``Bind``) and one ``Scheduled`` events.k8s.io/v1 Event
-  (pkg/scheduler/schedule_one.go ``handleBindingCycleError``'s success path, ``FrameworkHandle
-  .EventRecorder().Eventf``).
+  (pkg/scheduler/schedule_one.go ``bindingCycle``, ``fwk.EventRecorder().Eventf``).
 - kubelet: one pod status write carrying Running and Ready (pkg/kubelet/status
   status_manager.go ``syncPod``, which writes only a status that differs from the last one
   written; the simulation's kubelet coalesces to one). A real kubelet also records
