@@ -120,3 +120,80 @@ def running_status(i: int, node_index: int) -> Obj:
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+# -- the faithful floor's writes (bench/workload_faithful.py) ----------------------------------
+def now() -> str:
+    return _now()
+
+
+def _owner(owner: Obj) -> Obj:
+    """The controller reference a controller stamps on what it creates
+    (metav1.NewControllerRef)."""
+    return {"apiVersion": owner["apiVersion"], "kind": owner["kind"],
+            "name": owner["metadata"]["name"], "uid": owner["metadata"]["uid"],
+            "controller": True, "blockOwnerDeletion": True}
+
+
+def replica_set(deployment: Obj, version: str, replicas: int) -> Obj:
+    """The ReplicaSet the Deployment controller creates for ``deployment``'s template
+    (sync.go getNewReplicaSet): named by the template's hash, labelled and selecting by it."""
+    name = deployment["metadata"]["name"]
+    template_hash = f"5d{version}f8c7b9"  # a stand-in for ComputeHash of the template
+    template = deployment["spec"]["template"]
+    labels = {**template["metadata"]["labels"], "pod-template-hash": template_hash}
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": f"{name}-{template_hash}", "namespace": NS, "labels": labels,
+                         "annotations": {"deployment.kubernetes.io/desired-replicas": "10",
+                                         "deployment.kubernetes.io/max-replicas": "13",
+                                         "deployment.kubernetes.io/revision": version},
+                         "ownerReferences": [_owner(deployment)]},
+            "spec": {"replicas": replicas,
+                     "selector": {"matchLabels": {**deployment["spec"]["selector"]
+                                                  ["matchLabels"],
+                                                  "pod-template-hash": template_hash}},
+                     "template": {**template, "metadata": {**template["metadata"],
+                                                           "labels": labels}}}}
+
+
+def owned_pod(rs: Obj) -> Obj:
+    """A pod as the ReplicaSet controller creates it from ``rs``'s template
+    (controller_utils.go GetPodFromTemplate)."""
+    template = rs["spec"]["template"]
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"generateName": f"{rs['metadata']['name']}-", "namespace": NS,
+                         "labels": dict(template["metadata"]["labels"]),
+                         "ownerReferences": [_owner(rs)]},
+            "spec": template["spec"]}
+
+
+def scheduled_event(pod: Obj, node_name: str) -> Obj:
+    """kube-scheduler's events.k8s.io/v1 ``Scheduled`` event (schedule_one.go)."""
+    meta = pod["metadata"]
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event",
+            "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": NS},
+            "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S.000000Z", time.gmtime()),
+            "reportingController": "default-scheduler", "reportingInstance":
+                "default-scheduler-setpoint", "action": "Binding", "reason": "Scheduled",
+            "type": "Normal",
+            "note": f"Successfully assigned {NS}/{meta['name']} to {node_name}",
+            "regarding": {"kind": "Pod", "namespace": NS, "name": meta["name"],
+                          "uid": meta["uid"], "apiVersion": "v1",
+                          "resourceVersion": meta["resourceVersion"]}}
+
+
+def available(ok: bool) -> Obj:
+    """The Deployment's Available condition (deployment/util ``MinimumReplicas*``)."""
+    now = _now()
+    return {"type": "Available", "status": "True" if ok else "False",
+            "lastUpdateTime": now, "lastTransitionTime": now,
+            "reason": "MinimumReplicasAvailable" if ok else "MinimumReplicasUnavailable",
+            "message": "Deployment has minimum availability." if ok
+            else "Deployment does not have minimum availability."}
+
+
+def progressing(reason: str) -> Obj:
+    """The Deployment's Progressing condition with ``reason`` (deployment/util)."""
+    now = _now()
+    return {"type": "Progressing", "status": "True", "lastUpdateTime": now,
+            "lastTransitionTime": now, "reason": reason, "message": f"{reason}."}

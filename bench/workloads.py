@@ -11,11 +11,19 @@ The floor: a bare API server (``cluster up --no-workloads``) with 10 Nodes writt
 benchmark, and a plain aiohttp client (16 requests in flight) doing only the writes that make
 a pod Ready (create it, bind it through ``pods/binding``, write Running and Ready through
 ``pods/status``) for the same 1,000 pods; for the rollout, the same three writes for each
-replacement pod and a delete with ``gracePeriodSeconds=0`` of the pod it replaces. That is the
-work a perfect controller, scheduler and kubelet could not avoid.
+replacement pod and a delete with ``gracePeriodSeconds=0`` of the pod it replaces: 3 writes
+per pod, 4 per replaced pod, none of them the Deployment status the simulation's clock reads.
+
+The second floor, "floor (faithful writes)" (``bench/workload_faithful.py``): the same kind of
+server and client making the writes a real 1.32 cluster makes for each Deployment, at the
+fewest its controllers' rules allow (the ReplicaSets, their scaling and status, the
+Deployment status, the Events of the controllers and the scheduler): 5.8 writes per pod to
+Ready and 10.8 per replaced pod, plus the driver's own two writes per Deployment. Both
+floors are reported, and the simulation's CPU against each (``--no-faithful`` leaves the
+second out).
 
     .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0] [--exact-timing]
-        [--node-pods 110] [--json FILE] [--docs docs/benchmarks.md]
+        [--node-pods 110] [--no-faithful] [--json FILE] [--docs docs/benchmarks.md]
 
 Results and what they mean: docs/benchmarks.md, section Workloads.
 """
@@ -44,11 +52,15 @@ from bench.procstats import tree_usage as usage
 from bench.procstats import usage as server_usage
 from bench.watching import Mirror
 from bench.workload_census import Converged, PodCensus, rolled_out
+from bench.workload_faithful import FaithfulWrites
 from bench.workload_objects import NS, REPLICAS
 from bench.workloads_report import report, write_docs_section
 from setpoint.workloads.kubelet.options import KubeletOptions
 
 CONCURRENCY = 16
+# Deployments written at once by the faithful floor; each sends its pods' writes together
+FAITHFUL_CONCURRENCY = 4
+FAITHFUL = "floor (faithful writes)"
 NODES = 10  # one node per 100 pods unless --nodes says otherwise (main sets it)
 NODE_PODS = 110  # the default of `cluster up`: 1,100 slots for 1,000 pods
 READY_TIMEOUT = 900.0
@@ -217,20 +229,25 @@ async def bench_simulation(deployments: int, grace: int, run: int,
     return out
 
 
-# -- the floor ---------------------------------------------------------------------------------
+# -- the floors --------------------------------------------------------------------------------
+async def _floor_nodes(session: aiohttp.ClientSession) -> None:
+    """The Nodes a kubelet would register, written by the floor."""
+    for i in range(NODES):
+        async with session.post("/api/v1/nodes", data=orjson.dumps(objects.node(i))) as r:
+            await _expect(r, 201)
+        async with session.patch(f"/api/v1/nodes/node-{i + 1}/status",
+                                 data=orjson.dumps(objects.node_status(i)),
+                                 headers={"Content-Type": "application/merge-patch+json"}
+                                 ) as r:
+            await _expect(r, 200)
+
+
 async def floor(server: Server, deployments: int, out: Result) -> None:
     """The minimal writes that make the pods Ready, then replace them; fills ``out``."""
     pid = server.pid()
     pods = deployments * REPLICAS
     async with server.session(limit=CONCURRENCY + 8) as session:
-        for i in range(NODES):
-            async with session.post("/api/v1/nodes", data=orjson.dumps(objects.node(i))) as r:
-                await _expect(r, 201)
-            async with session.patch(f"/api/v1/nodes/node-{i + 1}/status",
-                                     data=orjson.dumps(objects.node_status(i)),
-                                     headers={"Content-Type": "application/merge-patch+json"}
-                                     ) as r:
-                await _expect(r, 200)
+        await _floor_nodes(session)
         await _namespace(session)
 
         async def make_ready(i: int, version: str) -> None:
@@ -269,13 +286,36 @@ async def floor(server: Server, deployments: int, out: Result) -> None:
         out["peak_rss_mib"] = done.peak_rss_mib
 
 
-async def bench_floor(deployments: int, run: int) -> Result:
+async def faithful_floor(server: Server, deployments: int, out: Result) -> None:
+    """The writes a real cluster makes (bench/workload_faithful.py), one Deployment's in
+    order, several Deployments at a time; fills ``out`` as :func:`floor` does."""
+    pid = server.pid()
+    async with server.session(limit=CONCURRENCY + 8) as session:
+        await _floor_nodes(session)
+        await _namespace(session)
+        writers = [FaithfulWrites(session, _expect, i) for i in range(deployments)]
+        before = usage(pid)
+        out["ready_s"] = out["pods_ready_s"] = await run_concurrently(
+            deployments, FAITHFUL_CONCURRENCY, lambda i: writers[i].ready())
+        ready = usage(pid)
+        out["ready_writes"] = sum(w.writes for w in writers)
+        out["ready_cpu_s"] = ready.cpu_seconds - before.cpu_seconds
+        out["ready_peak_rss_mib"] = ready.peak_rss_mib
+        out["rollout_s"] = out["rollout_pods_ready_s"] = await run_concurrently(
+            deployments, FAITHFUL_CONCURRENCY, lambda i: writers[i].rollout())
+        done = usage(pid)
+        out["rollout_writes"] = sum(w.writes for w in writers) - out["ready_writes"]
+        out["rollout_cpu_s"] = done.cpu_seconds - ready.cpu_seconds
+        out["peak_rss_mib"] = done.peak_rss_mib
+
+
+async def bench_floor(deployments: int, run: int, faithful: bool = False) -> Result:
     """One floor run on a fresh bare API server; a failure is recorded in ``error``."""
-    out = _base("floor", 0, run, deployments, 0.0)  # old pods deleted with grace 0
+    out = _base(FAITHFUL if faithful else "floor", 0, run, deployments, 0.0)
     server = Server("--no-workloads").start()
     log = ServerLog(server)
     try:
-        await floor(server, deployments, out)
+        await (faithful_floor if faithful else floor)(server, deployments, out)
     except Exception as exc:
         out["error"] = f"{type(exc).__name__}: {exc}"
         print(traceback.format_exc(), "\n--- server output ---\n", log.tail(), file=sys.stderr)
@@ -313,6 +353,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="pod capacity of each simulated node (default 110)")
     parser.add_argument("--nodes", type=int,
                         help="simulated nodes (default: one per 100 pods, 10 for 1,000)")
+    parser.add_argument("--no-faithful", action="store_true",
+                        help="leave out the second floor, the writes of a real cluster")
     parser.add_argument("--json", type=Path, help="write the raw results here")
     parser.add_argument("--docs", type=Path,
                         help="replace the results block of the Workloads section of this "
@@ -329,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
             _progress(results[-1])
         results.append(asyncio.run(bench_floor(deployments, run)))
         _progress(results[-1])
+        if not args.no_faithful:
+            results.append(asyncio.run(bench_floor(deployments, run, faithful=True)))
+            _progress(results[-1])
     command = "bench/workloads.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = report(results, command.strip(), cores=os.cpu_count() or 0)
     print(text)

@@ -69,12 +69,37 @@ def report(results: list[Result], command: str, cores: int) -> str:
                 f"| {_fmt(col(lambda r: r['ready_cpu_s']), 1)} + "
                 f"{_fmt(col(lambda r: r['rollout_cpu_s']), 1)} "
                 f"| {_fmt(col(lambda r: r['peak_rss_mib']), 0)} | {peaks} |")
-        lines.append("")
+        lines += ["", *_cpu_table(mine), ""]
     for r in results:
         if r["error"]:
             lines.append(f"- failed: {r['contender']} grace={r['grace']} run {r['run']}: "
                          f"{r['error']}")
     return "\n".join(lines).rstrip() + "\n"
+
+
+FAITHFUL = "floor (faithful writes)"
+
+
+def _cpu_table(mine: list[Result]) -> list[str]:
+    """The CPU (the API server and, for the simulation, the workloads' process) against
+    both floors: the 3-writes floor and the faithful one (medians of the runs)."""
+    floor = [r for r in mine if r["contender"] == "floor"]
+    faithful = [r for r in mine if r["contender"] == FAITHFUL]
+    lines = ["| CPU, s | ready | x floor | x faithful | rollout | x floor | x faithful "
+             "| writes per pod: ready / rollout |", "|---|---|---|---|---|---|---|---|"]
+    for key in sorted({_key(r) for r in mine}, key=_order):
+        rows = [r for r in mine if _key(r) == key]
+        cells = [f"{key[0]} ({_grace(key)})"]
+        for phase in ("ready_cpu_s", "rollout_cpu_s"):
+            values = [r[phase] for r in rows]
+            cells += [_fmt(values, 2), ratio(values, [r[phase] for r in floor], digits=2),
+                      ratio(values, [r[phase] for r in faithful], digits=2)]
+        writes = "-"
+        if key[0] == FAITHFUL:
+            writes = " / ".join(_fmt([r[k] / r["pods"] for r in rows], 2)
+                                for k in ("ready_writes", "rollout_writes"))
+        lines.append("| " + " | ".join(cells) + f" | {writes} |")
+    return lines
 
 
 Key = tuple[str, int | None, float | None]
@@ -90,8 +115,8 @@ def _grace(key: Key) -> str:
     return f"{key[1]} ({held:g})" if held is not None else str(key[1])
 
 
-def _order(key: Key) -> tuple[int, float, int]:
-    return (key[0] == "floor", -(key[2] or 0), -(key[1] or 0))
+def _order(key: Key) -> tuple[bool, bool, float, int]:
+    return (key[0] == FAITHFUL, key[0] == "floor", -(key[2] or 0), -(key[1] or 0))
 
 
 def write_docs_section(path: Path, text: str) -> None:

@@ -138,13 +138,14 @@ class APIServer:
         # the built-in admission plugins, in the apiserver's order
         limit_ranger = limitranger.LimitRanger(self.store)
         runtime_class = runtimeclass.RuntimeClassAdmission(self.store)
+        default_priority = priorityclasses.DefaultPriorityClass(self.store)
         self.rest.delete_admission.extend([lifecycle.check_namespace_delete,
                                            refuse_system_class_delete])
         self.rest.admission.extend([
             lifecycle.NamespaceLifecycle(self.store),
             limit_ranger.admit,
             nodetaint.taint_nodes_by_condition,
-            pods.PodDefaults(self.store, default_toleration_seconds),
+            pods.PodDefaults(self.store, default_priority, default_toleration_seconds),
             defaultstorageclass.DefaultStorageClass(self.store),
             storageobjectinuseprotection.storage_object_in_use_protection,
             runtime_class.admit,
@@ -169,7 +170,7 @@ class APIServer:
         self.rest.validating_admission.extend([
             limit_ranger.validate,
             self.pod_security,
-            priorityclasses.PriorityClassDefault(self.store),
+            priorityclasses.PriorityClassDefault(default_priority),
             persistentvolumeclaimresize.PersistentVolumeClaimResize(self.store),
             runtime_class.validate,
             certificates.CertificateApproval(self.authorizer),

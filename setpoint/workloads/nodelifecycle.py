@@ -342,7 +342,9 @@ class TaintEviction:
         if metadata.get("deletionTimestamp") or \
                 (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             return Result()
-        node = ctx.cache.get(NODE, (pod.get("spec") or {}).get("nodeName") or "")
+        # read in place, as the predicate does (Go's listers hand out their pointers): a
+        # copy of the Node for every pod event of a tainted node was read and thrown away
+        node = ctx.cache.store_for(NODE).get((pod.get("spec") or {}).get("nodeName") or "")
         delay = eviction_delay(pod, no_execute_taints(node), time.time())
         if delay is None:
             return Result()

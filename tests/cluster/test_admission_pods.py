@@ -11,7 +11,7 @@ import pytest
 
 from setpoint.cluster.admission.pods import add_default_tolerations, mount_service_account_token
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.registry.options import WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery.errors import StatusError
 from tests.conftest import SHARED
@@ -151,6 +151,29 @@ async def test_priority_comes_from_the_named_priority_class(server: APIServer) -
     assert (created["spec"]["priority"], created["spec"]["preemptionPolicy"]) == (1000, "Never")
     system = create(server, "pods", pod("s", priorityClassName="system-node-critical"))
     assert system["spec"]["priority"] == 2000001000
+
+
+async def test_the_global_default_priority_class_follows_its_writes(server: APIServer) -> None:
+    """plugin/pkg/admission/priority/admission.go ``admitPod``: a pod without a class gets
+    the global default's name and value (``getDefaultPriority``), 0 without one. The default
+    is kept between pods (the plugin's lister), so each PriorityClass write, including one
+    that takes the default away, must show in the next pod."""
+    scheduling = "scheduling.k8s.io"
+    assert create(server, "pods", pod("a"))["spec"]["priority"] == 0
+    create(server, "priorityclasses", {"metadata": {"name": "low"}, "value": 7,
+                                       "globalDefault": True}, None, scheduling)
+    b = create(server, "pods", pod("b"))["spec"]
+    assert (b["priorityClassName"], b["priority"]) == ("low", 7)
+    rt = server.resource(scheduling, "v1", "priorityclasses")
+    low = server.rest.get(rt, None, "low")
+    server.rest.update(rt, None, "low", Decoded({**low, "globalDefault": False}), USER)
+    c = create(server, "pods", pod("c"))["spec"]
+    assert ("priorityClassName" not in c, c["priority"]) == (True, 0)
+    create(server, "priorityclasses", {"metadata": {"name": "other"}, "value": 9,
+                                       "globalDefault": True}, None, scheduling)
+    assert create(server, "pods", pod("d"))["spec"]["priority"] == 9
+    server.rest.delete(rt, None, "other", DeleteOptions())
+    assert create(server, "pods", pod("e"))["spec"]["priority"] == 0
 
 
 async def test_unknown_or_contradicted_priority_class_is_forbidden(server: APIServer) -> None:

@@ -28,16 +28,22 @@ def test_quick_benchmark_makes_every_pod_ready_and_rolls_them_out_beside_the_flo
     assert out.returncode == 0, out.stdout + out.stderr
     results = json.loads(results_file.read_text())
     assert [(r["contender"], r["grace"]) for r in results] == [
-        ("setpoint", 5), ("setpoint", 0), ("floor", 0)]
+        ("setpoint", 5), ("setpoint", 0), ("floor", 0), ("floor (faithful writes)", 0)]
     for r in results:
         assert r["error"] == "" and r["pods"] == 100, r
         assert 0 < r["ready_s"] < 120 and 0 < r["rollout_s"] < 300, r
         assert r["ready_cpu_s"] > 0 and r["peak_rss_mib"] > 0, r
     # a deleted pod keeps its slot while the simulated kubelet stops it (capped grace)
     assert results[0]["held_s"] > 0 and results[0]["rollout_peaks"]["terminating"] > 0
-    rows = [line for line in out.stdout.splitlines() if line.startswith(("| setpoint",
-                                                                          "| floor"))]
-    assert len(rows) == 3 and "| 1.0x |" in rows[2], out.stdout
+    # the second floor made every write it promises (bench/workload_faithful.py), the
+    # driver's create and template PATCH of each Deployment included
+    faithful = results[3]
+    assert (faithful["ready_writes"], faithful["rollout_writes"]) == (10 * 59, 10 * 109)
+    rows = [line for line in out.stdout.splitlines() if line.startswith((
+        "| setpoint |", "| floor |", "| floor (faithful writes) |"))]
+    assert len(rows) == 4 and "| 1.0x |" in rows[2], out.stdout
+    cpu_rows = [line for line in out.stdout.splitlines() if line.startswith("| setpoint (")]
+    assert len(cpu_rows) == 2 and all(row.count("x |") == 4 for row in cpu_rows), out.stdout
     text = docs.read_text()
     assert "## API server\n\nkept" in text and text.count(BEGIN) == 1, text
     assert "bench/workloads.py --quick" in text

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.forbidden import new_forbidden
-from setpoint.cluster.admission.priorityclasses import PRIORITY_CLASSES, default_priority_class
+from setpoint.cluster.admission.priorityclasses import PRIORITY_CLASSES, DefaultPriorityClass
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery.names import generate_name
@@ -94,9 +94,10 @@ def _ordered(obj: Obj, order: tuple[str, ...]) -> Obj:
 class PodDefaults:
     """The pod admission steps, in the apiserver's plugin order."""
 
-    def __init__(self, store: Reader,
+    def __init__(self, store: Reader, default_priority: DefaultPriorityClass,
                  toleration_seconds: DefaultTolerationSeconds | None = None) -> None:
         self._store = store
+        self._default_priority = default_priority
         self._toleration_seconds = toleration_seconds or DefaultTolerationSeconds()
 
     def __repr__(self) -> str:
@@ -149,7 +150,7 @@ class PodDefaults:
     def _priority_on_create(self, rt: ResourceType, pod: Obj, spec: Obj) -> None:
         class_name = spec.get("priorityClassName") or ""
         if not class_name:
-            default = default_priority_class(self._store)
+            default = self._default_priority.get()
             if default is None:
                 priority, policy = 0, DEFAULT_PREEMPTION_POLICY
             else:

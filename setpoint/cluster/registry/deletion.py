@@ -238,7 +238,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     if not finalizers and grace == 0:
         live = _mark_pod_deleted(generic, rt, live, opts.dry_run)
         if not opts.dry_run:
-            store.delete(rt.storage_key, ns or "", name)
+            store.discard(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(generic, rt, live)
     new_meta = dict(meta)
     now = generic.clock()
@@ -267,7 +267,7 @@ def delete_steps(generic: GenericStore, checks: list[DeleteAdmission], rt: Resou
     if opts.dry_run:
         return kept, (yield from generic.codec.present_steps(rt, obj))
     if not finalizers and grace == 0:
-        store.delete(rt.storage_key, ns or "", name)
+        store.discard(rt.storage_key, ns or "", name)
         return 200, _deleted_answer(generic, rt, live)
     store.put(rt.storage_key, obj)
     return kept, (yield from generic.codec.present_steps(rt, obj))

@@ -357,7 +357,7 @@ class GenericStore:
                 and not old_meta.get("deletionGracePeriodSeconds") \
                 and not _pending_spec_finalizers(rt, obj):
             # (shouldDeleteDuringUpdate: a pod in its grace period is kept until deleted)
-            self.storage.delete(rt.storage_key, old_meta.get("namespace", ""), name)
+            self.storage.discard(rt.storage_key, old_meta.get("namespace", ""), name)
             return WriteResult((yield from self.codec.present_steps(rt, stored)),
                                warnings=warnings)
         stored = self.storage.put(rt.storage_key, stored)

@@ -83,9 +83,10 @@ def storage_error(exc: StorageFailure) -> StatusError:
 
 Raw = bytes  # an object as its JSON, as stored
 
-# how many of the objects read last ``Store.resource_version`` answers without decoding
-# (a write reads its object, then asks within the same request)
-READ_VERSIONS_KEPT = 8
+# how many of the objects read or written last ``Store.resource_version`` answers without
+# decoding (a write reads its object, then asks within the same request; a delete splices
+# its resourceVersion into the stored JSON)
+READ_VERSIONS_KEPT = 16
 
 
 class Event:
@@ -265,11 +266,14 @@ class Store:
         if raw is None:
             return None
         obj = _decode(raw)
+        self._remember_version(raw, (obj.get("metadata") or {}).get("resourceVersion"))
+        return obj
+
+    def _remember_version(self, raw: Raw, version: str | None) -> None:
         versions = self._read_versions
         if len(versions) >= READ_VERSIONS_KEPT:
             del versions[next(iter(versions))]
-        versions[id(raw)] = (raw, (obj.get("metadata") or {}).get("resourceVersion"))
-        return obj
+        versions[id(raw)] = (raw, version)
 
     def resource_version(self, resource: str, namespace: str, name: str) -> str | None:
         """The stored object's resourceVersion, None when there is no object. An update
@@ -429,6 +433,7 @@ class Store:
                 keys = self._sorted[resource] = SortedList()
             keys.add(key)
         objs[key] = raw
+        self._remember_version(raw, meta["resourceVersion"])
         index = self._by_label.get(resource)
         if index is not None:
             index.put(key, meta.get("labels"))
@@ -438,7 +443,18 @@ class Store:
 
     def delete(self, resource: str, namespace: str, name: str) -> dict[str, Any] | None:
         """Remove an object; the DELETED event carries a new resourceVersion. As with
-        :meth:`put`, nothing changes unless the database commits."""
+        :meth:`put`, nothing changes unless the database commits. Returns the object as
+        deleted (None when there was none)."""
+        event = self._remove(resource, namespace, name)
+        return None if event is None else event.obj
+
+    def discard(self, resource: str, namespace: str, name: str) -> bool:
+        """:meth:`delete` without the deleted object back (whether there was one): the
+        registry answers a DELETE with the object it read, so the stored JSON need not be
+        decoded for it; the DELETED event decodes it only when something reads it."""
+        return self._remove(resource, namespace, name) is not None
+
+    def _remove(self, resource: str, namespace: str, name: str) -> Event | None:
         objs = self._objects.get(resource)
         key = f"{namespace}/{name}"
         prev_raw = objs.get(key) if objs else None
@@ -452,12 +468,25 @@ class Store:
         index = self._by_label.get(resource)
         if index is not None:
             index.discard(key)
-        prev = _decode(prev_raw)
-        gone = {**prev, "metadata": {**prev["metadata"], "resourceVersion": str(revision)}}
-        gone_raw = _encode(gone)
-        self._emit(Event(revision, "DELETED", resource, namespace, name, gone, prev, gone_raw),
-                   gone_raw, prev_raw)
-        return gone
+        gone_raw = self._gone(prev_raw, revision)
+        event = Event(revision, "DELETED", resource, namespace, name, gone_raw, prev_raw,
+                      gone_raw)
+        self._emit(event, gone_raw, prev_raw)
+        return event
+
+    def _gone(self, raw: Raw, revision: int) -> Raw:
+        """``raw`` with the deletion's resourceVersion: the stored JSON with its version
+        replaced in place when the version read with it is known (a get or a put just
+        before) and written nowhere else in it (an object reference could carry the same
+        text), else decoded and encoded again."""
+        seen = self._read_versions.get(id(raw))
+        if seen is not None and seen[0] is raw and seen[1]:
+            old = b'"resourceVersion":"' + seen[1].encode() + b'"'
+            if raw.count(old) == 1:
+                return raw.replace(old, b'"resourceVersion":"%d"' % revision)
+        prev = _decode(raw)
+        return _encode({**prev, "metadata": {**prev["metadata"],
+                                             "resourceVersion": str(revision)}})
 
     def drop_resource(self, resource: str) -> None:
         """Forget every object of a resource without events (a CRD's storage removed)."""
