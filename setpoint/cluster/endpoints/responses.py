@@ -102,14 +102,16 @@ def with_table_options(media: MediaType, query: Mapping[str, str]) -> MediaType:
 
 
 def render_object(rt: ResourceType, obj: Obj, media: MediaType,
-                  status: int = 200, warnings: list[str] | None = None) -> Response:
+                  status: int = 200, warnings: list[str] | None = None,
+                  subresource: str = "") -> Response:
     """An object as the client asked for it: itself, its metadata or a one-row Table."""
     if media.as_kind == "Table":
         from setpoint.cluster.endpoints.tables import to_table
 
         table = to_table(rt, [obj], list_meta=None,
                          include_object=media.include_object or "Metadata",
-                         now=datetime.now(UTC), table_version=media.version)
+                         now=datetime.now(UTC), table_version=media.version,
+                         subresource=subresource)
         return json_response(table, status, media, warnings)
     if media.as_kind == "PartialObjectMetadata":
         return json_response(partial_metadata(obj, media.version), status, media, warnings)

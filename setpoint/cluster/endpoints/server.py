@@ -398,7 +398,8 @@ class Handler:
                     request.served_stored = rt
                     return Response(served, 200, media.type)
             obj = await self._read(request, rt, rp)
-            return render_object(rt, obj, with_table_options(media, query))
+            return render_object(rt, obj, with_table_options(media, query),
+                                 subresource=rp.subresource or "")
         # (the writes in a method of their own: the closures they hand on make every call of
         # this one, every GET's too, set up their variables' cells)
         return await self._write(request, rt, rp)

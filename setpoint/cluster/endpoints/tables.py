@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.cluster.endpoints import jsonpath
-from setpoint.cluster.endpoints.durations import human_duration, parse_time, rfc3339
+from setpoint.cluster.endpoints.durations import age, human_duration, parse_time, rfc3339
 from setpoint.cluster.endpoints.printer_table import PRINTERS
-from setpoint.cluster.endpoints.printers import Column, name_column
+from setpoint.cluster.endpoints.printers import Column, doc, name_column
 from setpoint.cluster.registry import ResourceType
 from setpoint.machinery.gofmt import go_float
 from setpoint.machinery.objects import Obj
@@ -30,8 +30,10 @@ INCLUDE_OBJECT = ("None", "Metadata", "Object")
 
 def to_table(rt: ResourceType, objects: list[Obj], *, list_meta: Mapping[str, Any] | None,
              include_object: str = "Metadata", now: datetime | None = None,
-             table_version: str = "v1", no_headers: bool = False) -> Obj:
-    """The Table for ``objects`` of type ``rt``.
+             table_version: str = "v1", no_headers: bool = False,
+             subresource: str = "") -> Obj:
+    """The Table for ``objects`` of type ``rt`` (or of its ``subresource``: a Scale has
+    columns of its own).
 
     ``list_meta`` is the list's metadata (resourceVersion, continue, remainingItemCount);
     for a single object pass None and the object's resourceVersion is used. ``no_headers``
@@ -40,7 +42,7 @@ def to_table(rt: ResourceType, objects: list[Obj], *, list_meta: Mapping[str, An
     if include_object not in INCLUDE_OBJECT:
         raise ValueError(f"includeObject must be one of {INCLUDE_OBJECT}")
     now = now or datetime.now(UTC)
-    columns, cells_of = _converter(rt)
+    columns, cells_of = _scale_converter(rt) if subresource == "scale" else _converter(rt)
     order = row_order(rt)
     if order is not None and list_meta is not None:
         objects = sorted(objects, key=order)
@@ -121,6 +123,38 @@ def _converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
     return _default_converter()
 
 
+# -- the scale subresource ------------------------------------------------------------------
+
+def _scale_converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
+    """A Scale's columns. The built-in ScaleRESTs convert with their store's TableGenerator
+    (pkg/registry/apps/deployment/storage/storage.go ``ScaleREST.ConvertToTable``), whose
+    handlers include ``printScale`` (pkg/printers/internalversion/printers.go: Name without
+    a format, Desired, Available, Age); a custom resource's scale scope has a tableconvertor
+    of its own (apiextensions-apiserver pkg/apiserver/customresource_handler.go
+    ``scaleScope.TableConvertor``, columns from helpers.go ``getScaleColumnsForVersion``)."""
+    if rt.is_custom:
+        return _columns_converter([
+            {"name": "Desired", "type": "integer", "jsonPath": ".spec.replicas",
+             "description": "Number of desired replicas"},
+            {"name": "Available", "type": "integer", "jsonPath": ".status.replicas",
+             "description": "Number of actual replicas"},
+            {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp",
+             "description": meta_doc("creationTimestamp")}])
+    scaling = "io.k8s.api.autoscaling.v1."
+    columns = [Column("Name", "string", meta_doc("name")),
+               Column("Desired", "integer", doc(scaling + "ScaleSpec", "replicas")),
+               Column("Available", "integer",
+                      doc(scaling + "ScaleStatus", "replicas")),
+               Column("Age", "string", meta_doc("creationTimestamp"))]
+
+    def cells(obj: Obj, now: datetime) -> tuple[list[Any], list[Obj]]:
+        meta = obj.get("metadata", {})
+        return [meta.get("name", ""), int((obj.get("spec") or {}).get("replicas") or 0),
+                int((obj.get("status") or {}).get("replicas") or 0),
+                age(meta.get("creationTimestamp"), now)], []
+    return columns, cells
+
+
 # -- the default: Name, Created At --------------------------------------------------------
 
 def _default_converter() -> tuple[list[Column], CellsOf]:
@@ -150,7 +184,11 @@ def _crd_columns(rt: ResourceType) -> list[Mapping[str, Any]]:
 
 
 def _custom_converter(rt: ResourceType) -> tuple[list[Column], CellsOf]:
-    specs = _crd_columns(rt)
+    return _columns_converter(_crd_columns(rt))
+
+
+def _columns_converter(specs: list[Mapping[str, Any]]) -> tuple[list[Column], CellsOf]:
+    """apiextensions-apiserver's tableconvertor.New over CRD-style column definitions."""
     columns = [name_column()]
     paths: list[list[tuple[str, Any]]] = []
     for spec in specs:

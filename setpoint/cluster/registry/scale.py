@@ -98,7 +98,8 @@ def scale_of(rt: ResourceType, obj: Obj) -> Obj:
     scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
                                        "creationTimestamp") if k in meta}
     return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta,
-            "spec": {"replicas": spec_replicas or 0} if spec_replicas is not None else {},
+            # autoscaling/v1 ScaleSpec.Replicas is omitempty: no replicas is zero replicas
+            "spec": {"replicas": spec_replicas} if spec_replicas else {},
             "status": status}
 
 
@@ -266,7 +267,7 @@ def _write_back(store: GenericStore, rt: ResourceType, live: Obj, paths: ScalePa
             meta.get("resourceVersion"):
         raise Changed  # written while webhooks answered
     new = copy.deepcopy(store.codec.present(rt, live))
-    _set_path(new, paths.spec_replicas, view["spec"]["replicas"])
+    _set_path(new, paths.spec_replicas, (view.get("spec") or {}).get("replicas", 0))
     entries = scale_to_parent(live["metadata"].get("managedFields"),
                               view["metadata"].get("managedFields"),
                               mappings=_mappings(rt, paths), parent_api_version=rt.api_version)
