@@ -7,11 +7,14 @@ kubectl gets a cache of its own.
 
 from __future__ import annotations
 
+import base64
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import kubectl_path
@@ -122,3 +125,56 @@ def test_a_scale_of_zero_replicas_has_an_empty_spec(server_process: ServerProces
     assert scale["status"]["replicas"] == 0
     assert k.json("-n", scaled, "get", "deployment/web",
                   "--subresource=scale")["spec"] == {"replicas": 2}
+
+
+_TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io"
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33"])
+def test_subresources_without_a_table_convertor_answer_json(
+        server_process: ServerProcess, scaled: str, tmp_path: Path, version: str) -> None:
+    """``pods/ephemeralcontainers`` and ``certificatesigningrequests/approval`` are served by
+    storages that are no TableConvertor (pkg/registry/core/pod/storage/storage.go
+    ``EphemeralContainersREST``, pkg/registry/certificates/certificates/storage/storage.go
+    ``ApprovalREST``): RequestScope.AllowsMediaTypeTransform (apiserver handlers/rest.go)
+    passes kubectl's Table clauses over and the object comes back as JSON, which kubectl
+    prints with its own Name and Age. ``status`` converts with the parent's columns. A
+    request accepting only a Table is a 406."""
+    k = _kubectl(server_process, tmp_path, None if version == "1.32" else version)
+    ns, pod = scaled, unique("debugged")
+    k.run("-n", ns, "run", pod, "--image=nginx:1")
+    out = k.run("-n", ns, "get", "pod", pod, "--subresource=ephemeralcontainers")
+    header, *rows = _rows(out.stdout)
+    assert (header, [r[0] for r in rows]) == (["NAME", "AGE"], [pod]), out.stdout
+    status = _rows(k.run("-n", ns, "get", "pod", pod, "--subresource=status").stdout)
+    assert status[0] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"]
+    csr = unique("approval")
+    key, request = tmp_path / "k.key", tmp_path / "k.csr"
+    subprocess.run(["openssl", "req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-subj", "/CN=table", "-out", str(request)], check=True,
+                   capture_output=True)
+    k.run("apply", "-f", "-", stdin=(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\n"
+        f"metadata: {{name: {csr}}}\nspec:\n"
+        f"  request: {base64.b64encode(request.read_bytes()).decode()}\n"
+        "  signerName: kubernetes.io/kube-apiserver-client\n  usages: [client auth]\n"))
+    try:
+        approval = _rows(k.run("get", "csr", csr, "--subresource=approval").stdout)
+        assert approval == [["NAME", "AGE"], [csr, approval[1][1]]]
+        assert _rows(k.run("get", "csr", csr, "--subresource=status").stdout)[0] == [
+            "NAME", "AGE", "SIGNERNAME", "REQUESTOR", "REQUESTEDDURATION", "CONDITION"]
+        headers = {"Authorization": f"Bearer {server_process.token}"}
+        with httpx.Client(base_url=server_process.url, headers=headers,
+                          verify=server_process.ssl_context()) as http:
+            path = f"/api/v1/namespaces/{ns}/pods/{pod}/ephemeralcontainers"
+            only_table = http.get(path, headers={"Accept": _TABLE})
+            assert only_table.status_code == 406, only_table.text
+            assert only_table.json()["reason"] == "NotAcceptable"
+            fallback = http.get(path, headers={"Accept": f"{_TABLE},application/json"})
+            assert fallback.headers["content-type"] == "application/json"
+            assert fallback.json()["kind"] == "Pod"
+            scale = http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/web/scale",
+                             headers={"Accept": _TABLE})
+            assert scale.json()["kind"] == "Table"
+    finally:
+        k.run("delete", "csr", csr, ok=None)

@@ -55,6 +55,20 @@ def negotiate(accept: str | None, *, allow_table: bool = True) -> MediaType:
     return _negotiate(accept, allow_table)
 
 
+# The subresource storages that are no TableConvertor (pkg/registry/core/pod/storage/
+# storage.go EphemeralContainersREST, pkg/registry/certificates/certificates/storage/
+# storage.go ApprovalREST): the installer leaves their scope's TableConvertor nil, so
+# RequestScope.AllowsMediaTypeTransform (handlers/rest.go) passes a Table clause over and
+# the next acceptable one (plain JSON, for kubectl) is served. Every other subresource's
+# storage converts with its parent's store (StatusREST/ScaleREST ``ConvertToTable``).
+_TABLELESS_SUBRESOURCES = frozenset({"ephemeralcontainers", "approval"})
+
+
+def offers_table(subresource: str) -> bool:
+    """Whether the endpoint of ``subresource`` ("" for the resource) can answer a Table."""
+    return subresource not in _TABLELESS_SUBRESOURCES
+
+
 _REMEMBERED_ACCEPT_LENGTH = 256
 
 

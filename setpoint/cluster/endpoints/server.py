@@ -44,6 +44,7 @@ from setpoint.cluster.endpoints.negotiation import (
     ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
+    offers_table,
     restful_accept,
     restful_consumes,
     restful_unsupported_content_type,
@@ -388,7 +389,8 @@ class Handler:
             if rp.name is None or (watch and not rp.subresource):
                 return await self.collections.get(request, rt, rp, watch,
                                                   negotiate(request.headers.get("accept")))
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"),
+                              allow_table=offers_table(rp.subresource))
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 await self._wait_fresh(parse_rv(query["resourceVersion"]))
@@ -436,7 +438,8 @@ class Handler:
             if rp.name is None:
                 raise _nameless(rt)
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"),
+                              allow_table=offers_table(rp.subresource))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await decode_object(request, rt, opts)
             name = rp.name
@@ -463,7 +466,8 @@ class Handler:
                     t for t in PATCH_TYPES if not rt.is_custom or t != STRATEGIC_PATCH))
             if rp.name is None:
                 raise _nameless(rt)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"),
+                              allow_table=offers_table(rp.subresource))
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await read_body(request)
