@@ -176,5 +176,15 @@ def test_subresources_without_a_table_convertor_answer_json(
             scale = http.get(f"/apis/apps/v1/namespaces/{ns}/deployments/web/scale",
                              headers={"Accept": _TABLE})
             assert scale.json()["kind"] == "Table"
+            # a write's answer is converted by the same storage (handlers/patch.go
+            # transformResponseObject)
+            patched = http.patch(f"/apis/apps/v1/namespaces/{ns}/deployments/web/scale",
+                                 content="{}", headers={
+                                     "Accept": _TABLE,
+                                     "Content-Type": "application/merge-patch+json"})
+            table = patched.json()
+            assert [c["name"] for c in table["columnDefinitions"]] == [
+                "Name", "Desired", "Available", "Age"], table
+            assert table["rows"][0]["cells"][:3] == ["web", 2, 2]
     finally:
         k.run("delete", "csr", csr, ok=None)

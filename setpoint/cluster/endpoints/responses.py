@@ -167,6 +167,9 @@ def internal_type_name(rt: ResourceType, *, is_list: bool = False) -> str:
 def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Response:
     """A write's answer: the stored JSON as it is when the client takes plain JSON."""
     if result.obj.get("kind") == "Scale":
+        if media.as_kind == "Table":  # the ScaleREST's ConvertToTable, as for a GET
+            return render_object(rt, result.obj, media, result.status, result.warnings,
+                                 subresource="scale")
         return json_response(result.obj, result.status, MediaType(media.type), result.warnings)
     if result.served_json is not None and not media.as_kind and not media.is_yaml:
         resp = Response(result.served_json, result.status, media.type)
