@@ -119,3 +119,29 @@ async def test_skip_mirror_and_services_with_selectors_are_not_mirrored(
     await quiet_period()
     assert await slices_of(client, "skipped") == []
     assert await slices_of(client, "orphan") == []
+
+
+@pytest.mark.usefixtures("controllers")
+async def test_addresses_are_typed_by_the_sloppy_parse_and_mirrored_as_written(
+        client: Client) -> None:
+    """Rule: an Endpoints address's family is that of ``netutils.ParseIPSloppy`` and Go's
+    ``ip.To4() != nil``: an IPv4 address with leading zeros and an IPv4-mapped IPv6 address
+    both land in the IPv4 slice, each copied as written, not restringified.
+    Source: pkg/controller/endpointslicemirroring/utils.go getAddressType
+    (``netutils.ParseIPSloppy(address)``, ``ip.To4() == nil`` for IPv6) and addressToEndpoint
+    (``Addresses: []string{address.IP}``)."""
+    await client.create(selectorless("sloppy"))
+    body = manual_endpoints("sloppy")
+    body["subsets"] = [{"addresses": [{"ip": "192.0.2.010"}, {"ip": "::ffff:192.0.2.12"},
+                                      {"ip": "2001:db8::1"}],
+                        "ports": [{"name": "pg", "port": 5432, "protocol": "TCP"}]}]
+    await client.create(body)
+
+    async def both_families() -> list[dict[str, Any]] | None:
+        found = await slices_of(client, "sloppy")
+        return found if len(found) == 2 else None
+
+    found = await wait_for(both_families)
+    by_type = {s["addressType"]: [e["addresses"] for e in s["endpoints"]] for s in found}
+    assert by_type == {"IPv4": [["192.0.2.010"], ["::ffff:192.0.2.12"]],
+                       "IPv6": [["2001:db8::1"]]}

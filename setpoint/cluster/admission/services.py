@@ -32,7 +32,7 @@ from setpoint.cluster.admission.serviceipfamilies import (
     normalize_cluster_ips,
 )
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.cluster.registry.validation_podstatus import parse_ip_sloppy
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from setpoint.cluster.registry.validation_containers import port_name_errors
-from setpoint.cluster.registry.validation_podstatus import parse_ip_sloppy
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.registry.validation_serviceaccess import is_valid_cidr
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names

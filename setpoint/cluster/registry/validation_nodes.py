@@ -13,7 +13,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from setpoint.cluster.registry.validation_podstatus import parse_ip_sloppy
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause

@@ -35,7 +35,8 @@ from setpoint.cluster.registry.validation_podannotations import (
     validate_pod_specific_annotations,
 )
 from setpoint.cluster.registry.validation_podos import validate_os
-from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
+from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
     validate_affinity,
     validate_only_added_tolerations,

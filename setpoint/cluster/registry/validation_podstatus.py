@@ -14,32 +14,18 @@ must cope with unexpected data).
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Set
 from typing import Any
 
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 _SYSTEM_CONDITIONS = ("PodScheduled", "Ready", "Initialized")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
 NOT_AN_IP = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
-
-
-def parse_ip_sloppy(value: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
-    """``netutils.ParseIPSloppy``: an IP, an IPv4 address's parts allowed leading zeros."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return ipaddress.ip_address(value)
-    except ValueError:
-        parts = value.split(".")
-        if len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) < 256
-                                   for p in parts):
-            return ipaddress.IPv4Address(".".join(str(int(p)) for p in parts))
-        return None
 
 
 def _dual_stack(ips: list[str]) -> tuple[bool, str | None]:

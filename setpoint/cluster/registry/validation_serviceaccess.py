@@ -13,7 +13,8 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP, parse_ip_sloppy
+from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause

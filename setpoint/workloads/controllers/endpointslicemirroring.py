@@ -20,11 +20,11 @@ reader (kube-proxy, cluster DNS, the process runtime's service proxy) sees them:
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 from typing import Any
 
 from setpoint.client import NotFoundError
+from setpoint.machinery.netutils import is_ipv4, parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
@@ -59,19 +59,22 @@ def should_mirror(endpoints: Obj | None, service: Obj | None) -> bool:
 
 
 def address_to_endpoint(address: Obj, ready: bool) -> tuple[Obj, str] | None:
-    """``addressToEndpoint``: the IP parsed and restringified; None for an unparsable one."""
-    try:
-        ip = ipaddress.ip_address(str(address.get("ip") or ""))
-    except ValueError:
+    """``addressToEndpoint`` and ``getAddressType`` (pkg/controller/endpointslicemirroring
+    utils.go): the IP copied as written; its family by ``netutils.ParseIPSloppy`` and
+    ``ip.To4()``, so ``010.0.0.1`` is an IPv4 address (mirrored as ``010.0.0.1``) and so is
+    ``::ffff:192.0.2.1``; None for what that parse rejects (the address is skipped)."""
+    text = str(address.get("ip") or "")
+    ip = parse_ip_sloppy(text)
+    if ip is None:
         return None
-    endpoint: Obj = {"addresses": [str(ip)], "conditions": {"ready": ready}}
+    endpoint: Obj = {"addresses": [text], "conditions": {"ready": ready}}
     if address.get("hostname"):
         endpoint["hostname"] = address["hostname"]
     if address.get("nodeName"):
         endpoint["nodeName"] = address["nodeName"]
     if address.get("targetRef"):
         endpoint["targetRef"] = address["targetRef"]
-    return endpoint, "IPv4" if ip.version == 4 else "IPv6"
+    return endpoint, "IPv4" if is_ipv4(ip) else "IPv6"
 
 
 def slice_ports(subset: Obj) -> list[Obj]:
