@@ -13,7 +13,11 @@ A non-pointer metav1.Time or MicroTime member is marked ``x-go-null-when-zero`` 
 as ``null``; setpoint/cluster/registry/gomembers.py fills it, the OpenAPI documents skip it).
 A slice (but ``[]byte``) or map member whose JSON tag lacks ``omitempty`` is marked
 ``x-go-null-when-empty``: stored as protobuf, which cannot tell nil from empty, it is decoded
-as nil and encoded by encoding/json as ``null`` when absent or empty.
+as nil and encoded by encoding/json as ``null`` when absent or empty. A non-pointer member of a
+builtin or named builtin type, ``omitempty`` or not, is marked ``x-go-zero`` with its zero value:
+absent from JSON it decodes to that value, so apiequality.Semantic.DeepEqual takes an absent
+``minReadySeconds`` and ``minReadySeconds: 0`` for the same struct (setpoint/machinery/
+equality.py reads the mark; a pointer member has none: absent is nil, unequal to any value).
 
 Usage: ``.venv/bin/python tools/openapi_defaults.py --src k8s.io/api=DIR --src
 k8s.io/apimachinery=DIR --src k8s.io/apiextensions-apiserver=DIR --src k8s.io/kube-aggregator=DIR
@@ -29,7 +33,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from setpoint.cluster.registry.gomembers import NULL_WHEN_EMPTY, NULL_WHEN_ZERO
+from setpoint.cluster.registry.gomembers import GO_ZERO, NULL_WHEN_EMPTY, NULL_WHEN_ZERO
 
 _TYPE = re.compile(r"^type\s+(\w+)\s+(.+?)\s*$")
 _MEMBER = re.compile(r'^\s+(\w+)\s+([^`\s]+)\s+`[^`]*json:"([^"]*)"')
@@ -202,7 +206,22 @@ def _property(prop: str, raw: str, omit_empty: bool, comments: list[str], packag
         entry[NULL_WHEN_ZERO] = True
     if not omit_empty and _is_slice_or_map(expr, named):
         entry[NULL_WHEN_EMPTY] = True
+    builtin = _builtin(expr, named)
+    if builtin is not None:
+        entry[GO_ZERO] = _ZERO[builtin]
     return entry
+
+
+def _builtin(expr: str, named: dict[str, str]) -> str | None:
+    """The builtin a non-pointer member's type is (``type Protocol string``: ``string``), or
+    None for a pointer, a struct, a slice or a map."""
+    for _ in range(5):
+        if expr in _ZERO:
+            return expr
+        if expr not in named:
+            return None
+        expr = named[expr]
+    return None
 
 
 def _is_slice_or_map(expr: str, named: dict[str, str]) -> bool:

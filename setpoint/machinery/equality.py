@@ -11,7 +11,15 @@ What Go compares is the decoded value, so the two forms differ:
 
 - a built-in kind is a typed struct: its OpenAPI schema tells a slice or map (absent, null
   and empty are all nil-or-empty, equal) from a struct (a pointer one absent is nil, unequal
-  to ``{}``), see :func:`semantic_equal`;
+  to ``{}``), see :func:`semantic_equal`; a member of a builtin type that is no pointer
+  (``MinReadySeconds int32 `json:"minReadySeconds,omitempty"```) decodes from absent or
+  ``null`` to its zero value, so ``0`` equals absent there, while a pointer one (``Privileged
+  *bool``) absent is nil, unequal to ``false``: the schema cannot tell the two apart, the
+  table of Go members can (``zeros``: a struct's definition name to its non-pointer builtin
+  members' zero values, setpoint/cluster/registry/gomembers.py ``go_zeros``);
+- a metav1.Time or MicroTime (``format: date-time``) is an instant: Semantic's registered
+  equality is ``a.UTC() == b.UTC()``, at the precision it is serialized (whole seconds for
+  Time, pkg/apis/meta/v1/time_proto.go keeps no nanoseconds; microseconds for MicroTime);
 - a custom resource is ``map[string]interface{}``: every value sits in an interface, and an
   interface holding nil is unequal to one holding an empty slice or map, a missing key
   unequal to any value, an int64 unequal to a float64 or a bool (types first, in
@@ -20,6 +28,8 @@ What Go compares is the decoded value, so the two forms differ:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any
 
 from setpoint.machinery.quantity import QuantityError, parse_quantity
@@ -39,9 +49,21 @@ def unstructured_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def semantic_equal(a: Any, b: Any, schema: Schema | None) -> bool:
+ZeroTable = Callable[[str], Mapping[str, Any]]
+"""A struct's definition name -> the zero value of each of its non-pointer builtin members."""
+_MICRO_TIME = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
+
+
+def _no_zeros(definition: str) -> Mapping[str, Any]:
+    return {}
+
+
+def semantic_equal(a: Any, b: Any, schema: Schema | None, zeros: ZeroTable = _no_zeros,
+                   definition: str | None = None) -> bool:
     """``Semantic.DeepEqual`` of two values of a built-in kind described by ``schema`` (None
-    where the schema says nothing: compared as unstructured)."""
+    where the schema says nothing: compared as unstructured); ``zeros`` tells a struct's
+    non-pointer builtin members, ``definition`` names the struct ``schema`` is when it is no
+    ``$ref`` (a kind's own definition)."""
     if schema is None or schema.type is None:
         if schema is not None and schema.raw.get("format") == "quantity":
             return _quantities_equal(a, b)
@@ -53,15 +75,25 @@ def semantic_equal(a: Any, b: Any, schema: Schema | None) -> bool:
         if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b):
             return False
         items = schema.items
-        return all(semantic_equal(x, y, items) for x, y in zip(a, b, strict=True))
+        return all(semantic_equal(x, y, items, zeros) for x, y in zip(a, b, strict=True))
+    if kind == "string" and schema.raw.get("format") == "date-time":
+        return _times_equal(a, b, micro=schema.ref == _MICRO_TIME)
     if kind != "object":
         return unstructured_equal(a, b)
     properties = schema.properties
     if properties:  # a struct: absent is a nil pointer, unequal to one set to {}
         if not (isinstance(a, dict) and isinstance(b, dict)):
             return unstructured_equal(a, b)
-        return all(semantic_equal(a.get(k), b.get(k), properties.get(k))
-                   for k in a.keys() | b.keys())
+        name = schema.ref or definition
+        members = zeros(name) if name is not None else {}
+        for k in a.keys() | b.keys():
+            x, y = a.get(k), b.get(k)
+            if k in members:  # no pointer: absent and null decode to the zero value
+                zero = members[k]
+                x, y = zero if x is None else x, zero if y is None else y
+            if not semantic_equal(x, y, properties.get(k), zeros):
+                return False
+        return True
     element = schema.additional_properties
     if element is None:
         return unstructured_equal(a, b)
@@ -69,11 +101,32 @@ def semantic_equal(a: Any, b: Any, schema: Schema | None) -> bool:
         return True
     if not (isinstance(a, dict) and isinstance(b, dict)) or a.keys() != b.keys():
         return False
-    return all(semantic_equal(v, b[k], element) for k, v in a.items())
+    return all(semantic_equal(v, b[k], element, zeros) for k, v in a.items())
 
 
 def _nil_or_empty(value: Any, container: type) -> bool:
     return value is None or (isinstance(value, container) and not value)
+
+
+def _times_equal(a: Any, b: Any, *, micro: bool) -> bool:
+    """Two times as instants at their type's serialized precision (``null`` is the zero
+    time, a pointer's nil alike); text that is no RFC 3339 time compares as text."""
+    x, y = _instant(a, micro), _instant(b, micro)
+    if x is None or y is None:
+        return unstructured_equal(a, b)
+    return x == y
+
+
+def _instant(value: Any, micro: bool) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    return parsed if micro else parsed.replace(microsecond=0)
 
 
 def _quantities_equal(a: Any, b: Any) -> bool:
@@ -86,4 +139,4 @@ def _quantities_equal(a: Any, b: Any) -> bool:
         return unstructured_equal(a, b)
 
 
-__all__ = ["semantic_equal", "unstructured_equal"]
+__all__ = ["ZeroTable", "semantic_equal", "unstructured_equal"]

@@ -37,6 +37,7 @@ _REF_PREFIXES = ("#/$defs/", "#/definitions/")
 _NO_DEFAULT = object()
 NULL_WHEN_ZERO = "x-go-null-when-zero"  # (tools/openapi_defaults.py marks them with it)
 NULL_WHEN_EMPTY = "x-go-null-when-empty"  # a slice or map without omitempty (same tool)
+GO_ZERO = "x-go-zero"  # a non-pointer builtin member: its zero value (same tool)
 _SCALARS: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,),
                                          "integer": (int,), "number": (int, float)}
 
@@ -46,6 +47,14 @@ def member_defaults() -> dict[str, dict[str, dict[str, Any]]]:
     """Each definition's members' ``default`` (and its items' or values'), by member name."""
     table: dict[str, dict[str, dict[str, Any]]] = json.loads(_DATA.read_bytes())
     return table
+
+
+@functools.cache
+def go_zeros(definition: str) -> dict[str, Any]:
+    """The zero value of each member of ``definition`` that is a builtin and no pointer (Go
+    decodes it absent or ``null`` to that value): machinery.equality's ``ZeroTable``."""
+    return {name: entry[GO_ZERO] for name, entry in member_defaults().get(definition, {}).items()
+            if GO_ZERO in entry}
 
 
 class _Plan(NamedTuple):
@@ -246,5 +255,5 @@ def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> N
             fill(value, child, protobuf=True)
 
 
-__all__ = ["fill", "fill_kind", "fill_member", "keep_sent_empties", "keep_sent_empties_of_kind",
+__all__ = ["GO_ZERO", "NULL_WHEN_EMPTY", "NULL_WHEN_ZERO", "fill", "fill_kind", "fill_member", "go_zeros", "keep_sent_empties", "keep_sent_empties_of_kind",
            "member_defaults"]

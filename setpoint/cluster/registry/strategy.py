@@ -19,6 +19,7 @@ from setpoint.cluster.registry import (
     validation,
 )
 from setpoint.cluster.registry import validation_certificates as certificates
+from setpoint.cluster.registry.gomembers import go_zeros
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
@@ -152,8 +153,14 @@ class Strategy:
             return any(not unstructured_equal(new.get(k), old.get(k)) for k in keys)
         schema = rt.schema or definitions().for_kind(rt.group, rt.version, rt.kind)
         properties = schema.properties if schema is not None else {}
-        if any(not semantic_equal(new.get(k), old.get(k), properties.get(k)) for k in keys):
-            return True
+        definition = definitions().name_for_kind(rt.group, rt.version, rt.kind)
+        top = go_zeros(definition) if definition is not None else {}
+        for k in keys:
+            x, y = new.get(k), old.get(k)
+            if k in top:  # a kind's own non-pointer builtin member (EndpointSlice addressType)
+                x, y = top[k] if x is None else x, top[k] if y is None else y
+            if not semantic_equal(x, y, properties.get(k), go_zeros):
+                return True
         meta_keys = ("annotations",) if (rt.group, rt.kind) in GENERATION_ON_ANNOTATIONS else (
             "labels",) if (rt.group, rt.kind) in GENERATION_ON_LABELS else ()
         return any(not semantic_equal(new["metadata"].get(k), old["metadata"].get(k), _STRINGS)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from setpoint.cluster.registry.gomembers import go_zeros
 from setpoint.cluster.registry.validation_pods import validate_pod_template
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
@@ -327,7 +328,7 @@ def immutable(new: Any, old: Any, path: str, shown: Any,
               schema: Schema | None = None) -> list[Cause]:
     """``ValidateImmutableField``: compared with apiequality.Semantic.DeepEqual, so with the
     field's ``schema`` a nil and an empty slice or map are the same value."""
-    same = semantic_equal(new, old, schema) if schema is not None else new == old
+    same = semantic_equal(new, old, schema, go_zeros) if schema is not None else new == old
     return [] if same else [fe.invalid(path, shown, "field is immutable")]
 
 
@@ -358,7 +359,7 @@ def validate_stateful_set_update(new: Obj, old: Obj) -> list[Cause]:
     new_spec = {k: v for k, v in (new.get("spec") or {}).items() if k not in _STS_UPDATABLE}
     old_spec = {k: v for k, v in (old.get("spec") or {}).items() if k not in _STS_UPDATABLE}
     # (ValidateStatefulSetUpdate: apiequality.Semantic.DeepEqual of the specs)
-    if not semantic_equal(new_spec, old_spec, spec_schema("apps", "StatefulSet")):
+    if not semantic_equal(new_spec, old_spec, spec_schema("apps", "StatefulSet"), go_zeros):
         return [fe.forbidden("spec", "updates to statefulset spec for fields other than "
                              "'replicas', 'ordinals', 'template', 'updateStrategy', "
                              "'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' "

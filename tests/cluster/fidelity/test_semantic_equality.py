@@ -163,3 +163,110 @@ async def test_a_custom_resource_generation_follows_the_unstructured_comparison(
     out = await _put(widgets, f"{WIDGETS}/{name}", lambda w: w["spec"].__setitem__(
         "free", after))
     assert out["metadata"]["generation"] == (2 if moves else 1)
+
+
+STATEFULSETS = "/apis/apps/v1/namespaces/default/statefulsets"
+DAEMONSETS = "/apis/apps/v1/namespaces/default/daemonsets"
+CRONJOBS = "/apis/batch/v1/namespaces/default/cronjobs"
+
+
+def _template(name: str, restart: str = "Always") -> dict[str, Any]:
+    return {"metadata": {"labels": {"app": name}},
+            "spec": {"restartPolicy": restart, "containers": [{"name": "c", "image": "nginx"}]}}
+
+
+def _workload(kind: str, name: str) -> tuple[str, dict[str, Any], Any]:
+    """(collection, body, the pod spec of an object of it) of a workload ``kind``."""
+    selector = {"matchLabels": {"app": name}}
+    if kind == "Deployment":
+        return DEPLOYMENTS, {"metadata": {"name": name}, "spec": {
+            "selector": selector, "template": _template(name)}}, _pod_spec
+    if kind == "StatefulSet":
+        return STATEFULSETS, {"metadata": {"name": name}, "spec": {
+            "selector": selector, "serviceName": name, "template": _template(name)}}, _pod_spec
+    if kind == "DaemonSet":
+        return DAEMONSETS, {"metadata": {"name": name}, "spec": {
+            "selector": selector, "template": _template(name)}}, _pod_spec
+    if kind == "Job":
+        return JOBS, {"metadata": {"name": name}, "spec": {
+            "template": {"spec": _template(name, "Never")["spec"]}}}, _pod_spec
+    return CRONJOBS, {"metadata": {"name": name}, "spec": {
+        "schedule": "*/5 * * * *", "jobTemplate": {"spec": {
+            "template": {"spec": _template(name, "Never")["spec"]}}}}}, \
+        lambda c: c["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
+def _zero_values(kind: str, obj: dict[str, Any], pod_spec: Any) -> None:
+    """Write the zero value of non-pointer members the stored object lacks (each Go type's
+    ``omitempty`` member: absent in JSON, zero in the struct)."""
+    spec = pod_spec(obj)
+    spec.update({"hostNetwork": False, "hostPID": False, "nodeName": "",
+                 "serviceAccountName": ""})
+    spec["containers"][0].update({"stdin": False, "tty": False, "stdinOnce": False,
+                                  "workingDir": ""})
+    if kind in ("Deployment", "StatefulSet", "DaemonSet"):
+        obj["spec"]["minReadySeconds"] = 0
+    if kind == "Deployment":
+        obj["spec"]["paused"] = False
+    if kind == "CronJob":
+        obj["spec"]["jobTemplate"]["spec"]["template"]["metadata"] = {"creationTimestamp": None}
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob"])
+async def test_a_non_pointer_member_written_as_its_zero_value_keeps_the_generation(
+        module_api: API, kind: str) -> None:
+    """Rule: a built-in kind is a Go struct: a non-pointer member the stored object lacks
+    (``omitempty`` dropped its zero) and the update writes as that zero value (``0``,
+    ``false``, ``""``) is the same struct, so the generation stays; a pointer member written
+    as ``false`` where it was absent (nil) is a change and moves it.
+    Source: pkg/registry/{apps/deployment,apps/statefulset,apps/daemonset,batch/job,
+    batch/cronjob}/strategy.go PrepareForUpdate (``!apiequality.Semantic.DeepEqual(new.Spec,
+    old.Spec)``); k8s.io/api apps/v1/types.go (``MinReadySeconds int32
+    `json:"minReadySeconds,omitempty"```, ``Paused bool `json:"paused,omitempty"```),
+    core/v1/types.go (Container ``Stdin bool `json:"stdin,omitempty"```, SecurityContext
+    ``Privileged *bool``)."""
+    name = f"zero-{kind.lower()}"
+    collection, body, pod_spec = _workload(kind, name)
+    status, out = await module_api.post(collection, body)
+    assert status == 201, out
+    generation = out["metadata"]["generation"]
+    out = await _put(module_api, f"{collection}/{name}",
+                     lambda o: _zero_values(kind, o, pod_spec))
+    assert out["metadata"]["generation"] == generation
+    if kind == "Job":  # its template is immutable: the pointer case is the test below
+        return
+    out = await _put(module_api, f"{collection}/{name}", lambda o: pod_spec(o)["containers"][0]
+                     .__setitem__("securityContext", {"privileged": False}))
+    assert out["metadata"]["generation"] == generation + 1
+    out = await _put(module_api, f"{collection}/{name}", lambda o: pod_spec(o)["containers"][0]
+                     ["securityContext"].__setitem__("allowPrivilegeEscalation", False))
+    assert out["metadata"]["generation"] == generation + 2
+
+
+async def test_an_immutable_job_template_written_with_zero_values_is_unchanged(
+        module_api: API) -> None:
+    """Rule: a Job's template is immutable (but while suspended and never started); writing
+    its non-pointer members' zero values where the stored template lacks them is no change,
+    whereas a pointer member's ``false`` where it was nil is ("field is immutable").
+    Source: pkg/apis/batch/validation/validation.go ValidateJobSpecUpdate
+    (``ValidateImmutableField(spec.Template, oldSpec.Template, ...)``, apiequality.Semantic
+    .DeepEqual over core.PodTemplateSpec); k8s.io/api core/v1/types.go (Container ``TTY bool
+    `json:"tty,omitempty"```, PodSpec ``HostIPC bool `json:"hostIPC,omitempty"```,
+    SecurityContext ``RunAsNonRoot *bool``)."""
+    name = "zero-immutable-job"
+    status, out = await module_api.post(JOBS, {"metadata": {"name": name}, "spec": {
+        "template": {"spec": _template(name, "Never")["spec"]}}})
+    assert status == 201, out
+    path = f"{JOBS}/{name}"
+
+    def zeros(job: dict[str, Any]) -> None:
+        _pod_spec(job).update({"hostIPC": False, "shareProcessNamespace": None})
+        _pod_spec(job)["containers"][0].update({"tty": False, "stdin": False})
+
+    out = await _put(module_api, path, zeros)
+    assert out["metadata"]["generation"] == 1
+    status, current = await module_api.get(path)
+    _pod_spec(current)["containers"][0]["securityContext"] = {"runAsNonRoot": False}
+    status, out = await module_api.put(path, current)
+    assert status == 422, out
+    assert [c["field"] for c in out["details"]["causes"]] == ["spec.template"]
