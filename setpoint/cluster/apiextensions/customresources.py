@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.apiextensions.customresourcestrategy import CustomResourceStrategy
+from setpoint.cluster.apiextensions.schema.webhookconfig import validate_ca_bundle
 from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
@@ -291,6 +293,33 @@ class CustomResources:
 def _condition_true(crd: Obj, kind: str) -> bool:
     return any(c.get("type") == kind and c.get("status") == "True"
                for c in (crd.get("status") or {}).get("conditions") or [])
+
+
+def serving_error(crd: Obj | None) -> errors.StatusError | None:
+    """customresource_handler.go ServeHTTP: ``getOrCreateServingInfoFor`` fails when the
+    CRD's converter cannot be built, which a conversion webhook whose caBundle loads no
+    certificate makes happen (conversion/webhook_converter.go NewWebhookConverter, through
+    ClientManager.HookClient and the client's TLS config): every request for the resource is
+    then ``NewInternalError("error resolving resource")``. Such a CRD is never Established,
+    but with NamesAccepted its resources reach the handler."""
+    if crd is None:
+        return None
+    conversion = (crd.get("spec") or {}).get("conversion") or {}
+    if conversion.get("strategy") != "Webhook":
+        return None
+    config = (conversion.get("webhook") or {}).get("clientConfig")
+    bundle = config.get("caBundle") if isinstance(config, dict) else None
+    if not isinstance(bundle, str) or not bundle or not _bundle_invalid(bundle):
+        return None
+    err = errors.internal("error resolving resource")
+    err.causes = [errors.Cause("", "error resolving resource")]
+    return err
+
+
+@functools.lru_cache(maxsize=64)
+def _bundle_invalid(bundle: str) -> bool:
+    # (asked on every request for the resource: a bundle is parsed once)
+    return bool(validate_ca_bundle("caBundle", bundle))
 
 
 def terminating(crd: Obj | None) -> bool:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from setpoint.cluster.apiextensions.customresources import terminating
+from setpoint.cluster.apiextensions.customresources import serving_error, terminating
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.authentication.x509 import user_of_certificate
@@ -291,13 +291,12 @@ class Handler:
                     return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return discovery_document(request, self.discovery.group(group))
+                return self._discovered(request, self.discovery.group(group))
             if segments[2] not in versions:
                 return self._no_route(group)
             if len(segments) == 3:
                 restful_get(request)
-                return discovery_document(request,
-                                                self.discovery.resources(group, segments[2]))
+                return self._discovered(request, self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
@@ -312,6 +311,16 @@ class Handler:
         if rp is not None:
             self._authorize(request, attributes_of(request, rp))
         return await aggregated.proxy(request, self.api.aggregator, apiservice)
+
+    @staticmethod
+    def _discovered(request: Request, document: Obj | None) -> Response:
+        """A group's or version's discovery document; None where only CRDs not yet
+        Established serve it: the CRD discovery handlers know nothing of them and hand the
+        request to the delegate, whose end is ``http.NotFound`` (apiextensions-apiserver
+        customresource_discovery.go versionDiscoveryHandler / groupDiscoveryHandler)."""
+        if document is None:
+            return text_response("404 page not found\n", 404)
+        return discovery_document(request, document)
 
     def _no_route(self, group: str) -> Response:
         """A path under ``/apis/<group>`` that nothing serves.
@@ -352,6 +361,8 @@ class Handler:
         if rp.namespace is None and rt.namespaced and rp.name is not None:
             # the installer routes a namespaced kind outside a namespace for lists only
             raise errors.path_not_found()
+        if rt.is_custom and (failure := serving_error(rt.crd)) is not None:
+            raise failure
         deprecation = deprecation_warnings(rt.crd, rt.version) if rt.is_custom else []
         if not deprecation:
             return await self._resource_verb(request, rt, rp)

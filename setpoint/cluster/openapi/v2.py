@@ -61,7 +61,7 @@ def swagger_document(registry: Registry) -> Obj:
             paths.update({p: _path_item(item) for p, item in doc.get("paths", {}).items()})
     custom: dict[str, Obj] = {}
     for rt in registry.all():
-        if rt.is_custom and rt.crd is not None:
+        if rt.is_custom and rt.crd is not None and rt.discoverable:
             custom.update(crd_definitions(rt.crd, rt.version))
     return {
         "definitions": closure(refs_in(paths), custom),

@@ -67,9 +67,13 @@ def _group_key(group: str) -> tuple[int, str]:
 
 
 def served_groups(registry: Registry) -> dict[str, dict[str, list[ResourceType]]]:
-    """group -> version -> resource types, groups and versions in the server's order."""
+    """group -> version -> resource types, groups and versions in the server's order; only
+    the types discovery lists (``ResourceType.discoverable``: a CRD not yet Established is
+    left out)."""
     by_group: dict[str, dict[str, list[ResourceType]]] = {}
     for rt in registry.all():
+        if not rt.discoverable:
+            continue
         by_group.setdefault(rt.group, {}).setdefault(rt.version, []).append(rt)
     out: dict[str, dict[str, list[ResourceType]]] = {}
     for group in sorted(by_group, key=_group_key):

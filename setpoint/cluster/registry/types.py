@@ -126,6 +126,16 @@ class ResourceType:
         return self.crd is not None
 
     @cached_property
+    def discoverable(self) -> bool:
+        """Whether discovery and the OpenAPI documents list the type: a built-in one always,
+        a custom one once its CRD is Established (apiextensions-apiserver
+        customresource_discovery_controller.go and controller/openapi{,v3}/controller.go skip
+        the others; the handler may serve it before, on NamesAccepted alone)."""
+        return self.crd is None or any(
+            c.get("type") == "Established" and c.get("status") == "True"
+            for c in (self.crd.get("status") or {}).get("conditions") or ())
+
+    @cached_property
     def has_status(self) -> bool:
         return "status" in self.subresources
 
