@@ -27,7 +27,8 @@ def parse_ip_sloppy(value: Any) -> IP | None:
 
 
 def is_ipv4(ip: IP) -> bool:
-    """Go's ``ip.To4() != nil``: an IPv4 address, or an IPv6 one mapping one (``::ffff:a.b.c.d``)."""
+    """Go's ``ip.To4() != nil``: an IPv4 address, or an IPv6 one mapping one
+    (``::ffff:a.b.c.d``)."""
     return ip.version == 4 or (isinstance(ip, ipaddress.IPv6Address)
                                and ip.ipv4_mapped is not None)
 

@@ -32,10 +32,10 @@ from setpoint.cluster.admission.serviceipfamilies import (
     normalize_cluster_ips,
 )
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:

@@ -255,5 +255,5 @@ def fill_member(group: str, version: str, kind: str, obj: Obj, member: str) -> N
             fill(value, child, protobuf=True)
 
 
-__all__ = ["GO_ZERO", "NULL_WHEN_EMPTY", "NULL_WHEN_ZERO", "fill", "fill_kind", "fill_member", "go_zeros", "keep_sent_empties", "keep_sent_empties_of_kind",
-           "member_defaults"]
+__all__ = ["GO_ZERO", "NULL_WHEN_EMPTY", "NULL_WHEN_ZERO", "fill", "fill_kind", "fill_member",
+           "go_zeros", "keep_sent_empties", "keep_sent_empties_of_kind", "member_defaults"]

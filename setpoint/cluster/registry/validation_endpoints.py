@@ -16,11 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.registry.validation_serviceaccess import non_special_ip
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 PROTOCOLS = ("SCTP", "TCP", "UDP")

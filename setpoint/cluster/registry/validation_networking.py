@@ -20,11 +20,11 @@ import re
 from typing import Any
 
 from setpoint.cluster.registry.validation_containers import port_name_errors
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.registry.validation_serviceaccess import is_valid_cidr
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 NOT_A_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"

@@ -13,10 +13,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import Quantity, try_from_json
 

@@ -36,7 +36,6 @@ from setpoint.cluster.registry.validation_podannotations import (
 )
 from setpoint.cluster.registry.validation_podos import validate_os
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.cluster.registry.validation_scheduling import (
     validate_affinity,
     validate_only_added_tolerations,
@@ -48,6 +47,7 @@ from setpoint.cluster.registry.validation_volumes import validate_volumes
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 __all__ = ["PROTOCOLS", "validate_pod", "validate_pod_create", "validate_pod_spec",

@@ -14,10 +14,10 @@ import ipaddress
 from typing import Any
 
 from setpoint.cluster.registry.validation_podstatus import NOT_AN_IP
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 NOT_A_CIDR = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 
 NONE = "None"

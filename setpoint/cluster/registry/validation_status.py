@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 from setpoint.cluster.registry.validation_nodes import validate_node_update
 from setpoint.cluster.registry.validation_podstatus import (
-    parse_ip_sloppy,
     validate_pod_status_update,
 )
 from setpoint.cluster.registry.validation_policies import (
@@ -30,6 +29,7 @@ from setpoint.cluster.registry.validation_policies import (
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.quantity import try_from_json
 

@@ -153,7 +153,7 @@ async def test_a_crd_not_established_is_not_discovered_and_its_resources_are_not
     assert status == 200, body
 
     async def discovered() -> bool:
-        return (await _discovery_names(api, group))["in v3"]
+        return bool((await _discovery_names(api, group))["in v3"])
     await wait_for(discovered)
     assert await _discovery_names(api, group) == {
         "version": 200, "group": 200, "in /apis": True, "in aggregated": True,
