@@ -44,6 +44,8 @@ def _crd(schema: dict[str, Any], **spec: Any) -> dict[str, Any]:
                  "versions": [{"name": "v1", "served": True, "storage": True,
                                "subresources": {"status": {}},
                                "schema": {"openAPIV3Schema": schema}}], **spec},
+        # (published only once Established: controller/openapi/controller.go sync)
+        "status": {"conditions": [{"type": "Established", "status": "True"}]},
     }
 
 
