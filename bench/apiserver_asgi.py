@@ -12,6 +12,10 @@ which the floor measures too. With ``--baseline DIR`` the same runs go to the tr
 
 With ``--gets`` the rounds are GETs of the ConfigMaps one round created, each once: what a
 GET costs besides the HTTP layer (authentication, routing, negotiation, the stored bytes).
+
+With ``--audit LEVEL`` this tree (not the baseline) audits every request at LEVEL (a policy
+of one rule, the log a temporary file): ``--audit Metadata --baseline .`` is the cost of
+auditing, ``--baseline <main>`` without it the cost of having it when it is off.
 """
 
 from __future__ import annotations
@@ -42,7 +46,20 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
 
     api = APIServer(None, ca_pem=b"CA")
     api.start()
-    app = asgi(Handler(api, "token"))
+    level = os.environ.get("SETPOINT_BENCH_AUDIT")
+    if level:
+        import tempfile
+
+        from setpoint.cluster.audit.logbackend import LogBackend
+        from setpoint.cluster.audit.policy import policy_from_document
+        from setpoint.cluster.endpoints.auditing import Auditor
+
+        log = Path(tempfile.mkdtemp(prefix="setpoint-bench-")) / "audit.log"
+        app = asgi(Handler(api, "token", Auditor(policy_from_document({
+            "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": level}]}),
+            LogBackend(str(log)))))
+    else:
+        app = asgi(Handler(api, "token"))
 
     async def call(path: str, body: bytes, method: str = "POST") -> int:
         scope = {"type": "http", "method": method, "path": path, "query_string": b"",
@@ -96,8 +113,8 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
     return 1e6 * best / creates
 
 
-def _run_tree(source: Path, creates: int, rounds: int, gets: bool) -> float:
-    env = {**os.environ, "PYTHONPATH": str(source)}
+def _run_tree(source: Path, creates: int, rounds: int, gets: bool, audit: str = "") -> float:
+    env = {**os.environ, "PYTHONPATH": str(source), "SETPOINT_BENCH_AUDIT": audit}
     out = subprocess.run([sys.executable, __file__, "--child", str(creates), str(rounds),
                           str(int(gets))],
                          env=env, cwd=source, check=True, capture_output=True, text=True)
@@ -112,6 +129,7 @@ def main() -> None:
     parser.add_argument("--creates", type=int, default=5000, help="creates per round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per run (least counts)")
     parser.add_argument("--gets", action="store_true", help="GETs, not creates")
+    parser.add_argument("--audit", default="", help="audit this tree's requests at LEVEL")
     parser.add_argument("--child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -122,7 +140,8 @@ def main() -> None:
     results: dict[str, list[float]] = {name: [] for name in trees}
     for _ in range(args.runs):
         for name, tree in trees.items():
-            results[name].append(_run_tree(tree, args.creates, args.rounds, args.gets))
+            results[name].append(_run_tree(tree, args.creates, args.rounds, args.gets,
+                                           args.audit if name == "setpoint" else ""))
     summary: dict[str, Any] = {name: {"median_us": round(statistics.median(v), 1),
                                       "runs_us": [round(x, 1) for x in v]}
                                for name, v in results.items()}

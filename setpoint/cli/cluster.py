@@ -160,13 +160,21 @@ def cluster() -> None:
               type=click.Path(dir_okay=False, path_type=Path),
               help="kube-apiserver's admission configuration file (an AdmissionConfiguration): "
                    "the PodSecurity plugin's defaults and exemptions.")
+@click.option("--audit-policy-file", "audit_policy_file",
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="kube-apiserver's audit policy (an audit.k8s.io/v1 Policy): which requests "
+                   "are audited, at which level. Needs --audit-log-path.")
+@click.option("--audit-log-path", "audit_log_path",
+              help="Write audit events to this file (one JSON Event per line, mode 0600); "
+                   "'-' means standard output. Needs --audit-policy-file.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int,
        node_monitor_grace_period: float, node_monitor_period: float,
        node_startup_grace_period: float,
        default_not_ready_toleration_seconds: int, default_unreachable_toleration_seconds: int,
        runtime: str, no_workloads: bool, workloads_in_process: bool,
-       admission_config_file: Path | None) -> None:
+       admission_config_file: Path | None, audit_policy_file: Path | None,
+       audit_log_path: str | None) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
     Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
@@ -193,6 +201,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         except AdmissionConfigError as exc:
             click.echo(f"error: --admission-control-config-file: {exc}", err=True)
             sys.exit(1)
+    audit = _audit(audit_policy_file, audit_log_path)
     if not memory and data is None:
         data = default_data_dir()
     # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
@@ -221,7 +230,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     try:
         _run(_serve(data, host, port, kubeconfig, signals, workloads, child,
                     resume_gc=collecting, admission_config=admission_config,
-                    tolerations=tolerations))
+                    tolerations=tolerations, audit=audit))
     except OSError as exc:
         if exc.filename is not None:  # a file it could not write: not the address
             under_data = data is not None and Path(exc.filename).is_relative_to(data)
@@ -240,6 +249,35 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     finally:
         if collecting:
             gc.enable()
+
+
+def _audit(policy_file: Path | None, log_path: str | None) -> Any:
+    """kube-apiserver's audit options (pkg/server/options/audit.go): the policy read and
+    checked, the log file opened, before anything starts, or one line and exit 1; auditing
+    only with both (a warning for one alone, as the apiserver logs)."""
+    if policy_file is None and log_path is None:
+        return None
+    if policy_file is None or not log_path:
+        missing = "--audit-policy-file" if policy_file is None else "--audit-log-path"
+        click.echo(f"warning: {missing} not given: no audit events will be recorded",
+                   err=True)
+        return None
+    from setpoint.cluster.audit.logbackend import LogBackend
+    from setpoint.cluster.audit.policy import AuditPolicyError, load_policy
+
+    try:
+        policy = load_policy(policy_file)
+    except AuditPolicyError as exc:
+        click.echo(f"error: --audit-policy-file: {exc}", err=True)
+        sys.exit(1)
+    try:
+        backend = LogBackend(log_path)
+    except OSError as exc:
+        click.echo(f"error: --audit-log-path: cannot open {log_path}: "
+                   f"{exc.strerror or exc}: pass a path this user can write, or '-' for "
+                   "standard output", err=True)
+        sys.exit(1)
+    return policy, backend
 
 
 def resume_collector() -> None:
@@ -262,7 +300,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
                  child: subprocess.Popen[bytes] | None = None, *,
                  resume_gc: bool = False,
                  admission_config: AdmissionConfiguration | None = None,
-                 tolerations: tuple[int, int] = (300, 300)) -> None:
+                 tolerations: tuple[int, int] = (300, 300),
+                 audit: Any = None) -> None:
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node) and rid of their ``not-ready`` taint, so ``kubectl get nodes`` right after shows
@@ -300,7 +339,8 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
             runner = WorkloadsTask(workloads.settings())
         try:
             await _serve_api(data, host, port, kubeconfig, signals, workloads, runner,
-                             ip_range, resume_gc, admission_config, tolerations)
+                             ip_range, resume_gc, admission_config, tolerations,
+                             audit)
         finally:
             if runner is not None:  # stopped already, unless the server failed to start
                 await runner.stop()
@@ -311,7 +351,8 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
                      signals: StopSignal, workloads: WorkloadOptions | None, runner: Any,
                      ip_range: str | None, resume_gc: bool = False,
                      admission_config: AdmissionConfiguration | None = None,
-                     tolerations: tuple[int, int] = (300, 300)) -> None:
+                     tolerations: tuple[int, int] = (300, 300),
+                     audit: Any = None) -> None:
     import asyncio
     import tempfile
 
@@ -328,7 +369,8 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
                          service_cluster_ip_range=ip_range,
                          admission_config=admission_config,
                          default_toleration_seconds=DefaultTolerationSeconds(*tolerations),
-                         ) as running:
+                         audit_policy=audit[0] if audit else None,
+                         audit_log=audit[1] if audit else None) as running:
             where = f"data in {data}" if data is not None else "state in memory"
             click.echo(f"setpoint cluster serving at {running.url} ({where})")
             sys.stdout.flush()

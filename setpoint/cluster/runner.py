@@ -14,9 +14,12 @@ from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.pods import DefaultTolerationSeconds
 from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
+from setpoint.cluster.audit.logbackend import LogBackend
+from setpoint.cluster.audit.policy import Policy
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 from setpoint.cluster.authentication.tls import ensure_certs
 from setpoint.cluster.authentication.tokens import TokenIssuer
+from setpoint.cluster.endpoints.auditing import Auditor
 from setpoint.cluster.endpoints.connections import ConnectionLimits
 from setpoint.cluster.endpoints.http import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
@@ -59,6 +62,8 @@ async def serve(
     service_cluster_ip_range: str | None = None,
     admission_config: AdmissionConfiguration | None = None,
     default_toleration_seconds: DefaultTolerationSeconds | None = None,
+    audit_policy: Policy | None = None,
+    audit_log: LogBackend | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
@@ -72,6 +77,9 @@ async def serve(
     its admission plugins (:func:`read_admission_configuration`).
     ``default_toleration_seconds`` are ``--default-not-ready-toleration-seconds`` and
     ``--default-unreachable-toleration-seconds`` (300 each unless given).
+    ``audit_policy`` and ``audit_log`` are ``--audit-policy-file`` (:func:`load_policy`) and
+    ``--audit-log-path`` (a :class:`LogBackend`, closed when the server stops): requests are
+    audited only with both, as kube-apiserver audits only with a policy and a backend.
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
@@ -101,7 +109,9 @@ async def serve(
     bound_port = sock.getsockname()[1]
     api.start(advertise_address=host if host not in ("0.0.0.0", "::") else "127.0.0.1",
               port=bound_port)
-    http = HTTPServer(Handler(api, token), limits)
+    auditor = Auditor(audit_policy, audit_log) \
+        if audit_policy is not None and audit_log is not None else None
+    http = HTTPServer(Handler(api, token, auditor), limits)
     await http.start(sock, certs.ssl_context(secrets_dir))
     api.post_start()
     url_host = f"[{host}]" if ":" in host else host
@@ -113,5 +123,7 @@ async def serve(
     finally:
         await api.stop()
         await http.stop()
+        if audit_log is not None:
+            audit_log.close()
         if tmp is not None:
             tmp.cleanup()

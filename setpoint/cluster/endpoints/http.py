@@ -18,7 +18,7 @@ import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, quote, unquote
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
@@ -137,6 +137,13 @@ class Request:
         return self.query.getall(name, [])
 
     @property
+    def request_uri(self) -> str:
+        """The path as sent and the query (Go's ``URL.RequestURI``)."""
+        raw = self._scope.get("raw_path")
+        path = raw.decode("latin-1") if raw else quote(self.path)
+        return f"{path}?{self.raw_query.decode('latin-1')}" if self.raw_query else path
+
+    @property
     def remote_host(self) -> str:
         """The client's address without its port (Go's host of ``RemoteAddr``)."""
         client = self._scope.get("client")
@@ -234,12 +241,15 @@ class Hijacked(asyncio.Protocol):
 class Response:
     """A whole answer: status, headers and body."""
 
-    __slots__ = ("body", "headers", "status")
+    __slots__ = ("audit_id", "body", "headers", "status")
 
     def __init__(self, body: bytes = b"", status: int = 200, content_type: str | None = None,
                  headers: dict[str, str] | None = None) -> None:
         self.status = status
         self.body = body
+        # the Audit-Id header, kept apart from the others: it differs on every answer, and
+        # the others' framed bytes are cached by their values (_written_whole)
+        self.audit_id = ""
         self.headers: list[tuple[str, str]] = []
         if content_type is not None:
             self.headers.append(("content-type", content_type))
@@ -256,6 +266,8 @@ class Response:
 
     def _start(self, headers: list[tuple[bytes, bytes]]) -> Message:
         """The start message, with ``headers`` (extended) before the answer's own."""
+        if self.audit_id:
+            headers.append((b"audit-id", self.audit_id.encode()))
         for name, value in self.headers:
             # UTF-8, as Go writes header bytes; uvicorn refuses only control characters
             headers.append((name.encode(), value.encode()))
@@ -341,8 +353,9 @@ def _written_whole(response: Response, send: Send) -> bool:
     cycle.chunked_encoding = False
     cycle.expected_content_length = 0
     close = b"" if cycle.keep_alive else b"connection: close\r\n"
-    cycle.transport.write(b"%sdate: %s\r\ncontent-length: %d\r\n%s%s\r\n%s" % (
-        status_line, _http_date(), len(body), lines, close, body))
+    audit = b"audit-id: %s\r\n" % response.audit_id.encode() if response.audit_id else b""
+    cycle.transport.write(b"%sdate: %s\r\ncontent-length: %d\r\n%s%s%s\r\n%s" % (
+        status_line, _http_date(), len(body), audit, lines, close, body))
     cycle.response_complete = True
     cycle.message_event.set()
     if not cycle.keep_alive:

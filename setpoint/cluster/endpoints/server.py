@@ -14,12 +14,23 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from setpoint.cluster.apiextensions.customresources import serving_error, terminating
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
+from setpoint.cluster.audit.context import (
+    add_annotation,
+    log_request_object,
+    log_request_patch,
+)
 from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.authentication.x509 import user_of_certificate
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
-from setpoint.cluster.authorization.rbac import Attributes
+from setpoint.cluster.authorization.rbac import Attributes, forbidden
 from setpoint.cluster.endpoints import podstreams
+from setpoint.cluster.endpoints.auditing import (
+    Auditor,
+    audit_id_of,
+    decoded_patch,
+    object_ref_of,
+)
 from setpoint.cluster.endpoints.collections import (
     CollectionReads,
     read_converted,
@@ -120,6 +131,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("setpoint.cluster")
 
+ANONYMOUS_USER = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
+
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
                        "exec", "attach", "portforward", "ephemeralcontainers", "approval"}
@@ -135,8 +150,10 @@ _WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 class Handler:
     """One handler for every path: the Kubernetes path grammar is not a route table."""
 
-    def __init__(self, api: APIServer, token: str | None) -> None:
+    def __init__(self, api: APIServer, token: str | None,
+                 auditor: Auditor | None = None) -> None:
         self.api = api
+        self.auditor = auditor  # None: auditing off (no --audit-policy-file or log path)
         self.token = token.encode() if token else None
         self.discovery = DiscoveryService(api.registry, api.aggregator,
                                           lambda: api.external_address)
@@ -156,10 +173,14 @@ class Handler:
         return HealthChecks(health_checks(self.api))
 
     async def __call__(self, request: Request) -> Response:
-        # the request deadline's filters are outside authentication (requestdeadline.py)
-        if request.method == "GET" and not request.raw_query:
+        # the request deadline's filters are outside authentication (requestdeadline.py),
+        # the Audit-Id outside everything (auditing.py); a remembered GET (storedgets.py)
+        # only while auditing is off: an audited one goes through the audit filter
+        audit_id = audit_id_of(request)
+        if request.method == "GET" and not request.raw_query and self.auditor is None:
             remembered = self.stored_gets.answer(request)
             if remembered is not None:
+                remembered.audit_id = audit_id
                 return remembered
         segments = path_segments(request.path)
         rp = resource_path_of(segments)
@@ -169,45 +190,83 @@ class Handler:
             response = status_response(err)
         else:
             if deadline is None:
-                response = await self._serve(request, segments, rp)
+                response = await self._serve(request, segments, rp, audit_id)
             else:
-                response = await answered_by(deadline, self._serve(request, segments, rp))
+                response = await answered_by(deadline,
+                                             self._serve(request, segments, rp, audit_id))
         labels = request_labels(request, rp, response.status)
         self.metrics.count(labels)
         response = cache_control(response)
         if request.served_stored is not None and response.status == 200 \
-                and is_named_get(request, rp):
+                and is_named_get(request, rp) and self.auditor is None:
             assert rp is not None and request.user is not None
             self.stored_gets.remember(
                 request, rp, request.served_stored, response, labels,
                 None if MASTERS in request.user.get("groups", ())
                 else attributes_of(request, rp))
+        response.audit_id = audit_id  # (after remember: the headers kept hold none)
         return response
 
     async def _serve(self, request: Request, segments: list[str],
-                     rp: ResourcePath | None) -> Response:
+                     rp: ResourcePath | None, audit_id: str) -> Response:
+        attrs = attributes_of(request, rp) if rp is not None and is_resource_path(segments) \
+            else Attributes(request.method.lower(), path=request.path)
+        auditor = self.auditor
         try:
             self._authenticate(request)
         except StatusError as err:
+            if auditor is not None:
+                auditor.failed_authentication(request, audit_id, attrs,
+                                              object_ref_of(attrs, rp.version if rp else ""),
+                                              err.code)
             return status_response(err)
-        # classified after authentication and impersonation, before authorization
-        attrs = attributes_of(request, rp) if rp is not None and is_resource_path(segments) \
-            else Attributes(request.method.lower(), path=request.path)
-        matched = self.flow_classifier.headers(request.user or {}, attrs)
+        begun = None if auditor is None else auditor.begin(
+            request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
+            self._audited_user(request))
+        matched: list[tuple[str, str]] = []
         try:
+            if self.token is not None and request.path not in PUBLIC_PATHS \
+                    and impersonates(request):
+                request.user_fixed = False
+                request.user = impersonate(self.api.authorizer, request.user or {}, request)
+                if begun is not None:
+                    auditor.impersonated(begun[0], request.user)  # type: ignore[union-attr]
+            # classified after authentication and impersonation, before authorization
+            matched = self.flow_classifier.headers(request.user or {}, attrs)
             response = await self._dispatch(request, segments, rp)
         except StatusError as err:
             response = status_response(err)
-        except Exception:  # a bug of ours: answer as the apiserver would, and keep serving
+        except Exception as exc:  # a bug of ours: answer as the apiserver would, keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
+            if begun is not None:
+                auditor.panicked(begun, exc)  # type: ignore[union-attr]
+                begun = None
             response = status_response(
                 errors.internal("an unexpected error occurred; see the server log"))
+        except BaseException:  # cancelled: the request deadline passed, or the server stops
+            if begun is not None:
+                auditor.abandoned(begun, request)  # type: ignore[union-attr]
+            raise
         response.headers.extend(matched)
+        if begun is not None:
+            response = auditor.end(begun, response)  # type: ignore[union-attr]
         return response
 
+    def _audited_user(self, request: Request) -> dict[str, Any] | None:
+        """Who the audit event names: the authenticated user; for a public path asked
+        without credentials (served here without authenticating), the anonymous user
+        kube-apiserver's anonymous authenticator would have made it."""
+        if request.path in PUBLIC_PATHS and self.token is not None \
+                and "authorization" not in request.headers \
+                and request.client_certificate is None:
+            return ANONYMOUS_USER
+        return request.user
+
     def _authenticate(self, request: Request) -> None:
-        """Who sends the request (``request.user``: what authorization judges and admission
-        webhooks are told), or 401; then whom it impersonates, if it may."""
+        """Who sends the request (``request.user``: what authorization judges, auditing
+        records and admission webhooks are told), or 401. Whom it impersonates is decided
+        after the audit event is begun (``_serve``), as the apiserver's filters are
+        ordered."""
         if self.token is None or request.path in PUBLIC_PATHS:
             request.user = reviews.ADMIN_USER
             request.user_fixed = True
@@ -231,9 +290,6 @@ class Handler:
                     request.authenticated = True
         if request.user is None:
             raise errors.unauthorized()
-        if impersonates(request):
-            request.user_fixed = False
-            request.user = impersonate(self.api.authorizer, request.user, request)
 
     async def _dispatch(self, request: Request, segments: list[str],
                         rp: ResourcePath | None) -> Response:
@@ -341,9 +397,13 @@ class Handler:
                         group: str) -> Response:
         if rp is None:
             return self._no_route(group)
-        user = request.user or reviews.ADMIN_USER
-        if MASTERS not in user.get("groups", ()):  # (the privileged group: nothing to ask)
-            self.api.authorizer.authorize(user, attributes_of(request, rp))
+        if MASTERS in (request.user or reviews.ADMIN_USER).get("groups", ()):
+            # (the privileged group: nothing to ask, and no attributes to build)
+            if self.auditor is not None:
+                add_annotation(DECISION_ANNOTATION, "allow")
+                add_annotation(REASON_ANNOTATION, "")
+        else:
+            self._authorize(request, attributes_of(request, rp))
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
             return self._no_route(rp.group)
@@ -441,6 +501,8 @@ class Handler:
             # the CRD handler's create takes the object's name, whatever the URL names
             opts = WriteOptions.parse(query, "CreateOptions", ua, user=request.user)
             body = await decode_object(request, rt, opts)
+            if self.auditor is not None:
+                log_request_object(body.obj)
             result, warnings = await self._admitted(request, rt, lambda sent: rest.create_steps(
                 rt, rp.namespace, sent, opts), body)
             result.warnings.extend(warnings)
@@ -453,6 +515,8 @@ class Handler:
                               allow_table=offers_table(rp.subresource))
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await decode_object(request, rt, opts)
+            if self.auditor is not None:
+                log_request_object(body.obj)
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda sent: rest.update_steps(
                 rt, rp.namespace, name, sent, opts, rp.subresource), body)
@@ -482,6 +546,8 @@ class Handler:
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await read_body(request)
+            if self.auditor is not None:
+                log_request_patch(decoded_patch(raw, ctype))
             name = rp.name
             result, warnings = await self._admitted(request, rt, lambda _: rest.patch_steps(
                 rt, rp.namespace, name, raw, ctype, opts, rp.subresource))
@@ -592,9 +658,18 @@ class Handler:
         return await webhooks.run(lambda: steps(fresh_copy(sent)), requesting_user(request))
 
     def _authorize(self, request: Request, attrs: Attributes) -> None:
+        """``WithAuthorization``: 403 unless allowed; the decision and its reason annotate
+        the audit event (filters/authorization.go)."""
         user = request.user or reviews.ADMIN_USER
-        if MASTERS not in user.get("groups", ()):  # (the privileged group: no lookup)
-            self.api.authorizer.authorize(user, attrs)
+        if MASTERS in user.get("groups", ()):  # (the privileged group: no lookup)
+            allowed, reason = True, ""
+        else:
+            allowed, reason = self.api.authorizer.decide(user, attrs)
+        if self.auditor is not None:
+            add_annotation(DECISION_ANNOTATION, "allow" if allowed else "forbid")
+            add_annotation(REASON_ANNOTATION, reason)
+        if not allowed:
+            raise forbidden(user, attrs)
 
     def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
                     query: Any) -> None:
@@ -633,6 +708,8 @@ class Handler:
         api_version, kind = kinds.get(rp.subresource, (rt.api_version, rt.kind))
         decoded = await decode_body(request, api_version, kind)
         decoded.obj = decode_kind(decoded.obj, api_version, kind, decoded.literals)
+        if self.auditor is not None:
+            log_request_object(decoded.obj)
         ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
         act: Callable[[Any], Obj]
         if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:

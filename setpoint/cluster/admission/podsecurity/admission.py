@@ -8,9 +8,10 @@ namespaces are not checked, nor pods of exempt runtime classes. A
 namespace's ``pod-security.kubernetes.io/{enforce,audit,warn}[-version]`` labels choose its
 policy. A pod that violates the enforce level is refused (403); one that violates the warn
 level is admitted with a ``would violate PodSecurity`` warning. A pod template is never
-refused, only warned about. The audit level only annotates the audit event (no audit log
-here). A namespace whose labels are invalid is refused (422); raising its enforce level
-warns about the existing pods that would violate it.
+refused, only warned about. The audit level only annotates the audit event (with
+``--audit-policy-file``, the audit log's: ``pod-security.kubernetes.io/audit-violations``,
+beside ``enforce-policy`` and ``exempt``). A namespace whose labels are invalid is refused
+(422); raising its enforce level warns about the existing pods that would violate it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from setpoint.cluster.admission.podsecurity.metrics import (
     MODE_WARN,
     PodSecurityMetrics,
 )
+from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.registry.admissionpoints import Attributes
 from setpoint.machinery import errors
 
@@ -56,6 +58,11 @@ NAMESPACE_MAX_PODS_TO_CHECK = 3000
 NAMESPACE_POD_CHECK_TIMEOUT_S = 1.0
 POLICY_CACHE_LIMIT = 4096
 # the pods subresources admission.go passes over
+# pod-security-admission api/constants.go: the audit annotations' prefix and keys
+AUDIT_ANNOTATION_PREFIX = "pod-security.kubernetes.io/"
+EXEMPT_ANNOTATION = "exempt"
+AUDIT_VIOLATIONS_ANNOTATION = "audit-violations"
+ENFORCE_POLICY_ANNOTATION = "enforce-policy"
 IGNORED_POD_SUBRESOURCES = frozenset({"exec", "attach", "binding", "eviction", "log",
                                       "portforward", "proxy", "status"})
 # DefaultPodSpecExtractor: (group, resource) -> the path of the pod template in the object
@@ -230,9 +237,16 @@ class PodSecurity:
 
     # -- pods and pod templates ----------------------------------------------------------
     def _exempt(self, attributes: Attributes, namespace: str) -> bool:
+        """An exempt namespace, then an exempt user; the audit event is told which
+        (response.go ``sharedAllowedBy{Namespace,User}ExemptionResponse``)."""
         user = str((attributes.user or {}).get("username") or "")
-        return (namespace in self._config.exempt_namespaces
-                or (bool(user) and user in self._config.exempt_usernames))
+        if namespace in self._config.exempt_namespaces:
+            _annotate(EXEMPT_ANNOTATION, "namespace")
+            return True
+        if user and user in self._config.exempt_usernames:
+            _annotate(EXEMPT_ANNOTATION, "user")
+            return True
+        return False
 
     def _exempt_runtime_class(self, spec: Obj) -> bool:
         runtime_class = spec.get("runtimeClassName")
@@ -263,17 +277,21 @@ class PodSecurity:
         found = self._namespace_policy(namespace)
         if found is None:
             self.metrics.record_error(True, attributes)
-            raise errors.internal(f'failed to lookup namespace "{namespace}"')
+            refusal = errors.internal(f'failed to lookup namespace "{namespace}"')
+            # errorResponse: the Status message and the lookup's error
+            _annotate("error", f'{refusal.message}: namespaces "{namespace}" not found')
+            raise refusal
         policy, policy_errs = found
         if not policy_errs and policy.fully_privileged():
             self.metrics.record_evaluation(DECISION_ALLOW, policy.enforce, MODE_ENFORCE,
                                            attributes)
+            _annotate(ENFORCE_POLICY_ANNOTATION, f"{PRIVILEGED}:latest")
             return
         if attributes.operation == "UPDATE" and attributes.old is not None \
                 and not significant_pod_update(pod.get("spec") or {},
                                                attributes.old.get("spec") or {}):
             return
-        self._evaluate(attributes, policy, bool(policy_errs), pod["metadata"],
+        self._evaluate(attributes, policy, policy_errs, pod["metadata"],
                        pod.get("spec") or {}, enforce=True)
 
     def _validate_pod_controller(self, attributes: Attributes, path: tuple[str, ...]) -> None:
@@ -286,6 +304,8 @@ class PodSecurity:
         found = self._namespace_policy(namespace)
         if found is None:  # (admitted: the lookup error only annotates the audit event)
             self.metrics.record_error(True, attributes)
+            _annotate("error", f'failed to lookup namespace "{namespace}": namespaces '
+                               f'"{namespace}" not found')
             return
         policy, policy_errs = found
         if not policy_errs and policy.warn.level == PRIVILEGED \
@@ -294,19 +314,23 @@ class PodSecurity:
         template = _dig(attributes.obj, path)
         if not isinstance(template, dict):
             return
-        self._evaluate(attributes, policy, bool(policy_errs), template.get("metadata") or {},
+        self._evaluate(attributes, policy, policy_errs, template.get("metadata") or {},
                        template.get("spec") or {}, enforce=False)
 
-    def _evaluate(self, attributes: Attributes, policy: Policy, policy_errs: bool, meta: Obj,
-                  spec: Obj, *, enforce: bool) -> None:
+    def _evaluate(self, attributes: Attributes, policy: Policy, policy_errs: list[Any],
+                  meta: Obj, spec: Obj, *, enforce: bool) -> None:
         """``EvaluatePod``: refused by the enforce level (pods only); judged by the audit
         level (only counted: no audit log); else warned by the warn level; the result of one
         level and version reused for another mode."""
         if self._exempt_runtime_class(spec):
             self.metrics.record_exemption(attributes)
+            _annotate(EXEMPT_ANNOTATION, "runtimeClass")
             return
         if policy_errs:  # (evaluated at the levels the invalid labels fall back to)
             self.metrics.record_error(False, attributes)
+            texts = [f"{c.field}: {c.message}" for c in policy_errs]
+            _annotate("error", "Failed to parse policy: " + (
+                texts[0] if len(texts) == 1 else f"[{', '.join(texts)}]"))
         results: dict[LevelVersion, AggregateCheckResult] = {}
 
         def judged(lv: LevelVersion) -> AggregateCheckResult:
@@ -316,6 +340,7 @@ class PodSecurity:
 
         refusal: errors.StatusError | None = None
         if enforce:
+            _annotate(ENFORCE_POLICY_ANNOTATION, str(policy.enforce))
             result = judged(policy.enforce)
             self.metrics.record_evaluation(DECISION_ALLOW if result.allowed else DECISION_DENY,
                                            policy.enforce, MODE_ENFORCE, attributes)
@@ -325,7 +350,10 @@ class PodSecurity:
                     attributes.rt.resource,
                     name, f'violates PodSecurity "{policy.enforce}": '
                     f"{result.forbidden_detail()}", attributes.rt.group)
-        if not judged(policy.audit).allowed:
+        audited = judged(policy.audit)
+        if not audited.allowed:
+            _annotate(AUDIT_VIOLATIONS_ANNOTATION, f'would violate PodSecurity "{policy.audit}": '
+                                                   f"{audited.forbidden_detail()}")
             self.metrics.record_evaluation(DECISION_DENY, policy.audit, MODE_AUDIT, attributes)
         if refusal is not None:  # (no warnings on a request refused anyway)
             raise refusal
@@ -339,6 +367,12 @@ class PodSecurity:
     def _warn(attributes: Attributes, warning: str) -> None:
         if warning and attributes.warnings is not None:
             attributes.warnings.append(warning)
+
+
+def _annotate(key: str, value: str) -> None:
+    """The plugin's audit annotations, each key under ``pod-security.kubernetes.io/``
+    (plugin/pkg/admission/security/podsecurity/admission.go ``Validate``)."""
+    add_annotation(AUDIT_ANNOTATION_PREFIX + key, value)
 
 
 def significant_pod_update(spec: Obj, old: Obj) -> bool:

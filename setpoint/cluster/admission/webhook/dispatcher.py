@@ -31,6 +31,7 @@ import orjson
 from setpoint.cluster.admission.webhook import equivalence
 from setpoint.cluster.admission.webhook import matching as match
 from setpoint.cluster.admission.webhook.matching import Hook
+from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
     AdmissionPoint,
@@ -41,8 +42,9 @@ from setpoint.cluster.registry.admissionpoints import (
     run_async,
 )
 from setpoint.cluster.webhook import client as webhookclient
-from setpoint.machinery import errors
+from setpoint.machinery import errors, gojson
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.names import is_qualified_name
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -54,6 +56,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("setpoint.cluster.webhooks")
 
 T = TypeVar("T")
+# mutating/dispatcher.go and validating/dispatcher.go: the audit annotations' prefixes
+MUTATION_ANNOTATION_PREFIX = "mutation.webhook.admission.k8s.io/"
+PATCH_ANNOTATION_PREFIX = "patch.webhook.admission.k8s.io/"
+FAILED_OPEN_ANNOTATION_PREFIX = "failed-open." + MUTATION_ANNOTATION_PREFIX
+VALIDATING_FAILED_OPEN_PREFIX = "failed-open.validating.webhook.admission.k8s.io/"
 
 GROUP = "admissionregistration.k8s.io"
 CONFIGURATIONS = {MUTATING: f"{GROUP}/mutatingwebhookconfigurations",
@@ -165,14 +172,22 @@ class WebhookAdmission:
         reinvocation only those IfNeeded webhooks whose output a later change overtook, never
         one called for the first time; (the object, whether any changed it)."""
         changed = False
-        for hook in hooks:
+        for index, hook in enumerate(hooks):
             invocation = await self._invocation(hook, point, obj, request)
             if invocation is None:
                 continue
             key = (hook.configuration, hook.name)
             if reinvoke and key not in state.reinvoke:
                 continue
-            patched = await self._call_mutating(invocation, point, obj, request)
+            # webhookAnnotator: the audit annotations' keys name the round and the index
+            where = f"round_{1 if reinvoke else 0}_index_{index}"
+            patched = None
+            try:
+                patched = await self._call_mutating(invocation, point, obj, request, where)
+            finally:
+                add_annotation(MUTATION_ANNOTATION_PREFIX + where, gojson.dumps({
+                    "configuration": hook.configuration, "webhook": hook.name,
+                    "mutated": patched is not None}).decode())
             if patched is not None:
                 obj, changed = patched, True
                 state.require_reinvoking()
@@ -181,13 +196,17 @@ class WebhookAdmission:
         return obj, changed
 
     async def _call_mutating(self, invocation: Invocation, point: AdmissionPoint,
-                             obj: Obj | None, request: _Request) -> Obj | None:
+                             obj: Obj | None, request: _Request, where: str) -> Obj | None:
+        """``callAttrMutatingHook``: the object the webhook's patch makes, or None when it
+        changes nothing; the patch annotates the audit event at level Request (``where``:
+        the round and index of the call)."""
         hook = invocation.hook
         try:
             response = await self._call(invocation, point, obj, request)
         except _Failed as failure:
             if hook.ignore_failures:
                 log.warning("webhook_failed_open webhook=%s reason=%s", hook.name, failure)
+                add_annotation(FAILED_OPEN_ANNOTATION_PREFIX + where, hook.name)
                 return None
             raise _internal(f'failed calling webhook "{hook.name}": {failure}') from None
         patch_b64 = response.get("patch")
@@ -231,6 +250,12 @@ class WebhookAdmission:
         if not isinstance(patched, dict):
             raise _internal(f'admission webhook "{hook.name}" patched the object into a '
                             "non-object")
+        # addPatchAnnotation: jsonpatch.Patch's operations are Go maps, written key-sorted
+        add_annotation(PATCH_ANNOTATION_PREFIX + where, gojson.dumps({
+            "configuration": hook.configuration, "webhook": hook.name,
+            "patch": [dict(sorted(op.items())) if isinstance(op, dict) else op
+                      for op in operations],
+            "patchType": "JSONPatch"}).decode(), level="Request")
         if patched == sent:  # changed = !Semantic.DeepEqual(VersionedObject, patched)
             return None
         return await self._back(patched, point, invocation.rt)
@@ -238,18 +263,20 @@ class WebhookAdmission:
     async def _validate(self, point: AdmissionPoint, hooks: list[Hook],
                         request: _Request) -> None:
         obj = point.obj
-        invocations = [inv for hook in hooks
+        invocations = [(index, inv) for index, hook in enumerate(hooks)
                        if (inv := await self._invocation(hook, point, obj, request)) is not None]
         if not invocations:
             return
         outcomes = await asyncio.gather(
-            *(self._call(inv, point, obj, request) for inv in invocations),
+            *(self._call(inv, point, obj, request) for _, inv in invocations),
             return_exceptions=True)
-        for inv, outcome in zip(invocations, outcomes, strict=True):
+        for (index, inv), outcome in zip(invocations, outcomes, strict=True):
             if isinstance(outcome, _Failed):
                 if inv.hook.ignore_failures:
                     log.warning("webhook_failed_open webhook=%s reason=%s", inv.hook.name,
                                 outcome)
+                    add_annotation(f"{VALIDATING_FAILED_OPEN_PREFIX}round_0_index_{index}",
+                                   inv.hook.name)
                     continue
                 raise _internal(f'failed calling webhook "{inv.hook.name}": {outcome}')
             if isinstance(outcome, BaseException):
@@ -289,6 +316,11 @@ class WebhookAdmission:
         # recorded as the webhook answers, before what the write records after this point
         recorder = point.warnings if point.warnings is not None else request.warnings
         recorder.extend(str(w) for w in response.get("warnings") or [])
+        for key, value in (response.get("auditAnnotations") or {}).items():
+            # the webhook's own audit annotations, under its name (checkKeyFormat: a key
+            # that is no qualified name is dropped)
+            if not is_qualified_name(f"{hook.name}/{key}"):
+                add_annotation(f"{hook.name}/{key}", str(value))
         if not response.get("allowed"):
             raise _denial(hook.name, response.get("status"))
         return response
