@@ -415,3 +415,27 @@ async def test_health_probes_without_credentials_are_the_anonymous_user(audited:
         assert probe["verb"] == "get" and "objectRef" not in probe
         kubectl = await a.event(lambda e: e["auditID"] != anonymous_id)
         assert kubectl["user"]["username"] == "setpoint-admin"
+
+
+async def test_every_get_on_a_kept_connection_is_audited(audited: Any) -> None:
+    """audit.go: each request passes the audit filter; a named GET repeated on a kept
+    connection (which the server may answer from what it remembered for that connection,
+    storedgets.py) is audited each time, with its own Audit-Id."""
+    async with audited(policy({"level": "Metadata", "verbs": ["get"]})) as a:
+        import ssl
+
+        assert (await a.kubectl("create", "configmap", "kept", "-n", "default"))[0] == 0
+        ctx = ssl.create_default_context(cafile=str(a.running.ca_file))
+        headers = {"Authorization": f"Bearer {a.running.token}"}
+        ids = []
+        async with aiohttp.ClientSession(headers=headers) as session:
+            for _ in range(3):
+                async with session.get(
+                        a.running.url + "/api/v1/namespaces/default/configmaps/kept",
+                        ssl=ctx) as resp:
+                    assert resp.status == 200
+                    ids.append(resp.headers["Audit-Id"])
+        assert len(set(ids)) == 3
+        for audit_id in ids:
+            await a.event(lambda e, i=audit_id: e["auditID"] == i
+                          and e["stage"] == "ResponseComplete")
