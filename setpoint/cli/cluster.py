@@ -164,7 +164,7 @@ def cluster() -> None:
               type=click.Path(dir_okay=False, path_type=Path),
               help="kube-apiserver's audit policy (an audit.k8s.io/v1 Policy): which requests "
                    "are audited, at which level. Needs --audit-log-path.")
-@click.option("--audit-log-path", "audit_log_path",
+@click.option("--audit-log-path", "audit_log_path", metavar="PATH",
               help="Write audit events to this file (one JSON Event per line, mode 0600); "
                    "'-' means standard output. Needs --audit-policy-file.")
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
