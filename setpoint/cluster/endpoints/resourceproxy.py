@@ -19,8 +19,9 @@ request to apimachinery's upgrade-aware proxy (k8s.io/kubernetes 1.32):
 
 Then (apimachinery pkg/util/proxy upgradeaware.go ``ServeHTTP``): a GET or HEAD of the
 bare ``.../proxy`` is redirected to ``.../proxy/`` (301); the request goes on with the
-caller's headers less its credentials and the hop-by-hop ones, plus ``X-Forwarded-Uri``,
-``-Host``, ``-Proto`` (transport.go) and ``X-Forwarded-For`` (httputil.ReverseProxy); the
+caller's headers (its ``Host`` too: the reverse proxy keeps ``req.Host``) less its credentials
+and the hop-by-hop ones, plus ``X-Forwarded-Uri`` (transport.go) and ``X-Forwarded-For``
+(httputil.ReverseProxy); the
 answer comes back with its status, headers (less the CORS ones: corsRemovingTransport) and
 body as it streams. A backend that cannot be reached is transport.go's 503 ServiceUnavailable
 ``error trying to reach service: <Go's dial error>``. An object that runs in the simulation
@@ -57,11 +58,11 @@ _VALID_SCHEMES = ("", "http", "https")
 # deletes Authorization, impersonation.go the Impersonate-* headers)
 _NOT_FORWARDED = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authenticate",
                             "proxy-authorization", "te", "trailer", "transfer-encoding",
-                            "upgrade", "authorization", "host", "content-length"})
+                            "upgrade", "authorization", "content-length"})
 _CORS = frozenset({"access-control-allow-credentials", "access-control-allow-headers",
                    "access-control-allow-methods", "access-control-allow-origin",
                    "access-control-expose-headers", "access-control-max-age"})
-_NOT_RETURNED = _NOT_FORWARDED | _CORS | {"date"}
+_NOT_RETURNED = _NOT_FORWARDED | _CORS | {"date", "host"}
 MAX_PROXIED_BODY = 3 * 1024 * 1024  # the server's own request body limit
 CONNECT_TIMEOUT_S = 30.0  # the proxy transport's net.Dialer
 
