@@ -82,7 +82,8 @@ async def world(module_api: API) -> AsyncIterator[dict[str, Any]]:
 
     async def backend(request: web.Request) -> web.Response:
         seen.update(path=request.path_qs, method=request.method,
-                    headers={k.lower(): v for k, v in request.headers.items()}, body=await request.text())
+                    headers={k.lower(): v for k, v in request.headers.items()},
+                    body=await request.text())
         return web.Response(text=f"backend {request.method} {request.path_qs}",
                             headers={"Access-Control-Allow-Origin": "*", "X-Backend": "yes"})
 
