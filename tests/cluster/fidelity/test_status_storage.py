@@ -28,7 +28,8 @@ async def _put_status(api: API, path: str, obj: dict[str, Any],
                       status: dict[str, Any]) -> dict[str, Any]:
     code, out = await api.put(f"{path}/status", {**obj, "status": status})
     assert code == 200, out
-    return out
+    written: dict[str, Any] = out
+    return written
 
 
 async def test_pv_status_phase_change_stamps_the_transition_time(module_api: API) -> None:
