@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from setpoint.cluster.registry.validation_jobstatus import validate_job_status_update
 from setpoint.cluster.registry.validation_nodes import validate_node_update
 from setpoint.cluster.registry.validation_podstatus import (
     validate_pod_status_update,
@@ -155,14 +156,6 @@ def _namespace_status_update(new: Obj, old: Obj) -> list[Cause]:
     return []
 
 
-def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
-    """``validateJobStatus``: counts may not be negative (ready and terminating when set)."""
-    status = new.get("status") or {}
-    return [fe.invalid(f"status.{k}", _count(status, k), NON_NEGATIVE)
-            for k in ("active", "succeeded", "failed", "ready", "terminating")
-            if _count(status, k) < 0]
-
-
 def _collision_count(new: Obj, old: Obj) -> list[Cause]:
     """``apivalidation.IsDecremented`` on status.collisionCount: it may grow, never shrink
     nor go away once set."""
@@ -214,7 +207,7 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("apps", "ReplicaSet"): _workload_status_update("ReplicaSet"),
     ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
     ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
-    ("batch", "Job"): _job_status_update,
+    ("batch", "Job"): validate_job_status_update,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
         validate_validating_admission_policy_status_update,
 }
