@@ -23,6 +23,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.conftest import Kubectl
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -233,3 +234,16 @@ async def test_portforward_ports_are_decoded_before_the_pod_is_read(
                                                None)
         assert (status, _status(answer)) == (400, (
             "BadRequest", f"cannot convert to []int32: strconv.ParseUint: {why}")), ports
+
+
+async def test_kubectl_reads_through_the_service_proxy(
+        module_kubectl: Kubectl, world: dict[str, Any]) -> None:
+    """``kubectl get --raw``, the natural client of the proxy subresources: the backend's
+    body printed, a refusal as kubectl words a Status."""
+    code, out, err = await module_kubectl("get", "--raw", f"{NS}/services/web:http/proxy/hi")
+    assert (code, out.strip()) == (0, "backend GET /hi"), err
+    code, out, err = await module_kubectl("get", "--raw",
+                                          f"{NS}/services/kubernetes/proxy/")
+    assert code == 1
+    assert err.strip() == ('Error from server (ServiceUnavailable): no endpoints available '
+                           'for service "kubernetes"')
