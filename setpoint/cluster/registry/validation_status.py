@@ -10,9 +10,11 @@ ever reject what a ``/status`` write brings.
 ``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
 kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
 ``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``,
-``ValidatePersistentVolumeClaimStatusUpdate``; pkg/apis/apps/validation/validation.go
-``ValidateDeploymentStatusUpdate`` and kin;
-pkg/apis/batch/validation/validation.go ``validateJobStatus``).
+``ValidatePersistentVolumeClaimStatusUpdate``, ``ValidateReplicationControllerStatusUpdate``;
+pkg/apis/apps/validation/validation.go ``ValidateDeploymentStatusUpdate`` and kin;
+pkg/apis/batch/validation/validation.go ``ValidateJobStatusUpdate`` (validation_jobstatus.py);
+pkg/apis/policy/validation ``ValidatePodDisruptionBudgetStatusUpdate``;
+pkg/apis/autoscaling/validation ``ValidateHorizontalPodAutoscalerStatusUpdate``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from setpoint.cluster.registry.validation_policies import (
 )
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
+from setpoint.machinery.conditions import validate_conditions
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
@@ -197,7 +200,36 @@ def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+def _replication_controller_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateReplicationControllerStatusUpdate``: a ReplicaSet's status rules."""
+    status = new.get("status")
+    return _replica_set(status) if isinstance(status, dict) else []
+
+
+def _pdb_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePodDisruptionBudgetStatusUpdate`` (policy/v1): its conditions as
+    ``metav1.Condition``s, then its counts; nothing of the spec or metadata."""
+    status = new.get("status") or {}
+    return (validate_conditions(status.get("conditions"), "status.conditions")
+            + [fe.invalid(f"status.{k}", _count(status, k), NON_NEGATIVE)
+               for k in ("disruptionsAllowed", "currentHealthy", "desiredHealthy",
+                         "expectedPods") if _count(status, k) < 0])
+
+
+def _hpa_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateHorizontalPodAutoscalerStatusUpdate``: the two counts, the second under
+    the path Go spells ``status.desiredReplicasa``."""
+    status = new.get("status") or {}
+    return [fe.invalid(path, _count(status, k), NON_NEGATIVE)
+            for k, path in (("currentReplicas", "status.currentReplicas"),
+                            ("desiredReplicas", "status.desiredReplicasa"))
+            if _count(status, k) < 0]
+
+
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
+    ("", "ReplicationController"): _replication_controller_status_update,
+    ("policy", "PodDisruptionBudget"): _pdb_status_update,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa_status_update,
     ("", "Pod"): validate_pod_status_update,
     ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,
