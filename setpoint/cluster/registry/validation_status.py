@@ -14,6 +14,7 @@ kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatu
 pkg/apis/apps/validation/validation.go ``ValidateDeploymentStatusUpdate`` and kin;
 pkg/apis/batch/validation/validation.go ``ValidateJobStatusUpdate`` (validation_jobstatus.py);
 pkg/apis/policy/validation ``ValidatePodDisruptionBudgetStatusUpdate``;
+pkg/apis/networking/validation ``ValidateIngressStatusUpdate``;
 pkg/apis/autoscaling/validation ``ValidateHorizontalPodAutoscalerStatusUpdate``).
 """
 
@@ -146,6 +147,26 @@ def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+def _ingress_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateIngressStatusUpdate`` → ``ValidateIngressLoadBalancerStatus`` (1.32's
+    ParseIPSloppy check and words; no ipMode on an Ingress)."""
+    path = "status.loadBalancer.ingress"
+    ingresses = ((new.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    causes: list[Cause] = []
+    for i, ingress in enumerate(ingresses):
+        at = f"{path}[{i}]"
+        ip, host = ingress.get("ip") or "", ingress.get("hostname") or ""
+        if ip and not _ip(ip):
+            causes.append(fe.invalid(f"{at}.ip", ip, "must be a valid IP address"))
+        if host:
+            causes.extend(fe.invalid(f"{at}.hostname", host, msg)
+                          for msg in names.is_dns1123_subdomain(host))
+            if _ip(host):
+                causes.append(fe.invalid(f"{at}.hostname", host,
+                                         "must be a DNS name, not an IP address"))
+    return causes
+
+
 def _namespace_status_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidateNamespaceStatusUpdate``: the phase follows the deletionTimestamp."""
     phase = (new.get("status") or {}).get("phase") or ""
@@ -230,6 +251,7 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("", "ReplicationController"): _replication_controller_status_update,
     ("policy", "PodDisruptionBudget"): _pdb_status_update,
     ("autoscaling", "HorizontalPodAutoscaler"): _hpa_status_update,
+    ("networking.k8s.io", "Ingress"): _ingress_status_update,
     ("", "Pod"): validate_pod_status_update,
     ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,

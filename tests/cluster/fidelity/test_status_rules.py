@@ -1,12 +1,14 @@
-"""The ``/status`` validation of ReplicationControllers, PodDisruptionBudgets and
-HorizontalPodAutoscalers, as their 1.32 status strategies run it (the status rules alone).
+"""The ``/status`` validation of ReplicationControllers, PodDisruptionBudgets,
+HorizontalPodAutoscalers and Ingresses, as their 1.32 status strategies run it (the status
+rules alone).
 
 Sources: pkg/apis/core/validation/validation.go ``ValidateReplicationControllerStatusUpdate``
 (``ValidateReplicationControllerStatus``); pkg/apis/policy/validation/validation.go
 ``ValidatePodDisruptionBudgetStatusUpdate`` (apimachinery ``ValidateConditions``, then the
 counts; policy/v1 only); pkg/apis/autoscaling/validation/validation.go
 ``ValidateHorizontalPodAutoscalerStatusUpdate`` (whose second path Go spells
-``status.desiredReplicasa``).
+``status.desiredReplicasa``); pkg/apis/networking/validation/validation.go
+``ValidateIngressStatusUpdate`` (1.32: ParseIPSloppy, "must be a valid IP address").
 """
 
 from __future__ import annotations
@@ -75,3 +77,17 @@ async def test_horizontal_pod_autoscaler_status_counts(module_api: API) -> None:
         {"currentReplicas": -1, "desiredReplicas": -2})
     assert causes == [("status.currentReplicas", f"Invalid value: -1: {NEGATIVE}"),
                       ("status.desiredReplicasa", f"Invalid value: -2: {NEGATIVE}")]
+
+
+async def test_ingress_status_load_balancer_is_validated(module_api: API) -> None:
+    causes = await _status_causes(
+        module_api, f"/apis/networking.k8s.io/v1/namespaces/{NS}/ingresses",
+        {"metadata": {"name": "ing-status"}, "spec": {"defaultBackend": {
+            "service": {"name": "s", "port": {"number": 80}}}}},
+        {"loadBalancer": {"ingress": [{"ip": "300.1.1.1"}, {"hostname": "1.2.3.4"},
+                                      {"ip": "10.0.0.1", "hostname": "lb.example.com"}]}})
+    assert causes == [
+        ("status.loadBalancer.ingress[0].ip",
+         'Invalid value: "300.1.1.1": must be a valid IP address'),
+        ("status.loadBalancer.ingress[1].hostname",
+         'Invalid value: "1.2.3.4": must be a DNS name, not an IP address')]
