@@ -28,22 +28,26 @@ body as it streams. A backend that cannot be reached is transport.go's 503 Servi
 (a pod on a simulated node) has nothing listening: the answer is that 503 at once, with the
 reason spelled out, instead of a dial that would wait for its timeout.
 
-Not done: rewriting links in ``text/html`` answers and same-host ``Location`` headers
-(transport.go ``rewriteResponse``/``rewriteURL``), and ``https`` backends' client
-certificates.
+A redirect to the backend itself comes back under the proxy's path (transport.go
+``rewriteURL``). Not done: rewriting the links of ``text/html`` answers
+(``rewriteResponse``), upgrade requests (WebSocket) through these proxies, and ``https``
+backends' client certificates.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import random
 import ssl
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlsplit, urlunsplit
 
+from setpoint.cluster.aggregator.proxy import PATH_SAFE, go_error_text
 from setpoint.cluster.endpoints import podstreams
-from setpoint.cluster.endpoints.http import Request, Response, StreamResponse
+from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
 from setpoint.machinery import errors
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -247,16 +251,32 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
                         {"location": f"{request.path}/" + (f"?{query}" if query else "")})
     if location.simulated is not None:
         raise _unreachable(location, location.simulated)
-    return await _forward(location, request, subpath or "/")
+    return await _forward(location, request, subpath or "/",
+                          request.path[:len(request.path) - len(subpath)])
 
 
-async def _forward(location: Location, request: Request, subpath: str) -> Response:
+def rewrite_location(raw: str, backend: str, request_host: str, prepend: str) -> str:
+    """transport.go ``rewriteURL`` for a redirect's ``Location``: one that stays on the
+    backend (or names the API server) is sent back under the proxy's path ``prepend``;
+    another host, or a path not from the root, is left as it is."""
+    parts = urlsplit(raw)
+    host, path = parts.netloc, parts.path
+    if (host and host not in (backend, request_host)) or not path.startswith("/"):
+        return raw
+    # the transport's scheme and host are the server request URL's (empty): they replace
+    # the redirect's, unless it names the API server itself
+    scheme, netloc = (parts.scheme, host) if host == request_host else ("", "")
+    if not path.startswith(prepend):
+        joined = posixpath.normpath(f"{prepend}/{path}")
+        path = joined + "/" if path.endswith("/") and joined != "/" else joined
+    return urlunsplit((scheme, netloc, path, parts.query, parts.fragment))
+
+
+async def _forward(location: Location, request: Request, subpath: str,
+                   prepend: str) -> Response:
     import aiohttp
     from multidict import CIMultiDict
     from yarl import URL
-
-    from setpoint.cluster.aggregator.proxy import PATH_SAFE
-    from setpoint.cluster.endpoints.http import BodyTooLarge
 
     try:
         body = await request.body(MAX_PROXIED_BODY)
@@ -276,8 +296,6 @@ async def _forward(location: Location, request: Request, subpath: str) -> Respon
     if forwarded_for:
         headers.append(("X-Forwarded-For", ", ".join(forwarded_for)))
     query = request.raw_query.decode("latin-1")
-    from urllib.parse import quote
-
     url = URL(f"{scheme}://{location.address}{quote(subpath, safe=PATH_SAFE)}"
               + (f"?{query}" if query else ""), encoded=True)
     tls: ssl.SSLContext | bool = False
@@ -296,8 +314,6 @@ async def _forward(location: Location, request: Request, subpath: str) -> Respon
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=CONNECT_TIMEOUT_S))
     except Exception as exc:  # the transport's every failure is its 503
         await session.close()
-        from setpoint.cluster.aggregator.proxy import go_error_text
-
         text = go_error_text(exc, location.address)
         raise StatusError(503, "ServiceUnavailable",
                           f"error trying to reach service: {text}") from None
@@ -315,4 +331,8 @@ async def _forward(location: Location, request: Request, subpath: str) -> Respon
     answer = StreamResponse(chunks(), resp.close, resp.status)
     answer.headers = [(name.lower(), value) for name, value in resp.headers.items()
                       if name.lower() not in _NOT_RETURNED]
+    if "Location" in resp.headers:
+        moved = rewrite_location(resp.headers["Location"], location.address,
+                                 request.headers.get("host", ""), prepend)
+        answer.set_header("location", moved)
     return answer

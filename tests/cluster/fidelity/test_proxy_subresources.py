@@ -7,8 +7,8 @@ Sources (k8s.io/kubernetes 1.32 unless named): pkg/registry/core/pod/strategy.go
 ``ResourceLocation`` and ``isProxyableHostname``; apimachinery pkg/util/net
 ``SplitSchemeNamePort``; apimachinery pkg/util/proxy upgradeaware.go ``ServeHTTP``
 (``UpgradeRequired``, ``proxyRedirectsforRootPath``) and transport.go ``RoundTrip`` ("error
-trying to reach service", X-Forwarded-Uri) with ``corsRemovingTransport``; apimachinery
-pkg/apis/meta/v1/conversion.go ``Convert_Slice_string_To_Slice_int32`` (portforward's
+trying to reach service", X-Forwarded-Uri, ``rewriteURL``) with ``corsRemovingTransport``;
+apimachinery pkg/apis/meta/v1/conversion.go ``Convert_Slice_string_To_Slice_int32`` (portforward's
 ``ports``, decoded by handlers/rest.go ``ConnectResource`` before the pod is read).
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -82,6 +83,8 @@ async def world(module_api: API) -> AsyncIterator[dict[str, Any]]:
     seen: dict[str, Any] = {}
 
     async def backend(request: web.Request) -> web.Response:
+        if request.path == "/redirect":
+            raise web.HTTPFound(request.query["to"])
         seen.update(path=request.path_qs, method=request.method,
                     headers={k.lower(): v for k, v in request.headers.items()},
                     body=await request.text())
@@ -107,7 +110,7 @@ async def world(module_api: API) -> AsyncIterator[dict[str, Any]]:
     await _service(module_api, "web", "http", "lopod", "127.0.0.1", port)
     await _service(module_api, "dead", "", "lopod", "127.0.0.1", closed_port)
     await _service(module_api, "stranger", "", "simpod", "10.9.9.9", 80)
-    yield {"seen": seen, "closed_port": closed_port}
+    yield {"seen": seen, "closed_port": closed_port, "port": port}
     await runner.cleanup()
 
 
@@ -247,3 +250,20 @@ async def test_kubectl_reads_through_the_service_proxy(
     assert code == 1
     assert err.strip() == ('Error from server (ServiceUnavailable): no endpoints available '
                            'for service "kubernetes"')
+
+
+async def test_a_redirect_to_the_backend_comes_back_under_the_proxy_path(
+        module_api: API, world: dict[str, Any]) -> None:
+    """transport.go ``rewriteURL``: a Location on the backend itself (a path from the root,
+    or the backend's own address) is put under the proxy's path; another host, or a
+    relative path, is left as it is."""
+    prefix = f"{NS}/services/web:http/proxy"
+    cases = [("/login", f"{prefix}/login"),
+             (f"http://127.0.0.1:{world['port']}/a/b/?x=1", f"{prefix}/a/b/?x=1"),
+             ("http://elsewhere.example/x", "http://elsewhere.example/x"),
+             ("next/page", "next/page")]
+    for sent, expected in cases:
+        url = module_api.cluster.url + f"{prefix}/redirect?to={quote(sent, safe='')}"
+        async with module_api.session.get(url, ssl=module_api.ssl,
+                                          allow_redirects=False) as resp:
+            assert (resp.status, resp.headers["Location"]) == (302, expected), sent
