@@ -115,7 +115,7 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
         raise StatusError(500, "", f"error dialing backend: dial tcp {target}: {why}")
     if subresource == "log":
         return await _stream_log(host, port, location, name)
-    return await _upgrade_proxy(host, port, location, request)
+    return await upgrade_proxy(host, port, location, request)
 
 
 # -- the log -------------------------------------------------------------------------------
@@ -295,8 +295,9 @@ def _stream_params(subresource: str, request: Request) -> list[tuple[str, str]]:
     return sorted(params, key=lambda kv: kv[0])
 
 
-async def _upgrade_proxy(host: str, port: int, location: str, request: Request) -> Response:
-    """upgradeaware.go tryUpgrade: dial, send the request on, then join the connections."""
+async def upgrade_proxy(host: str, port: int, location: str, request: Request) -> Response:
+    """upgradeaware.go tryUpgrade: dial, send the request on, then join the connections; a
+    backend that answers neither 101 nor an error is the responder's 500."""
     try:
         reader, writer = await asyncio.open_connection(host, port)
     except OSError as exc:
@@ -314,6 +315,9 @@ async def _upgrade_proxy(host: str, port: int, location: str, request: Request) 
         writer.close()
         raise StatusError(500, "", "error dialing backend: the kubelet closed the connection"
                           ) from None
+    if status != 101 and status < 400:
+        writer.close()
+        raise StatusError(500, "", f"invalid upgrade response: status code {status}")
     if status != 101:
         length = int(headers.get("content-length", "0") or 0)
         body = await reader.readexactly(min(length, MAX_ERROR_BODY)) if length else b""

@@ -30,8 +30,8 @@ reason spelled out, instead of a dial that would wait for its timeout.
 
 A redirect to the backend itself comes back under the proxy's path (transport.go
 ``rewriteURL``). Not done: rewriting the links of ``text/html`` answers
-(``rewriteResponse``), upgrade requests (WebSocket) through these proxies, and ``https``
-backends' client certificates.
+(``rewriteResponse``), upgrade requests to ``https`` backends (those to ``http`` ones are
+joined as the pod streams' are), and ``https`` backends' client certificates.
 """
 
 from __future__ import annotations
@@ -251,6 +251,12 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
                         {"location": f"{request.path}/" + (f"?{query}" if query else "")})
     if location.simulated is not None:
         raise _unreachable(location, location.simulated)
+    if podstreams.is_upgrade_request(request) and location.scheme in ("", "http"):
+        # tryUpgrade: a connection of its own, joined once the backend answers 101
+        query = request.raw_query.decode("latin-1")
+        target = quote(subpath or "/", safe=PATH_SAFE) + (f"?{query}" if query else "")
+        return await podstreams.upgrade_proxy(location.host, int(location.port or 80),
+                                              target, request)
     return await _forward(location, request, subpath or "/",
                           request.path[:len(request.path) - len(subpath)])
 

@@ -82,7 +82,13 @@ async def world(module_api: API) -> AsyncIterator[dict[str, Any]]:
     has nothing listening."""
     seen: dict[str, Any] = {}
 
-    async def backend(request: web.Request) -> web.Response:
+    async def backend(request: web.Request) -> web.StreamResponse:
+        if request.path == "/ws":
+            ws = web.WebSocketResponse()
+            await ws.prepare(request)
+            async for message in ws:
+                await ws.send_str(f"echo {message.data}")
+            return ws
         if request.path == "/redirect":
             raise web.HTTPFound(request.query["to"])
         seen.update(path=request.path_qs, method=request.method,
@@ -267,3 +273,18 @@ async def test_a_redirect_to_the_backend_comes_back_under_the_proxy_path(
         async with module_api.session.get(url, ssl=module_api.ssl,
                                           allow_redirects=False) as resp:
             assert (resp.status, resp.headers["Location"]) == (302, expected), sent
+
+
+async def test_an_upgrade_through_the_service_proxy_is_joined_to_the_backend(
+        module_api: API, world: dict[str, Any]) -> None:
+    """upgradeaware.go ``tryUpgrade``: a WebSocket is joined to the backend's once it
+    answers 101; a backend that answers an upgrade with neither 101 nor an error is the
+    responder's 500 ``invalid upgrade response``."""
+    base = module_api.cluster.url + f"{NS}/services/web:http/proxy"
+    async with module_api.session.ws_connect(f"{base}/ws", ssl=module_api.ssl) as ws:
+        await ws.send_str("hi")
+        assert (await ws.receive_str()) == "echo hi"
+    async with module_api.session.get(f"{base}/plain", ssl=module_api.ssl, headers={
+            "Connection": "Upgrade", "Upgrade": "something"}) as resp:
+        answer = await resp.json()
+    assert (resp.status, answer["message"]) == (500, "invalid upgrade response: status code 200")
