@@ -15,6 +15,7 @@ from setpoint.cluster.registry import (
     defaults,
     defaults_workloads,
     fieldlabels,
+    node_disabled_fields,
     templategeneration,
     validation,
     volumeattributesclass,
@@ -420,6 +421,25 @@ class ServiceStrategy(Strategy):
         return service_warnings(new)
 
 
+class NodeStrategy(Strategy):
+    """Nodes drop the fields of removed or disabled features unless already in use
+    (``node_disabled_fields``)."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        node_disabled_fields.drop_disabled_fields(obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        node_disabled_fields.drop_disabled_fields(new, old)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        node_disabled_fields.drop_disabled_status_fields(out, old)
+        return out
+
+
 class PersistentVolumeStrategy(Strategy):
     """PersistentVolumes warn about deprecated annotations, policies, labels and plugins; a
     ``/status`` write that moves the phase stamps ``lastPhaseTransitionTime`` unless it
@@ -512,6 +532,7 @@ class LeaseStrategy(Strategy):
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    ("", "Node"): NodeStrategy,
     ("", "Service"): ServiceStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,

@@ -91,3 +91,26 @@ async def test_ingress_status_load_balancer_is_validated(module_api: API) -> Non
          'Invalid value: "300.1.1.1": must be a valid IP address'),
         ("status.loadBalancer.ingress[1].hostname",
          'Invalid value: "1.2.3.4": must be a DNS name, not an IP address')]
+
+
+async def test_node_fields_of_removed_and_disabled_features_are_dropped(
+        module_api: API) -> None:
+    """pkg/registry/core/node/strategy.go 1.32: ``spec.configSource`` is dropped on create
+    (DynamicKubeletConfig is gone), ``status.config`` and ``status.features``
+    (SupplementalGroupsPolicy, alpha) from a status write while the node does not use
+    them; what else the write brings stays."""
+    source = {"configMap": {"name": "c", "namespace": "kube-system",
+                            "kubeletConfigKey": "k"}}
+    code, node = await module_api.post("/api/v1/nodes", {
+        "metadata": {"name": "node-dropped"},
+        "spec": {"configSource": source, "unschedulable": True},
+        "status": {"features": {"supplementalGroupsPolicy": True}}})
+    assert code == 201, node
+    assert "configSource" not in node["spec"] and node["spec"]["unschedulable"] is True
+    assert "features" not in node["status"]
+    code, node = await module_api.put("/api/v1/nodes/node-dropped/status", {**node, "status": {
+        "config": {"active": source}, "features": {"supplementalGroupsPolicy": True},
+        "capacity": {"cpu": "2"}}})
+    assert code == 200, node
+    assert "config" not in node["status"] and "features" not in node["status"]
+    assert node["status"]["capacity"] == {"cpu": "2"}
