@@ -527,6 +527,13 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 #   item without its key): a plain error from structuredMergeManager.Apply (k8s.io/apimachinery
 #   pkg/util/managedfields/internal/structuredmerge.go, "failed to create typed live object"),
 #   only for the fields whose kind's validation lets such an item be stored (TYPED_LIVE_500)
+# - a pods/services/nodes proxy request whose target has no endpoint or cannot be reached
+#   (pkg/registry/core/service/storage/storage.go ResourceLocation's 503s; apimachinery
+#   pkg/util/proxy transport.go "error trying to reach service", upgradeaware.go's dial and
+#   "invalid upgrade response" 500s): PROXY_5XX
+PROXY_5XX = ("no endpoints available for service", "no service port",
+             "error trying to reach service: ", "error dialing backend: ",
+             "invalid upgrade response: ")
 TYPED_LIVE_500 = [
     # ValidateServiceAccount checks metadata only (pkg/apis/core/validation/validation.go)
     ("serviceaccounts", "ServiceAccount", ".secrets"),
@@ -548,6 +555,8 @@ def kube_apiserver_answers_5xx(path: str, status: int, raw: bytes) -> bool:
     if status == 500 and '"message":"failed to create typed live object (' in text:
         return any(f"/{resource}/" in path and f"Kind={kind}): {field}: element " in text
                    for resource, kind, field in TYPED_LIVE_500)
+    if status in (500, 503) and "/proxy" in path and any(m in text for m in PROXY_5XX):
+        return True
     return (binding and "target." in text) or (
         path.endswith("/eviction") and "more than one PodDisruptionBudget" in text)
 

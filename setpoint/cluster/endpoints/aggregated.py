@@ -38,7 +38,11 @@ from setpoint.cluster.aggregator.proxy import (
 )
 from setpoint.cluster.aggregator.resolver import ResolveError, service_ref
 from setpoint.cluster.endpoints.http import BodyTooLarge, Request, Response, StreamResponse
-from setpoint.cluster.endpoints.podstreams import TunnelResponse, parse_head
+from setpoint.cluster.endpoints.podstreams import (
+    TunnelResponse,
+    is_upgrade_request,
+    parse_head,
+)
 from setpoint.cluster.registry.options import query_flag
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
@@ -120,11 +124,6 @@ async def _body(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
         log.info("proxied answer ended early: %r", exc)
     finally:
         resp.release()
-
-
-def is_upgrade_request(request: Request) -> bool:
-    """apimachinery httpstream ``IsUpgradeRequest``: a Connection header naming upgrade."""
-    return any("upgrade" in value.lower() for value in request.header_values("connection"))
 
 
 def _proxied_headers(request: Request) -> list[tuple[str, str]]:

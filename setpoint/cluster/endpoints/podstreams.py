@@ -85,6 +85,8 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
     params: list[tuple[str, str]] = []
     if subresource == "log":
         params = _log_params(query, name)
+    elif subresource == "portforward":
+        forwarded_ports(request)  # decoded before the pod is read (getRequestOptions)
     pod = store.get(rt.storage_key, ns, name)
     if pod is None:
         raise errors.not_found(rt.resource, name, rt.group)
@@ -95,14 +97,17 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
         if subresource == "log":
             return Response(b"", 200, "text/plain")  # LocationStreamer without a location
         raise errors.bad_request(f"pod {name} does not have a host assigned")
-    node, host, port = _kubelet_address(store, registry, node_name)
+    node, host, port = kubelet_address(store, registry, node_name)
+    if subresource != "log" and not is_upgrade_request(request):
+        # upgradeaware.go ServeHTTP: UpgradeRequired, once the location is known
+        raise errors.bad_request("Upgrade request required")
     target = f"{host}:{port}"
     location = f"/{path}/{quote(ns)}/{quote(name)}" + (f"/{quote(container)}"
                                                        if has_container else "")
     if subresource != "log":
         params = _stream_params(subresource, request)
     location += f"?{urlencode(params)}" if params else ""
-    why = _simulated(node, pod, node_name, name)
+    why = simulated_reason(node, pod, node_name, name)
     if why is not None:
         if subresource == "log":
             raise StatusError(500, "", f'Get "https://{target}{location.split("?")[0]}": '
@@ -110,7 +115,7 @@ async def connect(store: Reader, registry: Registry, rt: ResourceType, ns: str, 
         raise StatusError(500, "", f"error dialing backend: dial tcp {target}: {why}")
     if subresource == "log":
         return await _stream_log(host, port, location, name)
-    return await _upgrade_proxy(host, port, location, request)
+    return await upgrade_proxy(host, port, location, request)
 
 
 # -- the log -------------------------------------------------------------------------------
@@ -245,10 +250,32 @@ def connect_options(subresource: str, request: Request) -> Obj:
         if subresource == "exec":
             out["command"] = request.query_values("command") or None
     else:
-        ports = [int(p) for p in request.query_values("ports") if p.isdigit()]
+        ports = forwarded_ports(request)
         if ports:
             out["ports"] = ports
     return out
+
+
+def forwarded_ports(request: Request) -> list[int]:
+    """PodPortForwardOptions.ports from the query: metav1.Convert_Slice_string_To_Slice_int32
+    (each value split at commas, each a 16-bit unsigned number), whose error is the
+    request's 400 (handlers/rest.go ConnectResource)."""
+    ports: list[int] = []
+    for value in request.query_values("ports"):
+        for part in value.split(","):
+            if not re.fullmatch(r"[0-9]+", part):  # (ParseUint takes no sign)
+                raise errors.bad_request(f'cannot convert to []int32: strconv.ParseUint: '
+                                         f'parsing "{part}": invalid syntax')
+            if int(part) > 0xFFFF:
+                raise errors.bad_request(f'cannot convert to []int32: strconv.ParseUint: '
+                                         f'parsing "{part}": value out of range')
+            ports.append(int(part))
+    return ports
+
+
+def is_upgrade_request(request: Request) -> bool:
+    """apimachinery httpstream ``IsUpgradeRequest``: a Connection header naming upgrade."""
+    return any("upgrade" in value.lower() for value in request.header_values("connection"))
 
 
 def _stream_params(subresource: str, request: Request) -> list[tuple[str, str]]:
@@ -268,8 +295,9 @@ def _stream_params(subresource: str, request: Request) -> list[tuple[str, str]]:
     return sorted(params, key=lambda kv: kv[0])
 
 
-async def _upgrade_proxy(host: str, port: int, location: str, request: Request) -> Response:
-    """upgradeaware.go tryUpgrade: dial, send the request on, then join the connections."""
+async def upgrade_proxy(host: str, port: int, location: str, request: Request) -> Response:
+    """upgradeaware.go tryUpgrade: dial, send the request on, then join the connections; a
+    backend that answers neither 101 nor an error is the responder's 500."""
     try:
         reader, writer = await asyncio.open_connection(host, port)
     except OSError as exc:
@@ -287,6 +315,9 @@ async def _upgrade_proxy(host: str, port: int, location: str, request: Request) 
         writer.close()
         raise StatusError(500, "", "error dialing backend: the kubelet closed the connection"
                           ) from None
+    if status != 101 and status < 400:
+        writer.close()
+        raise StatusError(500, "", f"invalid upgrade response: status code {status}")
     if status != 101:
         length = int(headers.get("content-length", "0") or 0)
         body = await reader.readexactly(min(length, MAX_ERROR_BODY)) if length else b""
@@ -346,7 +377,7 @@ def _reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
-def _simulated(node: Obj, pod: Obj, node_name: str, name: str) -> str | None:
+def simulated_reason(node: Obj, pod: Obj, node_name: str, name: str) -> str | None:
     """Why the pod's streams have no kubelet to come from, or None when they do."""
     runtime = ((node.get("status") or {}).get("nodeInfo") or {}).get(
         "containerRuntimeVersion") or ""
@@ -381,7 +412,7 @@ def _container(pod: Obj, name: str, container: str) -> str:
     return container
 
 
-def _kubelet_address(store: Reader, registry: Registry, node_name: str,
+def kubelet_address(store: Reader, registry: Registry, node_name: str,
                      ) -> tuple[Obj, str, int]:
     """pkg/kubelet/client's NodeConnectionInfoGetter: the node, its preferred address and
     its kubelet's port."""

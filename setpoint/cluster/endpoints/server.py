@@ -24,7 +24,7 @@ from setpoint.cluster.authentication.x509 import user_of_certificate
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes, forbidden
-from setpoint.cluster.endpoints import podstreams
+from setpoint.cluster.endpoints import podstreams, resourceproxy
 from setpoint.cluster.endpoints.auditing import (
     Auditor,
     audit_id_of,
@@ -137,7 +137,8 @@ REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
-                       "exec", "attach", "portforward", "ephemeralcontainers", "approval"}
+                       "exec", "attach", "portforward", "ephemeralcontainers", "approval",
+                       "proxy"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 
@@ -407,7 +408,7 @@ class Handler:
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
             return self._no_route(rp.group)
-        if rp.extra and not rt.is_custom:
+        if rp.extra and not rt.is_custom and rp.subresource != "proxy":
             raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
                 request.method != "GET" or (rp.name is not None and not rp.legacy_watch)):
@@ -446,6 +447,9 @@ class Handler:
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
             return await self._connect(request, rt, rp)
+        if rp.subresource == "proxy" and not rt.group and rp.name:
+            return await resourceproxy.connect(self.api.store, self.api.registry, rt,
+                                               rp.namespace or "", rp.name, request)
         self._check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
             return await self._virtual(request, rt, rp)

@@ -15,8 +15,10 @@ from setpoint.cluster.registry import (
     defaults,
     defaults_workloads,
     fieldlabels,
+    node_disabled_fields,
     templategeneration,
     validation,
+    volumeattributesclass,
 )
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.gomembers import go_zeros
@@ -419,8 +421,55 @@ class ServiceStrategy(Strategy):
         return service_warnings(new)
 
 
+class NodeStrategy(Strategy):
+    """Nodes drop the fields of removed or disabled features unless already in use
+    (``node_disabled_fields``)."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        node_disabled_fields.drop_disabled_fields(obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        node_disabled_fields.drop_disabled_fields(new, old)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        node_disabled_fields.drop_disabled_status_fields(out, old)
+        return out
+
+
 class PersistentVolumeStrategy(Strategy):
-    """PersistentVolumes warn about deprecated annotations, policies, labels and plugins."""
+    """PersistentVolumes warn about deprecated annotations, policies, labels and plugins; a
+    ``/status`` write that moves the phase stamps ``lastPhaseTransitionTime`` unless it
+    set a new one itself, and one that keeps the phase keeps the stored time unless it set
+    one (pkg/registry/core/persistentvolume/strategy.go persistentvolumeStatusStrategy
+    PrepareForUpdate; PersistentVolumeLastPhaseTransitionTime is GA and locked on in 1.32)."""
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        status = out.get("status")
+        if not isinstance(status, dict):
+            status = out["status"] = {}
+        old_status = old.get("status") or {}
+        old_time = old_status.get("lastPhaseTransitionTime")
+        new_time = status.get("lastPhaseTransitionTime")
+        if status.get("phase") == old_status.get("phase"):
+            if new_time is None and old_time is not None:
+                status["lastPhaseTransitionTime"] = old_time
+        elif new_time is None or new_time == old_time:
+            status["lastPhaseTransitionTime"] = _now()
+        return out
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        volumeattributesclass.drop_disabled_spec(obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        volumeattributesclass.drop_disabled_spec(new, old)
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return persistent_volume_warnings(obj)
@@ -431,7 +480,22 @@ class PersistentVolumeStrategy(Strategy):
 
 class PersistentVolumeClaimStrategy(Strategy):
     """PersistentVolumeClaims warn about the beta storage class annotation and fractional
-    byte quantities."""
+    byte quantities; the VolumeAttributesClass fields (gate off in 1.32) are dropped from
+    spec and status writes unless the stored claim has them."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        volumeattributesclass.drop_disabled_spec(obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        volumeattributesclass.drop_disabled_spec(new, old)
+
+    def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        out = super().prepare_for_status_update(rt, new, old)
+        volumeattributesclass.drop_disabled_claim_status(out, old)
+        return out
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return persistent_volume_claim_warnings(obj)
@@ -468,6 +532,7 @@ class LeaseStrategy(Strategy):
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
+    ("", "Node"): NodeStrategy,
     ("", "Service"): ServiceStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,

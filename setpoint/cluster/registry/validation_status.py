@@ -10,15 +10,19 @@ ever reject what a ``/status`` write brings.
 ``/status`` write as their status strategies' ``ValidateUpdate`` runs them, in place of the
 kind's own validation (pkg/apis/core/validation/validation.go ``ValidatePodStatusUpdate``,
 ``ValidateNodeUpdate``, ``ValidateServiceStatusUpdate``, ``ValidateNamespaceStatusUpdate``,
-``ValidatePersistentVolumeClaimStatusUpdate``; pkg/apis/apps/validation/validation.go
-``ValidateDeploymentStatusUpdate`` and kin;
-pkg/apis/batch/validation/validation.go ``validateJobStatus``).
+``ValidatePersistentVolumeClaimStatusUpdate``, ``ValidateReplicationControllerStatusUpdate``;
+pkg/apis/apps/validation/validation.go ``ValidateDeploymentStatusUpdate`` and kin;
+pkg/apis/batch/validation/validation.go ``ValidateJobStatusUpdate`` (validation_jobstatus.py);
+pkg/apis/policy/validation ``ValidatePodDisruptionBudgetStatusUpdate``;
+pkg/apis/networking/validation ``ValidateIngressStatusUpdate``;
+pkg/apis/autoscaling/validation ``ValidateHorizontalPodAutoscalerStatusUpdate``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from setpoint.cluster.registry.validation_jobstatus import validate_job_status_update
 from setpoint.cluster.registry.validation_nodes import validate_node_update
 from setpoint.cluster.registry.validation_podstatus import (
     validate_pod_status_update,
@@ -28,6 +32,7 @@ from setpoint.cluster.registry.validation_policies import (
 )
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
+from setpoint.machinery.conditions import validate_conditions
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.netutils import parse_ip_sloppy
 from setpoint.machinery.objects import Obj
@@ -142,6 +147,26 @@ def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+def _ingress_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateIngressStatusUpdate`` → ``ValidateIngressLoadBalancerStatus`` (1.32's
+    ParseIPSloppy check and words; no ipMode on an Ingress)."""
+    path = "status.loadBalancer.ingress"
+    ingresses = ((new.get("status") or {}).get("loadBalancer") or {}).get("ingress") or []
+    causes: list[Cause] = []
+    for i, ingress in enumerate(ingresses):
+        at = f"{path}[{i}]"
+        ip, host = ingress.get("ip") or "", ingress.get("hostname") or ""
+        if ip and not _ip(ip):
+            causes.append(fe.invalid(f"{at}.ip", ip, "must be a valid IP address"))
+        if host:
+            causes.extend(fe.invalid(f"{at}.hostname", host, msg)
+                          for msg in names.is_dns1123_subdomain(host))
+            if _ip(host):
+                causes.append(fe.invalid(f"{at}.hostname", host,
+                                         "must be a DNS name, not an IP address"))
+    return causes
+
+
 def _namespace_status_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidateNamespaceStatusUpdate``: the phase follows the deletionTimestamp."""
     phase = (new.get("status") or {}).get("phase") or ""
@@ -153,14 +178,6 @@ def _namespace_status_update(new: Obj, old: Obj) -> list[Cause]:
         return [fe.invalid("status.Phase", phase,
                            "may only be 'Terminating' if `deletionTimestamp` is not empty")]
     return []
-
-
-def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
-    """``validateJobStatus``: counts may not be negative (ready and terminating when set)."""
-    status = new.get("status") or {}
-    return [fe.invalid(f"status.{k}", _count(status, k), NON_NEGATIVE)
-            for k in ("active", "succeeded", "failed", "ready", "terminating")
-            if _count(status, k) < 0]
 
 
 def _collision_count(new: Obj, old: Obj) -> list[Cause]:
@@ -204,7 +221,37 @@ def _pvc_status_update(new: Obj, old: Obj) -> list[Cause]:
     return causes
 
 
+def _replication_controller_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateReplicationControllerStatusUpdate``: a ReplicaSet's status rules."""
+    status = new.get("status")
+    return _replica_set(status) if isinstance(status, dict) else []
+
+
+def _pdb_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidatePodDisruptionBudgetStatusUpdate`` (policy/v1): its conditions as
+    ``metav1.Condition``s, then its counts; nothing of the spec or metadata."""
+    status = new.get("status") or {}
+    return (validate_conditions(status.get("conditions"), "status.conditions")
+            + [fe.invalid(f"status.{k}", _count(status, k), NON_NEGATIVE)
+               for k in ("disruptionsAllowed", "currentHealthy", "desiredHealthy",
+                         "expectedPods") if _count(status, k) < 0])
+
+
+def _hpa_status_update(new: Obj, old: Obj) -> list[Cause]:
+    """``ValidateHorizontalPodAutoscalerStatusUpdate``: the two counts, the second under
+    the path Go spells ``status.desiredReplicasa``."""
+    status = new.get("status") or {}
+    return [fe.invalid(path, _count(status, k), NON_NEGATIVE)
+            for k, path in (("currentReplicas", "status.currentReplicas"),
+                            ("desiredReplicas", "status.desiredReplicasa"))
+            if _count(status, k) < 0]
+
+
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
+    ("", "ReplicationController"): _replication_controller_status_update,
+    ("policy", "PodDisruptionBudget"): _pdb_status_update,
+    ("autoscaling", "HorizontalPodAutoscaler"): _hpa_status_update,
+    ("networking.k8s.io", "Ingress"): _ingress_status_update,
     ("", "Pod"): validate_pod_status_update,
     ("", "Node"): validate_node_update,
     ("", "Service"): _service_status_update,
@@ -214,7 +261,7 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("apps", "ReplicaSet"): _workload_status_update("ReplicaSet"),
     ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
     ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
-    ("batch", "Job"): _job_status_update,
+    ("batch", "Job"): validate_job_status_update,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
         validate_validating_admission_policy_status_update,
 }
