@@ -443,3 +443,27 @@ async def test_yaml_binary_and_timestamp_scalars_decode_as_go_yaml_decodes_them(
         400, "error decoding YAML: error converting YAML to JSON: "
              "yaml: !!binary value contains invalid base64 data")
     assert (await api.get(f"{NS}/configmaps/b"))[0] == 404
+
+
+async def test_each_unpaired_surrogate_escape_is_one_replacement_character(api: API) -> None:
+    """sigs.k8s.io/json (encoding/json) decode.go ``unquoteBytes``: a ``\\uXXXX`` surrogate
+    with no partner is written as one U+FFFD (a pair is one rune); a byte of invalid UTF-8
+    is one U+FFFD each (``utf8.DecodeRune`` takes one byte of a broken sequence). The
+    surrogate's three UTF-8 bytes must not become three, on create as on a merge patch."""
+    raw = (b'{"metadata": {"name": "u", "annotations": {"lone": "\\ud800", '
+           b'"reversed": "x\\udc00\\ud800y", "pair": "\\ud83d\\ude00", '
+           b'"bytes": "\xe2\x82A\xff"}}}')
+    status, created = await api.request("POST", f"{NS}/configmaps", raw=raw)
+    assert status == 201, created
+    assert created["metadata"]["annotations"] == {
+        "lone": "\ufffd", "reversed": "x\ufffd\ufffdy", "pair": "\U0001f600",
+        "bytes": "\ufffd\ufffdA\ufffd"}
+    status, patched = await api.request(
+        "PATCH", f"{NS}/configmaps/u", content_type=MERGE,
+        raw=b'{"metadata": {"annotations": {"lone": "a\\udfffb"}}}')
+    assert status == 200, patched
+    assert patched["metadata"]["annotations"]["lone"] == "a\ufffdb"
+    status, read = await api.get(f"{NS}/configmaps/u")
+    assert status == 200
+    assert read["metadata"]["annotations"] == {**created["metadata"]["annotations"],
+                                               "lone": "a\ufffdb"}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -308,6 +309,7 @@ def _yaml_syntax_error(kind: str, go_error: str, raw: bytes, *,
 
 
 _INT64 = 2**63 - 1
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json_compatible(value: Any) -> Any:
@@ -328,7 +330,9 @@ def _json_compatible(value: Any) -> Any:
             value.encode("utf-8")
             return value
         except UnicodeEncodeError:
-            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+            # one U+FFFD for each unpaired escape, as Go's unquoteBytes writes it; decoding
+            # the surrogate's three UTF-8 bytes would make three
+            return _LONE_SURROGATE.sub("\ufffd", value)
     return str(value)
 
 
