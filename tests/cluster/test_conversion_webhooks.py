@@ -32,8 +32,7 @@ def convert(request: Obj) -> Obj:
         if desired == "example.com/v1" and "replicas" in spec:
             spec["size"] = spec.pop("replicas")
         metadata = {**obj["metadata"], "labels": {**(obj["metadata"].get("labels") or {}),
-                                                   "converted-to": desired.split("/")[1]},
-                    "name": "renamed-by-webhook"}
+                                                   "converted-to": desired.split("/")[1]}}
         out.append({**obj, "apiVersion": desired, "spec": spec, "metadata": metadata})
     return {"convertedObjects": out, "result": {"status": "Success"}}
 
@@ -85,7 +84,8 @@ async def test_objects_are_stored_and_served_through_the_webhook(
     status, created = await api.post(V2, widget("w", 3))
     assert status == 201, created
     assert created["apiVersion"] == "example.com/v2" and created["spec"] == {"replicas": 3}
-    # only labels and annotations may change: the name comes from the object sent
+    # the labels come from the webhook (what else of the metadata it may not change:
+    # tests/cluster/test_conversion_webhook_answers.py)
     assert created["metadata"]["name"] == "w"
     assert created["metadata"]["labels"] == {"converted-to": "v2"}
     stored = cluster.api.store.get("example.com/widgets", "default", "w")

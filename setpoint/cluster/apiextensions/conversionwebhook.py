@@ -14,6 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.webhook import client as webhookclient
 from setpoint.machinery.errors import Cause, StatusError
+from setpoint.machinery.fielderrors import aggregate_text
+from setpoint.machinery.gofmt import go_type
+from setpoint.machinery.names import validate_annotations, validate_labels
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -25,7 +28,12 @@ TIMEOUT_S = 30  # what the apiserver allows a conversion webhook
 
 
 class ConversionFailed(Exception):
-    """The webhook could not convert; ``str()`` says why."""
+    """The webhook could not convert; ``str()`` says why. ``returned``: its answer was
+    usable but converted wrongly (Go words these "returned ...", not "failed: ...")."""
+
+    def __init__(self, reason: str, *, returned: bool = False) -> None:
+        super().__init__(reason)
+        self.returned = returned
 
 
 def _gvk(api_version: str, kind: str) -> str:
@@ -43,8 +51,8 @@ async def convert(client: WebhookClient, point: ConversionPoint) -> list[Obj]:
     try:
         converted = await _call(client, webhook, sent, point.api_version)
     except ConversionFailed as exc:
-        message = f"conversion webhook for {_gvk(point.api_version, point.rt.kind)} " \
-                  f"failed: {exc}"
+        told = str(exc) if exc.returned else f"failed: {exc}"
+        message = f"conversion webhook for {_gvk(point.api_version, point.rt.kind)} {told}"
         raise StatusError(500, "InternalError", f"Internal error occurred: {message}",
                           causes=[Cause("", message, "")]) from None
     out = list(point.objects)
@@ -79,27 +87,85 @@ async def _call(client: WebhookClient, webhook: Obj, objects: list[Obj],
     converted = response.get("convertedObjects")
     if not isinstance(converted, list) or len(converted) != len(objects):
         count = len(converted) if isinstance(converted, list) else 0
-        raise ConversionFailed(f"returned {count} objects, expected {len(objects)}")
+        raise ConversionFailed(f"returned {count} objects, expected {len(objects)}",
+                               returned=True)
     return [_checked(i, original, new, api_version)
             for i, (original, new) in enumerate(zip(objects, converted, strict=True))]
 
 
 def _checked(index: int, original: Obj, converted: Any, api_version: str) -> Obj:
+    """A converted object checked as webhook_converter.go checks it (the list path's words:
+    a single object's say "invalid object" where these say "invalid converted object at
+    index 0"), with the original's metadata but for the labels and annotations."""
     if not isinstance(converted, dict):
         raise ConversionFailed(f"invalid converted object at index {index}: not an object")
+    at = f"returned invalid converted object at index {index}"
     if converted.get("apiVersion") != api_version:
-        raise ConversionFailed(f"invalid converted object at index {index}: invalid "
-                               f"apiVersion {converted.get('apiVersion', '')!r}, expected "
-                               f"{api_version!r}")
+        raise ConversionFailed(f"{at}: invalid groupVersion (expected {api_version}, "
+                               f"received {_group_version(converted.get('apiVersion'))})",
+                               returned=True)
     if converted.get("kind") != original.get("kind"):
-        raise ConversionFailed(f"invalid converted object at index {index}: invalid kind "
-                               f"{converted.get('kind', '')!r}, expected "
-                               f"{original.get('kind', '')!r}")
+        raise ConversionFailed(f"{at}: invalid kind (expected {original.get('kind', '')}, "
+                               f"received {_text(converted.get('kind'))})", returned=True)
+    mismatch = _identity_mismatch(original, converted)
+    if mismatch:
+        raise ConversionFailed(f"{at}: {mismatch}", returned=True)
+    try:
+        return {**converted, "metadata": _restored_metadata(original, converted)}
+    except ValueError as exc:
+        raise ConversionFailed(f"returned invalid metadata in object at index {index}: {exc}",
+                               returned=True) from None
+
+
+def _text(value: Any) -> str:
+    """``unstructured.NestedString``'s answer: the string, or "" for anything else."""
+    return value if isinstance(value, str) else ""
+
+
+def _group_version(api_version: Any) -> str:
+    """``schema.ParseGroupVersion(...).String()`` of what the webhook answered."""
+    text = _text(api_version)
+    return text if text.count("/") <= 1 else ""
+
+
+def _identity_mismatch(original: Obj, converted: Obj) -> str:
+    """``validateConvertedObject``: the same name, namespace and UID as the object sent."""
+    before = original.get("metadata") or {}
+    after = converted.get("metadata")
+    after = after if isinstance(after, dict) else {}
+    for key, shown in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
+        if _text(before.get(key)) != _text(after.get(key)):
+            return f"must have the same {shown}: {_text(before.get(key))} != " \
+                   f"{_text(after.get(key))}"
+    return ""
+
+
+def _restored_metadata(original: Obj, converted: Obj) -> Obj:
+    """``restoreObjectMeta``: the original's metadata with the webhook's labels and
+    annotations, string maps that ``ValidateLabels``/``ValidateAnnotations`` accept when they
+    changed (Go's path for annotations is ``metadata.annotation``); ValueError says why not."""
+    if "metadata" not in converted:
+        raise ValueError("missing metadata in converted object")
+    answered = converted["metadata"]
+    if not isinstance(answered, dict):
+        raise ValueError(f"invalid metadata of type {go_type(answered)} in converted object")
     meta = dict(original.get("metadata") or {})
-    new_meta = converted.get("metadata") or {}
-    for key in ("labels", "annotations"):
-        if new_meta.get(key):
-            meta[key] = new_meta[key]
-        else:
+    for key, path, validate in (("labels", "metadata.labels", validate_labels),
+                                ("annotations", "metadata.annotation", validate_annotations)):
+        given = answered.get(key)
+        if given is None:
             meta.pop(key, None)
-    return {**converted, "metadata": meta}
+            continue
+        if not isinstance(given, dict):
+            raise ValueError(f"invalid metadata.{key} of type {go_type(given)} in converted "
+                             "object")
+        for name, value in given.items():
+            if not isinstance(value, str):
+                raise ValueError(f"metadata.{key}[{name}] must be a string, but is "
+                                 f"{go_type(value)} in converted object")
+        if given != (meta.get(key) or {}):
+            causes = validate(given, path)
+            if causes:
+                raise ValueError(aggregate_text(causes))
+        meta[key] = given
+    return meta
