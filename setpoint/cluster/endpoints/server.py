@@ -19,6 +19,7 @@ from setpoint.cluster.audit.context import (
     log_request_object,
     log_request_patch,
 )
+from setpoint.cluster.authentication.bearertoken import bearer_token
 from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
 from setpoint.cluster.authentication.x509 import user_of_certificate
 from setpoint.cluster.authorization import reviews
@@ -220,7 +221,10 @@ class Handler:
                 auditor.failed_authentication(request, audit_id, attrs,
                                               object_ref_of(attrs, rp.version if rp else ""),
                                               err.code)
-            return status_response(err)
+            # the token authenticator's warning (an extra space) reaches the 401 too: the
+            # warning recorder wraps authentication (server/config.go)
+            warning = bearer_token(request.headers.get("authorization", "")).warning
+            return status_response(err, warnings=[warning] if warning else None)
         begun = None if auditor is None else auditor.begin(
             request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
             self._audited_user(request))
@@ -277,9 +281,8 @@ class Handler:
         if certificate is not None:
             request.user = user_of_certificate(certificate)
             request.authenticated = request.user_fixed = request.user is not None
-        header = request.headers.get("authorization", "")
-        if request.user is None and header.startswith("Bearer "):
-            presented = header[7:].strip()
+        presented = bearer_token(request.headers.get("authorization", "")).token
+        if request.user is None and presented:
             if hmac.compare_digest(presented.encode(), self.token):
                 request.user = reviews.ADMIN_USER
                 request.authenticated = request.user_fixed = True
