@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import ssl
 
+import orjson
+
 from setpoint.cluster import RunningCluster
 
 LIMIT = 1 << 20
@@ -90,5 +92,28 @@ async def test_a_request_line_longer_than_64_kib_is_served(cluster: RunningClust
         answer = await _answer(reader)
         assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
         assert b'"kind":"ConfigMapList"' in answer
+    finally:
+        writer.close()
+
+
+async def test_a_path_longer_than_64_kib_gets_its_status(cluster: RunningCluster) -> None:
+    """A path is no different: Go's server reads it whole (net/http ``readRequest``) and the
+    apiserver answers a GET of a 100,000-byte name with its NotFound Status (a name too long
+    for any object), not httptools' plain-text 400; with a query and percent-escapes too."""
+    name = "a" * 100_000
+    reader, writer = await _open(cluster)
+    try:
+        writer.write(_head(cluster, f"/api/v1/namespaces/default/configmaps/{name}", 0,
+                           close=False))
+        answer = await _answer(reader)
+        assert answer.startswith(b"HTTP/1.1 404 "), answer[:300]
+        status = orjson.loads(answer.split(b"\r\n\r\n", 1)[1])
+        assert (status["reason"], status["details"]["name"]) == ("NotFound", name)
+        # the same connection goes on: a long path with a query, escaped
+        writer.write(_head(cluster, f"/api/v1/namespaces/default/configmaps/b%2D{name}"
+                                    "?resourceVersion=0", 0, close=True))
+        answer = await _answer(reader)
+        assert answer.startswith(b"HTTP/1.1 404 "), answer[:300]
+        assert orjson.loads(answer.split(b"\r\n\r\n", 1)[1])["details"]["name"] == f"b-{name}"
     finally:
         writer.close()

@@ -32,6 +32,7 @@ log = logging.getLogger("setpoint.cluster")
 Message = MutableMapping[str, Any]
 CONNECTION_KEY = "setpoint.connection"  # the scope's uvicorn protocol, for hijacking
 LONG_QUERY_KEY = "setpoint.query_string"  # a query too long for httptools.parse_url
+LONG_PATH_KEY = "setpoint.path"  # a path too long for it, percent-decoded
 _PARSE_URL_MAX = 0xFFFF  # http-parser's uint16_t field offsets and lengths
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
@@ -77,8 +78,8 @@ class Request:
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
-        self.path: str = scope["path"]  # percent-decoded, as Go's URL.Path
-        if "\ufffd" in self.path:
+        self.path: str = scope.get(LONG_PATH_KEY) or scope["path"]  # decoded, as URL.Path
+        if "\ufffd" in self.path and LONG_PATH_KEY not in scope:
             # uvicorn unquotes with errors="replace"; Go's URL.Path keeps the bytes that are
             # not UTF-8, and encoding/json writes each as "\ufffd" (responses.encode): kept
             # here as the surrogates that stand for them
@@ -557,14 +558,21 @@ def _quiet_upgrades(protocol: type) -> type:
         def on_headers_complete(self) -> None:
             # uvicorn splits the URL with httptools.parse_url, whose offsets are 16 bits:
             # a longer URL would be a plain-text 400 ("url is too long"), though Go reads
-            # any request line within MaxHeaderBytes (a long label selector is served). The
-            # query is split off here and handed on beside the scope.
+            # any request line within MaxHeaderBytes (a long label selector is served, a
+            # GET of a long name is a 404 Status). The query, and a long path, are split off
+            # here and handed on beside the scope.
             url: bytes = self.url  # type: ignore[has-type]
             if len(url) > _PARSE_URL_MAX:
                 path, sep, query = url.partition(b"?")
-                if sep and len(path) <= _PARSE_URL_MAX:
+                if sep:
                     self.url = path
                     self.scope[LONG_QUERY_KEY] = query.partition(b"#")[0]
+                path = path.partition(b"#")[0]
+                if len(path) > _PARSE_URL_MAX and path.startswith(b"/") and path.isascii():
+                    # (an absolute-form URL is left to the parser's refusal)
+                    self.url = b"/"
+                    self.scope[LONG_PATH_KEY] = unquote(path.decode("ascii"),
+                                                        errors="surrogateescape")
             super().on_headers_complete()
 
         def on_response_complete(self) -> None:
