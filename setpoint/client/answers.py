@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import orjson
 
+from setpoint.client.decoding import json_object
 from setpoint.client.typed import from_body
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def answer_like(cls: type[T], body: bytes) -> T:
     validated on its first read when ``cls`` allows it, else now."""
     unread = _unread_class(cls)  # an unread class maps to itself
     if unread is None:
-        return from_body(cls, orjson.loads(body))
+        return from_body(cls, json_object(body))
     obj = object.__new__(unread)
     object.__getattribute__(obj, "__dict__")[_JSON] = body
     return cast(T, obj)

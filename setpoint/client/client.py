@@ -24,6 +24,7 @@ import orjson
 
 from setpoint.client.answers import answer_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
+from setpoint.client.decoding import json_object
 from setpoint.client.errors import GoneError
 from setpoint.client.flowcontrol import DISABLED, RateLimiter, rate_limiter_for
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
@@ -184,7 +185,7 @@ class Client:
             "GET", info.path(namespace), params=params,
             template=info.template(bool(namespace) and info.namespaced, False),
         )
-        doc = orjson.loads(resp.body)
+        doc = json_object(resp.body)
         meta = doc.get("metadata") or {}
         kind = info.kind
         items = []
@@ -375,7 +376,7 @@ class Client:
         )
         if is_typed_class(resource):  # validated when first read, as _decode_like's
             return answer_like(cast(type[Any], resource), resp.body)
-        return orjson.loads(resp.body)
+        return json_object(resp.body)
 
     async def apply(
         self, obj: ObjT, *, field_manager: str | None = None, force: bool = False,
@@ -418,7 +419,7 @@ class Client:
             "DELETE", info.path(self._namespace(info, namespace, None), name),
             body=orjson.dumps(body), template=info.template(info.namespaced, True),
         )
-        return cast(Obj, orjson.loads(resp.body))
+        return json_object(resp.body)
 
     async def delete_collection(
         self, resource: ResourceRef, *, namespace: str | None = None,
@@ -436,7 +437,7 @@ class Client:
             "DELETE", info.path(self._namespace(info, namespace, None)), params=params,
             body=orjson.dumps(body), template=info.template(info.namespaced, False),
         )
-        return cast(Obj, orjson.loads(resp.body))
+        return json_object(resp.body)
 
     # -- subresources ----------------------------------------------------------------------
 
@@ -495,7 +496,7 @@ class Client:
             params=self._write_params(dry_run, None, None), body=orjson.dumps(dict(scale)),
             template=info.template(info.namespaced, True, "scale"),
         )
-        return cast(Obj, orjson.loads(resp.body))
+        return json_object(resp.body)
 
     async def patch_scale(
         self, resource: ResourceRef, name: str, patch: Any, *,
@@ -534,7 +535,7 @@ class Client:
             method, info.path(self._namespace(info, namespace, None), name, subresource),
             template=info.template(info.namespaced, True, subresource),
         )
-        return self._decoder(resource)(orjson.loads(resp.body))
+        return self._decoder(resource)(json_object(resp.body))
 
     async def _put(
         self, obj: ObjT, subresource: str | None, namespace: str | None, dry_run: bool,
@@ -590,7 +591,7 @@ class Client:
     def _decode_like(obj: object, body: bytes) -> Any:
         # a typed answer is validated when first read (answers.py): most callers drop it
         cls = type(obj)
-        return answer_like(cls, body) if is_typed_class(cls) else orjson.loads(body)
+        return answer_like(cls, body) if is_typed_class(cls) else json_object(body)
 
 
 def _identity(data: dict[str, Any]) -> dict[str, Any]:

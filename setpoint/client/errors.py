@@ -33,6 +33,12 @@ class TransportError(ClientError):
     """The server could not be reached or dropped the connection, after all retries."""
 
 
+class MalformedAnswerError(ClientError, ValueError):
+    """A successful answer that is no JSON object: a proxy's page, a foreign server, a body
+    cut short. client-go fails it the same way ("couldn't get version/kind; json parse
+    error"), never as a decoding traceback."""
+
+
 class UnknownResourceError(ClientError, LookupError):
     """Discovery does not know the kind or resource asked for, even after a refresh."""
 

@@ -14,8 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import orjson
-
+from setpoint.client.decoding import json_object
 from setpoint.client.errors import NotFoundError, UnknownResourceError
 from setpoint.client.transport import Transport
 from setpoint.client.typed import is_typed_class
@@ -218,7 +217,7 @@ class Discovery:
             resp = await self._transport.request("GET", path)
         except NotFoundError:
             return GroupVersionResources({}, {})
-        return parse_resource_list(orjson.loads(resp.body), group, version)
+        return parse_resource_list(json_object(resp.body), group, version)
 
 
 class GroupVersionResources(NamedTuple):
