@@ -10,7 +10,9 @@ before its first scrape, nor Pod Security's checks before the first pod a namesp
 policy has checked, so those load on first use. Here, in a fresh interpreter (this one has
 them loaded), a started server has none loaded, and then answers a YAML create, a JSON
 patch, a scrape (with the request counts) and a pod create under a baseline policy as
-before, which loads them.
+before, which loads them. uvicorn's package ``__init__`` (its command line and supervisors)
+is never run for serving (``endpoints/uvicornparts.py``), yet ``import uvicorn`` afterwards
+gives the whole package.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ SCRIPT = textwrap.dedent("""
 
     HEAVY = ("yaml", "jsonpatch", "jsonpointer", "prometheus_client",
              "setpoint.cluster.admission.podsecurity.evaluator")
+    # uvicorn's package __init__ (its command line, supervisors): never needed to serve
+    NEVER = ("uvicorn.main", "uvicorn.supervisors", "click")
 
     def call(running, method, path, body, content_type, decode=json.loads):
         context = ssl.create_default_context(cafile=str(running.ca_file))
@@ -64,10 +68,15 @@ SCRIPT = textwrap.dedent("""
 
     async def main():
         async with serve() as running:
-            at_serving = [m for m in HEAVY if m in sys.modules]
+            at_serving = [m for m in HEAVY + NEVER if m in sys.modules]
             answers = await asyncio.to_thread(requests, running)
-        print(json.dumps({"at_serving": at_serving, "answers": answers,
-                          "after": [m for m in HEAVY if m in sys.modules]}))
+        after = [m for m in HEAVY + NEVER if m in sys.modules]
+        # another user of uvicorn in the process sees the package a plain import leaves
+        import uvicorn
+        from uvicorn import Config
+        package = [uvicorn.__version__ != "", Config.__name__, uvicorn.Server.__name__]
+        print(json.dumps({"at_serving": at_serving, "answers": answers, "after": after,
+                          "package": package}))
 
     asyncio.run(main())
 """)
@@ -83,3 +92,4 @@ def test_serving_loads_neither_pyyaml_jsonpatch_nor_prometheus_until_a_request_n
                                  201]
     assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client",
                                "setpoint.cluster.admission.podsecurity.evaluator"]
+    assert result["package"] == [True, "Config", "Server"]

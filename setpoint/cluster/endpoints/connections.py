@@ -29,7 +29,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from setpoint.cluster.endpoints.uvicornparts import httptools_impl
+
+HttpToolsProtocol = httptools_impl.HttpToolsProtocol
 
 MAX_CONNECTIONS_CAP = 4096
 # net/http server.go's answer to a head over the limit (it writes it and hangs up)

@@ -20,12 +20,13 @@ from email.utils import formatdate
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote
 
-import uvicorn
-from uvicorn.protocols.http.httptools_impl import HEADER_RE, HEADER_VALUE_RE, STATUS_LINE
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle as _HttptoolsCycle
-from uvicorn.server import ServerState
-
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
+from setpoint.cluster.endpoints.uvicornparts import Config, ServerState, httptools_impl
+
+# (through uvicornparts: ``from uvicorn.protocols...`` here would run uvicorn's __init__)
+HEADER_RE, HEADER_VALUE_RE = httptools_impl.HEADER_RE, httptools_impl.HEADER_VALUE_RE
+STATUS_LINE = httptools_impl.STATUS_LINE
+_HttptoolsCycle = httptools_impl.RequestResponseCycle
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -594,7 +595,7 @@ class HTTPServer:
     def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
         self.limits = limits or ConnectionLimits()
         self.guard = ConnectionGuard(self.limits)
-        self._config = uvicorn.Config(
+        self._config = Config(
             asgi(handler, self.guard.authenticated, self.limits.request_timeout_s),
             http="httptools", ws="none",
             lifespan="off", interface="asgi3", log_config=None, access_log=False,
