@@ -74,7 +74,8 @@ SCRIPT = textwrap.dedent("""
         # another user of uvicorn in the process sees the package a plain import leaves
         import uvicorn
         from uvicorn import Config
-        package = [uvicorn.__version__ != "", Config.__name__, uvicorn.Server.__name__]
+        package = [uvicorn.__version__ != "", Config.__name__, uvicorn.Server.__name__,
+                   callable(uvicorn.run)]
         print(json.dumps({"at_serving": at_serving, "answers": answers, "after": after,
                           "package": package}))
 
@@ -92,4 +93,4 @@ def test_serving_loads_neither_pyyaml_jsonpatch_nor_prometheus_until_a_request_n
                                  201]
     assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client",
                                "setpoint.cluster.admission.podsecurity.evaluator"]
-    assert result["package"] == [True, "Config", "Server"]
+    assert result["package"] == [True, "Config", "Server", True]

@@ -42,6 +42,13 @@ _defer_package_init()
 # what the server uses, loaded here so that importing this module is enough
 from uvicorn.config import Config  # noqa: E402
 from uvicorn.protocols.http import httptools_impl  # noqa: E402
-from uvicorn.server import ServerState  # noqa: E402
+from uvicorn.server import Server, ServerState  # noqa: E402
+
+# the two names the package exports from modules loaded above, the same objects its
+# __init__ would bind: uvicorn's own modules import them from the package
+# (``lifespan/off.py``: ``from uvicorn import Config``, loaded by ``Config.load``)
+_package = sys.modules["uvicorn"]
+if "__getattr__" in _package.__dict__:
+    _package.Config, _package.Server = Config, Server
 
 __all__ = ["Config", "ServerState", "httptools_impl"]
