@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import orjson
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from setpoint.cluster.admission import (
@@ -55,7 +56,9 @@ from setpoint.cluster.authentication.tokens import (
     legacy_reference,
 )
 from setpoint.cluster.authorization.rbac import Authorizer
+from setpoint.cluster.bootstrap.recorded import Recorded, blanked, digest
 from setpoint.cluster.registry import Registry
+from setpoint.cluster.registry.genericstore import new_uid
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.systempriorityclasses import (
@@ -127,6 +130,11 @@ class APIServer:
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.external_address = "127.0.0.1:443"  # set by start()
         self.ready = False
+        # the start's bootstrap writes: taken from the recorded objects while set
+        # (bootstrap/recorded.py); ``recorder``, when set, gets what the full path stored
+        self._recorded: Recorded | None = None
+        self.recorder: dict[str, Obj] | None = None
+        self.bootstrap_missed = 0  # bootstrap writes the recording did not know
         self._watches: set[Closeable] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
@@ -210,11 +218,15 @@ class APIServer:
             issuer=self.tokens)
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
-        for ns in SYSTEM_NAMESPACES:
-            self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
-        self.authorizer.bootstrap(self.ensure)
-        bootstrap_system_priority_classes(self.ensure)
-        self._bootstrap_flowcontrol()
+        self._recorded = Recorded({}) if self.recorder is not None else Recorded.load()
+        try:
+            for ns in SYSTEM_NAMESPACES:
+                self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
+            self.authorizer.bootstrap(self.ensure)
+            bootstrap_system_priority_classes(self.ensure)
+            self._bootstrap_flowcontrol()
+        finally:
+            self.bootstrap_missed, self._recorded = self._recorded.missed, None
         # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
         host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
         self.external_address = f"{host}:{port}"
@@ -281,11 +293,26 @@ class APIServer:
         from setpoint.cluster.serializer.decode import Decoded
 
         rt = self.resource(group, version, resource)
-        existing = self.store.get(rt.storage_key, ns or "", obj["metadata"]["name"])
+        name = obj["metadata"]["name"]
+        existing = self.store.get(rt.storage_key, ns or "", name)
         if existing is not None:
             return existing
+        recorded = self._recorded
+        if recorded is None:
+            opts = WriteOptions(field_manager=manager, field_validation="Ignore")
+            return self.rest.create(rt, ns, Decoded(obj), opts).obj
+        # a bootstrap object: as the full path stored it (bootstrap/recorded.py)
+        key = digest(group, version, resource, ns, manager, obj)
+        made = recorded.take(key, new_uid(), self.rest.generic.clock())
+        if made is not None:
+            return self.store.put(rt.storage_key, made)
         opts = WriteOptions(field_manager=manager, field_validation="Ignore")
-        return self.rest.create(rt, ns, Decoded(obj), opts).obj
+        created = self.rest.create(rt, ns, Decoded(obj), opts).obj
+        if self.recorder is not None:
+            raw = self.store.get_raw(rt.storage_key, ns or "", name)
+            assert raw is not None
+            self.recorder[key] = blanked(orjson.loads(raw))
+        return created
 
     def _publish_self(self, address: str, port: int) -> None:
         """The ``kubernetes`` Service and its endpoints, as the apiserver's endpoint reconciler

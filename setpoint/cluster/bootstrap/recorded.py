@@ -1,0 +1,101 @@
+"""The start's bootstrap objects as the full write path stores them, recorded ahead.
+
+kube-apiserver creates its bootstrap objects (the system namespaces, RBAC's roles and
+bindings, the system PriorityClasses, the APF configuration) in post-start hooks that
+``/readyz`` waits for. Through the whole create path (typed decoding, defaults, managed
+fields, admission, validation, storage order) they were most of the server's start
+(docs/benchmarks.md, Start-up, thirteenth pass); yet each is a constant object created by
+the server itself: no webhook can exist yet, and what the path makes of it depends only on
+the object and this code. ``recorded.json`` holds, per object, what the full path stored,
+with its uid and times left blank; the start fills those and stores it (``Store.put``:
+the same resourceVersion order and watch events). An object is keyed by a digest of its
+write (resource, namespace, field manager, the object as sent): one the file does not know
+takes the full path. ``tests/cluster/test_bootstrap_recorded.py`` proves the file current
+and the objects equal to the full path's; regenerate it with
+``.venv/bin/python -m setpoint.cluster.bootstrap.recorded``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from setpoint.machinery.objects import Obj
+
+PATH = Path(__file__).with_name("recorded.json")
+
+
+def digest(group: str, version: str, resource: str, ns: str | None, manager: str,
+           obj: Obj) -> str:
+    """The key of one bootstrap write (key order counts: it orders what is stored)."""
+    return hashlib.blake2b(orjson.dumps([group, version, resource, ns or "", manager, obj]),
+                           digest_size=16).hexdigest()
+
+
+def blanked(stored: Obj) -> Obj:
+    """``stored`` without what each start makes anew: uid, times and resourceVersion."""
+    meta = stored["metadata"]
+    meta["uid"] = ""
+    meta["creationTimestamp"] = ""
+    meta.pop("resourceVersion", None)  # (put stamps it last, as on a create)
+    for entry in meta.get("managedFields") or ():
+        entry["time"] = ""
+    return stored
+
+
+class Recorded:
+    """The recorded objects of one start, each taken at most once."""
+
+    def __init__(self, objects: dict[str, Obj]) -> None:
+        self._objects = objects
+        self.missed = 0  # writes the file did not know (the full path made them)
+
+    @classmethod
+    def load(cls) -> Recorded:
+        try:
+            objects: dict[str, Any] = orjson.loads(PATH.read_bytes())
+        except FileNotFoundError:
+            objects = {}
+        return cls(objects)
+
+    def take(self, key: str, uid: str, now: str) -> Obj | None:
+        """The object recorded for ``key``, with a new uid and ``now`` as its times."""
+        stored = self._objects.pop(key, None)
+        if stored is None:
+            self.missed += 1
+            return None
+        meta = stored["metadata"]
+        meta["uid"] = uid
+        meta["creationTimestamp"] = now
+        for entry in meta.get("managedFields") or ():
+            entry["time"] = now
+        return stored
+
+
+def record() -> dict[str, Obj]:
+    """Start a server whose bootstrap writes all take the full path; what they stored."""
+    import asyncio
+
+    from setpoint.cluster.apiserver import APIServer
+
+    made: dict[str, Obj] = {}
+
+    async def start() -> None:
+        server = APIServer()
+        server.recorder = made
+        server.start()
+        await server.stop()
+
+    asyncio.run(start())
+    return made
+
+
+def main() -> None:
+    PATH.write_bytes(orjson.dumps(record(), option=orjson.OPT_APPEND_NEWLINE))
+
+
+if __name__ == "__main__":
+    main()
