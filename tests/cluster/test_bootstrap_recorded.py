@@ -26,7 +26,6 @@ from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.bootstrap import recorded
 from setpoint.cluster.storage.store import Event
 
-
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # metav1.Time, whole seconds
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 

@@ -49,6 +49,6 @@ from uvicorn.server import Server, ServerState  # noqa: E402
 # (``lifespan/off.py``: ``from uvicorn import Config``, loaded by ``Config.load``)
 _package = sys.modules["uvicorn"]
 if "__getattr__" in _package.__dict__:
-    _package.Config, _package.Server = Config, Server
+    _package.__dict__.update(Config=Config, Server=Server)
 
 __all__ = ["Config", "ServerState", "httptools_impl"]
