@@ -56,7 +56,7 @@ from setpoint.cluster.authentication.tokens import (
     legacy_reference,
 )
 from setpoint.cluster.authorization.rbac import Authorizer
-from setpoint.cluster.bootstrap.recorded import Recorded, blanked, digest
+from setpoint.cluster.bootstrap.recorded import Recorded, blanked, blanked_update, digest
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.genericstore import new_uid
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
@@ -66,7 +66,7 @@ from setpoint.cluster.registry.systempriorityclasses import (
     refuse_system_class_delete,
 )
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.storage import Store
+from setpoint.cluster.storage import Event, Store
 from setpoint.cluster.storage.freshness import Freshness
 
 if TYPE_CHECKING:
@@ -133,8 +133,9 @@ class APIServer:
         # the start's bootstrap writes: taken from the recorded objects while set
         # (bootstrap/recorded.py); ``recorder``, when set, gets what the full path stored
         self._recorded: Recorded | None = None
-        self.recorder: dict[str, Obj] | None = None
+        self.recorder: dict[str, Any] | None = None
         self.bootstrap_missed = 0  # bootstrap writes the recording did not know
+        self.bootstrap_updates_replayed = 0  # the APF status writes taken from it
         self._watches: set[Closeable] = set()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
@@ -218,7 +219,7 @@ class APIServer:
             issuer=self.tokens)
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
-        self._recorded = Recorded({}) if self.recorder is not None else Recorded.load()
+        self._recorded = Recorded({}, []) if self.recorder is not None else Recorded.load()
         try:
             for ns in SYSTEM_NAMESPACES:
                 self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
@@ -295,9 +296,11 @@ class APIServer:
         rt = self.resource(group, version, resource)
         name = obj["metadata"]["name"]
         existing = self.store.get(rt.storage_key, ns or "", name)
-        if existing is not None:
-            return existing
         recorded = self._recorded
+        if existing is not None:
+            if recorded is not None:
+                recorded.existing += 1
+            return existing
         if recorded is None:
             opts = WriteOptions(field_manager=manager, field_validation="Ignore")
             return self.rest.create(rt, ns, Decoded(obj), opts).obj
@@ -311,7 +314,7 @@ class APIServer:
         if self.recorder is not None:
             raw = self.store.get_raw(rt.storage_key, ns or "", name)
             assert raw is not None
-            self.recorder[key] = blanked(orjson.loads(raw))
+            self.recorder["creates"][key] = blanked(orjson.loads(raw))
         return created
 
     def _publish_self(self, address: str, port: int) -> None:
@@ -364,7 +367,25 @@ class APIServer:
         for schema in flowcontrol.flow_schemas():
             self.ensure(fc, "v1", "flowschemas", None, schema,
                         flowcontrol.PRODUCER_FIELD_MANAGER)
+        updates = self._recorded.updates() if self._recorded is not None else None
+        if updates is not None:  # what sync_now would write onto the recorded objects
+            now = self.rest.generic.clock()
+            for resource, update in updates:
+                live = self.store.get(resource, "", update["metadata"]["name"])
+                assert live is not None  # (stored above, from the same recording)
+                self.store.put(resource, Recorded.fill_update(update, live, now))
+            self.bootstrap_updates_replayed = len(updates)
+            return
+        recorder, syncing = self.recorder, [True]
+        if recorder is not None:  # (the store has no listener removal: it stops hearing)
+            def heard(event: Event) -> None:
+                if syncing and event.raw is not None:
+                    recorder["updates"].append(
+                        (event.resource, blanked_update(orjson.loads(event.raw))))
+
+            self.store.add_listener(heard, (f"{fc}/flowschemas",))
         self.controllers.flow_schema_status.sync_now()
+        syncing.clear()
 
     def _publish_authentication_trust(self) -> None:
         """``kube-system/extension-apiserver-authentication``: the CAs and request headers an

@@ -46,20 +46,60 @@ def blanked(stored: Obj) -> Obj:
     return stored
 
 
-class Recorded:
-    """The recorded objects of one start, each taken at most once."""
+def blanked_update(stored: Obj) -> Obj:
+    """An update of a bootstrap object, as ``blanked``, its conditions' times blank too
+    (its resourceVersion kept in place, blank: an update's put stamps it where it is)."""
+    meta = stored["metadata"]
+    meta["uid"] = ""
+    meta["creationTimestamp"] = ""
+    meta["resourceVersion"] = ""
+    for entry in meta.get("managedFields") or ():
+        entry["time"] = ""
+    for condition in (stored.get("status") or {}).get("conditions") or ():
+        condition["lastTransitionTime"] = ""
+    return stored
 
-    def __init__(self, objects: dict[str, Obj]) -> None:
+
+class Recorded:
+    """The recorded objects of one start, each taken at most once; then the status writes
+    the APF config controller made at that start (``Dangling``, on FlowSchemas)."""
+
+    def __init__(self, objects: dict[str, Obj], updates: list[tuple[str, Obj]]) -> None:
         self._objects = objects
+        self._updates = updates
         self.missed = 0  # writes the file did not know (the full path made them)
+        self.existing = 0  # bootstrap objects already stored (a restart)
 
     @classmethod
     def load(cls) -> Recorded:
         try:
-            objects: dict[str, Any] = orjson.loads(PATH.read_bytes())
+            recording: dict[str, Any] = orjson.loads(PATH.read_bytes())
         except FileNotFoundError:
-            objects = {}
-        return cls(objects)
+            recording = {"creates": {}, "updates": []}
+        return cls(recording["creates"], [(r, o) for r, o in recording["updates"]])
+
+    def updates(self) -> list[tuple[str, Obj]] | None:
+        """The recorded status writes, when this start stored every bootstrap object from
+        the recording onto none stored before: what the controller would write now."""
+        if self.missed or self.existing or self._objects or not self._updates:
+            return None
+        return self._updates
+
+    @staticmethod
+    def fill_update(update: Obj, live: Obj, now: str) -> Obj:
+        """A recorded update of ``live``: its uid and creation time, the times of the
+        managed fields entries it already had, ``now`` for the rest."""
+        meta, live_meta = update["metadata"], live["metadata"]
+        meta["uid"] = live_meta["uid"]
+        meta["creationTimestamp"] = live_meta["creationTimestamp"]
+        had = {(e.get("manager"), e.get("operation"), e.get("subresource")): e.get("time")
+               for e in live_meta.get("managedFields") or ()}
+        for entry in meta.get("managedFields") or ():
+            entry["time"] = had.get((entry.get("manager"), entry.get("operation"),
+                                     entry.get("subresource"))) or now
+        for condition in (update.get("status") or {}).get("conditions") or ():
+            condition["lastTransitionTime"] = now
+        return update
 
     def take(self, key: str, uid: str, now: str) -> Obj | None:
         """The object recorded for ``key``, with a new uid and ``now`` as its times."""
@@ -75,13 +115,13 @@ class Recorded:
         return stored
 
 
-def record() -> dict[str, Obj]:
+def record() -> dict[str, Any]:
     """Start a server whose bootstrap writes all take the full path; what they stored."""
     import asyncio
 
     from setpoint.cluster.apiserver import APIServer
 
-    made: dict[str, Obj] = {}
+    made: dict[str, Any] = {"creates": {}, "updates": []}
 
     async def start() -> None:
         server = APIServer()
