@@ -79,6 +79,9 @@ log = logging.getLogger("setpoint.cluster")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
+STORED_ADMISSION = tuple(f"admissionregistration.k8s.io/{resource}" for resource in (
+    "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
+    "validatingadmissionpolicies", "validatingadmissionpolicybindings"))
 """The ``kubernetes`` Service's address in the default service CIDR."""
 
 
@@ -219,7 +222,11 @@ class APIServer:
             issuer=self.tokens)
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
-        self._recorded = Recorded({}, []) if self.recorder is not None else Recorded.load()
+        # (admission the recording did not see: a restart's stored webhooks or policies
+        # would be asked about a bootstrap object a user deleted, so it takes the full path)
+        admission_stored = any(self.store.count(key) for key in STORED_ADMISSION)
+        self._recorded = Recorded({}, []) if self.recorder is not None or admission_stored \
+            else Recorded.load()
         try:
             for ns in SYSTEM_NAMESPACES:
                 self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})

@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import Any
 
 import orjson
 
 from setpoint.cluster.apiserver import APIServer
 from setpoint.cluster.bootstrap import recorded
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage.store import Event
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")  # metav1.Time, whole seconds
@@ -94,3 +97,37 @@ async def test_the_recording_is_what_this_code_stores() -> None:
         "stale: run .venv/bin/python -m setpoint.cluster.bootstrap.recorded")
     assert orjson.dumps(made) == orjson.dumps(on_file), (
         "stale: run .venv/bin/python -m setpoint.cluster.bootstrap.recorded")
+
+
+async def test_a_restart_with_stored_webhooks_recreates_a_deleted_role_through_admission(
+        tmp_path: Path) -> None:
+    """A restart recreates a bootstrap role a user deleted (the ensurer creates what is
+    missing); with a webhook configuration stored, admission the recording never saw could
+    apply to it, so it takes the full write path; the other objects are kept as stored."""
+    first = APIServer(tmp_path)
+    first.start()
+    assert first.bootstrap_missed == 0
+    rest = first.rest
+    webhooks = first.resource("admissionregistration.k8s.io", "v1",
+                               "validatingwebhookconfigurations")
+    rest.create(webhooks, None, Decoded({"metadata": {"name": "configmaps-only"}, "webhooks": [{
+        "name": "configmaps.example.com", "admissionReviewVersions": ["v1"],
+        "sideEffects": "None", "clientConfig": {"url": "https://127.0.0.1:1/check"},
+        "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+                   "resources": ["configmaps"]}]}]}),
+        WriteOptions(field_manager="test"))
+    roles = first.resource("rbac.authorization.k8s.io", "v1", "clusterroles")
+    kept_uid = rest.get(roles, None, "admin")["metadata"]["uid"]
+    rest.delete(roles, None, "view", DeleteOptions())
+    await first.stop()
+
+    second = APIServer(tmp_path)
+    second.start()
+    try:
+        assert second.bootstrap_missed == 1  # the deleted role, not from the recording
+        assert second.bootstrap_updates_replayed == 0
+        view = second.rest.get(roles, None, "view")
+        assert [e["manager"] for e in view["metadata"]["managedFields"]] == ["kube-apiserver"]
+        assert second.rest.get(roles, None, "admin")["metadata"]["uid"] == kept_uid
+    finally:
+        await second.stop()
