@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -212,26 +214,7 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
     kill_container_process(str(present(victim.status).pod_ip), "etcd")
     await wait_for(Pod, "e-2", crash_looping, timeout=TIMEOUT)
 
-    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
-    down = {present(p.metadata.name) for p in listed.items if not etcd_running(p)}
-    worst: list[set[str]] = [set(down)]
-
-    async def follow() -> None:
-        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
-                             resource_version=listed.resource_version) as events:
-            async for kind, pod in events:
-                if kind == "BOOKMARK" or not isinstance(pod, Pod):
-                    continue
-                name = present(pod.metadata.name)
-                if kind == "DELETED" or not etcd_running(pod):
-                    down.add(name)
-                else:
-                    down.discard(name)
-                if len(down) > len(worst[0]):
-                    worst[0] = set(down)
-
-    watcher = asyncio.create_task(follow())
-    try:
+    async with members_down(k8s, "e") as worst:
         await k8s.patch(EtcdCluster, "e", {"spec": {"version": V34}})
 
         async def upgraded() -> bool:
@@ -242,12 +225,7 @@ async def test_an_upgrade_asked_while_a_member_crash_loops_never_takes_a_second_
                 str(i).endswith(V34) for i in images)
 
         await wait_until(upgraded, timeout=TIMEOUT, message=f"every member on {V34}")
-    finally:
-        watcher.cancel()
-    # the watch followed the whole upgrade (it ends only by the cancellation)
-    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
-        is asyncio.CancelledError
-    assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
+    assert len(worst) <= 1, f"members down together: {sorted(worst)}"
 
 
 async def etcdctl(*args: str) -> str:
@@ -319,26 +297,7 @@ async def test_a_member_killed_during_an_upgrade_is_waited_for_and_the_upgrade_f
     pods = await member_pods(k8s, "e")
     first = next(n for n in sorted(pods) if n != leader)  # followers go first, by ordinal
 
-    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}=e")
-    down: set[str] = set()
-    worst: list[set[str]] = [set()]
-
-    async def follow() -> None:
-        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}=e",
-                             resource_version=listed.resource_version) as events:
-            async for kind, pod in events:
-                if kind == "BOOKMARK" or not isinstance(pod, Pod):
-                    continue
-                name = present(pod.metadata.name)
-                if kind == "DELETED" or not etcd_running(pod):
-                    down.add(name)
-                else:
-                    down.discard(name)
-                if len(down) > len(worst[0]):
-                    worst[0] = set(down)
-
-    watcher = asyncio.create_task(follow())
-    try:
+    async with members_down(k8s, "e") as worst:
         await k8s.patch(EtcdCluster, "e", {"spec": {"version": V34}})
         upgraded = await wait_for(Pod, first, lambda p: p.metadata.uid != pods[first].metadata.uid
                                   and etcd_running(p), timeout=TIMEOUT)
@@ -354,11 +313,7 @@ async def test_a_member_killed_during_an_upgrade_is_waited_for_and_the_upgrade_f
                 etcd_image(p).endswith(V34) for p in now.values())
 
         await wait_until(finished, timeout=TIMEOUT, message=f"every member on {V34}")
-    finally:
-        watcher.cancel()
-    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
-        is asyncio.CancelledError
-    assert len(worst[0]) <= 1, f"members down together: {sorted(worst[0])}"
+    assert len(worst) <= 1, f"members down together: {sorted(worst)}"
     after = await k8s.get(EtcdCluster, "e")
     assert {m.name: m.id for m in after.status.members or ()} == {
         m.name: m.id for m in before.status.members or ()}
@@ -405,3 +360,36 @@ async def test_a_backup_taken_while_a_member_is_down_comes_from_a_healthy_one_an
     # and the source comes back whole: the member that was down has every key
     await wait_for(EtcdCluster, "e", running(3), timeout=TIMEOUT)
     await assert_etcdctl_reads_on_every_member(k8s, "e", data | {"/test/after-the-backup": "x"})
+
+
+@contextlib.asynccontextmanager
+async def members_down(k8s: Client, cluster: str) -> AsyncIterator[set[str]]:
+    """The most members of ``cluster`` seen down together on one watch of its pods, from
+    the moment this is entered until it is left (the watch must last the whole while)."""
+    listed = await k8s.list(Pod, label_selector=f"{objects.INSTANCE}={cluster}")
+    down = {present(p.metadata.name) for p in listed.items if not etcd_running(p)}
+    worst = set(down)
+
+    async def follow() -> None:
+        async with k8s.watch(Pod, label_selector=f"{objects.INSTANCE}={cluster}",
+                             resource_version=listed.resource_version) as events:
+            async for kind, pod in events:
+                if kind == "BOOKMARK" or not isinstance(pod, Pod):
+                    continue
+                name = present(pod.metadata.name)
+                if kind == "DELETED" or not etcd_running(pod):
+                    down.add(name)
+                else:
+                    down.discard(name)
+                if len(down) > len(worst):
+                    worst.clear()
+                    worst.update(down)
+
+    watcher = asyncio.create_task(follow())
+    try:
+        yield worst
+    finally:
+        watcher.cancel()
+    # the watch followed the whole while (it ends only by the cancellation)
+    assert (await asyncio.gather(watcher, return_exceptions=True))[0].__class__ \
+        is asyncio.CancelledError

@@ -440,7 +440,21 @@ class NodeStrategy(Strategy):
         return out
 
 
-class PersistentVolumeStrategy(Strategy):
+class _VolumeAttributesClassGated(Strategy):
+    """Volumes and claims drop ``spec.volumeAttributesClassName`` (VolumeAttributesClass is
+    beta and off in 1.32) unless the stored object has it."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        volumeattributesclass.drop_disabled_spec(obj, None)
+
+    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
+        super().prepare_for_update(rt, new, old)
+        volumeattributesclass.drop_disabled_spec(new, old)
+
+
+class PersistentVolumeStrategy(_VolumeAttributesClassGated):
     """PersistentVolumes warn about deprecated annotations, policies, labels and plugins; a
     ``/status`` write that moves the phase stamps ``lastPhaseTransitionTime`` unless it
     set a new one itself, and one that keeps the phase keeps the stored time unless it set
@@ -462,15 +476,6 @@ class PersistentVolumeStrategy(Strategy):
             status["lastPhaseTransitionTime"] = _now()
         return out
 
-    def prepare_for_create(self, rt: ResourceType, obj: Obj,
-                           warnings: list[str] | None = None) -> None:
-        super().prepare_for_create(rt, obj, warnings)
-        volumeattributesclass.drop_disabled_spec(obj, None)
-
-    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(rt, new, old)
-        volumeattributesclass.drop_disabled_spec(new, old)
-
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
         return persistent_volume_warnings(obj)
 
@@ -478,19 +483,10 @@ class PersistentVolumeStrategy(Strategy):
         return persistent_volume_warnings(new)
 
 
-class PersistentVolumeClaimStrategy(Strategy):
+class PersistentVolumeClaimStrategy(_VolumeAttributesClassGated):
     """PersistentVolumeClaims warn about the beta storage class annotation and fractional
     byte quantities; the VolumeAttributesClass fields (gate off in 1.32) are dropped from
     spec and status writes unless the stored claim has them."""
-
-    def prepare_for_create(self, rt: ResourceType, obj: Obj,
-                           warnings: list[str] | None = None) -> None:
-        super().prepare_for_create(rt, obj, warnings)
-        volumeattributesclass.drop_disabled_spec(obj, None)
-
-    def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
-        super().prepare_for_update(rt, new, old)
-        volumeattributesclass.drop_disabled_spec(new, old)
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
         out = super().prepare_for_status_update(rt, new, old)

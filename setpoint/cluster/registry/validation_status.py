@@ -138,12 +138,19 @@ def _service_status_update(new: Obj, old: Obj) -> list[Cause]:
                                        "may not be specified when `ip` is not set"))
         elif mode not in _LB_IP_MODES:
             causes.append(fe.not_supported(f"{at}.ipMode", mode, _LB_IP_MODES))
-        if host:
-            causes.extend(fe.invalid(f"{at}.hostname", host, msg)
-                          for msg in names.is_dns1123_subdomain(host))
-            if _ip(host):
-                causes.append(fe.invalid(f"{at}.hostname", host,
-                                         "must be a DNS name, not an IP address"))
+        causes.extend(_hostname_causes(at, host))
+    return causes
+
+
+def _hostname_causes(at: str, host: str) -> list[Cause]:
+    """A load balancer ingress point's hostname: a DNS subdomain, not an IP."""
+    if not host:
+        return []
+    causes = [fe.invalid(f"{at}.hostname", host, msg)
+              for msg in names.is_dns1123_subdomain(host)]
+    if _ip(host):
+        causes.append(fe.invalid(f"{at}.hostname", host,
+                                 "must be a DNS name, not an IP address"))
     return causes
 
 
@@ -158,12 +165,7 @@ def _ingress_status_update(new: Obj, old: Obj) -> list[Cause]:
         ip, host = ingress.get("ip") or "", ingress.get("hostname") or ""
         if ip and not _ip(ip):
             causes.append(fe.invalid(f"{at}.ip", ip, "must be a valid IP address"))
-        if host:
-            causes.extend(fe.invalid(f"{at}.hostname", host, msg)
-                          for msg in names.is_dns1123_subdomain(host))
-            if _ip(host):
-                causes.append(fe.invalid(f"{at}.hostname", host,
-                                         "must be a DNS name, not an IP address"))
+        causes.extend(_hostname_causes(at, host))
     return causes
 
 
