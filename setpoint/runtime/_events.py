@@ -7,8 +7,9 @@ kubelet's recorders are (k8s.io/client-go/tools/record/event.go):
 - :meth:`EventRecorder.event` makes the Event (``involvedObject``, ``source.component``,
   ``reportingComponent``, ``firstTimestamp`` = ``lastTimestamp``, ``count: 1``, named
   ``<object>.<hex Unix nanoseconds>`` in the object's namespace) and queues it without
-  waiting: the queue holds 1000 events and drops the newest when full, as client-go's
-  ``watch.NewLongQueueBroadcaster(maxQueuedEvents, DropIfChannelFull)`` does. Recording
+  waiting: the queues hold 1000 events together and drop the newest when full, as
+  client-go's ``watch.NewLongQueueBroadcaster(maxQueuedEvents, DropIfChannelFull)``
+  (its sink's channel of 1000, ``ActionOrDrop`` on the incoming one) does. Recording
   never blocks or fails a reconcile;
 - background senders pass each event through the :class:`EventCorrelator` (aggregation,
   counting of repeats, spam filter) and write it: a new event is created, a repeat is a
@@ -82,12 +83,16 @@ class EventRecorder:
         self.retry_sleep = retry_sleep
         self._clock = clock
         self._last_nanos = 0
-        # one queue per sender, an object's events always to the same one; together they
-        # hold max_pending events
+        # one queue per sender, an object's events always to the same one; the bound is on
+        # them together (client-go's one channel of 1000): a share per sender would drop an
+        # event while the others' queues have room, earlier than Go
         self.senders = max(1, senders)
-        per_sender = max(1, max_pending // self.senders)
+        self.max_pending = max(1, max_pending)
         self._queues: list[asyncio.Queue[dict[str, Any]]] = [
-            asyncio.Queue(per_sender) for _ in range(self.senders)]
+            asyncio.Queue() for _ in range(self.senders)]
+        self._queued = 0
+        """Events queued and not yet taken by a sender, over all the queues."""
+        self._overflowing = False
         self._tasks: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
         self.dropped = 0
@@ -143,13 +148,20 @@ class EventRecorder:
             event["action"] = action
         if related is not None:
             event["related"] = object_reference(related)
-        queue = self._queues[zlib.crc32(repr(spam_key(event)).encode()) % self.senders]
-        try:
-            queue.put_nowait(event)
-        except asyncio.QueueFull:
+        if self._queued >= self.max_pending:
+            # the newest is dropped, as the broadcaster's distribute does when its sink's
+            # channel is full (there silently: said here once a run of drops, the rest at
+            # debug, as a log line per drop costs what the drop was to spare)
             self.dropped += 1
-            log.error("event_dropped reason=%s %s", reason, format_fields(
-                {"object": ref.get("name"), "error": "too many queued events"}))
+            log.log(logging.DEBUG if self._overflowing else logging.ERROR,
+                    "event_dropped reason=%s %s", reason, format_fields(
+                        {"object": ref.get("name"), "error": "too many queued events"}))
+            self._overflowing = True
+            return
+        self._overflowing = False
+        self._queued += 1
+        self._queues[zlib.crc32(repr(spam_key(event)).encode()) % self.senders] \
+            .put_nowait(event)
 
     def _name_for(self, name: str, now: float) -> str:
         """``<object>.<hex Unix nanoseconds>``, increasing so that two events of one
@@ -193,7 +205,9 @@ class EventRecorder:
 
         async def drain(queue: asyncio.Queue[dict[str, Any]]) -> None:
             while not queue.empty():
-                await self._record(queue.get_nowait())
+                event = queue.get_nowait()
+                self._queued -= 1
+                await self._record(event)
                 queue.task_done()
 
         await asyncio.gather(*(drain(q) for q in self._queues))
@@ -201,6 +215,7 @@ class EventRecorder:
     async def _send_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
         while True:
             event = await queue.get()
+            self._queued -= 1
             try:
                 await self._record(event)
             finally:

@@ -208,3 +208,25 @@ async def test_recording_never_blocks_or_fails_the_caller(client: Client) -> Non
     await recorder.flush()  # no such namespace: refused once, not retried
     assert [c[0] for c in refused.calls] == ["create"] and recorder.dropped == 1
 
+
+
+async def test_the_queue_bound_is_on_all_senders_together(client: Client) -> None:
+    """event.go ``NewBroadcaster``: ``watch.NewLongQueueBroadcaster(maxQueuedEvents,
+    DropIfChannelFull)``, one sink channel of 1000 that drops only when 1000 wait
+    (apimachinery pkg/watch/mux.go ``distribute``). The recorder spreads its writes over
+    senders (an object's events to one of them, in order); a share of the bound per sender
+    dropped an object's events while the other senders' queues were empty."""
+    recorder = EventRecorder(client, reporting_controller="shared-bound",
+                             max_pending=8, senders=4)
+    for i in range(8):  # one object: every event to the same sender
+        recorder.normal(config_map("one"), "Queued", f"queued {i}")
+    assert recorder.dropped == 0
+    recorder.normal(config_map("other"), "Queued", "one too many")
+    assert recorder.dropped == 1
+    await recorder.start()
+    try:
+        await recorder.flush()
+    finally:
+        await recorder.stop()
+    assert sorted(e["message"] for e in await events_of(client, "shared-bound")) \
+        == [f"queued {i}" for i in range(8)]
