@@ -66,6 +66,13 @@ log = logging.getLogger(__name__)
 USER_AGENT = "setpoint/0.1.0 (python; asyncio)"
 _NOT_RETRIED_5XX = frozenset({501, 505})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+IDLE_CONNS_PER_HOST = 25
+"""client-go's kept-alive HTTP/1.1 connections per API server (k8s.io/client-go/transport
+cache.go ``idleConnsPerHost``, its transport's ``MaxIdleConnsPerHost``). A client whose
+requests come in bursts (a controller's pod creates) and that is given this as its
+``max_connections`` keeps one set of connections: a burst waits for a kept-alive one
+rather than opening, and paying a TLS handshake on both sides for, one per request in
+flight, as client-go's HTTP/2 connection carries them all on one."""
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 # client-go's request.go: throttling waits worth a log line, and worth one at info level
 _LONG_THROTTLE = 0.05

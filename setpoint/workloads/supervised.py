@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from setpoint.client import Client, Kind, load_kubeconfig
+from setpoint.client.transport import IDLE_CONNS_PER_HOST
 from setpoint.runtime import Manager
 from setpoint.workloads.manager import build_manager, enabled_areas
 from setpoint.workloads.nodes import node_registration
@@ -193,7 +194,10 @@ async def run(settings: WorkloadSettings, kubeconfig: Path, stop: asyncio.Event,
     """Run the workloads against the API server of ``kubeconfig`` until ``stop``, telling
     ``say`` how they are (the lines of the module's docstring; ``cluster up
     --workloads-in-process`` passes its own)."""
-    client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager")
+    # the controllers' pod creates and the kubelets' status writes come in bursts of a
+    # hundred: each opened its own TLS connection (client-go's HTTP/2 carries them on one)
+    client = Client(load_kubeconfig(kubeconfig), field_manager="kube-controller-manager",
+                    max_connections=IDLE_CONNS_PER_HOST)
     await run_with(client, settings, stop, say)
 
 

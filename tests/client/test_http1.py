@@ -231,3 +231,53 @@ def test_request_target_is_what_aiohttp_sends(server: str, path: str,
     url = base.with_path(base.path.rstrip("/") + path, encoded=False)
     expected = (url.extend_query(query) if query else url).raw_path_qs
     assert transport.request_target(path, query) == expected
+
+
+def test_requests_beyond_the_connection_bound_wait_for_a_kept_alive_connection() -> None:
+    """A burst of requests larger than ``max_connections`` opens that many connections and
+    no more; the requests beyond it, and every later one, go over the kept-alive ones (as
+    client-go's transport keeps ``MaxIdleConnsPerHost`` 25 of them, transport/cache.go;
+    each new connection is a TLS handshake on both sides)."""
+    bound, burst = 3, 12
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    async def main() -> tuple[int, int]:
+        opened = 0
+        in_flight = most = 0
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal opened, in_flight, most
+            opened += 1
+            try:
+                while True:
+                    await reader.readuntil(b"\r\n\r\n")
+                    in_flight += 1
+                    most = max(most, in_flight)
+                    await asyncio.sleep(0)  # let the others arrive meanwhile
+                    in_flight -= 1
+                    writer.write(answer)
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = Transport(ClusterConfig(server=f"http://127.0.0.1:{port}"),
+                              max_connections=bound)
+        try:
+            for _ in range(2):
+                answers = await asyncio.gather(*(
+                    transport.request("GET", f"/api/v1/namespaces/default/pods/p{i}")
+                    for i in range(burst)))
+                assert [a.body for a in answers] == [b"{}"] * burst
+        finally:
+            await transport.close()
+            server.close()
+            await server.wait_closed()
+        return opened, most
+
+    opened, most = asyncio.run(main())
+    assert opened == bound  # the second burst opened none
+    assert most <= bound
