@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
+
+import pytest
 
 from setpoint.client import Client, Kind
+from setpoint.runtime import _cache
 from setpoint.workloads.controllers import replicaset
 from tests.workloads.podsim import POD, REPLICA_SET, wait_for, workload_cluster
 
@@ -174,3 +177,62 @@ async def test_failed_pod_creation_sets_replica_failure_and_clears_it_after() ->
             status = await rs_status(env.client, "sa")
             return status.get("readyReplicas") == 2 and not status.get("conditions")
         await wait_for(recovered, timeout=20)
+
+
+class _Written(AssertionError):
+    """A reconcile wrote into an object the cache holds."""
+
+
+writes_into_cache: list[str] = []
+
+
+def _refuse(*args: object, **kwargs: object) -> NoReturn:
+    writes_into_cache.append(repr(args[1:]))
+    raise _Written("the cache's object was changed in place")
+
+
+class _FrozenDict(dict[str, Any]):
+    __setitem__ = __delitem__ = setdefault = pop = popitem = update = clear = _refuse
+
+
+class _FrozenList(list[Any]):
+    __setitem__ = __delitem__ = append = extend = insert = pop = remove = sort = _refuse
+    __iadd__ = clear = reverse = _refuse
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, dict):
+        return _FrozenDict({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, list):
+        return _FrozenList(_frozen(v) for v in value)
+    return value
+
+
+async def test_the_sync_reads_the_cached_replica_set_without_changing_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The controller reads the ReplicaSet the cache holds in place, without a copy per
+    sync, as Go's reads its lister's pointer (pkg/controller/replicaset/replica_set.go
+    ``syncReplicaSet`` copies only before ``calculateStatus``, whose status it writes into):
+    creating, deleting and the status PUTs must then leave the cache's object as it was,
+    or the next sync (and every other reader of the cache) would see what one sync
+    wrote."""
+    writes_into_cache.clear()
+    get = _cache.Store.get
+
+    def frozen_get(self: _cache.Store, key: str) -> Any:
+        obj = get(self, key)
+        return _frozen(obj) if obj is not None and obj.get("kind") == "ReplicaSet" else obj
+
+    monkeypatch.setattr(_cache.Store, "get", frozen_get)
+    async with workload_cluster([replicaset.install]) as env:
+        await env.client.create(replica_set("frozen", replicas=3))
+
+        async def available(count: int) -> bool:
+            status = await rs_status(env.client, "frozen")
+            return status.get("availableReplicas") == count and \
+                len(await pods_of(env.client, "frozen")) == count
+        await wait_for(lambda: available(3))
+        await env.client.patch(REPLICA_SET, "frozen", {"spec": {"replicas": 1}},
+                               namespace="default")
+        await wait_for(lambda: available(1))
+    assert writes_into_cache == []

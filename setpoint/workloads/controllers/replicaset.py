@@ -149,7 +149,11 @@ class ReplicaSetReconciler:
         if cached is None:
             self.expectations.forget(key)
             return Result()
-        rs = clone(cached)
+        # read in place, as Go reads its lister's pointer until ``rs.DeepCopy()`` before
+        # calculateStatus: nothing here writes into it (the status is computed into a copy
+        # of its own and PUT as a new body), and the cache replaces, never changes, what it
+        # holds. The sync runs on every event of the ReplicaSet's pods: a copy each time
+        rs = cached
         needs_sync = self.expectations.satisfied(key)
         try:
             selector = self.selector(rs)
