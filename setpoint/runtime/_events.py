@@ -150,15 +150,17 @@ class EventRecorder:
             event["related"] = object_reference(related)
         if self._queued >= self.max_pending:
             # the newest is dropped, as the broadcaster's distribute does when its sink's
-            # channel is full (there silently: said here once a run of drops, the rest at
-            # debug, as a log line per drop costs what the drop was to spare)
+            # channel is full (there silently: said here once per overflow, until the
+            # queues are half empty again, the rest at debug: a line per drop cost the
+            # workloads' process more than the events it spared)
             self.dropped += 1
             log.log(logging.DEBUG if self._overflowing else logging.ERROR,
                     "event_dropped reason=%s %s", reason, format_fields(
                         {"object": ref.get("name"), "error": "too many queued events"}))
             self._overflowing = True
             return
-        self._overflowing = False
+        if self._queued < self.max_pending // 2:
+            self._overflowing = False
         self._queued += 1
         self._queues[zlib.crc32(repr(spam_key(event)).encode()) % self.senders] \
             .put_nowait(event)
