@@ -43,6 +43,12 @@ class KubeletEvents:
     def warning(self, pod: dict[str, Any], reason: str, note: str) -> None:
         self._recorder(pod).warning(pod, reason, note)
 
+    def about_container(self, pod: dict[str, Any], field_path: str, type_: str, reason: str,
+                        note: str) -> None:
+        """An event about one container (``involvedObject.fieldPath``), as the kubelet's
+        recordContainerEvent and the image manager's logIt write them."""
+        self._recorder(pod).event(pod, type_, reason, note, field_path=field_path)
+
     async def stop(self) -> None:
         """Write what is queued and stop every recorder."""
         await asyncio.gather(*self._starting, return_exceptions=True)

@@ -11,11 +11,12 @@ record into a status.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from setpoint.workloads.kubelet import annotations as ann
 from setpoint.workloads.kubelet import probes
+from setpoint.workloads.kubelet.images import NORMAL, ImageManager, ImageNeverPull
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.podstatus import terminated_state
 from setpoint.workloads.kubelet.record import ContainerRecord, PodRecord
@@ -72,14 +73,50 @@ async def refresh(runtime: ContainerRuntime, record: PodRecord) -> None:
                 cr.status = status
 
 
+ContainerEvent = Callable[[ContainerRecord, str, str, str], None]
+"""Records ``(type, reason, message)`` about one container of the pod being synced."""
+
+
+class Starter:
+    """kuberuntime_container.go ``startContainer``: ensure the image (by its pull policy),
+    create the container, start it; each step records its event about the container in
+    that order (``Pulling``/``Pulled``, ``Created``, ``Started``)."""
+
+    def __init__(self, runtime: ContainerRuntime, images: ImageManager, opts: KubeletOptions,
+                 event: ContainerEvent) -> None:
+        self.runtime, self.images, self.opts, self.event = runtime, images, opts, event
+
+    def __repr__(self) -> str:
+        return f"Starter({self.runtime.name}, {self.images!r})"
+
+    async def __call__(self, pod: Mapping[str, Any], record: PodRecord,
+                       cr: ContainerRecord) -> None:
+        await start(self.runtime, pod, record, cr, self.opts, self)
+
+
 async def start(runtime: ContainerRuntime, pod: Mapping[str, Any], record: PodRecord,
-                cr: ContainerRecord, opts: KubeletOptions) -> None:
-    """Create and start a new instance of the container (its status read back)."""
+                cr: ContainerRecord, opts: KubeletOptions, starter: Starter) -> None:
+    """Create and start a new instance of the container (its status read back). An image
+    the pull policy forbids to pull leaves it waiting (``start_error``) for a later sync."""
     assert record.sandbox_id is not None
     config = container_config(pod, cr, opts)
-    await runtime.pull_image(config.image)
+
+    def event(type_: str, reason: str, message: str) -> None:
+        starter.event(cr, type_, reason, message)
+
+    try:
+        await starter.images.ensure(record.node, cr.spec, runtime.pull_image, event)
+    except ImageNeverPull as exc:
+        # startContainer records the runtime error as Failed "Error: <its message>", and
+        # the container waits with the image manager's reason and message
+        event("Warning", "Failed", f"Error: {exc.reason}")
+        cr.start_error = (exc.reason, str(exc))
+        return
+    cr.start_error = None
     container_id = await runtime.create_container(record.sandbox_id, config)
+    event(NORMAL, "Created", f"Created container: {cr.name}")
     await runtime.start_container(container_id)
+    event(NORMAL, "Started", f"Started container {cr.name}")
     cr.container_id = container_id
     cr.status = await runtime.container_status(container_id)
     cr.exit_published = False
@@ -128,8 +165,8 @@ def _go_seconds(delay: float) -> str:
 
 
 async def _restart_due(runtime: ContainerRuntime, pod: Mapping[str, Any], record: PodRecord,
-                       cr: ContainerRecord, now: float,
-                       opts: KubeletOptions) -> tuple[bool, str | None]:
+                       cr: ContainerRecord, now: float, opts: KubeletOptions,
+                       starter: Starter) -> tuple[bool, str | None]:
     """Restart ``cr`` if its time has come; returns (restarted, the container's name when
     a back-off just began)."""
     backoff_began = None
@@ -144,12 +181,13 @@ async def _restart_due(runtime: ContainerRuntime, pod: Mapping[str, Any], record
     cr.restart_count += 1
     if cr.container_id is not None:
         await runtime.remove_container(cr.container_id)
-    await start(runtime, pod, record, cr, opts)
+    await starter(pod, record, cr)
     return True, backoff_began
 
 
 async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
-                          record: PodRecord, now: float, opts: KubeletOptions) -> list[str]:
+                          record: PodRecord, now: float, opts: KubeletOptions,
+                          starter: Starter) -> list[str]:
     """Start what should run and restart what should restart; returns the names of the
     containers that just entered CrashLoopBackOff."""
     policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
@@ -158,14 +196,15 @@ async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
     # even before initialization completes, and never restarted
     for cr in record.ephemeral:
         if cr.status is None:
-            await start(runtime, pod, record, cr, opts)
+            await starter(pod, record, cr)
     initialized = True
     for cr in record.init:
         if cr.status is None:
-            await start(runtime, pod, record, cr, opts)
+            await starter(pod, record, cr)
         if cr.sidecar:
             if cr.exited:
-                _, note = await _restart_due(runtime, pod, record, cr, now, opts)
+                _, note = await _restart_due(runtime, pod, record, cr, now, opts,
+                                               starter)
                 if note:
                     notes.append(note)
             st = cr.status
@@ -177,7 +216,8 @@ async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
         if cr.succeeded:
             continue
         if cr.exited and policy != "Never":
-            _, note = await _restart_due(runtime, pod, record, cr, now, opts)
+            _, note = await _restart_due(runtime, pod, record, cr, now, opts,
+                                               starter)
             if note:
                 notes.append(note)
         initialized = False
@@ -186,9 +226,10 @@ async def sync_containers(runtime: ContainerRuntime, pod: Mapping[str, Any],
         return notes
     for cr in record.containers:
         if cr.status is None:
-            await start(runtime, pod, record, cr, opts)
+            await starter(pod, record, cr)
         elif cr.exited and _should_restart(policy, cr):
-            _, note = await _restart_due(runtime, pod, record, cr, now, opts)
+            _, note = await _restart_due(runtime, pod, record, cr, now, opts,
+                                               starter)
             if note:
                 notes.append(note)
     return notes

@@ -45,9 +45,10 @@ class KubeletOptions:
     pod again, with a fresh timestamp (and at least once per ``metrics_window``)."""
     metrics: bool = True
     """Serve metrics.k8s.io PodMetrics and NodeMetrics (the in-process metrics-server)."""
-    lifecycle_events: bool = False
-    """Also record the Pulled/Created/Started events (costly at scale: off by default;
-    Killing, BackOff and failures are always recorded)."""
+    lifecycle_events: bool = True
+    """Record the Pulling/Pulled/Created/Started events of every container start, as a
+    real kubelet does; scale benchmarks may turn them off (``kubelet.lifecycle-events:
+    "false"``). Killing, BackOff and failures are recorded either way."""
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, str]) -> KubeletOptions:

@@ -69,6 +69,12 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
         out["volumeMounts"] = mounts
     st = record.status
     if st is None:
+        if record.start_error is not None:
+            # convertToAPIContainerStatuses: a container whose start failed waits with the
+            # reason cache's error (kuberuntime_container.go startContainer's message)
+            reason, message = record.start_error
+            out["state"] = {"waiting": {"reason": reason, "message": message}}
+            return out, None
         reason = "PodInitializing" if has_init else "ContainerCreating"
         out["state"] = {"waiting": {"reason": reason}}
         return out, None

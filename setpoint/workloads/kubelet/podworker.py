@@ -20,6 +20,7 @@ A terminal pod being deleted is deleted at once.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -35,6 +36,7 @@ from setpoint.workloads.kubelet import annotations as ann
 from setpoint.workloads.kubelet import lifecycle
 from setpoint.workloads.kubelet.addresses import AddressAllocator, AddressesExhausted
 from setpoint.workloads.kubelet.events import KubeletEvents
+from setpoint.workloads.kubelet.images import ImageManager
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.podstatus import TERMINAL_PHASES, pod_status
 from setpoint.workloads.kubelet.record import ContainerRecord, PodRecord
@@ -57,6 +59,8 @@ NODE = Kind("v1", "Node")
 NODE_INDEX = "kubelet.spec.nodeName"
 CONTROLLER_NAME = "kubelet"
 EPSILON = 0.001  # "at once" for a requeue (0 means no requeue)
+START_RETRY = 10.0
+"""Seconds before a sync retries a container start that failed (pod_workers.go backOffPeriod)."""
 
 
 def index_by_node(pod: Obj) -> Iterable[str]:
@@ -103,6 +107,7 @@ class PodWorkers:
         self.events = events
         self.clock = clock
         self.addresses = AddressAllocator()
+        self.images = ImageManager()
         self.records: dict[tuple[str, str], PodRecord] = {}
         self._by_uid: dict[str, tuple[str, str]] = {}
         self._listeners: list[Callable[[], None]] = []
@@ -193,12 +198,13 @@ class PodWorkers:
             record.add_ephemeral((pod.get("spec") or {}).get("ephemeralContainers"))
             if not await self._ensure_sandbox(pod, record):
                 return Result(requeue_after=5.0)
-            before = {cr.name: cr.container_id for cr in record.all_containers()}
-            for name in await lifecycle.sync_containers(runtime, pod, record, now, opts):
+            starter = lifecycle.Starter(runtime, self.images, opts,
+                                        functools.partial(self._container_event, pod))
+            for name in await lifecycle.sync_containers(runtime, pod, record, now, opts,
+                                                        starter):
                 self.events.warning(pod, "BackOff", f"Back-off restarting failed container "
                                     f"{name} in pod {record.name}_{record.namespace}"
                                     f"({record.uid})")
-            self._started_events(pod, record, before)
         await lifecycle.finish_if_done(runtime, pod, record)
         now = self.clock()  # what just started must count as started
         status, changes_at = pod_status(pod, record, now=now, opts=opts)
@@ -230,7 +236,12 @@ class PodWorkers:
             return Result()
         if backing_off:
             return Result(requeue_after=EPSILON)
-        return Result(requeue_after=self._next_due(record, changes_at, now))
+        due = self._next_due(record, changes_at, now)
+        if any(cr.start_error for cr in record.all_containers()):
+            # a failed SyncPod is retried after the pod workers' back-off
+            # (pkg/kubelet/pod_workers.go completeWork: backOffPeriod, 10 s)
+            due = min(due, START_RETRY) if due is not None else START_RETRY
+        return Result(requeue_after=due)
 
     def _next_due(self, record: PodRecord, changes_at: float | None,
                   now: float) -> float | None:
@@ -292,6 +303,9 @@ class PodWorkers:
             if "terminated" in state:
                 cr.status = _frozen(cr, cs, state["terminated"], now)
                 continue
+            # the node kept the images its containers run from
+            self.images.mark_present(record.node, str(cr.spec.get("image", "")),
+                                     str(cs.get("imageID") or ""))
             started = _parse_time((state.get("running") or {}).get("startedAt")) or now
             config = lifecycle.container_config(pod, cr, self.opts)
             container_id = str(cs["containerID"])
@@ -393,17 +407,13 @@ class PodWorkers:
 
     # -- events and deletion -----------------------------------------------------------
 
-    def _started_events(self, pod: Obj, record: PodRecord,
-                        before: dict[str, str | None]) -> None:
-        if not self.opts.lifecycle_events:
+    def _container_event(self, pod: Obj, cr: ContainerRecord, type_: str, reason: str,
+                         message: str) -> None:
+        """An event of a container's start; the Normal ones (Pulling, Pulled, Created,
+        Started) only with ``lifecycle_events`` (scale benchmarks turn them off)."""
+        if type_ == "Normal" and not self.opts.lifecycle_events:
             return
-        for cr in record.all_containers():
-            if cr.container_id is not None and before.get(cr.name) != cr.container_id:
-                image = cr.spec.get("image", "")
-                self.events.normal(pod, "Pulled",
-                                   f'Container image "{image}" already present on machine')
-                self.events.normal(pod, "Created", f"Created container: {cr.name}")
-                self.events.normal(pod, "Started", f"Started container {cr.name}")
+        self.events.about_container(pod, cr.field_path, type_, reason, message)
 
     async def _delete(self, pod: Obj) -> None:
         """Delete the pod for good, as the status manager does once it has stopped."""

@@ -31,6 +31,17 @@ class ContainerRecord:
     restart_now: bool = False
     """The current instance was killed by the restart fault: restart it without back-off."""
     waiting_message: str | None = None
+    start_error: tuple[str, str] | None = None
+    """(reason, message) why the last start failed before a container was created
+    (``ErrImageNeverPull``): the container waits with them until a start succeeds."""
+
+    @property
+    def field_path(self) -> str:
+        """The container's ``fieldPath`` in the events about it (kubecontainer
+        GenerateContainerRef, pkg/kubelet/container/ref.go)."""
+        where = "ephemeralContainers" if self.ephemeral else \
+            "initContainers" if self.init else "containers"
+        return f"spec.{where}{{{self.name}}}"
 
     @property
     def sidecar(self) -> bool:
