@@ -53,6 +53,8 @@ LEASE_RENEW_FRACTION = 0.25
 READY_ANNOTATION = "sim.setpoint.dev/node-ready"
 """``"false"``: the kubelet reports NotReady; ``"unknown"``: the kubelet is gone."""
 READY, NOT_READY, GONE = "true", "false", "unknown"
+REGISTERING = "registering"
+"""The kubelet's first status, posted before its first runtime status check."""
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
@@ -87,6 +89,12 @@ def kubelet_conditions(mode: str, heartbeat: str,
     times kept from ``previous`` where the status did not change."""
     if mode == NOT_READY:
         ready = ("False", "KubeletNotReady", "container runtime is down")
+    elif mode == REGISTERING:
+        # pkg/kubelet/runtime.go runtimeErrors: lastBaseRuntimeSync is still zero when
+        # initialNode runs setNodeStatus, and nodestatus/setters.go ReadyCondition turns
+        # the error into Ready=False KubeletNotReady
+        ready = ("False", "KubeletNotReady",
+                 "container runtime status check may not have completed yet")
     else:
         ready = ("True", "KubeletReady", "kubelet is posting ready status")
     wanted = [
@@ -118,7 +126,7 @@ def node_status(name: str, address: str, *, cpu: str, memory: str, pods: int | s
     machine = uuid.uuid5(uuid.NAMESPACE_DNS, f"{name}.nodes.setpoint.dev")
     return {
         "capacity": dict(resources), "allocatable": dict(resources),
-        "conditions": kubelet_conditions(READY, meta_time()),
+        "conditions": kubelet_conditions(REGISTERING, meta_time()),
         "addresses": [{"type": "InternalIP", "address": address},
                       {"type": "Hostname", "address": name}],
         "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
@@ -175,8 +183,10 @@ async def register_nodes(client: Client, settings: WorkloadSettings) -> list[str
     """Create the settings' nodes that do not exist yet, all at once (each kubelet
     registers its own); returns the names created, in order.
 
-    Each is created with its first status, Ready included, as a kubelet's ``initialNode``
-    ends with ``setNodeStatus`` (kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go)."""
+    Each is created with its first status, as a kubelet's ``initialNode`` ends with
+    ``setNodeStatus`` (kubernetes/kubernetes pkg/kubelet/kubelet_node_status.go): Ready is
+    False then, as the runtime status check (``updateRuntimeUp``, run concurrently) has not
+    completed; the heartbeat's first post (``NodeHeartbeat``) reports it Ready."""
 
     async def register(index: int) -> str | None:
         try:
