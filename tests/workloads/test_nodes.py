@@ -49,9 +49,11 @@ def test_node_objects_look_like_a_registered_kubelet() -> None:
     assert status["capacity"]["cpu"] == "4" and status["allocatable"]["memory"] == "16Gi"
     assert status["capacity"]["pods"] == "110"
     assert status["addresses"][0] == {"type": "InternalIP", "address": "127.0.1.4"}
+    # registered before the runtime status check: Ready=False (pkg/kubelet/runtime.go
+    # runtimeErrors with lastBaseRuntimeSync zero, nodestatus/setters.go ReadyCondition)
     ready = condition(node, "Ready")
     assert (ready["status"], ready["reason"], ready["message"]) == \
-        ("True", "KubeletReady", "kubelet is posting ready status")
+        ("False", "KubeletNotReady", "container runtime status check may not have completed yet")
     assert {c["type"] for c in status["conditions"]} == \
         {"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}
 
@@ -220,8 +222,11 @@ async def test_an_unchanged_node_status_is_posted_every_five_minutes_the_lease_e
                 r.method) if r.method != "GET" else None) as client:
         settings = WorkloadSettings(nodes=1)
         await nodes.register_nodes(client, settings)
-        node = await client.get(NODE, "node-1")
         ctx: Any = type("Ctx", (), {"client": client, "cache": _StaleCache()})()
+        # the first post reports the registered NotReady node Ready (a changed condition)
+        await nodes.NodeHeartbeat(settings).reconcile(ctx, await client.get(NODE, "node-1"))
+        node = await client.get(NODE, "node-1")
+        assert condition(node, "Ready")["status"] == "True"
         for age, expected in ((60, ["POST"]), (301, ["PATCH", "POST"])):
             seen = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - age))
             for c in node["status"]["conditions"]:
@@ -381,6 +386,8 @@ async def test_no_pod_is_scheduled_to_a_node_before_the_not_ready_taint_is_lifte
         kcm = Manager(client=client, settings=ManagerSettings(
             name="kube-controller-manager", graceful_shutdown_timeout=2.0))
         nodelifecycle.install(kcm, settings)
+        # and the kubelet's heartbeat: its first post reports the node Ready
+        kcm.add(nodes.NodeHeartbeat(settings).controller)
         async with kcm.running():
             async def bound() -> str | None:
                 pod = await client.get(POD, "early", namespace="default")
@@ -419,3 +426,47 @@ async def test_kubectl_cordon_gives_the_unschedulable_taint_and_uncordon_lifts_i
     async def lifted() -> bool:
         return not taint_keys(await client.get(NODE, "node-2"))
     await wait_for(lifted)
+
+
+async def test_a_kubelet_registers_its_node_not_ready_and_reports_ready_in_one_status_write(
+        cluster: RunningCluster, tmp_path: Path) -> None:
+    """kubelet_node_status.go initialNode runs setNodeStatus before updateRuntimeUp has
+    completed (pkg/kubelet/runtime.go runtimeErrors: ``container runtime status check may
+    not have completed yet`` while lastBaseRuntimeSync is zero), so nodestatus/setters.go
+    ReadyCondition registers the node Ready=False, KubeletNotReady; the next status update
+    reports it Ready. kubectl shows NotReady, then Ready."""
+    writes: list[str] = []
+    async with Client(load_kubeconfig(cluster.kubeconfig), on_request=lambda r: writes.append(
+            f"{r.method} {r.path}") if r.method != "GET" else None) as client:
+        settings = WorkloadSettings(nodes=1)
+        await nodes.register_nodes(client, settings)
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_bytes(Path(cluster.kubeconfig).read_bytes())
+        kubeconfig.chmod(0o600)
+
+        def kubectl_nodes() -> str:
+            return subprocess.run(
+                [kubectl_path(), "--kubeconfig", str(kubeconfig), "--cache-dir",
+                 str(tmp_path / "cache"), "get", "nodes", "--no-headers"],
+                capture_output=True, text=True, check=True, timeout=60,
+                env={**os.environ, "HOME": str(tmp_path)}).stdout
+        registered = await client.get(NODE, "node-1")
+        ready = condition(registered, "Ready")
+        assert (ready["status"], ready["reason"], ready["message"]) == (
+            "False", "KubeletNotReady",
+            "container runtime status check may not have completed yet")
+        assert (await asyncio.to_thread(kubectl_nodes)).split()[1] == "NotReady"
+        writes.clear()
+        manager = Manager(client=client, settings=ManagerSettings(
+            name="kubelet", graceful_shutdown_timeout=2.0))
+        manager.add(nodes.NodeHeartbeat(settings).controller)
+        async with manager.running():
+            async def reported_ready() -> Obj | None:
+                node = await client.get(NODE, "node-1")
+                return node if condition(node, "Ready")["status"] == "True" else None
+            node = await wait_for(reported_ready)
+        ready = condition(node, "Ready")
+        assert (ready["reason"], ready["message"]) == ("KubeletReady",
+                                                       "kubelet is posting ready status")
+        assert [w for w in writes if "/nodes/" in w] == ["PATCH /api/v1/nodes/node-1/status"]
+        assert (await asyncio.to_thread(kubectl_nodes)).split()[1] == "Ready"

@@ -43,6 +43,9 @@ class KubeletOptions:
     metrics_resync: float = 60.0
     """With the process runtime (measured usage): how often, at most, a read measures every
     pod again, with a fresh timestamp (and at least once per ``metrics_window``)."""
+    start_retry: float = 10.0
+    """When a pod whose container could not start (``ErrImageNeverPull``) is synced again:
+    pod_workers.go retries a failed sync after its ``backOffPeriod``."""
     metrics: bool = True
     """Serve metrics.k8s.io PodMetrics and NodeMetrics (the in-process metrics-server)."""
     lifecycle_events: bool = True

@@ -59,8 +59,6 @@ NODE = Kind("v1", "Node")
 NODE_INDEX = "kubelet.spec.nodeName"
 CONTROLLER_NAME = "kubelet"
 EPSILON = 0.001  # "at once" for a requeue (0 means no requeue)
-START_RETRY = 10.0
-"""Seconds before a sync retries a container start that failed (pod_workers.go backOffPeriod)."""
 
 
 def index_by_node(pod: Obj) -> Iterable[str]:
@@ -240,7 +238,8 @@ class PodWorkers:
         if any(cr.start_error for cr in record.all_containers()):
             # a failed SyncPod is retried after the pod workers' back-off
             # (pkg/kubelet/pod_workers.go completeWork: backOffPeriod, 10 s)
-            due = min(due, START_RETRY) if due is not None else START_RETRY
+            retry = self.opts.start_retry
+            due = min(due, retry) if due is not None else retry
         return Result(requeue_after=due)
 
     def _next_due(self, record: PodRecord, changes_at: float | None,
