@@ -29,12 +29,17 @@ once per change of what it counts. Sources (kubernetes/kubernetes at v1.32):
   (pkg/scheduler/schedule_one.go ``bindingCycle``, ``fwk.EventRecorder().Eventf``).
 - kubelet: one pod status write carrying Running and Ready (pkg/kubelet/status
   status_manager.go ``syncPod``, which writes only a status that differs from the last one
-  written; the simulation's kubelet coalesces to one). A real kubelet also records
-  ``Pulled``, ``Created`` and ``Started`` Events and often writes a Pending status first;
-  the simulated kubelet makes neither, so neither is here (a floor with writes the
-  simulation does not make would flatter it).
+  written; the simulation's kubelet coalesces to one), and the three core/v1 Events of the
+  container's start about ``spec.containers{app}`` (record.EventRecorder):
+  pkg/kubelet/images/image_manager.go ``EnsureImageExists`` records ``Pulled`` (``Container
+  image "..." already present on machine``: the image is ``IfNotPresent``, and the fewest
+  writes are with it already on the node, so no ``Pulling``), then
+  pkg/kubelet/kuberuntime/kuberuntime_container.go ``startContainer`` records ``Created``
+  and ``Started``. A real kubelet often writes a Pending status first; the simulated one
+  does not, so that is not here (a floor with writes the simulation does not make would
+  flatter it).
 
-Per Deployment: 58 writes to Ready (5.8 per pod) and 108 to replace its 10 pods (10.8 per
+Per Deployment: 88 writes to Ready (8.8 per pod) and 138 to replace its 10 pods (13.8 per
 replaced pod), plus the driver's create and template PATCH, which both floors make. Not
 here, as in the first floor: the watches (the controllers' informers), Leases, and Events a
 recorder writes late or as series PATCHes.
@@ -60,8 +65,8 @@ Expect = Callable[..., Awaitable[Any]]
 ROLLING_STEPS = ((3, 8), (5, 5), (8, 3), (10, 0))
 JSON = {"Content-Type": "application/json"}
 MERGE = {"Content-Type": "application/merge-patch+json"}
-READY_WRITES_PER_DEPLOYMENT = 58
-ROLLOUT_WRITES_PER_DEPLOYMENT = 108
+READY_WRITES_PER_DEPLOYMENT = 88
+ROLLOUT_WRITES_PER_DEPLOYMENT = 138
 
 
 class FaithfulWrites:
@@ -83,18 +88,24 @@ class FaithfulWrites:
             answer: Obj = await self.expect(r, status)
             return answer
 
-    async def _event(self, about: Obj, reason: str, message: str) -> None:
-        """A core/v1 Event as client-go's record.EventRecorder writes it."""
+    async def _event(self, about: Obj, reason: str, message: str,
+                     node: str | None = None) -> None:
+        """A core/v1 Event as client-go's record.EventRecorder writes it (the kubelet's
+        about the pod's container, from its node)."""
         now = objects.now()
         ref = {"kind": about["kind"], "namespace": NS, "name": about["metadata"]["name"],
                "uid": about["metadata"]["uid"], "apiVersion": about["apiVersion"],
                "resourceVersion": about["metadata"]["resourceVersion"]}
+        source: Obj = {"component": "deployment-controller" if reason == "ScalingReplicaSet"
+                       else "replicaset-controller"}
+        if node is not None:
+            ref["fieldPath"] = "spec.containers{app}"
+            source = {"component": "kubelet", "host": node}
         await self._send("POST", f"/api/v1/namespaces/{NS}/events", {
             "apiVersion": "v1", "kind": "Event",
             "metadata": {"name": f"{ref['name']}.{self.writes:x}{id(self):x}", "namespace": NS},
             "involvedObject": ref, "reason": reason, "message": message,
-            "source": {"component": "deployment-controller" if reason == "ScalingReplicaSet"
-                       else "replicaset-controller"},
+            "source": source,
             "firstTimestamp": now, "lastTimestamp": now, "count": 1, "type": "Normal",
             "reportingComponent": "", "reportingInstance": ""}, 201)
 
@@ -158,6 +169,12 @@ class FaithfulWrites:
                              objects.binding(name, f"node-{node + 1}"), 201)
             await self._send("POST", f"/apis/events.k8s.io/v1/namespaces/{NS}/events",
                              objects.scheduled_event(pod, f"node-{node + 1}"), 201)
+            host = f"node-{node + 1}"
+            await self._event(pod, "Pulled",
+                              f'Container image "{objects.IMAGE}" already present on machine',
+                              host)
+            await self._event(pod, "Created", "Created container: app", host)
+            await self._event(pod, "Started", "Started container app", host)
             await self._send("PATCH", f"{path}/status",
                              objects.running_status(self.i * REPLICAS + k, node), 200, MERGE)
         await asyncio.gather(*(one(k, pod) for k, pod in enumerate(pods)))

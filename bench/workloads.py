@@ -17,10 +17,10 @@ per pod, 4 per replaced pod, none of them the Deployment status the simulation's
 The second floor, "floor (faithful writes)" (``bench/workload_faithful.py``): the same kind of
 server and client making the writes a real 1.32 cluster makes for each Deployment, at the
 fewest its controllers' rules allow (the ReplicaSets, their scaling and status, the
-Deployment status, the Events of the controllers and the scheduler): 5.8 writes per pod to
-Ready and 10.8 per replaced pod, plus the driver's own two writes per Deployment. Both
-floors are reported, and the simulation's CPU against each (``--no-faithful`` leaves the
-second out).
+Deployment status, the Events of the controllers, the scheduler and the kubelet's container
+start): 8.8 writes per pod to Ready and 13.8 per replaced pod, plus the driver's own two
+writes per Deployment. Both floors are reported, and the simulation's CPU against each
+(``--no-faithful`` leaves the second out).
 
     .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0] [--exact-timing]
         [--node-pods 110] [--no-faithful] [--json FILE] [--docs docs/benchmarks.md]

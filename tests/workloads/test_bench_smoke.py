@@ -38,7 +38,7 @@ def test_quick_benchmark_makes_every_pod_ready_and_rolls_them_out_beside_the_flo
     # the second floor made every write it promises (bench/workload_faithful.py), the
     # driver's create and template PATCH of each Deployment included
     faithful = results[3]
-    assert (faithful["ready_writes"], faithful["rollout_writes"]) == (10 * 59, 10 * 109)
+    assert (faithful["ready_writes"], faithful["rollout_writes"]) == (10 * 89, 10 * 139)
     rows = [line for line in out.stdout.splitlines() if line.startswith((
         "| setpoint |", "| floor |", "| floor (faithful writes) |"))]
     assert len(rows) == 4 and "| 1.0x |" in rows[2], out.stdout
