@@ -116,9 +116,11 @@ async def start(runtime: ContainerRuntime, pod: Mapping[str, Any], record: PodRe
     container_id = await runtime.create_container(record.sandbox_id, config)
     event(NORMAL, "Created", f"Created container: {cr.name}")
     await runtime.start_container(container_id)
-    event(NORMAL, "Started", f"Started container {cr.name}")
     cr.container_id = container_id
     cr.status = await runtime.container_status(container_id)
+    if cr.status is None or cr.status.reason != "StartError":
+        # a start the runtime refused is the runtime's Failed event instead
+        event(NORMAL, "Started", f"Started container {cr.name}")
     cr.exit_published = False
     cr.restart_at = None
     cr.waiting_message = None
