@@ -118,11 +118,35 @@ def _managed(taint: Mapping[str, Any]) -> bool:
         (effect == "NoExecute" and key in MANAGED_NO_EXECUTE)
 
 
-def reconcile_taints(node: Mapping[str, Any]) -> list[Obj] | None:
+def withheld_no_execute(node: Mapping[str, Any], last_tick: float | None) -> set[
+        tuple[str, str]]:
+    """The NoExecute taints the node's Ready condition calls for but no monitor tick has
+    seen yet: node_lifecycle_controller.go adds them in ``processTaintBaseEviction``, run by
+    ``monitorNodeHealth`` every nodeMonitorPeriod, not on a Node event as the NoSchedule
+    ones (``doNoScheduleTaintingPass``). So a node Ready=False only between two ticks (a
+    kubelet's registration before its first runtime check) never gets them. Ready=Unknown
+    is set by that same pass, which taints at once."""
+    if last_tick is None:
+        return set()
+    current = {(t.get("key"), t.get("effect")) for t in
+               (node.get("spec") or {}).get("taints") or ()}
+    ready = _condition(node, "Ready") or {}
+    if ready.get("status") != "False":
+        return set()  # Unknown is the monitor's own write, tainted in the same pass
+    since = parse_time(ready.get("lastTransitionTime"))
+    # the time is in whole seconds: the transition came at the latest a second after it
+    if since is not None and since + 1.0 <= last_tick:
+        return set()
+    return {(k, e) for k, e in wanted_taints(node) if e == "NoExecute"} - current
+
+
+def reconcile_taints(node: Mapping[str, Any],
+                     last_tick: float | None = None) -> list[Obj] | None:
     """The node's taints with the managed ones made to match its state, or None when they
-    already do (existing taints keep their ``timeAdded``)."""
+    already do (existing taints keep their ``timeAdded``); with ``last_tick`` (the monitor's
+    latest), NoExecute ones wait for a tick that saw the condition (:func:`withheld_no_execute`)."""
     current = [dict(t) for t in (node.get("spec") or {}).get("taints") or ()]
-    wanted = wanted_taints(node)
+    wanted = wanted_taints(node) - withheld_no_execute(node, last_tick)
     kept = [t for t in current if not _managed(t) or (t.get("key"), t.get("effect")) in wanted]
     have = {(t.get("key"), t.get("effect")) for t in kept}
     stamp = meta_time()
@@ -232,13 +256,24 @@ class NodeLifecycle:
                 await ctx.client.patch_status(NODE, name, {"status": {"conditions": conditions}},
                                               patch_type=PatchType.MERGE)
                 return Result()  # the write comes back as an event
-        taints = reconcile_taints(node)
+        last_tick = self._last_tick(now)
+        if withheld_no_execute(node, last_tick):
+            tick = self._next_tick(now + 1e-3) - now + 0.05
+            recheck = tick if recheck is None else min(recheck, tick)
+        taints = reconcile_taints(node, last_tick)
         if taints is not None:
             body = clone(node)
             body.setdefault("spec", {})["taints"] = taints or None
             await ctx.client.update(body)  # resourceVersion set: a conflict retries
         await self._mark_pods(ctx, node, name)
         return Result(requeue_after=recheck)
+
+    def _last_tick(self, now: float) -> float | None:
+        """The latest monitor tick at or before ``now`` (None: every moment is one)."""
+        period = self.settings.node_monitor_period_seconds
+        if period <= 0:
+            return None
+        return self._epoch + math.floor((now - self._epoch) / period) * period
 
     def _next_tick(self, deadline: float) -> float:
         """The first monitor tick at or after ``deadline``."""

@@ -83,6 +83,22 @@ def test_a_node_without_a_ready_condition_gets_no_ready_taint_and_loses_not_read
     assert reconcile_taints(node) == []
 
 
+def test_a_not_ready_node_gets_no_execute_only_once_a_monitor_tick_saw_it() -> None:
+    """processTaintBaseEviction adds not-ready:NoExecute from monitorNodeHealth, every
+    nodeMonitorPeriod (pkg/controller/nodelifecycle/node_lifecycle_controller.go), while
+    doNoScheduleTaintingPass runs on Node events: a node registered NotReady and Ready
+    before the next tick gets only the NoSchedule one (which admission gave it)."""
+    node = nodes.default_node(WorkloadSettings(nodes=1), 1)
+    node["spec"]["taints"] = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
+    since = nodes.parse_time(condition(node, "Ready")["lastTransitionTime"])
+    assert since is not None
+    assert reconcile_taints(node, last_tick=since - 5.0) is None
+    after = reconcile_taints(node, last_tick=since + 6.0)
+    assert after is not None and {(t["key"], t["effect"]) for t in after} == {
+        ("node.kubernetes.io/not-ready", "NoSchedule"),
+        ("node.kubernetes.io/not-ready", "NoExecute")}
+
+
 def test_eviction_waits_for_the_shortest_toleration_since_the_taint() -> None:
     taint = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute",
              "timeAdded": "2030-01-01T00:00:00Z"}
