@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from setpoint.client import Kind
+from setpoint.workloads.kubelet import KubeletOptions
 from tests.waiting import quiet_period
 from tests.workloads.process.support import Kubectl
 from tests.workloads.test_kubelet_support import (
@@ -166,6 +167,8 @@ async def test_never_without_the_image_waits_err_image_never_pull_and_counts_ret
 async def test_lifecycle_events_off_records_no_start_events() -> None:
     """``kubelet.lifecycle-events=false`` (scale benchmarks) leaves the Normal start events
     out; failures are still recorded."""
+    assert KubeletOptions().lifecycle_events  # on by default, as a real kubelet records them
+    assert not KubeletOptions.from_extra({"kubelet.lifecycle-events": "false"}).lifecycle_events
     options = FAST.__class__(**{**FAST.__dict__, "lifecycle_events": False})
     async with kubelet_env(options) as env:
         await env.run(pod("quiet", "c", containers=[{"name": "c", "image": "nginx:1.27"}]))
