@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import pytest
 
@@ -85,7 +86,13 @@ async def test_nodes_are_ready_for_cluster_up_once_the_not_ready_taint_is_lifted
     from setpoint.workloads import nodes
 
     async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as client:
-        await nodes.register_nodes(client, WorkloadSettings(nodes=1))  # Ready, no controller
+        settings = WorkloadSettings(nodes=1)
+        await nodes.register_nodes(client, settings)  # NotReady, no controller
+        # the kubelet's first heartbeat reports it Ready (no lifecycle controller runs)
+        no_cache: Any = type("Cache", (), {"get": lambda *_: None})()
+        ctx: Any = type("Ctx", (), {"client": client, "cache": no_cache})()
+        await nodes.NodeHeartbeat(settings).reconcile(
+            ctx, await client.get(Kind("v1", "Node"), "node-1"))
         waiting = asyncio.ensure_future(supervised.wait_nodes_ready(client, {"node-1"}))
         try:
             await quiet_period(1.0)  # nothing lifts the taint: still waiting
