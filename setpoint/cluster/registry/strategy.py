@@ -16,11 +16,11 @@ from setpoint.cluster.registry import (
     defaults_workloads,
     fieldlabels,
     node_disabled_fields,
+    podresize,
     templategeneration,
     validation,
     volumeattributesclass,
 )
-from setpoint.cluster.registry import podresize
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.gomembers import go_zeros
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of

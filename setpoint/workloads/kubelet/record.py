@@ -31,6 +31,8 @@ class ContainerRecord:
     restart_now: bool = False
     """The current instance was killed by the restart fault: restart it without back-off."""
     waiting_message: str | None = None
+    applied: dict[str, Any] | None = None
+    """The resources the runtime applied after an in-place resize (``spec``'s before)."""
 
     @property
     def sidecar(self) -> bool:
@@ -76,6 +78,8 @@ class PodRecord:
     """A restart request was carried out; its annotation is still to be removed."""
     fallback: tuple[str, str] | None = None
     """(reason, message) when a process runtime runs this pod simulated."""
+    resize: str | None = None
+    """The state of an in-place resize (``status.resize``: InProgress, Deferred, Infeasible)."""
 
     @property
     def key(self) -> tuple[str, str]:
