@@ -77,6 +77,7 @@ def test_patch_changes_resources_only_and_proposes_the_resize(kube: Kube) -> Non
     assert body["status"]["qosClass"] == created["status"]["qosClass"] == "Burstable"
     # a write that changes no resources proposes nothing new (the status is the stored one)
     status, again = kube.call("GET", f"{PODS}/grow")
+    assert status == 200, again
     assert again["spec"]["containers"][0]["resources"] == c["resources"]
 
 
@@ -109,6 +110,7 @@ def test_requests_and_limits_may_not_be_removed(kube: Kube) -> None:
     body = {"spec": {"containers": [{"name": "c", "image": "i", "resources": {
         "requests": {"cpu": "100m"}, "limits": {"cpu": "200m"}}}]}}
     status, pod = kube.call("GET", f"{PODS}/keep")
+    assert status == 200, pod
     pod["spec"]["containers"][0]["resources"] = body["spec"]["containers"][0]["resources"]
     messages = kube.messages("PUT", f"{PODS}/keep/resize", pod)
     assert messages == {
