@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from tests.workloads.process.support import Kubectl
-from tests.workloads.test_kubelet_support import kubelet_env, node, pod, ready, statuses
+from tests.workloads.test_kubelet_support import (
+    POD,
+    kubelet_env,
+    node,
+    pod,
+    ready,
+    statuses,
+)
 
 Obj = dict[str, Any]
 
@@ -57,10 +64,23 @@ async def test_kubectl_resize_is_applied_by_the_kubelet(tmp_path: Path) -> None:
                                    "limits": {"memory": "1Gi"}}
         assert "allocatedResources" not in cs
         container_id = cs["containerID"]
+        version = (await env.get("web"))["metadata"]["resourceVersion"]
         out = await kubectl.ok("patch", "pod", "web", "--subresource=resize",
                                "-p", _resize("1"))
         assert "pod/web patched" in out
         live = await env.until("web", _applied("1"))
+        # the states it went through: proposed by the server, InProgress by the kubelet
+        seen: list[str | None] = []
+        async with env.client.watch(POD, namespace="default", name="web",
+                                    resource_version=version) as watch:
+            async for _, obj in watch:
+                requests = obj["spec"]["containers"][0]["resources"]["requests"]
+                state = obj["status"].get("resize")
+                if requests["cpu"] == "1" and (not seen or seen[-1] != state):
+                    seen.append(state)  # (from the resize request on)
+                if obj["metadata"]["resourceVersion"] == live["metadata"]["resourceVersion"]:
+                    break
+        assert seen == ["Proposed", "InProgress", None], seen
         assert live["spec"]["containers"][0]["resources"]["requests"]["cpu"] == "1"
         assert statuses(live)["app"]["containerID"] == container_id  # in place: no restart
         assert statuses(live)["app"]["restartCount"] == 0
