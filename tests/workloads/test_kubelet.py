@@ -25,10 +25,12 @@ from tests.workloads.test_kubelet_support import (
 )
 
 # The fields a v1.32 kubelet fills in a ContainerStatus (convertToAPIContainerStatuses with
-# the default feature gates: RecursiveReadOnlyMounts on; InPlacePodVerticalScaling,
-# SupplementalGroupsPolicy and ResourceHealthStatus off).
+# the default feature gates but InPlacePodVerticalScaling, which the recorded API server
+# has on (it serves pods/resize): RecursiveReadOnlyMounts on; SupplementalGroupsPolicy,
+# ResourceHealthStatus and InPlacePodVerticalScalingAllocatedStatus off). ``resources`` is
+# a running container's allocation (convertContainerStatusResources), empty for BestEffort.
 CONTAINER_FIELDS = {"name", "state", "lastState", "ready", "restartCount", "image", "imageID",
-                    "containerID", "started", "volumeMounts"}
+                    "containerID", "started", "volumeMounts", "resources"}
 KUBELET_CONDITIONS = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
                       "PodScheduled"]
 Obj = dict[str, Any]
@@ -58,6 +60,7 @@ async def test_bound_pod_becomes_running_and_ready_with_every_kubelet_field() ->
             assert cs["imageID"].startswith("docker.io/library/nginx@sha256:")
             assert cs["ready"] is True and cs["started"] is True
             assert cs["restartCount"] == 0 and cs["lastState"] == {}
+            assert cs["resources"] == {}
             assert set(cs["state"]) == {"running"} and cs["state"]["running"]["startedAt"]
             assert cs["volumeMounts"][0]["mountPath"] == \
                 "/var/run/secrets/kubernetes.io/serviceaccount"

@@ -61,7 +61,7 @@ def negotiate(accept: str | None, *, allow_table: bool = True) -> MediaType:
 # RequestScope.AllowsMediaTypeTransform (handlers/rest.go) passes a Table clause over and
 # the next acceptable one (plain JSON, for kubectl) is served. Every other subresource's
 # storage converts with its parent's store (StatusREST/ScaleREST ``ConvertToTable``).
-_TABLELESS_SUBRESOURCES = frozenset({"ephemeralcontainers", "approval"})
+_TABLELESS_SUBRESOURCES = frozenset({"ephemeralcontainers", "approval", "resize"})
 
 
 def offers_table(subresource: str) -> bool:

@@ -139,7 +139,7 @@ REASON_ANNOTATION = "authorization.k8s.io/reason"
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
                        "exec", "attach", "portforward", "ephemeralcontainers", "approval",
-                       "proxy"}
+                       "proxy", "resize"}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 

@@ -313,6 +313,8 @@ class GenericStore:
                 obj["metadata"].pop("managedFields", None)
         elif subresource == "ephemeralcontainers":
             obj = rt.strategy.prepare_for_ephemeral_containers_update(rt, obj, old)
+        elif subresource == "resize":
+            obj = rt.strategy.prepare_for_resize_update(rt, obj, old)
         elif subresource == "approval":
             populate_condition_timestamps(obj, old, self.clock())
         elif subresource != "finalize":
@@ -454,6 +456,8 @@ class GenericStore:
             causes = rt.strategy.validate_status_update(rt, obj, old)
         elif subresource == "ephemeralcontainers":
             causes = rt.strategy.validate_ephemeral_containers_update(rt, obj, old)
+        elif subresource == "resize":
+            causes = rt.strategy.validate_resize_update(rt, obj, old)
         elif subresource == "approval":
             causes = rt.strategy.validate_approval_update(rt, obj, old)
         else:

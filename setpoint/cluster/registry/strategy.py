@@ -16,6 +16,7 @@ from setpoint.cluster.registry import (
     defaults_workloads,
     fieldlabels,
     node_disabled_fields,
+    podresize,
     templategeneration,
     validation,
     volumeattributesclass,
@@ -259,6 +260,13 @@ class Strategy:
                                              old: Obj) -> list[Cause]:
         return validation.validate_ephemeral_containers_update(rt, new, old)
 
+    def prepare_for_resize_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        """Only pods serve ``/resize``: ``PodStrategy``'s."""
+        raise NotImplementedError(f"{rt.resource} cannot be resized")
+
+    def validate_resize_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        return validation.validate_resize_update(rt, new, old)
+
     def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
         """``Canonicalize``: after validation, before storage (rest.BeforeCreate and
         BeforeUpdate); nothing for most kinds."""
@@ -349,6 +357,22 @@ class PodStrategy(Strategy):
             else:
                 meta.pop(key, None)
         out["metadata"] = meta
+        return out
+
+    def prepare_for_resize_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
+        """podResizeStrategy.PrepareForUpdate (pkg/registry/core/pod/strategy.go): the
+        stored pod with the new containers' resources and resize policies
+        (dropNonResizeUpdates), ``status.resize: Proposed`` when resources changed
+        (MarkPodProposedForResize); the metadata as a status write keeps it."""
+        out = podresize.drop_non_resize_updates(new, old)
+        meta = dict(new.get("metadata") or {})
+        for key in _RESET_FOR_STATUS:
+            if key in old["metadata"]:
+                meta[key] = old["metadata"][key]
+            else:
+                meta.pop(key, None)
+        out["metadata"] = meta
+        podresize.mark_pod_proposed_for_resize(old, out)
         return out
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:

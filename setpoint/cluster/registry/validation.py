@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.registry import kept_empty_slices, templategeneration
+from setpoint.cluster.registry import kept_empty_slices, podresize, templategeneration
 from setpoint.cluster.registry import validation_admission as admission
 from setpoint.cluster.registry import validation_apiservice as apiservice
 from setpoint.cluster.registry import validation_autoscaling as autoscaling
@@ -488,6 +488,21 @@ def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -
     causes.extend(meta_causes)
     causes.extend(_kind_create(rt, new))
     return causes + ephemeral.validate_ephemeral_containers_update(new, old)
+
+
+def validate_resize_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+    """A ``pods/resize`` write: the generic layer's metadata checks, then
+    ``ValidatePodResize`` (the metadata update, the new pod validated whole, then the
+    resize rules, of which a static or windows pod gets only its refusal)."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes
+    own = podresize.validate_pod_resize(new, old)
+    if own and own[0].field == "":
+        return causes + own
+    causes.extend(meta_causes)
+    causes.extend(_kind_create(rt, new))
+    return causes + own
 
 
 def validate_status_subresource_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:

@@ -421,8 +421,38 @@ def validate_probes_and_lifecycle(c: Mapping[str, Any], grace: Any, path: str) -
     return causes
 
 
+_RESIZE_RESOURCES = ("cpu", "memory")
+_RESIZE_POLICIES = ("NotRequired", "RestartContainer")
+
+
+def validate_resize_policy(policies: Any, path: str, pod_restart: str | None) -> list[Cause]:
+    """``validateResizePolicy``: each resource once, cpu or memory, with NotRequired or
+    RestartContainer (only NotRequired in a pod that never restarts); the errors name the
+    list, not the entry, but for a repeated resource."""
+    causes: list[Cause] = []
+    seen: set[Any] = set()
+    for i, p in enumerate(policies if isinstance(policies, list) else []):
+        p = p if isinstance(p, Mapping) else {}
+        resource, policy = p.get("resourceName") or "", p.get("restartPolicy") or ""
+        if resource in seen:
+            causes.append(fe.duplicate(f"{path}[{i}]", resource))
+        seen.add(resource)
+        if not resource:
+            causes.append(fe.required(path))
+        elif resource not in _RESIZE_RESOURCES:
+            causes.append(fe.not_supported(path, resource, _RESIZE_RESOURCES))
+        if not policy:
+            causes.append(fe.required(path))
+        elif policy not in _RESIZE_POLICIES:
+            causes.append(fe.not_supported(path, policy, _RESIZE_POLICIES))
+        if pod_restart == "Never" and policy != "NotRequired":
+            causes.append(fe.invalid(path, policy,
+                                     "must be 'NotRequired' when `restartPolicy` is 'Never'"))
+    return causes
+
+
 def validate_container_common(c: Mapping[str, Any], volumes: Mapping[str, Any],
-                              path: str) -> list[Cause]:
+                              path: str, pod_restart: str | None = None) -> list[Cause]:
     """``validateContainerCommon``, in its order."""
     causes: list[Cause] = []
     name = c.get("name") or ""
@@ -441,6 +471,8 @@ def validate_container_common(c: Mapping[str, Any], volumes: Mapping[str, Any],
                           f"{path}.volumeMounts"))
     causes.extend(required_enum(f"{path}.imagePullPolicy", c.get("imagePullPolicy"), PULL_POLICIES))
     causes.extend(validate_resource_requirements(c.get("resources"), f"{path}.resources"))
+    causes.extend(validate_resize_policy(c.get("resizePolicy"), f"{path}.resizePolicy",
+                                         pod_restart))
     causes.extend(validate_security_context(c.get("securityContext"),
                                             f"{path}.securityContext"))
     return causes

@@ -76,7 +76,7 @@ def _dicts(items: Any) -> list[dict[str, Any]]:
 
 
 def _containers(containers: list[dict[str, Any]], volumes: dict[str, Obj], grace: Any,
-                path: str) -> list[Cause]:
+                path: str, pod_restart: str | None = None) -> list[Cause]:
     """``validateContainers``."""
     if not containers:
         return [fe.required(path)]
@@ -84,7 +84,7 @@ def _containers(containers: list[dict[str, Any]], volumes: dict[str, Obj], grace
     seen: set[str] = set()
     for i, c in enumerate(containers):
         p = f"{path}[{i}]"
-        causes.extend(validate_container_common(c, volumes, p))
+        causes.extend(validate_container_common(c, volumes, p, pod_restart))
         name = c.get("name") or ""
         if name in seen:
             causes.append(fe.duplicate(f"{p}.name", name))
@@ -98,14 +98,15 @@ def _containers(containers: list[dict[str, Any]], volumes: dict[str, Obj], grace
 
 
 def _init_containers(init: list[dict[str, Any]], regular: list[dict[str, Any]],
-                     volumes: dict[str, Obj], grace: Any, path: str) -> list[Cause]:
+                     volumes: dict[str, Obj], grace: Any, path: str,
+                     pod_restart: str | None = None) -> list[Cause]:
     """``validateInitContainers``: names unique across both lists; probes and lifecycle only
     for restartable (sidecar) init containers."""
     causes: list[Cause] = []
     seen = {c.get("name") or "" for c in regular}
     for i, c in enumerate(init):
         p = f"{path}[{i}]"
-        causes.extend(validate_container_common(c, volumes, p))
+        causes.extend(validate_container_common(c, volumes, p, pod_restart))
         policy = c.get("restartPolicy")
         if policy is not None and policy != "Always":
             causes.append(fe.not_supported(f"{p}.restartPolicy", policy, ("Always",)))
@@ -247,9 +248,11 @@ def validate_pod_spec(spec: Any, path: str, pod_meta: Obj | None = None,
     volumes, volume_causes = validate_volumes(spec.get("volumes"), pod_meta, f"{path}.volumes")
     causes.extend(volume_causes)
     containers = _dicts(spec.get("containers"))
-    causes.extend(_containers(containers, volumes, grace, f"{path}.containers"))
+    causes.extend(_containers(containers, volumes, grace, f"{path}.containers",
+                              spec.get("restartPolicy")))
     init = _dicts(spec.get("initContainers"))
-    causes.extend(_init_containers(init, containers, volumes, grace, f"{path}.initContainers"))
+    causes.extend(_init_containers(init, containers, volumes, grace, f"{path}.initContainers",
+                                   spec.get("restartPolicy")))
     causes.extend(validate_ephemeral_containers(_dicts(spec.get("ephemeralContainers")),
                                                 containers, init, volumes,
                                                 f"{path}.ephemeralContainers"))

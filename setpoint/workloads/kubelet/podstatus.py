@@ -18,7 +18,7 @@ from typing import Any
 from setpoint.machinery.gofmt import format_v
 from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
-from setpoint.workloads.kubelet import probes
+from setpoint.workloads.kubelet import probes, resize
 from setpoint.workloads.kubelet.options import KubeletOptions
 from setpoint.workloads.kubelet.record import ContainerRecord, PodRecord
 from setpoint.workloads.kubelet.runtime import ContainerState, normalize_image
@@ -84,6 +84,9 @@ def container_status(pod: Mapping[str, Any], record: ContainerRecord, *, has_ini
     changes_at: float | None = None
     if st.state is ContainerState.RUNNING and st.started_at is not None:
         out["state"] = {"running": {"startedAt": meta_time(st.started_at)}}
+        if not record.ephemeral and (not record.init or record.sidecar):
+            # convertContainerStatusResources: a resizable running container's allocation
+            out["resources"] = resize.status_resources(record)
         started_at = st.started_at + probes.startup_delay(pod, spec, opts)
         ready_at = st.started_at + probes.readiness_delay(pod, spec, opts)
         out["started"] = now >= started_at if st.started is None else st.started
@@ -390,6 +393,10 @@ def pod_status(pod: Mapping[str, Any], record: PodRecord, *, now: float,
     if has_init:
         status["initContainerStatuses"] = init_statuses
     status["containerStatuses"] = statuses
+    if record.resize:
+        status["resize"] = record.resize
+    else:
+        status.pop("resize", None)
     if ephemeral:
         status["ephemeralContainerStatuses"] = ephemeral
     if phase in TERMINAL_PHASES:

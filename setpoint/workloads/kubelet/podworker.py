@@ -33,7 +33,7 @@ from setpoint.machinery.objects import Obj
 from setpoint.runtime import Request, Result
 from setpoint.runtime._objects import meta, object_key
 from setpoint.workloads.kubelet import annotations as ann
-from setpoint.workloads.kubelet import lifecycle
+from setpoint.workloads.kubelet import lifecycle, resize
 from setpoint.workloads.kubelet.addresses import AddressAllocator, AddressesExhausted
 from setpoint.workloads.kubelet.events import KubeletEvents
 from setpoint.workloads.kubelet.images import ImageManager
@@ -59,6 +59,7 @@ NODE = Kind("v1", "Node")
 NODE_INDEX = "kubelet.spec.nodeName"
 CONTROLLER_NAME = "kubelet"
 EPSILON = 0.001  # "at once" for a requeue (0 means no requeue)
+RESIZE_RETRY = 1.0  # how soon a deferred resize is tried again (seconds)
 
 
 def index_by_node(pod: Obj) -> Iterable[str]:
@@ -203,6 +204,11 @@ class PodWorkers:
                 self.events.warning(pod, "BackOff", f"Back-off restarting failed container "
                                     f"{name} in pod {record.name}_{record.namespace}"
                                     f"({record.uid})")
+            node = self.manager.cache.store_for(NODE).get(record.node)
+            if node is not None:
+                others = [r for r in self.records.values()
+                          if r.node == record.node and r.uid != record.uid and not r.terminal]
+                resize.sync_resize(pod, record, node, others)
         await lifecycle.finish_if_done(runtime, pod, record)
         now = self.clock()  # what just started must count as started
         status, changes_at = pod_status(pod, record, now=now, opts=opts)
@@ -232,7 +238,7 @@ class PodWorkers:
                 await self._delete(pod)
                 await self._forget(record)
             return Result()
-        if backing_off:
+        if backing_off or record.resize == resize.IN_PROGRESS:
             return Result(requeue_after=EPSILON)
         due = self._next_due(record, changes_at, now)
         if any(cr.start_error for cr in record.all_containers()):
@@ -240,6 +246,8 @@ class PodWorkers:
             # (pkg/kubelet/pod_workers.go completeWork: backOffPeriod, 10 s)
             retry = self.opts.start_retry
             due = min(due, retry) if due is not None else retry
+        if record.resize == resize.DEFERRED:  # retried until the node has room
+            due = min(due or RESIZE_RETRY, RESIZE_RETRY)
         return Result(requeue_after=due)
 
     def _next_due(self, record: PodRecord, changes_at: float | None,

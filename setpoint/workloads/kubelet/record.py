@@ -35,6 +35,9 @@ class ContainerRecord:
     """(reason, message) why the last start failed before a container was created
     (``ErrImageNeverPull``): the container waits with them until a start succeeds."""
 
+    applied: dict[str, Any] | None = None
+    """The resources the runtime applied after an in-place resize (``spec``'s before)."""
+
     @property
     def field_path(self) -> str:
         """The container's ``fieldPath`` in the events about it (kubecontainer
@@ -87,6 +90,8 @@ class PodRecord:
     """A restart request was carried out; its annotation is still to be removed."""
     fallback: tuple[str, str] | None = None
     """(reason, message) when a process runtime runs this pod simulated."""
+    resize: str | None = None
+    """The state of an in-place resize (``status.resize``: InProgress, Deferred, Infeasible)."""
 
     @property
     def key(self) -> tuple[str, str]:
