@@ -13,7 +13,7 @@ start's uid and times. Here a start from the recording and a start through the f
 (the recorder's mode) make the same writes: the same events in the same order at the same
 resourceVersions, and the same objects byte for byte but for uid and times; and the
 recording is the one this code makes (regenerate it with
-``.venv/bin/python -m setpoint.cluster.bootstrap.recorded``).
+``.venv/bin/python tools/bootstrap_recorded.py``).
 """
 
 from __future__ import annotations
@@ -91,12 +91,12 @@ async def test_bootstrap_objects_from_the_recording_equal_the_full_write_paths()
 
 
 async def test_the_recording_is_what_this_code_stores() -> None:
-    made = await asyncio.to_thread(recorded.record)
+    made = await asyncio.to_thread(recorded.record, APIServer)
     on_file = orjson.loads(recorded.PATH.read_bytes())
     assert list(made) == list(on_file), (
-        "stale: run .venv/bin/python -m setpoint.cluster.bootstrap.recorded")
+        "stale: run .venv/bin/python tools/bootstrap_recorded.py")
     assert orjson.dumps(made) == orjson.dumps(on_file), (
-        "stale: run .venv/bin/python -m setpoint.cluster.bootstrap.recorded")
+        "stale: run .venv/bin/python tools/bootstrap_recorded.py")
 
 
 async def test_a_restart_with_stored_webhooks_recreates_a_deleted_role_through_admission(

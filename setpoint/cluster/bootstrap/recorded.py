@@ -12,14 +12,15 @@ the same resourceVersion order and watch events). An object is keyed by a digest
 write (resource, namespace, field manager, the object as sent): one the file does not know
 takes the full path. ``tests/cluster/test_bootstrap_recorded.py`` proves the file current
 and the objects equal to the full path's; regenerate it with
-``.venv/bin/python -m setpoint.cluster.bootstrap.recorded``.
+``.venv/bin/python tools/bootstrap_recorded.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -115,27 +116,30 @@ class Recorded:
         return stored
 
 
-def record() -> dict[str, Any]:
-    """Start a server whose bootstrap writes all take the full path; what they stored."""
-    import asyncio
+class RecordingServer(Protocol):
+    """What the recording needs of a server: a recorder slot, a start and a stop."""
 
-    from setpoint.cluster.apiserver import APIServer
+    recorder: dict[str, Any] | None
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def record(make_server: Callable[[], RecordingServer]) -> dict[str, Any]:
+    """Start a server whose bootstrap writes all take the full path; what they stored.
+
+    The server is given, not imported: the assembly imports this module, never the reverse.
+    """
+    import asyncio
 
     made: dict[str, Any] = {"creates": {}, "updates": []}
 
     async def start() -> None:
-        server = APIServer()
+        server = make_server()
         server.recorder = made
         server.start()
         await server.stop()
 
     asyncio.run(start())
     return made
-
-
-def main() -> None:
-    PATH.write_bytes(orjson.dumps(record(), option=orjson.OPT_APPEND_NEWLINE))
-
-
-if __name__ == "__main__":
-    main()
