@@ -42,6 +42,7 @@ from setpoint.cluster.admission import (
 )
 from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.podsecurity.admission import PodSecurity
+from setpoint.cluster.admission.policy.validating import ValidatingAdmissionPolicy
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
     FrontProxy,
@@ -189,6 +190,10 @@ class APIServer:
             certificates.CertificateSigning(self.authorizer),
             certificates.certificate_subject_restriction,
         ])
+        # and ValidatingAdmissionPolicy, last of them, before the validating webhooks (in
+        # the chain only while a binding exists)
+        ValidatingAdmissionPolicy(self.store, self.registry).install(
+            self.rest.validating_admission)
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
         resourcequota.ResourceQuotaAdmission(
             self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,

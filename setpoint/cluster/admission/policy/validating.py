@@ -1,0 +1,297 @@
+"""The ValidatingAdmissionPolicy admission plugin.
+
+k8s.io/apiserver pkg/admission/plugin/policy/validating (dispatcher.go ``Dispatch``,
+validator.go, plugin.go) over policy/generic and policy/matching: for every policy whose
+matchConstraints select the request, every binding naming it whose matchResources select it
+too, with each param the binding's paramRef finds, the policy's validations decide; a
+binding's validationActions say what a failure does: Deny refuses the request (the first
+denial, ``ValidatingAdmissionPolicy '<policy>' with binding '<binding>' denied request:``,
+with the validation's reason, Invalid by default), Warn adds a warning, Audit an audit
+annotation. kube-apiserver orders the plugin after the mutating webhooks and before the
+validating webhooks (pkg/kubeapiserver/options/plugins.go ``AllOrderedPlugins``): here the
+last of the built-in validating plugins, in the chain only while a binding exists, so a
+cluster without policies neither pays for it nor loads CEL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.admission.forbidden import new_forbidden
+from setpoint.cluster.admission.policy import matching
+from setpoint.cluster.admission.policy.source import PolicyHook, PolicySource
+from setpoint.cluster.admission.webhook import equivalence
+from setpoint.cluster.admission.webhook.matching import request_namespace
+from setpoint.cluster.audit.context import add_annotation
+from setpoint.cluster.registry.admissionpoints import VALIDATING, AdmissionPoint, Attributes
+from setpoint.machinery import labels
+from setpoint.machinery.errors import Cause
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.admission.policy.evaluation import Result
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.genericstore import Admission
+    from setpoint.cluster.registry.types import ResourceType
+    from setpoint.cluster.storage import Informer
+
+VALIDATION_FAILURE_ANNOTATION = "validation.policy.admission.k8s.io/validation_failure"
+MAX_AUDIT_ANNOTATION_VALUE_LENGTH = 10 * 1024  # dispatcher.go
+# policy_decision.go reasonToCode
+_REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge": 413,
+                 "Invalid": 422}
+
+
+class ConfigurationError(Exception):
+    """A policy or binding that cannot be applied: denied under failurePolicy Fail."""
+
+
+class _Denial:
+    def __init__(self, policy: str, binding: str | None, message: str, reason: str) -> None:
+        self.policy, self.binding, self.message, self.reason = policy, binding, message, reason
+
+
+class ValidatingAdmissionPolicy:
+    """The plugin, a built-in validating admission plugin over CREATE and UPDATE."""
+
+    def __init__(self, store: Informer, registry: Registry) -> None:
+        self._store = store
+        self._registry = registry
+        self.source = PolicySource(store, registry)
+
+    def __repr__(self) -> str:
+        return "ValidatingAdmissionPolicy()"
+
+    def install(self, chain: list[Admission]) -> None:
+        """Be at the end of ``chain`` exactly while some binding exists."""
+        self.source.on_change(lambda: self._arm(chain))
+        self._arm(chain)
+
+    def _arm(self, chain: list[Admission]) -> None:
+        present = self in chain
+        if self.source.has_bindings():
+            if not present:
+                chain.append(self)
+        elif present:
+            chain.remove(self)
+
+    def __call__(self, attributes: Attributes) -> None:
+        rt = attributes.rt
+        if rt.group == "admissionregistration.k8s.io" and rt.resource in (
+                "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
+            return  # never its own configuration, as the webhooks (plugin.go IsExempt...)
+        meta = attributes.obj.get("metadata") or {}
+        point = AdmissionPoint(VALIDATING, attributes.operation, rt,
+                               str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                               attributes.obj, attributes.old, attributes.dry_run,
+                               attributes.subresource)
+        denials: list[_Denial] = []
+        for hook in self.source.hooks():
+            self._dispatch(hook, point, attributes, denials)
+        if denials:
+            raise _refusal(rt, attributes.obj, denials[0])
+
+    def _dispatch(self, hook: PolicyHook, point: AdmissionPoint, attributes: Attributes,
+                  denials: list[_Denial]) -> None:
+        spec = hook.policy.get("spec") or {}
+        fail = spec.get("failurePolicy", "Fail") != "Ignore"
+
+        def config_error(exc: Exception, binding: str | None) -> None:
+            if fail:
+                what = "policy" if binding is None else "binding"
+                denials.append(_Denial(hook.name, binding,
+                                       f"failed to configure {what}: {exc}", "Invalid"))
+
+        try:
+            target = matching.matches(spec.get("matchConstraints") or {}, point, self._store,
+                                      self._registry)
+        except matching.MatchError as exc:
+            config_error(exc, None)
+            return
+        if target is None:
+            return
+        try:
+            param_rt = self._param_resource(spec)
+        except ConfigurationError as exc:
+            config_error(exc, None)
+            return
+        annotations: dict[str, list[str]] = {}
+        for binding in hook.bindings:
+            binding_name = str(binding["metadata"]["name"])
+            binding_spec = binding.get("spec") or {}
+            resources = binding_spec.get("matchResources")
+            try:
+                if resources is not None and matching.matches(
+                        resources, point, self._store, self._registry) is None:
+                    continue
+                params = self._params(spec, param_rt, binding_spec, point)
+            except (matching.MatchError, ConfigurationError) as exc:
+                config_error(exc, binding_name)
+                continue
+            for param in params:
+                result = self._validate(spec, point, attributes, target, param)
+                self._decide(hook.name, binding, result, attributes, denials, annotations)
+        for key, values in annotations.items():
+            add_annotation(f"{hook.name}/{key}", ", ".join(values))
+
+    # -- params --------------------------------------------------------------------------
+
+    def _param_resource(self, spec: Obj) -> ResourceType | None:
+        kind = spec.get("paramKind")
+        if not kind:
+            return None
+        group, _, version = str(kind.get("apiVersion", "")).rpartition("/")
+        rt = self._registry.by_kind(group, version, str(kind.get("kind", "")))
+        if rt is None or not rt.served:
+            raise ConfigurationError(f"failed to find resource referenced by paramKind: "
+                                     f"'{group}/{version}, Kind={kind.get('kind', '')}'")
+        return rt
+
+    def _params(self, spec: Obj, rt: ResourceType | None, binding_spec: Obj,
+                point: AdmissionPoint) -> list[Obj | None]:
+        """generic/policy_dispatcher.go CollectParams."""
+        ref = binding_spec.get("paramRef")
+        if rt is None or not ref:
+            return [None]
+        namespace = ""
+        if rt.namespaced:
+            namespace = str(ref.get("namespace") or request_namespace(point))
+            if not namespace:
+                raise ConfigurationError("cannot use namespaced paramRef in policy binding "
+                                         "that matches cluster-scoped resources")
+        elif ref.get("namespace"):
+            raise ConfigurationError("paramRef.namespace must not be provided for a "
+                                     "cluster-scoped `paramKind`")
+        if ref.get("name"):
+            found = self._store.get(rt.storage_key, namespace, str(ref["name"]))
+            params = [found] if found is not None else []
+        elif ref.get("selector") is not None:
+            try:
+                selector = labels.from_label_selector(ref["selector"])
+            except labels.SelectorError as exc:
+                raise ConfigurationError(str(exc)) from None
+            params = [p for p in self._store.list(rt.storage_key, namespace if rt.namespaced
+                                                   else None)
+                      if selector.matches((p.get("metadata") or {}).get("labels") or {})]
+        else:
+            raise ConfigurationError("one of name or selector must be provided")
+        if not params and ref.get("parameterNotFoundAction") == "Deny":
+            raise ConfigurationError("no params found for policy binding with `Deny` "
+                                     "parameterNotFoundAction")
+        kind = spec.get("paramKind") or {}
+        # dispatcher.go wrappedParam: the param's TypeMeta as the paramKind names it
+        return [{**p, "apiVersion": kind.get("apiVersion"), "kind": kind.get("kind")}
+                for p in params]
+
+    # -- evaluation ----------------------------------------------------------------------
+
+    def _validate(self, spec: Obj, point: AdmissionPoint, attributes: Attributes,
+                  target: ResourceType, param: Obj | None) -> Result:
+        from setpoint.cluster.admission.policy import evaluation
+
+        rt = point.rt
+        obj, old = attributes.obj, attributes.old
+        if target is not rt:  # matchPolicy Equivalent: the object as the matched resource
+            obj = equivalence.convert(obj, rt, target)
+            old = equivalence.convert(old, rt, target) if old is not None else None
+        namespace_name = "" if (rt.group, rt.resource) == ("", "namespaces") \
+            else request_namespace(point)
+        namespace = None
+        if namespace_name:
+            stored = self._store.get("/namespaces", "", namespace_name)
+            namespace = _namespace_object(stored) if stored is not None else None
+        request = _admission_request(point, attributes, target)
+        return evaluation.validate(spec, evaluation.activation(obj, old, request, param,
+                                                               namespace))
+
+    def _decide(self, policy: str, binding: Obj, result: Result, attributes: Attributes,
+                denials: list[_Denial], annotations: dict[str, list[str]]) -> None:
+        binding_name = str(binding["metadata"]["name"])
+        actions = list((binding.get("spec") or {}).get("validationActions") or [])
+        for index, decision in enumerate(result.decisions):
+            if not decision.deny:
+                continue
+            for action in actions:
+                if action == "Deny":
+                    denials.append(_Denial(policy, binding_name, decision.message,
+                                           decision.reason or "Invalid"))
+                elif action == "Audit":
+                    add_annotation(VALIDATION_FAILURE_ANNOTATION, json.dumps([{
+                        "message": decision.message, "policy": policy,
+                        "binding": binding_name, "expressionIndex": index,
+                        "validationActions": actions}], separators=(",", ":")))
+                elif action == "Warn" and attributes.warnings is not None:
+                    attributes.warnings.append(
+                        f"Validation failed for ValidatingAdmissionPolicy '{policy}' with "
+                        f"binding '{binding_name}': {decision.message}")
+        for annotation in result.annotations:
+            if annotation.error:
+                denials.append(_Denial(policy, binding_name, annotation.error, "Invalid"))
+            elif annotation.value:
+                values = annotations.setdefault(annotation.key, [])
+                value = annotation.value[:MAX_AUDIT_ANNOTATION_VALUE_LENGTH]
+                if value not in values:  # auditAnnotationCollector.add
+                    values.append(value)
+
+
+def _refusal(rt: ResourceType, obj: Obj, denial: _Denial) -> Exception:
+    """dispatcher.go: admission.NewForbidden's naming, the decision's reason and its code,
+    and the message again as a cause."""
+    if denial.binding is not None:
+        message = (f"ValidatingAdmissionPolicy '{denial.policy}' with binding "
+                   f"'{denial.binding}' denied request: {denial.message}")
+    else:
+        message = f"ValidatingAdmissionPolicy '{denial.policy}' denied request: {denial.message}"
+    error = new_forbidden(rt, obj, message)
+    error.reason = denial.reason
+    error.code = _REASON_CODES.get(denial.reason, 422)
+    error.causes = [*error.causes, Cause("", message)]
+    return error
+
+
+def _admission_request(point: AdmissionPoint, attributes: Attributes, target: ResourceType
+                       ) -> Obj:
+    """cel/condition.go CreateAdmissionRequest, as the unstructured map CEL sees (Go's
+    ``omitempty`` fields absent when empty)."""
+    rt = point.rt
+    user = attributes.user or {}
+    user_info = {k: user[k] for k in ("username", "uid", "groups", "extra") if user.get(k)}
+    options_kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}.get(point.operation)
+    request: Obj = {
+        "uid": "",
+        "kind": {"group": target.group, "version": target.version, "kind": target.kind},
+        "resource": {"group": target.group, "version": target.version,
+                     "resource": target.resource},
+        "requestKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "requestResource": {"group": rt.group, "version": rt.version,
+                            "resource": rt.resource},
+        "operation": point.operation,
+        "userInfo": user_info,
+        "dryRun": point.dry_run,
+    }
+    if options_kind is not None:
+        request["options"] = {"kind": options_kind, "apiVersion": "meta.k8s.io/v1"}
+    if point.name:
+        request["name"] = point.name
+    if namespace := request_namespace(point):
+        request["namespace"] = namespace
+    if point.subresource:
+        request["subResource"] = request["requestSubResource"] = point.subresource
+    return request
+
+
+_NAMESPACE_META = ("name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+                   "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                   "labels", "annotations", "finalizers")
+
+
+def _namespace_object(namespace: Obj) -> Obj:
+    """cel/condition.go CreateNamespaceObject: the namespace's spec, status and part of its
+    metadata (no managed fields or owners)."""
+    meta = namespace.get("metadata") or {}
+    out: Obj = {"metadata": {k: meta[k] for k in _NAMESPACE_META if k in meta}}
+    for key in ("spec", "status"):
+        if key in namespace:
+            out[key] = namespace[key]
+    return out
