@@ -1,0 +1,255 @@
+"""ValidatingAdmissionPolicy enforcement as kube-apiserver 1.32 runs it, over real HTTP.
+
+Sources (k8s.io/apiserver v0.32.0, pkg/admission/plugin/policy/): validating/dispatcher.go
+``Dispatch`` (bindings' validationActions, the denial's message, reason, code and cause,
+the Warn text, the ``validation_failure`` audit annotation, auditAnnotations as
+``<policy>/<key>``), validating/validator.go ``Validate`` (matchConditions, messages, failure
+policy), validating/policy_decision.go ``reasonToCode``, generic/policy_dispatcher.go
+``CollectParams`` (params and their errors), generic/policy_source.go (bindings by
+``spec.policyName``; an unknown paramKind), matching/matching.go ``Matches``;
+pkg/admission/plugin/cel/activation.go and composition.go (the expressions' errors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.cluster.conftest import API
+
+Obj = dict[str, Any]
+POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
+BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+CMS = "/api/v1/namespaces/default/configmaps"
+
+
+def rules(resources: list[str] | None = None, **extra: Any) -> Obj:
+    return {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
+            "resources": resources or ["configmaps"], **extra}
+
+
+def policy(name: str, *validations: Obj, **spec: Any) -> Obj:
+    body: Obj = {"matchConstraints": {"resourceRules": [rules()]},
+                 "validations": list(validations), **spec}
+    if not validations:
+        body.pop("validations")
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicy", "metadata": {"name": name}, "spec": body}
+
+
+def binding(name: str, policy_name: str, actions: list[str] | None = None, **spec: Any
+            ) -> Obj:
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": name},
+            "spec": {"policyName": policy_name, "validationActions": actions or ["Deny"],
+                     **spec}}
+
+
+def cm(name: str, data: Obj | None = None, **meta: Any) -> Obj:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, **meta}, "data": data or {"k": "v"}}
+
+
+async def install(api: API, *objects: Obj) -> None:
+    for obj in objects:
+        path = POLICIES if obj["kind"] == "ValidatingAdmissionPolicy" else BINDINGS
+        status, body = await api.post(path, obj)
+        assert status == 201, body
+
+
+async def test_a_denial_is_the_status_go_sends(api: API) -> None:
+    """dispatcher.go Dispatch: admission.NewForbidden names the object, then the reason
+    (Invalid when the validation gives none) and its code (policy_decision.go reasonToCode:
+    422) replace Forbidden's, and the message is appended as a cause."""
+    await install(api, policy("small", {"expression": "size(object.data) < 2",
+                                        "message": "too much data"}),
+                  binding("small-binding", "small"))
+    status, body = await api.post(CMS, cm("big", {"a": "1", "b": "2"}))
+    message = ("ValidatingAdmissionPolicy 'small' with binding 'small-binding' denied request: "
+               "too much data")
+    assert status == 422, body
+    assert body == {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": f'configmaps "big" is forbidden: {message}',
+                    "reason": "Invalid",
+                    "details": {"name": "big", "kind": "configmaps",
+                                "causes": [{"message": message}]},
+                    "code": 422}
+    assert (await api.post(CMS, cm("fine")))[0] == 201
+
+
+async def test_a_policy_without_a_binding_is_not_enforced(api: API) -> None:
+    """generic/policy_source.go: hooks are the policies that bindings name by
+    spec.policyName; a binding of a missing policy is skipped."""
+    await install(api, policy("never", {"expression": "false"}),
+                  binding("orphan", "missing-policy"))
+    assert (await api.post(CMS, cm("free")))[0] == 201
+    await install(api, binding("now", "never"))
+    status, body = await api.post(CMS, cm("refused"))
+    assert status == 422, body
+    assert body["message"].endswith("denied request: failed expression: false")
+    assert (await api.delete(f"{BINDINGS}/now"))[0] == 200
+    assert (await api.post(CMS, cm("free-again")))[0] == 201
+
+
+async def test_reason_and_message_expression(api: API) -> None:
+    """validator.go: the messageExpression's string (trimmed) is the message; reason
+    Forbidden is a 403 (reasonToCode); a messageExpression that is not a string falls back
+    to message, then to ``failed expression: <expression>``; so does one that fails."""
+    await install(api, policy(
+        "named", {"expression": "object.metadata.name.startsWith('ok')",
+                  "messageExpression": "' name ' + object.metadata.name + ' refused '",
+                  "reason": "Forbidden"}),
+                  binding("named-b", "named"))
+    status, body = await api.post(CMS, cm("bad"))
+    assert status == 403, body
+    assert body["reason"] == "Forbidden" and body["code"] == 403
+    assert body["message"] == ('configmaps "bad" is forbidden: ValidatingAdmissionPolicy '
+                               "'named' with binding 'named-b' denied request: name bad refused")
+    await install(api, policy("fallback", {"expression": "object.data.k == 'v'",
+                                           "messageExpression": "string(object.data.nope)"}),
+                  binding("fallback-b", "fallback"))
+    status, body = await api.post(CMS, cm("ok-1", {"k": "x"}))
+    assert status == 422, body
+    assert body["message"].endswith(
+        "'fallback' with binding 'fallback-b' denied request: failed expression: "
+        "object.data.k == 'v'")
+
+
+async def test_evaluation_errors_follow_the_failure_policy(api: API) -> None:
+    """activation.go Evaluate: ``expression '<e>' resulted in error: <err>``; validator.go
+    policyDecisionActionForError: Fail denies, Ignore admits."""
+    await install(api, policy("strict", {"expression": "object.data.missing == 'x'"}),
+                  binding("strict-b", "strict"))
+    status, body = await api.post(CMS, cm("e1"))
+    assert status == 422, body
+    assert body["message"].endswith(
+        "denied request: expression 'object.data.missing == 'x'' resulted in error: "
+        "no such key: missing")
+    assert (await api.delete(f"{BINDINGS}/strict-b"))[0] == 200
+    await install(api, policy("lenient", {"expression": "object.data.missing == 'x'"},
+                              failurePolicy="Ignore"),
+                  binding("lenient-b", "lenient"))
+    assert (await api.post(CMS, cm("e2")))[0] == 201
+
+
+async def test_matching_rules_names_exclusions_and_selectors(api: API) -> None:
+    """matching.go Matches: resourceNames name the object; excludeResourceRules win; the
+    object selector matches the new or old object's labels; the binding's matchResources
+    narrow the policy's too (policy_matcher.go BindingMatches)."""
+    await install(
+        api,
+        policy("deny-all", {"expression": "false", "message": "no"}, matchConstraints={
+            "resourceRules": [rules(resourceNames=["one", "two"])],
+            "excludeResourceRules": [rules(resourceNames=["two"])],
+            "objectSelector": {"matchLabels": {"guarded": "yes"}}}),
+        binding("deny-all-b", "deny-all", matchResources={
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "default"}}}))
+    assert (await api.post(CMS, cm("one")))[0] == 201  # no label
+    assert (await api.post(CMS, cm("two", labels={"guarded": "yes"})))[0] == 201  # excluded
+    assert (await api.post(CMS, cm("three", labels={"guarded": "yes"})))[0] == 201
+    # store.go Create: the validating admission runs before the store finds the name taken
+    status, body = await api.post(CMS, cm("one", labels={"guarded": "yes"}))
+    assert status == 422, body
+    status, body = await api.put(f"{CMS}/one", cm("one", labels={"guarded": "yes"}))
+    assert status == 422, body
+    assert body["message"].endswith("'deny-all' with binding 'deny-all-b' denied request: no")
+    await api.post("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace",
+                                          "metadata": {"name": "other"}})
+    status, body = await api.post("/api/v1/namespaces/other/configmaps",
+                                  cm("one", labels={"guarded": "yes"}))
+    assert status == 201, body  # the binding's namespaceSelector leaves it out
+
+
+async def test_match_conditions(api: API) -> None:
+    """validator.go: a false matchCondition skips the policy; an error when none is false
+    denies under failurePolicy Fail (matchconditions/matcher.go Match)."""
+    await install(api, policy(
+        "conditional", {"expression": "false", "message": "refused"},
+        matchConditions=[{"name": "labelled",
+                          "expression": "'check' in object.metadata.labels"},
+                         {"name": "erring", "expression": "object.data.nope == 'x'"}]),
+                  binding("conditional-b", "conditional"))
+    assert (await api.post(CMS, cm("unlabelled", labels={"a": "b"})))[0] == 201
+    status, body = await api.post(CMS, cm("labelled", labels={"check": "1"}))
+    assert status == 422, body
+    assert body["message"].endswith(
+        "denied request: expression 'object.data.nope == 'x'' resulted in error: "
+        "no such key: nope")
+
+
+async def test_variables_request_and_namespace_object(api: API) -> None:
+    """activation.go: ``variables`` (in order, each seeing the earlier ones), ``request``
+    (cel/condition.go CreateAdmissionRequest) and ``namespaceObject``
+    (CreateNamespaceObject); an unread variable's error is harmless and a read one's is
+    ``composited variable "<name>" fails to evaluate`` (composition.go)."""
+    await install(api, policy(
+        "vars",
+        {"expression": "variables.prefixed",
+         "messageExpression": "'op=' + request.operation + ' ns=' + namespaceObject.metadata.name"
+                              " + ' kind=' + request.kind.kind + ' user=' + "
+                              "request.userInfo.username"},
+        {"expression": "object.metadata.name != 'v-broken' || variables.broken"},
+        variables=[{"name": "name", "expression": "object.metadata.name"},
+                   {"name": "prefixed", "expression": "variables.name.startsWith('v-')"},
+                   {"name": "broken", "expression": "object.data.nope == 'x'"}]),
+                  binding("vars-b", "vars"))
+    assert (await api.post(CMS, cm("v-1")))[0] == 201
+    status, body = await api.post(CMS, cm("x-1"))
+    assert status == 422, body
+    assert body["message"].endswith(
+        "denied request: op=CREATE ns=default kind=ConfigMap user=setpoint-admin"), body
+    status, body = await api.post(CMS, cm("v-broken"))
+    assert status == 422, body
+    assert body["message"].endswith(
+        "denied request: expression 'object.metadata.name != 'v-broken' || variables.broken' "
+        'resulted in error: composited variable "broken" fails to evaluate: no such key: nope')
+
+
+async def test_params_by_name_selector_and_not_found(api: API) -> None:
+    """generic/policy_dispatcher.go CollectParams: the param named in the request's
+    namespace (or paramRef.namespace); by selector every match is validated; none found
+    admits under parameterNotFoundAction Allow and is ``failed to configure binding: no
+    params found for policy binding with `Deny` parameterNotFoundAction`` under Deny;
+    generic/policy_source.go: an unknown paramKind is ``failed to configure policy: failed
+    to find resource referenced by paramKind``."""
+    limit = policy("limited", {"expression": "size(object.data) <= int(params.data.max)",
+                               "messageExpression": "'at most ' + params.data.max"},
+                   paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
+                   matchConstraints={"resourceRules": [rules(["secrets"])]})
+    await install(api, limit, binding("limited-b", "limited", paramRef={
+        "name": "limits", "parameterNotFoundAction": "Deny"}))
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+              "stringData": {"a": "1", "b": "2"}}
+    secrets = "/api/v1/namespaces/default/secrets"
+    status, body = await api.post(secrets, secret)
+    assert status == 422, body
+    assert body["message"] == (
+        'secrets "s" is forbidden: ValidatingAdmissionPolicy \'limited\' with binding '
+        "'limited-b' denied request: failed to configure binding: no params found for policy "
+        "binding with `Deny` parameterNotFoundAction")
+    assert (await api.post(CMS, cm("limits", {"max": "1"})))[0] == 201
+    status, body = await api.post(secrets, secret)
+    assert status == 422, body
+    assert body["message"].endswith("'limited-b' denied request: at most 1")
+    assert (await api.put(f"{CMS}/limits", cm("limits", {"max": "2"})))[0] == 200
+    assert (await api.post(secrets, secret))[0] == 201
+    # by selector, each param found validates; none found with Allow admits
+    await install(api, binding("selected-b", "limited", paramRef={
+        "selector": {"matchLabels": {"tier": "strict"}}, "parameterNotFoundAction": "Allow"}))
+    second = secret | {"metadata": {"name": "s2"}}
+    assert (await api.post(secrets, second))[0] == 201
+    assert (await api.post(CMS, cm("strict", {"max": "0"}, labels={"tier": "strict"})))[0] \
+        == 201
+    status, body = await api.post(secrets, secret | {"metadata": {"name": "s3"}})
+    assert status == 422, body
+    assert body["message"].endswith("'selected-b' denied request: at most 0")
+    await install(api, policy("unknown-kind", {"expression": "true"},
+                              paramKind={"apiVersion": "example.com/v1", "kind": "Nothing"},
+                              matchConstraints={"resourceRules": [rules(["secrets"])]}),
+                  binding("unknown-b", "unknown-kind"))
+    for name in ("limited-b", "selected-b"):
+        assert (await api.delete(f"{BINDINGS}/{name}"))[0] == 200
+    status, body = await api.post(secrets, secret | {"metadata": {"name": "s4"}})
+    assert status == 422, body
+    assert body["message"] == (
+        'secrets "s4" is forbidden: ValidatingAdmissionPolicy \'unknown-kind\' denied request: '
+        "failed to configure policy: failed to find resource referenced by paramKind: "
+        "'example.com/v1, Kind=Nothing'")
