@@ -15,7 +15,6 @@ cluster without policies neither pays for it nor loads CEL.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.forbidden import new_forbidden
@@ -25,7 +24,7 @@ from setpoint.cluster.admission.webhook import equivalence
 from setpoint.cluster.admission.webhook.matching import request_namespace
 from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.registry.admissionpoints import VALIDATING, AdmissionPoint, Attributes
-from setpoint.machinery import labels
+from setpoint.machinery import gojson, labels
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
@@ -217,10 +216,11 @@ class ValidatingAdmissionPolicy:
                     denials.append(_Denial(policy, binding_name, decision.message,
                                            decision.reason or "Invalid"))
                 elif action == "Audit":
-                    add_annotation(VALIDATION_FAILURE_ANNOTATION, json.dumps([{
+                    # (Go's json.Marshal; the attributes keep a key's first value)
+                    add_annotation(VALIDATION_FAILURE_ANNOTATION, gojson.dumps([{
                         "message": decision.message, "policy": policy,
                         "binding": binding_name, "expressionIndex": index,
-                        "validationActions": actions}], separators=(",", ":")))
+                        "validationActions": actions}]).decode())
                 elif action == "Warn" and attributes.warnings is not None:
                     attributes.warnings.append(
                         f"Validation failed for ValidatingAdmissionPolicy '{policy}' with "
