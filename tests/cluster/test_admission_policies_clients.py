@@ -12,20 +12,41 @@ out)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 import yaml
 
+from setpoint.cluster import serve
+from setpoint.cluster.audit.logbackend import LogBackend
+from setpoint.cluster.audit.policy import policy_from_document
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_policies import binding, cm, install, policy
-from tests.cluster.test_audit import audited  # noqa: F401  (the fixture)
+from tests.cluster.test_audit import Audited
 from tests.cluster.test_audit import policy as audit_policy
 
 
 def _yaml(obj: dict[str, Any]) -> str:
     return yaml.safe_dump(obj)
+
+
+@pytest.fixture
+def audited(tmp_path: Path
+            ) -> Callable[[dict[str, Any]], AbstractAsyncContextManager[Audited]]:
+    """A server auditing by the policy given into a log file; kubectl against it."""
+
+    @asynccontextmanager
+    async def running(document: dict[str, Any]) -> AsyncIterator[Audited]:
+        log = tmp_path / "logs" / "audit.log"
+        async with serve(audit_policy=policy_from_document(document),
+                         audit_log=LogBackend(str(log))) as cluster:
+            yield Audited(cluster, log, tmp_path)
+
+    return running
 
 
 async def test_kubectl_prints_the_deny_and_warn_texts(audited: Any) -> None:
@@ -126,7 +147,7 @@ async def test_the_official_python_client_reads_the_denial(api: API, tmp_path: P
     message = ("ValidatingAdmissionPolicy 'small' with binding 'small-b' denied request: "
                "failed expression: size(object.data) < 2")
     assert exc.status == 422
-    status = orjson.loads(exc.body)
+    status = orjson.loads(exc.body or b"")
     assert status["reason"] == "Invalid"
     assert status["message"] == f'configmaps "big" is forbidden: {message}'
     assert status["details"]["causes"] == [{"message": message}]

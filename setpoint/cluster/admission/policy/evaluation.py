@@ -18,8 +18,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from celpy import CELEvalError, celtypes
+from celpy import celtypes
 from celpy.adapter import json_to_cel
+from celpy.evaluation import CELEvalError
 
 from setpoint.cluster.apiextensions.schema.cel import (
     MAX_EVALUATED_MESSAGE_BYTES,
