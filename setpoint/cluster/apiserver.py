@@ -192,8 +192,8 @@ class APIServer:
         ])
         # and ValidatingAdmissionPolicy, last of them, before the validating webhooks (in
         # the chain only while a binding exists)
-        ValidatingAdmissionPolicy(self.store, self.registry).install(
-            self.rest.validating_admission)
+        self.validating_policies = ValidatingAdmissionPolicy(self.store, self.registry)
+        self.validating_policies.install(self.rest.validating_admission)
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
         resourcequota.ResourceQuotaAdmission(
             self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,
@@ -211,7 +211,8 @@ class APIServer:
         """The admission webhooks configured in this cluster."""
         from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
 
-        return WebhookAdmission(self.store, self.registry, self.webhook_client)
+        return WebhookAdmission(self.store, self.registry, self.webhook_client,
+                                self.validating_policies)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:

@@ -253,3 +253,31 @@ async def test_params_by_name_selector_and_not_found(api: API) -> None:
         'secrets "s4" is forbidden: ValidatingAdmissionPolicy \'unknown-kind\' denied request: '
         "failed to configure policy: failed to find resource referenced by paramKind: "
         "'example.com/v1, Kind=Nothing'")
+
+
+async def test_a_delete_sees_the_old_object_and_no_object(api: API) -> None:
+    """A DELETE is admitted with ``object`` null and ``oldObject`` the stored object
+    (cel/activation.go; admission attributes of a deletion), the request's ``options`` its
+    DeleteOptions; the denial names the object from the request (errors.go
+    extractResourceName)."""
+    await install(api, policy(
+        "protect", {"expression": "object == null && !has(oldObject.metadata.labels) || "
+                                  "oldObject.metadata.labels['protected'] != 'yes'",
+                    "messageExpression": "'protected; options ' + request.options.kind",
+                    "reason": "Forbidden"},
+        matchConstraints={"resourceRules": [rules(operations=["DELETE"])]}),
+                  binding("protect-b", "protect"))
+    assert (await api.post(CMS, cm("kept", labels={"protected": "yes"})))[0] == 201
+    assert (await api.post(CMS, cm("gone", labels={"protected": "no"})))[0] == 201
+    assert (await api.post(CMS, cm("plain")))[0] == 201
+    status, body = await api.delete(f"{CMS}/kept")
+    assert status == 403, body
+    assert body["message"] == (
+        'configmaps "kept" is forbidden: ValidatingAdmissionPolicy \'protect\' with binding '
+        "'protect-b' denied request: protected; options DeleteOptions")
+    assert body["details"] == {"name": "kept", "kind": "configmaps",
+                               "causes": [{"message": body["message"].partition(
+                                   "is forbidden: ")[2]}]}
+    assert (await api.delete(f"{CMS}/gone"))[0] == 200
+    assert (await api.delete(f"{CMS}/plain"))[0] == 200
+    assert (await api.get(f"{CMS}/kept"))[0] == 200

@@ -46,6 +46,14 @@ class ConfigurationError(Exception):
     """A policy or binding that cannot be applied: denied under failurePolicy Fail."""
 
 
+class _Request:
+    """What one request's policies share: where it is, who asks, its warnings."""
+
+    def __init__(self, point: AdmissionPoint, user: Obj | None, warnings: list[str] | None
+                 ) -> None:
+        self.point, self.user, self.warnings = point, user, warnings
+
+
 class _Denial:
     def __init__(self, policy: str, binding: str | None, message: str, reason: str) -> None:
         self.policy, self.binding, self.message, self.reason = policy, binding, message, reason
@@ -76,23 +84,31 @@ class ValidatingAdmissionPolicy:
             chain.remove(self)
 
     def __call__(self, attributes: Attributes) -> None:
-        rt = attributes.rt
-        if rt.group == "admissionregistration.k8s.io" and rt.resource in (
-                "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
-            return  # never its own configuration, as the webhooks (plugin.go IsExempt...)
+        """A CREATE or UPDATE, among the built-in validating plugins."""
         meta = attributes.obj.get("metadata") or {}
-        point = AdmissionPoint(VALIDATING, attributes.operation, rt,
+        point = AdmissionPoint(VALIDATING, attributes.operation, attributes.rt,
                                str(meta.get("namespace") or ""), str(meta.get("name") or ""),
                                attributes.obj, attributes.old, attributes.dry_run,
                                attributes.subresource)
+        self.admit(point, attributes.user, attributes.warnings)
+
+    def admit(self, point: AdmissionPoint, user: Obj | None, warnings: list[str] | None
+              ) -> None:
+        """Refuse the request at ``point`` when a policy bound with Deny says so; Warn's
+        texts go to ``warnings``. A DELETE or CONNECT comes here from its validating point
+        (the webhook dispatcher's), its old object or options as they are served."""
+        rt = point.rt
+        if rt.group == "admissionregistration.k8s.io" and rt.resource in (
+                "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
+            return  # never its own configuration, as the webhooks (plugin.go IsExempt...)
         denials: list[_Denial] = []
         for hook in self.source.hooks():
-            self._dispatch(hook, point, attributes, denials)
+            self._dispatch(hook, _Request(point, user, warnings), denials)
         if denials:
-            raise _refusal(rt, attributes.obj, denials[0])
+            raise _refusal(point, denials[0])
 
-    def _dispatch(self, hook: PolicyHook, point: AdmissionPoint, attributes: Attributes,
-                  denials: list[_Denial]) -> None:
+    def _dispatch(self, hook: PolicyHook, request: _Request, denials: list[_Denial]) -> None:
+        point = request.point
         spec = hook.policy.get("spec") or {}
         fail = spec.get("failurePolicy", "Fail") != "Ignore"
 
@@ -129,8 +145,9 @@ class ValidatingAdmissionPolicy:
                 config_error(exc, binding_name)
                 continue
             for param in params:
-                result = self._validate(spec, point, attributes, target, param)
-                self._decide(hook.name, binding, result, attributes, denials, annotations)
+                result = self._validate(spec, request, target, param)
+                self._decide(hook.name, binding, result, request.warnings, denials,
+                             annotations)
         for key, values in annotations.items():
             add_annotation(f"{hook.name}/{key}", ", ".join(values))
 
@@ -185,14 +202,15 @@ class ValidatingAdmissionPolicy:
 
     # -- evaluation ----------------------------------------------------------------------
 
-    def _validate(self, spec: Obj, point: AdmissionPoint, attributes: Attributes,
-                  target: ResourceType, param: Obj | None) -> Result:
+    def _validate(self, spec: Obj, request: _Request, target: ResourceType,
+                  param: Obj | None) -> Result:
         from setpoint.cluster.admission.policy import evaluation
 
+        point = request.point
         rt = point.rt
-        obj, old = attributes.obj, attributes.old
+        obj, old = point.obj, point.old
         if target is not rt:  # matchPolicy Equivalent: the object as the matched resource
-            obj = equivalence.convert(obj, rt, target)
+            obj = equivalence.convert(obj, rt, target) if obj is not None else None
             old = equivalence.convert(old, rt, target) if old is not None else None
         namespace_name = "" if (rt.group, rt.resource) == ("", "namespaces") \
             else request_namespace(point)
@@ -200,11 +218,11 @@ class ValidatingAdmissionPolicy:
         if namespace_name:
             stored = self._store.get("/namespaces", "", namespace_name)
             namespace = _namespace_object(stored) if stored is not None else None
-        request = _admission_request(point, attributes, target)
-        return evaluation.validate(spec, evaluation.activation(obj, old, request, param,
-                                                               namespace))
+        admission_request = _admission_request(point, request.user, target)
+        return evaluation.validate(spec, evaluation.activation(
+            obj, old, admission_request, param, namespace))
 
-    def _decide(self, policy: str, binding: Obj, result: Result, attributes: Attributes,
+    def _decide(self, policy: str, binding: Obj, result: Result, warnings: list[str] | None,
                 denials: list[_Denial], annotations: dict[str, list[str]]) -> None:
         binding_name = str(binding["metadata"]["name"])
         actions = list((binding.get("spec") or {}).get("validationActions") or [])
@@ -221,8 +239,8 @@ class ValidatingAdmissionPolicy:
                         "message": decision.message, "policy": policy,
                         "binding": binding_name, "expressionIndex": index,
                         "validationActions": actions}]).decode())
-                elif action == "Warn" and attributes.warnings is not None:
-                    attributes.warnings.append(
+                elif action == "Warn" and warnings is not None:
+                    warnings.append(
                         f"Validation failed for ValidatingAdmissionPolicy '{policy}' with "
                         f"binding '{binding_name}': {decision.message}")
         for annotation in result.annotations:
@@ -235,29 +253,29 @@ class ValidatingAdmissionPolicy:
                     values.append(value)
 
 
-def _refusal(rt: ResourceType, obj: Obj, denial: _Denial) -> Exception:
-    """dispatcher.go: admission.NewForbidden's naming, the decision's reason and its code,
-    and the message again as a cause."""
+def _refusal(point: AdmissionPoint, denial: _Denial) -> Exception:
+    """dispatcher.go: admission.NewForbidden's naming (errors.go extractResourceName: the
+    request's name, else the object's name or generateName, else ``Unknown``), the
+    decision's reason and its code, and the message again as a cause."""
     if denial.binding is not None:
         message = (f"ValidatingAdmissionPolicy '{denial.policy}' with binding "
                    f"'{denial.binding}' denied request: {denial.message}")
     else:
         message = f"ValidatingAdmissionPolicy '{denial.policy}' denied request: {denial.message}"
-    error = new_forbidden(rt, obj, message)
+    named = {"metadata": {"name": point.name}} if point.name else point.obj or {}
+    error = new_forbidden(point.rt, named, message)
     error.reason = denial.reason
     error.code = _REASON_CODES.get(denial.reason, 422)
     error.causes = [*error.causes, Cause("", message)]
     return error
 
 
-def _admission_request(point: AdmissionPoint, attributes: Attributes, target: ResourceType
-                       ) -> Obj:
+def _admission_request(point: AdmissionPoint, user: Obj | None, target: ResourceType) -> Obj:
     """cel/condition.go CreateAdmissionRequest, as the unstructured map CEL sees (Go's
     ``omitempty`` fields absent when empty)."""
     rt = point.rt
-    user = attributes.user or {}
-    user_info = {k: user[k] for k in ("username", "uid", "groups", "extra") if user.get(k)}
-    options_kind = {"CREATE": "CreateOptions", "UPDATE": "UpdateOptions"}.get(point.operation)
+    user_info = {k: user[k] for k in ("username", "uid", "groups", "extra")
+                 if user and user.get(k)}
     request: Obj = {
         "uid": "",
         "kind": {"group": target.group, "version": target.version, "kind": target.kind},
@@ -270,8 +288,11 @@ def _admission_request(point: AdmissionPoint, attributes: Attributes, target: Re
         "userInfo": user_info,
         "dryRun": point.dry_run,
     }
-    if options_kind is not None:
-        request["options"] = {"kind": options_kind, "apiVersion": "meta.k8s.io/v1"}
+    if point.options:
+        request["options"] = point.options
+    elif point.operation in ("CREATE", "UPDATE"):  # a built-in plugin is not told them
+        kind = "CreateOptions" if point.operation == "CREATE" else "UpdateOptions"
+        request["options"] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
     if point.name:
         request["name"] = point.name
     if namespace := request_namespace(point):
