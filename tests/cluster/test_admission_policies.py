@@ -281,3 +281,34 @@ async def test_a_delete_sees_the_old_object_and_no_object(api: API) -> None:
     assert (await api.delete(f"{CMS}/gone"))[0] == 200
     assert (await api.delete(f"{CMS}/plain"))[0] == 200
     assert (await api.get(f"{CMS}/kept"))[0] == 200
+
+
+async def test_match_policy_equivalent_sees_the_matched_resource(api: API) -> None:
+    """matching.go matchesResourceRules: with matchPolicy Equivalent a rule naming another
+    group of the same storage (events.k8s.io Events are core Events) matches, and the policy
+    sees the object and ``request.resource`` as that resource (dispatcher.go converts the
+    versioned attributes to the matched kind); Exact does not match."""
+    events_rule = {"apiGroups": ["events.k8s.io"], "apiVersions": ["v1"],
+                   "operations": ["CREATE"], "resources": ["events"]}
+    await install(
+        api,
+        policy("equivalent", {"expression": "false",
+                              "messageExpression": "request.resource.group + ' note=' + "
+                                                   "object.note"},
+               matchConstraints={"resourceRules": [events_rule], "matchPolicy": "Equivalent"}),
+        binding("equivalent-b", "equivalent"),
+        policy("exact", {"expression": "false", "message": "exact"},
+               matchConstraints={"resourceRules": [events_rule], "matchPolicy": "Exact"}),
+        binding("exact-b", "exact"))
+    event = {"apiVersion": "v1", "kind": "Event",
+             "metadata": {"name": "e1", "namespace": "default"},
+             "involvedObject": {"kind": "ConfigMap", "name": "x", "namespace": "default"},
+             "reason": "Seen", "message": "hello", "type": "Normal"}
+    status, body = await api.post("/api/v1/namespaces/default/events", event)
+    assert status == 422, body
+    assert body["message"] == (
+        'events "e1" is forbidden: ValidatingAdmissionPolicy \'equivalent\' with binding '
+        "'equivalent-b' denied request: events.k8s.io note=hello")
+    assert (await api.delete(f"{BINDINGS}/equivalent-b"))[0] == 200
+    status, body = await api.post("/api/v1/namespaces/default/events", event)
+    assert status == 201, body  # the Exact policy's rule names the other group only
