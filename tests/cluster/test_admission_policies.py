@@ -312,3 +312,19 @@ async def test_match_policy_equivalent_sees_the_matched_resource(api: API) -> No
     assert (await api.delete(f"{BINDINGS}/equivalent-b"))[0] == 200
     status, body = await api.post("/api/v1/namespaces/default/events", event)
     assert status == 201, body  # the Exact policy's rule names the other group only
+
+
+async def test_the_plugin_is_in_the_chain_only_while_a_binding_exists(api: API) -> None:
+    """generic/policy_source.go keeps the hooks from its informers; with no binding there
+    is nothing to dispatch, so here writes do not call the plugin at all, and a DELETE
+    stays on the synchronous path (no webhook, no binding)."""
+    server = api.cluster.api
+    chain = server.rest.validating_admission
+    assert not any(type(p).__name__ == "ValidatingAdmissionPolicy" for p in chain)
+    assert not server.webhooks.configured()
+    await install(api, policy("p", {"expression": "true"}), binding("b", "p"))
+    assert type(chain[-1]).__name__ == "ValidatingAdmissionPolicy"
+    assert server.webhooks.configured()
+    assert (await api.delete(f"{BINDINGS}/b"))[0] == 200
+    assert not any(type(p).__name__ == "ValidatingAdmissionPolicy" for p in chain)
+    assert not server.webhooks.configured()
