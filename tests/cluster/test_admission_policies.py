@@ -328,3 +328,34 @@ async def test_the_plugin_is_in_the_chain_only_while_a_binding_exists(api: API) 
     assert (await api.delete(f"{BINDINGS}/b"))[0] == 200
     assert not any(type(p).__name__ == "ValidatingAdmissionPolicy" for p in chain)
     assert not server.webhooks.configured()
+
+
+async def test_a_scale_update_is_admitted_as_the_scale(api: API) -> None:
+    """A ``/scale`` write is admitted as the autoscaling/v1 Scale it is (subresource
+    ``scale``, ``request.kind`` Scale), and a rule naming ``deployments/scale`` matches it
+    while ``deployments`` does not (rules.Matcher, matching.go)."""
+    await install(api, policy(
+        "scale-cap", {"expression": "object.spec.replicas <= 3",
+                      "messageExpression": "request.kind.kind + '/' + request.subResource + "
+                                           "' over 3'"},
+        matchConstraints={"resourceRules": [{
+            "apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["UPDATE"],
+            "resources": ["deployments/scale"]}]}),
+                  binding("scale-cap-b", "scale-cap"))
+    deployments = "/apis/apps/v1/namespaces/default/deployments"
+    labels = {"app": "web"}
+    status, body = await api.post(deployments, {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+        "spec": {"replicas": 5, "selector": {"matchLabels": labels}, "template": {
+            "metadata": {"labels": labels},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}})
+    assert status == 201, body  # the deployment itself is no Scale
+    status, body = await api.patch(f"{deployments}/web/scale", {"spec": {"replicas": 4}},
+                                   "application/merge-patch+json")
+    assert status == 422, body
+    assert body["message"] == (
+        'deployments.apps "web" is forbidden: ValidatingAdmissionPolicy \'scale-cap\' with '
+        "binding 'scale-cap-b' denied request: Scale/scale over 3")
+    status, body = await api.patch(f"{deployments}/web/scale", {"spec": {"replicas": 2}},
+                                   "application/merge-patch+json")
+    assert status == 200, body

@@ -95,8 +95,9 @@ class ValidatingAdmissionPolicy:
     def admit(self, point: AdmissionPoint, user: Obj | None, warnings: list[str] | None
               ) -> None:
         """Refuse the request at ``point`` when a policy bound with Deny says so; Warn's
-        texts go to ``warnings``. A DELETE or CONNECT comes here from its validating point
-        (the webhook dispatcher's), its old object or options as they are served."""
+        texts go to ``warnings``. A DELETE, and a subresource admitted as its own kind (a
+        CONNECT's options, a Scale, a Binding), come here from their validating point (the
+        webhook dispatcher's)."""
         rt = point.rt
         if rt.group == "admissionregistration.k8s.io" and rt.resource in (
                 "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
@@ -276,12 +277,16 @@ def _admission_request(point: AdmissionPoint, user: Obj | None, target: Resource
     rt = point.rt
     user_info = {k: user[k] for k in ("username", "uid", "groups", "extra")
                  if user and user.get(k)}
+    kind = {"group": target.group, "version": target.version, "kind": target.kind}
+    request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
+    if point.kind is not None:  # a subresource's own kind (a Scale, an Eviction)
+        kind = request_kind = dict(zip(("group", "version", "kind"), point.kind, strict=True))
     request: Obj = {
         "uid": "",
-        "kind": {"group": target.group, "version": target.version, "kind": target.kind},
+        "kind": kind,
         "resource": {"group": target.group, "version": target.version,
                      "resource": target.resource},
-        "requestKind": {"group": rt.group, "version": rt.version, "kind": rt.kind},
+        "requestKind": request_kind,
         "requestResource": {"group": rt.group, "version": rt.version,
                             "resource": rt.resource},
         "operation": point.operation,

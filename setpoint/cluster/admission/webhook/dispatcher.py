@@ -92,8 +92,9 @@ class WebhookAdmission:
         self.store = store
         self.registry = registry
         self.client = client
-        # the ValidatingAdmissionPolicy plugin, for the DELETEs and CONNECTs that no
-        # built-in validating plugin sees (it answers CREATE and UPDATE among them)
+        # the ValidatingAdmissionPolicy plugin, for what no built-in validating plugin sees:
+        # DELETEs, and subresources admitted as their own kind (CONNECT options, a Scale,
+        # a Binding or Eviction); it answers the other CREATEs and UPDATEs among them
         self.policies = policies
 
     def __repr__(self) -> str:
@@ -131,7 +132,7 @@ class WebhookAdmission:
         if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
             return None
         if self.policies is not None and point.phase != MUTATING \
-                and point.operation in ("DELETE", "CONNECT"):
+                and (point.operation == "DELETE" or point.kind is not None):
             # kube-apiserver's order: ValidatingAdmissionPolicy before the webhooks
             self.policies.admit(point, request.user,
                                 point.warnings if point.warnings is not None
