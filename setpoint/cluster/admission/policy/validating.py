@@ -296,8 +296,8 @@ def _admission_request(point: AdmissionPoint, user: Obj | None, target: Resource
     if point.options:
         request["options"] = point.options
     elif point.operation in ("CREATE", "UPDATE"):  # a built-in plugin is not told them
-        kind = "CreateOptions" if point.operation == "CREATE" else "UpdateOptions"
-        request["options"] = {"kind": kind, "apiVersion": "meta.k8s.io/v1"}
+        options = "CreateOptions" if point.operation == "CREATE" else "UpdateOptions"
+        request["options"] = {"kind": options, "apiVersion": "meta.k8s.io/v1"}
     if point.name:
         request["name"] = point.name
     if namespace := request_namespace(point):
