@@ -185,7 +185,7 @@ async def test_variables_request_and_namespace_object(api: API) -> None:
         {"expression": "variables.prefixed",
          "messageExpression": "'op=' + request.operation + ' ns=' + namespaceObject.metadata.name"
                               " + ' kind=' + request.kind.kind + ' user=' + "
-                              "request.userInfo.username"},
+                              "request.userInfo.username + ' opts=' + request.options.kind"},
         {"expression": "object.metadata.name != 'v-broken' || variables.broken"},
         variables=[{"name": "name", "expression": "object.metadata.name"},
                    {"name": "prefixed", "expression": "variables.name.startsWith('v-')"},
@@ -194,8 +194,8 @@ async def test_variables_request_and_namespace_object(api: API) -> None:
     assert (await api.post(CMS, cm("v-1")))[0] == 201
     status, body = await api.post(CMS, cm("x-1"))
     assert status == 422, body
-    assert body["message"].endswith(
-        "denied request: op=CREATE ns=default kind=ConfigMap user=setpoint-admin"), body
+    assert body["message"].endswith("denied request: op=CREATE ns=default kind=ConfigMap "
+                                    "user=setpoint-admin opts=CreateOptions"), body
     status, body = await api.post(CMS, cm("v-broken"))
     assert status == 422, body
     assert body["message"].endswith(

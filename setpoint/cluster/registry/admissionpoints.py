@@ -100,6 +100,9 @@ class Attributes(NamedTuple):
     dry_run: bool = False
     subresource: str = ""
     warnings: list[str] | None = None
+    # the operation's options (CreateOptions, UpdateOptions), told to the validating
+    # plugins (``GetOperationOptions``: a ValidatingAdmissionPolicy's ``request.options``)
+    options: Obj | None = None
 
 
 Point = AdmissionPoint | ConversionPoint

@@ -89,7 +89,7 @@ class ValidatingAdmissionPolicy:
         point = AdmissionPoint(VALIDATING, attributes.operation, attributes.rt,
                                str(meta.get("namespace") or ""), str(meta.get("name") or ""),
                                attributes.obj, attributes.old, attributes.dry_run,
-                               attributes.subresource)
+                               attributes.subresource, attributes.options)
         self.admit(point, attributes.user, attributes.warnings)
 
     def admit(self, point: AdmissionPoint, user: Obj | None, warnings: list[str] | None
@@ -295,9 +295,6 @@ def _admission_request(point: AdmissionPoint, user: Obj | None, target: Resource
     }
     if point.options:
         request["options"] = point.options
-    elif point.operation in ("CREATE", "UPDATE"):  # a built-in plugin is not told them
-        options = "CreateOptions" if point.operation == "CREATE" else "UpdateOptions"
-        request["options"] = {"kind": options, "apiVersion": "meta.k8s.io/v1"}
     if point.name:
         request["name"] = point.name
     if namespace := request_namespace(point):
