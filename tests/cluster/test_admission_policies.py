@@ -359,3 +359,18 @@ async def test_a_scale_update_is_admitted_as_the_scale(api: API) -> None:
     status, body = await api.patch(f"{deployments}/web/scale", {"spec": {"replicas": 2}},
                                    "application/merge-patch+json")
     assert status == 200, body
+
+
+async def test_an_undeclared_reference_fails_without_echoing_the_request(api: API) -> None:
+    """An expression naming a variable the environment lacks (a misspelt ``object``; so is
+    ``authorizer``, which this server does not declare) is an evaluation error under the
+    failurePolicy, worded as cel-go's ``undeclared reference to '<name>'``, never the
+    request's data (activation.go Evaluate)."""
+    await install(api, policy("typo", {"expression": "objet.metadata.name == 'x'"}),
+                  binding("typo-b", "typo"))
+    status, body = await api.post(CMS, cm("secretive", {"password": "hunter2"}))
+    assert status == 422, body
+    assert body["message"] == (
+        'configmaps "secretive" is forbidden: ValidatingAdmissionPolicy \'typo\' with binding '
+        "'typo-b' denied request: expression 'objet.metadata.name == 'x'' resulted in error: "
+        "undeclared reference to 'objet'")

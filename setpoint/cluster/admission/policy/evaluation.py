@@ -76,8 +76,14 @@ def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
             raise value
     except Exception as exc:  # CEL reports its errors in many types
         raise _Failure(f"expression '{expression}' resulted in error: "
-                       f"{error_text(exc)}") from None
+                       f"{_short(error_text(exc))}") from None
     return value
+
+
+def _short(text: str) -> str:
+    """celpy's undeclared-reference error without the activation it appends (the whole
+    object and request): cel-go names the reference alone."""
+    return text.partition(" (in activation")[0]
 
 
 def _variables(spec: Obj, activation: dict[str, Any]) -> None:
