@@ -374,3 +374,23 @@ async def test_an_undeclared_reference_fails_without_echoing_the_request(api: AP
         'configmaps "secretive" is forbidden: ValidatingAdmissionPolicy \'typo\' with binding '
         "'typo-b' denied request: expression 'objet.metadata.name == 'x'' resulted in error: "
         "undeclared reference to 'objet'")
+
+
+async def test_a_generated_name_is_not_the_requests_name(api: API) -> None:
+    """A create by generateName is admitted with the name the request gave (none:
+    ``request.name`` absent, as cel/condition.go's ``omitempty`` Name leaves it), while the
+    object already has its generated name; the refusal names the object by it (errors.go
+    extractResourceName: the request's name, else the object's)."""
+    await install(api, policy("named-requests", {
+        "expression": "has(request.name)",
+        "messageExpression": "'object ' + object.metadata.name.substring(0, 4)"}),
+                  binding("named-requests-b", "named-requests"))
+    assert (await api.post(CMS, cm("given")))[0] == 201
+    status, body = await api.post(CMS, {"apiVersion": "v1", "kind": "ConfigMap",
+                                        "metadata": {"generateName": "gen-"}})
+    assert status == 422, body
+    name = body["details"]["name"]
+    assert name.startswith("gen-") and len(name) == len("gen-") + 5
+    assert body["message"] == (
+        f'configmaps "{name}" is forbidden: ValidatingAdmissionPolicy \'named-requests\' with '
+        "binding 'named-requests-b' denied request: object gen-")

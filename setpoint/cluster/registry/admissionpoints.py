@@ -103,6 +103,9 @@ class Attributes(NamedTuple):
     # the operation's options (CreateOptions, UpdateOptions), told to the validating
     # plugins (``GetOperationOptions``: a ValidatingAdmissionPolicy's ``request.options``)
     options: Obj | None = None
+    # the name as the request gave it (``GetName``: "" for a create by generateName, whose
+    # object is named by then), when told
+    name: str | None = None
 
 
 Point = AdmissionPoint | ConversionPoint

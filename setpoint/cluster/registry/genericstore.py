@@ -206,7 +206,8 @@ class GenericStore:
         # the mutating webhooks', before the validating webhooks'
         warnings += rt.strategy.warnings_on_create(rt, obj)
         self._validate_admission(Attributes("CREATE", rt, obj, None, opts.user, opts.dry_run,
-                                            warnings=warnings, options=point.options))
+                                            warnings=warnings, options=point.options,
+                                            name=point.name))
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options, warnings=warnings)
         _as_stored(rt, obj)

@@ -86,8 +86,9 @@ class ValidatingAdmissionPolicy:
     def __call__(self, attributes: Attributes) -> None:
         """A CREATE or UPDATE, among the built-in validating plugins."""
         meta = attributes.obj.get("metadata") or {}
+        name = attributes.name if attributes.name is not None else str(meta.get("name") or "")
         point = AdmissionPoint(VALIDATING, attributes.operation, attributes.rt,
-                               str(meta.get("namespace") or ""), str(meta.get("name") or ""),
+                               str(meta.get("namespace") or ""), name,
                                attributes.obj, attributes.old, attributes.dry_run,
                                attributes.subresource, attributes.options)
         self.admit(point, attributes.user, attributes.warnings)
