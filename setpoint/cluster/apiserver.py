@@ -192,7 +192,8 @@ class APIServer:
         ])
         # and ValidatingAdmissionPolicy, last of them, before the validating webhooks (in
         # the chain only while a binding exists)
-        self.validating_policies = ValidatingAdmissionPolicy(self.store, self.registry)
+        self.validating_policies = ValidatingAdmissionPolicy(self.store, self.registry,
+                                                             self.authorizer.decide)
         self.validating_policies.install(self.rest.validating_admission)
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
         resourcequota.ResourceQuotaAdmission(

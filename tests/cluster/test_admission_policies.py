@@ -394,3 +394,51 @@ async def test_a_generated_name_is_not_the_requests_name(api: API) -> None:
     assert body["message"] == (
         f'configmaps "{name}" is forbidden: ValidatingAdmissionPolicy \'named-requests\' with '
         "binding 'named-requests-b' denied request: object gen-")
+
+
+async def test_the_authorizer_asks_about_the_requesting_user(api: API) -> None:
+    """pkg/cel/library/authz.go: ``authorizer.group(g).resource(r).namespace(n).check(verb)``
+    asks the cluster's authorizer whether the requesting user may (RBAC's decision), and
+    ``allowed()`` reads it; ``authorizer.serviceAccount(ns, name)`` asks about that service
+    account instead."""
+    await install(api, policy(
+        "readers-only",
+        {"expression": "authorizer.group('').resource('secrets').namespace('default')"
+                       ".check('list').allowed()",
+         "message": "writers of configmaps must be able to list secrets"},
+        {"expression": "!authorizer.serviceAccount('default', 'builder').group('')"
+                       ".resource('configmaps').namespace('default').check('create')"
+                       ".allowed()",
+         "message": "the builder may not create configmaps"}),
+                  binding("readers-only-b", "readers-only"))
+    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "cm-writer"},
+            "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}
+    rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+    assert (await api.post(f"{rbac}/roles", role))[0] == 201
+    assert (await api.post(f"{rbac}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "alice-writes"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "cm-writer"},
+        "subjects": [{"kind": "User", "name": "alice",
+                      "apiGroup": "rbac.authorization.k8s.io"}]}))[0] == 201
+    alice = {"Impersonate-User": "alice"}
+    status, body = await api.post(CMS, cm("by-alice"), headers=alice)
+    assert status == 422, body
+    assert body["message"].endswith(
+        "denied request: writers of configmaps must be able to list secrets")
+    assert (await api.post(CMS, cm("by-admin")))[0] == 201
+    role["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]})
+    assert (await api.put(f"{rbac}/roles/cm-writer", role))[0] == 200
+    assert (await api.post(CMS, cm("by-alice"), headers=alice))[0] == 201
+    assert (await api.post(f"{rbac}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "builder-writes"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                    "name": "cm-writer"},
+        "subjects": [{"kind": "ServiceAccount", "name": "builder",
+                      "namespace": "default"}]}))[0] == 201
+    status, body = await api.post(CMS, cm("after-builder"))
+    assert status == 422, body
+    assert body["message"].endswith("denied request: the builder may not create configmaps")

@@ -4,16 +4,18 @@ k8s.io/apiserver pkg/admission/plugin/policy/validating/validator.go ``Validate`
 matchConditions first (a false one skips the policy; an error, when none is false, follows
 the failurePolicy), then every validation into a decision, then the auditAnnotations.
 Expressions see ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and
-``variables`` (pkg/admission/plugin/cel/activation.go); a variable is evaluated before the
+``variables`` (pkg/admission/plugin/cel/activation.go), and ``authorizer``
+(:mod:`.authzlib`); a variable is evaluated before the
 expressions, in order, and its error is the error of whichever expression reads it
 (composition.go: ``composited variable %q fails to evaluate``), so an unread variable's error
-is harmless, as Go's lazy evaluation makes it. ``authorizer`` is not declared here.
+is harmless, as Go's lazy evaluation makes it.
 
 This module loads the CEL machinery: it is imported only once a policy matches a request.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,9 +24,10 @@ from celpy import celtypes
 from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 
+from setpoint.cluster.admission.policy import authzlib
 from setpoint.cluster.apiextensions.schema.cel import (
     MAX_EVALUATED_MESSAGE_BYTES,
-    compile_expression,
+    compile_with_library,
 )
 from setpoint.cluster.apiextensions.schema.cellib import error_text
 from setpoint.machinery.objects import Obj
@@ -64,10 +67,15 @@ class _Failure(Exception):
     pass
 
 
+@functools.lru_cache(maxsize=512)
+def _program(expression: str) -> Any:
+    return compile_with_library(expression, authzlib.FUNCTIONS)
+
+
 def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
     """The expression's value; _Failure worded as activation.go's Evaluate."""
     try:
-        program = compile_expression(expression)
+        program = _program(expression)
     except Exception as exc:  # CheckError, worded as cel-go's
         raise _Failure(f"compilation error: {exc}") from None
     try:
@@ -102,10 +110,12 @@ def _variables(spec: Obj, activation: dict[str, Any]) -> None:
 
 
 def activation(obj: Obj | None, old: Obj | None, request: Obj, params: Obj | None,
-               namespace: Obj | None) -> dict[str, Any]:
+               namespace: Obj | None, user: Obj | None, decide: authzlib.Decide
+               ) -> dict[str, Any]:
     return {"object": json_to_cel(obj), "oldObject": json_to_cel(old),
             "request": json_to_cel(request), "params": json_to_cel(params),
-            "namespaceObject": json_to_cel(namespace)}
+            "namespaceObject": json_to_cel(namespace),
+            "authorizer": authzlib.AuthorizerValue(user or {}, decide)}
 
 
 def _match_conditions(spec: Obj, activation: dict[str, Any], fail: bool) -> Decision | None:

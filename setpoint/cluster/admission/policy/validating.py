@@ -29,6 +29,7 @@ from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.policy.authzlib import Decide
     from setpoint.cluster.admission.policy.evaluation import Result
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.genericstore import Admission
@@ -62,9 +63,10 @@ class _Denial:
 class ValidatingAdmissionPolicy:
     """The plugin, a built-in validating admission plugin over CREATE and UPDATE."""
 
-    def __init__(self, store: Informer, registry: Registry) -> None:
+    def __init__(self, store: Informer, registry: Registry, decide: Decide) -> None:
         self._store = store
         self._registry = registry
+        self._decide_access = decide  # the authorizer of CEL's ``authorizer``
         self.source = PolicySource(store, registry)
 
     def __repr__(self) -> str:
@@ -222,7 +224,7 @@ class ValidatingAdmissionPolicy:
             namespace = _namespace_object(stored) if stored is not None else None
         admission_request = _admission_request(point, request.user, target)
         return evaluation.validate(spec, evaluation.activation(
-            obj, old, admission_request, param, namespace))
+            obj, old, admission_request, param, namespace, request.user, self._decide_access))
 
     def _decide(self, policy: str, binding: Obj, result: Result, warnings: list[str] | None,
                 denials: list[_Denial], annotations: dict[str, list[str]]) -> None:
