@@ -442,3 +442,24 @@ async def test_the_authorizer_asks_about_the_requesting_user(api: API) -> None:
     status, body = await api.post(CMS, cm("after-builder"))
     assert status == 422, body
     assert body["message"].endswith("denied request: the builder may not create configmaps")
+
+
+async def test_policies_and_bindings_are_exempt(api: API) -> None:
+    """generic/plugin.go Dispatch ignores kube-apiserver's excluded resources, among them
+    the policies and bindings themselves (upstream's Test_PolicyExemption), so that no policy
+    can lock its own configuration: a policy matching bindings, or every resource, never
+    refuses a binding or a policy."""
+    await install(api, policy(
+        "deny-everything", {"expression": "false", "message": "nothing passes"},
+        matchConstraints={"resourceRules": [{
+            "apiGroups": ["*"], "apiVersions": ["*"], "operations": ["*"],
+            "resources": ["*"]}]}),
+                  binding("everything", "deny-everything"))
+    status, body = await api.post(CMS, cm("refused"))
+    assert status == 422, body
+    assert body["message"].endswith("denied request: nothing passes")
+    await install(api, binding("second", "deny-everything", ["Warn"]),
+                  policy("another", {"expression": "true"}))
+    assert (await api.delete(f"{BINDINGS}/everything"))[0] == 200
+    assert (await api.delete(f"{BINDINGS}/second"))[0] == 200
+    assert (await api.post(CMS, cm("accepted")))[0] == 201

@@ -43,6 +43,13 @@ _REASON_CODES = {"Forbidden": 403, "Unauthorized": 401, "RequestEntityTooLarge":
                  "Invalid": 422}
 
 
+# generic/plugin.go shouldIgnoreResource over kube-apiserver's excluded admission resources
+# (pkg/kubeapiserver/admission/exclusion): no policy can lock the policies and bindings (the
+# other excluded kinds, the non-persisted reviews, reach no validating plugin here)
+_EXCLUDED = frozenset({"validatingadmissionpolicies", "validatingadmissionpolicybindings",
+                       "mutatingadmissionpolicies", "mutatingadmissionpolicybindings"})
+
+
 class ConfigurationError(Exception):
     """A policy or binding that cannot be applied: denied under failurePolicy Fail."""
 
@@ -102,9 +109,8 @@ class ValidatingAdmissionPolicy:
         CONNECT's options, a Scale, a Binding), come here from their validating point (the
         webhook dispatcher's)."""
         rt = point.rt
-        if rt.group == "admissionregistration.k8s.io" and rt.resource in (
-                "validatingadmissionpolicies", "validatingadmissionpolicybindings"):
-            return  # never its own configuration, as the webhooks (plugin.go IsExempt...)
+        if rt.group == "admissionregistration.k8s.io" and rt.resource in _EXCLUDED:
+            return
         denials: list[_Denial] = []
         for hook in self.source.hooks():
             self._dispatch(hook, _Request(point, user, warnings), denials)

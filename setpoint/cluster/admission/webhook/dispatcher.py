@@ -129,14 +129,14 @@ class WebhookAdmission:
 
             return await conversionwebhook.convert(self.client, point)
         request.last = point
-        if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
-            return None
         if self.policies is not None and point.phase != MUTATING \
                 and (point.operation == "DELETE" or point.kind is not None):
             # kube-apiserver's order: ValidatingAdmissionPolicy before the webhooks
             self.policies.admit(point, request.user,
                                 point.warnings if point.warnings is not None
                                 else request.warnings)
+        if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
+            return None
         hooks = self._hooks(point.phase)
         if not hooks:
             return None
