@@ -411,7 +411,7 @@ async def test_the_authorizer_asks_about_the_requesting_user(api: API) -> None:
                        ".allowed()",
          "message": "the builder may not create configmaps"}),
                   binding("readers-only-b", "readers-only"))
-    role = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+    role: Obj = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
             "metadata": {"name": "cm-writer"},
             "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]}]}
     rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
