@@ -42,6 +42,7 @@ from setpoint.cluster.admission import (
 )
 from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.podsecurity.admission import PodSecurity
+from setpoint.cluster.admission.policy.validating import ValidatingAdmissionPolicy
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator.frontproxy import (
     FrontProxy,
@@ -189,6 +190,11 @@ class APIServer:
             certificates.CertificateSigning(self.authorizer),
             certificates.certificate_subject_restriction,
         ])
+        # and ValidatingAdmissionPolicy, last of them, before the validating webhooks (in
+        # the chain only while a binding exists)
+        self.validating_policies = ValidatingAdmissionPolicy(self.store, self.registry,
+                                                             self.authorizer.decide)
+        self.validating_policies.install(self.rest.validating_admission)
         # and ResourceQuota, after the validating webhooks, last of kube-apiserver's order
         resourcequota.ResourceQuotaAdmission(
             self.store, self.registry.require("", "v1", "resourcequotas"), self.rest.update,
@@ -206,7 +212,8 @@ class APIServer:
         """The admission webhooks configured in this cluster."""
         from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
 
-        return WebhookAdmission(self.store, self.registry, self.webhook_client)
+        return WebhookAdmission(self.store, self.registry, self.webhook_client,
+                                self.validating_policies)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:

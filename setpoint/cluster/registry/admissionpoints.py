@@ -100,6 +100,12 @@ class Attributes(NamedTuple):
     dry_run: bool = False
     subresource: str = ""
     warnings: list[str] | None = None
+    # the operation's options (CreateOptions, UpdateOptions), told to the validating
+    # plugins (``GetOperationOptions``: a ValidatingAdmissionPolicy's ``request.options``)
+    options: Obj | None = None
+    # the name as the request gave it (``GetName``: "" for a create by generateName, whose
+    # object is named by then), when told
+    name: str | None = None
 
 
 Point = AdmissionPoint | ConversionPoint

@@ -206,7 +206,8 @@ class GenericStore:
         # the mutating webhooks', before the validating webhooks'
         warnings += rt.strategy.warnings_on_create(rt, obj)
         self._validate_admission(Attributes("CREATE", rt, obj, None, opts.user, opts.dry_run,
-                                            warnings=warnings))
+                                            warnings=warnings, options=point.options,
+                                            name=point.name))
         yield AdmissionPoint(VALIDATING, "CREATE", rt, ns or "", point.name, obj, None,
                              opts.dry_run, options=point.options, warnings=warnings)
         _as_stored(rt, obj)
@@ -331,7 +332,7 @@ class GenericStore:
         if not subresource:  # (rest.BeforeUpdate, as BeforeCreate above)
             warnings += rt.strategy.warnings_on_update(rt, obj, old)
         self._validate_admission(Attributes("UPDATE", rt, obj, old, opts.user, opts.dry_run,
-                                            subresource, warnings))
+                                            subresource, warnings, point.options))
         yield AdmissionPoint(VALIDATING, "UPDATE", rt, point.namespace, name, obj, old,
                              opts.dry_run, subresource, point.options, warnings=warnings)
         current_rv = self.storage.resource_version(rt.storage_key, point.namespace, name)

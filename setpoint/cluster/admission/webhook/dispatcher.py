@@ -48,6 +48,7 @@ from setpoint.machinery.names import is_qualified_name
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
+    from setpoint.cluster.admission.policy.validating import ValidatingAdmissionPolicy
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Reader
@@ -86,10 +87,15 @@ class Invocation:
 class WebhookAdmission:
     """Answers admission points by calling the configured webhooks."""
 
-    def __init__(self, store: Reader, registry: Registry, client: WebhookClient) -> None:
+    def __init__(self, store: Reader, registry: Registry, client: WebhookClient,
+                 policies: ValidatingAdmissionPolicy | None = None) -> None:
         self.store = store
         self.registry = registry
         self.client = client
+        # the ValidatingAdmissionPolicy plugin, for what no built-in validating plugin sees:
+        # DELETEs, and subresources admitted as their own kind (CONNECT options, a Scale,
+        # a Binding or Eviction); it answers the other CREATEs and UPDATEs among them
+        self.policies = policies
 
     def __repr__(self) -> str:
         return f"WebhookAdmission(configured={self.configured()})"
@@ -97,7 +103,8 @@ class WebhookAdmission:
     def configured(self) -> bool:
         """Whether any webhook configuration exists (otherwise writes need not stop)."""
         count = self.store.count  # (asked on every write: no generator)
-        return bool(count(_MUTATING_CONFIGURATIONS) or count(_VALIDATING_CONFIGURATIONS))
+        return bool(count(_MUTATING_CONFIGURATIONS) or count(_VALIDATING_CONFIGURATIONS)
+                    or (self.policies is not None and self.policies.source.has_bindings()))
 
     async def run(self, steps: Callable[[], Steps[T]], user: Obj) -> tuple[T, list[str]]:
         """Run a request, calling webhooks at its points (admission, and conversion of
@@ -122,6 +129,12 @@ class WebhookAdmission:
 
             return await conversionwebhook.convert(self.client, point)
         request.last = point
+        if self.policies is not None and point.phase != MUTATING \
+                and (point.operation == "DELETE" or point.kind is not None):
+            # kube-apiserver's order: ValidatingAdmissionPolicy before the webhooks
+            self.policies.admit(point, request.user,
+                                point.warnings if point.warnings is not None
+                                else request.warnings)
         if point.rt.group == GROUP and point.rt.resource in EXEMPT_RESOURCES:
             return None
         hooks = self._hooks(point.phase)

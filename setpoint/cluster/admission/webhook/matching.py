@@ -111,7 +111,7 @@ def _one_of(items: list[str], wanted: str) -> bool:
     return "*" in items or wanted in items
 
 
-def _rule_matches(rule: Obj, point: AdmissionPoint, group: str, version: str) -> bool:
+def rule_matches(rule: Obj, point: AdmissionPoint, group: str, version: str) -> bool:
     rt = point.rt
     scope = rule.get("scope") or "*"
     if scope == "Namespaced" and (_is_namespace(point) or not point.namespace):
@@ -141,14 +141,14 @@ def rules(spec: Obj, point: AdmissionPoint, equivalents: list[ResourceType]
     no rule matches."""
     all_rules = spec.get("rules") or []
     requested = point.rt
-    if any(_rule_matches(r, point, requested.group, requested.version) for r in all_rules):
+    if any(rule_matches(r, point, requested.group, requested.version) for r in all_rules):
         return requested
     if spec.get("matchPolicy", "Equivalent") != "Equivalent":
         return None
     for rule in all_rules:
         for other in equivalents:
             if (other.group, other.version) != (requested.group, requested.version) \
-                    and _rule_matches(rule, point, other.group, other.version):
+                    and rule_matches(rule, point, other.group, other.version):
                 return other
     return None
 

@@ -100,6 +100,13 @@ def compile_expression(text: str) -> Any:
     return _environment().program(_parse(text), functions=_RUNTIME_FUNCTIONS)
 
 
+def compile_with_library(text: str, functions: Mapping[str, Any]) -> Any:
+    """A CEL program for ``text`` with the Kubernetes CEL libraries and a caller's own
+    functions (the admission plugins' authorizer library); CheckError as compile_expression's.
+    Not cached here: the caller keeps its programs."""
+    return _environment().program(_parse(text), functions={**_RUNTIME_FUNCTIONS, **functions})
+
+
 def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False
                  ) -> CompiledRule:
     """Compile ``rule`` for a node of ``schema``; failures land in ``.error``."""
