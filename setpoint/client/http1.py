@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import ssl
 import sys
+import zlib
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from typing import cast
@@ -229,6 +230,9 @@ class _Connection(asyncio.Protocol):
         finally:
             self._deadline = None
         answer.body = b"".join(parts)
+        decoder = gzip_decoder(answer)
+        if decoder is not None:
+            answer.body = _inflated(decoder, answer.body, final=True)
         if not self._keep_alive:
             self.close()
         self._parser = None
@@ -291,6 +295,34 @@ class _Connection(asyncio.Protocol):
             self.transport.close()
 
 
+def gzip_decoder(answer: Answer) -> zlib._Decompress | None:
+    """A decoder of the body when the answer is gzipped, its headers then rid of
+    Content-Encoding and Content-Length: Go's http.Transport, which client-go leaves
+    compressing (``DisableCompression`` false), asks for gzip and hands the caller the body
+    decoded with those headers removed (net/http transport.go ``persistConn.readLoop``)."""
+    if answer.headers.get("content-encoding", "").lower() != "gzip":
+        return None
+    headers = CIMultiDict(answer.headers)
+    headers.popall("content-encoding")
+    headers.popall("content-length", None)
+    answer.headers = CIMultiDictProxy(headers)
+    return zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+
+def _inflated(decoder: zlib._Decompress, data: bytes, *, final: bool) -> bytes:
+    """``data`` decoded; a body that is no gzip, or ends before its gzip does, is a
+    :class:`ClientPayloadError` (Go's reader fails the read)."""
+    try:
+        out = decoder.decompress(data)
+        if final:
+            out += decoder.flush()
+            if not decoder.eof:
+                raise ClientPayloadError("gzip body ended early: unexpected EOF")
+    except zlib.error as exc:
+        raise ClientPayloadError(f"gzip: invalid body: {exc}") from exc
+    return out
+
+
 class StreamAnswer:
     """A response whose body is read as it arrives (a watch): the parts of
     ``aiohttp.ClientResponse`` the transport and :class:`~setpoint.client.watch.Watch`
@@ -299,6 +331,7 @@ class StreamAnswer:
     def __init__(self, conn: _Connection, head: Answer, read_timeout: float | None,
                  done: Callable[[_Connection], None]) -> None:
         self.status = head.status
+        self._decoder = gzip_decoder(head)
         self.headers = head.headers
         self._conn = conn
         self._read_timeout = read_timeout
@@ -311,8 +344,12 @@ class StreamAnswer:
     async def iter_any(self) -> AsyncIterator[bytes]:
         """Each part of the body as it arrives; ``TimeoutError`` after ``read_timeout`` of
         silence."""
+        decoder = self._decoder
         while chunk := await self._conn.read_chunk(self._read_timeout):
-            yield chunk
+            if decoder is None or (chunk := _inflated(decoder, chunk, final=False)):
+                yield chunk
+        if decoder is not None and (rest := _inflated(decoder, b"", final=True)):
+            yield rest
 
     def at_eof(self) -> bool:
         return self._conn.at_eof

@@ -369,7 +369,10 @@ class Transport:
         timeout: Timeouts, stream: bool = False,
     ) -> _Response:
         creds = await self.config.auth.credentials() if self.config.auth else Credentials()
-        headers = {"Accept": "application/json", "User-Agent": self.user_agent}
+        # Go's http.Transport asks for gzip itself (client-go leaves its compression on);
+        # both clients here decode it (http1.gzip_decoder, aiohttp's auto_decompress)
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent,
+                   "Accept-Encoding": "gzip"}
         if creds.authorization:
             headers["Authorization"] = creds.authorization
         if body is not None:

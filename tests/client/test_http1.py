@@ -11,10 +11,12 @@ a ``Connection: close`` answer may end with the connection instead of a length (
 from __future__ import annotations
 
 import asyncio
+import gzip
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
+import orjson
 import pytest
 import uvloop
 
@@ -281,3 +283,61 @@ def test_requests_beyond_the_connection_bound_wait_for_a_kept_alive_connection()
     opened, most = asyncio.run(main())
     assert opened == bound  # the second burst opened none
     assert most <= bound
+
+
+def _gzipped_answer(body: bytes, *, chunked: bool, encoding: str = "gzip") -> bytes:
+    data = gzip.compress(body)
+    if chunked:  # cut in two chunks mid-stream, as Go's chunkWriter may
+        half = len(data) // 2
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(p), p) for p in (data[:half], data[half:]))
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: "
+                + encoding.encode() + b"\r\nVary: Accept-Encoding\r\n"
+                b"Transfer-Encoding: chunked\r\n\r\n" + framed + b"0\r\n\r\n")
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: "
+            + encoding.encode() + b"\r\nContent-Length: %d\r\n\r\n%s" % (len(data), data))
+
+
+@pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_requests_ask_for_gzip_and_a_gzipped_answer_is_decoded(runner: Runner) -> None:
+    """client-go leaves Go's transport compression on (rest.Config ``DisableCompression``
+    false): net/http transport.go adds ``Accept-Encoding: gzip`` to a request that set
+    none, and a ``Content-Encoding: gzip`` answer (``EqualFold``) reaches the caller
+    decoded, its Content-Encoding and Content-Length headers removed
+    (``persistConn.readLoop``). Both framings, and a stream read as it arrives."""
+    body = orjson.dumps({"kind": "ConfigMapList", "items": [{"n": i} for i in range(500)]})
+
+    async def exercise(transport: Transport) -> None:
+        by_length = await transport.request("GET", "/api/v1/configmaps")
+        assert by_length.body == body
+        assert "Content-Encoding" not in by_length.headers
+        assert "Content-Length" not in by_length.headers
+        chunked = await transport.request("GET", "/api/v1/configmaps")
+        assert chunked.body == body
+        assert chunked.headers.getall("Vary") == ["Accept-Encoding"]
+        upper = await transport.request("GET", "/api/v1/configmaps")
+        assert upper.body == body
+        async with transport.stream("GET", "/api/v1/configmaps") as resp:
+            parts = [part async for part in resp.content.iter_any()]
+        assert b"".join(parts) == body
+        plain = await transport.request("GET", "/version")
+        assert plain.body == b"{}"
+
+    raw = run(runner, [_gzipped_answer(body, chunked=False), _gzipped_answer(body, chunked=True),
+                       _gzipped_answer(body, chunked=False, encoding="GZip"),
+                       _gzipped_answer(body, chunked=True),
+                       b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"], exercise)
+    assert all(b"\r\nAccept-Encoding: gzip\r\n" in request for request in raw.requests)
+
+
+def test_a_gzipped_answer_that_is_no_gzip_is_a_transport_error() -> None:
+    """Go's gzip reader fails the body's read (``gzip: invalid header``); the transport
+    reports a broken answer, never a traceback of zlib's."""
+    bad = (b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 9\r\n\r\n"
+           b"not gzip!")
+
+    async def exercise(transport: Transport) -> None:
+        transport.retry = NO_RETRIES
+        with pytest.raises(TransportError, match="gzip"):
+            await transport.request("GET", "/api/v1/configmaps")
+
+    run(asyncio.run, [bad], exercise)

@@ -199,12 +199,13 @@ class CollectionReads:
             # as kube-apiserver's list answers are (responsewriters/writers.go).
             # not long-running: dropped at the request timeout if its client stops reading
             return StreamResponse(json_parts(listed, _as_stored, dumps, chunk_json=chunk_json),
-                                  _nothing, content_type=media.type, long_running=False)
+                                  _nothing, content_type=media.type, long_running=False,
+                                  serialized=True)
         else:
             body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
                                      yaml=media.is_yaml,
                                      chunk_json=None if media.is_yaml else chunk_json)
-        return Response(body, 200, media.type)
+        return Response(body, 200, media.type, serialized=True)
 
     async def _table(self, rt: ResourceType, listed: Obj, media: MediaType,
                      present: Callable[[Obj], Obj]) -> Obj:

@@ -243,12 +243,15 @@ class Hijacked(asyncio.Protocol):
 class Response:
     """A whole answer: status, headers and body."""
 
-    __slots__ = ("audit_id", "body", "headers", "status")
+    __slots__ = ("audit_id", "body", "headers", "serialized", "status")
 
     def __init__(self, body: bytes = b"", status: int = 200, content_type: str | None = None,
-                 headers: dict[str, str] | None = None) -> None:
+                 headers: dict[str, str] | None = None, *, serialized: bool = False) -> None:
         self.status = status
         self.body = body
+        # an API object as responsewriters.SerializeObject writes it: gzipped when large and
+        # the client accepts it (contentencoding.py); never a watch, a log or a proxied body
+        self.serialized = serialized
         # the Audit-Id header, kept apart from the others: it differs on every answer, and
         # the others' framed bytes are cached by their values (_written_whole)
         self.audit_id = ""
@@ -449,8 +452,9 @@ class StreamResponse(Response):
     def __init__(self, chunks: AsyncIterator[bytes], on_disconnect: Callable[[], None],
                  status: int = 200, content_type: str | None = None, *,
                  long_running: bool = True,
-                 ended: Callable[[], Awaitable[None]] | None = None) -> None:
-        super().__init__(b"", status, content_type)
+                 ended: Callable[[], Awaitable[None]] | None = None,
+                 serialized: bool = False) -> None:
+        super().__init__(b"", status, content_type, serialized=serialized)
         self.chunks = chunks
         self.on_disconnect = on_disconnect
         self.long_running = long_running

@@ -22,7 +22,7 @@ def discovery_root(disc: DiscoveryService, request: Request, *, legacy: bool) ->
         headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
         if request.headers.get("if-none-match") == etag:
             return Response(status=304, headers=headers)
-        return Response(body, 200, media.content_type, headers)
+        return Response(body, 200, media.content_type, headers, serialized=True)
     resp = json_response(disc.versions() if legacy else disc.groups(), media=media)
     resp.add_header("Vary", "Accept")
     return resp

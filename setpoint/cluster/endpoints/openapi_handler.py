@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from setpoint.cluster.endpoints import contentencoding
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.responses import text_response
 from setpoint.machinery import gojson
@@ -88,6 +89,9 @@ class OpenAPIHandler:
                               service.last_modified(path) or 0)
 
     def _v2(self, request: Request) -> Response:
+        return contentencoding.openapi_v2(self._v2_answer(request), request)
+
+    def _v2_answer(self, request: Request) -> Response:
         # kube-openapi: Accept picks JSON or gnostic protobuf (else 406), one ETag for both
         from setpoint.cluster.openapi import v2 as openapi_v2
 

@@ -66,7 +66,7 @@ def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
           warnings: list[str] | None = None) -> Response:
     media = media or MediaType()
     # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
-    resp = Response(encode(obj, media), status, media.type)
+    resp = Response(encode(obj, media), status, media.type, serialized=True)
     for header in warning_headers(warnings or ()):
         resp.add_header("Warning", header)
     return resp
@@ -172,7 +172,7 @@ def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Res
                                  subresource="scale")
         return json_response(result.obj, result.status, MediaType(media.type), result.warnings)
     if result.served_json is not None and not media.as_kind and not media.is_yaml:
-        resp = Response(result.served_json, result.status, media.type)
+        resp = Response(result.served_json, result.status, media.type, serialized=True)
         for header in warning_headers(result.warnings):
             resp.add_header("Warning", header)
         return resp

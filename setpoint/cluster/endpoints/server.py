@@ -37,6 +37,7 @@ from setpoint.cluster.endpoints.collections import (
     read_converted,
     requesting_user,
 )
+from setpoint.cluster.endpoints.contentencoding import GZIP_THRESHOLD_BYTES, serialized
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import (
     attributes_of,
@@ -182,6 +183,8 @@ class Handler:
         if request.method == "GET" and not request.raw_query and self.auditor is None:
             remembered = self.stored_gets.answer(request)
             if remembered is not None:
+                if len(remembered.body) > GZIP_THRESHOLD_BYTES:
+                    remembered = await serialized(remembered, request)
                 remembered.audit_id = audit_id
                 return remembered
         segments = path_segments(request.path)
@@ -206,6 +209,8 @@ class Handler:
                 request, rp, request.served_stored, response, labels,
                 None if MASTERS in request.user.get("groups", ())
                 else attributes_of(request, rp))
+        if response.serialized:  # (after remember: its headers are the request's own)
+            response = await serialized(response, request)
         response.audit_id = audit_id  # (after remember: the headers kept hold none)
         return response
 
@@ -476,7 +481,7 @@ class Handler:
                 served = self.api.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
-                    return Response(served, 200, media.type)
+                    return Response(served, 200, media.type, serialized=True)
             obj = await self._read(request, rt, rp)
             return render_object(rt, obj, with_table_options(media, query),
                                  subresource=rp.subresource or "")

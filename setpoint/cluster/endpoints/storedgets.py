@@ -103,7 +103,7 @@ class StoredGets:
             return None
         request.user = route.user
         request.authenticated = route.authenticated
-        response = Response(served)
+        response = Response(served, serialized=True)
         response.headers = list(route.headers)
         self._metrics.count(route.labels)
         return response
