@@ -123,7 +123,11 @@ async def test_a_leader_stops_on_sigterm_when_the_api_stops_answering(
         relay.silent = True
         output = await terminate(proc)
     assert proc.returncode == 0, output
-    assert "lease_release_timeout" in output and "manager_stopped" in output, output
+    # the release is bounded by the elector's renew deadline or, when the earlier steps
+    # used up the shutdown's budget (a loaded machine), by the manager's step deadline
+    bounded = ("lease_release_timeout" in output
+               or "manager_shutdown_step_abandoned step='release the lease'" in output)
+    assert bounded and "manager_stopped" in output, output
 
 
 async def test_an_operator_stops_on_sigterm_while_the_api_never_answered(

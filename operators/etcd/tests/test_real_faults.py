@@ -351,7 +351,15 @@ async def test_a_backup_taken_while_a_member_is_down_comes_from_a_healthy_one_an
     taken = await wait_for(EtcdBackup, "b", lambda b: b.status.phase == "Complete",
                            timeout=TIMEOUT)
     assert taken.status.member in {"e-0", "e-1", "e-2"} - {victim_name}, taken.status.member
-    await etcdctl_put(k8s, "e", {"/test/after-the-backup": "x"})
+
+    async def written_while_down() -> bool:
+        # the two members left elect a new leader after the old one's death; on a loaded
+        # machine that may outlast one etcdctl command timeout
+        await etcdctl_put(k8s, "e", {"/test/after-the-backup": "x"})
+        return True
+
+    await wait_until(written_while_down, timeout=TIMEOUT,
+                     message="a write with the leader down")
 
     await k8s.create(EtcdCluster(name="copy", spec=EtcdClusterSpec(
         size=1, version=V34, restore=RestoreSpec(backup_name="b"))))
