@@ -119,21 +119,59 @@ def validate_rule_with_operations(rule: Obj, path: str) -> list[Cause]:
 _OPTIONAL_SYNTAX = re.compile(r"\.\?|[\[{,]\s*\?")
 
 
-# the variables of the admission CEL environments (plugin/cel/compile.go mustBuildEnvs),
-# each taken as dyn: the typed ones (request, namespaceObject) only give fewer refusals
-_ADMISSION_VARIABLES = ("object", "oldObject", "request", "namespaceObject", "params",
-                        "authorizer", "variables")
+# the variables of the admission CEL environments (plugin/cel/compile.go createEnvForOpts):
+# these four always, ``params`` with HasParams, ``authorizer`` with HasAuthorizer and
+# ``variables`` in a policy's composited compiler (composition.go NewCompositionEnv); each
+# taken as dyn here: the typed ones (request, namespaceObject) only give fewer refusals
+BASE_VARIABLES = ("object", "oldObject", "request", "namespaceObject")
+WEBHOOK_MATCH_CONDITION_VARIABLES = (*BASE_VARIABLES, "authorizer")
+# ext.TwoVarComprehensions, introduced in 1.32 (environment/base.go): kube-apiserver 1.32's
+# compatibility version is 1.31, so only its StoredExpressions environment has them
+_TWO_VAR_MACROS = {"existsOne", "transformList", "transformMap", "transformMapEntry"}
+_UNDECLARED = re.compile(r"undeclared reference to '([A-Za-z_][A-Za-z0-9_]*)'")
+_GO_TYPE_NAMES = {"null": "null_type", "duration": "google.protobuf.Duration",
+                  "timestamp": "google.protobuf.Timestamp"}
 
 
-def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | None:
-    """Why k8s.io/apiserver's admission CEL compiler (plugin/cel/compile.go) refuses
-    ``expression``, or None: a syntax error, or (with ``returns``, Go's ReturnTypes) an
-    output of another type. The check is lenient where the checker here knows less than
-    cel-go (an undeclared function, the authorizer library): only a definite type that is
-    not one of ``returns`` is refused."""
+def _two_var_comprehension(expression: str) -> str | None:
+    """cel-go's error for the first (index, value) comprehension in ``expression``: in an
+    environment without ext.TwoVarComprehensions the call is no macro but a function no
+    library declares, reported at its opening parenthesis (parser.go receiverCallOrMacro)."""
+    import lark
+
+    from setpoint.cluster.apiextensions.schema.cel import _parse
+    from setpoint.cluster.apiextensions.schema.celcheck import _at, _format_error
+
+    for node in _parse(expression).iter_subtrees_topdown():  # type: ignore[no-untyped-call]
+        if node.data != "member_dot_arg" or len(node.children) < 2:
+            continue
+        name = node.children[1]
+        arguments = node.children[2] if len(node.children) > 2 else None
+        count = len([c for c in arguments.children if c is not None]) \
+            if isinstance(arguments, lark.Tree) else 0
+        if str(name) in _TWO_VAR_MACROS or (str(name) in ("all", "exists", "exists_one")
+                                            and count == 3):
+            at = _at(expression, expression.find("(", getattr(name, "end_pos", 0) or 0))
+            return _format_error(expression, at,
+                                 f"undeclared reference to '{name}' (in container '')")
+    return None
+
+
+def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
+                      declared: tuple[str, ...] = (*BASE_VARIABLES, "params", "authorizer",
+                                                   "variables"),
+                      new: bool = False) -> str | None:
+    """Why k8s.io/apiserver's admission CEL compiler (plugin/cel/compile.go
+    CompileCELExpression) refuses ``expression`` with ``declared`` variables, or None: a
+    syntax error, a reference to an undeclared variable, (when ``new``, the
+    NewExpressions environment) an (index, value) comprehension, or (with ``returns``, Go's
+    ReturnTypes) an output of another type. Lenient where the checker here knows less than
+    cel-go (an undeclared function, the authorizer library, a dyn output): only a
+    definite error is refused."""
     from setpoint.cluster.apiextensions.schema.cel import compile_expression, expression_kind
     from setpoint.cluster.apiextensions.schema.celcheck import CheckError
     from setpoint.cluster.apiextensions.schema.celcost import T
+    from setpoint.cluster.apiextensions.schema.celoverloads import cel_type_name
 
     try:
         compile_expression(expression)
@@ -141,29 +179,42 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | N
         if _OPTIONAL_SYNTAX.search(expression):
             return None
         return f"compilation failed: {exc.detail}"
-    if not returns:
-        return None
-    declared = {name: T("dyn") for name in _ADMISSION_VARIABLES}
+    if new and (error := _two_var_comprehension(expression)):
+        return f"compilation failed: {error}"
     try:
-        kind = expression_kind(expression, declared)
-    except CheckError:
+        kind = expression_kind(expression, {name: T("dyn") for name in declared})
+    except CheckError as exc:
+        undeclared = _UNDECLARED.search(exc.detail.partition("\n")[0])
+        # a variable, not a function the checker here does not know (``name(``)
+        if undeclared and not re.search(rf"\b{undeclared[1]}\s*\(", expression):
+            return f"compilation failed: {exc.detail}"
         return None
-    if kind == "dyn" or kind in returns or (kind == "null" and "null_type" in returns):
+    if not returns or kind == "dyn" or kind in returns or (
+            kind == "null" and "null_type" in returns):
+        return None
+    got = _GO_TYPE_NAMES.get(kind) or cel_type_name(T(kind))
+    if got is None or kind in ("list", "map"):  # element types unknown here
         return None
     if len(returns) == 1:
-        return f"must evaluate to {returns[0]}"
-    return f"must evaluate to one of [{' '.join(returns)}]"
+        return f"must evaluate to {returns[0]} but got {got}"
+    return f"must evaluate to one of [{' '.join(returns)}] but got {got}"
 
 
-def validate_cel(path: str, expression: str, returns: tuple[str, ...] = ()) -> list[Cause]:
+def validate_cel(path: str, expression: str, returns: tuple[str, ...] = (),
+                 declared: tuple[str, ...] = WEBHOOK_MATCH_CONDITION_VARIABLES,
+                 new: bool = False) -> list[Cause]:
     """A CEL expression the compiler refuses, as validateCELCondition reports it."""
-    error = cel_compile_error(expression, returns)
+    error = cel_compile_error(expression, returns, declared, new)
     return [] if error is None else [fe.invalid(path, expression, error)]
 
 
-def validate_match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
+def validate_match_conditions(conditions: list[Obj], path: str,
+                              declared: tuple[str, ...] = WEBHOOK_MATCH_CONDITION_VARIABLES,
+                              stored: frozenset[str] | None = None) -> list[Cause]:
     """validateMatchConditions: each condition's (trimmed) expression, then its name, then
-    the duplicate name."""
+    the duplicate name. The stateless compiler: no ``variables``; ``stored`` the old
+    object's expressions (StoredExpressions environment; None: every expression, as the
+    webhooks are judged here)."""
     causes: list[Cause] = []
     if len(conditions) > MAX_MATCH_CONDITIONS:
         causes.append(fe.too_many(path, len(conditions), MAX_MATCH_CONDITIONS))
@@ -174,7 +225,8 @@ def validate_match_conditions(conditions: list[Obj], path: str) -> list[Cause]:
         if not expression:
             causes.append(fe.required(f"{p}.expression"))
         else:
-            causes.extend(validate_cel(f"{p}.expression", expression, ("bool",)))
+            causes.extend(validate_cel(f"{p}.expression", expression, ("bool",), declared,
+                                       new=stored is not None and expression not in stored))
         name = str(condition.get("name") or "")
         if not name:
             causes.append(fe.required(f"{p}.name"))

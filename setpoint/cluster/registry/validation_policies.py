@@ -2,13 +2,21 @@
 (``pkg/apis/admissionregistration/validation/validation.go``: ``ValidateValidatingAdmissionPolicy``,
 ``ValidateValidatingAdmissionPolicyBinding`` and their ``...Update`` forms).
 
-CEL expressions are compiled for syntax only; what cel-go's type checker adds against the
-matched resources' schemas is not reproduced.
+Each CEL expression is compiled in its field's environment (validateValidation,
+validateMessageExpression, validateAuditAnnotation, validateVariable,
+validateMatchConditionsExpression): ``params`` declared only with a paramKind,
+``authorizer`` nowhere in a messageExpression, ``variables`` only when the policy has some
+and never in a matchCondition. On update an expression the old policy held in the same
+place (findValidatingPolicyPreexistingExpressions) is compiled in the StoredExpressions
+environment, the others in NewExpressions (which lacks the 1.32 libraries); a variable counts
+as stored only when a validation of the old policy has its text (Go's check). What cel-go's
+type checker adds against the matched resources' schemas is not reproduced.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.cluster.registry import validation_admission as admission
@@ -28,6 +36,40 @@ _CEL_RESERVED = {"true", "false", "null", "in", "as", "break", "const", "continu
                  "for", "function", "if", "import", "let", "loop", "package", "namespace",
                  "return", "var", "void", "while"}
 _NEWLINES = re.compile(r"[\n\r]+")
+
+
+@dataclass(frozen=True)
+class _Environment:
+    """What one policy's expressions are compiled with: the optional declarations and
+    the old policy's expressions by place (preexistingExpressions)."""
+
+    params: bool = False
+    variables: bool = False
+    validations: frozenset[str] = field(default_factory=frozenset)
+    messages: frozenset[str] = field(default_factory=frozenset)
+    annotations: frozenset[str] = field(default_factory=frozenset)
+    match_conditions: frozenset[str] | None = frozenset()
+
+    def declared(self, *, authorizer: bool = True, variables: bool = True
+                 ) -> tuple[str, ...]:
+        return (*admission.BASE_VARIABLES, *(("params",) if self.params else ()),
+                *(("authorizer",) if authorizer else ()),
+                *(("variables",) if variables and self.variables else ()))
+
+
+def _preexisting(old: Obj | None) -> dict[str, frozenset[str]]:
+    """findValidatingPolicyPreexistingExpressions."""
+    spec = (old or {}).get("spec") or {}
+    validations = [v or {} for v in spec.get("validations") or []]
+    return {
+        "validations": frozenset(str(v.get("expression") or "") for v in validations),
+        "messages": frozenset(str(v.get("messageExpression") or "") for v in validations
+                              if v.get("messageExpression")),
+        "annotations": frozenset(str((a or {}).get("valueExpression") or "")
+                                 for a in spec.get("auditAnnotations") or []),
+        "match_conditions": frozenset(str((c or {}).get("expression") or "")
+                                      for c in spec.get("matchConditions") or []),
+    }
 
 
 def _named_rule(rule: Obj, path: str) -> list[Cause]:
@@ -100,7 +142,7 @@ def _param_kind(kind: Obj, path: str) -> list[Cause]:
     return causes
 
 
-def _variable(variable: Obj, path: str) -> list[Cause]:
+def _variable(variable: Obj, path: str, env: _Environment) -> list[Cause]:
     causes: list[Cause] = []
     name = str(variable.get("name") or "")
     if not name.strip():
@@ -111,25 +153,31 @@ def _variable(variable: Obj, path: str) -> list[Cause]:
     if not expression.strip():
         causes.append(fe.required(f"{path}.expression", "expression is not specified"))
     else:
-        causes.extend(admission.validate_cel(f"{path}.expression", expression))
+        # (declared ``variables``: the composited compiler, the earlier ones by then stored)
+        causes.extend(admission.validate_cel(f"{path}.expression", expression, (),
+                                             env.declared(),
+                                             new=expression not in env.validations))
     return causes
 
 
-def _validation(validation: Obj, path: str) -> list[Cause]:
+def _validation(validation: Obj, path: str, env: _Environment) -> list[Cause]:
     causes: list[Cause] = []
     expression = str(validation.get("expression") or "")
     if not expression.strip():
         causes.append(fe.required(f"{path}.expression", "expression is not specified"))
     else:
-        causes.extend(admission.validate_cel(f"{path}.expression", expression, ("bool",)))
+        causes.extend(admission.validate_cel(f"{path}.expression", expression, ("bool",),
+                                             env.declared(),
+                                             new=expression not in env.validations))
     message_expression = str(validation.get("messageExpression") or "")
     if message_expression and not message_expression.strip():
         causes.append(fe.invalid(f"{path}.messageExpression", message_expression,
                                  "must be non-empty if specified"))
     elif message_expression.strip():
         # (the untrimmed expression, so that the compiler's column is right)
-        causes.extend(admission.validate_cel(f"{path}.messageExpression", message_expression,
-                                             ("string",)))
+        causes.extend(admission.validate_cel(
+            f"{path}.messageExpression", message_expression, ("string",),
+            env.declared(authorizer=False), new=message_expression not in env.messages))
     message = str(validation.get("message") or "")
     if message and not message.strip():
         causes.append(fe.invalid(f"{path}.message", message,
@@ -143,7 +191,8 @@ def _validation(validation: Obj, path: str) -> list[Cause]:
     return causes
 
 
-def _audit_annotation(policy_name: str, annotation: Obj, path: str) -> list[Cause]:
+def _audit_annotation(policy_name: str, annotation: Obj, path: str, env: _Environment
+                      ) -> list[Cause]:
     causes: list[Cause] = []
     key = str(annotation.get("key") or "")
     if policy_name:
@@ -161,7 +210,8 @@ def _audit_annotation(policy_name: str, annotation: Obj, path: str) -> list[Caus
             f"{path}.valueExpression",
             f"must not exceed {MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length"))
     else:
-        error = admission.cel_compile_error(trimmed, ("string", "null_type"))
+        error = admission.cel_compile_error(trimmed, ("string", "null_type"), env.declared(),
+                                            new=value_expression not in env.annotations)
         if error is not None:
             causes.append(fe.invalid(f"{path}.valueExpression", value_expression, error))
     return causes
@@ -176,9 +226,12 @@ def _go_audit_annotations(annotations: list[Any]) -> fe.GoValue:
     return fe.GoValue(f"[]admissionregistration.AuditAnnotation{{{items}}}")
 
 
-def _policy(obj: Obj, *, ignore_match_conditions: bool) -> list[Cause]:
+def _policy(obj: Obj, *, ignore_match_conditions: bool, old: Obj | None = None
+            ) -> list[Cause]:
     spec = obj.get("spec") or {}
     causes: list[Cause] = []
+    env = _Environment(params=spec.get("paramKind") is not None,
+                       variables=bool(spec.get("variables")), **_preexisting(old))
     failure = spec.get("failurePolicy")
     if failure is None:
         causes.append(fe.required("spec.failurePolicy"))
@@ -195,10 +248,11 @@ def _policy(obj: Obj, *, ignore_match_conditions: bool) -> list[Cause]:
         if not match.get("resourceRules"):
             causes.append(fe.required("spec.matchConstraints.resourceRules"))
     if not ignore_match_conditions:
-        causes.extend(admission.validate_match_conditions(list(spec.get("matchConditions") or []),
-                                        "spec.matchConditions"))
+        causes.extend(admission.validate_match_conditions(
+            list(spec.get("matchConditions") or []), "spec.matchConditions",
+            env.declared(variables=False), env.match_conditions))
     for i, variable in enumerate(spec.get("variables") or []):
-        causes.extend(_variable(variable or {}, fe.index("spec.variables", i)))
+        causes.extend(_variable(variable or {}, fe.index("spec.variables", i), env))
     validations = list(spec.get("validations") or [])
     audit_annotations = spec.get("auditAnnotations")
     if not validations and not audit_annotations:
@@ -207,7 +261,7 @@ def _policy(obj: Obj, *, ignore_match_conditions: bool) -> list[Cause]:
         causes.append(fe.required("spec.auditAnnotations", detail))
         return causes
     for i, validation in enumerate(validations):
-        causes.extend(_validation(validation or {}, fe.index("spec.validations", i)))
+        causes.extend(_validation(validation or {}, fe.index("spec.validations", i), env))
     if audit_annotations is not None:
         if len(audit_annotations) > MAX_AUDIT_ANNOTATIONS:
             causes.append(fe.invalid("spec.auditAnnotations", _go_audit_annotations(
@@ -217,7 +271,7 @@ def _policy(obj: Obj, *, ignore_match_conditions: bool) -> list[Cause]:
         keys: set[str] = set()
         for i, annotation in enumerate(audit_annotations):
             path = fe.index("spec.auditAnnotations", i)
-            causes.extend(_audit_annotation(policy_name, annotation or {}, path))
+            causes.extend(_audit_annotation(policy_name, annotation or {}, path, env))
             key = str((annotation or {}).get("key") or "")
             if key in keys:
                 causes.append(fe.duplicate(f"{path}.key", key))
@@ -237,7 +291,7 @@ def validate_validating_admission_policy_update(new: Obj, old: Obj) -> list[Caus
     unchanged = (new_spec.get("paramKind") == old_spec.get("paramKind")
                  and (new_spec.get("matchConditions") or None)
                  == (old_spec.get("matchConditions") or None))
-    return _policy(new, ignore_match_conditions=unchanged)
+    return _policy(new, ignore_match_conditions=unchanged, old=old)
 
 
 def _param_ref(ref: Any, path: str) -> list[Cause]:
