@@ -315,13 +315,14 @@ def test_policy_expressions_must_evaluate_to_their_types(kube: Kube) -> None:
                           {"key": "n", "valueExpression": "null"}]))
     assert got == [
         ("spec.matchConditions[0].expression", "FieldValueInvalid",
-         "Invalid value: \"'yes'\": must evaluate to bool"),
+         "Invalid value: \"'yes'\": must evaluate to bool but got string"),
         ("spec.validations[0].expression", "FieldValueInvalid",
-         'Invalid value: "1": must evaluate to bool'),
+         'Invalid value: "1": must evaluate to bool but got int'),
         ("spec.validations[0].messageExpression", "FieldValueInvalid",
-         'Invalid value: "1 + 1": must evaluate to string'),
+         'Invalid value: "1 + 1": must evaluate to string but got int'),
         ("spec.auditAnnotations[0].valueExpression", "FieldValueInvalid",
-         'Invalid value: "true": must evaluate to one of [string null_type]')]
+         'Invalid value: "true": must evaluate to one of [string null_type] but got '
+         'bool')]
     status, body = kube.call("POST", POLICIES, policy(
         "vap-optional", validations=[{
             "expression": "object.?spec.?replicas.orValue(0) < 5",
