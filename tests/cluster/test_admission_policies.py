@@ -361,19 +361,18 @@ async def test_a_scale_update_is_admitted_as_the_scale(api: API) -> None:
     assert status == 200, body
 
 
-async def test_an_undeclared_reference_fails_without_echoing_the_request(api: API) -> None:
-    """An expression naming a variable the environment lacks (a misspelt ``object``; so is
-    ``authorizer``, which this server does not declare) is an evaluation error under the
-    failurePolicy, worded as cel-go's ``undeclared reference to '<name>'``, never the
-    request's data (activation.go Evaluate)."""
-    await install(api, policy("typo", {"expression": "objet.metadata.name == 'x'"}),
-                  binding("typo-b", "typo"))
-    status, body = await api.post(CMS, cm("secretive", {"password": "hunter2"}))
-    assert status == 422, body
-    assert body["message"] == (
-        'configmaps "secretive" is forbidden: ValidatingAdmissionPolicy \'typo\' with binding '
-        "'typo-b' denied request: expression 'objet.metadata.name == 'x'' resulted in error: "
-        "undeclared reference to 'objet'")
+async def test_an_undeclared_reference_is_refused_at_create(api: API) -> None:
+    """An expression naming a variable the environment lacks (a misspelt ``object``) does
+    not compile: the policy is refused at create (validation.go validateValidation →
+    plugin/cel/compile.go CompileCELExpression), so no request ever meets it and nothing
+    of a request is echoed."""
+    status, body = await api.post(POLICIES, policy(
+        "typo", {"expression": "objet.metadata.name == 'x'"}))
+    assert (status, body.get("reason")) == (422, "Invalid"), body
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == "spec.validations[0].expression"
+    assert "undeclared reference to 'objet'" in cause["message"]
+    assert (await api.post(CMS, cm("secretive", {"password": "hunter2"})))[0] == 201
 
 
 async def test_a_generated_name_is_not_the_requests_name(api: API) -> None:
