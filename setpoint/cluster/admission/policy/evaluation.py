@@ -10,6 +10,16 @@ expressions, in order, and its error is the error of whichever expression reads 
 (composition.go: ``composited variable %q fails to evaluate``), so an unread variable's error
 is harmless, as Go's lazy evaluation makes it.
 
+Every evaluation's actual cost is drawn from one budget per policy, binding and param
+(validator.go Validate, condition.go ForInput, activation.go Evaluate:
+``celconfig.RuntimeCELCostBudget``, 10,000,000): the validations spend it first and their
+messageExpressions what is left (all of them, as Go's messageFilter evaluates every one);
+the auditAnnotations start a budget of their own. An expression whose cost passes what is
+left ends the evaluation with Go's "validation failed due to running out of cost budget, no
+further validation rules will be run", a decision under the failurePolicy (for the message
+budget: every validation's, prefixed "failed messageExpression: "). The match conditions and
+the variables' lazy costs are not drawn here.
+
 This module loads the CEL machinery: it is imported only once a policy matches a request.
 """
 
@@ -30,6 +40,7 @@ from setpoint.cluster.apiextensions.schema.cel import (
     compile_with_library,
 )
 from setpoint.cluster.apiextensions.schema.cellib import error_text
+from setpoint.cluster.apiextensions.schema.celruntime import PER_CALL_LIMIT, CostLimitExceeded
 from setpoint.machinery.objects import Obj
 
 _CEL_TYPE_NAMES = {celtypes.IntType: "int", celtypes.UintType: "uint",
@@ -63,8 +74,30 @@ class Result:
     annotations: list[AuditAnnotation] = field(default_factory=list)
 
 
+# apiserver pkg/apis/cel/config.go
+RUNTIME_CEL_COST_BUDGET = 10_000_000
+OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further validation "
+                 "rules will be run")
+
+
 class _Failure(Exception):
     pass
+
+
+class _OutOfBudget(Exception):
+    pass
+
+
+@dataclass
+class _Budget:
+    """What is left of one ForInput's runtime cost budget."""
+
+    remaining: int = RUNTIME_CEL_COST_BUDGET
+
+    def spend(self, cost: int) -> None:
+        if cost > self.remaining:
+            raise _OutOfBudget
+        self.remaining -= cost
 
 
 @functools.lru_cache(maxsize=512)
@@ -72,16 +105,27 @@ def _program(expression: str) -> Any:
     return compile_with_library(expression, authzlib.FUNCTIONS)
 
 
-def _evaluate(expression: str, activation: dict[str, Any]) -> Any:
-    """The expression's value; _Failure worded as activation.go's Evaluate."""
+def _evaluate(expression: str, activation: dict[str, Any], budget: _Budget | None = None
+              ) -> Any:
+    """The expression's value; _Failure worded as activation.go's Evaluate; _OutOfBudget
+    when its actual cost (an error's too) passes what is left of ``budget``."""
     try:
         program = _program(expression)
     except Exception as exc:  # CheckError, worded as cel-go's
         raise _Failure(f"compilation error: {exc}") from None
     try:
-        value = program.evaluate(activation)
+        try:
+            value, failure, cost = program.evaluate_costed(activation)
+        except CostLimitExceeded as exc:  # cancelled just past the per-call limit
+            value, failure, cost = None, exc, PER_CALL_LIMIT + 1
+        if budget is not None:
+            budget.spend(cost)
+        if failure is not None:
+            raise failure
         if isinstance(value, Exception):
             raise value
+    except _OutOfBudget:
+        raise
     except Exception as exc:  # CEL reports its errors in many types
         raise _Failure(f"expression '{expression}' resulted in error: "
                        f"{_short(error_text(exc))}") from None
@@ -139,20 +183,28 @@ def _match_conditions(spec: Obj, activation: dict[str, Any], fail: bool) -> Deci
                     error=True)
 
 
-def _message(validation: Obj, activation: dict[str, Any]) -> str:
+def _message_values(validations: list[Obj], activation: dict[str, Any], budget: _Budget
+                    ) -> list[Any]:
+    """Every validation's messageExpression value (None: none, or an error), evaluated
+    whether or not it failed, as Go's messageFilter.ForInput; _OutOfBudget propagates."""
+    values: list[Any] = []
+    for validation in validations:
+        source = validation.get("messageExpression")
+        try:
+            values.append(_evaluate(str(source), activation, budget) if source else None)
+        except _Failure:
+            values.append(None)
+    return values
+
+
+def _message(validation: Obj, value: Any) -> str:
     """validator.go: the messageExpression's string when usable, else message, else the
     expression."""
     message = ""
-    source = validation.get("messageExpression")
-    if source:
-        try:
-            value = _evaluate(str(source), activation)
-        except _Failure:
-            value = None
-        if isinstance(value, str):
-            message = value.strip()
-            if len(message.encode()) > MAX_EVALUATED_MESSAGE_BYTES or "\n" in message:
-                message = ""
+    if validation.get("messageExpression") and isinstance(value, str):
+        message = value.strip()
+        if len(message.encode()) > MAX_EVALUATED_MESSAGE_BYTES or "\n" in message:
+            message = ""
     if not message:
         message = str(validation.get("message") or "").strip()
     if not message:
@@ -168,28 +220,49 @@ def validate(spec: Obj, activation: dict[str, Any]) -> Result:
     if skipped is not None:
         return Result([skipped] if skipped.deny else [])
     result = Result()
-    for validation in spec.get("validations") or []:
-        try:
-            value = _evaluate(str(validation.get("expression", "")), activation)
-        except _Failure as exc:
-            result.decisions.append(Decision(fail, str(exc), error=True))
-            continue
-        if value is True or (isinstance(value, celtypes.BoolType) and value):
+    validations = [v or {} for v in spec.get("validations") or []]
+    budget = _Budget()
+    outcomes: list[Any] = []
+    try:
+        for validation in validations:
+            try:
+                outcomes.append(_evaluate(str(validation.get("expression", "")), activation,
+                                          budget))
+            except _Failure as exc:
+                outcomes.append(exc)
+    except _OutOfBudget:  # ForInput's error: the policy's one decision
+        return Result([Decision(fail, OUT_OF_BUDGET, error=True)])
+    try:
+        messages = _message_values(validations, activation, budget)
+    except _OutOfBudget:
+        messages = []
+    for i, (validation, value) in enumerate(zip(validations, outcomes, strict=True)):
+        if isinstance(value, _Failure):
+            result.decisions.append(Decision(fail, str(value), error=True))
+        elif len(messages) < len(validations):  # the message budget ran out
+            result.decisions.append(Decision(fail, f"failed messageExpression: {OUT_OF_BUDGET}",
+                                             error=True))
+        elif value is True or (isinstance(value, celtypes.BoolType) and value):
             result.decisions.append(Decision(False))
-            continue
-        result.decisions.append(Decision(True, _message(validation, activation),
-                                         str(validation.get("reason") or "Invalid")))
-    for annotation in spec.get("auditAnnotations") or []:
-        result.annotations.append(_audit_annotation(annotation, activation, fail))
+        else:
+            result.decisions.append(Decision(True, _message(validation, messages[i]),
+                                             str(validation.get("reason") or "Invalid")))
+    annotation_budget = _Budget()
+    try:
+        for annotation in spec.get("auditAnnotations") or []:
+            result.annotations.append(_audit_annotation(annotation, activation, fail,
+                                                        annotation_budget))
+    except _OutOfBudget:
+        return Result([Decision(fail, OUT_OF_BUDGET, error=True)])
     return result
 
 
-def _audit_annotation(annotation: Obj, activation: dict[str, Any], fail: bool
-                      ) -> AuditAnnotation:
+def _audit_annotation(annotation: Obj, activation: dict[str, Any], fail: bool,
+                      budget: _Budget) -> AuditAnnotation:
     key = str(annotation.get("key", ""))
     expression = str(annotation.get("valueExpression", ""))
     try:
-        value = _evaluate(expression, activation)
+        value = _evaluate(expression, activation, budget)
     except _Failure as exc:
         return AuditAnnotation(key, error=str(exc) if fail else "")
     if value is None or isinstance(value, type(None)):
