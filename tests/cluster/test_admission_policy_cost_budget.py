@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tests.cluster.conftest import API
 from tests.cluster.test_admission_policies import CMS, binding, cm, install, policy
+from tests.waiting import wait_for
 
 OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further validation "
                  "rules will be run")
@@ -51,3 +52,28 @@ async def test_messages_spend_what_the_validations_left(api: API) -> None:
     status, body = await api.post(CMS, cm("heavy", {"s": TEXT}))
     assert (status, body.get("message")) == (
         422, _denied("messages", f"failed messageExpression: {OUT_OF_BUDGET}")), body
+
+
+async def test_match_conditions_have_a_budget_of_their_own(api: API) -> None:
+    """matchconditions/matcher.go Match: the conditions' ForInput with
+    RuntimeCELCostBudgetMatchConditions (2,500,000); running out is the policy's error
+    under failurePolicy Fail (validator.go: matchResults.Error), a skip under Ignore."""
+    three = [{"name": f"m{i}", "expression": f"!({HEAVY})"} for i in range(3)]
+    await install(api, policy("conditions", {"expression": "false"}, matchConditions=three),
+                  binding("conditions-b", "conditions"))
+    status, body = await api.post(CMS, cm("heavy", {"s": TEXT}))
+    assert (status, body.get("message")) == (422, _denied("conditions", OUT_OF_BUDGET)), body
+    ignore = policy("conditions", {"expression": "false"}, matchConditions=three,
+                    failurePolicy="Ignore")
+    status, current = await api.get(
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/conditions")
+    ignore["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+    status, body = await api.put(
+        "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/conditions", ignore)
+    assert status == 200, body
+
+
+    async def admitted() -> bool:  # the policy source sees the update as a watch would
+        status, _ = await api.post(CMS, cm("heavy", {"s": TEXT}))
+        return status == 201
+    assert await wait_for(admitted)

@@ -17,8 +17,10 @@ messageExpressions what is left (all of them, as Go's messageFilter evaluates ev
 the auditAnnotations start a budget of their own. An expression whose cost passes what is
 left ends the evaluation with Go's "validation failed due to running out of cost budget, no
 further validation rules will be run", a decision under the failurePolicy (for the message
-budget: every validation's, prefixed "failed messageExpression: "). The match conditions and
-the variables' lazy costs are not drawn here.
+budget: every validation's, prefixed "failed messageExpression: "). The match conditions
+have a budget of their own (matchconditions/matcher.go Match:
+``RuntimeCELCostBudgetMatchConditions``, 2,500,000; running out is an error under the
+failurePolicy, or a skip under Ignore). The variables' lazy costs are not drawn here.
 
 This module loads the CEL machinery: it is imported only once a policy matches a request.
 """
@@ -76,6 +78,7 @@ class Result:
 
 # apiserver pkg/apis/cel/config.go
 RUNTIME_CEL_COST_BUDGET = 10_000_000
+RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS = 2_500_000
 OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no further validation "
                  "rules will be run")
 
@@ -166,13 +169,21 @@ def _match_conditions(spec: Obj, activation: dict[str, Any], fail: bool) -> Deci
     """None when every condition holds; an admit (skip) or a deny otherwise
     (matchconditions/matcher.go Match: a false condition wins over another's error)."""
     errors: list[str] = []
-    for condition in spec.get("matchConditions") or []:
-        try:
-            value = _evaluate(str(condition.get("expression", "")), activation)
-        except _Failure as exc:
-            errors.append(str(exc))
-            continue
-        if value is False or (isinstance(value, celtypes.BoolType) and not value):
+    values: list[Any] = []
+    budget = _Budget(RUNTIME_CEL_COST_BUDGET_MATCH_CONDITIONS)
+    try:  # ForInput evaluates them all before Match reads any
+        for condition in spec.get("matchConditions") or []:
+            try:
+                values.append(_evaluate(str(condition.get("expression", "")), activation,
+                                        budget))
+            except _Failure as exc:
+                values.append(exc)
+    except _OutOfBudget:
+        return Decision(True, OUT_OF_BUDGET, error=True) if fail else Decision(False)
+    for value in values:
+        if isinstance(value, _Failure):
+            errors.append(str(value))
+        elif value is False or (isinstance(value, celtypes.BoolType) and not value):
             return Decision(False)
     if not errors:
         return None
