@@ -11,7 +11,9 @@ aggregator's ``apiservice-available`` (APIService status), and three of kube-api
 ``csrsigning`` (approved
 CertificateSigningRequests of the built-in signers signed with the cluster's CA),
 ``autoregister`` (the local APIServices), ``cluster_authentication_trust_controller`` and
-the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``).
+the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``);
+and ``validatingadmissionpolicy-status-controller`` (``policystatus``: a policy's
+observedGeneration and typeChecking).
 Each listens to the store and works through the server's internal REST storage, never over HTTP.
 """
 
@@ -28,6 +30,7 @@ from setpoint.cluster.controllers.csrsigning import CSRSigningController
 from setpoint.cluster.controllers.flowschemastatus import FlowSchemaStatus
 from setpoint.cluster.controllers.garbagecollector import GarbageCollector
 from setpoint.cluster.controllers.namespace import NamespaceController
+from setpoint.cluster.controllers.policystatus import PolicyStatus
 from setpoint.cluster.controllers.pvcprotection import PVCProtectionController
 from setpoint.cluster.controllers.pvprotection import PVProtectionController
 from setpoint.cluster.controllers.resourcequota import ResourceQuotaController
@@ -45,7 +48,7 @@ if TYPE_CHECKING:
 __all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
            "CSRSigningController", "ClusterAuthenticationTrust", "ClusterRoleAggregation",
            "GarbageCollector", "NamespaceController", "PVCProtectionController",
-           "PVProtectionController", "ResourceQuotaController",
+           "PVProtectionController", "PolicyStatus", "ResourceQuotaController",
            "RootCAPublisher",
            "ServiceAccountsController", "start_all"]
 
@@ -67,6 +70,7 @@ class BuiltinControllers:
     resource_quota: ResourceQuotaController
     pvc_protection: PVCProtectionController
     pv_protection: PVProtectionController
+    policy_status: PolicyStatus
     csr_signing: CSRSigningController | None = None
 
     def shutdown(self) -> None:
@@ -75,7 +79,7 @@ class BuiltinControllers:
                            self.garbage_collector, self.cluster_role_aggregation,
                            self.autoregister, self.authentication_trust, self.tokens,
                            self.flow_schema_status, self.resource_quota,
-                           self.pvc_protection, self.pv_protection):
+                           self.pvc_protection, self.pv_protection, self.policy_status):
             controller.queue.shutdown()
         if self.csr_signing is not None:
             self.csr_signing.queue.shutdown()
@@ -117,6 +121,8 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
             store, rest, resource("", "v1", "persistentvolumeclaims")),
         pv_protection=PVProtectionController(
             store, rest, resource("", "v1", "persistentvolumes")),
+        policy_status=PolicyStatus(store, rest, resource(
+            "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")),
         csr_signing=CSRSigningController(
             store, rest, resource("certificates.k8s.io", "v1", "certificatesigningrequests"),
             ca_pem, ca_key_pem) if ca_key_pem else None,
@@ -131,6 +137,7 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
     controllers.resource_quota.start()
     controllers.pvc_protection.start()
     controllers.pv_protection.start()
+    controllers.policy_status.start()
     if controllers.csr_signing is not None:
         controllers.csr_signing.start()
     # autoregister starts once the server serves: APIServer.post_start

@@ -21,6 +21,7 @@ from tests.cluster.fidelity.builtin_server import Kube
 from tests.cluster.fidelity.test_validation_admission_policies import (
     POLICIES,
     causes,
+    observed,
     policy,
 )
 
@@ -83,8 +84,8 @@ def test_a_new_two_variable_comprehension_is_refused(kube: Kube) -> None:
     status, created = kube.call("POST", POLICIES, policy("vap-new-on-update"))
     assert status == 201, created
     try:
-        changed = dict(created)
-        changed["spec"] = dict(created["spec"], validations=[{"expression": two_var}])
+        changed = observed(kube, "vap-new-on-update")
+        changed["spec"] = dict(changed["spec"], validations=[{"expression": two_var}])
         got = causes(kube, "PUT", f"{POLICIES}/vap-new-on-update", changed)
         assert [f for f, _, _ in got] == ["spec.validations[0].expression"]
     finally:
@@ -118,3 +119,25 @@ def test_an_unchanged_stored_expression_compiles_in_the_stored_environment() -> 
     variable = policy("p", variables=[{"name": "v", "expression": two_var}],
                       validations=[{"expression": "variables.v"}])
     assert cel_fields(variable, variable) == ["spec.variables[0].expression"]
+
+
+def test_the_status_controller_observes_each_generation(kube: Kube) -> None:
+    """kubernetes pkg/controller/validatingadmissionpolicystatus/controller.go reconcile:
+    a generation past status.observedGeneration gets the status applied (forced, as
+    ``validatingadmissionpolicy-status``): observedGeneration and typeChecking (no warnings
+    for expressions the matched kinds' schemas check), no conditions."""
+    status, created = kube.call("POST", POLICIES, policy("vap-observed"))
+    assert status == 201, created
+    try:
+        first = observed(kube, "vap-observed", 1)
+        assert first["status"] == {"observedGeneration": 1, "typeChecking": {}}, first
+        assert "validatingadmissionpolicy-status" in [
+            m["manager"] for m in first["metadata"]["managedFields"]
+            if m.get("subresource") == "status"]
+        first["spec"]["validations"] = [{"expression": "object.spec.replicas < 6"}]
+        status, updated = kube.call("PUT", f"{POLICIES}/vap-observed", first)
+        assert (status, updated["metadata"]["generation"]) == (200, 2), updated
+        second = observed(kube, "vap-observed", 2)
+        assert second["status"]["typeChecking"] == {}, second
+    finally:
+        kube.call("DELETE", f"{POLICIES}/vap-observed")

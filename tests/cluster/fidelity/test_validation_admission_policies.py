@@ -13,11 +13,13 @@ SetDefaults_MatchResources, SetDefaults_Rule).
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from tests.cluster.fidelity.builtin_server import Kube
+from tests.waiting import wait_for
 
 POLICIES = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies"
 BINDINGS = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
@@ -40,6 +42,18 @@ def binding(name: str, **spec: Any) -> dict[str, Any]:
     return {"apiVersion": "admissionregistration.k8s.io/v1",
             "kind": "ValidatingAdmissionPolicyBinding", "metadata": {"name": name},
             "spec": body}
+
+
+def observed(kube: Kube, name: str, generation: int = 1) -> dict[str, Any]:
+    """The policy once the status controller has observed ``generation``
+    (validatingadmissionpolicystatus/controller.go writes the status asynchronously, so
+    an update must start from the object it wrote)."""
+    def current() -> dict[str, Any] | None:
+        _, got = kube.call("GET", f"{POLICIES}/{name}")
+        return got if (got.get("status") or {}).get("observedGeneration") == generation \
+            else None
+    found: dict[str, Any] = asyncio.run(wait_for(current))
+    return found
 
 
 def causes(kube: Kube, method: str, path: str, body: Any) -> list[tuple[str, str, str]]:
@@ -173,6 +187,7 @@ def test_policy_update_is_validated(kube: Kube) -> None:
     status, body = kube.call("POST", POLICIES, policy("vap-update"))
     assert status == 201, body
     try:
+        body = observed(kube, "vap-update")
         body["spec"]["validations"] = []
         body["spec"]["failurePolicy"] = "Never"
         assert causes(kube, "PUT", f"{POLICIES}/vap-update", body) == [
@@ -267,6 +282,7 @@ def test_policy_status_write_is_validated_by_the_status_rules(kube: Kube) -> Non
     status, body = kube.call("POST", POLICIES, policy("vap-status"))
     assert status == 201, body
     try:
+        body = observed(kube, "vap-status")
         body["status"] = {
             "typeChecking": {"expressionWarnings": [{"fieldRef": "", "warning": ""}]},
             "conditions": [
