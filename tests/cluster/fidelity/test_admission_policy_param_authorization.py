@@ -13,6 +13,7 @@ import pytest
 import pytest_asyncio
 
 from tests.cluster.conftest import API
+from tests.waiting import wait_for
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -121,6 +122,11 @@ async def test_a_policy_paramkind_needs_get_on_every_object_of_the_kind(
                                             headers=ALICE)
     assert status == 201, created
 
+    # (from the object the status controller wrote, whose write moves resourceVersion)
+    async def observed() -> Any:
+        _, got = await module_api.get(f"{POLICIES}/params")
+        return got if (got.get("status") or {}).get("observedGeneration") == 1 else None
+    created = await wait_for(observed)
     # bob, who reads no config maps, may change the policy but not its paramKind
     changed = {**created, "metadata": {**created["metadata"], "labels": {"team": "a"}}}
     status, updated = await module_api.put(f"{POLICIES}/params", changed, headers=BOB)
