@@ -131,9 +131,9 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = ()) -> str | N
     output of another type. The check is lenient where the checker here knows less than
     cel-go (an undeclared function, the authorizer library): only a definite type that is
     not one of ``returns`` is refused."""
-    from setpoint.cluster.apiextensions.schema.cel import compile_expression, expression_kind
-    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
+    from setpoint.cluster.apiextensions.schema.celcheck import expression_kind
     from setpoint.cluster.apiextensions.schema.celcost import T
+    from setpoint.cluster.apiextensions.schema.celprogram import CheckError, compile_expression
 
     try:
         compile_expression(expression)
