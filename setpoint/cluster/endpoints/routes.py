@@ -4,10 +4,13 @@ a method without a route is go-restful's 405."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from setpoint.cluster.apiextensions.customresources import terminating
+from setpoint.cluster.endpoints.http import Response
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.endpoints.responses import text_response
 from setpoint.cluster.registry.options import query_flag
 from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
@@ -55,3 +58,17 @@ def nameless(rt: ResourceType) -> errors.StatusError:
     if rt.is_custom:
         return errors.bad_request("name must be provided")
     return errors.method_not_allowed()
+
+
+def no_route(served: Iterable[ResourceType], group: str) -> Response:
+    """A path under ``/apis/<group>`` that nothing serves.
+
+    A group built into the server has a go-restful WebService at ``/apis/<group>``, whose
+    router answers a miss with a NotFound Status (``details: {}``: apiserver's
+    ``serviceErrorHandler``, k8s.io/apiserver/pkg/server/handler.go); a group only custom
+    resources serve is left by the CRD handler to the delegate chain, whose end is Go's
+    ``http.NotFound`` (k8s.io/apiserver/pkg/util/notfoundhandler).
+    """
+    if any(not rt.is_custom for rt in served if rt.group == group):
+        raise errors.path_not_found()
+    return text_response("404 page not found\n", 404)

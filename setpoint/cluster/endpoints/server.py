@@ -67,6 +67,7 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.nonresource import (
     cache_control,
+    discovered,
     discovery_document,
     discovery_root,
     restful_get,
@@ -98,7 +99,7 @@ from setpoint.cluster.endpoints.responses import (
     text_response,
     with_table_options,
 )
-from setpoint.cluster.endpoints.routes import check_verb, nameless
+from setpoint.cluster.endpoints.routes import check_verb, nameless, no_route
 from setpoint.cluster.endpoints.storedgets import StoredGets, is_named_get
 from setpoint.cluster.endpoints.typedbodies import (
     decode_kind,
@@ -315,12 +316,12 @@ class Handler:
                     return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return self._discovered(request, self.discovery.group(group))
+                return discovered(request, self.discovery.group(group))
             if segments[2] not in versions:
-                return self._no_route(group)
+                return no_route(self.api.registry.all(), group)
             if len(segments) == 3:
                 restful_get(request)
-                return self._discovered(request, self.discovery.resources(group, segments[2]))
+                return discovered(request, self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
@@ -336,35 +337,12 @@ class Handler:
             self._authorize(request, attributes_of(request, rp))
         return await aggregated.proxy(request, self.api.aggregator, apiservice)
 
-    @staticmethod
-    def _discovered(request: Request, document: Obj | None) -> Response:
-        """A group's or version's discovery document; None where only CRDs not yet
-        Established serve it: the CRD discovery handlers know nothing of them and hand the
-        request to the delegate, whose end is ``http.NotFound`` (apiextensions-apiserver
-        customresource_discovery.go versionDiscoveryHandler / groupDiscoveryHandler)."""
-        if document is None:
-            return text_response("404 page not found\n", 404)
-        return discovery_document(request, document)
-
-    def _no_route(self, group: str) -> Response:
-        """A path under ``/apis/<group>`` that nothing serves.
-
-        A group built into the server has a go-restful WebService at ``/apis/<group>``, whose
-        router answers a miss with a NotFound Status (``details: {}``: apiserver's
-        ``serviceErrorHandler``, k8s.io/apiserver/pkg/server/handler.go); a group only custom
-        resources serve is left by the CRD handler to the delegate chain, whose end is Go's
-        ``http.NotFound`` (k8s.io/apiserver/pkg/util/notfoundhandler).
-        """
-        if any(not rt.is_custom for rt in self.api.registry.all() if rt.group == group):
-            raise errors.path_not_found()
-        return text_response("404 page not found\n", 404)
-
     # -- discovery -----------------------------------------------------------------------
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
                         group: str) -> Response:
         if rp is None:
-            return self._no_route(group)
+            return no_route(self.api.registry.all(), group)
         if MASTERS in (request.user or reviews.ADMIN_USER).get("groups", ()):
             # (the privileged group: nothing to ask, and no attributes to build)
             if self.auditor is not None:
@@ -374,7 +352,7 @@ class Handler:
             self._authorize(request, attributes_of(request, rp))
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
-            return self._no_route(rp.group)
+            return no_route(self.api.registry.all(), rp.group)
         if rp.extra and not rt.is_custom and rp.subresource != "proxy":
             raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
