@@ -45,7 +45,8 @@ def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None) -> No
     import uvloop
 
     from setpoint.cluster.authentication.tls import ensure_certs
-    from setpoint.cluster.endpoints.http import HTTPServer, Request, Response
+    from setpoint.cluster.endpoints.http import Request, Response
+    from setpoint.cluster.endpoints.httpserver import HTTPServer
 
     token = "floor-token"
     certs = ensure_certs(Path(cert_dir), ["127.0.0.1"])

@@ -41,7 +41,7 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
     import orjson
 
     from setpoint.cluster.apiserver import APIServer
-    from setpoint.cluster.endpoints.http import asgi
+    from setpoint.cluster.endpoints.httpserver import asgi
     from setpoint.cluster.endpoints.server import Handler
 
     api = APIServer(None, ca_pem=b"CA")

@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import orjson
 
 from setpoint.client.decoding import json_object
-from setpoint.client.typed import from_body
+from setpoint.client.typed import from_body, is_typed_class
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-__all__ = ["UnreadableAnswerError", "answer_like", "is_unread"]
+__all__ = ["UnreadableAnswerError", "answer_like", "decoded_like", "is_unread"]
 
 T = TypeVar("T")
 
@@ -133,3 +133,10 @@ def _known_hook(cls: type[BaseModel]) -> bool:
     module = getattr(hook, "__module__", None) or ""
     return hook is getattr(sys.modules["pydantic"].BaseModel.__init_subclass__, "__func__", None) \
         or module.startswith("setpoint.resources.")
+
+
+def decoded_like(obj: object, body: bytes) -> Any:
+    """A write's answer typed like the object sent: unread until first read when typed
+    (most callers drop it), else the JSON object."""
+    cls = type(obj)
+    return answer_like(cls, body) if is_typed_class(cls) else json_object(body)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar, cast, overload
 
 import orjson
 
-from setpoint.client.answers import answer_like
+from setpoint.client.answers import answer_like, decoded_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
 from setpoint.client.decoding import json_object
 from setpoint.client.errors import GoneError
@@ -37,8 +37,8 @@ from setpoint.client.transport import (
     StreamResponse,
     Transport,
 )
-from setpoint.client.typed import from_body, is_typed_class, to_body
-from setpoint.client.watch import Watch
+from setpoint.client.typed import decoder_for, is_typed_class, to_body
+from setpoint.client.watch import Watch, watch_params
 from setpoint.machinery.objects import Obj
 
 T = TypeVar("T")
@@ -175,7 +175,7 @@ class Client:
             "continue": continue_token, "resourceVersion": resource_version,
             "resourceVersionMatch": resource_version_match,
         }
-        return await self._list_page(info, namespace, params, self._decoder(resource))
+        return await self._list_page(info, namespace, params, decoder_for(resource))
 
     async def _list_page(
         self, info: ResourceInfo, namespace: str | None,
@@ -225,7 +225,7 @@ class Client:
         client-go's pager does.
         """
         info = await self.resolve(resource)
-        decode = self._decoder(resource)
+        decode = decoder_for(resource)
         params: dict[str, str | int | bool | None] = {
             "labelSelector": label_selector, "fieldSelector": field_selector,
             "limit": page_size,
@@ -275,18 +275,8 @@ class Client:
         ``read_timeout`` bounds the silence between two events (default: the server's
         ``timeout_seconds`` plus a margin, or unbounded).
         """
-        if name:
-            by_name = f"metadata.name={name}"
-            field_selector = f"{field_selector},{by_name}" if field_selector else by_name
-        params: dict[str, str | int | bool | None] = {
-            "watch": True, "resourceVersion": resource_version,
-            "labelSelector": label_selector, "fieldSelector": field_selector,
-            "timeoutSeconds": timeout_seconds,
-            "allowWatchBookmarks": True if allow_bookmarks or send_initial_events else None,
-        }
-        if send_initial_events:
-            params["sendInitialEvents"] = True
-            params["resourceVersionMatch"] = "NotOlderThan"
+        params = watch_params(name, resource_version, label_selector, field_selector,
+                              timeout_seconds, allow_bookmarks, send_initial_events)
         if read_timeout is None and timeout_seconds is not None:
             read_timeout = timeout_seconds + 30.0
 
@@ -300,7 +290,7 @@ class Client:
             ) as resp:
                 yield resp
 
-        watch: Watch[Any] = Watch(open_stream, self._decoder(resource), resource_version,
+        watch: Watch[Any] = Watch(open_stream, decoder_for(resource), resource_version,
                                   description=_describe(resource, namespace))
         return watch
 
@@ -320,7 +310,7 @@ class Client:
             "POST", info.path(ns), params=params, body=orjson.dumps(body),
             template=info.template(info.namespaced, False),
         )
-        return cast(ObjT, self._decode_like(obj, resp.body))
+        return cast(ObjT, decoded_like(obj, resp.body))
 
     async def update(
         self, obj: ObjT, *, namespace: str | None = None, dry_run: bool = False,
@@ -374,7 +364,7 @@ class Client:
             content_type=str(patch_type), idempotent=patch_type is not PatchType.JSON,
             template=info.template(info.namespaced, True, subresource),
         )
-        if is_typed_class(resource):  # validated when first read, as _decode_like's
+        if is_typed_class(resource):  # validated when first read, as decoded_like's
             return answer_like(cast(type[Any], resource), resp.body)
         return json_object(resp.body)
 
@@ -400,7 +390,7 @@ class Client:
             content_type=str(PatchType.APPLY), idempotent=True,
             template=info.template(info.namespaced, True, subresource),
         )
-        return cast(ObjT, self._decode_like(obj, resp.body))
+        return cast(ObjT, decoded_like(obj, resp.body))
 
     async def delete(
         self, resource: ResourceRef, name: str, *, namespace: str | None = None,
@@ -535,7 +525,7 @@ class Client:
             method, info.path(self._namespace(info, namespace, None), name, subresource),
             template=info.template(info.namespaced, True, subresource),
         )
-        return self._decoder(resource)(json_object(resp.body))
+        return decoder_for(resource)(json_object(resp.body))
 
     async def _put(
         self, obj: ObjT, subresource: str | None, namespace: str | None, dry_run: bool,
@@ -551,7 +541,7 @@ class Client:
             params=self._write_params(dry_run, field_manager, field_validation),
             body=orjson.dumps(body), template=info.template(info.namespaced, True, subresource),
         )
-        return cast(ObjT, self._decode_like(obj, resp.body))
+        return cast(ObjT, decoded_like(obj, resp.body))
 
     async def _info_for(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo:
         if is_typed_class(type(obj)):
@@ -579,23 +569,6 @@ class Client:
             "fieldManager": field_manager or self.field_manager,
             "fieldValidation": field_validation,
         }
-
-    @staticmethod
-    def _decoder(resource: ResourceRef) -> Callable[[dict[str, Any]], Any]:
-        if is_typed_class(resource):
-            cls = cast(type[Any], resource)
-            return lambda data: from_body(cls, data)
-        return _identity
-
-    @staticmethod
-    def _decode_like(obj: object, body: bytes) -> Any:
-        # a typed answer is validated when first read (answers.py): most callers drop it
-        cls = type(obj)
-        return answer_like(cls, body) if is_typed_class(cls) else json_object(body)
-
-
-def _identity(data: dict[str, Any]) -> dict[str, Any]:
-    return data
 
 
 def _describe(resource: ResourceRef, namespace: str | None) -> str:

@@ -9,7 +9,7 @@ and how to turn an instance into a JSON-compatible dict and back: either
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar, cast, runtime_checkable
 
 
@@ -82,3 +82,16 @@ def from_body(cls: type[T], data: dict[str, Any]) -> T:
     if callable(validate):
         return cast(T, validate(data))
     raise TypeError(f"{cls.__name__} has neither from_dict() nor model_validate()")
+
+
+def _identity(data: dict[str, Any]) -> dict[str, Any]:
+    return data
+
+
+def decoder_for(resource: object) -> Callable[[dict[str, Any]], Any]:
+    """How an answer's object is handed to a caller that named ``resource``: an instance of
+    a typed class, else the dict itself."""
+    if is_typed_class(resource):
+        cls = cast(type[Any], resource)
+        return lambda data: from_body(cls, data)
+    return _identity

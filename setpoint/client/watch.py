@@ -155,3 +155,24 @@ class Watch(Generic[T]):
         if type_ == BOOKMARK:
             return WatchEvent(type_, obj)
         return WatchEvent(type_, self._decode(obj))
+
+
+def watch_params(name: str | None, resource_version: str | None, label_selector: str | None,
+                 field_selector: str | None, timeout_seconds: int | None,
+                 allow_bookmarks: bool, send_initial_events: bool,
+                 ) -> dict[str, str | int | bool | None]:
+    """The query of a watch: ``name`` as a ``metadata.name`` field selector; a streaming
+    list (``send_initial_events``) asks for bookmarks and a NotOlderThan match."""
+    if name:
+        by_name = f"metadata.name={name}"
+        field_selector = f"{field_selector},{by_name}" if field_selector else by_name
+    params: dict[str, str | int | bool | None] = {
+        "watch": True, "resourceVersion": resource_version,
+        "labelSelector": label_selector, "fieldSelector": field_selector,
+        "timeoutSeconds": timeout_seconds,
+        "allowWatchBookmarks": True if allow_bookmarks or send_initial_events else None,
+    }
+    if send_initial_events:
+        params["sendInitialEvents"] = True
+        params["resourceVersionMatch"] = "NotOlderThan"
+    return params

@@ -21,7 +21,7 @@ from setpoint.cluster.authentication.tls import ensure_certs
 from setpoint.cluster.authentication.tokens import TokenIssuer
 from setpoint.cluster.endpoints.auditing import Auditor
 from setpoint.cluster.endpoints.connections import ConnectionLimits
-from setpoint.cluster.endpoints.http import HTTPServer
+from setpoint.cluster.endpoints.httpserver import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 

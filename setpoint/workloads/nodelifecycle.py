@@ -39,18 +39,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError, PatchType
-from setpoint.machinery.metatime import meta_time
+from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
 from setpoint.runtime._events import EventRecorder
 from setpoint.runtime._objects import clone
 from setpoint.workloads.controllers.podcontrol import component_recorder
-from setpoint.workloads.nodes import (
-    LEASE,
-    LEASE_NAMESPACE,
-    NODE,
-    parse_time,
-)
+from setpoint.workloads.nodelease import LEASE, LEASE_NAMESPACE, NODE
 from setpoint.workloads.scheduler.predicates import tolerates
 from setpoint.workloads.settings import WorkloadSettings
 

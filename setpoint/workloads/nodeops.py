@@ -20,10 +20,10 @@ from typing import Any
 
 from setpoint.client import Client, ConflictError, PatchType
 from setpoint.machinery.objects import Obj
+from setpoint.workloads.nodelease import NODE
 from setpoint.workloads.nodes import (
     DEFAULT_EPHEMERAL_STORAGE,
     GONE,
-    NODE,
     NOT_READY,
     READY_ANNOTATION,
     node_address,

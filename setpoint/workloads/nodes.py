@@ -25,27 +25,24 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from typing import Any
 
 from setpoint.client import (
     AlreadyExistsError,
     Client,
     ConflictError,
-    Kind,
     NotFoundError,
     PatchType,
 )
-from setpoint.machinery.metatime import meta_time, micro_time
+from setpoint.machinery.metatime import meta_time, micro_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Manager, Result
+from setpoint.workloads import nodelifecycle
+from setpoint.workloads.nodelease import LEASE, LEASE_NAMESPACE, NODE
 from setpoint.workloads.settings import WorkloadSettings
 
 log = logging.getLogger(__name__)
 
-NODE = Kind("v1", "Node")
-LEASE = Kind("coordination.k8s.io/v1", "Lease")
-LEASE_NAMESPACE = "kube-node-lease"
 # pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction: the kubelet renews its Lease
 # every quarter of its duration (10 s of 40)
 LEASE_RENEW_FRACTION = 0.25
@@ -61,16 +58,6 @@ REGION_LABEL = "topology.kubernetes.io/region"
 DEFAULT_REGION = "local"
 KUBELET_VERSION = "v1.32.0"
 DEFAULT_EPHEMERAL_STORAGE = "100Gi"
-
-
-def parse_time(value: str | None) -> float | None:
-    """Seconds since the epoch of an RFC 3339 time (None when absent or malformed)."""
-    if not value:
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
 
 
 def node_name(settings: WorkloadSettings, index: int) -> str:
@@ -347,8 +334,6 @@ def node_registration(manager: Manager) -> NodeRegistration | None:
 def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Register the nodes at start and run their kubelets' heartbeats and the node
     lifecycle controller (NotReady handling, condition taints, taint-based eviction)."""
-    from setpoint.workloads import nodelifecycle
-
     manager.add_runnable(NodeRegistration(settings))
     manager.add(NodeHeartbeat(settings).controller)
     nodelifecycle.install(manager, settings)

@@ -16,7 +16,8 @@ import socket
 import pytest
 
 from setpoint.cluster.endpoints import http
-from setpoint.cluster.endpoints.http import WRITE_PIECE, HTTPServer, Request, Response
+from setpoint.cluster.endpoints.http import WRITE_PIECE, Request, Response
+from setpoint.cluster.endpoints.httpserver import HTTPServer
 
 _DATE = b"Thu, 01 Jan 2026 00:00:00 GMT"
 _WRITTEN_WHOLE = http._written_whole

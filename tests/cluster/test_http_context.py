@@ -16,7 +16,8 @@ import asyncio
 import contextvars
 import socket
 
-from setpoint.cluster.endpoints.http import HTTPServer, Request, Response
+from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.httpserver import HTTPServer
 from tests.waiting import quiet_period, wait_for
 
 _seen: contextvars.ContextVar[str] = contextvars.ContextVar("seen", default="unset")

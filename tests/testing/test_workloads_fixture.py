@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from setpoint.client import Client, Kind
+from setpoint.machinery.metatime import parse_time
 from setpoint.testing.plugin import Waiter
 from setpoint.workloads import nodeops
-from setpoint.workloads.nodes import parse_time
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")

@@ -19,9 +19,9 @@ import pytest
 
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
+from setpoint.machinery.metatime import parse_time
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodelifecycle, nodeops, nodes
-from setpoint.workloads.nodes import parse_time
 from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import wait_for
 

@@ -14,7 +14,7 @@ import pytest
 
 from setpoint.client import Client, Kind, NotFoundError, PatchType, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
-from setpoint.machinery.metatime import meta_time
+from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodeops, nodes
 from setpoint.workloads.nodelifecycle import eviction_delay, reconcile_taints
@@ -90,7 +90,7 @@ def test_a_not_ready_node_gets_no_execute_only_once_a_monitor_tick_saw_it() -> N
     before the next tick gets only the NoSchedule one (which admission gave it)."""
     node = nodes.default_node(WorkloadSettings(nodes=1), 1)
     node["spec"]["taints"] = [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]
-    since = nodes.parse_time(condition(node, "Ready")["lastTransitionTime"])
+    since = parse_time(condition(node, "Ready")["lastTransitionTime"])
     assert since is not None
     assert reconcile_taints(node, last_tick=since - 5.0) is None
     after = reconcile_taints(node, last_tick=since + 6.0)
@@ -433,7 +433,7 @@ async def test_kubectl_cordon_gives_the_unschedulable_taint_and_uncordon_lifts_i
         return node if unschedulable in taint_keys(node) else None
     node = await wait_for(tainted)
     (taint,) = [t for t in node["spec"]["taints"] if t["key"] == unschedulable[0]]
-    assert nodes.parse_time(taint.get("timeAdded")) is not None
+    assert parse_time(taint.get("timeAdded")) is not None
     assert taint_keys(node) == {unschedulable}  # the registration's not-ready one is gone
 
     uncordoned = await asyncio.to_thread(kubectl, "uncordon", "node-2")

@@ -12,14 +12,19 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
+from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.authentication.tokens import service_account_groups
-from setpoint.cluster.authorization.bootstrappolicy import AUTHENTICATED, UNAUTHENTICATED
-from setpoint.cluster.authorization.rbac import Attributes, Authorizer
+from setpoint.cluster.authorization import reviews
+from setpoint.cluster.authorization.bootstrappolicy import AUTHENTICATED, MASTERS, UNAUTHENTICATED
+from setpoint.cluster.authorization.rbac import Attributes, Authorizer, forbidden
 from setpoint.cluster.endpoints.http import Request
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.registry.options import query_flag
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
+
+DECISION_ANNOTATION = "authorization.k8s.io/decision"
+REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
@@ -119,3 +124,19 @@ def impersonate(authorizer: Authorizer, requester: Obj, request: Request) -> Obj
     if extra:
         user["extra"] = extra
     return user
+
+
+def authorize(authorizer: Authorizer, audited: bool, request: Request,
+              attrs: Attributes) -> None:
+    """``WithAuthorization``: 403 unless allowed; the decision and its reason annotate
+    the audit event (filters/authorization.go)."""
+    user = request.user or reviews.ADMIN_USER
+    if MASTERS in user.get("groups", ()):  # (the privileged group: no lookup)
+        allowed, reason = True, ""
+    else:
+        allowed, reason = authorizer.decide(user, attrs)
+    if audited:
+        add_annotation(DECISION_ANNOTATION, "allow" if allowed else "forbid")
+        add_annotation(REASON_ANNOTATION, reason)
+    if not allowed:
+        raise forbidden(user, attrs)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.http import Request, Response
 from setpoint.cluster.endpoints.negotiation import negotiate_discovery
-from setpoint.cluster.endpoints.responses import json_response
+from setpoint.cluster.endpoints.responses import json_response, text_response
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -54,3 +54,13 @@ def cache_control(response: Response) -> Response:
             return response
     response.headers.append(("cache-control", "no-cache, private"))
     return response
+
+
+def discovered(request: Request, document: Obj | None) -> Response:
+    """A group's or version's discovery document; None where only CRDs not yet
+    Established serve it: the CRD discovery handlers know nothing of them and hand the
+    request to the delegate, whose end is ``http.NotFound`` (apiextensions-apiserver
+    customresource_discovery.go versionDiscoveryHandler / groupDiscoveryHandler)."""
+    if document is None:
+        return text_response("404 page not found\n", 404)
+    return discovery_document(request, document)

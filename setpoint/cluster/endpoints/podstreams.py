@@ -37,7 +37,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
 
+from setpoint.cluster.endpoints.collections import requesting_user
 from setpoint.cluster.endpoints.http import Request, Response, Send, StreamResponse
+from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.endpoints.responses import status_response
+from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.admissionpoints import connect_steps
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors, fielderrors
@@ -432,3 +436,21 @@ def kubelet_address(store: Reader, registry: Registry, node_name: str,
     raise StatusError(500, "", f"no preferred addresses found; known addresses: [{known}]")
 
 
+async def serve_connect(webhooks: WebhookAdmission, store: Reader, registry: Registry,
+                        request: Request, rt: ResourceType, rp: ResourcePath) -> Response:
+    """exec, attach, port-forward. The webhooks' warnings are Warning headers of an
+    answer the server writes itself (a denial, the pod not found: filters/warning.go
+    sets them on the response writer as they come), never of the kubelet's upgrade,
+    whose head goes out as it came on the hijacked connection (upgradeaware.go)."""
+    namespace, name = rp.namespace or "", rp.name or ""
+    warnings: list[str] = []
+    try:
+        await admit_connect(webhooks, rt, namespace, name, rp.subresource, request,
+                            requesting_user(request), warnings)
+        return await connect(store, registry, rt, namespace, name, rp.subresource, request)
+    except StatusError as err:
+        if not warnings:
+            raise
+        resp = status_response(err)
+    resp.headers += [("warning", h) for h in warning_headers(warnings)]
+    return resp

@@ -1,18 +1,19 @@
-"""The HTTP front of the embedded API server: routing, authentication, limits, verbs.
+"""The HTTP front of the embedded API server: routing, limits, verbs.
 
-The OpenAPI endpoints are ``openapi_handler.py``; the reads of a collection
-``collections.py``; reading and decoding the body ``requestbody.py``; the answers
-``responses.py``."""
+Who sends a request is ``authentication.py``; the authorization and impersonation filters
+``filters.py``; which methods a path answers ``routes.py``; the OpenAPI endpoints are
+``openapi_handler.py``; the reads of a collection ``collections.py``; the resources nothing
+is stored for ``virtualresources.py``; exec, attach and port-forward ``podstreams.py``;
+reading and decoding the body ``requestbody.py``; the answers ``responses.py``."""
 
 from __future__ import annotations
 
-import hmac
 import logging
 from collections.abc import Callable
 from functools import cached_property, partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from setpoint.cluster.apiextensions.customresources import serving_error, terminating
+from setpoint.cluster.apiextensions.customresources import serving_error
 from setpoint.cluster.apiextensions.deprecation import deprecation_warnings
 from setpoint.cluster.audit.context import (
     add_annotation,
@@ -20,11 +21,9 @@ from setpoint.cluster.audit.context import (
     log_request_patch,
 )
 from setpoint.cluster.authentication.bearertoken import bearer_token
-from setpoint.cluster.authentication.tokens import DEFAULT_AUDIENCES, audience_error
-from setpoint.cluster.authentication.x509 import user_of_certificate
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
-from setpoint.cluster.authorization.rbac import Attributes, forbidden
+from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints import podstreams, resourceproxy
 from setpoint.cluster.endpoints.auditing import (
     Auditor,
@@ -32,6 +31,7 @@ from setpoint.cluster.endpoints.auditing import (
     decoded_patch,
     object_ref_of,
 )
+from setpoint.cluster.endpoints.authentication import PUBLIC_PATHS, audited_user, authenticate
 from setpoint.cluster.endpoints.collections import (
     CollectionReads,
     read_converted,
@@ -40,7 +40,10 @@ from setpoint.cluster.endpoints.collections import (
 from setpoint.cluster.endpoints.contentencoding import GZIP_THRESHOLD_BYTES, serialized
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.filters import (
+    DECISION_ANNOTATION,
+    REASON_ANNOTATION,
     attributes_of,
+    authorize,
     impersonate,
     impersonates,
     is_resource_path,
@@ -64,6 +67,7 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.nonresource import (
     cache_control,
+    discovered,
     discovery_document,
     discovery_root,
     restful_get,
@@ -95,10 +99,12 @@ from setpoint.cluster.endpoints.responses import (
     text_response,
     with_table_options,
 )
+from setpoint.cluster.endpoints.routes import check_verb, nameless, no_route
 from setpoint.cluster.endpoints.storedgets import StoredGets, is_named_get
 from setpoint.cluster.endpoints.typedbodies import (
     decode_kind,
 )
+from setpoint.cluster.endpoints.virtualresources import serve_virtual
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.admissionpoints import (
     Steps,
@@ -121,7 +127,6 @@ from setpoint.cluster.registry.options import (
 )
 from setpoint.cluster.registry.patching import PATCH_TYPES, STRATEGIC_PATCH
 from setpoint.cluster.registry.rest import delete_collection_page
-from setpoint.cluster.registry.served import subresource_meta
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.machinery import errors
@@ -133,21 +138,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("setpoint.cluster")
 
-ANONYMOUS_USER = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
-DECISION_ANNOTATION = "authorization.k8s.io/decision"
-REASON_ANNOTATION = "authorization.k8s.io/reason"
 
 # Subresources this server implements; the others (log, exec, proxy...) need a kubelet.
 SERVED_SUBRESOURCES = {"status", "scale", "binding", "eviction", "finalize", "token", "log",
                        "exec", "attach", "portforward", "ephemeralcontainers", "approval",
                        "proxy", "resize"}
-PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
 T = TypeVar("T")
 
 
-_SUBRESOURCE_VERBS = {"GET": "get", "PUT": "update", "PATCH": "patch", "POST": "create",
-                      "DELETE": "delete"}
-_WRITE_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 
 
 class Handler:
@@ -220,7 +218,7 @@ class Handler:
             else Attributes(request.method.lower(), path=request.path)
         auditor = self.auditor
         try:
-            self._authenticate(request)
+            authenticate(self.api, self.token, request)
         except StatusError as err:
             if auditor is not None:
                 auditor.failed_authentication(request, audit_id, attrs,
@@ -232,7 +230,7 @@ class Handler:
             return status_response(err, warnings=[warning] if warning else None)
         begun = None if auditor is None else auditor.begin(
             request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
-            self._audited_user(request))
+            audited_user(self.token, request))
         matched: list[tuple[str, str]] = []
         try:
             if self.token is not None and request.path not in PUBLIC_PATHS \
@@ -261,44 +259,6 @@ class Handler:
         if begun is not None:
             response = auditor.end(begun, response)  # type: ignore[union-attr]
         return response
-
-    def _audited_user(self, request: Request) -> dict[str, Any] | None:
-        """Who the audit event names: the authenticated user; for a public path asked
-        without credentials (served here without authenticating), the anonymous user
-        kube-apiserver's anonymous authenticator would have made it."""
-        if request.path in PUBLIC_PATHS and self.token is not None \
-                and "authorization" not in request.headers \
-                and request.client_certificate is None:
-            return ANONYMOUS_USER
-        return request.user
-
-    def _authenticate(self, request: Request) -> None:
-        """Who sends the request (``request.user``: what authorization judges, auditing
-        records and admission webhooks are told), or 401. Whom it impersonates is decided
-        after the audit event is begun (``_serve``), as the apiserver's filters are
-        ordered."""
-        if self.token is None or request.path in PUBLIC_PATHS:
-            request.user = reviews.ADMIN_USER
-            request.user_fixed = True
-            return
-        # kube-apiserver's union authenticator asks the x509 one before the token ones
-        certificate = request.client_certificate
-        if certificate is not None:
-            request.user = user_of_certificate(certificate)
-            request.authenticated = request.user_fixed = request.user is not None
-        presented = bearer_token(request.headers.get("authorization", "")).token
-        if request.user is None and presented:
-            if hmac.compare_digest(presented.encode(), self.token):
-                request.user = reviews.ADMIN_USER
-                request.authenticated = request.user_fixed = True
-            else:
-                identity = self.api.service_account_identity(presented) \
-                    if presented.count(".") == 2 else None
-                if identity is not None and audience_error(identity, DEFAULT_AUDIENCES) is None:
-                    request.user = identity.user_info()
-                    request.authenticated = True
-        if request.user is None:
-            raise errors.unauthorized()
 
     async def _dispatch(self, request: Request, segments: list[str],
                         rp: ResourcePath | None) -> Response:
@@ -356,12 +316,12 @@ class Handler:
                     return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
-                return self._discovered(request, self.discovery.group(group))
+                return discovered(request, self.discovery.group(group))
             if segments[2] not in versions:
-                return self._no_route(group)
+                return no_route(self.api.registry.all(), group)
             if len(segments) == 3:
                 restful_get(request)
-                return self._discovered(request, self.discovery.resources(group, segments[2]))
+                return discovered(request, self.discovery.resources(group, segments[2]))
             return await self._resource(request, rp, group)
         return text_response("404 page not found\n", 404)
 
@@ -377,35 +337,12 @@ class Handler:
             self._authorize(request, attributes_of(request, rp))
         return await aggregated.proxy(request, self.api.aggregator, apiservice)
 
-    @staticmethod
-    def _discovered(request: Request, document: Obj | None) -> Response:
-        """A group's or version's discovery document; None where only CRDs not yet
-        Established serve it: the CRD discovery handlers know nothing of them and hand the
-        request to the delegate, whose end is ``http.NotFound`` (apiextensions-apiserver
-        customresource_discovery.go versionDiscoveryHandler / groupDiscoveryHandler)."""
-        if document is None:
-            return text_response("404 page not found\n", 404)
-        return discovery_document(request, document)
-
-    def _no_route(self, group: str) -> Response:
-        """A path under ``/apis/<group>`` that nothing serves.
-
-        A group built into the server has a go-restful WebService at ``/apis/<group>``, whose
-        router answers a miss with a NotFound Status (``details: {}``: apiserver's
-        ``serviceErrorHandler``, k8s.io/apiserver/pkg/server/handler.go); a group only custom
-        resources serve is left by the CRD handler to the delegate chain, whose end is Go's
-        ``http.NotFound`` (k8s.io/apiserver/pkg/util/notfoundhandler).
-        """
-        if any(not rt.is_custom for rt in self.api.registry.all() if rt.group == group):
-            raise errors.path_not_found()
-        return text_response("404 page not found\n", 404)
-
     # -- discovery -----------------------------------------------------------------------
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
                         group: str) -> Response:
         if rp is None:
-            return self._no_route(group)
+            return no_route(self.api.registry.all(), group)
         if MASTERS in (request.user or reviews.ADMIN_USER).get("groups", ()):
             # (the privileged group: nothing to ask, and no attributes to build)
             if self.auditor is not None:
@@ -415,7 +352,7 @@ class Handler:
             self._authorize(request, attributes_of(request, rp))
         rt = self.api.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
-            return self._no_route(rp.group)
+            return no_route(self.api.registry.all(), rp.group)
         if rp.extra and not rt.is_custom and rp.subresource != "proxy":
             raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
@@ -454,13 +391,14 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
-            return await self._connect(request, rt, rp)
+            return await podstreams.serve_connect(self.api.webhooks, self.api.store,
+                                                  self.api.registry, request, rt, rp)
         if rp.subresource == "proxy" and not rt.group and rp.name:
             return await resourceproxy.connect(self.api.store, self.api.registry, rt,
                                                rp.namespace or "", rp.name, request)
-        self._check_verb(rt, rp, method, request.query)
+        check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
-            return await self._virtual(request, rt, rp)
+            return await serve_virtual(self.api, self.token, request, rt, rp)
         query = request.query
         if method == "GET":
             restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
@@ -521,7 +459,7 @@ class Handler:
             return render_write(rt, result, with_table_options(media, query))
         if method == "PUT":
             if rp.name is None:
-                raise _nameless(rt)
+                raise nameless(rt)
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"),
                               allow_table=offers_table(rp.subresource))
@@ -536,7 +474,7 @@ class Handler:
             return render_write(rt, result, with_table_options(media, query))
         if method == "PATCH":
             if rp.name is None and not rt.is_custom:
-                raise _nameless(rt)  # go-restful: the method before the content type
+                raise nameless(rt)  # go-restful: the method before the content type
             sent_type = request.headers.get("content-type", "")
             if not rt.is_custom and not restful_consumes(sent_type, PATCH_TYPES):
                 # a built-in's PATCH route consumes its patch types only: go-restful refuses
@@ -552,7 +490,7 @@ class Handler:
                 raise errors.unsupported_media_type(", ".join(
                     t for t in PATCH_TYPES if not rt.is_custom or t != STRATEGIC_PATCH))
             if rp.name is None:
-                raise _nameless(rt)
+                raise nameless(rt)
             media = negotiate(request.headers.get("accept"),
                               allow_table=offers_table(rp.subresource))
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
@@ -607,56 +545,6 @@ class Handler:
                                   warned + warnings)
         raise errors.method_not_allowed()
 
-    async def _virtual(self, request: Request, rt: ResourceType,
-                       rp: ResourcePath) -> Response:
-        restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
-                       if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
-        media = negotiate(request.headers.get("accept"))
-        if request.method == "GET":
-            if rt.kind != "ComponentStatus":
-                raise errors.method_not_allowed()  # a review's paths have a POST route only
-            listed = reviews.component_statuses()
-            if rp.name is None:
-                return json_response(listed, 200, media)
-            for item in listed["items"]:
-                if item["metadata"]["name"] == rp.name:
-                    return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
-            raise errors.not_found(rt.resource, rp.name)
-        sent = await decode_body(request, rt.api_version, rt.kind)
-        body = decode_kind(sent.obj, rt.api_version, rt.kind, sent.literals)
-        if rt.kind == "Binding":
-            # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
-            meta = body.get("metadata") if isinstance(body, dict) else None
-            name = meta.get("name", "") if isinstance(meta, dict) else ""
-            pods = self.api.registry.require("", "v1", "pods")
-            return json_response(self.api.bind_pod(pods, rp.namespace or "", name, body), 201,
-                                 media)
-        token = self.token.decode() if self.token else None
-        return json_response(reviews.create(
-            self.api.authorizer, self.api.service_account_identity, rt, rp.namespace, body,
-            token, requesting_user(request)), 201, media)
-
-    async def _connect(self, request: Request, rt: ResourceType,
-                       rp: ResourcePath) -> Response:
-        """exec, attach, port-forward. The webhooks' warnings are Warning headers of an
-        answer the server writes itself (a denial, the pod not found: filters/warning.go
-        sets them on the response writer as they come), never of the kubelet's upgrade,
-        whose head goes out as it came on the hijacked connection (upgradeaware.go)."""
-        namespace, name = rp.namespace or "", rp.name or ""
-        warnings: list[str] = []
-        try:
-            await podstreams.admit_connect(self.api.webhooks, rt, namespace, name,
-                                           rp.subresource, request, requesting_user(request),
-                                           warnings)
-            return await podstreams.connect(self.api.store, self.api.registry, rt,
-                                            namespace, name, rp.subresource, request)
-        except StatusError as err:
-            if not warnings:
-                raise
-            resp = status_response(err)
-        resp.headers += [("warning", h) for h in warning_headers(warnings)]
-        return resp
-
     async def _admitted(self, request: Request, rt: ResourceType,
                         steps: Callable[[Decoded], Steps[T]],
                         body: Decoded | None = None) -> tuple[T, list[str]]:
@@ -670,47 +558,7 @@ class Handler:
         return await webhooks.run(lambda: steps(fresh_copy(sent)), requesting_user(request))
 
     def _authorize(self, request: Request, attrs: Attributes) -> None:
-        """``WithAuthorization``: 403 unless allowed; the decision and its reason annotate
-        the audit event (filters/authorization.go)."""
-        user = request.user or reviews.ADMIN_USER
-        if MASTERS in user.get("groups", ()):  # (the privileged group: no lookup)
-            allowed, reason = True, ""
-        else:
-            allowed, reason = self.api.authorizer.decide(user, attrs)
-        if self.auditor is not None:
-            add_annotation(DECISION_ANNOTATION, "allow" if allowed else "forbid")
-            add_annotation(REASON_ANNOTATION, reason)
-        if not allowed:
-            raise forbidden(user, attrs)
-
-    def _check_verb(self, rt: ResourceType, rp: ResourcePath, method: str,
-                    query: Any) -> None:
-        """Verbs a resource does not offer are a 405, as discovery advertises. A subresource
-        has a route for its verbs only: another method is go-restful's 405, which the
-        apiserver's ServiceErrorHandler writes as NewGenericServerResponse's Status."""
-        if rp.subresource:
-            verb = _SUBRESOURCE_VERBS.get(method, "")
-            if verb not in subresource_meta(rt, rp.subresource)[3]:
-                if rt.is_custom:
-                    # serveStatus / serveScale answer other verbs NewMethodNotSupported
-                    raise errors.method_not_supported(rt.resource, verb, rt.group)
-                raise errors.method_not_allowed()
-            return
-        if method == "GET":
-            watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
-            verb = "watch" if watch else ("get" if rp.name is not None else "list")
-        elif method == "DELETE":
-            verb = "delete" if rp.name is not None else "deletecollection"
-        else:
-            verb = _WRITE_VERBS.get(method, "")
-        if verb not in rt.verbs:
-            raise errors.method_not_allowed()  # installer.go registers no route for it
-        if verb == "create" and rt.is_custom and terminating(rt.crd):
-            # customresource_handler.go serveResource: before the body is read
-            raise errors.StatusError(
-                405, "MethodNotAllowed",
-                f"{verb} not allowed while custom resource definition is terminating",
-                group=rt.group, kind=rt.resource)
+        authorize(self.api.authorizer, self.auditor is not None, request, attrs)
 
     async def _create_subresource(self, request: Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> Response:
@@ -746,11 +594,3 @@ class Handler:
         if not await self.api.freshness.wait_until_fresh(revision):
             raise too_large(revision, self.api.store.revision)
 
-
-def _nameless(rt: ResourceType) -> errors.StatusError:
-    """PUT or PATCH on a collection: a built-in collection's path has no such route (go-
-    restful's 405); the CRD handler takes the verb and its namer finds no name
-    (handlers/namer.go ``errEmptyName``)."""
-    if rt.is_custom:
-        return errors.bad_request("name must be provided")
-    return errors.method_not_allowed()

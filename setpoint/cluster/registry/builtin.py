@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-from setpoint.cluster.registry.strategy import strategy_for
+from setpoint.cluster.registry.kindstrategies import strategy_for
 from setpoint.cluster.registry.types import STANDARD_VERBS, ResourceType, ScalePaths
 
 CREATE_ONLY = ("create",)

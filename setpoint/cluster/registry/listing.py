@@ -15,7 +15,7 @@ from setpoint.cluster.registry.options import NOT_OLDER_THAN, ListOptions
 from setpoint.cluster.registry.storagecodec import StorageCodec
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.storage import Store
-from setpoint.cluster.storage.store import Scan
+from setpoint.cluster.storage.scan import Scan
 from setpoint.cluster.storage.versioner import parse_uint_error
 from setpoint.machinery import errors, fielderrors, fields, gojson, labels
 from setpoint.machinery.objects import Obj

@@ -139,10 +139,10 @@ def _two_var_comprehension(expression: str) -> str | None:
     library declares, reported at its opening parenthesis (parser.go receiverCallOrMacro)."""
     import lark
 
-    from setpoint.cluster.apiextensions.schema.cel import _parse
-    from setpoint.cluster.apiextensions.schema.celcheck import _at, _format_error
+    from setpoint.cluster.apiextensions.schema.celprogram import parse
+    from setpoint.cluster.apiextensions.schema.celsource import format_error, position_at
 
-    for node in _parse(expression).iter_subtrees_topdown():  # type: ignore[no-untyped-call]
+    for node in parse(expression).iter_subtrees_topdown():  # type: ignore[no-untyped-call]
         if node.data != "member_dot_arg" or len(node.children) < 2:
             continue
         name = node.children[1]
@@ -151,8 +151,8 @@ def _two_var_comprehension(expression: str) -> str | None:
             if isinstance(arguments, lark.Tree) else 0
         if str(name) in _TWO_VAR_MACROS or (str(name) in ("all", "exists", "exists_one")
                                             and count == 3):
-            at = _at(expression, expression.find("(", getattr(name, "end_pos", 0) or 0))
-            return _format_error(expression, at,
+            at = position_at(expression, expression.find("(", getattr(name, "end_pos", 0) or 0))
+            return format_error(expression, at,
                                  f"undeclared reference to '{name}' (in container '')")
     return None
 
@@ -168,10 +168,10 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
     ReturnTypes) an output of another type. Lenient where the checker here knows less than
     cel-go (an undeclared function, the authorizer library, a dyn output): only a
     definite error is refused."""
-    from setpoint.cluster.apiextensions.schema.cel import compile_expression, expression_kind
-    from setpoint.cluster.apiextensions.schema.celcheck import CheckError
+    from setpoint.cluster.apiextensions.schema.celcheck import expression_kind
     from setpoint.cluster.apiextensions.schema.celcost import T
     from setpoint.cluster.apiextensions.schema.celoverloads import cel_type_name
+    from setpoint.cluster.apiextensions.schema.celprogram import CheckError, compile_expression
 
     try:
         compile_expression(expression)

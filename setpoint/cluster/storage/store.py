@@ -3,7 +3,7 @@
 Everything runs on the event loop thread and no method awaits, so each write is atomic
 without locks. Objects are kept as their encoded JSON (what SQLite stores, a fraction of the
 memory of the decoded dicts) and decoded on read: every reader gets its own dict. A LIST
-that serves objects as stored hands out the bytes themselves (``Scan``).
+that serves objects as stored hands out the bytes themselves (``Scan``, scan.py).
 
 Each resource keeps its keys sorted as etcd orders them (``<namespace>/<name>``, bytewise)
 in a ``SortedList``, updated on create and delete in logarithmic time, so that a page of a
@@ -16,19 +16,19 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import heapq
 import logging
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 from sortedcontainers import SortedList
 
-from setpoint.cluster.storage.labelindex import LabelIndex, Pair, in_order
+from setpoint.cluster.storage.labelindex import LabelIndex, Pair
+from setpoint.cluster.storage.scan import Raw, Scan
 from setpoint.cluster.storage.sqlite import SqliteBackend, StorageFailure
 from setpoint.machinery import errors, gojson
 from setpoint.machinery.errors import StatusError
@@ -81,7 +81,6 @@ def storage_error(exc: StorageFailure) -> StatusError:
     return StatusError(500, "", f"storage: write failed: {exc}")
 
 
-Raw = bytes  # an object as its JSON, as stored
 
 # how many of the objects read or written last ``Store.resource_version`` answers without
 # decoding (a write reads its object, then asks within the same request; a delete splices
@@ -324,8 +323,9 @@ class Store:
                     then[f"{rec[3]}/{rec[4]}"] = rec[6]
         candidates = self._label_index(resource).candidates(labels) if labels else None
         first = after if inclusive else after + "\x00"
-        return Scan(self, resource, prefix, max(prefix, first) if after else prefix,
-                    then, candidates)
+        return Scan(self, self._sorted.get(resource) or SortedList(),
+                    self._objects.get(resource, {}), prefix,
+                    max(prefix, first) if after else prefix, then, candidates)
 
     def _label_index(self, resource: str) -> LabelIndex:
         """The resource's label index, built from its objects the first time it is asked
@@ -551,59 +551,6 @@ class Store:
                 w.close()
         if self._backend is not None:
             self._backend.close()
-
-
-class Scan:
-    """``(key, stored JSON)`` pairs of one resource in key order from a start key, at a
-    revision given by ``then`` (the value at that revision of each key changed since)."""
-
-    def __init__(self, store: Store, resource: str, prefix: str, start: str,
-                 then: dict[str, Raw | None], candidates: set[str] | None = None) -> None:
-        self._store = store
-        self._index: SortedList[str] = store._sorted.get(resource) or SortedList()
-        self._objs = store._objects.get(resource, {})
-        self._prefix, self._start, self._then = prefix, start, then
-        self._candidates = candidates  # the only keys worth visiting (a label index's)
-
-    def _in_range(self, key: str, start: str) -> bool:
-        return key >= start and key.startswith(self._prefix)
-
-    def __iter__(self) -> Iterator[tuple[str, Raw]]:
-        index, objs, then, prefix = self._index, self._objs, self._then, self._prefix
-        # keys deleted since the revision are no longer in the index: merged back in order
-        gone = sorted(k for k, v in then.items()
-                      if v is not None and self._in_range(k, self._start) and k not in objs)
-        keys: Iterable[str]
-        if self._candidates is not None:  # and the keys changed since, which may have matched
-            keys = in_order(k for k in self._candidates.union(then)
-                            if self._in_range(k, self._start))
-        else:
-            keys = heapq.merge(index.irange(self._start), gone) if gone else index.irange(
-                self._start)
-        store = self._store
-        for key in keys:
-            if not key.startswith(prefix):
-                return
-            store.keys_scanned += 1
-            if key in then:
-                raw = then[key]
-                if raw is None:
-                    continue  # created since the revision
-            else:
-                raw = objs[key]
-            yield key, raw
-
-    def count_after(self, key: str) -> int:
-        """How many keys of the range sort after ``key``, by bisection."""
-        index, prefix = self._index, self._prefix
-        start = key + "\x00"
-        end = (index.bisect_left(prefix[:-1] + chr(ord(prefix[-1]) + 1)) if prefix
-               else len(index))
-        count = max(0, end - index.bisect_left(start))
-        for k, v in self._then.items():
-            if self._in_range(k, start):
-                count += (v is not None) - (k in self._objs)
-        return count
 
 
 def _split(key: str) -> Key:

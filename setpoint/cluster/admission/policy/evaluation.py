@@ -37,11 +37,9 @@ from celpy.adapter import json_to_cel
 from celpy.evaluation import CELEvalError
 
 from setpoint.cluster.admission.policy import authzlib
-from setpoint.cluster.apiextensions.schema.cel import (
-    MAX_EVALUATED_MESSAGE_BYTES,
-    compile_with_library,
-)
+from setpoint.cluster.apiextensions.schema.cel import MAX_EVALUATED_MESSAGE_BYTES
 from setpoint.cluster.apiextensions.schema.cellib import error_text
+from setpoint.cluster.apiextensions.schema.celprogram import compile_with_library
 from setpoint.cluster.apiextensions.schema.celruntime import PER_CALL_LIMIT, CostLimitExceeded
 from setpoint.machinery.objects import Obj
 

@@ -159,8 +159,8 @@ def conditions(hook: Hook, match_conditions: list[Obj], point: AdmissionPoint,
     fails closed (403) unless its failurePolicy is Ignore, which skips it."""
     from celpy.adapter import json_to_cel
 
-    from setpoint.cluster.apiextensions.schema.cel import compile_expression
     from setpoint.cluster.apiextensions.schema.cellib import error_text
+    from setpoint.cluster.apiextensions.schema.celprogram import compile_expression
 
     activation = {
         "object": json_to_cel(obj),

@@ -10,24 +10,22 @@ value on update: transition rules run only when that old value exists (or with
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import celpy
 from celpy import celtypes
 
 from setpoint.machinery.errors import Cause
 
-from . import celformat, celoptional
 from . import fielderrors as fe
-from .celcheck import Checker, CheckError, ParseTree, ProgramError, check
+from .celcheck import check
 from .celcost import T
-from .cellib import FUNCTIONS, error_text, to_cel
+from .cellib import error_text, to_cel
 from .celoptional import OptionalValue
-from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded, KubernetesRunner
+from .celprogram import CheckError, ProgramError, parse, program
+from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded
 from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
 from .openapi import MISSING
@@ -42,22 +40,6 @@ _OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no furth
                   "validation rules will be run")
 STATIC_ESTIMATED_CRD_COST_LIMIT = 100_000_000
 
-
-
-@functools.cache
-def _environment() -> celpy.Environment:
-    """The CEL environment, built on first use: building it compiles celpy's grammar
-    (0.1-0.5 s of CPU), which a server whose CRDs declare no rules never needs; it used to
-    be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up)."""
-    return celpy.Environment(runner_class=KubernetesRunner)
-
-
-_RUNTIME_FUNCTIONS: dict[str, Any] = {
-    **FUNCTIONS,
-    **celoptional.FUNCTIONS,
-    **celformat.FUNCTIONS,
-    "dyn": lambda v: v,
-}
 
 
 @dataclass
@@ -75,38 +57,6 @@ class CompiledRule:
     field_path: str = ""
 
 
-def _parse(text: str) -> ParseTree:
-    try:
-        return celoptional.parse(text)
-    except Exception as exc:  # celpy raises CELParseError with the caret drawing
-        line = getattr(exc, "line", None) or 1
-        column = getattr(exc, "column", None) or 1
-        src = text.splitlines()[line - 1] if text.splitlines() else text
-        raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
-                         f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
-                         f" | {src}\n | {'.' * (column - 1)}^") from exc
-
-
-def expression_kind(text: str, variables: Mapping[str, T]) -> str:
-    """The kind of value ``text`` evaluates to with ``variables`` declared ("dyn" when the
-    checker cannot tell); CheckError when it does not parse or check."""
-    return Checker(text, dict(variables)).visit(_parse(text)).kind
-
-
-@functools.lru_cache(maxsize=512)
-def compile_expression(text: str) -> Any:
-    """A CEL program for ``text`` (compiled once per distinct expression), with the
-    Kubernetes CEL libraries; CheckError worded as cel-go's when it does not parse."""
-    return _environment().program(_parse(text), functions=_RUNTIME_FUNCTIONS)
-
-
-def compile_with_library(text: str, functions: Mapping[str, Any]) -> Any:
-    """A CEL program for ``text`` with the Kubernetes CEL libraries and a caller's own
-    functions (the admission plugins' authorizer library); CheckError as compile_expression's.
-    Not cached here: the caller keeps its programs."""
-    return _environment().program(_parse(text), functions={**_RUNTIME_FUNCTIONS, **functions})
-
-
 def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False
                  ) -> CompiledRule:
     """Compile ``rule`` for a node of ``schema``; failures land in ``.error``."""
@@ -117,9 +67,9 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     variables = {"self": self_type, "oldSelf": old_type}
     text = str(rule.get("rule") or "")
     try:
-        tree = _parse(text)
+        tree = parse(text)
         result, uses = check(text, tree, variables, "bool")
-        out.program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
+        out.program = program(tree)
         out.uses_old_self = "oldSelf" in uses
         out.cost = result.cost
     except ProgramError as exc:
@@ -130,9 +80,9 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     expr = str(rule.get("messageExpression") or "").strip()
     if expr:
         try:
-            tree = _parse(expr)
+            tree = parse(expr)
             result, _ = check(expr, tree, variables, "string")
-            out.message_program = _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
+            out.message_program = program(tree)
             out.message_cost = result.cost
         except ProgramError as exc:
             out.message_error = f"messageExpression instantiation failed: {exc.detail}"

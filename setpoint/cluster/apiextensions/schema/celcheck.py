@@ -11,7 +11,7 @@ cost the same way in spirit (per-element cost times the bound of the iterated si
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import Any
 
 import lark
@@ -31,28 +31,25 @@ from .celoverloads import (
     SIZED,
     STRING_METHODS,
     cel_type_name,
+    equivalent,
     has_overload,
+    is_free,
+    optional_of,
+    type_name,
     unifies,
+)
+from .celprogram import CheckError, ParseTree, ProgramError, compile_expression, parse
+from .celsource import (
+    as_rule,
+    as_token,
+    element_positions,
+    expr_position,
+    format_error,
+    position_at,
+    string_literal,
 )
 from .celstrings import check_format
 from .goregexp import GoRegexpError, compile_go
-
-# what celpy's parser produces: branches of rules, leaves of tokens
-ParseTree = lark.Tree[lark.Token]
-
-
-def _rule(child: ParseTree | lark.Token) -> ParseTree:
-    """A child the grammar makes a rule, not a token."""
-    if isinstance(child, lark.Token):
-        raise TypeError(f"expected a rule, not the token {child!r}")
-    return child
-
-
-def _token(child: ParseTree | lark.Token) -> lark.Token:
-    """A child the grammar makes a token, not a rule."""
-    if not isinstance(child, lark.Token):
-        raise TypeError(f"expected a token, not the rule {child.data!r}")
-    return child
 
 _MACROS = {"all", "exists", "exists_one", "map", "filter",
            # ext.TwoVarComprehensions (base.go, 1.32): (index or key, value) forms
@@ -72,61 +69,6 @@ _BOOL_METHODS = {"contains", "startsWith", "endsWith", "matches", "isSorted", "i
                  "isLoopback", "isUnspecified", "isGlobalUnicast", "containsIP",
                  "isLinkLocalMulticast", "isLinkLocalUnicast",
                  "containsCIDR", "all", "exists", "exists_one"}
-class CheckError(Exception):
-    """A rule that does not compile; ``detail`` is worded like cel-go's ``ERROR: ...``."""
-
-    def __init__(self, detail: str) -> None:
-        super().__init__(detail)
-        self.detail = detail
-
-
-class ProgramError(CheckError):
-    """A rule that compiles but whose program cannot be built (cel-go's ``env.Program``
-    error): a constant find/findAll pattern Go's regexp refuses."""
-
-
-def _string_literal(tree: Any) -> lark.Token | None:
-    """The STRING_LIT token when ``tree`` is nothing but a string literal."""
-    node = tree
-    while isinstance(node, lark.Tree) and len(node.children) == 1:
-        if node.data == "literal":
-            token = node.children[0]
-            return token if isinstance(token, lark.Token) and token.type in (
-                "STRING_LIT", "MLSTRING_LIT") else None
-        node = node.children[0]
-    return None
-
-
-def _format_error(text: str, token: Any, message: str) -> str:
-    line = getattr(token, "line", 1) or 1
-    col = getattr(token, "column", 1) or 1
-    src = text.splitlines()[line - 1] if text.splitlines() else text
-    return (f"ERROR: <input>:{line}:{col}: {message}\n | {src}\n | "
-            f"{'.' * (col - 1)}^")
-
-
-@dataclass
-class _At:
-    """A position in the rule text, as cel-go reports it (line, 1-based column)."""
-
-    line: int
-    column: int
-
-
-def _at(text: str, pos: int) -> _At:
-    before = text[:pos]
-    return _At(before.count("\n") + 1, pos - (before.rfind("\n") + 1) + 1)
-
-
-def _expr_pos(text: str, tree: Any) -> int:
-    """Where cel-go places an expression: a field selection at its dot, else its start."""
-    node = tree
-    while isinstance(node, lark.Tree) and len(node.children) == 1 and \
-            isinstance(node.children[0], lark.Tree):
-        node = node.children[0]
-    if isinstance(node, lark.Tree) and node.data == "member_dot":
-        return text.rfind(".", node.meta.start_pos, _token(node.children[1]).start_pos or 0)
-    return int(tree.meta.start_pos)
 
 
 class Checker(lark.visitors.Interpreter[lark.Token, T]):
@@ -149,7 +91,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         self._in_format = 0
 
     def fail(self, token: Any, message: str) -> CheckError:
-        return CheckError(_format_error(self.text, token, message))
+        return CheckError(format_error(self.text, token, message))
 
     def _no_overload(self, pos: int, name: str, args: list[T], instance: bool = False
                      ) -> None:
@@ -161,7 +103,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             signature = f"{names[0]}.({', '.join(str(n) for n in names[1:])})"
         else:
             signature = f"({', '.join(str(n) for n in names)})"
-        raise self.fail(_at(self.text, pos),
+        raise self.fail(position_at(self.text, pos),
                         f"found no matching overload for '{name}' applied to '{signature}'")
 
     def _binary(self, op_tree: ParseTree, left: T, right: T) -> None:
@@ -257,7 +199,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
 
     # leaves ------------------------------------------------------------------------------
     def literal(self, tree: ParseTree) -> T:
-        token = _token(tree.children[0])
+        token = as_token(tree.children[0])
         kind = {"INT_LIT": "int", "UINT_LIT": "uint", "FLOAT_LIT": "double",
                 "STRING_LIT": "string", "MLSTRING_LIT": "string", "BYTES_LIT": "bytes",
                 "BOOL_LIT": "bool", "NULL_LIT": "null"}.get(token.type, "dyn")
@@ -282,8 +224,8 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         trees = list(kids[0].children) if kids else []
         elems = [self._element(e) for e in trees]
         # (a list reports its first mismatch only: validator.go breaks out of the loop)
-        inner = [_rule(e).children[0] if _rule(e).data == "opt_elem" else e for e in trees]
-        positions = _positions(self.text, inner, int(tree.meta.start_pos))
+        inner = [as_rule(e).children[0] if as_rule(e).data == "opt_elem" else e for e in trees]
+        positions = element_positions(self.text, inner, int(tree.meta.start_pos))
         self._homogeneous(elems, trees, positions, first_only=True)
         elem = elems[0] if elems and all(e.kind == elems[0].kind for e in elems) else T("dyn")
         return T("list", None, elem, float(len(elems)), self._sum(elems) + 10)
@@ -293,15 +235,15 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         parts: list[T] = []
         trees: list[ParseTree] = []
         for entry in kids[0].children if kids else []:
-            key_tree, value_tree = _rule(entry).children
-            optional = _rule(key_tree).data == "opt_elem"
-            key = _rule(_rule(key_tree).children[0]) if optional else _rule(key_tree)
+            key_tree, value_tree = as_rule(entry).children
+            optional = as_rule(key_tree).data == "opt_elem"
+            key = as_rule(as_rule(key_tree).children[0]) if optional else as_rule(key_tree)
             parts.append(self.visit(key))
             parts.append(self._element(lark.Tree("opt_elem", [value_tree],
-                                                 meta=_rule(value_tree).meta)
-                                       if optional else _rule(value_tree)))
-            trees += [key, _rule(value_tree)]
-        positions = _positions(self.text, trees, int(tree.meta.start_pos))
+                                                 meta=as_rule(value_tree).meta)
+                                       if optional else as_rule(value_tree)))
+            trees += [key, as_rule(value_tree)]
+        positions = element_positions(self.text, trees, int(tree.meta.start_pos))
         self._homogeneous(parts[0::2], trees[0::2], positions[0::2], first_only=False)
         self._homogeneous(parts[1::2], trees[1::2], positions[1::2], first_only=False)
         return T("map", None, parts[1] if len(parts) > 1 else T("dyn"),
@@ -318,12 +260,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             if expected is None:
                 expected = t
                 continue
-            if not _equivalent(expected, t):
+            if not equivalent(expected, t):
                 self.mixed.setdefault(pos, (
-                    f"expected type '{_type_name(expected)}' but found '{_type_name(t)}'"))
+                    f"expected type '{type_name(expected)}' but found '{type_name(t)}'"))
                 if first_only:
                     return
-            elif _free(expected):
+            elif is_free(expected):
                 expected = t  # an empty literal's type is the one it was joined with
 
     def _element(self, tree: ParseTree) -> T:
@@ -331,12 +273,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         (cel-go checker.go checkCreateList/checkCreateMap)."""
         if tree.data != "opt_elem":
             return self.visit(tree)
-        inner = self.visit(_rule(tree.children[0]))
+        inner = self.visit(as_rule(tree.children[0]))
         if inner.kind == "dyn":
             return inner
         if inner.kind != "optional":
             name = cel_type_name(inner) or inner.kind
-            raise self.fail(_at(self.text, _expr_pos(self.text, tree.children[0])),
+            raise self.fail(position_at(self.text, expr_position(self.text, tree.children[0])),
                             f"expected type 'optional_type({name})' but found '{name}'")
         e = inner.elem or T("dyn")
         return T(e.kind, e.schema, e.elem, e.size, inner.cost, e.fields, e.free)
@@ -352,21 +294,21 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     # selection ---------------------------------------------------------------------------
     def member_dot(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
-        target = self.visit(_rule(target_tree))
+        target = self.visit(as_rule(target_tree))
         return self._select(target, name_token, target.cost + (
             1 if target.kind in ("object", "map", "dyn") else 0))
 
     def member_dot_opt(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
-        target = self.visit(_rule(target_tree))
-        return _optional(self._select(target, name_token, target.cost + 1))
+        target = self.visit(as_rule(target_tree))
+        return optional_of(self._select(target, name_token, target.cost + 1))
 
     def member_index_opt(self, tree: ParseTree) -> T:
-        return _optional(self.member_index(tree))
+        return optional_of(self.member_index(tree))
 
     def _select(self, target: T, name_token: Any, cost: float) -> T:
         if target.kind == "optional":  # cel-go: selection on optional(T) is optional
-            return _optional(self._select(target.elem or T("dyn"), name_token, cost))
+            return optional_of(self._select(target.elem or T("dyn"), name_token, cost))
         name = str(name_token)
         if target.kind == "object":
             if name not in target.fields:
@@ -383,19 +325,19 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         raise self.fail(name_token, f"type '{target.kind}' does not support field selection")
 
     def member_index(self, tree: ParseTree) -> T:
-        target = self.visit(_rule(tree.children[0]))
-        index = self.visit(_rule(tree.children[1]))
+        target = self.visit(as_rule(tree.children[0]))
+        index = self.visit(as_rule(tree.children[1]))
         if target.kind == "optional":  # indexing an optional(T) is optional
             inner = target.elem or T("dyn")
             e = inner.elem if inner.kind in ("list", "map") and inner.elem else T("dyn")
-            return _optional(T(e.kind, e.schema, e.elem, e.size,
+            return optional_of(T(e.kind, e.schema, e.elem, e.size,
                                target.cost + index.cost + 1, e.fields))
         e = target.elem if target.kind in ("list", "map") and target.elem else T("dyn")
         return T(e.kind, e.schema, e.elem, e.size, target.cost + index.cost + 1, e.fields)
 
     # calls -------------------------------------------------------------------------------
     def _args(self, tree: ParseTree | lark.Token | None) -> list[Any]:
-        return [c for c in _rule(tree).children if c is not None] if tree is not None else []
+        return [c for c in as_rule(tree).children if c is not None] if tree is not None else []
 
     def ident_arg(self, tree: ParseTree) -> T:
         name_token = tree.children[0]
@@ -410,7 +352,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (0 if name == "optional.none" else 1):
                 raise self.fail(name_token, f"found no matching overload for '{name}'")
-            return _optional(args[0] if args else T("dyn", free=True), self._sum(args) + 1)
+            return optional_of(args[0] if args else T("dyn", free=True), self._sum(args) + 1)
         if name.startswith("format."):  # library/format.go
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (1 if name == "format.named" else 0):
@@ -425,7 +367,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name.startswith("sets."):  # ext/sets.go: (list(T), list(T)) -> bool
             args = [self.visit(a) for a in arg_trees]
             if len(args) != 2 or any(a.kind not in ("list", "dyn") for a in args):
-                self._no_overload(self.text.find("(", _token(name_token).end_pos or 0),
+                self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0),
                                   name, args)
                 raise self.fail(name_token, f"found no matching overload for '{name}'")
             factor = 2 if name == "sets.equivalent" else 1
@@ -435,10 +377,10 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
         for i, arg_tree in enumerate(arg_trees[:2] if name == "matches" else []):
-            if lit := _string_literal(arg_tree):
+            if lit := string_literal(arg_tree):
                 self.patterns.append(("literal" if i == 0 else "program", lit))
         if name == "size" and len(args) == 1 and args[0].kind not in SIZED:
-            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+            self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0), name,
                               args)
         cost = self._sum(args) + 1
         kind = {"size": "int", "int": "int", "uint": "uint", "double": "double",
@@ -467,9 +409,9 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     def _member_call(self, tree: ParseTree, target_tree: Any, name_token: Any) -> T:
         name = str(name_token)
         arg_trees = self._args(tree.children[2] if len(tree.children) > 2 else None)
-        target = self.visit(_rule(target_tree))
+        target = self.visit(as_rule(target_tree))
         if name in _MACROS:
-            return self._macro(target, name_token, arg_trees, _expr_pos(self.text, target_tree))
+            return self._macro(target, name_token, arg_trees, expr_position(self.text, target_tree))
         if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
@@ -480,19 +422,19 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T("optional", elem=T("list", elem=T("string", size=size), size=size),
                      cost=target.cost + self._sum(args)
                      + math.ceil(0.1 * (size + 1)) * math.ceil(0.25 * 60))
-        if name == "format" and (fmt := _string_literal(target_tree)) and len(arg_trees) == 1:
+        if name == "format" and (fmt := string_literal(target_tree)) and len(arg_trees) == 1:
             self._format_literal(fmt, arg_trees[0], name_token)
         if target.kind == "optional" or name in ("hasValue", "value", "orValue", "or"):
             return self._optional_method(target, name_token, args)
         if name in ("matches", "find", "findAll") and arg_trees \
-                and (lit := _string_literal(arg_trees[0])):
+                and (lit := string_literal(arg_trees[0])):
             self.patterns.append(("literal" if name == "matches" else "program", lit))
         if (name == "size" and target.kind not in SIZED) or (
                 name in QUANTITY_ONLY and args and args[0].kind not in ("quantity", "dyn")) or (
                 name in LIST_ELEMENTS and target.kind == "list" and not args
                 and (target.elem or T("dyn")).kind not in LIST_ELEMENTS[name]) or (
                 name in STRING_METHODS and target.kind not in ("string", "dyn")):
-            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+            self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
         cost = target.cost + self._sum(args) + method_cost(name, target, args)
         if name in _BOOL_METHODS:
@@ -521,7 +463,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
 
     def _format_literal(self, fmt: lark.Token, arg_tree: Any, name_token: Any) -> None:
         """ext/formatting.go stringFormatValidator, for a list literal of arguments."""
-        node = _rule(arg_tree)
+        node = as_rule(arg_tree)
         while node.data != "list_lit" and len(node.children) == 1 \
                 and isinstance(node.children[0], lark.Tree):
             node = node.children[0]
@@ -529,13 +471,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return
         kids = [k for k in self._kids(node) if isinstance(k, lark.Tree)]
         elems = list(kids[0].children) if kids else []
-        from .cel import compile_expression  # the literal's value, escapes decoded by celpy
         found = check_format(str(compile_expression(str(fmt)).evaluate({})),
                              [self.visit(e).kind for e in elems])
         if found is not None:
-            at = self.text.find("(", _token(name_token).end_pos or 0) if found[0] is None \
-                else _expr_pos(self.text, elems[found[0]])
-            raise self.fail(_at(self.text, at), found[1])
+            at = self.text.find("(", as_token(name_token).end_pos or 0) if found[0] is None \
+                else expr_position(self.text, elems[found[0]])
+            raise self.fail(position_at(self.text, at), found[1])
 
     def _optional_method(self, target: T, name_token: Any, args: list[T]) -> T:
         """hasValue, value, orValue and or of cel-go's optional library."""
@@ -543,7 +484,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         cost = target.cost + self._sum(args) + 1
         if target.kind not in ("optional", "dyn") or name not in (
                 "hasValue", "value", "orValue", "or"):
-            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+            self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
             raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         e = target.elem or T("dyn")
@@ -553,7 +494,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T(target.kind, elem=target.elem, cost=cost)
         if name in ("orValue", "or") and args and not unifies(
                 e if name == "orValue" else target, args[0]):
-            self._no_overload(self.text.find("(", _token(name_token).end_pos or 0), name,
+            self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0), name,
                               [target, *args], instance=True)
         if name == "orValue" and e.kind == "dyn" and args:
             e = args[0]
@@ -577,7 +518,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         elif target.kind == "dyn":
             var_types = [T("dyn"), T("dyn")]
         else:
-            raise self.fail(_at(self.text, target_pos),
+            raise self.fail(position_at(self.text, target_pos),
                             f"expression of type '{cel_type_name(target) or target.kind}' "
                             "cannot be range of a comprehension (must be list, map, or "
                             "dynamic)")
@@ -600,58 +541,6 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         return T("list", elem=elem, size=target.size, cost=cost)
 
 
-def _positions(text: str, trees: list[Any], start: int) -> list[int]:
-    """Where cel-go places each of a literal's elements (see _expr_pos), in order from the
-    literal's ``start``: celpy keeps no position for a ``true`` or ``false`` token, which is
-    then found in the text after the element before it."""
-    out: list[int] = []
-    cursor = start
-    for tree in trees:
-        if getattr(tree.meta, "start_pos", None) is None:
-            keyword = next((str(t) for t in tree.scan_values(
-                lambda v: isinstance(v, lark.Token))), "")
-            found = text.find(keyword, cursor) if keyword else -1
-            out.append(max(found, cursor))
-            cursor = out[-1] + len(keyword)
-        else:
-            out.append(_expr_pos(text, tree))
-            cursor = max(cursor, int(getattr(tree.meta, "end_pos", cursor) or cursor))
-    return out
-
-
-def _free(t: T) -> bool:
-    """A free type parameter, or an empty list or map literal (its element type one)."""
-    return t.free or (t.kind in ("list", "map") and t.schema is None and t.size == 0)
-
-
-def _equivalent(a: T, b: T) -> bool:
-    """cel-go Type.IsEquivalentType, as far as this checker knows the types."""
-    if a.free or b.free:
-        return True
-    if a.kind != b.kind:
-        return False
-    if a.kind in ("list", "map", "optional"):
-        if _free(a) or _free(b):
-            return True
-        return _equivalent(a.elem or T("dyn"), b.elem or T("dyn"))
-    if a.kind == "object":
-        return a.schema is b.schema or a.schema == b.schema
-    return True
-
-
-def _type_name(t: T) -> str:
-    return cel_type_name(t) or t.kind
-
-
-def _optional(inner: T, cost: float | None = None) -> T:
-    """``optional_type(inner)``; a dyn stays dyn."""
-    if inner.kind in ("dyn", "optional"):
-        return inner if cost is None else T(inner.kind, elem=inner.elem, cost=cost,
-                                            free=inner.free)
-    return T("optional", elem=T(inner.kind, inner.schema, inner.elem, inner.size, 0,
-                                inner.fields), cost=inner.cost if cost is None else cost)
-
-
 def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
     """Check ``tree``; raise CheckError when it does not compile or is not of kind ``want``."""
     checker = Checker(text, variables)
@@ -659,12 +548,12 @@ def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tup
     invalid = [(kind, token, _go_pattern_error(token)) for kind, token in checker.patterns]
     invalid = [(kind, token, err) for kind, token, err in invalid if err]
     # the validators' issues, as cel-go's Errors.ToDisplayString sorts them: by position
-    issues = [((token.line or 1, token.column or 1), _format_error(
+    issues = [((token.line or 1, token.column or 1), format_error(
         text, token, "invalid matches argument")) for kind, token, _ in invalid
         if kind == "literal"]
     for pos, message in checker.mixed.items():
-        at = _at(text, pos)
-        issues.append(((at.line, at.column), _format_error(text, at, message)))
+        at = position_at(text, pos)
+        issues.append(((at.line, at.column), format_error(text, at, message)))
     if issues:
         raise CheckError("\n".join(m for _, m in sorted(issues, key=lambda i: i[0])))
     if result.kind not in (want, "dyn"):
@@ -677,10 +566,14 @@ def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tup
 
 def _go_pattern_error(token: lark.Token) -> str:
     """Go's regexp.Compile error for the string literal ``token``; "" when it compiles."""
-    from .cel import compile_expression  # the literal's value, escapes decoded by celpy
-
     try:
         compile_go(str(compile_expression(str(token)).evaluate({})))
     except GoRegexpError as exc:
         return str(exc)
     return ""
+
+
+def expression_kind(text: str, variables: Mapping[str, T]) -> str:
+    """The kind of value ``text`` evaluates to with ``variables`` declared ("dyn" when the
+    checker cannot tell); CheckError when it does not parse or check."""
+    return Checker(text, dict(variables)).visit(parse(text)).kind

@@ -94,3 +94,36 @@ def has_overload(op: str, left: T, right: T) -> bool:
     if op in ("_&&_", "_||_"):
         return left.kind == right.kind == "bool"
     return True
+
+
+def is_free(t: T) -> bool:
+    """A free type parameter, or an empty list or map literal (its element type one)."""
+    return t.free or (t.kind in ("list", "map") and t.schema is None and t.size == 0)
+
+
+def equivalent(a: T, b: T) -> bool:
+    """cel-go Type.IsEquivalentType, as far as this checker knows the types."""
+    if a.free or b.free:
+        return True
+    if a.kind != b.kind:
+        return False
+    if a.kind in ("list", "map", "optional"):
+        if is_free(a) or is_free(b):
+            return True
+        return equivalent(a.elem or T("dyn"), b.elem or T("dyn"))
+    if a.kind == "object":
+        return a.schema is b.schema or a.schema == b.schema
+    return True
+
+
+def type_name(t: T) -> str:
+    return cel_type_name(t) or t.kind
+
+
+def optional_of(inner: T, cost: float | None = None) -> T:
+    """``optional_type(inner)``; a dyn stays dyn."""
+    if inner.kind in ("dyn", "optional"):
+        return inner if cost is None else T(inner.kind, elem=inner.elem, cost=cost,
+                                            free=inner.free)
+    return T("optional", elem=T(inner.kind, inner.schema, inner.elem, inner.size, 0,
+                                inner.fields), cost=inner.cost if cost is None else cost)

@@ -1,0 +1,83 @@
+"""CEL programs: a rule's text parsed with cel-go's grammar and compiled with the Kubernetes
+CEL libraries (apiserver pkg/cel/environment/base.go), and the errors of doing so.
+
+The checker (celcheck.py) and the rules of custom resources (cel.py) and of admission
+(admission/policy, admission/webhook) all compile through here, so the environment is built
+once and the same functions are bound everywhere."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import celpy
+import lark
+
+from . import celformat, celoptional
+from .cellib import FUNCTIONS
+from .celruntime import KubernetesRunner
+
+# what celpy's parser produces: branches of rules, leaves of tokens
+ParseTree = lark.Tree[lark.Token]
+
+
+class CheckError(Exception):
+    """A rule that does not compile; ``detail`` is worded like cel-go's ``ERROR: ...``."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+class ProgramError(CheckError):
+    """A rule that compiles but whose program cannot be built (cel-go's ``env.Program``
+    error): a constant find/findAll pattern Go's regexp refuses."""
+
+
+@functools.cache
+def _environment() -> celpy.Environment:
+    """The CEL environment, built on first use: building it compiles celpy's grammar
+    (0.1-0.5 s of CPU), which a server whose CRDs declare no rules never needs; it used to
+    be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up)."""
+    return celpy.Environment(runner_class=KubernetesRunner)
+
+
+_RUNTIME_FUNCTIONS: dict[str, Any] = {
+    **FUNCTIONS,
+    **celoptional.FUNCTIONS,
+    **celformat.FUNCTIONS,
+    "dyn": lambda v: v,
+}
+
+
+def parse(text: str) -> ParseTree:
+    """The parse tree of ``text``; CheckError worded as cel-go's syntax errors."""
+    try:
+        return celoptional.parse(text)
+    except Exception as exc:  # celpy raises CELParseError with the caret drawing
+        line = getattr(exc, "line", None) or 1
+        column = getattr(exc, "column", None) or 1
+        src = text.splitlines()[line - 1] if text.splitlines() else text
+        raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
+                         f" | {src}\n | {'.' * (column - 1)}^") from exc
+
+
+def program(tree: ParseTree) -> Any:
+    """The CEL program of an already parsed (and checked) ``tree``."""
+    return _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
+
+
+@functools.lru_cache(maxsize=512)
+def compile_expression(text: str) -> Any:
+    """A CEL program for ``text`` (compiled once per distinct expression), with the
+    Kubernetes CEL libraries; CheckError worded as cel-go's when it does not parse."""
+    return program(parse(text))
+
+
+def compile_with_library(text: str, functions: Mapping[str, Any]) -> Any:
+    """A CEL program for ``text`` with the Kubernetes CEL libraries and a caller's own
+    functions (the admission plugins' authorizer library); CheckError as compile_expression's.
+    Not cached here: the caller keeps its programs."""
+    return _environment().program(parse(text), functions={**_RUNTIME_FUNCTIONS, **functions})

@@ -1,0 +1,58 @@
+"""The resources no object is stored for: the reviews (TokenReview, SubjectAccessReview and
+its kin: created, answered, never kept), ComponentStatus (listed and read from the server's
+own health) and Binding (a pod bound to its node). Their REST storages in the apiserver have
+no etcd behind them (pkg/registry/authentication/tokenreview, authorization/*review,
+core/componentstatus, core/pod/storage BindingREST)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from setpoint.cluster.authorization import reviews
+from setpoint.cluster.endpoints.collections import requesting_user
+from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.negotiation import (
+    LIST_ROUTE_MEDIA_TYPES,
+    ROUTE_MEDIA_TYPES,
+    negotiate,
+    restful_accept,
+)
+from setpoint.cluster.endpoints.requestbody import decode_body
+from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.endpoints.responses import json_response
+from setpoint.cluster.endpoints.typedbodies import decode_kind
+from setpoint.cluster.registry.types import ResourceType
+from setpoint.machinery import errors
+
+if TYPE_CHECKING:
+    from setpoint.cluster.apiserver import APIServer
+
+
+async def serve_virtual(api: APIServer, token: bytes | None, request: Request,
+                        rt: ResourceType, rp: ResourcePath) -> Response:
+    restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
+                   if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
+    media = negotiate(request.headers.get("accept"))
+    if request.method == "GET":
+        if rt.kind != "ComponentStatus":
+            raise errors.method_not_allowed()  # a review's paths have a POST route only
+        listed = reviews.component_statuses()
+        if rp.name is None:
+            return json_response(listed, 200, media)
+        for item in listed["items"]:
+            if item["metadata"]["name"] == rp.name:
+                return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
+        raise errors.not_found(rt.resource, rp.name)
+    sent = await decode_body(request, rt.api_version, rt.kind)
+    body = decode_kind(sent.obj, rt.api_version, rt.kind, sent.literals)
+    if rt.kind == "Binding":
+        # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
+        meta = body.get("metadata") if isinstance(body, dict) else None
+        name = meta.get("name", "") if isinstance(meta, dict) else ""
+        pods = api.registry.require("", "v1", "pods")
+        return json_response(api.bind_pod(pods, rp.namespace or "", name, body), 201,
+                             media)
+    sent_token = token.decode() if token else None
+    return json_response(reviews.create(
+        api.authorizer, api.service_account_identity, rt, rp.namespace, body,
+        sent_token, requesting_user(request)), 201, media)
