@@ -143,7 +143,8 @@ async def test_a_failing_webhook_fails_only_what_needs_it(api: API, hooks: Hooks
     hooks.on("/convert", lambda r: {"result": {"status": "Failure", "message": "v2 is closed"}})
     status, body = await api.get(f"{V2}/w")
     assert status == 500 and body["reason"] == "InternalError"
-    assert body["message"] == ("Internal error occurred: conversion webhook for example.com/v2, "
+    # webhook_converter.go ``Convert`` names ``in``'s kind: the stored object's version
+    assert body["message"] == ("Internal error occurred: conversion webhook for example.com/v1, "
                                "Kind=Widget failed: conversion webhook returned failure: "
                                "v2 is closed")
     assert (await api.get(f"{V1}/w"))[0] == 200

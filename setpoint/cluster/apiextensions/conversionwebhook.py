@@ -49,10 +49,15 @@ async def convert(client: WebhookClient, point: ConversionPoint) -> list[Obj]:
     webhook = point.rt.conversion_webhook or {}
     sent = [point.objects[i] for i in pending]
     try:
-        converted = await _call(client, webhook, sent, point.api_version)
+        converted = await _call(client, webhook, sent, point.api_version, point.single)
     except ConversionFailed as exc:
         told = str(exc) if exc.returned else f"failed: {exc}"
-        message = f"conversion webhook for {_gvk(point.api_version, point.rt.kind)} {told}"
+        # Go names ``in.GetObjectKind()``: a single object's own version (the one converted
+        # from), a list's the version asked for
+        source = sent[0] if point.single else {}
+        gvk = _gvk(_text(source.get("apiVersion")) or point.api_version,
+                   _text(source.get("kind")) or point.rt.kind)
+        message = f"conversion webhook for {gvk} {told}"
         raise StatusError(500, "InternalError", f"Internal error occurred: {message}",
                           causes=[Cause("", message, "")]) from None
     out = list(point.objects)
@@ -62,7 +67,7 @@ async def convert(client: WebhookClient, point: ConversionPoint) -> list[Obj]:
 
 
 async def _call(client: WebhookClient, webhook: Obj, objects: list[Obj],
-                api_version: str) -> list[Obj]:
+                api_version: str, single: bool) -> list[Obj]:
     uid = str(uuid.uuid4())
     review = {"kind": "ConversionReview", "apiVersion": REVIEW_VERSION,
               "request": {"uid": uid, "desiredAPIVersion": api_version, "objects": objects}}
@@ -89,32 +94,38 @@ async def _call(client: WebhookClient, webhook: Obj, objects: list[Obj],
         count = len(converted) if isinstance(converted, list) else 0
         raise ConversionFailed(f"returned {count} objects, expected {len(objects)}",
                                returned=True)
-    return [_checked(i, original, new, api_version)
+    return [_checked(i, original, new, api_version, single)
             for i, (original, new) in enumerate(zip(objects, converted, strict=True))]
 
 
-def _checked(index: int, original: Obj, converted: Any, api_version: str) -> Obj:
-    """A converted object checked as webhook_converter.go checks it (the list path's words:
-    a single object's say "invalid object" where these say "invalid converted object at
-    index 0"), with the original's metadata but for the labels and annotations."""
+def _checked(index: int, original: Obj, converted: Any, api_version: str,
+             single: bool) -> Obj:
+    """A converted object checked as webhook_converter.go ``Convert`` checks it, in its
+    words for a list's items or, when ``single``, for one object, with the original's
+    metadata but for the labels and annotations."""
     if not isinstance(converted, dict):
         raise ConversionFailed(f"invalid converted object at index {index}: not an object")
-    at = f"returned invalid converted object at index {index}"
+    if single:  # Go's words for one object (its type checks say "at index 0" still)
+        typed = "returned invalid object at index 0"
+        checked = "returned invalid object"
+        restored = "returned invalid metadata"
+    else:
+        typed = checked = f"returned invalid converted object at index {index}"
+        restored = f"returned invalid metadata in object at index {index}"
     if converted.get("apiVersion") != api_version:
-        raise ConversionFailed(f"{at}: invalid groupVersion (expected {api_version}, "
+        raise ConversionFailed(f"{typed}: invalid groupVersion (expected {api_version}, "
                                f"received {_group_version(converted.get('apiVersion'))})",
                                returned=True)
     if converted.get("kind") != original.get("kind"):
-        raise ConversionFailed(f"{at}: invalid kind (expected {original.get('kind', '')}, "
+        raise ConversionFailed(f"{typed}: invalid kind (expected {original.get('kind', '')}, "
                                f"received {_text(converted.get('kind'))})", returned=True)
     mismatch = _identity_mismatch(original, converted)
     if mismatch:
-        raise ConversionFailed(f"{at}: {mismatch}", returned=True)
+        raise ConversionFailed(f"{checked}: {mismatch}", returned=True)
     try:
         return {**converted, "metadata": _restored_metadata(original, converted)}
     except ValueError as exc:
-        raise ConversionFailed(f"returned invalid metadata in object at index {index}: {exc}",
-                               returned=True) from None
+        raise ConversionFailed(f"{restored}: {exc}", returned=True) from None
 
 
 def _text(value: Any) -> str:

@@ -80,6 +80,9 @@ class ConversionPoint:
     rt: ResourceType
     objects: list[Obj]
     api_version: str
+    # one object decoded or encoded alone (a read of one, a write), not a list's items:
+    # webhook_converter.go ``Convert`` words its errors differently for the two
+    single: bool = False
 
 
 class Attributes(NamedTuple):

@@ -66,8 +66,10 @@ class StorageCodec:
 
     def present_steps(self, rt: ResourceType, stored: Obj) -> Steps[Obj]:
         """``present``, through the CRD's conversion webhook when it has one."""
-        [out] = yield from self.present_all_steps(rt, [stored])
-        return out
+        if rt.conversion_webhook is None or stored.get("apiVersion") == rt.api_version:
+            return self.present(rt, stored)
+        [out] = yield ConversionPoint(rt, [stored], rt.api_version, single=True)
+        return self.with_defaults(rt, out)
 
     def present_all_steps(self, rt: ResourceType, stored: list[Obj], *,
                           defaults: bool = True) -> Steps[list[Obj]]:
@@ -88,7 +90,7 @@ class StorageCodec:
         if obj.get("apiVersion") == target:
             return obj
         converted: Obj
-        [converted] = yield ConversionPoint(rt, [obj], target)
+        [converted] = yield ConversionPoint(rt, [obj], target, single=True)
         return converted
 
     def with_defaults(self, rt: ResourceType, out: Obj) -> Obj:

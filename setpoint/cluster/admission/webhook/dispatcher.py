@@ -394,7 +394,8 @@ class WebhookAdmission:
             from setpoint.cluster.apiextensions import conversionwebhook
 
             [out] = await conversionwebhook.convert(
-                self.client, ConversionPoint(target, [obj], target.api_version))
+                self.client, ConversionPoint(target, [obj], target.api_version,
+                                             single=True))
             return out
         return equivalence.convert(obj, source, target)
 
