@@ -10,7 +10,8 @@ Sources: k8s.io/apiserver pkg/endpoints/handlers/responsewriters/writers.go
 ``defaultGzipThresholdBytes``), pkg/endpoints/handlers/watch.go (``WatchServer.HandleHTTP``
 writes its frames itself), k8s.io/kube-openapi pkg/handler/handler.go
 (``RegisterOpenAPIVersionedService`` wraps ``/openapi/v2`` in NYTimes/gziphandler
-``GzipHandler``; pkg/handler3 does not wrap ``/openapi/v3``).
+``GzipHandler``; pkg/handler3 does not wrap ``/openapi/v3``), prometheus/client_golang
+v1.19.1 prometheus/promhttp/http.go (``HandlerForTransactional``, ``gzipAccepted``).
 """
 
 from __future__ import annotations
@@ -247,6 +248,28 @@ async def test_openapi_v2_is_gzipped_by_gziphandler_and_v3_is_not(raw: Raw) -> N
     assert status == 200 and len(body) > THRESHOLD
     assert "Content-Encoding" not in headers
     assert orjson.loads(body)["openapi"].startswith("3.")
+
+
+@pytest.mark.parametrize(("accept_encoding", "gzipped"), [
+    ("gzip", True), ("deflate, gzip", True), ("gzip;q=0", True), (" gzip;q=0.5 ,br", True),
+    ("GZIP", False), ("x-gzip", False), ("*", False), ("deflate", False), ("", False)])
+async def test_metrics_are_gzipped_by_promhttp_whatever_their_size(
+        raw: Raw, accept_encoding: str, gzipped: bool) -> None:
+    """``/metrics`` is component-base legacyregistry ``HandlerWithReset`` over
+    prometheus/client_golang v1.19.1 promhttp ``HandlerForTransactional`` with
+    ``DisableCompression`` false: gzipped whenever ``gzipAccepted`` finds a trimmed token
+    ``gzip`` or ``gzip;...`` (a quality of 0 included), with no size threshold, under
+    ``Content-Encoding: gzip`` and the text format's Content-Type, and no ``Vary``."""
+    status, headers, body = await raw.call("GET", "/metrics",
+                                           headers={"Accept-Encoding": accept_encoding})
+    assert status == 200
+    assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert "Vary" not in headers
+    assert (headers.get("Content-Encoding") == "gzip") is gzipped
+    text = (gzip.decompress(body) if gzipped else body).decode()
+    assert len(text) < THRESHOLD  # gzipped although far under SerializeObject's threshold
+    assert "# TYPE apiserver_request_total counter" in text
+    assert "kubernetes_build_info{" in text
 
 
 async def test_kubectl_reads_a_gzipped_list_whole(raw: Raw) -> None:

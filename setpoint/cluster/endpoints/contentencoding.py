@@ -15,6 +15,11 @@ Two writers of kube-apiserver gzip an answer, each by its own rules:
   and gzip at the default level (6) of a body of at least 1400 bytes (``DefaultMinSize``)
   when Accept-Encoding gives ``gzip`` a quality above 0 (``acceptsGzip``). ``/openapi/v3``
   (pkg/handler3) is not wrapped.
+- ``/metrics`` (component-base/metrics/legacyregistry ``HandlerWithReset``, HandlerOpts
+  left zero so ``DisableCompression`` is false) is written by prometheus/client_golang
+  v1.19.1 promhttp ``HandlerForTransactional``: gzip at the default level whenever
+  ``gzipAccepted`` finds a token ``gzip`` or ``gzip;...`` in Accept-Encoding, whatever the
+  size and the quality; ``Content-Encoding: gzip`` and no ``Vary``.
 
 The server's streamed LIST (collections.py) is gzipped as it is written, never held whole:
 its parts are held only until they pass the threshold, which decides as Go's single write of
@@ -24,6 +29,7 @@ the whole list does.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import zlib
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -37,6 +43,8 @@ OPENAPI_GZIP_MIN_BYTES = 1400
 """gziphandler ``DefaultMinSize``."""
 OPENAPI_GZIP_LEVEL = 6
 """compress/gzip ``DefaultCompression``, which compress/flate takes as level 6."""
+PROMHTTP_GZIP_LEVEL = 6
+"""promhttp's ``gzipPool`` makes ``gzip.NewWriter``: ``DefaultCompression`` too."""
 
 _PIECE = 1 << 20
 """A whole body is compressed this much at a time, other requests running in between."""
@@ -72,6 +80,16 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return qualities.get("gzip", 0.0) > 0.0
 
 
+def gzip_accepted(accept_encoding: str) -> bool:
+    """promhttp ``gzipAccepted``: a comma-separated token, trimmed, is ``gzip`` or starts
+    with ``gzip;`` (so ``gzip;q=0`` is taken as an offer, and ``GZIP`` is not)."""
+    for token in accept_encoding.split(","):
+        token = token.strip(" \t\r\n\v\f")
+        if token == "gzip" or token.startswith("gzip;"):
+            return True
+    return False
+
+
 def _parse_float(text: str) -> tuple[float, bool]:
     """strconv.ParseFloat's value (0 on a syntax error) and whether it parsed."""
     try:
@@ -101,6 +119,14 @@ def openapi_v2(response: Response, request: Request) -> Response:
     if len(response.body) >= OPENAPI_GZIP_MIN_BYTES \
             and accepts_gzip(request.headers.get("accept-encoding", "")):
         response.body = _openapi_gzipped(response.body)
+        response.set_header("Content-Encoding", "gzip")
+    return response
+
+
+def promhttp(response: Response, request: Request) -> Response:
+    """``response`` (the ``/metrics`` text, a few kilobytes) as promhttp writes it."""
+    if gzip_accepted(request.headers.get("accept-encoding", "")):
+        response.body = gzip.compress(response.body, PROMHTTP_GZIP_LEVEL)
         response.set_header("Content-Encoding", "gzip")
     return response
 

@@ -24,7 +24,7 @@ from setpoint.cluster.authentication.bearertoken import bearer_token
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
 from setpoint.cluster.authorization.rbac import Attributes
-from setpoint.cluster.endpoints import podstreams, resourceproxy
+from setpoint.cluster.endpoints import contentencoding, podstreams, resourceproxy
 from setpoint.cluster.endpoints.auditing import (
     Auditor,
     audit_id_of,
@@ -281,7 +281,7 @@ class Handler:
                 restful_get(request)
                 return answer
         if path == "/metrics":
-            return self.metrics.answer()
+            return contentencoding.promhttp(self.metrics.answer(), request)
         if head == "version" and len(segments) == 1:
             restful_get(request)
             return json_response(self.discovery.version())
