@@ -14,21 +14,17 @@ Entry points:
 - ``decode_message`` / ``encode_message``: one message by its full protobuf name.
 """
 
-from setpoint.machinery.protobuf.codec import decode_message, encode_message
+from setpoint.machinery.protobuf.codec import decode, decode_message, encode_message
 from setpoint.machinery.protobuf.envelope import (
-    CONTENT_TYPE,
     WATCH_CONTENT_TYPE,
-    Unknown,
-    decode,
     decode_body,
     decode_watch_events,
     encode,
     encode_watch_event,
-    read_unknown,
     supports,
-    write_unknown,
 )
 from setpoint.machinery.protobuf.table import table
+from setpoint.machinery.protobuf.unknown import CONTENT_TYPE, Unknown, read_unknown, write_unknown
 from setpoint.machinery.protobuf.wire import ProtobufError
 
 __all__ = [

@@ -12,6 +12,9 @@ Decoding gives exactly what the same Go object would marshal to as JSON:
   ``RawExtension``, ``FieldsV1``, the slice wrappers ``Verbs`` and ``ExtraValue``) are mapped
   here; ``bytes`` become base64 strings; inline embedded structs merge into their parent.
 
+A ``RawExtension`` may hold a whole object behind the ``k8s\\x00`` envelope, so the decoding of
+whole objects (``decode``) is here too, beside the messages it recurses into.
+
 Encoding is the inverse, writing fields in number order as gogo does, so that Go clients read
 the bytes as they would read the real apiserver's.
 """
@@ -31,6 +34,7 @@ import orjson
 
 from setpoint.machinery.protobuf import wire
 from setpoint.machinery.protobuf.table import META, Field, table
+from setpoint.machinery.protobuf.unknown import CONTENT_TYPE, MAGIC, Unknown, read_unknown
 from setpoint.machinery.protobuf.wire import ProtobufError, scan
 
 TIME = META + "Time"
@@ -40,7 +44,6 @@ QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 QUANTITY_VALUE = "k8s.io.apimachinery.pkg.api.resource.QuantityValue"
 INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
 RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
-MAGIC = b"k8s\x00"
 
 Raw = int | bytes
 
@@ -166,8 +169,6 @@ def _decode_json_bytes(buf: bytes) -> Any:
     if not raw:
         return None
     if raw.startswith(MAGIC):
-        from setpoint.machinery.protobuf.envelope import decode
-
         return decode(raw)
     try:
         return orjson.loads(raw)
@@ -183,6 +184,41 @@ SPECIAL_DECODERS: dict[str, Callable[[bytes], Any]] = {
 
 
 # -- decoding --------------------------------------------------------------------------------
+
+
+def decode(data: bytes, *, api_version: str | None = None,
+           kind: str | None = None) -> dict[str, Any]:
+    """The object in protobuf ``data`` as its JSON-compatible dict.
+
+    ``api_version`` and ``kind`` are defaults for an envelope that leaves them empty, as the
+    request's resource provides them to the apiserver's decoder. Raises ProtobufError.
+    """
+    unk = read_unknown(data)
+    got_version, got_kind = _defaulted(unk, api_version, kind)
+    if unk.content_type and unk.content_type != CONTENT_TYPE:
+        raise ProtobufError(f"unsupported embedded content type {unk.content_type!r}")
+    message = table().for_kind(got_version, got_kind)
+    if message is None:
+        raise ProtobufError(f'no kind "{got_kind}" is registered for version "{got_version}" '
+                            f'in scheme "pkg/api/legacyscheme/scheme.go:30"')
+    body = decode_message(message, unk.raw)
+    if not isinstance(body, dict):
+        raise ProtobufError(f"{got_kind} is not an object")
+    return {"kind": got_kind, "apiVersion": got_version, **body}
+
+
+def _defaulted(unk: Unknown, api_version: str | None, kind: str | None) -> tuple[str, str]:
+    """The envelope's type, filled in from the defaults (copyKindDefaults)."""
+    got_kind = unk.kind or kind or ""
+    got_version = unk.api_version
+    if not got_version.rpartition("/")[2] and api_version:
+        got_version = api_version
+    type_meta = f'runtime.TypeMeta{{APIVersion:"{unk.api_version}", Kind:"{unk.kind}"}}'
+    if not got_kind:
+        raise ProtobufError(f"Object 'Kind' is missing in '{type_meta}'")
+    if not got_version.rpartition("/")[2]:
+        raise ProtobufError(f"Object 'apiVersion' is missing in '{type_meta}'")
+    return got_version, got_kind
 
 
 def decode_message(name: str, buf: bytes) -> Any:

@@ -1,8 +1,8 @@
-"""Whole objects in Kubernetes' protobuf media types: the ``k8s\\x00`` envelope and watch frames.
+"""Whole objects in Kubernetes' protobuf media types: request bodies and watch frames.
 
 A body of ``application/vnd.kubernetes.protobuf`` is the magic ``k8s\\x00`` followed by a
-``runtime.Unknown`` (typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3,
-contentType = 4) whose ``raw`` is the object's own message. A watch stream of
+``runtime.Unknown`` (``unknown``) whose ``raw`` is the object's own message; ``codec.decode``
+reads one, as it reads the objects nested in a ``RawExtension``. A watch stream of
 ``application/vnd.kubernetes.protobuf;stream=watch`` is a sequence of frames, each a 4-byte
 big-endian length and a bare ``meta.v1.WatchEvent`` message whose object is an envelope.
 """
@@ -11,64 +11,23 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from setpoint.machinery import errors
 from setpoint.machinery.protobuf import wire
-from setpoint.machinery.protobuf.codec import MAGIC, decode_message, encode_message
+from setpoint.machinery.protobuf.codec import decode, decode_message, encode_message
 from setpoint.machinery.protobuf.table import META, table
-from setpoint.machinery.protobuf.wire import ProtobufError, scan
+from setpoint.machinery.protobuf.unknown import (
+    CONTENT_TYPE,
+    Unknown,
+    read_unknown,
+    write_unknown,
+)
+from setpoint.machinery.protobuf.wire import ProtobufError
 
-CONTENT_TYPE = "application/vnd.kubernetes.protobuf"
 WATCH_CONTENT_TYPE = CONTENT_TYPE + ";stream=watch"
 WATCH_EVENT = META + "WatchEvent"
 _FRAME = struct.Struct(">I")
-
-
-@dataclass(frozen=True, slots=True)
-class Unknown:
-    """The envelope's fields: the object's type, its message bytes and their encoding."""
-
-    api_version: str
-    kind: str
-    raw: bytes
-    content_encoding: str = ""
-    content_type: str = ""
-
-
-def read_unknown(data: bytes) -> Unknown:
-    """The envelope of ``data``; ProtobufError with the apiserver's words if there is none."""
-    if not data:
-        raise ProtobufError("empty data")
-    if not data.startswith(MAGIC):
-        raise ProtobufError("provided data does not appear to be a protobuf message, "
-                            "expected prefix [107 56 115 0]")
-    if len(data) == len(MAGIC):
-        raise ProtobufError("empty body")
-    f = scan(data[len(MAGIC):])
-
-    def text(fields: dict[int, list[int | bytes]], n: int) -> str:
-        v = fields.get(n)
-        if not v:
-            return ""
-        if not isinstance(v[-1], bytes):
-            raise ProtobufError("proto: wrong wireType = 0 for field of runtime.Unknown")
-        return v[-1].decode("utf-8", "replace")
-
-    type_meta = b"".join(v for v in f.get(1, ()) if isinstance(v, bytes))
-    tm = scan(type_meta)
-    raw = b"".join(v for v in f.get(2, ()) if isinstance(v, bytes))
-    return Unknown(text(tm, 1), text(tm, 2), raw, text(f, 3), text(f, 4))
-
-
-def write_unknown(unk: Unknown) -> bytes:
-    """``unk`` behind the magic prefix, every field written as gogo writes them."""
-    type_meta = (wire.length_delimited(1, unk.api_version.encode())
-                 + wire.length_delimited(2, unk.kind.encode()))
-    return (MAGIC + wire.length_delimited(1, type_meta) + wire.length_delimited(2, unk.raw)
-            + wire.length_delimited(3, unk.content_encoding.encode())
-            + wire.length_delimited(4, unk.content_type.encode()))
 
 
 def supports(api_version: str, kind: str) -> bool:
@@ -77,41 +36,6 @@ def supports(api_version: str, kind: str) -> bool:
     Custom resources have none: the apiserver serves them as JSON (and YAML) only.
     """
     return table().for_kind(api_version, kind) is not None
-
-
-def decode(data: bytes, *, api_version: str | None = None,
-           kind: str | None = None) -> dict[str, Any]:
-    """The object in protobuf ``data`` as its JSON-compatible dict.
-
-    ``api_version`` and ``kind`` are defaults for an envelope that leaves them empty, as the
-    request's resource provides them to the apiserver's decoder. Raises ProtobufError.
-    """
-    unk = read_unknown(data)
-    got_version, got_kind = _defaulted(unk, api_version, kind)
-    if unk.content_type and unk.content_type != CONTENT_TYPE:
-        raise ProtobufError(f"unsupported embedded content type {unk.content_type!r}")
-    message = table().for_kind(got_version, got_kind)
-    if message is None:
-        raise ProtobufError(f'no kind "{got_kind}" is registered for version "{got_version}" '
-                            f'in scheme "pkg/api/legacyscheme/scheme.go:30"')
-    body = decode_message(message, unk.raw)
-    if not isinstance(body, dict):
-        raise ProtobufError(f"{got_kind} is not an object")
-    return {"kind": got_kind, "apiVersion": got_version, **body}
-
-
-def _defaulted(unk: Unknown, api_version: str | None, kind: str | None) -> tuple[str, str]:
-    """The envelope's type, filled in from the defaults (copyKindDefaults)."""
-    got_kind = unk.kind or kind or ""
-    got_version = unk.api_version
-    if not got_version.rpartition("/")[2] and api_version:
-        got_version = api_version
-    type_meta = f'runtime.TypeMeta{{APIVersion:"{unk.api_version}", Kind:"{unk.kind}"}}'
-    if not got_kind:
-        raise ProtobufError(f"Object 'Kind' is missing in '{type_meta}'")
-    if not got_version.rpartition("/")[2]:
-        raise ProtobufError(f"Object 'apiVersion' is missing in '{type_meta}'")
-    return got_version, got_kind
 
 
 def decode_body(data: bytes, *, api_version: str, kind: str) -> dict[str, Any]:
