@@ -30,6 +30,7 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticUndefined
 from pydantic_core import core_schema as cs
 
 from setpoint.resources._wire_dump import wire_dump
@@ -107,13 +108,35 @@ class Model(BaseModel):
         """The JSON-compatible dict with wire names, as the API server would see it."""
         # the same dict as model_dump(mode="json", by_alias=True), in one call into
         # pydantic-core where the omit-untouched rule allows (_wire_dump)
-        data = wire_dump(self, self._wire_header())
+        data = wire_dump(self, self._wire_header(), dumps_as_unset)
         return self.model_dump(mode="json", by_alias=True) if data is None else data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
         """The model of a JSON object read from the API server (or written as YAML)."""
         return cls.model_validate(data)
+
+
+def dumps_as_unset(model: type[BaseModel], top: bool) -> bool:
+    """Whether ``model``'s omit-untouched rule is pydantic's ``exclude_unset`` (``_wire_dump``).
+
+    ``top``: ``model`` is the class dumped, not one nested in it.
+    """
+    # generated classes only: a hand-written one may set a field past __setattr__ (in a
+    # validator or model_post_init), which exclude_unset would not see as set
+    if not issubclass(model, Model) or not model.__module__.startswith(GENERATED_PREFIX) \
+            or model.__pydantic_decorators__.field_serializers:
+        return False
+    if not top and model._wire_header is not Model._wire_header:
+        return False
+    for position, (name, field) in enumerate(model.model_fields.items()):
+        if field.default_factory is not None:
+            # Resource.metadata: written always, dumped apart (wire_dump)
+            if not (top and name == "metadata" and position == 0):
+                return False
+        elif field.default is not PydanticUndefined and field.default is not None:
+            return False
+    return True
 
 
 _OMISSIBLE: dict[type[BaseModel], tuple[tuple[str, str, bool], ...]] = {}

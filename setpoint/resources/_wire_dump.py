@@ -12,40 +12,47 @@ one call into pydantic-core: the same dict, in the same order, twice as cheap or
 The one default factory allowed is a whole object's ``metadata`` (``Resource``), always
 written: when never set it is dumped on its own and put back in its place, first after
 ``apiVersion`` and ``kind``. Any other class (hand-written ones, whose validators may
-set a field without marking it, a tree nesting whole objects) keeps the Python walk.
+set a field without marking it, a tree nesting whole objects) keeps the Python walk. Which
+classes qualify is the model base's rule (``_model.dumps_as_unset``), handed in by its caller.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_core import PydanticUndefined, SchemaSerializer
+from pydantic_core import SchemaSerializer
 
-__all__ = ["wire_dump"]
+__all__ = ["Eligible", "wire_dump"]
 
 _WRAP_NAME = "_omit_untouched"
 
 # class → its compiled serializer, or None when the class must keep the Python walk
 _COMPILED: dict[type[BaseModel], SchemaSerializer | None] = {}
 
+# whether a model class met in the tree (``top``: the one dumped) dumps as exclude_unset;
+# the rule is the model base's own (``_model.dumps_as_unset``), so it is handed in
+Eligible = Callable[[type[BaseModel], bool], bool]
 
-def wire_dump(obj: BaseModel, header: dict[str, Any]) -> dict[str, Any] | None:
+
+def wire_dump(obj: BaseModel, header: dict[str, Any],
+              eligible: Eligible) -> dict[str, Any] | None:
     """``obj.model_dump(mode="json", by_alias=True)`` compiled, or None when not eligible."""
     cls = type(obj)
     serializer = _COMPILED.get(cls, _missing)
     if serializer is _missing:
         if not cls.__pydantic_complete__:
             return None
-        serializer = _COMPILED[cls] = _compile(cls)
+        serializer = _COMPILED[cls] = _compile(cls, eligible)
     if serializer is None:
         return None
     data = serializer.to_python(obj, mode="json", by_alias=True, exclude_unset=True)
     # the class's fields as model_fields gives them, without its per-read descriptor
     if "metadata" in cls.__pydantic_fields__ and "metadata" not in obj.__pydantic_fields_set__:
-        # a default factory's value is written even when never set (see _eligible)
+        # a default factory's value is written even when never set (see _model.dumps_as_unset)
         metadata = obj.__dict__.get("metadata")
-        inner = None if metadata is None else wire_dump(metadata, {})
+        inner = None if metadata is None else wire_dump(metadata, {}, eligible)
         if inner is None:
             return None
         return {**header, "metadata": inner, **data}
@@ -55,13 +62,13 @@ def wire_dump(obj: BaseModel, header: dict[str, Any]) -> dict[str, Any] | None:
 _missing: Any = object()
 
 
-def _compile(cls: type[BaseModel]) -> SchemaSerializer | None:
+def _compile(cls: type[BaseModel], eligible: Eligible) -> SchemaSerializer | None:
     found: set[type[BaseModel]] = set()
     try:
         schema = _strip(cls.__pydantic_core_schema__, found)
     except _NotEligible:
         return None
-    if not all(_eligible(model, top=model is cls) for model in found):
+    if not all(eligible(model, model is cls) for model in found):
         return None
     try:
         return SchemaSerializer(schema)
@@ -92,23 +99,3 @@ def _strip(schema: Any, found: set[type[BaseModel]]) -> Any:
         found.add(model)
         return {k: _strip(v, found) for k, v in schema.items() if k != "serialization"}
     return {k: _strip(v, found) for k, v in schema.items()}
-
-
-def _eligible(model: type[BaseModel], *, top: bool) -> bool:
-    from setpoint.resources._model import GENERATED_PREFIX, Model
-
-    # generated classes only: a hand-written one may set a field past __setattr__ (in a
-    # validator or model_post_init), which exclude_unset would not see as set
-    if not issubclass(model, Model) or not model.__module__.startswith(GENERATED_PREFIX) \
-            or model.__pydantic_decorators__.field_serializers:
-        return False
-    if not top and model._wire_header is not Model._wire_header:
-        return False
-    for position, (name, field) in enumerate(model.model_fields.items()):
-        if field.default_factory is not None:
-            # Resource.metadata: written always, dumped apart (wire_dump)
-            if not (top and name == "metadata" and position == 0):
-                return False
-        elif field.default is not PydanticUndefined and field.default is not None:
-            return False
-    return True

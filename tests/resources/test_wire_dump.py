@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 import setpoint.resources.models as generated
 from setpoint.resources import Model, Resource
+from setpoint.resources._model import dumps_as_unset
 from setpoint.resources._wire_dump import wire_dump
 from setpoint.resources.models import ConfigMap, ObjectMeta
 
@@ -88,7 +89,8 @@ def test_every_generated_kind_dumps_compiled_to_the_walks_bytes(cls: type[Resour
     full["metadata"] = {**full["metadata"], "deletionTimestamp": None}  # a server null
     read = cls.model_validate(full)
     if cls.kind in FAST_KINDS:
-        assert wire_dump(read, read._wire_header()) is not None  # the fast path was taken
+        # the fast path was taken
+        assert wire_dump(read, read._wire_header(), dumps_as_unset) is not None
     assert orjson.dumps(read.to_dict()) == _walked(read)
 
     built = cls(name="n", namespace="ns")
@@ -127,7 +129,7 @@ class _Custom(Resource):
 
 def test_a_class_with_other_defaults_keeps_the_walk() -> None:
     obj = _Custom(name="c")
-    assert wire_dump(obj, obj._wire_header()) is None
+    assert wire_dump(obj, obj._wire_header(), dumps_as_unset) is None
     assert obj.to_dict() == {"apiVersion": "example.setpoint.dev/v1", "kind": "Custom",
                              "metadata": {"name": "c"}}
     obj.spec.size = 2
@@ -175,5 +177,5 @@ def test_a_hand_written_class_keeps_the_walk() -> None:
     """Only generated classes are dumped compiled: a hand-written one may set a field
     without marking it set, which the walk writes (not None) and exclude_unset drops."""
     obj = _Filled()
-    assert wire_dump(obj, {}) is None
+    assert wire_dump(obj, {}, dumps_as_unset) is None
     assert obj.to_dict() == {"name": "filled"}
