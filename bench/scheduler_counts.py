@@ -88,8 +88,9 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--serve":
         serve_counted(Path(sys.argv[2]), sys.argv[3:])
         return
-    import bench.workloads
-    from bench.workloads import NODES, ServerLog, simulate
+    import bench.workload_objects
+    from bench.workload_objects import NODES
+    from bench.workloads import ServerLog, simulate
 
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,7 +102,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "counts.json"
         nodes = args.nodes or max(NODES, -(-args.deployments * 10 // 100))
-        bench.workloads.NODES = nodes  # what simulate() waits for
+        bench.workload_objects.NODES = nodes  # what simulate() waits for
         server = Server("--nodes", str(nodes))
         start_counted(server, out)
         ServerLog(server)

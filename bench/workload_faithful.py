@@ -163,7 +163,7 @@ class FaithfulWrites:
         """The scheduler's binding and Scheduled event, the kubelet's status."""
         async def one(k: int, pod: Obj) -> None:
             name = pod["metadata"]["name"]
-            node = (self.i * REPLICAS + k) % _nodes()
+            node = (self.i * REPLICAS + k) % objects.NODES
             path = f"/api/v1/namespaces/{NS}/pods/{name}"
             await self._send("POST", f"{path}/binding",
                              objects.binding(name, f"node-{node + 1}"), 201)
@@ -234,12 +234,6 @@ class FaithfulWrites:
                 new, replicas=new_count, fullyLabeledReplicas=new_count,
                 readyReplicas=new_count, availableReplicas=new_count)
         await self._deployment_status(**_complete())
-
-
-def _nodes() -> int:
-    from bench import workloads  # the node count main() settled
-
-    return workloads.NODES
 
 
 def _rolling(updated: int, new_available: int, old: int) -> Obj:

@@ -10,6 +10,9 @@ Obj = dict[str, Any]
 
 NS = "bench"
 REPLICAS = 10
+# the Nodes: one per 100 pods unless --nodes says otherwise (workloads.main sets it before
+# a run, so readers take it as objects.NODES at the time of use)
+NODES = 10
 IMAGE = "registry.k8s.io/pause:3.9"
 # small enough that 110 pods fit a default node (4 CPU, 16Gi): the pod count binds first
 REQUESTS = {"cpu": "10m", "memory": "16Mi"}

@@ -61,7 +61,6 @@ CONCURRENCY = 16
 # Deployments written at once by the faithful floor; each sends its pods' writes together
 FAITHFUL_CONCURRENCY = 4
 FAITHFUL = "floor (faithful writes)"
-NODES = 10  # one node per 100 pods unless --nodes says otherwise (main sets it)
 NODE_PODS = 110  # the default of `cluster up`: 1,100 slots for 1,000 pods
 READY_TIMEOUT = 900.0
 ROLLOUT_TIMEOUT = 1800.0
@@ -135,7 +134,7 @@ def _base(contender: str, grace: int | None, run: int, deployments: int,
           held: float | None = None) -> Result:
     return {"contender": contender, "grace": grace, "held_s": held, "run": run,
             "deployments": deployments, "pods": deployments * REPLICAS,
-            "nodes": NODES, "load_before": os.getloadavg()[0], "error": ""}
+            "nodes": objects.NODES, "load_before": os.getloadavg()[0], "error": ""}
 
 
 # -- the simulation ----------------------------------------------------------------------------
@@ -145,7 +144,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
     ``out`` with the timings, the server's CPU and memory, and the pod census peaks."""
     pid = server.pid()
     async with server.session(limit=CONCURRENCY + 8) as session:
-        await _nodes_ready(session, NODES)
+        await _nodes_ready(session, objects.NODES)
         await _namespace(session)
         converged = Converged(deployments)
         census = PodCensus()
@@ -216,7 +215,7 @@ async def bench_simulation(deployments: int, grace: int, run: int,
     held = grace if exact_timing else min(grace, KubeletOptions().grace_cap)
     out = _base("setpoint", grace, run, deployments, held)
     out["node_pods"] = node_pods
-    server = Server("--nodes", str(NODES), "--node-pods", str(node_pods)).start()
+    server = Server("--nodes", str(objects.NODES), "--node-pods", str(node_pods)).start()
     log = ServerLog(server)
     try:
         await simulate(server, deployments, grace, out, exact_timing)
@@ -232,7 +231,7 @@ async def bench_simulation(deployments: int, grace: int, run: int,
 # -- the floors --------------------------------------------------------------------------------
 async def _floor_nodes(session: aiohttp.ClientSession) -> None:
     """The Nodes a kubelet would register, written by the floor."""
-    for i in range(NODES):
+    for i in range(objects.NODES):
         async with session.post("/api/v1/nodes", data=orjson.dumps(objects.node(i))) as r:
             await _expect(r, 201)
         async with session.patch(f"/api/v1/nodes/node-{i + 1}/status",
@@ -256,7 +255,7 @@ async def floor(server: Server, deployments: int, out: Result) -> None:
             path = f"/api/v1/namespaces/{NS}/pods"
             async with session.post(path, data=orjson.dumps(pod)) as r:
                 await _expect(r, 201)
-            node_index = i % NODES
+            node_index = i % objects.NODES
             async with session.post(f"{path}/{name}/binding", data=orjson.dumps(
                     objects.binding(name, f"node-{node_index + 1}"))) as r:
                 await _expect(r, 201)
@@ -361,8 +360,7 @@ def main(argv: list[str] | None = None) -> int:
                              "Markdown file (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     deployments, runs = (10, 1) if args.quick else (args.deployments, args.runs)
-    global NODES
-    NODES = args.nodes or max(10, -(-deployments * REPLICAS // 100))
+    objects.NODES = args.nodes or max(10, -(-deployments * REPLICAS // 100))
     results: list[Result] = []
     for run in range(runs):
         for grace in args.grace:
