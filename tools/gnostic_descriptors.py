@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2
+from kubectl_tables import default_kubectl, kubectl_version, render
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -108,20 +108,6 @@ def build(binary: bytes, version: str) -> dict[str, Any]:
     }
 
 
-def render(table: dict[str, Any]) -> str:
-    """Compact JSON with one message per line, so that a regenerated table diffs readably."""
-    def dump(v: Any) -> str:
-        return json.dumps(v, separators=(",", ":"))
-
-    head = {k: v for k, v in table.items() if k != "messages"}
-    lines = [dump(head)[:-1] + ',"messages":{']
-    items = list(table["messages"].items())
-    for i, (name, fields) in enumerate(items):
-        lines.append(f"{dump(name)}:{dump(fields)}" + ("," if i < len(items) - 1 else ""))
-    lines.append("}}")
-    return "\n".join(lines) + "\n"
-
-
 def write(kubectl: Path, version: str, out: Path = OUT) -> None:
     """Extract the gnostic table from ``kubectl`` (reporting ``version``) into ``out``."""
     table = build(kubectl.read_bytes(), version)
@@ -131,9 +117,6 @@ def write(kubectl: Path, version: str, out: Path = OUT) -> None:
 
 
 def main() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from protobuf_descriptors import default_kubectl, kubectl_version
-
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubectl", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=OUT)

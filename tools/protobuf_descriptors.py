@@ -26,18 +26,17 @@ from __future__ import annotations
 import argparse
 import array
 import hashlib
-import json
 import re
-import shutil
 import struct
-import subprocess
 import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gnostic_descriptors
 from google.protobuf import descriptor_pb2
+from kubectl_tables import default_kubectl, kubectl_version, render
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -60,16 +59,6 @@ SCALARS = {
     FD.TYPE_SFIXED32: "sfixed32", FD.TYPE_SFIXED64: "sfixed64", FD.TYPE_SINT32: "sint32",
     FD.TYPE_SINT64: "sint64",
 }
-
-
-def default_kubectl() -> Path:
-    """The kubectl 1.32 binary: ``kubectl.1.32`` beside the real kubectl, else kubectl itself."""
-    found = shutil.which("kubectl")
-    if not found:
-        raise SystemExit("kubectl not found on PATH; pass --kubectl")
-    real = Path(found).resolve()
-    pinned = real.with_name("kubectl.1.32")
-    return pinned if pinned.exists() else real
 
 
 def file_descriptors(binary: bytes) -> list[descriptor_pb2.FileDescriptorProto]:
@@ -458,13 +447,6 @@ def _inline_names(c: Collector, name: str) -> set[str]:
     return out
 
 
-def kubectl_version(path: Path) -> str:
-    """The ``gitVersion`` kubectl reports for itself."""
-    out = subprocess.run([str(path), "version", "--client", "-o", "json"], check=True,
-                         capture_output=True, text=True).stdout
-    return str(json.loads(out)["clientVersion"]["gitVersion"])
-
-
 def build(kubectl: Path) -> dict[str, Any]:
     """The table: source, messages (name -> field rows), slice wrappers and kinds."""
     binary = kubectl.read_bytes()
@@ -503,15 +485,11 @@ def main() -> None:
     kubectl = args.kubectl or default_kubectl()
     table = build(kubectl)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    from gnostic_descriptors import render  # (one compact-JSON writer for both tables)
-
     args.out.write_text(render(table))
     print(f"{args.out}: {len(table['messages'])} messages, {len(table['kinds'])} kinds, "
           f"from kubectl {table['source']['kubectl']}")
     if args.gnostic_out is not None:
         # gnostic's OpenAPI v2 messages (the /openapi/v2 protobuf form), from the same binary
-        import gnostic_descriptors
-
         gnostic_descriptors.write(kubectl, table["source"]["kubectl"], args.gnostic_out)
 
 
