@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError
+from setpoint.machinery.metatime import parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
@@ -39,7 +40,6 @@ from setpoint.workloads.controllers.podcontrol import (
     delete_pod,
     is_pod_available,
     is_pod_ready,
-    parse_time,
     pod_from_template,
     pod_ready_time,
     selector_of,

@@ -15,10 +15,9 @@ from typing import Any
 
 import orjson
 
-from setpoint.machinery.metatime import meta_time
+from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._objects import clone, meta, name_of
-from setpoint.workloads.controllers.podcontrol import parse_time
 
 REVISION = "deployment.kubernetes.io/revision"
 REVISION_HISTORY = "deployment.kubernetes.io/revision-history"

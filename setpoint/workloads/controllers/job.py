@@ -30,7 +30,7 @@ import time
 from typing import Any
 
 from setpoint.client import Kind, NotFoundError, PatchType
-from setpoint.machinery.metatime import meta_time
+from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
@@ -39,7 +39,6 @@ from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
     is_pod_ready,
-    parse_time,
     pod_from_template,
     selector_of,
 )

@@ -23,13 +23,13 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import orjson
 
 from setpoint.client import Client, Kind, NotFoundError
 from setpoint.machinery import labels as label_selectors
+from setpoint.machinery.metatime import parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import EventRecorder, Manager
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
@@ -45,17 +45,6 @@ Record = Callable[[Obj], None]
 
 
 # -- time and readiness -----------------------------------------------------------------------
-
-def parse_time(value: str | None) -> float | None:
-    """A Kubernetes timestamp (RFC 3339, optionally with fractions) as a Unix time."""
-    if not value:
-        return None
-    text = value.replace("Z", "+00:00")
-    try:
-        return datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        return None
-
 
 def pod_condition(pod: Mapping[str, Any], type_: str) -> Mapping[str, Any] | None:
     condition: Mapping[str, Any]

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from setpoint.machinery.metatime import parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._objects import meta, name_of
 from setpoint.workloads.controllers import deployment_util as du
 from setpoint.workloads.controllers.deployment_sync import DeploymentSync, _quote, same_status
-from setpoint.workloads.controllers.podcontrol import parse_time
 
 # -- RollingUpdate -----------------------------------------------------------------------------
 
