@@ -63,7 +63,10 @@ async def test_five_bare_pods_fit_four_and_a_new_node_takes_the_fifth(client: Cl
     nodes.install(manager, SETTINGS)
     sched = scheduler.install(manager, SETTINGS)
     async with manager.running():
-        await wait_for(lambda: sched.cache.node_count() == 2)
+        # nodes register NotReady, tainted not-ready:NoSchedule (TaintNodesByCondition),
+        # until their kubelet reports Ready and the node lifecycle controller lifts it
+        await wait_for(lambda: sched.cache.node_count() == 2 and not any(
+            n.taints for n in sched.cache.node_infos()))
         for i in range(5):
             await client.create({"apiVersion": "v1", "kind": "Pod",
                                  "metadata": {"name": f"web-{i}", "namespace": "default",
