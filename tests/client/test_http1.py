@@ -246,6 +246,7 @@ def test_requests_beyond_the_connection_bound_wait_for_a_kept_alive_connection()
     async def main() -> tuple[int, int]:
         opened = 0
         in_flight = most = 0
+        all_busy = asyncio.Event()  # the first answers wait until every connection is used
 
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             nonlocal opened, in_flight, most
@@ -255,7 +256,9 @@ def test_requests_beyond_the_connection_bound_wait_for_a_kept_alive_connection()
                     await reader.readuntil(b"\r\n\r\n")
                     in_flight += 1
                     most = max(most, in_flight)
-                    await asyncio.sleep(0)  # let the others arrive meanwhile
+                    if in_flight >= bound:
+                        all_busy.set()
+                    await asyncio.wait_for(all_busy.wait(), 30)
                     in_flight -= 1
                     writer.write(answer)
                     await writer.drain()
