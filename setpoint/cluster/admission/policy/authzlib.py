@@ -5,7 +5,10 @@
 (``authorizer.serviceAccount(namespace, name)`` about that service account instead); a
 decision answers ``allowed()``, ``reason()``, ``errored()`` and ``error()``. A resource check
 is for every version (``APIVersion: "*"``), as authz.go's ``resourceCheckVal.Authorize``.
-``authorizer.requestResource`` is not provided.
+``authorizer.requestResource`` (a variable of its own in Go, activation.go
+``RequestResourceAuthorizerVarName``) is the resource check NewResourceAuthorizerVal prefills
+with the request's group, resource, subresource, namespace and name: here a field of the
+``authorizer`` value, which is what the qualified name selects.
 """
 
 from __future__ import annotations
@@ -23,10 +26,19 @@ from setpoint.machinery.objects import Obj
 Decide = Callable[[Obj, Attributes], tuple[bool, str]]
 
 
-@dataclass(frozen=True)
-class AuthorizerValue:
-    user: Obj
-    decide: Decide
+class AuthorizerValue(celtypes.MessageType):
+    """authorizerVal: whom to ask about (``user``) and how (``decide``); its one field is
+    ``requestResource`` (absent from a serviceAccount's, as in Go's environment)."""
+
+    def __init__(self, user: Obj, decide: Decide) -> None:
+        super().__init__({})
+        self.user = user
+        self.decide = decide
+
+    __hash__ = object.__hash__  # type: ignore[assignment]  # an identity, not a map
+
+    def __repr__(self) -> str:
+        return f"AuthorizerValue(user={self.user.get('username', '')!r})"
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ class GroupCheck:
 
 @dataclass(frozen=True)
 class ResourceCheck:
-    authz: AuthorizerValue
+    authz: AuthorizerValue | None
     group: str
     resource: str
     subresource: str = ""
@@ -59,6 +71,14 @@ class Decision:
 
 def _no_overload() -> CELEvalError:
     return CELEvalError("no such overload")
+
+
+def authorizer(user: Obj, decide: Decide, request: ResourceCheck) -> AuthorizerValue:
+    """The ``authorizer`` of a request's user, ``requestResource`` being ``request``'s
+    check asked as that user."""
+    value = AuthorizerValue(user, decide)
+    value[celtypes.StringType("requestResource")] = replace(request, authz=value)
+    return value
 
 
 def _service_account(authz: Any, namespace: Any, name: Any) -> Any:
@@ -104,7 +124,10 @@ def _check(check: Any, verb: Any) -> Any:
         attrs = Attributes(str(verb), path=check.path)
     else:
         return _no_overload()
-    allowed, reason = check.authz.decide(check.authz.user, attrs)
+    authz = check.authz
+    if authz is None:  # only ever built with one (``authorizer``)
+        return _no_overload()
+    allowed, reason = authz.decide(authz.user, attrs)
     return Decision(allowed, reason)
 
 

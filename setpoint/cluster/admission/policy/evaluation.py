@@ -5,10 +5,9 @@ matchConditions first (a false one skips the policy; an error, when none is fals
 the failurePolicy), then every validation into a decision, then the auditAnnotations.
 Expressions see ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and
 ``variables`` (pkg/admission/plugin/cel/activation.go), and ``authorizer``
-(:mod:`.authzlib`); a variable is evaluated before the
-expressions, in order, and its error is the error of whichever expression reads it
-(composition.go: ``composited variable %q fails to evaluate``), so an unread variable's error
-is harmless, as Go's lazy evaluation makes it.
+(:mod:`.authzlib`); a variable is evaluated when an expression first reads it, once per
+filter (composition.go's lazy map), and its error is the error of whichever expression reads
+it (``composited variable %q fails to evaluate``), so an unread variable's error is harmless.
 
 Every evaluation's actual cost is drawn from one budget per policy, binding and param
 (validator.go Validate, condition.go ForInput, activation.go Evaluate:
@@ -20,7 +19,9 @@ further validation rules will be run", a decision under the failurePolicy (for t
 budget: every validation's, prefixed "failed messageExpression: "). The match conditions
 have a budget of their own (matchconditions/matcher.go Match:
 ``RuntimeCELCostBudgetMatchConditions``, 2,500,000; running out is an error under the
-failurePolicy, or a skip under Ignore). The variables' lazy costs are not drawn here.
+failurePolicy, or a skip under Ignore). A variable's cost is drawn from the budget of the
+expression that first read it, before that expression's own (activation.go Evaluate's
+``compositionCtx.GetAndResetCost``).
 
 This module loads the CEL machinery: it is imported only once a policy matches a request.
 """
@@ -109,16 +110,18 @@ def _program(expression: str) -> Any:
 def _evaluate(expression: str, activation: dict[str, Any], budget: _Budget | None = None
               ) -> Any:
     """The expression's value; _Failure worded as activation.go's Evaluate; _OutOfBudget
-    when its actual cost (an error's too) passes what is left of ``budget``."""
+    when the variables it read first (their lazy evaluation's cost, charged before its own
+    as Evaluate's ``compositionCtx.GetAndResetCost``) or its actual cost (an error's too)
+    pass what is left of ``budget``."""
     try:
         program = _program(expression)
     except Exception as exc:  # CheckError, worded as cel-go's
         raise _Failure(f"compilation error: {exc}") from None
     try:
-        try:
-            value, failure, cost = program.evaluate_costed(activation)
-        except CostLimitExceeded as exc:  # cancelled just past the per-call limit
-            value, failure, cost = None, exc, PER_CALL_LIMIT + 1
+        value, failure, cost = _run(program, activation)
+        variables = activation.get("variables")
+        if budget is not None and isinstance(variables, _Variables):
+            budget.spend(variables.take_cost())
         if budget is not None:
             budget.spend(cost)
         if failure is not None:
@@ -133,34 +136,96 @@ def _evaluate(expression: str, activation: dict[str, Any], budget: _Budget | Non
     return value
 
 
+def _run(program: Any, activation: dict[str, Any]) -> tuple[Any, Exception | None, int]:
+    try:
+        value, failure, cost = program.evaluate_costed(activation)
+    except CostLimitExceeded as exc:  # cancelled just past the per-call limit
+        value, failure, cost = None, exc, PER_CALL_LIMIT + 1
+    return value, failure, cost
+
+
 def _short(text: str) -> str:
     """celpy's undeclared-reference error without the activation it appends (the whole
     object and request): cel-go names the reference alone."""
     return text.partition(" (in activation")[0]
 
 
-def _variables(spec: Obj, activation: dict[str, Any]) -> None:
-    values: dict[Any, Any] = {}
-    activation["variables"] = celtypes.MapType(values)
-    for variable in spec.get("variables") or []:
-        name = str(variable.get("name", ""))
+class _Variables(celtypes.MapType):
+    """composition.go ``compositionContext.Variables``: one ForInput's ``variables``, each
+    evaluated when an expression first reads it (lazy.MapValue keeps the value for the rest
+    of that ForInput), its cost run up until the reading expression is charged. A variable
+    sees the ForInput's activation: a messageExpression's or an auditAnnotation's has no
+    ``authorizer`` (validator.go passes theirs no Authorizer)."""
+
+    def __init__(self, variables: list[Obj], activation: dict[str, Any]) -> None:
+        super().__init__({})
+        self._sources = {str(v.get("name", "")): str(v.get("expression", ""))
+                         for v in variables}
+        self._activation = activation
+        self._cost = 0
+
+    def take_cost(self) -> int:
+        """GetAndResetCost."""
+        cost, self._cost = self._cost, 0
+        return cost
+
+    def __missing__(self, key: Any) -> Any:
+        name = str(key)
+        if name not in self._sources:
+            raise KeyError(key)
+        self[celtypes.StringType(name)] = CELEvalError(  # a variable reading itself
+            f"composited variable {json.dumps(name)} fails to evaluate: cycle")
+        value = self._callback(name)
+        self[celtypes.StringType(name)] = value
+        return value
+
+    def _callback(self, name: str) -> Any:
+        """variableAccessor.Callback: Go's words for a variable that does not compile or
+        fails to evaluate; its cost is reported either way."""
         try:
-            value = _evaluate(str(variable.get("expression", "")), activation)
-        except _Failure as exc:
-            detail = str(exc).partition("resulted in error: ")[2] or str(exc)
-            value = CELEvalError(f"composited variable {json.dumps(name)} fails to evaluate: "
-                                 f"{detail}")
-        values[celtypes.StringType(name)] = value
-        activation["variables"] = celtypes.MapType(values)
+            program = _program(self._sources[name])
+        except Exception as exc:  # CheckError
+            return CELEvalError(f"composited variable {json.dumps(name)} fails to compile: "
+                                f"compilation failed: {exc}")
+        value, failure, cost = _run(program, self._activation)
+        self._cost += cost
+        if failure is None and isinstance(value, Exception):
+            failure = value
+        if failure is not None:
+            return CELEvalError(f"composited variable {json.dumps(name)} fails to evaluate: "
+                                f"{_short(error_text(failure))}")
+        return value
+
+
+def for_input(spec: Obj, base: dict[str, Any], *, authorizer: bool = True,
+              **namespace: Obj | None) -> dict[str, Any]:
+    """condition.go ForInput's activation (newActivation): ``base`` with fresh lazy
+    ``variables``; without ``authorizer`` (and its ``requestResource``) for the filters
+    validator.go gives no Authorizer; ``namespaceObject=`` for a filter given another
+    namespace."""
+    activation = dict(base)
+    if not authorizer:
+        activation.pop("authorizer", None)
+    if "namespaceObject" in namespace:
+        activation["namespaceObject"] = json_to_cel(namespace["namespaceObject"])
+    activation["variables"] = _Variables(list(spec.get("variables") or []), activation)
+    return activation
 
 
 def activation(obj: Obj | None, old: Obj | None, request: Obj, params: Obj | None,
                namespace: Obj | None, user: Obj | None, decide: authzlib.Decide
                ) -> dict[str, Any]:
+    """activation.go newActivation: ``authorizer`` asks about the request's user and
+    ``authorizer.requestResource`` (NewResourceAuthorizerVal) is its check prefilled with the
+    request's resource, subresource, namespace and name."""
+    resource = request.get("requestResource") or {}
+    authorizer = authzlib.authorizer(user or {}, decide, authzlib.ResourceCheck(
+        None, str(resource.get("group", "")), str(resource.get("resource", "")),
+        str(request.get("requestSubResource") or ""), str(request.get("namespace") or ""),
+        str(request.get("name") or "")))
     return {"object": json_to_cel(obj), "oldObject": json_to_cel(old),
             "request": json_to_cel(request), "params": json_to_cel(params),
-            "namespaceObject": json_to_cel(namespace),
-            "authorizer": authzlib.AuthorizerValue(user or {}, decide)}
+            "namespaceObject": json_to_cel(namespace), "authorizer": authorizer}
 
 
 def _match_conditions(spec: Obj, activation: dict[str, Any], fail: bool) -> Decision | None:
@@ -221,15 +286,19 @@ def _message(validation: Obj, value: Any) -> str:
     return message
 
 
-def validate(spec: Obj, activation: dict[str, Any]) -> Result:
-    """validator.go Validate for one param."""
+def validate(spec: Obj, base: dict[str, Any], namespace: Obj | None = None) -> Result:
+    """validator.go Validate for one param. Each filter's ForInput has its own activation
+    and so its own lazy variables: the matchConditions' without a namespace
+    (matchconditions/matcher.go Match passes nil), the messageExpressions' without the
+    authorizer, the auditAnnotations' without the authorizer and with the whole
+    ``namespace`` (Validate passes it, not CreateNamespaceObject's copy)."""
     fail = spec.get("failurePolicy", "Fail") != "Ignore"
-    _variables(spec, activation)
-    skipped = _match_conditions(spec, activation, fail)
+    skipped = _match_conditions(spec, for_input(spec, base, namespaceObject=None), fail)
     if skipped is not None:
         return Result([skipped] if skipped.deny else [])
     result = Result()
     validations = [v or {} for v in spec.get("validations") or []]
+    activation = for_input(spec, base)
     budget = _Budget()
     outcomes: list[Any] = []
     try:
@@ -242,7 +311,8 @@ def validate(spec: Obj, activation: dict[str, Any]) -> Result:
     except _OutOfBudget:  # ForInput's error: the policy's one decision
         return Result([Decision(fail, OUT_OF_BUDGET, error=True)])
     try:
-        messages = _message_values(validations, activation, budget)
+        messages = _message_values(validations, for_input(spec, base, authorizer=False),
+                                   budget)
     except _OutOfBudget:
         messages = []
     for i, (validation, value) in enumerate(zip(validations, outcomes, strict=True)):
@@ -257,6 +327,7 @@ def validate(spec: Obj, activation: dict[str, Any]) -> Result:
             result.decisions.append(Decision(True, _message(validation, messages[i]),
                                              str(validation.get("reason") or "Invalid")))
     annotation_budget = _Budget()
+    activation = for_input(spec, base, authorizer=False, namespaceObject=namespace)
     try:
         for annotation in spec.get("auditAnnotations") or []:
             result.annotations.append(_audit_annotation(annotation, activation, fail,

@@ -224,13 +224,13 @@ class ValidatingAdmissionPolicy:
             old = equivalence.convert(old, rt, target) if old is not None else None
         namespace_name = "" if (rt.group, rt.resource) == ("", "namespaces") \
             else request_namespace(point)
-        namespace = None
-        if namespace_name:
-            stored = self._store.get("/namespaces", "", namespace_name)
-            namespace = _namespace_object(stored) if stored is not None else None
+        stored = self._store.get("/namespaces", "", namespace_name) if namespace_name \
+            else None
+        namespace = _namespace_object(stored) if stored is not None else None
         admission_request = _admission_request(point, request.user, target)
         return evaluation.validate(spec, evaluation.activation(
-            obj, old, admission_request, param, namespace, request.user, self._decide_access))
+            obj, old, admission_request, param, namespace, request.user, self._decide_access),
+            stored)
 
     def _decide(self, policy: str, binding: Obj, result: Result, warnings: list[str] | None,
                 denials: list[_Denial], annotations: dict[str, list[str]]) -> None:
