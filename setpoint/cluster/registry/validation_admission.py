@@ -9,6 +9,7 @@ before they applied, which this server never holds).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from setpoint.cluster.apiextensions.schema.webhookconfig import (
     validate_webhook_service as _service,
@@ -189,7 +190,9 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
         if undeclared and not re.search(rf"\b{undeclared[1]}\s*\(", expression):
             return f"compilation failed: {exc.detail}"
         return None
-    if not returns or kind == "dyn" or kind in returns or (
+    if kind == "dyn" and returns and _certainly_dyn(expression):
+        kind = "dyn"  # cel-go's IsExactType: dyn is none of the return types
+    elif not returns or kind == "dyn" or kind in returns or (
             kind == "null" and "null_type" in returns):
         return None
     got = _GO_TYPE_NAMES.get(kind) or cel_type_name(T(kind))
@@ -198,6 +201,32 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
     if len(returns) == 1:
         return f"must evaluate to {returns[0]} but got {got}"
     return f"must evaluate to one of [{' '.join(returns)}] but got {got}"
+
+
+_DYN_ROOTS = frozenset({"object", "oldObject", "params"})
+_WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "addition",
+                       "multiplication", "unary", "member", "primary", "paren_expr"})
+
+
+def _certainly_dyn(expression: str) -> bool:
+    """Whether cel-go types ``expression`` dyn for sure: a field selection or index chain on
+    a variable compile.go createEnvForOpts declares ``cel.DynType`` (object, oldObject,
+    params), or a ``dyn(...)`` call. (The checker here says dyn wherever it knows less than
+    cel-go; only these are refused for it.)"""
+    from setpoint.cluster.apiextensions.schema.celprogram import parse
+
+    node: Any = parse(expression)
+    while getattr(node, "data", None) in _WRAPPERS and len(node.children) == 1:
+        node = node.children[0]
+    if getattr(node, "data", None) == "ident_arg":
+        return str(node.children[0]) == "dyn"
+    if getattr(node, "data", None) not in ("member_dot", "member_index"):
+        return False
+    while getattr(node, "data", None) in ("member_dot", "member_index", "member"):
+        node = node.children[0]
+    while getattr(node, "data", None) == "primary":
+        node = node.children[0]
+    return getattr(node, "data", None) == "ident" and str(node.children[0]) in _DYN_ROOTS
 
 
 def validate_cel(path: str, expression: str, returns: tuple[str, ...] = (),
