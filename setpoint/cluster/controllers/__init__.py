@@ -122,7 +122,7 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         pv_protection=PVProtectionController(
             store, rest, resource("", "v1", "persistentvolumes")),
         policy_status=PolicyStatus(store, rest, resource(
-            "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies")),
+            "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"), registry),
         csr_signing=CSRSigningController(
             store, rest, resource("certificates.k8s.io", "v1", "certificatesigningrequests"),
             ca_pem, ca_key_pem) if ca_key_pem else None,

@@ -4,11 +4,11 @@ ValidatingAdmissionPolicy's ``status.observedGeneration`` and ``status.typeCheck
 As kubernetes pkg/controller/validatingadmissionpolicystatus/controller.go ``reconcile``: a
 policy whose generation is past its status's observedGeneration gets its status applied
 (server-side apply, forced, as field manager ``validatingadmissionpolicy-status``) with the
-generation observed and the type checker's warnings; the controller writes no conditions.
-The type checker here (k8s.io/apiserver policy/validating/typechecking.go checks each
-expression against the OpenAPI schemas of the paramKind and the matched kinds) is not
-reproduced: ``typeChecking`` carries no ``expressionWarnings``, as Go's does for a policy
-whose expressions check against those schemas.
+generation observed and the type checker's warnings (k8s.io/apiserver
+policy/validating/typechecking.go, :mod:`setpoint.cluster.admission.policy.typechecking`:
+each validation's expression and messageExpression against the OpenAPI schemas of the
+matched kinds and the paramKind) as ``typeChecking.expressionWarnings``, absent when there
+are none (the apply configuration's ``omitempty``); the controller writes no conditions.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
+    from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Informer
@@ -35,10 +36,12 @@ APPLY = "application/apply-patch+yaml"
 class PolicyStatus:
     """Keeps every policy's observedGeneration up with its generation."""
 
-    def __init__(self, store: Informer, rest: REST, rt: ResourceType) -> None:
+    def __init__(self, store: Informer, rest: REST, rt: ResourceType, registry: Registry
+                 ) -> None:
         self._store = store
         self._rest = rest
         self._rt = rt
+        self._registry = registry
         self.queue: WorkQueue[str] = WorkQueue(MANAGER, self._sync)
         store.add_listener(self._on_event, (POLICIES,))
 
@@ -62,9 +65,13 @@ class PolicyStatus:
         observed = int((policy.get("status") or {}).get("observedGeneration") or 0)
         if generation <= observed:
             return
+        from setpoint.cluster.admission.policy import typechecking
+
+        warnings = typechecking.check(policy, self._registry)
+        type_checking = {"expressionWarnings": warnings} if warnings else {}
         body = {"apiVersion": self._rt.api_version, "kind": self._rt.kind,
                 "metadata": {"name": name},
-                "status": {"observedGeneration": generation, "typeChecking": {}}}
+                "status": {"observedGeneration": generation, "typeChecking": type_checking}}
         opts = WriteOptions(field_manager=MANAGER, field_validation="Ignore", force=True)
         try:
             self._rest.patch(self._rt, None, name, orjson.dumps(body), APPLY, opts,

@@ -1,0 +1,224 @@
+"""The type checker of ValidatingAdmissionPolicies: k8s.io/apiserver
+pkg/admission/plugin/policy/validating/typechecking.go ``TypeChecker.Check``.
+
+Each validation's ``expression`` and ``messageExpression`` is checked once per kind the
+policy's matchConstraints name exactly (``typesToCheck``: no wildcard group or version, no
+wildcard or subresource resource; at most 10 kinds a rule; sorted by group, version, kind),
+``object`` and ``oldObject`` typed by that kind's OpenAPI schema (refs inlined as
+resolver.PopulateRefs does, a circular one an empty object; the root given apiVersion, kind
+and metadata.name/generateName as common.WithTypeAndObjectMeta does), ``params`` by the
+paramKind's (and undeclared when there is none, or it has no schema), ``variables`` by the
+variables' own types. A kind without a schema is skipped. Each failing expression gets one
+warning at ``spec.validations[i].expression`` (or ``.messageExpression``): for each failing
+kind ``<group>/<version>, Kind=<kind>: <cel-go issues>\\n`` (TypeCheckingResult.String),
+joined by a newline. The request, namespaceObject and authorizer are not typed here (dyn):
+what the checker finds wrong about them it does not report.
+
+The checker is Setpoint's schema checker of CRD rules (apiextensions/schema/celcheck.py); it
+knows less than cel-go, so it reports less, never more, than a definite error.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from setpoint.cluster.apiextensions.schema.celcheck import Checker
+from setpoint.cluster.apiextensions.schema.celcost import T
+from setpoint.cluster.apiextensions.schema.celprogram import CheckError, parse
+from setpoint.cluster.apiextensions.schema.celschematype import type_of_schema
+from setpoint.cluster.openapi import schemas
+from setpoint.machinery.objects import Obj
+
+if TYPE_CHECKING:
+    from setpoint.cluster.registry import Registry
+
+_UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
+MAX_TYPES_TO_CHECK = 10  # typechecking.go maxTypesToCheck
+GVK = tuple[str, str, str]
+
+
+def check(policy: Obj, registry: Registry) -> list[Obj]:
+    """``status.typeChecking.expressionWarnings`` for ``policy`` (TypeChecker.Check)."""
+    spec = policy.get("spec") or {}
+    kinds: list[tuple[GVK, T]] = []
+    for gvk in types_to_check(spec, registry):
+        decl = _type_of_kind(gvk, registry)
+        if decl is not None:
+            kinds.append((gvk, decl))
+    params = _params_type(spec, registry)
+    warnings: list[Obj] = []
+    for i, validation in enumerate(spec.get("validations") or []):
+        for key in ("expression", "messageExpression"):
+            expression = str((validation or {}).get(key) or "")
+            if key == "messageExpression" and not expression:
+                continue
+            text = "\n".join(f"{_gvk_string(gvk)}: {issues}\n" for gvk, object_type in kinds
+                             if (issues := _issues(expression, object_type, params,
+                                                   spec.get("variables") or [])))
+            if text:
+                warnings.append({"fieldRef": f"spec.validations[{i}].{key}", "warning": text})
+    return warnings
+
+
+def types_to_check(spec: Obj, registry: Registry) -> list[GVK]:
+    """typesToCheck: the kinds the resource rules name without wildcards, sorted."""
+    found: set[GVK] = set()
+    for rule in (spec.get("matchConstraints") or {}).get("resourceRules") or []:
+        groups = [str(g) for g in rule.get("apiGroups") or []]
+        versions = [str(v) for v in rule.get("apiVersions") or []]
+        if any("*" in g for g in groups) or any("*" in v for v in versions):
+            continue
+        resources = [str(r) for r in rule.get("resources") or []
+                     if "*" not in str(r) and "/" not in str(r)]
+        count = 0
+        for group in sorted(groups):
+            for version in sorted(versions):
+                for resource in sorted(resources):
+                    rt = registry.get(group, version, resource)
+                    if rt is None or count == MAX_TYPES_TO_CHECK:
+                        continue
+                    found.add((rt.group, rt.version, rt.kind))
+                    count += 1
+    return sorted(found)
+
+
+def resolve_schema(gvk: GVK, registry: Registry) -> Obj | None:
+    """The kind's OpenAPI v3 schema with its references inlined (the kube-controller-manager
+    resolver: the built-in definitions, then discovery's /openapi/v3 for custom kinds)."""
+    group, version, kind = gvk
+    name = schemas.builtin_name(group, version, kind)
+    if name is not None:
+        return _builtin_schema(name)
+    rt = registry.by_kind(group, version, kind)
+    if rt is None or rt.crd is None:
+        return None
+    name = schemas.custom_schema_name(group, version, kind)
+    extra = schemas.crd_schemas(rt.crd, version)
+    if not extra.get(name, {}).get("properties"):
+        return None  # a CRD version without a schema
+    known = schemas.closure([name], extra)
+    return _populate_refs(known[name], known.get, {name})
+
+
+@functools.lru_cache(maxsize=64)
+def _builtin_schema(name: str) -> Obj | None:
+    known = schemas.closure([name])
+    if name not in known:
+        return None
+    resolved: Obj = _populate_refs(known[name], known.get, {name})
+    return resolved
+
+
+def _populate_refs(node: Any, schema_of: Callable[[str], Obj | None], visited: set[str]
+                   ) -> Any:
+    """resolver.PopulateRefs: each reference replaced by what it names (its siblings, in
+    OpenAPI v3's ``allOf`` spelling, kept); a circular one an empty object."""
+    if isinstance(node, list):
+        return [_populate_refs(n, schema_of, visited) for n in node]
+    if not isinstance(node, Mapping):
+        return node
+    target = node.get("$ref")
+    if isinstance(target, str) and target.startswith(schemas.REF_PREFIX):
+        name = target[len(schemas.REF_PREFIX):]
+        resolved = schema_of(name)
+        if name in visited or resolved is None:
+            return {"type": "object"}
+        return _populate_refs(copy.deepcopy(resolved), schema_of, visited | {name})
+    all_of = node.get("allOf")
+    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping) \
+            and "$ref" in all_of[0]:
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        merged = _populate_refs(all_of[0], schema_of, visited)
+        return {**merged, **_populate_refs(rest, schema_of, visited)}
+    return {k: _populate_refs(v, schema_of, visited) for k, v in node.items()}
+
+
+def _with_type_and_object_meta(s: Obj) -> Obj:
+    """common.WithTypeAndObjectMeta: a root without string kind and apiVersion and an object
+    metadata with string name and generateName gets exactly those."""
+    props = s.get("properties") or {}
+    meta = props.get("metadata") or {}
+    meta_props = meta.get("properties") or {}
+
+    def is_type(p: Any, t: str) -> bool:
+        return isinstance(p, Mapping) and p.get("type") == t
+
+    if (is_type(props.get("kind"), "string") and is_type(props.get("apiVersion"), "string")
+            and is_type(meta, "object") and is_type(meta_props.get("name"), "string")
+            and is_type(meta_props.get("generateName"), "string")):
+        return s
+    string = {"type": "string"}
+    return {**s, "properties": {**props, "kind": string, "apiVersion": string,
+                                "metadata": {"type": "object", "properties": {
+                                    "name": string, "generateName": string}}}}
+
+
+def _decl_type(schema: Obj) -> T:
+    """common.SchemaDeclType(schema, isResourceRoot=true)."""
+    return type_of_schema(_with_type_and_object_meta(schema))
+
+
+def _type_of_kind(gvk: GVK, registry: Registry) -> T | None:
+    """The declared type of a kind (TypeChecker.declType); a built-in's is made once."""
+    name = schemas.builtin_name(*gvk)
+    if name is not None:
+        return _builtin_type(name)
+    schema = resolve_schema(gvk, registry)
+    return _decl_type(schema) if schema is not None else None
+
+
+@functools.lru_cache(maxsize=64)
+def _builtin_type(name: str) -> T | None:
+    schema = _builtin_schema(name)
+    return _decl_type(schema) if schema is not None else None
+
+
+def _params_type(spec: Obj, registry: Registry) -> T | None:
+    kind = spec.get("paramKind") or {}
+    if not kind:
+        return None
+    group, _, version = str(kind.get("apiVersion", "")).rpartition("/")
+    return _type_of_kind((group, version, str(kind.get("kind", ""))), registry)
+
+
+def _issues(expression: str, object_type: T, params: T | None, variables: list[Obj]) -> str:
+    """cel-go's issues for ``expression`` in the typed environment (buildEnvSet with the
+    composited variables, StoredExpressions), "" when it checks."""
+    declared = {"object": object_type, "oldObject": object_type, "request": T("dyn"),
+                "namespaceObject": T("dyn"), "authorizer": T("dyn")}
+    if params is not None:
+        declared["params"] = params
+    fields: dict[str, T] = {}
+    for variable in variables:  # CompileAndStoreVariables: each sees the earlier ones
+        declared["variables"] = T("object", fields=dict(fields))
+        fields[str(variable.get("name", ""))] = _type_or_dyn(
+            str(variable.get("expression", "")), declared)
+    declared["variables"] = T("object", fields=fields)
+    try:
+        Checker(expression, declared).visit(parse(expression))
+    except CheckError as exc:
+        undeclared = _UNDECLARED.search(exc.detail.partition("\n")[0])
+        if undeclared and re.search(rf"\b{undeclared[1]}\s*\(", expression):
+            return ""  # a function the checker here does not know (the authorizer's)
+        return exc.detail
+    return ""
+
+
+def _type_or_dyn(expression: str, declared: dict[str, T]) -> T:
+    """A variable's output type; a variable that does not check is dyn (its error is not
+    reported: Check reports the validations' expressions only)."""
+    try:
+        return Checker(expression, dict(declared)).visit(parse(expression))
+    except CheckError:
+        return T("dyn")
+
+
+def _gvk_string(gvk: GVK) -> str:
+    """schema.GroupVersionKind's String()."""
+    group, version, kind = gvk
+    return f"{group}/{version}, Kind={kind}"
+
