@@ -136,6 +136,26 @@ class KubernetesEvaluator(Evaluator):
             return body(value)
         return iteration
 
+    # cel-go interpreter/interpretable.go evalOr/evalAnd: a true left side of ``||`` (a
+    # false one of ``&&``) decides without evaluating the right side, which then costs
+    # nothing (and reads no lazy variable); celpy evaluates both before combining them
+    def conditionalor(self, tree: lark.Tree[Any]) -> Any:
+        return self._short_circuit(tree, True)
+
+    def conditionaland(self, tree: lark.Tree[Any]) -> Any:
+        return self._short_circuit(tree, False)
+
+    def _short_circuit(self, tree: lark.Tree[Any], decides: bool) -> Any:
+        if len(tree.children) == 2:
+            left = self.visit(tree.children[0])
+            if isinstance(left, celtypes.BoolType) and bool(left) is decides:
+                return left
+            evaluated = lark.Tree("evaluated", [left], meta=tree.meta)
+            tree = lark.Tree(tree.data, [evaluated, tree.children[1]], meta=tree.meta)
+        if decides:
+            return super().conditionalor(tree)
+        return super().conditionaland(tree)
+
     def member_dot_arg(self, tree: lark.Tree[Any]) -> Any:
         name = str(tree.children[1])
         args = tree.children[2].children if len(tree.children) == 3 else []
