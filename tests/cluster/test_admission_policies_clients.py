@@ -118,6 +118,31 @@ async def test_audit_annotations_of_failures_and_of_audit_annotations(audited: A
         assert notes["audited/param"] == "blue"  # the first binding's null left it out
 
 
+async def test_audit_annotation_values_null_blank_and_trimmed(audited: Any) -> None:
+    """validator.go Validate: a valueExpression's string is trimmed; null, an empty string
+    and one of spaces leave the key out (AuditAnnotationActionExclude); an evaluation error
+    leaves it out under failurePolicy Ignore (auditAnnotationEvaluationForError)."""
+    async with audited(audit_policy({"level": "Metadata"})) as a:
+        for obj in (policy("noted", {"expression": "true"}, failurePolicy="Ignore",
+                           auditAnnotations=[
+                               {"key": "null", "valueExpression": "null"},
+                               {"key": "empty", "valueExpression": "''"},
+                               {"key": "blank", "valueExpression": "'   '"},
+                               {"key": "error", "valueExpression": "object.data.nope + 'x'"},
+                               {"key": "trimmed", "valueExpression":
+                                   "'  ' + object.metadata.name + ' '"}]),
+                    binding("noted-b", "noted", ["Audit"])):
+            code, _, err = await a.kubectl("create", "-f", "-", stdin=_yaml(obj))
+            assert code == 0, err
+        code, _, err = await a.kubectl("create", "configmap", "n1", "-n", "default",
+                                       "--from-literal=k=x")
+        assert code == 0, err
+        event = await a.event(lambda e: e["verb"] == "create" and e["stage"] ==
+                              "ResponseComplete" and e.get("objectRef", {}).get("name") == "n1")
+        notes = {k: v for k, v in event["annotations"].items() if k.startswith("noted/")}
+        assert notes == {"noted/trimmed": "n1"}, event["annotations"]
+
+
 async def test_the_official_python_client_reads_the_denial(api: API, tmp_path: Path) -> None:
     """dispatcher.go Dispatch: the denial's Status (reason Invalid, 422, the message as a
     cause), as the official client's ApiException carries it; the client is configured only

@@ -27,6 +27,7 @@ OUT_OF_BUDGET = ("validation failed due to running out of cost budget, no furthe
 # over TEXT; eleven stay under the 10,000,000 budget, twelve pass it
 TEXT = "a" * 900_000
 HEAVY = " || ".join(f"object.data.s.contains('{c}')" for c in "bcdefghijk")
+OVER_PER_CALL = " || ".join(f"object.data.s.contains('{c}')" for c in "bcdefghijklm")
 
 
 async def test_a_variable_is_charged_once_to_the_expression_that_reads_it_first(api: API
@@ -93,7 +94,9 @@ async def test_failure_policy_ignore_admits_every_kind_of_error(api: API) -> Non
     """Each error under Fail is a denial in Go's words; the same policy under Ignore admits:
     a validation's runtime error, a variable's (``composited variable``), a missing param
     with ``parameterNotFoundAction: Deny`` (``failed to configure binding``), an
-    auditAnnotation's error, the budget running out."""
+    auditAnnotation's error, the budget running out, a variable past the per-call limit
+    (pkg/apis/cel/config.go PerCallLimit, 1,000,000: cel-go's ``operation cancelled: actual
+    cost limit exceeded``)."""
     cases: list[tuple[Obj, Obj, str]] = [
         ({"validations": [{"expression": "object.data.nope == 'x'"}]}, {},
          "expression 'object.data.nope == 'x'' resulted in error: no such key: nope"),
@@ -111,6 +114,10 @@ async def test_failure_policy_ignore_admits_every_kind_of_error(api: API) -> Non
          {}, "expression 'object.data.nope + 'x'' resulted in error: no such key: nope"),
         ({"validations": [{"expression": f"!({HEAVY})"} for _ in range(12)]}, {},
          OUT_OF_BUDGET),
+        ({"validations": [{"expression": "!variables.over"}],
+          "variables": [{"name": "over", "expression": OVER_PER_CALL}]}, {},
+         "expression '!variables.over' resulted in error: composited variable \"over\" "
+         "fails to evaluate: operation cancelled: actual cost limit exceeded"),
     ]
     for i, (spec, binding_spec, message) in enumerate(cases):
         for failure in ("Fail", "Ignore"):
