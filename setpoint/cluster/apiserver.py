@@ -226,7 +226,7 @@ class APIServer:
             self.store, self.rest, self.registry, ca_pem=self.ca_pem, ca_key_pem=self.ca_key_pem,
             aggregator_transport=self.aggregator.transport,
             authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy),
-            issuer=self.tokens)
+            issuer=self.tokens, type_check=self._type_check_policy)
         self.aggregator.start()
         self.on_stop(self.controllers.shutdown)
         # (admission the recording did not see: a restart's stored webhooks or policies
@@ -293,6 +293,15 @@ class APIServer:
         self._watches.discard(stream)
 
     # -- in-process writes (controllers, bootstrap) -------------------------------------
+    def _type_check_policy(self, policy: Obj) -> list[Obj]:
+        """The ValidatingAdmissionPolicy type checker over this server's schemas (the status
+        controller's ``expressionWarnings``)."""
+        from setpoint.cluster.admission.policy import schemaresolver, typechecking
+
+        return typechecking.check(
+            policy, self.registry, lambda gvk: schemaresolver.resolve_schema(gvk, self.registry),
+            schemaresolver.is_builtin)
+
     def _served_resource_of_kind(self, group: str, version: str, kind: str) -> str | None:
         """The discovery resolver of a kind's resource (only what is served)."""
         rt = self.registry.by_kind(group, version, kind)

@@ -19,6 +19,7 @@ Each listens to the store and works through the server's internal REST storage, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.storage import Store
+    from setpoint.machinery.objects import Obj
 
 __all__ = ["APIServiceAvailable", "AutoRegister", "BuiltinControllers",
            "CSRSigningController", "ClusterAuthenticationTrust", "ClusterRoleAggregation",
@@ -88,12 +90,14 @@ class BuiltinControllers:
 
 def start_all(store: Store, rest: REST, registry: Registry, *,
               ca_pem: bytes, ca_key_pem: bytes = b"", aggregator_transport: ProxyTransport,
-              authentication_data: dict[str, str], issuer: TokenIssuer) -> BuiltinControllers:
+              authentication_data: dict[str, str], issuer: TokenIssuer,
+              type_check: Callable[[Obj], list[Obj]]) -> BuiltinControllers:
     """Start the controllers a bare API server needs; must run on the server's event loop.
 
     Each is handed what it uses: the store to read and follow, the REST storage to write
     through, and the resource types it writes. They see every later write through store
     listeners and sync what is already stored; :meth:`BuiltinControllers.shutdown` stops them.
+    ``type_check`` is the ValidatingAdmissionPolicy type checker the status controller runs.
     """
     resource = registry.require
     controllers = BuiltinControllers(
@@ -122,7 +126,7 @@ def start_all(store: Store, rest: REST, registry: Registry, *,
         pv_protection=PVProtectionController(
             store, rest, resource("", "v1", "persistentvolumes")),
         policy_status=PolicyStatus(store, rest, resource(
-            "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"), registry),
+            "admissionregistration.k8s.io", "v1", "validatingadmissionpolicies"), type_check),
         csr_signing=CSRSigningController(
             store, rest, resource("certificates.k8s.io", "v1", "certificatesigningrequests"),
             ca_pem, ca_key_pem) if ca_key_pem else None,

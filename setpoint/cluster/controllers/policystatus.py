@@ -5,7 +5,8 @@ As kubernetes pkg/controller/validatingadmissionpolicystatus/controller.go ``rec
 policy whose generation is past its status's observedGeneration gets its status applied
 (server-side apply, forced, as field manager ``validatingadmissionpolicy-status``) with the
 generation observed and the type checker's warnings (k8s.io/apiserver
-policy/validating/typechecking.go, :mod:`setpoint.cluster.admission.policy.typechecking`:
+policy/validating/typechecking.go, :mod:`setpoint.cluster.admission.policy.typechecking`,
+handed in by the API server that has the schemas:
 each validation's expression and messageExpression against the OpenAPI schemas of the
 matched kinds and the paramKind) as ``typeChecking.expressionWarnings``, absent when there
 are none (the apply configuration's ``omitempty``); the controller writes no conditions.
@@ -13,6 +14,7 @@ are none (the apply configuration's ``omitempty``); the controller writes no con
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import orjson
@@ -21,9 +23,9 @@ from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.storage import Event
 from setpoint.machinery import errors
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.registry import Registry
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Informer
@@ -36,12 +38,12 @@ APPLY = "application/apply-patch+yaml"
 class PolicyStatus:
     """Keeps every policy's observedGeneration up with its generation."""
 
-    def __init__(self, store: Informer, rest: REST, rt: ResourceType, registry: Registry
-                 ) -> None:
+    def __init__(self, store: Informer, rest: REST, rt: ResourceType,
+                 type_check: Callable[[Obj], list[Obj]]) -> None:
         self._store = store
         self._rest = rest
         self._rt = rt
-        self._registry = registry
+        self._type_check = type_check  # typechecking.go TypeChecker.Check
         self.queue: WorkQueue[str] = WorkQueue(MANAGER, self._sync)
         store.add_listener(self._on_event, (POLICIES,))
 
@@ -65,9 +67,7 @@ class PolicyStatus:
         observed = int((policy.get("status") or {}).get("observedGeneration") or 0)
         if generation <= observed:
             return
-        from setpoint.cluster.admission.policy import typechecking
-
-        warnings = typechecking.check(policy, self._registry)
+        warnings = self._type_check(policy)
         type_checking = {"expressionWarnings": warnings} if warnings else {}
         body = {"apiVersion": self._rt.api_version, "kind": self._rt.kind,
                 "metadata": {"name": name},

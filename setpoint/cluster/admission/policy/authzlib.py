@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, cast
 
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
@@ -31,7 +31,7 @@ class AuthorizerValue(celtypes.MessageType):
     ``requestResource`` (absent from a serviceAccount's, as in Go's environment)."""
 
     def __init__(self, user: Obj, decide: Decide) -> None:
-        super().__init__({})
+        super().__init__()
         self.user = user
         self.decide = decide
 
@@ -77,7 +77,7 @@ def authorizer(user: Obj, decide: Decide, request: ResourceCheck) -> AuthorizerV
     """The ``authorizer`` of a request's user, ``requestResource`` being ``request``'s
     check asked as that user."""
     value = AuthorizerValue(user, decide)
-    value[celtypes.StringType("requestResource")] = replace(request, authz=value)
+    value[celtypes.StringType("requestResource")] = cast(Any, replace(request, authz=value))
     return value
 
 

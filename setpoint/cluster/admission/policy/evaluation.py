@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from celpy import celtypes
 from celpy.adapter import json_to_cel
@@ -173,8 +173,8 @@ class _Variables(celtypes.MapType):
         name = str(key)
         if name not in self._sources:
             raise KeyError(key)
-        self[celtypes.StringType(name)] = CELEvalError(  # a variable reading itself
-            f"composited variable {json.dumps(name)} fails to evaluate: cycle")
+        self[celtypes.StringType(name)] = cast(Any, CELEvalError(  # one reading itself
+            f"composited variable {json.dumps(name)} fails to evaluate: cycle"))
         value = self._callback(name)
         self[celtypes.StringType(name)] = value
         return value

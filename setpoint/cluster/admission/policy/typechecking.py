@@ -20,8 +20,6 @@ knows less than cel-go, so it reports less, never more, than a definite error.
 
 from __future__ import annotations
 
-import copy
-import functools
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -30,26 +28,30 @@ from setpoint.cluster.apiextensions.schema.celcheck import Checker
 from setpoint.cluster.apiextensions.schema.celcost import T
 from setpoint.cluster.apiextensions.schema.celprogram import CheckError, parse
 from setpoint.cluster.apiextensions.schema.celschematype import type_of_schema
-from setpoint.cluster.openapi import schemas
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry import Registry
 
+GVK = tuple[str, str, str]
+# the schema of a kind with its references inlined (openapi/resolver.py), None without one
+SchemaResolver = Callable[[GVK], Obj | None]
+
 _UNDECLARED = re.compile(r"undeclared reference to '([^']+)'")
 MAX_TYPES_TO_CHECK = 10  # typechecking.go maxTypesToCheck
-GVK = tuple[str, str, str]
 
 
-def check(policy: Obj, registry: Registry) -> list[Obj]:
-    """``status.typeChecking.expressionWarnings`` for ``policy`` (TypeChecker.Check)."""
+def check(policy: Obj, registry: Registry, resolve: SchemaResolver,
+          is_builtin: Callable[[GVK], bool]) -> list[Obj]:
+    """``status.typeChecking.expressionWarnings`` for ``policy`` (TypeChecker.Check); a
+    built-in kind's type (``is_builtin``) is made once."""
     spec = policy.get("spec") or {}
     kinds: list[tuple[GVK, T]] = []
     for gvk in types_to_check(spec, registry):
-        decl = _type_of_kind(gvk, registry)
+        decl = _type_of_kind(gvk, resolve, is_builtin)
         if decl is not None:
             kinds.append((gvk, decl))
-    params = _params_type(spec, registry)
+    params = _params_type(spec, resolve, is_builtin)
     warnings: list[Obj] = []
     for i, validation in enumerate(spec.get("validations") or []):
         for key in ("expression", "messageExpression"):
@@ -86,57 +88,6 @@ def types_to_check(spec: Obj, registry: Registry) -> list[GVK]:
     return sorted(found)
 
 
-def resolve_schema(gvk: GVK, registry: Registry) -> Obj | None:
-    """The kind's OpenAPI v3 schema with its references inlined (the kube-controller-manager
-    resolver: the built-in definitions, then discovery's /openapi/v3 for custom kinds)."""
-    group, version, kind = gvk
-    name = schemas.builtin_name(group, version, kind)
-    if name is not None:
-        return _builtin_schema(name)
-    rt = registry.by_kind(group, version, kind)
-    if rt is None or rt.crd is None:
-        return None
-    name = schemas.custom_schema_name(group, version, kind)
-    extra = schemas.crd_schemas(rt.crd, version)
-    if not extra.get(name, {}).get("properties"):
-        return None  # a CRD version without a schema
-    known = schemas.closure([name], extra)
-    return _populate_refs(known[name], known.get, {name})
-
-
-@functools.lru_cache(maxsize=64)
-def _builtin_schema(name: str) -> Obj | None:
-    known = schemas.closure([name])
-    if name not in known:
-        return None
-    resolved: Obj = _populate_refs(known[name], known.get, {name})
-    return resolved
-
-
-def _populate_refs(node: Any, schema_of: Callable[[str], Obj | None], visited: set[str]
-                   ) -> Any:
-    """resolver.PopulateRefs: each reference replaced by what it names (its siblings, in
-    OpenAPI v3's ``allOf`` spelling, kept); a circular one an empty object."""
-    if isinstance(node, list):
-        return [_populate_refs(n, schema_of, visited) for n in node]
-    if not isinstance(node, Mapping):
-        return node
-    target = node.get("$ref")
-    if isinstance(target, str) and target.startswith(schemas.REF_PREFIX):
-        name = target[len(schemas.REF_PREFIX):]
-        resolved = schema_of(name)
-        if name in visited or resolved is None:
-            return {"type": "object"}
-        return _populate_refs(copy.deepcopy(resolved), schema_of, visited | {name})
-    all_of = node.get("allOf")
-    if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], Mapping) \
-            and "$ref" in all_of[0]:
-        rest = {k: v for k, v in node.items() if k != "allOf"}
-        merged = _populate_refs(all_of[0], schema_of, visited)
-        return {**merged, **_populate_refs(rest, schema_of, visited)}
-    return {k: _populate_refs(v, schema_of, visited) for k, v in node.items()}
-
-
 def _with_type_and_object_meta(s: Obj) -> Obj:
     """common.WithTypeAndObjectMeta: a root without string kind and apiVersion and an object
     metadata with string name and generateName gets exactly those."""
@@ -162,27 +113,32 @@ def _decl_type(schema: Obj) -> T:
     return type_of_schema(_with_type_and_object_meta(schema))
 
 
-def _type_of_kind(gvk: GVK, registry: Registry) -> T | None:
-    """The declared type of a kind (TypeChecker.declType); a built-in's is made once."""
-    name = schemas.builtin_name(*gvk)
-    if name is not None:
-        return _builtin_type(name)
-    schema = resolve_schema(gvk, registry)
+def _type_of_kind(gvk: GVK, resolve: SchemaResolver, is_builtin: Callable[[GVK], bool]
+                  ) -> T | None:
+    """The declared type of a kind (TypeChecker.declType)."""
+    if is_builtin(gvk):
+        return _builtin_type(gvk, resolve)
+    schema = resolve(gvk)
     return _decl_type(schema) if schema is not None else None
 
 
-@functools.lru_cache(maxsize=64)
-def _builtin_type(name: str) -> T | None:
-    schema = _builtin_schema(name)
-    return _decl_type(schema) if schema is not None else None
+_BUILTIN_TYPES: dict[GVK, T | None] = {}
 
 
-def _params_type(spec: Obj, registry: Registry) -> T | None:
+def _builtin_type(gvk: GVK, resolve: SchemaResolver) -> T | None:
+    if gvk not in _BUILTIN_TYPES:
+        schema = resolve(gvk)
+        _BUILTIN_TYPES[gvk] = _decl_type(schema) if schema is not None else None
+    return _BUILTIN_TYPES[gvk]
+
+
+def _params_type(spec: Obj, resolve: SchemaResolver, is_builtin: Callable[[GVK], bool]
+                 ) -> T | None:
     kind = spec.get("paramKind") or {}
     if not kind:
         return None
     group, _, version = str(kind.get("apiVersion", "")).rpartition("/")
-    return _type_of_kind((group, version, str(kind.get("kind", ""))), registry)
+    return _type_of_kind((group, version, str(kind.get("kind", ""))), resolve, is_builtin)
 
 
 def _issues(expression: str, object_type: T, params: T | None, variables: list[Obj]) -> str:
