@@ -18,6 +18,7 @@ common/types/types.go ``IsExactType``.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from tests.cluster.fidelity.builtin_server import Kube
@@ -27,6 +28,7 @@ from tests.cluster.fidelity.test_validation_admission_policies import (
     observed,
     policy,
 )
+from tests.waiting import wait_for
 
 _RULE = {"apiGroups": ["apps"], "apiVersions": ["v1"], "operations": ["CREATE"],
          "resources": ["replicasets", "deployments", "deployments/scale"]}
@@ -139,3 +141,48 @@ def test_a_dyn_result_is_not_a_bool_or_a_string(kube: Kube) -> None:
         auditAnnotations=[{"key": "k", "valueExpression": "'n: ' + object.metadata.name"}]))
     assert status == 201, body
     kube.call("DELETE", f"{POLICIES}/vap-bool")
+
+
+def test_a_custom_kind_is_typed_by_its_crd_schema(kube: Kube) -> None:
+    """A served custom kind's schema (its CRD version's openAPIV3Schema, with apiVersion,
+    kind and ObjectMeta, as discovery's /openapi/v3 serves it) types ``object`` and, as the
+    paramKind, ``params``."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    status, body = kube.call("POST", crds, {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.typed.example.com"},
+        "spec": {"group": "typed.example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
+                     "openAPIV3Schema": {"type": "object", "properties": {"spec": {
+                         "type": "object",
+                         "properties": {"size": {"type": "integer"}}}}}}}]}})
+    assert status == 201, body
+
+    def served() -> dict[str, Any] | None:
+        _, got = kube.call("GET", f"{crds}/widgets.typed.example.com")
+        conditions = (got.get("status") or {}).get("conditions") or []
+        return got if any(c["type"] == "Established" and c["status"] == "True"
+                          for c in conditions) else None
+
+    asyncio.run(wait_for(served))
+    rule = {"apiGroups": ["typed.example.com"], "apiVersions": ["v1"],
+            "operations": ["CREATE"], "resources": ["widgets"]}
+    expression = "object.spec.size > params.spec.size && object.spec.color == 'red'"
+    status, created = kube.call("POST", POLICIES, policy(
+        "vap-widgets", matchConstraints={"resourceRules": [rule]},
+        paramKind={"apiVersion": "typed.example.com/v1", "kind": "Widget"},
+        validations=[{"expression": expression},
+                     {"expression": "object.metadata.name.startsWith(params.metadata.name)"}]))
+    assert status == 201, created
+    try:
+        got = observed(kube, "vap-widgets")["status"]["typeChecking"]
+        column = expression.index("color") + 1
+        assert got == {"expressionWarnings": [{
+            "fieldRef": "spec.validations[0].expression",
+            "warning": (f"typed.example.com/v1, Kind=Widget: ERROR: <input>:1:{column}: "
+                        f"undefined field 'color'\n | {expression}\n"
+                        f" | {'.' * (column - 1)}^\n")}]}, got
+    finally:
+        kube.call("DELETE", f"{POLICIES}/vap-widgets")
+        kube.call("DELETE", f"{crds}/widgets.typed.example.com")
