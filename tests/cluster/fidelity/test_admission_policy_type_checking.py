@@ -81,8 +81,11 @@ def test_the_status_controller_writes_the_type_checkers_warnings(kube: Kube) -> 
         current["spec"]["validations"] = [{"expression": "object.spec.replicas < 5"}]
         status, updated = kube.call("PUT", f"{POLICIES}/vap-typed", current)
         assert status == 200, updated
+        # the apply's ``typeChecking: {}`` merged over the old warnings, which it no longer
+        # owns: structured-merge-diff typed/remove.go doMap leaves an emptied map null, so
+        # the status has no typeChecking at all (a first generation's is ``{}``)
         second = observed(kube, "vap-typed", 2)["status"]
-        assert "expressionWarnings" not in (second.get("typeChecking") or {}), second
+        assert second == {"observedGeneration": 2}, second
     finally:
         kube.call("DELETE", f"{POLICIES}/vap-typed")
 
