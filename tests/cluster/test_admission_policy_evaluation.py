@@ -135,3 +135,43 @@ async def test_failure_policy_ignore_admits_every_kind_of_error(api: API) -> Non
                 assert status == 201, answer
                 assert (await api.delete(f"{CMS}/{name}"))[0] == 200
             assert (await api.delete(f"{BINDINGS}/{name}-b"))[0] == 200
+
+
+async def test_path_and_subresource_checks_and_a_decisions_error(api: API) -> None:
+    """authz.go: ``path(p).check(verb)`` is a non-resource check (``/healthz`` is every
+    authenticated user's, ``/metrics`` not), ``subresource(s)`` narrows a resource check
+    (a Role granting ``deployments/scale`` only), and a decision without an error answers
+    ``errored()`` false and ``error()`` ''."""
+    await install(api, policy(
+        "checks",
+        {"expression": "authorizer.path('/healthz').check('get').allowed() && "
+                       "!authorizer.path('/healthz').check('get').errored() && "
+                       "authorizer.path('/healthz').check('get').error() == ''",
+         "message": "healthz"},
+        {"expression": "!authorizer.path('/metrics').check('get').allowed()",
+         "message": "metrics readers may not write configmaps"},
+        {"expression": "authorizer.group('apps').resource('deployments').subresource('scale')"
+                       ".namespace('default').check('update').allowed() && "
+                       "!authorizer.group('apps').resource('deployments')"
+                       ".namespace('default').check('update').allowed()",
+         "message": "only scalers"}),
+        binding("checks-b", "checks"))
+    rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/default"
+    carol = {"Impersonate-User": "carol"}
+    assert (await api.post(f"{rbac}/roles", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+        "metadata": {"name": "scaler"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["create"]},
+                  {"apiGroups": ["apps"], "resources": ["deployments/scale"],
+                   "verbs": ["update"]}]}))[0] == 201
+    assert (await api.post(f"{rbac}/rolebindings", {
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+        "metadata": {"name": "carol-scales"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "scaler"},
+        "subjects": [{"kind": "User", "name": "carol",
+                      "apiGroup": "rbac.authorization.k8s.io"}]}))[0] == 201
+    assert (await api.post(CMS, cm("by-carol"), headers=carol))[0] == 201
+    status, body = await api.post(CMS, cm("by-admin"))
+    assert (status, body["message"]) == (422, (
+        "configmaps \"by-admin\" is forbidden: ValidatingAdmissionPolicy 'checks' with "
+        "binding 'checks-b' denied request: metrics readers may not write configmaps")), body
