@@ -175,3 +175,31 @@ async def test_path_and_subresource_checks_and_a_decisions_error(api: API) -> No
     assert (status, body["message"]) == (422, (
         "configmaps \"by-admin\" is forbidden: ValidatingAdmissionPolicy 'checks' with "
         "binding 'checks-b' denied request: metrics readers may not write configmaps")), body
+
+
+async def test_message_expression_fallbacks_and_reason_codes(api: API) -> None:
+    """validator.go Validate: a messageExpression's string longer than
+    MaxEvaluatedMessageExpressionSizeBytes (5 KiB) after trimming, one with a line break, one
+    past the per-call cost limit, or an empty one falls back to ``message``, then to
+    ``failed expression: <expression>``; policy_decision.go reasonToCode:
+    RequestEntityTooLarge is 413 (validation.go allows no Unauthorized reason)."""
+    cases: list[tuple[Obj, int, str]] = [
+        ({"messageExpression": "'  ' + object.data.long + '  '", "message": "too long"},
+         422, "too long"),
+        ({"messageExpression": "'first\\nsecond'", "message": "two lines"}, 422,
+         "two lines"),
+        ({"messageExpression": f"({OVER_PER_CALL}) ? 'a' : 'b'", "message": "too costly"},
+         422, "too costly"),
+        ({"messageExpression": "'   '"}, 422, "failed expression: false"),
+        ({"message": "too big", "reason": "RequestEntityTooLarge"}, 413, "too big"),
+    ]
+    for i, (validation, code, message) in enumerate(cases):
+        name = f"msg-{i}"
+        await install(api, policy(name, {"expression": "false", **validation}),
+                      binding(f"{name}-b", name))
+        status, body = await api.post(CMS, cm(name, {"long": "y" * 5121, "s": TEXT}))
+        assert (status, body["code"], body["message"]) == (code, code, (
+            f"configmaps \"{name}\" is forbidden: ValidatingAdmissionPolicy '{name}' with "
+            f"binding '{name}-b' denied request: {message}")), body
+        assert body["reason"] == validation.get("reason", "Invalid"), body
+        assert (await api.delete(f"{BINDINGS}/{name}-b"))[0] == 200
