@@ -166,9 +166,10 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
     CompileCELExpression) refuses ``expression`` with ``declared`` variables, or None: a
     syntax error, a reference to an undeclared variable, (when ``new``, the
     NewExpressions environment) an (index, value) comprehension, or (with ``returns``, Go's
-    ReturnTypes) an output of another type. Lenient where the checker here knows less than
-    cel-go (an undeclared function, the authorizer library, a dyn output): only a
-    definite error is refused."""
+    ReturnTypes) an output of another type, dyn included where cel-go's is dyn for sure
+    (``_certainly_dyn``). Lenient where the checker here knows less than cel-go (an
+    undeclared function, the authorizer library, other dyn outputs): only a definite error
+    is refused."""
     from setpoint.cluster.apiextensions.schema.celcheck import expression_kind
     from setpoint.cluster.apiextensions.schema.celcost import T
     from setpoint.cluster.apiextensions.schema.celoverloads import cel_type_name

@@ -9,8 +9,9 @@ validateMatchConditionsExpression): ``params`` declared only with a paramKind,
 and never in a matchCondition. On update an expression the old policy held in the same
 place (findValidatingPolicyPreexistingExpressions) is compiled in the StoredExpressions
 environment, the others in NewExpressions (which lacks the 1.32 libraries); a variable counts
-as stored only when a validation of the old policy has its text (Go's check). What cel-go's
-type checker adds against the matched resources' schemas is not reproduced.
+as stored only when a validation of the old policy has its text (Go's check). Checking against
+the matched resources' schemas is the status controller's (typechecking.go: warnings, never a
+refusal).
 """
 
 from __future__ import annotations
