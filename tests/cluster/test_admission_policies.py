@@ -287,7 +287,10 @@ async def test_match_policy_equivalent_sees_the_matched_resource(api: API) -> No
     """matching.go matchesResourceRules: with matchPolicy Equivalent a rule naming another
     group of the same storage (events.k8s.io Events are core Events) matches, and the policy
     sees the object and ``request.resource`` as that resource (dispatcher.go converts the
-    versioned attributes to the matched kind); Exact does not match."""
+    versioned attributes to the matched kind); Exact does not match. Its matchConditions see
+    the request's own resource beside the matched kind, and no namespaceObject
+    (matchconditions/matcher.go Match: CreateAdmissionRequest with
+    ``versionedAttr.GetResource()``, namespace nil)."""
     events_rule = {"apiGroups": ["events.k8s.io"], "apiVersions": ["v1"],
                    "operations": ["CREATE"], "resources": ["events"]}
     await install(
@@ -295,7 +298,10 @@ async def test_match_policy_equivalent_sees_the_matched_resource(api: API) -> No
         policy("equivalent", {"expression": "false",
                               "messageExpression": "request.resource.group + ' note=' + "
                                                    "object.note"},
-               matchConstraints={"resourceRules": [events_rule], "matchPolicy": "Equivalent"}),
+               matchConstraints={"resourceRules": [events_rule], "matchPolicy": "Equivalent"},
+               matchConditions=[{"name": "as-requested", "expression":
+                                 "request.resource.group == '' && request.kind.group == "
+                                 "'events.k8s.io' && namespaceObject == null"}]),
         binding("equivalent-b", "equivalent"),
         policy("exact", {"expression": "false", "message": "exact"},
                matchConstraints={"resourceRules": [events_rule], "matchPolicy": "Exact"}),

@@ -286,14 +286,19 @@ def _message(validation: Obj, value: Any) -> str:
     return message
 
 
-def validate(spec: Obj, base: dict[str, Any], namespace: Obj | None = None) -> Result:
+def validate(spec: Obj, base: dict[str, Any], namespace: Obj | None = None,
+             match_request: Obj | None = None) -> Result:
     """validator.go Validate for one param. Each filter's ForInput has its own activation
-    and so its own lazy variables: the matchConditions' without a namespace
-    (matchconditions/matcher.go Match passes nil), the messageExpressions' without the
-    authorizer, the auditAnnotations' without the authorizer and with the whole
-    ``namespace`` (Validate passes it, not CreateNamespaceObject's copy)."""
+    and so its own lazy variables: the matchConditions' without a namespace and with
+    ``match_request`` (matchconditions/matcher.go Match passes nil and builds its request
+    with the request's own resource), the messageExpressions' without the authorizer, the
+    auditAnnotations' without the authorizer and with the whole ``namespace`` (Validate
+    passes it, not CreateNamespaceObject's copy)."""
     fail = spec.get("failurePolicy", "Fail") != "Ignore"
-    skipped = _match_conditions(spec, for_input(spec, base, namespaceObject=None), fail)
+    conditions = for_input(spec, base, namespaceObject=None)
+    if match_request is not None:
+        conditions["request"] = json_to_cel(match_request)
+    skipped = _match_conditions(spec, conditions, fail)
     if skipped is not None:
         return Result([skipped] if skipped.deny else [])
     result = Result()

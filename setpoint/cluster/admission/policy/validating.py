@@ -228,9 +228,12 @@ class ValidatingAdmissionPolicy:
             else None
         namespace = _namespace_object(stored) if stored is not None else None
         admission_request = _admission_request(point, request.user, target)
+        # matchconditions/matcher.go Match: CreateAdmissionRequest with the request's own
+        # resource (versionedAttr.GetResource()) beside the matched kind
+        match_request = {**admission_request, "resource": admission_request["requestResource"]}
         return evaluation.validate(spec, evaluation.activation(
             obj, old, admission_request, param, namespace, request.user, self._decide_access),
-            stored)
+            stored, match_request)
 
     def _decide(self, policy: str, binding: Obj, result: Result, warnings: list[str] | None,
                 denials: list[_Denial], annotations: dict[str, list[str]]) -> None:
