@@ -161,7 +161,8 @@ def _two_var_comprehension(expression: str) -> str | None:
 def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
                       declared: tuple[str, ...] = (*BASE_VARIABLES, "params", "authorizer",
                                                    "variables"),
-                      new: bool = False) -> str | None:
+                      new: bool = False, dyn_variables: frozenset[str] = frozenset()
+                      ) -> str | None:
     """Why k8s.io/apiserver's admission CEL compiler (plugin/cel/compile.go
     CompileCELExpression) refuses ``expression`` with ``declared`` variables, or None: a
     syntax error, a reference to an undeclared variable, (when ``new``, the
@@ -191,7 +192,7 @@ def cel_compile_error(expression: str, returns: tuple[str, ...] = (),
         if undeclared and not re.search(rf"\b{undeclared[1]}\s*\(", expression):
             return f"compilation failed: {exc.detail}"
         return None
-    if kind == "dyn" and returns and _certainly_dyn(expression):
+    if kind == "dyn" and returns and certainly_dyn(expression, dyn_variables):
         kind = "dyn"  # cel-go's IsExactType: dyn is none of the return types
     elif not returns or kind == "dyn" or kind in returns or (
             kind == "null" and "null_type" in returns):
@@ -209,11 +210,12 @@ _WRAPPERS = frozenset({"expr", "conditionalor", "conditionaland", "relation", "a
                        "multiplication", "unary", "member", "primary", "paren_expr"})
 
 
-def _certainly_dyn(expression: str) -> bool:
+def certainly_dyn(expression: str, dyn_variables: frozenset[str] = frozenset()) -> bool:
     """Whether cel-go types ``expression`` dyn for sure: a field selection or index chain on
     a variable compile.go createEnvForOpts declares ``cel.DynType`` (object, oldObject,
-    params), or a ``dyn(...)`` call. (The checker here says dyn wherever it knows less than
-    cel-go; only these are refused for it.)"""
+    params) or on ``variables.<v>`` for a ``v`` in ``dyn_variables``, or a ``dyn(...)``
+    call. (The checker here says dyn wherever it knows less than cel-go; only these are
+    refused for it.)"""
     from setpoint.cluster.apiextensions.schema.celprogram import parse
 
     node: Any = parse(expression)
@@ -223,18 +225,25 @@ def _certainly_dyn(expression: str) -> bool:
         return str(node.children[0]) == "dyn"
     if getattr(node, "data", None) not in ("member_dot", "member_index"):
         return False
+    selected = ""
     while getattr(node, "data", None) in ("member_dot", "member_index", "member"):
+        if node.data == "member_dot":
+            selected = str(node.children[1])
         node = node.children[0]
     while getattr(node, "data", None) == "primary":
         node = node.children[0]
-    return getattr(node, "data", None) == "ident" and str(node.children[0]) in _DYN_ROOTS
+    if getattr(node, "data", None) != "ident":
+        return False
+    root = str(node.children[0])
+    return root in _DYN_ROOTS or (root == "variables" and selected in dyn_variables)
 
 
 def validate_cel(path: str, expression: str, returns: tuple[str, ...] = (),
                  declared: tuple[str, ...] = WEBHOOK_MATCH_CONDITION_VARIABLES,
-                 new: bool = False) -> list[Cause]:
+                 new: bool = False, dyn_variables: frozenset[str] = frozenset()
+                 ) -> list[Cause]:
     """A CEL expression the compiler refuses, as validateCELCondition reports it."""
-    error = cel_compile_error(expression, returns, declared, new)
+    error = cel_compile_error(expression, returns, declared, new, dyn_variables)
     return [] if error is None else [fe.invalid(path, expression, error)]
 
 

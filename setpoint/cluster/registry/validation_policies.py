@@ -50,6 +50,9 @@ class _Environment:
     messages: frozenset[str] = field(default_factory=frozenset)
     annotations: frozenset[str] = field(default_factory=frozenset)
     match_conditions: frozenset[str] | None = frozenset()
+    # the variables whose output type cel-go makes dyn for sure (composition.go AddField:
+    # ``variables.<name>`` has the variable's output type)
+    dyn_variables: frozenset[str] = frozenset()
 
     def declared(self, *, authorizer: bool = True, variables: bool = True
                  ) -> tuple[str, ...]:
@@ -143,6 +146,21 @@ def _param_kind(kind: Obj, path: str) -> list[Cause]:
     return causes
 
 
+def _dyn_variables(variables: list[Obj]) -> frozenset[str]:
+    """The variables typed dyn for sure, each seeing the earlier ones'."""
+    from setpoint.cluster.apiextensions.schema.celprogram import CheckError
+
+    dyn: set[str] = set()
+    for variable in variables:
+        expression = str((variable or {}).get("expression") or "")
+        try:
+            if expression.strip() and admission.certainly_dyn(expression, frozenset(dyn)):
+                dyn.add(str(variable.get("name") or ""))
+        except CheckError:  # a syntax error: refused at its own path
+            continue
+    return frozenset(dyn)
+
+
 def _variable(variable: Obj, path: str, env: _Environment) -> list[Cause]:
     causes: list[Cause] = []
     name = str(variable.get("name") or "")
@@ -169,7 +187,8 @@ def _validation(validation: Obj, path: str, env: _Environment) -> list[Cause]:
     else:
         causes.extend(admission.validate_cel(f"{path}.expression", expression, ("bool",),
                                              env.declared(),
-                                             new=expression not in env.validations))
+                                             new=expression not in env.validations,
+                                             dyn_variables=env.dyn_variables))
     message_expression = str(validation.get("messageExpression") or "")
     if message_expression and not message_expression.strip():
         causes.append(fe.invalid(f"{path}.messageExpression", message_expression,
@@ -178,7 +197,8 @@ def _validation(validation: Obj, path: str, env: _Environment) -> list[Cause]:
         # (the untrimmed expression, so that the compiler's column is right)
         causes.extend(admission.validate_cel(
             f"{path}.messageExpression", message_expression, ("string",),
-            env.declared(authorizer=False), new=message_expression not in env.messages))
+            env.declared(authorizer=False), new=message_expression not in env.messages,
+            dyn_variables=env.dyn_variables))
     message = str(validation.get("message") or "")
     if message and not message.strip():
         causes.append(fe.invalid(f"{path}.message", message,
@@ -212,7 +232,8 @@ def _audit_annotation(policy_name: str, annotation: Obj, path: str, env: _Enviro
             f"must not exceed {MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH} bytes in length"))
     else:
         error = admission.cel_compile_error(trimmed, ("string", "null_type"), env.declared(),
-                                            new=value_expression not in env.annotations)
+                                            new=value_expression not in env.annotations,
+                                            dyn_variables=env.dyn_variables)
         if error is not None:
             causes.append(fe.invalid(f"{path}.valueExpression", value_expression, error))
     return causes
@@ -232,7 +253,9 @@ def _policy(obj: Obj, *, ignore_match_conditions: bool, old: Obj | None = None
     spec = obj.get("spec") or {}
     causes: list[Cause] = []
     env = _Environment(params=spec.get("paramKind") is not None,
-                       variables=bool(spec.get("variables")), **_preexisting(old))
+                       variables=bool(spec.get("variables")),
+                       dyn_variables=_dyn_variables(spec.get("variables") or []),
+                       **_preexisting(old))
     failure = spec.get("failurePolicy")
     if failure is None:
         causes.append(fe.required("spec.failurePolicy"))

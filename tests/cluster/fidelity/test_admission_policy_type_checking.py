@@ -121,12 +121,16 @@ def test_wildcard_rules_and_missing_params_are_not_typed(kube: Kube) -> None:
 def test_a_dyn_result_is_not_a_bool_or_a_string(kube: Kube) -> None:
     """compile.go: a field of ``object`` (declared dyn) is dyn, which IsExactType holds to be
     neither bool (a validation, a matchCondition) nor string or null (an auditAnnotation):
-    Invalid at create with Go's reason, as for a static int; a comparison is bool."""
+    Invalid at create with Go's reason, as for a static int; so is a variable holding one
+    (composition.go AddField gives ``variables.<v>`` the variable's type); a comparison is
+    bool."""
     got = causes(kube, "POST", POLICIES, policy(
         "vap-dyn",
         matchConditions=[{"name": "m", "expression": "object.spec.paused"}],
         validations=[{"expression": "object.spec.paused"}, {"expression": "1"},
-                     {"expression": "params.x == 1 || dyn(true)"}],
+                     {"expression": "params.x == 1 || dyn(true)"},
+                     {"expression": "variables.paused"}],
+        variables=[{"name": "paused", "expression": "object.spec.paused"}],
         paramKind={"apiVersion": "v1", "kind": "ConfigMap"},
         auditAnnotations=[{"key": "k", "valueExpression": "object.metadata.name"}]))
     assert got == [
@@ -136,6 +140,8 @@ def test_a_dyn_result_is_not_a_bool_or_a_string(kube: Kube) -> None:
          'Invalid value: "object.spec.paused": must evaluate to bool but got dyn'),
         ("spec.validations[1].expression", "FieldValueInvalid",
          'Invalid value: "1": must evaluate to bool but got int'),
+        ("spec.validations[3].expression", "FieldValueInvalid",
+         'Invalid value: "variables.paused": must evaluate to bool but got dyn'),
         ("spec.auditAnnotations[0].valueExpression", "FieldValueInvalid",
          'Invalid value: "object.metadata.name": must evaluate to one of '
          "[string null_type] but got dyn")]
