@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from setpoint.cli.auditflags import audit_flags
+
 if TYPE_CHECKING:
     import asyncio
     import subprocess
@@ -167,6 +169,7 @@ def cluster() -> None:
 @click.option("--audit-log-path", "audit_log_path", metavar="PATH",
               help="Write audit events to this file (one JSON Event per line, mode 0600); "
                    "'-' means standard output. Needs --audit-policy-file.")
+@audit_flags
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int,
        node_monitor_grace_period: float, node_monitor_period: float,
@@ -174,7 +177,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
        default_not_ready_toleration_seconds: int, default_unreachable_toleration_seconds: int,
        runtime: str, no_workloads: bool, workloads_in_process: bool,
        admission_config_file: Path | None, audit_policy_file: Path | None,
-       audit_log_path: str | None) -> None:
+       audit_log_path: str | None, audit_flags: dict[str, str | None]) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
     Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
@@ -201,7 +204,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         except AdmissionConfigError as exc:
             click.echo(f"error: --admission-control-config-file: {exc}", err=True)
             sys.exit(1)
-    audit = _audit(audit_policy_file, audit_log_path)
+    audit = _audit(audit_policy_file, audit_log_path, audit_flags)
     if not memory and data is None:
         data = default_data_dir()
     # the process runtime stays on the server's loop until its own tests (kill -9 leaves no
@@ -251,18 +254,30 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
             gc.enable()
 
 
-def _audit(policy_file: Path | None, log_path: str | None) -> Any:
-    """kube-apiserver's audit options (pkg/server/options/audit.go): the policy read and
-    checked, the log file opened, before anything starts, or one line and exit 1; auditing
-    only with both (a warning for one alone, as the apiserver logs)."""
-    if policy_file is None and log_path is None:
+def _audit(policy_file: Path | None, log_path: str | None,
+           flags: dict[str, str | None]) -> Any:
+    """kube-apiserver's audit options (pkg/server/options/audit.go): the flags parsed and
+    checked (``Validate``), the policy read and checked, the log file opened and the
+    webhook's kubeconfig read, before anything starts, or one line and exit 1; auditing
+    only with a policy and a backend (a warning for one alone, as the apiserver logs)."""
+    from setpoint.cli.auditflags import audit_options
+    from setpoint.cluster.audit.options import AuditOptionsError
+
+    try:
+        options = audit_options(str(policy_file or ""), log_path or "", flags)
+        options.validate()
+    except AuditOptionsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    has_backend = bool(options.log.path or options.webhook.config_file)
+    if policy_file is None and not has_backend:
         return None
-    if policy_file is None or not log_path:
-        missing = "--audit-policy-file" if policy_file is None else "--audit-log-path"
+    if policy_file is None or not has_backend:
+        missing = "--audit-policy-file" if policy_file is None \
+            else "--audit-log-path or --audit-webhook-config-file"
         click.echo(f"warning: {missing} not given: no audit events will be recorded",
                    err=True)
         return None
-    from setpoint.cluster.audit.logbackend import LogBackend
     from setpoint.cluster.audit.policy import AuditPolicyError, load_policy
 
     try:
@@ -271,7 +286,10 @@ def _audit(policy_file: Path | None, log_path: str | None) -> Any:
         click.echo(f"error: --audit-policy-file: {exc}", err=True)
         sys.exit(1)
     try:
-        backend = LogBackend(log_path)
+        backend = options.backend()
+    except AuditOptionsError as exc:
+        click.echo(f"error: --audit-webhook-config-file: {exc}", err=True)
+        sys.exit(1)
     except OSError as exc:
         click.echo(f"error: --audit-log-path: cannot open {log_path}: "
                    f"{exc.strerror or exc}: pass a path this user can write, or '-' for "

@@ -14,7 +14,7 @@ from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.pods import DefaultTolerationSeconds
 from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.audit.logbackend import LogBackend
+from setpoint.cluster.audit.backend import Backend
 from setpoint.cluster.audit.policy import Policy
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 from setpoint.cluster.authentication.tls import ensure_certs
@@ -63,7 +63,7 @@ async def serve(
     admission_config: AdmissionConfiguration | None = None,
     default_toleration_seconds: DefaultTolerationSeconds | None = None,
     audit_policy: Policy | None = None,
-    audit_log: LogBackend | None = None,
+    audit_log: Backend | None = None,
 ) -> AsyncIterator[RunningCluster]:
     """Run an API server until the block exits.
 
@@ -78,7 +78,8 @@ async def serve(
     ``default_toleration_seconds`` are ``--default-not-ready-toleration-seconds`` and
     ``--default-unreachable-toleration-seconds`` (300 each unless given).
     ``audit_policy`` and ``audit_log`` are ``--audit-policy-file`` (:func:`load_policy`) and
-    ``--audit-log-path`` (a :class:`LogBackend`, closed when the server stops): requests are
+    the audit backend (a :class:`LogBackend`, or all that ``AuditOptions.backend`` makes of
+    kube-apiserver's log and webhook flags; shut down when the server stops): requests are
     audited only with both, as kube-apiserver audits only with a policy and a backend.
     """
     tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -123,7 +124,9 @@ async def serve(
     finally:
         await api.stop()
         await http.stop()
-        if audit_log is not None:
-            audit_log.close()
+        if auditor is not None:
+            await auditor.shutdown()
+        elif audit_log is not None:
+            await audit_log.shutdown()
         if tmp is not None:
             tmp.cleanup()

@@ -21,11 +21,13 @@ log = logging.getLogger("setpoint.cluster.audit")
 class AuditContext:
     """The event being filled for one audited request, and what the policy said of it."""
 
-    __slots__ = ("config", "event")
+    __slots__ = ("config", "event", "long_running")
 
     def __init__(self, event: dict[str, Any], config: RequestAuditConfig) -> None:
         self.event = event
         self.config = config
+        # BasicLongRunningRequestCheck's verdict: its answer logs ResponseStarted
+        self.long_running = False
 
     def __repr__(self) -> str:
         return f"AuditContext(auditID={self.event.get('auditID')!r}, level={self.config.level})"

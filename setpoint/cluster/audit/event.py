@@ -11,11 +11,20 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from setpoint.cluster.audit.context import AuditContext
+from setpoint.machinery import gojson
+from setpoint.machinery.gofmt import go_quote
 
 MAX_USER_AGENT_LENGTH = 1024
 USER_AGENT_TRUNCATE_SUFFIX = "...TRUNCATED"
-EventSink = Callable[[dict[str, Any]], None]
+EventSink = Callable[[dict[str, Any]], Any]
+# the Event's fields in the order of its Go struct (apis/audit/v1/types.go), as it is written
+FIELD_ORDER = ("kind", "apiVersion", "level", "auditID", "stage", "requestURI", "verb", "user",
+               "impersonatedUser", "sourceIPs", "userAgent", "objectRef", "responseStatus",
+               "requestObject", "responseObject", "requestReceivedTimestamp",
+               "stageTimestamp", "annotations")
 
 
 def user_info(user: dict[str, Any]) -> dict[str, Any]:
@@ -89,13 +98,13 @@ def response_status(code: int, status: dict[str, Any] | None = None) -> dict[str
     return out
 
 
-def emit(ac: AuditContext, stage: str, sink: EventSink) -> None:
+def emit(ac: AuditContext, stage: str, sink: EventSink) -> Any:
     """``processAuditEvent``: the event at ``stage`` handed to the sink unless the policy
     omits that stage. RequestReceived is stamped with the time the request came. The
     timestamps stay numbers: the backend writes them as ``metav1.MicroTime``
     (:func:`micro_times`) when it encodes the event, off the request's path."""
     if stage in ac.config.omit_stages:
-        return
+        return True
     event = ac.event
     snapshot = dict(event)  # later stages change the event: this stage's view is kept
     snapshot["stage"] = stage
@@ -103,7 +112,7 @@ def emit(ac: AuditContext, stage: str, sink: EventSink) -> None:
         snapshot["annotations"] = dict(event["annotations"])
     snapshot["stageTimestamp"] = event["requestReceivedTimestamp"] \
         if stage == "RequestReceived" else time.time()
-    sink(snapshot)
+    return sink(snapshot)
 
 
 _seconds: dict[int, str] = {}
@@ -125,3 +134,56 @@ def micro_time(ts: float) -> str:
 def audit_context(audit_id: str, config: Any, **fields: Any) -> AuditContext:
     """An :class:`AuditContext` for a request the policy audits at ``config.level``."""
     return AuditContext(new_event(audit_id, config.level, **fields), config)
+
+
+def ordered(event: dict[str, Any], *, typed: bool = True) -> dict[str, Any]:
+    """The event's fields in Go's order, its timestamps as ``metav1.MicroTime``; without
+    kind and apiVersion as an item of an EventList (the conversion of each item carries
+    no TypeMeta)."""
+    out = {k: event[k] for k in FIELD_ORDER if k in event}
+    if not typed:
+        del out["kind"], out["apiVersion"]
+    out["requestReceivedTimestamp"] = micro_time(event["requestReceivedTimestamp"])
+    out["stageTimestamp"] = micro_time(event["stageTimestamp"])
+    return out
+
+
+def encoded(event: dict[str, Any]) -> bytes:
+    """The event as the ``json`` log format writes it: Go's JSON and a newline
+    (the json serializer's ``Encode``)."""
+    return gojson.go_text(orjson.dumps(ordered(event)) + b"\n")
+
+
+def legacy_line(event: dict[str, Any]) -> str:
+    """``audit.EventString`` (pkg/audit/format.go), the ``legacy`` log format's line."""
+    user = event.get("user") or {}
+    username, groups = "<none>", "<none>"
+    if user.get("username"):
+        username = user["username"]
+        if user.get("groups"):
+            groups = ",".join(go_quote(g) for g in user["groups"])
+    as_user, as_groups = "<self>", "<lookup>"
+    impersonated = event.get("impersonatedUser")
+    if impersonated is not None:
+        as_user = impersonated.get("username", "")
+        if impersonated.get("groups") is not None:
+            as_groups = ",".join(go_quote(g) for g in impersonated["groups"])
+    namespace = (event.get("objectRef") or {}).get("namespace") or "<none>"
+    status = event.get("responseStatus")
+    response = str(status.get("code", 0)) if status is not None else "<deferred>"
+    ips = event.get("sourceIPs") or ["<unknown>"]
+    q = go_quote
+    return (f"{rfc3339_nano(event['requestReceivedTimestamp'])} AUDIT: "
+            f"id={q(event['auditID'])} stage={q(event['stage'])} ip={q(ips[0])} "
+            f"method={q(event['verb'])} user={q(username)} groups={q(groups)} "
+            f"as={q(as_user)} asgroups={q(as_groups)} user-agent={q(event.get('userAgent', ''))} "
+            f"namespace={q(namespace)} uri={q(event['requestURI'])} response=\"{response}\"\n")
+
+
+def rfc3339_nano(ts: float) -> str:
+    """``time.RFC3339Nano`` of a Unix time in UTC: the fraction without its trailing
+    zeros, none at all when it is zero."""
+    whole = int(ts)
+    fraction = f"{int((ts - whole) * 1e6):06d}".rstrip("0")
+    text = datetime.fromtimestamp(whole, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{fraction}Z" if fraction else f"{text}Z"

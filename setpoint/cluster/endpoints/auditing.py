@@ -10,6 +10,7 @@ who authenticated and ``impersonatedUser`` whom they act as."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import os
 import time
@@ -20,13 +21,15 @@ from typing import Any
 import orjson
 
 from setpoint.cluster.audit import context as audit_context
+from setpoint.cluster.audit.backend import Backend, Result
 from setpoint.cluster.audit.context import AuditContext, without_managed_fields
 from setpoint.cluster.audit.event import audit_context as new_context
 from setpoint.cluster.audit.event import emit, response_status, source_ips, user_info
-from setpoint.cluster.audit.logbackend import LogBackend
 from setpoint.cluster.audit.policy import Policy, RequestAttributes, level_at_least
 from setpoint.cluster.endpoints.http import Request, Response, StreamResponse
+from setpoint.cluster.endpoints.podstreams import TunnelResponse
 from setpoint.cluster.endpoints.requestdeadline import TIMEOUT_STATUS
+from setpoint.machinery.gofmt import go_quote
 
 _STATUS_PREFIX = b'{"kind":"Status"'
 
@@ -64,27 +67,70 @@ class _RandomUUIDs:
 _ids = _RandomUUIDs()
 
 
+class AuditStoreFailed(Exception):
+    """A ``blocking-strict`` backend could not store the RequestReceived event: the request
+    is not served (filters/audit.go ``WithAudit``)."""
+
+
+def store_failed_response(request: Request) -> Response:
+    """``responsewriters.InternalError`` (``http.Error``): text, not a Status."""
+    text = f"Internal Server Error: {go_quote(request.request_uri)}: failed to store audit event"
+    response = Response((_sanitize(text) + "\n").encode(), 500, "text/plain; charset=utf-8")
+    response.add_header("X-Content-Type-Options", "nosniff")
+    return response
+
+
+def _sanitize(text: str) -> str:
+    """errors.go's ``sanitizer``."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+async def _settled(result: Result) -> bool:
+    return await result if inspect.isawaitable(result) else result
+
+
 class Auditor:
     """The audit policy and its backend, applied to each request."""
 
-    def __init__(self, policy: Policy, backend: LogBackend) -> None:
+    def __init__(self, policy: Policy, backend: Backend) -> None:
         self.policy = policy
         self.backend = backend
+        self._later: set[asyncio.Future[bool]] = set()
 
     def __repr__(self) -> str:
         return f"Auditor(rules={len(self.policy.rules)}, backend={self.backend!r})"
 
-    def begin(self, request: Request, audit_id: str, attrs: RequestAttributes,
-              object_ref: dict[str, str] | None, user: dict[str, Any] | None,
-              ) -> tuple[AuditContext, Token[Any]] | None:
+    def _sink(self, event: dict[str, Any]) -> Result:
+        return self.backend.process_events([event])
+
+    async def _stage(self, ac: AuditContext, stage: str) -> bool:
+        """``processAuditEvent``: the stage's event to the backend, waited for when the
+        backend blocks."""
+        result = emit(ac, stage, self._sink)
+        return await result if inspect.isawaitable(result) else bool(result)
+
+    def _stage_later(self, ac: AuditContext, stage: str) -> None:
+        """A stage emitted where nothing can wait for it (a cancelled request)."""
+        result = emit(ac, stage, self._sink)
+        if inspect.isawaitable(result):
+            task = asyncio.ensure_future(_settled(result))
+            self._later.add(task)
+            task.add_done_callback(self._later.discard)
+
+    async def begin(self, request: Request, audit_id: str, attrs: RequestAttributes,
+                    object_ref: dict[str, str] | None, user: dict[str, Any] | None,
+                    long_running: bool = False) -> tuple[AuditContext, Token[Any]] | None:
         """``evaluatePolicyAndCreateAuditEvent`` for ``user`` (who authenticated) and the
         RequestReceived stage; the event is the request's current one until :meth:`end`.
-        None: not audited."""
+        None: not audited. AuditStoreFailed: the backend refused RequestReceived (only a
+        blocking-strict one says so)."""
         config = self.policy.evaluate(user, attrs)
         if config.level == "None":
             return None
         ac = self._context(request, audit_id, attrs, object_ref, config, user)
-        emit(ac, "RequestReceived", self.backend.process)
+        ac.long_running = long_running
+        if not await self._stage(ac, "RequestReceived"):
+            raise AuditStoreFailed
         return ac, audit_context.activate(ac)
 
     def _context(self, request: Request, audit_id: str, attrs: RequestAttributes,
@@ -104,31 +150,38 @@ class Auditor:
         """``LogImpersonatedUser``."""
         ac.event["impersonatedUser"] = user_info(user)
 
-    def end(self, begun: tuple[AuditContext, Token[Any]], response: Response) -> Response:
-        """The answer's status (and at RequestResponse its object) and the last stages: a
-        long-running answer's ResponseStarted now, its ResponseComplete when it ends."""
+    async def end(self, begun: tuple[AuditContext, Token[Any]], response: Response) -> Response:
+        """The answer's status (and at RequestResponse its object) and the last stages. A
+        long-running request (``BasicLongRunningRequestCheck``: a watch, a proxy, exec,
+        attach, port-forward, log) logs ResponseStarted as its answer begins, whatever it
+        is (``auditResponseWriter.processCode``; 101 for an upgrade), and ResponseComplete
+        once its stream or tunnel ends."""
         ac, token = begun
         audit_context.reset(token)
         event = ac.event
         status = _status_of(response)
         event["responseStatus"] = response_status(response.status, status)
+        if not isinstance(response, StreamResponse | TunnelResponse):
+            if level_at_least(ac.config.level, "RequestResponse") and status is None \
+                    and _is_json(response):
+                try:
+                    answered = orjson.loads(response.body)
+                except orjson.JSONDecodeError:
+                    answered = None
+                if isinstance(answered, dict):
+                    event["responseObject"] = without_managed_fields(answered) \
+                        if ac.config.omit_managed_fields else answered
+            elif status is not None and level_at_least(ac.config.level, "RequestResponse"):
+                event["responseObject"] = status
+        if ac.long_running or (isinstance(response, StreamResponse) and response.long_running):
+            await self._stage(ac, "ResponseStarted")
         if isinstance(response, StreamResponse):
-            if response.long_running:
-                emit(ac, "ResponseStarted", self.backend.process)
-                response.chunks = self._completed(ac, response.chunks)
-                return response
-        elif level_at_least(ac.config.level, "RequestResponse") and status is None \
-                and _is_json(response):
-            try:
-                answered = orjson.loads(response.body)
-            except orjson.JSONDecodeError:
-                answered = None
-            if isinstance(answered, dict):
-                event["responseObject"] = without_managed_fields(answered) \
-                    if ac.config.omit_managed_fields else answered
-        elif status is not None and level_at_least(ac.config.level, "RequestResponse"):
-            event["responseObject"] = status
-        emit(ac, "ResponseComplete", self.backend.process)
+            response.chunks = self._completed(ac, response.chunks)
+            return response
+        if isinstance(response, TunnelResponse):
+            response.on_end = lambda: self._stage_later(ac, "ResponseComplete")
+            return response
+        await self._stage(ac, "ResponseComplete")
         return response
 
     async def _completed(self, ac: AuditContext,
@@ -140,21 +193,23 @@ class Auditor:
             aclose = getattr(chunks, "aclose", None)
             if aclose is not None:
                 await aclose()
-            emit(ac, "ResponseComplete", self.backend.process)
+            self._stage_later(ac, "ResponseComplete")
 
-    def panicked(self, begun: tuple[AuditContext, Token[Any]], error: BaseException) -> None:
+    async def panicked(self, begun: tuple[AuditContext, Token[Any]],
+                       error: BaseException) -> None:
         """The Panic stage of a request whose handler failed (Go's recovered panic)."""
         ac, token = begun
         audit_context.reset(token)
         ac.event["responseStatus"] = {
             "metadata": {}, "status": "Failure",
             "message": f"APIServer panic'd: {error}", "reason": "InternalError", "code": 500}
-        emit(ac, "Panic", self.backend.process)
+        await self._stage(ac, "Panic")
 
     def abandoned(self, begun: tuple[AuditContext, Token[Any]], request: Request) -> None:
         """ResponseComplete of a request whose handler was cancelled: past its deadline,
         the 504 its client was sent (timeout.go); else (the server stopping) audit.go's
-        faked status for an answer never written."""
+        faked status for an answer never written, after a faked ResponseStarted for a
+        long-running request."""
         ac, token = begun
         audit_context.reset(token)
         late = request.deadline is not None \
@@ -162,11 +217,13 @@ class Auditor:
         ac.event["responseStatus"] = dict(TIMEOUT_STATUS) if late else {
             "metadata": {}, "status": "Success", "message": "Connection closed early",
             "code": 200}
-        emit(ac, "ResponseComplete", self.backend.process)
+        if ac.long_running and not late:
+            self._stage_later(ac, "ResponseStarted")
+        self._stage_later(ac, "ResponseComplete")
 
-    def failed_authentication(self, request: Request, audit_id: str,
-                              attrs: RequestAttributes, object_ref: dict[str, str] | None,
-                              code: int) -> None:
+    async def failed_authentication(self, request: Request, audit_id: str,
+                                    attrs: RequestAttributes,
+                                    object_ref: dict[str, str] | None, code: int) -> None:
         """``WithFailedAuthenticationAudit``: one ResponseStarted event, with no user, whose
         message says which credentials were tried."""
         config = self.policy.evaluate(None, attrs)
@@ -175,10 +232,13 @@ class Auditor:
         ac = self._context(request, audit_id, attrs, object_ref, config, None)
         ac.event["responseStatus"] = {"metadata": {}, "message": _auth_methods(request),
                                       "code": code}
-        emit(ac, "ResponseStarted", self.backend.process)
+        await self._stage(ac, "ResponseStarted")
 
-    def close(self) -> None:
-        self.backend.close()
+    async def shutdown(self) -> None:
+        """What the backends still hold written or sent (``Backend.Shutdown``)."""
+        if self._later:
+            await asyncio.gather(*self._later, return_exceptions=True)
+        await self.backend.shutdown()
 
 
 def object_ref_of(attrs: RequestAttributes, version: str) -> dict[str, str] | None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING
 from urllib.parse import quote, urlencode
@@ -333,12 +333,14 @@ async def upgrade_proxy(host: str, port: int, location: str, request: Request) -
 class TunnelResponse(Response):
     """The kubelet's 101 and then both directions copied until either side ends."""
 
-    __slots__ = ("_head", "_reader", "_writer")
+    __slots__ = ("_head", "_reader", "_writer", "on_end")
 
     def __init__(self, head: bytes, reader: asyncio.StreamReader,
                  writer: asyncio.StreamWriter) -> None:
         super().__init__(b"", 101)
         self._head, self._reader, self._writer = head, reader, writer
+        # called once the tunnel is closed (the audit event's ResponseComplete)
+        self.on_end: Callable[[], None] | None = None
 
     async def send(self, send: Send, request: Request) -> None:
         client = request.hijack()
@@ -362,6 +364,8 @@ class TunnelResponse(Response):
             forward.cancel()
             writer.close()
             client.close()
+            if self.on_end is not None:
+                self.on_end()
 
 
 # -- locations -----------------------------------------------------------------------------

@@ -27,9 +27,11 @@ from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints import contentencoding, podstreams, resourceproxy
 from setpoint.cluster.endpoints.auditing import (
     Auditor,
+    AuditStoreFailed,
     audit_id_of,
     decoded_patch,
     object_ref_of,
+    store_failed_response,
 )
 from setpoint.cluster.endpoints.authentication import PUBLIC_PATHS, audited_user, authenticate
 from setpoint.cluster.endpoints.collections import (
@@ -83,7 +85,11 @@ from setpoint.cluster.endpoints.requestbody import (
     fresh_copy,
     read_body,
 )
-from setpoint.cluster.endpoints.requestdeadline import answered_by, request_deadline
+from setpoint.cluster.endpoints.requestdeadline import (
+    answered_by,
+    long_running,
+    request_deadline,
+)
 from setpoint.cluster.endpoints.requestinfo import (
     ResourcePath,
     parse_resource_path,
@@ -221,16 +227,19 @@ class Handler:
             authenticate(self.api, self.token, request)
         except StatusError as err:
             if auditor is not None:
-                auditor.failed_authentication(request, audit_id, attrs,
+                await auditor.failed_authentication(request, audit_id, attrs,
                                               object_ref_of(attrs, rp.version if rp else ""),
                                               err.code)
             # the token authenticator's warning (an extra space) reaches the 401 too: the
             # warning recorder wraps authentication (server/config.go)
             warning = bearer_token(request.headers.get("authorization", "")).warning
             return status_response(err, warnings=[warning] if warning else None)
-        begun = None if auditor is None else auditor.begin(
-            request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
-            audited_user(self.token, request))
+        try:
+            begun = None if auditor is None else await auditor.begin(
+                request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
+                audited_user(self.token, request), long_running(request, segments, rp))
+        except AuditStoreFailed:
+            return store_failed_response(request)
         matched: list[tuple[str, str]] = []
         try:
             if self.token is not None and request.path not in PUBLIC_PATHS \
@@ -247,7 +256,7 @@ class Handler:
         except Exception as exc:  # a bug of ours: answer as the apiserver would, keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
             if begun is not None:
-                auditor.panicked(begun, exc)  # type: ignore[union-attr]
+                await auditor.panicked(begun, exc)  # type: ignore[union-attr]
                 begun = None
             response = status_response(
                 errors.internal("an unexpected error occurred; see the server log"))
@@ -257,7 +266,7 @@ class Handler:
             raise
         response.headers.extend(matched)
         if begun is not None:
-            response = auditor.end(begun, response)  # type: ignore[union-attr]
+            response = await auditor.end(begun, response)  # type: ignore[union-attr]
         return response
 
     async def _dispatch(self, request: Request, segments: list[str],
