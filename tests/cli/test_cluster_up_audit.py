@@ -135,3 +135,93 @@ async def test_a_dash_logs_to_standard_output(tmp_path: Path) -> None:
         await wait_for(lambda: any(
             e["verb"] == "get" and e.get("objectRef", {}).get("name") == "default"
             for e in _events(out.read_text())), timeout=10)
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (["--audit-log-maxage", "-1"], "--audit-log-maxage -1 can't be a negative number"),
+    (["--audit-log-maxbackup=-2", "--audit-log-maxsize=-3"],
+     "[--audit-log-maxbackup -2 can't be a negative number, "
+     "--audit-log-maxsize -3 can't be a negative number]"),
+    (["--audit-log-format", "yaml"],
+     'invalid audit log format yaml, allowed formats are "legacy,json"'),
+    (["--audit-log-mode", "sometimes"],
+     'invalid audit log mode sometimes, allowed modes are "batch,blocking,blocking-strict"'),
+    (["--audit-log-mode=batch", "--audit-log-batch-buffer-size=0"],
+     "invalid audit batch log buffer size 0, must be a positive number"),
+    (["--audit-log-mode=batch", "--audit-log-batch-throttle-enable",
+      "--audit-log-batch-throttle-qps=0"],
+     "invalid audit batch log throttle QPS 0, must be a positive number"),
+    (["--audit-log-truncate-max-event-size=10", "--audit-log-truncate-max-batch-size=5"],
+     "invalid audit truncate log max batch size 5, must be greater than max event size (10)"),
+    (["--audit-log-version", "audit.k8s.io/v1beta1"],
+     'invalid group version, allowed versions are ["audit.k8s.io/v1"]'),
+    (["--audit-log-maxage", "ten"],
+     'invalid argument "ten" for "--audit-log-maxage" flag: strconv.ParseInt: parsing "ten": '
+     "invalid syntax"),
+    (["--audit-webhook-config-file", "hook.yaml", "--audit-webhook-initial-backoff", "5"],
+     'invalid argument "5" for "--audit-webhook-initial-backoff" flag: time: missing unit in '
+     'duration "5"'),
+    (["--audit-webhook-config-file", "hook.yaml", "--audit-webhook-mode=batch",
+      "--audit-webhook-batch-max-size=0"],
+     "invalid audit batch webhook max batch size 0, must be a positive number"),
+    (["--audit-log-truncate-enabled=maybe"],
+     'invalid argument "maybe" for "--audit-log-truncate-enabled" flag: strconv.ParseBool: '
+     'parsing "maybe": invalid syntax'),
+], ids=["maxage", "maxbackup-and-maxsize", "format", "mode", "buffer", "qps", "truncate",
+        "version", "int-syntax", "duration", "webhook-batch", "bool"])
+def test_audit_flags_kube_apiserver_refuses_are_one_line_in_its_words(
+        tmp_path: Path, flags: list[str], message: str) -> None:
+    """options/audit.go ``AuditLogOptions.Validate`` (negative maxage, maxbackup, maxsize;
+    the format), ``validateBackendBatchOptions``, ``AuditTruncateOptions.Validate``,
+    ``validateGroupVersionString``, ``AuditWebhookOptions.Validate`` (checked only when
+    the webhook has a config file), several errors as ``utilerrors.NewAggregate`` joins
+    them; pflag's own for a value it cannot parse. Nothing starts, no log file is made."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    result = cluster_up(tmp_path, "--memory", "--audit-policy-file", str(policy),
+                        "--audit-log-path", str(tmp_path / "audit.log"), *flags)
+    assert result.returncode == 1
+    assert result.stderr == f"error: {message}\n"
+    assert not (tmp_path / "audit.log").exists()
+
+
+def test_a_webhook_config_file_it_cannot_read_is_one_line(tmp_path: Path) -> None:
+    """``newUntruncatedBackend``: "initializing audit webhook: " and client-go's error."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    missing = tmp_path / "nope.yaml"
+    result = cluster_up(tmp_path, "--memory", "--audit-policy-file", str(policy),
+                        "--audit-webhook-config-file", str(missing))
+    assert result.returncode == 1
+    assert result.stderr == ("error: --audit-webhook-config-file: initializing audit webhook: "
+                             f"stat {missing}: no such file or directory\n")
+
+
+async def test_cluster_up_rotates_a_legacy_log(tmp_path: Path) -> None:
+    """The log flags reach the backend: ``--audit-log-format=legacy`` lines
+    (format.go ``EventString``); a file that the next line would take to
+    ``--audit-log-maxsize`` (1 MiB) is moved aside first (lumberjack
+    ``openExistingOrNew``) as ``audit-<time>.log``, and only ``--audit-log-maxbackup``
+    backups are kept (``millRunOnce``: the older one goes)."""
+    import re
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    log = tmp_path / "audit" / "audit.log"
+    log.parent.mkdir(mode=0o700)
+    log.write_bytes(b"#" * (1024 * 1024 - 10) + b"\n")
+    older = log.parent / "audit-2001-02-03T04-05-06.789.log"
+    older.write_text("old\n")
+    with ServerProcess(tmp_path / "server", "--no-workloads", "--audit-policy-file", str(policy),
+                       "--audit-log-path", str(log), "--audit-log-format=legacy",
+                       "--audit-log-maxsize=1", "--audit-log-maxbackup=1") as server:
+        _kubectl(server, tmp_path, "get", "namespace", "default", "-o", "name")
+        await wait_for(lambda: not older.exists(), timeout=10)
+    lines = log.read_text().splitlines()
+    assert lines and all(" AUDIT: id=" in line for line in lines)
+    assert any('stage="ResponseComplete"' in line and 'method="get"' in line
+               and 'uri="/api/v1/namespaces/default"' in line for line in lines)
+    backups = [p for p in log.parent.iterdir() if p != log]
+    assert len(backups) == 1, backups
+    assert re.fullmatch(r"audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log", backups[0].name)
+    assert backups[0].read_bytes().startswith(b"###")
