@@ -6,6 +6,7 @@ it; a good one audits what real kubectl does, to a file or (``-``) standard outp
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -225,3 +226,33 @@ async def test_cluster_up_rotates_a_legacy_log(tmp_path: Path) -> None:
     assert len(backups) == 1, backups
     assert re.fullmatch(r"audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log", backups[0].name)
     assert backups[0].read_bytes().startswith(b"###")
+
+
+async def test_cluster_up_sends_events_to_the_audit_webhook(tmp_path: Path) -> None:
+    """``--audit-webhook-config-file`` (a kubeconfig naming a local HTTPS receiver, its CA
+    and token) with ``--audit-webhook-batch-max-wait``: kubectl's requests reach the
+    receiver as ``audit.k8s.io/v1`` EventLists (webhook.go ``processEvents``), batched
+    (buffered.go), the queued rest sent when the server stops (``Shutdown``)."""
+    from tests.auditreceiver import Receiver
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    receiver = Receiver(tmp_path / "receiver")
+    await receiver.start()
+    try:
+        config = receiver.kubeconfig(tmp_path / "webhook.yaml")
+        with ServerProcess(tmp_path / "server", "--no-workloads", "--audit-policy-file",
+                           str(policy), "--audit-webhook-config-file", str(config),
+                           "--audit-webhook-batch-max-wait=200ms") as server:
+            await asyncio.to_thread(_kubectl, server, tmp_path, "get", "namespace", "default")
+
+            def got() -> bool:
+                return any(e["verb"] == "get" and e.get("objectRef", {}).get("name") == "default"
+                           for e in receiver.events())
+
+            await wait_for(got, timeout=20)
+        assert all(b["kind"] == "EventList" for b in receiver.bodies)
+        assert receiver.headers[0]["Authorization"] == "Bearer audit-token"
+        assert not [e for e in receiver.events() if e["stage"] == "RequestReceived"]
+    finally:
+        await receiver.stop()

@@ -19,7 +19,6 @@ ResponseStarted of a long-running request whatever its code, 101 on ``Hijack``).
 from __future__ import annotations
 
 import asyncio
-import base64
 import gzip
 import re
 import ssl
@@ -49,7 +48,7 @@ from setpoint.cluster.audit.options import (
 )
 from setpoint.cluster.audit.policy import policy_from_document
 from setpoint.cluster.audit.truncate import wrap_truncate
-from setpoint.cluster.authentication.tls import ensure_certs
+from tests.auditreceiver import Receiver
 from tests.waiting import quiet_period, wait_for
 
 NS = "/api/v1/namespaces/default"
@@ -258,65 +257,6 @@ async def test_truncation_drops_the_objects_of_a_large_event(tmp_path: Path) -> 
     assert all(len(line) <= 4000 for line in log.read_bytes().splitlines(keepends=True))
 
 
-class Receiver:
-    """An audit webhook on loopback (HTTPS): the EventLists POSTed to it; the first
-    ``failures`` calls answered 500."""
-
-    def __init__(self, directory: Path, failures: int = 0) -> None:
-        self.certs = ensure_certs(directory, ["127.0.0.1"])
-        self.directory = directory
-        self.failures = failures
-        self.bodies: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.port = 0
-        self._runner: web.AppRunner | None = None
-
-    async def _receive(self, request: web.Request) -> web.Response:
-        self.bodies.append(orjson.loads(await request.read()))
-        self.headers.append(dict(request.headers))
-        if len(self.bodies) <= self.failures:
-            return web.Response(status=500, text="not now")
-        return web.Response(status=200, text="{}")
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_post("/audit", self._receive)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0,
-                           ssl_context=self.certs.ssl_context(self.directory))
-        await site.start()
-        self.port = self._runner.addresses[0][1]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def kubeconfig(self, path: Path, token: str = "audit-token") -> Path:
-        ca = base64.b64encode(self.certs.ca_pem).decode()
-        path.write_text(f"""\
-apiVersion: v1
-kind: Config
-clusters:
-- name: receiver
-  cluster:
-    server: https://127.0.0.1:{self.port}/audit
-    certificate-authority-data: {ca}
-users:
-- name: apiserver
-  user:
-    token: {token}
-contexts:
-- name: audit
-  context: {{cluster: receiver, user: apiserver}}
-current-context: audit
-""")
-        return path
-
-    def events(self) -> list[dict[str, Any]]:
-        return [item for body in self.bodies for item in body["items"]]
-
-
 @pytest.fixture
 async def receiver(tmp_path: Path) -> AsyncIterator[Receiver]:
     hook = Receiver(tmp_path / "receiver", failures=1)
@@ -432,7 +372,7 @@ async def test_long_running_requests_log_response_started_whatever_their_answer(
             }
             codes = {}
             for key, (method, path) in calls.items():
-                status, _, resp = await api.call(method, path, **{"Audit-ID": key})
+                status, _, _ = await api.call(method, path, **{"Audit-ID": key})
                 codes[key] = status
             assert codes == {"watch": 400, "log": 404, "proxy": 200, "short": 404}
             assert await _exec(api) == 101
