@@ -57,8 +57,8 @@ def _time_from_name(name: str, prefix: str, ext: str) -> datetime | None:
 
 
 class RotatingFile:
-    """lumberjack's ``Logger``: ``write`` appends, rotating first when the file would grow
-    past its limit."""
+    """lumberjack's ``Logger``: lines appended, the file rotated first when one would take
+    it past its limit."""
 
     def __init__(self, path: str, *, max_size_mb: int = 0, max_backups: int = 0,
                  max_age_days: int = 0, compress: bool = False) -> None:
@@ -72,20 +72,35 @@ class RotatingFile:
         self._mill_wanted = threading.Event()
         self._mill: threading.Thread | None = None
         self._lock = threading.Lock()  # (the mill thread and a rotation share the directory)
+        self._stopping = False
 
     def __repr__(self) -> str:
         return f"RotatingFile(path={str(self.path)!r}, max_bytes={self.max_bytes})"
 
-    def write(self, data: bytes) -> None:
-        """``Write``: OSError (or ValueError for a write larger than the limit) when the
-        bytes could not be written."""
-        if len(data) > self.max_bytes:
-            raise ValueError(f"write length {len(data)} exceeds maximum file size "
-                             f"{self.max_bytes}")
-        if self._fd < 0:
-            self._open_existing_or_new(len(data))
-        if self._size + len(data) > self.max_bytes:
-            self._rotate()
+    def write_lines(self, lines: list[bytes]) -> None:
+        """Each line as ``Write`` writes it: a line that would take the file past its limit
+        rotates it first, a line larger than the limit is refused (ValueError; OSError when
+        the file cannot be written). The lines between rotations go in one system call."""
+        pending: list[bytes] = []
+        pending_size = 0
+        for line in lines:
+            if len(line) > self.max_bytes:
+                raise ValueError(f"write length {len(line)} exceeds maximum file size "
+                                 f"{self.max_bytes}")
+            if self._fd < 0:
+                self._open_existing_or_new(len(line))
+            if self._size + pending_size + len(line) > self.max_bytes:
+                if pending:
+                    self._write_all(b"".join(pending))
+                    pending, pending_size = [], 0
+                if self._size + len(line) > self.max_bytes:
+                    self._rotate()
+            pending.append(line)
+            pending_size += len(line)
+        if pending:
+            self._write_all(b"".join(pending))
+
+    def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
             written = os.write(self._fd, view)
@@ -96,6 +111,15 @@ class RotatingFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+    def stop(self) -> None:
+        """Close the file and end the mill's thread once its run is done."""
+        self.close()
+        if self._mill is not None:
+            self._stopping = True
+            self._mill_wanted.set()
+            self._mill.join(timeout=5)
+            self._mill = None
 
     def _open_existing_or_new(self, length: int) -> None:
         self._start_mill()
@@ -148,6 +172,8 @@ class RotatingFile:
         while True:
             self._mill_wanted.wait()
             self._mill_wanted.clear()
+            if self._stopping:
+                return
             with contextlib.suppress(OSError):  # lumberjack: "what am I going to do, log this?"
                 self.mill_once()
 
