@@ -15,7 +15,9 @@ GET costs besides the HTTP layer (authentication, routing, negotiation, the stor
 
 With ``--audit LEVEL`` this tree (not the baseline) audits every request at LEVEL (a policy
 of one rule, the log a temporary file): ``--audit Metadata --baseline .`` is the cost of
-auditing, ``--baseline <main>`` without it the cost of having it when it is off.
+auditing, ``--baseline <main>`` without it the cost of having it when it is off. The
+environment's ``SETPOINT_BENCH_AUDIT_FLAGS`` gives more of ``cluster up``'s log flags
+(``"--audit-log-mode=batch --audit-log-batch-max-size=512"``).
 """
 
 from __future__ import annotations
@@ -50,14 +52,21 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
     if level:
         import tempfile
 
-        from setpoint.cluster.audit.logbackend import LogBackend
+        from setpoint.cli.auditflags import audit_options
         from setpoint.cluster.audit.policy import policy_from_document
         from setpoint.cluster.endpoints.auditing import Auditor
 
         log = Path(tempfile.mkdtemp(prefix="setpoint-bench-")) / "audit.log"
+        # SETPOINT_BENCH_AUDIT_FLAGS: more of cluster up's --audit-log-* flags, "name=value"
+        flags = dict(f.split("=", 1) for f in os.environ.get(
+            "SETPOINT_BENCH_AUDIT_FLAGS", "").split() if f)
+        backend = audit_options("", str(log), {
+            "audit_" + k.removeprefix("--audit-").replace("-", "_"): v
+            for k, v in flags.items()}).backend()
+        assert backend is not None
         app = asgi(Handler(api, "token", Auditor(policy_from_document({
             "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": level}]}),
-            LogBackend(str(log)))))
+            backend)))
     else:
         app = asgi(Handler(api, "token"))
 
