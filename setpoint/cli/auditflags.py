@@ -147,6 +147,9 @@ def audit_options(policy_file: str, log_path: str, flags: dict[str, str | None]
         max_size=integer("log-maxsize", 0), format=text("log-format", log.format),
         compress=boolean("log-compress", False), batch=batch("log", log.batch),
         truncate=truncate("log"), group_version=text("log-version", log.group_version))
+    if given("webhook-batch-initial-backoff") is not None:  # (pflag's MarkDeprecated)
+        click.echo("Flag --audit-webhook-batch-initial-backoff has been deprecated, "
+                   "Deprecated, use --audit-webhook-initial-backoff instead.", err=True)
     backoff = given("webhook-initial-backoff") or given("webhook-batch-initial-backoff")
     flag = "audit-webhook-initial-backoff" if given("webhook-initial-backoff") \
         else "audit-webhook-batch-initial-backoff"

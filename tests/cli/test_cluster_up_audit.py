@@ -256,3 +256,19 @@ async def test_cluster_up_sends_events_to_the_audit_webhook(tmp_path: Path) -> N
         assert not [e for e in receiver.events() if e["stage"] == "RequestReceived"]
     finally:
         await receiver.stop()
+
+
+def test_the_deprecated_backoff_flag_warns_as_pflag_does(tmp_path: Path) -> None:
+    """options/audit.go ``MarkDeprecated("audit-webhook-batch-initial-backoff", …)``: pflag
+    says so when it is used, and its value is read as the new flag's (a Go duration)."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    result = cluster_up(tmp_path, "--memory", "--audit-policy-file", str(policy),
+                        "--audit-webhook-config-file", str(tmp_path / "hook.yaml"),
+                        "--audit-webhook-batch-initial-backoff=soon")
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        "Flag --audit-webhook-batch-initial-backoff has been deprecated, Deprecated, use "
+        "--audit-webhook-initial-backoff instead.",
+        'error: invalid argument "soon" for "--audit-webhook-batch-initial-backoff" flag: '
+        'time: invalid duration "soon"']

@@ -235,6 +235,20 @@ async def test_blocking_writes_before_the_answer_and_batch_waits_for_a_full_batc
     assert [e["objectRef"]["name"] for e in lines(log)] == ["a", "a", "b", "b"]
 
 
+async def test_batch_mode_drops_what_its_buffer_cannot_hold(tmp_path: Path) -> None:
+    """buffered.go ``ProcessEvents``: an event that finds the buffer full
+    (``--audit-log-batch-buffer-size``) is dropped ("audit buffer queue blocked"), the
+    request served all the same; what was queued is written at shutdown."""
+    log = tmp_path / "audit.log"
+    config = BatchConfig(buffer_size=1, max_batch_size=2, max_batch_wait=3600,
+                         throttle_enable=False, async_delegate=False)
+    async with audited(wrap_mode(LogBackend(str(log)), BatchOptions("batch", config))) as api:
+        status, _, resp = await api.call("GET", f"{NS}/configmaps/a")
+        assert status == 404
+    assert [(e["stage"], e["auditID"]) for e in lines(log)] == [
+        ("RequestReceived", resp.headers["Audit-Id"])]
+
+
 async def test_truncation_drops_the_objects_of_a_large_event(tmp_path: Path) -> None:
     """truncate.go: an event larger than ``--audit-log-truncate-max-event-size`` at level
     Request or more loses requestObject and responseObject and is annotated
