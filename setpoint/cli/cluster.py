@@ -165,10 +165,12 @@ def cluster() -> None:
 @click.option("--audit-policy-file", "audit_policy_file",
               type=click.Path(dir_okay=False, path_type=Path),
               help="kube-apiserver's audit policy (an audit.k8s.io/v1 Policy): which requests "
-                   "are audited, at which level. Needs --audit-log-path.")
+                   "are audited, at which level. Needs --audit-log-path or "
+                   "--audit-webhook-config-file.")
 @click.option("--audit-log-path", "audit_log_path", metavar="PATH",
-              help="Write audit events to this file (one JSON Event per line, mode 0600); "
-                   "'-' means standard output. Needs --audit-policy-file.")
+              help="Write audit events to this file (one line per event, see "
+                   "--audit-log-format; mode 0600); '-' means standard output. Needs "
+                   "--audit-policy-file.")
 @audit_flags
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int,
