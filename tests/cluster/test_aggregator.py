@@ -184,6 +184,24 @@ async def test_get_and_list_are_proxied_with_the_callers_identity_not_its_creden
     assert first.values("X-Forwarded-For") == ["127.0.0.1"]
 
 
+async def test_the_backend_gets_the_requests_audit_id(env: Env) -> None:
+    """apiserver pkg/util/proxy/proxy.go ``NewRequestForProxy``: the proxied request's
+    Audit-ID is set to the request's own (the caller's, as audit_init.go takes it, or the
+    one the aggregator made), so both servers' audit events carry the same ID; the answer
+    carries it (audit_init.go) before whatever the backend's headers add (ReverseProxy)."""
+    env.backend.seen.clear()
+    status, _ = await env.api.get(f"{FLUNDERS}/one", headers={"Audit-ID": "agg-audit-1"})
+    assert status == 200
+    assert env.backend.requests_to(f"{FLUNDERS}/one")[-1].values("Audit-Id") == ["agg-audit-1"]
+    async with env.api.session.get(
+            env.api.cluster.url + f"{FLUNDERS}/one", ssl=env.api.ssl,
+            headers={"Authorization": f"Bearer {env.api.cluster.token}"}) as resp:
+        assert resp.status == 200
+        ours = resp.headers.getall("Audit-Id")[0]
+    assert uuid.UUID(ours).version == 4
+    assert env.backend.requests_to(f"{FLUNDERS}/one")[-1].values("Audit-Id") == [ours]
+
+
 async def test_an_impersonated_user_reaches_the_backend_authorized_here_first(
         env: Env) -> None:
     """The aggregator's handler runs after impersonation and authorization: the backend is

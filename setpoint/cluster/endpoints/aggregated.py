@@ -127,12 +127,17 @@ async def _body(resp: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
 
 
 def _proxied_headers(request: Request) -> list[tuple[str, str]]:
-    """The caller's headers less its credentials and the hop-by-hop ones, X-Remote-*, and
-    the caller's address appended to X-Forwarded-For (httputil.ReverseProxy; the upgrade
-    path's ``AppendForwardedForHeader``)."""
+    """The caller's headers less its credentials and the hop-by-hop ones, X-Remote-*, the
+    caller's address appended to X-Forwarded-For (httputil.ReverseProxy; the upgrade
+    path's ``AppendForwardedForHeader``), and the request's Audit-ID set, so that the
+    aggregated server's events carry it too (apiserver pkg/util/proxy/proxy.go
+    ``NewRequestForProxy``)."""
     items = request.raw_header_items()
-    headers = forwarded_headers([(n, v) for n, v in items if n.lower() != "x-forwarded-for"],
+    headers = forwarded_headers([(n, v) for n, v in items
+                                 if n.lower() not in ("x-forwarded-for", "audit-id")],
                                 request.user or {})
+    if request.audit_id:
+        headers.append(("Audit-ID", request.audit_id))
     forwarded = request.header_values("x-forwarded-for")
     if request.remote_host:
         forwarded.append(request.remote_host)

@@ -68,9 +68,9 @@ class Query(dict[str, str]):
 class Request:
     """One HTTP request as the API handler reads it."""
 
-    __slots__ = ("_raw_headers", "_receive", "_scope", "authenticated", "deadline", "headers",
-                 "method", "path", "query", "raw_query", "received", "served_stored",
-                 "user", "user_fixed")
+    __slots__ = ("_raw_headers", "_receive", "_scope", "audit_id", "authenticated", "deadline",
+                 "headers", "method", "path", "query", "raw_query", "received",
+                 "served_stored", "user", "user_fixed")
 
     def __init__(self, scope: Message, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -107,6 +107,7 @@ class Request:
         # own (storedgets.py remembers such a GET's decisions for the connection)
         self.user_fixed = False
         self.served_stored: Any = None  # (the ResourceType whose stored bytes answered)
+        self.audit_id = ""  # its Audit-ID (audit_init.go), once the handler has one
 
     @property
     def raw_headers(self) -> list[tuple[bytes, bytes]]:

@@ -183,7 +183,7 @@ class Handler:
         # the request deadline's filters are outside authentication (requestdeadline.py),
         # the Audit-Id outside everything (auditing.py); a remembered GET (storedgets.py)
         # only while auditing is off: an audited one goes through the audit filter
-        audit_id = audit_id_of(request)
+        audit_id = request.audit_id = audit_id_of(request)
         if request.method == "GET" and not request.raw_query and self.auditor is None:
             remembered = self.stored_gets.answer(request)
             if remembered is not None:
