@@ -70,8 +70,6 @@ def load_kubeconfig(path: str) -> WebhookClientConfig:
 
     context_name = doc.get("current-context") or ""
     context = named("contexts", context_name, "context")
-    if not context and len(doc.get("contexts") or []) == 0 and len(doc.get("clusters") or []) == 1:
-        context = {"cluster": doc["clusters"][0].get("name", "")}
     cluster = named("clusters", context.get("cluster", ""), "cluster")
     user = named("users", context.get("user", ""), "user")
     server = cluster.get("server")
