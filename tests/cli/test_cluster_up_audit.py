@@ -107,8 +107,9 @@ def _events(text: str) -> list[dict[str, Any]]:
 
 
 def test_kubectl_is_audited_to_the_log_file(tmp_path: Path) -> None:
-    """plugin/pkg/audit/log/backend.go: one JSON Event a line; the events still queued are
-    written when the server stops (SIGTERM); the policy's None rule and omitStages hold."""
+    """plugin/pkg/audit/log/backend.go: one JSON Event a line, each written as its stage
+    passes (``--audit-log-mode=blocking``, the default), all of them there once the server
+    has stopped (SIGTERM); the policy's None rule and omitStages hold."""
     policy = tmp_path / "policy.yaml"
     policy.write_text(GOOD)
     log = tmp_path / "audit" / "audit.log"
