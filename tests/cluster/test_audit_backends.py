@@ -333,10 +333,17 @@ async def test_a_blocking_webhook_has_the_events_before_the_answer(
 # -- long-running requests ------------------------------------------------------------------
 
 async def _fake_kubelet() -> tuple[asyncio.Server, int]:
-    """A kubelet that upgrades every request (101) and then closes."""
+    """A kubelet that upgrades every request (101) and then closes; one for the container
+    ``gone`` is refused (404)."""
 
     async def upgrade(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
+        head = await reader.readuntil(b"\r\n\r\n")
+        if b"/gone" in head.split(b"\r\n", 1)[0]:
+            writer.write(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+                         b"X-Kubelet: yes\r\nContent-Length: 14\r\n\r\ncontainer gone")
+            await writer.drain()
+            writer.close()
+            return
         writer.write(b"HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\n"
                      b"Upgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: v4.channel.k8s.io\r\n"
                      b"\r\n")
@@ -409,6 +416,29 @@ async def test_long_running_requests_log_response_started_whatever_their_answer(
         await runner.cleanup()
 
 
+async def test_an_upgrade_the_kubelet_refuses_is_echoed_on_the_hijacked_connection(
+        tmp_path: Path) -> None:
+    """upgradeaware.go ``tryUpgrade``: a kubelet's error answer to an upgrade is written
+    back on the hijacked connection as it came (its headers only: no Audit-Id, no header
+    of the server's), then the connection closed; the audit event's code is the 101 that
+    ``auditResponseWriter.Hijack`` fakes, not the kubelet's 404."""
+    log = tmp_path / "audit.log"
+    kubelet, kubelet_port = await _fake_kubelet()
+    try:
+        async with audited(LogBackend(str(log)), policy({"level": "Metadata", "resources": [
+                {"resources": ["pods/exec"]}]}, {"level": "None"})) as api:
+            await _world(api, kubelet_port, 9)
+            answer = await _exec_answer(api, "gone", "refused")
+            assert answer == (b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
+                              b"X-Kubelet: yes\r\nContent-Length: 14\r\n\r\ncontainer gone")
+            await wait_for(lambda: len([e for e in lines(log) if e["auditID"] == "refused"]) == 3)
+            assert [(e["stage"], e.get("responseStatus", {}).get("code", 0))
+                    for e in lines(log) if e["auditID"] == "refused"] == [
+                ("RequestReceived", 0), ("ResponseStarted", 101), ("ResponseComplete", 101)]
+    finally:
+        kubelet.close()
+
+
 async def test_a_proxied_answer_carries_both_audit_ids(tmp_path: Path) -> None:
     """audit_init.go sets the apiserver's Audit-Id on the response writer before the
     handler runs; the proxy (upgradeaware.go, Go's httputil.ReverseProxy ``copyHeader``)
@@ -432,8 +462,8 @@ async def test_a_proxied_answer_carries_both_audit_ids(tmp_path: Path) -> None:
 
 
 async def _world(api: Client, kubelet_port: int, backend_port: int) -> None:
-    """A node on loopback (its kubelet at ``kubelet_port``), a pod on it, and the service
-    ``web`` whose endpoint is that pod at ``backend_port``."""
+    """A node on loopback (its kubelet at ``kubelet_port``), a pod on it (containers ``c``
+    and ``gone``), and the service ``web`` whose endpoint is that pod at ``backend_port``."""
     merge = {"Content-Type": "application/merge-patch+json"}
     assert (await api.call("POST", "/api/v1/nodes", {"metadata": {"name": "lo"}}))[0] == 201
     status, body, _ = await api.call("PATCH", "/api/v1/nodes/lo/status", {"status": {
@@ -442,7 +472,8 @@ async def _world(api: Client, kubelet_port: int, backend_port: int) -> None:
     assert status == 200, body
     status, body, _ = await api.call("POST", f"{NS}/pods", {
         "metadata": {"name": "lopod"},
-        "spec": {"nodeName": "lo", "containers": [{"name": "c", "image": "i"}]}})
+        "spec": {"nodeName": "lo", "containers": [{"name": "c", "image": "i"},
+                                                   {"name": "gone", "image": "i"}]}})
     assert status == 201, body
     status, body, _ = await api.call("PATCH", f"{NS}/pods/lopod/status", {"status": {
         "phase": "Running", "podIP": "127.0.0.1", "podIPs": [{"ip": "127.0.0.1"}]}}, **merge)
@@ -458,17 +489,21 @@ async def _world(api: Client, kubelet_port: int, backend_port: int) -> None:
     assert status in (200, 201), body
 
 
-async def _exec(api: Client) -> int:
+async def _exec(api: Client, container: str = "c", audit_id: str = "exec") -> int:
     """An exec upgrade, written by hand (aiohttp upgrades only to websockets): the status
     of the answer's head."""
+    return int((await _exec_answer(api, container, audit_id)).split(b" ", 2)[1])
+
+
+async def _exec_answer(api: Client, container: str, audit_id: str) -> bytes:
+    """Everything the client gets for an exec upgrade, until the connection closes."""
     host, port = api.running.url.removeprefix("https://").rsplit(":", 1)
     reader, writer = await asyncio.open_connection(host, int(port), ssl=api.tls,
                                                    server_hostname=host)
-    writer.write((f"POST {NS}/pods/lopod/exec?command=ls&stdout=true HTTP/1.1\r\n"
-                  f"Host: {host}\r\nAuthorization: Bearer {api.running.token}\r\n"
-                  "Audit-ID: exec\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+    writer.write((f"POST {NS}/pods/lopod/exec?command=ls&stdout=true&container={container} "
+                  f"HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {api.running.token}\r\n"
+                  f"Audit-ID: {audit_id}\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
                   "X-Stream-Protocol-Version: v4.channel.k8s.io\r\n\r\n").encode())
-    head = await reader.readuntil(b"\r\n\r\n")
-    await reader.read()  # the kubelet closes: the tunnel ends
+    answer = await reader.read()  # the kubelet closes: the tunnel ends
     writer.close()
-    return int(head.split(b" ", 2)[1])
+    return answer

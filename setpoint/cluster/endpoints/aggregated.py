@@ -198,16 +198,4 @@ async def _proxy_upgrade(request: Request, aggregator: Aggregator, apiservice: O
         answer = b""
     finally:
         writer.close()
-    echoed = Response(answer, status)
-    echoed.headers = [(n, v) for n, v in _head_items(head) if n not in _NOT_COPIED]
-    return echoed
-
-
-def _head_items(head: bytes) -> list[tuple[str, str]]:
-    """Every header of a response head, repeated names included, names in lower case."""
-    items = []
-    for line in head.decode("latin-1").split("\r\n")[1:]:
-        name, sep, value = line.partition(":")
-        if sep:
-            items.append((name.strip().lower(), value.strip()))
-    return items
+    return TunnelResponse.echoed(head, answer, status)

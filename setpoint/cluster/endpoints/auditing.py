@@ -160,7 +160,9 @@ class Auditor:
         audit_context.reset(token)
         event = ac.event
         status = _status_of(response)
-        event["responseStatus"] = response_status(response.status, status)
+        # a hijacked connection's code is the 101 Hijack fakes, whatever is echoed on it
+        code = 101 if isinstance(response, TunnelResponse) else response.status
+        event["responseStatus"] = response_status(code, status)
         if not isinstance(response, StreamResponse | TunnelResponse):
             if level_at_least(ac.config.level, "RequestResponse") and status is None \
                     and _is_json(response):

@@ -314,7 +314,7 @@ async def upgrade_proxy(host: str, port: int, location: str, request: Request) -
     writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
     try:
         head = await reader.readuntil(b"\r\n\r\n")
-        status, headers, content_type = parse_head(head)
+        status, headers, _ = parse_head(head)
     except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError, OSError):
         writer.close()
         raise StatusError(500, "", "error dialing backend: the kubelet closed the connection"
@@ -326,26 +326,40 @@ async def upgrade_proxy(host: str, port: int, location: str, request: Request) -
         length = int(headers.get("content-length", "0") or 0)
         body = await reader.readexactly(min(length, MAX_ERROR_BODY)) if length else b""
         writer.close()
-        return Response(body, status, content_type or "text/plain; charset=utf-8")
+        return TunnelResponse.echoed(head, body, status)
     return TunnelResponse(head, reader, writer)
 
 
 class TunnelResponse(Response):
-    """The kubelet's 101 and then both directions copied until either side ends."""
+    """The kubelet's 101 and then both directions copied until either side ends; or, for
+    an error answer to the upgrade, that answer echoed as it came and the connection
+    closed (upgradeaware.go ``tryUpgrade``). Either way the connection is hijacked: none
+    of the server's own headers (not even the Audit-Id) reach the client, and the audit
+    event's code is the 101 ``Hijack`` fakes (filters/audit.go)."""
 
     __slots__ = ("_head", "_reader", "_writer", "on_end")
 
-    def __init__(self, head: bytes, reader: asyncio.StreamReader,
-                 writer: asyncio.StreamWriter) -> None:
-        super().__init__(b"", 101)
+    def __init__(self, head: bytes, reader: asyncio.StreamReader | None,
+                 writer: asyncio.StreamWriter | None, status: int = 101) -> None:
+        super().__init__(b"", status)
         self._head, self._reader, self._writer = head, reader, writer
         # called once the tunnel is closed (the audit event's ResponseComplete)
         self.on_end: Callable[[], None] | None = None
+
+    @classmethod
+    def echoed(cls, head: bytes, body: bytes, status: int) -> TunnelResponse:
+        """A backend's error answer to an upgrade, to be written back as it came."""
+        return cls(head + body, None, None, status)
 
     async def send(self, send: Send, request: Request) -> None:
         client = request.hijack()
         client.write(self._head)
         reader, writer = self._reader, self._writer
+        if reader is None or writer is None:  # an echoed answer: written, then closed
+            client.close()
+            if self.on_end is not None:
+                self.on_end()
+            return
 
         async def upstream() -> None:
             with contextlib.suppress(OSError):
