@@ -186,6 +186,20 @@ async def test_the_legacy_format_is_one_line_of_text_an_event(tmp_path: Path) ->
     assert received.split(" ")[0] == complete.split(" ")[0]  # both: when it came
 
 
+async def test_the_legacy_format_names_whom_a_request_impersonates(tmp_path: Path) -> None:
+    """format.go ``EventString``: ``as`` and ``asgroups`` are the impersonated user's name
+    and groups (impersonation.go gives a user without groups ``system:authenticated``)."""
+    log = tmp_path / "audit.log"
+    async with audited(LogBackend(str(log), format="legacy")) as api:
+        status, _, _ = await api.call("GET", f"{NS}/configmaps/nope", **{
+            "Audit-ID": "as-1", "Impersonate-User": "jane"})
+        assert status == 403
+        await wait_for(lambda: log.read_text().count("\n") == 2)
+    complete = log.read_text().splitlines()[1]
+    assert ' as="jane" asgroups="\\"system:authenticated\\"" ' in complete, complete
+    assert complete.endswith(' response="403"')
+
+
 async def test_blocking_strict_refuses_a_request_whose_event_cannot_be_stored(
         tmp_path: Path) -> None:
     """filters/audit.go ``WithAudit``: under ``blocking-strict`` a RequestReceived event the
