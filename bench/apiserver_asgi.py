@@ -64,11 +64,11 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
             "audit_" + k.removeprefix("--audit-").replace("-", "_"): v
             for k, v in flags.items()}).backend()
         assert backend is not None
-        app = asgi(Handler(api, "token", Auditor(policy_from_document({
+        app = asgi(Handler(api.front_parts(), "token", Auditor(policy_from_document({
             "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": level}]}),
             backend)))
     else:
-        app = asgi(Handler(api, "token"))
+        app = asgi(Handler(api.front_parts(), "token"))
 
     async def call(path: str, body: bytes, method: str = "POST") -> int:
         scope = {"type": "http", "method": method, "path": path, "query_string": b"",

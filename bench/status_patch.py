@@ -66,7 +66,7 @@ async def main() -> None:
         body = {"apiVersion": "v1", "kind": "Pod", "spec": template["spec"],
                 "metadata": {**template["metadata"], "name": name, "ownerReferences": [owner]}}
         api.rest.create(pods, "default", Decoded(body), manager)
-        api.bind_pod(pods, "default", name, {"apiVersion": "v1", "kind": "Binding",
+        api.pod_binding.bind(pods, "default", name, {"apiVersion": "v1", "kind": "Binding",
                                               "metadata": {"name": name},
                                               "target": {"kind": "Node", "name": "node-1"}})
     per_patch = []

@@ -10,13 +10,12 @@ type), as kube-apiserver's admission initializers hand each plugin only what it 
 from __future__ import annotations
 
 import asyncio
-import base64
 import ipaddress
 import logging
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -49,15 +48,11 @@ from setpoint.cluster.aggregator.frontproxy import (
     authentication_configmap_data,
 )
 from setpoint.cluster.apiextensions.customresources import CustomResources
-from setpoint.cluster.authentication.boundobjects import bound_objects_exist
-from setpoint.cluster.authentication.tokens import (
-    Identity,
-    TokenIssuer,
-    identity_of,
-    legacy_reference,
-)
+from setpoint.cluster.authentication.serviceaccount import ServiceAccountTokens
+from setpoint.cluster.authentication.tokens import TokenIssuer
 from setpoint.cluster.authorization.rbac import Authorizer
 from setpoint.cluster.bootstrap.recorded import Recorded, blanked, blanked_update, digest
+from setpoint.cluster.endpoints.parts import FrontParts, OpenStreams, ServingState
 from setpoint.cluster.registry import Registry
 from setpoint.cluster.registry.genericstore import new_uid
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
@@ -97,12 +92,6 @@ def kubernetes_service_ip(service_cluster_ip_range: str) -> str:
     return str(network.network_address + 1)
 
 
-class Closeable(Protocol):
-    """An open stream the server closes when it stops (a WATCH)."""
-
-    def close(self) -> None: ...
-
-
 class APIServer:
     """Everything behind the HTTP front. Runs on one event loop; no locks needed."""
 
@@ -132,15 +121,15 @@ class APIServer:
         # kube-aggregator: APIServices with a Service are proxied to their backends
         self.aggregator = Aggregator(self.store, front_proxy)
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
-        self.external_address = "127.0.0.1:443"  # set by start()
-        self.ready = False
+        self.service_accounts = ServiceAccountTokens(self.tokens, self.store)
+        self.serving = ServingState()  # ready, external address: set by start() and stop()
         # the start's bootstrap writes: taken from the recorded objects while set
         # (bootstrap/recorded.py); ``recorder``, when set, gets what the full path stored
         self._recorded: Recorded | None = None
         self.recorder: dict[str, Any] | None = None
         self.bootstrap_missed = 0  # bootstrap writes the recording did not know
         self.bootstrap_updates_replayed = 0  # the APF status writes taken from it
-        self._watches: set[Closeable] = set()
+        self.streams = OpenStreams()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
         self.authorizer = Authorizer(self.store)
@@ -215,6 +204,19 @@ class APIServer:
         return WebhookAdmission(self.store, self.registry, self.webhook_client,
                                 self.validating_policies)
 
+    def front_parts(self) -> FrontParts:
+        """What the HTTP front (``endpoints/``) is handed: the parts it serves from."""
+        return FrontParts(
+            store=self.store, freshness=self.freshness, registry=self.registry,
+            rest=self.rest, authorizer=self.authorizer, aggregator=self.aggregator,
+            tokens=self.tokens, state=self.serving, streams=self.streams,
+            service_account_identity=self.service_accounts.identity,
+            request_token=self.service_accounts.request, bind_pod=self.pod_binding.bind,
+            evict_pod=self.pod_eviction.evict,
+            admission_webhooks=lambda: self.webhooks,
+            conversion_client=lambda: self.webhook_client,
+            metric_components=(self.pod_security.metrics,))
+
     # -- lifecycle -----------------------------------------------------------------------
     def start(self, *, advertise_address: str = "127.0.0.1", port: int = 443) -> None:
         """Bootstrap system objects and start the in-process controllers. The
@@ -228,6 +230,7 @@ class APIServer:
             authentication_data=authentication_configmap_data(self.ca_pem, self.front_proxy),
             issuer=self.tokens, type_check=self._type_check_policy)
         self.aggregator.start()
+        self.serving.autoregister = self.controllers.autoregister
         self.on_stop(self.controllers.shutdown)
         # (admission the recording did not see: a restart's stored webhooks or policies
         # would be asked about a bootstrap object a user deleted, so it takes the full path)
@@ -244,11 +247,11 @@ class APIServer:
             self.bootstrap_missed, self._recorded = self._recorded.missed, None
         # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
         host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
-        self.external_address = f"{host}:{port}"
+        self.serving.external_address = f"{host}:{port}"
         self._publish_self(advertise_address, port)
         self._publish_authentication_trust()
         self.store.compact()
-        self.ready = True
+        self.serving.ready = True
 
     def post_start(self) -> None:
         """What kube-apiserver runs as post-start hooks once it serves: the
@@ -257,9 +260,8 @@ class APIServer:
         self.controllers.autoregister.start()
 
     async def stop(self) -> None:
-        self.ready = False
-        for stream in list(self._watches):
-            stream.close()
+        self.serving.ready = False
+        self.streams.close_all()
         for stop in self._background:
             stop()
         for task in list(self._tasks):
@@ -285,12 +287,6 @@ class APIServer:
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         self._background.append(callback)
-
-    def track_watch(self, stream: Closeable) -> None:
-        self._watches.add(stream)
-
-    def untrack_watch(self, stream: Closeable) -> None:
-        self._watches.discard(stream)
 
     # -- in-process writes (controllers, bootstrap) -------------------------------------
     def _type_check_policy(self, policy: Obj) -> list[Obj]:
@@ -430,44 +426,3 @@ class APIServer:
         body = {**obj, "metadata": {**obj["metadata"],
                                     "resourceVersion": live["metadata"]["resourceVersion"]}}
         self.rest.update(rt, ns, obj["metadata"]["name"], Decoded(body), opts)
-
-    # -- authentication ------------------------------------------------------------------
-    def service_account_identity(self, token: str) -> Identity | None:
-        """The identity of a service account token we issued, while its account exists."""
-        claims = self.tokens.verify(token)
-        if claims is None:
-            return None
-        identity = identity_of(claims)
-        # the username is system:serviceaccount:<namespace>:<name>, whichever kind of token
-        _, _, namespace, name = [*identity.username.split(":", 3), "", "", "", ""][:4]
-        sa = self.store.get("/serviceaccounts", namespace, name)
-        if sa is None or sa["metadata"].get("uid") != identity.uid:
-            return None
-        if not bound_objects_exist(claims, lambda ns, resource, name: self.store.get(
-                resource, ns, name)):
-            return None
-        legacy = legacy_reference(claims)
-        if legacy is not None:
-            # pkg/serviceaccount/legacy.go validator: the Secret exists, is not being
-            # deleted, and still holds this very token
-            secret = self.store.get("/secrets", *legacy)
-            if secret is None or secret["metadata"].get("deletionTimestamp"):
-                return None
-            held = (secret.get("data") or {}).get("token", "")
-            if held != base64.b64encode(token.encode()).decode():
-                return None
-        return identity
-
-    # -- subresources with their own semantics ------------------------------------------
-    def request_token(self, ns: str, name: str, body: Any) -> Obj:
-        from setpoint.cluster.authentication.tokens import token_request
-
-        return token_request(self.tokens, self.store.get("/serviceaccounts", ns, name), ns,
-                             name, body, lambda ns_, resource, name_: self.store.get(
-                                 resource, ns_, name_))
-
-    def bind_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        return self.pod_binding.bind(rt, ns, name, body)
-
-    def evict_pod(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        return self.pod_eviction.evict(rt, ns, name, body)

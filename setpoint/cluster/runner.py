@@ -112,7 +112,7 @@ async def serve(
               port=bound_port)
     auditor = Auditor(audit_policy, audit_log) \
         if audit_policy is not None and audit_log is not None else None
-    http = HTTPServer(Handler(api, token, auditor), limits)
+    http = HTTPServer(Handler(api.front_parts(), token, auditor), limits)
     await http.start(sock, certs.ssl_context(secrets_dir))
     api.post_start()
     url_host = f"[{host}]" if ":" in host else host

@@ -83,7 +83,7 @@ def budget(api: APIServer, name: str = "budget") -> dict[str, Any]:
 
 async def test_binding_assigns_the_node_and_marks_the_pod_scheduled(server: APIServer) -> None:
     before = make_pod(server)
-    out = server.bind_pod(pods(server), "default", "p",
+    out = server.pod_binding.bind(pods(server), "default", "p",
                binding(annotations={"scheduler.example.com/why": "fits"}))
     assert out == SUCCESS
     pod = get_pod(server)
@@ -113,7 +113,7 @@ async def test_binding_copies_nothing_it_read_for_itself(
         return real_deepcopy(value, *args)
 
     monkeypatch.setattr(copy, "deepcopy", counting_deepcopy)
-    assert server.bind_pod(pods(server), "default", "p", binding()) == SUCCESS
+    assert server.pod_binding.bind(pods(server), "default", "p", binding()) == SUCCESS
     assert copies == []
     pod = get_pod(server)
     assert pod is not None and pod["spec"]["nodeName"] == "node-1"
@@ -121,9 +121,9 @@ async def test_binding_copies_nothing_it_read_for_itself(
 
 async def test_binding_a_bound_pod_is_a_conflict(server: APIServer) -> None:
     make_pod(server)
-    server.bind_pod(pods(server), "default", "p", binding())
+    server.pod_binding.bind(pods(server), "default", "p", binding())
     with pytest.raises(StatusError) as caught:
-        server.bind_pod(pods(server), "default", "p", binding(node="node-2"))
+        server.pod_binding.bind(pods(server), "default", "p", binding(node="node-2"))
     assert caught.value.to_status() == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": 'Operation cannot be fulfilled on pods/binding "p": pod p is already '
@@ -134,23 +134,23 @@ async def test_binding_a_bound_pod_is_a_conflict(server: APIServer) -> None:
 async def test_binding_checks_its_body(server: APIServer) -> None:
     make_pod(server)
     with pytest.raises(StatusError) as caught:
-        server.bind_pod(pods(server), "default", "p", binding(name="other"))
+        server.pod_binding.bind(pods(server), "default", "p", binding(name="other"))
     assert (caught.value.code, caught.value.message) == (
         400, "name in URL does not match name in Binding object")
     no_target = binding()
     no_target["target"] = {}
     with pytest.raises(StatusError) as caught:
-        server.bind_pod(pods(server), "default", "p", no_target)
+        server.pod_binding.bind(pods(server), "default", "p", no_target)
     assert (caught.value.code, caught.value.message) == (500, "target.name: Required value")
     with pytest.raises(StatusError) as caught:
-        server.bind_pod(pods(server), "default", "p", binding(uid="not-the-pods-uid"))
+        server.pod_binding.bind(pods(server), "default", "p", binding(uid="not-the-pods-uid"))
     assert caught.value.code == 409 and "UID in precondition: not-the-pods-uid" in str(
         caught.value)
 
 
 async def test_binding_a_missing_pod_is_not_found(server: APIServer) -> None:
     with pytest.raises(StatusError) as caught:
-        server.bind_pod(pods(server), "default", "p", binding())
+        server.pod_binding.bind(pods(server), "default", "p", binding())
     assert caught.value.message == 'pods "p" not found'
 
 
@@ -159,13 +159,13 @@ async def test_binding_a_missing_pod_is_not_found(server: APIServer) -> None:
 async def test_a_pending_pod_is_evicted_whatever_its_budget(server: APIServer) -> None:
     make_pod(server)
     make_budget(server, allowed=0)
-    assert server.evict_pod(pods(server), "default", "p", eviction()) == SUCCESS
+    assert server.pod_eviction.evict(pods(server), "default", "p", eviction()) == SUCCESS
     assert get_pod(server) is None
 
 
 async def test_a_running_pod_without_a_budget_is_evicted(server: APIServer) -> None:
     make_pod(server, phase="Running", ready=True)
-    assert server.evict_pod(pods(server), "default", "p", eviction()) == SUCCESS
+    assert server.pod_eviction.evict(pods(server), "default", "p", eviction()) == SUCCESS
     assert get_pod(server) is None
 
 
@@ -173,7 +173,7 @@ async def test_a_budget_without_room_refuses_the_eviction(server: APIServer) -> 
     make_pod(server, phase="Running", ready=True)
     make_budget(server, allowed=0)
     with pytest.raises(StatusError) as caught:
-        server.evict_pod(pods(server), "default", "p", eviction())
+        server.pod_eviction.evict(pods(server), "default", "p", eviction())
     assert caught.value.to_status() == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "Cannot evict pod as it would violate the pod's disruption budget.",
@@ -188,7 +188,7 @@ async def test_a_budget_not_yet_observed_asks_to_retry(server: APIServer) -> Non
     make_pod(server, phase="Running", ready=True)
     make_budget(server, allowed=1, observed=False)
     with pytest.raises(StatusError) as caught:
-        server.evict_pod(pods(server), "default", "p", eviction())
+        server.pod_eviction.evict(pods(server), "default", "p", eviction())
     status = caught.value.to_status()
     assert status["code"] == 429 and status["details"]["retryAfterSeconds"] == 10
     assert status["details"]["causes"][0]["message"] == (
@@ -198,7 +198,7 @@ async def test_a_budget_not_yet_observed_asks_to_retry(server: APIServer) -> Non
 async def test_an_allowed_eviction_consumes_the_budget(server: APIServer) -> None:
     make_pod(server, phase="Running", ready=True)
     make_budget(server, allowed=1)
-    assert server.evict_pod(pods(server), "default", "p", eviction()) == SUCCESS
+    assert server.pod_eviction.evict(pods(server), "default", "p", eviction()) == SUCCESS
     assert get_pod(server) is None
     status = budget(server)["status"]
     assert status["disruptionsAllowed"] == 0
@@ -211,7 +211,8 @@ async def test_an_allowed_eviction_consumes_the_budget(server: APIServer) -> Non
 async def test_a_dry_run_eviction_changes_nothing(server: APIServer) -> None:
     make_pod(server, phase="Running", ready=True)
     before = make_budget(server, allowed=1)
-    assert server.evict_pod(pods(server), "default", "p", eviction(dryRun=["All"])) == SUCCESS
+    assert server.pod_eviction.evict(pods(server), "default", "p",
+                                     eviction(dryRun=["All"])) == SUCCESS
     assert get_pod(server) is not None
     assert budget(server) == before
 
@@ -219,7 +220,7 @@ async def test_a_dry_run_eviction_changes_nothing(server: APIServer) -> None:
 async def test_an_unhealthy_pod_is_evicted_without_using_the_budget(server: APIServer) -> None:
     make_pod(server, phase="Running", ready=False)
     make_budget(server, allowed=0, unhealthyPodEvictionPolicy="AlwaysAllow")
-    assert server.evict_pod(pods(server), "default", "p", eviction()) == SUCCESS
+    assert server.pod_eviction.evict(pods(server), "default", "p", eviction()) == SUCCESS
     assert get_pod(server) is None
     assert budget(server)["status"]["disruptionsAllowed"] == 0
 
@@ -229,7 +230,7 @@ async def test_two_budgets_for_one_pod_are_not_supported(server: APIServer) -> N
     make_budget(server, "one", allowed=1)
     make_budget(server, "two", allowed=1)
     with pytest.raises(StatusError) as caught:
-        server.evict_pod(pods(server), "default", "p", eviction())
+        server.pod_eviction.evict(pods(server), "default", "p", eviction())
     assert caught.value.to_status() == {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "This pod has more than one PodDisruptionBudget, which the eviction "
@@ -238,10 +239,10 @@ async def test_two_budgets_for_one_pod_are_not_supported(server: APIServer) -> N
 
 async def test_eviction_checks_its_body_and_the_pod(server: APIServer) -> None:
     with pytest.raises(StatusError) as caught:
-        server.evict_pod(pods(server), "default", "p", eviction())
+        server.pod_eviction.evict(pods(server), "default", "p", eviction())
     assert caught.value.message == 'pods "p" not found'
     with pytest.raises(StatusError) as caught:
-        server.evict_pod(pods(server), "default", "p", eviction("q"))
+        server.pod_eviction.evict(pods(server), "default", "p", eviction("q"))
     assert caught.value.message == "name in URL does not match name in Eviction object"
 
 

@@ -8,6 +8,7 @@ paths, every request is the admin; a request nobody vouches for is a 401."""
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from setpoint.cluster.authentication.bearertoken import bearer_token
@@ -18,7 +19,7 @@ from setpoint.cluster.endpoints.http import Request
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.authentication.tokens import Identity
 
 ANONYMOUS_USER = {"username": "system:anonymous", "groups": ["system:unauthenticated"]}
 PUBLIC_PATHS = {"/healthz", "/livez", "/readyz", "/version"}
@@ -35,7 +36,8 @@ def audited_user(token: bytes | None, request: Request) -> dict[str, Any] | None
     return request.user
 
 
-def authenticate(api: APIServer, token: bytes | None, request: Request) -> None:
+def authenticate(service_account_identity: Callable[[str], Identity | None],
+                 token: bytes | None, request: Request) -> None:
     """Who sends the request (``request.user``: what authorization judges, auditing
     records and admission webhooks are told), or 401. Whom it impersonates is decided
     after the audit event is begun (``Handler._serve``, server.py), as the apiserver's filters are
@@ -55,7 +57,7 @@ def authenticate(api: APIServer, token: bytes | None, request: Request) -> None:
             request.user = reviews.ADMIN_USER
             request.authenticated = request.user_fixed = True
         else:
-            identity = api.service_account_identity(presented) \
+            identity = service_account_identity(presented) \
                 if presented.count(".") == 2 else None
             if identity is not None and audience_error(identity, DEFAULT_AUDIENCES) is None:
                 request.user = identity.user_info()

@@ -8,7 +8,7 @@ import base64
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 
@@ -52,7 +52,12 @@ from setpoint.machinery.gojson import go_text, html_escaped
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
+    from setpoint.cluster.endpoints.parts import OpenStreams
+    from setpoint.cluster.registry.rest import REST
+    from setpoint.cluster.storage import Store
+    from setpoint.cluster.storage.freshness import Freshness
+    from setpoint.cluster.webhook.client import WebhookClient
 
 T = TypeVar("T")
 
@@ -102,11 +107,33 @@ def _named_watch_selector(rt: ResourceType, name: str, given: str) -> str:
     return f"metadata.name={fields.escape_value(name)}"
 
 
-class CollectionReads:
-    """LIST and WATCH of a resource type's objects, given the API server's parts."""
+class CollectionParts(Protocol):
+    """What the reads of a collection are given: the store's revision, the REST storage,
+    the watch cache's freshness, the open streams to close on stop, and the webhook
+    dispatcher and client, made on first use."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def rest(self) -> REST: ...
+
+    @property
+    def freshness(self) -> Freshness: ...
+
+    @property
+    def streams(self) -> OpenStreams: ...
+
+    def admission_webhooks(self) -> WebhookAdmission: ...
+
+    def conversion_client(self) -> WebhookClient: ...
+
+
+class CollectionReads:
+    """LIST and WATCH of a resource type's objects, given the parts they read."""
+
+    def __init__(self, parts: CollectionParts) -> None:
+        self.parts = parts
 
     async def get(self, request: Request, rt: ResourceType, rp: ResourcePath, watch: bool,
                   media: MediaType) -> Response:
@@ -127,11 +154,11 @@ class CollectionReads:
             # the selectors are converted (400) and the watch cache parses the
             # resourceVersion (500) before the stream is set up (handlers/get.go
             # ListResource → cacher.go Watch)
-            Filter(self.api.rest.codec, rt, opts)
+            Filter(self.parts.rest.codec, rt, opts)
             parse_rv(opts.resource_version)
         wanted = cache_wait_revision(opts)
         # a LIST that waited in vain answers the Timeout itself (listing.list_stored)
-        fresh = await self.api.freshness.wait_until_fresh(wanted)
+        fresh = await self.parts.freshness.wait_until_fresh(wanted)
         if not watch:
             return await self._list(request, rt, ns, opts, media)
         # serveWatchHandler, once storage has answered (an error watcher too): the Table
@@ -143,7 +170,7 @@ class CollectionReads:
                 f"only the following media types are accepted: {WATCH_MEDIA_TYPES}")
         if not fresh:
             # cacher.go Watch: the wait's error comes as the stream's one ERROR event
-            error = too_large(wanted, self.api.store.revision).to_status()
+            error = too_large(wanted, self.parts.store.revision).to_status()
             return Response(gojson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
                             "application/json")
         return await self._watch(request, rt, ns, opts, media)
@@ -152,7 +179,7 @@ class CollectionReads:
                     opts: ListOptions, media: MediaType) -> Response:
         """A LIST in any representation (JSON or YAML; full objects, metadata only or a
         Table), its items presented and encoded a chunk at a time (``listencoding``)."""
-        rest = self.api.rest
+        rest = self.parts.rest
         listed = rest.list_stored(rt, ns, opts)
         codec = rest.codec
         # the page is the stored JSON of its objects: each decoded as its chunk is presented
@@ -166,7 +193,7 @@ class CollectionReads:
             # items together); defaults and encoding then go a chunk at a time
             stored = [orjson.loads(raw) for raw in listed["items"]]
             converted = await read_converted(
-                self.api, request, rt,
+                self.parts.admission_webhooks, request, rt,
                 lambda: codec.present_all_steps(rt, stored, defaults=False))
             listed = page_converted(codec, rt, ns, opts, listed, converted)
             present = partial(codec.with_defaults, rt)
@@ -237,7 +264,7 @@ class CollectionReads:
 
     async def _watch(self, request: Request, rt: ResourceType, ns: str | None,
                      opts: ListOptions, media: MediaType) -> Response:
-        rest = self.api.rest
+        rest = self.parts.rest
         convert = rt.conversion_webhook is not None
         # objects converted by webhook are converted a batch at a time, outside the stream
         present, present_bookmark = self._watch_presenters(
@@ -253,7 +280,7 @@ class CollectionReads:
 
     async def _watch_events(self, stream: WatchStream, rt: ResourceType,
                             present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:
-        self.api.track_watch(stream)
+        self.parts.streams.track(stream)
         try:
             async for batch in stream:
                 if present is not None:
@@ -268,7 +295,7 @@ class CollectionReads:
                                        for t, o in batch))
         finally:
             stream.close()
-            self.api.untrack_watch(stream)
+            self.parts.streams.untrack(stream)
 
     async def _converted(self, rt: ResourceType, batch: list[tuple[str, Obj]],
                          present: Callable[[Obj], Obj], stream: WatchStream
@@ -286,7 +313,7 @@ class CollectionReads:
                 objects.append(o)
         try:
             converted = iter(await conversionwebhook.convert(
-                self.api.webhook_client, ConversionPoint(rt, objects, rt.api_version)))
+                self.parts.conversion_client(), ConversionPoint(rt, objects, rt.api_version)))
         except StatusError as err:
             return [("ERROR", err.to_status())]
         out: list[tuple[str, Obj]] = []
@@ -338,12 +365,13 @@ def requesting_user(request: Request) -> Obj:
     return request.user or reviews.ADMIN_USER
 
 
-async def read_converted(api: APIServer, request: Request, rt: ResourceType,
-                         steps: Callable[[], Steps[T]]) -> T:
-    """Run a read, through the CRD's conversion webhook when it has one."""
+async def read_converted(webhooks: Callable[[], WebhookAdmission], request: Request,
+                         rt: ResourceType, steps: Callable[[], Steps[T]]) -> T:
+    """Run a read, through the CRD's conversion webhook when it has one (``webhooks``
+    makes the dispatcher that runs it, on first use)."""
     if rt.conversion_webhook is None:
         return run_sync(steps())
-    result, _ = await api.webhooks.run(steps, requesting_user(request))
+    result, _ = await webhooks().run(steps, requesting_user(request))
     return result
 
 

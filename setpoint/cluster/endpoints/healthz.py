@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from setpoint.cluster.endpoints.http import Request, Response
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.endpoints.parts import ServingState
 
 Check = Callable[[], str | None]  # the check's error, None when it passes
 
@@ -62,23 +62,22 @@ def check_names(endpoint: str) -> list[str]:
     return names
 
 
-def health_checks(api: APIServer) -> dict[str, Check]:
+def health_checks(state: ServingState) -> dict[str, Check]:
     """The checks whose state this server has: the autoregistration hook and its
     completion, and readyz's ``shutdown``."""
     def autoregistration() -> str | None:
-        controllers = getattr(api, "controllers", None)
-        return None if controllers is not None and controllers.autoregister.started \
+        hook = state.autoregister
+        return None if hook is not None and hook.started \
             else "not finished"  # postStartHookHealthz
 
     def completion() -> str | None:
-        controllers = getattr(api, "controllers", None)
-        if controllers is None:
+        hook = state.autoregister
+        if hook is None:
             return "not started"
-        error: str | None = controllers.autoregister.completion_error()
-        return error
+        return hook.completion_error()
 
     def shutdown() -> str | None:
-        return None if api.ready else "process is shutting down"
+        return None if state.ready else "process is shutting down"
 
     return {"poststarthook/kube-apiserver-autoregistration": autoregistration,
             AUTOREGISTER_COMPLETION: completion, "shutdown": shutdown}

@@ -24,28 +24,31 @@ from setpoint.machinery import gojson
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.aggregator import Aggregator
     from setpoint.cluster.openapi.v2 import OpenAPIV2Service
     from setpoint.cluster.openapi.v3 import OpenAPIService
+    from setpoint.cluster.registry import Registry
 
 
 class OpenAPIHandler:
-    """The answers under ``/openapi``, from the API server's registry and aggregator."""
+    """The answers under ``/openapi``, from the served types and the aggregator's remote
+    APIServices."""
 
-    def __init__(self, api: APIServer) -> None:
-        self.api = api
+    def __init__(self, registry: Registry, aggregator: Aggregator) -> None:
+        self.registry = registry
+        self.aggregator = aggregator
 
     @cached_property
     def v3(self) -> OpenAPIService:
         from setpoint.cluster.openapi.v3 import OpenAPIService
 
-        return OpenAPIService(self.api.registry)
+        return OpenAPIService(self.registry)
 
     @cached_property
     def v2(self) -> OpenAPIV2Service:
         from setpoint.cluster.openapi.v2 import OpenAPIV2Service
 
-        return OpenAPIV2Service(self.api.registry, self.api.aggregator.openapi_v2)
+        return OpenAPIV2Service(self.registry, self.aggregator.openapi_v2)
 
     def remote_v3(self, segments: list[str]) -> Obj | None:
         """The remote APIService whose backend lists this /openapi/v3 path (and this server
@@ -53,10 +56,10 @@ class OpenAPIHandler:
         if len(segments) < 3 or segments[1] != "v3":
             return None
         path = "/".join(segments[2:])
-        found = self.api.aggregator.openapi_v3.paths().get(path)
+        found = self.aggregator.openapi_v3.paths().get(path)
         if found is None or self.v3.document(path) is not None:
             return None
-        for apiservice in self.api.aggregator.remote_apiservices():
+        for apiservice in self.aggregator.remote_apiservices():
             if apiservice["metadata"]["name"] == found[0]:
                 return apiservice
         return None
@@ -70,7 +73,7 @@ class OpenAPIHandler:
         service = self.v3
         if request.path == "/openapi/v3":
             index = service.index()
-            remote = self.api.aggregator.openapi_v3.paths()
+            remote = self.aggregator.openapi_v3.paths()
             if remote:  # specProxier: the backends' paths beside the server's own
                 doc = orjson.loads(index)
                 for path, (_, entry) in remote.items():

@@ -140,7 +140,7 @@ from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.endpoints.parts import FrontParts
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -157,27 +157,28 @@ T = TypeVar("T")
 class Handler:
     """One handler for every path: the Kubernetes path grammar is not a route table."""
 
-    def __init__(self, api: APIServer, token: str | None,
+    def __init__(self, parts: FrontParts, token: str | None,
                  auditor: Auditor | None = None) -> None:
-        self.api = api
+        self.parts = parts
         self.auditor = auditor  # None: auditing off (no --audit-policy-file or log path)
         self.token = token.encode() if token else None
-        self.discovery = DiscoveryService(api.registry, api.aggregator,
-                                          lambda: api.external_address)
-        self.collections = CollectionReads(api)
-        self.openapi = OpenAPIHandler(api)
-        self.metrics = APIServerMetrics(partial(storage_object_counts, api.store),
-                                        self.discovery.version, (api.pod_security.metrics,))
-        self.flow_classifier = FlowClassifier(api.store)
-        self.stored_gets = StoredGets(api, self.flow_classifier, self.metrics)
+        state = parts.state
+        self.discovery = DiscoveryService(parts.registry, parts.aggregator,
+                                          lambda: state.external_address)
+        self.collections = CollectionReads(parts)
+        self.openapi = OpenAPIHandler(parts.registry, parts.aggregator)
+        self.metrics = APIServerMetrics(partial(storage_object_counts, parts.store),
+                                        self.discovery.version, parts.metric_components)
+        self.flow_classifier = FlowClassifier(parts.store)
+        self.stored_gets = StoredGets(parts, self.flow_classifier, self.metrics)
 
     @cached_property
     def openid(self) -> OpenIDMetadata:
-        return OpenIDMetadata(self.api.tokens, self.api.external_address)
+        return OpenIDMetadata(self.parts.tokens, self.parts.state.external_address)
 
     @cached_property
     def health(self) -> HealthChecks:
-        return HealthChecks(health_checks(self.api))
+        return HealthChecks(health_checks(self.parts.state))
 
     async def __call__(self, request: Request) -> Response:
         # the request deadline's filters are outside authentication (requestdeadline.py),
@@ -224,7 +225,7 @@ class Handler:
             else Attributes(request.method.lower(), path=request.path)
         auditor = self.auditor
         try:
-            authenticate(self.api, self.token, request)
+            authenticate(self.parts.service_account_identity, self.token, request)
         except StatusError as err:
             if auditor is not None:
                 await auditor.failed_authentication(request, audit_id, attrs,
@@ -245,7 +246,7 @@ class Handler:
             if self.token is not None and request.path not in PUBLIC_PATHS \
                     and impersonates(request):
                 request.user_fixed = False
-                request.user = impersonate(self.api.authorizer, request.user or {}, request)
+                request.user = impersonate(self.parts.authorizer, request.user or {}, request)
                 if begun is not None:
                     auditor.impersonated(begun[0], request.user)  # type: ignore[union-attr]
             # classified after authentication and impersonation, before authorization
@@ -299,7 +300,7 @@ class Handler:
             if remote is not None:
                 from setpoint.cluster.endpoints import aggregated
 
-                return await aggregated.proxy(request, self.api.aggregator, remote)
+                return await aggregated.proxy(request, self.parts.aggregator, remote)
             return self.openapi.serve(request, segments)
         if head == "api":
             if len(segments) == 1:
@@ -316,18 +317,18 @@ class Handler:
                 return discovery_root(self.discovery, request, legacy=False)
             group = segments[1]
             if len(segments) > 2:
-                remote = self.api.aggregator.remote(group, segments[2])
+                remote = self.parts.aggregator.remote(group, segments[2])
                 if remote is not None:
                     return await self._proxied(request, segments, remote)
-            versions = self.api.registry.groups().get(group)
+            versions = self.parts.registry.groups().get(group)
             if not versions:
-                if len(segments) == 2 and self.api.aggregator.serves_group(group):
+                if len(segments) == 2 and self.parts.aggregator.serves_group(group):
                     return discovery_document(request, self.discovery.group(group))
                 return text_response("404 page not found\n", 404)
             if len(segments) == 2:
                 return discovered(request, self.discovery.group(group))
             if segments[2] not in versions:
-                return no_route(self.api.registry.all(), group)
+                return no_route(self.parts.registry.all(), group)
             if len(segments) == 3:
                 restful_get(request)
                 return discovered(request, self.discovery.resources(group, segments[2]))
@@ -344,14 +345,14 @@ class Handler:
         rp = parse_resource_path(segments[1:]) if is_resource_path(segments) else None
         if rp is not None:
             self._authorize(request, attributes_of(request, rp))
-        return await aggregated.proxy(request, self.api.aggregator, apiservice)
+        return await aggregated.proxy(request, self.parts.aggregator, apiservice)
 
     # -- discovery -----------------------------------------------------------------------
     # -- resources -----------------------------------------------------------------------
     async def _resource(self, request: Request, rp: ResourcePath | None,
                         group: str) -> Response:
         if rp is None:
-            return no_route(self.api.registry.all(), group)
+            return no_route(self.parts.registry.all(), group)
         if MASTERS in (request.user or reviews.ADMIN_USER).get("groups", ()):
             # (the privileged group: nothing to ask, and no attributes to build)
             if self.auditor is not None:
@@ -359,9 +360,9 @@ class Handler:
                 add_annotation(REASON_ANNOTATION, "")
         else:
             self._authorize(request, attributes_of(request, rp))
-        rt = self.api.registry.get(rp.group, rp.version, rp.resource)
+        rt = self.parts.registry.get(rp.group, rp.version, rp.resource)
         if rt is None:
-            return no_route(self.api.registry.all(), rp.group)
+            return no_route(self.parts.registry.all(), rp.group)
         if rp.extra and not rt.is_custom and rp.subresource != "proxy":
             raise errors.path_not_found()  # (authorized first: the filters precede the routes)
         if rt.is_custom and rp.namespace is None and rt.namespaced and (
@@ -400,14 +401,14 @@ class Handler:
             raise errors.path_not_found()
         method = request.method
         if rp.subresource in STREAMS and rt.kind == "Pod" and not rt.group and rp.name:
-            return await podstreams.serve_connect(self.api.webhooks, self.api.store,
-                                                  self.api.registry, request, rt, rp)
+            return await podstreams.serve_connect(self.parts.webhooks, self.parts.store,
+                                                  self.parts.registry, request, rt, rp)
         if rp.subresource == "proxy" and not rt.group and rp.name:
-            return await resourceproxy.connect(self.api.store, self.api.registry, rt,
+            return await resourceproxy.connect(self.parts.store, self.parts.registry, rt,
                                                rp.namespace or "", rp.name, request)
         check_verb(rt, rp, method, request.query)
         if reviews.is_virtual(rt):
-            return await serve_virtual(self.api, self.token, request, rt, rp)
+            return await serve_virtual(self.parts, self.token, request, rt, rp)
         query = request.query
         if method == "GET":
             restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
@@ -425,7 +426,7 @@ class Handler:
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 await self._wait_fresh(parse_rv(query["resourceVersion"]))
             if not rp.subresource and not media.as_kind and not media.is_yaml:
-                served = self.api.rest.get_served_json(rt, rp.namespace, name)
+                served = self.parts.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
                     return Response(served, 200, media.type, serialized=True)
@@ -440,8 +441,9 @@ class Handler:
         """The object a GET names, presented (and converted, if it must be)."""
         assert rp.name is not None
         name = rp.name
-        return await read_converted(self.api, request, rt, lambda: self.api.rest.get_steps(
-            rt, rp.namespace, name, rp.subresource))
+        rest = self.parts.rest
+        return await read_converted(self.parts.admission_webhooks, request, rt,
+                                    lambda: rest.get_steps(rt, rp.namespace, name, rp.subresource))
 
     async def _write(self, request: Request, rt: ResourceType, rp: ResourcePath) -> Response:
         method, query = request.method, request.query
@@ -451,7 +453,7 @@ class Handler:
                 and rp.name is None:
             raise errors.method_not_allowed()
         ua = request.headers.get("user-agent", "")
-        rest = self.api.rest
+        rest = self.parts.rest
         if method == "POST":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"))
@@ -527,7 +529,7 @@ class Handler:
                 Filter(rest.codec, rt, lopts)
                 dopts = await delete_options(request, rt, query)
                 # then store.go DeleteCollection lists, in pages (the watch cache or etcd)
-                await self.api.freshness.wait_until_fresh(
+                await self.parts.freshness.wait_until_fresh(
                     cache_wait_revision(delete_collection_page(lopts)))
                 # the Job registry's warning is recorded before the store's DeleteCollection
                 # runs (pkg/registry/batch/job/storage/storage.go): its failures carry it too
@@ -561,13 +563,13 @@ class Handler:
         them: the admission webhooks when any are configured, the conversion webhook of a
         custom resource whose CRD has one; (its result, the webhooks' warnings)."""
         sent = body if body is not None else Decoded(None)
-        webhooks = self.api.webhooks
+        webhooks = self.parts.webhooks
         if rt.conversion_webhook is None and not webhooks.configured():
             return run_sync(steps(sent)), []
         return await webhooks.run(lambda: steps(fresh_copy(sent)), requesting_user(request))
 
     def _authorize(self, request: Request, attrs: Attributes) -> None:
-        authorize(self.api.authorizer, self.auditor is not None, request, attrs)
+        authorize(self.parts.authorizer, self.auditor is not None, request, attrs)
 
     async def _create_subresource(self, request: Request, rt: ResourceType,
                                   rp: ResourcePath, media: MediaType) -> Response:
@@ -582,11 +584,11 @@ class Handler:
         ns, name, subresource = rp.namespace or "", rp.name, rp.subresource
         act: Callable[[Any], Obj]
         if subresource == "token" and rt.kind == "ServiceAccount" and not rt.group:
-            act = partial(self.api.request_token, ns, name)
+            act = partial(self.parts.request_token, ns, name)
         elif subresource == "binding":
-            act = partial(self.api.bind_pod, rt, ns, name)
+            act = partial(self.parts.bind_pod, rt, ns, name)
         elif subresource == "eviction":
-            act = partial(self.api.evict_pod, rt, ns, name)
+            act = partial(self.parts.evict_pod, rt, ns, name)
         else:
             raise errors.method_not_allowed()  # an object's path has no POST route
         opts = WriteOptions.parse(request.query, "CreateOptions",
@@ -600,6 +602,6 @@ class Handler:
         """A read the watch cache serves must see at least the revision it asks for: it
         waits up to 3 s for a write to reach it (watch_cache.go waitUntilFreshAndBlock),
         then answers the Timeout."""
-        if not await self.api.freshness.wait_until_fresh(revision):
-            raise too_large(revision, self.api.store.revision)
+        if not await self.parts.freshness.wait_until_fresh(revision):
+            raise too_large(revision, self.parts.store.revision)
 

@@ -26,7 +26,7 @@ as it always did.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from setpoint.cluster.authorization.rbac import Attributes
 from setpoint.cluster.endpoints.http import Request, Response
@@ -36,9 +36,12 @@ from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.aggregator import Aggregator
+    from setpoint.cluster.authorization.rbac import Authorizer
     from setpoint.cluster.endpoints.metrics import APIServerMetrics
     from setpoint.cluster.endpoints.priorityandfairness import FlowClassifier
+    from setpoint.cluster.registry import Registry
+    from setpoint.cluster.registry.rest import REST
 
 _KEPT_PER_CONNECTION = 64  # shapes a connection keeps (a client reads a few types)
 _MEMO_KEY = "setpoint.stored-gets"
@@ -66,12 +69,29 @@ def is_named_get(request: Request, rp: ResourcePath | None) -> bool:
         and request.path.rpartition("/")[2] == rp.name
 
 
+class StoredGetParts(Protocol):
+    """What a remembered GET asks: whether the served types or the remote APIServices
+    changed, RBAC, and the stored bytes."""
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def aggregator(self) -> Aggregator: ...
+
+    @property
+    def authorizer(self) -> Authorizer: ...
+
+    @property
+    def rest(self) -> REST: ...
+
+
 class StoredGets:
     """The named GETs each connection has had answered from the stored bytes."""
 
-    def __init__(self, api: APIServer, flow_classifier: FlowClassifier,
+    def __init__(self, parts: StoredGetParts, flow_classifier: FlowClassifier,
                  metrics: APIServerMetrics) -> None:
-        self._api = api
+        self._parts = parts
         self._flows = flow_classifier
         self._metrics = metrics
 
@@ -88,7 +108,7 @@ class StoredGets:
         route = routes.get(key)
         if route is None or not name:
             return None
-        api, rt = self._api, route.rt
+        api, rt = self._parts, route.rt
         if route.generations != (api.registry.generation, self._flows.generation) \
                 or (rt.group and api.aggregator.remote(rt.group, rt.version) is not None):
             del routes[key]
@@ -124,4 +144,4 @@ class StoredGets:
         routes[key] = StoredGet(
             request.user, request.authenticated, attributes, rt, rp.namespace,
             tuple(response.headers), labels,
-            (self._api.registry.generation, self._flows.generation))
+            (self._parts.registry.generation, self._flows.generation))

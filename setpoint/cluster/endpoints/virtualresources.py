@@ -6,7 +6,8 @@ core/componentstatus, core/pod/storage BindingREST)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.endpoints.collections import requesting_user
@@ -25,10 +26,30 @@ from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
 
 if TYPE_CHECKING:
-    from setpoint.cluster.apiserver import APIServer
+    from setpoint.cluster.authentication.tokens import Identity
+    from setpoint.cluster.authorization.rbac import Authorizer
+    from setpoint.cluster.registry import Registry
+    from setpoint.machinery.objects import Obj
 
 
-async def serve_virtual(api: APIServer, token: bytes | None, request: Request,
+class VirtualParts(Protocol):
+    """What the stored-nothing resources act on: the pods' registry entry and their
+    binding, RBAC for the access reviews, the token authenticator for a TokenReview."""
+
+    @property
+    def registry(self) -> Registry: ...
+
+    @property
+    def authorizer(self) -> Authorizer: ...
+
+    @property
+    def service_account_identity(self) -> Callable[[str], Identity | None]: ...
+
+    @property
+    def bind_pod(self) -> Callable[[ResourceType, str, str, Any], Obj]: ...
+
+
+async def serve_virtual(parts: VirtualParts, token: bytes | None, request: Request,
                         rt: ResourceType, rp: ResourcePath) -> Response:
     restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
                    if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
@@ -49,10 +70,10 @@ async def serve_virtual(api: APIServer, token: bytes | None, request: Request,
         # a body that is no object (JSON null) is bind_pod's 400, as on pods/binding
         meta = body.get("metadata") if isinstance(body, dict) else None
         name = meta.get("name", "") if isinstance(meta, dict) else ""
-        pods = api.registry.require("", "v1", "pods")
-        return json_response(api.bind_pod(pods, rp.namespace or "", name, body), 201,
+        pods = parts.registry.require("", "v1", "pods")
+        return json_response(parts.bind_pod(pods, rp.namespace or "", name, body), 201,
                              media)
     sent_token = token.decode() if token else None
     return json_response(reviews.create(
-        api.authorizer, api.service_account_identity, rt, rp.namespace, body,
+        parts.authorizer, parts.service_account_identity, rt, rp.namespace, body,
         sent_token, requesting_user(request)), 201, media)
