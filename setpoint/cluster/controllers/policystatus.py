@@ -17,12 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import orjson
-
-from setpoint.cluster.controllers.queue import WorkQueue
-from setpoint.cluster.registry.options import WriteOptions
-from setpoint.cluster.storage import Event
-from setpoint.machinery import errors
+from setpoint.cluster.controllers.statusapply import StatusApplier
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
@@ -32,50 +27,31 @@ if TYPE_CHECKING:
 
 POLICIES = "admissionregistration.k8s.io/validatingadmissionpolicies"
 MANAGER = "validatingadmissionpolicy-status"
-APPLY = "application/apply-patch+yaml"
 
 
-class PolicyStatus:
+class PolicyStatus(StatusApplier):
     """Keeps every policy's observedGeneration up with its generation."""
+
+    resource = POLICIES
+    manager = MANAGER
 
     def __init__(self, store: Informer, rest: REST, rt: ResourceType,
                  type_check: Callable[[Obj], list[Obj]]) -> None:
-        self._store = store
-        self._rest = rest
-        self._rt = rt
+        super().__init__(store, rest, rt, MANAGER, (POLICIES,))
         self._type_check = type_check  # typechecking.go TypeChecker.Check
-        self.queue: WorkQueue[str] = WorkQueue(MANAGER, self._sync)
-        store.add_listener(self._on_event, (POLICIES,))
 
     def __repr__(self) -> str:
         return "PolicyStatus(validatingadmissionpolicy-status-controller)"
 
     def start(self) -> None:
         """The policies already stored (a restart), then every change through the queue."""
-        for policy in self._store.list(POLICIES):
-            self.queue.add(policy["metadata"]["name"])
+        self.enqueue_all()
 
-    def _on_event(self, event: Event) -> None:
-        if event.type != "DELETED":
-            self.queue.add(event.name)
-
-    def _sync(self, name: str) -> None:
-        policy = self._store.get(POLICIES, "", name)
-        if policy is None:
-            return
-        generation = int(policy["metadata"].get("generation") or 0)
-        observed = int((policy.get("status") or {}).get("observedGeneration") or 0)
+    def desired_status(self, obj: Obj) -> Obj | None:
+        generation = int(obj["metadata"].get("generation") or 0)
+        observed = int((obj.get("status") or {}).get("observedGeneration") or 0)
         if generation <= observed:
-            return
-        warnings = self._type_check(policy)
+            return None
+        warnings = self._type_check(obj)
         type_checking = {"expressionWarnings": warnings} if warnings else {}
-        body = {"apiVersion": self._rt.api_version, "kind": self._rt.kind,
-                "metadata": {"name": name},
-                "status": {"observedGeneration": generation, "typeChecking": type_checking}}
-        opts = WriteOptions(field_manager=MANAGER, field_validation="Ignore", force=True)
-        try:
-            self._rest.patch(self._rt, None, name, orjson.dumps(body), APPLY, opts,
-                             subresource="status")
-        except errors.StatusError as err:
-            if err.code != 404:  # deleted meanwhile: its event is coming
-                raise
+        return {"observedGeneration": generation, "typeChecking": type_checking}

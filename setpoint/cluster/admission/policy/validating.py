@@ -22,6 +22,7 @@ from setpoint.cluster.admission.policy import matching
 from setpoint.cluster.admission.policy.source import PolicyHook, PolicySource
 from setpoint.cluster.admission.webhook import equivalence
 from setpoint.cluster.admission.webhook.matching import request_namespace
+from setpoint.cluster.admission.webhook.request import admission_request
 from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.registry.admissionpoints import VALIDATING, AdmissionPoint, Attributes
 from setpoint.machinery import gojson, labels
@@ -284,35 +285,15 @@ def _refusal(point: AdmissionPoint, denial: _Denial) -> Exception:
 
 
 def _admission_request(point: AdmissionPoint, user: Obj | None, target: ResourceType) -> Obj:
-    """cel/condition.go CreateAdmissionRequest, as the unstructured map CEL sees (Go's
-    ``omitempty`` fields absent when empty)."""
-    rt = point.rt
+    """cel/condition.go CreateAdmissionRequest, as the unstructured map CEL sees: Go's
+    ``omitempty`` fields absent when empty, and no objects (CEL has them as ``object`` and
+    ``oldObject``)."""
     user_info = {k: user[k] for k in ("username", "uid", "groups", "extra")
                  if user and user.get(k)}
-    kind = {"group": target.group, "version": target.version, "kind": target.kind}
-    request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-    if point.kind is not None:  # a subresource's own kind (a Scale, an Eviction)
-        kind = request_kind = dict(zip(("group", "version", "kind"), point.kind, strict=True))
-    request: Obj = {
-        "uid": "",
-        "kind": kind,
-        "resource": {"group": target.group, "version": target.version,
-                     "resource": target.resource},
-        "requestKind": request_kind,
-        "requestResource": {"group": rt.group, "version": rt.version,
-                            "resource": rt.resource},
-        "operation": point.operation,
-        "userInfo": user_info,
-        "dryRun": point.dry_run,
-    }
-    if point.options:
-        request["options"] = point.options
-    if point.name:
-        request["name"] = point.name
-    if namespace := request_namespace(point):
-        request["namespace"] = namespace
-    if point.subresource:
-        request["subResource"] = request["requestSubResource"] = point.subresource
+    request = admission_request(point, target, user_info)
+    for key in ("name", "options"):
+        if not request[key]:
+            del request[key]
     return request
 
 

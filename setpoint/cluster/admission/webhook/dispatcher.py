@@ -31,6 +31,7 @@ import orjson
 from setpoint.cluster.admission.webhook import equivalence
 from setpoint.cluster.admission.webhook import matching as match
 from setpoint.cluster.admission.webhook.matching import Hook
+from setpoint.cluster.admission.webhook.request import admission_request
 from setpoint.cluster.audit.context import add_annotation
 from setpoint.cluster.registry.admissionpoints import (
     MUTATING,
@@ -309,12 +310,11 @@ class WebhookAdmission:
             raise _Failed("could not create admission objects: webhook does not accept known "
                           "AdmissionReview versions (v1, v1beta1)")
         uid = str(uuid.uuid4())
+        objects = (await self._versioned(obj, point, invocation.rt, request),
+                   await self._versioned(point.old, point, invocation.rt, request))
         review = {"kind": "AdmissionReview", "apiVersion": review_version,
-                  "request": self._request(
-                      uid, invocation, point,
-                      await self._versioned(obj, point, invocation.rt, request),
-                      await self._versioned(point.old, point, invocation.rt, request),
-                      request.user)}
+                  "request": admission_request(point, invocation.rt, request.user, uid=uid,
+                                               objects=objects)}
         try:
             answer = await self.client.post(hook.spec.get("clientConfig") or {},
                                                         review, hook.timeout_s)
@@ -337,40 +337,6 @@ class WebhookAdmission:
         if not response.get("allowed"):
             raise _denial(hook.name, response.get("status"))
         return response
-
-    def _request(self, uid: str, invocation: Invocation, point: AdmissionPoint,
-                 obj: Obj | None, old: Obj | None, user: Obj) -> Obj:
-        """The review's request; ``obj`` and ``old`` already as the webhook's resource."""
-        rt, target = point.rt, invocation.rt
-        namespace = match.request_namespace(point)
-        if point.kind is not None:  # a subresource's own kind, as it was sent
-            kind = request_kind = dict(zip(("group", "version", "kind"), point.kind,
-                                           strict=True))
-        else:
-            kind = {"group": target.group, "version": target.version, "kind": target.kind}
-            request_kind = {"group": rt.group, "version": rt.version, "kind": rt.kind}
-        request: Obj = {
-            "uid": uid,
-            "kind": kind,
-            "resource": {"group": target.group, "version": target.version,
-                         "resource": target.resource},
-            "requestKind": request_kind,
-            "requestResource": {"group": rt.group, "version": rt.version,
-                                "resource": rt.resource},
-            "name": point.name,
-            "operation": point.operation,
-            "userInfo": user,
-            "object": obj,
-            "oldObject": old,
-            "dryRun": point.dry_run,
-            "options": point.options,
-        }
-        if namespace:
-            request["namespace"] = namespace
-        if point.subresource:
-            request["subResource"] = point.subresource
-            request["requestSubResource"] = point.subresource
-        return request
 
     async def _versioned(self, obj: Obj | None, point: AdmissionPoint, target: ResourceType,
                          request: _Request) -> Obj | None:
