@@ -45,19 +45,22 @@ LIST_META_DOC = ("Standard list metadata. More info: https://git.k8s.io/communit
                  "contributors/devel/sig-architecture/api-conventions.md#metadata")
 
 # Descriptions the JSON-Schema rendering dropped together with the Go types' custom schemas.
+# (v2 says the same of them: v2_schemas.py)
+INT_OR_STRING_DOC = ("IntOrString is a type that can hold an int32 or a string.  When used "
+                     "in JSON or YAML marshalling and unmarshalling, it produces or consumes "
+                     "the inner type.  This allows you to have, for example, a JSON field "
+                     "that can accept a name or number.")
+QUANTITY_DOC = ("Quantity is a fixed-point representation of a number. It provides "
+                "convenient marshaling/unmarshaling in JSON and YAML, in addition to "
+                "String() and AsInt64() accessors.")
 _SPECIAL: dict[str, Obj] = {
     INT_OR_STRING: {
-        "description": "IntOrString is a type that can hold an int32 or a string.  When used "
-                       "in JSON or YAML marshalling and unmarshalling, it produces or consumes "
-                       "the inner type.  This allows you to have, for example, a JSON field "
-                       "that can accept a name or number.",
+        "description": INT_OR_STRING_DOC,
         "format": "int-or-string",
         "oneOf": [{"type": "integer"}, {"type": "string"}],
     },
     QUANTITY: {
-        "description": "Quantity is a fixed-point representation of a number. It provides "
-                       "convenient marshaling/unmarshaling in JSON and YAML, in addition to "
-                       "String() and AsInt64() accessors.",
+        "description": QUANTITY_DOC,
         "oneOf": [{"type": "string"}, {"type": "number"}],
     },
 }

@@ -40,20 +40,9 @@ DEF_PREFIX = "#/definitions/"
 _KV_PREFIX = "#/$defs/"  # how kubernetes-validate spells its references
 
 _SPECIAL: dict[str, Obj] = {
-    INT_OR_STRING: {
-        "description": "IntOrString is a type that can hold an int32 or a string.  When used "
-                       "in JSON or YAML marshalling and unmarshalling, it produces or consumes "
-                       "the inner type.  This allows you to have, for example, a JSON field "
-                       "that can accept a name or number.",
-        "format": "int-or-string",
-        "type": "string",
-    },
-    QUANTITY: {
-        "description": "Quantity is a fixed-point representation of a number. It provides "
-                       "convenient marshaling/unmarshaling in JSON and YAML, in addition to "
-                       "String() and AsInt64() accessors.",
-        "type": "string",
-    },
+    INT_OR_STRING: {"description": v3.INT_OR_STRING_DOC, "format": "int-or-string",
+                    "type": "string"},
+    QUANTITY: {"description": v3.QUANTITY_DOC, "type": "string"},
 }
 
 
