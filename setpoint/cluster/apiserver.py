@@ -4,7 +4,8 @@ Storage, the registry and the REST storage come first; the CRD machinery, the RB
 authorizer, the admission plugins, the webhook client and the in-server controllers are then
 given the narrow faces of them they declare (a store reader, the REST verbs, a resource
 type), as kube-apiserver's admission initializers hand each plugin only what it asks for
-(k8s.io/apiserver/pkg/admission/initializer). No part is given this object.
+(k8s.io/apiserver/pkg/admission/initializer); the HTTP front is handed ``FrontParts``
+(``endpoints/parts.py``). No part is given this object.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from setpoint.cluster.admission import (
@@ -51,10 +51,9 @@ from setpoint.cluster.apiextensions.customresources import CustomResources
 from setpoint.cluster.authentication.serviceaccount import ServiceAccountTokens
 from setpoint.cluster.authentication.tokens import TokenIssuer
 from setpoint.cluster.authorization.rbac import Authorizer
-from setpoint.cluster.bootstrap.recorded import Recorded, blanked, blanked_update, digest
 from setpoint.cluster.endpoints.parts import FrontParts, OpenStreams, ServingState
 from setpoint.cluster.registry import Registry
-from setpoint.cluster.registry.genericstore import new_uid
+from setpoint.cluster.registry.ensurer import Ensurer
 from setpoint.cluster.registry.podsubresources import PodBinding, PodEviction
 from setpoint.cluster.registry.rest import REST
 from setpoint.cluster.registry.systempriorityclasses import (
@@ -62,14 +61,14 @@ from setpoint.cluster.registry.systempriorityclasses import (
     refuse_system_class_delete,
 )
 from setpoint.cluster.registry.types import ResourceType
-from setpoint.cluster.storage import Event, Store
+from setpoint.cluster.storage import Store
 from setpoint.cluster.storage.freshness import Freshness
+from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
     from setpoint.cluster.admission.webhook.dispatcher import WebhookAdmission
     from setpoint.cluster.controllers import BuiltinControllers
     from setpoint.cluster.webhook.client import WebhookClient
-from setpoint.machinery.objects import Obj
 
 log = logging.getLogger("setpoint.cluster")
 
@@ -123,12 +122,9 @@ class APIServer:
         self.tokens = tokens or TokenIssuer(ec.generate_private_key(ec.SECP256R1()))
         self.service_accounts = ServiceAccountTokens(self.tokens, self.store)
         self.serving = ServingState()  # ready, external address: set by start() and stop()
-        # the start's bootstrap writes: taken from the recorded objects while set
-        # (bootstrap/recorded.py); ``recorder``, when set, gets what the full path stored
-        self._recorded: Recorded | None = None
-        self.recorder: dict[str, Any] | None = None
-        self.bootstrap_missed = 0  # bootstrap writes the recording did not know
-        self.bootstrap_updates_replayed = 0  # the APF status writes taken from it
+        # the start's bootstrap writes (from the recording of the full path while it knows
+        # them: registry/ensurer.py)
+        self.ensurer = Ensurer(self.store, self.registry, self.rest)
         self.streams = OpenStreams()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
@@ -222,6 +218,7 @@ class APIServer:
         """Bootstrap system objects and start the in-process controllers. The
         ``default/kubernetes`` Service points at ``advertise_address:port``."""
         from setpoint.cluster import controllers
+        from setpoint.cluster.controllers.kubernetesservice import publish_kubernetes_service
 
         self.custom.restore()
         self.controllers = controllers.start_all(
@@ -234,22 +231,23 @@ class APIServer:
         self.on_stop(self.controllers.shutdown)
         # (admission the recording did not see: a restart's stored webhooks or policies
         # would be asked about a bootstrap object a user deleted, so it takes the full path)
-        admission_stored = any(self.store.count(key) for key in STORED_ADMISSION)
-        self._recorded = Recorded({}, []) if self.recorder is not None or admission_stored \
-            else Recorded.load()
+        ensurer = self.ensurer
+        ensurer.begin(any(self.store.count(key) for key in STORED_ADMISSION))
         try:
             for ns in SYSTEM_NAMESPACES:
-                self.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
-            self.authorizer.bootstrap(self.ensure)
-            bootstrap_system_priority_classes(self.ensure)
-            self._bootstrap_flowcontrol()
+                ensurer.ensure("", "v1", "namespaces", None, {"metadata": {"name": ns}})
+            self.authorizer.bootstrap(ensurer.ensure)
+            bootstrap_system_priority_classes(ensurer.ensure)
+            ensurer.flowcontrol(self.controllers.flow_schema_status.sync_now)
         finally:
-            self.bootstrap_missed, self._recorded = self._recorded.missed, None
+            ensurer.end()
         # the generic server's ExternalAddress: net.JoinHostPort(advertise address, port)
         host = f"[{advertise_address}]" if ":" in advertise_address else advertise_address
         self.serving.external_address = f"{host}:{port}"
-        self._publish_self(advertise_address, port)
-        self._publish_authentication_trust()
+        publish_kubernetes_service(ensurer, self.kubernetes_service_ip, advertise_address, port)
+        # kube-system/extension-apiserver-authentication: the CAs and request headers an
+        # extension API server verifies its callers by, written at start and kept
+        self.controllers.authentication_trust.sync_now()
         self.store.compact()
         self.serving.ready = True
 
@@ -288,7 +286,6 @@ class APIServer:
     def on_stop(self, callback: Callable[[], None]) -> None:
         self._background.append(callback)
 
-    # -- in-process writes (controllers, bootstrap) -------------------------------------
     def _type_check_policy(self, policy: Obj) -> list[Obj]:
         """The ValidatingAdmissionPolicy type checker over this server's schemas (the status
         controller's ``expressionWarnings``)."""
@@ -305,124 +302,3 @@ class APIServer:
 
     def resource(self, group: str, version: str, resource: str) -> ResourceType:
         return self.registry.require(group, version, resource)
-
-    def ensure(self, group: str, version: str, resource: str, ns: str | None, obj: Obj,
-               manager: str = "kube-apiserver") -> Obj:
-        """Create ``obj`` unless it exists; return the stored object."""
-        from setpoint.cluster.registry.options import WriteOptions
-        from setpoint.cluster.serializer.decode import Decoded
-
-        rt = self.resource(group, version, resource)
-        name = obj["metadata"]["name"]
-        existing = self.store.get(rt.storage_key, ns or "", name)
-        recorded = self._recorded
-        if existing is not None:
-            if recorded is not None:
-                recorded.existing += 1
-            return existing
-        if recorded is None:
-            opts = WriteOptions(field_manager=manager, field_validation="Ignore")
-            return self.rest.create(rt, ns, Decoded(obj), opts).obj
-        # a bootstrap object: as the full path stored it (bootstrap/recorded.py)
-        key = digest(group, version, resource, ns, manager, obj)
-        made = recorded.take(key, new_uid(), self.rest.generic.clock())
-        if made is not None:
-            return self.store.put(rt.storage_key, made)
-        opts = WriteOptions(field_manager=manager, field_validation="Ignore")
-        created = self.rest.create(rt, ns, Decoded(obj), opts).obj
-        if self.recorder is not None:
-            raw = self.store.get_raw(rt.storage_key, ns or "", name)
-            assert raw is not None
-            self.recorder["creates"][key] = blanked(orjson.loads(raw))
-        return created
-
-    def _publish_self(self, address: str, port: int) -> None:
-        """The ``kubernetes`` Service and its endpoints, as the apiserver's endpoint reconciler
-        keeps them: in-cluster clients find the API through them."""
-        labels = {"component": "apiserver", "provider": "kubernetes"}
-        self.ensure("", "v1", "services", "default", {
-            "metadata": {"name": "kubernetes", "namespace": "default", "labels": labels},
-            "spec": {"type": "ClusterIP", "clusterIP": self.kubernetes_service_ip,
-                     "clusterIPs": [self.kubernetes_service_ip], "sessionAffinity": "None",
-                     "ports": [{"name": "https", "protocol": "TCP", "port": 443,
-                                "targetPort": port}]}})
-        endpoints = {
-            "metadata": {"name": "kubernetes", "namespace": "default",
-                         "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
-            "subsets": [{"addresses": [{"ip": address}],
-                         "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]}
-        self._replace("", "v1", "endpoints", "default", endpoints)
-        # the slice's addressType is the advertise address's family (the reconciler's
-        # EndpointsAdapter, pkg/controlplane/reconcilers/endpointsadapter.go); addressType is
-        # immutable, so a slice of the other family (a restart on another --host) goes
-        address_type = "IPv6" if ipaddress.ip_address(address).version == 6 else "IPv4"
-        self._drop_other_family("kubernetes", address_type)
-        self._replace("discovery.k8s.io", "v1", "endpointslices", "default", {
-            "metadata": {"name": "kubernetes", "namespace": "default", "labels": {
-                "kubernetes.io/service-name": "kubernetes"}},
-            "addressType": address_type,
-            "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
-            "ports": [{"name": "https", "port": port, "protocol": "TCP"}]})
-
-    def _drop_other_family(self, name: str, address_type: str) -> None:
-        from setpoint.cluster.registry.options import DeleteOptions
-
-        rt = self.resource("discovery.k8s.io", "v1", "endpointslices")
-        live = self.store.get(rt.storage_key, "default", name)
-        if live is not None and live.get("addressType") != address_type:
-            self.rest.delete(rt, "default", name, DeleteOptions())
-
-    def _bootstrap_flowcontrol(self) -> None:
-        """The APF configuration (``bootstrap/flowcontrol.py``), created once: a restart
-        keeps what is stored, as the apiserver's ensurer keeps objects a user changed; then
-        each FlowSchema's ``Dangling`` condition, as the APF config controller writes it
-        (``controllers/flowschemastatus.py``)."""
-        from setpoint.cluster.bootstrap import flowcontrol
-
-        fc = flowcontrol.GROUP
-        for level in flowcontrol.priority_level_configurations():
-            self.ensure(fc, "v1", "prioritylevelconfigurations", None, level,
-                        flowcontrol.PRODUCER_FIELD_MANAGER)
-        for schema in flowcontrol.flow_schemas():
-            self.ensure(fc, "v1", "flowschemas", None, schema,
-                        flowcontrol.PRODUCER_FIELD_MANAGER)
-        updates = self._recorded.updates() if self._recorded is not None else None
-        if updates is not None:  # what sync_now would write onto the recorded objects
-            now = self.rest.generic.clock()
-            for resource, update in updates:
-                live = self.store.get(resource, "", update["metadata"]["name"])
-                assert live is not None  # (stored above, from the same recording)
-                self.store.put(resource, Recorded.fill_update(update, live, now))
-            self.bootstrap_updates_replayed = len(updates)
-            return
-        recorder, syncing = self.recorder, [True]
-        if recorder is not None:  # (the store has no listener removal: it stops hearing)
-            def heard(event: Event) -> None:
-                if syncing and event.raw is not None:
-                    recorder["updates"].append(
-                        (event.resource, blanked_update(orjson.loads(event.raw))))
-
-            self.store.add_listener(heard, (f"{fc}/flowschemas",))
-        self.controllers.flow_schema_status.sync_now()
-        syncing.clear()
-
-    def _publish_authentication_trust(self) -> None:
-        """``kube-system/extension-apiserver-authentication``: the CAs and request headers an
-        extension API server verifies its callers by, written at start and kept
-        (``controllers/clusterauthenticationtrust.py``)."""
-        self.controllers.authentication_trust.sync_now()
-
-    def _replace(self, group: str, version: str, resource: str, ns: str, obj: Obj) -> None:
-        """Create ``obj`` or bring the stored one up to date (a restart may change the port)."""
-        from setpoint.cluster.registry.options import WriteOptions
-        from setpoint.cluster.serializer.decode import Decoded
-
-        rt = self.resource(group, version, resource)
-        live = self.store.get(rt.storage_key, ns, obj["metadata"]["name"])
-        if live is None:
-            self.ensure(group, version, resource, ns, obj)
-            return
-        opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")
-        body = {**obj, "metadata": {**obj["metadata"],
-                                    "resourceVersion": live["metadata"]["resourceVersion"]}}
-        self.rest.update(rt, ns, obj["metadata"]["name"], Decoded(body), opts)

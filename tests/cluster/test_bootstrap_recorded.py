@@ -65,7 +65,7 @@ async def _start(*, full_path: bool) -> tuple[list[tuple[Any, ...]], APIServer]:
 
     server.store.add_listener(heard)
     if full_path:
-        server.recorder = {"creates": {}, "updates": []}
+        server.ensurer.recorder = {"creates": {}, "updates": []}
     server.start()
     await server.stop()
     return writes, server
@@ -74,9 +74,9 @@ async def _start(*, full_path: bool) -> tuple[list[tuple[Any, ...]], APIServer]:
 async def test_bootstrap_objects_from_the_recording_equal_the_full_write_paths() -> None:
     fast, fast_server = await _start(full_path=False)
     full, full_server = await _start(full_path=True)
-    assert fast_server.bootstrap_missed == 0  # every bootstrap object came from the file
-    assert full_server.bootstrap_missed == 150  # (all through the full path)
-    assert (fast_server.bootstrap_updates_replayed, full_server.bootstrap_updates_replayed) \
+    assert fast_server.ensurer.missed == 0  # every bootstrap object came from the file
+    assert full_server.ensurer.missed == 150  # (all through the full path)
+    assert (fast_server.ensurer.updates_replayed, full_server.ensurer.updates_replayed) \
         == (13, 0)  # the Dangling conditions the APF config controller writes
     assert len(fast) >= 150
     # the same writes, in order, at the same resourceVersions, equal objects but the uid
@@ -106,7 +106,7 @@ async def test_a_restart_with_stored_webhooks_recreates_a_deleted_role_through_a
     apply to it, so it takes the full write path; the other objects are kept as stored."""
     first = APIServer(tmp_path)
     first.start()
-    assert first.bootstrap_missed == 0
+    assert first.ensurer.missed == 0
     rest = first.rest
     webhooks = first.resource("admissionregistration.k8s.io", "v1",
                                "validatingwebhookconfigurations")
@@ -124,8 +124,8 @@ async def test_a_restart_with_stored_webhooks_recreates_a_deleted_role_through_a
     second = APIServer(tmp_path)
     second.start()
     try:
-        assert second.bootstrap_missed == 1  # the deleted role, not from the recording
-        assert second.bootstrap_updates_replayed == 0
+        assert second.ensurer.missed == 1  # the deleted role, not from the recording
+        assert second.ensurer.updates_replayed == 0
         view = second.rest.get(roles, None, "view")
         assert [e["manager"] for e in view["metadata"]["managedFields"]] == ["kube-apiserver"]
         assert second.rest.get(roles, None, "admin")["metadata"]["uid"] == kept_uid

@@ -116,10 +116,17 @@ class Recorded:
         return stored
 
 
-class RecordingServer(Protocol):
-    """What the recording needs of a server: a recorder slot, a start and a stop."""
+class Recording(Protocol):
+    """The writer of the bootstrap objects, whose recorder slot takes what it stored."""
 
     recorder: dict[str, Any] | None
+
+
+class RecordingServer(Protocol):
+    """What the recording needs of a server: its bootstrap writer, a start and a stop."""
+
+    @property
+    def ensurer(self) -> Recording: ...
 
     def start(self) -> None: ...
 
@@ -137,7 +144,7 @@ def record(make_server: Callable[[], RecordingServer]) -> dict[str, Any]:
 
     async def start() -> None:
         server = make_server()
-        server.recorder = made
+        server.ensurer.recorder = made
         server.start()
         await server.stop()
 
