@@ -10,13 +10,11 @@ type), as kube-apiserver's admission initializers hand each plugin only what it 
 
 from __future__ import annotations
 
-import asyncio
 import ipaddress
-import logging
 from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -70,14 +68,13 @@ if TYPE_CHECKING:
     from setpoint.cluster.controllers import BuiltinControllers
     from setpoint.cluster.webhook.client import WebhookClient
 
-log = logging.getLogger("setpoint.cluster")
 
 SYSTEM_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 KUBERNETES_SERVICE_IP = "10.96.0.1"
+"""The ``kubernetes`` Service's address in the default service CIDR."""
 STORED_ADMISSION = tuple(f"admissionregistration.k8s.io/{resource}" for resource in (
     "mutatingwebhookconfigurations", "validatingwebhookconfigurations",
     "validatingadmissionpolicies", "validatingadmissionpolicybindings"))
-"""The ``kubernetes`` Service's address in the default service CIDR."""
 
 
 def kubernetes_service_ip(service_cluster_ip_range: str) -> str:
@@ -126,7 +123,6 @@ class APIServer:
         # them: registry/ensurer.py)
         self.ensurer = Ensurer(self.store, self.registry, self.rest)
         self.streams = OpenStreams()
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._background: list[Callable[[], None]] = []
         self.authorizer = Authorizer(self.store)
         self.pod_binding = PodBinding(self.store, self.rest.clock)
@@ -262,26 +258,10 @@ class APIServer:
         self.streams.close_all()
         for stop in self._background:
             stop()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
         await self.aggregator.stop()
         if "webhook_client" in self.__dict__:  # (only once a webhook was called)
             await self.webhook_client.close()
         self.store.close()
-
-    def spawn(self, coro: Any) -> asyncio.Task[Any]:
-        """Run a background coroutine owned by the server (cancelled on stop)."""
-        task = asyncio.get_running_loop().create_task(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._task_done)
-        return task
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("background task failed", exc_info=task.exception())
 
     def on_stop(self, callback: Callable[[], None]) -> None:
         self._background.append(callback)
