@@ -60,7 +60,26 @@ def object_reference(obj: object) -> dict[str, Any]:
     return {k: v for k, v in ref.items() if v}
 
 
-class EventRecorder:
+class TypedEvents:
+    """What both recorders (core/v1 here, events.k8s.io/v1 in ``_series_events.py``) offer:
+    an event of each type, recorded through their ``event``."""
+
+    def event(self, regarding: object, type_: str, reason: str, note: str, *,
+              action: str | None = None, related: object | None = None) -> None:
+        raise NotImplementedError
+
+    def normal(self, regarding: object, reason: str, note: str, *,
+               action: str | None = None, related: object | None = None) -> None:
+        """Record a ``Normal`` event (something went as planned)."""
+        self.event(regarding, NORMAL, reason, note, action=action, related=related)
+
+    def warning(self, regarding: object, reason: str, note: str, *,
+                action: str | None = None, related: object | None = None) -> None:
+        """Record a ``Warning`` event (something needs a person's attention)."""
+        self.event(regarding, WARNING, reason, note, action=action, related=related)
+
+
+class EventRecorder(TypedEvents):
     """Records core/v1 Events about objects on behalf of one component
     (``reporting_controller``, the event's ``source.component``).
 
@@ -104,16 +123,6 @@ class EventRecorder:
                 f"queued={sum(q.qsize() for q in self._queues)}, {self.correlator!r})")
 
     # -- recording -------------------------------------------------------------------------
-
-    def normal(self, regarding: object, reason: str, note: str, *,
-               action: str | None = None, related: object | None = None) -> None:
-        """Record a ``Normal`` event (something went as planned)."""
-        self.event(regarding, NORMAL, reason, note, action=action, related=related)
-
-    def warning(self, regarding: object, reason: str, note: str, *,
-                action: str | None = None, related: object | None = None) -> None:
-        """Record a ``Warning`` event (something needs a person's attention)."""
-        self.event(regarding, WARNING, reason, note, action=action, related=related)
 
     def event(self, regarding: object, type_: str, reason: str, note: str, *,
               action: str | None = None, related: object | None = None,

@@ -24,14 +24,13 @@ from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
 from setpoint.machinery.metatime import micro_time
-from setpoint.runtime._events import object_reference
+from setpoint.runtime._events import NORMAL, WARNING, TypedEvents, object_reference
 from setpoint.runtime._logs import format_fields
 from setpoint.runtime._retries import error_text
 
 log = logging.getLogger(__name__)
 
 EVENT = Kind("events.k8s.io/v1", "Event")
-NORMAL, WARNING = "Normal", "Warning"
 MAX_NOTE_BYTES = 1024
 
 
@@ -64,7 +63,7 @@ class _Pending:
     body: dict[str, Any] = field(repr=False)
 
 
-class SeriesEventRecorder:
+class SeriesEventRecorder(TypedEvents):
     """Records events.k8s.io/v1 events about objects on behalf of one controller instance."""
 
     def __init__(
@@ -98,16 +97,6 @@ class SeriesEventRecorder:
                 f"instance={self.reporting_instance!r}, series={len(self._series)})")
 
     # -- recording -------------------------------------------------------------------------
-
-    def normal(self, regarding: object, reason: str, note: str, *,
-               action: str | None = None, related: object | None = None) -> None:
-        """Record a ``Normal`` event (something went as planned)."""
-        self.event(regarding, NORMAL, reason, note, action=action, related=related)
-
-    def warning(self, regarding: object, reason: str, note: str, *,
-                action: str | None = None, related: object | None = None) -> None:
-        """Record a ``Warning`` event (something needs a person's attention)."""
-        self.event(regarding, WARNING, reason, note, action=action, related=related)
 
     def event(self, regarding: object, type_: str, reason: str, note: str, *,
               action: str | None = None, related: object | None = None) -> None:
