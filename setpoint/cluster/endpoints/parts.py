@@ -74,7 +74,7 @@ class ServingState:
 @dataclass(frozen=True)
 class FrontParts:
     """The parts the HTTP front serves from. The webhook dispatcher and client are given
-    as makers, called on first use (aiohttp is loaded only once a webhook is called)."""
+    as makers, called on first use: their modules load only when a request needs them."""
 
     store: Store
     freshness: Freshness
