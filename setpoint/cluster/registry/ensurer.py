@@ -71,7 +71,7 @@ class Ensurer:
             return self._rest.create(rt, ns, Decoded(obj), opts).obj
         # a bootstrap object: as the full path stored it (bootstrap/recorded.py)
         key = digest(group, version, resource, ns, manager, obj)
-        made = recorded.take(key, new_uid(), self._rest.generic.clock())
+        made = recorded.take(key, new_uid(), self._rest.clock())
         if made is not None:
             return self._store.put(rt.storage_key, made)
         opts = WriteOptions(field_manager=manager, field_validation="Ignore")
@@ -118,7 +118,7 @@ class Ensurer:
                         flowcontrol.PRODUCER_FIELD_MANAGER)
         updates = self._recorded.updates() if self._recorded is not None else None
         if updates is not None:  # what sync_status would write onto the recorded objects
-            now = self._rest.generic.clock()
+            now = self._rest.clock()
             for resource, update in updates:
                 live = self._store.get(resource, "", update["metadata"]["name"])
                 assert live is not None  # (stored above, from the same recording)
