@@ -7,7 +7,7 @@ parts (k8s.io/apiserver pkg/server config.go ``BuildHandlerChainFunc`` over
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ class FrontParts:
     evict_pod: Callable[[ResourceType, str, str, Any], Obj]
     admission_webhooks: Callable[[], WebhookAdmission]
     conversion_client: Callable[[], WebhookClient]
-    metric_components: Iterable[Collector] = field(default=())  # admission plugins' metrics
+    metric_components: Iterable[Collector] = ()  # the admission plugins' own metrics
 
     @property
     def webhooks(self) -> WebhookAdmission:
