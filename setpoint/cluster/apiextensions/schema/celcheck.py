@@ -106,10 +106,15 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         raise self.fail(position_at(self.text, pos),
                         f"found no matching overload for '{name}' applied to '{signature}'")
 
-    def _binary(self, op_tree: ParseTree, left: T, right: T) -> None:
+    def _binary(self, kids: list[Any]) -> tuple[ParseTree, T, T]:
+        """A binary operator's tree and its operands' types, the overload checked."""
+        op_tree, right_tree = kids
+        left = self.visit(op_tree.children[0])
+        right = self.visit(right_tree)
         symbol, name = OPERATORS.get(op_tree.data, ("", ""))
         if name and not has_overload(name, left, right):
             self._no_overload(op_tree.meta.end_pos - len(symbol), name, [left, right])
+        return op_tree, left, right
 
     def _kids(self, tree: ParseTree) -> list[Any]:
         return [c for c in tree.children if c is not None]
@@ -143,10 +148,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kids = self._kids(tree)
         if len(kids) == 1:
             return self.visit(kids[0])
-        op_tree, right_tree = kids
-        left = self.visit(op_tree.children[0])
-        right = self.visit(right_tree)
-        self._binary(op_tree, left, right)
+        op_tree, left, right = self._binary(kids)
         # cost.go functionCost: equality and string/bytes ordering cost a tenth of the
         # smaller size (1 for scalars), `in` a list its size, the rest 1
         cost = left.cost + right.cost
@@ -162,10 +164,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         kids = self._kids(tree)
         if len(kids) == 1:
             return self.visit(kids[0])
-        op_tree, right_tree = kids
-        left = self.visit(op_tree.children[0])
-        right = self.visit(right_tree)
-        self._binary(op_tree, left, right)
+        op_tree, left, right = self._binary(kids)
         kind = left.kind if left.kind == right.kind else "dyn"
         if {left.kind, right.kind} == {"timestamp", "duration"}:
             kind = "timestamp"
