@@ -241,23 +241,24 @@ class ServiceAllocation:
             if shared is None:
                 shared = _requested_for(number, ports)
             if shared is None:
-                offset = self._ports.next_free(self._rng, taken)
-                if offset is None:
-                    raise errors.internal("failed to allocate a nodePort: range is full")
-                taken.add(offset)
-                shared = self.port_range[0] + offset
+                shared = self._allocate_node_port(taken)
             port["nodePort"] = shared
             if isinstance(number, int):
                 chosen[number] = shared
         if kind == "LoadBalancer" and spec.get("externalTrafficPolicy") == "Local":
             if not spec.get("healthCheckNodePort"):
-                offset = self._ports.next_free(self._rng, taken)
-                if offset is None:
-                    raise errors.internal("failed to allocate a nodePort: range is full")
-                spec["healthCheckNodePort"] = self.port_range[0] + offset
+                spec["healthCheckNodePort"] = self._allocate_node_port(taken)
             else:
                 self._check_port(name, "spec.healthCheckNodePort",
                                  spec["healthCheckNodePort"], own, taken)
+
+    def _allocate_node_port(self, taken: set[int]) -> int:
+        """A free node port, then taken (a full range is the allocator's 500)."""
+        offset = self._ports.next_free(self._rng, taken)
+        if offset is None:
+            raise errors.internal("failed to allocate a nodePort: range is full")
+        taken.add(offset)
+        return self.port_range[0] + offset
 
     def _check_port(self, name: str, path: str, port: Any, own: frozenset[int],
                     taken: set[int]) -> None:
