@@ -113,6 +113,8 @@ class ObjectDecoder:
             # unstructured decoding: the JSON decoder's repeats, then what pruning dropped
             problems = [f'duplicate field "{d}"' for d in body.duplicates]
             problems += [f'unknown field "{u}"' for u in unknown]
+        elif body.from_unstructured:
+            problems = sorted(f'unknown field "{u}"' for u in unknown)
         else:
             problems = strict_decoding_order(body, unknown)
         if body.yaml_duplicates:

@@ -148,8 +148,9 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         # the JSON and merge patches keep each value's literal as sent (json-patch's lazyNode
         # holds it raw), so Go decodes the patch's own number literals
         literals = raw if content_type in (JSON_PATCH, MERGE_PATCH) else None
-        obj, warnings = store.decoder.decode(rt, Decoded(patched, literals=literals), opts,
-                                             patch_problems=found)
+        body = Decoded(patched, literals=literals,
+                       from_unstructured=content_type == STRATEGIC_PATCH)
+        obj, warnings = store.decoder.decode(rt, body, opts, patch_problems=found)
     except errors.StatusError as err:
         if content_type == STRATEGIC_PATCH:
             raise strategic_patch_decode_error(decoded.obj, patched, err,

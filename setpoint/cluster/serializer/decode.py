@@ -54,6 +54,10 @@ class Decoded:
     # is no integer (see typeddecode.decode_builtin); None where Go decodes a value converted
     # first (YAML through sigs.k8s.io/yaml, a strategic merge patch's map)
     literals: bytes | None = None
+    # a map converted into the typed object rather than JSON decoded (a strategic merge
+    # patch's result, FromUnstructuredWithValidation): its unknown-field errors come sorted
+    # by their text (k8s.io/apimachinery pkg/runtime/converter.go)
+    from_unstructured: bool = False
 
 
 class _Dupes(dict[str, Any]):

@@ -10,6 +10,10 @@ values by their JSON text (``_jsontest``).
 
 Instead of deep-copying the document, each operation first copies the containers on its
 path (once per container), so the result shares every untouched subtree with the input.
+Those containers are the ones Go's ``findObject`` turns into a ``partialDoc`` (a Go map), so
+in the end their members are sorted as ``json.Marshal`` writes them: the result's order is
+the order of the patched JSON text, in which the apiserver's strict decoder meets (and
+warns about) unknown fields. An added value keeps its members' order (a raw ``lazyNode``).
 """
 
 from __future__ import annotations
@@ -66,9 +70,34 @@ def json_patch(doc: dict[str, Any], ops: Any, raw: bytes | None = None) -> dict[
     for i, op in enumerate(operations):
         if isinstance(op, dict) and op.get("op") == "test":
             _test(result, op, texts[i] if texts is not None else _text_of(op))
+            _reach(result, op.get("path"), owned)
             continue
         result = _apply_one(result, op, owned, copied)
+    _sort_reached(result, owned)
     return result
+
+
+def _reach(root: dict[str, Any], pointer: Any, owned: dict[int, Any]) -> None:
+    """Take the containers a passed ``test`` walked through (findObject converts them too)."""
+    try:
+        _prepare(root, pointer, owned, False)
+    except StatusError:
+        pass  # a test of "" walks nothing
+
+
+def _sort_reached(value: Any, owned: dict[int, Any]) -> None:
+    """Sort, in place, the members of every object an operation walked through (ours)."""
+    if isinstance(value, dict):
+        if id(value) not in owned:
+            return
+        items = sorted(value.items())
+        value.clear()
+        value.update(items)
+        for child in value.values():
+            _sort_reached(child, owned)
+    elif isinstance(value, list) and id(value) in owned:
+        for child in value:
+            _sort_reached(child, owned)
 
 
 def _text_of(op: dict[str, Any]) -> Raw | None:
@@ -149,6 +178,7 @@ def _apply_one(result: dict[str, Any], op: Any, owned: dict[int, Any],
         if kind == "move":
             operation["from"] = _prepare(result, op.get("from"), owned, False)
         elif kind == "copy":
+            _prepare(result, op.get("from"), owned, False)  # findObject walks it too
             operation["from"] = _resolve(result, op.get("from"))[0]
             copied[0] += _copy_size(result, operation["from"])
             if copied[0] > ACCUMULATED_COPY_SIZE_LIMIT:

@@ -3,6 +3,11 @@
 The apiserver uses ``evanphx/json-patch`` v4's ``MergePatch``, which differs from the RFC's
 pseudo-code in one visible way: a value that lands where the document had nothing (or a
 non-object) has its nulls pruned at every depth, also inside the objects of arrays.
+
+The result's members come in the order of the JSON text ``MergePatch`` writes, which is the
+order the apiserver's strict decoder meets unknown fields in (and warns about them): every
+object the patch merges into, and every object of a value it prunes, is a ``partialDoc`` (a
+Go map, marshaled with sorted keys); the objects it does not reach keep their order.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ def merge_patch(doc: dict[str, Any], patch: Any) -> dict[str, Any]:
 
 
 def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = dict(doc)
+    out = dict(doc)  # (mergeDocs on the document's partialDoc: re-marshaled sorted below)
     for key, value in patch.items():
         if value is None:
             out.pop(key, None)
@@ -52,13 +57,14 @@ def _merge_object(doc: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
         else:
             # an object replaced by an array or a scalar: taken as sent, nulls and all
             out[key] = value
-    return out
+    return dict(sorted(out.items()))
 
 
 def _prune(value: Any) -> Any:
-    """A copy of ``value`` without null object members at any depth (array nulls stay)."""
+    """A copy of ``value`` without null object members at any depth (array nulls stay),
+    its objects sorted as ``pruneNulls`` leaves them (each turned into a ``partialDoc``)."""
     if isinstance(value, dict):
-        return {k: _prune(v) for k, v in value.items() if v is not None}
+        return {k: _prune(v) for k, v in sorted(value.items()) if v is not None}
     if isinstance(value, list):
         return [_prune(v) for v in value]
     return value
