@@ -8,11 +8,16 @@ apiserver's own integration test test/integration/apiserver/field_validation_tes
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.writes import (
     APPLY,
+    JSON_PATCH,
+    MERGE,
+    STRATEGIC,
     WIDGETS,
     create_widget_crd,
     send,
@@ -280,3 +285,67 @@ async def test_a_repeated_key_is_printed_as_go_quotes_it(api: API) -> None:
         400, "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal "
              'errors:\n  line 7: key "ключ" already set in map\n'
              '  line 9: key "a\\u200b" already set in map'), out
+
+
+PATCH_DEPLOYMENT = {
+    "metadata": {"name": "NAME"},
+    "spec": {"selector": {"matchLabels": {"app": "x"}},
+             "template": {"metadata": {"labels": {"app": "x"}},
+                          "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+
+
+async def _patched_deployment_warnings(api: API, name: str, patch: Any,
+                                       content_type: str) -> list[str]:
+    created = {**PATCH_DEPLOYMENT, "metadata": {"name": name}}
+    status, _, _ = await send(api, "POST", DEPLOYMENTS, created)
+    assert status == 201
+    status, body, warnings = await send(api, "PATCH", f"{DEPLOYMENTS}/{name}?fieldValidation=Warn",
+                                        patch, content_type=content_type)
+    assert status == 200, body
+    return warnings
+
+
+async def test_a_merge_patch_warns_in_the_order_of_the_patched_json(api: API) -> None:
+    """Rule: the patched object is the JSON text evanphx/json-patch's MergePatch writes, in
+    which every object the patch merges into is a Go map (marshaled with sorted keys), and
+    the strict decoder warns in the order it meets fields there: a new "spec.bogus" comes
+    before an unknown field under "spec.template", though it follows it in the patch and the
+    stored object has "template" first.
+    Source: k8s.io/apiserver pkg/endpoints/handlers/patch.go (jsonPatcher.applyJSPatch,
+    applyPatchToCurrentObject: DecodeInto the patched JSON, strict errors as warnings),
+    github.com/evanphx/json-patch merge.go (mergeDocs over partialDoc, pruneNulls)."""
+    patch = {"spec": {"template": {"spec": {"containers": [
+        {"name": "c", "image": "nginx", "zeta": 1, "alpha": 2}]}}, "bogus": 1}}
+    assert await _patched_deployment_warnings(api, "merge-order", patch, MERGE) == [
+        'unknown field "spec.bogus"',
+        'unknown field "spec.template.spec.containers[0].alpha"',
+        'unknown field "spec.template.spec.containers[0].zeta"']
+
+
+async def test_a_json_patch_warns_in_the_order_of_the_patched_json(api: API) -> None:
+    """Rule: json-patch v4 turns every object an operation's path walks through into a Go
+    map (findObject: intoDoc), marshaled with sorted keys; an added value keeps its own text.
+    So "spec.aaa", added last, is met first, and the added object's members keep the patch's
+    order ("z" before "y").
+    Source: patch.go applyJSPatch (Patch.Apply, then strict DecodeInto), evanphx/json-patch
+    patch.go (findObject, lazyNode.MarshalJSON)."""
+    ops = [{"op": "add", "path": "/spec/zzz", "value": 1},
+           {"op": "add", "path": "/spec/template/spec/containers/0/colour", "value": "red"},
+           {"op": "add", "path": "/spec/aaa", "value": {"z": 1, "y": 2}}]
+    assert await _patched_deployment_warnings(api, "json-order", ops, JSON_PATCH) == [
+        'unknown field "spec.aaa"', 'unknown field "spec.template.spec.containers[0].colour"',
+        'unknown field "spec.zzz"']
+
+
+async def test_a_strategic_patch_warns_in_text_order_after_the_patchs_own_problems(
+        api: API) -> None:
+    """Rule: a strategic merge patch's result is converted from a map, and the converter
+    sorts its unknown-field errors by their text; the patch's own repeated keys come first.
+    Source: patch.go applyPatchToObject (append(strictErrs, strictError.Errors()...)),
+    k8s.io/apimachinery pkg/runtime/converter.go FromUnstructuredWithValidation (sort.Slice
+    of unknownFieldErrors by Error())."""
+    patch = (b'{"spec":{"zzz":1,"paused":true,"paused":false,"template":{"spec":{"containers":'
+             b'[{"name":"c","zeta":1}]}},"aaa":2}}')
+    assert await _patched_deployment_warnings(api, "smp-order", patch, STRATEGIC) == [
+        'duplicate field "spec.paused"', 'unknown field "spec.aaa"',
+        'unknown field "spec.template.spec.containers[0].zeta"', 'unknown field "spec.zzz"']
