@@ -195,15 +195,21 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
     if live is None or cfg["metadata"].get("name"):
         check_name(cfg["metadata"], name)
     cfg["metadata"].setdefault("name", name)
+    # structuredmerge.go Apply takes the configuration as sent (an unstructured map): an
+    # explicit null is owned and wins the merge like any value; a built-in kind's result is
+    # then converted to its Go type (TypedToObject, toVersioned), where the null becomes nil
+    nulls = not rt.is_custom and _has_null(config)
+    merged_config = _with_sent_nulls(config, cfg) if nulls else cfg
     if live is None:
         if subresource:
             raise errors.not_found(rt.resource, name, rt.group)
         # store.go Update parses the object's resourceVersion before it creates (apply may
         # create: forceAllowCreate)
         object_resource_version(cfg["metadata"].get("resourceVersion") or "")
-        applied = apply(schema, None, cfg, manager=opts.field_manager,
+        applied = apply(schema, None, merged_config, manager=opts.field_manager,
                         force=opts.force, api_version=rt.api_version, now=store.clock(),
                         kind=rt.kind, reset_fields=reset_fields(rt, ""), sent=config)
+        applied = _as_typed(store, rt, applied, nulls)
         applied.setdefault("metadata", {})
         if applied["metadata"].get("uid"):
             # patch.go applyPatch: a uid names an object that should have been there
@@ -213,10 +219,11 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
         warnings += check_duplicates()
         return (yield from store.create_steps(rt, ns, applied, opts, warnings, tracked=True))
     current = copy.deepcopy((yield from store.codec.present_steps(rt, live)))
-    applied = apply(schema, current, cfg, manager=opts.field_manager,
+    applied = apply(schema, current, merged_config, manager=opts.field_manager,
                     force=opts.force, api_version=rt.api_version, now=store.clock(),
                     subresource=subresource, kind=rt.kind,
                     reset_fields=reset_fields(rt, subresource), sent=config)
+    applied = _as_typed(store, rt, applied, nulls)
     meta = applied.get("metadata")
     if rt.crd is None and isinstance(meta, dict) and meta.get("annotations") == {}:
         # a map the apply emptied (a last-applied annotation dropped) is left out by a
@@ -231,6 +238,43 @@ def _apply_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: st
                                            uid_precondition=False)
     result.warnings[:0] = warnings
     return result
+
+
+def _has_null(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(v is None or _has_null(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_null(v) for v in value)
+    return False
+
+
+def _with_sent_nulls(sent: Any, decoded: Any) -> Any:
+    """``decoded`` with the members ``sent`` set to null put back where decoding dropped
+    them (lists matched item by item when decoding kept their length)."""
+    if isinstance(sent, dict) and isinstance(decoded, dict):
+        out = dict(decoded)
+        for k, v in sent.items():
+            if v is None:
+                out.setdefault(k, None)
+            elif k in out:
+                out[k] = _with_sent_nulls(v, out[k])
+        return out
+    if isinstance(sent, list) and isinstance(decoded, list) and len(sent) == len(decoded):
+        return [_with_sent_nulls(s, d) for s, d in zip(sent, decoded, strict=True)]
+    return decoded
+
+
+def _as_typed(store: GenericStore, rt: ResourceType, applied: Obj, nulls: bool) -> Obj:
+    """The applied object as its Go type holds it, when a null of the configuration may
+    have landed in it (a nil pointer or slice left out, a string map value ""). The
+    managedFields are not the decoder's business: they are carried over as they are."""
+    if not nulls:
+        return applied
+    managed = (applied.get("metadata") or {}).get("managedFields")
+    obj, _ = store.decoder.decode(rt, Decoded(applied), WriteOptions(field_validation="Ignore"))
+    if managed is not None:
+        obj["metadata"]["managedFields"] = managed
+    return obj
 
 
 def _gvk_text(config: dict[str, Any]) -> str:

@@ -176,3 +176,47 @@ async def test_scale_write_moves_replicas_to_the_scaler(api: API) -> None:
         "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:replicas": {}}},
         "subresource": "scale"}, True)
     assert "f:replicas" not in creator["fieldsV1"]["f:spec"]
+
+
+async def test_an_explicit_null_in_an_apply_is_owned_and_wins_the_merge(api: API) -> None:
+    """Rule: the apply configuration is used as sent, an unstructured map: a member set to
+    null is a leaf the applier owns, and it wins the merge like any value; the result is
+    then converted to its Go type, where the null is nil (left out, then defaulted: a
+    Deployment's replicas is 1 again) and a string map value is "". The owned null also
+    conflicts with a later applier that gives that map members.
+    Source: k8s.io/apimachinery pkg/util/managedfields/internal/structuredmerge.go (Apply:
+    ObjectToTyped of the patch object, TypedToObject, toVersioned, objectDefaulter),
+    sigs.k8s.io/structured-merge-diff v4.4.2 typed/tofieldset.go (visitMapItems inserts a
+    null value's path), merge/update.go (update: conflicts over Added), typed/compare.go
+    (a map present on one side only is Added itself)."""
+    data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nulls"},
+            "data": {"a": "1"}}
+    status, body = await api.patch(f"{CONFIGMAPS}/nulls?fieldManager=a", data, APPLY)
+    assert status == 201, body
+    status, body = await api.patch(f"{CONFIGMAPS}/nulls?fieldManager=a",
+                                   {**data, "data": None}, APPLY)
+    assert (status, "data" in body) == (200, False), body
+    assert _entries(body) == [{"manager": "a", "operation": "Apply", "apiVersion": "v1",
+                               "fieldsType": "FieldsV1", "fieldsV1": {"f:data": {}}}]
+    status, body = await api.patch(f"{CONFIGMAPS}/nulls?fieldManager=b", {
+        **data, "metadata": {"name": "nulls", "labels": {"x": None}}, "data": {"q": None}},
+        APPLY)
+    assert (status, body["message"]) == (
+        409, 'Apply failed with 1 conflict: conflict with "a": .data')
+    status, body = await api.patch(f"{CONFIGMAPS}/nulls?fieldManager=b&force=true", {
+        **data, "metadata": {"name": "nulls", "labels": {"x": None}}, "data": {"q": None}},
+        APPLY)
+    assert (status, body["data"], body["metadata"]["labels"]) == (200, {"q": ""}, {"x": ""})
+    deployment: dict[str, Any] = {
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "nulls"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "n"}},
+                 "template": {"metadata": {"labels": {"app": "n"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    path = "/apis/apps/v1/namespaces/default/deployments/nulls?fieldManager=a"
+    status, body = await api.patch(path, deployment, APPLY)
+    assert (status, body["spec"]["replicas"]) == (201, 3), body
+    deployment["spec"]["replicas"] = None
+    status, body = await api.patch(path, deployment, APPLY)
+    assert (status, body["spec"]["replicas"]) == (200, 1), body
+    [entry] = _entries(body)
+    assert "f:replicas" in entry["fieldsV1"]["f:spec"]
