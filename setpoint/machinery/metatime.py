@@ -3,14 +3,26 @@ seconds for Time, microseconds for MicroTime), for the SDK and the simulated wor
 
 from __future__ import annotations
 
+import math
 import time
 from datetime import UTC, datetime
+
+_last_second: tuple[int, str] = (0, "1970-01-01T00:00:00Z")
+"""The last second :func:`meta_time` formatted, with its text (one tuple, swapped whole, so
+a reader in another thread never pairs one second with another's text): the simulated
+controllers and kubelets stamp conditions and Events many times a second."""
 
 
 def meta_time(ts: float | None = None) -> str:
     """``metav1.Time`` of a Unix timestamp (now when None): RFC 3339 to the second."""
-    return datetime.fromtimestamp(time.time() if ts is None else ts, UTC).strftime(
-        "%Y-%m-%dT%H:%M:%SZ")
+    global _last_second
+    second = math.floor(time.time() if ts is None else ts)
+    last = _last_second
+    if last[0] == second:
+        return last[1]
+    text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _last_second = (second, text)
+    return text
 
 
 def micro_time(ts: float | None = None) -> str:

@@ -157,10 +157,17 @@ class DeploymentSync:
         existing = du.find_new_replica_set(d, self.replica_sets)
         new_revision = str(du.max_revision(old_rss) + 1)
         if existing is not None:
-            rs = clone(existing)
-            changed = du.set_new_replica_set_annotations(d, rs, new_revision, exists=True)
+            # Go copies the ReplicaSet here (``existingNewRS.DeepCopy()``) for the update it
+            # rarely makes; the annotations are tried on a copy of them alone and the whole
+            # object copied only for the update: the sync runs on every ReplicaSet event
+            probe = {**existing, "metadata": {**meta(existing),
+                                              "annotations": dict(du.annotations_of(existing))}}
+            changed = du.set_new_replica_set_annotations(d, probe, new_revision, exists=True)
             min_ready = int((d.get("spec") or {}).get("minReadySeconds") or 0)
+            rs = existing
             if changed or int(rs["spec"].get("minReadySeconds") or 0) != min_ready:
+                rs = clone(existing)
+                rs["metadata"]["annotations"] = probe["metadata"]["annotations"]
                 rs["spec"]["minReadySeconds"] = min_ready
                 if not min_ready:
                     rs["spec"].pop("minReadySeconds")

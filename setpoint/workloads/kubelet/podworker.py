@@ -206,8 +206,10 @@ class PodWorkers:
                                     f"({record.uid})")
             node = self.manager.cache.store_for(NODE).get(record.node)
             if node is not None:
-                others = [r for r in self.records.values()
-                          if r.node == record.node and r.uid != record.uid and not r.terminal]
+                # the node's other pods are read only to decide a resize: lazily, as a
+                # list of them per sync is a scan of every pod of the process per pod
+                others = (r for r in self.records.values()
+                          if r.node == record.node and r.uid != record.uid and not r.terminal)
                 resize.sync_resize(pod, record, node, others)
         await lifecycle.finish_if_done(runtime, pod, record)
         now = self.clock()  # what just started must count as started

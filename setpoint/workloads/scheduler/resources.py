@@ -10,6 +10,7 @@ best-effort pods still spread.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,11 +35,24 @@ def is_scalar_resource(name: str) -> bool:
 
 
 def _amount(name: str, value: Any) -> int:
+    if isinstance(value, str):
+        return _amount_of_text(name == CPU, value)
     try:
         q = Quantity.from_json(value)
     except (QuantityError, ValueError):
         return 0
     return q.milli_value() if name == CPU else q.value()
+
+
+@functools.lru_cache(maxsize=1024)
+def _amount_of_text(milli: bool, text: str) -> int:
+    """A quantity's text in (milli-)units, remembered: every cycle, assumption and watch
+    event of a pod reads its requests again, and a cluster's pods repeat a few texts."""
+    try:
+        q = Quantity.from_json(text)
+    except (QuantityError, ValueError):
+        return 0
+    return q.milli_value() if milli else q.value()
 
 
 @dataclass
