@@ -29,7 +29,6 @@ import contextlib
 import logging
 import random
 import time
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -171,8 +170,9 @@ class EventRecorder(TypedEvents):
         if self._queued < self.max_pending // 2:
             self._overflowing = False
         self._queued += 1
-        self._queues[zlib.crc32(repr(spam_key(event)).encode()) % self.senders] \
-            .put_nowait(event)
+        # an object's events go to one sender, in order (the process's own string hash:
+        # stable while it runs, which is all the partition needs)
+        self._queues[hash(spam_key(event)) % self.senders].put_nowait(event)
 
     def _name_for(self, name: str, now: float) -> str:
         """``<object>.<hex Unix nanoseconds>``, increasing so that two events of one

@@ -9,7 +9,7 @@ import pytest
 
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.cluster import RunningCluster, serve
-from setpoint.runtime import Manager, ManagerSettings
+from setpoint.runtime import Manager, ManagerSettings, Request
 from setpoint.workloads.controllers import endpoints
 from setpoint.workloads.settings import WorkloadSettings
 from tests.cluster.test_service_ips import installed
@@ -221,3 +221,52 @@ def test_more_than_a_thousand_addresses_are_truncated_ready_first() -> None:
     assert endpoints.truncate(subsets)
     assert len(subsets[0]["addresses"]) == 900
     assert len(subsets[0]["notReadyAddresses"]) == 100
+
+
+def test_a_pods_change_concerns_services_only_when_an_endpoint_would_show_it() -> None:
+    """``GetServicesToUpdateOnPodChange`` (k8s.io/endpointslice utils.go, with
+    ``podEndpointsChanged`` and ``determineNeededServiceUpdates``): a pod's binding or a
+    status write that leaves its readiness and IPs alone syncs no Service; a readiness,
+    IP or deletion change syncs those selecting it; a label change alone only the Services
+    it joined or left; both, every Service of either version."""
+    selecting = {"web": ["web", "all"], "api": ["api", "all"]}
+
+    class Selecting(endpoints.PodServices):
+        def requests(self, obj: dict[str, Any]) -> list[Request]:
+            app = obj["metadata"]["labels"]["app"]
+            return [Request(NS, name) for name in selecting[app]]
+
+    handler = Selecting(manager=None)  # type: ignore[arg-type]
+
+    def version(rv: str, *, app: str = "web", node: str | None = None, ip: str | None = None,
+                ready: bool = False, deleting: bool = False) -> dict[str, Any]:
+        p = pod("p", app)
+        p["metadata"]["resourceVersion"] = rv
+        if deleting:
+            p["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z"
+        if node:
+            p["spec"]["nodeName"] = node
+        if ip:
+            p["status"] = {"podIP": ip, "podIPs": [{"ip": ip}], "conditions": [
+                {"type": "Ready", "status": "True" if ready else "False"}]}
+        return p
+
+    def names(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+        return {r.name for r in handler.update_requests(old, new)}
+
+    created, bound = version("1"), version("2", node="n1")
+    running = version("3", node="n1", ip="10.0.0.5")
+    ready = version("4", node="n1", ip="10.0.0.5", ready=True)
+    assert names(created, bound) == set()  # the binding
+    assert names(bound, bound) == set()  # a resync: the same version
+    assert names(bound, running) == {"web", "all"}  # an IP
+    assert names(running, ready) == {"web", "all"}  # readiness
+    annotated = version("5", node="n1", ip="10.0.0.5", ready=True)
+    annotated["metadata"]["annotations"] = {"note": "x"}
+    assert names(ready, annotated) == set()
+    relabelled = version("6", app="api", node="n1", ip="10.0.0.5", ready=True)
+    assert names(ready, relabelled) == {"web", "api"}  # joined api, left web; all stays
+    relabelled_unready = version("7", app="api", node="n1", ip="10.0.0.5")
+    assert names(ready, relabelled_unready) == {"web", "api", "all"}
+    deleting = version("8", node="n1", ip="10.0.0.5", ready=True, deleting=True)
+    assert names(ready, deleting) == {"web", "all"}

@@ -27,6 +27,7 @@ from setpoint.client import Kind, NotFoundError
 from setpoint.machinery.labels import selector_from_set
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Manager, Request, Result
+from setpoint.runtime._handlers import Handler
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.runtime._ownership import owner_reference
 from setpoint.workloads.controllers.podcontrol import is_pod_ready
@@ -136,6 +137,57 @@ def services_selecting(manager: Manager, pod: Obj) -> list[Request]:
         if selector and selector_from_set(selector).matches(labels):
             out.append(Request(namespace_of(svc), name_of(svc)))
     return out
+
+
+def _pod_ips(pod: Obj) -> list[Any]:
+    status = pod.get("status") or {}
+    return [ip.get("ip") for ip in status.get("podIPs") or ()] or [status.get("podIP")]
+
+
+def pod_endpoints_changed(old: Obj, new: Obj) -> tuple[bool, bool]:
+    """``podEndpointsChanged`` (k8s.io/endpointslice utils.go): (whether what an endpoint
+    shows of the pod changed: its deletion, readiness or IPs; whether its membership may
+    have: labels, hostname or subdomain). Name, namespace and uid are immutable, and the
+    node is set before the pod has an IP, so its binding changes no endpoint."""
+    old_meta, new_meta = meta(old), meta(new)
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    labels_changed = (old_meta.get("labels") or {}) != (new_meta.get("labels") or {}) or \
+        old_spec.get("hostname") != new_spec.get("hostname") or \
+        old_spec.get("subdomain") != new_spec.get("subdomain")
+    pod_changed = old_meta.get("deletionTimestamp") != new_meta.get("deletionTimestamp") or \
+        is_pod_ready(old) != is_pod_ready(new) or _pod_ips(old) != _pod_ips(new)
+    return pod_changed, labels_changed
+
+
+class PodServices(Handler):
+    """The Services a pod's change concerns (``GetServicesToUpdateOnPodChange``): none when
+    nothing an endpoint shows changed, those selecting the new pod, and those that selected
+    the old one when its labels changed. A real controller looks up no Service for a pod's
+    binding or its other status writes; a lookup per event costs a scan of the namespace's
+    Services twice per pod event (two controllers)."""
+
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+
+    def __repr__(self) -> str:
+        return "PodServices()"
+
+    def requests(self, obj: Obj) -> Iterable[Request]:
+        return services_selecting(self.manager, obj)
+
+    def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
+        if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
+            return ()
+        pod_changed, labels_changed = pod_endpoints_changed(old, new)
+        if not pod_changed and not labels_changed:
+            return ()
+        services = set(self.requests(new))
+        if labels_changed:
+            # determineNeededServiceUpdates: with the pod itself unchanged, only the
+            # Services it joined or left
+            before = set(self.requests(old))
+            services = services | before if pod_changed else services ^ before
+        return services
 
 
 # -- Endpoints --------------------------------------------------------------------------------
@@ -455,19 +507,18 @@ class EndpointSliceReconciler:
 def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Add the Endpoints and EndpointSlice controllers."""
 
-    def pods_to_services(pod: Obj) -> list[Request]:
-        return services_selecting(manager, pod)
+    pods_to_services = PodServices(manager)
 
     def slice_to_service(obj: Obj) -> list[Request]:
         name = (meta(obj).get("labels") or {}).get(LABEL_SERVICE_NAME)
         return [Request(namespace_of(obj), name)] if name else []
 
     endpoints = (Controller.for_(SERVICE, name="endpoint")
-                 .watches(POD, map_func=pods_to_services)
+                 .watches(POD, handler=pods_to_services)
                  .watches(ENDPOINTS, map_func=lambda e: [Request(namespace_of(e), name_of(e))])
                  .reconciler(EndpointsReconciler(manager)))
     slices = (Controller.for_(SERVICE, name="endpointslice")
-              .watches(POD, map_func=pods_to_services)
+              .watches(POD, handler=pods_to_services)
               .watches(ENDPOINT_SLICE, map_func=slice_to_service)
               .reads(NODE)
               .reconciler(EndpointSliceReconciler(manager)))
