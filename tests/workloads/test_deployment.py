@@ -343,3 +343,40 @@ async def test_hundred_deployments_of_ten_become_ready_and_roll_out() -> None:
         await wait_for(all_rolled_out, timeout=240, max_interval=0.2)
         pods = (await env.client.list(POD, namespace="default")).items
         assert len([p for p in pods if not p["metadata"].get("deletionTimestamp")]) == 1000
+
+
+async def test_the_sync_reads_the_cached_new_replica_set_without_changing_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``getNewReplicaSet`` (pkg/controller/deployment/sync.go) copies the new ReplicaSet
+    for the update of its annotations it rarely makes; Setpoint tries the annotations on a
+    copy of them alone and copies the whole object only to update it. Every ReplicaSet the
+    cache hands out is frozen here: a rollout (the new ReplicaSet's revision and scaling,
+    the old one's scaling down) must never write into one."""
+    from setpoint.runtime import _cache
+    from tests.workloads.test_replicaset import _frozen, writes_into_cache
+
+    writes_into_cache.clear()
+    get, list_raw = _cache.Store.get, _cache.Cache.list_raw
+
+    def freeze(obj: Any) -> Any:
+        return _frozen(obj) if isinstance(obj, dict) and obj.get("kind") == "ReplicaSet" \
+            else obj
+
+    def frozen_get(self: _cache.Store, key: str) -> Any:
+        return freeze(get(self, key))
+
+    def frozen_list_raw(self: _cache.Cache, kind: object, **kwargs: Any) -> list[Obj]:
+        return [freeze(o) for o in list_raw(self, kind, **kwargs)]
+
+    monkeypatch.setattr(_cache.Store, "get", frozen_get)
+    monkeypatch.setattr(_cache.Cache, "list_raw", frozen_list_raw)
+    async with workload_cluster(CONTROLLERS, ready_after=0.03) as env:
+        await env.client.create(make_deployment("frozen", replicas=3))
+        await wait_rolled_out(env.client, "frozen")
+        await env.client.patch(DEPLOYMENT, "frozen", image_patch("nginx:2"),
+                               namespace="default")
+        d = await wait_rolled_out(env.client, "frozen")
+        assert d["metadata"]["annotations"]["deployment.kubernetes.io/revision"] == "2"
+        assert [rs["spec"]["replicas"] for rs in await replica_sets(env.client, "frozen")] \
+            == [0, 3]
+    assert writes_into_cache == []
