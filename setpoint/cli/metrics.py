@@ -53,11 +53,12 @@ def metrics(kind: str | None, name: str | None, namespace: str | None, output: s
     from setpoint.platform import NotFound, ObjectRef, StackGraph, load_cache
     from setpoint.platform.chargeback import exposition
     from setpoint.platform.resourcenames import served_resources
+    from setpoint.platform.settle import gather_settled
     from setpoint.platform.usage import StackFigures, figures, pod_metrics, pretty
 
     async def measure() -> tuple[ObjectRef, StackFigures]:
         async with connect(kubeconfig, context) as client:
-            cache, found = await asyncio.gather(load_cache(client), pod_metrics(client))
+            cache, found = await gather_settled(load_cache(client), pod_metrics(client))
             graph = StackGraph(cache)
             served = await served_resources(client, cache)
             root = graph.resolve(kind, name, namespace or client.namespace, served)

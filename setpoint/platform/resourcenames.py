@@ -12,10 +12,10 @@ singular names, lower-cased; an empty singularName is the lower-cased kind).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
 from setpoint.client import ApiError, Client, ClientError, Kind, ResourceInfo
+from setpoint.platform.settle import gather_settled
 from setpoint.runtime import Cache
 
 GroupKind = tuple[str, str]
@@ -29,7 +29,7 @@ async def served_resources(client: Client, cache: Cache) -> list[ResourceInfo]:
             return await client.resolve(kind)
         except (ApiError, ClientError):
             return None
-    found = await asyncio.gather(*(one(Kind(k.api_version, k.kind)) for k in cache.kinds))
+    found = await gather_settled(*(one(Kind(k.api_version, k.kind)) for k in cache.kinds))
     return [info for info in found if info is not None]
 
 
