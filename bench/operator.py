@@ -10,7 +10,9 @@ For each N, run and contender, in this order so that drift hits all alike:
 3. the contender in its own process, given the proxy's kubeconfig:
    - ``setpoint``: ``setpoint run examples.widget.operator:manager``;
    - ``kopf``: ``kopf run bench/kopf_widget.py --all-namespaces`` (kopf's defaults);
-   - ``floor``: ``bench/floor_widget.py`` (one watch, 16 workers, plain aiohttp);
+   - ``floor``: ``bench/floor_widget.py`` (a watch of Widgets and one of the ConfigMaps they
+     own, 16 workers, plain aiohttp); ``floor-writes``: the same without the ConfigMap
+     watch (the floor up to the twelfth pass), on request only;
 4. once it watches Widgets: create N Widgets straight on the server, 16 at a time, and
    time until all show ``status.ready`` (followed by a watch of this driver); then change
    ``spec.message`` on all N and time until every ConfigMap holds the new message;
@@ -89,6 +91,8 @@ def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = No
                 "--all-namespaces"]
     if name == "floor":
         return [sys.executable, "bench/floor_widget.py", str(kubeconfig)]
+    if name == "floor-writes":  # the floor of the passes up to the twelfth: no ConfigMap watch
+        return [sys.executable, "bench/floor_widget.py", str(kubeconfig), "--writes-only"]
     raise ValueError(f"unknown contender {name!r}")
 
 

@@ -13,6 +13,8 @@ Result = dict[str, Any]
 
 _fmt = spread
 
+CONTENDERS = ("baseline", "setpoint", "kopf", "floor", "floor-writes")
+
 
 def _ratio(mine: list[float], theirs: list[float]) -> str:
     return ratio(mine, theirs, digits=2)
@@ -37,7 +39,7 @@ def report(results: list[Result], command: str) -> str:
                   "| requests/Widget create | requests/Widget update | idle requests "
                   "| peak RSS, MiB | CPU, s | CPU per event, ms |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-        for contender in ("baseline", "setpoint", "kopf", "floor"):
+        for contender in CONTENDERS:
             ready = values(contender, lambda r: r["ready_seconds"])
             if not ready:
                 continue
@@ -70,7 +72,7 @@ def report(results: list[Result], command: str) -> str:
 
 def _verbs(results: list[Result], n: int) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
-    for contender in ("baseline", "setpoint", "kopf", "floor"):
+    for contender in CONTENDERS:
         mine = sorted((r for r in results if r["contender"] == contender),
                       key=lambda r: r["ready_seconds"])
         if not mine:

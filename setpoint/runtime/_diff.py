@@ -40,13 +40,17 @@ def _same(a: Any, b: Any) -> bool:
 def merge_patch(live: Any, desired: Any) -> Any:
     """The JSON merge patch (RFC 7386) that turns ``live`` into ``desired``; an empty dict
     when they are equal."""
-    if not isinstance(live, Mapping) or not isinstance(desired, Mapping):
+    # JSON objects are dicts: their exact type is asked first, the ABC (a slower check)
+    # only for other mappings
+    if not (type(live) is dict or isinstance(live, Mapping)) \
+            or not (type(desired) is dict or isinstance(desired, Mapping)):
         return desired
     patch: dict[str, Any] = {}
     for key, value in desired.items():
         if key not in live:
             patch[key] = value
-        elif isinstance(value, Mapping) and isinstance(live[key], Mapping):
+        elif (type(value) is dict or isinstance(value, Mapping)) \
+                and (type(live[key]) is dict or isinstance(live[key], Mapping)):
             sub = merge_patch(live[key], value)
             if sub != {}:
                 patch[key] = sub

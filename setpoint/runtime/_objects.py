@@ -43,21 +43,46 @@ class KindNameError(TypeError):
     or a ``Kind`` is wanted."""
 
 
+_KIND_KEYS: dict[tuple[str, str], KindKey] = {}
+_CLASS_KEYS: dict[type, KindKey] = {}
+"""Typed classes met by :func:`kind_key` (classes are few and live as long as the process)."""
+_INSTANCE_KEYS: dict[type, KindKey] = {}
+"""The same, for the classes of typed instances met."""
+
+
+def _kind_key_of(api_version: str, kind: str) -> KindKey:
+    if len(_KIND_KEYS) >= 4096:  # a bound: kinds are few, but the dicts come from outside
+        _KIND_KEYS.clear()
+    key = _KIND_KEYS[(api_version, kind)] = KindKey(api_version, kind)
+    return key
+
+
 def kind_key(ref: object) -> KindKey:
     """The :class:`KindKey` of a typed class, a :class:`Kind`, a :class:`ResourceInfo`,
     a :class:`KindKey` or an object (dict or typed instance)."""
     if type(ref) is dict:  # first: the runtime asks this of every object it handles
         api_version, kind = ref.get("apiVersion"), ref.get("kind")
+        # a KindKey per kind, not per call: the tuple's lookup costs less than building
+        # a named tuple (a Python-level __new__), several times per write
         if isinstance(api_version, str) and isinstance(kind, str):
-            return KindKey(api_version, kind)
+            known = _KIND_KEYS.get((api_version, kind))
+            return known if known is not None else _kind_key_of(api_version, kind)
         raise ValueError("object has no apiVersion and kind")
+    if type(ref) is KindKey:
+        return ref
+    # a typed class, or an instance of one, met before: its class names its kind
+    known = _CLASS_KEYS.get(ref) if isinstance(ref, type) else _INSTANCE_KEYS.get(type(ref))
+    if known is not None:
+        return known
     if isinstance(ref, KindKey):
         return ref
     if isinstance(ref, Kind | ResourceInfo):
         return KindKey(ref.api_version, ref.kind)
     if is_typed_class(ref):
         # is_typed_class checked both are str class attributes
-        return KindKey(ref.api_version, ref.kind)  # type: ignore[attr-defined]
+        cls = cast(type, ref)
+        known = _CLASS_KEYS[cls] = KindKey(cls.api_version, cls.kind)  # type: ignore[attr-defined]
+        return known
     if isinstance(ref, Mapping):
         api_version, kind = ref.get("apiVersion"), ref.get("kind")
         if isinstance(api_version, str) and isinstance(kind, str):
@@ -66,7 +91,9 @@ def kind_key(ref: object) -> KindKey:
     if isinstance(ref, GVR):
         raise TypeError(f"{ref!r}: name the kind (a typed class or Kind), not the resource")
     if is_typed_class(type(ref)):
-        return kind_key(type(ref))
+        # only a typed class's instance that none of the checks above took comes here
+        known = _INSTANCE_KEYS[type(ref)] = kind_key(type(ref))
+        return known
     if isinstance(ref, str):
         raise KindNameError(_string_kind_message(ref))
     raise TypeError(f"cannot tell the kind of {ref!r}: name it by its class (a typed "

@@ -167,7 +167,13 @@ class Writer:
             self.record(answer, OwnWrite.of(origin, answer, sent, status=status))
 
     async def namespaced(self, kind: object) -> bool:
-        info = await self.client.resolve(as_ref(kind_key(kind)))
+        key = kind_key(kind)
+        informer = self.informers.get(key)
+        if informer is not None and informer.info is not None:
+            # a watched kind's informer resolved it (a typed class knows its scope without
+            # discovery): the first writes need not wait for a discovery request
+            return informer.info.namespaced
+        info = await self.client.resolve(as_ref(key))
         return info.namespaced
 
     # -- writes ----------------------------------------------------------------------------
