@@ -1,13 +1,14 @@
 """ResourceQuota: a write that would take a namespace past one of its quotas is refused.
 
-kubernetes v1.32 plugin/pkg/admission/resourcequota/admission.go ``Validate`` and
-staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go
-``checkRequest``: writes of subresources, of cluster-scoped objects and of namespaces are
-not its business; for every other create or update the evaluator of the resource
-(:mod:`setpoint.cluster.quota.evaluators`) tells which quotas of the namespace it falls under
-and what it charges. A quota whose status does not yet know a constrained resource refuses
-(``status unknown for quota``), one the charge would exceed refuses (``exceeded quota``), and
-otherwise the charge is added to each quota's ``status.used`` before the object is stored
+k8s.io/apiserver v0.32.0 (kube-apiserver 1.32) pkg/admission/plugin/resourcequota/admission.go
+``Validate`` and controller.go ``checkRequest``: writes of cluster-scoped objects and of
+namespaces are not its business; for every other create or update the evaluator of the
+resource (:mod:`setpoint.cluster.quota.evaluators`) tells whether it handles the write (of a
+subresource only ``pods/resize``: 1.32 moved that choice from the plugin to ``Handles``),
+which quotas of the namespace it falls under and what it charges. A quota whose status does
+not yet know a constrained resource refuses (``status unknown for quota``), one the charge
+would exceed refuses (``exceeded quota``), and otherwise the charge is added to each quota's
+``status.used`` before the object is stored
 (dry runs are checked but not charged). kube-apiserver runs it last, after the validating
 webhooks; so does the generic store (``final_validating_admission``), with nothing awaited
 between the charge and the write.
@@ -72,13 +73,11 @@ class ResourceQuotaAdmission:
             chain.remove(self)
 
     def __call__(self, attributes: Attributes) -> None:
-        if attributes.subresource:
-            return
         rt = attributes.rt
         if not rt.namespaced or (rt.group, rt.resource) in IGNORED:
             return
         evaluator = evaluator_for(rt.group, rt.resource)
-        if not evaluator.handles(attributes.operation):
+        if not evaluator.handles(attributes.operation, attributes.subresource):
             return
         obj = attributes.obj
         namespace = obj["metadata"].get("namespace") or ""

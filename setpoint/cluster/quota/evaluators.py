@@ -71,8 +71,11 @@ class Evaluator:
         if not group and resource in LEGACY_ALIASES:
             self._names.append(LEGACY_ALIASES[resource])
 
-    def handles(self, operation: str) -> bool:
-        return operation in self.operations
+    def handles(self, operation: str, subresource: str = "") -> bool:
+        """``Handles``: since 1.32 the admission plugin no longer skips subresources itself
+        (k8s.io/apiserver v0.32.0 admission.go ``Validate``); each evaluator does, the object
+        count one (generic/evaluator.go) for every subresource."""
+        return not subresource and operation in self.operations
 
     def matching_resources(self, names: Iterable[str]) -> list[str]:
         return [n for n in names if n in self._names]
@@ -126,14 +129,35 @@ def _max_into(into: ResourceList, other: ResourceList) -> None:
             into[name] = q
 
 
+def _in_place_resources(pod: Obj, c: Obj, which: str) -> ResourceList:
+    """A regular container's share with ``UseStatusResources`` (InPlacePodVerticalScaling on,
+    as PodUsageFunc passes it in 1.32): while its status reports ``resources``, the larger of
+    what the spec asks and what is applied, or only what is applied once the resize is
+    ``Infeasible``; so a pending resize is charged at its larger side."""
+    own = _container_resources(c, which)
+    status = pod.get("status") or {}
+    for cs in status.get("containerStatuses") or []:
+        if isinstance(cs, dict) and cs.get("name") == c.get("name"):
+            applied = cs.get("resources")
+            if not isinstance(applied, dict):
+                return own
+            actual = rl.parse(applied.get(which))
+            if status.get("resize") == "Infeasible":
+                return actual
+            _max_into(own, actual)
+            return own
+    return own
+
+
 def aggregate_container_resources(pod: Obj, which: str) -> ResourceList:
     """``AggregateContainerRequests`` / ``AggregateContainerLimits``
-    (k8s.io/component-helpers/resource/helpers.go): the sum over containers, with restartable
-    init containers (sidecars) added, raised to the largest init container's need."""
+    (k8s.io/component-helpers/resource/helpers.go): the sum over containers (each as
+    :func:`_in_place_resources` counts it), with restartable init containers (sidecars)
+    added, raised to the largest init container's need."""
     spec = pod.get("spec") or {}
     total: ResourceList = {}
     for c in spec.get("containers") or []:
-        total = rl.add(total, _container_resources(c, which))
+        total = rl.add(total, _in_place_resources(pod, c, which))
     sidecars: ResourceList = {}
     init: ResourceList = {}
     for c in spec.get("initContainers") or []:
@@ -230,7 +254,7 @@ def _selector_matches(selector: Obj, value: str) -> bool:
 
 
 class PodEvaluator(Evaluator):
-    """pods.go ``podEvaluator``: charged on create (resizing in place is alpha in 1.32)."""
+    """pods.go ``podEvaluator``: charged on create and on a ``pods/resize`` update."""
 
     def __init__(self) -> None:
         super().__init__("", "pods")
@@ -239,6 +263,13 @@ class PodEvaluator(Evaluator):
     def matching_resources(self, names: Iterable[str]) -> list[str]:
         return [n for n in names if n in POD_RESOURCES or n.startswith(POD_RESOURCE_PREFIXES)
                 or (n.startswith(REQUESTS_PREFIX) and _extended(n[len(REQUESTS_PREFIX):]))]
+
+    def handles(self, operation: str, subresource: str = "") -> bool:
+        """``Handles`` (v1.32): the pod itself on CREATE, ``pods/resize`` on UPDATE, no other
+        subresource (binding, eviction, status, ephemeralcontainers)."""
+        if subresource == "resize":
+            return operation == "UPDATE"
+        return not subresource and operation == "CREATE"
 
     def matches_scope(self, selector: Obj, obj: Obj) -> bool:
         """``podMatchesScopeFunc``."""

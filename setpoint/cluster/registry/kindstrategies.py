@@ -22,6 +22,7 @@ from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
     POD_TEMPLATE_PATHS,
     drop_disabled_pod_spec_fields,
+    drop_disabled_pod_status_fields,
     drop_disabled_template_fields,
 )
 from setpoint.cluster.registry.strategy import Strategy
@@ -131,6 +132,7 @@ class PodStrategy(Strategy):
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
         out = super().prepare_for_status_update(rt, new, old)
         prepare_pod_status_update(out, old)
+        drop_disabled_pod_status_fields(out.get("status"))
         return out
 
 

@@ -7,7 +7,10 @@ a pod template drop them from it alike (DropDisabledTemplateFields).
 
 - ``spec.hostUsers``: UserNamespacesSupport, beta but off by default until 1.33;
 - ``spec.securityContext.supplementalGroupsPolicy``: SupplementalGroupsPolicy, alpha;
-- a projected volume source's ``clusterTrustBundle``: ClusterTrustBundleProjection, alpha.
+- a projected volume source's ``clusterTrustBundle``: ClusterTrustBundleProjection, alpha;
+- a container status's ``allocatedResources``: InPlacePodVerticalScalingAllocatedStatus,
+  alpha (dropDisabledPodStatusFields drops it whenever that gate is off, even if the old
+  status had it; ``resources`` and ``status.resize`` stay, InPlacePodVerticalScaling being on).
 """
 
 from __future__ import annotations
@@ -29,6 +32,17 @@ def _projected_sources(spec: Obj) -> list[dict[str, Any]]:
         out.extend(s for s in (sources if isinstance(sources, list) else [])
                    if isinstance(s, dict))
     return out
+
+
+def drop_disabled_pod_status_fields(status: Any) -> None:
+    """``dropDisabledPodStatusFields``: no container status keeps ``allocatedResources``."""
+    if not isinstance(status, dict):
+        return
+    for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
+        statuses = status.get(key)
+        for cs in statuses if isinstance(statuses, list) else []:
+            if isinstance(cs, dict):
+                cs.pop("allocatedResources", None)
 
 
 def drop_disabled_pod_spec_fields(spec: Any, old_spec: Any) -> None:

@@ -385,6 +385,12 @@ WHOLE_UPDATE_VALIDATORS = {("batch", "Job"), ("batch", "CronJob"),
                            ("storage.k8s.io", "CSIStorageCapacity"),
                            ("node.k8s.io", "RuntimeClass")}
 
+# Kinds whose ValidateXUpdate validates the new object before its update rules: the Pod's
+# (pkg/apis/core/validation/validation.go ValidatePodUpdate calls validatePodMetadataAndSpec
+# before the rules on containers, activeDeadlineSeconds, tolerations and the spec), so its
+# causes come first.
+NEW_OBJECT_FIRST = {("", "Pod")}
+
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "Pod"): pods.validate_pod_create,
@@ -451,15 +457,21 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     if not rt.is_custom and rt.group not in _GENERIC_META_GROUPS:
         causes.extend(_kube_finalizers(new_meta))
     fn = None if rt.is_custom else UPDATE_VALIDATORS.get((rt.group, rt.kind))
+    own: list[Cause] = []
+    if not rt.is_custom:
+        if (rt.group, rt.kind) in WHOLE_UPDATE_VALIDATORS:
+            own = _meta(rt, new)
+        else:
+            own = _kind_create(rt, new)
+    if (rt.group, rt.kind) in NEW_OBJECT_FIRST:
+        causes.extend(own)
+        own = []
     if fn is not None:
         # (the update rules compare as Semantic.DeepEqual does: an empty list the decoding
         # kept equals an absent one)
         causes.extend(fn(kept_empty_slices.semantic(rt.group, rt.kind, new), old))
+    causes.extend(own)
     if not rt.is_custom:
-        if (rt.group, rt.kind) in WHOLE_UPDATE_VALIDATORS:
-            causes.extend(_meta(rt, new))
-        else:
-            causes.extend(_kind_create(rt, new))
         causes.extend(validate_status(rt.group, rt.kind, new))
     return causes
 

@@ -164,3 +164,23 @@ async def test_pod_limits_bound_the_pods_totals(module_api: API) -> None:
     assert (status, answer.get("message")) == (
         403, 'pods "small" is forbidden: minimum memory usage per Pod is 1Gi, but request '
         "is 768Mi"), answer
+
+
+async def test_a_resize_is_not_limit_ranged_in_1_32(module_api: API) -> None:
+    """kubernetes v1.32 plugin/pkg/admission/limitranger/admission.go
+    ``DefaultLimitRangerActions.SupportsAttributes``: any subresource is ignored, so a
+    ``pods/resize`` past a Container ``max`` is admitted (1.33 added the resize case), while
+    the same resources on a new pod are refused."""
+    ns = await _namespace(module_api, "lr-resize", [{"type": "Container", "max": {"cpu": "1"}}])
+    status, out = await module_api.post(f"{ns}/pods", _pod("p", {"limits": {"cpu": "1"}}))
+    assert status == 201, out
+    status, out = await module_api.patch(
+        f"{ns}/pods/p/resize",
+        {"spec": {"containers": [{"name": "app", "resources": {
+            "requests": {"cpu": "2"}, "limits": {"cpu": "2"}}}]}},
+        "application/strategic-merge-patch+json")
+    assert status == 200, out
+    assert out["spec"]["containers"][0]["resources"]["limits"]["cpu"] == "2"
+    status, out = await module_api.post(f"{ns}/pods", _pod("q", {"limits": {"cpu": "2"}}))
+    assert status == 403, out
+    assert "maximum cpu usage per Container is 1, but limit is 2" in out["message"]

@@ -176,3 +176,28 @@ def test_the_pod_update_still_refuses_resources(kube: Kube) -> None:
     status, answer = kube.call("PATCH", f"{PODS}/plain",
                                _resources(requests={"cpu": "150m"}), STRATEGIC)
     assert (status, answer["reason"]) == (422, "Invalid"), answer
+
+
+def test_a_status_write_keeps_resources_and_resize_but_not_allocated_resources(
+        kube: Kube) -> None:
+    """pkg/api/pod/util.go dropDisabledPodStatusFields (v1.32, through
+    podStatusStrategy.PrepareForUpdate): with InPlacePodVerticalScaling on, a container
+    status's ``resources`` and ``status.resize`` are kept; ``allocatedResources`` needs
+    InPlacePodVerticalScalingAllocatedStatus (alpha, off) and is dropped, as the 1.32
+    kubelet does not write it either."""
+    _create(kube, "allocated", BURSTABLE)
+    status, pod = kube.call("GET", f"{PODS}/allocated")
+    assert status == 200, pod
+    applied = {"requests": {"cpu": "100m", "memory": "64Mi"},
+               "limits": {"cpu": "200m", "memory": "128Mi"}}
+    pod["status"]["resize"] = "InProgress"
+    pod["status"]["containerStatuses"] = [{
+        "name": "c", "image": "i", "imageID": "", "ready": False, "restartCount": 0,
+        "state": {"waiting": {"reason": "ContainerCreating"}},
+        "allocatedResources": {"cpu": "100m", "memory": "64Mi"}, "resources": applied}]
+    status, body = kube.call("PUT", f"{PODS}/allocated/status", pod)
+    assert status == 200, body
+    [cs] = body["status"]["containerStatuses"]
+    assert "allocatedResources" not in cs
+    assert cs["resources"] == applied
+    assert body["status"]["resize"] == "InProgress"

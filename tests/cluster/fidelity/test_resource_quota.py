@@ -289,3 +289,68 @@ async def test_custom_resources_are_counted_by_count_resource_group(module_api: 
         "count/gadgets.quota.example.com=1, used: count/gadgets.quota.example.com=1, "
         "limited: count/gadgets.quota.example.com=1")
     assert out["details"] == {"name": "b", "group": "quota.example.com", "kind": "gadgets"}
+
+
+async def test_a_resize_is_charged_and_refused_beyond_the_quota(module_api: API) -> None:
+    """kubernetes v1.32 pkg/quota/v1/evaluator/core/pods.go ``Handles``: ``pods/resize`` on
+    UPDATE is evaluated (k8s.io/apiserver v0.32.0 resourcequota/admission.go ``Validate``
+    no longer skips subresources, commit "support for resize subresource in ResourceQuota
+    admission"); the charge is the delta between the resized pod's usage and the stored
+    one's (controller.go ``CheckRequest``). Other subresources (binding, status) are not
+    evaluated: generic/evaluator.go ``Handles`` and pods.go's ``default: return false``."""
+    ns = await namespace(module_api, "rq-resize")
+    await quota(module_api, ns, "q", {"requests.cpu": "1", "limits.cpu": "2"})
+    status, out = await module_api.post(
+        f"{ns_path(ns)}/pods",
+        pod("p", resources={"requests": {"cpu": "500m"}, "limits": {"cpu": "1"}}))
+    assert status == 201, out
+    await used_when(module_api, ns, "q", lambda u: u["requests.cpu"] == "500m")
+
+    def resize(request: str, limit: str) -> dict[str, Any]:
+        return {"spec": {"containers": [{"name": "c", "resources": {
+            "requests": {"cpu": request}, "limits": {"cpu": limit}}}]}}
+
+    path = f"{ns_path(ns)}/pods/p/resize"
+    merge = "application/strategic-merge-patch+json"
+    status, out = await module_api.patch(path, resize("800m", "1"), merge)
+    assert status == 200, out
+    status, out = await module_api.get(f"{ns_path(ns)}/resourcequotas/q")
+    assert out["status"]["used"] == {"requests.cpu": "800m", "limits.cpu": "1"}
+    status, out = await module_api.patch(path, resize("1500m", "3"), merge)
+    assert status == 403, out
+    assert out["reason"] == "Forbidden" and out["details"] == {"name": "p", "kind": "pods"}
+    assert out["message"] == (
+        'pods "p" is forbidden: exceeded quota: q, requested: limits.cpu=2,requests.cpu=700m,'
+        " used: limits.cpu=1,requests.cpu=800m, limited: limits.cpu=2,requests.cpu=1")
+    status, out = await module_api.get(f"{ns_path(ns)}/pods/p")
+    assert out["spec"]["containers"][0]["resources"]["requests"] == {"cpu": "800m"}
+    # a status write (not evaluated) with a quota that cannot fit another pod still passes
+    out["status"]["conditions"] = [{"type": "Ready", "status": "False"}]
+    status, out = await module_api.put(f"{ns_path(ns)}/pods/p/status", out)
+    assert status == 200, out
+
+
+async def test_a_pending_resize_is_charged_at_its_larger_side(module_api: API) -> None:
+    """k8s.io/component-helpers v1.32 resource/helpers.go ``AggregateContainerRequests``
+    with ``UseStatusResources`` (pods.go ``PodUsageFunc``, InPlacePodVerticalScaling on):
+    each regular container counts the larger of its spec and its status ``resources``, so a
+    resize down is not credited until the kubelet applied it."""
+    ns = await namespace(module_api, "rq-pending")
+    status, out = await module_api.post(
+        f"{ns_path(ns)}/pods", pod("p", resources={"requests": {"cpu": "800m"}}))
+    assert status == 201, out
+    out["status"]["containerStatuses"] = [{
+        "name": "c", "image": "busybox", "imageID": "", "ready": True, "restartCount": 0,
+        "state": {"running": {"startedAt": "2024-01-01T00:00:00Z"}},
+        "resources": {"requests": {"cpu": "800m"}}}]
+    status, out = await module_api.put(f"{ns_path(ns)}/pods/p/status", out)
+    assert status == 200, out
+    status, out = await module_api.patch(
+        f"{ns_path(ns)}/pods/p/resize",
+        {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "300m"}}}]}},
+        "application/strategic-merge-patch+json")
+    assert status == 200, out
+    assert out["status"]["resize"] == "Proposed"
+    await quota(module_api, ns, "q", {"requests.cpu": "2"})
+    status, out = await module_api.get(f"{ns_path(ns)}/resourcequotas/q")
+    assert out["status"]["used"] == {"requests.cpu": "800m"}

@@ -122,3 +122,22 @@ def test_pod_updates_that_are_allowed(kube: Kube) -> None:
             if t["key"] in ("k", "j")}  # (DefaultTolerationSeconds adds its own two)
     assert (spec["containers"][0]["image"], spec["activeDeadlineSeconds"], mine,
             spec.get("schedulingGates")) == ("i2", 50, {"k": 20, "j": None}, None)
+
+
+def test_the_new_pods_own_causes_come_before_the_update_rules(kube: Kube) -> None:
+    """pkg/apis/core/validation/validation.go ValidatePodUpdate (v1.32): the new pod is
+    validated (validatePodMetadataAndSpec: ``activeDeadlineSeconds`` between 1 and MaxInt32)
+    before the update rule (between 0 and MaxInt32, then stop), so the message lists them in
+    that order; 0 passes the update rule and meets only the spec's."""
+    _create(kube, "deadline-order", activeDeadlineSeconds=30)
+    status, body = kube.call("PATCH", f"{PODS}/deadline-order",
+                             {"spec": {"activeDeadlineSeconds": -1}}, MERGE)
+    assert status == 422, body
+    assert body["message"] == (
+        'Pod "deadline-order" is invalid: [spec.activeDeadlineSeconds: Invalid value: -1: '
+        "must be between 1 and 2147483647, inclusive, spec.activeDeadlineSeconds: Invalid "
+        "value: -1: must be between 0 and 2147483647, inclusive]")
+    got = kube.messages("PATCH", f"{PODS}/deadline-order",
+                        {"spec": {"activeDeadlineSeconds": 0}}, MERGE)
+    assert got == {"spec.activeDeadlineSeconds": [
+        "Invalid value: 0: must be between 1 and 2147483647, inclusive"]}
