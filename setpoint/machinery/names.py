@@ -10,8 +10,8 @@ clients and tests match on them.
 from __future__ import annotations
 
 import functools
-import re
 import random
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
