@@ -19,6 +19,7 @@ import orjson
 import pytest
 
 from setpoint.cluster.registry import decoder
+from setpoint.cluster.serializer.typeddecode import decode_builtin
 from tests.cluster.conftest import API
 
 NS = "default"
@@ -47,7 +48,6 @@ async def test_a_status_writes_spec_sent_as_stored_is_not_decoded_again(
     """A status PUT of the object as read and a status patch: the typed decoding sees the
     status but not the spec, and the object stored and answered is what a GET reads."""
     decoded: list[list[str]] = []
-    decode_builtin = decoder.decode_builtin
 
     def observed(obj: Any, *args: Any, **kwargs: Any) -> Any:
         decoded.append(list(obj))
