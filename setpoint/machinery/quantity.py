@@ -259,7 +259,11 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
     raise QuantityError(ERR_SUFFIX)
 
 
+@functools.lru_cache(maxsize=4096)
 def _parse(text: str) -> Quantity:
+    """(Remembered by text: a Quantity is immutable, a cluster has a few distinct quantities
+    and a pod's are read at each create, defaulting, QoS class and validation; a text that
+    does not parse raises each time, as lru_cache keeps no exceptions.)"""
     if not text:
         raise QuantityError(ERR_FORMAT_WRONG)
     if text == "0":

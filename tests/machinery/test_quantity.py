@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from setpoint.machinery.quantity import (
@@ -110,3 +112,27 @@ def test_arithmetic_and_comparison() -> None:
     assert str(Quantity.parse("10") - Quantity.parse("1Ki")) == "-1014"
     assert str(Quantity.parse("10") * 10) == "100"
     assert Quantity.parse("250m").as_float() == 0.25
+
+
+def test_a_text_is_parsed_once_and_a_bad_one_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quantity's text is split once however often it is read (a pod's requests are read
+    at its create, defaulting, QoS class and validation); one that does not parse raises at
+    every reading, with apimachinery's message."""
+    from setpoint.machinery import quantity
+
+    calls: list[str] = []
+    split = quantity._split
+
+    def counted(text: str) -> Any:
+        calls.append(text)
+        return split(text)
+
+    monkeypatch.setattr(quantity, "_split", counted)
+    quantity._parse.cache_clear()
+    assert [str(Quantity.parse("16Mi")) for _ in range(3)] == ["16Mi"] * 3
+    assert Quantity.from_json("16Mi") == Quantity.parse("16Mi")
+    assert calls == ["16Mi"]
+    for _ in range(2):
+        with pytest.raises(QuantityError, match="quantities must match the regular expression"):
+            Quantity.parse("16 Mi")
+    assert calls.count("16 Mi") == 2

@@ -14,6 +14,8 @@ import copy
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+import orjson
+
 from setpoint.cluster.registry import gomembers
 from setpoint.cluster.registry.builtin import builtin_kinds
 from setpoint.cluster.registry.options import WriteOptions
@@ -64,10 +66,13 @@ class ObjectDecoder:
         return self.builtin_schema(rt)
 
     def decode(self, rt: ResourceType, body: Decoded, opts: WriteOptions, *,
-               patch_problems: Sequence[str] = ()) -> tuple[Obj, list[str]]:
+               patch_problems: Sequence[str] = (),
+               status_of: Obj | None = None) -> tuple[Obj, list[str]]:
         """Kind checks, typed decoding, unknown and duplicate fields, by fieldValidation:
         the object and the warnings to answer with. ``patch_problems``: what strict decoding
-        found in the patch that made ``body``, listed before the object's own."""
+        found in the patch that made ``body``, listed before the object's own.
+        ``status_of``: the stored object a ``/status`` write replaces (see
+        :func:`_reset_members_as_stored`)."""
         obj = body.obj
         if not isinstance(obj, dict):
             raise errors.bad_request(
@@ -105,9 +110,14 @@ class ObjectDecoder:
         else:
             schema = self.builtin_schema(rt)
             if schema is not None:
-                sent = obj
-                obj, unknown = decode_builtin(obj, schema, rt.kind, literals=body.literals)
+                whole = obj
+                kept = _reset_members_as_stored(obj, status_of) if status_of is not None \
+                    else None
+                sent = obj if kept is None else {k: v for k, v in obj.items() if k not in kept}
+                obj, unknown = decode_builtin(sent, schema, rt.kind, literals=body.literals)
                 gomembers.keep_sent_empties_of_kind(rt.group, rt.version, rt.kind, sent, obj)
+                if kept is not None:
+                    obj = _with_members(whole, obj, kept)
             obj.setdefault("metadata", {})
         if rt.is_custom:
             # unstructured decoding: the JSON decoder's repeats, then what pruning dropped
@@ -142,6 +152,45 @@ class ObjectDecoder:
         """What a custom resource version's schema says of ``obj`` (nothing for built-ins)."""
         cs = self.custom_schema(rt) if rt.is_custom else None
         return cs.validate(obj, old) if cs is not None else []
+
+
+# What a built-in kind's status strategy takes from the stored object whatever the write
+# sends (strategy.prepare_for_status_update: the spec)
+_RESET_BY_STATUS_WRITES = ("spec",)
+
+
+def _reset_members_as_stored(sent: Obj, stored: Obj) -> dict[str, object] | None:
+    """The members of a ``/status`` write's body that its status strategy replaces with the
+    stored object's and that are the stored ones as they are (a status PUT sends back the
+    object it read; a patch leaves them alone), each as a copy of its stored value: decoding
+    a stored value gives it back (it is what a decoding gave, defaulted and stored), so they
+    are not decoded again. Compared by their JSON text, which tells ``1`` from ``1.0`` and
+    ``true``, and in which nothing unknown, repeated or sent empty can hide; a member that
+    differs is decoded as sent (its errors and unknown fields are the write's)."""
+    kept: dict[str, object] = {}
+    for name in _RESET_BY_STATUS_WRITES:
+        value = sent.get(name)
+        if value.__class__ is not dict or not value:  # (an empty one: decoded, as ever)
+            continue
+        was = stored.get(name)
+        if value is not was:
+            if was.__class__ is not dict:
+                continue
+            try:
+                text = orjson.dumps(value)
+            except TypeError:  # (an integer past 64 bits: decoded as sent, refused there)
+                continue
+            if text != orjson.dumps(was):
+                continue
+        kept[name] = orjson.loads(orjson.dumps(was))  # (defaulting works in place)
+    return kept or None
+
+
+def _with_members(sent: Obj, decoded: Obj, kept: dict[str, object]) -> Obj:
+    """``decoded`` with the ``kept`` members in the places the body had them (the order a
+    decoding of the whole body would give)."""
+    return {k: kept[k] if k in kept else decoded[k] for k in sent
+            if k in kept or k in decoded}
 
 
 # float64 integers up to 2**53 are "a JSON integer" to kube-openapi's type validator

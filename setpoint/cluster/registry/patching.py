@@ -150,7 +150,10 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
         literals = raw if content_type in (JSON_PATCH, MERGE_PATCH) else None
         body = Decoded(patched, literals=literals,
                        from_unstructured=content_type == STRATEGIC_PATCH)
-        obj, warnings = store.decoder.decode(rt, body, opts, patch_problems=found)
+        obj, warnings = store.decoder.decode(
+            rt, body, opts, patch_problems=found,
+            status_of=live if subresource == "status" and store.codec.serves_stored(rt)
+            else None)
     except errors.StatusError as err:
         if content_type == STRATEGIC_PATCH:
             raise strategic_patch_decode_error(decoded.obj, patched, err,

@@ -124,12 +124,17 @@ class REST:
         if subresource == "scale":
             return (yield from update_scale(self.generic, rt, ns, name, body.obj, opts,
                                                body.literals))
-        obj, warnings = self.decoder.decode(rt, body, opts)
+        # a status write's spec sent as stored is not decoded again (the read first: it
+        # changes nothing, and the decoding's errors still come before its NotFound)
+        old = self.store.get(rt.storage_key, ns or "", name) \
+            if subresource == "status" and self.codec.serves_stored(rt) else None
+        obj, warnings = self.decoder.decode(rt, body, opts, status_of=old)
         meta = obj["metadata"]
         # update.go: the namespace first, then the name
         ensure_namespace_matches(meta, rt.namespaced, ns)
         check_name(meta, name)
-        old = self.store.get(rt.storage_key, ns or "", name)
+        if old is None:
+            old = self.store.get(rt.storage_key, ns or "", name)
         if old is None:
             if rt.strategy.allows_create_on_update(rt) and not subresource:
                 # (no "resourceVersion should not be set" here: store.go Update parses the

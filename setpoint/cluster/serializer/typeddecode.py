@@ -10,6 +10,7 @@ schema. Custom resources' ``metadata`` goes through the same check (:func:`check
 
 from __future__ import annotations
 
+import calendar
 import re
 from typing import Any
 
@@ -445,6 +446,8 @@ def _normalized_time(value: str, schema: Schema) -> str:
     micro = schema.ref == "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime"
     if (value, micro) in _CANONICAL_TIMES:
         return value  # (every write's creationTimestamp: parsed once)
+    if _canonical_in_range(value, micro):
+        return _canonical(value, micro)  # (an Event's eventTime: new at every write)
     problem = rfc3339_error(value, micro=micro)
     if problem is not None:
         raise _TypeMismatch(problem)
@@ -455,6 +458,25 @@ def _normalized_time(value: str, schema: Schema) -> str:
     if value.endswith("Z") and "." not in value and _TIME.match(value):
         return _canonical(value, micro)
     return rfc3339_utc(value)
+
+
+# the text Go writes (UTC, whole seconds or exactly six fraction digits), in ASCII digits
+_WRITTEN_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_WRITTEN_MICRO_TIME = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z")
+
+
+def _canonical_in_range(value: str, micro: bool) -> bool:
+    """Whether ``value`` is written as Go writes the type and Go's parser takes it: each
+    element within the range format.go's ``parse`` checks (a day against its month), so
+    that the element-by-element parse is left for the rest and for the errors. Year 0 is
+    left to it too."""
+    if not (_WRITTEN_MICRO_TIME if micro else _WRITTEN_TIME).fullmatch(value):
+        return False
+    year, month, day = int(value[:4]), int(value[5:7]), int(value[8:10])
+    return (year > 0 and 1 <= month <= 12 and int(value[11:13]) <= 23
+            and int(value[14:16]) <= 59 and int(value[17:19]) <= 59
+            and 1 <= day <= calendar.monthrange(year, month)[1])
 
 
 def _canonical(value: str, micro: bool) -> str:
