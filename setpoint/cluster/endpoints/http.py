@@ -249,7 +249,7 @@ class Response:
         # the client accepts it (contentencoding.py); never a watch, a log or a proxied body
         self.serialized = serialized
         # the Audit-Id header, kept apart from the others: it differs on every answer, and
-        # the others' framed bytes are cached by their values (_written_whole)
+        # the others' framed bytes are cached by their values (written_whole)
         self.audit_id = ""
         self.headers: list[tuple[str, str]] = []
         if content_type is not None:
@@ -275,7 +275,7 @@ class Response:
         return {"type": "http.response.start", "status": self.status, "headers": headers}
 
     async def send(self, send: Send, request: Request) -> None:
-        if len(self.body) <= WRITE_PIECE and _written_whole(self, send):
+        if len(self.body) <= WRITE_PIECE and written_whole(self, send):
             return
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
         if len(self.body) > WRITE_PIECE:
@@ -322,7 +322,7 @@ def _framed_header_lines(headers: tuple[tuple[str, str], ...]) -> bytes | None:
     return b"".join(lines)
 
 
-def _written_whole(response: Response, send: Send) -> bool:
+def written_whole(response: Response, send: Send) -> bool:
     """Whether ``response`` was written, head and body in one write, in the very bytes
     uvicorn's ``RequestResponseCycle.send`` frames from its two messages (status line, the
     date and content length, the answer's headers in lower case, ``connection: close`` when
