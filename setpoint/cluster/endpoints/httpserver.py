@@ -9,36 +9,27 @@ import contextvars
 import socket
 import ssl
 from collections.abc import Awaitable, Callable
-import logging
 from typing import Any
 from urllib.parse import unquote
 
+from setpoint.cluster.endpoints.atonce import AtOnce, answering_at_once
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
 from setpoint.cluster.endpoints.http import (
     CONNECTION_KEY,
     LONG_PATH_KEY,
     LONG_QUERY_KEY,
-    WRITE_PIECE,
     Message,
     Receive,
     Request,
     Response,
     Send,
-    written_whole,
 )
 from setpoint.cluster.endpoints.uvicornparts import Config, ServerState
-
-log = logging.getLogger("setpoint.cluster")
 
 _PARSE_URL_MAX = 0xFFFF  # http-parser's uint16_t field offsets and lengths
 
 
 Handler = Callable[[Request], Awaitable[Response]]
-AtOnce = Callable[[Message], "Response | None"]
-"""A handler's answer to a request it can give from the scope alone, there and then (nothing
-to wait for: no body, no I/O; everything it depends on decided by the connection's earlier
-requests, their authentication included), or None, having done nothing, for the handler to
-serve it as usual. Such an answer is written by the HTTP layer without a task of its own."""
 
 
 def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda client: None,
@@ -63,34 +54,7 @@ def asgi(handler: Handler, on_authenticated: Callable[[Any], None] = lambda clie
     return app
 
 
-def _answered(response: Response, request_timeout_s: float,
-              ) -> Callable[[Message, Receive, Send], Awaitable[None]]:
-    """An ASGI application that sends ``response``, decided already (an answer given at
-    once that could not be written whole there and then)."""
-
-    async def app(scope: Message, receive: Receive, send: Send) -> None:
-        request = Request(scope, receive)
-        request.deadline = asyncio.get_running_loop().time() + request_timeout_s
-        await response.send(send, request)
-
-    return app
-
-
-class _Held:
-    """The transport the answers given at once are framed into while a read is parsed; what
-    it holds is written in one TLS record, and one send(2), when the read is done."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-
-def _quiet_upgrades(protocol: type, at_once: AtOnce | None = None,
-                    request_timeout_s: float = 60.0) -> type:
+def _quiet_upgrades(protocol: type) -> type:
     """uvicorn's protocol without its warning on upgrade requests, with its own face in
     the scope, and each request in the connection's context.
 
@@ -104,16 +68,7 @@ def _quiet_upgrades(protocol: type, at_once: AtOnce | None = None,
     (CPython issue 140947). Its ``reset_contextvars`` answers that with an empty context,
     which would also drop what the embedding program set; here the answer's completion runs
     in a copy of the context the connection was made in, as the connection's first request
-    does: each request sees the program's context, never another request's.
-
-    With ``at_once``, a request on an idle connection (nothing before it unanswered, so its
-    answer is next in order) is first offered to it, from the parser's callback, before a
-    task is made for it. The answers it gives while one read is parsed are held and written
-    together once the read is parsed (the load of pipelined GETs a client sends in one
-    write gets its answers in one write, as Go's buffered writer flushes when no request
-    is left to read), and the keep-alive timer is armed once then, if the connection is
-    idle, not after each answer: a request pipelined behind one answered at once may still
-    be running (``test_a_request_pipelined_after_one_answered_at_once_keeps_its_connection``)."""
+    does: each request sees the program's context, never another request's."""
 
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
@@ -122,57 +77,7 @@ def _quiet_upgrades(protocol: type, at_once: AtOnce | None = None,
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             self.memo: dict[Any, Any] = {}  # Request.connection_memo
-            self._held: _Held | None = None  # while a read is parsed (with at_once)
-            self._idle_due = False  # an answer given at once completed in this read
             super().connection_made(transport)
-
-        if at_once is not None:
-            def data_received(self, data: bytes) -> None:
-                self._held = held = _Held()
-                try:
-                    super().data_received(data)
-                finally:
-                    self._held = None
-                    self._write_held(held)
-                if self._idle_due:
-                    self._idle_due = False
-                    cycle = self.cycle
-                    if self.timeout_keep_alive_task is None and not self.pipeline \
-                            and (cycle is None or cycle.response_complete) \
-                            and not self.transport.is_closing():
-                        self.timeout_keep_alive_task = self.loop.call_later(
-                            self.timeout_keep_alive, self.timeout_keep_alive_handler)
-
-            def _write_held(self, held: _Held) -> None:
-                if held.parts and not self.transport.is_closing():
-                    parts, held.parts = held.parts, []
-                    self.transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
-
-            def send_400_response(self, msg: str) -> None:
-                if self._held is not None:  # the answers before it go first
-                    self._write_held(self._held)
-                super().send_400_response(msg)
-
-            def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-                held = self._held
-                if held is not None and app is self.app and cycle.keep_alive \
-                        and not cycle.flow.write_paused and not cycle.disconnected:
-                    try:
-                        response = at_once(cycle.scope)
-                    except Exception:  # (a bug: the task's answer tells the client)
-                        log.exception("answering a request at once")
-                        response = None
-                    if response is not None:
-                        transport, cycle.transport = cycle.transport, held
-                        try:
-                            written = len(response.body) <= WRITE_PIECE \
-                                and written_whole(response, cycle.send)
-                        finally:
-                            cycle.transport = transport
-                        if written:
-                            return
-                        app = _answered(response, request_timeout_s)
-                super()._start_asgi_task(cycle, app)
 
         def peer_certificate(self) -> bytes | None:
             """The client's certificate, read once per connection: it is fixed by the
@@ -216,14 +121,6 @@ def _quiet_upgrades(protocol: type, at_once: AtOnce | None = None,
             super().on_headers_complete()
 
         def on_response_complete(self) -> None:
-            if self._held is not None and not self.pipeline:
-                # answered at once (nothing else completes while a read is parsed): what
-                # uvicorn does but arm the keep-alive timer, which data_received does once
-                self.server_state.total_requests += 1
-                if not self.transport.is_closing():
-                    self.flow.resume_reading()
-                    self._idle_due = True
-                return
             # (a copy each time: an eager task factory could complete the next request, and
             # call this again, while this one's context is still entered)
             self._context.copy().run(super().on_response_complete)
@@ -241,6 +138,7 @@ class HTTPServer:
 
     def __init__(self, handler: Handler, limits: ConnectionLimits | None = None, *,
                  at_once: AtOnce | None = None) -> None:
+        """``at_once``: the handler's answers it can give without a task (atonce.py)."""
         self.limits = limits or ConnectionLimits()
         self._at_once = at_once
         self.guard = ConnectionGuard(self.limits)
@@ -258,8 +156,10 @@ class HTTPServer:
         config, state = self._config, self._state
         if not config.loaded:
             config.load()
-            config.http_protocol_class = _quiet_upgrades(
-                config.http_protocol_class, self._at_once, self.limits.request_timeout_s)
+            config.http_protocol_class = _quiet_upgrades(config.http_protocol_class)
+            if self._at_once is not None:
+                config.http_protocol_class = answering_at_once(
+                    config.http_protocol_class, self._at_once, self.limits.request_timeout_s)
         loop = asyncio.get_running_loop()
         factory = self.guard.protocol_factory(loop, config, state, ssl_context)
         # TLS is set up by the factory, so that a connection still in its handshake can be

@@ -182,7 +182,7 @@ class Handler:
 
     def answer_at_once(self, scope: Message) -> Response | None:
         """The answer to a request the HTTP layer may write without a task of its own
-        (``httpserver.AtOnce``): a GET its connection has had answered from the stored
+        (``atonce.AtOnce``): a GET its connection has had answered from the stored
         bytes before (storedgets.py), the same answer ``__call__`` gives it; None for
         anything else, and always while auditing is on."""
         if self.auditor is not None:

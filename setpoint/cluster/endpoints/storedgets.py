@@ -151,7 +151,7 @@ class StoredGets:
 
     def answer_at_once(self, scope: Message) -> Response | None:
         """The whole answer, Audit-Id included, to a request still in the HTTP layer's
-        hands (``httpserver.AtOnce``) that is a remembered GET whose answer is written
+        hands (``atonce.AtOnce``) that is a remembered GET whose answer is written
         whole, or None (nothing counted) for the chain to serve it."""
         if scope["method"] != "GET" or scope["query_string"] or LONG_QUERY_KEY in scope \
                 or LONG_PATH_KEY in scope:
