@@ -131,7 +131,8 @@ def answering_at_once(protocol: type, at_once: AtOnce, request_timeout_s: float)
             if len(self.url) > _PARSE_URL_MAX or parser.get_http_version() != "1.1" \
                     or not parser.should_keep_alive() or parser.should_upgrade() \
                     or self.limit_concurrency is not None or self.flow.write_paused \
-                    or self.access_log or self.server_state.default_headers:
+                    or self.access_log or self.server_state.default_headers \
+                    or self.transport.is_closing():
                 return False  # (uvicorn's own framing and checks)
             # the scope as uvicorn's on_headers_complete fills it
             scope = self.scope
@@ -156,9 +157,9 @@ def answering_at_once(protocol: type, at_once: AtOnce, request_timeout_s: float)
                 return False
             self._held.append(framed)  # type: ignore[union-attr]
             self.cycle = _ANSWERED
-            # what uvicorn's on_response_complete does, but for the keep-alive timer
+            # what uvicorn's on_response_complete does but arm the keep-alive timer (nor
+            # resume reading: only a request before it paused it, and it is answered)
             self.server_state.total_requests += 1
-            self.flow.resume_reading()
             self._idle_due = True
             return True
 
