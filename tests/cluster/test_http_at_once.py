@@ -6,13 +6,13 @@ order of the requests (RFC 9112 section 9.3.2: pipelined answers in the order of
 requests; Go's net/http serves a connection's requests one after another, ``conn.serve``),
 and the keep-alive timeout must count only between requests (Go's ``IdleTimeout``,
 net/http server.go ``conn.serve``: set once a request's answer is done and none is read).
-The server is the embedded server's HTTP layer on loopback.
+The server is the embedded server's HTTP layer on loopback (with no access log, as
+configured, though pytest's log capture gives uvicorn's access logger handlers).
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import socket
 from collections.abc import AsyncIterator
 
@@ -64,15 +64,6 @@ async def address() -> AsyncIterator[tuple[str, int]]:
         await server.stop()
 
 
-async def _connect(address: tuple[str, int], monkeypatch: pytest.MonkeyPatch,
-                   ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """A connection to the server with no access log, as the server runs (pytest's log
-    capture gives uvicorn's access logger handlers as each test starts, and uvicorn frames
-    every answer itself while it logs them)."""
-    monkeypatch.setattr(logging.getLogger("uvicorn.access"), "handlers", [])
-    return await asyncio.open_connection(*address)
-
-
 def _gets(*paths: str, close: bool = False) -> bytes:
     extra = "Connection: close\r\n" if close else ""
     return b"".join(f"GET {p} HTTP/1.1\r\nHost: x\r\n{extra}\r\n".encode() for p in paths)
@@ -88,11 +79,11 @@ async def _answers(reader: asyncio.StreamReader, n: int) -> list[bytes]:
 
 
 async def test_pipelined_answers_keep_their_requests_order(
-        address: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+        address: tuple[str, int]) -> None:
     """Requests pipelined in one write are answered in order: the ones the handler can
     answer at once are, while nothing is unanswered before them; behind one the handler is
     still serving, they wait their turn (and go to the handler as any request would)."""
-    reader, writer = await _connect(address, monkeypatch)
+    reader, writer = await asyncio.open_connection(*address)
     writer.write(_gets("/fast-1", "/fast-2", "/other", "/fast-3"))
     assert await _answers(reader, 4) == [b"/fast-1", b"/fast-2", b"/other", b"/fast-3"]
     assert _at_once == ["/fast-1", "/fast-2"] and _served == ["/other", "/fast-3"]
@@ -109,10 +100,10 @@ async def test_pipelined_answers_keep_their_requests_order(
 
 
 async def test_a_request_pipelined_behind_an_answer_at_once_keeps_its_connection(
-        address: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+        address: tuple[str, int]) -> None:
     """A request pipelined behind one answered at once, and still being served, does not
     lose its connection to the keep-alive timeout (0.2 s here)."""
-    reader, writer = await _connect(address, monkeypatch)
+    reader, writer = await asyncio.open_connection(*address)
     writer.write(_gets("/fast", "/slow"))
     await wait_for(lambda: _release)
     await quiet_period(1.0)  # five idle timeouts: the connection stays
@@ -123,10 +114,10 @@ async def test_a_request_pipelined_behind_an_answer_at_once_keeps_its_connection
 
 
 async def test_an_idle_connection_is_closed_after_answers_at_once(
-        address: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+        address: tuple[str, int]) -> None:
     """Once every answer is written, answered at once or not, the keep-alive timeout runs:
     an idle connection is closed by the server."""
-    reader, writer = await _connect(address, monkeypatch)
+    reader, writer = await asyncio.open_connection(*address)
     writer.write(_gets("/fast-1", "/fast-2"))
     assert await _answers(reader, 2) == [b"/fast-1", b"/fast-2"]
     assert await asyncio.wait_for(reader.read(), 30) == b""  # closed by the server
@@ -134,12 +125,12 @@ async def test_an_idle_connection_is_closed_after_answers_at_once(
 
 
 async def test_answers_at_once_that_cannot_be_written_whole_are_sent_once(
-        address: tuple[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+        address: tuple[str, int]) -> None:
     """An answer too large to be written in one piece is sent as any large answer is,
     given once (the handler not asked again); one whose request asks to close the
     connection goes to the handler; an at-once answer that raises leaves the request to
     the handler."""
-    reader, writer = await _connect(address, monkeypatch)
+    reader, writer = await asyncio.open_connection(*address)
     writer.write(_gets("/fast-large", "/broken"))
     assert await _answers(reader, 2) == [b"x" * (2 * WRITE_PIECE), b"/broken"]
     assert _at_once == ["/fast-large"] and _served == ["/broken"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import logging
 import ssl
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -267,9 +266,6 @@ async def test_gets_answered_at_once_are_the_chains_answers(
     user's GETs (a RoleBinding deleted refuses the next batch)."""
     from setpoint.cluster.endpoints.storedgets import StoredGets
 
-    # pytest's log capture gives uvicorn's access logger handlers, and uvicorn frames
-    # every answer itself while it logs them: no access log, as the server runs
-    monkeypatch.setattr(logging.getLogger("uvicorn.access"), "handlers", [])
     at_once: list[str] = []
     answer_at_once = StoredGets.answer_at_once
 

@@ -77,6 +77,10 @@ def _quiet_upgrades(protocol: type) -> type:
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             self.memo: dict[Any, Any] = {}  # Request.connection_memo
+            # no access log when the config says so: uvicorn logs whenever its access
+            # logger has handlers, and a program's own (a test's log capture) may give it
+            # some; answers logged are framed by uvicorn, not written whole nor at once
+            self.access_log = self.access_log and self.config.access_log
             super().connection_made(transport)
 
         def peer_certificate(self) -> bytes | None:
