@@ -73,6 +73,7 @@ def _quiet_upgrades(protocol: type) -> type:
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
         _peer_certificate: bytes | None  # (set at the first request that asks)
+        access_log: bool  # (uvicorn's, typed here: its base is known at run time only)
 
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
