@@ -41,7 +41,7 @@ from setpoint.cluster.endpoints.http import (
 log = logging.getLogger("setpoint.cluster")
 
 AtOnce = Callable[[Message], "Response | None"]
-"""A handler's answer to a request it can give from the scope alone, there and then (nothing
+"""A handler's answer to a GET it can give from the scope alone, there and then (nothing
 to wait for: no body, no I/O; everything it depends on decided by the connection's earlier
 requests, their authentication included), or None, having done nothing, for the handler to
 serve it as usual."""
@@ -128,6 +128,8 @@ def answering_at_once(protocol: type, at_once: AtOnce, request_timeout_s: float)
             if cycle is not None and not cycle.response_complete:
                 return False  # an answer before it is still to come
             parser = self.parser
+            if parser.get_method() != b"GET":
+                return False  # (only reads are answered from what is kept: no double parse)
             if len(self.url) > _PARSE_URL_MAX or parser.get_http_version() != "1.1" \
                     or not parser.should_keep_alive() or parser.should_upgrade() \
                     or self.limit_concurrency is not None or self.flow.write_paused \
@@ -136,8 +138,7 @@ def answering_at_once(protocol: type, at_once: AtOnce, request_timeout_s: float)
                 return False  # (uvicorn's own framing and checks)
             # the scope as uvicorn's on_headers_complete fills it
             scope = self.scope
-            method = parser.get_method().decode("ascii")
-            scope["method"] = method
+            scope["method"] = "GET"
             url = httptools.parse_url(self.url)
             path = url.path.decode("ascii")
             scope["path"] = self.root_path + (unquote(path) if "%" in path else path)
@@ -146,12 +147,11 @@ def answering_at_once(protocol: type, at_once: AtOnce, request_timeout_s: float)
             try:
                 response = at_once(scope)
             except Exception:  # (a bug: the handler's answer in the task tells the client)
-                log.exception("answering %s %s at once", method, scope["path"])
+                log.exception("answering GET %s at once", scope["path"])
                 return False
             if response is None:
                 return False
-            framed = framed_whole(response) \
-                if len(response.body) <= WRITE_PIECE and method != "HEAD" else None
+            framed = framed_whole(response) if len(response.body) <= WRITE_PIECE else None
             if framed is None:
                 self._given = response  # (for uvicorn to frame, in the request's task)
                 return False
