@@ -18,6 +18,7 @@ import ssl
 import subprocess
 import sys
 import time
+from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ NS = "bench"
 
 
 # -- the floor: the same HTTP and TLS, no API machinery --------------------------------------
-def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None) -> None:
+def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None,
+                at_once: bool = False) -> None:
     import socket
 
     if source is not None:  # the HTTP layer of that tree (a baseline's floor)
@@ -73,12 +75,23 @@ def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None) -> No
             return Response(stored, 200, "application/json")
         return Response(status=405)
 
+    bearer = f"Bearer {token}".encode()
+
+    def answer_at_once(scope: MutableMapping[str, Any]) -> Response | None:
+        """``handle``'s GET of one object, given without a task (--floor-at-once)."""
+        if scope["method"] != "GET" or scope["query_string"] \
+                or (b"authorization", bearer) not in scope["headers"]:
+            return None
+        stored = objects.get(scope["path"])
+        return None if stored is None else Response(stored, 200, "application/json")
+
     async def main() -> None:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.bind(("127.0.0.1", 0))
         sock.listen(512)
         sock.setblocking(False)
-        server = HTTPServer(handle)
+        server = HTTPServer(handle, at_once=answer_at_once) if at_once \
+            else HTTPServer(handle)
         await server.start(sock, certs.ssl_context(Path(cert_dir)))
         port_queue.put((sock.getsockname()[1], certs.ca_pem.decode(), token))
         await asyncio.Event().wait()
@@ -87,8 +100,9 @@ def _floor_main(port_queue: Any, cert_dir: str, source: str | None = None) -> No
 
 
 class Floor:
-    def __init__(self, source: Path | None = None) -> None:
+    def __init__(self, source: Path | None = None, at_once: bool = False) -> None:
         self.source = source
+        self.at_once = at_once
 
     def start(self) -> Floor:
         import tempfile
@@ -97,7 +111,8 @@ class Floor:
         queue: Any = multiprocessing.get_context("spawn").Queue()
         self.proc = multiprocessing.get_context("spawn").Process(
             target=_floor_main, args=(queue, self._tmp.name,
-                                      None if self.source is None else str(self.source)),
+                                      None if self.source is None else str(self.source),
+                                      self.at_once),
             daemon=True)
         self.proc.start()
         port, self.ca, self.token = queue.get(timeout=30)
@@ -256,8 +271,8 @@ async def bench_setpoint(n_create: int, list_sizes: list[int], processes: int,
 
 
 async def bench_floor(n_create: int, list_sizes: list[int], processes: int,
-                      source: Path | None = None) -> dict[str, float]:
-    floor = Floor(source).start()
+                      source: Path | None = None, at_once: bool = False) -> dict[str, float]:
+    floor = Floor(source, at_once).start()
     out: dict[str, float] = {}
     try:
         assert floor.proc.pid is not None
@@ -341,10 +356,15 @@ def main() -> None:
     parser.add_argument("--baseline-floor", action="store_true",
                         help="also run the floor on the baseline's HTTP layer (the floor "
                              "shares the server's HTTP layer, so a change there is its too)")
+    parser.add_argument("--floor-at-once", action="store_true",
+                        help="also run the floor answering its GETs at once, without a task "
+                             "each (the HTTP layer's AtOnce, as the server's remembered GETs)")
     parser.add_argument("--json", type=Path, help="write the results here")
     args = parser.parse_args()
     n_create, sizes, runs = (1000, [1000], 1) if args.quick else (5000, [1000, 10000], args.runs)
     results: dict[str, list[dict[str, float]]] = {"setpoint": [], "floor": []}
+    if args.floor_at_once:
+        results["floor_at_once"] = []
     if args.baseline:
         results["baseline"] = []
         if args.baseline_floor:
@@ -353,6 +373,9 @@ def main() -> None:
     for _ in range(runs):  # interleaved, so that drift on the machine hits all alike
         results["setpoint"].append(asyncio.run(bench_setpoint(n_create, sizes, args.processes)))
         results["floor"].append(asyncio.run(bench_floor(n_create, sizes, args.processes)))
+        if args.floor_at_once:
+            results["floor_at_once"].append(asyncio.run(bench_floor(
+                n_create, sizes, args.processes, at_once=True)))
         if args.baseline:
             results["baseline"].append(asyncio.run(bench_setpoint(
                 n_create, sizes, args.processes, args.baseline.resolve())))

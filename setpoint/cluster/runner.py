@@ -112,7 +112,8 @@ async def serve(
               port=bound_port)
     auditor = Auditor(audit_policy, audit_log) \
         if audit_policy is not None and audit_log is not None else None
-    http = HTTPServer(Handler(api.front_parts(), token, auditor), limits)
+    handler = Handler(api.front_parts(), token, auditor)
+    http = HTTPServer(handler, limits, at_once=handler.answer_at_once)
     await http.start(sock, certs.ssl_context(secrets_dir))
     api.post_start()
     url_host = f"[{host}]" if ":" in host else host

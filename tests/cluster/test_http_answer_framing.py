@@ -1,7 +1,7 @@
 """A whole answer written in one piece is the very bytes uvicorn frames.
 
 ``Response.send`` writes a small answer's status line, headers and body itself, in one write
-(``http._written_whole``), instead of handing uvicorn's ``RequestResponseCycle.send`` a start
+(``http.written_whole``), instead of handing uvicorn's ``RequestResponseCycle.send`` a start
 and a body message. The wire must not change: for every kind of answer and connection, the
 bytes a client reads are compared with those of the same server with the fast path off
 (uvicorn framing every answer, as before it), the date pinned so that a second boundary
@@ -20,7 +20,7 @@ from setpoint.cluster.endpoints.http import WRITE_PIECE, Request, Response
 from setpoint.cluster.endpoints.httpserver import HTTPServer
 
 _DATE = b"Thu, 01 Jan 2026 00:00:00 GMT"
-_WRITTEN_WHOLE = http._written_whole
+_WRITTEN_WHOLE = http.written_whole
 
 
 async def _handler(request: Request) -> Response:
@@ -83,7 +83,7 @@ async def _wire(fast: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]
         seen.append(_WRITTEN_WHOLE(response, send) if fast else False)
         return seen[-1]
 
-    monkeypatch.setattr(http, "_written_whole", recorded)
+    monkeypatch.setattr(http, "written_whole", recorded)
     server = HTTPServer(_handler)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

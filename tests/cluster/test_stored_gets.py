@@ -235,3 +235,84 @@ async def test_a_flow_schema_written_between_gets_classifies_the_next(
     assert third["x-kubernetes-pf-flowschema-uid"] == first["x-kubernetes-pf-flowschema-uid"]
     await reader.close()
     await admin.close()
+
+
+async def _pipelined(connection: Connection, paths: list[str],
+                     headers: dict[str, str] | None = None) -> list[Answer]:
+    """GETs of ``paths`` written in one write on ``connection`` (HTTP/1.1 pipelining),
+    their answers read in turn."""
+    extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+    common = "".join(f"{k}: {v}\r\n" for k, v in connection.headers.items())
+    connection.writer.write(b"".join(
+        f"GET {path} HTTP/1.1\r\nHost: {connection.host}\r\n{common}{extra}\r\n".encode()
+        for path in paths))
+    answers = []
+    for _ in paths:
+        head = (await connection.reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+        status_line, *lines = head.rstrip("\r\n").split("\r\n")
+        got = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        answers.append((int(status_line.split()[1]), got,
+                        await connection.reader.readexactly(int(got["content-length"]))))
+    return answers
+
+
+async def test_gets_answered_at_once_are_the_chains_answers(
+        cluster: RunningCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remembered GETs pipelined on one connection are answered by the HTTP layer at once
+    (``Handler.answer_at_once``, no task each): the bytes and headers the whole chain
+    gives on a fresh connection, in the order asked (a missing object's 404 among them),
+    each counted, each with an Audit-Id of its own (audit_init.go: a new UUID unless the
+    client sent one, which is echoed), and RBAC still judges each of a certificate's
+    user's GETs (a RoleBinding deleted refuses the next batch)."""
+    from setpoint.cluster.endpoints.storedgets import StoredGets
+
+    at_once: list[str] = []
+    answer_at_once = StoredGets.answer_at_once
+
+    def recorded(self: StoredGets, scope: dict[str, object]) -> object:
+        response = answer_at_once(self, scope)
+        if response is not None:
+            at_once.append(str(scope["path"]))
+        return response
+
+    monkeypatch.setattr(StoredGets, "answer_at_once", recorded)
+    admin = await _admin(cluster)
+    for name in ("a", "b"):
+        assert (await admin.call("POST", CONFIGMAPS, {
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": {"k": name}}))[0] == 201
+    reader = await _reader(cluster, tmp_path, admin)
+    before = await _gets_counted(admin)
+    paths = [f"{CONFIGMAPS}/{name}" for name in ("a", "b", "gone", "a")]
+    await _pipelined(admin, paths[:1])  # (remembered for the connection: the chain's)
+    kept = await _pipelined(admin, paths)
+    # (the last one waits behind the 404, which the chain serves in a task)
+    assert at_once == paths[:2]
+    fresh = []
+    for path in paths:
+        once = await _admin(cluster)
+        fresh.append(await once.call("GET", path))
+        await once.close()
+    assert [_without_date(a) for a in kept] == [_without_date(a) for a in fresh]
+    assert [a[0] for a in kept] == [200, 200, 404, 200]
+    ids = [a[1]["audit-id"] for a in kept + fresh]
+    assert len(set(ids)) == len(ids)
+    assert await _gets_counted(admin) - before == 1 + 3 + 3
+
+    at_once.clear()
+    echoed = await _pipelined(admin, paths[:2], {"Audit-ID": "mine"})
+    echoed += await _pipelined(admin, paths[:2], {"Audit-ID": "mine"})
+    assert [a[1]["audit-id"] for a in echoed] == ["mine"] * 4 and len(at_once) >= 2
+
+    at_once.clear()
+    r = f"{CONFIGMAPS}/r"
+    assert [a[0] for a in await _pipelined(reader, [r])] == [200]  # (the chain's)
+    assert [a[0] for a in await _pipelined(reader, [r, r])] == [200, 200]
+    assert at_once == [r, r]
+    assert (await admin.call("DELETE", f"{RBAC}/namespaces/default/rolebindings/cm-reader"
+                             ))[0] == 200
+    refused = await _pipelined(reader, [r, r])
+    assert [a[0] for a in refused] == [403, 403]
+    assert at_once == [r, r]
+    await reader.close()
+    await admin.close()

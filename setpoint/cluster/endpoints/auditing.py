@@ -65,6 +65,7 @@ class _RandomUUIDs:
 
 
 _ids = _RandomUUIDs()
+new_audit_id = _ids.new  # (an answer whose client sent no Audit-ID of its own)
 
 
 class AuditStoreFailed(Exception):

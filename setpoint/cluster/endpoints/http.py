@@ -249,7 +249,7 @@ class Response:
         # the client accepts it (contentencoding.py); never a watch, a log or a proxied body
         self.serialized = serialized
         # the Audit-Id header, kept apart from the others: it differs on every answer, and
-        # the others' framed bytes are cached by their values (_written_whole)
+        # the others' framed bytes are cached by their values (written_whole)
         self.audit_id = ""
         self.headers: list[tuple[str, str]] = []
         if content_type is not None:
@@ -275,7 +275,7 @@ class Response:
         return {"type": "http.response.start", "status": self.status, "headers": headers}
 
     async def send(self, send: Send, request: Request) -> None:
-        if len(self.body) <= WRITE_PIECE and _written_whole(self, send):
+        if len(self.body) <= WRITE_PIECE and written_whole(self, send):
             return
         extra = [(b"date", _http_date()), (b"content-length", str(len(self.body)).encode())]
         if len(self.body) > WRITE_PIECE:
@@ -322,22 +322,15 @@ def _framed_header_lines(headers: tuple[tuple[str, str], ...]) -> bytes | None:
     return b"".join(lines)
 
 
-def _written_whole(response: Response, send: Send) -> bool:
-    """Whether ``response`` was written, head and body in one write, in the very bytes
-    uvicorn's ``RequestResponseCycle.send`` frames from its two messages (status line, the
-    date and content length, the answer's headers in lower case, ``connection: close`` when
-    the connection is not kept alive). Only the plain case is written here: uvicorn's
-    httptools cycle with nothing sent yet, no default headers or access log, a client still
-    connected and reading, not HEAD, and headers that need no framing of uvicorn's own.
-    Otherwise nothing is written and False is returned, for uvicorn to write it."""
-    cycle = getattr(send, "__self__", None)
-    if type(cycle) is not _HttptoolsCycle or cycle.response_started or cycle.disconnected \
-            or cycle.flow.write_paused or cycle.default_headers or cycle.access_log \
-            or cycle.scope["method"] == "HEAD":
-        return False
+def framed_whole(response: Response, keep_alive: bool = True) -> bytes | None:
+    """``response`` (not HEAD's, at most :data:`WRITE_PIECE` long) as the very bytes
+    uvicorn's ``RequestResponseCycle.send`` frames from its two messages, with no default
+    headers (status line, the date and content length, the answer's headers in lower case,
+    ``connection: close`` when the connection is not kept alive); None when uvicorn must
+    frame it (a status it has no line for, headers it refuses or frames itself)."""
     status_line = STATUS_LINE.get(response.status)
     if status_line is None:
-        return False
+        return None
     headers = tuple(response.headers)
     try:
         lines = _header_lines[headers]
@@ -347,16 +340,33 @@ def _written_whole(response: Response, send: Send) -> bool:
             _header_lines.clear()
         _header_lines[headers] = lines
     if lines is None:
-        return False
+        return None
     body = response.body
+    close = b"" if keep_alive else b"connection: close\r\n"
+    audit = b"audit-id: %s\r\n" % response.audit_id.encode() if response.audit_id else b""
+    return b"%sdate: %s\r\ncontent-length: %d\r\n%s%s%s\r\n%s" % (
+        status_line, _http_date(), len(body), audit, lines, close, body)
+
+
+def written_whole(response: Response, send: Send) -> bool:
+    """Whether ``response`` was written, head and body in one write, as ``framed_whole``
+    frames it. Only the plain case is written here: uvicorn's httptools cycle with nothing
+    sent yet, no default headers or access log, a client still connected and reading, not
+    HEAD, and headers that need no framing of uvicorn's own. Otherwise nothing is written
+    and False is returned, for uvicorn to write it."""
+    cycle = getattr(send, "__self__", None)
+    if type(cycle) is not _HttptoolsCycle or cycle.response_started or cycle.disconnected \
+            or cycle.flow.write_paused or cycle.default_headers or cycle.access_log \
+            or cycle.scope["method"] == "HEAD":
+        return False
+    framed = framed_whole(response, cycle.keep_alive)
+    if framed is None:
+        return False
     cycle.response_started = True
     cycle.waiting_for_100_continue = False
     cycle.chunked_encoding = False
     cycle.expected_content_length = 0
-    close = b"" if cycle.keep_alive else b"connection: close\r\n"
-    audit = b"audit-id: %s\r\n" % response.audit_id.encode() if response.audit_id else b""
-    cycle.transport.write(b"%sdate: %s\r\ncontent-length: %d\r\n%s%s%s\r\n%s" % (
-        status_line, _http_date(), len(body), audit, lines, close, body))
+    cycle.transport.write(framed)
     cycle.response_complete = True
     cycle.message_event.set()
     if not cycle.keep_alive:

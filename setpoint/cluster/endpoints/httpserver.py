@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import unquote
 
+from setpoint.cluster.endpoints.atonce import AtOnce, answering_at_once
 from setpoint.cluster.endpoints.connections import ConnectionGuard, ConnectionLimits
 from setpoint.cluster.endpoints.http import (
     CONNECTION_KEY,
@@ -72,10 +73,15 @@ def _quiet_upgrades(protocol: type) -> type:
     # a base class known only at run time (uvicorn's config): mypy wants a static one
     class Protocol(protocol):  # type: ignore[misc]
         _peer_certificate: bytes | None  # (set at the first request that asks)
+        access_log: bool  # (uvicorn's, typed here: its base is known at run time only)
 
         def connection_made(self, transport: Any) -> None:
             self._context = contextvars.copy_context()
             self.memo: dict[Any, Any] = {}  # Request.connection_memo
+            # no access log when the config says so: uvicorn logs whenever its access
+            # logger has handlers, and a program's own (a test's log capture) may give it
+            # some; answers logged are framed by uvicorn, not written whole nor at once
+            self.access_log = self.access_log and self.config.access_log
             super().connection_made(transport)
 
         def peer_certificate(self) -> bytes | None:
@@ -135,8 +141,11 @@ class HTTPServer:
     Connections are held to the limits of ``connections.py``.
     """
 
-    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None) -> None:
+    def __init__(self, handler: Handler, limits: ConnectionLimits | None = None, *,
+                 at_once: AtOnce | None = None) -> None:
+        """``at_once``: the handler's answers it can give without a task (atonce.py)."""
         self.limits = limits or ConnectionLimits()
+        self._at_once = at_once
         self.guard = ConnectionGuard(self.limits)
         self._config = Config(
             asgi(handler, self.guard.authenticated, self.limits.request_timeout_s),
@@ -153,6 +162,9 @@ class HTTPServer:
         if not config.loaded:
             config.load()
             config.http_protocol_class = _quiet_upgrades(config.http_protocol_class)
+            if self._at_once is not None:
+                config.http_protocol_class = answering_at_once(
+                    config.http_protocol_class, self._at_once, self.limits.request_timeout_s)
         loop = asyncio.get_running_loop()
         factory = self.guard.protocol_factory(loop, config, state, ssl_context)
         # TLS is set up by the factory, so that a connection still in its handshake can be

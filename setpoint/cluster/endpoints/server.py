@@ -51,7 +51,7 @@ from setpoint.cluster.endpoints.filters import (
     is_resource_path,
 )
 from setpoint.cluster.endpoints.healthz import ENDPOINTS, HealthChecks, health_checks
-from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.http import Message, Request, Response
 from setpoint.cluster.endpoints.metrics import (
     APIServerMetrics,
     request_labels,
@@ -179,6 +179,15 @@ class Handler:
     @cached_property
     def health(self) -> HealthChecks:
         return HealthChecks(health_checks(self.parts.state))
+
+    def answer_at_once(self, scope: Message) -> Response | None:
+        """The answer to a request the HTTP layer may write without a task of its own
+        (``atonce.AtOnce``): a GET its connection has had answered from the stored
+        bytes before (storedgets.py), the same answer ``__call__`` gives it; None for
+        anything else, and always while auditing is on."""
+        if self.auditor is not None:
+            return None
+        return self.stored_gets.answer_at_once(scope)
 
     async def __call__(self, request: Request) -> Response:
         # the request deadline's filters are outside authentication (requestdeadline.py),

@@ -26,10 +26,19 @@ as it always did.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from setpoint.cluster.authorization.rbac import Attributes
-from setpoint.cluster.endpoints.http import Request, Response
+from setpoint.cluster.endpoints.auditing import new_audit_id
+from setpoint.cluster.endpoints.http import (
+    CONNECTION_KEY,
+    LONG_PATH_KEY,
+    LONG_QUERY_KEY,
+    WRITE_PIECE,
+    Message,
+    Request,
+    Response,
+)
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery.errors import StatusError
@@ -58,6 +67,7 @@ class StoredGet(NamedTuple):
     headers: tuple[tuple[str, str], ...]  # the answer's, cache control included
     labels: tuple[str, ...]  # apiserver_request_total's
     generations: tuple[int, int]  # (registry, flow schemas) when decided
+    audit_id: str  # the client's own Audit-ID header, as sent ("": none, a new one each)
 
 
 def is_named_get(request: Request, rp: ResourcePath | None) -> bool:
@@ -98,13 +108,29 @@ class StoredGets:
     def answer(self, request: Request) -> Response | None:
         """The answer to a GET with no query whose shape its connection has answered
         before, or None: the whole chain must serve it."""
-        memo = request.connection_memo
+        found = self.lookup(request.connection_memo, request.raw_headers, request.path)
+        if found is None:
+            return None
+        route, served = found
+        request.user = route.user
+        request.authenticated = route.authenticated
+        response = Response(served, serialized=True)
+        response.headers = list(route.headers)
+        self._metrics.count(route.labels)
+        return response
+
+    def lookup(self, memo: dict[Any, Any] | None, raw_headers: list[tuple[bytes, bytes]],
+               path: str) -> tuple[StoredGet, bytes] | None:
+        """The kept decisions and the object's stored bytes for a GET with no query of
+        ``path`` with ``raw_headers`` (as sent) on the connection whose memo is ``memo``, or
+        None: the whole chain must serve it. Counts nothing, so that a caller may still
+        give the request to the chain."""
         routes: dict[tuple[object, ...], StoredGet] | None = \
             memo.get(_MEMO_KEY) if memo is not None else None
         if routes is None:
             return None
-        shape, _, name = request.path.rpartition("/")
-        key = (tuple(request.raw_headers), shape)
+        shape, _, name = path.rpartition("/")
+        key = (tuple(raw_headers), shape)
         route = routes.get(key)
         if route is None or not name:
             return None
@@ -121,10 +147,28 @@ class StoredGets:
             return None  # (a 403 or a 404: the chain answers it, headers and all)
         if served is None:
             return None
-        request.user = route.user
-        request.authenticated = route.authenticated
+        return route, served
+
+    def answer_at_once(self, scope: Message) -> Response | None:
+        """The whole answer, Audit-Id included, to a request still in the HTTP layer's
+        hands (``atonce.AtOnce``) that is a remembered GET whose answer is written
+        whole, or None (nothing counted) for the chain to serve it."""
+        if scope["method"] != "GET" or scope["query_string"] or LONG_QUERY_KEY in scope \
+                or LONG_PATH_KEY in scope:
+            return None
+        path: str = scope["path"]
+        connection = scope.get(CONNECTION_KEY)
+        if connection is None or "\ufffd" in path:
+            return None  # (a name not UTF-8: Request keeps its bytes, the chain serves it)
+        found = self.lookup(connection.memo, scope["headers"], path)
+        if found is None:
+            return None
+        route, served = found
+        if len(served) > WRITE_PIECE:  # (gzipped, or written a piece at a time: the chain's)
+            return None
         response = Response(served, serialized=True)
         response.headers = list(route.headers)
+        response.audit_id = route.audit_id or new_audit_id()
         self._metrics.count(route.labels)
         return response
 
@@ -144,4 +188,5 @@ class StoredGets:
         routes[key] = StoredGet(
             request.user, request.authenticated, attributes, rt, rp.namespace,
             tuple(response.headers), labels,
-            (self._parts.registry.generation, self._flows.generation))
+            (self._parts.registry.generation, self._flows.generation),
+            request.headers.get("audit-id", ""))
