@@ -99,6 +99,24 @@ def _negotiate(accept: str, allow_table: bool = True) -> MediaType:
 
 
 @functools.lru_cache(maxsize=64)
+def negotiate_error(accept: str | None) -> MediaType:
+    """The representation of an error's Status (responsewriters.ErrorNegotiated: the
+    request's Accept under DefaultEndpointRestrictions, so no ``as=`` clause is taken). When
+    nothing is acceptable the Status is written as JSON all the same (WriteObjectNegotiated's
+    WriteRawJSON for an unsuccessful code). (A protobuf clause is passed over: no answer is
+    written in protobuf here.)"""
+    for entry in (accept or "*/*").split(","):
+        mtype, params = _parse_one(entry)
+        if params.get("as"):
+            continue
+        if mtype in ("*/*", "application/*", "application/json"):
+            return JSON
+        if mtype == "application/yaml":
+            return MediaType(mtype)
+    return JSON
+
+
+@functools.lru_cache(maxsize=64)
 def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
     """The representation of a discovery document, or 406.
 

@@ -21,9 +21,10 @@ from setpoint.machinery.objects import Obj
 def encode(obj: Any, media: MediaType) -> bytes:
     """``obj`` in the negotiated representation (JSON or YAML)."""
     if media.is_yaml:
-        import yaml  # on first use: not loaded before the first request (start-up time)
+        # on first use: PyYAML is not loaded before the first request (start-up time)
+        from setpoint.cluster.serializer import yamlencode
 
-        return yaml.safe_dump(valid_text(obj), sort_keys=False).encode()
+        return yamlencode.dumps(valid_text(obj))
     try:
         return gojson.dumps(obj)
     except TypeError:
@@ -72,8 +73,10 @@ def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
     return resp
 
 
-def status_response(err: StatusError, warnings: list[str] | None = None) -> Response:
-    resp = json_response(err.to_status(), err.code, warnings=warnings)
+def status_response(err: StatusError, warnings: list[str] | None = None,
+                    media: MediaType | None = None) -> Response:
+    """``err``'s Status, in JSON unless ``media`` (negotiation.negotiate_error's) is YAML."""
+    resp = json_response(err.to_status(), err.code, media, warnings=warnings)
     if err.retry_after is not None and err.code in (429, 503, 504):
         resp.set_header("Retry-After", str(err.retry_after))
     if err.code == 413:

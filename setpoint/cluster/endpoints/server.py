@@ -62,6 +62,7 @@ from setpoint.cluster.endpoints.negotiation import (
     ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
+    negotiate_error,
     offers_table,
     restful_accept,
     restful_consumes,
@@ -234,7 +235,8 @@ class Handler:
             # the token authenticator's warning (an extra space) reaches the 401 too: the
             # warning recorder wraps authentication (server/config.go)
             warning = bearer_token(request.headers.get("authorization", "")).warning
-            return status_response(err, warnings=[warning] if warning else None)
+            return status_response(err, warnings=[warning] if warning else None,
+                                   media=negotiate_error(request.headers.get("accept")))
         try:
             begun = None if auditor is None else await auditor.begin(
                 request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
@@ -253,14 +255,16 @@ class Handler:
             matched = self.flow_classifier.headers(request.user or {}, attrs)
             response = await self._dispatch(request, segments, rp)
         except StatusError as err:
-            response = status_response(err)
+            # every error past the deadline filter is ErrorNegotiated: YAML when asked for
+            response = status_response(err, media=negotiate_error(request.headers.get("accept")))
         except Exception as exc:  # a bug of ours: answer as the apiserver would, keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
             if begun is not None:
                 await auditor.panicked(begun, exc)  # type: ignore[union-attr]
                 begun = None
             response = status_response(
-                errors.internal("an unexpected error occurred; see the server log"))
+                errors.internal("an unexpected error occurred; see the server log"),
+                media=negotiate_error(request.headers.get("accept")))
         except BaseException:  # cancelled: the request deadline passed, or the server stops
             if begun is not None:
                 auditor.abandoned(begun, request)  # type: ignore[union-attr]
@@ -386,7 +390,7 @@ class Handler:
         try:
             resp = await self._resource_verb(request, rt, rp)
         except StatusError as err:
-            resp = status_response(err)
+            resp = status_response(err, media=negotiate_error(request.headers.get("accept")))
         resp.headers[:0] = [("warning", h) for h in warning_headers(deprecation)]
         return resp
 
@@ -538,7 +542,8 @@ class Handler:
                     out, warnings = await self._admitted(request, rt, lambda _: (
                         rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 except StatusError as err:
-                    return status_response(err, warned)
+                    return status_response(err, warned, negotiate_error(
+                        request.headers.get("accept")))
                 return render_deleted(rt, out, with_table_options(media, query), 200,
                                       warned + warnings)
             dopts = await delete_options(request, rt, query)
@@ -551,7 +556,8 @@ class Handler:
                 (code, out), warnings = await self._admitted(
                     request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
             except StatusError as err:
-                return status_response(err, warned)
+                return status_response(err, warned,
+                                       negotiate_error(request.headers.get("accept")))
             return render_deleted(rt, out, with_table_options(media, query), code,
                                   warned + warnings)
         raise errors.method_not_allowed()
