@@ -100,8 +100,11 @@ def _go_key_less(a: str, b: str) -> bool:
     return len(a) < len(b)
 
 
-_KEY = functools.cmp_to_key(lambda a, b: -1 if _go_key_less(a, b) else (
-    1 if _go_key_less(b, a) else 0))
+def _go_key_compare(a: str, b: str) -> int:
+    return -1 if _go_key_less(a, b) else (1 if _go_key_less(b, a) else 0)
+
+
+_KEY = functools.cmp_to_key(_go_key_compare)
 
 
 def sorted_keys(mapping: dict[str, Any]) -> list[str]:
@@ -138,7 +141,8 @@ def _float(dumper: yaml.SafeDumper, value: float) -> yaml.ScalarNode:
         text = _format_g(value)
     # written plain, under whatever tag PyYAML's resolver reads the text as (goyaml.v2's
     # text is untagged: 2.0 is "2", 1e-05 a float to goyaml.v2 but no YAML 1.1 one)
-    return dumper.represent_scalar(dumper.resolve(yaml.ScalarNode, text, (True, False)), text)
+    tag: str = dumper.resolve(yaml.ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return dumper.represent_scalar(tag, text)
 
 
 def _format_g(value: float) -> str:
