@@ -25,6 +25,7 @@ from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.endpoints.responses import (
     encode,
     internal_type_name,
+    json_response,
     partial_metadata,
     with_table_options,
 )
@@ -217,6 +218,12 @@ class CollectionReads:
                 "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
                 "metadata": list_meta, "items": listed["items"],
             }, lambda obj: partial_metadata(present(obj), media.version), dumps, yaml=media.is_yaml)
+        elif media.is_protobuf:
+            # the list message holds its items whole: presented a chunk at a time, then
+            # encoded (a kind's items, every one a message field of its list)
+            items = await in_chunks(listed["items"], lambda chunk: [
+                list_item(rt, present(obj)) for obj in chunk])
+            return json_response({**listed, "items": items}, 200, media)
         elif chunk_json is not None and not media.is_yaml and len(
                 listed["items"]) > LIST_CHUNK_ITEMS:
             # written a chunk at a time as the client reads it, never held whole: a LIST of

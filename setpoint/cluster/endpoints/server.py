@@ -421,15 +421,19 @@ class Handler:
             # its query says (requestinfo.go; installer.go routes no watch on an item but
             # the deprecated /watch/ prefix)
             watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
+            # a built-in kind's object, list or write is answered in protobuf when asked
+            # (the legacy codecs); a custom resource's handler serves JSON and YAML
+            protobuf = not rt.is_custom
             if rp.name is None or (watch and not rp.subresource):
-                return await self.collections.get(request, rt, rp, watch,
-                                                  negotiate(request.headers.get("accept")))
+                return await self.collections.get(
+                    request, rt, rp, watch,
+                    negotiate(request.headers.get("accept"), protobuf=protobuf and not watch))
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource), protobuf=protobuf)
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 await self._wait_fresh(parse_rv(query["resourceVersion"]))
-            if not rp.subresource and not media.as_kind and not media.is_yaml:
+            if not rp.subresource and not media.as_kind and media.type == "application/json":
                 served = self.parts.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
@@ -460,7 +464,7 @@ class Handler:
         rest = self.parts.rest
         if method == "POST":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"), protobuf=not rt.is_custom)
             if rp.name is not None and (rp.subresource or not rt.is_custom):
                 return await self._create_subresource(request, rt, rp, media)
             # the CRD handler's create takes the object's name, whatever the URL names
@@ -477,7 +481,8 @@ class Handler:
                 raise nameless(rt)
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource),
+                              protobuf=not rt.is_custom)
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await decode_object(request, rt, opts)
             if self.auditor is not None:
@@ -507,7 +512,8 @@ class Handler:
             if rp.name is None:
                 raise nameless(rt)
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource),
+                              protobuf=not rt.is_custom)
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await read_body(request)
@@ -520,7 +526,7 @@ class Handler:
             return render_write(rt, result, with_table_options(media, query))
         if method == "DELETE":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"), protobuf=not rt.is_custom)
             if rp.name is None:
                 # handlers/delete.go DeleteCollection: the list options are decoded,
                 # defaulted, validated and their field labels converted before the body is
