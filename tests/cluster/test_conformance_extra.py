@@ -77,6 +77,10 @@ def _assert_new_scenarios_answers(out: Path) -> None:
         "reason: NotFound\nstatus: Failure\n")
     assert str(ct["get-yaml"]["response"]["body"]).startswith("apiVersion: v1\nkind: Service\n")
     assert "key \"a\" already set in map" in _message(ct["yaml-duplicate-strict"])
+    for step in ("protobuf-accept", "protobuf-list", "protobuf-not-found"):
+        response = ct[step]["response"]
+        assert response["content_type"] == "application/vnd.kubernetes.protobuf", step
+        assert str(response["body"]).startswith("k8s\x00"), step
     assert ct["yaml-unknown-warn"]["response"]["warnings"] == [
         'unknown field "extra"', 'unknown field "metadata.bogus"']
     rbac = _steps(out, "rbac-role-binding-validation")

@@ -1,0 +1,69 @@
+"""Answers in protobuf, as the legacy codecs write them for a built-in kind.
+
+k8s.io/apiserver pkg/endpoints/handlers/negotiation/negotiate.go NegotiateOutputMediaType
+picks ``application/vnd.kubernetes.protobuf`` from the codecs' serializers (k8s.io/
+apimachinery pkg/runtime/serializer/protobuf: the ``k8s\\x00`` magic and a runtime.Unknown
+holding the kind's message) for a GET, a LIST, a write's answer, and — through
+responsewriters.ErrorNegotiated — an error's Status. (Not served in protobuf here: the watch
+stream and Tables, whose clauses fall through to the next one.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from setpoint.machinery.protobuf import decode
+from tests.cluster.conftest import API
+
+NS = "default"
+PB = "application/vnd.kubernetes.protobuf"
+
+
+async def _call(api: API, method: str, path: str, accept: str,
+                body: dict[str, Any] | None = None) -> tuple[int, str, bytes]:
+    async with api.session.request(method, api.cluster.url + path, ssl=api.ssl, json=body,
+                                   headers={"Accept": accept}) as resp:
+        return resp.status, resp.headers.get("Content-Type", ""), await resp.read()
+
+
+async def test_object_and_list_in_protobuf_hold_what_json_holds(api: API) -> None:
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "pb-one", "labels": {"a": "b"}}, "data": {"k": "v"}}
+    status, ctype, raw = await _call(api, "POST", f"/api/v1/namespaces/{NS}/configmaps", PB, cm)
+    assert (status, ctype) == (201, PB)
+    created = decode(raw)
+    assert raw.startswith(b"k8s\x00")
+    status, as_json = await api.get(f"/api/v1/namespaces/{NS}/configmaps/pb-one")
+    assert status == 200 and created == as_json
+    status, ctype, raw = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps/pb-one",
+                                     f"{PB}, application/json")
+    assert (status, ctype) == (200, PB) and decode(raw) == as_json
+    status, ctype, raw = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps"
+                                     "?labelSelector=a%3Db", PB)
+    listed = decode(raw)
+    assert (status, ctype, listed["kind"]) == (200, PB, "ConfigMapList")
+    assert [i["metadata"]["name"] for i in listed["items"]] == ["pb-one"]
+
+
+async def test_error_status_in_protobuf(api: API) -> None:
+    status, ctype, raw = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps/pb-none",
+                                     PB)
+    assert (status, ctype) == (404, PB)
+    got = decode(raw)
+    assert (got["kind"], got["reason"], got["code"]) == ("Status", "NotFound", 404)
+    assert got["message"] == 'configmaps "pb-none" not found'
+
+
+async def test_scale_subresource_in_protobuf(api: API) -> None:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "pb-web"},
+                  "spec": {"selector": {"matchLabels": {"app": "pb"}}, "template": {
+                      "metadata": {"labels": {"app": "pb"}},
+                      "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    status, _ = await api.post(f"/apis/apps/v1/namespaces/{NS}/deployments", deployment)
+    assert status == 201
+    status, ctype, raw = await _call(
+        api, "GET", f"/apis/apps/v1/namespaces/{NS}/deployments/pb-web/scale", PB)
+    scale = decode(raw)
+    assert (status, ctype) == (200, PB)
+    assert (scale["apiVersion"], scale["kind"], scale["status"]["selector"]) == (
+        "autoscaling/v1", "Scale", "app=pb")
