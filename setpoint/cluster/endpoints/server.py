@@ -427,7 +427,7 @@ class Handler:
             if rp.name is None or (watch and not rp.subresource):
                 return await self.collections.get(
                     request, rt, rp, watch,
-                    negotiate(request.headers.get("accept"), protobuf=protobuf and not watch))
+                    negotiate(request.headers.get("accept"), protobuf=protobuf))
             media = negotiate(request.headers.get("accept"),
                               allow_table=offers_table(rp.subresource), protobuf=protobuf)
             name = rp.name

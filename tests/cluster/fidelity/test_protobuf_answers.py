@@ -4,8 +4,8 @@ k8s.io/apiserver pkg/endpoints/handlers/negotiation/negotiate.go NegotiateOutput
 picks ``application/vnd.kubernetes.protobuf`` from the codecs' serializers (k8s.io/
 apimachinery pkg/runtime/serializer/protobuf: the ``k8s\\x00`` magic and a runtime.Unknown
 holding the kind's message) for a GET, a LIST, a write's answer, and — through
-responsewriters.ErrorNegotiated — an error's Status. (Not served in protobuf here: the watch
-stream and Tables, whose clauses fall through to the next one.)
+responsewriters.ErrorNegotiated — an error's Status; a watch streams protobuf frames. (Not
+served in protobuf here: Tables, whose clauses fall through to the next one.)
 """
 
 from __future__ import annotations
@@ -67,3 +67,19 @@ async def test_scale_subresource_in_protobuf(api: API) -> None:
     assert (status, ctype) == (200, PB)
     assert (scale["apiVersion"], scale["kind"], scale["status"]["selector"]) == (
         "autoscaling/v1", "Scale", "app=pb")
+
+
+async def test_watch_in_protobuf_frames(api: API) -> None:
+    """serveWatchHandler's stream serializer for protobuf: LengthDelimitedFramer frames of
+    meta/v1 WatchEvent, each object the kind's envelope, Content-Type ``;stream=watch``."""
+    from setpoint.machinery.protobuf import decode_watch_events
+
+    status, ctype, raw = await _call(
+        api, "GET", f"/api/v1/namespaces/{NS}/configmaps?watch=true&timeoutSeconds=1"
+        "&fieldSelector=metadata.name%3Dkube-root-ca.crt", f"{PB}, application/json")
+    assert (status, ctype) == (200, f"{PB};stream=watch")
+    events, rest = decode_watch_events(raw)
+    assert rest == b""
+    assert [e["type"] for e in events] == ["ADDED"]
+    obj = events[0]["object"]  # (the RawExtension decoded as the envelope it holds)
+    assert (obj["kind"], obj["metadata"]["name"]) == ("ConfigMap", "kube-root-ca.crt")
