@@ -212,6 +212,15 @@ class CollectionReads:
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
             body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")
+        elif media.as_kind == "PartialObjectMetadataList" and media.is_protobuf:
+            # (a client-go metadata informer's first choice) presented a chunk at a time,
+            # then the list message encoded whole
+            items = await in_chunks(listed["items"], lambda chunk: [
+                partial_metadata(present(obj), media.version) for obj in chunk])
+            return json_response({
+                "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
+                "metadata": {k: v for k, v in listed["metadata"].items() if v != ""},
+                "items": items}, 200, media)
         elif media.as_kind == "PartialObjectMetadataList":
             list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
             body = await encode_list({

@@ -86,6 +86,9 @@ def _remembered(accept: str, allow_table: bool, protobuf: bool) -> MediaType:
     return _negotiate(accept, allow_table, protobuf)
 
 
+_PROTOBUF_TRANSFORMS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
+
+
 def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> MediaType:
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
@@ -93,6 +96,11 @@ def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) ->
             return JSON
         if mtype == PROTOBUF and protobuf and not params.get("as"):
             return MediaType(PROTOBUF)
+        if mtype == PROTOBUF and params.get("as") in _PROTOBUF_TRANSFORMS and params.get(
+                "g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            # RequestScope.AllowsMediaTypeTransform: metadata only in any media type, a
+            # custom resource's too (a Table in JSON or YAML only)
+            return MediaType(PROTOBUF, params["as"], params["g"], params["v"])
         if mtype not in ("application/json", "application/yaml"):
             continue
         as_kind = params.get("as", "")

@@ -83,3 +83,27 @@ async def test_watch_in_protobuf_frames(api: API) -> None:
     assert [e["type"] for e in events] == ["ADDED"]
     obj = events[0]["object"]  # (the RawExtension decoded as the envelope it holds)
     assert (obj["kind"], obj["metadata"]["name"]) == ("ConfigMap", "kube-root-ca.crt")
+
+
+async def test_metadata_only_in_protobuf(api: API) -> None:
+    """RequestScope.AllowsMediaTypeTransform lets PartialObjectMetadata(List) be any media
+    type (a Table JSON or YAML only): what a client-go metadata informer asks for first."""
+    accept = (f"{PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,"
+              "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1")
+    status, ctype, raw = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps", accept)
+    listed = decode(raw)
+    assert (status, ctype) == (200, PB)
+    assert (listed["apiVersion"], listed["kind"]) == ("meta.k8s.io/v1",
+                                                      "PartialObjectMetadataList")
+    assert "kube-root-ca.crt" in [i["metadata"]["name"] for i in listed["items"]]
+    assert all(set(i) == {"metadata"} for i in listed["items"])
+    status, ctype, raw = await _call(
+        api, "GET", f"/api/v1/namespaces/{NS}/configmaps/kube-root-ca.crt",
+        f"{PB};as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+    one = decode(raw)
+    assert (status, ctype, one["kind"]) == (200, PB, "PartialObjectMetadata")
+    assert one["metadata"]["name"] == "kube-root-ca.crt" and "data" not in one
+    # a Table has no protobuf form: that clause is passed over for the next
+    status, ctype, _ = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps",
+                                   f"{PB};as=Table;g=meta.k8s.io;v=v1, application/json")
+    assert (status, ctype) == (200, "application/json")
