@@ -27,7 +27,12 @@ def encode(obj: Any, media: MediaType) -> bytes:
     if media.is_protobuf:
         from setpoint.machinery.protobuf import envelope
 
-        return envelope.encode(obj)
+        try:
+            return envelope.encode(obj)
+        except UnicodeEncodeError:
+            # a URL's bytes that are not UTF-8, quoted in a Status: written as U+FFFD, as the
+            # JSON answer writes them
+            return envelope.encode(valid_text(obj))
     if media.is_yaml:
         # on first use: PyYAML is not loaded before the first request (start-up time)
         from setpoint.cluster.serializer import yamlencode
