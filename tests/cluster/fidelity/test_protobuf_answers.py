@@ -107,3 +107,23 @@ async def test_metadata_only_in_protobuf(api: API) -> None:
     status, ctype, _ = await _call(api, "GET", f"/api/v1/namespaces/{NS}/configmaps",
                                    f"{PB};as=Table;g=meta.k8s.io;v=v1, application/json")
     assert (status, ctype) == (200, "application/json")
+
+
+async def test_audit_logs_the_object_of_a_protobuf_answer() -> None:
+    """The audit event logs the response object (``LogResponseObject``), not its encoding:
+    a protobuf answer is logged as the object it holds, an error Status as its Status."""
+    from setpoint.cluster.endpoints.auditing import _answered_object, _status_of
+    from setpoint.cluster.endpoints.http import Response
+    from setpoint.machinery.protobuf import encode
+
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": "a", "creationTimestamp": "2024-01-01T00:00:00Z"},
+          "data": {"k": "v"}}
+    assert _answered_object(Response(encode(cm), 200, PB)) == cm
+    status = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+              "message": 'configmaps "a" not found', "reason": "NotFound",
+              "details": {"name": "a", "kind": "configmaps"}, "code": 404}
+    assert _status_of(Response(encode(status), 404, PB)) == status
+    assert _status_of(Response(b"apiVersion: v1\nkind: Status\ncode: 404\n", 404,
+                               "application/yaml")) == {
+        "apiVersion": "v1", "kind": "Status", "code": 404}
