@@ -78,9 +78,16 @@ async def test_yaml_bodies_and_yaml_answers(api: API) -> None:
     assert status == 200 and "name: fromyaml" in text
 
 
-async def test_protobuf_only_accept_is_406(api: API) -> None:
-    status, body = await api.get(CM, headers={"Accept": "application/vnd.kubernetes.protobuf"})
-    assert status == 406 and body["reason"] == "NotAcceptable"
+async def test_protobuf_only_accept_is_answered_in_protobuf(api: API) -> None:
+    """A built-in kind's list is encoded by the legacy codecs' protobuf serializer."""
+    from setpoint.machinery.protobuf import decode
+
+    async with api.session.get(api.cluster.url + CM, ssl=api.ssl,
+                               headers={"Accept": "application/vnd.kubernetes.protobuf"}) as r:
+        assert (r.status, r.headers["Content-Type"]) == (
+            200, "application/vnd.kubernetes.protobuf")
+        listed = decode(await r.read())
+    assert listed["kind"] == "ConfigMapList" and listed["apiVersion"] == "v1"
 
 
 async def test_create_in_missing_namespace_is_404_namespace(api: API) -> None:

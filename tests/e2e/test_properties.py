@@ -352,6 +352,17 @@ def send(http: httpx.Client, method: str, path: str, query: dict[str, str],
         response.close()
 
 
+def decoded_status(raw: bytes) -> Any:
+    """A Status answer in JSON, YAML or protobuf (the ``k8s\\x00`` envelope)."""
+    if raw.startswith(b"k8s\x00"):
+        from setpoint.machinery.protobuf import decode
+
+        return decode(raw)
+    if raw.lstrip().startswith(b"{"):
+        return json.loads(raw)
+    return yaml.safe_load(raw)
+
+
 def check_answer(method: str, status: int, ctype: str, raw: bytes) -> None:
     assert status < 500, f"{status}: {raw[:2000]!r}"
     if status < 400 or method == "HEAD":
@@ -361,8 +372,11 @@ def check_answer(method: str, status: int, ctype: str, raw: bytes) -> None:
         # unknown-path and unknown-api-group): plain text, not a Status
         assert ctype.startswith("text/plain"), ctype
         return
-    assert ctype.startswith("application/json"), f"error answered as {ctype!r}: {raw[:500]!r}"
-    body = json.loads(raw)
+    # ErrorNegotiated: the Status in the representation the Accept picked
+    assert ctype.split(";")[0] in ("application/json", "application/yaml",
+                                   "application/vnd.kubernetes.protobuf"), \
+        f"error answered as {ctype!r}: {raw[:500]!r}"
+    body = decoded_status(raw)
     assert body.get("kind") == "Status", body
     assert body.get("apiVersion") == "v1", body
     assert body.get("status") == "Failure", body
@@ -530,8 +544,10 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
 # - a pods/services/nodes proxy request whose target has no endpoint or cannot be reached
 #   (pkg/registry/core/service/storage/storage.go ResourceLocation's 503s; apimachinery
 #   pkg/util/proxy transport.go "error trying to reach service", upgradeaware.go's dial and
-#   "invalid upgrade response" 500s): PROXY_5XX
+#   "invalid upgrade response" 500s; a node without addresses, pkg/registry/core/node/
+#   strategy.go ResourceLocation's GetPreferredNodeAddress error, a plain 500): PROXY_5XX
 PROXY_5XX = ("no endpoints available for service", "no service port",
+             "no preferred addresses found; known addresses: ",
              "error trying to reach service: ", "error dialing backend: ",
              "invalid upgrade response: ")
 TYPED_LIVE_500 = [
@@ -546,13 +562,17 @@ TYPED_LIVE_500 = [
 
 def kube_apiserver_answers_5xx(path: str, status: int, raw: bytes) -> bool:
     text = raw.decode("utf-8", "replace")
+    try:  # a Status in whichever representation the Accept picked
+        message = str(decoded_status(raw).get("message", ""))
+    except (ValueError, AttributeError, yaml.YAMLError):
+        message = ""
     binding = path.endswith("/binding") or "/bindings" in path
     if status == 504:
         return "Too large resource version" in text
-    if status == 500 and ('"message":"resourceVersion: Invalid value: ' in text
+    if status == 500 and (message.startswith("resourceVersion: Invalid value: ")
                           or "required revision is a future revision" in text):
         return True
-    if status == 500 and '"message":"failed to create typed live object (' in text:
+    if status == 500 and message.startswith("failed to create typed live object ("):
         return any(f"/{resource}/" in path and f"Kind={kind}): {field}: element " in text
                    for resource, kind, field in TYPED_LIVE_500)
     if status in (500, 503) and "/proxy" in path and any(m in text for m in PROXY_5XX):
@@ -567,7 +587,7 @@ def undecodable_delete_options_500(req: Request, status: int, raw: bytes) -> boo
     a 400 from 1.35, kubernetes/kubernetes#133358). Never the server's own crash answer."""
     if status != 500 or req.method != "DELETE" or req.body is None:
         return False
-    answer = json.loads(raw)
+    answer = decoded_status(raw)
     return (answer.get("kind") == "Status" and answer.get("code") == 500
             and "reason" not in answer
             and "an unexpected error occurred" not in answer.get("message", ""))
@@ -582,7 +602,7 @@ def undeclared_apply_field_500(req: Request, status: int, raw: bytes) -> bool:
     #139253)."""
     if status != 500 or req.method != "PATCH" or "apply-patch" not in req.content_type:
         return False
-    answer = json.loads(raw)
+    answer = decoded_status(raw)
     # the same path fails an associative list item without its key alike (#118877)
     return "reason" not in answer and answer.get("message", "").startswith(
         "failed to create typed patch object (")
@@ -595,7 +615,7 @@ def unparsable_resource_version_500(method: str, status: int, raw: bytes) -> boo
     api_object_versioner.go), as the recorded scenario configmap-conflicts shows."""
     if status != 500 or method not in ("PUT", "PATCH"):
         return False
-    answer = json.loads(raw)
+    answer = decoded_status(raw)
     return "reason" not in answer and answer.get("message", "").startswith(
         "strconv.ParseUint: parsing ")
 

@@ -165,12 +165,8 @@ class Auditor:
         code = 101 if isinstance(response, TunnelResponse) else response.status
         event["responseStatus"] = response_status(code, status)
         if not isinstance(response, StreamResponse | TunnelResponse):
-            if level_at_least(ac.config.level, "RequestResponse") and status is None \
-                    and _is_json(response):
-                try:
-                    answered = orjson.loads(response.body)
-                except orjson.JSONDecodeError:
-                    answered = None
+            if level_at_least(ac.config.level, "RequestResponse") and status is None:
+                answered = _answered_object(response)
                 if isinstance(answered, dict):
                     event["responseObject"] = without_managed_fields(answered) \
                         if ac.config.omit_managed_fields else answered
@@ -283,18 +279,49 @@ def _auth_methods(request: Request) -> str:
     return "Authentication failed, no credentials provided"
 
 
-def _is_json(response: Response) -> bool:
-    return any(n == "content-type" and v.startswith("application/json")
-               for n, v in response.headers)
+def _content_type(response: Response) -> str:
+    return next((v for n, v in response.headers if n == "content-type"), "")
+
+
+def _answered_object(response: Response) -> Any:
+    """The object an answer encodes, whichever representation was negotiated (the audit
+    event logs the object, ``LogResponseObject``, not its encoding), or None."""
+    ctype = _content_type(response).split(";", 1)[0]
+    body = response.body
+    if ctype == "application/json":
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+    if ctype == "application/vnd.kubernetes.protobuf":
+        from setpoint.machinery.protobuf import ProtobufError, decode
+
+        try:
+            return decode(body)
+        except ProtobufError:
+            return None
+    if ctype == "application/yaml":
+        import yaml
+
+        try:
+            return yaml.safe_load(body)
+        except yaml.YAMLError:
+            return None
+    return None
 
 
 def _status_of(response: Response) -> dict[str, Any] | None:
     """The answer's Status object, if it is one (what ``LogResponseObject`` copies)."""
     body = response.body
-    if not body.startswith(_STATUS_PREFIX):
+    if body.startswith(_STATUS_PREFIX):
+        try:
+            status = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            return None
+        return status if isinstance(status, dict) else None
+    if response.status < 400 or _content_type(response).startswith("application/json"):
         return None
-    try:
-        status = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    return status if isinstance(status, dict) else None
+    # an error Status negotiated as YAML or protobuf (ErrorNegotiated)
+    answered = _answered_object(response)
+    return answered if isinstance(answered, dict) and answered.get("kind") == "Status" \
+        else None

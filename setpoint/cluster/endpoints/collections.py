@@ -25,6 +25,7 @@ from setpoint.cluster.endpoints.requestinfo import ResourcePath
 from setpoint.cluster.endpoints.responses import (
     encode,
     internal_type_name,
+    json_response,
     partial_metadata,
     with_table_options,
 )
@@ -146,7 +147,8 @@ class CollectionReads:
             # a watch-list stream ends its initial events with a bookmark carrying an empty
             # list of the kind: no Table for it (handlers/get.go ListResource:
             # watchListEndpointRestrictions.AllowsMediaTypeTransform refuses "Table")
-            media = negotiate(request.headers.get("accept"), allow_table=False)
+            media = negotiate(request.headers.get("accept"), allow_table=False,
+                              protobuf=not rt.is_custom)
         if rp.name is not None:
             opts.field_selector = _named_watch_selector(rt, rp.name, opts.field_selector)
         ns = rp.namespace
@@ -171,8 +173,7 @@ class CollectionReads:
         if not fresh:
             # cacher.go Watch: the wait's error comes as the stream's one ERROR event
             error = too_large(wanted, self.parts.store.revision).to_status()
-            return Response(gojson.dumps({"type": "ERROR", "object": error}) + b"\n", 200,
-                            "application/json")
+            return _error_event(error, media)
         return await self._watch(request, rt, ns, opts, media)
 
     async def _list(self, request: Request, rt: ResourceType, ns: str | None,
@@ -211,12 +212,27 @@ class CollectionReads:
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
             body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")
+        elif media.as_kind == "PartialObjectMetadataList" and media.is_protobuf:
+            # (a client-go metadata informer's first choice) presented a chunk at a time,
+            # then the list message encoded whole
+            items = await in_chunks(listed["items"], lambda chunk: [
+                partial_metadata(present(obj), media.version) for obj in chunk])
+            return json_response({
+                "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
+                "metadata": {k: v for k, v in listed["metadata"].items() if v != ""},
+                "items": items}, 200, media)
         elif media.as_kind == "PartialObjectMetadataList":
             list_meta = {k: v for k, v in listed["metadata"].items() if v != ""}
             body = await encode_list({
                 "kind": "PartialObjectMetadataList", "apiVersion": f"meta.k8s.io/{media.version}",
                 "metadata": list_meta, "items": listed["items"],
             }, lambda obj: partial_metadata(present(obj), media.version), dumps, yaml=media.is_yaml)
+        elif media.is_protobuf:
+            # the list message holds its items whole: presented a chunk at a time, then
+            # encoded (a kind's items, every one a message field of its list)
+            items = await in_chunks(listed["items"], lambda chunk: [
+                list_item(rt, present(obj)) for obj in chunk])
+            return json_response({**listed, "items": items}, 200, media)
         elif chunk_json is not None and not media.is_yaml and len(
                 listed["items"]) > LIST_CHUNK_ITEMS:
             # written a chunk at a time as the client reads it, never held whole: a LIST of
@@ -270,16 +286,17 @@ class CollectionReads:
         present, present_bookmark = self._watch_presenters(
             rt, media, rest.present if not convert else rest.with_defaults)
         stream = WatchStream(rest, rt, ns, opts, present if not convert else _as_stored,
-                             as_stored_json=not convert, present_bookmark=present_bookmark)
+                             as_stored_json=not convert and not media.is_protobuf,
+                             present_bookmark=present_bookmark)
         if stream.error is not None:
-            error = gojson.dumps({"type": "ERROR", "object": stream.error}) + b"\n"
-            return Response(error, 200, "application/json")
-        return StreamResponse(self._watch_events(stream, rt, present if convert else None),
-                              stream.close, content_type="application/json",
-                              ended=stream.wait_closed)
+            return _error_event(stream.error, media)
+        return StreamResponse(
+            self._watch_events(stream, rt, present if convert else None, media.is_protobuf),
+            stream.close, content_type=_watch_content_type(media), ended=stream.wait_closed)
 
     async def _watch_events(self, stream: WatchStream, rt: ResourceType,
-                            present: Callable[[Obj], Obj] | None) -> AsyncIterator[bytes]:
+                            present: Callable[[Obj], Obj] | None,
+                            protobuf: bool = False) -> AsyncIterator[bytes]:
         self.parts.streams.track(stream)
         try:
             async for batch in stream:
@@ -287,6 +304,9 @@ class CollectionReads:
                     batch = await self._converted(rt, batch, present, stream)
                     if not batch:
                         continue
+                if protobuf:
+                    yield b"".join(_protobuf_frame(t, o) for t, o in batch)
+                    continue
                 # one escaping pass over the batch: objects spliced in as stored are
                 # already escaped, and escaping twice changes nothing (gojson); only a
                 # custom resource holds floats (built-in kinds have none: API conventions)
@@ -377,6 +397,30 @@ async def read_converted(webhooks: Callable[[], WebhookAdmission], request: Requ
 
 def _as_stored(obj: Obj) -> Obj:
     return obj
+
+
+# the stream serializer of protobuf (negotiate.go MediaTypesForSerializer: ";stream=watch")
+_PROTOBUF_WATCH = "application/vnd.kubernetes.protobuf;stream=watch"
+
+
+def _watch_content_type(media: MediaType) -> str:
+    return _PROTOBUF_WATCH if media.is_protobuf else "application/json"
+
+
+def _protobuf_frame(event_type: str, obj: Obj) -> bytes:
+    """One event of a protobuf watch stream (the protobuf serializer's LengthDelimitedFramer
+    around a meta/v1 WatchEvent whose object is the kind's envelope, a Status for ERROR)."""
+    from setpoint.machinery.protobuf import encode_watch_event
+
+    return encode_watch_event(event_type, obj)
+
+
+def _error_event(status: Obj, media: MediaType) -> Response:
+    """A watch that is one ERROR event, in the negotiated stream."""
+    if media.is_protobuf:
+        return Response(_protobuf_frame("ERROR", status), 200, _PROTOBUF_WATCH)
+    return Response(gojson.dumps({"type": "ERROR", "object": status}) + b"\n", 200,
+                    "application/json")
 
 
 def _nothing() -> None:

@@ -97,8 +97,10 @@ async def json_parts(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[A
 async def _encode_yaml(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],
                        key: str) -> bytes:
     """The fields before ``key``, then ``key`` and its sequence in chunks, then the fields
-    after it: the document the whole mapping dumps to, in its key order."""
-    names = list(listed)
+    after it: the document the whole mapping dumps to, its keys in goyaml.v2's order."""
+    from setpoint.cluster.serializer.yamlencode import sorted_keys
+
+    names = sorted_keys(listed)
     at = names.index(key)
     before = {k: listed[k] for k in names[:at]}
     after = {k: listed[k] for k in names[at + 1:]}

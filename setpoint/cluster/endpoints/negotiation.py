@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from setpoint.machinery import errors
 
 SUPPORTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +23,10 @@ class MediaType:
     @property
     def is_yaml(self) -> bool:
         return self.type == "application/yaml"
+
+    @property
+    def is_protobuf(self) -> bool:
+        return self.type == PROTOBUF
 
     @property
     def content_type(self) -> str:
@@ -43,16 +48,19 @@ def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
     return parts[0].lower(), params
 
 
-def negotiate(accept: str | None, *, allow_table: bool = True) -> MediaType:
+def negotiate(accept: str | None, *, allow_table: bool = True,
+              protobuf: bool = False) -> MediaType:
     """Pick the first acceptable representation, or raise 406. ``allow_table=False``: a
     clause asking for a Table is passed over (a watch-list request's endpoint restrictions,
-    handlers/get.go watchListEndpointRestrictions)."""
+    handlers/get.go watchListEndpointRestrictions). ``protobuf``: the endpoint answers a
+    plain protobuf clause in protobuf (a built-in kind's object, list or write; its Table in
+    protobuf is not offered, so such a clause is passed over)."""
     if not accept:
         return JSON
     if len(accept) <= _REMEMBERED_ACCEPT_LENGTH:
         # clients send the same few on every request
-        return _remembered(accept, allow_table)
-    return _negotiate(accept, allow_table)
+        return _remembered(accept, allow_table, protobuf)
+    return _negotiate(accept, allow_table, protobuf)
 
 
 # The subresource storages that are no TableConvertor (pkg/registry/core/pod/storage/
@@ -73,15 +81,26 @@ _REMEMBERED_ACCEPT_LENGTH = 256
 
 
 @functools.lru_cache(maxsize=256)
-def _remembered(accept: str, allow_table: bool) -> MediaType:
-    return _negotiate(accept, allow_table)  # (MediaType is frozen: one answer can be shared)
+def _remembered(accept: str, allow_table: bool, protobuf: bool) -> MediaType:
+    # (MediaType is frozen: one answer can be shared)
+    return _negotiate(accept, allow_table, protobuf)
 
 
-def _negotiate(accept: str, allow_table: bool = True) -> MediaType:
+_PROTOBUF_TRANSFORMS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
+
+
+def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> MediaType:
     for entry in accept.split(","):
         mtype, params = _parse_one(entry)
         if mtype in ("*/*", "application/*"):
             return JSON
+        if mtype == PROTOBUF and protobuf and not params.get("as"):
+            return MediaType(PROTOBUF)
+        if mtype == PROTOBUF and params.get("as") in _PROTOBUF_TRANSFORMS and params.get(
+                "g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
+            # RequestScope.AllowsMediaTypeTransform: metadata only in any media type, a
+            # custom resource's too (a Table in JSON or YAML only)
+            return MediaType(PROTOBUF, params["as"], params["g"], params["v"])
         if mtype not in ("application/json", "application/yaml"):
             continue
         as_kind = params.get("as", "")
@@ -96,6 +115,24 @@ def _negotiate(accept: str, allow_table: bool = True) -> MediaType:
             # name is one acceptMediaTypeOptions does not recognize, and ignores)
             return MediaType(mtype, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+
+
+@functools.lru_cache(maxsize=64)
+def negotiate_error(accept: str | None) -> MediaType:
+    """The representation of an error's Status (responsewriters.ErrorNegotiated: the
+    request's Accept under DefaultEndpointRestrictions, so no ``as=`` clause is taken). When
+    nothing is acceptable the Status is written as JSON all the same (WriteObjectNegotiated's
+    WriteRawJSON for an unsuccessful code). Every serializer the apiserver negotiates with
+    (the legacy codecs, a CRD's) offers protobuf, in which a Status has its message."""
+    for entry in (accept or "*/*").split(","):
+        mtype, params = _parse_one(entry)
+        if params.get("as"):
+            continue
+        if mtype in ("*/*", "application/*", "application/json"):
+            return JSON
+        if mtype in ("application/yaml", PROTOBUF):
+            return MediaType(mtype)
+    return JSON
 
 
 @functools.lru_cache(maxsize=64)

@@ -3,13 +3,14 @@ representation (JSON, YAML, Table, PartialObjectMetadata), with their Warning he
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.cluster.endpoints.http import Response
-from setpoint.cluster.endpoints.negotiation import MediaType
+from setpoint.cluster.endpoints.negotiation import PROTOBUF, MediaType
 from setpoint.cluster.endpoints.warningheaders import warning_headers
 from setpoint.cluster.registry.genericstore import WriteResult
 from setpoint.cluster.registry.types import ResourceType
@@ -17,13 +18,26 @@ from setpoint.machinery import errors, fielderrors, gojson
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
+log = logging.getLogger(__name__)
+
 
 def encode(obj: Any, media: MediaType) -> bytes:
-    """``obj`` in the negotiated representation (JSON or YAML)."""
-    if media.is_yaml:
-        import yaml  # on first use: not loaded before the first request (start-up time)
+    """``obj`` in the negotiated representation (JSON, YAML or protobuf: raises
+    ProtobufError for a value its kind's message cannot hold)."""
+    if media.is_protobuf:
+        from setpoint.machinery.protobuf import envelope
 
-        return yaml.safe_dump(valid_text(obj), sort_keys=False).encode()
+        try:
+            return envelope.encode(obj)
+        except UnicodeEncodeError:
+            # a URL's bytes that are not UTF-8, quoted in a Status: written as U+FFFD, as the
+            # JSON answer writes them
+            return envelope.encode(valid_text(obj))
+    if media.is_yaml:
+        # on first use: PyYAML is not loaded before the first request (start-up time)
+        from setpoint.cluster.serializer import yamlencode
+
+        return yamlencode.dumps(valid_text(obj))
     try:
         return gojson.dumps(obj)
     except TypeError:
@@ -65,15 +79,36 @@ def valid_text(value: Any, marks: list[int] | None = None) -> Any:
 def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
           warnings: list[str] | None = None) -> Response:
     media = media or MediaType()
+    if media.is_protobuf:
+        body, media = _protobuf_or_json(obj)
+    else:
+        body = encode(obj, media)
     # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
-    resp = Response(encode(obj, media), status, media.type, serialized=True)
+    resp = Response(body, status, media.type, serialized=True)
     for header in warning_headers(warnings or ()):
         resp.add_header("Warning", header)
     return resp
 
 
-def status_response(err: StatusError, warnings: list[str] | None = None) -> Response:
-    resp = json_response(err.to_status(), err.code, warnings=warnings)
+def _protobuf_or_json(obj: Any) -> tuple[bytes, MediaType]:
+    from setpoint.machinery.protobuf import ProtobufError  # (not loaded at start)
+
+    try:
+        return encode(obj, _PROTOBUF), _PROTOBUF
+    except ProtobufError as err:
+        # a value of ours no message field can hold: a bug, answered as JSON rather than not
+        log.warning("cannot encode %s in protobuf, answering JSON: %s",
+                    obj.get("kind") if isinstance(obj, dict) else type(obj), err)
+        return encode(obj, MediaType()), MediaType()
+
+
+_PROTOBUF = MediaType(PROTOBUF)
+
+
+def status_response(err: StatusError, warnings: list[str] | None = None,
+                    media: MediaType | None = None) -> Response:
+    """``err``'s Status, in JSON unless ``media`` (negotiation.negotiate_error's) is YAML."""
+    resp = json_response(err.to_status(), err.code, media, warnings=warnings)
     if err.retry_after is not None and err.code in (429, 503, 504):
         resp.set_header("Retry-After", str(err.retry_after))
     if err.code == 413:
@@ -171,7 +206,8 @@ def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Res
             return render_object(rt, result.obj, media, result.status, result.warnings,
                                  subresource="scale")
         return json_response(result.obj, result.status, MediaType(media.type), result.warnings)
-    if result.served_json is not None and not media.as_kind and not media.is_yaml:
+    if result.served_json is not None and not media.as_kind and not media.is_yaml \
+            and not media.is_protobuf:
         resp = Response(result.served_json, result.status, media.type, serialized=True)
         for header in warning_headers(result.warnings):
             resp.add_header("Warning", header)

@@ -62,6 +62,7 @@ from setpoint.cluster.endpoints.negotiation import (
     ROUTE_MEDIA_TYPES,
     MediaType,
     negotiate,
+    negotiate_error,
     offers_table,
     restful_accept,
     restful_consumes,
@@ -243,7 +244,8 @@ class Handler:
             # the token authenticator's warning (an extra space) reaches the 401 too: the
             # warning recorder wraps authentication (server/config.go)
             warning = bearer_token(request.headers.get("authorization", "")).warning
-            return status_response(err, warnings=[warning] if warning else None)
+            return status_response(err, warnings=[warning] if warning else None,
+                                   media=negotiate_error(request.headers.get("accept")))
         try:
             begun = None if auditor is None else await auditor.begin(
                 request, audit_id, attrs, object_ref_of(attrs, rp.version if rp else ""),
@@ -262,14 +264,16 @@ class Handler:
             matched = self.flow_classifier.headers(request.user or {}, attrs)
             response = await self._dispatch(request, segments, rp)
         except StatusError as err:
-            response = status_response(err)
+            # every error past the deadline filter is ErrorNegotiated: YAML when asked for
+            response = status_response(err, media=negotiate_error(request.headers.get("accept")))
         except Exception as exc:  # a bug of ours: answer as the apiserver would, keep serving
             log.exception("internal error serving %s %s", request.method, request.path)
             if begun is not None:
                 await auditor.panicked(begun, exc)  # type: ignore[union-attr]
                 begun = None
             response = status_response(
-                errors.internal("an unexpected error occurred; see the server log"))
+                errors.internal("an unexpected error occurred; see the server log"),
+                media=negotiate_error(request.headers.get("accept")))
         except BaseException:  # cancelled: the request deadline passed, or the server stops
             if begun is not None:
                 auditor.abandoned(begun, request)  # type: ignore[union-attr]
@@ -395,7 +399,7 @@ class Handler:
         try:
             resp = await self._resource_verb(request, rt, rp)
         except StatusError as err:
-            resp = status_response(err)
+            resp = status_response(err, media=negotiate_error(request.headers.get("accept")))
         resp.headers[:0] = [("warning", h) for h in warning_headers(deprecation)]
         return resp
 
@@ -426,15 +430,19 @@ class Handler:
             # its query says (requestinfo.go; installer.go routes no watch on an item but
             # the deprecated /watch/ prefix)
             watch = rp.legacy_watch or (rp.name is None and query_flag(query, "watch"))
+            # a built-in kind's object, list or write is answered in protobuf when asked
+            # (the legacy codecs); a custom resource's handler serves JSON and YAML
+            protobuf = not rt.is_custom
             if rp.name is None or (watch and not rp.subresource):
-                return await self.collections.get(request, rt, rp, watch,
-                                                  negotiate(request.headers.get("accept")))
+                return await self.collections.get(
+                    request, rt, rp, watch,
+                    negotiate(request.headers.get("accept"), protobuf=protobuf))
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource), protobuf=protobuf)
             name = rp.name
             if query.get("resourceVersion"):  # served by the watch cache: at least this fresh
                 await self._wait_fresh(parse_rv(query["resourceVersion"]))
-            if not rp.subresource and not media.as_kind and not media.is_yaml:
+            if not rp.subresource and not media.as_kind and media.type == "application/json":
                 served = self.parts.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
@@ -465,7 +473,7 @@ class Handler:
         rest = self.parts.rest
         if method == "POST":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"), protobuf=not rt.is_custom)
             if rp.name is not None and (rp.subresource or not rt.is_custom):
                 return await self._create_subresource(request, rt, rp, media)
             # the CRD handler's create takes the object's name, whatever the URL names
@@ -482,7 +490,8 @@ class Handler:
                 raise nameless(rt)
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource),
+                              protobuf=not rt.is_custom)
             opts = WriteOptions.parse(query, "UpdateOptions", ua, user=request.user)
             body = await decode_object(request, rt, opts)
             if self.auditor is not None:
@@ -512,7 +521,8 @@ class Handler:
             if rp.name is None:
                 raise nameless(rt)
             media = negotiate(request.headers.get("accept"),
-                              allow_table=offers_table(rp.subresource))
+                              allow_table=offers_table(rp.subresource),
+                              protobuf=not rt.is_custom)
             opts = WriteOptions.parse(query, "PatchOptions", ua, user=request.user,
                                       apply=ctype == "application/apply-patch+yaml")
             raw = await read_body(request)
@@ -525,7 +535,7 @@ class Handler:
             return render_write(rt, result, with_table_options(media, query))
         if method == "DELETE":
             restful_accept(request.method, request.headers, rt.is_custom, ROUTE_MEDIA_TYPES)
-            media = negotiate(request.headers.get("accept"))
+            media = negotiate(request.headers.get("accept"), protobuf=not rt.is_custom)
             if rp.name is None:
                 # handlers/delete.go DeleteCollection: the list options are decoded,
                 # defaulted, validated and their field labels converted before the body is
@@ -547,7 +557,8 @@ class Handler:
                     out, warnings = await self._admitted(request, rt, lambda _: (
                         rest.delete_collection_steps(rt, rp.namespace, lopts, dopts)))
                 except StatusError as err:
-                    return status_response(err, warned)
+                    return status_response(err, warned, negotiate_error(
+                        request.headers.get("accept")))
                 return render_deleted(rt, out, with_table_options(media, query), 200,
                                       warned + warnings)
             dopts = await delete_options(request, rt, query)
@@ -560,7 +571,8 @@ class Handler:
                 (code, out), warnings = await self._admitted(
                     request, rt, lambda _: rest.delete_steps(rt, rp.namespace, name, dopts))
             except StatusError as err:
-                return status_response(err, warned)
+                return status_response(err, warned,
+                                       negotiate_error(request.headers.get("accept")))
             return render_deleted(rt, out, with_table_options(media, query), code,
                                   warned + warnings)
         raise errors.method_not_allowed()

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 import pytest_asyncio
+import yaml
 
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.writes import create_configmap, failure
@@ -76,11 +77,14 @@ def _stream(body: Any) -> list[dict[str, Any]]:
 
 
 async def _watch(api: API, path: str, accept: str) -> tuple[int, Any]:
-    """A GET read to its end: a watch's events as text (JSON only for a Status)."""
+    """A GET read to its end: a watch's events as text, a Status decoded (ErrorNegotiated
+    writes it in the Accept's representation: YAML when the Accept picks YAML)."""
     async with api.session.get(api.cluster.url + path, headers={"Accept": accept},
                                ssl=api.ssl) as resp:
         text = await resp.text()
         if resp.status != 200:
+            if resp.headers["Content-Type"] == "application/yaml":
+                return resp.status, yaml.safe_load(text)
             return resp.status, orjson.loads(text)
         return resp.status, text
 
