@@ -49,7 +49,13 @@ from setpoint.runtime._objects import KindKey, clone, decode, kind_key, meta, ob
 from setpoint.runtime._ownwrites import Origin
 from setpoint.runtime._predicates import Predicate
 from setpoint.runtime._ratelimit import RateLimiter
-from setpoint.runtime._reconcile import Reconciler, Request, Result, TerminalError
+from setpoint.runtime._reconcile import (
+    ReconcileResultError,
+    Reconciler,
+    Request,
+    Result,
+    TerminalError,
+)
 from setpoint.runtime._retries import FailureLog
 from setpoint.runtime._source import EventSource
 from setpoint.runtime._workqueue import ShutDown, WorkQueue
@@ -108,6 +114,24 @@ def check_reconcile_signature(func: Callable[..., Any]) -> None:
         raise ReconcileSignatureError(
             f"reconcile function {name}{_signature_text(func)}{where} cannot be called with "
             f"(ctx, obj): declare it `async def {name}(ctx, obj)`") from None
+
+
+def _checked_result(outcome: object, reconcile: object) -> Result:
+    """``outcome`` as the Result it must be: ``None`` is ``Result()``; anything else (a
+    bool, a dict, a number of seconds, as other frameworks take) is refused naming the
+    function and the fix, inside the reconcile's error handling, instead of failing past it
+    and ending the worker silently."""
+    if outcome is None:
+        return Result()
+    if isinstance(outcome, Result):
+        return outcome
+    code = getattr(reconcile, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    name = getattr(reconcile, "__qualname__", type(reconcile).__qualname__)
+    raise ReconcileResultError(
+        f"reconcile function {name}{where} returned {outcome!r} "
+        f"({type(outcome).__name__}): return None or a Result "
+        f"(Result(requeue_after=SECONDS) to reconcile again later; raise to retry)")
 
 
 def _signature_text(func: Callable[..., Any]) -> str:
@@ -388,7 +412,7 @@ class RunningController:
         definition = self.definition
         if definition.reconciler_obj is not None:
             result = await definition.reconciler_obj.reconcile(request)
-            return result if result is not None else Result()
+            return _checked_result(result, definition.reconciler_obj.reconcile)
         assert definition.reconcile_func is not None
         store = self.cache.store_for(self.for_key)
         raw = store.get(object_key(request.namespace or None, request.name))
@@ -404,4 +428,4 @@ class RunningController:
             origin=origin,
         )
         outcome = await definition.reconcile_func(ctx, obj)
-        return outcome if outcome is not None else Result()
+        return _checked_result(outcome, definition.reconcile_func)

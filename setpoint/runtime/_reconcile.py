@@ -47,6 +47,12 @@ class Result:
                           "or give requeue_after to poll", DeprecationWarning, stacklevel=3)
 
 
+class ReconcileResultError(TypeError):
+    """A reconcile returned something other than a :class:`Result` or ``None``. Its
+    message says which function and what to return: the traceback (the controller's own
+    frames) is not logged."""
+
+
 class Reconciler(Protocol):
     """The low-level contract: anything with ``async reconcile(request) -> Result``."""
 

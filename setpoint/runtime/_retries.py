@@ -24,6 +24,7 @@ from setpoint.client import (
     TransportError,
 )
 from setpoint.runtime._logs import BoundLogger
+from setpoint.runtime._reconcile import ReconcileResultError
 
 __all__ = ["FailureLog", "error_text", "is_routine"]
 
@@ -75,5 +76,7 @@ class FailureLog:
         signature = (type(exc).__qualname__, str(exc))
         first = self._last.get(request) != signature
         self._last[request] = signature
-        logger.log(logging.ERROR, "reconcile_failed", exc_info=exc if first else None,
+        # a wrong return value's traceback is the controller's frames, not the user's
+        shown = first and not isinstance(exc, ReconcileResultError)
+        logger.log(logging.ERROR, "reconcile_failed", exc_info=exc if shown else None,
                    **fields)

@@ -193,6 +193,40 @@ async def test_terminal_errors_are_not_retried(
         assert attempts == ["w"]
 
 
+@pytest.mark.parametrize("wrong", [True, {"requeue_after": 5}, 5.0],
+                         ids=["bool", "dict", "seconds"])
+async def test_a_reconcile_returning_no_result_is_a_retried_error_naming_the_fix(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture,
+        wrong: object) -> None:
+    """A reconcile that returns what kopf or a habit suggests (a bool, a dict, seconds)
+    instead of a Result or None is an error of that reconcile, retried with backoff like
+    any other, its line naming the function, what it returned and what to return. Before,
+    the wrong value failed past the error handling and ended the controller's worker
+    without a word: nothing was reconciled again."""
+    attempts: list[str] = []
+    ctrl = Controller.for_(WIDGET, name="wrong-result")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Any:
+        attempts.append(obj["metadata"]["name"])
+        return wrong if len(attempts) == 1 else None
+
+    caplog.set_level(logging.INFO, logger="setpoint")
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: attempts == ["w", "w"])  # retried: the worker lives on
+        await client.create(widget("v"))
+        await wait_for(lambda: "v" in attempts)
+    failed = [r for r in caplog.records if "reconcile_failed" in r.getMessage()]
+    assert len(failed) == 1
+    line = failed[0].getMessage()
+    assert f"returned {wrong!r} ({type(wrong).__name__})" in line, line
+    assert "reconcile_returning_no_result" in line and __file__ in line, line
+    assert "return None or a Result (Result(requeue_after=SECONDS)" in line, line
+    assert failed[0].exc_info is None  # the controller's own frames say nothing
+
+
 async def test_a_terminal_error_keeps_the_backoff_of_earlier_failures(
         cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
     """A TerminalError is not retried, but the item is not forgotten either: its failures
