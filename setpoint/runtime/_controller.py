@@ -45,13 +45,21 @@ from setpoint.runtime._handlers import (
 from setpoint.runtime._informer import Informer
 from setpoint.runtime._logs import BoundLogger
 from setpoint.runtime._metrics import Metrics
-from setpoint.runtime._objects import KindKey, clone, decode, kind_key, meta, object_key
+from setpoint.runtime._objects import (
+    KindKey,
+    clone,
+    decode,
+    key_of,
+    kind_key,
+    meta,
+    object_key,
+)
 from setpoint.runtime._ownwrites import Origin
 from setpoint.runtime._predicates import Predicate
 from setpoint.runtime._ratelimit import RateLimiter
 from setpoint.runtime._reconcile import (
-    ReconcileResultError,
     Reconciler,
+    ReconcileResultError,
     Request,
     Result,
     TerminalError,
@@ -132,6 +140,31 @@ def _checked_result(outcome: object, reconcile: object) -> Result:
         f"reconcile function {name}{where} returned {outcome!r} "
         f"({type(outcome).__name__}): return None or a Result "
         f"(Result(requeue_after=SECONDS) to reconcile again later; raise to retry)")
+
+
+class ObjectDoesNotFitError(TerminalError):
+    """The reconciled object is not valid for its typed class (a field the class requires
+    and the object lacks, a value of another type): the class and the CRD the server holds
+    disagree. Retrying cannot help; the object's next change, or the operator restarted
+    with a class that fits, reconciles it again."""
+
+
+def _decode_reconciled(cls: type[Any], raw: Obj) -> Any:
+    try:
+        return decode(cls, clone(raw))
+    except ValueError as exc:  # pydantic's ValidationError, without importing pydantic
+        errors = getattr(exc, "errors", None)
+        if errors is None:
+            raise
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or '<object>'}: {error['msg']}"
+            for error in errors())
+        module = cls.__module__
+        raise ObjectDoesNotFitError(
+            f"{cls.__name__} {key_of(raw)}"
+            f" does not fit class {module}.{cls.__qualname__}: {problems}: the CRD on the "
+            f"server is not the class's; apply what `setpoint generate crds {module}` "
+            f"writes, and give fields added since a default") from None
 
 
 def _signature_text(func: Callable[..., Any]) -> str:
@@ -421,7 +454,7 @@ class RunningController:
             return Result()
         # the reconcile gets its own copy: typed, or the dict (then ctx.raw is that too)
         typed = isinstance(definition.for_kind, type)
-        obj = decode(definition.for_kind, clone(raw)) if typed else clone(raw)
+        obj = _decode_reconciled(definition.for_kind, raw) if typed else clone(raw)
         ctx: Context[Any] = Context(
             request=request, obj=obj, raw=raw if typed else obj, raw_is_shared=typed,
             writer=self.writer, recorder=self.recorder, log=logger, controller=self.name,

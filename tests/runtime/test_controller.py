@@ -11,6 +11,7 @@ import pytest
 
 from setpoint.client import Client, Kind
 from setpoint.cluster import RunningCluster
+from setpoint.resources import CustomResource, Model
 from setpoint.runtime import Context, Controller, Request, Result, TerminalError
 from setpoint.testing import present
 from tests.runtime.conftest import (
@@ -26,6 +27,17 @@ from tests.waiting import quiet_period, wait_for
 pytestmark = pytest.mark.usefixtures("widgets_crd")
 
 N = 20
+
+
+class ColouredWidgetSpec(Model):
+    size: int = 1
+    message: str = ""
+    colour: str  # a field the class requires and the CRD on the server does not know
+
+
+class ColouredWidget(CustomResource, group="bench.setpoint.dev", version="v1",
+                     kind="Widget"):
+    spec: ColouredWidgetSpec
 
 
 async def all_ready(client: Client, n: int) -> bool:
@@ -225,6 +237,36 @@ async def test_a_reconcile_returning_no_result_is_a_retried_error_naming_the_fix
     assert "reconcile_returning_no_result" in line and __file__ in line, line
     assert "return None or a Result (Result(requeue_after=SECONDS)" in line, line
     assert failed[0].exc_info is None  # the controller's own frames say nothing
+
+
+async def test_an_object_that_does_not_fit_its_class_is_one_terminal_line_naming_the_fix(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """The class grew a required field the CRD on the server lacks (the CRD was not
+    applied again): the object cannot be decoded, which no retry fixes. One line names
+    the object, the class, the field and the fix, not a retried multi-line pydantic error
+    with the controller's traceback; the reconcile is never called with a half object."""
+    attempts: list[str] = []
+    ctrl = Controller.for_(ColouredWidget, name="coloured")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[ColouredWidget], obj: ColouredWidget) -> None:
+        attempts.append(str(obj.metadata.name))
+
+    caplog.set_level(logging.INFO, logger="setpoint")
+    manager = make_manager(cluster, [ctrl])
+    async with manager.running():
+        await client.create(widget("w"))
+        await wait_for(lambda: any("reconcile_failed" in r.getMessage()
+                                   for r in caplog.records))
+        await quiet_period()
+    assert attempts == []
+    failed = [r for r in caplog.records if "reconcile_failed" in r.getMessage()]
+    assert len(failed) == 1 and failed[0].exc_info is None
+    line = failed[0].getMessage()
+    assert "reconcile_failed_terminal" in line, line
+    assert (f"Widget default/w does not fit class {__name__}.ColouredWidget: spec.colour: "
+            f"Field required: the CRD on the server is not the class's; apply what "
+            f"`setpoint generate crds {__name__}` writes") in line, line
 
 
 async def test_a_terminal_error_keeps_the_backoff_of_earlier_failures(
