@@ -120,7 +120,7 @@ class SetpointCluster:
             spec = crd["spec"]
             storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
             await wait_for(functools.partial(
-                _served, client, f"{spec['group']}/{storage}", spec["names"]["kind"]),
+                served, client, f"{spec['group']}/{storage}", spec["names"]["kind"]),
                 timeout=timeout, message=f"CRD {crd['metadata']['name']} to be served")
 
     async def close(self) -> None:
@@ -144,7 +144,8 @@ async def _create_or_replace(client: Client, obj: dict[str, Any]) -> None:
         await client.update(replacement)
 
 
-async def _served(client: Client, api_version: str, kind: str) -> bool:
+async def served(client: Client, api_version: str, kind: str) -> bool:
+    """Whether the server serves (and lists) this kind now."""
     client.discovery.invalidate(api_version)
     try:
         info = await client.resolve(Kind(api_version, kind))

@@ -34,7 +34,8 @@ Fixtures, for tests of operators::
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import inspect
+from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +79,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "setpoint_workload_settings(**fields): WorkloadSettings fields of "
         "setpoint_workloads for this test (e.g. node_monitor_grace_period_seconds=5)")
+
+
+ASYNC_FIXTURES = frozenset({"setpoint_cluster", "setpoint_client", "k8s", "setpoint_workloads",
+                            "faults", "run_manager", "wait_for"})
+"""The fixtures that only a coroutine test can use."""
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str,
+                              obj: object) -> Generator[None, Any, None]:
+    """Mark ``async def`` tests that use Setpoint's fixtures ``asyncio``, as
+    ``asyncio_mode = "auto"`` would: in pytest-asyncio's default strict mode (a project
+    with no pytest configuration yet) every one of them otherwise fails as "async def
+    functions are not natively supported", which names neither the setting nor the
+    marker. Innermost (``trylast``), so that pytest-asyncio's wrapper, around it, sees the
+    marker when it makes its coroutine items."""
+    outcome = yield
+    if not inspect.iscoroutinefunction(obj):
+        return
+    items = outcome.get_result()
+    for item in items if isinstance(items, list) else [items]:
+        if (isinstance(item, pytest.Function) and item.get_closest_marker("asyncio") is None
+                and ASYNC_FIXTURES.intersection(item.fixturenames)):
+            item.add_marker(pytest.mark.asyncio)
 
 
 def _refuse_a_kubeconfig_read_as_a_path(config: pytest.Config) -> None:
@@ -232,6 +257,33 @@ async def faults(setpoint_cluster: SetpointCluster) -> Faults:
     return (await setpoint_cluster.proxy()).faults
 
 
+class KindNotInstalledError(Exception):
+    """``run_manager`` on a fresh cluster for a custom resource whose CRD the test did not
+    install."""
+
+
+async def _refuse_kinds_not_installed(cluster: SetpointCluster, controllers: Any) -> None:
+    """A test's embedded cluster starts with no CRDs: a custom resource the test forgot to
+    ``install`` would keep the operator's caches from syncing, and ``run_manager`` would
+    fail only after ``cache_sync_timeout`` (two minutes) with a hint meant for a real
+    cluster. Said at once instead, naming the call that fixes it. A test that starts the
+    operator before its CRD on purpose passes ``cache_sync_timeout``."""
+    from setpoint.resources import CustomResource
+    from setpoint.testing.clusters import served
+
+    classes = {kind for controller in controllers for kind in controller.kinds()
+               if isinstance(kind, type) and issubclass(kind, CustomResource)}
+    client = cluster.client()
+    missing = [kind for kind in sorted(classes, key=lambda k: k.__name__)
+               if not await served(client, kind.api_version, kind.kind)]
+    if missing:
+        names = ", ".join(kind.__name__ for kind in missing)
+        raise KindNotInstalledError(
+            f"the test's cluster does not serve {names}: `await setpoint_cluster.install("
+            f"{names})` before run_manager (or pass cache_sync_timeout=SECONDS to start "
+            f"the operator before its CRDs on purpose)")
+
+
 class ManagerLauncher:
     """What the ``run_manager`` fixture is: a callable starting operators, which it stops
     when the test ends."""
@@ -253,6 +305,8 @@ class ManagerLauncher:
         settings.setdefault("register_webhooks", self.cluster.embedded is not None)
         runner = OperatorRunner.of(target, self.cluster.operator_config,
                                    namespace=namespace, **settings)
+        if self.cluster.embedded is not None and "cache_sync_timeout" not in settings:
+            await _refuse_kinds_not_installed(self.cluster, runner.controllers)
         self.runners.append(runner)
         await runner.start()
         return runner

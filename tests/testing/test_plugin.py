@@ -11,7 +11,7 @@ import yaml
 from setpoint.client import Client, Kind, NotFoundError, load_kubeconfig
 from setpoint.runtime import Context, Controller, Result
 from setpoint.testing import SetpointCluster, ThreadedCluster, fresh_cluster
-from setpoint.testing.plugin import ManagerLauncher, Waiter
+from setpoint.testing.plugin import KindNotInstalledError, ManagerLauncher, Waiter
 
 pytest_plugins = ["pytester"]
 
@@ -173,3 +173,46 @@ def test_a_kubeconfig_pytest_took_for_a_test_path_is_one_line_naming_the_fix(
                                  "path when it looked for its configuration file, and found "
                                  f"none (rootdir *): write --kubeconfig={kubeconfig}"])
     assert "not natively supported" not in result.stdout.str()
+
+
+def test_coroutine_tests_of_a_project_without_pytest_settings_run(
+        pytester: pytest.Pytester) -> None:
+    """A new project's first test, with no ``asyncio_mode = "auto"`` anywhere (pytest-asyncio
+    is then strict): each coroutine test using Setpoint's fixtures failed "async def
+    functions are not natively supported", naming neither the setting nor the marker. The
+    plugin marks them ``asyncio`` itself; a coroutine test without its fixtures is left to
+    pytest-asyncio's mode."""
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.makepyfile(test_inner="""
+async def test_with_the_fixtures(setpoint_cluster, k8s):
+    await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
+
+async def test_without_them():
+    pass
+""")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider",
+                                          f"--rootdir={pytester.path}")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed") == 1, result.stdout.str()
+    result.stdout.fnmatch_lines(["*test_without_them*"])  # strict mode's own verdict
+
+
+async def test_run_manager_for_a_kind_not_installed_says_install_at_once(
+        setpoint_cluster: SetpointCluster, run_manager: ManagerLauncher) -> None:
+    """A test that forgot ``setpoint_cluster.install(Widget)`` waited the caches'
+    two-minute sync timeout, then failed with a hint for a real cluster (`setpoint generate
+    crds | kubectl apply`). It fails at once naming the call."""
+    from examples.widget.operator import manager
+
+    with pytest.raises(KindNotInstalledError) as raised:
+        await run_manager(manager)
+    assert str(raised.value).startswith(
+        "the test's cluster does not serve Widget: `await setpoint_cluster.install(Widget)` "
+        "before run_manager")
+    assert run_manager.runners == []
+
+    from examples.widget.api import Widget
+
+    await setpoint_cluster.install(Widget)
+    runner = await run_manager(manager)
+    assert runner.running
