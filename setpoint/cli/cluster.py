@@ -60,11 +60,16 @@ class WorkloadOptions:
 def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
     from setpoint.machinery.quantity import Quantity, QuantityError
 
+    example = "16Gi or 16G" if param.name == "node_memory" else "4 or 500m"
     try:
-        if Quantity.parse(value).sign() < 0:
-            raise QuantityError("negative")
+        negative = Quantity.parse(value).sign() < 0
     except (QuantityError, ValueError):
-        raise click.BadParameter(f"{value!r} is not a quantity") from None
+        # "16GB", "4 cores": Kubernetes' suffixes are binary (Ki, Mi, Gi) or decimal (k, M,
+        # G), and no unit (resource.Quantity's grammar, apimachinery's quantity.go)
+        raise click.BadParameter(
+            f"{value!r} is not a Kubernetes quantity: write e.g. {example}") from None
+    if negative:
+        raise click.BadParameter(f"{value!r} is negative: write e.g. {example}")
     return value
 
 

@@ -103,3 +103,20 @@ def test_a_port_in_use_names_the_option_that_moves_it(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines()[-1] == (
         f"error: cannot listen on 127.0.0.1:{port}: Address already in use: pass another "
         "--port (--port 0 takes a free one; the kubeconfig tells which)"), result.stderr
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--node-memory", "16GB", "'16GB' is not a Kubernetes quantity: write e.g. 16Gi or 16G"),
+    ("--node-cpu", "4 cores", "'4 cores' is not a Kubernetes quantity: write e.g. 4 or 500m"),
+    ("--node-cpu", "-1", "'-1' is negative: write e.g. 4 or 500m"),
+], ids=["memory-unit", "cpu-words", "negative"])
+def test_a_node_capacity_that_is_no_quantity_names_the_form_to_write(
+        tmp_path: Path, option: str, value: str, message: str) -> None:
+    """``--node-memory 16GB`` (the unit people write) said only "is not a quantity"; the
+    error now shows the form Kubernetes' quantities take (k8s.io/apimachinery
+    pkg/api/resource/quantity.go, ParseQuantity: binary Ki/Mi/Gi or decimal k/M/G
+    suffixes, no unit words)."""
+    result = cluster_up(tmp_path, "--memory", option, value)
+    assert result.returncode == 2
+    last = result.stderr.strip().splitlines()[-1]
+    assert last == f"Error: Invalid value for '{option}': {message}", result.stderr
