@@ -127,7 +127,7 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
         from setpoint.runtime import LeaderElectionLost
         from setpoint.runtime._controller import NoReconcilerError
         from setpoint.runtime._startup import StartupRefused
-        from setpoint.runtime._webhook.certs import CertificateNotFound
+        from setpoint.runtime._webhook.certs import CertificateInvalid, CertificateNotFound
         from setpoint.runtime._webhook.server import ListenError
 
         if isinstance(exc, CertificateNotFound):
@@ -135,6 +135,12 @@ def run(target: str, kubeconfig: str | None, context: str | None, namespace: str
                        f"{exc.key_file} do not exist: pass --webhook-cert-dir DIR (with "
                        "tls.crt and tls.key), or --register-webhooks to serve a self-signed "
                        "one to a local cluster", err=True)
+            sys.exit(1)
+        if isinstance(exc, CertificateInvalid):
+            click.echo(f"error: the webhook server cannot use its certificate: {exc}: put "
+                       "a PEM certificate and the key it was issued for in --webhook-cert-dir "
+                       "(tls.crt and tls.key, as a kubernetes.io/tls Secret holds them)",
+                       err=True)
             sys.exit(1)
         if isinstance(exc, ListenError):
             click.echo(f"error: {exc}: pass another {exc.option} ({exc.option} "

@@ -265,6 +265,32 @@ def test_webhooks_without_a_certificate_are_one_line_naming_the_flags(tmp_path: 
         "and tls.key), or --register-webhooks to serve a self-signed one to a local cluster")
 
 
+@pytest.mark.parametrize(("case", "reason"), [
+    ("other-key", "key values mismatch"), ("not-pem", "not PEM")])
+def test_a_webhook_certificate_that_cannot_be_loaded_is_one_line_naming_the_fix(
+        tmp_path: Path, case: str, reason: str) -> None:
+    """A key that is not the certificate's (two Secrets mixed up), or files that are no
+    PEM: ssl's load_cert_chain raised SSLError, a traceback ending "[SSL] PEM lib"."""
+    from setpoint.machinery.certificates import issue
+
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    if case == "other-key":
+        (certs / "tls.crt").write_bytes(issue(["127.0.0.1"], ca_name="a").cert_pem)
+        (certs / "tls.key").write_bytes(issue(["127.0.0.1"], ca_name="b").key_pem)
+    else:
+        (certs / "tls.crt").write_text("-----BEGIN CERTIFICATE-----\nnot one\n")
+        (certs / "tls.key").write_text("")
+    code, err = _run_webhooks(tmp_path, "--webhook-cert-dir", str(certs))
+    assert code == 1 and "Traceback" not in err, err
+    (line,) = [x for x in err.splitlines() if x.startswith("error:")]
+    assert line == (
+        f"error: the webhook server cannot use its certificate: {certs}/tls.crt and "
+        f"{certs}/tls.key are not a PEM certificate and its private key ({reason}): put a "
+        "PEM certificate and the key it was issued for in --webhook-cert-dir (tls.crt and "
+        "tls.key, as a kubernetes.io/tls Secret holds them)")
+
+
 def test_a_busy_webhook_port_is_one_line_naming_the_flag(tmp_path: Path) -> None:
     import socket
 

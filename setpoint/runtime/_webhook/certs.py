@@ -19,7 +19,7 @@ from pathlib import Path
 
 from setpoint.machinery.certificates import Certificates, issue
 
-__all__ = ["CertificateNotFound", "CertificateSource", "default_cert_dir",
+__all__ = ["CertificateInvalid", "CertificateNotFound", "CertificateSource", "default_cert_dir",
            "generate_serving_certificate"]
 
 VALIDITY = datetime.timedelta(days=365)
@@ -33,6 +33,18 @@ class CertificateNotFound(FileNotFoundError):
                          "(mount them, or allow generating a self-signed one)")
         self.cert_file = cert_file
         self.key_file = key_file
+
+
+class CertificateInvalid(ValueError):
+    """The serving certificate's files are there but are no PEM certificate and the private
+    key of that certificate."""
+
+    def __init__(self, cert_file: Path, key_file: Path, reason: str) -> None:
+        super().__init__(f"{cert_file} and {key_file} are not a PEM certificate and its "
+                         f"private key ({reason})")
+        self.cert_file = cert_file
+        self.key_file = key_file
+        self.reason = reason
 
 
 def default_cert_dir() -> Path:
@@ -101,7 +113,11 @@ class CertificateSource:
 
     def _load_files(self) -> None:
         self._stamp = self._files_stamp()
-        self.context.load_cert_chain(self.cert_file, self.key_file)
+        try:
+            self.context.load_cert_chain(self.cert_file, self.key_file)
+        except ssl.SSLError as exc:  # "[SSL] PEM lib", "[X509: KEY_VALUES_MISMATCH] ..."
+            reason = exc.reason.lower().replace("_", " ") if exc.reason else "not PEM"
+            raise CertificateInvalid(self.cert_file, self.key_file, reason) from None
         ca_file = self.cert_dir / "ca.crt"
         self.ca_pem = ca_file.read_bytes() if ca_file.is_file() else None
 
