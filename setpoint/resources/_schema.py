@@ -105,9 +105,12 @@ class _Converter:
             out = _int_or_string(out)
         else:
             kinds = ", ".join(str(_plain_type(a) or a.get("$ref", "?")) for a in options)
+            # pydantic writes a Decimal as this union, which the class never spelled
+            decimal = (" (a Decimal is one: use float, or Quantity for amounts)"
+                       if kinds == "number, string" else "")
             raise SchemaError(
-                f"{path}: a union of {kinds} cannot be expressed in a structural schema; "
-                "use one type, IntOrString, or Any with PreserveUnknownFields"
+                f"{path}: a union of {kinds}{decimal} cannot be expressed in a structural "
+                "schema; use one type, IntOrString, or Any with PreserveUnknownFields"
             )
         if has_null and allow_null:
             out["nullable"] = True

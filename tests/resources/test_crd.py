@@ -246,6 +246,25 @@ def test_unions_other_than_int_or_string_are_refused() -> None:
         crd_for(Bad)
 
 
+def test_a_decimal_field_is_refused_naming_the_types_to_use() -> None:
+    """pydantic's JSON schema of a Decimal is a union of number and string: the error said
+    only "a union of number, string", a type the class never wrote."""
+    from decimal import Decimal
+
+    class Spec(Model):
+        price: Decimal
+
+    class Priced(CustomResource, group="example.setpoint.dev", version="v1"):
+        spec: Spec
+
+    with pytest.raises(SchemaError) as raised:
+        crd_for(Priced)
+    assert str(raised.value).endswith(
+        "spec.price: a union of number, string (a Decimal is one: use float, or Quantity "
+        "for amounts) cannot be expressed in a structural schema; use one type, "
+        "IntOrString, or Any with PreserveUnknownFields")
+
+
 def test_recursive_models_are_refused() -> None:
     class Node(Model):
         children: list[Node] = Field(default_factory=list)
