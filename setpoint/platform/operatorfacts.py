@@ -238,6 +238,13 @@ def read_manifests(paths: Sequence[str], stdin: str | None = None) -> list[Obj]:
     for name, text in texts:
         try:
             documents = list(yaml.safe_load_all(text))
+        except yaml.MarkedYAMLError as exc:
+            # PyYAML's own text is five lines with a caret, naming "<unicode string>": one
+            # line naming the file, as kubectl's error is
+            mark = exc.problem_mark or exc.context_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+            raise FactsError(f"{name}: not YAML: {where}{exc.problem or exc.context}") \
+                from None
         except yaml.YAMLError as exc:
             raise FactsError(f"{name}: not YAML: {exc}") from None
         found: list[Obj] = []

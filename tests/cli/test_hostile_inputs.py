@@ -61,3 +61,20 @@ def test_a_manifest_not_of_its_kinds_shape_is_one_error_line(tmp_path: Path, cas
         result.exception)
     assert result.output == f"Error: {path}: {message}" + result.output.split(message)[1]
     assert result.output.count("\n") == 1, result.output
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    (b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n data: {}\n",
+     "line 5, column 2: expected <block end>, but found '<block mapping start>'"),
+    (b"a: [\n", "line 2, column 1: expected the node content, but found '<stream end>'"),
+], ids=["indentation", "unclosed"])
+def test_a_manifest_that_is_no_yaml_is_one_line_naming_file_and_line(
+        tmp_path: Path, text: bytes, message: str) -> None:
+    """A typo in a manifest's indentation: PyYAML's five-line text with a caret, naming
+    "<unicode string>" rather than the file. One line now, the file, line and column, as
+    kubectl says "error parsing FILE: ... yaml: line 5: ..."."""
+    path = tmp_path / "operator.yaml"
+    path.write_bytes(text)
+    result = CliRunner().invoke(cli, ["check", str(path)])
+    assert result.exit_code == 1, result.output
+    assert result.output == f"Error: {path}: not YAML: {message}\n"
