@@ -27,6 +27,22 @@ def _output(documents: list[dict[str, Any]], output: Path | None) -> None:
     click.echo(f"wrote {output}", err=True)
 
 
+def _undeclared(namespace: dict[str, object]) -> str:
+    """Why classes a module defines are no custom resources: a class without ``group`` is
+    taken for an abstract base, which is seldom what ``version=`` alone meant."""
+    from setpoint.resources import CustomResource
+
+    names = [value.__name__ for value in namespace.values()
+             if isinstance(value, type) and issubclass(value, CustomResource)
+             and value is not CustomResource and value.__declaration__ is None
+             and value.__module__ == namespace.get("__name__")]
+    if not names:
+        return ""
+    return (f": {', '.join(names)} {'has' if len(names) == 1 else 'have'} no group (a base "
+            f"class, then): declare `class {names[0]}(CustomResource, group=\"example.com\", "
+            f"version=\"v1\")`")
+
+
 @generate.command("crds")
 @click.argument("module")
 @click.option("-o", "--output", type=click.Path(),
@@ -45,13 +61,14 @@ def crds(module: str, output: str | None) -> None:
     else:
         from setpoint.cli.targets import import_module
 
-        import_module(split_target(module)[0])  # a missing module as a one-line error
+        imported = import_module(split_target(module)[0])  # a missing one: one line
     try:
         documents = generate_crds(discover_resources(target))
     except (CRDError, SchemaError) as exc:
         raise TargetError(f"cannot generate CRDs: {exc}") from None
     if not documents:
-        raise TargetError(f"{module!r} defines no CustomResource classes")
+        raise TargetError(f"{module!r} defines no CustomResource classes"
+                          + _undeclared(vars(imported) if target is module else {}))
     if output is not None and (output.endswith("/") or Path(output).is_dir()):
         directory = Path(output)
         directory.mkdir(parents=True, exist_ok=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 
@@ -214,3 +215,22 @@ def test_manifests_with_leader_elect_run_the_operator_so() -> None:
     assert container["command"][-1] == "--leader-elect"
     assert ("Role", "widget-operator-leader-election") in docs
     assert ("RoleBinding", "widget-operator-leader-election") in docs
+
+
+def test_a_resource_class_without_a_group_is_named_with_the_declaration_to_write(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``class Gadget(CustomResource, version="v1")``: without ``group`` the class is taken
+    for an abstract base and skipped, and the error said only that the module "defines no
+    CustomResource classes", though it plainly defines one."""
+    (tmp_path / "gadget_api.py").write_text(
+        "from setpoint.resources import CustomResource, Model\n\n"
+        "class GadgetSpec(Model):\n    size: int = 1\n\n"
+        "class Gadget(CustomResource, version='v1'):\n    spec: GadgetSpec\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out = invoke("generate", "crds", "gadget_api")
+    assert code == 2
+    assert out.splitlines()[-1] == (
+        "Error: 'gadget_api' defines no CustomResource classes: Gadget has no group (a base "
+        "class, then): declare `class Gadget(CustomResource, group=\"example.com\", "
+        "version=\"v1\")`")
