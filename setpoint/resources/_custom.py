@@ -114,6 +114,7 @@ class Declaration:
 
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
 def plural_of(kind: str) -> str:
@@ -172,6 +173,15 @@ class CustomResource(Resource):
             return
         if version is None:
             raise TypeError(f"{cls.__name__}: a custom resource needs a version")
+        # what the server would refuse the generated CRD for, said where the class is
+        # (apiextensions-apiserver validation.go, ValidateCustomResourceDefinitionSpec:
+        # the group a lowercase subdomain "with at least one dot", a version a DNS-1035 label)
+        if not _DNS_SUBDOMAIN.match(group) or "." not in group:
+            raise TypeError(f"{cls.__name__}: group {group!r} must be a lowercase domain with "
+                            f"at least one dot, such as 'example.com'")
+        if not _DNS_LABEL.match(version):
+            raise TypeError(f"{cls.__name__}: version {version!r} must be a lowercase DNS "
+                            f"label, such as 'v1' or 'v1alpha1'")
         kind = kind or cls.__name__
         plural = plural or plural_of(kind)
         for label, value in (("plural", plural), ("singular", singular or kind.lower())):

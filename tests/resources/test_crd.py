@@ -265,6 +265,27 @@ def test_a_decimal_field_is_refused_naming_the_types_to_use() -> None:
         "IntOrString, or Any with PreserveUnknownFields")
 
 
+@pytest.mark.parametrize(("group", "version", "message"), [
+    ("Example.COM", "v1", "group 'Example.COM' must be a lowercase domain with at least "
+                          "one dot, such as 'example.com'"),
+    ("example", "v1", "group 'example' must be a lowercase domain with at least one dot"),
+    ("example.com", "V1", "version 'V1' must be a lowercase DNS label, such as 'v1' or "
+                          "'v1alpha1'"),
+    ("example.com", "1", "version '1' must be a lowercase DNS label"),
+], ids=["capitals", "no-dot", "version-capital", "version-digit"])
+def test_a_group_or_version_the_server_would_refuse_is_refused_at_the_class(
+        group: str, version: str, message: str) -> None:
+    """The server refuses such a CRD (apiextensions-apiserver
+    pkg/apis/apiextensions/validation/validation.go, ValidateCustomResourceDefinitionSpec:
+    a lowercase RFC 1123 subdomain "with at least one dot"; ValidateCustomResource
+    DefinitionVersion: IsDNS1035Label): said where the class is declared instead, before
+    any CRD is generated or applied."""
+    with pytest.raises(TypeError) as raised:
+        class Thing(CustomResource, group=group, version=version):
+            pass
+    assert str(raised.value).startswith(f"Thing: {message}")
+
+
 def test_recursive_models_are_refused() -> None:
     class Node(Model):
         children: list[Node] = Field(default_factory=list)
