@@ -24,7 +24,9 @@
 - Events are reported as kube-controller-manager's do: ``node-controller`` for the node
   lifecycle controller's, ``taint-eviction-controller`` for the taint eviction controller's.
 - When a node stops being Ready, its pods get ``Ready=False`` and a ``NodeNotReady`` event
-  (``MarkPodsNotReady``).
+  (``MarkPodsNotReady``). The node itself gets a ``NodeNotReady`` event only when this
+  controller turns its ``Ready=True`` into Unknown (monitorNodeHealth's
+  RecordNodeStatusChange); a node registered NotReady, or a kubelet posting False, gets none.
 - Taint-based eviction (the taint eviction controller): a pod on a node with NoExecute
   taints it does not tolerate is deleted at once; one that tolerates them for
   ``tolerationSeconds`` (300 by default, from admission) is deleted when that time has
@@ -250,6 +252,13 @@ class NodeLifecycle:
             if conditions is not None:
                 await ctx.client.patch_status(NODE, name, {"status": {"conditions": conditions}},
                                               patch_type=PatchType.MERGE)
+                if ready_status(node) == "True" and self.events is not None:
+                    # monitorNodeHealth reports NodeNotReady only when its own update turned
+                    # an observed Ready=True into Unknown (currentReadyCondition != True &&
+                    # observedReadyCondition == True): a kubelet posting False, or a node
+                    # registered NotReady, is the kubelet's to report, not node-controller's
+                    self.events.normal(node, "NodeNotReady",
+                                       f"Node {name} status is now: NodeNotReady")
                 return Result()  # the write comes back as an event
         last_tick = self._last_tick(now)
         if withheld_no_execute(node, last_tick):
@@ -278,16 +287,13 @@ class NodeLifecycle:
         return self._epoch + math.ceil((deadline - self._epoch) / period) * period
 
     async def _mark_pods(self, ctx: Context[Obj], node: Obj, name: str) -> None:
-        """Once per transition out of Ready: pods Ready=False, event NodeNotReady."""
+        """Once per transition out of Ready: pods Ready=False."""
         ready = _condition(node, "Ready")
         if ready_status(node) == "True" or ready is None:
             return
         marker = (name, str(ready.get("lastTransitionTime")))
         if marker in self._marked:
             return
-        recorder = self.events
-        if recorder is not None:
-            recorder.normal(node, "NodeNotReady", f"Node {name} status is now: NodeNotReady")
         stamp = meta_time()
         for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
             ready_condition = _condition(pod, "Ready")

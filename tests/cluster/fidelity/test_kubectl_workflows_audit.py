@@ -18,11 +18,13 @@ from cryptography.x509.oid import NameOID
 
 from setpoint.client import Kind, PatchType
 from setpoint.machinery.metatime import meta_time
+from setpoint.runtime import Manager
 from setpoint.workloads import nodelifecycle
+from setpoint.workloads.settings import WorkloadSettings
 from tests.cluster.conftest import API
 from tests.cluster.fidelity.conftest import Kubectl
 from tests.conftest import kubectl_path
-from tests.waiting import wait_for
+from tests.waiting import quiet_period, wait_for
 from tests.workloads.podsim import workload_cluster
 
 EVENT = Kind("events.k8s.io/v1", "Event")
@@ -85,9 +87,16 @@ async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -
     controller records them: ``RegisteredNode`` when it first sees a node
     (pkg/controller/nodelifecycle/node_lifecycle_controller.go monitorNodeHealth, through
     pkg/controller/util/node/controller_utils.go RecordNodeEvent: ``Node %s event: %s``) and
-    ``NodeNotReady`` when a Ready node stops being so (RecordNodeStatusChange), both from the
-    ``node-controller`` event source (NewNodeLifecycleController's recorder)."""
-    async with workload_cluster([nodelifecycle.install], simulate=False) as env:
+    ``NodeNotReady`` when its own update turns an observed ``Ready=True`` into Unknown after
+    the grace period (``currentReadyCondition.Status != True && observedReadyCondition.Status
+    == True`` before RecordNodeStatusChange), both from the ``node-controller`` event source
+    (NewNodeLifecycleController's recorder). A kubelet posting ``Ready=False`` is no such
+    transition: the observed condition is already False, so node-controller says nothing."""
+    def fast_lifecycle(manager: Manager, _settings: WorkloadSettings) -> None:
+        nodelifecycle.install(manager, WorkloadSettings(
+            node_monitor_grace_period_seconds=1.0, node_monitor_period_seconds=0.0))
+
+    async with workload_cluster([fast_lifecycle], simulate=False) as env:
         node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "audit-n1"}}
         await env.client.create(node)
 
@@ -97,11 +106,25 @@ async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -
                           if (e.get("regarding") or {}).get("name") == "audit-n1")
 
         assert await wait_for(reasons) == ["RegisteredNode"]
-        for status in ("True", "False"):  # a Ready node stops being Ready
+
+        async def post_ready(status: str) -> None:
             await env.client.patch_status(NODE, "audit-n1", {"status": {"conditions": [{
                 "type": "Ready", "status": status, "reason": "KubeletReady",
                 "lastHeartbeatTime": meta_time(), "lastTransitionTime": meta_time()}]}},
                 patch_type=PatchType.STRATEGIC)
+
+        async def ready() -> str:
+            node = await env.client.get(NODE, "audit-n1")
+            return next((c["status"] for c in node.get("status", {}).get("conditions", ())
+                         if c["type"] == "Ready"), "")
+
+        await post_ready("False")  # the kubelet says NotReady: not node-controller's news
+        await wait_for(lambda: _is(ready, "Unknown"))
+        await quiet_period()
+        assert await reasons() == ["RegisteredNode"]
+        await post_ready("True")  # Ready again, then silent: the controller turns it Unknown
+        await wait_for(lambda: _is(ready, "True"))
+        await wait_for(lambda: _is(ready, "Unknown"))
         assert await wait_for(lambda: _two(reasons)) == ["NodeNotReady", "RegisteredNode"]
         kubeconfig = tmp_path / "kubeconfig"
         kubeconfig.write_bytes(env.cluster.kubeconfig.read_bytes())
@@ -119,6 +142,10 @@ async def test_describe_node_shows_the_node_controllers_events(tmp_path: Path) -
             "Normal NodeNotReady node-controller Node audit-n1 status is now: NodeNotReady",
             "Normal RegisteredNode node-controller Node audit-n1 event: Registered Node "
             "audit-n1 in Controller"]
+
+
+async def _is(value: Callable[[], Awaitable[str]], wanted: str) -> bool:
+    return await value() == wanted
 
 
 async def _two(reasons: Callable[[], Awaitable[list[str]]]) -> list[str] | None:
