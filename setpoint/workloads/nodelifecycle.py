@@ -294,6 +294,7 @@ class NodeLifecycle:
         marker = (name, str(ready.get("lastTransitionTime")))
         if marker in self._marked:
             return
+        recorder = self.events
         stamp = meta_time()
         for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
             ready_condition = _condition(pod, "Ready")

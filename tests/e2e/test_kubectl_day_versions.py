@@ -221,11 +221,11 @@ def test_describe_a_fresh_node_shows_no_node_not_ready_from_the_node_controller(
     healthy node's ``describe`` lists no NodeNotReady event."""
     k = _kubectl(server_process, tmp_path)
 
-    def registered() -> str | None:
+    def registered() -> str:
         out = k.run("describe", "node", "node-1").stdout
-        return out if "RegisteredNode" in out and "\n  Ready " in out else None
+        return out if "RegisteredNode" in out and "\n  Ready " in out else ""
 
-    out = wait_until(registered, timeout=30)
+    out: str = wait_until(registered, timeout=30)
     assert " True " in out.split("\n  Ready ", 1)[1].splitlines()[0]
     time.sleep(QUIET_PERIOD)  # a wrong NodeNotReady would be recorded beside RegisteredNode
     events = k.run("describe", "node", "node-1").stdout.split("\nEvents:\n", 1)[1]
