@@ -25,7 +25,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from setpoint.client import (
     AlreadyExistsError,
@@ -40,6 +40,9 @@ from setpoint.runtime import Context, Controller, Manager, Result
 from setpoint.workloads import nodelifecycle
 from setpoint.workloads.nodelease import LEASE, LEASE_NAMESPACE, NODE
 from setpoint.workloads.settings import WorkloadSettings
+
+if TYPE_CHECKING:  # the kubelet package imports this module
+    from setpoint.workloads.kubelet.events import KubeletEvents
 
 log = logging.getLogger(__name__)
 
@@ -196,8 +199,9 @@ def ready_mode(node: Mapping[str, Any]) -> str:
 class NodeHeartbeat:
     """The kubelet's node status and lease loop, for every node, as one controller."""
 
-    def __init__(self, settings: WorkloadSettings) -> None:
+    def __init__(self, settings: WorkloadSettings, events: KubeletEvents | None = None) -> None:
         self.settings = settings
+        self.events = events
         # What this kubelet last wrote, by node uid, judged instead of the cache when the
         # cache is behind it (its watch lags under load): a real kubelet keeps
         # lastStatusReportTime in memory (pkg/kubelet/kubelet_node_status.go,
@@ -247,6 +251,13 @@ class NodeHeartbeat:
             return period - age
         heartbeat = meta_time()
         patch: Obj = {"conditions": kubelet_conditions(mode, heartbeat, conditions)}
+        posted_ready = next(c["status"] for c in patch["conditions"] if c["type"] == "Ready")
+        if ready is not None and self.events is not None and \
+                ready.get("status") != posted_ready:
+            # nodestatus/setters.go ReadyCondition: a changed Ready status is the
+            # kubelet's NodeReady or NodeNotReady event (none when first appended)
+            self.events.about_node(node, "NodeReady" if posted_ready == "True"
+                                   else "NodeNotReady")
         if not status.get("capacity"):
             name = str(node["metadata"]["name"])
             digits = "".join(ch for ch in name[-3:] if ch.isdigit())
@@ -334,6 +345,19 @@ def node_registration(manager: Manager) -> NodeRegistration | None:
 def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Register the nodes at start and run their kubelets' heartbeats and the node
     lifecycle controller (NotReady handling, condition taints, taint-based eviction)."""
+    # imported here: setpoint.workloads.kubelet imports this module (its pod workers read
+    # the node's fault modes)
+    from setpoint.workloads.kubelet.events import KubeletEvents
+
     manager.add_runnable(NodeRegistration(settings))
-    manager.add(NodeHeartbeat(settings).controller)
+    events = KubeletEvents(manager.client)
+
+    async def flush_events(_: Manager) -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await events.stop()
+
+    manager.add_runnable(flush_events)
+    manager.add(NodeHeartbeat(settings, events).controller)
     nodelifecycle.install(manager, settings)

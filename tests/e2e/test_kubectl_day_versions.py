@@ -218,12 +218,15 @@ def test_describe_a_fresh_node_shows_no_node_not_ready_from_the_node_controller(
     own update turns an observed Ready=True into Unknown (node_lifecycle_controller.go
     monitorNodeHealth: ``currentReadyCondition.Status != True &&
     observedReadyCondition.Status == True`` before RecordNodeStatusChange), so a fresh,
-    healthy node's ``describe`` lists no NodeNotReady event."""
+    healthy node's ``describe`` lists no NodeNotReady event. Its kubelet reports the
+    NotReady→Ready change it posted itself: ``NodeReady`` from ``kubelet`` (nodestatus/
+    setters.go ReadyCondition's recordEventFunc, kubelet_node_status.go
+    recordNodeStatusEvent: ``Node %s status is now: %s``)."""
     k = _kubectl(server_process, tmp_path)
 
     def registered() -> str:
         out = k.run("describe", "node", "node-1").stdout
-        return out if "RegisteredNode" in out and "\n  Ready " in out else ""
+        return out if "RegisteredNode" in out and "NodeReady" in out else ""
 
     out: str = wait_until(registered, timeout=30)
     assert " True " in out.split("\n  Ready ", 1)[1].splitlines()[0]
@@ -232,3 +235,6 @@ def test_describe_a_fresh_node_shows_no_node_not_ready_from_the_node_controller(
     reasons = [line.split()[1] for line in events.splitlines()[2:] if line.strip()]
     assert "RegisteredNode" in reasons
     assert "NodeNotReady" not in reasons
+    ready = [" ".join(line.split()[3:]) for line in events.splitlines()[2:]
+             if line.split()[1:2] == ["NodeReady"]]
+    assert ready == ["kubelet Node node-1 status is now: NodeReady"]

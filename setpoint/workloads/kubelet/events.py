@@ -27,7 +27,17 @@ class KubeletEvents:
         return f"KubeletEvents(nodes={sorted(self._recorders)})"
 
     def _recorder(self, pod: dict[str, Any]) -> EventRecorder:
-        node = str((pod.get("spec") or {}).get("nodeName") or "unknown")
+        return self._for_node(str((pod.get("spec") or {}).get("nodeName") or "unknown"))
+
+    def about_node(self, node: dict[str, Any], reason: str) -> None:
+        """``Node <name> status is now: <reason>`` about the kubelet's own node, as
+        kubelet_node_status.go recordNodeStatusEvent writes it: about the kubelet's nodeRef,
+        whose UID is the node's name (kubelet.go), which ``describe node`` also searches."""
+        name = str(node["metadata"]["name"])
+        ref = {**node, "metadata": {**node["metadata"], "uid": name}}
+        self._for_node(name).normal(ref, reason, f"Node {name} status is now: {reason}")
+
+    def _for_node(self, node: str) -> EventRecorder:
         recorder = self._recorders.get(node)
         if recorder is None:
             recorder = self._recorders[node] = EventRecorder(
