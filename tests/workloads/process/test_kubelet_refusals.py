@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from setpoint.client import Kind
+from setpoint.workloads.kubelet.process import spawn
 from tests.waiting import wait_for
 from tests.workloads.process.support import Kubectl, need, process_env
 from tests.workloads.test_kubelet_support import pod
@@ -224,3 +225,23 @@ async def test_a_mount_the_container_setup_cannot_make_says_which_and_why(
             r'during container init: error mounting ".*/key" to rootfs at '
             + re.escape(f'"{target}"') + r": bind: not a directory: unknown",
             last["message"]), last["message"]
+
+
+async def test_a_missing_mount_source_fails_the_start_and_makes_no_mount_point(
+        tmp_path: Path) -> None:
+    """A bind whose source went (a volume directory removed after the container was
+    configured) fails with the source's stat error, and leaves no mount point behind: made
+    as a file on the machine, outside every pod's cleanup, it would have failed each later
+    directory bound there with "not a directory"."""
+    need("true", "coreutils")
+    if not spawn.mount_namespaces_available():
+        pytest.skip("no mount namespaces without root: nothing is bound in the child")
+    source, point = tmp_path / "gone", tmp_path / "point"
+    with pytest.raises(spawn.ContainerInitError) as failed:
+        await spawn.start_container_process(
+            ["true"], spawn.preexec([(str(source), str(point), False)], isolate=True))
+    assert spawn.start_error_message("true", failed.value).endswith(
+        f'unable to start container process: error during container init: error mounting '
+        f'"{source}" to rootfs at "{point}": stat {source}: no such file or directory: '
+        "unknown")
+    assert not os.path.lexists(point)

@@ -32,6 +32,7 @@ import functools
 import inspect
 import os
 import signal
+import stat
 import subprocess
 import sys
 import termios
@@ -132,10 +133,15 @@ class ChildSetup:
         for source, target, read_only in self.binds:
             # libcontainer/rootfs_linux.go prepareRootfs: "error mounting %q to rootfs at
             # %q: %w"
+            yield f'error mounting "{source}" to rootfs at "{target}": stat {source}'
+            # a missing source must not make its mount point: it would be made a file (on
+            # the machine's filesystem, outside any pod's cleanup), and every directory
+            # bound there later would fail "not a directory"
+            is_dir = stat.S_ISDIR(os.stat(source).st_mode)
             yield f'error mounting "{source}" to rootfs at "{target}": create mount point'
             # the runtime made the mount point before the fork; make it again if it went
             # meanwhile (another pod's removal, of this cluster or another one)
-            _make_mount_point(target, os.path.isdir(source))
+            _make_mount_point(target, is_dir)
             yield f'error mounting "{source}" to rootfs at "{target}": bind'
             _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC,
                                None), f"bind {target}")
