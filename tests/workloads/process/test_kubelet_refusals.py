@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from setpoint.client import Kind
+from setpoint.workloads.kubelet.process import spawn
 from tests.waiting import wait_for
 from tests.workloads.process.support import Kubectl, need, process_env
 from tests.workloads.test_kubelet_support import pod
@@ -184,3 +188,60 @@ async def test_port_forward_to_a_port_nothing_listens_on(tmp_path: Path) -> None
                          r'connect to localhost:81 inside namespace "[0-9a-f]{64}", IPv4: '
                          r"dial tcp4 127\.\d+\.\d+\.\d+:81: connect: connection refused",
                          text), text
+
+
+async def test_a_mount_the_container_setup_cannot_make_says_which_and_why(
+        tmp_path: Path) -> None:
+    """A file (a ConfigMap key by ``subPath``) mounted on a directory cannot be bound: the
+    start fails as runc's init does, naming the mount and the system's error
+    (libcontainer/rootfs_linux.go prepareRootfs: ``error mounting %q to rootfs at %q: %w``,
+    wrapped by process_linux.go as ``error during container init``), not Python's bare
+    "Exception occurred in preexec_fn."."""
+    need("busybox", "busybox")
+    if os.geteuid() != 0:
+        pytest.skip("no mount namespaces without root: nothing is bound in the child")
+    target = tmp_path / "a-directory"
+    target.mkdir()
+    async with process_env(tmp_path) as env:
+        await env.client.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "cfg", "namespace": "default"},
+                                 "data": {"key": "value"}})
+        body = pod("onto")
+        body["spec"]["containers"] = [busybox("c", "sleep 3600", volumeMounts=[
+            {"name": "cfg", "mountPath": str(target), "subPath": "key"}])]
+        body["spec"]["volumes"] = [{"name": "cfg", "configMap": {"name": "cfg"}}]
+        await env.run(body)
+
+        def started_and_failed(p: dict[str, Any]) -> bool:
+            last = (statuses(p).get("c", {}).get("lastState") or {}).get("terminated")
+            return bool(last and last.get("reason") == "StartError")
+
+        live = await env.until("onto", started_and_failed, timeout=60)
+        last = statuses(live)["c"]["lastState"]["terminated"]
+        assert last["exitCode"] == 128
+        assert re.fullmatch(
+            r"failed to create containerd task: failed to create shim task: OCI runtime "
+            r"create failed: runc create failed: unable to start container process: error "
+            r'during container init: error mounting ".*/key" to rootfs at '
+            + re.escape(f'"{target}"') + r": bind: not a directory: unknown",
+            last["message"]), last["message"]
+
+
+async def test_a_missing_mount_source_fails_the_start_and_makes_no_mount_point(
+        tmp_path: Path) -> None:
+    """A bind whose source went (a volume directory removed after the container was
+    configured) fails with the source's stat error, and leaves no mount point behind: made
+    as a file on the machine, outside every pod's cleanup, it would have failed each later
+    directory bound there with "not a directory"."""
+    need("true", "coreutils")
+    if not spawn.mount_namespaces_available():
+        pytest.skip("no mount namespaces without root: nothing is bound in the child")
+    source, point = tmp_path / "gone", tmp_path / "point"
+    with pytest.raises(spawn.ContainerInitError) as failed:
+        await spawn.start_container_process(
+            ["true"], spawn.preexec([(str(source), str(point), False)], isolate=True))
+    assert spawn.start_error_message("true", failed.value).endswith(
+        f'unable to start container process: error during container init: error mounting '
+        f'"{source}" to rootfs at "{point}": stat {source}: no such file or directory: '
+        "unknown")
+    assert not os.path.lexists(point)

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import gzip
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -216,12 +217,35 @@ async def test_resource_limits_not_enforced_are_reported_in_an_event(tmp_path: P
         await wait_for(reported, timeout=30)
 
 
+def volume_body(name: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "hostPath": {"path": "/unused"}, "storageClassName": "manual"}}
+
+
+def claim_body(name: str, volume: str) -> Obj:
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
+                     "volumeName": volume, "resources": {"requests": {"storage": "1Gi"}}}}
+
+
+def last_failure(p: Obj) -> str:
+    """The message the app container's last attempt ended with."""
+    state = statuses(p).get("app", {}).get("lastState") or {}
+    return str((state.get("terminated") or {}).get("message") or "")
+
+
 async def test_a_container_that_cannot_be_created_yet_is_retried_under_restart_policy_always(
         tmp_path: Path) -> None:
-    """A container whose volume is not there yet (its claim not made, as when an operator
-    makes a pod and its claim together) is retried until it can start: under
-    ``restartPolicy: Always`` a pod is never terminal (pkg/kubelet/kubelet_pods.go
-    ``getPhase``; pod_workers.go ends a pod only on a terminal phase)."""
+    """A container whose volume is not there yet (its claim not made, then its claim's
+    PersistentVolume not made, as when an operator makes a pod and its claim together) is
+    retried until it can start: under ``restartPolicy: Always`` a pod is never terminal
+    (pkg/kubelet/kubelet_pods.go ``getPhase``; pod_workers.go ends a pod only on a
+    terminal phase). A claim naming a volume that does not exist mounts nothing
+    (volumemanager/populator/desired_state_of_world_populator.go ``getPVSpec``): the
+    runtime's reclaim of directories without a PV would have removed one made for it,
+    under the container, and every later start failed."""
     need("sh", "busybox")
     options = KubeletOptions(backoff_base=0.5, backoff_cap=1.0)
     async with process_env(tmp_path, options) as env:
@@ -233,13 +257,44 @@ async def test_a_container_that_cannot_be_created_yet_is_retried_under_restart_p
         await env.until("early", lambda p: int(statuses(p).get("app", {})
                                                .get("restartCount") or 0) >= 1)
         assert (await env.get("early"))["status"]["phase"] != "Failed"
-        await env.client.create({
-            "apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": "late", "namespace": "default"},
-            "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
-                     "volumeName": "pv-late", "resources": {"requests": {"storage": "1Gi"}}}})
+        await env.client.create(claim_body("late", "pv-late"))
+        await env.until("early", lambda p: 'persistentvolumes "pv-late" not found'
+                        in last_failure(p))
+        assert not (runtime_of(env).root / "volumes" / "pv-late").exists()
+        await env.client.create(volume_body("pv-late"))
         started = await env.until("early", ready)
         assert started["status"]["phase"] == "Running"
+
+
+async def test_a_volume_directory_removed_between_attempts_is_made_again(
+        tmp_path: Path) -> None:
+    """Each start sets the pod's volumes up again (the kubelet's volume manager,
+    ``WaitForAttachAndMount`` before every start in kuberuntime's SyncPod): a claim's
+    directory removed after an earlier attempt mounted it is made anew, not bound
+    missing at every later start ("error mounting ...: no such file or directory")."""
+    need("sh", "busybox")
+    go = tmp_path / "go"
+    options = KubeletOptions(backoff_base=0.5, backoff_cap=1.0)
+    async with process_env(tmp_path, options) as env:
+        await env.client.create(volume_body("pv-kept"))
+        await env.client.create(claim_body("kept", "pv-kept"))
+        body = shell_pod("again", f"[ -e {go} ] && exec sleep 3600; exit 1",
+                         volumeMounts=[{"name": "data", "mountPath": "/data"}])
+        body["spec"]["volumes"] = [{"name": "data",
+                                    "persistentVolumeClaim": {"claimName": "kept"}}]
+        await env.run(body)
+        await env.until("again", lambda p: int(statuses(p).get("app", {})
+                                               .get("restartCount") or 0) >= 1)
+        directory = runtime_of(env).root / "volumes" / "pv-kept"
+        assert directory.is_dir()
+        shutil.rmtree(directory)
+        await wait_for(directory.is_dir)  # by a later attempt: the running one exits 1
+        go.touch()
+        started = await env.until("again", ready)
+        assert started["status"]["phase"] == "Running"
+        # the running container mounts the directory made again, not the removed one
+        assert await exec_in(env, "again", "touch", "/data/seen") == (0, "")
+        assert (directory / "seen").exists()
 
 
 async def test_container_logs_are_rotated_at_the_kubelets_size_and_file_count(

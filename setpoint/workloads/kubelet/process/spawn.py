@@ -28,14 +28,16 @@ import contextlib
 import ctypes
 import ctypes.util
 import fcntl
+import functools
 import inspect
 import os
 import signal
+import stat
 import subprocess
 import sys
 import termios
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -63,39 +65,108 @@ def _check(result: int, what: str) -> None:
         raise OSError(errno, f"{what}: {os.strerror(errno)}")
 
 
-def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
-            join_namespace_of: int | None = None, cwd: str = "",
-            tty: int | None = None,
-            death_signal: int = signal.SIGKILL) -> Callable[[], None]:
-    """The function run in the child between fork and exec (no Python threads there);
-    ``tty`` becomes the new session's controlling terminal (``exec -t``); the child gets
-    ``death_signal`` when we die (a container's shim: :data:`.shim.STOP_CONTAINER`)."""
-    def setup() -> None:
+class ContainerInitError(OSError):
+    """A step of the child's setup between fork and exec failed: ``strerror`` names the
+    step and the system's error, as runc's init does ("error mounting ... : not a
+    directory")."""
+
+
+def _go_error_text(errno: int) -> str:
+    # Go's syscall.Errno strings are strerror(3) with a lower-case first letter
+    text = os.strerror(errno)
+    return text[:1].lower() + text[1:]
+
+
+class ChildSetup:
+    """The function run in the child between fork and exec (see :func:`preexec`). Python's
+    subprocess reports only "Exception occurred in preexec_fn." when it raises; with
+    ``run(report_fd)`` the failing step and its errno are written to ``report_fd`` first
+    (close-on-exec: a child that reaches exec closes it unwritten), for
+    :func:`start_container_process` to raise as a :class:`ContainerInitError`."""
+
+    def __init__(self, binds: Sequence[tuple[str, str, bool]], isolate: bool,
+                 join_namespace_of: int | None, cwd: str, tty: int | None,
+                 death_signal: int) -> None:
+        self.binds, self.isolate = tuple(binds), isolate
+        self.join_namespace_of, self.cwd, self.tty = join_namespace_of, cwd, tty
+        self.death_signal = death_signal
+
+    def __call__(self) -> None:
+        self.run(None)
+
+    def run(self, report_fd: int | None) -> None:
+        step = "setsid"
+        try:
+            for name in self._steps():
+                step = name
+        except OSError as exc:
+            if report_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.write(report_fd, f"{exc.errno or 0}\0{step}".encode())
+            raise
+
+    def _steps(self) -> Iterator[str]:
+        """Each step, named (yielded) before it runs: the name of a failing one is the
+        last yielded."""
+        yield "setsid"
         os.setsid()
-        if tty is not None:
-            fcntl.ioctl(tty, termios.TIOCSCTTY, 0)
-        _libc.prctl(PR_SET_PDEATHSIG, death_signal, 0, 0, 0)
-        if join_namespace_of is not None:
-            fd = os.open(f"/proc/{join_namespace_of}/ns/mnt", os.O_RDONLY)
+        if self.tty is not None:
+            yield "set the controlling terminal"
+            fcntl.ioctl(self.tty, termios.TIOCSCTTY, 0)
+        _libc.prctl(PR_SET_PDEATHSIG, self.death_signal, 0, 0, 0)
+        if self.join_namespace_of is not None:
+            yield f"open /proc/{self.join_namespace_of}/ns/mnt"
+            fd = os.open(f"/proc/{self.join_namespace_of}/ns/mnt", os.O_RDONLY)
+            yield "setns"
             _check(_libc.setns(fd, CLONE_NEWNS), "setns")
             os.close(fd)
-            if cwd:
-                os.chdir(cwd)  # joining a mount namespace moves to its root directory
+            if self.cwd:
+                yield f"chdir to cwd ({self.cwd!r} set in config.json)"
+                os.chdir(self.cwd)  # joining a mount namespace moves to its root directory
             return
-        if not isolate:
+        if not self.isolate:
             return
+        yield "unshare"
         _check(_libc.unshare(CLONE_NEWNS), "unshare")
+        yield "make / rprivate"
         _check(_libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make-rprivate")
-        for source, target, read_only in binds:
+        for source, target, read_only in self.binds:
+            # libcontainer/rootfs_linux.go prepareRootfs: "error mounting %q to rootfs at
+            # %q: %w"
+            yield f'error mounting "{source}" to rootfs at "{target}": stat {source}'
+            # a missing source must not make its mount point: it would be made a file (on
+            # the machine's filesystem, outside any pod's cleanup), and every directory
+            # bound there later would fail "not a directory"
+            is_dir = stat.S_ISDIR(os.stat(source).st_mode)
+            yield f'error mounting "{source}" to rootfs at "{target}": create mount point'
             # the runtime made the mount point before the fork; make it again if it went
             # meanwhile (another pod's removal, of this cluster or another one)
-            _make_mount_point(target, os.path.isdir(source))
+            _make_mount_point(target, is_dir)
+            yield f'error mounting "{source}" to rootfs at "{target}": bind'
             _check(_libc.mount(source.encode(), target.encode(), None, MS_BIND | MS_REC,
                                None), f"bind {target}")
             if read_only:
                 _libc.mount(b"none", target.encode(), None,
                             MS_BIND | MS_REC | MS_RDONLY | 32, None)  # 32: MS_REMOUNT
-    return setup
+
+
+def preexec(binds: Sequence[tuple[str, str, bool]], isolate: bool,
+            join_namespace_of: int | None = None, cwd: str = "",
+            tty: int | None = None,
+            death_signal: int = signal.SIGKILL) -> ChildSetup:
+    """The function run in the child between fork and exec (no Python threads there);
+    ``tty`` becomes the new session's controlling terminal (``exec -t``); the child gets
+    ``death_signal`` when we die (a container's shim: :data:`.shim.STOP_CONTAINER`)."""
+    return ChildSetup(binds, isolate, join_namespace_of, cwd, tty, death_signal)
+
+
+def init_error(report: bytes) -> ContainerInitError | None:
+    """The child's report of its failed setup step (see :class:`ChildSetup`), if any."""
+    word, _, step = report.decode(errors="replace").partition("\0")
+    if not word.isdigit():
+        return None
+    errno = int(word)
+    return ContainerInitError(errno, f"{step}: {_go_error_text(errno)}")
 
 
 def start_error_message(program: str, exc: BaseException) -> str:
@@ -106,6 +177,9 @@ def start_error_message(program: str, exc: BaseException) -> str:
         detail = (f'exec: "{program}": stat {program}: no such file or directory'
                   if "/" in program else
                   f'exec: "{program}": executable file not found in $PATH')
+    elif isinstance(exc, ContainerInitError):
+        # libcontainer/process_linux.go (initProcess).start: "error during container init"
+        detail = f"error during container init: {exc.strerror}"
     elif isinstance(exc, PermissionError):
         detail = f'exec: "{program}": permission denied'
     else:
@@ -253,17 +327,30 @@ async def start_container_process(argv: Sequence[str], preexec_fn: Callable[[], 
     would for the program itself. ``container_pidfd``: a command exec'd in a container,
     whose shim (behind this pidfd) it must not outlive."""
     status_read, status_write = os.pipe()
+    # os.pipe is close-on-exec (PEP 446): the child's setup reports a failure on it
+    report_read, report_write = os.pipe()
     watch = () if container_pidfd is None else (container_pidfd,)
+    setup: Callable[[], None] = preexec_fn
+    if isinstance(preexec_fn, ChildSetup):
+        setup = functools.partial(preexec_fn.run, report_write)
     try:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-I", "-S", shim.__file__, str(os.getpid()), str(status_write),
-            *map(str, watch), "--", *argv, preexec_fn=preexec_fn,
+            *map(str, watch), "--", *argv, preexec_fn=setup,
             pass_fds=(status_write, *watch), **options)
+    except subprocess.SubprocessError as exc:
+        os.close(status_read)
+        cause = _read_report(report_read)
+        if cause is not None:
+            raise cause from exc
+        raise
     except BaseException:
         os.close(status_read)
         raise
     finally:
         os.close(status_write)
+        os.close(report_read)
+        os.close(report_write)
     with os.fdopen(status_read, "rb") as status:
         # the shim writes before it ends or closes the pipe as its program starts: quick
         word = await asyncio.to_thread(status.read)
@@ -272,6 +359,15 @@ async def start_container_process(argv: Sequence[str], preexec_fn: Callable[[], 
         errno = int(word)
         raise OSError(errno, os.strerror(errno), argv[0])
     return proc
+
+
+def _read_report(read_end: int) -> ContainerInitError | None:
+    """What a child whose setup failed wrote (before it failed: no waiting)."""
+    os.set_blocking(read_end, False)
+    try:
+        return init_error(os.read(read_end, 4096))
+    except OSError:
+        return None  # nothing written: the setup failed before a step was named
 
 
 _REAPER = r"""

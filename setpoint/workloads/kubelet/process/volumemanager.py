@@ -19,6 +19,7 @@ from setpoint.workloads.kubelet.process.sandbox import ProcessContainer, Process
 from setpoint.workloads.kubelet.process.volumes import (
     VolumeError,
     VolumeSources,
+    volume_dir,
     volume_files,
     write_atomic,
 )
@@ -38,7 +39,10 @@ async def mount_volumes(sandbox: ProcessSandbox, container: ProcessContainer,
         if volume is None:
             continue
         source = sandbox.volumes.get(name)
-        if source is None:
+        if source is None or not source.exists():
+            # each attempt sets its volumes up again, as the kubelet's volume manager does
+            # before every start (WaitForAttachAndMount): a directory removed since an
+            # earlier attempt (its PV's reclaim) is made anew, not bound missing forever
             source = await materialize(sandbox, name, volume, sources)
         sub = str(mount.get("subPath") or "")
         if sub:
@@ -85,7 +89,14 @@ async def _claim_dir(sandbox: ProcessSandbox, source: Mapping[str, Any],
     if not volume_name:
         raise VolumeError(f'persistentvolumeclaim "{source.get("claimName")}" is not '
                           "bound")
-    path = sources.volumes_root / str(volume_name)
+    # pkg/kubelet/volumemanager/populator/desired_state_of_world_populator.go getPVSpec:
+    # the claim's volume must exist (without it the runtime's reclaim would remove the
+    # directory made here, under the container about to mount it)
+    volume = await sources.fetch("PersistentVolume", "", str(volume_name))
+    if volume is None:
+        raise VolumeError(f"failed to fetch PV {volume_name} from API server: "
+                          f'persistentvolumes "{volume_name}" not found')
+    path = volume_dir(sources.volumes_root, volume)
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
     return path
 
