@@ -209,7 +209,17 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         try:
             admission_config = read_admission_configuration(admission_config_file)
         except AdmissionConfigError as exc:
-            click.echo(f"error: --admission-control-config-file: {exc}", err=True)
+            from setpoint.cli.yamlerrors import one_line, yaml_cause
+
+            bad_yaml = yaml_cause(exc)
+            # ReadAdmissionConfiguration (apiserver pkg/admission/config.go) returns the
+            # decoder's "error converting YAML to JSON: yaml: line N: ...", which
+            # options/admission.go wraps as "failed to read plugin config: %v"; Go's names
+            # no file, so the message adds it
+            message = str(exc) if bad_yaml is None else (
+                f'failed to read plugin config from "{admission_config_file}": error '
+                f"converting YAML to JSON: {one_line(bad_yaml)}")
+            click.echo(f"error: --admission-control-config-file: {message}", err=True)
             sys.exit(1)
     audit = _audit(audit_policy_file, audit_log_path, audit_flags)
     if not memory and data is None:
@@ -295,7 +305,10 @@ def _audit(policy_file: Path | None, log_path: str | None,
     try:
         backend = options.backend()
     except AuditOptionsError as exc:
-        click.echo(f"error: --audit-webhook-config-file: {exc}", err=True)
+        from setpoint.cli.yamlerrors import reworded
+
+        # clientcmd's 'error loading config file "F": yaml: line N: ...', on one line
+        click.echo(f"error: --audit-webhook-config-file: {reworded(exc)}", err=True)
         sys.exit(1)
     except OSError as exc:
         click.echo(f"error: --audit-log-path: cannot open {log_path}: "

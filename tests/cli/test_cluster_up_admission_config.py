@@ -45,6 +45,21 @@ def test_a_configuration_it_cannot_use_is_one_line(tmp_path: Path) -> None:
         "a readable file"]), result.stderr
 
 
+def test_a_file_that_is_not_yaml_is_one_line_with_line_and_column(tmp_path: Path) -> None:
+    """ReadAdmissionConfiguration (apiserver pkg/admission/config.go) returns the decoder's
+    "error converting YAML to JSON: yaml: line N: ..." and options/admission.go wraps it as
+    "failed to read plugin config: %v": one line, not PyYAML's five; the file and the
+    column added."""
+    config = tmp_path / "admission.yaml"
+    config.write_text("apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\n"
+                      "plugins:\n  - name: PodSecurity\n   path: [\n")
+    result = cluster_up(tmp_path, "--memory", "--admission-control-config-file", str(config))
+    assert (result.returncode, result.stderr.splitlines()) == (1, [
+        f'error: --admission-control-config-file: failed to read plugin config from "{config}": '
+        "error converting YAML to JSON: yaml: line 5, column 4: expected <block end>, but "
+        "found '<block mapping start>'"]), result.stderr
+
+
 def test_the_configured_defaults_are_enforced(tmp_path: Path) -> None:
     config = tmp_path / "admission.yaml"
     config.write_text(CONFIG.format(level="baseline"))

@@ -199,6 +199,21 @@ def test_a_webhook_config_file_it_cannot_read_is_one_line(tmp_path: Path) -> Non
                              f"stat {missing}: no such file or directory\n")
 
 
+def test_a_webhook_config_file_that_is_not_yaml_is_one_line(tmp_path: Path) -> None:
+    """clientcmd's 'error loading config file "F": yaml: line N: ...' (client-go
+    tools/clientcmd/loader.go LoadFromFile), on one line with the column, not PyYAML's five."""
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(GOOD)
+    config = tmp_path / "webhook.yaml"
+    config.write_text("apiVersion: v1\nclusters: [\n  - name: x\n")
+    result = cluster_up(tmp_path, "--memory", "--audit-policy-file", str(policy),
+                        "--audit-webhook-config-file", str(config))
+    assert (result.returncode, result.stderr.splitlines()) == (1, [
+        "error: --audit-webhook-config-file: initializing audit webhook: error loading config "
+        f'file "{config}": yaml: line 3, column 3: expected the node content, but found '
+        "'-'"]), result.stderr
+
+
 async def test_cluster_up_rotates_a_legacy_log(tmp_path: Path) -> None:
     """The log flags reach the backend: ``--audit-log-format=legacy`` lines
     (format.go ``EventString``); a file that the next line would take to
