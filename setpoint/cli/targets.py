@@ -3,7 +3,8 @@
 Mistakes (a module that is not importable, a missing attribute, an object of the wrong
 kind) raise :class:`TargetError` with one line that says what to fix; the commands print
 it without a traceback. An exception raised by the user's own module while importing is
-theirs to see, and is left alone.
+theirs to see: its traceback in the user's frames only
+(:class:`ModuleImportError`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,28 @@ def import_module(name: str) -> ModuleType:
             raise TargetError(
                 f"module {name!r} not found: run from the directory that contains it, or "
                 f"install its package (pip install -e .)") from None
-        raise
+        raise ModuleImportError(name, exc) from None
+    except Exception as exc:  # the user's code failed: theirs to read, not ours
+        raise ModuleImportError(name, exc) from None
+
+
+class ModuleImportError(click.ClickException):
+    """The user's module raised while imported: its traceback (the user's frames, as
+    Python shows a script's), then one line naming the module; exit status 1, as
+    ``python -c "import module"``'s."""
+
+    exit_code = 1
+
+    def __init__(self, module: str, error: BaseException) -> None:
+        super().__init__(f"module {module!r} failed to import: the error above is in "
+                         "its code")
+        self.error = error
+
+    def show(self, file: Any = None) -> None:
+        from setpoint.cli.usertraceback import print_users_traceback
+
+        print_users_traceback(self.error)
+        super().show(file)
 
 
 def _user_line(exc: BaseException) -> str:
