@@ -39,6 +39,17 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def invoke(self, ctx: click.Context) -> object:
+        """Ctrl+C before a command handles signals itself (the imports, the user's module,
+        the checks of the flags) stops it as the default SIGINT disposition stops a Go
+        program (kubectl, controller-runtime's managers before ``SetupSignalHandler``):
+        silently, exit status 130 (128 + SIGINT), which shells read as interrupted; not
+        click's "Aborted!" and status 1. Nothing runs yet at those points to be stopped."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            ctx.exit(130)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="setpoint")
