@@ -42,7 +42,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.client import ApiError, ClientError, Kind, NotFoundError, PatchType
 from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
@@ -306,7 +306,7 @@ class NodeLifecycle:
         reconcile is retried; the next pass marks only what is still to be marked)."""
         self._retry.add(name)
         stamp = meta_time()
-        failed: Exception | None = None
+        failed: ApiError | ClientError | None = None
         for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
             ready_condition = _condition(pod, "Ready")
             if ready_condition is None or ready_condition.get("status") == "False":
@@ -319,7 +319,7 @@ class NodeLifecycle:
                     patch_type=PatchType.STRATEGIC, namespace=metadata["namespace"])
             except NotFoundError:
                 continue
-            except Exception as error:  # noqa: BLE001 - the others are still marked
+            except (ApiError, ClientError) as error:  # the others are still marked
                 failed = error
                 continue
             if self.events is not None:

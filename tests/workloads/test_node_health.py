@@ -213,7 +213,7 @@ def status_writers(pod: Obj) -> set[str]:
             if e.get("subresource") == "status"}
 
 
-async def pod_events(client: Client, name: str) -> list[tuple[str, str, str, str]]:
+async def pod_events(client: Client, name: str) -> list[tuple[Any, ...]]:
     listed = await client.list(EVENT, namespace="default")
     return [(e["type"], e["reason"], e["message"], (e.get("source") or {}).get("component"))
             for e in listed.items if e["involvedObject"].get("name") == name]
