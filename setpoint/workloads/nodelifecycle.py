@@ -23,10 +23,12 @@
   <name> in Controller``), as monitorNodeHealth records for the nodes it adds to its known set.
 - Events are reported as kube-controller-manager's do: ``node-controller`` for the node
   lifecycle controller's, ``taint-eviction-controller`` for the taint eviction controller's.
-- When a node stops being Ready, its pods get ``Ready=False`` and a ``NodeNotReady`` event
-  (``MarkPodsNotReady``). The node itself gets a ``NodeNotReady`` event only when this
-  controller turns its ``Ready=True`` into Unknown (monitorNodeHealth's
-  RecordNodeStatusChange); a node registered NotReady, or a kubelet posting False, gets none.
+- When this controller turns a node's ``Ready=True`` into Unknown, the node gets a
+  ``NodeNotReady`` event (RecordNodeStatusChange) and its pods ``Ready=False`` with a
+  ``NodeNotReady`` warning each (``MarkPodsNotReady``), in the same monitorNodeHealth pass;
+  a marking that failed is tried again at the next tick while the node is not Ready
+  (``nodesToRetry``). A node registered NotReady, or a kubelet posting False, gets
+  neither: its pods are their kubelet's to report.
 - Taint-based eviction (the taint eviction controller): a pod on a node with NoExecute
   taints it does not tolerate is deleted at once; one that tolerates them for
   ``tolerationSeconds`` (300 by default, from admission) is deleted when that time has
@@ -40,7 +42,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from setpoint.client import Kind, NotFoundError, PatchType
+from setpoint.client import ApiError, ClientError, Kind, NotFoundError, PatchType
 from setpoint.machinery.metatime import meta_time, parse_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Context, Controller, Funcs, Manager, Request, Result
@@ -213,7 +215,8 @@ class NodeLifecycle:
         self.manager = manager
         self.events = events
         self.settings = settings or WorkloadSettings()
-        self._marked: set[tuple[str, str]] = set()
+        # monitorNodeHealth's nodesToRetry: nodes whose pods' marking failed part way
+        self._retry: set[str] = set()
         # monitorNodeHealth's knownNodeSet: names, in memory, so a restarted
         # controller-manager registers every node again, as the real one does
         # (and when first seen, where its probe timestamp starts)
@@ -252,13 +255,16 @@ class NodeLifecycle:
             if conditions is not None:
                 await ctx.client.patch_status(NODE, name, {"status": {"conditions": conditions}},
                                               patch_type=PatchType.MERGE)
-                if ready_status(node) == "True" and self.events is not None:
-                    # monitorNodeHealth reports NodeNotReady only when its own update turned
-                    # an observed Ready=True into Unknown (currentReadyCondition != True &&
-                    # observedReadyCondition == True): a kubelet posting False, or a node
-                    # registered NotReady, is the kubelet's to report, not node-controller's
-                    self.events.normal(node, "NodeNotReady",
-                                       f"Node {name} status is now: NodeNotReady")
+                if ready_status(node) == "True":
+                    # monitorNodeHealth reports NodeNotReady and marks the pods only when its
+                    # own update turned an observed Ready=True into Unknown
+                    # (currentReadyCondition != True && observedReadyCondition == True): a
+                    # kubelet posting False, or a node registered NotReady, is the kubelet's
+                    # to report, not node-controller's
+                    if self.events is not None:
+                        self.events.normal(node, "NodeNotReady",
+                                           f"Node {name} status is now: NodeNotReady")
+                    await self._mark_pods(ctx, name)
                 return Result()  # the write comes back as an event
         last_tick = self._last_tick(now)
         if withheld_no_execute(node, last_tick):
@@ -269,7 +275,13 @@ class NodeLifecycle:
             body = clone(node)
             body.setdefault("spec", {})["taints"] = taints or None
             await ctx.client.update(body)  # resourceVersion set: a conflict retries
-        await self._mark_pods(ctx, node, name)
+        if name in self._retry:
+            # monitorNodeHealth: ``needsRetry && observedReadyCondition.Status != True``
+            # marks again; any other pass drops the node from nodesToRetry
+            if ready_status(node) == "True":
+                self._retry.discard(name)
+            else:
+                await self._mark_pods(ctx, name)
         return Result(requeue_after=recheck)
 
     def _last_tick(self, now: float) -> float | None:
@@ -286,16 +298,15 @@ class NodeLifecycle:
             return deadline
         return self._epoch + math.ceil((deadline - self._epoch) / period) * period
 
-    async def _mark_pods(self, ctx: Context[Obj], node: Obj, name: str) -> None:
-        """Once per transition out of Ready: pods Ready=False."""
-        ready = _condition(node, "Ready")
-        if ready_status(node) == "True" or ready is None:
-            return
-        marker = (name, str(ready.get("lastTransitionTime")))
-        if marker in self._marked:
-            return
-        recorder = self.events
+    async def _mark_pods(self, ctx: Context[Obj], name: str) -> None:
+        """Pods of the node ``Ready=False``, each with a ``NodeNotReady`` warning, as
+        pkg/controller/util/node/controller_utils.go ``MarkPodsNotReady`` writes them: a
+        pod already ``Ready=False`` (or without the condition) is left alone, a gone one
+        skipped, and one that failed leaves the node in nodesToRetry (re-raised, so the
+        reconcile is retried; the next pass marks only what is still to be marked)."""
+        self._retry.add(name)
         stamp = meta_time()
+        failed: ApiError | ClientError | None = None
         for pod in ctx.cache.list_raw(POD, index=(NODE_NAME_INDEX, name)):
             ready_condition = _condition(pod, "Ready")
             if ready_condition is None or ready_condition.get("status") == "False":
@@ -308,9 +319,14 @@ class NodeLifecycle:
                     patch_type=PatchType.STRATEGIC, namespace=metadata["namespace"])
             except NotFoundError:
                 continue
-            if recorder is not None:
-                recorder.warning(pod, "NodeNotReady", "Node is not ready")
-        self._marked.add(marker)
+            except (ApiError, ClientError) as error:  # the others are still marked
+                failed = error
+                continue
+            if self.events is not None:
+                self.events.warning(pod, "NodeNotReady", "Node is not ready")
+        if failed is not None:
+            raise failed
+        self._retry.discard(name)
 
 
 # -- taint-based eviction ------------------------------------------------------------------

@@ -319,8 +319,9 @@ class NodeRegistration:
     caches fill (``setpoint.workloads.supervised``); the runnable then waits for that one
     instead of posting the nodes again."""
 
-    def __init__(self, settings: WorkloadSettings) -> None:
+    def __init__(self, settings: WorkloadSettings, events: KubeletEvents | None = None) -> None:
         self.settings = settings
+        self.events = events
         self._task: asyncio.Future[list[str]] | None = None
 
     def __repr__(self) -> str:
@@ -329,8 +330,15 @@ class NodeRegistration:
     def start(self, client: Client) -> asyncio.Future[list[str]]:
         """Register the nodes now (once): the names created, when done."""
         if self._task is None:
-            self._task = asyncio.ensure_future(register_nodes(client, self.settings))
+            self._task = asyncio.ensure_future(self._register(client))
         return self._task
+
+    async def _register(self, client: Client) -> list[str]:
+        created = await register_nodes(client, self.settings)
+        if self.events is not None:
+            for name in created:  # a kept node's kubelet did not start again
+                self.events.at_registration(name)
+        return created
 
     async def __call__(self, manager: Manager) -> None:
         created = await self.start(manager.client)
@@ -349,8 +357,8 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
     # the node's fault modes)
     from setpoint.workloads.kubelet.events import KubeletEvents
 
-    manager.add_runnable(NodeRegistration(settings))
     events = KubeletEvents(manager.client)
+    manager.add_runnable(NodeRegistration(settings, events))
 
     async def flush_events(_: Manager) -> None:
         try:

@@ -23,7 +23,7 @@ from setpoint.machinery.metatime import parse_time
 from setpoint.runtime import Manager, ManagerSettings
 from setpoint.workloads import nodelifecycle, nodeops, nodes
 from setpoint.workloads.settings import WorkloadSettings
-from tests.waiting import wait_for
+from tests.waiting import quiet_period, wait_for
 
 NODE = Kind("v1", "Node")
 LEASE = Kind("coordination.k8s.io/v1", "Lease")
@@ -190,3 +190,75 @@ def test_a_run_out_grace_period_is_acted_on_at_the_next_monitor_tick() -> None:
     assert lifecycle._next_tick(start + 1.0) == start + 5.0
     assert lifecycle._next_tick(start + 5.0) == start + 5.0
     assert lifecycle._next_tick(start + 12.5) == start + 15.0
+
+
+POD = Kind("v1", "Pod")
+EVENT = Kind("v1", "Event")
+
+
+async def bound_ready_pod(client: Client, name: str, node: str) -> None:
+    """A pod on ``node`` whose kubelet (field manager ``kubelet``) reported it Ready."""
+    await client.create({"apiVersion": "v1", "kind": "Pod",
+                         "metadata": {"name": name, "namespace": "default"},
+                         "spec": {"nodeName": node,
+                                  "containers": [{"name": "app", "image": "nginx:1.27"}]}})
+    await client.patch_status(POD, name, {"status": {"phase": "Running", "conditions": [
+        {"type": "Ready", "status": "True", "lastProbeTime": None,
+         "lastTransitionTime": "2026-01-01T00:00:00Z"}]}},
+        namespace="default", field_manager="kubelet")
+
+
+def status_writers(pod: Obj) -> set[str]:
+    return {e["manager"] for e in pod["metadata"].get("managedFields") or ()
+            if e.get("subresource") == "status"}
+
+
+async def pod_events(client: Client, name: str) -> list[tuple[Any, ...]]:
+    listed = await client.list(EVENT, namespace="default")
+    return [(e["type"], e["reason"], e["message"], (e.get("source") or {}).get("component"))
+            for e in listed.items if e["involvedObject"].get("name") == name]
+
+
+async def test_pods_are_marked_not_ready_only_by_the_controllers_own_unknown(
+        cluster: RunningCluster, client: Client) -> None:
+    """pkg/controller/nodelifecycle/node_lifecycle_controller.go ``monitorNodeHealth``
+    calls ``MarkPodsNotReady`` (pkg/controller/util/node/controller_utils.go) only when
+    its own ``tryUpdateNodeHealth`` turned an observed ``Ready=True`` into Unknown (or on
+    its ``nodesToRetry`` path after a failed marking): the pod of a stopped kubelet's node
+    gets ``Ready=False`` written by kube-controller-manager, with a ``NodeNotReady``
+    warning from ``node-controller``; the pod of a node whose kubelet posts ``Ready=False``
+    is left to its kubelet: no write of the controller's, no event."""
+    await nodes.register_nodes(client, SETTINGS)
+    await bound_ready_pod(client, "on-not-ready", "node-1")
+    await bound_ready_pod(client, "on-stopped", "node-2")
+    async with Client(load_kubeconfig(cluster.kubeconfig),
+                      field_manager="kube-controller-manager") as kcm_client:
+        kcm = Manager(client=kcm_client, settings=ManagerSettings(
+            name="kube-controller-manager", graceful_shutdown_timeout=2.0))
+        nodelifecycle.install(kcm, SETTINGS)
+        async with kubelets(client).running(), kcm.running():
+            await node_when(client, "node-1", reachable)
+            await node_when(client, "node-2", reachable)
+            await nodeops.set_not_ready(client, "node-1", unreachable=False)
+            await nodeops.set_not_ready(client, "node-2")
+            # the controller saw node-1's False: it tainted it not-ready
+            await node_when(client, "node-1", lambda n: (
+                "node.kubernetes.io/not-ready", "NoSchedule") in taint_keys(n))
+            await node_when(client, "node-2", unknown)
+
+            async def marked() -> Obj | None:
+                pod: Obj = await client.get(POD, "on-stopped", namespace="default")
+                return pod if condition(pod, "Ready")["status"] == "False" else None
+            stopped = await wait_for(marked)
+            assert "kube-controller-manager" in status_writers(stopped), \
+                stopped["metadata"]["managedFields"]
+            assert await wait_for(lambda: pod_events(client, "on-stopped")) == [
+                ("Warning", "NodeNotReady", "Node is not ready", "node-controller")]
+
+            await quiet_period()
+            kept = await client.get(POD, "on-not-ready", namespace="default")
+            assert condition(kept, "Ready")["status"] == "True", kept["status"]
+            assert status_writers(kept) == {"kubelet"}, kept["metadata"]["managedFields"]
+            assert await pod_events(client, "on-not-ready") == []
+            assert await pod_events(client, "on-stopped") == [
+                ("Warning", "NodeNotReady", "Node is not ready", "node-controller")]

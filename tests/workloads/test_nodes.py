@@ -486,3 +486,48 @@ async def test_a_kubelet_registers_its_node_not_ready_and_reports_ready_in_one_s
                                                        "kubelet is posting ready status")
         assert [w for w in writes if "/nodes/" in w] == ["PATCH /api/v1/nodes/node-1/status"]
         assert (await asyncio.to_thread(kubectl_nodes)).split()[1] == "Ready"
+
+
+async def test_describe_a_registered_node_shows_its_kubelets_start_events(
+        cluster: RunningCluster, running: Manager, tmp_path: Path) -> None:
+    """What a real kubelet records about the node it starts and registers, as ``kubectl
+    describe node`` lists it (``From: kubelet``): ``Starting`` (pkg/kubelet/kubelet.go
+    BirthCry: "Starting kubelet."), ``NodeHasSufficientMemory``, ``NodeHasNoDiskPressure``,
+    ``NodeHasSufficientPID`` (pkg/kubelet/nodestatus/setters.go MemoryPressureCondition,
+    DiskPressureCondition, PIDPressureCondition: a new condition's empty status is not False,
+    so each records ``Node <name> status is now: <reason>``) and ``NodeAllocatableEnforced``
+    (pkg/kubelet/cm/node_container_manager_linux.go enforceNodeAllocatableCgroups: "Updated
+    Node Allocatable limit across pods"), all about the node's ref whose uid is its name
+    (kubelet.go nodeRef)."""
+    kubelet_reasons = ["Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure",
+                       "NodeHasSufficientPID", "NodeAllocatableEnforced"]
+
+    async def recorded() -> list[Obj]:
+        listed = await running.client.list(Kind("v1", "Event"), namespace="default")
+        return [e for e in listed.items if e["involvedObject"].get("name") == "node-2"
+                and (e.get("source") or {}).get("component") == "kubelet"
+                and e["reason"] in kubelet_reasons]
+    events = await wait_for(lambda: _all_five(recorded))
+    assert {e["involvedObject"]["uid"] for e in events} == {"node-2"}
+    assert {e["involvedObject"]["kind"] for e in events} == {"Node"}
+
+    described = await asyncio.to_thread(subprocess.run, [
+        kubectl_path(), "--kubeconfig", str(cluster.kubeconfig), "--cache-dir",
+        str(tmp_path / "cache"), "describe", "node", "node-2"],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "HOME": str(tmp_path)})
+    assert described.returncode == 0, described.stderr
+    rows = described.stdout.split("\nEvents:\n", 1)[1].splitlines()[2:]
+    kubelet_rows = {" ".join(r.split()[:2] + r.split()[3:]) for r in rows
+                    if r.split()[3:4] == ["kubelet"]}
+    assert kubelet_rows >= {
+        "Normal Starting kubelet Starting kubelet.",
+        "Normal NodeHasSufficientMemory kubelet Node node-2 status is now: "
+        "NodeHasSufficientMemory",
+        "Normal NodeHasNoDiskPressure kubelet Node node-2 status is now: NodeHasNoDiskPressure",
+        "Normal NodeHasSufficientPID kubelet Node node-2 status is now: NodeHasSufficientPID",
+        "Normal NodeAllocatableEnforced kubelet Updated Node Allocatable limit across pods"}
+
+
+async def _all_five(recorded: Any) -> list[Obj] | None:
+    events: list[Obj] = await recorded()
+    return events if len({e["reason"] for e in events}) == 5 else None

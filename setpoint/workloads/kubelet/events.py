@@ -37,6 +37,22 @@ class KubeletEvents:
         ref = {**node, "metadata": {**node["metadata"], "uid": name}}
         self._for_node(name).normal(ref, reason, f"Node {name} status is now: {reason}")
 
+    def at_registration(self, name: str) -> None:
+        """What a kubelet records about its node when it starts and registers it:
+        ``Starting`` (kubelet.go BirthCry), one event per pressure condition first set
+        False (nodestatus/setters.go MemoryPressureCondition, DiskPressureCondition,
+        PIDPressureCondition: a new condition's empty status differs from False), and
+        ``NodeAllocatableEnforced`` (cm/node_container_manager_linux.go
+        enforceNodeAllocatableCgroups); none for Ready, first appended."""
+        ref = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "uid": name}}
+        recorder = self._for_node(name)
+        recorder.normal(ref, "Starting", "Starting kubelet.")
+        for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure",
+                       "NodeHasSufficientPID"):
+            recorder.normal(ref, reason, f"Node {name} status is now: {reason}")
+        recorder.normal(ref, "NodeAllocatableEnforced",
+                        "Updated Node Allocatable limit across pods")
+
     def _for_node(self, node: str) -> EventRecorder:
         recorder = self._recorders.get(node)
         if recorder is None:
