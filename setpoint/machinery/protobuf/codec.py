@@ -32,6 +32,7 @@ from typing import Any
 
 import orjson
 
+from setpoint.machinery import gojson
 from setpoint.machinery.protobuf import wire
 from setpoint.machinery.protobuf.table import META, Field, table
 from setpoint.machinery.protobuf.unknown import CONTENT_TYPE, MAGIC, Unknown, read_unknown
@@ -376,7 +377,9 @@ def _encode_int_or_string(v: Any, what: str) -> bytes:
 
 
 def _encode_json_bytes(v: Any, what: str) -> bytes:
-    return wire.length_delimited(1, orjson.dumps(v))
+    # the raw bytes a Go client's json.Marshal stored (compact, HTML-escaped): a client
+    # compares them byte for byte (kubectl's daemonSetMatch against a ControllerRevision)
+    return wire.length_delimited(1, gojson.dumps(v))
 
 
 SPECIAL_ENCODERS: dict[str, Callable[[Any, str], bytes]] = {
