@@ -277,6 +277,8 @@ def _audit(policy_file: Path | None, log_path: str | None,
     checked (``Validate``), the policy read and checked, the log file opened and the
     webhook's kubeconfig read, before anything starts, or one line and exit 1; auditing
     only with a policy and a backend (a warning for one alone, as the apiserver logs)."""
+    if policy_file is None and not log_path and all(v is None for v in flags.values()):
+        return None  # no auditing asked for: the audit modules stay unloaded at start-up
     from setpoint.cli.auditflags import audit_options
     from setpoint.cluster.audit.options import AuditOptionsError
 
