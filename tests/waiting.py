@@ -8,6 +8,7 @@ shows the last value it returned.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -30,3 +31,8 @@ QUIET_PERIOD = 0.5
 async def quiet_period(seconds: float = QUIET_PERIOD) -> None:
     """Let the system run for ``seconds`` before a test asserts that nothing happened."""
     await asyncio.sleep(seconds)
+
+
+def quiet_period_blocking(seconds: float = QUIET_PERIOD) -> None:
+    """:func:`quiet_period` for a test outside an event loop (one driving real kubectl)."""
+    time.sleep(seconds)

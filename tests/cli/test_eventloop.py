@@ -29,7 +29,10 @@ def test_a_write_to_a_socket_its_peer_closed_is_no_fatal_error(
         _, writer = await asyncio.open_connection("127.0.0.1", port)
         transport = writer.transport
         transport.abort()
-        await asyncio.sleep(0)  # the close happens on the next turn of the loop
+        # the close is a callback abort() scheduled: one scheduled after it runs later
+        turned = loop.create_future()
+        loop.call_soon(turned.set_result, None)
+        await turned
         try:
             transport.write(b"late")
         except RuntimeError as exc:  # uvloop's own error for a closed handle

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 from tests.conftest import kubectl_path
 from tests.e2e.conftest import Kubectl, unique, wait_until
 from tests.support import ServerProcess
-from tests.waiting import QUIET_PERIOD
+from tests.waiting import quiet_period_blocking
 
 VERSIONS = ["1.27", "1.32", "1.33"]
 
@@ -230,7 +229,7 @@ def test_describe_a_fresh_node_shows_no_node_not_ready_from_the_node_controller(
 
     out: str = wait_until(registered, timeout=30)
     assert " True " in out.split("\n  Ready ", 1)[1].splitlines()[0]
-    time.sleep(QUIET_PERIOD)  # a wrong NodeNotReady would be recorded beside RegisteredNode
+    quiet_period_blocking()  # a wrong NodeNotReady would be recorded beside RegisteredNode
     events = k.run("describe", "node", "node-1").stdout.split("\nEvents:\n", 1)[1]
     reasons = [line.split()[1] for line in events.splitlines()[2:] if line.strip()]
     assert "RegisteredNode" in reasons
