@@ -23,7 +23,8 @@ class Backend(Protocol):
     async def shutdown(self) -> None: ...
 
 
-async def _all(results: list[Result]) -> bool:
+async def all_stored(results: list[Result]) -> bool:
+    """Whether every backend's result (a bool, or one awaited) says it stored."""
     ok = True
     for result in results:
         ok = (await result if inspect.isawaitable(result) else result) and ok
@@ -42,7 +43,7 @@ class Union:
     def process_events(self, events: list[Event]) -> Result:
         results = [b.process_events(events) for b in self.backends]
         if any(inspect.isawaitable(r) for r in results):
-            return _all(results)
+            return all_stored(results)
         return all(bool(r) for r in results)
 
     async def shutdown(self) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 
-from setpoint.cluster.audit.backend import Backend, Event, Result
+from setpoint.cluster.audit.backend import Backend, Event, Result, all_stored
 from setpoint.cluster.audit.event import encoded
 from setpoint.cluster.audit.logbackend import plugin_error
 from setpoint.cluster.audit.options import TruncateOptions
@@ -30,13 +30,6 @@ def truncated(event: Event) -> Event:
     copy = {k: v for k, v in event.items() if k not in ("requestObject", "responseObject")}
     copy["annotations"] = {**event.get("annotations", {}), ANNOTATION_KEY: "true"}
     return copy
-
-
-async def _all(results: list[Result]) -> bool:
-    ok = True
-    for result in results:
-        ok = (await result if inspect.isawaitable(result) else result) and ok
-    return ok
 
 
 class Truncating:
@@ -71,7 +64,7 @@ class Truncating:
         if impacted:
             plugin_error(PLUGIN_NAME, "event is too large even after truncating", impacted)
         if any(inspect.isawaitable(r) for r in results):
-            return _all(results)
+            return all_stored(results)
         return all(bool(r) for r in results)
 
     async def shutdown(self) -> None:
