@@ -19,7 +19,7 @@ from collections import deque
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.audit.backend import Backend, Event, Result
-from setpoint.cluster.audit.logbackend import plugin_error
+from setpoint.cluster.audit.metrics import plugin_error
 
 if TYPE_CHECKING:
     from setpoint.cluster.audit.options import BatchConfig, BatchOptions

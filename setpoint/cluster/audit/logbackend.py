@@ -10,25 +10,16 @@ buffer (``buffered.py``)."""
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
 from setpoint.cluster.audit.backend import Event
 from setpoint.cluster.audit.event import encoded, legacy_line
+from setpoint.cluster.audit.metrics import plugin_error
 from setpoint.cluster.audit.rotation import RotatingFile
-
-log = logging.getLogger("setpoint.cluster.audit")
 
 STDOUT = "-"
 PLUGIN_NAME = "log"
-
-
-def plugin_error(plugin: str, error: object, events: list[Event]) -> None:
-    """``audit.HandlePluginError``: the error and the events it cost, one line each."""
-    log.error("audit_plugin_error plugin=%s events=%d error=%s", plugin, len(events), error)
-    for event in events:
-        log.error("audit_event_lost %s", legacy_line(event).rstrip("\n"))
 
 
 class LogBackend:

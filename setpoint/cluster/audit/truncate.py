@@ -12,7 +12,7 @@ import inspect
 
 from setpoint.cluster.audit.backend import Backend, Event, Result, all_stored
 from setpoint.cluster.audit.event import encoded
-from setpoint.cluster.audit.logbackend import plugin_error
+from setpoint.cluster.audit.metrics import plugin_error
 from setpoint.cluster.audit.options import TruncateOptions
 from setpoint.cluster.audit.policy import level_at_least
 

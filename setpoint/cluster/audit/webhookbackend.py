@@ -21,7 +21,7 @@ import orjson
 
 from setpoint.cluster.audit.backend import Event
 from setpoint.cluster.audit.event import ordered
-from setpoint.cluster.audit.logbackend import plugin_error
+from setpoint.cluster.audit.metrics import plugin_error
 from setpoint.machinery import gojson
 
 PLUGIN_NAME = "webhook"

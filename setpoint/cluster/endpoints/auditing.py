@@ -25,6 +25,7 @@ from setpoint.cluster.audit.backend import Backend, Result
 from setpoint.cluster.audit.context import AuditContext, without_managed_fields
 from setpoint.cluster.audit.event import audit_context as new_context
 from setpoint.cluster.audit.event import emit, response_status, source_ips, user_info
+from setpoint.cluster.audit.metrics import AUDIT_METRICS
 from setpoint.cluster.audit.policy import Policy, RequestAttributes, level_at_least
 from setpoint.cluster.endpoints.http import Request, Response, StreamResponse
 from setpoint.cluster.endpoints.podstreams import TunnelResponse
@@ -102,6 +103,7 @@ class Auditor:
         return f"Auditor(rules={len(self.policy.rules)}, backend={self.backend!r})"
 
     def _sink(self, event: dict[str, Any]) -> Result:
+        AUDIT_METRICS.observe_event()
         return self.backend.process_events([event])
 
     async def _stage(self, ac: AuditContext, stage: str) -> bool:
@@ -126,11 +128,13 @@ class Auditor:
         None: not audited. AuditStoreFailed: the backend refused RequestReceived (only a
         blocking-strict one says so)."""
         config = self.policy.evaluate(user, attrs)
+        AUDIT_METRICS.observe_policy_level(config.level)
         if config.level == "None":
             return None
         ac = self._context(request, audit_id, attrs, object_ref, config, user)
         ac.long_running = long_running
         if not await self._stage(ac, "RequestReceived"):
+            AUDIT_METRICS.reject_request()
             raise AuditStoreFailed
         return ac, audit_context.activate(ac)
 
@@ -226,6 +230,7 @@ class Auditor:
         """``WithFailedAuthenticationAudit``: one ResponseStarted event, with no user, whose
         message says which credentials were tried."""
         config = self.policy.evaluate(None, attrs)
+        AUDIT_METRICS.observe_policy_level(config.level)
         if config.level == "None":
             return
         ac = self._context(request, audit_id, attrs, object_ref, config, None)

@@ -20,6 +20,7 @@ from setpoint.cluster.audit.context import (
     log_request_object,
     log_request_patch,
 )
+from setpoint.cluster.audit.metrics import AUDIT_METRICS
 from setpoint.cluster.authentication.bearertoken import bearer_token
 from setpoint.cluster.authorization import reviews
 from setpoint.cluster.authorization.bootstrappolicy import MASTERS
@@ -169,7 +170,8 @@ class Handler:
         self.collections = CollectionReads(parts)
         self.openapi = OpenAPIHandler(parts.registry, parts.aggregator)
         self.metrics = APIServerMetrics(partial(storage_object_counts, parts.store),
-                                        self.discovery.version, parts.metric_components)
+                                        self.discovery.version,
+                                        (*parts.metric_components, AUDIT_METRICS))
         self.flow_classifier = FlowClassifier(parts.store)
         self.stored_gets = StoredGets(parts, self.flow_classifier, self.metrics)
 
