@@ -53,6 +53,7 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
         import tempfile
 
         from setpoint.cli.auditflags import audit_options
+        from setpoint.cluster.audit.backends import build_backend
         from setpoint.cluster.audit.policy import policy_from_document
         from setpoint.cluster.endpoints.auditing import Auditor
 
@@ -60,9 +61,9 @@ async def _measure(creates: int, rounds: int, gets: bool = False) -> float:
         # SETPOINT_BENCH_AUDIT_FLAGS: more of cluster up's --audit-log-* flags, "name=value"
         flags = dict(f.split("=", 1) for f in os.environ.get(
             "SETPOINT_BENCH_AUDIT_FLAGS", "").split() if f)
-        backend = audit_options("", str(log), {
+        backend = build_backend(audit_options("", str(log), {
             "audit_" + k.removeprefix("--audit-").replace("-", "_"): v
-            for k, v in flags.items()}).backend()
+            for k, v in flags.items()}))
         assert backend is not None
         app = asgi(Handler(api.front_parts(), "token", Auditor(policy_from_document({
             "apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": [{"level": level}]}),

@@ -297,6 +297,7 @@ def _audit(policy_file: Path | None, log_path: str | None,
         click.echo(f"warning: {missing} not given: no audit events will be recorded",
                    err=True)
         return None
+    from setpoint.cluster.audit.backends import build_backend
     from setpoint.cluster.audit.policy import AuditPolicyError, load_policy
 
     try:
@@ -305,7 +306,7 @@ def _audit(policy_file: Path | None, log_path: str | None,
         click.echo(f"error: --audit-policy-file: {exc}", err=True)
         sys.exit(1)
     try:
-        backend = options.backend()
+        backend = build_backend(options)
     except AuditOptionsError as exc:
         from setpoint.cli.yamlerrors import reworded
 

@@ -36,6 +36,7 @@ from aiohttp import web
 
 from setpoint.cluster import serve
 from setpoint.cluster.audit.backend import Backend
+from setpoint.cluster.audit.backends import build_backend
 from setpoint.cluster.audit.buffered import wrap_mode
 from setpoint.cluster.audit.logbackend import LogBackend
 from setpoint.cluster.audit.options import (
@@ -304,7 +305,7 @@ async def test_the_webhook_gets_event_lists_in_batches_and_retries(
         config_file=str(receiver.kubeconfig(tmp_path / "webhook.yaml")), initial_backoff=0.05,
         batch=BatchOptions("batch", BatchConfig(max_batch_size=4, max_batch_wait=3600))))
     options.validate()
-    backend = options.backend()
+    backend = build_backend(options)
     assert backend is not None
     async with audited(backend) as api:
         ids = []
@@ -333,7 +334,7 @@ async def test_a_blocking_webhook_has_the_events_before_the_answer(
     options = AuditOptions(webhook=WebhookOptions(
         config_file=str(receiver.kubeconfig(tmp_path / "webhook.yaml")),
         batch=BatchOptions("blocking", BatchConfig())))
-    backend = options.backend()
+    backend = build_backend(options)
     assert backend is not None
     async with audited(backend) as api:
         status, _, resp = await api.call("GET", f"{NS}/configmaps/now")

@@ -1,8 +1,6 @@
 """kube-apiserver's audit flags, read and checked as k8s.io/apiserver
-pkg/server/options/audit.go reads and checks them (``AuditOptions``, ``Validate``), and the
-backends they build (``ApplyTo``): the log backend, the webhook backend, each wrapped in
-its mode (``AuditBatchOptions.wrapBackend``) and, when enabled, truncation
-(``AuditTruncateOptions.wrapBackend``).
+pkg/server/options/audit.go reads and checks them (``AuditOptions``, ``Validate``); the
+backends they build are ``backends.py``'s.
 
 Flag values come as the text given on the command line and are parsed as pflag parses
 them, so that a value it refuses is refused in its words (``invalid argument "x" for
@@ -11,13 +9,9 @@ them, so that a value it refuses is refused in its words (``invalid argument "x"
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.gotime import parse_duration
-
-if TYPE_CHECKING:
-    from setpoint.cluster.audit.backend import Backend
 
 MODE_BATCH = "batch"
 MODE_BLOCKING = "blocking"
@@ -129,35 +123,6 @@ class AuditOptions:
         if found:
             raise AuditOptionsError(found[0] if len(found) == 1
                                     else "[" + ", ".join(found) + "]")
-
-    def backend(self) -> Backend | None:
-        """``ApplyTo``'s backends, joined (``audit.Union``); None when none is enabled.
-        Files are opened and the webhook's kubeconfig read here: OSError, or
-        AuditOptionsError worded as Go's (``initializing audit webhook: …``)."""
-        from setpoint.cluster.audit.backend import Union
-        from setpoint.cluster.audit.buffered import wrap_mode
-        from setpoint.cluster.audit.logbackend import LogBackend
-        from setpoint.cluster.audit.truncate import wrap_truncate
-
-        backends: list[Backend] = []
-        if self.log.path:
-            log = LogBackend(self.log.path, format=self.log.format, max_age=self.log.max_age,
-                             max_backups=self.log.max_backups, max_size=self.log.max_size,
-                             compress=self.log.compress)
-            backends.append(wrap_truncate(wrap_mode(log, self.log.batch), self.log.truncate))
-        if self.webhook.config_file:
-            from setpoint.cluster.audit.webhookbackend import WebhookBackend, WebhookConfigError
-
-            try:
-                hook = WebhookBackend.from_kubeconfig(self.webhook.config_file,
-                                                      self.webhook.initial_backoff)
-            except WebhookConfigError as exc:
-                raise AuditOptionsError(f"initializing audit webhook: {exc}") from None
-            backends.append(wrap_truncate(wrap_mode(hook, self.webhook.batch),
-                                          self.webhook.truncate))
-        if not backends:
-            return None
-        return backends[0] if len(backends) == 1 else Union(backends)
 
 
 def _batch_errors(plugin: str, options: BatchOptions) -> list[str]:
