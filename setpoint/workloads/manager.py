@@ -30,6 +30,7 @@ AREAS: tuple[tuple[str, str], ...] = (
     ("setpoint.workloads.controllers.endpoints", "controllers"),
     ("setpoint.workloads.controllers.endpointslicemirroring", "controllers"),
     ("setpoint.workloads.controllers.volumes", "controllers"),
+    ("setpoint.workloads.controllers.ephemeral", "controllers"),
     ("setpoint.workloads.controllers.disruption", "controllers"),
     ("setpoint.workloads.controllers.horizontal", "controllers"),
     ("setpoint.workloads.serviceproxy", "kubelet"),

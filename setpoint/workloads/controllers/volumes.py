@@ -32,10 +32,12 @@ from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.workloads.controllers.podcontrol import component_recorder
 from setpoint.workloads.settings import WorkloadSettings
+from setpoint.workloads.volumeclaims import ANN_SELECTED_NODE, claim_names
 
 PVC = Kind("v1", "PersistentVolumeClaim")
 PV = Kind("v1", "PersistentVolume")
 STORAGE_CLASS = Kind("storage.k8s.io/v1", "StorageClass")
+POD = Kind("v1", "Pod")
 
 PROVISIONER = "setpoint.dev/simulated"
 DEFAULT_CLASS = "standard"
@@ -142,12 +144,22 @@ class ClaimBinder:
             self.manager.writer.record(claim)
             spec = claim.get("spec") or {}
         class_name = spec["storageClassName"]
-        candidates = [pv for pv in self.manager.cache.list_raw(PV) if volume_matches(pv, claim)]
+        storage_class = next((c for c in classes if name_of(c) == class_name), None)
+        # a class binding at its first consumer leaves the choice of a volume to the
+        # scheduler, which names the claim in the volume's claimRef (a pre-bound volume)
+        # or the node to provision on (findMatchingVolume with delayBinding and no node)
+        delay = storage_class is not None and \
+            storage_class.get("volumeBindingMode") == "WaitForFirstConsumer"
+        candidates = [pv for pv in self.manager.cache.list_raw(PV) if volume_matches(pv, claim)
+                      and (not delay or (pv.get("spec") or {}).get("claimRef"))]
         if candidates:
             candidates.sort(key=lambda pv: (_capacity(pv), name_of(pv)))
             await self._bind(claim, candidates[0])
             return Result()
-        storage_class = next((c for c in classes if name_of(c) == class_name), None)
+        if delay and ANN_SELECTED_NODE not in (meta(claim).get("annotations") or {}):
+            self._wait_for_first_consumer(claim)
+            await self._set_claim_phase(claim, "Pending")
+            return Result()
         if storage_class is None or not class_name:
             note = ("no persistent volumes available for this claim and no storage class is set"
                     if not class_name else
@@ -168,6 +180,25 @@ class ClaimBinder:
         pv = await self._provision(claim, storage_class)
         await self._bind(claim, pv)
         return Result()
+
+    def _wait_for_first_consumer(self, claim: Obj) -> None:
+        """``emitEventForUnboundDelayBindingClaim``: which pods, not yet scheduled, the
+        claim waits for (``findNonScheduledPodsByPVC``), or that it waits for one."""
+        namespace, name = namespace_of(claim), name_of(claim)
+        waiting = sorted(
+            name_of(pod) for pod in self.manager.cache.list_raw(POD, namespace=namespace)
+            if not (pod.get("spec") or {}).get("nodeName")
+            and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+            and any(claim_name == name for claim_name, _ in claim_names(pod)))
+        if not waiting:
+            self._event(claim, "Normal", "WaitForFirstConsumer",
+                        "waiting for first consumer to be created before binding")
+        elif len(waiting) == 1:
+            self._event(claim, "Normal", "WaitForPodScheduled",
+                        f"waiting for pod {waiting[0]} to be scheduled")
+        else:
+            self._event(claim, "Normal", "WaitForPodScheduled",
+                        f"waiting for pods {','.join(waiting)} to be scheduled")
 
     async def _annotate_provisioner(self, claim: Obj, provisioner: str) -> Obj:
         annotations = meta(claim).get("annotations") or {}
@@ -205,6 +236,13 @@ class ClaimBinder:
         }
         if storage_class.get("mountOptions"):
             pv["spec"]["mountOptions"] = list(storage_class["mountOptions"])
+        selected = (meta(claim).get("annotations") or {}).get(ANN_SELECTED_NODE)
+        if selected:
+            # a volume provisioned for the node the scheduler chose stays on it, as a
+            # local-path provisioner's does (the pod comes back to its data)
+            pv["spec"]["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{
+                "matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In",
+                                      "values": [selected]}]}]}}
         try:
             created: Obj = await self.manager.client.create(pv)
         except AlreadyExistsError:
@@ -348,13 +386,17 @@ async def ensure_default_class(manager: Manager) -> None:
 def install(manager: Manager, settings: WorkloadSettings) -> None:
     """Add the claim binder, the volume reconciler and the default StorageClass."""
 
-    def claims_of_volume(pv: Obj) -> list[Request]:
-        ref = (pv.get("spec") or {}).get("claimRef") or {}
-        return [Request(ref.get("namespace", ""), ref["name"])] if ref.get("name") else []
-
-    def claims_without_class(_sc: Obj) -> list[Request]:
+    def unbound_claims(_: Obj) -> list[Request]:
         return [Request(namespace_of(c), name_of(c)) for c in manager.cache.list_raw(PVC)
                 if not (c.get("spec") or {}).get("volumeName")]
+
+    def claims_of_volume(pv: Obj) -> list[Request]:
+        ref = (pv.get("spec") or {}).get("claimRef") or {}
+        if ref.get("name"):
+            return [Request(ref.get("namespace", ""), ref["name"])]
+        # a volume free for any claim: the pending ones look again (what the controller's
+        # periodic resync, every --pvclaimbinder-sync-period, finds in Go)
+        return unbound_claims(pv)
 
     def volume_of_claim(claim: Obj) -> list[Request]:
         out = [Request("", f"pvc-{meta(claim).get('uid')}")]
@@ -370,7 +412,8 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
     events = component_recorder(manager, "persistentvolume-controller")
     manager.add(Controller.for_(PVC, name="persistentvolume-binder")
                 .watches(PV, map_func=claims_of_volume)
-                .watches(STORAGE_CLASS, map_func=claims_without_class)
+                .watches(STORAGE_CLASS, map_func=unbound_claims)
+                .reads(POD)
                 .reconciler(ClaimBinder(manager, events)))
     manager.add(Controller.for_(PV, name="persistentvolume")
                 .watches(PVC, map_func=volume_of_claim)

@@ -37,6 +37,7 @@ from setpoint.workloads.scheduler.resources import (
     pod_requests,
 )
 from setpoint.workloads.scheduler.scoring import select_node
+from setpoint.workloads.scheduler.volumebinding import VolumeBindingState
 
 NamespaceLabels = Callable[[str], Mapping[str, str]]
 
@@ -84,7 +85,8 @@ def _no_namespace_labels(_: str) -> Mapping[str, str]:
 
 
 def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: Any,
-                affinity: AffinityState, state: PodFilterState | None = None) -> Status | None:
+                affinity: AffinityState, state: PodFilterState | None = None,
+                volumes: VolumeBindingState | None = None) -> Status | None:
     """Run the filters in the default profile's order; the first failure wins. ``state``
     is the pod's pre-filter state, read once per cycle (read from ``pod`` when absent)."""
     pre = state or PodFilterState.of(pod)
@@ -94,7 +96,8 @@ def filter_node(pod: Mapping[str, Any], node: NodeInfo, *, request: Any, ports: 
               or (node_affinity(pre, node) if pre.node_selector or node.node is None
                   or pre.required_affinity is not None else None)
               or (node_ports(ports, node) if ports else None)
-              or node_resources_fit(request, node))
+              or node_resources_fit(request, node)
+              or (volumes.filter(node) if volumes is not None and volumes.active else None))
     if status is None and affinity.active:
         status = affinity.filter(node)
     return status
@@ -122,11 +125,20 @@ def _preemption(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
 
 def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
              namespace_labels: NamespaceLabels = _no_namespace_labels,
-             start: int = 0) -> Decision:
+             start: int = 0, volumes: VolumeBindingState | None = None) -> Decision:
     """Decide where ``pod`` goes among ``nodes`` (the snapshot of existing nodes), filtering
-    from ``nodes[start]`` on (kube-scheduler's ``nextStartNodeIndex``)."""
+    from ``nodes[start]`` on (kube-scheduler's ``nextStartNodeIndex``). ``volumes``: the
+    VolumeBinding plugin's PreFilter state of the pod's claims."""
     if not nodes:
         return Decision(message=messages.NO_NODES_AVAILABLE)
+    if volumes is not None and volumes.failure is not None:
+        # a PreFilter failure is every node's status (SetAbsentNodesStatus), said once
+        failed = {node.name: volumes.failure for node in nodes}
+        return Decision(message=messages.pre_filter_error(
+            len(nodes), ", ".join(volumes.failure.reasons), _preemption(pod, nodes, failed)),
+            statuses=failed)
+    if volumes is not None and not volumes.active:
+        volumes = None
     request = pod_requests(pod)
     ports = host_ports(pod)
     affinity = AffinityState(pod, nodes, namespace_labels)
@@ -138,14 +150,15 @@ def schedule(pod: Mapping[str, Any], nodes: Sequence[NodeInfo],
     # a pod with no node selector, affinity or host port is filtered on an untainted
     # schedulable node by NodeResourcesFit alone
     fit = resource_fit(request) if not (state.node_selector or ports or affinity.active
-                                        or state.required_affinity is not None) else None
+                                        or state.required_affinity is not None
+                                        or volumes is not None) else None
     for node in [*nodes[start:], *nodes[:start]] if start else nodes:
         if fit is not None and not node.taints and node.node is not None and \
                 not node.spec.get("unschedulable"):
             status = fit(node)
         else:
             status = filter_node(pod, node, request=request, ports=ports, affinity=affinity,
-                                 state=state)
+                                 state=state, volumes=volumes)
         if status is None:
             feasible.append(node)
             if len(feasible) == to_find:

@@ -46,6 +46,15 @@ def fit_error(total_nodes: int, reasons_per_node: Iterable[tuple[str, ...]],
     return message
 
 
+def pre_filter_error(total_nodes: int, message: str, post_filter: str = "") -> str:
+    """The message of a ``FitError`` whose cycle a PreFilter plugin ended: its message
+    alone, not repeated per node (``FitError.Error``'s ``PreFilterMsg``)."""
+    text = f"0/{total_nodes} nodes are available: {message}."
+    if post_filter:
+        text += f" {post_filter}"
+    return text
+
+
 def preemption_message(total_nodes: int, reasons_per_node: Iterable[tuple[str, ...]]) -> str:
     """What DefaultPreemption answers when it finds no candidate: ``reasons_per_node`` holds
     every node's preemption reasons."""

@@ -17,7 +17,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from setpoint.client import ConflictError, Kind, NotFoundError, PatchType
+from setpoint.client import ApiError, ConflictError, Kind, NotFoundError, PatchType
 from setpoint.machinery.metatime import meta_time
 from setpoint.machinery.objects import Obj
 from setpoint.runtime import Controller, Funcs, Manager, Request, Result, SeriesEventRecorder
@@ -42,12 +42,25 @@ from setpoint.workloads.scheduler.queue import (
     assigned_pod_freed,
     node_changed,
 )
+from setpoint.workloads.scheduler.volumebinder import (
+    VolumeBindingError,
+    VolumeChanges,
+    bind_pod_volumes,
+)
+from setpoint.workloads.scheduler.volumebinding import PLUGIN as VOLUME_BINDING
+from setpoint.workloads.scheduler.volumebinding import VolumeBindingState
+from setpoint.workloads.volumeclaims import claim_names
 
 log = logging.getLogger(__name__)
 
 POD = Kind("v1", "Pod")
 NODE = Kind("v1", "Node")
 NAMESPACE = Kind("v1", "Namespace")
+PVC = Kind("v1", "PersistentVolumeClaim")
+PV = Kind("v1", "PersistentVolume")
+STORAGE_CLASS = Kind("storage.k8s.io/v1", "StorageClass")
+# what the VolumeBinding plugin's rejections wait for (its EventsToRegister)
+HELPED_BY_VOLUMES = frozenset({VOLUME_BINDING})
 SCHEDULER_NAME = "default-scheduler"
 
 
@@ -127,6 +140,7 @@ class Scheduler:
         """Where the next cycle starts filtering (``nextStartNodeIndex``)."""
         self.metrics = SchedulerMetrics(manager.metrics.registry, SCHEDULER_NAME)
         self.metrics.watch_queues(self.pending_pods)
+        self.volume_changes = VolumeChanges()
         self.controller = self._controller()
 
     def __repr__(self) -> str:
@@ -146,6 +160,12 @@ class Scheduler:
             .watches(POD, handler=RequeueUnschedulable(pods, HELPED_BY_POD_ARRIVAL),
                      predicates=[Funcs(create=assigned, update=assigned_pod_arrived,
                                        delete=lambda _: False)])
+            .watches(PVC, handler=RequeueUnschedulable(pods, HELPED_BY_VOLUMES),
+                     predicates=[Funcs(delete=lambda _: False)])
+            .watches(PV, handler=RequeueUnschedulable(pods, HELPED_BY_VOLUMES),
+                     predicates=[Funcs(delete=lambda _: False)])
+            .watches(STORAGE_CLASS, handler=RequeueUnschedulable(pods, HELPED_BY_VOLUMES),
+                     predicates=[Funcs(delete=lambda _: False)])
             .reads(NAMESPACE)
         )
         # a cycle reads the pod and never changes it: the informer's object, not a copy of it
@@ -157,6 +177,8 @@ class Scheduler:
         """Add the controller, the cache feeds and the event recorder to ``manager``."""
         manager.informer_for(NODE).add_handler(NodeFeeder(self))
         manager.informer_for(POD).add_handler(PodFeeder(self))
+        manager.informer_for(PVC).add_handler(self.volume_changes)
+        manager.informer_for(PV).add_handler(self.volume_changes)
         manager.add(self.controller)
         manager.add_runnable(self._run_recorder)
 
@@ -185,6 +207,20 @@ class Scheduler:
         namespace = self.manager.cache.store_for(NAMESPACE).get(name)
         return ((namespace or {}).get("metadata") or {}).get("labels") or {}
 
+    # -- what the VolumeBinding plugin reads (volumebinding.VolumeObjects) -----------------
+
+    def claim(self, namespace: str, name: str) -> Obj | None:
+        return self.manager.cache.get(PVC, name, namespace)  # type: ignore[no-any-return]
+
+    def volume(self, name: str) -> Obj | None:
+        return self.manager.cache.get(PV, name)  # type: ignore[no-any-return]
+
+    def volumes(self) -> list[Obj]:
+        return self.manager.cache.list_raw(PV)
+
+    def storage_class(self, name: str) -> Obj | None:
+        return self.manager.cache.get(STORAGE_CLASS, name)  # type: ignore[no-any-return]
+
     # -- one scheduling cycle --------------------------------------------------------------
 
     async def reconcile(self, request: Request) -> Result:
@@ -201,7 +237,9 @@ class Scheduler:
         if wait > 0:
             return Result(requeue_after=wait)  # woken during its backoff: try when it ends
         nodes = self.cache.node_infos()
-        decision = schedule(pod, nodes, self.namespace_labels, self.next_start_node_index)
+        volumes = VolumeBindingState(pod, self) if claim_names(pod) else None
+        decision = schedule(pod, nodes, self.namespace_labels, self.next_start_node_index,
+                            volumes)
         if nodes:
             self.next_start_node_index = \
                 (self.next_start_node_index + decision.processed) % len(nodes)
@@ -213,8 +251,23 @@ class Scheduler:
             await self._mark_unschedulable(pod, decision.message)
             return Result(requeue_after=FLUSH_AFTER)
         node_name = decision.node.name
+        to_bind = volumes.find_pod_volumes(decision.node)[1] \
+            if volumes is not None and volumes.to_bind else None
         self.cache.assume(pod, node_name)
         self.unschedulable.remove(key)
+        if to_bind:
+            try:
+                await bind_pod_volumes(self.manager.client, self.manager.cache.get,
+                                       self.volume_changes, pod, node_name, to_bind)
+            except (VolumeBindingError, ApiError) as exc:
+                # handleBindingCycleError: the assumption undone, the pod back in the queue
+                self.cache.forget(key)
+                self.metrics.attempt(ERROR)
+                self.unschedulable.add(key, HELPED_BY_VOLUMES)
+                message = f'running PreBind plugin "{VOLUME_BINDING}": {exc}'
+                self._recorder().warning(pod, "FailedScheduling", message,
+                                         action="Scheduling")
+                return Result(requeue_after=self.unschedulable.backoff_left(key))
         try:
             await self._bind(pod, node_name)
         except (NotFoundError, ConflictError) as exc:

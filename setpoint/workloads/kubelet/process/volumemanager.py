@@ -67,6 +67,10 @@ async def materialize(sandbox: ProcessSandbox, name: str, volume: Mapping[str, A
     """The directory of one of the pod's volumes, written now."""
     if "persistentVolumeClaim" in volume:
         path = await _claim_dir(sandbox, volume["persistentVolumeClaim"], sources)
+    elif "ephemeral" in volume:
+        # a generic ephemeral volume is its claim's (ephemeral.VolumeClaimName)
+        pod_name = (sandbox.config.pod.get("metadata") or {}).get("name")
+        path = await _claim_dir(sandbox, {"claimName": f"{pod_name}-{name}"}, sources)
     elif "hostPath" in volume:
         path = Path(str(volume["hostPath"].get("path")))
         path.mkdir(parents=True, exist_ok=True)
