@@ -82,7 +82,7 @@ class Cluster:
         self.client = client
 
     async def get(self, kind: Kind, name: str, namespace: str | None = NS) -> Obj:
-        return await self.client.get(kind, name, namespace=namespace)  # type: ignore[no-any-return]
+        return await self.client.get(kind, name, namespace=namespace)
 
     async def scheduled_on(self, name: str) -> str:
         async def node() -> str | None:
@@ -194,7 +194,7 @@ async def test_a_bound_volume_on_no_node_is_a_node_affinity_conflict(cluster: Cl
     await cluster.client.create(claim("data", "manual"))
 
     async def bound() -> bool:
-        return (await cluster.get(PVC, "data")).get("status", {}).get("phase") == "Bound"
+        return bool((await cluster.get(PVC, "data")).get("status", {}).get("phase") == "Bound")
 
     await wait_for(bound)
     await cluster.client.create(pod("web", claim_volume("data")))
