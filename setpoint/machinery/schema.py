@@ -208,6 +208,13 @@ def _deref(raw: Mapping[str, Any], resolve: Resolver | None) -> Mapping[str, Any
     return raw
 
 
+def openapi_type(kinds: list[str]) -> str | list[str]:
+    """The OpenAPI ``type`` of a JSON-Schema ``type`` list (the definitions' rendering of a
+    nullable field, ``[t, "null"]``): ``null`` dropped, a lone type as itself."""
+    types = [t for t in kinds if t != "null"]
+    return types[0] if len(types) == 1 else types
+
+
 def _type_name(raw: Any) -> str | None:
     t = raw.get("type") if isinstance(raw, Mapping) else None
     if isinstance(t, list):

@@ -20,7 +20,7 @@ from typing import Any
 from setpoint.cluster.openapi.defaults import with_defaults
 from setpoint.cluster.openapi.enums import with_enums
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.schema import definitions
+from setpoint.machinery.schema import definitions, openapi_type
 
 REF_PREFIX = "#/components/schemas/"
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -98,8 +98,7 @@ def _convert_schema(node: Mapping[str, Any], prop: str | None = None) -> Obj:
         if key == "$ref":
             continue
         if key == "type" and isinstance(value, list):
-            kinds = [t for t in value if t != "null"]
-            value = kinds[0] if len(kinds) == 1 else kinds
+            value = openapi_type(value)
         elif key == "enum" and prop in ("apiVersion", "kind"):
             continue  # the JSON-Schema rendering pins these; the served documents do not
         elif key == "properties":

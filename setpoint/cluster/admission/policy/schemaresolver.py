@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from setpoint.machinery.objects import Obj
-from setpoint.machinery.schema import definitions
+from setpoint.machinery.schema import definitions, openapi_type
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry import Registry
@@ -76,8 +76,7 @@ def _populate(node: Any, visited: set[str]) -> Any:
         if key == "$ref":
             continue
         if key == "type" and isinstance(value, list):
-            kinds = [t for t in value if t != "null"]
-            value = kinds[0] if len(kinds) == 1 else kinds
+            value = openapi_type(value)
         elif isinstance(value, Mapping | list):
             value = _populate(value, visited)
         out[key] = value
