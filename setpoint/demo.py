@@ -32,6 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from setpoint.parentdeath import child_environment
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 NAME = "demo"
 SAMPLE = textwrap.dedent(f"""\
@@ -141,8 +143,8 @@ class Demo:
         self.cluster = subprocess.Popen(
             [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory",
              "--port", "0", "--runtime", self.runtime, "--kubeconfig", str(self.kubeconfig)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env,
-            cwd=REPOSITORY)
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=child_environment(self.env), cwd=REPOSITORY)  # no cluster outlives the demo
         assert self.cluster.stdout is not None
         for line in self.cluster.stdout:
             if line.startswith("setpoint cluster serving"):

@@ -11,10 +11,16 @@ from typing import Any
 
 import pytest
 
+from setpoint.parentdeath import children_die_with_me
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SETPOINT_SHARED", ROOT.parent / "shared"))
 
 CallsTo = Callable[[object, str], list[Any]]
+
+# every program the tests start (servers, operators, workloads) dies with this process, even
+# when pytest is killed (a CI timeout, Ctrl+C twice): none is left serving on the machine
+children_die_with_me()
 
 
 def kubectl_path(version: str | None = None) -> str:

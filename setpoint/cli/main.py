@@ -10,6 +10,8 @@ import importlib
 
 import click
 
+from setpoint.parentdeath import die_with_parent
+
 # command name -> "module:attribute" of its click command
 COMMANDS = {
     "check": "setpoint.cli.check:check",
@@ -58,6 +60,7 @@ def cli() -> None:
 
 
 def main() -> None:
+    die_with_parent()  # when a parent asked for it: a test's server, cluster up's child
     cli()
 
 

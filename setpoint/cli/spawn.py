@@ -18,14 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import setpoint
+from setpoint.parentdeath import child_environment
 
 
 def _child_environment() -> dict[str, str]:
     """This environment, with this process's ``setpoint`` first on the path: the child runs
-    the same code whatever its working directory."""
+    the same code whatever its working directory; and the child dies with this process
+    (even killed with SIGKILL before the child reads its stdin)."""
     root = str(Path(setpoint.__file__).resolve().parent.parent)
     path = os.environ.get("PYTHONPATH")
-    return {**os.environ, "PYTHONPATH": root + (os.pathsep + path if path else "")}
+    return child_environment({**os.environ,
+                              "PYTHONPATH": root + (os.pathsep + path if path else "")})
 
 
 def spawn_workloads(settings: Mapping[str, Any]) -> subprocess.Popen[bytes]:

@@ -30,6 +30,9 @@ if __name__ == "__main__":
     # has little to free among modules and classes): it runs again once they are done, over
     # what is made from then on (as in setpoint.cli.cluster.resume_collector)
     gc.disable()
+    from setpoint.parentdeath import die_with_parent
+
+    die_with_parent()  # before the imports: a parent killed meanwhile is noticed now
 
 import asyncio
 import importlib
