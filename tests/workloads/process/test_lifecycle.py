@@ -128,21 +128,27 @@ async def test_exec_readiness_probe_decides_readiness(tmp_path: Path) -> None:
 
 
 async def test_pvc_data_survives_pod_deletion(tmp_path: Path) -> None:
+    """The claim's directory outlives the pod that wrote it; the mount point made on this
+    machine for the first pod, kept while the second mounts there, is removed once no
+    container does (the point lives under the test's tmp dir: nothing outside it)."""
     need("sh", "busybox")
+    mounts = tmp_path / "mounts"
+    data = mounts / "data"
     async with process_env(tmp_path) as env:
         await env.client.create({
             "apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv-data"},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
-                     "hostPath": {"path": "/unused"}, "storageClassName": "manual"}})
+                     "hostPath": {"path": str(tmp_path / "unused")},
+                     "storageClassName": "manual"}})
         await env.client.create({
             "apiVersion": "v1", "kind": "PersistentVolumeClaim",
             "metadata": {"name": "data", "namespace": "default"},
             "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "manual",
                      "volumeName": "pv-data", "resources": {"requests": {"storage": "1Gi"}}}})
-        for name, script in (("writer", "echo kept > /data/file; sleep 3600"),
+        for name, script in (("writer", f"echo kept > {data}/file; sleep 3600"),
                              ("reader", "sleep 3600")):
             body = shell_pod(name, script,
-                             volumeMounts=[{"name": "data", "mountPath": "/data"}])
+                             volumeMounts=[{"name": "data", "mountPath": str(data)}])
             body["spec"]["volumes"] = [{"name": "data",
                                         "persistentVolumeClaim": {"claimName": "data"}}]
             body["spec"]["terminationGracePeriodSeconds"] = 0
@@ -150,12 +156,40 @@ async def test_pvc_data_survives_pod_deletion(tmp_path: Path) -> None:
             await env.until(name, ready)
             if name == "writer":
                 async def written() -> bool:
-                    return (await exec_in(env, "writer", "test", "-e", "/data/file"))[0] == 0
+                    return (await exec_in(env, "writer", "test", "-e", f"{data}/file"))[0] == 0
 
                 await wait_for(written)
                 await env.client.delete(Kind("v1", "Pod"), "writer", namespace="default")
                 await wait_for(lambda: "writer" not in str(runtime_of(env)._sandboxes))
-        assert await exec_in(env, "reader", "cat", "/data/file") == (0, "kept\n")
+        assert await exec_in(env, "reader", "cat", f"{data}/file") == (0, "kept\n")
+    assert not mounts.exists()
+    assert not (tmp_path / "unused").exists()
+
+
+async def test_a_mount_point_kept_for_another_pods_container_goes_with_the_last_one(
+        tmp_path: Path) -> None:
+    """A mount point made on this machine for one pod stays while another pod's container
+    mounts there (removing it would detach that mount), and is removed with that pod."""
+    need("sh", "busybox")
+    point = tmp_path / "shared-point"
+    async with process_env(tmp_path) as env:
+        for name in ("first", "second"):
+            body = shell_pod(name, "sleep 3600",
+                             volumeMounts=[{"name": "scratch", "mountPath": str(point)}])
+            body["spec"]["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+            body["spec"]["terminationGracePeriodSeconds"] = 0
+            await env.run(body)
+            await env.until(name, ready)
+        for name in ("first", "second"):
+            sandbox = runtime_of(env).sandbox_of("default", name)
+            assert sandbox is not None
+            await env.client.delete(Kind("v1", "Pod"), name, namespace="default")
+            directory = sandbox.dir
+            await wait_for(lambda: not directory.exists())  # noqa: B023 (awaited here)
+            # (the sandbox's directory goes last, after its mount points)
+            if name == "first":
+                assert point.is_dir()  # the second pod's container still mounts there
+        assert not point.exists()
 
 
 async def test_graceful_termination_runs_prestop_then_sigterm(tmp_path: Path) -> None:

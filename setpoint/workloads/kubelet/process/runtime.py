@@ -93,6 +93,7 @@ class ProcessRuntime:
         self._sandboxes: dict[str, ProcessSandbox] = {}
         self._containers: dict[str, ProcessContainer] = {}
         self._fallbacks: dict[str, tuple[str, str]] = {}
+        self._made_points: set[Path] = set()  # mount points made here that are still there
         self._listeners: list[ExitListener] = []
         self._event_listeners: list[EventListener] = []
         self._reaper: spawn.Reaper | None = None
@@ -209,12 +210,27 @@ class ProcessRuntime:
         for container_id in list(sandbox.containers):
             await self._wait_gone(container_id)
             await self.remove_container(container_id)
-        for point in sandbox.created_points:
-            if spawn.mounted_anywhere(point):
-                continue  # another pod's container mounts there: it stays (empty) for it
-            with contextlib.suppress(OSError):
-                (point.rmdir() if point.is_dir() else point.unlink())
+        self._made_points.update(sandbox.created_points)
+        self._remove_unused_points()
         shutil.rmtree(sandbox.dir, ignore_errors=True)
+
+    def _remove_unused_points(self) -> None:
+        """Remove the mount points made on this machine that no container mounts any more.
+        One another pod's container still mounts stays (empty) for it, and is looked at
+        again at the next pod's removal: that pod found it there and did not make it."""
+        for point in list(self._made_points):
+            if spawn.mounted_anywhere(point):
+                continue
+            self._made_points.discard(point)
+            with contextlib.suppress(OSError):
+                if not point.is_dir():
+                    point.unlink()
+                    continue
+                # ``point`` is the topmost directory made for a mount point: it and those
+                # made under it, each only if empty (nothing a program wrote is removed)
+                for directory, _, _ in os.walk(point, topdown=False):
+                    with contextlib.suppress(OSError):
+                        os.rmdir(directory)
 
     async def _wait_gone(self, container_id: str) -> None:
         container = self._containers.get(container_id)
