@@ -223,13 +223,51 @@ async def test_readyz_is_answered_while_a_large_list_is_served(
     each request on its own goroutine, and health checks never wait for a list). The same
     in every representation: JSON, the Table ``kubectl get`` asks for, YAML, the protobuf a
     client-go client accepts, and metadata only (PartialObjectMetadataList)."""
+    _bulk_configmaps(cluster, objects)
+    assert await readyz_during_list(cluster, api, monkeypatch, "/api/v1/configmaps", accept,
+                                    count) >= objects
+
+
+def _bulk_configmaps(cluster: RunningCluster, objects: int) -> None:
     store = cluster.api.store
     for i in range(objects):
         store.put("/configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {
             "name": f"cm-{i:06d}", "namespace": "bulk", "uid": f"uid-{i}",
             "creationTimestamp": "2025-01-01T00:00:00Z"}, "data": {"k": "v" * 100}})
-    assert await readyz_during_list(cluster, api, monkeypatch, "/api/v1/configmaps", accept,
-                                    count) >= objects
+
+
+async def test_readyz_waits_for_few_of_a_yaml_lists_objects(
+        cluster: RunningCluster, api: API, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Other requests run between a list's chunks, one loop turn each, and a /readyz on a new
+    TLS connection takes about ten turns; a YAML chunk (PyYAML's emitter is Python, some
+    twenty times JSON's cost an object) is small enough that those turns come within a few
+    hundred of its objects, not thousands: counted in objects presented, so a starved
+    machine makes the wait slower but not longer in chunks (at 500 objects a YAML chunk, it
+    took 4,500 objects, seconds, and under load the request timeout)."""
+    objects = 10_000
+    _bulk_configmaps(cluster, objects)
+    codec = cluster.api.rest.codec
+    presented = 0
+    with_defaults = codec.with_defaults
+
+    def counted(rt: Any, obj: Obj) -> Obj:
+        nonlocal presented
+        presented += 1
+        return with_defaults(rt, obj)
+
+    monkeypatch.setattr(codec, "with_defaults", counted)
+    at_readyz: list[int] = []
+    get = api.get
+
+    async def readyz(path: str, **kw: Any) -> tuple[int, Any]:
+        answer = await get(path, **kw)
+        at_readyz.append(presented)
+        return answer
+
+    monkeypatch.setattr(api, "get", readyz)
+    assert await readyz_during_list(cluster, api, monkeypatch, "/api/v1/configmaps",
+                                    "application/yaml", _count_yaml_items) >= objects
+    assert at_readyz and at_readyz[0] < objects // 4, at_readyz
 
 
 async def test_a_list_longer_than_a_chunk_is_written_as_it_is_encoded(

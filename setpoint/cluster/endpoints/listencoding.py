@@ -29,15 +29,22 @@ LIST_CHUNK_BYTES = 1 << 20
 """A chunk of objects spliced in as stored JSON ends after this many bytes: what a streamed
 LIST holds encoded at once, while its client reads, whatever the size of its objects."""
 
+YAML_CHUNK_ITEMS = 25
+"""A chunk of a YAML list: PyYAML's emitter is Python, about twenty times JSON's cost per
+object (a chunk of 500 ConfigMaps held the loop 0.3 s), so a chunk of this many holds it
+about as long as a JSON chunk does. Other requests run only between chunks, one loop turn
+each: a /readyz on a new TLS connection needs about ten turns, which at 500 objects a chunk
+took seconds, and on a starved machine the request timeout."""
+
 T = TypeVar("T")
 
 
-async def chunks(items: list[T]) -> AsyncIterator[list[T]]:
-    """``items`` a chunk at a time, other requests running between chunks."""
-    for start in range(0, len(items), LIST_CHUNK_ITEMS):
+async def chunks(items: list[T], size: int = LIST_CHUNK_ITEMS) -> AsyncIterator[list[T]]:
+    """``items`` ``size`` at a time, other requests running between chunks."""
+    for start in range(0, len(items), size):
         if start:
             await asyncio.sleep(0)  # other requests run between chunks
-        yield items[start:start + LIST_CHUNK_ITEMS]
+        yield items[start:start + size]
 
 
 async def stored_chunks(raws: list[bytes]) -> AsyncIterator[list[bytes]]:
@@ -105,7 +112,7 @@ async def _encode_yaml(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[
     before = {k: listed[k] for k in names[:at]}
     after = {k: listed[k] for k in names[at + 1:]}
     parts = [dumps(before) if before else b"", f"{key}:\n".encode()]
-    async for chunk in chunks(listed[key]):
+    async for chunk in chunks(listed[key], YAML_CHUNK_ITEMS):
         parts.append(dumps([view(obj) for obj in chunk]))
     parts.append(dumps(after) if after else b"")
     return b"".join(parts)
