@@ -1,15 +1,15 @@
-"""The event loop the command line runs its programs on."""
+"""The event loop the command line runs its programs on, with the exception handler every
+entry point installs (``setpoint.machinery.eventloop``)."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-T = TypeVar("T")
+from setpoint.machinery.eventloop import quiet_closed_tls_writes
 
-logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
@@ -24,21 +24,5 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 
 
 async def _with_handler(main: Coroutine[Any, Any, T]) -> T:
-    asyncio.get_running_loop().set_exception_handler(handle_loop_exception)
+    quiet_closed_tls_writes()
     return await main
-
-
-def handle_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """The loop's default handler, except for uvloop's TLS protocol writing to a socket
-    already closed under it (a peer that hung up while its last bytes were read: uvloop
-    issues #506, #685): nothing is lost, yet it was a "Fatal error on SSL protocol" and a
-    traceback in the middle of ``cluster up``'s output."""
-    exc = context.get("exception")
-    transport = context.get("transport")
-    # uvloop's UVHandle._ensure_alive: the socket's handle is gone (is_closing() may not
-    # say so when it went by a read error rather than by close())
-    if (isinstance(exc, RuntimeError) and transport is not None
-            and str(exc).endswith("the handler is closed")):
-        logger.debug("connection closed by its peer while TLS wrote to it: %s", exc)
-        return
-    loop.default_exception_handler(context)

@@ -24,6 +24,7 @@ from setpoint.cluster.endpoints.connections import ConnectionLimits
 from setpoint.cluster.endpoints.httpserver import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
+from setpoint.machinery.eventloop import quiet_closed_tls_writes
 
 
 @dataclass
@@ -82,6 +83,7 @@ async def serve(
     kube-apiserver's log and webhook flags; shut down when the server stops): requests are
     audited only with both, as kube-apiserver audits only with a policy and a backend.
     """
+    quiet_closed_tls_writes()  # a client dropping its TLS connection is no traceback
     tmp: tempfile.TemporaryDirectory[str] | None = None
     if data is not None:
         secrets_dir = private_directory(data)  # before anything is written into it

@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Seque
 from typing import TYPE_CHECKING, Any
 
 from setpoint.client import Client, ClusterConfig, load_config
+from setpoint.machinery.eventloop import quiet_closed_tls_writes
 from setpoint.runtime._cache import Cache
 from setpoint.runtime._controller import Controller, RunningController
 from setpoint.runtime._events import EventRecorder
@@ -232,6 +233,7 @@ class Manager:
         if self._started:
             raise RuntimeError("the manager is already started")
         self._started = True
+        quiet_closed_tls_writes()  # a peer dropping a TLS connection is no traceback
         settings = self.settings
         client = self.client
         hook = client.transport.on_request
