@@ -50,6 +50,7 @@ from setpoint.runtime import Manager
 from setpoint.workloads.manager import build_manager, enabled_areas
 from setpoint.workloads.nodes import node_registration
 from setpoint.workloads.settings import WorkloadSettings
+from setpoint.workloads.startorder import hold_until_nodes_reported
 
 NODE_READY_TIMEOUT = 60.0
 """How long to wait for the nodes before telling the parent they are not all Ready: a node
@@ -158,9 +159,10 @@ class _NodesReady:
 
 
 async def _report_nodes(manager: Manager, settings: WorkloadSettings,
-                        say: Callable[[str], None]) -> None:
+                        say: Callable[[str], None], reported: asyncio.Event) -> None:
     """Say ``nodes-ready`` once the manager's cache holds every node Ready and rid of its
-    not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`.
+    not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; then
+    set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`).
 
     The manager's node informer (which its node controllers watch anyway) tells, so the
     answer to the node lifecycle controller's taint-lifting write is heard on the watch
@@ -178,6 +180,7 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         say("nodes-ready")
     finally:
         informer.remove_handler(watching)
+    reported.set()
 
 
 async def _parent(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:
@@ -213,6 +216,10 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
     try:
         try:
             manager = build_manager(client, settings)
+            # metrics-server's registration (and the aggregator's checks of it on the
+            # server) waits until the nodes are reported: out of the window before ready
+            reported = asyncio.Event()
+            hold_until_nodes_reported(manager, reported)
             # the kubelets register their nodes (Ready, as a kubelet's first status says)
             # while the controllers' caches fill, not after; the nodes area's own runnable
             # then waits for this registration instead of making another
@@ -225,7 +232,7 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             say(f"error {exc}".replace("\n", " "))
             return
         say("started")
-        reporter = asyncio.ensure_future(_report_nodes(manager, settings, say))
+        reporter = asyncio.ensure_future(_report_nodes(manager, settings, say, reported))
         await stop.wait()
     finally:
         if registering is not None:

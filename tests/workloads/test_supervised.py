@@ -102,3 +102,60 @@ async def test_nodes_are_ready_for_cluster_up_once_the_not_ready_taint_is_lifted
             await asyncio.wait_for(waiting, 30)
         finally:
             waiting.cancel()
+
+
+def _metrics_server_request(r: RequestRecord) -> bool:
+    """A request of metrics-server's start: its Service, Endpoints, APIService, or the
+    legacy CRDs it deletes (setpoint/workloads/metricsserver/registration.py)."""
+    return "metrics-server" in r.path or "metrics.k8s.io" in r.path
+
+
+async def test_metrics_server_starts_once_the_nodes_are_reported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """metrics-server's registration (a serving certificate, a dozen requests, and the
+    aggregator's availability checks on the server) is not part of nodes Ready, and the
+    start's window before ready is the critical path of ``cluster up`` (docs/benchmarks.md,
+    Start-up, issue 12): it starts once the nodes are reported, as a real metrics-server
+    is a pod that runs once a node takes it. Here a node kept NotReady holds the report
+    until the (shortened) timeout: no metrics-server request before it, its APIService
+    registered after it."""
+    from setpoint.workloads import nodes
+
+    monkeypatch.setattr(supervised, "NODE_READY_TIMEOUT", 5.0)
+    settings = WorkloadSettings(nodes=1)
+    kept_not_ready = nodes.default_node(settings, 1)
+    kept_not_ready["metadata"]["annotations"][nodes.READY_ANNOTATION] = nodes.NOT_READY
+    early: list[RequestRecord] = []
+    said: list[str] = []
+
+    def record(r: RequestRecord) -> None:
+        if _metrics_server_request(r) and not any(s.startswith("nodes-") for s in said):
+            early.append(r)
+
+    stop = asyncio.Event()
+    async with serve() as running:
+        async with Client(load_kubeconfig(running.kubeconfig)) as admin:
+            await admin.create(kept_not_ready)
+            client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
+            task = asyncio.ensure_future(supervised.run_with(client, settings, stop,
+                                                             said.append))
+            try:
+                await wait_for(lambda: "started" in said or task.done())
+                await quiet_period(1.0)
+                assert early == []
+                assert not any(s.startswith("nodes-") for s in said)
+                await wait_for(lambda: any(s.startswith("nodes-") for s in said), 60)
+                apiservice = Kind("apiregistration.k8s.io/v1", "APIService")
+
+                async def apiservice_registered() -> Any:
+                    found = await admin.list(apiservice)
+                    return next((a for a in found.items if a["metadata"]["name"]
+                                 == "v1beta1.metrics.k8s.io"), None)
+
+                registered = await wait_for(apiservice_registered)
+            finally:
+                stop.set()
+                await task
+    assert said[:2] == ["started", "nodes-not-ready node-1"]
+    assert early == []
+    assert registered["spec"]["service"]["name"] == "metrics-server"

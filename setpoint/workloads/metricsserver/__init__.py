@@ -8,6 +8,11 @@ to (kubernetes-sigs/metrics-server). Here the simulated kubelets report their us
 to a manager the runnable that serves it and registers it (Service, Endpoints, APIService:
 :mod:`~setpoint.workloads.metricsserver.registration`). No usage is written to the API
 server.
+
+Only :class:`MetricsStorage` loads with the package (the kubelets write into it from their
+start): the server, its authentication (``cryptography``'s x509) and its registration load
+when the runnable starts, which ``cluster up``'s workloads do once their nodes are Ready
+(:mod:`setpoint.workloads.startorder`): they are not on the start's critical path.
 """
 
 from __future__ import annotations
@@ -20,13 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from setpoint.client import ApiError, ClientError, Kind
 from setpoint.runtime._objects import object_key
-from setpoint.workloads.metricsserver.api import MetricsAPI
-from setpoint.workloads.metricsserver.registration import register, unregister
-from setpoint.workloads.metricsserver.server import NAMESPACE, SERVICE, MetricsServer
 from setpoint.workloads.metricsserver.storage import MetricsStorage
+from setpoint.workloads.startorder import after_nodes_ready
 
 if TYPE_CHECKING:
     from setpoint.runtime import Manager
+    from setpoint.workloads.metricsserver.server import MetricsServer
 
 __all__ = ["MetricsServer", "MetricsStorage", "install"]
 
@@ -52,6 +56,10 @@ def install(manager: Manager, storage: MetricsStorage,
     get is checked against); the server started is appended to ``started``."""
 
     async def serve(m: Manager) -> None:
+        from setpoint.workloads.metricsserver.api import MetricsAPI
+        from setpoint.workloads.metricsserver.registration import register, unregister
+        from setpoint.workloads.metricsserver.server import NAMESPACE, SERVICE, MetricsServer
+
         pods, nodes = m.cache.store_for(POD), m.cache.store_for(NODE)
         api = MetricsAPI(storage,
                          lambda ns, name: _labels(pods.get(object_key(ns, name))),
@@ -73,4 +81,13 @@ def install(manager: Manager, storage: MetricsStorage,
             with contextlib.suppress(Exception):
                 await server.stop()
 
-    manager.add_runnable(serve)
+    manager.add_runnable(after_nodes_ready(serve))
+
+
+def __getattr__(name: str) -> Any:
+    """``MetricsServer``, loaded on first use (PEP 562), as the package exported it."""
+    if name == "MetricsServer":
+        from setpoint.workloads.metricsserver.server import MetricsServer
+
+        return MetricsServer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
