@@ -154,6 +154,30 @@ def test_the_workloads_process_imports_neither_pydantic_nor_the_generated_models
     assert json.loads(done.stdout) == []
 
 
+def test_the_workloads_process_loads_the_metrics_server_only_when_it_starts() -> None:
+    """metrics-server starts once the nodes are reported (setpoint/workloads/startorder.py,
+    tests/workloads/test_supervised.py::test_metrics_server_starts_once_the_nodes_are_reported),
+    so the workloads' start imports neither its server, authentication and registration nor
+    ``cryptography`` (for its serving certificate and client certificates), about a fifth
+    of the child's imports before (docs/benchmarks.md, Start-up, issue 12); the kubelets'
+    usage store still loads with the package, and ``MetricsServer`` on first use."""
+    code = ("import importlib, json, sys\n"
+            "from setpoint.workloads import supervised\n"
+            "from setpoint.workloads.settings import WorkloadSettings\n"
+            "for name in supervised.enabled_areas(WorkloadSettings()):\n"
+            "    importlib.import_module(name)\n"
+            "heavy = ('cryptography', 'setpoint.workloads.metricsserver.server',\n"
+            "         'setpoint.workloads.metricsserver.authentication',\n"
+            "         'setpoint.workloads.metricsserver.registration')\n"
+            "at_start = sorted(m for m in heavy if m in sys.modules)\n"
+            "store = 'setpoint.workloads.metricsserver.storage' in sys.modules\n"
+            "from setpoint.workloads.metricsserver import MetricsServer\n"
+            "print(json.dumps([at_start, store, MetricsServer.__module__]))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert json.loads(done.stdout) == [[], True, "setpoint.workloads.metricsserver.server"]
+
+
 def test_the_workloads_child_is_spawned_before_the_event_loop_and_the_server_load() -> None:
     """The child's start is the critical path of ``cluster up`` (issue 12): it is spawned
     once the command line is parsed, so what ``cluster up`` has imported by then (the
