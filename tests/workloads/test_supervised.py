@@ -133,29 +133,28 @@ async def test_metrics_server_starts_once_the_nodes_are_reported(
             early.append(r)
 
     stop = asyncio.Event()
-    async with serve() as running:
-        async with Client(load_kubeconfig(running.kubeconfig)) as admin:
-            await admin.create(kept_not_ready)
-            client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
-            task = asyncio.ensure_future(supervised.run_with(client, settings, stop,
-                                                             said.append))
-            try:
-                await wait_for(lambda: "started" in said or task.done())
-                await quiet_period(1.0)
-                assert early == []
-                assert not any(s.startswith("nodes-") for s in said)
-                await wait_for(lambda: any(s.startswith("nodes-") for s in said), 60)
-                apiservice = Kind("apiregistration.k8s.io/v1", "APIService")
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as admin:
+        await admin.create(kept_not_ready)
+        client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
+        task = asyncio.ensure_future(supervised.run_with(client, settings, stop,
+                                                         said.append))
+        try:
+            await wait_for(lambda: "started" in said or task.done())
+            await quiet_period(1.0)
+            assert early == []
+            assert not any(s.startswith("nodes-") for s in said)
+            await wait_for(lambda: any(s.startswith("nodes-") for s in said), 60)
+            apiservice = Kind("apiregistration.k8s.io/v1", "APIService")
 
-                async def apiservice_registered() -> Any:
-                    found = await admin.list(apiservice)
-                    return next((a for a in found.items if a["metadata"]["name"]
-                                 == "v1beta1.metrics.k8s.io"), None)
+            async def apiservice_registered() -> Any:
+                found = await admin.list(apiservice)
+                return next((a for a in found.items if a["metadata"]["name"]
+                             == "v1beta1.metrics.k8s.io"), None)
 
-                registered = await wait_for(apiservice_registered)
-            finally:
-                stop.set()
-                await task
+            registered = await wait_for(apiservice_registered)
+        finally:
+            stop.set()
+            await task
     assert said[:2] == ["started", "nodes-not-ready node-1"]
     assert early == []
     assert registered["spec"]["service"]["name"] == "metrics-server"
