@@ -1,7 +1,10 @@
-"""Instructions (user space, ``perf stat -e instructions:u``) of the two halves of
-``cluster up``'s start, per source tree: the parent's imports and ``serve()`` to serving,
-and the workloads' process's imports. Unlike wall or CPU time they do not move with the
-machine's load (about 0.1 % run to run at load 15), so a change of a few percent shows.
+"""Instructions (user space, ``perf stat -e instructions:u``) of ``cluster up``'s start, per
+source tree: the parent's imports and ``serve()`` to serving, the workloads' process's
+imports, and the whole start to nodes Ready in one process (``--workloads-in-process``'s
+shape: the server's imports and start, the workloads' imports, then the workloads' start
+against it until they say ``nodes-ready``; the process ends there). Unlike wall or CPU
+time they do not move with the machine's load (about 0.1 % run to run at load 15), so a
+change of a few percent shows.
 
     .venv/bin/python bench/startup_instructions.py [--runs 3] [--root DIR ...]
 
@@ -46,6 +49,35 @@ for name in enabled_areas(settings_from_json("{}")):
 """
 
 
+WHOLE = """
+import gc; gc.disable()
+import asyncio, importlib, os
+import uvloop
+from setpoint.client import Client, load_kubeconfig
+from setpoint.cluster import serve
+from setpoint.workloads import supervised
+from setpoint.workloads.manager import enabled_areas
+from setpoint.workloads.settings import WorkloadSettings
+
+settings = WorkloadSettings()
+for name in enabled_areas(settings):
+    importlib.import_module(name)
+
+def say(line):
+    if line.startswith(("nodes-", "error")):
+        os._exit(0 if line == "nodes-ready" else 1)  # the count ends at nodes Ready
+
+async def main():
+    async with serve(None, port=0) as running:
+        gc.freeze(); gc.enable()
+        client = Client(load_kubeconfig(running.kubeconfig),
+                        field_manager="kube-controller-manager", max_connections=25)
+        await supervised.run_with(client, settings, asyncio.Event(), say)
+
+uvloop.run(main())
+"""
+
+
 def instructions(root: Path, program: str) -> int:
     done = subprocess.run(
         ["perf", "stat", "-e", "instructions:u", "-x", ",", sys.executable, "-c", program],
@@ -69,7 +101,8 @@ def main() -> None:
     results: dict[str, list[float]] = {}
     for _ in range(args.runs):
         for root in roots:
-            for name, program in (("parent_serving", PARENT), ("child_imports", CHILD)):
+            for name, program in (("parent_serving", PARENT), ("child_imports", CHILD),
+                                  ("whole_to_nodes_ready", WHOLE)):
                 results.setdefault(f"{root.name}:{name}_Minstr", []).append(
                     instructions(root, program) / 1e6)
     print(json.dumps({k: summary(v) for k, v in results.items()}, indent=2))
