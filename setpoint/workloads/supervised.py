@@ -220,10 +220,15 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             # server) waits until the nodes are reported: out of the window before ready
             reported = asyncio.Event()
             hold_until_nodes_reported(manager, reported)
+            registration = node_registration(manager)
+            if registration is not None and registration.events is not None:
+                # the kubelets' node events (Starting, the conditions, NodeReady: about
+                # twenty creates) are stamped as they happen and written once the nodes
+                # are reported, not between the node writes that make them Ready
+                registration.events.send_after(reported)
             # the kubelets register their nodes (Ready, as a kubelet's first status says)
             # while the controllers' caches fill, not after; the nodes area's own runnable
             # then waits for this registration instead of making another
-            registration = node_registration(manager)
             registering = registration.start(client) if registration is not None else None
             await manager.start()
             if registering is not None:

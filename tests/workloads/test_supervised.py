@@ -110,6 +110,10 @@ def _metrics_server_request(r: RequestRecord) -> bool:
     return "metrics-server" in r.path or "metrics.k8s.io" in r.path
 
 
+def _kubelet_events(events: list[Any]) -> list[Any]:
+    return [e for e in events if (e.get("source") or {}).get("component") == "kubelet"]
+
+
 async def test_metrics_server_starts_once_the_nodes_are_reported(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """metrics-server's registration (a serving certificate, a dozen requests, and the
@@ -134,6 +138,12 @@ async def test_metrics_server_starts_once_the_nodes_are_reported(
 
     stop = asyncio.Event()
     async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as admin:
+
+        async def apiservice_registered() -> Any:
+            found = await admin.list(Kind("apiregistration.k8s.io/v1", "APIService"))
+            return next((a for a in found.items
+                         if a["metadata"]["name"] == "v1beta1.metrics.k8s.io"), None)
+
         await admin.create(kept_not_ready)
         client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
         task = asyncio.ensure_future(supervised.run_with(client, settings, stop,
@@ -144,13 +154,6 @@ async def test_metrics_server_starts_once_the_nodes_are_reported(
             assert early == []
             assert not any(s.startswith("nodes-") for s in said)
             await wait_for(lambda: any(s.startswith("nodes-") for s in said), 60)
-            apiservice = Kind("apiregistration.k8s.io/v1", "APIService")
-
-            async def apiservice_registered() -> Any:
-                found = await admin.list(apiservice)
-                return next((a for a in found.items if a["metadata"]["name"]
-                             == "v1beta1.metrics.k8s.io"), None)
-
             registered = await wait_for(apiservice_registered)
         finally:
             stop.set()
@@ -158,3 +161,65 @@ async def test_metrics_server_starts_once_the_nodes_are_reported(
     assert said[:2] == ["started", "nodes-not-ready node-1"]
     assert early == []
     assert registered["spec"]["service"]["name"] == "metrics-server"
+
+
+async def test_the_kubelets_node_events_are_written_once_the_nodes_are_reported() -> None:
+    """The kubelets' events about their nodes (``Starting``, one per pressure condition,
+    ``NodeAllocatableEnforced``, ``NodeReady``: six per node) are written once the nodes
+    are reported, not among the node writes that make them Ready (the start's window before
+    ready, docs/benchmarks.md, Start-up, issue 12), as a kubelet's event broadcaster
+    writes in the background; they are stamped when they happened
+    (``firstTimestamp``), and every one is written."""
+    said: list[str] = []
+    before_ready: list[RequestRecord] = []
+
+    def record(r: RequestRecord) -> None:
+        if r.method == "POST" and r.path.endswith("/events") and "nodes-ready" not in said:
+            before_ready.append(r)
+
+    stop = asyncio.Event()
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as admin:
+        client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
+        task = asyncio.ensure_future(supervised.run_with(
+            client, WorkloadSettings(nodes=2), stop, said.append))
+
+        async def kubelet_events() -> list[Any] | None:
+            found = await admin.list(Kind("v1", "Event"), namespace="default")
+            written = [e for e in found.items
+                       if (e.get("source") or {}).get("component") == "kubelet"]
+            return written if len(written) >= 12 else None
+
+        try:
+            await wait_for(lambda: "nodes-ready" in said or task.done())
+            events = await wait_for(kubelet_events)
+        finally:
+            stop.set()
+            await task
+    assert said[:2] == ["started", "nodes-ready"]
+    # before it, at most the node lifecycle controller's RegisteredNode, one per node
+    assert len(before_ready) <= 2
+    assert sorted((e["source"]["host"], e["reason"]) for e in events) == sorted(
+        (node, reason) for node in ("node-1", "node-2")
+        for reason in ("Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure",
+                       "NodeHasSufficientPID", "NodeAllocatableEnforced", "NodeReady"))
+    assert all(e["firstTimestamp"] <= e["metadata"]["creationTimestamp"] for e in events)
+
+
+async def test_held_kubelet_events_are_written_at_stop_if_the_nodes_were_never_reported() -> None:
+    """A stop before the nodes are reported (``cluster up`` interrupted during its start)
+    still writes what the kubelets recorded, as a shut-down broadcaster writes its queue."""
+    from setpoint.workloads.kubelet.events import KubeletEvents
+
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as client:
+        events = KubeletEvents(client)
+        never = asyncio.Event()
+        events.send_after(never)
+        events.at_registration("node-1")
+        await quiet_period()
+        held = (await client.list(Kind("v1", "Event"), namespace="default")).items
+        await asyncio.wait_for(events.stop(), 30)
+        written = (await client.list(Kind("v1", "Event"), namespace="default")).items
+    assert held == []
+    assert sorted(e["reason"] for e in written) == sorted([
+        "Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure",
+        "NodeHasSufficientPID", "NodeAllocatableEnforced"])

@@ -22,6 +22,14 @@ class KubeletEvents:
         self._client = client
         self._recorders: dict[str, EventRecorder] = {}
         self._starting: set[asyncio.Task[None]] = set()
+        self._send_after: asyncio.Event | None = None
+
+    def send_after(self, gate: asyncio.Event) -> None:
+        """Have the recorders made from now on send once ``gate`` is set: events are still
+        recorded (stamped) when they happen, their writes wait (``cluster up`` holds the
+        kubelets' node events until its nodes are reported: setpoint/workloads/startorder.py).
+        """
+        self._send_after = gate
 
     def __repr__(self) -> str:
         return f"KubeletEvents(nodes={sorted(self._recorders)})"
@@ -58,10 +66,15 @@ class KubeletEvents:
         if recorder is None:
             recorder = self._recorders[node] = EventRecorder(
                 self._client, reporting_controller="kubelet", reporting_instance=node)
-            task = asyncio.get_running_loop().create_task(recorder.start())
+            task = asyncio.get_running_loop().create_task(self._start(recorder))
             self._starting.add(task)
             task.add_done_callback(self._starting.discard)
         return recorder
+
+    async def _start(self, recorder: EventRecorder) -> None:
+        if self._send_after is not None:
+            await self._send_after.wait()
+        await recorder.start()
 
     def normal(self, pod: dict[str, Any], reason: str, note: str) -> None:
         self._recorder(pod).normal(pod, reason, note)
@@ -77,6 +90,9 @@ class KubeletEvents:
 
     async def stop(self) -> None:
         """Write what is queued and stop every recorder."""
+        if self._send_after is not None and not self._send_after.is_set():
+            for task in self._starting:  # held: each recorder's stop writes its queue
+                task.cancel()
         await asyncio.gather(*self._starting, return_exceptions=True)
         await asyncio.gather(*(r.stop(timeout=2.0) for r in self._recorders.values()),
                              return_exceptions=True)
