@@ -71,7 +71,9 @@ def _decoded_into(prev: Any, value: Any) -> Any:
     """``value`` decoded into ``prev``, the member a repeated key of a Go struct already set
     (encoding/json decode.go, object and array): an object's members go into the existing
     struct or map, an array's elements into the existing slice's elements (its length then
-    the new one's), anything else replaces."""
+    the new one's), anything else replaces. (Without the schema this also merges what Go
+    replaces: a map's struct values and members with their own UnmarshalJSON, such as
+    FieldsV1 or RawExtension, when one object repeats in both.)"""
     if isinstance(prev, dict) and isinstance(value, dict):
         merged = _Dupes(prev)
         merged.dupes = [*getattr(prev, "dupes", ()), *getattr(value, "dupes", ())]
