@@ -189,3 +189,26 @@ def _assert_kinds_answers(out: Path) -> None:
         "deployment.apps/web patched (no change)\n", "deployment.apps/web patched\n"]
     # scale moves the spec (4), the label does not, the annotation does (5)
     assert kubectl["generation-after-annotate"]["stdout"] == "5"
+    jobs = _steps(out, "kinds-jobs-cronjobs-updates")
+    assert _causes(jobs["change-template"]) == [("FieldValueInvalid", "spec.template")]
+    assert _causes(jobs["selector-not-generated"]) == [
+        ("FieldValueInvalid", "spec.selector"), ("FieldValueInvalid", "spec.template.metadata.labels")]
+    assert _message(jobs["cron-out-of-range"]).endswith("end of range (61) above maximum (59): 61")
+    scale = _steps(out, "kinds-scale-subresources")
+    assert scale["negative"]["response"]["body"]["details"]["kind"] == "Scale"
+    assert scale["stale-rv"]["response"]["body"]["details"]["kind"] == "replicasets"
+    decoding = _steps(out, "kinds-typed-decoding-errors")
+    assert _message(decoding["replicas-float"]).endswith(
+        "json: cannot unmarshal number 1.0 into Go struct field DeploymentSpec.spec.replicas"
+        " of type int32")
+    services = _steps(out, "kinds-service-type-transitions")
+    assert _causes(services["change-ip"]) == [("FieldValueInvalid", "spec.clusterIPs[0]")]
+    assert _causes(services["duplicate-ports"]) == [
+        ("FieldValueDuplicate", "spec.ports[1]"), ("FieldValueRequired", "spec.ports[0].name"),
+        ("FieldValueRequired", "spec.ports[1].name")]
+    rbac = _steps(out, "kinds-rbac-escalation")
+    assert _message(rbac["escalating-role"]).split("\n")[1:] == [
+        '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}',
+        '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["x"], Verbs:["get"]}']
+    assert 'user "bob" (groups=["devs" "system:authenticated"])' in _message(
+        rbac["escalating-update"])
