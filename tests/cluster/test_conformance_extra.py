@@ -192,8 +192,10 @@ def _assert_kinds_answers(out: Path) -> None:
     jobs = _steps(out, "kinds-jobs-cronjobs-updates")
     assert _causes(jobs["change-template"]) == [("FieldValueInvalid", "spec.template")]
     assert _causes(jobs["selector-not-generated"]) == [
-        ("FieldValueInvalid", "spec.selector"), ("FieldValueInvalid", "spec.template.metadata.labels")]
-    assert _message(jobs["cron-out-of-range"]).endswith("end of range (61) above maximum (59): 61")
+        ("FieldValueInvalid", "spec.selector"),
+        ("FieldValueInvalid", "spec.template.metadata.labels")]
+    assert _message(jobs["cron-out-of-range"]).endswith(
+        "end of range (61) above maximum (59): 61")
     scale = _steps(out, "kinds-scale-subresources")
     assert scale["negative"]["response"]["body"]["details"]["kind"] == "Scale"
     assert scale["stale-rv"]["response"]["body"]["details"]["kind"] == "replicasets"
