@@ -62,7 +62,7 @@ def _slow(raw: bytes) -> tuple[object, list[str]]:
 
     from setpoint.cluster.serializer import decode
 
-    obj = json.loads(raw, object_pairs_hook=decode._pairs_hook)
+    obj = json.loads(raw, object_pairs_hook=decode._struct_pairs)
     dupes: list[str] = []
     obj = decode._collect_dupes(obj, "", dupes)
     return decode._json_compatible(obj), dupes

@@ -54,6 +54,7 @@ def test_extra_scenarios_hold_on_the_embedded_server(tmp_path: Path) -> None:
     assert steps["update-clusterrole-with-empty-rules"]["response"]["body"]["rules"] is None
     assert steps["create-endpointslice-without-endpoints"]["response"]["body"]["ports"] is None
     _assert_new_scenarios_answers(out)
+    _assert_kinds_answers(out)
 
 
 def _steps(out: Path, scenario: str) -> dict[str, dict[str, Any]]:
@@ -108,3 +109,108 @@ def _assert_new_scenarios_answers(out: Path) -> None:
     assert watch["label-events"]["events"][0]["object"]["metadata"]["labels"] == {"app": "a"}
     gc = _steps(out, "gc-foreground-ownerrefs")
     assert "Only one reference can have Controller set to true" in _message(gc["bad-owner-refs"])
+
+
+def _causes(step: dict[str, Any]) -> list[tuple[str, str]]:
+    body = step["response"]["body"]
+    assert isinstance(body, dict), step
+    return sorted((c["reason"], c["field"]) for c in body["details"]["causes"])
+
+
+def _assert_kinds_answers(out: Path) -> None:
+    """The built-in kinds' scenarios (kinds-*): the causes (reason, field) and the words
+    compare.py holds a real server's recording to, as their notes derive them."""
+    dup = _steps(out, "kinds-duplicate-fields-merge")
+    assert dup["create-warn-merges-nested"]["response"]["warnings"] == [
+        'duplicate field "spec.containers"']
+    assert dup["get-final"]["response"]["body"]["data"] == {
+        "x": "1", "y": "2", "m2": "2", "s2": "2"}
+    apps = _steps(out, "kinds-apps-selector-validation")
+    assert _causes(apps["deploy-no-selector"]) == [
+        ("FieldValueInvalid", "spec.template.metadata.labels"),
+        ("FieldValueRequired", "spec.selector")]
+    assert _causes(apps["deploy-zero-surge-and-unavailable"]) == [
+        ("FieldValueInvalid", "spec.minReadySeconds"),
+        ("FieldValueInvalid", "spec.revisionHistoryLimit"),
+        ("FieldValueInvalid", "spec.strategy.rollingUpdate.maxUnavailable")]
+    assert _causes(apps["ds-bad-strategy"]) == [("FieldValueNotSupported", "spec.updateStrategy")]
+    assert _causes(apps["ds-zero-unavailable"]) == [
+        ("FieldValueRequired", "spec.updateStrategy.rollingUpdate.maxUnavailable")]
+    for step in ("deploy-change-selector", "rs-change-selector", "ds-change-selector"):
+        assert _message(apps[step]).endswith(": field is immutable"), step
+    ns = _steps(out, "kinds-namespace-validation")
+    assert _causes(ns["finalize-bad"]) == [("FieldValueInvalid", "spec.finalizers[1]")] * 2
+    assert _causes(ns["bad-finalizer-unqualified"]) == [
+        ("FieldValueInvalid", "spec.finalizers")] * 2
+    assert _causes(ns["long-name"]) == [("FieldValueInvalid", "metadata.labels"),
+                                        ("FieldValueInvalid", "metadata.name")]
+    assert _causes(ns["status-phase-bogus"]) == [("FieldValueInvalid", "status.Phase")]
+    cm = _steps(out, "kinds-configmap-keys-immutable")
+    assert _causes(cm["key-in-both-maps"]) == [("FieldValueInvalid", "binaryData[.]"),
+                                               ("FieldValueInvalid", "data[a]")]
+    assert _message(cm["binarydata-not-base64"]).endswith("illegal base64 data at input byte 3")
+    assert _message(cm["secret-data-unpadded"]).endswith("illegal base64 data at input byte 0")
+    assert _causes(cm["change-data-and-binarydata"]) == [("FieldValueForbidden", "binaryData"),
+                                                         ("FieldValueForbidden", "data")]
+    pods = _steps(out, "kinds-pod-update-rules")
+    assert _causes(pods["change-restart-policy"]) == [("FieldValueForbidden", "spec")]
+    assert _message(pods["change-restart-policy"]).count(
+        "pod updates may not change fields other than") == 1
+    assert _causes(pods["empty-image"]) == [
+        ("FieldValueRequired", "spec.containers[0].image")] * 2
+    assert _message(pods["deadline-nil"]).endswith(
+        "must not update from a positive integer to nil value")
+    assert _causes(pods["add-container"]) == [("FieldValueForbidden", "spec.containers")]
+    classes = _steps(out, "kinds-priorityclass-storageclass")
+    assert _causes(classes["pc-change-value-and-policy"]) == [
+        ("FieldValueForbidden", "value"), ("FieldValueInvalid", "preemptionPolicy")]
+    assert _causes(classes["sc-change-immutables"]) == [
+        ("FieldValueForbidden", "parameters"), ("FieldValueForbidden", "provisioner"),
+        ("FieldValueForbidden", "reclaimPolicy"), ("FieldValueInvalid", "volumeBindingMode")]
+    storage = _steps(out, "kinds-quota-limitrange-pv")
+    assert _causes(storage["pv-change-mode"]) == [("FieldValueInvalid", "volumeMode")]
+    assert _causes(storage["pv-change-source"]) == [
+        ("FieldValueForbidden", "spec.persistentvolumesource")]
+    assert _causes(storage["limitrange-pod-default"]) == [
+        ("FieldValueForbidden", "spec.limits[0].default"),
+        ("FieldValueInvalid", "spec.limits[1].type")]
+    events = _steps(out, "kinds-events-leases")
+    assert _causes(events["v1-deprecated-set"]) == [
+        ("FieldValueInvalid", "count"), ("FieldValueInvalid", "firstTimestamp"),
+        ("FieldValueInvalid", "source")]
+    assert _causes(events["v1-change-note"]) == [("FieldValueInvalid", "message")]
+    core_event = events["v1-read-as-core"]["response"]["body"]
+    assert (core_event["message"], core_event["reportingComponent"]) == (
+        "hello", "example.com/ctl")
+    kubectl = _steps(out, "kinds-kubectl-builtin-outputs")
+    assert [kubectl[s]["stdout"] for s in (
+        "apply-adopts", "apply-unchanged", "patch-no-change", "patch-change")] == [
+        "deployment.apps/web configured\n", "deployment.apps/web unchanged\n",
+        "deployment.apps/web patched (no change)\n", "deployment.apps/web patched\n"]
+    # scale moves the spec (4), the label does not, the annotation does (5)
+    assert kubectl["generation-after-annotate"]["stdout"] == "5"
+    jobs = _steps(out, "kinds-jobs-cronjobs-updates")
+    assert _causes(jobs["change-template"]) == [("FieldValueInvalid", "spec.template")]
+    assert _causes(jobs["selector-not-generated"]) == [
+        ("FieldValueInvalid", "spec.selector"),
+        ("FieldValueInvalid", "spec.template.metadata.labels")]
+    assert _message(jobs["cron-out-of-range"]).endswith(
+        "end of range (61) above maximum (59): 61")
+    scale = _steps(out, "kinds-scale-subresources")
+    assert scale["negative"]["response"]["body"]["details"]["kind"] == "Scale"
+    assert scale["stale-rv"]["response"]["body"]["details"]["kind"] == "replicasets"
+    decoding = _steps(out, "kinds-typed-decoding-errors")
+    assert _message(decoding["replicas-float"]).endswith(
+        "json: cannot unmarshal number 1.0 into Go struct field DeploymentSpec.spec.replicas"
+        " of type int32")
+    services = _steps(out, "kinds-service-type-transitions")
+    assert _causes(services["change-ip"]) == [("FieldValueInvalid", "spec.clusterIPs[0]")]
+    assert _causes(services["duplicate-ports"]) == [
+        ("FieldValueDuplicate", "spec.ports[1]"), ("FieldValueRequired", "spec.ports[0].name"),
+        ("FieldValueRequired", "spec.ports[1].name")]
+    rbac = _steps(out, "kinds-rbac-escalation")
+    assert _message(rbac["escalating-role"]).split("\n")[1:] == [
+        '{APIGroups:[""], Resources:["pods"], Verbs:["get" "list"]}',
+        '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["x"], Verbs:["get"]}']
+    assert 'user "bob" (groups=["devs" "system:authenticated"])' in _message(
+        rbac["escalating-update"])

@@ -36,7 +36,8 @@ async def read_body(request: Request) -> bytes:
 async def decode_object(request: Request, rt: ResourceType, opts: WriteOptions) -> Decoded:
     """The object a create or update sends (duplicate fields tracked unless ignored)."""
     return await decode_body(request, rt.api_version, rt.kind,
-                             track_duplicates=opts.field_validation != "Ignore")
+                             track_duplicates=opts.field_validation != "Ignore",
+                             into_struct=not rt.is_custom)
 
 
 async def delete_options(request: Request, rt: ResourceType,
@@ -54,7 +55,7 @@ async def delete_options(request: Request, rt: ResourceType,
 
 async def decode_body(request: Request, api_version: str, kind: str, *,
                       track_duplicates: bool = False, optional: bool = False,
-                      raw: bytes | None = None) -> Decoded:
+                      raw: bytes | None = None, into_struct: bool = True) -> Decoded:
     """A request body in JSON, YAML or Kubernetes protobuf, as a JSON-compatible value."""
     ctype = request.content_type or "application/json"
     if raw is None:
@@ -70,7 +71,8 @@ async def decode_body(request: Request, api_version: str, kind: str, *,
     if ctype not in BODY_TYPES:
         raise errors.unsupported_media_type(
             "application/json, application/yaml, application/vnd.kubernetes.protobuf")
-    decoded = parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates)
+    decoded = parse_body(raw, ctype, kind=kind, track_duplicates=track_duplicates,
+                         into_struct=into_struct)
     check_type_meta(decoded.obj, kind, raw)
     return decoded
 

@@ -461,6 +461,8 @@ class GenericStore:
             causes = rt.strategy.validate_resize_update(rt, obj, old)
         elif subresource == "approval":
             causes = rt.strategy.validate_approval_update(rt, obj, old)
+        elif subresource == "finalize":
+            causes = rt.strategy.validate_finalize_update(rt, obj, old)
         else:
             causes = rt.strategy.validate_update(rt, obj, old)
         causes = causes + self.decoder.validate(rt, obj, old)

@@ -114,8 +114,11 @@ def patch_steps(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     """A PATCH, stopping at its admission points (an UPDATE, or a CREATE for an apply)."""
     check_patch_type(rt, content_type)
     try:
+        # a patch document is decoded into maps (json-patch's partialDoc, the strategic
+        # patch's map[string]interface{}): of a repeated key the last one wins
         decoded = parse_body(raw, content_type, kind=rt.kind,
-                             track_duplicates=opts.field_validation != "Ignore")
+                             track_duplicates=opts.field_validation != "Ignore",
+                             into_struct=False)
     except errors.StatusError:
         syntax = go_syntax_error(raw) if content_type != APPLY_PATCH else None
         if syntax is None:

@@ -292,7 +292,9 @@ def patch_scale(store: GenericStore, rt: ResourceType, ns: str | None, name: str
     if live is None:
         raise errors.not_found(rt.resource, name, rt.group)
     old_view = _scale_view(rt, store.codec.present(rt, live), paths)
-    decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False)
+    # (a patch document: decoded into maps, the last of a repeated key wins)
+    decoded = parse_body(raw, content_type, kind="Scale", track_duplicates=False,
+                         into_struct=False)
     if content_type == APPLY_PATCH:
         return (yield from _apply_scale(store, rt, live, paths, old_view, decoded.obj, opts))
     if content_type == JSON_PATCH:

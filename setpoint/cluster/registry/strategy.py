@@ -222,6 +222,10 @@ class Strategy:
     def validate_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         return validation.validate_update(rt, new, old)
 
+    def validate_finalize_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+        """A ``namespaces/finalize`` write (namespaceFinalizeStrategy's ``ValidateUpdate``)."""
+        return validation.validate_namespace_finalize_update(rt, new, old)
+
     def validate_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         """A built-in kind's ``/status`` write (its status strategy's ``ValidateUpdate``)."""
         return validation.validate_status_subresource_update(rt, new, old)

@@ -250,12 +250,18 @@ def _secret_update(new: Obj, old: Obj) -> list[Cause]:
 def _namespace(obj: Obj) -> list[Cause]:
     causes: list[Cause] = []
     for finalizer in (obj.get("spec") or {}).get("finalizers") or []:
-        path = "spec.finalizers"
-        causes.extend(fe.invalid(path, finalizer, m) for m in names.is_qualified_name(finalizer))
-        if "/" not in finalizer and finalizer not in _STANDARD_FINALIZERS:
-            causes.append(fe.invalid(
-                path, finalizer,
-                "name is neither a standard finalizer name nor is it fully qualified"))
+        # (ValidateNamespace names the list for each one, without its index)
+        causes.extend(_finalizer_name("spec.finalizers", finalizer))
+    return causes
+
+
+def _finalizer_name(path: str, finalizer: str) -> list[Cause]:
+    """core validation's validateFinalizerName: a qualified name, and one of Kubernetes'
+    own when it has no domain."""
+    causes = [fe.invalid(path, finalizer, m) for m in names.is_qualified_name(finalizer)]
+    if "/" not in finalizer and finalizer not in _STANDARD_FINALIZERS:
+        causes.append(fe.invalid(
+            path, finalizer, "name is neither a standard finalizer name nor is it fully qualified"))
     return causes
 
 
@@ -484,6 +490,18 @@ def validate_update_with(rt: ResourceType, new: Obj, old: Obj,
     meta_causes = names.validate_object_meta_update(new_meta, old_meta)
     causes = _common(rt, new) + meta_causes + meta_causes + _kube_finalizers(new_meta)
     return causes + fn(new, old) + _meta(rt, new)
+
+
+def validate_namespace_finalize_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
+    """A ``namespaces/finalize`` write: the generic layer's metadata checks, then
+    ``ValidateNamespaceFinalizeUpdate`` (the metadata update, then each of spec.finalizers at
+    its index, where ``ValidateNamespace`` names the list)."""
+    new_meta, old_meta = new.get("metadata"), old.get("metadata")
+    meta_causes = names.validate_object_meta_update(new_meta, old_meta)
+    causes = _common(rt, new) + meta_causes + meta_causes + _kube_finalizers(new_meta)
+    for i, finalizer in enumerate((new.get("spec") or {}).get("finalizers") or []):
+        causes.extend(_finalizer_name(f"spec.finalizers[{i}]", finalizer))
+    return causes
 
 
 def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:

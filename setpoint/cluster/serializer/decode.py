@@ -67,17 +67,33 @@ class _Dupes(dict[str, Any]):
     dupes: list[tuple[str, str]]  # (key, the key of the member before its repeat)
 
 
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def _decoded_into(prev: Any, value: Any) -> Any:
+    """``value`` decoded into ``prev``, the member a repeated key of a Go struct already set
+    (encoding/json decode.go, object and array): an object's members go into the existing
+    struct or map, an array's elements into the existing slice's elements (its length then
+    the new one's), anything else replaces. (Without the schema this also merges what Go
+    replaces: a map's struct values and members with their own UnmarshalJSON, such as
+    FieldsV1 or RawExtension, when one object repeats in both.)"""
+    if isinstance(prev, dict) and isinstance(value, dict):
+        merged = _Dupes(prev)
+        merged.dupes = [*getattr(prev, "dupes", ()), *getattr(value, "dupes", ())]
+        for k, v in value.items():
+            merged[k] = _decoded_into(prev[k], v) if k in prev else v
+        return merged if merged.dupes else dict(merged)
+    if isinstance(prev, list) and isinstance(value, list):
+        return [_decoded_into(prev[i], v) if i < len(prev) else v for i, v in enumerate(value)]
+    return value
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]], *, into_struct: bool) -> dict[str, Any]:
     d: dict[str, Any] = {}
     dupes: list[tuple[str, str]] = []
     before = ""
     for k, v in pairs:
         if k in d:
             dupes.append((k, before))
-            prev = d[k]
-            if isinstance(prev, dict) and isinstance(v, dict):
-                # Go decodes a repeated object key into the same map or struct: they merge
-                v = {**prev, **v}
+            if into_struct:
+                v = _decoded_into(d[k], v)
         d[k] = v
         before = k
     if dupes:
@@ -85,6 +101,14 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         out.dupes = dupes
         return out
     return d
+
+
+def _struct_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return _pairs_hook(pairs, into_struct=True)
+
+
+def _map_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    return _pairs_hook(pairs, into_struct=False)
 
 
 def _collect_dupes(obj: Any, path: str, out: list[str],
@@ -107,8 +131,14 @@ def _collect_dupes(obj: Any, path: str, out: list[str],
     return obj
 
 
-def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bool) -> Decoded:
-    """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors."""
+def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bool,
+               into_struct: bool = True) -> Decoded:
+    """Parse a JSON or YAML request body. ``kind`` names the expected kind in errors.
+
+    ``into_struct``: Go decodes the body into a typed struct (a built-in kind), where a
+    repeated key's value is decoded into the one before it, whatever ``fieldValidation``
+    says; otherwise into a map (a custom resource's unstructured content, a patch
+    document), where the last one wins."""
     if content_type in ("application/yaml", "application/apply-patch+yaml"):
         decoded = _parse_yaml(raw, kind, apply=content_type == "application/apply-patch+yaml")
         if track_duplicates and content_type == "application/yaml":
@@ -124,7 +154,7 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     except orjson.JSONDecodeError:
         parse_failed = True  # fall through: NaN, huge exponents, lone surrogates, bad syntax
     else:
-        if not track_duplicates:
+        if not track_duplicates and not into_struct:
             return Decoded(obj, literals=raw)
         if _plainly_unrepeated(obj, raw):
             # no key repeated, nothing for _json_compatible to change
@@ -140,12 +170,15 @@ def parse_body(raw: bytes, content_type: str, *, kind: str, track_duplicates: bo
     if syntax is not None:  # what Go's scanner refuses (NaN too, which json.loads takes)
         raise _json_parse_error(kind, syntax, raw)
     try:
-        obj = json.loads(_go_text(raw), object_pairs_hook=_pairs_hook, parse_int=_go_integer)
+        obj = json.loads(_go_text(raw), object_pairs_hook=_struct_pairs if into_struct
+                         else _map_pairs, parse_int=_go_integer)
     except ValueError as exc:
         raise _json_parse_error(kind, _json_error(exc), raw) from None
     dupes: list[str] = []
     after: list[str] = []
     obj = _collect_dupes(obj, "", dupes, after)
+    if not track_duplicates:  # fieldValidation=Ignore: decoded alike, reported nowhere
+        return Decoded(_json_compatible(obj), literals=raw)
     return Decoded(_json_compatible(obj), dupes, duplicates_after=after, literals=raw)
 
 

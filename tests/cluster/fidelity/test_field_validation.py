@@ -349,3 +349,26 @@ async def test_a_strategic_patch_warns_in_text_order_after_the_patchs_own_proble
     assert await _patched_deployment_warnings(api, "smp-order", patch, STRATEGIC) == [
         'duplicate field "spec.paused"', 'unknown field "spec.aaa"',
         'unknown field "spec.template.spec.containers[0].zeta"', 'unknown field "spec.zzz"']
+
+
+async def test_a_repeated_key_merges_into_a_struct_and_not_into_a_map(api: API) -> None:
+    """Rule: a built-in kind's body is decoded into Go structs, where a repeated member is
+    decoded into the one before it (two ``data`` maps merge), under Ignore too; a custom
+    resource's body and a patch document are decoded into maps, where the last one wins.
+    Source: apimachinery runtime/serializer/json/json.go Serializer.unmarshal (Unstructured
+    into a map[string]interface{}); sigs.k8s.io/json decode.go object() and
+    objectInterface(); apiserver handlers/patch.go (jsonpatch.MergePatch's partialDoc)."""
+    status, body, warnings = await send(
+        api, "POST", f"{CM}?fieldValidation=Ignore",
+        b'{"metadata":{"name":"rep"},"data":{"a":"1"},"data":{"b":"2"}}')
+    assert (status, warnings, body["data"]) == (201, [], {"a": "1", "b": "2"}), body
+    status, body, warnings = await send(
+        api, "PATCH", f"{CM}/rep?fieldValidation=Warn",
+        b'{"data":{"c":"3"},"data":{"d":"4"}}', content_type=MERGE)
+    assert (status, warnings, body["data"]) == (
+        200, ['duplicate field "data"'], {"a": "1", "b": "2", "d": "4"}), body
+    await create_widget_crd(api)
+    raw = (b'{"apiVersion":"fidelity.example.com/v1","kind":"Widget","metadata":{"name":"rep"},'
+           b'"spec":{"free":{"a":1}},"spec":{"size":2}}')
+    status, body, warnings = await send(api, "POST", f"{WIDGETS}?fieldValidation=Warn", raw)
+    assert (status, warnings, body["spec"]) == (201, ['duplicate field "spec"'], {"size": 2}), body
