@@ -35,6 +35,7 @@ from setpoint.workloads.kubelet.podworker import (
     node_alive,
 )
 from setpoint.workloads.kubelet.runtime import ContainerRuntime, SimulatedRuntime
+from setpoint.workloads.kubelet.volumemounts import CONFIGMAP, PV, PVC, SECRET
 from setpoint.workloads.settings import WorkloadSettings
 
 __all__ = [
@@ -91,6 +92,8 @@ def install(manager: Manager, settings: WorkloadSettings,
     controller = (Controller.for_(POD, name=CONTROLLER_NAME)
                   .watches(NODE, map_func=workers.pods_on_node,
                            predicates=[Funcs(update=_node_matters)])
+                  # what the volume manager reads to set a pod's volumes up
+                  .reads(CONFIGMAP, SECRET, PVC, PV)
                   .reconciler(workers))
     manager.add(controller)
     if opts.metrics:

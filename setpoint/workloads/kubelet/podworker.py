@@ -46,6 +46,7 @@ from setpoint.workloads.kubelet.runtime import (
     ContainerStatus,
     SandboxConfig,
 )
+from setpoint.workloads.kubelet.volumemounts import mount_failures, retry_after
 from setpoint.workloads.nodes import GONE as NODE_GONE
 from setpoint.workloads.nodes import READY_ANNOTATION as NODE_READY_ANNOTATION
 
@@ -193,7 +194,11 @@ class PodWorkers:
             await lifecycle.refresh(runtime, record)
         if not record.terminating and not record.terminal:
             await self._faults(pod, record, now)
-        if not record.terminating and not record.terminal and record.failure is None:
+        mount_wait = None
+        if not record.volumes_ready and not record.terminating and not record.terminal:
+            mount_wait = self._set_up_volumes(pod, record)
+        if mount_wait is None and not record.terminating and not record.terminal \
+                and record.failure is None:
             record.add_ephemeral((pod.get("spec") or {}).get("ephemeralContainers"))
             if not await self._ensure_sandbox(pod, record):
                 return Result(requeue_after=5.0)
@@ -242,6 +247,8 @@ class PodWorkers:
             return Result()
         if backing_off or record.resize == resize.IN_PROGRESS:
             return Result(requeue_after=EPSILON)
+        if mount_wait is not None:
+            return Result(requeue_after=mount_wait)
         due = self._next_due(record, changes_at, now)
         if any(cr.start_error for cr in record.all_containers()):
             # a failed SyncPod is retried after the pod workers' back-off
@@ -251,6 +258,21 @@ class PodWorkers:
         if record.resize == resize.DEFERRED:  # retried until the node has room
             due = min(due or RESIZE_RETRY, RESIZE_RETRY)
         return Result(requeue_after=due)
+
+    def _set_up_volumes(self, pod: Obj, record: PodRecord) -> float | None:
+        """One attempt at the pod's volumes (the process runtime mounts its own, for real):
+        None once they are set up, else when to try again, each failure reported."""
+        if self.runtime.runs_processes:
+            record.volumes_ready = True
+            return None
+        failures, waiting = mount_failures(pod, self.manager.cache.get)
+        if not waiting:
+            record.volumes_ready = True
+            return None
+        record.mount_attempts += 1
+        for message in failures:
+            self.events.warning(pod, "FailedMount", message)
+        return retry_after(record.mount_attempts)
 
     def _next_due(self, record: PodRecord, changes_at: float | None,
                   now: float) -> float | None:

@@ -90,6 +90,9 @@ class PodRecord:
     """A restart request was carried out; its annotation is still to be removed."""
     fallback: tuple[str, str] | None = None
     """(reason, message) when a process runtime runs this pod simulated."""
+    volumes_ready: bool = False
+    """Every volume is set up (volumemounts.py): the containers may start."""
+    mount_attempts: int = 0
     resize: str | None = None
     """The state of an in-place resize (``status.resize``: InProgress, Deferred, Infeasible)."""
 
