@@ -186,3 +186,29 @@ async def workload_cluster(
                     yield WorkloadEnv(cluster, client, manager, pods)
             else:
                 yield WorkloadEnv(cluster, client, manager, pods)
+
+
+@contextlib.asynccontextmanager
+async def scheduling_cluster(
+        *installs: Callable[[Manager, Any], None],
+) -> AsyncIterator[tuple[Client, Manager, Any]]:
+    """An embedded server, two simulated nodes of 2 CPUs and kube-scheduler, with the
+    controllers ``installs`` add: (client, manager, scheduler), once the nodes are
+    schedulable (every node is created not-ready:NoSchedule, TaintNodesByCondition, until
+    the node lifecycle controller lifts it)."""
+    from setpoint.workloads import nodes, scheduler
+    from setpoint.workloads.settings import WorkloadSettings
+
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as client:
+        settings = WorkloadSettings(nodes=2, node_cpu="2")
+        manager = Manager(client=client, settings=ManagerSettings(
+            name="kube-controller-manager", max_concurrent_reconciles=8,
+            graceful_shutdown_timeout=2.0))
+        nodes.install(manager, settings)
+        sched = scheduler.install(manager, settings)
+        for install in installs:
+            install(manager, settings)
+        async with manager.running():
+            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
+                n.taints for n in sched.cache.node_infos()))
+            yield client, manager, sched

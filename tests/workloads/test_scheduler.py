@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 
-from setpoint.client import Client, Kind, load_kubeconfig
-from setpoint.cluster import serve
-from setpoint.runtime import Manager, ManagerSettings
+from setpoint.client import Client, Kind
+from setpoint.runtime import Manager
 from setpoint.runtime._objects import clone
-from setpoint.workloads import nodeops, nodes, scheduler
+from setpoint.workloads import nodeops
 from setpoint.workloads.nodes import node_object
 from setpoint.workloads.scheduler import Scheduler, predicates, schedule
 from setpoint.workloads.scheduler.affinity import AffinityState
@@ -23,8 +22,8 @@ from setpoint.workloads.scheduler.predicates import (
     tolerates,
 )
 from setpoint.workloads.scheduler.resources import pod_requests
-from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import wait_for
+from tests.workloads.podsim import scheduling_cluster
 
 POD = Kind("v1", "Pod")
 EVENT = Kind("events.k8s.io/v1", "Event")
@@ -434,21 +433,8 @@ class Cluster:
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[Cluster]:
-    async with serve() as running:
-        client = Client(load_kubeconfig(running.kubeconfig))
-        settings = WorkloadSettings(nodes=2, node_cpu="2")
-        manager = Manager(client=client, settings=ManagerSettings(
-            name="kube-controller-manager", max_concurrent_reconciles=8,
-            graceful_shutdown_timeout=2.0))
-        nodes.install(manager, settings)
-        sched = scheduler.install(manager, settings)
-        async with manager.running():
-            # every node is created not-ready:NoSchedule (TaintNodesByCondition); the tests
-            # start once the node lifecycle controller has lifted it
-            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
-                n.taints for n in sched.cache.node_infos()))
-            yield Cluster(client, manager, sched)
-        await client.close()
+    async with scheduling_cluster() as (client, manager, sched):
+        yield Cluster(client, manager, sched)
 
 
 async def test_pods_are_bound_through_the_binding_subresource_with_an_event(

@@ -20,10 +20,7 @@ from collections.abc import AsyncIterator
 import pytest
 from prometheus_client import generate_latest
 
-from setpoint.client import Client, load_kubeconfig
-from setpoint.cluster import serve
-from setpoint.runtime import Manager, ManagerSettings
-from setpoint.workloads import nodeops, nodes, scheduler
+from setpoint.workloads import nodeops
 from setpoint.workloads.scheduler import schedule
 from setpoint.workloads.scheduler.algorithm import num_feasible_nodes_to_find
 from setpoint.workloads.scheduler.predicates import node_resources_fit, resource_fit
@@ -34,8 +31,8 @@ from setpoint.workloads.scheduler.scoring import (
     least_allocated,
     resource_scores,
 )
-from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import quiet_period, wait_for
+from tests.workloads.podsim import scheduling_cluster
 from tests.workloads.test_scheduler import POD, Cluster, make_cache, make_pod, place
 
 # Long enough for two retries if the scheduler polled at each backoff's end (1 s, then 2 s).
@@ -70,21 +67,8 @@ def test_a_cycle_stops_filtering_at_enough_feasible_nodes_and_the_next_starts_th
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[Cluster]:
-    async with serve() as running:
-        client = Client(load_kubeconfig(running.kubeconfig))
-        settings = WorkloadSettings(nodes=2, node_cpu="2")
-        manager = Manager(client=client, settings=ManagerSettings(
-            name="kube-controller-manager", max_concurrent_reconciles=8,
-            graceful_shutdown_timeout=2.0))
-        nodes.install(manager, settings)
-        sched = scheduler.install(manager, settings)
-        async with manager.running():
-            # every node is created not-ready:NoSchedule (TaintNodesByCondition); the tests
-            # start once the node lifecycle controller has lifted it
-            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
-                n.taints for n in sched.cache.node_infos()))
-            yield Cluster(client, manager, sched)
-        await client.close()
+    async with scheduling_cluster() as (client, manager, sched):
+        yield Cluster(client, manager, sched)
 
 
 def exposed(cluster: Cluster) -> dict[str, float]:

@@ -24,13 +24,10 @@ from typing import Any
 
 import pytest
 
-from setpoint.client import Client, Kind, load_kubeconfig
-from setpoint.cluster import serve
-from setpoint.runtime import Manager, ManagerSettings
-from setpoint.workloads import nodes, scheduler
+from setpoint.client import Client, Kind
 from setpoint.workloads.controllers import ephemeral, volumes
-from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import wait_for
+from tests.workloads.podsim import scheduling_cluster
 
 Obj = dict[str, Any]
 POD = Kind("v1", "Pod")
@@ -107,21 +104,8 @@ class Cluster:
 
 @pytest.fixture
 async def cluster() -> AsyncIterator[Cluster]:
-    async with serve() as running:
-        client = Client(load_kubeconfig(running.kubeconfig))
-        settings = WorkloadSettings(nodes=2, node_cpu="2")
-        manager = Manager(client=client, settings=ManagerSettings(
-            name="kube-controller-manager", max_concurrent_reconciles=8,
-            graceful_shutdown_timeout=2.0))
-        nodes.install(manager, settings)
-        sched = scheduler.install(manager, settings)
-        volumes.install(manager, settings)
-        ephemeral.install(manager, settings)
-        async with manager.running():
-            await wait_for(lambda: sched.cache.node_count() == 2 and not any(
-                n.taints for n in sched.cache.node_infos()))
-            yield Cluster(client)
-        await client.close()
+    async with scheduling_cluster(volumes.install, ephemeral.install) as (client, _, _):
+        yield Cluster(client)
 
 
 async def test_a_missing_claim_fails_prefilter_until_it_is_made(cluster: Cluster) -> None:
