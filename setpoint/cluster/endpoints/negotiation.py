@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import math
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -38,14 +40,117 @@ class MediaType:
 JSON = MediaType()
 
 
-def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
-    parts = [p.strip() for p in entry.split(";")]
-    params = {}
-    for p in parts[1:]:
-        if "=" in p:
-            k, v = p.split("=", 1)
-            params[k.strip()] = v.strip()
-    return parts[0].lower(), params
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    """One clause of an Accept header as github.com/munnerz/goautoneg (a7dc8b61c822, the
+    version kube-apiserver 1.32 vendors) parses it: type, subtype, q and the other params."""
+    type: str
+    subtype: str
+    q: float
+    params: tuple[tuple[str, str], ...]
+
+    def param(self, key: str) -> str:
+        for k, v in self.params:
+            if k == key:
+                return v
+        return ""
+
+    def has(self, key: str) -> bool:
+        return any(k == key for k, _ in self.params)
+
+
+def _go_float32(text: str) -> float:
+    """strconv.ParseFloat(text, 32) with its error dropped: 0 for what is no number (spaces
+    around it included), ±Inf beyond float32's range, else the value rounded to float32."""
+    if text != text.strip() or "_" in text:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        return 0.0
+    try:
+        return float(struct.unpack("f", struct.pack("f", value))[0])
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+def _less(a: _Clause, b: _Clause) -> bool:
+    """goautoneg's accept_slice.Less: higher q first, then a concrete type before "*", then
+    a concrete subtype before "*" (not a strict order: the sort below is what decides)."""
+    if a.q > b.q:
+        return True
+    if a.type != "*" and b.type == "*":
+        return True
+    return a.subtype != "*" and b.subtype == "*"
+
+
+def parse_accept(header: str) -> list[_Clause]:
+    """goautoneg.ParseAccept: the clauses, split at "," and ";" and trimmed of spaces only; a
+    media range that is neither "type/subtype" nor "*" is dropped; "q" (ParseFloat of the raw
+    value) is taken out of the params. The clauses are then sorted with sort.Sort, which for
+    up to 12 elements (every real Accept header) is Go's insertion sort: reproduced here
+    step for step, since Less is no strict weak order and another sort would order some
+    headers differently."""
+    clauses: list[_Clause] = []
+    for part in header.split(","):
+        part = part.strip(" ")
+        media_range, *raw_params = part.split(";")
+        sp = media_range.split("/")
+        ctype = sp[0].strip(" ")
+        if len(sp) == 1 and ctype == "*":
+            subtype = "*"
+        elif len(sp) == 2:
+            subtype = sp[1].strip(" ")
+        else:
+            continue
+        q = 1.0
+        params: dict[str, str] = {}
+        for raw in raw_params:
+            if "=" not in raw:
+                continue
+            key, value = raw.split("=", 1)
+            key = key.strip(" ")
+            if key == "q":
+                q = _go_float32(value)
+            else:
+                params[key] = value.strip(" ")
+        clauses.append(_Clause(ctype, subtype, q, tuple(params.items())))
+    for i in range(1, len(clauses)):  # sort.insertionSort
+        j = i
+        while j > 0 and _less(clauses[j], clauses[j - 1]):
+            clauses[j], clauses[j - 1] = clauses[j - 1], clauses[j]
+            j -= 1
+    return clauses
+
+
+# The serializers kube-apiserver negotiates among, in SupportedMediaTypes order (the legacy
+# codecs' and a CRD's alike, CBOR being off in 1.32); YAML has no stream serializer.
+_SERIALIZERS = (("application", "json"), ("application", "yaml"),
+                ("application", "vnd.kubernetes.protobuf"))
+
+
+def _matches(clause: _Clause, mtype: str, subtype: str) -> bool:
+    """NegotiateMediaTypeOptions' match of a clause with a serializer."""
+    return (clause.type == mtype and clause.subtype in (subtype, "*")) or (
+        clause.type == "*" and clause.subtype == "*")
+
+
+def _convert(clause: _Clause) -> tuple[str, str, str] | None:
+    """The (group, version, kind) of the clause's as/g/v params, None when it has none of
+    them (acceptMediaTypeOptions: any one of them asks for a conversion)."""
+    if not (clause.has("as") or clause.has("g") or clause.has("v")):
+        return None
+    return clause.param("g"), clause.param("v"), clause.param("as")
+
+
+def _options_allowed(clause: _Clause, subtype: str, *, server_version: str) -> bool:
+    """acceptMediaTypeOptions' checks of "stream" and "sv" (an endpoint's AllowsStreamSchema
+    takes "watch" only; AllowsServerVersion the scope's meta version, none for discovery)."""
+    stream = clause.param("stream")
+    if stream and (subtype == "yaml" or stream != "watch"):
+        return False
+    sv = clause.param("sv")
+    return not sv or sv == server_version
 
 
 def negotiate(accept: str | None, *, allow_table: bool = True,
@@ -90,31 +195,47 @@ _PROTOBUF_TRANSFORMS = frozenset({"PartialObjectMetadata", "PartialObjectMetadat
 
 
 def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> MediaType:
-    for entry in accept.split(","):
-        mtype, params = _parse_one(entry)
-        if mtype in ("*/*", "application/*"):
-            return JSON
-        if mtype == PROTOBUF and protobuf and not params.get("as"):
-            return MediaType(PROTOBUF)
-        if mtype == PROTOBUF and params.get("as") in _PROTOBUF_TRANSFORMS and params.get(
-                "g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
-            # RequestScope.AllowsMediaTypeTransform: metadata only in any media type, a
-            # custom resource's too (a Table in JSON or YAML only)
-            return MediaType(PROTOBUF, params["as"], params["g"], params["v"])
-        if mtype not in ("application/json", "application/yaml"):
-            continue
-        as_kind = params.get("as", "")
-        if not as_kind:
-            return MediaType(mtype)
-        g, v = params.get("g", ""), params.get("v", "")
-        if as_kind == "Table" and not allow_table:
-            continue
-        if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
-                "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
-            # (includeObject is a query parameter, TableOptions: an Accept parameter of that
-            # name is one acceptMediaTypeOptions does not recognize, and ignores)
-            return MediaType(mtype, as_kind, g, v)
+    """NegotiateMediaTypeOptions under a resource's RequestScope (handlers/rest.go
+    AllowsMediaTypeTransform): the clauses in goautoneg's order, each tried with every
+    serializer it matches. Without a conversion a serializer must be a standard one (a
+    custom resource's handler lists JSON and YAML); a Table is JSON or YAML only (Table has
+    no protobuf encoding in 1.32, so such a clause is passed over, and a request with no
+    other acceptable clause is the 406 below); metadata-only conversions take any."""
+    for clause in parse_accept(accept):
+        for mtype, subtype in _SERIALIZERS:
+            if not _matches(clause, mtype, subtype):
+                continue
+            if not _options_allowed(clause, subtype, server_version="v1"):
+                continue
+            media_type = f"{mtype}/{subtype}"
+            target = _convert(clause)
+            if target is None:
+                if media_type == PROTOBUF and not protobuf:
+                    continue
+                return MediaType(media_type)
+            g, v, as_kind = target
+            if g != "meta.k8s.io" or v not in ("v1", "v1beta1"):
+                continue
+            if as_kind == "Table":
+                # (includeObject is a query parameter, TableOptions: an Accept parameter of
+                # that name is one acceptMediaTypeOptions does not recognize, and ignores)
+                if allow_table and subtype in ("json", "yaml"):
+                    return MediaType(media_type, as_kind, g, v)
+            elif as_kind in _PROTOBUF_TRANSFORMS:
+                return MediaType(media_type, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+
+
+def _unconverted(accept: str) -> MediaType | None:
+    """NegotiateMediaTypeOptions under DefaultEndpointRestrictions: the first clause, in
+    goautoneg's order, that a serializer matches with neither a conversion (as/g/v) nor a
+    server version (sv); None when there is none."""
+    for clause in parse_accept(accept):
+        for mtype, subtype in _SERIALIZERS:
+            if _matches(clause, mtype, subtype) and _convert(clause) is None \
+                    and _options_allowed(clause, subtype, server_version=""):
+                return MediaType(f"{mtype}/{subtype}")
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -124,15 +245,24 @@ def negotiate_error(accept: str | None) -> MediaType:
     nothing is acceptable the Status is written as JSON all the same (WriteObjectNegotiated's
     WriteRawJSON for an unsuccessful code). Every serializer the apiserver negotiates with
     (the legacy codecs, a CRD's) offers protobuf, in which a Status has its message."""
-    for entry in (accept or "*/*").split(","):
-        mtype, params = _parse_one(entry)
-        if params.get("as"):
+    if not accept:
+        return JSON
+    return _unconverted(accept) or JSON
+
+
+def _aggregated(accept: str) -> MediaType | None:
+    """aggregated/wrapper.go: the Accept negotiated under DiscoveryEndpointRestrictions,
+    which take only a conversion to apidiscovery.k8s.io v2/v2beta1 APIGroupDiscoveryList.
+    (Served here in JSON only: a clause asking for it in another media type is passed over.)"""
+    for clause in parse_accept(accept):
+        if not _matches(clause, "application", "json") or clause.param("sv"):
             continue
-        if mtype in ("*/*", "application/*", "application/json"):
-            return JSON
-        if mtype in ("application/yaml", PROTOBUF):
-            return MediaType(mtype)
-    return JSON
+        target = _convert(clause)
+        if target is not None and target[0] == "apidiscovery.k8s.io" and target[1] in (
+                "v2", "v2beta1") and target[2] == "APIGroupDiscoveryList" \
+                and _options_allowed(clause, "json", server_version=""):
+            return MediaType("application/json", target[2], target[0], target[1])
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -140,27 +270,25 @@ def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
     """The representation of a discovery document, or 406.
 
     k8s.io/apiserver pkg/endpoints/discovery: ``/api`` and ``/apis`` negotiate with
-    aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` (a clause converting ``as=``
+    aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` (a clause converting to
     anything but apidiscovery.k8s.io v2/v2beta1 ``APIGroupDiscoveryList`` is unacceptable),
     then, failing that, as the other discovery documents (``/api/v1``, ``/apis/<group>``,
-    ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no ``as=`` at
-    all. A request none of whose clauses is left is a 406. (The protobuf form of these
-    documents is not served here: its clauses are passed over; aggregated documents are
-    served in JSON only.)
+    ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no conversion at
+    all. Clauses go in goautoneg's order (q, then specificity). A request none of whose
+    clauses is left is a 406. (The protobuf form of these documents is not served here: its
+    clauses are passed over.)
     """
-    for entry in (accept or "*/*").split(","):
-        mtype, params = _parse_one(entry)
-        as_kind = params.get("as", "")
-        if mtype in ("*/*", "application/*") and not as_kind:
-            return JSON
-        if mtype not in ("application/json", "application/yaml"):
-            continue
-        if not as_kind:
-            return MediaType(mtype)
-        g, v = params.get("g", ""), params.get("v", "")
-        if aggregated and mtype == "application/json" and as_kind == \
-                "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
-            return MediaType(mtype, as_kind, g, v)
+    if not accept:
+        return JSON
+    if aggregated:
+        media = _aggregated(accept)
+        if media is not None:
+            return media
+    for clause in parse_accept(accept):
+        for mtype, subtype in _SERIALIZERS[:2]:
+            if _matches(clause, mtype, subtype) and _convert(clause) is None \
+                    and _options_allowed(clause, subtype, server_version=""):
+                return MediaType(f"{mtype}/{subtype}")
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
 
 
