@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import functools
-import math
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from setpoint.machinery import errors
+from setpoint.machinery.acceptheader import AcceptClause, parse_accept
 
 SUPPORTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -40,102 +39,19 @@ class MediaType:
 JSON = MediaType()
 
 
-@dataclass(frozen=True, slots=True)
-class _Clause:
-    """One clause of an Accept header as github.com/munnerz/goautoneg (a7dc8b61c822, the
-    version kube-apiserver 1.32 vendors) parses it: type, subtype, q and the other params."""
-    type: str
-    subtype: str
-    q: float
-    params: tuple[tuple[str, str], ...]
-
-    def param(self, key: str) -> str:
-        for k, v in self.params:
-            if k == key:
-                return v
-        return ""
-
-    def has(self, key: str) -> bool:
-        return any(k == key for k, _ in self.params)
-
-
-def _go_float32(text: str) -> float:
-    """strconv.ParseFloat(text, 32) with its error dropped: 0 for what is no number (spaces
-    around it included), ±Inf beyond float32's range, else the value rounded to float32."""
-    if text != text.strip() or "_" in text:
-        return 0.0
-    try:
-        value = float(text)
-    except ValueError:
-        return 0.0
-    try:
-        return float(struct.unpack("f", struct.pack("f", value))[0])
-    except OverflowError:
-        return math.copysign(math.inf, value)
-
-
-def _less(a: _Clause, b: _Clause) -> bool:
-    """goautoneg's accept_slice.Less: higher q first, then a concrete type before "*", then
-    a concrete subtype before "*" (not a strict order: the sort below is what decides)."""
-    if a.q > b.q:
-        return True
-    if a.type != "*" and b.type == "*":
-        return True
-    return a.subtype != "*" and b.subtype == "*"
-
-
-def parse_accept(header: str) -> list[_Clause]:
-    """goautoneg.ParseAccept: the clauses, split at "," and ";" and trimmed of spaces only; a
-    media range that is neither "type/subtype" nor "*" is dropped; "q" (ParseFloat of the raw
-    value) is taken out of the params. The clauses are then sorted with sort.Sort, which for
-    up to 12 elements (every real Accept header) is Go's insertion sort: reproduced here
-    step for step, since Less is no strict weak order and another sort would order some
-    headers differently."""
-    clauses: list[_Clause] = []
-    for part in header.split(","):
-        part = part.strip(" ")
-        media_range, *raw_params = part.split(";")
-        sp = media_range.split("/")
-        ctype = sp[0].strip(" ")
-        if len(sp) == 1 and ctype == "*":
-            subtype = "*"
-        elif len(sp) == 2:
-            subtype = sp[1].strip(" ")
-        else:
-            continue
-        q = 1.0
-        params: dict[str, str] = {}
-        for raw in raw_params:
-            if "=" not in raw:
-                continue
-            key, value = raw.split("=", 1)
-            key = key.strip(" ")
-            if key == "q":
-                q = _go_float32(value)
-            else:
-                params[key] = value.strip(" ")
-        clauses.append(_Clause(ctype, subtype, q, tuple(params.items())))
-    for i in range(1, len(clauses)):  # sort.insertionSort
-        j = i
-        while j > 0 and _less(clauses[j], clauses[j - 1]):
-            clauses[j], clauses[j - 1] = clauses[j - 1], clauses[j]
-            j -= 1
-    return clauses
-
-
 # The serializers kube-apiserver negotiates among, in SupportedMediaTypes order (the legacy
 # codecs' and a CRD's alike, CBOR being off in 1.32); YAML has no stream serializer.
 _SERIALIZERS = (("application", "json"), ("application", "yaml"),
                 ("application", "vnd.kubernetes.protobuf"))
 
 
-def _matches(clause: _Clause, mtype: str, subtype: str) -> bool:
+def _matches(clause: AcceptClause, mtype: str, subtype: str) -> bool:
     """NegotiateMediaTypeOptions' match of a clause with a serializer."""
     return (clause.type == mtype and clause.subtype in (subtype, "*")) or (
         clause.type == "*" and clause.subtype == "*")
 
 
-def _convert(clause: _Clause) -> tuple[str, str, str] | None:
+def _convert(clause: AcceptClause) -> tuple[str, str, str] | None:
     """The (group, version, kind) of the clause's as/g/v params, None when it has none of
     them (acceptMediaTypeOptions: any one of them asks for a conversion)."""
     if not (clause.has("as") or clause.has("g") or clause.has("v")):
@@ -143,7 +59,7 @@ def _convert(clause: _Clause) -> tuple[str, str, str] | None:
     return clause.param("g"), clause.param("v"), clause.param("as")
 
 
-def _options_allowed(clause: _Clause, subtype: str, *, server_version: str) -> bool:
+def _options_allowed(clause: AcceptClause, subtype: str, *, server_version: str) -> bool:
     """acceptMediaTypeOptions' checks of "stream" and "sv" (an endpoint's AllowsStreamSchema
     takes "watch" only; AllowsServerVersion the scope's meta version, none for discovery)."""
     stream = clause.param("stream")
