@@ -72,3 +72,16 @@ def test_discovery_takes_an_aggregated_clause_whatever_its_q() -> None:
     assert negotiate_discovery(aggregated, aggregated=False).as_kind == ""
     assert negotiate_discovery("application/json;q=0.2, application/yaml",
                                aggregated=False).type == "application/yaml"
+
+
+def test_discovery_documents_come_in_every_serializer() -> None:
+    protobuf = "application/vnd.kubernetes.protobuf"
+    assert negotiate_discovery(f"{protobuf}, application/json;q=0.9",
+                               aggregated=False).type == protobuf
+    media = negotiate_discovery(
+        f"{protobuf};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", aggregated=True)
+    assert media.content_type == \
+        f"{protobuf};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    with pytest.raises(StatusError):
+        negotiate_discovery(f"{protobuf};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList",
+                            aggregated=False)

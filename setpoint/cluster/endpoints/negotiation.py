@@ -168,16 +168,17 @@ def negotiate_error(accept: str | None) -> MediaType:
 
 def _aggregated(accept: str) -> MediaType | None:
     """aggregated/wrapper.go: the Accept negotiated under DiscoveryEndpointRestrictions,
-    which take only a conversion to apidiscovery.k8s.io v2/v2beta1 APIGroupDiscoveryList.
-    (Served here in JSON only: a clause asking for it in another media type is passed over.)"""
+    which take only a conversion to apidiscovery.k8s.io v2/v2beta1 APIGroupDiscoveryList, in
+    any of the serializers (JSON, YAML, protobuf)."""
     for clause in parse_accept(accept):
-        if not _matches(clause, "application", "json") or clause.param("sv"):
-            continue
         target = _convert(clause)
-        if target is not None and target[0] == "apidiscovery.k8s.io" and target[1] in (
-                "v2", "v2beta1") and target[2] == "APIGroupDiscoveryList" \
-                and _options_allowed(clause, "json", server_version=""):
-            return MediaType("application/json", target[2], target[0], target[1])
+        if target is None or target[0] != "apidiscovery.k8s.io" or target[1] not in (
+                "v2", "v2beta1") or target[2] != "APIGroupDiscoveryList":
+            continue
+        for mtype, subtype in _SERIALIZERS:
+            if _matches(clause, mtype, subtype) and _options_allowed(
+                    clause, subtype, server_version=""):
+                return MediaType(f"{mtype}/{subtype}", target[2], target[0], target[1])
     return None
 
 
@@ -190,9 +191,8 @@ def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
     anything but apidiscovery.k8s.io v2/v2beta1 ``APIGroupDiscoveryList`` is unacceptable),
     then, failing that, as the other discovery documents (``/api/v1``, ``/apis/<group>``,
     ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no conversion at
-    all. Clauses go in goautoneg's order (q, then specificity). A request none of whose
-    clauses is left is a 406. (The protobuf form of these documents is not served here: its
-    clauses are passed over.)
+    all. Clauses go in goautoneg's order (q, then specificity); every document is served in
+    JSON, YAML or protobuf. A request none of whose clauses is left is a 406.
     """
     if not accept:
         return JSON
@@ -200,12 +200,11 @@ def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
         media = _aggregated(accept)
         if media is not None:
             return media
-    for clause in parse_accept(accept):
-        for mtype, subtype in _SERIALIZERS[:2]:
-            if _matches(clause, mtype, subtype) and _convert(clause) is None \
-                    and _options_allowed(clause, subtype, server_version=""):
-                return MediaType(f"{mtype}/{subtype}")
-    raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+    media = _unconverted(accept)
+    if media is None:
+        raise errors.not_acceptable(
+            f"only the following media types are accepted: {SUPPORTED}")
+    return media
 
 
 # go-restful's default for a request without a Content-Type (route.go matchesContentType)
