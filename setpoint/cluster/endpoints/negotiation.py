@@ -71,7 +71,7 @@ def _options_allowed(clause: AcceptClause, subtype: str, *, server_version: str)
 
 def negotiate(accept: str | None, *, allow_table: bool = True,
               protobuf: bool = False) -> MediaType:
-    """Pick the first acceptable representation, or raise 406. ``allow_table=False``: a
+    """The best acceptable representation, or a 406. ``allow_table=False``: a
     clause asking for a Table is passed over (a watch-list request's endpoint restrictions,
     handlers/get.go watchListEndpointRestrictions). ``protobuf``: the endpoint answers a
     plain protobuf clause in protobuf (a built-in kind's object, list or write; its Table in
@@ -107,7 +107,7 @@ def _remembered(accept: str, allow_table: bool, protobuf: bool) -> MediaType:
     return _negotiate(accept, allow_table, protobuf)
 
 
-_PROTOBUF_TRANSFORMS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
+_METADATA_KINDS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
 
 
 def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> MediaType:
@@ -137,7 +137,7 @@ def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) ->
                 # that name is one acceptMediaTypeOptions does not recognize, and ignores)
                 if allow_table and subtype in ("json", "yaml"):
                     return MediaType(media_type, as_kind, g, v)
-            elif as_kind in _PROTOBUF_TRANSFORMS:
+            elif as_kind in _METADATA_KINDS:
                 return MediaType(media_type, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
 
