@@ -53,7 +53,9 @@ async def serve_virtual(parts: VirtualParts, token: bytes | None, request: Reque
                         rt: ResourceType, rp: ResourcePath) -> Response:
     restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
                    if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
-    media = negotiate(request.headers.get("accept"))
+    # the reviews, Binding and ComponentStatus are built-in kinds: the legacy codecs answer
+    # them in protobuf when asked
+    media = negotiate(request.headers.get("accept"), protobuf=True)
     if request.method == "GET":
         if rt.kind != "ComponentStatus":
             raise errors.method_not_allowed()  # a review's paths have a POST route only
