@@ -13,10 +13,12 @@ import functools
 import random
 import re
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
+from setpoint.machinery.metatime import parse_time
 
 # A name validator gets the name and whether it is a generateName prefix, and answers the
 # list of what is wrong with it (Kubernetes' ValidateNameFunc).
@@ -458,7 +460,8 @@ def validate_object_meta_update(new: Mapping[str, Any] | None, old: Mapping[str,
     immutable, and the new labels, annotations and owners valid.
 
     What the server fills in or resets silently before validating (an omitted uid or
-    generation, creationTimestamp, deletionTimestamp) is not reported; the resourceVersion
+    generation, creationTimestamp, a stored deletionTimestamp) is not reported; a deletion
+    field an update sets where none was stored is; the resourceVersion
     check is left to the storage layer unless asked for."""
     new, old = new or {}, old or {}
     causes: list[Cause] = []
@@ -480,9 +483,36 @@ def validate_object_meta_update(new: Mapping[str, Any] | None, old: Mapping[str,
             continue
         if (new.get(key) or "") != (old.get(key) or ""):
             causes.append(fe.invalid(f"{path}.{key}", new.get(key) or "", "field is immutable"))
+    causes.extend(_immutable_deletion_fields(new, old, path))
     causes.extend(validate_labels(new.get("labels"), f"{path}.labels"))
     causes.extend(validate_annotations(new.get("annotations"), f"{path}.annotations"))
     causes.extend(validate_owner_references(new.get("ownerReferences"),
                                             f"{path}.ownerReferences"))
     causes.extend(validate_managed_fields(new.get("managedFields"), f"{path}.managedFields"))
     return causes
+
+
+def _immutable_deletion_fields(new: Mapping[str, Any], old: Mapping[str, Any],
+                               path: str) -> list[Cause]:
+    """ValidateImmutableField of deletionTimestamp and deletionGracePeriodSeconds: what an
+    update sets where the stored object had none (BeforeUpdate keeps a stored one)."""
+    causes: list[Cause] = []
+    stamp, old_stamp = new.get("deletionTimestamp"), old.get("deletionTimestamp")
+    if stamp is not None and parse_time(stamp) != parse_time(old_stamp):
+        causes.append(fe.invalid(f"{path}.deletionTimestamp", _go_time(stamp),
+                                 "field is immutable"))
+    grace, old_grace = new.get("deletionGracePeriodSeconds"), \
+        old.get("deletionGracePeriodSeconds")
+    if grace is not None and grace != old_grace:
+        causes.append(fe.invalid(f"{path}.deletionGracePeriodSeconds", grace,
+                                 "field is immutable"))
+    return causes
+
+
+def _go_time(value: Any) -> Any:
+    """A metav1.Time as field.Error prints it (its String: Go's time.Time layout, UTC)."""
+    seconds = parse_time(value) if isinstance(value, str) else None
+    if seconds is None:
+        return value
+    return fe.GoValue(datetime.fromtimestamp(seconds, UTC).strftime(
+        "%Y-%m-%d %H:%M:%S +0000 UTC"))

@@ -8,6 +8,7 @@ import base64
 from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from functools import partial
+from itertools import takewhile
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
@@ -291,12 +292,14 @@ class CollectionReads:
         if stream.error is not None:
             return _error_event(stream.error, media)
         return StreamResponse(
-            self._watch_events(stream, rt, present if convert else None, media.is_protobuf),
+            self._watch_events(stream, rt, present if convert else None, media.is_protobuf,
+                               ends_at_first_object=media.as_kind == _METADATA_LIST),
             stream.close, content_type=_watch_content_type(media), ended=stream.wait_closed)
 
     async def _watch_events(self, stream: WatchStream, rt: ResourceType,
                             present: Callable[[Obj], Obj] | None,
-                            protobuf: bool = False) -> AsyncIterator[bytes]:
+                            protobuf: bool = False, *,
+                            ends_at_first_object: bool = False) -> AsyncIterator[bytes]:
         self.parts.streams.track(stream)
         try:
             async for batch in stream:
@@ -304,15 +307,23 @@ class CollectionReads:
                     batch = await self._converted(rt, batch, present, stream)
                     if not batch:
                         continue
+                ending = False
+                if ends_at_first_object:
+                    errors_first = list(takewhile(lambda event: event[0] == "ERROR", batch))
+                    ending = len(errors_first) < len(batch)
+                    batch = errors_first
                 if protobuf:
                     yield b"".join(_protobuf_frame(t, o) for t, o in batch)
-                    continue
-                # one escaping pass over the batch: objects spliced in as stored are
-                # already escaped, and escaping twice changes nothing (gojson); only a
-                # custom resource holds floats (built-in kinds have none: API conventions)
-                written = go_text if rt.is_custom else html_escaped
-                yield written(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
-                                       for t, o in batch))
+                elif batch:
+                    # one escaping pass over the batch: objects spliced in as stored are
+                    # already escaped, and escaping twice changes nothing (gojson); only a
+                    # custom resource holds floats (built-in kinds have none: API
+                    # conventions)
+                    written = go_text if rt.is_custom else html_escaped
+                    yield written(b"".join(orjson.dumps({"type": t, "object": o}) + b"\n"
+                                           for t, o in batch))
+                if ending:
+                    return
         finally:
             stream.close()
             self.parts.streams.untrack(stream)
@@ -376,7 +387,10 @@ class CollectionReads:
             as_partial = partial(partial_metadata, version=media.version)
             return as_partial, partial(_partial_bookmark, version=media.version)
         # PartialObjectMetadataList: no event's object is a list, so the transformation
-        # fails on each and the object is sent as it is (watchEmbeddedEncoder.doEncode)
+        # fails on each and watchEmbeddedEncoder.doEncode passes the object on as it is, to
+        # an encoder of the meta.k8s.io codecs (targetEncodingForTransform), which cannot
+        # encode it: the stream ends at the first event (WatchServer.HandleHTTP, on the
+        # encoder's error); only ERROR events, a Status, get through (``_watch_events``)
         return (lambda obj: present(rt, obj)), None
 
 
@@ -398,6 +412,8 @@ async def read_converted(webhooks: Callable[[], WebhookAdmission], request: Requ
 def _as_stored(obj: Obj) -> Obj:
     return obj
 
+
+_METADATA_LIST = "PartialObjectMetadataList"
 
 # the stream serializer of protobuf (negotiate.go MediaTypesForSerializer: ";stream=watch")
 _PROTOBUF_WATCH = "application/vnd.kubernetes.protobuf;stream=watch"

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from setpoint.machinery import errors
+from setpoint.machinery.acceptheader import AcceptClause, parse_accept
 
 SUPPORTED = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
@@ -38,19 +39,39 @@ class MediaType:
 JSON = MediaType()
 
 
-def _parse_one(entry: str) -> tuple[str, dict[str, str]]:
-    parts = [p.strip() for p in entry.split(";")]
-    params = {}
-    for p in parts[1:]:
-        if "=" in p:
-            k, v = p.split("=", 1)
-            params[k.strip()] = v.strip()
-    return parts[0].lower(), params
+# The serializers kube-apiserver negotiates among, in SupportedMediaTypes order (the legacy
+# codecs' and a CRD's alike, CBOR being off in 1.32); YAML has no stream serializer.
+_SERIALIZERS = (("application", "json"), ("application", "yaml"),
+                ("application", "vnd.kubernetes.protobuf"))
+
+
+def _matches(clause: AcceptClause, mtype: str, subtype: str) -> bool:
+    """NegotiateMediaTypeOptions' match of a clause with a serializer."""
+    return (clause.type == mtype and clause.subtype in (subtype, "*")) or (
+        clause.type == "*" and clause.subtype == "*")
+
+
+def _convert(clause: AcceptClause) -> tuple[str, str, str] | None:
+    """The (group, version, kind) of the clause's as/g/v params, None when it has none of
+    them (acceptMediaTypeOptions: any one of them asks for a conversion)."""
+    if not (clause.has("as") or clause.has("g") or clause.has("v")):
+        return None
+    return clause.param("g"), clause.param("v"), clause.param("as")
+
+
+def _options_allowed(clause: AcceptClause, subtype: str, *, server_version: str) -> bool:
+    """acceptMediaTypeOptions' checks of "stream" and "sv" (an endpoint's AllowsStreamSchema
+    takes "watch" only; AllowsServerVersion the scope's meta version, none for discovery)."""
+    stream = clause.param("stream")
+    if stream and (subtype == "yaml" or stream != "watch"):
+        return False
+    sv = clause.param("sv")
+    return not sv or sv == server_version
 
 
 def negotiate(accept: str | None, *, allow_table: bool = True,
               protobuf: bool = False) -> MediaType:
-    """Pick the first acceptable representation, or raise 406. ``allow_table=False``: a
+    """The best acceptable representation, or a 406. ``allow_table=False``: a
     clause asking for a Table is passed over (a watch-list request's endpoint restrictions,
     handlers/get.go watchListEndpointRestrictions). ``protobuf``: the endpoint answers a
     plain protobuf clause in protobuf (a built-in kind's object, list or write; its Table in
@@ -86,35 +107,51 @@ def _remembered(accept: str, allow_table: bool, protobuf: bool) -> MediaType:
     return _negotiate(accept, allow_table, protobuf)
 
 
-_PROTOBUF_TRANSFORMS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
+_METADATA_KINDS = frozenset({"PartialObjectMetadata", "PartialObjectMetadataList"})
 
 
 def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) -> MediaType:
-    for entry in accept.split(","):
-        mtype, params = _parse_one(entry)
-        if mtype in ("*/*", "application/*"):
-            return JSON
-        if mtype == PROTOBUF and protobuf and not params.get("as"):
-            return MediaType(PROTOBUF)
-        if mtype == PROTOBUF and params.get("as") in _PROTOBUF_TRANSFORMS and params.get(
-                "g") == "meta.k8s.io" and params.get("v") in ("v1", "v1beta1"):
-            # RequestScope.AllowsMediaTypeTransform: metadata only in any media type, a
-            # custom resource's too (a Table in JSON or YAML only)
-            return MediaType(PROTOBUF, params["as"], params["g"], params["v"])
-        if mtype not in ("application/json", "application/yaml"):
-            continue
-        as_kind = params.get("as", "")
-        if not as_kind:
-            return MediaType(mtype)
-        g, v = params.get("g", ""), params.get("v", "")
-        if as_kind == "Table" and not allow_table:
-            continue
-        if g == "meta.k8s.io" and v in ("v1", "v1beta1") and as_kind in (
-                "Table", "PartialObjectMetadata", "PartialObjectMetadataList"):
-            # (includeObject is a query parameter, TableOptions: an Accept parameter of that
-            # name is one acceptMediaTypeOptions does not recognize, and ignores)
-            return MediaType(mtype, as_kind, g, v)
+    """NegotiateMediaTypeOptions under a resource's RequestScope (handlers/rest.go
+    AllowsMediaTypeTransform): the clauses in goautoneg's order, each tried with every
+    serializer it matches. Without a conversion a serializer must be a standard one (a
+    custom resource's handler lists JSON and YAML); a Table is JSON or YAML only (Table has
+    no protobuf encoding in 1.32, so such a clause is passed over, and a request with no
+    other acceptable clause is the 406 below); metadata-only conversions take any."""
+    for clause in parse_accept(accept):
+        for mtype, subtype in _SERIALIZERS:
+            if not _matches(clause, mtype, subtype):
+                continue
+            if not _options_allowed(clause, subtype, server_version="v1"):
+                continue
+            media_type = f"{mtype}/{subtype}"
+            target = _convert(clause)
+            if target is None:
+                if media_type == PROTOBUF and not protobuf:
+                    continue
+                return MediaType(media_type)
+            g, v, as_kind = target
+            if g != "meta.k8s.io" or v not in ("v1", "v1beta1"):
+                continue
+            if as_kind == "Table":
+                # (includeObject is a query parameter, TableOptions: an Accept parameter of
+                # that name is one acceptMediaTypeOptions does not recognize, and ignores)
+                if allow_table and subtype in ("json", "yaml"):
+                    return MediaType(media_type, as_kind, g, v)
+            elif as_kind in _METADATA_KINDS:
+                return MediaType(media_type, as_kind, g, v)
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+
+
+def _unconverted(accept: str) -> MediaType | None:
+    """NegotiateMediaTypeOptions under DefaultEndpointRestrictions: the first clause, in
+    goautoneg's order, that a serializer matches with neither a conversion (as/g/v) nor a
+    server version (sv); None when there is none."""
+    for clause in parse_accept(accept):
+        for mtype, subtype in _SERIALIZERS:
+            if _matches(clause, mtype, subtype) and _convert(clause) is None \
+                    and _options_allowed(clause, subtype, server_version=""):
+                return MediaType(f"{mtype}/{subtype}")
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -124,15 +161,25 @@ def negotiate_error(accept: str | None) -> MediaType:
     nothing is acceptable the Status is written as JSON all the same (WriteObjectNegotiated's
     WriteRawJSON for an unsuccessful code). Every serializer the apiserver negotiates with
     (the legacy codecs, a CRD's) offers protobuf, in which a Status has its message."""
-    for entry in (accept or "*/*").split(","):
-        mtype, params = _parse_one(entry)
-        if params.get("as"):
+    if not accept:
+        return JSON
+    return _unconverted(accept) or JSON
+
+
+def _aggregated(accept: str) -> MediaType | None:
+    """aggregated/wrapper.go: the Accept negotiated under DiscoveryEndpointRestrictions,
+    which take only a conversion to apidiscovery.k8s.io v2/v2beta1 APIGroupDiscoveryList, in
+    any of the serializers (JSON, YAML, protobuf)."""
+    for clause in parse_accept(accept):
+        target = _convert(clause)
+        if target is None or target[0] != "apidiscovery.k8s.io" or target[1] not in (
+                "v2", "v2beta1") or target[2] != "APIGroupDiscoveryList":
             continue
-        if mtype in ("*/*", "application/*", "application/json"):
-            return JSON
-        if mtype in ("application/yaml", PROTOBUF):
-            return MediaType(mtype)
-    return JSON
+        for mtype, subtype in _SERIALIZERS:
+            if _matches(clause, mtype, subtype) and _options_allowed(
+                    clause, subtype, server_version=""):
+                return MediaType(f"{mtype}/{subtype}", target[2], target[0], target[1])
+    return None
 
 
 @functools.lru_cache(maxsize=64)
@@ -140,28 +187,24 @@ def negotiate_discovery(accept: str, *, aggregated: bool) -> MediaType:
     """The representation of a discovery document, or 406.
 
     k8s.io/apiserver pkg/endpoints/discovery: ``/api`` and ``/apis`` negotiate with
-    aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` (a clause converting ``as=``
+    aggregated/negotiation.go ``DiscoveryEndpointRestrictions`` (a clause converting to
     anything but apidiscovery.k8s.io v2/v2beta1 ``APIGroupDiscoveryList`` is unacceptable),
     then, failing that, as the other discovery documents (``/api/v1``, ``/apis/<group>``,
-    ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no ``as=`` at
-    all. A request none of whose clauses is left is a 406. (The protobuf form of these
-    documents is not served here: its clauses are passed over; aggregated documents are
-    served in JSON only.)
+    ``/apis/<group>/<version>``) do, with ``DefaultEndpointRestrictions``: no conversion at
+    all. Clauses go in goautoneg's order (q, then specificity); every document is served in
+    JSON, YAML or protobuf. A request none of whose clauses is left is a 406.
     """
-    for entry in (accept or "*/*").split(","):
-        mtype, params = _parse_one(entry)
-        as_kind = params.get("as", "")
-        if mtype in ("*/*", "application/*") and not as_kind:
-            return JSON
-        if mtype not in ("application/json", "application/yaml"):
-            continue
-        if not as_kind:
-            return MediaType(mtype)
-        g, v = params.get("g", ""), params.get("v", "")
-        if aggregated and mtype == "application/json" and as_kind == \
-                "APIGroupDiscoveryList" and g == "apidiscovery.k8s.io" and v in ("v2", "v2beta1"):
-            return MediaType(mtype, as_kind, g, v)
-    raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
+    if not accept:
+        return JSON
+    if aggregated:
+        media = _aggregated(accept)
+        if media is not None:
+            return media
+    media = _unconverted(accept)
+    if media is None:
+        raise errors.not_acceptable(
+            f"only the following media types are accepted: {SUPPORTED}")
+    return media
 
 
 # go-restful's default for a request without a Content-Type (route.go matchesContentType)

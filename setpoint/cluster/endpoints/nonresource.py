@@ -3,10 +3,12 @@ caching headers, go-restful's GET-only routes, and the chain's ``WithCacheContro
 
 from __future__ import annotations
 
+import orjson
+
 from setpoint.cluster.endpoints.discovery_service import DiscoveryService
 from setpoint.cluster.endpoints.http import Request, Response
-from setpoint.cluster.endpoints.negotiation import negotiate_discovery
-from setpoint.cluster.endpoints.responses import json_response, text_response
+from setpoint.cluster.endpoints.negotiation import MediaType, negotiate_discovery
+from setpoint.cluster.endpoints.responses import encode, json_response, text_response
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -22,17 +24,29 @@ def discovery_root(disc: DiscoveryService, request: Request, *, legacy: bool) ->
         headers = {"ETag": etag, "Vary": "Accept", "Cache-Control": "public"}
         if request.headers.get("if-none-match") == etag:
             return Response(status=304, headers=headers)
+        if media.type != "application/json":  # (one ETag for every representation)
+            body = encode(orjson.loads(body), media)
         return Response(body, 200, media.content_type, headers, serialized=True)
-    resp = json_response(disc.versions() if legacy else disc.groups(), media=media)
+    resp = json_response(_typed(disc.versions() if legacy else disc.groups(), media),
+                         media=media)
     resp.add_header("Vary", "Accept")
     return resp
+
+
+def _typed(document: Obj, media: MediaType) -> Obj:
+    """A document without apiVersion (``/api``, ``/api/v1``: discovery/legacy.go's
+    stripVersionNegotiatedSerializer) has an empty one in its protobuf envelope."""
+    if media.is_protobuf and "apiVersion" not in document:
+        return {"apiVersion": "", **document}
+    return document
 
 
 def discovery_document(request: Request, document: Obj | None) -> Response:
     """``/api/v1``, ``/apis/<group>``, ``/apis/<group>/<version>``: JSON or YAML as
     Accept asks (``DefaultEndpointRestrictions``)."""
     media = negotiate_discovery(request.headers.get("accept", ""), aggregated=False)
-    return json_response(document, media=media)
+    return json_response(document if document is None else _typed(document, media),
+                         media=media)
 
 
 def restful_get(request: Request) -> None:

@@ -156,6 +156,15 @@ T = TypeVar("T")
 
 
 
+
+# The built-in kinds a 1.32 apiserver serves that are deprecated, with installer.go's
+# endpoint warning (endpoints/deprecation WarningMessage of k8s.io/api's prerelease
+# lifecycle: core/v1 lifecycle.go, ComponentStatus deprecated in 1.19, no removal or
+# replacement named).
+_DEPRECATED_BUILTINS: dict[tuple[str, str, str], list[str]] = {
+    ("", "v1", "ComponentStatus"): ["v1 ComponentStatus is deprecated in v1.19+"],
+}
+
 class Handler:
     """One handler for every path: the Kubernetes path grammar is not a route table."""
 
@@ -394,10 +403,12 @@ class Handler:
             raise errors.path_not_found()
         if rt.is_custom and (failure := serving_error(rt.crd)) is not None:
             raise failure
-        deprecation = deprecation_warnings(rt.crd, rt.version) if rt.is_custom else []
+        deprecation = deprecation_warnings(rt.crd, rt.version) if rt.is_custom else \
+            _DEPRECATED_BUILTINS.get((rt.group, rt.version, rt.kind), [])
         if not deprecation:
             return await self._resource_verb(request, rt, rp)
-        # the CRD handler records these before serving the verb: every answer carries them
+        # the CRD handler records these before serving the verb, as the installer's
+        # AddWarningsHandler does for a deprecated built-in kind: every answer carries them
         try:
             resp = await self._resource_verb(request, rt, rp)
         except StatusError as err:

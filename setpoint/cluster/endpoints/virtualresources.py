@@ -20,7 +20,12 @@ from setpoint.cluster.endpoints.negotiation import (
 )
 from setpoint.cluster.endpoints.requestbody import decode_body
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
-from setpoint.cluster.endpoints.responses import json_response
+from setpoint.cluster.endpoints.responses import (
+    json_response,
+    render_deleted,
+    render_object,
+    with_table_options,
+)
 from setpoint.cluster.endpoints.typedbodies import decode_kind
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery import errors
@@ -53,16 +58,21 @@ async def serve_virtual(parts: VirtualParts, token: bytes | None, request: Reque
                         rt: ResourceType, rp: ResourcePath) -> Response:
     restful_accept(request.method, request.headers, rt.is_custom, LIST_ROUTE_MEDIA_TYPES
                    if request.method == "GET" and rp.name is None else ROUTE_MEDIA_TYPES)
-    media = negotiate(request.headers.get("accept"))
+    # the reviews, Binding and ComponentStatus are built-in kinds: the legacy codecs answer
+    # them in protobuf when asked
+    media = negotiate(request.headers.get("accept"), protobuf=True)
     if request.method == "GET":
         if rt.kind != "ComponentStatus":
             raise errors.method_not_allowed()  # a review's paths have a POST route only
         listed = reviews.component_statuses()
+        # componentstatus REST is a TableConvertor (printComponentStatus), and its answers
+        # go through transformResponseObject as any resource's do
+        media = with_table_options(media, request.query)
         if rp.name is None:
-            return json_response(listed, 200, media)
+            return render_deleted(rt, listed, media, 200, [])
         for item in listed["items"]:
             if item["metadata"]["name"] == rp.name:
-                return json_response({"kind": rt.kind, "apiVersion": "v1", **item}, 200, media)
+                return render_object(rt, {"kind": rt.kind, "apiVersion": "v1", **item}, media)
         raise errors.not_found(rt.resource, rp.name)
     sent = await decode_body(request, rt.api_version, rt.kind)
     body = decode_kind(sent.obj, rt.api_version, rt.kind, sent.literals)

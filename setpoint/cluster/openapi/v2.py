@@ -29,6 +29,7 @@ from setpoint.cluster.openapi.schemas import REF_PREFIX
 from setpoint.cluster.openapi.v2_schemas import DEF_PREFIX, closure, crd_definitions, refs_in
 from setpoint.cluster.openapi.v3 import INFO, openapi_document, openapi_index_paths
 from setpoint.cluster.registry import Registry
+from setpoint.machinery.acceptheader import parse_accept
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.protobuf.openapiv2 import encode_document
 
@@ -163,37 +164,7 @@ def negotiate(accept: str | None) -> str | None:
 
 def accept_clauses(header: str) -> list[tuple[str, str]]:
     """The (type, subtype) of each Accept clause in goautoneg's ``ParseAccept`` order."""
-    parsed: list[tuple[float, str, str]] = []
-    for part in header.split(","):
-        media, *params = part.strip(" ").split(";")
-        halves = media.split("/")
-        kind = halves[0].strip(" ")
-        if len(halves) == 1 and kind == "*":
-            subtype = "*"
-        elif len(halves) == 2:
-            subtype = halves[1].strip(" ")
-        else:
-            continue
-        q = 1.0
-        for param in params:
-            name, eq, value = param.partition("=")
-            if eq and name.strip(" ") == "q":
-                try:  # Go's ParseFloat takes no spaces and leaves 0 on error
-                    q = float(value) if value == value.strip() else 0.0
-                except ValueError:
-                    q = 0.0
-        parsed.append((q, kind, subtype))
-
-    def less(a: tuple[float, str, str], b: tuple[float, str, str]) -> bool:
-        return a[0] > b[0] or (a[1] != "*" and b[1] == "*") or (a[2] != "*" and b[2] == "*")
-
-    # Go's sort.Sort on so few clauses is an insertion sort: the same swaps, the same order
-    for i in range(1, len(parsed)):
-        j = i
-        while j > 0 and less(parsed[j], parsed[j - 1]):
-            parsed[j], parsed[j - 1] = parsed[j - 1], parsed[j]
-            j -= 1
-    return [(kind, subtype) for _, kind, subtype in parsed]
+    return [(clause.type, clause.subtype) for clause in parse_accept(header)]
 
 
 def etag_matches(if_none_match: str | None, etag: str) -> bool:

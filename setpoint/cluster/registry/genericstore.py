@@ -53,6 +53,7 @@ MAX_NAME_GENERATION_ATTEMPTS = 8
 # Metadata the server owns: clients cannot set or change it.
 SYSTEM_METADATA = ("uid", "creationTimestamp", "deletionTimestamp",
                    "deletionGracePeriodSeconds", "selfLink")
+_DELETION_METADATA = ("deletionTimestamp", "deletionGracePeriodSeconds")
 
 
 _random_pool = bytearray()  # os.urandom bytes drawn 4 KiB at a time: a system call each
@@ -292,11 +293,19 @@ class GenericStore:
         # name a webhook changed meets the immutable-field validation
         ensure_namespace_matches(meta, rt.namespaced, point.namespace or None)
         changed_uid = meta.get("uid") if meta.get("uid") != old_meta.get("uid") else None
+        sent_deletion = {k: meta[k] for k in _DELETION_METADATA if meta.get(k) is not None}
         for key in SYSTEM_METADATA:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
                 meta.pop(key, None)
+        # an update can never remove or change a deletionTimestamp nor remove a grace period
+        # (rest/update.go BeforeUpdate): one set where there was none, or another grace
+        # period, stays for the immutable-field validation to refuse
+        if "deletionTimestamp" in sent_deletion and not old_meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = sent_deletion["deletionTimestamp"]
+        if "deletionGracePeriodSeconds" in sent_deletion:
+            meta["deletionGracePeriodSeconds"] = sent_deletion["deletionGracePeriodSeconds"]
         if changed_uid:
             meta["uid"] = changed_uid  # for validation to refuse
         meta["resourceVersion"] = old_meta.get("resourceVersion")

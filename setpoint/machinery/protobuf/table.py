@@ -85,6 +85,8 @@ class Table:
         self._packages: dict[str, str] = {}
         for key, message in self.kinds.items():
             self._packages.setdefault(key.split("/", 1)[0], message.rsplit(".", 2)[0])
+        # the aggregated discovery documents: a group the OpenAPI document lists no kind of
+        self._packages.setdefault("apidiscovery.k8s.io", "k8s.io.api.apidiscovery")
 
     def message(self, name: str) -> Message:
         """The message called ``name``; ProtobufError if there is none."""

@@ -462,3 +462,52 @@ async def test_a_patch_changing_the_uid_is_invalid(api: API) -> None:
         409, "Conflict", 'Operation cannot be fulfilled on configmaps "absent": uid '
         "mismatch: the provided object specified uid u1, and no existing object was found",
         {"name": "absent", "kind": "configmaps"}))
+
+
+# -- the deletion fields on update ---------------------------------------------------------
+
+_MERGE = "application/merge-patch+json"
+
+
+def _immutable(name: str, field: str, shown: str) -> dict[str, Any]:
+    """ValidateImmutableField's cause, twice: rest.BeforeUpdate's validateCommonFields and the
+    strategy's ValidateObjectMetaUpdate both run ValidateObjectMetaAccessorUpdate (the
+    aggregated message keeps one)."""
+    cause = {"reason": "FieldValueInvalid", "message": f"Invalid value: {shown}: field is "
+             "immutable", "field": f"metadata.{field}"}
+    return _failure(422, "Invalid", f'ConfigMap "{name}" is invalid: metadata.{field}: '
+                    f"Invalid value: {shown}: field is immutable",
+                    {"name": name, "kind": "ConfigMap", "causes": [cause, cause]})
+
+
+async def test_an_update_cannot_start_a_deletion(api: API) -> None:
+    """rest.BeforeUpdate keeps a stored deletionTimestamp only; one an update sets on a live
+    object, or a grace period, meets ValidateImmutableField (staging/src/k8s.io/apiserver/pkg/
+    registry/rest/update.go, apimachinery/pkg/api/validation/objectmeta.go
+    ValidateObjectMetaAccessorUpdate). A metav1.Time is printed by its String."""
+    await api.post(f"{NS}/configmaps", {"metadata": {"name": "live"}})
+    status, out = await api.patch(f"{NS}/configmaps/live", {
+        "metadata": {"deletionTimestamp": "2020-01-01T00:00:00Z"}}, _MERGE)
+    assert (status, out) == (422, _immutable(
+        "live", "deletionTimestamp", "2020-01-01 00:00:00 +0000 UTC"))
+    status, out = await api.patch(f"{NS}/configmaps/live", {
+        "metadata": {"deletionGracePeriodSeconds": 5}}, _MERGE)
+    assert (status, out) == (422, _immutable("live", "deletionGracePeriodSeconds", "5"))
+    _, stored = await api.get(f"{NS}/configmaps/live")
+    assert "deletionTimestamp" not in stored["metadata"]
+
+
+async def test_an_update_cannot_end_or_change_a_deletion(api: API) -> None:
+    """A deleting object's deletionTimestamp and grace period are put back when an update
+    drops them (a no-op: the same resourceVersion); another grace period is immutable."""
+    await api.post(f"{NS}/configmaps", {"metadata": {"name": "held",
+                                                     "finalizers": ["example.com/x"]}})
+    _, deleting = await api.delete(f"{NS}/configmaps/held")
+    status, out = await api.patch(f"{NS}/configmaps/held", {"metadata": {
+        "deletionTimestamp": None, "deletionGracePeriodSeconds": None}}, _MERGE)
+    assert status == 200, out
+    assert out["metadata"] == deleting["metadata"]
+    status, out = await api.patch(f"{NS}/configmaps/held", {
+        "metadata": {"deletionGracePeriodSeconds": 30}}, _MERGE)
+    assert (status, out) == (422, _immutable("held", "deletionGracePeriodSeconds", "30"))
+    await api.patch(f"{NS}/configmaps/held", {"metadata": {"finalizers": None}}, _MERGE)

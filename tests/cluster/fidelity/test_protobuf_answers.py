@@ -109,6 +109,29 @@ async def test_metadata_only_in_protobuf(api: API) -> None:
     assert (status, ctype) == (200, "application/json")
 
 
+async def test_reviews_and_discovery_in_protobuf(api: API) -> None:
+    """The reviews and ComponentStatus are built-in kinds the legacy codecs encode, and the
+    discovery documents too (discovery/legacy.go, aggregated/handler.go: the codecs' every
+    serializer); ``/api`` carries an empty apiVersion (stripVersionNegotiatedSerializer),
+    which a client's decoder refuses unless it defaults it, as client-go's does with v1."""
+    review = {"apiVersion": "authorization.k8s.io/v1", "kind": "SelfSubjectAccessReview",
+              "spec": {"resourceAttributes": {"verb": "get", "resource": "pods"}}}
+    status, ctype, raw = await _call(
+        api, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", PB, review)
+    assert (status, ctype) == (201, PB)
+    assert decode(raw)["status"] == {"allowed": True}
+    status, ctype, raw = await _call(api, "GET", "/api/v1/componentstatuses", PB)
+    assert (status, ctype, decode(raw)["kind"]) == (200, PB, "ComponentStatusList")
+    status, ctype, raw = await _call(api, "GET", "/apis/apps/v1", PB)
+    assert (status, ctype, decode(raw)["groupVersion"]) == (200, PB, "apps/v1")
+    status, ctype, raw = await _call(api, "GET", "/api", PB)
+    assert (status, ctype) == (200, PB)
+    assert decode(raw, api_version="v1")["versions"] == ["v1"]
+    aggregated = f"{PB};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+    status, ctype, raw = await _call(api, "GET", "/apis", aggregated)
+    assert (status, ctype, decode(raw)["kind"]) == (200, aggregated, "APIGroupDiscoveryList")
+
+
 async def test_audit_logs_the_object_of_a_protobuf_answer() -> None:
     """The audit event logs the response object (``LogResponseObject``), not its encoding:
     a protobuf answer is logged as the object it holds, an error Status as its Status."""
