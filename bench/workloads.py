@@ -35,6 +35,7 @@ import asyncio
 import collections
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -92,6 +93,42 @@ async def _expect(response: aiohttp.ClientResponse, *statuses: int) -> Any:
         raise RuntimeError(f"{response.method} {response.url.path}: {response.status} "
                            f"{body[:300]!r}")
     return orjson.loads(body) if body else None
+
+
+async def _requests(session: aiohttp.ClientSession) -> collections.Counter[str]:
+    """The requests the server has answered so far, by ``VERB resource[/subresource]``
+    (its ``apiserver_request_total``, WATCH and LIST included): with the server's CPU, a
+    request's cost in the simulation against the floor's, whatever the client."""
+    async with session.get("/metrics") as r:
+        text = (await _expect_text(r))
+    counts: collections.Counter[str] = collections.Counter()
+    for line in text.splitlines():
+        if not line.startswith("apiserver_request_total{"):
+            continue
+        labels, _, value = line.rpartition(" ")
+        found = dict(_LABEL.findall(labels))
+        resource = found.get("resource", "") + (
+            "/" + found["subresource"] if found.get("subresource") else "")
+        counts[f"{found.get('verb', '')} {resource}".strip()] += int(float(value))
+    return counts
+
+
+_LABEL = re.compile(r'(\w+)="([^"]*)"')
+
+
+async def _expect_text(response: aiohttp.ClientResponse) -> str:
+    body = await response.read()
+    if response.status != 200:
+        raise RuntimeError(f"{response.url.path}: {response.status} {body[:300]!r}")
+    return body.decode()
+
+
+def _count_between(before: collections.Counter[str], after: collections.Counter[str],
+                   out: Result, phase: str) -> None:
+    """``out``'s ``PHASE_requests`` (the total) and ``PHASE_requests_by``."""
+    between = after - before
+    out[f"{phase}_requests"] = sum(between.values())
+    out[f"{phase}_requests_by"] = dict(between.most_common())
 
 
 async def _namespace(session: aiohttp.ClientSession) -> None:
@@ -156,6 +193,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
         watch_pods = await Mirror(session, f"/api/v1/namespaces/{NS}/pods",
                                   census.on_event).start()
         try:
+            requests_before = await _requests(session)
             before, server_before = usage(pid), server_usage(pid)
             started = time.perf_counter()
 
@@ -168,6 +206,8 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await run_concurrently(deployments, CONCURRENCY, create)
             await watch_deployments.wait(converged.done, READY_TIMEOUT)
             ready, server_ready = usage(pid), server_usage(pid)
+            requests_ready = await _requests(session)
+            _count_between(requests_before, requests_ready, out, "ready")
             await watch_pods.wait(census.reached("ready v1", pods), READY_TIMEOUT)
             # the API server's own share (the rest is the workloads' child process)
             out["ready_server_cpu_s"] = server_ready.cpu_seconds - server_before.cpu_seconds
@@ -195,6 +235,7 @@ async def simulate(server: Server, deployments: int, grace: int, out: Result,
             await watch_pods.wait(census.gone, ROLLOUT_TIMEOUT)
             done = usage(pid)
             out["rollout_server_cpu_s"] = server_usage(pid).cpu_seconds - server_ready.cpu_seconds
+            _count_between(requests_ready, await _requests(session), out, "rollout")
             await watch_pods.wait(census.reached("ready v2", pods), ROLLOUT_TIMEOUT)
             out["rollout_s"] = max(converged.done_at, census.gone_at) - started
             out["rollout_pods_ready_s"] = census.reached_at[("ready v2", pods)] - started
@@ -293,16 +334,20 @@ async def faithful_floor(server: Server, deployments: int, out: Result) -> None:
         await _floor_nodes(session)
         await _namespace(session)
         writers = [FaithfulWrites(session, _expect, i) for i in range(deployments)]
+        requests_before = await _requests(session)
         before = usage(pid)
         out["ready_s"] = out["pods_ready_s"] = await run_concurrently(
             deployments, FAITHFUL_CONCURRENCY, lambda i: writers[i].ready())
         ready = usage(pid)
+        requests_ready = await _requests(session)
+        _count_between(requests_before, requests_ready, out, "ready")
         out["ready_writes"] = sum(w.writes for w in writers)
         out["ready_cpu_s"] = ready.cpu_seconds - before.cpu_seconds
         out["ready_peak_rss_mib"] = ready.peak_rss_mib
         out["rollout_s"] = out["rollout_pods_ready_s"] = await run_concurrently(
             deployments, FAITHFUL_CONCURRENCY, lambda i: writers[i].rollout())
         done = usage(pid)
+        _count_between(requests_ready, await _requests(session), out, "rollout")
         out["rollout_writes"] = sum(w.writes for w in writers) - out["ready_writes"]
         out["rollout_cpu_s"] = done.cpu_seconds - ready.cpu_seconds
         out["peak_rss_mib"] = done.peak_rss_mib

@@ -23,3 +23,17 @@ def test_numbers_rewritten_outside_strings_only_and_idempotent() -> None:
     text = gojson.dumps({"s": 'x.0,1e+16 "1.0]"', "n": [1.0, 1e16, 1e-6, 2, 2.5], "m": 3.0})
     assert text == b'{"s":"x.0,1e+16 \\"1.0]\\"","n":[1,10000000000000000,0.000001,2,2.5],"m":3}'
     assert gojson.go_text(text) == text
+
+
+def test_a_needle_inside_a_string_is_not_taken_for_a_number() -> None:
+    """A uid or a name that holds ``e-6``, ``e+1`` or ``.0,`` is a string: the text is handed
+    back as it is (the same object, not rewritten); a float elsewhere in the same text is
+    still written as encode.go writes it, and one at the text's start or end too."""
+    plain = b'{"uid":"bafc1ccc-16a4-402b-800e-6d08b0bc","n":"a1e+16b","s":"x.0,y","i":[1,2]}'
+    assert gojson.go_floats(plain) is plain
+    mixed = b'{"uid":"bafc1ccc-16a4-402b-800e-6d08b0bc","f":[1.5e-6,-2.0],"g":{"h":1e+16}}'
+    assert gojson.go_floats(mixed) == (
+        b'{"uid":"bafc1ccc-16a4-402b-800e-6d08b0bc","f":[0.0000015,-2],"g":{"h":10000000000000000}}')
+    assert gojson.go_floats(b"1.0") == b"1"
+    assert gojson.go_floats(b"[3.0]") == b"[3]"
+    assert gojson.go_floats(b'"1.0"') == b'"1.0"'
