@@ -20,7 +20,10 @@ fewest its controllers' rules allow (the ReplicaSets, their scaling and status, 
 Deployment status, the Events of the controllers, the scheduler and the kubelet's container
 start): 8.8 writes per pod to Ready and 13.8 per replaced pod, plus the driver's own two
 writes per Deployment. Both floors are reported, and the simulation's CPU against each
-(``--no-faithful`` leaves the second out).
+(``--no-faithful`` leaves the second out). The simulation's and the faithful floor's raw
+results (``--json``) also hold the requests their server answered in each phase
+(``ready_requests_by``, ``rollout_requests_by``: its ``apiserver_request_total`` by verb and
+resource), so that a request's server CPU can be told from how many requests were made.
 
     .venv/bin/python bench/workloads.py [--quick] [--runs 3] [--grace 5,0] [--exact-timing]
         [--node-pods 110] [--no-faithful] [--json FILE] [--docs docs/benchmarks.md]
