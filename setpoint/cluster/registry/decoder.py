@@ -42,7 +42,8 @@ class CustomSchema(Protocol):
     @property
     def schema(self) -> Schema: ...
 
-    def validate(self, obj: Obj, old: Obj | None = None) -> list[Cause]: ...
+    def validate(self, obj: Obj, old: Obj | None = None,
+                 warnings: list[str] | None = None) -> list[Cause]: ...
     def prune_and_report(self, obj: Obj) -> list[str]: ...
     def unknown_fields(self, obj: Obj) -> list[str]: ...
     def embedded_coerce_error(self, obj: Obj,
@@ -148,10 +149,12 @@ class ObjectDecoder:
         else:
             rt.strategy.default(rt, obj)
 
-    def validate(self, rt: ResourceType, obj: Obj, old: Obj | None) -> list[Cause]:
-        """What a custom resource version's schema says of ``obj`` (nothing for built-ins)."""
+    def validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
+                 warnings: list[str] | None = None) -> list[Cause]:
+        """What a custom resource version's schema says of ``obj`` (nothing for built-ins);
+        its ratcheted CEL failures go to ``warnings``."""
         cs = self.custom_schema(rt) if rt.is_custom else None
-        return cs.validate(obj, old) if cs is not None else []
+        return cs.validate(obj, old, warnings) if cs is not None else []
 
 
 # What a built-in kind's status strategy takes from the stored object whatever the write

@@ -333,7 +333,7 @@ class GenericStore:
             rt.strategy.prepare_for_update(rt, obj, old)
         self._admit_in_storage(Attributes("UPDATE", rt, obj, old, opts.user))
         meta = obj["metadata"]
-        self._validate(rt, obj, old, subresource)
+        self._validate(rt, obj, old, subresource, warnings)
         for plugin in self.user_validation:
             plugin(Attributes("UPDATE", rt, obj, old, opts.user, subresource=subresource))
         rt.strategy.canonicalize(rt, obj)
@@ -459,7 +459,7 @@ class GenericStore:
         return mutated
 
     def _validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
-                  subresource: str = "") -> None:
+                  subresource: str = "", warnings: list[str] | None = None) -> None:
         if old is None:
             causes: list[Cause] = rt.strategy.validate(rt, obj)
         elif subresource == "status" and not rt.is_custom:
@@ -474,7 +474,7 @@ class GenericStore:
             causes = rt.strategy.validate_finalize_update(rt, obj, old)
         else:
             causes = rt.strategy.validate_update(rt, obj, old)
-        causes = causes + self.decoder.validate(rt, obj, old)
+        causes = causes + self.decoder.validate(rt, obj, old, warnings)
         if causes:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group

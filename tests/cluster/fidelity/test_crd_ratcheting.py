@@ -4,8 +4,10 @@ an update keeps values that a later, stricter schema refuses as long as they do 
 apiextensions-apiserver v0.32 pkg/registry/customresource/strategy.go ValidateUpdate: the
 OpenAPI schema and the CEL rules ratchet per correlated value (validation.WithRatcheting,
 cel.WithRatcheting), the x-kubernetes-list-type invariants as a whole (checked only when the
-stored object has none of those errors); WarningsOnUpdate warns only about finalizer names,
-so a ratcheted value draws no warning.
+stored object has none of those errors). A ratcheted OpenAPI error is dropped silently; a
+ratcheted CEL rule failure becomes a Warning with the error's text (pkg/apiserver/schema/cel/
+validation.go validateExpressions ``addErr``: ``warning.AddWarning(ctx, "", e.Error())`` when
+the rule does not use oldSelf and ``shouldRatchetError``).
 """
 
 from __future__ import annotations
@@ -82,18 +84,21 @@ async def _update(api: API, path: str, change: dict[str, Any]) -> tuple[int, Any
     return await send(api, "PUT", path, current)
 
 
-async def test_unchanged_invalid_values_are_kept_without_a_warning(module_api: API) -> None:
+async def test_unchanged_invalid_values_are_kept_the_rule_failure_a_warning(module_api: API
+                                                                           ) -> None:
     """Rule: with ``size: 7`` over a new maximum of 3 and a name a new rule refuses, an update
-    changing only a label is accepted with no Warning; changing the size to another invalid
-    value is refused for the size, and the rule (on the changed spec) fails too."""
+    changing only a label is accepted, the unchanged spec's rule failure a Warning (the
+    maximum draws none); changing the size to another invalid value is refused for the size,
+    and the rule (on the changed spec) fails too."""
+    ratcheted = ['spec: Invalid value: "object": name must start with w']
     path = await _tighten(module_api, "ratchet-values.example.com",
                           {"size": 7, "name": "x", "tags": ["a"]})
     status, body, warnings = await _update(module_api, path, {})
-    assert (status, warnings) == (200, []), body["message"] if status != 200 else body
+    assert (status, warnings) == (200, ratcheted), body["message"] if status != 200 else body
     status, current = await module_api.get(path)
     current["metadata"]["labels"] = {"touched": "yes"}
     status, body, warnings = await send(module_api, "PUT", path, current)
-    assert (status, warnings) == (200, []), body["message"] if status != 200 else body
+    assert (status, warnings) == (200, ratcheted), body["message"] if status != 200 else body
     status, body, _ = await _update(module_api, path, {"size": 8})
     assert status == 422, body
     assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [

@@ -4,15 +4,15 @@
 against the schema of the node it sits on and estimates its cost. ``validate_rules`` walks an
 object along the schema and evaluates every rule, with ``oldSelf`` bound to the correlated old
 value on update: transition rules run only when that old value exists (or with
-``optionalOldSelf``), and rules that do not use ``oldSelf`` are skipped for unchanged values
-(ratcheting), as in Kubernetes 1.32.
+``optionalOldSelf``). Rules that do not use ``oldSelf`` still run on unchanged values, but
+their failures there are ratcheted into warnings, as in Kubernetes 1.32 (``ratchet.py``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from celpy import celtypes
@@ -29,6 +29,7 @@ from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded
 from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
 from .openapi import MISSING
+from .ratchet import Correlation
 
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
@@ -148,6 +149,7 @@ class _Run:
     remaining: int = RUNTIME_CEL_COST_BUDGET
     stopped: bool = False
     message: str = ""  # the last evaluated messageExpression
+    warnings: list[str] = field(default_factory=list)  # the ratcheted failures
 
 
 class RuleSet:
@@ -172,26 +174,34 @@ class RuleSet:
     def __bool__(self) -> bool:
         return bool(self.compiled)
 
-    def validate(self, obj: Any, old: Any = MISSING, path: str = "") -> list[Cause]:
-        """Evaluate every rule on ``obj`` (``old``: the stored object on update)."""
-        return self._walk(self.schema, obj, old, path, _Run(), root=True)
+    def validate(self, obj: Any, old: Any = MISSING, path: str = "",
+                 warnings: list[str] | None = None) -> list[Cause]:
+        """Evaluate every rule on ``obj`` (``old``: the stored object on update); the
+        failures ratcheted on unchanged values go to ``warnings`` (dropped when None)."""
+        correlation = Correlation.root(self.schema, obj, old)
+
+        run = _Run(warnings=[] if warnings is None else warnings)
+        return self._walk(self.schema, obj, old, path, run, correlation, root=True)
 
     def _walk(self, s: Mapping[str, Any], value: Any, old: Any, path: str, run: _Run,
-              root: bool = False) -> list[Cause]:
+              correlation: Correlation, root: bool = False) -> list[Cause]:
         if value is None or run.stopped:
             return []
-        errs = self._node(s, value, old, path, root, run)
+        errs = self._node(s, value, old, path, root, run, correlation)
         correlatable = s.get("x-kubernetes-map-type") != "atomic"
         if isinstance(value, dict):
             props = s.get("properties") or {}
             additional = s.get("additionalProperties")
             old_map = old if isinstance(old, dict) and correlatable else {}
             for k, v in value.items():
-                sub = props.get(k)
+                # validation.go validateMap: a property is a child (spec.x), an
+                # additionalProperties value a key (spec.limits[x])
+                sub, sub_path = props.get(k), fe.child(path, k)
                 if sub is None and isinstance(additional, Mapping):
-                    sub = additional
+                    sub, sub_path = additional, fe.key(path, k)
                 if isinstance(sub, Mapping):
-                    errs += self._walk(sub, v, old_map.get(k, MISSING), fe.child(path, k), run)
+                    errs += self._walk(sub, v, old_map.get(k, MISSING), sub_path, run,
+                                       correlation.key(k))
         elif isinstance(value, list) and isinstance(s.get("items"), Mapping):
             keys = list(s.get("x-kubernetes-list-map-keys") or [])
             is_map = s.get("x-kubernetes-list-type") == "map" and keys
@@ -203,11 +213,12 @@ class RuleSet:
                         if isinstance(o, dict) and all(o.get(k) == item.get(k) for k in keys):
                             old_item = o
                             break
-                errs += self._walk(s["items"], item, old_item, fe.index(path, i), run)
+                errs += self._walk(s["items"], item, old_item, fe.index(path, i), run,
+                                   correlation.index(i))
         return errs
 
     def _node(self, s: Mapping[str, Any], value: Any, old: Any, path: str,
-              root: bool, run: _Run) -> list[Cause]:
+              root: bool, run: _Run, correlation: Correlation) -> list[Cause]:
         compiled = self.compiled.get(id(s))
         if not compiled:
             return []
@@ -218,7 +229,7 @@ class RuleSet:
             run.stopped = True
             return [fe.invalid(path, stype, _OUT_OF_BUDGET)]
         self_value = to_cel(_root_self(value) if root else value, s)
-        unchanged = old is not MISSING and old == value
+        ratchet = correlation.should_ratchet()
         for cr in compiled:
             if cr.program is None:
                 continue
@@ -231,8 +242,6 @@ class RuleSet:
                     continue
                 else:
                     activation["oldSelf"] = to_cel(_root_self(old) if root else old, s)
-            elif unchanged:
-                continue
             try:
                 result, failure, cost = cr.program.evaluate_costed(activation)
             except CostLimitExceeded:
@@ -274,7 +283,14 @@ class RuleSet:
                     run.stopped = True
                     return errs
                 detail = run.message or detail
-            errs.append(_error_for_reason(field_path, stype, detail, cr.rule.get("reason")))
+            err = _error_for_reason(field_path, stype, detail, cr.rule.get("reason"))
+            if ratchet and not cr.uses_old_self:
+                # validation.go validateExpressions addErr: a failure on a value equal to its
+                # correlated old value is a warning (field.Error.Error()), not an error;
+                # evaluation errors above are never ratcheted
+                run.warnings.append(f"{err.field}: {err.message}")
+            else:
+                errs.append(err)
         return errs
 
     @staticmethod

@@ -594,7 +594,17 @@ def error_text(exc: BaseException) -> str:
         text = str(exc.args[0])
         if text.startswith("no such member in mapping"):
             return "no such key: " + text.split(":", 1)[1].strip().strip("'")
+        if text == "no such key" and len(exc.args) > 2 and exc.args[2]:
+            # cel-go interpreter/attributes.go missingKey: "no such key: %v" of the key
+            return f"no such key: {_go_key(exc.args[2][0])}"
         if text.startswith("found no matching overload") or text.startswith("no such overload"):
             return "no such overload"
         return text
     return str(exc)
+
+
+def _go_key(key: Any) -> str:
+    """A CEL map key as Go's %v prints the ref.Val (bools lower case, the rest as is)."""
+    if isinstance(key, (bool, celtypes.BoolType)):
+        return "true" if key else "false"
+    return str(key)

@@ -103,13 +103,14 @@ class CustomResourceSchema:
         return obj
 
     # -- validation ----------------------------------------------------------------------------
-    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None
-                 ) -> list[Cause]:
+    def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None,
+                 warnings: list[str] | None = None) -> list[Cause]:
         """Causes of a create (``old`` None) or an update of ``obj``.
 
         Covers type meta (``kind: must be Widget``), the name, the OpenAPI schema, list
         set/map uniqueness, embedded resources, the scale replicas paths and the CEL rules.
-        Unchanged parts of an update are ratcheted like Kubernetes does.
+        Unchanged parts of an update are ratcheted like Kubernetes does: the CEL rules'
+        ratcheted failures are added to ``warnings``.
         """
         errs = self.validate_type_meta(obj)
         if errs:
@@ -125,7 +126,7 @@ class CustomResourceSchema:
         if old is None or not validate_list_sets_and_maps(self.raw, dict(old)):
             errs += validate_list_sets_and_maps(self.raw, dict(obj))
         if self.rules:
-            errs += self.rules.validate(dict(obj), previous)
+            errs += self.rules.validate(dict(obj), previous, warnings=warnings)
         return errs
 
     def validate_type_meta(self, obj: Mapping[str, Any]) -> list[Cause]:
