@@ -46,6 +46,9 @@ class StatusError(Exception):
     keep_empty_details: bool = False
     # the Status's ListMeta.continue: a compacted continuation's 410 says how to resume
     continue_token: str = ""
+    # warnings the request recorded before it failed: the apiserver's warning recorder
+    # writes them as headers as they come, so the error response carries them too
+    warnings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)

@@ -108,7 +108,8 @@ _PROTOBUF = MediaType(PROTOBUF)
 def status_response(err: StatusError, warnings: list[str] | None = None,
                     media: MediaType | None = None) -> Response:
     """``err``'s Status, in JSON unless ``media`` (negotiation.negotiate_error's) is YAML."""
-    resp = json_response(err.to_status(), err.code, media, warnings=warnings)
+    recorded = [*(warnings or ()), *err.warnings]
+    resp = json_response(err.to_status(), err.code, media, warnings=recorded)
     if err.retry_after is not None and err.code in (429, 503, 504):
         resp.set_header("Retry-After", str(err.retry_after))
     if err.code == 413:

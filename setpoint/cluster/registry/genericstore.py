@@ -478,7 +478,9 @@ class GenericStore:
         if causes:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group
-            raise errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
+            err = errors.invalid(rt.kind, obj["metadata"].get("name", ""), causes, group)
+            err.warnings = list(warnings or ())  # (a custom resource's ratcheted rules)
+            raise err
 
 
 def _set_resource_version(meta: Obj, rv: str | None) -> None:

@@ -127,3 +127,54 @@ async def test_list_types_ratchet_as_a_whole(module_api: API) -> None:
         ("spec.ports[1]", 'Duplicate value: map[string]interface {}{"name":"http"}'),
         ("spec.tags[2]", 'Duplicate value: "a"'),
         ("spec.tags[4]", 'Duplicate value: "b"')]
+
+
+async def test_rule_failures_ratchet_by_correlation(module_api: API) -> None:
+    """Rule: rules added after the object was stored ratchet by apiserver pkg/cel/common/
+    equality.go correlation: an atomic list's items (no old value of their own) with the
+    list, map-list items by key (a reordered map list is unchanged); a changed value fails,
+    and the still-ratcheted failures reach the 422 as Warnings (the warning recorder writes
+    headers as they come, whatever the answer)."""
+    group = "ratchet-correlation.example.com"
+    crd = _crd(group, strict=False)
+    spec = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["ports"].update(
+        {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
+    spec["properties"]["ports"]["items"]["required"] = ["name"]
+    status, body = await module_api.post(CRDS, crd)
+    assert status == 201, body
+    widgets = f"/apis/{group}/v1/namespaces/default/widgets"
+
+    async def served() -> bool:
+        return (await module_api.get(widgets))[0] == 200
+    await wait_for(served)
+    status, body = await module_api.post(widgets, {
+        "apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "w"},
+        "spec": {"tags": ["ab", "c"], "ports": [{"name": "a", "port": 1},
+                                                {"name": "b", "port": 20}]}})
+    assert status == 201, body
+    status, current = await module_api.get(f"{CRDS}/widgets.{group}")
+    spec = current["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    spec["properties"]["tags"]["items"]["x-kubernetes-validations"] = [
+        {"rule": "self.size() > 1", "message": "tag too short"}]
+    spec["properties"]["ports"]["items"]["x-kubernetes-validations"] = [
+        {"rule": "self.port > 10", "message": "port too low"}]
+    status, body = await module_api.put(f"{CRDS}/widgets.{group}", current)
+    assert status == 200, body
+
+    async def rules_served() -> bool:
+        status, _ = await module_api.post(f"{widgets}?dryRun=All", {
+            "apiVersion": f"{group}/v1", "kind": "Widget", "metadata": {"name": "probe"},
+            "spec": {"tags": ["c"]}})
+        return status == 422
+    await wait_for(rules_served)
+    tag = 'spec.tags[1]: Invalid value: "string": tag too short'
+    status, body, warnings = await _update(module_api, f"{widgets}/w", {
+        "ports": [{"name": "b", "port": 20}, {"name": "a", "port": 1}]})
+    assert (status, sorted(warnings)) == (
+        200, ['spec.ports[1]: Invalid value: "object": port too low', tag]), body
+    status, body, warnings = await _update(module_api, f"{widgets}/w", {
+        "ports": [{"name": "b", "port": 20}, {"name": "a", "port": 2}]})
+    assert (status, warnings) == (422, [tag]), body
+    assert [(c["field"], c["message"]) for c in body["details"]["causes"]] == [
+        ("spec.ports[1]", 'Invalid value: "object": port too low')]
