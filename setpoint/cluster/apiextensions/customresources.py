@@ -107,6 +107,7 @@ class CustomResources:
         self.registry = registry
         self.rest = rest
         self._schemas: dict[tuple[str, str, str], CustomResourceSchema] = {}
+        self._restored: set[str] = set()  # uids of the CRDs found in storage at startup
         self._pending: set[str] = set()
         self._terminating: dict[str, str] = {}  # storage key -> CRD being deleted
         # storage key -> the end of the finalizer's wait for the remaining objects
@@ -128,13 +129,31 @@ class CustomResources:
             from setpoint.cluster.apiextensions.schema import CustomResourceSchema
 
             cached = CustomResourceSchema(crd, rt.version)
+            cached.prunes_on_read = self._may_hold_unpruned(crd, key, cached)
             self._schemas[key] = cached
         return cached
+
+    def _may_hold_unpruned(self, crd: Obj, key: tuple[str, str, str],
+                           schema: CustomResourceSchema) -> bool:
+        """Whether objects of this CRD version may have been stored under another schema:
+        written at another version whose schema differs (the converter's coercer prunes
+        with the served version's), the CRD came from storage at startup, or an earlier
+        generation's schema differed."""
+        uid, _, version = key
+        if uid in self._restored:
+            return True
+        for v in (crd.get("spec") or {}).get("versions") or ():
+            other = (v.get("schema") or {}).get("openAPIV3Schema")
+            if v.get("name") != version and other != schema.raw:
+                return True
+        return any(k[0] == uid and k[2] == version and (s.prunes_on_read or s.raw != schema.raw)
+                   for k, s in self._schemas.items())
 
     # -- reconciliation ----------------------------------------------------------------
     def restore(self) -> None:
         """Serve the CRDs found in storage at startup."""
         for crd in self.store.list(CRD_KEY):
+            self._restored.add(crd["metadata"].get("uid", ""))
             self._serve(crd)
 
     def _on_event(self, event: Event) -> None:

@@ -38,6 +38,7 @@ class CustomSchema(Protocol):
     """What the storage needs of a custom resource version's schema."""
 
     has_defaults: bool
+    prunes_on_read: bool
 
     @property
     def schema(self) -> Schema: ...

@@ -94,13 +94,19 @@ class StorageCodec:
         return converted
 
     def with_defaults(self, rt: ResourceType, out: Obj) -> Obj:
-        """A served custom resource with its schema's defaults applied (on read)."""
+        """A served custom resource with its schema's defaults applied (on read), pruned
+        first when it may have been stored under another schema (the storage decoder's
+        unstructuredSchemaCoercer prunes before the unstructuredDefaulter defaults:
+        customresource_handler.go crdConversionRESTOptionsGetter)."""
         if not rt.is_custom:
             return out
         cs = self._custom_schema(rt)
-        if cs is not None and cs.has_defaults:
+        if cs is not None and (cs.has_defaults or cs.prunes_on_read):
             out = copy.deepcopy(out)
-            cs.default(out)
+            if cs.prunes_on_read:
+                cs.prune_and_report(out)
+            if cs.has_defaults:
+                cs.default(out)
         return out
 
 

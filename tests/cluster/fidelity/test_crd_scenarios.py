@@ -23,7 +23,8 @@ CONFORMANCE = SHARED / "conformance"
 EXTRA = Path(__file__).resolve().parents[2] / "conformance_extra"
 SCENARIOS = ["crd-cel-runtime-rules", "crd-cel-ratcheting", "crd-invalid-definitions",
              "crd-schema-types-formats", "crd-status-scale-edges", "crd-printer-columns-types",
-             "crd-multiversion-served-storage", "crd-delete-with-instances"]
+             "crd-multiversion-served-storage", "crd-delete-with-instances",
+             "crd-schema-change-read"]
 
 pytestmark = [
     pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo"),
@@ -183,3 +184,14 @@ def test_tables_and_deprecation_warnings(recorded: dict[str, Steps]) -> None:
     deletion = recorded["crd-delete-with-instances"]
     assert _message(deletion["create-while-terminating"]) == (
         "create not allowed while custom resource definition is terminating")
+
+
+def test_reads_serve_the_object_pruned_and_defaulted_by_the_served_schema(
+        recorded: dict[str, Steps]) -> None:
+    """customresource_handler.go crdConversionRESTOptionsGetter: the storage decoder and
+    converter prune with the schema, the defaulter defaults; etcd keeps the old fields."""
+    steps = recorded["crd-schema-change-read"]
+    assert steps["v1-keeps-legacy"]["response"]["body"]["spec"] == {"cards": 52, "legacy": "old"}
+    assert steps["v2-prunes-legacy"]["response"]["body"]["spec"] == {"cards": 52}
+    assert [i["spec"] for i in steps["v1-list"]["response"]["body"]["items"]] == [
+        {"cards": 52, "suit": "hearts"}]

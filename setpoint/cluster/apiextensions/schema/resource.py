@@ -60,6 +60,9 @@ class CustomResourceSchema:
             self.rules = RuleSet(self.raw)
         self._schema: Schema | None = None
         self.has_defaults = _declares_defaults(self.raw)
+        # objects stored under another schema of this version (an earlier CRD generation, or
+        # a previous run of the server) may hold fields this one prunes: read them pruned
+        self.prunes_on_read = False
 
     def __repr__(self) -> str:
         return f"CustomResourceSchema({self.group}/{self.version}, Kind={self.kind})"
