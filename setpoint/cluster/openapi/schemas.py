@@ -212,8 +212,21 @@ def crd_schemas(crd: Mapping[str, Any], version: str) -> dict[str, Obj]:
     return {name: obj, custom_schema_name(group, version, list_kind): listing}
 
 
+# builder.go addEmbeddedProperties: the TypeMeta fields' own descriptions (not the root's)
+EMBEDDED_API_VERSION_DOC = (
+    "apiVersion defines the versioned schema of this representation of an object. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+    "#resources")
+EMBEDDED_KIND_DOC = (
+    "kind is a string value representing the type of this object. In CamelCase. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md"
+    "#types-kinds")
+
+
 def _embed_resources(node: Obj) -> Obj:
-    """Give x-kubernetes-embedded-resource objects their apiVersion/kind/metadata fields."""
+    """Give x-kubernetes-embedded-resource objects their apiVersion/kind/metadata fields as
+    apiextensions-apiserver's builder.go addEmbeddedProperties does for OpenAPI v3: described
+    TypeMeta strings, an ObjectMeta reference, and kind and apiVersion required."""
     for key in ("items", "additionalProperties"):
         if isinstance(node.get(key), dict):
             _embed_resources(node[key])
@@ -226,7 +239,11 @@ def _embed_resources(node: Obj) -> Obj:
             _embed_resources(sub)
     if node.get("x-kubernetes-embedded-resource"):
         props = node.setdefault("properties", {})
-        props.setdefault("apiVersion", {"type": "string"})
-        props.setdefault("kind", {"type": "string"})
-        props.setdefault("metadata", {"type": "object"})
+        props["apiVersion"] = {"description": EMBEDDED_API_VERSION_DOC, "type": "string"}
+        props["kind"] = {"description": EMBEDDED_KIND_DOC, "type": "string"}
+        props["metadata"] = ref_with(OBJECT_META, description=OBJECT_META_DOC)
+        required = node.setdefault("required", [])
+        for key in ("kind", "apiVersion"):
+            if key not in required:
+                required.append(key)
     return node

@@ -24,7 +24,7 @@ EXTRA = Path(__file__).resolve().parents[2] / "conformance_extra"
 SCENARIOS = ["crd-cel-runtime-rules", "crd-cel-ratcheting", "crd-invalid-definitions",
              "crd-schema-types-formats", "crd-status-scale-edges", "crd-printer-columns-types",
              "crd-multiversion-served-storage", "crd-delete-with-instances",
-             "crd-schema-change-read"]
+             "crd-schema-change-read", "crd-kubectl-explain-apply"]
 
 pytestmark = [
     pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo"),
@@ -195,3 +195,16 @@ def test_reads_serve_the_object_pruned_and_defaulted_by_the_served_schema(
     assert steps["v2-prunes-legacy"]["response"]["body"]["spec"] == {"cards": 52}
     assert [i["spec"] for i in steps["v1-list"]["response"]["body"]["items"]] == [
         {"cards": 52, "suit": "hearts"}]
+
+
+def test_explain_shows_an_embedded_resources_type_meta(recorded: dict[str, Steps]) -> None:
+    """controller/openapi/builder/builder.go addEmbeddedProperties (OpenAPI v3): an embedded
+    resource publishes apiVersion and kind as required, described strings and metadata as an
+    ObjectMeta, which kubectl explain prints."""
+    steps = recorded["crd-kubectl-explain-apply"]
+    out = steps["explain-embedded"]["stdout"]
+    assert "  apiVersion\t<string> -required-\n    apiVersion defines the versioned schema" \
+        in out, out
+    assert "  kind\t<string> -required-\n    kind is a string value representing the type " \
+        "of this object. In CamelCase." in out, out
+    assert "  metadata\t<ObjectMeta>\n    Standard object's metadata." in out, out
