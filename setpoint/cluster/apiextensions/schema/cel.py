@@ -179,7 +179,6 @@ class RuleSet:
         """Evaluate every rule on ``obj`` (``old``: the stored object on update); the
         failures ratcheted on unchanged values go to ``warnings`` (dropped when None)."""
         correlation = Correlation.root(self.schema, obj, old)
-
         run = _Run(warnings=[] if warnings is None else warnings)
         return self._walk(self.schema, obj, old, path, run, correlation, root=True)
 
