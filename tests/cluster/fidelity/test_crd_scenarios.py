@@ -125,6 +125,14 @@ def test_crd_definition_errors(recorded: dict[str, Steps]) -> None:
         ("FieldValueForbidden", f"{root}.properties[ports].items.properties[name].nullable"),
         ("FieldValueInvalid", f"{root}.properties[hosts].items.x-kubernetes-map-type"),
         ("FieldValueNotSupported", f"{root}.properties[kinds].x-kubernetes-list-type")])
+    # a $ref (or preserve-unknown-fields false) fails structuralschema.NewStructural: no
+    # structural check runs, so the missing types go unreported
+    assert not [c for c in _causes(steps["non-structural-schema"])
+                if c[0] == "FieldValueRequired" and c[1].endswith(".type")]
+    assert sorted((r, f) for r, f, _ in _causes(steps["structural-incomplete"])) == [
+        ("FieldValueRequired", f"{root}.properties[spec].properties[a].type"),
+        ("FieldValueRequired", f"{root}.properties[spec].properties[list].items"),
+        ("FieldValueRequired", f"{root}.properties[spec].type")]
     # rule checks are schema errors: with any of them the rules are not compiled
     assert [f for _, f, _ in _causes(steps["cel-rule-fields"])] == [
         f"{root}.properties[spec].x-kubernetes-validations[{i}].{k}" for i, k in

@@ -50,8 +50,12 @@ def validate_schema(schema: Mapping[str, Any], base: str, status_enabled: bool,
     if schema.get("nullable"):
         errs.append(fe.forbidden(fe.child(path, "nullable"), "nullable cannot be true at the root"))
     cel_enabled = False
-    structural = structural_errors(schema, path)
-    if structural:
+    # validation.go: a schema NewStructural cannot convert gets neither the structural nor
+    # the defaults checks nor its rules compiled; the conversion's own error is reported
+    # only when nothing else is (the per-node checks below name each such keyword)
+    init_error = structural_conversion_error(schema)
+    structural = [] if init_error else structural_errors(schema, path)
+    if init_error or structural:
         errs += structural
     else:
         defaults = validate_defaults(schema, path)
@@ -62,9 +66,47 @@ def validate_schema(schema: Mapping[str, Any], base: str, status_enabled: bool,
     cost = _Cost()
     schema_errs, cel_errs = _walk(schema, path, ctx, True, cel_enabled, [], cost)
     errs += schema_errs + cel_errs
+    if not errs and init_error:
+        errs.append(fe.invalid(path, "", init_error))
     if cel_enabled and cost.contributors:
         errs += _total_cost_errors(path, cost)
     return errs
+
+
+_UNSUPPORTED = (("id", "id"), ("$schema", "schema"), ("$ref", "$ref"),
+                ("patternProperties", "patternProperties"), ("dependencies", "dependencies"))
+
+
+def structural_conversion_error(s: Any) -> str | None:
+    """Why apiextensions' ``structuralschema.NewStructural`` (pkg/apiserver/schema/convert.go)
+    refuses ``s``, in its order: the unsupported keywords, then the value validations, the
+    preserve-unknown-fields false, an items array, the properties and additionalProperties."""
+    if not isinstance(s, Mapping):
+        return None
+    for key, word in _UNSUPPORTED:
+        if s.get(key):
+            return f"OpenAPIV3Schema '{word}' is not supported"
+    if s.get("additionalItems") is not None:
+        return "OpenAPIV3Schema 'additionalItems' is not supported"
+    if s.get("definitions"):
+        return "OpenAPIV3Schema 'definitions' is not supported"
+    nested = [s.get("not"), *(s.get("allOf") or ()), *(s.get("anyOf") or ()),
+              *(s.get("oneOf") or ())]
+    for sub in nested:
+        err = structural_conversion_error(sub)
+        if err:
+            return err
+    if s.get("x-kubernetes-preserve-unknown-fields") is False:
+        return ("internal error: 'x-kubernetes-preserve-unknown-fields' must be true or "
+                "undefined")
+    items = s.get("items")
+    if isinstance(items, list):
+        return "OpenAPIV3Schema 'items' must be a schema, but is an array"
+    for sub in (items, *(s.get("properties") or {}).values(), s.get("additionalProperties")):
+        err = structural_conversion_error(sub)
+        if err:
+            return err
+    return None
 
 
 def _total_cost_errors(path: str, cost: _Cost) -> list[Cause]:
