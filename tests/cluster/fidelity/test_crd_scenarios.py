@@ -141,6 +141,13 @@ def test_crd_definition_errors(recorded: dict[str, Steps]) -> None:
             f"{root}.properties[spec].x-kubernetes-validations[2].optionalOldSelf",
             "Invalid value: true: may not be set if oldSelf is not used in rule") in _causes(
         steps["cel-compile-errors"])
+    compile_errors = {f: m for _, f, m in _causes(steps["cel-compile-errors"])}
+    rules = f"{root}.properties[spec].x-kubernetes-validations"
+    assert "compilation failed: ERROR: <input>:1:5: undefined field 'nope'\n | self.nope > 1\n" \
+        " | ....^" in compile_errors[f"{rules}[0].rule"]
+    assert compile_errors[f"{rules}[5].rule"].endswith(
+        "compilation failed: ERROR: <input>:1:4: invalid argument to has() macro\n"
+        " | has(self)\n | ...^")
     assert sorted(f for _, f, _ in _causes(steps["bad-subresources-and-columns"])) == sorted([
         "spec.subresources.scale.specReplicasPath", "spec.subresources.scale.statusReplicasPath",
         "spec.subresources.scale.labelSelectorPath", "spec.additionalPrinterColumns[0].type",

@@ -291,29 +291,34 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
     dot_ident_arg = dot_ident
 
     # selection ---------------------------------------------------------------------------
-    def member_dot(self, tree: ParseTree) -> T:
+    def member_dot(self, tree: ParseTree, at: int | None = None) -> T:
+        """``a.b``; cel-go places the selection (and its errors) at the dot (parser.go
+        VisitSelect: newSelect(ctx.GetOp(), ...)), a has() presence test at ``at``."""
         target_tree, name_token = tree.children
         target = self.visit(as_rule(target_tree))
+        if at is None:
+            at = self.text.rfind(".", tree.meta.start_pos, as_token(name_token).start_pos or 0)
         return self._select(target, name_token, target.cost + (
-            1 if target.kind in ("object", "map", "dyn") else 0))
+            1 if target.kind in ("object", "map", "dyn") else 0), at)
 
     def member_dot_opt(self, tree: ParseTree) -> T:
         target_tree, name_token = tree.children
         target = self.visit(as_rule(target_tree))
-        return optional_of(self._select(target, name_token, target.cost + 1))
+        at = self.text.rfind(".?", tree.meta.start_pos, as_token(name_token).start_pos or 0)
+        return optional_of(self._select(target, name_token, target.cost + 1, at))
 
     def member_index_opt(self, tree: ParseTree) -> T:
         return optional_of(self.member_index(tree))
 
-    def _select(self, target: T, name_token: Any, cost: float) -> T:
+    def _select(self, target: T, name_token: Any, cost: float, at: int) -> T:
         if target.kind == "optional":  # cel-go: selection on optional(T) is optional
-            return optional_of(self._select(target.elem or T("dyn"), name_token, cost))
+            return optional_of(self._select(target.elem or T("dyn"), name_token, cost, at))
         name = str(name_token)
         if target.kind == "object":
             if name not in target.fields:
                 if target.schema and target.schema.get("x-kubernetes-preserve-unknown-fields"):
                     return T("dyn", cost=cost)
-                raise self.fail(name_token, f"undefined field '{name}'")
+                raise self.fail(position_at(self.text, at), f"undefined field '{name}'")
             f = target.fields[name]
             return T(f.kind, f.schema, f.elem, f.size, cost, f.fields)
         if target.kind == "map":
@@ -343,9 +348,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         name = str(name_token)
         arg_trees = self._args(tree.children[1] if len(tree.children) > 1 else None)
         if name == "has":
-            if len(arg_trees) != 1:
-                raise self.fail(name_token, "invalid argument to has() macro")
-            inner = self.visit(arg_trees[0])
+            # parser.go VisitIdentOrGlobalCall: a macro call, and the presence test its
+            # expansion makes (macro.go MakeHas), sit at the call's "("
+            paren = self.text.find("(", as_token(name_token).end_pos or 0)
+            if len(arg_trees) != 1 or _select_of(arg_trees[0]) is None:
+                raise self.fail(position_at(self.text, paren), "invalid argument to has() macro")
+            inner = self.member_dot(_select_of(arg_trees[0]), at=paren)
             return T("bool", cost=inner.cost)
         if name.startswith("optional."):  # optional.of/none/ofNonZeroValue (celoptional.py)
             args = [self.visit(a) for a in arg_trees]
@@ -538,6 +546,16 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name == "transformMapEntry":
             return T("map", elem=T("dyn"), size=target.size, cost=cost)
         return T("list", elem=elem, size=target.size, cost=cost)
+
+
+def _select_of(tree: Any) -> Any:
+    """The ``a.b`` selection ``tree`` is, through single-child wrappers (None if another
+    expression): the only argument macro.go MakeHas accepts."""
+    node = tree
+    while isinstance(node, lark.Tree) and len(node.children) == 1 and \
+            isinstance(node.children[0], lark.Tree):
+        node = node.children[0]
+    return node if isinstance(node, lark.Tree) and node.data == "member_dot" else None
 
 
 def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
