@@ -44,7 +44,8 @@ class CustomSchema(Protocol):
     def schema(self) -> Schema: ...
 
     def validate(self, obj: Obj, old: Obj | None = None,
-                 warnings: list[str] | None = None) -> list[Cause]: ...
+                 warnings: list[str] | None = None,
+                 prior: list[Cause] | None = None) -> list[Cause]: ...
     def prune_and_report(self, obj: Obj) -> list[str]: ...
     def unknown_fields(self, obj: Obj) -> list[str]: ...
     def embedded_coerce_error(self, obj: Obj,
@@ -151,11 +152,12 @@ class ObjectDecoder:
             rt.strategy.default(rt, obj)
 
     def validate(self, rt: ResourceType, obj: Obj, old: Obj | None,
-                 warnings: list[str] | None = None) -> list[Cause]:
+                 warnings: list[str] | None = None,
+                 prior: list[Cause] | None = None) -> list[Cause]:
         """What a custom resource version's schema says of ``obj`` (nothing for built-ins);
-        its ratcheted CEL failures go to ``warnings``."""
+        its ratcheted CEL failures go to ``warnings``; ``prior``: the generic causes."""
         cs = self.custom_schema(rt) if rt.is_custom else None
-        return cs.validate(obj, old, warnings) if cs is not None else []
+        return cs.validate(obj, old, warnings, prior) if cs is not None else []
 
 
 # What a built-in kind's status strategy takes from the stored object whatever the write

@@ -474,7 +474,7 @@ class GenericStore:
             causes = rt.strategy.validate_finalize_update(rt, obj, old)
         else:
             causes = rt.strategy.validate_update(rt, obj, old)
-        causes = causes + self.decoder.validate(rt, obj, old, warnings)
+        causes = causes + self.decoder.validate(rt, obj, old, warnings, causes)
         if causes:
             # events.k8s.io Events are validated as the internal core Event: no group
             group = "" if rt.group == "events.k8s.io" else rt.group

@@ -82,6 +82,14 @@ def test_cel_runtime_failures_are_worded_as_the_validator_words_them(
     assert _causes(cel["runtime-error"]) == [
         ("FieldValueInvalid", "spec",
          'Invalid value: "object": no such key: k evaluating rule: needs label k')]
+    assert _causes(cel["root-rule"]) == [
+        ("FieldValueInvalid", "<nil>", 'Invalid value: "object": name is reserved')]
+    assert _causes(cel["blocking-error"]) == [
+        ("FieldValueTypeInvalid", "spec.size",
+         'Invalid value: "string": spec.size in body must be of type integer: "string"'),
+        ("FieldValueInvalid", "<nil>",
+         'Invalid value: "null": some validation rules were not checked because the object '
+         "was invalid; correct the existing errors to complete validation")]
     assert _causes(cel["entry-changed"]) == [
         ("FieldValueInvalid", "spec.entries[0]",
          'Invalid value: "object": entry value is immutable')]

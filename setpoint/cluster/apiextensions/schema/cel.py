@@ -221,12 +221,15 @@ class RuleSet:
         compiled = self.compiled.get(id(s))
         if not compiled:
             return []
+        # the strategies validate with a nil root path, which a field error prints as
+        # "<nil>" (field.Path.String); a fieldPath below it is a plain child
+        at = path or "<nil>"
         errs: list[Cause] = []
         declared = s.get("type")
         stype = declared if isinstance(declared, str) else ""
         if run.remaining <= 0:
             run.stopped = True
-            return [fe.invalid(path, stype, _OUT_OF_BUDGET)]
+            return [fe.invalid(at, stype, _OUT_OF_BUDGET)]
         self_value = to_cel(_root_self(value) if root else value, s)
         ratchet = correlation.should_ratchet()
         for cr in compiled:
@@ -246,7 +249,7 @@ class RuleSet:
             except CostLimitExceeded:
                 # validation.go validateExpressions: the rule's evaluation is cancelled by
                 # cel.CostLimit(PerCallLimit) and no further rule of the object runs
-                errs.append(fe.invalid(path, stype, (
+                errs.append(fe.invalid(at, stype, (
                     f"'{COST_LIMIT_EXCEEDED}': no further validation rules will be run due "
                     f"to call cost exceeds limit for rule: {_rule_error_string(cr.rule)}")))
                 run.stopped = True
@@ -254,7 +257,7 @@ class RuleSet:
             # validation.go: every evaluation's actual cost is drawn from the object's
             # RuntimeCELCostBudget, failed or not
             if cost > run.remaining:
-                errs.append(fe.invalid(path, stype, _OUT_OF_BUDGET))
+                errs.append(fe.invalid(at, stype, _OUT_OF_BUDGET))
                 run.stopped = True
                 return errs
             run.remaining -= cost
@@ -266,14 +269,14 @@ class RuleSet:
                               + _rule_error_string(cr.rule))
                 else:
                     detail = f"{text} evaluating rule: {_rule_error_string(cr.rule)}"
-                errs.append(fe.invalid(path, stype, detail))
+                errs.append(fe.invalid(at, stype, detail))
                 continue
             if not isinstance(result, bool | celtypes.BoolType):
-                errs.append(fe.invalid(path, stype, "rule did not evaluate to a bool"))
+                errs.append(fe.invalid(at, stype, "rule did not evaluate to a bool"))
                 continue
             if result:
                 continue
-            field_path = fe.child(path, cr.field_path) if cr.field_path else path
+            field_path = fe.child(path, cr.field_path) if cr.field_path else at
             detail = _message_or_default(cr.rule)
             if cr.message_program is not None:
                 stop = self._message(cr, activation, run)

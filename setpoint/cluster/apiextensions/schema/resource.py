@@ -38,6 +38,13 @@ def find_version(crd: Mapping[str, Any], version: str) -> Mapping[str, Any]:
     raise KeyError(f"version {version} not found in {crd.get('metadata', {}).get('name')}")
 
 
+_BLOCKING_REASONS = frozenset({"FieldValueNotSupported", "FieldValueRequired",
+                               "FieldValueTooLong", "FieldValueTooMany",
+                               "FieldValueTypeInvalid"})
+_RULES_NOT_CHECKED = ("some validation rules were not checked because the object was "
+                      "invalid; correct the existing errors to complete validation")
+
+
 class CustomResourceSchema:
     """The structural schema of one version of a CRD, with its pruning, defaults and rules."""
 
@@ -107,13 +114,15 @@ class CustomResourceSchema:
 
     # -- validation ----------------------------------------------------------------------------
     def validate(self, obj: Mapping[str, Any], old: Mapping[str, Any] | None = None,
-                 warnings: list[str] | None = None) -> list[Cause]:
+                 warnings: list[str] | None = None, prior: list[Cause] | None = None
+                 ) -> list[Cause]:
         """Causes of a create (``old`` None) or an update of ``obj``.
 
         Covers type meta (``kind: must be Widget``), the name, the OpenAPI schema, list
         set/map uniqueness, embedded resources, the scale replicas paths and the CEL rules.
         Unchanged parts of an update are ratcheted like Kubernetes does: the CEL rules'
-        ratcheted failures are added to ``warnings``.
+        ratcheted failures are added to ``warnings``. ``prior``: the causes the generic
+        validation found (metadata), which may block the rules as the schema's do.
         """
         errs = self.validate_type_meta(obj)
         if errs:
@@ -129,7 +138,12 @@ class CustomResourceSchema:
         if old is None or not validate_list_sets_and_maps(self.raw, dict(old)):
             errs += validate_list_sets_and_maps(self.raw, dict(obj))
         if self.rules:
-            errs += self.rules.validate(dict(obj), previous, warnings=warnings)
+            # customresource/strategy.go hasBlockingErr: after an error of one of these
+            # types the rules are not run; one cause says so instead
+            if any(c.reason in _BLOCKING_REASONS for c in [*(prior or ()), *errs]):
+                errs.append(fe.invalid("<nil>", "null", _RULES_NOT_CHECKED))
+            else:
+                errs += self.rules.validate(dict(obj), previous, warnings=warnings)
         return errs
 
     def validate_type_meta(self, obj: Mapping[str, Any]) -> list[Cause]:
