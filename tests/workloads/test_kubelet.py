@@ -370,6 +370,27 @@ async def test_a_sync_that_changes_nothing_writes_no_status() -> None:
         assert (await env.get("steady"))["metadata"]["resourceVersion"] == version
 
 
+async def test_an_unbound_pods_changes_never_reach_the_kubelet() -> None:
+    """A kubelet watches only its node's pods (pkg/kubelet/config/apiserver.go
+    ``NewSourceApiserver``: the ``spec.nodeName`` field selector): a pod that no node runs
+    yet is no work for it, however often it changes (the scheduler's Unschedulable
+    condition writes, a rollout's surge pods waiting for room), and its deletion neither.
+    Once bound, the pod is the kubelet's."""
+    async with kubelet_env() as env:
+        await env.client.create(pod("floating"))
+        touched = await env.client.patch(POD, "floating", {"metadata": {"labels": {"x": "y"}}},
+                                         namespace="default")
+        version = touched["metadata"]["resourceVersion"]
+        store = env.manager.cache.store_for(POD)
+        await wait_for(lambda: (store.get("default/floating") or {}).get("metadata", {})
+                       .get("resourceVersion") == version)
+        await quiet_period(QUIET_PERIOD_TO_PROVE_NO_STATUS_REWRITE)
+        assert _syncs(env) == 0
+        await env.run_bound("floating")
+        await env.until("floating", ready)
+        assert _syncs(env) > 0
+
+
 async def test_deleted_pod_frees_its_address() -> None:
     async with kubelet_env() as env:
         await env.run(pod("one"))

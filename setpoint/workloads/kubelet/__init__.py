@@ -67,6 +67,16 @@ def _node_matters(old: Obj, new: Obj) -> bool:
             or (old.get("spec") or {}).get("podCIDR") != (new.get("spec") or {}).get("podCIDR"))
 
 
+def _bound(pod: Obj) -> bool:
+    """A pod some node's kubelet runs. A kubelet watches only the pods bound to its node (the
+    ``spec.nodeName=<node>`` field selector of pkg/kubelet/config/apiserver.go
+    ``NewSourceApiserver``): an unbound pod's create, changes and deletion never reach it.
+    Here one informer serves every node and the scheduler, so the kubelet's controller takes
+    the selector's place; a bound pod never becomes unbound, so a bound pod's deletion is
+    still heard."""
+    return bool((pod.get("spec") or {}).get("nodeName"))
+
+
 def install(manager: Manager, settings: WorkloadSettings,
             options: KubeletOptions | None = None) -> PodWorkers:
     """Add the kubelets of every simulated node to ``manager``: the pod workers (a
@@ -89,7 +99,8 @@ def install(manager: Manager, settings: WorkloadSettings,
         workers.addresses = AddressAllocator(LoopbackNetwork(settings.loopback_network).pods)
         attach(manager, runtime, settings)
     manager.cache.store_for(POD, create=True).add_indexer(NODE_INDEX, index_by_node)
-    controller = (Controller.for_(POD, name=CONTROLLER_NAME)
+    controller = (Controller.for_(POD, name=CONTROLLER_NAME, predicates=[Funcs(
+                      create=_bound, update=lambda _old, new: _bound(new), delete=_bound)])
                   .watches(NODE, map_func=workers.pods_on_node,
                            predicates=[Funcs(update=_node_matters)])
                   # what the volume manager reads to set a pod's volumes up
