@@ -326,7 +326,15 @@ def template_of(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 def _created(obj: Mapping[str, Any]) -> float:
-    return parse_time(meta(obj).get("creationTimestamp")) or 0.0
+    text = meta(obj).get("creationTimestamp")
+    return _parsed_time(text) if isinstance(text, str) else 0.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_time(text: str) -> float:
+    """A creation time's seconds, remembered: every sync sorts the Deployment's ReplicaSets
+    by it (``ReplicaSetsByCreationTimestamp``), a parse per ReplicaSet per comparison key."""
+    return parse_time(text) or 0.0
 
 
 def by_creation(rss: Iterable[Obj]) -> list[Obj]:

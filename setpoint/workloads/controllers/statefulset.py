@@ -32,7 +32,12 @@ from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.runtime._ownership import owner_reference
 from setpoint.workloads.controllers import history
-from setpoint.workloads.controllers.controllerref import claim, is_controlled_by, recheck_owner
+from setpoint.workloads.controllers.controllerref import (
+    ControllerOrAdopters,
+    claim,
+    is_controlled_by,
+    recheck_owner,
+)
 from setpoint.workloads.controllers.podcontrol import (
     component_recorder,
     create_pod,
@@ -440,24 +445,13 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
                 for r in meta(pvc).get("ownerReferences") or []
                 if r.get("kind") == "StatefulSet"]
 
-    def orphan_to_sets(pod: Obj) -> list[Request]:
-        if any(r.get("controller") for r in meta(pod).get("ownerReferences") or []):
-            return []
-        labels = meta(pod).get("labels") or {}
-        out = []
-        for sts in manager.cache.list_raw(STATEFUL_SET, namespace=namespace_of(pod)):
-            try:
-                selector = selector_of((sts.get("spec") or {}).get("selector"))
-            except ValueError:
-                continue
-            if selector.matches(labels):
-                out.append(Request(namespace_of(sts), name_of(sts)))
-        return out
-
     events = component_recorder(manager, "statefulset-controller")
+    # a pod's controller, or for an orphan whose labels or controller changed the sets
+    # that may adopt it (stateful_set.go addPod/updatePod): not every event of every pod
+    # of the namespace, which listed and matched the namespace's sets for each
     manager.add(Controller.for_(STATEFUL_SET, name="statefulset")
-                .owns(POD)
                 .owns(history.CONTROLLER_REVISION)
-                .watches(POD, map_func=orphan_to_sets)
+                .watches(POD, handler=ControllerOrAdopters(manager, STATEFUL_SET,
+                                                           "StatefulSet"))
                 .watches(PVC, map_func=sets_of_claim)
                 .reconciler(StatefulSetReconciler(manager, events)))
