@@ -27,7 +27,7 @@ from typing import Any
 from setpoint.client import ApiError, Kind
 from setpoint.machinery.labels import SelectorError, from_label_selector
 from setpoint.machinery.objects import Obj
-from setpoint.runtime import Controller, EventRecorder, Manager, Request, Result
+from setpoint.runtime import Controller, EventRecorder, Handler, Manager, Request, Result
 from setpoint.runtime._conditions import set_condition
 from setpoint.runtime._objects import clone, meta, name_of, namespace_of
 from setpoint.runtime._ownership import controller_of
@@ -246,13 +246,21 @@ def _replicas(obj: Obj) -> int:
     return 1 if value is None else int(value)
 
 
-def install(manager: Manager, settings: WorkloadSettings) -> None:
-    """Add the disruption controller."""
+class _BudgetsOfPod(Handler):
+    """The budgets selecting a pod, on its every add, update and delete, read from the pod
+    as it is now: disruption.go ``addPod``/``updatePod``/``deletePod`` (``getPdbForPod`` of
+    the current pod only; the version before an update is not looked at)."""
 
-    def budgets_of_pod(pod: Obj) -> list[Request]:
-        labels = meta(pod).get("labels") or {}
+    def __init__(self, manager: Manager) -> None:
+        self.manager = manager
+
+    def __repr__(self) -> str:
+        return "BudgetsOfPod()"
+
+    def requests(self, obj: Obj) -> list[Request]:
+        labels = meta(obj).get("labels") or {}
         out = []
-        for pdb in manager.cache.list_raw(PDB, namespace=namespace_of(pod)):
+        for pdb in self.manager.cache.list_raw(PDB, namespace=namespace_of(obj)):
             try:
                 selector = from_label_selector((pdb.get("spec") or {}).get("selector"))
             except SelectorError:
@@ -261,14 +269,16 @@ def install(manager: Manager, settings: WorkloadSettings) -> None:
                 out.append(Request(namespace_of(pdb), name_of(pdb)))
         return out
 
-    def budgets_in_namespace(obj: Obj) -> list[Request]:
-        return [Request(namespace_of(p), name_of(p))
-                for p in manager.cache.list_raw(PDB, namespace=namespace_of(obj))]
+    def update_requests(self, old: Obj, new: Obj) -> list[Request]:
+        return self.requests(new)
 
+
+def install(manager: Manager, settings: WorkloadSettings) -> None:
+    """Add the disruption controller. Its budgets hear of pods and of themselves only: the
+    workload kinds whose scale it reads are read from their caches, with no handler
+    (disruption.go ``NewDisruptionControllerInternal`` takes only their listers)."""
     events = component_recorder(manager, "controllermanager")
     manager.add(Controller.for_(PDB, name="disruption")
-                .watches(POD, map_func=budgets_of_pod)
-                .watches(REPLICA_SET, map_func=budgets_in_namespace)
-                .watches(DEPLOYMENT, map_func=budgets_in_namespace)
-                .watches(STATEFUL_SET, map_func=budgets_in_namespace)
+                .watches(POD, handler=_BudgetsOfPod(manager))
+                .reads(REPLICA_SET, DEPLOYMENT, STATEFUL_SET)
                 .reconciler(DisruptionReconciler(manager, events)))
