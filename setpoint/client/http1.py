@@ -114,12 +114,17 @@ class _Connection(asyncio.Protocol):
         self._deadline: float | None = None
         """When the exchange under way must have ended (the loop's clock), if bounded."""
         self._timer: asyncio.TimerHandle | None = None
+        self._whole = False
+        """Whether the exchange under way reads its answer whole (:meth:`exchange`): then
+        only the answer's end or a failure wakes the waiting request, not each part."""
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport (uvloop's are not subclasses of asyncio.Transport)
         self.transport = cast(asyncio.Transport, transport)
+        self._loop = asyncio.get_running_loop()  # asked once: 3.11's lookup asks the pid
 
     def data_received(self, data: bytes) -> None:
         if self._parser is None or self._complete:
@@ -156,10 +161,13 @@ class _Connection(asyncio.Protocol):
         self._headers_done = True
         # llhttp answers this only until the message is complete
         self._keep_alive = self._parser is not None and self._parser.should_keep_alive()
-        self._wake()
+        if not self._whole:
+            self._wake()
 
     def on_body(self, body: bytes) -> None:
         self._body.append(body)
+        if self._whole:
+            return  # read at the answer's end; never paused (the caller holds it whole)
         self._buffered += len(body)
         if self._buffered > _PAUSE_AT and not self._paused and self.transport is not None:
             self._paused = True
@@ -190,18 +198,24 @@ class _Connection(asyncio.Protocol):
     async def open(self, request: bytes, timeout: float | None = None) -> Answer:
         """Write ``request`` and read its answer's status and headers (the body: with
         :meth:`read_chunk`); ``timeout`` bounds the wait."""
+        parser = self._begin(request, whole=False)
+        while not self._headers_done:
+            await self._wait(timeout)
+        return Answer(parser.get_status_code(),
+                      CIMultiDictProxy(CIMultiDict(self._headers)), b"")
+
+    def _begin(self, request: bytes, *, whole: bool) -> httptools.HttpResponseParser:
+        """Make the connection ready for the answer to ``request``, and send it."""
         assert self.transport is not None
-        self._parser = httptools.HttpResponseParser(self)
+        parser = self._parser = httptools.HttpResponseParser(self)
         self._headers = []
         self._body.clear()
         self._buffered = 0
         self._headers_done = self._complete = self._framed = self._keep_alive = False
+        self._whole = whole
         self._error = None
         self.transport.write(request)
-        while not self._headers_done:
-            await self._wait(timeout)
-        return Answer(self._parser.get_status_code(),
-                      CIMultiDictProxy(CIMultiDict(self._headers)), b"")
+        return parser
 
     async def read_chunk(self, timeout: float | None = None) -> bytes:
         """The next part of the body as it arrived; ``b""`` at its end. ``timeout`` bounds
@@ -223,13 +237,17 @@ class _Connection(asyncio.Protocol):
         if deadline is not None:
             self._arm(deadline)
         try:
-            answer = await self.open(request)
-            parts = []
-            while chunk := await self.read_chunk():
-                parts.append(chunk)
+            # one wait for the whole answer, woken at its end (or failure), not a wait for
+            # the headers and another per part of the body
+            parser = self._begin(request, whole=True)
+            while not self._complete:
+                await self._wait(None)
         finally:
             self._deadline = None
-        answer.body = b"".join(parts)
+            self._whole = False
+        answer = Answer(parser.get_status_code(),
+                        CIMultiDictProxy(CIMultiDict(self._headers)), b"".join(self._body))
+        self._body.clear()
         decoder = gzip_decoder(answer)
         if decoder is not None:
             answer.body = _inflated(decoder, answer.body, final=True)
@@ -267,7 +285,8 @@ class _Connection(asyncio.Protocol):
         next call, once what arrived before it was read)."""
         if self._error is not None:
             raise self._error
-        self._waiter = asyncio.get_running_loop().create_future()
+        loop = self._loop or asyncio.get_running_loop()
+        self._waiter = loop.create_future()
         try:
             if timeout is None:
                 await self._waiter
@@ -369,6 +388,47 @@ class StreamAnswer:
             done(self._conn)
 
 
+class _Slots:
+    """A counting semaphore whose free case is one plain call (asyncio's ``Semaphore``
+    runs a coroutine and a generator expression per acquire, and a method more per
+    release: twice per request). A slot given back goes straight to the longest waiter."""
+
+    __slots__ = ("free", "_waiters")
+
+    def __init__(self, limit: int) -> None:
+        self.free = limit
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def take_now(self) -> bool:
+        """Take a slot if one is free and nobody waits for one; whether it was taken."""
+        if self.free > 0 and not self._waiters:
+            self.free -= 1
+            return True
+        return False
+
+    async def take(self) -> None:
+        """Take a slot, waiting for one."""
+        if self.take_now():
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.give()  # handed a slot as it was cancelled: pass it on
+            raise
+
+    def give(self) -> None:
+        """Give a slot back: to the first waiter still waiting, else to the free ones."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self.free += 1
+
+
 class ConnectionPool:
     """Kept-alive connections to one server (``host``/``port``, TLS when ``ssl`` is given
     per request), at most ``limit`` of them at once for whole answers and as many again
@@ -380,8 +440,8 @@ class ConnectionPool:
         self.host, self.port = host, port
         self.connect_timeout = connect_timeout
         self._idle: dict[tuple[int, str | None], deque[_Connection]] = {}
-        self._slots = asyncio.Semaphore(limit)
-        self._stream_slots = asyncio.Semaphore(limit)
+        self._slots = _Slots(limit)
+        self._stream_slots = _Slots(limit)
         self._closing = False
 
     def __repr__(self) -> str:
@@ -395,11 +455,12 @@ class ConnectionPool:
         ended by ``deadline`` (the loop's clock; waiting for a connection included)."""
         key = (id(tls), server_hostname)
         slots = self._slots
-        if deadline is not None and slots.locked():
-            async with asyncio.timeout_at(deadline):
-                await slots.acquire()
-        else:
-            await slots.acquire()
+        if not slots.take_now():
+            if deadline is not None:
+                async with asyncio.timeout_at(deadline):
+                    await slots.take()
+            else:
+                await slots.take()
         try:
             conn = self._take(key)
             if conn is None:
@@ -413,7 +474,7 @@ class ConnectionPool:
             self._give_back(key, conn)
             return answer
         finally:
-            slots.release()
+            slots.give()
 
     async def open_stream(self, request: bytes, tls: ssl.SSLContext | None,
                           server_hostname: str | None,
@@ -421,7 +482,8 @@ class ConnectionPool:
         """Send one request and return its answer once its headers are in; its body is
         read from the :class:`StreamAnswer`, which must be released (or closed)."""
         key = (id(tls), server_hostname)
-        await self._stream_slots.acquire()
+        if not self._stream_slots.take_now():
+            await self._stream_slots.take()
         try:
             conn = self._take(key) or await self._connect(tls, server_hostname)
             try:
@@ -430,11 +492,11 @@ class ConnectionPool:
                 conn.close()
                 raise
         except BaseException:
-            self._stream_slots.release()
+            self._stream_slots.give()
             raise
 
         def done(conn: _Connection) -> None:
-            self._stream_slots.release()
+            self._stream_slots.give()
             if conn.reusable:
                 self._give_back(key, conn)
             else:

@@ -73,6 +73,9 @@ requests come in bursts (a controller's pod creates) and that is given this as i
 ``max_connections`` keeps one set of connections: a burst waits for a kept-alive one
 rather than opening, and paying a TLS handshake on both sides for, one per request in
 flight, as client-go's HTTP/2 connection carries them all on one."""
+_NO_BLOCK: Any = object()
+_NO_CREDENTIALS = Credentials()
+
 _IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 # client-go's request.go: throttling waits worth a log line, and worth one at info level
 _LONG_THROTTLE = 0.05
@@ -224,6 +227,7 @@ class Transport:
         # the request metrics' label of every request: made once, not per request
         self._host_label = f"{self._base.host}:{port}" if port else str(self._base.host)
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
+        self._header_blocks: dict[tuple[str | None, str | None, str], str | None] = {}
         self._warned: set[str] = set()
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """How backoff waits are awaited (a test seam: replace it to observe the waits)."""
@@ -368,15 +372,7 @@ class Transport:
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
         timeout: Timeouts, stream: bool = False,
     ) -> _Response:
-        creds = await self.config.auth.credentials() if self.config.auth else Credentials()
-        # Go's http.Transport asks for gzip itself (client-go leaves its compression on);
-        # both clients here decode it (http1.gzip_decoder, aiohttp's auto_decompress)
-        headers = {"Accept": "application/json", "User-Agent": self.user_agent,
-                   "Accept-Encoding": "gzip"}
-        if creds.authorization:
-            headers["Authorization"] = creds.authorization
-        if body is not None:
-            headers["Content-Type"] = content_type
+        creds = await self.config.auth.credentials() if self.config.auth else _NO_CREDENTIALS
         kwargs: dict[str, Any] = {}
         if self._base.scheme == "https":
             kwargs["ssl"] = self._ssl_context(creds)
@@ -386,11 +382,15 @@ class Transport:
         if not self.config.proxy_url and method != "HEAD":
             # setpoint.client.http1; a connection it cannot open is left to aiohttp below,
             # which reports the failure as it always has
-            try:
-                return await self._send_fast(method, self.request_target(path, query),
-                                             headers, body, timeout, kwargs, stream)
-            except ConnectFailed:
-                pass
+            block = self._header_block(creds.authorization,
+                                       content_type if body is not None else None)
+            if block is not None:  # else a header holds a line break: aiohttp says so
+                try:
+                    return await self._send_fast(method, self.request_target(path, query),
+                                                 block, body, timeout, kwargs, stream)
+                except ConnectFailed:
+                    pass
+        headers = self._headers(creds.authorization, content_type if body is not None else None)
         if self.config.proxy_url:
             kwargs["proxy"] = self.config.proxy_url
         url = self._base.with_path(self._base_path + path, encoded=False)
@@ -398,6 +398,40 @@ class Transport:
             method, url, params=query, data=body, headers=headers,
             timeout=timeout.for_aiohttp(), allow_redirects=False, **kwargs,
         )
+
+    def _headers(self, authorization: str | None, content_type: str | None,
+                 ) -> dict[str, str]:
+        # Go's http.Transport asks for gzip itself (client-go leaves its compression on);
+        # both clients here decode it (http1.gzip_decoder, aiohttp's auto_decompress)
+        headers = {"Accept": "application/json", "User-Agent": self.user_agent,
+                   "Accept-Encoding": "gzip"}
+        if authorization:
+            headers["Authorization"] = authorization
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        return headers
+
+    def _header_block(self, authorization: str | None, content_type: str | None,
+                      ) -> str | None:
+        """The header lines of a request after its Host line, but its Content-Length:
+        the same for every request with these credentials and body type, so made once
+        (the few there are: a rotated token replaces the old; issue 12, fourteenth pass).
+        None when a header holds a line break."""
+        key = (authorization, content_type, self.user_agent)
+        block = self._header_blocks.get(key, _NO_BLOCK)
+        if block is not _NO_BLOCK:
+            return block
+        lines = []
+        for name, value in self._headers(authorization, content_type).items():
+            if "\r" in value or "\n" in value:
+                lines = None
+                break
+            lines.append(f"{name}: {value}\r\n")
+        made = "".join(lines) if lines is not None else None
+        if len(self._header_blocks) >= 16:
+            self._header_blocks.clear()
+        self._header_blocks[key] = made
+        return made
 
     def request_target(self, path: str, query: Mapping[str, str] | None = None) -> str:
         """The path and query of a request as they go on the wire, encoded as yarl
@@ -415,19 +449,12 @@ class Transport:
         return (url.extend_query(query) if query else url).raw_path_qs
 
     async def _send_fast(
-        self, method: str, target: str, headers: dict[str, str], body: bytes | None,
+        self, method: str, target: str, header_block: str, body: bytes | None,
         timeout: Timeouts, tls: dict[str, Any], stream: bool = False,
     ) -> Answer | StreamAnswer:
-        head = [f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"]
-        for name, value in headers.items():
-            if "\r" in value or "\n" in value:
-                # aiohttp refuses such a header: leave it to say so
-                raise ConnectFailed(f"header {name} holds a line break")
-            head.append(f"{name}: {value}\r\n")
-        if body is not None:
-            head.append(f"Content-Length: {len(body)}\r\n")
-        head.append("\r\n")
-        request = "".join(head).encode("latin-1")
+        length = f"Content-Length: {len(body)}\r\n" if body is not None else ""
+        request = (f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"
+                   f"{header_block}{length}\r\n").encode("latin-1")
         if body:
             request += body
         # as aiohttp does (RFC 9112, 9.3.1): an idempotent request whose connection drops
@@ -510,11 +537,10 @@ class Transport:
     ) -> None:
         if self.on_request is None:
             return
+        # positional: a frozen dataclass's keywords cost twice as much, twice per event
         record = RequestRecord(
-            method=method, host=self.host, path=path, template=template, code=code,
-            duration=time.perf_counter() - started, attempt=attempt,
-            error=type(error).__name__ if error is not None else None,
-        )
+            method, self._host_label, path, template, code, time.perf_counter() - started,
+            attempt, type(error).__name__ if error is not None else None)
         try:
             self.on_request(record)
         except Exception:  # a metrics bug must never fail the request it measures

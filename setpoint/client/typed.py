@@ -32,12 +32,24 @@ class TypedResource(Protocol):
 T = TypeVar("T")
 
 
+_TYPED: dict[type, bool] = {}
+"""Per class met, whether it is typed: asked several times per write (issue 12, fourteenth
+pass). A class's ``api_version`` and ``kind`` are class variables, set at its creation."""
+
+
 def is_typed_class(value: object) -> bool:
     """True when ``value`` is a class that names an API resource (not a dict)."""
     if value is dict:  # asked of every dict written; its getattr misses would raise inside
         return False
-    return isinstance(value, type) and isinstance(getattr(value, "api_version", None), str) \
-        and isinstance(getattr(value, "kind", None), str)
+    known = _TYPED.get(value) if isinstance(value, type) else False
+    if known is not None:
+        return known
+    cls = cast(type, value)
+    typed = isinstance(getattr(cls, "api_version", None), str) \
+        and isinstance(getattr(cls, "kind", None), str)
+    if len(_TYPED) < 4096 and "<locals>" not in cls.__qualname__:
+        _TYPED[cls] = typed  # classes made in a function (tests) may be many: not kept
+    return typed
 
 
 def to_body(obj: object) -> dict[str, Any]:

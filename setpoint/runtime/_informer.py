@@ -136,8 +136,13 @@ class _InFlight:
 
 
 def _int_rv(obj: Obj) -> int | None:
-    rv = resource_version_of(obj)
+    rv = (obj.get("metadata") or _NO_METADATA).get("resourceVersion")
+    if type(rv) is not str:
+        rv = str(rv or "")
     return int(rv) if rv.isdigit() else None
+
+
+_NO_METADATA: dict[str, Any] = {}
 
 
 class Informer:

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import enum
 import sys
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple, TypeVar
 
 import orjson
@@ -109,19 +109,13 @@ class Writer:
     def is_cached_kind(self, kind: object) -> bool:
         return self.cache.watches(kind_key(kind))
 
-    @contextlib.contextmanager
-    def reconciling(self, origin: Origin) -> Iterator[None]:
+    def reconciling(self, origin: Origin) -> contextlib.AbstractContextManager[None]:
         """Declare that the calling task runs the reconcile ``origin`` until the block ends:
         the writes it makes without naming an origin are that reconcile's."""
         task = asyncio.current_task()
         if task is None:
-            yield
-            return
-        self._reconciling[task] = origin
-        try:
-            yield
-        finally:
-            del self._reconciling[task]
+            return _NOTHING_HELD
+        return _Reconciling(self._reconciling, task, origin)
 
     def writing(self, kind: object, namespace: str | None, name: str | None,
                 ) -> contextlib.AbstractContextManager[None]:
@@ -201,7 +195,8 @@ class Writer:
             if contains(live, wanted):
                 self.skipped += 1
                 return self._like(obj, live)
-        await self._check_leading()
+        if self.leading is not None:  # asked inline: no coroutine per write
+            await self.leading()
         with self.writing(key, namespace, name):
             result = await self.client.apply(
                 body, field_manager=manager, force=force, namespace=namespace,
@@ -231,7 +226,8 @@ class Writer:
             unchanged = current if desired.get("status") == existing.get("status") \
                 else self._like(obj, existing)
             return unchanged, OperationResult.UNCHANGED
-        await self._check_leading()
+        if self.leading is not None:
+            await self.leading()
         # with the cached resourceVersion as precondition, nothing else can be in the answer
         precondition = meta(desired).get("resourceVersion") == meta(existing).get(
             "resourceVersion")
@@ -258,7 +254,8 @@ class Writer:
         if not patch and not status_patch:
             self.skipped += 1
             return current, OperationResult.UNCHANGED
-        await self._check_leading()
+        if self.leading is not None:
+            await self.leading()
         answer: Obj = existing
         with self.writing(key, namespace, name):
             if patch:
@@ -302,7 +299,8 @@ class Writer:
                 desired["metadata"] = {**meta(desired), "namespace": namespace}
             if prepare is not None:
                 prepare(desired)
-            await self._check_leading()
+            if self.leading is not None:
+                await self.leading()
             with self.writing(key, namespace, meta(desired).get("name")):
                 created = await self.client.create(desired, namespace=namespace)
                 self._record(created, origin, EVERYTHING)
@@ -355,7 +353,8 @@ class Writer:
 
     async def _patch_status(self, obj: T, key: KindKey, namespace: str | None, name: str,
                             patch: Obj, origin: Origin | None) -> T:
-        await self._check_leading()
+        if self.leading is not None:
+            await self.leading()
         with self.writing(key, namespace, name):
             result = await self.client.patch_status(
                 as_ref(key), name, patch,
@@ -373,7 +372,8 @@ class Writer:
         m = meta(body)
         namespace = m.get("namespace") if await self.namespaced(key) else None
         patch = {"metadata": {**metadata, "resourceVersion": m.get("resourceVersion")}}
-        await self._check_leading()
+        if self.leading is not None:
+            await self.leading()
         with self.writing(key, namespace, str(m.get("name"))):
             result = await self.client.patch(as_ref(key), str(m.get("name")), patch,
                                              patch_type=PatchType.MERGE, namespace=namespace)
@@ -393,17 +393,14 @@ class Writer:
             if live is None or meta(live).get("deletionTimestamp"):
                 self.skipped += 1
                 return live is not None
-        await self._check_leading()
+        if self.leading is not None:
+            await self.leading()
         try:
             await self.client.delete(as_ref(key), name, namespace=namespace,
                                      propagation_policy=propagation_policy)
         except NotFoundError:
             return False
         return True
-
-    async def _check_leading(self) -> None:
-        if self.leading is not None:
-            await self.leading()
 
     @staticmethod
     def _like(obj: T, data: Obj) -> T:
@@ -437,6 +434,22 @@ class _HeldWhileWriting:
 
 
 _NOTHING_HELD = contextlib.nullcontext()
+
+
+class _Reconciling:
+    """:meth:`Writer.reconciling`'s block (a class, not a generator: one per reconcile)."""
+
+    __slots__ = ("reconciling", "task", "origin")
+
+    def __init__(self, reconciling: dict[asyncio.Task[Any], Origin], task: asyncio.Task[Any],
+                 origin: Origin) -> None:
+        self.reconciling, self.task, self.origin = reconciling, task, origin
+
+    def __enter__(self) -> None:
+        self.reconciling[self.task] = self.origin
+
+    def __exit__(self, *exc: object) -> None:
+        del self.reconciling[self.task]
 
 
 def _without_status(obj: Mapping[str, Any]) -> Obj:
