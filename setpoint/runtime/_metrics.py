@@ -14,6 +14,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from setpoint.client import RequestRecord
+from setpoint.runtime import _series
 
 # controller-runtime's buckets: reconcile times from 5 ms to a minute
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
@@ -41,10 +42,11 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        self.reconcile_total = Counter(
+        # the series updated per event are plain numbers rendered per scrape (_series.py);
+        # the others stay prometheus_client's
+        self.reconcile_total = _series.Counter(
             "controller_runtime_reconcile_total",
-            "Total number of reconciliations per controller", ["controller", "result"],
-            registry=r)
+            "Total number of reconciliations per controller", ["controller", "result"], r)
         self.reconcile_errors = Counter(
             "controller_runtime_reconcile_errors_total",
             "Total number of reconciliation errors per controller", ["controller"], registry=r)
@@ -52,10 +54,10 @@ class Metrics:
             "controller_runtime_terminal_reconcile_errors_total",
             "Total number of terminal reconciliation errors per controller", ["controller"],
             registry=r)
-        self.reconcile_time = Histogram(
+        self.reconcile_time = _series.Histogram(
             "controller_runtime_reconcile_time_seconds",
-            "Length of time per reconciliation per controller", ["controller"],
-            buckets=RECONCILE_BUCKETS, registry=r)
+            "Length of time per reconciliation per controller", ["controller"], r,
+            buckets=RECONCILE_BUCKETS)
         self.reconcile_panics = Counter(
             "controller_runtime_reconcile_panics_total",
             "Total number of reconciliation panics per controller", ["controller"],
@@ -64,26 +66,26 @@ class Metrics:
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller", ["controller"],
             registry=r)
-        self.active_workers = Gauge(
+        self.active_workers = _series.Gauge(
             "controller_runtime_active_workers",
-            "Number of currently used workers per controller", ["controller"], registry=r)
+            "Number of currently used workers per controller", ["controller"], r)
         queue_labels = ["name", "controller"]
-        self.queue_depth = Gauge(
-            "workqueue_depth", "Current depth of workqueue", queue_labels, registry=r)
-        self.queue_adds = Counter(
+        self.queue_depth = _series.Gauge(
+            "workqueue_depth", "Current depth of workqueue", queue_labels, r)
+        self.queue_adds = _series.Counter(
             "workqueue_adds_total", "Total number of adds handled by workqueue",
-            queue_labels, registry=r)
-        self.queue_latency = Histogram(
+            queue_labels, r)
+        self.queue_latency = _series.Histogram(
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested",
-            queue_labels, buckets=QUEUE_BUCKETS, registry=r)
-        self.work_duration = Histogram(
+            queue_labels, r, buckets=QUEUE_BUCKETS)
+        self.work_duration = _series.Histogram(
             "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes", queue_labels,
-            buckets=QUEUE_BUCKETS, registry=r)
-        self.queue_retries = Counter(
+            "How long in seconds processing an item from workqueue takes", queue_labels, r,
+            buckets=QUEUE_BUCKETS)
+        self.queue_retries = _series.Counter(
             "workqueue_retries_total", "Total number of retries handled by workqueue",
-            queue_labels, registry=r)
+            queue_labels, r)
         self._unfinished = _UnfinishedWorkCollector()
         r.register(self._unfinished)
         self.leader = Gauge(
@@ -91,15 +93,14 @@ class Metrics:
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
             "backup, 1 indicates master. 'name' is the string used to identify the lease.",
             ["name"], registry=r)
-        self.rest_requests = Counter(
+        self.rest_requests = _series.Counter(
             "rest_client_requests_total",
             "Number of HTTP requests, partitioned by status code, method, and host.",
-            ["code", "method", "host"], registry=r)
-        self.rest_latency = Histogram(
+            ["code", "method", "host"], r)
+        self.rest_latency = _series.Histogram(
             "rest_client_request_duration_seconds",
             "Request latency in seconds. Broken down by verb, and host.", ["verb", "host"],
-            buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0),
-            registry=r)
+            r, buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0))
         # the webhook server's, labelled by path as controller-runtime labels them
         self.webhook_latency = Histogram(
             "controller_runtime_webhook_latency_seconds",
@@ -112,7 +113,8 @@ class Metrics:
         self.webhook_in_flight = Gauge(
             "controller_runtime_webhook_requests_in_flight",
             "Current number of admission requests being served.", ["webhook"], registry=r)
-        self._request_children: dict[tuple[int | None, str, str], tuple[Any, Any]] = {}
+        self._request_children: dict[tuple[int | None, str, str], tuple[
+            _series.CounterSeries, _series.HistogramSeries]] = {}
 
     def __repr__(self) -> str:
         return "Metrics()"

@@ -43,8 +43,9 @@ async def test_probes_and_metrics_share_one_port(
         assert await fetch(port, "/healthz") == (200, "ok")
         assert await fetch(port, "/readyz") == (200, "ok")
         await client.create(widget("w"))
-        await wait_for(lambda: manager.metrics.reconcile_total.labels("widget", "success")
-                       ._value.get() >= 1)
+        await wait_for(lambda: (manager.metrics.registry.get_sample_value(
+            "controller_runtime_reconcile_total",
+            {"controller": "widget", "result": "success"}) or 0) >= 1)
         status, text = await fetch(port, "/metrics")
         assert status == 200
         for name in ("controller_runtime_reconcile_total", "controller_runtime_reconcile_time_"
