@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from multidict import CIMultiDictProxy
 from yarl import URL
@@ -228,6 +228,7 @@ class Transport:
         self._host_label = f"{self._base.host}:{port}" if port else str(self._base.host)
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._header_blocks: dict[tuple[str | None, str | None, str], str | None] = {}
+        self._plain_queries: dict[tuple[tuple[str, str], ...], str | None] = {}
         self._warned: set[str] = set()
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         """How backoff waits are awaited (a test seam: replace it to observe the waits)."""
@@ -439,14 +440,29 @@ class Transport:
         or normalizing (every Kubernetes name and the usual parameters are such), which
         spares an operator a URL object per request."""
         full = self._base_path + path
-        if _PLAIN_PATH.fullmatch(full) is not None and "/." not in full and (
-                not query or all(_PLAIN_QUERY.fullmatch(k) is not None
-                                 and _PLAIN_QUERY.fullmatch(v) is not None
-                                 for k, v in query.items())):
-            return f"{full}?{'&'.join(f'{k}={v}' for k, v in query.items())}" if query \
-                else full
+        if _PLAIN_PATH.fullmatch(full) is not None and "/." not in full:
+            if not query:
+                return full
+            plain = self._plain_query(query)
+            if plain is not None:
+                return f"{full}?{plain}"
         url = self._base.with_path(full, encoded=False)
         return (url.extend_query(query) if query else url).raw_path_qs
+
+    def _plain_query(self, query: Mapping[str, str]) -> str | None:
+        """The query as it goes on the wire when nothing in it needs escaping, else None;
+        remembered, as a write's query is the same for every write (``fieldManager``)."""
+        items = tuple(query.items())
+        known = self._plain_queries.get(items, _NO_BLOCK)
+        if known is not _NO_BLOCK:
+            return cast(str | None, known)
+        plain = "&".join(f"{k}={v}" for k, v in items) if all(
+            _PLAIN_QUERY.fullmatch(k) is not None and _PLAIN_QUERY.fullmatch(v) is not None
+            for k, v in items) else None
+        if len(self._plain_queries) >= 256:  # a watch's resume point makes each its own
+            self._plain_queries.clear()
+        self._plain_queries[items] = plain
+        return plain
 
     async def _send_fast(
         self, method: str, target: str, header_block: str, body: bytes | None,
@@ -460,11 +476,11 @@ class Transport:
         # as aiohttp does (RFC 9112, 9.3.1): an idempotent request whose connection drops
         # is sent once more on a new one before the drop counts as an attempt
         resend = method in _IDEMPOTENT_METHODS
-        pool = self._connection_pool()
+        loop = asyncio.get_running_loop()  # once: 3.11 asks the process id each time
+        pool = self._connection_pool(loop)
         if not stream:
             # the pool bounds the request by its deadline (a timer per connection)
-            deadline = None if timeout.total is None else \
-                asyncio.get_running_loop().time() + timeout.total
+            deadline = None if timeout.total is None else loop.time() + timeout.total
             while True:
                 try:
                     return await pool.send(request, tls.get("ssl"),
@@ -483,8 +499,7 @@ class Transport:
                         raise
                     resend = False
 
-    def _connection_pool(self) -> ConnectionPool:
-        loop = asyncio.get_running_loop()
+    def _connection_pool(self, loop: asyncio.AbstractEventLoop) -> ConnectionPool:
         if self._pool is None or self._pool[0] is not loop:
             self._pool = (loop, ConnectionPool(
                 self._base.raw_host or "", self._base.port or _DEFAULT_PORTS[self._base.scheme],

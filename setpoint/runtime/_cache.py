@@ -51,6 +51,11 @@ def index_by_owner(obj: Obj) -> Iterable[str]:
     return tuple(ref["uid"] for ref in meta(obj).get("ownerReferences") or () if ref.get("uid"))
 
 
+_METADATA_INDEXERS: dict[IndexFunc, str] = {
+    index_by_namespace: "namespace", index_by_owner: "ownerReferences"}
+"""The built-in indexers, by the one metadata field each reads."""
+
+
 class NotWatchedError(LookupError):
     """The cache was asked about a kind no informer watches."""
 
@@ -130,7 +135,17 @@ class Store:
         return [self._items[key] for key in index.get(value, ())]
 
     def _reindex(self, key: str, old: Obj | None, new: Obj | None) -> None:
+        old_meta = new_meta = None
+        if old is not None and new is not None:
+            old_meta, new_meta = old.get("metadata"), new.get("metadata")
         for name, func in self._indexers.items():
+            if old_meta is not None and new_meta is not None:
+                # a built-in index reads one metadata field: when it is the same, so are
+                # the index values, without asking the indexer twice (issue 12,
+                # fourteenth pass; every store put has both indexes)
+                source = _METADATA_INDEXERS.get(func)
+                if source is not None and old_meta.get(source) == new_meta.get(source):
+                    continue
             # an update mostly keeps every index value: compared as the indexer gave
             # them before any set is built (issue 12, eighth pass)
             old_given = tuple(func(old)) if old is not None else ()

@@ -39,17 +39,17 @@ class EventSource:
         return f"EventSource({self.handler!r}, predicates={list(self.predicates)!r})"
 
     def on_add(self, obj: Obj) -> None:
-        if all(p.create(obj) for p in self.predicates):
+        if not self.predicates or all(p.create(obj) for p in self.predicates):
             for request in self.handler.requests(obj):
                 self.enqueue(request)
 
     def on_update(self, old: Obj, new: Obj) -> None:
-        if all(p.update(old, new) for p in self.predicates):
+        if not self.predicates or all(p.update(old, new) for p in self.predicates):
             for request in self.handler.update_requests(old, new):
                 self.enqueue(request)
 
     def on_delete(self, obj: Obj) -> None:
-        if all(p.delete(obj) for p in self.predicates):
+        if not self.predicates or all(p.delete(obj) for p in self.predicates):
             for request in self.handler.requests(obj):
                 self.enqueue(request)
 
@@ -57,11 +57,11 @@ class EventSource:
         """An add or update that is exactly ``write``: the same requests, except the one of
         the reconcile that made it, when that reconcile is this controller's."""
         if old is None:
-            if not all(p.create(new) for p in self.predicates):
+            if self.predicates and not all(p.create(new) for p in self.predicates):
                 return
             requests = self.handler.requests(new)
         else:
-            if not all(p.update(old, new) for p in self.predicates):
+            if self.predicates and not all(p.update(old, new) for p in self.predicates):
                 return
             requests = self.handler.update_requests(old, new)
         for request in requests:
