@@ -506,7 +506,10 @@ class ConnectionPool:
 
     def _give_back(self, key: tuple[int, str | None], conn: _Connection) -> None:
         if conn.usable and not self._closing:
-            self._idle.setdefault(key, deque()).append(conn)
+            idle = self._idle.get(key)
+            if idle is None:  # not setdefault: a deque made per request to be dropped
+                idle = self._idle[key] = deque()
+            idle.append(conn)
 
     def _take(self, key: tuple[int, str | None]) -> _Connection | None:
         idle = self._idle.get(key)

@@ -396,7 +396,11 @@ class RunningController:
         logger = self._log.bind(namespace=request.namespace or None, name=request.name,
                                 reconcileID=reconcile_id)
         started = time.perf_counter()
-        logger.debug("reconciling")
+        # asked once: the two lines below are DEBUG, as controller-runtime's per-reconcile
+        # lines, and their fields cost more than the question
+        debug = log.isEnabledFor(logging.DEBUG)
+        if debug:
+            logger.debug("reconciling")
         try:
             call = self._reconcile(request, origin, logger)
             result = await (asyncio.wait_for(call, self._timeout) if self._timeout else call)
@@ -438,7 +442,8 @@ class RunningController:
             self.queue.forget(request)
             self._m_total["success"].inc()
         self._failures.forget(request)
-        logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
+        if debug:
+            logger.debug("reconciled", seconds=round(time.perf_counter() - started, 6))
 
     async def _reconcile(self, request: Request, origin: Origin,
                          logger: BoundLogger) -> Result:

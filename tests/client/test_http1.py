@@ -344,3 +344,53 @@ def test_a_gzipped_answer_that_is_no_gzip_is_a_transport_error() -> None:
             await transport.request("GET", "/api/v1/configmaps")
 
     run(asyncio.run, [bad], exercise)
+
+
+def test_a_request_that_gives_up_waiting_for_a_connection_leaves_the_bound_whole() -> None:
+    """With every connection busy, a request whose deadline passes while it waits for one
+    fails with a timeout and takes nothing with it: once the busy one is answered, later
+    requests still have every connection of the bound (the pool's slots are handed from a
+    finished request to the next waiter still waiting, never to one that gave up)."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    async def main() -> int:
+        release, arrived = asyncio.Event(), asyncio.Event()
+        served = 0
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal served
+            try:
+                while True:
+                    await reader.readuntil(b"\r\n\r\n")
+                    arrived.set()
+                    await asyncio.wait_for(release.wait(), 30)
+                    served += 1
+                    writer.write(answer)
+                    await writer.drain()
+            except (asyncio.IncompleteReadError, ConnectionError):
+                pass
+            finally:
+                writer.close()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = Transport(ClusterConfig(server=f"http://127.0.0.1:{port}"),
+                              max_connections=1, retry=NO_RETRIES)
+        try:
+            busy = asyncio.create_task(transport.request("GET", "/api/v1/pods/a"))
+            await asyncio.wait_for(arrived.wait(), 20)  # it holds the one connection
+            with pytest.raises(TransportError, match="timed out"):
+                await transport.request("GET", "/api/v1/pods/b", timeout=0.2)
+            release.set()
+            assert (await busy).body == b"{}"
+            async with asyncio.timeout(20):
+                answers = await asyncio.gather(*(
+                    transport.request("GET", f"/api/v1/pods/c{i}") for i in range(3)))
+            assert [a.body for a in answers] == [b"{}"] * 3
+        finally:
+            await transport.close()
+            server.close()
+            await server.wait_closed()
+        return served
+
+    assert asyncio.run(main()) == 4
