@@ -393,7 +393,7 @@ class _Slots:
     runs a coroutine and a generator expression per acquire, and a method more per
     release: twice per request). A slot given back goes straight to the longest waiter."""
 
-    __slots__ = ("free", "_waiters")
+    __slots__ = ("_waiters", "free")
 
     def __init__(self, limit: int) -> None:
         self.free = limit

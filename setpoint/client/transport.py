@@ -419,16 +419,11 @@ class Transport:
         (the few there are: a rotated token replaces the old; issue 12, fourteenth pass).
         None when a header holds a line break."""
         key = (authorization, content_type, self.user_agent)
-        block = self._header_blocks.get(key, _NO_BLOCK)
-        if block is not _NO_BLOCK:
-            return block
-        lines = []
-        for name, value in self._headers(authorization, content_type).items():
-            if "\r" in value or "\n" in value:
-                lines = None
-                break
-            lines.append(f"{name}: {value}\r\n")
-        made = "".join(lines) if lines is not None else None
+        if key in self._header_blocks:
+            return self._header_blocks[key]
+        headers = self._headers(authorization, content_type)
+        made = None if any("\r" in v or "\n" in v for v in headers.values()) else \
+            "".join(f"{name}: {value}\r\n" for name, value in headers.items())
         if len(self._header_blocks) >= 16:
             self._header_blocks.clear()
         self._header_blocks[key] = made

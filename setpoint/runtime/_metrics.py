@@ -8,13 +8,12 @@ webhook server counts its requests here too.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 
 from setpoint.client import RequestRecord
-from setpoint.runtime import _series
+from setpoint.runtime import _metric_series as series
 
 # controller-runtime's buckets: reconcile times from 5 ms to a minute
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
@@ -42,9 +41,9 @@ class Metrics:
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry or CollectorRegistry()
         r = self.registry
-        # the series updated per event are plain numbers rendered per scrape (_series.py);
+        # the series updated per event are plain numbers rendered per scrape (_metric_series.py);
         # the others stay prometheus_client's
-        self.reconcile_total = _series.Counter(
+        self.reconcile_total = series.Counter(
             "controller_runtime_reconcile_total",
             "Total number of reconciliations per controller", ["controller", "result"], r)
         self.reconcile_errors = Counter(
@@ -54,7 +53,7 @@ class Metrics:
             "controller_runtime_terminal_reconcile_errors_total",
             "Total number of terminal reconciliation errors per controller", ["controller"],
             registry=r)
-        self.reconcile_time = _series.Histogram(
+        self.reconcile_time = series.Histogram(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller", ["controller"], r,
             buckets=RECONCILE_BUCKETS)
@@ -66,24 +65,24 @@ class Metrics:
             "controller_runtime_max_concurrent_reconciles",
             "Maximum number of concurrent reconciles per controller", ["controller"],
             registry=r)
-        self.active_workers = _series.Gauge(
+        self.active_workers = series.Gauge(
             "controller_runtime_active_workers",
             "Number of currently used workers per controller", ["controller"], r)
         queue_labels = ["name", "controller"]
-        self.queue_depth = _series.Gauge(
+        self.queue_depth = series.Gauge(
             "workqueue_depth", "Current depth of workqueue", queue_labels, r)
-        self.queue_adds = _series.Counter(
+        self.queue_adds = series.Counter(
             "workqueue_adds_total", "Total number of adds handled by workqueue",
             queue_labels, r)
-        self.queue_latency = _series.Histogram(
+        self.queue_latency = series.Histogram(
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested",
             queue_labels, r, buckets=QUEUE_BUCKETS)
-        self.work_duration = _series.Histogram(
+        self.work_duration = series.Histogram(
             "workqueue_work_duration_seconds",
             "How long in seconds processing an item from workqueue takes", queue_labels, r,
             buckets=QUEUE_BUCKETS)
-        self.queue_retries = _series.Counter(
+        self.queue_retries = series.Counter(
             "workqueue_retries_total", "Total number of retries handled by workqueue",
             queue_labels, r)
         self._unfinished = _UnfinishedWorkCollector()
@@ -93,11 +92,11 @@ class Metrics:
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates "
             "backup, 1 indicates master. 'name' is the string used to identify the lease.",
             ["name"], registry=r)
-        self.rest_requests = _series.Counter(
+        self.rest_requests = series.Counter(
             "rest_client_requests_total",
             "Number of HTTP requests, partitioned by status code, method, and host.",
             ["code", "method", "host"], r)
-        self.rest_latency = _series.Histogram(
+        self.rest_latency = series.Histogram(
             "rest_client_request_duration_seconds",
             "Request latency in seconds. Broken down by verb, and host.", ["verb", "host"],
             r, buckets=(0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0))
@@ -114,7 +113,7 @@ class Metrics:
             "controller_runtime_webhook_requests_in_flight",
             "Current number of admission requests being served.", ["webhook"], registry=r)
         self._request_children: dict[tuple[int | None, str, str], tuple[
-            _series.CounterSeries, _series.HistogramSeries]] = {}
+            series.CounterSeries, series.HistogramSeries]] = {}
 
     def __repr__(self) -> str:
         return "Metrics()"

@@ -439,7 +439,7 @@ _NOTHING_HELD = contextlib.nullcontext()
 class _Reconciling:
     """:meth:`Writer.reconciling`'s block (a class, not a generator: one per reconcile)."""
 
-    __slots__ = ("reconciling", "task", "origin")
+    __slots__ = ("origin", "reconciling", "task")
 
     def __init__(self, reconciling: dict[asyncio.Task[Any], Origin], task: asyncio.Task[Any],
                  origin: Origin) -> None:

@@ -1,4 +1,4 @@
-"""The runtime's per-event metrics (``setpoint/runtime/_series.py``, plain numbers rendered
+"""The runtime's per-event metrics (``setpoint/runtime/series.py``, plain numbers rendered
 per scrape) expose exactly what prometheus_client's ``Counter``, ``Gauge`` and
 ``Histogram`` expose for the same updates: names, help, types, labels, ``le`` bounds, the
 cumulative buckets, counts, sums and ``_created`` series (its times aside), so a dashboard
@@ -12,7 +12,7 @@ import re
 import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
-from setpoint.runtime import _series
+from setpoint.runtime import _metric_series as series
 
 
 def _text(registry: CollectorRegistry) -> str:
@@ -26,13 +26,13 @@ def test_the_series_expose_what_prometheus_clients_metrics_expose() -> None:
     buckets = (0.005, 0.01, 0.025, 1, 60)
     counters = (Counter("x_reconcile_total", "Total reconciles", ["controller", "result"],
                         registry=theirs),
-                _series.Counter("x_reconcile_total", "Total reconciles",
+                series.Counter("x_reconcile_total", "Total reconciles",
                                 ["controller", "result"], ours))
     gauges = (Gauge("x_depth", "Current depth", ["name"], registry=theirs),
-              _series.Gauge("x_depth", "Current depth", ["name"], ours))
+              series.Gauge("x_depth", "Current depth", ["name"], ours))
     histograms = (Histogram("x_time_seconds", "Time per reconcile", ["controller"],
                             buckets=buckets, registry=theirs),
-                  _series.Histogram("x_time_seconds", "Time per reconcile", ["controller"],
+                  series.Histogram("x_time_seconds", "Time per reconcile", ["controller"],
                                     ours, buckets=buckets))
     for counter in counters:
         counter.labels("w", "success").inc()
@@ -57,7 +57,7 @@ def test_label_values_are_strings_and_counters_only_grow() -> None:
     """A label value given as another type is its text (one series for 200 and "200"), as
     prometheus_client's ``labels`` makes it; a counter refuses a negative increment."""
     registry = CollectorRegistry()
-    requests = _series.Counter("x_requests_total", "Requests", ["code"], registry)
+    requests = series.Counter("x_requests_total", "Requests", ["code"], registry)
     requests.labels(200).inc()  # type: ignore[arg-type]
     requests.labels("200").inc()
     assert registry.get_sample_value("x_requests_total", {"code": "200"}) == 2.0
@@ -69,6 +69,6 @@ def test_label_values_are_strings_and_counters_only_grow() -> None:
 
 def test_a_name_taken_twice_in_one_registry_is_refused() -> None:
     registry = CollectorRegistry()
-    _series.Counter("x_requests_total", "Requests", ["code"], registry)
+    series.Counter("x_requests_total", "Requests", ["code"], registry)
     with pytest.raises(ValueError, match="Duplicated timeseries"):
         Counter("x_requests_total", "Requests", ["code"], registry=registry)

@@ -174,7 +174,7 @@ class Histogram(_Family[HistogramSeries]):
         if not bounds or bounds[-1] != INF:
             bounds.append(INF)
         self.bounds = tuple(bounds)
-        self._le = tuple(floatToGoString(b) for b in bounds)
+        self._le = tuple(str(floatToGoString(b)) for b in bounds)  # type: ignore[no-untyped-call]
         super().__init__(name, documentation, labelnames, registry)
 
     def _new(self) -> HistogramSeries:
