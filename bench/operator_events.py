@@ -6,10 +6,10 @@
 The end-to-end benchmark (``bench/operator.py``) times the operator against the floor on a
 loaded, shared machine, where CPU per event moves 2x with the load. This one counts what
 the operator's process does, not how long it takes: ``setpoint run
-examples.widget.operator:manager`` runs under ``perf stat -e instructions:u,task-clock``
-with counting switched on only around the measured phases (``--control``), against a fresh
-``setpoint cluster up --memory`` in its own process (no proxy in between). Per tree and
-run:
+examples.widget.operator:manager`` runs under ``perf stat -e
+instructions:u,instructions:k,task-clock`` with counting switched on only around the
+measured phases (``--control``), against a fresh ``setpoint cluster up --memory`` in its
+own process (no proxy in between). Per tree and run:
 
 1. the operator starts; 20 Widgets are created and reconciled first (discovery, pydantic's
    deferred validators, the connections: what any long-running operator has behind it);
@@ -18,7 +18,8 @@ run:
    new message and every Widget's ``status.observedGeneration`` to follow; counting off
    once the operator has been quiet (no new watch event) for half a second;
 3. printed: user-space instructions and CPU milliseconds (task-clock) per event, an event
-   being one Widget created or changed (2N), as bench/operator.py counts them.
+   being one Widget created or changed (2N), as bench/operator.py counts them; the
+   kernel's instructions for the process (its sends, receives and waits) beside them.
 
 Trees (``--root``, each a source tree such as ``git archive main | tar -x -C DIR``; the
 working tree when none is given) are interleaved run by run. Instruction counts move about
@@ -60,7 +61,7 @@ class Counting:
         os.mkfifo(self.ctl)
         os.mkfifo(self.ack)
         self.proc = subprocess.Popen(
-            ["perf", "stat", "-x", ",", "-e", "instructions:u,task-clock", "-D", "-1",
+            ["perf", "stat", "-x", ",", "-e", "instructions:u,instructions:k,task-clock", "-D", "-1",
              "--control", f"fifo:{self.ctl},{self.ack}", "-o", str(self.out), "--",
              *command], cwd=cwd, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
         # opening a FIFO blocks until the other end opens: perf opens both at its start
@@ -88,7 +89,7 @@ class Counting:
         for line in self.out.read_text().splitlines():
             parts = line.split(",")
             if len(parts) > 2 and parts[0].replace(".", "").isdigit():
-                counts[parts[2].split(":")[0]] = float(parts[0])
+                counts[parts[2]] = float(parts[0])
         return counts
 
 
@@ -184,7 +185,8 @@ async def run_one(root: Path, n: int, profile: Path | None, label: str,
         counts = counting.stop() if counting is not None else {}
         server.stop()
     events = 2 * n
-    return {"instructions_per_event": counts.get("instructions", 0.0) / events,
+    return {"instructions_per_event": counts.get("instructions:u", 0.0) / events,
+            "kernel_instructions_per_event": counts.get("instructions:k", 0.0) / events,
             "cpu_ms_per_event": counts.get("task-clock", 0.0) / events,
             "seconds": wall}
 
@@ -228,7 +230,9 @@ def main() -> None:
                                          args.py_spy, args.calls))
             results[root].append(result)
             print(f"{root}: run {run}: {result['instructions_per_event'] / 1e6:.3f} M "
-                  f"instructions, {result['cpu_ms_per_event']:.3f} ms CPU per event "
+                  f"instructions (kernel "
+                  f"{result['kernel_instructions_per_event'] / 1e6:.3f} M), "
+                  f"{result['cpu_ms_per_event']:.3f} ms CPU per event "
                   f"({result['seconds']:.1f} s)", flush=True)
     print(f"load {os.getloadavg()[0]:.1f}, bare interpreter "
           f"{bare_interpreter_s() * 1000:.0f} ms")
@@ -236,9 +240,11 @@ def main() -> None:
     for root in roots:
         ins = [r["instructions_per_event"] for r in results[root]]
         cpu = [r["cpu_ms_per_event"] for r in results[root]]
+        kernel = [r["kernel_instructions_per_event"] for r in results[root]]
         print(f"{root}: median {statistics.median(ins) / 1e6:.3f} M instructions "
               f"({min(ins) / 1e6:.3f}-{max(ins) / 1e6:.3f}; "
-              f"{statistics.median(ins) / first:.3f}x the first tree), "
+              f"{statistics.median(ins) / first:.3f}x the first tree; kernel "
+              f"{statistics.median(kernel) / 1e6:.3f} M), "
               f"{statistics.median(cpu):.3f} ms CPU per event")
 
 
