@@ -61,8 +61,8 @@ class Counting:
         os.mkfifo(self.ctl)
         os.mkfifo(self.ack)
         self.proc = subprocess.Popen(
-            ["perf", "stat", "-x", ",", "-e", "instructions:u,instructions:k,task-clock", "-D", "-1",
-             "--control", f"fifo:{self.ctl},{self.ack}", "-o", str(self.out), "--",
+            ["perf", "stat", "-x", ",", "-e", "instructions:u,instructions:k,task-clock",
+             "-D", "-1", "--control", f"fifo:{self.ctl},{self.ack}", "-o", str(self.out), "--",
              *command], cwd=cwd, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT)
         # opening a FIFO blocks until the other end opens: perf opens both at its start
         self._ctl = open(self.ctl, "w")  # noqa: SIM115 (kept open for the run)
