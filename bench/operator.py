@@ -300,10 +300,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
     workdir = Path(tempfile.mkdtemp(prefix="setpoint-bench-op-"))
     try:
         async with server.session(limit=CONCURRENCY * 2) as api:
-            async with api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                data=orjson.dumps(WIDGET_CRD)) as resp:
-                assert resp.status == 201, await resp.text()
-            await _served(api)
+            await define_widgets(api)
             proxy, control_url = _start_proxy(server.kubeconfig, workdir / "kubeconfig")
             control = Control(control_url)
             log = (workdir / "operator.log").open("wb")
@@ -381,7 +378,11 @@ async def run_one(contender: str, n: int, run: int, idle: float,
     return result
 
 
-async def _served(api: aiohttp.ClientSession) -> None:
+async def define_widgets(api: aiohttp.ClientSession) -> None:
+    """Create the Widget CRD and wait until it is served."""
+    async with api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                        data=orjson.dumps(WIDGET_CRD)) as resp:
+        assert resp.status == 201, await resp.text()
     for _ in range(200):
         async with api.get(WIDGETS) as resp:
             if resp.status == 200:

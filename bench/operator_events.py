@@ -47,7 +47,7 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import call_counts, cpu_sampler
 from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
-from bench.operator import CONCURRENCY, WIDGET_CRD, WIDGETS, Tracker, _served, _widget
+from bench.operator import CONCURRENCY, WIDGETS, Tracker, _widget, define_widgets
 
 WARM_UP = 20
 
@@ -121,10 +121,7 @@ async def run_one(root: Path, n: int, profile: Path | None, label: str,
     counting: Counting | None = None
     try:
         async with server.session(limit=CONCURRENCY * 2) as api:
-            async with api.post("/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                                data=orjson.dumps(WIDGET_CRD)) as resp:
-                assert resp.status == 201, await resp.text()
-            await _served(api)
+            await define_widgets(api)
             tracker = Tracker(api)
             await tracker.start()
             counting = Counting(
