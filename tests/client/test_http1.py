@@ -25,6 +25,7 @@ from setpoint.client.errors import TransportError
 from setpoint.client.http1 import StreamAnswer
 from setpoint.client.transport import NO_RETRIES, StreamResponse, Transport
 from setpoint.client.watch import Watch
+from tests.client.stubserver import stub_server
 
 CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
            b"Transfer-Encoding: chunked\r\n\r\n"
@@ -248,39 +249,30 @@ def test_requests_beyond_the_connection_bound_wait_for_a_kept_alive_connection()
         in_flight = most = 0
         all_busy = asyncio.Event()  # the first answers wait until every connection is used
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            nonlocal opened, in_flight, most
+        def opening() -> None:
+            nonlocal opened
             opened += 1
-            try:
-                while True:
-                    await reader.readuntil(b"\r\n\r\n")
-                    in_flight += 1
-                    most = max(most, in_flight)
-                    if in_flight >= bound:
-                        all_busy.set()
-                    await asyncio.wait_for(all_busy.wait(), 30)
-                    in_flight -= 1
-                    writer.write(answer)
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError):
-                pass
-            finally:
-                writer.close()
 
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        transport = Transport(ClusterConfig(server=f"http://127.0.0.1:{port}"),
-                              max_connections=bound)
-        try:
-            for _ in range(2):
-                answers = await asyncio.gather(*(
-                    transport.request("GET", f"/api/v1/namespaces/default/pods/p{i}")
-                    for i in range(burst)))
-                assert [a.body for a in answers] == [b"{}"] * burst
-        finally:
-            await transport.close()
-            server.close()
-            await server.wait_closed()
+        async def respond(_: bytes) -> bytes:
+            nonlocal in_flight, most
+            in_flight += 1
+            most = max(most, in_flight)
+            if in_flight >= bound:
+                all_busy.set()
+            await asyncio.wait_for(all_busy.wait(), 30)
+            in_flight -= 1
+            return answer
+
+        async with stub_server(respond, opening) as url:
+            transport = Transport(ClusterConfig(server=url), max_connections=bound)
+            try:
+                for _ in range(2):
+                    answers = await asyncio.gather(*(
+                        transport.request("GET", f"/api/v1/namespaces/default/pods/p{i}")
+                        for i in range(burst)))
+                    assert [a.body for a in answers] == [b"{}"] * burst
+            finally:
+                await transport.close()
         return opened, most
 
     opened, most = asyncio.run(main())
@@ -357,40 +349,29 @@ def test_a_request_that_gives_up_waiting_for_a_connection_leaves_the_bound_whole
         release, arrived = asyncio.Event(), asyncio.Event()
         served = 0
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        async def respond(_: bytes) -> bytes:
             nonlocal served
-            try:
-                while True:
-                    await reader.readuntil(b"\r\n\r\n")
-                    arrived.set()
-                    await asyncio.wait_for(release.wait(), 30)
-                    served += 1
-                    writer.write(answer)
-                    await writer.drain()
-            except (asyncio.IncompleteReadError, ConnectionError):
-                pass
-            finally:
-                writer.close()
+            arrived.set()
+            await asyncio.wait_for(release.wait(), 30)
+            served += 1
+            return answer
 
-        server = await asyncio.start_server(handle, "127.0.0.1", 0)
-        port = server.sockets[0].getsockname()[1]
-        transport = Transport(ClusterConfig(server=f"http://127.0.0.1:{port}"),
-                              max_connections=1, retry=NO_RETRIES)
-        try:
-            busy = asyncio.create_task(transport.request("GET", "/api/v1/pods/a"))
-            await asyncio.wait_for(arrived.wait(), 20)  # it holds the one connection
-            with pytest.raises(TransportError, match="timed out"):
-                await transport.request("GET", "/api/v1/pods/b", timeout=0.2)
-            release.set()
-            assert (await busy).body == b"{}"
-            async with asyncio.timeout(20):
-                answers = await asyncio.gather(*(
-                    transport.request("GET", f"/api/v1/pods/c{i}") for i in range(3)))
-            assert [a.body for a in answers] == [b"{}"] * 3
-        finally:
-            await transport.close()
-            server.close()
-            await server.wait_closed()
+        async with stub_server(respond) as url:
+            transport = Transport(ClusterConfig(server=url), max_connections=1,
+                                  retry=NO_RETRIES)
+            try:
+                busy = asyncio.create_task(transport.request("GET", "/api/v1/pods/a"))
+                await asyncio.wait_for(arrived.wait(), 20)  # it holds the one connection
+                with pytest.raises(TransportError, match="timed out"):
+                    await transport.request("GET", "/api/v1/pods/b", timeout=0.2)
+                release.set()
+                assert (await busy).body == b"{}"
+                async with asyncio.timeout(20):
+                    answers = await asyncio.gather(*(
+                        transport.request("GET", f"/api/v1/pods/c{i}") for i in range(3)))
+                assert [a.body for a in answers] == [b"{}"] * 3
+            finally:
+                await transport.close()
         return served
 
     assert asyncio.run(main()) == 4

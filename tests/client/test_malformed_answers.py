@@ -6,13 +6,12 @@ pkg/runtime/serializer/json/json.go ``Decode``)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import orjson
 import pytest
 
 from setpoint.client import Client, ClientError, Kind, MalformedAnswerError
 from setpoint.client.config import ClusterConfig
+from tests.client.stubserver import stub_server
 
 RESOURCES = orjson.dumps({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
     {"name": "configmaps", "namespaced": True, "kind": "ConfigMap", "verbs": ["get"]}]})
@@ -25,25 +24,11 @@ def _answer(body: bytes, content_type: bytes = b"application/json") -> bytes:
 
 async def _get_through(answers: dict[bytes, bytes]) -> None:
     """A ConfigMap read from a server answering each path with ``answers[path]``."""
-    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                path = head.split(b" ", 2)[1].split(b"?")[0]
-                writer.write(answers[path])
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+    async def respond(head: bytes) -> bytes:
+        return answers[head.split(b" ", 2)[1].split(b"?")[0]]
 
-    server = await asyncio.start_server(handle, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        async with Client(ClusterConfig(server=f"http://127.0.0.1:{port}")) as client:
-            await client.get(Kind("v1", "ConfigMap"), "c", namespace="default")
-    finally:
-        server.close()
+    async with stub_server(respond) as url, Client(ClusterConfig(server=url)) as client:
+        await client.get(Kind("v1", "ConfigMap"), "c", namespace="default")
 
 
 @pytest.mark.parametrize(("body", "content_type", "quoted"), [
