@@ -17,6 +17,17 @@ from pathlib import Path
 from tests.conftest import kubectl_path
 
 
+async def until_ready(process: subprocess.Popen[str]) -> list[str]:
+    """What ``cluster up`` printed up to its last line once ready."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    while not lines or lines[-1] != "Press Ctrl+C to stop.\n":
+        line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
+        assert line, f"cluster up ended: {lines}"
+        lines.append(line)
+    return lines
+
+
 async def test_kubectl_get_nodes_right_after_ready_shows_them_ready(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"
     env = {**os.environ, "HOME": str(tmp_path), "XDG_DATA_HOME": str(tmp_path / "data")}
@@ -26,12 +37,7 @@ async def test_kubectl_get_nodes_right_after_ready_shows_them_ready(tmp_path: Pa
          "--nodes", "3", "--kubeconfig", str(kubeconfig)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     try:
-        assert process.stdout is not None
-        lines: list[str] = []
-        while not lines or lines[-1] != "Press Ctrl+C to stop.\n":
-            line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
-            assert line, f"cluster up ended: {lines}"
-            lines.append(line)
+        lines = await until_ready(process)
         got = subprocess.run(
             [kubectl_path(), "--kubeconfig", str(kubeconfig), "--cache-dir",
              str(tmp_path / "cache"), "get", "nodes", "-o", "json"],
@@ -89,12 +95,7 @@ async def test_a_deployment_created_at_ready_becomes_available_and_top_answers_a
             input=stdin, capture_output=True, text=True, timeout=60)
 
     try:
-        assert process.stdout is not None
-        lines: list[str] = []
-        while not lines or lines[-1] != "Press Ctrl+C to stop.\n":
-            line = await asyncio.wait_for(asyncio.to_thread(process.stdout.readline), 60)
-            assert line, f"cluster up ended: {lines}"
-            lines.append(line)
+        await until_ready(process)
         applied = kubectl("apply", "-f", "-", stdin=json.dumps(DEPLOYMENT))
         assert applied.returncode == 0, applied.stderr
 
