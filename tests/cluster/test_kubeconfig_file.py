@@ -60,3 +60,14 @@ def test_every_shape_pyyaml_resolves_renders_as_pyyaml_writes_it() -> None:
     for token in [*_SHAPES, *(shape + "g" for shape in _SHAPES), *("g" + s for s in _SHAPES)]:
         assert (kubeconfig.render("https://127.0.0.1:6443", ca_pem, token)
                 == _pyyaml("https://127.0.0.1:6443", ca_pem, token)), token
+
+
+def test_a_token_that_starts_like_a_document_marker_is_quoted_as_pyyaml_quotes_it() -> None:
+    """Emitter.analyze_scalar: a scalar starting with ``---`` or ``...`` is never written
+    plain (one token of ``secrets.token_urlsafe`` in 262,144 starts with ``---``)."""
+    ca_pem = issue(["127.0.0.1"], ca_name="setpoint-ca").ca_pem
+    for token in ("---3Diabq1V4-uCV_j-J08e9_3sm1gQR69MML5T1AYI", "...ab", "--x", "-.-x"):
+        rendered = kubeconfig.render("https://127.0.0.1:6443", ca_pem, token)
+        assert rendered == _pyyaml("https://127.0.0.1:6443", ca_pem, token)
+        assert yaml.safe_load(rendered)["users"][0]["user"]["token"] == token
+

@@ -36,6 +36,8 @@ def _plain(value: str) -> bool:
     """Whether PyYAML's ``safe_dump`` writes ``value`` as it is (no quotes)."""
     if _PLAIN_CHARS.fullmatch(value) is None:
         return False
+    if value.startswith(("---", "...")):
+        return False  # analyze_scalar: a document marker's start is always quoted
     if value[0].isalpha():
         return value not in _NOT_STRINGS
     return _NO_RESOLVER_LETTER.search(value) is not None
