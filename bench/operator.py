@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -321,9 +322,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             _toggle_cpu_profile(operator, cpu_out, on=True)
             await control.reset()
 
-            async def create(i: int) -> None:
-                async with api.post(WIDGETS, data=orjson.dumps(_widget(i))) as resp:
-                    assert resp.status == 201, await resp.text()
+            create = functools.partial(create_widget, api)
 
             started = time.perf_counter()
             await run_concurrently(n, CONCURRENCY, create)
@@ -334,12 +333,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             result.create_by_resource = counts["by_resource"]
             await control.reset()
 
-            async def change(i: int) -> None:
-                async with api.patch(f"{WIDGETS}/w{i:05d}",
-                                     data=orjson.dumps({"spec": {"message": "two"}}),
-                                     headers={"Content-Type": "application/merge-patch+json"},
-                                     ) as resp:
-                    assert resp.status == 200, await resp.text()
+            change = functools.partial(change_widget, api)
 
             if profile_phase == "update":
                 profiler = _start_profile(py_spy, profiles, operator.pid,
@@ -376,6 +370,20 @@ async def run_one(contender: str, n: int, run: int, idle: float,
         _stop(proxy)
         server.stop()
     return result
+
+
+async def create_widget(api: aiohttp.ClientSession, i: int) -> None:
+    """Widget ``i`` created."""
+    async with api.post(WIDGETS, data=orjson.dumps(_widget(i))) as resp:
+        assert resp.status == 201, await resp.text()
+
+
+async def change_widget(api: aiohttp.ClientSession, i: int) -> None:
+    """Widget ``i``'s message changed: what the operator must carry to its ConfigMap."""
+    async with api.patch(f"{WIDGETS}/w{i:05d}",
+                         data=orjson.dumps({"spec": {"message": "two"}}),
+                         headers={"Content-Type": "application/merge-patch+json"}) as resp:
+        assert resp.status == 200, await resp.text()
 
 
 async def define_widgets(api: aiohttp.ClientSession) -> None:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import statistics
 import subprocess
@@ -42,12 +43,16 @@ import tempfile
 import time
 from pathlib import Path
 
-import orjson
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import call_counts, cpu_sampler
 from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
-from bench.operator import CONCURRENCY, WIDGETS, Tracker, _widget, define_widgets
+from bench.operator import (
+    CONCURRENCY,
+    Tracker,
+    change_widget,
+    create_widget,
+    define_widgets,
+)
 
 WARM_UP = 20
 
@@ -128,16 +133,9 @@ async def run_one(root: Path, n: int, profile: Path | None, label: str,
                 workdir, operator_command(server.kubeconfig, sampler_out, calls), root,
                 {**os.environ, "PYTHONPATH": str(root)}, workdir / "operator.log")
 
-            async def create(i: int) -> None:
-                async with api.post(WIDGETS, data=orjson.dumps(_widget(i))) as resp:
-                    assert resp.status == 201, await resp.text()
+            create = functools.partial(create_widget, api)
 
-            async def change(i: int) -> None:
-                async with api.patch(f"{WIDGETS}/w{i:05d}",
-                                     data=orjson.dumps({"spec": {"message": "two"}}),
-                                     headers={"Content-Type": "application/merge-patch+json"},
-                                     ) as resp:
-                    assert resp.status == 200, await resp.text()
+            change = functools.partial(change_widget, api)
 
             for i in range(n, n + WARM_UP):
                 await create(i)
