@@ -215,3 +215,29 @@ async def test_a_foreign_claim_of_an_ephemeral_volumes_name_is_refused(
     failed = await wait_for(lambda: cluster.core_events("web", "FailedBinding"))
     assert failed[0]["message"] == f"ephemeral volume scratch: {refusal}"
     assert failed[0]["type"] == "Warning"
+
+
+async def test_a_provisioner_that_gives_up_fails_the_binding_cycle(cluster: Cluster) -> None:
+    """binder.go ``checkBindings``: a provisioner that cannot provision takes the selected
+    node away, and the binding cycle fails with "provisioning failed"; schedule_one.go
+    ``handleSchedulingFailure`` then writes ``PodScheduled=False`` with reason
+    SchedulerError (not Unschedulable: it is no FitError) and the FailedScheduling warning."""
+    await cluster.client.create(storage_class("external", "example.com/failing"))
+    await cluster.client.create(claim("data", "external"))
+    await cluster.client.create(pod("web", claim_volume("data")))
+
+    async def selected() -> Obj | None:
+        pvc = await cluster.get(PVC, "data")
+        annotations = pvc["metadata"].get("annotations") or {}
+        return pvc if "volume.kubernetes.io/selected-node" in annotations else None
+
+    pvc = await wait_for(selected)
+    # the external provisioner fails, as sig-storage-lib-external-provisioner's
+    # rescheduleProvisioning does: it removes the annotation
+    del pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
+    await cluster.client.update(pvc)
+    message = ('running PreBind plugin "VolumeBinding": binding volumes: provisioning failed '
+               'for PVC "data"')
+    condition = await cluster.unschedulable_message("web", message)
+    assert condition["reason"] == "SchedulerError" and condition["status"] == "False"
+    assert not (await cluster.get(POD, "web"))["spec"].get("nodeName")

@@ -267,6 +267,7 @@ class Scheduler:
                 message = f'running PreBind plugin "{VOLUME_BINDING}": {exc}'
                 self._recorder().warning(pod, "FailedScheduling", message,
                                          action="Scheduling")
+                await self._mark_unschedulable(pod, message, reason="SchedulerError")
                 return Result(requeue_after=self.unschedulable.backoff_left(key))
         try:
             await self._bind(pod, node_name)
@@ -296,17 +297,19 @@ class Scheduler:
         await self.manager.client.request(
             "POST", f"/api/v1/namespaces/{namespace}/pods/{name}/binding", body=body)
 
-    async def _mark_unschedulable(self, pod: Obj, message: str) -> None:
-        """``PodScheduled=False, reason Unschedulable`` unless it already says so."""
+    async def _mark_unschedulable(self, pod: Obj, message: str,
+                                  reason: str = "Unschedulable") -> None:
+        """``PodScheduled=False`` with ``reason`` (handleSchedulingFailure: Unschedulable
+        for a FitError, SchedulerError for any other failure) unless it already says so."""
         conditions = (pod.get("status") or {}).get("conditions") or ()
         current = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
         if current is not None and current.get("status") == "False" and \
-                current.get("reason") == "Unschedulable" and current.get("message") == message:
+                current.get("reason") == reason and current.get("message") == message:
             return
         transition = current.get("lastTransitionTime") if current is not None and \
             current.get("status") == "False" else meta_time()
         condition = {"type": "PodScheduled", "status": "False", "lastProbeTime": None,
-                     "lastTransitionTime": transition, "reason": "Unschedulable",
+                     "lastTransitionTime": transition, "reason": reason,
                      "message": message}
         metadata = pod.get("metadata") or {}
         with contextlib.suppress(NotFoundError):
