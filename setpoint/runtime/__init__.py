@@ -38,7 +38,7 @@ from setpoint.runtime._handlers import (
 from setpoint.runtime._informer import Informer
 from setpoint.runtime._leaderelection import LeaderElectionConfig, LeaderElectionLost, LeaderElector
 from setpoint.runtime._logs import JsonFormatter, TextFormatter
-from setpoint.runtime._manager import Manager
+from setpoint.runtime._manager import Manager, ManagerStoppingError
 from setpoint.runtime._metrics import metrics_registry
 from setpoint.runtime._ownership import AlreadyOwnedError, controller_of, owner_reference
 from setpoint.runtime._permissions import controller_permissions, manager_permissions
@@ -119,6 +119,7 @@ __all__ = [
     "LeaderElector",
     "Manager",
     "ManagerSettings",
+    "ManagerStoppingError",
     "MaxOfRateLimiter",
     "NotWatchedError",
     "OperationResult",

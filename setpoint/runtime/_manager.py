@@ -7,6 +7,12 @@ kind any controller needs (each kind is listed and watched once, whoever needs i
 once they have synced, the controllers' workers, and with leader election only after this
 process holds the lease (standby replicas keep a warm cache and report ready).
 
+Controllers and runnables added after start run too, as controller-runtime's
+``Manager.Add`` after ``Start`` (pkg/manager/runnable_group.go, ``runnableGroup.Add``): a
+controller's new kinds get their informers on the shared cache at once, and its workers
+run once those have synced and this process leads; a runnable starts at once if the
+runnables already run, else with them on election. Both are stopped with the rest.
+
 Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
 (``graceful_shutdown_timeout``), then flush events, release the lease, stop the informers
 and the probe server, and last the webhook server. ``stop(graceful=False)`` is a crash:
@@ -44,7 +50,7 @@ from setpoint.runtime._objects import KindKey, kind_key
 from setpoint.runtime._permissions import manager_permissions
 from setpoint.runtime._retries import error_text
 from setpoint.runtime._settings import CacheScope, ManagerSettings
-from setpoint.runtime._startup import wait_for_caches
+from setpoint.runtime._startup import CacheSyncTimeout, StartupRefused, wait_for_caches
 from setpoint.runtime._writer import Writer
 
 if TYPE_CHECKING:  # imported when used: aiohttp's server costs a start without webhooks
@@ -74,6 +80,12 @@ async def _within(seconds: float, step: str, work: Awaitable[Any]) -> None:
     except Exception as exc:
         log.warning("manager_shutdown_step_failed step=%r error=%r", step, exc)
 
+class ManagerStoppingError(RuntimeError):
+    """Something was added to a manager whose stop has begun (controller-runtime's
+    ``errRunnableGroupStopped``: "can't accept new runnable as stop procedure is already
+    engaged")."""
+
+
 class Manager:
     """Runs controllers over one shared cache (see the module docstring)."""
 
@@ -83,6 +95,10 @@ class Manager:
         config: ClusterConfig | None = None, webhooks: Sequence[Any] = (),
     ) -> None:
         self.settings = settings or ManagerSettings()
+        self._stopping = False
+        self._wired = False
+        """Whether start has made the controllers added so far RunningControllers: one
+        added from then on is wired (and started) by :meth:`add` itself."""
         self.controllers: list[Controller[Any]] = []
         for ctrl in controllers:
             self.add(ctrl)
@@ -101,6 +117,7 @@ class Manager:
         self.recorder: EventRecorder | None = None
         self.elector: LeaderElector | None = None
         self.running_controllers: list[RunningController] = []
+        self._wired_at_start: list[RunningController] = []
         self._informer_tasks: list[asyncio.Task[None]] = []
         self._elector_task: asyncio.Task[None] | None = None
         self._workers_task: asyncio.Task[None] | None = None
@@ -109,7 +126,11 @@ class Manager:
         self._started = False
         self._informers_running = False
         self._ready = False
-        self._stopping = False
+        self._workers_started = False
+        self._leading = asyncio.Event()
+        """Set once the workers run (at start, or on election with leader election)."""
+        self._added_starts: list[asyncio.Task[None]] = []
+        """Controllers added after start, each waiting for its caches and leadership."""
         self._done = asyncio.Event()
         self.error: BaseException | None = None
         """Why the manager stopped on its own (lost leadership), if it did."""
@@ -129,10 +150,32 @@ class Manager:
     # -- wiring ----------------------------------------------------------------------------
 
     def add(self, controller: Controller[Any]) -> None:
-        """Add a controller (before :meth:`start`)."""
+        """Add a controller. Added after :meth:`start`, it starts at once (its kinds not yet
+        cached get their informers, a kind already cached replays its objects to it) and
+        its workers run once its informers have synced and this manager leads; caches that
+        do not sync within ``cache_sync_timeout`` (or a refused watch) stop the manager
+        with that error, as controller-runtime's manager stops on a controller's
+        ``failed to wait for caches to sync``. Raises :class:`ManagerStoppingError` once
+        :meth:`stop` has begun."""
+        self._refuse_when_stopping(f"controller {controller.name!r}")
         if any(c.name == controller.name for c in self.controllers):
             raise ValueError(f"a controller named {controller.name!r} is already added")
+        if not self._wired:
+            self.controllers.append(controller)
+            return
+        running = self._run_controller(controller)  # a definition it refuses is not added
         self.controllers.append(controller)
+        self.running_controllers.append(running)
+        log.info("controller_added name=%s kinds=%d", controller.name,
+                 len(controller.kinds()))
+        self._added_starts.append(asyncio.create_task(
+            self._start_added(running), name=f"start-controller-{controller.name}"))
+
+    def _refuse_when_stopping(self, what: str) -> None:
+        if self._stopping:
+            raise ManagerStoppingError(
+                f"cannot add {what} to manager {self.settings.name!r}: it is stopping (or "
+                "stopped); add it before stop(), or to a new Manager")
 
     def add_webhook(self, hook: Any) -> None:
         """Serve an admission ``Webhook`` or a ``Conversion`` (anything with
@@ -157,8 +200,12 @@ class Manager:
     def add_runnable(self, runnable: Runnable) -> None:
         """Run ``runnable(manager)`` alongside the controllers, once the caches have synced
         (and this manager leads): background loops such as heartbeats. It is cancelled at
-        stop; it should return only when its work is done."""
+        stop; it should return only when its work is done. Added once they run, it starts
+        at once; raises :class:`ManagerStoppingError` once :meth:`stop` has begun."""
+        self._refuse_when_stopping(f"runnable {runnable!r}")
         self.runnables.append(runnable)
+        if self._workers_started:
+            self._launch(runnable)
 
     @property
     def client(self) -> Client:
@@ -247,11 +294,9 @@ class Manager:
         if settings.record_events:
             self.recorder = EventRecorder(client, reporting_controller=settings.name)
             await self.recorder.start()
-        self.running_controllers = [
-            RunningController(c, cache=self.cache, writer=self.writer, recorder=self.recorder,
-                              metrics=self.metrics, informer_for=self.informer_for,
-                              default_workers=settings.max_concurrent_reconciles)
-            for c in self.controllers]
+        self.running_controllers = [self._run_controller(c) for c in self.controllers]
+        self._wired_at_start = list(self.running_controllers)
+        self._wired = True
         if self.webhooks:
             await self._start_webhooks()
         if settings.http_port is not None:
@@ -321,13 +366,52 @@ class Manager:
             await self.stop(graceful=False)
             raise
 
+    def _run_controller(self, controller: Controller[Any]) -> RunningController:
+        return RunningController(
+            controller, cache=self.cache, writer=self.writer, recorder=self.recorder,
+            metrics=self.metrics, informer_for=self.informer_for,
+            default_workers=self.settings.max_concurrent_reconciles)
+
     def _start_workers(self) -> None:
-        for rc in self.running_controllers:
+        # the controllers added after start are not among these: each starts itself
+        # (_start_added) once its own caches have synced
+        for rc in self._wired_at_start:
             rc.start()
+        self._workers_started = True
+        self._leading.set()
         for runnable in self.runnables:
-            task = asyncio.create_task(runnable(self), name=f"runnable-{runnable!r}")
-            task.add_done_callback(self._runnable_done)
-            self._runnable_tasks.append(task)
+            self._launch(runnable)
+
+    def _launch(self, runnable: Runnable) -> None:
+        task = asyncio.create_task(runnable(self), name=f"runnable-{runnable!r}")
+        task.add_done_callback(self._runnable_done)
+        self._runnable_tasks.append(task)
+
+    async def _start_added(self, running: RunningController) -> None:
+        """Start a controller added after start: wait for its informers (a kind new to
+        the cache was started by ``informer_for``), as controller-runtime's informer cache
+        waits for a new informer's sync (pkg/cache/internal/informers.go ``Get``) and its
+        controller for its sources' (``startEventSourcesAndQueueLocked``), then for
+        leadership (pkg/manager/runnable_group.go: an added runnable joins the leader
+        election group, started on election), then run its workers."""
+        kinds = {kind_key(k) for k in running.definition.kinds()}
+        unsynced = {k: self.informers[k] for k in kinds if not self.informers[k].has_synced}
+        try:
+            await wait_for_caches(unsynced, self.settings.cache_sync_timeout,
+                                  self.client.config, lambda: manager_permissions(self))
+        except (StartupRefused, CacheSyncTimeout) as exc:
+            # the controller's Start returns this error to the manager's errChan, and
+            # controllerManager.Start returns it: the manager stops (pkg/manager/internal.go)
+            log.error("manager_stopping_controller_not_started controller=%s %s",
+                      running.name, format_fields({"error": str(exc)}))
+            if not self._stopping:
+                self.error = exc
+                self._stop_task = asyncio.get_running_loop().create_task(self.stop())
+            return
+        await self._leading.wait()
+        if not self._stopping:
+            running.start()
+            log.info("controller_started name=%s workers=%d", running.name, running.workers)
 
     def _runnable_done(self, task: asyncio.Task[None]) -> None:
         failure = None if task.cancelled() else task.exception()
@@ -373,6 +457,11 @@ class Manager:
         try:
             if self._workers_task is not None:
                 self._workers_task.cancel()
+            current = asyncio.current_task()
+            added = [t for t in self._added_starts if t is not current]
+            for task in added:
+                task.cancel()
+            await asyncio.gather(*added, return_exceptions=True)
             for task in self._runnable_tasks:
                 task.cancel()
             await asyncio.gather(*self._runnable_tasks, return_exceptions=True)
