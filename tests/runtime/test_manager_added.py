@@ -199,7 +199,7 @@ async def test_adding_once_the_stop_began_is_refused_with_the_reason(
         await wait_for(lambda: seen == ["held"])
         stopping = asyncio.ensure_future(manager.stop())
         await wait_for(lambda: not manager.ready)
-        with pytest.raises(ManagerStoppingError, match="'late'.*stopping"):
+        with pytest.raises(ManagerStoppingError, match=r"'late'.*stopping"):
             manager.add(recording_controller([], name="late"))
         with pytest.raises(ManagerStoppingError, match="stopping"):
             manager.add_runnable(lambda _: asyncio.sleep(0))
