@@ -7,19 +7,20 @@ created then is placed. A runnable marked :func:`after_nodes_ready` is not neede
 and its start costs the window before it: metrics-server issues its serving certificate,
 makes a dozen requests to register its APIService, and the API server's aggregator then
 checks its availability (and loads its proxy's HTTP client) on the same event loop that
-answers the node writes. Under ``supervised.run_with`` it starts once the nodes are
-reported (Ready, or not after the timeout); as on a real cluster, where metrics-server is a
+answers the node writes. Under ``supervised.run_with`` it is taken out of the manager
+before its start and added to the running manager once the nodes are reported (Ready, or
+not after the timeout); as on a real cluster, where metrics-server is a
 pod that runs once a node takes it. A manager run otherwise (``build_manager`` in tests)
 starts it with its other runnables, at once.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from setpoint.runtime import Manager
+    from setpoint.runtime._manager import Runnable
 
 R = TypeVar("R")
 
@@ -37,24 +38,10 @@ def is_after_nodes_ready(runnable: object) -> bool:
     return bool(getattr(runnable, _MARK, False))
 
 
-class _Held:
-    """A runnable that waits for ``reported`` before it runs; cancelled at the manager's
-    stop like any runnable, waiting or running."""
-
-    def __init__(self, runnable: Any, reported: asyncio.Event) -> None:
-        self.runnable = runnable
-        self.reported = reported
-
-    def __repr__(self) -> str:
-        return f"{self.runnable!r} (after the nodes are Ready)"
-
-    async def __call__(self, manager: Manager) -> None:
-        await self.reported.wait()
-        await self.runnable(manager)
-
-
-def hold_until_nodes_reported(manager: Manager, reported: asyncio.Event) -> None:
-    """Make ``manager``'s runnables marked :func:`after_nodes_ready` (added so far; call
-    before it starts) wait for ``reported``."""
-    manager.runnables[:] = [_Held(r, reported) if is_after_nodes_ready(r) else r
-                            for r in manager.runnables]
+def take_after_nodes_ready(manager: Manager) -> list[Runnable]:
+    """Take ``manager``'s runnables marked :func:`after_nodes_ready` (added so far; call
+    before it starts) out of it, to add to it once the nodes are reported: a runnable added
+    to a running manager starts at once, and stops with it."""
+    held = [r for r in manager.runnables if is_after_nodes_ready(r)]
+    manager.runnables[:] = [r for r in manager.runnables if not is_after_nodes_ready(r)]
+    return held

@@ -47,10 +47,11 @@ from typing import Any
 from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.client.transport import IDLE_CONNS_PER_HOST
 from setpoint.runtime import Manager
+from setpoint.runtime._manager import Runnable
 from setpoint.workloads.manager import build_manager, enabled_areas
 from setpoint.workloads.nodes import node_registration
 from setpoint.workloads.settings import WorkloadSettings
-from setpoint.workloads.startorder import hold_until_nodes_reported
+from setpoint.workloads.startorder import take_after_nodes_ready
 
 NODE_READY_TIMEOUT = 60.0
 """How long to wait for the nodes before telling the parent they are not all Ready: a node
@@ -159,10 +160,12 @@ class _NodesReady:
 
 
 async def _report_nodes(manager: Manager, settings: WorkloadSettings,
-                        say: Callable[[str], None], reported: asyncio.Event) -> None:
+                        say: Callable[[str], None], reported: asyncio.Event,
+                        held: list[Runnable]) -> None:
     """Say ``nodes-ready`` once the manager's cache holds every node Ready and rid of its
     not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; then
-    set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`).
+    add the ``held`` runnables to the running manager and set ``reported`` (what waits for
+    the nodes starts: :mod:`setpoint.workloads.startorder`).
 
     The manager's node informer (which its node controllers watch anyway) tells, so the
     answer to the node lifecycle controller's taint-lifting write is heard on the watch
@@ -180,6 +183,8 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         say("nodes-ready")
     finally:
         informer.remove_handler(watching)
+    for runnable in held:
+        manager.add_runnable(runnable)
     reported.set()
 
 
@@ -219,7 +224,7 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             # metrics-server's registration (and the aggregator's checks of it on the
             # server) waits until the nodes are reported: out of the window before ready
             reported = asyncio.Event()
-            hold_until_nodes_reported(manager, reported)
+            held = take_after_nodes_ready(manager)
             registration = node_registration(manager)
             if registration is not None and registration.events is not None:
                 # the kubelets' node events (Starting, the conditions, NodeReady: about
@@ -237,7 +242,8 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             say(f"error {exc}".replace("\n", " "))
             return
         say("started")
-        reporter = asyncio.ensure_future(_report_nodes(manager, settings, say, reported))
+        reporter = asyncio.ensure_future(_report_nodes(manager, settings, say, reported,
+                                                         held))
         await stop.wait()
     finally:
         if registering is not None:
