@@ -80,6 +80,7 @@ async def _within(seconds: float, step: str, work: Awaitable[Any]) -> None:
     except Exception as exc:
         log.warning("manager_shutdown_step_failed step=%r error=%r", step, exc)
 
+
 class ManagerStoppingError(RuntimeError):
     """Something was added to a manager whose stop has begun (controller-runtime's
     ``errRunnableGroupStopped``: "can't accept new runnable as stop procedure is already
@@ -133,7 +134,8 @@ class Manager:
         """Controllers added after start, each waiting for its caches and leadership."""
         self._done = asyncio.Event()
         self.error: BaseException | None = None
-        """Why the manager stopped on its own (lost leadership), if it did."""
+        """Why the manager stopped on its own (lost leadership, or the caches of a controller
+        added after start that did not sync), if it did."""
         self.runnables: list[Runnable] = []
         self._runnable_tasks: list[asyncio.Task[None]] = []
         # the probes' named checks, as controller-runtime's AddHealthzCheck/AddReadyzCheck
