@@ -76,6 +76,11 @@ log = logging.getLogger(__name__)
 
 Transform = Callable[[Obj], Obj]
 
+RefusalHandler = Callable[["Informer", str, ApiError, float], None]
+"""Told of each refused list or watch: (informer, verb, the 401 or 403, seconds until the
+retry). client-go's ``WatchErrorHandler`` (tools/cache/reflector.go), for refusals: the
+manager's names the RBAC that would end them."""
+
 def drop_managed_fields(obj: Obj) -> Obj:
     """The default transform: forget ``metadata.managedFields`` to save memory."""
     metadata = obj.get("metadata")
@@ -153,6 +158,7 @@ class Informer:
         namespace: str | None = None, label_selector: str | None = None,
         field_selector: str | None = None, transform: Transform | None = drop_managed_fields,
         page_size: int = 500, min_watch_timeout: int = 300, backoff: Backoff | None = None,
+        on_refused: RefusalHandler | None = None,
     ) -> None:
         self.client = client
         self.kind: KindKey = kind_key(kind)
@@ -180,6 +186,8 @@ class Informer:
         """The last 401 or 403 the server answered, with the verb refused (the informer
         retries them, as client-go's reflector does; a starting manager gives up on them)."""
         self.refused = asyncio.Event()
+        self.on_refused = on_refused
+        """Logs each refusal instead of the informer's own line, when set."""
         self.last_error: str | None = None
         """Why the last list or watch failed (other than a refusal), for people."""
         self._in_flight: dict[str, _InFlight] = {}
@@ -234,9 +242,12 @@ class Informer:
                 self.refusal = (verb, exc)
                 self.refused.set()
                 wait = self.backoff.next()
-                log.warning("informer_refused kind=%s verb=%s code=%d %s retry_in=%.2f",
-                            self.kind, verb, exc.code, format_fields({"message": exc.message}),
-                            wait)
+                if self.on_refused is not None:
+                    self.on_refused(self, verb, exc, wait)
+                else:
+                    log.warning("informer_refused kind=%s verb=%s code=%d %s retry_in=%.2f",
+                                self.kind, verb, exc.code,
+                                format_fields({"message": exc.message}), wait)
                 await asyncio.sleep(wait)
             except Exception as exc:
                 wait = self.backoff.next()

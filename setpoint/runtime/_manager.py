@@ -9,9 +9,15 @@ process holds the lease (standby replicas keep a warm cache and report ready).
 
 Controllers and runnables added after start run too, as controller-runtime's
 ``Manager.Add`` after ``Start`` (pkg/manager/runnable_group.go, ``runnableGroup.Add``): a
-controller's new kinds get their informers on the shared cache at once, and its workers
-run once those have synced and this process leads; a runnable starts at once if the
-runnables already run, else with them on election. Both are stopped with the rest.
+controller's new kinds get their informers on the shared cache at once (once the
+permission grants, if any, have granted what it declares), and its workers run once those
+have synced and this process leads; a runnable starts at once if the runnables already
+run, else with them on election. Both are stopped with the rest.
+
+A list or watch the server refuses (403: RBAC not granted yet) or fails is retried with
+backoff by its informer, as client-go's reflector retries it, each refusal logged with the
+rule that would end it; the manager gives up only when the caches have not synced within
+``cache_sync_timeout``, as controller-runtime's controller does (see ``_startup``).
 
 Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
 (``graceful_shutdown_timeout``), then flush events, release the lease, stop the informers
@@ -50,10 +56,12 @@ from setpoint.runtime._objects import KindKey, kind_key
 from setpoint.runtime._permissions import manager_permissions
 from setpoint.runtime._retries import error_text
 from setpoint.runtime._settings import CacheScope, ManagerSettings
-from setpoint.runtime._startup import CacheSyncTimeout, StartupRefused, wait_for_caches
+from setpoint.runtime._startup import CacheSyncTimeout, refusal_text, wait_for_caches
 from setpoint.runtime._writer import Writer
 
 if TYPE_CHECKING:  # imported when used: aiohttp's server costs a start without webhooks
+    from setpoint.client import ApiError
+    from setpoint.resources._rbac import Permissions
     from setpoint.runtime._probes import ProbeServer
     from setpoint.runtime._webhook.server import WebhookServer
 
@@ -62,6 +70,11 @@ log = logging.getLogger(__name__)
 
 # a coroutine function: it becomes a task of its own (asyncio.create_task takes coroutines)
 Runnable = Callable[["Manager"], Coroutine[Any, Any, None]]
+
+PermissionsGrant = Callable[["Permissions"], Awaitable[None]]
+"""Grants a manager's permissions (what its controllers declare) to its identity, as a
+deployer applies the roles ``setpoint generate rbac`` writes: the testing kit's
+``run_manager(..., rbac=True)`` is one."""
 
 # what a step that only cancels or closes local things gets even past the deadline
 _CANCELLATION = 1.0
@@ -131,6 +144,10 @@ class Manager:
         self._leading = asyncio.Event()
         """Set once the workers run (at start, or on election with leader election)."""
         self._added_starts: list[asyncio.Task[None]] = []
+        self._grants: list[PermissionsGrant] = []
+        self._held_informers: list[KindKey] | None = None
+        """While an added controller is wired with grants to await: its new informers,
+        started once the grants have granted what it declares."""
         """Controllers added after start, each waiting for its caches and leadership."""
         self._done = asyncio.Event()
         self.error: BaseException | None = None
@@ -154,10 +171,11 @@ class Manager:
     def add(self, controller: Controller[Any]) -> None:
         """Add a controller. Added after :meth:`start`, it starts at once (its kinds not yet
         cached get their informers, a kind already cached replays its objects to it) and
-        its workers run once its informers have synced and this manager leads; caches that
-        do not sync within ``cache_sync_timeout`` (or a refused watch) stop the manager
-        with that error, as controller-runtime's manager stops on a controller's
-        ``failed to wait for caches to sync``. Raises :class:`ManagerStoppingError` once
+        its workers run once its informers have synced and this manager leads; a refused
+        list or watch is retried meanwhile, and caches that do not sync within
+        ``cache_sync_timeout`` stop the manager with that error (naming each refusal), as
+        controller-runtime's manager stops on a controller's ``failed to wait for caches
+        to sync``. Raises :class:`ManagerStoppingError` once
         :meth:`stop` has begun."""
         self._refuse_when_stopping(f"controller {controller.name!r}")
         if any(c.name == controller.name for c in self.controllers):
@@ -165,13 +183,25 @@ class Manager:
         if not self._wired:
             self.controllers.append(controller)
             return
-        running = self._run_controller(controller)  # a definition it refuses is not added
+        self._held_informers = [] if self._grants else None
+        try:
+            running = self._run_controller(controller)  # a definition it refuses is not added
+        finally:
+            held, self._held_informers = self._held_informers or [], None
         self.controllers.append(controller)
         self.running_controllers.append(running)
         log.info("controller_added name=%s kinds=%d", controller.name,
                  len(controller.kinds()))
         self._added_starts.append(asyncio.create_task(
-            self._start_added(running), name=f"start-controller-{controller.name}"))
+            self._start_added(running, held), name=f"start-controller-{controller.name}"))
+
+    def add_permissions_grant(self, grant: PermissionsGrant) -> None:
+        """Await ``grant(permissions)`` with this manager's permissions (its controllers'
+        declarations, as ``setpoint generate rbac`` reads them) each time a controller is
+        added after start, before that controller's new informers list: what grants the
+        operator its roles in a test grants an added controller's too. A grant that fails
+        is logged; the informers then retry what the server refuses."""
+        self._grants.append(grant)
 
     def _refuse_when_stopping(self, what: str) -> None:
         if self._stopping:
@@ -240,12 +270,30 @@ class Manager:
                 self.client, kind, store=self.cache.store_for(key, create=True),
                 namespace=self.settings.namespace, label_selector=scope.label_selector,
                 field_selector=scope.field_selector, transform=transform,
+                on_refused=self._informer_refused,
             )
             self.informers[key] = informer
-            if self._informers_running:
-                self._informer_tasks.append(asyncio.create_task(
-                    informer.run(), name=f"informer-{key}"))
+            if self._held_informers is not None:
+                self._held_informers.append(key)
+            elif self._informers_running:
+                self._run_informer(key)
         return informer
+
+    def _run_informer(self, key: KindKey) -> None:
+        self._informer_tasks.append(asyncio.create_task(
+            self.informers[key].run(), name=f"informer-{key}"))
+
+    def _informer_refused(self, informer: Informer, verb: str, error: ApiError,
+                          retry_in: float) -> None:
+        """Log a refused list or watch once, with what would end it (client-go's
+        ``DefaultWatchErrorHandler`` logs each failure: tools/cache/reflector.go)."""
+        try:
+            fix = refusal_text(informer.kind, informer, self.client.config,
+                               lambda: manager_permissions(self))
+        except Exception as exc:  # the log line must not stop the informer's retries
+            fix = f"{error.code} {error.message} ({error_text(exc)})"
+        log.warning("informer_refused kind=%s verb=%s code=%d %s retry_in=%.2f",
+                    informer.kind, verb, error.code, format_fields({"error": fix}), retry_in)
 
     def _scope_for(self, key: KindKey) -> CacheScope:
         for ref, scope in self.settings.cache_scopes.items():
@@ -277,8 +325,11 @@ class Manager:
 
     async def start(self) -> None:
         """Start everything and return once the caches have synced (and, without leader
-        election, the workers run). Raises ``TimeoutError`` when the caches do not sync
-        within ``cache_sync_timeout``."""
+        election, the workers run). Lists and watches the server refuses are retried
+        meanwhile (RBAC granted late lets it start); raises
+        :class:`~setpoint.runtime._startup.CacheSyncTimeout` (a ``TimeoutError``; its
+        ``StartupRefused`` form naming each refusal and its fix) when the caches do not
+        sync within ``cache_sync_timeout``."""
         if self._started:
             raise RuntimeError("the manager is already started")
         self._started = True
@@ -310,13 +361,12 @@ class Manager:
         # every informer asked for so far (the controllers' above included) runs once; those
         # asked for from now on start as they are created
         self._informers_running = True
-        for key, informer in self.informers.items():
-            self._informer_tasks.append(asyncio.create_task(informer.run(),
-                                                            name=f"informer-{key}"))
+        for key in self.informers:
+            self._run_informer(key)
         try:
             await wait_for_caches(self.informers, settings.cache_sync_timeout, client.config,
                                   lambda: manager_permissions(self))
-        except BaseException:  # refused, timed out, or cancelled by a signal: stop at once
+        except BaseException:  # timed out, or cancelled by a signal: stop at once
             await self.stop(graceful=False)
             raise
         self._ready = True
@@ -389,19 +439,27 @@ class Manager:
         task.add_done_callback(self._runnable_done)
         self._runnable_tasks.append(task)
 
-    async def _start_added(self, running: RunningController) -> None:
-        """Start a controller added after start: wait for its informers (a kind new to
-        the cache was started by ``informer_for``), as controller-runtime's informer cache
-        waits for a new informer's sync (pkg/cache/internal/informers.go ``Get``) and its
-        controller for its sources' (``startEventSourcesAndQueueLocked``), then for
-        leadership (pkg/manager/runnable_group.go: an added runnable joins the leader
-        election group, started on election), then run its workers."""
+    async def _start_added(self, running: RunningController, held: list[KindKey]) -> None:
+        """Start a controller added after start: grant what it declares (the permission
+        grants, if any), start its ``held`` informers (the kinds it brought to the cache),
+        wait for its informers to sync, as controller-runtime's informer cache waits for a
+        new informer's sync (pkg/cache/internal/informers.go ``Get``) and its controller
+        for its sources' (``startEventSourcesAndQueueLocked``, within ``CacheSyncTimeout``;
+        refusals are retried meanwhile), then for leadership (pkg/manager/runnable_group.go:
+        an added runnable joins the leader election group, started on election), then run
+        its workers."""
+        if self._grants:
+            await self._grant_permissions(running.name)
+        if self._stopping:
+            return
+        for key in held:
+            self._run_informer(key)
         kinds = {kind_key(k) for k in running.definition.kinds()}
         unsynced = {k: self.informers[k] for k in kinds if not self.informers[k].has_synced}
         try:
             await wait_for_caches(unsynced, self.settings.cache_sync_timeout,
                                   self.client.config, lambda: manager_permissions(self))
-        except (StartupRefused, CacheSyncTimeout) as exc:
+        except CacheSyncTimeout as exc:
             # the controller's Start returns this error to the manager's errChan, and
             # controllerManager.Start returns it: the manager stops (pkg/manager/internal.go)
             log.error("manager_stopping_controller_not_started controller=%s %s",
@@ -414,6 +472,15 @@ class Manager:
         if not self._stopping:
             running.start()
             log.info("controller_started name=%s workers=%d", running.name, running.workers)
+
+    async def _grant_permissions(self, controller: str) -> None:
+        permissions = manager_permissions(self)
+        for grant in self._grants:
+            try:
+                await grant(permissions)
+            except Exception as exc:
+                log.error("manager_permissions_grant_failed controller=%s %s", controller,
+                          format_fields({"error": error_text(exc)}))
 
     def _runnable_done(self, task: asyncio.Task[None]) -> None:
         failure = None if task.cancelled() else task.exception()

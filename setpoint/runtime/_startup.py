@@ -1,11 +1,15 @@
-"""A manager's start: waiting for its caches, and giving up at once when the server refuses.
+"""Waiting for a manager's caches, and saying what keeps them from syncing.
 
-client-go's reflectors retry a 401 or 403 forever and controller-runtime's manager only
-notices when ``CacheSyncTimeout`` (two minutes) runs out. A manager that is starting cannot
-become useful while the server refuses its credentials (401) or its own watches (403), so it
-stops with one line that says who was refused what, and for a 403 what its controllers
-declare (the roles ``setpoint generate rbac`` writes for them). A refusal after the caches
-synced is retried as before: RBAC may be granted again.
+As controller-runtime's: each informer's reflector retries a failed list or watch with
+backoff, refusals (401, 403) too (client-go tools/cache/reflector.go: ``Run`` is
+``wait.BackoffUntil(ListAndWatch)``, each failure handed to the ``WatchErrorHandler``),
+and a controller's start fails only once its caches have not synced within
+``CacheSyncTimeout``, two minutes by default (pkg/internal/controller/controller.go,
+``startEventSourcesAndQueueLocked``: "failed to wait for caches to sync"). So RBAC granted
+while the manager waits (a Role applied after the Deployment) lets it start. Each refusal
+is logged when it happens with what would end it (:func:`refusal_text`: for a 403, the
+verb and resource refused, what the controllers declare, and the roles that grant it), and
+the timeout's error says it again for every kind still refused.
 """
 
 from __future__ import annotations
@@ -18,42 +22,43 @@ from setpoint.client import ClusterConfig, UnauthorizedError
 from setpoint.runtime._informer import Informer
 from setpoint.runtime._objects import KindKey
 
-__all__ = ["CacheSyncTimeout", "StartupRefused", "wait_for_caches"]
-
-
-class StartupRefused(Exception):
-    """The API server refused the manager's credentials or its watches while it started."""
+__all__ = ["CacheSyncTimeout", "StartupRefused", "refusal_text", "wait_for_caches"]
 
 
 class CacheSyncTimeout(TimeoutError):
     """The caches did not sync within ``cache_sync_timeout``."""
 
 
+class StartupRefused(CacheSyncTimeout):
+    """The caches did not sync within ``cache_sync_timeout`` and the API server was still
+    refusing the manager's credentials (401) or its lists and watches (403)."""
+
+
 async def wait_for_caches(informers: Mapping[KindKey, Informer], timeout: float,
                           config: ClusterConfig, permissions: Any) -> None:
-    """Return once every informer has synced. Raise :class:`StartupRefused` as soon as one
-    is refused (401, or 403 on its own list or watch), :class:`CacheSyncTimeout` after
-    ``timeout`` seconds. ``permissions`` is a callable giving the manager's Permissions."""
+    """Return once every informer has synced; their refusals and failures are retried
+    meanwhile. After ``timeout`` seconds raise :class:`StartupRefused` when a kind not
+    synced was refused (its error names each such refusal and its fix), else
+    :class:`CacheSyncTimeout` naming each kind not synced with its last failure.
+    ``permissions`` is a callable giving the manager's Permissions."""
     synced = asyncio.ensure_future(
         asyncio.gather(*(i.wait_synced() for i in informers.values())))
-    refused = [asyncio.ensure_future(i.refused.wait()) for i in informers.values()]
-    waiters: list[asyncio.Future[Any]] = [synced, *refused]
     try:
-        done, _ = await asyncio.wait(waiters, timeout=timeout,
-                                     return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait([synced], timeout=timeout)
     finally:
-        for waiter in waiters:
-            waiter.cancel()
-        await asyncio.gather(synced, *refused, return_exceptions=True)
+        synced.cancel()
+        await asyncio.gather(synced, return_exceptions=True)
     if synced in done:
         return
-    for key, informer in informers.items():
-        if informer.refusal is not None and not informer.has_synced:
-            raise StartupRefused(_refusal_text(key, informer, config, permissions))
+    pending = {k: i for k, i in informers.items() if not i.has_synced}
+    refused = [refusal_text(k, i, config, permissions)
+               for k, i in pending.items() if i.refusal is not None]
+    if refused:
+        raise StartupRefused(f"caches did not sync in {timeout:g}s: " + "; ".join(refused))
     # each kind with the reason it is not synced, so that the one line says what to fix
-    pending = "; ".join(f"{k} ({i.last_error})" if i.last_error else str(k)
-                        for k, i in informers.items() if not i.has_synced)
-    raise CacheSyncTimeout(f"caches did not sync in {timeout:g}s: {pending}")
+    reasons = "; ".join(f"{k} ({i.last_error})" if i.last_error else str(k)
+                        for k, i in pending.items())
+    raise CacheSyncTimeout(f"caches did not sync in {timeout:g}s: {reasons}")
 
 
 def _resource_name(key: KindKey, informer: Informer) -> tuple[str, str]:
@@ -63,8 +68,9 @@ def _resource_name(key: KindKey, informer: Informer) -> tuple[str, str]:
     return key.group, key.kind.lower() + "s"
 
 
-def _refusal_text(key: KindKey, informer: Informer, config: ClusterConfig,
-                  permissions: Any) -> str:
+def refusal_text(key: KindKey, informer: Informer, config: ClusterConfig,
+                 permissions: Any) -> str:
+    """What the server refused the informer of ``key`` (its last refusal), and the fix."""
     assert informer.refusal is not None
     verb, error = informer.refusal
     group, plural = _resource_name(key, informer)
@@ -78,8 +84,12 @@ def _refusal_text(key: KindKey, informer: Informer, config: ClusterConfig,
     declared = _declared_verbs(permissions, group, plural)
     granted = (f"its controllers declare {', '.join(declared)} on {resource}"
                if declared else f"its controllers declare nothing on {resource}")
-    return (f"403 Forbidden: {error.message}; {granted}: bind this user to the roles "
-            "`setpoint generate rbac` writes for them")
+    # the rule a cache of this kind needs (a reflector lists, then watches)
+    needed = "" if verb == "discover" else (
+        f'; the cache needs the rule apiGroups=["{group}"] resources=["{plural}"] '
+        'verbs=["list","watch"]')
+    return (f"403 Forbidden: {error.message}{needed}; {granted}: bind this user to the "
+            "roles `setpoint generate rbac` writes for them")
 
 
 def _declared_verbs(permissions: Any, group: str, plural: str) -> list[str]:

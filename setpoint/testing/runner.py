@@ -18,8 +18,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from setpoint.client import Client, ClusterConfig
+from setpoint.resources import Permissions
 from setpoint.runtime import Controller, Manager, ManagerSettings
 from setpoint.runtime._webhook.registration import Registration, register, unregister
+from setpoint.testing.serviceaccounts import grant as grant_permissions
 from setpoint.testing.serviceaccounts import remove as remove_service_account
 from setpoint.testing.serviceaccounts import run_as_service_account
 
@@ -56,7 +58,9 @@ class OperatorRunner:
         webhooks serve on a free loopback port with a certificate of their own, and unless
         ``register_webhooks`` is False the cluster is pointed at them while they run.
         With ``rbac`` the operator runs as its own service account, bound to exactly the
-        roles ``setpoint generate rbac`` writes for it, as it would in a cluster."""
+        roles ``setpoint generate rbac`` writes for it, as it would in a cluster; a
+        controller added to the running manager is granted its declarations too, before
+        its informers list."""
         webhooks: list[Any] = []
         if isinstance(target, Manager):
             controllers, base, webhooks = target.controllers, target.settings, target.webhooks
@@ -92,10 +96,13 @@ class OperatorRunner:
         settings = dataclasses.replace(self.settings)
         config = self._config()
         if self.rbac:
-            config, self._rbac_objects = await run_as_service_account(
+            config, written = await run_as_service_account(
                 config, self.controllers, settings)
+            self._remember(written)
         manager = Manager(self.controllers, settings=settings, config=config,
                           webhooks=self.webhooks)
+        if self.rbac:
+            manager.add_permissions_grant(self._grant)
         self.manager = manager
         await manager.start()
         self.starts += 1
@@ -105,6 +112,16 @@ class OperatorRunner:
                 self._registration = await register(manager.webhook_server, manager.webhooks,
                                                      self.settings.name, admin)
         return manager
+
+    async def _grant(self, permissions: Permissions) -> None:
+        """Grant a running manager's grown permissions (a controller was added to it)."""
+        self._remember(await grant_permissions(self._config(), permissions,
+                                               self.settings.name))
+
+    def _remember(self, written: list[dict[str, Any]]) -> None:
+        """Keep what was written for removal at stop (once each, whatever a crash left)."""
+        known = {_identity(obj) for obj in self._rbac_objects}
+        self._rbac_objects += [obj for obj in written if _identity(obj) not in known]
 
     async def stop(self) -> None:
         """Stop gracefully: in-flight reconciles finish, the lease is released, and the
@@ -131,3 +148,8 @@ class OperatorRunner:
         """Stop (gracefully, or as a crash) and start a fresh manager."""
         await (self.crash() if crash else self.stop())
         return await self.start()
+
+
+def _identity(obj: dict[str, Any]) -> tuple[str, str, str | None, str]:
+    meta = obj["metadata"]
+    return obj["apiVersion"], obj["kind"], meta.get("namespace"), meta["name"]

@@ -4,7 +4,9 @@ In a cluster an operator runs as a ServiceAccount bound to the roles ``setpoint 
 rbac`` (or ``generate manifests``) writes from its controllers' declarations. Here the same
 roles and bindings are applied to the test's cluster, a token is requested for the account,
 and the operator connects with it: a controller that touches what it never declared gets the
-Forbidden error it would get in production, in the test.
+Forbidden error it would get in production, in the test. A controller added to the running
+manager is granted what it declares too (:func:`grant`, before its informers list), as a
+deployer would apply the operator's regenerated roles.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 from setpoint.client import Client, ClusterConfig, Kind, NotFoundError
 from setpoint.client.auth import TokenAuth
-from setpoint.resources import generate_rbac
+from setpoint.resources import Permissions, generate_rbac
 from setpoint.runtime import Controller, Manager, ManagerSettings
 from setpoint.runtime._permissions import manager_permissions
 
@@ -34,13 +36,10 @@ async def run_as_service_account(admin_config: ClusterConfig,
     namespace = admin_config.namespace
     name = settings.name
     permissions = manager_permissions(Manager(list(controllers), settings=settings))
-    written: list[dict[str, Any]] = [
-        {"apiVersion": "v1", "kind": "ServiceAccount",
-         "metadata": {"name": name, "namespace": namespace}},
-        *generate_rbac(permissions, name=name, namespace=namespace, service_account=name)]
+    account = {"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": name, "namespace": namespace}}
+    written = [account, *await grant(admin_config, permissions, name)]
     async with Client(admin_config) as admin:
-        for document in written:
-            await _apply(admin, document)
         answer = await admin.request(
             "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token",
             body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
@@ -48,6 +47,20 @@ async def run_as_service_account(admin_config: ClusterConfig,
     config = dataclasses.replace(admin_config, auth=TokenAuth(answer["status"]["token"]),
                                  client_certificate_data=None, client_key_data=None)
     return config, written
+
+
+async def grant(admin_config: ClusterConfig, permissions: Permissions,
+                name: str) -> list[dict[str, Any]]:
+    """Apply the roles and bindings ``setpoint generate rbac`` writes for ``permissions``
+    to the ServiceAccount ``name`` of ``admin_config``'s namespace (applied again, they
+    grow to what the permissions now hold); returns what was written."""
+    namespace = admin_config.namespace
+    written = generate_rbac(permissions, name=name, namespace=namespace,
+                            service_account=name)
+    async with Client(admin_config) as admin:
+        for document in written:
+            await _apply(admin, document)
+    return written
 
 
 async def remove(admin_config: ClusterConfig, written: list[dict[str, Any]]) -> None:
