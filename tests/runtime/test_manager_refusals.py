@@ -1,0 +1,199 @@
+"""A list or watch the server refuses (403: the operator's RBAC not granted yet) is retried
+with backoff, as controller-runtime's informers retry it, and only a cache that has not
+synced within ``cache_sync_timeout`` stops the manager.
+
+client-go (v0.32.0) tools/cache/reflector.go: ``Reflector.Run`` is
+``wait.BackoffUntil(func() { if err := r.ListAndWatch(stopCh); err != nil {
+r.watchErrorHandler(r, err) } }, r.backoffManager, true, stopCh)``: every error, a 403
+too, goes to the ``WatchErrorHandler`` (``DefaultWatchErrorHandler`` logs it: "failed to
+list ...") and the reflector tries again after its backoff (800 ms doubling to 30 s).
+controller-runtime pkg/internal/controller/controller.go ``startEventSourcesAndQueueLocked``
+waits for each source's ``WaitForSync`` within ``CacheSyncTimeout`` (pkg/config/controller.go:
+two minutes by default) and only then fails the controller's start ("failed to wait for
+%s caches to sync"), which stops the manager (pkg/manager/internal.go, ``errChan``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from setpoint.client import Client, ClusterConfig, Kind, load_kubeconfig
+from setpoint.client.auth import TokenAuth
+from setpoint.cluster import RunningCluster
+from setpoint.resources import generate_rbac
+from setpoint.runtime import Context, Controller, Manager, ManagerSettings, manager_permissions
+from setpoint.runtime._objects import kind_key
+from setpoint.runtime._startup import CacheSyncTimeout, StartupRefused
+from tests.runtime.conftest import WIDGET, RequestLog, widget
+from tests.runtime.widgets import widget_controller
+from tests.waiting import wait_for
+
+pytestmark = pytest.mark.usefixtures("widgets_crd")
+
+SECRET = Kind("v1", "Secret")
+ACCOUNT = "op"
+USER = f"system:serviceaccount:default:{ACCOUNT}"
+WIDGETS_RULE = ('the cache needs the rule apiGroups=["bench.setpoint.dev"] '
+                'resources=["widgets"] verbs=["list","watch"]')
+SECRETS_RULE = 'the cache needs the rule apiGroups=[""] resources=["secrets"] ' \
+               'verbs=["list","watch"]'
+
+
+async def service_account(cluster: RunningCluster, client: Client) -> ClusterConfig:
+    """The cluster's kubeconfig as the ServiceAccount ``default/op``, bound to nothing."""
+    await client.create({"apiVersion": "v1", "kind": "ServiceAccount",
+                         "metadata": {"name": ACCOUNT, "namespace": "default"}})
+    answer = await client.request(
+        "POST", f"/api/v1/namespaces/default/serviceaccounts/{ACCOUNT}/token",
+        body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+              "spec": {"expirationSeconds": 3600}})
+    return dataclasses.replace(load_kubeconfig(cluster.kubeconfig),
+                               auth=TokenAuth(answer["status"]["token"]),
+                               client_certificate_data=None, client_key_data=None)
+
+
+async def grant(client: Client, manager: Manager) -> None:
+    """Apply the roles ``setpoint generate rbac`` writes for the manager, bound to ``op``
+    (applied again, they grow to what it now declares)."""
+    for document in generate_rbac(manager_permissions(manager), name=ACCOUNT,
+                                  namespace="default", service_account=ACCOUNT):
+        await client.apply(document, field_manager="test", force=True,
+                           namespace=document["metadata"].get("namespace"))
+
+
+def as_account(config: ClusterConfig, controllers: list[Any],
+               requests: RequestLog | None = None, **settings: Any) -> Manager:
+    manager = Manager(controllers, config=config, settings=ManagerSettings(
+        name=ACCOUNT, graceful_shutdown_timeout=5.0, **settings))
+    if requests is not None:
+        manager.client.transport.on_request = requests
+    return manager
+
+
+def refusals_logged(caplog: pytest.LogCaptureFixture, resource: str) -> list[str]:
+    return [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith("informer_refused") and resource in r.getMessage()]
+
+
+def refused_lists(requests: RequestLog, resource: str) -> int:
+    return sum(1 for r in requests.records if r.code == 403 and r.method == "GET"
+               and r.path.endswith(f"/{resource}"))
+
+
+def secrets_controller(seen: list[str]) -> Controller[Any]:
+    ctrl = Controller.for_(SECRET, name="secrets")
+
+    @ctrl.reconcile
+    async def reconcile(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> None:
+        seen.append(obj["metadata"]["name"])
+
+    return ctrl
+
+
+async def test_a_refused_watch_is_retried_and_rbac_granted_later_lets_the_manager_start(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """The operator starts before its roles are applied (a Deployment applied before its
+    RBAC): its start does not fail, each refused list is logged once with the reason and the
+    rule that would end it, and once the roles are granted the caches sync, the start
+    returns and the controller reconciles."""
+    caplog.set_level(logging.WARNING, logger="setpoint.runtime._manager")
+    requests = RequestLog()
+    manager = as_account(await service_account(cluster, client), [widget_controller()],
+                         requests)
+    starting = asyncio.create_task(manager.start())
+    try:
+        await wait_for(lambda: refused_lists(requests, "widgets") >= 2)  # retried
+        assert not starting.done() and not manager.ready
+        (first, *_) = refusals_logged(caplog, "widgets")
+        assert first.startswith(
+            "informer_refused kind=Widget.bench.setpoint.dev/v1 verb=list code=403 error=")
+        assert first.count("403 Forbidden") == 1  # one line: the reason once, then the fix
+        assert (f'403 Forbidden: widgets.bench.setpoint.dev is forbidden: User \\"{USER}\\" '
+                'cannot list resource \\"widgets\\" in API group \\"bench.setpoint.dev\\" at '
+                "the cluster scope") in first
+        assert WIDGETS_RULE.replace('"', '\\"') in first
+        assert ("its controllers declare get, list, watch, create, update, patch, delete on "
+                "widgets.bench.setpoint.dev: bind this user to the roles `setpoint generate "
+                "rbac` writes for them") in first
+
+        await grant(client, manager)
+        await asyncio.wait_for(starting, 30)
+        # logged once per refusal: as many lines as refused lists of widgets
+        assert len(refusals_logged(caplog, "widgets")) == refused_lists(requests, "widgets")
+        assert manager.ready and manager.error is None
+        await client.create(widget("late"))
+        await wait_for(lambda: manager.cache.get(Kind("v1", "ConfigMap"), "late-cfg",
+                                                 "default"))
+    finally:
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await manager.stop()
+
+
+async def test_a_refusal_that_outlasts_the_cache_sync_timeout_stops_the_start_naming_it(
+        cluster: RunningCluster, client: Client) -> None:
+    """Never granted, the start fails once ``cache_sync_timeout`` has run out, with the
+    refusal and its fix in one line (a ``TimeoutError``, as controller-runtime's), and the
+    manager is stopped."""
+    manager = as_account(await service_account(cluster, client), [widget_controller()],
+                         cache_sync_timeout=1.5)
+    with pytest.raises(StartupRefused) as info:
+        await asyncio.wait_for(manager.start(), 30)
+    assert isinstance(info.value, CacheSyncTimeout | TimeoutError)
+    text = str(info.value)
+    assert text.startswith(
+        "caches did not sync in 1.5s: 403 Forbidden: widgets.bench.setpoint.dev is "
+        f'forbidden: User "{USER}" cannot list resource "widgets"'), text
+    assert WIDGETS_RULE in text
+    assert "configmaps" in text  # every kind still refused is named
+    assert manager.informers[kind_key(WIDGET)].refusal is not None
+    await asyncio.wait_for(manager.wait(), 5)  # stopped
+    assert not manager.ready
+
+
+async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
+        cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
+    """A controller added to a running manager whose kind (Secrets) the operator's roles do
+    not cover yet: its informer is refused and retried, the manager keeps running and
+    stays ready, and once the roles that now include it are applied it reconciles."""
+    caplog.set_level(logging.WARNING, logger="setpoint.runtime._manager")
+    manager = as_account(await service_account(cluster, client), [widget_controller()])
+    await grant(client, manager)
+    seen: list[str] = []
+    async with manager.running():
+        manager.add(secrets_controller(seen))
+        secrets = manager.informers[kind_key(SECRET)]
+        await wait_for(lambda: refusals_logged(caplog, "secrets"))
+        assert SECRETS_RULE.replace('"', '\\"') in refusals_logged(caplog, "secrets")[0]
+        assert manager.ready and manager.error is None and not secrets.has_synced
+
+        await client.create({"apiVersion": "v1", "kind": "Secret",
+                             "metadata": {"name": "s", "namespace": "default"}})
+        await grant(client, manager)
+        await wait_for(lambda: "s" in seen)
+        assert secrets.has_synced and manager.error is None
+
+
+async def test_an_added_controller_refused_past_the_timeout_stops_the_manager_naming_it(
+        cluster: RunningCluster, client: Client) -> None:
+    manager = as_account(await service_account(cluster, client), [widget_controller()])
+    await grant(client, manager)
+    await manager.start()
+    try:
+        # short only now: the start's own sync is not what this test is about
+        manager.settings = replace(manager.settings, cache_sync_timeout=1.0)
+        manager.add(secrets_controller([]))
+        await asyncio.wait_for(manager.wait(), 30)
+    finally:
+        await manager.stop()
+    assert isinstance(manager.error, StartupRefused)
+    assert str(manager.error).startswith(
+        f'caches did not sync in 1s: 403 Forbidden: secrets is forbidden: User "{USER}" '
+        'cannot list resource "secrets"')
+    assert SECRETS_RULE in str(manager.error)
