@@ -38,6 +38,8 @@ async def run_as_service_account(admin_config: ClusterConfig,
     permissions = manager_permissions(Manager(list(controllers), settings=settings))
     account = {"apiVersion": "v1", "kind": "ServiceAccount",
                "metadata": {"name": name, "namespace": namespace}}
+    async with Client(admin_config) as admin:
+        await _apply(admin, account)
     written = [account, *await grant(admin_config, permissions, name)]
     async with Client(admin_config) as admin:
         answer = await admin.request(

@@ -6,6 +6,7 @@ from typing import Any
 
 from setpoint.client import Client, ForbiddenError, Kind
 from setpoint.runtime import Context, Controller, Result
+from setpoint.runtime._objects import kind_key
 from setpoint.testing import Faults
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 
@@ -127,3 +128,45 @@ async def test_faults_apply_to_an_operator_run_with_its_own_rbac(
     await k8s.create({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})
     await wait_for(lambda: "x" in seen)
     assert rule.hits == 1  # the informer's first list failed and was retried
+
+
+async def test_a_controller_added_to_the_running_operator_is_granted_what_it_declares(
+        run_manager: ManagerLauncher, k8s: Client, wait_for: Waiter) -> None:
+    """The kit plays the deployer for a controller added after start (controller-runtime's
+    ``Manager.Add`` after ``Start``, pkg/manager/runnable_group.go): the roles it applied
+    at start are applied again from the manager's permissions, which now hold the added
+    controller's declarations, before its informers list. So its Secrets are listed and
+    watched without a single refusal, and what was granted goes at stop."""
+    seen: list[str] = []
+    first = Controller.for_(CONFIGMAP, name="first")
+    added = Controller.for_(SECRET, name="added")
+
+    @first.reconcile
+    async def reconcile_first(ctx: Context[dict[str, Any]], cm: dict[str, Any]) -> Result:
+        return Result()
+
+    @added.reconcile
+    async def reconcile_added(ctx: Context[dict[str, Any]], obj: dict[str, Any]) -> Result:
+        seen.append(obj["metadata"]["name"])
+        return Result()
+
+    runner = await run_manager(first, rbac=True)
+    manager = runner.manager
+    assert manager is not None
+    roles = Kind("rbac.authorization.k8s.io/v1", "ClusterRole")
+
+    async def granted_resources() -> set[str]:
+        role = await k8s.get(roles, "setpoint")
+        return {r for rule in role["rules"] for r in rule.get("resources", ())}
+
+    assert "secrets" not in await granted_resources()
+    manager.add(added)
+    await k8s.create({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}})
+    await wait_for(lambda: "s" in seen)
+    assert "secrets" in await granted_resources()
+    secrets = manager.informers[kind_key(SECRET)]
+    assert secrets.refusal is None and secrets.lists == 1  # granted before it listed
+    assert manager.error is None and manager.ready
+    await runner.stop()
+    assert [r["metadata"]["name"] for r in (await k8s.list(roles)).items
+            if r["metadata"]["name"] == "setpoint"] == []
