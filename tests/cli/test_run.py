@@ -139,11 +139,12 @@ async def test_run_registers_its_webhooks_with_a_local_cluster_while_it_runs(
 
 
 # -- refused by the server, and signals while starting ---------------------------------------
-# client-go's reflector retries 401 and 403 for ever (tools/cache/reflector.go) and the
-# manager only gives up when CacheSyncTimeout runs out; a starting `setpoint run` gives up
-# at once with one line instead, and a signal stops it whatever state it is in. The
-# subprocesses' 30 s limits only keep a broken run from hanging the suite: the sync timeout
-# they would otherwise wait for is 120 s.
+# client-go's reflector retries 401 and 403 with backoff (tools/cache/reflector.go: `Run` is
+# `wait.BackoffUntil(ListAndWatch)`) and controller-runtime's controller gives up only when
+# CacheSyncTimeout runs out (pkg/internal/controller/controller.go): `setpoint run` too,
+# each refusal logged as it comes, then one line naming it; a signal stops it whatever state
+# it is in. `tests.cli.refused_target` waits 3 s, not the default 120 s; the subprocesses'
+# 30 s limits only keep a broken run from hanging the suite.
 
 def _kubeconfig_with_token(source: Path, token: str, target: Path) -> Path:
     config = yaml.safe_load(source.read_text())
@@ -153,9 +154,11 @@ def _kubeconfig_with_token(source: Path, token: str, target: Path) -> Path:
     return target
 
 
-async def _run_operator(kubeconfig: Path, *args: str) -> asyncio.subprocess.Process:
+async def _run_operator(kubeconfig: Path, *args: str,
+                        target: str = "examples.widget.operator:manager",
+                        ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "setpoint.cli.main", "run", "examples.widget.operator:manager",
+        sys.executable, "-m", "setpoint.cli.main", "run", target,
         "--kubeconfig", str(kubeconfig), "--http-address", "127.0.0.1:0", *args,
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
@@ -170,20 +173,25 @@ async def _finish(proc: asyncio.subprocess.Process) -> tuple[str, str]:
     return out.decode(), err.decode()
 
 
-async def test_rejected_credentials_fail_at_once_with_one_line(
+REFUSED = "tests.cli.refused_target:manager"
+
+
+async def test_rejected_credentials_fail_after_the_cache_sync_timeout_with_one_line(
         setpoint_cluster: SetpointCluster, tmp_path: Path) -> None:
     await setpoint_cluster.install(Widget)
     bad = _kubeconfig_with_token(setpoint_cluster.kubeconfig, "not-a-token",
                                  tmp_path / "kubeconfig")
-    proc = await _run_operator(bad)
+    proc = await _run_operator(bad, target=REFUSED)
     _, err = await _finish(proc)
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
-    assert line.startswith("error: 401 Unauthorized: the API server at https://127.0.0.1:")
+    assert line.startswith("error: caches did not sync in 3s: 401 Unauthorized: the API "
+                           "server at https://127.0.0.1:"), line
     assert "refused to list" in line and "Traceback" not in err
+    assert "informer_refused" in err  # each refusal was logged as it came
 
 
-async def test_forbidden_watches_fail_at_once_naming_user_verb_resource_and_declared_rbac(
+async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_rule_and_rbac(
         setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
     await setpoint_cluster.install(Widget)
     namespace = k8s.namespace
@@ -207,16 +215,18 @@ async def test_forbidden_watches_fail_at_once_naming_user_verb_resource_and_decl
                                     "namespace": namespace}]})
     config = _kubeconfig_with_token(setpoint_cluster.kubeconfig, answer["status"]["token"],
                                     tmp_path / "kubeconfig")
-    proc = await _run_operator(config)
+    proc = await _run_operator(config, target=REFUSED)
     _, err = await _finish(proc)
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
     assert line == (
-        "error: 403 Forbidden: widgets.bench.setpoint.dev is forbidden: User "
-        f'"system:serviceaccount:{namespace}:nobody" cannot list resource "widgets" in API '
-        'group "bench.setpoint.dev" at the cluster scope; its controllers declare get, list, '
-        "watch, create, update, patch, delete on widgets.bench.setpoint.dev: bind this user "
-        "to the roles `setpoint generate rbac` writes for them")
+        "error: caches did not sync in 3s: 403 Forbidden: widgets.bench.setpoint.dev is "
+        f'forbidden: User "system:serviceaccount:{namespace}:nobody" cannot list resource '
+        '"widgets" in API group "bench.setpoint.dev" at the cluster scope; the cache needs '
+        'the rule apiGroups=["bench.setpoint.dev"] resources=["widgets"] '
+        'verbs=["list","watch"]; its controllers declare get, list, watch, create, update, '
+        "patch, delete on widgets.bench.setpoint.dev: bind this user to the roles "
+        "`setpoint generate rbac` writes for them")
     assert "Traceback" not in err
 
 
