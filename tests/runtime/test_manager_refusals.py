@@ -28,6 +28,7 @@ from setpoint.client.auth import TokenAuth
 from setpoint.cluster import RunningCluster
 from setpoint.resources import generate_rbac
 from setpoint.runtime import Context, Controller, Manager, ManagerSettings, manager_permissions
+from setpoint.runtime._informer import Informer
 from setpoint.runtime._objects import kind_key
 from setpoint.runtime._startup import CacheSyncTimeout, StartupRefused
 from tests.runtime.conftest import WIDGET, RequestLog, widget
@@ -76,6 +77,14 @@ def as_account(config: ClusterConfig, controllers: list[Any],
     return manager
 
 
+def ready(manager: Manager) -> bool:
+    return manager.ready  # read anew each time (mypy would narrow the property)
+
+
+def has_synced(informer: Informer) -> bool:
+    return informer.has_synced
+
+
 def refusals_logged(caplog: pytest.LogCaptureFixture, resource: str) -> list[str]:
     return [r.getMessage() for r in caplog.records
             if r.getMessage().startswith("informer_refused") and resource in r.getMessage()]
@@ -109,7 +118,7 @@ async def test_a_refused_watch_is_retried_and_rbac_granted_later_lets_the_manage
     starting = asyncio.create_task(manager.start())
     try:
         await wait_for(lambda: refused_lists(requests, "widgets") >= 2)  # retried
-        assert not starting.done() and not manager.ready
+        assert not starting.done() and not ready(manager)
         (first, *_) = refusals_logged(caplog, "widgets")
         assert first.startswith(
             "informer_refused kind=Widget.bench.setpoint.dev/v1 verb=list code=403 error=")
@@ -126,7 +135,7 @@ async def test_a_refused_watch_is_retried_and_rbac_granted_later_lets_the_manage
         await asyncio.wait_for(starting, 30)
         # logged once per refusal: as many lines as refused lists of widgets
         assert len(refusals_logged(caplog, "widgets")) == refused_lists(requests, "widgets")
-        assert manager.ready and manager.error is None
+        assert ready(manager) and manager.error is None
         await client.create(widget("late"))
         await wait_for(lambda: manager.cache.get(Kind("v1", "ConfigMap"), "late-cfg",
                                                  "default"))
@@ -171,13 +180,13 @@ async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
         secrets = manager.informers[kind_key(SECRET)]
         await wait_for(lambda: refusals_logged(caplog, "secrets"))
         assert SECRETS_RULE.replace('"', '\\"') in refusals_logged(caplog, "secrets")[0]
-        assert manager.ready and manager.error is None and not secrets.has_synced
+        assert ready(manager) and manager.error is None and not has_synced(secrets)
 
         await client.create({"apiVersion": "v1", "kind": "Secret",
                              "metadata": {"name": "s", "namespace": "default"}})
         await grant(client, manager)
         await wait_for(lambda: "s" in seen)
-        assert secrets.has_synced and manager.error is None
+        assert has_synced(secrets) and manager.error is None
 
 
 async def test_an_added_controller_refused_past_the_timeout_stops_the_manager_naming_it(
