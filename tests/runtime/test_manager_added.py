@@ -21,7 +21,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from setpoint.client import Client, Kind
+from setpoint.client import Client, ConflictError, Kind
 from setpoint.cluster import RunningCluster
 from setpoint.resources import generate_rbac
 from setpoint.runtime import (
@@ -284,9 +284,19 @@ async def test_an_added_controller_stops_when_leadership_is_lost(
         manager.add(ctrl)
         await client.create(widget("held"))
         await wait_for(lambda: seen == ["held"])
-        lease = await client.get(LEASE, "added-leader", namespace="default")
-        lease["spec"]["holderIdentity"] = "thief"
-        await client.update(lease)  # another holds it: the renewals fail until the deadline
+
+        async def steal() -> bool:
+            # another holds it: the renewals fail until the deadline (a renewal landing
+            # between the read and the update is a 409: read again)
+            lease = await client.get(LEASE, "added-leader", namespace="default")
+            lease["spec"]["holderIdentity"] = "thief"
+            try:
+                await client.update(lease)
+            except ConflictError:
+                return False
+            return True
+
+        await wait_for(steal)
         await asyncio.wait_for(manager.wait(), 30)
     finally:
         gate.set()
