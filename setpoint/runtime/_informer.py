@@ -81,6 +81,7 @@ RefusalHandler = Callable[["Informer", str, ApiError, float], None]
 retry). client-go's ``WatchErrorHandler`` (tools/cache/reflector.go), for refusals: the
 manager's names the RBAC that would end them."""
 
+
 def drop_managed_fields(obj: Obj) -> Obj:
     """The default transform: forget ``metadata.managedFields`` to save memory."""
     metadata = obj.get("metadata")
@@ -184,7 +185,8 @@ class Informer:
         """How many watch requests it opened (resumes included)."""
         self.refusal: tuple[str, ApiError] | None = None
         """The last 401 or 403 the server answered, with the verb refused (the informer
-        retries them, as client-go's reflector does; a starting manager gives up on them)."""
+        retries them, as client-go's reflector does; a manager gives up only when its caches
+        have not synced within its cache-sync timeout)."""
         self.refused = asyncio.Event()
         self.on_refused = on_refused
         """Logs each refusal instead of the informer's own line, when set."""

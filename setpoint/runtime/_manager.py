@@ -144,11 +144,11 @@ class Manager:
         self._leading = asyncio.Event()
         """Set once the workers run (at start, or on election with leader election)."""
         self._added_starts: list[asyncio.Task[None]] = []
+        """Controllers added after start, each waiting for its caches and leadership."""
         self._grants: list[PermissionsGrant] = []
         self._held_informers: list[KindKey] | None = None
         """While an added controller is wired with grants to await: its new informers,
         started once the grants have granted what it declares."""
-        """Controllers added after start, each waiting for its caches and leadership."""
         self._done = asyncio.Event()
         self.error: BaseException | None = None
         """Why the manager stopped on its own (lost leadership, or the caches of a controller
@@ -175,8 +175,7 @@ class Manager:
         list or watch is retried meanwhile, and caches that do not sync within
         ``cache_sync_timeout`` stop the manager with that error (naming each refusal), as
         controller-runtime's manager stops on a controller's ``failed to wait for caches
-        to sync``. Raises :class:`ManagerStoppingError` once
-        :meth:`stop` has begun."""
+        to sync``. Raises :class:`ManagerStoppingError` once :meth:`stop` has begun."""
         self._refuse_when_stopping(f"controller {controller.name!r}")
         if any(c.name == controller.name for c in self.controllers):
             raise ValueError(f"a controller named {controller.name!r} is already added")
