@@ -5,8 +5,9 @@ prints it (setpoint.machinery.gocmp, deterministic form: see gocmptext).
 
 The Go types come from k8s.io/api v0.32.0 (podspec_gotypes.json, written by
 tools/pod_spec_gotypes.py) made internal where core differs from v1: PodSpec's own field
-order (pkg/apis/core/types.go) without ``DeprecatedServiceAccount``, and the host namespaces
-and ``HostUsers`` inside ``PodSecurityContext``. A spec's JSON becomes the Go value a decode
+order (pkg/apis/core/types.go) without ``DeprecatedServiceAccount``, the host namespaces
+and ``HostUsers`` inside ``PodSecurityContext``, a projected token's ``ExpirationSeconds`` an
+``int64``. A spec's JSON becomes the Go value a decode
 gives; an empty list or map is nil (what the protobuf storage gives back). resource.Quantity
 is its ``int64Amount`` fast path (ParseQuantity), ``s`` kept for a canonical string.
 """
@@ -42,6 +43,9 @@ _HOST_MEMBERS = (("HostNetwork", "hostNetwork", "bool"), ("HostPID", "hostPID", 
                  ("ShareProcessNamespace", "shareProcessNamespace", "*bool"),
                  ("HostUsers", "hostUsers", "*bool"))
 
+# members whose internal type is not v1's (pkg/apis/core/types.go)
+_INTERNAL_TYPES = {("ServiceAccountTokenProjection", "ExpirationSeconds"): "int64"}
+
 _INT = {"int32": GoType("int", "int32"), "int64": GoType("int", "int64")}
 _BUILTIN = {"string": GoType("string"), "bool": GoType("bool"), **_INT}
 _QUANTITY = GoType("struct", "resource.Quantity", (
@@ -71,7 +75,8 @@ def _table() -> dict[str, Any]:
 
 def _members(name: str) -> list[tuple[str, str, str, bool]]:
     """(Go name, JSON name, Go type, inline) of core ``name``, made internal."""
-    members = [(f[0], f[1], f[2], f[3] == "inline") for f in _table()["structs"][name]]
+    members = [(f[0], f[1], _INTERNAL_TYPES.get((name, f[0]), f[2]), f[3] == "inline")
+               for f in _table()["structs"][name]]
     if name == "PodSpec":
         by_name = {m[0]: m for m in members}
         return [by_name[n] for n in _INTERNAL_POD_SPEC]
