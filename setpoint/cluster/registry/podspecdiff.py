@@ -135,12 +135,17 @@ def go_value(t: GoType, value: Any) -> Any:
         return gocmp.zero(t)
     if t.kind == "ptr":
         return (go_value(t.elem or GoType("int"), value),)
-    if t.kind == "slice":
-        return [go_value(t.elem or GoType("int"), v) for v in value] if value else None
+    if t.kind == "slice":  # (a value of another JSON type than the member's: nil)
+        return [go_value(t.elem or GoType("int"), v) for v in value] \
+            if isinstance(value, list) and value else None
     if t.kind == "map":
-        return {str(k): go_value(t.elem or GoType("int"), v)
-                for k, v in value.items()} if value else None
-    return value
+        return {str(k): go_value(t.elem or GoType("int"), v) for k, v in value.items()} \
+            if isinstance(value, dict) and value else None
+    if t.kind == "string":
+        return value if isinstance(value, str) else str(value)
+    if t.kind == "bool":
+        return value is True
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 _QUANTITY_TEXT = re.compile(r"^([+-]?)(\d*)(?:\.(\d*))?(.*)$")
