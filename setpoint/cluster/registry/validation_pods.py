@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from setpoint.cluster.registry.podspecdiff import pod_spec_diff
 from setpoint.cluster.registry.validation_containers import (
     PROTOCOLS,
     host_port_conflicts,
@@ -423,11 +424,8 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
         else:
             munged.pop("nodeSelector", None)
     if munged != old_spec:
-        changed = sorted(k for k in set(munged) | set(old_spec)
-                         if munged.get(k) != old_spec.get(k))
-        diff = "\n".join(f"  spec.{k}: {old_spec.get(k)!r} -> {munged.get(k)!r}"
-                         for k in changed)
+        # specDiff := cmp.Diff(oldPod.Spec, mungedPodSpec), go-cmp's report of the two
         causes.append(fe.forbidden(
             "spec", f"pod updates may not change fields other than {_UPDATABLE_POD_SPEC_FIELDS}"
-            f"\n{diff}"))
+            f"\n{pod_spec_diff(old_spec, munged)}"))
     return causes

@@ -158,7 +158,7 @@ def _issues(expression: str, object_type: T, params: T | None, variables: list[O
             str(variable.get("expression", "")), declared)
     declared["variables"] = T("object", fields=fields)
     try:
-        Checker(expression, declared).visit(parse(expression))
+        Checker(expression, declared, lenient_functions=True).run(parse(expression))
     except CheckError as exc:
         undeclared = _UNDECLARED.search(exc.detail.partition("\n")[0])
         if undeclared and re.search(rf"\b{undeclared[1]}\s*\(", expression):
@@ -171,7 +171,8 @@ def _type_or_dyn(expression: str, declared: dict[str, T]) -> T:
     """A variable's output type; a variable that does not check is dyn (its error is not
     reported: Check reports the validations' expressions only)."""
     try:
-        return Checker(expression, dict(declared)).visit(parse(expression))
+        return Checker(expression, dict(declared),
+                       lenient_functions=True).run(parse(expression))
     except CheckError:
         return T("dyn")
 

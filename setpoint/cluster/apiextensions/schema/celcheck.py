@@ -74,8 +74,12 @@ _BOOL_METHODS = {"contains", "startsWith", "endsWith", "matches", "isSorted", "i
 class Checker(lark.visitors.Interpreter[lark.Token, T]):
     """Checks one parsed rule; ``variables`` maps names to their types."""
 
-    def __init__(self, text: str, variables: dict[str, T]) -> None:
+    def __init__(self, text: str, variables: dict[str, T], *,
+                 lenient_functions: bool = False) -> None:
         self.text = text
+        # admission's compilers declare libraries this checker does not know (the
+        # authorizer's): there, a call to an unknown function is taken as dyn, not an error
+        self.lenient_functions = lenient_functions
         self.scopes: list[dict[str, T]] = [variables]
         self.uses: set[str] = set()
         # constant regexps: cel-go's ValidateRegexLiterals checks argument 0 of matches
@@ -89,22 +93,51 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         # a call named format are exempt (ext/formatting.go stringFormatValidator.Configure)
         self.mixed: dict[int, str] = {}
         self._in_format = 0
+        # cel-go reports every error of a phase, not the first (checker/errors.go
+        # typeErrors over common.Errors): an expression in error takes the error type,
+        # which is assignable to anything (checker/types.go isDynOrError), so checking goes
+        # on without a cascade. Macro expansion errors are the parser's (parser/macro.go):
+        # when there is one, the checker never runs (cel/env.go Compile).
+        self.errors: list[tuple[int, int, str]] = []
+        self.syntax_errors: list[tuple[int, int, str]] = []
 
-    def fail(self, token: Any, message: str) -> CheckError:
-        return CheckError(format_error(self.text, token, message))
+    def fail(self, token: Any, message: str) -> T:
+        """Record a type-check error at ``token``; the erroneous expression's type."""
+        self.errors.append(_issue(self.text, token, message))
+        return T("dyn")
+
+    def fail_syntax(self, token: Any, message: str) -> T:
+        """Record a macro expansion error (a parse error in cel-go) at ``token``."""
+        self.syntax_errors.append(_issue(self.text, token, message))
+        return T("dyn")
+
+    def run(self, tree: ParseTree) -> T:
+        """The type of ``tree``; CheckError with every error, as cel-go's ``Issues.Err()``."""
+        result = self.visit(tree)
+        found = self.syntax_errors or self.errors
+        if found:
+            raise CheckError(_display(found))
+        return result
 
     def _no_overload(self, pos: int, name: str, args: list[T], instance: bool = False
-                     ) -> None:
-        """cel-go's ``found no matching overload`` at ``pos``, when the types are nameable."""
+                     ) -> bool:
+        """cel-go's ``found no matching overload`` at ``pos``, when the types are nameable;
+        whether it was reported."""
         names = [cel_type_name(a) for a in args]
         if any(n is None for n in names):
-            return
+            return False
         if instance:
             signature = f"{names[0]}.({', '.join(str(n) for n in names[1:])})"
         else:
             signature = f"({', '.join(str(n) for n in names)})"
-        raise self.fail(position_at(self.text, pos),
-                        f"found no matching overload for '{name}' applied to '{signature}'")
+        self.fail(position_at(self.text, pos),
+                  f"found no matching overload for '{name}' applied to '{signature}'")
+        return True
+
+    def _call_at(self, name_token: Any) -> Any:
+        """Where cel-go places a call: its "(" (parser.go VisitMemberCall's ``open``,
+        VisitIdentOrGlobalCall's ``op``)."""
+        return position_at(self.text, self.text.find("(", as_token(name_token).end_pos or 0))
 
     def _binary(self, kids: list[Any]) -> tuple[ParseTree, T, T]:
         """A binary operator's tree and its operands' types, the overload checked."""
@@ -216,7 +249,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
                 return T(t.kind, t.schema, t.elem, t.size, 1, t.fields)
         if name in _TYPE_NAMES:
             return T("type")
-        raise self.fail(token, f"undeclared reference to '{name}' (in container '')")
+        return self.fail(token, f"undeclared reference to '{name}' (in container '')")
 
     def list_lit(self, tree: ParseTree) -> T:
         kids = [k for k in self._kids(tree) if isinstance(k, lark.Tree)]
@@ -277,16 +310,16 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return inner
         if inner.kind != "optional":
             name = cel_type_name(inner) or inner.kind
-            raise self.fail(position_at(self.text, expr_position(self.text, tree.children[0])),
-                            f"expected type 'optional_type({name})' but found '{name}'")
+            return self.fail(position_at(self.text, expr_position(self.text, tree.children[0])),
+                             f"expected type 'optional_type({name})' but found '{name}'")
         e = inner.elem or T("dyn")
         return T(e.kind, e.schema, e.elem, e.size, inner.cost, e.fields, e.free)
 
     def member_object(self, tree: ParseTree) -> T:
-        raise self.fail(tree.children[0], "message construction is not supported")
+        return self.fail(tree.children[0], "message construction is not supported")
 
     def dot_ident(self, tree: ParseTree) -> T:
-        raise self.fail(tree.children[0], f"undeclared reference to '{tree.children[0]}'")
+        return self.fail(tree.children[0], f"undeclared reference to '{tree.children[0]}'")
 
     dot_ident_arg = dot_ident
 
@@ -318,7 +351,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             if name not in target.fields:
                 if target.schema and target.schema.get("x-kubernetes-preserve-unknown-fields"):
                     return T("dyn", cost=cost)
-                raise self.fail(position_at(self.text, at), f"undefined field '{name}'")
+                return self.fail(position_at(self.text, at), f"undefined field '{name}'")
             f = target.fields[name]
             return T(f.kind, f.schema, f.elem, f.size, cost, f.fields)
         if target.kind == "map":
@@ -326,7 +359,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             return T(e.kind, e.schema, e.elem, e.size, cost, e.fields)
         if target.kind in ("dyn", "type"):
             return T("dyn", cost=cost)
-        raise self.fail(name_token, f"type '{target.kind}' does not support field selection")
+        # (at the selection: the dot, or has()'s "(" for a presence test)
+        self.fail(position_at(self.text, at),
+                  f"type '{cel_type_name(target) or target.kind}' does not support field "
+                  "selection")
+        return T("dyn", cost=cost)
 
     def member_index(self, tree: ParseTree) -> T:
         target = self.visit(as_rule(tree.children[0]))
@@ -352,18 +389,21 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
             # expansion makes (macro.go MakeHas), sit at the call's "("
             paren = self.text.find("(", as_token(name_token).end_pos or 0)
             if len(arg_trees) != 1 or _select_of(arg_trees[0]) is None:
-                raise self.fail(position_at(self.text, paren), "invalid argument to has() macro")
+                return self.fail_syntax(position_at(self.text, paren),
+                                        "invalid argument to has() macro")
             inner = self.member_dot(_select_of(arg_trees[0]), at=paren)
             return T("bool", cost=inner.cost)
         if name.startswith("optional."):  # optional.of/none/ofNonZeroValue (celoptional.py)
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (0 if name == "optional.none" else 1):
-                raise self.fail(name_token, f"found no matching overload for '{name}'")
+                return self.fail(self._call_at(name_token),
+                                 f"found no matching overload for '{name}'")
             return optional_of(args[0] if args else T("dyn", free=True), self._sum(args) + 1)
         if name.startswith("format."):  # library/format.go
             args = [self.visit(a) for a in arg_trees]
             if len(args) != (1 if name == "format.named" else 0):
-                raise self.fail(name_token, f"found no matching overload for '{name}'")
+                return self.fail(self._call_at(name_token),
+                                 f"found no matching overload for '{name}'")
             cost = self._sum(args) + 1
             return T("optional", elem=T("format"), cost=cost) if name == "format.named" \
                 else T("format", cost=cost)
@@ -374,15 +414,19 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if name.startswith("sets."):  # ext/sets.go: (list(T), list(T)) -> bool
             args = [self.visit(a) for a in arg_trees]
             if len(args) != 2 or any(a.kind not in ("list", "dyn") for a in args):
-                self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0),
-                                  name, args)
-                raise self.fail(name_token, f"found no matching overload for '{name}'")
+                if not self._no_overload(
+                        self.text.find("(", as_token(name_token).end_pos or 0), name, args):
+                    self.fail(self._call_at(name_token), f"found no matching overload for '{name}'")
+                return T("dyn")
             factor = 2 if name == "sets.equivalent" else 1
             return T("bool", cost=self._sum(args) + 1 + math.ceil(
                 args[0].size * args[1].size * factor))
+        args = [self.visit(a) for a in arg_trees]  # (cel-go checks the arguments first)
         if name not in _GLOBALS:
-            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
-        args = [self.visit(a) for a in arg_trees]
+            if self.lenient_functions:
+                return T("dyn", cost=self._sum(args) + 1)
+            return self.fail(self._call_at(name_token),
+                             f"undeclared reference to '{name}' (in container '')")
         for i, arg_tree in enumerate(arg_trees[:2] if name == "matches" else []):
             if lit := string_literal(arg_tree):
                 self.patterns.append(("literal" if i == 0 else "program", lit))
@@ -419,9 +463,12 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         target = self.visit(as_rule(target_tree))
         if name in _MACROS:
             return self._macro(target, name_token, arg_trees, expr_position(self.text, target_tree))
-        if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
-            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
         args = [self.visit(a) for a in arg_trees]
+        if name not in _BUILTIN_METHODS and name not in FUNCTIONS:
+            if self.lenient_functions:
+                return T("dyn", cost=target.cost + self._sum(args) + 1)
+            return self.fail(self._call_at(name_token),
+                             f"undeclared reference to '{name}' (in container '')")
         if name == "validate" and target.kind in ("format", "dyn"):
             # format.go: optional_type(list(string)); cost.go "validate": the format's
             # regex against the string (the longest name-format regex, 60, statically)
@@ -483,7 +530,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if found is not None:
             at = self.text.find("(", as_token(name_token).end_pos or 0) if found[0] is None \
                 else expr_position(self.text, elems[found[0]])
-            raise self.fail(position_at(self.text, at), found[1])
+            self.mixed.setdefault(at, found[1])  # a validator's: reported after checking
 
     def _optional_method(self, target: T, name_token: Any, args: list[T]) -> T:
         """hasValue, value, orValue and or of cel-go's optional library."""
@@ -491,9 +538,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         cost = target.cost + self._sum(args) + 1
         if target.kind not in ("optional", "dyn") or name not in (
                 "hasValue", "value", "orValue", "or"):
-            self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0), name,
-                              [target, *args], instance=True)
-            raise self.fail(name_token, f"undeclared reference to '{name}' (in container '')")
+            if not self._no_overload(self.text.find("(", as_token(name_token).end_pos or 0),
+                                     name, [target, *args], instance=True):
+                self.fail(self._call_at(name_token),
+                             f"undeclared reference to '{name}' (in container '')")
+            return T("dyn", cost=cost)
         e = target.elem or T("dyn")
         if name == "hasValue":
             return T("bool", cost=cost)
@@ -515,7 +564,7 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         counts = (3, 4) if name.startswith("transform") else (3,) if two_var else (2, 3)
         if len(arg_trees) not in counts or (len(arg_trees) == 3 and not two_var
                                             and name != "map"):
-            raise self.fail(name_token, f"invalid argument to {name}() macro")
+            return self.fail_syntax(name_token, f"invalid argument to {name}() macro")
         names = [str(t.scan_values(lambda v: isinstance(v, lark.Token)).__next__())
                  for t in arg_trees[:2 if two_var else 1]]
         if target.kind == "list":
@@ -525,10 +574,11 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         elif target.kind == "dyn":
             var_types = [T("dyn"), T("dyn")]
         else:
-            raise self.fail(position_at(self.text, target_pos),
-                            f"expression of type '{cel_type_name(target) or target.kind}' "
-                            "cannot be range of a comprehension (must be list, map, or "
-                            "dynamic)")
+            self.fail(position_at(self.text, target_pos),
+                      f"expression of type '{cel_type_name(target) or target.kind}' "
+                      "cannot be range of a comprehension (must be list, map, or "
+                      "dynamic)")
+            var_types = [T("dyn"), T("dyn")]
         if not two_var:  # one variable: the list's element or the map's key
             var_types = var_types[1:] if target.kind == "list" else var_types[:1]
         self.scopes.append(dict(zip(names, var_types, strict=True)))
@@ -558,10 +608,30 @@ def _select_of(tree: Any) -> Any:
     return node if isinstance(node, lark.Tree) and node.data == "member_dot" else None
 
 
+# common/errors.go NewErrors: maxErrorsToReport
+_MAX_ERRORS_TO_REPORT = 100
+
+
+def _issue(text: str, token: Any, message: str) -> tuple[int, int, str]:
+    """One error as common.Errors keeps it: its line, column and display string."""
+    return (getattr(token, "line", 1) or 1, getattr(token, "column", 1) or 1,
+            format_error(text, token, message))
+
+
+def _display(errors: list[tuple[int, int, str]]) -> str:
+    """common/errors.go ToDisplayString: the first 100 errors reported, sorted stably by
+    line then column, one a line, and how many more were left out."""
+    shown = sorted(errors[:_MAX_ERRORS_TO_REPORT], key=lambda e: (e[0], e[1]))
+    lines = [message for _, _, message in shown]
+    if len(errors) > _MAX_ERRORS_TO_REPORT:
+        lines.append(f"{len(errors) - _MAX_ERRORS_TO_REPORT} more errors were truncated")
+    return "\n".join(lines)
+
+
 def check(text: str, tree: ParseTree, variables: dict[str, T], want: str) -> tuple[T, set[str]]:
     """Check ``tree``; raise CheckError when it does not compile or is not of kind ``want``."""
     checker = Checker(text, variables)
-    result = checker.visit(tree)
+    result = checker.run(tree)
     invalid = [(kind, token, _go_pattern_error(token)) for kind, token in checker.patterns]
     invalid = [(kind, token, err) for kind, token, err in invalid if err]
     # the validators' issues, as cel-go's Errors.ToDisplayString sorts them: by position
@@ -592,5 +662,6 @@ def _go_pattern_error(token: lark.Token) -> str:
 
 def expression_kind(text: str, variables: Mapping[str, T]) -> str:
     """The kind of value ``text`` evaluates to with ``variables`` declared ("dyn" when the
-    checker cannot tell); CheckError when it does not parse or check."""
-    return Checker(text, dict(variables)).visit(parse(text)).kind
+    checker cannot tell); CheckError when it does not parse or check (a function the checker
+    does not know is taken as dyn: admission's environments declare more)."""
+    return Checker(text, dict(variables), lenient_functions=True).run(parse(text)).kind

@@ -38,12 +38,25 @@ def string_literal(tree: Any) -> lark.Token | None:
     return None
 
 
+# common/error.go: the snippet's marks under a character of one UTF-8 byte, and of more
+_DOT, _IND, _WIDE_DOT, _WIDE_IND = ".", "^", "\uff0e", "\uff3e"
+_MAX_SNIPPET_LENGTH = 16384
+
+
 def format_error(text: str, token: Any, message: str) -> str:
+    """common/error.go Error.ToDisplayString: the message at its place, then the source line
+    (tabs as spaces) and a caret under the column, wide marks under wide characters."""
     line = getattr(token, "line", 1) or 1
     col = getattr(token, "column", 1) or 1
-    src = text.splitlines()[line - 1] if text.splitlines() else text
-    return (f"ERROR: <input>:{line}:{col}: {message}\n | {src}\n | "
-            f"{'.' * (col - 1)}^")
+    lines = text.split("\n")
+    shown = f"ERROR: <input>:{line}:{col}: {message}"
+    if line > len(lines) or len(lines[line - 1].encode()) > _MAX_SNIPPET_LENGTH:
+        return shown
+    src = lines[line - 1].replace("\t", " ")
+    marks = "".join(_WIDE_DOT if len(c.encode()) > 1 else _DOT for c in src[:col - 1])
+    at = src[col - 1:col]
+    marks += _WIDE_IND if len(at.encode()) > 1 else _IND
+    return f"{shown}\n | {src}\n | {marks}"
 
 
 @dataclass
