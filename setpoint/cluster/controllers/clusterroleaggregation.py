@@ -93,7 +93,9 @@ class ClusterRoleAggregation:
                 selector = labels.from_label_selector(raw)
             except labels.SelectorError:
                 continue
-            for other in self._store.list(CLUSTER_ROLES):
+            # the label index finds the roles a selector's equalities hold (the bootstrap
+            # policy's all are), without decoding every ClusterRole per selector
+            for other in self._store.list(CLUSTER_ROLES, labels=selector.equalities):
                 other_name = other["metadata"]["name"]
                 if other_name != name and selector.matches(
                         other["metadata"].get("labels") or {}):
