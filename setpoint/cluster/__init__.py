@@ -4,10 +4,10 @@
 kubeconfig path and base URL.
 """
 
-from setpoint.machinery import rfc4514pattern
+from setpoint.machinery import librarypatterns
 
 # before any module of the server imports cryptography.x509 (docs/benchmarks.md, Start-up)
-rfc4514pattern.prime()
+librarypatterns.prime_x509()
 
 from setpoint.cluster.runner import RunningCluster, serve  # noqa: E402
 
