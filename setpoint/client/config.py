@@ -18,8 +18,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 from setpoint.client.auth import (
     Authenticator,
     BasicAuth,
@@ -29,6 +27,13 @@ from setpoint.client.auth import (
     TokenFileAuth,
 )
 from setpoint.client.errors import AuthError, ConfigError
+from setpoint.machinery import librarypatterns
+
+# PyYAML's one slow pattern compiled at once: about 53 M instructions off every client's
+# start, cluster up's workloads' process's among them (docs/benchmarks.md, Start-up)
+librarypatterns.prime_yaml()
+
+import yaml  # noqa: E402
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 

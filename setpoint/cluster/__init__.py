@@ -4,6 +4,11 @@
 kubeconfig path and base URL.
 """
 
-from setpoint.cluster.runner import RunningCluster, serve
+from setpoint.machinery import librarypatterns
+
+# before any module of the server imports cryptography.x509 (docs/benchmarks.md, Start-up)
+librarypatterns.prime_x509()
+
+from setpoint.cluster.runner import RunningCluster, serve  # noqa: E402
 
 __all__ = ["RunningCluster", "serve"]

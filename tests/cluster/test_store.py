@@ -262,3 +262,28 @@ def test_a_state_file_holding_raw_html_characters_is_served_escaped(tmp_path: Pa
     assert again.get_raw("/configmaps", "default", "b") == (
         b'{"metadata":{"name":"b"},"data":{"v":"\\u003c\\u0026\\u003e"}}')
     again.close()
+
+
+def test_list_by_labels_gives_exactly_the_objects_carrying_them_now() -> None:
+    """``Store.list(labels=...)`` (the ClusterRole aggregation's lookups) takes the label
+    index's candidates and keeps those whose labels hold every pair now: an object whose
+    label was changed or removed since is not listed, one given it later is."""
+    store = Store()
+    for name, labels in (("a", {"tier": "base"}), ("b", {"tier": "base", "x": "1"}),
+                         ("c", {"tier": "top"}), ("d", {})):
+        store.put("/configmaps", {**cm(name), "metadata": {
+            "name": name, "namespace": "default", "labels": labels}})
+
+    def listed(*pairs: tuple[str, str]) -> list[str]:
+        return [o["metadata"]["name"] for o in store.list("/configmaps", labels=pairs)]
+
+    assert listed(("tier", "base")) == ["a", "b"]
+    assert listed(("tier", "base"), ("x", "1")) == ["b"]
+    assert listed() == ["a", "b", "c", "d"]
+    store.put("/configmaps", {**cm("a"), "metadata": {
+        "name": "a", "namespace": "default", "labels": {"tier": "top"}}})
+    store.put("/configmaps", {**cm("d"), "metadata": {
+        "name": "d", "namespace": "default", "labels": {"tier": "base"}}})
+    assert listed(("tier", "base")) == ["b", "d"]
+    assert listed(("tier", "top")) == ["a", "c"]
+    assert store.list("/configmaps", "other", labels=(("tier", "top"),)) == []

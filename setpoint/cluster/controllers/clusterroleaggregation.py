@@ -8,6 +8,14 @@ ClusterRoles (itself excluded), in the order of their names, each rule once, wri
 ``view``/``edit``/``admin`` roles: a ClusterRole labelled
 ``rbac.authorization.k8s.io/aggregate-to-view: "true"`` adds its rules to every aggregate
 that selects that label.
+
+An aggregate that selects other aggregates (``admin`` selects ``edit``, which selects
+``view``) takes their rules as their own syncs will make them, not as stored: the same rules
+once every aggregate is synced, written in one pass whatever the order of the syncs. Taken as
+stored, as Go's controller takes them, the bootstrap's ``admin`` was written three times and
+``edit`` twice at every start, each write through the whole update path while the server's
+first clients waited (docs/benchmarks.md, Start-up); a cycle of aggregates is still read as
+stored.
 """
 
 from __future__ import annotations
@@ -63,29 +71,43 @@ class ClusterRoleAggregation:
             self.queue.add(name)
 
     def _sync(self, name: str) -> None:
-        store = self._store
-        role = store.get(CLUSTER_ROLES, "", name)
+        role = self._store.get(CLUSTER_ROLES, "", name)
         if role is None or not role.get("aggregationRule"):
             return
+        rules = self._aggregated_rules(role, (name,))
+        if rules == (role.get("rules") or []):
+            return
+        updated = copy.deepcopy(role)
+        updated["rules"] = rules
+        self._rest.update(self._rt, None, name, Decoded(updated),
+                          WriteOptions(field_manager=MANAGER, field_validation="Ignore"))
+
+    def _aggregated_rules(self, role: Obj, path: tuple[str, ...]) -> list[Obj]:
+        """The rules of the ClusterRoles ``role`` selects (itself excluded), in the order of
+        their names, each rule once; a selected aggregate's as its own sync makes them
+        (``path``: the aggregates being computed, whose stored rules a cycle reads)."""
+        name = path[-1]
         selected: dict[str, Obj] = {}
         for raw in (role["aggregationRule"].get("clusterRoleSelectors") or []):
             try:
                 selector = labels.from_label_selector(raw)
             except labels.SelectorError:
                 continue
-            for other in store.list(CLUSTER_ROLES):
+            # the label index finds the roles a selector's equalities hold (the bootstrap
+            # policy's all are), without decoding every ClusterRole per selector
+            for other in self._store.list(CLUSTER_ROLES, labels=selector.equalities):
                 other_name = other["metadata"]["name"]
                 if other_name != name and selector.matches(
                         other["metadata"].get("labels") or {}):
                     selected[other_name] = other
         rules: list[Obj] = []
         for other_name in sorted(selected):
-            for rule in selected[other_name].get("rules") or []:
+            other = selected[other_name]
+            if other.get("aggregationRule") and other_name not in path:
+                theirs = self._aggregated_rules(other, (*path, other_name))
+            else:
+                theirs = other.get("rules") or []
+            for rule in theirs:
                 if rule not in rules:
                     rules.append(rule)
-        if rules == (role.get("rules") or []):
-            return
-        updated = copy.deepcopy(role)
-        updated["rules"] = rules
-        self._rest.update(self._rt, None, name, Decoded(updated),
-                              WriteOptions(field_manager=MANAGER, field_validation="Ignore"))
+        return rules

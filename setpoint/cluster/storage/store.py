@@ -139,6 +139,11 @@ def _encode(obj: dict[str, Any]) -> Raw:
     return memoryview(go_text(orjson.dumps(obj))).tobytes()
 
 
+def _carries(obj: dict[str, Any], labels: tuple[Pair, ...]) -> bool:
+    have = obj["metadata"].get("labels") or {}
+    return all(have.get(key) == value for key, value in labels)
+
+
 def _decode(raw: Raw) -> dict[str, Any]:
     obj: dict[str, Any] = orjson.loads(raw)
     return obj
@@ -296,10 +301,18 @@ class Store:
         """All keys of a resource in storage order (etcd's: "<namespace>/<name>" as bytes)."""
         return [_split(k) for k in self._sorted.get(resource, ())]
 
-    def list(self, resource: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        """The objects of a resource (in one namespace) in etcd's key order."""
-        scan = self.scan(resource, "" if namespace is None else f"{namespace}/", "", None)
-        return [_decode(raw) for _, raw in scan] if scan is not None else []
+    def list(self, resource: str, namespace: str | None = None,
+             labels: tuple[Pair, ...] = ()) -> list[dict[str, Any]]:
+        """The objects of a resource (in one namespace; carrying all ``labels``, found by
+        the label index without decoding the others) in etcd's key order."""
+        scan = self.scan(resource, "" if namespace is None else f"{namespace}/", "", None,
+                         labels)
+        if scan is None:
+            return []
+        objs = [_decode(raw) for _, raw in scan]
+        if labels:  # the index's candidates are a superset
+            objs = [obj for obj in objs if _carries(obj, labels)]
+        return objs
 
     def scan(self, resource: str, prefix: str, after: str, revision: int | None,
              labels: tuple[Pair, ...] = (), inclusive: bool = False) -> Scan | None:
