@@ -160,6 +160,69 @@ def _omissible(cls: type[BaseModel]) -> tuple[tuple[str, str, bool], ...]:
     return keys
 
 
+_STATUS_CLASSES: dict[type[BaseModel], tuple[type[BaseModel], bool] | None] = {}
+
+
+def status_only_dump(obj: BaseModel) -> dict[str, Any] | None:
+    """``obj.model_dump(mode="json", by_alias=True, include={"status"})`` (what a status
+    write sends), or None when ``obj``'s class or value is not one this shortcut knows.
+
+    The shortcut dumps the status model alone and puts the header (``apiVersion``,
+    ``kind``) before it, as ``_omit_untouched`` would: pydantic's ``model_dump`` of the
+    whole object, with its ``include`` filter and a second Python-level wrap call, costs
+    twice the status's own dump. It is taken only for a :class:`Model` serialized by
+    ``_omit_untouched`` alone (no field serializer, no computed field), whose ``status``
+    field is written as ``status``, not excluded, and annotated with the exact model class
+    the value has (a subclass's value is serialized by the annotated class's schema).
+    """
+    cls = type(obj)
+    known = _STATUS_CLASSES.get(cls, _UNKNOWN)
+    if known is _UNKNOWN:
+        known = _status_class(cls)
+        if len(_STATUS_CLASSES) < 4096:
+            _STATUS_CLASSES[cls] = known
+    if known is None:
+        return None
+    status_cls, omissible = known
+    status = obj.__dict__.get("status")
+    if type(status) is not status_cls:
+        return None
+    # _omit_untouched's rule for the one field: a model default left untouched is omitted
+    if omissible and "status" not in obj.__pydantic_fields_set__ and _pristine(status):
+        data: dict[str, Any] = {}
+    else:
+        # model_dump's own call, without its Python frame (its other arguments are
+        # pydantic-core's defaults)
+        data = {"status": status.__pydantic_serializer__.to_python(
+            status, mode="json", by_alias=True)}
+    header = obj._wire_header() if isinstance(obj, Model) else {}
+    return {**header, **data} if header else data
+
+
+_UNKNOWN: Any = object()
+
+
+def _status_class(cls: type[BaseModel]) -> tuple[type[BaseModel], bool] | None:
+    """(the ``status`` field's model class, whether an untouched default is omitted), or
+    None when :func:`status_only_dump` cannot stand for ``model_dump``."""
+    if not issubclass(cls, Model) or not cls.__pydantic_complete__:
+        return None
+    decorators = cls.__pydantic_decorators__
+    serializers = decorators.model_serializers
+    if decorators.field_serializers or decorators.computed_fields or list(serializers) != [
+            "_omit_untouched"] or serializers["_omit_untouched"].func \
+            is not Model.__pydantic_decorators__.model_serializers["_omit_untouched"].func:
+        return None
+    field = cls.model_fields.get("status")
+    if field is None or field.exclude or _wire_name(cls, "status", field) != "status":
+        return None
+    annotation = field.annotation
+    if not isinstance(annotation, type) or not issubclass(annotation, Model):
+        return None
+    omissible = any(name == "status" and is_model for name, _, is_model in _omissible(cls))
+    return annotation, omissible
+
+
 def _pristine(value: Any) -> bool:
     """True for a model nobody set a field of, at any depth."""
     if not isinstance(value, BaseModel):
