@@ -30,6 +30,9 @@ _WRAP_NAME = "_omit_untouched"
 
 # class → its compiled serializer, or None when the class must keep the Python walk
 _COMPILED: dict[type[BaseModel], SchemaSerializer | None] = {}
+# class → whether it has a ``metadata`` field (read once: a class attribute read on a
+# pydantic class goes through its metaclass's ``__getattr__`` hook, ~700 instructions)
+_HAS_METADATA: dict[type[BaseModel], bool] = {}
 
 # whether a model class met in the tree (``top``: the one dumped) dumps as exclude_unset;
 # the rule is the model base's own (``_model.dumps_as_unset``), so it is handed in
@@ -45,11 +48,12 @@ def wire_dump(obj: BaseModel, header: dict[str, Any],
         if not cls.__pydantic_complete__:
             return None
         serializer = _COMPILED[cls] = _compile(cls, eligible)
+        # the class's fields as model_fields gives them, without its per-read descriptor
+        _HAS_METADATA[cls] = "metadata" in cls.__pydantic_fields__
     if serializer is None:
         return None
     data = serializer.to_python(obj, mode="json", by_alias=True, exclude_unset=True)
-    # the class's fields as model_fields gives them, without its per-read descriptor
-    if "metadata" in cls.__pydantic_fields__ and "metadata" not in obj.__pydantic_fields_set__:
+    if _HAS_METADATA[cls] and "metadata" not in obj.__pydantic_fields_set__:
         # a default factory's value is written even when never set (see _model.dumps_as_unset)
         metadata = obj.__dict__.get("metadata")
         inner = None if metadata is None else wire_dump(metadata, {}, eligible)

@@ -150,7 +150,11 @@ class Metrics:
 
 
 class QueueMetrics:
-    """``workqueue_*`` for one queue (the workqueue's ``QueueMetrics`` protocol)."""
+    """``workqueue_*`` for one queue (the workqueue's ``QueueMetrics`` protocol).
+
+    Each method is its series' own bound method (``added`` is the adds counter's ``inc``):
+    the queue calls five of them per reconcile, each a Python call fewer than a method
+    passing the call on."""
 
     def __init__(self, metrics: Metrics, name: str) -> None:
         labels = (name, name)
@@ -159,21 +163,11 @@ class QueueMetrics:
         self._latency = metrics.queue_latency.labels(*labels)
         self._work = metrics.work_duration.labels(*labels)
         self._retries = metrics.queue_retries.labels(*labels)
-
-    def added(self) -> None:
-        self._adds.inc()
-
-    def depth(self, depth: int) -> None:
-        self._depth.set(depth)
-
-    def got(self, queued_for: float) -> None:
-        self._latency.observe(queued_for)
-
-    def finished(self, worked_for: float) -> None:
-        self._work.observe(worked_for)
-
-    def retried(self) -> None:
-        self._retries.inc()
+        self.added: Callable[[], None] = self._adds.inc
+        self.depth: Callable[[int], None] = self._depth.set
+        self.got: Callable[[float], None] = self._latency.observe
+        self.finished: Callable[[float], None] = self._work.observe
+        self.retried: Callable[[], None] = self._retries.inc
 
 
 class _UnfinishedWorkCollector:

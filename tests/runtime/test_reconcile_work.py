@@ -23,7 +23,9 @@ import pytest
 from examples.widget.api import Widget
 from examples.widget.operator import widgets
 from setpoint.client import Client, Kind
+from setpoint.resources import _model
 from setpoint.resources._model import Model
+from setpoint.runtime import _objects
 from setpoint.testing import SetpointCluster
 from setpoint.testing.plugin import ManagerLauncher, Waiter
 
@@ -51,8 +53,20 @@ def _patched(monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
         counts["decode"] += 1
         return validate(cls, data, **options)
 
+    status_dump = _model.status_only_dump
+
+    def counted_status_dump(obj: Any) -> dict[str, Any] | None:
+        dumped = status_dump(obj)
+        if dumped is not None:  # the status model's own dump, not model_dump's
+            counts["encode"] += 1
+        return dumped
+
     monkeypatch.setattr(Model, "model_dump", counted_dump)
     monkeypatch.setattr(Model, "model_validate", classmethod(counted_validate))
+    monkeypatch.setattr(_model, "status_only_dump", counted_status_dump)
+    # decode asks pydantic's validator at once only for classes whose model_validate is
+    # pydantic's own, as it found them: found again, the counting one is called
+    monkeypatch.setattr(_objects, "_PLAIN_VALIDATION", {})
     for module in list(sys.modules.values()):
         if not getattr(module, "__name__", "").startswith("setpoint.runtime"):
             continue
