@@ -39,6 +39,8 @@ __all__ = ["IntOrString", "MicroTime", "Model", "Quantity", "Time"]
 
 
 GENERATED_PREFIX = "setpoint.resources.models."
+_ATOMS = frozenset({type(None), bool, int, float, str})
+"""Types whose values ``copy.deepcopy`` returns as they are (immutable, holding nothing)."""
 DEFINITION_KEY = "x-setpoint-model"
 
 
@@ -79,6 +81,30 @@ class Model(BaseModel):
             if header:
                 data = {**header, **data}
         return data
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Self:
+        """pydantic's deep copy; for a model holding only atoms (None, bools, numbers,
+        strings) and no extra or private values, the same copy without ``copy.deepcopy``'s
+        walk of its dict: pydantic copies a model default (``status: Status = Status()``)
+        so at each validation that lacks the field (every new object's status), and the
+        walk was as dear as the rest of the validation."""
+        values = self.__dict__
+        extra = self.__pydantic_extra__
+        if extra or getattr(self, "__pydantic_private__", None) is not None:
+            return super().__deepcopy__(memo)
+        for value in values.values():
+            if type(value) not in _ATOMS:
+                return super().__deepcopy__(memo)
+        cls = type(self)
+        copied = cls.__new__(cls)
+        if memo is not None:
+            memo[id(self)] = copied
+        # atoms are their own deep copies; the dict, the extra dict and the set are new
+        object.__setattr__(copied, "__dict__", dict(values))
+        object.__setattr__(copied, "__pydantic_extra__", None if extra is None else {})
+        object.__setattr__(copied, "__pydantic_fields_set__", set(self.__pydantic_fields_set__))
+        object.__setattr__(copied, "__pydantic_private__", None)
+        return copied
 
     def _wire_header(self) -> dict[str, Any]:
         """Keys written before the fields (``apiVersion`` and ``kind`` of whole objects)."""
