@@ -210,7 +210,7 @@ def status_only_dump(obj: BaseModel) -> dict[str, Any] | None:
     if known is None:
         return None
     status_cls, omissible = known
-    status = obj.__dict__.get("status")
+    status: Any = obj.__dict__.get("status")
     if type(status) is not status_cls:
         return None
     # _omit_untouched's rule for the one field: a model default left untouched is omitted

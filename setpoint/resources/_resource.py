@@ -63,7 +63,7 @@ class Resource(Model):
         # shortcuts a class takes are found once, and nothing is looked up that is absent
         if type(data) is not dict and not isinstance(data, dict):
             return data
-        header = _header_of(cls)
+        header = _HEADERS.get(cls) or _header_of(cls)
         if header is None:
             return _take_slowly(cls, data)
         cls_api_version, cls_kind, taken = header
@@ -84,7 +84,10 @@ class Resource(Model):
         if taken.isdisjoint(data):
             return data
         # in _METADATA_SHORTCUTS' order, as the constructor's keywords were moved before
-        shortcuts = {k: data.pop(k) for k in _METADATA_SHORTCUTS if k in taken and k in data}
+        shortcuts = {}
+        for k in _METADATA_SHORTCUTS:  # a loop, not a comprehension's function call
+            if k in taken and k in data:
+                shortcuts[k] = data.pop(k)
         meta = data.get("metadata")
         if meta is None:
             data["metadata"] = shortcuts
@@ -95,7 +98,8 @@ class Resource(Model):
         return data
 
     def _wire_header(self) -> dict[str, Any]:
-        header = _header_of(type(self))
+        cls = type(self)
+        header = _HEADERS.get(cls) or _header_of(cls)
         if header is None:
             return {"apiVersion": self.api_version, "kind": self.kind}
         return {"apiVersion": header[0], "kind": header[1]}

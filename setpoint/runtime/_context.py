@@ -229,7 +229,8 @@ class Context(Generic[T]):
         result: U
         result, operation = await write(
             obj, mutate, prepare, origin=self._origin, namespace=self.request.namespace or None)
-        if operation is not OperationResult.UNCHANGED:
+        if operation is not OperationResult.UNCHANGED \
+                and self.log.logger.isEnabledFor(logging.DEBUG):
             self._log_written("create" if operation is OperationResult.CREATED else "update",
                               key.kind,
                               namespace or self.request.namespace, name)
@@ -262,9 +263,12 @@ class Context(Generic[T]):
         """Make the server's status equal ``obj``'s (default: the reconciled object); only
         the difference from the cached status is sent, and nothing when there is none."""
         target: Any = self.obj if obj is None else obj
-        before = self._version_of(target)
+        # the write's DEBUG line asked for here, before its helpers are called (per event)
+        before = self._version_of(target) \
+            if self.log.logger.isEnabledFor(logging.DEBUG) else None
         result: U = await self._writer.update_status(target, origin=self._origin)
-        self._log_write("update_status", target, before)
+        if self.log.logger.isEnabledFor(logging.DEBUG):
+            self._log_write("update_status", target, before)
         return result
 
     async def patch_status(self, patch: Mapping[str, Any], obj: U | None = None) -> U:

@@ -51,7 +51,6 @@ from setpoint.runtime._objects import (
     decode,
     key_of,
     kind_key,
-    meta,
     object_key,
 )
 from setpoint.runtime._ownwrites import Origin
@@ -339,7 +338,8 @@ class RunningController:
         metrics.max_concurrent.labels(self.name).set(self.workers)
         for spec in definition.watch_specs:
             informer_for(spec.kind).add_handler(EventSource(
-                spec.handler, spec.predicates, self.enqueue, controller=self.name))
+                # the queue's own add (what enqueue does), a call fewer per event
+                spec.handler, spec.predicates, self.queue.add, controller=self.name))
         for kind in definition.read_kinds:
             informer_for(kind)
 
@@ -373,21 +373,19 @@ class RunningController:
             except ShutDown:
                 return
             self._m_active.inc()
-            origin = self._origin(request)
+            # _origin's reading, in the loop: once per reconcile
+            cached = self.cache.store_for(self.for_key).get(
+                f"{request.namespace}/{request.name}" if request.namespace else request.name)
+            generation = (cached.get("metadata") or {}).get("generation") \
+                if cached is not None else None
+            origin = Origin(self.name, request, self.for_key,
+                            generation if isinstance(generation, int) else None)
             try:
                 with self.writer.reconciling(origin):
                     await self._process(request, origin)
             finally:
                 self._m_active.dec()
                 self.queue.done(request)
-
-    def _origin(self, request: Request) -> Origin:
-        """Who the writes of this reconcile are by, and the generation it starts from."""
-        cached = self.cache.store_for(self.for_key).get(
-            object_key(request.namespace or None, request.name))
-        generation = meta(cached).get("generation") if cached is not None else None
-        return Origin(self.name, request, self.for_key,
-                      generation if isinstance(generation, int) else None)
 
     async def _process(self, request: Request, origin: Origin) -> None:
         # 12 hex digits, as uuid4().hex[:12] gave, without building a UUID per reconcile

@@ -21,7 +21,7 @@ from types import MappingProxyType
 from typing import Any
 
 from setpoint.machinery.objects import Obj
-from setpoint.runtime._objects import KindKey, kind_key, meta, name_of, namespace_of
+from setpoint.runtime._objects import KindKey, kind_key, meta, namespace_of
 from setpoint.runtime._reconcile import Request
 
 MapFunc = Callable[[Obj], Iterable[Request]]
@@ -47,7 +47,9 @@ class EnqueueForObject(Handler):
     """The changed object itself."""
 
     def requests(self, obj: Obj) -> Iterable[Request]:
-        return (Request(namespace_of(obj), name_of(obj)),)
+        # namespace_of and name_of, read in one step (every event of a reconciled kind)
+        m = obj.get("metadata") or _NO_METADATA
+        return (Request(str(m.get("namespace") or ""), str(m.get("name") or "")),)
 
     def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
         return self.requests(new)
@@ -89,7 +91,8 @@ class EnqueueForOwner(Handler):
 
     def requests(self, obj: Obj) -> Iterable[Request]:
         out = []
-        for ref in meta(obj).get("ownerReferences") or ():
+        m = obj.get("metadata") or _NO_METADATA
+        for ref in m.get("ownerReferences") or ():
             if self.only_controller and not ref.get("controller"):
                 continue
             if ref.get("kind") != self.owner.kind:
@@ -97,7 +100,8 @@ class EnqueueForOwner(Handler):
             group = str(ref.get("apiVersion", "")).rpartition("/")[0]
             if group != self._owner_group:
                 continue
-            namespace = namespace_of(obj) if self.owner_namespaced else ""
+            # namespace_of(obj), read from the metadata at hand
+            namespace = str(m.get("namespace") or "") if self.owner_namespaced else ""
             out.append(Request(namespace, str(ref.get("name", ""))))
         return out
 

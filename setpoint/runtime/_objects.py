@@ -9,7 +9,7 @@ those dicts, plus the conversions at the edge.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeGuard, TypeVar, cast
 
@@ -142,9 +142,9 @@ def as_ref(ref: object) -> Any:
     return ref
 
 
-def as_dict(obj: object) -> Obj:
-    """The wire dict of a dict or typed object (dicts are returned as they are)."""
-    return to_body(obj)
+as_dict: Callable[[object], Obj] = to_body
+"""The wire dict of a dict or typed object (dicts are returned as they are): the client's
+``to_body`` itself, not a function calling it (asked several times per write)."""
 
 
 def _is_model(obj: object) -> TypeGuard[BaseModel]:
@@ -176,18 +176,31 @@ def _has_status(cls: type[BaseModel]) -> bool:
     return has
 
 
+_STATUS_MODELS: dict[type, bool] = {}
+"""Per class met by :func:`with_status_only`: whether it is a pydantic model with a
+``status`` field (a class is one or not for its whole life)."""
+
+
 def with_status_only(obj: object) -> Obj:
     """The wire dict of ``obj`` as far as a status write needs it: a pydantic model's
     ``apiVersion``, ``kind`` and ``status`` alone (its ``status`` is absent when never
     set, as in a whole dump), anything else whole. Dicts are returned as they are."""
-    if _is_model(obj) and _has_status(type(obj)):
+    cls = type(obj)
+    status_model = _STATUS_MODELS.get(cls)
+    if status_model is None:
+        status_model = _is_model(obj) and _has_status(type(obj))
+        if len(_STATUS_MODELS) < 4096:
+            _STATUS_MODELS[cls] = status_model
+    if status_model:
         # the status model's dump under the header, where the class allows (half the cost)
         model = sys.modules.get("setpoint.resources._model")
-        dumped = model.status_only_dump(obj) if model is not None else None
+        dumped: Obj | None = model.status_only_dump(obj) if model is not None else None
         if dumped is not None:
             return dumped
-        return obj.model_dump(mode="json", by_alias=True, include={"status"})
-    return as_dict(obj)
+        whole: Obj = obj.model_dump(  # type: ignore[attr-defined]
+            mode="json", by_alias=True, include={"status"})
+        return whole
+    return to_body(obj)
 
 
 _TYPED_MODELS: dict[type, KindKey | None] = {}
@@ -229,7 +242,8 @@ def identity(obj: object) -> tuple[KindKey, str, str]:
         # a typed model (asked of every write, several times): its class names the kind,
         # with none of kind_key's checks (an ABC instance check among them)
         metadata = obj.metadata  # type: ignore[attr-defined]
-        if metadata is not None and _is_plain_metadata(type(metadata)):
+        if metadata is not None and (_PLAIN_METADATA.get(type(metadata))
+                                     or _is_plain_metadata(type(metadata))):
             return (typed,
                     str(getattr(metadata, "namespace", None) or ""),
                     str(getattr(metadata, "name", None) or ""))
@@ -256,7 +270,7 @@ def _validates_plainly(cls: type) -> bool:
         pydantic = sys.modules.get("pydantic")
         plain = (model is not None and pydantic is not None and is_typed_class(cls)
                  and getattr(getattr(cls, "from_dict", None), "__func__", None)
-                 is model.Model.from_dict.__func__  # type: ignore[attr-defined]
+                 is model.Model.from_dict.__func__
                  and getattr(getattr(cls, "model_validate", None), "__func__", None)
                  is pydantic.BaseModel.model_validate.__func__)
         if len(_PLAIN_VALIDATION) < 4096:
@@ -266,7 +280,8 @@ def _validates_plainly(cls: type) -> bool:
 
 def decode(cls: object, data: Obj) -> Any:
     """``data`` as an instance of ``cls`` when it is a typed class, else the dict itself."""
-    if isinstance(cls, type) and cls is not dict and _validates_plainly(cls):
+    if isinstance(cls, type) and cls is not dict and (
+            _PLAIN_VALIDATION.get(cls) or _validates_plainly(cls)):
         # what Model.from_dict → BaseModel.model_validate end in, without their two calls
         # and class attribute reads (each a Python-level __getattr__ hook on a pydantic
         # class: about 700 instructions), a reconcile's typed object or two per event;
@@ -279,7 +294,8 @@ def decode(cls: object, data: Obj) -> Any:
 
 def clone(data: Obj) -> Obj:
     """A deep copy of a JSON-compatible dict (a JSON round trip is faster than deepcopy)."""
-    return cast(Obj, orjson.loads(orjson.dumps(data)))
+    copied: Obj = orjson.loads(orjson.dumps(data))  # no cast(): a Python call per copy
+    return copied
 
 
 _NO_METADATA: Mapping[str, Any] = MappingProxyType({})

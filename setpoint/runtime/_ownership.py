@@ -8,10 +8,13 @@ one reference is the *controller* reference (``controller: true``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._objects import as_dict, meta
+
+_NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 
 
 class AlreadyOwnedError(ValueError):
@@ -23,7 +26,12 @@ def owner_reference(owner: object, *, controller: bool = True,
     """An ``OwnerReference`` to ``owner`` (dict or typed; it must have been read from the
     server, since the reference needs its uid)."""
     body = as_dict(owner)
-    m = meta(body)
+    return _reference(body, meta(body), controller, block_owner_deletion)
+
+
+def _reference(body: Obj, m: Mapping[str, Any], controller: bool,
+               block_owner_deletion: bool) -> dict[str, Any]:
+    """:func:`owner_reference` of an owner's dict ``body`` and its metadata ``m``."""
     if not m.get("uid") or not m.get("name"):
         raise ValueError("an owner needs metadata.name and metadata.uid (read it first)")
     ref: dict[str, Any] = {
@@ -43,14 +51,6 @@ def controller_of(obj: object) -> dict[str, Any] | None:
         if ref.get("controller"):
             return dict(ref)
     return None
-
-
-def _check_scope(owner: Obj, obj: Obj) -> None:
-    owner_ns = meta(owner).get("namespace")
-    obj_ns = meta(obj).get("namespace")
-    if owner_ns and obj_ns and owner_ns != obj_ns:
-        raise ValueError(f"cross-namespace owner references are not allowed: owner in "
-                         f"{owner_ns!r}, object in {obj_ns!r}")
 
 
 def _group(api_version: object) -> str:
@@ -74,22 +74,33 @@ def set_owner_reference(owner: object, obj: Obj, *, controller: bool = True) -> 
     With ``controller`` the reference is the controller reference; a controller reference
     to another owner raises :class:`AlreadyOwnedError`.
     """
+    # _check_scope, owner_reference and refer_same_object, read in one step: a
+    # reconcile's create_or_update sets its owner on every event
     owner_body = as_dict(owner)
-    _check_scope(owner_body, obj)
-    ref = owner_reference(owner_body, controller=controller, block_owner_deletion=True)
+    owner_meta = owner_body.get("metadata") or _NO_METADATA
+    owner_ns = owner_meta.get("namespace")
+    obj_ns = (obj.get("metadata") or _NO_METADATA).get("namespace")
+    if owner_ns and obj_ns and owner_ns != obj_ns:
+        raise ValueError(f"cross-namespace owner references are not allowed: owner in "
+                         f"{owner_ns!r}, object in {obj_ns!r}")
+    ref = _reference(owner_body, owner_meta, controller, True)
     metadata = obj.setdefault("metadata", {})
     refs: list[dict[str, Any]] = list(metadata.get("ownerReferences") or [])
-    if controller:
-        for existing in refs:
-            if existing.get("controller") and not refer_same_object(existing, ref):
-                raise AlreadyOwnedError(
-                    f"Object {meta(obj).get('namespace') or ''}/{meta(obj).get('name')} is "
-                    f"already owned by another {existing.get('kind')} controller "
-                    f"{existing.get('name')}")
-    for i, existing in enumerate(refs):
-        if refer_same_object(existing, ref):
-            refs[i] = ref
-            break
+    if refs:
+        group, kind, name = _group(ref["apiVersion"]), ref["kind"], ref["name"]
+        same = [existing.get("kind") == kind and existing.get("name") == name
+                and _group(existing.get("apiVersion")) == group for existing in refs]
+        if controller:
+            for existing, is_same in zip(refs, same, strict=True):
+                if existing.get("controller") and not is_same:
+                    raise AlreadyOwnedError(
+                        f"Object {meta(obj).get('namespace') or ''}/{meta(obj).get('name')} "
+                        f"is already owned by another {existing.get('kind')} controller "
+                        f"{existing.get('name')}")
+        if True in same:
+            refs[same.index(True)] = ref
+        else:
+            refs.append(ref)
     else:
         refs.append(ref)
     metadata["ownerReferences"] = refs
