@@ -389,7 +389,7 @@ class RunningController:
 
     async def _process(self, request: Request, origin: Origin) -> None:
         # 12 hex digits, as uuid4().hex[:12] gave, without building a UUID per reconcile
-        reconcile_id = f"{random.getrandbits(48):012x}"
+        reconcile_id = "%012x" % random.getrandbits(48)  # noqa: UP031 (a third cheaper)
         # controller-runtime's field names: controller, namespace, name, reconcileID
         logger = self._log.bind(namespace=request.namespace or None, name=request.name,
                                 reconcileID=reconcile_id)

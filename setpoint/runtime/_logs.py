@@ -109,7 +109,13 @@ class BoundLogger:
 
     def bind(self, **fields: Any) -> BoundLogger:
         """A logger with more bound fields."""
-        return BoundLogger(self.logger, **{**self.fields, **fields})
+        # __init__'s work without passing the fields as keywords once more (every
+        # reconcile binds its own logger)
+        bound = object.__new__(BoundLogger)
+        bound.logger = self.logger
+        bound.fields = {**self.fields, **fields}
+        bound._text = None
+        return bound
 
     def log(self, level: int, event: str, /, exc_info: Any = None, **fields: Any) -> None:
         if not self.logger.isEnabledFor(level):
