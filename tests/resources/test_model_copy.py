@@ -9,6 +9,7 @@ field for field, and check that no copy shares anything mutable with its origina
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -40,7 +41,7 @@ def _state(model: BaseModel) -> tuple[Any, ...]:
             model.__pydantic_fields_set__, getattr(model, "__pydantic_private__", None))
 
 
-CASES = {
+CASES: dict[str, Callable[[], BaseModel]] = {
     "pristine atoms": Atoms,
     "atoms set": lambda: Atoms(flag=True, count=3, text="x"),
     "atoms with extras": lambda: Atoms.model_validate({"flag": True, "other": {"a": [1]}}),

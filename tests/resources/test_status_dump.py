@@ -8,6 +8,7 @@ tells apart, and over classes the shortcut must leave to ``model_dump``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -71,7 +72,7 @@ def _assigned_default() -> Widget:
     return widget
 
 
-CASES = {
+CASES: dict[str, Callable[[], Model]] = {
     "read from the wire": lambda: Widget.model_validate(_wire()),
     "read without a status": lambda: Widget.model_validate(_wire(ready=None)),
     "wire status of defaults": lambda: Widget.model_validate(
