@@ -63,43 +63,58 @@ def _ref(event: Event) -> dict[str, Any]:
     return event.get("involvedObject") or {}
 
 
-def _source(event: Event) -> tuple[str, str]:
+ObjectKey = tuple[str, ...]
+"""Source and object of an event: ``getSpamKey``, and the head of the other two keys."""
+
+
+def object_key_of(ref: dict[str, Any], component: str, host: str) -> ObjectKey:
+    """The object key from the parts a recorder has at hand (made once per event: the
+    recorder's partition, the aggregator, the logger and the spam filter all start with
+    it)."""
+    return (component, host, str(ref.get("kind") or ""), str(ref.get("namespace") or ""),
+            str(ref.get("name") or ""), str(ref.get("uid") or ""),
+            str(ref.get("apiVersion") or ""))
+
+
+def _object_key(event: Event) -> ObjectKey:
     source = event.get("source") or {}
-    return str(source.get("component") or ""), str(source.get("host") or "")
+    return object_key_of(_ref(event), str(source.get("component") or ""),
+                         str(source.get("host") or ""))
 
 
-def _object_key(event: Event) -> tuple[str, ...]:
-    ref = _ref(event)
-    return (*_source(event), *(str(ref.get(k) or "") for k in
-                               ("kind", "namespace", "name", "uid", "apiVersion")))
+def _event_key(event: Event, object_key: ObjectKey) -> tuple[str, ...]:
+    return (*object_key, str(_ref(event).get("fieldPath") or ""), str(event.get("type")),
+            str(event.get("reason")), str(event.get("message")))
 
 
 def event_key(event: Event) -> tuple[str, ...]:
     """``getEventKey``: source, the whole object reference, type, reason and message."""
-    ref = _ref(event)
-    return (*_object_key(event), str(ref.get("fieldPath") or ""), str(event.get("type")),
-            str(event.get("reason")), str(event.get("message")))
+    return _event_key(event, _object_key(event))
 
 
-def spam_key(event: Event) -> tuple[str, ...]:
+def spam_key(event: Event) -> ObjectKey:
     """``getSpamKey``: source and object."""
     return _object_key(event)
 
 
+def _aggregate_key(event: Event, object_key: ObjectKey) -> tuple[str, ...]:
+    return (*object_key, str(event.get("type")), str(event.get("reason")),
+            str(event.get("reportingComponent") or ""),
+            str(event.get("reportingInstance") or ""))
+
+
 def aggregate_keys(event: Event) -> tuple[tuple[str, ...], str]:
     """``EventAggregatorByReasonFunc``: the group (all but the message) and the message."""
-    return ((*_object_key(event), str(event.get("type")), str(event.get("reason")),
-             str(event.get("reportingComponent") or ""),
-             str(event.get("reportingInstance") or "")), str(event.get("message")))
+    return _aggregate_key(event, _object_key(event)), str(event.get("message"))
 
 
-@dataclass
+@dataclass(slots=True)
 class _AggregateRecord:
     local_keys: set[str] = field(default_factory=set)
     last_timestamp: float = 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class _EventLog:
     count: int
     first_timestamp: str
@@ -107,7 +122,7 @@ class _EventLog:
     resource_version: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _TokenBucket:
     """flowcontrol's token bucket rate limiter, refilled by elapsed time."""
 
@@ -115,11 +130,14 @@ class _TokenBucket:
     updated: float
 
 
-@dataclass
+@dataclass(slots=True)
 class Correlated:
-    """``EventCorrelateResult``: the event to write and, for a repeat, its patch."""
+    """``EventCorrelateResult``: the event to write and, for a repeat, its patch; ``key``
+    is the event's ``getEventKey``, which :meth:`EventCorrelator.update_state` files the
+    server's answer under."""
 
     event: Event
+    key: tuple[str, ...]
     patch: dict[str, Any] | None = None
     skip: bool = False
 
@@ -142,35 +160,45 @@ class EventCorrelator:
         return (f"EventCorrelator(aggregates={len(self._aggregates)}, "
                 f"logs={len(self._logs)}, buckets={len(self._buckets)})")
 
-    def correlate(self, event: Event, name_for: Callable[[str, float], str]) -> Correlated:
+    def correlate(self, event: Event, name_for: Callable[[str, float], str],
+                  object_key: ObjectKey | None = None) -> Correlated:
         """``EventCorrelate``: aggregate, then observe, then filter. ``name_for`` names a
-        new combined event after its object at a time."""
-        aggregated, key = self._aggregate(event, name_for)
-        observed, patch = self._observe(aggregated, key)
-        if self._filtered(observed):
-            return Correlated(observed, skip=True)
-        return Correlated(observed, patch)
-
-    def update_state(self, event: Event) -> None:
-        """``UpdateState``: remember the server's name, resourceVersion and count."""
-        self._logs.add(event_key(event), _EventLog(
-            int(event.get("count") or 0), str(event.get("firstTimestamp") or ""),
-            str(event["metadata"]["name"]),
-            str(event["metadata"].get("resourceVersion") or "")))
-
-    def _aggregate(self, event: Event,
-                   name_for: Callable[[str, float], str]) -> tuple[Event, tuple[str, ...]]:
+        new combined event after its object at a time; ``object_key`` is the event's
+        source and object when the caller has made it already."""
+        if object_key is None:
+            object_key = _object_key(event)
         now = self._clock()
-        key = event_key(event)
-        aggregate_key, local_key = aggregate_keys(event)
-        record = self._aggregates.get(aggregate_key) or _AggregateRecord()
-        if now - record.last_timestamp > self.max_interval:
+        aggregated, key = self._aggregate(event, object_key, name_for, now)
+        observed, patch = self._observe(aggregated, key)
+        # the key the answer is filed under (``UpdateState``'s getEventKey of it): the
+        # logger's own for a plain event; a combined event's message is its own
+        own_key = key if aggregated is event else _event_key(observed, object_key)
+        if self._filtered(object_key, now):
+            return Correlated(observed, own_key, skip=True)
+        return Correlated(observed, own_key, patch)
+
+    def update_state(self, event: Event, key: tuple[str, ...] | None = None) -> None:
+        """``UpdateState``: remember the server's name, resourceVersion and count.
+        ``key`` is the event's ``getEventKey`` when known (the :class:`Correlated`'s: the
+        server answers the source, object, type, reason and message it was sent)."""
+        m = event["metadata"]
+        self._logs.add(event_key(event) if key is None else key, _EventLog(
+            int(event.get("count") or 0), str(event.get("firstTimestamp") or ""),
+            str(m["name"]), str(m.get("resourceVersion") or "")))
+
+    def _aggregate(self, event: Event, object_key: ObjectKey,
+                   name_for: Callable[[str, float], str],
+                   now: float) -> tuple[Event, tuple[str, ...]]:
+        aggregate_key = _aggregate_key(event, object_key)
+        local_key = str(event.get("message"))
+        record = self._aggregates.get(aggregate_key)
+        if record is None or now - record.last_timestamp > self.max_interval:
             record = _AggregateRecord()
+            self._aggregates.add(aggregate_key, record)
         record.local_keys.add(local_key)
         record.last_timestamp = now
-        self._aggregates.add(aggregate_key, record)
         if len(record.local_keys) < self.max_events:
-            return event, key
+            return event, _event_key(event, object_key)
         record.local_keys.pop()  # (sets.String.PopAny: the set stays below the maximum)
         ref = _ref(event)
         stamp = meta_time(now)
@@ -188,34 +216,38 @@ class EventCorrelator:
 
     def _observe(self, event: Event,
                  key: tuple[str, ...]) -> tuple[Event, dict[str, Any] | None]:
-        event = {**event, "metadata": dict(event["metadata"])}
-        patch = None
         last = self._logs.get(key)
-        if last is not None and last.count > 0:
-            event["metadata"]["name"] = last.name
-            if last.resource_version:
-                event["metadata"]["resourceVersion"] = last.resource_version
-            event["firstTimestamp"] = last.first_timestamp
-            event["count"] = last.count + 1
-            # CreateTwoWayMergePatch from the event with count 0, lastTimestamp at the
-            # epoch and no message to the event: what changes with each repeat
-            patch = {"count": event["count"], "lastTimestamp": event["lastTimestamp"]}
-            if event.get("message"):
-                patch["message"] = event["message"]
-        self._logs.add(key, _EventLog(int(event.get("count") or 1),
-                                      str(event.get("firstTimestamp") or ""),
+        if last is None or last.count <= 0:
+            # new: the event as made, which nothing else holds (the recorder's own dict)
+            m = event["metadata"]
+            self._logs.add(key, _EventLog(int(event.get("count") or 1),
+                                          str(event.get("firstTimestamp") or ""),
+                                          m["name"], str(m.get("resourceVersion") or "")))
+            return event, None
+        event = {**event, "metadata": dict(event["metadata"])}
+        event["metadata"]["name"] = last.name
+        if last.resource_version:
+            event["metadata"]["resourceVersion"] = last.resource_version
+        event["firstTimestamp"] = last.first_timestamp
+        event["count"] = last.count + 1
+        # CreateTwoWayMergePatch from the event with count 0, lastTimestamp at the
+        # epoch and no message to the event: what changes with each repeat
+        patch = {"count": event["count"], "lastTimestamp": event["lastTimestamp"]}
+        if event.get("message"):
+            patch["message"] = event["message"]
+        self._logs.add(key, _EventLog(int(event["count"]), str(event["firstTimestamp"] or ""),
                                       event["metadata"]["name"],
                                       str(event["metadata"].get("resourceVersion") or "")))
         return event, patch
 
-    def _filtered(self, event: Event) -> bool:
+    def _filtered(self, key: ObjectKey, now: float) -> bool:
         """``EventSourceObjectSpamFilter.Filter``: True when the bucket is empty."""
-        now = self._clock()
-        key = spam_key(event)
-        bucket = self._buckets.get(key) or _TokenBucket(float(self.burst), now)
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = _TokenBucket(float(self.burst), now)
+            self._buckets.add(key, bucket)
         bucket.tokens = min(float(self.burst), bucket.tokens + (now - bucket.updated) * self.qps)
         bucket.updated = now
-        self._buckets.add(key, bucket)
         if bucket.tokens < 1.0:
             return True
         bucket.tokens -= 1.0

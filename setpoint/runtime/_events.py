@@ -35,7 +35,12 @@ from typing import Any
 from setpoint.client import Client, Kind, PatchType
 from setpoint.client.errors import ApiError
 from setpoint.machinery.metatime import meta_time
-from setpoint.runtime._eventcorrelator import Correlated, EventCorrelator, spam_key
+from setpoint.runtime._eventcorrelator import (
+    Correlated,
+    EventCorrelator,
+    ObjectKey,
+    object_key_of,
+)
 from setpoint.runtime._logs import format_fields
 from setpoint.runtime._objects import as_dict, meta
 from setpoint.runtime._retries import error_text
@@ -47,6 +52,11 @@ NORMAL, WARNING = "Normal", "Warning"
 MAX_QUEUED_EVENTS = 1000
 MAX_TRIES_PER_EVENT = 12
 SLEEP_DURATION = 10.0
+
+
+_Queued = tuple[ObjectKey, dict[str, Any]]
+"""An event waiting for its sender, with its source and object (the correlator's keys'
+head and the sender's partition)."""
 
 
 def object_reference(obj: object) -> dict[str, Any]:
@@ -106,7 +116,7 @@ class EventRecorder(TypedEvents):
         # event while the others' queues have room, earlier than Go
         self.senders = max(1, senders)
         self.max_pending = max(1, max_pending)
-        self._queues: list[asyncio.Queue[dict[str, Any]]] = [
+        self._queues: list[asyncio.Queue[_Queued]] = [
             asyncio.Queue() for _ in range(self.senders)]
         self._queued = 0
         """Events queued and not yet taken by a sender, over all the queues."""
@@ -171,8 +181,10 @@ class EventRecorder(TypedEvents):
             self._overflowing = False
         self._queued += 1
         # an object's events go to one sender, in order (the process's own string hash:
-        # stable while it runs, which is all the partition needs)
-        self._queues[hash(spam_key(event)) % self.senders].put_nowait(event)
+        # stable while it runs, which is all the partition needs); the key, made once,
+        # is also the correlator's
+        key = object_key_of(ref, self.reporting_controller, self.reporting_instance)
+        self._queues[hash(key) % self.senders].put_nowait((key, event))
 
     def _name_for(self, name: str, now: float) -> str:
         """``<object>.<hex Unix nanoseconds>``, increasing so that two events of one
@@ -214,28 +226,28 @@ class EventRecorder(TypedEvents):
             await asyncio.gather(*(q.join() for q in self._queues))
             return
 
-        async def drain(queue: asyncio.Queue[dict[str, Any]]) -> None:
+        async def drain(queue: asyncio.Queue[_Queued]) -> None:
             while not queue.empty():
-                event = queue.get_nowait()
+                key, event = queue.get_nowait()
                 self._queued -= 1
-                await self._record(event)
+                await self._record(event, key)
                 queue.task_done()
 
         await asyncio.gather(*(drain(q) for q in self._queues))
 
-    async def _send_loop(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+    async def _send_loop(self, queue: asyncio.Queue[_Queued]) -> None:
         while True:
-            event = await queue.get()
+            key, event = await queue.get()
             self._queued -= 1
             try:
-                await self._record(event)
+                await self._record(event, key)
             finally:
                 queue.task_done()
 
-    async def _record(self, event: dict[str, Any]) -> None:
+    async def _record(self, event: dict[str, Any], key: ObjectKey | None = None) -> None:
         """``recordToSink``: correlate, then write, retrying what did not reach the
         server."""
-        result = self.correlator.correlate(event, self._name_for)
+        result = self.correlator.correlate(event, self._name_for, key)
         if result.skip:
             self.dropped += 1
             log.debug("event_spam_filtered reason=%s", event.get("reason"))
@@ -268,8 +280,10 @@ class EventRecorder(TypedEvents):
                     if exc.code != 404:
                         raise
             if written is None:  # new, or the repeated event was deleted meanwhile
-                body = {**event, "metadata": {
-                    k: v for k, v in event["metadata"].items() if k != "resourceVersion"}}
+                body = event
+                if "resourceVersion" in event["metadata"]:  # a repeat's, created again
+                    body = {**event, "metadata": {
+                        k: v for k, v in event["metadata"].items() if k != "resourceVersion"}}
                 written = await self.client.create(body)
         except ApiError as exc:
             # the server refused it: the same request would be refused again
@@ -283,7 +297,7 @@ class EventRecorder(TypedEvents):
             log.error("event_write_failed reason=%s %s", event.get("reason"),
                       format_fields({"error": error_text(exc)}))
             return False
-        self.correlator.update_state(as_dict(written))
+        self.correlator.update_state(as_dict(written), result.key)
         return True
 
 
