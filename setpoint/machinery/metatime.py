@@ -26,9 +26,16 @@ def meta_time(ts: float | None = None) -> str:
 
 
 def micro_time(ts: float | None = None) -> str:
-    """``metav1.MicroTime`` of a Unix timestamp (now when None)."""
-    return datetime.fromtimestamp(time.time() if ts is None else ts, UTC).strftime(
-        "%Y-%m-%dT%H:%M:%S.%fZ")
+    """``metav1.MicroTime`` of a Unix timestamp (now when None): the second's text as
+    :func:`meta_time` keeps it, and the microseconds rounded as ``datetime.fromtimestamp``
+    rounds them (half to even; a fraction rounding up to a whole second carries)."""
+    fraction, whole = math.modf(time.time() if ts is None else ts)
+    if fraction < 0:  # before the epoch: the fraction counts up from the second below
+        fraction, whole = fraction + 1.0, whole - 1.0
+    micros = round(fraction * 1e6)
+    if micros >= 1_000_000:
+        micros, whole = micros - 1_000_000, whole + 1.0
+    return f"{meta_time(whole)[:-1]}.{micros:06d}Z"
 
 
 def parse_time(value: str | None) -> float | None:
