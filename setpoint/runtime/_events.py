@@ -63,10 +63,13 @@ def object_reference(obj: object) -> dict[str, Any]:
     """The ``ObjectReference`` an event points at (``ref.GetReference``)."""
     body = as_dict(obj)
     m = meta(body)
-    ref = {"apiVersion": body.get("apiVersion"), "kind": body.get("kind"),
-           "namespace": m.get("namespace"), "name": m.get("name"), "uid": m.get("uid"),
-           "resourceVersion": m.get("resourceVersion")}
-    return {k: v for k, v in ref.items() if v}
+    ref: dict[str, Any] = {}
+    for key, value in (("apiVersion", body.get("apiVersion")), ("kind", body.get("kind")),
+                       ("namespace", m.get("namespace")), ("name", m.get("name")),
+                       ("uid", m.get("uid")), ("resourceVersion", m.get("resourceVersion"))):
+        if value:
+            ref[key] = value
+    return ref
 
 
 class TypedEvents:
