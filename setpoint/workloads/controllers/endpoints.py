@@ -130,12 +130,19 @@ def trigger_time(service: Obj, pods: Iterable[Obj]) -> str:
 
 def services_selecting(manager: Manager, pod: Obj) -> list[Request]:
     """The Services of the pod's namespace whose selector matches it (old or new labels)."""
+    # the namespace's index read directly: each pod event of two controllers asks, and
+    # a namespace mostly has no Service (a listing's selectors and sort cost more than
+    # the answer)
+    services = manager.cache.store_for(SERVICE).by_index("namespace", namespace_of(pod))
+    if not services:
+        return []
     labels = meta(pod).get("labels") or {}
     out = []
-    for svc in manager.cache.list_raw(SERVICE, namespace=namespace_of(pod)):
+    for svc in services:
         selector = (svc.get("spec") or {}).get("selector")
         if selector and selector_from_set(selector).matches(labels):
             out.append(Request(namespace_of(svc), name_of(svc)))
+    out.sort(key=lambda r: r.name)  # the listing's order
     return out
 
 

@@ -265,7 +265,7 @@ class PodWorkers:
         if self.runtime.runs_processes:
             record.volumes_ready = True
             return None
-        failures, waiting = mount_failures(pod, self.manager.cache.get)
+        failures, waiting = mount_failures(pod, self._read_cached)
         if not waiting:
             record.volumes_ready = True
             return None
@@ -273,6 +273,12 @@ class PodWorkers:
         for message in failures:
             self.events.warning(pod, "FailedMount", message)
         return retry_after(record.mount_attempts)
+
+    def _read_cached(self, kind: Kind, name: str, namespace: str | None) -> Obj | None:
+        """The cached object itself, read and not changed (a volume's check reads a few
+        fields: ``Cache.get``'s copy of every pod's ``kube-root-ca.crt`` cost more)."""
+        found: Obj | None = self.manager.cache.store_for(kind).get(object_key(namespace, name))
+        return found
 
     def _next_due(self, record: PodRecord, changes_at: float | None,
                   now: float) -> float | None:
