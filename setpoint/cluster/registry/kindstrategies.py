@@ -5,6 +5,7 @@ strategy a built-in kind is served with."""
 from __future__ import annotations
 
 import datetime
+import uuid
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
@@ -303,12 +304,24 @@ class LeaseStrategy(Strategy):
                     spec.pop(key, None)
 
 
+class LimitRangeStrategy(Strategy):
+    """A LimitRange sent with neither name nor generateName is named with a new UUID
+    (pkg/registry/core/limitrange/strategy.go PrepareForCreate), before validation."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        if not obj["metadata"].get("name"):
+            obj["metadata"]["name"] = str(uuid.uuid4())
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
     ("", "Node"): NodeStrategy,
     ("", "Service"): ServiceStrategy,
+    ("", "LimitRange"): LimitRangeStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),

@@ -84,7 +84,7 @@ GENERATION_ON_LABELS = {("discovery.k8s.io", "EndpointSlice")}
 # creates it (each kind's pkg/registry/<group>/<kind>/strategy.go).
 CREATE_ON_UPDATE = {
     ("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"), ("", "Service"),
-    ("", "LimitRange"), ("apps", "ControllerRevision"), ("coordination.k8s.io", "Lease"),
+    ("", "LimitRange"), ("coordination.k8s.io", "Lease"),
     ("node.k8s.io", "RuntimeClass"),
     ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"),
     ("rbac.authorization.k8s.io", "RoleBinding"),
@@ -98,6 +98,10 @@ CONDITIONAL_UPDATE_ONLY = {
     ("policy", "PodDisruptionBudget"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "VolumeAttachment"), ("storage.k8s.io", "CSIStorageCapacity"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
 }
