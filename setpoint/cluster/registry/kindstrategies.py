@@ -48,6 +48,16 @@ if TYPE_CHECKING:
 class NamespaceStrategy(Strategy):
     """Namespaces: spec.finalizers change only through ``/finalize``."""
 
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        """The kubernetes.io/metadata.name label is the name, set here because a generated
+        name is not known yet when the request is defaulted (namespace/strategy.go
+        Canonicalize); a dry run's answer has it too."""
+        meta = obj["metadata"]
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = meta.get("name", "")
+
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
         old_finalizers = (old.get("spec") or {}).get("finalizers")
