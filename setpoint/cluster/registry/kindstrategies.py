@@ -16,6 +16,7 @@ from setpoint.cluster.registry import (
     templategeneration,
     validation,
     volumeattributesclass,
+    warnings_deprecated,
 )
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
@@ -29,6 +30,7 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
 from setpoint.cluster.registry.warnings_services import service_warnings
 from setpoint.cluster.registry.warnings_storage import (
     persistent_volume_claim_warnings,
@@ -229,6 +231,39 @@ class NodeStrategy(Strategy):
         node_disabled_fields.drop_disabled_status_fields(out, old)
         return out
 
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.node_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return warnings_deprecated.node_warnings(new)
+
+
+class IngressStrategy(Strategy):
+    """Ingresses warn about the deprecated class annotation when created with it alone."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.ingress_warnings_on_create(obj)
+
+
+class ServiceAccountStrategy(Strategy):
+    """ServiceAccounts warn when a write newly sets enforce-mountable-secrets."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.service_account_warnings(obj, None)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return warnings_deprecated.service_account_warnings(new, old)
+
+
+class SecretStrategy(Strategy):
+    """Secrets of type kubernetes.io/tls warn when their key pair does not load."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return tls_secret_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return tls_secret_warnings(new)
+
 
 class _VolumeAttributesClassGated(Strategy):
     """Volumes and claims drop ``spec.volumeAttributesClassName`` (VolumeAttributesClass is
@@ -332,6 +367,9 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Node"): NodeStrategy,
     ("", "Service"): ServiceStrategy,
     ("", "LimitRange"): LimitRangeStrategy,
+    ("", "ServiceAccount"): ServiceAccountStrategy,
+    ("", "Secret"): SecretStrategy,
+    ("networking.k8s.io", "Ingress"): IngressStrategy,
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
