@@ -99,7 +99,7 @@ def _public_of(key: object) -> object:
 def _pem_blocks(data: bytes) -> list[tuple[str, bytes]]:
     """encoding/pem.Decode applied until nothing is left: each well-formed block's type and
     bytes; a BEGIN line without its END or with bad base64 is passed over."""
-    blocks = []
+    blocks: list[tuple[str, bytes]] = []
     rest = data
     while True:
         begin = _BEGIN.search(rest)
