@@ -264,8 +264,8 @@ def _assert_admission_and_strategy_answers(out: Path) -> None:
     labels = {step: resets[step]["response"]["body"]["metadata"].get("labels") for step in (
         "sts-status", "deploy-status", "policy-status", "flowschema-status",
         "apiservice-status")}
-    assert labels == {"sts-status": {"changed": "by-status"}, "deploy-status": None,
-                      "policy-status": None, "flowschema-status": None,
+    assert labels == {"sts-status": {"changed": "by-status"}, "deploy-status": "<absent>",
+                      "policy-status": "<absent>", "flowschema-status": "<absent>",
                       "apiservice-status": {"orig": "yes"}}, labels
     warned = _steps(out, "kinds-strategy-warnings")
     assert {step: _warnings(warned[step]) for step in warned} == {
