@@ -280,9 +280,21 @@ def _assert_admission_and_strategy_answers(out: Path) -> None:
         "serviceaccount-keeps-annotation": [],
         "serviceaccount-newly-annotated": [MOUNTABLE_SECRETS_WARNING],
         "node-external-id": [
-            "spec.externalID: this field is deprecated, and is unused by Kubernetes"]}
+            "spec.externalID: this field is deprecated, and is unused by Kubernetes"],
+        "storageclass-beta-zone": [
+            "allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; use "
+            '"topology.kubernetes.io/zone" instead'],
+        "capacity-beta-labels": [
+            "nodeTopology.matchExpressions[0].key: failure-domain.beta.kubernetes.io/region is "
+            'deprecated since v1.17; use "topology.kubernetes.io/region" instead',
+            "nodeTopology.matchLabels.beta.kubernetes.io/arch: deprecated since v1.14; use "
+            '"kubernetes.io/arch" instead'],
+        "runtimeclass-beta-os": [RUNTIMECLASS_OS_WARNING],
+        "runtimeclass-update-still-warns": [RUNTIMECLASS_OS_WARNING]}
 
 
 MOUNTABLE_SECRETS_WARNING = (
     "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; "
     "prefer separate namespaces to isolate access to mounted secrets")
+RUNTIMECLASS_OS_WARNING = (
+    'scheduling.nodeSelector: deprecated since v1.14; use "kubernetes.io/os" instead')

@@ -29,6 +29,7 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 )
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
+from setpoint.cluster.registry.warnings_nodelabels import NODE_LABEL_WARNINGS
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
 from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
 from setpoint.cluster.registry.warnings_services import service_warnings
@@ -255,6 +256,17 @@ class ServiceAccountStrategy(Strategy):
         return warnings_deprecated.service_account_warnings(new, old)
 
 
+class NodeLabelSelectorsStrategy(Strategy):
+    """StorageClasses, CSIStorageCapacities and RuntimeClasses warn about deprecated node
+    labels in their selectors, on create and on update."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return NODE_LABEL_WARNINGS[(rt.group, rt.kind)](obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return NODE_LABEL_WARNINGS[(rt.group, rt.kind)](new)
+
+
 class SecretStrategy(Strategy):
     """Secrets of type kubernetes.io/tls warn when their key pair does not load."""
 
@@ -370,6 +382,7 @@ STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "ServiceAccount"): ServiceAccountStrategy,
     ("", "Secret"): SecretStrategy,
     ("networking.k8s.io", "Ingress"): IngressStrategy,
+    **dict.fromkeys(NODE_LABEL_WARNINGS, NodeLabelSelectorsStrategy),
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),
