@@ -25,7 +25,7 @@ EXTRA = Path(__file__).resolve().parents[1] / "conformance_extra"
 
 pytestmark = [
     pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo"),
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
 ]
 
 
@@ -35,7 +35,7 @@ def test_extra_scenarios_hold_on_the_embedded_server(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, str(CONFORMANCE / "record.py"), str(server.kubeconfig),
              str(EXTRA), str(out), "--kubectl", kubectl_path(), "--settle-timeout", "5"],
-            capture_output=True, text=True, timeout=240, check=False,
+            capture_output=True, text=True, timeout=540, check=False,
         )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
