@@ -219,7 +219,8 @@ def resource_expired(message: str) -> StatusError:
 
 
 def request_entity_too_large(message: str) -> StatusError:
-    return StatusError(413, "RequestEntityTooLarge", message)
+    """NewRequestEntityTooLargeError: the message is prefixed."""
+    return StatusError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
 def too_many_requests(message: str, retry_after: int = 1) -> StatusError:

@@ -25,7 +25,7 @@ EXTRA = Path(__file__).resolve().parents[1] / "conformance_extra"
 
 pytestmark = [
     pytest.mark.skipif(not CONFORMANCE.exists(), reason="shared/ is not beside the repo"),
-    pytest.mark.timeout(300),
+    pytest.mark.timeout(600),
 ]
 
 
@@ -35,7 +35,7 @@ def test_extra_scenarios_hold_on_the_embedded_server(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, str(CONFORMANCE / "record.py"), str(server.kubeconfig),
              str(EXTRA), str(out), "--kubectl", kubectl_path(), "--settle-timeout", "5"],
-            capture_output=True, text=True, timeout=240, check=False,
+            capture_output=True, text=True, timeout=540, check=False,
         )
     log = proc.stdout + proc.stderr
     assert proc.returncode == 0, log[-3000:]
@@ -55,6 +55,7 @@ def test_extra_scenarios_hold_on_the_embedded_server(tmp_path: Path) -> None:
     assert steps["create-endpointslice-without-endpoints"]["response"]["body"]["ports"] is None
     _assert_new_scenarios_answers(out)
     _assert_kinds_answers(out)
+    _assert_admission_and_strategy_answers(out)
 
 
 def _steps(out: Path, scenario: str) -> dict[str, dict[str, Any]]:
@@ -214,3 +215,86 @@ def _assert_kinds_answers(out: Path) -> None:
         '{APIGroups:["apps"], Resources:["deployments"], ResourceNames:["x"], Verbs:["get"]}']
     assert 'user "bob" (groups=["devs" "system:authenticated"])' in _message(
         rbac["escalating-update"])
+
+
+def _warnings(step: dict[str, Any]) -> list[str]:
+    return list(step["response"]["warnings"] or [])
+
+
+def _assert_admission_and_strategy_answers(out: Path) -> None:
+    """The admission plugins', subresources' and per-kind strategies' answers (adm-*, pods-*,
+    status-metadata-resets, kinds-strategy-warnings, ...) that their notes derive and the
+    statuses alone do not show."""
+    eviction = _steps(out, "pods-eviction-pdb")
+    # eviction.go: the two-budget Status is returned, so the create handler's 201 carries it
+    assert eviction["evict-two-budgets"]["response"]["body"]["code"] == 500
+    assert eviction["evict-running"]["response"]["body"]["details"]["causes"] == [
+        {"reason": "DisruptionBudget",
+         "message": "The disruption budget budget is still being processed by the server."}]
+    assert _message(eviction["dry-run-mismatch"]) == (
+        "Non-matching dry-run options in request and content: [All] and [All All]")
+    reviews = _steps(out, "authz-review-resources")
+    assert _message(reviews["token-empty"]) == (
+        "token is required for TokenReview in authentication")
+    psa = _steps(out, "adm-pod-security-levels")
+    assert _message(psa["hostnet-now-refused"]).endswith(
+        'violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)')
+    assert _warnings(psa["enforce-over-existing"])[1] == "hostnet: host namespaces"
+    quota = _steps(out, "adm-resourcequota-exceeded")
+    assert _message(quota["pod-without-resources"]).endswith(
+        "failed quota: q: must specify limits.memory for: c; requests.cpu for: c")
+    limits = _steps(out, "adm-limitrange-defaults-bounds")
+    assert _message(limits["ratio"]).endswith(
+        "cpu max limit to request ratio per Container is 2, but provided ratio is 4.000000")
+    policy = _steps(out, "adm-validating-admission-policy")
+    assert policy["too-many"]["response"]["body"]["reason"] == "Invalid"
+    assert _warnings(policy["secret-warned"])[0].startswith(
+        "Validation failed for ValidatingAdmissionPolicy ")
+    kinds = _steps(out, "api-update-create-and-conditional-kinds")
+    # limitrange/strategy.go PrepareForCreate: a UUID name (recorded as an unknown uid)
+    assert str(kinds["limitrange-unnamed"]["response"]["body"]["metadata"]["name"]).startswith(
+        "<uid:")
+    assert _causes(kinds["csidriver-put-without-rv"]) == [
+        ("FieldValueInvalid", "metadata.resourceVersion")]
+    namespaces = _steps(out, "namespaces-generate-name-status")
+    for step in ("generated", "dry-run-generated"):
+        meta = namespaces[step]["response"]["body"]["metadata"]
+        assert meta["labels"]["kubernetes.io/metadata.name"] == meta["name"], step
+    resets = _steps(out, "status-metadata-resets")
+    labels = {step: resets[step]["response"]["body"]["metadata"].get("labels") for step in (
+        "sts-status", "deploy-status", "policy-status", "flowschema-status",
+        "apiservice-status")}
+    assert labels == {"sts-status": {"changed": "by-status"}, "deploy-status": "<absent>",
+                      "policy-status": "<absent>", "flowschema-status": "<absent>",
+                      "apiservice-status": {"orig": "yes"}}, labels
+    warned = _steps(out, "kinds-strategy-warnings")
+    assert {step: _warnings(warned[step]) for step in warned} == {
+        "tls-matching": [],
+        "tls-other-key": ["tls: private key does not match public key"],
+        "tls-not-pem": ["tls: failed to find any PEM data in certificate input"],
+        "tls-update-still-bad": ["tls: private key does not match public key"],
+        "ingress-annotation": ['annotation "kubernetes.io/ingress.class" is deprecated, '
+                               "please use 'spec.ingressClassName' instead"],
+        "ingress-update-no-warning": [],
+        "serviceaccount-annotation": [MOUNTABLE_SECRETS_WARNING],
+        "serviceaccount-keeps-annotation": [],
+        "serviceaccount-newly-annotated": [MOUNTABLE_SECRETS_WARNING],
+        "node-external-id": [
+            "spec.externalID: this field is deprecated, and is unused by Kubernetes"],
+        "storageclass-beta-zone": [
+            "allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; use "
+            '"topology.kubernetes.io/zone" instead'],
+        "capacity-beta-labels": [
+            "nodeTopology.matchExpressions[0].key: failure-domain.beta.kubernetes.io/region is "
+            'deprecated since v1.17; use "topology.kubernetes.io/region" instead',
+            "nodeTopology.matchLabels.beta.kubernetes.io/arch: deprecated since v1.14; use "
+            '"kubernetes.io/arch" instead'],
+        "runtimeclass-beta-os": [RUNTIMECLASS_OS_WARNING],
+        "runtimeclass-update-still-warns": [RUNTIMECLASS_OS_WARNING]}
+
+
+MOUNTABLE_SECRETS_WARNING = (
+    "metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; "
+    "prefer separate namespaces to isolate access to mounted secrets")
+RUNTIMECLASS_OS_WARNING = (
+    'scheduling.nodeSelector: deprecated since v1.14; use "kubernetes.io/os" instead')

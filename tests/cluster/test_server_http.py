@@ -61,6 +61,8 @@ async def test_body_over_3_mib_is_413_and_stores_nothing(api: API) -> None:
     big = {"metadata": {"name": "big"}, "data": {"k": "x" * (3 * 1024 * 1024 + 10)}}
     status, body = await api.post(CM, big)
     assert status == 413 and body["reason"] == "RequestEntityTooLarge"
+    # handlers/rest.go limitedReadBody through errors.NewRequestEntityTooLargeError
+    assert body["message"] == "Request entity too large: limit is 3145728"
     status, _ = await api.get(CM + "/big")
     assert status == 404
 

@@ -751,7 +751,8 @@ def test_json_patch_refuses_more_than_10000_operations() -> None:
         json_patch(_cm(), ops)
     assert caught.value.code == 413
     assert caught.value.message == (
-        "The allowed maximum operations in a JSON patch is 10000, got 10001")
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, "
+        "got 10001")  # NewRequestEntityTooLargeError prefixes it
 
 
 # -- JSON merge patch ---------------------------------------------------------------------------

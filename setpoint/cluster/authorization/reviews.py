@@ -57,6 +57,8 @@ def create(authorizer: Authorizer, authenticate: Callable[[str], Identity | None
     if kind == "TokenReview":
         spec = body.get("spec") or {}
         presented = str(spec.get("token") or "")
+        if not presented:  # tokenreview/storage.go Create, before any authenticator runs
+            raise errors.bad_request("token is required for TokenReview in authentication")
         sa = authenticate(presented) if presented.count(".") == 2 else None
         # the audiences asked about, else the API's own (tokenreview/storage.go)
         wanted = [a for a in spec.get("audiences") or [] if isinstance(a, str)] or list(

@@ -6,7 +6,7 @@ parts (k8s.io/apiserver pkg/server config.go ``BuildHandlerChainFunc`` over
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -88,7 +88,7 @@ class FrontParts:
     service_account_identity: Callable[[str], Identity | None]
     request_token: Callable[[str, str, Any], Obj]  # namespace, service account, body
     bind_pod: Callable[[ResourceType, str, str, Any], Obj]
-    evict_pod: Callable[[ResourceType, str, str, Any], Obj]
+    evict_pod: Callable[[ResourceType, str, str, Mapping[str, str], Any], Obj]
     admission_webhooks: Callable[[], WebhookAdmission]
     conversion_client: Callable[[], WebhookClient]
     metric_components: Iterable[Collector] = ()  # the admission plugins' own metrics

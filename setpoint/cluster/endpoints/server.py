@@ -622,7 +622,8 @@ class Handler:
         elif subresource == "binding":
             act = partial(self.parts.bind_pod, rt, ns, name)
         elif subresource == "eviction":
-            act = partial(self.parts.evict_pod, rt, ns, name)
+            # the request's dryRun goes into the eviction's DeleteOptions
+            act = partial(self.parts.evict_pod, rt, ns, name, request.query)
         else:
             raise errors.method_not_allowed()  # an object's path has no POST route
         opts = WriteOptions.parse(request.query, "CreateOptions",

@@ -191,12 +191,12 @@ class GenericStore:
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generated_name(rt, ns or "", meta["generateName"],
                                                 opts.dry_run)
-        name = meta.get("name", "")
         # rest.BeforeCreate: a namespace a mutating webhook changed is a 400, one it removed
         # is the request's again (EnsureObjectNamespaceMatchesRequestNamespace); a name it
         # changed is the name created (store.go create names the key after admission)
         ensure_namespace_matches(meta, rt.namespaced, ns)
         rt.strategy.prepare_for_create(rt, obj, warnings)
+        name = meta.get("name", "")  # (a LimitRange's PrepareForCreate may have named it)
         self._admit_in_storage(Attributes("CREATE", rt, obj, None, opts.user))
         self._validate(rt, obj, None)
         for plugin in self.user_validation:

@@ -5,6 +5,7 @@ strategy a built-in kind is served with."""
 from __future__ import annotations
 
 import datetime
+import uuid
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
@@ -15,6 +16,7 @@ from setpoint.cluster.registry import (
     templategeneration,
     validation,
     volumeattributesclass,
+    warnings_deprecated,
 )
 from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
@@ -27,7 +29,9 @@ from setpoint.cluster.registry.pod_disabled_fields import (
 )
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
+from setpoint.cluster.registry.warnings_nodelabels import NODE_LABEL_WARNINGS
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
+from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
 from setpoint.cluster.registry.warnings_services import service_warnings
 from setpoint.cluster.registry.warnings_storage import (
     persistent_volume_claim_warnings,
@@ -46,6 +50,16 @@ if TYPE_CHECKING:
 
 class NamespaceStrategy(Strategy):
     """Namespaces: spec.finalizers change only through ``/finalize``."""
+
+    def canonicalize(self, rt: ResourceType, obj: Obj) -> None:
+        """The kubernetes.io/metadata.name label is the name, set here because a generated
+        name is not known yet when the request is defaulted (namespace/strategy.go
+        Canonicalize); a dry run's answer has it too."""
+        meta = obj["metadata"]
+        labels = meta.get("labels")
+        if not isinstance(labels, dict):
+            labels = meta["labels"] = {}
+        labels["kubernetes.io/metadata.name"] = meta.get("name", "")
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
@@ -218,6 +232,50 @@ class NodeStrategy(Strategy):
         node_disabled_fields.drop_disabled_status_fields(out, old)
         return out
 
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.node_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return warnings_deprecated.node_warnings(new)
+
+
+class IngressStrategy(Strategy):
+    """Ingresses warn about the deprecated class annotation when created with it alone."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.ingress_warnings_on_create(obj)
+
+
+class ServiceAccountStrategy(Strategy):
+    """ServiceAccounts warn when a write newly sets enforce-mountable-secrets."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return warnings_deprecated.service_account_warnings(obj, None)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return warnings_deprecated.service_account_warnings(new, old)
+
+
+class NodeLabelSelectorsStrategy(Strategy):
+    """StorageClasses, CSIStorageCapacities and RuntimeClasses warn about deprecated node
+    labels in their selectors, on create and on update."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return NODE_LABEL_WARNINGS[(rt.group, rt.kind)](obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return NODE_LABEL_WARNINGS[(rt.group, rt.kind)](new)
+
+
+class SecretStrategy(Strategy):
+    """Secrets of type kubernetes.io/tls warn when their key pair does not load."""
+
+    def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        return tls_secret_warnings(obj)
+
+    def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        return tls_secret_warnings(new)
+
 
 class _VolumeAttributesClassGated(Strategy):
     """Volumes and claims drop ``spec.volumeAttributesClassName`` (VolumeAttributesClass is
@@ -303,12 +361,28 @@ class LeaseStrategy(Strategy):
                     spec.pop(key, None)
 
 
+class LimitRangeStrategy(Strategy):
+    """A LimitRange sent with neither name nor generateName is named with a new UUID
+    (pkg/registry/core/limitrange/strategy.go PrepareForCreate), before validation."""
+
+    def prepare_for_create(self, rt: ResourceType, obj: Obj,
+                           warnings: list[str] | None = None) -> None:
+        super().prepare_for_create(rt, obj, warnings)
+        if not obj["metadata"].get("name"):
+            obj["metadata"]["name"] = str(uuid.uuid4())
+
+
 # Kinds whose rules differ from the generic ones.
 STRATEGIES: dict[tuple[str, str], type[Strategy]] = {
     ("", "Namespace"): NamespaceStrategy,
     ("", "Pod"): PodStrategy,
     ("", "Node"): NodeStrategy,
     ("", "Service"): ServiceStrategy,
+    ("", "LimitRange"): LimitRangeStrategy,
+    ("", "ServiceAccount"): ServiceAccountStrategy,
+    ("", "Secret"): SecretStrategy,
+    ("networking.k8s.io", "Ingress"): IngressStrategy,
+    **dict.fromkeys(NODE_LABEL_WARNINGS, NodeLabelSelectorsStrategy),
     ("", "PersistentVolume"): PersistentVolumeStrategy,
     ("", "PersistentVolumeClaim"): PersistentVolumeClaimStrategy,
     **dict.fromkeys(POD_TEMPLATE_PATHS, WorkloadStrategy),

@@ -16,12 +16,12 @@ Both answer ``Status Success`` with code 201, as the real create handler does.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, Protocol
 
 from setpoint.cluster.registry.genericstore import WriteResult, storage_precondition_conflict
-from setpoint.cluster.registry.options import DeleteOptions, WriteOptions
+from setpoint.cluster.registry.options import DeleteOptions, WriteOptions, dry_run_values
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Reader, Store
@@ -222,6 +222,21 @@ DeleteVerb = Callable[[ResourceType, str | None, str, DeleteOptions], tuple[int,
 """REST ``delete``: what an eviction deletes the pod with."""
 
 
+def _propagate_dry_run(options: dict[str, Any] | None,
+                       requested: list[str]) -> dict[str, Any] | None:
+    """propagateDryRun: the eviction's own DeleteOptions keep their dryRun; the request's
+    fills it when they have none; two different non-empty lists are a plain error (no API
+    status), which the handler answers as a 500 with reason Unknown."""
+    if options is None or not options.get("dryRun"):
+        return options
+    given = options["dryRun"]
+    if requested and given != requested:
+        raise StatusError(500, "", "Non-matching dry-run options in request and content: "
+                                   f"[{' '.join(requested)}] and "
+                                   f"[{' '.join(str(v) for v in given)}]")
+    return options
+
+
 class PodEviction:
     """EvictionREST (pkg/registry/core/pod/storage/eviction.go)."""
 
@@ -233,11 +248,15 @@ class PodEviction:
         self._delete = delete
         self._clock = clock
 
-    def evict(self, rt: ResourceType, ns: str, name: str, body: Any) -> Obj:
-        """POST pods/<name>/eviction: delete the pod unless its disruption budget forbids it."""
+    def evict(self, rt: ResourceType, ns: str, name: str, query: Mapping[str, str],
+              body: Any) -> Obj:
+        """POST pods/<name>/eviction: delete the pod unless its disruption budget forbids it.
+        ``query`` is the request's: its ``dryRun`` (CreateOptions) goes into the eviction's
+        DeleteOptions unless they name their own (propagateDryRun)."""
         _check_body(body, "Eviction", ("policy/v1", "policy/v1beta1"), ns, name)
         raw_options = body.get("deleteOptions")
-        options = DeleteOptions.parse({}, raw_options if isinstance(raw_options, dict) else None)
+        options = DeleteOptions.parse(query, _propagate_dry_run(
+            raw_options if isinstance(raw_options, dict) else None, dry_run_values(query)))
         pod = self._reader.get(rt.storage_key, ns, name)
         if pod is None:
             raise errors.not_found(rt.resource, name, rt.group)
@@ -249,8 +268,10 @@ class PodEviction:
             return _success()
         budgets = _matching_budgets(self._reader, self._budgets, pod)
         if len(budgets) > 1:
-            raise StatusError(500, "", "This pod has more than one PodDisruptionBudget, which the "
-                                       "eviction subresource does not support.")
+            # returned, not raised: the create handler writes it with its own 201
+            return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                    "message": "This pod has more than one PodDisruptionBudget, which the "
+                               "eviction subresource does not support.", "code": 500}
         pin_version = False
         pdb_name = ""
         if budgets:

@@ -65,10 +65,27 @@ GENERATION_NOT_SET_ON_CREATE = {("storage.k8s.io", "CSIDriver")}
 # the stored one): pkg/registry/scheduling/priorityclass/strategy.go.
 GENERATION_ONE_ON_CREATE = {("scheduling.k8s.io", "PriorityClass")}
 
+# What metav1.ResetObjectMetaForStatus takes from the stored object.
+OBJECT_META_FOR_STATUS = ("deletionTimestamp", "generation", "selfLink", "labels",
+                          "annotations", "finalizers", "ownerReferences")
+# All of ObjectMeta but managedFields (and the resourceVersion the store already checked):
+# the flowcontrol status strategies assign the old ObjectMeta whole.
+WHOLE_OBJECT_META = ("name", "generateName", "namespace", "selfLink", "uid", "generation",
+                     "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                     "labels", "annotations", "ownerReferences", "finalizers")
+
 # Metadata a built-in kind's status strategy takes from the stored object (its spec always).
 STATUS_RESETS_METADATA: dict[tuple[str, str], tuple[str, ...]] = {
     ("apps", "Deployment"): ("labels",),
     ("", "Pod"): ("deletionTimestamp", "ownerReferences"),
+    # pkg/registry/admissionregistration/validatingadmissionpolicy/strategy.go
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"): OBJECT_META_FOR_STATUS,
+    # kube-aggregator pkg/registry/apiservice/strategy.go apiServerStatusStrategy
+    ("apiregistration.k8s.io", "APIService"): ("labels", "annotations", "finalizers",
+                                               "ownerReferences"),
+    # pkg/registry/flowcontrol/{flowschema,prioritylevelconfiguration}/strategy.go
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): WHOLE_OBJECT_META,
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"): WHOLE_OBJECT_META,
 }
 
 # labels and annotations: a map[string]string
@@ -84,7 +101,7 @@ GENERATION_ON_LABELS = {("discovery.k8s.io", "EndpointSlice")}
 # creates it (each kind's pkg/registry/<group>/<kind>/strategy.go).
 CREATE_ON_UPDATE = {
     ("", "Endpoints"), ("", "Event"), ("events.k8s.io", "Event"), ("", "Service"),
-    ("", "LimitRange"), ("apps", "ControllerRevision"), ("coordination.k8s.io", "Lease"),
+    ("", "LimitRange"), ("coordination.k8s.io", "Lease"),
     ("node.k8s.io", "RuntimeClass"),
     ("rbac.authorization.k8s.io", "Role"), ("rbac.authorization.k8s.io", "ClusterRole"),
     ("rbac.authorization.k8s.io", "RoleBinding"),
@@ -98,6 +115,10 @@ CONDITIONAL_UPDATE_ONLY = {
     ("policy", "PodDisruptionBudget"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("storage.k8s.io", "CSIDriver"), ("storage.k8s.io", "CSINode"),
+    ("storage.k8s.io", "VolumeAttachment"), ("storage.k8s.io", "CSIStorageCapacity"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("apiregistration.k8s.io", "APIService"),
 }
