@@ -53,8 +53,19 @@ def enabled_areas(settings: WorkloadSettings) -> list[str]:
 def build_manager(client: Client, settings: WorkloadSettings | None = None) -> Manager:
     """A manager with every enabled area installed (start it with ``await m.start()``)."""
     settings = settings or WorkloadSettings()
-    manager = Manager(client=client, settings=ManagerSettings(
-        name="kube-controller-manager", max_concurrent_reconciles=16, record_events=True))
-    for module_name in enabled_areas(settings):
-        importlib.import_module(module_name).install(manager, settings)
+    manager = new_manager(client)
+    install_areas(manager, settings, enabled_areas(settings))
     return manager
+
+
+def new_manager(client: Client) -> Manager:
+    """The workloads' manager with no area installed yet."""
+    return Manager(client=client, settings=ManagerSettings(
+        name="kube-controller-manager", max_concurrent_reconciles=16, record_events=True))
+
+
+def install_areas(manager: Manager, settings: WorkloadSettings, areas: list[str]) -> None:
+    """Install the area modules ``areas`` (names of :data:`AREAS`), in order, into
+    ``manager``, started or not."""
+    for module_name in areas:
+        importlib.import_module(module_name).install(manager, settings)

@@ -12,10 +12,14 @@ with its parent in lines:
 - stdin, from the parent: the path of a kubeconfig once the server serves, and then nothing.
   End of file is the order to stop: the parent closed it, or the parent is gone (even killed
   with SIGKILL, its end of the pipe closes), so the workloads never outlive it.
-- stdout, to the parent: ``started`` once the manager runs, then ``nodes-ready`` when every
-  node reports Ready and the node lifecycle controller has lifted its ``not-ready`` taint,
-  or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
-  ``error MESSAGE`` if the workloads could not start.
+- stdout, to the parent: ``started`` once the manager runs (with the nodes area alone:
+  the kubelets' node status and the node lifecycle controller), then ``nodes-ready`` when
+  every node reports Ready and the node lifecycle controller has lifted its ``not-ready``
+  taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; or
+  ``error MESSAGE`` if the workloads could not start. The scheduler, the kubelets' pod
+  workers and the other controllers are added to the running manager right after either
+  report (:mod:`setpoint.workloads.startorder`): at ``nodes-ready`` they are starting, and
+  what is created then is handled once their caches have listed it.
 
 SIGINT and SIGTERM stop it too. It runs in a process group of its own, so a terminal's
 Ctrl+C reaches only the parent, which then closes its stdin.
@@ -37,6 +41,7 @@ if __name__ == "__main__":
 import asyncio
 import importlib
 import json
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -48,10 +53,12 @@ from setpoint.client import Client, Kind, load_kubeconfig
 from setpoint.client.transport import IDLE_CONNS_PER_HOST
 from setpoint.runtime import Manager
 from setpoint.runtime._manager import Runnable
-from setpoint.workloads.manager import build_manager, enabled_areas
+from setpoint.workloads.manager import enabled_areas, install_areas, new_manager
 from setpoint.workloads.nodes import node_registration
 from setpoint.workloads.settings import WorkloadSettings
-from setpoint.workloads.startorder import take_after_nodes_ready
+from setpoint.workloads.startorder import split_areas, take_after_nodes_ready
+
+log = logging.getLogger(__name__)
 
 NODE_READY_TIMEOUT = 60.0
 """How long to wait for the nodes before telling the parent they are not all Ready: a node
@@ -161,11 +168,11 @@ class _NodesReady:
 
 async def _report_nodes(manager: Manager, settings: WorkloadSettings,
                         say: Callable[[str], None], reported: asyncio.Event,
-                        held: list[Runnable]) -> None:
+                        held: list[Runnable], later: list[str]) -> None:
     """Say ``nodes-ready`` once the manager's cache holds every node Ready and rid of its
     not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; then
-    add the ``held`` runnables to the running manager and set ``reported`` (what waits for
-    the nodes starts: :mod:`setpoint.workloads.startorder`).
+    install the ``later`` areas and add the ``held`` runnables to the running manager and
+    set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`).
 
     The manager's node informer (which its node controllers watch anyway) tells, so the
     answer to the node lifecycle controller's taint-lifting write is heard on the watch
@@ -183,8 +190,12 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         say("nodes-ready")
     finally:
         informer.remove_handler(watching)
-    for runnable in held:
-        manager.add_runnable(runnable)
+    try:
+        install_areas(manager, settings, later)
+        for runnable in held:
+            manager.add_runnable(runnable)
+    except Exception:  # the parent hears only an exit by now: the log tells
+        log.exception("workloads_not_started areas=%s", ",".join(later))
     reported.set()
 
 
@@ -220,7 +231,11 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
     registering: asyncio.Future[list[str]] | None = None
     try:
         try:
-            manager = build_manager(client, settings)
+            # only what makes the nodes Ready starts now (three informers, not twenty-five);
+            # the scheduler, pod workers and controllers are added once they are reported
+            first, later = split_areas(enabled_areas(settings))
+            manager = new_manager(client)
+            install_areas(manager, settings, first)
             # metrics-server's registration (and the aggregator's checks of it on the
             # server) waits until the nodes are reported: out of the window before ready
             reported = asyncio.Event()
@@ -243,7 +258,7 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             return
         say("started")
         reporter = asyncio.ensure_future(_report_nodes(manager, settings, say, reported,
-                                                         held))
+                                                         held, later))
         await stop.wait()
     finally:
         if registering is not None:
