@@ -223,3 +223,93 @@ async def test_held_kubelet_events_are_written_at_stop_if_the_nodes_were_never_r
     assert sorted(e["reason"] for e in written) == sorted([
         "Starting", "NodeHasSufficientMemory", "NodeHasNoDiskPressure",
         "NodeHasSufficientPID", "NodeAllocatableEnforced"])
+
+
+def _listed_resource(r: RequestRecord) -> str | None:
+    """The resource a collection GET (an informer's LIST or WATCH) reads, else None
+    (discovery's ``/api/v1`` and ``/apis/GROUP/VERSION`` included)."""
+    parts = r.path.strip("/").split("/")
+    version_at = 1 if parts[0] == "api" else 2
+    if r.method != "GET" or r.template.endswith("{name}") or len(parts) <= version_at + 1:
+        return None
+    return parts[-1]
+
+
+async def test_nodes_ready_is_said_before_the_controllers_caches_are_listed() -> None:
+    """Nodes Ready needs the kubelets' node status and Leases and the node lifecycle
+    controller (nodes, leases, pods: node_lifecycle_controller.go ``Run`` waits for the
+    lease, node and pod informers; a kubelet's node status loop reads only its Node and
+    Lease, kubelet_node_status.go and component-helpers' lease controller), not
+    kube-controller-manager's other controllers or kube-scheduler, whose caches the
+    workloads list only once the nodes are reported (setpoint/workloads/startorder.py):
+    before ``nodes-ready`` no other kind is read; after it the controllers' are."""
+    said: list[str] = []
+    before: set[str] = set()
+    after: set[str] = set()
+
+    def record(r: RequestRecord) -> None:
+        resource = _listed_resource(r)
+        if resource is not None:
+            (after if "nodes-ready" in said else before).add(resource)
+
+    stop = asyncio.Event()
+    async with serve() as running:
+        client = Client(load_kubeconfig(running.kubeconfig), on_request=record)
+        task = asyncio.ensure_future(supervised.run_with(
+            client, WorkloadSettings(nodes=2), stop, said.append))
+        try:
+            await wait_for(lambda: "nodes-ready" in said or task.done())
+            await wait_for(lambda: {"deployments", "replicasets", "statefulsets", "jobs",
+                                    "configmaps", "persistentvolumes"} <= after
+                           or task.done())
+        finally:
+            stop.set()
+            await task
+    assert said[:2] == ["started", "nodes-ready"]
+    assert before == {"nodes", "leases", "pods"}
+
+
+async def test_a_deployment_created_at_nodes_ready_gets_its_pods_running() -> None:
+    """The controllers, scheduler and the kubelets' pod workers are added to the running
+    manager once the nodes are reported, and each lists its kinds when added
+    (level-triggered, as an informer's initial LIST hands every object to its handlers:
+    client-go tools/cache/reflector.go ``ListAndWatch``): a Deployment created the moment
+    ``nodes-ready`` is said, before they have listed, gets its ReplicaSet and its pods,
+    scheduled to the nodes and run."""
+    said: list[str] = []
+    stop = asyncio.Event()
+    deployment = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "at-ready", "namespace": "default"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "at-ready"}},
+                 "template": {"metadata": {"labels": {"app": "at-ready"}},
+                              "spec": {"containers": [{"name": "c", "image": "nginx"}]}}}}
+    async with serve() as running, Client(load_kubeconfig(running.kubeconfig)) as admin:
+        created: list[asyncio.Future[Any]] = []
+
+        def tell(line: str) -> None:
+            said.append(line)
+            if line == "nodes-ready":  # sent before the controllers are even added
+                created.append(asyncio.ensure_future(admin.create(deployment)))
+
+        client = Client(load_kubeconfig(running.kubeconfig))
+        task = asyncio.ensure_future(supervised.run_with(
+            client, WorkloadSettings(nodes=2), stop, tell))
+
+        async def available() -> Any:
+            got = await admin.get(Kind("apps/v1", "Deployment"), "at-ready",
+                                  namespace="default")
+            return got if (got.get("status") or {}).get("availableReplicas") == 2 else None
+
+        try:
+            await wait_for(lambda: bool(created) or task.done())
+            await created[0]
+            await wait_for(available, 60)
+            pods = (await admin.list(Kind("v1", "Pod"), namespace="default",
+                                     label_selector="app=at-ready")).items
+        finally:
+            stop.set()
+            await task
+    assert said[:2] == ["started", "nodes-ready"]
+    assert sorted(p["status"]["phase"] for p in pods) == ["Running", "Running"]
+    assert all(p["spec"]["nodeName"] in ("node-1", "node-2") for p in pods)
