@@ -346,7 +346,9 @@ async def _serve(data: Path | None, host: str, port: int, kubeconfig: Path | Non
     """Serve until a signal. The kubeconfig is written and "ready" printed only once the
     cluster is usable: its nodes Ready (as kind's ``--wait`` waits for the control-plane
     node) and rid of their ``not-ready`` taint, so ``kubectl get nodes`` right after shows
-    them Ready and a pod created then is scheduled. Until then the workloads
+    them Ready and a pod created then can be scheduled: the scheduler and controllers are
+    starting then (setpoint.workloads.startorder) and handle it once their caches have
+    listed it, as on a cluster whose kubelets went Ready first. Until then the workloads
     reach the server through a private kubeconfig of their own. ``child``: the workloads'
     process, already spawned (unless they run in this one). ``resume_gc``: enable the
     cyclic garbage collector once serving (``up`` disables it for the start). ``signals``:

@@ -75,7 +75,8 @@ async def test_a_deployment_created_at_ready_becomes_available_and_top_answers_a
     """What waits until the nodes are reported (metrics-server's start:
     setpoint/workloads/startorder.py) is not what a workload needs: a Deployment applied
     with real kubectl the moment ``cluster up`` says ready is scheduled and becomes
-    available (the controllers and the scheduler run from ``started``), and metrics-server
+    available (the controllers and the scheduler, started once the nodes are reported, list
+    it when their caches fill), and metrics-server
     then registers, so ``kubectl top nodes`` answers (after its first usage window) without
     anything else being done."""
     from tests.waiting import wait_for
