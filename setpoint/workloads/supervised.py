@@ -168,11 +168,12 @@ class _NodesReady:
 
 async def _report_nodes(manager: Manager, settings: WorkloadSettings,
                         say: Callable[[str], None], reported: asyncio.Event,
-                        held: list[Runnable], later: list[str]) -> None:
+                        held: list[Runnable], later: list[str], stop: asyncio.Event) -> None:
     """Say ``nodes-ready`` once the manager's cache holds every node Ready and rid of its
     not-ready taint, or ``nodes-not-ready NAMES`` after :data:`NODE_READY_TIMEOUT`; then
     install the ``later`` areas and add the ``held`` runnables to the running manager and
-    set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`).
+    set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`);
+    if they cannot be installed, set ``stop`` and raise: the workloads end with that error.
 
     The manager's node informer (which its node controllers watch anyway) tells, so the
     answer to the node lifecycle controller's taint-lifting write is heard on the watch
@@ -194,8 +195,12 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         install_areas(manager, settings, later)
         for runnable in held:
             manager.add_runnable(runnable)
-    except Exception:  # the parent hears only an exit by now: the log tells
+    except Exception:
+        # the parent hears only an exit by now: the child stops rather than run on with
+        # nodes but no scheduler or controllers, and the log tells why
         log.exception("workloads_not_started areas=%s", ",".join(later))
+        stop.set()
+        raise
     reported.set()
 
 
@@ -258,8 +263,10 @@ async def run_with(client: Client, settings: WorkloadSettings, stop: asyncio.Eve
             return
         say("started")
         reporter = asyncio.ensure_future(_report_nodes(manager, settings, say, reported,
-                                                         held, later))
+                                                         held, later, stop))
         await stop.wait()
+        if reporter.done() and not reporter.cancelled() and reporter.exception():
+            raise reporter.exception()  # type: ignore[misc]
     finally:
         if registering is not None:
             registering.cancel()

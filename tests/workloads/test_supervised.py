@@ -313,3 +313,35 @@ async def test_a_deployment_created_at_nodes_ready_gets_its_pods_running() -> No
     assert said[:2] == ["started", "nodes-ready"]
     assert sorted(p["status"]["phase"] for p in pods) == ["Running", "Running"]
     assert all(p["spec"]["nodeName"] in ("node-1", "node-2") for p in pods)
+
+
+async def test_the_workloads_stop_when_the_later_areas_cannot_be_installed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once ``nodes-ready`` is said the parent (``cluster up``) hears only the child's
+    exit: when installing the scheduler and controllers fails, the workloads stop with
+    that error instead of running on with Ready nodes and nothing to place or run their
+    pods (a half-started kube-controller-manager exits too: its ``Run`` ends in
+    ``klog.Fatalf`` when a controller fails to start, kubernetes/kubernetes
+    cmd/kube-controller-manager/app/controllermanager.go ``StartControllers``)."""
+    installed = supervised.install_areas
+    calls: list[list[str]] = []
+
+    def install_failing_later(manager: Any, settings: WorkloadSettings,
+                              areas: list[str]) -> None:
+        calls.append(list(areas))
+        if len(calls) > 1:
+            raise RuntimeError("area failed to install")
+        installed(manager, settings, areas)
+
+    monkeypatch.setattr(supervised, "install_areas", install_failing_later)
+    said: list[str] = []
+    stop = asyncio.Event()
+    async with serve() as running:
+        client = Client(load_kubeconfig(running.kubeconfig))
+        with pytest.raises(RuntimeError, match="area failed to install"):
+            await asyncio.wait_for(
+                supervised.run_with(client, WorkloadSettings(nodes=1), stop, said.append),
+                60)
+    assert said[:2] == ["started", "nodes-ready"]
+    assert stop.is_set()
+    assert len(calls) == 2 and calls[1]
