@@ -11,6 +11,7 @@ import pytest
 from setpoint.client import Client, Kind, PatchType, RequestRecord, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.workloads import supervised
+from setpoint.workloads.manager import install_areas
 from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import quiet_period, wait_for
 
@@ -323,7 +324,7 @@ async def test_the_workloads_stop_when_the_later_areas_cannot_be_installed(
     pods (a half-started kube-controller-manager exits too: its ``Run`` ends in
     ``klog.Fatalf`` when a controller fails to start, kubernetes/kubernetes
     cmd/kube-controller-manager/app/controllermanager.go ``StartControllers``)."""
-    installed = supervised.install_areas
+    installed = install_areas
     calls: list[list[str]] = []
 
     def install_failing_later(manager: Any, settings: WorkloadSettings,
