@@ -9,6 +9,8 @@ For each N, run and contender, in this order so that drift hits all alike:
 2. the counting proxy (``bench/counting_proxy.py``) in its own process in front of it;
 3. the contender in its own process, given the proxy's kubeconfig:
    - ``setpoint``: ``setpoint run examples.widget.operator:manager``;
+   - ``setpoint-patch`` (on request): the same with ``create_or_patch`` for its ConfigMap
+     (``bench/widget_patch.py``): a merge patch where ``setpoint`` sends a PUT;
    - ``kopf``: ``kopf run bench/kopf_widget.py --all-namespaces`` (kopf's defaults);
    - ``floor``: ``bench/floor_widget.py`` (a watch of Widgets and one of the ConfigMaps they
      own, 16 workers, plain aiohttp); ``floor-writes``: the same without the ConfigMap
@@ -87,6 +89,9 @@ def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = No
             else ["-m", "setpoint.cli.main"]
         return [sys.executable, *launcher, "run",
                 "examples.widget.operator:manager", "--kubeconfig", str(kubeconfig)]
+    if name == "setpoint-patch":  # the same operator, its ConfigMap merge-patched, not PUT
+        return [sys.executable, "-m", "setpoint.cli.main", "run", "bench.widget_patch:manager",
+                "--kubeconfig", str(kubeconfig)]
     if name == "kopf":
         return [sys.executable, "-m", "kopf", "run", "bench/kopf_widget.py",
                 "--all-namespaces"]
