@@ -22,7 +22,7 @@ from pathlib import Path
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from setpoint.client import load_kubeconfig
+from setpoint.client import ClusterConfig, load_kubeconfig
 from setpoint.testing import ApiProxy
 from setpoint.testing.requestinfo import request_info
 
@@ -30,8 +30,8 @@ from setpoint.testing.requestinfo import request_info
 class TimedProxy(ApiProxy):
     """The testing kit's proxy, timing each request that is not a watch."""
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, upstream: ClusterConfig) -> None:
+        super().__init__(upstream)
         self.latency: defaultdict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
         """``verb resource`` -> [requests, seconds in all, the longest]."""
 
