@@ -15,26 +15,52 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
+from collections import defaultdict
 from pathlib import Path
 
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from setpoint.client import load_kubeconfig
+from setpoint.client import ClusterConfig, load_kubeconfig
 from setpoint.testing import ApiProxy
+from setpoint.testing.requestinfo import request_info
+
+
+class TimedProxy(ApiProxy):
+    """The testing kit's proxy, timing each request that is not a watch."""
+
+    def __init__(self, upstream: ClusterConfig) -> None:
+        super().__init__(upstream)
+        self.latency: defaultdict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+        """``verb resource`` -> [requests, seconds in all, the longest]."""
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        started = time.perf_counter()
+        reply = await super()._handle(request)
+        info = request_info(request.method, request.path, request.query)
+        if not info.is_watch:
+            took = time.perf_counter() - started
+            entry = self.latency[f"{info.verb} {info.full_resource or info.path}"]
+            entry[0] += 1
+            entry[1] += took
+            entry[2] = max(entry[2], took)
+        return reply
 
 
 async def main(upstream: Path, out: Path) -> None:
-    proxy = ApiProxy(load_kubeconfig(upstream))
+    proxy = TimedProxy(load_kubeconfig(upstream))
     await proxy.start()
     proxy.write_kubeconfig(out)
 
     async def counts(request: web.Request) -> web.Response:
         return web.json_response({**proxy.counts.as_dict(),
-                                  "open_watches": [str(w) for w in proxy.open_watches]})
+                                  "open_watches": [str(w) for w in proxy.open_watches],
+                                  "latency": proxy.latency})
 
     async def reset(request: web.Request) -> web.Response:
         proxy.counts.reset()
+        proxy.latency.clear()
         return web.json_response({})
 
     app = web.Application()

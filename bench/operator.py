@@ -9,6 +9,8 @@ For each N, run and contender, in this order so that drift hits all alike:
 2. the counting proxy (``bench/counting_proxy.py``) in its own process in front of it;
 3. the contender in its own process, given the proxy's kubeconfig:
    - ``setpoint``: ``setpoint run examples.widget.operator:manager``;
+   - ``setpoint-patch`` (on request): the same with ``create_or_patch`` for its ConfigMap
+     (``bench/widget_patch.py``): a merge patch where ``setpoint`` sends a PUT;
    - ``kopf``: ``kopf run bench/kopf_widget.py --all-namespaces`` (kopf's defaults);
    - ``floor``: ``bench/floor_widget.py`` (a watch of Widgets and one of the ConfigMaps they
      own, 16 workers, plain aiohttp); ``floor-writes``: the same without the ConfigMap
@@ -48,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import cpu_sampler
 from bench.common import ROOT, Server, bare_interpreter_s, run_concurrently
 from bench.operator_report import report
-from bench.procstats import usage
+from bench.procstats import tree_usage, usage
 
 CONCURRENCY = 16
 NAMESPACE = "default"
@@ -87,6 +89,9 @@ def contender_command(name: str, kubeconfig: Path, cpu_profile: Path | None = No
             else ["-m", "setpoint.cli.main"]
         return [sys.executable, *launcher, "run",
                 "examples.widget.operator:manager", "--kubeconfig", str(kubeconfig)]
+    if name == "setpoint-patch":  # the same operator, its ConfigMap merge-patched, not PUT
+        return [sys.executable, "-m", "setpoint.cli.main", "run", "bench.widget_patch:manager",
+                "--kubeconfig", str(kubeconfig)]
     if name == "kopf":
         return [sys.executable, "-m", "kopf", "run", "bench/kopf_widget.py",
                 "--all-namespaces"]
@@ -114,6 +119,14 @@ class RunResult:
     system_seconds: float = 0.0
     update_cpu_seconds: float = 0.0
     """The part of ``cpu_seconds`` spent in the update phase (N changes)."""
+    server_cpu_seconds: float = 0.0
+    """The API server's process and its children (the workloads) over both phases."""
+    server_update_cpu_seconds: float = 0.0
+    proxy_update_cpu_seconds: float = 0.0
+    create_latency: dict[str, list[float]] = field(default_factory=dict)
+    update_latency: dict[str, list[float]] = field(default_factory=dict)
+    """Per ``verb resource``: [requests, seconds in all, the longest], as the counting
+    proxy timed them from its side (the server's answer, the machine's load in it)."""
     error: str = ""
 
 
@@ -316,6 +329,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             tracker = Tracker(api)
             await tracker.start()
             before = usage(operator.pid)
+            server_before = tree_usage(server.pid())
             if profile_phase == "both":
                 profiler = _start_profile(py_spy, profiles, operator.pid,
                                           f"{contender}-{n}-{run}")
@@ -331,6 +345,7 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             counts = await control.quiet()
             result.create_requests = _non_watch(counts)
             result.create_by_resource = counts["by_resource"]
+            result.create_latency = counts.get("latency", {})
             await control.reset()
 
             change = functools.partial(change_widget, api)
@@ -339,6 +354,8 @@ async def run_one(contender: str, n: int, run: int, idle: float,
                 profiler = _start_profile(py_spy, profiles, operator.pid,
                                           f"{contender}-{n}-{run}-update")
             update_before = usage(operator.pid)
+            server_update_before = tree_usage(server.pid())
+            proxy_update_before = usage(proxy.pid)
             started = time.perf_counter()
             await run_concurrently(n, CONCURRENCY, change)
             await tracker.until(lambda: sum(m == "two" for m in tracker.messages.values())
@@ -349,7 +366,14 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             counts = await control.quiet()
             result.update_requests = _non_watch(counts)
             result.update_by_resource = counts["by_resource"]
+            result.update_latency = counts.get("latency", {})
             after = usage(operator.pid)
+            server_after = tree_usage(server.pid())
+            result.server_cpu_seconds = server_after.cpu_seconds - server_before.cpu_seconds
+            result.server_update_cpu_seconds = \
+                server_after.cpu_seconds - server_update_before.cpu_seconds
+            result.proxy_update_cpu_seconds = \
+                usage(proxy.pid).cpu_seconds - proxy_update_before.cpu_seconds
             _stop_profile(profiler)
             _toggle_cpu_profile(operator, cpu_out, on=False)
             result.cpu_seconds = after.cpu_seconds - before.cpu_seconds

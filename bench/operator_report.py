@@ -13,7 +13,7 @@ Result = dict[str, Any]
 
 _fmt = spread
 
-CONTENDERS = ("baseline", "setpoint", "kopf", "floor", "floor-writes")
+CONTENDERS = ("baseline", "setpoint", "setpoint-patch", "kopf", "floor", "floor-writes")
 
 
 def _ratio(mine: list[float], theirs: list[float]) -> str:
@@ -64,6 +64,12 @@ def report(results: list[Result], command: str) -> str:
         if verbs:
             lines += ["", "Requests by verb and resource, per Widget (median run):", ""]
             lines += [f"- {c}: create {v[0]}; update {v[1]}" for c, v in verbs.items()]
+        phase = _update_phase(of_n)
+        if phase:
+            lines += ["", "The update phase (median run by CPU): CPU seconds of the contender "
+                      "and the server (with its workloads' process), and of the counting "
+                      "proxy; each request's mean and longest time at the proxy, in ms:", ""]
+            lines += [f"- {c}: {v}" for c, v in phase.items()]
         lines.append("")
     for r in failed:
         lines.append(f"- failed: {r['contender']} N={r['n']} run {r['run']}: {r['error']}")
@@ -80,6 +86,37 @@ def _verbs(results: list[Result], n: int) -> dict[str, tuple[str, str]]:
         median = mine[len(mine) // 2]
         out[contender] = (_per_widget(median["create_by_resource"], n),
                           _per_widget(median["update_by_resource"], n))
+    return out
+
+
+def _update_phase(results: list[Result]) -> dict[str, str]:
+    """Per contender, its median run's CPU in the update phase and its requests' times; on a
+    loaded machine the contender's and the server's CPU together are what the update
+    costs, whatever share of the cores the run was given."""
+    medians: dict[str, Result] = {}
+    for contender in CONTENDERS:
+        mine = sorted((r for r in results if r["contender"] == contender
+                       and r.get("update_latency")),
+                      key=lambda r: r["update_cpu_seconds"] + r["server_update_cpu_seconds"])
+        if mine:
+            medians[contender] = mine[len(mine) // 2]
+
+    def both(r: Result) -> float:
+        return float(r["update_cpu_seconds"] + r["server_update_cpu_seconds"])
+
+    floor = medians.get("floor")
+    out: dict[str, str] = {}
+    for contender, median in medians.items():
+        latency = ", ".join(
+            f"{k} {1000 * total / count:.0f} (max {1000 * longest:.0f})"
+            for k, (count, total, longest) in sorted(median["update_latency"].items())
+            if count)
+        versus = f" ({both(median) / both(floor):.2f}x the floor's)" \
+            if floor is not None and both(floor) else ""
+        out[contender] = (f"contender {median['update_cpu_seconds']:.1f} + server "
+                          f"{median['server_update_cpu_seconds']:.1f} = {both(median):.1f}"
+                          f"{versus}, proxy {median['proxy_update_cpu_seconds']:.1f}; "
+                          f"{latency}")
     return out
 
 
