@@ -12,6 +12,7 @@ cycles and reference markers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,9 @@ class GoType:
     elem: GoType | None = None
     key: GoType | None = None
     stringer: bool = False  # has a String method (a ResourceName): printed s"..."
+    # has an ``Equal(T) bool`` method (resource.Quantity): compareAny's tryMethod compares
+    # by it, a leaf of the tree, so the value is printed as FormatValue prints it
+    equal: Callable[[Any, Any], bool] | None = None
 
     def type_string(self) -> str:
         if self.name:
@@ -104,7 +108,9 @@ def compare(t: GoType, x: Any, y: Any, key: str = "") -> Node:
     if x is _MISSING or y is _MISSING:
         node.diff = 1
         return node
-    if t.kind == "struct":
+    if t.equal is not None:
+        _leaf(node, t.equal(x, y))
+    elif t.kind == "struct":
         for name, ft in t.fields:
             node.records.append(node.add(compare(ft, x[name], y[name], name)))
     elif t.kind == "ptr":

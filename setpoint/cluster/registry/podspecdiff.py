@@ -1,7 +1,10 @@
-"""The diff ValidatePodUpdate appends to "pod updates may not change fields other than ...":
-kubernetes/kubernetes pkg/apis/core/validation/validation.go ``cmp.Diff(oldPod.Spec,
-mungedPodSpec)`` over the internal ``core.PodSpec``, as github.com/google/go-cmp v0.6.0
-prints it (setpoint.machinery.gocmp, deterministic form: see gocmptext).
+"""The diff ValidatePodUpdate appends to "pod updates may not change fields other than ..."
+(kubernetes/kubernetes pkg/apis/core/validation/validation.go ``cmp.Diff(oldPod.Spec,
+mungedPodSpec)`` over the internal ``core.PodSpec``), and the one
+ValidatePersistentVolumeClaimUpdate appends to "spec is immutable after creation except ..."
+(over ``core.PersistentVolumeClaimSpec``, which a PodSpec reaches too), as
+github.com/google/go-cmp v0.6.0 prints it (setpoint.machinery.gocmp, deterministic form:
+see gocmptext).
 
 The Go types come from k8s.io/api v0.32.0 (podspec_gotypes.json, written by
 tools/pod_spec_gotypes.py) made internal where core differs from v1: PodSpec's own field
@@ -48,11 +51,20 @@ _INTERNAL_TYPES = {("ServiceAccountTokenProjection", "ExpirationSeconds"): "int6
 
 _INT = {"int32": GoType("int", "int32"), "int64": GoType("int", "int64")}
 _BUILTIN = {"string": GoType("string"), "bool": GoType("bool"), **_INT}
+
+
+def _same_quantity(x: Any, y: Any) -> bool:
+    """``Quantity.Equal`` (``Cmp(v) == 0``): the same amount, whatever its text."""
+    def amount(q: Any) -> Decimal:
+        return Decimal(q["i"]["value"]).scaleb(q["i"]["scale"])
+    return amount(x) == amount(y)
+
+
 _QUANTITY = GoType("struct", "resource.Quantity", (
     ("i", GoType("struct", "resource.int64Amount", (
         ("value", _INT["int64"]), ("scale", GoType("int", "resource.Scale"))))),
     ("s", GoType("string")),
-    ("Format", GoType("string", "resource.Format"))))
+    ("Format", GoType("string", "resource.Format"))), equal=_same_quantity)
 _INT_OR_STRING = GoType("struct", "intstr.IntOrString", (
     ("Type", GoType("int", "intstr.Type")), ("IntVal", _INT["int32"]),
     ("StrVal", GoType("string"))))
@@ -193,4 +205,12 @@ def _quantity(value: Any) -> dict[str, Any]:
 def pod_spec_diff(old_spec: Obj, new_spec: Obj) -> str:
     """``cmp.Diff(oldPod.Spec, mungedPodSpec)`` for two pod specs given as JSON."""
     t = go_type("PodSpec")
+    return gocmp.diff(t, go_value(t, old_spec), go_value(t, new_spec))
+
+
+def claim_spec_diff(old_spec: Obj, new_spec: Obj) -> str:
+    """``cmp.Diff(oldPvcClone.Spec, newPvcClone.Spec)`` of ValidatePersistentVolumeClaimUpdate
+    for two claim specs given as JSON (the internal ``core.PersistentVolumeClaimSpec`` has
+    v1's members in v1's order)."""
+    t = go_type("PersistentVolumeClaimSpec")
     return gocmp.diff(t, go_value(t, old_spec), go_value(t, new_spec))

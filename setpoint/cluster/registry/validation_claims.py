@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from setpoint.cluster.registry.podspecdiff import claim_spec_diff
 from setpoint.cluster.registry.validation_nodes import validate_resource_quantity_value
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import labels, names
@@ -135,11 +136,6 @@ def _class_upgrade_from_annotation(new: Obj, old: Obj) -> bool:
             and new_annotations.get(BETA_STORAGE_CLASS, old_class) == old_class)
 
 
-def _diff(old: Obj, new: Obj) -> str:
-    changed = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
-    return "\n".join(f"  {k}: {old.get(k)!r} -> {new.get(k)!r}" for k in changed)
-
-
 def validate_claim_update(new: Obj, old: Obj) -> list[Cause]:
     """``ValidatePersistentVolumeClaimUpdate``'s immutability rules (the new claim's own
     validation is the caller's)."""
@@ -180,7 +176,8 @@ def validate_claim_update(new: Obj, old: Obj) -> list[Cause]:
     if bound and new_spec.get("volumeAttributesClassName") is not None:
         new_spec["volumeAttributesClassName"] = old_spec.get("volumeAttributesClassName")
     if new_spec != old_spec:
-        causes.append(fe.forbidden("spec", f"{SPEC_IMMUTABLE}\n{_diff(old_spec, new_spec)}"))
+        diff = claim_spec_diff(old_spec, new_spec)
+        causes.append(fe.forbidden("spec", f"{SPEC_IMMUTABLE}\n{diff}"))
     new_size, old_size = _storage(new, "requests"), _storage(old, "requests")
     if new_size.cmp(old_size) < 0 and new_size.cmp(_storage(old, "capacity")) <= 0:
         causes.append(fe.forbidden("spec.resources.requests.storage",

@@ -148,3 +148,35 @@ def test_claim_update_revalidates_the_claim(kube: Kube) -> None:
     claim_path = f"{CLAIMS}/again"
     assert kube.reject("PATCH", claim_path, {"spec": {"accessModes": None}}, MERGE) == Counter(
         {("spec.accessModes", REQ): 1, ("spec", FORB): 1})
+
+
+def test_a_refused_claim_update_quotes_go_cmps_diff_of_the_spec(kube: Kube) -> None:
+    """ValidatePersistentVolumeClaimUpdate (kubernetes/kubernetes
+    pkg/apis/core/validation/validation.go) appends ``cmp.Diff(oldPvcClone.Spec,
+    newPvcClone.Spec)`` over the internal ``core.PersistentVolumeClaimSpec`` to its
+    Forbidden message, laid out by go-cmp v0.6.0 as a refused pod update's is
+    (tests/cluster/fidelity/test_pod_update_diff.py: the deterministic form, plain spaces).
+    The expected text is a real 1.32-era server's answer to the same change, as a user
+    pasted it: the storage class changed, two identical fields of context each side, the
+    rest counted, a quantity printed as its ``int64Amount`` with its canonical string."""
+    status, body = kube.call("POST", CLAIMS, {
+        "metadata": {"name": "local-pvc"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "local-path",
+                 "resources": {"requests": {"storage": "500Mi"}}}})
+    assert status == 201, body
+    messages = kube.messages("PATCH", f"{CLAIMS}/local-pvc",
+                             {"spec": {"storageClassName": "local-storage"}}, MERGE)
+    assert messages["spec"] == [
+        "Forbidden: spec is immutable after creation except resources.requests and "
+        "volumeAttributesClassName for bound claims\n"
+        "  core.PersistentVolumeClaimSpec{\n"
+        "  \t... // 2 identical fields\n"
+        '  \tResources:        {Requests: {s"storage": {i: {...}, s: "500Mi", Format: '
+        '"BinarySI"}}},\n'
+        '  \tVolumeName:       "",\n'
+        '- \tStorageClassName: &"local-path",\n'
+        '+ \tStorageClassName: &"local-storage",\n'
+        '  \tVolumeMode:       &"Filesystem",\n'
+        "  \tDataSource:       nil,\n"
+        "  \t... // 2 identical fields\n"
+        "  }\n"], messages
