@@ -88,13 +88,7 @@ class Resource(Model):
         for k in _METADATA_SHORTCUTS:  # a loop, not a comprehension's function call
             if k in taken and k in data:
                 shortcuts[k] = data.pop(k)
-        meta = data.get("metadata")
-        if meta is None:
-            data["metadata"] = shortcuts
-        elif isinstance(meta, ObjectMeta):
-            data["metadata"] = meta.model_copy(update=shortcuts)
-        else:
-            data["metadata"] = {**meta, **shortcuts}
+        _merge_metadata(data, shortcuts)
         return data
 
     def _wire_header(self) -> dict[str, Any]:
@@ -141,11 +135,17 @@ def _take_slowly(cls: type[Resource], data: dict[str, Any]) -> Any:
     shortcuts = {k: data.pop(k) for k in _METADATA_SHORTCUTS
                  if k not in cls.model_fields and k in data}
     if shortcuts:
-        meta = data.get("metadata")
-        if meta is None:
-            data["metadata"] = shortcuts
-        elif isinstance(meta, ObjectMeta):
-            data["metadata"] = meta.model_copy(update=shortcuts)
-        else:
-            data["metadata"] = {**meta, **shortcuts}
+        _merge_metadata(data, shortcuts)
     return data
+
+
+def _merge_metadata(data: dict[str, Any], shortcuts: dict[str, Any]) -> None:
+    """Put the metadata shortcut keywords (``name=``, ``labels=`` ...) into ``metadata``,
+    over what it holds, whether it is absent, an ObjectMeta or a plain dict."""
+    meta = data.get("metadata")
+    if meta is None:
+        data["metadata"] = shortcuts
+    elif isinstance(meta, ObjectMeta):
+        data["metadata"] = meta.model_copy(update=shortcuts)
+    else:
+        data["metadata"] = {**meta, **shortcuts}

@@ -51,8 +51,8 @@ def _obj(value: Any) -> Obj:
     return value if isinstance(value, dict) else {}
 
 
-def _bytes(value: Any) -> bytes:
-    """A ``[]byte`` field as JSON carries it (base64)."""
+def json_bytes(value: Any) -> bytes:
+    """A ``[]byte`` field as JSON carries it (base64); empty when it is not base64."""
     if not isinstance(value, str):
         return b""
     try:
@@ -88,7 +88,7 @@ def parse_csr(request: object) -> x509.CertificateSigningRequest:
     """spec.request (base64 of PEM, as JSON carries a ``[]byte``) as pkg/apis/certificates
     ``ParseCSR`` reads it, for the admission plugins and the signer; ValueError if it is
     none."""
-    pem = _bytes(request)
+    pem = json_bytes(request)
     begin = pem.find(b"-----BEGIN CERTIFICATE REQUEST-----")
     if begin < 0:
         raise ValueError("PEM block type must be CERTIFICATE REQUEST")
@@ -190,7 +190,7 @@ def _validate(obj: Obj, opts: dict[str, bool]) -> list[Cause]:
     """``validateCertificateSigningRequest`` past its metadata (names are not checked)."""
     spec = obj.get("spec") or {}
     causes: list[Cause] = []
-    request = _bytes(spec.get("request"))
+    request = json_bytes(spec.get("request"))
     err = _request_error(request)
     if err is not None:
         causes.append(fe.invalid("spec.request", _go_bytes(request), err))
@@ -266,8 +266,8 @@ def _update(new: Obj, old: Obj, *, certificate: bool, approval: bool) -> list[Ca
     ``/status`` endpoint) may set the certificate once, ``approval`` (``/approval``) may
     add or change Approved and Denied conditions; none may remove one."""
     opts = _options(old)
-    new_certificate = _bytes((new.get("status") or {}).get("certificate"))
-    old_certificate = _bytes((old.get("status") or {}).get("certificate"))
+    new_certificate = json_bytes((new.get("status") or {}).get("certificate"))
+    old_certificate = json_bytes((old.get("status") or {}).get("certificate"))
     causes = _validate(new, opts)
     # allowArbitraryCertificate: an untouched certificate, or a stored one already bad
     if new_certificate != old_certificate and _certificate_error(old_certificate) is None:

@@ -14,6 +14,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.serialization import load_der_private_key
 
+from setpoint.cluster.registry.validation_certificates import json_bytes
 from setpoint.machinery.objects import Obj
 
 TLS_TYPE = "kubernetes.io/tls"
@@ -25,7 +26,8 @@ def tls_secret_warnings(secret: Obj) -> list[str]:
     if secret.get("type") != TLS_TYPE:
         return []
     data = secret.get("data") or {}
-    error = x509_key_pair_error(_decoded(data.get("tls.crt")), _decoded(data.get("tls.key")))
+    error = x509_key_pair_error(json_bytes(data.get("tls.crt")),
+                                json_bytes(data.get("tls.key")))
     return [error] if error else []
 
 
@@ -123,13 +125,3 @@ def _pem_blocks(data: bytes) -> list[tuple[str, bytes]]:
         except (binascii.Error, ValueError):
             continue
         blocks.append((block_type, der))
-
-
-def _decoded(value: object) -> bytes:
-    """A ``data`` value as stored: base64 of the bytes."""
-    if not isinstance(value, str):
-        return b""
-    try:
-        return base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
-        return b""
