@@ -118,6 +118,9 @@ class _Connection(asyncio.Protocol):
         """Whether the exchange under way reads its answer whole (:meth:`exchange`): then
         only the answer's end or a failure wakes the waiting request, not each part."""
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._silence_limit: float | None = None
+        """When the bounded read under way (:meth:`_wait` with a timeout) gives up."""
+        self._silence_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio.Protocol ------------------------------------------------------------------
 
@@ -286,15 +289,38 @@ class _Connection(asyncio.Protocol):
         if self._error is not None:
             raise self._error
         loop = self._loop or asyncio.get_running_loop()
-        self._waiter = loop.create_future()
+        waiter = self._waiter = loop.create_future()
+        if timeout is not None:
+            # one timer per connection, moved on only when it fires early (a watch waits
+            # here for each of its events: an asyncio.timeout per event cost more than the
+            # wait's own work; issue 12, fifteenth pass)
+            self._silence_limit = deadline = loop.time() + timeout
+            timer = self._silence_timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._silence_timer = loop.call_at(deadline, self._silence_over)
         try:
-            if timeout is None:
-                await self._waiter
-            else:
-                async with asyncio.timeout(timeout):
-                    await self._waiter
+            await waiter
         finally:
             self._waiter = None
+            self._silence_limit = None
+
+    def _silence_over(self) -> None:
+        """The silence timer fired: the waiting read, if its own limit passed, ends with
+        ``TimeoutError`` (the connection stays as it is: the caller decides); a read still
+        within its limit moves the timer on to it."""
+        self._silence_timer = None
+        limit = self._silence_limit
+        if limit is None:
+            return  # nobody waits: the next bounded wait arms it again
+        loop = self._loop or asyncio.get_running_loop()
+        if loop.time() < limit:
+            self._silence_timer = loop.call_at(limit, self._silence_over)
+            return
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(TimeoutError())
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -307,9 +333,10 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.closed = True
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        for timer in (self._timer, self._silence_timer):
+            if timer is not None:
+                timer.cancel()
+        self._timer = self._silence_timer = None
         if self.transport is not None:
             self.transport.close()
 
@@ -406,18 +433,27 @@ class _Slots:
             return True
         return False
 
-    async def take(self) -> None:
-        """Take a slot, waiting for one."""
+    async def take(self, deadline: float | None = None) -> None:
+        """Take a slot, waiting for one; ``TimeoutError`` if none came by ``deadline``
+        (the loop's clock). The deadline is one timer on the waiter, not an
+        ``asyncio.timeout``: with every connection busy (a controller's burst of creates)
+        most requests wait here, and the timeout's context, task lookup and rescheduling
+        cost a request more than its wait (issue 12, fifteenth pass)."""
         if self.take_now():
             return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
         self._waiters.append(waiter)
+        timer = None if deadline is None else loop.call_at(deadline, _expire, waiter)
         try:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.give()  # handed a slot as it was cancelled: pass it on
             raise
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     def give(self) -> None:
         """Give a slot back: to the first waiter still waiting, else to the free ones."""
@@ -427,6 +463,13 @@ class _Slots:
                 waiter.set_result(None)
                 return
         self.free += 1
+
+
+def _expire(waiter: asyncio.Future[None]) -> None:
+    """A slot's waiter whose deadline passed: it gives up (a slot handed to it just
+    before stays with it: it is done, and ``take`` returns)."""
+    if not waiter.done():
+        waiter.set_exception(TimeoutError())
 
 
 class ConnectionPool:
@@ -456,11 +499,7 @@ class ConnectionPool:
         key = (id(tls), server_hostname)
         slots = self._slots
         if not slots.take_now():
-            if deadline is not None:
-                async with asyncio.timeout_at(deadline):
-                    await slots.take()
-            else:
-                await slots.take()
+            await slots.take(deadline)
         try:
             conn = self._take(key)
             if conn is None:
