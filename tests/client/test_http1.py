@@ -189,6 +189,51 @@ def test_a_silent_watch_ends_after_its_read_timeout() -> None:
 
 
 @pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_watch_bounds_the_silence_between_events_not_its_whole_length(
+        runner: Runner) -> None:
+    """``read_timeout`` bounds each wait for the next part of a watch (aiohttp's
+    ``sock_read``; the connection keeps one timer for it, moved on as events come): a
+    watch whose events come more often than that lives on past it, for as long as they
+    come, and ends with ``TimeoutError`` once they stop."""
+    events, gap, read_timeout = 12, 0.1, 0.6
+
+    async def main() -> int:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                         b"Transfer-Encoding: chunked\r\n\r\n")
+            for _ in range(events):  # 1.2 s in all: twice the read timeout
+                line = ADDED + b"\n"
+                writer.write(b"%x\r\n%s\r\n" % (len(line), line))
+                await writer.drain()
+                await asyncio.sleep(gap)
+            await reader.read()  # then silence, the connection open
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = Transport(ClusterConfig(server=f"http://127.0.0.1:{port}"))
+        seen = 0
+        try:
+            async with transport.stream("GET", "/api/v1/configmaps",
+                                        read_timeout=read_timeout) as resp:
+                with pytest.raises(TimeoutError):
+                    async for chunk in resp.content.iter_any():
+                        seen += chunk.count(b"\n")
+        finally:
+            await transport.close()
+            server.close()
+        return seen
+
+    seen: list[int] = []
+
+    async def record() -> None:
+        seen.append(await main())
+
+    runner(record())
+    assert seen == [events]
+
+
+@pytest.mark.parametrize("runner", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
 def test_a_request_unanswered_by_its_deadline_fails_and_its_connection_is_dropped(
         runner: Runner) -> None:
     """A request is bounded by its timeout (one timer per connection, moved only when an
