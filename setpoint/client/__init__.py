@@ -26,6 +26,7 @@ from setpoint.client.config import (
     load_kubeconfig,
     local_cluster_kubeconfig,
 )
+from setpoint.client.echoes import Echo, WriteAnswers
 from setpoint.client.errors import (
     AlreadyExistsError,
     ApiError,
@@ -80,6 +81,7 @@ __all__ = [
     "ConflictError",
     "Credentials",
     "Discovery",
+    "Echo",
     "ExecAuth",
     "ExpiredError",
     "ForbiddenError",
@@ -115,6 +117,7 @@ __all__ = [
     "UnsupportedMediaTypeError",
     "Watch",
     "WatchEvent",
+    "WriteAnswers",
     "load_config",
     "load_incluster",
     "load_kubeconfig",

@@ -25,6 +25,7 @@ import orjson
 from setpoint.client.answers import answer_like, decoded_like
 from setpoint.client.config import ClusterConfig, load_config, load_incluster, load_kubeconfig
 from setpoint.client.decoding import json_object
+from setpoint.client.echoes import WriteAnswers
 from setpoint.client.errors import GoneError
 from setpoint.client.flowcontrol import DISABLED, RateLimiter, rate_limiter_for
 from setpoint.client.options import ObjectList, PatchType, PropagationPolicy, delete_options
@@ -81,6 +82,10 @@ class Client:
         )
         self.discovery = Discovery(self.transport)
         self._write_check: Callable[[], Awaitable[None]] | None = None
+        self.write_answers = WriteAnswers()
+        """The latest write answers of the resources an informer watches, so that their
+        watch events are told without decoding them (:mod:`setpoint.client.echoes`;
+        shared by the clients :meth:`with_write_check` makes)."""
 
     @classmethod
     def from_kubeconfig(
@@ -249,7 +254,7 @@ class Client:
         resource_version: str | None = None, label_selector: str | None = None,
         field_selector: str | None = None, timeout_seconds: int | None = None,
         allow_bookmarks: bool = True, send_initial_events: bool = False,
-        read_timeout: float | None = None,
+        read_timeout: float | None = None, echoes: bool = False,
     ) -> Watch[T]: ...
     @overload
     def watch(
@@ -257,14 +262,14 @@ class Client:
         resource_version: str | None = None, label_selector: str | None = None,
         field_selector: str | None = None, timeout_seconds: int | None = None,
         allow_bookmarks: bool = True, send_initial_events: bool = False,
-        read_timeout: float | None = None,
+        read_timeout: float | None = None, echoes: bool = False,
     ) -> Watch[Obj]: ...
     def watch(
         self, resource: ResourceRef, *, namespace: str | None = None, name: str | None = None,
         resource_version: str | None = None, label_selector: str | None = None,
         field_selector: str | None = None, timeout_seconds: int | None = None,
         allow_bookmarks: bool = True, send_initial_events: bool = False,
-        read_timeout: float | None = None,
+        read_timeout: float | None = None, echoes: bool = False,
     ) -> Watch[Any]:
         """A watch of changes after ``resource_version`` (None: from the current state,
         starting with synthetic ADDED events for what exists).
@@ -273,7 +278,11 @@ class Client:
         events closed by a bookmark (a streaming list). The request is sent on the first
         iteration; an expired ``resource_version`` raises ``GoneError`` from it.
         ``read_timeout`` bounds the silence between two events (default: the server's
-        ``timeout_seconds`` plus a margin, or unbounded).
+        ``timeout_seconds`` plus a margin, or unbounded). With ``echoes``, an ADDED or
+        MODIFIED event whose object is byte for byte the answer to one of this client's
+        recent writes of a resource in :attr:`write_answers` comes as an
+        :class:`~setpoint.client.echoes.Echo` (its name and resourceVersion, the object
+        undecoded until ``decode()``), for an informer that may already hold it.
         """
         params = watch_params(name, resource_version, label_selector, field_selector,
                               timeout_seconds, allow_bookmarks, send_initial_events)
@@ -291,7 +300,8 @@ class Client:
                 yield resp
 
         watch: Watch[Any] = Watch(open_stream, decoder_for(resource), resource_version,
-                                  description=_describe(resource, namespace))
+                                  description=_describe(resource, namespace),
+                                  answers=self.write_answers if echoes else None)
         return watch
 
     # -- writes ----------------------------------------------------------------------------
@@ -310,7 +320,7 @@ class Client:
             "POST", info.path(ns), params=params, body=orjson.dumps(body),
             template=info.template(info.namespaced, False),
         )
-        return cast(ObjT, decoded_like(obj, resp.body))
+        return cast(ObjT, self._answer(info, obj, resp.body))
 
     async def update(
         self, obj: ObjT, *, namespace: str | None = None, dry_run: bool = False,
@@ -366,7 +376,9 @@ class Client:
         )
         if is_typed_class(resource):  # validated when first read, as decoded_like's
             return answer_like(cast(type[Any], resource), resp.body)
-        return json_object(resp.body)
+        answer = json_object(resp.body)
+        self.write_answers.remember(info, resp.body, answer)
+        return answer
 
     async def apply(
         self, obj: ObjT, *, field_manager: str | None = None, force: bool = False,
@@ -390,7 +402,7 @@ class Client:
             content_type=str(PatchType.APPLY), idempotent=True,
             template=info.template(info.namespaced, True, subresource),
         )
-        return cast(ObjT, decoded_like(obj, resp.body))
+        return cast(ObjT, self._answer(info, obj, resp.body))
 
     async def delete(
         self, resource: ResourceRef, name: str, *, namespace: str | None = None,
@@ -541,7 +553,15 @@ class Client:
             params=self._write_params(dry_run, field_manager, field_validation),
             body=orjson.dumps(body), template=info.template(info.namespaced, True, subresource),
         )
-        return cast(ObjT, decoded_like(obj, resp.body))
+        return cast(ObjT, self._answer(info, obj, resp.body))
+
+    def _answer(self, info: ResourceInfo, sent: object, body: bytes) -> Any:
+        """A write's answer typed like the object sent (:func:`decoded_like`); a dict
+        answer remembered for its watch event (:attr:`write_answers`)."""
+        answer = decoded_like(sent, body)
+        if type(answer) is dict:
+            self.write_answers.remember(info, body, answer)
+        return answer
 
     async def _info_for(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo:
         if is_typed_class(type(obj)):

@@ -17,10 +17,11 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 import orjson
 
+from setpoint.client.echoes import WriteAnswers
 from setpoint.client.errors import ClientError, api_error_from_status
 from setpoint.client.http1 import failures
 from setpoint.client.transport import StreamResponse
@@ -37,7 +38,9 @@ class WatchEvent(NamedTuple, Generic[T]):
 
     ``object`` is decoded to the typed class the watch was opened with, except for
     ``BOOKMARK`` events, whose object is the bare dict the server sent (it carries only
-    ``metadata.resourceVersion``).
+    ``metadata.resourceVersion``), and, only on a watch opened with ``echoes`` (an
+    informer's), the :class:`~setpoint.client.echoes.Echo` of a write's answer (not in
+    the declared type: no other watch ever hands one out).
     """
 
     type: str
@@ -79,15 +82,18 @@ class Watch(Generic[T]):
     the stream.
 
     ``open_stream`` opens the HTTP response (resolving the resource first if need be);
-    ``decode`` turns each object dict into ``T``.
+    ``decode`` turns each object dict into ``T``. With ``answers``, a line whose object is
+    one of them comes as its :class:`~setpoint.client.echoes.Echo`, undecoded.
     """
 
     def __init__(
         self, open_stream: StreamOpener, decode: Callable[[dict[str, Any]], T],
         resource_version: str | None = None, description: str = "",
+        answers: WriteAnswers | None = None,
     ) -> None:
         self._open_stream = open_stream
         self._decode = decode
+        self._answers = answers
         self._events: AsyncGenerator[WatchEvent[T], None] | None = None
         self._closed = False
         self.resource_version = resource_version
@@ -142,6 +148,11 @@ class Watch(Generic[T]):
                 yield self._event(bytes(buffer))
 
     def _event(self, line: bytes) -> WatchEvent[T]:
+        if self._answers is not None:
+            echoed = self._answers.echo(line)
+            if echoed is not None:
+                self.resource_version = echoed[1].resource_version
+                return WatchEvent(echoed[0], cast(Any, echoed[1]))
         try:
             doc = orjson.loads(line)
             type_, obj = doc["type"], doc["object"]

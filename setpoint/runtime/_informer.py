@@ -48,6 +48,7 @@ from typing import Any, Protocol
 from setpoint.client import (
     ApiError,
     Client,
+    Echo,
     ForbiddenError,
     GoneError,
     NotFoundError,
@@ -67,6 +68,7 @@ from setpoint.runtime._objects import (
     kind_key,
     meta,
     namespace_of,
+    object_key,
     resource_version_of,
 )
 from setpoint.runtime._ownwrites import OwnWrite
@@ -230,6 +232,9 @@ class Informer:
             try:
                 if self.info is None:
                     self.info = await self.client.resolve(self._ref)
+                    # its writes' answers remembered, their watch events then told
+                    # without decoding them (setpoint.client.echoes)
+                    self.client.write_answers.watch(self.info)
                 if self.resource_version is None:
                     await self._list()
                 await self._watch()
@@ -307,7 +312,7 @@ class Informer:
         watch = self.client.watch(
             self.info, namespace=self.namespace, resource_version=self.resource_version,
             label_selector=self.label_selector, field_selector=self.field_selector,
-            timeout_seconds=timeout, allow_bookmarks=True,
+            timeout_seconds=timeout, allow_bookmarks=True, echoes=True,
         )
         async with watch:
             async for event_type, obj in watch:
@@ -315,12 +320,29 @@ class Informer:
                 self.resource_version = watch.resource_version
                 if event_type == "BOOKMARK":
                     continue
+                item: object = obj  # an Echo too, on this watch (echoes=True)
+                if isinstance(item, Echo):
+                    if self._known(item):
+                        self.backoff.reset()
+                        continue  # a recorded write's own event (as _apply finds it)
+                    obj = item.decode()
                 assert isinstance(obj, dict)
                 self._apply(event_type, obj)
                 self.backoff.reset()
         if events == 0 and time.monotonic() - started < 1.0:
             # a watch the server ends at once, again and again, must not spin
             await asyncio.sleep(self.backoff.next())
+
+    def _known(self, echo: Echo) -> bool:
+        """Whether the store holds the echoed version or a later one already (a recorded
+        write's answer): then its event changes nothing and is handed to no one, as
+        :meth:`_apply` finds for a decoded one."""
+        old = self.store.get(object_key(echo.namespace, echo.name))
+        if old is None:
+            return False
+        old_rv = _int_rv(old)
+        rv = echo.resource_version
+        return old_rv is not None and rv.isdigit() and int(rv) <= old_rv
 
     def _apply(self, event_type: str, obj: Obj) -> None:
         obj = self._transform(obj)

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from setpoint.client import Client, GoneError, Kind
+from setpoint.client import Client, Echo, GoneError, Kind, load_kubeconfig
+from setpoint.cluster import RunningCluster
 from setpoint.runtime._cache import Cache, NotWatchedError, Store
 from setpoint.runtime._informer import Informer
 from tests.runtime.conftest import CONFIGMAP
@@ -179,6 +180,62 @@ async def test_recorded_write_is_visible_at_once_and_its_event_not_repeated(
         await client.create(cm("marker"))
         await wait_for(lambda: ("add", "marker") in seen.events)
         assert seen.events.count(("add", "mine")) == 1
+    finally:
+        task.cancel()
+
+
+async def test_a_writes_watch_event_is_told_by_its_answers_bytes_and_no_other_is(
+        cluster: RunningCluster, client: Client) -> None:
+    """The server encodes a write's answer and its watch event from the same stored object
+    (kube-apiserver's and Setpoint's watch line is ``{"type":...,"object":`` + the object +
+    ``}``): on a watch opened with ``echoes``, the events of this client's own writes come
+    as an :class:`Echo` of the answer (decoded on demand to the answer itself), and a
+    change made by another client, which this one never read, as the object."""
+    info = await client.resolve(CONFIGMAP)
+    client.write_answers.watch(info)
+    listed = await client.list(CONFIGMAP, namespace="default")
+    mine = await client.create(cm("mine", data={"a": "1"}))
+    patched = await client.patch(CONFIGMAP, "mine", {"data": {"a": "2"}}, namespace="default")
+    async with Client(load_kubeconfig(cluster.kubeconfig)) as other:
+        theirs = await other.create(cm("theirs"))
+    events: list[Any] = []
+    async with client.watch(CONFIGMAP, namespace="default", echoes=True,
+                            resource_version=listed.resource_version) as watch:
+        async for event in watch:
+            events.append(event)
+            if len(events) == 3:
+                break
+    assert [(e.type, type(e.object)) for e in events] == [
+        ("ADDED", Echo), ("MODIFIED", Echo), ("ADDED", dict)]
+    assert events[0].object.decode() == mine and events[1].object.decode() == patched
+    assert events[1].object.resource_version == patched["metadata"]["resourceVersion"]
+    assert events[2].object == theirs
+
+
+async def test_an_echo_the_store_does_not_hold_is_handed_out_whole(client: Client) -> None:
+    """An informer drops the echo of a write it recorded (its store holds that version)
+    and decodes and hands out every other, the echo of a write nobody recorded included:
+    a handler hears each change once, with the object as the server sent it."""
+    informer = Informer(client, CONFIGMAP, namespace="default")
+    seen = Recorder()
+    updates: list[dict[str, Any]] = []
+    seen.on_update = lambda old, new: updates.append(new)  # type: ignore[method-assign]
+    informer.add_handler(seen)
+    task = await run_informer(informer)
+    try:
+        recorded = await client.create(cm("recorded"))
+        assert informer.record_write(recorded)
+        unrecorded = await client.create(cm("unrecorded", data={"k": "v"}))
+        await client.patch(CONFIGMAP, "unrecorded", {"data": {"k": "w"}},
+                           namespace="default")
+        await wait_for(lambda: len(updates) == 1)
+        assert seen.events.count(("add", "recorded")) == 1  # the record's, not the echo's
+        assert ("add", "unrecorded") in seen.events
+        assert updates[0]["data"] == {"k": "w"}
+        stored = informer.store.get("default/unrecorded")
+        assert stored is not None and stored["data"] == {"k": "w"}
+        assert stored["metadata"]["uid"] == unrecorded["metadata"]["uid"]
+        assert "managedFields" not in stored["metadata"]  # transformed as any event
     finally:
         task.cancel()
 
