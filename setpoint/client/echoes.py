@@ -52,14 +52,17 @@ class Echo(NamedTuple):
 
 
 class WriteAnswers:
-    """The bodies of a client's latest write answers (at most ``limit``), for the
-    resources some informer of the client watches."""
+    """The bodies of a client's latest write answers, for the resources some informer of
+    the client watches: at most ``limit`` of them and ``budget`` bytes in all (a body
+    larger than a sixteenth of that is not kept), the oldest forgotten first."""
 
-    __slots__ = ("_known", "_resources", "limit")
+    __slots__ = ("_bytes", "_known", "_resources", "budget", "limit")
 
-    def __init__(self, limit: int = 1024) -> None:
+    def __init__(self, limit: int = 1024, budget: int = 8 << 20) -> None:
         self.limit = limit
+        self.budget = budget
         self._known: dict[bytes, tuple[str | None, str, str]] = {}
+        self._bytes = 0
         self._resources: set[tuple[str, str]] = set()
 
     def __len__(self) -> int:
@@ -82,9 +85,16 @@ class WriteAnswers:
         if type(name) is not str or type(rv) is not str \
                 or (namespace is not None and type(namespace) is not str):
             return
+        size = len(body)
+        if size > self.budget >> 4:
+            return
         known = self._known
-        if len(known) >= self.limit:
-            del known[next(iter(known))]  # the oldest: its echo came long ago, or never
+        while known and (len(known) >= self.limit or self._bytes + size > self.budget):
+            oldest = next(iter(known))  # its echo came long ago, or never will
+            del known[oldest]
+            self._bytes -= len(oldest)
+        if body not in known:
+            self._bytes += size
         known[body] = (namespace, name, rv)
 
     def echo(self, line: bytes) -> tuple[str, Echo] | None:
