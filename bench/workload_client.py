@@ -151,7 +151,7 @@ def run_one(root: Path, kubeconfig: Path, pods: int) -> dict[str, float]:
     os.mkfifo(ack)
     env = {**os.environ, "PYTHONPATH": str(root), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        ["perf", "stat", "-x", ",", "-e", "instructions:u,task-clock", "-D", "-1",
+        ["perf", "stat", "-x", ",", "-e", "instructions:u,instructions:k,task-clock", "-D", "-1",
          "--control", f"fifo:{ctl},{ack}", "-o", str(out), "--", sys.executable,
          str(ROOT / "bench" / "workload_client.py"), "--child", str(kubeconfig),
          "--pods", str(pods), "--ctl", str(ctl), "--ack", str(ack)],
@@ -200,7 +200,9 @@ def main(argv: list[str] | None = None) -> int:
                 server.stop()
             results[root].append(result)
             per = result["instructions:u"] / args.pods / 1e6
-            print(f"run {run} {root}: {per:.3f} M user instructions per pod, "
+            kernel = result.get("instructions:k", 0.0) / args.pods / 1e6
+            print(f"run {run} {root}: {per:.3f} M user instructions per pod "
+                  f"({kernel:.3f} M kernel), "
                   f"cpu {result['cpu_s']:.2f} s, wall {result['wall_s']:.2f} s, "
                   f"load {os.getloadavg()[0]:.1f}", flush=True)
     for root, runs in results.items():
