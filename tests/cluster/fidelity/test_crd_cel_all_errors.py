@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import widget_crd
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -39,13 +40,7 @@ def _crd(group: str, *rules: str) -> dict[str, Any]:
             "x-kubernetes-validations": [{"rule": r, "message": "m"} for r in rules],
             "properties": {"name": {"type": "string", "maxLength": 10},
                            "n": {"type": "integer"}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                         "openAPIV3Schema": {"type": "object",
-                                             "properties": {"spec": spec}}}}]}}
+    return widget_crd(group, spec)
 
 
 def _error(line: int, col: int, message: str, source: str, marks: str = "") -> str:

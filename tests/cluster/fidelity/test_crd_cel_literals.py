@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import widget_crd
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -29,13 +30,7 @@ def _crd(group: str, rule: str) -> dict[str, Any]:
         "name": {"type": "string", "maxLength": 10}, "n": {"type": "integer"},
         "tags": {"type": "array", "maxItems": 4,
                  "items": {"type": "string", "maxLength": 5}}}}
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                         "openAPIV3Schema": {"type": "object",
-                                             "properties": {"spec": spec}}}}]}}
+    return widget_crd(group, spec)
 
 
 MIXED = [

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import widget_crd
 from tests.cluster.fidelity.writes import send
 from tests.waiting import wait_for
 
@@ -40,13 +41,7 @@ def _crd(group: str, strict: bool) -> dict[str, Any]:
         spec["properties"]["size"]["maximum"] = 3
         spec["x-kubernetes-validations"] = [{"rule": "self.name.startsWith('w')",
                                              "message": "name must start with w"}]
-    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-            "metadata": {"name": f"widgets.{group}"},
-            "spec": {"group": group, "scope": "Namespaced",
-                     "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {
-                         "openAPIV3Schema": {"type": "object",
-                                             "properties": {"spec": spec}}}}]}}
+    return widget_crd(group, spec)
 
 
 async def _tighten(api: API, group: str, spec: dict[str, Any]) -> str:
