@@ -26,6 +26,7 @@ from setpoint.client.http1 import StreamAnswer
 from setpoint.client.transport import NO_RETRIES, StreamResponse, Transport
 from setpoint.client.watch import Watch
 from tests.client.stubserver import stub_server
+from tests.waiting import quiet_period
 
 CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
            b"Transfer-Encoding: chunked\r\n\r\n"
@@ -195,18 +196,20 @@ def test_a_watch_bounds_the_silence_between_events_not_its_whole_length(
     ``sock_read``; the connection keeps one timer for it, moved on as events come): a
     watch whose events come more often than that lives on past it, for as long as they
     come, and ends with ``TimeoutError`` once they stop."""
-    events, gap, read_timeout = 12, 0.1, 0.6
+    # each silence a tenth of the read timeout (a stalled loop on a busy machine has room),
+    # all of them together half as long again as it
+    events, gap, read_timeout = 15, 0.1, 1.0
 
     async def main() -> int:
         async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             await reader.readuntil(b"\r\n\r\n")
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                          b"Transfer-Encoding: chunked\r\n\r\n")
-            for _ in range(events):  # 1.2 s in all: twice the read timeout
+            for _ in range(events):
                 line = ADDED + b"\n"
                 writer.write(b"%x\r\n%s\r\n" % (len(line), line))
                 await writer.drain()
-                await asyncio.sleep(gap)
+                await quiet_period(gap)  # the server's silence between two events
             await reader.read()  # then silence, the connection open
 
         server = await asyncio.start_server(handle, "127.0.0.1", 0)

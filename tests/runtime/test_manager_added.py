@@ -52,6 +52,10 @@ LEASE = Kind("coordination.k8s.io/v1", "Lease")
 LEASE_DURATION = 3.0
 
 
+async def _idle(_manager: Manager) -> None:
+    """A runnable with nothing to do."""
+
+
 def recording_controller(seen: list[str], name: str = "added",
                          gate: asyncio.Event | None = None,
                          finished: list[str] | None = None) -> Controller[Any]:
@@ -202,7 +206,7 @@ async def test_adding_once_the_stop_began_is_refused_with_the_reason(
         with pytest.raises(ManagerStoppingError, match=r"'late'.*stopping"):
             manager.add(recording_controller([], name="late"))
         with pytest.raises(ManagerStoppingError, match="stopping"):
-            manager.add_runnable(lambda _: asyncio.sleep(0))
+            manager.add_runnable(_idle)
         await quiet_period(0.5)
         assert not stopping.done()  # the added controller's reconcile is waited for
         gate.set()
