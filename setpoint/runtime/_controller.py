@@ -92,6 +92,9 @@ class Options:
     max_concurrent_reconciles: int | None = None
     rate_limiter: Callable[[], RateLimiter] | None = None
     reconcile_timeout: float | None = None
+    cache_sync_timeout: float | None = None
+    """Seconds its start waits for its kinds' caches to sync (controller-runtime's
+    ``controller.Options.CacheSyncTimeout``); None: the manager's ``cache_sync_timeout``."""
 
 
 class ReconcileSignatureError(TypeError):
@@ -255,8 +258,17 @@ class Controller(Generic[T]):
 
     def with_options(self, *, max_concurrent_reconciles: int | None = None,
                      rate_limiter: Callable[[], RateLimiter] | None = None,
-                     reconcile_timeout: float | None = None) -> Controller[T]:
-        """Set workers, the retry rate limiter (a factory) or a timeout per reconcile."""
+                     reconcile_timeout: float | None = None,
+                     cache_sync_timeout: float | None = None) -> Controller[T]:
+        """Set workers, the retry rate limiter (a factory), a timeout per reconcile, or
+        how long its start waits for its caches to sync before it fails the manager
+        (``cache_sync_timeout`` seconds: controller-runtime's ``CacheSyncTimeout``; the
+        manager's, two minutes by default, otherwise)."""
+        if cache_sync_timeout is not None:
+            if not cache_sync_timeout > 0:  # NaN too
+                raise ValueError(f"cache_sync_timeout must be a number of seconds above 0, "
+                                 f"not {cache_sync_timeout!r}")
+            self.options.cache_sync_timeout = cache_sync_timeout
         if max_concurrent_reconciles is not None:
             if max_concurrent_reconciles < 1:
                 raise ValueError("max_concurrent_reconciles must be at least 1")

@@ -16,8 +16,9 @@ run, else with them on election. Both are stopped with the rest.
 
 A list or watch the server refuses (403: RBAC not granted yet) or fails is retried with
 backoff by its informer, as client-go's reflector retries it, each refusal logged with the
-rule that would end it; the manager gives up only when the caches have not synced within
-``cache_sync_timeout``, as controller-runtime's controller does (see ``_startup``).
+rule that would end it; the manager gives up only when a controller's caches have not
+synced within its ``cache_sync_timeout`` (its own, else the manager's), as
+controller-runtime's controller does (see ``_startup``).
 
 Graceful shutdown reverses it: stop taking requests and let in-flight reconciles finish
 (``graceful_shutdown_timeout``), then flush events, release the lease, stop the informers
@@ -172,8 +173,9 @@ class Manager:
         """Add a controller. Added after :meth:`start`, it starts at once (its kinds not yet
         cached get their informers, a kind already cached replays its objects to it) and
         its workers run once its informers have synced and this manager leads; a refused
-        list or watch is retried meanwhile, and caches that do not sync within
-        ``cache_sync_timeout`` stop the manager with that error (naming each refusal), as
+        list or watch is retried meanwhile, and caches that do not sync within its
+        ``cache_sync_timeout`` (its own, else the manager's) stop the manager with that
+        error (naming it, each kind and each refusal), as
         controller-runtime's manager stops on a controller's ``failed to wait for caches
         to sync``. Raises :class:`ManagerStoppingError` once :meth:`stop` has begun."""
         self._refuse_when_stopping(f"controller {controller.name!r}")
@@ -327,8 +329,9 @@ class Manager:
         election, the workers run). Lists and watches the server refuses are retried
         meanwhile (RBAC granted late lets it start); raises
         :class:`~setpoint.runtime._startup.CacheSyncTimeout` (a ``TimeoutError``; its
-        ``StartupRefused`` form naming each refusal and its fix) when the caches do not
-        sync within ``cache_sync_timeout``."""
+        ``StartupRefused`` form naming each refusal and its fix) when a controller's
+        caches do not sync within its ``cache_sync_timeout`` (its own, else the
+        manager's), naming that controller."""
         if self._started:
             raise RuntimeError("the manager is already started")
         self._started = True
@@ -363,8 +366,7 @@ class Manager:
         for key in self.informers:
             self._run_informer(key)
         try:
-            await wait_for_caches(self.informers, settings.cache_sync_timeout, client.config,
-                                  lambda: manager_permissions(self))
+            await self._wait_for_start_caches()
         except BaseException:  # timed out, or cancelled by a signal: stop at once
             await self.stop(graceful=False)
             raise
@@ -393,6 +395,45 @@ class Manager:
             self._start_workers()
         log.info("manager_started name=%s controllers=%d kinds=%d", settings.name,
                  len(self.running_controllers), len(self.informers))
+
+    async def _wait_for_start_caches(self) -> None:
+        """Wait for each controller's caches within its own ``cache_sync_timeout``, as each
+        controller-runtime controller's ``Start`` waits for its sources
+        (``startEventSourcesAndQueueLocked``), and for the informers no controller needs
+        (asked for with :meth:`informer_for`) within the manager's; the first that times
+        out is raised (naming its controller), the others are no longer waited for."""
+        waits: list[Coroutine[Any, Any, None]] = []
+        claimed: set[KindKey] = set()
+        for running in self._wired_at_start:
+            kinds = _controller_kinds(running)
+            claimed.update(kinds)
+            waits.append(self._wait_for_controller_caches(
+                running, {k: self.informers[k] for k in kinds}))
+        rest = {k: i for k, i in self.informers.items() if k not in claimed}
+        if rest:
+            waits.append(wait_for_caches(rest, self.settings.cache_sync_timeout,
+                                         self.client.config, lambda: manager_permissions(self)))
+        tasks = [asyncio.ensure_future(w) for w in waits]
+        if not tasks:
+            return
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in tasks:  # in the controllers' order, when several ran out at once
+                failure = task.exception() if task.done() and not task.cancelled() else None
+                if failure is not None:
+                    raise failure
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _wait_for_controller_caches(self, running: RunningController,
+                                    informers: dict[KindKey, Informer],
+                                    ) -> Coroutine[Any, Any, None]:
+        own = running.definition.options.cache_sync_timeout
+        timeout = own if own is not None else self.settings.cache_sync_timeout
+        return wait_for_caches(informers, timeout, self.client.config,
+                               lambda: manager_permissions(self), controller=running.name)
 
     def _leader_election_event(self, lease: dict[str, Any], message: str) -> None:
         """client-go's LeaseLock.RecordEvent: a Normal ``LeaderElection`` event about the
@@ -453,11 +494,10 @@ class Manager:
             return
         for key in held:
             self._run_informer(key)
-        kinds = {kind_key(k) for k in running.definition.kinds()}
-        unsynced = {k: self.informers[k] for k in kinds if not self.informers[k].has_synced}
+        unsynced = {k: self.informers[k] for k in _controller_kinds(running)
+                    if not self.informers[k].has_synced}
         try:
-            await wait_for_caches(unsynced, self.settings.cache_sync_timeout,
-                                  self.client.config, lambda: manager_permissions(self))
+            await self._wait_for_controller_caches(running, unsynced)
         except CacheSyncTimeout as exc:
             # the controller's Start returns this error to the manager's errChan, and
             # controllerManager.Start returns it: the manager stops (pkg/manager/internal.go)
@@ -627,6 +667,11 @@ class Manager:
             return None
         unsynced = [str(k) for k, i in self.informers.items() if not i.has_synced]
         return "caches not synced: " + ", ".join(unsynced)
+
+
+def _controller_kinds(running: RunningController) -> list[KindKey]:
+    """The kinds a controller needs cached, each once, in the order it declares them."""
+    return list(dict.fromkeys(kind_key(k) for k in running.definition.kinds()))
 
 
 def _add_check(checks: list[tuple[str, Callable[[], str | None]]], name: str,

@@ -10,6 +10,13 @@ while the manager waits (a Role applied after the Deployment) lets it start. Eac
 is logged when it happens with what would end it (:func:`refusal_text`: for a 403, the
 verb and resource refused, what the controllers declare, and the roles that grant it), and
 the timeout's error says it again for every kind still refused.
+
+The timeout is each controller's own (``Controller.with_options(cache_sync_timeout=...)``,
+controller-runtime's ``controller.Options.CacheSyncTimeout``, defaulting to the manager's
+``cache_sync_timeout`` as pkg/controller/controller.go defaults it to the manager's
+``Controller.CacheSyncTimeout``), and its error names the controller and each kind, as the
+Kind source's ``WaitForSync`` does (pkg/internal/source/kind.go: "timed out waiting for
+cache to be synced for Kind ...").
 """
 
 from __future__ import annotations
@@ -35,12 +42,13 @@ class StartupRefused(CacheSyncTimeout):
 
 
 async def wait_for_caches(informers: Mapping[KindKey, Informer], timeout: float,
-                          config: ClusterConfig, permissions: Any) -> None:
+                          config: ClusterConfig, permissions: Any, *,
+                          controller: str | None = None) -> None:
     """Return once every informer has synced; their refusals and failures are retried
     meanwhile. After ``timeout`` seconds raise :class:`StartupRefused` when a kind not
-    synced was refused (its error names each such refusal and its fix), else
-    :class:`CacheSyncTimeout` naming each kind not synced with its last failure.
-    ``permissions`` is a callable giving the manager's Permissions."""
+    synced was refused, else :class:`CacheSyncTimeout`; either names ``controller`` (whose
+    caches these are, if any) and each kind not synced, with its refusal and fix or its
+    last failure. ``permissions`` is a callable giving the manager's Permissions."""
     synced = asyncio.ensure_future(
         asyncio.gather(*(i.wait_synced() for i in informers.values())))
     try:
@@ -51,14 +59,22 @@ async def wait_for_caches(informers: Mapping[KindKey, Informer], timeout: float,
     if synced in done:
         return
     pending = {k: i for k, i in informers.items() if not i.has_synced}
-    refused = [refusal_text(k, i, config, permissions)
-               for k, i in pending.items() if i.refusal is not None]
-    if refused:
-        raise StartupRefused(f"caches did not sync in {timeout:g}s: " + "; ".join(refused))
     # each kind with the reason it is not synced, so that the one line says what to fix
-    reasons = "; ".join(f"{k} ({i.last_error})" if i.last_error else str(k)
-                        for k, i in pending.items())
-    raise CacheSyncTimeout(f"caches did not sync in {timeout:g}s: {reasons}")
+    kinds = "; and for ".join(_kind_text(k, i, config, permissions)
+                              for k, i in pending.items())
+    whose = f'controller "{controller}": ' if controller is not None else ""
+    text = (f"{whose}timed out after {timeout:g}s waiting for cache to be synced for "
+            f"{kinds}")
+    if any(i.refusal is not None for i in pending.values()):
+        raise StartupRefused(text)
+    raise CacheSyncTimeout(text)
+
+
+def _kind_text(key: KindKey, informer: Informer, config: ClusterConfig,
+               permissions: Any) -> str:
+    if informer.refusal is not None:
+        return f"Kind {key}: {refusal_text(key, informer, config, permissions)}"
+    return f"Kind {key}: {informer.last_error}" if informer.last_error else f"Kind {key}"
 
 
 def _resource_name(key: KindKey, informer: Informer) -> tuple[str, str]:

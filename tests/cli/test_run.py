@@ -185,8 +185,10 @@ async def test_rejected_credentials_fail_after_the_cache_sync_timeout_with_one_l
     _, err = await _finish(proc)
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
-    assert line.startswith("error: caches did not sync in 3s: 401 Unauthorized: the API "
-                           "server at https://127.0.0.1:"), line
+    assert line.startswith(
+        'error: controller "widget": timed out after 3s waiting for cache to be synced for '
+        "Kind Widget.bench.setpoint.dev/v1: 401 Unauthorized: the API server at "
+        "https://127.0.0.1:"), line
     assert "refused to list" in line and "Traceback" not in err
     assert "informer_refused" in err  # each refusal was logged as it came
 
@@ -220,7 +222,8 @@ async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_ru
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
     assert line == (
-        "error: caches did not sync in 3s: 403 Forbidden: widgets.bench.setpoint.dev is "
+        'error: controller "widget": timed out after 3s waiting for cache to be synced for '
+        "Kind Widget.bench.setpoint.dev/v1: 403 Forbidden: widgets.bench.setpoint.dev is "
         f'forbidden: User "system:serviceaccount:{namespace}:nobody" cannot list resource '
         '"widgets" in API group "bench.setpoint.dev" at the cluster scope; the cache needs '
         'the rule apiGroups=["bench.setpoint.dev"] resources=["widgets"] '

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -157,10 +156,12 @@ async def test_a_refusal_that_outlasts_the_cache_sync_timeout_stops_the_start_na
     assert isinstance(info.value, CacheSyncTimeout | TimeoutError)
     text = str(info.value)
     assert text.startswith(
-        "caches did not sync in 1.5s: 403 Forbidden: widgets.bench.setpoint.dev is "
+        'controller "widget": timed out after 1.5s waiting for cache to be synced for Kind '
+        "Widget.bench.setpoint.dev/v1: 403 Forbidden: widgets.bench.setpoint.dev is "
         f'forbidden: User "{USER}" cannot list resource "widgets"'), text
     assert WIDGETS_RULE in text
-    assert "configmaps" in text  # every kind still refused is named
+    # every kind of the controller still refused is named
+    assert '; and for Kind ConfigMap.v1: 403 Forbidden: configmaps is forbidden' in text
     assert manager.informers[kind_key(WIDGET)].refusal is not None
     await asyncio.wait_for(manager.wait(), 5)  # stopped
     assert not manager.ready
@@ -191,18 +192,83 @@ async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
 
 async def test_an_added_controller_refused_past_the_timeout_stops_the_manager_naming_it(
         cluster: RunningCluster, client: Client) -> None:
+    """Added with its own ``cache_sync_timeout`` (the manager's is two minutes), the refusal
+    that outlasts it stops the manager with an error naming the controller and its kind."""
     manager = as_account(await service_account(cluster, client), [widget_controller()])
     await grant(client, manager)
     await manager.start()
     try:
-        # short only now: the start's own sync is not what this test is about
-        manager.settings = replace(manager.settings, cache_sync_timeout=1.0)
-        manager.add(secrets_controller([]))
+        manager.add(secrets_controller([]).with_options(cache_sync_timeout=1.0))
         await asyncio.wait_for(manager.wait(), 30)
     finally:
         await manager.stop()
     assert isinstance(manager.error, StartupRefused)
     assert str(manager.error).startswith(
-        f'caches did not sync in 1s: 403 Forbidden: secrets is forbidden: User "{USER}" '
-        'cannot list resource "secrets"')
+        'controller "secrets": timed out after 1s waiting for cache to be synced for Kind '
+        f'Secret.v1: 403 Forbidden: secrets is forbidden: User "{USER}" cannot list '
+        'resource "secrets"')
     assert SECRETS_RULE in str(manager.error)
+
+
+# -- each controller's own CacheSyncTimeout ---------------------------------------------------
+# controller-runtime pkg/controller/controller.go ``NewTypedUnmanaged``: a controller's
+# ``Options.CacheSyncTimeout`` defaults to the manager's ``Controller.CacheSyncTimeout``, then
+# to two minutes; pkg/internal/controller/controller.go ``startEventSourcesAndQueueLocked``
+# waits for each of its sources within it, and pkg/internal/source/kind.go ``WaitForSync``
+# fails with "timed out waiting for cache to be synced for Kind ...".
+
+async def grant_only_widgets(client: Client, config: ClusterConfig) -> None:
+    """Grant ``op`` what the Widget controller declares, nothing for Secrets."""
+    await grant(client, as_account(config, [widget_controller()]))
+
+
+async def test_a_controllers_own_cache_sync_timeout_fails_the_start_naming_it_and_its_kind(
+        cluster: RunningCluster, client: Client) -> None:
+    """The manager would wait two minutes; the Secrets controller's own timeout, one second,
+    is what fails the start while the server refuses its list, and the error names that
+    controller and its kind, not the Widget controller whose caches synced."""
+    config = await service_account(cluster, client)
+    await grant_only_widgets(client, config)
+    manager = as_account(config, [
+        widget_controller(), secrets_controller([]).with_options(cache_sync_timeout=1.0)])
+    assert manager.settings.cache_sync_timeout == 120.0
+    with pytest.raises(StartupRefused) as info:
+        await asyncio.wait_for(manager.start(), 30)
+    text = str(info.value)
+    assert text == (
+        'controller "secrets": timed out after 1s waiting for cache to be synced for Kind '
+        f'Secret.v1: 403 Forbidden: secrets is forbidden: User "{USER}" cannot list resource '
+        f'"secrets" in API group "" at the cluster scope; {SECRETS_RULE}; its controllers '
+        "declare get, list, watch, create, update, patch, delete on secrets: bind this "
+        "user to the roles `setpoint generate rbac` writes for them"), text
+    assert has_synced(manager.informers[kind_key(WIDGET)])
+    await asyncio.wait_for(manager.wait(), 5)  # stopped
+    assert not manager.ready
+
+
+async def test_a_controllers_longer_cache_sync_timeout_outlasts_the_managers(
+        cluster: RunningCluster, client: Client) -> None:
+    """A controller's own timeout replaces the manager's, longer too: refused for longer
+    than the manager's 0.3 s (two refused lists are at least 0.8 s apart), the start still
+    waits, and roles granted then let it start."""
+    config = await service_account(cluster, client)
+    requests = RequestLog()
+    manager = as_account(config, [widget_controller().with_options(cache_sync_timeout=60.0)],
+                         requests, cache_sync_timeout=0.3)
+    starting = asyncio.create_task(manager.start())
+    try:
+        await wait_for(lambda: refused_lists(requests, "widgets") >= 2)
+        assert not starting.done()
+        await grant(client, manager)
+        await asyncio.wait_for(starting, 30)
+        assert ready(manager) and manager.error is None
+    finally:
+        starting.cancel()
+        await asyncio.gather(starting, return_exceptions=True)
+        await manager.stop()
+
+
+def test_a_cache_sync_timeout_must_be_positive() -> None:
+    for wrong in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="cache_sync_timeout must be a number of seconds"):
+            widget_controller().with_options(cache_sync_timeout=wrong)
