@@ -20,6 +20,7 @@ import dataclasses
 import logging
 from typing import Any
 
+import aiohttp
 import pytest
 
 from setpoint.client import Client, ClusterConfig, Kind, load_kubeconfig
@@ -167,13 +168,22 @@ async def test_a_refusal_that_outlasts_the_cache_sync_timeout_stops_the_start_na
     assert not manager.ready
 
 
+async def readyz(port: int | None) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, \
+            session.get(f"http://127.0.0.1:{port}/readyz?verbose") as resp:
+        return resp.status, await resp.text()
+
+
 async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
         cluster: RunningCluster, client: Client, caplog: pytest.LogCaptureFixture) -> None:
     """A controller added to a running manager whose kind (Secrets) the operator's roles do
     not cover yet: its informer is refused and retried, the manager keeps running and
-    stays ready, and once the roles that now include it are applied it reconciles."""
+    its ``/readyz`` stays ready (controller-runtime has no readiness check on caches at all:
+    pkg/manager/internal.go serves only the checks given to ``AddReadyzCheck``), and once
+    the roles that now include it are applied it reconciles."""
     caplog.set_level(logging.WARNING, logger="setpoint.runtime._manager")
-    manager = as_account(await service_account(cluster, client), [widget_controller()])
+    manager = as_account(await service_account(cluster, client), [widget_controller()],
+                         http_port=0)
     await grant(client, manager)
     seen: list[str] = []
     async with manager.running():
@@ -182,6 +192,9 @@ async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
         await wait_for(lambda: refusals_logged(caplog, "secrets"))
         assert SECRETS_RULE.replace('"', '\\"') in refusals_logged(caplog, "secrets")[0]
         assert ready(manager) and manager.error is None and not has_synced(secrets)
+        status, text = await readyz(manager.http_port)
+        assert (status, text.splitlines()[-1]) == (200, "healthz check passed"), text
+        assert "[+]cache-sync ok" in text.splitlines()
 
         await client.create({"apiVersion": "v1", "kind": "Secret",
                              "metadata": {"name": "s", "namespace": "default"}})
