@@ -193,9 +193,10 @@ async def test_rejected_credentials_fail_after_the_cache_sync_timeout_with_one_l
     assert "informer_refused" in err  # each refusal was logged as it came
 
 
-async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_rule_and_rbac(
-        setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
-    await setpoint_cluster.install(Widget)
+async def _allowed_only_configmaps(setpoint_cluster: SetpointCluster, k8s: Client,
+                                   tmp_path: Path) -> Path:
+    """A kubeconfig of the ServiceAccount ``nobody`` of the test's namespace, allowed
+    ConfigMaps only, so that only the list and watch of Widgets are refused."""
     namespace = k8s.namespace
     await k8s.create({"apiVersion": "v1", "kind": "ServiceAccount",
                       "metadata": {"name": "nobody", "namespace": namespace}})
@@ -203,20 +204,26 @@ async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_ru
         "POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/nobody/token",
         body={"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
               "spec": {"expirationSeconds": 3600}})
-    # allowed its ConfigMaps, so that only the watch of Widgets is refused
     rbac = "rbac.authorization.k8s.io"
+    role = f"nobody-configmaps-{namespace}"
     await k8s.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRole",
-                      "metadata": {"name": "nobody-configmaps"},
+                      "metadata": {"name": role},
                       "rules": [{"apiGroups": [""], "resources": ["configmaps"],
                                  "verbs": ["get", "list", "watch"]}]})
     await k8s.create({"apiVersion": f"{rbac}/v1", "kind": "ClusterRoleBinding",
-                      "metadata": {"name": "nobody-configmaps"},
-                      "roleRef": {"apiGroup": rbac, "kind": "ClusterRole",
-                                  "name": "nobody-configmaps"},
+                      "metadata": {"name": role},
+                      "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": role},
                       "subjects": [{"kind": "ServiceAccount", "name": "nobody",
                                     "namespace": namespace}]})
-    config = _kubeconfig_with_token(setpoint_cluster.kubeconfig, answer["status"]["token"],
-                                    tmp_path / "kubeconfig")
+    return _kubeconfig_with_token(setpoint_cluster.kubeconfig, answer["status"]["token"],
+                                  tmp_path / "kubeconfig")
+
+
+async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_rule_and_rbac(
+        setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
+    await setpoint_cluster.install(Widget)
+    namespace = k8s.namespace
+    config = await _allowed_only_configmaps(setpoint_cluster, k8s, tmp_path)
     proc = await _run_operator(config, target=REFUSED)
     _, err = await _finish(proc)
     assert proc.returncode == 1
@@ -231,6 +238,36 @@ async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_ru
         "patch, delete on widgets.bench.setpoint.dev: bind this user to the roles "
         "`setpoint generate rbac` writes for them")
     assert "Traceback" not in err
+
+
+async def test_the_first_refused_list_is_logged_at_once_not_after_the_two_minute_timeout(
+        setpoint_cluster: SetpointCluster, k8s: Client, tmp_path: Path) -> None:
+    """With the default two-minute ``cache_sync_timeout`` and the default log level, the
+    first refused list is a warning line at once, while the start still waits, naming the
+    kind, the verb and resource refused, the user, and the rule to grant (client-go's
+    reflector logs each failed list as it comes: tools/cache/reflector.go
+    ``DefaultWatchErrorHandler``, "failed to list ..."); a SIGTERM then stops it cleanly."""
+    await setpoint_cluster.install(Widget)
+    namespace = k8s.namespace
+    config = await _allowed_only_configmaps(setpoint_cluster, k8s, tmp_path)
+    proc = await _run_operator(config)  # examples.widget.operator:manager: 120 s to sync
+    assert proc.stderr is not None
+    try:
+        line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+        while "informer_refused" not in line:
+            assert line, "setpoint run ended before logging a refusal"
+            line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode()
+        assert proc.returncode is None  # still waiting for its caches
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = await _finish(proc)
+    assert "kind=Widget.bench.setpoint.dev/v1 verb=list code=403" in line, line
+    assert (f'User \\"system:serviceaccount:{namespace}:nobody\\" cannot list resource '
+            '\\"widgets\\" in API group \\"bench.setpoint.dev\\"') in line, line
+    assert ('the cache needs the rule apiGroups=[\\"bench.setpoint.dev\\"] '
+            'resources=[\\"widgets\\"] verbs=[\\"list\\",\\"watch\\"]') in line, line
+    assert proc.returncode == 0, err
+    assert "Traceback" not in line + err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
