@@ -424,7 +424,8 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
                 if workloads is not None and not signals.requested:
                     runner.serve(internal)
                     await _until_workloads_ready(runner.messages, workloads, stop)
-                    watcher = asyncio.ensure_future(_report_exit(runner.messages, stop))
+                    watcher = asyncio.ensure_future(
+                        _report_running(runner.messages, workloads, stop))
                 if not signals.requested:
                     target = kubeconfig or (data / "kubeconfig" if data is not None
                                             else internal)
@@ -469,16 +470,18 @@ async def _next(messages: asyncio.Queue[str], stop: asyncio.Event) -> str | None
 
 async def _until_workloads_ready(messages: asyncio.Queue[str], workloads: WorkloadOptions,
                                  stop: asyncio.Event) -> None:
-    """Follow the workloads' start: running, then their nodes Ready (or a warning, or an
-    error: the API server goes on serving either way)."""
+    """Follow the workloads' start: the nodes starting, then Ready (or a warning, or an
+    error: the API server goes on serving either way). Only the nodes' part runs until
+    they are Ready (:mod:`setpoint.workloads.startorder`): the scheduler and controllers
+    are said to run later, when they do (:func:`_report_running`)."""
     message = await _next(messages, stop)
     if message is None:
         return
     if message != "started":
         _workloads_failed(message, "did not start")
         return
-    click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
-               f"kubelets ({workloads.runtime} runtime), controllers")
+    click.echo(f"nodes starting: {workloads.nodes} node(s), "
+               f"kubelets ({workloads.runtime} runtime)")
     sys.stdout.flush()
     message = await _next(messages, stop)
     if message is None or message == "nodes-ready":
@@ -497,10 +500,17 @@ def _workloads_failed(message: str, what: str) -> None:
     click.echo(f"error: workloads {what}: {detail}", err=True)
 
 
-async def _report_exit(messages: asyncio.Queue[str], stop: asyncio.Event) -> None:
-    """Say so if the workloads end while the server serves (the server goes on)."""
+async def _report_running(messages: asyncio.Queue[str], workloads: WorkloadOptions,
+                          stop: asyncio.Event) -> None:
+    """Say when the workloads' scheduler and controllers run (their caches synced: often
+    just after ``ready``, which promises the nodes Ready and the rest starting), and say so
+    if the workloads stop while the server serves (the server goes on)."""
     while (message := await _next(messages, stop)) is not None:
-        if message.startswith("exited"):
+        if message == "running":
+            click.echo(f"workloads running: {workloads.nodes} node(s), scheduler, "
+                       f"kubelets ({workloads.runtime} runtime), controllers")
+            sys.stdout.flush()
+        elif message.startswith(("exited", "error")):
             if not stop.is_set():
                 _workloads_failed(message, "stopped")
-            return
+            return  # an error's exit that follows says nothing more

@@ -336,6 +336,8 @@ class RunningController:
             self.name, rate_limiter=limiter, metrics=metrics.queue(self.name))
         self.for_key: KindKey = kind_key(definition.for_kind)
         self._tasks: list[asyncio.Task[None]] = []
+        self.started = asyncio.Event()
+        """Set once its workers run (its caches synced, its manager leading)."""
         self._log = BoundLogger(log, controller=self.name)
         self._failures = FailureLog()
         self._timeout = opts.reconcile_timeout
@@ -367,6 +369,7 @@ class RunningController:
         """Start the workers (the caches must have synced)."""
         for i in range(self.workers):
             self._tasks.append(asyncio.create_task(self._worker(), name=f"{self.name}-{i}"))
+        self.started.set()
 
     async def stop(self, timeout: float) -> bool:
         """Stop taking requests and let in-flight reconciles finish within ``timeout``

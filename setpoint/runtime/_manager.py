@@ -610,6 +610,27 @@ class Manager:
         """Wait until the manager has stopped (by :meth:`stop` or lost leadership)."""
         await self._done.wait()
 
+    async def wait_for_controllers(self) -> bool:
+        """Wait until the workers of every controller added so far run, those added to the
+        running manager too (their caches synced, this manager leading): True; or until
+        the manager has stopped first (``error`` says why, if on its own): False. What a
+        program that adds controllers to a running manager waits on before it says they
+        run."""
+        if not self._wired:
+            raise RuntimeError("the manager is not started: wait for its controllers after "
+                               "start()")
+        running = asyncio.ensure_future(asyncio.gather(
+            *(rc.started.wait() for rc in self.running_controllers)))
+        stopped = asyncio.ensure_future(self._done.wait())
+        waiters: set[asyncio.Future[Any]] = {running, stopped}
+        try:
+            done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (running, stopped):
+                waiter.cancel()
+            await asyncio.gather(running, stopped, return_exceptions=True)
+        return running in done
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Manager]:
         """``async with manager.running():`` started inside, stopped gracefully after."""

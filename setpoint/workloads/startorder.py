@@ -13,7 +13,8 @@ area alone and installs the others into the running manager once the nodes are r
 (:func:`split_areas`): each added controller lists its kinds then and runs once they have
 synced (the kubelets' pod workers too: no pod runs before its volumes' sources are
 known), so what was created meanwhile is handled, level-triggered. ``ready`` therefore
-promises the nodes Ready and the rest starting, not synced.
+promises the nodes Ready and the rest starting, not synced; ``cluster up`` says "workloads
+running" once they run (the child's ``running``).
 
 A runnable marked :func:`after_nodes_ready` is not needed for nodes Ready either, and its
 start costs the window before it: metrics-server issues its serving certificate, makes a

@@ -19,7 +19,9 @@ with its parent in lines:
   ``error MESSAGE`` if the workloads could not start. The scheduler, the kubelets' pod
   workers and the other controllers are added to the running manager right after either
   report (:mod:`setpoint.workloads.startorder`): at ``nodes-ready`` they are starting, and
-  what is created then is handled once their caches have listed it.
+  what is created then is handled once their caches have listed it. ``running`` follows
+  once every one of them runs its workers (or ``error MESSAGE`` if the manager stopped on
+  its own first: caches that did not sync).
 
 SIGINT and SIGTERM stop it too. It runs in a process group of its own, so a terminal's
 Ctrl+C reaches only the parent, which then closes its stdin.
@@ -174,6 +176,8 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
     install the ``later`` areas and add the ``held`` runnables to the running manager and
     set ``reported`` (what waits for the nodes starts: :mod:`setpoint.workloads.startorder`);
     if they cannot be installed, set ``stop`` and raise: the workloads end with that error.
+    Say ``running`` once every controller runs its workers (``cluster up`` says so only
+    then), or ``error MESSAGE`` and set ``stop`` if the manager stopped on its own first.
 
     The manager's node informer (which its node controllers watch anyway) tells, so the
     answer to the node lifecycle controller's taint-lifting write is heard on the watch
@@ -202,6 +206,13 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         stop.set()
         raise
     reported.set()
+    if await manager.wait_for_controllers():
+        say("running")
+    elif manager.error is not None:
+        # stopped on its own (caches that did not sync): the workloads end, as for an
+        # area that cannot be installed, rather than run on with no controllers
+        say(f"error {manager.error}".replace("\n", " "))
+        stop.set()
 
 
 async def _parent(loop: asyncio.AbstractEventLoop) -> asyncio.StreamReader:

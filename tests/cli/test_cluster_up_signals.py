@@ -130,7 +130,7 @@ async def test_sigint_after_serving(tmp_path: Path) -> None:
 
 async def test_sigint_before_ready(tmp_path: Path) -> None:
     process = start(tmp_path)
-    await read_until(process, "workloads running:")
+    await read_until(process, "nodes starting:")
     await stopped_cleanly(process, signal.SIGINT)
 
 

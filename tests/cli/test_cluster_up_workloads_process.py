@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import ServerProcess
+from tests.waiting import wait_for
 
 GONE_TIMEOUT = 60.0
 """Generous: a loaded machine may take a while to stop the workloads' controllers."""
@@ -127,13 +128,23 @@ def test_a_server_that_cannot_listen_leaves_no_workloads_child(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("extra", [[], ["--workloads-in-process"]])
-def test_nodes_are_ready_in_either_mode(tmp_path: Path, extra: list[str]) -> None:
+async def test_nodes_are_ready_in_either_mode(tmp_path: Path, extra: list[str]) -> None:
+    """Either mode says its nodes start, then ready, then that the scheduler and
+    controllers run, once they do."""
     with ServerProcess(tmp_path, "--nodes", "2", *extra) as server:
         assert server.proc is not None
         if extra:
             assert not [c for c in children(server.proc.pid)]
-        log = (tmp_path / "server.log").read_text()
-        assert "workloads running: 2 node(s)" in log and "ready\n" in log
+        def running_said() -> str | None:
+            text = (tmp_path / "server.log").read_text()
+            return text if "workloads running:" in text else None
+
+        log = await wait_for(running_said)
+        lines = log.splitlines()
+        assert lines.index("nodes starting: 2 node(s), kubelets (simulated runtime)") \
+            < lines.index("ready") < lines.index(
+                "workloads running: 2 node(s), scheduler, kubelets (simulated runtime), "
+                "controllers"), log
 
 
 def test_the_workloads_process_imports_neither_pydantic_nor_the_generated_models() -> None:

@@ -188,6 +188,8 @@ async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
     seen: list[str] = []
     async with manager.running():
         manager.add(secrets_controller(seen))
+        # what says it runs (``cluster up``'s "workloads running") waits for its caches
+        controllers_running = asyncio.create_task(manager.wait_for_controllers())
         secrets = manager.informers[kind_key(SECRET)]
         await wait_for(lambda: refusals_logged(caplog, "secrets"))
         assert SECRETS_RULE.replace('"', '\\"') in refusals_logged(caplog, "secrets")[0]
@@ -195,10 +197,12 @@ async def test_an_added_controller_whose_watch_is_refused_runs_once_granted(
         status, text = await readyz(manager.http_port)
         assert (status, text.splitlines()[-1]) == (200, "healthz check passed"), text
         assert "[+]cache-sync ok" in text.splitlines()
+        assert not controllers_running.done()
 
         await client.create({"apiVersion": "v1", "kind": "Secret",
                              "metadata": {"name": "s", "namespace": "default"}})
         await grant(client, manager)
+        assert await asyncio.wait_for(controllers_running, 30) is True
         await wait_for(lambda: "s" in seen)
         assert has_synced(secrets) and manager.error is None
 
@@ -212,6 +216,8 @@ async def test_an_added_controller_refused_past_the_timeout_stops_the_manager_na
     await manager.start()
     try:
         manager.add(secrets_controller([]).with_options(cache_sync_timeout=1.0))
+        # never running: the manager stopped first, with the error
+        assert await asyncio.wait_for(manager.wait_for_controllers(), 30) is False
         await asyncio.wait_for(manager.wait(), 30)
     finally:
         await manager.stop()

@@ -146,8 +146,13 @@ async def test_cluster_up_runs_the_nodes_and_stops_them_cleanly(tmp_path: Path) 
     try:
         lines = await _read_until(process, "ready\n")
         assert lines[0].startswith("setpoint cluster serving at https://127.0.0.1:")
-        assert lines[1] == ("workloads running: 2 node(s), scheduler, kubelets (simulated "
-                            "runtime), controllers\n")
+        # the nodes' part runs first; the scheduler and controllers are said to run when
+        # they do, after their caches synced (setpoint/workloads/startorder.py)
+        assert lines[1] == "nodes starting: 2 node(s), kubelets (simulated runtime)\n"
+        assert not any(line.startswith("workloads running") for line in lines)
+        later = await _read_until(process, "workloads running:")
+        assert later[-1] == ("workloads running: 2 node(s), scheduler, kubelets (simulated "
+                             "runtime), controllers\n")
         async with Client(load_kubeconfig(tmp_path / "kubeconfig")) as client:
             async def registered() -> list[Any]:
                 items = (await client.list(NODE)).items

@@ -11,7 +11,7 @@ import pytest
 from setpoint.client import Client, Kind, PatchType, RequestRecord, load_kubeconfig
 from setpoint.cluster import serve
 from setpoint.workloads import supervised
-from setpoint.workloads.manager import install_areas
+from setpoint.workloads.manager import install_areas, new_manager
 from setpoint.workloads.settings import WorkloadSettings
 from tests.waiting import quiet_period, wait_for
 
@@ -270,6 +270,45 @@ async def test_nodes_ready_is_said_before_the_controllers_caches_are_listed() ->
     assert before == {"nodes", "leases", "pods"}
 
 
+async def test_running_is_said_once_every_added_controller_runs(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``running`` (what ``cluster up`` prints as "workloads running: ... scheduler, ...,
+    controllers") comes after ``nodes-ready`` and only once the workers of every controller
+    added then (the scheduler, kube-controller-manager's, the kubelets' pod workers) run,
+    their caches synced: at ``nodes-ready`` they were only being added."""
+    managers: list[Any] = []
+
+    def recorded(client: Client) -> Any:
+        managers.append(new_manager(client))
+        return managers[-1]
+
+    monkeypatch.setattr(supervised, "new_manager", recorded)
+    said: list[str] = []
+    running_when_said: dict[str, tuple[int, int]] = {}
+
+    def say(line: str) -> None:
+        said.append(line)
+        if line in ("nodes-ready", "running"):  # (controllers, of which running)
+            controllers = managers[0].running_controllers
+            running_when_said[line] = (len(controllers),
+                                       sum(rc.started.is_set() for rc in controllers))
+
+    stop = asyncio.Event()
+    async with serve() as running:
+        client = Client(load_kubeconfig(running.kubeconfig))
+        task = asyncio.ensure_future(supervised.run_with(
+            client, WorkloadSettings(nodes=2), stop, say))
+        try:
+            await wait_for(lambda: "running" in said or task.done(), 60)
+        finally:
+            stop.set()
+            await task
+    assert said[:3] == ["started", "nodes-ready", "running"]
+    at_nodes_ready, at_running = running_when_said["nodes-ready"], running_when_said["running"]
+    assert at_running[0] > at_nodes_ready[0]  # the later areas' controllers were added
+    assert at_running[1] == at_running[0]  # and every one of them runs
+
+
 async def test_a_deployment_created_at_nodes_ready_gets_its_pods_running() -> None:
     """The controllers, scheduler and the kubelets' pod workers are added to the running
     manager once the nodes are reported, and each lists its kinds when added
@@ -318,10 +357,10 @@ async def test_a_deployment_created_at_nodes_ready_gets_its_pods_running() -> No
 
 async def test_the_workloads_stop_when_the_later_areas_cannot_be_installed(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """Once ``nodes-ready`` is said the parent (``cluster up``) hears only the child's
-    exit: when installing the scheduler and controllers fails, the workloads stop with
-    that error instead of running on with Ready nodes and nothing to place or run their
-    pods (a half-started kube-controller-manager exits too: its ``Run`` ends in
+    """Once ``nodes-ready`` is said the parent (``cluster up``) waits only for ``running``
+    or the child's exit: when installing the scheduler and controllers fails, the
+    workloads stop with that error instead of running on with Ready nodes and nothing to
+    place or run their pods (a half-started kube-controller-manager exits too: its ``Run`` ends in
     ``klog.Fatalf`` when a controller fails to start, kubernetes/kubernetes
     cmd/kube-controller-manager/app/controllermanager.go ``StartControllers``)."""
     installed = install_areas
