@@ -202,3 +202,27 @@ def test_the_workloads_child_is_spawned_before_the_event_loop_and_the_server_loa
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])
     assert json.loads(done.stdout) == []
+
+
+async def test_cluster_up_says_when_the_workloads_run_and_why_they_stopped(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """After ``ready``, ``cluster up`` follows the workloads' messages: ``running`` is the
+    "workloads running" line, and an ``error`` (a manager stopped by a controller whose
+    caches never synced) is one line on stderr naming it, after which nothing more is said
+    (the child's exit that follows is that same stop)."""
+    import asyncio
+
+    from setpoint.cli.cluster import WorkloadOptions, _report_running
+
+    messages: asyncio.Queue[str] = asyncio.Queue()
+    for message in ("running", 'error controller "x": timed out after 0.5s waiting for '
+                    "cache to be synced for Kind Missing.example.com/v1", "exited 0"):
+        messages.put_nowait(message)
+    options = WorkloadOptions(nodes=2, node_cpu="4", node_memory="8Gi", node_pods=110)
+    await asyncio.wait_for(_report_running(messages, options, asyncio.Event()), 5)
+    out, err = capsys.readouterr()
+    assert out == ("workloads running: 2 node(s), scheduler, kubelets (simulated runtime), "
+                   "controllers\n")
+    assert err == ('error: workloads stopped: controller "x": timed out after 0.5s waiting '
+                   "for cache to be synced for Kind Missing.example.com/v1\n")
+    assert messages.qsize() == 1  # the exit was not waited for

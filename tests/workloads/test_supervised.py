@@ -385,3 +385,40 @@ async def test_the_workloads_stop_when_the_later_areas_cannot_be_installed(
     assert said[:2] == ["started", "nodes-ready"]
     assert stop.is_set()
     assert len(calls) == 2 and calls[1]
+
+
+async def test_the_workloads_stop_saying_why_when_an_added_controllers_caches_never_sync(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A controller installed once the nodes are reported whose caches do not sync within
+    its timeout stops the manager (controller-runtime's manager returns a controller's
+    failed sync); the workloads then say ``error`` with that reason, never ``running``,
+    and end, as they do when an area cannot be installed."""
+    from setpoint.runtime import Context, Controller
+
+    installed = install_areas
+    calls: list[list[str]] = []
+    unserved = Controller.for_(Kind("example.com/v1", "Missing"), name="missing")
+
+    @unserved.reconcile
+    async def reconcile(ctx: Context[Any], obj: Any) -> None:
+        pass
+
+    def install_with_unserved(manager: Any, settings: WorkloadSettings,
+                              areas: list[str]) -> None:
+        calls.append(list(areas))
+        installed(manager, settings, areas)
+        if len(calls) > 1:
+            manager.add(unserved.with_options(cache_sync_timeout=0.5))
+
+    monkeypatch.setattr(supervised, "install_areas", install_with_unserved)
+    said: list[str] = []
+    stop = asyncio.Event()
+    async with serve() as running:
+        client = Client(load_kubeconfig(running.kubeconfig))
+        await asyncio.wait_for(
+            supervised.run_with(client, WorkloadSettings(nodes=1), stop, said.append), 60)
+    assert said[:2] == ["started", "nodes-ready"]
+    assert "running" not in said
+    assert said[2].startswith('error controller "missing": timed out after 0.5s waiting for '
+                              "cache to be synced for Kind Missing.example.com/v1"), said
+    assert stop.is_set()
