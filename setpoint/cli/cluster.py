@@ -158,7 +158,10 @@ def cluster() -> None:
                    "(known images run as real local programs, each pod on its own loopback "
                    "address; see docs/process-runtime.md).")
 @click.option("--no-workloads", is_flag=True,
-              help="Serve a bare API server: no nodes, scheduler, kubelets or controllers.")
+              help="Serve the API server and its in-process controllers alone (namespaces, "
+                   "garbage collection, service accounts, quotas, CSR signing...: "
+                   "docs/architecture.md): no nodes, scheduler, kubelets or workload "
+                   "controllers.")
 @click.option("--workloads-in-process", is_flag=True,
               help="Run the workloads on the API server's own event loop (one process, one "
                    "core) instead of in a child process of their own (the process runtime "
@@ -187,7 +190,9 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
        audit_log_path: str | None, audit_flags: dict[str, str | None]) -> None:
     """Serve the API until interrupted (SIGINT or SIGTERM).
 
-    Unless --no-workloads, simulated nodes, a scheduler, kubelets and the built-in
+    The server runs the controllers a cluster cannot do without in its own process
+    (setpoint.cluster.controllers, CSR signing included), with or without workloads.
+    Unless --no-workloads, simulated nodes, a scheduler, kubelets and the workload
     controllers run beside it, as clients of its API, so that workloads become Ready:
     in a child process of their own (which never outlives this one), so that the server
     and the simulation each have a core."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import struct
 from dataclasses import dataclass
+from fractions import Fraction
 
 from .gosort import go_sort
 
@@ -40,19 +41,58 @@ def _go_float32(text: str) -> float:
     unsigned = text.lstrip("+-")
     if len(text) - len(unsigned) > 1 or (unsigned.lower() == "nan" and unsigned != text):
         return 0.0
+    exact: Fraction | None
     try:
         if unsigned[:2].lower() == "0x":
             if "p" not in unsigned.lower():
                 return 0.0
             value = float.fromhex(text)
+            exact = Fraction(value) if len(text) < 16 else _hex_fraction(text)
         else:
             value = float(text)
-    except ValueError:
+            exact = None if not math.isfinite(value) else Fraction(text)
+    except (ValueError, ZeroDivisionError):
         return 0.0
     try:
-        return float(struct.unpack("f", struct.pack("f", value))[0])
+        return _nearest_float32(value, exact)
     except OverflowError:
         return math.copysign(math.inf, value)
+
+
+def _float32(value: float) -> float:
+    return float(struct.unpack("f", struct.pack("f", value))[0])
+
+
+def _float32_beside(value: float, toward: float) -> float:
+    """The float32 next to ``value`` (a float32) in the direction of ``toward``."""
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]
+    up = (toward > value) == (value >= 0 and not (value == 0 and toward < 0))
+    if value == 0:
+        return _float32(math.copysign(1e-45, toward))
+    return float(struct.unpack("<f", struct.pack("<I", bits + (1 if up else -1)))[0])
+
+
+def _nearest_float32(value: float, exact: Fraction | None) -> float:
+    """The float32 nearest the number ``exact`` (ties to even), as strconv.ParseFloat(s, 32)
+    rounds the decimal text once. ``value`` is ``exact`` rounded to float64 first, and
+    rounding that again to float32 is wrong only where it fell on the midpoint of two
+    float32s while ``exact`` was not on it: the side ``exact`` lies on decides."""
+    rounded = _float32(value)
+    if exact is None or rounded == value or math.isinf(rounded):
+        return rounded
+    other = _float32_beside(rounded, value)
+    if Fraction(value) * 2 != Fraction(rounded) + Fraction(other) or exact == Fraction(value):
+        return rounded  # not a midpoint, or a true tie (ties to even, as pack rounds)
+    return rounded if (exact > Fraction(value)) == (rounded > value) else other
+
+
+def _hex_fraction(text: str) -> Fraction:
+    """The exact value of a hexadecimal float text ("0x1.8p-3")."""
+    sign = -1 if text.startswith("-") else 1
+    mantissa, _, exponent = text.lstrip("+-")[2:].lower().partition("p")
+    whole, _, fraction = mantissa.partition(".")
+    digits = int(whole + fraction or "0", 16)
+    return sign * Fraction(digits) * Fraction(2) ** (int(exponent) - 4 * len(fraction))
 
 
 _Keyed = tuple[float, bool, bool, AcceptClause]

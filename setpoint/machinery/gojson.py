@@ -130,3 +130,49 @@ def dumps(obj: Any, option: int | None = None) -> bytes:
     """``obj`` as ``json.Marshal`` writes it (orjson's ``option`` as given)."""
     # (orjson is slower with an explicit ``option=None`` than with none)
     return go_text(orjson.dumps(obj) if option is None else orjson.dumps(obj, option=option))
+
+
+# a JSON string (whose punctuation is not the syntax's), a structural character, or a run of
+# anything else (a number or a literal); whitespace between them matches nothing and is dropped
+_INDENT_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*"|[{}\[\],:]|[^"{}\[\],:\s]+')
+_NEWLINES = [b"\n" + b"  " * depth for depth in range(64)]
+
+
+def _newline(depth: int) -> bytes:
+    return _NEWLINES[depth] if depth < len(_NEWLINES) else b"\n" + b"  " * depth
+
+
+def indented(text: bytes) -> bytes:
+    """``text`` (one JSON value) as ``json.MarshalIndent(v, "", "  ")`` writes the same
+    value: encoding/json indent.go ``appendIndent`` over ``Marshal``'s text, each element on
+    a line of its own two spaces deeper, ``": "`` after a key, an empty object or array
+    kept as ``{}`` or ``[]``, and no newline at the end (``Encoder.Encode``'s is
+    whitespace, which ``appendIndent`` drops like any other outside a string)."""
+    parts: list[bytes] = []
+    add = parts.append
+    depth = 0
+    opened = False  # appendIndent's needIndent: the indent waits for the next token
+    for token in _INDENT_TOKEN.findall(text):
+        closing = token == b"}" or token == b"]"
+        if opened and not closing:
+            opened = False
+            depth += 1
+            add(_newline(depth))
+        if token == b"{" or token == b"[":
+            opened = True
+            add(token)
+        elif token == b",":
+            add(b",")
+            add(_newline(depth))
+        elif token == b":":
+            add(b": ")
+        elif closing:
+            if opened:
+                opened = False  # an empty object or array stays on its line
+            else:
+                depth -= 1
+                add(_newline(depth))
+            add(token)
+        else:
+            add(token)
+    return b"".join(parts)

@@ -81,6 +81,28 @@ def test_media_ranges_split_as_next_split_element(header: str, kept: list[str]) 
     assert sorted(_order(header)) == sorted(kept)
 
 
+# 0.5 + 2**-25 + 2**-61, exactly: just above the midpoint of the float32s 0.5 and
+# 0.5 + 2**-24, and within half a float64 step of it
+ABOVE_A_MIDPOINT = "0.5000000298023223881289933689942017736029811203479766845703125"
+
+
+@pytest.mark.parametrize(("header", "order"), [
+    # float64 has 0.30000001 > 0.3; float32 has them equal (0.300000011920929), and equal
+    # clauses keep their order
+    ("a/first;q=0.3, a/second;q=0.30000001", ["a/first", "a/second"]),
+    # rounded to float64 first, the text would fall on the float32 midpoint and round to
+    # even (0.5); ParseFloat rounds the decimal once, up to 0.50000006
+    (f"a/first;q=0.5, a/second;q={ABOVE_A_MIDPOINT}", ["a/second", "a/first"]),
+    # a text exactly on the midpoint is a tie: to even, 0.5
+    ("a/first;q=0.5, a/second;q=0x1.000001p-1", ["a/first", "a/second"]),
+])
+def test_q_is_a_float32_rounded_once(header: str, order: list[str]) -> None:
+    """autoneg.go ParseAccept: ``strconv.ParseFloat(sp[1], 32)``, the decimal rounded to
+    the nearest float32 in one step (strconv/atof.go), so two q values float64 tells apart
+    may be equal, and the order falls to the next rule (here: none, order kept)."""
+    assert _order(header) == order
+
+
 def test_a_parameter_needs_one_equals_sign_and_a_value() -> None:
     """ParseAccept: "k" and "k=" are dropped (nothing after the first "="), "k=v=w" too (a
     second "=" with text after it), "k=v=" is k=v."""

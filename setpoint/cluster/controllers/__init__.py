@@ -2,19 +2,22 @@
 
 They stand in for the kube-controller-manager controllers a cluster cannot work without:
 ``serviceaccount`` (the ``default`` ServiceAccount), ``serviceaccount-token`` (token Secrets),
+``csrsigning`` (approved CertificateSigningRequests of the built-in signers signed with the
+cluster's CA: a kube-apiserver alone signs nothing, its controller manager does),
 ``root-ca-certificate-publisher``
 (ConfigMap ``kube-root-ca.crt``), ``namespace`` (emptying and finalizing deleted namespaces),
 ``garbage-collector`` (owner references), ``clusterrole-aggregation``, ``resourcequota``
 (ResourceQuota status), ``pvc-protection`` and ``pv-protection`` (the finalizers that keep
 a claim in use or a bound volume), and the
 aggregator's ``apiservice-available`` (APIService status), and three of kube-apiserver's own:
-``csrsigning`` (approved
-CertificateSigningRequests of the built-in signers signed with the cluster's CA),
 ``autoregister`` (the local APIServices), ``cluster_authentication_trust_controller`` and
 the API Priority and Fairness config controller's FlowSchema status (``flowschemastatus``);
 and ``validatingadmissionpolicy-status-controller`` (``policystatus``: a policy's
 observedGeneration and typeChecking).
 Each listens to the store and works through the server's internal REST storage, never over HTTP.
+They run in every server, ``cluster up --no-workloads`` and ``serve()`` included: what that
+flag leaves out is the workloads (nodes, scheduler, kubelets, the workload controllers of
+setpoint.workloads), as kube-controller-manager's core would still run beside a real one.
 """
 
 from __future__ import annotations

@@ -244,12 +244,12 @@ class CollectionReads:
             # not long-running: dropped at the request timeout if its client stops reading
             return StreamResponse(json_parts(listed, _as_stored, dumps, chunk_json=chunk_json),
                                   _nothing, content_type=media.type, long_running=False,
-                                  serialized=True)
+                                  serialized=True, pretty=media.pretty)
         else:
             body = await encode_list(listed, lambda obj: list_item(rt, present(obj)), dumps,
                                      yaml=media.is_yaml,
                                      chunk_json=None if media.is_yaml else chunk_json)
-        return Response(body, 200, media.type, serialized=True)
+        return Response(body, 200, media.type, serialized=True, pretty=media.pretty)
 
     async def _table(self, rt: ResourceType, listed: Obj, media: MediaType,
                      present: Callable[[Obj], Obj]) -> Obj:

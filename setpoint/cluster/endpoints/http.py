@@ -239,15 +239,19 @@ class Hijacked(asyncio.Protocol):
 class Response:
     """A whole answer: status, headers and body."""
 
-    __slots__ = ("audit_id", "body", "headers", "serialized", "status")
+    __slots__ = ("audit_id", "body", "headers", "pretty", "serialized", "status")
 
     def __init__(self, body: bytes = b"", status: int = 200, content_type: str | None = None,
-                 headers: dict[str, str] | None = None, *, serialized: bool = False) -> None:
+                 headers: dict[str, str] | None = None, *, serialized: bool = False,
+                 pretty: bool = False) -> None:
         self.status = status
         self.body = body
         # an API object as responsewriters.SerializeObject writes it: gzipped when large and
-        # the client accepts it (contentencoding.py); never a watch, a log or a proxied body
+        # the client accepts it (contentencoding.py), indented when JSON and the client asks
+        # (prettyprint.py); never a watch, a log or a proxied body
         self.serialized = serialized
+        # its Accept clause asked for "pretty=1" (the query and User-Agent are read later)
+        self.pretty = pretty
         # the Audit-Id header, kept apart from the others: it differs on every answer, and
         # the others' framed bytes are cached by their values (written_whole)
         self.audit_id = ""
@@ -459,8 +463,8 @@ class StreamResponse(Response):
                  status: int = 200, content_type: str | None = None, *,
                  long_running: bool = True,
                  ended: Callable[[], Awaitable[None]] | None = None,
-                 serialized: bool = False) -> None:
-        super().__init__(b"", status, content_type, serialized=serialized)
+                 serialized: bool = False, pretty: bool = False) -> None:
+        super().__init__(b"", status, content_type, serialized=serialized, pretty=pretty)
         self.chunks = chunks
         self.on_disconnect = on_disconnect
         self.long_running = long_running

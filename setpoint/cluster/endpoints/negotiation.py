@@ -20,6 +20,9 @@ class MediaType:
     group: str = ""
     version: str = ""
     include_object: str = ""
+    # the chosen clause's "pretty=1" (acceptMediaTypeOptions), one way to the pretty
+    # serializer; the query and the User-Agent are the other (prettyprint.py)
+    pretty: bool = False
 
     @property
     def is_yaml(self) -> bool:
@@ -49,6 +52,11 @@ def _matches(clause: AcceptClause, mtype: str, subtype: str) -> bool:
     """NegotiateMediaTypeOptions' match of a clause with a serializer."""
     return (clause.type == mtype and clause.subtype in (subtype, "*")) or (
         clause.type == "*" and clause.subtype == "*")
+
+
+def _pretty(clause: AcceptClause) -> bool:
+    """acceptMediaTypeOptions: ``pretty`` is asked by the value "1" alone."""
+    return clause.param("pretty") == "1"
 
 
 def _convert(clause: AcceptClause) -> tuple[str, str, str] | None:
@@ -128,7 +136,7 @@ def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) ->
             if target is None:
                 if media_type == PROTOBUF and not protobuf:
                     continue
-                return MediaType(media_type)
+                return MediaType(media_type, pretty=_pretty(clause))
             g, v, as_kind = target
             if g != "meta.k8s.io" or v not in ("v1", "v1beta1"):
                 continue
@@ -136,9 +144,9 @@ def _negotiate(accept: str, allow_table: bool = True, protobuf: bool = False) ->
                 # (includeObject is a query parameter, TableOptions: an Accept parameter of
                 # that name is one acceptMediaTypeOptions does not recognize, and ignores)
                 if allow_table and subtype in ("json", "yaml"):
-                    return MediaType(media_type, as_kind, g, v)
+                    return MediaType(media_type, as_kind, g, v, pretty=_pretty(clause))
             elif as_kind in _METADATA_KINDS:
-                return MediaType(media_type, as_kind, g, v)
+                return MediaType(media_type, as_kind, g, v, pretty=_pretty(clause))
     raise errors.not_acceptable(f"only the following media types are accepted: {SUPPORTED}")
 
 
@@ -150,7 +158,7 @@ def _unconverted(accept: str) -> MediaType | None:
         for mtype, subtype in _SERIALIZERS:
             if _matches(clause, mtype, subtype) and _convert(clause) is None \
                     and _options_allowed(clause, subtype, server_version=""):
-                return MediaType(f"{mtype}/{subtype}")
+                return MediaType(f"{mtype}/{subtype}", pretty=_pretty(clause))
     return None
 
 
@@ -158,12 +166,17 @@ def _unconverted(accept: str) -> MediaType | None:
 def negotiate_error(accept: str | None) -> MediaType:
     """The representation of an error's Status (responsewriters.ErrorNegotiated: the
     request's Accept under DefaultEndpointRestrictions, so no ``as=`` clause is taken). When
-    nothing is acceptable the Status is written as JSON all the same (WriteObjectNegotiated's
-    WriteRawJSON for an unsuccessful code). Every serializer the apiserver negotiates with
-    (the legacy codecs, a CRD's) offers protobuf, in which a Status has its message."""
+    nothing is acceptable the Status is written as JSON all the same, indented
+    (WriteObjectNegotiated's WriteRawJSON for an unsuccessful code: ``json.MarshalIndent``).
+    Every serializer the apiserver negotiates with (the legacy codecs, a CRD's) offers
+    protobuf, in which a Status has its message."""
     if not accept:
         return JSON
-    return _unconverted(accept) or JSON
+    return _unconverted(accept) or RAW_JSON
+
+
+# responsewriters.WriteRawJSON's answer: JSON as json.MarshalIndent(v, "", "  ") writes it
+RAW_JSON = MediaType(pretty=True)
 
 
 def _aggregated(accept: str) -> MediaType | None:
@@ -178,7 +191,8 @@ def _aggregated(accept: str) -> MediaType | None:
         for mtype, subtype in _SERIALIZERS:
             if _matches(clause, mtype, subtype) and _options_allowed(
                     clause, subtype, server_version=""):
-                return MediaType(f"{mtype}/{subtype}", target[2], target[0], target[1])
+                return MediaType(f"{mtype}/{subtype}", target[2], target[0], target[1],
+                                 pretty=_pretty(clause))
     return None
 
 

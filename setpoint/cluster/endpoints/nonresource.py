@@ -26,7 +26,8 @@ def discovery_root(disc: DiscoveryService, request: Request, *, legacy: bool) ->
             return Response(status=304, headers=headers)
         if media.type != "application/json":  # (one ETag for every representation)
             body = encode(orjson.loads(body), media)
-        return Response(body, 200, media.content_type, headers, serialized=True)
+        return Response(body, 200, media.content_type, headers, serialized=True,
+                        pretty=media.pretty)
     resp = json_response(_typed(disc.versions() if legacy else disc.groups(), media),
                          media=media)
     resp.add_header("Vary", "Accept")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -84,7 +85,7 @@ def json_response(obj: Any, status: int = 200, media: MediaType | None = None,
     else:
         body = encode(obj, media)
     # Table and PartialObjectMetadata answers are labelled plain JSON, as the apiserver does
-    resp = Response(body, status, media.type, serialized=True)
+    resp = Response(body, status, media.type, serialized=True, pretty=media.pretty)
     for header in warning_headers(warnings or ()):
         resp.add_header("Warning", header)
     return resp
@@ -117,6 +118,12 @@ def status_response(err: StatusError, warnings: list[str] | None = None,
     return resp
 
 
+def raw_json_response(obj: Any, status: int = 200) -> Response:
+    """responsewriters.WriteRawJSON: a non-API object (``/version``, the root's paths) as
+    ``json.MarshalIndent(obj, "", "  ")`` writes it, whatever the request asks."""
+    return Response(gojson.indented(encode(obj, MediaType())), status, "application/json")
+
+
 def text_response(body: str, status: int = 200) -> Response:
     return Response(body.encode(), status, "text/plain; charset=utf-8")
 
@@ -134,7 +141,7 @@ def with_table_options(media: MediaType, query: Mapping[str, str]) -> MediaType:
                                     "must be 'Metadata', 'Object', 'None', or empty")
         raise errors.bad_request(
             f"Unable to convert to Table as requested: {cause.field}: {cause.message}")
-    return MediaType(media.type, media.as_kind, media.group, media.version, include)
+    return replace(media, include_object=include)
 
 
 def render_object(rt: ResourceType, obj: Obj, media: MediaType,
@@ -206,10 +213,12 @@ def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Res
         if media.as_kind == "Table":  # the ScaleREST's ConvertToTable, as for a GET
             return render_object(rt, result.obj, media, result.status, result.warnings,
                                  subresource="scale")
-        return json_response(result.obj, result.status, MediaType(media.type), result.warnings)
+        return json_response(result.obj, result.status,
+                             MediaType(media.type, pretty=media.pretty), result.warnings)
     if result.served_json is not None and not media.as_kind and not media.is_yaml \
             and not media.is_protobuf:
-        resp = Response(result.served_json, result.status, media.type, serialized=True)
+        resp = Response(result.served_json, result.status, media.type, serialized=True,
+                        pretty=media.pretty)
         for header in warning_headers(result.warnings):
             resp.add_header("Warning", header)
         return resp

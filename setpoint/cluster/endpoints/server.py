@@ -79,6 +79,7 @@ from setpoint.cluster.endpoints.nonresource import (
 from setpoint.cluster.endpoints.openapi_handler import OpenAPIHandler
 from setpoint.cluster.endpoints.openidmetadata import OpenIDMetadata
 from setpoint.cluster.endpoints.podstreams import STREAMS
+from setpoint.cluster.endpoints.prettyprint import pretty_printed, wants_pretty
 from setpoint.cluster.endpoints.priorityandfairness import FlowClassifier
 from setpoint.cluster.endpoints.requestbody import (
     decode_body,
@@ -100,6 +101,7 @@ from setpoint.cluster.endpoints.requestinfo import (
 )
 from setpoint.cluster.endpoints.responses import (
     json_response,
+    raw_json_response,
     render_deleted,
     render_object,
     render_write,
@@ -228,13 +230,16 @@ class Handler:
         labels = request_labels(request, rp, response.status)
         self.metrics.count(labels)
         response = cache_control(response)
-        if request.served_stored is not None and response.status == 200 \
+        pretty = wants_pretty(response, request)
+        if request.served_stored is not None and response.status == 200 and not pretty \
                 and is_named_get(request, rp) and self.auditor is None:
             assert rp is not None and request.user is not None
             self.stored_gets.remember(
                 request, rp, request.served_stored, response, labels,
                 None if MASTERS in request.user.get("groups", ())
                 else attributes_of(request, rp))
+        if pretty:  # (a remembered GET is never pretty: its answer is the stored bytes)
+            response = await pretty_printed(response)
         if response.serialized:  # (after remember: its headers are the request's own)
             response = await serialized(response, request)
         response.audit_id = audit_id  # (after remember: the headers kept hold none)
@@ -307,7 +312,7 @@ class Handler:
             return answer if answer is not None else text_response("404 page not found\n",
                                                                    404)
         if not segments:
-            return json_response(self.discovery.root_paths())
+            return raw_json_response(self.discovery.root_paths())
         head = segments[0]
         if head in (".well-known", "openid"):
             answer = self.openid.answer(path)
@@ -318,7 +323,7 @@ class Handler:
             return contentencoding.promhttp(self.metrics.answer(), request)
         if head == "version" and len(segments) == 1:
             restful_get(request)
-            return json_response(self.discovery.version())
+            return raw_json_response(self.discovery.version())
         if head == "openapi":
             remote = self.openapi.remote_v3(segments)
             if remote is not None:
@@ -459,7 +464,8 @@ class Handler:
                 served = self.parts.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
-                    return Response(served, 200, media.type, serialized=True)
+                    return Response(served, 200, media.type, serialized=True,
+                                    pretty=media.pretty)
             obj = await self._read(request, rt, rp)
             return render_object(rt, obj, with_table_options(media, query),
                                  subresource=rp.subresource or "")

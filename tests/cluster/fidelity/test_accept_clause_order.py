@@ -33,3 +33,15 @@ async def test_twelve_clauses_put_the_wildcard_first(module_api: API) -> None:
 async def test_thirteen_clauses_keep_the_yaml_clause_first(module_api: API) -> None:
     """pdqsort's partition brings the YAML clause back to the front: YAML is served."""
     assert await _content_type(module_api, 13) == "application/yaml"
+
+
+async def test_q_values_equal_in_float32_keep_their_order(module_api: API) -> None:
+    """goautoneg ParseAccept reads q with ``strconv.ParseFloat(s, 32)``: 0.3 and 0.30000001
+    are the same float32, so YAML, listed first, is served (a float64 q would put JSON,
+    its q higher, first)."""
+    async with module_api.session.get(
+            f"{module_api.cluster.url}/api/v1/namespaces/default",
+            headers={"Accept": "application/yaml;q=0.3, application/json;q=0.30000001"},
+            ssl=module_api.ssl) as resp:
+        assert resp.status == 200
+        assert resp.content_type == "application/yaml"

@@ -52,10 +52,18 @@ _RUNTIME_FUNCTIONS: dict[str, Any] = {
 
 
 def parse(text: str) -> ParseTree:
-    """The parse tree of ``text``; CheckError worded as cel-go's syntax errors."""
+    """The parse tree of ``text``; CheckError worded as cel-go's syntax errors: every one
+    its ANTLR parser reports (celsyntax.py), in its order."""
     try:
         return celoptional.parse(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
+        # (on first use: the ANTLR runtime is loaded for an expression that does not parse)
+        from . import celsyntax
+
+        reported = celsyntax.syntax_errors(text)
+        if reported:
+            raise CheckError(celsyntax.display(text, reported)) from exc
+        # what cel-go's grammar takes and celpy's does not: celpy's words
         line = getattr(exc, "line", None) or 1
         column = getattr(exc, "column", None) or 1
         src = text.splitlines()[line - 1] if text.splitlines() else text
