@@ -6,19 +6,18 @@ from __future__ import annotations
 
 import datetime
 import uuid
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.registry import conversion_autoscaling as hpa_conversion
 from setpoint.cluster.registry import (
     defaults_workloads,
     node_disabled_fields,
-    podresize,
     templategeneration,
     validation,
     volumeattributesclass,
     warnings_deprecated,
 )
-from setpoint.cluster.registry import validation_certificates as certificates
 from setpoint.cluster.registry.kept_empty_slices import omit_kept_empty_slices, pod_spec_of
 from setpoint.cluster.registry.pod_apparmor import apply_apparmor_version_skew
 from setpoint.cluster.registry.pod_disabled_fields import (
@@ -31,7 +30,6 @@ from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.validation_podstatus import prepare_pod_status_update
 from setpoint.cluster.registry.warnings_nodelabels import NODE_LABEL_WARNINGS
 from setpoint.cluster.registry.warnings_pods import pod_warnings_on_create
-from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
 from setpoint.cluster.registry.warnings_services import service_warnings
 from setpoint.cluster.registry.warnings_storage import (
     persistent_volume_claim_warnings,
@@ -132,6 +130,10 @@ class PodStrategy(Strategy):
         stored pod with the new containers' resources and resize policies
         (dropNonResizeUpdates), ``status.resize: Proposed`` when resources changed
         (MarkPodProposedForResize); the metadata as a status write keeps it."""
+        # (imported here: the pod resize rules load the containers' validation, which the
+        # server's start does not need; issue 12)
+        from setpoint.cluster.registry import podresize
+
         out = podresize.drop_non_resize_updates(new, old)
         meta = dict(new.get("metadata") or {})
         for key in _RESET_FOR_STATUS:
@@ -268,12 +270,17 @@ class NodeLabelSelectorsStrategy(Strategy):
 
 
 class SecretStrategy(Strategy):
-    """Secrets of type kubernetes.io/tls warn when their key pair does not load."""
+    """Secrets of type kubernetes.io/tls warn when their key pair does not load (the check
+    and cryptography loaded on the first Secret write, not at the server's start)."""
 
     def warnings_on_create(self, rt: ResourceType, obj: Obj) -> list[str]:
+        from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
+
         return tls_secret_warnings(obj)
 
     def warnings_on_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[str]:
+        from setpoint.cluster.registry.warnings_secrets import tls_secret_warnings
+
         return tls_secret_warnings(new)
 
 
@@ -453,19 +460,27 @@ class CertificateSigningRequestStrategy(Strategy):
 
     def prepare_for_update(self, rt: ResourceType, new: Obj, old: Obj) -> None:
         super().prepare_for_update(rt, new, old)
-        certificates.prepare_for_update(new, old)
+        _certificates().prepare_for_update(new, old)
 
     def prepare_for_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> Obj:
         out = super().prepare_for_status_update(rt, new, old)
-        certificates.prepare_for_status_update(out, old, _now())
+        _certificates().prepare_for_status_update(out, old, _now())
         return out
 
     def validate_status_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
-        return validation.validate_update_with(rt, new, old, certificates.validate_status_update)
+        return validation.validate_update_with(rt, new, old,
+                                               _certificates().validate_status_update)
 
     def validate_approval_update(self, rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         return validation.validate_update_with(rt, new, old,
-                                               certificates.validate_approval_update)
+                                               _certificates().validate_approval_update)
+
+
+def _certificates() -> ModuleType:
+    """The CSR rules, loaded (with cryptography's x509) on the first CSR write."""
+    from setpoint.cluster.registry import validation_certificates
+
+    return validation_certificates
 
 
 def _now() -> str:

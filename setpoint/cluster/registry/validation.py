@@ -13,40 +13,10 @@ import base64
 import binascii
 import json
 from collections.abc import Callable
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.registry import kept_empty_slices, podresize, templategeneration
-from setpoint.cluster.registry import validation_admission as admission
-from setpoint.cluster.registry import validation_apiservice as apiservice
-from setpoint.cluster.registry import validation_autoscaling as autoscaling
-from setpoint.cluster.registry import validation_certificates as certificates
-from setpoint.cluster.registry import validation_claims as claims
-from setpoint.cluster.registry import validation_discovery as discovery
-from setpoint.cluster.registry import validation_disruption as disruption
-from setpoint.cluster.registry import validation_endpoints as endpoints
-from setpoint.cluster.registry import validation_ephemeral as ephemeral
-from setpoint.cluster.registry import validation_events as events
-from setpoint.cluster.registry import validation_flowcontrol as flowcontrol
-from setpoint.cluster.registry import validation_jobs as jobs
-from setpoint.cluster.registry import validation_limitrange as limitrange
-from setpoint.cluster.registry import validation_networking as networking
-from setpoint.cluster.registry import validation_nodes as nodes
-from setpoint.cluster.registry import validation_persistentvolumes as volumes
-from setpoint.cluster.registry import validation_pods as pods
-from setpoint.cluster.registry import validation_policies as policies
-from setpoint.cluster.registry import validation_priorityclasses as priorityclasses
-from setpoint.cluster.registry import validation_rbac as rbac
-from setpoint.cluster.registry import validation_replicationcontrollers as rcs
-from setpoint.cluster.registry import validation_resourcequota as resourcequota
-from setpoint.cluster.registry import validation_runtimeclasses as runtimeclasses
-from setpoint.cluster.registry import validation_services as services
-from setpoint.cluster.registry import validation_storage as storage
-from setpoint.cluster.registry import validation_workloads as workloads
-from setpoint.cluster.registry.validation_status import (
-    has_status_update_validation,
-    validate_status,
-    validate_status_update,
-)
+from setpoint.cluster.registry import kept_empty_slices
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
 from setpoint.machinery.errors import Cause
@@ -283,96 +253,153 @@ def _lease(obj: Obj) -> list[Cause]:
 
 # -- tables and entry points ---------------------------------------------------------------
 
+class _Rule:
+    """A validator of ``setpoint.cluster.registry.<module>``, imported on its first call:
+    the server serves before it has loaded any kind's rules, and loads a kind's (and their
+    libraries: cryptography's x509 for CSRs, the schema checker for webhooks) on its first
+    write (issue 12: most of the server's start was importing them)."""
+
+    __slots__ = ("_fn", "_module", "_name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module = f"setpoint.cluster.registry.{module}"
+        self._name = name
+        self._fn: Callable[..., list[Cause]] | None = None
+
+    def __call__(self, *args: Any) -> list[Cause]:
+        fn = self._fn
+        if fn is None:
+            fn = self._fn = getattr(import_module(self._module), self._name)
+        return fn(*args)
+
+
+_POD_TEMPLATE = _Rule("validation_pods", "validate_pod_template")
+_SELECTOR_UPDATE = _Rule("validation_workloads", "validate_selector_update")
+_STATEFUL_SET_UPDATE = _Rule("validation_workloads", "validate_stateful_set_update")
+_TEMPLATE_GENERATION_UPDATE = _Rule("templategeneration", "validate_update")
+_EVENT = _Rule("validation_events", "validate_event")
+_EVENT_UPDATE = _Rule("validation_events", "validate_event_update")
+_CSI_NODE_UPDATE = _Rule("validation_storage", "validate_csi_node_update")
+_STATIC_POD_REFUSED = _Rule("validation_ephemeral", "static_pod_refused")
+_EPHEMERAL_CONTAINERS_UPDATE = _Rule("validation_ephemeral",
+                                     "validate_ephemeral_containers_update")
+_POD_RESIZE = _Rule("podresize", "validate_pod_resize")
+_STATUS = _Rule("validation_status", "validate_status")
+_STATUS_UPDATE = _Rule("validation_status", "validate_status_update")
+
+
+
 VALIDATORS: dict[tuple[str, str], Validator] = {
     ("", "ConfigMap"): _config_map,
     ("", "Secret"): _secret,
     ("", "Namespace"): _namespace,
-    ("", "Service"): services.validate_service,
-    ("", "Pod"): pods.validate_pod,
-    ("", "PersistentVolumeClaim"): claims.validate_claim,
-    ("", "PersistentVolume"): volumes.validate_persistent_volume,
-    ("", "ResourceQuota"): resourcequota.validate_resource_quota,
-    ("", "LimitRange"): limitrange.validate_limit_range,
-    ("", "Endpoints"): endpoints.validate_endpoints,
-    ("", "ReplicationController"): rcs.validate_replication_controller,
-    ("", "Node"): nodes.validate_node,
-    ("", "PodTemplate"): lambda o: pods.validate_pod_template(o.get("template"), "template"),
+    ("", "Service"): _Rule("validation_services", "validate_service"),
+    ("", "Pod"): _Rule("validation_pods", "validate_pod"),
+    ("", "PersistentVolumeClaim"): _Rule("validation_claims", "validate_claim"),
+    ("", "PersistentVolume"): _Rule("validation_persistentvolumes", "validate_persistent_volume"),
+    ("", "ResourceQuota"): _Rule("validation_resourcequota", "validate_resource_quota"),
+    ("", "LimitRange"): _Rule("validation_limitrange", "validate_limit_range"),
+    ("", "Endpoints"): _Rule("validation_endpoints", "validate_endpoints"),
+    ("", "ReplicationController"):
+        _Rule("validation_replicationcontrollers", "validate_replication_controller"),
+    ("", "Node"): _Rule("validation_nodes", "validate_node"),
+    ("", "PodTemplate"): lambda o: _POD_TEMPLATE(o.get("template"), "template"),
     ("coordination.k8s.io", "Lease"): _lease,
-    ("apps", "Deployment"): workloads.validate_deployment,
-    ("apps", "ReplicaSet"): workloads.validate_replica_set,
-    ("apps", "StatefulSet"): workloads.validate_stateful_set,
-    ("apps", "DaemonSet"): workloads.validate_daemon_set,
-    ("batch", "Job"): jobs.validate_job,
-    ("autoscaling", "HorizontalPodAutoscaler"): autoscaling.validate_horizontal_pod_autoscaler,
-    ("apps", "ControllerRevision"): workloads.validate_controller_revision,
-    ("policy", "PodDisruptionBudget"): disruption.validate_pod_disruption_budget,
+    ("apps", "Deployment"): _Rule("validation_workloads", "validate_deployment"),
+    ("apps", "ReplicaSet"): _Rule("validation_workloads", "validate_replica_set"),
+    ("apps", "StatefulSet"): _Rule("validation_workloads", "validate_stateful_set"),
+    ("apps", "DaemonSet"): _Rule("validation_workloads", "validate_daemon_set"),
+    ("batch", "Job"): _Rule("validation_jobs", "validate_job"),
+    ("autoscaling", "HorizontalPodAutoscaler"):
+        _Rule("validation_autoscaling", "validate_horizontal_pod_autoscaler"),
+    ("apps", "ControllerRevision"): _Rule("validation_workloads", "validate_controller_revision"),
+    ("policy", "PodDisruptionBudget"):
+        _Rule("validation_disruption", "validate_pod_disruption_budget"),
     ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"):
-        admission.validate_mutating_configuration,
+        _Rule("validation_admission", "validate_mutating_configuration"),
     ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"):
-        admission.validate_validating_configuration,
+        _Rule("validation_admission", "validate_validating_configuration"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
-        policies.validate_validating_admission_policy,
+        _Rule("validation_policies", "validate_validating_admission_policy"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"):
-        policies.validate_validating_admission_policy_binding,
-    ("storage.k8s.io", "CSINode"): storage.validate_csi_node,
-    ("storage.k8s.io", "StorageClass"): storage.validate_storage_class,
-    ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment,
-    ("storage.k8s.io", "CSIDriver"): storage.validate_csi_driver,
-    ("storage.k8s.io", "CSIStorageCapacity"): storage.validate_csi_storage_capacity,
-    ("node.k8s.io", "RuntimeClass"): runtimeclasses.validate_runtime_class,
-    ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice,
-    ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy,
-    ("networking.k8s.io", "Ingress"): networking.validate_ingress,
-    ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class,
+        _Rule("validation_policies", "validate_validating_admission_policy_binding"),
+    ("storage.k8s.io", "CSINode"): _Rule("validation_storage", "validate_csi_node"),
+    ("storage.k8s.io", "StorageClass"): _Rule("validation_storage", "validate_storage_class"),
+    ("storage.k8s.io", "VolumeAttachment"):
+        _Rule("validation_storage", "validate_volume_attachment"),
+    ("storage.k8s.io", "CSIDriver"): _Rule("validation_storage", "validate_csi_driver"),
+    ("storage.k8s.io", "CSIStorageCapacity"):
+        _Rule("validation_storage", "validate_csi_storage_capacity"),
+    ("node.k8s.io", "RuntimeClass"): _Rule("validation_runtimeclasses", "validate_runtime_class"),
+    ("discovery.k8s.io", "EndpointSlice"): _Rule("validation_discovery", "validate_endpoint_slice"),
+    ("networking.k8s.io", "NetworkPolicy"):
+        _Rule("validation_networking", "validate_network_policy"),
+    ("networking.k8s.io", "Ingress"): _Rule("validation_networking", "validate_ingress"),
+    ("networking.k8s.io", "IngressClass"): _Rule("validation_networking", "validate_ingress_class"),
     ("certificates.k8s.io", "CertificateSigningRequest"):
-        certificates.validate_certificate_signing_request,
-    ("apiregistration.k8s.io", "APIService"): apiservice.validate_apiservice,
-    ("rbac.authorization.k8s.io", "Role"): rbac.validate_role,
-    ("rbac.authorization.k8s.io", "ClusterRole"): rbac.validate_cluster_role,
-    ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_role_binding,
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_cluster_role_binding,
-    ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class,
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"): flowcontrol.validate_flow_schema,
+        _Rule("validation_certificates", "validate_certificate_signing_request"),
+    ("apiregistration.k8s.io", "APIService"): _Rule("validation_apiservice", "validate_apiservice"),
+    ("rbac.authorization.k8s.io", "Role"): _Rule("validation_rbac", "validate_role"),
+    ("rbac.authorization.k8s.io", "ClusterRole"): _Rule("validation_rbac", "validate_cluster_role"),
+    ("rbac.authorization.k8s.io", "RoleBinding"): _Rule("validation_rbac", "validate_role_binding"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"):
+        _Rule("validation_rbac", "validate_cluster_role_binding"),
+    ("scheduling.k8s.io", "PriorityClass"):
+        _Rule("validation_priorityclasses", "validate_priority_class"),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"):
+        _Rule("validation_flowcontrol", "validate_flow_schema"),
     ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"):
-        flowcontrol.validate_priority_level_configuration,
+        _Rule("validation_flowcontrol", "validate_priority_level_configuration"),
 }
 
 UPDATE_VALIDATORS: dict[tuple[str, str], UpdateValidator] = {
     ("", "ConfigMap"): _config_map_update,
     ("", "Secret"): _secret_update,
-    ("", "Service"): services.validate_service_update,
-    ("", "Pod"): pods.validate_pod_update,
-    ("", "PersistentVolumeClaim"): claims.validate_claim_update,
-    ("", "PersistentVolume"): volumes.validate_persistent_volume_update,
-    ("", "ResourceQuota"): resourcequota.validate_resource_quota_update,
-    ("", "Node"): nodes.validate_node_update,
-    ("apps", "Deployment"): workloads.validate_selector_update,
-    ("apps", "ReplicaSet"): workloads.validate_selector_update,
-    ("apps", "DaemonSet"): lambda n, o: (workloads.validate_selector_update(n, o)
-                                         + templategeneration.validate_update(n, o)),
-    ("apps", "StatefulSet"): lambda n, o: (workloads.validate_selector_update(n, o)
-                                           + workloads.validate_stateful_set_update(n, o)),
-    ("batch", "Job"): jobs.validate_job_update,
-    ("apps", "ControllerRevision"): workloads.validate_controller_revision_update,
-    ("batch", "CronJob"): jobs.validate_cron_job_update,
+    ("", "Service"): _Rule("validation_services", "validate_service_update"),
+    ("", "Pod"): _Rule("validation_pods", "validate_pod_update"),
+    ("", "PersistentVolumeClaim"): _Rule("validation_claims", "validate_claim_update"),
+    ("", "PersistentVolume"):
+        _Rule("validation_persistentvolumes", "validate_persistent_volume_update"),
+    ("", "ResourceQuota"): _Rule("validation_resourcequota", "validate_resource_quota_update"),
+    ("", "Node"): _Rule("validation_nodes", "validate_node_update"),
+    ("apps", "Deployment"): _Rule("validation_workloads", "validate_selector_update"),
+    ("apps", "ReplicaSet"): _Rule("validation_workloads", "validate_selector_update"),
+    ("apps", "DaemonSet"): lambda n, o: (_SELECTOR_UPDATE(n, o)
+                                         + _TEMPLATE_GENERATION_UPDATE(n, o)),
+    ("apps", "StatefulSet"): lambda n, o: (_SELECTOR_UPDATE(n, o)
+                                           + _STATEFUL_SET_UPDATE(n, o)),
+    ("batch", "Job"): _Rule("validation_jobs", "validate_job_update"),
+    ("apps", "ControllerRevision"):
+        _Rule("validation_workloads", "validate_controller_revision_update"),
+    ("batch", "CronJob"): _Rule("validation_jobs", "validate_cron_job_update"),
     ("autoscaling", "HorizontalPodAutoscaler"):
-        autoscaling.validate_horizontal_pod_autoscaler_update,
-    ("rbac.authorization.k8s.io", "RoleBinding"): rbac.validate_binding_update,
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): rbac.validate_binding_update,
-    ("scheduling.k8s.io", "PriorityClass"): priorityclasses.validate_priority_class_update,
+        _Rule("validation_autoscaling", "validate_horizontal_pod_autoscaler_update"),
+    ("rbac.authorization.k8s.io", "RoleBinding"):
+        _Rule("validation_rbac", "validate_binding_update"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"):
+        _Rule("validation_rbac", "validate_binding_update"),
+    ("scheduling.k8s.io", "PriorityClass"):
+        _Rule("validation_priorityclasses", "validate_priority_class_update"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
-        policies.validate_validating_admission_policy_update,
-    ("storage.k8s.io", "StorageClass"): storage.validate_storage_class_update,
-    ("storage.k8s.io", "VolumeAttachment"): storage.validate_volume_attachment_update,
-    ("storage.k8s.io", "CSIDriver"): storage.validate_csi_driver_update,
-    ("storage.k8s.io", "CSIStorageCapacity"): storage.validate_csi_storage_capacity_update,
-    ("node.k8s.io", "RuntimeClass"): runtimeclasses.validate_runtime_class_update,
-    ("discovery.k8s.io", "EndpointSlice"): discovery.validate_endpoint_slice_update,
-    ("networking.k8s.io", "NetworkPolicy"): networking.validate_network_policy_update,
-    ("networking.k8s.io", "Ingress"): networking.validate_ingress_update,
-    ("networking.k8s.io", "IngressClass"): networking.validate_ingress_class_update,
+        _Rule("validation_policies", "validate_validating_admission_policy_update"),
+    ("storage.k8s.io", "StorageClass"):
+        _Rule("validation_storage", "validate_storage_class_update"),
+    ("storage.k8s.io", "VolumeAttachment"):
+        _Rule("validation_storage", "validate_volume_attachment_update"),
+    ("storage.k8s.io", "CSIDriver"): _Rule("validation_storage", "validate_csi_driver_update"),
+    ("storage.k8s.io", "CSIStorageCapacity"):
+        _Rule("validation_storage", "validate_csi_storage_capacity_update"),
+    ("node.k8s.io", "RuntimeClass"):
+        _Rule("validation_runtimeclasses", "validate_runtime_class_update"),
+    ("discovery.k8s.io", "EndpointSlice"):
+        _Rule("validation_discovery", "validate_endpoint_slice_update"),
+    ("networking.k8s.io", "NetworkPolicy"):
+        _Rule("validation_networking", "validate_network_policy_update"),
+    ("networking.k8s.io", "Ingress"): _Rule("validation_networking", "validate_ingress_update"),
+    ("networking.k8s.io", "IngressClass"):
+        _Rule("validation_networking", "validate_ingress_class_update"),
     ("certificates.k8s.io", "CertificateSigningRequest"):
-        certificates.validate_certificate_signing_request_update,
+        _Rule("validation_certificates", "validate_certificate_signing_request_update"),
 }
 
 # Kinds whose update validator above validates the new object whole, with rules that
@@ -399,15 +426,15 @@ NEW_OBJECT_FIRST = {("", "Pod")}
 
 # What a kind's ValidateXCreate adds to its validation of a new object only.
 CREATE_ONLY_VALIDATORS: dict[tuple[str, str], Validator] = {
-    ("", "Pod"): pods.validate_pod_create,
-    ("batch", "CronJob"): jobs.validate_cron_job_create,
+    ("", "Pod"): _Rule("validation_pods", "validate_pod_create"),
+    ("batch", "CronJob"): _Rule("validation_jobs", "validate_cron_job_create"),
 }
 
 
 def _kind_create(rt: ResourceType, obj: Obj) -> list[Cause]:
     key = (rt.group, rt.kind)
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
-        return events.validate_event(rt, obj)
+        return _EVENT(rt, obj)
     causes = [] if key in _NO_META_VALIDATION else _meta(rt, obj)
     if not rt.is_custom:
         fn = VALIDATORS.get(key)
@@ -423,7 +450,8 @@ def validate(rt: ResourceType, obj: Obj) -> list[Cause]:
     Like the Job strategy's ``Validate``, this generates a Job's selector and template
     labels from its uid first (unless ``manualSelector``)."""
     if not rt.is_custom and (rt.group, rt.kind) == ("batch", "Job"):
-        jobs.generate_job_selector(obj)
+        from setpoint.cluster.registry.validation_jobs import generate_job_selector
+        generate_job_selector(obj)
     causes = _kind_create(rt, obj)
     create_only = None if rt.is_custom else CREATE_ONLY_VALIDATORS.get((rt.group, rt.kind))
     if create_only is not None:
@@ -453,12 +481,12 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     meta_causes = names.validate_object_meta_update(new_meta, old_meta)
     causes = _common(rt, new) + meta_causes
     if rt.kind == "Event" and rt.group in ("", "events.k8s.io"):
-        return causes + events.validate_event_update(rt, new, old)
+        return causes + _EVENT_UPDATE(rt, new, old)
     if (rt.group, rt.kind) == ("storage.k8s.io", "CSINode"):
         # the strategy's ValidateCSINode, then ValidateCSINodeUpdate, which validates the
         # node again and leaves metadata updates to the generic layer
         return (causes + _kind_create(rt, new) + _meta(rt, new)
-                + storage.validate_csi_node_update(new, old))
+                + _CSI_NODE_UPDATE(new, old))
     causes.extend(meta_causes)
     if not rt.is_custom and rt.group not in _GENERIC_META_GROUPS:
         causes.extend(_kube_finalizers(new_meta))
@@ -478,7 +506,7 @@ def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
         causes.extend(fn(kept_empty_slices.semantic(rt.group, rt.kind, new), old))
     causes.extend(own)
     if not rt.is_custom:
-        causes.extend(validate_status(rt.group, rt.kind, new))
+        causes.extend(_STATUS(rt.group, rt.kind, new))
     return causes
 
 
@@ -512,12 +540,12 @@ def validate_ephemeral_containers_update(rt: ResourceType, new: Obj, old: Obj) -
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
     meta_causes = names.validate_object_meta_update(new_meta, old_meta)
     causes = _common(rt, new) + meta_causes
-    static = ephemeral.static_pod_refused(old)
+    static = _STATIC_POD_REFUSED(old)
     if static:
         return causes + static
     causes.extend(meta_causes)
     causes.extend(_kind_create(rt, new))
-    return causes + ephemeral.validate_ephemeral_containers_update(new, old)
+    return causes + _EPHEMERAL_CONTAINERS_UPDATE(new, old)
 
 
 def validate_resize_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
@@ -527,7 +555,7 @@ def validate_resize_update(rt: ResourceType, new: Obj, old: Obj) -> list[Cause]:
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
     meta_causes = names.validate_object_meta_update(new_meta, old_meta)
     causes = _common(rt, new) + meta_causes
-    own = podresize.validate_pod_resize(new, old)
+    own = _POD_RESIZE(new, old)
     if own and own[0].field == "":
         return causes + own
     causes.extend(meta_causes)
@@ -542,9 +570,10 @@ def validate_status_subresource_update(rt: ResourceType, new: Obj, old: Obj) -> 
     strategy's ``ValidateObjectMetaUpdate`` and its status rules — never the kind's
     whole validation, whose spec rules a status write cannot touch; the other kinds get
     their update validation."""
+    from setpoint.cluster.registry.validation_status import has_status_update_validation
     if not has_status_update_validation(rt.group, rt.kind):
         return validate_update(rt, new, old)
     new_meta, old_meta = new.get("metadata"), old.get("metadata")
     meta_causes = names.validate_object_meta_update(new_meta, old_meta)
     causes = _common(rt, new) + meta_causes + meta_causes
-    return causes + validate_status_update(rt.group, rt.kind, new, old)
+    return causes + _STATUS_UPDATE(rt.group, rt.kind, new, old)

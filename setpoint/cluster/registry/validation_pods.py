@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from setpoint.cluster.registry.podspecdiff import pod_spec_diff
 from setpoint.cluster.registry.validation_containers import (
     PROTOCOLS,
     host_port_conflicts,
@@ -425,6 +424,9 @@ def validate_pod_update(new: Obj, old: Obj) -> list[Cause]:
             munged.pop("nodeSelector", None)
     if munged != old_spec:
         # specDiff := cmp.Diff(oldPod.Spec, mungedPodSpec), go-cmp's report of the two
+        # (loaded for a refused update only: not at the server's start)
+        from setpoint.cluster.registry.podspecdiff import pod_spec_diff
+
         causes.append(fe.forbidden(
             "spec", f"pod updates may not change fields other than {_UPDATABLE_POD_SPEC_FIELDS}"
             f"\n{pod_spec_diff(old_spec, munged)}"))
