@@ -13,7 +13,6 @@ import functools
 from typing import TYPE_CHECKING
 
 from setpoint.cluster.apiextensions.customresourcestrategy import CustomResourceStrategy
-from setpoint.cluster.apiextensions.schema.webhookconfig import validate_ca_bundle
 from setpoint.cluster.registry.deletion import CRD_CLEANUP as CLEANUP_FINALIZER
 from setpoint.cluster.registry.strategy import Strategy
 from setpoint.cluster.registry.types import ResourceType, ScalePaths
@@ -337,7 +336,10 @@ def serving_error(crd: Obj | None) -> errors.StatusError | None:
 
 @functools.lru_cache(maxsize=64)
 def _bundle_invalid(bundle: str) -> bool:
-    # (asked on every request for the resource: a bundle is parsed once)
+    # (asked on every request for the resource: a bundle is parsed once; the schema
+    # package, as the other uses above, is loaded with the first CRD, not at start)
+    from setpoint.cluster.apiextensions.schema.webhookconfig import validate_ca_bundle
+
     return bool(validate_ca_bundle("caBundle", bundle))
 
 
