@@ -9,13 +9,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.admission.admissionconfig import AdmissionConfiguration
 from setpoint.cluster.admission.pods import DefaultTolerationSeconds
 from setpoint.cluster.aggregator.frontproxy import ensure_front_proxy
 from setpoint.cluster.apiserver import APIServer
-from setpoint.cluster.audit.backend import Backend
-from setpoint.cluster.audit.policy import Policy
 from setpoint.cluster.authentication import kubeconfig as kubeconfig_file
 from setpoint.cluster.authentication.tls import ensure_certs
 from setpoint.cluster.authentication.tokens import TokenIssuer
@@ -25,6 +24,10 @@ from setpoint.cluster.endpoints.httpserver import HTTPServer
 from setpoint.cluster.endpoints.server import Handler
 from setpoint.cluster.storage.privatefiles import private_directory, read_private, write_private
 from setpoint.machinery.eventloop import quiet_closed_tls_writes
+
+if TYPE_CHECKING:
+    from setpoint.cluster.audit.backend import Backend
+    from setpoint.cluster.audit.policy import Policy
 
 
 @dataclass

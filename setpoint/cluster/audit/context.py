@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import logging
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from setpoint.cluster.audit.policy import RequestAuditConfig, level_at_least
+if TYPE_CHECKING:
+    # (the policy's types are loaded when a policy is read: every request path imports
+    # this module, and a server without auditing reads none; issue 12)
+    from setpoint.cluster.audit.policy import RequestAuditConfig
 
 log = logging.getLogger("setpoint.cluster.audit")
+
+LEVELS = ("None", "Metadata", "Request", "RequestResponse")
+_RANK = {level: i for i, level in enumerate(LEVELS)}
+
+
+def level_at_least(level: str, minimum: str) -> bool:
+    """``Level.Less`` negated: whether ``level`` records at least what ``minimum`` does."""
+    return _RANK[level] >= _RANK[minimum]
 
 
 class AuditContext:

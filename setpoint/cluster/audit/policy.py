@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from setpoint.cluster.audit.context import LEVELS
+
 log = logging.getLogger("setpoint.cluster.audit")
 
 API_VERSION = "audit.k8s.io/v1"
-LEVELS = ("None", "Metadata", "Request", "RequestResponse")
 STAGES = ("RequestReceived", "ResponseStarted", "ResponseComplete", "Panic")
-_RANK = {level: i for i, level in enumerate(LEVELS)}
 
 _POLICY_FIELDS = {"apiVersion", "kind", "metadata", "rules", "omitStages", "omitManagedFields"}
 _RULE_FIELDS = {"level", "users", "userGroups", "verbs", "resources", "namespaces",
@@ -54,11 +54,6 @@ class RequestAttributes(Protocol):
     def namespace(self) -> str: ...
     @property
     def name(self) -> str: ...
-
-
-def level_at_least(level: str, minimum: str) -> bool:
-    """``Level.Less`` negated: whether ``level`` records at least what ``minimum`` does."""
-    return _RANK[level] >= _RANK[minimum]
 
 
 @dataclass(frozen=True)

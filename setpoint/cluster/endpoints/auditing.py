@@ -16,21 +16,23 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextvars import Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from setpoint.cluster.audit import context as audit_context
 from setpoint.cluster.audit.backend import Backend, Result
-from setpoint.cluster.audit.context import AuditContext, without_managed_fields
+from setpoint.cluster.audit.context import AuditContext, level_at_least, without_managed_fields
 from setpoint.cluster.audit.event import audit_context as new_context
 from setpoint.cluster.audit.event import emit, response_status, source_ips, user_info
 from setpoint.cluster.audit.metrics import AUDIT_METRICS
-from setpoint.cluster.audit.policy import Policy, RequestAttributes, level_at_least
 from setpoint.cluster.endpoints.http import Request, Response, StreamResponse
 from setpoint.cluster.endpoints.podstreams import TunnelResponse
 from setpoint.cluster.endpoints.requestdeadline import TIMEOUT_STATUS
 from setpoint.machinery.gofmt import go_quote
+
+if TYPE_CHECKING:
+    from setpoint.cluster.audit.policy import Policy, RequestAttributes
 
 _STATUS_PREFIX = b'{"kind":"Status"'
 
