@@ -1,5 +1,5 @@
-"""A server's start loads only what serving needs: PyYAML, jsonpatch and prometheus_client
-come with the first request that uses them.
+"""A server's start loads only what serving needs: PyYAML, jsonpatch, prometheus_client and
+a kind's validation rules come with the first request that uses them.
 
 ``cluster up``'s parent process is the critical path of its start (docs/benchmarks.md,
 Start-up, issue 12): what the server imports before it serves delays the workloads' first
@@ -7,7 +7,8 @@ request. YAML bodies and answers, go-yaml's strict duplicate checks and JSON pat
 not needed by a start (its own kubeconfig is written without PyYAML:
 tests/cluster/test_kubeconfig_file.py), nor is the Prometheus text format of ``/metrics``
 before its first scrape, nor Pod Security's checks before the first pod a namespace's
-policy has checked, so those load on first use. Here, in a fresh interpreter (this one has
+policy has checked, nor a kind's validation rules before its first write
+(``registry/validation.py``: the pod's load with the first pod), so those load on first use. Here, in a fresh interpreter (this one has
 them loaded), a started server has none loaded, and then answers a YAML create, a JSON
 patch, a scrape (with the request counts) and a pod create under a baseline policy as
 before, which loads them. uvicorn's package ``__init__`` (its command line and supervisors)
@@ -28,9 +29,13 @@ SCRIPT = textwrap.dedent("""
     from setpoint.cluster import serve
 
     HEAVY = ("yaml", "jsonpatch", "jsonpointer", "prometheus_client",
-             "setpoint.cluster.admission.podsecurity.evaluator")
-    # uvicorn's package __init__ (its command line, supervisors): never needed to serve
-    NEVER = ("uvicorn.main", "uvicorn.supervisors", "click")
+             "setpoint.cluster.admission.podsecurity.evaluator",
+             "setpoint.cluster.registry.validation_pods")
+    # uvicorn's package __init__ (its command line, supervisors): never needed to serve;
+    # nor, for these requests, go-cmp's diff (a refused pod or claim update's message),
+    # the CRD schema package (the first CRD) or the audit policy's types (a policy read)
+    NEVER = ("uvicorn.main", "uvicorn.supervisors", "click", "setpoint.machinery.gocmp",
+             "setpoint.cluster.apiextensions.schema", "setpoint.cluster.audit.policy")
 
     def call(running, method, path, body, content_type, decode=json.loads):
         context = ssl.create_default_context(cafile=str(running.ca_file))
@@ -92,5 +97,6 @@ def test_serving_loads_neither_pyyaml_jsonpatch_nor_prometheus_until_a_request_n
     assert result["answers"] == [201, {"a": "1"}, 200, {"a": "1", "b": "2"}, 200, True,
                                  201]
     assert result["after"] == ["yaml", "jsonpatch", "jsonpointer", "prometheus_client",
-                               "setpoint.cluster.admission.podsecurity.evaluator"]
+                               "setpoint.cluster.admission.podsecurity.evaluator",
+                               "setpoint.cluster.registry.validation_pods"]
     assert result["package"] == [True, "Config", "Server", True]

@@ -22,13 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from setpoint.cluster.registry.validation_jobstatus import validate_job_status_update
 from setpoint.cluster.registry.validation_nodes import validate_node_update
 from setpoint.cluster.registry.validation_podstatus import (
     validate_pod_status_update,
-)
-from setpoint.cluster.registry.validation_policies import (
-    validate_validating_admission_policy_status_update,
 )
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery import names
@@ -249,6 +245,22 @@ def _hpa_status_update(new: Obj, old: Obj) -> list[Cause]:
             if _count(status, k) < 0]
 
 
+def _job_status_update(new: Obj, old: Obj) -> list[Cause]:
+    # (the Job's and the policy's rules are loaded by their first /status write, not by the
+    # first status write of any kind: the policy's pull in CEL and the webhook schemas)
+    from setpoint.cluster.registry.validation_jobstatus import validate_job_status_update
+
+    return validate_job_status_update(new, old)
+
+
+def _validating_admission_policy_status_update(new: Obj, old: Obj) -> list[Cause]:
+    from setpoint.cluster.registry.validation_policies import (
+        validate_validating_admission_policy_status_update,
+    )
+
+    return validate_validating_admission_policy_status_update(new, old)
+
+
 STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]]] = {
     ("", "ReplicationController"): _replication_controller_status_update,
     ("policy", "PodDisruptionBudget"): _pdb_status_update,
@@ -263,9 +275,9 @@ STATUS_UPDATE_VALIDATORS: dict[tuple[str, str], Callable[[Obj, Obj], list[Cause]
     ("apps", "ReplicaSet"): _workload_status_update("ReplicaSet"),
     ("apps", "StatefulSet"): _workload_status_update("StatefulSet"),
     ("apps", "DaemonSet"): _workload_status_update("DaemonSet"),
-    ("batch", "Job"): validate_job_status_update,
+    ("batch", "Job"): _job_status_update,
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"):
-        validate_validating_admission_policy_status_update,
+        _validating_admission_policy_status_update,
 }
 
 
