@@ -6,8 +6,9 @@ The nodes, scheduler, kubelets and controllers are clients of the API server, as
 kube-controller-manager, kube-scheduler and the kubelets are separate programs beside a
 kube-apiserver; in a process of their own they use the second core instead of the server's.
 
-The program imports the SDK first, while its parent is still starting the server, then talks
-with its parent in lines:
+The program imports the SDK and the nodes area first, while its parent is still starting the
+server, and the other areas until the server serves (what is left then is imported as it is
+installed, after ``nodes-ready``), then talks with its parent in lines:
 
 - stdin, from the parent: the path of a kubeconfig once the server serves, and then nothing.
   End of file is the order to stop: the parent closed it, or the parent is gone (even killed
@@ -44,6 +45,7 @@ import asyncio
 import importlib
 import json
 import logging
+import select
 import signal
 import sys
 from collections.abc import Callable
@@ -310,11 +312,26 @@ async def main_async(settings: WorkloadSettings) -> None:
         closed.cancel()
 
 
+def _parent_has_spoken() -> bool:
+    """Whether stdin holds the parent's first line (or its end): the server serves, and
+    importing more now would delay the nodes (issue 12: without bytecode, compiling every
+    area took longer than the server's start)."""
+    try:
+        return bool(select.select([sys.stdin], [], [], 0)[0])
+    except (OSError, ValueError):
+        return False  # no stdin to watch (run by hand): import everything now, as before
+
+
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     settings = settings_from_json(args[0] if args else "{}")
     sys.stdout = sys.stderr
-    for module_name in enabled_areas(settings):  # now, while the parent starts its server
+    first, later = split_areas(enabled_areas(settings))
+    for module_name in first:  # now, while the parent starts its server
+        importlib.import_module(module_name)
+    for module_name in later:
+        if _parent_has_spoken():
+            break  # the server serves: the rest is imported once the nodes are reported
         importlib.import_module(module_name)
     gc.freeze()  # the imports' objects stay out of the collections (they live as long)
     gc.set_threshold(*COLLECTOR_THRESHOLDS)
