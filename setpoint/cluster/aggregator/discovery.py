@@ -78,6 +78,8 @@ def convert_resource_list(resource_list: Obj) -> list[Obj]:
 
 @dataclass
 class _Entry:
+    """One APIService's discovery as served, and its refresh."""
+
     version: Obj  # the APIVersionDiscovery served for this APIService
     task: asyncio.Task[None] | None = None
     dirty: bool = field(default=False)

@@ -21,6 +21,8 @@ _FILES = ("ca.crt", "serving.crt", "serving.key", "ca.key")
 
 @dataclass(frozen=True)
 class ServingCerts:
+    """The CA, the serving certificate and their keys, PEM-encoded."""
+
     ca_pem: bytes
     cert_pem: bytes
     key_pem: bytes

@@ -42,6 +42,8 @@ HEADER_TOO_LARGE = (b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
 
 @dataclass
 class ConnectionLimits:
+    """The HTTP server's timeouts and connection bounds."""
+
     read_header_timeout_s: float = 32.0
     idle_timeout_s: float = 90.0
     max_connections: int | None = None  # None: from RLIMIT_NOFILE

@@ -15,6 +15,8 @@ PROTOBUF = "application/vnd.kubernetes.protobuf"
 
 @dataclass(frozen=True, slots=True)
 class MediaType:
+    """The media type an answer is encoded in, as negotiated from Accept."""
+
     type: str = "application/json"
     as_kind: str = ""  # Table, PartialObjectMetadata(List), APIGroupDiscoveryList
     group: str = ""

@@ -96,6 +96,8 @@ Admission = Callable[[Attributes], None]
 
 @dataclass
 class WriteResult:
+    """What a write answers: the object, its HTTP status and warnings."""
+
     obj: Obj
     status: int = 200
     warnings: list[str] = field(default_factory=list)

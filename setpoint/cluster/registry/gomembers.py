@@ -25,9 +25,10 @@ v0.32.0 and its siblings, serves both the v3 documents and the writes here.
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import orjson
 
 from setpoint.machinery.objects import Obj
 from setpoint.machinery.schema import definitions
@@ -45,7 +46,8 @@ _SCALARS: dict[str, tuple[type, ...]] = {"string": (str,), "boolean": (bool,),
 @functools.cache
 def member_defaults() -> dict[str, dict[str, dict[str, Any]]]:
     """Each definition's members' ``default`` (and its items' or values'), by member name."""
-    table: dict[str, dict[str, dict[str, Any]]] = json.loads(_DATA.read_bytes())
+    # (orjson: half the stdlib's time for these 200 KB, read before the server serves)
+    table: dict[str, dict[str, dict[str, Any]]] = orjson.loads(_DATA.read_bytes())
     return table
 
 

@@ -168,6 +168,8 @@ class WriteOptions:
 
 @dataclass(slots=True)
 class ListOptions:
+    """A LIST's or WATCH's query options (metav1.ListOptions)."""
+
     label_selector: str = ""
     field_selector: str = ""
     resource_version: str = ""
@@ -271,6 +273,8 @@ def validate_list_options(opts: ListOptions) -> None:
 
 @dataclass(slots=True)
 class DeleteOptions:
+    """A DELETE's options (metav1.DeleteOptions)."""
+
     dry_run: bool = False
     propagation_policy: str | None = None
     # the deprecated orphanDependents as sent: false asks for foreground deletion and, while

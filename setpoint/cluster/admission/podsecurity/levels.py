@@ -50,6 +50,8 @@ LATEST = Version(latest=True)
 
 @dataclass(frozen=True)
 class LevelVersion:
+    """A Pod Security level at a version (api.LevelVersion)."""
+
     level: str
     version: Version
 
@@ -62,6 +64,8 @@ class LevelVersion:
 
 @dataclass(frozen=True)
 class Policy:
+    """A namespace's enforce, audit and warn levels (api.Policy)."""
+
     enforce: LevelVersion
     audit: LevelVersion
     warn: LevelVersion
