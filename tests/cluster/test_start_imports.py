@@ -8,12 +8,12 @@ not needed by a start (its own kubeconfig is written without PyYAML:
 tests/cluster/test_kubeconfig_file.py), nor is the Prometheus text format of ``/metrics``
 before its first scrape, nor Pod Security's checks before the first pod a namespace's
 policy has checked, nor a kind's validation rules before its first write
-(``registry/validation.py``: the pod's load with the first pod), so those load on first use. Here, in a fresh interpreter (this one has
-them loaded), a started server has none loaded, and then answers a YAML create, a JSON
-patch, a scrape (with the request counts) and a pod create under a baseline policy as
-before, which loads them. uvicorn's package ``__init__`` (its command line and supervisors)
-is never run for serving (``endpoints/uvicornparts.py``), yet ``import uvicorn`` afterwards
-gives the whole package.
+(``registry/validation.py``: the pod's load with the first pod), so those load on first
+use. Here, in a fresh interpreter (this one has them loaded), a started server has none
+loaded, and then answers a YAML create, a JSON patch, a scrape (with the request counts)
+and a pod create under a baseline policy as before, which loads them. uvicorn's package
+``__init__`` (its command line and supervisors) is never run for serving
+(``endpoints/uvicornparts.py``), yet ``import uvicorn`` afterwards gives the whole package.
 """
 
 from __future__ import annotations

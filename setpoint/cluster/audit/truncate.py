@@ -11,10 +11,10 @@ from __future__ import annotations
 import inspect
 
 from setpoint.cluster.audit.backend import Backend, Event, Result, all_stored
+from setpoint.cluster.audit.context import level_at_least
 from setpoint.cluster.audit.event import encoded
 from setpoint.cluster.audit.metrics import plugin_error
 from setpoint.cluster.audit.options import TruncateOptions
-from setpoint.cluster.audit.policy import level_at_least
 
 PLUGIN_NAME = "truncate"
 ANNOTATION_KEY = "audit.k8s.io/truncated"
