@@ -25,7 +25,6 @@ from setpoint.cluster.registry.pod_apparmor import (
     linux_pod_profile,
 )
 from setpoint.cluster.registry.podcontainers import visit_containers_with_path
-from setpoint.cluster.registry.validation_volumesources import local_descending_path
 from setpoint.machinery import fielderrors as fe
 from setpoint.machinery.errors import Cause
 from setpoint.machinery.objects import Obj
@@ -51,6 +50,10 @@ def _seccomp_profile(value: str, path: str) -> list[Cause]:
     if value in ("runtime/default", "docker/default", "unconfined"):
         return []
     if value.startswith("localhost/"):
+        # (the volume sources' rules, loaded by the first localhost profile: the Service
+        # validation the server's start runs reaches this module through the containers')
+        from setpoint.cluster.registry.validation_volumesources import local_descending_path
+
         return local_descending_path(value[len("localhost/"):], path)
     return [fe.invalid(path, value, "must be a valid seccomp profile")]
 
