@@ -380,3 +380,43 @@ async def test_the_sync_reads_the_cached_new_replica_set_without_changing_it(
         assert [rs["spec"]["replicas"] for rs in await replica_sets(env.client, "frozen")] \
             == [0, 3]
     assert writes_into_cache == []
+
+
+async def test_a_conflicting_replica_set_update_fails_the_sync_without_a_read() -> None:
+    """Go's ``scaleReplicaSet`` (pkg/controller/deployment/sync.go) returns the
+    ReplicaSet ``Update``'s error as it is, and ``handleErr`` (deployment_controller.go)
+    requeues the Deployment with ``AddRateLimited``: a 409 from a status write that won
+    the race is not read back and retried inside the sync. Scaling a ReplicaSet from a copy
+    read before its status write must fail with the conflict, write nothing, record
+    nothing, and ask the server for nothing else."""
+    from setpoint.client import ConflictError
+    from setpoint.workloads.controllers.deployment_sync import DeploymentSync
+
+    async with workload_cluster([], simulate=False) as env:
+        d = await env.client.create(make_deployment("stale", replicas=2))
+        rs = {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+              "metadata": {"name": "stale-1", "namespace": "default",
+                           "labels": {"app": "stale"}},
+              "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "stale"}},
+                       "template": d["spec"]["template"]}}
+        stale = await env.client.create(rs, namespace="default")
+        await env.client.update_status({**stale, "status": {"replicas": 1}},
+                                       namespace="default")
+        recorded: list[Obj] = []
+        reads: list[Any] = []
+        real_get = env.client.get
+
+        async def get(*args: Any, **kwargs: Any) -> Any:
+            reads.append(args)
+            return await real_get(*args, **kwargs)
+
+        env.client.get = get  # type: ignore[method-assign]
+        sync = DeploymentSync(client=env.client, d=d, replica_sets=[stale],
+                              record=recorded.append, cached_replica_set=lambda ns, n: stale)
+        with pytest.raises(ConflictError):
+            await sync.scale_replica_set(stale, 2, "up")
+        env.client.get = real_get  # type: ignore[method-assign]
+        assert reads == [] and recorded == []
+        assert sync.replica_sets == [stale]
+        fresh = await env.client.get(REPLICA_SET, "stale-1", namespace="default")
+        assert fresh["spec"]["replicas"] == 1

@@ -19,7 +19,6 @@ from setpoint.client import (
     AlreadyExistsError,
     ApiError,
     Client,
-    ConflictError,
     Kind,
     NotFoundError,
     PatchType,
@@ -120,19 +119,13 @@ class DeploymentSync:
     # -- ReplicaSets ------------------------------------------------------------------------
 
     async def update_replica_set(self, rs: Obj) -> Obj:
-        """Update a ReplicaSet from this sync's copy. A conflict caused only by a status
-        write (the ReplicaSet controller reporting pods) is retried once on the fresh
-        object; any other change of the ReplicaSet fails the sync, as in Kubernetes."""
-        try:
-            updated: Obj = await self.client.update(rs, namespace=self.namespace)
-        except ConflictError:
-            fresh: Obj = await self.client.get(REPLICA_SET, name_of(rs), namespace=self.namespace)
-            original = self.cached_replica_set(self.namespace, name_of(rs))
-            if original is None or not _same_but_status(fresh, original):
-                raise
-            retry = {**rs, "metadata": {**rs["metadata"],
-                                        "resourceVersion": meta(fresh).get("resourceVersion")}}
-            updated = await self.client.update(retry, namespace=self.namespace)
+        """Update a ReplicaSet from this sync's copy. A conflict (the ReplicaSet
+        controller's status write, say) fails the sync as any other error: Go's
+        ``scaleReplicaSet`` and ``getNewReplicaSet`` (pkg/controller/deployment/sync.go)
+        return the ``Update``'s error, and ``handleErr`` (deployment_controller.go) puts
+        the Deployment back with ``AddRateLimited``; the write that won is heard on the
+        ReplicaSet's watch, which queues the Deployment again too."""
+        updated: Obj = await self.client.update(rs, namespace=self.namespace)
         self.record(updated)
         self._remember(updated)
         return updated
@@ -439,15 +432,6 @@ def _wire_status(status: Obj) -> Obj:
 def same_status(a: Obj, b: Obj) -> bool:
     """Whether two statuses say the same (zero counts equal absent ones)."""
     return _wire_status(a) == _wire_status(b)
-
-
-def _same_but_status(a: Obj, b: Obj) -> bool:
-    """Whether two versions of an object differ at most in status and resourceVersion."""
-    def strip(obj: Obj) -> Obj:
-        m = {k: v for k, v in meta(obj).items()
-             if k not in ("resourceVersion", "managedFields")}
-        return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": m}
-    return strip(a) == strip(b)
 
 
 def _quote(text: str) -> str:
