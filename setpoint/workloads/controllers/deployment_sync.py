@@ -54,6 +54,9 @@ class DeploymentSync:
     wrote_status: bool = False
     """Whether this sync wrote the Deployment (whose echo re-syncs it, as a watch would)."""
     written_annotations: dict[str, str] = field(default_factory=dict)
+    _all_replica_sets: tuple[list[Obj], Any, Obj | None, list[Obj]] | None = None
+    """The last (ReplicaSets, Deployment resourceVersion, new, old) of
+    :meth:`get_all_replica_sets_and_sync_revision`."""
 
     def __post_init__(self) -> None:
         self.written_annotations = dict(du.annotations_of(self.d))
@@ -137,9 +140,22 @@ class DeploymentSync:
 
     async def get_all_replica_sets_and_sync_revision(
             self, create: bool) -> tuple[Obj | None, list[Obj]]:
-        """(the new ReplicaSet, created when ``create``; every old one)."""
+        """(the new ReplicaSet, created when ``create``; every old one).
+
+        Go's ``syncDeployment`` asks this twice a sync (``isScalingEvent``, then the
+        rollout) over the same ReplicaSets; once the first call has brought the revision
+        and annotations up to date, the second finds the same answer and writes nothing.
+        It is kept while this sync has written no ReplicaSet (each write replaces
+        ``replica_sets``) nor the Deployment."""
+        memo = self._all_replica_sets
+        if memo is not None and memo[0] is self.replica_sets and \
+                memo[1] == meta(self.d).get("resourceVersion") and \
+                (memo[2] is not None or not create):
+            return memo[2], list(memo[3])
         _, all_old = du.find_old_replica_sets(self.d, self.replica_sets)
         new_rs = await self.get_new_replica_set(all_old, create)
+        self._all_replica_sets = (self.replica_sets, meta(self.d).get("resourceVersion"),
+                                  new_rs, list(all_old))
         return new_rs, all_old
 
     async def get_new_replica_set(self, old_rss: list[Obj], create: bool) -> Obj | None:
