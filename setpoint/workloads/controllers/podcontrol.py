@@ -23,7 +23,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -331,38 +331,61 @@ def _time_less(t1: float | None, t2: float | None, uid1: str, uid2: str, now: fl
     return r1 < r2
 
 
-def _less(a: Obj, b: Obj, rank_a: int, rank_b: int, now: float) -> bool:
+class _Ranked(NamedTuple):
+    """What ``ActivePodsWithRanks.Less`` reads of one pod, read once per ranking (a sort
+    compares each pod with several others, twice per comparison)."""
+
+    pod: Obj
+    rank: int
+    node: str
+    phase: int
+    ready: bool
+    cost: int
+    uid: str
+    ready_time: float | None
+    ready_rank: int
+    """:func:`_log_rank` of ``ready_time`` (0 when None: not read then)."""
+    restarts: tuple[int, int]
+    created: str
+
+
+def _ranked(pod: Obj, rank: int, now: float) -> _Ranked:
+    m = meta(pod)
+    status = pod.get("status") or {}
+    ready_time = pod_ready_time(pod)
+    return _Ranked(pod, rank, (pod.get("spec") or {}).get("nodeName") or "",
+                   _PHASE_ORDINAL.get(status.get("phase") or "", 0), is_pod_ready(pod),
+                   _deletion_cost(pod), str(m.get("uid") or ""), ready_time,
+                   0 if ready_time is None else _log_rank(ready_time, now),
+                   _max_restarts(pod), m.get("creationTimestamp") or "")
+
+
+def _less(a: _Ranked, b: _Ranked, now: float) -> bool:
     """``ActivePodsWithRanks.Less``: whether ``a`` should be deleted before ``b``."""
-    node_a = (a.get("spec") or {}).get("nodeName") or ""
-    node_b = (b.get("spec") or {}).get("nodeName") or ""
-    if node_a != node_b and (not node_a or not node_b):
-        return not node_a
-    phase_a = _PHASE_ORDINAL.get((a.get("status") or {}).get("phase") or "", 0)
-    phase_b = _PHASE_ORDINAL.get((b.get("status") or {}).get("phase") or "", 0)
-    if phase_a != phase_b:
-        return phase_a < phase_b
-    ready_a, ready_b = is_pod_ready(a), is_pod_ready(b)
-    if ready_a != ready_b:
-        return not ready_a
-    cost_a, cost_b = _deletion_cost(a), _deletion_cost(b)
-    if cost_a != cost_b:
-        return cost_a < cost_b
-    if rank_a != rank_b:
-        return rank_a > rank_b
-    uid_a, uid_b = str(meta(a).get("uid") or ""), str(meta(b).get("uid") or "")
-    if ready_a and ready_b:
-        time_a, time_b = pod_ready_time(a), pod_ready_time(b)
-        if time_a != time_b:
-            return _time_less(time_a, time_b, uid_a, uid_b, now)
-    restarts_a, restarts_b = _max_restarts(a), _max_restarts(b)
-    if restarts_a[0] != restarts_b[0]:
-        return restarts_a[0] > restarts_b[0]
-    if restarts_a[1] != restarts_b[1]:
-        return restarts_a[1] > restarts_b[1]
-    created_a = parse_time(meta(a).get("creationTimestamp"))
-    created_b = parse_time(meta(b).get("creationTimestamp"))
-    if created_a != created_b:
-        return _time_less(created_a, created_b, uid_a, uid_b, now)
+    if a.node != b.node and (not a.node or not b.node):
+        return not a.node
+    if a.phase != b.phase:
+        return a.phase < b.phase
+    if a.ready != b.ready:
+        return not a.ready
+    if a.cost != b.cost:
+        return a.cost < b.cost
+    if a.rank != b.rank:
+        return a.rank > b.rank
+    if a.ready and b.ready and a.ready_time != b.ready_time:
+        if a.ready_time is None or b.ready_time is None:
+            return a.ready_time is None
+        if a.ready_rank == b.ready_rank:  # _time_less, the buckets read once per pod
+            return a.uid < b.uid
+        return a.ready_rank < b.ready_rank
+    if a.restarts[0] != b.restarts[0]:
+        return a.restarts[0] > b.restarts[0]
+    if a.restarts[1] != b.restarts[1]:
+        return a.restarts[1] > b.restarts[1]
+    if a.created != b.created:  # the same text is the same time: parsed only if not
+        created_a, created_b = parse_time(a.created or None), parse_time(b.created or None)
+        if created_a != created_b:
+            return _time_less(created_a, created_b, a.uid, b.uid, now)
     return False
 
 
@@ -378,18 +401,18 @@ def rank_pods_for_deletion(pods: Sequence[Obj], related: Iterable[Obj] = (),
             node = (pod.get("spec") or {}).get("nodeName") or ""
             on_node[node] = on_node.get(node, 0) + 1
     moment = time.time() if now is None else now
-    ranked = [(pod, on_node.get((pod.get("spec") or {}).get("nodeName") or "", 0))
-              for pod in pods]
+    ranked = [_ranked(pod, on_node.get((pod.get("spec") or {}).get("nodeName") or "", 0),
+                      moment) for pod in pods]
 
-    def compare(x: tuple[Obj, int], y: tuple[Obj, int]) -> int:
-        if _less(x[0], y[0], x[1], y[1], moment):
+    def compare(x: _Ranked, y: _Ranked) -> int:
+        if _less(x, y, moment):
             return -1
-        if _less(y[0], x[0], y[1], x[1], moment):
+        if _less(y, x, moment):
             return 1
         return 0
 
     ranked.sort(key=functools.cmp_to_key(compare))
-    return [pod for pod, _ in ranked]
+    return [r.pod for r in ranked]
 
 
 # -- events under a component's name ----------------------------------------------------------

@@ -222,7 +222,9 @@ class ReplicaSetReconciler:
             return error
         if diff > 0:
             count = min(diff, self.burst)
-            doomed = rank_pods_for_deletion(pods, self._related_pods(rs))[:count]
+            # getPodsToDelete (replica_set.go): no ranking when every pod goes
+            doomed = pods[:count] if count >= len(pods) else \
+                rank_pods_for_deletion(pods, self._related_pods(rs))[:count]
             self.expectations.expect_deletions(key, [pod_key(p) for p in doomed])
             results = await asyncio.gather(
                 *(delete_pod(self.client, rs, pod, events=self.events) for pod in doomed),
