@@ -185,9 +185,13 @@ class ControllerOrAdopters(Handler):
     def update_requests(self, old: Obj, new: Obj) -> Iterable[Request]:
         if meta(old).get("resourceVersion") == meta(new).get("resourceVersion"):
             return ()
+        new_owner = controller_name(new, self.owner_kind, self.owner_group)
+        old_refs, new_refs = meta(old).get("ownerReferences"), meta(new).get("ownerReferences")
+        if new_owner is not None and (old_refs is new_refs or old_refs == new_refs):
+            # the same controller before and after (a status write: most updates)
+            return (Request(namespace_of(new), new_owner),)
         out: set[Request] = set()
         old_owner = controller_name(old, self.owner_kind, self.owner_group)
-        new_owner = controller_name(new, self.owner_kind, self.owner_group)
         if old_owner is not None and old_owner != new_owner:
             out.add(Request(namespace_of(old), old_owner))
         if new_owner is not None:
