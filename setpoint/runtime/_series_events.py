@@ -7,7 +7,9 @@ Recording never blocks a reconcile: :meth:`EventRecorder.event` queues the event
 background task writes it. As client-go's ``tools/events`` does, repeats are aggregated
 into a series instead of new objects: the first occurrence creates an Event, the second
 patches ``series`` (count 2, ``lastObservedTime``), later ones only count in memory and are
-written by a periodic flush; a series idle for 6 minutes is finished and forgotten. New
+written by a periodic flush; a series idle for 6 minutes is finished and forgotten. An
+event repeats an earlier one when its type, reason, action and its regarding and related
+references (their resourceVersion included) are the same, whatever its note (``getKey``). New
 events are rate-limited per regarding object by a token bucket (burst 25, one token per 5
 minutes, client-go's spam filter), so a hot loop cannot flood the API server.
 """
@@ -108,9 +110,12 @@ class SeriesEventRecorder(TypedEvents):
         related_ref = object_reference(related) if related is not None else None
         note = _truncate(note)
         action = action or reason
-        key = (ref.get("uid") or (ref.get("kind"), ref.get("namespace"), ref.get("name")),
-               type_, reason, action, note,
-               related_ref.get("uid") if related_ref else None)
+        # getKey (tools/events/event_broadcaster.go): type, action, reason, the recorder's
+        # controller and instance (this recorder's own) and the whole regarding and related
+        # references, their resourceVersion included; not the note: the same object at the
+        # same version with another note counts on the first event's series
+        key = (_reference_key(ref), type_, reason, action,
+               _reference_key(related_ref) if related_ref else None)
         now = self._clock()
         series = self._series.pop(key, None)
         if series is not None:
@@ -122,7 +127,8 @@ class SeriesEventRecorder(TypedEvents):
                 if series.count == 2:
                     self._enqueue(_Pending(key, {}))
             return
-        if not self._take_token(str(key[0]), now):
+        subject = ref.get("uid") or (ref.get("kind"), ref.get("namespace"), ref.get("name"))
+        if not self._take_token(str(subject), now):
             self.dropped += 1
             log.debug("event_rate_limited regarding=%s reason=%s", ref.get("name"), reason)
             return
@@ -252,6 +258,12 @@ class SeriesEventRecorder(TypedEvents):
         for subject, bucket in list(_idle_front(self._buckets, now, self.refill_every)):
             if bucket.tokens >= self.burst - 1:
                 del self._buckets[subject]
+
+
+def _reference_key(ref: dict[str, Any]) -> tuple[Any, ...]:
+    """An ``ObjectReference`` compared as Go compares the struct: every field."""
+    return (ref.get("uid"), ref.get("resourceVersion"), ref.get("kind"), ref.get("namespace"),
+            ref.get("name"), ref.get("apiVersion"), ref.get("fieldPath"))
 
 
 def _idle_front(buckets: dict[str, _Bucket], now: float,

@@ -72,3 +72,40 @@ async def test_a_flush_costs_what_changed_not_every_series_kept(
         assert "series=0" in repr(recorder)
     finally:
         await recorder.stop()
+
+
+async def test_a_repeat_is_the_same_object_version_and_reason_whatever_its_note(
+        client: Client) -> None:
+    """client-go's ``getKey`` (k8s.io/client-go/tools/events/event_broadcaster.go, v0.32.0)
+    finds the isomorphic event of ``recordToSink`` by type, action, reason, reporting
+    controller and instance and the whole ``regarding`` and ``related`` references, the
+    resourceVersion included, never by the note: a second event about the same object at
+    the same version with another note patches the first one's series (count 2, the
+    first note kept), and one about a newer version of the object is a new Event. The
+    kube-scheduler's FailedScheduling repeats are such events."""
+    recorder = SeriesEventRecorder(client, reporting_controller="repeat-key")
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "waiting", "namespace": "default", "uid": "uid-waiting",
+                        "resourceVersion": "5"}}
+    newer = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "6"}}
+    await recorder.start()
+    try:
+        recorder.warning(pod, "FailedScheduling", "0/3 nodes are available: 3 Too many pods.")
+        await wait_for(lambda: recorder._queue.empty())
+        recorder.warning(pod, "FailedScheduling", "0/3 nodes are available: 2 Too many pods.")
+        recorder.warning(newer, "FailedScheduling", "0/3 nodes are available: 1 Too many pods.")
+
+        async def mine() -> list[dict[str, Any]] | None:
+            items = (await client.list(EVENT, namespace="default")).items
+            found = sorted((e for e in items if e.get("reportingController") == "repeat-key"),
+                           key=lambda e: e["regarding"]["resourceVersion"])
+            done = len(found) == 2 and (found[0].get("series") or {}).get("count") == 2
+            return found if done else None
+
+        first, second = await wait_for(mine)
+        assert first["regarding"]["resourceVersion"] == "5"
+        assert first["note"] == "0/3 nodes are available: 3 Too many pods."
+        assert second["regarding"]["resourceVersion"] == "6" and not second.get("series")
+        assert second["note"] == "0/3 nodes are available: 1 Too many pods."
+    finally:
+        await recorder.stop()
