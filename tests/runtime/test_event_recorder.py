@@ -84,16 +84,21 @@ async def test_a_repeat_is_the_same_object_version_and_reason_whatever_its_note(
     first note kept), and one about a newer version of the object is a new Event. The
     kube-scheduler's FailedScheduling repeats are such events."""
     recorder = SeriesEventRecorder(client, reporting_controller="repeat-key")
-    pod = {"apiVersion": "v1", "kind": "Pod",
-           "metadata": {"name": "waiting", "namespace": "default", "uid": "uid-waiting",
-                        "resourceVersion": "5"}}
-    newer = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "6"}}
+    def pod(version: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "waiting", "namespace": "default", "uid": "uid-waiting",
+                             "resourceVersion": version}}
+
+
     await recorder.start()
     try:
-        recorder.warning(pod, "FailedScheduling", "0/3 nodes are available: 3 Too many pods.")
+        recorder.warning(pod("5"), "FailedScheduling",
+                         "0/3 nodes are available: 3 Too many pods.")
         await wait_for(lambda: recorder._queue.empty())
-        recorder.warning(pod, "FailedScheduling", "0/3 nodes are available: 2 Too many pods.")
-        recorder.warning(newer, "FailedScheduling", "0/3 nodes are available: 1 Too many pods.")
+        recorder.warning(pod("5"), "FailedScheduling",
+                         "0/3 nodes are available: 2 Too many pods.")
+        recorder.warning(pod("6"), "FailedScheduling",
+                         "0/3 nodes are available: 1 Too many pods.")
 
         async def mine() -> list[dict[str, Any]] | None:
             items = (await client.list(EVENT, namespace="default")).items
