@@ -231,11 +231,14 @@ async def test_a_provisioner_that_gives_up_fails_the_binding_cycle(cluster: Clus
         annotations = pvc["metadata"].get("annotations") or {}
         return pvc if "volume.kubernetes.io/selected-node" in annotations else None
 
-    pvc = await wait_for(selected)
+    await wait_for(selected)
     # the external provisioner fails, as sig-storage-lib-external-provisioner's
-    # rescheduleProvisioning does: it removes the annotation
-    del pvc["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
-    await cluster.client.update(pvc)
+    # rescheduleProvisioning does: it removes the annotation. A merge patch, not an update
+    # of the object read: the PV controller writes the claim too, and a stale update would
+    # lose that race now and then (a conflict)
+    await cluster.client.patch(
+        PVC, "data", {"metadata": {"annotations": {"volume.kubernetes.io/selected-node": None}}},
+        namespace=NS)
     message = ('running PreBind plugin "VolumeBinding": binding volumes: provisioning failed '
                'for PVC "data"')
     condition = await cluster.unschedulable_message("web", message)
