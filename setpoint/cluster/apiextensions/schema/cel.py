@@ -31,6 +31,12 @@ from .fieldpath import valid_field_path
 from .openapi import MISSING
 from .ratchet import Correlation
 
+TOO_DEEP = ("ERROR: <input>:-1:0: expression nested too deeply for the embedded server's "
+            "checker (cel-go's parser takes up to 250 levels of a grammar rule)")
+"""A rule within cel-go's recursion limit that the checker here cannot walk (Python's own
+recursion limit): refused as invalid, where kube-apiserver takes it (docs/reliability.md),
+rather than failing the request."""
+
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
 # cost all rules of one custom resource may spend
@@ -78,6 +84,8 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     except CheckError as exc:
         out.error = exc.detail if exc.detail.startswith("cel expression") \
             else f"compilation failed: {exc.detail}"
+    except RecursionError:
+        out.error = f"compilation failed: {TOO_DEEP}"
     expr = str(rule.get("messageExpression") or "").strip()
     if expr:
         try:
@@ -91,6 +99,8 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
             out.message_error = ("messageExpression must evaluate to a string"
                                  if exc.detail.startswith("cel expression")
                                  else f"messageExpression compilation failed: {exc.detail}")
+        except RecursionError:
+            out.message_error = f"messageExpression compilation failed: {TOO_DEEP}"
     fp = rule.get("fieldPath")
     if fp:
         found = valid_field_path(str(fp), schema)
