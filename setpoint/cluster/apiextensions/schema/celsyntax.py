@@ -21,8 +21,9 @@ code's ``setState(loopBack); sync``). cel-go's parser.go then shapes what is rep
   ``PushNewRecursionContext`` does); past 250 the parse ends with "expression recursion
   limit exceeded: 250" at no location, the errors reported before it kept.
 
-Loaded only when celpy's parser refuses an expression (the ANTLR runtime is not imported by
-a server whose rules all parse).
+Loaded only when celpy's parser refuses an expression, when an expression may nest past
+the recursion limit (celprogram.parse), or when a CRD's write adds or changes a rule
+(cel.compile_rule): a server that only serves objects never imports the ANTLR runtime.
 """
 
 from __future__ import annotations
