@@ -209,7 +209,7 @@ class CollectionReads:
             raise errors.not_acceptable(
                 "you requested PartialObjectMetadata, but the requested object is a list "
                 f"({internal_type_name(rt, is_list=True)})")
-        dumps = partial(encode, media=media)
+        dumps = partial(encode, media=media, whole=False)  # (the parts of the answer)
         if media.as_kind == "Table":
             table = await self._table(rt, listed, media, present)
             body = await encode_list(table, _as_stored, dumps, yaml=media.is_yaml, key="rows")

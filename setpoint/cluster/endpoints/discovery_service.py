@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+import orjson
+
 from setpoint.cluster.aggregator import Aggregator
 from setpoint.cluster.aggregator import discovery as aggregated
 from setpoint.cluster.aggregator.apiservices import GroupOrder
@@ -107,9 +109,12 @@ class DiscoveryService:
                                                 self._aggregator.discovery.version,
                                                 self._order()),
                     self._withdrawn())
+            # the answer's bytes, as responsewriters.WriteObjectNegotiated writes them
+            # (Encoder.Encode: the newline after the value); the ETag hashes json.Marshal's
+            body = gojson.dumps(doc, orjson.OPT_APPEND_NEWLINE)
             if version != "v2":
                 # aggregated/handler.go calculateResponse: one ETag, the v2 list's, is
                 # served with the v2beta1 conversion too
-                return gojson.dumps(doc), self.aggregated(legacy=legacy, version="v2")[1]
-            return gojson.dumps(doc), discovery.discovery_etag(doc)
+                return body, self.aggregated(legacy=legacy, version="v2")[1]
+            return body, discovery.discovery_etag(doc)
         return self._cached(("aggregated", legacy, version), make)

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, MutableMapping
 from email.utils import formatdate
 from typing import Any
-from urllib.parse import parse_qsl, quote, unquote
+from urllib.parse import quote, unquote, unquote_to_bytes
 
 from setpoint.cluster.endpoints.uvicornparts import httptools_impl
 
@@ -54,15 +55,48 @@ class Query(dict[str, str]):
         super().__init__()
         self.raw = raw
         if raw:
-            for key, value in parse_qsl(raw.decode("latin-1"), keep_blank_values=True):
+            for key, value in query_pairs(raw):
                 self.setdefault(key, value)
 
     def getall(self, name: str, default: list[str]) -> list[str]:
         """Every value of ``name``, in the order given; ``default`` when it is absent."""
         if name not in self:  # (its keys are the same parse's)
             return default
-        return [v for k, v in parse_qsl(self.raw.decode("latin-1"), keep_blank_values=True)
-                if k == name]
+        return [v for k, v in query_pairs(self.raw) if k == name]
+
+
+# a "%" not followed by two hex digits: url.unescape's EscapeError
+_BAD_ESCAPE = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+
+
+def query_pairs(raw: bytes) -> list[tuple[str, str]]:
+    """The query's (key, value) pairs as Go's ``URL.Query()`` reads them (net/url
+    ``parseQuery``, Go 1.17 on; the handlers read every parameter through it and drop its
+    error): pairs split at "&" only; a pair holding ";" dropped whole ("invalid semicolon
+    separator in query"), as is an empty one or one whose key or value has a "%" not
+    followed by two hex digits; "+" is a space. Python's ``parse_qsl`` keeps those pairs
+    (``pretty=true;x`` as pretty "true;x", ``limit=%zz`` as "%zz")."""
+    pairs = []
+    for pair in raw.split(b"&"):
+        if not pair or b";" in pair:
+            continue
+        key, _, value = pair.partition(b"=")
+        if b"%" in pair:
+            if _BAD_ESCAPE.search(pair) is not None:
+                continue
+            pairs.append((_unescaped(key), _unescaped(value)))
+        elif b"+" in pair:
+            pairs.append((key.replace(b"+", b" ").decode("utf-8", "replace"),
+                          value.replace(b"+", b" ").decode("utf-8", "replace")))
+        else:
+            pairs.append((key.decode("utf-8", "replace"), value.decode("utf-8", "replace")))
+    return pairs
+
+
+def _unescaped(text: bytes) -> str:
+    """url.QueryUnescape of ``text`` (its escapes known good); bytes that are not UTF-8
+    become U+FFFD, as Python's parse had them."""
+    return unquote_to_bytes(text.replace(b"+", b" ")).decode("utf-8", "replace")
 
 
 class Request:

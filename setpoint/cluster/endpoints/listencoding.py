@@ -36,6 +36,9 @@ about as long as a JSON chunk does. Other requests run only between chunks, one 
 each: a /readyz on a new TLS connection needs about ten turns, which at 500 objects a chunk
 took seconds, and on a starved machine the request timeout."""
 
+_ENCODER_NEWLINE = b"\n"  # json.NewEncoder(w).Encode's, after the list (responses.encode)
+_JSON_LIST_END = b"]}" + _ENCODER_NEWLINE
+
 T = TypeVar("T")
 
 
@@ -76,9 +79,11 @@ async def encode_list(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[
                       chunk_json: Callable[[list[Any]], bytes] | None = None) -> bytes:
     """``listed`` encoded by ``dumps`` (JSON, or block-style YAML when ``yaml``), with ``view``
     applied to each element of its list ``key`` a chunk at a time; in JSON, ``chunk_json``
-    (when given) encodes a chunk's elements, comma-separated, instead."""
+    (when given) encodes a chunk's elements, comma-separated, instead. ``dumps`` encodes a
+    part, and the JSON answer ends with Encoder.Encode's newline as any other does."""
     if not listed[key]:
-        return dumps({k: v if k != key else [] for k, v in listed.items()})
+        empty = dumps({k: v if k != key else [] for k, v in listed.items()})
+        return empty if yaml else empty + _ENCODER_NEWLINE
     if yaml:
         return await _encode_yaml(listed, view, dumps, key)
     return b"".join([part async for part in json_parts(listed, view, dumps, key, chunk_json)])
@@ -98,7 +103,7 @@ async def json_parts(listed: Obj, view: Callable[[Any], Any], dumps: Callable[[A
                 else dumps([view(obj) for obj in chunk])[1:-1])
         yield opening + part if opening else b"," + part
         opening = b""
-    yield b"]}"
+    yield _JSON_LIST_END
 
 
 async def _encode_yaml(listed: Obj, view: Callable[[Obj], Any], dumps: Callable[[Any], bytes],

@@ -10,6 +10,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
+
 from setpoint.cluster.endpoints.http import Response
 from setpoint.cluster.endpoints.negotiation import PROTOBUF, MediaType
 from setpoint.cluster.endpoints.warningheaders import warning_headers
@@ -22,9 +24,12 @@ from setpoint.machinery.objects import Obj
 log = logging.getLogger(__name__)
 
 
-def encode(obj: Any, media: MediaType) -> bytes:
+def encode(obj: Any, media: MediaType, *, whole: bool = True) -> bytes:
     """``obj`` in the negotiated representation (JSON, YAML or protobuf: raises
-    ProtobufError for a value its kind's message cannot hold)."""
+    ProtobufError for a value its kind's message cannot hold). JSON that is a ``whole``
+    answer ends with the newline ``json.NewEncoder(w).Encode`` writes after the value
+    (apimachinery runtime/serializer/json/json.go ``doEncode``), appended by orjson as it
+    writes (no copy); a part of a list's answer, spliced in, has none."""
     if media.is_protobuf:
         from setpoint.machinery.protobuf import envelope
 
@@ -39,19 +44,29 @@ def encode(obj: Any, media: MediaType) -> bytes:
         from setpoint.cluster.serializer import yamlencode
 
         return yamlencode.dumps(valid_text(obj))
+    option = _APPEND_NEWLINE if whole else None
     try:
-        return gojson.dumps(obj)
+        return gojson.dumps(obj, option)
     except TypeError:
         # lone surrogates, the bytes of a URL that are not UTF-8 (http.Request.path) quoted
         # in an answer: encoding/json writes each such byte as the escape "\ufffd"
         # (encode.go appendString), a real U+FFFD as it is
         marks = [0]
-        text = gojson.dumps(valid_text(obj, marks))
+        text = gojson.dumps(valid_text(obj, marks), option)
         if marks[0] != text.count(_INVALID_BYTE_UTF8):
             # (the stand-in was in the value itself: the bytes are written as U+FFFD)
-            return gojson.dumps(valid_text(obj))
+            return gojson.dumps(valid_text(obj), option)
         return text.replace(_INVALID_BYTE_UTF8, b"\\ufffd")
 
+
+_APPEND_NEWLINE = orjson.OPT_APPEND_NEWLINE
+
+
+def stored_answer(served: bytes) -> bytes:
+    """An object's stored JSON as the answer to its GET or write: the stored bytes are
+    what ``json.Marshal`` writes (the store splices them into lists and watch events as
+    they are), and ``Encoder.Encode`` adds its newline to the answer."""
+    return served + b"\n"
 
 # stands for an invalid byte while orjson writes the text (a noncharacter, which no
 # Kubernetes text holds; the count above tells when one does)
@@ -217,8 +232,8 @@ def render_write(rt: ResourceType, result: WriteResult, media: MediaType) -> Res
                              MediaType(media.type, pretty=media.pretty), result.warnings)
     if result.served_json is not None and not media.as_kind and not media.is_yaml \
             and not media.is_protobuf:
-        resp = Response(result.served_json, result.status, media.type, serialized=True,
-                        pretty=media.pretty)
+        resp = Response(stored_answer(result.served_json), result.status, media.type,
+                        serialized=True, pretty=media.pretty)
         for header in warning_headers(result.warnings):
             resp.add_header("Warning", header)
         return resp

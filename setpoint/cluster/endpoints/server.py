@@ -106,6 +106,7 @@ from setpoint.cluster.endpoints.responses import (
     render_object,
     render_write,
     status_response,
+    stored_answer,
     text_response,
     with_table_options,
 )
@@ -464,7 +465,7 @@ class Handler:
                 served = self.parts.rest.get_served_json(rt, rp.namespace, name)
                 if served is not None:
                     request.served_stored = rt
-                    return Response(served, 200, media.type, serialized=True,
+                    return Response(stored_answer(served), 200, media.type, serialized=True,
                                     pretty=media.pretty)
             obj = await self._read(request, rt, rp)
             return render_object(rt, obj, with_table_options(media, query),

@@ -40,6 +40,7 @@ from setpoint.cluster.endpoints.http import (
     Response,
 )
 from setpoint.cluster.endpoints.requestinfo import ResourcePath
+from setpoint.cluster.endpoints.responses import stored_answer
 from setpoint.cluster.registry.types import ResourceType
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
@@ -114,7 +115,7 @@ class StoredGets:
         route, served = found
         request.user = route.user
         request.authenticated = route.authenticated
-        response = Response(served, serialized=True)
+        response = Response(stored_answer(served), serialized=True)
         response.headers = list(route.headers)
         self._metrics.count(route.labels)
         return response
@@ -164,9 +165,9 @@ class StoredGets:
         if found is None:
             return None
         route, served = found
-        if len(served) > WRITE_PIECE:  # (gzipped, or written a piece at a time: the chain's)
+        if len(served) >= WRITE_PIECE:  # (gzipped, or written a piece at a time: the chain's)
             return None
-        response = Response(served, serialized=True)
+        response = Response(stored_answer(served), serialized=True)
         response.headers = list(route.headers)
         response.audit_id = route.audit_id or new_audit_id()
         self._metrics.count(route.labels)

@@ -31,6 +31,12 @@ from .fieldpath import valid_field_path
 from .openapi import MISSING
 from .ratchet import Correlation
 
+TOO_DEEP = ("ERROR: <input>:-1:0: expression nested too deeply for the embedded server's "
+            "checker (cel-go's parser takes up to 250 levels of a grammar rule)")
+"""A rule within cel-go's recursion limit that the checker here cannot walk (Python's own
+recursion limit): refused as invalid, where kube-apiserver takes it (docs/reliability.md),
+rather than failing the request."""
+
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
 # cost all rules of one custom resource may spend
@@ -58,9 +64,11 @@ class CompiledRule:
     field_path: str = ""
 
 
-def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False
-                 ) -> CompiledRule:
-    """Compile ``rule`` for a node of ``schema``; failures land in ``.error``."""
+def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool = False,
+                 preexisting: frozenset[str] | None = None) -> CompiledRule:
+    """Compile ``rule`` for a node of ``schema``; failures land in ``.error``. At a CRD's
+    write, ``preexisting`` holds the old CRD's expressions: the others are checked by cel-go's
+    parser first (``_cel_go_syntax``)."""
     out = CompiledRule(rule)
     self_type = type_of_schema(schema, root=root)
     # compilation.go: under optionalOldSelf, oldSelf is declared optional_type(self's type)
@@ -68,6 +76,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     variables = {"self": self_type, "oldSelf": old_type}
     text = str(rule.get("rule") or "")
     try:
+        _cel_go_syntax(text, preexisting)
         tree = parse(text)
         result, uses = check(text, tree, variables, "bool")
         out.program = program(tree)
@@ -78,9 +87,12 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     except CheckError as exc:
         out.error = exc.detail if exc.detail.startswith("cel expression") \
             else f"compilation failed: {exc.detail}"
+    except RecursionError:
+        out.error = f"compilation failed: {TOO_DEEP}"
     expr = str(rule.get("messageExpression") or "").strip()
     if expr:
         try:
+            _cel_go_syntax(expr, preexisting)
             tree = parse(expr)
             result, _ = check(expr, tree, variables, "string")
             out.message_program = program(tree)
@@ -91,11 +103,29 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
             out.message_error = ("messageExpression must evaluate to a string"
                                  if exc.detail.startswith("cel expression")
                                  else f"messageExpression compilation failed: {exc.detail}")
+        except RecursionError:
+            out.message_error = f"messageExpression compilation failed: {TOO_DEEP}"
     fp = rule.get("fieldPath")
     if fp:
         found = valid_field_path(str(fp), schema)
         out.field_path = found[0] if found else ""
     return out
+
+
+def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:
+    """CheckError with the syntax errors cel-go's parser finds in ``text``, a new or changed
+    rule or messageExpression at a CRD's write (``preexisting``: the old CRD's, its
+    preexistingExpressions; None: not a write), which celpy's parser may take (``in`` as a
+    name, ``1.``, an escape such as ``'\\q'``): they are what env.Compile reports first.
+    Only writes pay the ANTLR parse (milliseconds a rule), and only for what they change;
+    objects' writes and a start compile with celpy alone."""
+    if preexisting is None or text in preexisting or not text.strip():
+        return
+    from . import celsyntax  # (the ANTLR runtime, loaded by the first CRD write that asks)
+
+    reported = celsyntax.syntax_errors(text)
+    if reported:
+        raise CheckError(celsyntax.display(text, reported))
 
 
 def cost_error_message(name: str, cost: float, limit: int) -> str:

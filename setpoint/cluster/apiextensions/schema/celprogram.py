@@ -51,9 +51,40 @@ _RUNTIME_FUNCTIONS: dict[str, Any] = {
 }
 
 
+# cel-go parser.go NewParser's defaults, which Kubernetes keeps (apiserver
+# pkg/cel/environment/base.go sets no parser option): an expression of more code points
+# is refused before it is parsed, and no grammar rule may nest deeper (celsyntax.py)
+EXPRESSION_SIZE_CODE_POINT_LIMIT = 100_000
+MAX_RECURSION_DEPTH = 250
+# the tokens by which a rule of cel-go's grammar is entered again while it is still open:
+# an opening bracket, a member's dot, the ternary's "?", an operator of a left-recursive
+# rule (calc, relation: "in" among them, counted wherever its letters stand). A rule's
+# depth is at most two more than their count (its entry, and a left-recursive rule's right
+# operand), so a text with fewer cannot reach the limit and is not run through the ANTLR
+# parser (counting them costs microseconds; the ANTLR parse, milliseconds a rule).
+_NESTING_CHARACTERS = "([{.?+-*/%<>=!"
+
+
+def _may_nest_too_deeply(text: str) -> bool:
+    count = text.count("in")
+    for character in _NESTING_CHARACTERS:
+        count += text.count(character)
+    return count + 2 > MAX_RECURSION_DEPTH
+
+
 def parse(text: str) -> ParseTree:
     """The parse tree of ``text``; CheckError worded as cel-go's syntax errors: every one
-    its ANTLR parser reports (celsyntax.py), in its order."""
+    its ANTLR parser reports (celsyntax.py), in its order, and its parse-time limits
+    (parser.go ``Parse``): the expression's size in code points, the nesting of its rules."""
+    if len(text) > EXPRESSION_SIZE_CODE_POINT_LIMIT:  # (Python's len counts code points)
+        raise CheckError("ERROR: <input>:-1:0: expression code point size exceeds limit: "
+                         f"size: {len(text)}, limit {EXPRESSION_SIZE_CODE_POINT_LIMIT}")
+    if _may_nest_too_deeply(text):
+        from . import celsyntax
+
+        reported = celsyntax.syntax_errors(text)
+        if reported:
+            raise CheckError(celsyntax.display(text, reported))
     try:
         return celoptional.parse(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing

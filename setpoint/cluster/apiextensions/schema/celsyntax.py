@@ -16,9 +16,14 @@ code's ``setState(loopBack); sync``). cel-go's parser.go then shapes what is rep
 - ``recoveryLimitErrorStrategy``: the 31st recovery reports "error recovery attempt limit
   exceeded: 30" and ends the parse; a recovery consuming more than 256 tokens ends it with
   an error at no location ("error recovery token lookahead limit exceeded: 256").
+- ``recursionListener``: a parse listener counting, per grammar rule, how deeply the rule
+  is entered (a left-recursive rule's every operator entering it once more, as ANTLR's
+  ``PushNewRecursionContext`` does); past 250 the parse ends with "expression recursion
+  limit exceeded: 250" at no location, the errors reported before it kept.
 
-Loaded only when celpy's parser refuses an expression (the ANTLR runtime is not imported by
-a server whose rules all parse).
+Loaded only when celpy's parser refuses an expression, when an expression may nest past
+the recursion limit (celprogram.parse), or when a CRD's write adds or changes a rule
+(cel.compile_rule): a server that only serves objects never imports the ANTLR runtime.
 """
 
 from __future__ import annotations
@@ -40,9 +45,11 @@ from antlr4.dfa.DFA import DFA
 from antlr4.error.ErrorListener import ErrorListener
 from antlr4.error.Errors import FailedPredicateException, RecognitionException
 from antlr4.error.ErrorStrategy import DefaultErrorStrategy
-from antlr4.ParserRuleContext import InterpreterRuleContext
+from antlr4.ParserRuleContext import InterpreterRuleContext, ParserRuleContext
 from antlr4.PredictionContext import PredictionContextCache
+from antlr4.tree.Tree import ParseTreeListener
 
+from .celprogram import MAX_RECURSION_DEPTH
 from .celsource import format_error
 
 _GRAMMAR = Path(__file__).with_name("celgrammar.json")
@@ -202,8 +209,8 @@ class _CELParser(Parser):
                     and not isinstance(transition.target, LoopEndState):
                 parent, invoking = self._parents[-1]
                 self.pushNewRecursionContext(
-                    InterpreterRuleContext(parent, invoking, ctx.getRuleIndex()),
-                    self.atn.ruleToStartState[p.ruleIndex].stateNumber, ctx.getRuleIndex())
+                    InterpreterRuleContext(parent, invoking, p.ruleIndex),
+                    self.atn.ruleToStartState[p.ruleIndex].stateNumber, p.ruleIndex)
         elif kind == Transition.ATOM:
             self.match(transition.label_)
         elif kind in (Transition.RANGE, Transition.SET, Transition.NOT_SET):
@@ -241,6 +248,30 @@ class _LookaheadLimit(Exception):
     """parser.go lookaheadLimitError."""
 
 
+class _RecursionLimit(Exception):
+    """parser.go recursionError."""
+
+
+class _RecursionListener(ParseTreeListener):
+    """parser.go recursionListener: each rule's depth of entry, at most MAX_RECURSION_DEPTH."""
+
+    def __init__(self) -> None:
+        self.depths: dict[int, int] = {}
+
+    # (an InterpreterRuleContext keeps its rule in ``ruleIndex``; its getRuleIndex is -1)
+    def enterEveryRule(self, ctx: ParserRuleContext) -> None:
+        rule: int = getattr(ctx, "ruleIndex", -1)
+        depth = self.depths.get(rule, 0) + 1
+        self.depths[rule] = depth
+        if depth > MAX_RECURSION_DEPTH:
+            raise _RecursionLimit
+
+    def exitEveryRule(self, ctx: ParserRuleContext) -> None:
+        rule: int = getattr(ctx, "ruleIndex", -1)
+        if self.depths.get(rule, 0) > 0:
+            self.depths[rule] -= 1
+
+
 class _Reports(ErrorListener):
     """parser.go ``SyntaxError``: each report as cel-go words and counts it."""
 
@@ -269,6 +300,7 @@ def syntax_errors(text: str) -> list[tuple[int, int, str]]:
     parser = _CELParser(CommonTokenStream(lexer))
     parser.removeErrorListeners()
     parser.addErrorListener(reports)
+    parser.addParseListener(_RecursionListener())
     try:
         parser.parse_start()
     except _Stop:
@@ -276,6 +308,9 @@ def syntax_errors(text: str) -> list[tuple[int, int, str]]:
     except _LookaheadLimit:
         reports.errors.append((-1, 0, "error recovery token lookahead limit exceeded: "
                                       f"{LOOKAHEAD_TOKEN_LIMIT}"))
+    except _RecursionLimit:
+        reports.errors.append((-1, 0, "expression recursion limit exceeded: "
+                                      f"{MAX_RECURSION_DEPTH}"))
     return reports.errors
 
 

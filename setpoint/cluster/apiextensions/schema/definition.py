@@ -154,6 +154,29 @@ def _schema_of(version: Mapping[str, Any]) -> Any:
     return (version.get("schema") or {}).get("openAPIV3Schema")
 
 
+def _expressions_of(schemas: list[Any]) -> frozenset[str]:
+    """Every rule and messageExpression of x-kubernetes-validations in ``schemas`` (validation.go
+    findPreexistingExpressions)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key == "x-kubernetes-validations" and isinstance(value, list):
+                    for rule in value:
+                        if isinstance(rule, Mapping):
+                            found.update(str(rule.get(k) or "")
+                                         for k in ("rule", "messageExpression"))
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(schemas)
+    found.discard("")
+    return frozenset(found)
+
+
 def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> list[Cause]:
     errs: list[Cause] = []
     group = spec.get("group") or ""
@@ -191,7 +214,10 @@ def _validate_spec(spec: Mapping[str, Any], old: Mapping[str, Any] | None) -> li
     any_status = any("status" in (v.get("subresources") or {}) for v in versions)
     ctx = NodeContext(
         require_atomic_set_type=old is None or not _has_non_atomic_set(old_versions),
-        require_map_list_keys_validation=True)
+        require_map_list_keys_validation=True,
+        preexisting_expressions=_expressions_of(
+            [_schema_of(v) for v in old_versions]
+            + [(old_spec.get("validation") or {}).get("openAPIV3Schema")]))
     names_seen: set[str] = set()
     unique = True
     storage_count = 0

@@ -185,7 +185,7 @@ def _compile_rules(s: Mapping[str, Any], path: str, ctx: NodeContext, is_root: b
         card *= max_elements(a)
     for i, rule in enumerate(s.get("x-kubernetes-validations") or []):
         rp = fe.index(fe.child(path, "x-kubernetes-validations"), i)
-        cr = compile_rule(rule, s, root=is_root)
+        cr = compile_rule(rule, s, root=is_root, preexisting=ctx.preexisting_expressions)
         expression_cost = cr.cost * card
         if expression_cost > STATIC_ESTIMATED_COST_LIMIT:
             errs.append(fe.forbidden(fe.child(rp, "rule"), cost_error_message(

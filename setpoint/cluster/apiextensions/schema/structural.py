@@ -282,6 +282,9 @@ class NodeContext:
     uncorrelatable_path: str | None = None
     require_atomic_set_type: bool = True
     require_map_list_keys_validation: bool = True
+    # the old CRD's rules and messageExpressions (validation.go preexistingExpressions):
+    # what an update keeps needs no new syntax check (cel._cel_go_syntax)
+    preexisting_expressions: frozenset[str] = frozenset()
 
     def forbid_defaults(self, reason: str) -> NodeContext:
         return replace(self, allow_defaults=False, disallow_defaults_reason=reason)

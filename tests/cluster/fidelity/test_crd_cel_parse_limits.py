@@ -1,0 +1,122 @@
+"""The parse-time limits of cel-go on x-kubernetes-validations, as kube-apiserver 1.32 has them.
+
+Kubernetes sets no parser option (apiserver v0.32.0 pkg/cel/environment/base.go; the CRD's
+rule and messageExpression environments, apiextensions-apiserver
+pkg/apiserver/schema/cel/compilation.go ``compileRule``), so cel-go v0.22.0's defaults hold
+(parser/parser.go ``NewParser``):
+
+- ``expressionSizeCodePointLimit`` 100,000: ``Parser.Parse`` refuses a longer expression,
+  counted in code points (``runes.Buffer.Len``), before parsing it: "expression code point
+  size exceeds limit: size: N, limit 100000" at no location;
+- ``maxRecursionDepth`` 250: the ``recursionListener`` counts, per grammar rule, how deeply
+  the ANTLR parse has entered it (a left-recursive rule, calc, relation or member, once more
+  for each operator); past 250 the parse ends with "expression recursion limit exceeded:
+  250" at no location (``parseErrors.internalError``).
+
+An error at no location is displayed as ``ERROR: <input>:-1:0: ...`` (common/error.go
+``ToDisplayString``: line -1, column -1 + 1) and, sorted by line, before any other.
+Each becomes ``compilation failed: ...`` (``messageExpression compilation failed: ...``) on
+the rule's (or messageExpression's) Invalid cause.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from setpoint.cluster.apiextensions.schema import celsyntax
+from setpoint.cluster.apiextensions.schema.cel import TOO_DEEP
+from tests.cluster.conftest import API
+from tests.cluster.fidelity.widgets import widget_crd
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+RULES = "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations"
+RECURSION = "ERROR: <input>:-1:0: expression recursion limit exceeded: 250"
+
+
+async def _create(api: API, group: str, rule: dict[str, Any]) -> tuple[int, Any]:
+    spec = {"type": "object", "x-kubernetes-validations": [rule],
+            "properties": {"n": {"type": "integer"}}}
+    return await api.post(f"{CRDS}?dryRun=All", widget_crd(group, spec))
+
+
+async def _failure(api: API, group: str, rule: dict[str, Any], field: str = "rule") -> str:
+    status, body = await _create(api, group, rule)
+    assert status == 422, body
+    [cause] = body["details"]["causes"]
+    assert cause["field"] == f"{RULES}[0].{field}"
+    message: str = cause["message"]
+    prefix = "compilation failed: " if field == "rule" else "messageExpression compilation failed: "
+    return message.split(prefix, 1)[1]
+
+
+def _ternaries(n: int) -> str:
+    """``n`` conditionals nested in their else branch: the expr rule entered n + 1 deep."""
+    return "true ? true : " * n + "true"
+
+
+async def test_a_rule_of_more_code_points_than_the_limit(module_api: API) -> None:
+    """Counted in code points: 100,001 of them (two bytes each in UTF-8) is over."""
+    rule = "'" + "\u00e9" * 99_992 + "' != ''"
+    assert len(rule) == 100_000
+    status, body = await _create(module_api, "size-at.example.com", {"rule": rule})
+    assert status == 201, body
+    over = "'" + "\u00e9" * 99_993 + "' != ''"
+    assert await _failure(module_api, "size-over.example.com", {"rule": over}) == (
+        "ERROR: <input>:-1:0: expression code point size exceeds limit: size: 100001, "
+        "limit 100000")
+
+
+async def test_a_rule_nested_past_the_recursion_limit(module_api: API) -> None:
+    """249 conditionals nest expr 250 deep, the limit, which cel-go's parser takes (the
+    embedded server's checker does not reach that far: docs/reliability.md); one more is
+    over."""
+    assert celsyntax.syntax_errors(_ternaries(249)) == []
+    assert await _failure(module_api, "depth-over.example.com",
+                          {"rule": _ternaries(250)}) == RECURSION
+
+
+@pytest.mark.parametrize(("rule", "what"), [
+    ("(" * 250 + "true" + ")" * 250, "parentheses"),
+    (" + ".join(["1"] * 250) + " > 0", "a left-recursive rule's operators"),
+    ("self" + ".n" * 250 + " > 0", "a member's selections"),
+])
+async def test_each_rule_counts_its_own_depth(module_api: API, rule: str, what: str) -> None:
+    """The listener's depth is per grammar rule: 250 parentheses, or 249 additions (calc
+    entered once, once more per operator, once for the right operand), or 250 selections."""
+    assert await _failure(module_api, "depths.example.com", {"rule": rule}) == RECURSION, what
+
+
+async def test_the_errors_before_the_limit_are_kept(module_api: API) -> None:
+    """A syntax error reported before the parse ends stays, after the error at no
+    location (ToDisplayString sorts by line)."""
+    rule = "1 +* " + _ternaries(250)
+    assert await _failure(module_api, "kept.example.com", {"rule": rule}) == "\n".join([
+        RECURSION,
+        "ERROR: <input>:1:4: Syntax error: extraneous input '*' expecting {'[', '{', '(', "
+        "'.', '-', '!', 'true', 'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, "
+        "BYTES, IDENTIFIER}",
+        f" | {rule}",
+        " | ...^"])
+
+
+async def test_a_message_expression_has_the_same_limits(module_api: API) -> None:
+    expression = " + ".join(["'a'"] * 250)
+    assert await _failure(module_api, "message.example.com",
+                          {"rule": "true", "messageExpression": expression},
+                          field="messageExpression") == RECURSION
+
+
+async def test_a_rule_the_checker_cannot_walk_is_invalid_not_a_failure(module_api: API) -> None:
+    """A deviation, said and bounded: 249 conditionals are within cel-go's limit, but about
+    as deep as this server's checker walks (Python's recursion limit, so it depends on the
+    stack the request starts from): the CRD is taken, or refused as invalid (422) naming
+    why, never a 500."""
+    status, body = await _create(module_api, "too-deep.example.com", {"rule": _ternaries(249)})
+    assert status in (201, 422), body
+    if status == 422:
+        [cause] = body["details"]["causes"]
+        assert cause["message"].endswith(f"compilation failed: {TOO_DEEP}")
