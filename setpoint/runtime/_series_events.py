@@ -3,15 +3,25 @@ writes its events with (``Scheduled``, ``FailedScheduling``). Operators and the 
 components record core/v1 Events with :class:`~setpoint.runtime._events.EventRecorder`,
 as client-go's ``tools/record`` and controller-runtime do.
 
-Recording never blocks a reconcile: :meth:`EventRecorder.event` queues the event and a
-background task writes it. As client-go's ``tools/events`` does, repeats are aggregated
-into a series instead of new objects: the first occurrence creates an Event, the second
-patches ``series`` (count 2, ``lastObservedTime``), later ones only count in memory and are
-written by a periodic flush; a series idle for 6 minutes is finished and forgotten. An
-event repeats an earlier one when its type, reason, action and its regarding and related
-references (their resourceVersion included) are the same, whatever its note (``getKey``). New
-events are rate-limited per regarding object by a token bucket (burst 25, one token per 5
-minutes, client-go's spam filter), so a hot loop cannot flood the API server.
+Recording never blocks a reconcile: :meth:`SeriesEventRecorder.event` queues the event and
+a background task writes it. Repeats are aggregated into a series as client-go v0.32.0's
+``eventBroadcasterImpl`` (tools/events/event_broadcaster.go) does:
+
+- ``recordToSink``: the first occurrence is cached and created; the second gives the
+  cached event a series (count 2, ``lastObservedTime``) and is written at once as a
+  strategic-merge PATCH of ``series``; later ones only count in memory;
+- ``refreshExistingEventSeries``, every 30 minutes (``refreshTime``): every cached series
+  is written again (its count, and the event's TTL renewed);
+- ``finishSeries``, every 6 minutes (``finishTime``): a series last observed more than 6
+  minutes ago is written (its final count) and forgotten, a single event made more than 6
+  minutes ago is forgotten;
+- ``recordEvent``: a series whose Event was deleted meanwhile (the PATCH finds nothing) is
+  created again, with its series.
+
+An event repeats an earlier one when its type, reason, action and its regarding and related
+references (their resourceVersion included) are the same, whatever its note (``getKey``).
+There is no per-object rate limit: that is the older ``tools/record`` correlator's spam
+filter, which ``tools/events`` does not have.
 """
 
 from __future__ import annotations
@@ -20,11 +30,12 @@ import asyncio
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from setpoint.client import Client, Kind, PatchType
+from setpoint.client.errors import AlreadyExistsError, ApiError, NotFoundError
 from setpoint.machinery.metatime import micro_time
 from setpoint.runtime._events import NORMAL, WARNING, TypedEvents, object_reference
 from setpoint.runtime._logs import format_fields
@@ -34,6 +45,11 @@ log = logging.getLogger(__name__)
 
 EVENT = Kind("events.k8s.io/v1", "Event")
 MAX_NOTE_BYTES = 1024
+FINISH_TIME = 6 * 60.0
+"""``finishTime``: how long a series stays idle before it is finished, and how often the
+recorder looks for such series."""
+REFRESH_TIME = 30 * 60.0
+"""``refreshTime``: how often every series' count is written."""
 
 
 def _truncate(note: str) -> str:
@@ -45,18 +61,20 @@ def _truncate(note: str) -> str:
 
 @dataclass
 class _Series:
-    name: str
-    namespace: str
+    """A cached event (``eventCache``'s value): a series once it has repeated."""
+
+    body: dict[str, Any] = field(repr=False)
     count: int = 1
     last_observed: float = 0.0
-    written_count: int = 1
     created: bool = False
 
+    @property
+    def name(self) -> str:
+        return str(self.body["metadata"]["name"])
 
-@dataclass
-class _Bucket:
-    tokens: float
-    updated: float
+    @property
+    def namespace(self) -> str:
+        return str(self.body["metadata"]["namespace"])
 
 
 @dataclass
@@ -66,37 +84,39 @@ class _Pending:
 
 
 class SeriesEventRecorder(TypedEvents):
-    """Records events.k8s.io/v1 events about objects on behalf of one controller instance."""
+    """Records events.k8s.io/v1 events about objects on behalf of one controller instance.
+
+    ``clock`` and ``sleep`` are the recorder's time: the refresh and finish loops wait
+    with ``sleep`` and judge idleness by ``clock``."""
 
     def __init__(
         self, client: Client, *, reporting_controller: str,
-        reporting_instance: str | None = None, burst: int = 25, refill_every: float = 300.0,
-        flush_interval: float = 30.0, series_idle: float = 360.0, max_pending: int = 1000,
-        senders: int = 4, clock: Callable[[], float] = time.time,
+        reporting_instance: str | None = None, refresh_interval: float = REFRESH_TIME,
+        series_idle: float = FINISH_TIME, max_pending: int = 1000, senders: int = 4,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.client = client
         self.reporting_controller = reporting_controller
         self.reporting_instance = reporting_instance or \
             f"{reporting_controller}-{socket.gethostname()}"
-        self.burst, self.refill_every = burst, refill_every
-        self.flush_interval, self.series_idle = flush_interval, series_idle
+        self.refresh_interval, self.series_idle = refresh_interval, series_idle
         # a few writes in flight: one at a time falls behind a busy controller's events
         self.senders = max(1, senders)
-        self._clock = clock
-        # both in the order of their last use, so that a flush finds the idle ones at the
-        # front instead of reading every series and bucket of the last minutes
-        self._series: dict[tuple[Any, ...], _Series] = {}
-        self._buckets: dict[str, _Bucket] = {}
-        self._unwritten: dict[tuple[Any, ...], None] = {}
-        """Series counted since their count was last written (the next flush writes them)."""
+        self._clock, self._sleep = clock, sleep
+        # in the order of their last observation, so that finishing finds the idle ones at
+        # the front instead of reading every event of the last minutes
+        self._cache: dict[tuple[Any, ...], _Series] = {}
+        self._series: dict[tuple[Any, ...], None] = {}
+        """The cached events that repeated (what a refresh writes)."""
         self._queue: asyncio.Queue[_Pending] = asyncio.Queue(max_pending)
         self._tasks: list[asyncio.Task[None]] = []
         self.dropped = 0
-        """Events not recorded (rate-limited or queue full)."""
+        """Events not recorded (the queue was full)."""
 
     def __repr__(self) -> str:
         return (f"SeriesEventRecorder({self.reporting_controller!r}, "
-                f"instance={self.reporting_instance!r}, series={len(self._series)})")
+                f"instance={self.reporting_instance!r}, cached={len(self._cache)})")
 
     # -- recording -------------------------------------------------------------------------
 
@@ -117,20 +137,17 @@ class SeriesEventRecorder(TypedEvents):
         key = (_reference_key(ref), type_, reason, action,
                _reference_key(related_ref) if related_ref else None)
         now = self._clock()
-        series = self._series.pop(key, None)
+        series = self._cache.pop(key, None)
         if series is not None:
-            self._series[key] = series  # now the most recently observed
+            self._cache[key] = series  # now the most recently observed
             series.count += 1
             series.last_observed = now
-            if series.created:
-                self._unwritten[key] = None
-                if series.count == 2:
+            if series.count == 2:
+                # recordToSink: the second occurrence is written at once; later ones wait
+                # for refreshExistingEventSeries or finishSeries
+                self._series[key] = None
+                if series.created:  # else its create's sender writes the series after it
                     self._enqueue(_Pending(key, {}))
-            return
-        subject = ref.get("uid") or (ref.get("kind"), ref.get("namespace"), ref.get("name"))
-        if not self._take_token(str(subject), now):
-            self.dropped += 1
-            log.debug("event_rate_limited regarding=%s reason=%s", ref.get("name"), reason)
             return
         namespace = ref.get("namespace") or "default"
         name = f"{ref.get('name', 'event')}.{time.time_ns():x}"
@@ -143,7 +160,7 @@ class SeriesEventRecorder(TypedEvents):
         }
         if related_ref:
             body["related"] = related_ref
-        self._series[key] = _Series(name, namespace, last_observed=now)
+        self._cache[key] = _Series(body, last_observed=now)
         self._enqueue(_Pending(key, body))
 
     def _enqueue(self, pending: _Pending) -> None:
@@ -152,31 +169,22 @@ class SeriesEventRecorder(TypedEvents):
         except asyncio.QueueFull:
             self.dropped += 1
 
-    def _take_token(self, subject: str, now: float) -> bool:
-        bucket = self._buckets.pop(subject, None)
-        if bucket is None:
-            bucket = _Bucket(float(self.burst), now)
-        self._buckets[subject] = bucket  # now the most recently used
-        bucket.tokens = min(float(self.burst),
-                            bucket.tokens + (now - bucket.updated) / self.refill_every)
-        bucket.updated = now
-        if bucket.tokens < 1.0:
-            return False
-        bucket.tokens -= 1.0
-        return True
-
     # -- writing ---------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Start writing queued events in the background."""
+        """Start writing queued events, refreshing and finishing series in the background
+        (``StartRecordingToSinkWithContext``)."""
         if not self._tasks:
             self._tasks = [asyncio.create_task(self._send_loop(), name=f"event-sender-{i}")
                            for i in range(self.senders)]
-            self._tasks.append(asyncio.create_task(self._flush_loop(), name="event-flush"))
+            self._tasks.append(asyncio.create_task(
+                self._every(self.refresh_interval, self.refresh), name="event-series-refresh"))
+            self._tasks.append(asyncio.create_task(
+                self._every(self.series_idle, self.finish), name="event-series-finish"))
 
     async def stop(self, timeout: float = 5.0) -> None:
-        """Write what is queued and the pending series counts (within ``timeout``), then
-        stop."""
+        """Write what is queued (within ``timeout``), then stop. Counts not yet written are
+        lost, as they are when client-go's broadcaster shuts down."""
         try:
             await asyncio.wait_for(self._drain(), timeout)
         except TimeoutError:
@@ -193,86 +201,91 @@ class SeriesEventRecorder(TypedEvents):
                 await self._send(self._queue.get_nowait())
 
         await asyncio.gather(*(drain_one() for _ in range(self.senders)))
-        await self.flush()
 
     async def _send_loop(self) -> None:
         while True:
             pending = await self._queue.get()
             await self._send(pending)
 
-    async def _flush_loop(self) -> None:
+    async def _every(self, period: float, work: Callable[[], Awaitable[None]]) -> None:
+        """``wait.UntilWithContext``: ``work`` at once, then ``period`` after each end."""
         while True:
-            await asyncio.sleep(self.flush_interval)
-            await self.flush()
+            await work()
+            await self._sleep(period)
 
     async def _send(self, pending: _Pending) -> None:
-        series = self._series.get(pending.key)
+        series = self._cache.get(pending.key)
         try:
             if pending.body:
                 await self.client.create(pending.body)
                 if series is not None:
                     series.created = True
-                    if series.count > 1:
-                        await self._patch_series(series)
+                    if series.count > 1:  # it repeated while its create was in flight
+                        await self._record_series(series)
             elif series is not None:
-                await self._patch_series(series)
+                await self._record_series(series)
         except Exception as exc:
-            if series is not None and series.created and series.count > series.written_count:
-                self._unwritten[pending.key] = None  # the next flush writes the count
             log.warning("event_write_failed reason=%s %s",
                         pending.body.get("reason") if pending.body else "series",
                         format_fields({"error": error_text(exc)}))
 
-    async def _patch_series(self, series: _Series) -> None:
-        count = series.count
-        await self.client.patch(
-            EVENT, series.name,
-            {"series": {"count": count, "lastObservedTime": micro_time(series.last_observed)}},
-            patch_type=PatchType.MERGE, namespace=series.namespace,
-        )
-        series.written_count = count
+    async def _record_series(self, series: _Series) -> None:
+        """``recordEvent`` for a series: PATCH its ``series``; create the Event, series
+        included, if it was deleted meanwhile."""
+        written = {"count": series.count, "lastObservedTime": micro_time(series.last_observed)}
+        try:
+            await self.client.patch(EVENT, series.name, {"series": written},
+                                    patch_type=PatchType.STRATEGIC, namespace=series.namespace)
+        except NotFoundError:
+            await self.client.create({**series.body, "series": written})
 
-    async def flush(self) -> None:
-        """Write series counts that changed since last written; forget idle series.
+    async def _write(self, series: _Series) -> bool:
+        """Write a series' count; False when it should be tried again (``recordEvent``'s
+        retry: not a refusal by the server, except an AlreadyExists of a series' create)."""
+        try:
+            await self._record_series(series)
+        except AlreadyExistsError:
+            return False
+        except ApiError as exc:
+            log.warning("event_series_rejected name=%s %s", series.name,
+                        format_fields({"error": error_text(exc)}))
+        except Exception as exc:
+            log.warning("event_series_write_failed name=%s %s", series.name,
+                        format_fields({"error": error_text(exc)}))
+            return False
+        return True
 
-        It costs what changed or went idle since the last flush, not every series and
-        bucket kept: a busy controller keeps tens of thousands for their idle time."""
-        now = self._clock()
-        unwritten, self._unwritten = self._unwritten, {}
-        for key in unwritten:
-            series = self._series.get(key)
-            if series is None or not series.created or series.count <= series.written_count:
-                continue
-            try:
-                await self._patch_series(series)
-            except Exception as exc:
-                self._unwritten[key] = None  # tried again at the next flush
-                log.warning("event_series_write_failed name=%s %s", series.name,
-                            format_fields({"error": error_text(exc)}))
-        while self._series:
-            key, series = next(iter(self._series.items()))
-            if now - series.last_observed <= self.series_idle:
+    async def refresh(self) -> None:
+        """``refreshExistingEventSeries``: write every cached series' count.
+
+        It reads the series, not every event cached for its idle time: a busy controller
+        keeps tens of thousands of single events."""
+        for key in list(self._series):
+            series = self._cache.get(key)
+            if series is not None and series.created:
+                await self._write(series)
+
+    async def finish(self) -> None:
+        """``finishSeries``: write and forget each series observed last more than
+        ``series_idle`` ago, forget each single event made that long ago.
+
+        It costs the events that went idle, not every event kept: they are in the order of
+        their last observation."""
+        cutoff = self._clock() - self.series_idle
+        idle = []
+        for key, series in self._cache.items():
+            if series.last_observed >= cutoff:
                 break
-            del self._series[key]
-            self._unwritten.pop(key, None)
-        for subject, bucket in list(_idle_front(self._buckets, now, self.refill_every)):
-            if bucket.tokens >= self.burst - 1:
-                del self._buckets[subject]
+            idle.append((key, series))
+        for key, series in idle:
+            if series.count > 1 and not (series.created and await self._write(series)):
+                continue  # tried again at the next finish
+            if self._cache.get(key) is series and series.last_observed < cutoff:
+                del self._cache[key]
+                self._series.pop(key, None)
 
 
 def _reference_key(ref: dict[str, Any]) -> tuple[Any, ...]:
     """An ``ObjectReference`` compared as Go compares the struct: every field."""
     return (ref.get("uid"), ref.get("resourceVersion"), ref.get("kind"), ref.get("namespace"),
             ref.get("name"), ref.get("apiVersion"), ref.get("fieldPath"))
-
-
-def _idle_front(buckets: dict[str, _Bucket], now: float,
-                idle: float) -> list[tuple[str, _Bucket]]:
-    """The buckets unused for more than ``idle`` seconds: the front of ``buckets``, which
-    is kept in the order of their last use."""
-    out = []
-    for subject, bucket in buckets.items():
-        if now - bucket.updated <= idle:
-            break
-        out.append((subject, bucket))
-    return out
