@@ -67,6 +67,12 @@ class _Series:
     count: int = 1
     last_observed: float = 0.0
     created: bool = False
+    second: dict[str, Any] | None = None
+    """The series as the second occurrence made it (``recordToSink`` writes a copy: later
+    occurrences counted before the write do not change what it writes)."""
+
+    def written(self) -> dict[str, Any]:
+        return {"count": self.count, "lastObservedTime": micro_time(self.last_observed)}
 
     @property
     def name(self) -> str:
@@ -146,6 +152,7 @@ class SeriesEventRecorder(TypedEvents):
                 # recordToSink: the second occurrence is written at once; later ones wait
                 # for refreshExistingEventSeries or finishSeries
                 self._series[key] = None
+                series.second = series.written()
                 if series.created:  # else its create's sender writes the series after it
                     self._enqueue(_Pending(key, {}))
             return
@@ -220,19 +227,18 @@ class SeriesEventRecorder(TypedEvents):
                 await self.client.create(pending.body)
                 if series is not None:
                     series.created = True
-                    if series.count > 1:  # it repeated while its create was in flight
-                        await self._record_series(series)
-            elif series is not None:
-                await self._record_series(series)
+                    if series.second:  # it repeated while its create was in flight
+                        await self._record_series(series, series.second)
+            elif series is not None and series.second:
+                await self._record_series(series, series.second)
         except Exception as exc:
             log.warning("event_write_failed reason=%s %s",
                         pending.body.get("reason") if pending.body else "series",
                         format_fields({"error": error_text(exc)}))
 
-    async def _record_series(self, series: _Series) -> None:
+    async def _record_series(self, series: _Series, written: dict[str, Any]) -> None:
         """``recordEvent`` for a series: PATCH its ``series``; create the Event, series
         included, if it was deleted meanwhile."""
-        written = {"count": series.count, "lastObservedTime": micro_time(series.last_observed)}
         try:
             await self.client.patch(EVENT, series.name, {"series": written},
                                     patch_type=PatchType.STRATEGIC, namespace=series.namespace)
@@ -243,7 +249,7 @@ class SeriesEventRecorder(TypedEvents):
         """Write a series' count; False when it should be tried again (``recordEvent``'s
         retry: not a refusal by the server, except an AlreadyExists of a series' create)."""
         try:
-            await self._record_series(series)
+            await self._record_series(series, series.written())
         except AlreadyExistsError:
             return False
         except ApiError as exc:
