@@ -8,7 +8,7 @@ Every core/v1 Event a recorder writes passes through it, in this order:
 2. the logger: an event seen before (same source, object, type, reason and message) is not
    a new Event but the earlier one with ``count`` incremented and ``lastTimestamp``
    updated, written as a strategic-merge patch;
-3. the spam filter: a token bucket per source and object (burst 25, one token every 5
+3. the spam filter: a token bucket per source, object and type (burst 25, one token every 5
    minutes) drops what a hot loop records beyond it, repeats included.
 
 Each keeps at most 4096 entries, the least recently used forgotten first (client-go's
@@ -92,9 +92,14 @@ def event_key(event: Event) -> tuple[str, ...]:
     return _event_key(event, _object_key(event))
 
 
-def spam_key(event: Event) -> ObjectKey:
-    """``getSpamKey``: source and object."""
-    return _object_key(event)
+def spam_key(event: Event) -> tuple[str, ...]:
+    """``getSpamKey``: source, object and type (v0.32.0 added the type: a flood of Normal
+    events does not silence an object's Warnings)."""
+    return _spam_key(event, _object_key(event))
+
+
+def _spam_key(event: Event, object_key: ObjectKey) -> tuple[str, ...]:
+    return (*object_key, str(event.get("type") or ""))
 
 
 def _aggregate_key(event: Event, object_key: ObjectKey) -> tuple[str, ...]:
@@ -173,7 +178,7 @@ class EventCorrelator:
         # the key the answer is filed under (``UpdateState``'s getEventKey of it): the
         # logger's own for a plain event; a combined event's message is its own
         own_key = key if aggregated is event else _event_key(observed, object_key)
-        if self._filtered(object_key, now):
+        if self._filtered(_spam_key(observed, object_key), now):
             return Correlated(observed, own_key, skip=True)
         return Correlated(observed, own_key, patch)
 
@@ -240,7 +245,7 @@ class EventCorrelator:
                                       str(event["metadata"].get("resourceVersion") or "")))
         return event, patch
 
-    def _filtered(self, key: ObjectKey, now: float) -> bool:
+    def _filtered(self, key: tuple[str, ...], now: float) -> bool:
         """``EventSourceObjectSpamFilter.Filter``: True when the bucket is empty."""
         bucket = self._buckets.get(key)
         if bucket is None:

@@ -182,6 +182,22 @@ async def test_similar_events_are_combined_and_an_objects_events_rate_limited(
                 if e["involvedObject"]["name"] == "spam"]) == 26
 
 
+async def test_an_objects_warnings_are_not_silenced_by_its_normal_events(
+        client: Client) -> None:
+    """client-go v0.32.0 tools/record/events_cache.go ``getSpamKey``: the spam filter's
+    bucket is per source, object and event type, so 25 Normal events about an object
+    leave its Warnings their own 25."""
+    now = [1_700_000_000.0]
+    recorder = EventRecorder(client, reporting_controller="by-type", clock=lambda: now[0])
+    for i in range(26):
+        recorder.normal(config_map("typed"), f"Step{i}", "done")
+    recorder.warning(config_map("typed"), "Failed", "broken")
+    await recorder.flush()
+    events = await events_of(client, "by-type")
+    assert sorted(e["type"] for e in events) == ["Normal"] * 25 + ["Warning"]
+    assert recorder.dropped == 1
+
+
 async def test_recording_never_blocks_or_fails_the_caller(client: Client) -> None:
     """event.go: recording only queues (``ActionOrDrop`` on a queue of
     ``maxQueuedEvents``, dropped when full); an unsupported type is logged, not raised
