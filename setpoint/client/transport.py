@@ -57,6 +57,7 @@ from setpoint.client.http1 import (
     StreamAnswer,
     failures,
 )
+from setpoint.machinery.frozen import quick_init
 
 if TYPE_CHECKING:  # loaded on first use: most programs never need it (setpoint.client.http1)
     import aiohttp
@@ -116,6 +117,7 @@ class RetryPolicy:
 NO_RETRIES = RetryPolicy(max_retries=0)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class RequestRecord:
     """One HTTP attempt, as handed to the ``on_request`` hook.
@@ -160,6 +162,7 @@ class StreamResponse(Protocol):
     def close(self) -> None: ...
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Timeouts:
     """Seconds allowed: for the whole request (None: unbounded), to connect, and between
@@ -176,6 +179,7 @@ class Timeouts:
                                      sock_read=self.read)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Response:
     """A 2xx answer, read in full."""
@@ -228,6 +232,8 @@ class Transport:
         self._host_label = f"{self._base.host}:{port}" if port else str(self._base.host)
         self._ssl_contexts: dict[tuple[bytes | None, bytes | None], ssl.SSLContext] = {}
         self._header_blocks: dict[tuple[str | None, str | None, str], str | None] = {}
+        self._timeouts = Timeouts(timeout, connect_timeout)
+        """The last request's timeouts (a frozen record; issue 12, sixteenth pass)."""
         self._plain_queries: dict[tuple[tuple[str, str], ...], str | None] = {}
         self._warned: set[str] = set()
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
@@ -261,10 +267,13 @@ class Transport:
         :class:`ApiError` subclass for a non-2xx answer, :class:`TransportError` when the
         server could not be reached.
         """
+        total = timeout or self.timeout
+        timeouts = self._timeouts
+        if timeouts.total != total or timeouts.connect != self.connect_timeout:
+            # the same for nearly every request: made again only when one asks otherwise
+            timeouts = self._timeouts = Timeouts(total, self.connect_timeout)
         resp = await self._attempts(
-            method, path, params, body, content_type, idempotent, template,
-            Timeouts(timeout or self.timeout, self.connect_timeout),
-        )
+            method, path, params, body, content_type, idempotent, template, timeouts)
         try:
             data = await resp.read()
         finally:

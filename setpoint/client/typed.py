@@ -37,6 +37,10 @@ _TYPED: dict[type, bool] = {}
 pass). A class's ``api_version`` and ``kind`` are class variables, set at its creation."""
 
 
+_MAPPINGS: dict[type, bool] = {}
+"""Per class of object met by :func:`to_body`, whether it is a ``Mapping``."""
+
+
 def is_typed_class(value: object) -> bool:
     """True when ``value`` is a class that names an API resource (not a dict)."""
     if value is dict:  # asked of every dict written; its getattr misses would raise inside
@@ -62,8 +66,16 @@ def to_body(obj: object) -> dict[str, Any]:
     """
     if isinstance(obj, dict):
         return obj
-    if isinstance(obj, Mapping):
-        return dict(obj)
+    cls = type(obj)
+    mapping = _MAPPINGS.get(cls)
+    if mapping is None:
+        # per class: an ABC instance check costs a typed object's write about 2 k
+        # instructions (issue 12, sixteenth pass)
+        mapping = isinstance(obj, Mapping)
+        if len(_MAPPINGS) < 4096 and "<locals>" not in cls.__qualname__:
+            _MAPPINGS[cls] = mapping
+    if mapping:
+        return dict(cast(Mapping[str, Any], obj))
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
         body = to_dict()
@@ -77,12 +89,15 @@ def to_body(obj: object) -> dict[str, Any]:
         body = dump(mode="json", by_alias=True, exclude_none=True)
     if not isinstance(body, dict):
         raise TypeError(f"{type(obj).__name__} serialized to {type(body).__name__}, not a dict")
-    cls = type(obj)
     if is_typed_class(cls):
-        # a typed class (is_typed_class) carries api_version and kind
-        body.setdefault("apiVersion", cls.api_version)  # type: ignore[attr-defined]
-        body.setdefault("kind", cls.kind)  # type: ignore[attr-defined]
-    return cast(dict[str, Any], body)
+        # a typed class (is_typed_class) carries api_version and kind; read only when the
+        # dump lacks them (a class attribute of a pydantic class is read through its
+        # metaclass's __getattr__ hook, about 700 instructions)
+        if "apiVersion" not in body:
+            body["apiVersion"] = cls.api_version  # type: ignore[attr-defined]
+        if "kind" not in body:
+            body["kind"] = cls.kind  # type: ignore[attr-defined]
+    return body
 
 
 def from_body(cls: type[T], data: dict[str, Any]) -> T:

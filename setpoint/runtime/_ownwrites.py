@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+from setpoint.machinery.frozen import quick_init
 from setpoint.machinery.objects import Obj
 from setpoint.runtime._objects import (
     KindKey,
@@ -58,6 +59,7 @@ _VOLATILE_SPEC: Final = {**_VOLATILE, "generation": True}
 """Writes to the main resource may change the spec, and with it the generation."""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Origin:
     """The reconcile a write was made by."""
@@ -76,6 +78,7 @@ class Origin:
                    generation if isinstance(generation, int) else None)
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class OwnWrite:
     """One write a reconcile made, as the server answered it."""
@@ -143,12 +146,13 @@ def _is_mapping(value: Any) -> bool:
 
 def _same_outside(a: Any, b: Any, covered: Any) -> bool:
     """Whether ``a`` and ``b`` agree everywhere ``covered`` does not reach."""
-    if not _is_mapping(covered):
+    # a dict told by its exact type first: _is_mapping is a call, several per own write
+    if type(covered) is not dict and not _is_mapping(covered):
         return True  # the write set this whole value
     # a merge patch into a missing or null map creates it
     a = {} if a is _MISSING or a is None else a
     b = {} if b is _MISSING or b is None else b
-    if not (_is_mapping(a) and _is_mapping(b)):
+    if not ((type(a) is dict or _is_mapping(a)) and (type(b) is dict or _is_mapping(b))):
         return bool(a == b)
     for k in a.keys() | b.keys():
         left, right = a.get(k, _MISSING), b.get(k, _MISSING)
