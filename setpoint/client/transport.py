@@ -382,7 +382,8 @@ class Transport:
         self, method: str, path: str, params: Params, body: bytes | None, content_type: str,
         timeout: Timeouts, stream: bool = False,
     ) -> _Response:
-        creds = await self.config.auth.credentials() if self.config.auth else _NO_CREDENTIALS
+        auth = self.config.auth
+        creds = _NO_CREDENTIALS if auth is None else auth.known() or await auth.credentials()
         kwargs: dict[str, Any] = {}
         if self._base.scheme == "https":
             kwargs["ssl"] = self._ssl_context(creds)

@@ -23,13 +23,16 @@ C = TypeVar("C", bound=type)
 
 
 def quick_init(cls: C) -> C:
-    """``cls`` (a ``@dataclass(frozen=True, slots=True)``) with the faster ``__init__``;
-    a class it cannot keep the same (another kind of dataclass, a ``default_factory``,
-    an ``InitVar``, keyword-only fields, a ``__post_init__``) is returned unchanged."""
+    """``cls`` (a ``@dataclass(frozen=True, slots=True)``) with the faster ``__init__``
+    (its ``__post_init__``, if any, called at the end as before); a class it cannot keep
+    the same (another kind of dataclass, a ``default_factory``, an ``InitVar``, a field
+    left out of ``__init__`` or keyword-only) is returned unchanged."""
     params = getattr(cls, "__dataclass_params__", None)
-    if params is None or not params.frozen or "__slots__" not in cls.__dict__ \
-            or hasattr(cls, "__post_init__"):
+    if params is None or not params.frozen or "__slots__" not in cls.__dict__:
         return cls
+    if any(f._field_type is not dataclasses._FIELD  # type: ignore[attr-defined]
+           for f in getattr(cls, "__dataclass_fields__", {}).values()):
+        return cls  # an InitVar (or ClassVar) takes part in __init__ in its own way
     fields = [f for f in dataclasses.fields(cls) if f.init]
     if any(f.default_factory is not dataclasses.MISSING or f.kw_only for f in fields) \
             or len(fields) != len(dataclasses.fields(cls)) \
@@ -45,7 +48,10 @@ def quick_init(cls: C) -> C:
         else:
             namespace[f"_default_{f.name}"] = f.default
             args.append(f"{f.name}=_default_{f.name}")
-    body = "".join(f"    _set_{f.name}(self, {f.name})\n" for f in fields) or "    pass\n"
+    body = "".join(f"    _set_{f.name}(self, {f.name})\n" for f in fields)
+    if hasattr(cls, "__post_init__"):
+        body += "    self.__post_init__()\n"  # as the dataclass's own __init__ ends
+    body = body or "    pass\n"
     source = f"def __init__(self, {', '.join(args)}):\n{body}"
     exec(source, namespace)  # the names are the dataclass's own fields
     init = namespace["__init__"]

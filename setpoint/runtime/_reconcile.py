@@ -12,6 +12,8 @@ import warnings
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
+from setpoint.machinery.frozen import quick_init
+
 
 class Request(NamedTuple):
     """The object to reconcile: ``namespace`` is ``""`` for cluster-scoped kinds."""
@@ -23,6 +25,7 @@ class Request(NamedTuple):
         return f"{self.namespace}/{self.name}" if self.namespace else self.name
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Result:
     """What to do after a successful reconcile.

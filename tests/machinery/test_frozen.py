@@ -58,12 +58,12 @@ def test_its_signature_and_errors_are_the_dataclass_ones() -> None:
 
 def test_classes_it_cannot_keep_the_same_are_left_alone() -> None:
     @dataclasses.dataclass(frozen=True, slots=True)
-    class Checked:
+    class Initialized:
         value: int
+        scale: dataclasses.InitVar[int] = 1
 
-        def __post_init__(self) -> None:
-            if self.value < 0:
-                raise ValueError("negative")
+        def __post_init__(self, scale: int) -> None:
+            object.__setattr__(self, "value", self.value * scale)
 
     @dataclasses.dataclass(frozen=True, slots=True)
     class Listed:
@@ -77,9 +77,23 @@ def test_classes_it_cannot_keep_the_same_are_left_alone() -> None:
     class Unslotted:
         value: int
 
-    for cls in (Checked, Listed, Mutable, Unslotted):
+    for cls in (Initialized, Listed, Mutable, Unslotted):
         init = cls.__init__
         assert quick_init(cls) is cls
         assert cls.__init__ is init
+    assert Initialized(2, 3).value == 6
+
+
+def test_a_post_init_still_checks_each_instance() -> None:
+    @quick_init
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Checked:
+        value: int = 0
+
+        def __post_init__(self) -> None:
+            if self.value < 0:
+                raise ValueError("negative")
+
+    assert Checked(3).value == 3
     with pytest.raises(ValueError, match="negative"):
         Checked(-1)
