@@ -123,7 +123,8 @@ class Client:
 
     async def resolve(self, resource: ResourceRef) -> ResourceInfo:
         """The :class:`ResourceInfo` a reference names (through discovery if needed)."""
-        return await self.discovery.resolve(resource)
+        discovery = self.discovery
+        return discovery.known(resource) or await discovery.resolve(resource)
 
     async def request(
         self, method: str, path: str, *, params: Mapping[str, str | int | bool | None] | None
@@ -313,7 +314,7 @@ class Client:
         """Create ``obj``; returns the stored object (same type as ``obj``).
         Raises ``AlreadyExistsError`` when the name is taken."""
         body = to_body(obj)
-        info = await self._info_for(obj, body)
+        info = self._known_info(obj, body) or await self._info_for(obj, body)
         ns = self._namespace(info, namespace, body)
         params = self._write_params(dry_run, field_manager, field_validation)
         resp = await self._send(
@@ -361,7 +362,7 @@ class Client:
     ) -> Any:
         """Patch the object ``name``: a list of operations for ``PatchType.JSON``, a (partial)
         object — dict or typed — for the others. ``force`` is for apply patches only."""
-        info = await self.resolve(resource)
+        info = self.discovery.known(resource) or await self.resolve(resource)
         body = patch if isinstance(patch, list) else to_body(patch)
         params = self._write_params(dry_run, field_manager, field_validation)
         if patch_type is PatchType.APPLY:
@@ -389,7 +390,7 @@ class Client:
         result. ``force`` takes over fields other managers own instead of failing with
         ``ConflictError``; ``subresource="status"`` applies the status."""
         body = to_body(obj)
-        info = await self._info_for(obj, body)
+        info = self._known_info(obj, body) or await self._info_for(obj, body)
         name = (body.get("metadata") or {}).get("name")
         if not name:
             raise ValueError("apply needs metadata.name")
@@ -544,7 +545,7 @@ class Client:
         field_manager: str | None, field_validation: str | None,
     ) -> ObjT:
         body = to_body(obj)
-        info = await self._info_for(obj, body)
+        info = self._known_info(obj, body) or await self._info_for(obj, body)
         name = (body.get("metadata") or {}).get("name")
         if not name:
             raise ValueError("update needs metadata.name")
@@ -562,6 +563,14 @@ class Client:
         if type(answer) is dict:
             self.write_answers.remember(info, body, answer)
         return answer
+
+    def _known_info(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo | None:
+        """What :meth:`_info_for` answers without a request, else None (every write asks:
+        its coroutines cost more than the answer)."""
+        cls = type(obj)
+        if is_typed_class(cls):
+            return self.discovery.known(cls)
+        return self.discovery.known_kind(body.get("apiVersion"), body.get("kind"))
 
     async def _info_for(self, obj: object, body: Mapping[str, Any]) -> ResourceInfo:
         if is_typed_class(type(obj)):

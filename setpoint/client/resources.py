@@ -26,6 +26,10 @@ def split_api_version(api_version: str) -> tuple[str, str]:
     return group, version
 
 
+_TEMPLATES: dict[tuple[str, str, str, bool, bool, bool, str | None], str] = {}
+"""A resource's path templates, made once each (asked per request, for its metrics)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceInfo:
     """Everything needed to build a resource's URLs.
@@ -57,22 +61,29 @@ class ResourceInfo:
         subresource: str | None = None,
     ) -> str:
         """The URL path; ``namespace`` is ignored for cluster-scoped resources."""
-        parts = [self.prefix]
-        if self.namespaced and namespace:
-            parts += ["namespaces", namespace]
-        parts.append(self.resource)
-        if name:
-            parts.append(name)
-            if subresource:
-                parts.append(subresource)
-        return "/".join(parts)
+        # formatted in one piece, not joined from a list (twice per request)
+        group = self.group
+        prefix = f"/apis/{group}/{self.version}" if group else f"/api/{self.version}"
+        base = f"{prefix}/namespaces/{namespace}/{self.resource}" \
+            if self.namespaced and namespace else f"{prefix}/{self.resource}"
+        if not name:
+            return base
+        return f"{base}/{name}/{subresource}" if subresource else f"{base}/{name}"
 
     def template(
         self, namespaced: bool, named: bool, subresource: str | None = None,
     ) -> str:
         """The path with ``{namespace}`` and ``{name}`` placeholders, for metrics."""
-        return self.path("{namespace}" if namespaced else None, "{name}" if named else None,
-                         subresource)
+        key = (self.group, self.version, self.resource, self.namespaced, namespaced, named,
+               subresource)
+        made = _TEMPLATES.get(key)
+        if made is None:
+            made = self.path("{namespace}" if namespaced else None,
+                             "{name}" if named else None, subresource)
+            if len(_TEMPLATES) >= 4096:
+                _TEMPLATES.clear()
+            _TEMPLATES[key] = made
+        return made
 
     def __repr__(self) -> str:
         scope = "namespaced" if self.namespaced else "cluster"
@@ -109,6 +120,24 @@ class GVR:
 ResourceRef = ResourceInfo | Kind | GVR | type[Any]
 
 
+_TYPED_INFOS: dict[type, ResourceInfo] = {}
+"""Per typed class that names its plural and scope: its info, made once (a class attribute
+read on a pydantic class goes through its metaclass's ``__getattr__`` hook, about 700
+instructions, and the frozen info itself costs more than the rest of a resolve)."""
+
+
+def _typed_info(cls: type[Any]) -> ResourceInfo | None:
+    plural = getattr(cls, "plural", None)
+    namespaced = getattr(cls, "namespaced", None)
+    if not isinstance(plural, str) or not isinstance(namespaced, bool):
+        return None
+    group, version = split_api_version(cls.api_version)
+    info = ResourceInfo(group, version, plural, cls.kind, namespaced)
+    if len(_TYPED_INFOS) < 4096 and "<locals>" not in cls.__qualname__:
+        _TYPED_INFOS[cls] = info  # classes made in a function (tests) may be many
+    return info
+
+
 class Discovery:
     """Resolves resource names through the server's per-group-version discovery documents.
 
@@ -135,20 +164,38 @@ class Discovery:
 
     async def resolve(self, ref: ResourceRef) -> ResourceInfo:
         """The :class:`ResourceInfo` for any way of naming a resource."""
-        if isinstance(ref, ResourceInfo):
-            return ref
+        known = self.known(ref)
+        if known is not None:
+            return known
         if isinstance(ref, Kind):
             return await self.for_kind(ref.api_version, ref.kind)
         if isinstance(ref, GVR):
             return await self.for_resource(ref.group, ref.version, ref.resource)
         if is_typed_class(ref):
-            plural = getattr(ref, "plural", None)
-            namespaced = getattr(ref, "namespaced", None)
-            if isinstance(plural, str) and isinstance(namespaced, bool):
-                group, version = split_api_version(ref.api_version)
-                return ResourceInfo(group, version, plural, ref.kind, namespaced)
             return await self.for_kind(ref.api_version, ref.kind)
         raise TypeError(f"cannot address a resource with {ref!r}")
+
+    def known(self, ref: object) -> ResourceInfo | None:
+        """What :meth:`resolve` answers for ``ref`` when that needs no request (an info, a
+        kind of a group-version already read, a typed class that names its plural and
+        scope), else None. Asked by every write, without :meth:`resolve`'s coroutines."""
+        if type(ref) is ResourceInfo:
+            return ref
+        if type(ref) is Kind:
+            return self.known_kind(ref.api_version, ref.kind)
+        if isinstance(ref, type):
+            info = _TYPED_INFOS.get(ref)
+            if info is not None:
+                return info
+            if is_typed_class(ref):
+                return _typed_info(ref)
+            return None
+        return ref if isinstance(ref, ResourceInfo) else None
+
+    def known_kind(self, api_version: object, kind: object) -> ResourceInfo | None:
+        """The resource of a kind of a group-version already read, else None."""
+        cached = self._cache.get(api_version) if type(api_version) is str else None
+        return cached.by_kind.get(kind) if cached is not None and type(kind) is str else None
 
     async def for_object(self, obj: Mapping[str, Any]) -> ResourceInfo:
         """The resource of an object, from its ``apiVersion`` and ``kind``."""

@@ -162,13 +162,20 @@ class Writer:
 
     async def namespaced(self, kind: object) -> bool:
         key = kind_key(kind)
-        informer = self.informers.get(key)
-        if informer is not None and informer.info is not None:
-            # a watched kind's informer resolved it (a typed class knows its scope without
-            # discovery): the first writes need not wait for a discovery request
-            return informer.info.namespaced
+        known = self._known_scope(key)
+        if known is not None:
+            return known
         info = await self.client.resolve(as_ref(key))
         return info.namespaced
+
+    def _known_scope(self, key: KindKey) -> bool | None:
+        """Whether a watched kind is namespaced, as its informer resolved it (a typed class
+        knows its scope without discovery: the first writes need not wait for a discovery
+        request); None when unknown. Asked inline by every write: a coroutine each cost
+        more than the question."""
+        informer = self.informers.get(key)
+        return informer.info.namespaced if informer is not None \
+            and informer.info is not None else None
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -282,7 +289,10 @@ class Writer:
         answer and ``created``), else the existing dict, ``mutate``'s private copy of it
         (typed like ``obj``) and that copy's wire dict, prepared."""
         key, own_namespace, name = identity(obj)
-        namespace = (own_namespace or namespace) if await self.namespaced(key) else None
+        scoped = self._known_scope(key)
+        if scoped is None:
+            scoped = await self.namespaced(key)
+        namespace = (own_namespace or namespace) if scoped else None
         existing = self.cached(key, namespace, name)
         if existing is None and not self.is_cached_kind(key):
             try:
@@ -321,7 +331,10 @@ class Writer:
         from the cached status, not sent when there is none (nor when ``obj`` carries no
         status at all, as a typed object whose status was never touched)."""
         key, own_namespace, name = identity(obj)
-        namespace = own_namespace or None if await self.namespaced(key) else None
+        scoped = self._known_scope(key)
+        if scoped is None:
+            scoped = await self.namespaced(key)
+        namespace = own_namespace or None if scoped else None
         body = with_status_only(obj)
         if "status" not in body:
             return self._like(obj, self.cached(key, namespace, name) or as_dict(obj))
