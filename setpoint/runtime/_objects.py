@@ -151,8 +151,19 @@ def _is_model(obj: object) -> TypeGuard[BaseModel]:
     """Whether ``obj`` is a pydantic model, without importing pydantic: a process that has
     not loaded it (a manager of dicts only, such as the cluster's workloads, which start
     0.1 s sooner without it) has no model to hand."""
-    pydantic = sys.modules.get("pydantic")
-    return pydantic is not None and isinstance(obj, pydantic.BaseModel)
+    cls = type(obj)
+    known = _MODEL_CLASSES.get(cls)
+    if known is None:
+        # per class: pydantic's metaclass is an ABCMeta, whose instance check is a
+        # Python-level call (once per create)
+        pydantic = sys.modules.get("pydantic")
+        known = pydantic is not None and isinstance(obj, pydantic.BaseModel)
+        if len(_MODEL_CLASSES) < 4096:  # a class made before pydantic was loaded is none
+            _MODEL_CLASSES[cls] = known
+    return known
+
+
+_MODEL_CLASSES: dict[type, bool] = {}
 
 
 def owned_dict(obj: object) -> Obj:
@@ -209,11 +220,12 @@ _TYPED_MODELS: dict[type, KindKey | None] = {}
 exists; one KindKey per class, not a new tuple per call)."""
 
 _PLAIN_METADATA: dict[type, bool] = {}
-"""Per class of a typed model's ``metadata``: whether it is no Mapping (an ABC instance
-check, a Python-level call, asked of every write several times)."""
+"""Per class of a typed model or its ``metadata``: whether it is no Mapping (an ABC
+instance check, a Python-level call, asked of every write several times)."""
 
 
-def _is_plain_metadata(cls: type) -> bool:
+def is_plain_class(cls: type) -> bool:
+    """Whether instances of ``cls`` are no Mapping, asked once per class."""
     plain = _PLAIN_METADATA.get(cls)
     if plain is None:
         plain = not issubclass(cls, Mapping)
@@ -243,7 +255,7 @@ def identity(obj: object) -> tuple[KindKey, str, str]:
         # with none of kind_key's checks (an ABC instance check among them)
         metadata = obj.metadata  # type: ignore[attr-defined]
         if metadata is not None and (_PLAIN_METADATA.get(type(metadata))
-                                     or _is_plain_metadata(type(metadata))):
+                                     or is_plain_class(type(metadata))):
             return (typed,
                     str(getattr(metadata, "namespace", None) or ""),
                     str(getattr(metadata, "name", None) or ""))

@@ -42,6 +42,7 @@ from setpoint.runtime._objects import (
     clone,
     decode,
     identity,
+    is_plain_class,
     kind_key,
     meta,
     object_key,
@@ -480,10 +481,12 @@ def _check_same_object(obj: object, namespace: str | None, name: str | None) -> 
     object (controller-runtime's ``mutate``: "MutateFn cannot mutate object name and/or
     object namespace")."""
     generated = sys.modules.get("setpoint.resources.models.meta_v1")
-    metadata = None if generated is None or isinstance(obj, Mapping) \
+    # a typed model is told by the class of its metadata, before an ABC instance check
+    # (a Python-level call through pydantic's ABCMeta, once per create-or-update)
+    metadata = None if generated is None or type(obj) is dict \
         else getattr(obj, "metadata", None)
     if metadata is not None and generated is not None \
-            and type(metadata) is generated.ObjectMeta:
+            and type(metadata) is generated.ObjectMeta and is_plain_class(type(obj)):
         # the generated ObjectMeta's dump writes its name and namespace as they are: read
         # them without dumping the whole object (once per create-or-update)
         m: Mapping[str, Any] = {"name": metadata.name, "namespace": metadata.namespace}
