@@ -53,9 +53,9 @@ def answer_like(cls: type[T], body: bytes) -> T:
     unread = _unread_class(cls)  # an unread class maps to itself
     if unread is None:
         return from_body(cls, json_object(body))
-    obj = object.__new__(unread)
+    obj: T = object.__new__(unread)  # no cast(): a Python call per typed write
     object.__getattribute__(obj, "__dict__")[_JSON] = body
-    return cast(T, obj)
+    return obj
 
 
 def real_class(cls: type[T]) -> type[T]:

@@ -17,7 +17,7 @@ import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
-from typing import Any, Generic, NamedTuple, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import orjson
 
@@ -152,7 +152,8 @@ class Watch(Generic[T]):
             echoed = self._answers.echo(line)
             if echoed is not None:
                 self.resource_version = echoed[1].resource_version
-                return WatchEvent(echoed[0], cast(Any, echoed[1]))
+                echo: Any = echoed[1]  # no cast(): a Python call per own write's event
+                return WatchEvent(echoed[0], echo)
         try:
             doc = orjson.loads(line)
             type_, obj = doc["type"], doc["object"]
