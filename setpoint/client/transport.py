@@ -273,6 +273,8 @@ class Transport:
             timeouts = self._timeouts = Timeouts(total, self.connect_timeout)
         resp = await self._attempts(
             method, path, params, body, content_type, idempotent, template, timeouts)
+        if type(resp) is Answer:  # read whole already, nothing to release
+            return Response(resp.status, resp.headers, resp.body)
         try:
             data = await resp.read()
         finally:
@@ -346,7 +348,8 @@ class Transport:
                 failure: BaseException = exc
             else:
                 self._record(method, path, template, resp.status, started, attempt, None)
-                self._log_warnings(resp)
+                if "Warning" in resp.headers:  # asked inline: a call per request otherwise
+                    self._log_warnings(resp)
                 if 200 <= resp.status < 300:
                     return resp
                 error = await self._error(method, resp)
@@ -383,11 +386,8 @@ class Transport:
     ) -> _Response:
         auth = self.config.auth
         creds = _NO_CREDENTIALS if auth is None else auth.known() or await auth.credentials()
-        kwargs: dict[str, Any] = {}
-        if self._base.scheme == "https":
-            kwargs["ssl"] = self._ssl_context(creds)
-            if self.config.tls_server_name:
-                kwargs["server_hostname"] = self.config.tls_server_name
+        tls = self._ssl_context(creds) if self._base.scheme == "https" else None
+        server_hostname = self.config.tls_server_name or None if tls is not None else None
         query = _encode_params(params)
         if not self.config.proxy_url and method != "HEAD":
             # setpoint.client.http1; a connection it cannot open is left to aiohttp below,
@@ -397,9 +397,15 @@ class Transport:
             if block is not None:  # else a header holds a line break: aiohttp says so
                 try:
                     return await self._send_fast(method, self.request_target(path, query),
-                                                 block, body, timeout, kwargs, stream)
+                                                 block, body, timeout, tls, server_hostname,
+                                                 stream)
                 except ConnectFailed:
                     pass
+        kwargs: dict[str, Any] = {}
+        if tls is not None:
+            kwargs["ssl"] = tls
+            if server_hostname:
+                kwargs["server_hostname"] = server_hostname
         headers = self._headers(creds.authorization, content_type if body is not None else None)
         if self.config.proxy_url:
             kwargs["proxy"] = self.config.proxy_url
@@ -470,7 +476,8 @@ class Transport:
 
     async def _send_fast(
         self, method: str, target: str, header_block: str, body: bytes | None,
-        timeout: Timeouts, tls: dict[str, Any], stream: bool = False,
+        timeout: Timeouts, tls: ssl.SSLContext | None, server_hostname: str | None,
+        stream: bool = False,
     ) -> Answer | StreamAnswer:
         length = f"Content-Length: {len(body)}\r\n" if body is not None else ""
         request = (f"{method} {target} HTTP/1.1\r\nHost: {self._host_header}\r\n"
@@ -487,8 +494,7 @@ class Transport:
             deadline = None if timeout.total is None else loop.time() + timeout.total
             while True:
                 try:
-                    return await pool.send(request, tls.get("ssl"),
-                                           tls.get("server_hostname"), deadline)
+                    return await pool.send(request, tls, server_hostname, deadline)
                 except (ClientOSError, ServerDisconnectedError):
                     if not resend:
                         raise
@@ -496,8 +502,7 @@ class Transport:
         async with asyncio.timeout(timeout.total):
             while True:
                 try:
-                    return await pool.open_stream(
-                        request, tls.get("ssl"), tls.get("server_hostname"), timeout.read)
+                    return await pool.open_stream(request, tls, server_hostname, timeout.read)
                 except (ClientOSError, ServerDisconnectedError):
                     if not resend:
                         raise
