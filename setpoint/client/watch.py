@@ -14,7 +14,7 @@ drops, as client-go's watcher does: the caller watches again from :attr:`resourc
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
 from typing import Any, Generic, NamedTuple, TypeVar
@@ -103,8 +103,14 @@ class Watch(Generic[T]):
     def __repr__(self) -> str:
         return f"Watch({self.description}, resource_version={self.resource_version!r})"
 
-    def __aiter__(self) -> Watch[T]:
-        return self
+    def __aiter__(self) -> AsyncIterator[WatchEvent[T]]:
+        # the events' generator itself, once open: an ``async for`` (an informer's, per
+        # event) then steps it without __anext__'s coroutine around each step
+        if self._closed:
+            return self
+        if self._events is None:
+            self._events = self._run()
+        return self._events
 
     async def __anext__(self) -> WatchEvent[T]:
         if self._closed:
