@@ -203,7 +203,8 @@ class Cache:
 
     def store_for(self, kind: object, *, create: bool = False) -> Store:
         """The store of ``kind`` (created empty when ``create``)."""
-        key = kind_key(kind)
+        # a KindKey as it is: the runtime asks with one several times per event
+        key = kind if type(kind) is KindKey else kind_key(kind)
         store = self._stores.get(key)
         if store is None:
             if not create:
@@ -215,7 +216,12 @@ class Cache:
         return store
 
     def watches(self, kind: object) -> bool:
-        return kind_key(kind) in self._stores
+        return (kind if type(kind) is KindKey else kind_key(kind)) in self._stores
+
+    def store_if_watched(self, kind: object) -> Store | None:
+        """The store of ``kind``, or None when nothing watches it (one question where a
+        write's cache read asked :meth:`watches` and then :meth:`store_for`)."""
+        return self._stores.get(kind if type(kind) is KindKey else kind_key(kind))
 
     @property
     def kinds(self) -> builtins.list[KindKey]:

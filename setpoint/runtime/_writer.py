@@ -102,10 +102,10 @@ class Writer:
 
     def cached(self, kind: object, namespace: str | None, name: str) -> Obj | None:
         """The stored dict of an object of a watched kind (None: absent or not watched)."""
-        key = kind_key(kind)
-        if not self.cache.watches(key):
+        store = self.cache.store_if_watched(kind)
+        if store is None:
             return None
-        return self.cache.store_for(key).get(object_key(namespace, name))
+        return store.get(f"{namespace}/{name}" if namespace else name)  # object_key
 
     def is_cached_kind(self, kind: object) -> bool:
         return self.cache.watches(kind_key(kind))
@@ -124,11 +124,12 @@ class Writer:
         until it ends, the informer holds the dispatch of that object's watch events, so
         the echo that comes before the answer is still known as the echo. Leaving the
         block (the answer recorded, a failure, a cancellation) releases them."""
-        informer = self.informers.get(kind_key(kind)) if name else None
+        informer = self.informers.get(
+            kind if type(kind) is KindKey else kind_key(kind)) if name else None
         if informer is None or name is None:
             return _NOTHING_HELD
-        return _HeldWhileWriting(informer, object_key(namespace, name),
-                                 self.client.transport.timeout)
+        return _HeldWhileWriting(informer, f"{namespace}/{name}" if namespace else name,
+                                 self.client.transport.timeout)  # object_key, inline
 
     def record(self, obj: Any, write: OwnWrite | None = None) -> None:
         """Put a write's answer into the store of its kind (when watched); ``write`` says
