@@ -544,7 +544,9 @@ class ConnectionPool:
         return StreamAnswer(conn, head, read_timeout, done)
 
     def _give_back(self, key: tuple[int, str | None], conn: _Connection) -> None:
-        if conn.usable and not self._closing:
+        transport = conn.transport  # conn.usable, inline (a property call per request)
+        if not conn.closed and transport is not None and not transport.is_closing() \
+                and not self._closing:
             idle = self._idle.get(key)
             if idle is None:  # not setdefault: a deque made per request to be dropped
                 idle = self._idle[key] = deque()
@@ -554,7 +556,8 @@ class ConnectionPool:
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
-            if conn.usable:
+            transport = conn.transport  # conn.usable, inline (a property call per request)
+            if not conn.closed and transport is not None and not transport.is_closing():
                 return conn
         return None
 

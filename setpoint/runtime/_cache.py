@@ -102,9 +102,11 @@ class Store:
         """The stored dict (not a copy: callers must not change it)."""
         return self._items.get(key)
 
-    def put(self, obj: Obj) -> Obj | None:
-        """Add or replace ``obj``; returns the object it replaced."""
-        key = key_of(obj)
+    def put(self, obj: Obj, key: str | None = None) -> Obj | None:
+        """Add or replace ``obj``; returns the object it replaced. ``key``: its store key
+        (``key_of(obj)``), when the caller has it already."""
+        if key is None:
+            key = key_of(obj)
         old = self._items.get(key)
         self._items[key] = obj
         self._reindex(key, old, obj)

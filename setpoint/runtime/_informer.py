@@ -357,7 +357,7 @@ class Informer:
             old_rv, new_rv = _int_rv(old), _int_rv(obj)
             if old_rv is not None and new_rv is not None and new_rv <= old_rv:
                 return  # already known from a recorded write
-        self.store.put(obj)
+        self.store.put(obj, key)
         if self._in_flight and self._hold(key, event_type, old, obj):
             return
         if old is None:
@@ -379,7 +379,9 @@ class Informer:
         ``write``'s echo as an own write.
         """
         key = key_of(obj)
-        newest = self._release(key, write) if self._in_flight else None
+        # _release's own first question asked here: mostly nothing is held (per write)
+        held = self._in_flight.get(key) if self._in_flight else None
+        newest = self._release(key, write) if held is not None and held.held else None
         if not self.has_synced or not self._in_scope(obj):
             return False
         if self._fields is not None:
@@ -419,7 +421,8 @@ class Informer:
         entry = self._in_flight.get(key)
         if entry is None:
             return
-        self._release(key)
+        if entry.held:  # asked here: a call per write otherwise, mostly for nothing
+            self._release(key)
         entry.writes -= 1
         if entry.writes <= 0:
             del self._in_flight[key]

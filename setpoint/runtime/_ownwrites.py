@@ -36,7 +36,6 @@ from setpoint.runtime._objects import (
     kind_key,
     meta,
     object_key,
-    resource_version_of,
 )
 from setpoint.runtime._reconcile import Request
 
@@ -51,6 +50,7 @@ EVERYTHING: Final = _Everything()
 resourceVersion as precondition (the server refuses it if anything else changed since)."""
 
 _MISSING: Final = object()
+_NO_METADATA: Final[Mapping[str, Any]] = {}
 
 _VOLATILE: Final = {"resourceVersion": True, "managedFields": True}
 """Metadata every write changes, or the runtime forgets (``drop_managed_fields``)."""
@@ -97,17 +97,32 @@ class OwnWrite:
 
     @classmethod
     def of(cls, origin: Origin, answer: Obj, sent: Any, *, status: bool = False) -> OwnWrite:
-        return cls(origin, kind_key(answer), key_of(answer), resource_version_of(answer),
-                   sent, status)
+        rv = (answer.get("metadata") or _NO_METADATA).get("resourceVersion")
+        # resource_version_of, inline (two per reconcile)
+        return cls(origin, kind_key(answer), key_of(answer),
+                   rv if type(rv) is str else str(rv or ""), sent, status)
 
     def is_echo(self, before: Obj | None, current: Obj) -> bool:
         """Whether ``current`` is exactly this write applied to ``before`` (what the cache
         held when the answer arrived): nothing anyone else did is in it."""
-        if (kind_key(current), key_of(current), resource_version_of(current)) != \
-                (self.kind, self.key, self.resource_version):
+        # kind, key and resourceVersion read from one metadata read, without the
+        # accessors' calls (resource_version_of, key_of, kind_key: asked per own write)
+        m = current.get("metadata") or _NO_METADATA
+        rv = m.get("resourceVersion")
+        if (rv if type(rv) is str else str(rv or "")) != self.resource_version:
             return False
-        if self._newer_than_reconciled(current):
+        kind = self.kind
+        if current.get("kind") != kind.kind or current.get("apiVersion") != kind.api_version \
+                or key_of(current) != self.key:
             return False
+        origin = self.origin
+        if origin.generation is not None and kind == origin.kind:
+            # _newer_than_reconciled, with the metadata read above
+            request = origin.request
+            generation = m.get("generation")
+            if isinstance(generation, int) and generation > origin.generation \
+                    and self.key == object_key(request.namespace, request.name):
+                return False
         if self.sent is EVERYTHING:
             return True
         if before is None:
@@ -123,13 +138,6 @@ class OwnWrite:
         that made this write."""
         return controller == self.origin.controller and request == self.origin.request
 
-    def _newer_than_reconciled(self, current: Obj) -> bool:
-        origin = self.origin
-        if origin.generation is None or self.kind != origin.kind or \
-                self.key != object_key(origin.request.namespace, origin.request.name):
-            return False
-        generation = meta(current).get("generation")
-        return isinstance(generation, int) and generation > origin.generation
 
 
 _JSON_SCALARS: Final = frozenset({str, int, float, bool, type(None), list})
