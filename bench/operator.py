@@ -122,6 +122,8 @@ class RunResult:
     server_cpu_seconds: float = 0.0
     """The API server's process and its children (the workloads) over both phases."""
     server_update_cpu_seconds: float = 0.0
+    server_create_cpu_seconds: float = 0.0
+    """The same over the create phase (to ready, and until the contender went quiet)."""
     proxy_update_cpu_seconds: float = 0.0
     create_latency: dict[str, list[float]] = field(default_factory=dict)
     update_latency: dict[str, list[float]] = field(default_factory=dict)
@@ -267,14 +269,16 @@ def _widget(i: int) -> dict[str, Any]:
             "metadata": {"name": f"w{i:05d}"}, "spec": {"size": 1 + i % 5, "message": "one"}}
 
 
-def _start_profile(py_spy: Path | None, out: Path | None, pid: int, name: str
-                   ) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling the contender (raw collapsed stacks, idle frames left out)."""
+def _start_profile(py_spy: Path | None, out: Path | None, pid: int, name: str,
+                   subprocesses: bool = False) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the contender, or the server and its children (raw collapsed
+    stacks, idle frames left out)."""
     if py_spy is None or out is None:
         return None
     out.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen([str(py_spy), "record", "--pid", str(pid), "--format", "raw",
-                             "--rate", "200", "-o", str(out / f"{name}.txt")],
+                             "--rate", "200", "-o", str(out / f"{name}.txt"),
+                             *(["--subprocesses"] if subprocesses else [])],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -333,6 +337,10 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             if profile_phase == "both":
                 profiler = _start_profile(py_spy, profiles, operator.pid,
                                           f"{contender}-{n}-{run}")
+            elif profile_phase == "create-server":
+                profiler = _start_profile(py_spy, profiles, server.pid(),
+                                          f"{contender}-{n}-{run}-server-create",
+                                          subprocesses=True)
             _toggle_cpu_profile(operator, cpu_out, on=True)
             await control.reset()
 
@@ -346,6 +354,11 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             result.create_requests = _non_watch(counts)
             result.create_by_resource = counts["by_resource"]
             result.create_latency = counts.get("latency", {})
+            result.server_create_cpu_seconds = \
+                tree_usage(server.pid()).cpu_seconds - server_before.cpu_seconds
+            if profile_phase == "create-server":
+                _stop_profile(profiler)
+                profiler = None
             await control.reset()
 
             change = functools.partial(change_widget, api)
@@ -439,8 +452,11 @@ def main() -> None:
     parser.add_argument("--baseline", type=Path,
                         help="a source tree (git archive main | tar -x -C DIR) whose Setpoint "
                              "runs as the contender 'baseline', for before/after in one run")
-    parser.add_argument("--profile-phase", choices=("both", "update"), default="both",
-                        help="what --py-spy samples: both phases, or the update phase only")
+    parser.add_argument("--profile-phase", choices=("both", "update", "create-server"),
+                        default="both",
+                        help="what --py-spy samples: the contender in both phases or the "
+                             "update phase only, or the API server (and its children) in "
+                             "the create phase")
     parser.add_argument("--cpu-profile", action="store_true",
                         help="sample the setpoint contender's stacks on its CPU clock "
                              "(in-process, every ms of CPU) during both phases")
