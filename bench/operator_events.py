@@ -118,7 +118,8 @@ async def quiet(tracker: Tracker, period: float = 0.5) -> None:
 
 
 async def run_one(root: Path, n: int, profile: Path | None, label: str,
-                  py_spy: Path | None = None, calls: bool = False) -> dict[str, float]:
+                  py_spy: Path | None = None, calls: bool = False,
+                  rate: int = 250) -> dict[str, float]:
     server = Server().start()
     workdir = Path(tempfile.mkdtemp(prefix="setpoint-bench-opev-"))
     sampler_out = None if profile is None or py_spy is not None \
@@ -148,7 +149,7 @@ async def run_one(root: Path, n: int, profile: Path | None, label: str,
             if py_spy is not None and profile is not None:
                 operator_pid = str(_children(counting.proc.pid)[0])
                 spy = subprocess.Popen(
-                    [str(py_spy), "record", "--native", "--format", "raw", "--rate", "250",
+                    [str(py_spy), "record", "--native", "--format", "raw", "--rate", str(rate),
                      "--pid", operator_pid, "-o", str(profile / f"{label}.py-spy.txt")]
                     if py_spy.name == "py-spy" else
                     # perf: which libraries (the interpreter, TLS, JSON, pydantic) the
@@ -209,6 +210,8 @@ def main() -> None:
                         help="with --profile: sample with this py-spy (native frames too) "
                              "instead of the in-process sampler; `--py-spy perf`: perf "
                              "record of user-space instructions")
+    parser.add_argument("--py-spy-rate", type=int, default=250,
+                        help="with --py-spy: samples a second")
     parser.add_argument("--calls", action="store_true",
                         help="with --profile: count calls with cProfile (bench/call_counts.py)"
                              " instead of sampling")
@@ -222,7 +225,7 @@ def main() -> None:
     for run in range(args.runs):
         for i, root in enumerate(roots):
             result = asyncio.run(run_one(root, args.n, args.profile, f"tree{i}-{run}",
-                                         args.py_spy, args.calls))
+                                         args.py_spy, args.calls, args.py_spy_rate))
             results[root].append(result)
             print(f"{root}: run {run}: {result['instructions_per_event'] / 1e6:.3f} M "
                   f"instructions (kernel "
