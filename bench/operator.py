@@ -124,6 +124,9 @@ class RunResult:
     server_update_cpu_seconds: float = 0.0
     server_create_cpu_seconds: float = 0.0
     """The same over the create phase (to ready, and until the contender went quiet)."""
+    server_create_instructions: float = 0.0
+    """The API server process's user-space instructions in the create phase
+    (``--count-server``: ``perf stat`` on it; its children not counted)."""
     proxy_update_cpu_seconds: float = 0.0
     create_latency: dict[str, list[float]] = field(default_factory=dict)
     update_latency: dict[str, list[float]] = field(default_factory=dict)
@@ -282,6 +285,25 @@ def _start_profile(py_spy: Path | None, out: Path | None, pid: int, name: str,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _start_counting(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """``perf stat`` on one process (all its threads): its user-space instructions, which
+    the machine's load does not change as it changes CPU time."""
+    return subprocess.Popen(["perf", "stat", "-x", ",", "-e", "instructions:u,task-clock",
+                             "-p", str(pid), "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _stop_counting(proc: subprocess.Popen[bytes], out: Path) -> float:
+    """Stop ``perf stat`` and read its instructions:u (0 when it counted nothing)."""
+    proc.send_signal(signal.SIGINT)
+    proc.wait(timeout=60)
+    for line in out.read_text().splitlines() if out.exists() else ():
+        parts = line.split(",")
+        if len(parts) > 2 and parts[2] == "instructions:u" and parts[0].isdigit():
+            return float(parts[0])
+    return 0.0
+
+
 def _stop_profile(proc: subprocess.Popen[bytes] | None) -> None:
     if proc is not None and proc.poll() is None:
         proc.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
@@ -303,7 +325,7 @@ def _toggle_cpu_profile(operator: subprocess.Popen[bytes], out: Path | None, *,
 async def run_one(contender: str, n: int, run: int, idle: float,
                   py_spy: Path | None = None, profiles: Path | None = None,
                   cpu_profile: bool = False, baseline: Path | None = None,
-                  profile_phase: str = "both") -> RunResult:
+                  profile_phase: str = "both", count_server: bool = False) -> RunResult:
     result = RunResult(contender, n, run)
     cpu_out: Path | None = None
     if cpu_profile and contender in ("setpoint", "baseline") and profiles is not None:
@@ -342,6 +364,8 @@ async def run_one(contender: str, n: int, run: int, idle: float,
                                           f"{contender}-{n}-{run}-server-create",
                                           subprocesses=True)
             _toggle_cpu_profile(operator, cpu_out, on=True)
+            counting = _start_counting(server.pid(), workdir / "server-create.perf") \
+                if count_server else None
             await control.reset()
 
             create = functools.partial(create_widget, api)
@@ -356,6 +380,9 @@ async def run_one(contender: str, n: int, run: int, idle: float,
             result.create_latency = counts.get("latency", {})
             result.server_create_cpu_seconds = \
                 tree_usage(server.pid()).cpu_seconds - server_before.cpu_seconds
+            if counting is not None:
+                result.server_create_instructions = _stop_counting(
+                    counting, workdir / "server-create.perf")
             if profile_phase == "create-server":
                 _stop_profile(profiler)
                 profiler = None
@@ -460,6 +487,9 @@ def main() -> None:
     parser.add_argument("--cpu-profile", action="store_true",
                         help="sample the setpoint contender's stacks on its CPU clock "
                              "(in-process, every ms of CPU) during both phases")
+    parser.add_argument("--count-server", action="store_true",
+                        help="count the API server process's user-space instructions in "
+                             "the create phase (perf stat): its work, whatever the load")
     args = parser.parse_args()
     sizes = [100] if args.quick else [int(s) for s in args.sizes.split(",")]
     runs = 1 if args.quick else args.runs
@@ -473,7 +503,8 @@ def main() -> None:
             for contender in contenders:
                 result = asyncio.run(run_one(contender, n, run, args.idle, args.py_spy,
                                              args.profiles, args.cpu_profile,
-                                             args.baseline, args.profile_phase))
+                                             args.baseline, args.profile_phase,
+                                             args.count_server))
                 results.append(result)
                 print(json.dumps(asdict(result)), file=sys.stderr, flush=True)
     args.json.parent.mkdir(parents=True, exist_ok=True)
