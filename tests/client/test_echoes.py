@@ -52,6 +52,19 @@ def test_only_an_exact_repeat_of_a_watched_resources_answer_is_an_echo() -> None
     assert answers.echo(line("MODIFIED", body)[:-2] + b',"extra":1}\n') is None
 
 
+def test_an_answer_ending_with_encoders_newline_is_told_in_its_watch_line() -> None:
+    """kube-apiserver writes a JSON answer with Encoder.Encode, which ends it with a
+    newline (k8s.io/apimachinery/pkg/runtime/serializer/json/json.go doEncode); the watch
+    line's object (watch.go) has none: the answer is remembered without it."""
+    answers = WriteAnswers()
+    answers.watch(PODS)
+    body, obj = answer("web-1", "42")
+    answers.remember(PODS, body + b"\n", obj)
+    found = answers.echo(line("MODIFIED", body))
+    assert found is not None and found[1].decode() == obj
+    assert answers.echo(line("MODIFIED", body + b"\n")) is None  # not a framing of it
+
+
 def test_the_memory_forgets_the_oldest_answers_past_its_count_or_bytes() -> None:
     answers = WriteAnswers(limit=3, budget=16 * 1024)
     answers.watch(PODS)
