@@ -8,7 +8,8 @@ exception for the answer. Retries follow :class:`RetryPolicy`:
   waiting at least the ``Retry-After`` the server asked for;
 - other 5xx (not 501/505, which will not change) are retried for idempotent requests, and for
   non-idempotent ones only when the server sent ``Retry-After``;
-- a connection that could not be opened is retried for every verb (nothing was sent);
+- a connection that could not be opened is retried for every verb (nothing was sent),
+  unless the policy says not to (the platform commands, as kubectl);
   a connection dropped or timed out mid-request only for idempotent requests;
 - any other 4xx is the caller's mistake and is raised at once. A 401 is retried once after
   the authenticator forgot its cached credentials, which picks up rotated tokens.
@@ -96,6 +97,11 @@ class RetryPolicy:
     The n-th retry waits a random time up to ``min(backoff_max, backoff_initial *
     backoff_factor**n)`` ("full jitter", so many clients do not retry in step), but never
     less than a ``Retry-After`` the server asked for (capped at ``max_retry_after``).
+
+    ``refused_connections`` False gives up at once on a connection the server refused, as
+    kubectl does: client-go's ``Request.request`` (rest/request.go) retries a failed GET
+    only on a reset connection, an unexpected EOF or a lost HTTP/2 connection, so a
+    one-shot command pointed at the wrong host or port says so at once.
     """
 
     max_retries: int = 5
@@ -103,6 +109,7 @@ class RetryPolicy:
     backoff_factor: float = 2.0
     backoff_max: float = 10.0
     max_retry_after: float = 60.0
+    refused_connections: bool = True
 
     def delay(self, retry: int, retry_after: float | None = None) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""
@@ -341,7 +348,10 @@ class Transport:
                         f"TLS error talking to {self.host}: {_failure_text(exc)}") from exc
                 # Only a refused connection guarantees the request never reached the server.
                 sent = aiohttp is None or not isinstance(exc, aiohttp.ClientConnectorError)
-                if (sent and not idempotent) or attempt >= self.retry.max_retries:
+                if (
+                    (sent and not idempotent) or attempt >= self.retry.max_retries
+                    or (not sent and not self.retry.refused_connections)
+                ):
                     raise TransportError(
                         f"{method} {path} to {self.host} failed: {_failure_text(exc)}"
                     ) from exc

@@ -131,6 +131,24 @@ async def test_a_refused_connection_is_retried_even_for_create(recorder: Recorde
     assert all(r.error == "ClientConnectorError" for r in recorder.records)
 
 
+async def test_a_refused_connection_is_not_retried_when_the_policy_says_so(
+        recorder: Recorder) -> None:
+    """The platform commands' policy: kubectl gives up on a refused connection at once
+    (client-go rest/request.go ``Request.request`` retries a GET only on a reset
+    connection, an unexpected EOF or a lost HTTP/2 connection)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again when the block ends: nothing listens
+    config = ClusterConfig(server=f"http://127.0.0.1:{port}")
+    policy = RetryPolicy(max_retries=2, refused_connections=False)
+    async with Client(config, on_request=recorder, retry=policy) as client:
+        client.transport.sleep = recorder.sleep
+        with pytest.raises(TransportError):
+            await client.get(CM, "a", namespace="x")
+    assert [r.code for r in recorder.records] == [None]
+    assert recorder.records[0].error == "ClientConnectorError"
+
+
 async def test_a_refused_https_connection_is_told_in_words_not_python_reprs() -> None:
     """aiohttp's own text shows ``ssl:<ssl.SSLContext object at 0x...>`` and asyncio's the
     address as a tuple; people read the OS's words."""
