@@ -13,7 +13,7 @@ import sys
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -239,6 +239,11 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         node_monitor_period=node_monitor_period)
     tolerations = (default_not_ready_toleration_seconds,
                    default_unreachable_toleration_seconds)
+    if port != 0:
+        try:
+            _probe_address(host, port)
+        except OSError as exc:
+            _cannot_listen(exc, host, port)
     child = None
     if workloads is not None and not workloads.in_process:
         from setpoint.cli.spawn import spawn_workloads
@@ -263,17 +268,36 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
                    else "pass a --kubeconfig file in a directory this user can write")
             click.echo(f"error: cannot write {exc.filename}: {exc.strerror or exc}: {fix}",
                        err=True)
-        else:
-            fix = {errno.EADDRINUSE: ": pass another --port (--port 0 takes a free one; the "
-                                     "kubeconfig tells which)",
-                   errno.EADDRNOTAVAIL: ": pass a --host of this machine, such as 127.0.0.1",
-                   }.get(exc.errno or 0, "")
-            click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}{fix}",
-                       err=True)
-        sys.exit(1)
+            sys.exit(1)
+        _cannot_listen(exc, host, port)
     finally:
         if collecting:
             gc.enable()
+
+
+def _probe_address(host: str, port: int) -> None:
+    """Bind the address and let it go, so that a busy port is told before the workloads'
+    child is spawned and the server imported (seconds), as kube-apiserver opens its
+    listener while it builds its config (``SecureServingOptions.ApplyTo``), before any
+    storage. The server's own bind stays the one that counts."""
+    import socket
+
+    for family, kind, proto, _, address in socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE):
+        with socket.socket(family, kind, proto) as probe:
+            # as asyncio's create_server sets it: a port left in TIME_WAIT is not busy
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+
+
+def _cannot_listen(exc: OSError, host: str, port: int) -> NoReturn:
+    fix = {errno.EADDRINUSE: ": pass another --port (--port 0 takes a free one; the "
+                             "kubeconfig tells which)",
+           errno.EADDRNOTAVAIL: ": pass a --host of this machine, such as 127.0.0.1",
+           }.get(exc.errno or 0, "")
+    click.echo(f"error: cannot listen on {host}:{port}: {exc.strerror or exc}{fix}",
+               err=True)
+    sys.exit(1)
 
 
 def _audit(policy_file: Path | None, log_path: str | None,
