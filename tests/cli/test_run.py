@@ -186,7 +186,7 @@ async def test_rejected_credentials_fail_after_the_cache_sync_timeout_with_one_l
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
     assert line.startswith(
-        'error: controller "widget": timed out after 3s waiting for cache to be synced for '
+        'error: controller "widget": timed out after 1s waiting for cache to be synced for '
         "Kind Widget.bench.setpoint.dev/v1: 401 Unauthorized: the API server at "
         "https://127.0.0.1:"), line
     assert "refused to list" in line and "Traceback" not in err
@@ -229,7 +229,7 @@ async def test_forbidden_watches_fail_after_the_sync_timeout_naming_user_verb_ru
     assert proc.returncode == 1
     (line,) = [x for x in err.splitlines() if x.startswith("error:")]
     assert line == (
-        'error: controller "widget": timed out after 3s waiting for cache to be synced for '
+        'error: controller "widget": timed out after 1s waiting for cache to be synced for '
         "Kind Widget.bench.setpoint.dev/v1: 403 Forbidden: widgets.bench.setpoint.dev is "
         f'forbidden: User "system:serviceaccount:{namespace}:nobody" cannot list resource '
         '"widgets" in API group "bench.setpoint.dev" at the cluster scope; the cache needs '
