@@ -18,7 +18,7 @@ import httpx
 import orjson
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from setpoint.cluster.storage.store import Store
@@ -514,6 +514,9 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
     @settings(max_examples=300, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(request=REQUESTS, accept=ACCEPTS)
+    # a DELETE of a collection whose body is no JSON: Go's own 500 (handlers/delete.go)
+    @example(request=("DELETE", "/api/v1/namespaces/default/configmaps", {}, b"\x00",
+                      "application/json"), accept=None)
     def one_request(request: tuple[str, str, dict[str, str], bytes | None, str],
                     accept: str | None) -> None:
         method, path, query, body, content_type = request
@@ -521,7 +524,9 @@ def test_random_requests_never_fail_the_server(target: Target) -> None:
             target.ensure_objects(aimed_at=path)
         status, ctype, raw = send(target.http, method, path, query, body, content_type, accept)
         event(f"{method if path not in PATCH_PATHS else content_type} -> {status}")
-        if not unparsable_resource_version_500(method, status, raw):
+        sent = Request(method, path, query, body, content_type, accept)
+        if not (unparsable_resource_version_500(method, status, raw)
+                or undecodable_delete_options_500(sent, status, raw)):
             check_answer(method, status, ctype, raw)
         problems = target.cluster.call(lambda: store_problems(target.store()))
         assert not problems, problems
