@@ -112,6 +112,13 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     return out
 
 
+# The Python ANTLR runtime takes 5-30 us a code point of ASCII and about 200 us of any
+# other (its lexer's DFA caches edges for ASCII only): unbounded, one CRD of 100,000-code-
+# point rules would hold the server for minutes. Longer rules than this get celpy's parse,
+# and cel-go's parser only when celpy refuses them (celprogram.parse).
+CEL_GO_SYNTAX_CHECK_CODE_POINTS = 2_000
+
+
 def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:
     """CheckError with the syntax errors cel-go's parser finds in ``text``, a new or changed
     rule or messageExpression at a CRD's write (``preexisting``: the old CRD's, its
@@ -119,7 +126,8 @@ def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:
     name, ``1.``, an escape such as ``'\\q'``): they are what env.Compile reports first.
     Only writes pay the ANTLR parse (milliseconds a rule), and only for what they change;
     objects' writes and a start compile with celpy alone."""
-    if preexisting is None or text in preexisting or not text.strip():
+    if (preexisting is None or text in preexisting or not text.strip()
+            or len(text) > CEL_GO_SYNTAX_CHECK_CODE_POINTS):
         return
     from . import celsyntax  # (the ANTLR runtime, loaded by the first CRD write that asks)
 
