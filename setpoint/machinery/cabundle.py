@@ -14,6 +14,18 @@ _PEM_BLOCK = re.compile(
     rb"(?:^|\n)-----BEGIN ([^\n]*?)-----[ \t]*\r?\n(.*?)(?:^|\n)-----END \1-----", re.S | re.M)
 
 
+def certificate_blocks(bundle: bytes) -> list[bytes]:
+    """The DER of each ``CERTIFICATE`` block without headers, in order: the blocks
+    client-go's ``cert.ParseCertsPEM`` (util/cert/pem.go) hands to x509.ParseCertificate
+    (it skips the others)."""
+    out = []
+    for block in _PEM_BLOCK.finditer(bundle):
+        head, _, body = block[2].rpartition(b"\n\n") if b":" in block[2] else (b"", b"", block[2])
+        if block[1] == b"CERTIFICATE" and not head:
+            out.append(base64.b64decode(b"".join(body.split())))
+    return out
+
+
 def ca_bundle_error(bundle: bytes) -> str:
     """Why client-go's ``rootCertPool`` (transport/transport.go, called by TLSConfigFor)
     refuses ``bundle``, worded by its ``createErrorParsingCAData``; "" when some block is a

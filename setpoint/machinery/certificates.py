@@ -2,7 +2,10 @@
 
 Used where Setpoint serves TLS on its own: the embedded API server and, in tests and local
 runs, an operator's webhook server. P-256 keys: generated in microseconds, where RSA-2048
-takes tens of milliseconds.
+takes tens of milliseconds. :func:`issue` encodes them with :mod:`setpoint.machinery.x509encode`
+(OpenSSL's keys and signatures, without importing cryptography's ``x509`` package: a sixth of
+``cluster up``'s path to serving); reading kept certificates (:func:`serving_covers`,
+:func:`reissue_serving`, a ``--data`` restart) loads cryptography's ``x509``.
 """
 
 from __future__ import annotations
@@ -11,12 +14,14 @@ import datetime
 import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
-from cryptography.x509.oid import ExtendedKeyUsageOID, ExtensionOID, NameOID
+from setpoint.machinery import x509encode
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.hazmat.primitives.asymmetric.types import CertificateIssuerPrivateKeyTypes
 
 __all__ = ["Certificates", "issue", "reissue_serving", "serving_covers"]
 
@@ -31,13 +36,6 @@ class Certificates:
     ca_key_pem: bytes = b""  # for whoever signs more with the CA (the API server's CSR signer)
 
 
-def _san(host: str) -> x509.GeneralName:
-    try:
-        return x509.IPAddress(ipaddress.ip_address(host))
-    except ValueError:
-        return x509.DNSName(host)
-
-
 def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
           validity: datetime.timedelta = datetime.timedelta(days=365)) -> Certificates:
     """A new CA named ``ca_name`` and a certificate for ``hosts`` (IP addresses or DNS
@@ -46,37 +44,41 @@ def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
     if not hosts:
         raise ValueError("a serving certificate needs at least one host")
     now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    issuer = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, ca_name)])
-    ca_cert = (
-        x509.CertificateBuilder()
-        .subject_name(issuer).issuer_name(issuer)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now).not_valid_after(now + validity)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.KeyUsage(
-            digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
-            key_encipherment=False, data_encipherment=False, key_agreement=False,
-            encipher_only=False, decipher_only=False), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    cert, key = _serving(ca_cert, ca_key, hosts, common_name, now, validity)
+    ca_key = x509encode.new_key()
+    ca_der = x509encode.certificate(
+        subject=ca_name, issuer=ca_name, public_key=ca_key.public_key(), signing_key=ca_key,
+        not_before=now, not_after=now + validity, extensions=x509encode.ca_extensions())
+    key = x509encode.new_key()
+    cert_der = x509encode.certificate(
+        subject=common_name or hosts[0], issuer=ca_name, public_key=key.public_key(),
+        signing_key=ca_key, not_before=now, not_after=now + validity,
+        extensions=[x509encode.subject_alt_names(hosts),
+                    x509encode.extended_key_usage(x509encode.SERVER_AUTH)])
     return Certificates(
-        ca_pem=ca_cert.public_bytes(serialization.Encoding.PEM),
-        cert_pem=cert.public_bytes(serialization.Encoding.PEM),
-        key_pem=key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                  serialization.NoEncryption()),
-        ca_key_pem=ca_key.private_bytes(serialization.Encoding.PEM,
-                                        serialization.PrivateFormat.PKCS8,
-                                        serialization.NoEncryption()),
+        ca_pem=x509encode.certificate_pem(ca_der),
+        cert_pem=x509encode.certificate_pem(cert_der),
+        key_pem=x509encode.private_key_pem(key),
+        ca_key_pem=x509encode.private_key_pem(ca_key),
     )
+
+
+def _san(host: str) -> x509.GeneralName:
+    from cryptography import x509
+
+    try:
+        return x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        return x509.DNSName(host)
 
 
 def _serving(ca_cert: x509.Certificate, ca_key: CertificateIssuerPrivateKeyTypes,
              hosts: Sequence[str], common_name: str | None, now: datetime.datetime,
              validity: datetime.timedelta) -> tuple[x509.Certificate, ec.EllipticCurvePrivateKey]:
-    key = ec.generate_private_key(ec.SECP256R1())
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+    key = x509encode.new_key()
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name or hosts[0])])
     cert = (
         x509.CertificateBuilder()
@@ -93,6 +95,9 @@ def _serving(ca_cert: x509.Certificate, ca_key: CertificateIssuerPrivateKeyTypes
 
 def serving_covers(cert_pem: bytes, hosts: Sequence[str]) -> bool:
     """Whether the serving certificate names every one of ``hosts`` in its SANs."""
+    from cryptography import x509
+    from cryptography.x509.oid import ExtensionOID
+
     cert = x509.load_pem_x509_certificate(cert_pem)
     # compared as text, by the extension's OID: no isinstance on cryptography's classes,
     # which a test runner that re-imports modules (pytester) makes twice
@@ -115,6 +120,10 @@ def reissue_serving(ca_pem: bytes, ca_key_pem: bytes, hosts: Sequence[str], *,
                     ) -> tuple[bytes, bytes]:
     """A new serving certificate for ``hosts`` signed by the kept CA (so clients that trust
     it keep working): ``(cert_pem, key_pem)``."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
     ca_cert = x509.load_pem_x509_certificate(ca_pem)
     ca_key = serialization.load_pem_private_key(ca_key_pem, password=None)
     if not isinstance(ca_key, ec.EllipticCurvePrivateKey | rsa.RSAPrivateKey):

@@ -14,11 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from cryptography.x509.oid import NameOID
-
 from setpoint.cluster.authorization.rbac import Attributes as AuthorizationAttributes
 from setpoint.cluster.registry.admissionpoints import Attributes
-from setpoint.cluster.registry.validation_certificates import parse_csr
 from setpoint.machinery import errors
 from setpoint.machinery.objects import Obj
 
@@ -102,6 +99,11 @@ def certificate_subject_restriction(attributes: Attributes) -> None:
     signer = _signer_name(attributes.obj)
     if signer != KUBE_APISERVER_CLIENT:
         return
+    # with cryptography's x509 package: loaded by the first such request, not at start
+    from cryptography.x509.oid import NameOID
+
+    from setpoint.cluster.registry.validation_certificates import parse_csr
+
     try:
         request = parse_csr(attributes.obj["spec"]["request"])
     except ValueError as err:

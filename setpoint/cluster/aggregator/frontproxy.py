@@ -16,17 +16,13 @@ import ssl
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 from setpoint.cluster.storage.privatefiles import (
     private_directory,
     private_file,
     read_private,
     write_private,
 )
+from setpoint.machinery import x509encode
 
 CLIENT_NAME = "front-proxy-client"
 CA_NAME = "front-proxy-ca"
@@ -53,36 +49,20 @@ class FrontProxy:
         return ctx
 
 
-def _pem(cert: x509.Certificate) -> bytes:
-    return cert.public_bytes(serialization.Encoding.PEM)
-
-
 def _issue() -> tuple[bytes, bytes, bytes]:
+    # encoded by x509encode: cryptography's x509 package stays off the server's start
     now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CA_NAME)])
-    ca = (x509.CertificateBuilder()
-          .subject_name(ca_subject).issuer_name(ca_subject)
-          .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
-          .not_valid_before(now).not_valid_after(now + VALIDITY)
-          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-          .add_extension(x509.KeyUsage(
-              digital_signature=True, key_cert_sign=True, crl_sign=True,
-              content_commitment=False, key_encipherment=False, data_encipherment=False,
-              key_agreement=False, encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, CLIENT_NAME)]))
-            .issuer_name(ca_subject)
-            .public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now).not_valid_after(now + VALIDITY)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256()))
-    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                serialization.NoEncryption())
-    return _pem(ca), _pem(cert), key_pem
+    ca_key = x509encode.new_key()
+    ca = x509encode.certificate(
+        subject=CA_NAME, issuer=CA_NAME, public_key=ca_key.public_key(), signing_key=ca_key,
+        not_before=now, not_after=now + VALIDITY, extensions=x509encode.ca_extensions())
+    key = x509encode.new_key()
+    cert = x509encode.certificate(
+        subject=CLIENT_NAME, issuer=CA_NAME, public_key=key.public_key(), signing_key=ca_key,
+        not_before=now, not_after=now + VALIDITY,
+        extensions=[x509encode.extended_key_usage(x509encode.CLIENT_AUTH)])
+    return (x509encode.certificate_pem(ca), x509encode.certificate_pem(cert),
+            x509encode.private_key_pem(key))
 
 
 def ensure_front_proxy(directory: Path) -> FrontProxy:

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import (
     decode_dss_signature,
@@ -28,6 +28,7 @@ from cryptography.hazmat.primitives.asymmetric.utils import (
 from setpoint.cluster.authentication.boundobjects import Lookup, bound_claims
 from setpoint.cluster.storage.privatefiles import read_private, write_private
 from setpoint.machinery import fielderrors as fe
+from setpoint.machinery import x509encode
 
 ISSUER = "https://kubernetes.default.svc.cluster.local"
 LEGACY_ISSUER = "kubernetes/serviceaccount"
@@ -79,8 +80,8 @@ class TokenIssuer:
         self._public = key.public_key()
         # pkg/serviceaccount/jwt.go keyIDFromPublicKey: the unpadded base64url SHA-256 of
         # the public key's PKIX DER; tokens name it in their header, the JWKS lists it
-        der = self._public.public_bytes(serialization.Encoding.DER,
-                                        serialization.PublicFormat.SubjectPublicKeyInfo)
+        # (encoded by x509encode: cryptography's serialization formats stay off the start)
+        der = x509encode.public_key_der(self._public)
         self.key_id = _b64(hashlib.sha256(der).digest())
 
     def public_jwk(self) -> dict[str, str]:
@@ -95,13 +96,13 @@ class TokenIssuer:
     def load_or_create(cls, directory: Path) -> TokenIssuer:
         path = directory / "sa.key"
         if path.exists():
+            from cryptography.hazmat.primitives import serialization
+
             key = serialization.load_pem_private_key(read_private(path), password=None)
             assert isinstance(key, ec.EllipticCurvePrivateKey)
             return cls(key)
-        key = ec.generate_private_key(ec.SECP256R1())
-        write_private(path, key.private_bytes(serialization.Encoding.PEM,
-                                              serialization.PrivateFormat.PKCS8,
-                                              serialization.NoEncryption()))
+        key = x509encode.new_key()
+        write_private(path, x509encode.private_key_pem(key))
         return cls(key)
 
     def issue(self, namespace: str, name: str, uid: str, *, audiences: list[str],

@@ -12,9 +12,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from cryptography import x509
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
 AUTHENTICATED = "system:authenticated"
 
 
@@ -28,6 +25,10 @@ def user_of_certificate(der: bytes) -> dict[str, Any] | None:
 
 @functools.lru_cache(maxsize=256)
 def _named_by(der: bytes) -> tuple[str, tuple[str, ...]] | None:
+    # cryptography's x509 package with the first client certificate, not at the start
+    from cryptography import x509
+    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
     try:
         cert = x509.load_der_x509_certificate(der)
     except ValueError:

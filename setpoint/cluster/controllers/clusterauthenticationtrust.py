@@ -8,6 +8,12 @@ certificates, five minutes' slack) and written back as ``getConfigMapDataFor`` l
 (keys it does not know are dropped) when that differs; a deleted ConfigMap is created again.
 Data it cannot read (a list that is not a JSON string list, a bundle that is not PEM) is an
 error retried with backoff, as there.
+
+The bundles are read as client-go's ``cert.ParseCertsPEM`` reads them: each ``CERTIFICATE``
+block parsed (by cryptography), the others skipped, none at all an error. The certificates
+this server requires are its own, made or read by it: their end is read from their DER
+without cryptography's ``x509`` package, about a sixth of the server's start to import,
+which the sync at start would otherwise load; any other certificate loads it.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+import binascii
+
 import orjson
-from cryptography import x509
-from cryptography.hazmat.primitives.serialization import Encoding
 
 from setpoint.cluster.aggregator.frontproxy import AUTHENTICATION_CONFIGMAP
 from setpoint.cluster.controllers.queue import Retry, WorkQueue
@@ -27,7 +33,9 @@ from setpoint.cluster.controllers.resources import CONFIGMAPS
 from setpoint.cluster.registry.options import WriteOptions
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
+from setpoint.machinery.cabundle import certificate_blocks
 from setpoint.machinery.errors import StatusError
+from setpoint.machinery.x509encode import certificate_pem, not_after
 
 if TYPE_CHECKING:
     from setpoint.cluster.registry.rest import REST
@@ -57,33 +65,57 @@ def _union(lhs: list[str], rhs: list[str]) -> list[str]:
     return list(dict.fromkeys([*lhs, *rhs]))
 
 
-def _certificates(bundle: str) -> list[x509.Certificate]:
+def _certificates(bundle: str, own: frozenset[bytes]) -> list[tuple[bytes, datetime]]:
+    """``cert.ParseCertsPEM``: each certificate's DER and end (ValueError if one does not
+    parse, or there is none); those of ``own`` (DER) are this server's, not parsed again."""
     if not bundle:
         return []
-    return x509.load_pem_x509_certificates(bundle.encode())
+    try:
+        blocks = certificate_blocks(bundle.encode())
+    except binascii.Error as err:
+        raise ValueError(f"a certificate block is not base64: {err}") from None
+    if not blocks:
+        raise ValueError("data does not contain any valid RSA or ECDSA certificates")
+    out = []
+    for der in blocks:
+        if der not in own:
+            from cryptography import x509
+
+            out.append((der, x509.load_der_x509_certificate(der).not_valid_after_utc))
+        else:
+            out.append((der, not_after(der)))
+    return out
 
 
-def _combined_bundle(lhs: str, rhs: str) -> str:
+def _combined_bundle(lhs: str, rhs: str, own: frozenset[bytes]) -> str:
     """``combineCertLists``: both bundles' certificates, expired ones (five minutes' slack)
-    and repeats dropped, in order."""
+    and repeats dropped, in order, each written back as ``pem.Encode`` writes its DER."""
     five_minutes_ago = datetime.now(UTC) - timedelta(minutes=5)
     out: dict[bytes, None] = {}
-    for cert in [*_certificates(lhs), *_certificates(rhs)]:
-        if cert.not_valid_after_utc > five_minutes_ago:
-            out[cert.public_bytes(Encoding.PEM)] = None
+    for der, end in [*_certificates(lhs, own), *_certificates(rhs, own)]:
+        if end > five_minutes_ago:
+            out[certificate_pem(der)] = None
     return b"".join(out).decode()
 
 
-def combined_data(existing: dict[str, str], required: dict[str, str]) -> dict[str, str]:
+def own_certificates(required: dict[str, str]) -> frozenset[bytes]:
+    """The DER of the certificates of ``required``'s bundles (this server's own)."""
+    return frozenset(der for key in _BUNDLES
+                     for der in certificate_blocks(required.get(key, "").encode()))
+
+
+def combined_data(existing: dict[str, str], required: dict[str, str],
+                  own: frozenset[bytes] = frozenset()) -> dict[str, str]:
     """The ConfigMap data clusterauthenticationtrust writes for ``existing`` and
-    ``required`` (raises ValueError on data it cannot read)."""
+    ``required`` (raises ValueError on data it cannot read); ``own``: the DER of
+    certificates known good (:func:`own_certificates` of ``required``)."""
     data: dict[str, str] = {}
     client_ca = _combined_bundle(existing.get("client-ca-file", ""),
-                                 required.get("client-ca-file", ""))
+                                 required.get("client-ca-file", ""), own)
     if client_ca:
         data["client-ca-file"] = client_ca
     header_ca = _combined_bundle(existing.get("requestheader-client-ca-file", ""),
-                                 required.get("requestheader-client-ca-file", ""))
+                                 required.get("requestheader-client-ca-file", ""), own)
     if not header_ca:
         return data  # without a requestheader CA the header lists are not written
     for key in _LISTS:
@@ -102,6 +134,7 @@ class ClusterAuthenticationTrust:
         self._rest = rest
         self._rt = rt
         self._required = dict(required)
+        self._own = own_certificates(self._required)
         self.queue: WorkQueue[str] = WorkQueue("cluster_authentication_trust_controller",
                                                self._sync)
         store.add_listener(self._on_event, (CONFIGMAPS,))
@@ -127,7 +160,7 @@ class ClusterAuthenticationTrust:
         live = self._store.get(CONFIGMAPS, NAMESPACE, name)
         existing: dict[str, str] = dict((live or {}).get("data") or {})
         try:
-            data = combined_data(existing, self._required)
+            data = combined_data(existing, self._required, self._own)
         except ValueError as err:
             raise Retry(f"{NAMESPACE}/{name}: {err}") from None
         opts = WriteOptions(field_manager="kube-apiserver", field_validation="Ignore")

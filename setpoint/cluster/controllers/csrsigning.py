@@ -13,6 +13,9 @@ The certificate (authority/policies.go ``PermissiveSigningPolicy``) carries the 
 subject and subject alternative names and the requested usages; it starts 5 minutes back and
 lasts ``spec.expirationSeconds`` (at least 10 minutes, at most the signer's duration,
 ``--cluster-signing-duration``: a year), never past the CA's own end.
+
+cryptography's ``x509`` package (about a sixth of the server's start to import) and the CA
+are loaded with the first request to sign, not when the server starts.
 """
 
 from __future__ import annotations
@@ -23,19 +26,19 @@ import datetime
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from functools import cached_property
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import controller_write
-from setpoint.cluster.registry.validation_certificates import parse_csr
 from setpoint.cluster.serializer.decode import Decoded
 from setpoint.cluster.storage import Event
 from setpoint.machinery.errors import StatusError
 from setpoint.machinery.objects import Obj
 
 if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
+
     from setpoint.cluster.registry.rest import REST
     from setpoint.cluster.registry.types import ResourceType
     from setpoint.cluster.storage import Informer
@@ -52,20 +55,20 @@ _KEY_USAGES = {
     "cert sign": "key_cert_sign", "crl sign": "crl_sign", "encipher only": "encipher_only",
     "decipher only": "decipher_only",
 }
-_EXT_KEY_USAGES = {
-    "any": ExtendedKeyUsageOID.ANY_EXTENDED_KEY_USAGE,
-    "server auth": ExtendedKeyUsageOID.SERVER_AUTH,
-    "client auth": ExtendedKeyUsageOID.CLIENT_AUTH,
-    "code signing": ExtendedKeyUsageOID.CODE_SIGNING,
-    "email protection": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "s/mime": ExtendedKeyUsageOID.EMAIL_PROTECTION,
-    "ipsec end system": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.5"),
-    "ipsec tunnel": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.6"),
-    "ipsec user": x509.ObjectIdentifier("1.3.6.1.5.5.7.3.7"),
-    "timestamping": ExtendedKeyUsageOID.TIME_STAMPING,
-    "ocsp signing": ExtendedKeyUsageOID.OCSP_SIGNING,
-    "microsoft sgc": x509.ObjectIdentifier("1.3.6.1.4.1.311.10.3.3"),
-    "netscape sgc": x509.ObjectIdentifier("2.16.840.1.113730.4.1"),
+_EXT_KEY_USAGES = {  # x509.ExtendedKeyUsageOID's, by dotted string
+    "any": "2.5.29.37.0",
+    "server auth": "1.3.6.1.5.5.7.3.1",
+    "client auth": "1.3.6.1.5.5.7.3.2",
+    "code signing": "1.3.6.1.5.5.7.3.3",
+    "email protection": "1.3.6.1.5.5.7.3.4",
+    "s/mime": "1.3.6.1.5.5.7.3.4",
+    "ipsec end system": "1.3.6.1.5.5.7.3.5",
+    "ipsec tunnel": "1.3.6.1.5.5.7.3.6",
+    "ipsec user": "1.3.6.1.5.5.7.3.7",
+    "timestamping": "1.3.6.1.5.5.7.3.8",
+    "ocsp signing": "1.3.6.1.5.5.7.3.9",
+    "microsoft sgc": "1.3.6.1.4.1.311.10.3.3",
+    "netscape sgc": "2.16.840.1.113730.4.1",
 }
 
 _KUBELET_SERVING_USAGES = ({"digital signature", "key encipherment", "server auth"},
@@ -80,6 +83,8 @@ def _go_list(usages: set[str]) -> str:
 
 def _subject(request: x509.CertificateSigningRequest) -> tuple[str, list[str]]:
     """pkix.Name's CommonName (the last CN) and Organization."""
+    from cryptography.x509.oid import NameOID
+
     names = [str(a.value) for a in request.subject.get_attributes_for_oid(NameOID.COMMON_NAME)]
     return (names[-1] if names else "", [str(a.value) for a in
                                          request.subject.get_attributes_for_oid(
@@ -88,6 +93,8 @@ def _subject(request: x509.CertificateSigningRequest) -> tuple[str, list[str]]:
 
 def _sans(request: x509.CertificateSigningRequest) -> dict[str, bool]:
     """Which kinds of subject alternative name the request carries."""
+    from cryptography import x509
+
     try:
         san = request.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     except x509.ExtensionNotFound:
@@ -171,11 +178,22 @@ class CSRSigningController:
         self._store = store
         self._rest = rest
         self._rt = rt
-        self._ca = x509.load_pem_x509_certificate(ca_cert_pem)
-        key = serialization.load_pem_private_key(ca_key_pem, password=None)
-        self._ca_key = key
+        self._ca_pem = ca_cert_pem
+        self._ca_key_pem = ca_key_pem
         self.queue: WorkQueue[str] = WorkQueue("csrsigning", self._sync)
         store.add_listener(self._on_event, (rt.storage_key,))
+
+    @cached_property
+    def _ca(self) -> x509.Certificate:
+        from cryptography import x509
+
+        return x509.load_pem_x509_certificate(self._ca_pem)
+
+    @cached_property
+    def _ca_key(self) -> PrivateKeyTypes:
+        from cryptography.hazmat.primitives import serialization
+
+        return serialization.load_pem_private_key(self._ca_key_pem, password=None)
 
     def start(self) -> None:
         for csr in self._store.list(self._rt.storage_key):
@@ -195,6 +213,8 @@ class CSRSigningController:
         check = SIGNERS.get(spec.get("signerName", ""))
         if check is None:
             return
+        from setpoint.cluster.registry.validation_certificates import parse_csr
+
         request = parse_csr(spec.get("request"))
         usages = [str(u) for u in spec.get("usages") or ()]
         new = copy.deepcopy(csr)
@@ -218,6 +238,9 @@ class CSRSigningController:
     def sign(self, request: x509.CertificateSigningRequest, usages: list[str],
              expiration_seconds: int | None) -> bytes:
         """authority.go ``Sign`` under ``PermissiveSigningPolicy``: PEM."""
+        from cryptography import x509
+        from cryptography.hazmat.primitives import hashes, serialization
+
         now = datetime.datetime.now(datetime.UTC).replace(microsecond=0)
         ttl = duration(expiration_seconds)
         not_before = now - BACKDATE
@@ -237,8 +260,8 @@ class CSRSigningController:
                 flags[_KEY_USAGES[usage]] = True
         if any(flags.values()):
             builder = builder.add_extension(x509.KeyUsage(**flags), critical=True)
-        extended = list(dict.fromkeys(_EXT_KEY_USAGES[u] for u in usages
-                                      if u in _EXT_KEY_USAGES))
+        extended = [x509.ObjectIdentifier(oid) for oid in dict.fromkeys(
+            _EXT_KEY_USAGES[u] for u in usages if u in _EXT_KEY_USAGES)]
         if extended:
             builder = builder.add_extension(x509.ExtendedKeyUsage(extended), critical=False)
         try:
