@@ -220,6 +220,13 @@ def _element(der: bytes, offset: int, tag: int) -> tuple[int, int]:
 def not_after(der: bytes) -> datetime.datetime:
     """The end of a certificate's validity (UTC), read from its DER: the fields before it
     are walked, not checked (cryptography's parser checks a certificate whole)."""
+    try:
+        return _not_after(der)
+    except (IndexError, UnicodeDecodeError):
+        raise ValueError("not the DER of a certificate") from None
+
+
+def _not_after(der: bytes) -> datetime.datetime:
     start, end = _element(der, 0, _SEQUENCE)
     if end != len(der):
         raise ValueError("not the DER of a certificate")

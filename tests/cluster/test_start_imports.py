@@ -9,7 +9,9 @@ tests/cluster/test_kubeconfig_file.py), nor is the Prometheus text format of ``/
 before its first scrape, nor Pod Security's checks before the first pod a namespace's
 policy has checked, nor a kind's validation rules before its first write
 (``registry/validation.py``: the pod's load with the first pod), so those load on first
-use. Here, in a fresh interpreter (this one has them loaded), a started server has none
+use. Nor is cryptography's ``x509`` package (docs/benchmarks.md, Start-up, eighteenth pass):
+the start's certificates are encoded by ``setpoint.machinery.x509encode``. Here, in a fresh
+interpreter (this one has them loaded), a started server has none
 loaded, and then answers a YAML create, a JSON patch, a scrape (with the request counts)
 and a pod create under a baseline policy as before, which loads them. uvicorn's package
 ``__init__`` (its command line and supervisors) is never run for serving
@@ -33,9 +35,12 @@ SCRIPT = textwrap.dedent("""
              "setpoint.cluster.registry.validation_pods")
     # uvicorn's package __init__ (its command line, supervisors): never needed to serve;
     # nor, for these requests, go-cmp's diff (a refused pod or claim update's message),
-    # the CRD schema package (the first CRD) or the audit policy's types (a policy read)
+    # the CRD schema package (the first CRD), the audit policy's types (a policy read), nor
+    # cryptography's x509 package and serialization formats (a client certificate, a CSR:
+    # the start's certificates are encoded by setpoint.machinery.x509encode)
     NEVER = ("uvicorn.main", "uvicorn.supervisors", "click", "setpoint.machinery.gocmp",
-             "setpoint.cluster.apiextensions.schema", "setpoint.cluster.audit.policy")
+             "setpoint.cluster.apiextensions.schema", "setpoint.cluster.audit.policy",
+             "cryptography.x509", "cryptography.hazmat.primitives.serialization")
 
     def call(running, method, path, body, content_type, decode=json.loads):
         context = ssl.create_default_context(cafile=str(running.ca_file))
