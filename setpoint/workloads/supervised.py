@@ -197,6 +197,11 @@ async def _report_nodes(manager: Manager, settings: WorkloadSettings,
         say("nodes-ready")
     finally:
         informer.remove_handler(watching)
+    if stop.is_set():
+        # told to stop as the nodes went Ready: the manager is stopping, nothing is added
+        # (Python 3.11's wait_for returns the result of a wait that ended as this task was
+        # cancelled, instead of raising: bpo-42130)
+        return
     try:
         install_areas(manager, settings, later)
         for runnable in held:
