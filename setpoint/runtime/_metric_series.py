@@ -18,10 +18,15 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Generic, TypeVar
 
-import prometheus_client.metrics
-from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.utils import INF, floatToGoString
+from setpoint.machinery.packageinit import defer_package_init
+
+# the metric classes without the package's exposition servers (machinery/packageinit.py)
+defer_package_init("prometheus_client")
+
+import prometheus_client.metrics  # noqa: E402
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric  # noqa: E402
+from prometheus_client.registry import CollectorRegistry  # noqa: E402
+from prometheus_client.utils import INF, floatToGoString  # noqa: E402
 
 
 class CounterSeries:

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import GaugeMetricFamily, Metric
-
 from setpoint.client import RequestRecord
+from setpoint.machinery.packageinit import defer_package_init
 from setpoint.runtime import _metric_series as series
+
+# the metric classes without the package's exposition servers (machinery/packageinit.py)
+defer_package_init("prometheus_client")
+
+from prometheus_client.core import GaugeMetricFamily, Metric  # noqa: E402
+from prometheus_client.metrics import Counter, Gauge, Histogram  # noqa: E402
+from prometheus_client.registry import CollectorRegistry  # noqa: E402
 
 # controller-runtime's buckets: reconcile times from 5 ms to a minute
 RECONCILE_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45,
@@ -146,6 +151,8 @@ class Metrics:
     def exposition(self) -> bytes:
         """The runtime's registry, then the operator's (:data:`metrics_registry`), in the
         Prometheus text format."""
+        from prometheus_client.exposition import generate_latest  # (at the first scrape)
+
         return generate_latest(self.registry) + generate_latest(metrics_registry)
 
 

@@ -171,7 +171,10 @@ def test_the_workloads_process_loads_the_metrics_server_only_when_it_starts() ->
     so the workloads' start imports neither its server, authentication and registration nor
     ``cryptography`` (for its serving certificate and client certificates), about a fifth
     of the child's imports before (docs/benchmarks.md, Start-up, issue 12); the kubelets'
-    usage store still loads with the package, and ``MetricsServer`` on first use."""
+    usage store still loads with the package, and ``MetricsServer`` on first use. Nor are
+    prometheus_client's exposition servers (``http.server``, ``wsgiref``), which its package
+    ``__init__`` loads and the runtime's metric classes do not need before a scrape
+    (setpoint/machinery/packageinit.py; docs/benchmarks.md, Start-up, eighteenth pass)."""
     code = ("import importlib, json, sys\n"
             "from setpoint.workloads import supervised\n"
             "from setpoint.workloads.settings import WorkloadSettings\n"
@@ -179,7 +182,8 @@ def test_the_workloads_process_loads_the_metrics_server_only_when_it_starts() ->
             "    importlib.import_module(name)\n"
             "heavy = ('cryptography', 'setpoint.workloads.metricsserver.server',\n"
             "         'setpoint.workloads.metricsserver.authentication',\n"
-            "         'setpoint.workloads.metricsserver.registration')\n"
+            "         'setpoint.workloads.metricsserver.registration',\n"
+            "         'prometheus_client.exposition', 'http.server', 'wsgiref')\n"
             "at_start = sorted(m for m in heavy if m in sys.modules)\n"
             "store = 'setpoint.workloads.metricsserver.storage' in sys.modules\n"
             "from setpoint.workloads.metricsserver import MetricsServer\n"

@@ -16,9 +16,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge
+from setpoint.machinery.packageinit import defer_package_init
 
-from setpoint.workloads.scheduler.queue import UnschedulablePods
+# the metric classes without the package's exposition servers (machinery/packageinit.py)
+defer_package_init("prometheus_client")
+
+from prometheus_client.metrics import Counter, Gauge  # noqa: E402
+from prometheus_client.registry import CollectorRegistry  # noqa: E402
+
+from setpoint.workloads.scheduler.queue import UnschedulablePods  # noqa: E402
 
 SCHEDULED = "scheduled"
 UNSCHEDULABLE = "unschedulable"
