@@ -29,7 +29,6 @@ import random
 import re
 import ssl
 import sys
-import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -604,7 +603,11 @@ def build_ssl_context(
             ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
         if cert_data and key_data:
             # The ssl module loads certificates only from files; keep them in a private
-            # directory just long enough to load.
+            # directory just long enough to load. (tempfile, with shutil and its archive
+            # modules, loads here: most clients present no certificate, and the workloads'
+            # start is issue 12's critical path)
+            import tempfile
+
             with tempfile.TemporaryDirectory(prefix="setpoint-tls-") as tmp:
                 cert_path, key_path = Path(tmp) / "tls.crt", Path(tmp) / "tls.key"
                 for p, data in ((cert_path, cert_data), (key_path, key_data)):

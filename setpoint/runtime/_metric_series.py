@@ -18,10 +18,10 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from typing import Generic, TypeVar
 
-from setpoint.machinery.packageinit import defer_package_init
+from setpoint.machinery.packageinit import defer_init
 
 # the metric classes without the package's exposition servers (machinery/packageinit.py)
-defer_package_init("prometheus_client")
+defer_init("prometheus_client")
 
 import prometheus_client.metrics  # noqa: E402
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric  # noqa: E402

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from setpoint.client import RequestRecord
-from setpoint.machinery.packageinit import defer_package_init
+from setpoint.machinery.packageinit import defer_init
 from setpoint.runtime import _metric_series as series
 
 # the metric classes without the package's exposition servers (machinery/packageinit.py)
-defer_package_init("prometheus_client")
+defer_init("prometheus_client")
 
 from prometheus_client.core import GaugeMetricFamily, Metric  # noqa: E402
 from prometheus_client.metrics import Counter, Gauge, Histogram  # noqa: E402

@@ -10,7 +10,8 @@ before its first scrape, nor Pod Security's checks before the first pod a namesp
 policy has checked, nor a kind's validation rules before its first write
 (``registry/validation.py``: the pod's load with the first pod), so those load on first
 use. Nor is cryptography's ``x509`` package (docs/benchmarks.md, Start-up, eighteenth pass):
-the start's certificates are encoded by ``setpoint.machinery.x509encode``. Here, in a fresh
+the start's certificates are encoded by ``setpoint.machinery.x509encode``; nor is
+``logging.config`` run (``setpoint/machinery/packageinit.py``). Here, in a fresh
 interpreter (this one has them loaded), a started server has none
 loaded, and then answers a YAML create, a JSON patch, a scrape (with the request counts)
 and a pod create under a baseline policy as before, which loads them. uvicorn's package
@@ -79,6 +80,9 @@ SCRIPT = textwrap.dedent("""
     async def main():
         async with serve() as running:
             at_serving = [m for m in HEAVY + NEVER if m in sys.modules]
+            # imported by uvicorn.config, its code not run (the server gives no log_config)
+            if "__getattr__" not in vars(sys.modules["logging.config"]):
+                at_serving.append("logging.config run")
             answers = await asyncio.to_thread(requests, running)
         after = [m for m in HEAVY + NEVER if m in sys.modules]
         # another user of uvicorn in the process sees the package a plain import leaves

@@ -1,6 +1,7 @@
 """A package whose ``__init__`` is deferred (setpoint/machinery/packageinit.py) gives its
 submodules without running it, and becomes the whole package at the first read of a name
-only its ``__init__`` binds: another user of the library in the process sees no difference.
+only its ``__init__`` binds: another user of the library in the process sees no difference;
+a plain module deferred (``logging.config``) the same at its first name.
 
 prometheus_client is the case it is used for: the runtime's metric classes come from its
 submodules, while its ``__init__`` loads the exposition servers (docs/benchmarks.md,
@@ -26,8 +27,8 @@ def _run(code: str) -> object:
 def test_submodules_load_without_the_init_and_any_other_name_runs_it() -> None:
     result = _run("""
         import json, sys
-        from setpoint.machinery.packageinit import defer_package_init
-        defer_package_init("prometheus_client")
+        from setpoint.machinery.packageinit import defer_init
+        defer_init("prometheus_client")
         from prometheus_client.metrics import Counter  # its "from . import values" too
         from prometheus_client.registry import CollectorRegistry
         deferred = ["prometheus_client.exposition" in sys.modules,
@@ -55,10 +56,29 @@ def test_a_package_imported_already_or_missing_is_left_as_it_is() -> None:
     result = _run("""
         import json, sys
         import prometheus_client
-        from setpoint.machinery.packageinit import defer_package_init
-        defer_package_init("prometheus_client")
-        defer_package_init("no_such_package_here")
+        from setpoint.machinery.packageinit import defer_init
+        defer_init("prometheus_client")
+        defer_init("no_such_package_here")
         print(json.dumps([sys.modules["prometheus_client"] is prometheus_client,
                           "no_such_package_here" in sys.modules]))
     """)
     assert result == [True, False]
+
+
+def test_a_plain_module_is_deferred_on_its_package_and_runs_at_its_first_name() -> None:
+    """uvicorn.config's ``import logging.config`` (the server gives no ``log_config``)."""
+    result = _run("""
+        import json, sys
+        from setpoint.machinery.packageinit import defer_init
+        defer_init("logging.config")
+        import logging.config
+        deferred = [logging.config is sys.modules["logging.config"],
+                    "socketserver" in sys.modules, "__getattr__" in vars(logging.config)]
+        logging.config.dictConfig({"version": 1, "loggers": {"deferred": {"level": "WARNING"}}})
+        from logging.config import fileConfig
+        import logging
+        print(json.dumps([deferred, [logging.getLogger("deferred").level, callable(fileConfig),
+                                     "socketserver" in sys.modules,
+                                     "__getattr__" in vars(logging.config)]]))
+    """)
+    assert result == [[True, False, True], [30, True, True, False]]

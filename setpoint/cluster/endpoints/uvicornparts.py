@@ -16,6 +16,8 @@ import importlib.util
 import sys
 from typing import Any
 
+from setpoint.machinery.packageinit import defer_init
+
 
 def _defer_package_init() -> None:
     if "uvicorn" in sys.modules:
@@ -38,6 +40,9 @@ def _defer_package_init() -> None:
 
 
 _defer_package_init()
+# uvicorn.config imports logging.config for a log_config the server never gives (httpserver:
+# log_config=None): loaded at the first read of its names, by whoever reads them
+defer_init("logging.config")
 
 # what the server uses, loaded here so that importing this module is enough
 from uvicorn.config import Config  # noqa: E402

@@ -16,10 +16,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from setpoint.machinery.packageinit import defer_package_init
+from setpoint.machinery.packageinit import defer_init
 
 # the metric classes without the package's exposition servers (machinery/packageinit.py)
-defer_package_init("prometheus_client")
+defer_init("prometheus_client")
 
 from prometheus_client.metrics import Counter, Gauge  # noqa: E402
 from prometheus_client.registry import CollectorRegistry  # noqa: E402
