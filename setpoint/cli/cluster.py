@@ -451,7 +451,11 @@ async def _serve_api(data: Path | None, host: str, port: int, kubeconfig: Path |
             watcher: asyncio.Task[None] | None = None
             try:
                 if workloads is not None and not signals.requested:
-                    runner.serve(internal)
+                    # as JSON: the workloads read it without loading PyYAML
+                    for_workloads = Path(private) / "workloads-kubeconfig"
+                    kubeconfig_file.write_json(for_workloads, running.url,
+                                               running.ca_file.read_bytes(), running.token)
+                    runner.serve(for_workloads)
                     await _until_workloads_ready(runner.messages, workloads, stop)
                     watcher = asyncio.ensure_future(
                         _report_running(runner.messages, workloads, stop))

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
+
 from setpoint.client.auth import (
     Authenticator,
     BasicAuth,
@@ -30,10 +32,9 @@ from setpoint.client.errors import AuthError, ConfigError
 from setpoint.machinery import librarypatterns
 
 # PyYAML's one slow pattern compiled at once: about 53 M instructions off every client's
-# start, cluster up's workloads' process's among them (docs/benchmarks.md, Start-up)
+# start, cluster up's workloads' process's among them (docs/benchmarks.md, Start-up);
+# PyYAML itself (about 35 M more) loads with the first kubeconfig that is not JSON
 librarypatterns.prime_yaml()
-
-import yaml  # noqa: E402
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
@@ -215,15 +216,34 @@ def _kubeconfig_paths(
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     try:
-        doc = yaml.safe_load(path.read_text())
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+    if text.lstrip().startswith("{"):
+        # JSON (which YAML contains; ``cluster up`` writes its workloads' kubeconfig so):
+        # read as JSON, as client-go's decoder reads JSON, without loading PyYAML
+        # (docs/benchmarks.md, Start-up, eighteenth pass); what JSON does not parse, PyYAML
+        # reads (a YAML flow mapping) or says why not
+        try:
+            return _mapping(orjson.loads(text), path)
+        except orjson.JSONDecodeError:
+            pass
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         # PyYAML's own text is five lines with a caret: one line, as client-go's error is
         mark = exc.problem_mark or exc.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise ConfigError(f"cannot read kubeconfig {path}: it is not YAML: {where}"
                           f"{exc.problem or exc.context}") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+    except yaml.YAMLError as exc:
         raise ConfigError(f"cannot read kubeconfig {path}: {exc}") from exc
+    return _mapping(doc, path)
+
+
+def _mapping(doc: Any, path: Path) -> dict[str, Any]:
     if doc is None:
         return {}
     if not isinstance(doc, dict):

@@ -174,7 +174,8 @@ def test_the_workloads_process_loads_the_metrics_server_only_when_it_starts() ->
     usage store still loads with the package, and ``MetricsServer`` on first use. Nor are
     prometheus_client's exposition servers (``http.server``, ``wsgiref``), which its package
     ``__init__`` loads and the runtime's metric classes do not need before a scrape
-    (setpoint/machinery/packageinit.py; docs/benchmarks.md, Start-up, eighteenth pass)."""
+    (setpoint/machinery/packageinit.py; docs/benchmarks.md, Start-up, eighteenth pass), nor
+    PyYAML, which reads no kubeconfig here (``cluster up`` writes the workloads' as JSON)."""
     code = ("import importlib, json, sys\n"
             "from setpoint.workloads import supervised\n"
             "from setpoint.workloads.settings import WorkloadSettings\n"
@@ -183,7 +184,7 @@ def test_the_workloads_process_loads_the_metrics_server_only_when_it_starts() ->
             "heavy = ('cryptography', 'setpoint.workloads.metricsserver.server',\n"
             "         'setpoint.workloads.metricsserver.authentication',\n"
             "         'setpoint.workloads.metricsserver.registration',\n"
-            "         'prometheus_client.exposition', 'http.server', 'wsgiref')\n"
+            "         'prometheus_client.exposition', 'http.server', 'wsgiref', 'yaml')\n"
             "at_start = sorted(m for m in heavy if m in sys.modules)\n"
             "store = 'setpoint.workloads.metricsserver.storage' in sys.modules\n"
             "from setpoint.workloads.metricsserver import MetricsServer\n"

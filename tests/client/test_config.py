@@ -234,3 +234,37 @@ def test_a_kubeconfig_of_the_wrong_shape_is_a_config_error(tmp_path: Path, case:
     path.write_bytes(text)
     with pytest.raises(ConfigError, match=message):
         load_kubeconfig(path)
+
+
+def test_a_json_kubeconfig_reads_as_its_yaml_twin_without_loading_pyyaml(
+        tmp_path: Path) -> None:
+    """JSON is YAML: a kubeconfig written as JSON (``cluster up`` writes its workloads' so)
+    resolves as the same document written as YAML, read as JSON without PyYAML, which a
+    client's start then does not load (docs/benchmarks.md, Start-up, eighteenth pass); a
+    flow mapping that is YAML but not JSON still reads, through PyYAML."""
+    import json
+    import subprocess
+    import sys
+
+    as_yaml = write(tmp_path / "yaml" / "kc", TWO_CONTEXTS)
+    as_json = tmp_path / "json" / "kc"
+    as_json.parent.mkdir()
+    as_json.write_text(json.dumps(TWO_CONTEXTS, indent=2))
+    flow = tmp_path / "flow" / "kc"
+    flow.parent.mkdir()
+    flow.write_text(yaml.safe_dump(TWO_CONTEXTS, default_flow_style=True))
+    assert flow.read_text().startswith("{") and not flow.read_text().startswith('{"')
+    for context in ("dev", "prod"):
+        expected = load_kubeconfig(as_yaml, context=context)
+        for path in (as_json, flow):
+            got = load_kubeconfig(path, context=context)
+            assert (got.server, got.namespace, type(got.auth), repr(got.auth)) == (
+                expected.server, expected.namespace, type(expected.auth), repr(expected.auth))
+            assert (got.auth.known() if isinstance(got.auth, TokenAuth) else None) == (
+                expected.auth.known() if isinstance(expected.auth, TokenAuth) else None)
+    code = ("import sys\nfrom setpoint.client import load_kubeconfig\n"
+            f"config = load_kubeconfig({str(as_json)!r})\n"
+            "print(config.server, 'yaml' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.split() == ["https://one:6443", "False"]

@@ -11,7 +11,9 @@ booleans, nulls, numbers, timestamps, indicators, a trailing colon).
 from __future__ import annotations
 
 import base64
+import json
 import secrets
+from pathlib import Path
 
 import yaml
 from hypothesis import given, settings
@@ -71,3 +73,16 @@ def test_a_token_that_starts_like_a_document_marker_is_quoted_as_pyyaml_quotes_i
         assert rendered == _pyyaml("https://127.0.0.1:6443", ca_pem, token)
         assert yaml.safe_load(rendered)["users"][0]["user"]["token"] == token
 
+
+
+def test_the_workloads_json_kubeconfig_is_the_same_document(tmp_path: Path) -> None:
+    """``cluster up`` hands its workloads the kubeconfig as JSON (read without PyYAML:
+    docs/benchmarks.md, Start-up, eighteenth pass): the document PyYAML reads from the YAML
+    one, 0600 as that one."""
+    ca_pem = issue(["127.0.0.1"], ca_name="setpoint-ca").ca_pem
+    token = secrets.token_urlsafe(32)
+    kubeconfig.write_json(tmp_path / "json", "https://127.0.0.1:6443", ca_pem, token)
+    kubeconfig.write(tmp_path / "yaml", "https://127.0.0.1:6443", ca_pem, token)
+    assert json.loads((tmp_path / "json").read_text()) == \
+        yaml.safe_load((tmp_path / "yaml").read_text())
+    assert (tmp_path / "json").stat().st_mode & 0o777 == 0o600
