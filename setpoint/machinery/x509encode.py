@@ -25,9 +25,20 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric import ec
 
-__all__ = ["SERVER_AUTH", "CLIENT_AUTH", "new_key", "certificate", "ca_extensions",
-           "subject_alt_names", "extended_key_usage", "certificate_pem", "private_key_pem",
-           "public_key_der", "random_serial", "not_after"]
+__all__ = [
+    "CLIENT_AUTH",
+    "SERVER_AUTH",
+    "ca_extensions",
+    "certificate",
+    "certificate_pem",
+    "extended_key_usage",
+    "new_key",
+    "not_after",
+    "private_key_pem",
+    "public_key_der",
+    "random_serial",
+    "subject_alt_names",
+]
 
 # X.680 universal tags
 _BOOLEAN, _INTEGER, _BIT_STRING, _OCTET_STRING, _OID = 0x01, 0x02, 0x03, 0x04, 0x06

@@ -18,12 +18,11 @@ which the sync at start would otherwise load; any other certificate loads it.
 
 from __future__ import annotations
 
+import binascii
 import copy
 import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
-
-import binascii
 
 import orjson
 

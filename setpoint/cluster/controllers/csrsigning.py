@@ -24,9 +24,8 @@ import base64
 import copy
 import datetime
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from setpoint.cluster.controllers.queue import WorkQueue
 from setpoint.cluster.controllers.resources import controller_write
