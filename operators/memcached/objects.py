@@ -167,7 +167,8 @@ def proxy_deployment(mc: Memcached, configuration: str) -> Deployment:
         ports=[ContainerPort(name="mcrouter", container_port=PROXY_PORT, protocol="TCP")],
         resources=canonical_resources(mc.spec.resources),
         volume_mounts=[VolumeMount(name="config", mount_path=CONFIG_DIR, read_only=True)],
-        readiness_probe=_tcp_probe("mcrouter", period=5),
+        readiness_probe=_tcp_probe("mcrouter",
+                                   period=mc.spec.proxy.readiness_period_seconds),
         liveness_probe=_tcp_probe("mcrouter", period=10))
     volume = Volume(name="config", config_map=ConfigMapVolumeSource(name=configuration))
     return Deployment(

@@ -47,6 +47,10 @@ class ProxySpec(Model):
     replicas: int = Field(1, ge=1, description="Number of mcrouter pods.")
     image: str = Field(DEFAULT_PROXY_IMAGE, min_length=1,
                        description="The mcrouter image (it must have `mcrouter` on its PATH).")
+    readiness_period_seconds: int = Field(
+        5, ge=1, description="How often the kubelet probes each mcrouter pod's port for "
+        "readiness: a configuration rollout replaces a pod only after its successor's "
+        "first passing probe, so a shorter period rolls a new configuration out faster.")
 
 
 @rules(Rule("self.topology == 'sharded' || self.replicasPerShard == 1",

@@ -97,3 +97,15 @@ def test_quantities_are_written_as_the_server_stores_them() -> None:
     (container,) = present(pod.containers)
     assert present(container.resources).requests == {"cpu": "500m", "memory": "512Mi"}
     assert present(container.resources).limits == {"cpu": "500m"}
+
+
+def test_the_proxy_pods_are_probed_for_readiness_as_often_as_the_spec_asks() -> None:
+    """A rollout replaces a proxy pod once its successor passes a readiness probe, so the
+    period bounds how long each step waits (5 s unless the spec says otherwise)."""
+    def period(mc: Memcached) -> int | None:
+        template = present(present(objects.proxy_deployment(mc, "m-mcrouter-x").spec).template)
+        (container,) = present(present(template.spec).containers)
+        return present(container.readiness_probe).period_seconds
+
+    assert period(memcached()) == 5
+    assert period(memcached(proxy=ProxySpec(readiness_period_seconds=1))) == 1

@@ -10,7 +10,7 @@ import pytest
 
 from operators.memcached import objects
 from operators.memcached.mcclient import MemcacheClient
-from operators.memcached.resource import Memcached, MemcachedSpec
+from operators.memcached.resource import Memcached, MemcachedSpec, ProxySpec
 from operators.memcached.tests.test_operator import backend_pods, serving
 from setpoint.client import Client, Kind
 from setpoint.resources.models.core_v1 import Pod, Service
@@ -23,6 +23,10 @@ pytestmark = [pytest.mark.setpoint_runtime("process"), pytest.mark.timeout(180)]
 TIMEOUT = 90.0
 ENDPOINT_SLICE = Kind("discovery.k8s.io/v1", "EndpointSlice")
 HOLD = "test.setpoint.dev/hold"
+PROXY = ProxySpec(readiness_period_seconds=1)
+"""Every configuration rollout waits for a new proxy pod's first passing readiness probe,
+and the mcrouter stand-in is not listening yet at the probe its start triggers: with the
+default period (5 s) each rollout would wait that long for the next one."""
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +67,7 @@ async def items_per_backend(k8s: Client) -> list[int]:
 
 async def test_sharded_keys_spread_over_the_shards_by_ch3_and_a_new_shard_gets_keys(
         k8s: Client, operator: OperatorRunner, wait_for: Waiter) -> None:
-    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2, proxy=PROXY)))
     mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
     keys = [f"key-{i}" for i in range(60)]
     async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
@@ -96,8 +100,8 @@ async def test_replicated_keys_survive_a_killed_replica(
     replica is killed (its pod deleted; a finalizer holds the pod so that no empty
     replacement takes its name): once the operator routes around it, every key is still
     read through the proxy."""
-    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2,
-                                                            topology="replicated")))
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(
+        replicas=2, topology="replicated", proxy=PROXY)))
     mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
     keys = [f"key-{i}" for i in range(30)]
     async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
@@ -140,7 +144,7 @@ async def test_a_killed_memcached_restarts_empty_and_the_pool_serves_through_sca
     memcached keeps nothing across a restart; every key set through the proxy afterwards
     is read back. Scaled from 3 to 2, the configuration drops the removed backend and every
     key set then lands on the two left."""
-    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=3)))
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=3, proxy=PROXY)))
     mc = await wait_for(Memcached, "m", serving(3), timeout=TIMEOUT)
     async with MemcacheClient(await proxy_address(k8s, mc)) as proxy:
         for key in (f"key-{i}" for i in range(60)):
@@ -181,7 +185,7 @@ async def test_a_deleted_backend_pod_is_replaced_and_the_routes_follow_its_new_a
     """A sharded backend's pod deleted outright: the operator makes it again, its new pod
     gets a new address, and the configuration the proxies route by names the new one,
     so every key set afterwards is read back through the proxy."""
-    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2)))
+    await k8s.create(Memcached(name="m", spec=MemcachedSpec(replicas=2, proxy=PROXY)))
     mc = await wait_for(Memcached, "m", serving(2), timeout=TIMEOUT)
     victim = (await backend_pods(k8s))[0]
     await k8s.delete(Pod, present(victim.metadata.name))

@@ -23,7 +23,11 @@ async def test_pausing_a_process_fails_its_liveness_probe_and_the_kubelet_restar
         tmp_path: Path) -> None:
     need("nginx", "nginx-light")
     async with process_env(tmp_path) as env:
-        body = pod("web")
+        # the process runtime waits a pod's real grace period, and a paused nginx cannot
+        # act on SIGTERM: without this the kill would wait the default 30 s for SIGKILL
+        # (kuberuntime_container.go killContainer: the pod's terminationGracePeriodSeconds
+        # bounds a liveness kill when the probe sets none)
+        body = pod("web", terminationGracePeriodSeconds=1)
         body["spec"]["containers"] = [{
             "name": "nginx", "image": "nginx:1.27",
             "readinessProbe": {"httpGet": {"path": "/", "port": 80}, "periodSeconds": 1},
