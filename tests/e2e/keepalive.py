@@ -11,6 +11,7 @@ User-Agent, the bearer token), so what reaches the server does not change.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import http.client
 import select
@@ -85,10 +86,9 @@ class KeepAliveClient:
                 conn.putheader(name, value)
         for name, value in headers.items():
             conn.putheader(name, value)
-        try:
+        # the server may answer before it read the body: httpcore reads the answer too
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
             conn.endheaders(body or None)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the server may answer before it read the body: httpcore reads it too
         response = conn.getresponse()
         ctype = response.getheader("content-type", "")
         if not read and response.status == 200:
