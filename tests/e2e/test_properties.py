@@ -404,33 +404,63 @@ def check_answer(method: str, status: int, ctype: str, raw: bytes) -> None:
         assert isinstance(cause, dict) and set(cause) <= {"reason", "message", "field"}, body
 
 
+# What one stored object's own checks found, by its resource and key: an object is stored
+# as immutable JSON bytes, so while the same bytes are stored the same checks find the same
+# (the checks against the rest of the store, revision, history and other objects' versions,
+# run every time)
+_Intrinsic = tuple[str, list[str], int | None]  # where, problems, resourceVersion
+_checked: dict[tuple[str, str], tuple[bytes, _Intrinsic]] = {}
+
+
+def _object_problems(resource: str, key: tuple[str, str], raw: bytes) -> _Intrinsic:
+    """The checks of one stored object that need nothing but the object."""
+    cached = _checked.get((resource, f"{key[0]}/{key[1]}"))
+    if cached is not None and cached[0] is raw:
+        return cached[1]
+    ns, name = key
+    where = f"{resource} {ns}/{name}"
+    problems: list[str] = []
+    rv: int | None = None
+    obj = orjson.loads(raw)
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        problems.append(f"{where}: metadata is {meta!r}")
+    else:
+        if meta.get("name") != name or not name:
+            problems.append(f"{where}: metadata.name is {meta.get('name')!r}")
+        if meta.get("namespace", "") != ns:
+            problems.append(f"{where}: metadata.namespace is {meta.get('namespace')!r}")
+        if not isinstance(meta.get("uid"), str) or not meta["uid"]:
+            problems.append(f"{where}: uid is {meta.get('uid')!r}")
+        try:
+            rv = int(meta.get("resourceVersion", ""))
+        except ValueError:
+            problems.append(f"{where}: resourceVersion {meta.get('resourceVersion')!r}")
+        try:
+            orjson.dumps(obj)
+        except TypeError as exc:
+            problems.append(f"{where}: not JSON: {exc}")
+    found = (where, problems, rv)
+    _checked[(resource, f"{ns}/{name}")] = (raw, found)
+    return found
+
+
 def store_problems(store: Store) -> list[str]:
     """Every way the store breaks its invariants (runs on the server's loop thread)."""
     problems: list[str] = []
     seen: dict[int, tuple[str, str, str]] = {}
     for resource in store.resources():
-        objects = store.list(resource)
+        scan = store.scan(resource, "", "", None)
+        stored = list(scan) if scan is not None else []
         keys = store.keys(resource)
-        if len(objects) != len(keys):
-            problems.append(f"{resource}: {len(keys)} keys but {len(objects)} objects")
+        if len(stored) != len(keys):
+            problems.append(f"{resource}: {len(keys)} keys but {len(stored)} objects")
         history = store.events_since(resource, store.compacted_revision) or []
         last = {(ev.namespace, ev.name): ev for ev in history}
-        for (ns, name), obj in zip(keys, objects, strict=False):
-            where = f"{resource} {ns}/{name}"
-            meta = obj.get("metadata")
-            if not isinstance(meta, dict):
-                problems.append(f"{where}: metadata is {meta!r}")
-                continue
-            if meta.get("name") != name or not name:
-                problems.append(f"{where}: metadata.name is {meta.get('name')!r}")
-            if meta.get("namespace", "") != ns:
-                problems.append(f"{where}: metadata.namespace is {meta.get('namespace')!r}")
-            if not isinstance(meta.get("uid"), str) or not meta["uid"]:
-                problems.append(f"{where}: uid is {meta.get('uid')!r}")
-            try:
-                rv = int(meta.get("resourceVersion", ""))
-            except ValueError:
-                problems.append(f"{where}: resourceVersion {meta.get('resourceVersion')!r}")
+        for (ns, name), (_, raw) in zip(keys, stored, strict=False):
+            where, own, rv = _object_problems(resource, (ns, name), raw)
+            problems += own
+            if rv is None:
                 continue
             if not 0 < rv <= store.revision:
                 problems.append(f"{where}: resourceVersion {rv} beyond {store.revision}")
@@ -441,10 +471,6 @@ def store_problems(store: Store) -> list[str]:
             if event is not None and (event.type == "DELETED" or event.revision != rv):
                 problems.append(f"{where}: stored at {rv} but last event is {event.type} "
                                 f"at {event.revision}")
-            try:
-                orjson.dumps(obj)
-            except TypeError as exc:
-                problems.append(f"{where}: not JSON: {exc}")
         for (ns, name), event in last.items():
             if event.type == "DELETED" and store.get(resource, ns, name) is not None:
                 problems.append(f"{resource} {ns}/{name}: deleted at {event.revision} "
