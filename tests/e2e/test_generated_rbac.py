@@ -11,6 +11,9 @@ from click.testing import CliRunner
 from setpoint.cli.main import cli
 from tests.e2e.conftest import Kubectl
 
+# RBAC answers only: no nodes, kubelets or workload controllers needed
+WORKLOADS = False
+
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete")
 
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from tests.e2e.conftest import Kubectl
 
+# RBAC answers only: no nodes, kubelets or workload controllers needed
+WORKLOADS = False
+
 
 def test_kubectl_impersonates_a_service_account_and_sees_its_bindings(
         any_kubectl: Kubectl, namespace: str) -> None:

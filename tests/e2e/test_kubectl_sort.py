@@ -15,6 +15,9 @@ import yaml
 
 from tests.e2e.conftest import Kubectl, unique
 
+# the rows of what the tests create: no pod need be scheduled, no Deployment rolled out
+WORKLOADS = False
+
 POD = {"apiVersion": "v1", "kind": "Pod",
        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]}}
 DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment",

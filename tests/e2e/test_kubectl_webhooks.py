@@ -18,6 +18,9 @@ import pytest
 from tests.e2e.conftest import Kubectl
 from tests.hookserver import Hooks, ThreadedHooks
 
+# admission of ConfigMaps only: no nodes, kubelets or workload controllers needed
+WORKLOADS = False
+
 Obj = dict[str, Any]
 
 
