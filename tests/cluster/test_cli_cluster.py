@@ -71,7 +71,8 @@ def test_data_and_memory_together_are_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_busy_port_is_a_clear_error(tmp_path: Path) -> None:
-    with ServerProcess(tmp_path / "first") as server:
+    # the first server only holds the port: its workloads would only add start-up time
+    with ServerProcess(tmp_path / "first", "--no-workloads") as server:
         port = server.url.rsplit(":", 1)[1]
         proc = subprocess.run(
             [sys.executable, "-m", "setpoint.cli.main", "cluster", "up", "--memory", "--port",
