@@ -39,6 +39,7 @@ class KeepAliveClient:
                  timeout: float = 30.0) -> None:
         base = client.base_url
         assert base.raw_path == b"/", base  # the merge below is httpx's for this base only
+        self._base = base
         self._host = base.host
         self._port = base.port
         self._authority = f"{base.host}:{base.port}" if base.port else base.host
@@ -64,27 +65,35 @@ class KeepAliveClient:
                 self._host, self._port, context=self._context, timeout=self._timeout)
         return conn
 
+    def head(self, method: str, url: str, body: bytes | None,
+             headers: dict[str, str]) -> tuple[str, str, list[tuple[str, str]]]:
+        """The method, request target and headers httpx would send for this request."""
+        method = method.upper()  # httpx.Request upper-cases the method
+        parsed = httpx.URL(url)
+        assert parsed.is_relative_url, url
+        # httpx.Client._merge_url: the path joined to the base URL's, whose parsing then
+        # removes dot segments (a relative URL's own parsing keeps them)
+        target = self._base.copy_with(
+            raw_path=self._base.raw_path + parsed.raw_path.lstrip(b"/")).raw_path
+        fields = [("Host", self._authority)]
+        if body:
+            fields.append(("Content-Length", str(len(body))))
+        elif method in BODY_METHODS:
+            fields.append(("Content-Length", "0"))
+        given = {name.lower() for name in headers}
+        fields += [(name, value) for name, value in self._headers
+                   if name.lower() not in given]
+        fields += list(headers.items())
+        return method, target.decode("ascii"), fields
+
     def send(self, method: str, url: str, body: bytes | None, headers: dict[str, str],
              read: bool = True) -> Answer:
         """Send one request; ``read=False`` leaves a 200's body unread (a watch's stream) and
         closes the connection, as closing an unread httpx response does."""
-        method = method.upper()  # httpx.Request upper-cases the method
-        parsed = httpx.URL(url)
-        assert parsed.is_relative_url, url
-        target = b"/" + parsed.raw_path.lstrip(b"/")  # httpx.Client._merge_url
+        method, target, fields = self.head(method, url, body, headers)
         conn = self._connection()
-        conn.putrequest(method, target.decode("ascii"), skip_host=True,
-                        skip_accept_encoding=True)
-        conn.putheader("Host", self._authority)
-        if body:
-            conn.putheader("Content-Length", str(len(body)))
-        elif method in BODY_METHODS:
-            conn.putheader("Content-Length", "0")
-        sent = {name.lower() for name in headers}
-        for name, value in self._headers:
-            if name.lower() not in sent:
-                conn.putheader(name, value)
-        for name, value in headers.items():
+        conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+        for name, value in fields:
             conn.putheader(name, value)
         # the server may answer before it read the body: httpcore reads the answer too
         with contextlib.suppress(BrokenPipeError, ConnectionResetError):
