@@ -418,13 +418,20 @@ class StreamAnswer:
 class _Slots:
     """A counting semaphore whose free case is one plain call (asyncio's ``Semaphore``
     runs a coroutine and a generator expression per acquire, and a method more per
-    release: twice per request). A slot given back goes straight to the longest waiter."""
+    release: twice per request). A slot given back goes straight to the longest waiter.
 
-    __slots__ = ("_waiters", "free")
+    Waiters' deadlines share one timer, armed for the earliest of them and moved on only
+    when it fires (as a connection's timer for its exchanges): with every connection busy
+    (a controller's burst of creates) most requests wait here, and a timer made and
+    cancelled per waiting request was most of its wait's cost (issue 12, seventeenth
+    pass)."""
+
+    __slots__ = ("_timer", "_waiters", "free")
 
     def __init__(self, limit: int) -> None:
         self.free = limit
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: deque[tuple[asyncio.Future[None], float | None]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
 
     def take_now(self) -> bool:
         """Take a slot if one is free and nobody waits for one; whether it was taken."""
@@ -435,41 +442,55 @@ class _Slots:
 
     async def take(self, deadline: float | None = None) -> None:
         """Take a slot, waiting for one; ``TimeoutError`` if none came by ``deadline``
-        (the loop's clock). The deadline is one timer on the waiter, not an
-        ``asyncio.timeout``: with every connection busy (a controller's burst of creates)
-        most requests wait here, and the timeout's context, task lookup and rescheduling
-        cost a request more than its wait (issue 12, fifteenth pass)."""
+        (the loop's clock)."""
         if self.take_now():
             return
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future()
-        self._waiters.append(waiter)
-        timer = None if deadline is None else loop.call_at(deadline, _expire, waiter)
+        self._waiters.append((waiter, deadline))
+        if deadline is not None:
+            timer = self._timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self._timer = loop.call_at(deadline, self._expire)
         try:
             await waiter
         except asyncio.CancelledError:
             if waiter.done() and not waiter.cancelled():
                 self.give()  # handed a slot as it was cancelled: pass it on
             raise
-        finally:
-            if timer is not None:
-                timer.cancel()
+
+    def _expire(self) -> None:
+        """The timer fired: every waiter whose deadline passed gives up (a slot handed to
+        one just before stays with it: it is done, and ``take`` returns); the timer is
+        armed again for the earliest deadline still waiting."""
+        self._timer = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        earliest: float | None = None
+        for waiter, deadline in self._waiters:
+            if deadline is None or waiter.done():
+                continue
+            if deadline <= now:
+                waiter.set_exception(TimeoutError())
+            elif earliest is None or deadline < earliest:
+                earliest = deadline
+        if earliest is not None:
+            self._timer = loop.call_at(earliest, self._expire)
 
     def give(self) -> None:
         """Give a slot back: to the first waiter still waiting, else to the free ones."""
-        while self._waiters:
-            waiter = self._waiters.popleft()
+        waiters = self._waiters
+        while waiters:
+            waiter = waiters.popleft()[0]
             if not waiter.done():
                 waiter.set_result(None)
                 return
         self.free += 1
-
-
-def _expire(waiter: asyncio.Future[None]) -> None:
-    """A slot's waiter whose deadline passed: it gives up (a slot handed to it just
-    before stays with it: it is done, and ``take`` returns)."""
-    if not waiter.done():
-        waiter.set_exception(TimeoutError())
+        if self._timer is not None:  # nobody waits: nothing for it to end
+            self._timer.cancel()
+            self._timer = None
 
 
 class ConnectionPool:
