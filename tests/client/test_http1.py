@@ -423,3 +423,41 @@ def test_a_request_that_gives_up_waiting_for_a_connection_leaves_the_bound_whole
         return served
 
     assert asyncio.run(main()) == 4
+
+
+def test_a_waiter_with_an_earlier_deadline_behind_a_later_one_gives_up_on_its_own() -> None:
+    """The waiters for a connection share one timer (issue 12, seventeenth pass): a
+    request that waits behind one with a longer deadline still fails at its own, while
+    the earlier waiter keeps waiting and is answered once a connection is free (client-go
+    bounds each request by its own context, whatever waits beside it)."""
+    answer = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+    async def main() -> None:
+        release, arrived = asyncio.Event(), asyncio.Event()
+
+        async def respond(_: bytes) -> bytes:
+            arrived.set()
+            await asyncio.wait_for(release.wait(), 60)
+            return answer
+
+        async with stub_server(respond) as url:
+            transport = Transport(ClusterConfig(server=url), max_connections=1,
+                                  retry=NO_RETRIES)
+            try:
+                busy = asyncio.create_task(transport.request("GET", "/api/v1/pods/a"))
+                await asyncio.wait_for(arrived.wait(), 20)  # it holds the one connection
+                patient = asyncio.create_task(
+                    transport.request("GET", "/api/v1/pods/b", timeout=50))
+                await asyncio.sleep(0)  # it waits for the connection first
+                async with asyncio.timeout(20):  # far below the patient one's 50 s
+                    with pytest.raises(TransportError, match="timed out"):
+                        await transport.request("GET", "/api/v1/pods/c", timeout=0.2)
+                assert not patient.done()
+                release.set()
+                async with asyncio.timeout(20):
+                    assert (await busy).body == b"{}"
+                    assert (await patient).body == b"{}"
+            finally:
+                await transport.close()
+
+    asyncio.run(main())
