@@ -13,6 +13,7 @@ from typing import Any
 
 import celpy
 import lark
+from celpy.celparser import CELParser
 
 from . import celformat, celoptional
 from .cellib import FUNCTIONS
@@ -39,7 +40,12 @@ class ProgramError(CheckError):
 def _environment() -> celpy.Environment:
     """The CEL environment, built on first use: building it compiles celpy's grammar
     (0.1-0.5 s of CPU), which a server whose CRDs declare no rules never needs; it used to
-    be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up)."""
+    be paid on the event loop by the first CRD created (docs/benchmarks.md, start-up).
+    celpy's environment builds celpy's own parser for its ``compile``, which nothing here
+    calls (rules are parsed by celoptional's superset of that grammar): it is handed the
+    parser already built (or loaded from the user's cache) instead of building a second."""
+    if CELParser.CEL_PARSER is None:
+        CELParser.CEL_PARSER = celoptional.parser()
     return celpy.Environment(runner_class=KubernetesRunner)
 
 
