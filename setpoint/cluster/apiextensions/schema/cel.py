@@ -19,12 +19,13 @@ from celpy import celtypes
 
 from setpoint.machinery.errors import Cause
 
+from . import celdeep
 from . import fielderrors as fe
 from .celcheck import check
 from .celcost import T
 from .cellib import error_text, to_cel
 from .celoptional import OptionalValue
-from .celprogram import CheckError, ProgramError, parse, program
+from .celprogram import CheckError, ProgramError, is_deep, parse, program
 from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded
 from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
@@ -78,7 +79,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     try:
         _cel_go_syntax(text, preexisting)
         tree = parse(text)
-        result, uses = check(text, tree, variables, "bool")
+        result, uses = celdeep.run_if(is_deep(tree), check, text, tree, variables, "bool")
         out.program = program(tree)
         out.uses_old_self = "oldSelf" in uses
         out.cost = result.cost
@@ -94,7 +95,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
         try:
             _cel_go_syntax(expr, preexisting)
             tree = parse(expr)
-            result, _ = check(expr, tree, variables, "string")
+            result, _ = celdeep.run_if(is_deep(tree), check, expr, tree, variables, "string")
             out.message_program = program(tree)
             out.message_cost = result.cost
         except ProgramError as exc:

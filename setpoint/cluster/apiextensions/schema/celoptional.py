@@ -78,13 +78,24 @@ def parser() -> lark.Lark:
 
 def parse(text: str) -> lark.Tree[lark.Token]:
     """Parse ``text``; celpy's CELParseError (with line and column) when it does not."""
+    return expand(parse_unexpanded(text))
+
+
+def parse_unexpanded(text: str) -> lark.Tree[lark.Token]:
+    """``text``'s celpy parse tree before the rewrite (lark's LALR parser, which does not
+    recurse however deep the tree); CELParseError as ``parse``'s."""
     try:
-        tree = parser().parse(text)
+        return parser().parse(text)
     except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as ex:
         raise CELParseError(ex.get_context(text), *ex.args, line=ex.line,
                                   column=ex.column) from ex
     except (lark.exceptions.LexError, lark.exceptions.ParseError) as ex:
         raise CELParseError(str(ex).splitlines()[0], *ex.args) from ex
+
+
+def expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    """The rewrite of a parse tree (package functions, optMap/optFlatMap); it recurses
+    once a level of the tree."""
     return _expand(tree)
 
 

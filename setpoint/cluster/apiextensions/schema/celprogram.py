@@ -14,7 +14,7 @@ from typing import Any
 import celpy
 import lark
 
-from . import celformat, celoptional
+from . import celdeep, celformat, celoptional, celshape
 from .cellib import FUNCTIONS
 from .celruntime import KubernetesRunner
 
@@ -55,7 +55,7 @@ _RUNTIME_FUNCTIONS: dict[str, Any] = {
 # pkg/cel/environment/base.go sets no parser option): an expression of more code points
 # is refused before it is parsed, and no grammar rule may nest deeper (celsyntax.py)
 EXPRESSION_SIZE_CODE_POINT_LIMIT = 100_000
-MAX_RECURSION_DEPTH = 250
+MAX_RECURSION_DEPTH = celshape.MAX_RECURSION_DEPTH
 # the tokens by which a rule of cel-go's grammar is entered again while it is still open:
 # an opening bracket, a member's dot, the ternary's "?", an operator of a left-recursive
 # rule (calc, relation: "in" among them, counted wherever its letters stand). A rule's
@@ -86,7 +86,7 @@ def parse(text: str) -> ParseTree:
         if reported:
             raise CheckError(celsyntax.display(text, reported))
     try:
-        return celoptional.parse(text)
+        tree = celoptional.parse_unexpanded(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
         # (on first use: the ANTLR runtime is loaded for an expression that does not parse)
         from . import celsyntax
@@ -101,11 +101,41 @@ def parse(text: str) -> ParseTree:
         raise CheckError(f"ERROR: <input>:{line}:{column}: Syntax error: "
                          f"{str(exc).splitlines()[0] if str(exc) else 'invalid syntax'}\n"
                          f" | {src}\n | {'.' * (column - 1)}^") from exc
+    try:
+        deepest = celshape.shape(tree)
+    except celshape.VisitorDepthExceeded as exc:
+        raise CheckError(f"ERROR: <input>:-1:0: {exc}") from None
+    return celdeep.run_if(deepest > celdeep.SHALLOW_DEPTH, celoptional.expand, tree)
+
+
+def is_deep(tree: ParseTree) -> bool:
+    """Whether walking ``tree`` (checking, evaluating) needs the deep worker (celdeep.py)."""
+    return celshape.depth(tree) > celdeep.SHALLOW_DEPTH
+
+
+class DeepProgram:
+    """A program of a deep tree: each evaluation runs on the deep worker."""
+
+    def __init__(self, runner: Any) -> None:
+        self.runner = runner
+
+    def evaluate(self, activation: Any) -> Any:
+        return celdeep.run(self.runner.evaluate, activation)
+
+    def evaluate_costed(self, activation: Any) -> tuple[Any, Exception | None, int]:
+        result: tuple[Any, Exception | None, int] = celdeep.run(
+            self.runner.evaluate_costed, activation)
+        return result
 
 
 def program(tree: ParseTree) -> Any:
     """The CEL program of an already parsed (and checked) ``tree``."""
-    return _environment().program(tree, functions=_RUNTIME_FUNCTIONS)
+    return _program(tree, _RUNTIME_FUNCTIONS)
+
+
+def _program(tree: ParseTree, functions: Mapping[str, Any]) -> Any:
+    runner = _environment().program(tree, functions=functions)
+    return DeepProgram(runner) if is_deep(tree) else runner
 
 
 @functools.lru_cache(maxsize=512)
@@ -119,4 +149,4 @@ def compile_with_library(text: str, functions: Mapping[str, Any]) -> Any:
     """A CEL program for ``text`` with the Kubernetes CEL libraries and a caller's own
     functions (the admission plugins' authorizer library); CheckError as compile_expression's.
     Not cached here: the caller keeps its programs."""
-    return _environment().program(parse(text), functions={**_RUNTIME_FUNCTIONS, **functions})
+    return _program(parse(text), {**_RUNTIME_FUNCTIONS, **functions})
