@@ -41,7 +41,7 @@ async def _admits(api: API, group: str, rule: str, taken: list[int], refused: li
         status, body = await api.post(f"{path}?dryRun=All", widget(crd, f"w{n}", {"n": n}))
         assert status == 422, (n, body)
         assert [c["message"] for c in body["details"]["causes"]] == [
-            f"Invalid value: \"object\": n is not taken"], body
+            "Invalid value: \"object\": n is not taken"], body
 
 
 async def test_parentheses_at_the_limit_compile_and_evaluate(module_api: API) -> None:

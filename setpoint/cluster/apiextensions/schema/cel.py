@@ -34,9 +34,9 @@ from .ratchet import Correlation
 
 TOO_DEEP = ("ERROR: <input>:-1:0: expression nested too deeply for the embedded server's "
             "checker (cel-go's parser takes up to 250 levels of a grammar rule)")
-"""A rule within cel-go's recursion limit that the checker here cannot walk (Python's own
-recursion limit): refused as invalid, where kube-apiserver takes it (docs/reliability.md),
-rather than failing the request."""
+"""A rule the checker could not walk even on the deep worker (celdeep.py): the parser's
+limits bound every tree well within its recursion limit, so this is a last guard that
+refuses the rule as invalid rather than failing the request."""
 
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual

@@ -133,7 +133,7 @@ def program(tree: ParseTree) -> Any:
     return _program(tree, _RUNTIME_FUNCTIONS)
 
 
-def _program(tree: ParseTree, functions: Mapping[str, Any]) -> Any:
+def _program(tree: ParseTree, functions: dict[str, Any]) -> Any:
     runner = _environment().program(tree, functions=functions)
     return DeepProgram(runner) if is_deep(tree) else runner
 

@@ -117,7 +117,7 @@ def _balanced(data: str, terms: list[Any], lo: int, hi: int, balanced: set[int]
 def _spanning(left: Any, right: Any) -> Meta:
     """The place of a node from ``left``'s start to ``right``'s end (the checker finds an
     operator between its operands)."""
-    meta = Meta()
+    meta = Meta()  # type: ignore[no-untyped-call]
     first, last = left.meta, right.meta
     meta.empty = False
     meta.line, meta.column, meta.start_pos = first.line, first.column, first.start_pos
