@@ -40,30 +40,40 @@ _WORKER_NAME = "cel-deep"
 _T = TypeVar("_T")
 _lock = threading.Lock()
 _executor: ThreadPoolExecutor | None = None
+_unavailable = False
 
 
-def _worker() -> ThreadPoolExecutor:
+def _worker() -> ThreadPoolExecutor | None:
     """The worker, its thread started now with the large stack (threading.stack_size
-    applies to the threads started after it; it is set back at once)."""
-    global _executor
+    applies to the threads started after it; it is set back at once); None when no such
+    thread can start (an address-space limit below the stack)."""
+    global _executor, _unavailable
     with _lock:
-        if _executor is None:
+        if _executor is None and not _unavailable:
             previous = threading.stack_size(STACK_BYTES)
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER_NAME)
             try:
-                executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_WORKER_NAME)
                 executor.submit(lambda: None).result()
+            except RuntimeError:  # "can't start new thread"
+                executor.shutdown(wait=False)
+                _unavailable = True
+            else:
+                _executor = executor
             finally:
                 threading.stack_size(previous)
-            _executor = executor
         return _executor
 
 
 def run(function: Callable[..., _T], *args: object) -> _T:
-    """``function(*args)`` on the deep worker (here when already on it), its exceptions
-    raised here."""
+    """``function(*args)`` on the deep worker (here when already on it, or when it cannot
+    start: then a deep walk ends in a RecursionError, which the callers refuse), its
+    exceptions raised here."""
     if threading.current_thread().name.startswith(_WORKER_NAME):
         return function(*args)
-    return _worker().submit(_with_raised_limit, function, args).result()
+    worker = _worker()
+    if worker is None:
+        return function(*args)
+    return worker.submit(_with_raised_limit, function, args).result()
 
 
 def run_if(deep: bool, function: Callable[..., _T], *args: object) -> _T:
