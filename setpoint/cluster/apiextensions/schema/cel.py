@@ -25,7 +25,14 @@ from .celcheck import check
 from .celcost import T
 from .cellib import error_text, to_cel
 from .celoptional import OptionalValue
-from .celprogram import CheckError, ProgramError, is_deep, parse, program
+from .celprogram import (
+    CEL_GO_SYNTAX_CHECK_CODE_POINTS,
+    CheckError,
+    ProgramError,
+    is_deep,
+    parse,
+    program,
+)
 from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded
 from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
@@ -113,11 +120,6 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     return out
 
 
-# The Python ANTLR runtime takes 5-30 us a code point of ASCII and about 200 us of any
-# other (its lexer's DFA caches edges for ASCII only): unbounded, one CRD of 100,000-code-
-# point rules would hold the server for minutes. Longer rules than this get celpy's parse,
-# and cel-go's parser only when celpy refuses them (celprogram.parse).
-CEL_GO_SYNTAX_CHECK_CODE_POINTS = 2_000
 
 
 def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import celpy
 import lark
 
-from . import celdeep, celformat, celoptional, celshape
+from . import celdeep, celformat, celnesting, celoptional, celshape
 from .cellib import FUNCTIONS
 from .celruntime import KubernetesRunner
 
@@ -56,20 +56,16 @@ _RUNTIME_FUNCTIONS: dict[str, Any] = {
 # is refused before it is parsed, and no grammar rule may nest deeper (celsyntax.py)
 EXPRESSION_SIZE_CODE_POINT_LIMIT = 100_000
 MAX_RECURSION_DEPTH = celshape.MAX_RECURSION_DEPTH
-# the tokens by which a rule of cel-go's grammar is entered again while it is still open:
-# an opening bracket, a member's dot, the ternary's "?", an operator of a left-recursive
-# rule (calc, relation: "in" among them, counted wherever its letters stand). A rule's
-# depth is at most two more than their count (its entry, and a left-recursive rule's right
-# operand), so a text with fewer cannot reach the limit and is not run through the ANTLR
-# parser (counting them costs microseconds; the ANTLR parse, milliseconds a rule).
-_NESTING_CHARACTERS = "([{.?+-*/%<>=!"
-
-
-def _may_nest_too_deeply(text: str) -> bool:
-    count = text.count("in")
-    for character in _NESTING_CHARACTERS:
-        count += text.count(character)
-    return count + 2 > MAX_RECURSION_DEPTH
+# The Python ANTLR runtime takes 5-30 us a code point of ASCII and about 200 us of any
+# other (its lexer's DFA caches edges for ASCII only): run on every rule, one CRD of
+# 100,000-code-point rules would hold the server's loop for minutes. cel-go's own parser
+# (celsyntax.py) runs only on rules of at most this many code points; longer ones are
+# measured by celnesting's linear scan and parsed by celpy alone.
+CEL_GO_SYNTAX_CHECK_CODE_POINTS = 2_000
+# how close to the recursion limit celnesting's count sends a short rule through cel-go's
+# parser (the count is exact on what the grammar takes; on what it does not, ANTLR's error
+# recovery decides which rules it still opens)
+_NEAR_RECURSION_LIMIT = 10
 
 
 def parse(text: str) -> ParseTree:
@@ -79,21 +75,26 @@ def parse(text: str) -> ParseTree:
     if len(text) > EXPRESSION_SIZE_CODE_POINT_LIMIT:  # (Python's len counts code points)
         raise CheckError("ERROR: <input>:-1:0: expression code point size exceeds limit: "
                          f"size: {len(text)}, limit {EXPRESSION_SIZE_CODE_POINT_LIMIT}")
-    if _may_nest_too_deeply(text):
+    short = len(text) <= CEL_GO_SYNTAX_CHECK_CODE_POINTS
+    nesting = celnesting.listener_depth(text)
+    if short and nesting > MAX_RECURSION_DEPTH - _NEAR_RECURSION_LIMIT:
         from . import celsyntax
 
         reported = celsyntax.syntax_errors(text)
         if reported:
             raise CheckError(celsyntax.display(text, reported))
+    elif nesting > MAX_RECURSION_DEPTH:  # (a long rule: without the syntax errors before it)
+        raise CheckError("ERROR: <input>:-1:0: expression recursion limit exceeded: "
+                         f"{MAX_RECURSION_DEPTH}")
     try:
         tree = celoptional.parse_unexpanded(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
-        # (on first use: the ANTLR runtime is loaded for an expression that does not parse)
-        from . import celsyntax
+        if short:  # (on first use: the ANTLR runtime is loaded for a rule that does not parse)
+            from . import celsyntax
 
-        reported = celsyntax.syntax_errors(text)
-        if reported:
-            raise CheckError(celsyntax.display(text, reported)) from exc
+            reported = celsyntax.syntax_errors(text)
+            if reported:
+                raise CheckError(celsyntax.display(text, reported)) from exc
         # what cel-go's grammar takes and celpy's does not: celpy's words
         line = getattr(exc, "line", None) or 1
         column = getattr(exc, "column", None) or 1
