@@ -120,8 +120,6 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     return out
 
 
-
-
 def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:
     """CheckError with the syntax errors cel-go's parser finds in ``text``, a new or changed
     rule or messageExpression at a CRD's write (``preexisting``: the old CRD's, its

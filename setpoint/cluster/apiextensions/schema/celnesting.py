@@ -73,8 +73,11 @@ class _Level:
         self.in_sum = False
 
 
-def listener_depth(text: str) -> int:
-    """The deepest count cel-go's recursionListener reaches over ``text``'s rules."""
+def listener_depth(text: str, limit: int) -> tuple[int, int]:
+    """The deepest count cel-go's recursionListener reaches over ``text``'s rules, and the
+    offset of the token at which it first passes ``limit`` (-1: it never does; the parse
+    would end there)."""
+    past = -1
     levels = [_Level((0, 0, 0))]
     level = levels[0]
     deepest = 0
@@ -87,11 +90,14 @@ def listener_depth(text: str) -> int:
         if kind == "name" and token in _RELATION:
             level.relation, level.calc, level.in_sum = 1, 0, False
             after_operand = False
-        elif kind in ("name", "number", "string"):
+        elif kind in ("name", "number", "string") or token in _OPEN:
+            # (a bracket's rules are entered only with a first element in it)
             deepest = max(deepest, *level.depths())
-            after_operand = True
-        elif token in _OPEN:  # (its rules entered only with a first element in it)
-            deepest = max(deepest, *level.depths())
+            if deepest > limit and past < 0:
+                past = match.start()
+            if kind != "op":
+                after_operand = True
+                continue
             level = _Level(level.depths())
             levels.append(level)
             after_operand = False
@@ -127,4 +133,4 @@ def listener_depth(text: str) -> int:
             after_operand = False
         else:  # ``.`` and unary operators: a selection or member call stays in its chain
             after_operand = False
-    return deepest
+    return deepest, past

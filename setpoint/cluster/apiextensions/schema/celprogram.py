@@ -66,6 +66,23 @@ CEL_GO_SYNTAX_CHECK_CODE_POINTS = 2_000
 # parser (the count is exact on what the grammar takes; on what it does not, ANTLR's error
 # recovery decides which rules it still opens)
 _NEAR_RECURSION_LIMIT = 10
+# a rule past the recursion limit: cel-go's parse ends there, so the ANTLR pass (for the
+# syntax errors reported before it) reads only the text up to that point, run when that
+# costs at most this many ASCII code points' worth (another code point counting as 20)
+_ANTLR_PREFIX_BUDGET = 20_000
+_NON_ASCII_WEIGHT = 20
+
+
+def _antlr_cost(text: str) -> int:
+    return len(text) + (_NON_ASCII_WEIGHT - 1) * (len(text) - len(text.encode("ascii", "ignore")))
+
+
+def _cel_go_parse_errors(text: str) -> None:
+    from . import celsyntax  # (the ANTLR runtime, loaded on first use)
+
+    reported = celsyntax.syntax_errors(text)
+    if reported:
+        raise CheckError(celsyntax.display(text, reported))
 
 
 def parse(text: str) -> ParseTree:
@@ -76,25 +93,18 @@ def parse(text: str) -> ParseTree:
         raise CheckError("ERROR: <input>:-1:0: expression code point size exceeds limit: "
                          f"size: {len(text)}, limit {EXPRESSION_SIZE_CODE_POINT_LIMIT}")
     short = len(text) <= CEL_GO_SYNTAX_CHECK_CODE_POINTS
-    nesting = celnesting.listener_depth(text)
-    if short and nesting > MAX_RECURSION_DEPTH - _NEAR_RECURSION_LIMIT:
-        from . import celsyntax
-
-        reported = celsyntax.syntax_errors(text)
-        if reported:
-            raise CheckError(celsyntax.display(text, reported))
-    elif nesting > MAX_RECURSION_DEPTH:  # (a long rule: without the syntax errors before it)
+    nesting, past_limit_at = celnesting.listener_depth(text, MAX_RECURSION_DEPTH)
+    if past_limit_at >= 0 and _antlr_cost(text[:past_limit_at]) > _ANTLR_PREFIX_BUDGET:
+        # (too far in to read with ANTLR: without the syntax errors reported before it)
         raise CheckError("ERROR: <input>:-1:0: expression recursion limit exceeded: "
                          f"{MAX_RECURSION_DEPTH}")
+    if past_limit_at >= 0 or (short and nesting > MAX_RECURSION_DEPTH - _NEAR_RECURSION_LIMIT):
+        _cel_go_parse_errors(text)
     try:
         tree = celoptional.parse_unexpanded(text)
     except Exception as exc:  # celpy raises CELParseError with the caret drawing
-        if short:  # (on first use: the ANTLR runtime is loaded for a rule that does not parse)
-            from . import celsyntax
-
-            reported = celsyntax.syntax_errors(text)
-            if reported:
-                raise CheckError(celsyntax.display(text, reported)) from exc
+        if short:  # cel-go's words, where ANTLR's time is bounded
+            _cel_go_parse_errors(text)
         # what cel-go's grammar takes and celpy's does not: celpy's words
         line = getattr(exc, "line", None) or 1
         column = getattr(exc, "column", None) or 1
@@ -106,12 +116,23 @@ def parse(text: str) -> ParseTree:
         deepest = celshape.shape(tree)
     except celshape.VisitorDepthExceeded as exc:
         raise CheckError(f"ERROR: <input>:-1:0: {exc}") from None
-    return celdeep.run_if(deepest > celdeep.SHALLOW_DEPTH, celoptional.expand, tree)
+    expanded = celdeep.run_if(deepest > celdeep.SHALLOW_DEPTH, celoptional.expand, tree)
+    setattr(expanded, _DEEP, celshape.depth(expanded) > celdeep.SHALLOW_DEPTH)
+    return expanded
+
+
+# the attribute by which parse marks its tree as needing the deep worker or not: a rule's
+# tree is checked and programmed after its parse, and its depth is measured only once
+_DEEP = "setpoint_deep"
 
 
 def is_deep(tree: ParseTree) -> bool:
     """Whether walking ``tree`` (checking, evaluating) needs the deep worker (celdeep.py)."""
-    return celshape.depth(tree) > celdeep.SHALLOW_DEPTH
+    known = getattr(tree, _DEEP, None)
+    if known is None:
+        known = celshape.depth(tree) > celdeep.SHALLOW_DEPTH
+        setattr(tree, _DEEP, known)
+    return bool(known)
 
 
 class DeepProgram:
