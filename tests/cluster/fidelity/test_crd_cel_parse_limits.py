@@ -140,3 +140,51 @@ async def test_a_message_expression_has_the_same_limits(module_api: API) -> None
     assert await _failure(module_api, "message.example.com",
                           {"rule": "true", "messageExpression": expression},
                           field="messageExpression") == RECURSION
+
+
+# each shape nests cel-go's rules one step deeper with ``k``: a parenthesis, a list, a map, a
+# call's argument, an index, a conditional's else branch, a relation's and a product's right
+# operand inside a parenthesis, a sum's product, a message field, optional elements
+_SHAPES = {
+    "parentheses": lambda k: "(" * k + "1" + ")" * k,
+    "lists": lambda k: "[" * k + "1" + "]" * k,
+    "maps": lambda k: "{1: " * k + "1" + "}" * k,
+    "calls": lambda k: "f(" * k + "x" + ")" * k,
+    "member calls and indexes": lambda k: "a.b(x[" * k + "1" + "])" * k,
+    "conditionals": _ternaries,
+    "relations": lambda k: "a == (" * k + "1" + ")" * k,
+    "products in sums": lambda k: "1 + 2 * (" * k + "1" + ")" * k,
+    "sums in products": lambda k: "2 * (3 + " * k + "1" + ")" * k,
+    "conditional operands": lambda k: "a ? (b < " * k + "1" + ") : c" * k,
+    "messages and optionals": lambda k: "M{f: [?x, {?k: " * k + "1" + "}]}" * k,
+    "selection chains": lambda k: "(a.b.c[0].d() || " * k + "1" + ")" * k,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_SHAPES))
+async def test_the_linear_scan_finds_the_limit_where_cel_go_s_parser_does(shape: str) -> None:
+    """celnesting's token scan (which decides for rules too long for the ANTLR pass) and
+    cel-go's own parser with its recursionListener (celsyntax.py) refuse the same first
+    step of each shape, and take the one before it."""
+    from setpoint.cluster.apiextensions.schema import celnesting, celsyntax
+
+    build = _SHAPES[shape]
+    first_over = next(k for k in range(1, 300)
+                      if celnesting.listener_depth(build(k), 250)[0] > 250)
+    for k, refused in ((first_over - 1, False), (first_over, True)):
+        errors = celsyntax.syntax_errors(build(k))
+        assert ((-1, 0, "expression recursion limit exceeded: 250") in errors) is refused, (
+            shape, k, errors)
+        assert (celnesting.listener_depth(build(k), 250)[1] >= 0) is refused
+
+
+async def test_a_long_rule_past_the_limit_far_in_is_refused(module_api: API) -> None:
+    """A rule past the recursion limit only after tens of thousands of code points: the
+    scan's count refuses it (the ANTLR pass, which would end there, is not run so far in),
+    with cel-go's error; the same rule one level shallower compiles."""
+    head = "self.n != 1 && " * 3000
+    over = head + "(" * 250 + "self.n == 1" + ")" * 250
+    assert await _failure(module_api, "far-over.example.com", {"rule": over}) == RECURSION
+    status, body = await _create(module_api, "far-at.example.com",
+                                 {"rule": head + "(" * 248 + "self.n == 1" + ")" * 248})
+    assert status == 201, body
