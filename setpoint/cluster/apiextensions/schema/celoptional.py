@@ -94,7 +94,8 @@ def parse_unexpanded(text: str) -> lark.Tree[lark.Token]:
 
 
 def expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
-    """The rewrite of a parse tree (package functions, optMap/optFlatMap); it recurses
+    """The rewrite of a parse tree (package functions, optMap/optFlatMap), made in place; it
+    recurses
     once a level of the tree."""
     return _expand(tree)
 
@@ -152,10 +153,15 @@ def _ident_name(node: lark.Tree[lark.Token]) -> str | None:
 
 
 def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    # in place: the tree is the parse's own, and a copy of a rule's every node (tens of
+    # thousands for a long one) was most of what its compile allocated
     def walk(node: Any) -> Any:
         if not isinstance(node, lark.Tree):
             return node
-        node = lark.Tree(node.data, [walk(c) for c in node.children], meta=node.meta)
+        kids = node.children
+        for i, kid in enumerate(kids):
+            if isinstance(kid, lark.Tree):
+                kids[i] = walk(kid)
         if node.data != "member_dot_arg":
             return node
         target, name = node.children[0], str(node.children[1])
