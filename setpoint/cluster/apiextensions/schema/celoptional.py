@@ -158,18 +158,20 @@ def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
     def walk(node: Any) -> Any:
         if not isinstance(node, lark.Tree):
             return node
-        kids = node.children
+        kids: list[Any] = node.children
         for i, kid in enumerate(kids):
             if isinstance(kid, lark.Tree):
                 kids[i] = walk(kid)
         if node.data != "member_dot_arg":
             return node
-        target, name = node.children[0], str(node.children[1])
+        target = node.children[0]
+        name_token: Any = node.children[1]
+        name = str(name_token)
         args = list(node.children[2].children) if len(node.children) > 2 else []
         package = _ident_name(target) or ""
         if name in PACKAGE_FUNCTIONS.get(package, ()):
-            token = lark.Token("IDENT", f"{package}.{name}", node.children[1].start_pos,
-                               node.children[1].line, node.children[1].column)
+            token = lark.Token("IDENT", f"{package}.{name}", name_token.start_pos,
+                               name_token.line, name_token.column)
             call = lark.Tree("ident_arg", [token, *node.children[2:]], meta=node.meta)
             return _wrap(call, "primary")
         if name in ("optMap", "optFlatMap") and len(args) == 2 and _ident_name(args[0]):
