@@ -8,6 +8,8 @@ once and the same functions are bound everywhere."""
 from __future__ import annotations
 
 import functools
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
@@ -85,7 +87,37 @@ def _cel_go_parse_errors(text: str) -> None:
         raise CheckError(celsyntax.display(text, reported))
 
 
+# A CRD's write compiles each rule to validate the definition, and serving it compiles the
+# same rules again (once a schema that holds them): the latest trees are kept, bounded in
+# their rules' total size, so a long rule is parsed once. A tree is never changed after its
+# parse (the checker and evaluator only read it), so one serves every compile of its text.
+_PARSED_CODE_POINTS = 400_000
+_PARSED_TREES = 1_024
+_parsed: OrderedDict[str, ParseTree] = OrderedDict()
+_parsed_size = [0]  # the code points of the texts in _parsed
+_parsed_lock = threading.Lock()
+
+
 def parse(text: str) -> ParseTree:
+    """``_parse(text)``, the tree of a recent parse of the same text when there is one."""
+    with _parsed_lock:
+        tree = _parsed.get(text)
+        if tree is not None:
+            _parsed.move_to_end(text)
+            return tree
+    tree = _parse(text)
+    with _parsed_lock:
+        if text not in _parsed:
+            _parsed[text] = tree
+            _parsed_size[0] += len(text)
+        while len(_parsed) > 1 and (_parsed_size[0] > _PARSED_CODE_POINTS
+                                    or len(_parsed) > _PARSED_TREES):
+            oldest, _ = _parsed.popitem(last=False)
+            _parsed_size[0] -= len(oldest)
+    return tree
+
+
+def _parse(text: str) -> ParseTree:
     """The parse tree of ``text``; CheckError worded as cel-go's syntax errors: every one
     its ANTLR parser reports (celsyntax.py), in its order, and its parse-time limits
     (parser.go ``Parse``): the expression's size in code points, the nesting of its rules."""
