@@ -95,8 +95,7 @@ def parse_unexpanded(text: str) -> lark.Tree[lark.Token]:
 
 def expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
     """The rewrite of a parse tree (package functions, optMap/optFlatMap), made in place; it
-    recurses
-    once a level of the tree."""
+    recurses once a level of the tree."""
     return _expand(tree)
 
 
