@@ -19,12 +19,20 @@ from celpy import celtypes
 
 from setpoint.machinery.errors import Cause
 
+from . import celdeep
 from . import fielderrors as fe
 from .celcheck import check
 from .celcost import T
 from .cellib import error_text, to_cel
 from .celoptional import OptionalValue
-from .celprogram import CheckError, ProgramError, parse, program
+from .celprogram import (
+    CEL_GO_SYNTAX_CHECK_CODE_POINTS,
+    CheckError,
+    ProgramError,
+    is_deep,
+    parse,
+    program,
+)
 from .celruntime import COST_LIMIT_EXCEEDED, CostLimitExceeded
 from .celschematype import type_of_schema
 from .fieldpath import valid_field_path
@@ -33,9 +41,9 @@ from .ratchet import Correlation
 
 TOO_DEEP = ("ERROR: <input>:-1:0: expression nested too deeply for the embedded server's "
             "checker (cel-go's parser takes up to 250 levels of a grammar rule)")
-"""A rule within cel-go's recursion limit that the checker here cannot walk (Python's own
-recursion limit): refused as invalid, where kube-apiserver takes it (docs/reliability.md),
-rather than failing the request."""
+"""A rule the checker could not walk even on the deep worker (celdeep.py): the parser's
+limits bound every tree well within its recursion limit, so this is a last guard that
+refuses the rule as invalid rather than failing the request."""
 
 STATIC_ESTIMATED_COST_LIMIT = 10_000_000
 # apiserver pkg/apis/cel/config.go RuntimeCELCostBudget: the actual
@@ -78,7 +86,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
     try:
         _cel_go_syntax(text, preexisting)
         tree = parse(text)
-        result, uses = check(text, tree, variables, "bool")
+        result, uses = celdeep.run_if(is_deep(tree), check, text, tree, variables, "bool")
         out.program = program(tree)
         out.uses_old_self = "oldSelf" in uses
         out.cost = result.cost
@@ -94,7 +102,7 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
         try:
             _cel_go_syntax(expr, preexisting)
             tree = parse(expr)
-            result, _ = check(expr, tree, variables, "string")
+            result, _ = celdeep.run_if(is_deep(tree), check, expr, tree, variables, "string")
             out.message_program = program(tree)
             out.message_cost = result.cost
         except ProgramError as exc:
@@ -110,13 +118,6 @@ def compile_rule(rule: Mapping[str, Any], schema: Mapping[str, Any], root: bool 
         found = valid_field_path(str(fp), schema)
         out.field_path = found[0] if found else ""
     return out
-
-
-# The Python ANTLR runtime takes 5-30 us a code point of ASCII and about 200 us of any
-# other (its lexer's DFA caches edges for ASCII only): unbounded, one CRD of 100,000-code-
-# point rules would hold the server for minutes. Longer rules than this get celpy's parse,
-# and cel-go's parser only when celpy refuses them (celprogram.parse).
-CEL_GO_SYNTAX_CHECK_CODE_POINTS = 2_000
 
 
 def _cel_go_syntax(text: str, preexisting: frozenset[str] | None) -> None:

@@ -215,12 +215,16 @@ class Checker(lark.visitors.Interpreter[lark.Token, T]):
         if len(kids) == 1:
             return self.visit(kids[0])
         inner = self.visit(kids[1])
+        # a call with no matching overload takes the error type (checker/checker.go
+        # resolveOverload), which no enclosing call reports again
         if kids[0].data == "unary_not":
-            if inner.kind not in ("bool", "dyn"):
-                self._no_overload(tree.meta.start_pos, "!_", [inner])
+            if inner.kind not in ("bool", "dyn") and self._no_overload(
+                    tree.meta.start_pos, "!_", [inner]):
+                return T("dyn", cost=inner.cost + 1)
             return T("bool", cost=inner.cost + 1)
-        if inner.kind not in ("int", "double", "dyn"):
-            self._no_overload(tree.meta.start_pos, "-_", [inner])
+        if inner.kind not in ("int", "double", "dyn") and self._no_overload(
+                tree.meta.start_pos, "-_", [inner]):
+            return T("dyn", cost=inner.cost + 1)
         return T(inner.kind, cost=inner.cost + 1)
 
     def member(self, tree: ParseTree) -> T:

@@ -20,9 +20,10 @@ from urllib.parse import parse_qsl, urlsplit
 from celpy import celtypes
 from celpy.evaluation import CELEvalError
 
+from setpoint.machinery.gofmt import go_quote
 from setpoint.machinery.quantity import Quantity, QuantityError
 
-from . import celstrings
+from . import celnetip, celstrings
 from .goregexp import GoRegexpError, compile_go
 
 CelValue = Any
@@ -291,16 +292,18 @@ IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
 def _parse_ip(raw: str) -> IPAddress | CELEvalError:
-    """library/ip.go parseIPAddr: netip.ParseAddr, refusing zones and IPv4-mapped IPv6."""
+    """library/ip.go parseIPAddr: netip.ParseAddr (its error quoted), refusing zones and
+    IPv4-mapped IPv6."""
     try:
-        addr = ipaddress.ip_address(raw)
-    except ValueError:
-        return CELEvalError(f'IP Address "{raw}" parse error during conversion from string: '
-                            f'ParseAddr("{raw}"): unable to parse IP')
-    if isinstance(addr, ipaddress.IPv6Address) and addr.scope_id:
-        return CELEvalError(f'IP address "{raw}" with zone value is not allowed')
+        parsed = celnetip.parse_addr(raw)
+    except celnetip.NetipError as exc:
+        return CELEvalError(f"IP Address {go_quote(raw)} parse error during conversion from "
+                            f"string: {exc}")
+    if parsed.zone:
+        return CELEvalError(f"IP address {go_quote(raw)} with zone value is not allowed")
+    addr = parsed.address
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return CELEvalError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
+        return CELEvalError(f"IPv4-mapped IPv6 address {go_quote(raw)} is not allowed")
     return addr
 
 
@@ -322,28 +325,20 @@ class CIDR:
         return CIDR(self.network().network_address, self.bits)
 
 
+_CIDR_PARSE_ERROR = "network address parse error during conversion from string: "
+
+
 def _parse_cidr(raw: str) -> CIDR | CELEvalError:
-    """library/cidr.go parseCIDR: netip.ParsePrefix (no zones, a decimal length within the
-    family's bits), refusing IPv4-mapped IPv6."""
-    prefix = "network address parse error during conversion from string: "
-    address, slash, bits = raw.partition("/")
-    if not slash:
-        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): no \'/\'')
+    """library/cidr.go parseCIDR: netip.ParsePrefix (its error quoted), refusing
+    IPv4-mapped IPv6; the error as stringToCIDR returns it, worded once more."""
     try:
-        addr = ipaddress.ip_address(address)
-    except ValueError:
-        addr = None
-    if addr is None or getattr(addr, "scope_id", None):
-        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): ParseAddr('
-                            f'"{address}"): unable to parse IP')
+        addr, bits = celnetip.parse_prefix(raw)
+    except celnetip.NetipError as exc:
+        return CELEvalError(f"{_CIDR_PARSE_ERROR}{_CIDR_PARSE_ERROR}{exc}")
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return CELEvalError(f'IPv4-mapped IPv6 address "{raw}" is not allowed')
-    width = 32 if addr.version == 4 else 128
-    if not bits.isdecimal() or not bits.isascii() or (len(bits) > 1 and bits[0] == "0") \
-            or int(bits) > width:
-        return CELEvalError(f'{prefix}{prefix}netip.ParsePrefix("{raw}"): bad bits after '
-                            f'slash: "{bits}"')
-    return CIDR(addr, int(bits))
+        return CELEvalError(f"{_CIDR_PARSE_ERROR}IPv4-mapped IPv6 address {go_quote(raw)} is "
+                            "not allowed")
+    return CIDR(addr, bits)
 
 
 def _ip(text: Any) -> Any:
@@ -384,16 +379,20 @@ def _is_link_local_multicast(ip: Any) -> Any:
 
 
 def _is_canonical(text: Any) -> Any:
-    """``ip.isCanonical(s)``: whether ``s`` is how the address is written back."""
-    return celtypes.BoolType(str(ipaddress.ip_address(_s(text))) == _s(text))
+    """ip.go ipIsCanonical: parseIPAddr's error, or whether ``s`` is how the address is
+    written back (Addr.String)."""
+    addr = _parse_ip(_s(text))
+    if isinstance(addr, CELEvalError):
+        return addr
+    return celtypes.BoolType(str(addr) == _s(text))
 
 
 def _contains_ip(net: Any, ip: Any) -> Any:
     """cidr.go cidrContainsIP: netip.Prefix.Contains (a different family is not
-    contained)."""
+    contained). A string converts with stringToIP; when it does not parse, cidrContainsIP
+    meets an error where it wants an IP and answers MaybeNoSuchOverloadErr of the CIDR:
+    "no such overload", not the parse error."""
     addr = _parse_ip(ip) if isinstance(ip, str) else ip
-    if isinstance(addr, CELEvalError):
-        return addr
     if not isinstance(net, CIDR) or not isinstance(addr, IPAddress):
         raise TypeError("no such overload")
     return celtypes.BoolType(addr.version == net.addr.version and addr in net.network())

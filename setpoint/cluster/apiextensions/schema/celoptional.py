@@ -91,13 +91,24 @@ def parser() -> lark.Lark:
 
 def parse(text: str) -> lark.Tree[lark.Token]:
     """Parse ``text``; celpy's CELParseError (with line and column) when it does not."""
+    return expand(parse_unexpanded(text))
+
+
+def parse_unexpanded(text: str) -> lark.Tree[lark.Token]:
+    """``text``'s celpy parse tree before the rewrite (lark's LALR parser, which does not
+    recurse however deep the tree); CELParseError as ``parse``'s."""
     try:
-        tree = parser().parse(text)
+        return parser().parse(text)
     except (lark.exceptions.UnexpectedToken, lark.exceptions.UnexpectedCharacters) as ex:
         raise CELParseError(ex.get_context(text), *ex.args, line=ex.line,
                                   column=ex.column) from ex
     except (lark.exceptions.LexError, lark.exceptions.ParseError) as ex:
         raise CELParseError(str(ex).splitlines()[0], *ex.args) from ex
+
+
+def expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    """The rewrite of a parse tree (package functions, optMap/optFlatMap), made in place; it
+    recurses once a level of the tree."""
     return _expand(tree)
 
 
@@ -154,18 +165,25 @@ def _ident_name(node: lark.Tree[lark.Token]) -> str | None:
 
 
 def _expand(tree: lark.Tree[lark.Token]) -> lark.Tree[lark.Token]:
+    # in place: the tree is the parse's own, and a copy of a rule's every node (tens of
+    # thousands for a long one) was most of what its compile allocated
     def walk(node: Any) -> Any:
         if not isinstance(node, lark.Tree):
             return node
-        node = lark.Tree(node.data, [walk(c) for c in node.children], meta=node.meta)
+        kids: list[Any] = node.children
+        for i, kid in enumerate(kids):
+            if isinstance(kid, lark.Tree):
+                kids[i] = walk(kid)
         if node.data != "member_dot_arg":
             return node
-        target, name = node.children[0], str(node.children[1])
+        target = node.children[0]
+        name_token: Any = node.children[1]
+        name = str(name_token)
         args = list(node.children[2].children) if len(node.children) > 2 else []
         package = _ident_name(target) or ""
         if name in PACKAGE_FUNCTIONS.get(package, ()):
-            token = lark.Token("IDENT", f"{package}.{name}", node.children[1].start_pos,
-                               node.children[1].line, node.children[1].column)
+            token = lark.Token("IDENT", f"{package}.{name}", name_token.start_pos,
+                               name_token.line, name_token.column)
             call = lark.Tree("ident_arg", [token, *node.children[2:]], meta=node.meta)
             return _wrap(call, "primary")
         if name in ("optMap", "optFlatMap") and len(args) == 2 and _ident_name(args[0]):

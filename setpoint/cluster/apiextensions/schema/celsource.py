@@ -4,6 +4,9 @@ expression, a literal's elements, and the ``ERROR: <input>:line:col:`` drawing w
 
 from __future__ import annotations
 
+import bisect
+import functools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,8 +71,16 @@ class SourcePosition:
 
 
 def position_at(text: str, pos: int) -> SourcePosition:
-    before = text[:pos]
-    return SourcePosition(before.count("\n") + 1, pos - (before.rfind("\n") + 1) + 1)
+    # (a rule of thousands of errors asks for each one's: found in its line index, not by
+    # counting the text before it, which would grow with the square of the rule)
+    starts = _line_starts(text)
+    line = bisect.bisect_right(starts, pos)
+    return SourcePosition(line, pos - starts[line - 1] + 1)
+
+
+@functools.lru_cache(maxsize=8)
+def _line_starts(text: str) -> list[int]:
+    return [0, *(m.end() for m in re.finditer("\n", text))]
 
 
 def expr_position(text: str, tree: Any) -> int:

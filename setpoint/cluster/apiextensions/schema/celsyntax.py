@@ -18,8 +18,10 @@ code's ``setState(loopBack); sync``). cel-go's parser.go then shapes what is rep
   an error at no location ("error recovery token lookahead limit exceeded: 256").
 - ``recursionListener``: a parse listener counting, per grammar rule, how deeply the rule
   is entered (a left-recursive rule's every operator entering it once more, as ANTLR's
-  ``PushNewRecursionContext`` does); past 250 the parse ends with "expression recursion
-  limit exceeded: 250" at no location, the errors reported before it kept.
+  ``PushNewRecursionContext`` does, after the generated code's ``TriggerExitRuleEvent``
+  has left the previous operand: a chain of operators stays at its first operand's depth);
+  past 250 the parse ends with "expression recursion limit exceeded: 250" at no location,
+  the errors reported before it kept.
 
 Loaded only when celpy's parser refuses an expression, when an expression may nest past
 the recursion limit (celprogram.parse), or when a CRD's write adds or changes a rule
@@ -207,6 +209,10 @@ class _CELParser(Parser):
         if kind == Transition.EPSILON:
             if isinstance(p, StarLoopEntryState) and p.isPrecedenceDecision \
                     and not isinstance(transition.target, LoopEndState):
+                # the generated code (gen/cel_parser.go relation, calc, member) ends the
+                # rule's context for the listeners before each operator pushes a new one,
+                # so a chain of operators never nests deeper than its first operand
+                self.triggerExitRuleEvent()
                 parent, invoking = self._parents[-1]
                 self.pushNewRecursionContext(
                     InterpreterRuleContext(parent, invoking, p.ruleIndex),
