@@ -210,7 +210,9 @@ class Demo:
             value = condition()
             if value:
                 return value
-            time.sleep(0.2)
+            # each look is a kubectl process (a few hundred ms of CPU): looking more often
+            # would take the CPU from the cluster and the operator it waits for
+            time.sleep(0.5)
         raise DemoError(f"gave up waiting for {what} after {timeout:.0f}s")
 
     def check_operator(self) -> None:
@@ -261,10 +263,14 @@ class Demo:
 def install_operator(demo: Demo) -> None:
     """The Memcached CRD, generated from its Python class, and the operator, running."""
     step("Installing the Memcached CRD, generated from its Python class")
-    crds = subprocess.run(
-        [sys.executable, "-m", "setpoint.cli.main", "generate", "crds",
-         "operators.memcached.resource"], capture_output=True, text=True, env=demo.env,
-        cwd=REPOSITORY, check=True).stdout
+    # what `setpoint generate crds` writes, generated here: another interpreter would import
+    # Setpoint and the operator again only to print it (seconds of the demo), and the
+    # operator's thread imports them anyway
+    from setpoint.resources import discover_resources, dump_yaml, generate_crds
+
+    if str(REPOSITORY) not in sys.path:
+        sys.path.insert(0, str(REPOSITORY))  # the operator lives in operators/
+    crds = dump_yaml(generate_crds(discover_resources("operators.memcached.resource")))
     print("$ setpoint generate crds operators.memcached.resource | kubectl apply -f -")
     demo.kubectl("apply", "-f", "-", stdin=crds, show=False)
     demo.kubectl("wait", "--for=condition=Established",

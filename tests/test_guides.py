@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -21,18 +22,54 @@ def python_blocks(markdown: str) -> str:
     return "\n\n".join(re.findall(r"^```python\n(.*?)^```", markdown, re.M | re.S))
 
 
-@pytest.mark.timeout(300)
-@pytest.mark.parametrize("guide", GUIDES)
-def test_the_guide_runs(guide: str, tmp_path: Path) -> None:
-    module = tmp_path / f"test_{Path(guide).stem}_guide.py"
-    module.write_text(python_blocks((ROOT / guide).read_text()))
+def guide_module(guide: str) -> str:
+    return f"test_{Path(guide).stem}_guide"
+
+
+def guide_tests(guide: str) -> set[str]:
+    """The test functions a guide's blocks define: each must run and pass."""
+    tree = ast.parse(python_blocks((ROOT / guide).read_text()))
+    return {node.name for node in tree.body if isinstance(
+        node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith("test_")}
+
+
+@pytest.fixture(scope="module")
+def guides_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, ET.Element]:
+    """One pytest run of every guide, each its own test module, as a user's project of
+    several modules runs (one interpreter, one import of Setpoint, which is most of a run):
+    its output and its JUnit report, which says how each guide's tests ended."""
+    tmp_path = tmp_path_factory.mktemp("guides")
+    for guide in GUIDES:
+        (tmp_path / f"{guide_module(guide)}.py").write_text(
+            python_blocks((ROOT / guide).read_text()))
+    report = tmp_path / "report.xml"
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly",
-         "-o", "asyncio_mode=auto", "--rootdir", str(tmp_path), str(module)],
+         "-o", "asyncio_mode=auto", "--continue-on-collection-errors", "--rootdir",
+         str(tmp_path), f"--junitxml={report}",
+         *(f"{guide_module(guide)}.py" for guide in GUIDES)],
         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True,
-        text=True, timeout=280)
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
-    assert " passed" in result.stdout and "failed" not in result.stdout
+        text=True, timeout=560)
+    output = result.stdout[-6000:] + result.stderr[-2000:]
+    assert report.exists(), output
+    return output, ET.parse(report).getroot()
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("guide", GUIDES)
+def test_the_guide_runs(guide: str, guides_run: tuple[str, ET.Element]) -> None:
+    """Every test the guide defines ran and passed; a module that did not import (its
+    collection error) or a test that failed, erred or skipped fails its guide's case."""
+    output, report = guides_run
+    module = guide_module(guide)
+    cases = [case for case in report.iter("testcase")
+             if module in (case.get("classname", ""), case.get("name", ""))
+             or case.get("classname", "").endswith(f".{module}")]
+    broken = [case for case in cases
+              if any(child.tag in ("failure", "error", "skipped") for child in case)]
+    passed = {str(case.get("name")) for case in cases if case not in broken}
+    assert not broken and passed == guide_tests(guide), (
+        f"{guide}: passed {sorted(passed)} of {sorted(guide_tests(guide))}\n{output}")
 
 
 # -- the guides' `setpoint generate` commands -------------------------------------------------

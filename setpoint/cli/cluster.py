@@ -41,6 +41,7 @@ class WorkloadOptions:
     node_monitor_grace_period: float = 40.0
     node_startup_grace_period: float = 60.0
     node_monitor_period: float = 5.0
+    node_lease_duration_seconds: int = 40
 
     def fields(self) -> dict[str, Any]:
         """The :class:`~setpoint.workloads.settings.WorkloadSettings` fields they set."""
@@ -49,7 +50,8 @@ class WorkloadOptions:
                 "runtime": self.runtime, "loopback_network": self.loopback_network,
                 "node_monitor_grace_period_seconds": self.node_monitor_grace_period,
                 "node_startup_grace_period_seconds": self.node_startup_grace_period,
-                "node_monitor_period_seconds": self.node_monitor_period}
+                "node_monitor_period_seconds": self.node_monitor_period,
+                "node_lease_duration_seconds": self.node_lease_duration_seconds}
 
     def settings(self) -> Any:
         from setpoint.workloads.settings import WorkloadSettings
@@ -73,10 +75,24 @@ def _quantity(ctx: click.Context, param: click.Parameter, value: str) -> str:
     return value
 
 
-LEASE_RENEW_SECONDS = 10.0
-"""How often each simulated kubelet renews its node's Lease (40 s / 4: pkg/kubelet/kubelet.go
-``nodeLeaseRenewIntervalFraction``): a node monitor grace period at or below it would mark
-every healthy node Unknown between two renewals."""
+LEASE_RENEW_FRACTION = 0.25
+"""Which part of its Lease's duration a kubelet waits between two renewals
+(pkg/kubelet/kubelet.go ``nodeLeaseRenewIntervalFraction``: 10 s of the default 40 s): a node
+monitor grace period at or below that interval would mark every healthy node Unknown between
+two renewals. The simulated kubelets' own (setpoint.workloads.nodes), not imported: the
+flags are read before anything heavy is."""
+
+
+def _grace_outlasts_renewals(grace: float, lease_duration: int) -> None:
+    """Refuse a grace period the kubelets' renewals cannot keep up with. Checked once every
+    flag is read (click reads them in the order given), naming the grace period's flag."""
+    renew = lease_duration * LEASE_RENEW_FRACTION
+    if grace <= renew:
+        raise click.BadParameter(
+            f"{grace:g}s is not longer than the {renew:g}s in which the kubelets "
+            f"renew their node Leases (a quarter of --node-lease-duration-seconds), so every "
+            f"node would turn Unknown between two renewals: pass more than {renew:g}s (the "
+            f"default is 40s)", param_hint="'--node-monitor-grace-period'")
 
 
 def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
@@ -88,11 +104,6 @@ def _duration(ctx: click.Context, param: click.Parameter, value: str) -> float:
     except ValueError as exc:
         raise click.BadParameter(f"{exc}: write a duration as kube-controller-manager takes "
                                  f"it, such as 40s, 2m or 1m30s") from None
-    if param.name == "node_monitor_grace_period" and seconds <= LEASE_RENEW_SECONDS:
-        raise click.BadParameter(
-            f"{value} is not longer than the {LEASE_RENEW_SECONDS:g}s in which the kubelets "
-            f"renew their node Leases, so every node would turn Unknown between two "
-            f"renewals: pass more than {LEASE_RENEW_SECONDS:g}s (the default is 40s)")
     if seconds <= 0:
         raise click.BadParameter(f"{value} is not a positive duration: pass one such as "
                                  f"{param.default}")
@@ -143,6 +154,10 @@ def cluster() -> None:
               metavar="DURATION", callback=_duration,
               help="The same for a node that never posted a Ready condition, counted from "
                    "its creation (kube-controller-manager's flag).")
+@click.option("--node-lease-duration-seconds", type=click.IntRange(1), default=40,
+              show_default=True, metavar="SECONDS",
+              help="The duration of each kubelet's node Lease; the kubelets renew it every "
+                   "quarter of that (the kubelet's nodeLeaseDurationSeconds).")
 @click.option("--default-not-ready-toleration-seconds", type=click.IntRange(0), default=300,
               show_default=True, metavar="SECONDS",
               help="The tolerationSeconds of the not-ready:NoExecute toleration added to "
@@ -183,7 +198,7 @@ def cluster() -> None:
 def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path | None,
        nodes: int, node_cpu: str, node_memory: str, node_pods: int,
        node_monitor_grace_period: float, node_monitor_period: float,
-       node_startup_grace_period: float,
+       node_startup_grace_period: float, node_lease_duration_seconds: int,
        default_not_ready_toleration_seconds: int, default_unreachable_toleration_seconds: int,
        runtime: str, no_workloads: bool, workloads_in_process: bool,
        admission_config_file: Path | None, audit_policy_file: Path | None,
@@ -198,6 +213,7 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
     and the simulation each have a core."""
     if data is not None and memory:
         raise click.UsageError("--data and --memory exclude each other: choose one.")
+    _grace_outlasts_renewals(node_monitor_grace_period, node_lease_duration_seconds)
     from setpoint.cli.stopsignal import StopSignal
 
     # before anything is spawned or imported: a signal at any moment of the start stops it
@@ -236,7 +252,8 @@ def up(data: Path | None, memory: bool, port: int, host: str, kubeconfig: Path |
         nodes, node_cpu, node_memory, node_pods, runtime, in_process=in_process,
         node_monitor_grace_period=node_monitor_grace_period,
         node_startup_grace_period=node_startup_grace_period,
-        node_monitor_period=node_monitor_period)
+        node_monitor_period=node_monitor_period,
+        node_lease_duration_seconds=node_lease_duration_seconds)
     tolerations = (default_not_ready_toleration_seconds,
                    default_unreachable_toleration_seconds)
     if port != 0:

@@ -1,7 +1,9 @@
 """``setpoint cluster up``'s node health flags, named as the Kubernetes components name them:
 kube-controller-manager's ``--node-monitor-grace-period``, ``--node-monitor-period`` and
 ``--node-startup-grace-period``
-(cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go, Go durations), and
+(cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go, Go durations), the
+kubelet's ``--node-lease-duration-seconds`` (KubeletConfiguration nodeLeaseDurationSeconds,
+renewed every quarter of it: pkg/kubelet/kubelet.go nodeLeaseRenewIntervalFraction), and
 kube-apiserver's ``--default-not-ready-toleration-seconds`` and
 ``--default-unreachable-toleration-seconds`` (plugin/pkg/admission/defaulttolerationseconds/
 admission.go)."""
@@ -20,6 +22,7 @@ from tests.support import ServerProcess
 from tests.waiting import wait_for
 
 NODE = Kind("v1", "Node")
+LEASE = Kind("coordination.k8s.io/v1", "Lease")
 POD = Kind("v1", "Pod")
 
 
@@ -29,8 +32,17 @@ POD = Kind("v1", "Pod")
      '"40": write a duration as kube-controller-manager takes it, such as 40s, 2m or 1m30s'),
     (["--node-monitor-grace-period", "10s"],
      "Invalid value for '--node-monitor-grace-period': 10s is not longer than the 10s in "
-     "which the kubelets renew their node Leases, so every node would turn Unknown between "
-     "two renewals: pass more than 10s (the default is 40s)"),
+     "which the kubelets renew their node Leases (a quarter of --node-lease-duration-seconds), "
+     "so every node would turn Unknown between two renewals: pass more than 10s (the default "
+     "is 40s)"),
+    # the grace period is weighed against the lease given, whichever flag comes first
+    (["--node-monitor-grace-period", "3s", "--node-lease-duration-seconds", "12"],
+     "Invalid value for '--node-monitor-grace-period': 3s is not longer than the 3s in "
+     "which the kubelets renew their node Leases (a quarter of --node-lease-duration-seconds), "
+     "so every node would turn Unknown between two renewals: pass more than 3s (the default "
+     "is 40s)"),
+    (["--node-lease-duration-seconds", "0"],
+     "Invalid value for '--node-lease-duration-seconds': 0 is not in the range x>=1."),
     (["--node-monitor-period", "-5s"],
      "Invalid value for '--node-monitor-period': -5s is not a positive duration: pass one "
      "such as 5s"),
@@ -66,14 +78,15 @@ def ready_status(node: dict[str, Any]) -> str:
 
 async def test_the_flags_reach_the_node_lifecycle_and_the_pods_tolerations(
         tmp_path: Path) -> None:
-    """A pod gets the toleration seconds given; a node whose kubelet stops is marked
-    Unknown after the grace period given (node_lifecycle_controller.go
-    ``tryUpdateNodeHealth``), and taint-based eviction (the taint eviction controller) then
-    deletes the pod once its unreachable toleration ran out. With the default 40 s grace,
-    the node could not be Unknown within the wait below (30 s from the kubelet's stop), so
-    the flag is what made it so."""
-    with ServerProcess(tmp_path, "--nodes", "1", "--node-monitor-grace-period", "11s",
-                       "--node-monitor-period", "2s",
+    """A pod gets the toleration seconds given; the kubelet's node Lease has the duration
+    given; a node whose kubelet stops is marked Unknown after the grace period given
+    (node_lifecycle_controller.go ``tryUpdateNodeHealth``), and taint-based eviction (the
+    taint eviction controller) then deletes the pod once its unreachable toleration ran out.
+    With the default 40 s grace, the node could not be Unknown within the wait below (30 s
+    from the kubelet's stop), so the flag is what made it so; a grace of 3 s is allowed by
+    the 1 s renewals of a 4 s Lease (with the default 10 s the node would flap)."""
+    with ServerProcess(tmp_path, "--nodes", "1", "--node-monitor-grace-period", "3s",
+                       "--node-lease-duration-seconds", "4", "--node-monitor-period", "1s",
                        "--default-not-ready-toleration-seconds", "9",
                        "--default-unreachable-toleration-seconds", "2"):
         async with Client(load_kubeconfig(tmp_path / "kubeconfig")) as client:
@@ -89,6 +102,11 @@ async def test_the_flags_reach_the_node_lifecycle_and_the_pods_tolerations(
                 return bool(found["spec"].get("nodeName"))
 
             await wait_for(bound)
+            lease = await client.get(LEASE, "node-1", namespace="kube-node-lease")
+            # the kubelet renews it every second (a quarter of it), which is what keeps the
+            # node Ready under a 3 s grace until its kubelet stops
+            assert lease["spec"]["leaseDurationSeconds"] == 4
+            assert ready_status(await client.get(NODE, "node-1")) == "True"
             await client.patch(NODE, "node-1", {"metadata": {"annotations": {
                 "sim.setpoint.dev/node-ready": "unknown"}}}, patch_type=PatchType.MERGE)
 
