@@ -41,7 +41,9 @@ def defer_init(name: str) -> None:
     package = spec.submodule_search_locations is not None
 
     def __getattr__(attribute: str) -> Any:  # PEP 562: only names not yet set get here
-        if attribute.startswith("__") and attribute != "__version__":
+        # a dunder the module object lacks stays missing, but for those its code defines
+        # and readers ask for (``from m import *`` reads ``__all__``)
+        if attribute.startswith("__") and attribute not in ("__version__", "__all__"):
             raise AttributeError(attribute)
         if package and importlib.util.find_spec(f"{name}.{attribute}") is not None:
             # a submodule (``from . import values``): imported and bound, nothing more run

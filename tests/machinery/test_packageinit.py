@@ -82,3 +82,15 @@ def test_a_plain_module_is_deferred_on_its_package_and_runs_at_its_first_name() 
                                      "__getattr__" in vars(logging.config)]]))
     """)
     assert result == [[True, False, True], [30, True, True, False]]
+
+
+def test_a_star_import_of_a_deferred_package_gives_its_public_names() -> None:
+    result = _run("""
+        import json
+        from setpoint.machinery.packageinit import defer_init
+        defer_init("prometheus_client")
+        from prometheus_client import *  # noqa: F403
+        print(json.dumps([callable(globals().get(name))
+                          for name in ("Counter", "start_http_server", "generate_latest")]))
+    """)
+    assert result == [True, True, True]
