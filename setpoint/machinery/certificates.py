@@ -43,22 +43,15 @@ def issue(hosts: Sequence[str], *, ca_name: str, common_name: str | None = None,
     ago (clock skew) for ``validity``."""
     if not hosts:
         raise ValueError("a serving certificate needs at least one host")
-    now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-    ca_key = x509encode.new_key()
-    ca_der = x509encode.certificate(
-        subject=ca_name, issuer=ca_name, public_key=ca_key.public_key(), signing_key=ca_key,
-        not_before=now, not_after=now + validity, extensions=x509encode.ca_extensions())
-    key = x509encode.new_key()
-    cert_der = x509encode.certificate(
-        subject=common_name or hosts[0], issuer=ca_name, public_key=key.public_key(),
-        signing_key=ca_key, not_before=now, not_after=now + validity,
+    pair = x509encode.ca_and_certificate(
+        ca_name=ca_name, subject=common_name or hosts[0], validity=validity,
         extensions=[x509encode.subject_alt_names(hosts),
                     x509encode.extended_key_usage(x509encode.SERVER_AUTH)])
     return Certificates(
-        ca_pem=x509encode.certificate_pem(ca_der),
-        cert_pem=x509encode.certificate_pem(cert_der),
-        key_pem=x509encode.private_key_pem(key),
-        ca_key_pem=x509encode.private_key_pem(ca_key),
+        ca_pem=x509encode.certificate_pem(pair.ca_der),
+        cert_pem=x509encode.certificate_pem(pair.der),
+        key_pem=x509encode.private_key_pem(pair.key),
+        ca_key_pem=x509encode.private_key_pem(pair.ca_key),
     )
 
 

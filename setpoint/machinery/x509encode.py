@@ -20,6 +20,7 @@ import datetime
 import ipaddress
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -210,6 +211,32 @@ def certificate(*, subject: str, issuer: str, public_key: ec.EllipticCurvePublic
     )
     signature = signing_key.sign(tbs, ec.ECDSA(hashes.SHA256()))
     return _sequence(tbs, _ECDSA_WITH_SHA256, _bit_string(signature))
+
+
+@dataclass(frozen=True)
+class SignedPair:
+    """A new CA and one certificate it signed: keys and DER."""
+
+    ca_key: ec.EllipticCurvePrivateKey
+    ca_der: bytes
+    key: ec.EllipticCurvePrivateKey
+    der: bytes
+
+
+def ca_and_certificate(*, ca_name: str, subject: str, extensions: Sequence[bytes],
+                       validity: datetime.timedelta) -> SignedPair:
+    """A new self-signed CA named ``ca_name`` and a certificate for ``subject`` it signed,
+    both valid from five minutes ago (clock skew) for ``validity``."""
+    now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
+    ca_key = new_key()
+    ca_der = certificate(subject=ca_name, issuer=ca_name, public_key=ca_key.public_key(),
+                         signing_key=ca_key, not_before=now, not_after=now + validity,
+                         extensions=ca_extensions())
+    key = new_key()
+    der = certificate(subject=subject, issuer=ca_name, public_key=key.public_key(),
+                      signing_key=ca_key, not_before=now, not_after=now + validity,
+                      extensions=extensions)
+    return SignedPair(ca_key, ca_der, key, der)
 
 
 def _element(der: bytes, offset: int, tag: int) -> tuple[int, int]:

@@ -51,18 +51,11 @@ class FrontProxy:
 
 def _issue() -> tuple[bytes, bytes, bytes]:
     # encoded by x509encode: cryptography's x509 package stays off the server's start
-    now = datetime.datetime.now(datetime.UTC) - datetime.timedelta(minutes=5)
-    ca_key = x509encode.new_key()
-    ca = x509encode.certificate(
-        subject=CA_NAME, issuer=CA_NAME, public_key=ca_key.public_key(), signing_key=ca_key,
-        not_before=now, not_after=now + VALIDITY, extensions=x509encode.ca_extensions())
-    key = x509encode.new_key()
-    cert = x509encode.certificate(
-        subject=CLIENT_NAME, issuer=CA_NAME, public_key=key.public_key(), signing_key=ca_key,
-        not_before=now, not_after=now + VALIDITY,
+    pair = x509encode.ca_and_certificate(
+        ca_name=CA_NAME, subject=CLIENT_NAME, validity=VALIDITY,
         extensions=[x509encode.extended_key_usage(x509encode.CLIENT_AUTH)])
-    return (x509encode.certificate_pem(ca), x509encode.certificate_pem(cert),
-            x509encode.private_key_pem(key))
+    return (x509encode.certificate_pem(pair.ca_der), x509encode.certificate_pem(pair.der),
+            x509encode.private_key_pem(pair.key))
 
 
 def ensure_front_proxy(directory: Path) -> FrontProxy:
