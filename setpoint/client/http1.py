@@ -433,6 +433,11 @@ class _Slots:
         self._waiters: deque[tuple[asyncio.Future[None], float | None]] = deque()
         self._timer: asyncio.TimerHandle | None = None
 
+    @property
+    def waiting(self) -> int:
+        """How many wait for a slot now."""
+        return sum(not waiter.done() for waiter, _ in self._waiters)
+
     def take_now(self) -> bool:
         """Take a slot if one is free and nobody waits for one; whether it was taken."""
         if self.free > 0 and not self._waiters:
@@ -510,7 +515,12 @@ class ConnectionPool:
 
     def __repr__(self) -> str:
         idle = sum(len(q) for q in self._idle.values())
-        return f"ConnectionPool({self.host}:{self.port}, idle={idle})"
+        return f"ConnectionPool({self.host}:{self.port}, idle={idle}, waiting={self.waiting})"
+
+    @property
+    def waiting(self) -> int:
+        """How many requests wait for one of the ``limit`` connections now."""
+        return self._slots.waiting
 
     async def send(self, request: bytes, tls: ssl.SSLContext | None,
                    server_hostname: str | None, deadline: float | None = None) -> Answer:

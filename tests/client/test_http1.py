@@ -26,7 +26,7 @@ from setpoint.client.http1 import StreamAnswer
 from setpoint.client.transport import NO_RETRIES, StreamResponse, Transport
 from setpoint.client.watch import Watch
 from tests.client.stubserver import stub_server
-from tests.waiting import quiet_period
+from tests.waiting import quiet_period, wait_for
 
 CHUNKED = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
            b"Transfer-Encoding: chunked\r\n\r\n"
@@ -448,7 +448,8 @@ def test_a_waiter_with_an_earlier_deadline_behind_a_later_one_gives_up_on_its_ow
                 await asyncio.wait_for(arrived.wait(), 20)  # it holds the one connection
                 patient = asyncio.create_task(
                     transport.request("GET", "/api/v1/pods/b", timeout=50))
-                await asyncio.sleep(0)  # it waits for the connection first
+                pool = transport._connection_pool(asyncio.get_running_loop())
+                await wait_for(lambda: pool.waiting == 1)  # it waits for the connection first
                 async with asyncio.timeout(20):  # far below the patient one's 50 s
                     with pytest.raises(TransportError, match="timed out"):
                         await transport.request("GET", "/api/v1/pods/c", timeout=0.2)
